@@ -1,0 +1,2 @@
+/* placeholder while the agent is being written */
+#include "memtrace_stream.h"

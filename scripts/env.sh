@@ -1,0 +1,37 @@
+# Sourced by the launcher and the set-up scripts: picks a JDK 25 and installs what the project needs from
+# Debian's packages when it is missing (the machine is Debian 12 and we run as root there).
+
+memtrace_find_jdk() {
+  local cand
+  for cand in "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*; do
+    [ -n "$cand" ] && [ -x "$cand/bin/java" ] || continue
+    if "$cand/bin/java" -version 2>&1 | head -n 1 | grep -Eq 'version "(2[5-9]|[3-9][0-9])'; then
+      export JAVA_HOME="$cand"
+      return 0
+    fi
+  done
+  echo "memtrace: no JDK 25 or newer found (set JAVA_HOME or install one under /usr/lib/jvm)" >&2
+  return 1
+}
+
+# Debian packages the build, the tracer and the tests rely on: gcc/make build the agent, libzydis4.0 is
+# the x86 decoder, binutils (as, readelf) and valgrind serve the tests and the benchmark.
+memtrace_prereqs() {
+  local missing=()
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  command -v make >/dev/null 2>&1 || missing+=(make)
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  command -v as >/dev/null 2>&1 || missing+=(binutils)
+  [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4.0 ] || [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4 ] || missing+=(libzydis4.0)
+  if [ "${1:-}" = "--with-test-tools" ]; then
+    command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "memtrace: installing Debian packages: ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2 \
+      || { echo "memtrace: could not install ${missing[*]}; install them and retry" >&2; return 1; }
+  fi
+  memtrace_find_jdk
+}

@@ -1,0 +1,7 @@
+package org.memtrace.cli;
+
+public final class Main {
+    public static void main(String[] args) {
+        System.out.println("memtrace (under construction)");
+    }
+}

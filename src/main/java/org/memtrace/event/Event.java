@@ -1,0 +1,94 @@
+package org.memtrace.event;
+
+/**
+ * One fact reported by the agent, decoded from the event stream (agent/include/memtrace_stream.h).
+ * Events carry raw numbers only; naming them is the job of the symbols and heap packages.
+ */
+public sealed interface Event
+        permits Event.Hello, Event.Access, Event.Block, Event.Alloc, Event.Module, Event.Mapping, Event.Range,
+        Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork {
+
+    /** Kernel thread id of the thread that produced the event. */
+    int tid();
+
+    record Hello(int tid, long pid, long pageSize, long agentTextStart, long agentTextEnd, int regions)
+            implements Event {}
+
+    /**
+     * A data access caught by a page fault. {@code write} is what the CPU reported; {@code sameStep} marks
+     * a further fault of the same execution of the instruction (second operand, page straddle, rep step).
+     */
+    record Access(int tid, long ip, long address, boolean write, boolean sameStep) implements Event {}
+
+    enum BlockOp { COPY, STORE, FETCH }
+
+    /**
+     * A block operation. {@code syscall} tells whether the kernel did it (then {@code what} is the system
+     * call number) or a memcpy/memmove/memset call of the program (then {@code what} is the
+     * {@link BlockFunction} code).
+     */
+    record Block(int tid, BlockOp op, boolean syscall, long ip, long destination, long source, long length, int what)
+            implements Event {}
+
+    enum BlockFunction {
+        MEMCPY(1), MEMMOVE(2), MEMSET(3);
+        public final int code;
+        BlockFunction(int code) { this.code = code; }
+        public static BlockFunction of(int code) {
+            for (BlockFunction f : values()) if (f.code == code) return f;
+            throw new IllegalArgumentException("unknown block function " + code);
+        }
+    }
+
+    /** The allocator and mapping functions memtrace wraps, with their stream codes. */
+    enum AllocFunction {
+        MALLOC(1), CALLOC(2), REALLOC(3), FREE(4), MMAP(5), MREMAP(6), MUNMAP(7), POSIX_MEMALIGN(8),
+        ALIGNED_ALLOC(9), MEMALIGN(10), VALLOC(11), REALLOCARRAY(12), PVALLOC(13);
+        public final int code;
+        AllocFunction(int code) { this.code = code; }
+        public static AllocFunction of(int code) {
+            for (AllocFunction f : values()) if (f.code == code) return f;
+            throw new IllegalArgumentException("unknown allocation function " + code);
+        }
+    }
+
+    /**
+     * An allocator call: raw arguments in C order (see memtrace_stream.h for each function), the result and
+     * the bytes the block really spans. {@code args} always has six elements.
+     */
+    record Alloc(int tid, AllocFunction function, long caller, long result, long usable, long[] args)
+            implements Event {
+        public long arg(int i) { return args[i]; }
+    }
+
+    record Module(int tid, long loadBias, byte[] buildId, String path) implements Event {}
+
+    record Mapping(int tid, long start, long end, long offset, int prot, boolean traced, String path)
+            implements Event {}
+
+    /** Region kinds, as bits (also used by --regions). */
+    enum RegionKind {
+        DATA(1), HEAP(2), ANON(4), FILE(8);
+        public final int bit;
+        RegionKind(int bit) { this.bit = bit; }
+        public static RegionKind of(int bit) {
+            for (RegionKind k : values()) if (k.bit == bit) return k;
+            throw new IllegalArgumentException("unknown region kind " + bit);
+        }
+    }
+
+    record Range(int tid, boolean added, long start, long end, RegionKind kind, int prot) implements Event {}
+
+    record ThreadEvent(int tid, boolean started, long value) implements Event {}
+
+    record Control(int tid, boolean start, long caller) implements Event {}
+
+    enum ExitKind { NORMAL, EXEC, SIGNAL }
+
+    record Exit(int tid, ExitKind kind, long value, long ip, long address, String path) implements Event {}
+
+    record Stats(int tid, long faults, long steps, long syscalls, long windowsAtRisk, long untracedFaults)
+            implements Event {}
+
+    record Fork(int tid, long childPid) implements Event {}
+}

@@ -1,0 +1,27 @@
+package org.memtrace.trace;
+
+import org.memtrace.event.Event;
+
+/**
+ * How a trace writer turns numbers into the names of a MadT symbolic line. An implementation follows the
+ * stream: it sees every event, in order, through {@link #observe} before the writer formats that event, so
+ * a name always reflects the program's state at that point (a freed block is named {@code <freed:…>} from
+ * the free on).
+ */
+public interface Naming {
+
+    /** Updates the state (modules, mappings, heap blocks) with the next event of the stream. */
+    void observe(Event event);
+
+    /** The region holding a data address, as the trace's second field: {@code [heap]}, {@code libc.so.6}, … */
+    String region(long address);
+
+    /** A data address as {@code symbol+offset}: {@code table+40}, {@code <malloc0013@f+45>+524}, {@code [anon]+16}. */
+    String data(long address);
+
+    /** A code address as {@code function+offset}, or the module-relative form when no symbol covers it. */
+    String code(long ip);
+
+    /** The forged name of the block an allocation event created, as in Listing 2: {@code <malloc0006@fMallocHandle+45>}. */
+    String block(Event.Alloc allocation);
+}

@@ -188,6 +188,7 @@ struct thread_state {
     uintptr_t lazy_pages[64];
     int native_pending;          /* one syscall is being run natively; the trap brings us back */
     int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
+    int in_handler;              /* inside one of our signal handlers: signals are blocked already */
 };
 static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
 
@@ -276,7 +277,7 @@ static void emit(void *rec)
     struct mt_rec_header *h = rec;
     h->tid = (uint32_t)mytid();
     uint64_t size = h->size;
-    uint64_t old = block_signals();
+    uint64_t old = ts.in_handler ? 0 : block_signals();
     spin_lock(&g.ring_lock);
     uint64_t cap = g.ring_mask + 1;
     for (;;) {
@@ -306,7 +307,7 @@ static void emit(void *rec)
         sys2(SYS_nanosleep, &t, 0);
     }
     spin_unlock(&g.ring_lock);
-    restore_signals(old);
+    if (!ts.in_handler) restore_signals(old);
 }
 
 #define REC(type_, T, var) \
@@ -758,8 +759,12 @@ static void forward(int sig, siginfo_t *si, ucontext_t *uc)
         void *h = a->handler;
         unsigned long flags = a->flags;
         if (flags & SA_RESETHAND) a->handler = SIG_DFL;
+        /* The program's handler is program code (it may even siglongjmp away): not our handler. */
+        int depth = ts.in_handler;
+        ts.in_handler = 0;
         if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
         else ((void (*)(int))h)(sig);
+        ts.in_handler = depth;
         return;
     }
     /* Default action: the program dies of this signal. Say so in the stream first. */
@@ -773,7 +778,15 @@ static void forward(int sig, siginfo_t *si, ucontext_t *uc)
     sys3(SYS_tgkill, g.pid, mytid(), sig);
 }
 
+static void segv_access(int sig, siginfo_t *si, void *ucv);
 static void on_segv(int sig, siginfo_t *si, void *ucv)
+{
+    ts.in_handler++;
+    segv_access(sig, si, ucv);
+    ts.in_handler--;
+}
+
+static void segv_access(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
     uintptr_t addr = (uintptr_t)si->si_addr;
@@ -833,7 +846,15 @@ static void emit_thread(int start, uint64_t value)
     emit(&t);
 }
 
+static void trap_step(int sig, siginfo_t *si, void *ucv);
 static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+    ts.in_handler++;
+    trap_step(sig, si, ucv);
+    ts.in_handler--;
+}
+
+static void trap_step(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
     greg_t *gr = uc->uc_mcontext.gregs;
@@ -1005,7 +1026,15 @@ static void handle_sigaction(long *a, long *ret)
     }
 }
 
+static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
 static void on_sys(int sig, siginfo_t *si, void *ucv)
+{
+    ts.in_handler++;
+    syscall_for_program(sig, si, ucv);
+    ts.in_handler--;
+}
+
+static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
     greg_t *gr = uc->uc_mcontext.gregs;

@@ -32,8 +32,11 @@ public record ElfText(Path path, String kind, long textAddress, byte[] text, Lis
     private static final int STT_FUNC = 2, STT_GNU_IFUNC = 10;
 
     public static ElfText read(Path path) throws IOException, ElfFormatException {
-        if (!Files.isRegularFile(path)) {
+        if (!Files.exists(path)) {
             throw new IOException(path + ": no such file");
+        }
+        if (!Files.isRegularFile(path)) {
+            throw new IOException(path + ": not a regular file");
         }
         byte[] bytes = Files.readAllBytes(path);
         try {

@@ -174,7 +174,7 @@ final class Zydis {
     }
 
     private static final class Holder {
-        static final Zydis INSTANCE = load();
+        static final Zydis INSTANCE = load(LIBRARY);
     }
 
     private final MethodHandle decoderInit;
@@ -195,10 +195,10 @@ final class Zydis {
         }
     }
 
-    private static Zydis load() {
+    static Zydis load(String library) {
         SymbolLookup lib;
         try {
-            lib = SymbolLookup.libraryLookup(LIBRARY, Arena.global());
+            lib = SymbolLookup.libraryLookup(library, Arena.global());
         } catch (IllegalArgumentException e) {
             throw new ZydisUnavailableException(INSTALL_HINT, e);
         }

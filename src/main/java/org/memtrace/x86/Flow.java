@@ -10,13 +10,5 @@ public enum Flow {
     /** syscall, sysenter, int n: the kernel runs and normally comes back to the next instruction. */
     SYSTEM_CALL,
     /** ud2, hlt, int3, int1: execution does not continue at the next instruction in the normal case. */
-    TRAP;
-
-    /** Whether control may reach the next instruction in memory directly after this one. */
-    public boolean fallsThrough() {
-        return switch (this) {
-            case SEQUENTIAL, CONDITIONAL_JUMP, CALL, SYSTEM_CALL -> true;
-            case JUMP, RETURN, TRAP -> false;
-        };
-    }
+    TRAP
 }

@@ -21,7 +21,7 @@ public final class InstructionCache {
     }
 
     /** An instruction with its accesses computed once. */
-    public record Entry(Instruction instruction, List<MemoryAccess> accesses) {
+    private record Entry(Instruction instruction, List<MemoryAccess> accesses) {
     }
 
     private static final Entry UNDECODABLE = new Entry(null, List.of());

@@ -273,15 +273,15 @@ final class Zydis {
             MemorySegment.copy(code, 0, s.buffer, JAVA_BYTE, 0, code.length);
             boolean ok = decode(s, code.length)
                     && s.instruction.get(JAVA_BYTE, INSN_LENGTH) == 4
-                    && "add".equals(mnemonics[s.instruction.get(JAVA_INT, INSN_MNEMONIC)])
+                    && "add".equals(mnemonic(s.instruction.get(JAVA_INT, INSN_MNEMONIC)))
                     && s.operands.get(JAVA_INT, OP_TYPE) == OPERAND_TYPE_MEMORY
-                    && "rbx".equals(registers[s.operands.get(JAVA_INT, OP_MEM_BASE)].name())
-                    && "rcx".equals(registers[s.operands.get(JAVA_INT, OP_MEM_INDEX)].name())
+                    && "rbx".equals(register(s.operands.get(JAVA_INT, OP_MEM_BASE)).name())
+                    && "rcx".equals(register(s.operands.get(JAVA_INT, OP_MEM_INDEX)).name())
                     && s.operands.get(JAVA_BYTE, OP_MEM_SCALE) == 4
                     && s.operands.get(JAVA_LONG, OP_MEM_DISP_VALUE) == 8
                     && s.operands.get(JAVA_BYTE, OP_ACTIONS) == (ACTION_READ | ACTION_WRITE)
                     && s.operands.get(JAVA_SHORT, OP_SIZE) == 32
-                    && "eax".equals(registers[s.operands.get(JAVA_INT, SIZEOF_OPERAND + OP_REG_VALUE)].name());
+                    && "eax".equals(register(s.operands.get(JAVA_INT, SIZEOF_OPERAND + OP_REG_VALUE)).name());
             for (long i = 0; ok && i < guard; i++) {
                 ok = s.instruction.get(JAVA_BYTE, SIZEOF_INSTRUCTION + i) == canary
                         && s.operands.get(JAVA_BYTE, SIZEOF_OPERAND * MAX_OPERAND_COUNT + i) == canary;
@@ -343,6 +343,10 @@ final class Zydis {
         return id >= 0 && id < registers.length ? registers[id] : Register.NONE;
     }
 
+    private String mnemonic(int id) {
+        return id >= 0 && id < mnemonics.length ? mnemonics[id] : "?";
+    }
+
     Register registerNamed(String name) {
         Register r = registersByName.get(name);
         if (r == null) {
@@ -355,7 +359,7 @@ final class Zydis {
     Instruction read(Scratch s, long address) {
         MemorySegment in = s.instruction;
         int mnemonicId = in.get(JAVA_INT, INSN_MNEMONIC);
-        String mnemonic = mnemonicId >= 0 && mnemonicId < mnemonics.length ? mnemonics[mnemonicId] : "?";
+        String mnemonic = mnemonic(mnemonicId);
         int length = Byte.toUnsignedInt(in.get(JAVA_BYTE, INSN_LENGTH));
         int count = Math.min(Byte.toUnsignedInt(in.get(JAVA_BYTE, INSN_OPERAND_COUNT)), MAX_OPERAND_COUNT);
         long attributes = in.get(JAVA_LONG, INSN_ATTRIBUTES);

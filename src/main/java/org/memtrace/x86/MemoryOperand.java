@@ -3,7 +3,8 @@ package org.memtrace.x86;
 import java.util.OptionalLong;
 
 /**
- * A memory operand {@code segment:[base + index*scale + displacement]}.
+ * A memory operand {@code segment:[base + index*scale + displacement]}, with register values as they are
+ * before the instruction executes: push and call write {@code [rsp-8]}, pop and ret read {@code [rsp]}.
  *
  * @param sizeBytes     bytes touched by one access (one element for rep string instructions); 0 when the
  *                      operand does not access memory

@@ -415,6 +415,11 @@ final class Zydis {
         MemoryOperand.Use use = type == MEMOP_TYPE_AGEN || type == MEMOP_TYPE_MIB ? MemoryOperand.Use.ADDRESS
                 : hint ? MemoryOperand.Use.HINT : MemoryOperand.Use.ACCESS;
         int size = use == MemoryOperand.Use.ACCESS ? Short.toUnsignedInt(op.get(JAVA_SHORT, OP_SIZE)) / 8 : 0;
+        if (visibility == Operand.Visibility.HIDDEN && base.isStackPointer() && writes && displacement == 0) {
+            // Zydis gives push/call's slot as [rsp]; the CPU decrements first and writes [rsp-size] of the
+            // rsp the instruction starts with, which is what every other operand is relative to.
+            displacement = -size;
+        }
         OptionalLong address = OptionalLong.empty();
         if (base.isInstructionPointer()) {
             address = OptionalLong.of(next + displacement);

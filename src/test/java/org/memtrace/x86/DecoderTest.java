@@ -71,6 +71,11 @@ class DecoderTest {
             assertThat(a.sizeBytes()).isEqualTo(8);
         });
         assertThat(i.registersWritten()).contains(Register.named("rsp"));
+        assertThat(i.accesses().getFirst().operand().displacement()).as("push writes [rsp-8]").isEqualTo(-8);
+        assertThat(decode("e8 00 00 00 00").accesses().getFirst().operand().displacement()).isEqualTo(-8);
+        assertThat(decode("5b").accesses().getFirst().operand().displacement()).as("pop reads [rsp]").isZero();
+        assertThat(decode("ff 74 24 08").accesses()).extracting(a -> a.operand().displacement())
+                .as("push [rsp+8] reads [rsp+8], writes [rsp-8]").containsExactly(8L, -8L);
     }
 
     @Test

@@ -69,6 +69,9 @@ public record ElfText(Path path, String kind, long textAddress, byte[] text, Lis
         if (text.type == SHT_NOBITS) {
             throw new ElfFormatException(path + ": .text has no contents in the file");
         }
+        if (text.offset < 0 || text.size < 0 || text.offset + text.size > b.limit()) {
+            throw new ElfFormatException(path + ": corrupt ELF file (.text lies outside the file)");
+        }
         byte[] code = new byte[checkedInt(path, text.size)];
         b.get(checkedInt(path, text.offset), code);
         int textIndex = sections.indexOf(text);

@@ -3,13 +3,16 @@ package org.memtrace.select;
 import org.memtrace.x86.MemoryOperand;
 import org.memtrace.x86.Register;
 
+import java.util.OptionalLong;
+
 /**
  * Maps an x86 memory operand onto the BID model (§III-A). RIP-relative and absolute operands become IRR
  * with the resolved static address as base. In a fixed-address executable a displacement that lies inside
  * the loaded image is a static object's address even when a register is added ({@code [rdx+table]}), so
  * that is IRR too, with the index register as i and the base register as d. Everything else is RRI: base
  * register, index register times scale, displacement (nil displacement is 0, as both denote the same
- * address).
+ * address). A base register that the block loaded with a static address ({@code lea rdx, [rip+table]} then
+ * {@code [rdx+rcx*4]}, the position-independent idiom) makes the expression IRR on that address.
  */
 final class ExpressionBuilder {
     private final boolean fixedAddress;
@@ -33,6 +36,11 @@ final class ExpressionBuilder {
         if (m.isRipRelative() || (m.base().isNone() && segment.isNone())) {
             long address = m.staticAddress().orElse(m.displacement());
             return new BidExpression(Template.IRR, new BidParameter.Immediate(address), index, BidParameter.NIL, segment);
+        }
+        OptionalLong loaded = m.base().isNone() ? OptionalLong.empty() : incarnations.staticAddress(m.base());
+        if (loaded.isPresent() && segment.isNone()) {
+            return new BidExpression(Template.IRR, new BidParameter.Immediate(loaded.getAsLong() + m.displacement()),
+                    index, BidParameter.NIL, segment);
         }
         BidParameter base = incarnations.of(m.base().isNone() ? segment : m.base(), 1);
         if (fixedAddress && segment.isNone() && m.displacement() >= imageStart && m.displacement() < imageEnd) {

@@ -4,6 +4,7 @@ import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryOperand;
 import org.memtrace.x86.Operand;
 import org.memtrace.x86.Register;
+import org.memtrace.x86.RegisterOperand;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +38,8 @@ final class StabilityAnalysis {
             for (Register written : insn.registersWritten()) {
                 incarnations.overwritten(written);
             }
+            staticAddressLoad(insn).ifPresent(reg -> incarnations.holdsStaticAddress(reg,
+                    insn.memoryOperands().getFirst().staticAddress().getAsLong()));
         }
         return result;
     }
@@ -54,6 +57,17 @@ final class StabilityAnalysis {
             }
         }
         return Optional.ofNullable(fallback);
+    }
+
+    /** The register a 64-bit {@code lea reg, [rip+x]} fills with the static address x. */
+    private static Optional<Register> staticAddressLoad(Instruction insn) {
+        if (!insn.mnemonic().equals("lea") || insn.operands().size() < 2
+                || !(insn.operands().get(0) instanceof RegisterOperand(Register dest, _, _, _))
+                || !(insn.operands().get(1) instanceof MemoryOperand m)
+                || !m.isRipRelative() || !m.index().isNone() || dest.widthBits() != 64) {
+            return Optional.empty();
+        }
+        return Optional.of(dest);
     }
 
     static boolean isStack(MemoryOperand m) {

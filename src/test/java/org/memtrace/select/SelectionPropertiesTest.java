@@ -134,6 +134,25 @@ class SelectionPropertiesTest {
     }
 
     @Test
+    void aBaseLoadedWithAStaticAddressMakesIrrUntilItIsOverwritten() throws Exception {
+        BlockModel b = onlyBlockWithReferences("""
+                lea rdx, [rip+0x1000]
+                mov eax, [rdx+rcx*4]
+                mov esi, [rdx+rcx*4+8]
+                add rdx, 4
+                mov edi, [rdx+rcx*4]
+                ret
+                """);
+        long table = b.block().instructions().getFirst().nextAddress() + 0x1000;
+        assertThat(b.references()).extracting(r -> r.expression().template())
+                .containsExactly(Template.IRR, Template.IRR, Template.RRI);
+        assertThat(b.references().get(0).expression().base()).isEqualTo(new BidParameter.Immediate(table));
+        assertThat(b.references().get(1).expression().base()).isEqualTo(new BidParameter.Immediate(table + 8));
+        assertThat(AnalysisOptions.DEFAULTS.distance().distance(b.references().get(0).expression(),
+                b.references().get(1).expression())).isZero();
+    }
+
+    @Test
     void leaPrefetchAndNopsAreNotMemoryReferencesAndStackAccessesAreOptional() throws Exception {
         String source = "lea rax, [rbx+8]\nprefetcht0 [rbx]\nnop dword ptr [rax+rax]\npush rbx\nmov eax, [rsp+8]\nmov ecx, [rbp-4]\nmov edx, [rbx]\npop rbx\nret\n";
         BlockModel data = onlyBlockWithReferences(source);

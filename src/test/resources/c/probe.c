@@ -1,5 +1,6 @@
 /* Prints where its own functions, variables and libc's live, as a test fixture for the naming layer. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,9 @@ int main(void) {
     printf("ADDR helper %lx\n", (unsigned long) helper);
     printf("ADDR findDisparity %lx\n", (unsigned long) findDisparity);
     printf("ADDR stdout %lx\n", (unsigned long) &stdout);
-    printf("ADDR puts %lx\n", (unsigned long) puts);
+    printf("ADDR puts %lx\n", (unsigned long) dlsym(RTLD_DEFAULT, "puts"));
+    printf("ADDR puts_ref %lx\n", (unsigned long) puts);
+    printf("ADDR stdout_file %lx\n", (unsigned long) stdout);
     printf("RESULT %d\n", findDisparity(table, 16));
     return 0;
 }

@@ -10,8 +10,11 @@ import java.util.function.Predicate;
  * The functions and the objects of one module, each kept as a flat run of disjoint address intervals so a
  * lookup is one binary search. Addresses are ELF virtual addresses (before the load bias).
  *
- * <p>Choices, all deterministic: symbols at the same address are aliases and one name wins (global before
- * weak before local, then fewer leading underscores, then the shorter, then the alphabetically first); a
+ * <p>Choices, all deterministic: symbols at the same address are aliases and one name wins: visible (global
+ * or weak) before local, then fewer leading underscores, then global before weak, then sized before
+ * zero-size, then the shorter, then the alphabetically first. glibc exports the names programmers call as
+ * weak aliases of internal globals ({@code puts} of {@code _IO_puts}), so underscores weigh more than the
+ * global/weak distinction. A
  * symbol nested in a larger one (a local label in a function, an object in a bigger one) wins inside its own
  * extent and the enclosing one resumes after it; a zero-size symbol extends to the next symbol of its table
  * or the end of its section, whichever comes first.
@@ -159,9 +162,10 @@ public final class SymbolIndex {
         private static List<Candidate> chooseAliases(List<Candidate> list) {
             Comparator<Candidate> preference = Comparator
                     .comparingLong(Candidate::start)
+                    .thenComparing(c -> c.binding() == ElfSymbol.STB_LOCAL)
+                    .thenComparingInt(c -> leadingUnderscores(c.name()))
                     .thenComparingInt(c -> bindingRank(c.binding()))
                     .thenComparing(c -> !c.sized())
-                    .thenComparingInt(c -> leadingUnderscores(c.name()))
                     .thenComparingInt(c -> c.name().length())
                     .thenComparing(Candidate::name);
             List<Candidate> sorted = list.stream().sorted(preference).toList();

@@ -24,6 +24,7 @@ public final class ElfFile {
     private static final int EM_X86_64 = 62;
     private static final int NT_GNU_BUILD_ID = 3;
     private static final int R_X86_64_COPY = 5;
+    private static final int R_X86_64_JUMP_SLOT = 7;
 
     private final Path path;
     private final ByteBuffer bytes;
@@ -33,6 +34,7 @@ public final class ElfFile {
     private final List<ElfSymbol> symtab;
     private final List<ElfSymbol> dynsym;
     private final List<CopyRelocation> copyRelocations;
+    private final List<String> pltSlots;
     private final byte[] buildId;
     private final String debugLink;
 
@@ -47,7 +49,8 @@ public final class ElfFile {
         sections = readSections();
         symtab = readSymbols(ElfSection.SHT_SYMTAB);
         dynsym = readSymbols(ElfSection.SHT_DYNSYM);
-        copyRelocations = readCopyRelocations();
+        copyRelocations = readDynamicRelocations(R_X86_64_COPY);
+        pltSlots = readDynamicRelocations(R_X86_64_JUMP_SLOT).stream().map(CopyRelocation::name).toList();
         buildId = readBuildId();
         debugLink = readDebugLink();
     }
@@ -79,6 +82,9 @@ public final class ElfFile {
     public List<ElfSymbol> dynsym() { return dynsym; }
 
     public List<CopyRelocation> copyRelocations() { return copyRelocations; }
+
+    /** The functions the PLT jumps to, in the order of .rela.plt, which is the order of the PLT's entries. */
+    public List<String> pltSlots() { return pltSlots; }
 
     public Optional<byte[]> buildId() { return Optional.ofNullable(buildId).map(byte[]::clone); }
 
@@ -194,7 +200,8 @@ public final class ElfFile {
         return List.copyOf(list);
     }
 
-    private List<CopyRelocation> readCopyRelocations() throws ElfFormatException {
+    /** Relocations of one type against .dynsym, as (place, symbol name, symbol size). */
+    private List<CopyRelocation> readDynamicRelocations(int relocationType) throws ElfFormatException {
         List<CopyRelocation> list = new ArrayList<>();
         for (ElfSection s : sections) {
             if (s.type() != ElfSection.SHT_RELA || s.fileSize() == 0) continue;
@@ -203,9 +210,9 @@ public final class ElfFile {
             checkRange(s.offset(), s.size(), s.name());
             for (long o = s.offset(); o + 24 <= s.offset() + s.size(); o += 24) {
                 long info = u64(o + 8);
-                if ((info & 0xffffffffL) != R_X86_64_COPY) continue;
+                if ((info & 0xffffffffL) != relocationType) continue;
                 long index = info >>> 32;
-                if (index >= dynsym.size()) throw fail(s.name() + ": copy relocation of symbol " + index + " out of " + dynsym.size());
+                if (index >= dynsym.size()) throw fail(s.name() + ": relocation of symbol " + index + " out of " + dynsym.size());
                 ElfSymbol symbol = dynsym.get((int) index);
                 list.add(new CopyRelocation(u64(o), symbol.name(), symbol.size()));
             }

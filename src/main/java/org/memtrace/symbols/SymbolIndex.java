@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
@@ -21,6 +22,7 @@ import java.util.function.Predicate;
  */
 public final class SymbolIndex {
 
+    private static final long PLT_ENTRY = 16;
     private static final SymbolIndex EMPTY = new SymbolIndex(Table.EMPTY, Table.EMPTY);
 
     private final Table functions;
@@ -50,7 +52,33 @@ public final class SymbolIndex {
                 all.add(new Candidate(r.name(), r.address(), end, r.size() > 0, false, ElfSymbol.STB_GLOBAL));
             }
         }
+        collectPlt(all, file);
         return new SymbolIndex(Table.build(all, c -> c.function), Table.build(all, c -> !c.function));
+    }
+
+    /**
+     * Names PLT entries {@code puts@plt} as objdump does. Entry i of .plt.sec (or i+1 of .plt, whose first
+     * entry is the resolver stub) belongs to the i-th JUMP_SLOT relocation. A fixed-address program's
+     * canonical PLT entry (the address {@code &puts} takes there) is also marked by its undefined .dynsym
+     * symbol with a non-zero value.
+     */
+    private static void collectPlt(List<Candidate> out, ElfFile file) {
+        List<String> slots = file.pltSlots();
+        Optional<ElfSection> sec = file.section(".plt.sec");
+        Optional<ElfSection> plt = sec.isPresent() ? sec : file.section(".plt");
+        if (plt.isPresent()) {
+            long first = plt.get().address() + (sec.isPresent() ? 0 : PLT_ENTRY);
+            long end = plt.get().address() + plt.get().size();
+            for (int i = 0; i < slots.size() && first + (i + 1) * PLT_ENTRY <= end; i++) {
+                long at = first + i * PLT_ENTRY;
+                out.add(new Candidate(slots.get(i) + "@plt", at, at + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL));
+            }
+        }
+        for (ElfSymbol s : file.dynsym()) {
+            if (s.sectionIndex() == ElfSymbol.SHN_UNDEF && s.isFunction() && s.value() != 0 && !s.name().isEmpty()) {
+                out.add(new Candidate(s.name() + "@plt", s.value(), s.value() + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL));
+            }
+        }
     }
 
     private static void collect(List<Candidate> out, ElfFile file, List<ElfSymbol> symbols) {

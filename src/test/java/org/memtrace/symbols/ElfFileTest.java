@@ -114,6 +114,19 @@ class ElfFileTest {
     }
 
     @Test
+    void pltEntriesAreNamedLikeObjdump() throws Exception {
+        String objdump = Gcc.run(java.util.List.of("objdump", "-d", "-j", ".plt", "-j", ".plt.sec", noPie.toString()));
+        SymbolIndex index = SymbolIndex.of(ElfFile.read(noPie), null);
+        var entries = java.util.regex.Pattern.compile("(?m)^([0-9a-f]+) <(\\S+@plt)>:").matcher(objdump);
+        int seen = 0;
+        while (entries.find()) {
+            assertThat(index.function(Long.parseLong(entries.group(1), 16) + 4)).isEqualTo(entries.group(2) + "+4");
+            seen++;
+        }
+        assertThat(seen).isGreaterThan(3);
+    }
+
+    @Test
     void strippedProgramKeepsOnlyDynamicSymbols() throws Exception {
         ElfFile stripped = ElfFile.read(pieStripped);
         assertThat(stripped.symtab()).isEmpty();

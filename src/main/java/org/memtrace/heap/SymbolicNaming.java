@@ -21,6 +21,10 @@ public final class SymbolicNaming implements Naming {
     private final HeapTracker heap;
     private Event.Alloc lastAllocation;
     private Block lastBlock;
+    /** A writer asks for region and data of the same address in a row: remember the last heap lookup. */
+    private long lookedUp;
+    private Block lookedUpBlock;
+    private boolean lookupValid;
 
     public SymbolicNaming(AddressSpace space) {
         this.space = space;
@@ -42,6 +46,7 @@ public final class SymbolicNaming implements Naming {
 
     @Override
     public void observe(Event event) {
+        lookupValid = false;
         switch (event) {
             case Event.Alloc a -> {
                 lastAllocation = a;
@@ -60,7 +65,7 @@ public final class SymbolicNaming implements Naming {
     /** {@code [heap]} for malloc-family blocks (also those glibc placed in mmapped chunks), else the address space's region. */
     @Override
     public String region(long address) {
-        Block b = heap.blockAt(address);
+        Block b = blockAt(address);
         if (b != null && !b.kind().isMapping()) return "[heap]";
         AddressSpace.Region r = space.region(address);
         if (r != null) return r.name();
@@ -69,13 +74,21 @@ public final class SymbolicNaming implements Naming {
 
     @Override
     public String data(long address) {
-        Block b = heap.blockAt(address);
+        Block b = blockAt(address);
         if (b != null) return b.name() + '+' + (address - b.start());
         String object = space.object(address);
         if (object != null) return object;
         AddressSpace.Region r = space.region(address);
         if (r != null) return r.name() + '+' + (address - r.start());
         return "0x" + Long.toHexString(address);
+    }
+
+    private Block blockAt(long address) {
+        if (lookupValid && address == lookedUp) return lookedUpBlock;
+        lookedUpBlock = heap.blockAt(address);
+        lookedUp = address;
+        lookupValid = true;
+        return lookedUpBlock;
     }
 
     @Override

@@ -18,7 +18,10 @@ import org.memtrace.event.Event;
  */
 public final class AddressSpace {
 
-    /** A named stretch of memory; offsets of {@code [region]+off} names count from {@code start}. */
+    /**
+     * A named stretch of memory ending at {@code end}; offsets of {@code region+off} names count from
+     * {@code start}: a module's lowest address, a file mapping's file offset 0, else the region's first byte.
+     */
     public record Region(String name, long start, long end) {}
 
     private static final long PAGE = 4096;
@@ -129,6 +132,14 @@ public final class AddressSpace {
         return m == null ? ByteBuffer.allocate(0) : m.image().bytesAt(address - m.bias(), max);
     }
 
+    /** {@link #bytesAt} as an array, for decoders that take one. */
+    public byte[] codeBytes(long address, int max) {
+        ByteBuffer b = bytesAt(address, max);
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        return bytes;
+    }
+
     private int segmentIndex(long address) {
         int i = Arrays.binarySearch(segmentStarts, address);
         if (i < 0) i = -i - 2;
@@ -146,6 +157,10 @@ public final class AddressSpace {
         }
         final String file = path;
         ModuleImage image = images.computeIfAbsent(file, p -> ModuleImage.load(p, debugFiles));
+        if (m.buildId().length > 0 && image.elf().flatMap(ElfFile::buildId).filter(id -> !Arrays.equals(id, m.buildId())).isPresent()) {
+            // The file changed since the recording (a replay after an upgrade): its symbols would lie.
+            image = ModuleImage.unreadable(file, "build-id differs from the recorded one");
+        }
         for (LoadedModule known : modules) {
             if (known.image() == image && known.bias() == m.loadBias()) return;
         }
@@ -200,7 +215,9 @@ public final class AddressSpace {
     private void addMapping(Event.Mapping m) {
         String path = m.path();
         String name = path.isEmpty() ? "[anon]" : path.startsWith("[") ? path : ModuleImage.baseName(path);
-        mappings.put(m.start(), m.end(), new Region(name, m.start(), m.end()));
+        // Offsets into a file mapping count from where the file's first byte would be: they are file offsets.
+        long origin = path.isEmpty() || path.startsWith("[") ? m.start() : m.start() - m.offset();
+        mappings.put(m.start(), m.end(), new Region(name, origin, m.end()));
         if (m.offset() == 0 && !path.isEmpty() && !path.startsWith("[")) {
             fileStarts.put(m.start(), path.endsWith(" (deleted)") ? path.substring(0, path.length() - 10) : path);
         }

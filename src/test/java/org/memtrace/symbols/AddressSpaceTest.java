@@ -117,6 +117,22 @@ class AddressSpaceTest {
     }
 
     @Test
+    void aFileWhoseBuildIdDiffersFromTheRecordingIsNotTrusted() throws Exception {
+        ProbeRun run = ProbeRun.of(pie);
+        AddressSpace space = new AddressSpace();
+        for (var e : run.events()) {
+            if (e instanceof Event.Module m && m.path().endsWith("libc.so.6")) {
+                space.observe(new Event.Module(m.tid(), m.loadBias(), new byte[20], m.path()));
+            } else {
+                space.observe(e);
+            }
+        }
+        assertThat(space.code(run.address("puts"))).startsWith("libc.so.6+0x");
+        assertThat(space.codeBytes(run.address("puts"), 4)).isEmpty();
+        assertThat(space.codeBytes(run.address("helper"), 4)).hasSize(4);
+    }
+
+    @Test
     void execStartsAnEmptyAddressSpace() throws Exception {
         ProbeRun run = ProbeRun.of(pie);
         AddressSpace space = spaceOf(run);

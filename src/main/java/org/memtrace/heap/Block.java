@@ -20,8 +20,4 @@ public record Block(String name, BlockKind kind, long number, long start, long e
         if (released) return this;
         return new Block(kind.releasedPrefix() + name.substring(kind.prefix().length()), kind, number, start, end, true);
     }
-
-    public long size() {
-        return end - start;
-    }
 }

@@ -40,10 +40,6 @@ public final class SymbolicNaming implements Naming {
         return space;
     }
 
-    public HeapTracker heap() {
-        return heap;
-    }
-
     @Override
     public void observe(Event event) {
         lookupValid = false;

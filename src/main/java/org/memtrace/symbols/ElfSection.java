@@ -9,8 +9,6 @@ public record ElfSection(String name, int type, long flags, long address, long o
     public static final int SHT_NOTE = 7;
     public static final int SHT_NOBITS = 8;
     public static final int SHT_DYNSYM = 11;
-    public static final long SHF_ALLOC = 2;
-    public static final long SHF_EXECINSTR = 4;
 
     /** Bytes the section occupies in the file: NOBITS sections (.bss, everything in a debug file's loadables) have none. */
     public long fileSize() {

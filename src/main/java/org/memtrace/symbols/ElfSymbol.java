@@ -6,11 +6,9 @@ package org.memtrace.symbols;
  */
 public record ElfSymbol(String name, long value, long size, int type, int binding, int sectionIndex) {
 
-    public static final int STT_NOTYPE = 0;
     public static final int STT_OBJECT = 1;
     public static final int STT_FUNC = 2;
     public static final int STT_COMMON = 5;
-    public static final int STT_TLS = 6;
     public static final int STT_GNU_IFUNC = 10;
 
     public static final int STB_LOCAL = 0;
@@ -18,7 +16,6 @@ public record ElfSymbol(String name, long value, long size, int type, int bindin
     public static final int STB_WEAK = 2;
 
     public static final int SHN_UNDEF = 0;
-    public static final int SHN_ABS = 0xfff1;
 
     public boolean isFunction() {
         return type == STT_FUNC || type == STT_GNU_IFUNC;
@@ -28,7 +25,10 @@ public record ElfSymbol(String name, long value, long size, int type, int bindin
         return type == STT_OBJECT || type == STT_COMMON;
     }
 
-    /** Defined in a section of this file: undefined and absolute symbols name no address of the module. */
+    /**
+     * Defined in a section of this file: undefined and absolute symbols name no address of the module (nor do
+     * SHN_XINDEX ones, which only files with more than 65 279 sections have).
+     */
     public boolean isDefined() {
         return sectionIndex != SHN_UNDEF && sectionIndex < 0xff00;
     }

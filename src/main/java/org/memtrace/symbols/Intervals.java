@@ -90,10 +90,6 @@ public final class Intervals<V> {
         pages.clear();
     }
 
-    public int size() {
-        return spans.size();
-    }
-
     private void insert(Span<V> s) {
         spans.put(s.start(), s);
         long first = s.start() >>> PAGE_SHIFT;

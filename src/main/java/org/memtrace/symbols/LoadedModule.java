@@ -9,8 +9,4 @@ public record LoadedModule(ModuleImage image, long bias, long base, long end) {
     public String name() {
         return image.name();
     }
-
-    public boolean contains(long address) {
-        return address >= base && address < end;
-    }
 }

@@ -122,22 +122,6 @@ public final class SymbolIndex {
         return objects.name(vaddr);
     }
 
-    public Symbol functionAt(long vaddr) {
-        return functions.symbol(vaddr);
-    }
-
-    public Symbol objectAt(long vaddr) {
-        return objects.symbol(vaddr);
-    }
-
-    public int functionCount() {
-        return functions.names.length;
-    }
-
-    public int objectCount() {
-        return objects.names.length;
-    }
-
     /** Every function's start address and name, in address order: a source of realistic addresses. */
     public List<Symbol> functions() {
         return functions.all();
@@ -235,11 +219,6 @@ public final class SymbolIndex {
         String name(long vaddr) {
             int s = find(vaddr);
             return s < 0 ? null : names[s] + '+' + (vaddr - starts[s]);
-        }
-
-        Symbol symbol(long vaddr) {
-            int s = find(vaddr);
-            return s < 0 ? null : new Symbol(names[s], starts[s], ends[s]);
         }
 
         List<Symbol> all() {

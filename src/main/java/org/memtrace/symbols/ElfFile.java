@@ -135,7 +135,9 @@ public final class ElfFile {
         List<ElfSegment> list = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             long o = phoff + (long) i * entsize;
-            list.add(new ElfSegment((int) u32(o), (int) u32(o + 4), u64(o + 8), u64(o + 16), u64(o + 32), u64(o + 40)));
+            ElfSegment segment = new ElfSegment((int) u32(o), (int) u32(o + 4), u64(o + 8), u64(o + 16), u64(o + 32), u64(o + 40));
+            checkRange(segment.offset(), segment.fileSize(), "segment " + i);
+            list.add(segment);
         }
         return List.copyOf(list);
     }

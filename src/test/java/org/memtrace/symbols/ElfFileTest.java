@@ -209,13 +209,13 @@ class ElfFileTest {
         byte[] good = Files.readAllBytes(random.nextBoolean() ? lib : pie);
         ElfFile parsed = ElfFile.parse("good", good);
         long shoff = parsed.sections().isEmpty() ? 64 : good.length - 64L * parsed.sections().size();
-        for (int round = 0; round < 300; round++) {
+        for (int round = 0; round < 500; round++) {
             byte[] image = round % 3 == 0 ? Arrays.copyOf(good, random.nextInt(good.length)) : good.clone();
             int flips = 1 + random.nextInt(8);
             for (int i = 0; i < flips && image.length > 0; i++) {
                 // Aim most corruption at the headers, where offsets and counts live.
                 int at = switch (random.nextInt(3)) {
-                    case 0 -> random.nextInt(Math.min(64, image.length));
+                    case 0 -> random.nextInt(Math.min(64 + 56 * 14, image.length));
                     case 1 -> (int) Math.min(image.length - 1, Math.max(0, shoff + random.nextInt(64 * 40)));
                     default -> random.nextInt(image.length);
                 };
@@ -225,6 +225,7 @@ class ElfFileTest {
                 ElfFile elf = ElfFile.parse("fuzz", image);
                 SymbolIndex.of(elf, null);
                 elf.bytesAt(random.nextLong() & 0xffffff, 32);
+                for (ElfSegment segment : elf.segments()) elf.bytesAt(segment.vaddr() + random.nextInt(1 << 16), 32);
             } catch (ElfFormatException e) {
                 assertThat(e.getMessage()).startsWith("fuzz: ").doesNotContain("\n");
             }

@@ -85,20 +85,17 @@ public final class AddressSpace {
         int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 51);
         String cached = codeNames[slot];
         if (cached != null && codeKeys[slot] == ip) return cached;
-        String name = nameCode(ip);
+        LoadedModule m = moduleAt(ip);
+        if (m == null) {
+            // Not cached: the names of code outside modules follow mappings and ranges, which change often.
+            Region r = region(ip);
+            return r != null ? r.name() + "+0x" + Long.toHexString(ip - r.start()) : "0x" + Long.toHexString(ip);
+        }
+        String f = m.image().symbols().function(ip - m.bias());
+        String name = f != null ? f : m.name() + "+0x" + Long.toHexString(ip - m.bias());
         codeKeys[slot] = ip;
         codeNames[slot] = name;
         return name;
-    }
-
-    private String nameCode(long ip) {
-        LoadedModule m = moduleAt(ip);
-        if (m != null) {
-            String f = m.image().symbols().function(ip - m.bias());
-            return f != null ? f : m.name() + "+0x" + Long.toHexString(ip - m.bias());
-        }
-        Region r = region(ip);
-        return r != null ? r.name() + "+0x" + Long.toHexString(ip - r.start()) : "0x" + Long.toHexString(ip);
     }
 
     /** A global or static variable of some module as {@code name+offset}, or null when no object covers the address. */
@@ -226,7 +223,6 @@ public final class AddressSpace {
             unnamedModules.clear();
             waiting.forEach(this::addModule);
         }
-        clearCodeCache();
     }
 
     private void changeRange(Event.Range r) {

@@ -93,6 +93,25 @@ class AddressSpaceTest {
     }
 
     @Test
+    void fileRangesAndFileMappingsAreNamedByTheFileWithFileOffsets() {
+        AddressSpace space = new AddressSpace();
+        space.observe(new Event.Mapping(1, 0x40000, 0x42000, 0x3000, 1, false, "/data/input.bin"));
+        assertThat(space.region(0x40010)).isEqualTo(new AddressSpace.Region("input.bin", 0x3d000, 0x42000));
+        space.observe(new Event.Range(1, true, 0x40000, 0x42000, Event.RegionKind.FILE, 1));
+        assertThat(space.region(0x40010).name()).isEqualTo("input.bin");
+        space.observe(new Event.Range(1, true, 0x50000, 0x51000, Event.RegionKind.FILE, 1));
+        assertThat(space.region(0x50000).name()).isEqualTo("[file]");
+    }
+
+    @Test
+    void codeOutsideModulesFollowsTheMemoryMap() {
+        AddressSpace space = new AddressSpace();
+        assertThat(space.code(0x90010)).isEqualTo("0x90010");
+        space.observe(new Event.Mapping(1, 0x90000, 0x91000, 0, 5, false, ""));
+        assertThat(space.code(0x90010)).isEqualTo("[anon]+0x10");
+    }
+
+    @Test
     void codeOutsideAnyFunctionIsNamedByModuleAndVirtualAddress() throws Exception {
         ProbeRun run = ProbeRun.of(pie);
         AddressSpace space = spaceOf(run);

@@ -42,6 +42,10 @@ int main(void) {
     printf("ADDR puts %lx\n", (unsigned long) dlsym(RTLD_DEFAULT, "puts"));
     printf("ADDR puts_ref %lx\n", (unsigned long) puts);
     printf("ADDR stdout_file %lx\n", (unsigned long) stdout);
+    int *block = malloc(528);
+    block[131] = 7;
+    printf("ADDR block %lx\n", (unsigned long) block);
+    free(block);
     printf("RESULT %d\n", findDisparity(table, 16));
     return 0;
 }

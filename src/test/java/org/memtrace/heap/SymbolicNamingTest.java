@@ -68,6 +68,33 @@ class SymbolicNamingTest {
         assertThat(naming.block(malloc)).isEqualTo("<freed:0001@findDisparity+45>");
     }
 
+    /** A real process with allocator wrappers preloaded: real return addresses name the call sites. */
+    @Test
+    void allocationsOfARealRunAreNamedByTheirCallSitesInTheProgramAndInLibc() throws Exception {
+        Path shim = Gcc.compile(dir, "allocshim.c", "liballocshim.so", "-shared", "-fPIC");
+        ProbeRun traced = ProbeRun.of(dir.resolve("probe"), shim);
+        SymbolicNaming naming = new SymbolicNaming();
+        long block = traced.address("block");
+        String name = null;
+        String freed = null;
+        for (Event e : traced.events()) {
+            naming.observe(e);
+            if (e instanceof Event.Alloc a && a.function() == AllocFunction.MALLOC && a.result() == block) {
+                name = naming.block(a);
+                assertThat(naming.data(block + 524)).isEqualTo(name + "+524");
+                assertThat(naming.region(block + 524)).isEqualTo("[heap]");
+            }
+            if (e instanceof Event.Alloc a && a.function() == AllocFunction.FREE && a.arg(0) == block) freed = naming.block(a);
+        }
+        assertThat(name).matches("<malloc\\d{4}@main\\+\\d+>");
+        assertThat(freed).isEqualTo("<freed:" + name.substring(7));
+        assertThat(naming.data(block + 8)).isEqualTo(freed + "+8");
+        // stdio's buffers come from libc's own calls, named by the libc function that made them.
+        assertThat(traced.events()).filteredOn(e -> e instanceof Event.Alloc a && a.function() == AllocFunction.MALLOC)
+                .map(e -> naming.code(((Event.Alloc) e).caller()))
+                .anySatisfy(site -> assertThat(site).doesNotStartWith("main+").doesNotStartWith("0x").doesNotContain("+0x"));
+    }
+
     @Test
     void mappedBlocksLiveInAnonymousMemory() {
         SymbolicNaming naming = naming();

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Compiles the C fixtures under src/test/resources/c with the system's gcc and runs programs. */
 public final class Gcc {
@@ -38,7 +39,14 @@ public final class Gcc {
     }
 
     public static String run(List<String> command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        return run(command, Map.of());
+    }
+
+    /** Runs a command with extra environment variables; returns its stdout and stderr together. */
+    public static String run(List<String> command, Map<String, String> environment) throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        Process p = builder.start();
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) throw new IOException(String.join(" ", command) + " failed: " + output);
         return output;

@@ -15,10 +15,20 @@ import org.memtrace.event.Event;
 public record ProbeRun(List<Event> events, Map<String, Long> addresses) {
 
     public static ProbeRun of(Path program) throws IOException, InterruptedException {
+        return of(program, null);
+    }
+
+    /**
+     * Runs the probe, with {@code preload} (the allocshim fixture) as LD_PRELOAD when not null: its ALLOC
+     * lines become the allocation events, after the module and mapping events.
+     */
+    public static ProbeRun of(Path program, Path preload) throws IOException, InterruptedException {
+        List<Event> allocations = new ArrayList<>();
         List<Event> mappings = new ArrayList<>();
         List<Event> modules = new ArrayList<>();
         Map<String, Long> addresses = new HashMap<>();
-        for (String line : Gcc.run(List.of(program.toString())).split("\n")) {
+        Map<String, String> environment = preload == null ? Map.of() : Map.of("LD_PRELOAD", preload.toString());
+        for (String line : Gcc.run(List.of(program.toString()), environment).split("\n")) {
             String[] f = line.trim().split("\\s+", 7);
             switch (f[0]) {
                 case "MODULE" -> modules.add(new Event.Module(1, Long.parseUnsignedLong(f[1], 16), new byte[0], f.length > 2 ? f[2] : ""));
@@ -29,12 +39,16 @@ public record ProbeRun(List<Event> events, Map<String, Long> addresses) {
                             Long.parseUnsignedLong(f[3], 16), prot, false, f.length > 6 ? f[6] : ""));
                 }
                 case "ADDR" -> addresses.put(f[1], Long.parseUnsignedLong(f[2], 16));
+                case "ALLOC" -> allocations.add(new Event.Alloc(1, Event.AllocFunction.of(Integer.parseInt(f[1])),
+                        Long.parseUnsignedLong(f[2], 16), Long.parseUnsignedLong(f[3], 16), Long.parseUnsignedLong(f[4], 16),
+                        new long[] {Long.parseUnsignedLong(f[5], 16), Long.parseUnsignedLong(f[6], 16), 0, 0, 0, 0}));
                 default -> { }
             }
         }
         // The agent reports modules first: the main program's empty name must wait for the memory map.
         List<Event> events = new ArrayList<>(modules);
         events.addAll(mappings);
+        events.addAll(allocations);
         return new ProbeRun(List.copyOf(events), Map.copyOf(addresses));
     }
 

@@ -24,10 +24,11 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * Names a recorded-like stream the way the MadT writer does for every access: region, data name and code
- * name. The stream lives in libc and the dynamic loader at realistic addresses: code from a hot set of
- * real functions (traces repeat their instructions), data mostly in live heap blocks, then in libc's global
- * objects, the stack and heap gaps; 20 000 allocations and their frees precede it.
+ * Names a recorded-like stream the way the MadT writer does for every access: data name, region and code
+ * name. The stream lives in libc and the dynamic loader at real symbol addresses: code from a hot set of
+ * real functions (traces repeat their instructions), data in live heap blocks, libc's global objects, the
+ * stack and heap gaps; 20 000 allocations and their frees precede it. Two shapes: loops walking one to three
+ * arrays (heap blocks or globals) in step, and uniformly random accesses.
  *
  * <p>Run: {@code mvn -q test-compile} then
  * {@code java -cp target/classes:target/test-classes:<jmh jars> org.openjdk.jmh.Main NamingBenchmark}.
@@ -48,6 +49,7 @@ public class NamingBenchmark {
 
     SymbolicNaming naming;
     Event.Access[] accesses;
+    Event.Access[] loops;
 
     @Setup
     public void setUp() {
@@ -82,49 +84,75 @@ public class NamingBenchmark {
             }
         }
         accesses = new Event.Access[EVENTS];
+        random = new Random(7);
         for (int i = 0; i < EVENTS; i++) {
-            int kind = random.nextInt(100);
-            long address;
-            if (kind < 60) {
-                long[] b = live.get(random.nextInt(live.size()));
-                address = b[0] + random.nextLong(b[1]);
-            } else if (kind < 85) {
-                SymbolIndex.Symbol o = objects.get(random.nextInt(objects.size()));
-                address = LIBC_BIAS + o.start() + random.nextLong(Math.max(1, o.end() - o.start()));
-            } else if (kind < 95) {
-                address = STACK + (8L << 20) - random.nextInt(1 << 16);
-            } else {
-                address = HEAP + random.nextLong(next - HEAP);
+            accesses[i] = new Event.Access(1, hotCode[random.nextInt(hotCode.length)],
+                    anyAddress(random, live, objects, next), random.nextBoolean(), false);
+        }
+        loops = new Event.Access[EVENTS];
+        for (int i = 0; i < EVENTS; ) {
+            // A loop body: a few instructions walking a few arrays in step, like findDisparity over three images.
+            int arrays = 1 + random.nextInt(3);
+            long[] base = new long[arrays];
+            long[] limit = new long[arrays];
+            for (int k = 0; k < arrays; k++) {
+                if (random.nextInt(4) == 0) {
+                    SymbolIndex.Symbol o = objects.get(random.nextInt(objects.size()));
+                    base[k] = LIBC_BIAS + o.start();
+                    limit[k] = Math.max(1, o.end() - o.start());
+                } else {
+                    long[] b = live.get(random.nextInt(live.size()));
+                    base[k] = b[0];
+                    limit[k] = b[1];
+                }
             }
-            accesses[i] = new Event.Access(1, hotCode[random.nextInt(hotCode.length)], address, random.nextBoolean(), false);
+            int body = hotCode.length - arrays;
+            int first = random.nextInt(body);
+            int iterations = 1 + random.nextInt(64);
+            for (int it = 0; it < iterations && i < EVENTS; it++) {
+                for (int k = 0; k < arrays && i < EVENTS; k++) {
+                    loops[i++] = new Event.Access(1, hotCode[first + k], base[k] + (it * 8L) % limit[k], k == arrays - 1, false);
+                }
+            }
+            if (i < EVENTS && random.nextInt(4) == 0) {
+                loops[i++] = new Event.Access(1, hotCode[random.nextInt(hotCode.length)], STACK + (8L << 20) - random.nextInt(1 << 12), true, false);
+            }
         }
     }
 
+    private static long anyAddress(Random random, List<long[]> live, List<SymbolIndex.Symbol> objects, long heapEnd) {
+        int kind = random.nextInt(100);
+        if (kind < 60) {
+            long[] b = live.get(random.nextInt(live.size()));
+            return b[0] + random.nextLong(b[1]);
+        }
+        if (kind < 85) {
+            SymbolIndex.Symbol o = objects.get(random.nextInt(objects.size()));
+            return LIBC_BIAS + o.start() + random.nextLong(Math.max(1, o.end() - o.start()));
+        }
+        if (kind < 95) return STACK + (8L << 20) - random.nextInt(1 << 16);
+        return HEAP + random.nextLong(heapEnd - HEAP);
+    }
+
+    /** Loops walking arrays, as traces are: the realistic case. */
     @Benchmark
     @OperationsPerInvocation(EVENTS)
-    public void nameAccesses(Blackhole sink) {
-        for (Event.Access a : accesses) {
+    public void nameLoops(Blackhole sink) {
+        name(loops, sink);
+    }
+
+    /** Every access anywhere, uniformly at random: the worst case for caches. */
+    @Benchmark
+    @OperationsPerInvocation(EVENTS)
+    public void nameRandomAccesses(Blackhole sink) {
+        name(accesses, sink);
+    }
+
+    private void name(Event.Access[] stream, Blackhole sink) {
+        for (Event.Access a : stream) {
             sink.consume(naming.data(a.address()));
             sink.consume(naming.region(a.address()));
             sink.consume(naming.code(a.ip()));
         }
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(EVENTS)
-    public void dataOnly(Blackhole sink) {
-        for (Event.Access a : accesses) sink.consume(naming.data(a.address()));
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(EVENTS)
-    public void regionOnly(Blackhole sink) {
-        for (Event.Access a : accesses) sink.consume(naming.region(a.address()));
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(EVENTS)
-    public void codeOnly(Blackhole sink) {
-        for (Event.Access a : accesses) sink.consume(naming.code(a.ip()));
     }
 }

@@ -3,14 +3,15 @@ package org.memtrace.heap;
 import org.memtrace.event.Event;
 
 /**
- * The kinds of forged names of Table II. Every prefix, live or released, is exactly seven characters, which
- * is what lets MadT release a name by "overwriting the first seven characters": the paper's realloc prefix
- * is {@code <reallo} and its mmap prefix {@code <memmap} for that reason.
+ * The kinds of forged names of Table II. Releasing a name replaces its kind prefix with {@code <freed:} or
+ * {@code <unmap:} (MadT: "overwriting the first seven characters"; every prefix is seven characters but
+ * realloc's, which the issue and DESIGN spell {@code <realloc}: its whole prefix is replaced, so a released
+ * realloc block reads {@code <freed:0003@f+9>} like every other).
  */
 public enum BlockKind {
     MALLOC("<malloc", false),
     CALLOC("<calloc", false),
-    REALLOC("<reallo", false),
+    REALLOC("<realloc", false),
     MEMMAP("<memmap", true),
     MREMAP("<mremap", true);
 
@@ -40,7 +41,7 @@ public enum BlockKind {
 
     /**
      * The kind an allocating call forges. The aligned allocators return malloc memory (free releases it), so
-     * they forge {@code <malloc}; reallocarray is realloc with an overflow check, so it forges {@code <reallo}.
+     * they forge {@code <malloc}; reallocarray is realloc with an overflow check, so it forges {@code <realloc}.
      * Null for the releasing calls.
      */
     public static BlockKind of(Event.AllocFunction function) {

@@ -85,38 +85,38 @@ class HeapTrackerTest {
         assertThat(heap.observe(alloc(AllocFunction.MEMALIGN, 5, 0x3000, 64, 64, 64)).name()).isEqualTo("<malloc0003@f+5>");
         assertThat(heap.observe(alloc(AllocFunction.VALLOC, 5, 0x4000, 4096, 10)).name()).isEqualTo("<malloc0004@f+5>");
         assertThat(heap.observe(alloc(AllocFunction.PVALLOC, 5, 0x5000, 4096, 10)).name()).isEqualTo("<malloc0005@f+5>");
-        assertThat(heap.observe(alloc(AllocFunction.REALLOCARRAY, 6, 0x6000, 48, 0x1040, 4, 10)).name()).isEqualTo("<reallo0006@f+6>");
+        assertThat(heap.observe(alloc(AllocFunction.REALLOCARRAY, 6, 0x6000, 48, 0x1040, 4, 10)).name()).isEqualTo("<realloc0006@f+6>");
         assertThat(nameAt(0x1040)).isEqualTo("<freed:0001@f+5>+0");
         assertThat(heap.observe(alloc(AllocFunction.REALLOCARRAY, 6, 0, 0, 0x6000, 1L << 40, 1L << 40))).isNull();
-        assertThat(nameAt(0x6000 + 47)).isEqualTo("<reallo0006@f+6>+47");
+        assertThat(nameAt(0x6000 + 47)).isEqualTo("<realloc0006@f+6>+47");
     }
 
     @Test
     void reallocThatMovesFreesTheOldBlockAndForgesANewName() {
         heap.observe(alloc(AllocFunction.MALLOC, 1, 0x1000, 24, 24));
         Block moved = heap.observe(alloc(AllocFunction.REALLOC, 2, 0x8000, 200, 0x1000, 200));
-        assertThat(moved.name()).isEqualTo("<reallo0002@f+2>");
+        assertThat(moved.name()).isEqualTo("<realloc0002@f+2>");
         assertThat(nameAt(0x1000 + 16)).isEqualTo("<freed:0001@f+1>+16");
-        assertThat(nameAt(0x8000 + 150)).isEqualTo("<reallo0002@f+2>+150");
+        assertThat(nameAt(0x8000 + 150)).isEqualTo("<realloc0002@f+2>+150");
         assertThat(heap.observe(alloc(AllocFunction.FREE, 3, 0, 0, 0x8000)).name()).isEqualTo("<freed:0002@f+2>");
     }
 
     @Test
     void reallocInPlaceForgesANewNameAndAShrunkTailKeepsTheOldReleasedName() {
         heap.observe(alloc(AllocFunction.MALLOC, 1, 0x1000, 200, 200));
-        assertThat(heap.observe(alloc(AllocFunction.REALLOC, 2, 0x1000, 40, 0x1000, 40)).name()).isEqualTo("<reallo0002@f+2>");
-        assertThat(nameAt(0x1000 + 8)).isEqualTo("<reallo0002@f+2>+8");
+        assertThat(heap.observe(alloc(AllocFunction.REALLOC, 2, 0x1000, 40, 0x1000, 40)).name()).isEqualTo("<realloc0002@f+2>");
+        assertThat(nameAt(0x1000 + 8)).isEqualTo("<realloc0002@f+2>+8");
         assertThat(nameAt(0x1000 + 100)).isEqualTo("<freed:0001@f+1>+100");
-        assertThat(heap.observe(alloc(AllocFunction.REALLOC, 3, 0x1000, 400, 0x1000, 400)).name()).isEqualTo("<reallo0003@f+3>");
-        assertThat(nameAt(0x1000 + 300)).isEqualTo("<reallo0003@f+3>+300");
+        assertThat(heap.observe(alloc(AllocFunction.REALLOC, 3, 0x1000, 400, 0x1000, 400)).name()).isEqualTo("<realloc0003@f+3>");
+        assertThat(nameAt(0x1000 + 300)).isEqualTo("<realloc0003@f+3>+300");
         assertThat(heap.liveBlocks()).isEqualTo(1);
     }
 
     @Test
     void reallocEdgeCasesFollowGlibc() {
-        assertThat(heap.observe(alloc(AllocFunction.REALLOC, 1, 0x1000, 24, 0, 10)).name()).isEqualTo("<reallo0001@f+1>");
+        assertThat(heap.observe(alloc(AllocFunction.REALLOC, 1, 0x1000, 24, 0, 10)).name()).isEqualTo("<realloc0001@f+1>");
         assertThat(heap.observe(alloc(AllocFunction.REALLOC, 2, 0, 0, 0x1000, 1L << 50))).isNull();
-        assertThat(nameAt(0x1000)).isEqualTo("<reallo0001@f+1>+0");
+        assertThat(nameAt(0x1000)).isEqualTo("<realloc0001@f+1>+0");
         assertThat(heap.observe(alloc(AllocFunction.REALLOC, 3, 0, 0, 0x1000, 0)).name()).isEqualTo("<freed:0001@f+1>");
         assertThat(heap.liveBlocks()).isZero();
         assertThat(heap.allocations()).isEqualTo(1);

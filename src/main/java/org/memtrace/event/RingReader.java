@@ -110,6 +110,12 @@ public final class RingReader implements AutoCloseable {
         return n;
     }
 
+    /** Gives everything published so far back to the agent unread; used once the stream is known to be broken. */
+    public void discard() {
+        head = (long) LONG.getAcquire(header, OFF_TAIL);
+        LONG.setRelease(header, OFF_HEAD, head);
+    }
+
     /** Bytes consumed so far. */
     public long head() { return head; }
 

@@ -29,7 +29,14 @@ public final class Tracer {
     private static final long MIN_SLEEP_NS = 20_000;
     private static final long MAX_SLEEP_NS = 1_000_000;
 
+    /** Where the agent library comes from; tests preload a stand-in. */
+    @FunctionalInterface
+    interface AgentSource {
+        Path path() throws LaunchException;
+    }
+
     private final TraceOptions options;
+    private final AgentSource agentSource;
     private final List<EventConsumer> consumers;
     private final Consumer<String> problems;
     private volatile Process process;
@@ -42,7 +49,12 @@ public final class Tracer {
     private Event.Exit lastExit;
 
     public Tracer(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
+        this(options, AgentLibrary::extract, consumers, problems);
+    }
+
+    Tracer(TraceOptions options, AgentSource agentSource, List<EventConsumer> consumers, Consumer<String> problems) {
         this.options = options;
+        this.agentSource = agentSource;
         this.consumers = List.copyOf(consumers);
         this.problems = problems;
     }
@@ -54,7 +66,7 @@ public final class Tracer {
 
     public RunResult run() throws LaunchException {
         validate(options);
-        Path agent = AgentLibrary.extract();
+        Path agent = agentSource.path();
         Path ringFile = createRingFile();
         try (RingReader ring = RingReader.create(ringFile, (long) options.bufferMb() << 20)) {
             openSaver();

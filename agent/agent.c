@@ -1,2 +1,1688 @@
-/* placeholder while the agent is being written */
+/*
+ * memtrace agent: loaded into the traced program with LD_PRELOAD, it records every data access to the
+ * program's traced memory and hands the raw facts to memtrace (the JVM) through a shared-memory ring
+ * (include/memtrace_stream.h). It names nothing and formats nothing: that is Java's job.
+ *
+ * How an access is caught (the MadT scheme):
+ *   1. Traced pages (data/bss/rodata of the executable and libraries, the heap, memory the program maps
+ *      or allocates) have all access rights removed.
+ *   2. An access faults; the SIGSEGV handler records {ip, address, read/write as the CPU reported it,
+ *      thread}, gives the page its rights back, blocks asynchronous signals and sets the trap flag.
+ *   3. The instruction runs once; the CPU traps; the SIGTRAP handler takes the rights away again, clears
+ *      the trap flag and restores the signal mask. An instruction that faults on several pages collects
+ *      them all before its one trap; a rep-prefixed string instruction traps after each iteration.
+ *
+ * The rest keeps the program working exactly as it would untraced:
+ *   - System calls: Linux syscall user dispatch sends every system call made outside the agent's own code
+ *     to a SIGSYS handler, which opens the pages its user buffers lie in, makes the call from inside the
+ *     agent (exempt from dispatch), records the kernel's reads/writes of the I/O family as block events,
+ *     and protects again. Without this, a write() of a heap buffer fails with EFAULT. Thread creation
+ *     (clone with CLONE_VM) runs natively: the handler lets that one syscall through and regains control
+ *     with the trap flag, in the parent and in the new thread, which then turns dispatch on for itself.
+ *     fork runs from inside the handler; the child gets all rights back and runs untraced.
+ *   - Wrappers for malloc & co. and mmap & co. record each call (caller, arguments, result). The
+ *     allocator's own touches of the heap are not accesses of the program: inside a wrapper, a fault just
+ *     opens the page until the wrapper returns. A new block's pages become traced at once. memcpy,
+ *     memmove and memset called by the program are one block event each, not a fault per byte.
+ *   - The program's own SIGSEGV/SIGTRAP/SIGSYS handlers are kept aside and called for faults that are not
+ *     ours; attempts to block those three signals are filtered out; every handler the program installs
+ *     returns through a restorer inside the agent (dispatch would otherwise intercept rt_sigreturn).
+ *
+ * Limits worth knowing: protection is per process and the trap flag per thread, so while one thread has
+ * a page open another thread's access to it is not seen; the agent counts such windows (windows_at_risk).
+ * Stacks, code, the dynamic loader and the agent itself are never traced.
+ *
+ * The agent never calls into the traced allocator, never uses libc for a system call (every syscall is
+ * issued from agent code so dispatch lets it through) and never touches program memory without opening
+ * it first.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/socket.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <sched.h>
+#include <malloc.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+
 #include "memtrace_stream.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_OFF 0
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#define SUD_ALLOW 0
+#define SUD_BLOCK 1
+#define SYS_USER_DISPATCH_CODE 2 /* si_code of a dispatch SIGSYS */
+#define EFLAGS_TF 0x100UL
+#define PF_WRITE_BIT 0x2UL
+#define PF_FETCH_BIT 0x10UL
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Raw system calls: issued from agent code, so syscall user dispatch lets them through.            */
+
+static long sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#define sys0(n) sys6((n), 0, 0, 0, 0, 0, 0)
+#define sys1(n, a) sys6((n), (long)(a), 0, 0, 0, 0, 0)
+#define sys2(n, a, b) sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define sys3(n, a, b, c) sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define sys4(n, a, b, c, d) sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+/* rt_sigreturn for every handler the process has: dispatch would trap libc's restorer. */
+__attribute__((naked, used)) static void mt_restorer(void)
+{
+    __asm__ volatile("mov $15, %eax\n\tsyscall\n\thlt");
+}
+
+struct ksigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+};
+#define KSA_RESTORER 0x04000000UL
+
+static uint64_t sigbit(int sig) { return 1ULL << (sig - 1); }
+/* The three signals the agent lives on; the program may never block them. */
+#define OUR_SIGNALS (sigbit(SIGSEGV) | sigbit(SIGTRAP) | sigbit(SIGSYS))
+
+static void mt_memcpy(void *d, const void *s, size_t n)
+{
+    unsigned char *dd = d;
+    const unsigned char *ss = s;
+    while (n--) *dd++ = *ss++;
+}
+static void mt_memmove(void *d, const void *s, size_t n)
+{
+    unsigned char *dd = d;
+    const unsigned char *ss = s;
+    if (dd < ss) { while (n--) *dd++ = *ss++; }
+    else { dd += n; ss += n; while (n--) *--dd = *--ss; }
+}
+static size_t mt_strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+static int mt_strncmp(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i]) return (unsigned char)a[i] - (unsigned char)b[i];
+        if (!a[i]) return 0;
+    }
+    return 0;
+}
+static void mt_memzero(void *d, size_t n)
+{
+    volatile unsigned char *dd = d;
+    while (n--) *dd++ = 0;
+}
+
+/* Memory for the agent's own tables: straight from the kernel, never from the traced allocator. */
+static void *agent_map(size_t n)
+{
+    long p = sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Locks. Each is taken with every signal blocked (in our handlers by sa_mask, elsewhere explicitly), */
+/* so a thread never re-enters a lock it holds.                                                       */
+
+typedef struct { volatile int v; } spinlock;
+static void spin_lock(spinlock *l)
+{
+    while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) __builtin_ia32_pause();
+    }
+}
+static void spin_unlock(spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
+
+static uint64_t block_signals(void)
+{
+    uint64_t all = ~0ULL, old = 0;
+    sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, 8);
+    return old;
+}
+static void restore_signals(uint64_t old) { sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8); }
+
+/* ------------------------------------------------------------------------------------------------ */
+/* State                                                                                            */
+
+struct thread_state {
+    volatile char selector;      /* syscall user dispatch: SUD_BLOCK sends syscalls to SIGSYS */
+    int tid;
+    int dispatch_on;
+    int untraced;                /* depth of wrappers whose memory touches are not the program's */
+    int stepping;                /* pages are open for one instruction, the trap flag is set */
+    int nstep;
+    uintptr_t step_pages[8];
+    uint64_t step_saved_mask;
+    int nlazy;
+    uintptr_t lazy_pages[64];
+    int native_pending;          /* one syscall is being run natively; the trap brings us back */
+    int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
+    int in_handler;              /* inside one of our signal handlers: signals are blocked already */
+};
+static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+
+struct range {
+    uintptr_t start, end;
+    int prot;                    /* the rights the program gave the memory */
+    int kind;                    /* enum mt_region */
+};
+
+struct opening {
+    uintptr_t start, end;
+    int count;
+};
+
+static struct {
+    int active;                  /* attached to a memtrace session; 0 in a forked child */
+    int recording;               /* traced pages are protected and accesses recorded */
+    int regions;                 /* MT_REGION_* to trace */
+    int autostart;
+    long page;
+    uintptr_t text_start, text_end;
+    char self_path[512];
+    char ring_path[512];
+    int pid;
+    int ppid;
+    volatile int threads;
+
+    struct mt_ring_header *ring;
+    unsigned char *ring_data;
+    uint64_t ring_mask;
+    spinlock ring_lock;
+
+    spinlock lock;               /* traced set and openings */
+    struct range *set;
+    int nset, capset;
+    struct opening open[256];
+    int nopen;
+
+    struct ksigaction app_action[65]; /* the program's handlers for SIGSEGV/SIGTRAP/SIGSYS */
+
+    volatile uint64_t faults, steps, syscalls, windows, untraced_faults;
+    int reported_modules;
+} g;
+
+/* The real functions behind the wrappers. */
+static struct {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void (*free)(void *);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
+    int (*munmap)(void *, size_t);
+    void *(*memcpy)(void *, const void *, size_t);
+    void *(*memmove)(void *, const void *, size_t);
+    void *(*memset)(void *, int, size_t);
+    void *(*dlopen)(const char *, int);
+    int (*libc_start_main)(int (*)(int, char **, char **), int, char **, void (*)(void), void (*)(void),
+                           void (*)(void), void *);
+} real;
+static int hooks_ready;
+
+static int mytid(void)
+{
+    if (!ts.tid) ts.tid = (int)sys0(SYS_gettid);
+    return ts.tid;
+}
+
+static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(g.page - 1); }
+static uintptr_t page_up(uintptr_t a) { return (a + g.page - 1) & ~(uintptr_t)(g.page - 1); }
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The ring                                                                                         */
+
+/* Appends one record; `rec` starts with a filled-in mt_rec_header whose size is a multiple of 8.     */
+/* Waits while the ring is full; drops (and counts) only when memtrace is gone.                       */
+static void emit(void *rec)
+{
+    if (!g.active || !g.ring) return;
+    struct mt_rec_header *h = rec;
+    h->tid = (uint32_t)mytid();
+    uint64_t size = h->size;
+    uint64_t old = ts.in_handler ? 0 : block_signals();
+    spin_lock(&g.ring_lock);
+    uint64_t cap = g.ring_mask + 1;
+    for (;;) {
+        uint64_t tail = g.ring->tail;
+        uint64_t at = tail & g.ring_mask;
+        uint64_t pad = (at + size > cap) ? cap - at : 0;
+        uint64_t head = __atomic_load_n(&g.ring->head, __ATOMIC_ACQUIRE);
+        if (tail + pad + size - head <= cap) {
+            if (pad) {
+                struct mt_rec_header *p = (void *)(g.ring_data + at);
+                p->type = MT_PAD;
+                p->flags = 0;
+                p->size = (uint16_t)pad; /* < 8 KiB: no record is larger */
+                p->tid = 0;
+                tail += pad;
+                at = 0;
+            }
+            mt_memcpy(g.ring_data + at, rec, size);
+            __atomic_store_n(&g.ring->tail, tail + size, __ATOMIC_RELEASE);
+            break;
+        }
+        if (sys0(SYS_getppid) != g.ppid) { /* memtrace is gone: nobody will ever read this */
+            __atomic_add_fetch(&g.ring->lost, 1, __ATOMIC_RELAXED);
+            break;
+        }
+        struct timespec t = {0, 50000};
+        sys2(SYS_nanosleep, &t, 0);
+    }
+    spin_unlock(&g.ring_lock);
+    if (!ts.in_handler) restore_signals(old);
+}
+
+#define REC(type_, T, var) \
+    T var; \
+    mt_memzero(&var, sizeof var); \
+    var.h.type = (type_); \
+    var.h.size = sizeof(T)
+
+/* A record with a trailing string (and optional bytes before it), padded to 8. */
+static void emit_with_tail(void *fixed, size_t fixed_size, const void *b1, size_t n1, const void *b2, size_t n2)
+{
+    unsigned char buf[8192];
+    size_t total = (fixed_size + n1 + n2 + 7) & ~(size_t)7;
+    if (total > sizeof buf) {
+        n2 = sizeof buf - fixed_size - n1;
+        total = sizeof buf;
+    }
+    mt_memzero(buf, total);
+    mt_memcpy(buf, fixed, fixed_size);
+    if (n1) mt_memcpy(buf + fixed_size, b1, n1);
+    if (n2) mt_memcpy(buf + fixed_size + n1, b2, n2);
+    ((struct mt_rec_header *)buf)->size = (uint16_t)total;
+    emit(buf);
+}
+
+static void emit_stats_and_exit(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path)
+{
+    if (!g.active) return;
+    REC(MT_STATS, struct mt_stats, s);
+    s.faults = g.faults;
+    s.steps = g.steps;
+    s.syscalls = g.syscalls;
+    s.windows_at_risk = g.windows;
+    s.untraced_faults = g.untraced_faults;
+    emit(&s);
+    REC(MT_EXIT, struct mt_exit, e);
+    e.h.flags = (uint8_t)how;
+    e.value = value;
+    e.ip = ip;
+    e.addr = addr;
+    size_t n = path ? mt_strlen(path) : 0;
+    e.path_len = (uint32_t)n;
+    emit_with_tail(&e, sizeof e, NULL, 0, path, n);
+    __atomic_store_n(&g.ring->done, 1, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The traced set: sorted, disjoint page ranges with the rights the program gave them.               */
+
+static int set_index(uintptr_t a) /* first range with end > a */
+{
+    int lo = 0, hi = g.nset;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (g.set[mid].end <= a) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static struct range *set_find(uintptr_t a)
+{
+    int i = set_index(a);
+    return i < g.nset && g.set[i].start <= a ? &g.set[i] : NULL;
+}
+
+static int set_reserve(int extra)
+{
+    if (g.nset + extra <= g.capset) return 1;
+    int cap = g.capset ? g.capset * 2 : 1024;
+    while (cap < g.nset + extra) cap *= 2;
+    struct range *n = agent_map(sizeof(struct range) * (size_t)cap);
+    if (!n) return 0;
+    if (g.set) {
+        mt_memcpy(n, g.set, sizeof(struct range) * (size_t)g.nset);
+        sys2(SYS_munmap, g.set, sizeof(struct range) * (size_t)g.capset);
+    }
+    g.set = n;
+    g.capset = cap;
+    return 1;
+}
+
+static int covered_by_opening(uintptr_t page)
+{
+    for (int i = 0; i < g.nopen; i++)
+        if (g.open[i].start <= page && page < g.open[i].end) return 1;
+    return 0;
+}
+
+/* Takes the rights away from [s, e) except from pages someone has open right now. */
+static void protect_span(uintptr_t s, uintptr_t e)
+{
+    if (!g.nopen) { sys3(SYS_mprotect, s, e - s, PROT_NONE); return; }
+    uintptr_t run = s;
+    for (uintptr_t p = s; p < e; p += g.page) {
+        if (covered_by_opening(p)) {
+            if (run < p) sys3(SYS_mprotect, run, p - run, PROT_NONE);
+            run = p + g.page;
+        }
+    }
+    if (run < e) sys3(SYS_mprotect, run, e - run, PROT_NONE);
+}
+
+static void emit_range(int add, uintptr_t s, uintptr_t e, int kind, int prot)
+{
+    REC(MT_RANGE, struct mt_range, r);
+    r.h.flags = add ? MT_RANGE_ADD : MT_RANGE_REMOVE;
+    r.start = s;
+    r.end = e;
+    r.kind = (uint32_t)kind;
+    r.prot = (uint32_t)prot;
+    emit(&r);
+}
+
+/* Drops [s, e) from the set. `restore` gives the memory its rights back (it is still mapped). Lock held. */
+static void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
+{
+    int i = set_index(s);
+    while (i < g.nset && g.set[i].start < e) {
+        struct range r = g.set[i];
+        uintptr_t cs = r.start > s ? r.start : s, ce = r.end < e ? r.end : e;
+        if (restore && g.recording) sys3(SYS_mprotect, cs, ce - cs, r.prot);
+        emit_range(0, cs, ce, r.kind, r.prot);
+        if (r.start < s && r.end > e) { /* split in two */
+            if (!set_reserve(1)) return;
+            mt_memmove(&g.set[i + 2], &g.set[i + 1], sizeof(struct range) * (size_t)(g.nset - i - 1));
+            g.set[i].end = s;
+            g.set[i + 1] = r;
+            g.set[i + 1].start = e;
+            g.nset++;
+            return;
+        } else if (r.start < s) {
+            g.set[i].end = s;
+            i++;
+        } else if (r.end > e) {
+            g.set[i].start = e;
+            return;
+        } else {
+            mt_memmove(&g.set[i], &g.set[i + 1], sizeof(struct range) * (size_t)(g.nset - i - 1));
+            g.nset--;
+        }
+    }
+}
+
+/* Adds [s, e) with the program's rights `prot`; protects it when recording. Lock held. */
+static void set_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
+{
+    if (s >= e || !(g.regions & kind) || !(prot & (PROT_READ | PROT_WRITE)) || (prot & PROT_EXEC)) return;
+    set_remove_locked(s, e, 0);
+    if (!set_reserve(1)) return;
+    int i = set_index(s);
+    mt_memmove(&g.set[i + 1], &g.set[i], sizeof(struct range) * (size_t)(g.nset - i));
+    g.set[i] = (struct range){s, e, prot, kind};
+    g.nset++;
+    if (g.recording) protect_span(s, e);
+    emit_range(1, s, e, kind, prot);
+}
+
+static int set_covers_locked(uintptr_t s, uintptr_t e)
+{
+    while (s < e) {
+        struct range *r = set_find(s);
+        if (!r) return 0;
+        s = r->end;
+    }
+    return 1;
+}
+
+/* Opens the traced pages of [s, e) (counted, so overlapping openings by several threads nest). Lock held. */
+static void open_locked(uintptr_t s, uintptr_t e)
+{
+    for (int i = 0; i < g.nopen; i++) {
+        if (g.open[i].start == s && g.open[i].end == e) {
+            g.open[i].count++;
+            return;
+        }
+    }
+    if (g.nopen == (int)(sizeof g.open / sizeof g.open[0])) return;
+    g.open[g.nopen++] = (struct opening){s, e, 1};
+    if (g.threads > 1) g.windows++;
+    int i = set_index(s);
+    for (; i < g.nset && g.set[i].start < e; i++) {
+        uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
+        uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;
+        sys3(SYS_mprotect, cs, ce - cs, g.set[i].prot);
+    }
+}
+
+static void close_locked(uintptr_t s, uintptr_t e)
+{
+    int k;
+    for (k = 0; k < g.nopen; k++)
+        if (g.open[k].start == s && g.open[k].end == e) break;
+    if (k == g.nopen) return;
+    if (--g.open[k].count > 0) return;
+    g.open[k] = g.open[--g.nopen];
+    if (!g.recording) return;
+    int i = set_index(s);
+    for (; i < g.nset && g.set[i].start < e; i++) {
+        uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
+        uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;
+        protect_span(cs, ce);
+    }
+}
+
+/* Opens a span of program memory from normal (non-handler) context. */
+static uint64_t open_span(uintptr_t s, uintptr_t e)
+{
+    uint64_t old = block_signals();
+    spin_lock(&g.lock);
+    if (g.recording) open_locked(page_down(s), page_up(e));
+    spin_unlock(&g.lock);
+    return old;
+}
+static void close_span(uintptr_t s, uintptr_t e, uint64_t old)
+{
+    spin_lock(&g.lock);
+    if (g.recording) close_locked(page_down(s), page_up(e));
+    spin_unlock(&g.lock);
+    restore_signals(old);
+}
+
+static void protect_all_locked(int on)
+{
+    for (int i = 0; i < g.nset; i++) {
+        if (on) protect_span(g.set[i].start, g.set[i].end);
+        else sys3(SYS_mprotect, g.set[i].start, g.set[i].end - g.set[i].start, g.set[i].prot);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Modules and the memory map                                                                       */
+
+struct map_line {
+    uintptr_t start, end, offset;
+    int prot;
+    int is_private;
+    char path[256];
+};
+
+/* Calls fn for each /proc/self/maps line; the file is read with raw syscalls into a private buffer. */
+static void for_each_map(void (*fn)(const struct map_line *, void *), void *arg)
+{
+    int fd = (int)sys3(SYS_open, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return;
+    size_t cap = 1 << 20;
+    char *buf = agent_map(cap);
+    if (!buf) { sys1(SYS_close, fd); return; }
+    size_t len = 0;
+    for (;;) {
+        long n = sys3(SYS_read, fd, buf + len, cap - len - 1);
+        if (n <= 0) break;
+        len += (size_t)n;
+        if (len >= cap - 1) break;
+    }
+    sys1(SYS_close, fd);
+    buf[len] = 0;
+    char *p = buf;
+    while (*p) {
+        struct map_line m;
+        mt_memzero(&m, sizeof m);
+        uintptr_t v = 0;
+        while (*p && *p != '-') { v = v * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10); p++; }
+        m.start = v; p++; v = 0;
+        while (*p && *p != ' ') { v = v * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10); p++; }
+        m.end = v; p++;
+        m.prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0);
+        m.is_private = p[3] == 'p';
+        p += 5; v = 0;
+        while (*p && *p != ' ') { v = v * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10); p++; }
+        m.offset = v;
+        for (int f = 0; f < 2; f++) { while (*p == ' ') p++; while (*p && *p != ' ') p++; } /* dev, inode */
+        while (*p == ' ') p++;
+        size_t k = 0;
+        while (*p && *p != '\n') { if (k < sizeof m.path - 1) m.path[k++] = *p; p++; }
+        if (*p) p++;
+        fn(&m, arg);
+    }
+    sys2(SYS_munmap, buf, cap);
+}
+
+/* Non-executable PT_LOAD spans of the loaded objects other than the agent and the dynamic loader:   */
+/* the memory the DATA region means (data, bss, relro, rodata).                                      */
+struct span { uintptr_t s, e; };
+static struct span data_spans[512];
+static int ndata_spans;
+static uintptr_t ldso_base;
+
+static int is_excluded_object(struct dl_phdr_info *info)
+{
+    if (info->dlpi_addr == ldso_base && ldso_base) return 1;
+    const char *n = info->dlpi_name;
+    if (n && n[0] && mt_strncmp(n, g.self_path, sizeof g.self_path) == 0) return 1;
+    if (n && mt_strncmp(n, "linux-vdso", 10) == 0) return 1;
+    for (int i = 0; i < info->dlpi_phnum; i++) /* the dynamic loader, by its own PT_LOAD at ldso_base */
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_addr + info->dlpi_phdr[i].p_vaddr == ldso_base)
+            return 1;
+    return 0;
+}
+
+static int collect_spans(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    if (is_excluded_object(info)) return 0;
+    for (int i = 0; i < info->dlpi_phnum && ndata_spans < 512; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_X)) continue;
+        data_spans[ndata_spans++] = (struct span){page_down(info->dlpi_addr + ph->p_vaddr),
+                                                  page_up(info->dlpi_addr + ph->p_vaddr + ph->p_memsz)};
+    }
+    return 0;
+}
+
+static int in_data_span(uintptr_t s, uintptr_t e)
+{
+    for (int i = 0; i < ndata_spans; i++)
+        if (data_spans[i].s <= s && e <= data_spans[i].e) return 1;
+    return 0;
+}
+
+static void report_mapping(const struct map_line *m, void *arg)
+{
+    int *initial = arg;
+    int traced = 0;
+    int is_ring = mt_strncmp(m->path, g.ring_path, sizeof m->path) == 0;
+    if (!is_ring && !(m->prot & PROT_EXEC) && (m->prot & (PROT_READ | PROT_WRITE))) {
+        int kind = 0;
+        if (in_data_span(m->start, m->end)) kind = MT_REGION_DATA;
+        else if (mt_strncmp(m->path, "[heap]", 7) == 0) kind = MT_REGION_HEAP;
+        if (kind && *initial && !set_find(m->start)) {
+            set_add_locked(m->start, m->end, m->prot, kind);
+        }
+        traced = set_find(m->start) != NULL;
+    }
+    REC(MT_MAPPING, struct mt_mapping, r);
+    r.h.flags = traced ? MT_MAP_TRACED : 0;
+    r.start = m->start;
+    r.end = m->end;
+    r.offset = m->offset;
+    r.prot = (uint32_t)m->prot;
+    size_t n = mt_strlen(m->path);
+    r.path_len = (uint32_t)n;
+    emit_with_tail(&r, sizeof r, NULL, 0, m->path, n);
+}
+
+static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    int *index = arg;
+    if ((*index)++ < g.reported_modules) return 0;
+    const char *name = info->dlpi_name;
+    char exe[512];
+    if (!name || !name[0]) { /* the executable itself */
+        long n = sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+        name = exe;
+    }
+    const unsigned char *bid = NULL;
+    uint32_t bid_len = 0;
+    for (int i = 0; i < info->dlpi_phnum && !bid; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (p + 12 <= end) {
+            const ElfW(Nhdr) *nh = (const void *)p;
+            const unsigned char *desc = p + 12 + ((nh->n_namesz + 3) & ~3u);
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && mt_strncmp((const char *)p + 12, "GNU", 4) == 0) {
+                bid = desc;
+                bid_len = nh->n_descsz;
+                break;
+            }
+            p = desc + ((nh->n_descsz + 3) & ~3u);
+        }
+    }
+    REC(MT_MODULE, struct mt_module, r);
+    r.load_bias = info->dlpi_addr;
+    r.build_id_len = bid_len;
+    size_t n = mt_strlen(name);
+    r.path_len = (uint32_t)n;
+    emit_with_tail(&r, sizeof r, bid, bid_len, name, n);
+    return 0;
+}
+
+/* Reports modules loaded since the last call and, when asked, adds their data to the traced set. */
+static void scan_new_modules(int initial)
+{
+    int index = 0;
+    ndata_spans = 0;
+    dl_iterate_phdr(collect_spans, NULL);
+    dl_iterate_phdr(report_module, &index);
+    g.reported_modules = index;
+    uint64_t old = block_signals();
+    spin_lock(&g.lock);
+    for_each_map(report_mapping, &initial);
+    spin_unlock(&g.lock);
+    restore_signals(old);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Recording on and off                                                                             */
+
+static void control(int start, uintptr_t caller)
+{
+    if (!g.active) return;
+    uint64_t old = block_signals();
+    spin_lock(&g.lock);
+    if (start != g.recording) {
+        g.recording = start;
+        protect_all_locked(start);
+    }
+    spin_unlock(&g.lock);
+    restore_signals(old);
+    REC(MT_CONTROL, struct mt_control, c);
+    c.h.flags = start ? MT_CTL_START : MT_CTL_STOP;
+    c.caller = caller;
+    emit(&c);
+}
+
+EXPORT void memtrace_start(void) { control(1, (uintptr_t)__builtin_return_address(0)); }
+EXPORT void memtrace_stop(void) { control(0, (uintptr_t)__builtin_return_address(0)); }
+EXPORT void MadT__start(void) { control(1, (uintptr_t)__builtin_return_address(0)); }
+EXPORT void MadT__stop(void) { control(0, (uintptr_t)__builtin_return_address(0)); }
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Signals                                                                                          */
+
+static void set_kernel_action(int sig, void *handler, unsigned long flags, uint64_t mask)
+{
+    struct ksigaction a = {handler, flags | KSA_RESTORER, (void *)mt_restorer, mask};
+    sys4(SYS_rt_sigaction, sig, &a, 0, 8);
+}
+
+/* Ends the step of this thread: its pages lose their rights again. Lock not held. */
+static void end_step(ucontext_t *uc)
+{
+    spin_lock(&g.lock);
+    for (int i = 0; i < ts.nstep; i++) close_locked(ts.step_pages[i], ts.step_pages[i] + g.page);
+    spin_unlock(&g.lock);
+    ts.nstep = 0;
+    ts.stepping = 0;
+    uc->uc_mcontext.gregs[REG_EFL] &= ~EFLAGS_TF;
+    mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
+    g.steps++;
+}
+
+/* A signal that is not the agent's business: give it to the program's handler, or die of it. */
+static void forward(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (ts.stepping) end_step(uc);
+    struct ksigaction *a = &g.app_action[sig];
+    if (a->handler != SIG_DFL && a->handler != SIG_IGN) {
+        void *h = a->handler;
+        unsigned long flags = a->flags;
+        if (flags & SA_RESETHAND) a->handler = SIG_DFL;
+        /* The program's handler is program code (it may even siglongjmp away): not our handler. */
+        int depth = ts.in_handler;
+        ts.in_handler = 0;
+        if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+        else ((void (*)(int))h)(sig);
+        ts.in_handler = depth;
+        return;
+    }
+    /* Default action: the program dies of this signal. Say so in the stream first. */
+    emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+                        (uint64_t)si->si_addr, NULL);
+    set_kernel_action(sig, SIG_DFL, 0, 0);
+    uint64_t m;
+    mt_memcpy(&m, &uc->uc_sigmask, 8);
+    m &= ~sigbit(sig);
+    mt_memcpy(&uc->uc_sigmask, &m, 8);
+    sys3(SYS_tgkill, g.pid, mytid(), sig);
+}
+
+static void segv_access(int sig, siginfo_t *si, void *ucv);
+static void on_segv(int sig, siginfo_t *si, void *ucv)
+{
+    ts.in_handler++;
+    segv_access(sig, si, ucv);
+    ts.in_handler--;
+}
+
+static void segv_access(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    if (!g.active || si->si_code != SEGV_ACCERR) { forward(sig, si, uc); return; }
+    if (uc->uc_mcontext.gregs[REG_ERR] & PF_FETCH_BIT) { forward(sig, si, uc); return; }
+    if (ts.dispatch_on && ts.selector == SUD_ALLOW && !ts.native_pending) ts.selector = SUD_BLOCK;
+    int write = (uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE_BIT) != 0;
+    spin_lock(&g.lock);
+    struct range *r = set_find(addr);
+    if (!r || !g.recording || !(r->prot & (write ? PROT_WRITE : PROT_READ))) {
+        spin_unlock(&g.lock);
+        forward(sig, si, uc);
+        return;
+    }
+    uintptr_t page = page_down(addr);
+    if (ts.untraced) { /* the allocator or a block operation working for the program */
+        if (ts.nlazy < (int)(sizeof ts.lazy_pages / sizeof ts.lazy_pages[0])) {
+            open_locked(page, page + g.page);
+            ts.lazy_pages[ts.nlazy++] = page;
+            g.untraced_faults++;
+            spin_unlock(&g.lock);
+            return;
+        }
+        /* too many pages open at once: fall through and single-step this one instead */
+    }
+    if (ts.nstep == (int)(sizeof ts.step_pages / sizeof ts.step_pages[0])) {
+        spin_unlock(&g.lock);
+        forward(sig, si, uc);
+        return;
+    }
+    open_locked(page, page + g.page);
+    spin_unlock(&g.lock);
+    ts.step_pages[ts.nstep++] = page;
+    g.faults++;
+    if (!ts.untraced) {
+        REC(MT_ACCESS, struct mt_access, a);
+        a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
+        a.ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+        a.addr = addr;
+        emit(&a);
+    }
+    if (!ts.stepping) {
+        ts.stepping = 1;
+        mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
+        uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
+        mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
+        uc->uc_mcontext.gregs[REG_EFL] |= EFLAGS_TF;
+    }
+}
+
+static void enable_dispatch(void);
+static void emit_thread(int start, uint64_t value)
+{
+    REC(MT_THREAD, struct mt_thread, t);
+    t.h.flags = start ? MT_THREAD_START : MT_THREAD_EXIT;
+    t.value = value;
+    emit(&t);
+}
+
+static void trap_step(int sig, siginfo_t *si, void *ucv);
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+    ts.in_handler++;
+    trap_step(sig, si, ucv);
+    ts.in_handler--;
+}
+
+static void trap_step(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    greg_t *gr = uc->uc_mcontext.gregs;
+    if (ts.native_pending && gr[REG_RAX] != 0) {
+        /* back from a syscall we let run natively (the parent side of a clone) */
+        ts.native_pending = 0;
+        ts.selector = SUD_BLOCK;
+        gr[REG_EFL] &= ~EFLAGS_TF;
+        if (ts.native_reprotect) {
+            ts.native_reprotect = 0;
+            spin_lock(&g.lock);
+            if (g.recording) protect_all_locked(1);
+            spin_unlock(&g.lock);
+        }
+        return;
+    }
+    if (ts.stepping) {
+        end_step(uc);
+        return;
+    }
+    if (si->si_code == TRAP_TRACE && (gr[REG_EFL] & EFLAGS_TF)) {
+        /* A new thread created by a natively run clone inherits the trap flag: it lands here first. */
+        gr[REG_EFL] &= ~EFLAGS_TF;
+        if (ts.native_pending) return; /* a vfork-like child sharing the parent's TLS: leave it alone */
+        if (!ts.dispatch_on && g.active) {
+            ts.tid = 0;
+            __atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);
+            enable_dispatch();
+            emit_thread(1, 0);
+        }
+        return;
+    }
+    forward(sig, si, uc);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* System calls (syscall user dispatch)                                                             */
+
+#define MAX_SPANS 16
+struct spans { int n; uintptr_t s[MAX_SPANS], e[MAX_SPANS]; };
+
+static void add_span(struct spans *sp, uintptr_t a, size_t len)
+{
+    if (!a || !len || sp->n == MAX_SPANS) return;
+    sp->s[sp->n] = page_down(a);
+    sp->e[sp->n] = page_up(a + len);
+    sp->n++;
+}
+
+static int is_traced_address(uintptr_t a)
+{
+    return a && set_find(a) != NULL;
+}
+
+/* Reads program memory that may be protected: opens it for the copy. Lock not held, signals blocked. */
+static void copy_in(void *dst, uintptr_t src, size_t n)
+{
+    spin_lock(&g.lock);
+    int open = g.recording && set_find(src);
+    if (open) open_locked(page_down(src), page_up(src + n));
+    spin_unlock(&g.lock);
+    mt_memcpy(dst, (const void *)src, n);
+    if (open) {
+        spin_lock(&g.lock);
+        close_locked(page_down(src), page_up(src + n));
+        spin_unlock(&g.lock);
+    }
+}
+
+/* System calls whose arguments are addresses of mappings, not user buffers to read or write. */
+static int is_mapping_call(long nr)
+{
+    switch (nr) {
+    case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_mremap: case SYS_madvise: case SYS_brk:
+    case SYS_msync: case SYS_mlock: case SYS_munlock: case SYS_mincore: case SYS_pkey_mprotect:
+    case SYS_exit: case SYS_exit_group:
+        return 1;
+    }
+    return 0;
+}
+
+static void emit_block(int op, long nr, uintptr_t ip, uintptr_t dst, uintptr_t src, uint64_t len)
+{
+    if (!g.recording || !len) return;
+    REC(MT_BLOCK, struct mt_block, b);
+    b.h.flags = (uint8_t)(op | MT_BLK_SYSCALL);
+    b.ip = ip;
+    b.dst = dst;
+    b.src = src;
+    b.len = len;
+    b.what = (uint32_t)nr;
+    emit(&b);
+}
+
+/* Block events for the kernel's reads (G) and writes (W) of an iovec array, up to `total` bytes. */
+static void emit_iov(int op, long nr, uintptr_t ip, const struct iovec *iov, int cnt, long total)
+{
+    for (int i = 0; i < cnt && total > 0; i++) {
+        long n = (long)iov[i].iov_len < total ? (long)iov[i].iov_len : total;
+        if (op == MT_BLK_STORE) emit_block(op, nr, ip, (uintptr_t)iov[i].iov_base, 0, (uint64_t)n);
+        else emit_block(op, nr, ip, 0, (uintptr_t)iov[i].iov_base, (uint64_t)n);
+        total -= n;
+    }
+}
+
+static long do_fork_like(long nr, long *a, ucontext_t *uc)
+{
+    /* A new process gets a copy of our memory: give everything its rights back first so the child   */
+    /* starts untraced and whole; the parent protects again afterwards.                              */
+    spin_lock(&g.lock);
+    int was = g.recording;
+    if (was) protect_all_locked(0);
+    spin_unlock(&g.lock);
+    long ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (ret == 0) {
+        g.active = 0;
+        g.recording = 0;
+        ts.dispatch_on = 0;
+        return 0;
+    }
+    if (ret > 0) {
+        REC(MT_FORK, struct mt_fork, f);
+        f.child_pid = (uint64_t)ret;
+        emit(&f);
+    }
+    spin_lock(&g.lock);
+    if (was) protect_all_locked(1);
+    spin_unlock(&g.lock);
+    return ret;
+}
+
+/* Lets the syscall at rip-2 run natively once and regains control with the trap flag afterwards. */
+static void run_natively(ucontext_t *uc, int reprotect)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    if (reprotect) {
+        spin_lock(&g.lock);
+        if (g.recording) protect_all_locked(0);
+        spin_unlock(&g.lock);
+    }
+    ts.native_pending = 1;
+    ts.native_reprotect = reprotect;
+    ts.selector = SUD_ALLOW;
+    gr[REG_RIP] -= 2;
+    gr[REG_EFL] |= EFLAGS_TF;
+}
+
+static void handle_sigaction(long *a, long *ret)
+{
+    int sig = (int)a[0];
+    struct ksigaction act, old;
+    if (sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) {
+        old = g.app_action[sig];
+        if (a[1]) copy_in(&g.app_action[sig], (uintptr_t)a[1], sizeof act);
+        if (a[2]) mt_memcpy((void *)a[2], &old, sizeof old); /* the span is open */
+        *ret = 0;
+        return;
+    }
+    if (a[1]) {
+        copy_in(&act, (uintptr_t)a[1], sizeof act);
+        if (act.handler != SIG_DFL && act.handler != SIG_IGN) {
+            act.flags |= KSA_RESTORER;
+            act.restorer = (void *)mt_restorer;
+            act.mask &= ~OUR_SIGNALS;
+        }
+        *ret = sys4(SYS_rt_sigaction, sig, &act, a[2], a[3]);
+    } else {
+        *ret = sys4(SYS_rt_sigaction, sig, 0, a[2], a[3]);
+    }
+}
+
+static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
+static void on_sys(int sig, siginfo_t *si, void *ucv)
+{
+    ts.in_handler++;
+    syscall_for_program(sig, si, ucv);
+    ts.in_handler--;
+}
+
+static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    greg_t *gr = uc->uc_mcontext.gregs;
+    if (si->si_code != SYS_USER_DISPATCH_CODE) { forward(sig, si, uc); return; }
+    long nr = gr[REG_RAX];
+    long a[6] = {gr[REG_RDI], gr[REG_RSI], gr[REG_RDX], gr[REG_R10], gr[REG_R8], gr[REG_R9]};
+    uintptr_t ip = (uintptr_t)gr[REG_RIP];
+    long ret;
+    g.syscalls++;
+
+    switch (nr) {
+    case SYS_rt_sigreturn: /* a handler installed before we could fix its restorer */
+        ts.selector = SUD_ALLOW;
+        gr[REG_RIP] -= 2;
+        return;
+    case SYS_clone:
+        if (a[0] & CLONE_VM) { run_natively(uc, (a[0] & CLONE_VFORK) != 0); return; }
+        if (a[1]) { run_natively(uc, 1); return; } /* a process on its own stack: rare, run natively */
+        gr[REG_RAX] = do_fork_like(nr, a, uc);
+        return;
+    case SYS_clone3: {
+        uint64_t flags = 0;
+        copy_in(&flags, (uintptr_t)a[0], 8);
+        run_natively(uc, (flags & CLONE_VM) == 0 || (flags & CLONE_VFORK) != 0);
+        return;
+    }
+    case SYS_vfork:
+        run_natively(uc, 1);
+        return;
+    case SYS_fork:
+        gr[REG_RAX] = do_fork_like(nr, a, uc);
+        return;
+    case SYS_exit_group:
+        emit_stats_and_exit(MT_EXIT_NORMAL, (uint64_t)a[0], ip, 0, NULL);
+        sys1(SYS_exit_group, a[0]);
+        return;
+    case SYS_exit:
+        emit_thread(0, (uint64_t)a[0]);
+        __atomic_sub_fetch(&g.threads, 1, __ATOMIC_RELAXED);
+        sys1(SYS_exit, a[0]);
+        return;
+    case SYS_execve:
+    case SYS_execveat: {
+        control(0, ip);
+        char path[512];
+        uintptr_t p = (uintptr_t)(nr == SYS_execve ? a[0] : a[1]);
+        size_t n = 0;
+        while (n < sizeof path - 1 && p && ((const char *)p)[n]) { path[n] = ((const char *)p)[n]; n++; }
+        path[n] = 0;
+        emit_stats_and_exit(MT_EXIT_EXEC, 0, ip, 0, path);
+        ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        /* still here: the exec failed and the program goes on, traced again */
+        __atomic_store_n(&g.ring->done, 0, __ATOMIC_RELEASE);
+        control(1, ip);
+        gr[REG_RAX] = ret;
+        return;
+    }
+    }
+
+    /* Open every traced page the call may read or write for the time of the call. */
+    struct spans sp;
+    sp.n = 0;
+    struct iovec iov[64];
+    int iovcnt = 0;
+    spin_lock(&g.lock);
+    int recording = g.recording;
+    spin_unlock(&g.lock);
+    if (recording && !is_mapping_call(nr)) {
+        switch (nr) {
+        case SYS_read: case SYS_pread64: case SYS_write: case SYS_pwrite64: case SYS_getdents64:
+            add_span(&sp, (uintptr_t)a[1], (size_t)a[2]);
+            break;
+        case SYS_getrandom:
+            add_span(&sp, (uintptr_t)a[0], (size_t)a[1]);
+            break;
+        case SYS_recvfrom: case SYS_sendto:
+            add_span(&sp, (uintptr_t)a[1], (size_t)a[2]);
+            add_span(&sp, (uintptr_t)a[4], 2 * (size_t)g.page);
+            add_span(&sp, (uintptr_t)a[5], 8);
+            break;
+        case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev: case SYS_preadv2: case SYS_pwritev2:
+            iovcnt = a[2] > 64 ? 64 : (int)(a[2] < 0 ? 0 : a[2]);
+            copy_in(iov, (uintptr_t)a[1], sizeof(struct iovec) * (size_t)iovcnt);
+            add_span(&sp, (uintptr_t)a[1], sizeof(struct iovec) * (size_t)iovcnt);
+            for (int i = 0; i < iovcnt; i++) add_span(&sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+            break;
+        case SYS_recvmsg: case SYS_sendmsg: {
+            struct msghdr mh;
+            copy_in(&mh, (uintptr_t)a[1], sizeof mh);
+            add_span(&sp, (uintptr_t)a[1], sizeof mh);
+            iovcnt = mh.msg_iovlen > 64 ? 64 : (int)mh.msg_iovlen;
+            copy_in(iov, (uintptr_t)mh.msg_iov, sizeof(struct iovec) * (size_t)iovcnt);
+            add_span(&sp, (uintptr_t)mh.msg_iov, sizeof(struct iovec) * (size_t)iovcnt);
+            for (int i = 0; i < iovcnt; i++) add_span(&sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+            add_span(&sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
+            add_span(&sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
+            break;
+        }
+        default:
+            /* Unknown layout: any argument that points into traced memory gets two pages around it,  */
+            /* enough for a path, a struct or a small array.                                           */
+            spin_lock(&g.lock);
+            for (int i = 0; i < 6; i++)
+                if (is_traced_address((uintptr_t)a[i])) add_span(&sp, (uintptr_t)a[i], 2 * (size_t)g.page);
+            spin_unlock(&g.lock);
+        }
+        spin_lock(&g.lock);
+        for (int i = 0; i < sp.n; i++) open_locked(sp.s[i], sp.e[i]);
+        spin_unlock(&g.lock);
+    }
+
+    uintptr_t brk_before = nr == SYS_brk ? (uintptr_t)sys1(SYS_brk, 0) : 0;
+    switch (nr) {
+    case SYS_rt_sigaction:
+        handle_sigaction(a, &ret);
+        break;
+    case SYS_rt_sigprocmask: {
+        uint64_t set;
+        if (a[1] && (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
+            mt_memcpy(&set, (const void *)a[1], 8);
+            set &= ~OUR_SIGNALS;
+            ret = sys4(nr, a[0], &set, a[2], a[3]);
+        } else {
+            ret = sys4(nr, a[0], a[1], a[2], a[3]);
+        }
+        break;
+    }
+    default:
+        ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+
+    if (recording && ret >= 0 && !ts.untraced) { /* inside a wrapper the kernel works for the allocator */
+        switch (nr) {
+        case SYS_read: case SYS_pread64: case SYS_getdents64: case SYS_recvfrom:
+            emit_block(MT_BLK_STORE, nr, ip, (uintptr_t)a[1], 0, (uint64_t)ret);
+            break;
+        case SYS_getrandom:
+            emit_block(MT_BLK_STORE, nr, ip, (uintptr_t)a[0], 0, (uint64_t)ret);
+            break;
+        case SYS_write: case SYS_pwrite64: case SYS_sendto:
+            emit_block(MT_BLK_FETCH, nr, ip, 0, (uintptr_t)a[1], (uint64_t)ret);
+            break;
+        case SYS_readv: case SYS_preadv: case SYS_preadv2: case SYS_recvmsg:
+            emit_iov(MT_BLK_STORE, nr, ip, iov, iovcnt, ret);
+            break;
+        case SYS_writev: case SYS_pwritev: case SYS_pwritev2: case SYS_sendmsg:
+            emit_iov(MT_BLK_FETCH, nr, ip, iov, iovcnt, ret);
+            break;
+        }
+    }
+
+    /* The memory map changed under the traced set: keep the set true to it. */
+    if (ret >= 0 || (ret < -4095)) {
+        spin_lock(&g.lock);
+        switch (nr) {
+        case SYS_munmap:
+            set_remove_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]), 0);
+            break;
+        case SYS_mmap:
+            if (a[3] & MAP_FIXED)
+                set_remove_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[1]), 0);
+            break;
+        case SYS_mremap: {
+            struct range *r = set_find((uintptr_t)a[0]);
+            if (r) {
+                int prot = r->prot, kind = r->kind;
+                set_remove_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]), 0);
+                set_add_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[2]), prot, kind);
+            }
+            break;
+        }
+        case SYS_brk:
+            /* the heap shrank: pages above the break are gone, a later growth brings fresh ones */
+            if ((uintptr_t)ret < brk_before)
+                set_remove_locked(page_up((uintptr_t)ret), page_up(brk_before), 0);
+            break;
+        case SYS_mprotect: case SYS_pkey_mprotect: {
+            /* The program changed the rights: remember them, and keep traced memory protected. */
+            uintptr_t s = page_down((uintptr_t)a[0]), e = page_up((uintptr_t)a[0] + (uintptr_t)a[1]);
+            /* Each traced piece is re-added with the new rights (executable or inaccessible memory  */
+            /* is not traced: set_add_locked refuses it, and faults there are the program's own).      */
+            struct range pieces[16];
+            int np = 0;
+            for (int i = set_index(s); i < g.nset && g.set[i].start < e && np < 16; i++) {
+                pieces[np] = g.set[i];
+                if (pieces[np].start < s) pieces[np].start = s;
+                if (pieces[np].end > e) pieces[np].end = e;
+                np++;
+            }
+            for (int i = 0; i < np; i++) {
+                set_remove_locked(pieces[i].start, pieces[i].end, 0);
+                set_add_locked(pieces[i].start, pieces[i].end, (int)a[2], pieces[i].kind);
+            }
+            break;
+        }
+        }
+        spin_unlock(&g.lock);
+    }
+
+    if (sp.n) {
+        spin_lock(&g.lock);
+        for (int i = 0; i < sp.n; i++) close_locked(sp.s[i], sp.e[i]);
+        spin_unlock(&g.lock);
+    }
+    gr[REG_RAX] = ret;
+}
+
+/* Turns syscall user dispatch on for the calling thread. */
+static void enable_dispatch(void)
+{
+    ts.selector = SUD_BLOCK;
+    long r = sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, (long)g.text_start,
+                  (long)(g.text_end - g.text_start), (long)&ts.selector, 0);
+    ts.dispatch_on = r == 0;
+}
+
+/* Every handler installed before dispatch was on returns through libc's restorer: move it to ours. */
+static void adopt_existing_handlers(void)
+{
+    for (int sig = 1; sig < 65; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) continue;
+        struct ksigaction a;
+        if (sys4(SYS_rt_sigaction, sig, 0, &a, 8) != 0) continue;
+        if (a.handler == SIG_DFL || a.handler == SIG_IGN) continue;
+        a.flags |= KSA_RESTORER;
+        a.restorer = (void *)mt_restorer;
+        a.mask &= ~OUR_SIGNALS;
+        sys4(SYS_rt_sigaction, sig, &a, 0, 8);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Wrappers                                                                                         */
+
+/* dlsym may allocate before the real allocator is known: serve it from a static arena. */
+static unsigned char boot_arena[64 * 1024] __attribute__((aligned(16)));
+static size_t boot_used;
+static void *boot_alloc(size_t n)
+{
+    size_t at = (boot_used + 15) & ~(size_t)15;
+    if (at + n > sizeof boot_arena) return NULL;
+    boot_used = at + n;
+    return boot_arena + at;
+}
+static int is_boot(const void *p) { return (const unsigned char *)p >= boot_arena && (const unsigned char *)p < boot_arena + sizeof boot_arena; }
+
+/* Inside a wrapper: the real function's touches of traced memory open pages without being recorded. */
+static int enter_untraced(void)
+{
+    if (!g.active || ts.untraced) return 0;
+    ts.untraced = 1;
+    return 1;
+}
+static void leave_untraced(void)
+{
+    if (ts.nlazy) {
+        uint64_t old = block_signals();
+        spin_lock(&g.lock);
+        for (int i = 0; i < ts.nlazy; i++) close_locked(ts.lazy_pages[i], ts.lazy_pages[i] + g.page);
+        spin_unlock(&g.lock);
+        restore_signals(old);
+        ts.nlazy = 0;
+    }
+    ts.untraced = 0;
+}
+
+/* A block the allocator returned becomes traced at once. */
+static void trace_block(void *p, size_t n)
+{
+    if (!p || !n || is_boot(p)) return;
+    uintptr_t s = page_down((uintptr_t)p), e = page_up((uintptr_t)p + n);
+    uint64_t old = block_signals();
+    spin_lock(&g.lock);
+    if (!set_covers_locked(s, e)) {
+        /* Pages already traced keep their entry; only the new part is added. */
+        uintptr_t at = s;
+        while (at < e) {
+            struct range *r = set_find(at);
+            if (r) { at = r->end; continue; }
+            int i = set_index(at);
+            uintptr_t stop = i < g.nset && g.set[i].start < e ? g.set[i].start : e;
+            set_add_locked(at, stop, PROT_READ | PROT_WRITE, MT_REGION_HEAP);
+            at = stop;
+        }
+    }
+    spin_unlock(&g.lock);
+    restore_signals(old);
+}
+
+static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }
+
+static void emit_alloc(int fn, uintptr_t caller, uintptr_t result, uint64_t usable, long a0, long a1, long a2,
+                       long a3, long a4, long a5)
+{
+    REC(MT_ALLOC, struct mt_alloc, r);
+    r.h.flags = (uint8_t)fn;
+    r.caller = caller;
+    r.result = result;
+    r.usable = usable;
+    r.a[0] = (uint64_t)a0; r.a[1] = (uint64_t)a1; r.a[2] = (uint64_t)a2;
+    r.a[3] = (uint64_t)a3; r.a[4] = (uint64_t)a4; r.a[5] = (uint64_t)a5;
+    emit(&r);
+}
+
+#define CALLER ((uintptr_t)__builtin_return_address(0))
+/* The compiler may turn the agent's own struct copies into memcpy/memset calls: those bind to these   */
+/* wrappers (we come first in the lookup order) and must not be recorded.                             */
+#define FROM_AGENT (CALLER >= g.text_start && CALLER < g.text_end)
+
+EXPORT void *malloc(size_t n)
+{
+    if (!hooks_ready) return boot_alloc(n);
+    if (!enter_untraced()) return real.malloc(n);
+    void *p = real.malloc(n);
+    leave_untraced();
+    size_t u = usable_size(p);
+    trace_block(p, u);
+    emit_alloc(MT_FN_MALLOC, CALLER, (uintptr_t)p, u, (long)n, 0, 0, 0, 0, 0);
+    return p;
+}
+
+EXPORT void *calloc(size_t m, size_t n)
+{
+    if (!hooks_ready) {
+        void *p = boot_alloc(m * n);
+        if (p) mt_memzero(p, m * n);
+        return p;
+    }
+    if (!enter_untraced()) return real.calloc(m, n);
+    void *p = real.calloc(m, n);
+    leave_untraced();
+    size_t u = usable_size(p);
+    trace_block(p, u);
+    emit_alloc(MT_FN_CALLOC, CALLER, (uintptr_t)p, u, (long)m, (long)n, 0, 0, 0, 0);
+    return p;
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+    if (is_boot(old)) { /* a block from before the allocator was known: move it out */
+        void *p = malloc(n);
+        if (p) mt_memcpy(p, old, n);
+        return p;
+    }
+    if (!hooks_ready) return boot_alloc(n);
+    if (!enter_untraced()) return real.realloc(old, n);
+    void *p = real.realloc(old, n);
+    leave_untraced();
+    size_t u = usable_size(p);
+    trace_block(p, u);
+    emit_alloc(MT_FN_REALLOC, CALLER, (uintptr_t)p, u, (long)old, (long)n, 0, 0, 0, 0);
+    return p;
+}
+
+EXPORT void *reallocarray(void *old, size_t m, size_t n)
+{
+    if (!hooks_ready || is_boot(old)) {
+        size_t t;
+        return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
+    }
+    if (!enter_untraced()) return real.reallocarray(old, m, n);
+    void *p = real.reallocarray(old, m, n);
+    leave_untraced();
+    size_t u = usable_size(p);
+    trace_block(p, u);
+    emit_alloc(MT_FN_REALLOCARRAY, CALLER, (uintptr_t)p, u, (long)old, (long)m, (long)n, 0, 0, 0);
+    return p;
+}
+
+EXPORT void free(void *p)
+{
+    if (!p || is_boot(p)) return;
+    if (!hooks_ready) return;
+    if (!enter_untraced()) { real.free(p); return; }
+    real.free(p);
+    leave_untraced();
+    emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (!hooks_ready) return 12; /* ENOMEM */
+    if (!enter_untraced()) return real.posix_memalign(out, align, n);
+    void *p = NULL;
+    int rc = real.posix_memalign(&p, align, n);
+    leave_untraced();
+    size_t u = rc == 0 ? usable_size(p) : 0;
+    trace_block(rc == 0 ? p : NULL, u);
+    uint64_t old = open_span((uintptr_t)out, (uintptr_t)out + sizeof *out);
+    if (rc == 0) *out = p;
+    close_span((uintptr_t)out, (uintptr_t)out + sizeof *out, old);
+    emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, rc == 0 ? (uintptr_t)p : 0, u, (long)out, (long)align, (long)n, 0, 0, rc);
+    return rc;
+}
+
+#define ALIGNED_WRAPPER(name, code, params, args, a0, a1) \
+    EXPORT void *name params \
+    { \
+        if (!hooks_ready) return NULL; \
+        if (!enter_untraced()) return real.name args; \
+        void *p = real.name args; \
+        leave_untraced(); \
+        size_t u = usable_size(p); \
+        trace_block(p, u); \
+        emit_alloc(code, CALLER, (uintptr_t)p, u, (long)(a0), (long)(a1), 0, 0, 0, 0); \
+        return p; \
+    }
+ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)
+ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n)
+ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), n, 0)
+ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), n, 0)
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (!hooks_ready) return (void *)sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+    void *p = real.mmap(addr, len, prot, flags, fd, off);
+    if (!g.active || ts.untraced) return p;
+    if (p != MAP_FAILED) {
+        uint64_t old = block_signals();
+        spin_lock(&g.lock);
+        set_add_locked((uintptr_t)p, page_up((uintptr_t)p + len), prot,
+                       (flags & MAP_ANONYMOUS) ? MT_REGION_ANON : MT_REGION_FILE);
+        spin_unlock(&g.lock);
+        restore_signals(old);
+    }
+    emit_alloc(MT_FN_MMAP, CALLER, (uintptr_t)p, p == MAP_FAILED ? 0 : page_up(len), (long)addr, (long)len, prot,
+               flags, fd, (long)off);
+    return p;
+}
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+    __attribute__((alias("mmap")));
+
+EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    void *want = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        want = va_arg(ap, void *);
+        va_end(ap);
+    }
+    void *p = real.mremap(old, old_len, new_len, flags, want);
+    if (g.active && !ts.untraced)
+        emit_alloc(MT_FN_MREMAP, CALLER, (uintptr_t)p, p == MAP_FAILED ? 0 : page_up(new_len), (long)old,
+                   (long)old_len, (long)new_len, flags, (long)want, 0);
+    return p;
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+    int rc = real.munmap(addr, len);
+    if (g.active && !ts.untraced)
+        emit_alloc(MT_FN_MUNMAP, CALLER, (uintptr_t)rc, 0, (long)addr, (long)len, 0, 0, 0, 0);
+    return rc;
+}
+
+static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, const void *src, size_t n)
+{
+    if (!g.recording || !n) return;
+    REC(MT_BLOCK, struct mt_block, b);
+    b.h.flags = (uint8_t)op;
+    b.ip = caller;
+    b.dst = (uintptr_t)dst;
+    b.src = (uintptr_t)src;
+    b.len = n;
+    b.what = (uint32_t)fn;
+    emit(&b);
+}
+
+EXPORT void *memcpy(void *d, const void *s, size_t n)
+{
+    if (!hooks_ready) { mt_memcpy(d, s, n); return d; }
+    if (FROM_AGENT || !enter_untraced()) return real.memcpy(d, s, n);
+    emit_call_block(MT_FN_MEMCPY, MT_BLK_COPY, CALLER, d, s, n);
+    void *r = real.memcpy(d, s, n);
+    leave_untraced();
+    return r;
+}
+
+EXPORT void *memmove(void *d, const void *s, size_t n)
+{
+    if (!hooks_ready) {
+        unsigned char tmp[256];
+        if (n <= sizeof tmp) { mt_memcpy(tmp, s, n); mt_memcpy(d, tmp, n); }
+        return d;
+    }
+    if (FROM_AGENT || !enter_untraced()) return real.memmove(d, s, n);
+    emit_call_block(MT_FN_MEMMOVE, MT_BLK_COPY, CALLER, d, s, n);
+    void *r = real.memmove(d, s, n);
+    leave_untraced();
+    return r;
+}
+
+EXPORT void *memset(void *d, int c, size_t n)
+{
+    if (!hooks_ready) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
+    if (FROM_AGENT || !enter_untraced()) return real.memset(d, c, n);
+    emit_call_block(MT_FN_MEMSET, MT_BLK_STORE, CALLER, d, NULL, n);
+    void *r = real.memset(d, c, n);
+    leave_untraced();
+    return r;
+}
+
+EXPORT void *dlopen(const char *file, int mode)
+{
+    int mine = enter_untraced();
+    void *h = real.dlopen(file, mode);
+    if (h && g.active) scan_new_modules(1);
+    if (mine) leave_untraced();
+    return h;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Start-up                                                                                         */
+
+static int (*app_main)(int, char **, char **);
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+    if (g.active && g.autostart) control(1, 0);
+    return app_main(argc, argv, envp);
+}
+
+EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv, void (*init)(void),
+                             void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    app_main = main;
+    return real.libc_start_main(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* Takes memtrace's variables and our LD_PRELOAD entry out of the environment, so programs this one   */
+/* execs or spawns run untraced (a child is not part of this trace).                                  */
+static void scrub_environment(void)
+{
+    extern char **environ;
+    char **w = environ;
+    for (char **r = environ; *r; r++) {
+        if (mt_strncmp(*r, "MEMTRACE_", 9) == 0) continue;
+        if (mt_strncmp(*r, "LD_PRELOAD=", 11) == 0) {
+            /* drop our entry, keep the rest of the list in place */
+            static const char agent_name[] = "libmemtrace-agent.so";
+            const size_t an = sizeof agent_name - 1;
+            char *v = *r + 11, *out = v;
+            char *p = v;
+            while (*p) {
+                char *start = p;
+                while (*p && *p != ':' && *p != ' ') p++;
+                size_t len = (size_t)(p - start);
+                int ours = len >= an && mt_strncmp(p - an, agent_name, an) == 0;
+                if (!ours && len) {
+                    if (out != v) *out++ = ':';
+                    for (char *q = start; q < p; q++) *out++ = *q;
+                }
+                if (*p) p++;
+            }
+            *out = 0;
+            if (!*v) continue;
+        }
+        *w++ = *r;
+    }
+    *w = NULL;
+}
+
+static long parse_long(const char *s, long dflt)
+{
+    if (!s || !*s) return dflt;
+    long v = 0;
+    while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+    return v;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uintptr_t me = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (me >= s && me < e) {
+            g.text_start = s;
+            g.text_end = e;
+            size_t n = mt_strlen(info->dlpi_name);
+            if (n >= sizeof g.self_path) n = sizeof g.self_path - 1;
+            mt_memcpy(g.self_path, info->dlpi_name, n);
+            g.self_path[n] = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define RESOLVE(name) real.name = (typeof(real.name))dlsym(RTLD_NEXT, #name)
+
+__attribute__((constructor(101))) static void agent_init(void)
+{
+    g.page = sysconf(_SC_PAGESIZE);
+    RESOLVE(malloc); RESOLVE(calloc); RESOLVE(realloc); RESOLVE(free); RESOLVE(posix_memalign);
+    RESOLVE(aligned_alloc); RESOLVE(memalign); RESOLVE(valloc); RESOLVE(pvalloc); RESOLVE(reallocarray);
+    RESOLVE(mmap); RESOLVE(mremap); RESOLVE(munmap); RESOLVE(memcpy); RESOLVE(memmove); RESOLVE(memset);
+    RESOLVE(dlopen);
+    real.libc_start_main = (typeof(real.libc_start_main))dlsym(RTLD_NEXT, "__libc_start_main");
+    hooks_ready = 1;
+
+    const char *ring_path = getenv("MEMTRACE_RING");
+    if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
+    g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
+    g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
+    size_t rn = mt_strlen(ring_path);
+    if (rn >= sizeof g.ring_path) return;
+    mt_memcpy(g.ring_path, ring_path, rn + 1);
+    scrub_environment();
+
+    int fd = (int)sys3(SYS_open, g.ring_path, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) return;
+    struct mt_ring_header hdr;
+    if (sys3(SYS_read, fd, &hdr, sizeof hdr) != sizeof hdr || hdr.magic != MT_MAGIC || hdr.version != MT_VERSION) {
+        sys1(SYS_close, fd);
+        return;
+    }
+    size_t total = hdr.header_size + hdr.capacity;
+    long m = sys6(SYS_mmap, 0, (long)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    sys1(SYS_close, fd);
+    if (m < 0 && m > -4096) return;
+    g.ring = (struct mt_ring_header *)m;
+    g.ring_data = (unsigned char *)m + hdr.header_size;
+    g.ring_mask = hdr.capacity - 1;
+    g.pid = (int)sys0(SYS_getpid);
+    g.ppid = (int)sys0(SYS_getppid);
+    g.threads = 1;
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)agent_init);
+    ldso_base = (uintptr_t)getauxval(AT_BASE);
+    g.active = 1;
+    g.ring->agent_pid = (uint64_t)g.pid;
+
+    REC(MT_HELLO, struct mt_hello, h);
+    h.pid = (uint64_t)g.pid;
+    h.page_size = (uint64_t)g.page;
+    h.agent_text_start = g.text_start;
+    h.agent_text_end = g.text_end;
+    h.regions = (uint64_t)g.regions;
+    emit(&h);
+    emit_thread(1, 0);
+    scan_new_modules(1);
+
+    uint64_t all_but_ours = ~OUR_SIGNALS;
+    set_kernel_action(SIGSEGV, (void *)on_segv, SA_SIGINFO | SA_NODEFER, all_but_ours);
+    set_kernel_action(SIGTRAP, (void *)on_trap, SA_SIGINFO | SA_NODEFER, all_but_ours);
+    set_kernel_action(SIGSYS, (void *)on_sys, SA_SIGINFO | SA_NODEFER, all_but_ours);
+    adopt_existing_handlers();
+    enable_dispatch();
+}

@@ -25,6 +25,7 @@ memtrace_prereqs() {
   [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4.0 ] || [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4 ] || missing+=(libzydis4.0)
   if [ "${1:-}" = "--with-test-tools" ]; then
     command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+    command -v bc >/dev/null 2>&1 || missing+=(bc)
   fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "memtrace: installing Debian packages: ${missing[*]}" >&2

@@ -50,7 +50,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             description = "Trace file ('-' for standard output; default: ${DEFAULT-VALUE}).")
     String output;
 
-    @Option(names = "--addresses", paramLabel = "MODE", defaultValue = "raw",
+    @Option(names = "--addresses", paramLabel = "MODE", defaultValue = "symbolic",
             description = "raw (#), symbolic ($) or both lines per event (default: ${DEFAULT-VALUE}).")
     AddressMode addresses;
 

@@ -9,13 +9,13 @@ import org.memtrace.event.Event;
  */
 public final class RegionNaming implements Naming {
     private final IntervalMap<String> mappings = new IntervalMap<>();
-    private final IntervalMap<String> ranges = new IntervalMap<>();
+    private final IntervalMap<Event.RegionKind> ranges = new IntervalMap<>();
 
     @Override
     public void observe(Event event) {
         switch (event) {
             case Event.Mapping m -> mappings.put(m.start(), m.end(), mappingName(m.path()));
-            case Event.Range r when r.added() -> ranges.put(r.start(), r.end(), rangeName(r));
+            case Event.Range r when r.added() -> ranges.put(r.start(), r.end(), r.kind());
             case Event.Range r -> ranges.remove(r.start(), r.end());
             case Event.Alloc a when a.function() == Event.AllocFunction.MMAP && !failedMapping(a.result()) ->
                     mappings.put(a.result(), a.result() + a.arg(1), (int) a.arg(4) >= 0 ? "[file]" : "[anon]");
@@ -33,23 +33,21 @@ public final class RegionNaming implements Naming {
         return path.substring(path.lastIndexOf('/') + 1);
     }
 
-    /** Data and file ranges are named after the file mapped there when the memory map knows it. */
-    private String rangeName(Event.Range r) {
-        return switch (r.kind()) {
-            case HEAP -> "[heap]";
-            case ANON -> "[anon]";
-            case DATA, FILE -> {
-                String file = mappings.get(r.start());
-                yield file != null ? file : r.kind() == Event.RegionKind.DATA ? "[data]" : "[file]";
-            }
-        };
-    }
-
+    /**
+     * Traced ranges say what the memory is; data and file ranges are named after the file mapped there,
+     * looked up at query time because the agent may report the range before the mapping.
+     */
     @Override
     public String region(long address) {
-        String r = ranges.get(address);
-        if (r == null) r = mappings.get(address);
-        return r != null ? r : "[unknown]";
+        Event.RegionKind kind = ranges.get(address);
+        String file = mappings.get(address);
+        if (kind == null) return file != null ? file : "[unknown]";
+        return switch (kind) {
+            case HEAP -> "[heap]";
+            case ANON -> "[anon]";
+            case DATA -> file != null ? file : "[data]";
+            case FILE -> file != null ? file : "[file]";
+        };
     }
 
     @Override

@@ -9,12 +9,12 @@ class RegionNamingTest {
     @Test
     void namesRegionsFromMappingsAndTracedRanges() {
         var n = new RegionNaming();
+        n.observe(new Event.Range(1, true, 0x404000, 0x406000, Event.RegionKind.DATA, 3));
         n.observe(new Event.Mapping(1, 0x400000, 0x401000, 0, 5, false, "/usr/bin/prog"));
         n.observe(new Event.Mapping(1, 0x404000, 0x406000, 0x3000, 3, true, "/usr/bin/prog"));
         n.observe(new Event.Mapping(1, 0x406000, 0x427000, 0, 3, true, "[heap]"));
         n.observe(new Event.Mapping(1, 0x7ffc0000L, 0x7ffd0000L, 0, 3, false, "[stack]"));
         n.observe(new Event.Mapping(1, 0x7f000000L, 0x7f001000L, 0, 3, false, ""));
-        n.observe(new Event.Range(1, true, 0x404000, 0x406000, Event.RegionKind.DATA, 3));
         assertThat(n.region(0x404010)).isEqualTo("prog");
         assertThat(n.region(0x406010)).isEqualTo("[heap]");
         assertThat(n.region(0x7ffc0010L)).isEqualTo("[stack]");

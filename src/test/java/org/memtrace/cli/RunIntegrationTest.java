@@ -22,7 +22,7 @@ class RunIntegrationTest {
 
     @BeforeAll
     static void build() throws Exception {
-        for (String p : List.of("global_array", "heap_block", "write_heap", "start_stop", "crash"))
+        for (String p : List.of("global_array", "heap_block", "write_heap", "start_stop", "crash", "forever"))
             NativeBuild.gcc(dir.resolve(p), "-O0", "-no-pie", p + ".c");
         NativeBuild.gcc(dir.resolve("threads"), "-O0", "-no-pie", "-pthread", "threads.c");
     }
@@ -158,5 +158,26 @@ class RunIntegrationTest {
             assertThat(sym.sequence()).isEqualTo(raw.sequence());
             assertThat(sym.type()).isEqualTo(raw.type());
         }
+    }
+
+    @Test
+    void sigtermToMemtraceEndsTheProgramAndKeepsWhatWasRecorded() throws Exception {
+        Path out = dir.resolve("forever.stdout");
+        Path err = dir.resolve("forever.stderr");
+        Path trace = dir.resolve("forever.trace");
+        Process memtrace = Cli.start(dir, out, err, "run", "--addresses", "raw", "-o", trace.toString(), "--",
+                dir.resolve("forever").toString());
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!java.nio.file.Files.readString(out).contains("running") && System.nanoTime() < deadline) Thread.sleep(50);
+        Thread.sleep(300);
+        var program = memtrace.descendants().filter(ph -> ph.info().command().orElse("").endsWith("forever")).findFirst();
+        assertThat(program).isPresent();
+        memtrace.destroy(); // SIGTERM to the JVM only, not to the program
+        assertThat(memtrace.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(program.get().isAlive()).isFalse();
+        String stderr = java.nio.file.Files.readString(err);
+        assertThat(stderr).contains("memtrace summary", "killed by SIGTERM");
+        TraceFile t = TraceFile.read(trace);
+        assertThat(storesIn(t, symbol("forever", "ring"), 400)).hasSizeGreaterThan(10);
     }
 }

@@ -14,19 +14,24 @@ public final class Cli {
     public record Result(int status, String stdout, String stderr) {}
 
     public static Result run(Path workDir, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "-cp", System.getProperty("java.class.path"), "org.memtrace.cli.Main"));
-        cmd.addAll(List.of(args));
         Path out = Files.createTempFile(workDir, "stdout", ".txt");
         Path err = Files.createTempFile(workDir, "stderr", ".txt");
-        Process p = new ProcessBuilder(cmd).directory(workDir.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        Process p = start(workDir, out, err, args);
         if (!p.waitFor(180, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("memtrace timed out: " + String.join(" ", args) + "\n" + Files.readString(err));
         }
         return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    /** Starts memtrace with its stdout and stderr going to the given files. */
+    public static Process start(Path workDir, Path out, Path err, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "-cp", System.getProperty("java.class.path"), "org.memtrace.cli.Main"));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).directory(workDir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     }
 }

@@ -180,4 +180,13 @@ class RunIntegrationTest {
         TraceFile t = TraceFile.read(trace);
         assertThat(storesIn(t, symbol("forever", "ring"), 400)).hasSizeGreaterThan(10);
     }
+
+    @Test
+    void aFullDiskStopsTheTraceNotTheProgram() throws Exception {
+        var r = Cli.run(dir, "run", "-o", "/dev/full", "--", dir.resolve("write_heap").toString());
+        assertThat(r.stdout()).contains("written from the heap", "printf line 2");
+        assertThat(r.stderr().lines().filter(l -> l.contains("cannot write the trace"))).singleElement().asString()
+                .startsWith("memtrace: ").contains("No space left on device");
+        assertThat(r.status()).isEqualTo(1);
+    }
 }

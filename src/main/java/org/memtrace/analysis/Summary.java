@@ -3,7 +3,9 @@ package org.memtrace.analysis;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.Set;
 import org.memtrace.event.Event;
 import org.memtrace.trace.AccessInterpreter;
@@ -77,24 +79,34 @@ public final class Summary implements EventConsumer {
 
     public long faults() { return faults; }
 
+    /** The table's counts by name, for machine-readable output; {@code lost} comes from the ring header. */
+    public Map<String, Long> counts(long lost) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("memoryRegions", (long) regions.size());
+        m.put("loads", loads);
+        m.put("stores", stores);
+        m.put("blockCopies", copies);
+        m.put("blockStores", blockStores);
+        m.put("blockFetches", fetches);
+        m.put("allocations", allocations);
+        m.put("releases", releases);
+        m.put("threads", (long) threads.size());
+        m.put("faults", faults);
+        m.put("windowsAtRisk", windowsAtRisk);
+        m.put("eventsLost", lost);
+        return m;
+    }
+
     /** Prints the table; {@code lost} comes from the ring header, {@code elapsed} from the launcher. */
     public void print(PrintWriter out, long lost, Duration elapsed) {
         out.println("memtrace summary");
-        row(out, "memory regions", regions.size());
-        row(out, "loads", loads);
-        row(out, "stores", stores);
-        row(out, "block copies", copies);
-        row(out, "block stores", blockStores);
-        row(out, "block fetches", fetches);
-        row(out, "allocations", allocations);
-        row(out, "releases", releases);
-        row(out, "threads", threads.size());
-        row(out, "faults", faults);
-        row(out, "windows at risk", windowsAtRisk);
-        row(out, "events lost", lost);
+        counts(lost).forEach((name, n) -> out.printf(Locale.ROOT, "  %-18s %,15d%n", label(name), n));
         out.printf(Locale.ROOT, "  %-18s %,15.3f s%n", "elapsed", elapsed.toNanos() / 1e9);
         out.flush();
     }
 
-    private static void row(PrintWriter out, String what, long n) { out.printf(Locale.ROOT, "  %-18s %,15d%n", what, n); }
+    /** memoryRegions → memory regions */
+    private static String label(String camel) {
+        return camel.replaceAll("([A-Z])", " $1").toLowerCase(Locale.ROOT);
+    }
 }

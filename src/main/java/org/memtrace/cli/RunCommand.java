@@ -10,11 +10,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
 import org.memtrace.launch.LaunchException;
@@ -72,6 +75,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = {"-q", "--quiet"}, description = "Do not print the summary at the end.")
     boolean quiet;
 
+    @Option(names = "--json-summary", paramLabel = "FILE", description = "Also write the summary as JSON to FILE.")
+    Path jsonSummary;
+
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
@@ -93,7 +99,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         MadtWriter writer = new MadtWriter(out, addresses, naming.get(), instructionShapes, p -> say(err, p));
         consumers.add(writer);
         Summary summary = new Summary(instructionShapes);
-        if (!quiet) consumers.add(summary);
+        consumers.add(summary);
 
         Tracer tracer = new Tracer(options, consumers, p -> say(err, p));
         CountDownLatch reported = new CountDownLatch(1);
@@ -109,7 +115,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }, "memtrace-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            RunResult result = tracer.run();
+            RunResult result;
+            try {
+                result = tracer.run();
+            } catch (LaunchException e) {
+                writer.finish();
+                throw e;
+            }
             return report(err, result, summary, writer);
         } finally {
             reported.countDown();
@@ -125,13 +137,29 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (!result.attached())
             say(err, "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)");
         if (result.lost() > 0)
-            say(err, result.lost() + " events were lost because the ring was full (try a larger --buffer-mb)");
+            say(err, result.lost() + " events were lost: the agent could not hand them to memtrace");
         if (!quiet) summary.print(err, result.lost(), result.elapsed());
+        boolean summaryWritten = writeJsonSummary(err, result, summary);
         if (!quiet || result.killedBySignal()) say(err, result.describe());
         if (!quiet && !"-".equals(output)) say(err, "trace written to " + output + " (" + writer.lines() + " lines)");
         err.flush();
-        boolean incomplete = writer.failed() || result.incomplete();
+        boolean incomplete = writer.failed() || result.incomplete() || !summaryWritten;
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
+    }
+
+    private boolean writeJsonSummary(PrintWriter err, RunResult result, Summary summary) {
+        if (jsonSummary == null) return true;
+        Map<String, Object> json = new LinkedHashMap<>(summary.counts(result.lost()));
+        json.put("elapsedSeconds", result.elapsed().toNanos() / 1e9);
+        json.put("exitStatus", result.exitStatus());
+        json.put("ending", result.describe());
+        try {
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonSummary.toFile(), json);
+            return true;
+        } catch (IOException e) {
+            say(err, "cannot write the summary to " + jsonSummary + ": " + e.getMessage());
+            return false;
+        }
     }
 
     private static void say(PrintWriter err, String message) {

@@ -64,8 +64,13 @@ class RunIntegrationTest {
 
     @Test
     void heapBlockIsAllocatedWrittenAndFreedAndTheStatusPassesThrough() throws Exception {
-        var r = memtrace("heap.trace", "--", dir.resolve("heap_block").toString());
+        Path json = dir.resolve("heap.json");
+        var r = memtrace("heap.trace", "--json-summary", json.toString(), "--", dir.resolve("heap_block").toString());
         assertThat(r.status()).as(r.stderr()).isEqualTo(7);
+        var summary = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        assertThat(summary.get("exitStatus").asInt()).isEqualTo(7);
+        assertThat(summary.get("allocations").asLong()).isPositive();
+        assertThat(summary.get("stores").asLong()).isGreaterThanOrEqualTo(16);
         TraceFile t = TraceFile.read(dir.resolve("heap.trace"));
         Line malloc = t.of('M').stream().filter(l -> l.field(1).equals("64")).findFirst().orElseThrow();
         long block = malloc.number(0);

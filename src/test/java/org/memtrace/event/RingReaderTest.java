@@ -26,7 +26,7 @@ class RingReaderTest {
         try (var reader = RingReader.create(ring, 1 << 16); var agent = new FakeAgent(ring)) {
             agent.append(TestRecords.hello(7, 7));
             agent.append(TestRecords.access(7, 0x401000, 0x404040, true, false));
-            agent.append(TestRecords.block(7, MT_BLK(3) | BLK_SYSCALL, 0x401100, 0, 0x4052a0, 12, 1));
+            agent.append(TestRecords.block(7, 3 /* fetch */ | BLK_SYSCALL, 0x401100, 0, 0x4052a0, 12, 1));
             agent.append(TestRecords.alloc(7, 1, 0x401200, 0x4052a0, 24, 20));
             agent.append(TestRecords.module(7, 0x7f00, new byte[] {1, 2, 3}, "/lib/libc.so.6"));
             agent.append(TestRecords.mapping(7, 0x404000, 0x405000, 0x3000, 3, true, "/tmp/prog"));
@@ -60,8 +60,6 @@ class RingReaderTest {
             assertThat(reader.head()).isEqualTo(reader.tail());
         }
     }
-
-    private static int MT_BLK(int op) { return op; }
 
     @Test
     void skipsPaddingAndWrapsAround() throws Exception {

@@ -141,7 +141,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (!quiet) summary.print(err, result.lost(), result.elapsed());
         boolean summaryWritten = writeJsonSummary(err, result, summary);
         if (!quiet || result.killedBySignal()) say(err, result.describe());
-        if (!quiet && !"-".equals(output)) say(err, "trace written to " + output + " (" + writer.lines() + " lines)");
+        if (!quiet && !"-".equals(output)) say(err, "trace written to " + output + " (" + writer.events() + " events)");
         err.flush();
         boolean incomplete = writer.failed() || result.incomplete() || !summaryWritten;
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();

@@ -39,8 +39,8 @@ public final class MadtWriter implements EventConsumer {
     /** Whether writing failed; the trace is then incomplete. */
     public boolean failed() { return failed; }
 
-    /** Numbered lines written so far. */
-    public long lines() { return sequence; }
+    /** Numbered events written so far (one or two lines each, depending on the address mode). */
+    public long events() { return sequence; }
 
     @Override
     public void accept(Event event) {

@@ -29,8 +29,10 @@ public record RunResult(int exitStatus, Optional<Event.Exit> exit, long lost, Du
                     + Long.toHexString(x.ip()) + ", address 0x" + Long.toHexString(x.address()) + " in thread " + x.tid()
                     + "; the trace is complete up to the crash";
         }
+        String after = exit.filter(x -> x.kind() == Event.ExitKind.EXEC)
+                .map(x -> "the program executed " + x.path() + ", which ran untraced; it ").orElse("the program ");
         if (exitStatus > 128)
-            return "the program was killed by " + Signals.name(exitStatus - 128) + " (signal " + (exitStatus - 128) + ")";
-        return "the program exited with status " + exitStatus;
+            return after + "was killed by " + Signals.name(exitStatus - 128) + " (signal " + (exitStatus - 128) + ")";
+        return after + "exited with status " + exitStatus;
     }
 }

@@ -15,7 +15,8 @@ memtrace_find_jdk() {
 }
 
 # Debian packages the build, the tracer and the tests rely on: gcc/make build the agent, libzydis4.0 is
-# the x86 decoder, binutils (as, readelf) and valgrind serve the tests and the benchmark.
+# the x86 decoder, binutils (as, readelf) and valgrind serve the tests and the benchmark, libzydis-dev's
+# headers let a test check the decoder binding's structure layouts.
 memtrace_prereqs() {
   local missing=()
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
@@ -26,6 +27,7 @@ memtrace_prereqs() {
   if [ "${1:-}" = "--with-test-tools" ]; then
     command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
     command -v bc >/dev/null 2>&1 || missing+=(bc)
+    [ -e /usr/include/Zydis/Zydis.h ] || missing+=(libzydis-dev)
   fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "memtrace: installing Debian packages: ${missing[*]}" >&2

@@ -42,8 +42,12 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new Main());
-        // Subcommands are registered here; `memtrace analyze` (AnalyzeCommand) is added the same way.
+        // Subcommands are registered here.
         cl.addSubcommand(new RunCommand(NAMING, SHAPES));
+        cl.addSubcommand(new AnalyzeCommand());
+        // Every command answers --version the same way, whether or not it names a version provider.
+        for (CommandLine sub : cl.getSubcommands().values())
+            if (sub.getCommandSpec().versionProvider() == null) sub.getCommandSpec().versionProvider(new Version());
         // The program's own options follow its name: `memtrace run ./prog -v` must not parse -v.
         cl.getSubcommands().get("run").setStopAtPositional(true);
         cl.setOut(out);

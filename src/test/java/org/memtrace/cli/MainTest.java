@@ -81,6 +81,8 @@ class MainTest {
         }
         assertThat(memtrace("--version").out()).startsWith("memtrace ");
         assertThat(memtrace("run", "--version").out()).startsWith("memtrace ");
+        assertThat(memtrace("analyze", "--version").out()).startsWith("memtrace ");
+        assertThat(memtrace("--help").out()).contains("run", "analyze");
     }
 
     private static String[] concat(String[] a, String[] b) {

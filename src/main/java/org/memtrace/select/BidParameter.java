@@ -1,0 +1,36 @@
+package org.memtrace.select;
+
+import org.memtrace.x86.Register;
+
+/** One of the three quantities {b, i, d} of a BID expression. */
+public sealed interface BidParameter {
+
+    /** An absent quantity: contributes nothing to the address. */
+    record Nil() implements BidParameter {
+        @Override
+        public String toString() {
+            return "nil";
+        }
+    }
+
+    /** A constant part of the address: a displacement, or a static address. */
+    record Immediate(long value) implements BidParameter {
+        @Override
+        public String toString() {
+            return value < 0 ? "-0x" + Long.toHexString(-value) : "0x" + Long.toHexString(value);
+        }
+    }
+
+    /**
+     * A register at one incarnation (§III-B), times the SIB scale (footnote 3 folds the scale into the
+     * index): equal only if register, incarnation and scale all are.
+     */
+    record IncarnatedRegister(Register register, int incarnation, int scale) implements BidParameter {
+        @Override
+        public String toString() {
+            return register.name() + "#" + incarnation + (scale > 1 ? "*" + scale : "");
+        }
+    }
+
+    Nil NIL = new Nil();
+}

@@ -1,0 +1,445 @@
+package org.memtrace.x86;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+/**
+ * The only code that touches Zydis 4.0's memory: hand-written offsets into its structures (checked against
+ * the C headers by ZydisLayoutProbeTest and against a known decoding at load time) and the downcalls.
+ * Everything it hands out is a plain Java value.
+ */
+final class Zydis {
+    static final String LIBRARY = "libZydis.so.4.0";
+    static final String INSTALL_HINT = "memtrace: libzydis4.0 not found: apt-get install libzydis4.0";
+
+    static final long SIZEOF_DECODER = 20;
+    static final long SIZEOF_INSTRUCTION = 328;
+    static final long SIZEOF_OPERAND = 80;
+    static final int MAX_OPERAND_COUNT = 10;
+    static final int MAX_INSTRUCTION_LENGTH = 15;
+
+    static final long INSN_MNEMONIC = 4;
+    static final long INSN_LENGTH = 8;
+    static final long INSN_OPERAND_COUNT = 24;
+    static final long INSN_ATTRIBUTES = 32;
+    static final long INSN_META_CATEGORY = 92;
+
+    static final long OP_VISIBILITY = 4;
+    static final long OP_ACTIONS = 8;
+    static final long OP_SIZE = 16;
+    static final long OP_TYPE = 32;
+    static final long OP_REG_VALUE = 40;
+    static final long OP_MEM_TYPE = 40;
+    static final long OP_MEM_SEGMENT = 44;
+    static final long OP_MEM_BASE = 48;
+    static final long OP_MEM_INDEX = 52;
+    static final long OP_MEM_SCALE = 56;
+    static final long OP_MEM_DISP_VALUE = 72;
+    static final long OP_IMM_IS_RELATIVE = 41;
+    static final long OP_IMM_VALUE = 48;
+    static final long OP_PTR_SEGMENT = 40;
+    static final long OP_PTR_OFFSET = 44;
+
+    static final long VERSION_MAJOR_4 = 0x0004_0000_0000_0000L;
+    static final int MACHINE_MODE_LONG_64 = 0;
+    static final int STACK_WIDTH_64 = 2;
+
+    static final int OPERAND_TYPE_REGISTER = 1;
+    static final int OPERAND_TYPE_MEMORY = 2;
+    static final int OPERAND_TYPE_POINTER = 3;
+    static final int OPERAND_TYPE_IMMEDIATE = 4;
+    static final int VISIBILITY_EXPLICIT = 1;
+    static final int VISIBILITY_IMPLICIT = 2;
+    static final int VISIBILITY_HIDDEN = 3;
+    static final int ACTION_READ = 1;
+    static final int ACTION_WRITE = 2;
+    static final int ACTION_CONDREAD = 4;
+    static final int ACTION_CONDWRITE = 8;
+    static final int MEMOP_TYPE_MEM = 1;
+    static final int MEMOP_TYPE_AGEN = 2;
+    static final int MEMOP_TYPE_MIB = 3;
+    static final int MEMOP_TYPE_VSIB = 4;
+    static final long ATTRIB_HAS_LOCK = 1L << 27;
+    static final long ATTRIB_HAS_REP = 1L << 28;
+    static final long ATTRIB_HAS_REPE = 1L << 29;
+    static final long ATTRIB_HAS_REPNE = 1L << 30;
+    static final int CATEGORY_CALL = 20;
+    static final int CATEGORY_COND_BR = 28;
+    static final int CATEGORY_UNCOND_BR = 96;
+    static final int CATEGORY_RET = 75;
+    static final int CATEGORY_SYSCALL = 89;
+    static final int CATEGORY_SYSRET = 90;
+    static final int CATEGORY_INTERRUPT = 43;
+    static final int CATEGORY_NOP = 60;
+    static final int CATEGORY_WIDENOP = 104;
+    static final int CATEGORY_PREFETCH = 66;
+    static final int REGISTER_RIP = 197;
+    static final int REGISTER_RSP = 57;
+    static final int REGISTER_RBP = 58;
+    static final int REGISTER_FS = 202;
+    static final int REGISTER_GS = 203;
+    static final int REGISTER_MAX_VALUE = 265;
+    static final int MNEMONIC_MAX_VALUE = 1754;
+    static final int MNEMONIC_UD2 = 801;
+    static final int MNEMONIC_HLT = 270;
+    static final int MNEMONIC_INT3 = 287;
+
+    /** The facts above under the names the C probe prints them, for ZydisLayoutProbeTest. */
+    static Map<String, Long> layoutFacts() {
+        var f = new LinkedHashMap<String, Long>();
+        f.put("sizeof.ZydisDecoder", SIZEOF_DECODER);
+        f.put("sizeof.ZydisDecodedInstruction", SIZEOF_INSTRUCTION);
+        f.put("sizeof.ZydisDecodedOperand", SIZEOF_OPERAND);
+        f.put("sizeof.enum", 4L);
+        f.put("offset.ZydisDecodedInstruction.mnemonic", INSN_MNEMONIC);
+        f.put("offset.ZydisDecodedInstruction.length", INSN_LENGTH);
+        f.put("offset.ZydisDecodedInstruction.operand_count", INSN_OPERAND_COUNT);
+        f.put("offset.ZydisDecodedInstruction.attributes", INSN_ATTRIBUTES);
+        f.put("offset.ZydisDecodedInstruction.meta.category", INSN_META_CATEGORY);
+        f.put("offset.ZydisDecodedOperand.visibility", OP_VISIBILITY);
+        f.put("offset.ZydisDecodedOperand.actions", OP_ACTIONS);
+        f.put("offset.ZydisDecodedOperand.size", OP_SIZE);
+        f.put("offset.ZydisDecodedOperand.type", OP_TYPE);
+        f.put("offset.ZydisDecodedOperand.reg.value", OP_REG_VALUE);
+        f.put("offset.ZydisDecodedOperand.mem.type", OP_MEM_TYPE);
+        f.put("offset.ZydisDecodedOperand.mem.segment", OP_MEM_SEGMENT);
+        f.put("offset.ZydisDecodedOperand.mem.base", OP_MEM_BASE);
+        f.put("offset.ZydisDecodedOperand.mem.index", OP_MEM_INDEX);
+        f.put("offset.ZydisDecodedOperand.mem.scale", OP_MEM_SCALE);
+        f.put("offset.ZydisDecodedOperand.mem.disp.value", OP_MEM_DISP_VALUE);
+        f.put("offset.ZydisDecodedOperand.imm.is_relative", OP_IMM_IS_RELATIVE);
+        f.put("offset.ZydisDecodedOperand.imm.value", OP_IMM_VALUE);
+        f.put("offset.ZydisDecodedOperand.ptr.segment", OP_PTR_SEGMENT);
+        f.put("offset.ZydisDecodedOperand.ptr.offset", OP_PTR_OFFSET);
+        f.put("const.ZYDIS_MAX_OPERAND_COUNT", (long) MAX_OPERAND_COUNT);
+        f.put("const.ZYDIS_VERSION", VERSION_MAJOR_4);
+        f.put("const.ZYDIS_MACHINE_MODE_LONG_64", (long) MACHINE_MODE_LONG_64);
+        f.put("const.ZYDIS_STACK_WIDTH_64", (long) STACK_WIDTH_64);
+        f.put("const.ZYDIS_OPERAND_TYPE_REGISTER", (long) OPERAND_TYPE_REGISTER);
+        f.put("const.ZYDIS_OPERAND_TYPE_MEMORY", (long) OPERAND_TYPE_MEMORY);
+        f.put("const.ZYDIS_OPERAND_TYPE_POINTER", (long) OPERAND_TYPE_POINTER);
+        f.put("const.ZYDIS_OPERAND_TYPE_IMMEDIATE", (long) OPERAND_TYPE_IMMEDIATE);
+        f.put("const.ZYDIS_OPERAND_VISIBILITY_EXPLICIT", (long) VISIBILITY_EXPLICIT);
+        f.put("const.ZYDIS_OPERAND_VISIBILITY_IMPLICIT", (long) VISIBILITY_IMPLICIT);
+        f.put("const.ZYDIS_OPERAND_VISIBILITY_HIDDEN", (long) VISIBILITY_HIDDEN);
+        f.put("const.ZYDIS_OPERAND_ACTION_READ", (long) ACTION_READ);
+        f.put("const.ZYDIS_OPERAND_ACTION_WRITE", (long) ACTION_WRITE);
+        f.put("const.ZYDIS_OPERAND_ACTION_CONDREAD", (long) ACTION_CONDREAD);
+        f.put("const.ZYDIS_OPERAND_ACTION_CONDWRITE", (long) ACTION_CONDWRITE);
+        f.put("const.ZYDIS_MEMOP_TYPE_MEM", (long) MEMOP_TYPE_MEM);
+        f.put("const.ZYDIS_MEMOP_TYPE_AGEN", (long) MEMOP_TYPE_AGEN);
+        f.put("const.ZYDIS_MEMOP_TYPE_MIB", (long) MEMOP_TYPE_MIB);
+        f.put("const.ZYDIS_MEMOP_TYPE_VSIB", (long) MEMOP_TYPE_VSIB);
+        f.put("const.ZYDIS_ATTRIB_HAS_LOCK", ATTRIB_HAS_LOCK);
+        f.put("const.ZYDIS_ATTRIB_HAS_REP", ATTRIB_HAS_REP);
+        f.put("const.ZYDIS_ATTRIB_HAS_REPE", ATTRIB_HAS_REPE);
+        f.put("const.ZYDIS_ATTRIB_HAS_REPNE", ATTRIB_HAS_REPNE);
+        f.put("const.ZYDIS_CATEGORY_CALL", (long) CATEGORY_CALL);
+        f.put("const.ZYDIS_CATEGORY_COND_BR", (long) CATEGORY_COND_BR);
+        f.put("const.ZYDIS_CATEGORY_UNCOND_BR", (long) CATEGORY_UNCOND_BR);
+        f.put("const.ZYDIS_CATEGORY_RET", (long) CATEGORY_RET);
+        f.put("const.ZYDIS_CATEGORY_SYSCALL", (long) CATEGORY_SYSCALL);
+        f.put("const.ZYDIS_CATEGORY_SYSRET", (long) CATEGORY_SYSRET);
+        f.put("const.ZYDIS_CATEGORY_INTERRUPT", (long) CATEGORY_INTERRUPT);
+        f.put("const.ZYDIS_CATEGORY_NOP", (long) CATEGORY_NOP);
+        f.put("const.ZYDIS_CATEGORY_WIDENOP", (long) CATEGORY_WIDENOP);
+        f.put("const.ZYDIS_CATEGORY_PREFETCH", (long) CATEGORY_PREFETCH);
+        f.put("const.ZYDIS_REGISTER_RIP", (long) REGISTER_RIP);
+        f.put("const.ZYDIS_REGISTER_RSP", (long) REGISTER_RSP);
+        f.put("const.ZYDIS_REGISTER_RBP", (long) REGISTER_RBP);
+        f.put("const.ZYDIS_REGISTER_FS", (long) REGISTER_FS);
+        f.put("const.ZYDIS_REGISTER_GS", (long) REGISTER_GS);
+        f.put("const.ZYDIS_REGISTER_MAX_VALUE", (long) REGISTER_MAX_VALUE);
+        f.put("const.ZYDIS_MNEMONIC_MAX_VALUE", (long) MNEMONIC_MAX_VALUE);
+        f.put("const.ZYDIS_MNEMONIC_UD2", (long) MNEMONIC_UD2);
+        f.put("const.ZYDIS_MNEMONIC_HLT", (long) MNEMONIC_HLT);
+        f.put("const.ZYDIS_MNEMONIC_INT3", (long) MNEMONIC_INT3);
+        return f;
+    }
+
+    private static final class Holder {
+        static final Zydis INSTANCE = load(LIBRARY);
+    }
+
+    private final MethodHandle decoderInit;
+    private final MethodHandle decodeFull;
+    private final Register[] registers;
+    private final Map<String, Register> registersByName;
+    private final String[] mnemonics;
+
+    /** The loaded, checked library; throws {@link ZydisUnavailableException} on every call if it is unusable. */
+    static Zydis get() {
+        try {
+            return Holder.INSTANCE;
+        } catch (ExceptionInInitializerError e) {
+            throw e.getCause() instanceof ZydisUnavailableException z ? z : new ZydisUnavailableException(INSTALL_HINT, e);
+        } catch (NoClassDefFoundError e) {
+            // The holder failed to initialize earlier: the JVM does not retry, so neither do we.
+            throw new ZydisUnavailableException(INSTALL_HINT, e);
+        }
+    }
+
+    static Zydis load(String library) {
+        SymbolLookup lib;
+        try {
+            lib = SymbolLookup.libraryLookup(library, Arena.global());
+        } catch (IllegalArgumentException e) {
+            throw new ZydisUnavailableException(INSTALL_HINT, e);
+        }
+        Zydis z = new Zydis(lib);
+        z.checkLayout();
+        return z;
+    }
+
+    private Zydis(SymbolLookup lib) {
+        Linker linker = Linker.nativeLinker();
+        MethodHandle version = downcall(linker, lib, "ZydisGetVersion", FunctionDescriptor.of(JAVA_LONG));
+        long v;
+        try {
+            v = (long) version.invokeExact();
+        } catch (Throwable t) {
+            throw new ZydisUnavailableException(INSTALL_HINT, t);
+        }
+        if ((v & 0xFFFF_0000_0000_0000L) != VERSION_MAJOR_4) {
+            throw new ZydisUnavailableException("memtrace: libzydis has version %d.%d, memtrace needs 4.x: apt-get install libzydis4.0"
+                    .formatted(v >>> 48, (v >>> 32) & 0xFFFF));
+        }
+        decoderInit = downcall(linker, lib, "ZydisDecoderInit", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        decodeFull = downcall(linker, lib, "ZydisDecoderDecodeFull",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS));
+        MethodHandle registerString = downcall(linker, lib, "ZydisRegisterGetString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+        MethodHandle registerWidth = downcall(linker, lib, "ZydisRegisterGetWidth", FunctionDescriptor.of(JAVA_SHORT, JAVA_INT, JAVA_INT));
+        MethodHandle registerEnclosing = downcall(linker, lib, "ZydisRegisterGetLargestEnclosing",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+        MethodHandle mnemonicString = downcall(linker, lib, "ZydisMnemonicGetString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+        try {
+            registers = new Register[REGISTER_MAX_VALUE + 1];
+            registersByName = new HashMap<>();
+            registers[0] = Register.NONE;
+            for (int id = 1; id <= REGISTER_MAX_VALUE; id++) {
+                String name = cString((MemorySegment) registerString.invokeExact(id));
+                int width = Short.toUnsignedInt((short) registerWidth.invokeExact(MACHINE_MODE_LONG_64, id));
+                int enclosing = (int) registerEnclosing.invokeExact(MACHINE_MODE_LONG_64, id);
+                registers[id] = new Register(id, name, width, enclosing == 0 ? id : enclosing);
+                registersByName.putIfAbsent(name, registers[id]);
+            }
+            mnemonics = new String[MNEMONIC_MAX_VALUE + 1];
+            for (int id = 0; id <= MNEMONIC_MAX_VALUE; id++) {
+                mnemonics[id] = cString((MemorySegment) mnemonicString.invokeExact(id)).intern();
+            }
+        } catch (Throwable t) {
+            throw new ZydisUnavailableException(INSTALL_HINT, t);
+        }
+    }
+
+    private static MethodHandle downcall(Linker linker, SymbolLookup lib, String name, FunctionDescriptor fd) {
+        MemorySegment symbol = lib.find(name).orElseThrow(
+                () -> new ZydisUnavailableException("memtrace: " + LIBRARY + " lacks " + name + ": apt-get install libzydis4.0"));
+        return linker.downcallHandle(symbol, fd);
+    }
+
+    private static String cString(MemorySegment pointer) {
+        return pointer.equals(MemorySegment.NULL) ? "?" : pointer.reinterpret(64).getString(0);
+    }
+
+    /**
+     * Decodes {@code add dword ptr [rbx+rcx*4+8], eax} with guard bytes behind every structure: a library
+     * built with other layouts writes past them or puts the fields elsewhere, and we refuse to run on it.
+     */
+    private void checkLayout() {
+        byte canary = (byte) 0xA5;
+        long guard = 64;
+        try (Arena arena = Arena.ofConfined()) {
+            var s = new Scratch(arena, guard);
+            s.instruction.fill(canary);
+            s.operands.fill(canary);
+            byte[] code = {0x01, 0x44, (byte) 0x8B, 0x08};
+            MemorySegment.copy(code, 0, s.buffer, JAVA_BYTE, 0, code.length);
+            boolean ok = decode(s, code.length)
+                    && s.instruction.get(JAVA_BYTE, INSN_LENGTH) == 4
+                    && "add".equals(mnemonic(s.instruction.get(JAVA_INT, INSN_MNEMONIC)))
+                    && s.operands.get(JAVA_INT, OP_TYPE) == OPERAND_TYPE_MEMORY
+                    && "rbx".equals(register(s.operands.get(JAVA_INT, OP_MEM_BASE)).name())
+                    && "rcx".equals(register(s.operands.get(JAVA_INT, OP_MEM_INDEX)).name())
+                    && s.operands.get(JAVA_BYTE, OP_MEM_SCALE) == 4
+                    && s.operands.get(JAVA_LONG, OP_MEM_DISP_VALUE) == 8
+                    && s.operands.get(JAVA_BYTE, OP_ACTIONS) == (ACTION_READ | ACTION_WRITE)
+                    && s.operands.get(JAVA_SHORT, OP_SIZE) == 32
+                    && "eax".equals(register(s.operands.get(JAVA_INT, SIZEOF_OPERAND + OP_REG_VALUE)).name());
+            for (long i = 0; ok && i < guard; i++) {
+                ok = s.instruction.get(JAVA_BYTE, SIZEOF_INSTRUCTION + i) == canary
+                        && s.operands.get(JAVA_BYTE, SIZEOF_OPERAND * MAX_OPERAND_COUNT + i) == canary;
+            }
+            if (!ok) {
+                throw new ZydisUnavailableException(
+                        "memtrace: " + LIBRARY + " does not have the structure layout memtrace was built for; install Debian's libzydis4.0");
+            }
+        }
+    }
+
+    /** Native memory one decoder works in: never shared between threads. */
+    final class Scratch {
+        final MemorySegment decoder;
+        final MemorySegment buffer;
+        final MemorySegment instruction;
+        final MemorySegment operands;
+
+        Scratch(Arena arena) {
+            this(arena, 0);
+        }
+
+        private Scratch(Arena arena, long guard) {
+            decoder = arena.allocate(SIZEOF_DECODER, 8);
+            buffer = arena.allocate(MAX_INSTRUCTION_LENGTH, 8);
+            instruction = arena.allocate(SIZEOF_INSTRUCTION + guard, 8);
+            operands = arena.allocate(SIZEOF_OPERAND * MAX_OPERAND_COUNT + guard, 8);
+            int status;
+            try {
+                status = (int) decoderInit.invokeExact(decoder, MACHINE_MODE_LONG_64, STACK_WIDTH_64);
+            } catch (Throwable t) {
+                throw new ZydisUnavailableException(INSTALL_HINT, t);
+            }
+            if (status < 0) {
+                throw new ZydisUnavailableException("memtrace: ZydisDecoderInit failed with status 0x%08x".formatted(status));
+            }
+        }
+    }
+
+    Scratch newScratch(Arena arena) {
+        return new Scratch(arena);
+    }
+
+    /** Decodes from {@code s.buffer}; false when the bytes are not a valid instruction. */
+    boolean decode(Scratch s, long available) {
+        return decode(s, s.buffer, available);
+    }
+
+    boolean decode(Scratch s, MemorySegment code, long available) {
+        try {
+            int status = (int) decodeFull.invokeExact(s.decoder, code, available, s.instruction, s.operands);
+            return status >= 0; // ZYAN_SUCCESS: the top bit is the error flag
+        } catch (Throwable t) {
+            throw new IllegalStateException("ZydisDecoderDecodeFull failed", t);
+        }
+    }
+
+    Register register(int id) {
+        return id >= 0 && id < registers.length ? registers[id] : Register.NONE;
+    }
+
+    private String mnemonic(int id) {
+        return id >= 0 && id < mnemonics.length ? mnemonics[id] : "?";
+    }
+
+    Register registerNamed(String name) {
+        Register r = registersByName.get(name);
+        if (r == null) {
+            throw new IllegalArgumentException("no x86 register named " + name);
+        }
+        return r;
+    }
+
+    /** Turns the decoded structures in {@code s} into an {@link Instruction} at {@code address}. */
+    Instruction read(Scratch s, long address) {
+        MemorySegment in = s.instruction;
+        int mnemonicId = in.get(JAVA_INT, INSN_MNEMONIC);
+        String mnemonic = mnemonic(mnemonicId);
+        int length = Byte.toUnsignedInt(in.get(JAVA_BYTE, INSN_LENGTH));
+        int count = Math.min(Byte.toUnsignedInt(in.get(JAVA_BYTE, INSN_OPERAND_COUNT)), MAX_OPERAND_COUNT);
+        long attributes = in.get(JAVA_LONG, INSN_ATTRIBUTES);
+        int category = in.get(JAVA_INT, INSN_META_CATEGORY);
+        long next = address + length;
+        boolean hint = category == CATEGORY_NOP || category == CATEGORY_WIDENOP || category == CATEGORY_PREFETCH;
+
+        List<Operand> operands = new ArrayList<>(count);
+        OptionalLong target = OptionalLong.empty();
+        for (int i = 0; i < count; i++) {
+            MemorySegment op = s.operands.asSlice(SIZEOF_OPERAND * i, SIZEOF_OPERAND);
+            Operand.Visibility visibility = switch (op.get(JAVA_INT, OP_VISIBILITY)) {
+                case VISIBILITY_EXPLICIT -> Operand.Visibility.EXPLICIT;
+                case VISIBILITY_IMPLICIT -> Operand.Visibility.IMPLICIT;
+                default -> Operand.Visibility.HIDDEN;
+            };
+            int actions = Byte.toUnsignedInt(op.get(JAVA_BYTE, OP_ACTIONS));
+            boolean reads = (actions & (ACTION_READ | ACTION_CONDREAD)) != 0;
+            boolean writes = (actions & (ACTION_WRITE | ACTION_CONDWRITE)) != 0;
+            switch (op.get(JAVA_INT, OP_TYPE)) {
+                case OPERAND_TYPE_REGISTER ->
+                        operands.add(new RegisterOperand(register(op.get(JAVA_INT, OP_REG_VALUE)), reads, writes, visibility));
+                case OPERAND_TYPE_MEMORY -> operands.add(memory(op, next, reads, writes, hint, visibility));
+                case OPERAND_TYPE_IMMEDIATE -> {
+                    boolean relative = op.get(JAVA_BYTE, OP_IMM_IS_RELATIVE) != 0;
+                    long value = op.get(JAVA_LONG, OP_IMM_VALUE);
+                    operands.add(new ImmediateOperand(value, relative, visibility));
+                    if (relative) {
+                        target = OptionalLong.of(next + value);
+                    }
+                }
+                case OPERAND_TYPE_POINTER -> operands.add(new PointerOperand(
+                        Short.toUnsignedInt(op.get(JAVA_SHORT, OP_PTR_SEGMENT)),
+                        Integer.toUnsignedLong(op.get(JAVA_INT, OP_PTR_OFFSET)), visibility));
+                default -> { }
+            }
+        }
+        Flow flow = flow(category, mnemonicId, mnemonic);
+        boolean rep = (attributes & (ATTRIB_HAS_REP | ATTRIB_HAS_REPE | ATTRIB_HAS_REPNE)) != 0;
+        boolean lock = (attributes & ATTRIB_HAS_LOCK) != 0;
+        boolean branch = flow == Flow.JUMP || flow == Flow.CONDITIONAL_JUMP || flow == Flow.CALL;
+        return new Instruction(address, length, mnemonic, operands, flow, branch ? target : OptionalLong.empty(), rep, lock);
+    }
+
+    private MemoryOperand memory(MemorySegment op, long next, boolean reads, boolean writes, boolean hint,
+                                 Operand.Visibility visibility) {
+        int type = op.get(JAVA_INT, OP_MEM_TYPE);
+        Register segment = register(op.get(JAVA_INT, OP_MEM_SEGMENT));
+        Register base = register(op.get(JAVA_INT, OP_MEM_BASE));
+        Register index = register(op.get(JAVA_INT, OP_MEM_INDEX));
+        int scale = Byte.toUnsignedInt(op.get(JAVA_BYTE, OP_MEM_SCALE));
+        long displacement = op.get(JAVA_LONG, OP_MEM_DISP_VALUE);
+        MemoryOperand.Use use = type == MEMOP_TYPE_AGEN || type == MEMOP_TYPE_MIB ? MemoryOperand.Use.ADDRESS
+                : hint ? MemoryOperand.Use.HINT : MemoryOperand.Use.ACCESS;
+        int size = use == MemoryOperand.Use.ACCESS ? Short.toUnsignedInt(op.get(JAVA_SHORT, OP_SIZE)) / 8 : 0;
+        if (visibility == Operand.Visibility.HIDDEN && base.isStackPointer() && writes && displacement == 0) {
+            // Zydis gives push/call's slot as [rsp]; the CPU decrements first and writes [rsp-size] of the
+            // rsp the instruction starts with, which is what every other operand is relative to.
+            displacement = -size;
+        }
+        OptionalLong address = OptionalLong.empty();
+        if (base.isInstructionPointer()) {
+            address = OptionalLong.of(next + displacement);
+        } else if (base.isNone() && index.isNone() && !segment.isSegmentWithBase()) {
+            address = OptionalLong.of(displacement);
+        }
+        return new MemoryOperand(segment, base, index, index.isNone() ? 0 : scale, displacement, size,
+                reads && use == MemoryOperand.Use.ACCESS, writes && use == MemoryOperand.Use.ACCESS, use, visibility, address);
+    }
+
+    private static Flow flow(int category, int mnemonicId, String mnemonic) {
+        return switch (category) {
+            case CATEGORY_CALL -> Flow.CALL;
+            case CATEGORY_COND_BR -> Flow.CONDITIONAL_JUMP;
+            case CATEGORY_UNCOND_BR -> Flow.JUMP;
+            case CATEGORY_RET, CATEGORY_SYSRET -> Flow.RETURN;
+            case CATEGORY_SYSCALL -> Flow.SYSTEM_CALL;
+            case CATEGORY_INTERRUPT -> mnemonic.startsWith("iret") ? Flow.RETURN
+                    : mnemonicId == MNEMONIC_INT3 || "int1".equals(mnemonic) ? Flow.TRAP : Flow.SYSTEM_CALL;
+            default -> mnemonicId == MNEMONIC_UD2 || mnemonicId == MNEMONIC_HLT ? Flow.TRAP : Flow.SEQUENTIAL;
+        };
+    }
+}

@@ -119,7 +119,9 @@ public final class MadtWriter implements EventConsumer {
         if (letter == 'F' && a.arg(0) == 0) return; // free(NULL) releases nothing
         boolean released = letter == 'F' || letter == 'U';
         long address = released ? a.arg(0) : a.result();
-        String name = naming.block(a);
+        // A failed call created no block: there is nothing to name.
+        boolean failedCall = !released && (address == 0 || address == -1);
+        String name = failedCall ? RegionNaming.hex(address) : naming.block(a);
         long length = size;
         long oldAddress = old;
         numbered(letter, (sb, sym) -> {

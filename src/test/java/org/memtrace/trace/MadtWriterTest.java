@@ -171,7 +171,9 @@ class MadtWriterTest {
                 alloc(AllocFunction.MUNMAP, 0, 0x7f0000100000L, 16384),
                 alloc(AllocFunction.POSIX_MEMALIGN, 0x800000, 0x7ffc0000, 64, 100),
                 alloc(AllocFunction.ALIGNED_ALLOC, 0x900000, 64, 128),
-                alloc(AllocFunction.REALLOCARRAY, 0xa00000, 0, 4, 10));
+                alloc(AllocFunction.REALLOCARRAY, 0xa00000, 0, 4, 10),
+                alloc(AllocFunction.MALLOC, 0, -1),
+                alloc(AllocFunction.MMAP, -1, 0, 4096, 3, 0x22, -1, 0));
         assertThat(lines).containsExactly(
                 "M#0:0x500000,528,1234", "M$0:<malloc0001@main+5>,528,1234",
                 "C#1:0x600000,80,1234", "C$1:<calloc0002@main+5>,80,1234",
@@ -182,7 +184,9 @@ class MadtWriterTest {
                 "U#6:0x7f0000100000,16384,1234", "U$6:<unmap:0005@main+5>,16384,1234",
                 "M#7:0x800000,100,1234", "M$7:<malloc0006@main+5>,100,1234",
                 "M#8:0x900000,128,1234", "M$8:<malloc0007@main+5>,128,1234",
-                "R#9:0xa00000,40,0x0,1234", "R$9:<realloc0008@main+5>,40,0x0,1234");
+                "R#9:0xa00000,40,0x0,1234", "R$9:<realloc0008@main+5>,40,0x0,1234",
+                "M#10:0x0,18446744073709551615,1234", "M$10:0x0,18446744073709551615,1234",
+                "P#11:0xffffffffffffffff,4096,1234", "P$11:0xffffffffffffffff,4096,1234");
     }
 
     @Test

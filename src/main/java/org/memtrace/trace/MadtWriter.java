@@ -99,7 +99,7 @@ public final class MadtWriter implements EventConsumer {
      */
     private void allocation(Event.Alloc a) {
         char letter;
-        long size = -1;
+        long size = 0;
         long old = 0;
         switch (a.function()) {
             case MALLOC, VALLOC, PVALLOC -> { letter = 'M'; size = a.arg(0); }
@@ -126,7 +126,7 @@ public final class MadtWriter implements EventConsumer {
         long oldAddress = old;
         numbered(letter, (sb, sym) -> {
             sb.append(sym ? name : RegionNaming.hex(address));
-            if (length >= 0) sb.append(',').append(Long.toUnsignedString(length));
+            if (letter != 'F') sb.append(',').append(Long.toUnsignedString(length));
             if (letter == 'R' || letter == 'E') sb.append(',').append(sym ? oldName : RegionNaming.hex(oldAddress));
             sb.append(',').append(a.tid());
         });

@@ -97,37 +97,45 @@ public final class MadtWriter implements EventConsumer {
      * Allocation lines name the block after the naming has seen the event (so it knows the new block, or
      * the released name), but the old block of a realloc/mremap is named as it was before the call.
      */
-    private void allocation(Event.Alloc a) {
-        char letter;
-        long size = 0;
-        long old = 0;
-        switch (a.function()) {
-            case MALLOC, VALLOC, PVALLOC -> { letter = 'M'; size = a.arg(0); }
-            case ALIGNED_ALLOC, MEMALIGN -> { letter = 'M'; size = a.arg(1); }
-            case POSIX_MEMALIGN -> { letter = 'M'; size = a.arg(2); }
-            case CALLOC -> { letter = 'C'; size = a.arg(0) * a.arg(1); }
-            case MMAP -> { letter = 'P'; size = a.arg(1); }
-            case REALLOC -> { letter = 'R'; size = a.arg(1); old = a.arg(0); }
-            case REALLOCARRAY -> { letter = 'R'; size = a.arg(1) * a.arg(2); old = a.arg(0); }
-            case MREMAP -> { letter = 'E'; size = a.arg(2); old = a.arg(0); }
-            case MUNMAP -> { letter = 'U'; size = a.arg(1); }
-            case FREE -> letter = 'F';
-            default -> throw new AssertionError(a.function());
+    /** What an allocator call prints: its Table I letter, the size field and the old block (0 if none). */
+    private record AllocLine(char letter, long size, long old) {
+        static AllocLine of(Event.Alloc a) {
+            return switch (a.function()) {
+                case MALLOC, VALLOC, PVALLOC -> new AllocLine('M', a.arg(0), 0);
+                case ALIGNED_ALLOC, MEMALIGN -> new AllocLine('M', a.arg(1), 0);
+                case POSIX_MEMALIGN -> new AllocLine('M', a.arg(2), 0);
+                case CALLOC -> new AllocLine('C', a.arg(0) * a.arg(1), 0);
+                case MMAP -> new AllocLine('P', a.arg(1), 0);
+                case REALLOC -> new AllocLine('R', a.arg(1), a.arg(0));
+                case REALLOCARRAY -> new AllocLine('R', a.arg(1) * a.arg(2), a.arg(0));
+                case MREMAP -> new AllocLine('E', a.arg(2), a.arg(0));
+                case MUNMAP -> new AllocLine('U', a.arg(1), 0);
+                case FREE -> new AllocLine('F', 0, 0);
+            };
         }
-        String oldName = old == 0 ? "0x0" : blockName(naming.data(old));
+
+        boolean releases() { return letter == 'F' || letter == 'U'; }
+
+        boolean moves() { return letter == 'R' || letter == 'E'; }
+    }
+
+    /**
+     * Allocation lines name the block after the naming has seen the event (so it knows the new block, or
+     * the released name), but the old block of a realloc/mremap is named as it was before the call.
+     */
+    private void allocation(Event.Alloc a) {
+        AllocLine line = AllocLine.of(a);
+        String oldName = line.old() == 0 ? "0x0" : blockName(naming.data(line.old()));
         naming.observe(a);
-        if (letter == 'F' && a.arg(0) == 0) return; // free(NULL) releases nothing
-        boolean released = letter == 'F' || letter == 'U';
-        long address = released ? a.arg(0) : a.result();
+        if (line.letter() == 'F' && a.arg(0) == 0) return; // free(NULL) releases nothing
+        long address = line.releases() ? a.arg(0) : a.result();
         // A failed call created no block: there is nothing to name.
-        boolean failedCall = !released && (address == 0 || address == -1);
+        boolean failedCall = !line.releases() && (address == 0 || address == -1);
         String name = failedCall ? RegionNaming.hex(address) : naming.block(a);
-        long length = size;
-        long oldAddress = old;
-        numbered(letter, (sb, sym) -> {
+        numbered(line.letter(), (sb, sym) -> {
             sb.append(sym ? name : RegionNaming.hex(address));
-            if (letter != 'F') sb.append(',').append(Long.toUnsignedString(length));
-            if (letter == 'R' || letter == 'E') sb.append(',').append(sym ? oldName : RegionNaming.hex(oldAddress));
+            if (line.letter() != 'F') sb.append(',').append(Long.toUnsignedString(line.size()));
+            if (line.moves()) sb.append(',').append(sym ? oldName : RegionNaming.hex(line.old()));
             sb.append(',').append(a.tid());
         });
     }

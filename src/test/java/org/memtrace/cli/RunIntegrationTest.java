@@ -194,4 +194,16 @@ class RunIntegrationTest {
                 .startsWith("memtrace: ").contains("No space left on device");
         assertThat(r.status()).isEqualTo(1);
     }
+
+    @Test
+    void traceToStandardOutputLimitedToTheHeap() throws Exception {
+        var r = Cli.run(dir, "run", "-q", "--addresses", "raw", "--regions", "heap", "-o", "-", "--",
+                dir.resolve("global_array").toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        Path copy = java.nio.file.Files.writeString(dir.resolve("stdout.trace"), r.stdout());
+        TraceFile t = TraceFile.read(copy);
+        assertThat(t.comments()).anyMatch(c -> c.startsWith("agent ") && c.endsWith("regions=2"));
+        assertThat(storesIn(t, symbol("global_array", "table"), 400)).isEmpty();
+        assertThat(r.stderr()).isEmpty();
+    }
 }

@@ -1,0 +1,23 @@
+package org.memtrace.heap;
+
+/**
+ * A dynamically allocated block and its forged name, e.g. {@code <malloc0014@func1+230>}. {@code start} is
+ * where the allocation began (offsets count from it even after a partial munmap), {@code end} where it ended.
+ */
+public record Block(String name, BlockKind kind, long number, long start, long end, boolean released) {
+
+    /** Table II: kind prefix, the allocation number zero-padded to at least four digits, '@', the call site. */
+    public static Block forge(BlockKind kind, long number, String site, long start, long end) {
+        String digits = Long.toString(number);
+        StringBuilder b = new StringBuilder(kind.prefix().length() + 6 + site.length() + 2).append(kind.prefix());
+        for (int i = digits.length(); i < 4; i++) b.append('0');
+        b.append(digits).append('@').append(site).append('>');
+        return new Block(b.toString(), kind, number, start, end, false);
+    }
+
+    /** The same block after free/munmap: the first seven characters become {@code <freed:} or {@code <unmap:}. */
+    public Block release() {
+        if (released) return this;
+        return new Block(kind.releasedPrefix() + name.substring(kind.prefix().length()), kind, number, start, end, true);
+    }
+}

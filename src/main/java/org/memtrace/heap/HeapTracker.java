@@ -1,0 +1,148 @@
+package org.memtrace.heap;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.LongFunction;
+import org.memtrace.event.Event;
+import org.memtrace.symbols.Intervals;
+
+/**
+ * The dynamic memory tracker: follows the allocator events in stream order and knows, for any address, the
+ * most recent block that covered it, live or released. Released blocks stay so that a use after free or
+ * after munmap is named {@code <freed:…>} / {@code <unmap:…>}; a later block at the same address replaces
+ * them there.
+ *
+ * <p>Readings (docs/naming.md): one counter numbers every successful allocating call from 1; a failed call
+ * takes no number. realloc and mremap always forge a new name, also when the block stays in place; the old
+ * block is released first, so the part of it that the new block no longer covers keeps the released old
+ * name. A block spans the bytes the agent reports as usable (malloc_usable_size, page-rounded lengths).
+ */
+public final class HeapTracker {
+
+    private static final long PAGE = 4096;
+    private static final long MAP_FAILED = -1;
+
+    private final LongFunction<String> sites;
+    private final Intervals<Block> pieces = new Intervals<>();
+    /** Live blocks of the malloc family by start address: what free and realloc look up. */
+    private final Map<Long, Block> live = new HashMap<>();
+    private long counter;
+
+    /** @param sites names a call site (the caller's return address) as {@code function+offset} */
+    public HeapTracker(LongFunction<String> sites) {
+        this.sites = sites;
+    }
+
+    /**
+     * Applies one allocator event. Returns the block it created, or for free/munmap (and realloc to size 0)
+     * the first block it released; null when it changed nothing (a failure, free(NULL), an unknown pointer).
+     */
+    public Block observe(Event.Alloc a) {
+        return switch (a.function()) {
+            case FREE -> free(a.arg(0));
+            case MUNMAP -> a.result() == 0 ? unmap(a.arg(0), a.arg(0) + pageUp(a.arg(1))) : null;
+            case REALLOC -> reallocate(a, a.arg(0), a.arg(1), false);
+            case REALLOCARRAY -> reallocate(a, a.arg(0), a.arg(1) * a.arg(2), Math.multiplyHigh(a.arg(1), a.arg(2)) != 0);
+            case MREMAP -> remap(a);
+            default -> failed(a) ? null : allocate(a, requested(a));
+        };
+    }
+
+    /** The block, live or released, most recently covering {@code address}; null between blocks. */
+    public Block blockAt(long address) {
+        Intervals.Span<Block> s = pieces.get(address);
+        return s == null ? null : s.value();
+    }
+
+    /** Successful allocating calls so far: the number the last forged name carries. */
+    public long allocations() {
+        return counter;
+    }
+
+    public int liveBlocks() {
+        return live.size();
+    }
+
+    /** Forgets everything: an exec starts a new program whose numbering starts again at 1. */
+    public void reset() {
+        pieces.clear();
+        live.clear();
+        counter = 0;
+    }
+
+    private static boolean failed(Event.Alloc a) {
+        return a.result() == 0 || a.result() == MAP_FAILED;
+    }
+
+    private static long requested(Event.Alloc a) {
+        return switch (a.function()) {
+            case MALLOC, VALLOC -> a.arg(0);
+            case PVALLOC -> pageUp(a.arg(0));
+            case CALLOC -> a.arg(0) * a.arg(1);
+            case ALIGNED_ALLOC, MEMALIGN -> a.arg(1);
+            case POSIX_MEMALIGN -> a.arg(2);
+            case MMAP -> pageUp(a.arg(1));
+            default -> throw new IllegalArgumentException(a.function() + " is not a plain allocation");
+        };
+    }
+
+    private Block allocate(Event.Alloc a, long requested) {
+        long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested);
+        BlockKind kind = BlockKind.of(a.function());
+        Block b = Block.forge(kind, ++counter, sites.apply(a.caller()), a.result(), a.result() + extent);
+        for (Intervals.Span<Block> s : pieces.overlapping(b.start(), b.end())) {
+            // A block we still thought live is gone if new memory is handed out over it (a release we missed).
+            live.remove(s.value().start(), s.value());
+        }
+        pieces.put(b.start(), b.end(), b);
+        if (!kind.isMapping()) live.put(b.start(), b);
+        return b;
+    }
+
+    private Block free(long pointer) {
+        Block b = live.remove(pointer);
+        if (b == null) return null;
+        releaseParts(b.start(), b.end(), b);
+        return b.release();
+    }
+
+    /** glibc: realloc(p, 0) frees p and returns NULL; realloc(NULL, n) is malloc(n); a failure leaves p alone. */
+    private Block reallocate(Event.Alloc a, long old, long size, boolean overflow) {
+        if (a.result() == 0) {
+            return old != 0 && size == 0 && !overflow ? free(old) : null;
+        }
+        if (old != 0) free(old);
+        return allocate(a, size);
+    }
+
+    private Block remap(Event.Alloc a) {
+        if (failed(a)) return null;
+        long oldStart = a.arg(0);
+        long oldSize = pageUp(a.arg(1));
+        // An old size of 0 duplicates a shared mapping instead of moving it: the original stays.
+        if (oldSize > 0) unmap(oldStart, oldStart + oldSize);
+        return allocate(a, pageUp(a.arg(2)));
+    }
+
+    private Block unmap(long start, long end) {
+        Block first = null;
+        for (Intervals.Span<Block> s : pieces.overlapping(start, end)) {
+            Block b = s.value();
+            if (b.released() || !b.kind().isMapping()) continue;
+            pieces.put(Math.max(s.start(), start), Math.min(s.end(), end), b.release());
+            if (first == null) first = b.release();
+        }
+        return first;
+    }
+
+    private void releaseParts(long start, long end, Block b) {
+        Block released = b.release();
+        for (Intervals.Span<Block> s : pieces.overlapping(start, end)) {
+            if (s.value() == b) pieces.put(s.start(), s.end(), released);
+        }
+    }
+
+    private static long pageUp(long n) {
+        return (n + PAGE - 1) & -PAGE;
+    }
+}

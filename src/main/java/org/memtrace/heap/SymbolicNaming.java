@@ -1,0 +1,110 @@
+package org.memtrace.heap;
+
+import org.memtrace.event.Event;
+import org.memtrace.symbols.AddressSpace;
+import org.memtrace.trace.Naming;
+
+/**
+ * Names addresses the way the MadT symbolic lines do, by combining the address space (modules, symbols,
+ * regions) with the dynamic memory tracker. A data address is named, in this order, by the heap block
+ * that most recently covered it, by a global or static variable, by its region ({@code [heap]+off}), and
+ * as a bare hexadecimal number when memtrace knows nothing about it.
+ */
+public final class SymbolicNaming implements Naming {
+
+    /** The region name of an address no event described. */
+    public static final String UNKNOWN_REGION = "[unknown]";
+    /** The block name of an allocation event that created and released nothing (a failure, free(NULL)). */
+    public static final String NO_BLOCK = "(nil)";
+
+    private final AddressSpace space;
+    private final HeapTracker heap;
+    private Event lastObserved;
+    private Event.Alloc lastAllocation;
+    private Block lastBlock;
+    /** A writer asks for region and data of the same address in a row: remember the last heap lookup. */
+    private long lookedUp;
+    private Block lookedUpBlock;
+    private boolean lookupValid;
+
+    public SymbolicNaming(AddressSpace space) {
+        this.space = space;
+        this.heap = new HeapTracker(space::code);
+    }
+
+    /** Symbols from the installed files, separate debug files from /usr/lib/debug. */
+    public SymbolicNaming() {
+        this(new AddressSpace());
+    }
+
+    public AddressSpace addressSpace() {
+        return space;
+    }
+
+    /** Applies an event once: a second call with the same event object (raw and symbolic writers) is ignored. */
+    @Override
+    public void observe(Event event) {
+        if (event == lastObserved) return;
+        lastObserved = event;
+        lookupValid = false;
+        switch (event) {
+            case Event.Alloc a -> {
+                lastAllocation = a;
+                lastBlock = heap.observe(a);
+            }
+            case Event.Exit e when e.kind() == Event.ExitKind.EXEC -> {
+                heap.reset();
+                lastAllocation = null;
+                lastBlock = null;
+                space.observe(e);
+            }
+            default -> space.observe(event);
+        }
+    }
+
+    /** {@code [heap]} for malloc-family blocks (also those glibc placed in mmapped chunks), else the address space's region. */
+    @Override
+    public String region(long address) {
+        Block b = blockAt(address);
+        if (b != null && !b.kind().isMapping()) return "[heap]";
+        AddressSpace.Region r = space.region(address);
+        if (r != null) return r.name();
+        return b != null ? "[anon]" : UNKNOWN_REGION;
+    }
+
+    @Override
+    public String data(long address) {
+        Block b = blockAt(address);
+        if (b != null) return b.name() + '+' + (address - b.start());
+        String object = space.object(address);
+        if (object != null) return object;
+        AddressSpace.Region r = space.region(address);
+        if (r != null) return r.name() + '+' + (address - r.start());
+        return "0x" + Long.toHexString(address);
+    }
+
+    private Block blockAt(long address) {
+        if (lookupValid && address == lookedUp) return lookedUpBlock;
+        lookedUpBlock = heap.blockAt(address);
+        lookedUp = address;
+        lookupValid = true;
+        return lookedUpBlock;
+    }
+
+    @Override
+    public String code(long ip) {
+        return space.code(ip);
+    }
+
+    /**
+     * The name of the block the event created; for free, munmap and realloc to size 0 the released name of
+     * the block it released; {@link #NO_BLOCK} when it did neither. Meant for the event just observed: for
+     * an older event the block now at its result address is named.
+     */
+    @Override
+    public String block(Event.Alloc allocation) {
+        if (allocation == lastAllocation) return lastBlock == null ? NO_BLOCK : lastBlock.name();
+        Block b = heap.blockAt(allocation.result());
+        return b != null && b.start() == allocation.result() ? b.name() : NO_BLOCK;
+    }
+}

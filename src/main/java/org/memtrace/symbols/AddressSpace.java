@@ -1,0 +1,256 @@
+package org.memtrace.symbols;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.memtrace.event.Event;
+
+/**
+ * The target's address space as the event stream describes it: loaded modules (MT_MODULE), the memory map
+ * (MT_MAPPING) and the traced ranges (MT_RANGE). It names code and global data through the modules' symbols
+ * and anything else through the region that holds it. An exec (MT_EXIT of kind EXEC) starts a new, empty
+ * address space; parsed files stay cached.
+ */
+public final class AddressSpace {
+
+    /**
+     * A named stretch of memory ending at {@code end}; offsets of {@code region+off} names count from
+     * {@code start}: a module's lowest address, a file mapping's file offset 0, else the region's first byte.
+     */
+    public record Region(String name, long start, long end) {}
+
+    private static final long PAGE = 4096;
+    private static final int CACHE_SIZE = 1 << 13;
+
+    private final DebugFiles debugFiles;
+    private final Map<String, ModuleImage> images = new HashMap<>();
+    private final List<LoadedModule> modules = new ArrayList<>();
+    private final List<Event.Module> unnamedModules = new ArrayList<>();
+    private final Intervals<Region> mappings = new Intervals<>();
+    private final Intervals<Region> ranges = new Intervals<>();
+    /** File mappings at file offset 0 by start address: where each file's first page was mapped. */
+    private final TreeMap<Long, String> fileStarts = new TreeMap<>();
+
+    private long[] segmentStarts = new long[0];
+    private long[] segmentEnds = new long[0];
+    private LoadedModule[] segmentModules = new LoadedModule[0];
+    private Region[] segmentRegions = new Region[0];
+
+    private final long[] codeKeys = new long[CACHE_SIZE];
+    private final String[] codeNames = new String[CACHE_SIZE];
+
+    public AddressSpace(DebugFiles debugFiles) {
+        this.debugFiles = debugFiles;
+    }
+
+    public AddressSpace() {
+        this(DebugFiles.system());
+    }
+
+    public void observe(Event event) {
+        switch (event) {
+            case Event.Module m -> addModule(m);
+            case Event.Mapping m -> addMapping(m);
+            case Event.Range r -> changeRange(r);
+            case Event.Exit e when e.kind() == Event.ExitKind.EXEC -> reset();
+            default -> { }
+        }
+    }
+
+    /** Registers an ELF file under a path, for replays on another machine and for tests. */
+    public void preload(String path, ModuleImage image) {
+        images.put(path, image);
+    }
+
+    public List<LoadedModule> modules() {
+        return List.copyOf(modules);
+    }
+
+    public LoadedModule moduleAt(long address) {
+        int i = segmentIndex(address);
+        return i < 0 ? null : segmentModules[i];
+    }
+
+    /**
+     * A code address as {@code function+offset} (decimal, as MadT prints it); without a covering symbol,
+     * {@code module+0xVADDR} (the ELF virtual address, which objdump and addr2line take), outside any module
+     * {@code [region]+0xOFFSET}, and with nothing known the bare {@code 0xADDRESS}.
+     */
+    public String code(long ip) {
+        int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 51);
+        String cached = codeNames[slot];
+        if (cached != null && codeKeys[slot] == ip) return cached;
+        LoadedModule m = moduleAt(ip);
+        if (m == null) {
+            // Not cached: the names of code outside modules follow mappings and ranges, which change often.
+            Region r = region(ip);
+            return r != null ? r.name() + "+0x" + Long.toHexString(ip - r.start()) : "0x" + Long.toHexString(ip);
+        }
+        String f = m.image().symbols().function(ip - m.bias());
+        String name = f != null ? f : m.name() + "+0x" + Long.toHexString(ip - m.bias());
+        codeKeys[slot] = ip;
+        codeNames[slot] = name;
+        return name;
+    }
+
+    /** A global or static variable of some module as {@code name+offset}, or null when no object covers the address. */
+    public String object(long address) {
+        int i = segmentIndex(address);
+        if (i < 0) return null;
+        LoadedModule m = segmentModules[i];
+        return m.image().symbols().object(address - m.bias());
+    }
+
+    /**
+     * The region holding an address: the module's file name inside a loaded module, else the traced range
+     * the agent reported (by kind), else the memory-map line ({@code [heap]}, {@code [stack]}, {@code [anon]}
+     * for anonymous memory, the file name for a file mapping); null when nothing is known.
+     */
+    public Region region(long address) {
+        int i = segmentIndex(address);
+        if (i >= 0) return segmentRegions[i];
+        Intervals.Span<Region> s = ranges.get(address);
+        if (s != null) return s.value();
+        s = mappings.get(address);
+        return s != null ? s.value() : null;
+    }
+
+    /**
+     * The bytes of the loaded file at a run-time address (code, read-only data), at most {@code max}, read
+     * from the ELF file's PT_LOAD contents; empty when no module file backs the address.
+     */
+    public ByteBuffer bytesAt(long address, int max) {
+        LoadedModule m = moduleAt(address);
+        return m == null ? ByteBuffer.allocate(0) : m.image().bytesAt(address - m.bias(), max);
+    }
+
+    /** {@link #bytesAt} as an array, for decoders that take one. */
+    public byte[] codeBytes(long address, int max) {
+        ByteBuffer b = bytesAt(address, max);
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        return bytes;
+    }
+
+    private int segmentIndex(long address) {
+        int i = Arrays.binarySearch(segmentStarts, address);
+        if (i < 0) i = -i - 2;
+        return i >= 0 && address < segmentEnds[i] ? i : -1;
+    }
+
+    private void addModule(Event.Module m) {
+        String path = m.path();
+        if (path.isEmpty()) {
+            path = fileMappedAtOrAbove(m.loadBias());
+            if (path == null) {
+                unnamedModules.add(m);
+                return;
+            }
+        }
+        final String file = path;
+        ModuleImage image = images.computeIfAbsent(file, p -> ModuleImage.load(p, debugFiles));
+        if (m.buildId().length > 0 && image.elf().flatMap(ElfFile::buildId).filter(id -> !Arrays.equals(id, m.buildId())).isPresent()) {
+            // The file changed since the recording (a replay after an upgrade): its symbols would lie.
+            image = ModuleImage.unreadable(file, "build-id differs from the recorded one");
+        }
+        for (LoadedModule known : modules) {
+            if (known.image() == image && known.bias() == m.loadBias()) return;
+        }
+        long base = Long.MAX_VALUE;
+        long end = 0;
+        for (ElfSegment s : image.loadSegments()) {
+            base = Math.min(base, m.loadBias() + (s.vaddr() & -PAGE));
+            end = Math.max(end, m.loadBias() + s.vaddr() + s.memSize());
+        }
+        if (base == Long.MAX_VALUE) return;
+        modules.add(new LoadedModule(image, m.loadBias(), base, end));
+        rebuildSegments();
+    }
+
+    /**
+     * The loader reports the main program with an empty name. Its first page is the file mapped at offset 0
+     * at the load bias (PIE) or, for a fixed-address executable (bias 0), the lowest file mapping.
+     */
+    private String fileMappedAtOrAbove(long bias) {
+        Map.Entry<Long, String> e = fileStarts.ceilingEntry(bias);
+        return e == null ? null : e.getValue();
+    }
+
+    private void rebuildSegments() {
+        record Seg(long start, long end, LoadedModule module) {}
+        List<Seg> segs = new ArrayList<>();
+        for (LoadedModule m : modules) {
+            for (ElfSegment s : m.image().loadSegments()) {
+                long start = m.bias() + (s.vaddr() & -PAGE);
+                long end = m.bias() + ((s.vaddr() + s.memSize() + PAGE - 1) & -PAGE);
+                segs.add(new Seg(start, end, m));
+            }
+        }
+        segs.sort(Comparator.comparingLong(Seg::start));
+        int n = segs.size();
+        segmentStarts = new long[n];
+        segmentEnds = new long[n];
+        segmentModules = new LoadedModule[n];
+        segmentRegions = new Region[n];
+        Map<LoadedModule, Region> regionOf = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            Seg s = segs.get(i);
+            segmentStarts[i] = s.start();
+            // Neighbouring segments that share a page after rounding must not overlap, or the search breaks.
+            segmentEnds[i] = i + 1 < n ? Math.min(s.end(), segs.get(i + 1).start()) : s.end();
+            segmentModules[i] = s.module();
+            segmentRegions[i] = regionOf.computeIfAbsent(s.module(), m -> new Region(m.name(), m.base(), m.end()));
+        }
+        clearCodeCache();
+    }
+
+    private void addMapping(Event.Mapping m) {
+        String path = m.path();
+        String name = path.isEmpty() ? "[anon]" : path.startsWith("[") ? path : ModuleImage.baseName(path);
+        // Offsets into a file mapping count from where the file's first byte would be: they are file offsets.
+        long origin = path.isEmpty() || path.startsWith("[") ? m.start() : m.start() - m.offset();
+        mappings.put(m.start(), m.end(), new Region(name, origin, m.end()));
+        if (m.offset() == 0 && !path.isEmpty() && !path.startsWith("[")) {
+            fileStarts.put(m.start(), path.endsWith(" (deleted)") ? path.substring(0, path.length() - 10) : path);
+        }
+        if (!unnamedModules.isEmpty()) {
+            List<Event.Module> waiting = List.copyOf(unnamedModules);
+            unnamedModules.clear();
+            waiting.forEach(this::addModule);
+        }
+    }
+
+    private void changeRange(Event.Range r) {
+        if (!r.added()) {
+            ranges.remove(r.start(), r.end());
+            return;
+        }
+        String name = switch (r.kind()) {
+            case HEAP -> "[heap]";
+            case ANON -> "[anon]";
+            case FILE, DATA -> {
+                Intervals.Span<Region> mapping = mappings.get(r.start());
+                yield mapping != null ? mapping.value().name() : r.kind() == Event.RegionKind.FILE ? "[file]" : "[data]";
+            }
+        };
+        ranges.put(r.start(), r.end(), new Region(name, r.start(), r.end()));
+    }
+
+    private void reset() {
+        modules.clear();
+        unnamedModules.clear();
+        mappings.clear();
+        ranges.clear();
+        fileStarts.clear();
+        rebuildSegments();
+    }
+
+    private void clearCodeCache() {
+        Arrays.fill(codeNames, null);
+    }
+}

@@ -1,0 +1,210 @@
+package org.memtrace.symbols;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Disjoint half-open address intervals, each carrying a value. Putting an interval overwrites whatever it
+ * overlaps (the parts outside it survive, trimmed), which is how memory behaves: the most recent mapping or
+ * block at an address is the one that is there.
+ *
+ * <p>Lookups must keep up with the trace (millions per second over tens of thousands of heap blocks), and a
+ * tree walk over that many nodes misses the cache at every level. So intervals of up to
+ * {@value #SMALL_PAGES} pages are also filed under each 4 KiB page they touch, in a hash table keyed by page
+ * number: a lookup then costs one hash probe and a search among the few intervals of one page. Larger
+ * intervals are rare and stay in a tree of their own.
+ */
+public final class Intervals<V> {
+
+    /** One interval; {@code start} is inclusive, {@code end} exclusive. */
+    public record Span<V>(long start, long end, V value) {
+        public boolean contains(long address) {
+            return address >= start && address < end;
+        }
+    }
+
+    private static final int PAGE_SHIFT = 12;
+    private static final long SMALL_PAGES = 64;
+
+    private final TreeMap<Long, Span<V>> spans = new TreeMap<>();
+    private final TreeMap<Long, Span<V>> large = new TreeMap<>();
+    private final PageTable<V> pages = new PageTable<>();
+
+    public Span<V> get(long address) {
+        Span<V>[] onPage = pages.get(address >>> PAGE_SHIFT);
+        if (onPage != null) {
+            int lo = 0;
+            int hi = onPage.length - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                Span<V> s = onPage[mid];
+                if (address < s.start()) hi = mid - 1;
+                else if (address >= s.end()) lo = mid + 1;
+                else return s;
+            }
+        }
+        if (large.isEmpty()) return null;
+        Map.Entry<Long, Span<V>> e = large.floorEntry(address);
+        return e != null && address < e.getValue().end() ? e.getValue() : null;
+    }
+
+    public void put(long start, long end, V value) {
+        if (end <= start) return;
+        remove(start, end);
+        insert(new Span<>(start, end, value));
+    }
+
+    public void remove(long start, long end) {
+        if (end <= start) return;
+        Map.Entry<Long, Span<V>> before = spans.lowerEntry(start);
+        if (before != null && before.getValue().end() > start) {
+            Span<V> b = before.getValue();
+            delete(b);
+            insert(new Span<>(b.start(), start, b.value()));
+            if (b.end() > end) insert(new Span<>(end, b.end(), b.value()));
+        }
+        Map.Entry<Long, Span<V>> last = spans.lowerEntry(end);
+        if (last != null && last.getKey() >= start && last.getValue().end() > end) {
+            Span<V> l = last.getValue();
+            delete(l);
+            insert(new Span<>(end, l.end(), l.value()));
+        }
+        for (Span<V> inside : List.copyOf(spans.subMap(start, true, end, false).values())) delete(inside);
+    }
+
+    /** The spans overlapping {@code [start, end)}, in address order, untrimmed. */
+    public List<Span<V>> overlapping(long start, long end) {
+        List<Span<V>> list = new ArrayList<>();
+        Map.Entry<Long, Span<V>> first = spans.lowerEntry(start);
+        if (first != null && first.getValue().end() > start) list.add(first.getValue());
+        if (end > start) list.addAll(spans.subMap(start, true, end, false).values());
+        return list;
+    }
+
+    public void clear() {
+        spans.clear();
+        large.clear();
+        pages.clear();
+    }
+
+    private void insert(Span<V> s) {
+        spans.put(s.start(), s);
+        long first = s.start() >>> PAGE_SHIFT;
+        long last = (s.end() - 1) >>> PAGE_SHIFT;
+        if (last - first >= SMALL_PAGES) {
+            large.put(s.start(), s);
+            return;
+        }
+        for (long p = first; p <= last; p++) pages.add(p, s);
+    }
+
+    private void delete(Span<V> s) {
+        spans.remove(s.start());
+        long first = s.start() >>> PAGE_SHIFT;
+        long last = (s.end() - 1) >>> PAGE_SHIFT;
+        if (last - first >= SMALL_PAGES) {
+            large.remove(s.start());
+            return;
+        }
+        for (long p = first; p <= last; p++) pages.remove(p, s);
+    }
+
+    /** Page number to the small spans touching that page, sorted by start; open addressing, linear probing. */
+    private static final class PageTable<V> {
+        private long[] keys = new long[1024];
+        private Span<V>[][] values = newValues(1024);
+        private int used;
+
+        @SuppressWarnings("unchecked")
+        private static <V> Span<V>[][] newValues(int n) {
+            return (Span<V>[][]) new Span<?>[n][];
+        }
+
+        Span<V>[] get(long page) {
+            long key = page + 1;
+            int mask = keys.length - 1;
+            for (int i = slot(key, mask); ; i = (i + 1) & mask) {
+                long k = keys[i];
+                if (k == key) return values[i];
+                if (k == 0) return null;
+            }
+        }
+
+        void add(long page, Span<V> s) {
+            int i = find(page + 1);
+            Span<V>[] old = values[i];
+            if (old == null) {
+                @SuppressWarnings("unchecked")
+                Span<V>[] one = (Span<V>[]) new Span<?>[] {s};
+                values[i] = one;
+                return;
+            }
+            int at = 0;
+            while (at < old.length && old[at].start() < s.start()) at++;
+            Span<V>[] grown = Arrays.copyOf(old, old.length + 1);
+            System.arraycopy(old, at, grown, at + 1, old.length - at);
+            grown[at] = s;
+            values[i] = grown;
+        }
+
+        void remove(long page, Span<V> s) {
+            int i = find(page + 1);
+            Span<V>[] old = values[i];
+            if (old == null) return;
+            for (int at = 0; at < old.length; at++) {
+                if (old[at] == s) {
+                    if (old.length == 1) {
+                        values[i] = null;
+                    } else {
+                        Span<V>[] shrunk = Arrays.copyOf(old, old.length - 1);
+                        System.arraycopy(old, at + 1, shrunk, at, old.length - at - 1);
+                        values[i] = shrunk;
+                    }
+                    return;
+                }
+            }
+        }
+
+        void clear() {
+            keys = new long[1024];
+            values = newValues(1024);
+            used = 0;
+        }
+
+        /** The slot of {@code key}, claiming a free one if absent. Keys stay once claimed: pages get reused. */
+        private int find(long key) {
+            if (2 * (used + 1) > keys.length) grow();
+            int mask = keys.length - 1;
+            for (int i = slot(key, mask); ; i = (i + 1) & mask) {
+                if (keys[i] == key) return i;
+                if (keys[i] == 0) {
+                    keys[i] = key;
+                    used++;
+                    return i;
+                }
+            }
+        }
+
+        private void grow() {
+            long[] oldKeys = keys;
+            Span<V>[][] oldValues = values;
+            keys = new long[oldKeys.length * 2];
+            values = newValues(oldKeys.length * 2);
+            int mask = keys.length - 1;
+            for (int j = 0; j < oldKeys.length; j++) {
+                if (oldKeys[j] == 0) continue;
+                int i = slot(oldKeys[j], mask);
+                while (keys[i] != 0) i = (i + 1) & mask;
+                keys[i] = oldKeys[j];
+                values[i] = oldValues[j];
+            }
+        }
+
+        private static int slot(long key, int mask) {
+            return (int) ((key * 0x9E3779B97F4A7C15L) >>> 40) & mask;
+        }
+    }
+}

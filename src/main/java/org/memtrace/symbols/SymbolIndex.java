@@ -1,0 +1,279 @@
+package org.memtrace.symbols;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The functions and the objects of one module, each kept as a flat run of disjoint address intervals so a
+ * lookup is one binary search. Addresses are ELF virtual addresses (before the load bias).
+ *
+ * <p>Choices, all deterministic: symbols at the same address are aliases and one name wins: visible (global
+ * or weak) before local, then fewer leading underscores, then global before weak, then sized before
+ * zero-size, then the shorter, then the alphabetically first. glibc exports the names programmers call as
+ * weak aliases of internal globals ({@code puts} of {@code _IO_puts}), so underscores weigh more than the
+ * global/weak distinction. A
+ * symbol nested in a larger one (a local label in a function, an object in a bigger one) wins inside its own
+ * extent and the enclosing one resumes after it; a zero-size symbol extends to the next symbol of its table
+ * or the end of its section, whichever comes first.
+ */
+public final class SymbolIndex {
+
+    private static final long PLT_ENTRY = 16;
+    private static final SymbolIndex EMPTY = new SymbolIndex(Table.EMPTY, Table.EMPTY);
+
+    private final Table functions;
+    private final Table objects;
+
+    private SymbolIndex(Table functions, Table objects) {
+        this.functions = functions;
+        this.objects = objects;
+    }
+
+    public static SymbolIndex empty() {
+        return EMPTY;
+    }
+
+    /**
+     * Indexes a module: its .symtab (static functions and variables), its .dynsym (all a stripped file
+     * has), the symbols of a separate debug file when one is given, and the targets of copy relocations.
+     */
+    public static SymbolIndex of(ElfFile file, ElfFile debugFile) {
+        List<Candidate> all = new ArrayList<>();
+        collect(all, file, file.symtab());
+        collect(all, file, file.dynsym());
+        if (debugFile != null) collect(all, debugFile, debugFile.symtab());
+        for (CopyRelocation r : file.copyRelocations()) {
+            if (!r.name().isEmpty()) {
+                long end = r.address() + Math.max(1, r.size());
+                all.add(new Candidate(r.name(), r.address(), end, r.size() > 0, false, ElfSymbol.STB_GLOBAL));
+            }
+        }
+        collectPlt(all, file);
+        return new SymbolIndex(Table.build(all, c -> c.function), Table.build(all, c -> !c.function));
+    }
+
+    /**
+     * Names PLT entries {@code puts@plt} as objdump does. Entry i of .plt.sec (or i+1 of .plt, whose first
+     * entry is the resolver stub) belongs to the i-th JUMP_SLOT relocation. A fixed-address program's
+     * canonical PLT entry (the address {@code &puts} takes there) is also marked by its undefined .dynsym
+     * symbol with a non-zero value.
+     */
+    private static void collectPlt(List<Candidate> out, ElfFile file) {
+        List<String> slots = file.pltSlots();
+        Optional<ElfSection> sec = file.section(".plt.sec");
+        Optional<ElfSection> plt = sec.isPresent() ? sec : file.section(".plt");
+        if (plt.isPresent()) {
+            long first = plt.get().address() + (sec.isPresent() ? 0 : PLT_ENTRY);
+            long end = plt.get().address() + plt.get().size();
+            for (int i = 0; i < slots.size() && first + (i + 1) * PLT_ENTRY <= end; i++) {
+                long at = first + i * PLT_ENTRY;
+                out.add(new Candidate(slots.get(i) + "@plt", at, at + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL));
+            }
+        }
+        for (ElfSymbol s : file.dynsym()) {
+            if (s.sectionIndex() == ElfSymbol.SHN_UNDEF && s.isFunction() && s.value() != 0 && !s.name().isEmpty()) {
+                out.add(new Candidate(s.name() + "@plt", s.value(), s.value() + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL));
+            }
+        }
+    }
+
+    private static void collect(List<Candidate> out, ElfFile file, List<ElfSymbol> symbols) {
+        List<ElfSection> sections = file.sections();
+        List<ElfSymbol> kept = symbols.stream()
+                .filter(s -> s.isDefined() && !s.name().isEmpty() && (s.isFunction() || s.isObject()))
+                .sorted(Comparator.comparingLong(ElfSymbol::value))
+                .toList();
+        long[] starts = kept.stream().mapToLong(ElfSymbol::value).toArray();
+        for (ElfSymbol s : kept) {
+            long end;
+            if (s.size() > 0) {
+                end = s.value() + s.size();
+            } else {
+                end = sectionEnd(sections, s);
+                int next = Arrays.binarySearch(starts, s.value() + 1);
+                if (next < 0) next = -next - 1;
+                if (next < starts.length) end = Math.min(end, starts[next]);
+                if (end <= s.value()) end = s.value() + 1;
+            }
+            out.add(new Candidate(s.name(), s.value(), end, s.size() > 0, s.isFunction(), s.binding()));
+        }
+    }
+
+    private static long sectionEnd(List<ElfSection> sections, ElfSymbol s) {
+        if (s.sectionIndex() < sections.size()) {
+            ElfSection section = sections.get(s.sectionIndex());
+            long end = section.address() + section.size();
+            if (end > s.value()) return end;
+        }
+        return s.value() + 1;
+    }
+
+    /** The function covering {@code vaddr} as {@code name+offset} (decimal), or null. */
+    public String function(long vaddr) {
+        return functions.name(vaddr);
+    }
+
+    /** The object covering {@code vaddr} as {@code name+offset} (decimal), or null. */
+    public String object(long vaddr) {
+        return objects.name(vaddr);
+    }
+
+    /** Every function's start address and name, in address order: a source of realistic addresses. */
+    public List<Symbol> functions() {
+        return functions.all();
+    }
+
+    public List<Symbol> objects() {
+        return objects.all();
+    }
+
+    /** A chosen symbol: its name, start and the end of the extent it was given. */
+    public record Symbol(String name, long start, long end) {}
+
+    private record Candidate(String name, long start, long end, boolean sized, boolean function, int binding) {}
+
+    private static final class Table {
+        static final Table EMPTY = new Table(new String[0], new long[0], new long[0], new long[0], new int[0]);
+
+        final String[] names;
+        final long[] starts;
+        final long[] ends;
+        /** Disjoint runs: from cuts[i] up to cuts[i+1] the address belongs to symbol owner[i], or none when -1. */
+        final long[] cuts;
+        final int[] owner;
+
+        Table(String[] names, long[] starts, long[] ends, long[] cuts, int[] owner) {
+            this.names = names;
+            this.starts = starts;
+            this.ends = ends;
+            this.cuts = cuts;
+            this.owner = owner;
+        }
+
+        static Table build(List<Candidate> all, Predicate<Candidate> kind) {
+            List<Candidate> chosen = chooseAliases(all.stream().filter(kind).toList());
+            int n = chosen.size();
+            String[] names = new String[n];
+            long[] starts = new long[n];
+            long[] ends = new long[n];
+            for (int i = 0; i < n; i++) {
+                names[i] = chosen.get(i).name();
+                starts[i] = chosen.get(i).start();
+                ends[i] = chosen.get(i).end();
+            }
+            Flattener f = new Flattener(n);
+            for (int i = 0; i < n; i++) f.add(i, starts[i], ends[i]);
+            f.closeUntil(Long.MAX_VALUE);
+            return new Table(names, starts, ends, Arrays.copyOf(f.cuts, f.size), Arrays.copyOf(f.owner, f.size));
+        }
+
+        private static List<Candidate> chooseAliases(List<Candidate> list) {
+            Comparator<Candidate> preference = Comparator
+                    .comparingLong(Candidate::start)
+                    .thenComparing(c -> c.binding() == ElfSymbol.STB_LOCAL)
+                    .thenComparingInt(c -> leadingUnderscores(c.name()))
+                    .thenComparingInt(c -> bindingRank(c.binding()))
+                    .thenComparing(c -> !c.sized())
+                    .thenComparingInt(c -> c.name().length())
+                    .thenComparing(Candidate::name);
+            List<Candidate> sorted = list.stream().sorted(preference).toList();
+            List<Candidate> chosen = new ArrayList<>();
+            for (int i = 0; i < sorted.size(); ) {
+                Candidate best = sorted.get(i);
+                long end = best.end();
+                int j = i + 1;
+                while (j < sorted.size() && sorted.get(j).start() == best.start()) {
+                    if (!best.sized()) end = Math.max(end, sorted.get(j).end());
+                    j++;
+                }
+                chosen.add(new Candidate(best.name(), best.start(), end, best.sized(), best.function(), best.binding()));
+                i = j;
+            }
+            return chosen;
+        }
+
+        private static int bindingRank(int binding) {
+            return switch (binding) {
+                case ElfSymbol.STB_GLOBAL -> 0;
+                case ElfSymbol.STB_WEAK -> 1;
+                default -> 2;
+            };
+        }
+
+        private static int leadingUnderscores(String name) {
+            int n = 0;
+            while (n < name.length() && name.charAt(n) == '_') n++;
+            return n;
+        }
+
+        int find(long vaddr) {
+            int i = Arrays.binarySearch(cuts, vaddr);
+            if (i < 0) i = -i - 2;
+            return i < 0 ? -1 : owner[i];
+        }
+
+        String name(long vaddr) {
+            int s = find(vaddr);
+            return s < 0 ? null : names[s] + '+' + (vaddr - starts[s]);
+        }
+
+        List<Symbol> all() {
+            List<Symbol> list = new ArrayList<>(names.length);
+            for (int i = 0; i < names.length; i++) list.add(new Symbol(names[i], starts[i], ends[i]));
+            return List.copyOf(list);
+        }
+    }
+
+    /** Turns nested and overlapping extents, sorted by start, into disjoint runs where the innermost wins. */
+    private static final class Flattener {
+        long[] cuts;
+        int[] owner;
+        int size;
+        private final long[] stackEnd;
+        private final int[] stackOwner;
+        private int depth;
+
+        Flattener(int symbols) {
+            cuts = new long[2 * symbols + 1];
+            owner = new int[2 * symbols + 1];
+            stackEnd = new long[symbols];
+            stackOwner = new int[symbols];
+        }
+
+        void add(int symbol, long start, long end) {
+            closeUntil(start);
+            emit(start, symbol);
+            while (depth > 0 && Long.compareUnsigned(stackEnd[depth - 1], end) <= 0) depth--;
+            stackEnd[depth] = end;
+            stackOwner[depth] = symbol;
+            depth++;
+        }
+
+        void closeUntil(long position) {
+            while (depth > 0 && Long.compareUnsigned(stackEnd[depth - 1], position) <= 0) {
+                long end = stackEnd[--depth];
+                emit(end, depth > 0 ? stackOwner[depth - 1] : -1);
+            }
+        }
+
+        private void emit(long at, int symbol) {
+            if (size > 0 && cuts[size - 1] == at) {
+                owner[size - 1] = symbol;
+                if (size > 1 && owner[size - 2] == symbol) size--;
+                return;
+            }
+            if (size > 0 && owner[size - 1] == symbol) return;
+            if (size == cuts.length) {
+                cuts = Arrays.copyOf(cuts, size * 2);
+                owner = Arrays.copyOf(owner, size * 2);
+            }
+            cuts[size] = at;
+            owner[size] = symbol;
+            size++;
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package org.memtrace.heap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.event.Event;
+import org.memtrace.event.Event.AllocFunction;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.ProbeRun;
+
+/** The names a MadT symbolic line gets, for the real layout of a running probe program plus heap events. */
+class SymbolicNamingTest {
+
+    @TempDir
+    static Path dir;
+    static ProbeRun run;
+    static long heapStart;
+
+    @BeforeAll
+    static void start() throws Exception {
+        run = ProbeRun.of(Gcc.compile(dir, "probe.c", "probe", "-g"));
+        heapStart = run.events().stream()
+                .filter(e -> e instanceof Event.Mapping m && m.path().equals("[heap]"))
+                .mapToLong(e -> ((Event.Mapping) e).start()).findFirst().orElseThrow();
+    }
+
+    static SymbolicNaming naming() {
+        SymbolicNaming naming = new SymbolicNaming();
+        run.events().forEach(naming::observe);
+        return naming;
+    }
+
+    static Event.Alloc alloc(AllocFunction f, long caller, long result, long usable, long... args) {
+        return HeapTrackerTest.alloc(f, caller, result, usable, args);
+    }
+
+    @Test
+    void globalsStaticsAndLibraryDataResolveToTheirNames() {
+        SymbolicNaming naming = naming();
+        assertThat(naming.data(run.address("table"))).isEqualTo("table+40");
+        assertThat(naming.region(run.address("table"))).isEqualTo("probe");
+        assertThat(naming.data(run.address("counter_s") + 2)).isEqualTo("counter_s+2");
+        assertThat(naming.data(run.address("stdout"))).isEqualTo("stdout+0");
+        assertThat(naming.data(run.address("stdout_file") + 16)).isEqualTo("_IO_2_1_stdout_+16");
+        assertThat(naming.region(run.address("stdout_file"))).isEqualTo("libc.so.6");
+        assertThat(naming.code(run.address("findDisparity") + 73)).isEqualTo("findDisparity+73");
+        assertThat(naming.code(run.address("puts") + 9)).isEqualTo("puts+9");
+    }
+
+    @Test
+    void heapBlocksAreNamedByAllocationAndAUseAfterFreeShowsFreed() {
+        SymbolicNaming naming = naming();
+        long site = run.address("findDisparity") + 45;
+        long p = heapStart + 0x2a0;
+        Event.Alloc malloc = alloc(AllocFunction.MALLOC, site, p, 536, 528);
+        naming.observe(malloc);
+        assertThat(naming.block(malloc)).isEqualTo("<malloc0001@findDisparity+45>");
+        assertThat(naming.data(p + 524)).isEqualTo("<malloc0001@findDisparity+45>+524");
+        assertThat(naming.region(p + 524)).isEqualTo("[heap]");
+        assertThat(naming.data(heapStart + 16)).isEqualTo("[heap]+16");
+        Event.Alloc free = alloc(AllocFunction.FREE, site + 30, 0, 0, p);
+        naming.observe(free);
+        assertThat(naming.block(free)).isEqualTo("<freed:0001@findDisparity+45>");
+        assertThat(naming.data(p + 8)).startsWith("<freed:").isEqualTo("<freed:0001@findDisparity+45>+8");
+        assertThat(naming.block(malloc)).isEqualTo("<freed:0001@findDisparity+45>");
+    }
+
+    /** A real process with allocator wrappers preloaded: real return addresses name the call sites. */
+    @Test
+    void allocationsOfARealRunAreNamedByTheirCallSitesInTheProgramAndInLibc() throws Exception {
+        Path shim = Gcc.compile(dir, "allocshim.c", "liballocshim.so", "-shared", "-fPIC");
+        ProbeRun traced = ProbeRun.of(dir.resolve("probe"), shim);
+        SymbolicNaming naming = new SymbolicNaming();
+        long block = traced.address("block");
+        String name = null;
+        String freed = null;
+        for (Event e : traced.events()) {
+            naming.observe(e);
+            if (e instanceof Event.Alloc a && a.function() == AllocFunction.MALLOC && a.result() == block) {
+                name = naming.block(a);
+                assertThat(naming.data(block + 524)).isEqualTo(name + "+524");
+                assertThat(naming.region(block + 524)).isEqualTo("[heap]");
+            }
+            if (e instanceof Event.Alloc a && a.function() == AllocFunction.FREE && a.arg(0) == block) freed = naming.block(a);
+        }
+        assertThat(name).matches("<malloc\\d{4}@main\\+\\d+>");
+        assertThat(freed).isEqualTo("<freed:" + name.substring(7));
+        assertThat(naming.data(block + 8)).isEqualTo(freed + "+8");
+        // stdio's buffers come from libc's own calls, named by the libc function that made them.
+        assertThat(traced.events()).filteredOn(e -> e instanceof Event.Alloc a && a.function() == AllocFunction.MALLOC)
+                .map(e -> naming.code(((Event.Alloc) e).caller()))
+                .anySatisfy(site -> assertThat(site).doesNotStartWith("main+").doesNotStartWith("0x").doesNotContain("+0x"));
+    }
+
+    @Test
+    void mappedBlocksLiveInAnonymousMemory() {
+        SymbolicNaming naming = naming();
+        long site = run.address("helper") + 5;
+        Event.Alloc mmap = alloc(AllocFunction.MMAP, site, 0x7e0000000000L, 8192, 0, 8000, 3, 0x22, -1, 0);
+        naming.observe(mmap);
+        assertThat(naming.block(mmap)).isEqualTo("<memmap0001@helper+5>");
+        assertThat(naming.data(0x7e0000000010L)).isEqualTo("<memmap0001@helper+5>+16");
+        assertThat(naming.region(0x7e0000000010L)).isEqualTo("[anon]");
+        naming.observe(alloc(AllocFunction.MUNMAP, site, 0, 0, 0x7e0000000000L, 8000));
+        assertThat(naming.data(0x7e0000001000L)).isEqualTo("<unmap:0001@helper+5>+4096");
+    }
+
+    @Test
+    void failuresUnknownAddressesAndExec() {
+        SymbolicNaming naming = naming();
+        Event.Alloc failed = alloc(AllocFunction.MALLOC, run.address("helper"), 0, 0, 1L << 50);
+        naming.observe(failed);
+        assertThat(naming.block(failed)).isEqualTo("(nil)");
+        assertThat(naming.data(0x10)).isEqualTo("0x10");
+        assertThat(naming.region(0x10)).isEqualTo("[unknown]");
+        Event.Alloc malloc = alloc(AllocFunction.MALLOC, run.address("helper"), heapStart + 64, 24, 24);
+        naming.observe(malloc);
+        assertThat(naming.block(malloc)).isEqualTo("<malloc0001@helper+0>");
+        naming.observe(new Event.Exit(1, Event.ExitKind.EXEC, 0, 0, 0, "/bin/true"));
+        assertThat(naming.data(heapStart + 64)).isEqualTo("0x" + Long.toHexString(heapStart + 64));
+    }
+
+    @Test
+    void callSitesInUnknownCodeUseTheModuleRelativeForm() {
+        SymbolicNaming naming = naming();
+        Event.Alloc malloc = alloc(AllocFunction.MALLOC, 0x1234, heapStart + 64, 24, 24);
+        naming.observe(malloc);
+        assertThat(naming.block(malloc)).isEqualTo("<malloc0001@0x1234>");
+    }
+}

@@ -1,0 +1,234 @@
+package org.memtrace.symbols;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.testutil.Gcc;
+
+class ElfFileTest {
+
+    static final Path LIBC = Path.of("/lib/x86_64-linux-gnu/libc.so.6");
+
+    @TempDir
+    static Path dir;
+    static Path pie;
+    static Path noPie;
+    static Path pieStripped;
+    static Path lib;
+    static Path libStripped;
+
+    @BeforeAll
+    static void compile() throws Exception {
+        pie = Gcc.compile(dir, "probe.c", "probe-pie", "-g", "-fPIE", "-pie");
+        noPie = Gcc.compile(dir, "probe.c", "probe-nopie", "-g", "-fno-pie", "-no-pie");
+        pieStripped = Gcc.strip(pie, "probe-pie-stripped");
+        lib = Gcc.compile(dir, "lib.c", "libfixture.so", "-g", "-shared", "-fPIC");
+        libStripped = Gcc.strip(lib, "libfixture-stripped.so");
+    }
+
+    static ElfSymbol symbol(java.util.List<ElfSymbol> table, String name) {
+        return table.stream().filter(s -> s.name().equals(name)).findFirst().orElseThrow(() -> new AssertionError("no " + name));
+    }
+
+    @Test
+    void readsTheSystemLibc() throws Exception {
+        ElfFile libc = ElfFile.read(LIBC);
+        assertThat(libc.type()).isEqualTo(ElfFile.ET_DYN);
+        ElfSymbol malloc = symbol(libc.dynsym(), "malloc");
+        assertThat(malloc.isFunction()).isTrue();
+        assertThat(malloc.size()).isPositive();
+        ElfSymbol stdout = symbol(libc.dynsym(), "stdout");
+        assertThat(stdout.isObject()).isTrue();
+        assertThat(stdout.size()).isEqualTo(8);
+        assertThat(symbol(libc.dynsym(), "_IO_2_1_stdout_").isObject()).isTrue();
+        assertThat(libc.buildId()).get().satisfies(id -> assertThat(id).hasSize(20));
+        assertThat(libc.loadSegments()).anySatisfy(s -> assertThat(s.isExecutable()).isTrue());
+        assertThat(libc.dynsym()).noneMatch(s -> s.name().contains("@"));
+    }
+
+    @Test
+    void indexesLibcFunctionsAndObjects() throws Exception {
+        ElfFile libc = ElfFile.read(LIBC);
+        SymbolIndex index = SymbolIndex.of(libc, null);
+        ElfSymbol malloc = symbol(libc.dynsym(), "malloc");
+        assertThat(index.function(malloc.value())).isEqualTo("malloc+0");
+        assertThat(index.function(malloc.value() + 17)).isEqualTo("malloc+17");
+        ElfSymbol stdout = symbol(libc.dynsym(), "stdout");
+        assertThat(index.object(stdout.value() + 4)).isEqualTo("stdout+4");
+        assertThat(index.function(stdout.value())).isNull();
+    }
+
+    @Test
+    void findsTheSeparateDebugFileOfLibcByBuildId() throws Exception {
+        ElfFile libc = ElfFile.read(LIBC);
+        String hex = libc.buildIdHex().orElseThrow();
+        assumeThat(Path.of("/usr/lib/debug/.build-id", hex.substring(0, 2), hex.substring(2) + ".debug")).exists();
+        ModuleImage image = ModuleImage.load(LIBC.toString(), DebugFiles.system());
+        assertThat(image.debugFileUsed()).isTrue();
+        ElfFile debug = DebugFiles.system().find(libc).orElseThrow();
+        ElfSymbol intMalloc = symbol(debug.symtab(), "_int_malloc");
+        assertThat(intMalloc.binding()).isEqualTo(ElfSymbol.STB_LOCAL);
+        assertThat(image.symbols().function(intMalloc.value() + 5)).isEqualTo("_int_malloc+5");
+    }
+
+    @Test
+    void unstrippedProgramsNameStaticFunctionsAndVariables() throws Exception {
+        for (Path program : new Path[] {pie, noPie}) {
+            ElfFile elf = ElfFile.read(program);
+            assertThat(elf.type()).isEqualTo(program == pie ? ElfFile.ET_DYN : ElfFile.ET_EXEC);
+            ElfSymbol helper = symbol(elf.symtab(), "helper");
+            assertThat(helper.binding()).isEqualTo(ElfSymbol.STB_LOCAL);
+            assertThat(helper.isFunction()).isTrue();
+            SymbolIndex index = SymbolIndex.of(elf, null);
+            assertThat(index.function(helper.value() + 3)).isEqualTo("helper+3");
+            assertThat(index.object(symbol(elf.symtab(), "table").value() + 40)).isEqualTo("table+40");
+            assertThat(index.object(symbol(elf.symtab(), "counter_s").value())).isEqualTo("counter_s+0");
+            assertThat(index.object(symbol(elf.symtab(), "scratch_s").value() + 63)).isEqualTo("scratch_s+63");
+            assertThat(index.object(symbol(elf.symtab(), "scratch_s").value() + 64))
+                    .satisfiesAnyOf(n -> assertThat(n).isNull(), n -> assertThat(n).doesNotStartWith("scratch_s"));
+        }
+    }
+
+    @Test
+    void copyRelocationOfStdoutIsNamedPlainly() throws Exception {
+        ElfFile elf = ElfFile.read(noPie);
+        assertThat(elf.copyRelocations()).singleElement().satisfies(r -> {
+            assertThat(r.name()).isEqualTo("stdout");
+            assertThat(r.size()).isEqualTo(8);
+        });
+        long address = elf.copyRelocations().getFirst().address();
+        assertThat(elf.symtab()).anySatisfy(s -> assertThat(s.name()).isEqualTo("stdout"));
+        assertThat(SymbolIndex.of(elf, null).object(address)).isEqualTo("stdout+0");
+        assertThat(SymbolIndex.of(ElfFile.read(Gcc.strip(noPie, "probe-nopie-stripped")), null).object(address + 2))
+                .isEqualTo("stdout+2");
+    }
+
+    @Test
+    void pltEntriesAreNamedLikeObjdump() throws Exception {
+        String objdump = Gcc.run(java.util.List.of("objdump", "-d", "-j", ".plt", "-j", ".plt.sec", noPie.toString()));
+        SymbolIndex index = SymbolIndex.of(ElfFile.read(noPie), null);
+        var entries = java.util.regex.Pattern.compile("(?m)^([0-9a-f]+) <(\\S+@plt)>:").matcher(objdump);
+        int seen = 0;
+        while (entries.find()) {
+            assertThat(index.function(Long.parseLong(entries.group(1), 16) + 4)).isEqualTo(entries.group(2) + "+4");
+            seen++;
+        }
+        assertThat(seen).isGreaterThan(3);
+    }
+
+    @Test
+    void strippedProgramKeepsOnlyDynamicSymbols() throws Exception {
+        ElfFile stripped = ElfFile.read(pieStripped);
+        assertThat(stripped.symtab()).isEmpty();
+        assertThat(stripped.dynsym()).isNotEmpty();
+        long helper = symbol(ElfFile.read(pie).symtab(), "helper").value();
+        assertThat(SymbolIndex.of(stripped, null).function(helper)).isNull();
+        assertThat(stripped.buildIdHex()).isEqualTo(ElfFile.read(pie).buildIdHex());
+    }
+
+    @Test
+    void strippedLibraryFallsBackToDynsym() throws Exception {
+        ElfFile full = ElfFile.read(lib);
+        ElfFile stripped = ElfFile.read(libStripped);
+        assertThat(stripped.symtab()).isEmpty();
+        SymbolIndex index = SymbolIndex.of(stripped, null);
+        long function = symbol(full.symtab(), "lib_function").value();
+        long global = symbol(full.symtab(), "lib_global").value();
+        long hidden = symbol(full.symtab(), "lib_static_helper").value();
+        assertThat(index.function(function + 4)).isEqualTo("lib_function+4");
+        assertThat(index.object(global + 12)).isEqualTo("lib_global+12");
+        assertThat(index.function(hidden)).isNull();
+        assertThat(SymbolIndex.of(full, null).function(hidden + 1)).isEqualTo("lib_static_helper+1");
+        assertThat(SymbolIndex.of(full, null).object(symbol(full.symtab(), "lib_hidden_counter").value()))
+                .isEqualTo("lib_hidden_counter+0");
+    }
+
+    @Test
+    void debugLinkOfAnObjcopySplitIsFound() throws Exception {
+        Path debug = dir.resolve("libfixture.so.debug");
+        Gcc.run(java.util.List.of("objcopy", "--only-keep-debug", lib.toString(), debug.toString()));
+        Path linked = dir.resolve("libfixture-linked.so");
+        Gcc.run(java.util.List.of("objcopy", "--strip-all", "--add-gnu-debuglink=" + debug, lib.toString(), linked.toString()));
+        ElfFile elf = ElfFile.read(linked);
+        assertThat(elf.debugLink()).contains("libfixture.so.debug");
+        ModuleImage image = ModuleImage.load(linked.toString(), new DebugFiles(dir.resolve("no-such-root")));
+        assertThat(image.debugFileUsed()).isTrue();
+        long hidden = symbol(ElfFile.read(lib).symtab(), "lib_static_helper").value();
+        assertThat(image.symbols().function(hidden + 2)).isEqualTo("lib_static_helper+2");
+    }
+
+    @Test
+    void bytesAtAVirtualAddressAreTheFileContents() throws Exception {
+        ElfFile elf = ElfFile.read(noPie);
+        ElfSymbol f = symbol(elf.symtab(), "findDisparity");
+        ElfSegment text = elf.loadSegments().stream().filter(s -> s.contains(f.value())).findFirst().orElseThrow();
+        byte[] file = Files.readAllBytes(noPie);
+        int offset = (int) (f.value() - text.vaddr() + text.offset());
+        var bytes = elf.bytesAt(f.value(), 16);
+        byte[] got = new byte[bytes.remaining()];
+        bytes.get(got);
+        assertThat(got).isEqualTo(Arrays.copyOfRange(file, offset, offset + 16));
+        assertThat(elf.bytesAt(0x10, 16).remaining()).isZero();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 3, 16, 63})
+    void truncatedHeaderIsAFormatError(int length) throws Exception {
+        byte[] image = Arrays.copyOf(Files.readAllBytes(pie), length);
+        assertThatThrownBy(() -> ElfFile.parse("cut", image))
+                .isInstanceOf(ElfFormatException.class)
+                .hasMessageStartingWith("cut: ")
+                .hasMessageNotContaining("\n");
+    }
+
+    @Test
+    void wrongMagicClassOrEndiannessIsAFormatError() throws Exception {
+        byte[] good = Files.readAllBytes(pie);
+        for (int[] patch : new int[][] {{0, 0x7e}, {4, 1}, {5, 2}, {18, 3}}) {
+            byte[] image = good.clone();
+            image[patch[0]] = (byte) patch[1];
+            assertThatThrownBy(() -> ElfFile.parse("bad", image)).isInstanceOf(ElfFormatException.class);
+        }
+    }
+
+    /** Property: any truncation or random corruption parses or fails with the dedicated exception, nothing else. */
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void corruptFilesNeverEscapeWithOtherExceptions(long seed) throws Exception {
+        Random random = new Random(seed);
+        byte[] good = Files.readAllBytes(random.nextBoolean() ? lib : pie);
+        ElfFile parsed = ElfFile.parse("good", good);
+        long shoff = parsed.sections().isEmpty() ? 64 : good.length - 64L * parsed.sections().size();
+        for (int round = 0; round < 500; round++) {
+            byte[] image = round % 3 == 0 ? Arrays.copyOf(good, random.nextInt(good.length)) : good.clone();
+            int flips = 1 + random.nextInt(8);
+            for (int i = 0; i < flips && image.length > 0; i++) {
+                // Aim most corruption at the headers, where offsets and counts live.
+                int at = switch (random.nextInt(3)) {
+                    case 0 -> random.nextInt(Math.min(64 + 56 * 14, image.length));
+                    case 1 -> (int) Math.min(image.length - 1, Math.max(0, shoff + random.nextInt(64 * 40)));
+                    default -> random.nextInt(image.length);
+                };
+                image[at] = (byte) random.nextInt(256);
+            }
+            try {
+                ElfFile elf = ElfFile.parse("fuzz", image);
+                SymbolIndex.of(elf, null);
+                elf.bytesAt(random.nextLong() & 0xffffff, 32);
+                for (ElfSegment segment : elf.segments()) elf.bytesAt(segment.vaddr() + random.nextInt(1 << 16), 32);
+            } catch (ElfFormatException e) {
+                assertThat(e.getMessage()).startsWith("fuzz: ").doesNotContain("\n");
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+package org.memtrace.symbols;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class IntervalsTest {
+
+    @Test
+    void putOverwritesAndTrimsWhatItOverlaps() {
+        Intervals<String> map = new Intervals<>();
+        map.put(0x1000, 0x5000, "a");
+        map.put(0x2000, 0x3000, "b");
+        assertThat(map.get(0x1fff).value()).isEqualTo("a");
+        assertThat(map.get(0x2000).value()).isEqualTo("b");
+        assertThat(map.get(0x3000)).isEqualTo(new Intervals.Span<>(0x3000, 0x5000, "a"));
+        assertThat(map.get(0x5000)).isNull();
+        map.remove(0x1800, 0x3800);
+        assertThat(map.get(0x2000)).isNull();
+        assertThat(map.get(0x17ff).value()).isEqualTo("a");
+        assertThat(map.overlapping(0, 0x10000)).extracting(Intervals.Span::start).containsExactly(0x1000L, 0x3800L);
+    }
+
+    /** Property: against a byte-by-byte model, for small and page-spanning (large) intervals alike. */
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4})
+    void agreesWithAByteModel(long seed) {
+        Random random = new Random(seed);
+        int size = 1 << 20;
+        int[] model = new int[size];
+        Intervals<Integer> map = new Intervals<>();
+        for (int step = 1; step < 3000; step++) {
+            int start = random.nextInt(size);
+            int length = random.nextInt(10) == 0 ? random.nextInt(size / 2) : 1 + random.nextInt(3 * 4096);
+            int end = Math.min(size, start + length);
+            boolean put = random.nextInt(4) != 0;
+            if (put) map.put(start, end, step);
+            else map.remove(start, end);
+            for (int i = start; i < end; i++) model[i] = put ? step : 0;
+            for (int probe = 0; probe < 20; probe++) {
+                int at = random.nextBoolean() ? random.nextInt(size) : Math.max(0, Math.min(size - 1, start + random.nextInt(3) - 1));
+                Intervals.Span<Integer> s = map.get(at);
+                assertThat(s == null ? 0 : s.value()).as("step %d address %d", step, at).isEqualTo(model[at]);
+                if (s != null) assertThat(s.contains(at)).isTrue();
+            }
+        }
+    }
+}

@@ -2,10 +2,10 @@ package org.memtrace.cli;
 
 import java.io.PrintWriter;
 import java.util.function.Supplier;
+import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.trace.Naming;
-import org.memtrace.trace.RegionNaming;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,11 +23,11 @@ public final class Main implements Runnable {
     static final int INTERNAL = 70;
 
     /**
-     * How the run command names addresses and learns instruction shapes. The symbolic resolver and the x86
-     * decoder replace these two suppliers; a shapes implementation that also implements
+     * How the run command names addresses and learns instruction shapes: one fresh instance per run. The
+     * x86 decoder replaces the shapes supplier; a shapes implementation that also implements
      * {@link org.memtrace.trace.EventConsumer} is fed the stream before the writers.
      */
-    static final Supplier<Naming> NAMING = RegionNaming::new;
+    static final Supplier<Naming> NAMING = SymbolicNaming::new;
     static final Supplier<InstructionShapes> SHAPES = () -> InstructionShapes.UNKNOWN;
 
     @Spec CommandSpec spec;

@@ -1,15 +1,97 @@
 package org.memtrace.cli;
 
 import java.io.PrintWriter;
-import java.util.Arrays;
+import java.util.function.Supplier;
+import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.launch.LaunchException;
+import org.memtrace.trace.InstructionShapes;
+import org.memtrace.trace.Naming;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
-public final class Main {
+/**
+ * The {@code memtrace} command. Every error is one line on stderr starting with {@code memtrace: };
+ * usage errors exit with 2, and no stack trace ever reaches the user.
+ */
+@Command(name = "memtrace", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Records the data memory accesses of native Linux x86-64 programs and names every address.",
+        synopsisSubcommandLabel = "COMMAND")
+public final class Main implements Runnable {
+    static final int USAGE = 2;
+    static final int INTERNAL = 70;
+
+    /**
+     * How the run command names addresses and learns instruction shapes: one fresh instance per run. The
+     * x86 decoder replaces the shapes supplier; a shapes implementation that also implements
+     * {@link org.memtrace.trace.EventConsumer} is fed the stream before the writers.
+     */
+    static final Supplier<Naming> NAMING = SymbolicNaming::new;
+    static final Supplier<InstructionShapes> SHAPES = () -> InstructionShapes.UNKNOWN;
+
+    @Spec CommandSpec spec;
+
     public static void main(String[] args) {
-        // Temporary dispatch until the picocli top-level command lands: register AnalyzeCommand there.
-        if (args.length > 0 && args[0].equals("analyze")) {
-            System.exit(AnalyzeCommand.run(new PrintWriter(System.out), new PrintWriter(System.err),
-                    Arrays.copyOfRange(args, 1, args.length)));
+        System.exit(execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+    }
+
+    public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        return commandLine(out, err).execute(args);
+    }
+
+    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+        CommandLine cl = new CommandLine(new Main());
+        // Subcommands are registered here.
+        cl.addSubcommand(new RunCommand(NAMING, SHAPES));
+        cl.addSubcommand(new AnalyzeCommand());
+        // Every command answers --version the same way, whether or not it names a version provider.
+        for (CommandLine sub : cl.getSubcommands().values())
+            if (sub.getCommandSpec().versionProvider() == null) sub.getCommandSpec().versionProvider(new Version());
+        // The program's own options follow its name: `memtrace run ./prog -v` must not parse -v.
+        cl.getSubcommands().get("run").setStopAtPositional(true);
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setParameterExceptionHandler(Main::usageError);
+        cl.setExecutionExceptionHandler(Main::failure);
+        return cl;
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing a command (" + String.join(", ",
+                spec.subcommands().keySet()) + ")");
+    }
+
+    private static int usageError(CommandLine.ParameterException e, String[] args) {
+        CommandLine cl = e.getCommandLine();
+        cl.getErr().println("memtrace: " + oneLine(e.getMessage()) + " (see '" + cl.getCommandSpec().qualifiedName() + " --help')");
+        cl.getErr().flush();
+        return USAGE;
+    }
+
+    private static int failure(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
+        PrintWriter err = cl.getErr();
+        int status;
+        if (e instanceof LaunchException le) {
+            err.println("memtrace: " + oneLine(le.getMessage()));
+            status = le.usage() ? USAGE : 1;
+        } else {
+            err.println("memtrace: internal error: " + oneLine(String.valueOf(e)));
+            status = INTERNAL;
         }
-        System.out.println("memtrace (under construction)");
+        err.flush();
+        return status;
+    }
+
+    static String oneLine(String s) { return s == null ? "" : s.replaceAll("\\s*\\R\\s*", " ").strip(); }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"memtrace " + (v != null ? v : "0.1.0-SNAPSHOT")};
+        }
     }
 }

@@ -1,0 +1,215 @@
+package org.memtrace.cli;
+
+import java.io.BufferedWriter;
+import java.io.FilterWriter;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.memtrace.analysis.Summary;
+import org.memtrace.event.Event;
+import org.memtrace.launch.LaunchException;
+import org.memtrace.launch.RunResult;
+import org.memtrace.launch.TraceOptions;
+import org.memtrace.launch.Tracer;
+import org.memtrace.trace.AddressMode;
+import org.memtrace.trace.EventConsumer;
+import org.memtrace.trace.InstructionShapes;
+import org.memtrace.trace.MadtWriter;
+import org.memtrace.trace.Naming;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code memtrace run}: trace one program with the agent and write the MadT text trace. */
+@Command(name = "run", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = {"Runs PROGRAM with the memtrace agent and writes its data memory accesses as a MadT trace.",
+                "A #! script is run by its interpreter, and the interpreter is what gets traced."},
+        exitCodeListHeading = "%nExit status:%n",
+        exitCodeList = {"the program's:the program's exit status (128+N when signal N killed it)",
+                "1:the trace could not be written completely (the program itself succeeded)",
+                "2:usage error, or the program cannot be traced (static, setuid, not found)"})
+final class RunCommand implements java.util.concurrent.Callable<Integer> {
+    private final Supplier<Naming> naming;
+    private final Supplier<InstructionShapes> shapes;
+
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "memtrace.out",
+            description = "Trace file ('-' for standard output; default: ${DEFAULT-VALUE}).")
+    String output;
+
+    @Option(names = "--addresses", paramLabel = "MODE", defaultValue = "symbolic",
+            description = "raw (#), symbolic ($) or both lines per event (default: ${DEFAULT-VALUE}).")
+    AddressMode addresses;
+
+    @Option(names = "--regions", paramLabel = "LIST", defaultValue = "data,heap,anon,file", split = ",",
+            description = "Memory to trace: any of data, heap, anon, file (default: ${DEFAULT-VALUE}).")
+    List<String> regions;
+
+    @Option(names = "--no-autostart",
+            description = "Record only between memtrace_start() and memtrace_stop() (memtrace.h) instead of from main.")
+    boolean noAutostart;
+
+    @Option(names = "--buffer-mb", paramLabel = "MiB", defaultValue = "64",
+            description = "Size of the shared event ring, a power of two (default: ${DEFAULT-VALUE}).")
+    int bufferMb;
+
+    @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE.")
+    Path saveStream;
+
+    @Option(names = {"-q", "--quiet"}, description = "Do not print the summary at the end.")
+    boolean quiet;
+
+    @Option(names = "--json-summary", paramLabel = "FILE", description = "Also write the summary as JSON to FILE.")
+    Path jsonSummary;
+
+    @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
+    List<String> command;
+
+    RunCommand(Supplier<Naming> naming, Supplier<InstructionShapes> shapes) {
+        this.naming = naming;
+        this.shapes = shapes;
+    }
+
+    @Override
+    public Integer call() throws LaunchException {
+        PrintWriter err = spec.commandLine().getErr();
+        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream);
+        Tracer.validate(options);
+        Writer out = openOutput();
+
+        InstructionShapes instructionShapes = shapes.get();
+        List<EventConsumer> consumers = new ArrayList<>();
+        if (instructionShapes instanceof EventConsumer c) consumers.add(c);
+        MadtWriter writer = new MadtWriter(out, addresses, naming.get(), instructionShapes, p -> say(err, p));
+        consumers.add(writer);
+        Summary summary = new Summary(instructionShapes);
+        consumers.add(summary);
+
+        Tracer tracer = new Tracer(options, consumers, p -> say(err, p));
+        CountDownLatch reported = new CountDownLatch(1);
+        // On SIGINT/SIGTERM the JVM runs this hook while the run's thread keeps draining the ring: wait until
+        // everything recorded is written and reported before letting the JVM go.
+        Thread hook = new Thread(() -> {
+            tracer.requestStop();
+            try {
+                reported.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "memtrace-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            RunResult result;
+            try {
+                result = tracer.run();
+            } catch (LaunchException e) {
+                writer.finish();
+                throw e;
+            }
+            return report(err, result, summary, writer);
+        } finally {
+            reported.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running; it returns now that the report is out
+            }
+        }
+    }
+
+    private int report(PrintWriter err, RunResult result, Summary summary, MadtWriter writer) {
+        if (!result.attached())
+            say(err, "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)");
+        if (result.lost() > 0)
+            say(err, result.lost() + " events were lost: the agent could not hand them to memtrace");
+        if (!quiet) summary.print(err, result.lost(), result.elapsed());
+        boolean summaryWritten = writeJsonSummary(err, result, summary);
+        if (!quiet || result.killedBySignal()) say(err, result.describe());
+        if (!quiet && !"-".equals(output)) say(err, "trace written to " + output + " (" + writer.events() + " events)");
+        err.flush();
+        boolean incomplete = writer.failed() || result.incomplete() || !summaryWritten;
+        return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
+    }
+
+    private boolean writeJsonSummary(PrintWriter err, RunResult result, Summary summary) {
+        if (jsonSummary == null) return true;
+        Map<String, Object> json = new LinkedHashMap<>(summary.counts(result.lost()));
+        json.put("elapsedSeconds", result.elapsed().toNanos() / 1e9);
+        json.put("exitStatus", result.exitStatus());
+        json.put("ending", result.describe());
+        try {
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonSummary.toFile(), json);
+            return true;
+        } catch (IOException e) {
+            say(err, "cannot write the summary to " + jsonSummary + ": " + e.getMessage());
+            return false;
+        }
+    }
+
+    private static void say(PrintWriter err, String message) {
+        err.println("memtrace: " + Main.oneLine(message));
+        err.flush();
+    }
+
+    private int regionBits() {
+        int bits = 0;
+        for (String r : regions) {
+            try {
+                bits |= Event.RegionKind.valueOf(r.strip().toUpperCase(Locale.ROOT)).bit;
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "unknown region '" + r + "' for --regions (use data, heap, anon, file)");
+            }
+        }
+        return bits;
+    }
+
+    private int bufferSize() {
+        if (bufferMb < 1 || bufferMb > 4096 || Integer.bitCount(bufferMb) != 1)
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--buffer-mb must be a power of two from 1 to 4096, not " + bufferMb);
+        return bufferMb;
+    }
+
+    /** Opened before the program starts, so an unwritable path costs nothing but one line. */
+    private Writer openOutput() throws LaunchException {
+        if ("-".equals(output)) {
+            // The trace shares stdout with the program: flush at the end, never close it.
+            return new FilterWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), 1 << 16)) {
+                @Override
+                public void close() throws IOException { flush(); }
+            };
+        }
+        Path file = Path.of(output);
+        try {
+            return new BufferedWriter(new OutputStreamWriter(Files.newOutputStream(file), StandardCharsets.UTF_8), 1 << 20);
+        } catch (IOException | RuntimeException e) {
+            throw LaunchException.usage("cannot write the trace to " + output + ": " + describe(e));
+        }
+    }
+
+    private static String describe(Exception e) {
+        return switch (e) {
+            case java.nio.file.AccessDeniedException a -> "permission denied";
+            case java.nio.file.NoSuchFileException n -> "no such directory";
+            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> String.valueOf(e.getMessage());
+        };
+    }
+}

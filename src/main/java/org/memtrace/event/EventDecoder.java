@@ -1,0 +1,139 @@
+package org.memtrace.event;
+
+import static org.memtrace.event.StreamLayout.*;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Decodes one record (header included, padding records excluded) into an {@link Event}. Every length is
+ * checked against the record's size so a damaged stream ends in a {@link StreamFormatException} instead
+ * of a wrong event.
+ */
+public final class EventDecoder {
+    private EventDecoder() {}
+
+    // Unaligned layouts: saved streams and test rings may live in heap segments without 8-byte alignment.
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
+    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED;
+
+    public static int type(MemorySegment s, long off) { return Byte.toUnsignedInt(s.get(ValueLayout.JAVA_BYTE, off)); }
+
+    public static int flags(MemorySegment s, long off) { return Byte.toUnsignedInt(s.get(ValueLayout.JAVA_BYTE, off + 1)); }
+
+    public static int size(MemorySegment s, long off) { return Short.toUnsignedInt(s.get(U16, off + 2)); }
+
+    public static int tid(MemorySegment s, long off) { return s.get(U32, off + 4); }
+
+    /**
+     * Decodes the record of {@code size} bytes at {@code off} in {@code s}. {@code position} is the record's
+     * stream position, used only in error messages.
+     */
+    public static Event decode(MemorySegment s, long off, long position) {
+        int type = type(s, off);
+        int flags = flags(s, off);
+        int size = size(s, off);
+        int tid = tid(s, off);
+        var r = new Reader(s, off, size, position, type);
+        return switch (type) {
+            case MT_HELLO -> {
+                r.need(48);
+                yield new Event.Hello(tid, r.u64(8), r.u64(16), r.u64(24), r.u64(32), (int) r.u64(40));
+            }
+            case MT_ACCESS -> {
+                r.need(24);
+                yield new Event.Access(tid, r.u64(8), r.u64(16), (flags & ACC_WRITE) != 0, (flags & ACC_SAME_STEP) != 0);
+            }
+            case MT_BLOCK -> {
+                r.need(48);
+                Event.BlockOp op = switch (flags & BLK_OP_MASK) {
+                    case 1 -> Event.BlockOp.COPY;
+                    case 2 -> Event.BlockOp.STORE;
+                    case 3 -> Event.BlockOp.FETCH;
+                    default -> throw r.bad("unknown block operation " + (flags & BLK_OP_MASK));
+                };
+                boolean syscall = (flags & BLK_SYSCALL) != 0;
+                int what = r.u32(40);
+                if (!syscall && (what < 1 || what > 3)) throw r.bad("unknown block function " + what);
+                yield new Event.Block(tid, op, syscall, r.u64(8), r.u64(16), r.u64(24), r.u64(32), what);
+            }
+            case MT_ALLOC -> {
+                r.need(80);
+                if (flags < 1 || flags > Event.AllocFunction.values().length) throw r.bad("unknown allocation function " + flags);
+                long[] args = new long[6];
+                for (int i = 0; i < 6; i++) args[i] = r.u64(32 + 8L * i);
+                yield new Event.Alloc(tid, Event.AllocFunction.of(flags), r.u64(8), r.u64(16), r.u64(24), args);
+            }
+            case MT_MODULE -> {
+                r.need(24);
+                int idLen = r.u32(16);
+                int pathLen = r.u32(20);
+                byte[] id = r.bytes(24, idLen);
+                yield new Event.Module(tid, r.u64(8), id, r.string(24L + idLen, pathLen));
+            }
+            case MT_MAPPING -> {
+                r.need(40);
+                yield new Event.Mapping(tid, r.u64(8), r.u64(16), r.u64(24), r.u32(32), (flags & MAP_TRACED) != 0,
+                        r.string(40, r.u32(36)));
+            }
+            case MT_RANGE -> {
+                r.need(32);
+                if (flags != RANGE_ADD && flags != RANGE_REMOVE) throw r.bad("unknown range change " + flags);
+                int kind = r.u32(24);
+                if (Integer.bitCount(kind) != 1 || kind > 8) throw r.bad("unknown region kind " + kind);
+                yield new Event.Range(tid, flags == RANGE_ADD, r.u64(8), r.u64(16), Event.RegionKind.of(kind), r.u32(28));
+            }
+            case MT_THREAD -> {
+                r.need(16);
+                if (flags != THREAD_START && flags != THREAD_EXIT) throw r.bad("unknown thread change " + flags);
+                yield new Event.ThreadEvent(tid, flags == THREAD_START, r.u64(8));
+            }
+            case MT_CONTROL -> {
+                r.need(16);
+                if (flags != CTL_START && flags != CTL_STOP) throw r.bad("unknown control " + flags);
+                yield new Event.Control(tid, flags == CTL_START, r.u64(8));
+            }
+            case MT_EXIT -> {
+                r.need(40);
+                Event.ExitKind kind = switch (flags) {
+                    case EXIT_NORMAL -> Event.ExitKind.NORMAL;
+                    case EXIT_EXEC -> Event.ExitKind.EXEC;
+                    case EXIT_SIGNAL -> Event.ExitKind.SIGNAL;
+                    default -> throw r.bad("unknown exit kind " + flags);
+                };
+                yield new Event.Exit(tid, kind, r.u64(8), r.u64(16), r.u64(24), r.string(40, r.u32(32)));
+            }
+            case MT_STATS -> {
+                r.need(48);
+                yield new Event.Stats(tid, r.u64(8), r.u64(16), r.u64(24), r.u64(32), r.u64(40));
+            }
+            case MT_FORK -> {
+                r.need(16);
+                yield new Event.Fork(tid, r.u64(8));
+            }
+            default -> throw r.bad("unknown record type " + type);
+        };
+    }
+
+    /** Bounds-checked field access inside one record. */
+    private record Reader(MemorySegment s, long off, int size, long position, int type) {
+        void need(int min) {
+            if (size < min) throw bad("record of type " + type + " is " + size + " bytes, needs at least " + min);
+        }
+
+        long u64(long at) { return s.get(U64, off + at); }
+
+        int u32(long at) { return s.get(U32, off + at); }
+
+        byte[] bytes(long at, int len) {
+            if (len < 0 || at + len > size) throw bad("variable part of " + len + " bytes overruns the record");
+            return s.asSlice(off + at, len).toArray(ValueLayout.JAVA_BYTE);
+        }
+
+        String string(long at, int len) { return new String(bytes(at, len), StandardCharsets.UTF_8); }
+
+        StreamFormatException bad(String problem) { return new StreamFormatException(position, problem); }
+    }
+}

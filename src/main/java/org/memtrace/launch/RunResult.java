@@ -1,0 +1,38 @@
+package org.memtrace.launch;
+
+import java.time.Duration;
+import java.util.Optional;
+import org.memtrace.event.Event;
+import org.memtrace.event.Signals;
+
+/**
+ * How a traced run ended.
+ *
+ * @param exitStatus the status memtrace passes on: the program's exit code, or 128+signal when a signal killed it
+ * @param exit       the agent's last MT_EXIT record (exit, exec or fatal signal), when it wrote one
+ * @param lost       records the agent dropped (ring header)
+ * @param attached   whether the agent announced itself; false means nothing could be recorded
+ * @param incomplete whether memtrace failed to consume or save part of the stream
+ */
+public record RunResult(int exitStatus, Optional<Event.Exit> exit, long lost, Duration elapsed, boolean attached,
+                        boolean incomplete) {
+
+    public boolean killedBySignal() {
+        return exit.map(x -> x.kind() == Event.ExitKind.SIGNAL).orElse(exitStatus > 128);
+    }
+
+    /** One line for the user: how the program ended. */
+    public String describe() {
+        if (exit.isPresent() && exit.get().kind() == Event.ExitKind.SIGNAL) {
+            Event.Exit x = exit.get();
+            return "the program was killed by " + Signals.name(x.value()) + " (signal " + x.value() + ") at ip 0x"
+                    + Long.toHexString(x.ip()) + ", address 0x" + Long.toHexString(x.address()) + " in thread " + x.tid()
+                    + "; the trace is complete up to the crash";
+        }
+        String after = exit.filter(x -> x.kind() == Event.ExitKind.EXEC)
+                .map(x -> "the program executed " + x.path() + ", which ran untraced; it ").orElse("the program ");
+        if (exitStatus > 128)
+            return after + "was killed by " + Signals.name(exitStatus - 128) + " (signal " + (exitStatus - 128) + ")";
+        return after + "exited with status " + exitStatus;
+    }
+}

@@ -1,0 +1,24 @@
+package org.memtrace.launch;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * What to run and how to trace it.
+ *
+ * @param command    the program and its arguments
+ * @param regions    MT_REGION_* bits: data=1 heap=2 anon=4 file=8
+ * @param autostart  record from main on; false records only between memtrace_start() and memtrace_stop()
+ * @param bufferMb   ring capacity in MiB, a power of two
+ * @param saveStream where to save the raw stream, or null
+ */
+public record TraceOptions(List<String> command, int regions, boolean autostart, int bufferMb, Path saveStream) {
+    public static final int ALL_REGIONS = 15;
+    public static final int DEFAULT_BUFFER_MB = 64;
+
+    public TraceOptions {
+        command = List.copyOf(command);
+        if (command.isEmpty()) throw new IllegalArgumentException("no program");
+        if (bufferMb < 1 || Integer.bitCount(bufferMb) != 1) throw new IllegalArgumentException("buffer size must be a power of two");
+    }
+}

@@ -1,0 +1,262 @@
+package org.memtrace.launch;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import org.memtrace.event.Event;
+import org.memtrace.event.EventDecoder;
+import org.memtrace.event.RingReader;
+import org.memtrace.event.StreamFormatException;
+import org.memtrace.event.StreamWriter;
+import org.memtrace.trace.EventConsumer;
+
+/**
+ * Runs one program under the agent and feeds its event stream, in order, to the consumers. The calling
+ * thread is the ring's only reader: it polls while the program runs, drains the ring once the program has
+ * ended, then finishes the consumers. Failures after the start (a broken stream, a consumer error, a full
+ * disk) never stop the program: they are reported through {@code problems} and mark the result incomplete.
+ */
+public final class Tracer {
+    private static final int SPINS = 200;
+    private static final long MIN_SLEEP_NS = 20_000;
+    private static final long MAX_SLEEP_NS = 1_000_000;
+
+    /** Where the agent library comes from; tests preload a stand-in. */
+    @FunctionalInterface
+    interface AgentSource {
+        Path path() throws LaunchException;
+    }
+
+    private final TraceOptions options;
+    private final AgentSource agentSource;
+    private final List<EventConsumer> consumers;
+    private final Consumer<String> problems;
+    private volatile Process process;
+
+    private StreamWriter saver;
+    private boolean dispatching = true;
+    private boolean streamBroken;
+    private boolean incomplete;
+    private boolean attached;
+    private Event.Exit lastExit;
+
+    public Tracer(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
+        this(options, AgentLibrary::extract, consumers, problems);
+    }
+
+    Tracer(TraceOptions options, AgentSource agentSource, List<EventConsumer> consumers, Consumer<String> problems) {
+        this.options = options;
+        this.agentSource = agentSource;
+        this.consumers = List.copyOf(consumers);
+        this.problems = problems;
+    }
+
+    /** Checks what can be checked before the program starts; {@link #run} does it too. */
+    public static Target validate(TraceOptions options) throws LaunchException {
+        return Target.resolve(options.command().getFirst());
+    }
+
+    public RunResult run() throws LaunchException {
+        validate(options);
+        Path agent = agentSource.path();
+        Path ringFile = createRingFile();
+        try (RingReader ring = RingReader.create(ringFile, (long) options.bufferMb() << 20)) {
+            openSaver();
+            Process p = start(agent, ringFile);
+            long t0 = System.nanoTime();
+            consume(ring, p);
+            int status = waitUninterruptibly(p);
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
+            closeSaver(ring);
+            for (EventConsumer c : consumers) {
+                try {
+                    c.finish();
+                } catch (RuntimeException e) {
+                    problem("finishing " + c.getClass().getSimpleName() + " failed: " + e);
+                }
+            }
+            return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete);
+        } catch (IOException e) {
+            throw LaunchException.environment("cannot create the event ring " + ringFile + ": " + e.getMessage(), e);
+        } finally {
+            deleteQuietly(ringFile);
+        }
+    }
+
+    /**
+     * Ends the run from outside (memtrace got SIGINT/SIGTERM): gives the program a moment to end on its own
+     * (Ctrl-C reached it too), then terminates it. The run's thread then drains the ring as usual.
+     */
+    public void requestStop() {
+        Process p = process;
+        if (p == null) return;
+        try {
+            if (!p.waitFor(2, TimeUnit.SECONDS)) {
+                p.destroy();
+                if (!p.waitFor(3, TimeUnit.SECONDS)) p.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private Process start(Path agent, Path ringFile) throws LaunchException {
+        ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
+        var env = pb.environment();
+        String preload = env.get("LD_PRELOAD");
+        env.put("LD_PRELOAD", preload == null || preload.isBlank() ? agent.toString() : agent + ":" + preload);
+        env.put("MEMTRACE_RING", ringFile.toString());
+        env.put("MEMTRACE_REGIONS", Integer.toString(options.regions()));
+        env.put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        try {
+            Process p = pb.start();
+            process = p;
+            return p;
+        } catch (IOException e) {
+            throw LaunchException.environment("cannot start " + options.command().getFirst() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void consume(RingReader ring, Process p) {
+        int idle = 0;
+        long sleep = MIN_SLEEP_NS;
+        while (true) {
+            if (pollOnce(ring) > 0) {
+                idle = 0;
+                sleep = MIN_SLEEP_NS;
+            } else if (!p.isAlive()) {
+                // The program is gone, so tail is final: whatever it published is still in the ring.
+                while (pollOnce(ring) > 0) {}
+                return;
+            } else if (idle++ < SPINS) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.parkNanos(sleep);
+                sleep = Math.min(sleep * 2, MAX_SLEEP_NS);
+            }
+        }
+    }
+
+    private int pollOnce(RingReader ring) {
+        if (streamBroken) {
+            ring.discard();
+            return 0;
+        }
+        try {
+            return ring.poll(this::record);
+        } catch (StreamFormatException e) {
+            streamBroken = true;
+            problem(e.getMessage() + "; the rest of the stream is ignored");
+            ring.discard();
+            return 0;
+        }
+    }
+
+    private void record(MemorySegment segment, long offset, int size, long position) {
+        if (saver != null) {
+            try {
+                saver.write(segment, offset, size);
+            } catch (IOException e) {
+                problem("cannot save the event stream to " + options.saveStream() + ": " + e.getMessage());
+                closeSaverQuietly();
+            }
+        }
+        Event event = EventDecoder.decode(segment, offset, position);
+        switch (event) {
+            case Event.Hello h -> attached = true;
+            case Event.Exit x -> lastExit = x;
+            default -> {}
+        }
+        if (!dispatching) return;
+        for (EventConsumer c : consumers) {
+            try {
+                c.accept(event);
+            } catch (RuntimeException e) {
+                dispatching = false;
+                problem("internal error in " + c.getClass().getSimpleName() + " (" + e
+                        + "); the program keeps running, the trace stops here");
+                return;
+            }
+        }
+    }
+
+    private void openSaver() throws LaunchException {
+        if (options.saveStream() == null) return;
+        try {
+            saver = new StreamWriter(options.saveStream());
+        } catch (IOException e) {
+            throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": " + e.getMessage());
+        }
+    }
+
+    private void closeSaver(RingReader ring) {
+        if (saver == null) return;
+        try {
+            saver.finish(ring.lost(), ring.done());
+            saver.close();
+        } catch (IOException e) {
+            problem("cannot save the event stream to " + options.saveStream() + ": " + e.getMessage());
+            incomplete = true;
+        }
+        saver = null;
+    }
+
+    private void closeSaverQuietly() {
+        try {
+            saver.close();
+        } catch (IOException ignored) {
+            // already reported the first failure
+        }
+        saver = null;
+        incomplete = true;
+    }
+
+    private void problem(String message) {
+        incomplete = true;
+        problems.accept(message);
+    }
+
+    /** The ring lives in /dev/shm when possible: a tmpfs keeps the shared pages off the disk. */
+    private static Path createRingFile() throws LaunchException {
+        Path shm = Path.of("/dev/shm");
+        Path dir = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        try {
+            return Files.createTempFile(dir, "memtrace-", ".ring",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        } catch (IOException e) {
+            throw LaunchException.environment("cannot create the event ring in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** memtrace only ends after the program, so an interrupt is kept for later rather than obeyed. */
+    private static int waitUninterruptibly(Process p) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return p.waitFor();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // a leftover ring in /dev/shm is harmless and named memtrace-*.ring
+        }
+    }
+}

@@ -1,0 +1,10 @@
+package org.memtrace.trace;
+
+/** Which lines the MadT writer prints per event (--addresses). */
+public enum AddressMode {
+    RAW, SYMBOLIC, BOTH;
+
+    boolean raw() { return this != SYMBOLIC; }
+
+    boolean symbolic() { return this != RAW; }
+}

@@ -1,0 +1,15 @@
+package org.memtrace.trace;
+
+import org.memtrace.event.Event;
+
+/**
+ * Anything that follows a run: trace writers, the summary, later analyses. The tracer hands every event
+ * to {@link #accept} in stream order from one thread, then calls {@link #finish} once, so a consumer never
+ * deals with the target process or the ring.
+ */
+public interface EventConsumer {
+    void accept(Event event);
+
+    /** The stream has ended (the program exited, crashed or memtrace was interrupted). */
+    default void finish() {}
+}

@@ -1,0 +1,237 @@
+package org.memtrace.trace;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.util.Locale;
+import java.util.function.Consumer;
+import org.memtrace.event.Event;
+import org.memtrace.event.Signals;
+
+/**
+ * The MadT text trace (docs/trace-format.md): one numbered line per Table I event, raw ({@code #}) and/or
+ * symbolic ({@code $}), and {@code #} comment lines for the events outside Table I. A write error stops
+ * the trace, not the run: it is reported once through {@code problems} and {@link #failed()} says so.
+ */
+public final class MadtWriter implements EventConsumer {
+    private final Writer out;
+    private final AddressMode mode;
+    private final Naming naming;
+    private final AccessInterpreter accesses;
+    private final Consumer<String> problems;
+    private final StringBuilder text = new StringBuilder(512);
+    private long sequence;
+    private boolean failed;
+
+    /** Prints the fields of one line; {@code symbolic} selects names over hex numbers. */
+    @FunctionalInterface
+    private interface Fields {
+        void append(StringBuilder sb, boolean symbolic);
+    }
+
+    public MadtWriter(Writer out, AddressMode mode, Naming naming, InstructionShapes shapes, Consumer<String> problems) {
+        this.out = out;
+        this.mode = mode;
+        this.naming = naming;
+        this.accesses = new AccessInterpreter(shapes);
+        this.problems = problems;
+    }
+
+    /** Whether writing failed; the trace is then incomplete. */
+    public boolean failed() { return failed; }
+
+    /** Numbered events written so far (one or two lines each, depending on the address mode). */
+    public long events() { return sequence; }
+
+    @Override
+    public void accept(Event event) {
+        if (failed) return;
+        accesses.observe(event);
+        if (event instanceof Event.Alloc a) {
+            allocation(a);
+        } else {
+            naming.observe(event);
+            switch (event) {
+                case Event.Access a -> {
+                    for (TracedAccess t : accesses.interpret(a)) access(t);
+                }
+                case Event.Block b -> block(b);
+                default -> comment(event);
+            }
+        }
+        if (!text.isEmpty()) flushText();
+    }
+
+    private void access(TracedAccess t) {
+        numbered(t.store() ? 'S' : 'L', (sb, sym) -> {
+            data(sb, sym, t.address()).append(',').append(naming.region(t.address())).append(',');
+            code(sb, sym, t.ip()).append(',').append(t.size()).append(',').append(t.tid());
+        });
+    }
+
+    private void block(Event.Block b) {
+        String via = b.syscall() ? Syscalls.name(b.what())
+                : Event.BlockFunction.of(b.what()).name().toLowerCase(Locale.ROOT);
+        switch (b.op()) {
+            case COPY -> numbered('Y', (sb, sym) -> {
+                data(sb, sym, b.destination()).append(',').append(naming.region(b.destination())).append(',');
+                data(sb, sym, b.source()).append(',').append(naming.region(b.source())).append(',');
+                tail(sb, sym, b, via);
+            });
+            case STORE -> numbered('W', (sb, sym) -> {
+                data(sb, sym, b.destination()).append(',').append(naming.region(b.destination())).append(',');
+                tail(sb, sym, b, via);
+            });
+            case FETCH -> numbered('G', (sb, sym) -> {
+                data(sb, sym, b.source()).append(',').append(naming.region(b.source())).append(',');
+                tail(sb, sym, b, via);
+            });
+        }
+    }
+
+    private void tail(StringBuilder sb, boolean sym, Event.Block b, String via) {
+        sb.append(b.length()).append(',');
+        code(sb, sym, b.ip()).append(',').append(b.tid()).append(',').append(via);
+    }
+
+    /**
+     * Allocation lines name the block after the naming has seen the event (so it knows the new block, or
+     * the released name), but the old block of a realloc/mremap is named as it was before the call.
+     */
+    /** What an allocator call prints: its Table I letter, the size field and the old block (0 if none). */
+    private record AllocLine(char letter, long size, long old) {
+        static AllocLine of(Event.Alloc a) {
+            return switch (a.function()) {
+                case MALLOC, VALLOC, PVALLOC -> new AllocLine('M', a.arg(0), 0);
+                case ALIGNED_ALLOC, MEMALIGN -> new AllocLine('M', a.arg(1), 0);
+                case POSIX_MEMALIGN -> new AllocLine('M', a.arg(2), 0);
+                case CALLOC -> new AllocLine('C', a.arg(0) * a.arg(1), 0);
+                case MMAP -> new AllocLine('P', a.arg(1), 0);
+                case REALLOC -> new AllocLine('R', a.arg(1), a.arg(0));
+                case REALLOCARRAY -> new AllocLine('R', a.arg(1) * a.arg(2), a.arg(0));
+                case MREMAP -> new AllocLine('E', a.arg(2), a.arg(0));
+                case MUNMAP -> new AllocLine('U', a.arg(1), 0);
+                case FREE -> new AllocLine('F', 0, 0);
+            };
+        }
+
+        boolean releases() { return letter == 'F' || letter == 'U'; }
+
+        boolean moves() { return letter == 'R' || letter == 'E'; }
+    }
+
+    /**
+     * Allocation lines name the block after the naming has seen the event (so it knows the new block, or
+     * the released name), but the old block of a realloc/mremap is named as it was before the call.
+     */
+    private void allocation(Event.Alloc a) {
+        AllocLine line = AllocLine.of(a);
+        String oldName = line.old() == 0 ? "0x0" : blockName(naming.data(line.old()));
+        naming.observe(a);
+        if (line.letter() == 'F' && a.arg(0) == 0) return; // free(NULL) releases nothing
+        long address = line.releases() ? a.arg(0) : a.result();
+        // A failed call created no block: there is nothing to name.
+        boolean failedCall = !line.releases() && (address == 0 || address == -1);
+        String name = failedCall ? RegionNaming.hex(address) : naming.block(a);
+        numbered(line.letter(), (sb, sym) -> {
+            sb.append(sym ? name : RegionNaming.hex(address));
+            if (line.letter() != 'F') sb.append(',').append(Long.toUnsignedString(line.size()));
+            if (line.moves()) sb.append(',').append(sym ? oldName : RegionNaming.hex(line.old()));
+            sb.append(',').append(a.tid());
+        });
+    }
+
+    /** A block's start is named {@code <…>+0} by {@link Naming#data}; the allocation field is the bare name. */
+    private static String blockName(String dataName) {
+        return dataName.endsWith("+0") ? dataName.substring(0, dataName.length() - 2) : dataName;
+    }
+
+    private void comment(Event event) {
+        text.append("# ");
+        boolean sym = mode.symbolic();
+        switch (event) {
+            case Event.Hello h -> text.append("agent pid=").append(h.pid()).append(" page-size=").append(h.pageSize())
+                    .append(" regions=").append(h.regions());
+            case Event.ThreadEvent t when t.started() -> text.append("thread ").append(t.tid()).append(" start parent=").append(t.value());
+            case Event.ThreadEvent t -> text.append("thread ").append(t.tid()).append(" exit code=").append(t.value());
+            case Event.Control c -> {
+                text.append(c.start() ? "start" : "stop").append(" tid=").append(c.tid());
+                if (c.caller() != 0) code(text.append(" caller="), sym, c.caller());
+            }
+            case Event.Fork f -> text.append("fork tid=").append(f.tid()).append(" child=").append(f.childPid()).append(" (untraced)");
+            case Event.Exit x -> {
+                switch (x.kind()) {
+                    case NORMAL -> text.append("exit status=").append(x.value());
+                    case EXEC -> text.append("exec ").append(x.path());
+                    case SIGNAL -> {
+                        text.append("fatal signal ").append(x.value()).append(" (").append(Signals.name(x.value())).append(") ip=");
+                        code(text, sym, x.ip()).append(" addr=").append(RegionNaming.hex(x.address()));
+                    }
+                }
+                text.append(" tid=").append(x.tid());
+            }
+            case Event.Stats s -> text.append("stats faults=").append(s.faults()).append(" steps=").append(s.steps())
+                    .append(" syscalls=").append(s.syscalls()).append(" windows-at-risk=").append(s.windowsAtRisk())
+                    .append(" untraced-faults=").append(s.untracedFaults());
+            case Event.Module m -> text.append("module ").append(m.path()).append(" bias=").append(RegionNaming.hex(m.loadBias()))
+                    .append(" build-id=").append(java.util.HexFormat.of().formatHex(m.buildId()));
+            case Event.Mapping m -> {
+                text.append("mapping ").append(RegionNaming.hex(m.start())).append('-').append(RegionNaming.hex(m.end()))
+                        .append(' ').append(prot(m.prot())).append(" offset=").append(RegionNaming.hex(m.offset()));
+                if (m.traced()) text.append(" traced");
+                if (!m.path().isEmpty()) text.append(' ').append(m.path());
+            }
+            case Event.Range r -> text.append(r.added() ? "traced " : "untraced ").append(r.kind().name().toLowerCase(Locale.ROOT))
+                    .append(' ').append(RegionNaming.hex(r.start())).append('-').append(RegionNaming.hex(r.end()))
+                    .append(' ').append(prot(r.prot()));
+            default -> throw new AssertionError("not a comment event: " + event);
+        }
+        text.append('\n');
+    }
+
+    private static String prot(int prot) {
+        return ((prot & 1) != 0 ? "r" : "-") + ((prot & 2) != 0 ? "w" : "-") + ((prot & 4) != 0 ? "x" : "-");
+    }
+
+    private StringBuilder data(StringBuilder sb, boolean sym, long address) {
+        return sb.append(sym ? naming.data(address) : RegionNaming.hex(address));
+    }
+
+    private StringBuilder code(StringBuilder sb, boolean sym, long ip) {
+        return sb.append(sym ? naming.code(ip) : RegionNaming.hex(ip));
+    }
+
+    private void numbered(char letter, Fields fields) {
+        long n = sequence++;
+        if (mode.raw()) line(letter, '#', n, fields, false);
+        if (mode.symbolic()) line(letter, '$', n, fields, true);
+    }
+
+    private void line(char letter, char kind, long n, Fields fields, boolean symbolic) {
+        text.append(letter).append(kind).append(n).append(':');
+        fields.append(text, symbolic);
+        text.append('\n');
+    }
+
+    private void flushText() {
+        try {
+            out.append(text);
+        } catch (IOException e) {
+            fail(e);
+        }
+        text.setLength(0);
+    }
+
+    private void fail(IOException e) {
+        failed = true;
+        problems.accept("cannot write the trace (" + e.getMessage() + "); the program keeps running, the trace is incomplete");
+    }
+
+    @Override
+    public void finish() {
+        try {
+            out.close();
+        } catch (IOException e) {
+            if (!failed) fail(e);
+        }
+    }
+}

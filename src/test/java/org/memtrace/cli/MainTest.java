@@ -1,0 +1,93 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.*;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.NativeBuild;
+
+/** Command-line errors: one line starting with "memtrace: ", status 2, nothing started. */
+class MainTest {
+    @TempDir Path dir;
+
+    record Outcome(int status, String out, String err) {}
+
+    static Outcome memtrace(String... args) {
+        var out = new StringWriter();
+        var err = new StringWriter();
+        int status = Main.execute(new PrintWriter(out), new PrintWriter(err), args);
+        return new Outcome(status, out.toString(), err.toString());
+    }
+
+    static void assertUsageError(Outcome o, String... fragments) {
+        assertThat(o.status()).isEqualTo(2);
+        assertThat(o.err().lines().toList()).singleElement().asString().startsWith("memtrace: ").contains(fragments);
+        assertThat(o.err()).doesNotContain("Exception", "\tat ");
+    }
+
+    @Test
+    void unknownOptionAndMissingProgramAreUsageErrors() {
+        assertUsageError(memtrace("run", "--bogus", "--", "/bin/true"), "Unknown option: '--bogus'");
+        assertUsageError(memtrace("run"), "PROGRAM");
+        assertUsageError(memtrace("run", "--"), "PROGRAM");
+        assertUsageError(memtrace(), "missing a command");
+        assertUsageError(memtrace("frobnicate"), "frobnicate");
+    }
+
+    @Test
+    void optionValuesAreValidated() {
+        assertUsageError(memtrace("run", "--regions", "heap,stack", "--", "/bin/true"), "unknown region 'stack'");
+        assertUsageError(memtrace("run", "--buffer-mb", "48", "--", "/bin/true"), "power of two");
+        assertUsageError(memtrace("run", "--addresses", "fancy", "--", "/bin/true"), "--addresses");
+    }
+
+    @Test
+    void untraceableProgramsAreRefusedBeforeAnythingStarts() throws Exception {
+        assertUsageError(memtrace("run", "-o", dir.resolve("t").toString(), "--", dir.resolve("missing").toString()), "no such file");
+        assertThat(dir.resolve("t")).doesNotExist();
+        Path copy = Files.copy(Path.of("/bin/true"), dir.resolve("suid-true"));
+        Files.setAttribute(copy, "unix:mode", 04755);
+        assertUsageError(memtrace("run", "--", copy.toString()), "setuid");
+    }
+
+    @Test
+    void staticBinaryIsRefused() throws Exception {
+        Assumptions.assumeTrue(NativeBuild.staticLibcAvailable(), "libc.a (libc6-dev) is not installed");
+        Path prog = NativeBuild.gcc(dir.resolve("static"), "-static", "static_prog.c");
+        assertUsageError(memtrace("run", "--", prog.toString()), "statically linked");
+    }
+
+    @Test
+    void unwritableOutputIsDetectedBeforeTheProgramStarts() throws Exception {
+        Path marker = dir.resolve("ran");
+        String[] program = {"/bin/sh", "-c", "touch " + marker};
+        assertUsageError(memtrace(concat(new String[] {"run", "-o", dir.resolve("no/such/dir/t.out").toString(), "--"}, program)),
+                "cannot write the trace", "no such directory");
+        assertUsageError(memtrace(concat(new String[] {"run", "-o", dir.toString(), "--"}, program)), "cannot write the trace");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void helpAndVersionOnEveryCommand() {
+        for (String[] args : new String[][] {{"--help"}, {"run", "--help"}}) {
+            Outcome o = memtrace(args);
+            assertThat(o.status()).isZero();
+            assertThat(o.out()).contains("Usage: memtrace");
+        }
+        assertThat(memtrace("--version").out()).startsWith("memtrace ");
+        assertThat(memtrace("run", "--version").out()).startsWith("memtrace ");
+        assertThat(memtrace("analyze", "--version").out()).startsWith("memtrace ");
+        assertThat(memtrace("--help").out()).contains("run", "analyze");
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+}

@@ -1,0 +1,27 @@
+package org.memtrace.launch;
+
+import static org.assertj.core.api.Assertions.*;
+
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.memtrace.event.Event;
+
+class RunResultTest {
+    static RunResult result(int status, Event.Exit exit) {
+        return new RunResult(status, Optional.ofNullable(exit), 0, Duration.ZERO, true, false);
+    }
+
+    @Test
+    void describesEveryWayARunEnds() {
+        assertThat(result(3, new Event.Exit(1, Event.ExitKind.NORMAL, 3, 0, 0, "")).describe())
+                .isEqualTo("the program exited with status 3");
+        assertThat(result(139, new Event.Exit(7, Event.ExitKind.SIGNAL, 11, 0x401136, 0, "")).describe())
+                .isEqualTo("the program was killed by SIGSEGV (signal 11) at ip 0x401136, address 0x0 in thread 7;"
+                        + " the trace is complete up to the crash");
+        assertThat(result(137, null).describe()).isEqualTo("the program was killed by SIGKILL (signal 9)");
+        assertThat(result(137, null).killedBySignal()).isTrue();
+        assertThat(result(0, new Event.Exit(1, Event.ExitKind.EXEC, 0, 0, 0, "/bin/ls")).describe())
+                .isEqualTo("the program executed /bin/ls, which ran untraced; it exited with status 0");
+    }
+}

@@ -1,0 +1,37 @@
+package org.memtrace.testutil;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the memtrace CLI in a fresh JVM, as a user would, with its own stdin/stdout/stderr. */
+public final class Cli {
+    private Cli() {}
+
+    public record Result(int status, String stdout, String stderr) {}
+
+    public static Result run(Path workDir, String... args) throws IOException, InterruptedException {
+        Path out = Files.createTempFile(workDir, "stdout", ".txt");
+        Path err = Files.createTempFile(workDir, "stderr", ".txt");
+        Process p = start(workDir, out, err, args);
+        if (!p.waitFor(180, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("memtrace timed out: " + String.join(" ", args) + "\n" + Files.readString(err));
+        }
+        return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    /** Starts memtrace with its stdout and stderr going to the given files. */
+    public static Process start(Path workDir, Path out, Path err, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "-cp", System.getProperty("java.class.path"), "org.memtrace.cli.Main"));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).directory(workDir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    }
+}

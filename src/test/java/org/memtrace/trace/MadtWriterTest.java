@@ -1,0 +1,242 @@
+package org.memtrace.trace;
+
+import static org.assertj.core.api.Assertions.*;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.Writer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.memtrace.event.Event;
+import org.memtrace.event.Event.AllocFunction;
+
+class MadtWriterTest {
+    static final int TID = 1234;
+
+    /** Names blocks like the heap package will: a counter and a fixed call site; renames freed blocks. */
+    static final class FakeNaming implements Naming {
+        final Map<Long, String> blocks = new HashMap<>();
+        int counter;
+
+        @Override
+        public void observe(Event event) {
+            if (!(event instanceof Event.Alloc a)) return;
+            switch (a.function()) {
+                case FREE -> blocks.computeIfPresent(a.arg(0), (k, v) -> "<freed:" + v.substring(v.indexOf('0')));
+                case REALLOC, REALLOCARRAY, MREMAP -> {
+                    blocks.remove(a.arg(0));
+                    blocks.put(a.result(), String.format("<%s%04d@main+5>", a.function() == AllocFunction.MREMAP ? "mremap" : "realloc", ++counter));
+                }
+                case MUNMAP -> blocks.computeIfPresent(a.arg(0), (k, v) -> "<unmap:" + v.substring(v.indexOf('0')));
+                default -> blocks.put(a.result(), String.format("<%s%04d@main+5>", a.function() == AllocFunction.MMAP ? "memmap"
+                        : a.function() == AllocFunction.CALLOC ? "calloc" : "malloc", ++counter));
+            }
+        }
+
+        @Override
+        public String region(long address) { return address >= 0x500000 ? "[heap]" : "prog"; }
+
+        @Override
+        public String data(long address) {
+            for (var e : blocks.entrySet())
+                if (address >= e.getKey() && address < e.getKey() + 0x1000) return e.getValue() + "+" + (address - e.getKey());
+            return "table+" + (address - 0x404000);
+        }
+
+        @Override
+        public String code(long ip) { return "main+" + (ip - 0x401000); }
+
+        @Override
+        public String block(Event.Alloc a) {
+            long at = a.function() == AllocFunction.FREE || a.function() == AllocFunction.MUNMAP ? a.arg(0) : a.result();
+            return blocks.getOrDefault(at, "?");
+        }
+    }
+
+    static InstructionShapes shapes(Map<Long, InstructionShapes.Shape> known) {
+        return ip -> known.getOrDefault(ip, InstructionShapes.Shape.UNKNOWN);
+    }
+
+    static List<String> write(AddressMode mode, InstructionShapes shapes, Event... events) {
+        StringWriter out = new StringWriter();
+        var writer = new MadtWriter(out, mode, new FakeNaming(), shapes, p -> { throw new AssertionError(p); });
+        for (Event e : events) writer.accept(e);
+        writer.finish();
+        return out.toString().lines().toList();
+    }
+
+    static List<String> write(AddressMode mode, Event... events) { return write(mode, InstructionShapes.UNKNOWN, events); }
+
+    static Event.Alloc alloc(AllocFunction f, long result, long... args) {
+        long[] a = new long[6];
+        System.arraycopy(args, 0, a, 0, args.length);
+        return new Event.Alloc(TID, f, 0x401005, result, 0, a);
+    }
+
+    @Test
+    void loadsAndStoresKeepThePapersFirstThreeFields() {
+        Event load = new Event.Access(TID, 0x401049, 0x500008, false, false);
+        Event store = new Event.Access(TID, 0x40107f, 0x404028, true, false);
+        assertThat(write(AddressMode.RAW, load, store)).containsExactly(
+                "L#0:0x500008,[heap],0x401049,0,1234",
+                "S#1:0x404028,prog,0x40107f,0,1234");
+        assertThat(write(AddressMode.SYMBOLIC, alloc(AllocFunction.MALLOC, 0x500000, 528), load, store)).containsExactly(
+                "M$0:<malloc0001@main+5>,528,1234",
+                "L$1:<malloc0001@main+5>+8,[heap],main+73,0,1234",
+                "S$2:table+40,prog,main+127,0,1234");
+        assertThat(write(AddressMode.BOTH, load)).containsExactly(
+                "L#0:0x500008,[heap],0x401049,0,1234",
+                "L$0:table+1032200,[heap],main+73,0,1234");
+    }
+
+    @Test
+    void accessSizeComesFromTheInstructionShape() {
+        var known = Map.of(0x401049L, new InstructionShapes.Shape(4, false));
+        assertThat(write(AddressMode.RAW, shapes(known), new Event.Access(TID, 0x401049, 0x404000, false, false)))
+                .containsExactly("L#0:0x404000,prog,0x401049,4,1234");
+    }
+
+    @Test
+    void readModifyWriteIsALoadThenAStore() {
+        var known = Map.of(0x401010L, new InstructionShapes.Shape(8, true));
+        assertThat(write(AddressMode.RAW, shapes(known),
+                new Event.Access(TID, 0x401010, 0x404010, true, false),
+                // Some CPUs fault again for the write half: it is the same access.
+                new Event.Access(TID, 0x401010, 0x404010, true, true),
+                new Event.Access(TID, 0x401020, 0x404018, true, false)))
+                .containsExactly(
+                        "L#0:0x404010,prog,0x401010,8,1234",
+                        "S#1:0x404010,prog,0x401010,8,1234",
+                        "S#2:0x404018,prog,0x401020,0,1234");
+    }
+
+    @Test
+    void secondHalfOfAPageStraddlingAccessIsMerged() {
+        var known = Map.of(0x401010L, new InstructionShapes.Shape(8, false));
+        assertThat(write(AddressMode.RAW, shapes(known),
+                new Event.Access(TID, 0x401010, 0x404ffc, false, false),
+                new Event.Access(TID, 0x401010, 0x405000, false, true)))
+                .containsExactly("L#0:0x404ffc,prog,0x401010,8,1234");
+    }
+
+    @Test
+    void sameStepFaultsThatAreNotAStraddleAreKept() {
+        var known = Map.of(0x401010L, new InstructionShapes.Shape(4, false));
+        // ends before the boundary: a second operand (movs), not the same access
+        assertThat(write(AddressMode.RAW, shapes(known),
+                new Event.Access(TID, 0x401010, 0x404ff0, false, false),
+                new Event.Access(TID, 0x401010, 0x405000, true, true))).hasSize(2);
+        // unknown size: never merged
+        assertThat(write(AddressMode.RAW,
+                new Event.Access(TID, 0x401010, 0x404ffc, false, false),
+                new Event.Access(TID, 0x401010, 0x405000, false, true))).hasSize(2);
+        // another thread's fault between them does not break the pairing, another tid does not pair
+        assertThat(write(AddressMode.RAW, shapes(Map.of(0x401010L, new InstructionShapes.Shape(8, false))),
+                new Event.Access(TID, 0x401010, 0x404ffc, false, false),
+                new Event.Access(99, 0x401010, 0x405000, false, true),
+                new Event.Access(TID, 0x401010, 0x405000, false, true)))
+                .containsExactly("L#0:0x404ffc,prog,0x401010,8,1234", "L#1:0x405000,prog,0x401010,8,99");
+    }
+
+    @Test
+    void blockOperations() {
+        Event copy = new Event.Block(TID, Event.BlockOp.COPY, false, 0x401100, 0x500010, 0x404000, 64, 1);
+        Event set = new Event.Block(TID, Event.BlockOp.STORE, false, 0x401110, 0x500010, 0, 32, 3);
+        Event read = new Event.Block(TID, Event.BlockOp.STORE, true, 0x401120, 0x500010, 0, 12, 0);
+        Event write = new Event.Block(TID, Event.BlockOp.FETCH, true, 0x401130, 0, 0x500010, 12, 1);
+        Event odd = new Event.Block(TID, Event.BlockOp.FETCH, true, 0x401130, 0, 0x500010, 1, 999);
+        assertThat(write(AddressMode.RAW, copy, set, read, write, odd)).containsExactly(
+                "Y#0:0x500010,[heap],0x404000,prog,64,0x401100,1234,memcpy",
+                "W#1:0x500010,[heap],32,0x401110,1234,memset",
+                "W#2:0x500010,[heap],12,0x401120,1234,read",
+                "G#3:0x500010,[heap],12,0x401130,1234,write",
+                "G#4:0x500010,[heap],1,0x401130,1234,syscall999");
+        assertThat(write(AddressMode.SYMBOLIC, copy)).containsExactly(
+                "Y$0:table+1032208,[heap],table+0,prog,64,main+256,1234,memcpy");
+    }
+
+    @Test
+    void allocationLinesFollowListing2() {
+        List<String> lines = write(AddressMode.BOTH,
+                alloc(AllocFunction.MALLOC, 0x500000, 528),
+                alloc(AllocFunction.CALLOC, 0x600000, 10, 8),
+                alloc(AllocFunction.REALLOC, 0x700000, 0x500000, 1000),
+                alloc(AllocFunction.FREE, 0, 0x700000),
+                alloc(AllocFunction.FREE, 0, 0),
+                alloc(AllocFunction.MMAP, 0x7f0000000000L, 0, 8192, 3, 0x22, -1, 0),
+                alloc(AllocFunction.MREMAP, 0x7f0000100000L, 0x7f0000000000L, 8192, 16384, 1, 0),
+                alloc(AllocFunction.MUNMAP, 0, 0x7f0000100000L, 16384),
+                alloc(AllocFunction.POSIX_MEMALIGN, 0x800000, 0x7ffc0000, 64, 100),
+                alloc(AllocFunction.ALIGNED_ALLOC, 0x900000, 64, 128),
+                alloc(AllocFunction.REALLOCARRAY, 0xa00000, 0, 4, 10),
+                alloc(AllocFunction.MALLOC, 0, -1),
+                alloc(AllocFunction.MMAP, -1, 0, 4096, 3, 0x22, -1, 0));
+        assertThat(lines).containsExactly(
+                "M#0:0x500000,528,1234", "M$0:<malloc0001@main+5>,528,1234",
+                "C#1:0x600000,80,1234", "C$1:<calloc0002@main+5>,80,1234",
+                "R#2:0x700000,1000,0x500000,1234", "R$2:<realloc0003@main+5>,1000,<malloc0001@main+5>,1234",
+                "F#3:0x700000,1234", "F$3:<freed:0003@main+5>,1234",
+                "P#4:0x7f0000000000,8192,1234", "P$4:<memmap0004@main+5>,8192,1234",
+                "E#5:0x7f0000100000,16384,0x7f0000000000,1234", "E$5:<mremap0005@main+5>,16384,<memmap0004@main+5>,1234",
+                "U#6:0x7f0000100000,16384,1234", "U$6:<unmap:0005@main+5>,16384,1234",
+                "M#7:0x800000,100,1234", "M$7:<malloc0006@main+5>,100,1234",
+                "M#8:0x900000,128,1234", "M$8:<malloc0007@main+5>,128,1234",
+                "R#9:0xa00000,40,0x0,1234", "R$9:<realloc0008@main+5>,40,0x0,1234",
+                "M#10:0x0,18446744073709551615,1234", "M$10:0x0,18446744073709551615,1234",
+                "P#11:0xffffffffffffffff,4096,1234", "P$11:0xffffffffffffffff,4096,1234");
+    }
+
+    @Test
+    void eventsOutsideTableIAreCommentsWithoutNumbers() {
+        assertThat(write(AddressMode.RAW,
+                new Event.Hello(1, 1, 4096, 0, 0, 15),
+                new Event.ThreadEvent(1235, true, 1234),
+                new Event.Control(1234, true, 0),
+                new Event.Access(TID, 0x401049, 0x500008, false, false),
+                new Event.Control(1234, false, 0x401200),
+                new Event.ThreadEvent(1235, false, 0),
+                new Event.Fork(1234, 4321),
+                new Event.Module(1234, 0x7f0000000000L, new byte[] {(byte) 0xab, 1}, "/lib/libc.so.6"),
+                new Event.Mapping(1234, 0x404000, 0x405000, 0x3000, 3, true, "/tmp/prog"),
+                new Event.Range(1234, true, 0x405000, 0x426000, Event.RegionKind.HEAP, 3),
+                new Event.Stats(1234, 5, 5, 1, 0, 2),
+                new Event.Exit(1234, Event.ExitKind.SIGNAL, 11, 0x401300, 0, "")))
+                .containsExactly(
+                        "# agent pid=1 page-size=4096 regions=15",
+                        "# thread 1235 start parent=1234",
+                        "# start tid=1234",
+                        "L#0:0x500008,[heap],0x401049,0,1234",
+                        "# stop tid=1234 caller=0x401200",
+                        "# thread 1235 exit code=0",
+                        "# fork tid=1234 child=4321 (untraced)",
+                        "# module /lib/libc.so.6 bias=0x7f0000000000 build-id=ab01",
+                        "# mapping 0x404000-0x405000 rw- offset=0x3000 traced /tmp/prog",
+                        "# traced heap 0x405000-0x426000 rw-",
+                        "# stats faults=5 steps=5 syscalls=1 windows-at-risk=0 untraced-faults=2",
+                        "# fatal signal 11 (SIGSEGV) ip=0x401300 addr=0x0 tid=1234");
+        assertThat(write(AddressMode.SYMBOLIC, new Event.Exit(1, Event.ExitKind.NORMAL, 3, 0, 0, ""),
+                new Event.Exit(1, Event.ExitKind.EXEC, 0, 0, 0, "/bin/true")))
+                .containsExactly("# exit status=3 tid=1", "# exec /bin/true tid=1");
+    }
+
+    @Test
+    void aWriteErrorStopsTheTraceOnceAndIsReported() {
+        List<String> problems = new ArrayList<>();
+        Writer broken = new Writer() {
+            int writes;
+            @Override public void write(char[] c, int o, int l) throws IOException {
+                if (++writes > 1) throw new IOException("No space left on device");
+            }
+            @Override public void flush() {}
+            @Override public void close() throws IOException { throw new IOException("No space left on device"); }
+        };
+        var writer = new MadtWriter(broken, AddressMode.RAW, new RegionNaming(), InstructionShapes.UNKNOWN, problems::add);
+        for (int i = 0; i < 10; i++) writer.accept(new Event.Access(1, 1, 2, false, false));
+        writer.finish();
+        assertThat(writer.failed()).isTrue();
+        assertThat(problems).singleElement().asString().contains("No space left on device");
+    }
+}

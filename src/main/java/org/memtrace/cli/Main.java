@@ -1,10 +1,13 @@
 package org.memtrace.cli;
 
 import java.io.PrintWriter;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
+import org.memtrace.trace.DecodedShapes;
 import org.memtrace.trace.InstructionShapes;
+import org.memtrace.x86.ZydisUnavailableException;
 import org.memtrace.trace.Naming;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -24,11 +27,20 @@ public final class Main implements Runnable {
 
     /**
      * How the run command names addresses and learns instruction shapes: one fresh instance per run. The
-     * x86 decoder replaces the shapes supplier; a shapes implementation that also implements
-     * {@link org.memtrace.trace.EventConsumer} is fed the stream before the writers.
+     * shapes read code through the naming's address space, which the writer keeps up to date.
      */
     static final Supplier<Naming> NAMING = SymbolicNaming::new;
-    static final Supplier<InstructionShapes> SHAPES = () -> InstructionShapes.UNKNOWN;
+    static final Function<Naming, InstructionShapes> SHAPES = Main::decodedShapes;
+
+    private static InstructionShapes decodedShapes(Naming naming) {
+        if (!(naming instanceof SymbolicNaming symbolic)) return InstructionShapes.UNKNOWN;
+        try {
+            return new DecodedShapes(symbolic.addressSpace());
+        } catch (ZydisUnavailableException e) {
+            System.err.println(e.getMessage() + " (access sizes are reported as 0)");
+            return InstructionShapes.UNKNOWN;
+        }
+    }
 
     @Spec CommandSpec spec;
 

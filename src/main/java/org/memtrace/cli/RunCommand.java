@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.analysis.Summary;
@@ -45,7 +46,7 @@ import picocli.CommandLine.Spec;
                 "2:usage error, or the program cannot be traced (static, setuid, not found)"})
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private final Supplier<Naming> naming;
-    private final Supplier<InstructionShapes> shapes;
+    private final Function<Naming, InstructionShapes> shapes;
 
     @Spec CommandLine.Model.CommandSpec spec;
 
@@ -81,7 +82,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
-    RunCommand(Supplier<Naming> naming, Supplier<InstructionShapes> shapes) {
+    RunCommand(Supplier<Naming> naming, Function<Naming, InstructionShapes> shapes) {
         this.naming = naming;
         this.shapes = shapes;
     }
@@ -93,10 +94,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Tracer.validate(options);
         Writer out = openOutput();
 
-        InstructionShapes instructionShapes = shapes.get();
+        Naming names = naming.get();
+        InstructionShapes instructionShapes = shapes.apply(names);
         List<EventConsumer> consumers = new ArrayList<>();
         if (instructionShapes instanceof EventConsumer c) consumers.add(c);
-        MadtWriter writer = new MadtWriter(out, addresses, naming.get(), instructionShapes, p -> say(err, p));
+        MadtWriter writer = new MadtWriter(out, addresses, names, instructionShapes, p -> say(err, p));
         consumers.add(writer);
         Summary summary = new Summary(instructionShapes);
         consumers.add(summary);

@@ -1,0 +1,32 @@
+package org.memtrace.trace;
+
+import java.nio.ByteBuffer;
+import org.memtrace.symbols.AddressSpace;
+import org.memtrace.x86.Decoder;
+import org.memtrace.x86.InstructionCache;
+import org.memtrace.x86.MemoryAccess;
+
+/**
+ * Instruction shapes from the x86 decoder. Code bytes come from the ELF files of the address space the
+ * naming keeps up to date, so the stream is read once; each instruction is decoded once and cached.
+ */
+public final class DecodedShapes implements InstructionShapes {
+    private final InstructionCache cache;
+
+    public DecodedShapes(AddressSpace space) {
+        this.cache = new InstructionCache(new Decoder(), (address, into) -> {
+            ByteBuffer code = space.bytesAt(address, into.length);
+            int n = code.remaining();
+            code.get(into, 0, n);
+            return n;
+        });
+    }
+
+    /** The first explicit access of the instruction: the data operand the fault was about, not a stack slot. */
+    @Override
+    public Shape shapeOf(long ip) {
+        for (MemoryAccess a : cache.accessesAt(ip))
+            if (!a.implicitStack()) return new Shape(a.sizeBytes(), a.isReadModifyWrite());
+        return Shape.UNKNOWN;
+    }
+}

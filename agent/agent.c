@@ -211,7 +211,6 @@ static struct {
     long page;
     uintptr_t text_start, text_end;
     char self_path[512];
-    char ring_path[512];
     int pid;
     int ppid;
     volatile int threads;
@@ -231,6 +230,7 @@ static struct {
 
     volatile uint64_t faults, steps, syscalls, windows, untraced_faults;
     int reported_modules;
+    volatile int clone_parent;   /* tid of the thread whose clone(CLONE_VM) ran last: the new thread's parent */
 } g;
 
 /* The real functions behind the wrappers. */
@@ -512,19 +512,16 @@ static void close_locked(uintptr_t s, uintptr_t e)
     }
 }
 
-/* Opens a span of program memory from normal (non-handler) context. */
-static uint64_t open_span(uintptr_t s, uintptr_t e)
+/* Opens (or closes) a span of program memory from normal, non-handler context. */
+static void open_span(uintptr_t s, uintptr_t e, int open)
 {
+    if (s >= e) return;
     uint64_t old = block_signals();
     spin_lock(&g.lock);
-    if (g.recording) open_locked(page_down(s), page_up(e));
-    spin_unlock(&g.lock);
-    return old;
-}
-static void close_span(uintptr_t s, uintptr_t e, uint64_t old)
-{
-    spin_lock(&g.lock);
-    if (g.recording) close_locked(page_down(s), page_up(e));
+    if (g.recording) {
+        if (open) open_locked(page_down(s), page_up(e));
+        else close_locked(page_down(s), page_up(e));
+    }
     spin_unlock(&g.lock);
     restore_signals(old);
 }
@@ -630,7 +627,7 @@ static void report_mapping(const struct map_line *m, void *arg)
 {
     int *initial = arg;
     int traced = 0;
-    int is_ring = mt_strncmp(m->path, g.ring_path, sizeof m->path) == 0;
+    int is_ring = m->start == (uintptr_t)g.ring;
     if (!is_ring && !(m->prot & PROT_EXEC) && (m->prot & (PROT_READ | PROT_WRITE))) {
         int kind = 0;
         if (in_data_span(m->start, m->end)) kind = MT_REGION_DATA;
@@ -803,14 +800,16 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     }
     uintptr_t page = page_down(addr);
     if (ts.untraced) { /* the allocator or a block operation working for the program */
-        if (ts.nlazy < (int)(sizeof ts.lazy_pages / sizeof ts.lazy_pages[0])) {
-            open_locked(page, page + g.page);
-            ts.lazy_pages[ts.nlazy++] = page;
-            g.untraced_faults++;
-            spin_unlock(&g.lock);
-            return;
+        if (ts.nlazy == (int)(sizeof ts.lazy_pages / sizeof ts.lazy_pages[0])) {
+            /* a big job: close what it opened so far; it faults again where it still needs to go */
+            for (int i = 0; i < ts.nlazy; i++) close_locked(ts.lazy_pages[i], ts.lazy_pages[i] + g.page);
+            ts.nlazy = 0;
         }
-        /* too many pages open at once: fall through and single-step this one instead */
+        open_locked(page, page + g.page);
+        ts.lazy_pages[ts.nlazy++] = page;
+        g.untraced_faults++;
+        spin_unlock(&g.lock);
+        return;
     }
     if (ts.nstep == (int)(sizeof ts.step_pages / sizeof ts.step_pages[0])) {
         spin_unlock(&g.lock);
@@ -883,7 +882,7 @@ static void trap_step(int sig, siginfo_t *si, void *ucv)
             ts.tid = 0;
             __atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);
             enable_dispatch();
-            emit_thread(1, 0);
+            emit_thread(1, (uint64_t)g.clone_parent);
         }
         return;
     }
@@ -997,6 +996,7 @@ static void run_natively(ucontext_t *uc, int reprotect)
     }
     ts.native_pending = 1;
     ts.native_reprotect = reprotect;
+    g.clone_parent = mytid();
     ts.selector = SUD_ALLOW;
     gr[REG_RIP] -= 2;
     gr[REG_EFL] |= EFLAGS_TF;
@@ -1423,9 +1423,9 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     leave_untraced();
     size_t u = rc == 0 ? usable_size(p) : 0;
     trace_block(rc == 0 ? p : NULL, u);
-    uint64_t old = open_span((uintptr_t)out, (uintptr_t)out + sizeof *out);
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 1);
     if (rc == 0) *out = p;
-    close_span((uintptr_t)out, (uintptr_t)out + sizeof *out, old);
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
     emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, rc == 0 ? (uintptr_t)p : 0, u, (long)out, (long)align, (long)n, 0, 0, rc);
     return rc;
 }
@@ -1509,7 +1509,12 @@ EXPORT void *memcpy(void *d, const void *s, size_t n)
     if (!hooks_ready) { mt_memcpy(d, s, n); return d; }
     if (FROM_AGENT || !enter_untraced()) return real.memcpy(d, s, n);
     emit_call_block(MT_FN_MEMCPY, MT_BLK_COPY, CALLER, d, s, n);
+    /* The operation's memory is opened as a whole: one mprotect per range, not a fault per page. */
+    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
     void *r = real.memcpy(d, s, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
+    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
     leave_untraced();
     return r;
 }
@@ -1523,7 +1528,12 @@ EXPORT void *memmove(void *d, const void *s, size_t n)
     }
     if (FROM_AGENT || !enter_untraced()) return real.memmove(d, s, n);
     emit_call_block(MT_FN_MEMMOVE, MT_BLK_COPY, CALLER, d, s, n);
+    /* The operation's memory is opened as a whole: one mprotect per range, not a fault per page. */
+    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
     void *r = real.memmove(d, s, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
+    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
     leave_untraced();
     return r;
 }
@@ -1533,7 +1543,9 @@ EXPORT void *memset(void *d, int c, size_t n)
     if (!hooks_ready) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
     if (FROM_AGENT || !enter_untraced()) return real.memset(d, c, n);
     emit_call_block(MT_FN_MEMSET, MT_BLK_STORE, CALLER, d, NULL, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
     void *r = real.memset(d, c, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
     leave_untraced();
     return r;
 }
@@ -1642,12 +1654,8 @@ __attribute__((constructor(101))) static void agent_init(void)
     if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
     g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
     g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
-    size_t rn = mt_strlen(ring_path);
-    if (rn >= sizeof g.ring_path) return;
-    mt_memcpy(g.ring_path, ring_path, rn + 1);
+    int fd = (int)sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
     scrub_environment();
-
-    int fd = (int)sys3(SYS_open, g.ring_path, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) return;
     struct mt_ring_header hdr;
     if (sys3(SYS_read, fd, &hdr, sizeof hdr) != sizeof hdr || hdr.magic != MT_MAGIC || hdr.version != MT_VERSION) {

@@ -19,7 +19,6 @@ public final class SymbolicNaming implements Naming {
 
     private final AddressSpace space;
     private final HeapTracker heap;
-    private Event lastObserved;
     private Event.Alloc lastAllocation;
     private Block lastBlock;
     /** A writer asks for region and data of the same address in a row: remember the last heap lookup. */
@@ -41,11 +40,8 @@ public final class SymbolicNaming implements Naming {
         return space;
     }
 
-    /** Applies an event once: a second call with the same event object (raw and symbolic writers) is ignored. */
     @Override
     public void observe(Event event) {
-        if (event == lastObserved) return;
-        lastObserved = event;
         lookupValid = false;
         switch (event) {
             case Event.Alloc a -> {

@@ -131,11 +131,11 @@ public final class MadtWriter implements EventConsumer {
         long address = line.releases() ? a.arg(0) : a.result();
         // A failed call created no block: there is nothing to name.
         boolean failedCall = !line.releases() && (address == 0 || address == -1);
-        String name = failedCall ? RegionNaming.hex(address) : naming.block(a);
+        String name = failedCall ? hex(address) : naming.block(a);
         numbered(line.letter(), (sb, sym) -> {
-            sb.append(sym ? name : RegionNaming.hex(address));
+            sb.append(sym ? name : hex(address));
             if (line.letter() != 'F') sb.append(',').append(Long.toUnsignedString(line.size()));
-            if (line.moves()) sb.append(',').append(sym ? oldName : RegionNaming.hex(line.old()));
+            if (line.moves()) sb.append(',').append(sym ? oldName : hex(line.old()));
             sb.append(',').append(a.tid());
         });
     }
@@ -164,7 +164,7 @@ public final class MadtWriter implements EventConsumer {
                     case EXEC -> text.append("exec ").append(x.path());
                     case SIGNAL -> {
                         text.append("fatal signal ").append(x.value()).append(" (").append(Signals.name(x.value())).append(") ip=");
-                        code(text, sym, x.ip()).append(" addr=").append(RegionNaming.hex(x.address()));
+                        code(text, sym, x.ip()).append(" addr=").append(hex(x.address()));
                     }
                 }
                 text.append(" tid=").append(x.tid());
@@ -172,16 +172,16 @@ public final class MadtWriter implements EventConsumer {
             case Event.Stats s -> text.append("stats faults=").append(s.faults()).append(" steps=").append(s.steps())
                     .append(" syscalls=").append(s.syscalls()).append(" windows-at-risk=").append(s.windowsAtRisk())
                     .append(" untraced-faults=").append(s.untracedFaults());
-            case Event.Module m -> text.append("module ").append(m.path()).append(" bias=").append(RegionNaming.hex(m.loadBias()))
+            case Event.Module m -> text.append("module ").append(m.path()).append(" bias=").append(hex(m.loadBias()))
                     .append(" build-id=").append(java.util.HexFormat.of().formatHex(m.buildId()));
             case Event.Mapping m -> {
-                text.append("mapping ").append(RegionNaming.hex(m.start())).append('-').append(RegionNaming.hex(m.end()))
-                        .append(' ').append(prot(m.prot())).append(" offset=").append(RegionNaming.hex(m.offset()));
+                text.append("mapping ").append(hex(m.start())).append('-').append(hex(m.end()))
+                        .append(' ').append(prot(m.prot())).append(" offset=").append(hex(m.offset()));
                 if (m.traced()) text.append(" traced");
                 if (!m.path().isEmpty()) text.append(' ').append(m.path());
             }
             case Event.Range r -> text.append(r.added() ? "traced " : "untraced ").append(r.kind().name().toLowerCase(Locale.ROOT))
-                    .append(' ').append(RegionNaming.hex(r.start())).append('-').append(RegionNaming.hex(r.end()))
+                    .append(' ').append(hex(r.start())).append('-').append(hex(r.end()))
                     .append(' ').append(prot(r.prot()));
             default -> throw new AssertionError("not a comment event: " + event);
         }
@@ -193,11 +193,11 @@ public final class MadtWriter implements EventConsumer {
     }
 
     private StringBuilder data(StringBuilder sb, boolean sym, long address) {
-        return sb.append(sym ? naming.data(address) : RegionNaming.hex(address));
+        return sb.append(sym ? naming.data(address) : hex(address));
     }
 
     private StringBuilder code(StringBuilder sb, boolean sym, long ip) {
-        return sb.append(sym ? naming.code(ip) : RegionNaming.hex(ip));
+        return sb.append(sym ? naming.code(ip) : hex(ip));
     }
 
     private void numbered(char letter, Fields fields) {
@@ -233,5 +233,9 @@ public final class MadtWriter implements EventConsumer {
         } catch (IOException e) {
             if (!failed) fail(e);
         }
+    }
+
+    static String hex(long v) {
+        return "0x" + Long.toHexString(v);
     }
 }

@@ -233,7 +233,7 @@ class MadtWriterTest {
             @Override public void flush() {}
             @Override public void close() throws IOException { throw new IOException("No space left on device"); }
         };
-        var writer = new MadtWriter(broken, AddressMode.RAW, new RegionNaming(), InstructionShapes.UNKNOWN, problems::add);
+        var writer = new MadtWriter(broken, AddressMode.RAW, new FakeNaming(), InstructionShapes.UNKNOWN, problems::add);
         for (int i = 0; i < 10; i++) writer.accept(new Event.Access(1, 1, 2, false, false));
         writer.finish();
         assertThat(writer.failed()).isTrue();

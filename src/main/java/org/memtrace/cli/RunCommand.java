@@ -66,6 +66,10 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             description = "Record only between memtrace_start() and memtrace_stop() (memtrace.h) instead of from main.")
     boolean noAutostart;
 
+    @Option(names = "--lazy-binding",
+            description = "Keep lazy binding of library calls (default: LD_BIND_NOW=1, so the dynamic loader's resolver does not show in the trace).")
+    boolean lazyBinding;
+
     @Option(names = "--buffer-mb", paramLabel = "MiB", defaultValue = "64",
             description = "Size of the shared event ring, a power of two (default: ${DEFAULT-VALUE}).")
     int bufferMb;
@@ -90,7 +94,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Override
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
-        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream);
+        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
         Tracer.validate(options);
         Writer out = openOutput();
 

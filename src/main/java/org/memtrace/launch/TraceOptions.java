@@ -11,8 +11,11 @@ import java.util.List;
  * @param autostart  record from main on; false records only between memtrace_start() and memtrace_stop()
  * @param bufferMb   ring capacity in MiB, a power of two
  * @param saveStream where to save the raw stream, or null
+ * @param lazyBinding keep the dynamic loader's lazy binding instead of LD_BIND_NOW (its resolver's accesses then
+ *                   show in the trace)
  */
-public record TraceOptions(List<String> command, int regions, boolean autostart, int bufferMb, Path saveStream) {
+public record TraceOptions(List<String> command, int regions, boolean autostart, int bufferMb, Path saveStream,
+                           boolean lazyBinding) {
     public static final int ALL_REGIONS = 15;
     public static final int DEFAULT_BUFFER_MB = 64;
 

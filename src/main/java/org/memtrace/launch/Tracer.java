@@ -116,6 +116,9 @@ public final class Tracer {
         env.put("MEMTRACE_RING", ringFile.toString());
         env.put("MEMTRACE_REGIONS", Integer.toString(options.regions()));
         env.put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        // Resolving every import at start-up keeps the loader's symbol lookups out of the trace; it changes
+        // when binding happens, not what the program does.
+        if (!options.lazyBinding()) env.put("LD_BIND_NOW", "1");
         try {
             Process p = pb.start();
             process = p;

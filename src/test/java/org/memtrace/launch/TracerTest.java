@@ -48,7 +48,7 @@ class TracerTest {
         var c = new Collect();
         List<String> problems = new ArrayList<>();
         // 1 MiB ring, 150k records of 24 bytes: the producer wraps three times and waits for the reader.
-        RunResult r = trace(c, problems, new TraceOptions(sh("exit 3", "150000"), 5, false, 1, null));
+        RunResult r = trace(c, problems, new TraceOptions(sh("exit 3", "150000"), 5, false, 1, null, false));
         assertThat(problems).isEmpty();
         assertThat(r.exitStatus()).isEqualTo(3);
         assertThat(r.attached()).isTrue();
@@ -72,7 +72,7 @@ class TracerTest {
     @Test
     void aSignalDeathIsReportedAs128PlusTheSignal() throws Exception {
         var c = new Collect();
-        RunResult r = trace(c, new ArrayList<>(), new TraceOptions(List.of("/bin/sh", "-c", "kill -SEGV $$"), 15, true, 1, null));
+        RunResult r = trace(c, new ArrayList<>(), new TraceOptions(List.of("/bin/sh", "-c", "kill -SEGV $$"), 15, true, 1, null, false));
         assertThat(r.exitStatus()).isEqualTo(128 + 11);
         assertThat(r.killedBySignal()).isTrue();
         assertThat(r.describe()).contains("SIGSEGV");
@@ -83,7 +83,7 @@ class TracerTest {
         var c = new Collect();
         Path saved = dir.resolve("saved.stream");
         long ringsBefore = rings();
-        trace(c, new ArrayList<>(), new TraceOptions(sh("true", "1000"), 15, true, 1, saved));
+        trace(c, new ArrayList<>(), new TraceOptions(sh("true", "1000"), 15, true, 1, saved, false));
         List<Event> replayed = new ArrayList<>();
         SavedStream.replay(saved, replayed::add);
         assertThat(replayed).usingRecursiveFieldByFieldElementComparator().isEqualTo(c.events);
@@ -94,7 +94,7 @@ class TracerTest {
     void aConsumerFailureIsReportedAndTheProgramStillRuns() throws Exception {
         List<String> problems = new ArrayList<>();
         EventConsumer broken = e -> { if (e instanceof Event.Access) throw new IllegalStateException("boom"); };
-        RunResult r = new Tracer(new TraceOptions(sh("exit 0", "10"), 15, true, 1, null), () -> fakeAgent,
+        RunResult r = new Tracer(new TraceOptions(sh("exit 0", "10"), 15, true, 1, null, false), () -> fakeAgent,
                 List.of(broken), problems::add).run();
         assertThat(r.exitStatus()).isZero();
         assertThat(r.incomplete()).isTrue();

@@ -1,0 +1,97 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.NativeBuild;
+import org.memtrace.testutil.TraceFile;
+
+/**
+ * Valgrind's Lackey as an independent reference: per instruction of the program's own functions, the
+ * number of loads and of stores to non-stack memory memtrace records equals what Lackey sees. Built
+ * -no-pie so that code addresses are the same under both tools.
+ */
+class LackeyComparisonTest {
+    @TempDir Path dir;
+
+    private static final List<String> FUNCTIONS = List.of("main", "fill", "bump", "total", "build", "walk");
+
+    /** Loads and stores counted per instruction address. */
+    record Counts(Map<Long, Long> loads, Map<Long, Long> stores) {
+        Counts() { this(new TreeMap<>(), new TreeMap<>()); }
+        void add(Map<Long, Long> to, long ip) { to.merge(ip, 1L, Long::sum); }
+    }
+
+    @Test
+    void loadsAndStoresPerInstructionAgreeWithLackey() throws Exception {
+        Path prog = NativeBuild.gcc(dir.resolve("cmp"), "-O1", "-no-pie", "lackey_cmp.c");
+        List<long[]> ranges = functionRanges(prog);
+
+        Path trace = dir.resolve("cmp.trace");
+        var r = Cli.run(dir, "run", "--addresses", "raw", "-q", "-o", trace.toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        Counts memtrace = new Counts();
+        for (var l : TraceFile.read(trace).lines()) {
+            if (!l.access()) continue;
+            long ip = l.number(2);
+            if (!inside(ranges, ip)) continue;
+            memtrace.add(l.type() == 'L' ? memtrace.loads() : memtrace.stores(), ip);
+        }
+
+        Path log = dir.resolve("lackey.log");
+        var lackey = NativeBuild.run(List.of("env", "LD_BIND_NOW=1", "valgrind", "--tool=lackey", "--trace-mem=yes",
+                "--log-file=" + log, prog.toString()));
+        assertThat(lackey.status()).as(lackey.output()).isZero();
+        Counts reference = new Counts();
+        long ip = 0;
+        for (String line : Files.readAllLines(log)) {
+            if (line.startsWith("I  ")) {
+                ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
+                continue;
+            }
+            if (line.length() < 3 || line.charAt(0) != ' ' || !inside(ranges, ip)) continue;
+            long address = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
+            if (isValgrindStack(address)) continue;
+            switch (line.charAt(1)) {
+                case 'L' -> reference.add(reference.loads(), ip);
+                case 'S' -> reference.add(reference.stores(), ip);
+                case 'M' -> { reference.add(reference.loads(), ip); reference.add(reference.stores(), ip); }
+                default -> { }
+            }
+        }
+
+        assertThat(reference.loads()).as("Lackey saw no loads: parsing failed").isNotEmpty();
+        assertThat(memtrace.loads()).isEqualTo(reference.loads());
+        assertThat(memtrace.stores()).isEqualTo(reference.stores());
+    }
+
+    /** Valgrind places the client's main stack just below 0x2000000000 on x86-64; memtrace never traces stacks. */
+    private static boolean isValgrindStack(long address) {
+        return address >= 0x1000000000L && address < 0x2000000000L;
+    }
+
+    private static boolean inside(List<long[]> ranges, long ip) {
+        for (long[] r : ranges) if (ip >= r[0] && ip < r[1]) return true;
+        return false;
+    }
+
+    /** [start, end) of each function of interest, from nm's addresses and sizes. */
+    private static List<long[]> functionRanges(Path prog) throws Exception {
+        var nm = NativeBuild.run(List.of("nm", "-S", prog.toString()));
+        List<long[]> ranges = nm.output().lines().map(l -> l.split(" "))
+                .filter(f -> f.length == 4 && (f[2].equals("T") || f[2].equals("t")) && FUNCTIONS.contains(f[3]))
+                .map(f -> {
+                    long start = Long.parseUnsignedLong(f[0], 16);
+                    return new long[] {start, start + Long.parseUnsignedLong(f[1], 16)};
+                }).toList();
+        assertThat(ranges).hasSize(FUNCTIONS.size());
+        return ranges;
+    }
+}

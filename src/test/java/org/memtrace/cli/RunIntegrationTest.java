@@ -23,7 +23,7 @@ class RunIntegrationTest {
 
     @BeforeAll
     static void build() throws Exception {
-        for (String p : List.of("global_array", "heap_block", "write_heap", "start_stop", "crash", "forever"))
+        for (String p : List.of("global_array", "heap_block", "write_heap", "start_stop", "crash", "forever", "own_signals"))
             NativeBuild.gcc(dir.resolve(p), "-O0", "-no-pie", p + ".c");
         NativeBuild.gcc(dir.resolve("threads"), "-O0", "-no-pie", "-pthread", "threads.c");
     }
@@ -139,6 +139,23 @@ class RunIntegrationTest {
         return stderr.lines().map(String::strip).filter(l -> l.startsWith(label))
                 .map(l -> l.substring(label.length()).strip().replace(",", "")).mapToLong(Long::parseLong)
                 .findFirst().orElseThrow(() -> new AssertionError("no '" + label + "' in the summary:\n" + stderr));
+    }
+
+    @Test
+    void ownSignalHandlersBlockedSignalsForkSystemAndExecKeepWorking() throws Exception {
+        String prog = dir.resolve("own_signals").toString();
+        var plain = NativeBuild.run(List.of(prog));
+        var r = memtrace("own.trace", "--", prog);
+        assertThat(r.stdout()).isEqualTo(plain.output()).contains("own handler ran", "child exited with 5",
+                "from system", "exec'd echo");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stderr()).contains("/bin/echo");
+        TraceFile t = TraceFile.read(dir.resolve("own.trace"));
+        assertThat(storesIn(t, symbol("own_signals", "guarded"), 4)).hasSize(1);
+        assertThat(storesIn(t, symbol("own_signals", "blocked_store"), 4)).hasSize(1);
+        // the child runs untraced: its store is not in the trace, its fork is
+        assertThat(storesIn(t, symbol("own_signals", "child_store"), 4)).isEmpty();
+        assertThat(t.comments()).anyMatch(c -> c.startsWith("fork ")).anyMatch(c -> c.equals("exec /bin/echo"));
     }
 
     @Test

@@ -19,7 +19,7 @@ progs=("$@")
 printf '%-10s %10s %10s %10s %9s %9s %12s %14s\n' program native_s memtrace_s lackey_s mt_x lackey_x accesses us_per_access
 for p in "${progs[@]}"; do
   bin="$out/$p"
-  gcc -O0 -g -no-pie -o "$bin" "$root/bench/programs/$p.c"
+  gcc -O2 -g -no-pie -o "$bin" "$root/bench/programs/$p.c"
   tn=$(elapsed "$bin")
   tm=$(elapsed "$root/memtrace" run --quiet -o "$out/$p.trace" -- "$bin")
   tl=$(elapsed valgrind --tool=lackey --trace-mem=yes --log-file="$out/$p.lackey" "$bin")

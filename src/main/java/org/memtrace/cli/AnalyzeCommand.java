@@ -2,7 +2,6 @@ package org.memtrace.cli;
 
 import org.memtrace.select.AnalysisOptions;
 import org.memtrace.select.BinaryAnalyzer;
-import org.memtrace.select.ElfFormatException;
 import org.memtrace.select.ElfText;
 import org.memtrace.select.FunctionModel;
 import org.memtrace.select.FunctionSymbol;
@@ -99,7 +98,7 @@ public final class AnalyzeCommand implements Callable<Integer> {
             }
             out.flush();
             return 0;
-        } catch (IOException | ElfFormatException | IllegalArgumentException | ZydisUnavailableException e) {
+        } catch (IOException | IllegalArgumentException | ZydisUnavailableException e) {
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
             err.println(message.startsWith("memtrace: ") ? message : "memtrace: " + message);
             err.flush();

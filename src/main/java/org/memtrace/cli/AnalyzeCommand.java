@@ -10,7 +10,6 @@ import org.memtrace.select.ScoreTriplet;
 import org.memtrace.select.Summary;
 import org.memtrace.select.TextReport;
 import org.memtrace.x86.ZydisUnavailableException;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -56,23 +55,6 @@ public final class AnalyzeCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
-
-    /** Runs the command on its own, with memtrace's error conventions; the exit code is returned. */
-    public static int run(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cl = configure(new CommandLine(new AnalyzeCommand()));
-        cl.setOut(out);
-        cl.setErr(err);
-        return cl.execute(args);
-    }
-
-    /** Makes parse errors one line on stderr starting with "memtrace: ". */
-    public static CommandLine configure(CommandLine cl) {
-        return cl.setParameterExceptionHandler((e, args) -> {
-            e.getCommandLine().getErr().println("memtrace: " + e.getMessage() + " (see --help)");
-            e.getCommandLine().getErr().flush();
-            return 2;
-        });
-    }
 
     @Override
     public Integer call() {

@@ -7,7 +7,7 @@ import org.memtrace.select.FunctionModel;
 import org.memtrace.select.FunctionSymbol;
 import org.memtrace.select.JsonReport;
 import org.memtrace.select.ScoreTriplet;
-import org.memtrace.select.Summary;
+import org.memtrace.select.AnalysisSummary;
 import org.memtrace.select.TextReport;
 import org.memtrace.x86.ZydisUnavailableException;
 import picocli.CommandLine.Command;
@@ -91,9 +91,9 @@ public final class AnalyzeCommand implements Callable<Integer> {
     private void report(TextReport text, ElfText elf, AnalysisOptions options, List<FunctionModel> models,
                         List<Double> omegas) {
         text.header(elf, options);
-        List<Summary> points = new ArrayList<>();
+        List<AnalysisSummary> points = new ArrayList<>();
         for (double w : omegas) {
-            Summary s = Summary.of(models, w);
+            AnalysisSummary s = AnalysisSummary.of(models, w);
             points.add(s);
             text.summary(s);
         }

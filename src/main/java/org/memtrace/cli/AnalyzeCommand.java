@@ -2,16 +2,14 @@ package org.memtrace.cli;
 
 import org.memtrace.select.AnalysisOptions;
 import org.memtrace.select.BinaryAnalyzer;
-import org.memtrace.select.ElfFormatException;
 import org.memtrace.select.ElfText;
 import org.memtrace.select.FunctionModel;
 import org.memtrace.select.FunctionSymbol;
 import org.memtrace.select.JsonReport;
 import org.memtrace.select.ScoreTriplet;
-import org.memtrace.select.Summary;
+import org.memtrace.select.AnalysisSummary;
 import org.memtrace.select.TextReport;
 import org.memtrace.x86.ZydisUnavailableException;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -58,23 +56,6 @@ public final class AnalyzeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** Runs the command on its own, with memtrace's error conventions; the exit code is returned. */
-    public static int run(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cl = configure(new CommandLine(new AnalyzeCommand()));
-        cl.setOut(out);
-        cl.setErr(err);
-        return cl.execute(args);
-    }
-
-    /** Makes parse errors one line on stderr starting with "memtrace: ". */
-    public static CommandLine configure(CommandLine cl) {
-        return cl.setParameterExceptionHandler((e, args) -> {
-            e.getCommandLine().getErr().println("memtrace: " + e.getMessage() + " (see --help)");
-            e.getCommandLine().getErr().flush();
-            return 2;
-        });
-    }
-
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -99,7 +80,7 @@ public final class AnalyzeCommand implements Callable<Integer> {
             }
             out.flush();
             return 0;
-        } catch (IOException | ElfFormatException | IllegalArgumentException | ZydisUnavailableException e) {
+        } catch (IOException | IllegalArgumentException | ZydisUnavailableException e) {
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
             err.println(message.startsWith("memtrace: ") ? message : "memtrace: " + message);
             err.flush();
@@ -110,9 +91,9 @@ public final class AnalyzeCommand implements Callable<Integer> {
     private void report(TextReport text, ElfText elf, AnalysisOptions options, List<FunctionModel> models,
                         List<Double> omegas) {
         text.header(elf, options);
-        List<Summary> points = new ArrayList<>();
+        List<AnalysisSummary> points = new ArrayList<>();
         for (double w : omegas) {
-            Summary s = Summary.of(models, w);
+            AnalysisSummary s = AnalysisSummary.of(models, w);
             points.add(s);
             text.summary(s);
         }

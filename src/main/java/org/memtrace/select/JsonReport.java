@@ -37,7 +37,7 @@ public final class JsonReport {
         for (double omega : omegas) {
             ObjectNode run = runs.addObject();
             run.put("omega", omega);
-            run.set("summary", MAPPER.valueToTree(Summary.of(models, omega)));
+            run.set("summary", MAPPER.valueToTree(AnalysisSummary.of(models, omega)));
             ArrayNode selected = run.putArray("selected");
             for (FunctionModel f : models) {
                 for (BlockModel b : f.blocks()) {

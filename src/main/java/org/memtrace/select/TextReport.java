@@ -19,7 +19,7 @@ public final class TextReport {
                 options.includeStack() ? "included" : "excluded");
     }
 
-    public void summary(Summary s) {
+    public void summary(AnalysisSummary s) {
         out.printf("omega %s: functions %d, blocks %d, instructions %d, memory-referencing %d, classes %d, selected %d%n",
                 s.omega(), s.functions(), s.blocks(), s.instructions(), s.memoryReferences(), s.classes(), s.selected());
         out.printf("  MA %.4f  AIA %.4f  (block means weighted by memory references)%n",
@@ -27,10 +27,10 @@ public final class TextReport {
     }
 
     /** The accuracy curve over ω, as Fig. 3 plots it, with static weights. */
-    public void sweep(List<Summary> points) {
+    public void sweep(List<AnalysisSummary> points) {
         out.println();
         out.println(" omega  selected      MA     AIA  MA (#) / AIA (+)");
-        for (Summary s : points) {
+        for (AnalysisSummary s : points) {
             int ma = (int) Math.round(s.minimalAccuracy() * 40);
             int aia = (int) Math.round(s.alignmentIndependentAccuracy() * 40);
             out.printf("%6.2f  %8d  %.4f  %.4f  |%s%s%n", s.omega(), s.selected(), s.minimalAccuracy(),
@@ -43,7 +43,7 @@ public final class TextReport {
         out.printf("%-40s %7s %7s %7s %7s %8s %7s %7s%n", "function", "blocks", "insns", "memrefs", "classes",
                 "selected", "MA", "AIA");
         for (FunctionModel f : functions) {
-            Summary s = Summary.of(List.of(f), omega);
+            AnalysisSummary s = AnalysisSummary.of(List.of(f), omega);
             out.printf("%-40s %7d %7d %7d %7d %8d %7.4f %7.4f%n", f.function().name(), s.blocks(), s.instructions(),
                     s.memoryReferences(), s.classes(), s.selected(), s.minimalAccuracy(), s.alignmentIndependentAccuracy());
         }

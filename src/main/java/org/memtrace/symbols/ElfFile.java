@@ -19,6 +19,7 @@ import java.util.Optional;
  */
 public final class ElfFile {
 
+    public static final int ET_REL = 1;
     public static final int ET_EXEC = 2;
     public static final int ET_DYN = 3;
     private static final int EM_X86_64 = 62;
@@ -97,6 +98,14 @@ public final class ElfFile {
         return sections.stream().filter(s -> s.name().equals(name)).findFirst();
     }
 
+    /** A copy of the section's bytes in the file; empty for a NOBITS section. */
+    public byte[] contents(ElfSection section) throws ElfFormatException {
+        checkRange(section.offset(), section.fileSize(), section.name());
+        byte[] b = new byte[(int) section.fileSize()];
+        bytes.get((int) section.offset(), b);
+        return b;
+    }
+
     public List<ElfSegment> loadSegments() {
         return segments.stream().filter(ElfSegment::isLoad).toList();
     }
@@ -119,8 +128,11 @@ public final class ElfFile {
     }
 
     private void checkIdent() throws ElfFormatException {
+        // Magic first, so that a short text file is called what it is rather than a truncated ELF file.
+        if (bytes.capacity() < 4 || u8(0) != 0x7f || u8(1) != 'E' || u8(2) != 'L' || u8(3) != 'F') {
+            throw fail("not an ELF file (bad magic)");
+        }
         if (bytes.capacity() < 64) throw fail("truncated: " + bytes.capacity() + " bytes, shorter than an ELF64 header");
-        if (u8(0) != 0x7f || u8(1) != 'E' || u8(2) != 'L' || u8(3) != 'F') throw fail("not an ELF file (bad magic)");
         if (u8(4) != 2) throw fail("not ELF64 (class " + u8(4) + ")");
         if (u8(5) != 1) throw fail("not little-endian (data " + u8(5) + ")");
     }
@@ -195,9 +207,13 @@ public final class ElfFile {
             if (nameOffset >= strings.fileSize() && nameOffset != 0) {
                 throw fail(table.name() + ": symbol " + i + " name offset " + nameOffset + " outside its string table");
             }
-            String name = strings.fileSize() == 0 ? "" : plainName(cString(strings.offset() + nameOffset, end));
+            String stored = strings.fileSize() == 0 ? "" : cString(strings.offset() + nameOffset, end);
+            // Versioned names reach .symtab as name@VERSION or name@@VERSION; the program calls the object name.
+            int at = stored.indexOf('@');
+            String name = at > 0 ? stored.substring(0, at) : stored;
+            String version = at > 0 ? stored.substring(at) : "";
             int info = u8(o + 4);
-            list.add(new ElfSymbol(name, u64(o + 8), u64(o + 16), info & 0xf, info >>> 4, u16(o + 6)));
+            list.add(new ElfSymbol(name, version, u64(o + 8), u64(o + 16), info & 0xf, info >>> 4, u16(o + 6)));
         }
         return List.copyOf(list);
     }
@@ -277,12 +293,6 @@ public final class ElfFile {
             throw fail(table.name() + ": string table index " + table.link() + " out of " + sections.size());
         }
         return sections.get(table.link());
-    }
-
-    /** Versioned names reach .symtab as name@VERSION or name@@VERSION; the program calls the object name. */
-    private static String plainName(String name) {
-        int at = name.indexOf('@');
-        return at > 0 ? name.substring(0, at) : name;
     }
 
     private static long align4(long n) {

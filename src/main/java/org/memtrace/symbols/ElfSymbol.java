@@ -3,8 +3,10 @@ package org.memtrace.symbols;
 /**
  * One entry of .symtab or .dynsym. {@code name} is the plain name: a version suffix that the linker writes
  * into .symtab ({@code stdout@GLIBC_2.2.5}) is cut, so every table spells a symbol the way its source does.
+ * The suffix is kept apart in {@code version} ({@code @GLIBC_2.2.5}, {@code @@V2}; empty when there is none)
+ * because two versions of one function are two functions to anything that lists them.
  */
-public record ElfSymbol(String name, long value, long size, int type, int binding, int sectionIndex) {
+public record ElfSymbol(String name, String version, long value, long size, int type, int binding, int sectionIndex) {
 
     public static final int STT_OBJECT = 1;
     public static final int STT_FUNC = 2;
@@ -16,6 +18,11 @@ public record ElfSymbol(String name, long value, long size, int type, int bindin
     public static final int STB_WEAK = 2;
 
     public static final int SHN_UNDEF = 0;
+
+    /** The name as the string table holds it, version suffix included. */
+    public String storedName() {
+        return name + version;
+    }
 
     public boolean isFunction() {
         return type == STT_FUNC || type == STT_GNU_IFUNC;

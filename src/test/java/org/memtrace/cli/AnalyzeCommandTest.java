@@ -28,7 +28,10 @@ class AnalyzeCommandTest {
     private static Result analyze(String... args) {
         var out = new StringWriter();
         var err = new StringWriter();
-        int exit = AnalyzeCommand.run(new PrintWriter(out), new PrintWriter(err), args);
+        String[] all = new String[args.length + 1];
+        all[0] = "analyze";
+        System.arraycopy(args, 0, all, 1, args.length);
+        int exit = Main.execute(new PrintWriter(out), new PrintWriter(err), all);
         return new Result(exit, out.toString(), err.toString());
     }
 

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.memtrace.testutil.NativeBuild;
+import org.memtrace.testutil.Gcc;
 
 /** Command-line errors: one line starting with "memtrace: ", status 2, nothing started. */
 class MainTest {
@@ -57,8 +57,8 @@ class MainTest {
 
     @Test
     void staticBinaryIsRefused() throws Exception {
-        Assumptions.assumeTrue(NativeBuild.staticLibcAvailable(), "libc.a (libc6-dev) is not installed");
-        Path prog = NativeBuild.gcc(dir.resolve("static"), "-static", "static_prog.c");
+        Assumptions.assumeTrue(Gcc.staticLibcAvailable(), "libc.a (libc6-dev) is not installed");
+        Path prog = Gcc.compile(dir, "static_prog.c", "static", "-O1", "-g", "-static");
         assertUsageError(memtrace("run", "--", prog.toString()), "statically linked");
     }
 

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.event.Event;
 import org.memtrace.event.SavedStream;
 import org.memtrace.testutil.Cli;
-import org.memtrace.testutil.NativeBuild;
+import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
 import org.memtrace.testutil.TraceFile.Line;
 
@@ -24,14 +24,14 @@ class RunIntegrationTest {
     @BeforeAll
     static void build() throws Exception {
         for (String p : List.of("global_array", "heap_block", "write_heap", "start_stop", "crash", "forever", "own_signals"))
-            NativeBuild.gcc(dir.resolve(p), "-O0", "-no-pie", p + ".c");
-        NativeBuild.gcc(dir.resolve("threads"), "-O0", "-no-pie", "-pthread", "threads.c");
+            Gcc.compile(dir, p + ".c", p, "-g", "-no-pie");
+        Gcc.compile(dir, "threads.c", "threads", "-g", "-no-pie", "-pthread");
     }
 
     /** The address of a global from the symbol table (-no-pie: link-time address = run-time address). */
     static long symbol(String program, String name) throws Exception {
-        var nm = NativeBuild.run(List.of("nm", dir.resolve(program).toString()));
-        return nm.output().lines().map(l -> l.split(" ")).filter(f -> f.length == 3 && f[2].equals(name))
+        String nm = Gcc.run(List.of("nm", dir.resolve(program).toString()));
+        return nm.lines().map(l -> l.split(" ")).filter(f -> f.length == 3 && f[2].equals(name))
                 .mapToLong(f -> Long.parseUnsignedLong(f[0], 16)).findFirst().orElseThrow();
     }
 
@@ -85,10 +85,10 @@ class RunIntegrationTest {
 
     @Test
     void writeOfAHeapBufferStillPrints() throws Exception {
-        var plain = NativeBuild.run(List.of(dir.resolve("write_heap").toString()));
+        String plain = Gcc.run(List.of(dir.resolve("write_heap").toString()));
         var r = memtrace("write.trace", "--", dir.resolve("write_heap").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
-        assertThat(r.stdout()).isEqualTo(plain.output()).contains("written from the heap");
+        assertThat(r.stdout()).isEqualTo(plain).contains("written from the heap");
         TraceFile t = TraceFile.read(dir.resolve("write.trace"));
         assertThat(t.of('G')).anySatisfy(g -> {
             assertThat(g.fields().getLast()).isEqualTo("write");
@@ -144,9 +144,9 @@ class RunIntegrationTest {
     @Test
     void ownSignalHandlersBlockedSignalsForkSystemAndExecKeepWorking() throws Exception {
         String prog = dir.resolve("own_signals").toString();
-        var plain = NativeBuild.run(List.of(prog));
+        String plain = Gcc.run(List.of(prog));
         var r = memtrace("own.trace", "--", prog);
-        assertThat(r.stdout()).isEqualTo(plain.output()).contains("own handler ran", "child exited with 5",
+        assertThat(r.stdout()).isEqualTo(plain).contains("own handler ran", "child exited with 5",
                 "from system", "exec'd echo");
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stderr()).contains("/bin/echo");
@@ -155,7 +155,7 @@ class RunIntegrationTest {
         assertThat(storesIn(t, symbol("own_signals", "blocked_store"), 4)).hasSize(1);
         // the child runs untraced: its store is not in the trace, its fork is
         assertThat(storesIn(t, symbol("own_signals", "child_store"), 4)).isEmpty();
-        assertThat(t.comments()).anyMatch(c -> c.startsWith("fork ")).anyMatch(c -> c.equals("exec /bin/echo"));
+        assertThat(t.comments()).anyMatch(c -> c.startsWith("fork ")).anyMatch(c -> c.startsWith("exec /bin/echo "));
     }
 
     @Test

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
-import org.memtrace.testutil.NativeBuild;
+import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
 import org.memtrace.testutil.TraceFile.Line;
 
@@ -19,8 +19,8 @@ class SymbolicTraceTest {
 
     @BeforeAll
     static void build() throws Exception {
-        NativeBuild.gcc(dir.resolve("disparity"), "-O0", "-g", Path.of("examples/disparity.c").toAbsolutePath().toString());
-        NativeBuild.gcc(dir.resolve("symbolic"), "-O0", "-g", "symbolic.c");
+        Gcc.compile(dir, Path.of("examples/disparity.c").toAbsolutePath().toString(), "disparity", "-g");
+        Gcc.compile(dir, "symbolic.c", "symbolic", "-g");
     }
 
     private static TraceFile trace(String program) throws Exception {

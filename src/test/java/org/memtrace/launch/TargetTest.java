@@ -8,7 +8,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.memtrace.testutil.NativeBuild;
+import org.memtrace.testutil.Gcc;
 
 class TargetTest {
     @TempDir Path dir;
@@ -58,8 +58,8 @@ class TargetTest {
 
     @Test
     void refusesAStaticallyLinkedProgram() throws Exception {
-        Assumptions.assumeTrue(NativeBuild.staticLibcAvailable(), "libc.a (libc6-dev) is not installed");
-        Path prog = NativeBuild.gcc(dir.resolve("static"), "-static", "static_prog.c");
+        Assumptions.assumeTrue(Gcc.staticLibcAvailable(), "libc.a (libc6-dev) is not installed");
+        Path prog = Gcc.compile(dir, "static_prog.c", "static", "-O1", "-g", "-static");
         assertThat(refusal(prog.toString())).contains("LD_PRELOAD cannot work on a statically linked program");
     }
 }

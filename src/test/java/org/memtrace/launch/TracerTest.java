@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.event.Event;
 import org.memtrace.event.SavedStream;
-import org.memtrace.testutil.NativeBuild;
+import org.memtrace.testutil.Gcc;
 import org.memtrace.trace.EventConsumer;
 
 /** The launcher end to end, with a preloaded stand-in agent that speaks the ring protocol. */
@@ -22,7 +22,7 @@ class TracerTest {
 
     @BeforeAll
     static void build() throws Exception {
-        fakeAgent = NativeBuild.gcc(dir.resolve("libfake.so"), "-shared", "-fPIC", "fake_agent.c");
+        fakeAgent = Gcc.compile(dir, "fake_agent.c", "libfake.so", "-O1", "-g", "-shared", "-fPIC");
     }
 
     static final class Collect implements EventConsumer {

@@ -2,6 +2,7 @@ package org.memtrace.select;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.symbols.ElfFormatException;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +55,21 @@ class ElfTextTest {
         assertThat(elf.imageStart()).isLessThan(elf.textAddress());
         assertThat(elf.functions()).allSatisfy(f -> assertThat(f.name()).startsWith(".text+0x"));
         assertTiled(elf);
+    }
+
+    /** Two versions of one function are two functions: each keeps the name .symtab gives it. */
+    @Test
+    void versionedDefinitionsAreNamedWithTheirVersion() throws Exception {
+        Path c = Files.writeString(dir.resolve("v.c"), """
+                int foo_v1(int *p) { return p[1]; }
+                int foo_v2(int *p) { return p[2] + 1; }
+                __asm__(".symver foo_v1, foo@V1");
+                __asm__(".symver foo_v2, foo@@V2");
+                """);
+        Path map = Files.writeString(dir.resolve("v.map"), "V1 { global: foo; local: *; };\nV2 { global: foo; } V1;\n");
+        Path lib = dir.resolve("libv.so");
+        Asm.run(dir, "gcc", "-O1", "-shared", "-fPIC", "-Wl,--version-script=" + map, "-o", lib.toString(), c.toString());
+        assertThat(ElfText.read(lib).functions()).extracting(FunctionSymbol::name).contains("foo@V1", "foo@@V2");
     }
 
     /** Damaged files either still parse or are refused with an ElfFormatException; nothing else escapes. */

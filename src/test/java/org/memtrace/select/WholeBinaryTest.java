@@ -58,7 +58,7 @@ class WholeBinaryTest {
         long start = System.nanoTime();
         ElfText elf = ElfText.read(LIBC);
         List<FunctionModel> models = new BinaryAnalyzer(AnalysisOptions.DEFAULTS).analyze(elf, elf.functions());
-        Summary s = Summary.of(models, 0.25);
+        AnalysisSummary s = AnalysisSummary.of(models, 0.25);
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         assertThat(took).isLessThan(Duration.ofSeconds(45));
         assertThat(s.memoryReferences()).isGreaterThan(10_000);
@@ -103,7 +103,7 @@ class WholeBinaryTest {
             }
         }
         assertThat(inClasses).isEqualTo(references);
-        Summary all = Summary.of(models, 1);
+        AnalysisSummary all = AnalysisSummary.of(models, 1);
         assertThat(all.memoryReferences()).isEqualTo(references);
         assertThat(all.classes()).isEqualTo(classes);
         assertThat(all.selected()).isEqualTo(classes);

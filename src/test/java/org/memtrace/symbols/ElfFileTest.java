@@ -181,6 +181,39 @@ class ElfFileTest {
         assertThat(elf.bytesAt(0x10, 16).remaining()).isZero();
     }
 
+    @Test
+    void sectionContentsAreTheFileBytesAndRelocatableObjectsParse() throws Exception {
+        Path object = Gcc.compile(dir, "probe.c", "probe.o", "-c");
+        ElfFile elf = ElfFile.read(object);
+        assertThat(elf.type()).isEqualTo(ElfFile.ET_REL);
+        assertThat(elf.loadSegments()).isEmpty();
+        assertThat(symbol(elf.symtab(), "helper").isFunction()).isTrue();
+        ElfSection text = elf.section(".text").orElseThrow();
+        byte[] file = Files.readAllBytes(object);
+        assertThat(elf.contents(text))
+                .isEqualTo(Arrays.copyOfRange(file, (int) text.offset(), (int) (text.offset() + text.size())));
+        assertThat(elf.contents(elf.section(".bss").orElseThrow())).isEmpty();
+    }
+
+    @Test
+    void versionedDefinitionsKeepTheirVersionApartFromThePlainName() throws Exception {
+        Path source = Files.writeString(dir.resolve("versioned.c"), """
+                int foo_v1(int *p) { return p[1]; }
+                int foo_v2(int *p) { return p[2] + 1; }
+                __asm__(".symver foo_v1, foo@V1");
+                __asm__(".symver foo_v2, foo@@V2");
+                """);
+        Path map = Files.writeString(dir.resolve("versioned.map"), "V1 { global: foo; local: *; };\nV2 { global: foo; } V1;\n");
+        Path lib = dir.resolve("libversioned.so");
+        Gcc.run(java.util.List.of("gcc", "-shared", "-fPIC", "-Wl,--version-script=" + map, "-o", lib.toString(), source.toString()));
+        ElfFile elf = ElfFile.read(lib);
+        var foo = elf.symtab().stream().filter(s -> s.name().equals("foo")).toList();
+        assertThat(foo).extracting(ElfSymbol::version).containsExactlyInAnyOrder("@V1", "@@V2");
+        assertThat(foo).extracting(ElfSymbol::storedName).containsExactlyInAnyOrder("foo@V1", "foo@@V2");
+        assertThat(symbol(elf.symtab(), "foo_v1").version()).isEmpty();
+        assertThat(elf.dynsym()).allSatisfy(s -> assertThat(s.version()).isEmpty());
+    }
+
     @ParameterizedTest
     @ValueSource(ints = {0, 3, 16, 63})
     void truncatedHeaderIsAFormatError(int length) throws Exception {

@@ -1349,8 +1349,8 @@ EXPORT void *malloc(size_t n)
     if (!hooks_ready) return boot_alloc(n);
     if (!enter_untraced()) return real.malloc(n);
     void *p = real.malloc(n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_MALLOC, CALLER, (uintptr_t)p, u, (long)n, 0, 0, 0, 0, 0);
     return p;
@@ -1365,8 +1365,8 @@ EXPORT void *calloc(size_t m, size_t n)
     }
     if (!enter_untraced()) return real.calloc(m, n);
     void *p = real.calloc(m, n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_CALLOC, CALLER, (uintptr_t)p, u, (long)m, (long)n, 0, 0, 0, 0);
     return p;
@@ -1382,8 +1382,8 @@ EXPORT void *realloc(void *old, size_t n)
     if (!hooks_ready) return boot_alloc(n);
     if (!enter_untraced()) return real.realloc(old, n);
     void *p = real.realloc(old, n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_REALLOC, CALLER, (uintptr_t)p, u, (long)old, (long)n, 0, 0, 0, 0);
     return p;
@@ -1397,8 +1397,8 @@ EXPORT void *reallocarray(void *old, size_t m, size_t n)
     }
     if (!enter_untraced()) return real.reallocarray(old, m, n);
     void *p = real.reallocarray(old, m, n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_REALLOCARRAY, CALLER, (uintptr_t)p, u, (long)old, (long)m, (long)n, 0, 0, 0);
     return p;
@@ -1420,8 +1420,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     if (!enter_untraced()) return real.posix_memalign(out, align, n);
     void *p = NULL;
     int rc = real.posix_memalign(&p, align, n);
-    leave_untraced();
     size_t u = rc == 0 ? usable_size(p) : 0;
+    leave_untraced();
     trace_block(rc == 0 ? p : NULL, u);
     uint64_t old = open_span((uintptr_t)out, (uintptr_t)out + sizeof *out);
     if (rc == 0) *out = p;
@@ -1436,8 +1436,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         if (!hooks_ready) return NULL; \
         if (!enter_untraced()) return real.name args; \
         void *p = real.name args; \
-        leave_untraced(); \
         size_t u = usable_size(p); \
+        leave_untraced(); \
         trace_block(p, u); \
         emit_alloc(code, CALLER, (uintptr_t)p, u, (long)(a0), (long)(a1), 0, 0, 0, 0); \
         return p; \

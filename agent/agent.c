@@ -52,6 +52,7 @@
 #include <unistd.h>
 #include <sched.h>
 #include <malloc.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -1517,6 +1518,27 @@ static void handle_sigaction(long *a, long *ret)
     }
 }
 
+/* The program's sigprocmask. Its mask is the one our sigreturn restores, so the call works on the      */
+/* context, not on the thread (whose mask the return would overwrite). Our signals stay unblocked.    */
+static long program_sigprocmask(const long *a, ucontext_t *uc)
+{
+    uint64_t mask, set = 0;
+    if (a[3] != 8) return -EINVAL;
+    mt_memcpy(&mask, &uc->uc_sigmask, 8);
+    if (a[1]) mt_memcpy(&set, (const void *)a[1], 8); /* the new set is read before the old is written */
+    if (a[2]) mt_memcpy((void *)a[2], &mask, 8);
+    if (!a[1]) return 0;
+    switch (a[0]) {
+    case SIG_BLOCK: mask |= set; break;
+    case SIG_UNBLOCK: mask &= ~set; break;
+    case SIG_SETMASK: mask = set; break;
+    default: return -EINVAL;
+    }
+    mask &= ~(OUR_SIGNALS | sigbit(SIGKILL) | sigbit(SIGSTOP));
+    mt_memcpy(&uc->uc_sigmask, &mask, 8);
+    return 0;
+}
+
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
 static void on_sys(int sig, siginfo_t *si, void *ucv)
 {
@@ -1642,17 +1664,9 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     case SYS_rt_sigaction:
         handle_sigaction(a, &ret);
         break;
-    case SYS_rt_sigprocmask: {
-        uint64_t set;
-        if (a[1] && (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
-            mt_memcpy(&set, (const void *)a[1], 8);
-            set &= ~OUR_SIGNALS;
-            ret = sys4(nr, a[0], &set, a[2], a[3]);
-        } else {
-            ret = sys4(nr, a[0], a[1], a[2], a[3]);
-        }
+    case SYS_rt_sigprocmask:
+        ret = program_sigprocmask(a, uc);
         break;
-    }
     default:
         ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     }

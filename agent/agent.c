@@ -1232,6 +1232,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     int write = (uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE_BIT) != 0;
     spin_lock(&g.lock);
     struct range *r = set_find(addr);
+    if (r && !g.recording && (r->prot & (write ? PROT_WRITE : PROT_READ))) {
+        /* raised just before memtrace_stop gave the page its rights back: the access can simply run */
+        spin_unlock(&g.lock);
+        return;
+    }
     if (!r || !g.recording || !(r->prot & (write ? PROT_WRITE : PROT_READ))) {
         spin_unlock(&g.lock);
         forward(sig, si, uc);

@@ -7,10 +7,22 @@
  *   1. Traced pages (data/bss/rodata of the executable and libraries, the heap, memory the program maps
  *      or allocates) have all access rights removed.
  *   2. An access faults; the SIGSEGV handler records {ip, address, read/write as the CPU reported it,
- *      thread}, gives the page its rights back, blocks asynchronous signals and sets the trap flag.
- *   3. The instruction runs once; the CPU traps; the SIGTRAP handler takes the rights away again, clears
- *      the trap flag and restores the signal mask. An instruction that faults on several pages collects
- *      them all before its one trap; a rep-prefixed string instruction traps after each iteration.
+ *      thread}, gives the page its rights back and blocks asynchronous signals.
+ *   3. The instruction runs once, then its pages lose their rights again and the signal mask comes back.
+ *      An instruction that faults on several pages collects them all before it completes. How it runs
+ *      is decided once per instruction address (decoded with Zydis, kept in the code cache):
+ *      - Out of line: a copy of the instruction in an executable code-cache slot near the original code
+ *        (a RIP-relative displacement rewritten for the new place) runs in its place and jumps on to
+ *        mt_ool_return, a stub that closes the pages from the program's stack, leaving every register and
+ *        flag as the instruction did, and continues after the original instruction. A fault of the copy
+ *        is recorded and reported at the original address.
+ *      - Emulated: jmp/call through memory (every PLT stub reads the executable's GOT) reads its target
+ *        while the page is open and does not run at all.
+ *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (they
+ *        must fault, and be recorded, once per iteration), div/idiv (a #DE must show the program its own
+ *        address), system instructions. The CPU traps after the instruction; the SIGTRAP handler closes.
+ *      MEMTRACE_STEP=trap (the default) takes the trap for every instruction; MEMTRACE_STEP=ool enables
+ *      the other two ways, and falls back to the trap if libZydis.so.4.0 cannot be loaded.
  *
  * The rest keeps the program working exactly as it would untraced:
  *   - System calls: Linux syscall user dispatch sends every system call made outside the agent's own code
@@ -30,7 +42,9 @@
  *
  * Limits worth knowing: protection is per process and the trap flag per thread, so while one thread has
  * a page open another thread's access to it is not seen; the agent counts such windows (windows_at_risk).
- * Stacks, code, the dynamic loader and the agent itself are never traced.
+ * Stacks, code, the dynamic loader and the agent itself are never traced. An out-of-line copy that raises
+ * SIGBUS or SIGFPE (a file mapping past its end, an unmasked SIMD exception) shows the program's handler
+ * the copy's address, and x87 state saved after it names the copy as the last FPU instruction.
  *
  * The agent never calls into the traced allocator, never uses libc for a system call (every syscall is
  * issued from agent code so dispatch lets it through) and never touches program memory without opening

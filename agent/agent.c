@@ -685,6 +685,7 @@ static struct {
     int nobjects;
 } zy;
 
+/* Called for every loaded object; those past the count taken before the dlopen are what it brought in. */
 static int note_new_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     int *index = arg;
@@ -713,8 +714,9 @@ static void zydis_load(void)
     void *h = real.dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
     if (!h) return;
     dl_iterate_phdr(note_new_object, &before);
+    typedef uint32_t (*init_fn)(struct zy_decoder *, int, int);
     uint64_t (*version)(void) = (uint64_t (*)(void))dlsym(h, "ZydisGetVersion");
-    uint32_t (*init)(struct zy_decoder *, int, int) = (uint32_t (*)(struct zy_decoder *, int, int))dlsym(h, "ZydisDecoderInit");
+    init_fn init = (init_fn)dlsym(h, "ZydisDecoderInit");
     zy.decode = (typeof(zy.decode))dlsym(h, "ZydisDecoderDecodeFull");
     if (!version || !init || !zy.decode || version() >> 32 != ZY_VERSION_4_0) return;
     if (ZY_FAILED(init(&zy.decoder, ZY_MODE_LONG_64, ZY_STACK_WIDTH_64))) return;

@@ -2183,10 +2183,10 @@ __attribute__((constructor(101))) static void agent_init(void)
 
     const char *ring_path = getenv("MEMTRACE_RING");
     if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
-    g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
-    g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     const char *step = getenv("MEMTRACE_STEP");
     int out_of_line = step && mt_strncmp(step, "ool", 4) == 0;
+    g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
+    g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     size_t rn = mt_strlen(ring_path);
     if (rn >= sizeof g.ring_path) return;
     mt_memcpy(g.ring_path, ring_path, rn + 1);

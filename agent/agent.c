@@ -21,8 +21,8 @@
  *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (they
  *        must fault, and be recorded, once per iteration), div/idiv (a #DE must show the program its own
  *        address), system instructions. The CPU traps after the instruction; the SIGTRAP handler closes.
- *      MEMTRACE_STEP=trap (the default) takes the trap for every instruction; MEMTRACE_STEP=ool enables
- *      the other two ways, and falls back to the trap if libZydis.so.4.0 cannot be loaded.
+ *      MEMTRACE_STEP=trap takes the trap for every instruction. The default (MEMTRACE_STEP=ool) falls back
+ *      to it when libZydis.so.4.0 cannot be loaded.
  *
  * The rest keeps the program working exactly as it would untraced:
  *   - System calls: Linux syscall user dispatch sends every system call made outside the agent's own code
@@ -2184,7 +2184,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     const char *ring_path = getenv("MEMTRACE_RING");
     if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
     const char *step = getenv("MEMTRACE_STEP");
-    int out_of_line = step && mt_strncmp(step, "ool", 4) == 0;
+    int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;
     g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
     g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     size_t rn = mt_strlen(ring_path);

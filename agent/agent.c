@@ -7,10 +7,22 @@
  *   1. Traced pages (data/bss/rodata of the executable and libraries, the heap, memory the program maps
  *      or allocates) have all access rights removed.
  *   2. An access faults; the SIGSEGV handler records {ip, address, read/write as the CPU reported it,
- *      thread}, gives the page its rights back, blocks asynchronous signals and sets the trap flag.
- *   3. The instruction runs once; the CPU traps; the SIGTRAP handler takes the rights away again, clears
- *      the trap flag and restores the signal mask. An instruction that faults on several pages collects
- *      them all before its one trap; a rep-prefixed string instruction traps after each iteration.
+ *      thread}, gives the page its rights back and blocks asynchronous signals.
+ *   3. The instruction runs once, then its pages lose their rights again and the signal mask comes back.
+ *      An instruction that faults on several pages collects them all before it completes. How it runs
+ *      is decided once per instruction address (decoded with Zydis, kept in the code cache):
+ *      - Out of line: a copy of the instruction in an executable code-cache slot near the original code
+ *        (a RIP-relative displacement rewritten for the new place) runs in its place and jumps on to
+ *        mt_ool_return, a stub that closes the pages from the program's stack, leaving every register and
+ *        flag as the instruction did, and continues after the original instruction. A fault of the copy
+ *        is recorded and reported at the original address.
+ *      - Emulated: jmp/call through memory (every PLT stub reads the executable's GOT) reads its target
+ *        while the page is open and does not run at all.
+ *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (they
+ *        must fault, and be recorded, once per iteration), div/idiv (a #DE must show the program its own
+ *        address), system instructions. The CPU traps after the instruction; the SIGTRAP handler closes.
+ *      MEMTRACE_STEP=trap takes the trap for every instruction. The default (MEMTRACE_STEP=ool) falls back
+ *      to it when libZydis.so.4.0 cannot be loaded.
  *
  * The rest keeps the program working exactly as it would untraced:
  *   - System calls: Linux syscall user dispatch sends every system call made outside the agent's own code
@@ -30,7 +42,9 @@
  *
  * Limits worth knowing: protection is per process and the trap flag per thread, so while one thread has
  * a page open another thread's access to it is not seen; the agent counts such windows (windows_at_risk).
- * Stacks, code, the dynamic loader and the agent itself are never traced.
+ * Stacks, code, the dynamic loader and the agent itself are never traced. An out-of-line copy that raises
+ * SIGBUS or SIGFPE (a file mapping past its end, an unmasked SIMD exception) shows the program's handler
+ * the copy's address, and x87 state saved after it names the copy as the last FPU instruction.
  *
  * The agent never calls into the traced allocator, never uses libc for a system call (every syscall is
  * issued from agent code so dispatch lets it through) and never touches program memory without opening
@@ -52,6 +66,7 @@
 #include <unistd.h>
 #include <sched.h>
 #include <malloc.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -180,10 +195,13 @@ struct thread_state {
     int tid;
     int dispatch_on;
     int untraced;                /* depth of wrappers whose memory touches are not the program's */
-    int stepping;                /* pages are open for one instruction, the trap flag is set */
+    int stepping;                /* STEP_*: pages are open for one instruction */
     int nstep;
     uintptr_t step_pages[8];
     uint64_t step_saved_mask;
+    uintptr_t ool_ip;            /* STEP_OOL: the instruction's own address, */
+    uintptr_t ool_slot;          /* ...the copy that runs in its place, */
+    uintptr_t ool_resume;        /* ...and where the program goes on afterwards */
     int nlazy;
     uintptr_t lazy_pages[64];
     int native_pending;          /* one syscall is being run natively; the trap brings us back */
@@ -191,6 +209,7 @@ struct thread_state {
     int in_handler;              /* inside one of our signal handlers: signals are blocked already */
 };
 static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+enum { STEP_NONE, STEP_TRAP, STEP_OOL }; /* how the current step runs: trap flag or out-of-line copy */
 
 struct range {
     uintptr_t start, end;
@@ -252,6 +271,7 @@ static struct {
     void *(*memmove)(void *, const void *, size_t);
     void *(*memset)(void *, int, size_t);
     void *(*dlopen)(const char *, int);
+    void (*cxa_finalize)(void *);
     int (*libc_start_main)(int (*)(int, char **, char **), int, char **, void (*)(void), void (*)(void),
                            void (*)(void), void *);
 } real;
@@ -535,6 +555,381 @@ static void protect_all_locked(int on)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Decoding the faulting instruction: Zydis 4.0, loaded at run time                                 */
+
+/* The part of Zydis 4.0's ABI the agent uses, declared here so that neither building nor running    */
+/* the agent needs the Zydis headers. Where they are installed, the build checks these against them.  */
+struct zy_decoder { uint32_t opaque[5]; };
+struct zy_insn {                 /* ZydisDecodedInstruction */
+    uint32_t machine_mode;
+    uint32_t mnemonic;
+    uint8_t length;
+    uint8_t _a[15];
+    uint8_t operand_count;
+    uint8_t _b[7];
+    uint64_t attributes;
+    uint8_t _c[52];
+    uint32_t category;           /* meta.category */
+    uint8_t _d[8];
+    uint32_t branch_type;        /* meta.branch_type */
+    uint8_t _e[156];
+    int64_t disp;                /* raw.disp.value */
+    uint8_t disp_size;           /* raw.disp.size, in bits */
+    uint8_t disp_offset;         /* raw.disp.offset */
+    uint8_t _f[54];
+};
+struct zy_operand {              /* ZydisDecodedOperand */
+    uint8_t _a[16];
+    uint16_t size;               /* bits */
+    uint8_t _b[14];
+    uint32_t type;
+    uint32_t _c;
+    union {
+        struct { uint32_t type, segment, base, index; uint8_t scale; uint8_t _d[15]; int64_t disp; } mem;
+        struct { uint8_t is_signed, is_relative; } imm;
+    };
+};
+#define ZY_MAX_OPERANDS 10
+#define ZY_FAILED(status) (((status) & 0x80000000u) != 0)
+#define ZY_VERSION_4_0 0x00040000u   /* ZydisGetVersion() >> 32: major 4, minor 0 */
+#define ZY_MODE_LONG_64 0
+#define ZY_STACK_WIDTH_64 2
+#define ZY_MNEMONIC_CALL 67
+#define ZY_MNEMONIC_DIV 147
+#define ZY_MNEMONIC_IDIV 274
+#define ZY_MNEMONIC_JMP 307
+#define ZY_REG_NONE 0
+#define ZY_REG_RAX 53            /* RAX..R15 in encoding order */
+#define ZY_REG_R15 68
+#define ZY_REG_EIP 196
+#define ZY_REG_RIP 197
+#define ZY_REG_FS 202
+#define ZY_REG_GS 203
+#define ZY_OPERAND_MEMORY 2
+#define ZY_OPERAND_IMMEDIATE 4
+#define ZY_MEMOP_MEM 1
+#define ZY_BRANCH_NEAR 2
+#define ZY_ATTRIB_ANY_REP ((1ULL << 28) | (1ULL << 29) | (1ULL << 30)) /* HAS_REP, HAS_REPE, HAS_REPNE */
+/* ZydisInstructionCategory: the categories that change control flow or the machine's state */
+#define ZY_CAT_CALL 20
+#define ZY_CAT_COND_BR 28
+#define ZY_CAT_INTERRUPT 43
+#define ZY_CAT_IO 44
+#define ZY_CAT_IOSTRINGOP 45
+#define ZY_CAT_RET 75
+#define ZY_CAT_SEGOP 78
+#define ZY_CAT_SGX 82
+#define ZY_CAT_SYSCALL 89
+#define ZY_CAT_SYSRET 90
+#define ZY_CAT_SYSTEM 91
+#define ZY_CAT_UINTR 95
+#define ZY_CAT_UNCOND_BR 96
+
+#if __has_include(<Zydis/Zydis.h>)
+#include <Zydis/Zydis.h>
+#define ZY_SAME_FIELD(mine, theirs) \
+    _Static_assert(offsetof(struct zy_insn, mine) == offsetof(ZydisDecodedInstruction, theirs), #theirs)
+#define ZY_SAME_OPERAND_FIELD(mine, theirs) \
+    _Static_assert(offsetof(struct zy_operand, mine) == offsetof(ZydisDecodedOperand, theirs), #theirs)
+_Static_assert(sizeof(struct zy_decoder) == sizeof(ZydisDecoder), "ZydisDecoder");
+_Static_assert(sizeof(struct zy_insn) == sizeof(ZydisDecodedInstruction), "ZydisDecodedInstruction");
+_Static_assert(sizeof(struct zy_operand) == sizeof(ZydisDecodedOperand), "ZydisDecodedOperand");
+ZY_SAME_FIELD(mnemonic, mnemonic);
+ZY_SAME_FIELD(length, length);
+ZY_SAME_FIELD(operand_count, operand_count);
+ZY_SAME_FIELD(attributes, attributes);
+ZY_SAME_FIELD(category, meta.category);
+ZY_SAME_FIELD(branch_type, meta.branch_type);
+ZY_SAME_FIELD(disp, raw.disp.value);
+ZY_SAME_FIELD(disp_size, raw.disp.size);
+ZY_SAME_FIELD(disp_offset, raw.disp.offset);
+ZY_SAME_OPERAND_FIELD(size, size);
+ZY_SAME_OPERAND_FIELD(type, type);
+ZY_SAME_OPERAND_FIELD(mem.type, mem.type);
+ZY_SAME_OPERAND_FIELD(mem.segment, mem.segment);
+ZY_SAME_OPERAND_FIELD(mem.base, mem.base);
+ZY_SAME_OPERAND_FIELD(mem.index, mem.index);
+ZY_SAME_OPERAND_FIELD(mem.scale, mem.scale);
+ZY_SAME_OPERAND_FIELD(mem.disp, mem.disp.value);
+ZY_SAME_OPERAND_FIELD(imm.is_relative, imm.is_relative);
+_Static_assert(ZY_MAX_OPERANDS == ZYDIS_MAX_OPERAND_COUNT, "operand count");
+_Static_assert(ZY_VERSION_4_0 == ZYDIS_VERSION >> 32, "version");
+_Static_assert(ZY_MODE_LONG_64 == ZYDIS_MACHINE_MODE_LONG_64 && ZY_STACK_WIDTH_64 == ZYDIS_STACK_WIDTH_64, "mode");
+_Static_assert(ZY_MNEMONIC_CALL == ZYDIS_MNEMONIC_CALL && ZY_MNEMONIC_JMP == ZYDIS_MNEMONIC_JMP &&
+               ZY_MNEMONIC_DIV == ZYDIS_MNEMONIC_DIV && ZY_MNEMONIC_IDIV == ZYDIS_MNEMONIC_IDIV, "mnemonics");
+_Static_assert(ZY_REG_NONE == ZYDIS_REGISTER_NONE && ZY_REG_RAX == ZYDIS_REGISTER_RAX &&
+               ZY_REG_R15 == ZYDIS_REGISTER_R15 && ZY_REG_R15 - ZY_REG_RAX == ZYDIS_REGISTER_R15 - ZYDIS_REGISTER_RAX &&
+               ZYDIS_REGISTER_RCX == ZY_REG_RAX + 1 && ZYDIS_REGISTER_RDI == ZY_REG_RAX + 7 &&
+               ZY_REG_EIP == ZYDIS_REGISTER_EIP && ZY_REG_RIP == ZYDIS_REGISTER_RIP &&
+               ZY_REG_FS == ZYDIS_REGISTER_FS && ZY_REG_GS == ZYDIS_REGISTER_GS, "registers");
+_Static_assert(ZY_OPERAND_MEMORY == ZYDIS_OPERAND_TYPE_MEMORY && ZY_OPERAND_IMMEDIATE == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+               ZY_MEMOP_MEM == ZYDIS_MEMOP_TYPE_MEM && ZY_BRANCH_NEAR == ZYDIS_BRANCH_TYPE_NEAR, "operand kinds");
+_Static_assert(ZY_ATTRIB_ANY_REP == (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE), "rep");
+_Static_assert(ZY_CAT_CALL == ZYDIS_CATEGORY_CALL && ZY_CAT_COND_BR == ZYDIS_CATEGORY_COND_BR &&
+               ZY_CAT_INTERRUPT == ZYDIS_CATEGORY_INTERRUPT && ZY_CAT_IO == ZYDIS_CATEGORY_IO &&
+               ZY_CAT_IOSTRINGOP == ZYDIS_CATEGORY_IOSTRINGOP && ZY_CAT_RET == ZYDIS_CATEGORY_RET &&
+               ZY_CAT_SEGOP == ZYDIS_CATEGORY_SEGOP && ZY_CAT_SGX == ZYDIS_CATEGORY_SGX &&
+               ZY_CAT_SYSCALL == ZYDIS_CATEGORY_SYSCALL && ZY_CAT_SYSRET == ZYDIS_CATEGORY_SYSRET &&
+               ZY_CAT_SYSTEM == ZYDIS_CATEGORY_SYSTEM && ZY_CAT_UINTR == ZYDIS_CATEGORY_UINTR &&
+               ZY_CAT_UNCOND_BR == ZYDIS_CATEGORY_UNCOND_BR, "categories");
+#endif
+
+static struct {
+    int ready;
+    struct zy_decoder decoder;
+    uint32_t (*decode)(const struct zy_decoder *, const void *, size_t, struct zy_insn *, struct zy_operand *);
+    struct { uintptr_t bias, start, end; } object[8]; /* what dlopen brought in for it: never traced */
+    int nobjects;
+} zy;
+
+/* Called for every loaded object; those past the count taken before the dlopen are what it brought in. */
+static int note_new_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    int *index = arg;
+    if ((*index)-- > 0 || zy.nobjects == (int)(sizeof zy.object / sizeof zy.object[0])) return 0;
+    uintptr_t start = UINTPTR_MAX, end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        if (info->dlpi_addr + ph->p_vaddr < start) start = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > end) end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
+    zy.object[zy.nobjects].bias = info->dlpi_addr;
+    zy.object[zy.nobjects].start = start;
+    zy.object[zy.nobjects].end = end;
+    zy.nobjects++;
+    return 0;
+}
+static int count_object(struct dl_phdr_info *info, size_t size, void *arg) { ++*(int *)arg; return 0; }
+
+/* Zydis calls memset and memcpy: those bind to our wrappers, which serve calls from inside our handlers */
+/* with the agent's own loops.                                                                          */
+static void zydis_load(void)
+{
+    int before = 0;
+    dl_iterate_phdr(count_object, &before);
+    void *h = real.dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    dl_iterate_phdr(note_new_object, &before);
+    typedef uint32_t (*init_fn)(struct zy_decoder *, int, int);
+    uint64_t (*version)(void) = (uint64_t (*)(void))dlsym(h, "ZydisGetVersion");
+    init_fn init = (init_fn)dlsym(h, "ZydisDecoderInit");
+    zy.decode = (typeof(zy.decode))dlsym(h, "ZydisDecoderDecodeFull");
+    if (!version || !init || !zy.decode || version() >> 32 != ZY_VERSION_4_0) return;
+    if (ZY_FAILED(init(&zy.decoder, ZY_MODE_LONG_64, ZY_STACK_WIDTH_64))) return;
+    zy.ready = 1;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The code cache: how each faulting instruction runs, and out-of-line copies of those that can      */
+
+enum { RUN_TRAP, RUN_OOL, RUN_JMP, RUN_CALL };
+
+struct insn {
+    uintptr_t ip;                /* key, 0 while free; stored last, so a reader sees a complete entry */
+    unsigned char *slot;         /* RUN_OOL: the copy */
+    unsigned char bytes[15];     /* as decoded: other bytes at ip mean other code, which takes the trap */
+    uint8_t len, how;
+    int8_t base, index;          /* RUN_JMP/RUN_CALL: gregs of the memory operand, -1 for none */
+    uint8_t scale;
+    int64_t disp;                /* ...and its displacement (the absolute address when RIP-relative) */
+};
+
+#define CACHE_BITS 16
+#define SLOT_SIZE 32             /* the instruction (<= 15 bytes), jmp *0(%rip) (6) and the stub's address (8) */
+#define CHUNK_SIZE (1UL << 20)
+#define MAX_CHUNKS 64
+
+static struct {
+    spinlock lock;               /* adding entries and slots; lookups take no lock */
+    struct insn *table;
+    int used;
+    struct { unsigned char *base; size_t used; } chunk[MAX_CHUNKS];
+    int nchunks;
+} cc;
+
+void mt_ool_return(void) __attribute__((visibility("hidden")));
+
+/* REG_* for Zydis's RAX..R15 */
+static const int8_t gpr_greg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                                    REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+
+static unsigned cache_hash(uintptr_t ip) { return (unsigned)((ip * 0x9E3779B97F4A7C15ULL) >> (64 - CACHE_BITS)); }
+
+static struct insn *cache_find(uintptr_t ip)
+{
+    for (unsigned i = cache_hash(ip);; i = (i + 1) & ((1u << CACHE_BITS) - 1)) {
+        uintptr_t k = __atomic_load_n(&cc.table[i].ip, __ATOMIC_ACQUIRE);
+        if (k == ip) return &cc.table[i];
+        if (!k) return NULL;
+    }
+}
+
+/* A chunk of code cache near `ip` (below it: above an executable lies its heap, which must stay free   */
+/* to grow), so that RIP-relative operands stay within reach of a 32-bit displacement.                 */
+static unsigned char *map_chunk_near(uintptr_t ip)
+{
+    for (uintptr_t d = CHUNK_SIZE; d <= (1UL << 30); d *= 2) {
+        uintptr_t hint = (ip & ~(CHUNK_SIZE - 1)) - d;
+        if (hint > ip || hint < 0x100000) return NULL;
+        long p = sys6(SYS_mmap, (long)hint, CHUNK_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if ((uintptr_t)p == hint) return (unsigned char *)p;
+        if (!(p < 0 && p > -4096)) sys2(SYS_munmap, p, CHUNK_SIZE); /* a kernel that took the hint loosely */
+    }
+    return NULL;
+}
+
+static int within_rel32(uintptr_t from, uintptr_t to)
+{
+    int64_t d = (int64_t)(to - from);
+    return d == (int32_t)d;
+}
+
+/* A free slot whose copy of a `len`-byte instruction can still reach `target` (when `rel`). Cache lock. */
+static unsigned char *slot_alloc(uintptr_t ip, int rel, uintptr_t target, int len)
+{
+    for (int i = cc.nchunks - 1; i >= 0; i--) {
+        unsigned char *s = cc.chunk[i].base + cc.chunk[i].used;
+        if (cc.chunk[i].used + SLOT_SIZE <= CHUNK_SIZE && (!rel || within_rel32((uintptr_t)s + len, target))) {
+            cc.chunk[i].used += SLOT_SIZE;
+            return s;
+        }
+    }
+    if (cc.nchunks == MAX_CHUNKS) return NULL;
+    unsigned char *base = map_chunk_near(ip);
+    if (!base) return NULL;
+    cc.chunk[cc.nchunks].base = base;
+    cc.chunk[cc.nchunks].used = 0;
+    cc.nchunks++;
+    if (rel && !within_rel32((uintptr_t)base + len, target)) return NULL;
+    cc.chunk[cc.nchunks - 1].used = SLOT_SIZE;
+    return base;
+}
+
+/* The copy: the instruction (a RIP-relative displacement rewritten for the new place), then a jump to  */
+/* the common return stub. Cache lock held.                                                            */
+static unsigned char *build_slot(uintptr_t ip, const struct zy_insn *in, int rel)
+{
+    uintptr_t target = ip + in->length + (uintptr_t)in->disp;
+    if (rel && (in->disp_size != 32 || in->disp_offset + 4 > in->length)) return NULL;
+    unsigned char *s = slot_alloc(ip, rel, target, in->length);
+    if (!s) return NULL;
+    mt_memcpy(s, (const void *)ip, in->length);
+    if (rel) {
+        int32_t d = (int32_t)(target - ((uintptr_t)s + in->length));
+        mt_memcpy(s + in->disp_offset, &d, 4);
+    }
+    static const unsigned char jmp_via_next_quad[6] = {0xff, 0x25, 0, 0, 0, 0};
+    mt_memcpy(s + in->length, jmp_via_next_quad, 6);
+    uint64_t stub = (uintptr_t)mt_ool_return;
+    mt_memcpy(s + in->length + 6, &stub, 8);
+    return s;
+}
+
+static int greg_of(uint32_t zreg)
+{
+    if (zreg == ZY_REG_NONE) return -1;
+    return zreg >= ZY_REG_RAX && zreg <= ZY_REG_R15 ? gpr_greg[zreg - ZY_REG_RAX] : -2;
+}
+
+/* jmp/call through a 64-bit memory operand (a PLT stub reading the GOT): emulated, if its address is  */
+/* computable from the general registers.                                                             */
+static int branch_through_memory(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *op, struct insn *e)
+{
+    const struct zy_operand *m = &op[0];
+    if ((in->mnemonic != ZY_MNEMONIC_JMP && in->mnemonic != ZY_MNEMONIC_CALL) || in->branch_type != ZY_BRANCH_NEAR ||
+        m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->size != 64 ||
+        m->mem.segment == ZY_REG_FS || m->mem.segment == ZY_REG_GS)
+        return RUN_TRAP;
+    e->disp = m->mem.disp;
+    if (m->mem.base == ZY_REG_RIP) {
+        e->base = -1;
+        e->disp += (int64_t)(ip + in->length);
+    } else {
+        e->base = (int8_t)greg_of(m->mem.base);
+    }
+    e->index = (int8_t)greg_of(m->mem.index);
+    e->scale = m->mem.scale;
+    if (e->base == -2 || e->index == -2) return RUN_TRAP;
+    return in->mnemonic == ZY_MNEMONIC_JMP ? RUN_JMP : RUN_CALL;
+}
+
+/* How the instruction runs. Out of line unless it reads RIP other than through a RIP-relative operand  */
+/* (branches, calls, system instructions), repeats (rep: one record per iteration, as the CPU faults),  */
+/* or can raise #DE (the program's SIGFPE handler would see the copy's address).                        */
+static int classify(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *op, struct insn *e, int *rel)
+{
+    switch (in->category) {
+    case ZY_CAT_CALL: case ZY_CAT_COND_BR: case ZY_CAT_INTERRUPT: case ZY_CAT_IO: case ZY_CAT_IOSTRINGOP:
+    case ZY_CAT_RET: case ZY_CAT_SEGOP: case ZY_CAT_SGX: case ZY_CAT_SYSCALL: case ZY_CAT_SYSRET:
+    case ZY_CAT_SYSTEM: case ZY_CAT_UINTR: case ZY_CAT_UNCOND_BR:
+        return branch_through_memory(ip, in, op, e);
+    }
+    if ((in->attributes & ZY_ATTRIB_ANY_REP) || in->mnemonic == ZY_MNEMONIC_DIV || in->mnemonic == ZY_MNEMONIC_IDIV)
+        return RUN_TRAP;
+    *rel = 0;
+    for (int i = 0; i < in->operand_count && i < ZY_MAX_OPERANDS; i++) {
+        if (op[i].type == ZY_OPERAND_IMMEDIATE && op[i].imm.is_relative) return RUN_TRAP;
+        if (op[i].type == ZY_OPERAND_MEMORY && op[i].mem.base == ZY_REG_EIP) return RUN_TRAP;
+        if (op[i].type == ZY_OPERAND_MEMORY && op[i].mem.base == ZY_REG_RIP) *rel = 1;
+    }
+    return RUN_OOL;
+}
+
+/* Decodes the instruction at ip and enters it in the cache; NULL when the cache is full. */
+static struct insn *cache_add(uintptr_t ip)
+{
+    struct zy_insn in;
+    struct zy_operand op[ZY_MAX_OPERANDS];
+    int ok = !ZY_FAILED(zy.decode(&zy.decoder, (const void *)ip, 15, &in, op)); /* reads no further than the insn */
+    spin_lock(&cc.lock);
+    struct insn *e = cache_find(ip);
+    if (e || cc.used >= 3 << (CACHE_BITS - 2)) {
+        spin_unlock(&cc.lock);
+        return e;
+    }
+    unsigned i = cache_hash(ip);
+    while (cc.table[i].ip) i = (i + 1) & ((1u << CACHE_BITS) - 1);
+    e = &cc.table[i];
+    e->how = RUN_TRAP;
+    e->len = 0;
+    if (ok) {
+        int rel = 0;
+        e->len = in.length;
+        mt_memcpy(e->bytes, (const void *)ip, in.length);
+        e->how = (uint8_t)classify(ip, &in, op, e, &rel);
+        if (e->how == RUN_OOL && !(e->slot = build_slot(ip, &in, rel))) e->how = RUN_TRAP;
+    }
+    cc.used++;
+    __atomic_store_n(&e->ip, ip, __ATOMIC_RELEASE);
+    spin_unlock(&cc.lock);
+    return e;
+}
+
+/* The cache entry for the instruction at ip, or NULL: take the trap. */
+static struct insn *cache_lookup(uintptr_t ip)
+{
+    if (!zy.ready) return NULL;
+    struct insn *e = cache_find(ip);
+    if (!e) e = cache_add(ip);
+    if (!e) return NULL;
+    for (int i = 0; i < e->len; i++)
+        if (e->bytes[i] != ((const unsigned char *)ip)[i]) return NULL;
+    return e;
+}
+
+static void ool_init(void)
+{
+    cc.table = agent_map(sizeof(struct insn) << CACHE_BITS);
+    if (!cc.table) return;
+    /* dlopen's allocations come from the boot arena: the program's heap starts where it would untraced. */
+    hooks_ready = 0;
+    zydis_load();
+    hooks_ready = 1;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Modules and the memory map                                                                       */
 
 struct map_line {
@@ -598,6 +993,8 @@ static int is_excluded_object(struct dl_phdr_info *info)
     const char *n = info->dlpi_name;
     if (n && n[0] && mt_strncmp(n, g.self_path, sizeof g.self_path) == 0) return 1;
     if (n && mt_strncmp(n, "linux-vdso", 10) == 0) return 1;
+    for (int i = 0; i < zy.nobjects; i++)
+        if (info->dlpi_addr == zy.object[i].bias) return 1;
     for (int i = 0; i < info->dlpi_phnum; i++) /* the dynamic loader, by its own PT_LOAD at ldso_base */
         if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_addr + info->dlpi_phdr[i].p_vaddr == ldso_base)
             return 1;
@@ -734,18 +1131,72 @@ static void set_kernel_action(int sig, void *handler, unsigned long flags, uint6
     sys4(SYS_rt_sigaction, sig, &a, 0, 8);
 }
 
-/* Ends the step of this thread: its pages lose their rights again. Lock not held. */
-static void end_step(ucontext_t *uc)
+/* The pages of this thread's step lose their rights again. Lock not held. */
+static void close_step_pages(void)
 {
     spin_lock(&g.lock);
     for (int i = 0; i < ts.nstep; i++) close_locked(ts.step_pages[i], ts.step_pages[i] + g.page);
     spin_unlock(&g.lock);
     ts.nstep = 0;
-    ts.stepping = 0;
-    uc->uc_mcontext.gregs[REG_EFL] &= ~EFLAGS_TF;
+}
+
+/* Ends the step of this thread from a signal handler (the trap, or a signal we forward mid-step). */
+static void end_step(ucontext_t *uc)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    close_step_pages();
+    if (ts.stepping == STEP_TRAP) gr[REG_EFL] &= ~EFLAGS_TF;
+    /* The copy faulted and did nothing: the program sees the fault at its own instruction. */
+    if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) gr[REG_RIP] = (greg_t)ts.ool_ip;
+    ts.stepping = STEP_NONE;
     mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
     g.steps++;
 }
+
+/* Ends an out-of-line step: mt_ool_return calls it after the copy ran, on the program's stack with     */
+/* asynchronous signals still blocked. The mask goes back last, so a signal can only arrive once the    */
+/* step is over; the stub has already saved where to resume.                                            */
+__attribute__((used)) static uintptr_t ool_finish(void)
+{
+    uintptr_t resume = ts.ool_resume;
+    uint64_t mask = ts.step_saved_mask;
+    close_step_pages();
+    ts.stepping = STEP_NONE;
+    g.steps++;
+    sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, 0, 8);
+    return resume;
+}
+
+/* Where every out-of-line copy jumps after its instruction. It runs on the program's stack: steps over */
+/* the red zone, keeps a slot for the resume address, saves the flags, the registers the C ABI lets     */
+/* ool_finish clobber and the x87/SSE state (the agent is built without AVX, so the upper halves of the */
+/* vector registers are never touched), and leaves with ret $128: the program's registers, flags and    */
+/* stack pointer exactly as the instruction left them.                                                   */
+__asm__(".text\n"
+        ".globl mt_ool_return\n"
+        ".hidden mt_ool_return\n"
+        ".type mt_ool_return, @function\n"
+        ".p2align 4\n"
+        "mt_ool_return:\n"
+        "\tendbr64\n"
+        "\tlea -136(%rsp), %rsp\n"
+        "\tpushfq\n"
+        "\tpush %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
+        "\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %rbx\n"
+        "\tmov %rsp, %rbx\n"
+        "\tand $-16, %rsp\n"
+        "\tsub $512, %rsp\n"
+        "\tfxsave64 (%rsp)\n"
+        "\tcld\n"
+        "\tcall ool_finish\n"
+        "\tmov %rax, 88(%rbx)\n" /* the slot above the flags: 10 registers + flags = 88 bytes */
+        "\tfxrstor64 (%rsp)\n"
+        "\tmov %rbx, %rsp\n"
+        "\tpop %rbx\n\tpop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n"
+        "\tpop %rdi\n\tpop %rsi\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n"
+        "\tpopfq\n"
+        "\tret $128\n"
+        ".size mt_ool_return, . - mt_ool_return\n");
 
 /* A signal that is not the agent's business: give it to the program's handler, or die of it. */
 static void forward(int sig, siginfo_t *si, ucontext_t *uc)
@@ -776,6 +1227,7 @@ static void forward(int sig, siginfo_t *si, ucontext_t *uc)
 }
 
 static void segv_access(int sig, siginfo_t *si, void *ucv);
+static void begin_step(ucontext_t *uc, uintptr_t addr);
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
     ts.in_handler++;
@@ -793,6 +1245,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     int write = (uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE_BIT) != 0;
     spin_lock(&g.lock);
     struct range *r = set_find(addr);
+    if (r && !g.recording && (r->prot & (write ? PROT_WRITE : PROT_READ))) {
+        /* raised just before memtrace_stop gave the page its rights back: the access can simply run */
+        spin_unlock(&g.lock);
+        return;
+    }
     if (!r || !g.recording || !(r->prot & (write ? PROT_WRITE : PROT_READ))) {
         spin_unlock(&g.lock);
         forward(sig, si, uc);
@@ -823,16 +1280,72 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     if (!ts.untraced) {
         REC(MT_ACCESS, struct mt_access, a);
         a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
-        a.ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+        a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
         a.addr = addr;
         emit(&a);
     }
-    if (!ts.stepping) {
-        ts.stepping = 1;
-        mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
-        uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
-        mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
-        uc->uc_mcontext.gregs[REG_EFL] |= EFLAGS_TF;
+    if (!ts.stepping) begin_step(uc, addr);
+}
+
+/* The operand address of an emulated jmp/call: 8 bytes within the faulting page, or 0 (let the CPU    */
+/* fault on each page, as it does with the trap).                                                      */
+static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_t addr)
+{
+    uintptr_t ea = (uintptr_t)e->disp;
+    if (e->base >= 0) ea += (uintptr_t)gr[e->base];
+    if (e->index >= 0) ea += (uintptr_t)gr[e->index] * e->scale;
+    return page_down(ea) == page_down(addr) && page_down(ea + 7) == page_down(addr) ? ea : 0;
+}
+
+/* jmp/call through traced memory: read the target while the page is open, push the return address,   */
+/* and the instruction is done without running it. 0 when it must run after all.                       */
+static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ea = branch_operand(e, gr, addr);
+    if (!ea) return 0;
+    uintptr_t ret_at = (uintptr_t)gr[REG_RSP] - 8;
+    if (e->how == RUN_CALL) {
+        /* Our frame lies below the program's stack pointer only when the handler runs on the same     */
+        /* stack: then ret_at is mapped stack. Traced memory under it would have to fault: let it.    */
+        uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+        if (here >= ret_at || ret_at - here > (1UL << 20)) return 0;
+        spin_lock(&g.lock);
+        int traced = set_find(ret_at) != NULL;
+        spin_unlock(&g.lock);
+        if (traced) return 0;
+    }
+    uint64_t target = *(const volatile uint64_t *)ea;
+    close_step_pages();
+    g.steps++;
+    if (e->how == RUN_CALL) {
+        *(volatile uint64_t *)ret_at = (uint64_t)gr[REG_RIP] + e->len;
+        gr[REG_RSP] = (greg_t)ret_at;
+    }
+    gr[REG_RIP] = (greg_t)target;
+    return 1;
+}
+
+/* The first fault of an instruction: its page is open; now let the instruction run, with asynchronous */
+/* signals blocked until it is done. Emulated, out of line, or with the trap flag.                      */
+static void begin_step(ucontext_t *uc, uintptr_t addr)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ip = (uintptr_t)gr[REG_RIP];
+    struct insn *e = cache_lookup(ip);
+    if (e && (e->how == RUN_JMP || e->how == RUN_CALL) && emulate_branch(uc, e, addr)) return;
+    mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
+    uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
+    mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
+    if (e && e->how == RUN_OOL) {
+        ts.stepping = STEP_OOL;
+        ts.ool_ip = ip;
+        ts.ool_slot = (uintptr_t)e->slot;
+        ts.ool_resume = ip + e->len;
+        gr[REG_RIP] = (greg_t)e->slot;
+    } else {
+        ts.stepping = STEP_TRAP;
+        gr[REG_EFL] |= EFLAGS_TF;
     }
 }
 
@@ -870,7 +1383,7 @@ static void trap_step(int sig, siginfo_t *si, void *ucv)
         }
         return;
     }
-    if (ts.stepping) {
+    if (ts.stepping == STEP_TRAP) {
         end_step(uc);
         return;
     }
@@ -1026,6 +1539,27 @@ static void handle_sigaction(long *a, long *ret)
     }
 }
 
+/* The program's sigprocmask. Its mask is the one our sigreturn restores, so the call works on the      */
+/* context, not on the thread (whose mask the return would overwrite). Our signals stay unblocked.    */
+static long program_sigprocmask(const long *a, ucontext_t *uc)
+{
+    uint64_t mask, set = 0;
+    if (a[3] != 8) return -EINVAL;
+    mt_memcpy(&mask, &uc->uc_sigmask, 8);
+    if (a[1]) mt_memcpy(&set, (const void *)a[1], 8); /* the new set is read before the old is written */
+    if (a[2]) mt_memcpy((void *)a[2], &mask, 8);
+    if (!a[1]) return 0;
+    switch (a[0]) {
+    case SIG_BLOCK: mask |= set; break;
+    case SIG_UNBLOCK: mask &= ~set; break;
+    case SIG_SETMASK: mask = set; break;
+    default: return -EINVAL;
+    }
+    mask &= ~(OUR_SIGNALS | sigbit(SIGKILL) | sigbit(SIGSTOP));
+    mt_memcpy(&uc->uc_sigmask, &mask, 8);
+    return 0;
+}
+
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
 static void on_sys(int sig, siginfo_t *si, void *ucv)
 {
@@ -1151,17 +1685,9 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     case SYS_rt_sigaction:
         handle_sigaction(a, &ret);
         break;
-    case SYS_rt_sigprocmask: {
-        uint64_t set;
-        if (a[1] && (a[0] == SIG_BLOCK || a[0] == SIG_SETMASK)) {
-            mt_memcpy(&set, (const void *)a[1], 8);
-            set &= ~OUR_SIGNALS;
-            ret = sys4(nr, a[0], &set, a[2], a[3]);
-        } else {
-            ret = sys4(nr, a[0], a[1], a[2], a[3]);
-        }
+    case SYS_rt_sigprocmask:
+        ret = program_sigprocmask(a, uc);
         break;
-    }
     default:
         ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     }
@@ -1349,8 +1875,8 @@ EXPORT void *malloc(size_t n)
     if (!hooks_ready) return boot_alloc(n);
     if (!enter_untraced()) return real.malloc(n);
     void *p = real.malloc(n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_MALLOC, CALLER, (uintptr_t)p, u, (long)n, 0, 0, 0, 0, 0);
     return p;
@@ -1365,8 +1891,8 @@ EXPORT void *calloc(size_t m, size_t n)
     }
     if (!enter_untraced()) return real.calloc(m, n);
     void *p = real.calloc(m, n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_CALLOC, CALLER, (uintptr_t)p, u, (long)m, (long)n, 0, 0, 0, 0);
     return p;
@@ -1382,8 +1908,8 @@ EXPORT void *realloc(void *old, size_t n)
     if (!hooks_ready) return boot_alloc(n);
     if (!enter_untraced()) return real.realloc(old, n);
     void *p = real.realloc(old, n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_REALLOC, CALLER, (uintptr_t)p, u, (long)old, (long)n, 0, 0, 0, 0);
     return p;
@@ -1397,8 +1923,8 @@ EXPORT void *reallocarray(void *old, size_t m, size_t n)
     }
     if (!enter_untraced()) return real.reallocarray(old, m, n);
     void *p = real.reallocarray(old, m, n);
-    leave_untraced();
     size_t u = usable_size(p);
+    leave_untraced();
     trace_block(p, u);
     emit_alloc(MT_FN_REALLOCARRAY, CALLER, (uintptr_t)p, u, (long)old, (long)m, (long)n, 0, 0, 0);
     return p;
@@ -1420,8 +1946,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     if (!enter_untraced()) return real.posix_memalign(out, align, n);
     void *p = NULL;
     int rc = real.posix_memalign(&p, align, n);
-    leave_untraced();
     size_t u = rc == 0 ? usable_size(p) : 0;
+    leave_untraced();
     trace_block(rc == 0 ? p : NULL, u);
     open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 1);
     if (rc == 0) *out = p;
@@ -1436,8 +1962,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         if (!hooks_ready) return NULL; \
         if (!enter_untraced()) return real.name args; \
         void *p = real.name args; \
-        leave_untraced(); \
         size_t u = usable_size(p); \
+        leave_untraced(); \
         trace_block(p, u); \
         emit_alloc(code, CALLER, (uintptr_t)p, u, (long)(a0), (long)(a1), 0, 0, 0, 0); \
         return p; \
@@ -1504,9 +2030,11 @@ static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, c
     emit(&b);
 }
 
+/* Inside our own handlers the caller is Zydis decoding for us: libc's versions would read libc's own   */
+/* (traced) data there, so those calls get the agent's plain loops.                                     */
 EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
-    if (!hooks_ready) { mt_memcpy(d, s, n); return d; }
+    if (!hooks_ready || ts.in_handler) { mt_memcpy(d, s, n); return d; }
     if (FROM_AGENT || !enter_untraced()) return real.memcpy(d, s, n);
     emit_call_block(MT_FN_MEMCPY, MT_BLK_COPY, CALLER, d, s, n);
     /* The operation's memory is opened as a whole: one mprotect per range, not a fault per page. */
@@ -1521,6 +2049,7 @@ EXPORT void *memcpy(void *d, const void *s, size_t n)
 
 EXPORT void *memmove(void *d, const void *s, size_t n)
 {
+    if (ts.in_handler) { mt_memmove(d, s, n); return d; }
     if (!hooks_ready) {
         unsigned char tmp[256];
         if (n <= sizeof tmp) { mt_memcpy(tmp, s, n); mt_memcpy(d, tmp, n); }
@@ -1540,7 +2069,7 @@ EXPORT void *memmove(void *d, const void *s, size_t n)
 
 EXPORT void *memset(void *d, int c, size_t n)
 {
-    if (!hooks_ready) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
+    if (!hooks_ready || ts.in_handler) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
     if (FROM_AGENT || !enter_untraced()) return real.memset(d, c, n);
     emit_call_block(MT_FN_MEMSET, MT_BLK_STORE, CALLER, d, NULL, n);
     open_span((uintptr_t)d, (uintptr_t)d + n, 1);
@@ -1557,6 +2086,19 @@ EXPORT void *dlopen(const char *file, int mode)
     if (h && g.active) scan_new_modules(1);
     if (mine) leave_untraced();
     return h;
+}
+
+/* At exit every shared object finalizes itself through __cxa_finalize, which walks libc's exit list:  */
+/* for the agent and the decoder it loaded, that walk is the agent's doing, not the program's.          */
+extern void *__dso_handle;
+EXPORT void __cxa_finalize(void *dso)
+{
+    int ours = dso == &__dso_handle;
+    for (int i = 0; i < zy.nobjects; i++)
+        if ((uintptr_t)dso >= zy.object[i].start && (uintptr_t)dso < zy.object[i].end) ours = 1;
+    int mine = ours && enter_untraced();
+    real.cxa_finalize(dso);
+    if (mine) leave_untraced();
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1647,11 +2189,14 @@ __attribute__((constructor(101))) static void agent_init(void)
     RESOLVE(aligned_alloc); RESOLVE(memalign); RESOLVE(valloc); RESOLVE(pvalloc); RESOLVE(reallocarray);
     RESOLVE(mmap); RESOLVE(mremap); RESOLVE(munmap); RESOLVE(memcpy); RESOLVE(memmove); RESOLVE(memset);
     RESOLVE(dlopen);
+    real.cxa_finalize = (typeof(real.cxa_finalize))dlsym(RTLD_NEXT, "__cxa_finalize");
     real.libc_start_main = (typeof(real.libc_start_main))dlsym(RTLD_NEXT, "__libc_start_main");
     hooks_ready = 1;
 
     const char *ring_path = getenv("MEMTRACE_RING");
     if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
+    const char *step = getenv("MEMTRACE_STEP");
+    int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;
     g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
     g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     int fd = (int)sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
@@ -1674,6 +2219,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     g.threads = 1;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)agent_init);
     ldso_base = (uintptr_t)getauxval(AT_BASE);
+    if (out_of_line) ool_init();
     g.active = 1;
     g.ring->agent_pid = (uint64_t)g.pid;
 

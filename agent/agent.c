@@ -1226,14 +1226,18 @@ static void forward(int sig, siginfo_t *si, ucontext_t *uc)
     sys3(SYS_tgkill, g.pid, mytid(), sig);
 }
 
+/* Our handlers mark the thread as inside one of them: emit() then knows signals are blocked already. */
+#define SIGNAL_HANDLER(name, body) \
+    static void name(int sig, siginfo_t *si, void *ucv) \
+    { \
+        ts.in_handler++; \
+        body(sig, si, ucv); \
+        ts.in_handler--; \
+    }
+
 static void segv_access(int sig, siginfo_t *si, void *ucv);
 static void begin_step(ucontext_t *uc, uintptr_t addr);
-static void on_segv(int sig, siginfo_t *si, void *ucv)
-{
-    ts.in_handler++;
-    segv_access(sig, si, ucv);
-    ts.in_handler--;
-}
+SIGNAL_HANDLER(on_segv, segv_access)
 
 static void segv_access(int sig, siginfo_t *si, void *ucv)
 {
@@ -1359,12 +1363,7 @@ static void emit_thread(int start, uint64_t value)
 }
 
 static void trap_step(int sig, siginfo_t *si, void *ucv);
-static void on_trap(int sig, siginfo_t *si, void *ucv)
-{
-    ts.in_handler++;
-    trap_step(sig, si, ucv);
-    ts.in_handler--;
-}
+SIGNAL_HANDLER(on_trap, trap_step)
 
 static void trap_step(int sig, siginfo_t *si, void *ucv)
 {
@@ -1561,12 +1560,7 @@ static long program_sigprocmask(const long *a, ucontext_t *uc)
 }
 
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
-static void on_sys(int sig, siginfo_t *si, void *ucv)
-{
-    ts.in_handler++;
-    syscall_for_program(sig, si, ucv);
-    ts.in_handler--;
-}
+SIGNAL_HANDLER(on_sys, syscall_for_program)
 
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
 {

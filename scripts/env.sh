@@ -27,6 +27,8 @@ memtrace_prereqs() {
   if [ "${1:-}" = "--with-test-tools" ]; then
     command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
     command -v bc >/dev/null 2>&1 || missing+=(bc)
+    # libc's separate debug symbols: the tests check that libc internals are named through them
+    dpkg -s libc6-dbg >/dev/null 2>&1 || missing+=(libc6-dbg)
     [ -e /usr/include/Zydis/Zydis.h ] || missing+=(libzydis-dev)
   fi
   if [ ${#missing[@]} -gt 0 ]; then

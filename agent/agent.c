@@ -1216,8 +1216,9 @@ static void forward(int sig, siginfo_t *si, ucontext_t *uc)
         return;
     }
     /* Default action: the program dies of this signal. Say so in the stream first. */
-    emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
-                        (uint64_t)si->si_addr, NULL);
+    /* Only a fault has an address; a signal sent with kill() carries the sender's pid there. */
+    uint64_t fault_address = si->si_code > 0 ? (uint64_t)si->si_addr : 0;
+    emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], fault_address, NULL);
     set_kernel_action(sig, SIG_DFL, 0, 0);
     uint64_t m;
     mt_memcpy(&m, &uc->uc_sigmask, 8);

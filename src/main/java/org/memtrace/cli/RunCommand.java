@@ -206,16 +206,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         try {
             return new BufferedWriter(new OutputStreamWriter(Files.newOutputStream(file), StandardCharsets.UTF_8), 1 << 20);
         } catch (IOException | RuntimeException e) {
-            throw LaunchException.usage("cannot write the trace to " + output + ": " + describe(e));
+            throw LaunchException.usage("cannot write the trace to " + output + ": " + LaunchException.reason(e));
         }
     }
 
-    private static String describe(Exception e) {
-        return switch (e) {
-            case java.nio.file.AccessDeniedException a -> "permission denied";
-            case java.nio.file.NoSuchFileException n -> "no such directory";
-            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
-            default -> String.valueOf(e.getMessage());
-        };
-    }
 }

@@ -59,9 +59,20 @@ public final class Tracer {
         this.problems = problems;
     }
 
-    /** Checks what can be checked before the program starts; {@link #run} does it too. */
+    /**
+     * Checks what can be checked before anything is created or started; {@link #run} does it too. The
+     * stream file's directory is checked here so that a bad --save-stream leaves no empty trace behind.
+     */
     public static Target validate(TraceOptions options) throws LaunchException {
-        return Target.resolve(options.command().getFirst());
+        Target target = Target.resolve(options.command().getFirst());
+        if (options.saveStream() != null) {
+            Path dir = options.saveStream().toAbsolutePath().getParent();
+            if (dir == null || !Files.isDirectory(dir))
+                throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": no such directory");
+            if (!Files.isWritable(dir))
+                throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": permission denied");
+        }
+        return target;
     }
 
     public RunResult run() throws LaunchException {
@@ -196,7 +207,7 @@ public final class Tracer {
         try {
             saver = new StreamWriter(options.saveStream());
         } catch (IOException e) {
-            throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": " + e.getMessage());
+            throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": " + LaunchException.reason(e));
         }
     }
 

@@ -1216,8 +1216,9 @@ static void forward(int sig, siginfo_t *si, ucontext_t *uc)
         return;
     }
     /* Default action: the program dies of this signal. Say so in the stream first. */
-    /* Only a fault has an address; a signal sent with kill() carries the sender's pid there. */
-    uint64_t fault_address = si->si_code > 0 ? (uint64_t)si->si_addr : 0;
+    /* Only a fault has an address (0 for a null pointer); a signal sent with kill() carries the sender's */
+    /* pid there, so it is reported as "no address": all ones. */
+    uint64_t fault_address = si->si_code > 0 ? (uint64_t)si->si_addr : ~0ULL;
     emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], fault_address, NULL);
     set_kernel_action(sig, SIG_DFL, 0, 0);
     uint64_t m;

@@ -180,7 +180,7 @@ struct mt_control {
 /* MT_EXIT: flags = how */
 #define MT_EXIT_NORMAL 1        /* exit_group(value) */
 #define MT_EXIT_EXEC 2          /* execve succeeded... or is about to be attempted; followed by path bytes */
-#define MT_EXIT_SIGNAL 3        /* a fatal signal with no handler: value = signal, ip, addr = fault address (0 if sent by kill) */
+#define MT_EXIT_SIGNAL 3        /* a fatal signal with no handler: value = signal, ip, addr = fault address (all ones if sent by kill) */
 struct mt_exit {
     struct mt_rec_header h;
     uint64_t value;

@@ -25,8 +25,8 @@ public record RunResult(int exitStatus, Optional<Event.Exit> exit, long lost, Du
     public String describe() {
         if (exit.isPresent() && exit.get().kind() == Event.ExitKind.SIGNAL) {
             Event.Exit x = exit.get();
-            // a signal sent with kill() has no fault address: the agent reports 0
-            String address = x.address() == 0 ? "" : ", address 0x" + Long.toHexString(x.address());
+            // a signal sent with kill() has no fault address: the agent reports all ones
+            String address = x.address() == -1 ? "" : ", address 0x" + Long.toHexString(x.address());
             return "the program was killed by " + Signals.name(x.value()) + " (signal " + x.value() + ") at ip 0x"
                     + Long.toHexString(x.ip()) + address + " in thread " + x.tid() + "; the trace is complete up to the crash";
         }

@@ -19,6 +19,9 @@ class RunResultTest {
         assertThat(result(139, new Event.Exit(7, Event.ExitKind.SIGNAL, 11, 0x401136, 0, "")).describe())
                 .isEqualTo("the program was killed by SIGSEGV (signal 11) at ip 0x401136, address 0x0 in thread 7;"
                         + " the trace is complete up to the crash");
+        assertThat(result(139, new Event.Exit(7, Event.ExitKind.SIGNAL, 11, 0x401136, -1, "")).describe())
+                .isEqualTo("the program was killed by SIGSEGV (signal 11) at ip 0x401136 in thread 7;"
+                        + " the trace is complete up to the crash");
         assertThat(result(137, null).describe()).isEqualTo("the program was killed by SIGKILL (signal 9)");
         assertThat(result(137, null).killedBySignal()).isTrue();
         assertThat(result(0, new Event.Exit(1, Event.ExitKind.EXEC, 0, 0, 0, "/bin/ls")).describe())

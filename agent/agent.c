@@ -1969,11 +1969,35 @@ ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n)
 ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), n, 0)
 ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), n, 0)
 
+/* A file the program maps is announced with its path, so that its region is named after the file. */
+static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, off_t off)
+{
+    char link[32] = "/proc/self/fd/", path[256];
+    char digits[12];
+    int n = 0, at = 14;
+    unsigned v = (unsigned)fd;
+    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) link[at++] = digits[--n];
+    link[at] = 0;
+    long len = sys3(SYS_readlink, link, path, sizeof path - 1);
+    if (len <= 0) return;
+    REC(MT_MAPPING, struct mt_mapping, r);
+    r.h.flags = MT_MAP_TRACED;
+    r.start = start;
+    r.end = end;
+    r.offset = (uint64_t)off;
+    r.prot = (uint32_t)prot;
+    r.path_len = (uint32_t)len;
+    emit_with_tail(&r, sizeof r, NULL, 0, path, (size_t)len);
+}
+
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     if (!hooks_ready) return (void *)sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
     void *p = real.mmap(addr, len, prot, flags, fd, off);
     if (!g.active || ts.untraced) return p;
+    if (p != MAP_FAILED && !(flags & MAP_ANONYMOUS) && fd >= 0)
+        emit_file_mapping((uintptr_t)p, page_up((uintptr_t)p + len), prot, fd, off);
     if (p != MAP_FAILED) {
         uint64_t old = block_signals();
         spin_lock(&g.lock);

@@ -1,7 +1,10 @@
-/* Globals, a static, a use after free, stdout and a library function's accesses, for the symbolic trace. */
+/* Globals, a static, a use after free, stdout, a library function's accesses and a mapped file, for the
+ * symbolic trace. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 
 int table[20];
 static long counter;
@@ -18,5 +21,8 @@ int main(void) {
     volatile int stale = block[3];
     (void)stale;
     fputs("to stdout\n", stdout);
+    const char *file = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, open("/etc/passwd", O_RDONLY), 0);
+    volatile char first = file[0];
+    (void)first;
     return (int)strlen(message) - 14;
 }

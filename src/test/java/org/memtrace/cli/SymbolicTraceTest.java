@@ -76,6 +76,11 @@ class SymbolicTraceTest {
             assertThat(l.field(2)).startsWith("main+");
         });
 
+        // a mapped file's region is the file's name
+        Line mmap = t.of('P').stream().findFirst().orElseThrow();
+        assertThat(mmap.field(0)).matches("<memmap[0-9]{4,}@main\\+[0-9]+>");
+        assertThat(t.of('L')).anySatisfy(l -> assertThat(l.fields().subList(0, 2)).containsExactly(mmap.field(0) + "+0", "passwd"));
+
         // the program's copy of stdout (a copy relocation) and a library function reading a global string
         assertThat(t.of('L')).anySatisfy(l -> {
             assertThat(l.field(0)).isEqualTo("stdout+0");

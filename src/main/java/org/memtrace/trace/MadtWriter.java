@@ -93,10 +93,6 @@ public final class MadtWriter implements EventConsumer {
         code(sb, sym, b.ip()).append(',').append(b.tid()).append(',').append(via);
     }
 
-    /**
-     * Allocation lines name the block after the naming has seen the event (so it knows the new block, or
-     * the released name), but the old block of a realloc/mremap is named as it was before the call.
-     */
     /** What an allocator call prints: its Table I letter, the size field and the old block (0 if none). */
     private record AllocLine(char letter, long size, long old) {
         static AllocLine of(Event.Alloc a) {

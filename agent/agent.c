@@ -1283,13 +1283,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     spin_unlock(&g.lock);
     ts.step_pages[ts.nstep++] = page;
     g.faults++;
-    if (!ts.untraced) {
-        REC(MT_ACCESS, struct mt_access, a);
-        a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
-        a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-        a.addr = addr;
-        emit(&a);
-    }
+    REC(MT_ACCESS, struct mt_access, a);
+    a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
+    a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    a.addr = addr;
+    emit(&a);
     if (!ts.stepping) begin_step(uc, addr);
 }
 

@@ -939,6 +939,16 @@ struct map_line {
     char path[256];
 };
 
+/* A hexadecimal field of a maps line, up to `stop`; *p is left at the stop character. */
+static uintptr_t parse_hex(char **p, char stop)
+{
+    char *c = *p;
+    uintptr_t v = 0;
+    for (; *c && *c != stop; c++) v = v * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
+    *p = c;
+    return v;
+}
+
 /* Calls fn for each /proc/self/maps line; the file is read with raw syscalls into a private buffer. */
 static void for_each_map(void (*fn)(const struct map_line *, void *), void *arg)
 {
@@ -960,16 +970,12 @@ static void for_each_map(void (*fn)(const struct map_line *, void *), void *arg)
     while (*p) {
         struct map_line m;
         mt_memzero(&m, sizeof m);
-        uintptr_t v = 0;
-        while (*p && *p != '-') { v = v * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10); p++; }
-        m.start = v; p++; v = 0;
-        while (*p && *p != ' ') { v = v * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10); p++; }
-        m.end = v; p++;
+        m.start = parse_hex(&p, '-'); p++;
+        m.end = parse_hex(&p, ' '); p++;
         m.prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0);
         m.is_private = p[3] == 'p';
-        p += 5; v = 0;
-        while (*p && *p != ' ') { v = v * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10); p++; }
-        m.offset = v;
+        p += 5;
+        m.offset = parse_hex(&p, ' ');
         for (int f = 0; f < 2; f++) { while (*p == ' ') p++; while (*p && *p != ' ') p++; } /* dev, inode */
         while (*p == ' ') p++;
         size_t k = 0;

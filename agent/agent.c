@@ -2054,21 +2054,28 @@ static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, c
     emit(&b);
 }
 
+/* memcpy/memmove called by the program, inside enter_untraced(): one block event. The operation's      */
+/* memory is opened as a whole: one mprotect per range, not a fault per page.                          */
+static void *block_copy(int fn, uintptr_t caller, void *(*copy)(void *, const void *, size_t), void *d,
+                        const void *s, size_t n)
+{
+    emit_call_block(fn, MT_BLK_COPY, caller, d, s, n);
+    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
+    void *r = copy(d, s, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
+    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
+    leave_untraced();
+    return r;
+}
+
 /* Inside our own handlers the caller is Zydis decoding for us: libc's versions would read libc's own   */
 /* (traced) data there, so those calls get the agent's plain loops.                                     */
 EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
     if (!hooks_ready || ts.in_handler) { mt_memcpy(d, s, n); return d; }
     if (FROM_AGENT || !enter_untraced()) return real.memcpy(d, s, n);
-    emit_call_block(MT_FN_MEMCPY, MT_BLK_COPY, CALLER, d, s, n);
-    /* The operation's memory is opened as a whole: one mprotect per range, not a fault per page. */
-    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
-    void *r = real.memcpy(d, s, n);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
-    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
-    leave_untraced();
-    return r;
+    return block_copy(MT_FN_MEMCPY, CALLER, real.memcpy, d, s, n);
 }
 
 EXPORT void *memmove(void *d, const void *s, size_t n)
@@ -2080,15 +2087,7 @@ EXPORT void *memmove(void *d, const void *s, size_t n)
         return d;
     }
     if (FROM_AGENT || !enter_untraced()) return real.memmove(d, s, n);
-    emit_call_block(MT_FN_MEMMOVE, MT_BLK_COPY, CALLER, d, s, n);
-    /* The operation's memory is opened as a whole: one mprotect per range, not a fault per page. */
-    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
-    void *r = real.memmove(d, s, n);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
-    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
-    leave_untraced();
-    return r;
+    return block_copy(MT_FN_MEMMOVE, CALLER, real.memmove, d, s, n);
 }
 
 EXPORT void *memset(void *d, int c, size_t n)

@@ -216,7 +216,7 @@ public final class AddressSpace {
         long origin = path.isEmpty() || path.startsWith("[") ? m.start() : m.start() - m.offset();
         mappings.put(m.start(), m.end(), new Region(name, origin, m.end()));
         if (m.offset() == 0 && !path.isEmpty() && !path.startsWith("[")) {
-            fileStarts.put(m.start(), path.endsWith(" (deleted)") ? path.substring(0, path.length() - 10) : path);
+            fileStarts.put(m.start(), ModuleImage.withoutDeletedMark(path));
         }
         if (!unnamedModules.isEmpty()) {
             List<Event.Module> waiting = List.copyOf(unnamedModules);

@@ -12,6 +12,7 @@ import java.util.Optional;
  * gives an image with no segments and no symbols; {@link #problem} says why.
  */
 public final class ModuleImage {
+    private static final String DELETED = " (deleted)";
 
     private final String path;
     private final String name;
@@ -47,9 +48,14 @@ public final class ModuleImage {
 
     /** The file name as a programmer says it: {@code libc.so.6}, the program's name. */
     public static String baseName(String path) {
-        String p = path.endsWith(" (deleted)") ? path.substring(0, path.length() - 10) : path;
+        String p = withoutDeletedMark(path);
         int slash = p.lastIndexOf('/');
         return slash >= 0 && slash < p.length() - 1 ? p.substring(slash + 1) : p;
+    }
+
+    /** The path of a file that was deleted while mapped, as the memory map shows it, without the mark. */
+    static String withoutDeletedMark(String path) {
+        return path.endsWith(DELETED) ? path.substring(0, path.length() - DELETED.length()) : path;
     }
 
     public String path() { return path; }

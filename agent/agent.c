@@ -1441,6 +1441,14 @@ static void copy_in(void *dst, uintptr_t src, size_t n)
     }
 }
 
+/* An iovec array of `cnt` entries at `at`: copied into `iov`, and it and every buffer it names added. */
+static void add_iov_spans(struct spans *sp, struct iovec *iov, uintptr_t at, int cnt)
+{
+    copy_in(iov, at, sizeof(struct iovec) * (size_t)cnt);
+    add_span(sp, at, sizeof(struct iovec) * (size_t)cnt);
+    for (int i = 0; i < cnt; i++) add_span(sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+}
+
 /* System calls whose arguments are addresses of mappings, not user buffers to read or write. */
 static int is_mapping_call(long nr)
 {
@@ -1651,18 +1659,14 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
             break;
         case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev: case SYS_preadv2: case SYS_pwritev2:
             iovcnt = a[2] > 64 ? 64 : (int)(a[2] < 0 ? 0 : a[2]);
-            copy_in(iov, (uintptr_t)a[1], sizeof(struct iovec) * (size_t)iovcnt);
-            add_span(&sp, (uintptr_t)a[1], sizeof(struct iovec) * (size_t)iovcnt);
-            for (int i = 0; i < iovcnt; i++) add_span(&sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+            add_iov_spans(&sp, iov, (uintptr_t)a[1], iovcnt);
             break;
         case SYS_recvmsg: case SYS_sendmsg: {
             struct msghdr mh;
             copy_in(&mh, (uintptr_t)a[1], sizeof mh);
             add_span(&sp, (uintptr_t)a[1], sizeof mh);
             iovcnt = mh.msg_iovlen > 64 ? 64 : (int)mh.msg_iovlen;
-            copy_in(iov, (uintptr_t)mh.msg_iov, sizeof(struct iovec) * (size_t)iovcnt);
-            add_span(&sp, (uintptr_t)mh.msg_iov, sizeof(struct iovec) * (size_t)iovcnt);
-            for (int i = 0; i < iovcnt; i++) add_span(&sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+            add_iov_spans(&sp, iov, (uintptr_t)mh.msg_iov, iovcnt);
             add_span(&sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
             add_span(&sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
             break;

@@ -129,8 +129,6 @@ public final class RingReader implements AutoCloseable {
     /** Whether the agent wrote its final record. */
     public boolean done() { return (long) LONG.getAcquire(header, OFF_DONE) != 0; }
 
-    public long agentPid() { return (long) LONG.getAcquire(header, OFF_AGENT_PID); }
-
     @Override
     public void close() { arena.close(); }
 }

@@ -62,8 +62,10 @@ public final class MadtWriter implements EventConsumer {
     }
 
     private void access(TracedAccess t) {
+        // The region is the same on the # and the $ line: looked up once per access, not once per line.
+        String region = naming.region(t.address());
         numbered(t.store() ? 'S' : 'L', (sb, sym) -> {
-            data(sb, sym, t.address()).append(',').append(naming.region(t.address())).append(',');
+            data(sb, sym, t.address()).append(',').append(region).append(',');
             code(sb, sym, t.ip()).append(',').append(t.size()).append(',').append(t.tid());
         });
     }

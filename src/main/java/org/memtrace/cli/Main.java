@@ -1,14 +1,7 @@
 package org.memtrace.cli;
 
 import java.io.PrintWriter;
-import java.util.function.Function;
-import java.util.function.Supplier;
-import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
-import org.memtrace.trace.DecodedShapes;
-import org.memtrace.trace.InstructionShapes;
-import org.memtrace.x86.ZydisUnavailableException;
-import org.memtrace.trace.Naming;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -25,23 +18,6 @@ public final class Main implements Runnable {
     static final int USAGE = 2;
     static final int INTERNAL = 70;
 
-    /**
-     * How the run command names addresses and learns instruction shapes: one fresh instance per run. The
-     * shapes read code through the naming's address space, which the writer keeps up to date.
-     */
-    static final Supplier<Naming> NAMING = SymbolicNaming::new;
-    static final Function<Naming, InstructionShapes> SHAPES = Main::decodedShapes;
-
-    private static InstructionShapes decodedShapes(Naming naming) {
-        if (!(naming instanceof SymbolicNaming symbolic)) return InstructionShapes.UNKNOWN;
-        try {
-            return new DecodedShapes(symbolic.addressSpace());
-        } catch (ZydisUnavailableException e) {
-            System.err.println(e.getMessage() + " (access sizes are reported as 0)");
-            return InstructionShapes.UNKNOWN;
-        }
-    }
-
     @Spec CommandSpec spec;
 
     public static void main(String[] args) {
@@ -55,7 +31,7 @@ public final class Main implements Runnable {
     static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(new Main());
         // Subcommands are registered here.
-        cl.addSubcommand(new RunCommand(NAMING, SHAPES));
+        cl.addSubcommand(new RunCommand());
         cl.addSubcommand(new AnalyzeCommand());
         // Every command answers --version the same way, whether or not it names a version provider.
         for (CommandLine sub : cl.getSubcommands().values())

@@ -16,20 +16,21 @@ import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-import java.util.function.Supplier;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
+import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.RunResult;
 import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.Tracer;
+import org.memtrace.symbols.AddressSpace;
 import org.memtrace.trace.AddressMode;
+import org.memtrace.trace.DecodedShapes;
 import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.trace.MadtWriter;
-import org.memtrace.trace.Naming;
+import org.memtrace.x86.ZydisUnavailableException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -45,9 +46,6 @@ import picocli.CommandLine.Spec;
                 "1:the trace could not be written completely (the program itself succeeded)",
                 "2:usage error, or the program cannot be traced (static, setuid, not found)"})
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
-    private final Supplier<Naming> naming;
-    private final Function<Naming, InstructionShapes> shapes;
-
     @Spec CommandLine.Model.CommandSpec spec;
 
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "memtrace.out",
@@ -86,11 +84,6 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
-    RunCommand(Supplier<Naming> naming, Function<Naming, InstructionShapes> shapes) {
-        this.naming = naming;
-        this.shapes = shapes;
-    }
-
     @Override
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
@@ -98,10 +91,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Tracer.validate(options);
         Writer out = openOutput();
 
-        Naming names = naming.get();
-        InstructionShapes instructionShapes = shapes.apply(names);
+        SymbolicNaming names = new SymbolicNaming();
+        InstructionShapes instructionShapes = decodedShapes(names.addressSpace());
         List<EventConsumer> consumers = new ArrayList<>();
-        if (instructionShapes instanceof EventConsumer c) consumers.add(c);
         MadtWriter writer = new MadtWriter(out, addresses, names, instructionShapes, p -> say(err, p));
         consumers.add(writer);
         Summary summary = new Summary(instructionShapes);
@@ -136,6 +128,16 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             } catch (IllegalStateException shuttingDown) {
                 // the hook is running; it returns now that the report is out
             }
+        }
+    }
+
+    /** The shapes read code through the naming's address space, which the writer keeps up to date. */
+    private static InstructionShapes decodedShapes(AddressSpace space) {
+        try {
+            return new DecodedShapes(space);
+        } catch (ZydisUnavailableException e) {
+            System.err.println(e.getMessage() + " (access sizes are reported as 0)");
+            return InstructionShapes.UNKNOWN;
         }
     }
 

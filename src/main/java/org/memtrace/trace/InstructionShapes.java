@@ -3,10 +3,9 @@ package org.memtrace.trace;
 /**
  * What the trace needs to know about the instruction at a code address: how many bytes its memory operand
  * spans and whether it reads and writes it (add [m],r; inc [m]; xchg). Implemented by the x86 layer; the
- * default knows nothing, and the trace then reports accesses exactly as the CPU did.
- * <p>
- * An implementation that needs the stream (modules and mappings, to find the code bytes) also implements
- * {@link EventConsumer} and is put before the writers in the consumer list.
+ * default knows nothing, and the trace then reports accesses exactly as the CPU did. An implementation
+ * finds the code bytes through the naming's address space ({@link DecodedShapes}), so it needs no events of
+ * its own.
  */
 @FunctionalInterface
 public interface InstructionShapes {

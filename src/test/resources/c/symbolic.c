@@ -1,10 +1,11 @@
-/* Globals, a static, a use after free, stdout, a library function's accesses and a mapped file, for the
- * symbolic trace. */
+/* Globals, a static, a use after free, stdout, a library function's accesses, a mapped file and a
+ * failed exec, for the symbolic trace. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 int table[20];
 static long counter;
@@ -24,5 +25,7 @@ int main(void) {
     const char *file = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, open("/etc/passwd", O_RDONLY), 0);
     volatile char first = file[0];
     (void)first;
+    execl("/nonexistent/program", "program", (char *)NULL);
+    table[2] = 9;
     return (int)strlen(message) - 14;
 }

@@ -63,13 +63,6 @@ public final class HeapTracker {
         return live.size();
     }
 
-    /** Forgets everything: an exec starts a new program whose numbering starts again at 1. */
-    public void reset() {
-        pieces.clear();
-        live.clear();
-        counter = 0;
-    }
-
     private static boolean failed(Event.Alloc a) {
         return a.result() == 0 || a.result() == MAP_FAILED;
     }

@@ -48,12 +48,6 @@ public final class SymbolicNaming implements Naming {
                 lastAllocation = a;
                 lastBlock = heap.observe(a);
             }
-            case Event.Exit e when e.kind() == Event.ExitKind.EXEC -> {
-                heap.reset();
-                lastAllocation = null;
-                lastBlock = null;
-                space.observe(e);
-            }
             default -> space.observe(event);
         }
     }

@@ -13,8 +13,8 @@ import org.memtrace.event.Event;
 /**
  * The target's address space as the event stream describes it: loaded modules (MT_MODULE), the memory map
  * (MT_MAPPING) and the traced ranges (MT_RANGE). It names code and global data through the modules' symbols
- * and anything else through the region that holds it. An exec (MT_EXIT of kind EXEC) starts a new, empty
- * address space; parsed files stay cached.
+ * and anything else through the region that holds it. An exec record changes nothing: a successful exec
+ * ends the trace (the new image runs untraced), and after a failed one the same program goes on.
  */
 public final class AddressSpace {
 
@@ -57,7 +57,6 @@ public final class AddressSpace {
             case Event.Module m -> addModule(m);
             case Event.Mapping m -> addMapping(m);
             case Event.Range r -> changeRange(r);
-            case Event.Exit e when e.kind() == Event.ExitKind.EXEC -> reset();
             default -> { }
         }
     }
@@ -239,15 +238,6 @@ public final class AddressSpace {
             }
         };
         ranges.put(r.start(), r.end(), new Region(name, r.start(), r.end()));
-    }
-
-    private void reset() {
-        modules.clear();
-        unnamedModules.clear();
-        mappings.clear();
-        ranges.clear();
-        fileStarts.clear();
-        rebuildSegments();
     }
 
     private void clearCodeCache() {

@@ -81,6 +81,10 @@ class SymbolicTraceTest {
         assertThat(mmap.field(0)).matches("<memmap[0-9]{4,}@main\\+[0-9]+>");
         assertThat(t.of('L')).anySatisfy(l -> assertThat(l.fields().subList(0, 2)).containsExactly(mmap.field(0) + "+0", "passwd"));
 
+        // after a failed exec the same program goes on, and so do its names
+        assertThat(t.comments()).anyMatch(c -> c.startsWith("exec /nonexistent/program"));
+        assertThat(t.of('S')).anySatisfy(l -> assertThat(l.fields().subList(0, 4)).containsExactly("table+8", "symbolic", l.field(2), "4"));
+
         // the program's copy of stdout (a copy relocation) and a library function reading a global string
         assertThat(t.of('L')).anySatisfy(l -> {
             assertThat(l.field(0)).isEqualTo("stdout+0");

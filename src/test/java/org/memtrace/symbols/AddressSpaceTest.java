@@ -152,14 +152,15 @@ class AddressSpaceTest {
     }
 
     @Test
-    void execStartsAnEmptyAddressSpace() throws Exception {
+    void aFailedExecKeepsTheAddressSpace() throws Exception {
         ProbeRun run = ProbeRun.of(pie);
         AddressSpace space = spaceOf(run);
         long helper = run.address("helper");
         assertThat(space.code(helper)).isEqualTo("helper+0");
-        space.observe(new Event.Exit(1, Event.ExitKind.EXEC, 0, 0, 0, "/bin/true"));
-        assertThat(space.modules()).isEmpty();
-        assertThat(space.code(helper)).isEqualTo("0x" + Long.toHexString(helper));
+        int modules = space.modules().size();
+        space.observe(new Event.Exit(1, Event.ExitKind.EXEC, 0, 0, 0, "/nonexistent"));
+        assertThat(space.modules()).hasSize(modules);
+        assertThat(space.code(helper)).isEqualTo("helper+0");
     }
 
     static Event.Mapping mapping(ProbeRun run, String path) {

@@ -122,6 +122,9 @@ struct ksigaction {
 };
 #define KSA_RESTORER 0x04000000UL
 
+/* The statistics are bumped by every thread, some of them outside any lock. */
+static void count(volatile uint64_t *counter) { __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED); }
+
 static uint64_t sigbit(int sig) { return 1ULL << (sig - 1); }
 /* The three signals the agent lives on; the program may never block them. */
 #define OUR_SIGNALS (sigbit(SIGSEGV) | sigbit(SIGTRAP) | sigbit(SIGSYS))
@@ -506,7 +509,7 @@ static void open_locked(uintptr_t s, uintptr_t e)
     }
     if (g.nopen == (int)(sizeof g.open / sizeof g.open[0])) return;
     g.open[g.nopen++] = (struct opening){s, e, 1};
-    if (g.threads > 1) g.windows++;
+    if (g.threads > 1) count(&g.windows);
     int i = set_index(s);
     for (; i < g.nset && g.set[i].start < e; i++) {
         uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
@@ -1156,7 +1159,7 @@ static void end_step(ucontext_t *uc)
     if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) gr[REG_RIP] = (greg_t)ts.ool_ip;
     ts.stepping = STEP_NONE;
     mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
-    g.steps++;
+    count(&g.steps);
 }
 
 /* Ends an out-of-line step: mt_ool_return calls it after the copy ran, on the program's stack with     */
@@ -1168,7 +1171,7 @@ __attribute__((used)) static uintptr_t ool_finish(void)
     uint64_t mask = ts.step_saved_mask;
     close_step_pages();
     ts.stepping = STEP_NONE;
-    g.steps++;
+    count(&g.steps);
     sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, 0, 8);
     return resume;
 }
@@ -1276,7 +1279,7 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         }
         open_locked(page, page + g.page);
         ts.lazy_pages[ts.nlazy++] = page;
-        g.untraced_faults++;
+        count(&g.untraced_faults);
         spin_unlock(&g.lock);
         return;
     }
@@ -1288,7 +1291,7 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     open_locked(page, page + g.page);
     spin_unlock(&g.lock);
     ts.step_pages[ts.nstep++] = page;
-    g.faults++;
+    count(&g.faults);
     REC(MT_ACCESS, struct mt_access, a);
     a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
     a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -1327,7 +1330,7 @@ static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
     }
     uint64_t target = *(const volatile uint64_t *)ea;
     close_step_pages();
-    g.steps++;
+    count(&g.steps);
     if (e->how == RUN_CALL) {
         *(volatile uint64_t *)ret_at = (uint64_t)gr[REG_RIP] + e->len;
         gr[REG_RSP] = (greg_t)ret_at;
@@ -1585,7 +1588,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     long a[6] = {gr[REG_RDI], gr[REG_RSI], gr[REG_RDX], gr[REG_R10], gr[REG_R8], gr[REG_R9]};
     uintptr_t ip = (uintptr_t)gr[REG_RIP];
     long ret;
-    g.syscalls++;
+    count(&g.syscalls);
 
     switch (nr) {
     case SYS_rt_sigreturn: /* a handler installed before we could fix its restorer */

@@ -169,14 +169,6 @@ class HeapTrackerTest {
         assertThat(heap.observe(alloc(AllocFunction.MALLOC, 7, 0x2000, 24, 8)).name()).isEqualTo("<malloc12345@f+7>");
     }
 
-    @Test
-    void execForgetsBlocksAndRestartsTheCount() {
-        heap.observe(alloc(AllocFunction.MALLOC, 1, 0x1000, 24, 8));
-        heap.reset();
-        assertThat(nameAt(0x1000)).isNull();
-        assertThat(heap.observe(alloc(AllocFunction.MALLOC, 1, 0x1000, 24, 8)).name()).isEqualTo("<malloc0001@f+1>");
-    }
-
     /** Property: every byte is named by the most recent block placed over it, with the released name once freed. */
     @ParameterizedTest
     @ValueSource(longs = {11, 12, 13, 14, 15})

@@ -1430,18 +1430,32 @@ static int is_traced_address(uintptr_t a)
 }
 
 /* Reads program memory that may be protected: opens it for the copy. Lock not held, signals blocked. */
-static void copy_in(void *dst, uintptr_t src, size_t n)
+/* Copies between our memory and the program's through the kernel, which answers a bad pointer with     */
+/* EFAULT instead of a fault in our handler: the program must see the error an untraced run would see. */
+static long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program)
+{
+    struct iovec local = {ours, n}, remote = {(void *)theirs, n};
+    long r = sys6(to_program ? SYS_process_vm_writev : SYS_process_vm_readv, g.pid, (long)&local, 1,
+                  (long)&remote, 1, 0);
+    return r == (long)n ? 0 : -EFAULT;
+}
+
+/* Reads program memory that may be protected: opens it for the copy. Lock not held, signals blocked.   */
+/* On a bad pointer the copy is zeroes and the result -EFAULT.                                          */
+static long copy_in(void *dst, uintptr_t src, size_t n)
 {
     spin_lock(&g.lock);
     int open = g.recording && set_find(src);
     if (open) open_locked(page_down(src), page_up(src + n));
     spin_unlock(&g.lock);
-    mt_memcpy(dst, (const void *)src, n);
+    long r = user_transfer(dst, src, n, 0);
+    if (r) mt_memzero(dst, n);
     if (open) {
         spin_lock(&g.lock);
         close_locked(page_down(src), page_up(src + n));
         spin_unlock(&g.lock);
     }
+    return r;
 }
 
 /* An iovec array of `cnt` entries at `at`: copied into `iov`, and it and every buffer it names added. */
@@ -1537,13 +1551,14 @@ static void handle_sigaction(long *a, long *ret)
     struct ksigaction act, old;
     if (sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) {
         old = g.app_action[sig];
-        if (a[1]) copy_in(&g.app_action[sig], (uintptr_t)a[1], sizeof act);
-        if (a[2]) mt_memcpy((void *)a[2], &old, sizeof old); /* the span is open */
+        if (a[1] && copy_in(&act, (uintptr_t)a[1], sizeof act)) { *ret = -EFAULT; return; }
+        if (a[2] && user_transfer(&old, (uintptr_t)a[2], sizeof old, 1)) { *ret = -EFAULT; return; } /* span open */
+        if (a[1]) g.app_action[sig] = act;
         *ret = 0;
         return;
     }
     if (a[1]) {
-        copy_in(&act, (uintptr_t)a[1], sizeof act);
+        if (copy_in(&act, (uintptr_t)a[1], sizeof act)) { *ret = -EFAULT; return; }
         if (act.handler != SIG_DFL && act.handler != SIG_IGN) {
             act.flags |= KSA_RESTORER;
             act.restorer = (void *)mt_restorer;
@@ -1562,8 +1577,9 @@ static long program_sigprocmask(const long *a, ucontext_t *uc)
     uint64_t mask, set = 0;
     if (a[3] != 8) return -EINVAL;
     mt_memcpy(&mask, &uc->uc_sigmask, 8);
-    if (a[1]) mt_memcpy(&set, (const void *)a[1], 8); /* the new set is read before the old is written */
-    if (a[2]) mt_memcpy((void *)a[2], &mask, 8);
+    /* the new set is read before the old is written (they may be the same); the spans are open */
+    if (a[1] && user_transfer(&set, (uintptr_t)a[1], 8, 0)) return -EFAULT;
+    if (a[2] && user_transfer(&mask, (uintptr_t)a[2], 8, 1)) return -EFAULT;
     if (!a[1]) return 0;
     switch (a[0]) {
     case SIG_BLOCK: mask |= set; break;
@@ -1626,8 +1642,8 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         control(0, ip);
         char path[512];
         uintptr_t p = (uintptr_t)(nr == SYS_execve ? a[0] : a[1]);
-        size_t n = 0;
-        while (n < sizeof path - 1 && p && ((const char *)p)[n]) { path[n] = ((const char *)p)[n]; n++; }
+        size_t n = 0; /* read byte by byte through the kernel: the path may end right before unmapped memory */
+        while (n < sizeof path - 1 && p && user_transfer(&path[n], p + n, 1, 0) == 0 && path[n]) n++;
         path[n] = 0;
         emit_stats_and_exit(MT_EXIT_EXEC, 0, ip, 0, path);
         ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);

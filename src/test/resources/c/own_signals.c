@@ -1,11 +1,15 @@
 /* A program that leans on what the tracer also uses: its own SIGSEGV handler (recovering with
- * siglongjmp), all signals blocked around a store, fork, system() and finally exec. */
+ * siglongjmp), all signals blocked around a store, a system call given a bad pointer, fork, system()
+ * and finally exec. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
 
 int guarded;
 int blocked_store;
@@ -30,6 +34,11 @@ int main(void) {
     sigprocmask(SIG_BLOCK, &all, &old);
     blocked_store = 42;
     sigprocmask(SIG_SETMASK, &old, NULL);
+
+    /* a bad pointer handed straight to the kernel: the call fails with EFAULT, as it does untraced */
+    struct iovec *bad = (struct iovec *)8;
+    ssize_t got = readv(0, bad, 1);
+    printf("readv %zd %s\n", got, strerror(errno));
 
     pid_t child = fork();
     if (child == 0) {

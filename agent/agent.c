@@ -1893,16 +1893,23 @@ static void emit_alloc(int fn, uintptr_t caller, uintptr_t result, uint64_t usab
 /* wrappers (we come first in the lookup order) and must not be recorded.                             */
 #define FROM_AGENT (CALLER >= g.text_start && CALLER < g.text_end)
 
+/* The end of every allocating wrapper: the block's size is asked while the allocator's touches are still */
+/* untraced, then its pages become traced and the call is recorded. */
+static void *allocated(int fn, uintptr_t caller, void *p, long a0, long a1, long a2)
+{
+    size_t u = usable_size(p);
+    leave_untraced();
+    trace_block(p, u);
+    emit_alloc(fn, caller, (uintptr_t)p, u, a0, a1, a2, 0, 0, 0);
+    return p;
+}
+
 EXPORT void *malloc(size_t n)
 {
     if (!hooks_ready) return boot_alloc(n);
     if (!enter_untraced()) return real.malloc(n);
     void *p = real.malloc(n);
-    size_t u = usable_size(p);
-    leave_untraced();
-    trace_block(p, u);
-    emit_alloc(MT_FN_MALLOC, CALLER, (uintptr_t)p, u, (long)n, 0, 0, 0, 0, 0);
-    return p;
+    return allocated(MT_FN_MALLOC, CALLER, p, (long)n, 0, 0);
 }
 
 EXPORT void *calloc(size_t m, size_t n)
@@ -1914,11 +1921,7 @@ EXPORT void *calloc(size_t m, size_t n)
     }
     if (!enter_untraced()) return real.calloc(m, n);
     void *p = real.calloc(m, n);
-    size_t u = usable_size(p);
-    leave_untraced();
-    trace_block(p, u);
-    emit_alloc(MT_FN_CALLOC, CALLER, (uintptr_t)p, u, (long)m, (long)n, 0, 0, 0, 0);
-    return p;
+    return allocated(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
 }
 
 EXPORT void *realloc(void *old, size_t n)
@@ -1931,11 +1934,7 @@ EXPORT void *realloc(void *old, size_t n)
     if (!hooks_ready) return boot_alloc(n);
     if (!enter_untraced()) return real.realloc(old, n);
     void *p = real.realloc(old, n);
-    size_t u = usable_size(p);
-    leave_untraced();
-    trace_block(p, u);
-    emit_alloc(MT_FN_REALLOC, CALLER, (uintptr_t)p, u, (long)old, (long)n, 0, 0, 0, 0);
-    return p;
+    return allocated(MT_FN_REALLOC, CALLER, p, (long)old, (long)n, 0);
 }
 
 EXPORT void *reallocarray(void *old, size_t m, size_t n)
@@ -1946,11 +1945,7 @@ EXPORT void *reallocarray(void *old, size_t m, size_t n)
     }
     if (!enter_untraced()) return real.reallocarray(old, m, n);
     void *p = real.reallocarray(old, m, n);
-    size_t u = usable_size(p);
-    leave_untraced();
-    trace_block(p, u);
-    emit_alloc(MT_FN_REALLOCARRAY, CALLER, (uintptr_t)p, u, (long)old, (long)m, (long)n, 0, 0, 0);
-    return p;
+    return allocated(MT_FN_REALLOCARRAY, CALLER, p, (long)old, (long)m, (long)n);
 }
 
 EXPORT void free(void *p)
@@ -1985,11 +1980,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         if (!hooks_ready) return NULL; \
         if (!enter_untraced()) return real.name args; \
         void *p = real.name args; \
-        size_t u = usable_size(p); \
-        leave_untraced(); \
-        trace_block(p, u); \
-        emit_alloc(code, CALLER, (uintptr_t)p, u, (long)(a0), (long)(a1), 0, 0, 0, 0); \
-        return p; \
+        return allocated(code, CALLER, p, (long)(a0), (long)(a1), 0); \
     }
 ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)
 ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n)

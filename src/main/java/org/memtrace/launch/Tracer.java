@@ -49,7 +49,7 @@ public final class Tracer {
     private Event.Exit lastExit;
 
     public Tracer(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
-        this(options, AgentLibrary::extract, consumers, problems);
+        this(options, NativeFiles::agent, consumers, problems);
     }
 
     Tracer(TraceOptions options, AgentSource agentSource, List<EventConsumer> consumers, Consumer<String> problems) {

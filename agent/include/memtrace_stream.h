@@ -99,7 +99,8 @@ struct mt_block {
     uint32_t what;              /* enum mt_blockfn for a library call, syscall number otherwise */
     uint32_t pad;
 };
-enum mt_blockfn { MT_FN_MEMCPY = 1, MT_FN_MEMMOVE = 2, MT_FN_MEMSET = 3 };
+/* fread/fwrite: recorded by the compiled-in runtime (the stdio buffer copy, not the system call) */
+enum mt_blockfn { MT_FN_MEMCPY = 1, MT_FN_MEMMOVE = 2, MT_FN_MEMSET = 3, MT_FN_FREAD = 4, MT_FN_FWRITE = 5 };
 
 /* MT_ALLOC: flags = enum mt_allocfn. The raw arguments are recorded in C order; Java gives them meaning. */
 enum mt_allocfn {

@@ -24,14 +24,14 @@ public sealed interface Event
 
     /**
      * A block operation. {@code syscall} tells whether the kernel did it (then {@code what} is the system
-     * call number) or a memcpy/memmove/memset call of the program (then {@code what} is the
-     * {@link BlockFunction} code).
+     * call number) or a memcpy/memmove/memset call of the program, or an fread/fwrite the compiled-in
+     * runtime saw (then {@code what} is the {@link BlockFunction} code).
      */
     record Block(int tid, BlockOp op, boolean syscall, long ip, long destination, long source, long length, int what)
             implements Event {}
 
     enum BlockFunction {
-        MEMCPY(1), MEMMOVE(2), MEMSET(3);
+        MEMCPY(1), MEMMOVE(2), MEMSET(3), FREAD(4), FWRITE(5);
         public final int code;
         BlockFunction(int code) { this.code = code; }
         public static BlockFunction of(int code) {

@@ -56,7 +56,7 @@ public final class EventDecoder {
                 };
                 boolean syscall = (flags & BLK_SYSCALL) != 0;
                 int what = r.u32(40);
-                if (!syscall && (what < 1 || what > 3)) throw r.bad("unknown block function " + what);
+                if (!syscall && (what < 1 || what > 5)) throw r.bad("unknown block function " + what);
                 yield new Event.Block(tid, op, syscall, r.u64(8), r.u64(16), r.u64(24), r.u64(32), what);
             }
             case MT_ALLOC -> {

@@ -1,0 +1,151 @@
+/*
+ * Internal interface of libmemtrace-rt.so, the runtime linked into programs built by `memtrace cc`
+ * (docs/compiled-in.md, "The runtime"). Nothing here is exported: the library is built with
+ * -fvisibility=hidden and only __memtrace_cursor, the public API and the wrappers carry RT_EXPORT.
+ *
+ * The pieces and who owns what:
+ *   rt_buffer.c   per-thread buffers (each followed by a guard page), the thread registry, the SIGSEGV
+ *                 handler that serves full buffers and first use, and rt_emit (events as tag slots)
+ *   rt_file.c     the .mtr file: header, the writer thread, the slot transform, zstd chunks, end record
+ *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
+ *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
+ *   rt_wrappers.c allocator, mapping, block-operation and I/O wrappers
+ *
+ * The runtime makes every system call itself (rt_sys*): libc's entry points for write, mmap, sigaction
+ * and friends are the wrappers of this very library.
+ */
+#ifndef MEMTRACE_RT_H
+#define MEMTRACE_RT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+
+#include "memtrace_stream.h"
+
+#define RT_EXPORT __attribute__((visibility("default")))
+#define RT_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* ---- raw system calls ---------------------------------------------------------------------------- */
+static inline long rt_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#define rt_sys0(n) rt_sys6((n), 0, 0, 0, 0, 0, 0)
+#define rt_sys1(n, a) rt_sys6((n), (long)(a), 0, 0, 0, 0, 0)
+#define rt_sys2(n, a, b) rt_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define rt_sys3(n, a, b, c) rt_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define rt_sys4(n, a, b, c, d) rt_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+/* ---- small helpers (no libc: its string functions are wrapped here) ------------------------------ */
+void rt_memcpy(void *d, const void *s, size_t n);
+void rt_memzero(void *d, size_t n);
+size_t rt_strlen(const char *s);
+int rt_strncmp(const char *a, const char *b, size_t n);
+void *rt_map(size_t n);                 /* anonymous private pages, NULL on failure */
+int rt_tid(void);
+uint64_t rt_block_signals(void);        /* blocks every signal but the synchronous faults; returns the old mask */
+void rt_restore_signals(uint64_t old);
+
+/* A spinlock that knows its owner: a fatal signal inside the lock's holder must not deadlock. */
+typedef struct { volatile int owner; } rt_lock;
+void rt_lock_take(rt_lock *l);
+void rt_lock_drop(rt_lock *l);
+
+/* ---- buffers ------------------------------------------------------------------------------------- */
+struct rt_buf {
+    char *base;                 /* first slot */
+    char *end;                  /* the guard page */
+    char *from;                 /* slots before this were written already (by a fatal/exec flush) */
+    char *used;                 /* end of the data when the buffer is queued */
+    uint32_t tid;
+    int events_only;            /* filled while recording was off: keep only the event slots */
+    struct rt_buf *next;
+};
+
+#define RT_MAX_THREADS 1024
+struct rt_thread_slot {
+    volatile int tid;           /* 0: free */
+    char **cursor;              /* the thread's __memtrace_cursor */
+    struct rt_buf *volatile buf;
+};
+
+struct rt_thread {
+    struct rt_buf *buf;         /* current buffer, NULL before first use */
+    int tid;
+    int slot;                   /* index in the registry */
+    int internal;               /* the runtime's own code is running: wrappers pass through */
+};
+
+enum rt_state { RT_INIT = 0, RT_RUNNING = 1, RT_FINISHED = 2 };
+
+struct rt_global {
+    long page;
+    size_t buf_size;            /* bytes of slots per buffer */
+    int to_file;                /* MEMTRACE_OUT set: buffers are written, else discarded */
+    volatile int recording;     /* between start and stop */
+    volatile int state;         /* enum rt_state */
+    int pid;
+    uint64_t seq;               /* the global event sequence */
+    uint64_t text_start, text_end; /* the runtime's own code */
+    rt_lock registry_lock;
+    struct rt_thread_slot threads[RT_MAX_THREADS];
+    volatile int live_threads;
+};
+
+extern struct rt_global rt;
+extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
+extern __thread char *__memtrace_cursor __attribute__((tls_model("initial-exec")));
+
+/* rt_buffer.c */
+void rt_buffer_init(void);
+void rt_thread_begin(uint64_t parent, int announce); /* buffer + registry (+ MT_THREAD start) for the calling thread */
+void rt_thread_end(uint64_t value);        /* MT_THREAD exit, hand the buffer to the writer */
+void rt_flush_current(void);               /* the calling thread's buffer to the writer (or discarded) */
+int rt_probe_fault(siginfo_t *si, ucontext_t *uc); /* 1 when the fault was a probe's and is served */
+void rt_emit(const void *rec, size_t len);
+void rt_emit_seq(const void *rec, size_t len, uint64_t seq);
+uint64_t rt_next_seq(void);
+void rt_after_fork_child(void);
+void rt_discard_access_slots(void);        /* memtrace_start: drop what probes wrote while stopped */
+
+/* rt_file.c */
+int rt_file_open(const char *path, int pid, int codec);
+void rt_file_queue(struct rt_buf *b);      /* hand a full buffer to the writer */
+struct rt_buf *rt_buf_get(void);           /* a free buffer (waits while the writer is behind) */
+void rt_buf_put(struct rt_buf *b);
+void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path);
+void rt_unfinish(void);                    /* a failed exec: the file goes on */
+void rt_file_fork_prepare(void);
+void rt_file_fork_parent(void);
+void rt_file_fork_child(const char *path, int pid);
+
+/* rt_signal.c */
+void rt_signal_init(void);
+
+/* rt_wrappers.c */
+void rt_wrappers_init(void);
+extern int rt_hooks_ready;
+
+/* rt_init.c */
+void rt_report_process(uint64_t parent);   /* MT_HELLO, MT_THREAD start, MT_MODULE and MT_MAPPING records */
+void rt_scan_new_modules(void);
+
+#define RT_REC(type_, T, name) \
+    T name; \
+    rt_memzero(&name, sizeof name); \
+    name.h.type = (type_); \
+    name.h.size = sizeof(T); \
+    name.h.tid = (uint32_t)rt_tid()
+
+#endif

@@ -1,0 +1,291 @@
+/*
+ * rt_buffer.c: per-thread buffers of libmemtrace-rt.so and the fault that serves them.
+ *
+ * Every probe the rewriter inserted stores a 16-byte slot {address, site} at the thread's cursor
+ * (__memtrace_cursor, initial-exec TLS) and advances it; it never compares. A buffer is a whole number of
+ * pages followed by a PROT_NONE guard page, so the store of word 0 into a full buffer faults. The SIGSEGV
+ * handler (rt_probe_fault) recognizes the probe by its code bytes (`mov %fs:(%r11),%rdx` then
+ * `mov %rax,(%rdx)` at the faulting pc) and by %rdx being the thread's cursor and either its guard page
+ * (full: the buffer goes to the writer and a fresh one takes its place) or 0 (the thread's first probe:
+ * its buffer is created and MT_THREAD start recorded). It then points %rdx and the cursor at the new
+ * buffer and returns, and the store runs again.
+ *
+ * Wrapper events go into the same buffer as tag slots (rt_emit): the slots are written past the cursor
+ * first and claimed with one compare-and-swap of the cursor, so a signal handler whose probes write in
+ * between makes the emitter try again instead of mixing slots. Each event carries the next value of one
+ * process-wide counter, which orders events across threads.
+ *
+ * What it gets wrong: a signal handler that fills and flushes the buffer and then writes exactly back to
+ * the cursor an interrupted rt_emit had read would let that emit's claim succeed over the handler's slots
+ * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
+ * through a null %rdx right after an identical `mov %fs:(%r11),%rdx`, in a thread that never ran a probe,
+ * would be taken for a probe.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "rt.h"
+
+struct rt_global rt;
+__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
+RT_EXPORT __thread char *__memtrace_cursor __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t exit_key;
+
+/* ---- helpers -------------------------------------------------------------------------------------- */
+
+void rt_memcpy(void *d, const void *s, size_t n)
+{
+    unsigned char *a = d;
+    const unsigned char *b = s;
+    for (size_t i = 0; i < n; i++) a[i] = b[i];
+}
+
+void rt_memzero(void *d, size_t n)
+{
+    unsigned char *a = d;
+    for (size_t i = 0; i < n; i++) a[i] = 0;
+}
+
+size_t rt_strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+
+int rt_strncmp(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i]) return (unsigned char)a[i] - (unsigned char)b[i];
+        if (!a[i]) return 0;
+    }
+    return 0;
+}
+
+void *rt_map(size_t n)
+{
+    long p = rt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+int rt_tid(void)
+{
+    if (!rt_self.tid) rt_self.tid = (int)rt_sys0(SYS_gettid);
+    return rt_self.tid;
+}
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+uint64_t rt_block_signals(void)
+{
+    uint64_t all = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS) | SIGBIT(SIGFPE) | SIGBIT(SIGILL) | SIGBIT(SIGTRAP)), old = 0;
+    rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, 8);
+    return old;
+}
+
+void rt_restore_signals(uint64_t old) { rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8); }
+
+void rt_lock_take(rt_lock *l)
+{
+    int me = rt_tid();
+    if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == me) return; /* re-entered by a fatal signal: go on */
+    int expected = 0;
+    while (!__atomic_compare_exchange_n(&l->owner, &expected, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        expected = 0;
+        rt_sys0(SYS_sched_yield);
+    }
+}
+
+void rt_lock_drop(rt_lock *l) { __atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE); }
+
+uint64_t rt_next_seq(void) { return __atomic_fetch_add(&rt.seq, 1, __ATOMIC_RELAXED); }
+
+/* ---- threads -------------------------------------------------------------------------------------- */
+
+static void on_thread_exit(void *value)
+{
+    (void)value;
+    rt_thread_end(0);
+}
+
+void rt_buffer_init(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
+}
+
+static int registry_add(int tid, struct rt_buf *b)
+{
+    rt_lock_take(&rt.registry_lock);
+    int at = -1;
+    for (int i = 0; i < RT_MAX_THREADS; i++)
+        if (!rt.threads[i].tid) { at = i; break; }
+    if (at >= 0) {
+        rt.threads[at].cursor = &__memtrace_cursor;
+        rt.threads[at].buf = b;
+        rt.threads[at].tid = tid;
+        rt.live_threads++;
+    }
+    rt_lock_drop(&rt.registry_lock);
+    return at;
+}
+
+void rt_thread_begin(uint64_t parent, int announce)
+{
+    if (rt_self.buf) return;
+    uint64_t old = rt_block_signals();
+    struct rt_buf *b = rt_buf_get();
+    b->tid = (uint32_t)rt_tid();
+    rt_self.buf = b;
+    rt_self.slot = registry_add(rt_tid(), b);
+    __memtrace_cursor = b->base;
+    /* Only pthread threads run key destructors; the main thread ends through exit. */
+    if (rt_tid() != rt.pid) pthread_setspecific(exit_key, (void *)1);
+    rt_restore_signals(old);
+    if (!announce) return;
+    RT_REC(MT_THREAD, struct mt_thread, t);
+    t.h.flags = MT_THREAD_START;
+    t.value = parent;
+    rt_emit(&t, sizeof t);
+}
+
+void rt_thread_end(uint64_t value)
+{
+    if (!rt_self.buf) return;
+    RT_REC(MT_THREAD, struct mt_thread, t);
+    t.h.flags = MT_THREAD_EXIT;
+    t.value = value;
+    rt_emit(&t, sizeof t);
+    uint64_t old = rt_block_signals();
+    struct rt_buf *b = rt_self.buf;
+    b->used = __memtrace_cursor;
+    b->events_only = !rt.recording;
+    rt_lock_take(&rt.registry_lock);
+    if (rt_self.slot >= 0) {
+        rt.threads[rt_self.slot].tid = 0;
+        rt.live_threads--;
+    }
+    rt_lock_drop(&rt.registry_lock);
+    rt_self.buf = NULL;
+    __memtrace_cursor = NULL; /* a probe still running (another key's destructor) starts a new buffer */
+    if (rt.to_file && rt.state == RT_RUNNING) rt_file_queue(b);
+    else rt_buf_put(b);
+    rt_restore_signals(old);
+}
+
+/* ---- full buffers --------------------------------------------------------------------------------- */
+
+/* Signals are blocked (or we are in the SIGSEGV handler, which blocks them all). */
+static void swap_buffer(void)
+{
+    struct rt_buf *b = rt_self.buf;
+    if (!rt.to_file || rt.state != RT_RUNNING) {
+        b->from = b->base;
+        __memtrace_cursor = b->base;
+        return;
+    }
+    b->used = __memtrace_cursor;
+    b->events_only = !rt.recording;
+    struct rt_buf *n = rt_buf_get();
+    n->tid = b->tid;
+    rt_file_queue(b);
+    rt_self.buf = n;
+    if (rt_self.slot >= 0) rt.threads[rt_self.slot].buf = n;
+    __memtrace_cursor = n->base;
+}
+
+void rt_flush_current(void)
+{
+    if (!rt_self.buf) return;
+    uint64_t old = rt_block_signals();
+    swap_buffer();
+    rt_restore_signals(old);
+}
+
+int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    const unsigned char *pc = (const unsigned char *)gr[REG_RIP];
+    char *rdx = (char *)gr[REG_RDX];
+    if (rdx != __memtrace_cursor || (char *)si->si_addr != rdx) return 0;
+    if (!(pc[0] == 0x48 && pc[1] == 0x89 && pc[2] == 0x02)) return 0;
+    if (!(pc[-4] == 0x64 && pc[-3] == 0x49 && pc[-2] == 0x8b && pc[-1] == 0x13)) return 0;
+    int saved = rt_self.internal;
+    rt_self.internal = 1;
+    if (!rdx) {
+        rt_self.internal = saved;
+        rt_thread_begin(0, 1);
+    } else if (rt_self.buf && rdx == rt_self.buf->end) {
+        swap_buffer();
+        rt_self.internal = saved;
+    } else {
+        rt_self.internal = saved;
+        return 0;
+    }
+    gr[REG_RDX] = (greg_t)__memtrace_cursor;
+    return 1;
+}
+
+void rt_discard_access_slots(void)
+{
+    if (!rt_self.buf) return;
+    uint64_t old = rt_block_signals();
+    char *in = rt_self.buf->from, *out = in, *end = __memtrace_cursor;
+    while (in < end) {
+        uint64_t w1 = ((uint64_t *)in)[1];
+        size_t n = 16;
+        if (w1 >> 63) n += ((((w1 >> 8) & 0xffff) + 15) / 16) * 16;
+        if (w1 >> 63) {
+            if (out != in) rt_memcpy(out, in, n);
+            out += n;
+        }
+        in += n;
+    }
+    __memtrace_cursor = out;
+    rt_restore_signals(old);
+}
+
+/* ---- events --------------------------------------------------------------------------------------- */
+
+void rt_emit_seq(const void *rec, size_t len, uint64_t seq)
+{
+    if (rt_self.internal || rt.state != RT_RUNNING) return;
+    size_t bytes = 16 + ((len + 15) / 16) * 16;
+    for (;;) {
+        char *c = __memtrace_cursor;
+        if (!c) { rt_thread_begin(0, 1); continue; }
+        if (c + bytes > rt_self.buf->end) {
+            rt_flush_current();
+            if (rt.state != RT_RUNNING) return;
+            continue;
+        }
+        uint64_t *slot = (uint64_t *)c;
+        slot[0] = seq;
+        slot[1] = (1ULL << 63) | ((uint64_t)len << 8) | 1;
+        rt_memcpy(c + 16, rec, len);
+        rt_memzero(c + 16 + len, bytes - 16 - len);
+        if (__atomic_compare_exchange_n(&__memtrace_cursor, &c, c + bytes, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return;
+    }
+}
+
+void rt_emit(const void *rec, size_t len)
+{
+    if (rt_self.internal || rt.state != RT_RUNNING) return;
+    rt_emit_seq(rec, len, rt_next_seq());
+}
+
+/* The forking thread is the child's only thread; what its buffer held is the parent's. */
+void rt_after_fork_child(void)
+{
+    rt_self.tid = 0;
+    rt.pid = rt_tid();
+    rt.registry_lock.owner = 0;
+    for (int i = 0; i < RT_MAX_THREADS; i++) rt.threads[i].tid = 0;
+    rt.live_threads = 0;
+    if (rt_self.buf) {
+        rt_self.buf->from = rt_self.buf->base;
+        rt_self.buf->tid = (uint32_t)rt.pid;
+        rt_self.slot = registry_add(rt.pid, rt_self.buf);
+        __memtrace_cursor = rt_self.buf->base;
+    }
+}

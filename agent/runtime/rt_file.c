@@ -1,0 +1,417 @@
+/*
+ * rt_file.c: the .mtr writer of libmemtrace-rt.so (docs/compiled-in.md, "The .mtr file").
+ *
+ * A full buffer is queued here by the thread that filled it, which takes a free buffer and goes on; a
+ * writer thread (on the second core, when there is one) takes buffers off the queue in order, turns the
+ * slots into chunk payloads and appends the chunks to the file. Producers wait for a free buffer only when
+ * the writer is more than about two buffers per thread behind: nothing is ever dropped for speed.
+ *
+ * A payload is codec 2 by default: every access slot's address becomes its difference to the previous
+ * address of a site hashed to the same table entry (tag slots and their event records pass unchanged),
+ * then the chunk is one zstd frame at level 1. On a regular loop the differences repeat, so zstd stores
+ * almost nothing and runs at memory speed. MEMTRACE_CODEC=1 writes plain zstd of the slots, 0 the slots
+ * as they are (both are there to measure the transform). The output reads:
+ *
+ *     header (64 bytes)  CHNK tid order stored raw codec payload  CHNK ...  EEND chunks records dropped
+ *
+ * The end record closes a file whose every buffer was written: at exit, before an exec, and after a
+ * fatal signal the runtime caught. A file killed by SIGKILL just stops after its last whole chunk (or in
+ * the middle of one being written).
+ *
+ * What it gets wrong: at exit (and on a fatal signal) the buffers of the other threads are written while
+ * those threads run on, so what they store after that moment is lost; a buffer another thread fills in
+ * the middle of the final flush is dropped.
+ */
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "rt.h"
+
+#define CHUNK_MAGIC 0x4b4e4843u
+#define END_MAGIC 0x444e4545u
+#define MAX_BUFS 4096
+#define TABLE_BITS 12
+
+struct chunk_header {
+    uint32_t magic, tid;
+    uint64_t order;
+    uint32_t stored_len, raw_len, codec, reserved;
+};
+
+struct end_record {
+    uint32_t magic, reserved;
+    uint64_t chunks, records, dropped;
+};
+
+static struct {
+    int fd;
+    int codec;
+    long end_offset;            /* where the end record starts, for a failed exec */
+    uint64_t chunks, records, dropped;
+    rt_lock file_lock;          /* the file, the scratch buffers and the zstd context */
+    rt_lock queue_lock;         /* the queue and the pool */
+    struct rt_buf *head, *tail; /* queued full buffers, oldest first */
+    volatile int queued;        /* futex: buffers in the queue */
+    volatile int pool_gen;      /* futex: bumped when a buffer comes back */
+    struct rt_buf *free_list;
+    struct rt_buf *descs;
+    int ndescs;
+    int nbufs;                  /* buffers in existence */
+    char *scratch;              /* the transformed slots */
+    char *packed;               /* the zstd frame */
+    size_t packed_cap;
+    ZSTD_CCtx *cctx;
+    void *work;                 /* the context's memory: zstd never calls the (wrapped) allocator */
+    size_t work_size;
+    uint64_t *table;
+    int writer_running;
+} f;
+
+static void futex_wait(volatile int *word, int value, long ns)
+{
+    struct timespec t = {0, ns};
+    rt_sys6(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, value, (long)&t, 0, 0);
+}
+
+static void futex_wake(volatile int *word) { rt_sys6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0); }
+
+/* ---- buffers -------------------------------------------------------------------------------------- */
+
+static struct rt_buf *new_buffer(void)
+{
+    if (!f.descs) f.descs = rt_map(MAX_BUFS * sizeof *f.descs);
+    if (!f.descs || f.ndescs == MAX_BUFS) return NULL;
+    char *m = rt_map(rt.buf_size + (size_t)rt.page);
+    if (!m) return NULL;
+    rt_sys3(SYS_mprotect, m + rt.buf_size, rt.page, PROT_NONE);
+    struct rt_buf *b = &f.descs[f.ndescs++];
+    b->base = m;
+    b->end = m + rt.buf_size;
+    f.nbufs++;
+    return b;
+}
+
+struct rt_buf *rt_buf_get(void)
+{
+    for (;;) {
+        int gen = f.pool_gen;
+        rt_lock_take(&f.queue_lock);
+        struct rt_buf *b = f.free_list;
+        if (b) f.free_list = b->next;
+        else if (!rt.to_file || rt.state != RT_RUNNING || f.nbufs < 2 * rt.live_threads + 4) b = new_buffer();
+        rt_lock_drop(&f.queue_lock);
+        if (b) {
+            b->next = NULL;
+            b->from = b->base;
+            b->used = b->base;
+            b->events_only = 0;
+            return b;
+        }
+        if (f.ndescs == MAX_BUFS || !f.writer_running) { /* out of memory or no writer: the program must go on */
+            rt_lock_take(&f.queue_lock);
+            b = new_buffer();
+            rt_lock_drop(&f.queue_lock);
+            if (!b) rt_sys2(SYS_exit_group, 127, 0); /* no memory at all for a buffer: nothing sane is left */
+            continue;
+        }
+        futex_wait(&f.pool_gen, gen, 10 * 1000 * 1000);
+    }
+}
+
+void rt_buf_put(struct rt_buf *b)
+{
+    rt_lock_take(&f.queue_lock);
+    b->next = f.free_list;
+    f.free_list = b;
+    rt_lock_drop(&f.queue_lock);
+    __atomic_add_fetch(&f.pool_gen, 1, __ATOMIC_RELEASE);
+    futex_wake(&f.pool_gen);
+}
+
+void rt_file_queue(struct rt_buf *b)
+{
+    b->next = NULL;
+    rt_lock_take(&f.queue_lock);
+    if (f.tail) f.tail->next = b;
+    else f.head = b;
+    f.tail = b;
+    rt_lock_drop(&f.queue_lock);
+    __atomic_add_fetch(&f.queued, 1, __ATOMIC_RELEASE);
+    futex_wake(&f.queued);
+}
+
+static struct rt_buf *dequeue(void)
+{
+    rt_lock_take(&f.queue_lock);
+    struct rt_buf *b = f.head;
+    if (b) {
+        f.head = b->next;
+        if (!f.head) f.tail = NULL;
+        __atomic_sub_fetch(&f.queued, 1, __ATOMIC_RELEASE);
+    }
+    rt_lock_drop(&f.queue_lock);
+    return b;
+}
+
+/* ---- chunks --------------------------------------------------------------------------------------- */
+
+static void write_all(const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        long w = rt_sys3(SYS_write, f.fd, c, n);
+        if (w == -4) continue; /* EINTR */
+        if (w <= 0) return;
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Slots [s, e) into f.scratch: tags pass, access slots are dropped (events_only) or delta-coded. */
+/* Locals throughout: `out` may alias anything of type uint64_t, so fields of `f` would be reloaded. */
+static size_t transform(const char *s, const char *e, int events_only, int delta)
+{
+    uint64_t *out = (uint64_t *)f.scratch, *table = f.table;
+    const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
+    uint64_t records = 0, dropped = 0;
+    if (delta) rt_memzero(table, sizeof(uint64_t) << TABLE_BITS);
+    while (in < end) {
+        uint64_t w0 = in[0], w1 = in[1];
+        if (w1 >> 63) {
+            size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
+            if (in + n > end) n = (size_t)(end - in);
+            for (size_t i = 0; i < n; i++) out[i] = in[i];
+            out += n;
+            in += n;
+            continue;
+        }
+        in += 2;
+        if (events_only) { dropped++; continue; }
+        records++;
+        if (delta) {
+            uint64_t h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
+            uint64_t last = table[h];
+            table[h] = w0;
+            w0 -= last;
+        }
+        out[0] = w0;
+        out[1] = w1;
+        out += 2;
+    }
+    f.records += records;
+    f.dropped += dropped;
+    return (size_t)((char *)out - f.scratch);
+}
+
+/* One chunk from a thread's slots; the caller holds the file lock. */
+static void write_chunk(uint32_t tid, const char *s, const char *e, int events_only)
+{
+    if (e <= s) return;
+    uint64_t rec0 = f.records, drop0 = f.dropped;
+    int codec = f.codec;
+    size_t raw = transform(s, e, events_only, codec == 2);
+    if (!raw) return;
+    const char *payload = f.scratch;
+    size_t stored = raw;
+    if (codec) {
+        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, f.scratch, raw, 1);
+        if (ZSTD_isError(z)) { /* cannot happen with a static context sized for level 1; keep the slots */
+            f.records = rec0;
+            f.dropped = drop0;
+            raw = transform(s, e, events_only, 0);
+            codec = 0;
+        } else {
+            payload = f.packed;
+            stored = z;
+        }
+    }
+    struct chunk_header h = {CHUNK_MAGIC, tid, f.chunks++, (uint32_t)stored, (uint32_t)raw, (uint32_t)codec, 0};
+    static const char zeros[8];
+    struct iovec iov[3] = {{&h, sizeof h}, {(void *)payload, stored}, {(void *)zeros, (8 - stored % 8) % 8}};
+    size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+    long w = rt_sys3(SYS_writev, f.fd, iov, 3);
+    if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
+        size_t done = (size_t)w;
+        for (int i = 0; i < 3; i++) {
+            if (done >= iov[i].iov_len) { done -= iov[i].iov_len; continue; }
+            write_all((const char *)iov[i].iov_base + done, iov[i].iov_len - done);
+            done = 0;
+        }
+    }
+}
+
+static void write_queued(struct rt_buf *b)
+{
+    write_chunk(b->tid, b->from, b->used, b->events_only);
+    rt_buf_put(b);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    rt_self.internal = 1;
+    rt_block_signals(); /* the program's signals are for its own threads */
+    for (;;) {
+        if (!f.queued) { futex_wait(&f.queued, 0, 100 * 1000 * 1000); continue; }
+        rt_lock_take(&f.file_lock);
+        struct rt_buf *b = dequeue();
+        if (b) write_queued(b);
+        rt_lock_drop(&f.file_lock);
+    }
+    return NULL;
+}
+
+static void start_writer(void)
+{
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    f.writer_running = pthread_create(&t, &a, writer_main, NULL) == 0;
+    pthread_attr_destroy(&a);
+}
+
+static void write_header(int pid)
+{
+    unsigned char h[64];
+    rt_memzero(h, sizeof h);
+    rt_memcpy(h, "MTRFILE1", 8);
+    uint32_t version = 1, size = 64;
+    uint64_t p = (uint64_t)pid, page = (uint64_t)rt.page;
+    rt_memcpy(h + 8, &version, 4);
+    rt_memcpy(h + 12, &size, 4);
+    rt_memcpy(h + 16, &p, 8);
+    rt_memcpy(h + 24, &page, 8);
+    write_all(h, sizeof h);
+}
+
+static int open_out(const char *path, int pid)
+{
+    f.fd = (int)rt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f.fd < 0) return 0;
+    f.chunks = f.records = f.dropped = 0;
+    write_header(pid);
+    return 1;
+}
+
+int rt_file_open(const char *path, int pid, int codec)
+{
+    f.codec = codec;
+    f.work_size = ZSTD_estimateCCtxSize(1);
+    f.work = rt_map(f.work_size);
+    f.scratch = rt_map(rt.buf_size);
+    f.packed_cap = ZSTD_compressBound(rt.buf_size);
+    f.packed = rt_map(f.packed_cap);
+    f.table = rt_map(sizeof(uint64_t) << TABLE_BITS);
+    f.cctx = f.work ? ZSTD_initStaticCCtx(f.work, f.work_size) : NULL;
+    if (!f.cctx || !f.scratch || !f.packed || !f.table) return 0;
+    if (!open_out(path, pid)) return 0;
+    uint64_t old = rt_block_signals();
+    int saved = rt_self.internal;
+    rt_self.internal = 1;
+    start_writer();
+    rt_self.internal = saved;
+    rt_restore_signals(old);
+    return 1;
+}
+
+/* ---- the end -------------------------------------------------------------------------------------- */
+
+void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path)
+{
+    if (rt.state != RT_RUNNING) return;
+    size_t n = path ? rt_strlen(path) : 0;
+    if (n > 1024) n = 1024;
+    struct {
+        struct mt_exit e;
+        char path[1024 + 8];
+    } r;
+    rt_memzero(&r, sizeof r);
+    r.e.h.type = MT_EXIT;
+    r.e.h.flags = (uint8_t)how;
+    r.e.h.tid = (uint32_t)rt_tid();
+    r.e.value = value;
+    r.e.ip = ip;
+    r.e.addr = addr;
+    r.e.path_len = (uint32_t)n;
+    if (n) rt_memcpy(r.path, path, n);
+    size_t len = (sizeof r.e + n + 7) & ~(size_t)7;
+    r.e.h.size = (uint16_t)len;
+    rt_emit(&r, len);
+    uint64_t old = rt_block_signals();
+    rt.state = RT_FINISHED;
+    if (!rt.to_file) { rt_restore_signals(old); return; }
+    int saved = rt_self.internal;
+    rt_self.internal = 1;
+    rt_lock_take(&f.file_lock);
+    for (struct rt_buf *b; (b = dequeue());) write_queued(b);
+    for (int i = 0; i < RT_MAX_THREADS; i++) {
+        struct rt_thread_slot *t = &rt.threads[i];
+        if (!t->tid || !t->buf) continue;
+        struct rt_buf *b = t->buf;
+        char *upto = __atomic_load_n(t->cursor, __ATOMIC_ACQUIRE);
+        if (upto < b->base || upto > b->end) continue; /* mid-swap: nothing consistent to write */
+        write_chunk(b->tid, b->from, upto, !rt.recording);
+        b->from = upto;
+    }
+    f.end_offset = rt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
+    struct end_record e = {END_MAGIC, 0, f.chunks, f.records, f.dropped};
+    write_all(&e, sizeof e);
+    rt_lock_drop(&f.file_lock);
+    rt_self.internal = saved;
+    rt_restore_signals(old);
+}
+
+void rt_unfinish(void)
+{
+    if (rt.state != RT_FINISHED) return;
+    if (rt.to_file && f.end_offset > 0) {
+        rt_sys2(SYS_ftruncate, f.fd, f.end_offset);
+        rt_sys3(SYS_lseek, f.fd, f.end_offset, 0 /* SEEK_SET */);
+    }
+    rt.state = RT_RUNNING;
+}
+
+/* ---- fork ----------------------------------------------------------------------------------------- */
+
+void rt_file_fork_prepare(void)
+{
+    if (!rt.to_file) return;
+    rt_lock_take(&f.file_lock);
+    rt_lock_take(&f.queue_lock);
+}
+
+void rt_file_fork_parent(void)
+{
+    if (!rt.to_file) return;
+    rt_lock_drop(&f.queue_lock);
+    rt_lock_drop(&f.file_lock);
+}
+
+/* The child's copies of queued buffers hold the parent's slots: they go back to the pool. */
+void rt_file_fork_child(const char *path, int pid)
+{
+    if (!rt.to_file) return;
+    f.queue_lock.owner = 0;
+    f.file_lock.owner = 0;
+    for (struct rt_buf *b; (b = dequeue());) rt_buf_put(b);
+    rt_sys1(SYS_close, f.fd);
+    f.writer_running = 0;
+    if (!open_out(path, pid)) {
+        rt.to_file = 0;
+        return;
+    }
+    f.cctx = ZSTD_initStaticCCtx(f.work, f.work_size);
+    int saved = rt_self.internal;
+    rt_self.internal = 1;
+    start_writer();
+    rt_self.internal = saved;
+}

@@ -1,0 +1,475 @@
+/*
+ * rt_init.c: the life of a process linked with libmemtrace-rt.so, as the .mtr file tells it.
+ *
+ * Start (a constructor, run before those of the program's objects, which all depend on this library):
+ * MT_HELLO, MT_THREAD start of the main thread, one MT_MODULE per loaded object (load bias, GNU build-id,
+ * path) and one MT_MAPPING per /proc/self/maps line, then MT_CONTROL start unless MEMTRACE_AUTOSTART=0.
+ * memtrace_start()/memtrace_stop() (and MadT__start/MadT__stop) record MT_CONTROL with their caller.
+ *
+ * The end: exit (a destructor; the status comes from main's return or exit()), _exit and _Exit record
+ * MT_EXIT normal and write the rest (rt_finish). execve and the other exec functions record MT_EXIT exec
+ * with the path and close the file with its end record first; if the exec fails, the end record is cut
+ * off again and tracing goes on. fork: the parent records MT_FORK; the child (its forking thread alone)
+ * starts `<file>.<child pid>` with its own header, hello, modules and mappings. Processes started later by
+ * this one (exec, system, posix_spawn) see MEMTRACE_OUT=<file>.%p, so an instrumented descendant writes
+ * `<file>.<its pid>` instead of overwriting this trace. Threads made by pthread_create record MT_THREAD
+ * start with their creator's tid as soon as they run; others on their first probe or event (parent 0).
+ * A thread's end (its pthread key destructor) records MT_THREAD exit and hands its buffer to the writer.
+ *
+ * What it gets wrong: vfork runs as fork (the child's trace starts like a fork child's). Records of
+ * probes in objects initialized before this library (a preinit_array, an instrumented object that does
+ * not link it) cannot be taken: the first such probe finds no SIGSEGV handler and kills the program.
+ * Modules unloaded by dlclose stay reported; one loaded after a dlclose may be missed.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+static char out_path[4096];             /* this process's trace */
+static char child_env[4096 + 32];       /* MEMTRACE_OUT=<out_path>.%p, for descendants */
+static int reported_modules;
+static int exit_status;
+
+/* ---- start-up reports ----------------------------------------------------------------------------- */
+
+static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    int *index = arg;
+    if ((*index)++ < reported_modules) return 0;
+    const char *name = info->dlpi_name;
+    char exe[1024];
+    if (!name || !name[0]) { /* the executable itself */
+        long n = rt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+        name = exe;
+    }
+    const unsigned char *bid = NULL;
+    uint32_t bid_len = 0;
+    for (int i = 0; i < info->dlpi_phnum && !bid; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (p + 12 <= end) {
+            const ElfW(Nhdr) *nh = (const void *)p;
+            const unsigned char *desc = p + 12 + ((nh->n_namesz + 3) & ~3u);
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && rt_strncmp((const char *)p + 12, "GNU", 4) == 0) {
+                bid = desc;
+                bid_len = nh->n_descsz > 64 ? 64 : nh->n_descsz;
+                break;
+            }
+            p = desc + ((nh->n_descsz + 3) & ~3u);
+        }
+    }
+    struct {
+        struct mt_module m;
+        unsigned char tail[64 + 1024 + 8];
+    } r;
+    rt_memzero(&r, sizeof r);
+    size_t n = rt_strlen(name);
+    if (n > 1024) n = 1024;
+    r.m.h.type = MT_MODULE;
+    r.m.h.tid = (uint32_t)rt_tid();
+    r.m.load_bias = info->dlpi_addr;
+    r.m.build_id_len = bid_len;
+    r.m.path_len = (uint32_t)n;
+    rt_memcpy(r.tail, bid, bid_len);
+    rt_memcpy(r.tail + bid_len, name, n);
+    r.m.h.size = (uint16_t)((sizeof r.m + bid_len + n + 7) & ~(size_t)7);
+    rt_emit(&r, r.m.h.size);
+    return 0;
+}
+
+static uint64_t parse_hex(const char **p, char stop)
+{
+    const char *c = *p;
+    uint64_t v = 0;
+    for (; *c && *c != stop; c++) v = v * 16 + (uint64_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
+    *p = c;
+    return v;
+}
+
+/* One MT_MAPPING per /proc/self/maps line, read with raw system calls into private pages. */
+static void report_mappings(void)
+{
+    int fd = (int)rt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return;
+    size_t cap = 1 << 20, len = 0;
+    char *buf = rt_map(cap);
+    if (!buf) { rt_sys1(SYS_close, fd); return; }
+    for (long n; len < cap - 1 && (n = rt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)n;
+    rt_sys1(SYS_close, fd);
+    buf[len] = 0;
+    for (const char *p = buf; *p;) {
+        struct {
+            struct mt_mapping m;
+            char path[512];
+        } r;
+        rt_memzero(&r, sizeof r);
+        r.m.h.type = MT_MAPPING;
+        r.m.h.tid = (uint32_t)rt_tid();
+        r.m.start = parse_hex(&p, '-'); p++;
+        r.m.end = parse_hex(&p, ' '); p++;
+        r.m.prot = (uint32_t)((p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0));
+        p += 5;
+        r.m.offset = parse_hex(&p, ' ');
+        for (int f = 0; f < 2; f++) { while (*p == ' ') p++; while (*p && *p != ' ') p++; } /* dev, inode */
+        while (*p == ' ') p++;
+        size_t k = 0;
+        while (*p && *p != '\n') { if (k < sizeof r.path - 1) r.path[k++] = *p; p++; }
+        if (*p) p++;
+        r.m.path_len = (uint32_t)k;
+        r.m.h.size = (uint16_t)((sizeof r.m + k + 7) & ~(size_t)7);
+        rt_emit(&r, r.m.h.size);
+    }
+    rt_sys2(SYS_munmap, buf, cap);
+}
+
+void rt_scan_new_modules(void)
+{
+    int index = 0;
+    dl_iterate_phdr(report_module, &index);
+    reported_modules = index;
+    report_mappings();
+}
+
+void rt_report_process(uint64_t parent)
+{
+    rt_thread_begin(parent, 0);
+    RT_REC(MT_HELLO, struct mt_hello, h);
+    h.pid = (uint64_t)rt.pid;
+    h.page_size = (uint64_t)rt.page;
+    h.agent_text_start = rt.text_start;
+    h.agent_text_end = rt.text_end;
+    rt_emit(&h, sizeof h);
+    RT_REC(MT_THREAD, struct mt_thread, t);
+    t.h.flags = MT_THREAD_START;
+    t.value = parent;
+    rt_emit(&t, sizeof t);
+    reported_modules = 0;
+    rt_scan_new_modules();
+}
+
+/* ---- recording on and off ------------------------------------------------------------------------- */
+
+static void control(int start, uint64_t caller)
+{
+    if (rt.state != RT_RUNNING || start == rt.recording) return;
+    RT_REC(MT_CONTROL, struct mt_control, c);
+    c.h.flags = start ? MT_CTL_START : MT_CTL_STOP;
+    c.caller = caller;
+    if (start) {
+        rt_discard_access_slots(); /* what the probes wrote while stopped */
+        rt.recording = 1;
+        rt_emit(&c, sizeof c);
+    } else {
+        rt_emit(&c, sizeof c);
+        rt_flush_current(); /* written whole: the recording was on */
+        rt.recording = 0;
+    }
+}
+
+RT_EXPORT void memtrace_start(void) { control(1, RT_CALLER); }
+RT_EXPORT void memtrace_stop(void) { control(0, RT_CALLER); }
+RT_EXPORT void MadT__start(void) { control(1, RT_CALLER); }
+RT_EXPORT void MadT__stop(void) { control(0, RT_CALLER); }
+
+/* ---- start and end -------------------------------------------------------------------------------- */
+
+static long parse_long(const char *s, long dflt)
+{
+    if (!s || !*s) return dflt;
+    long v = 0;
+    while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+    return v;
+}
+
+static size_t append(char *dst, size_t at, size_t cap, const char *s)
+{
+    while (*s && at + 1 < cap) dst[at++] = *s++;
+    dst[at] = 0;
+    return at;
+}
+
+static size_t append_number(char *dst, size_t at, size_t cap, long v)
+{
+    char digits[24];
+    int n = 0;
+    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n && at + 1 < cap) dst[at++] = digits[--n];
+    dst[at] = 0;
+    return at;
+}
+
+/* `%p` in MEMTRACE_OUT stands for the process id. */
+static void resolve_path(char *dst, size_t cap, const char *templ, int pid)
+{
+    size_t at = 0;
+    dst[0] = 0;
+    for (const char *p = templ; *p && at + 1 < cap; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            at = append_number(dst, at, cap, pid);
+            p++;
+        } else {
+            dst[at++] = *p;
+            dst[at] = 0;
+        }
+    }
+}
+
+static void set_descendants_env(void)
+{
+    extern char **environ;
+    size_t at = append(child_env, 0, sizeof child_env, "MEMTRACE_OUT=");
+    at = append(child_env, at, sizeof child_env, out_path);
+    append(child_env, at, sizeof child_env, ".%p");
+    for (char **v = environ; v && *v; v++)
+        if (rt_strncmp(*v, "MEMTRACE_OUT=", 13) == 0) *v = child_env;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uint64_t me = (uint64_t)(uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uint64_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (me >= s && me < e) {
+            rt.text_start = s;
+            rt.text_end = e;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+__attribute__((constructor(101))) static void rt_init(void)
+{
+    rt.page = sysconf(_SC_PAGESIZE);
+    rt.pid = (int)rt_sys0(SYS_getpid);
+    rt_wrappers_init();
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)rt_init);
+    long kb = parse_long(getenv("MEMTRACE_BUFFER_KB"), 1024);
+    if (kb < 8) kb = 8;
+    if (kb > 1024 * 1024) kb = 1024 * 1024;
+    rt.buf_size = ((size_t)kb * 1024 + (size_t)rt.page - 1) & ~(size_t)(rt.page - 1);
+    rt_buffer_init();
+    rt_signal_init();
+    const char *out = getenv("MEMTRACE_OUT");
+    if (out && *out) {
+        resolve_path(out_path, sizeof out_path, out, rt.pid);
+        rt.to_file = rt_file_open(out_path, rt.pid, (int)parse_long(getenv("MEMTRACE_CODEC"), 2));
+        if (!rt.to_file) {
+            static const char msg[] = "memtrace: cannot write the trace file; running untraced\n";
+            rt_sys3(SYS_write, 2, msg, sizeof msg - 1);
+        } else {
+            set_descendants_env();
+        }
+    }
+    rt.state = RT_RUNNING;
+    rt_report_process(0);
+    if (parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0) control(1, 0);
+}
+
+__attribute__((destructor(101))) static void rt_fini(void)
+{
+    rt_finish(MT_EXIT_NORMAL, (uint64_t)(int64_t)exit_status, 0, 0, NULL);
+}
+
+static int (*app_main)(int, char **, char **);
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+    exit_status = app_main(argc, argv, envp);
+    return exit_status;
+}
+
+RT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv, void (*init)(void),
+                                void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    typeof(&__libc_start_main) next = (typeof(next))dlsym(RTLD_NEXT, "__libc_start_main");
+    app_main = main;
+    return next(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+RT_EXPORT void exit(int status)
+{
+    exit_status = status;
+    void (*next)(int) = (void (*)(int))dlsym(RTLD_NEXT, "exit");
+    next(status);
+    __builtin_unreachable();
+}
+
+RT_EXPORT void _exit(int status)
+{
+    rt_finish(MT_EXIT_NORMAL, (uint64_t)(int64_t)status, 0, 0, NULL);
+    for (;;) rt_sys1(SYS_exit_group, status);
+}
+RT_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
+
+/* ---- exec ----------------------------------------------------------------------------------------- */
+
+static void *next_fn(const char *name) { return dlsym(RTLD_NEXT, name); }
+
+static int exec_v(int kind, const char *path, char *const argv[], char *const envp[], uint64_t caller)
+{
+    rt_finish(MT_EXIT_EXEC, 0, caller, 0, path);
+    int r;
+    switch (kind) {
+    case 0: r = ((int (*)(const char *, char *const[], char *const[]))next_fn("execve"))(path, argv, envp); break;
+    case 1: r = ((int (*)(const char *, char *const[]))next_fn("execv"))(path, argv); break;
+    case 2: r = ((int (*)(const char *, char *const[]))next_fn("execvp"))(path, argv); break;
+    default: r = ((int (*)(const char *, char *const[], char *const[]))next_fn("execvpe"))(path, argv, envp); break;
+    }
+    rt_unfinish();
+    return r;
+}
+
+RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) { return exec_v(0, path, argv, envp, RT_CALLER); }
+RT_EXPORT int execv(const char *path, char *const argv[]) { return exec_v(1, path, argv, NULL, RT_CALLER); }
+RT_EXPORT int execvp(const char *file, char *const argv[]) { return exec_v(2, file, argv, NULL, RT_CALLER); }
+RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) { return exec_v(3, file, argv, envp, RT_CALLER); }
+
+RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    rt_finish(MT_EXIT_EXEC, 0, RT_CALLER, 0, "");
+    int r = ((int (*)(int, char *const[], char *const[]))next_fn("fexecve"))(fd, argv, envp);
+    rt_unfinish();
+    return r;
+}
+
+#define MAX_ARGS 4096
+#pragma GCC diagnostic ignored "-Wnonnull-compare" /* glibc declares arg nonnull; execl(path, NULL) is seen */
+/* execl, execlp, execle: the arguments become an array, then the v form runs. */
+#define COLLECT(first, ap, argv, n) \
+    do { \
+        argv[0] = (char *)(first); \
+        n = 1; \
+        if (first) while (n < MAX_ARGS - 1 && (argv[n] = va_arg(ap, char *)) != NULL) n++; \
+        argv[n] = NULL; \
+    } while (0)
+
+RT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    char *argv[MAX_ARGS];
+    int n;
+    va_list ap;
+    va_start(ap, arg);
+    COLLECT(arg, ap, argv, n);
+    va_end(ap);
+    return exec_v(1, path, argv, NULL, RT_CALLER);
+}
+
+RT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    char *argv[MAX_ARGS];
+    int n;
+    va_list ap;
+    va_start(ap, arg);
+    COLLECT(arg, ap, argv, n);
+    va_end(ap);
+    return exec_v(2, file, argv, NULL, RT_CALLER);
+}
+
+RT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    char *argv[MAX_ARGS];
+    int n;
+    va_list ap;
+    va_start(ap, arg);
+    COLLECT(arg, ap, argv, n);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return exec_v(0, path, argv, envp, RT_CALLER);
+}
+
+/* ---- fork ----------------------------------------------------------------------------------------- */
+
+static pid_t fork_common(uint64_t caller)
+{
+    pid_t (*next)(void) = (pid_t (*)(void))next_fn("fork");
+    if (rt.state != RT_RUNNING) return next();
+    int parent = rt.pid;
+    uint64_t old = rt_block_signals();
+    int saved = rt_self.internal;
+    rt_self.internal = 1; /* the program's atfork handlers run inside: their calls go unrecorded */
+    rt_file_fork_prepare();
+    rt_lock_take(&rt.registry_lock);
+    pid_t p = next();
+    if (p == 0) {
+        rt_after_fork_child();
+        rt_self.internal = saved;
+        if (rt.to_file) {
+            size_t at = append(out_path, rt_strlen(out_path), sizeof out_path, ".");
+            append_number(out_path, at, sizeof out_path, rt.pid);
+            rt_file_fork_child(out_path, rt.pid);
+            if (rt.to_file) set_descendants_env();
+        }
+        rt_restore_signals(old);
+        int recording = rt.recording;
+        rt.recording = 0;
+        rt_report_process((uint64_t)parent);
+        if (recording) control(1, 0);
+        return 0;
+    }
+    rt_lock_drop(&rt.registry_lock);
+    rt_file_fork_parent();
+    rt_self.internal = saved;
+    rt_restore_signals(old);
+    if (p > 0) {
+        RT_REC(MT_FORK, struct mt_fork, r);
+        r.child_pid = (uint64_t)p;
+        rt_emit(&r, sizeof r);
+    }
+    (void)caller;
+    return p;
+}
+
+RT_EXPORT pid_t fork(void) { return fork_common(RT_CALLER); }
+RT_EXPORT pid_t vfork(void) { return fork_common(RT_CALLER); }
+
+/* ---- threads -------------------------------------------------------------------------------------- */
+
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+    uint64_t parent;
+};
+
+static void *thread_start(void *p)
+{
+    struct start s = *(struct start *)p;
+    rt_self.internal = 1;
+    free(p);
+    rt_self.internal = 0;
+    if (rt.state == RT_RUNNING) rt_thread_begin(s.parent, 1);
+    return s.fn(s.arg);
+}
+
+RT_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    typeof(&pthread_create) next = (typeof(next))next_fn("pthread_create");
+    if (rt_self.internal || rt.state != RT_RUNNING) return next(t, attr, fn, arg);
+    rt_self.internal = 1;
+    struct start *s = malloc(sizeof *s);
+    rt_self.internal = 0;
+    if (!s) return next(t, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    s->parent = (uint64_t)rt_tid();
+    int rc = next(t, attr, thread_start, s);
+    if (rc) {
+        rt_self.internal = 1;
+        free(s);
+        rt_self.internal = 0;
+    }
+    return rc;
+}

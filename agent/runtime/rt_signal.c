@@ -1,0 +1,173 @@
+/*
+ * rt_signal.c: signals in a program linked with libmemtrace-rt.so.
+ *
+ * The runtime lives on SIGSEGV (full buffers and first use, rt_buffer.c), so its handler stays installed
+ * whatever the program does: sigaction/signal on SIGSEGV only record the program's action, which the
+ * runtime's handler calls for every fault that is not a probe's. sigprocmask/pthread_sigmask never block
+ * SIGSEGV, and every handler the program installs runs with SIGSEGV unblocked (its probes may fault).
+ *
+ * Every other signal whose default action kills the process gets the runtime's handler while the program
+ * leaves it at SIG_DFL: it writes every thread's buffer, records MT_EXIT (signal, pc, fault address or all
+ * ones when sent by kill) and the end record, then dies of the same signal by its default action. A handler
+ * or SIG_IGN the program sets goes straight to the kernel (and is reported back as the program set it), so
+ * the program's own signals cost nothing.
+ *
+ * What it gets wrong: real-time signals and signals ignored by default are not watched; a program that
+ * dies of a signal it had a handler for (its handler re-raises after resetting to SIG_DFL) is caught only
+ * when it resets through sigaction/signal. Blocking SIGSEGV through sigsuspend/ppoll/signalfd masks or raw
+ * system calls is not filtered. The program's SIGSEGV handler runs with the mask the kernel would have
+ * set, except that SIGSEGV itself stays open.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+
+#include "rt.h"
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+
+static const int fatal_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
+                                    SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGSTKFLT,
+                                    SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS};
+
+static struct {
+    int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+    int (*sigprocmask)(int, const sigset_t *, sigset_t *);
+    int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+    unsigned char owned[65];            /* signals the runtime watches */
+    struct sigaction app[65];           /* the program's view of their actions */
+} s;
+
+static void on_signal(int sig, siginfo_t *si, void *ucv);
+
+static void install_ours(int sig)
+{
+    struct sigaction a;
+    rt_memzero(&a, sizeof a);
+    a.sa_sigaction = on_signal;
+    a.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | (sig == SIGSEGV ? SA_NODEFER : 0);
+    /* Nothing asynchronous interrupts the handler (it may be mid-way through a buffer swap). */
+    sigfillset(&a.sa_mask);
+    sigdelset(&a.sa_mask, SIGSEGV);
+    sigdelset(&a.sa_mask, SIGBUS);
+    sigdelset(&a.sa_mask, SIGFPE);
+    sigdelset(&a.sa_mask, SIGILL);
+    s.sigaction(sig, &a, NULL);
+}
+
+static void set_default(int sig)
+{
+    struct sigaction a;
+    rt_memzero(&a, sizeof a);
+    a.sa_handler = SIG_DFL;
+    s.sigaction(sig, &a, NULL);
+}
+
+static void die(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    uint64_t addr = si->si_code > 0 ? (uint64_t)(uintptr_t)si->si_addr : ~0ULL;
+    rt_finish(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], addr, NULL);
+    set_default(sig);
+    /* On return the signal, unblocked, is delivered again and kills by its default action (a fault     */
+    /* that would re-execute dies of the pending signal first).                                         */
+    sigdelset(&uc->uc_sigmask, sig);
+    rt_sys3(SYS_tgkill, rt.pid, rt_tid(), sig);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    if (sig == SIGSEGV && rt_probe_fault(si, uc)) return;
+    struct sigaction *a = &s.app[sig];
+    int sync = si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+    if (a->sa_handler == SIG_IGN && !sync) return;
+    if (a->sa_handler == SIG_DFL || a->sa_handler == SIG_IGN) {
+        die(sig, si, uc);
+        return;
+    }
+    /* The program's handler (only SIGSEGV's comes here while the program has one). */
+    void *h = (void *)a->sa_sigaction;
+    int flags = a->sa_flags;
+    sigset_t mask = uc->uc_sigmask, old;
+    for (int i = 1; i < 65; i++)
+        if (sigismember(&a->sa_mask, i) == 1) sigaddset(&mask, i);
+    if (!(flags & SA_NODEFER)) sigaddset(&mask, sig);
+    sigdelset(&mask, SIGSEGV);
+    if (flags & SA_RESETHAND) a->sa_handler = SIG_DFL;
+    rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, 8);
+    if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+    else ((void (*)(int))h)(sig);
+    rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
+}
+
+void rt_signal_init(void)
+{
+    s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
+    s.sigprocmask = (typeof(s.sigprocmask))dlsym(RTLD_NEXT, "sigprocmask");
+    s.pthread_sigmask = (typeof(s.pthread_sigmask))dlsym(RTLD_NEXT, "pthread_sigmask");
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+        int sig = fatal_signals[i];
+        s.owned[sig] = 1;
+        s.sigaction(sig, NULL, &s.app[sig]);
+        /* An inherited SIG_IGN (nohup) stays; a handler installed before us stays the program's. */
+        if (sig == SIGSEGV || s.app[sig].sa_handler == SIG_DFL) install_ours(sig);
+    }
+    sigset_t segv;
+    sigemptyset(&segv);
+    sigaddset(&segv, SIGSEGV);
+    s.sigprocmask(SIG_UNBLOCK, &segv, NULL);
+}
+
+RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (!s.sigaction) s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
+    struct sigaction copy;
+    if (act) {
+        copy = *act;
+        sigdelset(&copy.sa_mask, SIGSEGV);
+        act = &copy;
+    }
+    if (sig <= 0 || sig >= 65 || !s.owned[sig]) return s.sigaction(sig, act, old);
+    struct sigaction previous = s.app[sig];
+    if (act) {
+        if (sig != SIGSEGV) {
+            int rc = act->sa_handler == SIG_DFL ? 0 : s.sigaction(sig, act, NULL);
+            if (rc) return rc;
+            if (act->sa_handler == SIG_DFL) install_ours(sig);
+        }
+        s.app[sig] = *act;
+    }
+    if (old) *old = previous;
+    return 0;
+}
+
+RT_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+    struct sigaction a, old;
+    rt_memzero(&a, sizeof a);
+    a.sa_handler = h;
+    a.sa_flags = SA_RESTART;
+    if (sigaction(sig, &a, &old) != 0) return SIG_ERR;
+    return old.sa_handler;
+}
+
+static const sigset_t *without_segv(int how, const sigset_t *set, sigset_t *copy)
+{
+    if (!set || how == SIG_UNBLOCK) return set;
+    *copy = *set;
+    sigdelset(copy, SIGSEGV);
+    return copy;
+}
+
+RT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (!s.sigprocmask) s.sigprocmask = (typeof(s.sigprocmask))dlsym(RTLD_NEXT, "sigprocmask");
+    sigset_t copy;
+    return s.sigprocmask(how, without_segv(how, set, &copy), old);
+}
+
+RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (!s.pthread_sigmask) s.pthread_sigmask = (typeof(s.pthread_sigmask))dlsym(RTLD_NEXT, "pthread_sigmask");
+    sigset_t copy;
+    return s.pthread_sigmask(how, without_segv(how, set, &copy), old);
+}

@@ -24,12 +24,27 @@ public final class BinaryAnalyzer {
         var result = new ArrayList<FunctionModel>(functions.size());
         for (FunctionSymbol f : functions) {
             List<Instruction> code = decoder.decodeAll(elf.text(), elf.offsetOf(f), Math.toIntExact(f.size()), f.address());
-            var blocks = new ArrayList<BlockModel>();
-            for (BasicBlock block : BlockSplitter.split(code, f.address(), f.end())) {
-                blocks.add(BlockModel.of(block, stability.references(block), distance));
-            }
-            result.add(new FunctionModel(f, blocks));
+            result.add(model(f, code, stability, distance));
         }
         return result;
+    }
+
+    /**
+     * The model of one function whose instructions are already decoded, as a relocatable object holds them
+     * (no fixed addresses, relocations not applied): what {@link #analyze} computes for each function of a
+     * {@code .o}, for a caller that decodes by itself (the {@code memtrace cc} rewriter).
+     */
+    public static FunctionModel model(FunctionSymbol f, List<Instruction> code, AnalysisOptions options) {
+        var stability = new StabilityAnalysis(new ExpressionBuilder(false, 0, 0), options.includeStack());
+        return model(f, code, stability, options.distance());
+    }
+
+    private static FunctionModel model(FunctionSymbol f, List<Instruction> code, StabilityAnalysis stability,
+                                       ExpressionDistance distance) {
+        var blocks = new ArrayList<BlockModel>();
+        for (BasicBlock block : BlockSplitter.split(code, f.address(), f.end())) {
+            blocks.add(BlockModel.of(block, stability.references(block), distance));
+        }
+        return new FunctionModel(f, blocks);
     }
 }

@@ -71,6 +71,6 @@ final class StabilityAnalysis {
     }
 
     static boolean isStack(MemoryOperand m) {
-        return m.isImplicitStack() || m.base().isStackPointer() || m.base().isFramePointer();
+        return m.isStack();
     }
 }

@@ -41,4 +41,9 @@ public record MemoryOperand(Register segment, Register base, Register index, int
     public boolean isImplicitStack() {
         return visibility != Visibility.EXPLICIT && base.isStackPointer();
     }
+
+    /** A stack access: an implicit stack slot, or an operand based on rsp or rbp (the frame). */
+    public boolean isStack() {
+        return isImplicitStack() || base.isStackPointer() || base.isFramePointer();
+    }
 }

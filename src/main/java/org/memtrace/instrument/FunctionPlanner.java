@@ -1,0 +1,242 @@
+package org.memtrace.instrument;
+
+import org.memtrace.select.BinaryAnalyzer;
+import org.memtrace.select.BlockModel;
+import org.memtrace.select.FunctionModel;
+import org.memtrace.select.FunctionSymbol;
+import org.memtrace.select.MemoryReference;
+import org.memtrace.select.Selection;
+import org.memtrace.x86.Instruction;
+import org.memtrace.x86.MemoryAccess;
+import org.memtrace.x86.MemoryOperand;
+import org.memtrace.x86.Operand;
+import org.memtrace.x86.Register;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Decides the probes of one function: which instructions (all memory-referencing ones, or the selection of
+ * paper 001 for ω &lt; 1, computed by the {@code select} package on exactly these decoded instructions), and
+ * for each its sites with the operand text the probe's {@code lea} takes.
+ */
+final class FunctionPlanner {
+    /** The probe runs 152 bytes below the program's %rsp: 128 of red zone and three saved registers. */
+    static final int RSP_OFFSET = 152;
+
+    /** An instruction of the function: its index in the .s, its text and its decoding in the assembled object. */
+    record Decoded(int index, AsmSyntax.Instruction text, Instruction instruction) {
+    }
+
+    /** The probes of a function by instruction index, and notes on instructions left alone. */
+    record Plan(Map<Integer, List<Site>> probes, List<String> notes) {
+    }
+
+    /** A construct the rewriter cannot instrument; the whole function stays as the compiler wrote it. */
+    static final class Unsupported extends Exception {
+        Unsupported(String construct) {
+            super(construct);
+        }
+    }
+
+    private FunctionPlanner() {
+    }
+
+    static Plan plan(String name, List<Decoded> code, CcOptions options) throws Unsupported {
+        var probes = new LinkedHashMap<Integer, List<Site>>();
+        var notes = new ArrayList<String>();
+        if (code.isEmpty()) {
+            return new Plan(probes, notes);
+        }
+        Map<Instruction, Decoded> byInstruction = new HashMap<>();
+        List<Instruction> instructions = new ArrayList<>(code.size());
+        for (Decoded d : code) {
+            byInstruction.put(d.instruction(), d);
+            instructions.add(d.instruction());
+        }
+        long start = instructions.getFirst().address();
+        var symbol = new FunctionSymbol(name, start, instructions.getLast().nextAddress() - start);
+        FunctionModel model = BinaryAnalyzer.model(symbol, instructions, options.analysis());
+        int mode = options.mode().flagBits;
+        for (BlockModel block : model.blocks()) {
+            Map<Instruction, int[]> weights = new HashMap<>();
+            if (options.selective()) {
+                for (Selection.Choice c : block.select(options.omega()).knapsack()) {
+                    weights.put(c.candidate().representative().instruction(), new int[] {c.maWeight(), c.aiaWeight()});
+                }
+            } else {
+                for (MemoryReference r : block.references()) {
+                    weights.put(r.instruction(), new int[] {1, 1});
+                }
+            }
+            int firstIndex = -1;
+            int ma = 0;
+            int aia = 0;
+            for (Instruction insn : block.block().instructions()) {
+                int[] w = weights.get(insn);
+                if (w == null) {
+                    continue;
+                }
+                Decoded d = byInstruction.get(insn);
+                List<Site> sites = sites(d, options.stack());
+                if (sites == null) {
+                    notes.add("conditional rep string instruction '" + d.text().text() + "' left uninstrumented");
+                    continue;
+                }
+                if (sites.isEmpty()) {
+                    continue;
+                }
+                var weighted = new ArrayList<Site>(sites.size());
+                for (int i = 0; i < sites.size(); i++) {
+                    weighted.add(sites.get(i).weighted(i == 0 ? w[0] : 0, i == 0 ? w[1] : 0).withFlags(mode));
+                }
+                probes.put(d.index(), weighted);
+                ma += w[0];
+                aia += w[1];
+                if (firstIndex < 0) {
+                    firstIndex = d.index();
+                }
+            }
+            if (firstIndex >= 0) {
+                List<Site> first = probes.get(firstIndex);
+                first.set(0, first.getFirst().blockStart(block.references().size(), ma, aia));
+            }
+        }
+        return new Plan(probes, notes);
+    }
+
+    /**
+     * The sites of one instruction, in the order its accesses come; null for a conditional rep string
+     * instruction (repe/repne cmps and scas), which this version leaves alone.
+     */
+    static List<Site> sites(Decoded d, boolean stack) throws Unsupported {
+        Instruction insn = d.instruction();
+        boolean repString = insn.rep() && isString(insn.mnemonic());
+        if (repString && (insn.mnemonic().startsWith("cmps") || insn.mnemonic().startsWith("scas"))) {
+            return null;
+        }
+        List<MemoryAccess> accesses = insn.accesses();
+        int explicit = 0;
+        for (MemoryAccess a : accesses) {
+            if (a.operand().visibility() == Operand.Visibility.EXPLICIT) {
+                explicit++;
+            }
+        }
+        String explicitText = null;
+        if (explicit > 0) {
+            List<String> texts = d.text().memoryOperands();
+            if (explicit != 1 || texts.size() != 1) {
+                throw new Unsupported("'" + d.text().text() + "' (" + explicit + " memory operands, "
+                        + texts.size() + " in the text)");
+            }
+            explicitText = texts.getFirst();
+        }
+        var result = new ArrayList<Site>(accesses.size() + 1);
+        int elementSize = 0;
+        for (int i = 0; i < accesses.size(); i++) {
+            MemoryAccess a = accesses.get(i);
+            MemoryOperand m = a.operand();
+            if (!stack && m.isStack()) {
+                continue;
+            }
+            if (m.sizeBytes() <= 0 || m.sizeBytes() > 255) {
+                throw new Unsupported("'" + d.text().text() + "' (an access of " + m.sizeBytes() + " bytes)");
+            }
+            if (!m.index().isNone() && m.index().widthBits() > 64) {
+                throw new Unsupported("'" + d.text().text() + "' (vector-indexed addressing)");
+            }
+            if (m.segment().isSegmentWithBase() && !m.segment().name().equals("fs")) {
+                throw new Unsupported("'" + d.text().text() + "' (%" + m.segment().name() + " segment)");
+            }
+            boolean explicitOperand = m.visibility() == Operand.Visibility.EXPLICIT;
+            Site site;
+            if (explicitOperand) {
+                site = explicitSite(explicitText, d);
+                if (site == null) {
+                    continue;
+                }
+            } else {
+                site = new Site(implicitAddress(m, d), false, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+            }
+            int kind = repString ? (m.base().name().equals("rsi") ? Site.REP_SOURCE : Site.REP_DESTINATION)
+                    : a.read() && a.write() ? Site.MODIFY : a.write() ? Site.STORE : Site.LOAD;
+            int flags = !explicitOperand && m.isStack() ? Site.FLAG_IMPLICIT_STACK : 0;
+            result.add(new Site(site.address(), site.fs(), kind, m.sizeBytes(), i, flags, 0, 0, 0, 0, 0));
+            elementSize = m.sizeBytes();
+        }
+        if (repString && !result.isEmpty()) {
+            result.add(new Site("(%rcx)", false, Site.REP_COUNT, elementSize, accesses.size(), 0, 0, 0, 0, 0, 0));
+        }
+        return result;
+    }
+
+    private static boolean isString(String mnemonic) {
+        return mnemonic.startsWith("movs") || mnemonic.startsWith("stos") || mnemonic.startsWith("lods")
+                || mnemonic.startsWith("cmps") || mnemonic.startsWith("scas") || mnemonic.startsWith("ins")
+                || mnemonic.startsWith("outs");
+    }
+
+    /**
+     * The lea operand for an explicit memory operand, from its text: the segment prefix taken off (%fs noted),
+     * 152 added to an %rsp-based displacement; null when the operand is a GOT or TLS-descriptor slot whose
+     * relocation lea cannot carry (not the program's data).
+     */
+    static Site explicitSite(String operand, Decoded d) throws Unsupported {
+        String text = operand;
+        boolean fs = false;
+        int colon = text.indexOf(':');
+        if (text.startsWith("%") && colon > 0 && (text.indexOf('(') < 0 || colon < text.indexOf('('))) {
+            String segment = text.substring(1, colon).toLowerCase(Locale.ROOT);
+            switch (segment) {
+                case "fs" -> fs = true;
+                case "ds", "es", "ss", "cs" -> {
+                }
+                default -> throw new Unsupported("'" + d.text().text() + "' (%" + segment + " segment)");
+            }
+            text = text.substring(colon + 1).strip();
+        }
+        String lower = text.toLowerCase(Locale.ROOT);
+        if (lower.contains("@gottpoff") || lower.contains("@tlsgd") || lower.contains("@tlsld")
+                || lower.contains("@gotntpoff") || lower.contains("@indntpoff") || lower.contains("@tlsdesc")) {
+            return null;
+        }
+        int open = text.lastIndexOf('(');
+        if (open >= 0) {
+            int close = text.indexOf(')', open);
+            if (close < 0) {
+                throw new Unsupported("'" + d.text().text() + "' (unreadable memory operand)");
+            }
+            String base = text.substring(open + 1, close).split(",", -1)[0].strip().toLowerCase(Locale.ROOT);
+            if (base.equals("%rsp")) {
+                String displacement = text.substring(0, open).strip();
+                text = (displacement.isEmpty() ? "" + RSP_OFFSET : RSP_OFFSET + "+" + displacement) + text.substring(open);
+            } else if (base.equals("%esp") || base.equals("%sp")) {
+                throw new Unsupported("'" + d.text().text() + "' (32-bit stack addressing)");
+            }
+        }
+        return new Site(text, fs, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    }
+
+    /** The lea operand for an implicit operand (push/pop/call/ret slots, string pointers, leave's [rbp]). */
+    private static String implicitAddress(MemoryOperand m, Decoded d) throws Unsupported {
+        long displacement = m.displacement() + (m.base().isStackPointer() ? RSP_OFFSET : 0);
+        StringBuilder b = new StringBuilder();
+        b.append(displacement == 0 ? "" : Long.toString(displacement)).append('(');
+        b.append(register(m.base(), d));
+        if (!m.index().isNone()) {
+            b.append(',').append(register(m.index(), d)).append(',').append(Math.max(1, m.scale()));
+        }
+        return b.append(')').toString();
+    }
+
+    private static String register(Register r, Decoded d) throws Unsupported {
+        if (r.isNone() || r.widthBits() != 64) {
+            throw new Unsupported("'" + d.text().text() + "' (implicit operand addressed by " + r + ")");
+        }
+        return "%" + r.name();
+    }
+}

@@ -1,0 +1,294 @@
+package org.memtrace.instrument;
+
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfSection;
+import org.memtrace.symbols.ElfSymbol;
+import org.memtrace.x86.Decoder;
+import org.memtrace.x86.Instruction;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The assembly rewriter of {@code memtrace cc}: turns a compiler's .s into one with a probe before every
+ * selected memory instruction and a {@code memtrace_sites} table (docs/compiled-in.md).
+ *
+ * <p>How an instruction of the text is matched to its machine code: a first pass writes a copy with a label
+ * {@code .Lmt_i<N>} before every instruction, the real assembler turns it into an object with
+ * {@code --keep-locals}, and the labels' offsets in the object's symbol table say where each instruction's
+ * bytes are; Zydis decodes them (relocations are not applied, which leaves the operands' shapes intact).
+ * The second pass writes the instrumented copy. Both passes stream the file; per-function work is linear
+ * in the function's size apart from the selection's per-block candidate sets.
+ */
+public final class Rewriter {
+
+    /** Assembles a .s into an object, as the build's own assembler would, keeping local labels. */
+    public interface Assembler {
+        /** @return whether the assembler succeeded */
+        boolean assembleKeepingLocals(Path source, Path object) throws IOException, InterruptedException;
+    }
+
+    /**
+     * What a rewrite did.
+     *
+     * @param source       the source file the .s came from (its {@code .file} directive), else the .s's name
+     * @param instructions instructions of executable sections that the rewriter could number
+     * @param instrumented instructions that received a probe
+     * @param sites        probe sites (records per execution of all probes)
+     * @param warnings     one line per function left uninstrumented or instruction left alone
+     */
+    public record Result(String source, int instructions, int instrumented, int sites, List<String> warnings) {
+        public Result {
+            warnings = List.copyOf(warnings);
+        }
+    }
+
+    /** The labeled copy did not assemble: the input itself is broken, and the real assembler should say why. */
+    public static final class InputRejected extends IOException {
+        InputRejected(String message) {
+            super(message);
+        }
+    }
+
+    private final CcOptions options;
+    private final Assembler assembler;
+
+    public Rewriter(CcOptions options, Assembler assembler) {
+        this.options = options;
+        this.assembler = assembler;
+    }
+
+    /** Writes the instrumented form of {@code input} to {@code output}; temporary files go next to {@code output}. */
+    public Result rewrite(Path input, Path output) throws IOException, InterruptedException {
+        String name = output.getFileName().toString();
+        Path labeled = output.resolveSibling(name + ".labels.s");
+        Path object = output.resolveSibling(name + ".labels.o");
+        try {
+            return rewrite(input, output, labeled, object);
+        } finally {
+            Files.deleteIfExists(labeled);
+            Files.deleteIfExists(object);
+        }
+    }
+
+    private Result rewrite(Path input, Path output, Path labeled, Path object) throws IOException, InterruptedException {
+        var first = new LabelingPass();
+        AsmWalker walker;
+        try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
+             BufferedWriter out = Files.newBufferedWriter(labeled, StandardCharsets.UTF_8)) {
+            first.out = out;
+            walker = new AsmWalker(first);
+            walker.walk(in);
+        }
+        var warnings = new ArrayList<String>();
+        if (walker.intelSyntax()) {
+            warnings.add("Intel syntax is not supported; assembled uninstrumented");
+            Files.copy(input, output, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            return new Result(source(walker, input), walker.instructionCount(), 0, 0, warnings);
+        }
+        if (!assembler.assembleKeepingLocals(labeled, object)) {
+            throw new InputRejected(input + " does not assemble");
+        }
+        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings);
+
+        var second = new ProbePass(probes);
+        var writer = new ProbeWriter();
+        second.writer = writer;
+        try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
+             BufferedWriter out = Files.newBufferedWriter(output, StandardCharsets.UTF_8)) {
+            second.out = out;
+            new AsmWalker(second).walk(in);
+            out.write(writer.table());
+        }
+        return new Result(source(walker, input), walker.instructionCount(), probes.size(), writer.sites(), warnings);
+    }
+
+    private static String source(AsmWalker walker, Path input) {
+        return walker.sourceFile() != null ? walker.sourceFile() : input.getFileName().toString();
+    }
+
+    /** Decodes every numbered instruction from the labeled object and plans the probes function by function. */
+    private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings)
+            throws IOException {
+        int count = walker.instructionCount();
+        int[] section = new int[count];
+        long[] offset = new long[count];
+        Arrays.fill(section, -1);
+        ElfFile elf = ElfFile.read(object);
+        for (ElfSymbol s : elf.symtab()) {
+            String n = s.name();
+            if (n.startsWith(ProbeWriter.INSTRUCTION_LABEL) && s.isDefined()) {
+                try {
+                    int i = Integer.parseInt(n, ProbeWriter.INSTRUCTION_LABEL.length(), n.length(), 10);
+                    if (i >= 0 && i < count) {
+                        section[i] = s.sectionIndex();
+                        offset[i] = s.value();
+                    }
+                } catch (NumberFormatException e) {
+                    // a label of the program's own that happens to start like ours: not one of them
+                }
+            }
+        }
+        List<List<Integer>> byFunction = new ArrayList<>();
+        for (int f = 0; f < walker.functions().size(); f++) {
+            byFunction.add(new ArrayList<>());
+        }
+        for (int i = 0; i < count; i++) {
+            byFunction.get(first.function.get(i)).add(i);
+        }
+        Map<Integer, byte[]> contents = new HashMap<>();
+        var decoder = new Decoder();
+        Map<Integer, List<Site>> probes = new HashMap<>();
+        for (int f = 0; f < byFunction.size(); f++) {
+            String function = walker.functions().get(f);
+            try {
+                List<FunctionPlanner.Decoded> code = decode(byFunction.get(f), first, section, offset, elf, contents, decoder);
+                FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, options);
+                probes.putAll(plan.probes());
+                plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
+            } catch (FunctionPlanner.Unsupported e) {
+                warnings.add("function " + function + " left uninstrumented: " + e.getMessage());
+            }
+        }
+        return probes;
+    }
+
+    private static List<FunctionPlanner.Decoded> decode(List<Integer> indices, LabelingPass first, int[] section,
+                                                        long[] offset, ElfFile elf, Map<Integer, byte[]> contents,
+                                                        Decoder decoder) throws FunctionPlanner.Unsupported, IOException {
+        var code = new ArrayList<FunctionPlanner.Decoded>(indices.size());
+        int home = -1;
+        long end = -1;
+        for (int i : indices) {
+            String text = first.text.get(i);
+            if (section[i] < 0) {
+                throw new FunctionPlanner.Unsupported("'" + text + "' is not in the assembled object (conditional assembly?)");
+            }
+            if (home >= 0 && section[i] != home) {
+                throw new FunctionPlanner.Unsupported("code in two sections");
+            }
+            home = section[i];
+            if (offset[i] < end) {
+                throw new FunctionPlanner.Unsupported("'" + text + "' overlaps the instruction before it");
+            }
+            ElfSection s = elf.sections().get(home);
+            byte[] bytes = contents.get(home);
+            if (bytes == null) {
+                bytes = elf.contents(s);
+                contents.put(home, bytes);
+            }
+            Optional<Instruction> insn = offset[i] < bytes.length
+                    ? decoder.decode(bytes, (int) offset[i], offset[i]) : Optional.empty();
+            if (insn.isEmpty()) {
+                throw new FunctionPlanner.Unsupported("'" + text + "' does not decode");
+            }
+            end = insn.get().nextAddress();
+            code.add(new FunctionPlanner.Decoded(i, AsmSyntax.Instruction.parse(text), insn.get()));
+        }
+        return code;
+    }
+
+    /** Writes {@code text} as one line: instructions and directives indented, labels at the margin. */
+    private static void writeStatement(Writer out, String text) throws IOException {
+        if (!text.endsWith(":")) {
+            out.write('\t');
+        }
+        out.write(text);
+        out.write('\n');
+    }
+
+    /** Pass one: the labeled copy, and each numbered instruction's text and function. */
+    private static final class LabelingPass implements AsmWalker.Listener {
+        Writer out;
+        final List<String> text = new ArrayList<>();
+        final IntList function = new IntList();
+
+        @Override
+        public void rawLine(String line) throws IOException {
+            write(line + "\n");
+        }
+
+        @Override
+        public void statement(String s) throws IOException {
+            writeStatement(out, s);
+        }
+
+        @Override
+        public void instruction(int index, int f, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
+                throws IOException {
+            text.add(instruction.text());
+            function.add(f);
+            write(ProbeWriter.INSTRUCTION_LABEL + index + ":\n\t" + instruction.text() + "\n");
+        }
+
+        private void write(String s) throws IOException {
+            out.write(s);
+        }
+    }
+
+    /** Pass two: the instrumented copy. */
+    private static final class ProbePass implements AsmWalker.Listener {
+        private final Map<Integer, List<Site>> probes;
+        Writer out;
+        ProbeWriter writer;
+        private final StringBuilder buffer = new StringBuilder(4096);
+
+        ProbePass(Map<Integer, List<Site>> probes) {
+            this.probes = probes;
+        }
+
+        @Override
+        public void rawLine(String line) throws IOException {
+            write(line + "\n");
+        }
+
+        @Override
+        public void statement(String s) throws IOException {
+            writeStatement(out, s);
+        }
+
+        @Override
+        public void instruction(int index, int function, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
+                throws IOException {
+            List<Site> sites = probes.get(index);
+            buffer.setLength(0);
+            if (sites != null) {
+                writer.probe(buffer, index, sites, cfaOnRsp);
+            }
+            buffer.append('\t').append(instruction.text()).append('\n');
+            write(buffer.toString());
+        }
+
+        private void write(String s) throws IOException {
+            out.write(s);
+        }
+    }
+
+    /** A growable int array: one entry per instruction of a large file, without boxing. */
+    private static final class IntList {
+        private int[] values = new int[1024];
+        private int size;
+
+        void add(int v) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = v;
+        }
+
+        int get(int i) {
+            return values[i];
+        }
+    }
+}

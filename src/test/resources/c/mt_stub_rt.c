@@ -1,0 +1,126 @@
+/*
+ * mt_stub_rt.c: a stand-in for libmemtrace-rt.so that the rewriter's tests link (as an object) into
+ * programs built from instrumented assembly. It plays the runtime's side of docs/compiled-in.md just far
+ * enough to run them: it defines the TLS cursor __memtrace_cursor, and since a thread's cursor starts at 0
+ * its first probe faults on `mov %rax,(%rdx)` (48 89 02) with %rdx 0; the SIGSEGV handler then gives the
+ * thread a zeroed 64 MiB buffer followed by a guard page, points %rdx and the cursor at it and resumes.
+ *
+ * At exit, when MT_STUB_OUT names a file, it writes every thread's records there as text:
+ *
+ *   T <thread number, in the order threads first probed>
+ *   <insn address> <kind> <size> <access> <flags> <w0> <weight_ma> <weight_aia> <block_refs>
+ *
+ * addresses and w0 in hex, the rest decimal, one line per record in program order. The site of a record
+ * is looked up in the main program's memtrace_sites table (__start_/__stop_memtrace_sites); a site it does
+ * not hold (one of a shared library) is written `? <site> <w0>`. <insn address> is the run-time address of
+ * the instrumented instruction (the link-time one for -no-pie programs).
+ *
+ * What it gets wrong, on purpose: a full buffer aborts the program (tests are small) instead of being
+ * flushed; records written after its destructor ran (other destructors, atexit handlers) are lost; threads
+ * beyond 256 abort.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+__thread char *__memtrace_cursor;
+
+struct site {
+    int32_t probe, insn;
+    uint8_t kind, size, access, flags;
+    uint16_t weight_ma, weight_aia, block_refs, block_ma, block_aia, reserved;
+};
+
+extern const struct site __start_memtrace_sites[] __attribute__((weak));
+extern const struct site __stop_memtrace_sites[] __attribute__((weak));
+
+#define BUFFER_BYTES (64UL << 20)
+#define MAX_THREADS 256
+
+static char *buffers[MAX_THREADS];
+static int thread_count;
+
+static char *new_buffer(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char *b = mmap(NULL, BUFFER_BYTES + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) abort();
+    mprotect(b + BUFFER_BYTES, page, PROT_NONE);
+    int n = __atomic_fetch_add(&thread_count, 1, __ATOMIC_SEQ_CST);
+    if (n >= MAX_THREADS) abort();
+    buffers[n] = b;
+    return b;
+}
+
+static void on_segv(int sig, siginfo_t *info, void *context)
+{
+    (void) info;
+    ucontext_t *uc = context;
+    greg_t *g = uc->uc_mcontext.gregs;
+    const unsigned char *pc = (const unsigned char *) g[REG_RIP];
+    if (pc[0] == 0x48 && pc[1] == 0x89 && pc[2] == 0x02 && g[REG_RDX] == 0 && __memtrace_cursor == NULL) {
+        __memtrace_cursor = new_buffer();
+        g[REG_RDX] = (greg_t) __memtrace_cursor;
+        return;
+    }
+    static const char full[] = "mt_stub_rt: a buffer is full or the program faulted\n";
+    if (write(2, full, sizeof full - 1) < 0) { /* nothing more to do */ }
+    signal(sig, SIG_DFL); /* the instruction faults again and the program dies as it would have */
+}
+
+__attribute__((constructor(101))) static void install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+struct keyed { uintptr_t at; const struct site *s; };
+
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = ((const struct keyed *) a)->at, y = ((const struct keyed *) b)->at;
+    return x < y ? -1 : x > y;
+}
+
+__attribute__((destructor)) static void dump(void)
+{
+    const char *path = getenv("MT_STUB_OUT");
+    if (path == NULL || *path == '\0') return;
+    FILE *out = fopen(path, "w");
+    if (out == NULL) return;
+    size_t n = __start_memtrace_sites ? (size_t) (__stop_memtrace_sites - __start_memtrace_sites) : 0;
+    struct keyed *keys = calloc(n + 1, sizeof *keys);
+    for (size_t i = 0; i < n; i++) {
+        const struct site *s = &__start_memtrace_sites[i];
+        keys[i].at = (uintptr_t) &s->probe + s->probe;
+        keys[i].s = s;
+    }
+    qsort(keys, n, sizeof *keys, by_address);
+    for (int t = 0; t < thread_count; t++) {
+        fprintf(out, "T %d\n", t);
+        const uint64_t *end = (const uint64_t *) (buffers[t] + BUFFER_BYTES);
+        for (const uint64_t *r = (const uint64_t *) buffers[t]; r < end && r[1] != 0; r += 2) {
+            struct keyed key = { (uintptr_t) r[1], NULL };
+            struct keyed *k = bsearch(&key, keys, n, sizeof *keys, by_address);
+            if (k == NULL) {
+                fprintf(out, "? %lx %lx\n", (unsigned long) r[1], (unsigned long) r[0]);
+                continue;
+            }
+            const struct site *s = k->s;
+            fprintf(out, "%lx %d %d %d %d %lx %d %d %d\n", (unsigned long) ((uintptr_t) &s->insn + s->insn),
+                    s->kind, s->size, s->access, s->flags, (unsigned long) r[0], s->weight_ma, s->weight_aia,
+                    s->block_refs);
+        }
+    }
+    fclose(out);
+    free(keys);
+}

@@ -86,7 +86,8 @@ public final class Summary implements EventConsumer {
                     default -> allocations++;
                 }
             }
-            case Event.Mapping m when m.traced() -> regions.add(m.start());
+            // Probes reach any mapped memory, not only the ranges the fault agent protects.
+            case Event.Mapping m when m.traced() || compiledIn -> regions.add(m.start());
             case Event.Range r when r.added() -> regions.add(r.start());
             case Event.Stats s -> windowsAtRisk = s.windowsAtRisk();
             default -> {}

@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Set;
@@ -16,15 +17,32 @@ import org.memtrace.trace.TracedAccess;
 /**
  * Table III of the MadT paper, counted from the stream the way the trace prints it (a read-modify-write is
  * a load and a store, the second half of a page straddle is not counted again), plus what the agent and
- * the ring report about the quality of the run.
+ * the ring report about the quality of the run. A compiled-in trace (a {@code .mtr} file) counts probe
+ * records instead of faults and, for a selective build, the accuracy the selection bought (paper 001's
+ * program-level MA and AIA, weighting each basic block by how often it ran).
  */
 public final class Summary implements EventConsumer {
     private final AccessInterpreter accesses;
     private final Set<Long> regions = new HashSet<>();
     private final Set<Integer> threads = new HashSet<>();
+    private final boolean compiledIn;
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
+    private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia;
+    private boolean selective;
 
-    public Summary(InstructionShapes shapes) { this.accesses = new AccessInterpreter(shapes); }
+    /** The program-level accuracy of a selective build: Σ exec(b)·block_ma (or aia) / Σ exec(b)·block_refs. */
+    public record Accuracy(long blockExecutions, double ma, double aia) {}
+
+    /** A summary of a fault-mode run. */
+    public Summary(InstructionShapes shapes) { this(shapes, false); }
+
+    private Summary(InstructionShapes shapes, boolean compiledIn) {
+        this.accesses = new AccessInterpreter(shapes);
+        this.compiledIn = compiledIn;
+    }
+
+    /** A summary of a compiled-in trace: sizes and kinds come with the probes, no decoder is needed. */
+    public static Summary ofProbes() { return new Summary(InstructionShapes.UNKNOWN, true); }
 
     @Override
     public void accept(Event event) {
@@ -38,7 +56,23 @@ public final class Summary implements EventConsumer {
                     else loads++;
                 }
             }
+            case Event.Probe p -> {
+                probes++;
+                for (TracedAccess t : accesses.interpret(p)) {
+                    if (t.store()) stores++;
+                    else loads++;
+                }
+                Event.ProbeSite site = p.site();
+                if (site.selective()) selective = true;
+                if (site.firstOfBlock()) {
+                    blockExecutions++;
+                    weightedRefs += site.blockRefs();
+                    weightedMa += site.blockMa();
+                    weightedAia += site.blockAia();
+                }
+            }
             case Event.Block b -> {
+                if (compiledIn && !b.syscall() && b.what() >= Event.BlockFunction.REP_MOVS.code) probes++;
                 switch (b.op()) {
                     case COPY -> copies++;
                     case STORE -> blockStores++;
@@ -52,7 +86,8 @@ public final class Summary implements EventConsumer {
                     default -> allocations++;
                 }
             }
-            case Event.Mapping m when m.traced() -> regions.add(m.start());
+            // Probes reach any mapped memory, not only the ranges the fault agent protects.
+            case Event.Mapping m when m.traced() || compiledIn -> regions.add(m.start());
             case Event.Range r when r.added() -> regions.add(r.start());
             case Event.Stats s -> windowsAtRisk = s.windowsAtRisk();
             default -> {}
@@ -79,6 +114,15 @@ public final class Summary implements EventConsumer {
 
     public long faults() { return faults; }
 
+    /** Probe records of a compiled-in trace; a {@code rep} instruction counts once. */
+    public long probes() { return probes; }
+
+    /** The selection's accuracy, for a selective build whose blocks ran at least once; empty otherwise. */
+    public Optional<Accuracy> accuracy() {
+        if (!selective || weightedRefs == 0) return Optional.empty();
+        return Optional.of(new Accuracy(blockExecutions, (double) weightedMa / weightedRefs, (double) weightedAia / weightedRefs));
+    }
+
     /** The table's counts by name, for machine-readable output; {@code lost} comes from the ring header. */
     public Map<String, Long> counts(long lost) {
         Map<String, Long> m = new LinkedHashMap<>();
@@ -91,17 +135,30 @@ public final class Summary implements EventConsumer {
         m.put("allocations", allocations);
         m.put("releases", releases);
         m.put("threads", (long) threads.size());
-        m.put("faults", faults);
-        m.put("windowsAtRisk", windowsAtRisk);
+        if (compiledIn) {
+            m.put("probes", probes);
+        } else {
+            m.put("faults", faults);
+            m.put("windowsAtRisk", windowsAtRisk);
+        }
         m.put("eventsLost", lost);
+        accuracy().ifPresent(a -> m.put("blockExecutions", a.blockExecutions()));
         return m;
     }
 
-    /** Prints the table; {@code lost} comes from the ring header, {@code elapsed} from the launcher. */
+    /**
+     * Prints the table; {@code lost} comes from the ring header (or the .mtr end record), {@code elapsed}
+     * from the launcher (null when a saved trace is printed: its run time is unknown).
+     */
     public void print(PrintWriter out, long lost, Duration elapsed) {
         out.println("memtrace summary");
         counts(lost).forEach((name, n) -> out.printf(Locale.ROOT, "  %-18s %,15d%n", label(name), n));
-        out.printf(Locale.ROOT, "  %-18s %,15.3f s%n", "elapsed", elapsed.toNanos() / 1e9);
+        accuracy().ifPresent(a -> {
+            out.printf(Locale.ROOT, "  %-18s %15.2f %%%n", "accuracy ma", 100 * a.ma());
+            out.printf(Locale.ROOT, "  %-18s %15.2f %%%n", "accuracy aia", 100 * a.aia());
+        });
+        if (elapsed != null) out.printf(Locale.ROOT, "  %-18s %,15.3f s%n", "elapsed", elapsed.toNanos() / 1e9);
+        if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();
     }
 

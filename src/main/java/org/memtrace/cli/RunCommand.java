@@ -20,6 +20,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.RunResult;
 import org.memtrace.launch.TraceOptions;
@@ -40,6 +41,7 @@ import picocli.CommandLine.Spec;
 /** {@code memtrace run}: trace one program with the agent and write the MadT text trace. */
 @Command(name = "run", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {"Runs PROGRAM with the memtrace agent and writes its data memory accesses as a MadT trace.",
+                "A program built with memtrace cc runs without the agent: its own probes record the accesses.",
                 "A #! script is run by its interpreter, and the interpreter is what gets traced."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"the program's:the program's exit status (128+N when signal N killed it)",
@@ -72,7 +74,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             description = "Size of the shared event ring, a power of two (default: ${DEFAULT-VALUE}).")
     int bufferMb;
 
-    @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE.")
+    @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE (the .mtr file for a program built with memtrace cc).")
     Path saveStream;
 
     @Option(names = {"-q", "--quiet"}, description = "Do not print the summary at the end.")
@@ -88,23 +90,28 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
-        Tracer.validate(options);
-        Writer out = openOutput();
+        boolean compiledIn = InstrumentedRun.isInstrumented(Tracer.validate(options).traced());
+        if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
+            say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+        Writer out = openOutput(output);
 
         SymbolicNaming names = new SymbolicNaming();
-        InstructionShapes instructionShapes = decodedShapes(names.addressSpace());
+        // Probes carry their sizes and kinds: a compiled-in run needs no decoder.
+        InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : decodedShapes(names.addressSpace());
         List<EventConsumer> consumers = new ArrayList<>();
         MadtWriter writer = new MadtWriter(out, addresses, names, instructionShapes, p -> say(err, p));
         consumers.add(writer);
-        Summary summary = new Summary(instructionShapes);
+        Summary summary = compiledIn ? Summary.ofProbes() : new Summary(instructionShapes);
         consumers.add(summary);
 
-        Tracer tracer = new Tracer(options, consumers, p -> say(err, p));
+        Tracer tracer = compiledIn ? null : new Tracer(options, consumers, p -> say(err, p));
+        InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, consumers, p -> say(err, p)) : null;
         CountDownLatch reported = new CountDownLatch(1);
         // On SIGINT/SIGTERM the JVM runs this hook while the run's thread keeps draining the ring: wait until
         // everything recorded is written and reported before letting the JVM go.
         Thread hook = new Thread(() -> {
-            tracer.requestStop();
+            if (compiledIn) instrumented.requestStop();
+            else tracer.requestStop();
             try {
                 reported.await(30, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
@@ -115,12 +122,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         try {
             RunResult result;
             try {
-                result = tracer.run();
+                result = compiledIn ? instrumented.run() : tracer.run();
             } catch (LaunchException e) {
                 writer.finish();
                 throw e;
             }
-            return report(err, result, summary, writer);
+            return report(err, result, summary, writer, compiledIn);
         } finally {
             reported.countDown();
             try {
@@ -132,7 +139,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /** The shapes read code through the naming's address space, which the writer keeps up to date. */
-    private static InstructionShapes decodedShapes(AddressSpace space) {
+    static InstructionShapes decodedShapes(AddressSpace space) {
         try {
             return new DecodedShapes(space);
         } catch (ZydisUnavailableException e) {
@@ -141,11 +148,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
-    private int report(PrintWriter err, RunResult result, Summary summary, MadtWriter writer) {
+    private int report(PrintWriter err, RunResult result, Summary summary, MadtWriter writer, boolean compiledIn) {
         if (!result.attached())
-            say(err, "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)");
+            say(err, compiledIn ? "the program wrote no trace (its runtime, libmemtrace-rt.so, did not start or ignored MEMTRACE_OUT)"
+                    : "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)");
         if (result.lost() > 0)
-            say(err, result.lost() + " events were lost: the agent could not hand them to memtrace");
+            say(err, result.lost() + (compiledIn ? " records were dropped by the program's runtime"
+                    : " events were lost: the agent could not hand them to memtrace"));
         if (!quiet) summary.print(err, result.lost(), result.elapsed());
         boolean summaryWritten = writeJsonSummary(err, result, summary);
         if (!quiet || result.killedBySignal()) say(err, result.describe());
@@ -170,7 +179,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
-    private static void say(PrintWriter err, String message) {
+    static void say(PrintWriter err, String message) {
         err.println("memtrace: " + Main.oneLine(message));
         err.flush();
     }
@@ -196,7 +205,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /** Opened before the program starts, so an unwritable path costs nothing but one line. */
-    private Writer openOutput() throws LaunchException {
+    static Writer openOutput(String output) throws LaunchException {
         if ("-".equals(output)) {
             // The trace shares stdout with the program: flush at the end, never close it.
             return new FilterWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), 1 << 16)) {

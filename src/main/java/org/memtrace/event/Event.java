@@ -5,7 +5,7 @@ package org.memtrace.event;
  * Events carry raw numbers only; naming them is the job of the symbols and heap packages.
  */
 public sealed interface Event
-        permits Event.Hello, Event.Access, Event.Block, Event.Alloc, Event.Module, Event.Mapping, Event.Range,
+        permits Event.Hello, Event.Access, Event.Probe, Event.Block, Event.Alloc, Event.Module, Event.Mapping, Event.Range,
         Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork {
 
     /** Kernel thread id of the thread that produced the event. */
@@ -20,18 +20,72 @@ public sealed interface Event
      */
     record Access(int tid, long ip, long address, boolean write, boolean sameStep) implements Event {}
 
+    /** What a compiled-in probe site records: a load, a store, or both of one read-modify-write operand. */
+    enum ProbeKind { LOAD, STORE, MODIFY }
+
+    /** The site flags' selection mode (docs/compiled-in.md): every access logged, or paper 001's ma/aia selection. */
+    enum SelectionMode { LOG, MA, AIA }
+
+    /**
+     * One probe site of an instrumented module as its site table describes it, with {@code ip} (the
+     * instrumented instruction) already at its run-time address. Shared by every record of the site.
+     */
+    record ProbeSite(long ip, ProbeKind kind, int size, int access, int flags, int weightMa, int weightAia,
+                     int blockRefs, int blockMa, int blockAia) {
+        public static final int IMPLICIT_STACK = 0x01;
+        public static final int FIRST_OF_BLOCK = 0x02;
+        public static final int MODE_MASK = 0x0c;
+        public static final int CONDITIONAL_REP = 0x10;
+
+        public SelectionMode mode() {
+            return switch (flags & MODE_MASK) {
+                case 0x04 -> SelectionMode.MA;
+                case 0x08 -> SelectionMode.AIA;
+                default -> SelectionMode.LOG;
+            };
+        }
+
+        public boolean firstOfBlock() { return (flags & FIRST_OF_BLOCK) != 0; }
+
+        /** The weight the trace prints in ma/aia mode: how many accesses of the full trace this record stands for. */
+        public int weight() {
+            return switch (mode()) {
+                case MA -> weightMa;
+                case AIA -> weightAia;
+                case LOG -> 1;
+            };
+        }
+
+        /** Whether this site's records stand for other accesses too (a selective build). */
+        public boolean selective() { return mode() != SelectionMode.LOG || weightMa != 1 || weightAia != 1; }
+    }
+
+    /**
+     * A data access recorded by a compiled-in probe (a {@code .mtr} access record; never an event-stream
+     * record). The size and kind come from the site table, so nothing is guessed from faults.
+     */
+    record Probe(int tid, long address, ProbeSite site) implements Event {
+        public long ip() { return site.ip(); }
+
+        public int size() { return site.size(); }
+
+        public ProbeKind kind() { return site.kind(); }
+    }
+
     enum BlockOp { COPY, STORE, FETCH }
 
     /**
      * A block operation. {@code syscall} tells whether the kernel did it (then {@code what} is the system
-     * call number) or a memcpy/memmove/memset call of the program, or an fread/fwrite the compiled-in
-     * runtime saw (then {@code what} is the {@link BlockFunction} code).
+     * call number) or a memcpy/memmove/memset call of the program, an fread/fwrite the compiled-in runtime
+     * saw, or a compiled-in {@code rep} string instruction (then {@code what} is the {@link BlockFunction} code).
      */
     record Block(int tid, BlockOp op, boolean syscall, long ip, long destination, long source, long length, int what)
             implements Event {}
 
     enum BlockFunction {
-        MEMCPY(1), MEMMOVE(2), MEMSET(3), FREAD(4), FWRITE(5);
+        MEMCPY(1), MEMMOVE(2), MEMSET(3), FREAD(4), FWRITE(5),
+        /** {@code rep} string instructions, seen only by compiled-in probes (never a stream code). */
+        REP_MOVS(6), REP_STOS(7), REP_LODS(8), REP_CMPS(9), REP_SCAS(10);
         public final int code;
         BlockFunction(int code) { this.code = code; }
         public static BlockFunction of(int code) {

@@ -6,7 +6,7 @@ import java.util.Map;
 import org.memtrace.event.Event;
 
 /**
- * Turns page faults into the loads and stores of the trace. One fault is not always one access: a
+ * Turns page faults (and compiled-in probe records) into the loads and stores of the trace. One fault is not always one access: a
  * read-modify-write instruction is a load and a store, and an access straddling a page boundary faults
  * once per page. Writers and the summary each use their own instance so they count the same lines.
  */
@@ -35,6 +35,21 @@ public final class AccessInterpreter {
             return List.of(new TracedAccess(a.tid(), a.ip(), a.address(), size, false),
                     new TracedAccess(a.tid(), a.ip(), a.address(), size, true));
         return List.of(new TracedAccess(a.tid(), a.ip(), a.address(), size, a.write()));
+    }
+
+    /**
+     * The trace accesses one probe record stands for: a modify is a load then a store, as for faults. In a
+     * selective build (ma/aia site mode) each line carries the site's weight.
+     */
+    public List<TracedAccess> interpret(Event.Probe p) {
+        Event.ProbeSite site = p.site();
+        int weight = site.mode() == Event.SelectionMode.LOG ? TracedAccess.UNWEIGHTED : site.weight();
+        return switch (site.kind()) {
+            case LOAD -> List.of(new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), false, weight));
+            case STORE -> List.of(new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), true, weight));
+            case MODIFY -> List.of(new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), false, weight),
+                    new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), true, weight));
+        };
     }
 
     /**

@@ -54,6 +54,9 @@ public final class MadtWriter implements EventConsumer {
                 case Event.Access a -> {
                     for (TracedAccess t : accesses.interpret(a)) access(t);
                 }
+                case Event.Probe p -> {
+                    for (TracedAccess t : accesses.interpret(p)) access(t);
+                }
                 case Event.Block b -> block(b);
                 default -> comment(event);
             }
@@ -67,6 +70,7 @@ public final class MadtWriter implements EventConsumer {
         numbered(t.store() ? 'S' : 'L', (sb, sym) -> {
             data(sb, sym, t.address()).append(',').append(region).append(',');
             code(sb, sym, t.ip()).append(',').append(t.size()).append(',').append(t.tid());
+            if (t.weighted()) sb.append(',').append(t.weight());
         });
     }
 

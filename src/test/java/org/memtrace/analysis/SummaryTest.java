@@ -43,4 +43,43 @@ class SummaryTest {
         assertThat(text.toString()).contains("loads", "block copies", "windows at risk                  7",
                 "events lost                      5", "elapsed                      1.500 s");
     }
+
+    static Event.ProbeSite site(Event.ProbeKind kind, int flags, int weightMa, int weightAia, int refs, int ma, int aia) {
+        return new Event.ProbeSite(0x401000, kind, 4, 0, flags, weightMa, weightAia, refs, ma, aia);
+    }
+
+    @Test
+    void aCompiledInTraceCountsProbesAndAFullBuildHasNoAccuracy() {
+        var s = Summary.ofProbes();
+        s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.MODIFY, 0x02, 1, 1, 2, 2, 2)));
+        s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.STORE, 0x00, 1, 1, 0, 0, 0)));
+        s.accept(new Event.Block(1, Event.BlockOp.STORE, false, 0x401000, 0x404000, 0, 32, Event.BlockFunction.REP_STOS.code));
+        s.accept(new Event.Block(1, Event.BlockOp.COPY, false, 0x401000, 0x404000, 0x405000, 32, Event.BlockFunction.MEMCPY.code));
+        assertThat(s.loads()).isEqualTo(1);
+        assertThat(s.stores()).isEqualTo(2);
+        assertThat(s.probes()).isEqualTo(3);
+        assertThat(s.accuracy()).isEmpty();
+        assertThat(s.counts(0)).containsKey("probes").doesNotContainKeys("faults", "windowsAtRisk", "blockExecutions");
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        assertThat(text.toString()).contains("uninstrumented libraries").doesNotContain("elapsed", "accuracy");
+    }
+
+    @Test
+    void aSelectiveBuildsAccuracyWeighsEachBlockByItsExecutions() {
+        var s = Summary.ofProbes();
+        // Block X (refs 4, ma 2, aia 3) runs 3 times, block Y (refs 2, ma 2, aia 2) once: MA 8/14, AIA 11/14.
+        for (int i = 0; i < 3; i++) {
+            s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x06, 2, 3, 4, 2, 3)));
+            s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x04, 1, 1, 0, 0, 0)));
+        }
+        s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x06, 1, 1, 2, 2, 2)));
+        var a = s.accuracy().orElseThrow();
+        assertThat(a.blockExecutions()).isEqualTo(4);
+        assertThat(a.ma()).isCloseTo(8.0 / 14, within(1e-12));
+        assertThat(a.aia()).isCloseTo(11.0 / 14, within(1e-12));
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        assertThat(text.toString()).contains("accuracy ma                  57.14 %", "accuracy aia                 78.57 %");
+    }
 }

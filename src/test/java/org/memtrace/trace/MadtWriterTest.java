@@ -92,6 +92,41 @@ class MadtWriterTest {
                 "L$0:table+1032200,[heap],main+73,0,1234");
     }
 
+    static Event.ProbeSite site(long ip, Event.ProbeKind kind, int size, int flags, int weightMa, int weightAia) {
+        return new Event.ProbeSite(ip, kind, size, 0, flags, weightMa, weightAia, 0, 0, 0);
+    }
+
+    @Test
+    void probesPrintTheSitesSizeAndKindAndAModifyIsALoadThenAStore() {
+        List<String> lines = write(AddressMode.BOTH,
+                new Event.Probe(TID, 0x404008, site(0x401010, Event.ProbeKind.LOAD, 4, 0, 1, 1)),
+                new Event.Probe(TID, 0x404010, site(0x401020, Event.ProbeKind.MODIFY, 8, 0, 1, 1)),
+                new Event.Block(TID, Event.BlockOp.COPY, false, 0x401030, 0x404000, 0x404100, 64, Event.BlockFunction.REP_MOVS.code));
+        assertThat(lines).containsExactly(
+                "L#0:0x404008,prog,0x401010,4,1234",
+                "L$0:table+8,prog,main+16,4,1234",
+                "L#1:0x404010,prog,0x401020,8,1234",
+                "L$1:table+16,prog,main+32,8,1234",
+                "S#2:0x404010,prog,0x401020,8,1234",
+                "S$2:table+16,prog,main+32,8,1234",
+                "Y#3:0x404000,prog,0x404100,prog,64,0x401030,1234,rep_movs",
+                "Y$3:table+0,prog,table+256,prog,64,main+48,1234,rep_movs");
+        lines.forEach(l -> assertThat(org.memtrace.testutil.MadtGrammar.check(l)).as(l).isNull());
+    }
+
+    @Test
+    void probesOfASelectiveBuildCarryTheirModesWeight() {
+        List<String> lines = write(AddressMode.SYMBOLIC,
+                new Event.Probe(TID, 0x404008, site(0x401010, Event.ProbeKind.STORE, 4, 0x04, 3, 5)),
+                new Event.Probe(TID, 0x404008, site(0x401010, Event.ProbeKind.LOAD, 4, 0x08, 3, 5)),
+                new Event.Probe(TID, 0x404008, site(0x401010, Event.ProbeKind.LOAD, 4, 0x04, 0, 0)));
+        assertThat(lines).containsExactly(
+                "S$0:table+8,prog,main+16,4,1234,3",
+                "L$1:table+8,prog,main+16,4,1234,5",
+                "L$2:table+8,prog,main+16,4,1234,0");
+        lines.forEach(l -> assertThat(org.memtrace.testutil.MadtGrammar.check(l)).as(l).isNull());
+    }
+
     @Test
     void accessSizeComesFromTheInstructionShape() {
         var known = Map.of(0x401049L, new InstructionShapes.Shape(4, false));

@@ -1,0 +1,86 @@
+package org.memtrace.mtr;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import org.memtrace.event.Event;
+import org.memtrace.symbols.ElfFile;
+
+/**
+ * Follows the MT_MODULE and MT_MAPPING events of a trace and keeps the site tables of the instrumented
+ * modules placed where they were loaded, so an access record's site (a run-time address) finds its entry.
+ * A module is keyed by path and load bias; its file must still have the recorded build-id.
+ */
+final class ModuleSites {
+    private final SiteMap sites = new SiteMap();
+    private final Map<String, SiteTable> tables = new HashMap<>();
+    private final Set<String> placed = new HashSet<>();
+    private final List<Event.Module> unnamed = new ArrayList<>();
+    /** Files mapped at offset 0, by start address: the loader names the main program "", its first mapping does. */
+    private final TreeMap<Long, String> fileStarts = new TreeMap<>();
+    private final Consumer<String> problems;
+
+    ModuleSites(Consumer<String> problems) { this.problems = problems; }
+
+    void observe(Event event) {
+        switch (event) {
+            case Event.Module m -> add(m);
+            case Event.Mapping m -> {
+                if (m.offset() == 0 && !m.path().isEmpty() && !m.path().startsWith("[")) fileStarts.put(m.start(), m.path());
+                if (!unnamed.isEmpty()) {
+                    List<Event.Module> waiting = List.copyOf(unnamed);
+                    unnamed.clear();
+                    waiting.forEach(this::add);
+                }
+            }
+            default -> { }
+        }
+    }
+
+    SiteTable.Site site(long address) { return sites.get(address); }
+
+    private void add(Event.Module m) {
+        String path = m.path();
+        if (path.isEmpty()) {
+            var e = fileStarts.ceilingEntry(m.loadBias());
+            if (e == null) {
+                unnamed.add(m);
+                return;
+            }
+            path = e.getValue();
+        }
+        if (!placed.add(path + '@' + m.loadBias())) return;
+        SiteTable table = table(path, m.buildId());
+        if (table != null) table.placeAt(m.loadBias(), sites);
+    }
+
+    /** The file's table, read once per path; null for a file without one or one that cannot be read. */
+    private SiteTable table(String path, byte[] buildId) {
+        if (tables.containsKey(path)) return tables.get(path);
+        SiteTable table = null;
+        try {
+            ElfFile elf = ElfFile.read(Path.of(path));
+            byte[] id = elf.buildId().orElse(null);
+            if (buildId.length > 0 && id != null && !Arrays.equals(id, buildId)) {
+                if (elf.section(SiteTable.SECTION).isPresent())
+                    problems.accept(path + " changed since the recording (its build-id differs): its probes cannot be named and are left out");
+            } else {
+                table = SiteTable.of(elf);
+            }
+        } catch (MtrFormatException e) {
+            problems.accept(e.getMessage() + "; its probes are left out");
+        } catch (IOException | RuntimeException e) {
+            // the vdso, a deleted or unreadable file: uninstrumented as far as the trace can tell
+        }
+        tables.put(path, table);
+        return table;
+    }
+}

@@ -1,0 +1,176 @@
+package org.memtrace.mtr;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The framing of a {@code .mtr} file (docs/compiled-in.md, "The .mtr file"): the header, the index of its
+ * chunks by thread and the end record. Opening reads only chunk headers; payloads are read later, one chunk
+ * at a time, by {@link MtrReader}. A damaged chunk or a file cut short ends the index there: what comes
+ * before is still read, and {@link #problem} says why the rest is not.
+ */
+public final class MtrFile implements AutoCloseable {
+    /** The bytes "MTRFILE1" read as a little-endian u64. */
+    public static final long MAGIC = 0x31454c494652544dL;
+    public static final int VERSION = 1;
+    public static final int HEADER_SIZE = 64;
+    public static final int CHUNK_MAGIC = 0x4b4e4843;
+    public static final int CHUNK_HEADER_SIZE = 32;
+    public static final int END_MAGIC = 0x444e4545;
+    public static final int END_SIZE = 32;
+    public static final int SLOT = 16;
+    public static final int CODEC_STORED = 0;
+    public static final int CODEC_ZSTD = 1;
+
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
+
+    /** One chunk: where its payload lies in the file and how to turn it into {@code rawLength} bytes of slots. */
+    public record Chunk(int tid, long order, long offset, int storedLength, int rawLength, int codec) {}
+
+    /** The end record a clean exit writes. */
+    public record End(long chunks, long records, long dropped) {}
+
+    private final Arena arena;
+    private final MemorySegment file;
+    private final long pid;
+    private final long pageSize;
+    private final Map<Integer, List<Chunk>> threads = new LinkedHashMap<>();
+    private final long chunkCount;
+    private End end;
+    private String problem;
+
+    private MtrFile(Arena arena, MemorySegment file) throws MtrFormatException {
+        this.arena = arena;
+        this.file = file;
+        if (file.byteSize() < HEADER_SIZE) throw new MtrFormatException("not a .mtr file: shorter than its 64-byte header");
+        if (file.get(U64, 0) != MAGIC) throw new MtrFormatException("not a .mtr file (no MTRFILE1 magic)");
+        int version = file.get(U32, 8);
+        if (version != VERSION)
+            throw new MtrFormatException(".mtr version " + Integer.toUnsignedString(version) + " is not supported (this memtrace reads version " + VERSION + ")");
+        int headerSize = file.get(U32, 12);
+        if (headerSize < HEADER_SIZE || headerSize > file.byteSize())
+            throw new MtrFormatException("header size " + Integer.toUnsignedString(headerSize) + " is impossible");
+        pid = file.get(U64, 16);
+        pageSize = file.get(U64, 24);
+        chunkCount = index(headerSize);
+        for (List<Chunk> chunks : threads.values()) chunks.sort(Comparator.comparingLong(Chunk::order));
+        if (end == null && problem == null)
+            problem = "the trace has no end record: the program was killed or memtrace's runtime could not finish; it holds what was written before";
+        else if (end != null && end.chunks() != chunkCount)
+            problem = "the end record counts " + end.chunks() + " chunks, the file holds " + chunkCount;
+    }
+
+    public static MtrFile open(Path path) throws IOException, MtrFormatException {
+        Arena arena = Arena.ofConfined();
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+            return new MtrFile(arena, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
+        } catch (IOException | MtrFormatException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Whether a file starts like a .mtr file (for commands that read several kinds of traces). */
+    public static boolean hasMagic(byte[] first8) {
+        if (first8.length < 8) return false;
+        long v = 0;
+        for (int i = 7; i >= 0; i--) v = v << 8 | (first8[i] & 0xff);
+        return v == MAGIC;
+    }
+
+    /** Reads every chunk header up to the end record, the end of the file or the first damage; returns the chunks indexed. */
+    private long index(long at) {
+        long size = file.byteSize();
+        long n = 0;
+        while (at < size) {
+            if (size - at < 4) return truncated(at, n);
+            int magic = file.get(U32, at);
+            if (magic == END_MAGIC) {
+                if (size - at < END_SIZE) return truncated(at, n);
+                end = new End(file.get(U64, at + 8), file.get(U64, at + 16), file.get(U64, at + 24));
+                if (at + END_SIZE != size) problem = (size - at - END_SIZE) + " bytes follow the end record; they are ignored";
+                return n;
+            }
+            if (magic != CHUNK_MAGIC) {
+                problem = "corrupt chunk at offset " + at + " (bad magic 0x" + Integer.toHexString(magic) + "); the rest of the file is ignored";
+                return n;
+            }
+            if (size - at < CHUNK_HEADER_SIZE) return truncated(at, n);
+            int tid = file.get(U32, at + 4);
+            long order = file.get(U64, at + 8);
+            long stored = Integer.toUnsignedLong(file.get(U32, at + 16));
+            long raw = Integer.toUnsignedLong(file.get(U32, at + 20));
+            int codec = file.get(U32, at + 24);
+            String bad = raw % SLOT != 0 ? "its " + raw + " raw bytes are not whole 16-byte slots"
+                    : codec == CODEC_STORED && stored != raw ? "stored chunk of " + stored + " bytes for " + raw + " raw bytes"
+                    : codec != CODEC_STORED && codec != CODEC_ZSTD ? "unknown codec " + Integer.toUnsignedString(codec)
+                    : raw > Integer.MAX_VALUE - SLOT ? "raw length " + raw + " is too large" : null;
+            if (bad != null) {
+                problem = "corrupt chunk at offset " + at + " (" + bad + "); the rest of the file is ignored";
+                return n;
+            }
+            long payload = at + CHUNK_HEADER_SIZE;
+            if (size - payload < stored) return truncated(at, n);
+            threads.computeIfAbsent(tid, t -> new ArrayList<>()).add(new Chunk(tid, order, payload, (int) stored, (int) raw, codec));
+            n++;
+            at = payload + ((stored + 7) & -8L);
+        }
+        return n;
+    }
+
+    private long truncated(long at, long chunks) {
+        problem = "the trace is truncated at offset " + at + " (after " + chunks + " whole chunks)";
+        return chunks;
+    }
+
+    public long pid() { return pid; }
+
+    public long pageSize() { return pageSize; }
+
+    /** Each thread's chunks in the order they were written; threads in the order their first chunk appears. */
+    public Map<Integer, List<Chunk>> threads() { return threads; }
+
+    public long chunks() { return chunkCount; }
+
+    public Optional<End> end() { return Optional.ofNullable(end); }
+
+    /** Why the file is incomplete or damaged, when it is: one sentence for a {@code memtrace:} line. */
+    public Optional<String> problem() { return Optional.ofNullable(problem); }
+
+    /** The chunk's slots: a slice of the file when stored, else decompressed into {@code scratch} (grown as needed). */
+    MemorySegment payload(Chunk c, Scratch scratch) throws MtrFormatException {
+        MemorySegment stored = file.asSlice(c.offset(), c.storedLength());
+        if (c.codec() == CODEC_STORED) return stored;
+        MemorySegment into = scratch.get(c.rawLength());
+        Zstd.get().decompress(stored, into);
+        return into;
+    }
+
+    /** A reusable native buffer for one thread's decompressed chunk. */
+    static final class Scratch {
+        private final Arena arena;
+        private MemorySegment buffer = MemorySegment.NULL;
+
+        Scratch(Arena arena) { this.arena = arena; }
+
+        MemorySegment get(int size) {
+            if (buffer.byteSize() < size) buffer = arena.allocate(Math.max(size, 2 * buffer.byteSize()), 16);
+            return buffer.asSlice(0, size);
+        }
+    }
+
+    @Override
+    public void close() { arena.close(); }
+}

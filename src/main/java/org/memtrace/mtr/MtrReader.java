@@ -1,0 +1,253 @@
+package org.memtrace.mtr;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.function.Consumer;
+import org.memtrace.event.Event;
+import org.memtrace.event.EventDecoder;
+import org.memtrace.event.StreamFormatException;
+import org.memtrace.event.StreamLayout;
+
+/**
+ * Turns a {@code .mtr} file back into one event stream: the threads' slot streams are merged so that events
+ * come in the order of their global sequence numbers, and each access record is delivered between the
+ * events of its own thread that surround it, as late as it can be (just before its thread's next event) so
+ * that the allocations other threads made before it are known when it is named. Pending accesses are
+ * bounded ({@link #MAX_PENDING} per thread): past that they go out at once, which the order still allows.
+ * Only one decompressed chunk per thread is held.
+ *
+ * <p>Access records become {@link Event.Probe}; the records of one rep string instruction become one
+ * {@link Event.Block} (two fetches for {@code cmps}). Damage ends the thread or the file where it is found:
+ * everything before it is delivered, and {@link Result#problems} says what was lost.
+ */
+public final class MtrReader {
+    static final int MAX_PENDING = 1 << 20;
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final long TAG = 1L << 63;
+    private static final int TAG_EVENT = 1;
+
+    /**
+     * What reading found. {@code probes} counts access records, {@code events} the embedded event records,
+     * {@code dropped} the records the runtime says it could not write (the end record); {@code complete} is
+     * false when the file was cut short or damaged, and {@code problems} says what was lost.
+     */
+    public record Result(long chunks, long probes, long events, long dropped, boolean ended, List<String> problems) {
+        public boolean complete() { return ended && problems.isEmpty(); }
+    }
+
+    private final MtrFile file;
+    private final Consumer<? super Event> consumer;
+    private final ModuleSites modules;
+    private final List<String> problems = new ArrayList<>();
+    private long probes, events, unknownSites, firstUnknownSite, brokenReps;
+
+    private MtrReader(MtrFile file, Consumer<? super Event> consumer) {
+        this.file = file;
+        this.consumer = consumer;
+        this.modules = new ModuleSites(problems::add);
+    }
+
+    /** Delivers every event the file holds to {@code consumer}, in order; throws only when the header is unreadable. */
+    public static Result read(MtrFile file, Consumer<? super Event> consumer) {
+        return new MtrReader(file, consumer).run();
+    }
+
+    private Result run() {
+        try (Arena arena = Arena.ofConfined()) {
+            List<ThreadStream> threads = new ArrayList<>();
+            file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, new MtrFile.Scratch(arena))));
+            PriorityQueue<ThreadStream> ready = new PriorityQueue<>(Comparator.comparingLong((ThreadStream t) -> t.nextSeq));
+            for (ThreadStream t : threads) {
+                advance(t);
+                if (t.next != null) ready.add(t);
+            }
+            while (!ready.isEmpty()) {
+                ThreadStream t = ready.poll();
+                flush(t);
+                deliver(t.next);
+                t.next = null;
+                advance(t);
+                if (t.next != null) ready.add(t);
+            }
+            for (ThreadStream t : threads) flush(t);
+        }
+        if (unknownSites > 0)
+            problems.add(unknownSites + " access records name a site no site table describes (the first 0x"
+                    + Long.toHexString(firstUnknownSite) + "); they are left out");
+        if (brokenReps > 0) problems.add(brokenReps + " rep string instructions lack their count record; they are left out");
+        List<String> all = new ArrayList<>(problems);
+        file.problem().ifPresent(all::add);
+        long dropped = file.end().map(MtrFile.End::dropped).orElse(0L);
+        return new Result(file.chunks(), probes, events, dropped, file.end().isPresent(), List.copyOf(all));
+    }
+
+    private void deliver(Event e) {
+        modules.observe(e);
+        consumer.accept(e);
+    }
+
+    /** Reads the thread's slots up to its next event (kept in {@code next}), holding the accesses before it. */
+    private void advance(ThreadStream t) {
+        try {
+            while (t.nextSlot()) {
+                if ((t.w1 & TAG) == 0) {
+                    if (t.pendingCount == MAX_PENDING) deliverHeld(t);
+                    t.hold(t.w0, t.w1);
+                    continue;
+                }
+                int type = (int) (t.w1 & 0xff);
+                int length = (int) ((t.w1 >>> 8) & 0xffff);
+                if (type != TAG_EVENT) throw new MtrFormatException("unknown tag type " + type);
+                long seq = t.w0;
+                Event e = t.event(length);
+                events++;
+                t.next = e;
+                t.nextSeq = seq;
+                return;
+            }
+        } catch (MtrFormatException | StreamFormatException e) {
+            problems.add("thread " + t.tid + ", chunk " + t.chunkOrder() + ": " + e.getMessage() + "; the rest of this thread's trace is lost");
+            t.abandon();
+        }
+    }
+
+    /** Delivers the thread's held accesses before its next event (or its end): a rep instruction left open ends here. */
+    private void flush(ThreadStream t) {
+        deliverHeld(t);
+        finishRep(t);
+    }
+
+    private void deliverHeld(ThreadStream t) {
+        for (int i = 0; i < t.pendingCount; i++) access(t, t.pending[2 * i], t.pending[2 * i + 1]);
+        t.pendingCount = 0;
+    }
+
+    private void access(ThreadStream t, long address, long siteAddress) {
+        probes++;
+        SiteTable.Site site = modules.site(siteAddress);
+        switch (site) {
+            case null -> {
+                if (unknownSites++ == 0) firstUnknownSite = siteAddress;
+            }
+            case SiteTable.Access a -> {
+                finishRep(t);
+                consumer.accept(new Event.Probe(t.tid, address, a.site()));
+            }
+            case SiteTable.Rep r -> {
+                if (t.rep != null && (t.rep.ip() != r.ip() || (t.repSeen & 1 << r.role()) != 0)) finishRep(t);
+                t.rep = r;
+                t.repSeen |= 1 << r.role();
+                switch (r.role()) {
+                    case SiteTable.KIND_REP_DESTINATION -> t.repDestination = address;
+                    case SiteTable.KIND_REP_SOURCE -> t.repSource = address;
+                    default -> t.repCount = address;
+                }
+                if (t.repSeen == r.roles()) finishRep(t);
+            }
+        }
+    }
+
+    /** Turns the rep instruction's records into block events; a zero count touched no memory and prints nothing. */
+    private void finishRep(ThreadStream t) {
+        SiteTable.Rep r = t.rep;
+        if (r == null) return;
+        int seen = t.repSeen;
+        t.rep = null;
+        t.repSeen = 0;
+        if ((seen & 1 << SiteTable.KIND_REP_COUNT) == 0) {
+            brokenReps++;
+            return;
+        }
+        if (t.repCount == 0) return;
+        long length = t.repCount * r.size();
+        int tid = t.tid;
+        long dst = t.repDestination, src = t.repSource;
+        switch (r.op()) {
+            case MOVS -> block(tid, Event.BlockOp.COPY, r, dst, src, length, Event.BlockFunction.REP_MOVS);
+            case STOS -> block(tid, Event.BlockOp.STORE, r, dst, 0, length, Event.BlockFunction.REP_STOS);
+            case LODS -> block(tid, Event.BlockOp.FETCH, r, 0, src, length, Event.BlockFunction.REP_LODS);
+            case SCAS -> block(tid, Event.BlockOp.FETCH, r, 0, dst, length, Event.BlockFunction.REP_SCAS);
+            case CMPS -> {
+                block(tid, Event.BlockOp.FETCH, r, 0, src, length, Event.BlockFunction.REP_CMPS);
+                block(tid, Event.BlockOp.FETCH, r, 0, dst, length, Event.BlockFunction.REP_CMPS);
+            }
+        }
+    }
+
+    private void block(int tid, Event.BlockOp op, SiteTable.Rep r, long dst, long src, long length, Event.BlockFunction f) {
+        consumer.accept(new Event.Block(tid, op, false, r.ip(), dst, src, length, f.code));
+    }
+
+    /** One thread's slots across its chunks, with the accesses read but not yet delivered. */
+    private final class ThreadStream {
+        final int tid;
+        final List<MtrFile.Chunk> chunks;
+        final MtrFile.Scratch scratch;
+        int chunk = -1;
+        MemorySegment data = MemorySegment.NULL;
+        long pos;
+        long w0, w1;
+        long[] pending = new long[64];
+        int pendingCount;
+        Event next;
+        long nextSeq;
+        SiteTable.Rep rep;
+        int repSeen;
+        long repDestination, repSource, repCount;
+
+        ThreadStream(int tid, List<MtrFile.Chunk> chunks, MtrFile.Scratch scratch) {
+            this.tid = tid;
+            this.chunks = chunks;
+            this.scratch = scratch;
+        }
+
+        boolean nextSlot() throws MtrFormatException {
+            while (pos >= data.byteSize()) {
+                if (chunk + 1 >= chunks.size()) return false;
+                chunk++;
+                data = file.payload(chunks.get(chunk), scratch);
+                pos = 0;
+            }
+            w0 = data.get(U64, pos);
+            w1 = data.get(U64, pos + 8);
+            pos += MtrFile.SLOT;
+            return true;
+        }
+
+        void hold(long address, long site) {
+            if (2 * pendingCount == pending.length) pending = Arrays.copyOf(pending, pending.length * 2);
+            pending[2 * pendingCount] = address;
+            pending[2 * pendingCount + 1] = site;
+            pendingCount++;
+        }
+
+        /** The event record in the next slots (it may continue in the thread's next chunk). */
+        Event event(int length) throws MtrFormatException {
+            if (length < StreamLayout.RECORD_HEADER_SIZE) throw new MtrFormatException("event tag of length " + length);
+            int slots = (length + MtrFile.SLOT - 1) / MtrFile.SLOT;
+            MemorySegment record = MemorySegment.ofArray(new long[2 * slots]);
+            for (int i = 0; i < slots; i++) {
+                if (!nextSlot()) throw new MtrFormatException("event record cut short by the end of the thread's trace");
+                record.set(U64, 16L * i, w0);
+                record.set(U64, 16L * i + 8, w1);
+            }
+            int size = EventDecoder.size(record, 0);
+            if (size != length) throw new MtrFormatException("event tag says " + length + " bytes, its record " + size);
+            return EventDecoder.decode(record, 0, chunks.get(chunk).offset());
+        }
+
+        long chunkOrder() { return chunk < 0 ? -1 : chunks.get(chunk).order(); }
+
+        void abandon() {
+            chunk = chunks.size();
+            data = MemorySegment.NULL;
+            pos = 0;
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package org.memtrace.mtr;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.memtrace.event.Event;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfFormatException;
+import org.memtrace.symbols.ElfSection;
+
+/**
+ * The {@code memtrace_sites} section of one instrumented ELF file, parsed into sites at link-time
+ * addresses (docs/compiled-in.md, "The site table"). {@link #at} places them at a load bias.
+ */
+final class SiteTable {
+    static final String SECTION = "memtrace_sites";
+    static final int ENTRY_SIZE = 24;
+
+    static final int KIND_LOAD = 1, KIND_STORE = 2, KIND_MODIFY = 3, KIND_REP_DESTINATION = 4, KIND_REP_SOURCE = 5,
+            KIND_REP_COUNT = 6;
+
+    /** A rep string instruction's operation, from its opcode (the site table does not say). */
+    enum RepOp { MOVS, STOS, LODS, CMPS, SCAS }
+
+    /** What a site's record means, at run-time addresses. */
+    sealed interface Site permits Access, Rep {}
+
+    /** An access site: each record is one {@link Event.Probe}. */
+    record Access(Event.ProbeSite site) implements Site {}
+
+    /**
+     * One operand record of a rep string instruction: {@code role} is 4 destination, 5 source or 6 count;
+     * {@code roles} the bit set (1 << role) of every record the instruction writes, so the reader knows when
+     * it has them all.
+     */
+    record Rep(long ip, int role, int roles, int size, RepOp op, boolean conditional) implements Site {}
+
+    /** One entry at link-time addresses, before it is placed at a bias. */
+    private record Entry(long probe, long insn, int kind, int size, int access, int flags, int weightMa, int weightAia,
+                         int blockRefs, int blockMa, int blockAia) {}
+
+    private final List<Entry> entries;
+    private final Map<Long, Integer> repRoles;
+    private final Map<Long, RepOp> repOps;
+
+    private SiteTable(List<Entry> entries, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps) {
+        this.entries = entries;
+        this.repRoles = repRoles;
+        this.repOps = repOps;
+    }
+
+    /** The file's site table; null when the file has no {@code memtrace_sites} section (not built by memtrace cc). */
+    static SiteTable of(ElfFile elf) throws MtrFormatException {
+        ElfSection section = elf.section(SECTION).orElse(null);
+        if (section == null) return null;
+        byte[] bytes;
+        try {
+            bytes = elf.contents(section);
+        } catch (ElfFormatException e) {
+            throw new MtrFormatException(elf.path() + ": " + e.getMessage());
+        }
+        if (bytes.length % ENTRY_SIZE != 0)
+            throw new MtrFormatException(elf.path() + ": the " + SECTION + " section is " + bytes.length + " bytes, not whole 24-byte entries");
+        ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        List<Entry> entries = new ArrayList<>(bytes.length / ENTRY_SIZE);
+        Map<Long, Integer> repRoles = new HashMap<>();
+        for (int at = 0; at < bytes.length; at += ENTRY_SIZE) {
+            long here = section.address() + at;
+            int kind = Byte.toUnsignedInt(b.get(at + 8));
+            if (kind < KIND_LOAD || kind > KIND_REP_COUNT)
+                throw new MtrFormatException(elf.path() + ": site table entry " + at / ENTRY_SIZE + " has unknown kind " + kind);
+            Entry e = new Entry(here + b.getInt(at), here + 4 + b.getInt(at + 4), kind, Byte.toUnsignedInt(b.get(at + 9)),
+                    Byte.toUnsignedInt(b.get(at + 10)), Byte.toUnsignedInt(b.get(at + 11)), u16(b, at + 12), u16(b, at + 14),
+                    u16(b, at + 16), u16(b, at + 18), u16(b, at + 20));
+            entries.add(e);
+            if (kind >= KIND_REP_DESTINATION) repRoles.merge(e.insn(), 1 << kind, (x, y) -> x | y);
+        }
+        Map<Long, RepOp> repOps = new HashMap<>();
+        repRoles.forEach((insn, roles) -> repOps.put(insn, repOp(elf.bytesAt(insn, 15), roles)));
+        return new SiteTable(List.copyOf(entries), repRoles, repOps);
+    }
+
+    private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
+
+    /**
+     * The operation from the opcode after the prefixes; without the bytes, from the operands the probe
+     * recorded (destination and source: movs, destination: stos, source: lods).
+     */
+    static RepOp repOp(ByteBuffer code, int roles) {
+        while (code.hasRemaining()) {
+            int op = Byte.toUnsignedInt(code.get());
+            boolean prefix = op == 0xf2 || op == 0xf3 || op == 0x66 || op == 0x67 || (op & 0xf0) == 0x40
+                    || op == 0x26 || op == 0x2e || op == 0x36 || op == 0x3e || op == 0x64 || op == 0x65;
+            if (prefix) continue;
+            switch (op & 0xfe) {
+                case 0xa4 -> { return RepOp.MOVS; }
+                case 0xa6 -> { return RepOp.CMPS; }
+                case 0xaa -> { return RepOp.STOS; }
+                case 0xac -> { return RepOp.LODS; }
+                case 0xae -> { return RepOp.SCAS; }
+                default -> { }
+            }
+            break;
+        }
+        boolean dst = (roles & 1 << KIND_REP_DESTINATION) != 0;
+        boolean src = (roles & 1 << KIND_REP_SOURCE) != 0;
+        return dst && src ? RepOp.MOVS : dst ? RepOp.STOS : RepOp.LODS;
+    }
+
+    int size() { return entries.size(); }
+
+    /** The sites by run-time probe address for the file loaded at {@code bias}. */
+    void placeAt(long bias, SiteMap into) {
+        for (Entry e : entries) {
+            long ip = e.insn() + bias;
+            Site site = switch (e.kind()) {
+                case KIND_LOAD, KIND_STORE, KIND_MODIFY -> new Access(new Event.ProbeSite(ip,
+                        e.kind() == KIND_LOAD ? Event.ProbeKind.LOAD : e.kind() == KIND_STORE ? Event.ProbeKind.STORE : Event.ProbeKind.MODIFY,
+                        e.size(), e.access(), e.flags(), e.weightMa(), e.weightAia(), e.blockRefs(), e.blockMa(), e.blockAia()));
+                default -> new Rep(ip, e.kind(), repRoles.get(e.insn()), e.size(), repOps.get(e.insn()),
+                        (e.flags() & Event.ProbeSite.CONDITIONAL_REP) != 0);
+            };
+            into.put(e.probe() + bias, site);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package org.memtrace.mtr;
+
+import static org.assertj.core.api.Assertions.*;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.event.Event;
+import org.memtrace.event.TestRecords;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfSymbol;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.MtrWriter;
+import org.memtrace.testutil.MtrWriter.Slots;
+
+/** The reader's events for .mtr files against the sites.c fixture's table: order, rep blocks, damage inside a thread. */
+class MtrReaderTest {
+    @TempDir Path dir;
+    Path program;
+    Map<String, Long> sym = new HashMap<>();
+
+    @BeforeEach
+    void build() throws Exception {
+        program = Gcc.compile(dir, "sites.c", "sites", "-no-pie");
+        for (ElfSymbol s : ElfFile.read(program).symtab()) sym.put(s.name(), s.value());
+    }
+
+    record Read(List<Event> events, MtrReader.Result result) {}
+
+    Read read(MtrWriter w) throws Exception {
+        List<Event> events = new ArrayList<>();
+        try (MtrFile f = MtrFile.open(w.write(dir.resolve("t.mtr")))) {
+            return new Read(events, MtrReader.read(f, events::add));
+        }
+    }
+
+    byte[] module() { return TestRecords.module(1, 0, new byte[0], program.toString()); }
+
+    @Test
+    void theOpcodeNamesTheRepOperation() {
+        int dst = 1 << SiteTable.KIND_REP_DESTINATION, src = 1 << SiteTable.KIND_REP_SOURCE, count = 1 << SiteTable.KIND_REP_COUNT;
+        assertThat(SiteTable.repOp(code(0xf3, 0xa4), dst | src | count)).isEqualTo(SiteTable.RepOp.MOVS);
+        assertThat(SiteTable.repOp(code(0xf3, 0x48, 0xab), dst | count)).isEqualTo(SiteTable.RepOp.STOS);
+        assertThat(SiteTable.repOp(code(0xf3, 0x66, 0xad), src | count)).isEqualTo(SiteTable.RepOp.LODS);
+        assertThat(SiteTable.repOp(code(0xf3, 0xa6), dst | src | count)).isEqualTo(SiteTable.RepOp.CMPS);
+        assertThat(SiteTable.repOp(code(0xf2, 0xae), dst | count)).isEqualTo(SiteTable.RepOp.SCAS);
+        // Without the code bytes, the operands recorded decide.
+        assertThat(SiteTable.repOp(code(), dst | count)).isEqualTo(SiteTable.RepOp.STOS);
+        assertThat(SiteTable.repOp(code(), src | count)).isEqualTo(SiteTable.RepOp.LODS);
+    }
+
+    static ByteBuffer code(int... bytes) {
+        ByteBuffer b = ByteBuffer.allocate(bytes.length);
+        for (int x : bytes) b.put((byte) x);
+        return b.flip();
+    }
+
+    @Test
+    void aThreadWithoutEventsIsDeliveredAfterTheOthersAndAZeroCountRepPrintsNothing() throws Exception {
+        Read r = read(new MtrWriter(1)
+                .chunk(2, new Slots().access(sym.get("table"), sym.get("mt_s1"))
+                        .access(sym.get("big"), sym.get("mt_s7")).access(0, sym.get("mt_s8")), true)
+                .chunk(1, new Slots().event(0, module()).access(sym.get("big"), sym.get("mt_s2"))
+                        .event(1, TestRecords.exit(1, 1, 0, 0, 0, "")), true)
+                .end(0));
+        assertThat(r.result().complete()).isTrue();
+        assertThat(r.result().probes()).isEqualTo(4);
+        assertThat(r.events()).extracting(e -> e.getClass().getSimpleName() + "/" + e.tid())
+                .containsExactly("Module/1", "Probe/1", "Exit/1", "Probe/2");
+        Event.Probe p = (Event.Probe) r.events().get(1);
+        assertThat(p.ip()).isEqualTo(sym.get("mt_i2"));
+        assertThat(p.kind()).isEqualTo(Event.ProbeKind.STORE);
+        assertThat(p.size()).isEqualTo(8);
+    }
+
+    @Test
+    void aRepInstructionIsOneBlockOfCountTimesElementSize() throws Exception {
+        Read r = read(new MtrWriter(1)
+                .chunk(1, new Slots().event(0, module())
+                        .access(sym.get("big") + 8, sym.get("mt_s7")).access(3, sym.get("mt_s8"))
+                        .access(sym.get("big"), sym.get("mt_s4")).access(sym.get("table"), sym.get("mt_s5")).access(5, sym.get("mt_s6"))
+                        .event(1, TestRecords.exit(1, 1, 0, 0, 0, "")), false)
+                .end(0));
+        assertThat(r.events()).filteredOn(e -> e instanceof Event.Block).containsExactly(
+                new Event.Block(1, Event.BlockOp.STORE, false, sym.get("mt_i5"), sym.get("big") + 8, 0, 24, Event.BlockFunction.REP_STOS.code),
+                new Event.Block(1, Event.BlockOp.COPY, false, sym.get("mt_i4"), sym.get("big"), sym.get("table"), 5, Event.BlockFunction.REP_MOVS.code));
+    }
+
+    @Test
+    void anUnknownTagEndsItsThreadAndSaysWhere() throws Exception {
+        Read r = read(new MtrWriter(1)
+                .chunk(1, new Slots().event(0, module()).access(sym.get("table"), sym.get("mt_s1"))
+                        .slot(0, 1L << 63 | 7).access(sym.get("table"), sym.get("mt_s1")), true)
+                .end(0));
+        assertThat(r.events()).hasSize(2);
+        assertThat(r.result().complete()).isFalse();
+        assertThat(r.result().problems()).containsExactly("thread 1, chunk 0: unknown tag type 7; the rest of this thread's trace is lost");
+    }
+}

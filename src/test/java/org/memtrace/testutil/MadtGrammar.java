@@ -1,0 +1,69 @@
+package org.memtrace.testutil;
+
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The grammar of docs/trace-format.md as regular expressions: every line a test's trace holds must match
+ * one production. Raw ({@code #}) lines must print addresses as hex; symbolic fields are any text without a
+ * comma (names are checked by the tests that care about them).
+ */
+public final class MadtGrammar {
+    private MadtGrammar() {}
+
+    private static final String HEX = "0x(?:0|[1-9a-f][0-9a-f]*)";
+    private static final String NAME = "[^,\\s][^,]*";
+    private static final String DIGITS = "\\d+";
+    private static final String REGION = "(?:\\[(?:heap|stack|anon|data|file|unknown|vdso)\\]|[^,/\\[\\s][^,/]*)";
+    private static final String VIA = "(?:memcpy|memmove|memset|rep_movs|rep_stos|rep_lods|rep_cmps|rep_scas|[a-z_][a-z0-9_]*|syscall\\d+)";
+
+    /** The fields after {@code seq:} for each letter, with {@code A} standing for an address (hex on # lines). */
+    private static final Map<Character, String> FIELDS = Map.ofEntries(
+            Map.entry('L', "A,R,A,D,D(?:,D)?"),
+            Map.entry('S', "A,R,A,D,D(?:,D)?"),
+            Map.entry('Y', "A,R,A,R,D,A,D,V"),
+            Map.entry('W', "A,R,D,A,D,V"),
+            Map.entry('G', "A,R,D,A,D,V"),
+            Map.entry('M', "A,D,D"),
+            Map.entry('C', "A,D,D"),
+            Map.entry('P', "A,D,D"),
+            Map.entry('R', "A,D,A,D"),
+            Map.entry('E', "A,D,A,D"),
+            Map.entry('F', "A,D"),
+            Map.entry('U', "A,D,D"));
+
+    private static final Pattern NUMBERED = Pattern.compile("([LSYWGMCPREFU])([#$])(\\d+):(.*)");
+
+    private static final List<Pattern> COMMENTS = List.of(
+            "agent pid=\\d+ page-size=\\d+ regions=\\d+",
+            "module .* bias=" + HEX + " build-id=[0-9a-f]*",
+            "mapping " + HEX + "-" + HEX + " [r-][w-][x-] offset=" + HEX + "( traced)?( .*)?",
+            "(un)?traced (data|heap|anon|file) " + HEX + "-" + HEX + " [r-][w-][x-]",
+            "(start|stop) tid=\\d+( caller=" + NAME + ")?",
+            "thread \\d+ start parent=\\d+",
+            "thread \\d+ exit code=-?\\d+",
+            "fork tid=\\d+ child=\\d+ \\(untraced\\)",
+            "stats faults=\\d+ steps=\\d+ syscalls=\\d+ windows-at-risk=\\d+ untraced-faults=\\d+",
+            "exit status=-?\\d+ tid=\\d+",
+            "exec .* tid=\\d+",
+            "fatal signal \\d+ \\([A-Z0-9+]+\\) ip=" + NAME + " addr=" + HEX + " tid=\\d+")
+            .stream().map(Pattern::compile).toList();
+
+    private static final Map<String, Pattern> COMPILED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Null when {@code line} is well-formed, else why not. */
+    public static String check(String line) {
+        if (line.startsWith("# ")) {
+            String text = line.substring(2);
+            return COMMENTS.stream().anyMatch(p -> p.matcher(text).matches()) ? null : "unknown comment line";
+        }
+        var m = NUMBERED.matcher(line);
+        if (!m.matches()) return "neither a numbered line nor a comment";
+        boolean raw = m.group(2).equals("#");
+        String shape = FIELDS.get(m.group(1).charAt(0));
+        Pattern p = COMPILED.computeIfAbsent(shape + raw, k -> Pattern.compile(shape
+                .replace("A", raw ? HEX : NAME).replace("R", REGION).replace("D", DIGITS).replace("V", VIA)));
+        return p.matcher(m.group(4)).matches() ? null : "fields do not match the " + m.group(1) + " production";
+    }
+}

@@ -19,7 +19,8 @@ import java.util.function.LongPredicate;
  *
  * <p>Choices, for addr2line's agreement: all rows count whatever their {@code is_stmt} (a non-statement row
  * still says which line the instruction came from); of several rows at one address the last wins; a
- * sequence covers its rows up to its end address, and the addresses between sequences have no line.
+ * sequence covers its rows up to its end address, and the addresses between sequences, like rows of line
+ * 0, have no line. Columns are not kept.
  * Sequences that do not start in an executable segment (functions the linker discarded keep their rows at
  * address 0) are dropped, as is a sequence overlapping one that starts lower.
  */
@@ -411,7 +412,8 @@ public final class DwarfLines {
                 lines = Arrays.copyOf(lines, size * 2);
             }
             addresses[size] = address;
-            files[size] = file;
+            // Line 0 marks code that comes from no line (DWARF 4, 6.2.2): it has no line, like a gap.
+            files[size] = line == 0 ? LineTable.GAP : file;
             lines[size] = (int) line;
             size++;
         }

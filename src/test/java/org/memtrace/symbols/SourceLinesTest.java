@@ -188,6 +188,36 @@ class SourceLinesTest {
         }
     }
 
+    @Test
+    void libcLinesFromItsDebugFileAgreeWithTheOtherReaders() throws Exception {
+        ElfFile libc = ElfFile.read(Path.of("/lib/x86_64-linux-gnu/libc.so.6"));
+        Optional<ElfFile> debug = DebugFiles.system().find(libc);
+        assumeThat(debug).as("libc6-dbg installed").isPresent();
+        LineTable lines = DwarfLines.read(debug.get(), libc.loadSegments());
+        assertThat(lines.problem()).isEmpty();
+        java.util.Random random = new java.util.Random(5);
+        List<ElfSymbol> functions = debug.get().symtab().stream().filter(s -> s.isFunction() && s.isDefined() && s.size() > 0).toList();
+        List<Long> addresses = new ArrayList<>();
+        for (int i = 0; i < 1500; i++) {
+            ElfSymbol f = functions.get(random.nextInt(functions.size()));
+            addresses.add(f.value() + random.nextLong(f.size()));
+        }
+        List<Reference> bfd = addr2line(debug.get().path(), addresses);
+        List<Reference> llvm = llvmSymbolizer(debug.get().path(), addresses);
+        int named = 0;
+        for (int i = 0; i < addresses.size(); i++) {
+            Optional<SourceLine> got = lines.lineOf(addresses.get(i));
+            String where = "libc at 0x" + Long.toHexString(addresses.get(i));
+            assertThat(got.map(SourceLine::line).orElse(0)).as(where).isEqualTo(bfd.get(i).line());
+            if (llvm == null || got.isEmpty()) continue;
+            // Both readers put the relative compilation directory twice (./libio/./libio/fileops.c); memtrace once.
+            String reference = llvm.get(i).path().replaceFirst("^(\\./[^/]+)/\\1/", "$1/");
+            assertThat(got.get().file()).as(where).isEqualTo(DwarfLines.normalize(reference));
+            named++;
+        }
+        assertThat(named).isGreaterThan(llvm == null ? -1 : 1000);
+    }
+
     /**
      * Compares the table at every byte of the fixtures' functions with two independent readers; returns how
      * many addresses were compared. addr2line (binutils 2.40) gives the reference line everywhere, but for

@@ -86,6 +86,12 @@ public final class SymbolicNaming implements Naming {
         return space.code(ip);
     }
 
+    /** The line the module's DWARF line table gives for the instruction; see {@link AddressSpace#source}. */
+    @Override
+    public String source(long ip) {
+        return space.source(ip);
+    }
+
     /**
      * The name of the block the event created; for free, munmap and realloc to size 0 the released name of
      * the block it released; {@link #NO_BLOCK} when it did neither. Meant for the event just observed: for

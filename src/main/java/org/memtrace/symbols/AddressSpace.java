@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import org.memtrace.event.Event;
 
@@ -26,6 +27,9 @@ public final class AddressSpace {
 
     private static final long PAGE = 4096;
     private static final int CACHE_SIZE = 1 << 13;
+    /** A distinct instance, compared by identity: the cached answer "no line here". */
+    @SuppressWarnings("StringOperationCanBeSimplified")
+    private static final String NO_SOURCE = new String("");
 
     private final DebugFiles debugFiles;
     private final Map<String, ModuleImage> images = new HashMap<>();
@@ -43,6 +47,9 @@ public final class AddressSpace {
 
     private final long[] codeKeys = new long[CACHE_SIZE];
     private final String[] codeNames = new String[CACHE_SIZE];
+    private final long[] sourceKeys = new long[CACHE_SIZE];
+    /** {@code file:line} per cached address; {@link #NO_SOURCE} remembers that an address has none. */
+    private final String[] sourceNames = new String[CACHE_SIZE];
 
     public AddressSpace(DebugFiles debugFiles) {
         this.debugFiles = debugFiles;
@@ -95,6 +102,34 @@ public final class AddressSpace {
         codeKeys[slot] = ip;
         codeNames[slot] = name;
         return name;
+    }
+
+    /**
+     * The source line of the instruction at run-time address {@code ip}: the line table of the module holding
+     * it, at {@code ip} minus the module's load bias. Empty outside modules, in a module without line
+     * information (compiled without {@code -g}, no debug file, a corrupt table: see
+     * {@link ModuleImage#lines()}) and between the table's sequences.
+     */
+    public Optional<SourceLine> sourceLine(long ip) {
+        LoadedModule m = moduleAt(ip);
+        return m == null ? Optional.empty() : m.image().lines().lineOf(ip - m.bias());
+    }
+
+    /**
+     * {@link #sourceLine} as {@code file:line} ({@code src/main.c:12}), or null when the address has none;
+     * remembered per address, as {@link #code} is, because a trace names the same instructions again and again.
+     */
+    public String source(long ip) {
+        int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 51);
+        String cached = sourceNames[slot];
+        if (cached == null || sourceKeys[slot] != ip) {
+            LoadedModule m = moduleAt(ip);
+            if (m == null) return null;
+            cached = m.image().lines().lineOf(ip - m.bias()).map(SourceLine::toString).orElse(NO_SOURCE);
+            sourceKeys[slot] = ip;
+            sourceNames[slot] = cached;
+        }
+        return cached == NO_SOURCE ? null : cached;
     }
 
     /** A global or static variable of some module as {@code name+offset}, or null when no object covers the address. */
@@ -242,5 +277,6 @@ public final class AddressSpace {
 
     private void clearCodeCache() {
         Arrays.fill(codeNames, null);
+        Arrays.fill(sourceNames, null);
     }
 }

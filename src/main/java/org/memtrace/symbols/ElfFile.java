@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.zip.DataFormatException;
+import java.util.zip.Inflater;
 
 /**
  * An ELF64 little-endian file, parsed eagerly into immutable tables. Every offset and count read from the
@@ -26,6 +28,7 @@ public final class ElfFile {
     private static final int NT_GNU_BUILD_ID = 3;
     private static final int R_X86_64_COPY = 5;
     private static final int R_X86_64_JUMP_SLOT = 7;
+    private static final int ELFCOMPRESS_ZLIB = 1;
 
     private final Path path;
     private final ByteBuffer bytes;
@@ -104,6 +107,39 @@ public final class ElfFile {
         byte[] b = new byte[(int) section.fileSize()];
         bytes.get((int) section.offset(), b);
         return b;
+    }
+
+    /**
+     * A section's contents as the program that wrote it meant them: a read-only view of the file, or for an
+     * SHF_COMPRESSED section its inflated bytes (zlib only; zstd is refused). Empty for a NOBITS section.
+     */
+    public ByteBuffer contentsOf(ElfSection section) throws ElfFormatException {
+        checkRange(section.offset(), section.fileSize(), section.name());
+        ByteBuffer stored = bytes.slice((int) section.offset(), (int) section.fileSize()).order(ByteOrder.LITTLE_ENDIAN);
+        if (!section.isCompressed() || section.fileSize() == 0) return stored.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        if (stored.capacity() < 24) throw fail(section.name() + ": compressed section shorter than its header");
+        long kind = stored.getInt(0) & 0xffffffffL;
+        long size = stored.getLong(8);
+        if (kind != ELFCOMPRESS_ZLIB) throw fail(section.name() + ": compression type " + kind + " is not zlib");
+        if (size < 0 || size > Integer.MAX_VALUE - 8) throw fail(section.name() + ": inflated size " + size + " out of range");
+        byte[] out = new byte[(int) size];
+        Inflater inflater = new Inflater();
+        try {
+            inflater.setInput(stored.slice(24, stored.capacity() - 24));
+            int n = 0;
+            while (n < out.length && !inflater.finished()) {
+                int got = inflater.inflate(out, n, out.length - n);
+                // No progress with input left means a dictionary or more input is wanted: the stream is cut.
+                if (got == 0 && (inflater.needsInput() || inflater.needsDictionary())) break;
+                n += got;
+            }
+            if (n != out.length) throw fail(section.name() + ": inflated " + n + " of " + size + " bytes");
+        } catch (DataFormatException e) {
+            throw fail(section.name() + ": corrupt zlib data (" + e.getMessage() + ")");
+        } finally {
+            inflater.end();
+        }
+        return ByteBuffer.wrap(out).asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     public List<ElfSegment> loadSegments() {

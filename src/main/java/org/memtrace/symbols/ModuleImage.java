@@ -21,29 +21,35 @@ public final class ModuleImage {
     private final List<ElfSegment> loads;
     private final String problem;
     private final boolean debugFileUsed;
+    /** The separate debug file found for the symbols, if any: lines come from it too. */
+    private final ElfFile debug;
+    private final DebugFiles debugFiles;
+    private LineTable lines;
 
-    private ModuleImage(String path, ElfFile elf, SymbolIndex symbols, String problem, boolean debugFileUsed) {
+    private ModuleImage(String path, ElfFile elf, SymbolIndex symbols, String problem, ElfFile debug, DebugFiles debugFiles) {
         this.path = path;
         this.name = baseName(path);
         this.elf = elf;
         this.symbols = symbols;
         this.loads = elf == null ? List.of() : elf.loadSegments();
         this.problem = problem;
-        this.debugFileUsed = debugFileUsed;
+        this.debugFileUsed = debug != null;
+        this.debug = debug;
+        this.debugFiles = debugFiles;
     }
 
     public static ModuleImage load(String path, DebugFiles debugFiles) {
         try {
             ElfFile elf = ElfFile.read(Path.of(path));
             Optional<ElfFile> debug = elf.symtab().isEmpty() ? debugFiles.find(elf) : Optional.empty();
-            return new ModuleImage(path, elf, SymbolIndex.of(elf, debug.orElse(null)), null, debug.isPresent());
+            return new ModuleImage(path, elf, SymbolIndex.of(elf, debug.orElse(null)), null, debug.orElse(null), debugFiles);
         } catch (IOException | RuntimeException e) {
             return unreadable(path, e.getMessage() == null ? e.toString() : e.getMessage());
         }
     }
 
     public static ModuleImage unreadable(String path, String problem) {
-        return new ModuleImage(path, null, SymbolIndex.empty(), problem, false);
+        return new ModuleImage(path, null, SymbolIndex.empty(), problem, null, null);
     }
 
     /** The file name as a programmer says it: {@code libc.so.6}, the program's name. */
@@ -72,6 +78,30 @@ public final class ModuleImage {
 
     /** Whether the symbols came in part from a separate debug file. */
     public boolean debugFileUsed() { return debugFileUsed; }
+
+    /**
+     * The module's source lines by link-time address, from its own {@code .debug_line} or else its separate
+     * debug file's (found by build-id or debug link). Parsed on first use, once: a module the trace never
+     * asks about costs nothing. An empty table says in {@link LineTable#problem} why there are no lines.
+     */
+    public synchronized LineTable lines() {
+        if (lines == null) lines = readLines();
+        return lines;
+    }
+
+    private LineTable readLines() {
+        if (elf == null) return LineTable.unavailable(problem);
+        if (hasLines(elf)) return DwarfLines.read(elf, loads);
+        // A module whose symbols are its own may still have its lines only in a debug file (strip -g).
+        ElfFile separate = debug != null ? debug : debugFiles.find(elf).orElse(null);
+        if (separate != null && hasLines(separate)) return DwarfLines.read(separate, loads);
+        return LineTable.unavailable(path + ": no .debug_line" + (separate == null ? " and no separate debug file"
+                : " here nor in " + separate.path()) + " (compiled without -g?)");
+    }
+
+    private static boolean hasLines(ElfFile file) {
+        return file.section(".debug_line").filter(s -> s.fileSize() > 0).isPresent();
+    }
 
     /** The file-backed bytes at ELF virtual address {@code vaddr}, at most {@code max}; empty when none. */
     public ByteBuffer bytesAt(long vaddr, int max) {

@@ -22,6 +22,14 @@ public interface Naming {
     /** A code address as {@code function+offset}, or the module-relative form when no symbol covers it. */
     String code(long ip);
 
+    /**
+     * The source line of a code address as {@code file:line} ({@code src/main.c:12}), or null when no line
+     * table covers it (no {@code -g}, outside modules). Namings that know no source lines keep the default.
+     */
+    default String source(long ip) {
+        return null;
+    }
+
     /** The forged name of the block an allocation event created, as in Listing 2: {@code <malloc0006@fMallocHandle+45>}. */
     String block(Event.Alloc allocation);
 }

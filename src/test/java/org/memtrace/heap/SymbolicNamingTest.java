@@ -51,6 +51,18 @@ class SymbolicNamingTest {
     }
 
     @Test
+    void codeOfAProgramBuiltWithDashGAndOfLibcHasSourceLines() throws Exception {
+        SymbolicNaming naming = naming();
+        // Gcc.compile hands gcc the absolute path of the source, so that is the name as compiled.
+        int helperLine = java.nio.file.Files.readAllLines(dir.resolve("probe.c")).indexOf(
+                "static __attribute__((noinline)) int helper(int x) {") + 1;
+        assertThat(helperLine).isPositive();
+        assertThat(naming.source(run.address("helper"))).isEqualTo(dir.resolve("probe.c") + ":" + helperLine);
+        assertThat(naming.source(run.address("puts"))).matches("libio/ioputs\\.c:\\d+");
+        assertThat(naming.source(8)).isNull();
+    }
+
+    @Test
     void heapBlocksAreNamedByAllocationAndAUseAfterFreeShowsFreed() {
         SymbolicNaming naming = naming();
         long site = run.address("findDisparity") + 45;

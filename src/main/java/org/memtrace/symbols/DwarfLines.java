@@ -1,0 +1,559 @@
+package org.memtrace.symbols;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongPredicate;
+
+/**
+ * Reads the DWARF line tables ({@code .debug_line}, versions 2 to 5 as gcc writes them) of an ELF file into
+ * one {@link LineTable}. Every read is checked against the section's end; any flaw in any unit (a cut
+ * section, an unknown form, a file index the header lacks) gives an empty table whose problem names the
+ * unit's offset and the flaw, because half a table would name some instructions and silently not others.
+ *
+ * <p>Choices, for addr2line's agreement: all rows count whatever their {@code is_stmt} (a non-statement row
+ * still says which line the instruction came from); of several rows at one address the last wins; a
+ * sequence covers its rows up to its end address, and the addresses between sequences, like rows of line
+ * 0, have no line. Columns are not kept.
+ * Sequences that do not start in an executable segment (functions the linker discarded keep their rows at
+ * address 0) are dropped, as is a sequence overlapping one that starts lower.
+ */
+public final class DwarfLines {
+
+    private static final int DW_LNS_COPY = 1;
+    private static final int DW_LNS_ADVANCE_PC = 2;
+    private static final int DW_LNS_ADVANCE_LINE = 3;
+    private static final int DW_LNS_SET_FILE = 4;
+    private static final int DW_LNS_SET_COLUMN = 5;
+    private static final int DW_LNS_NEGATE_STMT = 6;
+    private static final int DW_LNS_SET_BASIC_BLOCK = 7;
+    private static final int DW_LNS_CONST_ADD_PC = 8;
+    private static final int DW_LNS_FIXED_ADVANCE_PC = 9;
+    private static final int DW_LNS_SET_PROLOGUE_END = 10;
+    private static final int DW_LNS_SET_EPILOGUE_BEGIN = 11;
+    private static final int DW_LNS_SET_ISA = 12;
+    private static final int DW_LNE_END_SEQUENCE = 1;
+    private static final int DW_LNE_SET_ADDRESS = 2;
+    private static final int DW_LNE_DEFINE_FILE = 3;
+
+    private static final int DW_LNCT_PATH = 1;
+    private static final int DW_LNCT_DIRECTORY_INDEX = 2;
+
+    private static final int DW_FORM_BLOCK2 = 0x03;
+    private static final int DW_FORM_BLOCK4 = 0x04;
+    private static final int DW_FORM_DATA2 = 0x05;
+    private static final int DW_FORM_DATA4 = 0x06;
+    private static final int DW_FORM_DATA8 = 0x07;
+    private static final int DW_FORM_STRING = 0x08;
+    private static final int DW_FORM_BLOCK = 0x09;
+    private static final int DW_FORM_BLOCK1 = 0x0a;
+    private static final int DW_FORM_DATA1 = 0x0b;
+    private static final int DW_FORM_SDATA = 0x0d;
+    private static final int DW_FORM_STRP = 0x0e;
+    private static final int DW_FORM_UDATA = 0x0f;
+    private static final int DW_FORM_DATA16 = 0x1e;
+    private static final int DW_FORM_LINE_STRP = 0x1f;
+
+    private DwarfLines() {}
+
+    /**
+     * The line table of {@code elf}, whose {@code .debug_line} may be its own or, for a stripped module, its
+     * separate debug file's; {@code code} are the executable segments of the module as loaded (the debug
+     * file repeats them). Never throws: an unreadable table is an empty one with its reason.
+     */
+    public static LineTable read(ElfFile elf, List<ElfSegment> code) {
+        Optional<ElfSection> line = elf.section(".debug_line");
+        if (line.isEmpty() || line.get().fileSize() == 0) return LineTable.unavailable(elf.path() + " has no .debug_line");
+        try {
+            ByteBuffer lineStr = contents(elf, ".debug_line_str");
+            ByteBuffer str = contents(elf, ".debug_str");
+            return parse(elf.contentsOf(line.get()), lineStr, str,
+                    a -> code.stream().anyMatch(s -> s.isLoad() && s.isExecutable() && s.contains(a)));
+        } catch (ElfFormatException e) {
+            return LineTable.unavailable(e.getMessage());
+        } catch (RuntimeException e) {
+            // The parser checks every read; this is the net under a mistake of its own, not an expected path.
+            return LineTable.unavailable(elf.path() + ": .debug_line: " + e);
+        }
+    }
+
+    private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
+        Optional<ElfSection> s = elf.section(name);
+        return s.isPresent() ? elf.contentsOf(s.get()) : ByteBuffer.allocate(0);
+    }
+
+    /** Parses the sections' bytes; {@code keep} says which sequence start addresses belong to code. */
+    static LineTable parse(ByteBuffer line, ByteBuffer lineStr, ByteBuffer str, LongPredicate keep) {
+        Rows rows = new Rows();
+        Cursor c = new Cursor(line.duplicate().order(ByteOrder.LITTLE_ENDIAN));
+        int unitStart = 0;
+        try {
+            while (c.position < c.limit) {
+                unitStart = c.position;
+                new Unit(c, lineStr, str, rows).run();
+            }
+        } catch (DwarfException e) {
+            return LineTable.unavailable(".debug_line unit at offset 0x" + Integer.toHexString(unitStart) + ": " + e.getMessage());
+        }
+        return rows.build(keep);
+    }
+
+    /** A flaw in the line program; the message says what and where. */
+    static final class DwarfException extends Exception {
+        DwarfException(String message) {
+            super(message);
+        }
+    }
+
+    /** One unit: its header (directories, files, opcode parameters) and its line program. */
+    private static final class Unit {
+        private final Cursor c;
+        private final ByteBuffer lineStr;
+        private final ByteBuffer str;
+        private final Rows rows;
+        private final List<String> directories = new ArrayList<>();
+        /** Per file entry: its name and directory index; resolved into the global file table on first use. */
+        private final List<String> fileNames = new ArrayList<>();
+        private final List<Long> fileDirectories = new ArrayList<>();
+        private int[] globalFile = new int[0];
+        private int version;
+        private boolean offset64;
+
+        Unit(Cursor c, ByteBuffer lineStr, ByteBuffer str, Rows rows) {
+            this.c = c;
+            this.lineStr = lineStr;
+            this.str = str;
+            this.rows = rows;
+        }
+
+        void run() throws DwarfException {
+            long length = c.u32();
+            if (length == 0xffffffffL) {
+                offset64 = true;
+                length = c.u64();
+            } else if (length >= 0xfffffff0L) {
+                throw new DwarfException("reserved unit length 0x" + Long.toHexString(length));
+            }
+            int end = c.end(length, "unit");
+            c.limit(end);
+            version = c.u16();
+            if (version < 2 || version > 5) throw new DwarfException("version " + version + " is not 2 to 5");
+            int addressSize = 8;
+            if (version >= 5) {
+                addressSize = c.u8();
+                int segmentSelectorSize = c.u8();
+                if (segmentSelectorSize != 0) throw new DwarfException("segment selectors are not supported");
+            }
+            long headerLength = offset64 ? c.u64() : c.u32();
+            int programStart = c.end(headerLength, "header");
+            c.limit(programStart);
+            int minInstructionLength = c.u8();
+            int maxOpsPerInstruction = version >= 4 ? c.u8() : 1;
+            if (maxOpsPerInstruction != 1) throw new DwarfException("VLIW line programs (" + maxOpsPerInstruction + " ops per instruction) are not supported");
+            c.u8(); // default_is_stmt: every row counts (see the class comment)
+            int lineBase = (byte) c.u8();
+            int lineRange = c.u8();
+            if (lineRange == 0) throw new DwarfException("line range 0");
+            int opcodeBase = c.u8();
+            if (opcodeBase == 0) throw new DwarfException("opcode base 0");
+            int[] argumentCounts = new int[opcodeBase];
+            for (int i = 1; i < opcodeBase; i++) argumentCounts[i] = c.u8();
+            if (version >= 5) {
+                readEntries(true, addressSize);
+                readEntries(false, addressSize);
+            } else {
+                // DWARF 4 and earlier: directory 0 is the compilation directory, implicit; files count from 1.
+                directories.add("");
+                for (String d = c.cString(); !d.isEmpty(); d = c.cString()) directories.add(d);
+                fileNames.add(null);
+                fileDirectories.add(0L);
+                for (String f = c.cString(); !f.isEmpty(); f = c.cString()) addV4File(f);
+            }
+            c.position = programStart;
+            c.limit(end);
+            program(minInstructionLength, lineBase, lineRange, opcodeBase, argumentCounts, addressSize);
+            c.restoreLimit();
+            c.position = end;
+        }
+
+        private void addV4File(String name) throws DwarfException {
+            fileNames.add(name);
+            fileDirectories.add(c.uleb());
+            c.uleb();
+            c.uleb();
+        }
+
+        /** A DWARF 5 directory or file table: entry formats, then the entries. */
+        private void readEntries(boolean directoriesTable, int addressSize) throws DwarfException {
+            int formatCount = c.u8();
+            long[] contentTypes = new long[formatCount];
+            int[] forms = new int[formatCount];
+            for (int i = 0; i < formatCount; i++) {
+                contentTypes[i] = c.uleb();
+                long form = c.uleb();
+                if (form > 0xffff) throw new DwarfException("form 0x" + Long.toHexString(form));
+                forms[i] = (int) form;
+            }
+            long count = c.uleb();
+            if (count > c.limit - c.position) throw new DwarfException(count + " entries cannot fit the header");
+            for (long n = 0; n < count; n++) {
+                String path = null;
+                long directory = 0;
+                for (int i = 0; i < formatCount; i++) {
+                    if (contentTypes[i] == DW_LNCT_PATH) path = stringForm(forms[i]);
+                    else if (contentTypes[i] == DW_LNCT_DIRECTORY_INDEX) directory = numberForm(forms[i]);
+                    else skipForm(forms[i], addressSize);
+                }
+                if (path == null) throw new DwarfException((directoriesTable ? "directory" : "file") + " entry " + n + " has no path");
+                if (directoriesTable) {
+                    directories.add(path);
+                } else {
+                    fileNames.add(path);
+                    fileDirectories.add(directory);
+                }
+            }
+        }
+
+        private String stringForm(int form) throws DwarfException {
+            return switch (form) {
+                case DW_FORM_STRING -> c.cString();
+                case DW_FORM_LINE_STRP -> stringAt(lineStr, offset(), ".debug_line_str");
+                case DW_FORM_STRP -> stringAt(str, offset(), ".debug_str");
+                default -> throw new DwarfException("path in form 0x" + Integer.toHexString(form) + " is not supported");
+            };
+        }
+
+        private long numberForm(int form) throws DwarfException {
+            return switch (form) {
+                case DW_FORM_DATA1 -> c.u8();
+                case DW_FORM_DATA2 -> c.u16();
+                case DW_FORM_DATA4 -> c.u32();
+                case DW_FORM_DATA8 -> c.u64();
+                case DW_FORM_UDATA -> c.uleb();
+                default -> throw new DwarfException("directory index in form 0x" + Integer.toHexString(form) + " is not supported");
+            };
+        }
+
+        /** Timestamps, sizes, MD5 sums and vendor content: read past them. */
+        private void skipForm(int form, int addressSize) throws DwarfException {
+            switch (form) {
+                case DW_FORM_DATA1 -> c.skip(1);
+                case DW_FORM_DATA2 -> c.skip(2);
+                case DW_FORM_DATA4 -> c.skip(4);
+                case DW_FORM_DATA8 -> c.skip(8);
+                case DW_FORM_DATA16 -> c.skip(16);
+                case DW_FORM_UDATA -> c.uleb();
+                case DW_FORM_SDATA -> c.sleb();
+                case DW_FORM_STRING -> c.cString();
+                case DW_FORM_LINE_STRP, DW_FORM_STRP -> offset();
+                case DW_FORM_BLOCK1 -> c.skip(c.u8());
+                case DW_FORM_BLOCK2 -> c.skip(c.u16());
+                case DW_FORM_BLOCK4 -> c.skip(c.u32());
+                case DW_FORM_BLOCK -> c.skip(c.uleb());
+                default -> throw new DwarfException("entry form 0x" + Integer.toHexString(form) + " is not supported (address size " + addressSize + ")");
+            }
+        }
+
+        private long offset() throws DwarfException {
+            return offset64 ? c.u64() : c.u32();
+        }
+
+        private static String stringAt(ByteBuffer section, long offset, String name) throws DwarfException {
+            if (offset < 0 || offset >= section.limit()) throw new DwarfException("string offset 0x" + Long.toHexString(offset) + " outside " + name);
+            int end = (int) offset;
+            while (end < section.limit() && section.get(end) != 0) end++;
+            if (end >= section.limit()) throw new DwarfException("unterminated string in " + name);
+            byte[] b = new byte[end - (int) offset];
+            section.get((int) offset, b);
+            return new String(b, StandardCharsets.UTF_8);
+        }
+
+        private void program(int minInstructionLength, int lineBase, int lineRange, int opcodeBase,
+                             int[] argumentCounts, int addressSize) throws DwarfException {
+            long address = 0;
+            long file = 1;
+            long line = 1;
+            while (c.position < c.limit) {
+                int opcode = c.u8();
+                if (opcode >= opcodeBase) {
+                    int adjusted = opcode - opcodeBase;
+                    address += (long) (adjusted / lineRange) * minInstructionLength;
+                    line += lineBase + adjusted % lineRange;
+                    rows.add(address, file(file), line);
+                } else if (opcode == 0) {
+                    long length = c.uleb();
+                    int end = c.end(length, "extended opcode");
+                    if (length == 0) throw new DwarfException("empty extended opcode");
+                    int sub = c.u8();
+                    switch (sub) {
+                        case DW_LNE_END_SEQUENCE -> {
+                            rows.endSequence(address);
+                            address = 0;
+                            file = 1;
+                            line = 1;
+                        }
+                        case DW_LNE_SET_ADDRESS -> {
+                            if (length - 1 != addressSize || addressSize != 8) throw new DwarfException("address of " + (length - 1) + " bytes");
+                            address = c.u64();
+                        }
+                        case DW_LNE_DEFINE_FILE -> addV4File(c.cString());
+                        default -> { }
+                    }
+                    if (c.position > end) throw new DwarfException("extended opcode " + sub + " overruns its length");
+                    c.position = end;
+                } else {
+                    // The known opcodes take DWARF's operands whatever the header declares; the declared
+                    // counts serve to skip the opcodes this reader does not know.
+                    switch (opcode) {
+                        case DW_LNS_COPY -> rows.add(address, file(file), line);
+                        case DW_LNS_ADVANCE_PC -> address += c.uleb() * minInstructionLength;
+                        case DW_LNS_ADVANCE_LINE -> line += c.sleb();
+                        case DW_LNS_SET_FILE -> file = c.uleb();
+                        case DW_LNS_SET_COLUMN -> c.uleb();
+                        case DW_LNS_NEGATE_STMT, DW_LNS_SET_BASIC_BLOCK, DW_LNS_SET_PROLOGUE_END, DW_LNS_SET_EPILOGUE_BEGIN -> { }
+                        case DW_LNS_CONST_ADD_PC -> address += (long) ((255 - opcodeBase) / lineRange) * minInstructionLength;
+                        case DW_LNS_FIXED_ADVANCE_PC -> address += c.u16();
+                        case DW_LNS_SET_ISA -> c.uleb();
+                        default -> {
+                            for (int i = 0; i < argumentCounts[opcode]; i++) c.uleb();
+                        }
+                    }
+                }
+                if (line < 0 || line > Integer.MAX_VALUE) throw new DwarfException("line " + line + " out of range");
+            }
+            if (!rows.sequenceClosed()) throw new DwarfException("line program ends inside a sequence");
+        }
+
+        /** The global index of a file entry, resolving its path on first use. */
+        private int file(long index) throws DwarfException {
+            if (index < 0 || index >= fileNames.size() || fileNames.get((int) index) == null) {
+                throw new DwarfException("row names file " + index + " of " + (fileNames.size() - (version >= 5 ? 0 : 1)));
+            }
+            int i = (int) index;
+            if (globalFile.length <= i) {
+                int old = globalFile.length;
+                globalFile = Arrays.copyOf(globalFile, fileNames.size());
+                Arrays.fill(globalFile, old, globalFile.length, -1);
+            }
+            if (globalFile[i] < 0) globalFile[i] = rows.fileIndex(displayName(i));
+            return globalFile[i];
+        }
+
+        /**
+         * The file's name as compiled: its directory joined when that is not the compilation directory (entry
+         * 0) and the name is relative. When the compilation directory itself is relative (a distribution that
+         * mapped its build prefix away), it is joined too, so the name is a path within the source tree.
+         */
+        private String displayName(int i) throws DwarfException {
+            String name = fileNames.get(i);
+            long d = fileDirectories.get(i);
+            if (d < 0 || d >= directories.size()) throw new DwarfException("file " + i + " names directory " + d + " of " + directories.size());
+            if (name.startsWith("/")) return normalize(name);
+            String compilation = directories.isEmpty() ? "" : directories.getFirst();
+            String joined = d == 0 ? name : join(directories.get((int) d), name);
+            if (!joined.startsWith("/") && !compilation.isEmpty() && !compilation.startsWith("/")) joined = join(compilation, joined);
+            return normalize(joined);
+        }
+
+        private static String join(String directory, String name) {
+            if (directory.isEmpty() || name.startsWith("/")) return name;
+            return directory.endsWith("/") ? directory + name : directory + '/' + name;
+        }
+    }
+
+    /**
+     * Removes {@code .} components and {@code dir/..} pairs, keeping leading {@code ..}; lexical only, as a
+     * programmer reads the path (a symbolic link can make that differ from what the file system says).
+     */
+    static String normalize(String path) {
+        boolean absolute = path.startsWith("/");
+        List<String> parts = new ArrayList<>();
+        for (String p : path.split("/")) {
+            if (p.isEmpty() || p.equals(".")) continue;
+            if (p.equals("..") && !parts.isEmpty() && !parts.getLast().equals("..")) {
+                parts.removeLast();
+            } else if (!(p.equals("..") && absolute && parts.isEmpty())) {
+                parts.add(p);
+            }
+        }
+        String joined = String.join("/", parts);
+        return absolute ? "/" + joined : joined.isEmpty() ? "." : joined;
+    }
+
+    /** Rows of all units, grouped in sequences, and the global file table. */
+    private static final class Rows {
+        private long[] addresses = new long[1024];
+        private int[] files = new int[1024];
+        private int[] lines = new int[1024];
+        private int size;
+        private int sequenceStart;
+        /** Per sequence: first row, row count (end included), end address. */
+        private final List<long[]> sequences = new ArrayList<>();
+        private final List<String> fileNames = new ArrayList<>();
+        private final Map<String, Integer> fileIndex = new HashMap<>();
+
+        int fileIndex(String name) {
+            return fileIndex.computeIfAbsent(name, n -> {
+                fileNames.add(n);
+                return fileNames.size() - 1;
+            });
+        }
+
+        void add(long address, int file, long line) {
+            if (size == addresses.length) {
+                addresses = Arrays.copyOf(addresses, size * 2);
+                files = Arrays.copyOf(files, size * 2);
+                lines = Arrays.copyOf(lines, size * 2);
+            }
+            addresses[size] = address;
+            // Line 0 marks code that comes from no line (DWARF 4, 6.2.2): it has no line, like a gap.
+            files[size] = line == 0 ? LineTable.GAP : file;
+            lines[size] = (int) line;
+            size++;
+        }
+
+        void endSequence(long address) {
+            add(address, LineTable.GAP, 0);
+            sequences.add(new long[] {sequenceStart, size - sequenceStart, address});
+            sequenceStart = size;
+        }
+
+        boolean sequenceClosed() {
+            return sequenceStart == size;
+        }
+
+        LineTable build(LongPredicate keep) {
+            List<long[]> kept = new ArrayList<>();
+            for (long[] s : sequences) {
+                int first = (int) s[0];
+                int count = (int) s[1];
+                if (count < 2 || addresses[first] >= s[2] || !keep.test(addresses[first])) continue;
+                boolean ordered = true;
+                for (int i = first + 1; i < first + count && ordered; i++) ordered = addresses[i] >= addresses[i - 1];
+                // DWARF requires addresses to grow within a sequence; a sequence that goes back is dropped, not guessed at.
+                if (ordered) kept.add(s);
+            }
+            kept.sort((a, b) -> Long.compare(addresses[(int) a[0]], addresses[(int) b[0]]));
+            long[] outStarts = new long[size];
+            int[] outFiles = new int[size];
+            int[] outLines = new int[size];
+            int n = 0;
+            long coveredTo = Long.MIN_VALUE;
+            for (long[] s : kept) {
+                int first = (int) s[0];
+                if (addresses[first] < coveredTo) continue;
+                for (int i = first; i < first + (int) s[1]; i++) {
+                    if (n > 0 && outStarts[n - 1] == addresses[i]) {
+                        n--;
+                    } else if (n > 0 && outFiles[n - 1] == files[i] && outLines[n - 1] == lines[i]) {
+                        continue;
+                    }
+                    outStarts[n] = addresses[i];
+                    outFiles[n] = files[i];
+                    outLines[n] = lines[i];
+                    n++;
+                }
+                coveredTo = s[2];
+            }
+            return new LineTable(Arrays.copyOf(outStarts, n), Arrays.copyOf(outFiles, n), Arrays.copyOf(outLines, n),
+                    fileNames.toArray(String[]::new), null);
+        }
+    }
+
+    /** A bounds-checked little-endian reader; running past the limit is a {@link DwarfException}. */
+    private static final class Cursor {
+        private final ByteBuffer b;
+        private final int sectionLimit;
+        int position;
+        int limit;
+
+        Cursor(ByteBuffer b) {
+            this.b = b;
+            this.sectionLimit = b.limit();
+            this.limit = sectionLimit;
+        }
+
+        void limit(int newLimit) {
+            limit = newLimit;
+        }
+
+        void restoreLimit() {
+            limit = sectionLimit;
+        }
+
+        /** The position {@code length} bytes on, which must lie within the limit. */
+        int end(long length, String what) throws DwarfException {
+            if (length < 0 || length > limit - position) {
+                throw new DwarfException(what + " of " + length + " bytes overruns the section (" + (limit - position) + " left)");
+            }
+            return position + (int) length;
+        }
+
+        private int take(int n) throws DwarfException {
+            if (n > limit - position) throw new DwarfException("truncated at offset 0x" + Integer.toHexString(position));
+            int p = position;
+            position += n;
+            return p;
+        }
+
+        void skip(long n) throws DwarfException {
+            position = end(n, "field");
+        }
+
+        int u8() throws DwarfException {
+            return b.get(take(1)) & 0xff;
+        }
+
+        int u16() throws DwarfException {
+            return b.getShort(take(2)) & 0xffff;
+        }
+
+        long u32() throws DwarfException {
+            return b.getInt(take(4)) & 0xffffffffL;
+        }
+
+        long u64() throws DwarfException {
+            return b.getLong(take(8));
+        }
+
+        long uleb() throws DwarfException {
+            long result = 0;
+            int shift = 0;
+            while (true) {
+                int x = u8();
+                if (shift < 64) result |= (long) (x & 0x7f) << shift;
+                shift += 7;
+                if ((x & 0x80) == 0) return result;
+            }
+        }
+
+        long sleb() throws DwarfException {
+            long result = 0;
+            int shift = 0;
+            int x;
+            do {
+                x = u8();
+                if (shift < 64) result |= (long) (x & 0x7f) << shift;
+                shift += 7;
+            } while ((x & 0x80) != 0);
+            if (shift < 64 && (x & 0x40) != 0) result |= -1L << shift;
+            return result;
+        }
+
+        String cString() throws DwarfException {
+            int end = position;
+            while (end < limit && b.get(end) != 0) end++;
+            if (end >= limit) throw new DwarfException("unterminated string at offset 0x" + Integer.toHexString(position));
+            byte[] s = new byte[end - position];
+            b.get(position, s);
+            position = end + 1;
+            return new String(s, StandardCharsets.UTF_8);
+        }
+    }
+}

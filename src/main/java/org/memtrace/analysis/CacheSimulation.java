@@ -14,13 +14,16 @@ import org.memtrace.trace.TracedAccess;
 /**
  * Runs the trace's loads, stores and block operations through a cache hierarchy and charges every line
  * that missed the first or the last level to the instruction that made the access and to the object that
- * holds the line's bytes. Objects are named when they miss, as the trace names them at that moment (a line
- * of a freed block counts for {@code <freed:…>}); instructions are named at the end by their address.
+ * holds the accessed byte. Objects are named as the trace names them at that moment (a line of a freed
+ * block counts for {@code <freed:…>}): misses are counted per address while names stay the same, and each
+ * address is named once when they change and at the end. Instructions are named at the end.
  */
 public final class CacheSimulation implements AccessAnalysis {
     private final CacheHierarchy caches;
     private final Naming naming;
-    private final Map<Long, long[]> byInstruction = new HashMap<>();
+    private final MissCounts byInstruction = new MissCounts();
+    /** Misses by data address since names last changed. */
+    private final MissCounts byAddress = new MissCounts();
     private final Map<String, long[]> byObject = new HashMap<>();
     private long accesses, blocks;
 
@@ -50,12 +53,25 @@ public final class CacheSimulation implements AccessAnalysis {
 
     private void charge(long ip, long address, long result) {
         int l1 = CacheHierarchy.firstLevelMisses(result), ll = CacheHierarchy.lastLevelMisses(result);
-        long[] i = byInstruction.computeIfAbsent(ip, k -> new long[2]);
-        i[0] += l1;
-        i[1] += ll;
-        long[] o = byObject.computeIfAbsent(DataName.of(naming.data(address)).object(), k -> new long[2]);
-        o[0] += l1;
-        o[1] += ll;
+        byInstruction.add(ip, l1, ll);
+        byAddress.add(address, l1, ll);
+    }
+
+    @Override
+    public void namesChanged() {
+        if (byAddress.isEmpty()) return;
+        byAddress.forEach((address, l1, ll) -> {
+            long[] o = byObject.computeIfAbsent(DataName.of(naming.data(address)).object(), k -> new long[2]);
+            o[0] += l1;
+            o[1] += ll;
+        });
+        byAddress.clear();
+    }
+
+    /** Names what is still counted by address; call once the trace has ended. */
+    @Override
+    public void finish() {
+        namesChanged();
     }
 
     /** Loads and stores of the trace simulated so far (block operations not included). */
@@ -68,10 +84,10 @@ public final class CacheSimulation implements AccessAnalysis {
     /** The instructions with the most misses, by first-level misses or, with {@code lastLevel}, last-level ones. */
     public List<Misses> topInstructions(int n, boolean lastLevel) {
         Map<String, long[]> named = new HashMap<>();
-        byInstruction.forEach((ip, m) -> {
+        byInstruction.forEach((ip, l1, ll) -> {
             long[] sum = named.computeIfAbsent(naming.code(ip), k -> new long[2]);
-            sum[0] += m[0];
-            sum[1] += m[1];
+            sum[0] += l1;
+            sum[1] += ll;
         });
         return top(named, n, lastLevel);
     }

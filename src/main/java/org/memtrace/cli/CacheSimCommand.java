@@ -72,6 +72,7 @@ final class CacheSimCommand implements Callable<Integer> {
             CacheSimulation sim = new CacheSimulation(caches, naming);
             Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), sim);
             long events = TraceInput.replay(trace, input, Progress.onTerminal(err, "cachesim"), err);
+            sim.finish();
             print(out, sim, events);
             if (jsonFile != null) {
                 try {

@@ -34,6 +34,8 @@ public final class Main implements Runnable {
         cl.addSubcommand(new RunCommand());
         cl.addSubcommand(new AnalyzeCommand());
         cl.addSubcommand(new PrintCommand());
+        cl.addSubcommand(new CacheSimCommand());
+        cl.addSubcommand(new ConvertCommand());
         // Every command answers --version the same way, whether or not it names a version provider.
         for (CommandLine sub : cl.getSubcommands().values())
             if (sub.getCommandSpec().versionProvider() == null) sub.getCommandSpec().versionProvider(new Version());

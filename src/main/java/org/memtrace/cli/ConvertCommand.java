@@ -1,0 +1,78 @@
+package org.memtrace.cli;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.Interpretation;
+import org.memtrace.export.ExportFormat;
+import org.memtrace.export.Parquet;
+import org.memtrace.export.SimulatorText;
+import org.memtrace.export.TraceRows;
+import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.launch.LaunchException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code memtrace convert}: the trace's data accesses in the formats other tools read. */
+@Command(name = "convert", mixinStandardHelpOptions = true,
+        description = {"Writes the data accesses of a trace for other tools: Valgrind Lackey text, Pin pinatrace,",
+                "Dinero din, CSV, or Parquet (DuckDB, Spark). See docs/convert.md."},
+        exitCodeListHeading = "%nExit status:%n",
+        exitCodeList = {"0:the output is complete", "1:the trace is corrupt or the output could not be written",
+                "2:usage error (bad option, no such trace file, unwritable output)"})
+final class ConvertCommand implements Callable<Integer> {
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "TRACE", description = "A saved event stream (memtrace run --save-stream).")
+    Path trace;
+
+    @Option(names = "--to", required = true, paramLabel = "FORMAT",
+            description = "lackey, pinatrace, din, csv or parquet.")
+    ExportFormat format;
+
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write.")
+    Path output;
+
+    @Override
+    public Integer call() throws LaunchException {
+        PrintWriter err = spec.commandLine().getErr();
+        // Check the input before creating anything beside the output.
+        if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
+        try (OutputFile out = OutputFile.create(output)) {
+            Path csv = format == ExportFormat.PARQUET ? out.sibling(".csv") : out.temporary();
+            try {
+                write(csv, err);
+                if (format == ExportFormat.PARQUET) Parquet.fromCsv(csv, out.temporary());
+                out.commit();
+            } finally {
+                if (csv != out.temporary()) Files.deleteIfExists(csv);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            throw LaunchException.environment("cannot write " + output + ": " + Main.oneLine(e.getMessage()), e);
+        }
+        return 0;
+    }
+
+    private void write(Path file, PrintWriter err) throws LaunchException, IOException {
+        SymbolicNaming naming = new SymbolicNaming();
+        try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+            AccessAnalysis export = switch (format) {
+                case LACKEY, PINATRACE, DIN -> new SimulatorText(format, stream);
+                case CSV, PARQUET -> new TraceRows(naming, stream);
+            };
+            Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), export);
+            TraceInput.replay(trace, input, Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT)), err);
+            export.finish();
+        }
+    }
+}

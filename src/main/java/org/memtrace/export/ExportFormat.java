@@ -1,0 +1,15 @@
+package org.memtrace.export;
+
+/** The formats {@code memtrace convert} writes (docs/convert.md gives each one's grammar). */
+public enum ExportFormat {
+    /** Valgrind Lackey's {@code --trace-mem=yes} data lines: {@code " L addr,size"}, {@code " S …"}, {@code " M …"}. */
+    LACKEY,
+    /** Pin's pinatrace tool: {@code "0xip: R 0xaddr"}, {@code W} for writes, {@code #eof} at the end. */
+    PINATRACE,
+    /** Dinero's din: {@code "0 addr"} for a read, {@code "1 addr"} for a write, hexadecimal without 0x. */
+    DIN,
+    /** One row per access with a header line: the columns of {@link TraceRows#COLUMNS}. */
+    CSV,
+    /** The CSV's rows and columns as a Parquet file, with typed columns, written by DuckDB. */
+    PARQUET
+}

@@ -1,0 +1,101 @@
+package org.memtrace.export;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.BlockChunks;
+import org.memtrace.event.Event;
+import org.memtrace.trace.TracedAccess;
+
+/**
+ * The address-only text formats simulators read (Lackey, pinatrace, din). Block operations become the
+ * line-sized chunks of {@link BlockChunks}, charged to the instruction that called the block function (or
+ * made the system call). A read-modify-write arrives as a load and a store of the same instruction, address
+ * and thread in a row: Lackey prints it as one {@code M} line, the others as a read and a write.
+ */
+public final class SimulatorText implements AccessAnalysis {
+    /** Block operations are cut at this boundary, the line size of today's x86 caches. */
+    public static final int CHUNK = 64;
+
+    private final ExportFormat format;
+    private final AsciiOut out;
+    /** Lackey: a load held back until the next access says whether it was the first half of an M. */
+    private TracedAccess pendingLoad;
+    private long lines;
+
+    public SimulatorText(ExportFormat format, OutputStream out) {
+        if (format != ExportFormat.LACKEY && format != ExportFormat.PINATRACE && format != ExportFormat.DIN)
+            throw new IllegalArgumentException(format + " is not an address-only text format");
+        this.format = format;
+        this.out = new AsciiOut(out);
+    }
+
+    @Override
+    public void access(long sequence, TracedAccess t) {
+        try {
+            if (format != ExportFormat.LACKEY) {
+                line(t.ip(), t.address(), t.size(), t.store() ? 'S' : 'L');
+                return;
+            }
+            if (pendingLoad != null) {
+                TracedAccess load = pendingLoad;
+                pendingLoad = null;
+                if (t.store() && t.ip() == load.ip() && t.address() == load.address() && t.tid() == load.tid()
+                        && t.size() == load.size()) {
+                    line(t.ip(), t.address(), t.size(), 'M');
+                    return;
+                }
+                line(load.ip(), load.address(), load.size(), 'L');
+            }
+            if (t.store()) line(t.ip(), t.address(), t.size(), 'S');
+            else pendingLoad = t;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void block(long sequence, Event.Block b) {
+        try {
+            flushPending();
+            BlockChunks.expand(b, CHUNK, (address, size, write) -> {
+                try {
+                    line(b.ip(), address, size, write ? 'S' : 'L');
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void flushPending() throws IOException {
+        if (pendingLoad == null) return;
+        TracedAccess load = pendingLoad;
+        pendingLoad = null;
+        line(load.ip(), load.address(), load.size(), 'L');
+    }
+
+    /** {@code kind} is L, S or M. */
+    private void line(long ip, long address, int size, char kind) throws IOException {
+        lines++;
+        switch (format) {
+            case LACKEY -> out.put(' ').put(kind).put(' ').hex(address, 8).put(',').dec(size).put('\n');
+            case PINATRACE -> out.put("0x").hex(ip, 1).put(": ").put(kind == 'L' ? 'R' : 'W').put(" 0x").hex(address, 1).put('\n');
+            case DIN -> out.put(kind == 'L' ? '0' : '1').put(' ').hex(address, 1).put('\n');
+            default -> throw new AssertionError(format);
+        }
+    }
+
+    /** Lines written (an M line counts once). */
+    public long lines() { return lines; }
+
+    @Override
+    public void finish() throws IOException {
+        flushPending();
+        if (format == ExportFormat.PINATRACE) out.put("#eof\n");
+        out.close();
+    }
+}

@@ -34,6 +34,7 @@ public final class Main implements Runnable {
         cl.addSubcommand(new RunCommand());
         cl.addSubcommand(new AnalyzeCommand());
         cl.addSubcommand(new PrintCommand());
+        cl.addSubcommand(new CcCommand());
         cl.addSubcommand(new CacheSimCommand());
         cl.addSubcommand(new ConvertCommand());
         // Every command answers --version the same way, whether or not it names a version provider.
@@ -41,6 +42,10 @@ public final class Main implements Runnable {
             if (sub.getCommandSpec().versionProvider() == null) sub.getCommandSpec().versionProvider(new Version());
         // The program's own options follow its name: `memtrace run ./prog -v` must not parse -v.
         cl.getSubcommands().get("run").setStopAtPositional(true);
+        // Everything after `memtrace cc` belongs to memtrace's option splitter and then to gcc, @files included.
+        CommandLine cc = cl.getSubcommands().get("cc");
+        cc.setUnmatchedOptionsArePositionalParams(true);
+        cc.setExpandAtFiles(false);
         cl.setOut(out);
         cl.setErr(err);
         cl.setCaseInsensitiveEnumValuesAllowed(true);

@@ -24,13 +24,18 @@ public final class Cli {
         return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
     }
 
-    /** Starts memtrace with its stdout and stderr going to the given files. */
-    public static Process start(Path workDir, Path out, Path err, String... args) throws IOException {
+    /** The command line that runs memtrace with {@code args}, e.g. {@code command("cc")} as a build's CC. */
+    public static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                 "-cp", System.getProperty("java.class.path"), "org.memtrace.cli.Main"));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).directory(workDir.toFile())
+        return cmd;
+    }
+
+    /** Starts memtrace with its stdout and stderr going to the given files. */
+    public static Process start(Path workDir, Path out, Path err, String... args) throws IOException {
+        return new ProcessBuilder(command(args)).directory(workDir.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
                 .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     }

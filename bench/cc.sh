@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Compiled-in tracing benchmark (issue 7, paper 001's Fig. 3 measure): for each program, in one run,
+#   native           the plain gcc build
+#   discarded        built by `memtrace cc`, records written to the thread buffers and thrown away
+#   full             built by `memtrace cc`, the whole trace written to disk (MEMTRACE_OUT)
+#   omega .25 / .1   built by `memtrace cc --omega W`, trace to disk
+#   fault            the plain build under `memtrace run` (page faults)
+#   lackey           the plain build under valgrind --tool=lackey --trace-mem=yes
+# and prints seconds, slowdowns against native, the accesses of the full trace, bytes per access on disk,
+# and the MA/AIA the selective builds report. Real programs come from Debian source packages (gzip,
+# sqlite3), fetched into bench/out/src by this script (deb-src entries are added when missing).
+# Usage: bench/cc.sh [program ...]   (default: compute heap blockops matmul stencil gzip sqlite3)
+# Quote ratios from one run: the machine is shared and absolute times drift.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/scripts/env.sh"
+memtrace_prereqs --with-test-tools
+out="$root/bench/out/cc"
+src="$root/bench/out/src"
+mkdir -p "$out" "$src"
+mt="$root/memtrace"
+"$mt" --version >/dev/null   # builds on first use, outside the timings
+
+now() { date +%s.%N; }
+# seconds of one run of "$@" (stdout/stderr to files named by the first argument)
+timed() { local tag=$1 s; shift; s=$(now); "$@" >"$out/$tag.stdout" 2>"$out/$tag.stderr" || true; echo "$(now) - $s" | bc -l; }
+ratio() { echo "$1 / $2" | bc -l; }
+# a number from a memtrace summary on stderr: summary_value FILE 'loads'
+summary_value() { grep -E "^ +$2 " "$1" | head -n 1 | awk '{print $NF}' | tr -d ','; }
+
+fetch_sources() {
+  [ -d "$src/gzip-1.12" ] && [ -d "$src/sqlite3-3.40.1" ] && return 0
+  if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >/etc/apt/sources.list.d/memtrace-bench-src.sources
+  fi
+  apt-get update -qq
+  command -v tclsh >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcl >/dev/null
+  (cd "$src" && apt-get source -qq gzip sqlite3 >/dev/null 2>&1)
+}
+
+# build VARIANT into $out/VARIANT/: plain | full | w25 | w10
+cc_for() {
+  case $1 in
+    plain) echo "gcc" ;;
+    full) echo "$mt cc" ;;
+    w25) echo "$mt cc --omega 0.25" ;;
+    w10) echo "$mt cc --omega 0.1" ;;
+  esac
+}
+
+build_small() { # program variant
+  local p=$1 v=$2 cc
+  cc=$(cc_for "$v")
+  mkdir -p "$out/$v"
+  $cc -O2 -g -no-pie -o "$out/$v/$p" "$root/bench/programs/$p.c"
+}
+
+build_gzip() { # variant
+  local v=$1 d="$out/$1/gzip-build"
+  [ -x "$d/gzip" ] && return 0
+  rm -rf "$d" && mkdir -p "$d"
+  (cd "$d" && "$src/gzip-1.12/configure" -q CC=gcc CFLAGS="-O2 -g" >/dev/null && make -s CC="$(cc_for "$v")" >/dev/null 2>"$d/build.log")
+  cp "$d/gzip" "$out/$v/gzip"
+}
+
+build_sqlite3() { # variant
+  local v=$1 a="$src/sqlite3-3.40.1/bld"
+  if [ ! -f "$a/sqlite3.c" ]; then
+    mkdir -p "$a" && (cd "$a" && ../configure -q --disable-tcl >/dev/null && make -s sqlite3.c shell.c >/dev/null 2>&1)
+  fi
+  [ -x "$out/$v/sqlite3" ] && return 0
+  mkdir -p "$out/$v"
+  $(cc_for "$v") -O2 -g -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I"$a" -o "$out/$v/sqlite3" "$a/sqlite3.c" "$a/shell.c" -lm
+}
+
+# inputs of the real programs
+make_inputs() {
+  [ -f "$out/gzip.in" ] || awk 'BEGIN { srand(7); for (i = 0; i < 4000; i++) printf "line %d value %d %s\n", i, int(rand()*100000), (i % 7 ? "alpha" : "omega") }' >"$out/gzip.in"
+  [ -f "$out/sqlite3.sql" ] || awk 'BEGIN { print "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);"; print "BEGIN;";
+      for (i = 0; i < 500; i++) printf "INSERT INTO t(b, c) VALUES (%c%s%d%c, %d.5);\n", 39, "name", i * 7919 % 1000, 39, i;
+      print "COMMIT;"; print "SELECT count(*), sum(c), max(b) FROM t WHERE c > 100;"; print "SELECT b, count(*) FROM t GROUP BY b ORDER BY 2 DESC LIMIT 3;" }' >"$out/sqlite3.sql"
+}
+
+# the command line of one program run, the binary given as $1
+workload() { # program binary
+  case $1 in
+    gzip) echo "$2 -c -6 $out/gzip.in" ;;
+    sqlite3) echo "$2 :memory: -init $out/sqlite3.sql .quit" ;;
+    *) echo "$2" ;;
+  esac
+}
+
+progs=("$@")
+[ ${#progs[@]} -gt 0 ] || progs=(compute heap blockops matmul stencil gzip sqlite3)
+case " ${progs[*]} " in *" gzip "*|*" sqlite3 "*) fetch_sources ;; esac
+make_inputs
+
+printf '%-9s %9s %8s %8s %8s %8s %8s %8s %12s %8s %11s %11s\n' program native_s discard_x full_x w25_x w10_x fault_x lackey_x accesses B/access MA/AIA.25 MA/AIA.1
+for p in "${progs[@]}"; do
+  for v in plain full w25 w10; do
+    case $p in
+      gzip) build_gzip "$v" ;;
+      sqlite3) build_sqlite3 "$v" ;;
+      *) build_small "$p" "$v" ;;
+    esac
+  done
+  # shellcheck disable=SC2046 # the workload is words
+  tn=$(timed "$p.native" $(workload "$p" "$out/plain/$p"))
+  td=$(timed "$p.discard" env -u MEMTRACE_OUT $(workload "$p" "$out/full/$p"))
+  rm -f "$out/$p.full.mtr" "$out/$p.w25.mtr" "$out/$p.w10.mtr"
+  tf=$(timed "$p.full" env MEMTRACE_OUT="$out/$p.full.mtr" $(workload "$p" "$out/full/$p"))
+  t25=$(timed "$p.w25" env MEMTRACE_OUT="$out/$p.w25.mtr" $(workload "$p" "$out/w25/$p"))
+  t10=$(timed "$p.w10" env MEMTRACE_OUT="$out/$p.w10.mtr" $(workload "$p" "$out/w10/$p"))
+  tfault=$(timed "$p.fault" "$mt" run -q -o "$out/$p.fault.trace" -- $(workload "$p" "$out/plain/$p"))
+  tl=$(timed "$p.lackey" valgrind --tool=lackey --trace-mem=yes --log-file="$out/$p.lackey" $(workload "$p" "$out/plain/$p"))
+  # the program's output must not depend on the build
+  cmp -s "$out/$p.native.stdout" "$out/$p.full.stdout" || echo "  ($p: output of the memtrace cc build differs from the plain build!)"
+  "$mt" print -o /dev/null "$out/$p.full.mtr" 2>"$out/$p.full.summary" || true
+  "$mt" print -o /dev/null "$out/$p.w25.mtr" 2>"$out/$p.w25.summary" || true
+  "$mt" print -o /dev/null "$out/$p.w10.mtr" 2>"$out/$p.w10.summary" || true
+  loads=$(summary_value "$out/$p.full.summary" loads); stores=$(summary_value "$out/$p.full.summary" stores)
+  acc=$(( ${loads:-0} + ${stores:-0} ))
+  bytes=$(stat -c %s "$out/$p.full.mtr" 2>/dev/null || echo 0)
+  bpa=$(echo "if ($acc > 0) $bytes / $acc else 0" | bc -l)
+  acc25="$(summary_value "$out/$p.w25.summary" MA)/$(summary_value "$out/$p.w25.summary" AIA)"
+  acc10="$(summary_value "$out/$p.w10.summary" MA)/$(summary_value "$out/$p.w10.summary" AIA)"
+  printf '%-9s %9.3f %8.2f %8.2f %8.2f %8.2f %8.1f %8.1f %12d %8.3f %11s %11s\n' "$p" "$tn" \
+    "$(ratio "$td" "$tn")" "$(ratio "$tf" "$tn")" "$(ratio "$t25" "$tn")" "$(ratio "$t10" "$tn")" \
+    "$(ratio "$tfault" "$tn")" "$(ratio "$tl" "$tn")" "$acc" "$bpa" "$acc25" "$acc10"
+done

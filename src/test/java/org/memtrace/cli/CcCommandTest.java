@@ -1,0 +1,147 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+
+/** {@code memtrace cc} as a drop-in gcc: what passes through unchanged, what it adds, what it refuses. */
+class CcCommandTest {
+    @TempDir Path dir;
+
+    /** Exit status, stdout and stderr of a command run in the test directory. */
+    record Outcome(int status, String stdout, String stderr) {}
+
+    private Outcome exec(List<String> command, Map<String, String> env) throws IOException, InterruptedException {
+        Path out = Files.createTempFile(dir, "out", ".txt"), err = Files.createTempFile(dir, "err", ".txt");
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+                .redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        if (!p.waitFor(180, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("timed out: " + command);
+        }
+        return new Outcome(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    private Outcome exec(List<String> command) throws IOException, InterruptedException {
+        return exec(command, Map.of());
+    }
+
+    private static List<String> cc(String... args) {
+        List<String> c = new ArrayList<>(Cli.command("cc"));
+        c.addAll(List.of(args));
+        return c;
+    }
+
+    private static List<String> list(String... args) {
+        return List.of(args);
+    }
+
+    @Test
+    void aCompileErrorIsGccsByteForByteWithItsStatus() throws Exception {
+        Files.writeString(dir.resolve("bad.c"), "int main(void) { return undeclared + ; }\n");
+        Outcome gcc = exec(list("gcc", "-c", "bad.c"));
+        Outcome mt = exec(cc("-c", "bad.c"));
+        assertThat(gcc.status()).isNotZero();
+        assertThat(mt.status()).isEqualTo(gcc.status());
+        assertThat(mt.stderr()).isEqualTo(gcc.stderr());
+        assertThat(mt.stdout()).isEqualTo(gcc.stdout());
+    }
+
+    @Test
+    void badMemtraceOptionsAreOneLineAndStatusTwo() throws Exception {
+        Files.writeString(dir.resolve("ok.c"), "int main(void) { return 0; }\n");
+        for (List<String> bad : List.of(cc("--omega"), cc("--omega", "1.5", "ok.c"), cc("--omega", "x", "ok.c"),
+                cc("--mode", "fast", "ok.c"), cc("--chunk", "0", "ok.c"))) {
+            Outcome o = exec(bad);
+            assertThat(o.status()).as(String.join(" ", bad)).isEqualTo(2);
+            assertThat(o.stderr().strip()).as(String.join(" ", bad)).startsWith("memtrace").doesNotContain("\n").doesNotContain("Exception");
+        }
+    }
+
+    @Test
+    void staticLinkingIsRefused() throws Exception {
+        Files.writeString(dir.resolve("ok.c"), "int main(void) { return 0; }\n");
+        Outcome o = exec(cc("-static", "-o", "ok", "ok.c"));
+        assertThat(o.status()).isEqualTo(2);
+        assertThat(o.stderr()).contains("-static").doesNotContain("Exception");
+        assertThat(dir.resolve("ok")).doesNotExist();
+    }
+
+    @Test
+    void helpListsMemtracesOptions() throws Exception {
+        Outcome o = exec(cc("--help"));
+        assertThat(o.status()).isZero();
+        assertThat(o.stdout()).contains("--omega").contains("--chunk").contains("--no-stack").contains("--mode");
+    }
+
+    @Test
+    void sharedLibraryThreadsAndAHandWrittenAssemblyFileBuildAndRunAsWithGcc() throws Exception {
+        Files.writeString(dir.resolve("lib.c"), """
+                int scale(int *v, int n, int k) { int s = 0; for (int i = 0; i < n; i++) { v[i] *= k; s += v[i]; } return s; }
+                """);
+        Files.writeString(dir.resolve("seven.s"), """
+                	.text
+                	.globl	seven
+                	.type	seven, @function
+                seven:
+                	movl	$7, %eax
+                	ret
+                	.size	seven, .-seven
+                	.section	.note.GNU-stack,"",@progbits
+                """);
+        Files.writeString(dir.resolve("main.c"), """
+                #include <pthread.h>
+                #include <stdio.h>
+                int scale(int *v, int n, int k);
+                int seven(void);
+                static int data[2][100];
+                static void *work(void *arg) { int *v = arg; for (int i = 0; i < 100; i++) v[i] = i; return (void *) (long) scale(v, 100, seven()); }
+                int main(void) {
+                    pthread_t t[2];
+                    for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, work, data[i]);
+                    long total = 0;
+                    for (int i = 0; i < 2; i++) { void *r; pthread_join(t[i], &r); total += (long) r; }
+                    printf("%ld\\n", total);
+                    return 0;
+                }
+                """);
+        Outcome lib = exec(cc("-O2", "-fPIC", "-shared", "-o", "libscale.so", "lib.c"));
+        assertThat(lib.status()).as(lib.stderr()).isZero();
+        Outcome prog = exec(cc("-O2", "-pthread", "-o", "prog", "main.c", "seven.s", "-L.", "-lscale", "-Wl,-rpath," + dir));
+        assertThat(prog.status()).as(prog.stderr()).isZero();
+        assertThat(prog.stderr()).contains("seven.s").contains("uninstrumented");
+        String expected = String.valueOf(2 * 7 * (99 * 100 / 2));
+        assertThat(Gcc.run(List.of(dir.resolve("prog").toString())).strip()).isEqualTo(expected);
+
+        Path trace = dir.resolve("prog.trace");
+        var r = Cli.run(dir, "run", "-o", trace.toString(), "--", dir.resolve("prog").toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout().strip()).isEqualTo(expected);
+        List<String> stores = Files.readAllLines(trace).stream().filter(l -> l.startsWith("S$") && l.contains("data+")).toList();
+        // both threads fill their row in work() and the library's scale() rewrites it (vectorized at -O2, so
+        // bytes, not stores, are what is fixed): 2 threads x 100 ints each
+        assertThat(bytesStored(stores, ",scale+")).isEqualTo(2 * 100 * 4);
+        assertThat(bytesStored(stores, ",work+")).isEqualTo(2 * 100 * 4);
+        assertThat(stores.stream().map(l -> l.substring(l.lastIndexOf(',') + 1)).distinct()).as("two threads").hasSize(2);
+    }
+
+    /** Sum of the size field of the store lines whose instruction field contains {@code code}. */
+    private static long bytesStored(List<String> stores, String code) {
+        return stores.stream().filter(l -> l.contains(code)).map(l -> l.split(","))
+                .mapToLong(f -> Long.parseLong(f[3])).sum();
+    }
+}

@@ -167,6 +167,10 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private boolean writeJsonSummary(PrintWriter err, RunResult result, Summary summary) {
         if (jsonSummary == null) return true;
         Map<String, Object> json = new LinkedHashMap<>(summary.counts(result.lost()));
+        summary.accuracy().ifPresent(a -> {
+            json.put("accuracyMa", a.ma());
+            json.put("accuracyAia", a.aia());
+        });
         json.put("elapsedSeconds", result.elapsed().toNanos() / 1e9);
         json.put("exitStatus", result.exitStatus());
         json.put("ending", result.describe());

@@ -278,6 +278,22 @@ class PrintCommandTest {
                 "memtrace: 1 access records name a site no site table describes (the first 0x" + Long.toHexString(s("mt_s1")) + "); they are left out");
     }
 
+    @Test
+    void aStreamSavedByRunPrintsTheSameTraceAsTheRun() throws Exception {
+        Path prog = Gcc.compile(dir, "heap_block.c", "heap_block");
+        Path live = dir.resolve("live.txt");
+        Path stream = dir.resolve("heap.stream");
+        var err = new StringWriter();
+        int status = Main.execute(new PrintWriter(new StringWriter()), new PrintWriter(err),
+                "run", "-q", "-o", live.toString(), "--save-stream", stream.toString(), "--", prog.toString());
+        assertThat(status).as(err.toString()).isEqualTo(7);
+        Outcome o = print(stream);
+        assertThat(o.status()).as(o.err()).isZero();
+        assertThat(o.trace()).isEqualTo(Files.readAllLines(live)).anyMatch(l -> l.startsWith("F$"));
+        long stores = o.trace().stream().filter(l -> l.startsWith("S$")).count();
+        assertThat(o.err()).containsPattern("stores\\s+" + stores + "\\n").contains("faults").doesNotContain("probes", "memtrace: ");
+    }
+
     /** File offset of the second chunk: after the 64-byte header and the first chunk with its padding. */
     static int second(byte[] file) {
         int stored = java.nio.ByteBuffer.wrap(file, 64 + 16, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();

@@ -370,6 +370,8 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     rt_restore_signals(old);
 }
 
+void rt_count_dropped(uint64_t n) { __atomic_add_fetch(&f.dropped, n, __ATOMIC_RELAXED); }
+
 void rt_unfinish(void)
 {
     if (rt.state != RT_FINISHED) return;

@@ -14,15 +14,17 @@ memtrace_find_jdk() {
   return 1
 }
 
-# Debian packages the build, the tracer and the tests rely on: gcc/make build the agent, libzydis4.0 is
-# the x86 decoder, binutils (as, readelf) and valgrind serve the tests and the benchmark, libzydis-dev's
-# headers let a test check the decoder binding's structure layouts.
+# Debian packages the build, the tracer and the tests rely on: gcc/make build the agent, libzstd-dev lets
+# the compiled-in runtime (libmemtrace-rt.so) compress its chunks, libzydis4.0 is the x86 decoder, binutils
+# (as, readelf) and valgrind serve the tests and the benchmark, libzydis-dev's headers let a test check the
+# decoder binding's structure layouts, the zstd command decompresses .mtr chunks in the runtime's tests.
 memtrace_prereqs() {
   local missing=()
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
   command -v make >/dev/null 2>&1 || missing+=(make)
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
   command -v as >/dev/null 2>&1 || missing+=(binutils)
+  [ -e /usr/include/zstd.h ] || missing+=(libzstd-dev)
   [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4.0 ] || [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4 ] || missing+=(libzydis4.0)
   if [ "${1:-}" = "--with-test-tools" ]; then
     command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
@@ -30,6 +32,7 @@ memtrace_prereqs() {
     # libc's separate debug symbols: the tests check that libc internals are named through them
     dpkg -s libc6-dbg >/dev/null 2>&1 || missing+=(libc6-dbg)
     [ -e /usr/include/Zydis/Zydis.h ] || missing+=(libzydis-dev)
+    command -v zstd >/dev/null 2>&1 || missing+=(zstd)
   fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "memtrace: installing Debian packages: ${missing[*]}" >&2

@@ -125,7 +125,8 @@ void rt_file_queue(struct rt_buf *b);      /* hand a full buffer to the writer *
 struct rt_buf *rt_buf_get(void);           /* a free buffer (waits while the writer is behind) */
 void rt_buf_put(struct rt_buf *b);
 void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path);
-void rt_unfinish(void);                    /* a failed exec: the file goes on */
+void rt_unfinish(void);
+void rt_count_dropped(uint64_t n);         /* access slots that recording-off threw away */                    /* a failed exec: the file goes on */
 void rt_file_fork_prepare(void);
 void rt_file_fork_parent(void);
 void rt_file_fork_child(const char *path, int pid);

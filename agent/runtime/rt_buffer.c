@@ -230,9 +230,11 @@ void rt_discard_access_slots(void)
     if (!rt_self.buf) return;
     uint64_t old = rt_block_signals();
     char *in = rt_self.buf->from, *out = in, *end = __memtrace_cursor;
+    uint64_t dropped = 0;
     while (in < end) {
         uint64_t w1 = ((uint64_t *)in)[1];
         size_t n = 16;
+        dropped += !(w1 >> 63);
         if (w1 >> 63) n += ((((w1 >> 8) & 0xffff) + 15) / 16) * 16;
         if (w1 >> 63) {
             if (out != in) rt_memcpy(out, in, n);
@@ -241,6 +243,7 @@ void rt_discard_access_slots(void)
         in += n;
     }
     __memtrace_cursor = out;
+    rt_count_dropped(dropped);
     rt_restore_signals(old);
 }
 

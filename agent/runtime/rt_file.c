@@ -72,6 +72,7 @@ static struct {
     size_t work_size;
     uint64_t *table;
     int writer_running;
+    int broken;                 /* zstd failed: nothing more is written */
 } f;
 
 static void futex_wait(volatile int *word, int value, long ns)
@@ -174,20 +175,23 @@ static void write_all(const void *p, size_t n)
     }
 }
 
-/* Slots [s, e) into f.scratch: tags pass, access slots are dropped (events_only) or delta-coded. */
-/* Locals throughout: `out` may alias anything of type uint64_t, so fields of `f` would be reloaded. */
-static size_t transform(const char *s, const char *e, int events_only, int delta)
+/* Slots [s, e) into dst (which may be s: the output never overtakes the input): tags pass, access slots */
+/* are dropped (events_only) or delta-coded. In place, the slots are rewritten in lines the loop has just */
+/* read; into scratch, another megabyte streams through the cache. Locals throughout: `out` may alias     */
+/* anything of type uint64_t, so fields of `f` would be reloaded at every store.                          */
+static size_t transform(const char *s, const char *e, char *dst, int events_only, int delta)
 {
-    uint64_t *out = (uint64_t *)f.scratch, *table = f.table;
+    uint64_t *out = (uint64_t *)dst, *table = f.table;
     const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
-    uint64_t records = 0, dropped = 0;
-    if (delta) rt_memzero(table, sizeof(uint64_t) << TABLE_BITS);
+    uint64_t records = 0, dropped = 0, prev_site = 0, h = 0, last = 0;
+    if (delta)
+        for (size_t i = 0; i < (1u << TABLE_BITS); i++) table[i] = 0; /* every chunk decodes on its own */
     while (in < end) {
         uint64_t w0 = in[0], w1 = in[1];
         if (w1 >> 63) {
             size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
             if (in + n > end) n = (size_t)(end - in);
-            for (size_t i = 0; i < n; i++) out[i] = in[i];
+            if (out != in) for (size_t i = 0; i < n; i++) out[i] = in[i];
             out += n;
             in += n;
             continue;
@@ -196,10 +200,17 @@ static size_t transform(const char *s, const char *e, int events_only, int delta
         if (events_only) { dropped++; continue; }
         records++;
         if (delta) {
-            uint64_t h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
-            uint64_t last = table[h];
-            table[h] = w0;
-            w0 -= last;
+            /* Loops repeat their sites: the entry of the current site stays in a register until the site */
+            /* changes (a store and reload per slot would chain every slot to the one before).           */
+            if (w1 != prev_site) {
+                table[h] = last;
+                prev_site = w1;
+                h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
+                last = table[h];
+            }
+            uint64_t d = w0 - last;
+            last = w0;
+            w0 = d;
         }
         out[0] = w0;
         out[1] = w1;
@@ -207,30 +218,30 @@ static size_t transform(const char *s, const char *e, int events_only, int delta
     }
     f.records += records;
     f.dropped += dropped;
-    return (size_t)((char *)out - f.scratch);
+    return (size_t)((char *)out - dst);
 }
 
-/* One chunk from a thread's slots; the caller holds the file lock. */
-static void write_chunk(uint32_t tid, const char *s, const char *e, int events_only)
+/* One chunk from a thread's slots, transformed in place when the buffer is ours (queued), else into   */
+/* scratch (another thread's live buffer at the end); the caller holds the file lock.                     */
+static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_place)
 {
-    if (e <= s) return;
-    uint64_t rec0 = f.records, drop0 = f.dropped;
+    if (e <= s || f.broken) return;
     int codec = f.codec;
-    size_t raw = transform(s, e, events_only, codec == 2);
+    char *raw_data = in_place ? s : f.scratch;
+    size_t raw = transform(s, e, raw_data, events_only, codec == 2);
     if (!raw) return;
-    const char *payload = f.scratch;
+    const char *payload = raw_data;
     size_t stored = raw;
     if (codec) {
-        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, f.scratch, raw, 1);
-        if (ZSTD_isError(z)) { /* cannot happen with a static context sized for level 1; keep the slots */
-            f.records = rec0;
-            f.dropped = drop0;
-            raw = transform(s, e, events_only, 0);
-            codec = 0;
-        } else {
-            payload = f.packed;
-            stored = z;
+        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, raw_data, raw, 1);
+        if (ZSTD_isError(z)) { /* cannot happen with a static context sized for level 1: stop writing */
+            static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
+            rt_sys3(SYS_write, 2, msg, sizeof msg - 1);
+            f.broken = 1;
+            return;
         }
+        payload = f.packed;
+        stored = z;
     }
     struct chunk_header h = {CHUNK_MAGIC, tid, f.chunks++, (uint32_t)stored, (uint32_t)raw, (uint32_t)codec, 0};
     static const char zeros[8];
@@ -249,7 +260,7 @@ static void write_chunk(uint32_t tid, const char *s, const char *e, int events_o
 
 static void write_queued(struct rt_buf *b)
 {
-    write_chunk(b->tid, b->from, b->used, b->events_only);
+    write_chunk(b->tid, b->from, b->used, b->events_only, 1);
     rt_buf_put(b);
 }
 
@@ -359,7 +370,7 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
         struct rt_buf *b = t->buf;
         char *upto = __atomic_load_n(t->cursor, __ATOMIC_ACQUIRE);
         if (upto < b->base || upto > b->end) continue; /* mid-swap: nothing consistent to write */
-        write_chunk(b->tid, b->from, upto, !rt.recording);
+        write_chunk(b->tid, b->from, upto, !rt.recording, 0);
         b->from = upto;
     }
     f.end_offset = rt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
@@ -369,6 +380,8 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     rt_self.internal = saved;
     rt_restore_signals(old);
 }
+
+void rt_count_dropped(uint64_t n) { __atomic_add_fetch(&f.dropped, n, __ATOMIC_RELAXED); }
 
 void rt_unfinish(void)
 {

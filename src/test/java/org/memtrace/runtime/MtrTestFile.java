@@ -1,0 +1,164 @@
+package org.memtrace.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.memtrace.event.Event;
+import org.memtrace.event.EventDecoder;
+
+/**
+ * A .mtr file read back for the runtime's tests, straight from docs/compiled-in.md and independent of
+ * memtrace's own reader: every layout rule of the contract is asserted while reading. Payloads are
+ * decompressed by the zstd command (all frames of a file in one run), codec 2's address deltas undone.
+ */
+record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
+
+    sealed interface Slot permits Access, Tagged {}
+
+    record Access(long address, long site) implements Slot {}
+
+    record Tagged(long sequence, Event event) implements Slot {}
+
+    record Chunk(int tid, long order, int codec, List<Slot> slots) {}
+
+    record End(long chunks, long records, long dropped) {}
+
+    private static final int TABLE_BITS = 12;
+
+    static MtrTestFile read(Path file) throws IOException, InterruptedException {
+        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(b.remaining()).as("header").isGreaterThanOrEqualTo(64);
+        byte[] magic = new byte[8];
+        b.get(magic);
+        assertThat(new String(magic, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("MTRFILE1");
+        assertThat(b.getInt()).as("version").isEqualTo(1);
+        assertThat(b.getInt()).as("header_size").isEqualTo(64);
+        long pid = b.getLong(), page = b.getLong();
+        for (int i = 0; i < 32; i++) assertThat(b.get()).as("reserved header byte").isZero();
+
+        record Raw(int tid, long order, int rawLen, int codec, byte[] payload) {}
+        List<Raw> raws = new ArrayList<>();
+        End end = null;
+        while (b.remaining() >= 4) {
+            int m = b.getInt(b.position());
+            if (m == 0x444e4545) {
+                assertThat(b.remaining()).as("end record").isEqualTo(32);
+                b.getInt();
+                assertThat(b.getInt()).isZero();
+                end = new End(b.getLong(), b.getLong(), b.getLong());
+                break;
+            }
+            if (b.remaining() < 32) break; // a chunk header cut by SIGKILL
+            assertThat(m).as("chunk magic at %d", b.position()).isEqualTo(0x4b4e4843);
+            b.getInt();
+            int tid = b.getInt();
+            long order = b.getLong();
+            int stored = b.getInt(), rawLen = b.getInt(), codec = b.getInt();
+            assertThat(b.getInt()).as("chunk reserved").isZero();
+            assertThat(codec).isBetween(0, 2);
+            if (b.remaining() < stored) break; // a payload cut by SIGKILL
+            byte[] payload = new byte[stored];
+            b.get(payload);
+            int pad = (8 - stored % 8) % 8;
+            if (b.remaining() < pad) break;
+            for (int i = 0; i < pad; i++) assertThat(b.get()).as("chunk padding").isZero();
+            assertThat(rawLen % 16).as("raw_len is whole slots").isZero();
+            raws.add(new Raw(tid, order, rawLen, codec, payload));
+        }
+        byte[] inflated = unzstd(raws.stream().filter(r -> r.codec != 0).map(Raw::payload).toList());
+        int at = 0;
+        List<Chunk> chunks = new ArrayList<>();
+        for (Raw r : raws) {
+            byte[] raw;
+            if (r.codec == 0) {
+                raw = r.payload;
+            } else {
+                raw = java.util.Arrays.copyOfRange(inflated, at, at + r.rawLen);
+                at += r.rawLen;
+            }
+            assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
+            chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
+        }
+        assertThat(at).as("decompressed bytes").isEqualTo(inflated.length);
+        for (int i = 0; i < chunks.size(); i++) assertThat(chunks.get(i).order()).as("chunk order").isEqualTo(i);
+        return new MtrTestFile(pid, page, List.copyOf(chunks), end);
+    }
+
+    private static List<Slot> slots(byte[] raw, boolean delta) {
+        ByteBuffer s = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
+        long[] table = new long[1 << TABLE_BITS];
+        List<Slot> out = new ArrayList<>();
+        MemorySegment seg = MemorySegment.ofArray(raw);
+        while (s.remaining() > 0) {
+            long w0 = s.getLong(), w1 = s.getLong();
+            if (w1 < 0) {
+                assertThat(w1 & 0xff).as("tag type").isEqualTo(1);
+                int len = (int) ((w1 >>> 8) & 0xffff);
+                assertThat(w1 >>> 24 & 0x7fffffffffL).as("tag's unused bits").isZero();
+                int off = s.position();
+                assertThat(EventDecoder.size(seg, off)).as("event size vs tag length").isEqualTo(len);
+                out.add(new Tagged(w0, EventDecoder.decode(seg, off, off)));
+                int padded = (len + 15) / 16 * 16;
+                for (int i = len; i < padded; i++) assertThat(raw[off + i]).as("event padding").isZero();
+                s.position(off + padded);
+                continue;
+            }
+            if (delta) {
+                int h = (int) ((w1 * 0x9E3779B97F4A7C15L) >>> (64 - TABLE_BITS));
+                w0 += table[h];
+                table[h] = w0;
+            }
+            out.add(new Access(w0, w1));
+        }
+        return out;
+    }
+
+    private static byte[] unzstd(List<byte[]> frames) throws IOException, InterruptedException {
+        if (frames.isEmpty()) return new byte[0];
+        Path in = Files.createTempFile("mtr", ".zst");
+        try {
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            for (byte[] f : frames) all.write(f);
+            Files.write(in, all.toByteArray());
+            Process p = new ProcessBuilder("zstd", "-q", "-d", "-c", in.toString()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            byte[] out = p.getInputStream().readAllBytes();
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).as("zstd -d").isZero();
+            return out;
+        } finally {
+            Files.deleteIfExists(in);
+        }
+    }
+
+    /** The slots of one thread, in program order (its chunks in file order). */
+    List<Slot> thread(int tid) {
+        return chunks.stream().filter(c -> c.tid() == tid).flatMap(c -> c.slots().stream()).toList();
+    }
+
+    List<Access> accesses(int tid) {
+        return thread(tid).stream().filter(Access.class::isInstance).map(Access.class::cast).toList();
+    }
+
+    /** Every event of the file in sequence order. */
+    List<Tagged> events() {
+        return chunks.stream().flatMap(c -> c.slots().stream()).filter(Tagged.class::isInstance).map(Tagged.class::cast)
+                .sorted(java.util.Comparator.comparingLong(Tagged::sequence)).toList();
+    }
+
+    <T extends Event> List<T> events(Class<T> type) {
+        return events().stream().map(Tagged::event).filter(type::isInstance).map(type::cast).toList();
+    }
+
+    List<Integer> tids() {
+        return chunks.stream().map(Chunk::tid).distinct().toList();
+    }
+}

@@ -36,8 +36,7 @@ public final class LineTable {
         return i < 0 ? Optional.empty() : Optional.of(new SourceLine(fileNames[files[i]], lines[i]));
     }
 
-    /** The row covering {@code address}, or -1; rows and their names are shared, so callers may cache by row. */
-    int rowOf(long address) {
+    private int rowOf(long address) {
         int i = Arrays.binarySearch(starts, address);
         if (i < 0) i = -i - 2;
         return i >= 0 && files[i] != GAP ? i : -1;

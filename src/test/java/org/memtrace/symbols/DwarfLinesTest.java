@@ -403,6 +403,24 @@ class DwarfLinesTest {
     }
 
     @Test
+    void aCompressedSectionClaimingMoreThanDeflateCanHoldIsRefusedWithoutAllocatingIt(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("h.c"), "int main(void) { return 0; }\n");
+        Path prog = dir.resolve("h");
+        Gcc.run(List.of("gcc", "-g", "-o", prog.toString(), dir.resolve("h.c").toString()));
+        ElfFile elf = ElfFile.read(prog);
+        ElfSection plain = elf.section(".debug_line").orElseThrow();
+        // The section's own bytes read as an Elf64_Chdr: type 1 (zlib), inflated size 2^31 - 16.
+        byte[] image = Files.readAllBytes(prog);
+        ByteBuffer header = ByteBuffer.wrap(image, (int) plain.offset(), 24).order(ByteOrder.LITTLE_ENDIAN);
+        header.putInt(1).putInt(0).putLong(Integer.MAX_VALUE - 16).putLong(1);
+        ElfSection claimed = new ElfSection(plain.name(), plain.type(), plain.flags() | ElfSection.SHF_COMPRESSED, plain.address(),
+                plain.offset(), plain.size(), plain.link(), plain.info(), plain.entrySize());
+        ElfFile damaged = ElfFile.parse("claimed", image);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> damaged.contentsOf(claimed)))
+                .isInstanceOf(ElfFormatException.class).hasMessageContaining("inflated size");
+    }
+
+    @Test
     void pathsAreCleanedLexically() {
         assertThat(DwarfLines.normalize("./csu/../sysdeps/x86/abi-note.c")).isEqualTo("sysdeps/x86/abi-note.c");
         assertThat(DwarfLines.normalize("../a/./b//c.h")).isEqualTo("../a/b/c.h");

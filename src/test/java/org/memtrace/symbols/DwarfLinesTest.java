@@ -315,6 +315,25 @@ class DwarfLinesTest {
     }
 
     @Test
+    void rowsFarApartAreFoundAsWellAsDenseOnes() {
+        // Few rows over a huge range: the bucket index widens its buckets instead of growing.
+        Program p = new Program().setAddress(0x1000);
+        for (int i = 0; i < 50; i++) p.special(1 + i % 3, 1);
+        p.advancePc(1).endSequence().setAddress(0x7f0000000000L).advanceLine(499).copy().advancePc(0x10).endSequence();
+        LineTable t = parse(v4(List.of(), List.of("a.c"), List.of(0), p.bytes(), 13));
+        long address = 0x1000;
+        for (int i = 0; i < 50; i++) {
+            address += 1 + i % 3;
+            assertThat(at(t, address)).isEqualTo(new SourceLine("a.c", 2 + i));
+        }
+        assertThat(at(t, address + 1)).isNull();
+        assertThat(at(t, 0x7effffffffffL)).isNull();
+        assertThat(at(t, 0x7f0000000000L)).isEqualTo(new SourceLine("a.c", 500));
+        assertThat(at(t, 0x7f000000000fL)).isEqualTo(new SourceLine("a.c", 500));
+        assertThat(at(t, 0x7f0000000010L)).isNull();
+    }
+
+    @Test
     void rowsOfLineZeroHaveNoLine() {
         byte[] program = new Program().setAddress(0x700).advanceLine(4).copy().advanceLine(-5).special(4, 0).special(4, 3).advancePc(1).endSequence().bytes();
         LineTable t = parse(v4(List.of(), List.of("a.c"), List.of(0), program, 13));

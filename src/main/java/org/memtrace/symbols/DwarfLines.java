@@ -73,8 +73,9 @@ public final class DwarfLines {
         try {
             ByteBuffer lineStr = contents(elf, ".debug_line_str");
             ByteBuffer str = contents(elf, ".debug_str");
-            return parse(elf.contentsOf(line.get()), lineStr, str,
+            LineTable table = parse(elf.contentsOf(line.get()), lineStr, str,
                     a -> code.stream().anyMatch(s -> s.isLoad() && s.isExecutable() && s.contains(a)));
+            return table.problem().map(p -> LineTable.unavailable(elf.path() + ": " + p)).orElse(table);
         } catch (ElfFormatException e) {
             return LineTable.unavailable(e.getMessage());
         } catch (RuntimeException e) {
@@ -91,12 +92,12 @@ public final class DwarfLines {
     /** Parses the sections' bytes; {@code keep} says which sequence start addresses belong to code. */
     static LineTable parse(ByteBuffer line, ByteBuffer lineStr, ByteBuffer str, LongPredicate keep) {
         Rows rows = new Rows();
-        Cursor c = new Cursor(line.duplicate().order(ByteOrder.LITTLE_ENDIAN));
+        Cursor c = new Cursor(line.slice().order(ByteOrder.LITTLE_ENDIAN));
         int unitStart = 0;
         try {
             while (c.position < c.limit) {
                 unitStart = c.position;
-                new Unit(c, lineStr, str, rows).run();
+                new Unit(c, lineStr.slice(), str.slice(), rows).run();
             }
         } catch (DwarfException e) {
             return LineTable.unavailable(".debug_line unit at offset 0x" + Integer.toHexString(unitStart) + ": " + e.getMessage());

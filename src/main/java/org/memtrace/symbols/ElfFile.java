@@ -121,7 +121,9 @@ public final class ElfFile {
         long kind = stored.getInt(0) & 0xffffffffL;
         long size = stored.getLong(8);
         if (kind != ELFCOMPRESS_ZLIB) throw fail(section.name() + ": compression type " + kind + " is not zlib");
-        if (size < 0 || size > Integer.MAX_VALUE - 8) throw fail(section.name() + ": inflated size " + size + " out of range");
+        // Deflate expands at most about 1032 times: a larger claim is a corrupt header, not a reason to allocate it.
+        long most = Math.min(Integer.MAX_VALUE - 8, (stored.capacity() - 24L) * 1032 + 64);
+        if (size < 0 || size > most) throw fail(section.name() + ": inflated size " + size + " out of range");
         byte[] out = new byte[(int) size];
         Inflater inflater = new Inflater();
         try {

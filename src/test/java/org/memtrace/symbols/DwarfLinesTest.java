@@ -315,6 +315,25 @@ class DwarfLinesTest {
     }
 
     @Test
+    void rowsFarApartAreFoundAsWellAsDenseOnes() {
+        // Few rows over a huge range: the bucket index widens its buckets instead of growing.
+        Program p = new Program().setAddress(0x1000);
+        for (int i = 0; i < 50; i++) p.special(1 + i % 3, 1);
+        p.advancePc(1).endSequence().setAddress(0x7f0000000000L).advanceLine(499).copy().advancePc(0x10).endSequence();
+        LineTable t = parse(v4(List.of(), List.of("a.c"), List.of(0), p.bytes(), 13));
+        long address = 0x1000;
+        for (int i = 0; i < 50; i++) {
+            address += 1 + i % 3;
+            assertThat(at(t, address)).isEqualTo(new SourceLine("a.c", 2 + i));
+        }
+        assertThat(at(t, address + 1)).isNull();
+        assertThat(at(t, 0x7effffffffffL)).isNull();
+        assertThat(at(t, 0x7f0000000000L)).isEqualTo(new SourceLine("a.c", 500));
+        assertThat(at(t, 0x7f000000000fL)).isEqualTo(new SourceLine("a.c", 500));
+        assertThat(at(t, 0x7f0000000010L)).isNull();
+    }
+
+    @Test
     void rowsOfLineZeroHaveNoLine() {
         byte[] program = new Program().setAddress(0x700).advanceLine(4).copy().advanceLine(-5).special(4, 0).special(4, 3).advancePc(1).endSequence().bytes();
         LineTable t = parse(v4(List.of(), List.of("a.c"), List.of(0), program, 13));
@@ -400,6 +419,24 @@ class DwarfLinesTest {
         LineTable t = DwarfLines.read(elf, elf.loadSegments());
         assertThat(t.isEmpty()).isTrue();
         assertThat(t.problem().orElseThrow()).contains(".debug_line");
+    }
+
+    @Test
+    void aCompressedSectionClaimingMoreThanDeflateCanHoldIsRefusedWithoutAllocatingIt(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("h.c"), "int main(void) { return 0; }\n");
+        Path prog = dir.resolve("h");
+        Gcc.run(List.of("gcc", "-g", "-o", prog.toString(), dir.resolve("h.c").toString()));
+        ElfFile elf = ElfFile.read(prog);
+        ElfSection plain = elf.section(".debug_line").orElseThrow();
+        // The section's own bytes read as an Elf64_Chdr: type 1 (zlib), inflated size 2^31 - 16.
+        byte[] image = Files.readAllBytes(prog);
+        ByteBuffer header = ByteBuffer.wrap(image, (int) plain.offset(), 24).order(ByteOrder.LITTLE_ENDIAN);
+        header.putInt(1).putInt(0).putLong(Integer.MAX_VALUE - 16).putLong(1);
+        ElfSection claimed = new ElfSection(plain.name(), plain.type(), plain.flags() | ElfSection.SHF_COMPRESSED, plain.address(),
+                plain.offset(), plain.size(), plain.link(), plain.info(), plain.entrySize());
+        ElfFile damaged = ElfFile.parse("claimed", image);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> damaged.contentsOf(claimed)))
+                .isInstanceOf(ElfFormatException.class).hasMessageContaining("inflated size");
     }
 
     @Test

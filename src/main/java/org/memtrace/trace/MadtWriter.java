@@ -71,6 +71,10 @@ public final class MadtWriter implements EventConsumer {
             data(sb, sym, t.address()).append(',').append(region).append(',');
             code(sb, sym, t.ip()).append(',').append(t.size()).append(',').append(t.tid());
             if (t.weighted()) sb.append(',').append(t.weight());
+            if (sym) {
+                String source = naming.source(t.ip());
+                if (source != null) sb.append(',').append(source);
+            }
         });
     }
 

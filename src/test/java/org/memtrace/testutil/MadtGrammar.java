@@ -15,13 +15,15 @@ public final class MadtGrammar {
     private static final String HEX = "0x(?:0|[1-9a-f][0-9a-f]*)";
     private static final String NAME = "[^,\\s][^,]*";
     private static final String DIGITS = "\\d+";
+    /** A source line, {@code file:line}: symbolic lines only. */
+    private static final String SOURCE = "[^,\\s][^,]*:\\d+";
     private static final String REGION = "(?:\\[(?:heap|stack|anon|data|file|unknown|vdso)\\]|[^,/\\[\\s][^,/]*)";
     private static final String VIA = "(?:memcpy|memmove|memset|rep_movs|rep_stos|rep_lods|rep_cmps|rep_scas|[a-z_][a-z0-9_]*|syscall\\d+)";
 
     /** The fields after {@code seq:} for each letter, with {@code A} standing for an address (hex on # lines). */
     private static final Map<Character, String> FIELDS = Map.ofEntries(
-            Map.entry('L', "A,R,A,D,D(?:,D)?"),
-            Map.entry('S', "A,R,A,D,D(?:,D)?"),
+            Map.entry('L', "A,R,A,D,D(?:,D)?(?:,P)?"),
+            Map.entry('S', "A,R,A,D,D(?:,D)?(?:,P)?"),
             Map.entry('Y', "A,R,A,R,D,A,D,V"),
             Map.entry('W', "A,R,D,A,D,V"),
             Map.entry('G', "A,R,D,A,D,V"),
@@ -63,7 +65,8 @@ public final class MadtGrammar {
         boolean raw = m.group(2).equals("#");
         String shape = FIELDS.get(m.group(1).charAt(0));
         Pattern p = COMPILED.computeIfAbsent(shape + raw, k -> Pattern.compile(shape
-                .replace("A", raw ? HEX : NAME).replace("R", REGION).replace("D", DIGITS).replace("V", VIA)));
+                .replace("A", raw ? HEX : NAME).replace("R", REGION).replace("D", DIGITS).replace("V", VIA)
+                .replace("(?:,P)?", raw ? "" : "(?:," + SOURCE + ")?")));
         return p.matcher(m.group(4)).matches() ? null : "fields do not match the " + m.group(1) + " production";
     }
 }

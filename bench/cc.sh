@@ -26,7 +26,7 @@ now() { date +%s.%N; }
 timed() { local tag=$1 s; shift; s=$(now); "$@" >"$out/$tag.stdout" 2>"$out/$tag.stderr" || true; echo "$(now) - $s" | bc -l; }
 ratio() { echo "$1 / $2" | bc -l; }
 # a number from a memtrace summary on stderr: summary_value FILE 'loads'
-summary_value() { grep -E "^ +$2 " "$1" | head -n 1 | awk '{print $NF}' | tr -d ','; }
+summary_value() { awk -v k="$2" '$0 ~ "^ +" k " " { v = ($NF == "%") ? $(NF-1) "%" : $NF; gsub(",", "", v); print v; exit }' "$1" 2>/dev/null || true; }
 
 fetch_sources() {
   [ -d "$src/gzip-1.12" ] && [ -d "$src/sqlite3-3.40.1" ] && return 0
@@ -122,8 +122,8 @@ for p in "${progs[@]}"; do
   acc=$(( ${loads:-0} + ${stores:-0} ))
   bytes=$(stat -c %s "$out/$p.full.mtr" 2>/dev/null || echo 0)
   bpa=$(echo "if ($acc > 0) $bytes / $acc else 0" | bc -l)
-  acc25="$(summary_value "$out/$p.w25.summary" MA)/$(summary_value "$out/$p.w25.summary" AIA)"
-  acc10="$(summary_value "$out/$p.w10.summary" MA)/$(summary_value "$out/$p.w10.summary" AIA)"
+  acc25="$(summary_value "$out/$p.w25.summary" "accuracy ma")/$(summary_value "$out/$p.w25.summary" "accuracy aia")"
+  acc10="$(summary_value "$out/$p.w10.summary" "accuracy ma")/$(summary_value "$out/$p.w10.summary" "accuracy aia")"
   printf '%-9s %9.3f %8.2f %8.2f %8.2f %8.2f %8.1f %8.1f %12d %8.3f %11s %11s\n' "$p" "$tn" \
     "$(ratio "$td" "$tn")" "$(ratio "$tf" "$tn")" "$(ratio "$t25" "$tn")" "$(ratio "$t10" "$tn")" \
     "$(ratio "$tfault" "$tn")" "$(ratio "$tl" "$tn")" "$acc" "$bpa" "$acc25" "$acc10"

@@ -144,4 +144,56 @@ class CcCommandTest {
         return stores.stream().filter(l -> l.contains(code)).map(l -> l.split(","))
                 .mapToLong(f -> Long.parseLong(f[3])).sum();
     }
+
+    @Test
+    void everyModeKeepsTheProgramsOutputAndExitStatus() throws Exception {
+        Files.writeString(dir.resolve("modes.c"), """
+                #include <stdio.h>
+                #include <stdlib.h>
+                #include <string.h>
+                static int grid[64][64];
+                int main(int argc, char **argv) {
+                    int *heap = malloc(4096 * sizeof *heap);
+                    for (int i = 0; i < 64; i++)
+                        for (int j = 0; j < 64; j++) grid[i][j] = i * j + argc;
+                    for (int i = 0; i < 4096; i++) heap[i] = grid[i % 64][i / 64] * 3;
+                    char text[64];
+                    memcpy(text, "modes", 6);
+                    long sum = 0;
+                    for (int i = 0; i < 4096; i++) sum += heap[i];
+                    printf("%s %ld\\n", text, sum);
+                    free(heap);
+                    return 3;
+                }
+                """);
+        Path plain = dir.resolve("plain");
+        Gcc.run(List.of("gcc", "-O1", "-o", plain.toString(), dir.resolve("modes.c").toString()));
+        Outcome expected = exec(list(plain.toString()));
+        assertThat(expected.status()).isEqualTo(3);
+        List<List<String>> modes = List.of(List.of(), List.of("--no-stack"), List.of("--omega", "0.25"),
+                List.of("--omega", "0.1", "--mode", "ma"), List.of("--omega", "0.5", "--mode", "aia"));
+        for (List<String> mode : modes) {
+            String name = "m" + modes.indexOf(mode);
+            List<String> build = new ArrayList<>(Cli.command("cc"));
+            build.addAll(mode);
+            build.addAll(List.of("-O1", "-o", name, "modes.c"));
+            Outcome built = exec(build);
+            assertThat(built.status()).as("%s: %s", mode, built.stderr()).isZero();
+            Outcome untraced = exec(list(dir.resolve(name).toString()));
+            assertThat(untraced).as("%s without MEMTRACE_OUT", mode).isEqualTo(expected);
+            Path mtr = dir.resolve(name + ".mtr");
+            Outcome traced = exec(list(dir.resolve(name).toString()), Map.of("MEMTRACE_OUT", mtr.toString()));
+            assertThat(traced).as("%s with MEMTRACE_OUT", mode).isEqualTo(expected);
+            var printed = Cli.run(dir, "print", "-o", name + ".trace", mtr.toString());
+            assertThat(printed.status()).as("%s: %s", mode, printed.stderr()).isZero();
+            List<String> lines = Files.readAllLines(dir.resolve(name + ".trace"));
+            long heapStores = lines.stream().filter(l -> l.startsWith("S$") && l.contains("<malloc")).count();
+            if (mode.isEmpty() || mode.equals(List.of("--no-stack")))
+                assertThat(heapStores).as("%s: one store per heap element", mode).isEqualTo(4096);
+            else
+                assertThat(heapStores).as("%s: a selective build still sees the heap loop", mode).isBetween(1L, 4096L);
+            if (mode.contains("--mode"))
+                assertThat(printed.stderr()).as("%s reports its accuracy", mode).contains("accuracy ma").contains("accuracy aia");
+        }
+    }
 }

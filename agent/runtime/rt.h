@@ -87,7 +87,8 @@ struct rt_thread {
     int internal;               /* the runtime's own code is running: wrappers pass through */
 };
 
-enum rt_state { RT_INIT = 0, RT_RUNNING = 1, RT_FINISHED = 2 };
+/* FINISHING: the final flush is writing every buffer; a thread whose buffer fills waits for it to end. */
+enum rt_state { RT_INIT = 0, RT_RUNNING = 1, RT_FINISHING = 2, RT_FINISHED = 3 };
 
 struct rt_global {
     long page;
@@ -95,6 +96,7 @@ struct rt_global {
     int to_file;                /* MEMTRACE_OUT set: buffers are written, else discarded */
     volatile int recording;     /* between start and stop */
     volatile int state;         /* enum rt_state */
+    volatile int finisher;      /* the thread writing the final flush */
     int pid;
     uint64_t seq;               /* the global event sequence */
     uint64_t text_start, text_end; /* the runtime's own code */

@@ -178,6 +178,8 @@ void rt_thread_end(uint64_t value)
 static void swap_buffer(void)
 {
     struct rt_buf *b = rt_self.buf;
+    /* The final flush is about to write this buffer as it stands: wait until it has. */
+    while (rt.state == RT_FINISHING && rt.finisher != rt_tid()) rt_sys0(SYS_sched_yield);
     if (!rt.to_file || rt.state != RT_RUNNING) {
         b->from = b->base;
         __memtrace_cursor = b->base;

@@ -306,8 +306,16 @@ static void write_header(int pid)
 
 static int open_out(const char *path, int pid)
 {
-    f.fd = (int)rt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f.fd < 0) return 0;
+    int fd = (int)rt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return 0;
+    /* Far from the numbers the program uses, so that a program reusing low descriptors does not write */
+    /* into the trace (nor the trace into its files).                                                     */
+    int high = (int)rt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
+    if (high >= 0) {
+        rt_sys1(SYS_close, fd);
+        fd = high;
+    }
+    f.fd = fd;
     f.chunks = f.records = f.dropped = 0;
     write_header(pid);
     return 1;
@@ -357,9 +365,13 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     size_t len = (sizeof r.e + n + 7) & ~(size_t)7;
     r.e.h.size = (uint16_t)len;
     rt_emit(&r, len);
+    /* One thread finishes (two threads may crash at once, or one exits while another crashes). */
+    int running = RT_RUNNING;
+    if (!__atomic_compare_exchange_n(&rt.state, &running, rt.to_file ? RT_FINISHING : RT_FINISHED, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) || !rt.to_file)
+        return;
+    rt.finisher = rt_tid();
     uint64_t old = rt_block_signals();
-    rt.state = RT_FINISHED;
-    if (!rt.to_file) { rt_restore_signals(old); return; }
     int saved = rt_self.internal;
     rt_self.internal = 1;
     rt_lock_take(&f.file_lock);
@@ -376,6 +388,7 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     f.end_offset = rt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
     struct end_record e = {END_MAGIC, 0, f.chunks, f.records, f.dropped};
     write_all(&e, sizeof e);
+    rt.state = RT_FINISHED;
     rt_lock_drop(&f.file_lock);
     rt_self.internal = saved;
     rt_restore_signals(old);

@@ -209,11 +209,16 @@ static size_t append_number(char *dst, size_t at, size_t cap, long v)
     return at;
 }
 
-/* `%p` in MEMTRACE_OUT stands for the process id. */
+/* `%p` in MEMTRACE_OUT stands for the process id; a relative path is made absolute now, so that a fork */
+/* child's or a descendant's file lands next to this one even after a chdir.                           */
 static void resolve_path(char *dst, size_t cap, const char *templ, int pid)
 {
     size_t at = 0;
     dst[0] = 0;
+    if (templ[0] != '/' && rt_sys2(SYS_getcwd, dst, cap - 2) > 0) {
+        at = rt_strlen(dst);
+        if (at && dst[at - 1] != '/') at = append(dst, at, cap, "/");
+    }
     for (const char *p = templ; *p && at + 1 < cap; p++) {
         if (p[0] == '%' && p[1] == 'p') {
             at = append_number(dst, at, cap, pid);

@@ -249,7 +249,7 @@ class RuntimeTraceTest {
         assertThat(r.status()).isEqualTo(128 + 6);
         MtrTestFile f = r.file();
         int pid = (int) f.pid();
-        assertSlots(f.accesses(pid), sweep(r.hex("ARRAY"), 50000, r.site(0)));
+        assertSlots(f.accesses(pid), sweep(r.hex("ARRAY"), 50000, r.site(1)));
         Event last = f.events().getLast().event();
         assertThat(last).isInstanceOfSatisfying(Event.Exit.class, e -> {
             assertThat(e.kind()).isEqualTo(Event.ExitKind.SIGNAL);
@@ -264,13 +264,32 @@ class RuntimeTraceTest {
         Run r = run("crash", Map.of("MEMTRACE_BUFFER_KB", "8"), "null", "50000");
         assertThat(r.status()).isEqualTo(128 + 11);
         MtrTestFile f = r.file();
-        assertSlots(f.accesses((int) f.pid()), sweep(r.hex("ARRAY"), 50000, r.site(0)));
+        assertSlots(f.accesses((int) f.pid()), sweep(r.hex("ARRAY"), 50000, r.site(1)));
         assertThat(f.events().getLast().event()).isInstanceOfSatisfying(Event.Exit.class, e -> {
             assertThat(e.kind()).isEqualTo(Event.ExitKind.SIGNAL);
             assertThat(e.value()).isEqualTo(11);
             assertThat(e.address()).isZero();
             assertThat(e.ip()).isNotZero();
         });
+        assertThat(f.end()).isNotNull();
+    }
+
+    @Test
+    void aFatalSignalWritesTheBuffersOfThreadsStillRunning() throws Exception {
+        long n = 20000;
+        Run r = run("crash", Map.of("MEMTRACE_BUFFER_KB", "16"), "thread-null", Long.toString(n));
+        assertThat(r.status()).isEqualTo(128 + 11);
+        MtrTestFile f = r.file();
+        int pid = (int) f.pid();
+        assertSlots(f.accesses(pid), sweep(r.hex("ARRAY"), n, r.site(1)));
+        int worker = f.events(Event.ThreadEvent.class).stream().filter(t -> t.started() && t.value() == pid)
+                .map(Event.ThreadEvent::tid).findFirst().orElseThrow();
+        List<Access> seen = f.accesses(worker);
+        assertThat(seen.size()).isGreaterThanOrEqualTo((int) n); // the worker had made n stores before the crash
+        long b = r.hex("WORKER_ARRAY");
+        for (int i = 0; i < seen.size(); i++)
+            if (!seen.get(i).equals(new Access(b + 8 * (i % n), r.site(0)))) throw new AssertionError("worker slot " + i + ": " + seen.get(i));
+        assertThat(f.events().getLast().event()).isInstanceOfSatisfying(Event.Exit.class, e -> assertThat(e.value()).isEqualTo(11));
         assertThat(f.end()).isNotNull();
     }
 
@@ -292,7 +311,7 @@ class RuntimeTraceTest {
         assertThat(f.end()).isNull();
         assertThat(f.chunks()).isNotEmpty();
         List<Access> seen = f.accesses((int) f.pid());
-        List<Access> all = sweep(r.hex("ARRAY"), n, r.site(0));
+        List<Access> all = sweep(r.hex("ARRAY"), n, r.site(1));
         assertThat(seen.size()).isLessThan((int) n); // the last buffer died with the process
         assertSlots(seen, all.subList(0, seen.size()));
     }
@@ -391,6 +410,11 @@ class RuntimeTraceTest {
         // Stopped: the probe and the memset between stop and start are not there; the probe after start is.
         assertThat(f.accesses(pid)).containsExactly(new Access(c, r.site(1)));
         assertThat(f.events(Event.Control.class)).extracting(Event.Control::start).containsExactly(true, false, true);
+        // dlopen: the new module is reported then, after the start-up's modules.
+        assertThat(r.output()).contains("DLOPEN ok");
+        long lastControl = f.events().stream().filter(t -> t.event() instanceof Event.Control).mapToLong(MtrTestFile.Tagged::sequence).max().orElseThrow();
+        assertThat(f.events()).filteredOn(t -> t.event() instanceof Event.Module mod && mod.path().endsWith("libm.so.6"))
+                .singleElement().satisfies(t -> assertThat(t.sequence()).isGreaterThan(lastControl));
     }
 
     @Test

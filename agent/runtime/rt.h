@@ -84,10 +84,13 @@ struct rt_thread {
     struct rt_buf *buf;         /* current buffer, NULL before first use */
     int tid;
     int slot;                   /* index in the registry */
-    int internal;               /* the runtime's own code is running: wrappers pass through */
+    int internal;               /* the runtime's own code is running: wrappers pass through (RT_PRIVATE_HEAP: */
+                                /* and allocations come from the runtime's arena, not the program's heap)   */
 };
 
 /* FINISHING: the final flush is writing every buffer; a thread whose buffer fills waits for it to end. */
+#define RT_PRIVATE_HEAP 2
+
 enum rt_state { RT_INIT = 0, RT_RUNNING = 1, RT_FINISHING = 2, RT_FINISHED = 3 };
 
 struct rt_global {

@@ -75,6 +75,8 @@ static struct {
     int broken;                 /* zstd failed: nothing more is written */
 } f;
 
+static void write_queued(struct rt_buf *b);
+
 static void futex_wait(volatile int *word, int value, long ns)
 {
     struct timespec t = {0, ns};
@@ -138,6 +140,15 @@ void rt_buf_put(struct rt_buf *b)
 
 void rt_file_queue(struct rt_buf *b)
 {
+    if (!f.writer_running) {
+        int saved = rt_self.internal;
+        rt_self.internal = 1;
+        rt_lock_take(&f.file_lock);
+        write_queued(b);
+        rt_lock_drop(&f.file_lock);
+        rt_self.internal = saved;
+        return;
+    }
     b->next = NULL;
     rt_lock_take(&f.queue_lock);
     if (f.tail) f.tail->next = b;
@@ -279,8 +290,11 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+/* Without a writer thread (pthread_create failed), buffers are written by the thread that filled them. */
 static void start_writer(void)
 {
+    int saved = rt_self.internal;
+    rt_self.internal = RT_PRIVATE_HEAP;
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -288,6 +302,7 @@ static void start_writer(void)
     pthread_attr_setstacksize(&a, 256 * 1024);
     f.writer_running = pthread_create(&t, &a, writer_main, NULL) == 0;
     pthread_attr_destroy(&a);
+    rt_self.internal = saved;
 }
 
 static void write_header(int pid)
@@ -334,10 +349,7 @@ int rt_file_open(const char *path, int pid, int codec)
     if (!f.cctx || !f.scratch || !f.packed || !f.table) return 0;
     if (!open_out(path, pid)) return 0;
     uint64_t old = rt_block_signals();
-    int saved = rt_self.internal;
-    rt_self.internal = 1;
     start_writer();
-    rt_self.internal = saved;
     rt_restore_signals(old);
     return 1;
 }
@@ -436,8 +448,5 @@ void rt_file_fork_child(const char *path, int pid)
         return;
     }
     f.cctx = ZSTD_initStaticCCtx(f.work, f.work_size);
-    int saved = rt_self.internal;
-    rt_self.internal = 1;
     start_writer();
-    rt_self.internal = saved;
 }

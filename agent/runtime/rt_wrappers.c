@@ -57,12 +57,14 @@ static struct {
     void *(*dlopen)(const char *, int);
 } real;
 
-/* dlsym may allocate before the real allocator is known: a static arena serves it. */
+/* dlsym may allocate before the real allocator is known: a static arena serves it. It also serves the  */
+/* allocations glibc makes while the runtime creates its writer thread (RT_PRIVATE_HEAP), so that the    */
+/* program's heap looks the same whether the trace goes to a file or is discarded.                      */
 static unsigned char boot_arena[64 * 1024] __attribute__((aligned(16)));
 static size_t boot_used;
 static void *boot_alloc(size_t n)
 {
-    size_t at = (boot_used + 15) & ~(size_t)15;
+    size_t at = (boot_used + 63) & ~(size_t)63;
     if (at + n > sizeof boot_arena) return NULL;
     boot_used = at + n;
     return boot_arena + at;
@@ -108,15 +110,17 @@ static void *allocated(int fn, uint64_t caller, void *p, uint64_t a0, uint64_t a
     return p;
 }
 
+static int boot_only(void) { return !rt_hooks_ready || rt_self.internal == RT_PRIVATE_HEAP; }
+
 RT_EXPORT void *malloc(size_t n)
 {
-    if (!rt_hooks_ready) return boot_alloc(n);
+    if (boot_only()) return boot_alloc(n);
     return allocated(MT_FN_MALLOC, RT_CALLER, real.malloc(n), n, 0, 0);
 }
 
 RT_EXPORT void *calloc(size_t m, size_t n)
 {
-    if (!rt_hooks_ready) {
+    if (boot_only()) {
         size_t t;
         if (__builtin_mul_overflow(m, n, &t)) return NULL;
         return boot_alloc(t); /* the arena is zero and never reused */
@@ -131,7 +135,7 @@ RT_EXPORT void *realloc(void *old, size_t n)
         if (p) rt_memcpy(p, old, n < sizeof boot_arena ? n : sizeof boot_arena);
         return p;
     }
-    if (!rt_hooks_ready) return boot_alloc(n);
+    if (boot_only()) return boot_alloc(n);
     return allocated(MT_FN_REALLOC, RT_CALLER, real.realloc(old, n), (uintptr_t)old, n, 0);
 }
 
@@ -155,7 +159,7 @@ RT_EXPORT void free(void *p)
 
 RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-    if (!rt_hooks_ready) return 12; /* ENOMEM */
+    if (boot_only()) return align <= 64 && (*out = boot_alloc(n)) ? 0 : 12; /* ENOMEM */
     int rc = real.posix_memalign(out, align, n);
     if (!quiet()) {
         void *p = rc == 0 ? *out : NULL;
@@ -168,7 +172,7 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 #define ALIGNED_WRAPPER(name, code, params, args, a0, a1) \
     RT_EXPORT void *name params \
     { \
-        if (!rt_hooks_ready) return NULL; \
+        if (boot_only()) return boot_alloc(n); \
         return allocated(code, RT_CALLER, real.name args, (a0), (a1), 0); \
     }
 ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)

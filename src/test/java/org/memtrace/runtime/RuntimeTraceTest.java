@@ -181,17 +181,13 @@ class RuntimeTraceTest {
         assertThat(seen.get(0)).isEqualTo(seen.get(1)).isEqualTo(seen.get(2)); // setarch -R: same addresses every run
     }
 
-    /**
-     * The heap address is left out: with a file, the writer thread's creation makes glibc allocate its TLS
-     * vector from the program's heap, so later blocks sit a few hundred bytes further on.
-     */
+    /** Heap addresses included: glibc's allocations for the writer thread stay out of the program's heap. */
     @Test
     void outputAndStatusAreTheSameTracedAndDiscarded() throws Exception {
         Run traced = run("loop", "3000");
         Run discarded = run("loop", Map.of("MEMTRACE_OUT", ""), "3000");
         assertThat(discarded.status()).isEqualTo(traced.status()).isEqualTo(3);
-        assertThat(discarded.output().replaceAll("ARRAY \\w+", "")).isEqualTo(traced.output().replaceAll("ARRAY \\w+", ""))
-                .contains("SUM 4498500").contains("SITE 1 ");
+        assertThat(discarded.output()).isEqualTo(traced.output()).contains("SUM 4498500").contains("ARRAY 5555");
         assertThat(discarded.trace()).doesNotExist();
     }
 

@@ -1,5 +1,6 @@
 /* Runtime test: n probed stores, then the end named by argv[1]: abort, null (a store through NULL),
- * kill (SIGKILL to itself, after a pause that lets the writer catch up), _exit (status 5), or
+ * kill (SIGKILL to itself, after a pause that lets the writer catch up), term (SIGTERM to itself, which it
+ * ignored, then handled, then left to its default action), _exit (status 5), or
  * thread-null (a store through NULL while a worker thread that made n stores goes on storing). */
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +11,9 @@
 #include "mt_probe.h"
 
 static long n;
+static volatile int terms;
+
+static void on_term(int sig) { terms += sig == SIGTERM; }
 static volatile int worker_ready;
 
 static void *worker(void *arg)
@@ -37,6 +41,16 @@ int main(int argc, char **argv)
         kill(getpid(), SIGKILL);
     }
     if (!strcmp(argv[1], "_exit")) _exit(5);
+    if (!strcmp(argv[1], "term")) {
+        signal(SIGTERM, SIG_IGN);
+        kill(getpid(), SIGTERM);
+        signal(SIGTERM, on_term);
+        kill(getpid(), SIGTERM);
+        printf("TERMS %d\n", terms);
+        fflush(stdout);
+        if (signal(SIGTERM, SIG_DFL) != on_term) printf("LOST HANDLER\n");
+        kill(getpid(), SIGTERM);
+    }
     if (!strcmp(argv[1], "thread-null")) {
         long *b = malloc((size_t)n * sizeof(long));
         printf("WORKER_ARRAY %lx\n", (unsigned long)b);

@@ -290,6 +290,21 @@ class RuntimeTraceTest {
     }
 
     @Test
+    void aSignalTheProgramLeavesAtItsDefaultIsRecordedAndKillsAsUntraced() throws Exception {
+        Run r = run("crash", "term", "100");
+        assertThat(r.status()).isEqualTo(128 + 15);
+        assertThat(r.output()).contains("TERMS 1").doesNotContain("LOST HANDLER");
+        MtrTestFile f = r.file();
+        assertThat(f.events().getLast().event()).isInstanceOfSatisfying(Event.Exit.class, e -> {
+            assertThat(e.kind()).isEqualTo(Event.ExitKind.SIGNAL);
+            assertThat(e.value()).isEqualTo(15);
+            assertThat(e.address()).isEqualTo(-1L);
+        });
+        assertThat(f.accesses((int) f.pid())).hasSize(100);
+        assertThat(f.end()).isNotNull();
+    }
+
+    @Test
     void underscoreExitRecordsItsStatus() throws Exception {
         Run r = run("crash", "_exit", "100");
         assertThat(r.status()).isEqualTo(5);

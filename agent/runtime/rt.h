@@ -100,6 +100,7 @@ struct rt_global {
     volatile int recording;     /* between start and stop */
     volatile int state;         /* enum rt_state */
     volatile int finisher;      /* the thread writing the final flush */
+    volatile int swapping;      /* threads handing over a buffer (rt_buffer.c, enter_swap) */
     int pid;
     uint64_t seq;               /* the global event sequence */
     uint64_t text_start, text_end; /* the runtime's own code */

@@ -384,6 +384,12 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
         return;
     rt.finisher = rt_tid();
     uint64_t old = rt_block_signals();
+    /* Threads in the middle of handing over a buffer finish doing so (a thread stopped there for good */
+    /* costs one second, then its buffer is written as it stands).                                     */
+    for (int i = 0; i < 1000 && __atomic_load_n(&rt.swapping, __ATOMIC_SEQ_CST) != 0; i++) {
+        struct timespec ms = {0, 1000 * 1000};
+        rt_sys2(SYS_nanosleep, &ms, 0);
+    }
     int saved = rt_self.internal;
     rt_self.internal = 1;
     rt_lock_take(&f.file_lock);

@@ -350,16 +350,22 @@ class RuntimeTraceTest {
     }
 
     @Test
-    void execEndsTheFileWithItsPath() throws Exception {
+    void execEndsTheFileWithItsPathAndTheNewImageWritesItsOwn() throws Exception {
         Run r = run("fork_exec", "exec-ok", "500");
         assertThat(r.status()).isZero();
         MtrTestFile f = r.file();
-        assertSlots(f.accesses((int) f.pid()), sweep(r.hex("ARRAY"), 500, r.site(2)));
+        int pid = (int) f.pid();
+        assertSlots(f.accesses(pid), sweep(r.hex("ARRAY"), 500, r.site(2)));
         assertThat(f.events().getLast().event()).isInstanceOfSatisfying(Event.Exit.class, e -> {
             assertThat(e.kind()).isEqualTo(Event.ExitKind.EXEC);
-            assertThat(e.path()).isEqualTo("/bin/true");
+            assertThat(e.path()).isEqualTo(dir.resolve("fork_exec").toString());
         });
         assertThat(f.end()).isNotNull();
+        // The new image (same pid) saw MEMTRACE_OUT=<file>.%p: its trace is <file>.<pid>.
+        MtrTestFile image = MtrTestFile.read(Path.of(r.trace() + "." + pid));
+        assertThat(image.pid()).isEqualTo(pid);
+        assertThat(image.accesses(pid)).hasSize(7);
+        assertThat(image.events().getLast().event()).isEqualTo(new Event.Exit(pid, Event.ExitKind.NORMAL, 0, 0, 0, ""));
     }
 
     @Test

@@ -398,7 +398,7 @@ RT_EXPORT int execle(const char *path, const char *arg, ...)
 
 /* ---- fork ----------------------------------------------------------------------------------------- */
 
-static pid_t fork_common(uint64_t caller)
+static pid_t fork_common(void)
 {
     pid_t (*next)(void) = (pid_t (*)(void))next_fn("fork");
     if (rt.state != RT_RUNNING) return next();
@@ -434,12 +434,11 @@ static pid_t fork_common(uint64_t caller)
         r.child_pid = (uint64_t)p;
         rt_emit(&r, sizeof r);
     }
-    (void)caller;
     return p;
 }
 
-RT_EXPORT pid_t fork(void) { return fork_common(RT_CALLER); }
-RT_EXPORT pid_t vfork(void) { return fork_common(RT_CALLER); }
+RT_EXPORT pid_t fork(void) { return fork_common(); }
+RT_EXPORT pid_t vfork(void) { return fork_common(); }
 
 /* ---- threads -------------------------------------------------------------------------------------- */
 

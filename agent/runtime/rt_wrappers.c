@@ -307,7 +307,8 @@ struct io_fn {
     uint8_t flags;          /* MT_BLK_STORE (the buffer was written) or MT_BLK_FETCH (read), | MT_BLK_SYSCALL */
     uint8_t count;          /* enum io_count: how the result says what moved */
     uint8_t buf;            /* argument index of the buffer (or iovec array) */
-    uint8_t aux;            /* IO_IOVEC: the iovec count's index; IO_ITEMS: the item size's index */
+    uint8_t aux;            /* IO_BYTES: the length's index (recv with MSG_TRUNC reports more than it wrote); */
+                            /* IO_IOVEC: the iovec count's index; IO_ITEMS: the item size's index         */
     void *real;
 };
 
@@ -316,16 +317,16 @@ enum { IO_READ, IO_WRITE, IO_PREAD, IO_PWRITE, IO_READV, IO_WRITEV, IO_RECV, IO_
 
 #define K(op) ((op) | MT_BLK_SYSCALL)
 static struct io_fn io_table[IO_N] = {
-    [IO_READ] = {"read", SYS_read, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_WRITE] = {"write", SYS_write, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
-    [IO_PREAD] = {"pread64", SYS_pread64, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_PWRITE] = {"pwrite64", SYS_pwrite64, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
+    [IO_READ] = {"read", SYS_read, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_WRITE] = {"write", SYS_write, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
+    [IO_PREAD] = {"pread64", SYS_pread64, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_PWRITE] = {"pwrite64", SYS_pwrite64, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
     [IO_READV] = {"readv", SYS_readv, K(MT_BLK_STORE), IO_IOVEC, 1, 2, NULL},
     [IO_WRITEV] = {"writev", SYS_writev, K(MT_BLK_FETCH), IO_IOVEC, 1, 2, NULL},
-    [IO_RECV] = {"recv", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_SEND] = {"send", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
-    [IO_RECVFROM] = {"recvfrom", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_SENDTO] = {"sendto", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
+    [IO_RECV] = {"recv", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_SEND] = {"send", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
+    [IO_RECVFROM] = {"recvfrom", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_SENDTO] = {"sendto", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
     [IO_FREAD] = {"fread", MT_FN_FREAD, MT_BLK_STORE, IO_ITEMS, 0, 1, NULL},
     [IO_FWRITE] = {"fwrite", MT_FN_FWRITE, MT_BLK_FETCH, IO_ITEMS, 0, 1, NULL},
 };
@@ -343,6 +344,7 @@ static void io_record(int k, uint64_t caller, const uint64_t *a, long result)
     if (result <= 0 || !block_recorded(caller, 1)) return;
     int store = (f->flags & MT_BLK_OP_MASK) == MT_BLK_STORE;
     uint64_t moved = f->count == IO_ITEMS ? (uint64_t)result * a[f->aux] : (uint64_t)result;
+    if (f->count == IO_BYTES && moved > a[f->aux]) moved = a[f->aux];
     if (f->count != IO_IOVEC) {
         const void *buf = (const void *)(uintptr_t)a[f->buf];
         emit_block(f->flags, f->what, caller, store ? buf : NULL, store ? NULL : buf, moved);

@@ -274,8 +274,11 @@ __attribute__((constructor(101))) static void rt_init(void)
         resolve_path(out_path, sizeof out_path, out, rt.pid);
         rt.to_file = rt_file_open(out_path, rt.pid, (int)parse_long(getenv("MEMTRACE_CODEC"), 2));
         if (!rt.to_file) {
-            static const char msg[] = "memtrace: cannot write the trace file; running untraced\n";
-            rt_sys3(SYS_write, 2, msg, sizeof msg - 1);
+            char msg[4200];
+            size_t at = append(msg, 0, sizeof msg, "memtrace: cannot write ");
+            at = append(msg, at, sizeof msg, out_path);
+            at = append(msg, at, sizeof msg, "; the trace is discarded\n");
+            rt_sys3(SYS_write, 2, msg, at);
         } else {
             set_descendants_env();
         }

@@ -84,10 +84,14 @@ struct rt_thread {
     struct rt_buf *buf;         /* current buffer, NULL before first use */
     int tid;
     int slot;                   /* index in the registry */
-    int internal;               /* the runtime's own code is running: wrappers pass through */
+    int internal;               /* the runtime's own code is running: wrappers pass through (RT_PRIVATE_HEAP: */
+                                /* and allocations come from the runtime's arena, not the program's heap)   */
 };
 
-enum rt_state { RT_INIT = 0, RT_RUNNING = 1, RT_FINISHED = 2 };
+/* FINISHING: the final flush is writing every buffer; a thread whose buffer fills waits for it to end. */
+#define RT_PRIVATE_HEAP 2
+
+enum rt_state { RT_INIT = 0, RT_RUNNING = 1, RT_FINISHING = 2, RT_FINISHED = 3 };
 
 struct rt_global {
     long page;
@@ -95,6 +99,8 @@ struct rt_global {
     int to_file;                /* MEMTRACE_OUT set: buffers are written, else discarded */
     volatile int recording;     /* between start and stop */
     volatile int state;         /* enum rt_state */
+    volatile int finisher;      /* the thread writing the final flush */
+    volatile int swapping;      /* threads handing over a buffer (rt_buffer.c, enter_swap) */
     int pid;
     uint64_t seq;               /* the global event sequence */
     uint64_t text_start, text_end; /* the runtime's own code */

@@ -100,6 +100,23 @@ void rt_lock_drop(rt_lock *l) { __atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE)
 
 uint64_t rt_next_seq(void) { return __atomic_fetch_add(&rt.seq, 1, __ATOMIC_RELAXED); }
 
+/* ---- buffers changing hands ---------------------------------------------------------------------- */
+
+/* A buffer changing hands (queued, replaced) is invisible to the final flush for a moment: the final   */
+/* flush waits until no thread is in such a section (rt.swapping), and a thread that would enter one    */
+/* while the final flush runs waits until it has written this thread's buffer as it stands.            */
+static void enter_swap(void)
+{
+    for (;;) {
+        __atomic_add_fetch(&rt.swapping, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&rt.state, __ATOMIC_SEQ_CST) != RT_FINISHING || rt.finisher == rt_tid()) return;
+        __atomic_sub_fetch(&rt.swapping, 1, __ATOMIC_SEQ_CST);
+        while (rt.state == RT_FINISHING) rt_sys0(SYS_sched_yield);
+    }
+}
+
+static void leave_swap(void) { __atomic_sub_fetch(&rt.swapping, 1, __ATOMIC_SEQ_CST); }
+
 /* ---- threads -------------------------------------------------------------------------------------- */
 
 static void on_thread_exit(void *value)
@@ -156,6 +173,7 @@ void rt_thread_end(uint64_t value)
     t.value = value;
     rt_emit(&t, sizeof t);
     uint64_t old = rt_block_signals();
+    enter_swap();
     struct rt_buf *b = rt_self.buf;
     b->used = __memtrace_cursor;
     b->events_only = !rt.recording;
@@ -169,6 +187,7 @@ void rt_thread_end(uint64_t value)
     __memtrace_cursor = NULL; /* a probe still running (another key's destructor) starts a new buffer */
     if (rt.to_file && rt.state == RT_RUNNING) rt_file_queue(b);
     else rt_buf_put(b);
+    leave_swap();
     rt_restore_signals(old);
 }
 
@@ -178,9 +197,11 @@ void rt_thread_end(uint64_t value)
 static void swap_buffer(void)
 {
     struct rt_buf *b = rt_self.buf;
+    enter_swap();
     if (!rt.to_file || rt.state != RT_RUNNING) {
         b->from = b->base;
         __memtrace_cursor = b->base;
+        leave_swap();
         return;
     }
     b->used = __memtrace_cursor;
@@ -191,6 +212,7 @@ static void swap_buffer(void)
     rt_self.buf = n;
     if (rt_self.slot >= 0) rt.threads[rt_self.slot].buf = n;
     __memtrace_cursor = n->base;
+    leave_swap();
 }
 
 void rt_flush_current(void)

@@ -75,6 +75,8 @@ static struct {
     int broken;                 /* zstd failed: nothing more is written */
 } f;
 
+static void write_queued(struct rt_buf *b);
+
 static void futex_wait(volatile int *word, int value, long ns)
 {
     struct timespec t = {0, ns};
@@ -138,6 +140,15 @@ void rt_buf_put(struct rt_buf *b)
 
 void rt_file_queue(struct rt_buf *b)
 {
+    if (!f.writer_running) {
+        int saved = rt_self.internal;
+        rt_self.internal = 1;
+        rt_lock_take(&f.file_lock);
+        write_queued(b);
+        rt_lock_drop(&f.file_lock);
+        rt_self.internal = saved;
+        return;
+    }
     b->next = NULL;
     rt_lock_take(&f.queue_lock);
     if (f.tail) f.tail->next = b;
@@ -279,8 +290,11 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+/* Without a writer thread (pthread_create failed), buffers are written by the thread that filled them. */
 static void start_writer(void)
 {
+    int saved = rt_self.internal;
+    rt_self.internal = RT_PRIVATE_HEAP;
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -288,6 +302,7 @@ static void start_writer(void)
     pthread_attr_setstacksize(&a, 256 * 1024);
     f.writer_running = pthread_create(&t, &a, writer_main, NULL) == 0;
     pthread_attr_destroy(&a);
+    rt_self.internal = saved;
 }
 
 static void write_header(int pid)
@@ -306,8 +321,16 @@ static void write_header(int pid)
 
 static int open_out(const char *path, int pid)
 {
-    f.fd = (int)rt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f.fd < 0) return 0;
+    int fd = (int)rt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return 0;
+    /* Far from the numbers the program uses, so that a program reusing low descriptors does not write */
+    /* into the trace (nor the trace into its files).                                                     */
+    int high = (int)rt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
+    if (high >= 0) {
+        rt_sys1(SYS_close, fd);
+        fd = high;
+    }
+    f.fd = fd;
     f.chunks = f.records = f.dropped = 0;
     write_header(pid);
     return 1;
@@ -326,10 +349,7 @@ int rt_file_open(const char *path, int pid, int codec)
     if (!f.cctx || !f.scratch || !f.packed || !f.table) return 0;
     if (!open_out(path, pid)) return 0;
     uint64_t old = rt_block_signals();
-    int saved = rt_self.internal;
-    rt_self.internal = 1;
     start_writer();
-    rt_self.internal = saved;
     rt_restore_signals(old);
     return 1;
 }
@@ -357,9 +377,19 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     size_t len = (sizeof r.e + n + 7) & ~(size_t)7;
     r.e.h.size = (uint16_t)len;
     rt_emit(&r, len);
+    /* One thread finishes (two threads may crash at once, or one exits while another crashes). */
+    int running = RT_RUNNING;
+    if (!__atomic_compare_exchange_n(&rt.state, &running, rt.to_file ? RT_FINISHING : RT_FINISHED, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) || !rt.to_file)
+        return;
+    rt.finisher = rt_tid();
     uint64_t old = rt_block_signals();
-    rt.state = RT_FINISHED;
-    if (!rt.to_file) { rt_restore_signals(old); return; }
+    /* Threads in the middle of handing over a buffer finish doing so (a thread stopped there for good */
+    /* costs one second, then its buffer is written as it stands).                                     */
+    for (int i = 0; i < 1000 && __atomic_load_n(&rt.swapping, __ATOMIC_SEQ_CST) != 0; i++) {
+        struct timespec ms = {0, 1000 * 1000};
+        rt_sys2(SYS_nanosleep, &ms, 0);
+    }
     int saved = rt_self.internal;
     rt_self.internal = 1;
     rt_lock_take(&f.file_lock);
@@ -376,6 +406,7 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     f.end_offset = rt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
     struct end_record e = {END_MAGIC, 0, f.chunks, f.records, f.dropped};
     write_all(&e, sizeof e);
+    rt.state = RT_FINISHED;
     rt_lock_drop(&f.file_lock);
     rt_self.internal = saved;
     rt_restore_signals(old);
@@ -423,8 +454,5 @@ void rt_file_fork_child(const char *path, int pid)
         return;
     }
     f.cctx = ZSTD_initStaticCCtx(f.work, f.work_size);
-    int saved = rt_self.internal;
-    rt_self.internal = 1;
     start_writer();
-    rt_self.internal = saved;
 }

@@ -209,11 +209,16 @@ static size_t append_number(char *dst, size_t at, size_t cap, long v)
     return at;
 }
 
-/* `%p` in MEMTRACE_OUT stands for the process id. */
+/* `%p` in MEMTRACE_OUT stands for the process id; a relative path is made absolute now, so that a fork */
+/* child's or a descendant's file lands next to this one even after a chdir.                           */
 static void resolve_path(char *dst, size_t cap, const char *templ, int pid)
 {
     size_t at = 0;
     dst[0] = 0;
+    if (templ[0] != '/' && rt_sys2(SYS_getcwd, dst, cap - 2) > 0) {
+        at = rt_strlen(dst);
+        if (at && dst[at - 1] != '/') at = append(dst, at, cap, "/");
+    }
     for (const char *p = templ; *p && at + 1 < cap; p++) {
         if (p[0] == '%' && p[1] == 'p') {
             at = append_number(dst, at, cap, pid);
@@ -269,8 +274,11 @@ __attribute__((constructor(101))) static void rt_init(void)
         resolve_path(out_path, sizeof out_path, out, rt.pid);
         rt.to_file = rt_file_open(out_path, rt.pid, (int)parse_long(getenv("MEMTRACE_CODEC"), 2));
         if (!rt.to_file) {
-            static const char msg[] = "memtrace: cannot write the trace file; running untraced\n";
-            rt_sys3(SYS_write, 2, msg, sizeof msg - 1);
+            char msg[4200];
+            size_t at = append(msg, 0, sizeof msg, "memtrace: cannot write ");
+            at = append(msg, at, sizeof msg, out_path);
+            at = append(msg, at, sizeof msg, "; the trace is discarded\n");
+            rt_sys3(SYS_write, 2, msg, at);
         } else {
             set_descendants_env();
         }
@@ -393,7 +401,7 @@ RT_EXPORT int execle(const char *path, const char *arg, ...)
 
 /* ---- fork ----------------------------------------------------------------------------------------- */
 
-static pid_t fork_common(uint64_t caller)
+static pid_t fork_common(void)
 {
     pid_t (*next)(void) = (pid_t (*)(void))next_fn("fork");
     if (rt.state != RT_RUNNING) return next();
@@ -429,12 +437,11 @@ static pid_t fork_common(uint64_t caller)
         r.child_pid = (uint64_t)p;
         rt_emit(&r, sizeof r);
     }
-    (void)caller;
     return p;
 }
 
-RT_EXPORT pid_t fork(void) { return fork_common(RT_CALLER); }
-RT_EXPORT pid_t vfork(void) { return fork_common(RT_CALLER); }
+RT_EXPORT pid_t fork(void) { return fork_common(); }
+RT_EXPORT pid_t vfork(void) { return fork_common(); }
 
 /* ---- threads -------------------------------------------------------------------------------------- */
 

@@ -57,12 +57,14 @@ static struct {
     void *(*dlopen)(const char *, int);
 } real;
 
-/* dlsym may allocate before the real allocator is known: a static arena serves it. */
+/* dlsym may allocate before the real allocator is known: a static arena serves it. It also serves the  */
+/* allocations glibc makes while the runtime creates its writer thread (RT_PRIVATE_HEAP), so that the    */
+/* program's heap looks the same whether the trace goes to a file or is discarded.                      */
 static unsigned char boot_arena[64 * 1024] __attribute__((aligned(16)));
 static size_t boot_used;
 static void *boot_alloc(size_t n)
 {
-    size_t at = (boot_used + 15) & ~(size_t)15;
+    size_t at = (boot_used + 63) & ~(size_t)63;
     if (at + n > sizeof boot_arena) return NULL;
     boot_used = at + n;
     return boot_arena + at;
@@ -108,15 +110,17 @@ static void *allocated(int fn, uint64_t caller, void *p, uint64_t a0, uint64_t a
     return p;
 }
 
+static int boot_only(void) { return !rt_hooks_ready || rt_self.internal == RT_PRIVATE_HEAP; }
+
 RT_EXPORT void *malloc(size_t n)
 {
-    if (!rt_hooks_ready) return boot_alloc(n);
+    if (boot_only()) return boot_alloc(n);
     return allocated(MT_FN_MALLOC, RT_CALLER, real.malloc(n), n, 0, 0);
 }
 
 RT_EXPORT void *calloc(size_t m, size_t n)
 {
-    if (!rt_hooks_ready) {
+    if (boot_only()) {
         size_t t;
         if (__builtin_mul_overflow(m, n, &t)) return NULL;
         return boot_alloc(t); /* the arena is zero and never reused */
@@ -131,7 +135,7 @@ RT_EXPORT void *realloc(void *old, size_t n)
         if (p) rt_memcpy(p, old, n < sizeof boot_arena ? n : sizeof boot_arena);
         return p;
     }
-    if (!rt_hooks_ready) return boot_alloc(n);
+    if (boot_only()) return boot_alloc(n);
     return allocated(MT_FN_REALLOC, RT_CALLER, real.realloc(old, n), (uintptr_t)old, n, 0);
 }
 
@@ -155,7 +159,7 @@ RT_EXPORT void free(void *p)
 
 RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-    if (!rt_hooks_ready) return 12; /* ENOMEM */
+    if (boot_only()) return align <= 64 && (*out = boot_alloc(n)) ? 0 : 12; /* ENOMEM */
     int rc = real.posix_memalign(out, align, n);
     if (!quiet()) {
         void *p = rc == 0 ? *out : NULL;
@@ -168,7 +172,7 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 #define ALIGNED_WRAPPER(name, code, params, args, a0, a1) \
     RT_EXPORT void *name params \
     { \
-        if (!rt_hooks_ready) return NULL; \
+        if (boot_only()) return boot_alloc(n); \
         return allocated(code, RT_CALLER, real.name args, (a0), (a1), 0); \
     }
 ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)
@@ -303,7 +307,8 @@ struct io_fn {
     uint8_t flags;          /* MT_BLK_STORE (the buffer was written) or MT_BLK_FETCH (read), | MT_BLK_SYSCALL */
     uint8_t count;          /* enum io_count: how the result says what moved */
     uint8_t buf;            /* argument index of the buffer (or iovec array) */
-    uint8_t aux;            /* IO_IOVEC: the iovec count's index; IO_ITEMS: the item size's index */
+    uint8_t aux;            /* IO_BYTES: the length's index (recv with MSG_TRUNC reports more than it wrote); */
+                            /* IO_IOVEC: the iovec count's index; IO_ITEMS: the item size's index         */
     void *real;
 };
 
@@ -312,16 +317,16 @@ enum { IO_READ, IO_WRITE, IO_PREAD, IO_PWRITE, IO_READV, IO_WRITEV, IO_RECV, IO_
 
 #define K(op) ((op) | MT_BLK_SYSCALL)
 static struct io_fn io_table[IO_N] = {
-    [IO_READ] = {"read", SYS_read, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_WRITE] = {"write", SYS_write, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
-    [IO_PREAD] = {"pread64", SYS_pread64, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_PWRITE] = {"pwrite64", SYS_pwrite64, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
+    [IO_READ] = {"read", SYS_read, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_WRITE] = {"write", SYS_write, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
+    [IO_PREAD] = {"pread64", SYS_pread64, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_PWRITE] = {"pwrite64", SYS_pwrite64, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
     [IO_READV] = {"readv", SYS_readv, K(MT_BLK_STORE), IO_IOVEC, 1, 2, NULL},
     [IO_WRITEV] = {"writev", SYS_writev, K(MT_BLK_FETCH), IO_IOVEC, 1, 2, NULL},
-    [IO_RECV] = {"recv", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_SEND] = {"send", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
-    [IO_RECVFROM] = {"recvfrom", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 0, NULL},
-    [IO_SENDTO] = {"sendto", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 0, NULL},
+    [IO_RECV] = {"recv", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_SEND] = {"send", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
+    [IO_RECVFROM] = {"recvfrom", SYS_recvfrom, K(MT_BLK_STORE), IO_BYTES, 1, 2, NULL},
+    [IO_SENDTO] = {"sendto", SYS_sendto, K(MT_BLK_FETCH), IO_BYTES, 1, 2, NULL},
     [IO_FREAD] = {"fread", MT_FN_FREAD, MT_BLK_STORE, IO_ITEMS, 0, 1, NULL},
     [IO_FWRITE] = {"fwrite", MT_FN_FWRITE, MT_BLK_FETCH, IO_ITEMS, 0, 1, NULL},
 };
@@ -339,6 +344,7 @@ static void io_record(int k, uint64_t caller, const uint64_t *a, long result)
     if (result <= 0 || !block_recorded(caller, 1)) return;
     int store = (f->flags & MT_BLK_OP_MASK) == MT_BLK_STORE;
     uint64_t moved = f->count == IO_ITEMS ? (uint64_t)result * a[f->aux] : (uint64_t)result;
+    if (f->count == IO_BYTES && moved > a[f->aux]) moved = a[f->aux];
     if (f->count != IO_IOVEC) {
         const void *buf = (const void *)(uintptr_t)a[f->buf];
         emit_block(f->flags, f->what, caller, store ? buf : NULL, store ? NULL : buf, moved);

@@ -1,9 +1,10 @@
 /*
  * Runtime test: the wrapped calls, each once, with the results printed so a test can expect the exact
- * events: allocations, a mapping, block operations, I/O through a pipe and stdio, start/stop.
+ * events: allocations, a mapping, block operations, I/O through a pipe and stdio, start/stop, dlopen.
  * Built with -fno-builtin so that memcpy & co. are real calls.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ int main(void)
     memtrace_start();
     MT_LOAD8(v, (long *)c);
     (void)v;
+    printf("DLOPEN %s\n", dlopen("libm.so.6", RTLD_NOW) ? "ok" : "failed");
     munmap(m, 8192);
     free(e);
     free(d);

@@ -1,7 +1,7 @@
 /*
  * Runtime test: argv[1] fork: the parent and a forked child each make n probed stores into their own
- * array (the child after the fork, into a fresh one); exec-ok: n stores, then exec /bin/true;
- * exec-fail: an exec that fails, then n stores and a normal exit.
+ * array (the child after the fork, into a fresh one); exec-ok: n stores, then exec of this program in
+ * exec-fail mode with 7 stores; exec-fail: an exec that fails, then n stores and a normal exit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "exec-ok")) {
         for (long i = 0; i < n; i++) MT_STORE8(&a[i], i);
-        execl("/bin/true", "true", (char *)NULL);
+        execl(argv[0], argv[0], "exec-fail", "7", (char *)NULL);
         return 9;
     }
     execl("/nonexistent/program", "program", (char *)NULL);

@@ -65,7 +65,9 @@ final class CcCommand implements Callable<Integer> {
         command.addAll(gccArgs);
         if (links(gccArgs)) {
             Path runtime = NativeFiles.runtime().getParent();
-            command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-lmemtrace-rt"));
+            // --no-as-needed: a program whose every probe was left out still records its allocations
+            command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
+                    "-lmemtrace-rt", "-Wl,--pop-state"));
         }
         Path state = Files.createTempDirectory("memtrace-cc-");
         try {

@@ -35,6 +35,7 @@ class AsmSyntaxTest {
         assertThat(AsmSyntax.Instruction.parse("movl %fs:x@tpoff, %eax").memoryOperands()).containsExactly("%fs:x@tpoff");
         assertThat(AsmSyntax.Instruction.parse("fadd %st(1), %st").memoryOperands()).isEmpty();
         assertThat(AsmSyntax.Instruction.parse("movl counter, %eax").memoryOperands()).containsExactly("counter");
+        assertThat(AsmSyntax.Instruction.parse("vmovdqu32 %zmm0, 64(%rdi){%k1}").memoryOperands()).containsExactly("64(%rdi)");
     }
 
     @Test

@@ -15,8 +15,11 @@
  * not hold (one of a shared library) is written `? <site> <w0>`. <insn address> is the run-time address of
  * the instrumented instruction (the link-time one for -no-pie programs).
  *
- * What it gets wrong, on purpose: a full buffer aborts the program (tests are small) instead of being
- * flushed; records written after its destructor ran (other destructors, atexit handlers) are lost; threads
+ * Without MT_STUB_OUT a full buffer is emptied and reused (the records are lost, as the runtime loses
+ * them without MEMTRACE_OUT); MT_STUB_COUNT then makes it print the number of records at exit.
+ *
+ * What it gets wrong, on purpose: with MT_STUB_OUT a full buffer aborts the program (tests are small)
+ * instead of being flushed; records written after its destructor ran (other destructors, atexit handlers) are lost; threads
  * beyond 256 abort.
  */
 #define _GNU_SOURCE
@@ -45,6 +48,15 @@ extern const struct site __stop_memtrace_sites[] __attribute__((weak));
 
 static char *buffers[MAX_THREADS];
 static int thread_count;
+static int discard;              /* no MT_STUB_OUT: full buffers start over */
+static unsigned long discarded;  /* records dropped that way */
+
+static int is_buffer_end(const char *p)
+{
+    for (int t = 0; t < thread_count && t < MAX_THREADS; t++)
+        if (buffers[t] + BUFFER_BYTES == p) return 1;
+    return 0;
+}
 
 static char *new_buffer(void)
 {
@@ -69,6 +81,16 @@ static void on_segv(int sig, siginfo_t *info, void *context)
         g[REG_RDX] = (greg_t) __memtrace_cursor;
         return;
     }
+    char *guard = (char *) g[REG_RDX];
+    if (pc[0] == 0x48 && pc[1] == 0x89 && pc[2] == 0x02 && guard == __memtrace_cursor && discard
+        && is_buffer_end(guard)) {
+        /* Without MT_STUB_OUT a full buffer is discarded, as the runtime does without MEMTRACE_OUT. */
+        __atomic_fetch_add(&discarded, BUFFER_BYTES / 16, __ATOMIC_SEQ_CST);
+        __memtrace_cursor = guard - BUFFER_BYTES;
+        memset(__memtrace_cursor, 0, BUFFER_BYTES);
+        g[REG_RDX] = (greg_t) __memtrace_cursor;
+        return;
+    }
     static const char full[] = "mt_stub_rt: a buffer is full or the program faulted\n";
     if (write(2, full, sizeof full - 1) < 0) { /* nothing more to do */ }
     signal(sig, SIG_DFL); /* the instruction faults again and the program dies as it would have */
@@ -81,6 +103,8 @@ __attribute__((constructor(101))) static void install(void)
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigaction(SIGSEGV, &sa, NULL);
+    const char *path = getenv("MT_STUB_OUT");
+    discard = path == NULL || *path == '\0';
 }
 
 struct keyed { uintptr_t at; const struct site *s; };
@@ -94,7 +118,17 @@ static int by_address(const void *a, const void *b)
 __attribute__((destructor)) static void dump(void)
 {
     const char *path = getenv("MT_STUB_OUT");
-    if (path == NULL || *path == '\0') return;
+    if (path == NULL || *path == '\0') {
+        if (getenv("MT_STUB_COUNT") != NULL) {
+            unsigned long held = 0;
+            for (int t = 0; t < thread_count; t++) {
+                const uint64_t *end = (const uint64_t *) (buffers[t] + BUFFER_BYTES);
+                for (const uint64_t *r = (const uint64_t *) buffers[t]; r < end && r[1] != 0; r += 2) held++;
+            }
+            fprintf(stderr, "mt_stub_rt: %lu records\n", discarded + held);
+        }
+        return;
+    }
     FILE *out = fopen(path, "w");
     if (out == NULL) return;
     size_t n = __start_memtrace_sites ? (size_t) (__stop_memtrace_sites - __start_memtrace_sites) : 0;

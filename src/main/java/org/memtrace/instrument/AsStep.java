@@ -71,7 +71,8 @@ public final class AsStep {
 
     private int instrumented(String realAs, List<String> asArgs, int input, Path source, Path state, CcOptions options)
             throws IOException, InterruptedException {
-        Path output = Files.createTempFile(state, stem(source) + "-", ".mt.s");
+        // cc1's outputs have unique names within a build, and the state directory is the build's own.
+        Path output = state.resolve(stem(source) + ".mt.s");
         try {
             Rewriter.Result result;
             try {

@@ -178,7 +178,8 @@ final class AsmSyntax {
                 if (s.startsWith("%") && (!s.contains("(") && !s.contains(":") || s.startsWith("%st("))) {
                     continue; // a register, x87's %st(i) included
                 }
-                result.add(s);
+                int brace = s.indexOf('{');
+                result.add(brace > 0 ? s.substring(0, brace).strip() : s); // AVX-512 {%k1}, {1to16} decorations
             }
             return result;
         }

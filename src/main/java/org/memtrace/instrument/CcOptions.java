@@ -4,7 +4,6 @@ import org.memtrace.select.AnalysisOptions;
 import org.memtrace.select.ScoreTriplet;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -166,17 +165,5 @@ public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean s
             case "aia" -> Mode.AIA;
             default -> throw new IllegalArgumentException("bad --mode '" + v + "': expected log, ma or aia");
         };
-    }
-
-    /** Options words that rebuild these options (for handing them on through the environment). */
-    public List<String> words() {
-        var w = new ArrayList<String>();
-        w.addAll(List.of("--omega", Double.toString(omega), "--chunk", Long.toString(chunk), "--scores",
-                scores.toString(), "--mode", mode.name().toLowerCase()));
-        if (!stack) {
-            w.add("--no-stack");
-        }
-        keepAsm.ifPresent(p -> w.addAll(List.of("--keep-asm", p.toString())));
-        return w;
     }
 }

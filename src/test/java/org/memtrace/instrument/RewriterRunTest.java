@@ -176,6 +176,18 @@ class RewriterRunTest {
         assertThat(run.records()).noneMatch(r -> (r.flags() & Site.FLAG_IMPLICIT_STACK) != 0);
     }
 
+    @Test
+    void callFrameInformationFollowsTheProbesMovesOfRsp() throws Exception {
+        Path exe = Instrumented.program(dir, "rw_loop.c", "loop", FULL, List.of("-O2", "-no-pie"));
+        long leaf = Instrumented.functions(exe).get("leaf")[0];
+        String frames = org.memtrace.testutil.Gcc.run(List.of("readelf", "--debug-dump=frames-interp", exe.toString()));
+        String fde = frames.substring(frames.indexOf("pc=%016x".formatted(leaf)));
+        List<String> cfa = fde.lines().skip(2).takeWhile(l -> !l.isBlank()).map(l -> l.trim().split("\\s+")[1]).toList();
+        // leaf is one lea and the ret's probe: the frame grows by 128 + 3 * 8 and shrinks back in steps.
+        assertThat(cfa).containsExactly("rsp+8", "rsp+136", "rsp+144", "rsp+152", "rsp+160", "rsp+152", "rsp+144",
+                "rsp+136", "rsp+8");
+    }
+
     private static boolean inside(Instrumented.Record r, long[] range) {
         return r.insn() >= range[0] && r.insn() < range[1];
     }

@@ -1,0 +1,81 @@
+package org.memtrace.instrument;
+
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.testutil.Gcc;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Valgrind's Lackey as an independent reference for full mode: per function of the program, the loads and
+ * stores the probes record (stack included) equal the ones Lackey counts on the plain build.
+ */
+class RewriterLackeyTest {
+    @TempDir
+    Path dir;
+
+    private static final List<String> FUNCTIONS = List.of("main", "fill", "bump", "total", "build", "walk");
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-O0", "-O2"})
+    void perFunctionLoadsAndStoresAgreeWithLackey(String opt) throws Exception {
+        List<String> flags = List.of(opt, "-no-pie");
+        Path exe = Instrumented.program(dir, "lackey_cmp.c", "cmp", CcOptions.DEFAULTS, flags);
+        Path plain = Instrumented.plain(dir, "lackey_cmp.c", "cmp_plain", flags);
+        Instrumented.Run run = Instrumented.run(exe, Map.of());
+        assertThat(run.status()).isZero();
+
+        Map<String, long[]> ours = new TreeMap<>();
+        Map<String, long[]> ranges = Instrumented.functions(exe);
+        for (String f : FUNCTIONS) {
+            long[] counts = new long[2];
+            for (Instrumented.Record r : Instrumented.in(run.records(), ranges.get(f))) {
+                switch (r.kind()) {
+                    case Site.LOAD -> counts[0]++;
+                    case Site.STORE -> counts[1]++;
+                    case Site.MODIFY -> { counts[0]++; counts[1]++; }
+                    default -> throw new AssertionError("unexpected kind " + r.kind());
+                }
+            }
+            ours.put(f, counts);
+        }
+
+        Path log = dir.resolve("lackey.log");
+        Gcc.run(List.of("env", "LD_BIND_NOW=1", "valgrind", "--tool=lackey", "--trace-mem=yes",
+                "--log-file=" + log, plain.toString()));
+        Map<String, long[]> plainRanges = Instrumented.functions(plain);
+        Map<String, long[]> reference = new TreeMap<>();
+        FUNCTIONS.forEach(f -> reference.put(f, new long[2]));
+        String current = null;
+        for (String line : Files.readAllLines(log)) {
+            if (line.startsWith("I  ")) {
+                long ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
+                current = null;
+                for (String f : FUNCTIONS) {
+                    long[] r = plainRanges.get(f);
+                    if (ip >= r[0] && ip < r[1]) current = f;
+                }
+                continue;
+            }
+            if (current == null || line.length() < 3 || line.charAt(0) != ' ') continue;
+            long[] c = reference.get(current);
+            switch (line.charAt(1)) {
+                case 'L' -> c[0]++;
+                case 'S' -> c[1]++;
+                case 'M' -> { c[0]++; c[1]++; }
+                default -> { }
+            }
+        }
+        for (String f : FUNCTIONS) {
+            assertThat(reference.get(f)[0] + reference.get(f)[1]).as("Lackey saw accesses in " + f).isPositive();
+            assertThat(ours.get(f)).as("loads and stores of " + f).containsExactly(reference.get(f));
+        }
+    }
+}

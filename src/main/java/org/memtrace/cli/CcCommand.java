@@ -74,7 +74,7 @@ final class CcCommand implements Callable<Integer> {
             ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
             Map<String, String> env = pb.environment();
             env.put("MEMTRACE_CC_STATE", state.toString());
-            env.put("MEMTRACE_CC_OPTIONS", String.join(" ", parsed.options().words()));
+            env.put("MEMTRACE_CC_OPTIONS", String.join(" ", parsed.optionWords()));
             env.put("MEMTRACE_JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
             env.put("MEMTRACE_CLASSPATH", System.getProperty("java.class.path"));
             env.put("MEMTRACE_JAVA_OPTIONS", "--enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "

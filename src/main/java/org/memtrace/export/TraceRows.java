@@ -14,7 +14,7 @@ import org.memtrace.trace.TracedAccess;
 /**
  * The trace as CSV, one row per access: a load or store is one row, a block fetch or store one row for its
  * whole range, a block copy two rows with the same sequence number (the source read, then the destination
- * written). Names are those of the MadT symbolic line at that event.
+ * written; {@code store} tells them apart). Names are those of the MadT symbolic line at that event.
  */
 public final class TraceRows implements AccessAnalysis {
 
@@ -22,7 +22,7 @@ public final class TraceRows implements AccessAnalysis {
     public record Column(String name, String sqlType) {}
 
     public static final List<Column> COLUMNS = List.of(
-            new Column("seq", "UBIGINT"), new Column("kind", "VARCHAR"), new Column("write", "BOOLEAN"),
+            new Column("seq", "UBIGINT"), new Column("kind", "VARCHAR"), new Column("store", "BOOLEAN"),
             new Column("address", "UBIGINT"), new Column("size", "UBIGINT"), new Column("ip", "UBIGINT"),
             new Column("instruction", "VARCHAR"), new Column("thread", "INTEGER"), new Column("region", "VARCHAR"),
             new Column("symbol", "VARCHAR"), new Column("offset", "UBIGINT"));

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.memtrace.event.Event;
 import org.memtrace.event.EventDecoder;
 import org.memtrace.event.SavedStream;
 import org.memtrace.event.StreamFormatException;
@@ -42,7 +43,14 @@ final class TraceInput {
             long total = Files.size(file);
             long[] events = {0};
             SavedStream.Summary s = SavedStream.replayRecords(file, (segment, offset, size, position) -> {
-                consumer.accept(EventDecoder.decode(segment, offset, position));
+                Event event;
+                try {
+                    event = EventDecoder.decode(segment, offset, position);
+                } catch (IllegalArgumentException e) {
+                    // a well-framed record with a code the agent never writes (unknown function, kind…)
+                    throw new StreamFormatException(position, e.getMessage());
+                }
+                consumer.accept(event);
                 progress.update(position, total, ++events[0]);
             });
             progress.end();

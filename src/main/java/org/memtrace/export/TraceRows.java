@@ -3,6 +3,7 @@ package org.memtrace.export;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import org.memtrace.analysis.AccessAnalysis;
@@ -27,11 +28,16 @@ public final class TraceRows implements AccessAnalysis {
             new Column("instruction", "VARCHAR"), new Column("thread", "INTEGER"), new Column("region", "VARCHAR"),
             new Column("symbol", "VARCHAR"), new Column("offset", "UBIGINT"));
 
-    /** Recent data names by address; names change only between accesses (see {@link #namesChanged}). */
-    private static final int CACHE = 1 << 12;
-    private final long[] cachedAddress = new long[CACHE];
-    private final String[] cachedRegion = new String[CACHE];
-    private final DataName[] cachedName = new DataName[CACHE];
+    /**
+     * Recent names, ready to print (quoted where needed): data by address, code by instruction. Names
+     * change only between accesses (see {@link #namesChanged}).
+     */
+    private static final int CACHE = 1 << 16;
+    private final long[] dataAddress = new long[CACHE];
+    /** The region, symbol and offset fields of an address, with their commas, in UTF-8. */
+    private final byte[][] dataFields = new byte[CACHE][];
+    private final long[] codeAddress = new long[CACHE];
+    private final byte[][] codeName = new byte[CACHE][];
 
     private final Naming naming;
     private final AsciiOut out;
@@ -63,25 +69,28 @@ public final class TraceRows implements AccessAnalysis {
 
     @Override
     public void namesChanged() {
-        Arrays.fill(cachedRegion, null);
+        Arrays.fill(dataFields, null);
+        Arrays.fill(codeName, null);
     }
 
     private void row(long sequence, char kind, boolean write, long address, long size, long ip, int tid) {
-        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 52);
-        if (cachedRegion[slot] == null || cachedAddress[slot] != address) {
-            cachedAddress[slot] = address;
-            cachedRegion[slot] = naming.region(address);
-            cachedName[slot] = DataName.of(naming.data(address));
+        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
+        if (dataFields[slot] == null || dataAddress[slot] != address) {
+            dataAddress[slot] = address;
+            DataName name = DataName.of(naming.data(address));
+            String fields = field(naming.region(address)) + ","
+                    + (name.symbol() == null ? "," : field(name.symbol()) + "," + Long.toUnsignedString(name.offset()));
+            dataFields[slot] = fields.getBytes(StandardCharsets.UTF_8);
         }
-        DataName name = cachedName[slot];
+        int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
+        if (codeName[codeSlot] == null || codeAddress[codeSlot] != ip) {
+            codeAddress[codeSlot] = ip;
+            codeName[codeSlot] = field(naming.code(ip)).getBytes(StandardCharsets.UTF_8);
+        }
         try {
             out.unsignedDec(sequence).put(',').put(kind).put(',').put(write ? "true" : "false").put(',')
-                    .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',');
-            text(naming.code(ip)).put(',').dec(tid).put(',');
-            text(cachedRegion[slot]).put(',');
-            if (name.symbol() != null) text(name.symbol()).put(',').unsignedDec(name.offset());
-            else out.put(',');
-            out.put('\n');
+                    .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',')
+                    .put(codeName[codeSlot]).put(',').dec(tid).put(',').put(dataFields[slot]).put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -89,13 +98,12 @@ public final class TraceRows implements AccessAnalysis {
     }
 
     /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
-    private AsciiOut text(String s) throws IOException {
-        boolean plain = true;
-        for (int i = 0; i < s.length() && plain; i++) {
+    private static String field(String s) {
+        for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            plain = c != ',' && c != '"' && c != '\n' && c != '\r';
+            if (c == ',' || c == '"' || c == '\n' || c == '\r') return '"' + s.replace("\"", "\"\"") + '"';
         }
-        return plain ? out.put(s) : out.put('"').put(s.replace("\"", "\"\"")).put('"');
+        return s;
     }
 
     public long rows() { return rows; }

@@ -50,11 +50,16 @@ final class ConvertCommand implements Callable<Integer> {
         if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
         try (OutputFile out = OutputFile.create(output)) {
             Path csv = format == ExportFormat.PARQUET ? out.sibling(".csv") : out.temporary();
+            Progress progress = Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT));
             try {
-                write(csv, err);
-                if (format == ExportFormat.PARQUET) Parquet.fromCsv(csv, out.temporary());
+                write(csv, err, progress);
+                if (format == ExportFormat.PARQUET) {
+                    progress.note("DuckDB writes the Parquet file");
+                    Parquet.fromCsv(csv, out.temporary());
+                }
                 out.commit();
             } finally {
+                progress.end();
                 if (csv != out.temporary()) Files.deleteIfExists(csv);
             }
         } catch (IOException | UncheckedIOException e) {
@@ -63,7 +68,7 @@ final class ConvertCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void write(Path file, PrintWriter err) throws LaunchException, IOException {
+    private void write(Path file, PrintWriter err, Progress progress) throws LaunchException, IOException {
         SymbolicNaming naming = new SymbolicNaming();
         try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
             AccessAnalysis export = switch (format) {
@@ -71,7 +76,7 @@ final class ConvertCommand implements Callable<Integer> {
                 case CSV, PARQUET -> new TraceRows(naming, stream);
             };
             Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), export);
-            TraceInput.replay(trace, input, Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT)), err);
+            TraceInput.replay(trace, input, progress, err);
             export.finish();
         }
     }

@@ -20,7 +20,7 @@ if [ ! -f "$stream" ]; then
   (cd "$out" && "$root/memtrace" run -q -o /dev/null --save-stream "$stream" -- ./cachewalk 130 >/dev/null)
 fi
 events=$("$root/memtrace" cachesim "$stream" --top 0 | sed -n 's/.*, \([0-9,]*\) events,.*/\1/p' | tr -d ,)
-echo "stream: $stream, $events events, $(du -h "$stream" | cut -f1)"
+echo "stream: $stream, $events events, $(du -hL "$stream" | cut -f1)"
 
 jit_full=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$root/target/memtrace.jar")
 printf '%-26s %-9s %9s %9s %12s\n' job jvm wall_s cpu_s events_per_s

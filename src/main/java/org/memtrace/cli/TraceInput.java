@@ -11,9 +11,9 @@ import org.memtrace.event.StreamFormatException;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.symbols.AddressSpace;
 import org.memtrace.trace.DecodedShapes;
+import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.x86.ZydisUnavailableException;
-import org.memtrace.trace.EventConsumer;
 
 /**
  * Opens the traces offline commands read. Today that is a saved event stream ({@code memtrace run
@@ -27,7 +27,7 @@ final class TraceInput {
         try {
             return new DecodedShapes(space);
         } catch (ZydisUnavailableException e) {
-            err.println("memtrace: " + Main.oneLine(e.getMessage()) + " (access sizes are taken as 1 byte)");
+            err.println("memtrace: " + Main.oneLine(e.getMessage()) + " (access sizes are unknown: 0)");
             return InstructionShapes.UNKNOWN;
         }
     }

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import org.memtrace.analysis.AccessAnalysis;
 import org.memtrace.analysis.DataName;
@@ -30,14 +29,19 @@ public final class TraceRows implements AccessAnalysis {
 
     /**
      * Recent names, ready to print (quoted where needed): data by address, code by instruction. Names
-     * change only between accesses (see {@link #namesChanged}).
+     * change only between accesses: {@link #namesChanged} starts a new generation, which makes every
+     * entry stale at once (an allocation-heavy program has one per malloc).
      */
     private static final int CACHE = 1 << 16;
     private final long[] dataAddress = new long[CACHE];
+    private final int[] dataGeneration = new int[CACHE];
     /** The region, symbol and offset fields of an address, with their commas, in UTF-8. */
     private final byte[][] dataFields = new byte[CACHE][];
     private final long[] codeAddress = new long[CACHE];
+    private final int[] codeGeneration = new int[CACHE];
     private final byte[][] codeName = new byte[CACHE][];
+    /** Starts at 1: the arrays' zeros are stale. */
+    private int generation = 1;
 
     private final Naming naming;
     private final AsciiOut out;
@@ -69,13 +73,13 @@ public final class TraceRows implements AccessAnalysis {
 
     @Override
     public void namesChanged() {
-        Arrays.fill(dataFields, null);
-        Arrays.fill(codeName, null);
+        generation++;
     }
 
     private void row(long sequence, char kind, boolean write, long address, long size, long ip, int tid) {
         int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
-        if (dataFields[slot] == null || dataAddress[slot] != address) {
+        if (dataGeneration[slot] != generation || dataAddress[slot] != address) {
+            dataGeneration[slot] = generation;
             dataAddress[slot] = address;
             DataName name = DataName.of(naming.data(address));
             String fields = field(naming.region(address)) + ","
@@ -83,7 +87,8 @@ public final class TraceRows implements AccessAnalysis {
             dataFields[slot] = fields.getBytes(StandardCharsets.UTF_8);
         }
         int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
-        if (codeName[codeSlot] == null || codeAddress[codeSlot] != ip) {
+        if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
+            codeGeneration[codeSlot] = generation;
             codeAddress[codeSlot] = ip;
             codeName[codeSlot] = field(naming.code(ip)).getBytes(StandardCharsets.UTF_8);
         }

@@ -25,8 +25,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code memtrace convert}: the trace's data accesses in the formats other tools read. */
 @Command(name = "convert", mixinStandardHelpOptions = true,
-        description = {"Writes the data accesses of a trace for other tools: Valgrind Lackey text, Pin pinatrace,",
-                "Dinero din, CSV, or Parquet (DuckDB, Spark). See docs/convert.md."},
+        description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, CSV or Parquet.",
+                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for",
+                "DuckDB, Spark or pandas. See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is corrupt or the output could not be written",
                 "2:usage error (bad option, no such trace file, unwritable output)"})
@@ -37,11 +38,20 @@ final class ConvertCommand implements Callable<Integer> {
     Path trace;
 
     @Option(names = "--to", required = true, paramLabel = "FORMAT",
-            description = "lackey, pinatrace, din, csv or parquet.")
+            description = "lackey, pinatrace, din, csv or parquet.", converter = FormatName.class)
     ExportFormat format;
 
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write.")
     Path output;
+
+    /** A format as users type it; the error lists the names in that form too. */
+    static final class FormatName implements CommandLine.ITypeConverter<ExportFormat> {
+        @Override
+        public ExportFormat convert(String name) {
+            for (ExportFormat f : ExportFormat.values()) if (f.name().equalsIgnoreCase(name)) return f;
+            throw new CommandLine.TypeConversionException("unknown format '" + name + "' (use lackey, pinatrace, din, csv or parquet)");
+        }
+    }
 
     @Override
     public Integer call() throws LaunchException {

@@ -45,7 +45,6 @@ public final class TraceRows implements AccessAnalysis {
 
     private final Naming naming;
     private final AsciiOut out;
-    private long rows;
 
     public TraceRows(Naming naming, OutputStream out) throws IOException {
         this.naming = naming;
@@ -99,7 +98,6 @@ public final class TraceRows implements AccessAnalysis {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        rows++;
     }
 
     /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
@@ -110,8 +108,6 @@ public final class TraceRows implements AccessAnalysis {
         }
         return s;
     }
-
-    public long rows() { return rows; }
 
     @Override
     public void finish() throws IOException {

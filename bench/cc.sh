@@ -9,7 +9,7 @@
 # and prints seconds, slowdowns against native, the accesses of the full trace, bytes per access on disk,
 # and the MA/AIA the selective builds report. Real programs come from Debian source packages (gzip,
 # sqlite3), fetched into bench/out/src by this script (deb-src entries are added when missing).
-# Usage: bench/cc.sh [program ...]   (default: compute heap blockops matmul stencil gzip sqlite3)
+# Usage: bench/cc.sh [program ...]   (default: compute heap blockops gemm stencil gzip sqlite3)
 # FAULT_LIMIT=N cuts the fault-mode run off after N seconds (default 120; the table then shows ">").
 # Quote ratios from one run: the machine is shared and absolute times drift.
 set -euo pipefail
@@ -93,7 +93,7 @@ workload() { # program binary
 }
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(compute heap blockops matmul stencil gzip sqlite3)
+[ ${#progs[@]} -gt 0 ] || progs=(compute heap blockops gemm stencil gzip sqlite3)
 case " ${progs[*]} " in *" gzip "*|*" sqlite3 "*) fetch_sources ;; esac
 make_inputs
 

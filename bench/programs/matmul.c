@@ -1,23 +1,20 @@
-/* Regular kernel: C = A x B on 256x256 doubles, i-k-j order; prints a checksum. */
+/* Cache-unfriendly: naive i-j-k product of two 64x64 double matrices (B is walked by column). */
 #include <stdio.h>
-
-#define N 256
-static double a[N][N], b[N][N], c[N][N];
-
-int main(void) {
+#define N 64
+double a[N][N], b[N][N], c[N][N];
+int main(void)
+{
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
-            a[i][j] = (i * 7 + j) % 13 * 0.5;
-            b[i][j] = (i + j * 3) % 11 * 0.25;
+            a[i][j] = i + j;
+            b[i][j] = i - j;
         }
     for (int i = 0; i < N; i++)
-        for (int k = 0; k < N; k++) {
-            double aik = a[i][k];
-            for (int j = 0; j < N; j++) c[i][j] += aik * b[k][j];
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < N; k++) s += a[i][k] * b[k][j];
+            c[i][j] = s;
         }
-    double sum = 0;
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) sum += c[i][j];
-    printf("%.1f\n", sum);
+    printf("%f\n", c[N - 1][N - 1]);
     return 0;
 }

@@ -12,14 +12,12 @@ import java.util.List;
  */
 public final class CacheHierarchy {
     private final CacheLevel[] levels;
-    private final Policy policy;
     private final long[] loads, stores, loadMisses, storeMisses, writebacks;
     private final int firstLineBits;
 
     /** Level i of a RANDOM hierarchy draws from a generator seeded with {@code seed + i}. */
     public CacheHierarchy(List<CacheGeometry> geometries, Policy policy, long seed) {
         if (geometries.isEmpty()) throw new IllegalArgumentException("no cache level");
-        this.policy = policy;
         levels = new CacheLevel[geometries.size()];
         for (int i = 0; i < levels.length; i++) levels[i] = new CacheLevel(geometries.get(i), policy, seed + i);
         loads = new long[levels.length];
@@ -29,8 +27,6 @@ public final class CacheHierarchy {
         writebacks = new long[levels.length];
         firstLineBits = levels[0].lineBits;
     }
-
-    public int depth() { return levels.length; }
 
     /** Line size of the first level: the unit an access is split into. */
     public int lineSize() { return 1 << firstLineBits; }
@@ -55,7 +51,7 @@ public final class CacheHierarchy {
 
     public static int lastLevelMisses(long accessResult) { return (int) (accessResult >>> 32); }
 
-    /** A demand request for the line holding {@code address} at level i; returns the level that hit (depth() = memory). */
+    /** A demand request for the line holding {@code address} at level i; returns the level that hit (the number of levels: memory). */
     private int request(int i, long address, boolean store) {
         if (i == levels.length) return i;
         CacheLevel c = levels[i];
@@ -88,7 +84,7 @@ public final class CacheHierarchy {
     public List<LevelStats> stats() {
         List<LevelStats> s = new ArrayList<>();
         for (int i = 0; i < levels.length; i++)
-            s.add(new LevelStats("L" + (i + 1), levels[i].geometry, policy, loads[i], stores[i], loadMisses[i],
+            s.add(new LevelStats("L" + (i + 1), levels[i].geometry, loads[i], stores[i], loadMisses[i],
                     storeMisses[i], writebacks[i]));
         return s;
     }

@@ -5,7 +5,7 @@ package org.memtrace.cache;
  * it the misses of the level above (split by the kind of the access that missed). Writebacks are dirty
  * lines this level evicted and handed to the next level (or memory); they are not counted as accesses.
  */
-public record LevelStats(String name, CacheGeometry geometry, Policy policy, long loads, long stores,
+public record LevelStats(String name, CacheGeometry geometry, long loads, long stores,
                          long loadMisses, long storeMisses, long writebacks) {
 
     public long accesses() { return loads + stores; }

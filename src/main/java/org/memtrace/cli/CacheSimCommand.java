@@ -26,8 +26,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code memtrace cachesim}: the trace's data accesses through a simulated cache hierarchy. */
 @Command(name = "cachesim", mixinStandardHelpOptions = true,
-        description = {"Simulates set-associative caches over the data accesses of a trace: misses per level,",
-                "per instruction and per object. See docs/cachesim.md."},
+        description = {"Simulates set-associative caches over a trace's data accesses: misses per level, instruction and object.",
+                "LRU, FIFO, random or tree-PLRU; write-allocate, write-back. See docs/cachesim.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the simulation ran", "1:the trace is corrupt or the JSON could not be written",
                 "2:usage error (bad option, no such trace file, unwritable output)"})
@@ -48,7 +48,8 @@ final class CacheSimCommand implements Callable<Integer> {
     String l3;
 
     @Option(names = "--policy", paramLabel = "POLICY", defaultValue = "lru",
-            description = "Replacement: lru, fifo, random or plru (tree pseudo-LRU) (default: ${DEFAULT-VALUE}).")
+            description = "Replacement: lru, fifo, random or plru (tree pseudo-LRU) (default: ${DEFAULT-VALUE}).",
+            converter = PolicyName.class)
     Policy policy;
 
     @Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "Seed of the random policy (default: ${DEFAULT-VALUE}).")
@@ -60,6 +61,15 @@ final class CacheSimCommand implements Callable<Integer> {
 
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE.")
     Path json;
+
+    /** A policy as users type it; the error lists the names in that form too. */
+    static final class PolicyName implements CommandLine.ITypeConverter<Policy> {
+        @Override
+        public Policy convert(String name) {
+            for (Policy p : Policy.values()) if (p.name().equalsIgnoreCase(name)) return p;
+            throw new CommandLine.TypeConversionException("unknown policy '" + name + "' (use lru, fifo, random or plru)");
+        }
+    }
 
     @Override
     public Integer call() throws LaunchException {

@@ -25,8 +25,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code memtrace convert}: the trace's data accesses in the formats other tools read. */
 @Command(name = "convert", mixinStandardHelpOptions = true,
-        description = {"Writes the data accesses of a trace for other tools: Valgrind Lackey text, Pin pinatrace,",
-                "Dinero din, CSV, or Parquet (DuckDB, Spark). See docs/convert.md."},
+        description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, CSV or Parquet.",
+                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for",
+                "DuckDB, Spark or pandas. See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is corrupt or the output could not be written",
                 "2:usage error (bad option, no such trace file, unwritable output)"})
@@ -37,11 +38,20 @@ final class ConvertCommand implements Callable<Integer> {
     Path trace;
 
     @Option(names = "--to", required = true, paramLabel = "FORMAT",
-            description = "lackey, pinatrace, din, csv or parquet.")
+            description = "lackey, pinatrace, din, csv or parquet.", converter = FormatName.class)
     ExportFormat format;
 
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write.")
     Path output;
+
+    /** A format as users type it; the error lists the names in that form too. */
+    static final class FormatName implements CommandLine.ITypeConverter<ExportFormat> {
+        @Override
+        public ExportFormat convert(String name) {
+            for (ExportFormat f : ExportFormat.values()) if (f.name().equalsIgnoreCase(name)) return f;
+            throw new CommandLine.TypeConversionException("unknown format '" + name + "' (use lackey, pinatrace, din, csv or parquet)");
+        }
+    }
 
     @Override
     public Integer call() throws LaunchException {
@@ -50,11 +60,16 @@ final class ConvertCommand implements Callable<Integer> {
         if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
         try (OutputFile out = OutputFile.create(output)) {
             Path csv = format == ExportFormat.PARQUET ? out.sibling(".csv") : out.temporary();
+            Progress progress = Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT));
             try {
-                write(csv, err);
-                if (format == ExportFormat.PARQUET) Parquet.fromCsv(csv, out.temporary());
+                write(csv, err, progress);
+                if (format == ExportFormat.PARQUET) {
+                    progress.note("DuckDB writes the Parquet file");
+                    Parquet.fromCsv(csv, out.temporary());
+                }
                 out.commit();
             } finally {
+                progress.end();
                 if (csv != out.temporary()) Files.deleteIfExists(csv);
             }
         } catch (IOException | UncheckedIOException e) {
@@ -63,7 +78,7 @@ final class ConvertCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void write(Path file, PrintWriter err) throws LaunchException, IOException {
+    private void write(Path file, PrintWriter err, Progress progress) throws LaunchException, IOException {
         SymbolicNaming naming = new SymbolicNaming();
         try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
             AccessAnalysis export = switch (format) {
@@ -71,7 +86,7 @@ final class ConvertCommand implements Callable<Integer> {
                 case CSV, PARQUET -> new TraceRows(naming, stream);
             };
             Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), export);
-            TraceInput.replay(trace, input, Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT)), err);
+            TraceInput.replay(trace, input, progress, err);
             export.finish();
         }
     }

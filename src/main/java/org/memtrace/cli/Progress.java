@@ -42,10 +42,19 @@ final class Progress {
         printed = true;
     }
 
+    /** Shows what a step without progress of its own is doing, until {@link #end}. */
+    void note(String message) {
+        if (!shown) return;
+        err.print("\rmemtrace: " + what + ": " + message + "\033[K");
+        err.flush();
+        printed = true;
+    }
+
     /** Clears the line, so that what follows starts on a clean one. */
     void end() {
         if (!printed) return;
         err.print("\r\033[K");
         err.flush();
+        printed = false;
     }
 }

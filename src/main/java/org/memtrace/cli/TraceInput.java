@@ -4,15 +4,16 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.memtrace.event.Event;
 import org.memtrace.event.EventDecoder;
 import org.memtrace.event.SavedStream;
 import org.memtrace.event.StreamFormatException;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.symbols.AddressSpace;
 import org.memtrace.trace.DecodedShapes;
+import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.x86.ZydisUnavailableException;
-import org.memtrace.trace.EventConsumer;
 
 /**
  * Opens the traces offline commands read. Today that is a saved event stream ({@code memtrace run
@@ -26,7 +27,7 @@ final class TraceInput {
         try {
             return new DecodedShapes(space);
         } catch (ZydisUnavailableException e) {
-            err.println("memtrace: " + Main.oneLine(e.getMessage()) + " (access sizes are taken as 1 byte)");
+            err.println("memtrace: " + Main.oneLine(e.getMessage()) + " (access sizes are unknown: 0)");
             return InstructionShapes.UNKNOWN;
         }
     }
@@ -42,7 +43,14 @@ final class TraceInput {
             long total = Files.size(file);
             long[] events = {0};
             SavedStream.Summary s = SavedStream.replayRecords(file, (segment, offset, size, position) -> {
-                consumer.accept(EventDecoder.decode(segment, offset, position));
+                Event event;
+                try {
+                    event = EventDecoder.decode(segment, offset, position);
+                } catch (IllegalArgumentException e) {
+                    // a well-framed record with a code the agent never writes (unknown function, kind…)
+                    throw new StreamFormatException(position, e.getMessage());
+                }
+                consumer.accept(event);
                 progress.update(position, total, ++events[0]);
             });
             progress.end();

@@ -33,14 +33,14 @@ final class AsciiOut implements AutoCloseable {
             char c = s.charAt(i);
             if (c >= 0x80) {
                 pos -= i;
-                return putBytes(s.getBytes(StandardCharsets.UTF_8));
+                return put(s.getBytes(StandardCharsets.UTF_8));
             }
             buf[pos++] = (byte) c;
         }
         return this;
     }
 
-    private AsciiOut putBytes(byte[] bytes) throws IOException {
+    AsciiOut put(byte[] bytes) throws IOException {
         if (bytes.length > buf.length) {
             flush();
             out.write(bytes);
@@ -65,6 +65,16 @@ final class AsciiOut implements AutoCloseable {
         return this;
     }
 
+    /** "00".."99": two digits per division. */
+    private static final byte[] PAIRS = new byte[200];
+
+    static {
+        for (int i = 0; i < 100; i++) {
+            PAIRS[2 * i] = (byte) ('0' + i / 10);
+            PAIRS[2 * i + 1] = (byte) ('0' + i % 10);
+        }
+    }
+
     /** Signed decimal. */
     AsciiOut dec(long v) throws IOException {
         if (v < 0) {
@@ -72,18 +82,29 @@ final class AsciiOut implements AutoCloseable {
             put('-');
             v = -v;
         }
-        room(20);
-        int start = pos;
-        do {
-            buf[pos++] = (byte) ('0' + v % 10);
-            v /= 10;
-        } while (v != 0);
-        for (int i = start, j = pos - 1; i < j; i++, j--) {
-            byte t = buf[i];
-            buf[i] = buf[j];
-            buf[j] = t;
+        int n = digits(v);
+        room(n);
+        int end = pos + n, i = end;
+        while (v >= 100) {
+            int r = (int) (v % 100);
+            v /= 100;
+            buf[--i] = PAIRS[2 * r + 1];
+            buf[--i] = PAIRS[2 * r];
         }
+        if (v >= 10) {
+            buf[--i] = PAIRS[2 * (int) v + 1];
+            buf[--i] = PAIRS[2 * (int) v];
+        } else {
+            buf[--i] = (byte) ('0' + v);
+        }
+        pos = end;
         return this;
+    }
+
+    private static int digits(long v) {
+        int n = 1;
+        for (long p = 10; n < 19 && v >= p; p *= 10) n++;
+        return n;
     }
 
     AsciiOut unsignedDec(long v) throws IOException {

@@ -22,7 +22,6 @@ public final class SimulatorText implements AccessAnalysis {
     private final AsciiOut out;
     /** Lackey: a load held back until the next access says whether it was the first half of an M. */
     private TracedAccess pendingLoad;
-    private long lines;
 
     public SimulatorText(ExportFormat format, OutputStream out) {
         if (format != ExportFormat.LACKEY && format != ExportFormat.PINATRACE && format != ExportFormat.DIN)
@@ -80,7 +79,6 @@ public final class SimulatorText implements AccessAnalysis {
 
     /** {@code kind} is L, S or M. */
     private void line(long ip, long address, int size, char kind) throws IOException {
-        lines++;
         switch (format) {
             case LACKEY -> out.put(' ').put(kind).put(' ').hex(address, 8).put(',').dec(size).put('\n');
             case PINATRACE -> out.put("0x").hex(ip, 1).put(": ").put(kind == 'L' ? 'R' : 'W').put(" 0x").hex(address, 1).put('\n');
@@ -88,9 +86,6 @@ public final class SimulatorText implements AccessAnalysis {
             default -> throw new AssertionError(format);
         }
     }
-
-    /** Lines written (an M line counts once). */
-    public long lines() { return lines; }
 
     @Override
     public void finish() throws IOException {

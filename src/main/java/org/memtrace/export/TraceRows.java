@@ -3,7 +3,7 @@ package org.memtrace.export;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.util.Arrays;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.memtrace.analysis.AccessAnalysis;
 import org.memtrace.analysis.DataName;
@@ -14,7 +14,7 @@ import org.memtrace.trace.TracedAccess;
 /**
  * The trace as CSV, one row per access: a load or store is one row, a block fetch or store one row for its
  * whole range, a block copy two rows with the same sequence number (the source read, then the destination
- * written). Names are those of the MadT symbolic line at that event.
+ * written; {@code store} tells them apart). Names are those of the MadT symbolic line at that event.
  */
 public final class TraceRows implements AccessAnalysis {
 
@@ -22,20 +22,29 @@ public final class TraceRows implements AccessAnalysis {
     public record Column(String name, String sqlType) {}
 
     public static final List<Column> COLUMNS = List.of(
-            new Column("seq", "UBIGINT"), new Column("kind", "VARCHAR"), new Column("write", "BOOLEAN"),
+            new Column("seq", "UBIGINT"), new Column("kind", "VARCHAR"), new Column("store", "BOOLEAN"),
             new Column("address", "UBIGINT"), new Column("size", "UBIGINT"), new Column("ip", "UBIGINT"),
             new Column("instruction", "VARCHAR"), new Column("thread", "INTEGER"), new Column("region", "VARCHAR"),
             new Column("symbol", "VARCHAR"), new Column("offset", "UBIGINT"));
 
-    /** Recent data names by address; names change only between accesses (see {@link #namesChanged}). */
-    private static final int CACHE = 1 << 12;
-    private final long[] cachedAddress = new long[CACHE];
-    private final String[] cachedRegion = new String[CACHE];
-    private final DataName[] cachedName = new DataName[CACHE];
+    /**
+     * Recent names, ready to print (quoted where needed): data by address, code by instruction. Names
+     * change only between accesses: {@link #namesChanged} starts a new generation, which makes every
+     * entry stale at once (an allocation-heavy program has one per malloc).
+     */
+    private static final int CACHE = 1 << 16;
+    private final long[] dataAddress = new long[CACHE];
+    private final int[] dataGeneration = new int[CACHE];
+    /** The region, symbol and offset fields of an address, with their commas, in UTF-8. */
+    private final byte[][] dataFields = new byte[CACHE][];
+    private final long[] codeAddress = new long[CACHE];
+    private final int[] codeGeneration = new int[CACHE];
+    private final byte[][] codeName = new byte[CACHE][];
+    /** Starts at 1: the arrays' zeros are stale. */
+    private int generation = 1;
 
     private final Naming naming;
     private final AsciiOut out;
-    private long rows;
 
     public TraceRows(Naming naming, OutputStream out) throws IOException {
         this.naming = naming;
@@ -63,42 +72,42 @@ public final class TraceRows implements AccessAnalysis {
 
     @Override
     public void namesChanged() {
-        Arrays.fill(cachedRegion, null);
+        generation++;
     }
 
     private void row(long sequence, char kind, boolean write, long address, long size, long ip, int tid) {
-        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 52);
-        if (cachedRegion[slot] == null || cachedAddress[slot] != address) {
-            cachedAddress[slot] = address;
-            cachedRegion[slot] = naming.region(address);
-            cachedName[slot] = DataName.of(naming.data(address));
+        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
+        if (dataGeneration[slot] != generation || dataAddress[slot] != address) {
+            dataGeneration[slot] = generation;
+            dataAddress[slot] = address;
+            DataName name = DataName.of(naming.data(address));
+            String fields = field(naming.region(address)) + ","
+                    + (name.symbol() == null ? "," : field(name.symbol()) + "," + Long.toUnsignedString(name.offset()));
+            dataFields[slot] = fields.getBytes(StandardCharsets.UTF_8);
         }
-        DataName name = cachedName[slot];
+        int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
+        if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
+            codeGeneration[codeSlot] = generation;
+            codeAddress[codeSlot] = ip;
+            codeName[codeSlot] = field(naming.code(ip)).getBytes(StandardCharsets.UTF_8);
+        }
         try {
             out.unsignedDec(sequence).put(',').put(kind).put(',').put(write ? "true" : "false").put(',')
-                    .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',');
-            text(naming.code(ip)).put(',').dec(tid).put(',');
-            text(cachedRegion[slot]).put(',');
-            if (name.symbol() != null) text(name.symbol()).put(',').unsignedDec(name.offset());
-            else out.put(',');
-            out.put('\n');
+                    .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',')
+                    .put(codeName[codeSlot]).put(',').dec(tid).put(',').put(dataFields[slot]).put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        rows++;
     }
 
     /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
-    private AsciiOut text(String s) throws IOException {
-        boolean plain = true;
-        for (int i = 0; i < s.length() && plain; i++) {
+    private static String field(String s) {
+        for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            plain = c != ',' && c != '"' && c != '\n' && c != '\r';
+            if (c == ',' || c == '"' || c == '\n' || c == '\r') return '"' + s.replace("\"", "\"\"") + '"';
         }
-        return plain ? out.put(s) : out.put('"').put(s.replace("\"", "\"\"")).put('"');
+        return s;
     }
-
-    public long rows() { return rows; }
 
     @Override
     public void finish() throws IOException {

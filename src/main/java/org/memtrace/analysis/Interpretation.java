@@ -8,8 +8,8 @@ import org.memtrace.trace.Naming;
 import org.memtrace.trace.TracedAccess;
 
 /**
- * The step from events to what {@link AccessAnalysis} consumes: keeps the naming current, turns faults into
- * accesses and numbers them as the MadT text trace does (every load, store, block operation and allocator
+ * The step from events to what {@link AccessAnalysis} consumes: keeps the naming current, turns faults and probe
+ * records into accesses and numbers them as the MadT text trace does (every load, store, block operation and allocator
  * call gets the next number, except free(NULL), which prints no line). The analysis is not told of
  * allocations; it sees their effect through the naming.
  */
@@ -32,6 +32,9 @@ public final class Interpretation implements EventConsumer {
         switch (event) {
             case Event.Access a -> {
                 for (TracedAccess t : accesses.interpret(a)) analysis.access(sequence++, t);
+            }
+            case Event.Probe p -> {
+                for (TracedAccess t : accesses.interpret(p)) analysis.access(sequence++, t);
             }
             case Event.Block b -> analysis.block(sequence++, b);
             case Event.Alloc a -> {

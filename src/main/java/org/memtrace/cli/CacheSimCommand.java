@@ -30,11 +30,11 @@ import picocli.CommandLine.Spec;
                 "LRU, FIFO, random or tree-PLRU; write-allocate, write-back. See docs/cachesim.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the simulation ran", "1:the trace is corrupt or the JSON could not be written",
-                "2:usage error (bad option, no such trace file, unwritable output)"})
+                "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
 final class CacheSimCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "TRACE", description = "A saved event stream (memtrace run --save-stream).")
+    @Parameters(index = "0", paramLabel = "TRACE", description = "A .mtr file (a program built with memtrace cc) or a saved event stream (memtrace run --save-stream).")
     Path trace;
 
     @Option(names = "--l1", paramLabel = "SIZE:WAYS:LINE", defaultValue = "32k:8:64",
@@ -81,7 +81,7 @@ final class CacheSimCommand implements Callable<Integer> {
             SymbolicNaming naming = new SymbolicNaming();
             CacheSimulation sim = new CacheSimulation(caches, naming);
             Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), sim);
-            long events = TraceInput.replay(trace, input, Progress.onTerminal(err, "cachesim"), err);
+            long events = TraceInput.replayWhole(trace, input::accept, Progress.onTerminal(err, "cachesim"), err);
             sim.finish();
             print(out, sim, events);
             if (jsonFile != null) {

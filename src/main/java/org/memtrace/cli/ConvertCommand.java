@@ -30,11 +30,11 @@ import picocli.CommandLine.Spec;
                 "DuckDB, Spark or pandas. See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is corrupt or the output could not be written",
-                "2:usage error (bad option, no such trace file, unwritable output)"})
+                "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
 final class ConvertCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "TRACE", description = "A saved event stream (memtrace run --save-stream).")
+    @Parameters(index = "0", paramLabel = "TRACE", description = "A .mtr file (a program built with memtrace cc) or a saved event stream (memtrace run --save-stream).")
     Path trace;
 
     @Option(names = "--to", required = true, paramLabel = "FORMAT",
@@ -86,7 +86,7 @@ final class ConvertCommand implements Callable<Integer> {
                 case CSV, PARQUET -> new TraceRows(naming, stream);
             };
             Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), export);
-            TraceInput.replay(trace, input, progress, err);
+            TraceInput.replayWhole(trace, input::accept, progress, err);
             export.finish();
         }
     }

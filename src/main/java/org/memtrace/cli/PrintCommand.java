@@ -1,23 +1,14 @@
 package org.memtrace.cli;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.Writer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
-import org.memtrace.event.SavedStream;
-import org.memtrace.event.StreamFormatException;
-import org.memtrace.event.StreamLayout;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
-import org.memtrace.mtr.MtrFile;
-import org.memtrace.mtr.MtrFormatException;
-import org.memtrace.mtr.MtrReader;
 import org.memtrace.trace.AddressMode;
 import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.InstructionShapes;
@@ -64,7 +55,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     @Override
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
-        boolean compiledIn = isMtr();
+        boolean compiledIn = TraceInput.compiledIn(file);
         Writer out = RunCommand.openOutput(output);
         SymbolicNaming names = new SymbolicNaming();
         InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : RunCommand.decodedShapes(names.addressSpace());
@@ -72,54 +63,18 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
         Summary summary = compiledIn ? Summary.ofProbes() : new Summary(shapes);
         consumers = List.of(writer, summary);
 
-        long lost = compiledIn ? readMtr() : readStream();
-        writer.finish();
-        if (!quiet) summary.print(err, lost, null);
-        if (lost > 0)
-            RunCommand.say(err, lost + (compiledIn ? " records were dropped by the program's runtime" : " events were lost by the agent"));
+        TraceInput.Outcome read;
+        try {
+            read = TraceInput.replay(file, this::dispatch, Progress.none());
+        } finally {
+            writer.finish();
+        }
+        problems.addAll(read.problems());
+        if (!quiet) summary.print(err, read.lost(), null);
+        if (read.lost() > 0)
+            RunCommand.say(err, read.lost() + (compiledIn ? " records were dropped by the program's runtime" : " events were lost by the agent"));
         problems.forEach(p -> RunCommand.say(err, p));
         return problems.isEmpty() && !writer.failed() ? 0 : 1;
-    }
-
-    /** Tells the two kinds of trace apart by their first eight bytes. */
-    private boolean isMtr() throws LaunchException {
-        byte[] head;
-        try (InputStream in = Files.newInputStream(file)) {
-            head = in.readNBytes(8);
-        } catch (IOException e) {
-            throw LaunchException.usage("cannot read " + file + ": " + LaunchException.reason(e));
-        }
-        if (MtrFile.hasMagic(head)) return true;
-        long magic = 0;
-        for (int i = head.length - 1; i >= 0; i--) magic = magic << 8 | (head[i] & 0xff);
-        if (head.length == 8 && magic == StreamLayout.MAGIC) return false;
-        throw LaunchException.usage(file + " is neither a .mtr file nor an event stream saved by memtrace run");
-    }
-
-    private long readMtr() throws LaunchException {
-        try (MtrFile mtr = MtrFile.open(file)) {
-            MtrReader.Result r = MtrReader.read(mtr, this::dispatch);
-            problems.addAll(r.problems());
-            return r.dropped();
-        } catch (MtrFormatException e) {
-            throw LaunchException.environment(file + ": " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw LaunchException.environment("cannot read " + file + ": " + LaunchException.reason(e), e);
-        }
-    }
-
-    /** A damaged stream still prints what came before the damage. */
-    private long readStream() throws LaunchException {
-        try {
-            SavedStream.Summary s = SavedStream.replay(file, this::dispatch);
-            if (!s.done()) problems.add("the stream has no end mark: the recording was cut short; it holds what was saved before");
-            return s.lost();
-        } catch (StreamFormatException e) {
-            problems.add(file + ": " + e.getMessage() + "; the rest of the stream is ignored");
-            return 0;
-        } catch (IOException e) {
-            throw LaunchException.environment("cannot read " + file + ": " + LaunchException.reason(e), e);
-        }
     }
 
     private void dispatch(Event event) {

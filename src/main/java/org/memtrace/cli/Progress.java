@@ -37,7 +37,8 @@ final class Progress {
         long now = System.nanoTime();
         if (now - lastShown < INTERVAL_NS) return;
         lastShown = now;
-        err.printf(Locale.ROOT, "\rmemtrace: %s %3d%% (%,d events)", what, total == 0 ? 100 : done * 100 / total, events);
+        if (total > 0) err.printf(Locale.ROOT, "\rmemtrace: %s %3d%% (%,d events)", what, done * 100 / total, events);
+        else err.printf(Locale.ROOT, "\rmemtrace: %s (%,d events)", what, events);
         err.flush();
         printed = true;
     }

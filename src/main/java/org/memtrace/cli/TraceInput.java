@@ -1,26 +1,57 @@
 package org.memtrace.cli;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.event.EventDecoder;
 import org.memtrace.event.SavedStream;
 import org.memtrace.event.StreamFormatException;
+import org.memtrace.event.StreamLayout;
 import org.memtrace.launch.LaunchException;
+import org.memtrace.mtr.MtrFile;
+import org.memtrace.mtr.MtrFormatException;
+import org.memtrace.mtr.MtrReader;
 import org.memtrace.symbols.AddressSpace;
 import org.memtrace.trace.DecodedShapes;
-import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.x86.ZydisUnavailableException;
 
 /**
- * Opens the traces offline commands read. Today that is a saved event stream ({@code memtrace run
- * --save-stream}); other trace files plug in here, recognised by their first bytes.
+ * Opens the traces the offline commands read: a {@code .mtr} file that a program built with memtrace cc
+ * wrote, or an event stream saved by {@code memtrace run --save-stream}, told apart by their first bytes.
+ * A damaged or cut-short trace still delivers what comes before the damage; what is missing is in the
+ * outcome's problems, for the command to report.
  */
 final class TraceInput {
     private TraceInput() {}
+
+    /**
+     * What reading delivered: {@code events} handed to the consumer, {@code lost} records the recorder says
+     * it dropped, and one sentence per problem (damage, a missing end mark).
+     */
+    record Outcome(long events, long lost, List<String> problems) {}
+
+    /** Whether {@code file} is a {@code .mtr} file (else a saved stream); anything else is a usage error. */
+    static boolean compiledIn(Path file) throws LaunchException {
+        if (!Files.isRegularFile(file)) throw LaunchException.usage("no trace file " + file);
+        byte[] head;
+        try (InputStream in = Files.newInputStream(file)) {
+            head = in.readNBytes(8);
+        } catch (IOException e) {
+            throw LaunchException.usage("cannot read " + file + ": " + LaunchException.reason(e));
+        }
+        if (MtrFile.hasMagic(head)) return true;
+        long magic = 0;
+        for (int i = head.length - 1; i >= 0; i--) magic = magic << 8 | (head[i] & 0xff);
+        if (head.length == 8 && magic == StreamLayout.MAGIC) return false;
+        throw LaunchException.usage(file + " is neither a .mtr file nor an event stream saved by memtrace run");
+    }
 
     /** Instruction shapes from the x86 decoder, reading code through the naming's address space. */
     static InstructionShapes shapes(AddressSpace space, PrintWriter err) {
@@ -32,16 +63,48 @@ final class TraceInput {
         }
     }
 
+    /** Hands every event of the trace to {@code consumer} in order; throws only when nothing can be read. */
+    static Outcome replay(Path file, Consumer<? super Event> consumer, Progress progress) throws LaunchException {
+        boolean mtr = compiledIn(file);
+        try {
+            return mtr ? replayMtr(file, consumer, progress) : replayStream(file, consumer, progress);
+        } finally {
+            progress.end();
+        }
+    }
+
     /**
-     * Hands every event of the trace to {@code consumer} in order (not calling finish), then warns on
-     * {@code err} about what the file says is missing. Returns the number of events.
+     * For commands whose output is only worth keeping whole (cachesim, convert): as {@link #replay}, but a
+     * damaged or cut-short trace is an error, and dropped records a warning on {@code err}. Returns the events.
      */
-    static long replay(Path file, EventConsumer consumer, Progress progress, PrintWriter err) throws LaunchException {
-        if (!Files.isRegularFile(file)) throw LaunchException.usage("no trace file " + file);
-        if (!Files.isReadable(file)) throw LaunchException.usage("cannot read " + file + ": permission denied");
+    static long replayWhole(Path file, Consumer<? super Event> consumer, Progress progress, PrintWriter err) throws LaunchException {
+        Outcome o = replay(file, consumer, progress);
+        if (!o.problems().isEmpty()) throw LaunchException.environment(String.join("; ", o.problems()), null);
+        if (o.lost() > 0) err.println("memtrace: warning: " + o.lost() + " events were lost while recording " + file);
+        return o.events();
+    }
+
+    private static Outcome replayMtr(Path file, Consumer<? super Event> consumer, Progress progress) throws LaunchException {
+        try (MtrFile mtr = MtrFile.open(file)) {
+            long[] events = {0};
+            MtrReader.Result r = MtrReader.read(mtr, event -> {
+                consumer.accept(event);
+                progress.update(0, 0, ++events[0]);
+            });
+            return new Outcome(events[0], r.dropped(), r.problems());
+        } catch (MtrFormatException e) {
+            throw LaunchException.environment(file + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw LaunchException.environment("cannot read " + file + ": " + LaunchException.reason(e), e);
+        }
+    }
+
+    private static Outcome replayStream(Path file, Consumer<? super Event> consumer, Progress progress) throws LaunchException {
+        List<String> problems = new ArrayList<>();
+        long[] events = {0};
+        long lost = 0;
         try {
             long total = Files.size(file);
-            long[] events = {0};
             SavedStream.Summary s = SavedStream.replayRecords(file, (segment, offset, size, position) -> {
                 Event event;
                 try {
@@ -53,15 +116,13 @@ final class TraceInput {
                 consumer.accept(event);
                 progress.update(position, total, ++events[0]);
             });
-            progress.end();
-            if (s.lost() > 0) err.println("memtrace: warning: " + s.lost() + " events were lost while recording " + file);
-            return s.records();
+            if (!s.done()) problems.add("the stream has no end mark: the recording was cut short; it holds what was saved before");
+            lost = s.lost();
         } catch (StreamFormatException e) {
-            progress.end();
-            throw LaunchException.environment(file + ": " + e.getMessage(), e);
+            problems.add(file + ": " + e.getMessage() + "; the rest of the stream is ignored");
         } catch (IOException e) {
-            progress.end();
             throw LaunchException.environment("cannot read " + file + ": " + LaunchException.reason(e), e);
         }
+        return new Outcome(events[0], lost, problems);
     }
 }

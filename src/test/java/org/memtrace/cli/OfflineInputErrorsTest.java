@@ -75,7 +75,7 @@ class OfflineInputErrorsTest {
     void aFileThatIsNoStreamIsRefused() throws Exception {
         Path text = dir.resolve("notes.txt");
         Files.writeString(text, "L$0:table+0,prog,main+4,4,1\n".repeat(500));
-        fails(1, "not a memtrace event stream", text, "cachesim");
+        fails(2, "neither a .mtr file nor an event stream", text, "cachesim");
     }
 
     @Test

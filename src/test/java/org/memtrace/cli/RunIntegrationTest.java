@@ -225,6 +225,7 @@ class RunIntegrationTest {
         assertThat(r.stdout()).contains("written from the heap", "printf line 2");
         assertThat(r.stderr().lines().filter(l -> l.contains("cannot write the trace"))).singleElement().asString()
                 .startsWith("memtrace: ").contains("No space left on device");
+        assertThat(r.stderr()).doesNotContain("trace written");
         assertThat(r.status()).isEqualTo(1);
     }
 

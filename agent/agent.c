@@ -371,6 +371,18 @@ static void emit_with_tail(void *fixed, size_t fixed_size, const void *b1, size_
     emit(buf);
 }
 
+static void emit_exit(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path)
+{
+    REC(MT_EXIT, struct mt_exit, e);
+    e.h.flags = (uint8_t)how;
+    e.value = value;
+    e.ip = ip;
+    e.addr = addr;
+    size_t n = path ? mt_strlen(path) : 0;
+    e.path_len = (uint32_t)n;
+    emit_with_tail(&e, sizeof e, NULL, 0, path, n);
+}
+
 static void emit_stats_and_exit(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path)
 {
     if (!g.active) return;
@@ -381,14 +393,7 @@ static void emit_stats_and_exit(int how, uint64_t value, uint64_t ip, uint64_t a
     s.windows_at_risk = g.windows;
     s.untraced_faults = g.untraced_faults;
     emit(&s);
-    REC(MT_EXIT, struct mt_exit, e);
-    e.h.flags = (uint8_t)how;
-    e.value = value;
-    e.ip = ip;
-    e.addr = addr;
-    size_t n = path ? mt_strlen(path) : 0;
-    e.path_len = (uint32_t)n;
-    emit_with_tail(&e, sizeof e, NULL, 0, path, n);
+    emit_exit(how, value, ip, addr, path);
     __atomic_store_n(&g.ring->done, 1, __ATOMIC_RELEASE);
 }
 
@@ -1966,8 +1971,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
         /* still here: the exec failed and the program goes on, traced again; the trace says so */
         __atomic_store_n(&g.ring->done, 0, __ATOMIC_RELEASE);
-        emit_stats_and_exit(MT_EXIT_EXEC_FAILED, (uint64_t)-ret, ip, 0, path);
-        __atomic_store_n(&g.ring->done, 0, __ATOMIC_RELEASE);
+        emit_exit(MT_EXIT_EXEC_FAILED, (uint64_t)-ret, ip, 0, path);
         if (was_recording) control(1, ip);
         gr[REG_RAX] = ret;
         return;

@@ -30,7 +30,7 @@ class RefusedOutputsTest {
     void anOutputNamingTheProgramLeavesTheProgramWhole() throws Exception {
         byte[] before = Files.readAllBytes(program);
         assertRefused(Cli.run(dir, "run", "-o", program.toString(), "--", program.toString()), "is the program");
-        assertRefused(Cli.run(dir, "run", "-o", "./global_array", "--", "global_array"), "is the program");
+        assertRefused(Cli.run(dir, "run", "-o", "global_array", "--", "./global_array"), "is the program");
         assertRefused(Cli.run(dir, "run", "-o", "t.trace", "--save-stream", program.toString(), "--", program.toString()), "is the program");
         assertThat(Files.readAllBytes(program)).isEqualTo(before);
         assertThat(dir.resolve("t.trace")).doesNotExist();

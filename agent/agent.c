@@ -28,7 +28,10 @@
  *   - System calls: Linux syscall user dispatch sends every system call made outside the agent's own code
  *     to a SIGSYS handler, which opens the pages its user buffers lie in, makes the call from inside the
  *     agent (exempt from dispatch), records the kernel's reads/writes of the I/O family as block events,
- *     and protects again. Without this, a write() of a heap buffer fails with EFAULT. Thread creation
+ *     and protects again. Without this, a write() of a heap buffer fails with EFAULT. What each call
+ *     reads and writes is described in one table (syscall_table). A call with more buffers than the
+ *     agent can open one by one, and a call the table does not know that passes a pointer into traced
+ *     memory, runs with all traced memory open: slower, never different from an untraced run. Thread creation
  *     (clone with CLONE_VM) runs natively: the handler lets that one syscall through and regains control
  *     with the trap flag, in the parent and in the new thread, which then turns dispatch on for itself.
  *     fork runs from inside the handler; the child gets all rights back and runs untraced.
@@ -39,12 +42,23 @@
  *   - The program's own SIGSEGV/SIGTRAP/SIGSYS handlers are kept aside and called for faults that are not
  *     ours; attempts to block those three signals are filtered out; every handler the program installs
  *     returns through a restorer inside the agent (dispatch would otherwise intercept rt_sigreturn).
+ *   - Alternate signal stacks: each thread gets one of the agent's, so that the SIGSEGV/SIGTRAP handlers
+ *     still run when the program overflows its stack. The program's sigaltstack is emulated: the kernel's
+ *     alternate stack is the program's while it has one (its SA_ONSTACK handlers run there, as untraced),
+ *     else the agent's; the change is made in the SIGSYS handler's context, which is why that handler
+ *     does not run on the alternate stack. Pages given as a signal stack stop being traced for good.
+ *   - How the process ends is always in the stream: exit, exec (and a failed exec), a fatal fault, and a
+ *     fatal signal the program sends itself (abort()). The agent asks the kernel to kill the program when
+ *     memtrace dies (PR_SET_PDEATHSIG survives the exec that made this process the program).
  *
  * Limits worth knowing: protection is per process and the trap flag per thread, so while one thread has
  * a page open another thread's access to it is not seen; the agent counts such windows (windows_at_risk).
  * Stacks, code, the dynamic loader and the agent itself are never traced. An out-of-line copy that raises
  * SIGBUS or SIGFPE (a file mapping past its end, an unmasked SIMD exception) shows the program's handler
- * the copy's address, and x87 state saved after it names the copy as the last FPU instruction.
+ * the copy's address, and x87 state saved after it names the copy as the last FPU instruction. A
+ * program whose thread has no alternate stack of its own but installs an SA_ONSTACK handler sees that
+ * handler run on the agent's alternate stack (untraced it would run on the thread's stack); a fatal
+ * signal sent by another process (kill -TERM) leaves no `fatal` record, only memtrace's exit status.
  *
  * The agent never calls into the traced allocator, never uses libc for a system call (every syscall is
  * issued from agent code so dispatch lets it through) and never touches program memory without opening

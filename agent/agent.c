@@ -1405,10 +1405,14 @@ static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
         if (traced) return 0;
     }
     uint64_t target = *(const volatile uint64_t *)ea;
-    /* Our handlers run on an alternate stack: the push goes through the kernel, which answers an       */
-    /* overflowing stack with an error instead of a fault here; then the instruction runs after all.   */
+    /* Our handlers run on an alternate stack. A push within the page the stack pointer is in is a plain */
+    /* store; one onto the page below goes through the kernel, which answers an overflowing stack with   */
+    /* an error instead of a fault here, and then the instruction runs after all.                       */
     uint64_t back = (uint64_t)gr[REG_RIP] + e->len;
-    if (e->how == RUN_CALL && user_transfer(&back, ret_at, 8, 1)) return 0;
+    if (e->how == RUN_CALL) {
+        if (page_down(ret_at) == page_down((uintptr_t)gr[REG_RSP])) *(volatile uint64_t *)ret_at = back;
+        else if (user_transfer(&back, ret_at, 8, 1)) return 0;
+    }
     close_step_pages();
     count(&g.steps);
     if (e->how == RUN_CALL) gr[REG_RSP] = (greg_t)ret_at;

@@ -220,13 +220,14 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (!"-".equals(output)) outputs.put("-o", Path.of(output));
         if (saveStream != null) outputs.put("--save-stream", saveStream);
         if (jsonSummary != null) outputs.put("--json-summary", jsonSummary);
+        Map<String, String> what = Map.of("-o", "the trace to", "--save-stream", "the stream file", "--json-summary", "the summary to");
         List<Path> programs = new ArrayList<>(target.interpreters());
         programs.add(target.executable());
         List<Map.Entry<String, Path>> seen = new ArrayList<>();
         for (Map.Entry<String, Path> o : outputs.entrySet()) {
             Path file = o.getValue();
             if (Files.isDirectory(file))
-                throw LaunchException.usage("cannot write " + o.getKey() + " " + file + ": it is a directory");
+                throw LaunchException.usage("cannot write " + what.get(o.getKey()) + " " + file + ": it is a directory");
             for (Path program : programs)
                 if (sameFile(file, program))
                     throw LaunchException.usage(o.getKey() + " " + file + " is the program " + program + " itself; memtrace would overwrite it");

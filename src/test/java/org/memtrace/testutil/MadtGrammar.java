@@ -45,7 +45,7 @@ public final class MadtGrammar {
 
     private static final List<Pattern> COMMENTS = List.of(
             "agent pid=\\d+ page-size=\\d+ regions=\\d+",
-            "module " + PATH + " bias=" + HEX + " build-id=[0-9a-f]*",
+            "module (?:" + PATH + ")? bias=" + HEX + " build-id=[0-9a-f]*",
             "mapping " + HEX + "-" + HEX + " [r-][w-][x-] offset=" + HEX + "( traced)?( " + PATH + ")?",
             "(un)?traced (data|heap|anon|file) " + HEX + "-" + HEX + " [r-][w-][x-]",
             "(start|stop) tid=\\d+( caller=" + NAME + ")?",

@@ -1,4 +1,6 @@
-/* System calls with large heap buffers: poll on 2,000 pollfds, mincore with a 16 KiB vector, writev of 24 x 8 KiB. */
+/* System calls with large heap buffers: poll on 2,000 pollfds, mincore with a 16 KiB vector, writev of 24 x 8 KiB;
+ * beyond the agent's limits: writev of 100 separate heap buffers, and sched_getparam (not in the agent's table)
+ * into a heap struct. */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 int main(void)
@@ -26,5 +29,12 @@ int main(void)
     int fd = open("writev.out", O_WRONLY | O_CREAT | O_TRUNC, 0600);
     long w = writev(fd, iov, 24);
     printf("writev %ld\n", w);
+    struct iovec many[100];
+    for (int i = 0; i < 100; i++) { many[i].iov_base = malloc(5000); memset(many[i].iov_base, 'A', 5000); many[i].iov_len = 5000; }
+    printf("writev of 100 buffers %ld\n", writev(fd, many, 100));
+    struct sched_param *param = malloc(sizeof *param);
+    param->sched_priority = 99;
+    int got = sched_getparam(0, param);
+    printf("sched_getparam %d priority %d\n", got, param->sched_priority);
     return 0;
 }

@@ -271,8 +271,8 @@ static struct {
     spinlock lock;               /* traced set and openings */
     struct range *set;
     int nset, capset;
-    struct opening open[256];
-    int nopen;
+    struct opening *open;        /* grows as needed: no fixed number of openings */
+    int nopen, capopen;
     int all_open;                /* calls running with all traced memory open (see syscall_table) */
     struct { uintptr_t s, e; } stacks[64]; /* pages the program gave as signal stacks: never traced */
     int nstacks;
@@ -542,7 +542,7 @@ static int set_covers_locked(uintptr_t s, uintptr_t e)
 }
 
 /* Opens the traced pages of [s, e) (counted, so overlapping openings by several threads nest). Lock held. */
-/* 0 when the opening table is full and nothing was opened.                                             */
+/* 0 only when no memory is left for the table of openings, and then nothing was opened.               */
 static int open_locked(uintptr_t s, uintptr_t e)
 {
     for (int i = 0; i < g.nopen; i++) {
@@ -551,7 +551,17 @@ static int open_locked(uintptr_t s, uintptr_t e)
             return 1;
         }
     }
-    if (g.nopen == (int)(sizeof g.open / sizeof g.open[0])) return 0;
+    if (g.nopen == g.capopen) {
+        int cap = g.capopen ? g.capopen * 2 : 256;
+        struct opening *n = agent_map(sizeof(struct opening) * (size_t)cap);
+        if (!n) return 0; /* out of memory: the caller falls back (a system call opens everything) */
+        if (g.open) {
+            mt_memcpy(n, g.open, sizeof(struct opening) * (size_t)g.nopen);
+            sys2(SYS_munmap, g.open, sizeof(struct opening) * (size_t)g.capopen);
+        }
+        g.open = n;
+        g.capopen = cap;
+    }
     g.open[g.nopen++] = (struct opening){s, e, 1};
     if (g.threads > 1) count(&g.windows);
     int i = set_index(s);
@@ -1560,7 +1570,7 @@ static void emit_block(int op, long nr, uintptr_t ip, uintptr_t dst, uintptr_t s
 /* System-call buffers: what each call reads and writes in user memory, in ONE table. The SIGSYS       */
 /* handler opens exactly these buffers for the time of the call and records the kernel's transfers     */
 /* marked B_RECORD as block events. A call whose buffers exceed the agent's limits (more than          */
-/* MAX_SPANS of them, or more openings than the opening table holds), and any call not in the table    */
+/* MAX_SPANS of them, or no memory left to note an opening), and any call not in the table           */
 /* that passes a pointer into traced memory, runs with all traced memory open instead: slower, but the */
 /* call does exactly what it would do untraced.                                                        */
 
@@ -2011,7 +2021,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         spin_lock(&g.lock);
         int opened = 0;
         while (!sp.all && opened < sp.n && open_locked(sp.s[opened], sp.e[opened])) opened++;
-        if (!sp.all && opened < sp.n) sp.all = 1; /* the opening table is full */
+        if (!sp.all && opened < sp.n) sp.all = 1; /* no memory for the table of openings */
         if (sp.all) {
             for (int i = 0; i < opened; i++) close_locked(sp.s[i], sp.e[i]);
             sp.n = 0;

@@ -28,7 +28,10 @@
  *   - System calls: Linux syscall user dispatch sends every system call made outside the agent's own code
  *     to a SIGSYS handler, which opens the pages its user buffers lie in, makes the call from inside the
  *     agent (exempt from dispatch), records the kernel's reads/writes of the I/O family as block events,
- *     and protects again. Without this, a write() of a heap buffer fails with EFAULT. Thread creation
+ *     and protects again. Without this, a write() of a heap buffer fails with EFAULT. What each call
+ *     reads and writes is described in one table (syscall_table). A call with more buffers than the
+ *     agent can open one by one, and a call the table does not know that passes a pointer into traced
+ *     memory, runs with all traced memory open: slower, never different from an untraced run. Thread creation
  *     (clone with CLONE_VM) runs natively: the handler lets that one syscall through and regains control
  *     with the trap flag, in the parent and in the new thread, which then turns dispatch on for itself.
  *     fork runs from inside the handler; the child gets all rights back and runs untraced.
@@ -39,12 +42,23 @@
  *   - The program's own SIGSEGV/SIGTRAP/SIGSYS handlers are kept aside and called for faults that are not
  *     ours; attempts to block those three signals are filtered out; every handler the program installs
  *     returns through a restorer inside the agent (dispatch would otherwise intercept rt_sigreturn).
+ *   - Alternate signal stacks: each thread gets one of the agent's, so that the SIGSEGV/SIGTRAP handlers
+ *     still run when the program overflows its stack. The program's sigaltstack is emulated: the kernel's
+ *     alternate stack is the program's while it has one (its SA_ONSTACK handlers run there, as untraced),
+ *     else the agent's; the change is made in the SIGSYS handler's context, which is why that handler
+ *     does not run on the alternate stack. Pages given as a signal stack stop being traced for good.
+ *   - How the process ends is always in the stream: exit, exec (and a failed exec), a fatal fault, and a
+ *     fatal signal the program sends itself (abort()). The agent asks the kernel to kill the program when
+ *     memtrace dies (PR_SET_PDEATHSIG survives the exec that made this process the program).
  *
  * Limits worth knowing: protection is per process and the trap flag per thread, so while one thread has
  * a page open another thread's access to it is not seen; the agent counts such windows (windows_at_risk).
  * Stacks, code, the dynamic loader and the agent itself are never traced. An out-of-line copy that raises
  * SIGBUS or SIGFPE (a file mapping past its end, an unmasked SIMD exception) shows the program's handler
- * the copy's address, and x87 state saved after it names the copy as the last FPU instruction.
+ * the copy's address, and x87 state saved after it names the copy as the last FPU instruction. A
+ * program whose thread has no alternate stack of its own but installs an SA_ONSTACK handler sees that
+ * handler run on the agent's alternate stack (untraced it would run on the thread's stack); a fatal
+ * signal sent by another process (kill -TERM) leaves no `fatal` record, only memtrace's exit status.
  *
  * The agent never calls into the traced allocator, never uses libc for a system call (every syscall is
  * issued from agent code so dispatch lets it through) and never touches program memory without opening
@@ -79,6 +93,12 @@
 #define PR_SET_SYSCALL_USER_DISPATCH 59
 #define PR_SYS_DISPATCH_OFF 0
 #define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef PR_SET_PDEATHSIG
+#define PR_SET_PDEATHSIG 1
+#endif
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
 #endif
 #define SUD_ALLOW 0
 #define SUD_BLOCK 1
@@ -121,6 +141,8 @@ struct ksigaction {
     uint64_t mask;
 };
 #define KSA_RESTORER 0x04000000UL
+
+static long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program);
 
 /* The statistics are bumped by every thread, some of them outside any lock. */
 static void count(volatile uint64_t *counter) { __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED); }
@@ -210,8 +232,12 @@ struct thread_state {
     int native_pending;          /* one syscall is being run natively; the trap brings us back */
     int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
     int in_handler;              /* inside one of our signal handlers: signals are blocked already */
+    stack_t alt;                 /* the agent's alternate signal stack for this thread */
+    stack_t app_alt;             /* the one the program set with sigaltstack (ss_sp 0: none) */
 };
 static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+/* Top of this thread's stack for mt_ool_return's call into C (0: none, the program's stack serves). */
+__thread uintptr_t mt_ool_stack __attribute__((tls_model("initial-exec"), visibility("hidden")));
 enum { STEP_NONE, STEP_TRAP, STEP_OOL }; /* how the current step runs: trap flag or out-of-line copy */
 
 struct range {
@@ -245,8 +271,11 @@ static struct {
     spinlock lock;               /* traced set and openings */
     struct range *set;
     int nset, capset;
-    struct opening open[256];
-    int nopen;
+    struct opening *open;        /* grows as needed: no fixed number of openings */
+    int nopen, capopen;
+    int all_open;                /* calls running with all traced memory open (see syscall_table) */
+    struct { uintptr_t s, e; } stacks[64]; /* pages the program gave as signal stacks: never traced */
+    int nstacks;
 
     struct ksigaction app_action[65]; /* the program's handlers for SIGSEGV/SIGTRAP/SIGSYS */
 
@@ -356,6 +385,18 @@ static void emit_with_tail(void *fixed, size_t fixed_size, const void *b1, size_
     emit(buf);
 }
 
+static void emit_exit(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path)
+{
+    REC(MT_EXIT, struct mt_exit, e);
+    e.h.flags = (uint8_t)how;
+    e.value = value;
+    e.ip = ip;
+    e.addr = addr;
+    size_t n = path ? mt_strlen(path) : 0;
+    e.path_len = (uint32_t)n;
+    emit_with_tail(&e, sizeof e, NULL, 0, path, n);
+}
+
 static void emit_stats_and_exit(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path)
 {
     if (!g.active) return;
@@ -366,14 +407,7 @@ static void emit_stats_and_exit(int how, uint64_t value, uint64_t ip, uint64_t a
     s.windows_at_risk = g.windows;
     s.untraced_faults = g.untraced_faults;
     emit(&s);
-    REC(MT_EXIT, struct mt_exit, e);
-    e.h.flags = (uint8_t)how;
-    e.value = value;
-    e.ip = ip;
-    e.addr = addr;
-    size_t n = path ? mt_strlen(path) : 0;
-    e.path_len = (uint32_t)n;
-    emit_with_tail(&e, sizeof e, NULL, 0, path, n);
+    emit_exit(how, value, ip, addr, path);
     __atomic_store_n(&g.ring->done, 1, __ATOMIC_RELEASE);
 }
 
@@ -422,6 +456,7 @@ static int covered_by_opening(uintptr_t page)
 /* Takes the rights away from [s, e) except from pages someone has open right now. */
 static void protect_span(uintptr_t s, uintptr_t e)
 {
+    if (g.all_open) return; /* the last one to close everything protects it all again */
     if (!g.nopen) { sys3(SYS_mprotect, s, e - s, PROT_NONE); return; }
     uintptr_t run = s;
     for (uintptr_t p = s; p < e; p += g.page) {
@@ -478,6 +513,14 @@ static void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
 static void set_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
 {
     if (s >= e || !(g.regions & kind) || !(prot & (PROT_READ | PROT_WRITE)) || (prot & PROT_EXEC)) return;
+    for (int i = 0; i < g.nstacks; i++) {
+        if (g.stacks[i].s < e && s < g.stacks[i].e) { /* the kernel writes signal frames there */
+            uintptr_t ss = g.stacks[i].s, se = g.stacks[i].e;
+            set_add_locked(s, ss, prot, kind);
+            set_add_locked(se, e, prot, kind);
+            return;
+        }
+    }
     set_remove_locked(s, e, 0);
     if (!set_reserve(1)) return;
     int i = set_index(s);
@@ -499,15 +542,26 @@ static int set_covers_locked(uintptr_t s, uintptr_t e)
 }
 
 /* Opens the traced pages of [s, e) (counted, so overlapping openings by several threads nest). Lock held. */
-static void open_locked(uintptr_t s, uintptr_t e)
+/* 0 only when no memory is left for the table of openings, and then nothing was opened.               */
+static int open_locked(uintptr_t s, uintptr_t e)
 {
     for (int i = 0; i < g.nopen; i++) {
         if (g.open[i].start == s && g.open[i].end == e) {
             g.open[i].count++;
-            return;
+            return 1;
         }
     }
-    if (g.nopen == (int)(sizeof g.open / sizeof g.open[0])) return;
+    if (g.nopen == g.capopen) {
+        int cap = g.capopen ? g.capopen * 2 : 256;
+        struct opening *n = agent_map(sizeof(struct opening) * (size_t)cap);
+        if (!n) return 0; /* out of memory: the caller falls back (a system call opens everything) */
+        if (g.open) {
+            mt_memcpy(n, g.open, sizeof(struct opening) * (size_t)g.nopen);
+            sys2(SYS_munmap, g.open, sizeof(struct opening) * (size_t)g.capopen);
+        }
+        g.open = n;
+        g.capopen = cap;
+    }
     g.open[g.nopen++] = (struct opening){s, e, 1};
     if (g.threads > 1) count(&g.windows);
     int i = set_index(s);
@@ -516,6 +570,7 @@ static void open_locked(uintptr_t s, uintptr_t e)
         uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;
         sys3(SYS_mprotect, cs, ce - cs, g.set[i].prot);
     }
+    return 1;
 }
 
 static void close_locked(uintptr_t s, uintptr_t e)
@@ -555,6 +610,17 @@ static void protect_all_locked(int on)
         if (on) protect_span(g.set[i].start, g.set[i].end);
         else sys3(SYS_mprotect, g.set[i].start, g.set[i].end - g.set[i].start, g.set[i].prot);
     }
+}
+
+/* All traced memory open, for a call the agent cannot describe exactly (counted: calls of several      */
+/* threads nest). Lock held.                                                                            */
+static void open_all_locked(void)
+{
+    if (g.all_open++ == 0 && g.recording) protect_all_locked(0);
+}
+static void close_all_locked(void)
+{
+    if (--g.all_open == 0 && g.recording) protect_all_locked(1);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1140,6 +1206,22 @@ static void set_kernel_action(int sig, void *handler, unsigned long flags, uint6
     sys4(SYS_rt_sigaction, sig, &a, 0, 8);
 }
 
+#define ALT_STACK_SIZE (256 * 1024)
+#define OOL_STACK_SIZE (32 * 1024)
+/* This thread's alternate stack for the agent's handlers, and below it the stack mt_ool_return calls  */
+/* C on: a program close to overflowing its stack must not overflow it inside the agent, with a lock  */
+/* held. Mapped once per thread, kept until the process ends.                                          */
+static int give_alt_stack(void)
+{
+    if (!ts.alt.ss_sp) {
+        unsigned char *p = agent_map(OOL_STACK_SIZE + ALT_STACK_SIZE);
+        if (!p) return 0;
+        mt_ool_stack = (uintptr_t)p + OOL_STACK_SIZE;
+        ts.alt = (stack_t){.ss_sp = p + OOL_STACK_SIZE, .ss_flags = 0, .ss_size = ALT_STACK_SIZE};
+    }
+    return 1;
+}
+
 /* The pages of this thread's step lose their rights again. Lock not held. */
 static void close_step_pages(void)
 {
@@ -1176,9 +1258,10 @@ __attribute__((used)) static uintptr_t ool_finish(void)
     return resume;
 }
 
-/* Where every out-of-line copy jumps after its instruction. It runs on the program's stack: steps over */
-/* the red zone, keeps a slot for the resume address, saves the flags, the registers the C ABI lets     */
-/* ool_finish clobber and the x87/SSE state (the agent is built without AVX, so the upper halves of the */
+/* Where every out-of-line copy jumps after its instruction. It starts on the program's stack: steps    */
+/* over the red zone, keeps a slot for the resume address, saves the flags and the registers the C ABI  */
+/* lets ool_finish clobber there, then moves to the thread's OOL stack (if it has one) to save the     */
+/* x87/SSE state (the agent is built without AVX, so the upper halves of the */
 /* vector registers are never touched), and leaves with ret $128: the program's registers, flags and    */
 /* stack pointer exactly as the instruction left them.                                                   */
 __asm__(".text\n"
@@ -1193,6 +1276,12 @@ __asm__(".text\n"
         "\tpush %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
         "\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %rbx\n"
         "\tmov %rsp, %rbx\n"
+        "\tmov mt_ool_stack@gottpoff(%rip), %rax\n"
+        "\tmov %fs:(%rax), %rax\n"
+        "\ttest %rax, %rax\n"
+        "\tjz 1f\n"
+        "\tmov %rax, %rsp\n"
+        "1:\n"
         "\tand $-16, %rsp\n"
         "\tsub $512, %rsp\n"
         "\tfxsave64 (%rsp)\n"
@@ -1319,22 +1408,24 @@ static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
     if (!ea) return 0;
     uintptr_t ret_at = (uintptr_t)gr[REG_RSP] - 8;
     if (e->how == RUN_CALL) {
-        /* Our frame lies below the program's stack pointer only when the handler runs on the same     */
-        /* stack: then ret_at is mapped stack. Traced memory under it would have to fault: let it.    */
-        uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-        if (here >= ret_at || ret_at - here > (1UL << 20)) return 0;
+        /* Traced memory under the stack pointer would have to fault: let it. */
         spin_lock(&g.lock);
         int traced = set_find(ret_at) != NULL;
         spin_unlock(&g.lock);
         if (traced) return 0;
     }
     uint64_t target = *(const volatile uint64_t *)ea;
+    /* Our handlers run on an alternate stack. A push within the page the stack pointer is in is a plain */
+    /* store; one onto the page below goes through the kernel, which answers an overflowing stack with   */
+    /* an error instead of a fault here, and then the instruction runs after all.                       */
+    uint64_t back = (uint64_t)gr[REG_RIP] + e->len;
+    if (e->how == RUN_CALL) {
+        if (page_down(ret_at) == page_down((uintptr_t)gr[REG_RSP])) *(volatile uint64_t *)ret_at = back;
+        else if (user_transfer(&back, ret_at, 8, 1)) return 0;
+    }
     close_step_pages();
     count(&g.steps);
-    if (e->how == RUN_CALL) {
-        *(volatile uint64_t *)ret_at = (uint64_t)gr[REG_RIP] + e->len;
-        gr[REG_RSP] = (greg_t)ret_at;
-    }
+    if (e->how == RUN_CALL) gr[REG_RSP] = (greg_t)ret_at;
     gr[REG_RIP] = (greg_t)target;
     return 1;
 }
@@ -1386,7 +1477,7 @@ static void trap_step(int sig, siginfo_t *si, void *ucv)
         if (ts.native_reprotect) {
             ts.native_reprotect = 0;
             spin_lock(&g.lock);
-            if (g.recording) protect_all_locked(1);
+            close_all_locked();
             spin_unlock(&g.lock);
         }
         return;
@@ -1403,6 +1494,8 @@ static void trap_step(int sig, siginfo_t *si, void *ucv)
             ts.tid = 0;
             __atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);
             enable_dispatch();
+            /* clone(CLONE_VM) left the thread without an alternate stack: ours takes effect at the return */
+            if (give_alt_stack()) uc->uc_stack = ts.alt;
             emit_thread(1, (uint64_t)g.clone_parent);
         }
         return;
@@ -1413,12 +1506,14 @@ static void trap_step(int sig, siginfo_t *si, void *ucv)
 /* ------------------------------------------------------------------------------------------------ */
 /* System calls (syscall user dispatch)                                                             */
 
-#define MAX_SPANS 16
-struct spans { int n; uintptr_t s[MAX_SPANS], e[MAX_SPANS]; };
+#define MAX_SPANS 32
+struct spans { int n; int all; uintptr_t s[MAX_SPANS], e[MAX_SPANS]; };
 
+/* Adds one buffer; past MAX_SPANS the call falls back to opening all traced memory (`all`). */
 static void add_span(struct spans *sp, uintptr_t a, size_t len)
 {
-    if (!a || !len || sp->n == MAX_SPANS) return;
+    if (!a || !len) return;
+    if (sp->n == MAX_SPANS) { sp->all = 1; return; }
     sp->s[sp->n] = page_down(a);
     sp->e[sp->n] = page_up(a + len);
     sp->n++;
@@ -1458,26 +1553,6 @@ static long copy_in(void *dst, uintptr_t src, size_t n)
     return r;
 }
 
-/* An iovec array of `cnt` entries at `at`: copied into `iov`, and it and every buffer it names added. */
-static void add_iov_spans(struct spans *sp, struct iovec *iov, uintptr_t at, int cnt)
-{
-    copy_in(iov, at, sizeof(struct iovec) * (size_t)cnt);
-    add_span(sp, at, sizeof(struct iovec) * (size_t)cnt);
-    for (int i = 0; i < cnt; i++) add_span(sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
-}
-
-/* System calls whose arguments are addresses of mappings, not user buffers to read or write. */
-static int is_mapping_call(long nr)
-{
-    switch (nr) {
-    case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_mremap: case SYS_madvise: case SYS_brk:
-    case SYS_msync: case SYS_mlock: case SYS_munlock: case SYS_mincore: case SYS_pkey_mprotect:
-    case SYS_exit: case SYS_exit_group:
-        return 1;
-    }
-    return 0;
-}
-
 static void emit_block(int op, long nr, uintptr_t ip, uintptr_t dst, uintptr_t src, uint64_t len)
 {
     if (!g.recording || !len) return;
@@ -1491,14 +1566,226 @@ static void emit_block(int op, long nr, uintptr_t ip, uintptr_t dst, uintptr_t s
     emit(&b);
 }
 
-/* Block events for the kernel's reads (G) and writes (W) of an iovec array, up to `total` bytes. */
-static void emit_iov(int op, long nr, uintptr_t ip, const struct iovec *iov, int cnt, long total)
+/* ------------------------------------------------------------------------------------------------ */
+/* System-call buffers: what each call reads and writes in user memory, in ONE table. The SIGSYS       */
+/* handler opens exactly these buffers for the time of the call and records the kernel's transfers     */
+/* marked B_RECORD as block events. A call whose buffers exceed the agent's limits (more than          */
+/* MAX_SPANS of them, or no memory left to note an opening), and any call not in the table           */
+/* that passes a pointer into traced memory, runs with all traced memory open instead: slower, but the */
+/* call does exactly what it would do untraced.                                                        */
+
+enum buf_len {
+    LEN_NONE,
+    LEN_ARG,                     /* argument `n` bytes */
+    LEN_FIXED,                   /* `size` bytes */
+    LEN_ELEMS,                   /* argument `n` elements of `size` bytes */
+    LEN_PAGES,                   /* one byte per page of the length in argument `n` (mincore's vector) */
+    LEN_FDSET,                   /* an fd_set for argument `n` descriptors */
+    LEN_IOV,                     /* an iovec array of argument `n` entries, and every buffer it names */
+    LEN_MSGHDR,                  /* a struct msghdr: its iovecs, name and control buffers */
+};
+enum { B_IN = 1, B_OUT = 2, B_RECORD = 4 }; /* the kernel reads it / writes it / its transfer of `ret` bytes is traced */
+#define PATH_BYTES 4096              /* the kernel reads a path up to PATH_MAX bytes, never further */
+
+struct buf { uint8_t arg, len, n, flags; uint32_t size; };
+struct syscall_bufs { int nr; struct buf b[4]; };
+#define BUF(arg, len, n, size, flags) {arg, len, n, flags, size}
+#define ARG(arg, n, fl) BUF(arg, LEN_ARG, n, 0, fl)
+#define FIXED(arg, size, fl) BUF(arg, LEN_FIXED, 0, size, fl)
+#define PATH(arg) FIXED(arg, PATH_BYTES, B_IN)
+#define NOTHING {{0, LEN_NONE, 0, 0, 0}}
+
+static const struct syscall_bufs syscall_table[] = {
+    {SYS_read, {ARG(1, 2, B_OUT | B_RECORD)}},
+    {SYS_pread64, {ARG(1, 2, B_OUT | B_RECORD)}},
+    {SYS_getdents64, {ARG(1, 2, B_OUT | B_RECORD)}},
+    {SYS_write, {ARG(1, 2, B_IN | B_RECORD)}},
+    {SYS_pwrite64, {ARG(1, 2, B_IN | B_RECORD)}},
+    {SYS_getrandom, {ARG(0, 1, B_OUT | B_RECORD)}},
+    {SYS_readv, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD)}},
+    {SYS_preadv, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD)}},
+    {SYS_preadv2, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD)}},
+    {SYS_writev, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD)}},
+    {SYS_pwritev, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD)}},
+    {SYS_pwritev2, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD)}},
+    {SYS_recvfrom, {ARG(1, 2, B_OUT | B_RECORD), FIXED(4, 128, B_OUT), FIXED(5, 4, B_IN | B_OUT)}},
+    {SYS_sendto, {ARG(1, 2, B_IN | B_RECORD), ARG(4, 5, B_IN)}},
+    {SYS_recvmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_OUT | B_RECORD)}},
+    {SYS_sendmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_IN | B_RECORD)}},
+    {SYS_poll, {BUF(0, LEN_ELEMS, 1, 8, B_IN | B_OUT)}},
+    {SYS_ppoll, {BUF(0, LEN_ELEMS, 1, 8, B_IN | B_OUT), FIXED(2, 16, B_IN | B_OUT), ARG(3, 4, B_IN)}},
+    {SYS_select, {BUF(1, LEN_FDSET, 0, 0, B_IN | B_OUT), BUF(2, LEN_FDSET, 0, 0, B_IN | B_OUT),
+                  BUF(3, LEN_FDSET, 0, 0, B_IN | B_OUT), FIXED(4, 16, B_IN | B_OUT)}},
+    {SYS_pselect6, {BUF(1, LEN_FDSET, 0, 0, B_IN | B_OUT), BUF(2, LEN_FDSET, 0, 0, B_IN | B_OUT),
+                    BUF(3, LEN_FDSET, 0, 0, B_IN | B_OUT), FIXED(4, 16, B_IN | B_OUT)}},
+    {SYS_epoll_wait, {BUF(1, LEN_ELEMS, 2, 12, B_OUT)}},
+    {SYS_epoll_pwait, {BUF(1, LEN_ELEMS, 2, 12, B_OUT), ARG(4, 5, B_IN)}},
+    {SYS_epoll_ctl, {FIXED(3, 12, B_IN)}},
+    {SYS_mincore, {BUF(2, LEN_PAGES, 1, 0, B_OUT)}},
+    {SYS_futex, {FIXED(0, 4, B_IN | B_OUT), FIXED(3, 16, B_IN), FIXED(4, 4, B_IN | B_OUT)}},
+    {SYS_fstat, {FIXED(1, 144, B_OUT)}},
+    {SYS_stat, {PATH(0), FIXED(1, 144, B_OUT)}},
+    {SYS_lstat, {PATH(0), FIXED(1, 144, B_OUT)}},
+    {SYS_newfstatat, {PATH(1), FIXED(2, 144, B_OUT)}},
+    {SYS_statx, {PATH(1), FIXED(4, 256, B_OUT)}},
+    {SYS_open, {PATH(0)}},
+    {SYS_openat, {PATH(1)}},
+    {SYS_access, {PATH(0)}},
+    {SYS_faccessat, {PATH(1)}},
+    {SYS_faccessat2, {PATH(1)}},
+    {SYS_unlink, {PATH(0)}},
+    {SYS_unlinkat, {PATH(1)}},
+    {SYS_mkdir, {PATH(0)}},
+    {SYS_chdir, {PATH(0)}},
+    {SYS_rename, {PATH(0), PATH(1)}},
+    {SYS_readlink, {PATH(0), ARG(1, 2, B_OUT)}},
+    {SYS_readlinkat, {PATH(1), ARG(2, 3, B_OUT)}},
+    {SYS_getcwd, {ARG(0, 1, B_OUT)}},
+    {SYS_uname, {FIXED(0, 390, B_OUT)}},
+    {SYS_sysinfo, {FIXED(0, 112, B_OUT)}},
+    {SYS_times, {FIXED(0, 32, B_OUT)}},
+    {SYS_getrusage, {FIXED(1, 144, B_OUT)}},
+    {SYS_clock_gettime, {FIXED(1, 16, B_OUT)}},
+    {SYS_clock_getres, {FIXED(1, 16, B_OUT)}},
+    {SYS_gettimeofday, {FIXED(0, 16, B_OUT), FIXED(1, 8, B_OUT)}},
+    {SYS_time, {FIXED(0, 8, B_OUT)}},
+    {SYS_nanosleep, {FIXED(0, 16, B_IN), FIXED(1, 16, B_OUT)}},
+    {SYS_clock_nanosleep, {FIXED(2, 16, B_IN), FIXED(3, 16, B_OUT)}},
+    {SYS_pipe, {FIXED(0, 8, B_OUT)}},
+    {SYS_pipe2, {FIXED(0, 8, B_OUT)}},
+    {SYS_socketpair, {FIXED(3, 8, B_OUT)}},
+    {SYS_connect, {ARG(1, 2, B_IN)}},
+    {SYS_bind, {ARG(1, 2, B_IN)}},
+    {SYS_accept, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_accept4, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_getsockname, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_getpeername, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_setsockopt, {ARG(3, 4, B_IN)}},
+    {SYS_wait4, {FIXED(1, 4, B_OUT), FIXED(3, 144, B_OUT)}},
+    {SYS_waitid, {FIXED(2, 128, B_OUT), FIXED(4, 144, B_OUT)}},
+    {SYS_getrlimit, {FIXED(1, 16, B_OUT)}},
+    {SYS_setrlimit, {FIXED(1, 16, B_IN)}},
+    {SYS_prlimit64, {FIXED(2, 16, B_IN), FIXED(3, 16, B_OUT)}},
+    {SYS_sched_getaffinity, {ARG(2, 1, B_OUT)}},
+    {SYS_sched_setaffinity, {ARG(2, 1, B_IN)}},
+    {SYS_rt_sigaction, {FIXED(1, 32, B_IN), FIXED(2, 32, B_OUT)}},
+    {SYS_rt_sigprocmask, {FIXED(1, 8, B_IN), FIXED(2, 8, B_OUT)}},
+    {SYS_sigaltstack, {FIXED(0, 24, B_IN), FIXED(1, 24, B_OUT)}},
+    {SYS_set_robust_list, {FIXED(0, 24, B_IN)}},
+    {SYS_rseq, {FIXED(0, 32, B_IN | B_OUT)}},
+    {SYS_arch_prctl, {FIXED(1, 8, B_OUT)}},
+    {SYS_clone3, {ARG(0, 1, B_IN)}},
+    /* Arguments that are addresses of mappings or plain numbers, never buffers. */
+    {SYS_mmap, NOTHING}, {SYS_munmap, NOTHING}, {SYS_mprotect, NOTHING}, {SYS_mremap, NOTHING},
+    {SYS_madvise, NOTHING}, {SYS_brk, NOTHING}, {SYS_msync, NOTHING}, {SYS_mlock, NOTHING},
+    {SYS_munlock, NOTHING}, {SYS_pkey_mprotect, NOTHING}, {SYS_exit, NOTHING}, {SYS_exit_group, NOTHING},
+    {SYS_close, NOTHING}, {SYS_lseek, NOTHING}, {SYS_dup, NOTHING}, {SYS_dup2, NOTHING}, {SYS_dup3, NOTHING},
+    {SYS_fcntl, NOTHING}, {SYS_getpid, NOTHING}, {SYS_gettid, NOTHING}, {SYS_getppid, NOTHING},
+    {SYS_tgkill, NOTHING}, {SYS_kill, NOTHING}, {SYS_sched_yield, NOTHING}, {SYS_set_tid_address, NOTHING},
+    {SYS_getuid, NOTHING}, {SYS_geteuid, NOTHING}, {SYS_getgid, NOTHING}, {SYS_getegid, NOTHING},
+    {SYS_ftruncate, NOTHING}, {SYS_fsync, NOTHING}, {SYS_socket, NOTHING}, {SYS_listen, NOTHING},
+    {SYS_shutdown, NOTHING}, {SYS_epoll_create1, NOTHING}, {SYS_eventfd2, NOTHING}, {SYS_prctl, NOTHING},
+};
+
+static const struct syscall_bufs *syscall_bufs_of(long nr)
 {
-    for (int i = 0; i < cnt && total > 0; i++) {
-        long n = (long)iov[i].iov_len < total ? (long)iov[i].iov_len : total;
-        if (op == MT_BLK_STORE) emit_block(op, nr, ip, (uintptr_t)iov[i].iov_base, 0, (uint64_t)n);
-        else emit_block(op, nr, ip, 0, (uintptr_t)iov[i].iov_base, (uint64_t)n);
-        total -= n;
+    for (size_t i = 0; i < sizeof syscall_table / sizeof syscall_table[0]; i++)
+        if (syscall_table[i].nr == nr) return &syscall_table[i];
+    return NULL;
+}
+
+/* The iovec array at `at` (`cnt` entries) and every buffer it names, read 64 entries at a time. */
+static void add_iov_spans(struct spans *sp, uintptr_t at, long cnt)
+{
+    if (cnt <= 0 || cnt > 1024) return; /* the kernel refuses more than IOV_MAX with EINVAL */
+    add_span(sp, at, sizeof(struct iovec) * (size_t)cnt);
+    struct iovec iov[64];
+    for (long done = 0; done < cnt && !sp->all; done += 64) {
+        int k = cnt - done > 64 ? 64 : (int)(cnt - done);
+        copy_in(iov, at + sizeof(struct iovec) * (size_t)done, sizeof(struct iovec) * (size_t)k);
+        for (int i = 0; i < k; i++) add_span(sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+    }
+}
+
+/* The bytes one buffer of the table covers, given the call's arguments. */
+static size_t buf_bytes(const struct buf *b, const long *a)
+{
+    switch (b->len) {
+    case LEN_ARG: return (size_t)a[b->n];
+    case LEN_FIXED: return b->size;
+    case LEN_ELEMS: return (size_t)a[b->n] * b->size;
+    case LEN_PAGES: return ((size_t)a[b->n] + (size_t)g.page - 1) / (size_t)g.page;
+    case LEN_FDSET: return ((size_t)a[0] + 63) / 64 * 8;
+    }
+    return 0;
+}
+
+/* Collects what the call may read or write into `sp`; sp->all when only opening everything is exact. */
+static void describe_syscall(long nr, const long *a, struct spans *sp)
+{
+    const struct syscall_bufs *d = syscall_bufs_of(nr);
+    if (!d) {
+        /* Not in the table: a pointer into traced memory means a buffer of unknown size. */
+        spin_lock(&g.lock);
+        for (int i = 0; i < 6; i++)
+            if (is_traced_address((uintptr_t)a[i])) sp->all = 1;
+        spin_unlock(&g.lock);
+        return;
+    }
+    for (int i = 0; i < 4 && d->b[i].len != LEN_NONE; i++) {
+        const struct buf *b = &d->b[i];
+        uintptr_t at = (uintptr_t)a[b->arg];
+        if (b->len == LEN_IOV) {
+            add_iov_spans(sp, at, a[b->n]);
+        } else if (b->len == LEN_MSGHDR) {
+            struct msghdr mh;
+            if (!at || copy_in(&mh, at, sizeof mh)) continue;
+            add_span(sp, at, sizeof mh);
+            add_iov_spans(sp, (uintptr_t)mh.msg_iov, (long)mh.msg_iovlen);
+            add_span(sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
+            add_span(sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
+        } else {
+            add_span(sp, at, buf_bytes(b, a));
+        }
+    }
+}
+
+/* Block events for the kernel's reads (G) or writes (W) of an iovec array, up to `total` bytes. */
+static void emit_iov(int op, long nr, uintptr_t ip, uintptr_t at, long cnt, long total)
+{
+    struct iovec iov[64];
+    for (long done = 0; done < cnt && total > 0; done += 64) {
+        int k = cnt - done > 64 ? 64 : (int)(cnt - done);
+        if (copy_in(iov, at + sizeof(struct iovec) * (size_t)done, sizeof(struct iovec) * (size_t)k)) return;
+        for (int i = 0; i < k && total > 0; i++) {
+            long n = (long)iov[i].iov_len < total ? (long)iov[i].iov_len : total;
+            if (op == MT_BLK_STORE) emit_block(op, nr, ip, (uintptr_t)iov[i].iov_base, 0, (uint64_t)n);
+            else emit_block(op, nr, ip, 0, (uintptr_t)iov[i].iov_base, (uint64_t)n);
+            total -= n;
+        }
+    }
+}
+
+/* The block events of a call that returned `ret` >= 0: the table's B_RECORD buffers. */
+static void record_syscall(long nr, const long *a, uintptr_t ip, long ret)
+{
+    const struct syscall_bufs *d = syscall_bufs_of(nr);
+    if (!d) return;
+    for (int i = 0; i < 4 && d->b[i].len != LEN_NONE; i++) {
+        const struct buf *b = &d->b[i];
+        if (!(b->flags & B_RECORD)) continue;
+        int op = (b->flags & B_OUT) ? MT_BLK_STORE : MT_BLK_FETCH;
+        uintptr_t at = (uintptr_t)a[b->arg];
+        if (b->len == LEN_IOV) {
+            emit_iov(op, nr, ip, at, a[b->n], ret);
+        } else if (b->len == LEN_MSGHDR) {
+            struct msghdr mh;
+            if (!copy_in(&mh, at, sizeof mh)) emit_iov(op, nr, ip, (uintptr_t)mh.msg_iov, (long)mh.msg_iovlen, ret);
+        } else {
+            uint64_t n = (uint64_t)ret < buf_bytes(b, a) ? (uint64_t)ret : buf_bytes(b, a);
+            if (op == MT_BLK_STORE) emit_block(op, nr, ip, at, 0, n);
+            else emit_block(op, nr, ip, 0, at, n);
+        }
     }
 }
 
@@ -1507,8 +1794,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     /* A new process gets a copy of our memory: give everything its rights back first so the child   */
     /* starts untraced and whole; the parent protects again afterwards.                              */
     spin_lock(&g.lock);
-    int was = g.recording;
-    if (was) protect_all_locked(0);
+    open_all_locked();
     spin_unlock(&g.lock);
     long ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (ret == 0) {
@@ -1523,7 +1809,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
         emit(&f);
     }
     spin_lock(&g.lock);
-    if (was) protect_all_locked(1);
+    close_all_locked();
     spin_unlock(&g.lock);
     return ret;
 }
@@ -1534,7 +1820,7 @@ static void run_natively(ucontext_t *uc, int reprotect)
     greg_t *gr = uc->uc_mcontext.gregs;
     if (reprotect) {
         spin_lock(&g.lock);
-        if (g.recording) protect_all_locked(0);
+        open_all_locked();
         spin_unlock(&g.lock);
     }
     ts.native_pending = 1;
@@ -1592,6 +1878,69 @@ static long program_sigprocmask(const long *a, ucontext_t *uc)
     return 0;
 }
 
+/* The program's sigaltstack. The kernel's alternate stack is the program's when it set one, else the   */
+/* agent's (our handlers run on it: a stack overflow must still reach them). A handler's return       */
+/* restores the alternate stack from its context, so the change is made there, not with the call.      */
+/* Memory the program gives as a signal stack is a stack: it leaves the traced set (the kernel could    */
+/* not write a signal frame onto protected pages).                                                      */
+static long program_sigaltstack(const long *a, ucontext_t *uc)
+{
+    stack_t cur = {0, SS_DISABLE, 0}, nw;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    int on = 0;
+    if (ts.app_alt.ss_sp) {
+        cur = ts.app_alt;
+        on = sp > (uintptr_t)cur.ss_sp && sp - (uintptr_t)cur.ss_sp <= cur.ss_size;
+        if (on) cur.ss_flags = SS_ONSTACK;
+    }
+    if (a[0] && copy_in(&nw, (uintptr_t)a[0], sizeof nw)) return -EFAULT;
+    if (a[1] && user_transfer(&cur, (uintptr_t)a[1], sizeof cur, 1)) return -EFAULT; /* span open */
+    if (!a[0]) return 0;
+    if (on) return -EPERM;
+    int mode = nw.ss_flags & ~SS_AUTODISARM;
+    if (mode != 0 && mode != SS_ONSTACK && mode != SS_DISABLE) return -EINVAL;
+    if (mode == SS_DISABLE) {
+        ts.app_alt.ss_sp = 0;
+        if (ts.alt.ss_sp) uc->uc_stack = ts.alt;
+        return 0;
+    }
+    if (nw.ss_size < (size_t)MINSIGSTKSZ) return -ENOMEM;
+    nw.ss_flags &= SS_AUTODISARM;
+    ts.app_alt = nw;
+    uc->uc_stack = nw;
+    uintptr_t s = page_down((uintptr_t)nw.ss_sp), e = page_up((uintptr_t)nw.ss_sp + nw.ss_size);
+    spin_lock(&g.lock);
+    int known = 0;
+    for (int i = 0; i < g.nstacks; i++) known |= g.stacks[i].s == s && g.stacks[i].e == e;
+    if (!known && g.nstacks < (int)(sizeof g.stacks / sizeof g.stacks[0])) {
+        g.stacks[g.nstacks].s = s;
+        g.stacks[g.nstacks].e = e;
+        g.nstacks++;
+    }
+    set_remove_locked(s, e, 1);
+    spin_unlock(&g.lock);
+    return 0;
+}
+
+/* A signal sent to this process or thread whose default action ends it (abort() raising SIGABRT, for  */
+/* one) never reaches a handler of ours: the end is written to the stream before the call.              */
+static void note_fatal_self_signal(long nr, const long *a, ucontext_t *uc)
+{
+    int sig = (int)(nr == SYS_tgkill ? a[2] : a[1]);
+    int self = nr == SYS_kill ? (a[0] == g.pid || a[0] == 0) : nr == SYS_tkill ? a[0] == mytid() : a[0] == g.pid;
+    if (!self || sig <= 0 || sig >= 65 || sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) return;
+    switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+        return;
+    }
+    uint64_t mask;
+    mt_memcpy(&mask, &uc->uc_sigmask, 8);
+    if (mask & sigbit(sig)) return;
+    struct ksigaction act;
+    if (sys4(SYS_rt_sigaction, sig, 0, &act, 8) != 0 || act.handler != SIG_DFL) return;
+    emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], ~0ULL, NULL);
+}
+
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
 SIGNAL_HANDLER(on_sys, syscall_for_program)
 
@@ -1639,6 +1988,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         return;
     case SYS_execve:
     case SYS_execveat: {
+        int was_recording = g.recording;
         control(0, ip);
         char path[512];
         uintptr_t p = (uintptr_t)(nr == SYS_execve ? a[0] : a[1]);
@@ -1647,59 +1997,36 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         path[n] = 0;
         emit_stats_and_exit(MT_EXIT_EXEC, 0, ip, 0, path);
         ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-        /* still here: the exec failed and the program goes on, traced again */
+        /* still here: the exec failed and the program goes on, traced again; the trace says so */
         __atomic_store_n(&g.ring->done, 0, __ATOMIC_RELEASE);
-        control(1, ip);
+        emit_exit(MT_EXIT_EXEC_FAILED, (uint64_t)-ret, ip, 0, path);
+        if (was_recording) control(1, ip);
         gr[REG_RAX] = ret;
         return;
     }
+    case SYS_kill: case SYS_tkill: case SYS_tgkill:
+        note_fatal_self_signal(nr, a, uc);
+        break; /* and the call runs below */
     }
 
     /* Open every traced page the call may read or write for the time of the call. */
     struct spans sp;
     sp.n = 0;
-    struct iovec iov[64];
-    int iovcnt = 0;
+    sp.all = 0;
     spin_lock(&g.lock);
     int recording = g.recording;
     spin_unlock(&g.lock);
-    if (recording && !is_mapping_call(nr)) {
-        switch (nr) {
-        case SYS_read: case SYS_pread64: case SYS_write: case SYS_pwrite64: case SYS_getdents64:
-            add_span(&sp, (uintptr_t)a[1], (size_t)a[2]);
-            break;
-        case SYS_getrandom:
-            add_span(&sp, (uintptr_t)a[0], (size_t)a[1]);
-            break;
-        case SYS_recvfrom: case SYS_sendto:
-            add_span(&sp, (uintptr_t)a[1], (size_t)a[2]);
-            add_span(&sp, (uintptr_t)a[4], 2 * (size_t)g.page);
-            add_span(&sp, (uintptr_t)a[5], 8);
-            break;
-        case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev: case SYS_preadv2: case SYS_pwritev2:
-            iovcnt = a[2] > 64 ? 64 : (int)(a[2] < 0 ? 0 : a[2]);
-            add_iov_spans(&sp, iov, (uintptr_t)a[1], iovcnt);
-            break;
-        case SYS_recvmsg: case SYS_sendmsg: {
-            struct msghdr mh;
-            copy_in(&mh, (uintptr_t)a[1], sizeof mh);
-            add_span(&sp, (uintptr_t)a[1], sizeof mh);
-            iovcnt = mh.msg_iovlen > 64 ? 64 : (int)mh.msg_iovlen;
-            add_iov_spans(&sp, iov, (uintptr_t)mh.msg_iov, iovcnt);
-            add_span(&sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
-            add_span(&sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
-            break;
-        }
-        default:
-            /* Unknown layout: any argument that points into traced memory gets two pages around it,  */
-            /* enough for a path, a struct or a small array.                                           */
-            spin_lock(&g.lock);
-            for (int i = 0; i < 6; i++)
-                if (is_traced_address((uintptr_t)a[i])) add_span(&sp, (uintptr_t)a[i], 2 * (size_t)g.page);
-            spin_unlock(&g.lock);
-        }
+    if (recording) {
+        describe_syscall(nr, a, &sp);
         spin_lock(&g.lock);
-        for (int i = 0; i < sp.n; i++) open_locked(sp.s[i], sp.e[i]);
+        int opened = 0;
+        while (!sp.all && opened < sp.n && open_locked(sp.s[opened], sp.e[opened])) opened++;
+        if (!sp.all && opened < sp.n) sp.all = 1; /* no memory for the table of openings */
+        if (sp.all) {
+            for (int i = 0; i < opened; i++) close_locked(sp.s[i], sp.e[i]);
+            sp.n = 0;
+            open_all_locked();
+        }
         spin_unlock(&g.lock);
     }
 
@@ -1711,29 +2038,15 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     case SYS_rt_sigprocmask:
         ret = program_sigprocmask(a, uc);
         break;
+    case SYS_sigaltstack:
+        ret = program_sigaltstack(a, uc);
+        break;
     default:
         ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     }
 
-    if (recording && ret >= 0 && !ts.untraced) { /* inside a wrapper the kernel works for the allocator */
-        switch (nr) {
-        case SYS_read: case SYS_pread64: case SYS_getdents64: case SYS_recvfrom:
-            emit_block(MT_BLK_STORE, nr, ip, (uintptr_t)a[1], 0, (uint64_t)ret);
-            break;
-        case SYS_getrandom:
-            emit_block(MT_BLK_STORE, nr, ip, (uintptr_t)a[0], 0, (uint64_t)ret);
-            break;
-        case SYS_write: case SYS_pwrite64: case SYS_sendto:
-            emit_block(MT_BLK_FETCH, nr, ip, 0, (uintptr_t)a[1], (uint64_t)ret);
-            break;
-        case SYS_readv: case SYS_preadv: case SYS_preadv2: case SYS_recvmsg:
-            emit_iov(MT_BLK_STORE, nr, ip, iov, iovcnt, ret);
-            break;
-        case SYS_writev: case SYS_pwritev: case SYS_pwritev2: case SYS_sendmsg:
-            emit_iov(MT_BLK_FETCH, nr, ip, iov, iovcnt, ret);
-            break;
-        }
-    }
+    if (recording && ret >= 0 && !ts.untraced) /* inside a wrapper the kernel works for the allocator */
+        record_syscall(nr, a, ip, ret);
 
     /* The memory map changed under the traced set: keep the set true to it. */
     if (ret >= 0 || (ret < -4095)) {
@@ -1783,9 +2096,10 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         spin_unlock(&g.lock);
     }
 
-    if (sp.n) {
+    if (sp.n || sp.all) {
         spin_lock(&g.lock);
         for (int i = 0; i < sp.n; i++) close_locked(sp.s[i], sp.e[i]);
+        if (sp.all) close_all_locked();
         spin_unlock(&g.lock);
     }
     gr[REG_RAX] = ret;
@@ -2253,6 +2567,11 @@ __attribute__((constructor(101))) static void agent_init(void)
     g.ring_mask = hdr.capacity - 1;
     g.pid = (int)sys0(SYS_getpid);
     g.ppid = (int)sys0(SYS_getppid);
+    /* memtrace killed outright (SIGKILL) must not leave the program running on its own. The setting  */
+    /* survives the exec that made this process the program; the check closes the race with a parent  */
+    /* that died before it was made.                                                                  */
+    sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+    if (sys0(SYS_getppid) != g.ppid) sys2(SYS_kill, g.pid, SIGKILL);
     g.threads = 1;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)agent_init);
     ldso_base = (uintptr_t)getauxval(AT_BASE);
@@ -2271,8 +2590,10 @@ __attribute__((constructor(101))) static void agent_init(void)
     scan_new_modules(1);
 
     uint64_t all_but_ours = ~OUR_SIGNALS;
-    set_kernel_action(SIGSEGV, (void *)on_segv, SA_SIGINFO | SA_NODEFER, all_but_ours);
-    set_kernel_action(SIGTRAP, (void *)on_trap, SA_SIGINFO | SA_NODEFER, all_but_ours);
+    if (give_alt_stack()) sys2(SYS_sigaltstack, &ts.alt, 0);
+    set_kernel_action(SIGSEGV, (void *)on_segv, SA_SIGINFO | SA_NODEFER | SA_ONSTACK, all_but_ours);
+    set_kernel_action(SIGTRAP, (void *)on_trap, SA_SIGINFO | SA_NODEFER | SA_ONSTACK, all_but_ours);
+    /* Not on the alternate stack: a handler running there could not change it (program_sigaltstack). */
     set_kernel_action(SIGSYS, (void *)on_sys, SA_SIGINFO | SA_NODEFER, all_but_ours);
     adopt_existing_handlers();
     enable_dispatch();

@@ -181,6 +181,7 @@ struct mt_control {
 /* MT_EXIT: flags = how */
 #define MT_EXIT_NORMAL 1        /* exit_group(value) */
 #define MT_EXIT_EXEC 2          /* execve succeeded... or is about to be attempted; followed by path bytes */
+#define MT_EXIT_EXEC_FAILED 4   /* the execve announced by MT_EXIT_EXEC failed: value = errno, path again; the process goes on */
 #define MT_EXIT_SIGNAL 3        /* a fatal signal with no handler: value = signal, ip, addr = fault address (all ones if sent by kill) */
 struct mt_exit {
     struct mt_rec_header h;

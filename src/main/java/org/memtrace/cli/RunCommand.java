@@ -23,6 +23,7 @@ import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.RunResult;
+import org.memtrace.launch.Target;
 import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.Tracer;
 import org.memtrace.symbols.AddressSpace;
@@ -90,9 +91,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
-        boolean compiledIn = InstrumentedRun.isInstrumented(Tracer.validate(options).traced());
+        Target target = Tracer.validate(options);
+        boolean compiledIn = InstrumentedRun.isInstrumented(target.traced());
+        checkOutputs(target, output, saveStream, jsonSummary);
         if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
             say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+        boolean created = !"-".equals(output) && !Files.exists(Path.of(output));
         Writer out = openOutput(output);
 
         SymbolicNaming names = new SymbolicNaming();
@@ -125,6 +129,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 result = compiledIn ? instrumented.run() : tracer.run();
             } catch (LaunchException e) {
                 writer.finish();
+                // the run was refused after all: a trace file that memtrace created holds nothing, remove it
+                if (created) deleteQuietly(Path.of(output));
                 throw e;
             }
             return report(err, result, summary, writer, compiledIn);
@@ -158,7 +164,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (!quiet) summary.print(err, result.lost(), result.elapsed());
         boolean summaryWritten = writeJsonSummary(err, result, summary);
         if (!quiet || result.killedBySignal()) say(err, result.describe());
-        if (!quiet && !"-".equals(output)) say(err, "trace written to " + output + " (" + writer.events() + " events)");
+        if (!quiet && !"-".equals(output) && !writer.failed()) say(err, "trace written to " + output + " (" + writer.events() + " events)");
         err.flush();
         boolean incomplete = writer.failed() || result.incomplete() || !summaryWritten;
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
@@ -206,6 +212,52 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--buffer-mb must be a power of two from 1 to 4096, not " + bufferMb);
         return bufferMb;
+    }
+
+    /**
+     * Refuses, before any file is opened, outputs that would destroy something: an output that is the
+     * program or its interpreter (opening it truncates it), two outputs naming one file (one would silently
+     * overwrite the other), an output that is a directory (found only after the trace file was created).
+     */
+    static void checkOutputs(Target target, String output, Path saveStream, Path jsonSummary) throws LaunchException {
+        Map<String, Path> outputs = new LinkedHashMap<>();
+        if (!"-".equals(output)) outputs.put("-o", Path.of(output));
+        if (saveStream != null) outputs.put("--save-stream", saveStream);
+        if (jsonSummary != null) outputs.put("--json-summary", jsonSummary);
+        Map<String, String> what = Map.of("-o", "the trace to", "--save-stream", "the stream file", "--json-summary", "the summary to");
+        List<Path> programs = new ArrayList<>(target.interpreters());
+        programs.add(target.executable());
+        List<Map.Entry<String, Path>> seen = new ArrayList<>();
+        for (Map.Entry<String, Path> o : outputs.entrySet()) {
+            Path file = o.getValue();
+            if (Files.isDirectory(file))
+                throw LaunchException.usage("cannot write " + what.get(o.getKey()) + " " + file + ": it is a directory");
+            for (Path program : programs)
+                if (sameFile(file, program))
+                    throw LaunchException.usage(o.getKey() + " " + file + " is the program " + program + " itself; memtrace would overwrite it");
+            for (Map.Entry<String, Path> before : seen)
+                if (sameFile(file, before.getValue()))
+                    throw LaunchException.usage(before.getKey() + " and " + o.getKey() + " name the same file " + file + "; give each its own");
+            seen.add(o);
+        }
+    }
+
+    /** One file under two names (a link, a relative path), or one path for a file that does not exist yet. */
+    private static boolean sameFile(Path a, Path b) {
+        try {
+            if (Files.exists(a) && Files.exists(b)) return Files.isSameFile(a, b);
+        } catch (IOException e) {
+            // unreadable: compare the names below
+        }
+        return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            // an empty trace left behind is all that happens
+        }
     }
 
     /** Opened before the program starts, so an unwritable path costs nothing but one line. */

@@ -137,7 +137,8 @@ public sealed interface Event
 
     record Control(int tid, boolean start, long caller) implements Event {}
 
-    enum ExitKind { NORMAL, EXEC, SIGNAL }
+    /** EXEC_FAILED follows an EXEC whose execve failed (value: the errno): the process goes on. */
+    enum ExitKind { NORMAL, EXEC, SIGNAL, EXEC_FAILED }
 
     record Exit(int tid, ExitKind kind, long value, long ip, long address, String path) implements Event {}
 

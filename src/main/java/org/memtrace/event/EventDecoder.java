@@ -101,6 +101,7 @@ public final class EventDecoder {
                     case EXIT_NORMAL -> Event.ExitKind.NORMAL;
                     case EXIT_EXEC -> Event.ExitKind.EXEC;
                     case EXIT_SIGNAL -> Event.ExitKind.SIGNAL;
+                    case EXIT_EXEC_FAILED -> Event.ExitKind.EXEC_FAILED;
                     default -> throw r.bad("unknown exit kind " + flags);
                 };
                 yield new Event.Exit(tid, kind, r.u64(8), r.u64(16), r.u64(24), r.string(40, r.u32(32)));

@@ -52,4 +52,5 @@ public final class StreamLayout {
     public static final int EXIT_NORMAL = 1;
     public static final int EXIT_EXEC = 2;
     public static final int EXIT_SIGNAL = 3;
+    public static final int EXIT_EXEC_FAILED = 4;
 }

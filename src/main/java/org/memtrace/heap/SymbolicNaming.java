@@ -15,7 +15,7 @@ public final class SymbolicNaming implements Naming {
     /** The region name of an address no event described. */
     public static final String UNKNOWN_REGION = "[unknown]";
     /** The block name of an allocation event that created and released nothing (a failure, free(NULL)). */
-    public static final String NO_BLOCK = "(nil)";
+    public static final String NO_BLOCK = Naming.NO_BLOCK;
 
     private final AddressSpace space;
     private final HeapTracker heap;

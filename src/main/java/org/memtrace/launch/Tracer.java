@@ -66,6 +66,8 @@ public final class Tracer {
     public static Target validate(TraceOptions options) throws LaunchException {
         Target target = Target.resolve(options.command().getFirst());
         if (options.saveStream() != null) {
+            if (Files.isDirectory(options.saveStream()))
+                throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": it is a directory");
             Path dir = options.saveStream().toAbsolutePath().getParent();
             if (dir == null || !Files.isDirectory(dir))
                 throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": no such directory");

@@ -66,14 +66,14 @@ public final class MadtWriter implements EventConsumer {
 
     private void access(TracedAccess t) {
         // The region is the same on the # and the $ line: looked up once per access, not once per line.
-        String region = naming.region(t.address());
+        String region = field(naming.region(t.address()));
         numbered(t.store() ? 'S' : 'L', (sb, sym) -> {
             data(sb, sym, t.address()).append(',').append(region).append(',');
             code(sb, sym, t.ip()).append(',').append(t.size()).append(',').append(t.tid());
             if (t.weighted()) sb.append(',').append(t.weight());
             if (sym) {
                 String source = naming.source(t.ip());
-                if (source != null) sb.append(',').append(source);
+                if (source != null) sb.append(',').append(field(source));
             }
         });
     }
@@ -83,16 +83,16 @@ public final class MadtWriter implements EventConsumer {
                 : Event.BlockFunction.of(b.what()).name().toLowerCase(Locale.ROOT);
         switch (b.op()) {
             case COPY -> numbered('Y', (sb, sym) -> {
-                data(sb, sym, b.destination()).append(',').append(naming.region(b.destination())).append(',');
-                data(sb, sym, b.source()).append(',').append(naming.region(b.source())).append(',');
+                data(sb, sym, b.destination()).append(',').append(field(naming.region(b.destination()))).append(',');
+                data(sb, sym, b.source()).append(',').append(field(naming.region(b.source()))).append(',');
                 tail(sb, sym, b, via);
             });
             case STORE -> numbered('W', (sb, sym) -> {
-                data(sb, sym, b.destination()).append(',').append(naming.region(b.destination())).append(',');
+                data(sb, sym, b.destination()).append(',').append(field(naming.region(b.destination()))).append(',');
                 tail(sb, sym, b, via);
             });
             case FETCH -> numbered('G', (sb, sym) -> {
-                data(sb, sym, b.source()).append(',').append(naming.region(b.source())).append(',');
+                data(sb, sym, b.source()).append(',').append(field(naming.region(b.source()))).append(',');
                 tail(sb, sym, b, via);
             });
         }
@@ -131,13 +131,15 @@ public final class MadtWriter implements EventConsumer {
      */
     private void allocation(Event.Alloc a) {
         AllocLine line = AllocLine.of(a);
-        String oldName = line.old() == 0 ? "0x0" : blockName(naming.data(line.old()));
+        String oldName = line.old() == 0 ? "0x0" : field(blockName(naming.data(line.old())));
         naming.observe(a);
         if (line.letter() == 'F' && a.arg(0) == 0) return; // free(NULL) releases nothing
         long address = line.releases() ? a.arg(0) : a.result();
         // A failed call created no block: there is nothing to name.
         boolean failedCall = !line.releases() && (address == 0 || address == -1);
-        String name = failedCall ? hex(address) : naming.block(a);
+        // A block memtrace never saw created (allocated before the agent attached) has no name: its address.
+        String known = failedCall ? null : naming.block(a);
+        String name = known == null || known.equals(Naming.NO_BLOCK) ? hex(address) : field(known);
         numbered(line.letter(), (sb, sym) -> {
             sb.append(sym ? name : hex(address));
             if (line.letter() != 'F') sb.append(',').append(Long.toUnsignedString(line.size()));
@@ -167,7 +169,8 @@ public final class MadtWriter implements EventConsumer {
             case Event.Exit x -> {
                 switch (x.kind()) {
                     case NORMAL -> text.append("exit status=").append(x.value());
-                    case EXEC -> text.append("exec ").append(x.path());
+                    case EXEC -> text.append("exec ").append(field(x.path()));
+                    case EXEC_FAILED -> text.append("exec-failed ").append(field(x.path())).append(" errno=").append(x.value());
                     case SIGNAL -> {
                         text.append("fatal signal ").append(x.value()).append(" (").append(Signals.name(x.value())).append(") ip=");
                         code(text, sym, x.ip()).append(" addr=").append(hex(x.address()));
@@ -178,13 +181,13 @@ public final class MadtWriter implements EventConsumer {
             case Event.Stats s -> text.append("stats faults=").append(s.faults()).append(" steps=").append(s.steps())
                     .append(" syscalls=").append(s.syscalls()).append(" windows-at-risk=").append(s.windowsAtRisk())
                     .append(" untraced-faults=").append(s.untracedFaults());
-            case Event.Module m -> text.append("module ").append(m.path()).append(" bias=").append(hex(m.loadBias()))
+            case Event.Module m -> text.append("module ").append(field(m.path())).append(" bias=").append(hex(m.loadBias()))
                     .append(" build-id=").append(java.util.HexFormat.of().formatHex(m.buildId()));
             case Event.Mapping m -> {
                 text.append("mapping ").append(hex(m.start())).append('-').append(hex(m.end()))
                         .append(' ').append(prot(m.prot())).append(" offset=").append(hex(m.offset()));
                 if (m.traced()) text.append(" traced");
-                if (!m.path().isEmpty()) text.append(' ').append(m.path());
+                if (!m.path().isEmpty()) text.append(' ').append(field(m.path()));
             }
             case Event.Range r -> text.append(r.added() ? "traced " : "untraced ").append(r.kind().name().toLowerCase(Locale.ROOT))
                     .append(' ').append(hex(r.start())).append('-').append(hex(r.end()))
@@ -199,11 +202,11 @@ public final class MadtWriter implements EventConsumer {
     }
 
     private StringBuilder data(StringBuilder sb, boolean sym, long address) {
-        return sb.append(sym ? naming.data(address) : hex(address));
+        return sb.append(sym ? field(naming.data(address)) : hex(address));
     }
 
     private StringBuilder code(StringBuilder sb, boolean sym, long ip) {
-        return sb.append(sym ? naming.code(ip) : hex(ip));
+        return sb.append(sym ? field(naming.code(ip)) : hex(ip));
     }
 
     private void numbered(char letter, Fields fields) {
@@ -239,6 +242,30 @@ public final class MadtWriter implements EventConsumer {
         } catch (IOException e) {
             if (!failed) fail(e);
         }
+    }
+
+    /**
+     * A name as one field (docs/trace-format.md, "Names"): '%', ',', space and control characters are
+     * written as %XX (two upper-case hex digits of the byte), so no name can split a line or a field.
+     * Anything printable else, UTF-8 included, is written as it is.
+     */
+    public static String field(String name) {
+        int i = 0;
+        while (i < name.length() && !escaped(name.charAt(i))) i++;
+        if (i == name.length()) return name;
+        StringBuilder sb = new StringBuilder(name.length() + 8).append(name, 0, i);
+        for (; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (escaped(c)) sb.append('%').append(HEX_DIGITS.charAt(c >> 4)).append(HEX_DIGITS.charAt(c & 15));
+            else sb.append(c);
+        }
+        return sb.toString();
+    }
+
+    private static final String HEX_DIGITS = "0123456789ABCDEF";
+
+    private static boolean escaped(char c) {
+        return c <= ' ' || c == ',' || c == '%' || c == 0x7f;
     }
 
     static String hex(long v) {

@@ -32,4 +32,7 @@ public interface Naming {
 
     /** The forged name of the block an allocation event created, as in Listing 2: {@code <malloc0006@fMallocHandle+45>}. */
     String block(Event.Alloc allocation);
+
+    /** What {@link #block} returns for an event whose block it does not know; the trace prints the address instead. */
+    String NO_BLOCK = "(nil)";
 }

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TraceFile;
 
 /** {@code memtrace cc} as a drop-in gcc: what passes through unchanged, what it adds, what it refuses. */
 class CcCommandTest {
@@ -131,6 +132,7 @@ class CcCommandTest {
         var r = Cli.run(dir, "run", "-o", trace.toString(), "--", dir.resolve("prog").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout().strip()).isEqualTo(expected);
+        TraceFile.read(trace); // every line against the grammar
         List<String> stores = Files.readAllLines(trace).stream().filter(l -> l.startsWith("S$") && l.contains("data+")).toList();
         // both threads fill their row in work() and the library's scale() rewrites it (vectorized at -O2, so
         // bytes, not stores, are what is fixed): 2 threads x 100 ints each

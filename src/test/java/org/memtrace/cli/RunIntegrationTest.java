@@ -30,7 +30,11 @@ class RunIntegrationTest {
 
     /** The address of a global from the symbol table (-no-pie: link-time address = run-time address). */
     static long symbol(String program, String name) throws Exception {
-        String nm = Gcc.run(List.of("nm", dir.resolve(program).toString()));
+        return symbolIn(dir.resolve(program), name);
+    }
+
+    static long symbolIn(Path program, String name) throws Exception {
+        String nm = Gcc.run(List.of("nm", program.toString()));
         return nm.lines().map(l -> l.split(" ")).filter(f -> f.length == 3 && f[2].equals(name))
                 .mapToLong(f -> Long.parseUnsignedLong(f[0], 16)).findFirst().orElseThrow();
     }
@@ -225,6 +229,7 @@ class RunIntegrationTest {
         assertThat(r.stdout()).contains("written from the heap", "printf line 2");
         assertThat(r.stderr().lines().filter(l -> l.contains("cannot write the trace"))).singleElement().asString()
                 .startsWith("memtrace: ").contains("No space left on device");
+        assertThat(r.stderr()).doesNotContain("trace written");
         assertThat(r.status()).isEqualTo(1);
     }
 

@@ -17,7 +17,7 @@ class MadtWriterTest {
     static final int TID = 1234;
 
     /** Names blocks like the heap package will: a counter and a fixed call site; renames freed blocks. */
-    static final class FakeNaming implements Naming {
+    static class FakeNaming implements Naming {
         final Map<Long, String> blocks = new HashMap<>();
         int counter;
 
@@ -273,5 +273,37 @@ class MadtWriterTest {
         writer.finish();
         assertThat(writer.failed()).isTrue();
         assertThat(problems).singleElement().asString().contains("No space left on device");
+    }
+
+    @Test
+    void namesAreEscapedSoThatNoNameSplitsAFieldOrALine() {
+        assertThat(MadtWriter.field("we,ird file.dat")).isEqualTo("we%2Cird%20file.dat");
+        assertThat(MadtWriter.field("100%\tdone\n")).isEqualTo("100%25%09done%0A");
+        assertThat(MadtWriter.field("std::map<int,%20int>")).isEqualTo("std::map<int%2C%2520int>");
+        assertThat(MadtWriter.field("plain+12")).isEqualTo("plain+12");
+        assertThat(MadtWriter.field("über+3")).isEqualTo("über+3");
+        var mapping = new Event.Mapping(TID, 0x7f0000000000L, 0x7f0000001000L, 0, 1, true, "/tmp/we,ird file.dat");
+        var exec = new Event.Exit(TID, Event.ExitKind.EXEC, 0, 0x401000, 0, "./d,1 x");
+        var failed = new Event.Exit(TID, Event.ExitKind.EXEC_FAILED, 2, 0x401000, 0, "./d,1 x");
+        List<String> lines = write(AddressMode.SYMBOLIC, mapping, exec, failed);
+        assertThat(lines).containsExactly(
+                "# mapping 0x7f0000000000-0x7f0000001000 r-- offset=0x0 traced /tmp/we%2Cird%20file.dat",
+                "# exec ./d%2C1%20x tid=1234",
+                "# exec-failed ./d%2C1%20x errno=2 tid=1234");
+        lines.forEach(l -> assertThat(org.memtrace.testutil.MadtGrammar.check(l)).as(l).isNull());
+    }
+
+    @Test
+    void aReleaseOfABlockTheNamingNeverSawPrintsItsAddress() {
+        Naming unknown = new FakeNaming() {
+            @Override
+            public String block(Event.Alloc a) { return Naming.NO_BLOCK; }
+        };
+        StringWriter out = new StringWriter();
+        var writer = new MadtWriter(out, AddressMode.SYMBOLIC, unknown, InstructionShapes.UNKNOWN, p -> { throw new AssertionError(p); });
+        writer.accept(alloc(AllocFunction.FREE, 0, 0x4052a0));
+        writer.finish();
+        assertThat(out.toString().lines()).containsExactly("F$0:0x4052a0,1234");
+        assertThat(org.memtrace.testutil.MadtGrammar.check("F$0:(nil),1234")).isNotNull();
     }
 }

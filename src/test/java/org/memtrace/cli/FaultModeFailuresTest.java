@@ -1,0 +1,124 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TraceFile;
+import org.memtrace.testutil.TraceFile.Line;
+
+/** The failures of issue 8, item 3, each reproduced with the real agent: the program must behave as it does untraced. */
+class FaultModeFailuresTest {
+    @TempDir static Path dir;
+
+    @BeforeAll
+    static void build() throws Exception {
+        for (String p : List.of("syscall_buffers", "altstack", "ends", "forever"))
+            Gcc.compile(dir, p + ".c", p, "-g", "-no-pie");
+        Gcc.compile(dir, "odd_names.c", "d,1", "-g", "-no-pie");
+    }
+
+    static Cli.Result memtrace(String trace, String... args) throws Exception {
+        String[] all = new String[args.length + 5];
+        System.arraycopy(new String[] {"run", "--addresses", "both", "-o", dir.resolve(trace).toString()}, 0, all, 0, 5);
+        System.arraycopy(args, 0, all, 5, args.length);
+        return Cli.run(dir, all);
+    }
+
+    /** The program's output untraced, run the way Cli runs it (stdin from /dev/null, in dir). */
+    static String plain(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile())).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        p.waitFor();
+        return out;
+    }
+
+    @Test
+    void largeHeapBuffersOfPollMincoreAndWritevWorkAsUntraced() throws Exception {
+        String prog = dir.resolve("syscall_buffers").toString();
+        String untraced = plain(prog);
+        assertThat(untraced).contains("poll 2000 ", "mincore 0 ", "writev 196608", "writev of 100 buffers 500000",
+                "sched_getparam 0 priority 0");
+        var r = memtrace("sysbufs.trace", "--", prog);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(untraced);
+        assertThat(Files.size(dir.resolve("writev.out"))).isEqualTo(196608 + 500000);
+        TraceFile t = TraceFile.read(dir.resolve("sysbufs.trace"));
+        List<Line> fetched = t.of('G').stream().filter(l -> l.raw() && l.fields().getLast().equals("writev")).toList();
+        // 24 buffers opened one by one; then 100, more than the agent opens one by one: all memory open, same records
+        assertThat(fetched).hasSize(124);
+        assertThat(fetched.subList(0, 24)).allSatisfy(g -> assertThat(g.field(2)).isEqualTo("8192"));
+        assertThat(fetched.subList(24, 124)).allSatisfy(g -> assertThat(g.field(2)).isEqualTo("5000"));
+    }
+
+    @Test
+    void theProgramsAlternateSignalStackIsKept() throws Exception {
+        String prog = dir.resolve("altstack").toString();
+        String untraced = plain(prog);
+        assertThat(untraced).contains("altstack set: 1", "10 of 10", "recovered from the stack overflow: 1");
+        var r = memtrace("altstack.trace", "--", prog);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(untraced);
+        TraceFile t = TraceFile.read(dir.resolve("altstack.trace"));
+        assertThat(t.comments().getLast()).startsWith("exit status=0");
+    }
+
+    @Test
+    void abortLeavesAFatalLine() throws Exception {
+        var r = memtrace("abort.trace", "--", dir.resolve("ends").toString(), "abort");
+        assertThat(r.status()).isEqualTo(128 + 6);
+        assertThat(r.stderr()).contains("killed by SIGABRT");
+        TraceFile t = TraceFile.read(dir.resolve("abort.trace"));
+        assertThat(t.comments().getLast()).startsWith("fatal signal 6 (SIGABRT)");
+    }
+
+    @Test
+    void aFailedExecIsSaidToHaveFailedAndTracingGoesOn() throws Exception {
+        var r = memtrace("exec.trace", "--", dir.resolve("ends").toString(), "exec");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(3);
+        assertThat(r.stderr()).doesNotContain("executed /nonexistent/prog").contains("exited with status 3");
+        TraceFile t = TraceFile.read(dir.resolve("exec.trace"));
+        int exec = t.comments().indexOf(t.comments().stream().filter(c -> c.startsWith("exec ")).findFirst().orElseThrow());
+        assertThat(t.comments().get(exec)).startsWith("exec /nonexistent/prog ");
+        assertThat(t.comments().get(exec + 1)).startsWith("exec-failed /nonexistent/prog errno=2 ");
+        long counter = RunIntegrationTest.symbolIn(dir.resolve("ends"), "counter");
+        assertThat(t.of('S').stream().filter(l -> l.raw() && l.number(0) == counter)).hasSize(2);
+    }
+
+    @Test
+    void namesWithCommasAndSpacesAreEscapedAndEveryLineParses() throws Exception {
+        var r = memtrace("names.trace", "--", "./d,1");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo("read back 42\n");
+        TraceFile t = TraceFile.read(dir.resolve("names.trace")); // checks every line against the grammar
+        assertThat(t.comments()).anyMatch(c -> c.startsWith("module ") && c.contains("/d%2C1 "))
+                .anyMatch(c -> c.startsWith("mapping ") && c.endsWith("/we%2Cird%20file.dat"));
+        assertThat(t.of('S')).anySatisfy(s -> {
+            assertThat(s.field(1)).isEqualTo("we%2Cird%20file.dat");
+            assertThat(s.field(3)).isEqualTo("4");
+        });
+    }
+
+    @Test
+    void killingMemtraceOutrightEndsTheProgramToo() throws Exception {
+        Path out = dir.resolve("killed.stdout");
+        Process memtrace = Cli.start(dir, out, dir.resolve("killed.stderr"), "run", "-o", dir.resolve("killed.trace").toString(),
+                "--", dir.resolve("forever").toString());
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!Files.readString(out).contains("running") && System.nanoTime() < deadline) Thread.sleep(50);
+        var program = memtrace.descendants().filter(ph -> ph.info().command().orElse("").endsWith("forever")).findFirst();
+        assertThat(program).isPresent();
+        memtrace.destroyForcibly(); // SIGKILL: no shutdown hook runs
+        assertThat(memtrace.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        // the agent asked the kernel for SIGKILL when its parent dies
+        assertThat(program.get().onExit().get(30, TimeUnit.SECONDS).isAlive()).isFalse();
+    }
+}

@@ -1,0 +1,67 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+
+/** What memtrace run refuses changes no file: every output is checked before anything is opened. */
+class RefusedOutputsTest {
+    @TempDir static Path dir;
+    static Path program;
+
+    @BeforeAll
+    static void build() throws Exception {
+        program = Gcc.compile(dir, "global_array.c", "global_array", "-no-pie");
+    }
+
+    private static void assertRefused(Cli.Result r, String why) {
+        assertThat(r.status()).as(r.stderr()).isEqualTo(2);
+        assertThat(r.stderr().lines().toList()).singleElement().asString().startsWith("memtrace: ").contains(why);
+    }
+
+    @Test
+    void anOutputNamingTheProgramLeavesTheProgramWhole() throws Exception {
+        byte[] before = Files.readAllBytes(program);
+        assertRefused(Cli.run(dir, "run", "-o", program.toString(), "--", program.toString()), "is the program");
+        assertRefused(Cli.run(dir, "run", "-o", "global_array", "--", "./global_array"), "is the program");
+        assertRefused(Cli.run(dir, "run", "-o", "t.trace", "--save-stream", program.toString(), "--", program.toString()), "is the program");
+        assertThat(Files.readAllBytes(program)).isEqualTo(before);
+        assertThat(dir.resolve("t.trace")).doesNotExist();
+    }
+
+    @Test
+    void twoOutputsNamingOneFileAreRefused() throws Exception {
+        Path same = dir.resolve("same.out");
+        assertRefused(Cli.run(dir, "run", "-o", same.toString(), "--save-stream", "./same.out", "--", program.toString()),
+                "name the same file");
+        assertRefused(Cli.run(dir, "run", "-o", "same.out", "--json-summary", same.toString(), "--", program.toString()),
+                "name the same file");
+        assertThat(same).doesNotExist();
+    }
+
+    @Test
+    void aStreamFileThatIsADirectoryLeavesNoTraceBehind() throws Exception {
+        Path sub = Files.createDirectory(dir.resolve("streams"));
+        assertRefused(Cli.run(dir, "run", "-o", "dir.trace", "--save-stream", sub.toString(), "--", program.toString()),
+                "is a directory");
+        assertRefused(Cli.run(dir, "run", "-o", sub.toString(), "--", program.toString()), "is a directory");
+        assertThat(dir.resolve("dir.trace")).doesNotExist();
+        try (var files = Files.list(sub)) {
+            assertThat(files.toList()).isEmpty();
+        }
+    }
+
+    @Test
+    void anExistingTraceIsKeptWhenTheRunIsRefused() throws Exception {
+        Path old = Files.writeString(dir.resolve("old.trace"), "# stats faults=0 steps=0 syscalls=0 windows-at-risk=0 untraced-faults=0\n");
+        assertRefused(Cli.run(dir, "run", "-o", old.toString(), "--", dir.resolve("missing").toString()), "no such file");
+        assertThat(Files.readAllLines(old)).isEqualTo(List.of("# stats faults=0 steps=0 syscalls=0 windows-at-risk=0 untraced-faults=0"));
+    }
+}

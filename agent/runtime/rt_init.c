@@ -277,8 +277,10 @@ __attribute__((constructor(101))) static void rt_init(void)
             char msg[4200];
             size_t at = append(msg, 0, sizeof msg, "memtrace: cannot write ");
             at = append(msg, at, sizeof msg, out_path);
-            at = append(msg, at, sizeof msg, "; the trace is discarded\n");
+            at = append(msg, at, sizeof msg, ": the program does not run without the trace it was asked for\n");
             rt_sys3(SYS_write, 2, msg, at);
+            /* Before main: nothing of the program ran, nothing is lost, and a script sees the failure. */
+            rt_sys3(SYS_exit_group, 1, 0, 0);
         } else {
             set_descendants_env();
         }

@@ -201,4 +201,17 @@ class CcCommandTest {
                 assertThat(printed.stderr()).as("%s reports its accuracy", mode).contains("accuracy ma").contains("accuracy aia");
         }
     }
+
+    @Test
+    void anUnwritableTraceFileStopsTheProgramBeforeItRuns() throws Exception {
+        Files.writeString(dir.resolve("hello.c"), "#include <stdio.h>\nint main(void) { puts(\"ran\"); return 0; }\n");
+        Outcome built = exec(cc("-o", "hello", "hello.c"));
+        assertThat(built.status()).as(built.stderr()).isZero();
+        Path bad = dir.resolve("no-such-dir").resolve("hello.mtr");
+        Outcome o = exec(list(dir.resolve("hello").toString()), Map.of("MEMTRACE_OUT", bad.toString()));
+        assertThat(o.status()).isEqualTo(1);
+        assertThat(o.stdout()).as("main never ran").isEmpty();
+        assertThat(o.stderr().strip()).startsWith("memtrace: cannot write " + bad).doesNotContain("\n");
+        assertThat(bad).doesNotExist();
+    }
 }

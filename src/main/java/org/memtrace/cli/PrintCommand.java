@@ -6,11 +6,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.memtrace.analysis.Summary;
-import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.trace.AddressMode;
-import org.memtrace.trace.EventConsumer;
+import org.memtrace.trace.Fanout;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.trace.MadtWriter;
 import picocli.CommandLine;
@@ -49,8 +48,6 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     Path file;
 
     private final List<String> problems = new ArrayList<>();
-    private List<EventConsumer> consumers;
-    private boolean dispatching = true;
 
     @Override
     public Integer call() throws LaunchException {
@@ -61,13 +58,13 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
         InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : RunCommand.decodedShapes(names.addressSpace());
         MadtWriter writer = new MadtWriter(out, addresses, names, shapes, problems::add);
         Summary summary = compiledIn ? Summary.ofProbes() : new Summary(shapes);
-        consumers = List.of(writer, summary);
+        Fanout consumers = new Fanout(List.of(writer, summary), problems::add, "the trace stops here");
 
         TraceInput.Outcome read;
         try {
-            read = TraceInput.replay(file, this::dispatch, Progress.none());
+            read = TraceInput.replay(file, consumers::accept, Progress.none());
         } finally {
-            writer.finish();
+            consumers.finish();
         }
         problems.addAll(read.problems());
         if (!quiet) summary.print(err, read.lost(), null);
@@ -75,18 +72,5 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
             RunCommand.say(err, read.lost() + (compiledIn ? " records were dropped by the program's runtime" : " events were lost by the agent"));
         problems.forEach(p -> RunCommand.say(err, p));
         return problems.isEmpty() && !writer.failed() ? 0 : 1;
-    }
-
-    private void dispatch(Event event) {
-        if (!dispatching) return;
-        for (EventConsumer c : consumers) {
-            try {
-                c.accept(event);
-            } catch (RuntimeException e) {
-                dispatching = false;
-                problems.add("internal error in " + c.getClass().getSimpleName() + " (" + e + "); the trace stops here");
-                return;
-            }
-        }
     }
 }

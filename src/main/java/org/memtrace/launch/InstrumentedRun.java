@@ -18,6 +18,7 @@ import org.memtrace.mtr.MtrReader;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
 import org.memtrace.trace.EventConsumer;
+import org.memtrace.trace.Fanout;
 
 /**
  * Runs a program built by {@code memtrace cc}: it traces itself through its compiled-in probes and the
@@ -31,16 +32,15 @@ public final class InstrumentedRun {
     private static final int DT_NEEDED = 1;
 
     private final TraceOptions options;
-    private final List<EventConsumer> consumers;
+    private final Fanout consumers;
     private final Consumer<String> problems;
     private volatile Process process;
     private boolean incomplete;
-    private boolean dispatching = true;
     private Event.Exit lastExit;
 
     public InstrumentedRun(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
         this.options = options;
-        this.consumers = List.copyOf(consumers);
+        this.consumers = new Fanout(consumers, this::problem, "the trace stops here");
         this.problems = problems;
     }
 
@@ -78,23 +78,17 @@ public final class InstrumentedRun {
             if (keep) Files.deleteIfExists(out);
             long t0 = System.nanoTime();
             Process p = start(out);
-            int status = waitUninterruptibly(p);
+            int status = Processes.waitUninterruptibly(p);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
-            for (EventConsumer c : consumers) {
-                try {
-                    c.finish();
-                } catch (RuntimeException e) {
-                    problem("finishing " + c.getClass().getSimpleName() + " failed: " + e);
-                }
-            }
+            consumers.finish();
             return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete);
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
         } finally {
-            if (!keep) deleteQuietly(out);
+            if (!keep) Processes.deleteQuietly(out);
         }
     }
 
@@ -139,16 +133,7 @@ public final class InstrumentedRun {
 
     private void dispatch(Event event) {
         if (event instanceof Event.Exit x) lastExit = x;
-        if (!dispatching) return;
-        for (EventConsumer c : consumers) {
-            try {
-                c.accept(event);
-            } catch (RuntimeException e) {
-                dispatching = false;
-                problem("internal error in " + c.getClass().getSimpleName() + " (" + e + "); the trace stops here");
-                return;
-            }
-        }
+        consumers.accept(event);
     }
 
     private void problem(String message) {
@@ -161,29 +146,6 @@ public final class InstrumentedRun {
             return Files.createTempFile("memtrace-", ".mtr");
         } catch (IOException e) {
             throw LaunchException.environment("cannot create a temporary trace file: " + e.getMessage(), e);
-        }
-    }
-
-    private static int waitUninterruptibly(Process p) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return p.waitFor();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void deleteQuietly(Path file) {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException ignored) {
-            // a leftover memtrace-*.mtr in the temporary directory is harmless
         }
     }
 }

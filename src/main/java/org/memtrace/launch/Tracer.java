@@ -17,6 +17,7 @@ import org.memtrace.event.RingReader;
 import org.memtrace.event.StreamFormatException;
 import org.memtrace.event.StreamWriter;
 import org.memtrace.trace.EventConsumer;
+import org.memtrace.trace.Fanout;
 
 /**
  * Runs one program under the agent and feeds its event stream, in order, to the consumers. The calling
@@ -37,12 +38,11 @@ public final class Tracer {
 
     private final TraceOptions options;
     private final AgentSource agentSource;
-    private final List<EventConsumer> consumers;
+    private final Fanout consumers;
     private final Consumer<String> problems;
     private volatile Process process;
 
     private StreamWriter saver;
-    private boolean dispatching = true;
     private boolean streamBroken;
     private boolean incomplete;
     private boolean attached;
@@ -55,7 +55,7 @@ public final class Tracer {
     Tracer(TraceOptions options, AgentSource agentSource, List<EventConsumer> consumers, Consumer<String> problems) {
         this.options = options;
         this.agentSource = agentSource;
-        this.consumers = List.copyOf(consumers);
+        this.consumers = new Fanout(consumers, this::problem, "the program keeps running, the trace stops here");
         this.problems = problems;
     }
 
@@ -86,21 +86,15 @@ public final class Tracer {
             Process p = start(agent, ringFile);
             long t0 = System.nanoTime();
             consume(ring, p);
-            int status = waitUninterruptibly(p);
+            int status = Processes.waitUninterruptibly(p);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
             closeSaver(ring);
-            for (EventConsumer c : consumers) {
-                try {
-                    c.finish();
-                } catch (RuntimeException e) {
-                    problem("finishing " + c.getClass().getSimpleName() + " failed: " + e);
-                }
-            }
+            consumers.finish();
             return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete);
         } catch (IOException e) {
             throw LaunchException.environment("cannot create the event ring " + ringFile + ": " + e.getMessage(), e);
         } finally {
-            deleteQuietly(ringFile);
+            Processes.deleteQuietly(ringFile);
         }
     }
 
@@ -191,17 +185,7 @@ public final class Tracer {
             case Event.Exit x -> lastExit = x;
             default -> {}
         }
-        if (!dispatching) return;
-        for (EventConsumer c : consumers) {
-            try {
-                c.accept(event);
-            } catch (RuntimeException e) {
-                dispatching = false;
-                problem("internal error in " + c.getClass().getSimpleName() + " (" + e
-                        + "); the program keeps running, the trace stops here");
-                return;
-            }
-        }
+        consumers.accept(event);
     }
 
     private void openSaver() throws LaunchException {
@@ -249,30 +233,6 @@ public final class Tracer {
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         } catch (IOException e) {
             throw LaunchException.environment("cannot create the event ring in " + dir + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** memtrace only ends after the program, so an interrupt is kept for later rather than obeyed. */
-    private static int waitUninterruptibly(Process p) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return p.waitFor();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void deleteQuietly(Path file) {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException ignored) {
-            // a leftover ring in /dev/shm is harmless and named memtrace-*.ring
         }
     }
 }

@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.mtr.MtrFile;
@@ -95,15 +94,7 @@ public final class InstrumentedRun {
     /** Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does. */
     public void requestStop() {
         Process p = process;
-        if (p == null) return;
-        try {
-            if (!p.waitFor(2, TimeUnit.SECONDS)) {
-                p.destroy();
-                if (!p.waitFor(3, TimeUnit.SECONDS)) p.destroyForcibly();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        if (p != null) Processes.stop(p);
     }
 
     private Process start(Path out) throws LaunchException {

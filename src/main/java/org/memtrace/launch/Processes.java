@@ -3,6 +3,7 @@ package org.memtrace.launch;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 /** What both ways of running a program (agent or compiled-in) need around the child process. */
 final class Processes {
@@ -21,6 +22,21 @@ final class Processes {
             }
         } finally {
             if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Ends the program from outside (memtrace got SIGINT/SIGTERM): gives it a moment to end on its own
+     * (Ctrl-C reached it too), then terminates it, then kills it.
+     */
+    static void stop(Process p) {
+        try {
+            if (!p.waitFor(2, TimeUnit.SECONDS)) {
+                p.destroy();
+                if (!p.waitFor(3, TimeUnit.SECONDS)) p.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -8,7 +8,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
@@ -104,15 +103,7 @@ public final class Tracer {
      */
     public void requestStop() {
         Process p = process;
-        if (p == null) return;
-        try {
-            if (!p.waitFor(2, TimeUnit.SECONDS)) {
-                p.destroy();
-                if (!p.waitFor(3, TimeUnit.SECONDS)) p.destroyForcibly();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        if (p != null) Processes.stop(p);
     }
 
     private Process start(Path agent, Path ringFile) throws LaunchException {

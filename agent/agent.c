@@ -86,6 +86,7 @@
 #include <sys/auxv.h>
 
 #include "memtrace_stream.h"
+#include "mt_native.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -110,23 +111,7 @@
 /* ------------------------------------------------------------------------------------------------ */
 /* Raw system calls: issued from agent code, so syscall user dispatch lets them through.            */
 
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-#define sys0(n) sys6((n), 0, 0, 0, 0, 0, 0)
-#define sys1(n, a) sys6((n), (long)(a), 0, 0, 0, 0, 0)
-#define sys2(n, a, b) sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
-#define sys3(n, a, b, c) sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
-#define sys4(n, a, b, c, d) sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+/* mt_sys0 … mt_sys6: include/mt_native.h. */
 
 /* rt_sigreturn for every handler the process has: dispatch would trap libc's restorer. */
 __attribute__((naked, used)) static void mt_restorer(void)
@@ -187,7 +172,7 @@ static void mt_memzero(void *d, size_t n)
 /* Memory for the agent's own tables: straight from the kernel, never from the traced allocator. */
 static void *agent_map(size_t n)
 {
-    long p = sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p < 0 && p > -4096 ? NULL : (void *)p;
 }
 
@@ -207,10 +192,10 @@ static void spin_unlock(spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEA
 static uint64_t block_signals(void)
 {
     uint64_t all = ~0ULL, old = 0;
-    sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, 8);
+    mt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, 8);
     return old;
 }
-static void restore_signals(uint64_t old) { sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8); }
+static void restore_signals(uint64_t old) { mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8); }
 
 /* ------------------------------------------------------------------------------------------------ */
 /* State                                                                                            */
@@ -311,7 +296,7 @@ static int hooks_ready;
 
 static int mytid(void)
 {
-    if (!ts.tid) ts.tid = (int)sys0(SYS_gettid);
+    if (!ts.tid) ts.tid = (int)mt_sys0(SYS_gettid);
     return ts.tid;
 }
 
@@ -351,12 +336,12 @@ static void emit(void *rec)
             __atomic_store_n(&g.ring->tail, tail + size, __ATOMIC_RELEASE);
             break;
         }
-        if (sys0(SYS_getppid) != g.ppid) { /* memtrace is gone: nobody will ever read this */
+        if (mt_sys0(SYS_getppid) != g.ppid) { /* memtrace is gone: nobody will ever read this */
             __atomic_add_fetch(&g.ring->lost, 1, __ATOMIC_RELAXED);
             break;
         }
         struct timespec t = {0, 50000};
-        sys2(SYS_nanosleep, &t, 0);
+        mt_sys2(SYS_nanosleep, &t, 0);
     }
     spin_unlock(&g.ring_lock);
     if (!ts.in_handler) restore_signals(old);
@@ -439,7 +424,7 @@ static int set_reserve(int extra)
     if (!n) return 0;
     if (g.set) {
         mt_memcpy(n, g.set, sizeof(struct range) * (size_t)g.nset);
-        sys2(SYS_munmap, g.set, sizeof(struct range) * (size_t)g.capset);
+        mt_sys2(SYS_munmap, g.set, sizeof(struct range) * (size_t)g.capset);
     }
     g.set = n;
     g.capset = cap;
@@ -457,15 +442,15 @@ static int covered_by_opening(uintptr_t page)
 static void protect_span(uintptr_t s, uintptr_t e)
 {
     if (g.all_open) return; /* the last one to close everything protects it all again */
-    if (!g.nopen) { sys3(SYS_mprotect, s, e - s, PROT_NONE); return; }
+    if (!g.nopen) { mt_sys3(SYS_mprotect, s, e - s, PROT_NONE); return; }
     uintptr_t run = s;
     for (uintptr_t p = s; p < e; p += g.page) {
         if (covered_by_opening(p)) {
-            if (run < p) sys3(SYS_mprotect, run, p - run, PROT_NONE);
+            if (run < p) mt_sys3(SYS_mprotect, run, p - run, PROT_NONE);
             run = p + g.page;
         }
     }
-    if (run < e) sys3(SYS_mprotect, run, e - run, PROT_NONE);
+    if (run < e) mt_sys3(SYS_mprotect, run, e - run, PROT_NONE);
 }
 
 static void emit_range(int add, uintptr_t s, uintptr_t e, int kind, int prot)
@@ -486,7 +471,7 @@ static void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
     while (i < g.nset && g.set[i].start < e) {
         struct range r = g.set[i];
         uintptr_t cs = r.start > s ? r.start : s, ce = r.end < e ? r.end : e;
-        if (restore && g.recording) sys3(SYS_mprotect, cs, ce - cs, r.prot);
+        if (restore && g.recording) mt_sys3(SYS_mprotect, cs, ce - cs, r.prot);
         emit_range(0, cs, ce, r.kind, r.prot);
         if (r.start < s && r.end > e) { /* split in two */
             if (!set_reserve(1)) return;
@@ -557,7 +542,7 @@ static int open_locked(uintptr_t s, uintptr_t e)
         if (!n) return 0; /* out of memory: the caller falls back (a system call opens everything) */
         if (g.open) {
             mt_memcpy(n, g.open, sizeof(struct opening) * (size_t)g.nopen);
-            sys2(SYS_munmap, g.open, sizeof(struct opening) * (size_t)g.capopen);
+            mt_sys2(SYS_munmap, g.open, sizeof(struct opening) * (size_t)g.capopen);
         }
         g.open = n;
         g.capopen = cap;
@@ -568,7 +553,7 @@ static int open_locked(uintptr_t s, uintptr_t e)
     for (; i < g.nset && g.set[i].start < e; i++) {
         uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
         uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;
-        sys3(SYS_mprotect, cs, ce - cs, g.set[i].prot);
+        mt_sys3(SYS_mprotect, cs, ce - cs, g.set[i].prot);
     }
     return 1;
 }
@@ -608,7 +593,7 @@ static void protect_all_locked(int on)
 {
     for (int i = 0; i < g.nset; i++) {
         if (on) protect_span(g.set[i].start, g.set[i].end);
-        else sys3(SYS_mprotect, g.set[i].start, g.set[i].end - g.set[i].start, g.set[i].prot);
+        else mt_sys3(SYS_mprotect, g.set[i].start, g.set[i].end - g.set[i].start, g.set[i].prot);
     }
 }
 
@@ -841,10 +826,10 @@ static unsigned char *map_chunk_near(uintptr_t ip)
     for (uintptr_t d = CHUNK_SIZE; d <= (1UL << 30); d *= 2) {
         uintptr_t hint = (ip & ~(CHUNK_SIZE - 1)) - d;
         if (hint > ip || hint < 0x100000) return NULL;
-        long p = sys6(SYS_mmap, (long)hint, CHUNK_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
+        long p = mt_sys6(SYS_mmap, (long)hint, CHUNK_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
         if ((uintptr_t)p == hint) return (unsigned char *)p;
-        if (!(p < 0 && p > -4096)) sys2(SYS_munmap, p, CHUNK_SIZE); /* a kernel that took the hint loosely */
+        if (!(p < 0 && p > -4096)) mt_sys2(SYS_munmap, p, CHUNK_SIZE); /* a kernel that took the hint loosely */
     }
     return NULL;
 }
@@ -1021,19 +1006,19 @@ static uintptr_t parse_hex(char **p, char stop)
 /* Calls fn for each /proc/self/maps line; the file is read with raw syscalls into a private buffer. */
 static void for_each_map(void (*fn)(const struct map_line *, void *), void *arg)
 {
-    int fd = (int)sys3(SYS_open, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    int fd = (int)mt_sys3(SYS_open, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) return;
     size_t cap = 1 << 20;
     char *buf = agent_map(cap);
-    if (!buf) { sys1(SYS_close, fd); return; }
+    if (!buf) { mt_sys1(SYS_close, fd); return; }
     size_t len = 0;
     for (;;) {
-        long n = sys3(SYS_read, fd, buf + len, cap - len - 1);
+        long n = mt_sys3(SYS_read, fd, buf + len, cap - len - 1);
         if (n <= 0) break;
         len += (size_t)n;
         if (len >= cap - 1) break;
     }
-    sys1(SYS_close, fd);
+    mt_sys1(SYS_close, fd);
     buf[len] = 0;
     char *p = buf;
     while (*p) {
@@ -1052,7 +1037,7 @@ static void for_each_map(void (*fn)(const struct map_line *, void *), void *arg)
         if (*p) p++;
         fn(&m, arg);
     }
-    sys2(SYS_munmap, buf, cap);
+    mt_sys2(SYS_munmap, buf, cap);
 }
 
 /* Non-executable PT_LOAD spans of the loaded objects other than the agent and the dynamic loader:   */
@@ -1127,27 +1112,12 @@ static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
     const char *name = info->dlpi_name;
     char exe[512];
     if (!name || !name[0]) { /* the executable itself */
-        long n = sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
+        long n = mt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
         exe[n > 0 ? n : 0] = 0;
         name = exe;
     }
-    const unsigned char *bid = NULL;
-    uint32_t bid_len = 0;
-    for (int i = 0; i < info->dlpi_phnum && !bid; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE) continue;
-        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
-        while (p + 12 <= end) {
-            const ElfW(Nhdr) *nh = (const void *)p;
-            const unsigned char *desc = p + 12 + ((nh->n_namesz + 3) & ~3u);
-            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && mt_strncmp((const char *)p + 12, "GNU", 4) == 0) {
-                bid = desc;
-                bid_len = nh->n_descsz;
-                break;
-            }
-            p = desc + ((nh->n_descsz + 3) & ~3u);
-        }
-    }
+    uint32_t bid_len;
+    const unsigned char *bid = mt_build_id(info, &bid_len);
     REC(MT_MODULE, struct mt_module, r);
     r.load_bias = info->dlpi_addr;
     r.build_id_len = bid_len;
@@ -1203,7 +1173,7 @@ EXPORT void MadT__stop(void) { control(0, (uintptr_t)__builtin_return_address(0)
 static void set_kernel_action(int sig, void *handler, unsigned long flags, uint64_t mask)
 {
     struct ksigaction a = {handler, flags | KSA_RESTORER, (void *)mt_restorer, mask};
-    sys4(SYS_rt_sigaction, sig, &a, 0, 8);
+    mt_sys4(SYS_rt_sigaction, sig, &a, 0, 8);
 }
 
 #define ALT_STACK_SIZE (256 * 1024)
@@ -1254,7 +1224,7 @@ __attribute__((used)) static uintptr_t ool_finish(void)
     close_step_pages();
     ts.stepping = STEP_NONE;
     count(&g.steps);
-    sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, 0, 8);
+    mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, 0, 8);
     return resume;
 }
 
@@ -1323,7 +1293,7 @@ static void forward(int sig, siginfo_t *si, ucontext_t *uc)
     mt_memcpy(&m, &uc->uc_sigmask, 8);
     m &= ~sigbit(sig);
     mt_memcpy(&uc->uc_sigmask, &m, 8);
-    sys3(SYS_tgkill, g.pid, mytid(), sig);
+    mt_sys3(SYS_tgkill, g.pid, mytid(), sig);
 }
 
 /* Our handlers mark the thread as inside one of them: emit() then knows signals are blocked already. */
@@ -1530,7 +1500,7 @@ static int is_traced_address(uintptr_t a)
 static long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program)
 {
     struct iovec local = {ours, n}, remote = {(void *)theirs, n};
-    long r = sys6(to_program ? SYS_process_vm_writev : SYS_process_vm_readv, g.pid, (long)&local, 1,
+    long r = mt_sys6(to_program ? SYS_process_vm_writev : SYS_process_vm_readv, g.pid, (long)&local, 1,
                   (long)&remote, 1, 0);
     return r == (long)n ? 0 : -EFAULT;
 }
@@ -1796,7 +1766,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     spin_lock(&g.lock);
     open_all_locked();
     spin_unlock(&g.lock);
-    long ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    long ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (ret == 0) {
         g.active = 0;
         g.recording = 0;
@@ -1850,9 +1820,9 @@ static void handle_sigaction(long *a, long *ret)
             act.restorer = (void *)mt_restorer;
             act.mask &= ~OUR_SIGNALS;
         }
-        *ret = sys4(SYS_rt_sigaction, sig, &act, a[2], a[3]);
+        *ret = mt_sys4(SYS_rt_sigaction, sig, &act, a[2], a[3]);
     } else {
-        *ret = sys4(SYS_rt_sigaction, sig, 0, a[2], a[3]);
+        *ret = mt_sys4(SYS_rt_sigaction, sig, 0, a[2], a[3]);
     }
 }
 
@@ -1937,7 +1907,7 @@ static void note_fatal_self_signal(long nr, const long *a, ucontext_t *uc)
     mt_memcpy(&mask, &uc->uc_sigmask, 8);
     if (mask & sigbit(sig)) return;
     struct ksigaction act;
-    if (sys4(SYS_rt_sigaction, sig, 0, &act, 8) != 0 || act.handler != SIG_DFL) return;
+    if (mt_sys4(SYS_rt_sigaction, sig, 0, &act, 8) != 0 || act.handler != SIG_DFL) return;
     emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], ~0ULL, NULL);
 }
 
@@ -1979,12 +1949,12 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         return;
     case SYS_exit_group:
         emit_stats_and_exit(MT_EXIT_NORMAL, (uint64_t)a[0], ip, 0, NULL);
-        sys1(SYS_exit_group, a[0]);
+        mt_sys1(SYS_exit_group, a[0]);
         return;
     case SYS_exit:
         emit_thread(0, (uint64_t)a[0]);
         __atomic_sub_fetch(&g.threads, 1, __ATOMIC_RELAXED);
-        sys1(SYS_exit, a[0]);
+        mt_sys1(SYS_exit, a[0]);
         return;
     case SYS_execve:
     case SYS_execveat: {
@@ -1996,7 +1966,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         while (n < sizeof path - 1 && p && user_transfer(&path[n], p + n, 1, 0) == 0 && path[n]) n++;
         path[n] = 0;
         emit_stats_and_exit(MT_EXIT_EXEC, 0, ip, 0, path);
-        ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
         /* still here: the exec failed and the program goes on, traced again; the trace says so */
         __atomic_store_n(&g.ring->done, 0, __ATOMIC_RELEASE);
         emit_exit(MT_EXIT_EXEC_FAILED, (uint64_t)-ret, ip, 0, path);
@@ -2030,7 +2000,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         spin_unlock(&g.lock);
     }
 
-    uintptr_t brk_before = nr == SYS_brk ? (uintptr_t)sys1(SYS_brk, 0) : 0;
+    uintptr_t brk_before = nr == SYS_brk ? (uintptr_t)mt_sys1(SYS_brk, 0) : 0;
     switch (nr) {
     case SYS_rt_sigaction:
         handle_sigaction(a, &ret);
@@ -2042,7 +2012,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         ret = program_sigaltstack(a, uc);
         break;
     default:
-        ret = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     }
 
     if (recording && ret >= 0 && !ts.untraced) /* inside a wrapper the kernel works for the allocator */
@@ -2109,7 +2079,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
 static void enable_dispatch(void)
 {
     ts.selector = SUD_BLOCK;
-    long r = sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, (long)g.text_start,
+    long r = mt_sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, (long)g.text_start,
                   (long)(g.text_end - g.text_start), (long)&ts.selector, 0);
     ts.dispatch_on = r == 0;
 }
@@ -2120,12 +2090,12 @@ static void adopt_existing_handlers(void)
     for (int sig = 1; sig < 65; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) continue;
         struct ksigaction a;
-        if (sys4(SYS_rt_sigaction, sig, 0, &a, 8) != 0) continue;
+        if (mt_sys4(SYS_rt_sigaction, sig, 0, &a, 8) != 0) continue;
         if (a.handler == SIG_DFL || a.handler == SIG_IGN) continue;
         a.flags |= KSA_RESTORER;
         a.restorer = (void *)mt_restorer;
         a.mask &= ~OUR_SIGNALS;
-        sys4(SYS_rt_sigaction, sig, &a, 0, 8);
+        mt_sys4(SYS_rt_sigaction, sig, &a, 0, 8);
     }
 }
 
@@ -2311,7 +2281,7 @@ static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, 
     do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
     while (n) link[at++] = digits[--n];
     link[at] = 0;
-    long len = sys3(SYS_readlink, link, path, sizeof path - 1);
+    long len = mt_sys3(SYS_readlink, link, path, sizeof path - 1);
     if (len <= 0) return;
     REC(MT_MAPPING, struct mt_mapping, r);
     r.h.flags = MT_MAP_TRACED;
@@ -2325,7 +2295,7 @@ static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, 
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    if (!hooks_ready) return (void *)sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+    if (!hooks_ready) return (void *)mt_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
     void *p = real.mmap(addr, len, prot, flags, fd, off);
     if (!g.active || ts.untraced) return p;
     if (p != MAP_FAILED && !(flags & MAP_ANONYMOUS) && fd >= 0)
@@ -2550,28 +2520,28 @@ __attribute__((constructor(101))) static void agent_init(void)
     int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;
     g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
     g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
-    int fd = (int)sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
+    int fd = (int)mt_sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
     scrub_environment();
     if (fd < 0) return;
     struct mt_ring_header hdr;
-    if (sys3(SYS_read, fd, &hdr, sizeof hdr) != sizeof hdr || hdr.magic != MT_MAGIC || hdr.version != MT_VERSION) {
-        sys1(SYS_close, fd);
+    if (mt_sys3(SYS_read, fd, &hdr, sizeof hdr) != sizeof hdr || hdr.magic != MT_MAGIC || hdr.version != MT_VERSION) {
+        mt_sys1(SYS_close, fd);
         return;
     }
     size_t total = hdr.header_size + hdr.capacity;
-    long m = sys6(SYS_mmap, 0, (long)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    sys1(SYS_close, fd);
+    long m = mt_sys6(SYS_mmap, 0, (long)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    mt_sys1(SYS_close, fd);
     if (m < 0 && m > -4096) return;
     g.ring = (struct mt_ring_header *)m;
     g.ring_data = (unsigned char *)m + hdr.header_size;
     g.ring_mask = hdr.capacity - 1;
-    g.pid = (int)sys0(SYS_getpid);
-    g.ppid = (int)sys0(SYS_getppid);
+    g.pid = (int)mt_sys0(SYS_getpid);
+    g.ppid = (int)mt_sys0(SYS_getppid);
     /* memtrace killed outright (SIGKILL) must not leave the program running on its own. The setting  */
     /* survives the exec that made this process the program; the check closes the race with a parent  */
     /* that died before it was made.                                                                  */
-    sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
-    if (sys0(SYS_getppid) != g.ppid) sys2(SYS_kill, g.pid, SIGKILL);
+    mt_sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+    if (mt_sys0(SYS_getppid) != g.ppid) mt_sys2(SYS_kill, g.pid, SIGKILL);
     g.threads = 1;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)agent_init);
     ldso_base = (uintptr_t)getauxval(AT_BASE);
@@ -2590,7 +2560,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     scan_new_modules(1);
 
     uint64_t all_but_ours = ~OUR_SIGNALS;
-    if (give_alt_stack()) sys2(SYS_sigaltstack, &ts.alt, 0);
+    if (give_alt_stack()) mt_sys2(SYS_sigaltstack, &ts.alt, 0);
     set_kernel_action(SIGSEGV, (void *)on_segv, SA_SIGINFO | SA_NODEFER | SA_ONSTACK, all_but_ours);
     set_kernel_action(SIGTRAP, (void *)on_trap, SA_SIGINFO | SA_NODEFER | SA_ONSTACK, all_but_ours);
     /* Not on the alternate stack: a handler running there could not change it (program_sigaltstack). */

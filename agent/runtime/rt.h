@@ -11,7 +11,7 @@
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
  *   rt_wrappers.c allocator, mapping, block-operation and I/O wrappers
  *
- * The runtime makes every system call itself (rt_sys*): libc's entry points for write, mmap, sigaction
+ * The runtime makes every system call itself (mt_sys*, mt_native.h): libc's entry points for write, mmap, sigaction
  * and friends are the wrappers of this very library.
  */
 #ifndef MEMTRACE_RT_H
@@ -24,28 +24,13 @@
 #include <ucontext.h>
 
 #include "memtrace_stream.h"
+#include "mt_native.h"
 
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
 /* ---- raw system calls ---------------------------------------------------------------------------- */
-static inline long rt_sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-#define rt_sys0(n) rt_sys6((n), 0, 0, 0, 0, 0, 0)
-#define rt_sys1(n, a) rt_sys6((n), (long)(a), 0, 0, 0, 0, 0)
-#define rt_sys2(n, a, b) rt_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
-#define rt_sys3(n, a, b, c) rt_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
-#define rt_sys4(n, a, b, c, d) rt_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+/* mt_sys0 … mt_sys6, shared with the agent: mt_native.h. */
 
 /* ---- small helpers (no libc: its string functions are wrapped here) ------------------------------ */
 void rt_memcpy(void *d, const void *s, size_t n);

@@ -65,13 +65,13 @@ int rt_strncmp(const char *a, const char *b, size_t n)
 
 void *rt_map(size_t n)
 {
-    long p = rt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p < 0 && p > -4096 ? NULL : (void *)p;
 }
 
 int rt_tid(void)
 {
-    if (!rt_self.tid) rt_self.tid = (int)rt_sys0(SYS_gettid);
+    if (!rt_self.tid) rt_self.tid = (int)mt_sys0(SYS_gettid);
     return rt_self.tid;
 }
 
@@ -79,11 +79,11 @@ int rt_tid(void)
 uint64_t rt_block_signals(void)
 {
     uint64_t all = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS) | SIGBIT(SIGFPE) | SIGBIT(SIGILL) | SIGBIT(SIGTRAP)), old = 0;
-    rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, 8);
+    mt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, 8);
     return old;
 }
 
-void rt_restore_signals(uint64_t old) { rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8); }
+void rt_restore_signals(uint64_t old) { mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8); }
 
 void rt_lock_take(rt_lock *l)
 {
@@ -92,7 +92,7 @@ void rt_lock_take(rt_lock *l)
     int expected = 0;
     while (!__atomic_compare_exchange_n(&l->owner, &expected, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
         expected = 0;
-        rt_sys0(SYS_sched_yield);
+        mt_sys0(SYS_sched_yield);
     }
 }
 
@@ -111,7 +111,7 @@ static void enter_swap(void)
         __atomic_add_fetch(&rt.swapping, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&rt.state, __ATOMIC_SEQ_CST) != RT_FINISHING || rt.finisher == rt_tid()) return;
         __atomic_sub_fetch(&rt.swapping, 1, __ATOMIC_SEQ_CST);
-        while (rt.state == RT_FINISHING) rt_sys0(SYS_sched_yield);
+        while (rt.state == RT_FINISHING) mt_sys0(SYS_sched_yield);
     }
 }
 

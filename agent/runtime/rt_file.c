@@ -86,10 +86,10 @@ static void write_queued(struct rt_buf *b);
 static void futex_wait(volatile int *word, int value, long ns)
 {
     struct timespec t = {0, ns};
-    rt_sys6(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, value, (long)&t, 0, 0);
+    mt_sys6(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, value, (long)&t, 0, 0);
 }
 
-static void futex_wake(volatile int *word) { rt_sys6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0); }
+static void futex_wake(volatile int *word) { mt_sys6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0); }
 
 /* ---- buffers -------------------------------------------------------------------------------------- */
 
@@ -99,7 +99,7 @@ static struct rt_buf *new_buffer(void)
     if (!f.descs || f.ndescs == MAX_BUFS) return NULL;
     char *m = rt_map(rt.buf_size + (size_t)rt.page);
     if (!m) return NULL;
-    rt_sys3(SYS_mprotect, m + rt.buf_size, rt.page, PROT_NONE);
+    mt_sys3(SYS_mprotect, m + rt.buf_size, rt.page, PROT_NONE);
     struct rt_buf *b = &f.descs[f.ndescs++];
     b->base = m;
     b->end = m + rt.buf_size;
@@ -127,7 +127,7 @@ struct rt_buf *rt_buf_get(void)
             rt_lock_take(&f.queue_lock);
             b = new_buffer();
             rt_lock_drop(&f.queue_lock);
-            if (!b) rt_sys2(SYS_exit_group, 127, 0); /* no memory at all for a buffer: nothing sane is left */
+            if (!b) mt_sys2(SYS_exit_group, 127, 0); /* no memory at all for a buffer: nothing sane is left */
             continue;
         }
         futex_wait(&f.pool_gen, gen, 10 * 1000 * 1000);
@@ -184,7 +184,7 @@ static void write_all(const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
-        long w = rt_sys3(SYS_write, f.fd, c, n);
+        long w = mt_sys3(SYS_write, f.fd, c, n);
         if (w == -4) continue; /* EINTR */
         if (w <= 0) return;
         c += w;
@@ -253,7 +253,7 @@ static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_
         size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, raw_data, raw, ZLEVEL);
         if (ZSTD_isError(z)) { /* cannot happen with a static context sized for ZLEVEL: stop writing */
             static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
-            rt_sys3(SYS_write, 2, msg, sizeof msg - 1);
+            mt_sys3(SYS_write, 2, msg, sizeof msg - 1);
             f.broken = 1;
             return;
         }
@@ -264,7 +264,7 @@ static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_
     static const char zeros[8];
     struct iovec iov[3] = {{&h, sizeof h}, {(void *)payload, stored}, {(void *)zeros, (8 - stored % 8) % 8}};
     size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
-    long w = rt_sys3(SYS_writev, f.fd, iov, 3);
+    long w = mt_sys3(SYS_writev, f.fd, iov, 3);
     if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
         size_t done = (size_t)w;
         for (int i = 0; i < 3; i++) {
@@ -327,13 +327,13 @@ static void write_header(int pid)
 
 static int open_out(const char *path, int pid)
 {
-    int fd = (int)rt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return 0;
     /* Far from the numbers the program uses, so that a program reusing low descriptors does not write */
     /* into the trace (nor the trace into its files).                                                     */
-    int high = (int)rt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
+    int high = (int)mt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
     if (high >= 0) {
-        rt_sys1(SYS_close, fd);
+        mt_sys1(SYS_close, fd);
         fd = high;
     }
     f.fd = fd;
@@ -394,7 +394,7 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     /* costs one second, then its buffer is written as it stands).                                     */
     for (int i = 0; i < 1000 && __atomic_load_n(&rt.swapping, __ATOMIC_SEQ_CST) != 0; i++) {
         struct timespec ms = {0, 1000 * 1000};
-        rt_sys2(SYS_nanosleep, &ms, 0);
+        mt_sys2(SYS_nanosleep, &ms, 0);
     }
     int saved = rt_self.internal;
     rt_self.internal = 1;
@@ -409,7 +409,7 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
         write_chunk(b->tid, b->from, upto, !rt.recording, 0);
         b->from = upto;
     }
-    f.end_offset = rt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
+    f.end_offset = mt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
     struct end_record e = {END_MAGIC, 0, f.chunks, f.records, f.dropped};
     write_all(&e, sizeof e);
     rt.state = RT_FINISHED;
@@ -424,8 +424,8 @@ void rt_unfinish(void)
 {
     if (rt.state != RT_FINISHED) return;
     if (rt.to_file && f.end_offset > 0) {
-        rt_sys2(SYS_ftruncate, f.fd, f.end_offset);
-        rt_sys3(SYS_lseek, f.fd, f.end_offset, 0 /* SEEK_SET */);
+        mt_sys2(SYS_ftruncate, f.fd, f.end_offset);
+        mt_sys3(SYS_lseek, f.fd, f.end_offset, 0 /* SEEK_SET */);
     }
     rt.state = RT_RUNNING;
 }
@@ -453,7 +453,7 @@ void rt_file_fork_child(const char *path, int pid)
     f.queue_lock.owner = 0;
     f.file_lock.owner = 0;
     for (struct rt_buf *b; (b = dequeue());) rt_buf_put(b);
-    rt_sys1(SYS_close, f.fd);
+    mt_sys1(SYS_close, f.fd);
     f.writer_running = 0;
     if (!open_out(path, pid)) {
         rt.to_file = 0;

@@ -48,27 +48,13 @@ static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
     const char *name = info->dlpi_name;
     char exe[1024];
     if (!name || !name[0]) { /* the executable itself */
-        long n = rt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
+        long n = mt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
         exe[n > 0 ? n : 0] = 0;
         name = exe;
     }
-    const unsigned char *bid = NULL;
-    uint32_t bid_len = 0;
-    for (int i = 0; i < info->dlpi_phnum && !bid; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE) continue;
-        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
-        while (p + 12 <= end) {
-            const ElfW(Nhdr) *nh = (const void *)p;
-            const unsigned char *desc = p + 12 + ((nh->n_namesz + 3) & ~3u);
-            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && rt_strncmp((const char *)p + 12, "GNU", 4) == 0) {
-                bid = desc;
-                bid_len = nh->n_descsz > 64 ? 64 : nh->n_descsz;
-                break;
-            }
-            p = desc + ((nh->n_descsz + 3) & ~3u);
-        }
-    }
+    uint32_t bid_len;
+    const unsigned char *bid = mt_build_id(info, &bid_len);
+    if (bid_len > 64) bid_len = 64;
     struct {
         struct mt_module m;
         unsigned char tail[64 + 1024 + 8];
@@ -100,13 +86,13 @@ static uint64_t parse_hex(const char **p, char stop)
 /* One MT_MAPPING per /proc/self/maps line, read with raw system calls into private pages. */
 static void report_mappings(void)
 {
-    int fd = (int)rt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) return;
     size_t cap = 1 << 20, len = 0;
     char *buf = rt_map(cap);
-    if (!buf) { rt_sys1(SYS_close, fd); return; }
-    for (long n; len < cap - 1 && (n = rt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)n;
-    rt_sys1(SYS_close, fd);
+    if (!buf) { mt_sys1(SYS_close, fd); return; }
+    for (long n; len < cap - 1 && (n = mt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)n;
+    mt_sys1(SYS_close, fd);
     buf[len] = 0;
     for (const char *p = buf; *p;) {
         struct {
@@ -130,7 +116,7 @@ static void report_mappings(void)
         r.m.h.size = (uint16_t)((sizeof r.m + k + 7) & ~(size_t)7);
         rt_emit(&r, r.m.h.size);
     }
-    rt_sys2(SYS_munmap, buf, cap);
+    mt_sys2(SYS_munmap, buf, cap);
 }
 
 void rt_scan_new_modules(void)
@@ -215,7 +201,7 @@ static void resolve_path(char *dst, size_t cap, const char *templ, int pid)
 {
     size_t at = 0;
     dst[0] = 0;
-    if (templ[0] != '/' && rt_sys2(SYS_getcwd, dst, cap - 2) > 0) {
+    if (templ[0] != '/' && mt_sys2(SYS_getcwd, dst, cap - 2) > 0) {
         at = rt_strlen(dst);
         if (at && dst[at - 1] != '/') at = append(dst, at, cap, "/");
     }
@@ -260,7 +246,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 __attribute__((constructor(101))) static void rt_init(void)
 {
     rt.page = sysconf(_SC_PAGESIZE);
-    rt.pid = (int)rt_sys0(SYS_getpid);
+    rt.pid = (int)mt_sys0(SYS_getpid);
     rt_wrappers_init();
     dl_iterate_phdr(find_self, (void *)(uintptr_t)rt_init);
     long kb = parse_long(getenv("MEMTRACE_BUFFER_KB"), 1024);
@@ -278,9 +264,9 @@ __attribute__((constructor(101))) static void rt_init(void)
             size_t at = append(msg, 0, sizeof msg, "memtrace: cannot write ");
             at = append(msg, at, sizeof msg, out_path);
             at = append(msg, at, sizeof msg, ": the program does not run without the trace it was asked for\n");
-            rt_sys3(SYS_write, 2, msg, at);
+            mt_sys3(SYS_write, 2, msg, at);
             /* Before main: nothing of the program ran, nothing is lost, and a script sees the failure. */
-            rt_sys3(SYS_exit_group, 1, 0, 0);
+            mt_sys3(SYS_exit_group, 1, 0, 0);
         } else {
             set_descendants_env();
         }
@@ -321,7 +307,7 @@ RT_EXPORT void exit(int status)
 RT_EXPORT void _exit(int status)
 {
     rt_finish(MT_EXIT_NORMAL, (uint64_t)(int64_t)status, 0, 0, NULL);
-    for (;;) rt_sys1(SYS_exit_group, status);
+    for (;;) mt_sys1(SYS_exit_group, status);
 }
 RT_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 

@@ -70,7 +70,7 @@ static void die(int sig, siginfo_t *si, ucontext_t *uc)
     /* On return the signal, unblocked, is delivered again and kills by its default action (a fault     */
     /* that would re-execute dies of the pending signal first).                                         */
     sigdelset(&uc->uc_sigmask, sig);
-    rt_sys3(SYS_tgkill, rt.pid, rt_tid(), sig);
+    mt_sys3(SYS_tgkill, rt.pid, rt_tid(), sig);
 }
 
 static void on_signal(int sig, siginfo_t *si, void *ucv)
@@ -93,10 +93,10 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     if (!(flags & SA_NODEFER)) sigaddset(&mask, sig);
     sigdelset(&mask, SIGSEGV);
     if (flags & SA_RESETHAND) a->sa_handler = SIG_DFL;
-    rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, 8);
+    mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, 8);
     if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
     else ((void (*)(int))h)(sig);
-    rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
+    mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
 }
 
 void rt_signal_init(void)

@@ -199,7 +199,7 @@ static void emit_file_mapping(uint64_t start, uint64_t end, int prot, int fd, of
         char path[512];
     } r;
     rt_memzero(&r, sizeof r);
-    long len = rt_sys3(SYS_readlink, link, r.path, sizeof r.path - 1);
+    long len = mt_sys3(SYS_readlink, link, r.path, sizeof r.path - 1);
     if (len <= 0) return;
     r.m.h.type = MT_MAPPING;
     r.m.h.tid = (uint32_t)rt_tid();
@@ -214,7 +214,7 @@ static void emit_file_mapping(uint64_t start, uint64_t end, int prot, int fd, of
 
 RT_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    if (!rt_hooks_ready) return (void *)rt_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+    if (!rt_hooks_ready) return (void *)mt_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
     void *p = real.mmap(addr, len, prot, flags, fd, off);
     if (quiet() || from_runtime(RT_CALLER)) return p;
     if (p != MAP_FAILED && !(flags & MAP_ANONYMOUS) && fd >= 0)
@@ -243,7 +243,7 @@ RT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 
 RT_EXPORT int munmap(void *addr, size_t len)
 {
-    if (!rt_hooks_ready) return (int)rt_sys2(SYS_munmap, addr, len);
+    if (!rt_hooks_ready) return (int)mt_sys2(SYS_munmap, addr, len);
     if (quiet() || from_runtime(RT_CALLER)) return real.munmap(addr, len);
     uint64_t seq = rt_next_seq();
     int rc = real.munmap(addr, len);

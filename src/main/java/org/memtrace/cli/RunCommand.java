@@ -176,6 +176,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         summary.accuracy().ifPresent(a -> {
             json.put("accuracyMa", a.ma());
             json.put("accuracyAia", a.aia());
+            json.put("staticAccuracyMa", a.staticMa());
+            json.put("staticAccuracyAia", a.staticAia());
         });
         json.put("elapsedSeconds", result.elapsed().toNanos() / 1e9);
         json.put("exitStatus", result.exitStatus());

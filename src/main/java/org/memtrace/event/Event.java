@@ -27,11 +27,21 @@ public sealed interface Event
     enum SelectionMode { LOG, MA, AIA }
 
     /**
+     * The static selection of one instrumented file, summed over its basic blocks as {@code memtrace analyze}
+     * sums them: memory-referencing instructions, and those the selected ones stand for under MA and AIA.
+     * One object per file, shared by all its sites.
+     */
+    record SelectionTotals(long references, long ma, long aia) {
+        public static final SelectionTotals NONE = new SelectionTotals(0, 0, 0);
+    }
+
+    /**
      * One probe site of an instrumented module as its site table describes it, with {@code ip} (the
      * instrumented instruction) already at its run-time address. Shared by every record of the site.
+     * {@code module} is the selection of the whole instrumented file the site belongs to.
      */
     record ProbeSite(long ip, ProbeKind kind, int size, int access, int flags, int weightMa, int weightAia,
-                     int blockRefs, int blockMa, int blockAia) {
+                     int blockRefs, int blockMa, int blockAia, SelectionTotals module) {
         public static final int IMPLICIT_STACK = 0x01;
         public static final int FIRST_OF_BLOCK = 0x02;
         public static final int MODE_MASK = 0x0c;
@@ -56,8 +66,11 @@ public sealed interface Event
             };
         }
 
-        /** Whether this site's records stand for other accesses too (a selective build). */
-        public boolean selective() { return mode() != SelectionMode.LOG || weightMa != 1 || weightAia != 1; }
+        /** Whether this site comes from a selective build: its records stand for others, or its file left some out. */
+        public boolean selective() {
+            return mode() != SelectionMode.LOG || weightMa != 1 || weightAia != 1
+                    || (firstOfBlock() && blockMa != blockRefs) || module.ma() != module.references();
+        }
     }
 
     /**

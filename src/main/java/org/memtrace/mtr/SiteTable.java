@@ -45,11 +45,20 @@ final class SiteTable {
     private final List<Entry> entries;
     private final Map<Long, Integer> repRoles;
     private final Map<Long, RepOp> repOps;
+    private final Event.SelectionTotals totals;
 
     private SiteTable(List<Entry> entries, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps) {
         this.entries = entries;
         this.repRoles = repRoles;
         this.repOps = repOps;
+        long refs = 0, ma = 0, aia = 0;
+        for (Entry e : entries) {
+            if ((e.flags() & Event.ProbeSite.FIRST_OF_BLOCK) == 0) continue; // one entry per block carries its sums
+            refs += e.blockRefs();
+            ma += e.blockMa();
+            aia += e.blockAia();
+        }
+        this.totals = new Event.SelectionTotals(refs, ma, aia);
     }
 
     /** The file's site table; null when the file has no {@code memtrace_sites} section (not built by memtrace cc). */
@@ -119,7 +128,7 @@ final class SiteTable {
             Site site = switch (e.kind()) {
                 case KIND_LOAD, KIND_STORE, KIND_MODIFY -> new Access(new Event.ProbeSite(ip,
                         e.kind() == KIND_LOAD ? Event.ProbeKind.LOAD : e.kind() == KIND_STORE ? Event.ProbeKind.STORE : Event.ProbeKind.MODIFY,
-                        e.size(), e.access(), e.flags(), e.weightMa(), e.weightAia(), e.blockRefs(), e.blockMa(), e.blockAia()));
+                        e.size(), e.access(), e.flags(), e.weightMa(), e.weightAia(), e.blockRefs(), e.blockMa(), e.blockAia(), totals));
                 default -> new Rep(ip, e.kind(), repRoles.get(e.insn()), e.size(), repOps.get(e.insn()),
                         (e.flags() & Event.ProbeSite.CONDITIONAL_REP) != 0);
             };

@@ -45,7 +45,7 @@ class SummaryTest {
     }
 
     static Event.ProbeSite site(Event.ProbeKind kind, int flags, int weightMa, int weightAia, int refs, int ma, int aia) {
-        return new Event.ProbeSite(0x401000, kind, 4, 0, flags, weightMa, weightAia, refs, ma, aia);
+        return new Event.ProbeSite(0x401000, kind, 4, 0, flags, weightMa, weightAia, refs, ma, aia, Event.SelectionTotals.NONE);
     }
 
     @Test

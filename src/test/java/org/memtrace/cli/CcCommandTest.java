@@ -214,4 +214,38 @@ class CcCommandTest {
         assertThat(o.stderr().strip()).startsWith("memtrace: cannot write " + bad).doesNotContain("\n");
         assertThat(bad).doesNotExist();
     }
+
+    @Test
+    void theStaticAccuracyOfASelectiveBuildIsWhatAnalyzeReportsForTheSameCode() throws Exception {
+        Files.writeString(dir.resolve("sel.c"), """
+                #include <stdlib.h>
+                int g[64][64];
+                int main(int c, char **v) {
+                    int *h = malloc(4096 * 4);
+                    for (int i = 0; i < 64; i++) for (int j = 0; j < 64; j++) g[i][j] = i * j + c;
+                    for (int i = 0; i < 4096; i++) h[i] = g[i % 64][i / 64] * 3;
+                    long s = 0;
+                    for (int i = 0; i < 4096; i++) s += h[i];
+                    free(h);
+                    return s & 1;
+                }
+                """);
+        Gcc.run(List.of("gcc", "-O1", "-c", "-o", dir.resolve("sel.o").toString(), dir.resolve("sel.c").toString()));
+        var analyzed = Cli.run(dir, "analyze", "--omega", "0.25", "--stack", dir.resolve("sel.o").toString());
+        assertThat(analyzed.status()).as(analyzed.stderr()).isZero();
+        var ma = java.util.regex.Pattern.compile("MA (\\d\\.\\d+)").matcher(analyzed.stdout());
+        assertThat(ma.find()).as(analyzed.stdout()).isTrue();
+        double expected = Double.parseDouble(ma.group(1));
+
+        Outcome built = exec(cc("--omega", "0.25", "-O1", "-o", "sel", "sel.c"));
+        assertThat(built.status()).as(built.stderr()).isZero();
+        Outcome ran = exec(list(dir.resolve("sel").toString()), Map.of("MEMTRACE_OUT", dir.resolve("sel.mtr").toString()));
+        assertThat(ran.stderr()).isEmpty();
+        var printed = Cli.run(dir, "print", "-o", "sel.trace", "sel.mtr");
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        var stat = java.util.regex.Pattern.compile("static ma +(\\d+\\.\\d+) %").matcher(printed.stderr());
+        assertThat(stat.find()).as(printed.stderr()).isTrue();
+        assertThat(Double.parseDouble(stat.group(1))).isCloseTo(100 * expected, org.assertj.core.data.Offset.offset(0.006));
+        assertThat(expected).as("the selection leaves something out").isLessThan(1.0);
+    }
 }

@@ -93,7 +93,7 @@ class MadtWriterTest {
     }
 
     static Event.ProbeSite site(long ip, Event.ProbeKind kind, int size, int flags, int weightMa, int weightAia) {
-        return new Event.ProbeSite(ip, kind, size, 0, flags, weightMa, weightAia, 0, 0, 0);
+        return new Event.ProbeSite(ip, kind, size, 0, flags, weightMa, weightAia, 0, 0, 0, Event.SelectionTotals.NONE);
     }
 
     @Test

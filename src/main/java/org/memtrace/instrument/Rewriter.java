@@ -208,54 +208,43 @@ public final class Rewriter {
         out.write('\n');
     }
 
-    /** Pass one: the labeled copy, and each numbered instruction's text and function. */
-    private static final class LabelingPass implements AsmWalker.Listener {
+    /** A pass that copies every line and statement to {@code out}; the passes differ in their instructions. */
+    private abstract static class CopyingPass implements AsmWalker.Listener {
         Writer out;
-        final List<String> text = new ArrayList<>();
-        final IntList function = new IntList();
 
         @Override
         public void rawLine(String line) throws IOException {
-            write(line + "\n");
+            out.write(line + "\n");
         }
 
         @Override
         public void statement(String s) throws IOException {
             writeStatement(out, s);
         }
+    }
+
+    /** Pass one: the labeled copy, and each numbered instruction's text and function. */
+    private static final class LabelingPass extends CopyingPass {
+        final List<String> text = new ArrayList<>();
+        final IntList function = new IntList();
 
         @Override
         public void instruction(int index, int f, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
                 throws IOException {
             text.add(instruction.text());
             function.add(f);
-            write(ProbeWriter.INSTRUCTION_LABEL + index + ":\n\t" + instruction.text() + "\n");
-        }
-
-        private void write(String s) throws IOException {
-            out.write(s);
+            out.write(ProbeWriter.INSTRUCTION_LABEL + index + ":\n\t" + instruction.text() + "\n");
         }
     }
 
     /** Pass two: the instrumented copy. */
-    private static final class ProbePass implements AsmWalker.Listener {
+    private static final class ProbePass extends CopyingPass {
         private final Map<Integer, List<Site>> probes;
-        Writer out;
         ProbeWriter writer;
         private final StringBuilder buffer = new StringBuilder(4096);
 
         ProbePass(Map<Integer, List<Site>> probes) {
             this.probes = probes;
-        }
-
-        @Override
-        public void rawLine(String line) throws IOException {
-            write(line + "\n");
-        }
-
-        @Override
-        public void statement(String s) throws IOException {
-            writeStatement(out, s);
         }
 
         @Override
@@ -267,11 +256,7 @@ public final class Rewriter {
                 writer.probe(buffer, index, sites, cfaOnRsp);
             }
             buffer.append('\t').append(instruction.text()).append('\n');
-            write(buffer.toString());
-        }
-
-        private void write(String s) throws IOException {
-            out.write(s);
+            out.write(buffer.toString());
         }
     }
 

@@ -1109,13 +1109,8 @@ static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     int *index = arg;
     if ((*index)++ < g.reported_modules) return 0;
-    const char *name = info->dlpi_name;
     char exe[512];
-    if (!name || !name[0]) { /* the executable itself */
-        long n = mt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = 0;
-        name = exe;
-    }
+    const char *name = mt_module_name(info, exe, sizeof exe);
     uint32_t bid_len;
     const unsigned char *bid = mt_build_id(info, &bid_len);
     REC(MT_MODULE, struct mt_module, r);

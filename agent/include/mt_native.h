@@ -1,8 +1,8 @@
 /*
  * What the fault-mode agent (agent.c) and the compiled-in runtime (runtime/) both need inside the traced
  * process and must not take from libc: raw system calls (libc's wrappers may be traced, wrapped or
- * intercepted by syscall user dispatch, and set errno) and the GNU build-id of a loaded object, read
- * from its PT_NOTE segments in memory. Header-only and static inline, so each library keeps its own
+ * intercepted by syscall user dispatch, and set errno), and the name and GNU build-id of a loaded object
+ * (its PT_NOTE segments, read in memory). Header-only and static inline, so each library keeps its own
  * hidden copy and neither exports anything.
  */
 #ifndef MEMTRACE_NATIVE_H
@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <link.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 
 /* A system call issued from the library's own code; returns -errno on failure, as the kernel does. */
 static inline long mt_sys6(long n, long a, long b, long c, long d, long e, long f)
@@ -51,6 +52,15 @@ static inline const unsigned char *mt_build_id(const struct dl_phdr_info *info, 
     }
     *len = 0;
     return NULL;
+}
+
+/* A loaded object's path; the executable, which the loader names "", by /proc/self/exe read into buf. */
+static inline const char *mt_module_name(const struct dl_phdr_info *info, char *buf, long size)
+{
+    if (info->dlpi_name && info->dlpi_name[0]) return info->dlpi_name;
+    long n = mt_sys3(SYS_readlink, "/proc/self/exe", buf, size - 1);
+    buf[n > 0 ? n : 0] = 0;
+    return buf;
 }
 
 #endif

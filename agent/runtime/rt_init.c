@@ -45,13 +45,8 @@ static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
     (void)size;
     int *index = arg;
     if ((*index)++ < reported_modules) return 0;
-    const char *name = info->dlpi_name;
     char exe[1024];
-    if (!name || !name[0]) { /* the executable itself */
-        long n = mt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = 0;
-        name = exe;
-    }
+    const char *name = mt_module_name(info, exe, sizeof exe);
     uint32_t bid_len;
     const unsigned char *bid = mt_build_id(info, &bid_len);
     if (bid_len > 64) bid_len = 64;

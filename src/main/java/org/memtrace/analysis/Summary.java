@@ -73,8 +73,9 @@ public final class Summary implements EventConsumer {
                 }
                 Event.ProbeSite site = p.site();
                 if (site.selective()) selective = true;
-                modules.add(site.module());
                 if (site.firstOfBlock()) {
+                    // every block that ran has run its first site, so its file is seen here, once per block run
+                    modules.add(site.module());
                     blockExecutions++;
                     weightedRefs += site.blockRefs();
                     weightedMa += site.blockMa();

@@ -22,6 +22,15 @@ public interface AccessAnalysis {
      */
     default void namesChanged() {}
 
+    /**
+     * An allocator call, numbered as its MadT line ({@code -1} for free(NULL), which prints none), with the
+     * name {@link org.memtrace.trace.Naming#block} gives it: the block it created, or the released name of
+     * the block it released. The naming has already seen it. By default only the names changed.
+     */
+    default void allocation(long sequence, Event.Alloc allocation, String block) {
+        namesChanged();
+    }
+
     /** The trace has ended; write results. */
     default void finish() throws IOException {}
 }

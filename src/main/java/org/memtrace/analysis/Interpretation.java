@@ -10,8 +10,8 @@ import org.memtrace.trace.TracedAccess;
 /**
  * The step from events to what {@link AccessAnalysis} consumes: keeps the naming current, turns faults and probe
  * records into accesses and numbers them as the MadT text trace does (every load, store, block operation and allocator
- * call gets the next number, except free(NULL), which prints no line). The analysis is not told of
- * allocations; it sees their effect through the naming.
+ * call gets the next number, except free(NULL), which prints no line). Allocator calls reach the analysis
+ * with the block's name, after the naming has seen them.
  */
 public final class Interpretation implements EventConsumer {
     private final Naming naming;
@@ -38,8 +38,8 @@ public final class Interpretation implements EventConsumer {
             }
             case Event.Block b -> analysis.block(sequence++, b);
             case Event.Alloc a -> {
-                if (a.function() != Event.AllocFunction.FREE || a.arg(0) != 0) sequence++;
-                analysis.namesChanged();
+                boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
+                analysis.allocation(printed ? sequence++ : -1, a, naming.block(a));
             }
             default -> analysis.namesChanged();
         }

@@ -37,6 +37,7 @@ public final class Main implements Runnable {
         cl.addSubcommand(new CcCommand());
         cl.addSubcommand(new CacheSimCommand());
         cl.addSubcommand(new ConvertCommand());
+        cl.addSubcommand(new ReportCommand());
         // Every command answers --version the same way, whether or not it names a version provider.
         for (CommandLine sub : cl.getSubcommands().values())
             if (sub.getCommandSpec().versionProvider() == null) sub.getCommandSpec().versionProvider(new Version());

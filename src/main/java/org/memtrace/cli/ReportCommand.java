@@ -1,0 +1,75 @@
+package org.memtrace.cli;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.launch.LaunchException;
+import org.memtrace.report.Report;
+import org.memtrace.trace.InstructionShapes;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code memtrace report}: one self-contained HTML page about a trace. */
+@Command(name = "report", mixinStandardHelpOptions = true,
+        description = {"Writes one self-contained HTML page about a trace: the summary, the page heat map, per-object",
+                "time x offset heat maps, the hottest objects and instructions, allocation sites and every access",
+                "to freed memory. See docs/report.md; `memtrace run --report FILE` writes it live."},
+        exitCodeListHeading = "%nExit status:%n",
+        exitCodeList = {"0:the report is complete", "1:the trace is corrupt or the report could not be written",
+                "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
+final class ReportCommand implements Callable<Integer> {
+    @Spec CommandLine.Model.CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "TRACE", description = "A .mtr file (a program built with memtrace cc) or a saved event stream (memtrace run --save-stream).")
+    Path trace;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "report.html",
+            description = "The HTML file to write (default: ${DEFAULT-VALUE}).")
+    Path output;
+
+    @Option(names = "--top", paramLabel = "N", defaultValue = "50",
+            description = "Rows per table: objects, instructions, allocation sites (default: ${DEFAULT-VALUE}).")
+    int top;
+
+    @Option(names = "--heat-maps", paramLabel = "N", defaultValue = "12",
+            description = "Per-object heat maps, for the hottest objects (default: ${DEFAULT-VALUE}).")
+    int heatMaps;
+
+    @Override
+    public Integer call() throws LaunchException {
+        if (top < 0 || heatMaps < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top and --heat-maps must not be negative");
+        boolean compiledIn = TraceInput.compiledIn(trace);
+        try (OutputFile file = OutputFile.create(output)) {
+            SymbolicNaming naming = new SymbolicNaming();
+            InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN
+                    : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
+            Report report = new Report(naming, shapes, compiledIn);
+            TraceInput.Outcome o = TraceInput.replay(trace, report::accept,
+                    Progress.onTerminal(spec.commandLine().getErr(), "report"));
+            // a report of a damaged trace would look like the report of a whole run
+            if (!o.problems().isEmpty()) throw LaunchException.environment(String.join("; ", o.problems()), null);
+            report.fact("trace file", trace.toString());
+            write(report, file, output, o.lost(), top, heatMaps);
+        }
+        return 0;
+    }
+
+    /** Writes the page under the output's temporary name and gives it its name once complete. */
+    static void write(Report report, OutputFile file, Path output, long lost, int top, int heatMaps) throws LaunchException {
+        try {
+            try (Writer w = Files.newBufferedWriter(file.temporary(), StandardCharsets.UTF_8)) {
+                report.write(w, lost, top, heatMaps);
+            }
+            file.commit();
+        } catch (IOException e) {
+            throw LaunchException.environment("cannot write " + output + ": " + LaunchException.reason(e), e);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package org.memtrace.report;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.memtrace.analysis.Interpretation;
+import org.memtrace.analysis.Summary;
+import org.memtrace.event.Event;
+import org.memtrace.trace.EventConsumer;
+import org.memtrace.trace.InstructionShapes;
+import org.memtrace.trace.Naming;
+
+/**
+ * {@code memtrace report}: follows a trace (live or saved) with its own interpretation, summary and
+ * {@link ReportAnalysis}, keeps the regions and the run's facts, and at the end writes one self-contained
+ * HTML page: the data as one inline JSON blob that a small inline script draws (docs/report.md).
+ */
+public final class Report implements EventConsumer {
+    private final Naming naming;
+    private final Summary summary;
+    private final ReportAnalysis analysis;
+    private final Interpretation interpretation;
+    /** Regions by start address, latest description wins; see {@link #regions}. */
+    private final TreeMap<Long, Region> regions = new TreeMap<>();
+    private final Map<String, Object> facts = new LinkedHashMap<>();
+    /** Probes reach any mapped memory: every mapping counts as traced, as in the summary. */
+    private final boolean compiledIn;
+
+    private record Region(long start, long end, String name, boolean traced) {}
+
+    /** {@code naming} must be this report's own: the report updates it with every event. */
+    public Report(Naming naming, InstructionShapes shapes, boolean compiledIn) {
+        this.naming = naming;
+        this.compiledIn = compiledIn;
+        this.summary = compiledIn ? Summary.ofProbes() : new Summary(shapes);
+        this.analysis = new ReportAnalysis(naming);
+        this.interpretation = new Interpretation(naming, shapes, analysis);
+        facts.put("trace", compiledIn ? "compiled-in probes (memtrace cc)" : "page faults (memtrace run)");
+    }
+
+    @Override
+    public void accept(Event event) {
+        summary.accept(event);
+        interpretation.accept(event);
+        switch (event) {
+            case Event.Hello h -> facts.putIfAbsent("pid", h.pid());
+            case Event.Module m when !m.path().isEmpty() -> facts.putIfAbsent("program", m.path());
+            case Event.Mapping m -> region(m.start(), m.end(), m.traced() || compiledIn);
+            case Event.Range r when r.added() -> region(r.start(), r.end(), true);
+            case Event.Exit x -> facts.put("ending", x.kind().name().toLowerCase(Locale.ROOT) + (x.kind() == Event.ExitKind.SIGNAL
+                    ? " " + x.value() : x.kind() == Event.ExitKind.NORMAL ? " status " + x.value() : ""));
+            default -> {}
+        }
+    }
+
+    private void region(long start, long end, boolean traced) {
+        // a new description replaces the ones it overlaps
+        Map.Entry<Long, Region> before = regions.lowerEntry(start);
+        if (before != null && before.getValue().end() > start) regions.remove(before.getKey());
+        regions.subMap(start, end).clear();
+        regions.put(start, new Region(start, end, naming.region(start), traced));
+    }
+
+    /** A fact of the run the trace does not hold (the command line, the elapsed time), shown as given. */
+    public void fact(String name, Object value) {
+        facts.put(name, value);
+    }
+
+    /** Writes the page; {@code lost}: events the recorder dropped, {@code top}: rows per table. */
+    public void write(Writer out, long lost, int top, int heatMaps) throws IOException {
+        Map<String, Object> data = new LinkedHashMap<>();
+        facts.put("threads", summary.threads());
+        facts.put("events", interpretation.events());
+        data.put("facts", facts);
+        data.put("summary", summary.counts(lost));
+        data.put("regions", regions());
+        List<ReportAnalysis.Obj> hottest = analysis.hottestObjects(top);
+        List<Map<String, Object>> objects = new ArrayList<>();
+        List<Map<String, Object>> grids = new ArrayList<>();
+        for (ReportAnalysis.Obj o : hottest) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("name", o.name);
+            row.put("kind", o.kind.name().toLowerCase(Locale.ROOT));
+            row.put("site", o.site == null ? null : o.site.name);
+            row.put("size", o.size == 0 ? null : o.size);
+            row.put("allocated", o.allocated < 0 ? null : o.allocated);
+            row.put("freed", o.freed < 0 ? null : o.freed);
+            row.put("loads", o.loads);
+            row.put("stores", o.stores);
+            objects.add(row);
+            if (o.grid != null && grids.size() < heatMaps) grids.add(grid(o));
+        }
+        data.put("objects", objects);
+        data.put("objectMaps", grids);
+        data.put("instructions", analysis.hottestInstructions(top));
+        List<Map<String, Object>> sites = new ArrayList<>();
+        for (ReportAnalysis.Site s : analysis.sites(top)) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("site", s.name);
+            row.put("blocks", s.blocks);
+            row.put("bytes", s.bytes);
+            row.put("maxLive", s.maxLive);
+            row.put("readBytes", s.readBytes);
+            row.put("writtenBytes", s.writtenBytes);
+            sites.add(row);
+        }
+        data.put("sites", sites);
+        List<Map<String, Object>> freed = new ArrayList<>();
+        for (ReportAnalysis.FreedAccess f : analysis.freedAccesses()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("sequence", f.sequence());
+            row.put("kind", f.store() ? "store" : "load");
+            row.put("instruction", analysis.code(f.ip()));
+            row.put("source", analysis.source(f.ip()));
+            row.put("address", f.block() + "+" + f.offset());
+            row.put("allocationSite", f.allocationSite());
+            row.put("freeSite", f.freeSite());
+            freed.add(row);
+        }
+        data.put("freedAccesses", freed);
+        data.put("freedAccessCount", analysis.freedAccessCount());
+        String json = new ObjectMapper().writeValueAsString(data);
+        // inside <script>, only "<" could end the element early; as \u003c it stays the same JSON string
+        json = json.replace("<", "\\u003c");
+        String page = template().replace("/*DATA*/null", json);
+        out.write(page);
+    }
+
+    private static Map<String, Object> grid(ReportAnalysis.Obj o) {
+        Map<String, Object> g = new LinkedHashMap<>();
+        g.put("name", o.name);
+        g.put("columns", Grid.COLUMNS);
+        g.put("rows", Grid.ROWS);
+        g.put("firstSequence", o.grid.firstSequence);
+        g.put("sequencesPerColumn", o.grid.sequencesPerColumn);
+        g.put("bytesPerRow", o.grid.bytesPerRow);
+        g.put("reads", o.grid.reads);
+        g.put("writes", o.grid.writes);
+        return g;
+    }
+
+    /**
+     * The page heat map's rows: every region that is traced or was touched, in address order, with its
+     * touched pages as [page index, reads, writes]; touched pages outside any known region form regions
+     * named [unknown] (one per run of consecutive pages).
+     */
+    private List<Map<String, Object>> regions() {
+        TreeMap<Long, long[]> touched = new TreeMap<>();
+        analysis.pages().forEach((page, r, w) -> touched.put(page, new long[] {r, w}));
+        List<Region> shown = new ArrayList<>();
+        for (Region r : regions.values())
+            if (r.traced() || !touched.subMap(r.start() >>> 12, true, (r.end() - 1) >>> 12, true).isEmpty()) shown.add(r);
+        long runStart = -1, runEnd = -1;
+        for (long page : touched.keySet()) {
+            Map.Entry<Long, Region> e = regions.floorEntry(page << 12);
+            if (e != null && e.getValue().end() > page << 12) continue;
+            if (page != runEnd) {
+                if (runStart >= 0) shown.add(new Region(runStart << 12, runEnd << 12, "[unknown]", false));
+                runStart = page;
+            }
+            runEnd = page + 1;
+        }
+        if (runStart >= 0) shown.add(new Region(runStart << 12, runEnd << 12, "[unknown]", false));
+        shown.sort((a, b) -> Long.compareUnsigned(a.start(), b.start()));
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (Region r : shown) {
+            long first = r.start() >>> 12, last = (r.end() - 1) >>> 12;
+            List<long[]> marks = new ArrayList<>();
+            for (Map.Entry<Long, long[]> e : touched.subMap(first, true, last, true).entrySet())
+                marks.add(new long[] {e.getKey() - first, e.getValue()[0], e.getValue()[1]});
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", r.name());
+            m.put("start", "0x" + Long.toHexString(r.start()));
+            m.put("end", "0x" + Long.toHexString(r.end()));
+            m.put("pages", last - first + 1);
+            m.put("traced", r.traced());
+            m.put("touched", marks);
+            rows.add(m);
+        }
+        return rows;
+    }
+
+    private static String template() throws IOException {
+        try (InputStream in = Report.class.getResourceAsStream("report.html")) {
+            if (in == null) throw new IOException("the report template is missing from memtrace's jar");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}

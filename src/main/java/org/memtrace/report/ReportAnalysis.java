@@ -1,0 +1,285 @@
+package org.memtrace.report;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.TreeMap;
+import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.BlockChunks;
+import org.memtrace.analysis.DataName;
+import org.memtrace.event.Event;
+import org.memtrace.trace.Naming;
+import org.memtrace.trace.TracedAccess;
+
+/**
+ * What {@code memtrace report} shows, aggregated while the trace streams by: counts per page, per
+ * instruction, per object (heap block, global, region) and per allocation site, a time x offset grid per
+ * object, and every access to freed memory (the first {@link #FREED_ROWS} in full). Memory stays bounded by
+ * the program's footprint (pages, instructions, live blocks), not by the trace's length: released blocks
+ * that a later allocation replaced survive only when they are among the {@link #RETIRED_KEPT} most accessed.
+ */
+public final class ReportAnalysis implements AccessAnalysis {
+    static final int FREED_ROWS = 1000;
+    static final int RETIRED_KEPT = 1000;
+    /** Grids are given out on an object's first access while fewer than this many exist (12 KiB each). */
+    static final int MAX_GRIDS = 1024;
+    private static final int PAGE_SHIFT = 12;
+    private static final int LINE = 64;
+
+    private final Naming naming;
+    private final LongCounts pages = new LongCounts();
+    private final LongCounts instructions = new LongCounts();
+    /** Heap blocks by start, live and released, until an allocation covers them again. */
+    private final TreeMap<Long, Obj> heap = new TreeMap<>();
+    /** Objects the naming names (globals, regions) by name, and the address spans already resolved to them. */
+    private final Map<String, Obj> named = new HashMap<>();
+    private final TreeMap<Long, Span> spans = new TreeMap<>();
+    private final Map<String, Site> sites = new HashMap<>();
+    private final PriorityQueue<Obj> retired = new PriorityQueue<>(Comparator.comparingLong(Obj::accesses));
+    private final List<FreedAccess> freedAccesses = new ArrayList<>();
+    private final Obj unknown = new Obj("[unknown]", Kind.UNKNOWN, null, 0, 0, -1);
+    private long freedAccessCount, accesses, blockOperations;
+    private int grids;
+    private Obj last;
+    private long lastStart, lastEnd;
+
+    enum Kind { HEAP, GLOBAL, UNKNOWN }
+
+    /** One object of the report: {@code size} 0 when unknown, {@code freed} -1 while live. */
+    static final class Obj {
+        final String name;
+        final Kind kind;
+        final Site site;
+        final long start, size, allocated;
+        long freed = -1, loads, stores;
+        String freeSite, releasedName;
+        Grid grid;
+
+        Obj(String name, Kind kind, Site site, long start, long size, long allocated) {
+            this.name = name;
+            this.kind = kind;
+            this.site = site;
+            this.start = start;
+            this.size = size;
+            this.allocated = allocated;
+        }
+
+        long accesses() { return loads + stores; }
+    }
+
+    /** DHAT's per-site view: blocks and bytes allocated, the most live at once, bytes read and written. */
+    static final class Site {
+        final String name;
+        long blocks, bytes, live, maxLive, readBytes, writtenBytes;
+
+        Site(String name) { this.name = name; }
+    }
+
+    private record Span(long start, long end, Obj obj) {}
+
+    /** One access to released memory: what ran, where, and the block's history. */
+    record FreedAccess(long sequence, boolean store, long ip, String block, long offset, String allocationSite, String freeSite) {}
+
+    public ReportAnalysis(Naming naming) {
+        this.naming = naming;
+    }
+
+    @Override
+    public void access(long sequence, TracedAccess t) {
+        accesses++;
+        long address = t.address();
+        boolean store = t.store();
+        pages.add(address >>> PAGE_SHIFT, 1, store);
+        instructions.add(t.ip(), 1, store);
+        Obj o = (last != null && address >= lastStart && address < lastEnd) ? last : find(address);
+        if (store) o.stores++;
+        else o.loads++;
+        if (o.kind == Kind.UNKNOWN) return;
+        long offset = address - o.start;
+        if (o.site != null) {
+            if (store) o.site.writtenBytes += t.size();
+            else o.site.readBytes += t.size();
+        }
+        if (o.freed >= 0) freed(sequence, t, o, offset);
+        if (o.grid == null && grids < MAX_GRIDS) {
+            o.grid = new Grid(sequence, o.size);
+            grids++;
+        }
+        if (o.grid != null) o.grid.add(sequence, offset, store);
+    }
+
+    private void freed(long sequence, TracedAccess t, Obj o, long offset) {
+        if (freedAccessCount++ < FREED_ROWS)
+            freedAccesses.add(new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite));
+    }
+
+    /** The object holding {@code address}, remembered with its span for the next access. */
+    private Obj find(long address) {
+        Map.Entry<Long, Obj> h = heap.floorEntry(address);
+        if (h != null && address < h.getKey() + Math.max(1, h.getValue().size)) {
+            remember(h.getValue(), h.getKey(), h.getKey() + Math.max(1, h.getValue().size));
+            return h.getValue();
+        }
+        Map.Entry<Long, Span> s = spans.floorEntry(address);
+        if (s != null && address < s.getValue().end()) {
+            remember(s.getValue().obj(), s.getValue().start(), s.getValue().end());
+            return s.getValue().obj();
+        }
+        DataName d = DataName.of(naming.data(address));
+        if (d.symbol() == null) {
+            remember(unknown, address, address + 1);
+            return unknown;
+        }
+        long start = address - d.offset();
+        Obj o = named.computeIfAbsent(d.symbol(), n -> new Obj(n, Kind.GLOBAL, null, start, 0, -1));
+        // Later accesses of this object up to this address need no naming; the span grows as offsets do.
+        Span old = spans.get(start);
+        long end = Math.max(address + 1, old != null && old.obj() == o ? old.end() : 0);
+        if (h == null || h.getKey() + Math.max(1, h.getValue().size) <= start) spans.put(start, new Span(start, end, o));
+        remember(o, address, address + 1);
+        return o;
+    }
+
+    private void remember(Obj o, long start, long end) {
+        last = o;
+        lastStart = start;
+        lastEnd = end;
+    }
+
+    @Override
+    public void block(long sequence, Event.Block b) {
+        blockOperations++;
+        BlockChunks.expand(b, LINE, (address, size, write) -> pages.add(address >>> PAGE_SHIFT, 1, write));
+    }
+
+    @Override
+    public void namesChanged() {
+        // a module or mapping came or went: names of globals and regions may differ from here on
+        spans.clear();
+        last = null;
+    }
+
+    @Override
+    public void allocation(long sequence, Event.Alloc a, String block) {
+        last = null;
+        String site = naming.code(a.caller());
+        switch (a.function()) {
+            case FREE -> release(a.arg(0), a.arg(0) + 1, sequence, site);
+            case MUNMAP -> {
+                if (a.result() == 0) release(a.arg(0), a.arg(0) + a.arg(1), sequence, site);
+            }
+            case REALLOC, REALLOCARRAY, MREMAP -> {
+                if (a.result() != 0 && a.result() != -1 && a.arg(0) != 0) release(a.arg(0), a.arg(0) + 1, sequence, site);
+                allocate(sequence, a, block);
+            }
+            default -> allocate(sequence, a, block);
+        }
+    }
+
+    private void allocate(long sequence, Event.Alloc a, String block) {
+        if (a.result() == 0 || a.result() == -1 || Naming.NO_BLOCK.equals(block)) return;
+        long start = a.result(), size = Math.max(1, a.usable());
+        // blocks this one covers again are no longer reachable by address
+        Map.Entry<Long, Obj> before = heap.lowerEntry(start);
+        if (before != null && before.getKey() + before.getValue().size > start) retire(heap.remove(before.getKey()));
+        for (Obj o : new ArrayList<>(heap.subMap(start, start + size).values())) retire(heap.remove(o.start));
+        Site s = sites.computeIfAbsent(siteOf(block), Site::new);
+        s.blocks++;
+        s.bytes += size;
+        s.live += size;
+        s.maxLive = Math.max(s.maxLive, s.live);
+        heap.put(start, new Obj(block, Kind.HEAP, s, start, size, sequence));
+    }
+
+    /** Marks released the blocks starting in [from, to): free names one start, munmap a range. */
+    private void release(long from, long to, long sequence, String site) {
+        for (Obj o : heap.subMap(from, to).values()) {
+            if (o.freed >= 0) continue;
+            o.freed = sequence;
+            o.freeSite = site;
+            o.releasedName = releasedName(o.name);
+            o.site.live -= o.size;
+        }
+    }
+
+    private void retire(Obj o) {
+        if (o.accesses() == 0) return;
+        retired.add(o);
+        if (retired.size() > RETIRED_KEPT) {
+            Obj dropped = retired.poll();
+            if (dropped.grid != null) {
+                dropped.grid = null;
+                grids--;
+            }
+        }
+    }
+
+    /** {@code <malloc0003@main+20>} → {@code main+20}. */
+    static String siteOf(String block) {
+        int at = block.indexOf('@');
+        return at < 0 ? block : block.substring(at + 1, block.endsWith(">") ? block.length() - 1 : block.length());
+    }
+
+    /** The name the trace gives the block once released ({@code <freed:…>}, {@code <unmap:…>}). */
+    private static String releasedName(String name) {
+        String prefix = name.startsWith("<memmap") || name.startsWith("<mremap") ? "<unmap:" : "<freed:";
+        int digits = name.startsWith("<realloc") ? 8 : 7;
+        return name.length() > digits ? prefix + name.substring(digits) : name;
+    }
+
+    // ---- results, read once the trace has ended ----
+
+    long accesses() { return accesses; }
+
+    long blockOperations() { return blockOperations; }
+
+    LongCounts pages() { return pages; }
+
+    long freedAccessCount() { return freedAccessCount; }
+
+    List<FreedAccess> freedAccesses() { return freedAccesses; }
+
+    /** The {@code n} objects with the most loads and stores, most first. */
+    List<Obj> hottestObjects(int n) {
+        List<Obj> all = new ArrayList<>(heap.values());
+        all.addAll(retired);
+        all.addAll(named.values());
+        if (unknown.accesses() > 0) all.add(unknown);
+        all.removeIf(o -> o.accesses() == 0);
+        all.sort(Comparator.comparingLong(Obj::accesses).reversed().thenComparing(o -> o.name));
+        return all.subList(0, Math.min(n, all.size()));
+    }
+
+    /** Instructions by loads and stores, named as the trace names them, with their source lines. */
+    List<Map<String, Object>> hottestInstructions(int n) {
+        List<long[]> all = new ArrayList<>();
+        instructions.forEach((ip, r, w) -> all.add(new long[] {ip, r, w}));
+        all.sort(Comparator.comparingLong((long[] c) -> c[1] + c[2]).reversed().thenComparingLong(c -> c[0]));
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (long[] c : all.subList(0, Math.min(n, all.size()))) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("ip", "0x" + Long.toHexString(c[0]));
+            row.put("name", naming.code(c[0]));
+            row.put("source", naming.source(c[0]));
+            row.put("loads", c[1]);
+            row.put("stores", c[2]);
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    /** Allocation sites by bytes allocated. */
+    List<Site> sites(int n) {
+        List<Site> all = new ArrayList<>(sites.values());
+        all.sort(Comparator.comparingLong((Site s) -> s.bytes).reversed().thenComparing(s -> s.name));
+        return all.subList(0, Math.min(n, all.size()));
+    }
+
+    String code(long ip) { return naming.code(ip); }
+
+    String source(long ip) { return naming.source(ip); }
+}

@@ -33,6 +33,8 @@ memtrace_prereqs() {
     dpkg -s libc6-dbg >/dev/null 2>&1 || missing+=(libc6-dbg)
     [ -e /usr/include/Zydis/Zydis.h ] || missing+=(libzydis-dev)
     command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+    # memtrace report's test loads the page in a real browser
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "memtrace: installing Debian packages: ${missing[*]}" >&2

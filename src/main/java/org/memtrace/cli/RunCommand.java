@@ -18,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.analysis.Summary;
+import org.memtrace.report.Report;
 import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.InstrumentedRun;
@@ -84,6 +85,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--json-summary", paramLabel = "FILE", description = "Also write the summary as JSON to FILE.")
     Path jsonSummary;
 
+    @Option(names = "--report", paramLabel = "FILE", description = "Also write the HTML report (as memtrace report makes it) to FILE.")
+    Path reportFile;
+
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
@@ -93,7 +97,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
         Target target = Tracer.validate(options);
         boolean compiledIn = InstrumentedRun.isInstrumented(target.traced());
-        checkOutputs(target, output, saveStream, jsonSummary);
+        checkOutputs(target, output, saveStream, jsonSummary, reportFile);
         if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
             say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
         boolean created = !"-".equals(output) && !Files.exists(Path.of(output));
@@ -107,6 +111,15 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         consumers.add(writer);
         Summary summary = compiledIn ? Summary.ofProbes() : new Summary(instructionShapes);
         consumers.add(summary);
+        // the report follows the run with a naming of its own: a naming observes each event once
+        OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile);
+        Report htmlReport = null;
+        if (reportOutput != null) {
+            SymbolicNaming reportNames = new SymbolicNaming();
+            htmlReport = new Report(reportNames, compiledIn ? InstructionShapes.UNKNOWN : decodedShapes(reportNames.addressSpace()), compiledIn);
+            htmlReport.fact("command", String.join(" ", command));
+            consumers.add(htmlReport);
+        }
 
         Tracer tracer = compiledIn ? null : new Tracer(options, consumers, p -> say(err, p));
         InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, consumers, p -> say(err, p)) : null;
@@ -129,11 +142,14 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 result = compiledIn ? instrumented.run() : tracer.run();
             } catch (LaunchException e) {
                 writer.finish();
+                if (reportOutput != null) reportOutput.close();
                 // the run was refused after all: a trace file that memtrace created holds nothing, remove it
                 if (created) deleteQuietly(Path.of(output));
                 throw e;
             }
-            return report(err, result, summary, writer, compiledIn);
+            boolean reportWritten = writeReport(err, result, htmlReport, reportOutput);
+            int status = report(err, result, summary, writer, compiledIn);
+            return status == 0 && !reportWritten ? 1 : status;
         } finally {
             reported.countDown();
             try {
@@ -168,6 +184,20 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         err.flush();
         boolean incomplete = writer.failed() || result.incomplete() || !summaryWritten;
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
+    }
+
+    /** The HTML report, complete or not at all (the partial file is removed). */
+    private boolean writeReport(PrintWriter err, RunResult result, Report htmlReport, OutputFile reportOutput) {
+        if (reportOutput == null) return true;
+        try (reportOutput) {
+            htmlReport.fact("elapsed seconds", result.elapsed().toNanos() / 1e9);
+            htmlReport.fact("ending", result.describe());
+            ReportCommand.write(htmlReport, reportOutput, reportFile, result.lost(), 50, 12);
+            return true;
+        } catch (LaunchException e) {
+            say(err, e.getMessage());
+            return false;
+        }
     }
 
     private boolean writeJsonSummary(PrintWriter err, RunResult result, Summary summary) {
@@ -221,12 +251,14 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      * program or its interpreter (opening it truncates it), two outputs naming one file (one would silently
      * overwrite the other), an output that is a directory (found only after the trace file was created).
      */
-    static void checkOutputs(Target target, String output, Path saveStream, Path jsonSummary) throws LaunchException {
+    static void checkOutputs(Target target, String output, Path saveStream, Path jsonSummary, Path reportFile) throws LaunchException {
         Map<String, Path> outputs = new LinkedHashMap<>();
         if (!"-".equals(output)) outputs.put("-o", Path.of(output));
         if (saveStream != null) outputs.put("--save-stream", saveStream);
         if (jsonSummary != null) outputs.put("--json-summary", jsonSummary);
-        Map<String, String> what = Map.of("-o", "the trace to", "--save-stream", "the stream file", "--json-summary", "the summary to");
+        if (reportFile != null) outputs.put("--report", reportFile);
+        Map<String, String> what = Map.of("-o", "the trace to", "--save-stream", "the stream file", "--json-summary", "the summary to",
+                "--report", "the report to");
         List<Path> programs = new ArrayList<>(target.interpreters());
         programs.add(target.executable());
         List<Map.Entry<String, Path>> seen = new ArrayList<>();

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 
-/** Bad input and bad output for cachesim and convert: one line, a non-zero status, no file that looks finished. */
+/** Bad input and bad output for cachesim, convert and report: one line, a non-zero status, no file that looks finished. */
 class OfflineInputErrorsTest {
     @TempDir static Path dir;
     static Path stream;
@@ -45,6 +45,7 @@ class OfflineInputErrorsTest {
     void aMissingTraceIsAUsageError() throws Exception {
         fails(2, "no trace file", null, "cachesim");
         fails(2, "no trace file", null, "convert", "--to", "csv", "-o", "out.csv");
+        fails(2, "no trace file", null, "report", "-o", "out.html");
     }
 
     @Test
@@ -57,6 +58,7 @@ class OfflineInputErrorsTest {
         fails(1, "corrupt event stream", cut, "convert", "--to", "parquet", "-o", "out.parquet");
         fails(1, "corrupt event stream", cut, "convert", "--to", "lackey", "-o", "out.txt");
         fails(1, "corrupt event stream", cut, "cachesim", "--json", "out.json");
+        fails(1, "corrupt event stream", cut, "report", "-o", "out.html");
     }
 
     @Test
@@ -69,6 +71,7 @@ class OfflineInputErrorsTest {
             for (int i = 0; i < 64; i++) f.writeInt(0x7f7f7f7f);
         }
         fails(1, "corrupt event stream", bad, "convert", "--to", "csv", "-o", "out.csv");
+        fails(1, "corrupt event stream", bad, "report", "-o", "out.html");
     }
 
     @Test
@@ -76,6 +79,7 @@ class OfflineInputErrorsTest {
         Path text = dir.resolve("notes.txt");
         Files.writeString(text, "L$0:table+0,prog,main+4,4,1\n".repeat(500));
         fails(2, "neither a .mtr file nor an event stream", text, "cachesim");
+        fails(2, "neither a .mtr file nor an event stream", text, "report", "-o", "out.html");
     }
 
     @Test
@@ -86,6 +90,7 @@ class OfflineInputErrorsTest {
         fails(2, "--policy", stream, "cachesim", "--policy", "mru");
         fails(2, "--to", stream, "convert", "--to", "xml", "-o", "out.xml");
         fails(2, "--to", stream, "convert", "-o", "out.xml");
+        fails(2, "--top", stream, "report", "--top", "-1", "-o", "out.html");
     }
 
     @Test
@@ -93,5 +98,6 @@ class OfflineInputErrorsTest {
         fails(2, "cannot write", stream, "convert", "--to", "csv", "-o", "/nonexistent/out.csv");
         fails(2, "it is a directory", stream, "convert", "--to", "csv", "-o", dir.toString());
         fails(2, "cannot write", stream, "cachesim", "--json", "/nonexistent/out.json");
+        fails(2, "cannot write", stream, "report", "-o", "/nonexistent/out.html");
     }
 }

@@ -1,0 +1,97 @@
+package org.memtrace.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.memtrace.event.Event;
+import org.memtrace.trace.Naming;
+import org.memtrace.trace.TracedAccess;
+
+class ReportAnalysisTest {
+    /** Names one global, {@code table} at 0x5000 (64 bytes), and call sites as {@code main+N}. */
+    static final class FakeNaming implements Naming {
+        int dataCalls;
+
+        @Override public void observe(Event event) {}
+
+        @Override public String region(long address) { return "prog"; }
+
+        @Override
+        public String data(long address) {
+            dataCalls++;
+            return address >= 0x5000 && address < 0x5040 ? "table+" + (address - 0x5000) : "0x" + Long.toHexString(address);
+        }
+
+        @Override public String code(long ip) { return "main+" + (ip - 0x400000); }
+
+        @Override public String block(Event.Alloc allocation) { return NO_BLOCK; }
+    }
+
+    private final FakeNaming naming = new FakeNaming();
+    private final ReportAnalysis report = new ReportAnalysis(naming);
+    private long seq;
+
+    private static Event.Alloc alloc(Event.AllocFunction f, long caller, long result, long usable, long... args) {
+        long[] six = new long[6];
+        System.arraycopy(args, 0, six, 0, args.length);
+        return new Event.Alloc(1, f, caller, result, usable, six);
+    }
+
+    private void access(long address, boolean store) {
+        report.access(seq++, new TracedAccess(1, 0x400100, address, 4, store));
+    }
+
+    @Test
+    void heapBlocksCountTheirAccessesAndTheirSiteTheBytes() {
+        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 24, 20), "<malloc0001@main+16>");
+        for (int i = 0; i < 5; i++) access(0x10000 + 4 * i, false);
+        access(0x10004, true);
+        access(0x10018, false); // just past the usable bytes: not the block's
+        ReportAnalysis.Obj block = report.hottestObjects(10).stream().filter(o -> o.name.startsWith("<malloc")).findFirst().orElseThrow();
+        assertThat(List.of(block.loads, block.stores, block.size)).containsExactly(5L, 1L, 24L);
+        ReportAnalysis.Site site = report.sites(10).getFirst();
+        assertThat(site.name).isEqualTo("main+16");
+        assertThat(List.of(site.blocks, site.bytes, site.maxLive, site.readBytes, site.writtenBytes)).containsExactly(1L, 24L, 24L, 20L, 4L);
+        assertThat(report.hottestObjects(10)).extracting(o -> o.name).contains("[unknown]");
+    }
+
+    @Test
+    void accessesAfterFreeAreListedWithBothSites() {
+        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 64, 64), "<malloc0001@main+16>");
+        access(0x10000, true);
+        report.allocation(seq++, alloc(Event.AllocFunction.FREE, 0x400020, 0, 0, 0x10000), "<freed:0001@main+16>");
+        access(0x1000c, false);
+        assertThat(report.freedAccessCount()).isEqualTo(1);
+        ReportAnalysis.FreedAccess f = report.freedAccesses().getFirst();
+        assertThat(f).isEqualTo(new ReportAnalysis.FreedAccess(3, false, 0x400100, "<freed:0001@main+16>", 12, "main+16", "main+32"));
+        // a new block over the freed one retires it; both stay in the table, the new one takes the accesses
+        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400030, 0x10000, 32, 32), "<malloc0002@main+48>");
+        access(0x10000, false);
+        assertThat(report.freedAccessCount()).isEqualTo(1);
+        assertThat(report.hottestObjects(10)).extracting(o -> o.name + "=" + o.accesses())
+                .containsExactly("<malloc0001@main+16>=2", "<malloc0002@main+48>=1");
+        assertThat(report.sites(10)).extracting(s -> s.name + ":" + s.maxLive).containsExactly("main+16:64", "main+48:32");
+    }
+
+    @Test
+    void globalsAreNamedOnceAndKeepTheirOffsets() {
+        for (int r = 0; r < 3; r++) for (int i = 0; i < 16; i++) access(0x5000 + 4 * i, r == 0);
+        ReportAnalysis.Obj table = report.hottestObjects(1).getFirst();
+        assertThat(table.name).isEqualTo("table");
+        assertThat(List.of(table.loads, table.stores)).containsExactly(32L, 16L);
+        // one naming per new offset on the first walk; the two later walks hit the resolved span
+        assertThat(naming.dataCalls).isEqualTo(16);
+        assertThat(table.grid.reads[0] + table.grid.writes[0]).isPositive();
+    }
+
+    @Test
+    void reallocReleasesTheOldBlockAndSiteLiveBytesFollow() {
+        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 40, 40), "<malloc0001@main+16>");
+        report.allocation(seq++, alloc(Event.AllocFunction.REALLOC, 0x400010, 0x20000, 400, 0x10000, 400), "<realloc0002@main+16>");
+        access(0x10000, false);
+        ReportAnalysis.Site site = report.sites(1).getFirst();
+        assertThat(List.of(site.blocks, site.bytes, site.live, site.maxLive)).containsExactly(2L, 440L, 400L, 400L);
+        assertThat(report.freedAccesses().getFirst().block()).isEqualTo("<freed:0001@main+16>");
+    }
+}

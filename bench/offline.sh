@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Offline throughput: events per second of `memtrace cachesim` and `memtrace convert` (csv, parquet) on a
+# Offline throughput: events per second of `memtrace cachesim`, `memtrace convert` (csv, parquet) and `memtrace report` on a
 # saved stream of about 10^7 events, recorded once from bench/programs/cachewalk.c (130 rounds) under
 # `memtrace run --save-stream` and kept in bench/out/ for later runs (recording takes a few minutes).
 # Usage: bench/offline.sh [STREAM]   (default: record or reuse bench/out/cachewalk.stream)
@@ -38,5 +38,6 @@ for jvm in launcher full-jit; do
   timed "convert --to din" "$jvm" "${cmd[@]}" convert "$stream" --to din -o "$out/offline.din"
   timed "convert --to csv" "$jvm" "${cmd[@]}" convert "$stream" --to csv -o "$out/offline.csv"
   timed "convert --to parquet" "$jvm" "${cmd[@]}" convert "$stream" --to parquet -o "$out/offline.parquet"
+  timed "report" "$jvm" "${cmd[@]}" report "$stream" -o "$out/offline.html"
 done
-rm -f "$out/offline.din" "$out/offline.csv" "$out/offline.time"
+rm -f "$out/offline.din" "$out/offline.csv" "$out/offline.html" "$out/offline.time"

@@ -71,10 +71,17 @@ final class LoopSkeleton {
      *
      * @param header    the label the back edge jumps to; the entry probe goes right before it
      * @param backEdge  the index of the back-edge jump; the exit probe follows it
-     * @param registers the 64-bit registers the entry logs (slots), with their per-iteration steps
+     * @param registers the 64-bit registers the entry logs (slots), with their per-iteration steps: the
+     *                  constant {@code steps[s]} plus, unless {@code stepSlots[s]} is {@link #NONE}, the value of
+     *                  that (invariant) slot
      * @param tripSlot  the induction slot whose final value the exit logs
      */
-    record Loop(String header, int backEdge, List<String> registers, long[] steps, int tripSlot, List<Item> items) {
+    record Loop(String header, int backEdge, List<String> registers, long[] steps, int[] stepSlots, int tripSlot,
+                List<Item> items) {
+    }
+
+    /** An induction register's update: at body position {@code at}, by {@code step} plus an invariant register's value. */
+    private record Update(int at, long step, String register) {
     }
 
     /** A back edge that was not skeletonized; its jump's instruction index and why. */
@@ -163,12 +170,11 @@ final class LoopSkeleton {
             if (insn.rep()) return Reason.REP_STRING;
             for (Register r : insn.registersWritten()) writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
         }
-        // register -> {position of its one update, step}
-        Map<String, long[]> induction = new LinkedHashMap<>();
+        Map<String, Update> induction = new LinkedHashMap<>();
         writers.forEach((r, at) -> {
             if (at.size() == 1) {
-                Long step = step(body.get(at.getFirst()), r);
-                if (step != null && step != 0) induction.put(r, new long[] {at.getFirst(), step});
+                Update u = update(body.get(at.getFirst()), r, at.getFirst(), writers);
+                if (u != null && (u.step() != 0 || u.register() != null)) induction.put(r, u);
             }
         });
         if (induction.isEmpty()) return Reason.NO_INDUCTION;
@@ -191,31 +197,47 @@ final class LoopSkeleton {
             int base = slot(slots, m.base());
             int index = slot(slots, m.index());
             int phase = 0;
-            if (base != NONE && induction.containsKey(m.base().name()) && induction.get(m.base().name())[0] < p) phase |= 1;
-            if (index != NONE && induction.containsKey(m.index().name()) && induction.get(m.index().name())[0] < p) phase |= 2;
+            if (base != NONE && induction.containsKey(m.base().name()) && induction.get(m.base().name()).at() < p) phase |= 1;
+            if (index != NONE && induction.containsKey(m.index().name()) && induction.get(m.index().name()).at() < p) phase |= 2;
             items.add(new Item(d.index(), sites.getFirst(), true, base, index, Math.max(1, m.scale()), phase,
                     m.displacement()));
         }
         if (!computed) return onLoad ? Reason.DEPENDS_ON_LOAD : Reason.NOT_AFFINE;
+        // the trip count comes best from a constant step: a register step of 0 at run time leaves it unknown
         int trip = -1;
+        for (int s = 0; s < slots.size() && trip < 0; s++) {
+            Update u = induction.get(slots.get(s));
+            if (u != null && u.register() == null) trip = s;
+        }
         for (int s = 0; s < slots.size() && trip < 0; s++) if (induction.containsKey(slots.get(s))) trip = s;
         if (trip < 0) {
-            trip = slots.size();
-            slots.add(induction.keySet().iterator().next());
+            String r = induction.keySet().iterator().next();
+            for (var e : induction.entrySet()) if (e.getValue().register() == null) { r = e.getKey(); break; }
+            trip = slot(slots, r);
+        }
+        // the registers that steps add come last: logged at entry like the others
+        for (int s = 0; s < slots.size(); s++) {
+            Update u = induction.get(slots.get(s));
+            if (u != null && u.register() != null && !slots.contains(u.register())) slots.add(u.register());
         }
         long[] steps = new long[slots.size()];
+        int[] stepSlots = new int[slots.size()];
         for (int s = 0; s < steps.length; s++) {
-            long[] ind = induction.get(slots.get(s));
-            steps[s] = ind == null ? 0 : ind[1];
+            Update u = induction.get(slots.get(s));
+            steps[s] = u == null ? 0 : u.step();
+            stepSlots[s] = u == null || u.register() == null ? NONE : slots.indexOf(u.register());
         }
-        return new Loop(header, backEdge, List.copyOf(slots), steps, trip, List.copyOf(items));
+        return new Loop(header, backEdge, List.copyOf(slots), steps, stepSlots, trip, List.copyOf(items));
     }
 
     private static int slot(List<String> slots, Register r) {
-        if (r.isNone()) return NONE;
-        int i = slots.indexOf(r.name());
+        return r.isNone() ? NONE : slot(slots, r.name());
+    }
+
+    private static int slot(List<String> slots, String r) {
+        int i = slots.indexOf(r);
         if (i >= 0) return i;
-        slots.add(r.name());
+        slots.add(r);
         return slots.size() - 1;
     }
 
@@ -225,7 +247,7 @@ final class LoopSkeleton {
      * that the body leaves alone or steps.
      */
     private static MemoryOperand affine(FunctionPlanner.Decoded d, List<Site> sites, Map<String, List<Integer>> writers,
-                                        Map<String, long[]> induction) {
+                                        Map<String, Update> induction) {
         List<MemoryAccess> accesses = d.instruction().accesses();
         if (sites.size() != 1 || accesses.size() != 1) return null;
         Site site = sites.getFirst();
@@ -278,6 +300,23 @@ final class LoopSkeleton {
             }
         }
         return false;
+    }
+
+    /**
+     * The update of the 64-bit register {@code r} by {@code d}: a constant added (add, sub, inc, dec, lea) or
+     * a register the body never writes ({@code add %reg, %r}); null when it is no such update.
+     */
+    private static Update update(FunctionPlanner.Decoded d, String r, int at, Map<String, List<Integer>> writers) {
+        List<Operand> ops = d.instruction().operands();
+        if (d.instruction().mnemonic().equals("add") && ops.size() >= 2 && ops.get(0) instanceof RegisterOperand dst
+                && ops.get(1) instanceof RegisterOperand src && dst.register().name().equals(r)
+                && dst.register().widthBits() == 64 && src.register().widthBits() == 64
+                && src.visibility() == Operand.Visibility.EXPLICIT && !src.register().name().equals(r)
+                && !writers.containsKey(src.register().name())) {
+            return new Update(at, 0, src.register().name());
+        }
+        Long step = step(d, r);
+        return step == null ? null : new Update(at, step, null);
     }
 
     /** The constant {@code insn} adds to the 64-bit register {@code r}; null when it is no such update. */

@@ -88,6 +88,7 @@ final class SkeletonWriter {
             t.append("\t.long ").append(EXIT_LABEL).append(id).append("-.\n");
             for (int s = 0; s < loop.registers().size(); s++) {
                 t.append("\t.quad ").append(loop.steps()[s]).append('\n');
+                t.append("\t.byte ").append(loop.stepSlots()[s]).append('\n');
                 t.append("\t.ascii \"").append(pad(loop.registers().get(s))).append("\"\n");
             }
             for (LoopSkeleton.Item item : loop.items()) {
@@ -109,8 +110,8 @@ final class SkeletonWriter {
         return t.toString();
     }
 
-    /** A register's name in 8 bytes, zero padded: the section stays readable in a hex dump. */
+    /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */
     private static String pad(String register) {
-        return register + "\\0".repeat(8 - register.length());
+        return register + "\\0".repeat(7 - register.length());
     }
 }

@@ -10,7 +10,8 @@ import org.memtrace.event.Event;
  *
  * <p>Address of computed position i in iteration k (0-based): {@code c[i] + k * s[i]}, where {@code c} folds
  * the displacement, the registers' entry values and their update when it comes before the access in the
- * body, and {@code s} is the per-iteration step of base + index×scale. All in 64-bit two's complement, as
+ * body, and {@code s} is the per-iteration step of base + index×scale (a register's step is a constant,
+ * or a constant plus the entry value of a register the body never writes). All in 64-bit two's complement, as
  * the CPU computes it.
  */
 final class LoopReplay {
@@ -23,7 +24,7 @@ final class LoopReplay {
 
     final SkeletonTable.Placed loop;
     private final long[] values;
-    private long[] c, s;
+    private long[] c, s, steps;
     private long k;
     private int pos;
 
@@ -64,7 +65,7 @@ final class LoopReplay {
     boolean exit(long finalValue, Sink sink) {
         prepare();
         int trip = loop.tripSlot();
-        long step = loop.steps()[trip];
+        long step = steps[trip];
         long distance = finalValue - values[trip];
         if (step == 0 || distance % step != 0) return false;
         long n = distance / step;
@@ -89,7 +90,8 @@ final class LoopReplay {
         int n = loop.items();
         c = new long[n];
         s = new long[n];
-        long[] steps = loop.steps();
+        steps = loop.steps().clone();
+        for (int r = 0; r < steps.length; r++) if (loop.stepSlots()[r] != NONE) steps[r] += values[loop.stepSlots()[r]];
         for (int i = 0; i < n; i++) {
             if (loop.sites()[i] == null) continue;
             long a = loop.displacement()[i], stride = 0;

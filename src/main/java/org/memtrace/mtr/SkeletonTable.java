@@ -37,7 +37,7 @@ final class SkeletonTable {
     }
 
     /** A loop at link-time addresses; {@code entry} is the address its entry sites name in their {@code insn}, the exit site names its own. */
-    record Loop(long entry, long[] steps, int tripSlot, List<Item> items) {}
+    record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items) {}
 
     private final Map<Long, Loop> byEntry;
     private final Map<String, Long> declined;
@@ -80,8 +80,14 @@ final class SkeletonTable {
                 long entry = here + 8 + b.getInt(at + 8);
                 long exit = here + 12 + b.getInt(at + 12);
                 long[] steps = new long[slots];
+                int[] stepSlots = new int[slots];
                 int p = at + 16;
-                for (int s = 0; s < slots; s++, p += 16) steps[s] = b.getLong(p);
+                for (int s = 0; s < slots; s++, p += 16) {
+                    steps[s] = b.getLong(p);
+                    stepSlots[s] = Byte.toUnsignedInt(b.get(p + 8));
+                    if (stepSlots[s] != NONE && stepSlots[s] >= slots)
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " step names a register the loop does not log");
+                }
                 if (trip >= slots || items < 0 || p + (long) items * ITEM_SIZE > bytes.length)
                     throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop record makes no sense");
                 List<Item> list = new ArrayList<>(items);
@@ -97,7 +103,7 @@ final class SkeletonTable {
                     if ((item.baseSlot() != NONE && item.baseSlot() >= slots) || (item.indexSlot() != NONE && item.indexSlot() >= slots))
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a register the loop does not log");
                 }
-                Loop loop = new Loop(entry, steps, trip, List.copyOf(list));
+                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list));
                 loops.put(entry, loop);
                 loops.put(exit, loop);
                 at = p;
@@ -135,7 +141,7 @@ final class SkeletonTable {
      * A loop placed at a load bias: the sites of its computed accesses (flagged {@link Event.ProbeSite#COMPUTED})
      * and the run-time instruction address each logged record must have.
      */
-    record Placed(long[] steps, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
+    record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged) {
         static Placed of(Loop loop, long bias, Event.SelectionTotals totals) {
             int n = loop.items().size();
@@ -160,7 +166,7 @@ final class SkeletonTable {
                     logged = true;
                 }
             }
-            return new Placed(loop.steps(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged);
+            return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged);
         }
 
         int items() { return sites.length; }

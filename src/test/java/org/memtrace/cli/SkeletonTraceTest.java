@@ -42,8 +42,10 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/skel_kernels.c")) {
-            Files.copy(in, dir.resolve("skel_kernels.c"));
+        for (String c : List.of("skel_kernels.c", "skel_threads.c")) {
+            try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
+                Files.copy(in, dir.resolve(c));
+            }
         }
     }
 
@@ -129,5 +131,39 @@ class SkeletonTraceTest {
             // the sums' and the stencil's loops are single blocks with constant steps once optimized
             assertThat(computed).as("computed accesses at %s", opt).isGreaterThan(0);
         }
+    }
+
+    /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-O2"})
+    void concurrentThreadsReplayTheirOwnLoops(String opt) throws Exception {
+        Path exe = dir.resolve("threads" + opt);
+        List<String> cc = new ArrayList<>(Cli.command("cc", "--skeleton", opt, "-pthread", "-o", exe.toString(),
+                dir.resolve("skel_threads.c").toString()));
+        Gcc.run(cc);
+        Path mtr = dir.resolve("threads" + opt + ".mtr");
+        Gcc.run(List.of(exe.toString()), Map.of("MEMTRACE_OUT", mtr.toString()));
+        Path text = dir.resolve("threads" + opt + ".trace");
+        var printed = Cli.run(dir, "print", "-o", text.toString(), mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        Map<String, List<Long>> loads = new LinkedHashMap<>();
+        for (TraceFile.Line l : TraceFile.read(text).lines()) {
+            if (l.type() != 'L' || !l.fields().get(2).startsWith("sum+") || !l.fields().get(0).startsWith("table+")) continue;
+            loads.computeIfAbsent(l.fields().get(4), t -> new ArrayList<>()).add(Long.parseLong(l.fields().get(0).substring(6)));
+        }
+        assertThat(loads).hasSize(2);
+        var halves = new ArrayList<Long>();
+        for (List<Long> offsets : loads.values()) {
+            long base = offsets.getFirst();
+            halves.add(base);
+            var expected = new ArrayList<Long>();
+            for (int r = 0; r < 5; r++) for (int i = 0; i < 2048 - r; i++) expected.add(base + 8L * i);
+            assertThat(offsets).isEqualTo(expected);
+        }
+        assertThat(halves).containsExactlyInAnyOrder(0L, 2048 * 8L);
+        Matcher m = SUMMARY.matcher(printed.stderr());
+        Map<String, Long> counts = new LinkedHashMap<>();
+        while (m.find()) counts.put(m.group(1), Long.parseLong(m.group(2).replace(",", "")));
+        assertThat(counts.get("computed")).isGreaterThanOrEqualTo(2L * (5 * 2048 - 10));
     }
 }

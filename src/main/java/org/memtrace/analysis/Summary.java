@@ -31,7 +31,8 @@ public final class Summary implements EventConsumer {
     private final Set<Event.SelectionTotals> modules = Collections.newSetFromMap(new IdentityHashMap<>());
     private final boolean compiledIn;
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
-    private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia;
+    private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
+    private Map<String, Long> declinedLoops = Map.of();
     private boolean selective;
 
     /** The program-level accuracy of a selective build: Σ exec(b)·block_ma (or aia) / Σ exec(b)·block_refs. */
@@ -67,6 +68,7 @@ public final class Summary implements EventConsumer {
             }
             case Event.Probe p -> {
                 probes++;
+                if (p.site().computed()) computed++;
                 for (TracedAccess t : accesses.interpret(p)) {
                     if (t.store()) stores++;
                     else loads++;
@@ -128,6 +130,12 @@ public final class Summary implements EventConsumer {
     /** Probe records of a compiled-in trace; a {@code rep} instruction counts once. */
     public long probes() { return probes; }
 
+    /** Of the probes, the accesses a skeleton loop's replay computed instead of a record (memtrace cc --skeleton). */
+    public long computed() { return computed; }
+
+    /** The loops a skeleton build left in full mode, by reason (static, over the instrumented files that ran). */
+    public void declinedLoops(Map<String, Long> byReason) { declinedLoops = Map.copyOf(byReason); }
+
     /** The selection's accuracy, for a selective build whose blocks ran at least once; empty otherwise. */
     public Optional<Accuracy> accuracy() {
         if (!selective || weightedRefs == 0) return Optional.empty();
@@ -155,6 +163,10 @@ public final class Summary implements EventConsumer {
         m.put("threads", (long) threads.size());
         if (compiledIn) {
             m.put("probes", probes);
+            if (computed > 0 || !declinedLoops.isEmpty()) {
+                m.put("computed", computed);
+                m.put("logged", probes - computed);
+            }
         } else {
             m.put("faults", faults);
             m.put("windowsAtRisk", windowsAtRisk);
@@ -178,6 +190,10 @@ public final class Summary implements EventConsumer {
                     "static ma", 100 * a.staticMa());
             out.printf(Locale.ROOT, "  %-18s %15.2f %%%n", "static aia", 100 * a.staticAia());
         });
+        if (!declinedLoops.isEmpty()) {
+            out.printf(Locale.ROOT, "  %-18s %,15d%n", "loops logged", declinedLoops.values().stream().mapToLong(Long::longValue).sum());
+            new java.util.TreeMap<>(declinedLoops).forEach((reason, n) -> out.printf(Locale.ROOT, "    %-16s %,15d  %s%n", "", n, reason));
+        }
         if (elapsed != null) out.printf(Locale.ROOT, "  %-18s %,15.3f s%n", "elapsed", elapsed.toNanos() / 1e9);
         if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();

@@ -153,6 +153,8 @@ final class CcCommand implements Callable<Integer> {
                   --mode M        log (default), ma (each record stands for its equivalence class) or aia
                                   (also for the classes at distance zero): weights for the summary's counts
                   --keep-asm DIR  keep a copy of every instrumented assembly file in DIR
+                  --skeleton      single-block loops log their base registers and trip count; memtrace
+                                  replays their computable accesses (a lossless, smaller trace; needs omega 1)
                   --              ends memtrace's options
                 Everything else goes to %2$s unchanged; -pipe and -flto are dropped, -static is refused.
                 """.formatted(name, cxx ? "g++" : "gcc");

@@ -67,6 +67,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
             consumers.finish();
         }
         problems.addAll(read.problems());
+        summary.declinedLoops(read.declinedLoops());
         if (!quiet) summary.print(err, read.lost(), null);
         if (read.lost() > 0)
             RunCommand.say(err, read.lost() + (compiledIn ? " records were dropped by the program's runtime" : " events were lost by the agent"));

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.event.EventDecoder;
@@ -33,9 +34,14 @@ final class TraceInput {
 
     /**
      * What reading delivered: {@code events} handed to the consumer, {@code lost} records the recorder says
-     * it dropped, and one sentence per problem (damage, a missing end mark).
+     * it dropped, one sentence per problem (damage, a missing end mark), and the loops a skeleton build left
+     * in full mode, by reason (empty for other traces).
      */
-    record Outcome(long events, long lost, List<String> problems) {}
+    record Outcome(long events, long lost, List<String> problems, Map<String, Long> declinedLoops) {
+        Outcome(long events, long lost, List<String> problems) {
+            this(events, lost, problems, Map.of());
+        }
+    }
 
     /** Whether {@code file} is a {@code .mtr} file (else a saved stream); anything else is a usage error. */
     static boolean compiledIn(Path file) throws LaunchException {
@@ -91,7 +97,7 @@ final class TraceInput {
                 consumer.accept(event);
                 progress.update(0, 0, ++events[0]);
             });
-            return new Outcome(events[0], r.dropped(), r.problems());
+            return new Outcome(events[0], r.dropped(), r.problems(), r.skeleton().declined());
         } catch (MtrFormatException e) {
             throw LaunchException.environment(file + ": " + e.getMessage(), e);
         } catch (IOException e) {

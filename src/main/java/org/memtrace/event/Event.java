@@ -46,6 +46,8 @@ public sealed interface Event
         public static final int FIRST_OF_BLOCK = 0x02;
         public static final int MODE_MASK = 0x0c;
         public static final int CONDITIONAL_REP = 0x10;
+        /** Not recorded but replayed from a skeleton loop (memtrace cc --skeleton): the access is the same. */
+        public static final int COMPUTED = 0x20;
 
         public SelectionMode mode() {
             return switch (flags & MODE_MASK) {
@@ -56,6 +58,8 @@ public sealed interface Event
         }
 
         public boolean firstOfBlock() { return (flags & FIRST_OF_BLOCK) != 0; }
+
+        public boolean computed() { return (flags & COMPUTED) != 0; }
 
         /** The weight the trace prints in ma/aia mode: how many accesses of the full trace this record stands for. */
         public int weight() {

@@ -16,12 +16,18 @@ import java.util.Optional;
  * @param stack   stack accesses (rsp/rbp based, push/pop/call/ret/leave slots) are traced
  * @param mode    the operation mode written into the site table
  * @param keepAsm a directory that receives a copy of every instrumented .s
+ * @param skeleton single-block loops log their base registers and trip count instead of their computable
+ *                 accesses, which the reader replays (docs/compiled-in.md, "Skeleton loops")
  */
 public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean stack, Mode mode,
-                        Optional<Path> keepAsm) {
+                        Optional<Path> keepAsm, boolean skeleton) {
 
     public static final CcOptions DEFAULTS = new CcOptions(1, AnalysisOptions.DEFAULT_CHUNK, ScoreTriplet.DEFAULT,
-            true, Mode.LOG, Optional.empty());
+            true, Mode.LOG, Optional.empty(), false);
+
+    public CcOptions(double omega, long chunk, ScoreTriplet scores, boolean stack, Mode mode, Optional<Path> keepAsm) {
+        this(omega, chunk, scores, stack, mode, keepAsm, false);
+    }
 
     /** The paper's operation modes; they only change the mode bits of the site table's flags. */
     public enum Mode {
@@ -73,6 +79,7 @@ public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean s
         boolean stack = true;
         Mode mode = Mode.LOG;
         Optional<Path> keep = Optional.empty();
+        boolean skeleton = false;
         int i = 0;
         for (; i < words.size(); i++) {
             String w = words.get(i);
@@ -80,10 +87,11 @@ public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean s
             String inline = name.equals(w) ? null : w.substring(w.indexOf('=') + 1);
             switch (name) {
                 case "--" -> {
-                    return new Split(new CcOptions(omega, chunk, scores, stack, mode, keep),
+                    return new Split(options(omega, chunk, scores, stack, mode, keep, skeleton),
                             List.copyOf(words.subList(0, i)), List.copyOf(words.subList(i + 1, words.size())));
                 }
                 case "--no-stack" -> stack = false;
+                case "--skeleton" -> skeleton = true;
                 case "--omega", "--chunk", "--scores", "--mode", "--keep-asm" -> {
                     String value = inline;
                     if (value == null) {
@@ -101,12 +109,21 @@ public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean s
                     }
                 }
                 default -> {
-                    return new Split(new CcOptions(omega, chunk, scores, stack, mode, keep),
+                    return new Split(options(omega, chunk, scores, stack, mode, keep, skeleton),
                             List.copyOf(words.subList(0, i)), List.copyOf(words.subList(i, words.size())));
                 }
             }
         }
-        return new Split(new CcOptions(omega, chunk, scores, stack, mode, keep), List.copyOf(words), List.of());
+        return new Split(options(omega, chunk, scores, stack, mode, keep, skeleton), List.copyOf(words), List.of());
+    }
+
+    /** A skeleton replays every access of a loop, so it cannot stand on a selection that leaves accesses out. */
+    private static CcOptions options(double omega, long chunk, ScoreTriplet scores, boolean stack, Mode mode,
+                                     Optional<Path> keep, boolean skeleton) {
+        if (skeleton && omega < 1) {
+            throw new IllegalArgumentException("--skeleton needs --omega 1: a skeleton replays every access of a loop");
+        }
+        return new CcOptions(omega, chunk, scores, stack, mode, keep, skeleton);
     }
 
     /** The words of {@code MEMTRACE_CC_OPTIONS}: whitespace separated, as the driver wrote them. */

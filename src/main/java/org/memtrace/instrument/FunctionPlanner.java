@@ -32,9 +32,11 @@ final class FunctionPlanner {
     record Decoded(int index, AsmSyntax.Instruction text, Instruction instruction) {
     }
 
-    /** The probes of a function by instruction index, and notes on instructions left alone. */
-    record Plan(Map<Integer, List<Site>> probes, List<String> notes) {
+    /** The probes of a function by instruction index, notes on instructions left alone, and its skeleton loops. */
+    record Plan(Map<Integer, List<Site>> probes, List<String> notes, LoopSkeleton.Result skeleton) {
     }
+
+    private static final LoopSkeleton.Result NO_SKELETON = new LoopSkeleton.Result(List.of(), List.of());
 
     /** A construct the rewriter cannot instrument; the whole function stays as the compiler wrote it. */
     static final class Unsupported extends Exception {
@@ -50,7 +52,7 @@ final class FunctionPlanner {
         var probes = new LinkedHashMap<Integer, List<Site>>();
         var notes = new ArrayList<String>();
         if (code.isEmpty()) {
-            return new Plan(probes, notes);
+            return new Plan(probes, notes, NO_SKELETON);
         }
         Map<Instruction, Decoded> byInstruction = new HashMap<>();
         List<Instruction> instructions = new ArrayList<>(code.size());
@@ -106,7 +108,8 @@ final class FunctionPlanner {
                 first.set(0, first.getFirst().blockStart(block.references().size(), ma, aia));
             }
         }
-        return new Plan(probes, notes);
+        LoopSkeleton.Result skeleton = options.skeleton() ? LoopSkeleton.plan(code, model, probes) : NO_SKELETON;
+        return new Plan(probes, notes, skeleton);
     }
 
     /**

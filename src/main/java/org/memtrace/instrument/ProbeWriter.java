@@ -25,6 +25,15 @@ final class ProbeWriter {
      * @param cfi the call frame address is rsp-based here: the probe's own moves of %rsp are described
      */
     void probe(StringBuilder out, int instruction, List<Site> probes, boolean cfi) {
+        probe(out, INSTRUCTION_LABEL + instruction, probes, cfi);
+    }
+
+    /**
+     * The same probe followed by {@code label} instead of an instruction's label, which the table's
+     * {@code insn} field then names: a skeleton loop's entry and exit probes stand before no instruction of
+     * their own.
+     */
+    void probe(StringBuilder out, String label, List<Site> probes, boolean cfi) {
         out.append("\tleaq -128(%rsp), %rsp\n");
         adjust(out, cfi, 128);
         for (String r : List.of("%rax", "%rdx", "%r11")) {
@@ -49,7 +58,7 @@ final class ProbeWriter {
             out.append("\tmovq %rax, 8(%rdx)\n");
             out.append("\tleaq 16(%rdx), %rdx\n");
             out.append("\tmovq %rdx, %fs:(%r11)\n");
-            entry(n, instruction, s);
+            entry(n, label, s);
         }
         for (String r : List.of("%r11", "%rdx", "%rax")) {
             out.append("\tpopq ").append(r).append('\n');
@@ -57,7 +66,7 @@ final class ProbeWriter {
         }
         out.append("\tleaq 128(%rsp), %rsp\n");
         adjust(out, cfi, -128);
-        out.append(INSTRUCTION_LABEL).append(instruction).append(":\n");
+        out.append(label).append(":\n");
     }
 
     private static void adjust(StringBuilder out, boolean cfi, int bytes) {
@@ -66,9 +75,9 @@ final class ProbeWriter {
         }
     }
 
-    private void entry(int site, int instruction, Site s) {
+    private void entry(int site, String label, Site s) {
         table.append("\t.long ").append(SITE_LABEL).append(site).append("-.\n");
-        table.append("\t.long ").append(INSTRUCTION_LABEL).append(instruction).append("-.\n");
+        table.append("\t.long ").append(label).append("-.\n");
         table.append("\t.byte ").append(s.kind()).append(", ").append(s.size()).append(", ").append(s.access())
                 .append(", ").append(s.flags()).append('\n');
         table.append("\t.short ").append(s.weightMa()).append(", ").append(s.weightAia()).append(", ")

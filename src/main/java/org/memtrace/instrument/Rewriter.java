@@ -100,9 +100,10 @@ public final class Rewriter {
         if (!assembler.assembleKeepingLocals(labeled, object)) {
             throw new InputRejected(input + " does not assemble");
         }
-        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings);
+        var skeleton = new SkeletonWriter();
+        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton);
 
-        var second = new ProbePass(probes);
+        var second = new ProbePass(probes, skeleton);
         var writer = new ProbeWriter();
         second.writer = writer;
         try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
@@ -110,6 +111,7 @@ public final class Rewriter {
             second.out = out;
             new AsmWalker(second).walk(in);
             out.write(writer.table());
+            out.write(skeleton.table());
         }
         return new Result(source(walker, input), walker.instructionCount(), probes.size(), writer.sites(), warnings);
     }
@@ -119,8 +121,8 @@ public final class Rewriter {
     }
 
     /** Decodes every numbered instruction from the labeled object and plans the probes function by function. */
-    private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings)
-            throws IOException {
+    private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings,
+                                          SkeletonWriter skeleton) throws IOException {
         int count = walker.instructionCount();
         int[] section = new int[count];
         long[] offset = new long[count];
@@ -156,6 +158,7 @@ public final class Rewriter {
                 List<FunctionPlanner.Decoded> code = decode(byFunction.get(f), first, section, offset, elf, contents, decoder);
                 FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, options);
                 probes.putAll(plan.probes());
+                skeleton.add(plan.skeleton());
                 plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
             } catch (FunctionPlanner.Unsupported e) {
                 warnings.add("function " + function + " left uninstrumented: " + e.getMessage());
@@ -240,11 +243,25 @@ public final class Rewriter {
     /** Pass two: the instrumented copy. */
     private static final class ProbePass extends CopyingPass {
         private final Map<Integer, List<Site>> probes;
+        private final SkeletonWriter skeleton;
         ProbeWriter writer;
         private final StringBuilder buffer = new StringBuilder(4096);
+        /** Whether the CFA was rsp-based at the last instruction: a loop's entry probe stands between instructions. */
+        private boolean cfaOnRsp;
 
-        ProbePass(Map<Integer, List<Site>> probes) {
+        ProbePass(Map<Integer, List<Site>> probes, SkeletonWriter skeleton) {
             this.probes = probes;
+            this.skeleton = skeleton;
+        }
+
+        @Override
+        public void statement(String s) throws IOException {
+            if (skeleton.loops() > 0) {
+                buffer.setLength(0);
+                skeleton.beforeLabel(buffer, s, writer, cfaOnRsp);
+                out.write(buffer.toString());
+            }
+            super.statement(s);
         }
 
         @Override
@@ -254,8 +271,12 @@ public final class Rewriter {
             buffer.setLength(0);
             if (sites != null) {
                 writer.probe(buffer, index, sites, cfaOnRsp);
+            } else if (skeleton.needsLabel(index)) {
+                buffer.append(ProbeWriter.INSTRUCTION_LABEL).append(index).append(":\n");
             }
             buffer.append('\t').append(instruction.text()).append('\n');
+            skeleton.afterInstruction(buffer, index, writer, cfaOnRsp);
+            this.cfaOnRsp = cfaOnRsp;
             out.write(buffer.toString());
         }
     }

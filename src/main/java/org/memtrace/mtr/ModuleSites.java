@@ -47,6 +47,13 @@ final class ModuleSites {
 
     SiteTable.Site site(long address) { return sites.get(address); }
 
+    /** Loops the rewriter declined to skeletonize, by reason, over the instrumented files the trace loaded. */
+    Map<String, Long> declinedLoops() {
+        Map<String, Long> all = new TreeMap<>();
+        for (SiteTable t : tables.values()) if (t != null) t.skeleton().declined().forEach((r, n) -> all.merge(r, n, Long::sum));
+        return all;
+    }
+
     private void add(Event.Module m) {
         String path = m.path();
         if (path.isEmpty()) {

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
@@ -37,15 +38,25 @@ public final class MtrReader {
      * {@code dropped} the records the runtime says it could not write (the end record); {@code complete} is
      * false when the file was cut short or damaged, and {@code problems} says what was lost.
      */
-    public record Result(long chunks, long probes, long events, long dropped, boolean ended, List<String> problems) {
+    public record Result(long chunks, long probes, long events, long dropped, boolean ended, List<String> problems,
+                         Skeleton skeleton) {
         public boolean complete() { return ended && problems.isEmpty(); }
+    }
+
+    /**
+     * What skeleton replay did: accesses computed (not recorded), and the loops of the loaded files that the
+     * rewriter left in full mode, by reason.
+     */
+    public record Skeleton(long computed, Map<String, Long> declined) {
+        public boolean any() { return computed > 0 || !declined.isEmpty(); }
     }
 
     private final MtrFile file;
     private final Consumer<? super Event> consumer;
     private final ModuleSites modules;
     private final List<String> problems = new ArrayList<>();
-    private long probes, events, unknownSites, firstUnknownSite, brokenReps;
+    private long probes, events, unknownSites, firstUnknownSite, brokenReps, computed, brokenLoops;
+    private long firstBrokenLoop;
 
     private MtrReader(MtrFile file, Consumer<? super Event> consumer) {
         this.file = file;
@@ -80,11 +91,15 @@ public final class MtrReader {
         if (unknownSites > 0)
             problems.add(unknownSites + " access records name a site no site table describes (the first 0x"
                     + Long.toHexString(firstUnknownSite) + "); they are left out");
+        if (brokenLoops > 0)
+            problems.add(brokenLoops + " skeleton loop runs do not match their records (the first at 0x" + Long.toHexString(firstBrokenLoop)
+                    + "); their computed accesses are left out from the mismatch on");
         if (brokenReps > 0) problems.add(brokenReps + " rep string instructions lack their count record; they are left out");
         List<String> all = new ArrayList<>(problems);
         file.problem().ifPresent(all::add);
         long dropped = file.end().map(MtrFile.End::dropped).orElse(0L);
-        return new Result(file.chunks(), probes, events, dropped, file.end().isPresent(), List.copyOf(all));
+        return new Result(file.chunks(), probes, events, dropped, file.end().isPresent(), List.copyOf(all),
+                new Skeleton(computed, modules.declinedLoops()));
     }
 
     private void deliver(Event e) {
@@ -137,7 +152,24 @@ public final class MtrReader {
             }
             case SiteTable.Access a -> {
                 finishRep(t);
+                if (t.loop != null && !t.loop.logged(a.site().ip(), t)) brokenLoop(t, a.site().ip());
                 consumer.accept(new Event.Probe(t.tid, address, a.site()));
+            }
+            case SiteTable.LoopValue v -> {
+                finishRep(t);
+                if (v.slot() == 0) {
+                    if (t.loop != null) brokenLoop(t, v.loop().loggedIp()[0]);
+                    t.loop = new LoopReplay(v.loop());
+                } else if (t.loop == null || t.loop.loop != v.loop()) {
+                    brokenLoop(t, v.loop().loggedIp()[0]);
+                    return;
+                }
+                t.loop.value(v.slot(), address);
+            }
+            case SiteTable.LoopExit x -> {
+                finishRep(t);
+                if (t.loop == null || t.loop.loop != x.loop() || !t.loop.exit(address, t)) brokenLoop(t, x.loop().loggedIp()[0]);
+                t.loop = null;
             }
             case SiteTable.Rep r -> {
                 if (t.rep != null && (t.rep.ip() != r.ip() || (t.repSeen & 1 << r.role()) != 0)) finishRep(t);
@@ -151,6 +183,12 @@ public final class MtrReader {
                 if (t.repSeen == r.roles()) finishRep(t);
             }
         }
+    }
+
+    /** A loop run whose records are not what its skeleton says: counted, and the thread goes on without it. */
+    private void brokenLoop(ThreadStream t, long ip) {
+        if (brokenLoops++ == 0) firstBrokenLoop = ip;
+        t.loop = null;
     }
 
     /** Turns the rep instruction's records into block events; a zero count touched no memory and prints nothing. */
@@ -185,7 +223,7 @@ public final class MtrReader {
     }
 
     /** One thread's slots across its chunks, with the accesses read but not yet delivered. */
-    private final class ThreadStream {
+    private final class ThreadStream implements LoopReplay.Sink {
         final int tid;
         final List<MtrFile.Chunk> chunks;
         final MtrFile.Scratch scratch;
@@ -200,6 +238,13 @@ public final class MtrReader {
         SiteTable.Rep rep;
         int repSeen;
         long repDestination, repSource, repCount;
+        LoopReplay loop;
+
+        @Override
+        public void computed(long address, Event.ProbeSite site) {
+            computed++;
+            consumer.accept(new Event.Probe(tid, address, site));
+        }
 
         ThreadStream(int tid, List<MtrFile.Chunk> chunks, MtrFile.Scratch scratch) {
             this.tid = tid;

@@ -26,7 +26,13 @@ final class SiteTable {
     enum RepOp { MOVS, STOS, LODS, CMPS, SCAS }
 
     /** What a site's record means, at run-time addresses. */
-    sealed interface Site permits Access, Rep {}
+    sealed interface Site permits Access, Rep, LoopValue, LoopExit {}
+
+    /** A skeleton loop's entry record: the value of the loop's register {@code slot}. */
+    record LoopValue(SkeletonTable.Placed loop, int slot) implements Site {}
+
+    /** A skeleton loop's exit record: the final value of its trip register. */
+    record LoopExit(SkeletonTable.Placed loop) implements Site {}
 
     /** An access site: each record is one {@link Event.Probe}. */
     record Access(Event.ProbeSite site) implements Site {}
@@ -46,12 +52,15 @@ final class SiteTable {
     private final Map<Long, Integer> repRoles;
     private final Map<Long, RepOp> repOps;
     private final Event.SelectionTotals totals;
+    private final SkeletonTable skeleton;
 
-    private SiteTable(List<Entry> entries, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps) {
+    private SiteTable(List<Entry> entries, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps, SkeletonTable skeleton) {
         this.entries = entries;
         this.repRoles = repRoles;
         this.repOps = repOps;
-        long refs = 0, ma = 0, aia = 0;
+        this.skeleton = skeleton;
+        long[] computed = skeleton.blockSums();
+        long refs = computed[0], ma = computed[1], aia = computed[2];
         for (Entry e : entries) {
             if ((e.flags() & Event.ProbeSite.FIRST_OF_BLOCK) == 0) continue; // one entry per block carries its sums
             refs += e.blockRefs();
@@ -79,17 +88,22 @@ final class SiteTable {
         for (int at = 0; at < bytes.length; at += ENTRY_SIZE) {
             long here = section.address() + at;
             int kind = Byte.toUnsignedInt(b.get(at + 8));
-            if (kind < KIND_LOAD || kind > KIND_REP_COUNT)
+            if (kind < KIND_LOAD || kind > SkeletonTable.KIND_EXIT)
                 throw new MtrFormatException(elf.path() + ": site table entry " + at / ENTRY_SIZE + " has unknown kind " + kind);
             Entry e = new Entry(here + b.getInt(at), here + 4 + b.getInt(at + 4), kind, Byte.toUnsignedInt(b.get(at + 9)),
                     Byte.toUnsignedInt(b.get(at + 10)), Byte.toUnsignedInt(b.get(at + 11)), u16(b, at + 12), u16(b, at + 14),
                     u16(b, at + 16), u16(b, at + 18), u16(b, at + 20));
             entries.add(e);
-            if (kind >= KIND_REP_DESTINATION) repRoles.merge(e.insn(), 1 << kind, (x, y) -> x | y);
+            if (kind >= KIND_REP_DESTINATION && kind <= KIND_REP_COUNT) repRoles.merge(e.insn(), 1 << kind, (x, y) -> x | y);
         }
         Map<Long, RepOp> repOps = new HashMap<>();
         repRoles.forEach((insn, roles) -> repOps.put(insn, repOp(elf.bytesAt(insn, 15), roles)));
-        return new SiteTable(List.copyOf(entries), repRoles, repOps);
+        SkeletonTable skeleton = SkeletonTable.of(elf);
+        for (Entry e : entries) {
+            if ((e.kind() == SkeletonTable.KIND_VALUE || e.kind() == SkeletonTable.KIND_EXIT) && skeleton.loop(e.insn()) == null)
+                throw new MtrFormatException(elf.path() + ": a skeleton site names no loop of the " + SkeletonTable.SECTION + " section");
+        }
+        return new SiteTable(List.copyOf(entries), repRoles, repOps, skeleton);
     }
 
     private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
@@ -121,10 +135,19 @@ final class SiteTable {
 
     int size() { return entries.size(); }
 
+    SkeletonTable skeleton() { return skeleton; }
+
     /** The sites by run-time probe address for the file loaded at {@code bias}. */
     void placeAt(long bias, SiteMap into) {
+        Map<Long, SkeletonTable.Placed> loops = new HashMap<>();
         for (Entry e : entries) {
             long ip = e.insn() + bias;
+            if (e.kind() == SkeletonTable.KIND_VALUE || e.kind() == SkeletonTable.KIND_EXIT) {
+                SkeletonTable.Loop loop = skeleton.loop(e.insn());
+                SkeletonTable.Placed placed = loops.computeIfAbsent(loop.entry(), x -> SkeletonTable.Placed.of(loop, bias, totals));
+                into.put(e.probe() + bias, e.kind() == SkeletonTable.KIND_VALUE ? new LoopValue(placed, e.access()) : new LoopExit(placed));
+                continue;
+            }
             Site site = switch (e.kind()) {
                 case KIND_LOAD, KIND_STORE, KIND_MODIFY -> new Access(new Event.ProbeSite(ip,
                         e.kind() == KIND_LOAD ? Event.ProbeKind.LOAD : e.kind() == KIND_STORE ? Event.ProbeKind.STORE : Event.ProbeKind.MODIFY,

@@ -66,7 +66,7 @@ class CcCommandTest {
     void badMemtraceOptionsAreOneLineAndStatusTwo() throws Exception {
         Files.writeString(dir.resolve("ok.c"), "int main(void) { return 0; }\n");
         for (List<String> bad : List.of(cc("--omega"), cc("--omega", "1.5", "ok.c"), cc("--omega", "x", "ok.c"),
-                cc("--mode", "fast", "ok.c"), cc("--chunk", "0", "ok.c"))) {
+                cc("--mode", "fast", "ok.c"), cc("--chunk", "0", "ok.c"), cc("--skeleton", "--omega", "0.5", "ok.c"))) {
             Outcome o = exec(bad);
             assertThat(o.status()).as(String.join(" ", bad)).isEqualTo(2);
             assertThat(o.stderr().strip()).as(String.join(" ", bad)).startsWith("memtrace").doesNotContain("\n").doesNotContain("Exception");

@@ -34,6 +34,19 @@ class CcOptionsTest {
     }
 
     @Test
+    void skeletonNeedsEveryAccessSoItRefusesASelection() {
+        CcOptions.Split s = CcOptions.split(List.of("--skeleton", "-O2", "x.c"));
+        assertThat(s.options().skeleton()).isTrue();
+        assertThat(s.optionWords()).containsExactly("--skeleton");
+        assertThat(CcOptions.fromEnvironment("--skeleton").skeleton()).isTrue();
+        assertThat(CcOptions.DEFAULTS.skeleton()).isFalse();
+        assertThatThrownBy(() -> CcOptions.parse(List.of("--skeleton", "--omega", "0.5")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--skeleton needs --omega 1");
+        assertThatThrownBy(() -> CcOptions.parse(List.of("--omega", "0.5", "--skeleton")))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void splitStopsAtTheFirstGccArgumentOrAfterDoubleDash() {
         CcOptions.Split s = CcOptions.split(List.of("--omega", "0.5", "-O2", "--mode", "ma", "x.c"));
         assertThat(s.options().omega()).isEqualTo(0.5);

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Skeleton traces (issue 10): for each kernel of bench/programs, one run each of
+#   native     the plain gcc -O2 build
+#   full       built by `memtrace cc`, the whole trace written to disk (MEMTRACE_OUT)
+#   skeleton   built by `memtrace cc --skeleton`, trace to disk
+# and prints seconds, slowdowns against native, the accesses of the trace, bytes per access on disk, the
+# share of accesses the skeleton computed, and how fast `memtrace print -q` replays the skeleton trace
+# (accesses per second, text written to /dev/null, JVM start included).
+# Usage: bench/skeleton.sh [program ...]   (default: gemm stencil matmul compute heap)
+# Quote ratios from one run: the machine is shared and absolute times drift.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/scripts/env.sh"
+memtrace_prereqs
+out="$root/bench/out/skeleton"
+mkdir -p "$out"
+mt="$root/memtrace"
+"$mt" --version >/dev/null   # builds on first use, outside the timings
+
+now() { date +%s.%N; }
+timed() { local tag=$1 s; shift; s=$(now); "$@" >"$out/$tag.stdout" 2>"$out/$tag.stderr" || true; echo "$(now) - $s" | bc -l; }
+value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
+
+progs=("$@")
+[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul compute heap)
+printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed replay_a/s
+for p in "${progs[@]}"; do
+    c="$root/bench/programs/$p.c"
+    gcc -O2 -o "$out/$p.native" "$c" -lm
+    "$mt" cc -O2 -o "$out/$p.full" "$c" -lm 2>/dev/null
+    "$mt" cc --skeleton -O2 -o "$out/$p.skel" "$c" -lm 2>/dev/null
+    rm -f "$out/$p".*.mtr
+    tn=$(timed "$p.native" "$out/$p.native")
+    tf=$(MEMTRACE_OUT="$out/$p.full.mtr" timed "$p.full" "$out/$p.full")
+    ts=$(MEMTRACE_OUT="$out/$p.skel.mtr" timed "$p.skel" "$out/$p.skel")
+    tr=$(timed "$p.replay" "$mt" print -o /dev/null "$out/$p.skel.mtr")
+    s="$out/$p.replay.stderr"
+    acc=$(value "$s" probes); comp=$(value "$s" computed)
+    fb=$(stat -c %s "$out/$p.full.mtr"); sb=$(stat -c %s "$out/$p.skel.mtr")
+    printf '%-9s %9.3f %9.3f %9.3f %8.2f %8.2f %12d %9.4f %9.4f %8.1f%% %12.0f\n' "$p" "$tn" "$tf" "$ts" \
+        "$(echo "$tf / $tn" | bc -l)" "$(echo "$ts / $tn" | bc -l)" "$acc" "$(echo "$fb / $acc" | bc -l)" \
+        "$(echo "$sb / $acc" | bc -l)" "$(echo "100 * ${comp:-0} / $acc" | bc -l)" "$(echo "$acc / $tr" | bc -l)"
+done

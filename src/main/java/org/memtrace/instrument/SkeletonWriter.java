@@ -1,0 +1,117 @@
+package org.memtrace.instrument;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Writes a file's skeleton loops: their entry and exit probes (through {@link ProbeWriter}) and the
+ * {@code memtrace_skel} section that tells the reader how to replay them (docs/compiled-in.md, "Skeleton
+ * loops"). Loops are numbered in the file; their labels are {@code .Lmt_e<N>} (entry) and {@code .Lmt_x<N>}
+ * (exit).
+ */
+final class SkeletonWriter {
+    static final String ENTRY_LABEL = ".Lmt_e";
+    static final String EXIT_LABEL = ".Lmt_x";
+    static final String SECTION = ".section memtrace_skel,\"aR\",@progbits";
+    static final int RECORD_LOOP = 1;
+    static final int RECORD_DECLINED = 2;
+
+    private final Map<String, Integer> byHeader = new HashMap<>();
+    private final Map<Integer, Integer> byBackEdge = new HashMap<>();
+    private final Set<Integer> labeled = new HashSet<>();
+    private final List<LoopSkeleton.Loop> loops = new ArrayList<>();
+    private final List<LoopSkeleton.Declined> declined = new ArrayList<>();
+
+    void add(LoopSkeleton.Result r) {
+        for (LoopSkeleton.Loop loop : r.loops()) {
+            int id = loops.size();
+            loops.add(loop);
+            byHeader.put(loop.header(), id);
+            byBackEdge.put(loop.backEdge(), id);
+            for (LoopSkeleton.Item item : loop.items()) labeled.add(item.instruction());
+        }
+        for (LoopSkeleton.Declined d : r.declined()) {
+            declined.add(d);
+            labeled.add(d.backEdge());
+        }
+    }
+
+    int loops() {
+        return loops.size();
+    }
+
+    /** Instructions the table names without a probe of their own: they need their {@code .Lmt_i} label anyway. */
+    boolean needsLabel(int instruction) {
+        return labeled.contains(instruction);
+    }
+
+    /** Before the label {@code statement}: the entry probe when it is a skeleton loop's header. */
+    void beforeLabel(StringBuilder out, String statement, ProbeWriter probes, boolean cfi) {
+        if (!statement.endsWith(":")) return;
+        Integer id = byHeader.get(statement.substring(0, statement.length() - 1));
+        if (id == null) return;
+        LoopSkeleton.Loop loop = loops.get(id);
+        var sites = new ArrayList<Site>();
+        for (int s = 0; s < loop.registers().size(); s++) sites.add(value(loop.registers().get(s), LoopSkeleton.KIND_VALUE, s));
+        probes.probe(out, ENTRY_LABEL + id, sites, cfi);
+    }
+
+    /** After the instruction: the exit probe when it is a skeleton loop's back edge (its fall-through path). */
+    void afterInstruction(StringBuilder out, int instruction, ProbeWriter probes, boolean cfi) {
+        Integer id = byBackEdge.get(instruction);
+        if (id == null) return;
+        LoopSkeleton.Loop loop = loops.get(id);
+        Site exit = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_EXIT, loop.tripSlot());
+        probes.probe(out, EXIT_LABEL + id, List.of(exit), cfi);
+    }
+
+    /** A site whose record is a register's value: lea of {@code (%reg)} is the register itself. */
+    private static Site value(String register, int kind, int slot) {
+        String operand = register.equals("rsp") ? FunctionPlanner.RSP_OFFSET + "(%rsp)" : "(%" + register + ")";
+        return new Site(operand, false, kind, 8, slot, 0, 0, 0, 0, 0, 0);
+    }
+
+    /** The {@code memtrace_skel} section; empty when the file has neither loops nor declined loops. */
+    String table() {
+        if (loops.isEmpty() && declined.isEmpty()) return "";
+        var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
+        for (int id = 0; id < loops.size(); id++) {
+            LoopSkeleton.Loop loop = loops.get(id);
+            t.append("\t.byte ").append(RECORD_LOOP).append(", ").append(loop.registers().size()).append(", ")
+                    .append(loop.tripSlot()).append(", 0\n");
+            t.append("\t.long ").append(loop.items().size()).append('\n');
+            t.append("\t.long ").append(ENTRY_LABEL).append(id).append("-.\n");
+            t.append("\t.long ").append(EXIT_LABEL).append(id).append("-.\n");
+            for (int s = 0; s < loop.registers().size(); s++) {
+                t.append("\t.quad ").append(loop.steps()[s]).append('\n');
+                t.append("\t.byte ").append(loop.stepSlots()[s]).append('\n');
+                t.append("\t.ascii \"").append(pad(loop.registers().get(s))).append("\"\n");
+            }
+            for (LoopSkeleton.Item item : loop.items()) {
+                Site s = item.site();
+                t.append("\t.long ").append(ProbeWriter.INSTRUCTION_LABEL).append(item.instruction()).append("-.\n");
+                t.append("\t.byte ").append(item.computed() ? s.kind() : 0).append(", ").append(s.size()).append(", ")
+                        .append(s.access()).append(", ").append(s.flags()).append('\n');
+                t.append("\t.short ").append(s.weightMa()).append(", ").append(s.weightAia()).append(", ")
+                        .append(s.blockRefs()).append(", ").append(s.blockMa()).append(", ").append(s.blockAia()).append('\n');
+                t.append("\t.byte ").append(item.baseSlot()).append(", ").append(item.indexSlot()).append(", ")
+                        .append(item.scale()).append(", ").append(item.phase()).append("\n\t.short 0\n");
+                t.append("\t.quad ").append(item.displacement()).append('\n');
+            }
+        }
+        for (LoopSkeleton.Declined d : declined) {
+            t.append("\t.byte ").append(RECORD_DECLINED).append(", ").append(d.reason().code).append(", 0, 0\n");
+            t.append("\t.long ").append(ProbeWriter.INSTRUCTION_LABEL).append(d.backEdge()).append("-.\n");
+        }
+        return t.toString();
+    }
+
+    /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */
+    private static String pad(String register) {
+        return register + "\\0".repeat(7 - register.length());
+    }
+}

@@ -1,0 +1,174 @@
+package org.memtrace.mtr;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.memtrace.event.Event;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfFormatException;
+import org.memtrace.symbols.ElfSection;
+
+/**
+ * The {@code memtrace_skel} section of a file built with {@code memtrace cc --skeleton} (docs/compiled-in.md,
+ * "Skeleton loops"): per loop, the registers its entry probe logs with their per-iteration steps, and its
+ * body in program order, each position either an access the replay computes or a site whose records are
+ * logged. Also the loops the rewriter declined, with the reason.
+ */
+final class SkeletonTable {
+    static final String SECTION = "memtrace_skel";
+    static final int KIND_VALUE = 7, KIND_EXIT = 8;
+    private static final int NONE = 0xff;
+    private static final int ITEM_SIZE = 32;
+
+    /** Why a loop was not skeletonized, by the code the rewriter writes. */
+    static final List<String> REASONS = List.of("", "more than one block", "call in loop",
+            "header reached by another jump", "indirect jump in the function", "rep string instruction in loop",
+            "no induction register (trip count unknown)", "address depends on a load",
+            "no address affine in the loop's registers", "back edge to a label the rewriter cannot place");
+
+    /** One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access. */
+    record Item(long insn, int kind, int size, int access, int flags, int weightMa, int weightAia, int blockRefs,
+                int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, long displacement) {
+        boolean computed() { return kind != 0; }
+    }
+
+    /** A loop at link-time addresses; {@code entry} is the address its entry sites name in their {@code insn}, the exit site names its own. */
+    record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items) {}
+
+    private final Map<Long, Loop> byEntry;
+    private final Map<String, Long> declined;
+
+    private SkeletonTable(Map<Long, Loop> byEntry, Map<String, Long> declined) {
+        this.byEntry = byEntry;
+        this.declined = declined;
+    }
+
+    static final SkeletonTable EMPTY = new SkeletonTable(Map.of(), Map.of());
+
+    /** The file's skeleton; {@link #EMPTY} when it has none. */
+    static SkeletonTable of(ElfFile elf) throws MtrFormatException {
+        ElfSection section = elf.section(SECTION).orElse(null);
+        if (section == null) return EMPTY;
+        byte[] bytes;
+        try {
+            bytes = elf.contents(section);
+        } catch (ElfFormatException e) {
+            throw new MtrFormatException(elf.path() + ": " + e.getMessage());
+        }
+        ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        Map<Long, Loop> loops = new HashMap<>();
+        Map<String, Long> declined = new LinkedHashMap<>();
+        int at = 0;
+        try {
+            while (at < bytes.length) {
+                long here = section.address() + at;
+                int type = Byte.toUnsignedInt(b.get(at));
+                if (type == 2) {
+                    int reason = Byte.toUnsignedInt(b.get(at + 1));
+                    declined.merge(reason < REASONS.size() ? REASONS.get(reason) : "reason " + reason, 1L, Long::sum);
+                    at += 8;
+                    continue;
+                }
+                if (type != 1) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
+                int slots = Byte.toUnsignedInt(b.get(at + 1));
+                int trip = Byte.toUnsignedInt(b.get(at + 2));
+                int items = b.getInt(at + 4);
+                long entry = here + 8 + b.getInt(at + 8);
+                long exit = here + 12 + b.getInt(at + 12);
+                long[] steps = new long[slots];
+                int[] stepSlots = new int[slots];
+                int p = at + 16;
+                for (int s = 0; s < slots; s++, p += 16) {
+                    steps[s] = b.getLong(p);
+                    stepSlots[s] = Byte.toUnsignedInt(b.get(p + 8));
+                    if (stepSlots[s] != NONE && stepSlots[s] >= slots)
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " step names a register the loop does not log");
+                }
+                if (trip >= slots || items < 0 || p + (long) items * ITEM_SIZE > bytes.length)
+                    throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop record makes no sense");
+                List<Item> list = new ArrayList<>(items);
+                for (int i = 0; i < items; i++, p += ITEM_SIZE) {
+                    long insn = section.address() + p + b.getInt(p);
+                    list.add(new Item(insn, Byte.toUnsignedInt(b.get(p + 4)), Byte.toUnsignedInt(b.get(p + 5)),
+                            Byte.toUnsignedInt(b.get(p + 6)), Byte.toUnsignedInt(b.get(p + 7)), u16(b, p + 8),
+                            u16(b, p + 10), u16(b, p + 12), u16(b, p + 14), u16(b, p + 16), Byte.toUnsignedInt(b.get(p + 18)),
+                            Byte.toUnsignedInt(b.get(p + 19)), Byte.toUnsignedInt(b.get(p + 20)), Byte.toUnsignedInt(b.get(p + 21)),
+                            b.getLong(p + 24)));
+                }
+                for (Item item : list) {
+                    if ((item.baseSlot() != NONE && item.baseSlot() >= slots) || (item.indexSlot() != NONE && item.indexSlot() >= slots))
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a register the loop does not log");
+                }
+                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list));
+                loops.put(entry, loop);
+                loops.put(exit, loop);
+                at = p;
+            }
+        } catch (IndexOutOfBoundsException e) {
+            throw new MtrFormatException(elf.path() + ": the " + SECTION + " section is cut short");
+        }
+        return new SkeletonTable(loops, declined);
+    }
+
+    private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
+
+    /** The loop whose entry or exit probe ends at {@code label} (what its sites' {@code insn} names). */
+    Loop loop(long label) { return byEntry.get(label); }
+
+    /** Declined loops by reason, as the rewriter counted them in this file. */
+    Map<String, Long> declined() { return declined; }
+
+    /** The block sums of the computed accesses that open a block, for the module's selection totals. */
+    long[] blockSums() {
+        long refs = 0, ma = 0, aia = 0;
+        for (Map.Entry<Long, Loop> e : byEntry.entrySet()) {
+            if (e.getKey() != e.getValue().entry()) continue; // each loop once, under its entry
+            for (Item i : e.getValue().items()) {
+                if (!i.computed() || (i.flags() & Event.ProbeSite.FIRST_OF_BLOCK) == 0) continue;
+                refs += i.blockRefs();
+                ma += i.blockMa();
+                aia += i.blockAia();
+            }
+        }
+        return new long[] {refs, ma, aia};
+    }
+
+    /**
+     * A loop placed at a load bias: the sites of its computed accesses (flagged {@link Event.ProbeSite#COMPUTED})
+     * and the run-time instruction address each logged record must have.
+     */
+    record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
+                  long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged) {
+        static Placed of(Loop loop, long bias, Event.SelectionTotals totals) {
+            int n = loop.items().size();
+            int[] base = new int[n], index = new int[n], scale = new int[n], phase = new int[n];
+            long[] disp = new long[n], ip = new long[n];
+            Event.ProbeSite[] sites = new Event.ProbeSite[n];
+            boolean logged = false;
+            for (int i = 0; i < n; i++) {
+                Item it = loop.items().get(i);
+                base[i] = it.baseSlot();
+                index[i] = it.indexSlot();
+                scale[i] = it.scale();
+                phase[i] = it.phase();
+                disp[i] = it.displacement();
+                ip[i] = it.insn() + bias;
+                if (it.computed()) {
+                    Event.ProbeKind kind = it.kind() == SiteTable.KIND_LOAD ? Event.ProbeKind.LOAD
+                            : it.kind() == SiteTable.KIND_STORE ? Event.ProbeKind.STORE : Event.ProbeKind.MODIFY;
+                    sites[i] = new Event.ProbeSite(ip[i], kind, it.size(), it.access(), it.flags() | Event.ProbeSite.COMPUTED,
+                            it.weightMa(), it.weightAia(), it.blockRefs(), it.blockMa(), it.blockAia(), totals);
+                } else {
+                    logged = true;
+                }
+            }
+            return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged);
+        }
+
+        int items() { return sites.length; }
+    }
+}

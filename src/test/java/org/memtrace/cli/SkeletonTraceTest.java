@@ -1,0 +1,169 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TraceFile;
+
+/**
+ * Lossless skeleton traces (issue 10): the same program built by {@code memtrace cc} and by
+ * {@code memtrace cc --skeleton} prints the same trace, raw and symbolic, event for event.
+ *
+ * <p>What is fair to compare: the two binaries differ in their code (the skeleton build has fewer probes),
+ * so code addresses and the offsets in {@code function+N} differ; everything else must not. Both builds
+ * put {@code .data} at the same address ({@code -Wl,-Tdata}), are non-PIE and run without address-space
+ * randomization ({@code setarch -R}), so globals, heap blocks and stacks have the same addresses. Each
+ * event line is compared with its code field reduced to the function it is in (the raw line takes it from
+ * its symbolic twin) and its heap names' call sites to their function. Lines are compared thread by thread,
+ * without sequence numbers and thread ids, and a worker thread's stack (region {@code [unknown]}: the
+ * runtime's writer thread takes its stack first or not, from run to run) by offset from the thread's first
+ * access to it.
+ */
+class SkeletonTraceTest {
+    @TempDir static Path dir;
+
+    private static final Pattern LINE = Pattern.compile("([A-Z])([#$])(\\d+):(.*)");
+    private static final Pattern CALL_SITE = Pattern.compile("@([A-Za-z_][\\w.]*)\\+\\d+>");
+    private static final Pattern SUMMARY = Pattern.compile("^\\s+(probes|computed|logged)\\s+([\\d,]+)$", Pattern.MULTILINE);
+
+    @BeforeAll
+    static void fixture() throws Exception {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c")) {
+            try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
+                Files.copy(in, dir.resolve(c));
+            }
+        }
+    }
+
+    /** One build's printed trace and the counts its summary gave. */
+    record Printed(List<String> lines, Map<String, Long> counts, String stdout) {}
+
+    private static Printed build(String opt, boolean skeleton) throws Exception {
+        Path out = dir.resolve((skeleton ? "skel" : "full") + opt);
+        Files.createDirectories(out);
+        List<String> cc = new ArrayList<>(Cli.command("cc"));
+        if (skeleton) cc.add("--skeleton");
+        cc.addAll(List.of(opt, "-pthread", "-no-pie", "-Wl,-Tdata=0x10000000", "-o", out.resolve("prog").toString(),
+                dir.resolve("skel_kernels.c").toString()));
+        Gcc.run(cc);
+        Path mtr = out.resolve("prog.mtr");
+        String stdout = Gcc.run(List.of("setarch", "x86_64", "-R", out.resolve("prog").toString()), Map.of("MEMTRACE_OUT", mtr.toString()));
+        Path text = out.resolve("prog.trace");
+        var printed = Cli.run(dir, "print", "--addresses", "both", "-o", text.toString(), mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        TraceFile.read(text); // every line against the grammar
+        Map<String, Long> counts = new LinkedHashMap<>();
+        Matcher m = SUMMARY.matcher(printed.stderr());
+        while (m.find()) counts.put(m.group(1), Long.parseLong(m.group(2).replace(",", "")));
+        return new Printed(Files.readAllLines(text), counts, stdout);
+    }
+
+    /** The event lines, normalized as the class comment says, grouped by thread and sorted as groups. */
+    static List<List<String>> comparable(List<String> lines) {
+        Map<String, List<String>> byThread = new LinkedHashMap<>();
+        Map<String, Long> stackBase = new LinkedHashMap<>();
+        for (int i = 0; i < lines.size(); i++) {
+            Matcher raw = LINE.matcher(lines.get(i));
+            if (!raw.matches()) continue;
+            assertThat(raw.group(2)).as("raw line first: %s", lines.get(i)).isEqualTo("#");
+            Matcher sym = LINE.matcher(lines.get(++i));
+            assertThat(sym.matches() && sym.group(2).equals("$") && sym.group(3).equals(raw.group(3)))
+                    .as("symbolic twin of %s", lines.get(i - 1)).isTrue();
+            String[] r = raw.group(4).split(",", -1);
+            String[] s = sym.group(4).split(",", -1);
+            boolean access = "LS".indexOf(raw.group(1)) >= 0;
+            if (access) {
+                s[2] = s[2].replaceAll("\\+\\d+$", "");
+                r[2] = s[2];
+            }
+            String tid = r[r.length - 1];
+            if (access && r[1].equals("[unknown]")) {
+                long a = Long.parseUnsignedLong(r[0].substring(2), 16);
+                long base = stackBase.computeIfAbsent(tid, x -> a);
+                r[0] = "stack" + (a - base);
+                if (s[0].startsWith("0x")) s[0] = r[0];
+            }
+            String rawText = raw.group(1) + "#:" + String.join(",", List.of(r).subList(0, r.length - 1));
+            String symText = CALL_SITE.matcher(sym.group(1) + "$:" + String.join(",", List.of(s).subList(0, s.length - 1)))
+                    .replaceAll("@$1>");
+            byThread.computeIfAbsent(tid, t -> new ArrayList<>()).add(rawText);
+            byThread.get(tid).add(symText);
+        }
+        List<List<String>> groups = new ArrayList<>(byThread.values());
+        groups.sort((a, b) -> a.toString().compareTo(b.toString()));
+        return groups;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-O0", "-O1", "-O2", "-O3"})
+    void theSkeletonBuildsTraceIsTheFullBuildsEventForEvent(String opt) throws Exception {
+        Printed full = build(opt, false);
+        Printed skel = build(opt, true);
+        assertThat(skel.stdout()).isEqualTo(full.stdout());
+        List<List<String>> expected = comparable(full.lines());
+        List<List<String>> actual = comparable(skel.lines());
+        assertThat(actual).hasSize(3); // main and two workers
+        for (int t = 0; t < expected.size(); t++) {
+            List<String> e = expected.get(t), a = actual.get(t);
+            for (int i = 0; i < Math.min(e.size(), a.size()); i++)
+                assertThat(a.get(i)).as("thread group %d, line %d", t, i).isEqualTo(e.get(i));
+            assertThat(a).hasSameSizeAs(e);
+        }
+        assertThat(skel.counts().get("probes")).isEqualTo(full.counts().get("probes"));
+        assertThat(full.counts()).doesNotContainKey("computed");
+        long computed = skel.counts().get("computed");
+        assertThat(skel.counts().get("logged")).isEqualTo(skel.counts().get("probes") - computed);
+        if (!opt.equals("-O0")) {
+            // the sums' and the stencil's loops are single blocks with constant steps once optimized
+            assertThat(computed).as("computed accesses at %s", opt).isGreaterThan(0);
+        }
+    }
+
+    /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-O2"})
+    void concurrentThreadsReplayTheirOwnLoops(String opt) throws Exception {
+        Path exe = dir.resolve("threads" + opt);
+        List<String> cc = new ArrayList<>(Cli.command("cc", "--skeleton", opt, "-pthread", "-o", exe.toString(),
+                dir.resolve("skel_threads.c").toString()));
+        Gcc.run(cc);
+        Path mtr = dir.resolve("threads" + opt + ".mtr");
+        Gcc.run(List.of(exe.toString()), Map.of("MEMTRACE_OUT", mtr.toString()));
+        Path text = dir.resolve("threads" + opt + ".trace");
+        var printed = Cli.run(dir, "print", "-o", text.toString(), mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        Map<String, List<Long>> loads = new LinkedHashMap<>();
+        for (TraceFile.Line l : TraceFile.read(text).lines()) {
+            if (l.type() != 'L' || !l.fields().get(2).startsWith("sum+") || !l.fields().get(0).startsWith("table+")) continue;
+            loads.computeIfAbsent(l.fields().get(4), t -> new ArrayList<>()).add(Long.parseLong(l.fields().get(0).substring(6)));
+        }
+        assertThat(loads).hasSize(2);
+        var halves = new ArrayList<Long>();
+        for (List<Long> offsets : loads.values()) {
+            long base = offsets.getFirst();
+            halves.add(base);
+            var expected = new ArrayList<Long>();
+            for (int r = 0; r < 5; r++) for (int i = 0; i < 2048 - r; i++) expected.add(base + 8L * i);
+            assertThat(offsets).isEqualTo(expected);
+        }
+        assertThat(halves).containsExactlyInAnyOrder(0L, 2048 * 8L);
+        Matcher m = SUMMARY.matcher(printed.stderr());
+        Map<String, Long> counts = new LinkedHashMap<>();
+        while (m.find()) counts.put(m.group(1), Long.parseLong(m.group(2).replace(",", "")));
+        assertThat(counts.get("computed")).isGreaterThanOrEqualTo(2L * (5 * 2048 - 10));
+    }
+}

@@ -1,0 +1,70 @@
+package org.memtrace.mtr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.memtrace.event.Event;
+
+/** The replay's arithmetic and its order against logged records, on hand-made loop descriptions. */
+class LoopReplayTest {
+    private static final int NONE = 0xff;
+    private static final long LOGGED_IP = 0x4000;
+
+    /** Position 0: load 8(base); 1: a logged site; 2: store (base,index,4), after both registers stepped (phase 3). */
+    private static SkeletonTable.Placed loop(long indexStep, int indexStepSlot) {
+        var totals = new Event.SelectionTotals(0, 0, 0);
+        Event.ProbeSite load = new Event.ProbeSite(0x1000, Event.ProbeKind.LOAD, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        Event.ProbeSite store = new Event.ProbeSite(0x2000, Event.ProbeKind.STORE, 4, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        // slots: 0 base (step 16), 1 index (step indexStep [+ slot]), 2 a stride register (invariant)
+        return new SkeletonTable.Placed(new long[] {16, indexStep, 0}, new int[] {NONE, indexStepSlot, NONE}, 0,
+                new int[] {0, NONE, 0}, new int[] {NONE, NONE, 1}, new int[] {1, 1, 4}, new int[] {0, 0, 3},
+                new long[] {8, 0, 0}, new Event.ProbeSite[] {load, null, store}, new long[] {0x1000, LOGGED_IP, 0x2000}, true);
+    }
+
+    private record Out(long address, long ip) {}
+
+    @Test
+    void computedAccessesComeInProgramOrderAroundTheLoggedOnes() {
+        LoopReplay r = new LoopReplay(loop(1, NONE));
+        r.value(0, 1000);
+        r.value(1, 5);
+        r.value(2, 0);
+        List<Out> out = new ArrayList<>();
+        LoopReplay.Sink sink = (a, s) -> out.add(new Out(a, s.ip()));
+        assertThat(r.logged(LOGGED_IP, sink)).isTrue();
+        assertThat(out).containsExactly(new Out(1008, 0x1000));
+        assertThat(r.logged(LOGGED_IP, sink)).isTrue();
+        // the base is 1000 + 16 at the store (its update came first); the index 5 + 1
+        assertThat(out).containsExactly(new Out(1008, 0x1000), new Out(1016 + 24, 0x2000), new Out(1024, 0x1000));
+        out.clear();
+        // two iterations (as many as logged records): the base ends at 1000 + 2 * 16
+        assertThat(r.exit(1032, sink)).isTrue();
+        assertThat(out).containsExactly(new Out(1032 + 28, 0x2000));
+    }
+
+    @Test
+    void aStepByAnInvariantRegisterUsesItsEntryValue() {
+        LoopReplay r = new LoopReplay(loop(0, 2));
+        r.value(0, 0);
+        r.value(1, 0);
+        r.value(2, 100); // the index steps by 100 each iteration
+        List<Out> out = new ArrayList<>();
+        assertThat(r.logged(LOGGED_IP, (a, s) -> out.add(new Out(a, s.ip())))).isTrue();
+        assertThat(r.logged(LOGGED_IP, (a, s) -> out.add(new Out(a, s.ip())))).isTrue();
+        assertThat(out.get(1)).isEqualTo(new Out(16 + 4 * 100, 0x2000));
+    }
+
+    @Test
+    void aRecordTheBodyDoesNotExpectOrATripCountThatDoesNotFitIsAMismatch() {
+        LoopReplay r = new LoopReplay(loop(1, NONE));
+        assertThat(r.logged(0x9999, (a, s) -> {})).isFalse();
+        LoopReplay uneven = new LoopReplay(loop(1, NONE));
+        uneven.value(0, 1000);
+        assertThat(uneven.exit(1000 + 20, (a, s) -> {})).as("20 is no multiple of the step 16").isFalse();
+        LoopReplay missing = new LoopReplay(loop(1, NONE));
+        missing.value(0, 1000);
+        assertThat(missing.exit(1000 + 32, (a, s) -> {})).as("two iterations but no logged record").isFalse();
+    }
+}

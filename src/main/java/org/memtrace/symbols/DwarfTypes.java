@@ -376,7 +376,7 @@ public final class DwarfTypes {
                 if (type < 0 && other >= 0) {
                     Die referred = new Die();
                     Unit ou = types.unitOf(other);
-                    types.readDie(types.cursor(ou, other), ou, referred, false);
+                    types.readDie(types.cursor(ou, other), ou, referred, true);
                     type = referred.type;
                 }
                 if (type < 0) continue;
@@ -463,7 +463,7 @@ public final class DwarfTypes {
         die.tag = a.tag;
         die.hasChildren = a.hasChildren;
         die.clear();
-        boolean wanted = names || a.tag == TAG_VARIABLE;
+        boolean wanted = names || a.fixedLocation;
         if (!wanted && a.fixedSize >= 0 && u.addressSize == 8 && !u.offset64 && u.version >= 3) {
             c.skip(a.fixedSize);
             return true;
@@ -680,7 +680,8 @@ public final class DwarfTypes {
     }
 
     /** One abbreviation: tag, children flag, attribute/form pairs, and the size of its attributes when fixed. */
-    private record Abbrev(int tag, boolean hasChildren, int[] attributes, int[] forms, long[] implicitConstants, int fixedSize) {
+    private record Abbrev(int tag, boolean hasChildren, int[] attributes, int[] forms, long[] implicitConstants, int fixedSize,
+                          boolean fixedLocation) {
 
         private static final int MAX_CODE = 1 << 20;
 
@@ -708,15 +709,19 @@ public final class DwarfTypes {
                 int[] forms = new int[pairs.size()];
                 long[] implicits = new long[pairs.size()];
                 int fixed = 0;
+                boolean fixedLocation = false;
                 for (int i = 0; i < pairs.size(); i++) {
                     attributes[i] = (int) pairs.get(i)[0];
                     forms[i] = (int) pairs.get(i)[1];
                     implicits[i] = pairs.get(i)[2];
                     int size = fixedSize(forms[i]);
                     fixed = fixed < 0 || size < 0 ? -1 : fixed + size;
+                    // Only an expression can be DW_OP_addr; a location list (sec_offset, loclistx) is a local.
+                    fixedLocation |= tag == TAG_VARIABLE && attributes[i] == AT_LOCATION
+                            && (forms[i] == FORM_EXPRLOC || forms[i] == FORM_BLOCK1 || forms[i] == FORM_BLOCK2 || forms[i] == FORM_BLOCK4 || forms[i] == FORM_BLOCK);
                 }
                 if (code >= table.length) table = Arrays.copyOf(table, (int) Math.max(code + 1, 2L * table.length));
-                table[(int) code] = new Abbrev(tag, children, attributes, forms, implicits, fixed);
+                table[(int) code] = new Abbrev(tag, children, attributes, forms, implicits, fixed, fixedLocation);
             }
         }
 

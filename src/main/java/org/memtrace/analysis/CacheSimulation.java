@@ -61,7 +61,7 @@ public final class CacheSimulation implements AccessAnalysis {
     public void namesChanged() {
         if (byAddress.isEmpty()) return;
         byAddress.forEach((address, l1, ll) -> {
-            long[] o = byObject.computeIfAbsent(DataName.of(naming.data(address)).object(), k -> new long[2]);
+            long[] o = byObject.computeIfAbsent(DataName.of(naming.object(address)).object(), k -> new long[2]);
             o[0] += l1;
             o[1] += ll;
         });

@@ -80,7 +80,7 @@ public final class TraceRows implements AccessAnalysis {
         if (dataGeneration[slot] != generation || dataAddress[slot] != address) {
             dataGeneration[slot] = generation;
             dataAddress[slot] = address;
-            DataName name = DataName.of(naming.data(address));
+            DataName name = DataName.of(naming.object(address));
             String fields = field(naming.region(address)) + ","
                     + (name.symbol() == null ? "," : field(name.symbol()) + "," + Long.toUnsignedString(name.offset()));
             dataFields[slot] = fields.getBytes(StandardCharsets.UTF_8);

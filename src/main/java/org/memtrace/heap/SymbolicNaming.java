@@ -62,11 +62,22 @@ public final class SymbolicNaming implements Naming {
         return b != null ? "[anon]" : UNKNOWN_REGION;
     }
 
+    /** The object's name with the field and index path of a typed global ({@code table[3].value+0}). */
     @Override
     public String data(long address) {
+        return data(address, true);
+    }
+
+    /** The object and the offset in it, without fields ({@code table+40}): what per-object statistics group by. */
+    @Override
+    public String object(long address) {
+        return data(address, false);
+    }
+
+    private String data(long address, boolean fields) {
         Block b = blockAt(address);
         if (b != null) return b.name() + '+' + (address - b.start());
-        String object = space.object(address);
+        String object = fields ? space.variable(address) : space.object(address);
         if (object != null) return object;
         AddressSpace.Region r = space.region(address);
         if (r != null) return r.name() + '+' + (address - r.start());

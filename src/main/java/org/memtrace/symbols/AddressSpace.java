@@ -141,6 +141,17 @@ public final class AddressSpace {
     }
 
     /**
+     * A global or static variable named down to the field and index when its module has DWARF types
+     * ({@code table[3].value+0}, {@code grid[2][5]+4}), else as {@link #object}; null when no object covers it.
+     */
+    public String variable(long address) {
+        int i = segmentIndex(address);
+        if (i < 0) return null;
+        LoadedModule m = segmentModules[i];
+        return m.image().variable(address - m.bias());
+    }
+
+    /**
      * The region holding an address: the module's file name inside a loaded module, else the traced range
      * the agent reported (by kind), else the memory-map line ({@code [heap]}, {@code [stack]}, {@code [anon]}
      * for anonymous memory, the file name for a file mapping); null when nothing is known.

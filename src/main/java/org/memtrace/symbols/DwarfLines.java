@@ -2,7 +2,6 @@ package org.memtrace.symbols;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -92,7 +91,7 @@ public final class DwarfLines {
     /** Parses the sections' bytes; {@code keep} says which sequence start addresses belong to code. */
     static LineTable parse(ByteBuffer line, ByteBuffer lineStr, ByteBuffer str, LongPredicate keep) {
         Rows rows = new Rows();
-        Cursor c = new Cursor(line.slice().order(ByteOrder.LITTLE_ENDIAN));
+        DwarfCursor c = new DwarfCursor(line.slice().order(ByteOrder.LITTLE_ENDIAN));
         int unitStart = 0;
         try {
             while (c.position < c.limit) {
@@ -105,16 +104,9 @@ public final class DwarfLines {
         return rows.build(keep);
     }
 
-    /** A flaw in the line program; the message says what and where. */
-    static final class DwarfException extends Exception {
-        DwarfException(String message) {
-            super(message);
-        }
-    }
-
     /** One unit: its header (directories, files, opcode parameters) and its line program. */
     private static final class Unit {
-        private final Cursor c;
+        private final DwarfCursor c;
         private final ByteBuffer lineStr;
         private final ByteBuffer str;
         private final Rows rows;
@@ -126,7 +118,7 @@ public final class DwarfLines {
         private int version;
         private boolean offset64;
 
-        Unit(Cursor c, ByteBuffer lineStr, ByteBuffer str, Rows rows) {
+        Unit(DwarfCursor c, ByteBuffer lineStr, ByteBuffer str, Rows rows) {
             this.c = c;
             this.lineStr = lineStr;
             this.str = str;
@@ -224,8 +216,8 @@ public final class DwarfLines {
         private String stringForm(int form) throws DwarfException {
             return switch (form) {
                 case DW_FORM_STRING -> c.cString();
-                case DW_FORM_LINE_STRP -> stringAt(lineStr, offset(), ".debug_line_str");
-                case DW_FORM_STRP -> stringAt(str, offset(), ".debug_str");
+                case DW_FORM_LINE_STRP -> DwarfCursor.stringAt(lineStr, offset(), ".debug_line_str");
+                case DW_FORM_STRP -> DwarfCursor.stringAt(str, offset(), ".debug_str");
                 default -> throw new DwarfException("path in form 0x" + Integer.toHexString(form) + " is not supported");
             };
         }
@@ -263,16 +255,6 @@ public final class DwarfLines {
 
         private long offset() throws DwarfException {
             return offset64 ? c.u64() : c.u32();
-        }
-
-        private static String stringAt(ByteBuffer section, long offset, String name) throws DwarfException {
-            if (offset < 0 || offset >= section.limit()) throw new DwarfException("string offset 0x" + Long.toHexString(offset) + " outside " + name);
-            int end = (int) offset;
-            while (end < section.limit() && section.get(end) != 0) end++;
-            if (end >= section.limit()) throw new DwarfException("unterminated string in " + name);
-            byte[] b = new byte[end - (int) offset];
-            section.get((int) offset, b);
-            return new String(b, StandardCharsets.UTF_8);
         }
 
         private void program(int minInstructionLength, int lineBase, int lineRange, int opcodeBase,
@@ -464,97 +446,6 @@ public final class DwarfLines {
             }
             return new LineTable(Arrays.copyOf(outStarts, n), Arrays.copyOf(outFiles, n), Arrays.copyOf(outLines, n),
                     fileNames.toArray(String[]::new), null);
-        }
-    }
-
-    /** A bounds-checked little-endian reader; running past the limit is a {@link DwarfException}. */
-    private static final class Cursor {
-        private final ByteBuffer b;
-        private final int sectionLimit;
-        int position;
-        int limit;
-
-        Cursor(ByteBuffer b) {
-            this.b = b;
-            this.sectionLimit = b.limit();
-            this.limit = sectionLimit;
-        }
-
-        void limit(int newLimit) {
-            limit = newLimit;
-        }
-
-        void restoreLimit() {
-            limit = sectionLimit;
-        }
-
-        /** The position {@code length} bytes on, which must lie within the limit. */
-        int end(long length, String what) throws DwarfException {
-            if (length < 0 || length > limit - position) {
-                throw new DwarfException(what + " of " + length + " bytes overruns the section (" + (limit - position) + " left)");
-            }
-            return position + (int) length;
-        }
-
-        private int take(int n) throws DwarfException {
-            if (n > limit - position) throw new DwarfException("truncated at offset 0x" + Integer.toHexString(position));
-            int p = position;
-            position += n;
-            return p;
-        }
-
-        void skip(long n) throws DwarfException {
-            position = end(n, "field");
-        }
-
-        int u8() throws DwarfException {
-            return b.get(take(1)) & 0xff;
-        }
-
-        int u16() throws DwarfException {
-            return b.getShort(take(2)) & 0xffff;
-        }
-
-        long u32() throws DwarfException {
-            return b.getInt(take(4)) & 0xffffffffL;
-        }
-
-        long u64() throws DwarfException {
-            return b.getLong(take(8));
-        }
-
-        long uleb() throws DwarfException {
-            long result = 0;
-            int shift = 0;
-            while (true) {
-                int x = u8();
-                if (shift < 64) result |= (long) (x & 0x7f) << shift;
-                shift += 7;
-                if ((x & 0x80) == 0) return result;
-            }
-        }
-
-        long sleb() throws DwarfException {
-            long result = 0;
-            int shift = 0;
-            int x;
-            do {
-                x = u8();
-                if (shift < 64) result |= (long) (x & 0x7f) << shift;
-                shift += 7;
-            } while ((x & 0x80) != 0);
-            if (shift < 64 && (x & 0x40) != 0) result |= -1L << shift;
-            return result;
-        }
-
-        String cString() throws DwarfException {
-            int end = position;
-            while (end < limit && b.get(end) != 0) end++;
-            if (end >= limit) throw new DwarfException("unterminated string at offset 0x" + Integer.toHexString(position));
-            byte[] s = new byte[end - position];
-            b.get(position, s);
-            position = end + 1;
-            return new String(s, StandardCharsets.UTF_8);
         }
     }
 }

@@ -25,6 +25,7 @@ public final class ModuleImage {
     private final ElfFile debug;
     private final DebugFiles debugFiles;
     private LineTable lines;
+    private DwarfTypes types;
 
     private ModuleImage(String path, ElfFile elf, SymbolIndex symbols, String problem, ElfFile debug, DebugFiles debugFiles) {
         this.path = path;
@@ -97,6 +98,39 @@ public final class ModuleImage {
         if (separate != null && hasLines(separate)) return DwarfLines.read(separate, loads);
         return LineTable.unavailable(path + ": no .debug_line" + (separate == null ? " and no separate debug file"
                 : " here nor in " + separate.path()) + " (compiled without -g?)");
+    }
+
+    /**
+     * The types of the module's global and static variables, from its own {@code .debug_info} or else its
+     * separate debug file's; read on the first name asked inside a variable of this module, once.
+     */
+    public synchronized DwarfTypes types() {
+        if (types == null) types = readTypes();
+        return types;
+    }
+
+    private DwarfTypes readTypes() {
+        if (elf == null) return DwarfTypes.none(problem);
+        if (hasTypes(elf)) return DwarfTypes.read(elf);
+        ElfFile separate = debug != null ? debug : debugFiles.find(elf).orElse(null);
+        if (separate != null && hasTypes(separate)) return DwarfTypes.read(separate);
+        return DwarfTypes.none(path + ": no .debug_info (compiled without -g?)");
+    }
+
+    private static boolean hasTypes(ElfFile file) {
+        return file.section(".debug_info").filter(s -> s.fileSize() > 0).isPresent();
+    }
+
+    /**
+     * The global or static variable covering link-time address {@code vaddr}, down to the field and index
+     * when the module's DWARF knows its type ({@code table[3].value+0}), else {@code name+offset}; null
+     * when no object symbol covers the address.
+     */
+    public String variable(long vaddr) {
+        SymbolIndex.Symbol s = symbols.objectAt(vaddr);
+        if (s == null) return null;
+        String path = types().path(s.start(), vaddr - s.start());
+        return path != null ? s.name() + path : s.name() + '+' + (vaddr - s.start());
     }
 
     private static boolean hasLines(ElfFile file) {

@@ -122,6 +122,12 @@ public final class SymbolIndex {
         return objects.name(vaddr);
     }
 
+    /** The object covering {@code vaddr}, or null: its start lets a caller name fields inside it. */
+    public Symbol objectAt(long vaddr) {
+        int s = objects.find(vaddr);
+        return s < 0 ? null : new Symbol(objects.names[s], objects.starts[s], objects.ends[s]);
+    }
+
     /** Every function's start address and name, in address order: a source of realistic addresses. */
     public List<Symbol> functions() {
         return functions.all();

@@ -16,8 +16,20 @@ public interface Naming {
     /** The region holding a data address, as the trace's second field: {@code [heap]}, {@code libc.so.6}, … */
     String region(long address);
 
-    /** A data address as {@code symbol+offset}: {@code table+40}, {@code <malloc0013@f+45>+524}, {@code [anon]+16}. */
+    /**
+     * A data address as {@code symbol+offset}: {@code table+40}, {@code <malloc0013@f+45>+524}, {@code [anon]+16};
+     * a global with DWARF types down to the field and index, {@code table[3].value+0}.
+     */
     String data(long address);
+
+    /**
+     * A data address as the object and the byte offset in it, without the field and index path that
+     * {@link #data} may add ({@code table+40} where data says {@code table[3].value+0}): the name to group
+     * accesses per object by. Namings without fields keep the default.
+     */
+    default String object(long address) {
+        return data(address);
+    }
 
     /** A code address as {@code function+offset}, or the module-relative form when no symbol covers it. */
     String code(long ip);

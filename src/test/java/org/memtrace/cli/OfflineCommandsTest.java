@@ -143,7 +143,7 @@ class OfflineCommandsTest {
         List<String> csv = convert("csv");
         assertThat(csv.getFirst()).isEqualTo("seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset");
         assertThat(csv).hasSize((int) accessLines() + 2 + 1);
-        TraceFile.Line first = trace.of('L').stream().filter(l -> l.field(0).equals("table+0")).findFirst().orElseThrow();
+        TraceFile.Line first = trace.of('L').stream().filter(l -> l.field(0).equals("table[0]+0")).findFirst().orElseThrow();
         assertThat(csv).contains(String.join(",", Long.toString(first.sequence()), "L", "false",
                 Long.toString(symbols.get("table")), "4", Long.toString(Long.parseLong(csv.stream()
                         .filter(l -> l.startsWith(first.sequence() + ",")).findFirst().orElseThrow().split(",")[5])),

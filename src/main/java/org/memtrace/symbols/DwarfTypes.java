@@ -1,0 +1,743 @@
+package org.memtrace.symbols;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The types of a module's global and static variables, from its DWARF {@code .debug_info} and
+ * {@code .debug_abbrev} (versions 2 to 5 as gcc writes them, 32- and 64-bit units), so that an address inside
+ * a variable can be named down to the field and index: {@code table[3].value+0}, {@code grid[2][5]+4}.
+ *
+ * <p>Lazy: {@link #read} walks every DIE once but keeps only variables whose location is a fixed address
+ * ({@code DW_OP_addr}); a type is decoded when a name first needs it, and remembered. Every read is checked
+ * against its section; any flaw (a cut section, an unknown form or abbreviation, a reference outside the
+ * section) makes the whole module fall back to plain {@code symbol+offset} names with {@link #problem} saying
+ * why, because a half-read index would give some variables fields and silently not others. A flaw found only
+ * when a type is decoded later drops the field names of that one variable.
+ *
+ * <p>Not read: type units ({@code -fdebug-types-section}, {@code DW_FORM_ref_sig8}), supplementary files
+ * ({@code dwz}), split DWARF ({@code .dwo}), location lists (a variable that moves is not a global), and
+ * variable-length arrays. Those variables keep their plain names.
+ */
+public final class DwarfTypes {
+
+    private static final int TAG_ARRAY = 0x01;
+    private static final int TAG_CLASS = 0x02;
+    private static final int TAG_ENUMERATION = 0x04;
+    private static final int TAG_MEMBER = 0x0d;
+    private static final int TAG_POINTER = 0x0f;
+    private static final int TAG_REFERENCE = 0x10;
+    private static final int TAG_STRUCTURE = 0x13;
+    private static final int TAG_TYPEDEF = 0x16;
+    private static final int TAG_UNION = 0x17;
+    private static final int TAG_SUBRANGE = 0x21;
+    private static final int TAG_CONST = 0x26;
+    private static final int TAG_VARIABLE = 0x34;
+    private static final int TAG_VOLATILE = 0x35;
+    private static final int TAG_RESTRICT = 0x37;
+    private static final int TAG_ATOMIC = 0x47;
+
+    private static final int AT_LOCATION = 0x02;
+    private static final int AT_NAME = 0x03;
+    private static final int AT_BYTE_SIZE = 0x0b;
+    private static final int AT_BIT_OFFSET = 0x0c;
+    private static final int AT_BIT_SIZE = 0x0d;
+    private static final int AT_LOWER_BOUND = 0x22;
+    private static final int AT_UPPER_BOUND = 0x2f;
+    private static final int AT_ABSTRACT_ORIGIN = 0x31;
+    private static final int AT_COUNT = 0x37;
+    private static final int AT_DATA_MEMBER_LOCATION = 0x38;
+    private static final int AT_DECLARATION = 0x3c;
+    private static final int AT_SPECIFICATION = 0x47;
+    private static final int AT_TYPE = 0x49;
+    private static final int AT_DATA_BIT_OFFSET = 0x6b;
+    private static final int AT_STR_OFFSETS_BASE = 0x72;
+
+    private static final int FORM_ADDR = 0x01;
+    private static final int FORM_BLOCK2 = 0x03;
+    private static final int FORM_BLOCK4 = 0x04;
+    private static final int FORM_DATA2 = 0x05;
+    private static final int FORM_DATA4 = 0x06;
+    private static final int FORM_DATA8 = 0x07;
+    private static final int FORM_STRING = 0x08;
+    private static final int FORM_BLOCK = 0x09;
+    private static final int FORM_BLOCK1 = 0x0a;
+    private static final int FORM_DATA1 = 0x0b;
+    private static final int FORM_FLAG = 0x0c;
+    private static final int FORM_SDATA = 0x0d;
+    private static final int FORM_STRP = 0x0e;
+    private static final int FORM_UDATA = 0x0f;
+    private static final int FORM_REF_ADDR = 0x10;
+    private static final int FORM_REF1 = 0x11;
+    private static final int FORM_REF2 = 0x12;
+    private static final int FORM_REF4 = 0x13;
+    private static final int FORM_REF8 = 0x14;
+    private static final int FORM_REF_UDATA = 0x15;
+    private static final int FORM_INDIRECT = 0x16;
+    private static final int FORM_SEC_OFFSET = 0x17;
+    private static final int FORM_EXPRLOC = 0x18;
+    private static final int FORM_FLAG_PRESENT = 0x19;
+    private static final int FORM_STRX = 0x1a;
+    private static final int FORM_ADDRX = 0x1b;
+    private static final int FORM_REF_SUP4 = 0x1c;
+    private static final int FORM_STRP_SUP = 0x1d;
+    private static final int FORM_DATA16 = 0x1e;
+    private static final int FORM_LINE_STRP = 0x1f;
+    private static final int FORM_REF_SIG8 = 0x20;
+    private static final int FORM_IMPLICIT_CONST = 0x21;
+    private static final int FORM_LOCLISTX = 0x22;
+    private static final int FORM_RNGLISTX = 0x23;
+    private static final int FORM_REF_SUP8 = 0x24;
+    private static final int FORM_STRX1 = 0x25;
+    private static final int FORM_STRX2 = 0x26;
+    private static final int FORM_STRX3 = 0x27;
+    private static final int FORM_STRX4 = 0x28;
+    private static final int FORM_ADDRX1 = 0x29;
+    private static final int FORM_ADDRX2 = 0x2a;
+    private static final int FORM_ADDRX3 = 0x2b;
+    private static final int FORM_ADDRX4 = 0x2c;
+    private static final int FORM_GNU_ADDR_INDEX = 0x1f01;
+    private static final int FORM_GNU_STR_INDEX = 0x1f02;
+    private static final int FORM_GNU_REF_ALT = 0x1f20;
+    private static final int FORM_GNU_STRP_ALT = 0x1f21;
+
+    private static final int OP_ADDR = 0x03;
+    private static final int OP_PLUS_UCONST = 0x23;
+
+    /** Type chains longer than this (typedefs of typedefs, nesting) are taken as corrupt: no cycle can hang a lookup. */
+    private static final int MAX_DEPTH = 64;
+    private static final DwarfTypes NONE = new DwarfTypes(null, List.of(), new long[0], new long[0], null);
+
+    private final Sections sections;
+    private final List<Unit> units;
+    private final long[] unitStarts;
+    /** Variables with a fixed address, sorted by address, and the .debug_info offset of each one's type DIE. */
+    private final long[] addresses;
+    private final long[] typeOffsets;
+    private final String problem;
+    private final Map<Long, Type> types = new HashMap<>();
+
+    private DwarfTypes(Sections sections, List<Unit> units, long[] addresses, long[] typeOffsets, String problem) {
+        this.sections = sections;
+        this.units = units;
+        this.unitStarts = units.stream().mapToLong(Unit::start).toArray();
+        this.addresses = addresses;
+        this.typeOffsets = typeOffsets;
+        this.problem = problem;
+    }
+
+    /** No types: a module without {@code .debug_info}, or one whose debug information could not be read. */
+    public static DwarfTypes none(String why) {
+        return why == null ? NONE : new DwarfTypes(null, List.of(), new long[0], new long[0], why);
+    }
+
+    /** Indexes the variables of {@code elf}'s {@code .debug_info}; never throws. */
+    public static DwarfTypes read(ElfFile elf) {
+        Optional<ElfSection> info = elf.section(".debug_info");
+        if (info.isEmpty() || info.get().fileSize() == 0) return none(elf.path() + " has no .debug_info");
+        try {
+            Sections s = new Sections(elf.contentsOf(info.get()), contents(elf, ".debug_abbrev"), contents(elf, ".debug_str"),
+                    contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"), contents(elf, ".debug_addr"));
+            return index(s);
+        } catch (ElfFormatException e) {
+            return none(e.getMessage());
+        } catch (DwarfException e) {
+            return none(elf.path() + ": .debug_info: " + e.getMessage());
+        } catch (RuntimeException e) {
+            // Every read is checked; this is the net under a mistake of the reader's own, not an expected path.
+            return none(elf.path() + ": .debug_info: " + e);
+        }
+    }
+
+    /** Parses raw sections (tests feed corrupt ones); a flaw is a {@link DwarfException}. */
+    static DwarfTypes parse(ByteBuffer info, ByteBuffer abbrev, ByteBuffer str) throws DwarfException {
+        ByteBuffer empty = ByteBuffer.allocate(0);
+        return index(new Sections(info, abbrev, str, empty, empty, empty));
+    }
+
+    private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
+        Optional<ElfSection> s = elf.section(name);
+        return s.isPresent() ? elf.contentsOf(s.get()) : ByteBuffer.allocate(0);
+    }
+
+    /** Why there are no field names, if there are none. */
+    public Optional<String> problem() {
+        return Optional.ofNullable(problem);
+    }
+
+    /** How many variables have a fixed address and a type. */
+    public int variables() {
+        return addresses.length;
+    }
+
+    /**
+     * The field and index path of byte {@code offset} of the variable at link-time address {@code start},
+     * followed by {@code +} and the offset left inside the innermost part: {@code [3].value+0}, {@code .inner.flags+2}.
+     * Null when no variable with a known type starts there or the offset lies outside it; the caller then
+     * keeps {@code symbol+offset}.
+     */
+    public synchronized String path(long start, long offset) {
+        int i = Arrays.binarySearch(addresses, start);
+        if (i < 0 || offset < 0) return null;
+        try {
+            Type t = type(typeOffsets[i], 0);
+            long size = size(t, 0);
+            if (size > 0 && offset >= size) return null;
+            StringBuilder path = new StringBuilder();
+            long left = offset;
+            for (int depth = 0; depth < MAX_DEPTH; depth++) {
+                if (t instanceof Array a) {
+                    long elementSize = size(type(a.element(), depth), depth);
+                    if (elementSize <= 0) break;
+                    long stride = elementSize;
+                    long[] strides = new long[a.counts().length];
+                    for (int d = strides.length - 1; d >= 0; d--) {
+                        strides[d] = stride;
+                        if (d > 0 && a.counts()[d] < 0) { stride = -1; break; }
+                        stride = Math.multiplyExact(stride, Math.max(0, a.counts()[d]));
+                    }
+                    if (stride < 0) break;
+                    for (int d = 0; d < strides.length; d++) {
+                        long index = left / strides[d];
+                        path.append('[').append(index).append(']');
+                        left -= index * strides[d];
+                    }
+                    t = type(a.element(), depth);
+                } else if (t instanceof Aggregate g) {
+                    Member m = g.memberAt(left, this, depth);
+                    if (m == null) break;
+                    if (m.name() != null) path.append('.').append(m.name());
+                    left -= m.start();
+                    if (m.bitField()) break;
+                    t = type(m.type(), depth);
+                } else {
+                    break;
+                }
+            }
+            return path.append('+').append(left).toString();
+        } catch (DwarfException | RuntimeException e) {
+            // A type that does not decode leaves this variable its plain name; the rest keep theirs.
+            return null;
+        }
+    }
+
+    // ---- types ----
+
+    /** What naming needs of a type, qualifiers and typedefs already followed. */
+    private sealed interface Type permits Leaf, Aggregate, Array {}
+
+    /** A type without parts memtrace names: base types, pointers, enums, functions, incomplete types. */
+    private record Leaf(long size) implements Type {}
+
+    /** Counts per dimension, outermost first; -1 when unknown (a flexible or {@code extern int a[]} array). */
+    private record Array(long element, long[] counts) implements Type {}
+
+    /** A struct, class or union; a union names the first member that covers the byte (see docs/naming.md). */
+    private record Aggregate(long size, List<Member> members) implements Type {
+        Member memberAt(long offset, DwarfTypes types, int depth) throws DwarfException {
+            for (Member m : members) {
+                long end = m.bitField() ? m.end() : m.start() + types.size(types.type(m.type(), depth + 1), depth + 1);
+                if (m.start() <= offset && offset < end) return m;
+            }
+            return null;
+        }
+    }
+
+    /** A member's first byte and, for a bit-field, the byte after its last bit; {@code name} null when anonymous. */
+    private record Member(String name, long start, long end, long type, boolean bitField) {}
+
+    private long size(Type t, int depth) throws DwarfException {
+        if (depth > MAX_DEPTH) throw new DwarfException("type nesting deeper than " + MAX_DEPTH);
+        return switch (t) {
+            case Leaf l -> l.size();
+            case Aggregate g -> g.size();
+            case Array a -> {
+                long n = size(type(a.element(), depth + 1), depth + 1);
+                for (long c : a.counts()) n = c < 0 ? 0 : Math.multiplyExact(n, c);
+                yield n;
+            }
+        };
+    }
+
+    private Type type(long offset, int depth) throws DwarfException {
+        Type t = types.get(offset);
+        if (t == null) {
+            t = decodeType(offset, depth);
+            types.put(offset, t);
+        }
+        return t;
+    }
+
+    private Type decodeType(long offset, int depth) throws DwarfException {
+        if (offset < 0) return new Leaf(0);
+        if (depth > MAX_DEPTH) throw new DwarfException("type chain longer than " + MAX_DEPTH + " at 0x" + Long.toHexString(offset));
+        Unit u = unitOf(offset);
+        DwarfCursor c = cursor(u, offset);
+        Die die = new Die();
+        readDie(c, u, die, true);
+        return switch (die.tag) {
+            case TAG_TYPEDEF, TAG_CONST, TAG_VOLATILE, TAG_RESTRICT, TAG_ATOMIC -> type(die.type, depth + 1);
+            case TAG_STRUCTURE, TAG_CLASS, TAG_UNION -> die.declaration || !die.hasChildren ? new Leaf(Math.max(0, die.byteSize))
+                    : new Aggregate(die.byteSize, members(c, u, die.tag == TAG_UNION));
+            case TAG_ARRAY -> die.hasChildren ? array(c, u, die.type) : new Leaf(0);
+            case TAG_POINTER, TAG_REFERENCE -> new Leaf(die.byteSize > 0 ? die.byteSize : u.addressSize);
+            case TAG_ENUMERATION -> new Leaf(die.byteSize > 0 ? die.byteSize : 0);
+            default -> new Leaf(Math.max(0, die.byteSize));
+        };
+    }
+
+    private List<Member> members(DwarfCursor c, Unit u, boolean union) throws DwarfException {
+        List<Member> list = new ArrayList<>();
+        Die m = new Die();
+        forEachChild(c, u, m, () -> {
+            if (m.tag != TAG_MEMBER) return;
+            long start = union || m.memberLocation < 0 ? 0 : m.memberLocation;
+            if (m.bitSize > 0) {
+                long firstBit;
+                if (m.dataBitOffset >= 0) {
+                    firstBit = m.dataBitOffset;
+                } else {
+                    // DWARF 2 to 4: bit_offset counts from the storage unit's most significant bit; x86 is little-endian.
+                    long storage = m.byteSize > 0 ? m.byteSize : size(type(m.type, 1), 1);
+                    firstBit = start * 8 + storage * 8 - Math.max(0, m.bitOffset) - m.bitSize;
+                }
+                if (firstBit < 0) throw new DwarfException("bit-field " + m.name + " before its structure");
+                list.add(new Member(m.name, firstBit / 8, (firstBit + m.bitSize - 1) / 8 + 1, m.type, true));
+            } else {
+                list.add(new Member(m.name, start, start, m.type, false));
+            }
+        });
+        return List.copyOf(list);
+    }
+
+    private Type array(DwarfCursor c, Unit u, long element) throws DwarfException {
+        List<Long> counts = new ArrayList<>();
+        Die s = new Die();
+        forEachChild(c, u, s, () -> {
+            if (s.tag != TAG_SUBRANGE) return;
+            long lower = Math.max(0, s.lowerBound);
+            if (s.count >= 0) counts.add(s.count);
+            else if (s.upperBound >= 0) counts.add(s.upperBound - lower + 1);
+            else counts.add(-1L);
+        });
+        if (counts.isEmpty()) return new Leaf(0);
+        return new Array(element, counts.stream().mapToLong(Long::longValue).toArray());
+    }
+
+    private interface ChildAction {
+        void run() throws DwarfException;
+    }
+
+    /** Reads the direct children of the DIE just read, skipping grandchildren, calling {@code action} on each. */
+    private void forEachChild(DwarfCursor c, Unit u, Die die, ChildAction action) throws DwarfException {
+        int depth = 1;
+        while (depth > 0) {
+            if (!readDie(c, u, die, depth == 1)) {
+                depth--;
+                continue;
+            }
+            if (depth == 1) action.run();
+            if (die.hasChildren) depth++;
+        }
+    }
+
+    // ---- the index ----
+
+    private static DwarfTypes index(Sections s) throws DwarfException {
+        ByteBuffer info = s.info;
+        List<Unit> units = new ArrayList<>();
+        Map<Long, Abbrev[]> abbrevTables = new HashMap<>();
+        DwarfCursor c = new DwarfCursor(info);
+        while (c.position < c.limit) {
+            units.add(Unit.read(c, s, abbrevTables));
+            c.position = units.getLast().end;
+        }
+        DwarfTypes types = new DwarfTypes(s, units, new long[0], new long[0], null);
+        long[] addresses = new long[256];
+        long[] typeOffsets = new long[256];
+        int n = 0;
+        Die die = new Die();
+        for (Unit u : units) {
+            DwarfCursor uc = types.cursor(u, u.firstDie);
+            uc.limit(u.end);
+            while (uc.position < u.end) {
+                if (!types.readDie(uc, u, die, false) || die.tag != TAG_VARIABLE || die.location < 0) continue;
+                long type = die.type;
+                // A definition that completes an earlier declaration (DW_AT_specification) or an inlined
+                // copy (abstract origin) carries its type on the DIE it refers to.
+                long other = die.specification >= 0 ? die.specification : die.abstractOrigin;
+                long location = die.location;
+                if (type < 0 && other >= 0) {
+                    Die referred = new Die();
+                    Unit ou = types.unitOf(other);
+                    types.readDie(types.cursor(ou, other), ou, referred, true);
+                    type = referred.type;
+                }
+                if (type < 0) continue;
+                if (n == addresses.length) {
+                    addresses = Arrays.copyOf(addresses, 2 * n);
+                    typeOffsets = Arrays.copyOf(typeOffsets, 2 * n);
+                }
+                addresses[n] = location;
+                typeOffsets[n] = type;
+                n++;
+            }
+        }
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) order[i] = i;
+        final long[] a = addresses;
+        Arrays.sort(order, (x, y) -> Long.compare(a[x], a[y]) != 0 ? Long.compare(a[x], a[y]) : Integer.compare(x, y));
+        long[] sortedAddresses = new long[n];
+        long[] sortedTypes = new long[n];
+        int kept = 0;
+        for (int i = 0; i < n; i++) {
+            // Two variables at one address (aliases): the first in the file names it.
+            if (kept > 0 && sortedAddresses[kept - 1] == addresses[order[i]]) continue;
+            sortedAddresses[kept] = addresses[order[i]];
+            sortedTypes[kept] = typeOffsets[order[i]];
+            kept++;
+        }
+        return new DwarfTypes(s, units, Arrays.copyOf(sortedAddresses, kept), Arrays.copyOf(sortedTypes, kept), null);
+    }
+
+    private Unit unitOf(long offset) throws DwarfException {
+        int i = Arrays.binarySearch(unitStarts, offset);
+        if (i < 0) i = -i - 2;
+        if (i < 0 || offset < units.get(i).firstDie || offset >= units.get(i).end) {
+            throw new DwarfException("reference 0x" + Long.toHexString(offset) + " is in no unit's DIEs");
+        }
+        return units.get(i);
+    }
+
+    private DwarfCursor cursor(Unit u, long offset) {
+        DwarfCursor c = new DwarfCursor(sections.info);
+        c.position = (int) offset;
+        c.limit(u.end);
+        return c;
+    }
+
+    // ---- DIEs ----
+
+    /** The attributes of one DIE that naming uses; -1 (null for the name) when absent. */
+    private static final class Die {
+        int tag;
+        boolean hasChildren;
+        String name;
+        long byteSize;
+        long bitOffset;
+        long bitSize;
+        long dataBitOffset;
+        long memberLocation;
+        long upperBound;
+        long lowerBound;
+        long count;
+        long type;
+        long specification;
+        long abstractOrigin;
+        long location;
+        boolean declaration;
+
+        void clear() {
+            name = null;
+            byteSize = bitOffset = bitSize = dataBitOffset = memberLocation = -1;
+            upperBound = lowerBound = count = type = specification = abstractOrigin = location = -1;
+            declaration = false;
+        }
+    }
+
+    /**
+     * Reads the DIE at the cursor into {@code die}; false for the null entry that ends a list of children.
+     * Strings are decoded only when {@code names}: the index never needs them.
+     */
+    private boolean readDie(DwarfCursor c, Unit u, Die die, boolean names) throws DwarfException {
+        long code = c.uleb();
+        if (code == 0) return false;
+        Abbrev a = code < u.abbrevs.length ? u.abbrevs[(int) code] : null;
+        if (a == null) throw new DwarfException("DIE at 0x" + Integer.toHexString(c.position) + " uses undefined abbreviation " + code);
+        die.tag = a.tag;
+        die.hasChildren = a.hasChildren;
+        die.clear();
+        boolean wanted = names || a.fixedLocation;
+        if (!wanted && a.fixedSize >= 0 && u.addressSize == 8 && !u.offset64 && u.version >= 3) {
+            c.skip(a.fixedSize);
+            return true;
+        }
+        for (int i = 0; i < a.attributes.length; i++) {
+            attribute(c, u, die, a.attributes[i], a.forms[i], a.implicitConstants[i], names);
+        }
+        return true;
+    }
+
+    private void attribute(DwarfCursor c, Unit u, Die die, int at, int form, long implicit, boolean names) throws DwarfException {
+        long value;
+        boolean reference = false;
+        int blockStart = -1;
+        switch (form) {
+            case FORM_ADDR -> value = u.addressSize == 8 ? c.u64() : c.u32();
+            case FORM_DATA1, FORM_FLAG -> value = c.u8();
+            case FORM_DATA2 -> value = c.u16();
+            case FORM_DATA4 -> value = c.u32();
+            case FORM_DATA8 -> value = c.u64();
+            case FORM_DATA16 -> { c.skip(16); return; }
+            case FORM_SDATA -> value = c.sleb();
+            case FORM_UDATA -> value = c.uleb();
+            case FORM_FLAG_PRESENT -> value = 1;
+            case FORM_IMPLICIT_CONST -> value = implicit;
+            case FORM_STRING -> {
+                int start = c.position;
+                while (c.u8() != 0) { /* to the terminator */ }
+                if (at == AT_NAME && names) die.name = DwarfCursor.stringAt(sections.info, start, ".debug_info");
+                return;
+            }
+            case FORM_STRP, FORM_LINE_STRP -> {
+                long offset = u.offset64 ? c.u64() : c.u32();
+                if (at == AT_NAME && names) {
+                    die.name = DwarfCursor.stringAt(form == FORM_STRP ? sections.str : sections.lineStr, offset,
+                            form == FORM_STRP ? ".debug_str" : ".debug_line_str");
+                }
+                return;
+            }
+            case FORM_STRX, FORM_GNU_STR_INDEX, FORM_STRX1, FORM_STRX2, FORM_STRX3, FORM_STRX4 -> {
+                long index = switch (form) {
+                    case FORM_STRX1 -> c.u8();
+                    case FORM_STRX2 -> c.u16();
+                    case FORM_STRX3 -> c.u16() | ((long) c.u8() << 16);
+                    case FORM_STRX4 -> c.u32();
+                    default -> c.uleb();
+                };
+                if (at == AT_NAME && names) die.name = indexedString(u, index);
+                return;
+            }
+            case FORM_STRP_SUP, FORM_GNU_STRP_ALT, FORM_SEC_OFFSET -> value = u.offset64 ? c.u64() : c.u32();
+            case FORM_REF_ADDR -> {
+                value = u.version <= 2 ? (u.addressSize == 8 ? c.u64() : c.u32()) : u.offset64 ? c.u64() : c.u32();
+                reference = true;
+            }
+            case FORM_REF1 -> { value = u.start + c.u8(); reference = true; }
+            case FORM_REF2 -> { value = u.start + c.u16(); reference = true; }
+            case FORM_REF4 -> { value = u.start + c.u32(); reference = true; }
+            case FORM_REF8 -> { value = u.start + c.u64(); reference = true; }
+            case FORM_REF_UDATA -> { value = u.start + c.uleb(); reference = true; }
+            // References into other files or type units: kept as unknown, so the variable keeps its plain name.
+            case FORM_REF_SUP4 -> { c.u32(); return; }
+            case FORM_REF_SUP8, FORM_REF_SIG8 -> { c.u64(); return; }
+            case FORM_GNU_REF_ALT -> { if (u.offset64) c.u64(); else c.u32(); return; }
+            case FORM_EXPRLOC, FORM_BLOCK -> { long n = c.uleb(); blockStart = c.position; c.skip(n); value = n; }
+            case FORM_BLOCK1 -> { long n = c.u8(); blockStart = c.position; c.skip(n); value = n; }
+            case FORM_BLOCK2 -> { long n = c.u16(); blockStart = c.position; c.skip(n); value = n; }
+            case FORM_BLOCK4 -> { long n = c.u32(); blockStart = c.position; c.skip(n); value = n; }
+            case FORM_ADDRX, FORM_GNU_ADDR_INDEX, FORM_LOCLISTX, FORM_RNGLISTX -> value = c.uleb();
+            case FORM_ADDRX1 -> value = c.u8();
+            case FORM_ADDRX2 -> value = c.u16();
+            case FORM_ADDRX3 -> value = c.u16() | ((long) c.u8() << 16);
+            case FORM_ADDRX4 -> value = c.u32();
+            case FORM_INDIRECT -> {
+                long actual = c.uleb();
+                if (actual == FORM_INDIRECT || actual > 0xffff) throw new DwarfException("indirect form 0x" + Long.toHexString(actual));
+                attribute(c, u, die, at, (int) actual, implicit, names);
+                return;
+            }
+            default -> throw new DwarfException("unknown form 0x" + Integer.toHexString(form));
+        }
+        switch (at) {
+            case AT_TYPE -> die.type = reference ? value : -1;
+            case AT_SPECIFICATION -> die.specification = reference ? value : -1;
+            case AT_ABSTRACT_ORIGIN -> die.abstractOrigin = reference ? value : -1;
+            case AT_BYTE_SIZE -> die.byteSize = constant(form, value);
+            case AT_BIT_SIZE -> die.bitSize = constant(form, value);
+            case AT_BIT_OFFSET -> die.bitOffset = constant(form, value);
+            case AT_DATA_BIT_OFFSET -> die.dataBitOffset = constant(form, value);
+            case AT_UPPER_BOUND -> die.upperBound = constant(form, value);
+            case AT_COUNT -> die.count = constant(form, value);
+            case AT_LOWER_BOUND -> die.lowerBound = constant(form, value);
+            case AT_DATA_MEMBER_LOCATION -> die.memberLocation = blockStart >= 0
+                    ? plusUconst(blockStart, (int) value) : constant(form, value);
+            case AT_LOCATION -> die.location = blockStart >= 0 ? fixedAddress(blockStart, (int) value, u) : -1;
+            case AT_DECLARATION -> die.declaration = value != 0;
+            default -> { }
+        }
+    }
+
+    /**
+     * A constant attribute, or -1 when it is not one (a reference: a VLA bound) or is negative or huge (gcc
+     * writes the upper bound of a zero-length array as -1).
+     */
+    private static long constant(int form, long value) {
+        boolean isConstant = switch (form) {
+            case FORM_DATA1, FORM_DATA2, FORM_DATA4, FORM_DATA8, FORM_SDATA, FORM_UDATA, FORM_IMPLICIT_CONST -> true;
+            default -> false;
+        };
+        if (!isConstant) return -1;
+        return value < 0 || value > (1L << 48) ? -1 : value;
+    }
+
+    /** A DWARF 2 member location, {@code DW_OP_plus_uconst n}; -1 for any other expression. */
+    private long plusUconst(int start, int length) throws DwarfException {
+        if (length < 2 || sections.info.get(start) != OP_PLUS_UCONST) return -1;
+        DwarfCursor c = new DwarfCursor(sections.info);
+        c.position = start + 1;
+        c.limit(start + length);
+        long n = c.uleb();
+        return c.position == start + length ? n : -1;
+    }
+
+    /** The address of a location that is exactly {@code DW_OP_addr a} (a global or static); -1 otherwise (TLS, registers, lists). */
+    private long fixedAddress(int start, int length, Unit u) throws DwarfException {
+        if (length != 1 + u.addressSize || sections.info.get(start) != OP_ADDR) return -1;
+        DwarfCursor c = new DwarfCursor(sections.info);
+        c.position = start + 1;
+        return u.addressSize == 8 ? c.u64() : c.u32();
+    }
+
+    private String indexedString(Unit u, long index) throws DwarfException {
+        int entry = u.offset64 ? 8 : 4;
+        long base = u.strOffsetsBase >= 0 ? u.strOffsetsBase : 8;
+        long at = base + index * entry;
+        if (index < 0 || at < 0 || at + entry > sections.strOffsets.limit()) throw new DwarfException("string index " + index + " outside .debug_str_offsets");
+        long offset = u.offset64 ? sections.strOffsets.getLong((int) at) : sections.strOffsets.getInt((int) at) & 0xffffffffL;
+        return DwarfCursor.stringAt(sections.str, offset, ".debug_str");
+    }
+
+    // ---- units and abbreviations ----
+
+    private record Sections(ByteBuffer info, ByteBuffer abbrev, ByteBuffer str, ByteBuffer lineStr, ByteBuffer strOffsets, ByteBuffer addr) {
+        Sections {
+            info = info.slice().order(ByteOrder.LITTLE_ENDIAN);
+            abbrev = abbrev.slice().order(ByteOrder.LITTLE_ENDIAN);
+            str = str.slice();
+            lineStr = lineStr.slice();
+            strOffsets = strOffsets.slice().order(ByteOrder.LITTLE_ENDIAN);
+            addr = addr.slice().order(ByteOrder.LITTLE_ENDIAN);
+        }
+    }
+
+    /** A unit header: where its DIEs are, how wide its addresses and offsets, which abbreviations it uses. */
+    private record Unit(long start, int firstDie, int end, int version, int addressSize, boolean offset64,
+                        Abbrev[] abbrevs, long strOffsetsBase) {
+
+        static Unit read(DwarfCursor c, Sections s, Map<Long, Abbrev[]> tables) throws DwarfException {
+            int start = c.position;
+            long length = c.u32();
+            boolean offset64 = false;
+            if (length == 0xffffffffL) {
+                offset64 = true;
+                length = c.u64();
+            } else if (length >= 0xfffffff0L) {
+                throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has reserved length 0x" + Long.toHexString(length));
+            }
+            int end = c.end(length, "unit at 0x" + Integer.toHexString(start));
+            c.limit(end);
+            int version = c.u16();
+            if (version < 2 || version > 5) throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has version " + version);
+            int addressSize;
+            long abbrevOffset;
+            if (version >= 5) {
+                int unitType = c.u8();
+                addressSize = c.u8();
+                abbrevOffset = offset64 ? c.u64() : c.u32();
+                switch (unitType) {
+                    case 1, 3 -> { }
+                    case 4, 5 -> c.u64();
+                    case 2, 6 -> { c.u64(); if (offset64) c.u64(); else c.u32(); }
+                    default -> throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has unit type " + unitType);
+                }
+            } else {
+                abbrevOffset = offset64 ? c.u64() : c.u32();
+                addressSize = c.u8();
+            }
+            if (addressSize != 4 && addressSize != 8) throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has " + addressSize + "-byte addresses");
+            Abbrev[] abbrevs = tables.get(abbrevOffset);
+            if (abbrevs == null) {
+                abbrevs = Abbrev.table(s.abbrev, abbrevOffset);
+                tables.put(abbrevOffset, abbrevs);
+            }
+            int firstDie = c.position;
+            long strOffsetsBase = strOffsetsBase(c, abbrevs, end);
+            c.restoreLimit();
+            return new Unit(start, firstDie, end, version, addressSize, offset64, abbrevs, strOffsetsBase);
+        }
+
+        /** DW_AT_str_offsets_base of the unit DIE, read by skipping its other attributes; -1 when absent. */
+        private static long strOffsetsBase(DwarfCursor c, Abbrev[] abbrevs, int end) throws DwarfException {
+            if (c.position >= end) return -1;
+            long code = c.uleb();
+            if (code <= 0 || code >= abbrevs.length || abbrevs[(int) code] == null) return -1;
+            Abbrev a = abbrevs[(int) code];
+            for (int i = 0; i < a.attributes.length; i++) {
+                if (a.attributes[i] == AT_STR_OFFSETS_BASE && a.forms[i] == FORM_SEC_OFFSET) return c.u32();
+                int size = Abbrev.fixedSize(a.forms[i]);
+                if (size < 0) return -1;
+                c.skip(size);
+            }
+            return -1;
+        }
+    }
+
+    /** One abbreviation: tag, children flag, attribute/form pairs, and the size of its attributes when fixed. */
+    private record Abbrev(int tag, boolean hasChildren, int[] attributes, int[] forms, long[] implicitConstants, int fixedSize,
+                          boolean fixedLocation) {
+
+        private static final int MAX_CODE = 1 << 20;
+
+        static Abbrev[] table(ByteBuffer abbrev, long offset) throws DwarfException {
+            if (offset < 0 || offset >= abbrev.limit()) throw new DwarfException("abbreviation table 0x" + Long.toHexString(offset) + " outside .debug_abbrev");
+            DwarfCursor c = new DwarfCursor(abbrev);
+            c.position = (int) offset;
+            Abbrev[] table = new Abbrev[64];
+            while (true) {
+                long code = c.uleb();
+                if (code == 0) return table;
+                if (code >= MAX_CODE) throw new DwarfException("abbreviation code " + code);
+                int tag = (int) Math.min(c.uleb(), Integer.MAX_VALUE);
+                boolean children = c.u8() != 0;
+                List<long[]> pairs = new ArrayList<>();
+                while (true) {
+                    long at = c.uleb();
+                    long form = c.uleb();
+                    if (at == 0 && form == 0) break;
+                    if (form > 0xffff || at > 0xffff) throw new DwarfException("attribute 0x" + Long.toHexString(at) + " in form 0x" + Long.toHexString(form));
+                    long implicit = form == FORM_IMPLICIT_CONST ? c.sleb() : 0;
+                    pairs.add(new long[] {at, form, implicit});
+                }
+                int[] attributes = new int[pairs.size()];
+                int[] forms = new int[pairs.size()];
+                long[] implicits = new long[pairs.size()];
+                int fixed = 0;
+                boolean fixedLocation = false;
+                for (int i = 0; i < pairs.size(); i++) {
+                    attributes[i] = (int) pairs.get(i)[0];
+                    forms[i] = (int) pairs.get(i)[1];
+                    implicits[i] = pairs.get(i)[2];
+                    int size = fixedSize(forms[i]);
+                    fixed = fixed < 0 || size < 0 ? -1 : fixed + size;
+                    // Only an expression can be DW_OP_addr; a location list (sec_offset, loclistx) is a local.
+                    fixedLocation |= tag == TAG_VARIABLE && attributes[i] == AT_LOCATION
+                            && (forms[i] == FORM_EXPRLOC || forms[i] == FORM_BLOCK1 || forms[i] == FORM_BLOCK2 || forms[i] == FORM_BLOCK4 || forms[i] == FORM_BLOCK);
+                }
+                if (code >= table.length) table = Arrays.copyOf(table, (int) Math.max(code + 1, 2L * table.length));
+                table[(int) code] = new Abbrev(tag, children, attributes, forms, implicits, fixed, fixedLocation);
+            }
+        }
+
+        /** The size of a form in a unit of 8-byte addresses and 4-byte offsets (DWARF 3 and later); -1 when it varies. */
+        static int fixedSize(int form) {
+            return switch (form) {
+                case FORM_FLAG_PRESENT, FORM_IMPLICIT_CONST -> 0;
+                case FORM_DATA1, FORM_FLAG, FORM_REF1, FORM_STRX1, FORM_ADDRX1 -> 1;
+                case FORM_DATA2, FORM_REF2, FORM_STRX2, FORM_ADDRX2 -> 2;
+                case FORM_STRX3, FORM_ADDRX3 -> 3;
+                case FORM_DATA4, FORM_REF4, FORM_STRP, FORM_LINE_STRP, FORM_SEC_OFFSET, FORM_REF_ADDR, FORM_STRP_SUP,
+                     FORM_REF_SUP4, FORM_STRX4, FORM_ADDRX4, FORM_GNU_REF_ALT, FORM_GNU_STRP_ALT -> 4;
+                case FORM_DATA8, FORM_REF8, FORM_ADDR, FORM_REF_SIG8, FORM_REF_SUP8 -> 8;
+                case FORM_DATA16 -> 16;
+                default -> -1;
+            };
+        }
+    }
+}

@@ -129,7 +129,7 @@ public final class ReportAnalysis implements AccessAnalysis {
             remember(s.getValue().obj(), s.getValue().start(), s.getValue().end());
             return s.getValue().obj();
         }
-        DataName d = DataName.of(naming.data(address));
+        DataName d = DataName.of(naming.object(address));
         if (d.symbol() == null) {
             remember(unknown, address, address + 1);
             return unknown;

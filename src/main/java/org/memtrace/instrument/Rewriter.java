@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -100,9 +101,10 @@ public final class Rewriter {
         if (!assembler.assembleKeepingLocals(labeled, object)) {
             throw new InputRejected(input + " does not assemble");
         }
-        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings);
+        Map<Integer, List<ProbeGroups.Member>> groups = new HashMap<>();
+        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, groups);
 
-        var second = new ProbePass(probes);
+        var second = new ProbePass(groups, probes.keySet());
         var writer = new ProbeWriter();
         second.writer = writer;
         try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
@@ -119,8 +121,8 @@ public final class Rewriter {
     }
 
     /** Decodes every numbered instruction from the labeled object and plans the probes function by function. */
-    private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings)
-            throws IOException {
+    private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings,
+                                          Map<Integer, List<ProbeGroups.Member>> groups) throws IOException {
         int count = walker.instructionCount();
         int[] section = new int[count];
         long[] offset = new long[count];
@@ -156,6 +158,7 @@ public final class Rewriter {
                 List<FunctionPlanner.Decoded> code = decode(byFunction.get(f), first, section, offset, elf, contents, decoder);
                 FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, options);
                 probes.putAll(plan.probes());
+                groups.putAll(ProbeGroups.group(code, plan.probes(), first.barrier));
                 plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
             } catch (FunctionPlanner.Unsupported e) {
                 warnings.add("function " + function + " left uninstrumented: " + e.getMessage());
@@ -227,10 +230,29 @@ public final class Rewriter {
     private static final class LabelingPass extends CopyingPass {
         final List<String> text = new ArrayList<>();
         final IntList function = new IntList();
+        /** Instructions after a label or unnumbered code: a probe group does not reach over them. */
+        final BitSet barrier = new BitSet();
+        private boolean sinceLast;
+
+        @Override
+        public void rawLine(String line) throws IOException {
+            sinceLast |= !line.isBlank();
+            super.rawLine(line);
+        }
+
+        @Override
+        public void statement(String s) throws IOException {
+            sinceLast |= !(s.startsWith(".loc") || s.startsWith(".cfi_"));
+            super.statement(s);
+        }
 
         @Override
         public void instruction(int index, int f, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
                 throws IOException {
+            if (sinceLast) {
+                barrier.set(index);
+                sinceLast = false;
+            }
             text.add(instruction.text());
             function.add(f);
             out.write(ProbeWriter.INSTRUCTION_LABEL + index + ":\n\t" + instruction.text() + "\n");
@@ -239,21 +261,25 @@ public final class Rewriter {
 
     /** Pass two: the instrumented copy. */
     private static final class ProbePass extends CopyingPass {
-        private final Map<Integer, List<Site>> probes;
+        private final Map<Integer, List<ProbeGroups.Member>> groups;
+        private final java.util.Set<Integer> probed;
         ProbeWriter writer;
         private final StringBuilder buffer = new StringBuilder(4096);
 
-        ProbePass(Map<Integer, List<Site>> probes) {
-            this.probes = probes;
+        ProbePass(Map<Integer, List<ProbeGroups.Member>> groups, java.util.Set<Integer> probed) {
+            this.groups = groups;
+            this.probed = probed;
         }
 
         @Override
         public void instruction(int index, int function, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
                 throws IOException {
-            List<Site> sites = probes.get(index);
+            List<ProbeGroups.Member> group = groups.get(index);
             buffer.setLength(0);
-            if (sites != null) {
-                writer.probe(buffer, index, sites, cfaOnRsp);
+            if (group != null) {
+                writer.group(buffer, group, cfaOnRsp);
+            } else if (probed.contains(index)) {
+                ProbeWriter.member(buffer, index);
             }
             buffer.append('\t').append(instruction.text()).append('\n');
             out.write(buffer.toString());

@@ -6,11 +6,13 @@
  * slots into chunk payloads and appends the chunks to the file. Producers wait for a free buffer only when
  * the writer is more than about two buffers per thread behind: nothing is ever dropped for speed.
  *
- * A payload is codec 2 by default: every access slot's address becomes its difference to the previous
- * address of a site hashed to the same table entry (tag slots and their event records pass unchanged),
- * then the chunk is one zstd frame at level 3 (ZLEVEL). On a regular loop the differences repeat, so zstd stores
- * almost nothing and runs at memory speed. MEMTRACE_CODEC=1 writes plain zstd of the slots, 0 the slots
- * as they are (both are there to measure the transform). The output reads:
+ * A payload is codec 3 by default: every access slot becomes two varints, its site's difference to the
+ * previous slot's site and its address's difference to the previous address of a site hashed to the same
+ * table entry (tag slots and their event records pass as they are), and the chunk is one zstd frame at
+ * level 1 (ZLEVEL_PACKED). A regular loop packs into a few repeating bytes per access that zstd stores in
+ * almost nothing; an irregular one still gives zstd about a fifth of the bytes the slots take.
+ * MEMTRACE_CODEC=2 writes the older site-delta slots at level 3 (ZLEVEL), 1 plain zstd of the slots, 0 the
+ * slots as they are (all there to measure the transforms). The output reads:
  *
  *     header (64 bytes)  CHNK tid order stored raw codec payload  CHNK ...  EEND chunks records dropped
  *

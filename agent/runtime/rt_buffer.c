@@ -1,14 +1,16 @@
 /*
  * rt_buffer.c: per-thread buffers of libmemtrace-rt.so and the fault that serves them.
  *
- * Every probe the rewriter inserted stores a 16-byte slot {address, site} at the thread's cursor
- * (__memtrace_cursor, initial-exec TLS) and advances it; it never compares. A buffer is a whole number of
- * pages followed by a PROT_NONE guard page, so the store of word 0 into a full buffer faults. The SIGSEGV
- * handler (rt_probe_fault) recognizes the probe by its code bytes (`mov %fs:(%r11),%rdx` then
- * `mov %rax,(%rdx)` at the faulting pc) and by %rdx being the thread's cursor and either its guard page
- * (full: the buffer goes to the writer and a fresh one takes its place) or 0 (the thread's first probe:
- * its buffer is created and MT_THREAD start recorded). It then points %rdx and the cursor at the new
- * buffer and returns, and the store runs again.
+ * Every probe the rewriter inserted stores one 16-byte slot {address, site} per site of its group at the
+ * thread's cursor (__memtrace_cursor, initial-exec TLS) and advances it; it never compares. A buffer is a
+ * whole number of pages followed by a PROT_NONE guard page, and a probe stores its highest slot first, so
+ * that store faults when the group does not fit. The SIGSEGV handler (rt_probe_fault) recognizes the
+ * probe by its code bytes (`mov %fs:(T),C` then, at the faulting pc, `mov %rax,d(C)` with d 0 or a disp8;
+ * C and T are scratch registers the rewriter chose, usually %rdx and %r11) and by C being the thread's
+ * cursor and the fault address C + d: either the group does not fit before the guard page (full: the
+ * buffer goes to the writer and a fresh one takes its place) or C is 0 (the thread's first probe: its
+ * buffer is created and MT_THREAD start recorded). It then points C and the cursor at the new buffer and
+ * returns, and the store runs again.
  *
  * Wrapper events go into the same buffer as tag slots (rt_emit): the slots are written past the cursor
  * first and claimed with one compare-and-swap of the cursor, so a signal handler whose probes write in
@@ -18,7 +20,7 @@
  * What it gets wrong: a signal handler that fills and flushes the buffer and then writes exactly back to
  * the cursor an interrupted rt_emit had read would let that emit's claim succeed over the handler's slots
  * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
- * through a null %rdx right after an identical `mov %fs:(%r11),%rdx`, in a thread that never ran a probe,
+ * through a null register C right after loading C with `mov %fs:(T),C`, in a thread that never ran a probe,
  * would be taken for a probe.
  */
 #include <pthread.h>
@@ -223,27 +225,54 @@ void rt_flush_current(void)
     rt_restore_signals(old);
 }
 
+/* The signal context's index of x86 register number r (ModRM/REX numbering); -1 for rsp, rbp, r12, r13 */
+/* (the probe never uses them: their encodings differ) and rax (the address, not the cursor).          */
+static int greg_of(int r)
+{
+    static const int map[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
+                                REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
+    return map[r & 15];
+}
+
+/* A probe's first store: `mov %fs:(T),C` then, at pc, `mov %rax,d(C)` with d 0 or a disp8 (docs/       */
+/* compiled-in.md, "Full buffer"). Returns C's context index and sets *disp, or -1.                      */
+static int probe_store(const unsigned char *pc, long *disp)
+{
+    if ((pc[0] & 0xfe) != 0x48 || pc[1] != 0x89) return -1;
+    int mod = pc[2] >> 6, reg = (pc[2] >> 3) & 7, rm = pc[2] & 7;
+    if (reg != 0 || mod > 1 || rm == 4 || rm == 5) return -1;
+    int c = rm | (pc[0] & 1) << 3;
+    *disp = mod ? (signed char)pc[3] : 0;
+    const unsigned char *load = pc - 4;
+    int rex = load[1];
+    if (load[0] != 0x64 || (rex & 0xfa) != 0x48 || load[2] != 0x8b) return -1;
+    int lmod = load[3] >> 6, lreg = ((load[3] >> 3) & 7) | (rex & 4) << 1, lrm = load[3] & 7;
+    if (lmod != 0 || lreg != c || lrm == 4 || lrm == 5) return -1;
+    return greg_of(c);
+}
+
 int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
 {
     greg_t *gr = uc->uc_mcontext.gregs;
     const unsigned char *pc = (const unsigned char *)gr[REG_RIP];
-    char *rdx = (char *)gr[REG_RDX];
-    if (rdx != __memtrace_cursor || (char *)si->si_addr != rdx) return 0;
-    if (!(pc[0] == 0x48 && pc[1] == 0x89 && pc[2] == 0x02)) return 0;
-    if (!(pc[-4] == 0x64 && pc[-3] == 0x49 && pc[-2] == 0x8b && pc[-1] == 0x13)) return 0;
+    long disp;
+    int c = probe_store(pc, &disp);
+    if (c < 0) return 0;
+    char *rdx = (char *)gr[c]; /* the cursor register (%rdx in most probes) */
+    if (rdx != __memtrace_cursor || (char *)si->si_addr != rdx + disp) return 0;
     int saved = rt_self.internal;
     rt_self.internal = 1;
     if (!rdx) {
         rt_self.internal = saved;
         rt_thread_begin(0, 1);
-    } else if (rt_self.buf && rdx == rt_self.buf->end) {
+    } else if (rt_self.buf && rdx <= rt_self.buf->end && rdx + disp >= rt_self.buf->end) {
         swap_buffer();
         rt_self.internal = saved;
     } else {
         rt_self.internal = saved;
         return 0;
     }
-    gr[REG_RDX] = (greg_t)__memtrace_cursor;
+    gr[c] = (greg_t)__memtrace_cursor;
     return 1;
 }
 

@@ -6,11 +6,13 @@
  * slots into chunk payloads and appends the chunks to the file. Producers wait for a free buffer only when
  * the writer is more than about two buffers per thread behind: nothing is ever dropped for speed.
  *
- * A payload is codec 2 by default: every access slot's address becomes its difference to the previous
- * address of a site hashed to the same table entry (tag slots and their event records pass unchanged),
- * then the chunk is one zstd frame at level 3 (ZLEVEL). On a regular loop the differences repeat, so zstd stores
- * almost nothing and runs at memory speed. MEMTRACE_CODEC=1 writes plain zstd of the slots, 0 the slots
- * as they are (both are there to measure the transform). The output reads:
+ * A payload is codec 3 by default: every access slot becomes two varints, its site's difference to the
+ * previous slot's site and its address's difference to the previous address of a site hashed to the same
+ * table entry (tag slots and their event records pass as they are), and the chunk is one zstd frame at
+ * level 1 (ZLEVEL_PACKED). A regular loop packs into a few repeating bytes per access that zstd stores in
+ * almost nothing; an irregular one still gives zstd about a fifth of the bytes the slots take.
+ * MEMTRACE_CODEC=2 writes the older site-delta slots at level 3 (ZLEVEL), 1 plain zstd of the slots, 0 the
+ * slots as they are (all there to measure the transforms). The output reads:
  *
  *     header (64 bytes)  CHNK tid order stored raw codec payload  CHNK ...  EEND chunks records dropped
  *
@@ -43,6 +45,10 @@
 /* 3 is both smaller and faster on regular loops (bench/cc.sh: gemm to disk 0.52 s -> 0.10 s).        */
 #ifndef ZLEVEL
 #define ZLEVEL 3
+#endif
+/* Codec 3's packed bytes hold no 16-byte periods to miss: the fast levels suit them. */
+#ifndef ZLEVEL_PACKED
+#define ZLEVEL_PACKED 1
 #endif
 
 struct chunk_header {
@@ -238,19 +244,79 @@ static size_t transform(const char *s, const char *e, char *dst, int events_only
     return (size_t)((char *)out - dst);
 }
 
+/* Codec 3: slots into a byte stream before zstd (docs/compiled-in.md, "Codecs"). An access record is two */
+/* varints, the site's difference to the previous record's site (zigzag, shifted left once so that the    */
+/* low bit 0 says "access") and the address's difference to the previous address of a site hashed to the  */
+/* same table entry (zigzag); a tag is the byte 1 followed by its slots as they are. A regular loop packs   */
+/* into a few bytes per access that repeat, an irregular one into a few bytes that do not: either way zstd  */
+/* sees about a fifth of codec 2's input.                                                                  */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
+
+/* Returns the packed bytes written to dst (room for 5/4 of the input); *raw gets the slot bytes they stand for. */
+static size_t pack(const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
+{
+    uint64_t *table = f.table;
+    const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
+    uint8_t *out = dst;
+    uint64_t records = 0, dropped = 0, prev_site = 0, h = 0, last = 0;
+    size_t slots = 0;
+    for (size_t i = 0; i < (1u << TABLE_BITS); i++) table[i] = 0;
+    while (in < end) {
+        uint64_t w0 = in[0], w1 = in[1];
+        if (w1 >> 63) {
+            size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
+            if (in + n > end) n = (size_t)(end - in);
+            *out++ = 1;
+            rt_memcpy(out, in, n * 8);
+            out += n * 8;
+            in += n;
+            slots += n / 2;
+            continue;
+        }
+        in += 2;
+        if (events_only) { dropped++; continue; }
+        records++;
+        out = put_varint(out, zigzag(w1 - prev_site) << 1);
+        if (w1 != prev_site) {
+            table[h] = last;
+            prev_site = w1;
+            h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
+            last = table[h];
+        }
+        out = put_varint(out, zigzag(w0 - last));
+        last = w0;
+    }
+    f.records += records;
+    f.dropped += dropped;
+    *raw = (slots + records) * 16;
+    return (size_t)(out - dst);
+}
+
 /* One chunk from a thread's slots, transformed in place when the buffer is ours (queued), else into   */
 /* scratch (another thread's live buffer at the end); the caller holds the file lock.                     */
 static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_place)
 {
     if (e <= s || f.broken) return;
     int codec = f.codec;
-    char *raw_data = in_place ? s : f.scratch;
-    size_t raw = transform(s, e, raw_data, events_only, codec == 2);
+    char *raw_data = in_place && codec != 3 ? s : f.scratch;
+    size_t raw, input;
+    if (codec == 3) input = pack(s, e, (uint8_t *)raw_data, events_only, &raw);
+    else input = raw = transform(s, e, raw_data, events_only, codec == 2);
     if (!raw) return;
     const char *payload = raw_data;
     size_t stored = raw;
     if (codec) {
-        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, raw_data, raw, ZLEVEL);
+        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, raw_data, input, codec == 3 ? ZLEVEL_PACKED : ZLEVEL);
         if (ZSTD_isError(z)) { /* cannot happen with a static context sized for ZLEVEL: stop writing */
             static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
             mt_sys3(SYS_write, 2, msg, sizeof msg - 1);
@@ -345,10 +411,12 @@ static int open_out(const char *path, int pid)
 int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
-    f.work_size = ZSTD_estimateCCtxSize(ZLEVEL);
+    if (codec < 0 || codec > 3) codec = f.codec = 3;
+    f.work_size = ZSTD_estimateCCtxSize(codec == 3 ? ZLEVEL_PACKED : ZLEVEL);
     f.work = rt_map(f.work_size);
-    f.scratch = rt_map(rt.buf_size);
-    f.packed_cap = ZSTD_compressBound(rt.buf_size);
+    size_t scratch = rt.buf_size + rt.buf_size / 4 + 16; /* codec 3's worst case: 20 bytes per 16-byte slot */
+    f.scratch = rt_map(scratch);
+    f.packed_cap = ZSTD_compressBound(scratch);
     f.packed = rt_map(f.packed_cap);
     f.table = rt_map(sizeof(uint64_t) << TABLE_BITS);
     f.cctx = f.work ? ZSTD_initStaticCCtx(f.work, f.work_size) : NULL;

@@ -2,8 +2,8 @@
  * mt_stub_rt.c: a stand-in for libmemtrace-rt.so that the rewriter's tests link (as an object) into
  * programs built from instrumented assembly. It plays the runtime's side of docs/compiled-in.md just far
  * enough to run them: it defines the TLS cursor __memtrace_cursor, and since a thread's cursor starts at 0
- * its first probe faults on `mov %rax,(%rdx)` (48 89 02) with %rdx 0; the SIGSEGV handler then gives the
- * thread a zeroed 64 MiB buffer followed by a guard page, points %rdx and the cursor at it and resumes.
+ * its first probe faults on `mov %rax,d(C)` (d 0 or a disp8, C the probe's cursor register) with C 0;
+ * the SIGSEGV handler then gives the thread a zeroed 64 MiB buffer followed by a guard page, points C and the cursor at it and resumes.
  *
  * At exit, when MT_STUB_OUT names a file, it writes every thread's records there as text:
  *
@@ -51,11 +51,29 @@ static int thread_count;
 static int discard;              /* no MT_STUB_OUT: full buffers start over */
 static unsigned long discarded;  /* records dropped that way */
 
-static int is_buffer_end(const char *p)
+/* The buffer whose end a group of `bytes` starting at p does not fit before; NULL when none. */
+static char *overflowed_buffer(const char *p, long bytes)
 {
     for (int t = 0; t < thread_count && t < MAX_THREADS; t++)
-        if (buffers[t] + BUFFER_BYTES == p) return 1;
-    return 0;
+        if (p <= buffers[t] + BUFFER_BYTES && p + bytes >= buffers[t] + BUFFER_BYTES) return buffers[t];
+    return NULL;
+}
+
+/* The probe's first store, `mov %rax,d(C)` (d 0 or a disp8) right after `mov %fs:(T),C`: the context  */
+/* index of C, and d in *disp; -1 when the bytes at pc are not that.                                     */
+static int probe_store(const unsigned char *pc, long *disp)
+{
+    static const int gregs[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
+                                  REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
+    if ((pc[0] & 0xfe) != 0x48 || pc[1] != 0x89) return -1;
+    int mod = pc[2] >> 6, reg = (pc[2] >> 3) & 7, rm = pc[2] & 7;
+    if (reg != 0 || mod > 1 || rm == 4 || rm == 5) return -1;
+    int c = rm | (pc[0] & 1) << 3;
+    *disp = mod ? (signed char) pc[3] : 0;
+    const unsigned char *load = pc - 4;
+    if (load[0] != 0x64 || (load[1] & 0xfa) != 0x48 || load[2] != 0x8b) return -1;
+    if (load[3] >> 6 != 0 || (((load[3] >> 3) & 7) | (load[1] & 4) << 1) != c) return -1;
+    return gregs[c];
 }
 
 static char *new_buffer(void)
@@ -76,19 +94,21 @@ static void on_segv(int sig, siginfo_t *info, void *context)
     ucontext_t *uc = context;
     greg_t *g = uc->uc_mcontext.gregs;
     const unsigned char *pc = (const unsigned char *) g[REG_RIP];
-    if (pc[0] == 0x48 && pc[1] == 0x89 && pc[2] == 0x02 && g[REG_RDX] == 0 && __memtrace_cursor == NULL) {
+    long disp = 0;
+    int c = probe_store(pc, &disp);
+    if (c >= 0 && g[c] == 0 && __memtrace_cursor == NULL) {
         __memtrace_cursor = new_buffer();
-        g[REG_RDX] = (greg_t) __memtrace_cursor;
+        g[c] = (greg_t) __memtrace_cursor;
         return;
     }
-    char *guard = (char *) g[REG_RDX];
-    if (pc[0] == 0x48 && pc[1] == 0x89 && pc[2] == 0x02 && guard == __memtrace_cursor && discard
-        && is_buffer_end(guard)) {
+    char *guard = c >= 0 ? (char *) g[c] : NULL;
+    char *full_buffer = c >= 0 && guard == __memtrace_cursor && discard ? overflowed_buffer(guard, disp) : NULL;
+    if (full_buffer) {
         /* Without MT_STUB_OUT a full buffer is discarded, as the runtime does without MEMTRACE_OUT. */
-        __atomic_fetch_add(&discarded, BUFFER_BYTES / 16, __ATOMIC_SEQ_CST);
-        __memtrace_cursor = guard - BUFFER_BYTES;
+        __atomic_fetch_add(&discarded, (unsigned long) (guard - full_buffer) / 16, __ATOMIC_SEQ_CST);
+        __memtrace_cursor = full_buffer;
         memset(__memtrace_cursor, 0, BUFFER_BYTES);
-        g[REG_RDX] = (greg_t) __memtrace_cursor;
+        g[c] = (greg_t) __memtrace_cursor;
         return;
     }
     static const char full[] = "mt_stub_rt: a buffer is full or the program faulted\n";

@@ -1,5 +1,6 @@
 package org.memtrace.instrument;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -67,6 +68,83 @@ final class ProbeWriter {
         out.append("\tleaq 128(%rsp), %rsp\n");
         adjust(out, cfi, -128);
         out.append(label).append(":\n");
+    }
+
+    /**
+     * Appends the probe of a group (ProbeGroups) and the first instruction's label: one save, one cursor load
+     * and bump for all its sites, whose records keep program order in the slots. The last site's address is
+     * computed first and its store, the highest of the group, comes right after the cursor load: it is the
+     * only one that can reach the guard page. A group of one instruction ProbeGroups left alone gets
+     * {@link #probe}.
+     */
+    void group(StringBuilder out, List<ProbeGroups.Member> members, boolean cfi) {
+        int first = members.getFirst().index();
+        if (members.size() == 1 && !ProbeGroups.groupable(members.getFirst().sites())) {
+            probe(out, first, members.getFirst().sites(), cfi);
+            return;
+        }
+        List<Site> sites = new ArrayList<>();
+        List<Integer> instructions = new ArrayList<>();
+        for (ProbeGroups.Member m : members) {
+            for (Site s : m.sites()) {
+                sites.add(s);
+                instructions.add(m.index());
+            }
+        }
+        int n = sites.size();
+        int base = this.sites;
+        this.sites += n;
+        String[] scratch = ProbeGroups.scratch(sites.subList(0, n - 1));
+        String cursor = "%" + scratch[0];
+        String offset = "%" + scratch[1];
+        out.append("\tleaq -128(%rsp), %rsp\n");
+        adjust(out, cfi, 128);
+        for (String r : List.of("%rax", cursor, offset)) {
+            out.append("\tpushq ").append(r).append('\n');
+            adjust(out, cfi, 8);
+        }
+        Site last = sites.getLast();
+        out.append(SITE_LABEL).append(base + n - 1).append(":\n");
+        out.append("\tleaq ").append(last.address()).append(", %rax\n");
+        if (last.fs()) {
+            out.append("\tmovq %fs:0, ").append(cursor).append("\n\tleaq (%rax,").append(cursor).append("), %rax\n");
+        }
+        out.append("\tmovq __memtrace_cursor@gottpoff(%rip), ").append(offset).append('\n');
+        out.append("\tmovq %fs:(").append(offset).append("), ").append(cursor).append('\n');
+        store(out, base + n - 1, 16 * (n - 1), cursor);
+        for (int i = 0; i < n - 1; i++) {
+            Site s = sites.get(i);
+            if (ProbeGroups.reads(s, "rax")) {
+                out.append("\tmovq 16(%rsp), %rax\n"); // the program's %rax, for an address that reads it
+            }
+            out.append(SITE_LABEL).append(base + i).append(":\n");
+            out.append("\tleaq ").append(s.address()).append(", %rax\n");
+            store(out, base + i, 16 * i, cursor);
+        }
+        out.append("\tleaq ").append(16 * n).append('(').append(cursor).append("), ").append(cursor).append('\n');
+        out.append("\tmovq ").append(cursor).append(", %fs:(").append(offset).append(")\n");
+        for (String r : List.of(offset, cursor, "%rax")) {
+            out.append("\tpopq ").append(r).append('\n');
+            adjust(out, cfi, -8);
+        }
+        out.append("\tleaq 128(%rsp), %rsp\n");
+        adjust(out, cfi, -128);
+        for (int i = 0; i < n; i++) {
+            entry(base + i, INSTRUCTION_LABEL + instructions.get(i), sites.get(i));
+        }
+        out.append(INSTRUCTION_LABEL).append(first).append(":\n");
+    }
+
+    /** The label of an instruction whose records the probe of its group writes. */
+    static void member(StringBuilder out, int instruction) {
+        out.append(INSTRUCTION_LABEL).append(instruction).append(":\n");
+    }
+
+    /** Stores %rax (the address) and the site at {@code offset} from the cursor. */
+    private static void store(StringBuilder out, int site, int offset, String cursor) {
+        out.append("\tmovq %rax, ").append(offset == 0 ? "" : Integer.toString(offset)).append('(').append(cursor).append(")\n");
+        out.append("\tleaq ").append(SITE_LABEL).append(site).append("(%rip), %rax\n");
+        out.append("\tmovq %rax, ").append(offset + 8).append('(').append(cursor).append(")\n");
     }
 
     private static void adjust(StringBuilder out, boolean cfi, int bytes) {

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -101,9 +102,10 @@ public final class Rewriter {
             throw new InputRejected(input + " does not assemble");
         }
         var skeleton = new SkeletonWriter();
-        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton);
+        Map<Integer, List<ProbeGroups.Member>> groups = new HashMap<>();
+        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton, groups);
 
-        var second = new ProbePass(probes, skeleton);
+        var second = new ProbePass(groups, probes.keySet(), skeleton);
         var writer = new ProbeWriter();
         second.writer = writer;
         try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
@@ -122,7 +124,8 @@ public final class Rewriter {
 
     /** Decodes every numbered instruction from the labeled object and plans the probes function by function. */
     private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings,
-                                          SkeletonWriter skeleton) throws IOException {
+                                          SkeletonWriter skeleton, Map<Integer, List<ProbeGroups.Member>> groups)
+            throws IOException {
         int count = walker.instructionCount();
         int[] section = new int[count];
         long[] offset = new long[count];
@@ -159,6 +162,7 @@ public final class Rewriter {
                 FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, options);
                 probes.putAll(plan.probes());
                 skeleton.add(plan.skeleton());
+                groups.putAll(ProbeGroups.group(code, plan.probes(), first.barrier));
                 plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
             } catch (FunctionPlanner.Unsupported e) {
                 warnings.add("function " + function + " left uninstrumented: " + e.getMessage());
@@ -230,10 +234,29 @@ public final class Rewriter {
     private static final class LabelingPass extends CopyingPass {
         final List<String> text = new ArrayList<>();
         final IntList function = new IntList();
+        /** Instructions after a label or unnumbered code: a probe group does not reach over them. */
+        final BitSet barrier = new BitSet();
+        private boolean sinceLast;
+
+        @Override
+        public void rawLine(String line) throws IOException {
+            sinceLast |= !line.isBlank();
+            super.rawLine(line);
+        }
+
+        @Override
+        public void statement(String s) throws IOException {
+            sinceLast |= !(s.startsWith(".loc") || s.startsWith(".cfi_"));
+            super.statement(s);
+        }
 
         @Override
         public void instruction(int index, int f, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
                 throws IOException {
+            if (sinceLast) {
+                barrier.set(index);
+                sinceLast = false;
+            }
             text.add(instruction.text());
             function.add(f);
             out.write(ProbeWriter.INSTRUCTION_LABEL + index + ":\n\t" + instruction.text() + "\n");
@@ -242,15 +265,17 @@ public final class Rewriter {
 
     /** Pass two: the instrumented copy. */
     private static final class ProbePass extends CopyingPass {
-        private final Map<Integer, List<Site>> probes;
+        private final Map<Integer, List<ProbeGroups.Member>> groups;
+        private final java.util.Set<Integer> probed;
         private final SkeletonWriter skeleton;
         ProbeWriter writer;
         private final StringBuilder buffer = new StringBuilder(4096);
         /** Whether the CFA was rsp-based at the last instruction: a loop's entry probe stands between instructions. */
         private boolean cfaOnRsp;
 
-        ProbePass(Map<Integer, List<Site>> probes, SkeletonWriter skeleton) {
-            this.probes = probes;
+        ProbePass(Map<Integer, List<ProbeGroups.Member>> groups, java.util.Set<Integer> probed, SkeletonWriter skeleton) {
+            this.groups = groups;
+            this.probed = probed;
             this.skeleton = skeleton;
         }
 
@@ -267,12 +292,12 @@ public final class Rewriter {
         @Override
         public void instruction(int index, int function, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
                 throws IOException {
-            List<Site> sites = probes.get(index);
+            List<ProbeGroups.Member> group = groups.get(index);
             buffer.setLength(0);
-            if (sites != null) {
-                writer.probe(buffer, index, sites, cfaOnRsp);
-            } else if (skeleton.needsLabel(index)) {
-                buffer.append(ProbeWriter.INSTRUCTION_LABEL).append(index).append(":\n");
+            if (group != null) {
+                writer.group(buffer, group, cfaOnRsp);
+            } else if (probed.contains(index) || skeleton.needsLabel(index)) {
+                ProbeWriter.member(buffer, index);
             }
             buffer.append('\t').append(instruction.text()).append('\n');
             skeleton.afterInstruction(buffer, index, writer, cfaOnRsp);

@@ -34,6 +34,8 @@ public final class MtrFile implements AutoCloseable {
     public static final int CODEC_ZSTD = 1;
     /** zstd of the slots after the site-delta transform (docs/compiled-in.md, "Codecs"). */
     public static final int CODEC_ZSTD_DELTA = 2;
+    /** zstd of the slots packed into varints (docs/compiled-in.md, "Codecs"); what the runtime writes by default. */
+    public static final int CODEC_ZSTD_PACKED = 3;
 
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
@@ -117,7 +119,7 @@ public final class MtrFile implements AutoCloseable {
             int codec = file.get(U32, at + 24);
             String bad = raw % SLOT != 0 ? "its " + raw + " raw bytes are not whole 16-byte slots"
                     : codec == CODEC_STORED && stored != raw ? "stored chunk of " + stored + " bytes for " + raw + " raw bytes"
-                    : codec != CODEC_STORED && codec != CODEC_ZSTD && codec != CODEC_ZSTD_DELTA ? "unknown codec " + Integer.toUnsignedString(codec)
+                    : (codec < CODEC_STORED || codec > CODEC_ZSTD_PACKED) ? "unknown codec " + Integer.toUnsignedString(codec)
                     : raw > Integer.MAX_VALUE - SLOT ? "raw length " + raw + " is too large" : null;
             if (bad != null) {
                 problem = "corrupt chunk at offset " + at + " (" + bad + "); the rest of the file is ignored";
@@ -156,6 +158,10 @@ public final class MtrFile implements AutoCloseable {
         MemorySegment stored = file.asSlice(c.offset(), c.storedLength());
         if (c.codec() == CODEC_STORED) return stored;
         MemorySegment into = scratch.get(c.rawLength());
+        if (c.codec() == CODEC_ZSTD_PACKED) {
+            PackedSlots.unpack(Zstd.get().decompress(stored), into);
+            return into;
+        }
         Zstd.get().decompress(stored, into);
         if (c.codec() == CODEC_ZSTD_DELTA) SiteDelta.undo(into);
         return into;

@@ -21,6 +21,7 @@ final class Zstd {
     private static volatile Zstd instance;
 
     private final MethodHandle decompress;
+    private final MethodHandle contentSize;
     private final MethodHandle isError;
     private final MethodHandle errorName;
 
@@ -28,6 +29,7 @@ final class Zstd {
         Linker linker = Linker.nativeLinker();
         decompress = linker.downcallHandle(find(lib, "ZSTD_decompress"),
                 FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+        contentSize = linker.downcallHandle(find(lib, "ZSTD_getFrameContentSize"), FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
         isError = linker.downcallHandle(find(lib, "ZSTD_isError"), FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
         errorName = linker.downcallHandle(find(lib, "ZSTD_getErrorName"), FunctionDescriptor.of(ADDRESS, JAVA_LONG));
     }
@@ -50,6 +52,22 @@ final class Zstd {
 
     private static MemorySegment find(SymbolLookup lib, String name) {
         return lib.find(name).orElseThrow(() -> new IllegalArgumentException(LIBRARY + " lacks " + name));
+    }
+
+    /** Decompresses one frame whose header states its content size (the runtime's always do) into a new array. */
+    byte[] decompress(MemorySegment src) throws MtrFormatException {
+        long n;
+        try {
+            n = (long) contentSize.invokeExact(src, src.byteSize());
+        } catch (Throwable t) {
+            throw new MtrFormatException("zstd: " + t);
+        }
+        if (n < 0 || n > Integer.MAX_VALUE - 8) throw new MtrFormatException("zstd: the frame does not state a usable content size");
+        try (Arena arena = Arena.ofConfined()) { // a downcall takes native memory only
+            MemorySegment out = arena.allocate(Math.max(n, 1)).asSlice(0, n);
+            decompress(src, out);
+            return out.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        }
     }
 
     /** Decompresses one frame into {@code dst}; the frame must fill it exactly. */

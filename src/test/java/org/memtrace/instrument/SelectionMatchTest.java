@@ -43,7 +43,7 @@ class SelectionMatchTest {
         Rewriter.Result result = Instrumented.rewrite(s, mt, CcOptions.parse(words));
         assertThat(result.warnings()).isEmpty();
         Path instrumented = dir.resolve("sel.mt.o");
-        Gcc.run(List.of("as", "--64", "-o", instrumented.toString(), mt.toString()));
+        Gcc.run(List.of("as", "--64", "--keep-locals", "-o", instrumented.toString(), mt.toString()));
 
         var args = new ArrayList<>(List.of("analyze", "--json", "--omega", Double.toString(omega), "--function", function));
         if (stack) args.add("--stack");
@@ -60,7 +60,7 @@ class SelectionMatchTest {
             expected.add(position);
         }
         assertThat(expected).as("analyze selects something").isNotEmpty();
-        assertThat(probedPositions(code(instrumented, function))).isEqualTo(expected);
+        assertThat(probedPositions(code(instrumented, function), instructionLabels(instrumented))).isEqualTo(expected);
     }
 
     private static List<Instruction> code(Path object, String function) throws Exception {
@@ -69,26 +69,30 @@ class SelectionMatchTest {
         return new Decoder().decodeAll(elf.text(), elf.offsetOf(f), Math.toIntExact(f.size()), f.address());
     }
 
-    /** Positions, among the program's own instructions, of those a probe precedes. */
-    private static Set<Integer> probedPositions(List<Instruction> code) {
+    /** Where the rewriter's instruction labels are: the instructions whose records a probe (of their group) writes. */
+    private static Set<Long> instructionLabels(Path object) throws Exception {
+        Set<Long> result = new java.util.HashSet<>();
+        for (var symbol : org.memtrace.symbols.ElfFile.read(object).symtab()) {
+            if (symbol.name().startsWith(ProbeWriter.INSTRUCTION_LABEL)) result.add(symbol.value());
+        }
+        return result;
+    }
+
+    /** Positions, among the program's own instructions (probe code skipped), of the labeled ones. */
+    private static Set<Integer> probedPositions(List<Instruction> code, Set<Long> labels) {
         Set<Integer> result = new TreeSet<>();
         int position = 0;
         boolean inProbe = false;
-        boolean probed = false;
         for (Instruction insn : code) {
             if (isRspStep(insn, -128)) {
                 inProbe = true;
                 continue;
             }
             if (inProbe) {
-                if (isRspStep(insn, 128)) {
-                    inProbe = false;
-                    probed = true;
-                }
+                if (isRspStep(insn, 128)) inProbe = false;
                 continue;
             }
-            if (probed) result.add(position);
-            probed = false;
+            if (labels.contains(insn.address())) result.add(position);
             position++;
         }
         return result;

@@ -64,7 +64,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             long order = b.getLong();
             int stored = b.getInt(), rawLen = b.getInt(), codec = b.getInt();
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isBetween(0, 2);
+            assertThat(codec).isBetween(0, 3);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             byte[] payload = new byte[stored];
             b.get(payload);
@@ -82,8 +82,10 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             if (r.codec == 0) {
                 raw = r.payload;
             } else {
-                raw = java.util.Arrays.copyOfRange(inflated, at, at + r.rawLen);
-                at += r.rawLen;
+                int content = r.codec == 3 ? frameContentSize(r.payload) : r.rawLen;
+                raw = java.util.Arrays.copyOfRange(inflated, at, at + content);
+                at += content;
+                if (r.codec == 3) raw = unpack(raw);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -120,6 +122,59 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             out.add(new Access(w0, w1));
         }
         return out;
+    }
+
+    /** A zstd frame header's content size (RFC 8878, 3.1.1.1): the runtime always states it. */
+    private static int frameContentSize(byte[] frame) {
+        int descriptor = frame[4] & 0xff;
+        int fcsFlag = descriptor >>> 6;
+        boolean single = (descriptor & 0x20) != 0;
+        int at = 5 + (single ? 0 : 1) + new int[] {0, 1, 2, 4}[descriptor & 3];
+        int bytes = fcsFlag == 0 ? (single ? 1 : 0) : 1 << fcsFlag;
+        assertThat(bytes).as("frame states its content size").isPositive();
+        long v = 0;
+        for (int i = 0; i < bytes; i++) v |= (long) (frame[at + i] & 0xff) << (8 * i);
+        return (int) (bytes == 2 ? v + 256 : v);
+    }
+
+    /** Codec 3 back into slots, written here from docs/compiled-in.md independently of the reader's PackedSlots. */
+    private static byte[] unpack(byte[] packed) {
+        ByteBuffer in = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer slot = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        long[] table = new long[1 << TABLE_BITS];
+        long site = 0;
+        while (in.hasRemaining()) {
+            long token = varint(in);
+            if (token == 1) {
+                long w1 = in.getLong(in.position() + 8);
+                int n = (int) Math.min(16 * (1 + (((w1 >>> 8) & 0xffff) + 15) / 16), in.remaining());
+                out.write(packed, in.position(), n);
+                in.position(in.position() + n);
+                continue;
+            }
+            assertThat(token & 1).as("access token").isZero();
+            site += unzigzag(token >>> 1);
+            int h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - TABLE_BITS));
+            table[h] += unzigzag(varint(in));
+            slot.clear();
+            slot.putLong(table[h]).putLong(site);
+            out.write(slot.array(), 0, 16);
+        }
+        return out.toByteArray();
+    }
+
+    private static long varint(ByteBuffer in) {
+        long v = 0;
+        for (int shift = 0; ; shift += 7) {
+            int b = in.get();
+            v |= (long) (b & 0x7f) << shift;
+            if (b >= 0) return v;
+        }
+    }
+
+    private static long unzigzag(long v) {
+        return (v >>> 1) ^ -(v & 1);
     }
 
     private static byte[] unzstd(List<byte[]> frames) throws IOException, InterruptedException {

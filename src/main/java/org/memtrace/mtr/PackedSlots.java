@@ -1,0 +1,72 @@
+package org.memtrace.mtr;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Undoes codec 3's packing (docs/compiled-in.md, "Codecs"): the runtime writes each access record as two
+ * varints (the site's difference to the previous record's site, the address's difference to the previous
+ * address of a site hashed to the same table entry) and each tag as the byte 1 and its slots as they are,
+ * so that zstd sees a few bytes per access instead of sixteen. Every chunk starts from zero and an empty
+ * table, so chunks decode independently.
+ */
+final class PackedSlots {
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final int TABLE_BITS = 12;
+    private static final long HASH = 0x9E3779B97F4A7C15L;
+
+    private PackedSlots() {}
+
+    /** Writes the slots {@code packed} stands for into {@code slots}, which they must fill exactly. */
+    static void unpack(byte[] packed, MemorySegment slots) throws MtrFormatException {
+        long[] table = new long[1 << TABLE_BITS];
+        long site = 0, last = 0;
+        int h = 0;
+        long out = 0, size = slots.byteSize();
+        int[] at = {0};
+        while (at[0] < packed.length) {
+            long token = varint(packed, at);
+            if ((token & 1) != 0) {
+                if (token != 1) throw new MtrFormatException("packed chunk: unknown token " + token);
+                int start = at[0];
+                if (packed.length - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
+                long w1 = MemorySegment.ofArray(packed).get(U64, start + 8);
+                long length = (w1 >>> 8) & 0xffff;
+                long bytes = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), packed.length - start);
+                if (out + bytes > size) throw new MtrFormatException("packed chunk holds more than its raw length");
+                MemorySegment.copy(MemorySegment.ofArray(packed), start, slots, out, bytes);
+                out += bytes;
+                at[0] += (int) bytes;
+                continue;
+            }
+            long next = site + unzigzag(token >>> 1);
+            if (next != site) {
+                table[h] = last;
+                site = next;
+                h = (int) ((site * HASH) >>> (64 - TABLE_BITS));
+                last = table[h];
+            }
+            last += unzigzag(varint(packed, at));
+            if (out + MtrFile.SLOT > size) throw new MtrFormatException("packed chunk holds more than its raw length");
+            slots.set(U64, out, last);
+            slots.set(U64, out + 8, site);
+            out += MtrFile.SLOT;
+        }
+        if (out != size) throw new MtrFormatException("packed chunk holds " + out + " bytes of slots, its header says " + size);
+    }
+
+    private static long varint(byte[] b, int[] at) throws MtrFormatException {
+        long v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            if (at[0] >= b.length) throw new MtrFormatException("packed chunk: a number cut short");
+            int x = b[at[0]++];
+            v |= (long) (x & 0x7f) << shift;
+            if (x >= 0) return v;
+        }
+        throw new MtrFormatException("packed chunk: a number longer than 64 bits");
+    }
+
+    private static long unzigzag(long v) {
+        return (v >>> 1) ^ -(v & 1);
+    }
+}

@@ -164,7 +164,7 @@ struct thread_state {
     int stepping;                /* STEP_*: pages are open for one instruction */
     int nstep;
     uintptr_t step_pages[8];
-    uint64_t step_saved_mask;
+    uint64_t step_saved_mask;    /* STEP_TRAP: the program's signal mask, blocked for the step */
     uintptr_t ool_ip;            /* STEP_OOL: the instruction's own address, */
     uintptr_t ool_slot;          /* ...the copy that runs in its place, */
     uintptr_t ool_resume;        /* ...and where the program goes on afterwards */
@@ -172,6 +172,8 @@ struct thread_state {
     uintptr_t lazy_pages[64];
     int native_pending;          /* one syscall is being run natively; the trap brings us back */
     int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
+    int ndeferred;               /* signals that arrived during an out-of-line step, sent again after it */
+    siginfo_t deferred[8];
     int in_handler;              /* inside one of our signal handlers: signals are blocked already */
     stack_t alt;                 /* the agent's alternate signal stack for this thread */
     stack_t app_alt;             /* the one the program set with sigaltstack (ss_sp 0: none) */
@@ -218,7 +220,7 @@ struct agent_state {
     struct { uintptr_t s, e; } stacks[64]; /* pages the program gave as signal stacks: never traced */
     int nstacks;
 
-    struct ksigaction app_action[65]; /* the program's handlers for SIGSEGV/SIGTRAP/SIGSYS */
+    struct ksigaction app_action[65]; /* the program's actions, as it set them; the kernel holds ours */
 
     volatile uint64_t faults, steps, syscalls, windows, untraced_faults;
     int reported_modules;
@@ -323,6 +325,8 @@ int give_alt_stack(void);
 void forward(int sig, siginfo_t *si, ucontext_t *uc);
 void on_segv(int sig, siginfo_t *si, void *ucv);
 void on_trap(int sig, siginfo_t *si, void *ucv);
+void on_program_signal(int sig, siginfo_t *si, void *ucv);
+long install_program_action(int sig);
 
 /* syscall.c */
 void on_sys(int sig, siginfo_t *si, void *ucv);

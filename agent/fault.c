@@ -48,7 +48,9 @@ void set_kernel_action(int sig, void *handler, unsigned long flags, uint64_t mas
 }
 
 #define ALT_STACK_SIZE (256 * 1024)
-#define OOL_STACK_SIZE (32 * 1024)
+#define OOL_STACK_SIZE 262144 /* also runs program handlers of signals deferred by a step; a plain number for the stub */
+#define MT_STR_(x) #x
+#define MT_STR(x) MT_STR_(x)
 /* This thread's alternate stack for the agent's handlers, and below it the stack mt_ool_return calls  */
 /* C on: a program close to overflowing its stack must not overflow it inside the agent, with a lock  */
 /* held. Mapped once per thread, kept until the process ends.                                          */
@@ -77,25 +79,80 @@ static void end_step(ucontext_t *uc)
 {
     greg_t *gr = uc->uc_mcontext.gregs;
     close_step_pages();
-    if (ts.stepping == STEP_TRAP) gr[REG_EFL] &= ~EFLAGS_TF;
+    if (ts.stepping == STEP_TRAP) {
+        gr[REG_EFL] &= ~EFLAGS_TF;
+        mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
+    }
     /* The copy faulted and did nothing: the program sees the fault at its own instruction. */
     if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) gr[REG_RIP] = (greg_t)ts.ool_ip;
     ts.stepping = STEP_NONE;
-    mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
     count(&g.steps);
 }
 
-/* Ends an out-of-line step: mt_ool_return calls it after the copy ran, on the program's stack with     */
-/* asynchronous signals still blocked. The mask goes back last, so a signal can only arrive once the    */
-/* step is over; the stub has already saved where to resume.                                            */
+/* Signals that arrived during an out-of-line step, sent again now that it is over: the kernel delivers */
+/* each to the program's handler as it would have (same siginfo), on return from the call.             */
+static void redeliver_deferred(void)
+{
+    while (ts.ndeferred) {
+        siginfo_t si;
+        mt_memcpy(&si, &ts.deferred[--ts.ndeferred], sizeof si);
+        mt_sys4(SYS_rt_tgsigqueueinfo, g.pid, mytid(), si.si_signo, &si);
+    }
+}
+
+/* The kernel's handler of every signal the program handles (but the agent's three): the program's     */
+/* handler runs now, or, when the signal arrived in the middle of an out-of-line step (its pages open,   */
+/* the copy not yet run or its pages not yet closed), once the step is over. Blocking the signals for   */
+/* the step instead would cost a rt_sigprocmask per access, since the step ends without a signal.       */
+void on_program_signal(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    struct ksigaction *a = &g.app_action[sig];
+    int synchronous = si->si_code > 0 && (sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+    if (ts.stepping == STEP_OOL && !synchronous) {
+        if (ts.ndeferred < (int)(sizeof ts.deferred / sizeof ts.deferred[0])) mt_memcpy(&ts.deferred[ts.ndeferred++], si, sizeof *si);
+        /* the kernel has already reset a one-shot action: the redelivery must still reach the handler */
+        if (a->flags & SA_RESETHAND) install_program_action(sig);
+        return;
+    }
+    /* The copy raised it (a file mapping past its end, a SIMD exception): the step ends here. */
+    if (ts.stepping == STEP_OOL) end_step(uc);
+    void *h = a->handler;
+    unsigned long flags = a->flags;
+    if (flags & SA_RESETHAND) {
+        a->handler = SIG_DFL;
+        a->flags = 0;
+    }
+    if (h == SIG_DFL || h == SIG_IGN) return; /* changed since this delivery began */
+    if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+    else ((void (*)(int))h)(sig);
+}
+
+/* What the kernel does for `sig` from the program's action in g.app_action: a handler goes through  */
+/* on_program_signal and returns through our restorer; SIG_DFL and SIG_IGN are the kernel's own.      */
+long install_program_action(int sig)
+{
+    struct ksigaction k = g.app_action[sig];
+    if (k.handler != SIG_DFL && k.handler != SIG_IGN) {
+        k.handler = (void *)on_program_signal;
+        k.flags |= SA_SIGINFO | KSA_RESTORER;
+        k.restorer = (void *)mt_restorer;
+        k.mask &= ~OUR_SIGNALS;
+    }
+    return mt_sys4(SYS_rt_sigaction, sig, &k, 0, 8);
+}
+
+/* Ends an out-of-line step: mt_ool_return calls it after the copy ran, on the thread's OOL stack with  */
+/* the program's signal mask. A signal arriving before the step is marked over is deferred by          */
+/* on_program_signal, so none runs a program handler while g.lock is held or pages are open; the ones   */
+/* deferred are sent again at the end. No system call here but the mprotect of the close.              */
 __attribute__((used)) static uintptr_t ool_finish(void)
 {
     uintptr_t resume = ts.ool_resume;
-    uint64_t mask = ts.step_saved_mask;
     close_step_pages();
-    ts.stepping = STEP_NONE;
+    __atomic_store_n(&ts.stepping, STEP_NONE, __ATOMIC_SEQ_CST); /* a signal handler reads it */
     count(&g.steps);
-    mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, 0, 8);
+    if (ts.ndeferred) redeliver_deferred();
     return resume;
 }
 
@@ -121,6 +178,13 @@ __asm__(".text\n"
         "\tmov %fs:(%rax), %rax\n"
         "\ttest %rax, %rax\n"
         "\tjz 1f\n"
+        /* Already on the OOL stack (a program handler run from ool_finish stepped): go on below. */
+        "\tcmp %rax, %rbx\n"
+        "\tjae 2f\n"
+        "\tlea -" MT_STR(OOL_STACK_SIZE) "(%rax), %rcx\n"
+        "\tcmp %rcx, %rbx\n"
+        "\tja 1f\n"
+        "2:\n"
         "\tmov %rax, %rsp\n"
         "1:\n"
         "\tand $-16, %rsp\n"
@@ -271,16 +335,16 @@ static void begin_step(ucontext_t *uc, uintptr_t addr)
     uintptr_t ip = (uintptr_t)gr[REG_RIP];
     struct insn *e = cache_lookup(ip);
     if (e && (e->how == RUN_JMP || e->how == RUN_CALL) && emulate_branch(uc, e, addr)) return;
-    mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
-    uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
-    mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
-    if (e && e->how == RUN_OOL) {
+    if (e && e->how == RUN_OOL) { /* signals that arrive meanwhile wait in on_program_signal */
         ts.stepping = STEP_OOL;
         ts.ool_ip = ip;
         ts.ool_slot = (uintptr_t)e->slot;
         ts.ool_resume = ip + e->len;
         gr[REG_RIP] = (greg_t)e->slot;
-    } else {
+    } else { /* asynchronous signals wait, blocked in the frame's mask, until the trap */
+        mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
+        uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
+        mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
         ts.stepping = STEP_TRAP;
         gr[REG_EFL] |= EFLAGS_TF;
     }

@@ -323,29 +323,28 @@ static void run_natively(ucontext_t *uc, int reprotect)
     gr[REG_EFL] |= EFLAGS_TF;
 }
 
+/* The program's sigaction. Its actions live in g.app_action and are what it reads back; the kernel   */
+/* holds ours: the program's handlers are reached through on_program_signal (fault.c), and the agent's  */
+/* three signals stay with the agent, their program handlers called by forward().                       */
 static void handle_sigaction(long *a, long *ret)
 {
     int sig = (int)a[0];
     struct ksigaction act, old;
-    if (sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) {
-        old = g.app_action[sig];
-        if (a[1] && copy_in(&act, (uintptr_t)a[1], sizeof act)) { *ret = -EFAULT; return; }
-        if (a[2] && user_transfer(&old, (uintptr_t)a[2], sizeof old, 1)) { *ret = -EFAULT; return; } /* span open */
-        if (a[1]) g.app_action[sig] = act;
-        *ret = 0;
+    if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP || a[3] != 8) { /* the kernel's errors */
+        *ret = mt_sys4(SYS_rt_sigaction, sig, a[1], a[2], a[3]);
         return;
     }
+    old = g.app_action[sig];
+    if (a[1] && copy_in(&act, (uintptr_t)a[1], sizeof act)) { *ret = -EFAULT; return; }
     if (a[1]) {
-        if (copy_in(&act, (uintptr_t)a[1], sizeof act)) { *ret = -EFAULT; return; }
-        if (act.handler != SIG_DFL && act.handler != SIG_IGN) {
-            act.flags |= KSA_RESTORER;
-            act.restorer = (void *)mt_restorer;
-            act.mask &= ~OUR_SIGNALS;
+        g.app_action[sig] = act;
+        if (sig != SIGSEGV && sig != SIGTRAP && sig != SIGSYS) {
+            long r = install_program_action(sig);
+            if (r) { g.app_action[sig] = old; *ret = r; return; }
         }
-        *ret = mt_sys4(SYS_rt_sigaction, sig, &act, a[2], a[3]);
-    } else {
-        *ret = mt_sys4(SYS_rt_sigaction, sig, 0, a[2], a[3]);
     }
+    if (a[2] && user_transfer(&old, (uintptr_t)a[2], sizeof old, 1)) { *ret = -EFAULT; return; } /* span open */
+    *ret = 0;
 }
 
 /* The program's sigprocmask. Its mask is the one our sigreturn restores, so the call works on the      */
@@ -606,17 +605,13 @@ void enable_dispatch(void)
     ts.dispatch_on = r == 0;
 }
 
-/* Every handler installed before dispatch was on returns through libc's restorer: move it to ours. */
+/* The actions the process has before dispatch is on become the program's (g.app_action); a handler   */
+/* among them is reached through on_program_signal from now on, as handle_sigaction installs them.     */
 void adopt_existing_handlers(void)
 {
     for (int sig = 1; sig < 65; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) continue;
-        struct ksigaction a;
-        if (mt_sys4(SYS_rt_sigaction, sig, 0, &a, 8) != 0) continue;
-        if (a.handler == SIG_DFL || a.handler == SIG_IGN) continue;
-        a.flags |= KSA_RESTORER;
-        a.restorer = (void *)mt_restorer;
-        a.mask &= ~OUR_SIGNALS;
-        mt_sys4(SYS_rt_sigaction, sig, &a, 0, 8);
+        if (mt_sys4(SYS_rt_sigaction, sig, 0, &g.app_action[sig], 8) != 0) continue;
+        if (g.app_action[sig].handler != SIG_DFL && g.app_action[sig].handler != SIG_IGN) install_program_action(sig);
     }
 }

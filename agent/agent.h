@@ -128,8 +128,9 @@ static inline void *agent_map(size_t n)
 /* Lock order: g.lock before g.ring_lock (the traced set emits range records while it changes);       */
 /* cc.lock is a leaf, taken with neither of the others held and taking none. No other nesting.       */
 /*                                                                                                  */
-/* Each lock is taken with every asynchronous signal blocked (in our handlers by their sa_mask,       */
-/* elsewhere explicitly), so a thread never re-enters a lock it holds from a handler.                 */
+/* Each lock is taken inside one of our handlers (their sa_mask blocks the asynchronous signals) or   */
+/* inside a critical section (enter_critical: the program's handlers wait), or during an out-of-line  */
+/* step (which defers them too), so a thread never re-enters a lock it holds from a handler.          */
 /*                                                                                                  */
 /* THE RULE: no traced memory is touched while a lock is held. Touching it faults into segv_access,   */
 /* which takes g.lock: on the same thread that spins forever. Program memory is read or written with   */
@@ -145,13 +146,6 @@ static inline void spin_lock(spinlock *l)
 }
 static inline void spin_unlock(spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
 
-static inline uint64_t block_signals(void)
-{
-    uint64_t all = ~0ULL, old = 0;
-    mt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, 8);
-    return old;
-}
-static inline void restore_signals(uint64_t old) { mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8); }
 
 /* ------------------------------------------------------------------------------------------------ */
 /* State                                                                                            */
@@ -172,6 +166,7 @@ struct thread_state {
     uintptr_t lazy_pages[64];
     int native_pending;          /* one syscall is being run natively; the trap brings us back */
     int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
+    int critical;                /* depth of enter_critical */
     int ndeferred;               /* signals that arrived during an out-of-line step, sent again after it */
     siginfo_t deferred[8];
     int in_handler;              /* inside one of our signal handlers: signals are blocked already */
@@ -262,6 +257,13 @@ static inline int mytid(void)
 
 static inline uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(g.page - 1); }
 static inline uintptr_t page_up(uintptr_t a) { return (a + g.page - 1) & ~(uintptr_t)(g.page - 1); }
+
+/* A critical section of agent code outside its own handlers: the program's signal handlers wait until */
+/* it ends (on_program_signal defers them and leave_critical sends them again), at no system call.     */
+/* The agent's own handlers cannot come in: only faults, traps and system calls of program code enter  */
+/* them, and agent code makes none of those (THE RULE below, and raw syscalls from agent code).        */
+static inline void enter_critical(void) { ts.critical++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+void leave_critical(void);
 
 #define REC(type_, T, var) \
     T var; \

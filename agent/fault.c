@@ -100,6 +100,12 @@ static void redeliver_deferred(void)
     }
 }
 
+void leave_critical(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (--ts.critical == 0 && ts.ndeferred && ts.stepping != STEP_OOL) redeliver_deferred();
+}
+
 /* The kernel's handler of every signal the program handles (but the agent's three): the program's     */
 /* handler runs now, or, when the signal arrived in the middle of an out-of-line step (its pages open,   */
 /* the copy not yet run or its pages not yet closed), once the step is over. Blocking the signals for   */
@@ -109,7 +115,7 @@ void on_program_signal(int sig, siginfo_t *si, void *ucv)
     ucontext_t *uc = ucv;
     struct ksigaction *a = &g.app_action[sig];
     int synchronous = si->si_code > 0 && (sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
-    if (ts.stepping == STEP_OOL && !synchronous) {
+    if ((ts.stepping == STEP_OOL || ts.critical) && !synchronous) {
         if (ts.ndeferred < (int)(sizeof ts.deferred / sizeof ts.deferred[0])) mt_memcpy(&ts.deferred[ts.ndeferred++], si, sizeof *si);
         /* the kernel has already reset a one-shot action: the redelivery must still reach the handler */
         if (a->flags & SA_RESETHAND) install_program_action(sig);

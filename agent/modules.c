@@ -156,10 +156,10 @@ void scan_new_modules(int initial)
     dl_iterate_phdr(collect_spans, NULL);
     dl_iterate_phdr(report_module, &index);
     g.reported_modules = index;
-    uint64_t old = block_signals();
+    enter_critical();
     spin_lock(&g.lock);
     for_each_map(report_mapping, &initial);
     spin_unlock(&g.lock);
-    restore_signals(old);
+    leave_critical();
 }
 

@@ -26,7 +26,7 @@ void emit(void *rec)
     struct mt_rec_header *h = rec;
     h->tid = (uint32_t)mytid();
     uint64_t size = h->size;
-    uint64_t old = ts.in_handler ? 0 : block_signals();
+    enter_critical();
     spin_lock(&g.ring_lock);
     uint64_t cap = g.ring_mask + 1;
     for (;;) {
@@ -56,7 +56,7 @@ void emit(void *rec)
         mt_sys2(SYS_nanosleep, &t, 0);
     }
     spin_unlock(&g.ring_lock);
-    if (!ts.in_handler) restore_signals(old);
+    leave_critical();
 }
 
 #define REC(type_, T, var) \

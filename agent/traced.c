@@ -197,14 +197,14 @@ void close_locked(uintptr_t s, uintptr_t e)
 void open_span(uintptr_t s, uintptr_t e, int open)
 {
     if (s >= e) return;
-    uint64_t old = block_signals();
+    enter_critical();
     spin_lock(&g.lock);
     if (g.recording) {
         if (open) open_locked(page_down(s), page_up(e));
         else close_locked(page_down(s), page_up(e));
     }
     spin_unlock(&g.lock);
-    restore_signals(old);
+    leave_critical();
 }
 
 void protect_all_locked(int on)
@@ -232,14 +232,14 @@ void close_all_locked(void)
 void control(int start, uintptr_t caller)
 {
     if (!g.active) return;
-    uint64_t old = block_signals();
+    enter_critical();
     spin_lock(&g.lock);
     if (start != g.recording) {
         g.recording = start;
         protect_all_locked(start);
     }
     spin_unlock(&g.lock);
-    restore_signals(old);
+    leave_critical();
     REC(MT_CONTROL, struct mt_control, c);
     c.h.flags = start ? MT_CTL_START : MT_CTL_STOP;
     c.caller = caller;

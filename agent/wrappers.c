@@ -37,11 +37,11 @@ int enter_untraced(void)
 void leave_untraced(void)
 {
     if (ts.nlazy) {
-        uint64_t old = block_signals();
+        enter_critical();
         spin_lock(&g.lock);
         for (int i = 0; i < ts.nlazy; i++) close_locked(ts.lazy_pages[i], ts.lazy_pages[i] + g.page);
         spin_unlock(&g.lock);
-        restore_signals(old);
+        leave_critical();
         ts.nlazy = 0;
     }
     ts.untraced = 0;
@@ -52,7 +52,7 @@ static void trace_block(void *p, size_t n)
 {
     if (!p || !n || is_boot(p)) return;
     uintptr_t s = page_down((uintptr_t)p), e = page_up((uintptr_t)p + n);
-    uint64_t old = block_signals();
+    enter_critical();
     spin_lock(&g.lock);
     if (!set_covers_locked(s, e)) {
         /* Pages already traced keep their entry; only the new part is added. */
@@ -67,7 +67,7 @@ static void trace_block(void *p, size_t n)
         }
     }
     spin_unlock(&g.lock);
-    restore_signals(old);
+    leave_critical();
 }
 
 static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }
@@ -214,12 +214,12 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
     if (p != MAP_FAILED && !(flags & MAP_ANONYMOUS) && fd >= 0)
         emit_file_mapping((uintptr_t)p, page_up((uintptr_t)p + len), prot, fd, off);
     if (p != MAP_FAILED) {
-        uint64_t old = block_signals();
+        enter_critical();
         spin_lock(&g.lock);
         set_add_locked((uintptr_t)p, page_up((uintptr_t)p + len), prot,
                        (flags & MAP_ANONYMOUS) ? MT_REGION_ANON : MT_REGION_FILE);
         spin_unlock(&g.lock);
-        restore_signals(old);
+        leave_critical();
     }
     emit_alloc(MT_FN_MMAP, CALLER, (uintptr_t)p, p == MAP_FAILED ? 0 : page_up(len), (long)addr, (long)len, prot,
                flags, fd, (long)off);

@@ -16,8 +16,10 @@
  *        record per iteration), div/idiv (a #DE must show the program its own address), system
  *        instructions. The CPU traps after the instruction; the SIGTRAP handler closes. MEMTRACE_STEP=trap
  *        takes the trap for every instruction, as does a process where libZydis.so.4.0 cannot be loaded.
- *   Asynchronous signals wait until the step is over: the handler blocks them in the signal frame's
- *   uc_sigmask, the step's end puts the program's mask back (see begin_step and ool_finish).
+ *   Signals wait until the step is over: for a trap step the handler blocks them in the signal frame's
+ *   uc_sigmask and the trap puts the program's mask back; an out-of-line step blocks nothing (that would
+ *   cost a rt_sigprocmask per access): every program handler is reached through on_program_signal, which
+ *   defers a signal arriving mid-step (or inside an agent critical section) and sends it again after.
  *
  * The program's own SIGSEGV/SIGTRAP/SIGSYS handlers are kept aside and called (forward) for faults that
  * are not ours; a fatal one is written to the stream first. Each thread gets an alternate signal stack
@@ -27,7 +29,9 @@
  * seen (windows_at_risk counts them). An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
  * its end, an unmasked SIMD exception) shows the program's handler the copy's address, and x87 state saved
  * after it names the copy as the last FPU instruction. A program whose thread has no alternate stack of
- * its own but installs an SA_ONSTACK handler sees that handler run on the agent's alternate stack.
+ * its own but installs an SA_ONSTACK handler sees that handler run on the agent's alternate stack. A
+ * signal deferred by an out-of-line step runs its handler from inside ool_finish, on the agent's OOL stack
+ * (unless SA_ONSTACK), with an agent address in its context; more than 8 deferred at once are dropped.
  */
 #include "agent.h"
 

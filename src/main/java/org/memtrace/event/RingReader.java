@@ -119,6 +119,9 @@ public final class RingReader implements AutoCloseable {
     /** Bytes consumed so far. */
     public long head() { return head; }
 
+    /** Bytes the agent has published and this reader not yet consumed. */
+    public long backlog() { return (long) LONG.getAcquire(header, OFF_TAIL) - head; }
+
     public long tail() { return (long) LONG.getAcquire(header, OFF_TAIL); }
 
     public long capacity() { return capacity; }

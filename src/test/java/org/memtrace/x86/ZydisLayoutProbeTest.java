@@ -14,7 +14,10 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Compiles a C probe against the installed Zydis headers and checks every constant the binding uses. */
+/**
+ * Compiles a C probe against the installed Zydis headers: it checks the agent's C mirror of the ABI
+ * (agent/zydis_abi.h) when it compiles, and prints every constant the Java binding uses for comparison.
+ */
 class ZydisLayoutProbeTest {
 
     @Test
@@ -25,7 +28,8 @@ class ZydisLayoutProbeTest {
             Files.copy(in, source);
         }
         Path binary = dir.resolve("zydis_probe");
-        run(dir, "gcc", "-O0", "-o", binary.toString(), source.toString(), "-lZydis");
+        Path agentSources = Path.of("agent").toAbsolutePath();
+        run(dir, "gcc", "-O0", "-I", agentSources.toString(), "-o", binary.toString(), source.toString(), "-lZydis");
         Map<String, Long> probed = parse(run(dir, binary.toString()));
 
         Map<String, Long> expected = Zydis.layoutFacts();

@@ -1,8 +1,57 @@
-/* Prints the Zydis 4.0 layout facts the Java binding hard-codes, one "name value" pair per line.
- * ZydisLayoutProbeTest compiles it against the installed headers and compares with Zydis.java. */
+/* Checks both mirrors of Zydis 4.0's ABI against the installed headers. The agent's C mirror
+ * (agent/zydis_abi.h, included from the agent's source tree) is checked at compile time: a field or a
+ * constant that differs stops the build of this probe. The facts the Java binding hard-codes are printed,
+ * one "name value" pair per line; ZydisLayoutProbeTest compiles this file and compares them with Zydis.java. */
 #include <stddef.h>
 #include <stdio.h>
 #include <Zydis/Zydis.h>
+#include "zydis_abi.h"
+
+#define ZY_SAME_FIELD(mine, theirs) \
+    _Static_assert(offsetof(struct zy_insn, mine) == offsetof(ZydisDecodedInstruction, theirs), #theirs)
+#define ZY_SAME_OPERAND_FIELD(mine, theirs) \
+    _Static_assert(offsetof(struct zy_operand, mine) == offsetof(ZydisDecodedOperand, theirs), #theirs)
+_Static_assert(sizeof(struct zy_decoder) == sizeof(ZydisDecoder), "ZydisDecoder");
+_Static_assert(sizeof(struct zy_insn) == sizeof(ZydisDecodedInstruction), "ZydisDecodedInstruction");
+_Static_assert(sizeof(struct zy_operand) == sizeof(ZydisDecodedOperand), "ZydisDecodedOperand");
+ZY_SAME_FIELD(mnemonic, mnemonic);
+ZY_SAME_FIELD(length, length);
+ZY_SAME_FIELD(operand_count, operand_count);
+ZY_SAME_FIELD(attributes, attributes);
+ZY_SAME_FIELD(category, meta.category);
+ZY_SAME_FIELD(branch_type, meta.branch_type);
+ZY_SAME_FIELD(disp, raw.disp.value);
+ZY_SAME_FIELD(disp_size, raw.disp.size);
+ZY_SAME_FIELD(disp_offset, raw.disp.offset);
+ZY_SAME_OPERAND_FIELD(size, size);
+ZY_SAME_OPERAND_FIELD(type, type);
+ZY_SAME_OPERAND_FIELD(mem.type, mem.type);
+ZY_SAME_OPERAND_FIELD(mem.segment, mem.segment);
+ZY_SAME_OPERAND_FIELD(mem.base, mem.base);
+ZY_SAME_OPERAND_FIELD(mem.index, mem.index);
+ZY_SAME_OPERAND_FIELD(mem.scale, mem.scale);
+ZY_SAME_OPERAND_FIELD(mem.disp, mem.disp.value);
+ZY_SAME_OPERAND_FIELD(imm.is_relative, imm.is_relative);
+_Static_assert(ZY_MAX_OPERANDS == ZYDIS_MAX_OPERAND_COUNT, "operand count");
+_Static_assert(ZY_VERSION_4_0 == ZYDIS_VERSION >> 32, "version");
+_Static_assert(ZY_MODE_LONG_64 == ZYDIS_MACHINE_MODE_LONG_64 && ZY_STACK_WIDTH_64 == ZYDIS_STACK_WIDTH_64, "mode");
+_Static_assert(ZY_MNEMONIC_CALL == ZYDIS_MNEMONIC_CALL && ZY_MNEMONIC_JMP == ZYDIS_MNEMONIC_JMP &&
+               ZY_MNEMONIC_DIV == ZYDIS_MNEMONIC_DIV && ZY_MNEMONIC_IDIV == ZYDIS_MNEMONIC_IDIV, "mnemonics");
+_Static_assert(ZY_REG_NONE == ZYDIS_REGISTER_NONE && ZY_REG_RAX == ZYDIS_REGISTER_RAX &&
+               ZY_REG_R15 == ZYDIS_REGISTER_R15 && ZY_REG_R15 - ZY_REG_RAX == ZYDIS_REGISTER_R15 - ZYDIS_REGISTER_RAX &&
+               ZYDIS_REGISTER_RCX == ZY_REG_RAX + 1 && ZYDIS_REGISTER_RDI == ZY_REG_RAX + 7 &&
+               ZY_REG_EIP == ZYDIS_REGISTER_EIP && ZY_REG_RIP == ZYDIS_REGISTER_RIP &&
+               ZY_REG_FS == ZYDIS_REGISTER_FS && ZY_REG_GS == ZYDIS_REGISTER_GS, "registers");
+_Static_assert(ZY_OPERAND_MEMORY == ZYDIS_OPERAND_TYPE_MEMORY && ZY_OPERAND_IMMEDIATE == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+               ZY_MEMOP_MEM == ZYDIS_MEMOP_TYPE_MEM && ZY_BRANCH_NEAR == ZYDIS_BRANCH_TYPE_NEAR, "operand kinds");
+_Static_assert(ZY_ATTRIB_ANY_REP == (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE), "rep");
+_Static_assert(ZY_CAT_CALL == ZYDIS_CATEGORY_CALL && ZY_CAT_COND_BR == ZYDIS_CATEGORY_COND_BR &&
+               ZY_CAT_INTERRUPT == ZYDIS_CATEGORY_INTERRUPT && ZY_CAT_IO == ZYDIS_CATEGORY_IO &&
+               ZY_CAT_IOSTRINGOP == ZYDIS_CATEGORY_IOSTRINGOP && ZY_CAT_RET == ZYDIS_CATEGORY_RET &&
+               ZY_CAT_SEGOP == ZYDIS_CATEGORY_SEGOP && ZY_CAT_SGX == ZYDIS_CATEGORY_SGX &&
+               ZY_CAT_SYSCALL == ZYDIS_CATEGORY_SYSCALL && ZY_CAT_SYSRET == ZYDIS_CATEGORY_SYSRET &&
+               ZY_CAT_SYSTEM == ZYDIS_CATEGORY_SYSTEM && ZY_CAT_UINTR == ZYDIS_CATEGORY_UINTR &&
+               ZY_CAT_UNCOND_BR == ZYDIS_CATEGORY_UNCOND_BR, "categories");
 
 #define SIZE(t) printf("sizeof.%s %zu\n", #t, sizeof(t))
 #define OFF(t, f, name) printf("offset.%s.%s %zu\n", #t, name, offsetof(t, f))

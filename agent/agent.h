@@ -1,0 +1,346 @@
+/*
+ * agent.h: what the files of the fault-mode agent (libmemtrace-agent.so) share, and nothing else: the
+ * per-thread and process state, the locks and their order, small helpers that must not come from libc,
+ * and the functions one file offers the others. Nothing here is visible outside the library (it is
+ * built with -fvisibility=hidden; only the wrappers and the public API in wrappers.c, traced.c and
+ * init.c are exported).
+ *
+ * The files, by responsibility (each opens with a header saying what it does and what it gets wrong):
+ *   init.c      start-up: attaching to the ring, the process state, the handlers, __libc_start_main
+ *   ring.c      the shared-memory ring to memtrace: every record the agent writes goes through emit()
+ *   traced.c    the traced set (page ranges and their rights), opening and closing pages, start/stop
+ *   fault.c     the fault path: SIGSEGV/SIGTRAP handlers, the step of one instruction, mt_ool_return
+ *   decode.c    Zydis, loaded at run time, and the code cache of out-of-line copies (zydis_abi.h)
+ *   syscall.c   syscall user dispatch: the SIGSYS handler and the one table of system-call buffers
+ *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
+ *   modules.c   loaded objects and the memory map, reported at start and after dlopen
+ */
+#ifndef MEMTRACE_AGENT_H
+#define MEMTRACE_AGENT_H
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/socket.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <sched.h>
+#include <malloc.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+
+#include "memtrace_stream.h"
+#include "mt_native.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_OFF 0
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef PR_SET_PDEATHSIG
+#define PR_SET_PDEATHSIG 1
+#endif
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
+#define SUD_ALLOW 0
+#define SUD_BLOCK 1
+#define SYS_USER_DISPATCH_CODE 2 /* si_code of a dispatch SIGSYS */
+#define EFLAGS_TF 0x100UL
+#define PF_WRITE_BIT 0x2UL
+#define PF_FETCH_BIT 0x10UL
+
+
+struct ksigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+};
+#define KSA_RESTORER 0x04000000UL
+
+/* The statistics are bumped by every thread, some of them outside any lock. */
+static inline void count(volatile uint64_t *counter) { __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED); }
+
+static inline uint64_t sigbit(int sig) { return 1ULL << (sig - 1); }
+/* The three signals the agent lives on; the program may never block them. */
+#define OUR_SIGNALS (sigbit(SIGSEGV) | sigbit(SIGTRAP) | sigbit(SIGSYS))
+
+static inline void mt_memcpy(void *d, const void *s, size_t n)
+{
+    unsigned char *dd = d;
+    const unsigned char *ss = s;
+    while (n--) *dd++ = *ss++;
+}
+static inline void mt_memmove(void *d, const void *s, size_t n)
+{
+    unsigned char *dd = d;
+    const unsigned char *ss = s;
+    if (dd < ss) { while (n--) *dd++ = *ss++; }
+    else { dd += n; ss += n; while (n--) *--dd = *--ss; }
+}
+static inline size_t mt_strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+static inline int mt_strncmp(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i]) return (unsigned char)a[i] - (unsigned char)b[i];
+        if (!a[i]) return 0;
+    }
+    return 0;
+}
+static inline void mt_memzero(void *d, size_t n)
+{
+    volatile unsigned char *dd = d;
+    while (n--) *dd++ = 0;
+}
+
+/* Memory for the agent's own tables: straight from the kernel, never from the traced allocator. */
+static inline void *agent_map(size_t n)
+{
+    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Locks: spinlocks, never held across a call into the program or libc.                               */
+/*                                                                                                  */
+/*   g.lock       the traced set, the openings, the signal-stack list (traced.c; taken everywhere)   */
+/*   g.ring_lock  the ring's tail (ring.c)                                                          */
+/*   cc.lock      adding code-cache entries and slots (decode.c)                                     */
+/*                                                                                                  */
+/* Lock order: g.lock before g.ring_lock (the traced set emits range records while it changes);       */
+/* cc.lock is a leaf, taken with neither of the others held and taking none. No other nesting.       */
+/*                                                                                                  */
+/* Each lock is taken inside one of our handlers (their sa_mask blocks the asynchronous signals) or   */
+/* inside a critical section (enter_critical: the program's handlers wait), or during an out-of-line  */
+/* step (which defers them too), so a thread never re-enters a lock it holds from a handler.          */
+/*                                                                                                  */
+/* THE RULE: no traced memory is touched while a lock is held. Touching it faults into segv_access,   */
+/* which takes g.lock: on the same thread that spins forever. Program memory is read or written with   */
+/* the locks released, after opening it (open_locked / open_span), or through the kernel              */
+/* (user_transfer), which answers a protected page with EFAULT instead of a fault.                    */
+
+typedef struct { volatile int v; } spinlock;
+static inline void spin_lock(spinlock *l)
+{
+    while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) __builtin_ia32_pause();
+    }
+}
+static inline void spin_unlock(spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
+
+
+/* ------------------------------------------------------------------------------------------------ */
+/* State                                                                                            */
+
+struct thread_state {
+    volatile char selector;      /* syscall user dispatch: SUD_BLOCK sends syscalls to SIGSYS */
+    int tid;
+    int dispatch_on;
+    int untraced;                /* depth of wrappers whose memory touches are not the program's */
+    int stepping;                /* STEP_*: pages are open for one instruction */
+    int nstep;
+    uintptr_t step_pages[8];
+    uint64_t step_saved_mask;    /* STEP_TRAP: the program's signal mask, blocked for the step */
+    uintptr_t ool_ip;            /* STEP_OOL: the instruction's own address, */
+    uintptr_t ool_slot;          /* ...the copy that runs in its place, */
+    uintptr_t ool_resume;        /* ...and where the program goes on afterwards */
+    int nlazy;
+    uintptr_t lazy_pages[64];
+    int native_pending;          /* one syscall is being run natively; the trap brings us back */
+    int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
+    int critical;                /* depth of enter_critical */
+    int ndeferred;               /* signals that arrived during an out-of-line step, sent again after it */
+    siginfo_t deferred[8];
+    int in_handler;              /* inside one of our signal handlers: signals are blocked already */
+    stack_t alt;                 /* the agent's alternate signal stack for this thread */
+    stack_t app_alt;             /* the one the program set with sigaltstack (ss_sp 0: none) */
+};
+extern __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+/* Top of this thread's stack for mt_ool_return's call into C (0: none, the program's stack serves). */
+extern __thread uintptr_t mt_ool_stack __attribute__((tls_model("initial-exec")));
+enum { STEP_NONE, STEP_TRAP, STEP_OOL }; /* how the current step runs: trap flag or out-of-line copy */
+
+struct range {
+    uintptr_t start, end;
+    int prot;                    /* the rights the program gave the memory */
+    int kind;                    /* enum mt_region */
+};
+
+struct opening {
+    uintptr_t start, end;
+    int count;
+};
+
+struct agent_state {
+    int active;                  /* attached to a memtrace session; 0 in a forked child */
+    int recording;               /* traced pages are protected and accesses recorded */
+    int regions;                 /* MT_REGION_* to trace */
+    int autostart;
+    long page;
+    uintptr_t text_start, text_end;
+    char self_path[512];
+    int pid;
+    int ppid;
+    volatile int threads;
+
+    struct mt_ring_header *ring;
+    unsigned char *ring_data;
+    uint64_t ring_mask;
+    spinlock ring_lock;
+
+    spinlock lock;               /* traced set and openings */
+    struct range *set;
+    int nset, capset;
+    struct opening *open;        /* grows as needed: no fixed number of openings */
+    int nopen, capopen;
+    int all_open;                /* calls running with all traced memory open (see syscall_table) */
+    struct { uintptr_t s, e; } stacks[64]; /* pages the program gave as signal stacks: never traced */
+    int nstacks;
+
+    struct ksigaction app_action[65]; /* the program's actions, as it set them; the kernel holds ours */
+
+    volatile uint64_t faults, steps, syscalls, windows, untraced_faults;
+    int reported_modules;
+    volatile int clone_parent;   /* tid of the thread whose clone(CLONE_VM) ran last: the new thread's parent */
+};
+extern struct agent_state g;
+
+/* The real functions behind the wrappers. */
+struct real_functions {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void (*free)(void *);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
+    int (*munmap)(void *, size_t);
+    void *(*memcpy)(void *, const void *, size_t);
+    void *(*memmove)(void *, const void *, size_t);
+    void *(*memset)(void *, int, size_t);
+    void *(*dlopen)(const char *, int);
+    void (*cxa_finalize)(void *);
+    int (*libc_start_main)(int (*)(int, char **, char **), int, char **, void (*)(void), void (*)(void),
+                           void (*)(void), void *);
+};
+extern struct real_functions real;
+extern int hooks_ready; /* 0 while dlsym may still allocate: the wrappers serve from the boot arena */
+
+static inline int mytid(void)
+{
+    if (!ts.tid) ts.tid = (int)mt_sys0(SYS_gettid);
+    return ts.tid;
+}
+
+static inline uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(g.page - 1); }
+static inline uintptr_t page_up(uintptr_t a) { return (a + g.page - 1) & ~(uintptr_t)(g.page - 1); }
+
+/* A critical section of agent code outside its own handlers: the program's signal handlers wait until */
+/* it ends (on_program_signal defers them and leave_critical sends them again), at no system call.     */
+/* The agent's own handlers cannot come in: only faults, traps and system calls of program code enter  */
+/* them, and agent code makes none of those (THE RULE below, and raw syscalls from agent code).        */
+static inline void enter_critical(void) { ts.critical++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+void leave_critical(void);
+
+#define REC(type_, T, var) \
+    T var; \
+    mt_memzero(&var, sizeof var); \
+    var.h.type = (type_); \
+    var.h.size = sizeof(T)
+
+/* Our handlers mark the thread as inside one of them: emit() then knows signals are blocked already. */
+#define SIGNAL_HANDLER(name, body) \
+    void name(int sig, siginfo_t *si, void *ucv) \
+    { \
+        ts.in_handler++; \
+        body(sig, si, ucv); \
+        ts.in_handler--; \
+    }
+
+/* ring.c */
+void emit(void *rec);
+void emit_with_tail(void *fixed, size_t fixed_size, const void *b1, size_t n1, const void *b2, size_t n2);
+void emit_exit(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path);
+void emit_stats_and_exit(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path);
+void emit_thread(int start, uint64_t value);
+
+/* traced.c: the *_locked functions want g.lock held */
+int set_index(uintptr_t a);
+struct range *set_find(uintptr_t a);
+void set_remove_locked(uintptr_t s, uintptr_t e, int restore);
+void set_add_locked(uintptr_t s, uintptr_t e, int prot, int kind);
+int set_covers_locked(uintptr_t s, uintptr_t e);
+int open_locked(uintptr_t s, uintptr_t e);
+void close_locked(uintptr_t s, uintptr_t e);
+void open_all_locked(void);
+void close_all_locked(void);
+void protect_all_locked(int on);
+void open_span(uintptr_t s, uintptr_t e, int open);
+void control(int start, uintptr_t caller);
+long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program);
+long copy_in(void *dst, uintptr_t src, size_t n);
+
+/* decode.c: how each faulting instruction runs */
+enum { RUN_TRAP, RUN_OOL, RUN_JMP, RUN_CALL };
+struct insn {
+    uintptr_t ip;                /* key, 0 while free; stored last, so a reader sees a complete entry */
+    unsigned char *slot;         /* RUN_OOL: the copy */
+    unsigned char bytes[15];     /* as decoded: other bytes at ip mean other code, which takes the trap */
+    uint8_t len, how;
+    int8_t base, index;          /* RUN_JMP/RUN_CALL: gregs of the memory operand, -1 for none */
+    uint8_t scale;
+    int64_t disp;                /* ...and its displacement (the absolute address when RIP-relative) */
+};
+struct insn *cache_lookup(uintptr_t ip);
+void ool_init(void);
+int is_decoder_object(uintptr_t bias);
+int in_decoder_object(uintptr_t addr);
+void mt_ool_return(void);
+
+/* fault.c */
+void mt_restorer(void);
+void set_kernel_action(int sig, void *handler, unsigned long flags, uint64_t mask);
+int give_alt_stack(void);
+void forward(int sig, siginfo_t *si, ucontext_t *uc);
+void on_segv(int sig, siginfo_t *si, void *ucv);
+void on_trap(int sig, siginfo_t *si, void *ucv);
+void on_program_signal(int sig, siginfo_t *si, void *ucv);
+long install_program_action(int sig);
+
+/* syscall.c */
+void on_sys(int sig, siginfo_t *si, void *ucv);
+void enable_dispatch(void);
+void adopt_existing_handlers(void);
+
+/* wrappers.c */
+int enter_untraced(void);
+void leave_untraced(void);
+
+/* modules.c */
+extern uintptr_t ldso_base;
+void scan_new_modules(int initial);
+
+#endif

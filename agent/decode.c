@@ -1,0 +1,276 @@
+/*
+ * memtrace agent, decoding and the code cache: how each faulting instruction runs (RUN_OOL, RUN_JMP,
+ * RUN_CALL or RUN_TRAP, see fault.c), decided once per instruction address with Zydis 4.0, which is
+ * dlopen'ed at start (its ABI is mirrored in zydis_abi.h, so neither building nor running needs its
+ * headers). Out-of-line copies live in 1 MiB executable chunks mapped below the code they copy, so that a
+ * RIP-relative displacement, rewritten for the copy's place, still reaches its target. Lookups take no
+ * lock (an entry's key is stored last); adding takes cc.lock.
+ *
+ * What it gets wrong: the cache holds 48 Ki instructions and 64 chunks; past that, and for code whose
+ * bytes changed since it was decoded, instructions take the trap (slower, still exact). Code unmapped and
+ * replaced at the same address keeps its old entry until the bytes differ.
+ */
+#include "agent.h"
+#include "zydis_abi.h"
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Decoding the faulting instruction: Zydis 4.0, loaded at run time                                 */
+
+static struct {
+    int ready;
+    struct zy_decoder decoder;
+    uint32_t (*decode)(const struct zy_decoder *, const void *, size_t, struct zy_insn *, struct zy_operand *);
+    struct { uintptr_t bias, start, end; } object[8]; /* what dlopen brought in for it: never traced */
+    int nobjects;
+} zy;
+
+/* Called for every loaded object; those past the count taken before the dlopen are what it brought in. */
+static int note_new_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    int *index = arg;
+    if ((*index)-- > 0 || zy.nobjects == (int)(sizeof zy.object / sizeof zy.object[0])) return 0;
+    uintptr_t start = UINTPTR_MAX, end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        if (info->dlpi_addr + ph->p_vaddr < start) start = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > end) end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
+    zy.object[zy.nobjects].bias = info->dlpi_addr;
+    zy.object[zy.nobjects].start = start;
+    zy.object[zy.nobjects].end = end;
+    zy.nobjects++;
+    return 0;
+}
+int is_decoder_object(uintptr_t bias)
+{
+    for (int i = 0; i < zy.nobjects; i++)
+        if (bias == zy.object[i].bias) return 1;
+    return 0;
+}
+
+int in_decoder_object(uintptr_t addr)
+{
+    for (int i = 0; i < zy.nobjects; i++)
+        if (addr >= zy.object[i].start && addr < zy.object[i].end) return 1;
+    return 0;
+}
+
+static int count_object(struct dl_phdr_info *info, size_t size, void *arg) { ++*(int *)arg; return 0; }
+
+/* Zydis calls memset and memcpy: those bind to our wrappers, which serve calls from inside our handlers */
+/* with the agent's own loops.                                                                          */
+static void zydis_load(void)
+{
+    int before = 0;
+    dl_iterate_phdr(count_object, &before);
+    void *h = real.dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    dl_iterate_phdr(note_new_object, &before);
+    typedef uint32_t (*init_fn)(struct zy_decoder *, int, int);
+    uint64_t (*version)(void) = (uint64_t (*)(void))dlsym(h, "ZydisGetVersion");
+    init_fn init = (init_fn)dlsym(h, "ZydisDecoderInit");
+    zy.decode = (typeof(zy.decode))dlsym(h, "ZydisDecoderDecodeFull");
+    if (!version || !init || !zy.decode || version() >> 32 != ZY_VERSION_4_0) return;
+    if (ZY_FAILED(init(&zy.decoder, ZY_MODE_LONG_64, ZY_STACK_WIDTH_64))) return;
+    zy.ready = 1;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The code cache: how each faulting instruction runs, and out-of-line copies of those that can      */
+
+
+#define CACHE_BITS 16
+#define SLOT_SIZE 32             /* the instruction (<= 15 bytes), jmp *0(%rip) (6) and the stub's address (8) */
+#define CHUNK_SIZE (1UL << 20)
+#define MAX_CHUNKS 64
+
+static struct {
+    spinlock lock;               /* adding entries and slots; lookups take no lock */
+    struct insn *table;
+    int used;
+    struct { unsigned char *base; size_t used; } chunk[MAX_CHUNKS];
+    int nchunks;
+} cc;
+
+void mt_ool_return(void) __attribute__((visibility("hidden")));
+
+/* REG_* for Zydis's RAX..R15 */
+static const int8_t gpr_greg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                                    REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+
+static unsigned cache_hash(uintptr_t ip) { return (unsigned)((ip * 0x9E3779B97F4A7C15ULL) >> (64 - CACHE_BITS)); }
+
+static struct insn *cache_find(uintptr_t ip)
+{
+    for (unsigned i = cache_hash(ip);; i = (i + 1) & ((1u << CACHE_BITS) - 1)) {
+        uintptr_t k = __atomic_load_n(&cc.table[i].ip, __ATOMIC_ACQUIRE);
+        if (k == ip) return &cc.table[i];
+        if (!k) return NULL;
+    }
+}
+
+/* A chunk of code cache near `ip` (below it: above an executable lies its heap, which must stay free   */
+/* to grow), so that RIP-relative operands stay within reach of a 32-bit displacement.                 */
+static unsigned char *map_chunk_near(uintptr_t ip)
+{
+    for (uintptr_t d = CHUNK_SIZE; d <= (1UL << 30); d *= 2) {
+        uintptr_t hint = (ip & ~(CHUNK_SIZE - 1)) - d;
+        if (hint > ip || hint < 0x100000) return NULL;
+        long p = mt_sys6(SYS_mmap, (long)hint, CHUNK_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if ((uintptr_t)p == hint) return (unsigned char *)p;
+        if (!(p < 0 && p > -4096)) mt_sys2(SYS_munmap, p, CHUNK_SIZE); /* a kernel that took the hint loosely */
+    }
+    return NULL;
+}
+
+static int within_rel32(uintptr_t from, uintptr_t to)
+{
+    int64_t d = (int64_t)(to - from);
+    return d == (int32_t)d;
+}
+
+/* A free slot whose copy of a `len`-byte instruction can still reach `target` (when `rel`). Cache lock. */
+static unsigned char *slot_alloc(uintptr_t ip, int rel, uintptr_t target, int len)
+{
+    for (int i = cc.nchunks - 1; i >= 0; i--) {
+        unsigned char *s = cc.chunk[i].base + cc.chunk[i].used;
+        if (cc.chunk[i].used + SLOT_SIZE <= CHUNK_SIZE && (!rel || within_rel32((uintptr_t)s + len, target))) {
+            cc.chunk[i].used += SLOT_SIZE;
+            return s;
+        }
+    }
+    if (cc.nchunks == MAX_CHUNKS) return NULL;
+    unsigned char *base = map_chunk_near(ip);
+    if (!base) return NULL;
+    cc.chunk[cc.nchunks].base = base;
+    cc.chunk[cc.nchunks].used = 0;
+    cc.nchunks++;
+    if (rel && !within_rel32((uintptr_t)base + len, target)) return NULL;
+    cc.chunk[cc.nchunks - 1].used = SLOT_SIZE;
+    return base;
+}
+
+/* The copy: the instruction (a RIP-relative displacement rewritten for the new place), then a jump to  */
+/* the common return stub. Cache lock held.                                                            */
+static unsigned char *build_slot(uintptr_t ip, const struct zy_insn *in, int rel)
+{
+    uintptr_t target = ip + in->length + (uintptr_t)in->disp;
+    if (rel && (in->disp_size != 32 || in->disp_offset + 4 > in->length)) return NULL;
+    unsigned char *s = slot_alloc(ip, rel, target, in->length);
+    if (!s) return NULL;
+    mt_memcpy(s, (const void *)ip, in->length);
+    if (rel) {
+        int32_t d = (int32_t)(target - ((uintptr_t)s + in->length));
+        mt_memcpy(s + in->disp_offset, &d, 4);
+    }
+    static const unsigned char jmp_via_next_quad[6] = {0xff, 0x25, 0, 0, 0, 0};
+    mt_memcpy(s + in->length, jmp_via_next_quad, 6);
+    uint64_t stub = (uintptr_t)mt_ool_return;
+    mt_memcpy(s + in->length + 6, &stub, 8);
+    return s;
+}
+
+static int greg_of(uint32_t zreg)
+{
+    if (zreg == ZY_REG_NONE) return -1;
+    return zreg >= ZY_REG_RAX && zreg <= ZY_REG_R15 ? gpr_greg[zreg - ZY_REG_RAX] : -2;
+}
+
+/* jmp/call through a 64-bit memory operand (a PLT stub reading the GOT): emulated, if its address is  */
+/* computable from the general registers.                                                             */
+static int branch_through_memory(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *op, struct insn *e)
+{
+    const struct zy_operand *m = &op[0];
+    if ((in->mnemonic != ZY_MNEMONIC_JMP && in->mnemonic != ZY_MNEMONIC_CALL) || in->branch_type != ZY_BRANCH_NEAR ||
+        m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->size != 64 ||
+        m->mem.segment == ZY_REG_FS || m->mem.segment == ZY_REG_GS)
+        return RUN_TRAP;
+    e->disp = m->mem.disp;
+    if (m->mem.base == ZY_REG_RIP) {
+        e->base = -1;
+        e->disp += (int64_t)(ip + in->length);
+    } else {
+        e->base = (int8_t)greg_of(m->mem.base);
+    }
+    e->index = (int8_t)greg_of(m->mem.index);
+    e->scale = m->mem.scale;
+    if (e->base == -2 || e->index == -2) return RUN_TRAP;
+    return in->mnemonic == ZY_MNEMONIC_JMP ? RUN_JMP : RUN_CALL;
+}
+
+/* How the instruction runs. Out of line unless it reads RIP other than through a RIP-relative operand  */
+/* (branches, calls, system instructions), repeats (rep: one record per iteration, as the CPU faults),  */
+/* or can raise #DE (the program's SIGFPE handler would see the copy's address).                        */
+static int classify(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *op, struct insn *e, int *rel)
+{
+    switch (in->category) {
+    case ZY_CAT_CALL: case ZY_CAT_COND_BR: case ZY_CAT_INTERRUPT: case ZY_CAT_IO: case ZY_CAT_IOSTRINGOP:
+    case ZY_CAT_RET: case ZY_CAT_SEGOP: case ZY_CAT_SGX: case ZY_CAT_SYSCALL: case ZY_CAT_SYSRET:
+    case ZY_CAT_SYSTEM: case ZY_CAT_UINTR: case ZY_CAT_UNCOND_BR:
+        return branch_through_memory(ip, in, op, e);
+    }
+    if ((in->attributes & ZY_ATTRIB_ANY_REP) || in->mnemonic == ZY_MNEMONIC_DIV || in->mnemonic == ZY_MNEMONIC_IDIV)
+        return RUN_TRAP;
+    *rel = 0;
+    for (int i = 0; i < in->operand_count && i < ZY_MAX_OPERANDS; i++) {
+        if (op[i].type == ZY_OPERAND_IMMEDIATE && op[i].imm.is_relative) return RUN_TRAP;
+        if (op[i].type == ZY_OPERAND_MEMORY && op[i].mem.base == ZY_REG_EIP) return RUN_TRAP;
+        if (op[i].type == ZY_OPERAND_MEMORY && op[i].mem.base == ZY_REG_RIP) *rel = 1;
+    }
+    return RUN_OOL;
+}
+
+/* Decodes the instruction at ip and enters it in the cache; NULL when the cache is full. */
+static struct insn *cache_add(uintptr_t ip)
+{
+    struct zy_insn in;
+    struct zy_operand op[ZY_MAX_OPERANDS];
+    int ok = !ZY_FAILED(zy.decode(&zy.decoder, (const void *)ip, 15, &in, op)); /* reads no further than the insn */
+    spin_lock(&cc.lock);
+    struct insn *e = cache_find(ip);
+    if (e || cc.used >= 3 << (CACHE_BITS - 2)) {
+        spin_unlock(&cc.lock);
+        return e;
+    }
+    unsigned i = cache_hash(ip);
+    while (cc.table[i].ip) i = (i + 1) & ((1u << CACHE_BITS) - 1);
+    e = &cc.table[i];
+    e->how = RUN_TRAP;
+    e->len = 0;
+    if (ok) {
+        int rel = 0;
+        e->len = in.length;
+        mt_memcpy(e->bytes, (const void *)ip, in.length);
+        e->how = (uint8_t)classify(ip, &in, op, e, &rel);
+        if (e->how == RUN_OOL && !(e->slot = build_slot(ip, &in, rel))) e->how = RUN_TRAP;
+    }
+    cc.used++;
+    __atomic_store_n(&e->ip, ip, __ATOMIC_RELEASE);
+    spin_unlock(&cc.lock);
+    return e;
+}
+
+/* The cache entry for the instruction at ip, or NULL: take the trap. */
+struct insn *cache_lookup(uintptr_t ip)
+{
+    if (!zy.ready) return NULL;
+    struct insn *e = cache_find(ip);
+    if (!e) e = cache_add(ip);
+    if (!e) return NULL;
+    for (int i = 0; i < e->len; i++)
+        if (e->bytes[i] != ((const unsigned char *)ip)[i]) return NULL;
+    return e;
+}
+
+void ool_init(void)
+{
+    cc.table = agent_map(sizeof(struct insn) << CACHE_BITS);
+    if (!cc.table) return;
+    /* dlopen's allocations come from the boot arena: the program's heap starts where it would untraced. */
+    hooks_ready = 0;
+    zydis_load();
+    hooks_ready = 1;
+}
+

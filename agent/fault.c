@@ -1,0 +1,405 @@
+/*
+ * memtrace agent, the fault path. How an access is caught (the MadT scheme):
+ *   1. Traced pages have all access rights removed (traced.c).
+ *   2. An access faults; the SIGSEGV handler records {ip, address, read/write as the CPU reported it,
+ *      thread} as an MT_ACCESS record and gives the page its rights back.
+ *   3. The instruction runs once, then its pages lose their rights again. An instruction that faults on
+ *      several pages collects them all before it completes (the later records carry MT_ACC_SAME_STEP).
+ *      How it runs is decided once per instruction address (decode.c):
+ *      - Out of line: a copy of the instruction in a code-cache slot near the original code runs in its
+ *        place and jumps on to mt_ool_return, a stub that closes the pages from the program's stack,
+ *        leaving every register and flag as the instruction did, and continues after the original
+ *        instruction. A fault of the copy is recorded and reported at the original address.
+ *      - Emulated: jmp/call through memory (every PLT stub reads the executable's GOT) reads its target
+ *        while the page is open and does not run at all.
+ *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (one
+ *        record per iteration), div/idiv (a #DE must show the program its own address), system
+ *        instructions. The CPU traps after the instruction; the SIGTRAP handler closes. MEMTRACE_STEP=trap
+ *        takes the trap for every instruction, as does a process where libZydis.so.4.0 cannot be loaded.
+ *   Signals wait until the step is over: for a trap step the handler blocks them in the signal frame's
+ *   uc_sigmask and the trap puts the program's mask back; an out-of-line step blocks nothing (that would
+ *   cost a rt_sigprocmask per access): every program handler is reached through on_program_signal, which
+ *   defers a signal arriving mid-step (or inside an agent critical section) and sends it again after.
+ *
+ * The program's own SIGSEGV/SIGTRAP/SIGSYS handlers are kept aside and called (forward) for faults that
+ * are not ours; a fatal one is written to the stream first. Each thread gets an alternate signal stack
+ * of the agent's, so the handlers still run when the program overflows its stack.
+ *
+ * What it gets wrong: while one thread has a page open for a step, other threads' accesses to it are not
+ * seen (windows_at_risk counts them). An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
+ * its end, an unmasked SIMD exception) shows the program's handler the copy's address, and x87 state saved
+ * after it names the copy as the last FPU instruction. A program whose thread has no alternate stack of
+ * its own but installs an SA_ONSTACK handler sees that handler run on the agent's alternate stack. A
+ * signal deferred by an out-of-line step runs its handler from inside ool_finish, on the agent's OOL stack
+ * (unless SA_ONSTACK), with an agent address in its context; more than 8 deferred at once are dropped.
+ */
+#include "agent.h"
+
+/* rt_sigreturn for every handler the process has: dispatch would trap libc's restorer. */
+__attribute__((naked, used)) void mt_restorer(void)
+{
+    __asm__ volatile("mov $15, %eax\n\tsyscall\n\thlt");
+}
+
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Signals                                                                                          */
+
+void set_kernel_action(int sig, void *handler, unsigned long flags, uint64_t mask)
+{
+    struct ksigaction a = {handler, flags | KSA_RESTORER, (void *)mt_restorer, mask};
+    mt_sys4(SYS_rt_sigaction, sig, &a, 0, 8);
+}
+
+#define ALT_STACK_SIZE (256 * 1024)
+#define OOL_STACK_SIZE 262144 /* also runs program handlers of signals deferred by a step; a plain number for the stub */
+#define MT_STR_(x) #x
+#define MT_STR(x) MT_STR_(x)
+/* This thread's alternate stack for the agent's handlers, and below it the stack mt_ool_return calls  */
+/* C on: a program close to overflowing its stack must not overflow it inside the agent, with a lock  */
+/* held. Mapped once per thread, kept until the process ends.                                          */
+int give_alt_stack(void)
+{
+    if (!ts.alt.ss_sp) {
+        unsigned char *p = agent_map(OOL_STACK_SIZE + ALT_STACK_SIZE);
+        if (!p) return 0;
+        mt_ool_stack = (uintptr_t)p + OOL_STACK_SIZE;
+        ts.alt = (stack_t){.ss_sp = p + OOL_STACK_SIZE, .ss_flags = 0, .ss_size = ALT_STACK_SIZE};
+    }
+    return 1;
+}
+
+/* The pages of this thread's step lose their rights again. Lock not held. */
+static void close_step_pages(void)
+{
+    spin_lock(&g.lock);
+    for (int i = 0; i < ts.nstep; i++) close_locked(ts.step_pages[i], ts.step_pages[i] + g.page);
+    spin_unlock(&g.lock);
+    ts.nstep = 0;
+}
+
+/* Ends the step of this thread from a signal handler (the trap, or a signal we forward mid-step). */
+static void end_step(ucontext_t *uc)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    close_step_pages();
+    if (ts.stepping == STEP_TRAP) {
+        gr[REG_EFL] &= ~EFLAGS_TF;
+        mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
+    }
+    /* The copy faulted and did nothing: the program sees the fault at its own instruction. */
+    if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) gr[REG_RIP] = (greg_t)ts.ool_ip;
+    ts.stepping = STEP_NONE;
+    count(&g.steps);
+}
+
+/* Signals that arrived during an out-of-line step, sent again now that it is over: the kernel delivers */
+/* each to the program's handler as it would have (same siginfo), on return from the call.             */
+static void redeliver_deferred(void)
+{
+    while (ts.ndeferred) {
+        siginfo_t si;
+        mt_memcpy(&si, &ts.deferred[--ts.ndeferred], sizeof si);
+        mt_sys4(SYS_rt_tgsigqueueinfo, g.pid, mytid(), si.si_signo, &si);
+    }
+}
+
+void leave_critical(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (--ts.critical == 0 && ts.ndeferred && ts.stepping != STEP_OOL) redeliver_deferred();
+}
+
+/* The kernel's handler of every signal the program handles (but the agent's three): the program's     */
+/* handler runs now, or, when the signal arrived in the middle of an out-of-line step (its pages open,   */
+/* the copy not yet run or its pages not yet closed), once the step is over. Blocking the signals for   */
+/* the step instead would cost a rt_sigprocmask per access, since the step ends without a signal.       */
+void on_program_signal(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    struct ksigaction *a = &g.app_action[sig];
+    int synchronous = si->si_code > 0 && (sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+    if ((ts.stepping == STEP_OOL || ts.critical) && !synchronous) {
+        if (ts.ndeferred < (int)(sizeof ts.deferred / sizeof ts.deferred[0])) mt_memcpy(&ts.deferred[ts.ndeferred++], si, sizeof *si);
+        /* the kernel has already reset a one-shot action: the redelivery must still reach the handler */
+        if (a->flags & SA_RESETHAND) install_program_action(sig);
+        return;
+    }
+    /* The copy raised it (a file mapping past its end, a SIMD exception): the step ends here. */
+    if (ts.stepping == STEP_OOL) end_step(uc);
+    void *h = a->handler;
+    unsigned long flags = a->flags;
+    if (flags & SA_RESETHAND) {
+        a->handler = SIG_DFL;
+        a->flags = 0;
+    }
+    if (h == SIG_DFL || h == SIG_IGN) return; /* changed since this delivery began */
+    if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+    else ((void (*)(int))h)(sig);
+}
+
+/* What the kernel does for `sig` from the program's action in g.app_action: a handler goes through  */
+/* on_program_signal and returns through our restorer; SIG_DFL and SIG_IGN are the kernel's own.      */
+long install_program_action(int sig)
+{
+    struct ksigaction k = g.app_action[sig];
+    if (k.handler != SIG_DFL && k.handler != SIG_IGN) {
+        k.handler = (void *)on_program_signal;
+        k.flags |= SA_SIGINFO | KSA_RESTORER;
+        k.restorer = (void *)mt_restorer;
+        k.mask &= ~OUR_SIGNALS;
+    }
+    return mt_sys4(SYS_rt_sigaction, sig, &k, 0, 8);
+}
+
+/* Ends an out-of-line step: mt_ool_return calls it after the copy ran, on the thread's OOL stack with  */
+/* the program's signal mask. A signal arriving before the step is marked over is deferred by          */
+/* on_program_signal, so none runs a program handler while g.lock is held or pages are open; the ones   */
+/* deferred are sent again at the end. No system call here but the mprotect of the close.              */
+__attribute__((used)) static uintptr_t ool_finish(void)
+{
+    uintptr_t resume = ts.ool_resume;
+    close_step_pages();
+    __atomic_store_n(&ts.stepping, STEP_NONE, __ATOMIC_SEQ_CST); /* a signal handler reads it */
+    count(&g.steps);
+    if (ts.ndeferred) redeliver_deferred();
+    return resume;
+}
+
+/* Where every out-of-line copy jumps after its instruction. It starts on the program's stack: steps    */
+/* over the red zone, keeps a slot for the resume address, saves the flags and the registers the C ABI  */
+/* lets ool_finish clobber there, then moves to the thread's OOL stack (if it has one) to save the     */
+/* x87/SSE state (the agent is built without AVX, so the upper halves of the */
+/* vector registers are never touched), and leaves with ret $128: the program's registers, flags and    */
+/* stack pointer exactly as the instruction left them.                                                   */
+__asm__(".text\n"
+        ".globl mt_ool_return\n"
+        ".hidden mt_ool_return\n"
+        ".type mt_ool_return, @function\n"
+        ".p2align 4\n"
+        "mt_ool_return:\n"
+        "\tendbr64\n"
+        "\tlea -136(%rsp), %rsp\n"
+        "\tpushfq\n"
+        "\tpush %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
+        "\tpush %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\tpush %rbx\n"
+        "\tmov %rsp, %rbx\n"
+        "\tmov mt_ool_stack@gottpoff(%rip), %rax\n"
+        "\tmov %fs:(%rax), %rax\n"
+        "\ttest %rax, %rax\n"
+        "\tjz 1f\n"
+        /* Already on the OOL stack (a program handler run from ool_finish stepped): go on below. */
+        "\tcmp %rax, %rbx\n"
+        "\tjae 2f\n"
+        "\tlea -" MT_STR(OOL_STACK_SIZE) "(%rax), %rcx\n"
+        "\tcmp %rcx, %rbx\n"
+        "\tja 1f\n"
+        "2:\n"
+        "\tmov %rax, %rsp\n"
+        "1:\n"
+        "\tand $-16, %rsp\n"
+        "\tsub $512, %rsp\n"
+        "\tfxsave64 (%rsp)\n"
+        "\tcld\n"
+        "\tcall ool_finish\n"
+        "\tmov %rax, 88(%rbx)\n" /* the slot above the flags: 10 registers + flags = 88 bytes */
+        "\tfxrstor64 (%rsp)\n"
+        "\tmov %rbx, %rsp\n"
+        "\tpop %rbx\n\tpop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n"
+        "\tpop %rdi\n\tpop %rsi\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n"
+        "\tpopfq\n"
+        "\tret $128\n"
+        ".size mt_ool_return, . - mt_ool_return\n");
+
+/* A signal that is not the agent's business: give it to the program's handler, or die of it. */
+void forward(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (ts.stepping) end_step(uc);
+    struct ksigaction *a = &g.app_action[sig];
+    if (a->handler != SIG_DFL && a->handler != SIG_IGN) {
+        void *h = a->handler;
+        unsigned long flags = a->flags;
+        if (flags & SA_RESETHAND) a->handler = SIG_DFL;
+        /* The program's handler is program code (it may even siglongjmp away): not our handler. */
+        int depth = ts.in_handler;
+        ts.in_handler = 0;
+        if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+        else ((void (*)(int))h)(sig);
+        ts.in_handler = depth;
+        return;
+    }
+    /* Default action: the program dies of this signal. Say so in the stream first. */
+    /* Only a fault has an address (0 for a null pointer); a signal sent with kill() carries the sender's */
+    /* pid there, so it is reported as "no address": all ones. */
+    uint64_t fault_address = si->si_code > 0 ? (uint64_t)si->si_addr : ~0ULL;
+    emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], fault_address, NULL);
+    set_kernel_action(sig, SIG_DFL, 0, 0);
+    uint64_t m;
+    mt_memcpy(&m, &uc->uc_sigmask, 8);
+    m &= ~sigbit(sig);
+    mt_memcpy(&uc->uc_sigmask, &m, 8);
+    mt_sys3(SYS_tgkill, g.pid, mytid(), sig);
+}
+
+
+static void segv_access(int sig, siginfo_t *si, void *ucv);
+static void begin_step(ucontext_t *uc, uintptr_t addr);
+SIGNAL_HANDLER(on_segv, segv_access)
+
+static void segv_access(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    if (!g.active || si->si_code != SEGV_ACCERR) { forward(sig, si, uc); return; }
+    if (uc->uc_mcontext.gregs[REG_ERR] & PF_FETCH_BIT) { forward(sig, si, uc); return; }
+    if (ts.dispatch_on && ts.selector == SUD_ALLOW && !ts.native_pending) ts.selector = SUD_BLOCK;
+    int write = (uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE_BIT) != 0;
+    spin_lock(&g.lock);
+    struct range *r = set_find(addr);
+    if (r && !g.recording && (r->prot & (write ? PROT_WRITE : PROT_READ))) {
+        /* raised just before memtrace_stop gave the page its rights back: the access can simply run */
+        spin_unlock(&g.lock);
+        return;
+    }
+    if (!r || !g.recording || !(r->prot & (write ? PROT_WRITE : PROT_READ))) {
+        spin_unlock(&g.lock);
+        forward(sig, si, uc);
+        return;
+    }
+    uintptr_t page = page_down(addr);
+    if (ts.untraced) { /* the allocator or a block operation working for the program */
+        if (ts.nlazy == (int)(sizeof ts.lazy_pages / sizeof ts.lazy_pages[0])) {
+            /* a big job: close what it opened so far; it faults again where it still needs to go */
+            for (int i = 0; i < ts.nlazy; i++) close_locked(ts.lazy_pages[i], ts.lazy_pages[i] + g.page);
+            ts.nlazy = 0;
+        }
+        open_locked(page, page + g.page);
+        ts.lazy_pages[ts.nlazy++] = page;
+        count(&g.untraced_faults);
+        spin_unlock(&g.lock);
+        return;
+    }
+    if (ts.nstep == (int)(sizeof ts.step_pages / sizeof ts.step_pages[0])) {
+        spin_unlock(&g.lock);
+        forward(sig, si, uc);
+        return;
+    }
+    open_locked(page, page + g.page);
+    spin_unlock(&g.lock);
+    ts.step_pages[ts.nstep++] = page;
+    count(&g.faults);
+    REC(MT_ACCESS, struct mt_access, a);
+    a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
+    a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    a.addr = addr;
+    emit(&a);
+    if (!ts.stepping) begin_step(uc, addr);
+}
+
+/* The operand address of an emulated jmp/call: 8 bytes within the faulting page, or 0 (let the CPU    */
+/* fault on each page, as it does with the trap).                                                      */
+static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_t addr)
+{
+    uintptr_t ea = (uintptr_t)e->disp;
+    if (e->base >= 0) ea += (uintptr_t)gr[e->base];
+    if (e->index >= 0) ea += (uintptr_t)gr[e->index] * e->scale;
+    return page_down(ea) == page_down(addr) && page_down(ea + 7) == page_down(addr) ? ea : 0;
+}
+
+/* jmp/call through traced memory: read the target while the page is open, push the return address,   */
+/* and the instruction is done without running it. 0 when it must run after all.                       */
+static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ea = branch_operand(e, gr, addr);
+    if (!ea) return 0;
+    uintptr_t ret_at = (uintptr_t)gr[REG_RSP] - 8;
+    if (e->how == RUN_CALL) {
+        /* Traced memory under the stack pointer would have to fault: let it. */
+        spin_lock(&g.lock);
+        int traced = set_find(ret_at) != NULL;
+        spin_unlock(&g.lock);
+        if (traced) return 0;
+    }
+    uint64_t target = *(const volatile uint64_t *)ea;
+    /* Our handlers run on an alternate stack. A push within the page the stack pointer is in is a plain */
+    /* store; one onto the page below goes through the kernel, which answers an overflowing stack with   */
+    /* an error instead of a fault here, and then the instruction runs after all.                       */
+    uint64_t back = (uint64_t)gr[REG_RIP] + e->len;
+    if (e->how == RUN_CALL) {
+        if (page_down(ret_at) == page_down((uintptr_t)gr[REG_RSP])) *(volatile uint64_t *)ret_at = back;
+        else if (user_transfer(&back, ret_at, 8, 1)) return 0;
+    }
+    close_step_pages();
+    count(&g.steps);
+    if (e->how == RUN_CALL) gr[REG_RSP] = (greg_t)ret_at;
+    gr[REG_RIP] = (greg_t)target;
+    return 1;
+}
+
+/* The first fault of an instruction: its page is open; now let the instruction run, with asynchronous */
+/* signals blocked until it is done. Emulated, out of line, or with the trap flag.                      */
+static void begin_step(ucontext_t *uc, uintptr_t addr)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ip = (uintptr_t)gr[REG_RIP];
+    struct insn *e = cache_lookup(ip);
+    if (e && (e->how == RUN_JMP || e->how == RUN_CALL) && emulate_branch(uc, e, addr)) return;
+    if (e && e->how == RUN_OOL) { /* signals that arrive meanwhile wait in on_program_signal */
+        ts.stepping = STEP_OOL;
+        ts.ool_ip = ip;
+        ts.ool_slot = (uintptr_t)e->slot;
+        ts.ool_resume = ip + e->len;
+        gr[REG_RIP] = (greg_t)e->slot;
+    } else { /* asynchronous signals wait, blocked in the frame's mask, until the trap */
+        mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
+        uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
+        mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
+        ts.stepping = STEP_TRAP;
+        gr[REG_EFL] |= EFLAGS_TF;
+    }
+}
+
+void enable_dispatch(void);
+
+static void trap_step(int sig, siginfo_t *si, void *ucv);
+SIGNAL_HANDLER(on_trap, trap_step)
+
+static void trap_step(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    greg_t *gr = uc->uc_mcontext.gregs;
+    if (ts.native_pending && gr[REG_RAX] != 0) {
+        /* back from a syscall we let run natively (the parent side of a clone) */
+        ts.native_pending = 0;
+        ts.selector = SUD_BLOCK;
+        gr[REG_EFL] &= ~EFLAGS_TF;
+        if (ts.native_reprotect) {
+            ts.native_reprotect = 0;
+            spin_lock(&g.lock);
+            close_all_locked();
+            spin_unlock(&g.lock);
+        }
+        return;
+    }
+    if (ts.stepping == STEP_TRAP) {
+        end_step(uc);
+        return;
+    }
+    if (si->si_code == TRAP_TRACE && (gr[REG_EFL] & EFLAGS_TF)) {
+        /* A new thread created by a natively run clone inherits the trap flag: it lands here first. */
+        gr[REG_EFL] &= ~EFLAGS_TF;
+        if (ts.native_pending) return; /* a vfork-like child sharing the parent's TLS: leave it alone */
+        if (!ts.dispatch_on && g.active) {
+            ts.tid = 0;
+            __atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);
+            enable_dispatch();
+            /* clone(CLONE_VM) left the thread without an alternate stack: ours takes effect at the return */
+            if (give_alt_stack()) uc->uc_stack = ts.alt;
+            emit_thread(1, (uint64_t)g.clone_parent);
+        }
+        return;
+    }
+    forward(sig, si, uc);
+}
+

@@ -1,0 +1,173 @@
+/*
+ * memtrace agent, start-up: loaded into the traced program with LD_PRELOAD, it records every data access
+ * to the program's traced memory and hands the raw facts to memtrace (the JVM) through a shared-memory
+ * ring (include/memtrace_stream.h). It names nothing and formats nothing: that is Java's job. agent.h
+ * lists the files and the locks; this one attaches.
+ *
+ * At load (constructor 101) it resolves the real allocator and friends, opens the ring named by
+ * MEMTRACE_RING (without it the agent stays out of the way: every wrapper passes straight through),
+ * asks the kernel to kill the program when memtrace dies (PR_SET_PDEATHSIG, which survives the exec that
+ * made this process the program), loads the decoder (MEMTRACE_STEP=trap skips it), writes the hello,
+ * thread and module/mapping records, installs the SIGSEGV/SIGTRAP/SIGSYS handlers and turns syscall user
+ * dispatch on. Recording starts when main() is entered (MEMTRACE_AUTOSTART=0: at memtrace_start()).
+ * memtrace's variables and our LD_PRELOAD entry are taken out of the environment, so programs this one
+ * execs or spawns run untraced.
+ *
+ * What it gets wrong: constructors of libraries loaded before the agent's run before recording starts and
+ * are never seen; a program that calls main-like code without __libc_start_main (static or odd start
+ * files) is never recorded under autostart.
+ */
+#include "agent.h"
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Start-up                                                                                         */
+
+struct agent_state g;
+struct real_functions real;
+int hooks_ready;
+__thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+__thread uintptr_t mt_ool_stack __attribute__((tls_model("initial-exec")));
+
+static int (*app_main)(int, char **, char **);
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+    if (g.active && g.autostart) control(1, 0);
+    return app_main(argc, argv, envp);
+}
+
+EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv, void (*init)(void),
+                             void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    app_main = main;
+    return real.libc_start_main(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* Takes memtrace's variables and our LD_PRELOAD entry out of the environment, so programs this one   */
+/* execs or spawns run untraced (a child is not part of this trace).                                  */
+static void scrub_environment(void)
+{
+    extern char **environ;
+    char **w = environ;
+    for (char **r = environ; *r; r++) {
+        if (mt_strncmp(*r, "MEMTRACE_", 9) == 0) continue;
+        if (mt_strncmp(*r, "LD_PRELOAD=", 11) == 0) {
+            /* drop our entry, keep the rest of the list in place */
+            static const char agent_name[] = "libmemtrace-agent.so";
+            const size_t an = sizeof agent_name - 1;
+            char *v = *r + 11, *out = v;
+            char *p = v;
+            while (*p) {
+                char *start = p;
+                while (*p && *p != ':' && *p != ' ') p++;
+                size_t len = (size_t)(p - start);
+                int ours = len >= an && mt_strncmp(p - an, agent_name, an) == 0;
+                if (!ours && len) {
+                    if (out != v) *out++ = ':';
+                    for (char *q = start; q < p; q++) *out++ = *q;
+                }
+                if (*p) p++;
+            }
+            *out = 0;
+            if (!*v) continue;
+        }
+        *w++ = *r;
+    }
+    *w = NULL;
+}
+
+static long parse_long(const char *s, long dflt)
+{
+    if (!s || !*s) return dflt;
+    long v = 0;
+    while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+    return v;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uintptr_t me = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (me >= s && me < e) {
+            g.text_start = s;
+            g.text_end = e;
+            size_t n = mt_strlen(info->dlpi_name);
+            if (n >= sizeof g.self_path) n = sizeof g.self_path - 1;
+            mt_memcpy(g.self_path, info->dlpi_name, n);
+            g.self_path[n] = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define RESOLVE(name) real.name = (typeof(real.name))dlsym(RTLD_NEXT, #name)
+
+__attribute__((constructor(101))) static void agent_init(void)
+{
+    g.page = sysconf(_SC_PAGESIZE);
+    RESOLVE(malloc); RESOLVE(calloc); RESOLVE(realloc); RESOLVE(free); RESOLVE(posix_memalign);
+    RESOLVE(aligned_alloc); RESOLVE(memalign); RESOLVE(valloc); RESOLVE(pvalloc); RESOLVE(reallocarray);
+    RESOLVE(mmap); RESOLVE(mremap); RESOLVE(munmap); RESOLVE(memcpy); RESOLVE(memmove); RESOLVE(memset);
+    RESOLVE(dlopen);
+    real.cxa_finalize = (typeof(real.cxa_finalize))dlsym(RTLD_NEXT, "__cxa_finalize");
+    real.libc_start_main = (typeof(real.libc_start_main))dlsym(RTLD_NEXT, "__libc_start_main");
+    hooks_ready = 1;
+
+    const char *ring_path = getenv("MEMTRACE_RING");
+    if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
+    const char *step = getenv("MEMTRACE_STEP");
+    int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;
+    g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
+    g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
+    int fd = (int)mt_sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
+    scrub_environment();
+    if (fd < 0) return;
+    struct mt_ring_header hdr;
+    if (mt_sys3(SYS_read, fd, &hdr, sizeof hdr) != sizeof hdr || hdr.magic != MT_MAGIC || hdr.version != MT_VERSION) {
+        mt_sys1(SYS_close, fd);
+        return;
+    }
+    size_t total = hdr.header_size + hdr.capacity;
+    long m = mt_sys6(SYS_mmap, 0, (long)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    mt_sys1(SYS_close, fd);
+    if (m < 0 && m > -4096) return;
+    g.ring = (struct mt_ring_header *)m;
+    g.ring_data = (unsigned char *)m + hdr.header_size;
+    g.ring_mask = hdr.capacity - 1;
+    g.pid = (int)mt_sys0(SYS_getpid);
+    g.ppid = (int)mt_sys0(SYS_getppid);
+    /* memtrace killed outright (SIGKILL) must not leave the program running on its own. The setting  */
+    /* survives the exec that made this process the program; the check closes the race with a parent  */
+    /* that died before it was made.                                                                  */
+    mt_sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+    if (mt_sys0(SYS_getppid) != g.ppid) mt_sys2(SYS_kill, g.pid, SIGKILL);
+    g.threads = 1;
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)agent_init);
+    ldso_base = (uintptr_t)getauxval(AT_BASE);
+    if (out_of_line) ool_init();
+    g.active = 1;
+    g.ring->agent_pid = (uint64_t)g.pid;
+
+    REC(MT_HELLO, struct mt_hello, h);
+    h.pid = (uint64_t)g.pid;
+    h.page_size = (uint64_t)g.page;
+    h.agent_text_start = g.text_start;
+    h.agent_text_end = g.text_end;
+    h.regions = (uint64_t)g.regions;
+    emit(&h);
+    emit_thread(1, 0);
+    scan_new_modules(1);
+
+    uint64_t all_but_ours = ~OUR_SIGNALS;
+    if (give_alt_stack()) mt_sys2(SYS_sigaltstack, &ts.alt, 0);
+    set_kernel_action(SIGSEGV, (void *)on_segv, SA_SIGINFO | SA_NODEFER | SA_ONSTACK, all_but_ours);
+    set_kernel_action(SIGTRAP, (void *)on_trap, SA_SIGINFO | SA_NODEFER | SA_ONSTACK, all_but_ours);
+    /* Not on the alternate stack: a handler running there could not change it (program_sigaltstack). */
+    set_kernel_action(SIGSYS, (void *)on_sys, SA_SIGINFO | SA_NODEFER, all_but_ours);
+    adopt_existing_handlers();
+    enable_dispatch();
+}

@@ -1,0 +1,617 @@
+/*
+ * memtrace agent, system calls. Linux syscall user dispatch sends every system call made outside the
+ * agent's own code to the SIGSYS handler, which opens the pages its user buffers lie in, makes the call from
+ * inside the agent (exempt from dispatch), records the kernel's reads and writes of the I/O family as
+ * MT_BLOCK records (flag MT_BLK_SYSCALL, `what` the call's number), and protects again. Without this, a
+ * write() of a heap buffer fails with EFAULT. What each call reads and writes is described in ONE table
+ * (syscall_table). A call with more buffers than the agent can open one by one, and a call the table does
+ * not know that passes a pointer into traced memory, runs with all traced memory open: slower, never
+ * different from an untraced run.
+ *
+ * Calls the agent must see through: clone with CLONE_VM runs natively (the handler lets that one call
+ * through and regains control with the trap flag, in the parent and in the new thread, which then turns
+ * dispatch on for itself); fork runs from inside the handler and the child runs untraced; exit, exec and
+ * a fatal signal the program sends itself write the end of the process to the stream first; sigaction,
+ * sigprocmask and sigaltstack are emulated so that the agent's three signals stay its own, every handler
+ * returns through the agent's restorer, and the program's alternate stack is kept.
+ *
+ * What it gets wrong: a fatal signal sent by another process leaves no `fatal` record; a system call made
+ * by code the table does not know, with a pointer into traced memory, opens everything (other threads'
+ * accesses during it are not seen); the block records say what the kernel may have touched, up to the
+ * call's result, not byte by byte.
+ */
+#include "agent.h"
+
+/* ------------------------------------------------------------------------------------------------ */
+/* System calls (syscall user dispatch)                                                             */
+
+#define MAX_SPANS 32
+struct spans { int n; int all; uintptr_t s[MAX_SPANS], e[MAX_SPANS]; };
+
+/* Adds one buffer; past MAX_SPANS the call falls back to opening all traced memory (`all`). */
+static void add_span(struct spans *sp, uintptr_t a, size_t len)
+{
+    if (!a || !len) return;
+    if (sp->n == MAX_SPANS) { sp->all = 1; return; }
+    sp->s[sp->n] = page_down(a);
+    sp->e[sp->n] = page_up(a + len);
+    sp->n++;
+}
+
+static int is_traced_address(uintptr_t a)
+{
+    return a && set_find(a) != NULL;
+}
+
+
+
+static void emit_block(int op, long nr, uintptr_t ip, uintptr_t dst, uintptr_t src, uint64_t len)
+{
+    if (!g.recording || !len) return;
+    REC(MT_BLOCK, struct mt_block, b);
+    b.h.flags = (uint8_t)(op | MT_BLK_SYSCALL);
+    b.ip = ip;
+    b.dst = dst;
+    b.src = src;
+    b.len = len;
+    b.what = (uint32_t)nr;
+    emit(&b);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* System-call buffers: what each call reads and writes in user memory, in ONE table. The SIGSYS       */
+/* handler opens exactly these buffers for the time of the call and records the kernel's transfers     */
+/* marked B_RECORD as block events. A call whose buffers exceed the agent's limits (more than          */
+/* MAX_SPANS of them, or no memory left to note an opening), and any call not in the table           */
+/* that passes a pointer into traced memory, runs with all traced memory open instead: slower, but the */
+/* call does exactly what it would do untraced.                                                        */
+
+enum buf_len {
+    LEN_NONE,
+    LEN_ARG,                     /* argument `n` bytes */
+    LEN_FIXED,                   /* `size` bytes */
+    LEN_ELEMS,                   /* argument `n` elements of `size` bytes */
+    LEN_PAGES,                   /* one byte per page of the length in argument `n` (mincore's vector) */
+    LEN_FDSET,                   /* an fd_set for argument `n` descriptors */
+    LEN_IOV,                     /* an iovec array of argument `n` entries, and every buffer it names */
+    LEN_MSGHDR,                  /* a struct msghdr: its iovecs, name and control buffers */
+};
+enum { B_IN = 1, B_OUT = 2, B_RECORD = 4 }; /* the kernel reads it / writes it / its transfer of `ret` bytes is traced */
+#define PATH_BYTES 4096              /* the kernel reads a path up to PATH_MAX bytes, never further */
+
+struct buf { uint8_t arg, len, n, flags; uint32_t size; };
+struct syscall_bufs { int nr; struct buf b[4]; };
+#define BUF(arg, len, n, size, flags) {arg, len, n, flags, size}
+#define ARG(arg, n, fl) BUF(arg, LEN_ARG, n, 0, fl)
+#define FIXED(arg, size, fl) BUF(arg, LEN_FIXED, 0, size, fl)
+#define PATH(arg) FIXED(arg, PATH_BYTES, B_IN)
+#define NOTHING {{0, LEN_NONE, 0, 0, 0}}
+
+static const struct syscall_bufs syscall_table[] = {
+    {SYS_read, {ARG(1, 2, B_OUT | B_RECORD)}},
+    {SYS_pread64, {ARG(1, 2, B_OUT | B_RECORD)}},
+    {SYS_getdents64, {ARG(1, 2, B_OUT | B_RECORD)}},
+    {SYS_write, {ARG(1, 2, B_IN | B_RECORD)}},
+    {SYS_pwrite64, {ARG(1, 2, B_IN | B_RECORD)}},
+    {SYS_getrandom, {ARG(0, 1, B_OUT | B_RECORD)}},
+    {SYS_readv, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD)}},
+    {SYS_preadv, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD)}},
+    {SYS_preadv2, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD)}},
+    {SYS_writev, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD)}},
+    {SYS_pwritev, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD)}},
+    {SYS_pwritev2, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD)}},
+    {SYS_recvfrom, {ARG(1, 2, B_OUT | B_RECORD), FIXED(4, 128, B_OUT), FIXED(5, 4, B_IN | B_OUT)}},
+    {SYS_sendto, {ARG(1, 2, B_IN | B_RECORD), ARG(4, 5, B_IN)}},
+    {SYS_recvmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_OUT | B_RECORD)}},
+    {SYS_sendmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_IN | B_RECORD)}},
+    {SYS_poll, {BUF(0, LEN_ELEMS, 1, 8, B_IN | B_OUT)}},
+    {SYS_ppoll, {BUF(0, LEN_ELEMS, 1, 8, B_IN | B_OUT), FIXED(2, 16, B_IN | B_OUT), ARG(3, 4, B_IN)}},
+    {SYS_select, {BUF(1, LEN_FDSET, 0, 0, B_IN | B_OUT), BUF(2, LEN_FDSET, 0, 0, B_IN | B_OUT),
+                  BUF(3, LEN_FDSET, 0, 0, B_IN | B_OUT), FIXED(4, 16, B_IN | B_OUT)}},
+    {SYS_pselect6, {BUF(1, LEN_FDSET, 0, 0, B_IN | B_OUT), BUF(2, LEN_FDSET, 0, 0, B_IN | B_OUT),
+                    BUF(3, LEN_FDSET, 0, 0, B_IN | B_OUT), FIXED(4, 16, B_IN | B_OUT)}},
+    {SYS_epoll_wait, {BUF(1, LEN_ELEMS, 2, 12, B_OUT)}},
+    {SYS_epoll_pwait, {BUF(1, LEN_ELEMS, 2, 12, B_OUT), ARG(4, 5, B_IN)}},
+    {SYS_epoll_ctl, {FIXED(3, 12, B_IN)}},
+    {SYS_mincore, {BUF(2, LEN_PAGES, 1, 0, B_OUT)}},
+    {SYS_futex, {FIXED(0, 4, B_IN | B_OUT), FIXED(3, 16, B_IN), FIXED(4, 4, B_IN | B_OUT)}},
+    {SYS_fstat, {FIXED(1, 144, B_OUT)}},
+    {SYS_stat, {PATH(0), FIXED(1, 144, B_OUT)}},
+    {SYS_lstat, {PATH(0), FIXED(1, 144, B_OUT)}},
+    {SYS_newfstatat, {PATH(1), FIXED(2, 144, B_OUT)}},
+    {SYS_statx, {PATH(1), FIXED(4, 256, B_OUT)}},
+    {SYS_open, {PATH(0)}},
+    {SYS_openat, {PATH(1)}},
+    {SYS_access, {PATH(0)}},
+    {SYS_faccessat, {PATH(1)}},
+    {SYS_faccessat2, {PATH(1)}},
+    {SYS_unlink, {PATH(0)}},
+    {SYS_unlinkat, {PATH(1)}},
+    {SYS_mkdir, {PATH(0)}},
+    {SYS_chdir, {PATH(0)}},
+    {SYS_rename, {PATH(0), PATH(1)}},
+    {SYS_readlink, {PATH(0), ARG(1, 2, B_OUT)}},
+    {SYS_readlinkat, {PATH(1), ARG(2, 3, B_OUT)}},
+    {SYS_getcwd, {ARG(0, 1, B_OUT)}},
+    {SYS_uname, {FIXED(0, 390, B_OUT)}},
+    {SYS_sysinfo, {FIXED(0, 112, B_OUT)}},
+    {SYS_times, {FIXED(0, 32, B_OUT)}},
+    {SYS_getrusage, {FIXED(1, 144, B_OUT)}},
+    {SYS_clock_gettime, {FIXED(1, 16, B_OUT)}},
+    {SYS_clock_getres, {FIXED(1, 16, B_OUT)}},
+    {SYS_gettimeofday, {FIXED(0, 16, B_OUT), FIXED(1, 8, B_OUT)}},
+    {SYS_time, {FIXED(0, 8, B_OUT)}},
+    {SYS_nanosleep, {FIXED(0, 16, B_IN), FIXED(1, 16, B_OUT)}},
+    {SYS_clock_nanosleep, {FIXED(2, 16, B_IN), FIXED(3, 16, B_OUT)}},
+    {SYS_pipe, {FIXED(0, 8, B_OUT)}},
+    {SYS_pipe2, {FIXED(0, 8, B_OUT)}},
+    {SYS_socketpair, {FIXED(3, 8, B_OUT)}},
+    {SYS_connect, {ARG(1, 2, B_IN)}},
+    {SYS_bind, {ARG(1, 2, B_IN)}},
+    {SYS_accept, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_accept4, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_getsockname, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_getpeername, {FIXED(1, 128, B_OUT), FIXED(2, 4, B_IN | B_OUT)}},
+    {SYS_setsockopt, {ARG(3, 4, B_IN)}},
+    {SYS_wait4, {FIXED(1, 4, B_OUT), FIXED(3, 144, B_OUT)}},
+    {SYS_waitid, {FIXED(2, 128, B_OUT), FIXED(4, 144, B_OUT)}},
+    {SYS_getrlimit, {FIXED(1, 16, B_OUT)}},
+    {SYS_setrlimit, {FIXED(1, 16, B_IN)}},
+    {SYS_prlimit64, {FIXED(2, 16, B_IN), FIXED(3, 16, B_OUT)}},
+    {SYS_sched_getaffinity, {ARG(2, 1, B_OUT)}},
+    {SYS_sched_setaffinity, {ARG(2, 1, B_IN)}},
+    {SYS_rt_sigaction, {FIXED(1, 32, B_IN), FIXED(2, 32, B_OUT)}},
+    {SYS_rt_sigprocmask, {FIXED(1, 8, B_IN), FIXED(2, 8, B_OUT)}},
+    {SYS_sigaltstack, {FIXED(0, 24, B_IN), FIXED(1, 24, B_OUT)}},
+    {SYS_set_robust_list, {FIXED(0, 24, B_IN)}},
+    {SYS_rseq, {FIXED(0, 32, B_IN | B_OUT)}},
+    {SYS_arch_prctl, {FIXED(1, 8, B_OUT)}},
+    {SYS_clone3, {ARG(0, 1, B_IN)}},
+    /* Arguments that are addresses of mappings or plain numbers, never buffers. */
+    {SYS_mmap, NOTHING}, {SYS_munmap, NOTHING}, {SYS_mprotect, NOTHING}, {SYS_mremap, NOTHING},
+    {SYS_madvise, NOTHING}, {SYS_brk, NOTHING}, {SYS_msync, NOTHING}, {SYS_mlock, NOTHING},
+    {SYS_munlock, NOTHING}, {SYS_pkey_mprotect, NOTHING}, {SYS_exit, NOTHING}, {SYS_exit_group, NOTHING},
+    {SYS_close, NOTHING}, {SYS_lseek, NOTHING}, {SYS_dup, NOTHING}, {SYS_dup2, NOTHING}, {SYS_dup3, NOTHING},
+    {SYS_fcntl, NOTHING}, {SYS_getpid, NOTHING}, {SYS_gettid, NOTHING}, {SYS_getppid, NOTHING},
+    {SYS_tgkill, NOTHING}, {SYS_kill, NOTHING}, {SYS_sched_yield, NOTHING}, {SYS_set_tid_address, NOTHING},
+    {SYS_getuid, NOTHING}, {SYS_geteuid, NOTHING}, {SYS_getgid, NOTHING}, {SYS_getegid, NOTHING},
+    {SYS_ftruncate, NOTHING}, {SYS_fsync, NOTHING}, {SYS_socket, NOTHING}, {SYS_listen, NOTHING},
+    {SYS_shutdown, NOTHING}, {SYS_epoll_create1, NOTHING}, {SYS_eventfd2, NOTHING}, {SYS_prctl, NOTHING},
+};
+
+static const struct syscall_bufs *syscall_bufs_of(long nr)
+{
+    for (size_t i = 0; i < sizeof syscall_table / sizeof syscall_table[0]; i++)
+        if (syscall_table[i].nr == nr) return &syscall_table[i];
+    return NULL;
+}
+
+/* The iovec array at `at` (`cnt` entries) and every buffer it names, read 64 entries at a time. */
+static void add_iov_spans(struct spans *sp, uintptr_t at, long cnt)
+{
+    if (cnt <= 0 || cnt > 1024) return; /* the kernel refuses more than IOV_MAX with EINVAL */
+    add_span(sp, at, sizeof(struct iovec) * (size_t)cnt);
+    struct iovec iov[64];
+    for (long done = 0; done < cnt && !sp->all; done += 64) {
+        int k = cnt - done > 64 ? 64 : (int)(cnt - done);
+        copy_in(iov, at + sizeof(struct iovec) * (size_t)done, sizeof(struct iovec) * (size_t)k);
+        for (int i = 0; i < k; i++) add_span(sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+    }
+}
+
+/* The bytes one buffer of the table covers, given the call's arguments. */
+static size_t buf_bytes(const struct buf *b, const long *a)
+{
+    switch (b->len) {
+    case LEN_ARG: return (size_t)a[b->n];
+    case LEN_FIXED: return b->size;
+    case LEN_ELEMS: return (size_t)a[b->n] * b->size;
+    case LEN_PAGES: return ((size_t)a[b->n] + (size_t)g.page - 1) / (size_t)g.page;
+    case LEN_FDSET: return ((size_t)a[0] + 63) / 64 * 8;
+    }
+    return 0;
+}
+
+/* Collects what the call may read or write into `sp`; sp->all when only opening everything is exact. */
+static void describe_syscall(long nr, const long *a, struct spans *sp)
+{
+    const struct syscall_bufs *d = syscall_bufs_of(nr);
+    if (!d) {
+        /* Not in the table: a pointer into traced memory means a buffer of unknown size. */
+        spin_lock(&g.lock);
+        for (int i = 0; i < 6; i++)
+            if (is_traced_address((uintptr_t)a[i])) sp->all = 1;
+        spin_unlock(&g.lock);
+        return;
+    }
+    for (int i = 0; i < 4 && d->b[i].len != LEN_NONE; i++) {
+        const struct buf *b = &d->b[i];
+        uintptr_t at = (uintptr_t)a[b->arg];
+        if (b->len == LEN_IOV) {
+            add_iov_spans(sp, at, a[b->n]);
+        } else if (b->len == LEN_MSGHDR) {
+            struct msghdr mh;
+            if (!at || copy_in(&mh, at, sizeof mh)) continue;
+            add_span(sp, at, sizeof mh);
+            add_iov_spans(sp, (uintptr_t)mh.msg_iov, (long)mh.msg_iovlen);
+            add_span(sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
+            add_span(sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
+        } else {
+            add_span(sp, at, buf_bytes(b, a));
+        }
+    }
+}
+
+/* Block events for the kernel's reads (G) or writes (W) of an iovec array, up to `total` bytes. */
+static void emit_iov(int op, long nr, uintptr_t ip, uintptr_t at, long cnt, long total)
+{
+    struct iovec iov[64];
+    for (long done = 0; done < cnt && total > 0; done += 64) {
+        int k = cnt - done > 64 ? 64 : (int)(cnt - done);
+        if (copy_in(iov, at + sizeof(struct iovec) * (size_t)done, sizeof(struct iovec) * (size_t)k)) return;
+        for (int i = 0; i < k && total > 0; i++) {
+            long n = (long)iov[i].iov_len < total ? (long)iov[i].iov_len : total;
+            if (op == MT_BLK_STORE) emit_block(op, nr, ip, (uintptr_t)iov[i].iov_base, 0, (uint64_t)n);
+            else emit_block(op, nr, ip, 0, (uintptr_t)iov[i].iov_base, (uint64_t)n);
+            total -= n;
+        }
+    }
+}
+
+/* The block events of a call that returned `ret` >= 0: the table's B_RECORD buffers. */
+static void record_syscall(long nr, const long *a, uintptr_t ip, long ret)
+{
+    const struct syscall_bufs *d = syscall_bufs_of(nr);
+    if (!d) return;
+    for (int i = 0; i < 4 && d->b[i].len != LEN_NONE; i++) {
+        const struct buf *b = &d->b[i];
+        if (!(b->flags & B_RECORD)) continue;
+        int op = (b->flags & B_OUT) ? MT_BLK_STORE : MT_BLK_FETCH;
+        uintptr_t at = (uintptr_t)a[b->arg];
+        if (b->len == LEN_IOV) {
+            emit_iov(op, nr, ip, at, a[b->n], ret);
+        } else if (b->len == LEN_MSGHDR) {
+            struct msghdr mh;
+            if (!copy_in(&mh, at, sizeof mh)) emit_iov(op, nr, ip, (uintptr_t)mh.msg_iov, (long)mh.msg_iovlen, ret);
+        } else {
+            uint64_t n = (uint64_t)ret < buf_bytes(b, a) ? (uint64_t)ret : buf_bytes(b, a);
+            if (op == MT_BLK_STORE) emit_block(op, nr, ip, at, 0, n);
+            else emit_block(op, nr, ip, 0, at, n);
+        }
+    }
+}
+
+static long do_fork_like(long nr, long *a, ucontext_t *uc)
+{
+    /* A new process gets a copy of our memory: give everything its rights back first so the child   */
+    /* starts untraced and whole; the parent protects again afterwards.                              */
+    spin_lock(&g.lock);
+    open_all_locked();
+    spin_unlock(&g.lock);
+    long ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (ret == 0) {
+        g.active = 0;
+        g.recording = 0;
+        ts.dispatch_on = 0;
+        return 0;
+    }
+    if (ret > 0) {
+        REC(MT_FORK, struct mt_fork, f);
+        f.child_pid = (uint64_t)ret;
+        emit(&f);
+    }
+    spin_lock(&g.lock);
+    close_all_locked();
+    spin_unlock(&g.lock);
+    return ret;
+}
+
+/* Lets the syscall at rip-2 run natively once and regains control with the trap flag afterwards. */
+static void run_natively(ucontext_t *uc, int reprotect)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    if (reprotect) {
+        spin_lock(&g.lock);
+        open_all_locked();
+        spin_unlock(&g.lock);
+    }
+    ts.native_pending = 1;
+    ts.native_reprotect = reprotect;
+    g.clone_parent = mytid();
+    ts.selector = SUD_ALLOW;
+    gr[REG_RIP] -= 2;
+    gr[REG_EFL] |= EFLAGS_TF;
+}
+
+/* The program's sigaction. Its actions live in g.app_action and are what it reads back; the kernel   */
+/* holds ours: the program's handlers are reached through on_program_signal (fault.c), and the agent's  */
+/* three signals stay with the agent, their program handlers called by forward().                       */
+static void handle_sigaction(long *a, long *ret)
+{
+    int sig = (int)a[0];
+    struct ksigaction act, old;
+    if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP || a[3] != 8) { /* the kernel's errors */
+        *ret = mt_sys4(SYS_rt_sigaction, sig, a[1], a[2], a[3]);
+        return;
+    }
+    old = g.app_action[sig];
+    if (a[1] && copy_in(&act, (uintptr_t)a[1], sizeof act)) { *ret = -EFAULT; return; }
+    if (a[1]) {
+        g.app_action[sig] = act;
+        if (sig != SIGSEGV && sig != SIGTRAP && sig != SIGSYS) {
+            long r = install_program_action(sig);
+            if (r) { g.app_action[sig] = old; *ret = r; return; }
+        }
+    }
+    if (a[2] && user_transfer(&old, (uintptr_t)a[2], sizeof old, 1)) { *ret = -EFAULT; return; } /* span open */
+    *ret = 0;
+}
+
+/* The program's sigprocmask. Its mask is the one our sigreturn restores, so the call works on the      */
+/* context, not on the thread (whose mask the return would overwrite). Our signals stay unblocked.    */
+static long program_sigprocmask(const long *a, ucontext_t *uc)
+{
+    uint64_t mask, set = 0;
+    if (a[3] != 8) return -EINVAL;
+    mt_memcpy(&mask, &uc->uc_sigmask, 8);
+    /* the new set is read before the old is written (they may be the same); the spans are open */
+    if (a[1] && user_transfer(&set, (uintptr_t)a[1], 8, 0)) return -EFAULT;
+    if (a[2] && user_transfer(&mask, (uintptr_t)a[2], 8, 1)) return -EFAULT;
+    if (!a[1]) return 0;
+    switch (a[0]) {
+    case SIG_BLOCK: mask |= set; break;
+    case SIG_UNBLOCK: mask &= ~set; break;
+    case SIG_SETMASK: mask = set; break;
+    default: return -EINVAL;
+    }
+    mask &= ~(OUR_SIGNALS | sigbit(SIGKILL) | sigbit(SIGSTOP));
+    mt_memcpy(&uc->uc_sigmask, &mask, 8);
+    return 0;
+}
+
+/* The program's sigaltstack. The kernel's alternate stack is the program's when it set one, else the   */
+/* agent's (our handlers run on it: a stack overflow must still reach them). A handler's return       */
+/* restores the alternate stack from its context, so the change is made there, not with the call.      */
+/* Memory the program gives as a signal stack is a stack: it leaves the traced set (the kernel could    */
+/* not write a signal frame onto protected pages).                                                      */
+static long program_sigaltstack(const long *a, ucontext_t *uc)
+{
+    stack_t cur = {0, SS_DISABLE, 0}, nw;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    int on = 0;
+    if (ts.app_alt.ss_sp) {
+        cur = ts.app_alt;
+        on = sp > (uintptr_t)cur.ss_sp && sp - (uintptr_t)cur.ss_sp <= cur.ss_size;
+        if (on) cur.ss_flags = SS_ONSTACK;
+    }
+    if (a[0] && copy_in(&nw, (uintptr_t)a[0], sizeof nw)) return -EFAULT;
+    if (a[1] && user_transfer(&cur, (uintptr_t)a[1], sizeof cur, 1)) return -EFAULT; /* span open */
+    if (!a[0]) return 0;
+    if (on) return -EPERM;
+    int mode = nw.ss_flags & ~SS_AUTODISARM;
+    if (mode != 0 && mode != SS_ONSTACK && mode != SS_DISABLE) return -EINVAL;
+    if (mode == SS_DISABLE) {
+        ts.app_alt.ss_sp = 0;
+        if (ts.alt.ss_sp) uc->uc_stack = ts.alt;
+        return 0;
+    }
+    if (nw.ss_size < (size_t)MINSIGSTKSZ) return -ENOMEM;
+    nw.ss_flags &= SS_AUTODISARM;
+    ts.app_alt = nw;
+    uc->uc_stack = nw;
+    uintptr_t s = page_down((uintptr_t)nw.ss_sp), e = page_up((uintptr_t)nw.ss_sp + nw.ss_size);
+    spin_lock(&g.lock);
+    int known = 0;
+    for (int i = 0; i < g.nstacks; i++) known |= g.stacks[i].s == s && g.stacks[i].e == e;
+    if (!known && g.nstacks < (int)(sizeof g.stacks / sizeof g.stacks[0])) {
+        g.stacks[g.nstacks].s = s;
+        g.stacks[g.nstacks].e = e;
+        g.nstacks++;
+    }
+    set_remove_locked(s, e, 1);
+    spin_unlock(&g.lock);
+    return 0;
+}
+
+/* A signal sent to this process or thread whose default action ends it (abort() raising SIGABRT, for  */
+/* one) never reaches a handler of ours: the end is written to the stream before the call.              */
+static void note_fatal_self_signal(long nr, const long *a, ucontext_t *uc)
+{
+    int sig = (int)(nr == SYS_tgkill ? a[2] : a[1]);
+    int self = nr == SYS_kill ? (a[0] == g.pid || a[0] == 0) : nr == SYS_tkill ? a[0] == mytid() : a[0] == g.pid;
+    if (!self || sig <= 0 || sig >= 65 || sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) return;
+    switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+        return;
+    }
+    uint64_t mask;
+    mt_memcpy(&mask, &uc->uc_sigmask, 8);
+    if (mask & sigbit(sig)) return;
+    struct ksigaction act;
+    if (mt_sys4(SYS_rt_sigaction, sig, 0, &act, 8) != 0 || act.handler != SIG_DFL) return;
+    emit_stats_and_exit(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], ~0ULL, NULL);
+}
+
+static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
+SIGNAL_HANDLER(on_sys, syscall_for_program)
+
+static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    greg_t *gr = uc->uc_mcontext.gregs;
+    if (si->si_code != SYS_USER_DISPATCH_CODE) { forward(sig, si, uc); return; }
+    long nr = gr[REG_RAX];
+    long a[6] = {gr[REG_RDI], gr[REG_RSI], gr[REG_RDX], gr[REG_R10], gr[REG_R8], gr[REG_R9]};
+    uintptr_t ip = (uintptr_t)gr[REG_RIP];
+    long ret;
+    count(&g.syscalls);
+
+    switch (nr) {
+    case SYS_rt_sigreturn: /* a handler installed before we could fix its restorer */
+        ts.selector = SUD_ALLOW;
+        gr[REG_RIP] -= 2;
+        return;
+    case SYS_clone:
+        if (a[0] & CLONE_VM) { run_natively(uc, (a[0] & CLONE_VFORK) != 0); return; }
+        if (a[1]) { run_natively(uc, 1); return; } /* a process on its own stack: rare, run natively */
+        gr[REG_RAX] = do_fork_like(nr, a, uc);
+        return;
+    case SYS_clone3: {
+        uint64_t flags = 0;
+        copy_in(&flags, (uintptr_t)a[0], 8);
+        run_natively(uc, (flags & CLONE_VM) == 0 || (flags & CLONE_VFORK) != 0);
+        return;
+    }
+    case SYS_vfork:
+        run_natively(uc, 1);
+        return;
+    case SYS_fork:
+        gr[REG_RAX] = do_fork_like(nr, a, uc);
+        return;
+    case SYS_exit_group:
+        emit_stats_and_exit(MT_EXIT_NORMAL, (uint64_t)a[0], ip, 0, NULL);
+        mt_sys1(SYS_exit_group, a[0]);
+        return;
+    case SYS_exit:
+        emit_thread(0, (uint64_t)a[0]);
+        __atomic_sub_fetch(&g.threads, 1, __ATOMIC_RELAXED);
+        mt_sys1(SYS_exit, a[0]);
+        return;
+    case SYS_execve:
+    case SYS_execveat: {
+        int was_recording = g.recording;
+        control(0, ip);
+        char path[512];
+        uintptr_t p = (uintptr_t)(nr == SYS_execve ? a[0] : a[1]);
+        size_t n = 0; /* read byte by byte through the kernel: the path may end right before unmapped memory */
+        while (n < sizeof path - 1 && p && user_transfer(&path[n], p + n, 1, 0) == 0 && path[n]) n++;
+        path[n] = 0;
+        emit_stats_and_exit(MT_EXIT_EXEC, 0, ip, 0, path);
+        ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        /* still here: the exec failed and the program goes on, traced again; the trace says so */
+        __atomic_store_n(&g.ring->done, 0, __ATOMIC_RELEASE);
+        emit_exit(MT_EXIT_EXEC_FAILED, (uint64_t)-ret, ip, 0, path);
+        if (was_recording) control(1, ip);
+        gr[REG_RAX] = ret;
+        return;
+    }
+    case SYS_kill: case SYS_tkill: case SYS_tgkill:
+        note_fatal_self_signal(nr, a, uc);
+        break; /* and the call runs below */
+    }
+
+    /* Open every traced page the call may read or write for the time of the call. */
+    struct spans sp;
+    sp.n = 0;
+    sp.all = 0;
+    spin_lock(&g.lock);
+    int recording = g.recording;
+    spin_unlock(&g.lock);
+    if (recording) {
+        describe_syscall(nr, a, &sp);
+        spin_lock(&g.lock);
+        int opened = 0;
+        while (!sp.all && opened < sp.n && open_locked(sp.s[opened], sp.e[opened])) opened++;
+        if (!sp.all && opened < sp.n) sp.all = 1; /* no memory for the table of openings */
+        if (sp.all) {
+            for (int i = 0; i < opened; i++) close_locked(sp.s[i], sp.e[i]);
+            sp.n = 0;
+            open_all_locked();
+        }
+        spin_unlock(&g.lock);
+    }
+
+    uintptr_t brk_before = nr == SYS_brk ? (uintptr_t)mt_sys1(SYS_brk, 0) : 0;
+    switch (nr) {
+    case SYS_rt_sigaction:
+        handle_sigaction(a, &ret);
+        break;
+    case SYS_rt_sigprocmask:
+        ret = program_sigprocmask(a, uc);
+        break;
+    case SYS_sigaltstack:
+        ret = program_sigaltstack(a, uc);
+        break;
+    default:
+        ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+
+    if (recording && ret >= 0 && !ts.untraced) /* inside a wrapper the kernel works for the allocator */
+        record_syscall(nr, a, ip, ret);
+
+    /* The memory map changed under the traced set: keep the set true to it. */
+    if (ret >= 0 || (ret < -4095)) {
+        spin_lock(&g.lock);
+        switch (nr) {
+        case SYS_munmap:
+            set_remove_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]), 0);
+            break;
+        case SYS_mmap:
+            if (a[3] & MAP_FIXED)
+                set_remove_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[1]), 0);
+            break;
+        case SYS_mremap: {
+            struct range *r = set_find((uintptr_t)a[0]);
+            if (r) {
+                int prot = r->prot, kind = r->kind;
+                set_remove_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]), 0);
+                set_add_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[2]), prot, kind);
+            }
+            break;
+        }
+        case SYS_brk:
+            /* the heap shrank: pages above the break are gone, a later growth brings fresh ones */
+            if ((uintptr_t)ret < brk_before)
+                set_remove_locked(page_up((uintptr_t)ret), page_up(brk_before), 0);
+            break;
+        case SYS_mprotect: case SYS_pkey_mprotect: {
+            /* The program changed the rights: remember them, and keep traced memory protected. */
+            uintptr_t s = page_down((uintptr_t)a[0]), e = page_up((uintptr_t)a[0] + (uintptr_t)a[1]);
+            /* Each traced piece is re-added with the new rights (executable or inaccessible memory  */
+            /* is not traced: set_add_locked refuses it, and faults there are the program's own).      */
+            struct range pieces[16];
+            int np = 0;
+            for (int i = set_index(s); i < g.nset && g.set[i].start < e && np < 16; i++) {
+                pieces[np] = g.set[i];
+                if (pieces[np].start < s) pieces[np].start = s;
+                if (pieces[np].end > e) pieces[np].end = e;
+                np++;
+            }
+            for (int i = 0; i < np; i++) {
+                set_remove_locked(pieces[i].start, pieces[i].end, 0);
+                set_add_locked(pieces[i].start, pieces[i].end, (int)a[2], pieces[i].kind);
+            }
+            break;
+        }
+        }
+        spin_unlock(&g.lock);
+    }
+
+    if (sp.n || sp.all) {
+        spin_lock(&g.lock);
+        for (int i = 0; i < sp.n; i++) close_locked(sp.s[i], sp.e[i]);
+        if (sp.all) close_all_locked();
+        spin_unlock(&g.lock);
+    }
+    gr[REG_RAX] = ret;
+}
+
+/* Turns syscall user dispatch on for the calling thread. */
+void enable_dispatch(void)
+{
+    ts.selector = SUD_BLOCK;
+    long r = mt_sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, (long)g.text_start,
+                  (long)(g.text_end - g.text_start), (long)&ts.selector, 0);
+    ts.dispatch_on = r == 0;
+}
+
+/* The actions the process has before dispatch is on become the program's (g.app_action); a handler   */
+/* among them is reached through on_program_signal from now on, as handle_sigaction installs them.     */
+void adopt_existing_handlers(void)
+{
+    for (int sig = 1; sig < 65; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGTRAP || sig == SIGSYS) continue;
+        if (mt_sys4(SYS_rt_sigaction, sig, 0, &g.app_action[sig], 8) != 0) continue;
+        if (g.app_action[sig].handler != SIG_DFL && g.app_action[sig].handler != SIG_IGN) install_program_action(sig);
+    }
+}

@@ -1,0 +1,280 @@
+/*
+ * memtrace agent, the traced set: sorted, disjoint page ranges (data/bss/rodata of the loaded objects, the
+ * heap, memory the program maps or allocates) with the rights the program gave them. While recording,
+ * traced pages have no rights at all, so every access faults (fault.c). Opening a span gives its pages the
+ * program's rights back for a while (one instruction's step, one system call, one wrapper); openings are
+ * counted, so that overlapping openings by several threads nest and the last one closes. A call the agent
+ * cannot describe opens everything (open_all_locked). Changes of the set are MT_RANGE records.
+ *
+ * Also here: memtrace_start/memtrace_stop (and MadT's names for them), and the two ways of reading the
+ * program's memory that may be protected: copy_in (opens it) and user_transfer (through the kernel).
+ *
+ * What it gets wrong: protection is per process, so while one thread has a page open another thread's
+ * access to it is not seen (counted as windows_at_risk); the table of openings is searched linearly.
+ */
+#include "agent.h"
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The traced set: sorted, disjoint page ranges with the rights the program gave them.               */
+
+int set_index(uintptr_t a) /* first range with end > a */
+{
+    int lo = 0, hi = g.nset;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (g.set[mid].end <= a) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+struct range *set_find(uintptr_t a)
+{
+    int i = set_index(a);
+    return i < g.nset && g.set[i].start <= a ? &g.set[i] : NULL;
+}
+
+static int set_reserve(int extra)
+{
+    if (g.nset + extra <= g.capset) return 1;
+    int cap = g.capset ? g.capset * 2 : 1024;
+    while (cap < g.nset + extra) cap *= 2;
+    struct range *n = agent_map(sizeof(struct range) * (size_t)cap);
+    if (!n) return 0;
+    if (g.set) {
+        mt_memcpy(n, g.set, sizeof(struct range) * (size_t)g.nset);
+        mt_sys2(SYS_munmap, g.set, sizeof(struct range) * (size_t)g.capset);
+    }
+    g.set = n;
+    g.capset = cap;
+    return 1;
+}
+
+static int covered_by_opening(uintptr_t page)
+{
+    for (int i = 0; i < g.nopen; i++)
+        if (g.open[i].start <= page && page < g.open[i].end) return 1;
+    return 0;
+}
+
+/* Takes the rights away from [s, e) except from pages someone has open right now. */
+static void protect_span(uintptr_t s, uintptr_t e)
+{
+    if (g.all_open) return; /* the last one to close everything protects it all again */
+    if (!g.nopen) { mt_sys3(SYS_mprotect, s, e - s, PROT_NONE); return; }
+    uintptr_t run = s;
+    for (uintptr_t p = s; p < e; p += g.page) {
+        if (covered_by_opening(p)) {
+            if (run < p) mt_sys3(SYS_mprotect, run, p - run, PROT_NONE);
+            run = p + g.page;
+        }
+    }
+    if (run < e) mt_sys3(SYS_mprotect, run, e - run, PROT_NONE);
+}
+
+static void emit_range(int add, uintptr_t s, uintptr_t e, int kind, int prot)
+{
+    REC(MT_RANGE, struct mt_range, r);
+    r.h.flags = add ? MT_RANGE_ADD : MT_RANGE_REMOVE;
+    r.start = s;
+    r.end = e;
+    r.kind = (uint32_t)kind;
+    r.prot = (uint32_t)prot;
+    emit(&r);
+}
+
+/* Drops [s, e) from the set. `restore` gives the memory its rights back (it is still mapped). Lock held. */
+void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
+{
+    int i = set_index(s);
+    while (i < g.nset && g.set[i].start < e) {
+        struct range r = g.set[i];
+        uintptr_t cs = r.start > s ? r.start : s, ce = r.end < e ? r.end : e;
+        if (restore && g.recording) mt_sys3(SYS_mprotect, cs, ce - cs, r.prot);
+        emit_range(0, cs, ce, r.kind, r.prot);
+        if (r.start < s && r.end > e) { /* split in two */
+            if (!set_reserve(1)) return;
+            mt_memmove(&g.set[i + 2], &g.set[i + 1], sizeof(struct range) * (size_t)(g.nset - i - 1));
+            g.set[i].end = s;
+            g.set[i + 1] = r;
+            g.set[i + 1].start = e;
+            g.nset++;
+            return;
+        } else if (r.start < s) {
+            g.set[i].end = s;
+            i++;
+        } else if (r.end > e) {
+            g.set[i].start = e;
+            return;
+        } else {
+            mt_memmove(&g.set[i], &g.set[i + 1], sizeof(struct range) * (size_t)(g.nset - i - 1));
+            g.nset--;
+        }
+    }
+}
+
+/* Adds [s, e) with the program's rights `prot`; protects it when recording. Lock held. */
+void set_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
+{
+    if (s >= e || !(g.regions & kind) || !(prot & (PROT_READ | PROT_WRITE)) || (prot & PROT_EXEC)) return;
+    for (int i = 0; i < g.nstacks; i++) {
+        if (g.stacks[i].s < e && s < g.stacks[i].e) { /* the kernel writes signal frames there */
+            uintptr_t ss = g.stacks[i].s, se = g.stacks[i].e;
+            set_add_locked(s, ss, prot, kind);
+            set_add_locked(se, e, prot, kind);
+            return;
+        }
+    }
+    set_remove_locked(s, e, 0);
+    if (!set_reserve(1)) return;
+    int i = set_index(s);
+    mt_memmove(&g.set[i + 1], &g.set[i], sizeof(struct range) * (size_t)(g.nset - i));
+    g.set[i] = (struct range){s, e, prot, kind};
+    g.nset++;
+    if (g.recording) protect_span(s, e);
+    emit_range(1, s, e, kind, prot);
+}
+
+int set_covers_locked(uintptr_t s, uintptr_t e)
+{
+    while (s < e) {
+        struct range *r = set_find(s);
+        if (!r) return 0;
+        s = r->end;
+    }
+    return 1;
+}
+
+/* Opens the traced pages of [s, e) (counted, so overlapping openings by several threads nest). Lock held. */
+/* 0 only when no memory is left for the table of openings, and then nothing was opened.               */
+int open_locked(uintptr_t s, uintptr_t e)
+{
+    for (int i = 0; i < g.nopen; i++) {
+        if (g.open[i].start == s && g.open[i].end == e) {
+            g.open[i].count++;
+            return 1;
+        }
+    }
+    if (g.nopen == g.capopen) {
+        int cap = g.capopen ? g.capopen * 2 : 256;
+        struct opening *n = agent_map(sizeof(struct opening) * (size_t)cap);
+        if (!n) return 0; /* out of memory: the caller falls back (a system call opens everything) */
+        if (g.open) {
+            mt_memcpy(n, g.open, sizeof(struct opening) * (size_t)g.nopen);
+            mt_sys2(SYS_munmap, g.open, sizeof(struct opening) * (size_t)g.capopen);
+        }
+        g.open = n;
+        g.capopen = cap;
+    }
+    g.open[g.nopen++] = (struct opening){s, e, 1};
+    if (g.threads > 1) count(&g.windows);
+    int i = set_index(s);
+    for (; i < g.nset && g.set[i].start < e; i++) {
+        uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
+        uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;
+        mt_sys3(SYS_mprotect, cs, ce - cs, g.set[i].prot);
+    }
+    return 1;
+}
+
+void close_locked(uintptr_t s, uintptr_t e)
+{
+    int k;
+    for (k = 0; k < g.nopen; k++)
+        if (g.open[k].start == s && g.open[k].end == e) break;
+    if (k == g.nopen) return;
+    if (--g.open[k].count > 0) return;
+    g.open[k] = g.open[--g.nopen];
+    if (!g.recording) return;
+    int i = set_index(s);
+    for (; i < g.nset && g.set[i].start < e; i++) {
+        uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
+        uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;
+        protect_span(cs, ce);
+    }
+}
+
+/* Opens (or closes) a span of program memory from normal, non-handler context. */
+void open_span(uintptr_t s, uintptr_t e, int open)
+{
+    if (s >= e) return;
+    enter_critical();
+    spin_lock(&g.lock);
+    if (g.recording) {
+        if (open) open_locked(page_down(s), page_up(e));
+        else close_locked(page_down(s), page_up(e));
+    }
+    spin_unlock(&g.lock);
+    leave_critical();
+}
+
+void protect_all_locked(int on)
+{
+    for (int i = 0; i < g.nset; i++) {
+        if (on) protect_span(g.set[i].start, g.set[i].end);
+        else mt_sys3(SYS_mprotect, g.set[i].start, g.set[i].end - g.set[i].start, g.set[i].prot);
+    }
+}
+
+/* All traced memory open, for a call the agent cannot describe exactly (counted: calls of several      */
+/* threads nest). Lock held.                                                                            */
+void open_all_locked(void)
+{
+    if (g.all_open++ == 0 && g.recording) protect_all_locked(0);
+}
+void close_all_locked(void)
+{
+    if (--g.all_open == 0 && g.recording) protect_all_locked(1);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Recording on and off                                                                             */
+
+void control(int start, uintptr_t caller)
+{
+    if (!g.active) return;
+    enter_critical();
+    spin_lock(&g.lock);
+    if (start != g.recording) {
+        g.recording = start;
+        protect_all_locked(start);
+    }
+    spin_unlock(&g.lock);
+    leave_critical();
+    REC(MT_CONTROL, struct mt_control, c);
+    c.h.flags = start ? MT_CTL_START : MT_CTL_STOP;
+    c.caller = caller;
+    emit(&c);
+}
+
+EXPORT void memtrace_start(void) { control(1, (uintptr_t)__builtin_return_address(0)); }
+EXPORT void memtrace_stop(void) { control(0, (uintptr_t)__builtin_return_address(0)); }
+EXPORT void MadT__start(void) { control(1, (uintptr_t)__builtin_return_address(0)); }
+EXPORT void MadT__stop(void) { control(0, (uintptr_t)__builtin_return_address(0)); }
+
+/* Copies between our memory and the program's through the kernel, which answers a bad pointer with     */
+/* EFAULT instead of a fault in our handler: the program must see the error an untraced run would see. */
+long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program)
+{
+    struct iovec local = {ours, n}, remote = {(void *)theirs, n};
+    long r = mt_sys6(to_program ? SYS_process_vm_writev : SYS_process_vm_readv, g.pid, (long)&local, 1,
+                  (long)&remote, 1, 0);
+    return r == (long)n ? 0 : -EFAULT;
+}
+
+/* Reads program memory that may be protected: opens it for the copy. Lock not held, signals blocked.   */
+/* On a bad pointer the copy is zeroes and the result -EFAULT.                                          */
+long copy_in(void *dst, uintptr_t src, size_t n)
+{
+    spin_lock(&g.lock);
+    int open = g.recording && set_find(src);
+    if (open) open_locked(page_down(src), page_up(src + n));
+    spin_unlock(&g.lock);
+    long r = user_transfer(dst, src, n, 0);
+    if (r) mt_memzero(dst, n);
+    if (open) {
+        spin_lock(&g.lock);
+        close_locked(page_down(src), page_up(src + n));
+        spin_unlock(&g.lock);
+    }
+    return r;
+}

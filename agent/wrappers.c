@@ -1,0 +1,334 @@
+/*
+ * memtrace agent, wrappers: malloc & co. and mmap & co. record each call (caller, arguments, result) as an
+ * MT_ALLOC record; the block a call returns becomes traced at once. The allocator's own touches of the heap
+ * are not accesses of the program: inside a wrapper (ts.untraced) a fault just opens the page until the
+ * wrapper returns. memcpy, memmove and memset called by the program are one MT_BLOCK record each, not a
+ * fault per byte: their memory is opened as a whole. dlopen reports the new modules; __cxa_finalize of
+ * the agent and its decoder runs untraced.
+ *
+ * What it gets wrong: glibc calls its internal __mmap, memcpy and friends without the PLT, so those are
+ * traced instruction by instruction (still correct, slower); allocations before the real allocator is
+ * known come from a 64 KiB static arena and are never traced.
+ */
+#include "agent.h"
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Wrappers                                                                                         */
+
+/* dlsym may allocate before the real allocator is known: serve it from a static arena. */
+static unsigned char boot_arena[64 * 1024] __attribute__((aligned(16)));
+static size_t boot_used;
+static void *boot_alloc(size_t n)
+{
+    size_t at = (boot_used + 15) & ~(size_t)15;
+    if (at + n > sizeof boot_arena) return NULL;
+    boot_used = at + n;
+    return boot_arena + at;
+}
+static int is_boot(const void *p) { return (const unsigned char *)p >= boot_arena && (const unsigned char *)p < boot_arena + sizeof boot_arena; }
+
+/* Inside a wrapper: the real function's touches of traced memory open pages without being recorded. */
+int enter_untraced(void)
+{
+    if (!g.active || ts.untraced) return 0;
+    ts.untraced = 1;
+    return 1;
+}
+void leave_untraced(void)
+{
+    if (ts.nlazy) {
+        enter_critical();
+        spin_lock(&g.lock);
+        for (int i = 0; i < ts.nlazy; i++) close_locked(ts.lazy_pages[i], ts.lazy_pages[i] + g.page);
+        spin_unlock(&g.lock);
+        leave_critical();
+        ts.nlazy = 0;
+    }
+    ts.untraced = 0;
+}
+
+/* A block the allocator returned becomes traced at once. */
+static void trace_block(void *p, size_t n)
+{
+    if (!p || !n || is_boot(p)) return;
+    uintptr_t s = page_down((uintptr_t)p), e = page_up((uintptr_t)p + n);
+    enter_critical();
+    spin_lock(&g.lock);
+    if (!set_covers_locked(s, e)) {
+        /* Pages already traced keep their entry; only the new part is added. */
+        uintptr_t at = s;
+        while (at < e) {
+            struct range *r = set_find(at);
+            if (r) { at = r->end; continue; }
+            int i = set_index(at);
+            uintptr_t stop = i < g.nset && g.set[i].start < e ? g.set[i].start : e;
+            set_add_locked(at, stop, PROT_READ | PROT_WRITE, MT_REGION_HEAP);
+            at = stop;
+        }
+    }
+    spin_unlock(&g.lock);
+    leave_critical();
+}
+
+static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }
+
+static void emit_alloc(int fn, uintptr_t caller, uintptr_t result, uint64_t usable, long a0, long a1, long a2,
+                       long a3, long a4, long a5)
+{
+    REC(MT_ALLOC, struct mt_alloc, r);
+    r.h.flags = (uint8_t)fn;
+    r.caller = caller;
+    r.result = result;
+    r.usable = usable;
+    r.a[0] = (uint64_t)a0; r.a[1] = (uint64_t)a1; r.a[2] = (uint64_t)a2;
+    r.a[3] = (uint64_t)a3; r.a[4] = (uint64_t)a4; r.a[5] = (uint64_t)a5;
+    emit(&r);
+}
+
+#define CALLER ((uintptr_t)__builtin_return_address(0))
+/* The compiler may turn the agent's own struct copies into memcpy/memset calls: those bind to these   */
+/* wrappers (we come first in the lookup order) and must not be recorded.                             */
+#define FROM_AGENT (CALLER >= g.text_start && CALLER < g.text_end)
+
+/* The end of every allocating wrapper: the block's size is asked while the allocator's touches are still */
+/* untraced, then its pages become traced and the call is recorded. */
+static void *allocated(int fn, uintptr_t caller, void *p, long a0, long a1, long a2)
+{
+    size_t u = usable_size(p);
+    leave_untraced();
+    trace_block(p, u);
+    emit_alloc(fn, caller, (uintptr_t)p, u, a0, a1, a2, 0, 0, 0);
+    return p;
+}
+
+EXPORT void *malloc(size_t n)
+{
+    if (!hooks_ready) return boot_alloc(n);
+    if (!enter_untraced()) return real.malloc(n);
+    void *p = real.malloc(n);
+    return allocated(MT_FN_MALLOC, CALLER, p, (long)n, 0, 0);
+}
+
+EXPORT void *calloc(size_t m, size_t n)
+{
+    if (!hooks_ready) {
+        void *p = boot_alloc(m * n);
+        if (p) mt_memzero(p, m * n);
+        return p;
+    }
+    if (!enter_untraced()) return real.calloc(m, n);
+    void *p = real.calloc(m, n);
+    return allocated(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+    if (is_boot(old)) { /* a block from before the allocator was known: move it out */
+        void *p = malloc(n);
+        if (p) mt_memcpy(p, old, n);
+        return p;
+    }
+    if (!hooks_ready) return boot_alloc(n);
+    if (!enter_untraced()) return real.realloc(old, n);
+    void *p = real.realloc(old, n);
+    return allocated(MT_FN_REALLOC, CALLER, p, (long)old, (long)n, 0);
+}
+
+EXPORT void *reallocarray(void *old, size_t m, size_t n)
+{
+    if (!hooks_ready || is_boot(old)) {
+        size_t t;
+        return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
+    }
+    if (!enter_untraced()) return real.reallocarray(old, m, n);
+    void *p = real.reallocarray(old, m, n);
+    return allocated(MT_FN_REALLOCARRAY, CALLER, p, (long)old, (long)m, (long)n);
+}
+
+EXPORT void free(void *p)
+{
+    if (!p || is_boot(p)) return;
+    if (!hooks_ready) return;
+    if (!enter_untraced()) { real.free(p); return; }
+    real.free(p);
+    leave_untraced();
+    emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (!hooks_ready) return 12; /* ENOMEM */
+    if (!enter_untraced()) return real.posix_memalign(out, align, n);
+    void *p = NULL;
+    int rc = real.posix_memalign(&p, align, n);
+    size_t u = rc == 0 ? usable_size(p) : 0;
+    leave_untraced();
+    trace_block(rc == 0 ? p : NULL, u);
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 1);
+    if (rc == 0) *out = p;
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
+    emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, rc == 0 ? (uintptr_t)p : 0, u, (long)out, (long)align, (long)n, 0, 0, rc);
+    return rc;
+}
+
+#define ALIGNED_WRAPPER(name, code, params, args, a0, a1) \
+    EXPORT void *name params \
+    { \
+        if (!hooks_ready) return NULL; \
+        if (!enter_untraced()) return real.name args; \
+        void *p = real.name args; \
+        return allocated(code, CALLER, p, (long)(a0), (long)(a1), 0); \
+    }
+ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)
+ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n)
+ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), n, 0)
+ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), n, 0)
+
+/* A file the program maps is announced with its path, so that its region is named after the file. */
+static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, off_t off)
+{
+    char link[32] = "/proc/self/fd/", path[256];
+    char digits[12];
+    int n = 0, at = 14;
+    unsigned v = (unsigned)fd;
+    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) link[at++] = digits[--n];
+    link[at] = 0;
+    long len = mt_sys3(SYS_readlink, link, path, sizeof path - 1);
+    if (len <= 0) return;
+    REC(MT_MAPPING, struct mt_mapping, r);
+    r.h.flags = MT_MAP_TRACED;
+    r.start = start;
+    r.end = end;
+    r.offset = (uint64_t)off;
+    r.prot = (uint32_t)prot;
+    r.path_len = (uint32_t)len;
+    emit_with_tail(&r, sizeof r, NULL, 0, path, (size_t)len);
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (!hooks_ready) return (void *)mt_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+    void *p = real.mmap(addr, len, prot, flags, fd, off);
+    if (!g.active || ts.untraced) return p;
+    if (p != MAP_FAILED && !(flags & MAP_ANONYMOUS) && fd >= 0)
+        emit_file_mapping((uintptr_t)p, page_up((uintptr_t)p + len), prot, fd, off);
+    if (p != MAP_FAILED) {
+        enter_critical();
+        spin_lock(&g.lock);
+        set_add_locked((uintptr_t)p, page_up((uintptr_t)p + len), prot,
+                       (flags & MAP_ANONYMOUS) ? MT_REGION_ANON : MT_REGION_FILE);
+        spin_unlock(&g.lock);
+        leave_critical();
+    }
+    emit_alloc(MT_FN_MMAP, CALLER, (uintptr_t)p, p == MAP_FAILED ? 0 : page_up(len), (long)addr, (long)len, prot,
+               flags, fd, (long)off);
+    return p;
+}
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+    __attribute__((alias("mmap")));
+
+EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    void *want = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        want = va_arg(ap, void *);
+        va_end(ap);
+    }
+    void *p = real.mremap(old, old_len, new_len, flags, want);
+    if (g.active && !ts.untraced)
+        emit_alloc(MT_FN_MREMAP, CALLER, (uintptr_t)p, p == MAP_FAILED ? 0 : page_up(new_len), (long)old,
+                   (long)old_len, (long)new_len, flags, (long)want, 0);
+    return p;
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+    int rc = real.munmap(addr, len);
+    if (g.active && !ts.untraced)
+        emit_alloc(MT_FN_MUNMAP, CALLER, (uintptr_t)rc, 0, (long)addr, (long)len, 0, 0, 0, 0);
+    return rc;
+}
+
+static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, const void *src, size_t n)
+{
+    if (!g.recording || !n) return;
+    REC(MT_BLOCK, struct mt_block, b);
+    b.h.flags = (uint8_t)op;
+    b.ip = caller;
+    b.dst = (uintptr_t)dst;
+    b.src = (uintptr_t)src;
+    b.len = n;
+    b.what = (uint32_t)fn;
+    emit(&b);
+}
+
+/* memcpy/memmove called by the program, inside enter_untraced(): one block event. The operation's      */
+/* memory is opened as a whole: one mprotect per range, not a fault per page.                          */
+static void *block_copy(int fn, uintptr_t caller, void *(*copy)(void *, const void *, size_t), void *d,
+                        const void *s, size_t n)
+{
+    emit_call_block(fn, MT_BLK_COPY, caller, d, s, n);
+    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
+    void *r = copy(d, s, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
+    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
+    leave_untraced();
+    return r;
+}
+
+/* Inside our own handlers the caller is Zydis decoding for us: libc's versions would read libc's own   */
+/* (traced) data there, so those calls get the agent's plain loops.                                     */
+EXPORT void *memcpy(void *d, const void *s, size_t n)
+{
+    if (!hooks_ready || ts.in_handler) { mt_memcpy(d, s, n); return d; }
+    if (FROM_AGENT || !enter_untraced()) return real.memcpy(d, s, n);
+    return block_copy(MT_FN_MEMCPY, CALLER, real.memcpy, d, s, n);
+}
+
+EXPORT void *memmove(void *d, const void *s, size_t n)
+{
+    if (ts.in_handler) { mt_memmove(d, s, n); return d; }
+    if (!hooks_ready) {
+        unsigned char tmp[256];
+        if (n <= sizeof tmp) { mt_memcpy(tmp, s, n); mt_memcpy(d, tmp, n); }
+        return d;
+    }
+    if (FROM_AGENT || !enter_untraced()) return real.memmove(d, s, n);
+    return block_copy(MT_FN_MEMMOVE, CALLER, real.memmove, d, s, n);
+}
+
+EXPORT void *memset(void *d, int c, size_t n)
+{
+    if (!hooks_ready || ts.in_handler) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
+    if (FROM_AGENT || !enter_untraced()) return real.memset(d, c, n);
+    emit_call_block(MT_FN_MEMSET, MT_BLK_STORE, CALLER, d, NULL, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
+    void *r = real.memset(d, c, n);
+    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
+    leave_untraced();
+    return r;
+}
+
+EXPORT void *dlopen(const char *file, int mode)
+{
+    int mine = enter_untraced();
+    void *h = real.dlopen(file, mode);
+    if (h && g.active) scan_new_modules(1);
+    if (mine) leave_untraced();
+    return h;
+}
+
+/* At exit every shared object finalizes itself through __cxa_finalize, which walks libc's exit list:  */
+/* for the agent and the decoder it loaded, that walk is the agent's doing, not the program's.          */
+extern void *__dso_handle;
+EXPORT void __cxa_finalize(void *dso)
+{
+    int ours = dso == &__dso_handle || in_decoder_object((uintptr_t)dso);
+    int mine = ours && enter_untraced();
+    real.cxa_finalize(dso);
+    if (mine) leave_untraced();
+}

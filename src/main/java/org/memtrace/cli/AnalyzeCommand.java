@@ -5,9 +5,8 @@ import org.memtrace.instrument.OptionWords;
 import org.memtrace.mtr.CcBuild;
 import org.memtrace.mtr.MtrFormatException;
 import org.memtrace.select.AnalysisOptions;
-import org.memtrace.select.BuildCheck;
-import org.memtrace.symbols.ElfFile;
 import org.memtrace.select.BinaryAnalyzer;
+import org.memtrace.select.BuildCheck;
 import org.memtrace.select.ElfText;
 import org.memtrace.select.FunctionModel;
 import org.memtrace.select.FunctionSymbol;
@@ -15,6 +14,7 @@ import org.memtrace.select.JsonReport;
 import org.memtrace.select.ScoreTriplet;
 import org.memtrace.select.AnalysisSummary;
 import org.memtrace.select.TextReport;
+import org.memtrace.symbols.ElfFile;
 import org.memtrace.x86.ZydisUnavailableException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -152,7 +152,7 @@ public final class AnalyzeCommand implements Callable<Integer> {
             }
             sites += here;
             probed.add(m);
-            build.instructions().stream().filter(a -> a >= f.address() && a < f.end()).forEach(instrumented::add);
+            instrumented.addAll(build.instructions().subSet(f.address(), f.end()));
         }
         String why = null;
         if (recorded.isEmpty()) why = build.options().isEmpty() ? "the build did not record its options" : "the build's options are not one set this version reads";

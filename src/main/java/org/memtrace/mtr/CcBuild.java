@@ -5,13 +5,11 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeSet;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
@@ -30,14 +28,14 @@ import org.memtrace.symbols.ElfSymbol;
  * @param instructions the instructions in {@code .text} that probes record an access or rep operand of
  * @param skeleton     the build has skeleton loops: their computed accesses are recorded by no site
  */
-public record CcBuild(List<String> options, NavigableSet<Long> sites, Set<Long> instructions, boolean skeleton) {
+public record CcBuild(List<String> options, NavigableSet<Long> sites, NavigableSet<Long> instructions, boolean skeleton) {
     static final String OPTIONS_SECTION = "memtrace_cc";
     private static final int R_X86_64_PC32 = 2;
 
     public CcBuild {
         options = List.copyOf(options);
         sites = Collections.unmodifiableNavigableSet(new TreeSet<>(sites));
-        instructions = Set.copyOf(instructions);
+        instructions = Collections.unmodifiableNavigableSet(new TreeSet<>(instructions));
     }
 
     /**
@@ -59,7 +57,7 @@ public record CcBuild(List<String> options, NavigableSet<Long> sites, Set<Long> 
             ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
             Map<Long, Long> relocated = elf.type() == ElfFile.ET_REL ? targets(elf, table, text) : null;
             var sites = new TreeSet<Long>();
-            var instructions = new HashSet<Long>();
+            var instructions = new TreeSet<Long>();
             for (int at = 0; at < bytes.length; at += SiteTable.ENTRY_SIZE) {
                 int kind = Byte.toUnsignedInt(b.get(at + 8));
                 Long probe = target(relocated, table, b, at);

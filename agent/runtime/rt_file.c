@@ -9,7 +9,7 @@
  * A payload is codec 3 by default: every access slot becomes two varints, its site's difference to the
  * previous slot's site and its address's difference to the previous address of a site hashed to the same
  * table entry (tag slots and their event records pass as they are), and the chunk is one zstd frame at
- * level 1 (ZLEVEL_PACKED). A regular loop packs into a few repeating bytes per access that zstd stores in
+ * level -3 (ZLEVEL_PACKED). A regular loop packs into a few repeating bytes per access that zstd stores in
  * almost nothing; an irregular one still gives zstd about a fifth of the bytes the slots take.
  * MEMTRACE_CODEC=2 writes the older site-delta slots at level 3 (ZLEVEL), 1 plain zstd of the slots, 0 the
  * slots as they are (all there to measure the transforms). The output reads:
@@ -46,9 +46,13 @@
 #ifndef ZLEVEL
 #define ZLEVEL 3
 #endif
-/* Codec 3's packed bytes hold no 16-byte periods to miss: the fast levels suit them. */
+/* Codec 3's packed bytes hold no 16-byte periods to miss: the fast levels suit them. zstd is most of the */
+/* writer's time on irregular traces (gzip -6 on 1.1 MB, 38 M accesses, writer thread CPU: pack 150 ms,   */
+/* zstd 335 ms at level 1, 265 ms at -3, 250 ms at -5) and the writer bounds a full run, so level -3 buys */
+/* a fifth of zstd's time for about a quarter more bytes (gzip 0.77 -> 0.95 B/access; a loop's records   */
+/* stay almost nothing: gemm 55 -> 58 KB).                                                                 */
 #ifndef ZLEVEL_PACKED
-#define ZLEVEL_PACKED 1
+#define ZLEVEL_PACKED (-3)
 #endif
 
 struct chunk_header {

@@ -1,7 +1,12 @@
 package org.memtrace.cli;
 
+import org.memtrace.instrument.CcOptions;
+import org.memtrace.instrument.OptionWords;
+import org.memtrace.mtr.CcBuild;
+import org.memtrace.mtr.MtrFormatException;
 import org.memtrace.select.AnalysisOptions;
 import org.memtrace.select.BinaryAnalyzer;
+import org.memtrace.select.BuildCheck;
 import org.memtrace.select.ElfText;
 import org.memtrace.select.FunctionModel;
 import org.memtrace.select.FunctionSymbol;
@@ -9,9 +14,11 @@ import org.memtrace.select.JsonReport;
 import org.memtrace.select.ScoreTriplet;
 import org.memtrace.select.AnalysisSummary;
 import org.memtrace.select.TextReport;
+import org.memtrace.symbols.ElfFile;
 import org.memtrace.x86.ZydisUnavailableException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -20,7 +27,12 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.NavigableSet;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code memtrace analyze}: which memory instructions of a binary to instrument, and the accuracy that buys. */
@@ -30,7 +42,8 @@ import java.util.concurrent.Callable;
 public final class AnalyzeCommand implements Callable<Integer> {
 
     @Option(names = "--omega", defaultValue = "0.25", paramLabel = "W[,W...]",
-            description = "cost-controlling parameter(s) in [0,1]; a list prints the accuracy curve (default ${DEFAULT-VALUE})")
+            description = "cost-controlling parameter(s) in [0,1]; a list prints the accuracy curve (default ${DEFAULT-VALUE}; "
+                    + "for a file built by memtrace cc, the build's, as for --chunk, --scores and --stack)")
     String omega;
 
     @Option(names = "--chunk", defaultValue = "4096", paramLabel = "BYTES",
@@ -61,26 +74,32 @@ public final class AnalyzeCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try {
+            ElfFile image = ElfText.open(file);
+            ElfText elf = ElfText.of(image);
+            Optional<CcBuild> cc = CcBuild.of(image, image.section(".text").orElseThrow());
+            Optional<CcOptions> recorded = cc.flatMap(AnalyzeCommand::recordedOptions);
+            recorded.ifPresent(this::defaultTo);
             List<Double> omegas = parseOmegas(omega);
             AnalysisOptions options = new AnalysisOptions(positiveChunk(chunk), parseScores(scores), stack);
-            ElfText elf = ElfText.read(file);
-            List<FunctionSymbol> functions = elf.functions();
+            List<FunctionSymbol> functions = function == null ? elf.functions()
+                    : elf.functions().stream().filter(f -> f.name().equals(function)).toList();
             if (function != null) {
-                functions = functions.stream().filter(f -> f.name().equals(function)).toList();
                 if (functions.isEmpty()) {
                     throw new IllegalArgumentException("no function " + function + " in " + file);
                 }
             }
-            List<FunctionModel> models = new BinaryAnalyzer(options).analyze(elf, functions);
+            NavigableSet<Long> sites = cc.map(CcBuild::sites).orElse(Collections.emptyNavigableSet());
+            List<FunctionModel> models = new BinaryAnalyzer(options).analyze(elf, functions, sites);
+            Optional<BuildCheck> check = cc.map(b -> check(b, recorded, options, omegas, models));
             if (json) {
-                JsonReport.write(out, elf, options, models, omegas);
+                JsonReport.write(out, elf, options, models, omegas, check);
                 out.println();
             } else {
-                report(new TextReport(out), elf, options, models, omegas);
+                report(new TextReport(out), elf, options, models, omegas, check);
             }
             out.flush();
             return 0;
-        } catch (IOException | IllegalArgumentException | ZydisUnavailableException e) {
+        } catch (IOException | IllegalArgumentException | ZydisUnavailableException | MtrFormatException e) {
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
             err.println(message.startsWith("memtrace: ") ? message : "memtrace: " + message);
             err.flush();
@@ -88,9 +107,68 @@ public final class AnalyzeCommand implements Callable<Integer> {
         }
     }
 
+    /** The options a cc-built file records, when it records one set that this version reads. */
+    private static Optional<CcOptions> recordedOptions(CcBuild build) {
+        if (build.options().size() != 1) {
+            return Optional.empty();
+        }
+        List<String> words = OptionWords.split(build.options().getFirst());
+        if (words.size() < 2 || !words.get(0).equals("memtrace") || !words.get(1).equals("cc")) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(CcOptions.parse(words.subList(2, words.size())));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // written by another version: shown, not used
+        }
+    }
+
+    /** The build's selection options stand in for every one the command line leaves out. */
+    private void defaultTo(CcOptions build) {
+        ParseResult given = spec.commandLine().getParseResult();
+        if (!given.hasMatchedOption("--omega")) omega = Double.toString(build.omega());
+        if (!given.hasMatchedOption("--chunk")) chunk = build.chunk();
+        if (!given.hasMatchedOption("--scores")) {
+            scores = build.scores().s1() + "," + build.scores().s2() + "," + build.scores().s3();
+        }
+        if (!given.hasMatchedOption("--stack")) stack = build.stack();
+    }
+
+    /**
+     * The build's probes against the selection, over the functions that have probes: a function with memory
+     * references but no probe was not compiled by memtrace cc (crt1.o's {@code _start}) or was left whole.
+     */
+    private static BuildCheck check(CcBuild build, Optional<CcOptions> recorded, AnalysisOptions options,
+                                    List<Double> omegas, List<FunctionModel> models) {
+        Set<Long> instrumented = new HashSet<>();
+        List<FunctionModel> probed = new ArrayList<>();
+        int sites = 0, unprobed = 0;
+        for (FunctionModel m : models) {
+            FunctionSymbol f = m.function();
+            int here = build.sites().subSet(f.address(), f.end()).size();
+            if (here == 0) {
+                if (m.blocks().stream().anyMatch(b -> !b.references().isEmpty())) unprobed++;
+                continue;
+            }
+            sites += here;
+            probed.add(m);
+            instrumented.addAll(build.instructions().subSet(f.address(), f.end()));
+        }
+        String why = null;
+        if (recorded.isEmpty()) why = build.options().isEmpty() ? "the build did not record its options" : "the build's options are not one set this version reads";
+        else if (build.skeleton()) why = "skeleton loops record their computed accesses without sites";
+        else if (omegas.size() != 1 || omegas.getFirst() != recorded.get().omega() || !options.equals(recorded.get().analysis()))
+            why = "the analysis options are not the build's";
+        Optional<BuildCheck.Difference> difference = why != null ? Optional.empty()
+                : Optional.of(BuildCheck.compare(probed, omegas.getFirst(), recorded.get().selective(), instrumented));
+        return new BuildCheck(build.options(), sites, instrumented.size(), unprobed, difference,
+                why == null ? "" : why);
+    }
+
     private void report(TextReport text, ElfText elf, AnalysisOptions options, List<FunctionModel> models,
-                        List<Double> omegas) {
+                        List<Double> omegas, Optional<BuildCheck> check) {
         text.header(elf, options);
+        check.ifPresent(text::build);
         List<AnalysisSummary> points = new ArrayList<>();
         for (double w : omegas) {
             AnalysisSummary s = AnalysisSummary.of(models, w);

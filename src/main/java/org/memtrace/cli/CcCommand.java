@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import org.memtrace.instrument.CcOptions;
+import org.memtrace.instrument.OptionWords;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
 import picocli.CommandLine;
@@ -46,7 +47,12 @@ final class CcCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         boolean cxx = spec.commandLine().getParseResult().originalArgs().stream().findFirst()
                 .map("c++"::equals).orElse(false);
-        List<String> all = new ArrayList<>(words(System.getenv("MEMTRACE_CC_FLAGS")));
+        List<String> all = new ArrayList<>();
+        try {
+            all.addAll(OptionWords.split(System.getenv("MEMTRACE_CC_FLAGS")));
+        } catch (IllegalArgumentException e) {
+            throw LaunchException.usage("cc: MEMTRACE_CC_FLAGS: " + e.getMessage());
+        }
         all.addAll(arguments);
         if (!all.isEmpty() && (all.getFirst().equals("--help") || all.getFirst().equals("-h"))) {
             spec.commandLine().getOut().print(help(cxx));
@@ -74,7 +80,7 @@ final class CcCommand implements Callable<Integer> {
             ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
             Map<String, String> env = pb.environment();
             env.put("MEMTRACE_CC_STATE", state.toString());
-            env.put("MEMTRACE_CC_OPTIONS", String.join(" ", parsed.optionWords()));
+            env.put("MEMTRACE_CC_OPTIONS", OptionWords.join(parsed.optionWords()));
             env.put("MEMTRACE_JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
             env.put("MEMTRACE_CLASSPATH", System.getProperty("java.class.path"));
             env.put("MEMTRACE_JAVA_OPTIONS", "--enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
@@ -133,10 +139,6 @@ final class CcCommand implements Callable<Integer> {
         return input;
     }
 
-    private static List<String> words(String s) {
-        return s == null || s.isBlank() ? List.of() : List.of(s.strip().split("\\s+"));
-    }
-
     private static String help(boolean cxx) {
         String name = cxx ? "memtrace c++" : "memtrace cc";
         return """
@@ -157,6 +159,9 @@ final class CcCommand implements Callable<Integer> {
                                   replays their computable accesses (a lossless, smaller trace; needs omega 1)
                   --              ends memtrace's options
                 Everything else goes to %2$s unchanged; -pipe and -flto are dropped, -static is refused.
+                MEMTRACE_CC_FLAGS is split into words as a shell would, without expanding anything:
+                blanks separate words, '...' quotes literally, "..." quotes with \\" and \\\\ as escapes,
+                and \\ outside quotes keeps the next character: --keep-asm '/tmp/my asm'
                 """.formatted(name, cxx ? "g++" : "gcc");
     }
 

@@ -4,7 +4,9 @@ import org.memtrace.select.AnalysisOptions;
 import org.memtrace.select.ScoreTriplet;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -126,12 +128,25 @@ public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean s
         return new CcOptions(omega, chunk, scores, stack, mode, keep, skeleton);
     }
 
-    /** The words of {@code MEMTRACE_CC_OPTIONS}: whitespace separated, as the driver wrote them. */
+    /** The options in {@code MEMTRACE_CC_OPTIONS}, quoted as {@link OptionWords} reads them. */
     public static CcOptions fromEnvironment(String value) {
-        if (value == null || value.isBlank()) {
-            return DEFAULTS;
+        return parse(OptionWords.split(value));
+    }
+
+    /**
+     * Every option that decides which probes a build gets, spelled out (defaults included) so that
+     * {@link #parse} reads them back: what an instrumented object records about its build.
+     */
+    public List<String> selectionWords() {
+        var words = new ArrayList<>(List.of("--omega", Double.toString(omega), "--chunk", Long.toString(chunk),
+                "--scores", scores.s1() + "," + scores.s2() + "," + scores.s3(), "--mode", mode.name().toLowerCase(Locale.ROOT)));
+        if (!stack) {
+            words.add("--no-stack");
         }
-        return parse(List.of(value.trim().split("\\s+")));
+        if (skeleton) {
+            words.add("--skeleton");
+        }
+        return words;
     }
 
     private static double omega(String v) {

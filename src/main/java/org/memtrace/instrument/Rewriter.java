@@ -62,6 +62,9 @@ public final class Rewriter {
         }
     }
 
+    /** The section that records the options of the build (docs/compiled-in.md, "The build's options"). */
+    public static final String OPTIONS_SECTION = "memtrace_cc";
+
     private final CcOptions options;
     private final Assembler assembler;
 
@@ -114,8 +117,21 @@ public final class Rewriter {
             new AsmWalker(second).walk(in);
             out.write(writer.table());
             out.write(skeleton.table());
+            if (writer.sites() > 0) {
+                out.write(optionsRecord());
+            }
         }
         return new Result(source(walker, input), walker.instructionCount(), probes.size(), writer.sites(), warnings);
+    }
+
+    /**
+     * The build's selection options for {@code memtrace analyze}, in section {@value #OPTIONS_SECTION}: one
+     * string per object, mergeable, so a linked file keeps each distinct set once.
+     */
+    private String optionsRecord() {
+        String text = "memtrace cc " + OptionWords.join(options.selectionWords());
+        return "\t.section " + OPTIONS_SECTION + ",\"MS\",@progbits,1\n\t.asciz \""
+                + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"\n";
     }
 
     private static String source(AsmWalker walker, Path input) {

@@ -4,7 +4,9 @@ import org.memtrace.x86.Decoder;
 import org.memtrace.x86.Instruction;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.NavigableSet;
 
 /**
  * Runs the per-block analysis over the functions of an ELF file's .text: decode, split into blocks, then
@@ -19,11 +21,23 @@ public final class BinaryAnalyzer {
     }
 
     public List<FunctionModel> analyze(ElfText elf, List<FunctionSymbol> functions) {
+        return analyze(elf, functions, Collections.emptyNavigableSet());
+    }
+
+    /**
+     * The same for a file built by {@code memtrace cc}, whose probe sites are {@code probeSites}: only the
+     * program's own instructions are analyzed ({@link ProbeCode}).
+     */
+    public List<FunctionModel> analyze(ElfText elf, List<FunctionSymbol> functions, NavigableSet<Long> probeSites) {
+        boolean relocatable = elf.kind().equals(ElfText.RELOCATABLE);
         var stability = new StabilityAnalysis(ExpressionBuilder.forImage(elf), options.includeStack());
         ExpressionDistance distance = options.distance();
         var result = new ArrayList<FunctionModel>(functions.size());
         for (FunctionSymbol f : functions) {
             List<Instruction> code = decoder.decodeAll(elf.text(), elf.offsetOf(f), Math.toIntExact(f.size()), f.address());
+            if (!probeSites.isEmpty()) {
+                code = ProbeCode.programInstructions(code, probeSites, relocatable);
+            }
             result.add(model(f, code, stability, distance));
         }
         return result;

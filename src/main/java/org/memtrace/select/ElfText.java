@@ -28,7 +28,14 @@ import java.util.Map;
 public record ElfText(Path path, String kind, long textAddress, byte[] text, List<FunctionSymbol> functions,
                       boolean fixedAddress, long imageStart, long imageEnd) {
 
+    public static final String RELOCATABLE = "relocatable object";
+
     public static ElfText read(Path path) throws IOException {
+        return of(open(path));
+    }
+
+    /** The ELF file at {@code path}, for a caller that reads more of it than {@link #of} does. */
+    public static ElfFile open(Path path) throws IOException {
         // ElfFile.read would report these as a bare path; the CLI prints the message as it is.
         if (!Files.exists(path)) {
             throw new IOException(path + ": no such file");
@@ -36,13 +43,13 @@ public record ElfText(Path path, String kind, long textAddress, byte[] text, Lis
         if (!Files.isRegularFile(path)) {
             throw new IOException(path + ": not a regular file");
         }
-        return of(ElfFile.read(path));
+        return ElfFile.read(path);
     }
 
-    private static ElfText of(ElfFile elf) throws ElfFormatException {
+    public static ElfText of(ElfFile elf) throws ElfFormatException {
         Path path = elf.path();
         String kind = switch (elf.type()) {
-            case ElfFile.ET_REL -> "relocatable object";
+            case ElfFile.ET_REL -> RELOCATABLE;
             case ElfFile.ET_EXEC -> "executable";
             case ElfFile.ET_DYN -> "shared library";
             default -> throw new ElfFormatException(path + ": ELF type " + elf.type() + " is not code memtrace can analyze");

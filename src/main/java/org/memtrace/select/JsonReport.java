@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.Writer;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The selection as JSON, the input of selective instrumentation: for every selected instruction its
@@ -24,7 +25,7 @@ public final class JsonReport {
     }
 
     public static void write(Writer out, ElfText elf, AnalysisOptions options, List<FunctionModel> models,
-                             List<Double> omegas) throws IOException {
+                             List<Double> omegas, Optional<BuildCheck> build) throws IOException {
         ObjectNode root = MAPPER.createObjectNode();
         root.put("schema", SCHEMA_VERSION);
         root.put("file", elf.path().toString());
@@ -33,6 +34,18 @@ public final class JsonReport {
         ArrayNode scores = root.putArray("scores");
         scores.add(options.scores().s1()).add(options.scores().s2()).add(options.scores().s3());
         root.put("includeStack", options.includeStack());
+        build.ifPresent(b -> {
+            ObjectNode cc = root.putObject("memtraceCc");
+            ArrayNode recorded = cc.putArray("options");
+            b.options().forEach(recorded::add);
+            cc.put("probeSites", b.probeSites());
+            cc.put("instrumented", b.instrumented());
+            cc.put("functionsWithoutProbes", b.unprobed());
+            b.comparison().ifPresent(d -> {
+                cc.put("selectedWithoutProbe", d.selectedWithoutProbe());
+                cc.put("probedNotSelected", d.probedNotSelected());
+            });
+        });
         ArrayNode runs = root.putArray("runs");
         for (double omega : omegas) {
             ObjectNode run = runs.addObject();

@@ -19,6 +19,17 @@ public final class TextReport {
                 options.includeStack() ? "included" : "excluded");
     }
 
+    /** A file built by memtrace cc: its options, and whether its probes record what the selection chooses. */
+    public void build(BuildCheck check) {
+        String how = check.options().isEmpty() ? "memtrace cc (options not recorded)" : String.join("; ", check.options());
+        out.printf("built by %s: %d probe sites skipped, the program's own instructions analyzed%n", how, check.probeSites());
+        String sites = "site table: %d instrumented instructions%s".formatted(check.instrumented(),
+                check.unprobed() == 0 ? "" : " (%d functions that reference memory have no probe: left out)".formatted(check.unprobed()));
+        check.comparison().ifPresentOrElse(d -> out.printf("%s, %s%n", sites, d.none() ? "exactly the selected ones"
+                        : "%d selected ones have no probe, %d probed ones are not selected".formatted(d.selectedWithoutProbe(), d.probedNotSelected())),
+                () -> out.printf("%s (not compared: %s)%n", sites, check.notCompared()));
+    }
+
     public void summary(AnalysisSummary s) {
         out.printf("omega %s: functions %d, blocks %d, instructions %d, memory-referencing %d, classes %d, selected %d%n",
                 s.omega(), s.functions(), s.blocks(), s.instructions(), s.memoryReferences(), s.classes(), s.selected());

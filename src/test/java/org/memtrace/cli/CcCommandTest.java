@@ -74,6 +74,21 @@ class CcCommandTest {
     }
 
     @Test
+    void optionValuesWithBlanksReachTheRewriterWhole() throws Exception {
+        Files.writeString(dir.resolve("ok.c"), "int g; int main(void) { return g; }\n");
+        Outcome direct = exec(cc("--keep-asm", "kept asm", "-c", "-o", "a.o", "ok.c"));
+        assertThat(direct.status()).as(direct.stderr()).isZero();
+        assertThat(dir.resolve("kept asm")).isDirectoryContaining("glob:**.s");
+        Outcome quoted = exec(cc("-c", "-o", "b.o", "ok.c"), Map.of("MEMTRACE_CC_FLAGS", "--omega 1 --keep-asm 'flags asm'"));
+        assertThat(quoted.status()).as(quoted.stderr()).isZero();
+        assertThat(dir.resolve("flags asm")).isDirectoryContaining("glob:**.s");
+        Outcome bad = exec(cc("-c", "-o", "c.o", "ok.c"), Map.of("MEMTRACE_CC_FLAGS", "--keep-asm 'flags asm"));
+        assertThat(bad.status()).isEqualTo(2);
+        assertThat(bad.stderr().strip()).isEqualTo("memtrace: cc: MEMTRACE_CC_FLAGS: unterminated ' quote at column 12 of '--keep-asm 'flags asm'");
+        assertThat(dir.resolve("c.o")).doesNotExist();
+    }
+
+    @Test
     void staticLinkingIsRefused() throws Exception {
         Files.writeString(dir.resolve("ok.c"), "int main(void) { return 0; }\n");
         Outcome o = exec(cc("-static", "-o", "ok", "ok.c"));

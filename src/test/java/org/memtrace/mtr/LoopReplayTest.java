@@ -20,7 +20,8 @@ class LoopReplayTest {
         // slots: 0 base (step 16), 1 index (step indexStep [+ slot]), 2 a stride register (invariant)
         return new SkeletonTable.Placed(new long[] {16, indexStep, 0}, new int[] {NONE, indexStepSlot, NONE}, 0,
                 new int[] {0, NONE, 0}, new int[] {NONE, NONE, 1}, new int[] {1, 1, 4}, new int[] {0, 0, 3},
-                new long[] {8, 0, 0}, new Event.ProbeSite[] {load, null, store}, new long[] {0x1000, LOGGED_IP, 0x2000}, true);
+                new long[] {8, 0, 0}, new Event.ProbeSite[] {load, null, store}, new long[] {0x1000, LOGGED_IP, 0x2000}, true,
+                new int[3], new int[0], new boolean[0], false);
     }
 
     private record Out(long address, long ip) {}

@@ -75,17 +75,22 @@ public final class MtrReader {
         this.modules = new ModuleSites(problems::add);
     }
 
-    /** Delivers every event the file holds to {@code consumer}, in order; throws only when the header is unreadable. */
-    public static Result read(MtrFile file, Consumer<? super Event> consumer) {
+    /**
+     * Delivers every event the file holds to {@code consumer}, in order.
+     *
+     * @throws MtrFormatException when a module's skeleton does not belong to the recording (its build-id
+     *                            differs or is missing): nothing after its module event is delivered
+     */
+    public static Result read(MtrFile file, Consumer<? super Event> consumer) throws MtrFormatException {
         return new MtrReader(file, consumer, (tid, address, site) -> consumer.accept(new Event.Probe(tid, address, site))).run();
     }
 
     /** As {@link #read(MtrFile, Consumer)}, but every access (recorded or computed) goes to {@code accesses} instead. */
-    public static Result read(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) {
+    public static Result read(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) throws MtrFormatException {
         return new MtrReader(file, consumer, accesses).run();
     }
 
-    private Result run() {
+    private Result run() throws MtrFormatException {
         try (Arena arena = Arena.ofConfined()) {
             List<ThreadStream> threads = new ArrayList<>();
             file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, new MtrFile.Scratch(arena))));
@@ -118,7 +123,7 @@ public final class MtrReader {
                 new Skeleton(computed, modules.declinedLoops()));
     }
 
-    private void deliver(Event e) {
+    private void deliver(Event e) throws MtrFormatException {
         modules.observe(e);
         consumer.accept(e);
     }

@@ -26,11 +26,14 @@ final class SkeletonTable {
     private static final int NONE = 0xff;
     private static final int ITEM_SIZE = 32, MARKER_SIZE = 8;
 
-    /** Why a loop was not skeletonized, by the code the rewriter writes. */
+    /** Why a loop was not skeletonized, by the code the rewriter writes (1: files of the single-block rewriter). */
     static final List<String> REASONS = List.of("", "more than one block", "call in loop",
             "header reached by another jump", "indirect jump in the function", "rep string instruction in loop",
             "no induction register (trip count unknown)", "address depends on a load",
-            "no address affine in the loop's registers", "back edge to a label the rewriter cannot place");
+            "no address affine in the loop's registers", "back edge to a label the rewriter cannot place",
+            "inner loop in the body", "exit from the middle of the body (break, return, goto)",
+            "jump into the body from outside", "more than one back edge (continue)",
+            "more conditional blocks than a loop record holds");
 
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;

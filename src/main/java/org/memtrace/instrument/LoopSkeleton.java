@@ -13,6 +13,8 @@ import org.memtrace.x86.Register;
 import org.memtrace.x86.RegisterOperand;
 
 import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,7 +66,7 @@ final class LoopSkeleton {
         EXIT_IN_BODY(11, "exit from the middle of the body (break, return, goto)"),
         ENTERED_IN_BODY(12, "jump into the body from outside"),
         TWO_BACK_EDGES(13, "more than one back edge (continue)"),
-        TOO_MANY_BLOCKS(14, "more conditional blocks than a loop record holds");
+        TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds");
 
         final int code;
         final String text;
@@ -192,6 +194,7 @@ final class LoopSkeleton {
         }
         return null;
     }
+
     /**
      * Which body positions run every iteration: those of the blocks that dominate the back edge's block. The
      * body's jumps all go forward (checked by {@link #shape}), so a block's predecessors come before it and
@@ -201,10 +204,10 @@ final class LoopSkeleton {
         long start = body.getFirst().instruction().address(), end = body.getLast().instruction().address();
         List<BasicBlock> blocks = new ArrayList<>();
         for (BlockModel b : model.blocks()) if (b.block().start() >= start && b.block().start() <= end) blocks.add(b.block());
-        blocks.sort(java.util.Comparator.comparingLong(BasicBlock::start));
+        blocks.sort(Comparator.comparingLong(BasicBlock::start));
         Map<Long, Integer> byStart = new HashMap<>();
         for (int b = 0; b < blocks.size(); b++) byStart.put(blocks.get(b).start(), b);
-        java.util.BitSet[] dom = new java.util.BitSet[blocks.size()];
+        BitSet[] dom = new BitSet[blocks.size()];
         List<List<Integer>> preds = new ArrayList<>();
         for (int b = 0; b < blocks.size(); b++) preds.add(new ArrayList<>());
         for (int b = 0; b < blocks.size(); b++) {
@@ -220,7 +223,7 @@ final class LoopSkeleton {
             }
         }
         for (int b = 0; b < blocks.size(); b++) {
-            var d = new java.util.BitSet();
+            var d = new BitSet();
             if (b > 0) {
                 boolean any = false;
                 for (int p : preds.get(b)) {
@@ -231,7 +234,7 @@ final class LoopSkeleton {
             d.set(b);
             dom[b] = d;
         }
-        java.util.BitSet latch = dom[blocks.size() - 1];
+        BitSet latch = dom[blocks.size() - 1];
         boolean[] runs = new boolean[body.size()];
         int first = at.get(body.getFirst().instruction());
         for (int b = 0; b < blocks.size(); b++) {
@@ -286,7 +289,7 @@ final class LoopSkeleton {
             List<Site> sites = probes.get(d.index());
             if (sites == null) continue;
             if (!always[p] && !anchored && marked != block) {
-                if (markers.size() == MAX_MARKERS) return Reason.TOO_MANY_BLOCKS;
+                if (markers.size() == MAX_MARKERS || items.size() > 0xffff) return Reason.TOO_MANY_BLOCKS;
                 markers.add(new Marker(body.get(block).index(), items.size(), false));
                 markerAt.add(block);
                 marked = block;

@@ -33,7 +33,7 @@ final class SkeletonTable {
             "no address affine in the loop's registers", "back edge to a label the rewriter cannot place",
             "inner loop in the body", "exit from the middle of the body (break, return, goto)",
             "jump into the body from outside", "more than one back edge (continue)",
-            "more conditional blocks than a loop record holds");
+            "more conditional blocks or accesses than a loop record holds");
 
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;

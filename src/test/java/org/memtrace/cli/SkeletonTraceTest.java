@@ -198,7 +198,7 @@ class SkeletonTraceTest {
                 }
                 int main(void) {
                     for (long i = 0; i < N; i++) { a[i] = (int) (i * 2654435761u >> 7); b[i] = (int) i; d[i] = (double) (i % 13) - 6; }
-                    printf("%f %ld\n", maxabs(d, N), twoifs(a, b, out, N));
+                    printf("%f %ld\\n", maxabs(d, N), twoifs(a, b, out, N));
                     return 0;
                 }
                 """);

@@ -1,6 +1,6 @@
 /* Regular kernel with an if in every loop body (skeleton loops of several blocks): 8 passes over 1M
- * elements of a thresholded copy (the stores under the if), a two-sided clamp and an absolute maximum;
- * prints a checksum. */
+ * pseudo-random elements of a thresholded copy (the stores under the if), a two-sided clamp and an
+ * absolute maximum; prints a checksum. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,7 +31,15 @@ int main(void) {
     long *out = calloc(N, sizeof(long));
     double *d = malloc(sizeof(double) * N);
     if (!in || !w || !out || !d) return 1;
-    for (long i = 0; i < N; i++) { in[i] = (int) ((i * 2654435761u) % 1000); w[i] = (int) (i % 7); d[i] = (i % 101) - 50.5; }
+    unsigned long x = 88172645463325252ul; /* xorshift64: branch outcomes that follow the data, as real ones do */
+    for (long i = 0; i < N; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        in[i] = (int) (x % 1000);
+        w[i] = (int) (i % 7);
+        d[i] = (i % 101) - 50.5;
+    }
     long s = 0;
     double m = 0;
     for (int pass = 0; pass < 8; pass++) {

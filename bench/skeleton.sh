@@ -4,9 +4,12 @@
 #   full       built by `memtrace cc`, the whole trace written to disk (MEMTRACE_OUT)
 #   skeleton   built by `memtrace cc --skeleton`, trace to disk
 # and prints seconds, slowdowns against native, the accesses of the trace, bytes per access on disk, the
-# share of accesses the skeleton computed, and how fast `memtrace print -q` replays the skeleton trace
-# (accesses per second, text written to /dev/null, JVM start included).
-# Usage: bench/skeleton.sh [program ...]   (default: gemm stencil matmul compute heap)
+# share of accesses the skeleton computed, how fast `memtrace print` replays the skeleton trace (accesses
+# per second, text written to /dev/null, JVM start included), and how fast the reader alone replays it
+# (org.memtrace.mtr.ReplaySpeed: every access into a consumer that counts and sums them, no text, no
+# names; millions of accesses per second of the reading thread's CPU time, first pass and best of three,
+# JVM start excluded; CPU time because the machine is shared and the wall clock drifts with its load).
+# Usage: bench/skeleton.sh [program ...]   (default: gemm stencil matmul branchy compute heap)
 # Quote ratios from one run: the machine is shared and absolute times drift.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,8 +25,9 @@ timed() { local tag=$1 s; shift; s=$(now); "$@" >"$out/$tag.stdout" 2>"$out/$tag
 value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul compute heap)
-printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed replay_a/s
+[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul branchy compute heap)
+jar="$root/target/memtrace.jar"
+printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s
 for p in "${progs[@]}"; do
     c="$root/bench/programs/$p.c"
     gcc -O2 -o "$out/$p.native" "$c" -lm
@@ -34,10 +38,14 @@ for p in "${progs[@]}"; do
     tf=$(MEMTRACE_OUT="$out/$p.full.mtr" timed "$p.full" "$out/$p.full")
     ts=$(MEMTRACE_OUT="$out/$p.skel.mtr" timed "$p.skel" "$out/$p.skel")
     tr=$(timed "$p.replay" "$mt" print -o /dev/null "$out/$p.skel.mtr")
+    "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$jar" org.memtrace.mtr.ReplaySpeed "$out/$p.skel.mtr" 3 \
+        >"$out/$p.read.stdout"
+    r1=$(sed -n 's/^pass 1: .*, \([0-9.]*\) M accesses\/cpu-s.*/\1/p' "$out/$p.read.stdout")
+    rb=$(sed -n 's/^pass .*, \([0-9.]*\) M accesses\/cpu-s.*/\1/p' "$out/$p.read.stdout" | sort -g | tail -1)
     s="$out/$p.replay.stderr"
     acc=$(value "$s" probes); comp=$(value "$s" computed)
     fb=$(stat -c %s "$out/$p.full.mtr"); sb=$(stat -c %s "$out/$p.skel.mtr")
-    printf '%-9s %9.3f %9.3f %9.3f %8.2f %8.2f %12d %9.4f %9.4f %8.1f%% %12.0f\n' "$p" "$tn" "$tf" "$ts" \
+    printf '%-9s %9.3f %9.3f %9.3f %8.2f %8.2f %12d %9.4f %9.4f %8.1f%% %12.0f %9s %9s\n' "$p" "$tn" "$tf" "$ts" \
         "$(echo "$tf / $tn" | bc -l)" "$(echo "$ts / $tn" | bc -l)" "$acc" "$(echo "$fb / $acc" | bc -l)" \
-        "$(echo "$sb / $acc" | bc -l)" "$(echo "100 * ${comp:-0} / $acc" | bc -l)" "$(echo "$acc / $tr" | bc -l)"
+        "$(echo "$sb / $acc" | bc -l)" "$(echo "100 * ${comp:-0} / $acc" | bc -l)" "$(echo "$acc / $tr" | bc -l)" "$r1" "$rb"
 done

@@ -74,6 +74,9 @@ final class CcCommand implements Callable<Integer> {
             // --no-as-needed: a program whose every probe was left out still records its allocations
             command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
                     "-lmemtrace-rt", "-Wl,--pop-state"));
+            // the build-id is the checksum that ties a trace to the skeleton it is replayed from; after the
+            // user's arguments, so that a --build-id=none among them does not leave the program without one
+            if (parsed.options().skeleton()) command.add("-Wl,--build-id=sha1");
         }
         Path state = Files.createTempDirectory("memtrace-cc-");
         try {
@@ -155,8 +158,9 @@ final class CcCommand implements Callable<Integer> {
                   --mode M        log (default), ma (each record stands for its equivalence class) or aia
                                   (also for the classes at distance zero): weights for the summary's counts
                   --keep-asm DIR  keep a copy of every instrumented assembly file in DIR
-                  --skeleton      single-block loops log their base registers and trip count; memtrace
-                                  replays their computable accesses (a lossless, smaller trace; needs omega 1)
+                  --skeleton      loops log their base registers, trip count and which conditional blocks
+                                  ran; memtrace replays their computable accesses (a lossless, smaller
+                                  trace; needs omega 1; links with a build-id, which ties trace and skeleton)
                   --              ends memtrace's options
                 Everything else goes to %2$s unchanged; -pipe and -flto are dropped, -static is refused.
                 MEMTRACE_CC_FLAGS is split into words as a shell would, without expanding anything:

@@ -18,8 +18,8 @@ import java.util.Optional;
  * @param stack   stack accesses (rsp/rbp based, push/pop/call/ret/leave slots) are traced
  * @param mode    the operation mode written into the site table
  * @param keepAsm a directory that receives a copy of every instrumented .s
- * @param skeleton single-block loops log their base registers and trip count instead of their computable
- *                 accesses, which the reader replays (docs/compiled-in.md, "Skeleton loops")
+ * @param skeleton loops log their base registers and trip count instead of their computable accesses, which
+ *                 the reader replays (docs/compiled-in.md, "Skeleton loops")
  */
 public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean stack, Mode mode,
                         Optional<Path> keepAsm, boolean skeleton) {

@@ -1,5 +1,6 @@
 package org.memtrace.instrument;
 
+import org.memtrace.select.BasicBlock;
 import org.memtrace.select.BlockModel;
 import org.memtrace.select.FunctionModel;
 import org.memtrace.x86.Flow;
@@ -12,6 +13,8 @@ import org.memtrace.x86.Register;
 import org.memtrace.x86.RegisterOperand;
 
 import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,12 +22,20 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The static side of skeleton traces (issue 10, Spindle's memory access skeleton): finds the loops of a
- * function whose body is one basic block of {@code select}'s {@link FunctionModel} ending in a conditional
- * jump back to its own first instruction, and in each the accesses whose address is
- * {@code disp + base + index*scale} with registers that the body never writes (invariant) or writes exactly
- * once by adding a constant (induction). Those accesses lose their probe: the loop's entry logs the
- * registers' values, its exit the final value of one induction register, and the reader replays them.
+ * The static side of skeleton traces (issue 10, Spindle's memory access skeleton): finds the natural loops
+ * of a function whose body is the code from a back edge's target to the back edge (a conditional jump), is
+ * entered only by falling into its first instruction and left only past the back edge, and whose blocks
+ * ({@code select}'s {@link FunctionModel}) jump only forward inside it. In each it finds the accesses whose
+ * address is {@code disp + base + index*scale} with registers that the body never writes (invariant) or
+ * writes exactly once, in a block that runs every iteration, by adding a constant (induction). Those accesses
+ * lose their probe: the loop's entry logs the registers' values, its exit the final value of one induction
+ * register, and the reader replays them.
+ *
+ * <p>A block that does not run every iteration (under an {@code if} in the body) runs in iterations the
+ * replay cannot compute. When the body has a logged access that runs every iteration, the records keep the
+ * iterations apart and the conditional blocks' accesses are all logged; otherwise each conditional block
+ * with accesses gets a marker that logs the trip register's value when the block runs (a sparse log of the
+ * branch outcome, from which the iteration follows) and its affine accesses are computed too.
  *
  * <p>Every other access of the body keeps its ordinary probe. A loop that does not fit is left as full mode
  * instruments it, with a reason the trace's summary reports.
@@ -33,12 +44,16 @@ final class LoopSkeleton {
     /** Site kinds of the skeleton's own records (docs/compiled-in.md, "Skeleton loops"). */
     static final int KIND_VALUE = 7;
     static final int KIND_EXIT = 8;
+    static final int KIND_MARKER = 9;
 
     static final int NONE = 0xff;
+    /** An item's {@code cond}: a logged access of a conditional block, placed in its iteration by the records around it. */
+    static final int OPTIONAL = 0xff;
+    /** Markers a loop may have: {@code cond} m+1 must stay below {@link #OPTIONAL}. */
+    private static final int MAX_MARKERS = 200;
 
     /** Reasons a loop is not skeletonized, by their code in the {@code memtrace_skel} section. */
     enum Reason {
-        MORE_THAN_ONE_BLOCK(1, "more than one block"),
         CALL_IN_LOOP(2, "call in loop"),
         ENTERED_BY_JUMP(3, "header reached by another jump"),
         INDIRECT_JUMP(4, "indirect jump in the function"),
@@ -46,7 +61,12 @@ final class LoopSkeleton {
         NO_INDUCTION(6, "no induction register (trip count unknown)"),
         DEPENDS_ON_LOAD(7, "address depends on a load"),
         NOT_AFFINE(8, "no address affine in the loop's registers"),
-        LABEL(9, "back edge to a label the rewriter cannot place");
+        LABEL(9, "back edge to a label the rewriter cannot place"),
+        INNER_LOOP(10, "inner loop in the body"),
+        EXIT_IN_BODY(11, "exit from the middle of the body (break, return, goto)"),
+        ENTERED_IN_BODY(12, "jump into the body from outside"),
+        TWO_BACK_EDGES(13, "more than one back edge (continue)"),
+        TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds");
 
         final int code;
         final String text;
@@ -61,9 +81,18 @@ final class LoopSkeleton {
      * One body position in program order: a computed access (its site moved off the probe) or a logged site.
      *
      * @param phase bit 0: the base register's update comes before this access in the body; bit 1: the index's
+     * @param cond  0: its block runs every iteration; m+1: it runs when marker m fires; {@link #OPTIONAL}
      */
     record Item(int instruction, Site site, boolean computed, int baseSlot, int indexSlot, int scale, int phase,
-                long displacement) {
+                int cond, long displacement) {
+    }
+
+    /**
+     * A conditional block's marker: its probe goes before {@code instruction} (the block's first) and logs the
+     * trip register; {@code item} is the block's first body position, {@code phase} whether the trip
+     * register's update comes before the block.
+     */
+    record Marker(int instruction, int item, boolean phase) {
     }
 
     /**
@@ -77,7 +106,7 @@ final class LoopSkeleton {
      * @param tripSlot  the induction slot whose final value the exit logs
      */
     record Loop(String header, int backEdge, List<String> registers, long[] steps, int[] stepSlots, int tripSlot,
-                List<Item> items) {
+                List<Item> items, List<Marker> markers) {
     }
 
     /** An induction register's update: at body position {@code at}, by {@code step} plus an invariant register's value. */
@@ -98,34 +127,33 @@ final class LoopSkeleton {
     static Result plan(List<FunctionPlanner.Decoded> code, FunctionModel model, Map<Integer, List<Site>> probes) {
         var loops = new ArrayList<Loop>();
         var declined = new ArrayList<Declined>();
-        Map<Long, Integer> jumpsInto = new HashMap<>();
         boolean indirect = false;
-        Map<Instruction, FunctionPlanner.Decoded> decoded = new HashMap<>();
-        for (FunctionPlanner.Decoded d : code) {
-            decoded.put(d.instruction(), d);
-            Instruction insn = d.instruction();
+        Map<Instruction, Integer> at = new HashMap<>();
+        for (int i = 0; i < code.size(); i++) {
+            Instruction insn = code.get(i).instruction();
+            at.put(insn, i);
             if (insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty()) indirect = true;
-            if (insn.flow() != Flow.CALL) insn.branchTarget().ifPresent(t -> jumpsInto.merge(t, 1, Integer::sum));
         }
-        for (FunctionPlanner.Decoded d : code) {
+        for (int j = 0; j < code.size(); j++) {
+            FunctionPlanner.Decoded d = code.get(j);
             Instruction jump = d.instruction();
             if (jump.flow() != Flow.CONDITIONAL_JUMP || jump.branchTarget().isEmpty()) continue;
             long target = jump.branchTarget().getAsLong();
             if (target > jump.address() || target < code.getFirst().instruction().address()) continue;
-            BlockModel block = blockEndingAt(model, jump);
+            int first = j;
+            while (first > 0 && code.get(first - 1).instruction().address() >= target) first--;
             Reason reason;
-            if (block == null || block.block().start() != target) {
-                reason = callBetween(code, target, jump.address()) ? Reason.CALL_IN_LOOP : Reason.MORE_THAN_ONE_BLOCK;
-            } else if (jumpsInto.getOrDefault(target, 0) > 1) {
-                reason = Reason.ENTERED_BY_JUMP;
+            if (code.get(first).instruction().address() != target) {
+                reason = Reason.LABEL; // the target is inside an instruction: no label there
             } else if (indirect) {
                 reason = Reason.INDIRECT_JUMP;
-            } else if (label(d) == null) {
-                reason = Reason.LABEL;
             } else {
-                List<FunctionPlanner.Decoded> body = new ArrayList<>();
-                for (Instruction i : block.block().instructions()) body.add(decoded.get(i));
-                Object r = analyze(body, label(d), d.index(), probes);
+                reason = shape(code, first, j);
+            }
+            if (reason == null && label(d) == null) reason = Reason.LABEL;
+            if (reason == null) {
+                List<FunctionPlanner.Decoded> body = code.subList(first, j + 1);
+                Object r = analyze(body, always(body, model, at), label(d), d.index(), probes);
                 if (r instanceof Loop loop) {
                     loops.add(loop);
                     for (Item item : loop.items()) if (item.computed()) probes.remove(item.instruction());
@@ -138,19 +166,82 @@ final class LoopSkeleton {
         return new Result(loops, declined);
     }
 
-    private static BlockModel blockEndingAt(FunctionModel model, Instruction jump) {
-        for (BlockModel b : model.blocks()) {
-            if (b.block().instructions().getLast() == jump) return b;
+    /**
+     * Why the code from {@code first} to the back edge {@code last} is no loop the replay can follow, or null:
+     * every run must enter by falling into its first instruction, leave only past the back edge (where the
+     * exit probe is), and run its blocks in address order once per iteration.
+     */
+    private static Reason shape(List<FunctionPlanner.Decoded> code, int first, int last) {
+        long start = code.get(first).instruction().address(), end = code.get(last).instruction().address();
+        for (int i = first; i <= last; i++) if (code.get(i).instruction().flow() == Flow.CALL) return Reason.CALL_IN_LOOP;
+        for (int i = 0; i < code.size(); i++) {
+            Instruction insn = code.get(i).instruction();
+            boolean inside = i >= first && i <= last;
+            if (inside && insn.rep()) return Reason.REP_STRING;
+            if (inside && i < last && (insn.flow() == Flow.RETURN || insn.flow() == Flow.TRAP)) return Reason.EXIT_IN_BODY;
+            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || i == last) continue;
+            long t = insn.branchTarget().getAsLong();
+            if (!inside) {
+                if (t == start) return Reason.ENTERED_BY_JUMP;
+                if (t > start && t <= end) return Reason.ENTERED_IN_BODY;
+            } else if (t == start) {
+                return Reason.TWO_BACK_EDGES;
+            } else if (t < start || t > end) {
+                return Reason.EXIT_IN_BODY;
+            } else if (t <= insn.address()) {
+                return Reason.INNER_LOOP;
+            }
         }
         return null;
     }
 
-    private static boolean callBetween(List<FunctionPlanner.Decoded> code, long from, long to) {
-        for (FunctionPlanner.Decoded d : code) {
-            long a = d.instruction().address();
-            if (a >= from && a <= to && d.instruction().flow() == Flow.CALL) return true;
+    /**
+     * Which body positions run every iteration: those of the blocks that dominate the back edge's block. The
+     * body's jumps all go forward (checked by {@link #shape}), so a block's predecessors come before it and
+     * one pass in address order computes the dominators.
+     */
+    private static boolean[] always(List<FunctionPlanner.Decoded> body, FunctionModel model, Map<Instruction, Integer> at) {
+        long start = body.getFirst().instruction().address(), end = body.getLast().instruction().address();
+        List<BasicBlock> blocks = new ArrayList<>();
+        for (BlockModel b : model.blocks()) if (b.block().start() >= start && b.block().start() <= end) blocks.add(b.block());
+        blocks.sort(Comparator.comparingLong(BasicBlock::start));
+        Map<Long, Integer> byStart = new HashMap<>();
+        for (int b = 0; b < blocks.size(); b++) byStart.put(blocks.get(b).start(), b);
+        BitSet[] dom = new BitSet[blocks.size()];
+        List<List<Integer>> preds = new ArrayList<>();
+        for (int b = 0; b < blocks.size(); b++) preds.add(new ArrayList<>());
+        for (int b = 0; b < blocks.size(); b++) {
+            Instruction last = blocks.get(b).instructions().getLast();
+            if (last.address() == end) continue; // the back edge
+            if (last.flow() != Flow.JUMP) {
+                Integer next = byStart.get(last.nextAddress());
+                if (next != null) preds.get(next).add(b);
+            }
+            if (last.flow() != Flow.CALL && last.branchTarget().isPresent()) {
+                Integer t = byStart.get(last.branchTarget().getAsLong());
+                if (t != null) preds.get(t).add(b);
+            }
         }
-        return false;
+        for (int b = 0; b < blocks.size(); b++) {
+            var d = new BitSet();
+            if (b > 0) {
+                boolean any = false;
+                for (int p : preds.get(b)) {
+                    if (!any) d.or(dom[p]); else d.and(dom[p]);
+                    any = true;
+                }
+            }
+            d.set(b);
+            dom[b] = d;
+        }
+        BitSet latch = dom[blocks.size() - 1];
+        boolean[] runs = new boolean[body.size()];
+        int first = at.get(body.getFirst().instruction());
+        for (int b = 0; b < blocks.size(); b++) {
+            if (!latch.get(b)) continue;
+            for (Instruction i : blocks.get(b).instructions()) runs[at.get(i) - first] = true;
+        }
+        return runs;
     }
 
     /** The back edge's target label when it is a plain {@code .L} label the probe can be written before. */
@@ -161,36 +252,53 @@ final class LoopSkeleton {
         return l.startsWith(".L") && l.matches("[.A-Za-z0-9_$]+") ? l : null;
     }
 
-    /** The loop, or the reason it is not one the skeleton handles. */
-    private static Object analyze(List<FunctionPlanner.Decoded> body, String header, int backEdge,
+    /** The loop, or the reason it is not one the skeleton handles; {@code always[p]}: body position p runs every iteration. */
+    private static Object analyze(List<FunctionPlanner.Decoded> body, boolean[] always, String header, int backEdge,
                                   Map<Integer, List<Site>> probes) {
         Map<String, List<Integer>> writers = new HashMap<>();
         for (int p = 0; p < body.size(); p++) {
             Instruction insn = body.get(p).instruction();
-            if (insn.rep()) return Reason.REP_STRING;
             for (Register r : insn.registersWritten()) writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
         }
         Map<String, Update> induction = new LinkedHashMap<>();
         writers.forEach((r, at) -> {
-            if (at.size() == 1) {
+            if (at.size() == 1 && always[at.getFirst()]) {
                 Update u = update(body.get(at.getFirst()), r, at.getFirst(), writers);
                 if (u != null && (u.step() != 0 || u.register() != null)) induction.put(r, u);
             }
         });
         if (induction.isEmpty()) return Reason.NO_INDUCTION;
 
+        // the records of a logged access that runs every iteration keep the iterations apart; without one,
+        // each conditional block with accesses needs a marker to say in which iteration it ran
+        boolean anchored = false;
+        for (int p = 0; p < body.size(); p++) {
+            List<Site> sites = probes.get(body.get(p).index());
+            if (sites != null && always[p] && affine(body.get(p), sites, writers, induction) == null) anchored = true;
+        }
         var slots = new ArrayList<String>();
         var items = new ArrayList<Item>();
+        var markers = new ArrayList<Marker>();
+        var markerAt = new ArrayList<Integer>(); // body position of each marker's block start
         boolean computed = false;
         boolean onLoad = false;
+        int block = 0, marked = -1;
         for (int p = 0; p < body.size(); p++) {
             FunctionPlanner.Decoded d = body.get(p);
+            if (blockStart(body, p)) block = p;
             List<Site> sites = probes.get(d.index());
             if (sites == null) continue;
-            MemoryOperand m = affine(d, sites, writers, induction);
+            if (!always[p] && !anchored && marked != block) {
+                if (markers.size() == MAX_MARKERS || items.size() > 0xffff) return Reason.TOO_MANY_BLOCKS;
+                markers.add(new Marker(body.get(block).index(), items.size(), false));
+                markerAt.add(block);
+                marked = block;
+            }
+            int c = always[p] ? 0 : anchored ? OPTIONAL : markers.size();
+            MemoryOperand m = c == OPTIONAL ? null : affine(d, sites, writers, induction);
             if (m == null) {
                 onLoad |= dependsOnLoad(d, writers, body);
-                for (Site s : sites) items.add(new Item(d.index(), s, false, NONE, NONE, 0, 0, 0));
+                for (Site s : sites) items.add(new Item(d.index(), s, false, NONE, NONE, 0, 0, c, 0));
                 continue;
             }
             computed = true;
@@ -199,7 +307,7 @@ final class LoopSkeleton {
             int phase = 0;
             if (base != NONE && induction.containsKey(m.base().name()) && induction.get(m.base().name()).at() < p) phase |= 1;
             if (index != NONE && induction.containsKey(m.index().name()) && induction.get(m.index().name()).at() < p) phase |= 2;
-            items.add(new Item(d.index(), sites.getFirst(), true, base, index, Math.max(1, m.scale()), phase,
+            items.add(new Item(d.index(), sites.getFirst(), true, base, index, Math.max(1, m.scale()), phase, c,
                     m.displacement()));
         }
         if (!computed) return onLoad ? Reason.DEPENDS_ON_LOAD : Reason.NOT_AFFINE;
@@ -215,6 +323,11 @@ final class LoopSkeleton {
             for (var e : induction.entrySet()) if (e.getValue().register() == null) { r = e.getKey(); break; }
             trip = slot(slots, r);
         }
+        int tripAt = induction.get(slots.get(trip)).at();
+        for (int i = 0; i < markers.size(); i++) {
+            Marker k = markers.get(i);
+            markers.set(i, new Marker(k.instruction(), k.item(), tripAt < markerAt.get(i)));
+        }
         // the registers that steps add come last: logged at entry like the others
         for (int s = 0; s < slots.size(); s++) {
             Update u = induction.get(slots.get(s));
@@ -227,7 +340,19 @@ final class LoopSkeleton {
             steps[s] = u == null ? 0 : u.step();
             stepSlots[s] = u == null || u.register() == null ? NONE : slots.indexOf(u.register());
         }
-        return new Loop(header, backEdge, List.copyOf(slots), steps, stepSlots, trip, List.copyOf(items));
+        return new Loop(header, backEdge, List.copyOf(slots), steps, stepSlots, trip, List.copyOf(items), List.copyOf(markers));
+    }
+
+    /** Whether body position p starts a basic block: a jump target or the instruction after a jump. */
+    private static boolean blockStart(List<FunctionPlanner.Decoded> body, int p) {
+        if (p == 0) return true;
+        if (body.get(p - 1).instruction().flow() != Flow.SEQUENTIAL) return true;
+        long a = body.get(p).instruction().address();
+        for (FunctionPlanner.Decoded d : body) {
+            Instruction i = d.instruction();
+            if (i.flow() != Flow.CALL && i.branchTarget().isPresent() && i.branchTarget().getAsLong() == a) return true;
+        }
+        return false;
     }
 
     private static int slot(List<String> slots, Register r) {

@@ -310,6 +310,7 @@ public final class Rewriter {
                 throws IOException {
             List<ProbeGroups.Member> group = groups.get(index);
             buffer.setLength(0);
+            skeleton.beforeInstruction(buffer, index, writer, cfaOnRsp);
             if (group != null) {
                 writer.group(buffer, group, cfaOnRsp);
             } else if (probed.contains(index) || skeleton.needsLabel(index)) {

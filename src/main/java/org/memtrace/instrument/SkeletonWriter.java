@@ -11,17 +11,20 @@ import java.util.Set;
  * Writes a file's skeleton loops: their entry and exit probes (through {@link ProbeWriter}) and the
  * {@code memtrace_skel} section that tells the reader how to replay them (docs/compiled-in.md, "Skeleton
  * loops"). Loops are numbered in the file; their labels are {@code .Lmt_e<N>} (entry) and {@code .Lmt_x<N>}
- * (exit).
+ * (exit), a conditional block's marker {@code .Lmt_m<N>_<M>}.
  */
 final class SkeletonWriter {
     static final String ENTRY_LABEL = ".Lmt_e";
     static final String EXIT_LABEL = ".Lmt_x";
+    static final String MARKER_LABEL = ".Lmt_m";
     static final String SECTION = ".section memtrace_skel,\"aR\",@progbits";
     static final int RECORD_LOOP = 1;
     static final int RECORD_DECLINED = 2;
 
     private final Map<String, Integer> byHeader = new HashMap<>();
     private final Map<Integer, Integer> byBackEdge = new HashMap<>();
+    /** Marker probes by the instruction they go before: {loop, marker}. */
+    private final Map<Integer, int[]> markerBefore = new HashMap<>();
     private final Set<Integer> labeled = new HashSet<>();
     private final List<LoopSkeleton.Loop> loops = new ArrayList<>();
     private final List<LoopSkeleton.Declined> declined = new ArrayList<>();
@@ -33,6 +36,7 @@ final class SkeletonWriter {
             byHeader.put(loop.header(), id);
             byBackEdge.put(loop.backEdge(), id);
             for (LoopSkeleton.Item item : loop.items()) labeled.add(item.instruction());
+            for (int m = 0; m < loop.markers().size(); m++) markerBefore.put(loop.markers().get(m).instruction(), new int[] {id, m});
         }
         for (LoopSkeleton.Declined d : r.declined()) {
             declined.add(d);
@@ -60,6 +64,15 @@ final class SkeletonWriter {
         probes.probe(out, ENTRY_LABEL + id, sites, cfi);
     }
 
+    /** Before the instruction (and its own probe): a conditional block's marker, which logs the trip register. */
+    void beforeInstruction(StringBuilder out, int instruction, ProbeWriter probes, boolean cfi) {
+        int[] at = markerBefore.get(instruction);
+        if (at == null) return;
+        LoopSkeleton.Loop loop = loops.get(at[0]);
+        Site marker = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_MARKER, at[1]);
+        probes.probe(out, MARKER_LABEL + at[0] + "_" + at[1], List.of(marker), cfi);
+    }
+
     /** After the instruction: the exit probe when it is a skeleton loop's back edge (its fall-through path). */
     void afterInstruction(StringBuilder out, int instruction, ProbeWriter probes, boolean cfi) {
         Integer id = byBackEdge.get(instruction);
@@ -82,7 +95,7 @@ final class SkeletonWriter {
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
             t.append("\t.byte ").append(RECORD_LOOP).append(", ").append(loop.registers().size()).append(", ")
-                    .append(loop.tripSlot()).append(", 0\n");
+                    .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');
             t.append("\t.long ").append(loop.items().size()).append('\n');
             t.append("\t.long ").append(ENTRY_LABEL).append(id).append("-.\n");
             t.append("\t.long ").append(EXIT_LABEL).append(id).append("-.\n");
@@ -99,8 +112,13 @@ final class SkeletonWriter {
                 t.append("\t.short ").append(s.weightMa()).append(", ").append(s.weightAia()).append(", ")
                         .append(s.blockRefs()).append(", ").append(s.blockMa()).append(", ").append(s.blockAia()).append('\n');
                 t.append("\t.byte ").append(item.baseSlot()).append(", ").append(item.indexSlot()).append(", ")
-                        .append(item.scale()).append(", ").append(item.phase()).append("\n\t.short 0\n");
+                        .append(item.scale()).append(", ").append(item.phase()).append(", ").append(item.cond()).append(", 0\n");
                 t.append("\t.quad ").append(item.displacement()).append('\n');
+            }
+            for (int m = 0; m < loop.markers().size(); m++) {
+                LoopSkeleton.Marker marker = loop.markers().get(m);
+                t.append("\t.long ").append(MARKER_LABEL).append(id).append('_').append(m).append("-.\n");
+                t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", 0\n");
             }
         }
         for (LoopSkeleton.Declined d : declined) {

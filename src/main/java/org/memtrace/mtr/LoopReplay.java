@@ -6,13 +6,20 @@ import org.memtrace.event.Event;
  * One thread's run of a skeleton loop, between its entry records and its exit record: regenerates the
  * computed accesses iteration by iteration, in program order, interleaved with the loop's logged records
  * as they arrive. It holds no access: each computed one is handed on as soon as its place is known (before
- * the next logged record, or at the exit once the trip count is).
+ * the next logged or marker record, or at the exit once the trip count is).
  *
  * <p>Address of computed position i in iteration k (0-based): {@code c[i] + k * s[i]}, where {@code c} folds
  * the displacement, the registers' entry values and their update when it comes before the access in the
  * body, and {@code s} is the per-iteration step of base + index×scale (a register's step is a constant,
  * or a constant plus the entry value of a register the body never writes). All in 64-bit two's complement, as
  * the CPU computes it.
+ *
+ * <p>A position in a block that does not run every iteration runs in iteration k only when that block's
+ * marker said so (its record carries the trip register's value there, hence k); a logged position of such a
+ * block without a marker is matched by its record alone, which the body's every-iteration logged positions
+ * keep in its iteration. One object serves every run of its loop in its thread ({@link #start}): the
+ * per-run set-up is a few array fills, and the whole iterations of a loop with nothing logged are one tight
+ * loop over running addresses.
  */
 final class LoopReplay {
     /** Where a computed access goes, with its place in the thread's stream. */
@@ -23,14 +30,33 @@ final class LoopReplay {
     private static final int NONE = 0xff;
 
     final SkeletonTable.Placed loop;
-    private final long[] values;
-    private long[] c, s, steps;
+    private final long[] values, c, s, steps, running;
     private long k;
     private int pos;
+    /** The conditional block whose marker came last, and its iteration; -1: none yet in this run. */
+    private int marked = -1;
+    private long markedK = -1;
+    private boolean prepared;
 
     LoopReplay(SkeletonTable.Placed loop) {
         this.loop = loop;
+        int n = loop.items();
         this.values = new long[loop.steps().length];
+        this.c = new long[n];
+        this.s = new long[n];
+        this.running = new long[n];
+        this.steps = new long[values.length];
+    }
+
+    /** A new run of the loop: forgets the previous one. */
+    LoopReplay start() {
+        java.util.Arrays.fill(values, 0);
+        k = 0;
+        pos = 0;
+        marked = -1;
+        markedK = -1;
+        prepared = false;
+        return this;
     }
 
     void value(int slot, long v) {
@@ -45,16 +71,44 @@ final class LoopReplay {
     boolean logged(long ip, Sink sink) {
         if (!loop.anyLogged()) return false;
         prepare();
-        while (true) {
-            if (loop.sites()[pos] != null) {
-                sink.computed(c[pos] + k * s[pos], loop.sites()[pos]);
-                advance();
-                continue;
+        Event.ProbeSite[] sites = loop.sites();
+        int[] cond = loop.cond();
+        long[] loggedIp = loop.loggedIp();
+        long limit = k + 1; // a body whose every logged position is conditional is matched within one iteration
+        while (k <= limit) {
+            int p = pos;
+            if (runs(cond[p])) {
+                if (sites[p] != null) {
+                    sink.computed(c[p] + k * s[p], sites[p]);
+                } else if (cond[p] != SkeletonTable.OPTIONAL || loggedIp[p] == ip) {
+                    advance();
+                    return loggedIp[p] == ip;
+                }
             }
-            boolean match = loop.loggedIp()[pos] == ip;
             advance();
-            return match;
         }
+        return false;
+    }
+
+    /**
+     * The marker of conditional block {@code m}: the block runs in the iteration that the trip register's
+     * value {@code v} there tells. Emits what comes before the block.
+     *
+     * @return false when the value names no iteration at or after the current place, or a logged record is missing
+     */
+    boolean marker(int m, long v, Sink sink) {
+        prepare();
+        int trip = loop.tripSlot();
+        long step = steps[trip];
+        long distance = v - values[trip] - (loop.markerPhase()[m] ? step : 0);
+        if (step == 0 || distance % step != 0) return false;
+        long target = distance / step;
+        int at = loop.markerPos()[m];
+        if (target < k || (target == k && at < pos)) return false;
+        if (!emitUntil(target, at, sink)) return false;
+        marked = m;
+        markedK = target;
+        return true;
     }
 
     /**
@@ -70,12 +124,49 @@ final class LoopReplay {
         if (step == 0 || distance % step != 0) return false;
         long n = distance / step;
         if (n < 1 || k > n || (k == n && pos != 0)) return false;
-        while (k < n) {
-            if (loop.sites()[pos] == null) return false;
-            sink.computed(c[pos] + k * s[pos], loop.sites()[pos]);
-            advance();
+        return emitUntil(n, 0, sink);
+    }
+
+    private boolean runs(int cond) {
+        return cond == 0 || cond == SkeletonTable.OPTIONAL || (cond - 1 == marked && k == markedK);
+    }
+
+    /** Emits the computed positions up to iteration {@code target}, position {@code at}; false at a logged one that runs. */
+    private boolean emitUntil(long target, int at, Sink sink) {
+        Event.ProbeSite[] sites = loop.sites();
+        int[] cond = loop.cond();
+        int items = sites.length;
+        while (k < target || pos < at) {
+            if (pos == 0 && k < target && loop.plain()) {
+                wholeIterations(target, sink);
+                continue;
+            }
+            int p = pos;
+            if (cond[p] == 0 || (cond[p] != SkeletonTable.OPTIONAL && cond[p] - 1 == marked && k == markedK)) {
+                if (sites[p] == null) return false;
+                sink.computed(c[p] + k * s[p], sites[p]);
+            }
+            if (++pos == items) {
+                pos = 0;
+                k++;
+            }
         }
         return true;
+    }
+
+    /** Iterations k … target−1 of a body with every position computed and unconditional. */
+    private void wholeIterations(long target, Sink sink) {
+        Event.ProbeSite[] sites = loop.sites();
+        int items = sites.length;
+        long[] a = running;
+        for (int i = 0; i < items; i++) a[i] = c[i] + k * s[i];
+        for (long kk = k; kk < target; kk++) {
+            for (int i = 0; i < items; i++) {
+                sink.computed(a[i], sites[i]);
+                a[i] += s[i];
+            }
+        }
+        k = target;
     }
 
     private void advance() {
@@ -86,11 +177,10 @@ final class LoopReplay {
     }
 
     private void prepare() {
-        if (c != null) return;
+        if (prepared) return;
+        prepared = true;
         int n = loop.items();
-        c = new long[n];
-        s = new long[n];
-        steps = loop.steps().clone();
+        System.arraycopy(loop.steps(), 0, steps, 0, steps.length);
         for (int r = 0; r < steps.length; r++) if (loop.stepSlots()[r] != NONE) steps[r] += values[loop.stepSlots()[r]];
         for (int i = 0; i < n; i++) {
             if (loop.sites()[i] == null) continue;

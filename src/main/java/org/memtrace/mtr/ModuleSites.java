@@ -17,7 +17,10 @@ import org.memtrace.symbols.ElfFile;
 /**
  * Follows the MT_MODULE and MT_MAPPING events of a trace and keeps the site tables of the instrumented
  * modules placed where they were loaded, so an access record's site (a run-time address) finds its entry.
- * A module is keyed by path and load bias; its file must still have the recorded build-id.
+ * A module is keyed by path and load bias; its file must still have the recorded build-id. For a file with
+ * skeleton loops the build-id is the checksum that ties the trace to the skeleton it is replayed from (the
+ * section is part of what the linker hashes): a file whose build-id differs from the recorded one, or a
+ * recording or file without one, is refused, since a stale skeleton would compute wrong addresses.
  */
 final class ModuleSites {
     private final SiteMap sites = new SiteMap();
@@ -30,7 +33,7 @@ final class ModuleSites {
 
     ModuleSites(Consumer<String> problems) { this.problems = problems; }
 
-    void observe(Event event) {
+    void observe(Event event) throws MtrFormatException {
         switch (event) {
             case Event.Module m -> add(m);
             case Event.Mapping m -> {
@@ -38,7 +41,7 @@ final class ModuleSites {
                 if (!unnamed.isEmpty()) {
                     List<Event.Module> waiting = List.copyOf(unnamed);
                     unnamed.clear();
-                    waiting.forEach(this::add);
+                    for (Event.Module w : waiting) add(w);
                 }
             }
             default -> { }
@@ -54,7 +57,7 @@ final class ModuleSites {
         return all;
     }
 
-    private void add(Event.Module m) {
+    private void add(Event.Module m) throws MtrFormatException {
         String path = m.path();
         if (path.isEmpty()) {
             var e = fileStarts.ceilingEntry(m.loadBias());
@@ -69,13 +72,32 @@ final class ModuleSites {
         if (table != null) table.placeAt(m.loadBias(), sites);
     }
 
-    /** The file's table, read once per path; null for a file without one or one that cannot be read. */
-    private SiteTable table(String path, byte[] buildId) {
+    /**
+     * The file's table, read once per path; null for a file without one or one that cannot be read.
+     *
+     * @throws MtrFormatException when the file has skeleton loops and its build-id does not match the recording's
+     */
+    private SiteTable table(String path, byte[] buildId) throws MtrFormatException {
         if (tables.containsKey(path)) return tables.get(path);
         SiteTable table = null;
+        ElfFile elf;
         try {
-            ElfFile elf = ElfFile.read(Path.of(path));
-            byte[] id = elf.buildId().orElse(null);
+            elf = ElfFile.read(Path.of(path));
+        } catch (IOException | RuntimeException e) {
+            // the vdso, a deleted or unreadable file: uninstrumented as far as the trace can tell
+            tables.put(path, null);
+            return null;
+        }
+        byte[] id = elf.buildId().orElse(null);
+        if (elf.section(SkeletonTable.SECTION).isPresent()) {
+            if (buildId.length == 0 || id == null)
+                throw new MtrFormatException(path + " has skeleton loops but " + (id == null ? "the file" : "the recording")
+                        + " has no build-id to tie the trace to them; link it with -Wl,--build-id (memtrace cc --skeleton does)");
+            if (!Arrays.equals(id, buildId))
+                throw new MtrFormatException(path + " is not the build the trace was recorded from (build-id " + hex(buildId)
+                        + " in the trace, " + hex(id) + " on disk): its skeleton loops cannot be replayed");
+        }
+        try {
             if (buildId.length > 0 && id != null && !Arrays.equals(id, buildId)) {
                 if (elf.section(SiteTable.SECTION).isPresent())
                     problems.accept(path + " changed since the recording (its build-id differs): its probes cannot be named and are left out");
@@ -84,10 +106,16 @@ final class ModuleSites {
             }
         } catch (MtrFormatException e) {
             problems.accept(e.getMessage() + "; its probes are left out");
-        } catch (IOException | RuntimeException e) {
-            // the vdso, a deleted or unreadable file: uninstrumented as far as the trace can tell
+        } catch (RuntimeException e) {
+            // a table the reader cannot make sense of: uninstrumented as far as the trace can tell
         }
         tables.put(path, table);
         return table;
+    }
+
+    private static String hex(byte[] id) {
+        var s = new StringBuilder();
+        for (byte b : id) s.append(String.format("%02x", b));
+        return s.toString();
     }
 }

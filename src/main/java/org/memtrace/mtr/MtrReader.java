@@ -6,6 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
@@ -51,25 +52,45 @@ public final class MtrReader {
         public boolean any() { return computed > 0 || !declined.isEmpty(); }
     }
 
+    /**
+     * Where access records and computed accesses go when a caller wants them without an {@link Event.Probe}
+     * object each (a replay-speed measurement, a counting consumer): in the same order as the events.
+     */
+    public interface Accesses {
+        void access(int tid, long address, Event.ProbeSite site);
+    }
+
     private final MtrFile file;
     private final Consumer<? super Event> consumer;
+    private final Accesses accesses;
     private final ModuleSites modules;
     private final List<String> problems = new ArrayList<>();
     private long probes, events, unknownSites, firstUnknownSite, brokenReps, computed, brokenLoops;
     private long firstBrokenLoop;
 
-    private MtrReader(MtrFile file, Consumer<? super Event> consumer) {
+    private MtrReader(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) {
         this.file = file;
         this.consumer = consumer;
+        this.accesses = accesses;
         this.modules = new ModuleSites(problems::add);
     }
 
-    /** Delivers every event the file holds to {@code consumer}, in order; throws only when the header is unreadable. */
-    public static Result read(MtrFile file, Consumer<? super Event> consumer) {
-        return new MtrReader(file, consumer).run();
+    /**
+     * Delivers every event the file holds to {@code consumer}, in order.
+     *
+     * @throws MtrFormatException when a module's skeleton does not belong to the recording (its build-id
+     *                            differs or is missing): nothing after its module event is delivered
+     */
+    public static Result read(MtrFile file, Consumer<? super Event> consumer) throws MtrFormatException {
+        return new MtrReader(file, consumer, (tid, address, site) -> consumer.accept(new Event.Probe(tid, address, site))).run();
     }
 
-    private Result run() {
+    /** As {@link #read(MtrFile, Consumer)}, but every access (recorded or computed) goes to {@code accesses} instead. */
+    public static Result read(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) throws MtrFormatException {
+        return new MtrReader(file, consumer, accesses).run();
+    }
+
+    private Result run() throws MtrFormatException {
         try (Arena arena = Arena.ofConfined()) {
             List<ThreadStream> threads = new ArrayList<>();
             file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, new MtrFile.Scratch(arena))));
@@ -102,7 +123,7 @@ public final class MtrReader {
                 new Skeleton(computed, modules.declinedLoops()));
     }
 
-    private void deliver(Event e) {
+    private void deliver(Event e) throws MtrFormatException {
         modules.observe(e);
         consumer.accept(e);
     }
@@ -153,18 +174,23 @@ public final class MtrReader {
             case SiteTable.Access a -> {
                 finishRep(t);
                 if (t.loop != null && !t.loop.logged(a.site().ip(), t)) brokenLoop(t, a.site().ip());
-                consumer.accept(new Event.Probe(t.tid, address, a.site()));
+                accesses.access(t.tid, address, a.site());
             }
             case SiteTable.LoopValue v -> {
                 finishRep(t);
                 if (v.slot() == 0) {
                     if (t.loop != null) brokenLoop(t, v.loop().loggedIp()[0]);
-                    t.loop = new LoopReplay(v.loop());
+                    t.loop = t.replay(v.loop());
                 } else if (t.loop == null || t.loop.loop != v.loop()) {
                     brokenLoop(t, v.loop().loggedIp()[0]);
                     return;
                 }
                 t.loop.value(v.slot(), address);
+            }
+            case SiteTable.LoopMarker m -> {
+                finishRep(t);
+                // without a run (its entry was lost, or it broke already) the exit record counts the loss once
+                if (t.loop != null && (t.loop.loop != m.loop() || !t.loop.marker(m.marker(), address, t))) brokenLoop(t, m.loop().loggedIp()[0]);
             }
             case SiteTable.LoopExit x -> {
                 finishRep(t);
@@ -239,11 +265,17 @@ public final class MtrReader {
         int repSeen;
         long repDestination, repSource, repCount;
         LoopReplay loop;
+        /** This thread's replay of each loop it ran, reused from run to run. */
+        private final Map<SkeletonTable.Placed, LoopReplay> replays = new IdentityHashMap<>();
 
         @Override
         public void computed(long address, Event.ProbeSite site) {
             computed++;
-            consumer.accept(new Event.Probe(tid, address, site));
+            accesses.access(tid, address, site);
+        }
+
+        LoopReplay replay(SkeletonTable.Placed loop) {
+            return replays.computeIfAbsent(loop, LoopReplay::new).start();
         }
 
         ThreadStream(int tid, List<MtrFile.Chunk> chunks, MtrFile.Scratch scratch) {

@@ -26,13 +26,16 @@ final class SiteTable {
     enum RepOp { MOVS, STOS, LODS, CMPS, SCAS }
 
     /** What a site's record means, at run-time addresses. */
-    sealed interface Site permits Access, Rep, LoopValue, LoopExit {}
+    sealed interface Site permits Access, Rep, LoopValue, LoopExit, LoopMarker {}
 
     /** A skeleton loop's entry record: the value of the loop's register {@code slot}. */
     record LoopValue(SkeletonTable.Placed loop, int slot) implements Site {}
 
     /** A skeleton loop's exit record: the final value of its trip register. */
     record LoopExit(SkeletonTable.Placed loop) implements Site {}
+
+    /** A skeleton loop's marker {@code marker}: a conditional block runs, in the iteration the trip register's value tells. */
+    record LoopMarker(SkeletonTable.Placed loop, int marker) implements Site {}
 
     /** An access site: each record is one {@link Event.Probe}. */
     record Access(Event.ProbeSite site) implements Site {}
@@ -88,7 +91,7 @@ final class SiteTable {
         for (int at = 0; at < bytes.length; at += ENTRY_SIZE) {
             long here = section.address() + at;
             int kind = Byte.toUnsignedInt(b.get(at + 8));
-            if (kind < KIND_LOAD || kind > SkeletonTable.KIND_EXIT)
+            if (kind < KIND_LOAD || kind > SkeletonTable.KIND_MARKER)
                 throw new MtrFormatException(elf.path() + ": site table entry " + at / ENTRY_SIZE + " has unknown kind " + kind);
             Entry e = new Entry(here + b.getInt(at), here + 4 + b.getInt(at + 4), kind, Byte.toUnsignedInt(b.get(at + 9)),
                     Byte.toUnsignedInt(b.get(at + 10)), Byte.toUnsignedInt(b.get(at + 11)), u16(b, at + 12), u16(b, at + 14),
@@ -100,8 +103,10 @@ final class SiteTable {
         repRoles.forEach((insn, roles) -> repOps.put(insn, repOp(elf.bytesAt(insn, 15), roles)));
         SkeletonTable skeleton = SkeletonTable.of(elf);
         for (Entry e : entries) {
-            if ((e.kind() == SkeletonTable.KIND_VALUE || e.kind() == SkeletonTable.KIND_EXIT) && skeleton.loop(e.insn()) == null)
+            if (e.kind() >= SkeletonTable.KIND_VALUE && skeleton.loop(e.insn()) == null)
                 throw new MtrFormatException(elf.path() + ": a skeleton site names no loop of the " + SkeletonTable.SECTION + " section");
+            if (e.kind() == SkeletonTable.KIND_MARKER && e.access() >= skeleton.loop(e.insn()).markers().length)
+                throw new MtrFormatException(elf.path() + ": a skeleton marker site names no marker of its loop");
         }
         return new SiteTable(List.copyOf(entries), repRoles, repOps, skeleton);
     }
@@ -142,10 +147,14 @@ final class SiteTable {
         Map<Long, SkeletonTable.Placed> loops = new HashMap<>();
         for (Entry e : entries) {
             long ip = e.insn() + bias;
-            if (e.kind() == SkeletonTable.KIND_VALUE || e.kind() == SkeletonTable.KIND_EXIT) {
+            if (e.kind() >= SkeletonTable.KIND_VALUE) {
                 SkeletonTable.Loop loop = skeleton.loop(e.insn());
                 SkeletonTable.Placed placed = loops.computeIfAbsent(loop.entry(), x -> SkeletonTable.Placed.of(loop, bias, totals));
-                into.put(e.probe() + bias, e.kind() == SkeletonTable.KIND_VALUE ? new LoopValue(placed, e.access()) : new LoopExit(placed));
+                into.put(e.probe() + bias, switch (e.kind()) {
+                    case SkeletonTable.KIND_VALUE -> new LoopValue(placed, e.access());
+                    case SkeletonTable.KIND_EXIT -> new LoopExit(placed);
+                    default -> new LoopMarker(placed, e.access());
+                });
                 continue;
             }
             Site site = switch (e.kind()) {

@@ -20,24 +20,38 @@ import org.memtrace.symbols.ElfSection;
  */
 final class SkeletonTable {
     static final String SECTION = "memtrace_skel";
-    static final int KIND_VALUE = 7, KIND_EXIT = 8;
+    static final int KIND_VALUE = 7, KIND_EXIT = 8, KIND_MARKER = 9;
+    /** An item's {@code cond}: a logged position of a block that may not run, told by its record alone. */
+    static final int OPTIONAL = 0xff;
     private static final int NONE = 0xff;
-    private static final int ITEM_SIZE = 32;
+    private static final int ITEM_SIZE = 32, MARKER_SIZE = 8;
 
-    /** Why a loop was not skeletonized, by the code the rewriter writes. */
+    /** Why a loop was not skeletonized, by the code the rewriter writes (1: files of the single-block rewriter). */
     static final List<String> REASONS = List.of("", "more than one block", "call in loop",
             "header reached by another jump", "indirect jump in the function", "rep string instruction in loop",
             "no induction register (trip count unknown)", "address depends on a load",
-            "no address affine in the loop's registers", "back edge to a label the rewriter cannot place");
+            "no address affine in the loop's registers", "back edge to a label the rewriter cannot place",
+            "inner loop in the body", "exit from the middle of the body (break, return, goto)",
+            "jump into the body from outside", "more than one back edge (continue)",
+            "more conditional blocks or accesses than a loop record holds");
 
-    /** One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access. */
+    /**
+     * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;
+     * {@code cond} 0 when it runs every iteration, m+1 when it runs in the iterations marker m names,
+     * {@link #OPTIONAL} for a logged position that runs when its record says so.
+     */
     record Item(long insn, int kind, int size, int access, int flags, int weightMa, int weightAia, int blockRefs,
-                int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, long displacement) {
+                int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, int cond, long displacement) {
         boolean computed() { return kind != 0; }
     }
 
-    /** A loop at link-time addresses; {@code entry} is the address its entry sites name in their {@code insn}, the exit site names its own. */
-    record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items) {}
+    /**
+     * A loop at link-time addresses; {@code entry} is the address its entry sites name in their {@code insn},
+     * the exit site and the markers name their own. Marker m opens a conditional block at body position
+     * {@code markerPos[m]}; {@code markerPhase[m]}: the trip register's update comes before it in the body.
+     */
+    record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
+                boolean[] markerPhase) {}
 
     private final Map<Long, Loop> byEntry;
     private final Map<String, Long> declined;
@@ -76,6 +90,7 @@ final class SkeletonTable {
                 if (type != 1) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
                 int slots = Byte.toUnsignedInt(b.get(at + 1));
                 int trip = Byte.toUnsignedInt(b.get(at + 2));
+                int markers = Byte.toUnsignedInt(b.get(at + 3));
                 int items = b.getInt(at + 4);
                 long entry = here + 8 + b.getInt(at + 8);
                 long exit = here + 12 + b.getInt(at + 12);
@@ -88,7 +103,7 @@ final class SkeletonTable {
                     if (stepSlots[s] != NONE && stepSlots[s] >= slots)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " step names a register the loop does not log");
                 }
-                if (trip >= slots || items < 0 || p + (long) items * ITEM_SIZE > bytes.length)
+                if (trip >= slots || items < 0 || p + (long) items * ITEM_SIZE + (long) markers * MARKER_SIZE > bytes.length)
                     throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop record makes no sense");
                 List<Item> list = new ArrayList<>(items);
                 for (int i = 0; i < items; i++, p += ITEM_SIZE) {
@@ -97,15 +112,28 @@ final class SkeletonTable {
                             Byte.toUnsignedInt(b.get(p + 6)), Byte.toUnsignedInt(b.get(p + 7)), u16(b, p + 8),
                             u16(b, p + 10), u16(b, p + 12), u16(b, p + 14), u16(b, p + 16), Byte.toUnsignedInt(b.get(p + 18)),
                             Byte.toUnsignedInt(b.get(p + 19)), Byte.toUnsignedInt(b.get(p + 20)), Byte.toUnsignedInt(b.get(p + 21)),
-                            b.getLong(p + 24)));
+                            Byte.toUnsignedInt(b.get(p + 22)), b.getLong(p + 24)));
+                }
+                long[] markerAt = new long[markers];
+                int[] markerPos = new int[markers];
+                boolean[] markerPhase = new boolean[markers];
+                for (int m = 0; m < markers; m++, p += MARKER_SIZE) {
+                    markerAt[m] = section.address() + p + b.getInt(p);
+                    markerPos[m] = u16(b, p + 4);
+                    markerPhase[m] = b.get(p + 6) != 0;
+                    if (markerPos[m] >= items)
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " marker lies outside its loop's body");
                 }
                 for (Item item : list) {
                     if ((item.baseSlot() != NONE && item.baseSlot() >= slots) || (item.indexSlot() != NONE && item.indexSlot() >= slots))
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a register the loop does not log");
+                    if (item.cond() != 0 && item.cond() != OPTIONAL && item.cond() > markers)
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a marker the loop does not have");
                 }
-                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list));
+                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase);
                 loops.put(entry, loop);
                 loops.put(exit, loop);
+                for (long m : markerAt) loops.put(m, loop);
                 at = p;
             }
         } catch (IndexOutOfBoundsException e) {
@@ -116,7 +144,7 @@ final class SkeletonTable {
 
     private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
 
-    /** The loop whose entry or exit probe ends at {@code label} (what its sites' {@code insn} names). */
+    /** The loop whose entry, exit or marker probe ends at {@code label} (what its sites' {@code insn} names). */
     Loop loop(long label) { return byEntry.get(label); }
 
     /** Declined loops by reason, as the rewriter counted them in this file. */
@@ -139,13 +167,16 @@ final class SkeletonTable {
 
     /**
      * A loop placed at a load bias: the sites of its computed accesses (flagged {@link Event.ProbeSite#COMPUTED})
-     * and the run-time instruction address each logged record must have.
+     * and the run-time instruction address each logged record must have. {@code plain}: every position is
+     * computed and runs every iteration.
      */
     record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
-                  long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged) {
+                  long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
+                  int[] markerPos, boolean[] markerPhase, boolean plain) {
         static Placed of(Loop loop, long bias, Event.SelectionTotals totals) {
             int n = loop.items().size();
-            int[] base = new int[n], index = new int[n], scale = new int[n], phase = new int[n];
+            int[] base = new int[n], index = new int[n], scale = new int[n], phase = new int[n], cond = new int[n];
+            boolean plain = true;
             long[] disp = new long[n], ip = new long[n];
             Event.ProbeSite[] sites = new Event.ProbeSite[n];
             boolean logged = false;
@@ -156,6 +187,8 @@ final class SkeletonTable {
                 scale[i] = it.scale();
                 phase[i] = it.phase();
                 disp[i] = it.displacement();
+                cond[i] = it.cond();
+                plain &= it.computed() && it.cond() == 0;
                 ip[i] = it.insn() + bias;
                 if (it.computed()) {
                     Event.ProbeKind kind = it.kind() == SiteTable.KIND_LOAD ? Event.ProbeKind.LOAD
@@ -166,7 +199,8 @@ final class SkeletonTable {
                     logged = true;
                 }
             }
-            return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged);
+            return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
+                    cond, loop.markerPos(), loop.markerPhase(), plain);
         }
 
         int items() { return sites.length; }

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,7 +26,8 @@ import org.memtrace.testutil.TraceFile;
  *
  * <p>What is fair to compare: the two binaries differ in their code (the skeleton build has fewer probes),
  * so code addresses and the offsets in {@code function+N} differ; everything else must not. Both builds
- * put {@code .data} at the same address ({@code -Wl,-Tdata}), are non-PIE and run without address-space
+ * put {@code .data} and the read-only segment (whose {@code .rodata} comes first: the constants a kernel
+ * loads) at the same addresses ({@code -Wl,-Tdata}, {@code -Wl,-Trodata-segment}), are non-PIE and run without address-space
  * randomization ({@code setarch -R}), so globals, heap blocks and stacks have the same addresses. Each
  * event line is compared with its code field reduced to the function it is in (the raw line takes it from
  * its symbolic twin) and its heap names' call sites to their function. Lines are compared thread by thread,
@@ -57,7 +59,7 @@ class SkeletonTraceTest {
         Files.createDirectories(out);
         List<String> cc = new ArrayList<>(Cli.command("cc"));
         if (skeleton) cc.add("--skeleton");
-        cc.addAll(List.of(opt, "-pthread", "-no-pie", "-Wl,-Tdata=0x10000000", "-o", out.resolve("prog").toString(),
+        cc.addAll(List.of(opt, "-pthread", "-no-pie", "-Wl,-Tdata=0x10000000", "-Wl,-Trodata-segment=0x8000000", "-o", out.resolve("prog").toString(),
                 dir.resolve("skel_kernels.c").toString()));
         Gcc.run(cc);
         Path mtr = out.resolve("prog.mtr");
@@ -165,5 +167,52 @@ class SkeletonTraceTest {
         Map<String, Long> counts = new LinkedHashMap<>();
         while (m.find()) counts.put(m.group(1), Long.parseLong(m.group(2).replace(",", "")));
         assertThat(counts.get("computed")).isGreaterThanOrEqualTo(2L * (5 * 2048 - 10));
+    }
+
+    /**
+     * Loops with ifs in the body, at -O2 two and three blocks: every access they make is computed (an
+     * unconditional one from the iteration, a conditional one from its block's marker), so what stays
+     * logged is main's own few accesses, whatever the data make the branches do.
+     */
+    @Test
+    void theAccessesOfLoopsWithIfsAreComputed() throws Exception {
+        Path c = dir.resolve("ifs.c");
+        Files.writeString(c, """
+                #include <stdio.h>
+                #define N 4096
+                static int a[N], b[N + 1];
+                static long out[N];
+                static double d[N];
+                __attribute__((noinline)) double maxabs(const double *v, long n) {
+                    double m = 0;
+                    for (long i = 0; i < n; i++) { double x = v[i]; if (x < 0) x = -x; if (x > m) m = x; }
+                    return m;
+                }
+                __attribute__((noinline)) long twoifs(const int *p, const int *q, long *o, long n) {
+                    long s = 0;
+                    for (long i = 0; i < n; i++) {
+                        if (p[i] & 1) s += q[i];
+                        if (p[i] & 2) { o[i] = s; s ^= q[i + 1]; }
+                    }
+                    return s;
+                }
+                int main(void) {
+                    for (long i = 0; i < N; i++) { a[i] = (int) (i * 2654435761u >> 7); b[i] = (int) i; d[i] = (double) (i % 13) - 6; }
+                    printf("%f %ld\\n", maxabs(d, N), twoifs(a, b, out, N));
+                    return 0;
+                }
+                """);
+        Path exe = dir.resolve("ifs");
+        Gcc.run(Cli.command("cc", "--skeleton", "-O2", "-o", exe.toString(), c.toString()));
+        Path mtr = dir.resolve("ifs.mtr");
+        Gcc.run(List.of(exe.toString()), Map.of("MEMTRACE_OUT", mtr.toString()));
+        var printed = Cli.run(dir, "print", "-o", dir.resolve("ifs.trace").toString(), mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        Map<String, Long> counts = new LinkedHashMap<>();
+        Matcher m = SUMMARY.matcher(printed.stderr());
+        while (m.find()) counts.put(m.group(1), Long.parseLong(m.group(2).replace(",", "")));
+        // maxabs: N loads; twoifs: N loads of p plus the branches' q loads and o stores; main's loop: 3N stores
+        assertThat(counts.get("probes")).isGreaterThan(5L * 4096);
+        assertThat(counts.get("logged")).as(printed.stderr()).isLessThan(50L);
     }
 }

@@ -20,7 +20,8 @@ class LoopReplayTest {
         // slots: 0 base (step 16), 1 index (step indexStep [+ slot]), 2 a stride register (invariant)
         return new SkeletonTable.Placed(new long[] {16, indexStep, 0}, new int[] {NONE, indexStepSlot, NONE}, 0,
                 new int[] {0, NONE, 0}, new int[] {NONE, NONE, 1}, new int[] {1, 1, 4}, new int[] {0, 0, 3},
-                new long[] {8, 0, 0}, new Event.ProbeSite[] {load, null, store}, new long[] {0x1000, LOGGED_IP, 0x2000}, true);
+                new long[] {8, 0, 0}, new Event.ProbeSite[] {load, null, store}, new long[] {0x1000, LOGGED_IP, 0x2000}, true,
+                new int[3], new int[0], new boolean[0], false);
     }
 
     private record Out(long address, long ip) {}
@@ -66,5 +67,85 @@ class LoopReplayTest {
         LoopReplay missing = new LoopReplay(loop(1, NONE));
         missing.value(0, 1000);
         assertThat(missing.exit(1000 + 32, (a, s) -> {})).as("two iterations but no logged record").isFalse();
+    }
+
+    private static Event.ProbeSite load(long ip) {
+        return new Event.ProbeSite(ip, Event.ProbeKind.LOAD, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0,
+                new Event.SelectionTotals(0, 0, 0));
+    }
+
+    /**
+     * Position 0: load (base) every iteration; 1: load 100(base) and 2: a logged site, both in a conditional
+     * block that marker 0 (at position 1, before the base's update) places. Slot 0 steps by 8.
+     */
+    private static SkeletonTable.Placed conditional() {
+        return new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0, 0, NONE}, new int[] {NONE, NONE, NONE},
+                new int[] {1, 1, 0}, new int[] {0, 0, 0}, new long[] {0, 100, 0},
+                new Event.ProbeSite[] {load(0x1000), load(0x1100), null}, new long[] {0x1000, 0x1100, LOGGED_IP}, true,
+                new int[] {0, 1, 1}, new int[] {1}, new boolean[] {false}, false);
+    }
+
+    @Test
+    void aMarkerPlacesItsBlockInTheIterationItsValueTells() {
+        LoopReplay r = new LoopReplay(conditional()).start();
+        r.value(0, 1000);
+        List<Out> out = new ArrayList<>();
+        LoopReplay.Sink sink = (a, s) -> out.add(new Out(a, s.ip()));
+        // the block ran in iteration 2 only: iterations 0 and 1 give their every-iteration load alone
+        assertThat(r.marker(0, 1000 + 2 * 8, sink)).isTrue();
+        assertThat(out).containsExactly(new Out(1000, 0x1000), new Out(1008, 0x1000), new Out(1016, 0x1000));
+        assertThat(r.logged(LOGGED_IP, sink)).isTrue();
+        assertThat(out.getLast()).isEqualTo(new Out(1116, 0x1100));
+        out.clear();
+        assertThat(r.exit(1000 + 4 * 8, sink)).isTrue();
+        assertThat(out).as("iteration 3 without the block").containsExactly(new Out(1024, 0x1000));
+    }
+
+    @Test
+    void aMarkerForAnIterationAlreadyPassedOrALoggedRecordWithoutItsMarkerIsAMismatch() {
+        LoopReplay r = new LoopReplay(conditional()).start();
+        r.value(0, 1000);
+        assertThat(r.marker(0, 1000 + 3 * 8, (a, s) -> {})).isTrue();
+        assertThat(r.logged(LOGGED_IP, (a, s) -> {})).isTrue();
+        assertThat(r.marker(0, 1000 + 3 * 8, (a, s) -> {})).as("iteration 3 again").isFalse();
+        LoopReplay unmarked = new LoopReplay(conditional()).start();
+        unmarked.value(0, 1000);
+        assertThat(unmarked.logged(LOGGED_IP, (a, s) -> {})).as("the block's record before its marker").isFalse();
+        LoopReplay open = new LoopReplay(conditional()).start();
+        open.value(0, 1000);
+        assertThat(open.marker(0, 1000, (a, s) -> {})).isTrue();
+        assertThat(open.exit(1000 + 8, (a, s) -> {})).as("the block ran but its logged record is missing").isFalse();
+    }
+
+    @Test
+    void anOptionalLoggedPositionIsMatchedByItsRecordOrSkipped() {
+        // 0: logged every iteration (A); 1: logged in a conditional block (B); 2: load (base) every iteration
+        long a = 0x5000, b = 0x6000;
+        var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {NONE, NONE, 0},
+                new int[] {NONE, NONE, NONE}, new int[] {0, 0, 1}, new int[] {0, 0, 0}, new long[] {0, 0, 0},
+                new Event.ProbeSite[] {null, null, load(0x1000)}, new long[] {a, b, 0x1000}, true,
+                new int[] {0, SkeletonTable.OPTIONAL, 0}, new int[0], new boolean[0], false);
+        LoopReplay r = new LoopReplay(loop).start();
+        r.value(0, 1000);
+        List<Long> out = new ArrayList<>();
+        LoopReplay.Sink sink = (x, s) -> out.add(x);
+        assertThat(r.logged(a, sink)).isTrue();
+        assertThat(r.logged(a, sink)).as("iteration 0 without B").isTrue();
+        assertThat(r.logged(b, sink)).as("iteration 1 with B").isTrue();
+        assertThat(r.exit(1000 + 2 * 8, sink)).isTrue();
+        assertThat(out).containsExactly(1000L, 1008L);
+        LoopReplay wrong = new LoopReplay(loop).start();
+        assertThat(wrong.logged(b, sink)).as("B before A").isFalse();
+    }
+
+    @Test
+    void aRunReplayedAgainStartsFromItsOwnEntryValues() {
+        LoopReplay r = new LoopReplay(loop(1, NONE)).start();
+        r.value(0, 1000);
+        r.logged(LOGGED_IP, (a, s) -> {});
+        r.start().value(0, 5000);
+        List<Long> out = new ArrayList<>();
+        assertThat(r.logged(LOGGED_IP, (a, s) -> out.add(a))).isTrue();
+        assertThat(out).containsExactly(5008L);
     }
 }

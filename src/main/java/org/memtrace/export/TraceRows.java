@@ -5,18 +5,19 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.DataName;
 import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
-import org.memtrace.trace.TracedAccess;
 
 /**
  * The trace as CSV, one row per access: a load or store is one row, a block fetch or store one row for its
  * whole range, a block copy two rows with the same sequence number (the source read, then the destination
  * written; {@code store} tells them apart). Names are those of the MadT symbolic line at that event.
  */
-public final class TraceRows implements AccessAnalysis {
+public final class TraceRows implements Analysis {
 
     /** A column and the SQL type the Parquet file gives it. */
     public record Column(String name, String sqlType) {}
@@ -54,8 +55,8 @@ public final class TraceRows implements AccessAnalysis {
     }
 
     @Override
-    public void access(long sequence, TracedAccess t) {
-        row(sequence, t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.tid());
+    public void access(Access t) {
+        row(t.sequence(), t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.tid());
     }
 
     @Override
@@ -110,7 +111,7 @@ public final class TraceRows implements AccessAnalysis {
     }
 
     @Override
-    public void finish() throws IOException {
+    public void finish(Ending ending) throws IOException {
         out.close();
     }
 }

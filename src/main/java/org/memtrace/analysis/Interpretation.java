@@ -39,9 +39,16 @@ public final class Interpretation implements EventConsumer {
     @Override
     public void accept(Event event) {
         records++;
+        // nearly every event is a fault or a probe record: no type switch for them
+        if (event instanceof Event.Access a) {
+            fault(a);
+            return;
+        }
+        if (event instanceof Event.Probe p) {
+            probe(p);
+            return;
+        }
         switch (event) {
-            case Event.Access a -> fault(a);
-            case Event.Probe p -> probe(p);
             case Event.Block b -> {
                 for (Analysis x : analyses) x.event(b);
                 long n = sequence++;

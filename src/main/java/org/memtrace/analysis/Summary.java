@@ -77,8 +77,11 @@ public final class Summary implements Analysis {
             lastTid = tid;
             anyEvent = true;
         }
+        if (event instanceof Event.Access) {
+            faults++;
+            return;
+        }
         switch (event) {
-            case Event.Access a -> faults++;
             case Event.Probe p -> {
                 probes++;
                 Event.ProbeSite site = p.site();

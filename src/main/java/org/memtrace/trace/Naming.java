@@ -31,6 +31,16 @@ public interface Naming {
         return data(address);
     }
 
+    /**
+     * Where the run of addresses that {@link #object} and {@link #region} name like {@code address} ends at
+     * the latest (exclusive): within [address, end) both names keep their object and region and only the
+     * offset grows. Lets an analysis name a walk over an array once. {@code address + 1} when unknown, the
+     * default.
+     */
+    default long sameObjectUntil(long address) {
+        return address + 1;
+    }
+
     /** A code address as {@code function+offset}, or the module-relative form when no symbol covers it. */
     String code(long ip);
 

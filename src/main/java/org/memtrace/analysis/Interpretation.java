@@ -33,9 +33,6 @@ public final class Interpretation implements EventConsumer {
         this.access = new Access(names);
     }
 
-    /** The cached naming the analyses share; an analysis built before the stage may take it from here. */
-    public Names names() { return names; }
-
     @Override
     public void accept(Event event) {
         records++;

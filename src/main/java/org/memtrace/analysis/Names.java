@@ -9,7 +9,7 @@ import org.memtrace.trace.Naming;
  * are neither accesses nor allocator calls. A slot is valid while its generation is the current one, so
  * invalidating is one increment, whatever the cache holds.
  */
-public final class Names {
+final class Names {
     private static final int DATA_SLOTS = 1 << 14;
     private static final int CODE_SLOTS = 1 << 12;
     /** Where a source line was looked up and there is none: null is a valid answer, so null can't mark "not yet". */
@@ -28,12 +28,9 @@ public final class Names {
     /** Start at 1: the arrays' zeros are stale. */
     private int dataGen = 1, codeGen = 1;
 
-    public Names(Naming naming) {
+    Names(Naming naming) {
         this.naming = naming;
     }
-
-    /** The naming itself, for what is not cached (block names, names of events other than accesses). */
-    public Naming naming() { return naming; }
 
     /** An allocator call was observed: data names may differ from here on, code names not. */
     void heapChanged() { dataGen++; }
@@ -45,7 +42,7 @@ public final class Names {
     }
 
     /** {@link Naming#region} */
-    public String region(long address) {
+    String region(long address) {
         int s = dataSlot(address);
         String r = region[s];
         if (r == null) region[s] = r = naming.region(address);
@@ -53,7 +50,7 @@ public final class Names {
     }
 
     /** {@link Naming#data} */
-    public String data(long address) {
+    String data(long address) {
         int s = dataSlot(address);
         String d = data[s];
         if (d == null) data[s] = d = naming.data(address);
@@ -61,7 +58,7 @@ public final class Names {
     }
 
     /** {@link Naming#object} */
-    public String object(long address) {
+    String object(long address) {
         int s = dataSlot(address);
         String o = object[s];
         if (o == null) object[s] = o = naming.object(address);
@@ -69,7 +66,7 @@ public final class Names {
     }
 
     /** {@link Naming#code} */
-    public String code(long ip) {
+    String code(long ip) {
         int s = codeSlot(ip);
         String c = code[s];
         if (c == null) code[s] = c = naming.code(ip);
@@ -77,7 +74,7 @@ public final class Names {
     }
 
     /** {@link Naming#source}: null when no line table covers the instruction. */
-    public String source(long ip) {
+    String source(long ip) {
         int s = codeSlot(ip);
         String c = source[s];
         if (c == null) source[s] = c = nonNull(naming.source(ip));

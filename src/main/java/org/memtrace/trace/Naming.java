@@ -4,8 +4,9 @@ import org.memtrace.event.Event;
 
 /**
  * How a trace writer turns numbers into the names of a MadT symbolic line. An implementation follows the
- * stream: it sees every event, in order, through {@link #observe} before the writer formats that event, so
- * a name always reflects the program's state at that point (a freed block is named {@code <freed:…>} from
+ * stream: the interpretation stage hands it, in order, every event that can change a name (all but faults,
+ * probe records and block operations) through {@link #observe} before any analysis sees that event, so a
+ * name always reflects the program's state at that point (a freed block is named {@code <freed:…>} from
  * the free on).
  */
 public interface Naming {

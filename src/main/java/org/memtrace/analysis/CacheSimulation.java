@@ -1,15 +1,20 @@
 package org.memtrace.analysis;
 
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.cache.CacheHierarchy;
 import org.memtrace.cache.LevelStats;
 import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
-import org.memtrace.trace.TracedAccess;
 
 /**
  * Runs the trace's loads, stores and block operations through a cache hierarchy and charges every line
@@ -18,7 +23,7 @@ import org.memtrace.trace.TracedAccess;
  * block counts for {@code <freed:…>}): misses are counted per address while names stay the same, and each
  * address is named once when they change and at the end. Instructions are named at the end.
  */
-public final class CacheSimulation implements AccessAnalysis {
+public final class CacheSimulation implements Analysis {
     private final CacheHierarchy caches;
     private final Naming naming;
     private final MissCounts byInstruction = new MissCounts();
@@ -26,17 +31,31 @@ public final class CacheSimulation implements AccessAnalysis {
     private final MissCounts byAddress = new MissCounts();
     private final Map<String, long[]> byObject = new HashMap<>();
     private long accesses, blocks;
+    private Output output;
 
     /** Misses charged to one instruction or object. */
     public record Misses(String name, long firstLevel, long lastLevel) {}
+
+    /**
+     * Where {@link #finish} writes the results: the tables on {@code text}, {@code top} rows per ranking, and
+     * with {@code json} (null for none) the same as JSON written to that file. {@code trace}, {@code policy}
+     * and {@code seed} are shown as given.
+     */
+    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed) {}
 
     public CacheSimulation(CacheHierarchy caches, Naming naming) {
         this.caches = caches;
         this.naming = naming;
     }
 
+    /** Have {@link #finish} write the results. */
+    public CacheSimulation writeTo(Output output) {
+        this.output = output;
+        return this;
+    }
+
     @Override
-    public void access(long sequence, TracedAccess t) {
+    public void access(Access t) {
         accesses++;
         long r = caches.access(t.address(), t.size(), t.store());
         if (r != 0) charge(t.ip(), t.address(), r);
@@ -68,10 +87,82 @@ public final class CacheSimulation implements AccessAnalysis {
         byAddress.clear();
     }
 
-    /** Names what is still counted by address; call once the trace has ended. */
+    /** Names what is still counted by address, then writes the results if asked to. */
     @Override
-    public void finish() {
+    public void finish(Ending ending) throws IOException {
         namesChanged();
+        if (output == null) return;
+        print(output.text(), ending.records());
+        if (output.json() == null) return;
+        try {
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(output.json().toFile(), json(ending.records()));
+        } catch (IOException e) {
+            throw new IOException("cannot write the JSON results: " + e.getMessage(), e);
+        }
+    }
+
+    private void print(PrintWriter out, long events) {
+        List<LevelStats> levels = levels();
+        out.printf(Locale.ROOT, "memtrace cachesim: %s, policy %s, %,d events, %,d loads and stores, %,d block operations%n",
+                output.trace(), output.policy(), events, accesses, blocks);
+        out.printf(Locale.ROOT, "%-5s %-12s %15s %15s %8s %15s %15s %15s %15s %15s%n", "level", "geometry", "accesses",
+                "misses", "miss%", "loads", "load misses", "stores", "store misses", "writebacks");
+        for (LevelStats l : levels)
+            out.printf(Locale.ROOT, "%-5s %-12s %,15d %,15d %7.3f%% %,15d %,15d %,15d %,15d %,15d%n", l.name(), l.geometry(),
+                    l.accesses(), l.misses(), 100 * l.missRatio(), l.loads(), l.loadMisses(), l.stores(), l.storeMisses(),
+                    l.writebacks());
+        String ll = levels.getLast().name();
+        boolean one = levels.size() == 1;
+        int top = output.top();
+        ranking(out, "instructions by L1 misses", topInstructions(top, false), one, ll);
+        if (!one) ranking(out, "instructions by " + ll + " misses", topInstructions(top, true), false, ll);
+        ranking(out, "objects by L1 misses", topObjects(top, false), one, ll);
+        if (!one) ranking(out, "objects by " + ll + " misses", topObjects(top, true), false, ll);
+        out.flush();
+    }
+
+    private static void ranking(PrintWriter out, String title, List<Misses> rows, boolean oneLevel, String ll) {
+        if (rows.isEmpty()) return;
+        out.println();
+        out.println("top " + title);
+        if (oneLevel) out.printf(Locale.ROOT, "  %15s  %s%n", "L1 misses", "name");
+        else out.printf(Locale.ROOT, "  %15s %15s  %s%n", "L1 misses", ll + " misses", "name");
+        for (Misses m : rows) {
+            if (oneLevel) out.printf(Locale.ROOT, "  %,15d  %s%n", m.firstLevel(), m.name());
+            else out.printf(Locale.ROOT, "  %,15d %,15d  %s%n", m.firstLevel(), m.lastLevel(), m.name());
+        }
+    }
+
+    private Map<String, Object> json(long events) {
+        int top = output.top();
+        Map<String, Object> j = new LinkedHashMap<>();
+        j.put("trace", output.trace());
+        j.put("policy", output.policy());
+        j.put("seed", output.seed());
+        j.put("events", events);
+        j.put("accesses", accesses);
+        j.put("blockOperations", blocks);
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (LevelStats l : levels()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", l.name());
+            m.put("geometry", l.geometry().toString());
+            m.put("accesses", l.accesses());
+            m.put("misses", l.misses());
+            m.put("missRatio", l.missRatio());
+            m.put("loads", l.loads());
+            m.put("loadMisses", l.loadMisses());
+            m.put("stores", l.stores());
+            m.put("storeMisses", l.storeMisses());
+            m.put("writebacks", l.writebacks());
+            rows.add(m);
+        }
+        j.put("levels", rows);
+        j.put("instructionsByFirstLevelMisses", topInstructions(top, false));
+        j.put("instructionsByLastLevelMisses", topInstructions(top, true));
+        j.put("objectsByFirstLevelMisses", topObjects(top, false));
+        j.put("objectsByLastLevelMisses", topObjects(top, true));
+        return j;
     }
 
     /** Loads and stores of the trace simulated so far (block operations not included). */

@@ -1,50 +1,132 @@
 package org.memtrace.analysis;
 
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import org.memtrace.event.Event;
 import org.memtrace.trace.AccessInterpreter;
 import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.trace.Naming;
-import org.memtrace.trace.TracedAccess;
 
 /**
- * The step from events to what {@link AccessAnalysis} consumes: keeps the naming current, turns faults and probe
- * records into accesses and numbers them as the MadT text trace does (every load, store, block operation and allocator
- * call gets the next number, except free(NULL), which prints no line). Allocator calls reach the analysis
- * with the block's name, after the naming has seen them.
+ * The one interpretation stage between the event stream and the analyses (drcachesim's shape): it keeps
+ * the naming current, turns faults and probe records into {@link Access}es and numbers them as the MadT
+ * text trace does (every load, store, block operation and allocator call gets the next number, except
+ * free(NULL), which prints no line), and hands each to every analysis in the order given. Every event is
+ * interpreted once, whatever the number of analyses; names are resolved only when an analysis asks, through
+ * one shared {@link Names} cache.
  */
 public final class Interpretation implements EventConsumer {
     private final Naming naming;
-    private final AccessInterpreter accesses;
-    private final AccessAnalysis analysis;
-    private long sequence;
+    private final Names names;
+    private final AccessInterpreter faults;
+    private final Analysis[] analyses;
+    private final Access access;
+    private long sequence, records;
 
-    public Interpretation(Naming naming, InstructionShapes shapes, AccessAnalysis analysis) {
+    public Interpretation(Naming naming, InstructionShapes shapes, List<? extends Analysis> analyses) {
         this.naming = naming;
-        this.accesses = new AccessInterpreter(shapes);
-        this.analysis = analysis;
+        this.names = new Names(naming);
+        this.faults = new AccessInterpreter(shapes);
+        this.analyses = analyses.toArray(Analysis[]::new);
+        this.access = new Access(names);
     }
 
     @Override
     public void accept(Event event) {
-        accesses.observe(event);
-        naming.observe(event);
+        records++;
+        // nearly every event is a fault or a probe record: no type switch for them
+        if (event instanceof Event.Access a) {
+            fault(a);
+            return;
+        }
+        if (event instanceof Event.Probe p) {
+            probe(p);
+            return;
+        }
         switch (event) {
-            case Event.Access a -> {
-                for (TracedAccess t : accesses.interpret(a)) analysis.access(sequence++, t);
+            case Event.Block b -> {
+                for (Analysis x : analyses) x.event(b);
+                long n = sequence++;
+                for (Analysis x : analyses) x.block(n, b);
             }
-            case Event.Probe p -> {
-                for (TracedAccess t : accesses.interpret(p)) analysis.access(sequence++, t);
-            }
-            case Event.Block b -> analysis.block(sequence++, b);
-            case Event.Alloc a -> {
-                boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
-                analysis.allocation(printed ? sequence++ : -1, a, naming.block(a));
-            }
-            default -> analysis.namesChanged();
+            case Event.Alloc a -> allocation(a);
+            default -> other(event);
         }
     }
 
+    private void fault(Event.Access a) {
+        for (Analysis x : analyses) x.event(a);
+        int accesses = faults.interpret(a);
+        if (accesses == AccessInterpreter.NONE) return;
+        boolean rmw = accesses == AccessInterpreter.LOAD_AND_STORE;
+        deliver(access.set(sequence++, a.tid(), a.ip(), a.address(), faults.size(), a.write() && !rmw, Access.UNWEIGHTED));
+        if (rmw) deliver(access.asStore(sequence++));
+    }
+
+    /** A modify is a load then a store, as for faults; in a selective (ma/aia) build each line carries the site's weight. */
+    private void probe(Event.Probe p) {
+        for (Analysis x : analyses) x.event(p);
+        Event.ProbeSite site = p.site();
+        int weight = site.mode() == Event.SelectionMode.LOG ? Access.UNWEIGHTED : site.weight();
+        boolean store = site.kind() == Event.ProbeKind.STORE;
+        deliver(access.set(sequence++, p.tid(), site.ip(), p.address(), site.size(), store, weight));
+        if (site.kind() == Event.ProbeKind.MODIFY) deliver(access.asStore(sequence++));
+    }
+
+    private void deliver(Access a) {
+        for (Analysis x : analyses) x.access(a);
+    }
+
+    private void allocation(Event.Alloc a) {
+        long old = switch (a.function()) {
+            case REALLOC, REALLOCARRAY, MREMAP -> a.arg(0);
+            default -> 0;
+        };
+        // the old block is named as it was before the call
+        String previous = old == 0 ? null : naming.data(old);
+        naming.observe(a);
+        names.heapChanged();
+        boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
+        Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous);
+        for (Analysis x : analyses) x.event(a);
+        for (Analysis x : analyses) x.allocation(allocation);
+    }
+
+    private void other(Event event) {
+        faults.observe(event);
+        naming.observe(event);
+        names.allChanged();
+        for (Analysis x : analyses) x.event(event);
+        for (Analysis x : analyses) x.namesChanged();
+    }
+
+    /** Events read so far. */
+    public long records() { return records; }
+
     /** Numbered lines so far. */
     public long events() { return sequence; }
+
+    /**
+     * Has every analysis write its results, in order. One analysis failing does not keep the others from
+     * theirs: the failures' sentences are returned, empty when all went well.
+     */
+    public List<String> finish(Ending ending) {
+        List<String> problems = new ArrayList<>();
+        for (Analysis x : analyses) {
+            try {
+                x.finish(ending);
+            } catch (IOException e) {
+                problems.add(e.getMessage());
+            }
+        }
+        return problems;
+    }
+
+    /** Whether every analysis's output is whole. */
+    public boolean complete() {
+        for (Analysis x : analyses) if (!x.complete()) return false;
+        return true;
+    }
 }

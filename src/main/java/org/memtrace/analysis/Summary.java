@@ -1,20 +1,19 @@
 package org.memtrace.analysis;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.event.Event;
-import org.memtrace.trace.AccessInterpreter;
-import org.memtrace.trace.EventConsumer;
-import org.memtrace.trace.InstructionShapes;
-import org.memtrace.trace.TracedAccess;
 
 /**
  * Table III of the MadT paper, counted from the stream the way the trace prints it (a read-modify-write is
@@ -23,10 +22,12 @@ import org.memtrace.trace.TracedAccess;
  * records instead of faults and, for a selective build, the accuracy the selection bought (paper 001's
  * program-level MA and AIA, weighting each basic block by how often it ran).
  */
-public final class Summary implements EventConsumer {
-    private final AccessInterpreter accesses;
+public final class Summary implements Analysis {
     private final Set<Long> regions = new HashSet<>();
     private final Set<Integer> threads = new HashSet<>();
+    /** The thread of the previous event: most events come from the thread before, no set lookup for them. */
+    private int lastTid;
+    private boolean anyEvent;
     /** The instrumented files whose probes ran, by identity: each file's totals are one shared object. */
     private final Set<Event.SelectionTotals> modules = Collections.newSetFromMap(new IdentityHashMap<>());
     private final boolean compiledIn;
@@ -34,6 +35,8 @@ public final class Summary implements EventConsumer {
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
     private Map<String, Long> declinedLoops = Map.of();
     private boolean selective;
+    private PrintWriter table;
+    private Path json;
 
     /** The program-level accuracy of a selective build: Σ exec(b)·block_ma (or aia) / Σ exec(b)·block_refs. */
     /**
@@ -43,37 +46,46 @@ public final class Summary implements EventConsumer {
      */
     public record Accuracy(long blockExecutions, double ma, double aia, double staticMa, double staticAia) {}
 
-    /** A summary of a fault-mode run. */
-    public Summary(InstructionShapes shapes) { this(shapes, false); }
-
-    private Summary(InstructionShapes shapes, boolean compiledIn) {
-        this.accesses = new AccessInterpreter(shapes);
+    /** {@code compiledIn}: a trace of probe records (a {@code .mtr} file), else of page faults. */
+    public Summary(boolean compiledIn) {
         this.compiledIn = compiledIn;
     }
 
-    /** A summary of a compiled-in trace: sizes and kinds come with the probes, no decoder is needed. */
-    public static Summary ofProbes() { return new Summary(InstructionShapes.UNKNOWN, true); }
+    /** At the end, print the table on {@code out} (the stage's {@link #finish}); null prints nothing. */
+    public Summary printTo(PrintWriter out) {
+        this.table = out;
+        return this;
+    }
+
+    /** At the end, also write the counts and the run's facts as JSON to {@code file}; null writes none. */
+    public Summary jsonTo(Path file) {
+        this.json = file;
+        return this;
+    }
 
     @Override
-    public void accept(Event event) {
-        accesses.observe(event);
-        threads.add(event.tid());
+    public void access(Access access) {
+        if (access.store()) stores++;
+        else loads++;
+    }
+
+    @Override
+    public void event(Event event) {
+        int tid = event.tid();
+        if (!anyEvent || tid != lastTid) {
+            threads.add(tid);
+            lastTid = tid;
+            anyEvent = true;
+        }
+        if (event instanceof Event.Access) {
+            faults++;
+            return;
+        }
         switch (event) {
-            case Event.Access a -> {
-                faults++;
-                for (TracedAccess t : accesses.interpret(a)) {
-                    if (t.store()) stores++;
-                    else loads++;
-                }
-            }
             case Event.Probe p -> {
                 probes++;
-                if (p.site().computed()) computed++;
-                for (TracedAccess t : accesses.interpret(p)) {
-                    if (t.store()) stores++;
-                    else loads++;
-                }
                 Event.ProbeSite site = p.site();
+                if (site.computed()) computed++;
                 if (site.selective()) selective = true;
                 if (site.firstOfBlock()) {
                     // every block that ran has run its first site, so its file is seen here, once per block run
@@ -133,8 +145,28 @@ public final class Summary implements EventConsumer {
     /** Of the probes, the accesses a skeleton loop's replay computed instead of a record (memtrace cc --skeleton). */
     public long computed() { return computed; }
 
-    /** The loops a skeleton build left in full mode, by reason (static, over the instrumented files that ran). */
-    public void declinedLoops(Map<String, Long> byReason) { declinedLoops = Map.copyOf(byReason); }
+    /** Prints the table and writes the JSON, as configured. */
+    @Override
+    public void finish(Ending ending) throws IOException {
+        declinedLoops = ending.declinedLoops();
+        if (table != null) print(table, ending.lost(), ending.elapsed());
+        if (json == null) return;
+        Map<String, Object> j = new LinkedHashMap<>(counts(ending.lost()));
+        accuracy().ifPresent(a -> {
+            j.put("accuracyMa", a.ma());
+            j.put("accuracyAia", a.aia());
+            j.put("staticAccuracyMa", a.staticMa());
+            j.put("staticAccuracyAia", a.staticAia());
+        });
+        if (ending.elapsed() != null) j.put("elapsedSeconds", ending.elapsed().toNanos() / 1e9);
+        if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
+        if (ending.description() != null) j.put("ending", ending.description());
+        try {
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(json.toFile(), j);
+        } catch (IOException e) {
+            throw new IOException("cannot write the summary to " + json + ": " + e.getMessage(), e);
+        }
+    }
 
     /** The selection's accuracy, for a selective build whose blocks ran at least once; empty otherwise. */
     public Optional<Accuracy> accuracy() {

@@ -4,17 +4,15 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.analysis.CacheSimulation;
+import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
 import org.memtrace.cache.CacheGeometry;
 import org.memtrace.cache.CacheHierarchy;
-import org.memtrace.cache.LevelStats;
 import org.memtrace.cache.Policy;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
@@ -79,14 +77,14 @@ final class CacheSimCommand implements Callable<Integer> {
         if (top < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top must not be negative");
         try (OutputFile jsonFile = json == null ? null : OutputFile.create(json)) {
             SymbolicNaming naming = new SymbolicNaming();
-            CacheSimulation sim = new CacheSimulation(caches, naming);
-            Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), sim);
-            long events = TraceInput.replayWhole(trace, input::accept, Progress.onTerminal(err, "cachesim"), err);
-            sim.finish();
-            print(out, sim, events);
+            CacheSimulation sim = new CacheSimulation(caches, naming).writeTo(new CacheSimulation.Output(out,
+                    jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(), policy.name().toLowerCase(Locale.ROOT), seed));
+            Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(sim));
+            long records = TraceInput.replayWhole(trace, stage::accept, Progress.onTerminal(err, "cachesim"), err);
+            List<String> problems = stage.finish(Ending.offline(records, stage.events(), 0, Map.of()));
+            if (!problems.isEmpty()) throw LaunchException.environment(String.join("; ", problems), null);
             if (jsonFile != null) {
                 try {
-                    new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonFile.temporary().toFile(), json(sim, events));
                     jsonFile.commit();
                 } catch (IOException e) {
                     throw LaunchException.environment("cannot write " + json + ": " + LaunchException.reason(e), e);
@@ -112,67 +110,5 @@ final class CacheSimCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-    }
-
-    private void print(PrintWriter out, CacheSimulation sim, long events) {
-        List<LevelStats> levels = sim.levels();
-        out.printf(Locale.ROOT, "memtrace cachesim: %s, policy %s, %,d events, %,d loads and stores, %,d block operations%n",
-                trace, policy.name().toLowerCase(Locale.ROOT), events, sim.accesses(), sim.blockOperations());
-        out.printf(Locale.ROOT, "%-5s %-12s %15s %15s %8s %15s %15s %15s %15s %15s%n", "level", "geometry", "accesses",
-                "misses", "miss%", "loads", "load misses", "stores", "store misses", "writebacks");
-        for (LevelStats l : levels)
-            out.printf(Locale.ROOT, "%-5s %-12s %,15d %,15d %7.3f%% %,15d %,15d %,15d %,15d %,15d%n", l.name(), l.geometry(),
-                    l.accesses(), l.misses(), 100 * l.missRatio(), l.loads(), l.loadMisses(), l.stores(), l.storeMisses(),
-                    l.writebacks());
-        String ll = levels.getLast().name();
-        boolean one = levels.size() == 1;
-        ranking(out, "instructions by L1 misses", sim.topInstructions(top, false), one, ll);
-        if (!one) ranking(out, "instructions by " + ll + " misses", sim.topInstructions(top, true), false, ll);
-        ranking(out, "objects by L1 misses", sim.topObjects(top, false), one, ll);
-        if (!one) ranking(out, "objects by " + ll + " misses", sim.topObjects(top, true), false, ll);
-        out.flush();
-    }
-
-    private static void ranking(PrintWriter out, String title, List<CacheSimulation.Misses> rows, boolean oneLevel, String ll) {
-        if (rows.isEmpty()) return;
-        out.println();
-        out.println("top " + title);
-        if (oneLevel) out.printf(Locale.ROOT, "  %15s  %s%n", "L1 misses", "name");
-        else out.printf(Locale.ROOT, "  %15s %15s  %s%n", "L1 misses", ll + " misses", "name");
-        for (CacheSimulation.Misses m : rows) {
-            if (oneLevel) out.printf(Locale.ROOT, "  %,15d  %s%n", m.firstLevel(), m.name());
-            else out.printf(Locale.ROOT, "  %,15d %,15d  %s%n", m.firstLevel(), m.lastLevel(), m.name());
-        }
-    }
-
-    private Map<String, Object> json(CacheSimulation sim, long events) {
-        Map<String, Object> j = new LinkedHashMap<>();
-        j.put("trace", trace.toString());
-        j.put("policy", policy.name().toLowerCase(Locale.ROOT));
-        j.put("seed", seed);
-        j.put("events", events);
-        j.put("accesses", sim.accesses());
-        j.put("blockOperations", sim.blockOperations());
-        List<Map<String, Object>> levels = new ArrayList<>();
-        for (LevelStats l : sim.levels()) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("name", l.name());
-            m.put("geometry", l.geometry().toString());
-            m.put("accesses", l.accesses());
-            m.put("misses", l.misses());
-            m.put("missRatio", l.missRatio());
-            m.put("loads", l.loads());
-            m.put("loadMisses", l.loadMisses());
-            m.put("stores", l.stores());
-            m.put("storeMisses", l.storeMisses());
-            m.put("writebacks", l.writebacks());
-            levels.add(m);
-        }
-        j.put("levels", levels);
-        j.put("instructionsByFirstLevelMisses", sim.topInstructions(top, false));
-        j.put("instructionsByLastLevelMisses", sim.topInstructions(top, true));
-        j.put("objectsByFirstLevelMisses", sim.topObjects(top, false));
-        j.put("objectsByLastLevelMisses", sim.topObjects(top, true));
-        return j;
     }
 }

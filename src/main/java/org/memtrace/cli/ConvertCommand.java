@@ -7,9 +7,12 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
-import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
 import org.memtrace.export.ExportFormat;
 import org.memtrace.export.Parquet;
@@ -81,13 +84,15 @@ final class ConvertCommand implements Callable<Integer> {
     private void write(Path file, PrintWriter err, Progress progress) throws LaunchException, IOException {
         SymbolicNaming naming = new SymbolicNaming();
         try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
-            AccessAnalysis export = switch (format) {
+            Analysis export = switch (format) {
                 case LACKEY, PINATRACE, DIN -> new SimulatorText(format, stream);
                 case CSV, PARQUET -> new TraceRows(naming, stream);
             };
-            Interpretation input = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), export);
-            TraceInput.replayWhole(trace, input::accept, progress, err);
-            export.finish();
+            Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
+            long records = TraceInput.replayWhole(trace, stage::accept, progress, err);
+            // the exports write to the stream opened here: their failures are the reason, the file is ours to name
+            List<String> problems = stage.finish(Ending.offline(records, stage.events(), 0, Map.of()));
+            if (!problems.isEmpty()) throw new IOException(problems.getFirst());
         }
     }
 }

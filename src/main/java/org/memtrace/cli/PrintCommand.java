@@ -1,17 +1,20 @@
 package org.memtrace.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Writer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.memtrace.analysis.Ending;
+import org.memtrace.analysis.Interpretation;
 import org.memtrace.analysis.Summary;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
-import org.memtrace.trace.AddressMode;
+import org.memtrace.madt.AddressMode;
+import org.memtrace.madt.MadtWriter;
 import org.memtrace.trace.Fanout;
 import org.memtrace.trace.InstructionShapes;
-import org.memtrace.trace.MadtWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -56,22 +59,27 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
         Writer out = RunCommand.openOutput(output);
         SymbolicNaming names = new SymbolicNaming();
         InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : RunCommand.decodedShapes(names.addressSpace());
-        MadtWriter writer = new MadtWriter(out, addresses, names, shapes, problems::add);
-        Summary summary = compiledIn ? Summary.ofProbes() : new Summary(shapes);
-        Fanout consumers = new Fanout(List.of(writer, summary), problems::add, "the trace stops here");
+        Interpretation stage = new Interpretation(names, shapes, List.of(
+                new MadtWriter(out, addresses, names, problems::add),
+                new Summary(compiledIn).printTo(quiet ? null : err)));
+        Fanout consumers = new Fanout(List.of(stage), problems::add, "the trace stops here");
 
         TraceInput.Outcome read;
         try {
             read = TraceInput.replay(file, consumers::accept, Progress.none());
-        } finally {
-            consumers.finish();
+        } catch (LaunchException | RuntimeException e) {
+            try {
+                out.close();
+            } catch (IOException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
         }
+        problems.addAll(stage.finish(Ending.offline(read.events(), stage.events(), read.lost(), read.declinedLoops())));
         problems.addAll(read.problems());
-        summary.declinedLoops(read.declinedLoops());
-        if (!quiet) summary.print(err, read.lost(), null);
         if (read.lost() > 0)
             RunCommand.say(err, read.lost() + (compiledIn ? " records were dropped by the program's runtime" : " events were lost by the agent"));
         problems.forEach(p -> RunCommand.say(err, p));
-        return problems.isEmpty() && !writer.failed() ? 0 : 1;
+        return problems.isEmpty() && stage.complete() ? 0 : 1;
     }
 }

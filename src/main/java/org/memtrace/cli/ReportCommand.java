@@ -1,11 +1,10 @@
 package org.memtrace.cli;
 
-import java.io.IOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
+import org.memtrace.analysis.Ending;
+import org.memtrace.analysis.Interpretation;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.report.Report;
@@ -51,26 +50,16 @@ final class ReportCommand implements Callable<Integer> {
             SymbolicNaming naming = new SymbolicNaming();
             InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN
                     : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
-            Report report = new Report(naming, shapes, compiledIn);
-            TraceInput.Outcome o = TraceInput.replay(trace, report::accept,
+            Report report = new Report(naming, compiledIn).writeTo(file.temporary(), output, top, heatMaps);
+            Interpretation stage = new Interpretation(naming, shapes, List.of(report));
+            TraceInput.Outcome o = TraceInput.replay(trace, stage::accept,
                     Progress.onTerminal(spec.commandLine().getErr(), "report"));
             // a report of a damaged trace would look like the report of a whole run
             if (!o.problems().isEmpty()) throw LaunchException.environment(String.join("; ", o.problems()), null);
             report.fact("trace file", trace.toString());
-            write(report, file, output, o.lost(), top, heatMaps);
+            List<String> problems = stage.finish(Ending.offline(o.events(), stage.events(), o.lost(), o.declinedLoops()));
+            if (!problems.isEmpty()) throw LaunchException.environment(String.join("; ", problems), null);
         }
         return 0;
-    }
-
-    /** Writes the page under the output's temporary name and gives it its name once complete. */
-    static void write(Report report, OutputFile file, Path output, long lost, int top, int heatMaps) throws LaunchException {
-        try {
-            try (Writer w = Files.newBufferedWriter(file.temporary(), StandardCharsets.UTF_8)) {
-                report.write(w, lost, top, heatMaps);
-            }
-            file.commit();
-        } catch (IOException e) {
-            throw LaunchException.environment("cannot write " + output + ": " + LaunchException.reason(e), e);
-        }
     }
 }

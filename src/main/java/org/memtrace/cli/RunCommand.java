@@ -16,7 +16,9 @@ import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
+import org.memtrace.analysis.Interpretation;
 import org.memtrace.analysis.Summary;
 import org.memtrace.report.Report;
 import org.memtrace.event.Event;
@@ -28,11 +30,10 @@ import org.memtrace.launch.Target;
 import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.Tracer;
 import org.memtrace.symbols.AddressSpace;
-import org.memtrace.trace.AddressMode;
+import org.memtrace.madt.AddressMode;
+import org.memtrace.madt.MadtWriter;
 import org.memtrace.trace.DecodedShapes;
-import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.InstructionShapes;
-import org.memtrace.trace.MadtWriter;
 import org.memtrace.x86.ZydisUnavailableException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -106,23 +107,20 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         SymbolicNaming names = new SymbolicNaming();
         // Probes carry their sizes and kinds: a compiled-in run needs no decoder.
         InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : decodedShapes(names.addressSpace());
-        List<EventConsumer> consumers = new ArrayList<>();
-        MadtWriter writer = new MadtWriter(out, addresses, names, instructionShapes, p -> say(err, p));
-        consumers.add(writer);
-        Summary summary = compiledIn ? Summary.ofProbes() : new Summary(instructionShapes);
-        consumers.add(summary);
-        // the report follows the run with a naming of its own: a naming observes each event once
+        // one stage interprets the run once; the analyses only read its names
+        List<Analysis> analyses = new ArrayList<>();
+        analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
+        analyses.add(new Summary(compiledIn).printTo(quiet ? null : err).jsonTo(jsonSummary));
         OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile);
-        Report htmlReport = null;
         if (reportOutput != null) {
-            SymbolicNaming reportNames = new SymbolicNaming();
-            htmlReport = new Report(reportNames, compiledIn ? InstructionShapes.UNKNOWN : decodedShapes(reportNames.addressSpace()), compiledIn);
+            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.temporary(), reportFile, 50, 12);
             htmlReport.fact("command", String.join(" ", command));
-            consumers.add(htmlReport);
+            analyses.add(htmlReport);
         }
+        Interpretation stage = new Interpretation(names, instructionShapes, analyses);
 
-        Tracer tracer = compiledIn ? null : new Tracer(options, consumers, p -> say(err, p));
-        InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, consumers, p -> say(err, p)) : null;
+        Tracer tracer = compiledIn ? null : new Tracer(options, List.of(stage), p -> say(err, p));
+        InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, List.of(stage), p -> say(err, p)) : null;
         CountDownLatch reported = new CountDownLatch(1);
         // On SIGINT/SIGTERM the JVM runs this hook while the run's thread keeps draining the ring: wait until
         // everything recorded is written and reported before letting the JVM go.
@@ -141,15 +139,17 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             try {
                 result = compiledIn ? instrumented.run() : tracer.run();
             } catch (LaunchException e) {
-                writer.finish();
+                closeQuietly(out);
                 if (reportOutput != null) reportOutput.close();
                 // the run was refused after all: a trace file that memtrace created holds nothing, remove it
                 if (created) deleteQuietly(Path.of(output));
                 throw e;
             }
-            boolean reportWritten = writeReport(err, result, htmlReport, reportOutput);
-            int status = report(err, result, summary, writer, compiledIn);
-            return status == 0 && !reportWritten ? 1 : status;
+            try {
+                return report(err, result, stage, compiledIn);
+            } finally {
+                if (reportOutput != null) reportOutput.close();
+            }
         } finally {
             reported.countDown();
             try {
@@ -170,54 +170,30 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
-    private int report(PrintWriter err, RunResult result, Summary summary, MadtWriter writer, boolean compiledIn) {
+    /** The notes on the run, then every analysis's results (the trace closed, the summary, the report). */
+    private int report(PrintWriter err, RunResult result, Interpretation stage, boolean compiledIn) {
         if (!result.attached())
             say(err, compiledIn ? "the program wrote no trace (its runtime, libmemtrace-rt.so, did not start or ignored MEMTRACE_OUT)"
                     : "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)");
         if (result.lost() > 0)
             say(err, result.lost() + (compiledIn ? " records were dropped by the program's runtime"
                     : " events were lost: the agent could not hand them to memtrace"));
-        if (!quiet) summary.print(err, result.lost(), result.elapsed());
-        boolean summaryWritten = writeJsonSummary(err, result, summary);
+        List<String> problems = stage.finish(new Ending(stage.records(), stage.events(), result.lost(), result.elapsed(),
+                result.exitStatus(), result.describe(), Map.of()));
+        problems.forEach(p -> say(err, p));
         if (!quiet || result.killedBySignal()) say(err, result.describe());
-        if (!quiet && !"-".equals(output) && !writer.failed()) say(err, "trace written to " + output + " (" + writer.events() + " events)");
+        boolean traceWhole = stage.complete();
+        if (!quiet && !"-".equals(output) && traceWhole) say(err, "trace written to " + output + " (" + stage.events() + " events)");
         err.flush();
-        boolean incomplete = writer.failed() || result.incomplete() || !summaryWritten;
+        boolean incomplete = !traceWhole || result.incomplete() || !problems.isEmpty();
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
     }
 
-    /** The HTML report, complete or not at all (the partial file is removed). */
-    private boolean writeReport(PrintWriter err, RunResult result, Report htmlReport, OutputFile reportOutput) {
-        if (reportOutput == null) return true;
-        try (reportOutput) {
-            htmlReport.fact("elapsed seconds", result.elapsed().toNanos() / 1e9);
-            htmlReport.fact("ending", result.describe());
-            ReportCommand.write(htmlReport, reportOutput, reportFile, result.lost(), 50, 12);
-            return true;
-        } catch (LaunchException e) {
-            say(err, e.getMessage());
-            return false;
-        }
-    }
-
-    private boolean writeJsonSummary(PrintWriter err, RunResult result, Summary summary) {
-        if (jsonSummary == null) return true;
-        Map<String, Object> json = new LinkedHashMap<>(summary.counts(result.lost()));
-        summary.accuracy().ifPresent(a -> {
-            json.put("accuracyMa", a.ma());
-            json.put("accuracyAia", a.aia());
-            json.put("staticAccuracyMa", a.staticMa());
-            json.put("staticAccuracyAia", a.staticAia());
-        });
-        json.put("elapsedSeconds", result.elapsed().toNanos() / 1e9);
-        json.put("exitStatus", result.exitStatus());
-        json.put("ending", result.describe());
+    private static void closeQuietly(Writer out) {
         try {
-            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(jsonSummary.toFile(), json);
-            return true;
+            out.close();
         } catch (IOException e) {
-            say(err, "cannot write the summary to " + jsonSummary + ": " + e.getMessage());
-            return false;
+            // the run was refused: nothing was written that could be lost
         }
     }
 

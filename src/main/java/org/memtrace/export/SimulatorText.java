@@ -3,10 +3,11 @@ package org.memtrace.export;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.BlockChunks;
 import org.memtrace.event.Event;
-import org.memtrace.trace.TracedAccess;
 
 /**
  * The address-only text formats simulators read (Lackey, pinatrace, din). Block operations become the
@@ -14,14 +15,16 @@ import org.memtrace.trace.TracedAccess;
  * made the system call). A read-modify-write arrives as a load and a store of the same instruction, address
  * and thread in a row: Lackey prints it as one {@code M} line, the others as a read and a write.
  */
-public final class SimulatorText implements AccessAnalysis {
+public final class SimulatorText implements Analysis {
     /** Block operations are cut at this boundary, the line size of today's x86 caches. */
     public static final int CHUNK = 64;
 
     private final ExportFormat format;
     private final AsciiOut out;
     /** Lackey: a load held back until the next access says whether it was the first half of an M. */
-    private TracedAccess pendingLoad;
+    private boolean pending;
+    private long pendingIp, pendingAddress;
+    private int pendingSize, pendingTid;
 
     public SimulatorText(ExportFormat format, OutputStream out) {
         if (format != ExportFormat.LACKEY && format != ExportFormat.PINATRACE && format != ExportFormat.DIN)
@@ -31,24 +34,30 @@ public final class SimulatorText implements AccessAnalysis {
     }
 
     @Override
-    public void access(long sequence, TracedAccess t) {
+    public void access(Access t) {
         try {
             if (format != ExportFormat.LACKEY) {
                 line(t.ip(), t.address(), t.size(), t.store() ? 'S' : 'L');
                 return;
             }
-            if (pendingLoad != null) {
-                TracedAccess load = pendingLoad;
-                pendingLoad = null;
-                if (t.store() && t.ip() == load.ip() && t.address() == load.address() && t.tid() == load.tid()
-                        && t.size() == load.size()) {
+            if (pending) {
+                pending = false;
+                if (t.store() && t.ip() == pendingIp && t.address() == pendingAddress && t.tid() == pendingTid
+                        && t.size() == pendingSize) {
                     line(t.ip(), t.address(), t.size(), 'M');
                     return;
                 }
-                line(load.ip(), load.address(), load.size(), 'L');
+                line(pendingIp, pendingAddress, pendingSize, 'L');
             }
-            if (t.store()) line(t.ip(), t.address(), t.size(), 'S');
-            else pendingLoad = t;
+            if (t.store()) {
+                line(t.ip(), t.address(), t.size(), 'S');
+            } else {
+                pending = true;
+                pendingIp = t.ip();
+                pendingAddress = t.address();
+                pendingSize = t.size();
+                pendingTid = t.tid();
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -71,10 +80,9 @@ public final class SimulatorText implements AccessAnalysis {
     }
 
     private void flushPending() throws IOException {
-        if (pendingLoad == null) return;
-        TracedAccess load = pendingLoad;
-        pendingLoad = null;
-        line(load.ip(), load.address(), load.size(), 'L');
+        if (!pending) return;
+        pending = false;
+        line(pendingIp, pendingAddress, pendingSize, 'L');
     }
 
     /** {@code kind} is L, S or M. */
@@ -88,7 +96,7 @@ public final class SimulatorText implements AccessAnalysis {
     }
 
     @Override
-    public void finish() throws IOException {
+    public void finish(Ending ending) throws IOException {
         flushPending();
         if (format == ExportFormat.PINATRACE) out.put("#eof\n");
         out.close();

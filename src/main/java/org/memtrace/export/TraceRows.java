@@ -5,18 +5,19 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.DataName;
 import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
-import org.memtrace.trace.TracedAccess;
 
 /**
  * The trace as CSV, one row per access: a load or store is one row, a block fetch or store one row for its
  * whole range, a block copy two rows with the same sequence number (the source read, then the destination
  * written; {@code store} tells them apart). Names are those of the MadT symbolic line at that event.
  */
-public final class TraceRows implements AccessAnalysis {
+public final class TraceRows implements Analysis {
 
     /** A column and the SQL type the Parquet file gives it. */
     public record Column(String name, String sqlType) {}
@@ -42,6 +43,13 @@ public final class TraceRows implements AccessAnalysis {
     private final byte[][] codeName = new byte[CACHE][];
     /** Starts at 1: the arrays' zeros are stale. */
     private int generation = 1;
+    /**
+     * The last heap block named, as a span of addresses with the same region and symbol: a walk over an array
+     * is named once, not once per address ({@code spanEnd} 0 when none). An address in [spanStart, spanEnd)
+     * is at offset address - spanBase of the span's object.
+     */
+    private long spanStart, spanEnd, spanBase;
+    private byte[] spanFields;
 
     private final Naming naming;
     private final AsciiOut out;
@@ -54,8 +62,8 @@ public final class TraceRows implements AccessAnalysis {
     }
 
     @Override
-    public void access(long sequence, TracedAccess t) {
-        row(sequence, t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.tid());
+    public void access(Access t) {
+        row(t.sequence(), t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.tid());
     }
 
     @Override
@@ -73,18 +81,10 @@ public final class TraceRows implements AccessAnalysis {
     @Override
     public void namesChanged() {
         generation++;
+        spanEnd = 0;
     }
 
     private void row(long sequence, char kind, boolean write, long address, long size, long ip, int tid) {
-        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
-        if (dataGeneration[slot] != generation || dataAddress[slot] != address) {
-            dataGeneration[slot] = generation;
-            dataAddress[slot] = address;
-            DataName name = DataName.of(naming.object(address));
-            String fields = field(naming.region(address)) + ","
-                    + (name.symbol() == null ? "," : field(name.symbol()) + "," + Long.toUnsignedString(name.offset()));
-            dataFields[slot] = fields.getBytes(StandardCharsets.UTF_8);
-        }
         int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
         if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
             codeGeneration[codeSlot] = generation;
@@ -94,10 +94,32 @@ public final class TraceRows implements AccessAnalysis {
         try {
             out.unsignedDec(sequence).put(',').put(kind).put(',').put(write ? "true" : "false").put(',')
                     .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',')
-                    .put(codeName[codeSlot]).put(',').dec(tid).put(',').put(dataFields[slot]).put('\n');
+                    .put(codeName[codeSlot]).put(',').dec(tid).put(',');
+            if (address >= spanStart && address < spanEnd) out.put(spanFields).unsignedDec(address - spanBase);
+            else out.put(dataFields(address));
+            out.put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The region, symbol and offset fields of an address; a heap block's also start a span. */
+    private byte[] dataFields(long address) {
+        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
+        if (dataGeneration[slot] == generation && dataAddress[slot] == address) return dataFields[slot];
+        DataName name = DataName.of(naming.object(address));
+        String prefix = field(naming.region(address)) + "," + (name.symbol() == null ? "," : field(name.symbol()) + ",");
+        String fields = name.symbol() == null ? prefix : prefix + Long.toUnsignedString(name.offset());
+        long until = name.symbol() == null ? address + 1 : naming.sameObjectUntil(address);
+        if (until > address + 1) {
+            spanStart = address;
+            spanEnd = until;
+            spanBase = address - name.offset();
+            spanFields = prefix.getBytes(StandardCharsets.UTF_8);
+        }
+        dataGeneration[slot] = generation;
+        dataAddress[slot] = address;
+        return dataFields[slot] = fields.getBytes(StandardCharsets.UTF_8);
     }
 
     /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
@@ -110,7 +132,7 @@ public final class TraceRows implements AccessAnalysis {
     }
 
     @Override
-    public void finish() throws IOException {
+    public void finish(Ending ending) throws IOException {
         out.close();
     }
 }

@@ -54,6 +54,12 @@ public final class HeapTracker {
         return s == null ? null : s.value();
     }
 
+    /** The end of the piece of a block covering {@code address} (a newer block may cover the rest); 0 when none. */
+    public long pieceEnd(long address) {
+        Intervals.Span<Block> s = pieces.get(address);
+        return s == null ? 0 : s.end();
+    }
+
     /** Successful allocating calls so far: the number the last forged name carries. */
     public long allocations() {
         return counter;

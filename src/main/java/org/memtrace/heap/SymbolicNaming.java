@@ -84,6 +84,23 @@ public final class SymbolicNaming implements Naming {
         return "0x" + Long.toHexString(address);
     }
 
+    /**
+     * Inside a heap block, up to the end of the block's piece (and of the region, for a mapped block, whose
+     * region is the mapping's); elsewhere unknown: a global or a region's name can change at any symbol.
+     */
+    @Override
+    public long sameObjectUntil(long address) {
+        Block b = blockAt(address);
+        if (b == null) return address + 1;
+        long end = heap.pieceEnd(address);
+        if (b.kind().isMapping()) {
+            AddressSpace.Region r = space.region(address);
+            if (r == null) return address + 1;
+            end = Math.min(end, r.end());
+        }
+        return end;
+    }
+
     private Block blockAt(long address) {
         if (lookupValid && address == lookedUp) return lookedUpBlock;
         lookedUpBlock = heap.blockAt(address);

@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.io.Writer;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,23 +14,26 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.memtrace.analysis.Interpretation;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Allocation;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
-import org.memtrace.trace.EventConsumer;
-import org.memtrace.trace.InstructionShapes;
 import org.memtrace.trace.Naming;
 
 /**
- * {@code memtrace report}: follows a trace (live or saved) with its own interpretation, summary and
- * {@link ReportAnalysis}, keeps the regions and the run's facts, and at the end writes one self-contained
- * HTML page: the data as one inline JSON blob that a small inline script draws (docs/report.md).
+ * {@code memtrace report}: follows the interpreted trace (live or saved) with a summary and a
+ * {@link ReportAnalysis} of its own, keeps the regions and the run's facts, and at the end writes one
+ * self-contained HTML page: the data as one inline JSON blob that a small inline script draws
+ * (docs/report.md).
  */
-public final class Report implements EventConsumer {
+public final class Report implements Analysis {
     private final Naming naming;
     private final Summary summary;
     private final ReportAnalysis analysis;
-    private final Interpretation interpretation;
+    private Path partial, page;
+    private int top, heatMaps;
     /** Regions by start address, latest description wins; see {@link #regions}. */
     private final TreeMap<Long, Region> regions = new TreeMap<>();
     private final Map<String, Object> facts = new LinkedHashMap<>();
@@ -36,20 +42,68 @@ public final class Report implements EventConsumer {
 
     private record Region(long start, long end, String name, boolean traced) {}
 
-    /** {@code naming} must be this report's own: the report updates it with every event. */
-    public Report(Naming naming, InstructionShapes shapes, boolean compiledIn) {
+    /** {@code naming}: the stage's, read only (the stage keeps it current). */
+    public Report(Naming naming, boolean compiledIn) {
         this.naming = naming;
         this.compiledIn = compiledIn;
-        this.summary = compiledIn ? Summary.ofProbes() : new Summary(shapes);
+        this.summary = new Summary(compiledIn);
         this.analysis = new ReportAnalysis(naming);
-        this.interpretation = new Interpretation(naming, shapes, analysis);
         facts.put("trace", compiledIn ? "compiled-in probes (memtrace cc)" : "page faults (memtrace run)");
     }
 
+    /**
+     * Have {@link #finish} write the page to {@code partial} and, once complete, rename it to {@code page}
+     * (so that no page that looks finished is left behind by a failure).
+     */
+    public Report writeTo(Path partial, Path page, int top, int heatMaps) {
+        this.partial = partial;
+        this.page = page;
+        this.top = top;
+        this.heatMaps = heatMaps;
+        return this;
+    }
+
     @Override
-    public void accept(Event event) {
-        summary.accept(event);
-        interpretation.accept(event);
+    public void access(Access access) {
+        summary.access(access);
+        analysis.access(access);
+    }
+
+    @Override
+    public void block(long sequence, Event.Block block) {
+        analysis.block(sequence, block);
+    }
+
+    @Override
+    public void allocation(Allocation allocation) {
+        analysis.allocation(allocation);
+    }
+
+    @Override
+    public void namesChanged() {
+        analysis.namesChanged();
+    }
+
+    @Override
+    public void finish(Ending ending) throws IOException {
+        if (ending.elapsed() != null) fact("elapsed seconds", ending.elapsed().toNanos() / 1e9);
+        if (ending.description() != null) fact("ending", ending.description());
+        if (page == null) return;
+        try {
+            try (Writer w = Files.newBufferedWriter(partial, StandardCharsets.UTF_8)) {
+                write(w, ending.events(), ending.lost(), top, heatMaps);
+            }
+            Files.move(partial, page, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            String reason = e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage();
+            throw new IOException("cannot write " + page + ": " + reason, e);
+        }
+    }
+
+    @Override
+    public void event(Event event) {
+        summary.event(event);
+        if (event instanceof Event.Access || event instanceof Event.Probe) return;
         switch (event) {
             case Event.Hello h -> facts.putIfAbsent("pid", h.pid());
             case Event.Module m when !m.path().isEmpty() -> facts.putIfAbsent("program", m.path());
@@ -74,11 +128,11 @@ public final class Report implements EventConsumer {
         facts.put(name, value);
     }
 
-    /** Writes the page; {@code lost}: events the recorder dropped, {@code top}: rows per table. */
-    public void write(Writer out, long lost, int top, int heatMaps) throws IOException {
+    /** Writes the page; {@code events}: numbered events, {@code lost}: events the recorder dropped, {@code top}: rows per table. */
+    void write(Writer out, long events, long lost, int top, int heatMaps) throws IOException {
         Map<String, Object> data = new LinkedHashMap<>();
         facts.put("threads", summary.threads());
-        facts.put("events", interpretation.events());
+        facts.put("events", events);
         data.put("facts", facts);
         data.put("summary", summary.counts(lost));
         data.put("regions", regions());

@@ -8,12 +8,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.TreeMap;
-import org.memtrace.analysis.AccessAnalysis;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Allocation;
+import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.BlockChunks;
 import org.memtrace.analysis.DataName;
 import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
-import org.memtrace.trace.TracedAccess;
 
 /**
  * What {@code memtrace report} shows, aggregated while the trace streams by: counts per page, per
@@ -22,7 +23,7 @@ import org.memtrace.trace.TracedAccess;
  * the program's footprint (pages, instructions, live blocks), not by the trace's length: released blocks
  * that a later allocation replaced survive only when they are among the {@link #RETIRED_KEPT} most accessed.
  */
-public final class ReportAnalysis implements AccessAnalysis {
+public final class ReportAnalysis implements Analysis {
     static final int FREED_ROWS = 1000;
     static final int RETIRED_KEPT = 1000;
     /** Grids are given out on an object's first access while fewer than this many exist (12 KiB each). */
@@ -89,8 +90,9 @@ public final class ReportAnalysis implements AccessAnalysis {
     }
 
     @Override
-    public void access(long sequence, TracedAccess t) {
+    public void access(Access t) {
         accesses++;
+        long sequence = t.sequence();
         long address = t.address();
         boolean store = t.store();
         pages.add(address >>> PAGE_SHIFT, 1, store);
@@ -112,7 +114,7 @@ public final class ReportAnalysis implements AccessAnalysis {
         if (o.grid != null) o.grid.add(sequence, offset, store);
     }
 
-    private void freed(long sequence, TracedAccess t, Obj o, long offset) {
+    private void freed(long sequence, Access t, Obj o, long offset) {
         if (freedAccessCount++ < FREED_ROWS)
             freedAccesses.add(new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite));
     }
@@ -164,8 +166,11 @@ public final class ReportAnalysis implements AccessAnalysis {
     }
 
     @Override
-    public void allocation(long sequence, Event.Alloc a, String block) {
+    public void allocation(Allocation allocation) {
         last = null;
+        long sequence = allocation.sequence();
+        Event.Alloc a = allocation.event();
+        String block = allocation.block();
         String site = naming.code(a.caller());
         switch (a.function()) {
             case FREE -> release(a.arg(0), a.arg(0) + 1, sequence, site);

@@ -1,21 +1,30 @@
 package org.memtrace.trace;
 
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.memtrace.event.Event;
 
 /**
- * Turns page faults (and compiled-in probe records) into the loads and stores of the trace. One fault is not always one access: a
+ * Turns page faults into the loads and stores of the trace. One fault is not always one access: a
  * read-modify-write instruction is a load and a store, and an access straddling a page boundary faults
- * once per page. Writers and the summary each use their own instance so they count the same lines.
+ * once per page. Called for every fault, so it allocates nothing per fault: the last fault of each thread
+ * is kept in a mutable slot, the current thread's slot at hand.
  */
 public final class AccessInterpreter {
+    /** {@link #interpret} results. */
+    public static final int NONE = 0, ONE = 1, LOAD_AND_STORE = 2;
+
     private final InstructionShapes shapes;
     private final Map<Integer, Fault> lastFault = new HashMap<>();
+    private int currentTid;
+    private Fault current;
     private long pageSize = 4096;
+    private int size;
 
-    private record Fault(long ip, long address, InstructionShapes.Shape shape) {}
+    private static final class Fault {
+        long ip, address;
+        boolean valid;
+    }
 
     public AccessInterpreter(InstructionShapes shapes) { this.shapes = shapes; }
 
@@ -24,32 +33,31 @@ public final class AccessInterpreter {
         if (event instanceof Event.Hello h && h.pageSize() > 0) pageSize = h.pageSize();
     }
 
-    /** The trace accesses one fault stands for: none, one, or a load and a store. */
-    public List<TracedAccess> interpret(Event.Access a) {
+    /**
+     * How many trace accesses one fault stands for: {@link #NONE} (it continues the access already
+     * reported), {@link #ONE} (of the kind the CPU reported) or {@link #LOAD_AND_STORE}; {@link #size} is
+     * the operand's size.
+     */
+    public int interpret(Event.Access a) {
         InstructionShapes.Shape shape = shapes.shapeOf(a.ip());
-        Fault prev = lastFault.put(a.tid(), new Fault(a.ip(), a.address(), shape));
-        if (a.sameStep() && prev != null && prev.ip() == a.ip() && shape.known() && continues(prev, a, shape))
-            return List.of();
-        int size = shape.size();
-        if (shape.readModifyWrite())
-            return List.of(new TracedAccess(a.tid(), a.ip(), a.address(), size, false),
-                    new TracedAccess(a.tid(), a.ip(), a.address(), size, true));
-        return List.of(new TracedAccess(a.tid(), a.ip(), a.address(), size, a.write()));
+        Fault prev = faultOf(a.tid());
+        boolean continues = a.sameStep() && prev.valid && prev.ip == a.ip() && shape.known() && continues(prev, a, shape);
+        prev.ip = a.ip();
+        prev.address = a.address();
+        prev.valid = true;
+        if (continues) return NONE;
+        size = shape.size();
+        return shape.readModifyWrite() ? LOAD_AND_STORE : ONE;
     }
 
-    /**
-     * The trace accesses one probe record stands for: a modify is a load then a store, as for faults. In a
-     * selective build (ma/aia site mode) each line carries the site's weight.
-     */
-    public List<TracedAccess> interpret(Event.Probe p) {
-        Event.ProbeSite site = p.site();
-        int weight = site.mode() == Event.SelectionMode.LOG ? TracedAccess.UNWEIGHTED : site.weight();
-        return switch (site.kind()) {
-            case LOAD -> List.of(new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), false, weight));
-            case STORE -> List.of(new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), true, weight));
-            case MODIFY -> List.of(new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), false, weight),
-                    new TracedAccess(p.tid(), site.ip(), p.address(), site.size(), true, weight));
-        };
+    /** The operand size of the fault {@link #interpret} was last called with (0 when unknown). */
+    public int size() { return size; }
+
+    private Fault faultOf(int tid) {
+        if (current != null && tid == currentTid) return current;
+        currentTid = tid;
+        current = lastFault.computeIfAbsent(tid, t -> new Fault());
+        return current;
     }
 
     /**
@@ -57,8 +65,8 @@ public final class AccessInterpreter {
      * the second page of a straddling access, or the write fault of a read-modify-write at the same address.
      */
     private boolean continues(Fault prev, Event.Access a, InstructionShapes.Shape shape) {
-        long boundary = (prev.address() & -pageSize) + pageSize;
-        if (a.address() == boundary && prev.address() + shape.size() > boundary) return true;
-        return shape.readModifyWrite() && a.address() == prev.address();
+        long boundary = (prev.address & -pageSize) + pageSize;
+        if (a.address() == boundary && prev.address + shape.size() > boundary) return true;
+        return shape.readModifyWrite() && a.address() == prev.address;
     }
 }

@@ -8,10 +8,15 @@ import org.memtrace.x86.MemoryAccess;
 
 /**
  * Instruction shapes from the x86 decoder. Code bytes come from the ELF files of the address space the
- * naming keeps up to date, so the stream is read once; each instruction is decoded once and cached.
+ * naming keeps up to date, so the stream is read once; each instruction is decoded once and cached, and
+ * its shape kept in a direct-mapped table in front of the decoder's cache: asked for every fault, a shape
+ * is one array probe and no allocation.
  */
 public final class DecodedShapes implements InstructionShapes {
+    private static final int SLOTS = 1 << 12;
     private final InstructionCache cache;
+    private final long[] ips = new long[SLOTS];
+    private final Shape[] shapes = new Shape[SLOTS];
 
     public DecodedShapes(AddressSpace space) {
         this.cache = new InstructionCache(new Decoder(), (address, into) -> {
@@ -25,6 +30,16 @@ public final class DecodedShapes implements InstructionShapes {
     /** The first explicit access of the instruction: the data operand the fault was about, not a stack slot. */
     @Override
     public Shape shapeOf(long ip) {
+        int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 52);
+        Shape s = shapes[slot];
+        if (s != null && ips[slot] == ip) return s;
+        s = decode(ip);
+        ips[slot] = ip;
+        shapes[slot] = s;
+        return s;
+    }
+
+    private Shape decode(long ip) {
         for (MemoryAccess a : cache.accessesAt(ip))
             if (!a.implicitStack()) return new Shape(a.sizeBytes(), a.isReadModifyWrite());
         return Shape.UNKNOWN;

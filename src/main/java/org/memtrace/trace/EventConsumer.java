@@ -3,7 +3,8 @@ package org.memtrace.trace;
 import org.memtrace.event.Event;
 
 /**
- * Anything that follows a run: trace writers, the summary, later analyses. The tracer hands every event
+ * What follows a run: the interpretation stage ({@code analysis.Interpretation}), which feeds the writers
+ * and analyses, or a test's collector. The tracer hands every event
  * to {@link #accept} in stream order from one thread, then calls {@link #finish} once, so a consumer never
  * deals with the target process or the ring.
  */

@@ -4,8 +4,9 @@ import org.memtrace.event.Event;
 
 /**
  * How a trace writer turns numbers into the names of a MadT symbolic line. An implementation follows the
- * stream: it sees every event, in order, through {@link #observe} before the writer formats that event, so
- * a name always reflects the program's state at that point (a freed block is named {@code <freed:…>} from
+ * stream: the interpretation stage hands it, in order, every event that can change a name (all but faults,
+ * probe records and block operations) through {@link #observe} before any analysis sees that event, so a
+ * name always reflects the program's state at that point (a freed block is named {@code <freed:…>} from
  * the free on).
  */
 public interface Naming {
@@ -29,6 +30,16 @@ public interface Naming {
      */
     default String object(long address) {
         return data(address);
+    }
+
+    /**
+     * Where the run of addresses that {@link #object} and {@link #region} name like {@code address} ends at
+     * the latest (exclusive): within [address, end) both names keep their object and region and only the
+     * offset grows. Lets an analysis name a walk over an array once. {@code address + 1} when unknown, the
+     * default.
+     */
+    default long sameObjectUntil(long address) {
+        return address + 1;
     }
 
     /** A code address as {@code function+offset}, or the module-relative form when no symbol covers it. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.memtrace.cache.CacheGeometry;
 import org.memtrace.cache.CacheHierarchy;
@@ -63,9 +64,9 @@ class InterpretationTest {
         OneBlock naming = new OneBlock();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         TraceRows rows = new TraceRows(naming, bytes);
-        Interpretation in = new Interpretation(naming, InstructionShapes.UNKNOWN, rows);
+        Interpretation in = new Interpretation(naming, InstructionShapes.UNKNOWN, List.of(rows));
         EVENTS.forEach(in::accept);
-        rows.finish();
+        assertThat(in.finish(Ending.offline(EVENTS.size(), in.events(), 0, Map.of()))).isEmpty();
         // free(NULL) prints no line, so it takes no number; the same address is named again after the free
         assertThat(bytes.toString(StandardCharsets.UTF_8).lines().skip(1).toList()).containsExactly(
                 "1,L,false,1342177288,0,4198416,main+16,9,[heap],<malloc0001@main+4>,8",
@@ -82,9 +83,9 @@ class InterpretationTest {
         // one line of cache: an access misses unless the access before it was to the same line, so after the
         // free BLOCK+8 hits (its line is still cached) and BLOCK+200 misses, charged to the released name
         CacheSimulation sim = new CacheSimulation(new CacheHierarchy(List.of(new CacheGeometry(64, 1, 64)), Policy.LRU, 1), naming);
-        Interpretation in = new Interpretation(naming, InstructionShapes.UNKNOWN, sim);
+        Interpretation in = new Interpretation(naming, InstructionShapes.UNKNOWN, List.of(sim));
         EVENTS.forEach(in::accept);
-        sim.finish();
+        assertThat(in.finish(Ending.offline(EVENTS.size(), in.events(), 0, Map.of()))).isEmpty();
         assertThat(sim.topObjects(10, false)).containsExactly(
                 new CacheSimulation.Misses("<freed:0001@main+4>", 1, 1),
                 new CacheSimulation.Misses("<malloc0001@main+4>", 1, 1),

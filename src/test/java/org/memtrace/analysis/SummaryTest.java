@@ -6,30 +6,38 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import java.util.List;
 import org.memtrace.event.Event;
+import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.trace.InstructionShapes;
 
 class SummaryTest {
+    /** The summary counts what the interpretation stage hands it, as in every command. */
+    static Interpretation stage(Summary s, InstructionShapes shapes) {
+        return new Interpretation(new SymbolicNaming(), shapes, List.of(s));
+    }
+
     @Test
     void countsWhatTheTracePrints() {
         InstructionShapes shapes = ip -> ip == 0x10 ? new InstructionShapes.Shape(4, true) : new InstructionShapes.Shape(8, false);
-        var s = new Summary(shapes);
+        var s = new Summary(false);
+        var in = stage(s, shapes);
         long[] none = new long[6];
-        s.accept(new Event.Hello(1, 1, 4096, 0, 0, 15));
-        s.accept(new Event.Mapping(1, 0x404000, 0x405000, 0, 3, true, "/p"));
-        s.accept(new Event.Mapping(1, 0x400000, 0x401000, 0, 5, false, "/p"));
-        s.accept(new Event.Range(1, true, 0x500000, 0x520000, Event.RegionKind.HEAP, 3));
-        s.accept(new Event.Access(1, 0x10, 0x404000, true, false));           // RMW: load + store
-        s.accept(new Event.Access(1, 0x20, 0x404ffc, false, false));          // straddle ...
-        s.accept(new Event.Access(1, 0x20, 0x405000, false, true));           // ... second half not counted
-        s.accept(new Event.Access(2, 0x30, 0x500000, true, false));
-        s.accept(new Event.Block(1, Event.BlockOp.COPY, false, 0, 1, 2, 3, 1));
-        s.accept(new Event.Block(1, Event.BlockOp.STORE, true, 0, 1, 0, 3, 0));
-        s.accept(new Event.Block(1, Event.BlockOp.FETCH, true, 0, 0, 2, 3, 1));
-        s.accept(new Event.Alloc(1, Event.AllocFunction.MALLOC, 0, 0x500000, 32, none));
-        s.accept(new Event.Alloc(1, Event.AllocFunction.FREE, 0, 0, 0, new long[] {0x500000, 0, 0, 0, 0, 0}));
-        s.accept(new Event.Alloc(1, Event.AllocFunction.FREE, 0, 0, 0, none));
-        s.accept(new Event.Stats(1, 4, 4, 1, 7, 0));
+        in.accept(new Event.Hello(1, 1, 4096, 0, 0, 15));
+        in.accept(new Event.Mapping(1, 0x404000, 0x405000, 0, 3, true, "/p"));
+        in.accept(new Event.Mapping(1, 0x400000, 0x401000, 0, 5, false, "/p"));
+        in.accept(new Event.Range(1, true, 0x500000, 0x520000, Event.RegionKind.HEAP, 3));
+        in.accept(new Event.Access(1, 0x10, 0x404000, true, false));           // RMW: load + store
+        in.accept(new Event.Access(1, 0x20, 0x404ffc, false, false));          // straddle ...
+        in.accept(new Event.Access(1, 0x20, 0x405000, false, true));           // ... second half not counted
+        in.accept(new Event.Access(2, 0x30, 0x500000, true, false));
+        in.accept(new Event.Block(1, Event.BlockOp.COPY, false, 0, 1, 2, 3, 1));
+        in.accept(new Event.Block(1, Event.BlockOp.STORE, true, 0, 1, 0, 3, 0));
+        in.accept(new Event.Block(1, Event.BlockOp.FETCH, true, 0, 0, 2, 3, 1));
+        in.accept(new Event.Alloc(1, Event.AllocFunction.MALLOC, 0, 0x500000, 32, none));
+        in.accept(new Event.Alloc(1, Event.AllocFunction.FREE, 0, 0, 0, new long[] {0x500000, 0, 0, 0, 0, 0}));
+        in.accept(new Event.Alloc(1, Event.AllocFunction.FREE, 0, 0, 0, none));
+        in.accept(new Event.Stats(1, 4, 4, 1, 7, 0));
         assertThat(s.loads()).isEqualTo(2);
         assertThat(s.stores()).isEqualTo(2);
         assertThat(s.faults()).isEqualTo(4);
@@ -50,11 +58,12 @@ class SummaryTest {
 
     @Test
     void aCompiledInTraceCountsProbesAndAFullBuildHasNoAccuracy() {
-        var s = Summary.ofProbes();
-        s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.MODIFY, 0x02, 1, 1, 2, 2, 2)));
-        s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.STORE, 0x00, 1, 1, 0, 0, 0)));
-        s.accept(new Event.Block(1, Event.BlockOp.STORE, false, 0x401000, 0x404000, 0, 32, Event.BlockFunction.REP_STOS.code));
-        s.accept(new Event.Block(1, Event.BlockOp.COPY, false, 0x401000, 0x404000, 0x405000, 32, Event.BlockFunction.MEMCPY.code));
+        var s = new Summary(true);
+        var in = stage(s, InstructionShapes.UNKNOWN);
+        in.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.MODIFY, 0x02, 1, 1, 2, 2, 2)));
+        in.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.STORE, 0x00, 1, 1, 0, 0, 0)));
+        in.accept(new Event.Block(1, Event.BlockOp.STORE, false, 0x401000, 0x404000, 0, 32, Event.BlockFunction.REP_STOS.code));
+        in.accept(new Event.Block(1, Event.BlockOp.COPY, false, 0x401000, 0x404000, 0x405000, 32, Event.BlockFunction.MEMCPY.code));
         assertThat(s.loads()).isEqualTo(1);
         assertThat(s.stores()).isEqualTo(2);
         assertThat(s.probes()).isEqualTo(3);
@@ -67,13 +76,14 @@ class SummaryTest {
 
     @Test
     void aSelectiveBuildsAccuracyWeighsEachBlockByItsExecutions() {
-        var s = Summary.ofProbes();
+        var s = new Summary(true);
+        var in = stage(s, InstructionShapes.UNKNOWN);
         // Block X (refs 4, ma 2, aia 3) runs 3 times, block Y (refs 2, ma 2, aia 2) once: MA 8/14, AIA 11/14.
         for (int i = 0; i < 3; i++) {
-            s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x06, 2, 3, 4, 2, 3)));
-            s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x04, 1, 1, 0, 0, 0)));
+            in.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x06, 2, 3, 4, 2, 3)));
+            in.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x04, 1, 1, 0, 0, 0)));
         }
-        s.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x06, 1, 1, 2, 2, 2)));
+        in.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x06, 1, 1, 2, 2, 2)));
         var a = s.accuracy().orElseThrow();
         assertThat(a.blockExecutions()).isEqualTo(4);
         assertThat(a.ma()).isCloseTo(8.0 / 14, within(1e-12));

@@ -7,10 +7,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Ending;
 import org.memtrace.event.Event;
-import org.memtrace.trace.TracedAccess;
 
 class SimulatorTextTest {
+    private record TracedAccess(int tid, long ip, long address, int size, boolean store) {}
+
     private static final List<TracedAccess> ACCESSES = List.of(
             new TracedAccess(7, 0x401000, 0x404040, 4, false),   // a load
             new TracedAccess(7, 0x401010, 0x404080, 8, false),   // a read-modify-write: load then store
@@ -23,9 +26,9 @@ class SimulatorTextTest {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         SimulatorText text = new SimulatorText(format, bytes);
         long seq = 0;
-        for (TracedAccess a : ACCESSES) text.access(seq++, a);
+        for (TracedAccess a : ACCESSES) text.access(Access.of(null, seq++, a.tid(), a.ip(), a.address(), a.size(), a.store()));
         text.block(seq, new Event.Block(7, Event.BlockOp.COPY, false, 0x401040, 0x405000, 0x406010, 16, 1));
-        text.finish();
+        text.finish(Ending.offline(0, seq + 1, 0, java.util.Map.of()));
         return bytes.toString(StandardCharsets.US_ASCII);
     }
 

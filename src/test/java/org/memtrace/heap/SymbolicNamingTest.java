@@ -67,6 +67,22 @@ class SymbolicNamingTest {
     }
 
     @Test
+    void aHeapBlockKeepsItsNameUpToTheEndOfItsPieceAndNothingElseClaimsARun() {
+        SymbolicNaming naming = naming();
+        long site = run.address("findDisparity") + 45;
+        long p = heapStart + 0x2a0;
+        naming.observe(alloc(AllocFunction.MALLOC, site, p, 536, 528));
+        assertThat(naming.sameObjectUntil(p + 100)).isEqualTo(p + 536);
+        // a later block over the second half cuts the first block's run where it starts
+        naming.observe(alloc(AllocFunction.FREE, site, 0, 0, p));
+        naming.observe(alloc(AllocFunction.MALLOC, site, p + 256, 64, 64));
+        assertThat(naming.sameObjectUntil(p + 100)).isEqualTo(p + 256);
+        assertThat(naming.object(p + 255)).isEqualTo("<freed:0001@findDisparity+45>+255");
+        // globals are not claimed: another symbol may start at the next byte
+        assertThat(naming.sameObjectUntil(run.address("table"))).isEqualTo(run.address("table") + 1);
+    }
+
+    @Test
     void heapBlocksAreNamedByAllocationAndAUseAfterFreeShowsFreed() {
         SymbolicNaming naming = naming();
         long site = run.address("findDisparity") + 45;

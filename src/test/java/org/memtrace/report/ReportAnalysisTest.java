@@ -6,7 +6,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
-import org.memtrace.trace.TracedAccess;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Allocation;
 
 class ReportAnalysisTest {
     /** Names one global, {@code table} at 0x5000 (64 bytes), and call sites as {@code main+N}. */
@@ -39,12 +40,16 @@ class ReportAnalysisTest {
     }
 
     private void access(long address, boolean store) {
-        report.access(seq++, new TracedAccess(1, 0x400100, address, 4, store));
+        report.access(Access.of(naming, seq++, 1, 0x400100, address, 4, store));
+    }
+
+    private void allocation(Event.Alloc a, String block) {
+        report.allocation(new Allocation(seq++, a, block, null));
     }
 
     @Test
     void heapBlocksCountTheirAccessesAndTheirSiteTheBytes() {
-        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 24, 20), "<malloc0001@main+16>");
+        allocation(alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 24, 20), "<malloc0001@main+16>");
         for (int i = 0; i < 5; i++) access(0x10000 + 4 * i, false);
         access(0x10004, true);
         access(0x10018, false); // just past the usable bytes: not the block's
@@ -58,15 +63,15 @@ class ReportAnalysisTest {
 
     @Test
     void accessesAfterFreeAreListedWithBothSites() {
-        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 64, 64), "<malloc0001@main+16>");
+        allocation(alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 64, 64), "<malloc0001@main+16>");
         access(0x10000, true);
-        report.allocation(seq++, alloc(Event.AllocFunction.FREE, 0x400020, 0, 0, 0x10000), "<freed:0001@main+16>");
+        allocation(alloc(Event.AllocFunction.FREE, 0x400020, 0, 0, 0x10000), "<freed:0001@main+16>");
         access(0x1000c, false);
         assertThat(report.freedAccessCount()).isEqualTo(1);
         ReportAnalysis.FreedAccess f = report.freedAccesses().getFirst();
         assertThat(f).isEqualTo(new ReportAnalysis.FreedAccess(3, false, 0x400100, "<freed:0001@main+16>", 12, "main+16", "main+32"));
         // a new block over the freed one retires it; both stay in the table, the new one takes the accesses
-        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400030, 0x10000, 32, 32), "<malloc0002@main+48>");
+        allocation(alloc(Event.AllocFunction.MALLOC, 0x400030, 0x10000, 32, 32), "<malloc0002@main+48>");
         access(0x10000, false);
         assertThat(report.freedAccessCount()).isEqualTo(1);
         assertThat(report.hottestObjects(10)).extracting(o -> o.name + "=" + o.accesses())
@@ -87,8 +92,8 @@ class ReportAnalysisTest {
 
     @Test
     void reallocReleasesTheOldBlockAndSiteLiveBytesFollow() {
-        report.allocation(seq++, alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 40, 40), "<malloc0001@main+16>");
-        report.allocation(seq++, alloc(Event.AllocFunction.REALLOC, 0x400010, 0x20000, 400, 0x10000, 400), "<realloc0002@main+16>");
+        allocation(alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 40, 40), "<malloc0001@main+16>");
+        allocation(alloc(Event.AllocFunction.REALLOC, 0x400010, 0x20000, 400, 0x10000, 400), "<realloc0002@main+16>");
         access(0x10000, false);
         ReportAnalysis.Site site = report.sites(1).getFirst();
         assertThat(List.of(site.blocks, site.bytes, site.live, site.maxLive)).containsExactly(2L, 440L, 400L, 400L);

@@ -1,4 +1,4 @@
-package org.memtrace.trace;
+package org.memtrace.madt;
 
 /** Which lines the MadT writer prints per event (--addresses). */
 public enum AddressMode {

@@ -1,4 +1,4 @@
-package org.memtrace.trace;
+package org.memtrace.madt;
 
 import static org.assertj.core.api.Assertions.*;
 
@@ -10,8 +10,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.memtrace.analysis.Ending;
+import org.memtrace.analysis.Interpretation;
 import org.memtrace.event.Event;
 import org.memtrace.event.Event.AllocFunction;
+import org.memtrace.trace.InstructionShapes;
+import org.memtrace.trace.Naming;
 
 class MadtWriterTest {
     static final int TID = 1234;
@@ -62,10 +66,17 @@ class MadtWriterTest {
 
     static List<String> write(AddressMode mode, InstructionShapes shapes, Event... events) {
         StringWriter out = new StringWriter();
-        var writer = new MadtWriter(out, mode, new FakeNaming(), shapes, p -> { throw new AssertionError(p); });
-        for (Event e : events) writer.accept(e);
-        writer.finish();
+        FakeNaming naming = new FakeNaming();
+        var writer = new MadtWriter(out, mode, naming, p -> { throw new AssertionError(p); });
+        run(naming, shapes, writer, events);
         return out.toString().lines().toList();
+    }
+
+    /** The writer as memtrace runs it: behind the interpretation stage. */
+    static void run(Naming naming, InstructionShapes shapes, MadtWriter writer, Event... events) {
+        Interpretation stage = new Interpretation(naming, shapes, List.of(writer));
+        for (Event e : events) stage.accept(e);
+        assertThat(stage.finish(Ending.offline(events.length, stage.events(), 0, Map.of()))).isEmpty();
     }
 
     static List<String> write(AddressMode mode, Event... events) { return write(mode, InstructionShapes.UNKNOWN, events); }
@@ -268,10 +279,11 @@ class MadtWriterTest {
             @Override public void flush() {}
             @Override public void close() throws IOException { throw new IOException("No space left on device"); }
         };
-        var writer = new MadtWriter(broken, AddressMode.RAW, new FakeNaming(), InstructionShapes.UNKNOWN, problems::add);
-        for (int i = 0; i < 10; i++) writer.accept(new Event.Access(1, 1, 2, false, false));
-        writer.finish();
-        assertThat(writer.failed()).isTrue();
+        var writer = new MadtWriter(broken, AddressMode.RAW, new FakeNaming(), problems::add);
+        Event[] accesses = new Event[10];
+        java.util.Arrays.fill(accesses, new Event.Access(1, 1, 2, false, false));
+        run(new FakeNaming(), InstructionShapes.UNKNOWN, writer, accesses);
+        assertThat(writer.complete()).isFalse();
         assertThat(problems).singleElement().asString().contains("No space left on device");
     }
 
@@ -300,9 +312,8 @@ class MadtWriterTest {
             public String block(Event.Alloc a) { return Naming.NO_BLOCK; }
         };
         StringWriter out = new StringWriter();
-        var writer = new MadtWriter(out, AddressMode.SYMBOLIC, unknown, InstructionShapes.UNKNOWN, p -> { throw new AssertionError(p); });
-        writer.accept(alloc(AllocFunction.FREE, 0, 0x4052a0));
-        writer.finish();
+        var writer = new MadtWriter(out, AddressMode.SYMBOLIC, unknown, p -> { throw new AssertionError(p); });
+        run(unknown, InstructionShapes.UNKNOWN, writer, alloc(AllocFunction.FREE, 0, 0x4052a0));
         assertThat(out.toString().lines()).containsExactly("F$0:0x4052a0,1234");
         assertThat(org.memtrace.testutil.MadtGrammar.check("F$0:(nil),1234")).isNotNull();
     }

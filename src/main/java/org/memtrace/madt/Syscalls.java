@@ -1,4 +1,4 @@
-package org.memtrace.trace;
+package org.memtrace.madt;
 
 import java.util.Map;
 

@@ -1,25 +1,30 @@
-package org.memtrace.trace;
+package org.memtrace.madt;
 
 import java.io.IOException;
 import java.io.Writer;
 import java.util.Locale;
 import java.util.function.Consumer;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Allocation;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
 import org.memtrace.event.Event;
 import org.memtrace.event.Signals;
+import org.memtrace.trace.Naming;
 
 /**
  * The MadT text trace (docs/trace-format.md): one numbered line per Table I event, raw ({@code #}) and/or
- * symbolic ({@code $}), and {@code #} comment lines for the events outside Table I. A write error stops
- * the trace, not the run: it is reported once through {@code problems} and {@link #failed()} says so.
+ * symbolic ({@code $}), and {@code #} comment lines for the events outside Table I. One analysis among
+ * others: the interpretation stage numbers the lines and keeps the naming current, the writer only reads
+ * names. A write error stops the trace, not the run: it is reported once through {@code problems} and
+ * {@link #complete()} says so.
  */
-public final class MadtWriter implements EventConsumer {
+public final class MadtWriter implements Analysis {
     private final Writer out;
     private final AddressMode mode;
     private final Naming naming;
-    private final AccessInterpreter accesses;
     private final Consumer<String> problems;
     private final StringBuilder text = new StringBuilder(512);
-    private long sequence;
     private boolean failed;
 
     /** Prints the fields of one line; {@code symbolic} selects names over hex numbers. */
@@ -28,74 +33,79 @@ public final class MadtWriter implements EventConsumer {
         void append(StringBuilder sb, boolean symbolic);
     }
 
-    public MadtWriter(Writer out, AddressMode mode, Naming naming, InstructionShapes shapes, Consumer<String> problems) {
+    /** {@code naming}: the stage's, read only, for the names of lines other than loads and stores. */
+    public MadtWriter(Writer out, AddressMode mode, Naming naming, Consumer<String> problems) {
         this.out = out;
         this.mode = mode;
         this.naming = naming;
-        this.accesses = new AccessInterpreter(shapes);
         this.problems = problems;
     }
 
-    /** Whether writing failed; the trace is then incomplete. */
-    public boolean failed() { return failed; }
-
-    /** Numbered events written so far (one or two lines each, depending on the address mode). */
-    public long events() { return sequence; }
-
+    /** Whether nothing failed: a failed trace is incomplete. */
     @Override
-    public void accept(Event event) {
+    public boolean complete() { return !failed; }
+
+    /** The events outside Table I, as comments; the numbered ones come through the other methods. */
+    @Override
+    public void event(Event event) {
         if (failed) return;
-        accesses.observe(event);
-        if (event instanceof Event.Alloc a) {
-            allocation(a);
-        } else {
-            naming.observe(event);
-            switch (event) {
-                case Event.Access a -> {
-                    for (TracedAccess t : accesses.interpret(a)) access(t);
-                }
-                case Event.Probe p -> {
-                    for (TracedAccess t : accesses.interpret(p)) access(t);
-                }
-                case Event.Block b -> block(b);
-                default -> comment(event);
+        switch (event) {
+            case Event.Access a -> {}
+            case Event.Probe p -> {}
+            case Event.Block b -> {}
+            case Event.Alloc a -> {}
+            default -> {
+                comment(event);
+                flushText();
             }
         }
-        if (!text.isEmpty()) flushText();
     }
 
-    private void access(TracedAccess t) {
-        // The region is the same on the # and the $ line: looked up once per access, not once per line.
-        String region = field(naming.region(t.address()));
-        numbered(t.store() ? 'S' : 'L', (sb, sym) -> {
-            data(sb, sym, t.address()).append(',').append(region).append(',');
-            code(sb, sym, t.ip()).append(',').append(t.size()).append(',').append(t.tid());
-            if (t.weighted()) sb.append(',').append(t.weight());
-            if (sym) {
-                String source = naming.source(t.ip());
-                if (source != null) sb.append(',').append(field(source));
-            }
-        });
+    @Override
+    public void access(Access t) {
+        if (failed) return;
+        long address = t.address(), ip = t.ip();
+        if (mode.raw()) {
+            // The region is the same on the # and the $ line: looked up once per access, not once per line.
+            text.append(t.store() ? 'S' : 'L').append('#').append(t.sequence()).append(':');
+            hex(text, address).append(',').append(field(t.region())).append(',');
+            hex(text, ip).append(',').append(t.size()).append(',').append(t.tid());
+            if (t.weighted()) text.append(',').append(t.weight());
+            text.append('\n');
+        }
+        if (mode.symbolic()) {
+            text.append(t.store() ? 'S' : 'L').append('$').append(t.sequence()).append(':');
+            text.append(field(t.data())).append(',').append(field(t.region())).append(',');
+            text.append(field(t.code())).append(',').append(t.size()).append(',').append(t.tid());
+            if (t.weighted()) text.append(',').append(t.weight());
+            String source = t.source();
+            if (source != null) text.append(',').append(field(source));
+            text.append('\n');
+        }
+        flushText();
     }
 
-    private void block(Event.Block b) {
+    @Override
+    public void block(long sequence, Event.Block b) {
+        if (failed) return;
         String via = b.syscall() ? Syscalls.name(b.what())
                 : Event.BlockFunction.of(b.what()).name().toLowerCase(Locale.ROOT);
         switch (b.op()) {
-            case COPY -> numbered('Y', (sb, sym) -> {
+            case COPY -> numbered('Y', sequence, (sb, sym) -> {
                 data(sb, sym, b.destination()).append(',').append(field(naming.region(b.destination()))).append(',');
                 data(sb, sym, b.source()).append(',').append(field(naming.region(b.source()))).append(',');
                 tail(sb, sym, b, via);
             });
-            case STORE -> numbered('W', (sb, sym) -> {
+            case STORE -> numbered('W', sequence, (sb, sym) -> {
                 data(sb, sym, b.destination()).append(',').append(field(naming.region(b.destination()))).append(',');
                 tail(sb, sym, b, via);
             });
-            case FETCH -> numbered('G', (sb, sym) -> {
+            case FETCH -> numbered('G', sequence, (sb, sym) -> {
                 data(sb, sym, b.source()).append(',').append(field(naming.region(b.source()))).append(',');
                 tail(sb, sym, b, via);
             });
         }
+        flushText();
     }
 
     private void tail(StringBuilder sb, boolean sym, Event.Block b, String via) {
@@ -129,23 +139,26 @@ public final class MadtWriter implements EventConsumer {
      * Allocation lines name the block after the naming has seen the event (so it knows the new block, or
      * the released name), but the old block of a realloc/mremap is named as it was before the call.
      */
-    private void allocation(Event.Alloc a) {
+    @Override
+    public void allocation(Allocation allocation) {
+        if (failed) return;
+        Event.Alloc a = allocation.event();
         AllocLine line = AllocLine.of(a);
-        String oldName = line.old() == 0 ? "0x0" : field(blockName(naming.data(line.old())));
-        naming.observe(a);
-        if (line.letter() == 'F' && a.arg(0) == 0) return; // free(NULL) releases nothing
+        if (allocation.sequence() < 0) return; // free(NULL) releases nothing and prints no line
+        String oldName = line.old() == 0 || allocation.previous() == null ? "0x0" : field(blockName(allocation.previous()));
         long address = line.releases() ? a.arg(0) : a.result();
         // A failed call created no block: there is nothing to name.
         boolean failedCall = !line.releases() && (address == 0 || address == -1);
         // A block memtrace never saw created (allocated before the agent attached) has no name: its address.
-        String known = failedCall ? null : naming.block(a);
+        String known = failedCall ? null : allocation.block();
         String name = known == null || known.equals(Naming.NO_BLOCK) ? hex(address) : field(known);
-        numbered(line.letter(), (sb, sym) -> {
+        numbered(line.letter(), allocation.sequence(), (sb, sym) -> {
             sb.append(sym ? name : hex(address));
             if (line.letter() != 'F') sb.append(',').append(Long.toUnsignedString(line.size()));
             if (line.moves()) sb.append(',').append(sym ? oldName : hex(line.old()));
             sb.append(',').append(a.tid());
         });
+        flushText();
     }
 
     /** A block's start is named {@code <…>+0} by {@link Naming#data}; the allocation field is the bare name. */
@@ -209,8 +222,7 @@ public final class MadtWriter implements EventConsumer {
         return sb.append(sym ? field(naming.code(ip)) : hex(ip));
     }
 
-    private void numbered(char letter, Fields fields) {
-        long n = sequence++;
+    private void numbered(char letter, long n, Fields fields) {
         if (mode.raw()) line(letter, '#', n, fields, false);
         if (mode.symbolic()) line(letter, '$', n, fields, true);
     }
@@ -222,6 +234,7 @@ public final class MadtWriter implements EventConsumer {
     }
 
     private void flushText() {
+        if (text.isEmpty()) return;
         try {
             out.append(text);
         } catch (IOException e) {
@@ -236,7 +249,7 @@ public final class MadtWriter implements EventConsumer {
     }
 
     @Override
-    public void finish() {
+    public void finish(Ending ending) {
         try {
             out.close();
         } catch (IOException e) {
@@ -271,4 +284,14 @@ public final class MadtWriter implements EventConsumer {
     static String hex(long v) {
         return "0x" + Long.toHexString(v);
     }
+
+    /** {@link #hex(long)} without the intermediate strings: the raw line of every access goes through here. */
+    private static StringBuilder hex(StringBuilder sb, long v) {
+        sb.append("0x");
+        for (int shift = (63 - Long.numberOfLeadingZeros(v | 1)) & ~3; shift >= 0; shift -= 4)
+            sb.append(HEX_LOWER.charAt((int) (v >>> shift) & 15));
+        return sb;
+    }
+
+    private static final String HEX_LOWER = "0123456789abcdef";
 }

@@ -72,10 +72,19 @@ int give_alt_stack(void)
 /* The pages of this thread's step lose their rights again. Lock not held. */
 static void close_step_pages(void)
 {
+    if (!ts.nstep) return;
     spin_lock(&g.lock);
     for (int i = 0; i < ts.nstep; i++) close_locked(ts.step_pages[i], ts.step_pages[i] + g.page);
     spin_unlock(&g.lock);
     ts.nstep = 0;
+}
+
+/* A redirected step is over (its copy ran or will not run again): fork may go on. */
+static void end_redirect(void)
+{
+    if (!ts.ool_scratch) return;
+    ts.ool_scratch = 0;
+    __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
 }
 
 /* Ends the step of this thread from a signal handler (the trap, or a signal we forward mid-step). */
@@ -87,8 +96,13 @@ static void end_step(ucontext_t *uc)
         gr[REG_EFL] &= ~EFLAGS_TF;
         mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
     }
-    /* The copy faulted and did nothing: the program sees the fault at its own instruction. */
-    if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) gr[REG_RIP] = (greg_t)ts.ool_ip;
+    /* The copy faulted and did nothing: the program sees the fault at its own instruction, with its own */
+    /* register where a redirected copy had borrowed one.                                              */
+    if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) {
+        gr[REG_RIP] = (greg_t)ts.ool_ip;
+        if (ts.ool_scratch) gr[ts.ool_scratch - 1] = (greg_t)mt_scratch_save;
+    }
+    end_redirect();
     ts.stepping = STEP_NONE;
     count(&g.steps);
 }
@@ -160,6 +174,7 @@ __attribute__((used)) static uintptr_t ool_finish(void)
 {
     uintptr_t resume = ts.ool_resume;
     close_step_pages();
+    end_redirect();
     __atomic_store_n(&ts.stepping, STEP_NONE, __ATOMIC_SEQ_CST); /* a signal handler reads it */
     count(&g.steps);
     if (ts.ndeferred) redeliver_deferred();
@@ -244,16 +259,37 @@ void forward(int sig, siginfo_t *si, ucontext_t *uc)
 
 static void segv_access(int sig, siginfo_t *si, void *ucv);
 static void begin_step(ucontext_t *uc, uintptr_t addr);
+static void begin_trap_step(ucontext_t *uc);
+static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_t addr);
+static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr, intptr_t delta);
 SIGNAL_HANDLER(on_segv, segv_access)
 
 static void segv_access(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
+    greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t addr = (uintptr_t)si->si_addr;
     if (!g.active || si->si_code != SEGV_ACCERR) { forward(sig, si, uc); return; }
-    if (uc->uc_mcontext.gregs[REG_ERR] & PF_FETCH_BIT) { forward(sig, si, uc); return; }
+    if (gr[REG_ERR] & PF_FETCH_BIT) { forward(sig, si, uc); return; }
     if (ts.dispatch_on && ts.selector == SUD_ALLOW && !ts.native_pending) ts.selector = SUD_BLOCK;
-    int write = (uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE_BIT) != 0;
+    int write = (gr[REG_ERR] & PF_WRITE_BIT) != 0;
+    /* Redirected (see below): decided before g.lock, since the code cache's lock is a leaf. The       */
+    /* allocator's touches of a single-threaded program take the open page instead: nobody else can   */
+    /* slip through, and a page opened for the whole wrapper costs fewer faults.                        */
+    struct insn *e = NULL;
+    uintptr_t ea = 0;
+    if (g.aliases && g.recording && !ts.stepping && (!ts.untraced || g.threads > 1)) {
+        e = cache_lookup((uintptr_t)gr[REG_RIP]);
+        if (e && e->how == RUN_OOL && e->rslot) {
+            ea = operand_address(e, gr);
+            if (addr < ea || addr - ea >= e->opsize) e = NULL; /* not the operand we know: the old route */
+        } else if (e && (e->how == RUN_JMP || e->how == RUN_CALL)) {
+            ea = branch_operand(e, gr, addr);
+            if (!ea) e = NULL;
+        } else {
+            e = NULL;
+        }
+    }
     spin_lock(&g.lock);
     struct range *r = set_find(addr);
     if (r && !g.recording && (r->prot & (write ? PROT_WRITE : PROT_READ))) {
@@ -261,9 +297,79 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         spin_unlock(&g.lock);
         return;
     }
+    if (!r && alias_delta(page_down(addr), page_down(addr) + 1) &&
+        (ts.retry_ip != (uintptr_t)gr[REG_RIP] || ts.retry_addr != addr)) {
+        /* memory being moved onto a memfd was read-only for the move, which is over now: try again */
+        ts.retry_ip = (uintptr_t)gr[REG_RIP];
+        ts.retry_addr = addr;
+        spin_unlock(&g.lock);
+        return;
+    }
+    ts.retry_ip = 0;
     if (!r || !g.recording || !(r->prot & (write ? PROT_WRITE : PROT_READ))) {
         spin_unlock(&g.lock);
         forward(sig, si, uc);
+        return;
+    }
+    intptr_t delta = 0;
+    uintptr_t second = 0; /* the operand's other traced page, faulted on in the same step on the old route */
+    if (e) {
+        int need = e->how != RUN_OOL ? PROT_READ : e->access ? e->access : (write ? PROT_WRITE : PROT_READ);
+        size_t size = e->how != RUN_OOL ? 8 : e->opsize;
+        uintptr_t p1 = page_down(ea), p2 = page_down(ea + size - 1);
+        struct range *r1 = set_find(p1), *r2 = p2 != p1 ? set_find(p2) : NULL;
+        delta = alias_delta(ea, ea + size);
+        if ((r1 && (r1->prot & need) != need) || (r2 && (r2->prot & need) != need)) delta = 0;
+        if (r2 && p2 > page_down(addr)) second = p2;
+    }
+    if (delta && e->how != RUN_OOL) { /* jmp/call through memory: the target is read through the alias */
+        spin_unlock(&g.lock);
+        if (!ts.untraced) {
+            count(&g.faults);
+            REC(MT_ACCESS, struct mt_access, a);
+            a.ip = (uintptr_t)gr[REG_RIP];
+            a.addr = addr;
+            emit(&a);
+        }
+        if (emulate_branch(uc, e, addr, delta)) return;
+        /* a call whose return address cannot be pushed from here: it runs with its page open */
+        spin_lock(&g.lock);
+        open_locked(page_down(addr), page_down(addr) + g.page);
+        spin_unlock(&g.lock);
+        ts.step_pages[ts.nstep++] = page_down(addr);
+        begin_trap_step(uc);
+        return;
+    }
+    if (delta) {
+        /* Redirected: the copy of the instruction reaches the operand through the always-open alias   */
+        /* view; nothing is opened, so no other thread can slip through while it runs.                 */
+        __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
+        spin_unlock(&g.lock);
+        uintptr_t ip = (uintptr_t)gr[REG_RIP];
+        if (ts.untraced) {
+            count(&g.untraced_faults);
+        } else {
+            count(&g.faults);
+            REC(MT_ACCESS, struct mt_access, a);
+            a.h.flags = (uint8_t)(write ? MT_ACC_WRITE : 0);
+            a.ip = ip;
+            a.addr = addr;
+            emit(&a);
+            if (second) {
+                count(&g.faults);
+                a.h.flags |= MT_ACC_SAME_STEP;
+                a.addr = second;
+                emit(&a);
+            }
+        }
+        ts.stepping = STEP_OOL;
+        ts.ool_ip = ip;
+        ts.ool_slot = (uintptr_t)e->rslot;
+        ts.ool_resume = ip + e->len;
+        ts.ool_scratch = e->scratch + 1;
+        mt_scratch_save = (uint64_t)gr[e->scratch];
+        gr[e->scratch] = (greg_t)(ea + (uintptr_t)delta);
+        gr[REG_RIP] = (greg_t)e->rslot;
         return;
     }
     uintptr_t page = page_down(addr);
@@ -290,7 +396,7 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     count(&g.faults);
     REC(MT_ACCESS, struct mt_access, a);
     a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
-    a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)gr[REG_RIP];
     a.addr = addr;
     emit(&a);
     if (!ts.stepping) begin_step(uc, addr);
@@ -308,7 +414,7 @@ static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_
 
 /* jmp/call through traced memory: read the target while the page is open, push the return address,   */
 /* and the instruction is done without running it. 0 when it must run after all.                       */
-static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
+static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr, intptr_t delta)
 {
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ea = branch_operand(e, gr, addr);
@@ -321,7 +427,7 @@ static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
         spin_unlock(&g.lock);
         if (traced) return 0;
     }
-    uint64_t target = *(const volatile uint64_t *)ea;
+    uint64_t target = *(const volatile uint64_t *)(ea + (uintptr_t)delta); /* page open, or through the alias */
     /* Our handlers run on an alternate stack. A push within the page the stack pointer is in is a plain */
     /* store; one onto the page below goes through the kernel, which answers an overflowing stack with   */
     /* an error instead of a fault here, and then the instruction runs after all.                       */
@@ -344,20 +450,28 @@ static void begin_step(ucontext_t *uc, uintptr_t addr)
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = (uintptr_t)gr[REG_RIP];
     struct insn *e = cache_lookup(ip);
-    if (e && (e->how == RUN_JMP || e->how == RUN_CALL) && emulate_branch(uc, e, addr)) return;
+    if (e && (e->how == RUN_JMP || e->how == RUN_CALL) && emulate_branch(uc, e, addr, 0)) return;
     if (e && e->how == RUN_OOL) { /* signals that arrive meanwhile wait in on_program_signal */
         ts.stepping = STEP_OOL;
+        ts.ool_scratch = 0;
         ts.ool_ip = ip;
         ts.ool_slot = (uintptr_t)e->slot;
         ts.ool_resume = ip + e->len;
         gr[REG_RIP] = (greg_t)e->slot;
-    } else { /* asynchronous signals wait, blocked in the frame's mask, until the trap */
-        mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
-        uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
-        mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
-        ts.stepping = STEP_TRAP;
-        gr[REG_EFL] |= EFLAGS_TF;
+    } else {
+        begin_trap_step(uc);
     }
+}
+
+/* The instruction runs in place with the trap flag; asynchronous signals wait, blocked in the frame's */
+/* mask, until the trap.                                                                              */
+static void begin_trap_step(ucontext_t *uc)
+{
+    mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
+    uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
+    mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
+    ts.stepping = STEP_TRAP;
+    uc->uc_mcontext.gregs[REG_EFL] |= EFLAGS_TF;
 }
 
 void enable_dispatch(void);

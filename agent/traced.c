@@ -82,6 +82,175 @@ static void emit_range(int add, uintptr_t s, uintptr_t e, int kind, int prot)
     emit(&r);
 }
 
+/* ------------------------------------------------------------------------------------------------ */
+/* Aliases: traced memory moved onto shared-memory objects, so that the agent can reach it through a  */
+/* second, always-open view while the program's view stays protected (see fault.c, "Redirected").     */
+
+static int is_err(long r) { return r < 0 && r > -4096; }
+
+static int alias_index(uintptr_t a) /* first alias with end > a */
+{
+    int lo = 0, hi = g.nalias;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (g.alias[mid].end <= a) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* The delta of the alias view when all of [s, e) lies in one moved piece, else 0. Lock held. */
+intptr_t alias_delta(uintptr_t s, uintptr_t e)
+{
+    int i = alias_index(s);
+    if (i == g.nalias || g.alias[i].start > s) return 0;
+    intptr_t d = g.alias[i].delta;
+    /* pieces moved together keep consecutive offsets of one object only within one entry */
+    return e <= g.alias[i].end ? d : 0;
+}
+
+static int alias_reserve(int extra)
+{
+    if (g.nalias + extra <= g.capalias) return 1;
+    int cap = g.capalias ? g.capalias * 2 : 256;
+    while (cap < g.nalias + extra) cap *= 2;
+    struct alias *n = agent_map(sizeof(struct alias) * (size_t)cap);
+    if (!n) return 0;
+    if (g.alias) {
+        mt_memcpy(n, g.alias, sizeof(struct alias) * (size_t)g.nalias);
+        mt_sys2(SYS_munmap, g.alias, sizeof(struct alias) * (size_t)g.capalias);
+    }
+    g.alias = n;
+    g.capalias = cap;
+    return 1;
+}
+
+static void copy_words(uintptr_t d, uintptr_t s, size_t n) /* page multiples */
+{
+    volatile uint64_t *dd = (volatile uint64_t *)d;
+    const volatile uint64_t *ss = (const volatile uint64_t *)s;
+    for (size_t i = 0; i < n / 8; i++) dd[i] = ss[i];
+}
+
+/* Moves [s, e) (untraced or open, readable or made so) onto a new memfd mapped at its own addresses    */
+/* with `prot`, and an alias view of it. Other threads' stores to it fault meanwhile (read-only for the */
+/* copy) and wait for g.lock; they retry afterwards (segv_access). 0 when it could not be done, and     */
+/* then the memory is as it was. Lock held.                                                           */
+static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot)
+{
+    size_t n = e - s;
+    long fd = mt_sys2(SYS_memfd_create, (long)"memtrace", MFD_CLOEXEC);
+    if (fd < 0) return 0;
+    intptr_t delta = 0;
+    long al = -1;
+    if (mt_sys2(SYS_ftruncate, fd, (long)n) == 0)
+        al = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (!is_err(al) && al != -1) {
+        mt_sys3(SYS_mprotect, s, n, PROT_READ);
+        copy_words((uintptr_t)al, s, n);
+        long v = mt_sys6(SYS_mmap, (long)s, (long)n, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+        if ((uintptr_t)v == s) {
+            delta = (intptr_t)((uintptr_t)al - s);
+        } else {
+            mt_sys3(SYS_mprotect, s, n, prot);
+            mt_sys2(SYS_munmap, al, (long)n);
+        }
+    }
+    mt_sys1(SYS_close, fd);
+    return delta;
+}
+
+static void alias_insert(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
+{
+    if (!alias_reserve(1)) return;
+    int i = alias_index(s);
+    mt_memmove(&g.alias[i + 1], &g.alias[i], sizeof(struct alias) * (size_t)(g.nalias - i));
+    g.alias[i] = (struct alias){s, e, delta, prot};
+    g.nalias++;
+}
+
+/* The brk heap grows in small steps, and every block the allocator hands out would be one more memfd  */
+/* and two more mappings: a piece of the brk heap is moved together with the rest of the heap above it */
+/* up to the break (and up to the next traced or moved memory), so one growth of the heap is one move. */
+static uintptr_t heap_extent(uintptr_t e)
+{
+    uintptr_t brk = (uintptr_t)mt_sys1(SYS_brk, 0);
+    if (e >= brk) return e;
+    int i = set_index(e);
+    int k = alias_index(e);
+    uintptr_t stop = page_up(brk);
+    if (i < g.nset && g.set[i].start < stop) stop = g.set[i].start > e ? g.set[i].start : e;
+    if (k < g.nalias && g.alias[k].start < stop) stop = g.alias[k].start > e ? g.alias[k].start : e;
+    return stop;
+}
+
+/* Moves the parts of [s, e) not moved yet onto memfds. Lock held. */
+static void alias_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
+{
+    uintptr_t at = s;
+    while (at < e) {
+        int i = alias_index(at);
+        if (i < g.nalias && g.alias[i].start <= at) { at = g.alias[i].end; continue; }
+        uintptr_t stop = i < g.nalias && g.alias[i].start < e ? g.alias[i].start : e;
+        if (stop == e && kind == MT_REGION_HEAP) stop = heap_extent(e);
+        intptr_t d = move_to_memfd(at, stop, prot);
+        if (d) alias_insert(at, stop, d, prot);
+        at = stop;
+    }
+}
+
+/* [s, e) is no longer mapped (munmap, MAP_FIXED over it, brk shrinking): its alias views go too. */
+void alias_forget_locked(uintptr_t s, uintptr_t e)
+{
+    int i = alias_index(s);
+    while (i < g.nalias && g.alias[i].start < e) {
+        struct alias a = g.alias[i];
+        uintptr_t cs = a.start > s ? a.start : s, ce = a.end < e ? a.end : e;
+        mt_sys2(SYS_munmap, (long)(cs + a.delta), (long)(ce - cs));
+        if (a.start < cs && a.end > ce) { /* split in two */
+            if (!alias_reserve(1)) return;
+            mt_memmove(&g.alias[i + 2], &g.alias[i + 1], sizeof(struct alias) * (size_t)(g.nalias - i - 1));
+            g.alias[i].end = cs;
+            g.alias[i + 1] = a;
+            g.alias[i + 1].start = ce;
+            g.nalias++;
+            return;
+        } else if (a.start < cs) {
+            g.alias[i].end = cs;
+            i++;
+        } else if (a.end > ce) {
+            g.alias[i].start = ce;
+            return;
+        } else {
+            mt_memmove(&g.alias[i], &g.alias[i + 1], sizeof(struct alias) * (size_t)(g.nalias - i - 1));
+            g.nalias--;
+        }
+    }
+}
+
+/* Gives [s, e) private memory again, with its contents (a forked child; memory about to be mremap'ed, */
+/* whose growth a memfd of fixed size could not follow). Its rights are those it had when moved, or   */
+/* none while it is traced and recording. Lock held.                                                  */
+void alias_make_private_locked(uintptr_t s, uintptr_t e)
+{
+    int i = alias_index(s);
+    while (i < g.nalias && g.alias[i].start < e) {
+        struct alias a = g.alias[i];
+        uintptr_t cs = a.start > s ? a.start : s, ce = a.end < e ? a.end : e;
+        size_t n = ce - cs;
+        long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (is_err(p)) return;
+        copy_words((uintptr_t)p, cs + a.delta, n);
+        mt_sys3(SYS_mprotect, p, n, a.prot);
+        mt_sys6(SYS_mremap, p, (long)n, (long)n, MREMAP_MAYMOVE | MREMAP_FIXED, (long)cs, 0);
+        if (g.recording) {
+            for (uintptr_t q = cs; q < ce; q += g.page)
+                if (set_find(q) && !covered_by_opening(q) && !g.all_open) mt_sys3(SYS_mprotect, q, g.page, PROT_NONE);
+        }
+        alias_forget_locked(cs, ce);
+        i = alias_index(ce);
+    }
+}
+
 /* Drops [s, e) from the set. `restore` gives the memory its rights back (it is still mapped). Lock held. */
 void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
 {
@@ -115,17 +284,20 @@ void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
 /* Adds [s, e) with the program's rights `prot`; protects it when recording. Lock held. */
 void set_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
 {
+    int shared = kind & KIND_SHARED;
+    kind &= ~KIND_SHARED;
     if (s >= e || !(g.regions & kind) || !(prot & (PROT_READ | PROT_WRITE)) || (prot & PROT_EXEC)) return;
     for (int i = 0; i < g.nstacks; i++) {
         if (g.stacks[i].s < e && s < g.stacks[i].e) { /* the kernel writes signal frames there */
             uintptr_t ss = g.stacks[i].s, se = g.stacks[i].e;
-            set_add_locked(s, ss, prot, kind);
-            set_add_locked(se, e, prot, kind);
+            set_add_locked(s, ss, prot, kind | shared);
+            set_add_locked(se, e, prot, kind | shared);
             return;
         }
     }
     set_remove_locked(s, e, 0);
     if (!set_reserve(1)) return;
+    if (g.aliases && kind != MT_REGION_FILE && !shared) alias_add_locked(s, e, prot, kind);
     int i = set_index(s);
     mt_memmove(&g.set[i + 1], &g.set[i], sizeof(struct range) * (size_t)(g.nset - i));
     g.set[i] = (struct range){s, e, prot, kind};
@@ -166,8 +338,9 @@ int open_locked(uintptr_t s, uintptr_t e)
         g.capopen = cap;
     }
     g.open[g.nopen++] = (struct opening){s, e, 1};
-    if (g.threads > 1) count(&g.windows);
+    /* a window at risk: memory another thread may touch unseen while it is open */
     int i = set_index(s);
+    if (g.threads > 1 && i < g.nset && g.set[i].start < e) count(&g.windows);
     for (; i < g.nset && g.set[i].start < e; i++) {
         uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
         uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;

@@ -323,6 +323,8 @@ long copy_in(void *dst, uintptr_t src, size_t n);
 intptr_t alias_delta(uintptr_t s, uintptr_t e);
 void alias_forget_locked(uintptr_t s, uintptr_t e);
 void alias_make_private_locked(uintptr_t s, uintptr_t e);
+void alias_discard_locked(uintptr_t s, uintptr_t e);
+int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta);
 
 /* decode.c: how each faulting instruction runs */
 enum { RUN_TRAP, RUN_OOL, RUN_JMP, RUN_CALL };

@@ -21,6 +21,8 @@
  * call's result, not byte by byte.
  */
 #include "agent.h"
+#include <linux/futex.h>
+#include <sys/wait.h>
 
 /* ------------------------------------------------------------------------------------------------ */
 /* System calls (syscall user dispatch)                                                             */
@@ -283,26 +285,52 @@ static void record_syscall(long nr, const long *a, uintptr_t ip, long ret)
 
 static long do_fork_like(long nr, long *a, ucontext_t *uc)
 {
-    /* A new process gets a copy of our memory: give everything its rights back first so the child   */
-    /* starts untraced and whole; the parent protects again afterwards.                              */
+    /* Moved memory is shared with its memfd: the child must get private copies before anything changes */
+    /* it. The parent holds g.lock (other threads' accesses to traced memory wait in segv_access) and   */
+    /* waits for redirected steps under way, then for the child to have made its copies.                */
     spin_lock(&g.lock);
-    open_all_locked();
-    spin_unlock(&g.lock);
+    while (__atomic_load_n(&g.redirected, __ATOMIC_ACQUIRE)) __builtin_ia32_pause();
+    volatile int *copied = NULL;
+    if (g.nalias) {
+        long p = mt_sys6(SYS_mmap, 0, g.page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (!(p < 0 && p > -4096)) copied = (volatile int *)p;
+    }
     long ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (ret == 0) {
-        g.active = 0;
+        /* the child, alone: it runs untraced, all its memory accessible and its own */
         g.recording = 0;
+        g.all_open = 0;
+        protect_all_locked(0);
+        alias_make_private_locked(0, UINTPTR_MAX);
+        if (copied) {
+            __atomic_store_n(copied, 1, __ATOMIC_RELEASE);
+            mt_sys3(SYS_futex, (long)copied, FUTEX_WAKE, 1);
+            mt_sys2(SYS_munmap, (long)copied, g.page);
+        }
+        g.active = 0;
         ts.dispatch_on = 0;
+        spin_unlock(&g.lock);
         return 0;
     }
+    if (ret > 0 && copied) {
+        while (!__atomic_load_n(copied, __ATOMIC_ACQUIRE)) {
+            struct timespec t = {0, 20 * 1000 * 1000};
+            mt_sys4(SYS_futex, (long)copied, FUTEX_WAIT, 0, (long)&t);
+            siginfo_t info;
+            info.si_pid = 0;
+            /* a child that died before it signalled must not hold the parent forever */
+            if (!__atomic_load_n(copied, __ATOMIC_ACQUIRE) &&
+                mt_sys6(SYS_waitid, P_PID, ret, (long)&info, WEXITED | WNOHANG | WNOWAIT, 0, 0) == 0 && info.si_pid == ret)
+                break;
+        }
+    }
+    if (copied) mt_sys2(SYS_munmap, (long)copied, g.page);
+    spin_unlock(&g.lock);
     if (ret > 0) {
         REC(MT_FORK, struct mt_fork, f);
         f.child_pid = (uint64_t)ret;
         emit(&f);
     }
-    spin_lock(&g.lock);
-    close_all_locked();
-    spin_unlock(&g.lock);
     return ret;
 }
 
@@ -522,6 +550,12 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     }
 
     uintptr_t brk_before = nr == SYS_brk ? (uintptr_t)mt_sys1(SYS_brk, 0) : 0;
+    if (nr == SYS_mremap) {
+        /* a memfd cannot follow the mapping's growth: it moves as private memory, and is moved again */
+        spin_lock(&g.lock);
+        alias_make_private_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]));
+        spin_unlock(&g.lock);
+    }
     switch (nr) {
     case SYS_rt_sigaction:
         handle_sigaction(a, &ret);
@@ -545,10 +579,17 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         switch (nr) {
         case SYS_munmap:
             set_remove_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]), 0);
+            alias_forget_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]));
             break;
         case SYS_mmap:
-            if (a[3] & MAP_FIXED)
+            if (a[3] & MAP_FIXED) {
                 set_remove_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[1]), 0);
+                alias_forget_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[1]));
+            }
+            break;
+        case SYS_madvise:
+            if (a[2] == MADV_DONTNEED)
+                alias_discard_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]));
             break;
         case SYS_mremap: {
             struct range *r = set_find((uintptr_t)a[0]);
@@ -561,8 +602,10 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         }
         case SYS_brk:
             /* the heap shrank: pages above the break are gone, a later growth brings fresh ones */
-            if ((uintptr_t)ret < brk_before)
+            if ((uintptr_t)ret < brk_before) {
                 set_remove_locked(page_up((uintptr_t)ret), page_up(brk_before), 0);
+                alias_forget_locked(page_up((uintptr_t)ret), page_up(brk_before));
+            }
             break;
         case SYS_mprotect: case SYS_pkey_mprotect: {
             /* The program changed the rights: remember them, and keep traced memory protected. */

@@ -108,6 +108,8 @@ intptr_t alias_delta(uintptr_t s, uintptr_t e)
     return e <= g.alias[i].end ? d : 0;
 }
 
+static void copy_words(uintptr_t d, uintptr_t s, size_t n);
+
 static int alias_reserve(int extra)
 {
     if (g.nalias + extra <= g.capalias) return 1;
@@ -124,6 +126,25 @@ static int alias_reserve(int extra)
     return 1;
 }
 
+/* Copies the pages of anonymous memory that hold anything (present or swapped, per /proc/self/pagemap): */
+/* the others read as zeroes, as a new memfd does, and copying them would make them take memory.         */
+static void copy_present(uintptr_t d, uintptr_t s, size_t n)
+{
+    long fd = mt_sys3(SYS_open, (long)"/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) { copy_words(d, s, n); return; }
+    uint64_t entries[512];
+    for (size_t done = 0; done < n;) {
+        size_t pages = (n - done) / (size_t)g.page;
+        if (pages > 512) pages = 512;
+        long off = (long)((s + done) / (size_t)g.page * 8);
+        long got = mt_sys4(SYS_pread64, fd, (long)entries, (long)(pages * 8), off);
+        if (got != (long)(pages * 8)) { copy_words(d + done, s + done, n - done); break; }
+        for (size_t i = 0; i < pages; i++, done += (size_t)g.page)
+            if (entries[i] >> 62) copy_words(d + done, s + done, (size_t)g.page); /* bit 63 present, 62 swapped */
+    }
+    mt_sys1(SYS_close, fd);
+}
+
 static void copy_words(uintptr_t d, uintptr_t s, size_t n) /* page multiples */
 {
     volatile uint64_t *dd = (volatile uint64_t *)d;
@@ -135,7 +156,7 @@ static void copy_words(uintptr_t d, uintptr_t s, size_t n) /* page multiples */
 /* with `prot`, and an alias view of it. Other threads' stores to it fault meanwhile (read-only for the */
 /* copy) and wait for g.lock; they retry afterwards (segv_access). 0 when it could not be done, and     */
 /* then the memory is as it was. Lock held.                                                           */
-static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot)
+static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind)
 {
     size_t n = e - s;
     long fd = mt_sys2(SYS_memfd_create, (long)"memtrace", MFD_CLOEXEC);
@@ -146,7 +167,9 @@ static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot)
         al = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (!is_err(al) && al != -1) {
         mt_sys3(SYS_mprotect, s, n, PROT_READ);
-        copy_words((uintptr_t)al, s, n);
+        /* a module's data may still be the file's pages: those are copied whole */
+        if (kind == MT_REGION_DATA) copy_words((uintptr_t)al, s, n);
+        else copy_present((uintptr_t)al, s, n);
         long v = mt_sys6(SYS_mmap, (long)s, (long)n, prot, MAP_SHARED | MAP_FIXED, fd, 0);
         if ((uintptr_t)v == s) {
             delta = (intptr_t)((uintptr_t)al - s);
@@ -192,7 +215,7 @@ static void alias_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
         if (i < g.nalias && g.alias[i].start <= at) { at = g.alias[i].end; continue; }
         uintptr_t stop = i < g.nalias && g.alias[i].start < e ? g.alias[i].start : e;
         if (stop == e && kind == MT_REGION_HEAP) stop = heap_extent(e);
-        intptr_t d = move_to_memfd(at, stop, prot);
+        intptr_t d = move_to_memfd(at, stop, prot, kind);
         if (d) alias_insert(at, stop, d, prot);
         at = stop;
     }
@@ -227,6 +250,26 @@ void alias_forget_locked(uintptr_t s, uintptr_t e)
     }
 }
 
+/* MADV_DONTNEED on moved memory: private memory reads as zeroes afterwards, a memfd would keep its pages; */
+/* the alias view gives them back to the memfd (MADV_REMOVE), so both views read zeroes. Lock held.       */
+void alias_discard_locked(uintptr_t s, uintptr_t e)
+{
+    for (int i = alias_index(s); i < g.nalias && g.alias[i].start < e; i++) {
+        uintptr_t cs = g.alias[i].start > s ? g.alias[i].start : s, ce = g.alias[i].end < e ? g.alias[i].end : e;
+        mt_sys3(SYS_madvise, (long)(cs + g.alias[i].delta), (long)(ce - cs), MADV_REMOVE);
+    }
+}
+
+/* How the agent reaches [s, e) without opening anything: 1 with *delta 0 when none of it is traced, 1   */
+/* with the alias's delta when it all lies in one moved piece, else 0. Lock held.                       */
+int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta)
+{
+    *delta = alias_delta(page_down(s), page_up(e));
+    if (*delta) return 1;
+    int i = set_index(page_down(s));
+    return !(i < g.nset && g.set[i].start < page_up(e));
+}
+
 /* Gives [s, e) private memory again, with its contents (a forked child; memory about to be mremap'ed, */
 /* whose growth a memfd of fixed size could not follow). Its rights are those it had when moved, or   */
 /* none while it is traced and recording. Lock held.                                                  */
@@ -239,7 +282,15 @@ void alias_make_private_locked(uintptr_t s, uintptr_t e)
         size_t n = ce - cs;
         long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (is_err(p)) return;
-        copy_words((uintptr_t)p, cs + a.delta, n);
+        /* pages of the memfd never written read as zeroes, as the new memory does: only the others */
+        unsigned char vec[512];
+        for (size_t done = 0; done < n; done += 512 * (size_t)g.page) {
+            size_t len = n - done < 512 * (size_t)g.page ? n - done : 512 * (size_t)g.page;
+            int known = mt_sys3(SYS_mincore, (long)(cs + a.delta + done), (long)len, (long)vec) == 0;
+            for (size_t q = 0; q < len; q += (size_t)g.page)
+                if (!known || (vec[q / (size_t)g.page] & 1))
+                    copy_words((uintptr_t)p + done + q, cs + a.delta + done + q, (size_t)g.page);
+        }
         mt_sys3(SYS_mprotect, p, n, a.prot);
         mt_sys6(SYS_mremap, p, (long)n, (long)n, MREMAP_MAYMOVE | MREMAP_FIXED, (long)cs, 0);
         if (g.recording) {
@@ -438,7 +489,14 @@ long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program)
 /* On a bad pointer the copy is zeroes and the result -EFAULT.                                          */
 long copy_in(void *dst, uintptr_t src, size_t n)
 {
+    intptr_t delta;
     spin_lock(&g.lock);
+    if (g.aliases && reach_without_opening(src, src + n, &delta)) {
+        spin_unlock(&g.lock);
+        long r = user_transfer(dst, src + (uintptr_t)delta, n, 0);
+        if (r) mt_memzero(dst, n);
+        return r;
+    }
     int open = g.recording && set_find(src);
     if (open) open_locked(page_down(src), page_up(src + n));
     spin_unlock(&g.lock);

@@ -215,7 +215,9 @@ static size_t buf_bytes(const struct buf *b, const long *a)
 }
 
 /* Collects what the call may read or write into `sp`; sp->all when only opening everything is exact. */
-static void describe_syscall(long nr, const long *a, struct spans *sp)
+/* A plain buffer (not an iovec or msghdr, whose pointers live in memory) that lies in one piece of     */
+/* moved memory is given to the kernel as its alias address in k[] instead: nothing is opened.          */
+static void describe_syscall(long nr, const long *a, struct spans *sp, long *k)
 {
     const struct syscall_bufs *d = syscall_bufs_of(nr);
     if (!d) {
@@ -239,7 +241,18 @@ static void describe_syscall(long nr, const long *a, struct spans *sp)
             add_span(sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
             add_span(sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
         } else {
-            add_span(sp, at, buf_bytes(b, a));
+            size_t len = buf_bytes(b, a);
+            if (g.aliases && at && len) {
+                intptr_t delta;
+                spin_lock(&g.lock);
+                int reach = reach_without_opening(at, at + len, &delta);
+                spin_unlock(&g.lock);
+                if (reach) {
+                    k[b->arg] = (long)(at + (uintptr_t)delta);
+                    continue;
+                }
+            }
+            add_span(sp, at, len);
         }
     }
 }
@@ -528,7 +541,9 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         break; /* and the call runs below */
     }
 
-    /* Open every traced page the call may read or write for the time of the call. */
+    /* Open every traced page the call may read or write for the time of the call, or give the kernel */
+    /* the alias addresses (k: the arguments as the kernel gets them).                                  */
+    long k[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
     struct spans sp;
     sp.n = 0;
     sp.all = 0;
@@ -536,7 +551,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     int recording = g.recording;
     spin_unlock(&g.lock);
     if (recording) {
-        describe_syscall(nr, a, &sp);
+        describe_syscall(nr, a, &sp, k);
         spin_lock(&g.lock);
         int opened = 0;
         while (!sp.all && opened < sp.n && open_locked(sp.s[opened], sp.e[opened])) opened++;
@@ -567,7 +582,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         ret = program_sigaltstack(a, uc);
         break;
     default:
-        ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        ret = mt_sys6(nr, k[0], k[1], k[2], k[3], k[4], k[5]);
     }
 
     if (recording && ret >= 0 && !ts.untraced) /* inside a wrapper the kernel works for the allocator */

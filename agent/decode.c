@@ -4,11 +4,14 @@
  * dlopen'ed at start (its ABI is mirrored in zydis_abi.h, so neither building nor running needs its
  * headers). Out-of-line copies live in 1 MiB executable chunks mapped below the code they copy, so that a
  * RIP-relative displacement, rewritten for the copy's place, still reaches its target. Lookups take no
- * lock (an entry's key is stored last); adding takes cc.lock.
+ * lock (an entry's key is stored last); adding takes cc.lock. An instruction with one ModRM memory
+ * operand also gets a redirected copy (build_redirect) whose operand is [scratch], for moved memory.
  *
  * What it gets wrong: the cache holds 48 Ki instructions and 64 chunks; past that, and for code whose
  * bytes changed since it was decoded, instructions take the trap (slower, still exact). Code unmapped and
- * replaced at the same address keeps its old entry until the bytes differ.
+ * replaced at the same address keeps its old entry until the bytes differ. The redirected copy trusts
+ * Zydis's operand list to name every general register the instruction uses (implicit ones included);
+ * instructions without a ModRM memory operand are never redirected.
  */
 #include "agent.h"
 #include "zydis_abi.h"

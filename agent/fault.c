@@ -6,6 +6,10 @@
  *   3. The instruction runs once, then its pages lose their rights again. An instruction that faults on
  *      several pages collects them all before it completes (the later records carry MT_ACC_SAME_STEP).
  *      How it runs is decided once per instruction address (decode.c):
+ *      - Redirected (memory moved onto a memfd, traced.c; one ModRM memory operand): nothing is opened.
+ *        A free general register (the scratch) is saved in mt_scratch_save and set to the operand's
+ *        address in the alias view; a copy of the instruction that names [scratch] runs, reloads the
+ *        scratch from %fs itself and jumps to mt_ool_return. No other thread can slip through.
  *      - Out of line: a copy of the instruction in a code-cache slot near the original code runs in its
  *        place and jumps on to mt_ool_return, a stub that closes the pages from the program's stack,
  *        leaving every register and flag as the instruction did, and continues after the original
@@ -25,8 +29,10 @@
  * are not ours; a fatal one is written to the stream first. Each thread gets an alternate signal stack
  * of the agent's, so the handlers still run when the program overflows its stack.
  *
- * What it gets wrong: while one thread has a page open for a step, other threads' accesses to it are not
- * seen (windows_at_risk counts them). An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
+ * What it gets wrong: on the routes that open a page (memory not moved, an instruction that cannot be
+ * redirected), other threads' accesses to that page meanwhile are not seen (windows_at_risk counts them);
+ * the other threads are not stopped. A redirected copy that is interrupted by a synchronous signal of the
+ * program (SIGFPE from SIMD) shows the program's handler the copy's address, as an out-of-line copy does. An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
  * its end, an unmasked SIMD exception) shows the program's handler the copy's address, and x87 state saved
  * after it names the copy as the last FPU instruction. A program whose thread has no alternate stack of
  * its own but installs an SA_ONSTACK handler sees that handler run on the agent's alternate stack. A

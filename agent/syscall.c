@@ -6,19 +6,25 @@
  * write() of a heap buffer fails with EFAULT. What each call reads and writes is described in ONE table
  * (syscall_table). A call with more buffers than the agent can open one by one, and a call the table does
  * not know that passes a pointer into traced memory, runs with all traced memory open: slower, never
- * different from an untraced run.
+ * different from an untraced run. A plain buffer in moved memory (traced.c) is not opened at all: the
+ * kernel gets its alias address instead.
  *
  * Calls the agent must see through: clone with CLONE_VM runs natively (the handler lets that one call
  * through and regains control with the trap flag, in the parent and in the new thread, which then turns
- * dispatch on for itself); fork runs from inside the handler and the child runs untraced; exit, exec and
+ * dispatch on for itself); fork runs from inside the handler, the child makes private copies of moved
+ * memory (the parent waits for them) and runs untraced; exit, exec and
  * a fatal signal the program sends itself write the end of the process to the stream first; sigaction,
  * sigprocmask and sigaltstack are emulated so that the agent's three signals stay its own, every handler
  * returns through the agent's restorer, and the program's alternate stack is kept.
  *
  * What it gets wrong: a fatal signal sent by another process leaves no `fatal` record; a system call made
  * by code the table does not know, with a pointer into traced memory, opens everything (other threads'
- * accesses during it are not seen); the block records say what the kernel may have touched, up to the
- * call's result, not byte by byte.
+ * accesses during it are not seen), and so do iovec and msghdr buffers, whose pointers live in program
+ * memory and are not rewritten; the block records say what the kernel may have touched, up to the call's
+ * result, not byte by byte. A private futex waited on through an alias address is keyed by that address:
+ * every futex call of the program is rewritten the same way, but the kernel's own wake-ups (robust
+ * mutexes of a dying thread, clear_child_tid) at a program address in moved memory would miss it. A
+ * clone3 or a clone on a new stack without CLONE_VM leaves its child sharing moved memory with the parent.
  */
 #include "agent.h"
 #include <linux/futex.h>

@@ -9,8 +9,16 @@
  * Also here: memtrace_start/memtrace_stop (and MadT's names for them), and the two ways of reading the
  * program's memory that may be protected: copy_in (opens it) and user_transfer (through the kernel).
  *
+ * Traced heap, anonymous and module data memory is moved onto memfds when it joins the set: the program's
+ * view stays at its addresses, an always-open alias view lets the agent reach it without opening it
+ * (alias_*: the redirected steps of fault.c, block operations, system-call buffers, fork's private copies).
+ *
  * What it gets wrong: protection is per process, so while one thread has a page open another thread's
- * access to it is not seen (counted as windows_at_risk); the table of openings is searched linearly.
+ * access to it is not seen (counted as windows_at_risk); the table of openings is searched linearly. Each
+ * move of memory outside the brk heap (a thread arena's block, an mmap'd chunk) is its own memfd and two
+ * mappings, so a program with very many of them can reach vm.max_map_count sooner. A memfd's pages of
+ * memory the program unmaps are freed with the alias view; moved memory's rights are remembered as they
+ * were at the move (a fork's child gets those, not later mprotect changes of untraced moved pages).
  */
 #include "agent.h"
 

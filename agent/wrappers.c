@@ -6,6 +6,9 @@
  * fault per byte: their memory is opened as a whole. dlopen reports the new modules; __cxa_finalize of
  * the agent and its decoder runs untraced.
  *
+ * With other threads running, block operations on moved memory (traced.c) work on its alias view instead
+ * of opening the program's pages.
+ *
  * What it gets wrong: glibc calls its internal __mmap, memcpy and friends without the PLT, so those are
  * traced instruction by instruction (still correct, slower); allocations before the real allocator is
  * known come from a 64 KiB static arena and are never traced.

@@ -361,7 +361,10 @@ static struct insn *cache_add(uintptr_t ip)
         mt_memcpy(e->bytes, (const void *)ip, in.length);
         e->how = (uint8_t)classify(ip, &in, op, e, &rel);
         if (e->how == RUN_OOL && !(e->slot = build_slot(ip, &in, rel))) e->how = RUN_TRAP;
-        e->rslot = e->how == RUN_OOL && g.aliases ? build_redirect(ip, &in, op, e) : NULL;
+        /* div/idiv take the trap on pages that are opened, but can be redirected: a #DE of the copy is */
+        /* shown to the program at its own instruction, with its own registers (fault.c, end_step).     */
+        int divides = in.mnemonic == ZY_MNEMONIC_DIV || in.mnemonic == ZY_MNEMONIC_IDIV;
+        e->rslot = (e->how == RUN_OOL || divides) && g.aliases ? build_redirect(ip, &in, op, e) : NULL;
     }
     cc.used++;
     __atomic_store_n(&e->ip, ip, __ATOMIC_RELEASE);

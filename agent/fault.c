@@ -286,7 +286,7 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     uintptr_t ea = 0;
     if (g.aliases && g.recording && !ts.stepping && (!ts.untraced || g.threads > 1)) {
         e = cache_lookup((uintptr_t)gr[REG_RIP]);
-        if (e && e->how == RUN_OOL && e->rslot) {
+        if (e && e->rslot) {
             ea = operand_address(e, gr);
             if (addr < ea || addr - ea >= e->opsize) e = NULL; /* not the operand we know: the old route */
         } else if (e && (e->how == RUN_JMP || e->how == RUN_CALL)) {
@@ -320,15 +320,16 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     intptr_t delta = 0;
     uintptr_t second = 0; /* the operand's other traced page, faulted on in the same step on the old route */
     if (e) {
-        int need = e->how != RUN_OOL ? PROT_READ : e->access ? e->access : (write ? PROT_WRITE : PROT_READ);
-        size_t size = e->how != RUN_OOL ? 8 : e->opsize;
+        int branch = e->how == RUN_JMP || e->how == RUN_CALL;
+        int need = branch ? PROT_READ : e->access ? e->access : (write ? PROT_WRITE : PROT_READ);
+        size_t size = branch ? 8 : e->opsize;
         uintptr_t p1 = page_down(ea), p2 = page_down(ea + size - 1);
         struct range *r1 = set_find(p1), *r2 = p2 != p1 ? set_find(p2) : NULL;
         delta = alias_delta(ea, ea + size);
         if ((r1 && (r1->prot & need) != need) || (r2 && (r2->prot & need) != need)) delta = 0;
         if (r2 && p2 > page_down(addr)) second = p2;
     }
-    if (delta && e->how != RUN_OOL) { /* jmp/call through memory: the target is read through the alias */
+    if (delta && (e->how == RUN_JMP || e->how == RUN_CALL)) { /* the target is read through the alias */
         spin_unlock(&g.lock);
         if (!ts.untraced) {
             count(&g.faults);

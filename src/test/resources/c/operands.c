@@ -1,6 +1,7 @@
 /* One redirected instruction of each operand shape, in inline assembly so that the exact instruction is
  * known: a base register, base+index*scale+displacement, a RIP-relative global, REX registers r8-r15 as
- * base and index, AVX loads and stores of 32 bytes (two- and three-byte VEX), and a locked read-modify-write (lock xadd).
+ * base and index, AVX loads and stores of 32 bytes (two- and three-byte VEX), a locked read-modify-write (lock xadd), and a div
+ * (implicit rax and rdx; it takes the trap flag when its page is opened instead).
  * Each touches `cells` (a global) at a known offset; the results are printed, so that a wrong value from a
  * redirected copy shows against the untraced run. */
 #include <stdio.h>
@@ -27,6 +28,10 @@ int main(void) {
                      : "r11", "xmm1", "memory");
     /* lock xadd on cells[30] */
     __asm__ volatile("lock xaddq %0, 240(%1)" : "+r"(old) : "r"(base) : "memory");
+    /* div by cells[40], with rax and rdx implicit: 4000 / 40 */
+    long quotient = 4000, remainder = 0;
+    __asm__ volatile("divq 320(%2)" : "+a"(quotient), "+d"(remainder) : "r"(base) : "memory");
+    printf("q %ld r %ld ", quotient, remainder);
     printf("v %ld rip %ld old %ld cells %ld %ld %ld %ld %ld %ld %ld\n", v, rip_cell, old, cells[1], cells[10], cells[20],
            cells[23], cells[30], cells[36], cells[39]);
     return 0;

@@ -28,6 +28,7 @@ class ExactThreadsTest {
         Gcc.compile(dir, "shared_array.c", "shared_array", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "fork_private.c", "fork_private", "-g", "-no-pie");
         Gcc.compile(dir, "operands.c", "operands", "-g", "-no-pie");
+        Gcc.compile(dir, "divide_error.c", "divide_error", "-g", "-no-pie");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {
@@ -105,13 +106,13 @@ class ExactThreadsTest {
         var r = memtrace("operands.trace", "operands");
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("operands").toString())))
-                .isEqualTo("v 5 rip 1005 old 30 cells 101 110 16 19 35 32 35\n");
+                .isEqualTo("q 100 r 0 v 5 rip 1005 old 30 cells 101 110 16 19 35 32 35\n");
         long cells = symbol("operands", "cells"), rip = symbol("operands", "rip_cell");
         TraceFile t = TraceFile.read(dir.resolve("operands.trace"));
         List<String> asm = t.lines().stream().filter(Line::access)
                 .filter(l -> l.number(0) >= cells && l.number(0) < cells + 512 || l.number(0) == rip)
                 .skip(64) // the loop that fills the 64 cells
-                .limit(10).map(l -> l.type() + " " + (l.number(0) == rip ? "rip" : "+" + (l.number(0) - cells)) + " " + l.field(3))
+                .limit(11).map(l -> l.type() + " " + (l.number(0) == rip ? "rip" : "+" + (l.number(0) - cells)) + " " + l.field(3))
                 .toList();
         assertThat(asm).containsExactly(
                 "S +8 8",                  // movq $101, 8(base)
@@ -120,7 +121,18 @@ class ExactThreadsTest {
                 "S +80 8",                 // movq (%r9,%r10,8): REX.B and REX.X
                 "L +128 32", "S +160 32",  // vmovdqu, two-byte VEX
                 "L +256 32", "S +288 32",  // vmovdqu off %r11, three-byte VEX
-                "L +240 8", "S +240 8");   // lock xadd: one locked read-modify-write
+                "L +240 8", "S +240 8",    // lock xadd: one locked read-modify-write
+                "L +320 8");               // div: rax and rdx implicit, so another scratch
         assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void aDivideErrorOfARedirectedDivShowsTheProgramItsOwnInstructionAndRegisters() throws Exception {
+        var r = memtrace("divide.trace", "divide_error");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("divide_error").toString())))
+                .isEqualTo("SIGFPE at the div, rcx 5678\n");
+        TraceFile t = TraceFile.read(dir.resolve("divide.trace"));
+        assertThat(accessesIn(t, 'L', symbol("divide_error", "zero"), 8)).hasSize(1);
     }
 }

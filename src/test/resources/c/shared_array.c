@@ -1,10 +1,12 @@
 /* Two threads store into and load from the same pages at the same time: thread t writes the elements
- * t, t+2, t+4, ... of one int array (a global, or with "heap" a malloc'd block), waits for the other, then
+ * t, t+2, t+4, ... of one int array (a global; with "heap" a malloc'd block; with "mmap" an anonymous
+ * mapping of the program's), waits for the other, then
  * reads its own elements back. Prints the sums, so that a wrong value from a redirected step shows. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define PER 5000
 int shared[2 * PER];
@@ -22,7 +24,10 @@ static void *work(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    array = argc > 1 && strcmp(argv[1], "heap") == 0 ? malloc(sizeof shared) : shared;
+    const char *where = argc > 1 ? argv[1] : "global";
+    array = strcmp(where, "heap") == 0 ? malloc(sizeof shared)
+            : strcmp(where, "mmap") == 0 ? mmap(0, sizeof shared, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            : shared;
     pthread_barrier_init(&start, 0, 2);
     pthread_barrier_init(&stored, 0, 2);
     pthread_t th[2];

@@ -89,6 +89,11 @@ class ExactThreadsTest {
     }
 
     @Test
+    void twoThreadsSharingTheSamePagesOfAnAnonymousMappingLoseNothing() throws Exception {
+        everyAccessOfBothThreadsExactlyOnce("shared-mmap.trace", "shared_array", "mmap");
+    }
+
+    @Test
     void aForkedChildWritesItsOwnCopyOfTracedMemory() throws Exception {
         var r = memtrace("fork.trace", "fork_private");
         assertThat(r.status()).as(r.stderr()).isZero();

@@ -340,7 +340,11 @@ struct insn {
     int8_t scratch;              /* ...the greg it uses, restored by the copy itself from ts.scratch_save */
     uint8_t access;              /* ...PROT_READ/PROT_WRITE the operand may need */
     uint16_t opsize;             /* ...bytes of the operand */
+    uint8_t string;              /* STR_*: movs/stos/lods, emulated on moved memory (fault.c) */
+    uint8_t elem;                /* ...bytes per element */
+    uint8_t rep;                 /* ...with a rep prefix */
 };
+enum { STR_NONE, STR_MOVS, STR_STOS, STR_LODS };
 struct insn *cache_lookup(uintptr_t ip);
 uintptr_t operand_address(const struct insn *e, const greg_t *gr);
 void ool_init(void);

@@ -283,6 +283,23 @@ static unsigned char *build_redirect(uintptr_t ip, const struct zy_insn *in, con
     return s;
 }
 
+/* movs, stos and lods (one-byte opcodes A4-AD, rep or not, 64-bit addressing, no FS/GS): emulated       */
+/* element by element on moved memory by the fault handler, which records each element as the trap flag */
+/* route would.                                                                                        */
+static int string_kind(const struct zy_insn *in, struct insn *e)
+{
+    if (in->encoding != ZY_ENC_LEGACY || in->opcode_map != ZY_OPCODE_MAP_DEFAULT || in->address_width != 64 ||
+        (in->attributes & (ZY_ATTRIB_HAS_SEGMENT_FS | ZY_ATTRIB_HAS_SEGMENT_GS)) ||
+        ((in->attributes & ZY_ATTRIB_ANY_REP) && !(in->attributes & ZY_ATTRIB_HAS_REP)))
+        return STR_NONE;
+    int kind = in->opcode == 0xa4 || in->opcode == 0xa5 ? STR_MOVS
+             : in->opcode == 0xaa || in->opcode == 0xab ? STR_STOS
+             : in->opcode == 0xac || in->opcode == 0xad ? STR_LODS : STR_NONE;
+    e->elem = (uint8_t)((in->opcode & 1) ? in->operand_width / 8 : 1);
+    e->rep = (in->attributes & ZY_ATTRIB_HAS_REP) != 0;
+    return e->elem == 1 || e->elem == 2 || e->elem == 4 || e->elem == 8 ? kind : STR_NONE;
+}
+
 /* The address a redirected instruction's memory operand names in the program's view. */
 uintptr_t operand_address(const struct insn *e, const greg_t *gr)
 {
@@ -355,6 +372,7 @@ static struct insn *cache_add(uintptr_t ip)
     e->how = RUN_TRAP;
     e->len = 0;
     e->rslot = NULL;
+    e->string = STR_NONE;
     if (ok) {
         int rel = 0;
         e->len = in.length;
@@ -365,6 +383,7 @@ static struct insn *cache_add(uintptr_t ip)
         /* shown to the program at its own instruction, with its own registers (fault.c, end_step).     */
         int divides = in.mnemonic == ZY_MNEMONIC_DIV || in.mnemonic == ZY_MNEMONIC_IDIV;
         e->rslot = (e->how == RUN_OOL || divides) && g.aliases ? build_redirect(ip, &in, op, e) : NULL;
+        e->string = g.aliases ? string_kind(&in, e) : STR_NONE;
     }
     cc.used++;
     __atomic_store_n(&e->ip, ip, __ATOMIC_RELEASE);

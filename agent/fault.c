@@ -270,6 +270,91 @@ static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_
 static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr, intptr_t delta);
 SIGNAL_HANDLER(on_segv, segv_access)
 
+/* One element of a string instruction: 1 with the alias's delta when it lies in moved memory the      */
+/* program may access that way (*traced: whether it is traced), 0 when the CPU must do it. Lock held.   */
+static int reach_element(uintptr_t x, size_t n, int need, intptr_t *delta, int *traced)
+{
+    struct range *r1 = set_find(x), *r2 = set_find(x + n - 1);
+    *traced = r1 || r2;
+    if ((r1 && (r1->prot & need) != need) || (r2 && (r2->prot & need) != need)) return 0;
+    *delta = alias_delta(x, x + n);
+    return *delta != 0;
+}
+
+/* The records the trap-flag route makes for one element: one per traced page it touches, each after the */
+/* first of the iteration marked SAME_STEP. Returns how many. Lock held.                               */
+static int record_element(uintptr_t ip, uintptr_t x, size_t n, int write, int before)
+{
+    int made = 0;
+    uintptr_t pages[2] = {x, page_down(x + n - 1)};
+    for (int i = 0; i < (pages[1] != page_down(x) ? 2 : 1); i++) {
+        if (!set_find(pages[i])) continue;
+        count(&g.faults);
+        REC(MT_ACCESS, struct mt_access, a);
+        a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (before + made ? MT_ACC_SAME_STEP : 0));
+        a.ip = ip;
+        a.addr = pages[i];
+        emit(&a);
+        made++;
+    }
+    return made;
+}
+
+static uint64_t load_n(uintptr_t a, int n)
+{
+    switch (n) {
+    case 1: return *(volatile uint8_t *)a;
+    case 2: return *(volatile uint16_t *)a;
+    case 4: return *(volatile uint32_t *)a;
+    default: return *(volatile uint64_t *)a;
+    }
+}
+
+static void store_n(uintptr_t a, int n, uint64_t v)
+{
+    switch (n) {
+    case 1: *(volatile uint8_t *)a = (uint8_t)v; break;
+    case 2: *(volatile uint16_t *)a = (uint16_t)v; break;
+    case 4: *(volatile uint32_t *)a = (uint32_t)v; break;
+    default: *(volatile uint64_t *)a = v;
+    }
+}
+
+/* movs/stos/lods (rep or not) on moved memory, element by element through the alias, recorded as the   */
+/* trap-flag route records them (per element: the read, then the write). Stops before an element it     */
+/* cannot reach that way (the instruction resumes there natively and faults if it must) and after 4096   */
+/* elements (g.lock is not held longer; the rest faults again). Returns the elements done. Lock held.   */
+static long emulate_string_locked(greg_t *gr, const struct insn *e)
+{
+    uintptr_t ip = (uintptr_t)gr[REG_RIP];
+    long step = (gr[REG_EFL] & 0x400) ? -(long)e->elem : (long)e->elem; /* DF */
+    int reads = e->string != STR_STOS, writes = e->string != STR_LODS;
+    long done = 0;
+    while (done < 4096 && !(e->rep && gr[REG_RCX] == 0)) {
+        uintptr_t src = (uintptr_t)gr[REG_RSI], dst = (uintptr_t)gr[REG_RDI];
+        intptr_t sd = 0, dd = 0;
+        int st = 0, dt = 0;
+        if (reads && !reach_element(src, e->elem, PROT_READ, &sd, &st)) break;
+        if (writes && !reach_element(dst, e->elem, PROT_WRITE, &dd, &dt)) break;
+        if (!ts.untraced) {
+            int made = st ? record_element(ip, src, e->elem, 0, 0) : 0;
+            if (dt) record_element(ip, dst, e->elem, 1, made);
+        }
+        uint64_t v = reads ? load_n(src + (uintptr_t)sd, e->elem) : 0;
+        if (e->string == STR_MOVS) store_n(dst + (uintptr_t)dd, e->elem, v);
+        else if (e->string == STR_STOS) store_n(dst + (uintptr_t)dd, e->elem, (uint64_t)gr[REG_RAX]);
+        else if (e->elem >= 4) gr[REG_RAX] = (greg_t)v; /* a 32-bit load clears the upper half */
+        else gr[REG_RAX] = (greg_t)(((uint64_t)gr[REG_RAX] & ~((1ULL << (8 * e->elem)) - 1)) | v);
+        if (reads) gr[REG_RSI] += step;
+        if (writes) gr[REG_RDI] += step;
+        if (e->rep) gr[REG_RCX]--;
+        done++;
+        if (!e->rep) break;
+    }
+    if (done && (!e->rep || gr[REG_RCX] == 0)) gr[REG_RIP] += e->len;
+    return done;
+}
+
 static void segv_access(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -292,6 +377,8 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         } else if (e && (e->how == RUN_JMP || e->how == RUN_CALL)) {
             ea = branch_operand(e, gr, addr);
             if (!ea) e = NULL;
+        } else if (e && e->string) {
+            /* emulated below: its operands come from rsi/rdi */
         } else {
             e = NULL;
         }
@@ -316,6 +403,17 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         spin_unlock(&g.lock);
         forward(sig, si, uc);
         return;
+    }
+    if (e && e->string) {
+        long done = emulate_string_locked(gr, e);
+        spin_unlock(&g.lock);
+        if (done) {
+            __atomic_add_fetch(&g.steps, (uint64_t)done, __ATOMIC_RELAXED);
+            return;
+        }
+        /* not one element reachable through an alias: one step on the open route */
+        e = NULL;
+        spin_lock(&g.lock);
     }
     intptr_t delta = 0;
     uintptr_t second = 0; /* the operand's other traced page, faulted on in the same step on the old route */

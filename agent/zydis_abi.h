@@ -17,7 +17,10 @@ struct zy_insn {                 /* ZydisDecodedInstruction */
     uint8_t length;
     uint8_t _a0[3];
     uint32_t encoding;           /* ZY_ENC_*: legacy, VEX, EVEX, ... */
-    uint8_t _a1[7];
+    uint32_t opcode_map;         /* ZY_OPCODE_MAP_DEFAULT: one-byte opcodes */
+    uint8_t opcode;
+    uint8_t stack_width;
+    uint8_t operand_width;       /* bits */
     uint8_t address_width;       /* bits */
     uint8_t operand_count;
     uint8_t _b[7];
@@ -96,6 +99,10 @@ struct zy_operand {              /* ZydisDecodedOperand */
 #define ZY_REG_AX 21
 #define ZY_REG_EAX 37
 #define ZY_BRANCH_NEAR 2
+#define ZY_OPCODE_MAP_DEFAULT 0
+#define ZY_ATTRIB_HAS_REP (1ULL << 28)
+#define ZY_ATTRIB_HAS_SEGMENT_FS (1ULL << 41)
+#define ZY_ATTRIB_HAS_SEGMENT_GS (1ULL << 42)
 #define ZY_ATTRIB_ANY_REP ((1ULL << 28) | (1ULL << 29) | (1ULL << 30)) /* HAS_REP, HAS_REPE, HAS_REPNE */
 /* ZydisInstructionCategory: the categories that change control flow or the machine's state */
 #define ZY_CAT_CALL 20

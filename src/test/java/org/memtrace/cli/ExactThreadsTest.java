@@ -29,6 +29,7 @@ class ExactThreadsTest {
         Gcc.compile(dir, "fork_private.c", "fork_private", "-g", "-no-pie");
         Gcc.compile(dir, "operands.c", "operands", "-g", "-no-pie");
         Gcc.compile(dir, "divide_error.c", "divide_error", "-g", "-no-pie");
+        Gcc.compile(dir, "string_ops.c", "string_ops", "-g", "-no-pie");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {
@@ -139,5 +140,30 @@ class ExactThreadsTest {
                 .isEqualTo("SIGFPE at the div, rcx 5678\n");
         TraceFile t = TraceFile.read(dir.resolve("divide.trace"));
         assertThat(accessesIn(t, 'L', symbol("divide_error", "zero"), 8)).hasSize(1);
+    }
+
+    @Test
+    void stringInstructionsAreEmulatedThroughTheAliasOneRecordPerElement() throws Exception {
+        var r = memtrace("strings.trace", "string_ops");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("string_ops").toString())))
+                .isEqualTo("0123456789 HGFEDCBAHGFEDCBAHGFEDCBAHGFEDCBA 0123456789ab ax ffffffffffff6c6b edge zzz\n");
+        long src = symbol("string_ops", "src"), dst = symbol("string_ops", "dst");
+        TraceFile t = TraceFile.read(dir.resolve("strings.trace"));
+        // the program's own instructions (-no-pie: its code is below 0x402000), in order
+        List<Line> own = t.lines().stream().filter(Line::access).filter(l -> l.number(2) < 0x402000)
+                .filter(l -> l.field(1).equals("[heap]") || l.number(0) >= src && l.number(0) < dst + 64).toList();
+        long edge = own.stream().filter(l -> l.field(1).equals("[heap]")).findFirst().orElseThrow().number(0);
+        assertThat((edge + 1) % 4096).isZero();
+        List<String> expected = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) expected.addAll(List.of("L src+" + i + " 1", "S dst+" + i + " 1")); // rep movsb
+        for (int i = 0; i < 4; i++) expected.add("S dst+" + (16 + 8 * i) + " 8");                       // rep stosq
+        for (int i = 0; i < 3; i++) expected.addAll(List.of("L src+" + (8 - 4 * i) + " 4", "S dst+" + (56 - 4 * i) + " 4")); // std; rep movsl
+        expected.add("L src+20 2");                                                                        // lodsw
+        for (int i = 0; i < 3; i++) expected.add("S edge+" + i + " 1");                                    // rep stosb over a page boundary
+        assertThat(own.stream().limit(expected.size()).map(l -> l.type() + " " + (l.field(1).equals("[heap]") ? "edge+" + (l.number(0) - edge)
+                : l.number(0) >= dst ? "dst+" + (l.number(0) - dst) : "src+" + (l.number(0) - src)) + " " + l.field(3)).toList())
+                .containsExactlyElementsOf(expected);
+        assertThat(windowsAtRisk(r.stderr())).isZero();
     }
 }

@@ -31,6 +31,9 @@ ZY_SAME_FIELD(evex_offset, raw.evex.offset);
 ZY_SAME_FIELD(modrm_offset, raw.modrm.offset);
 ZY_SAME_FIELD(sib_offset, raw.sib.offset);
 ZY_SAME_FIELD(address_width, address_width);
+ZY_SAME_FIELD(opcode_map, opcode_map);
+ZY_SAME_FIELD(opcode, opcode);
+ZY_SAME_FIELD(operand_width, operand_width);
 ZY_SAME_OPERAND_FIELD(visibility, visibility);
 ZY_SAME_OPERAND_FIELD(actions, actions);
 ZY_SAME_OPERAND_FIELD(reg.value, reg.value);
@@ -66,6 +69,9 @@ _Static_assert(ZY_REG_AL == ZYDIS_REGISTER_AL && ZY_REG_AH == ZYDIS_REGISTER_AH 
                ZY_REG_R8B == ZYDIS_REGISTER_R8B && ZY_REG_AX == ZYDIS_REGISTER_AX && ZY_REG_EAX == ZYDIS_REGISTER_EAX &&
                ZYDIS_REGISTER_R15B + 1 == ZYDIS_REGISTER_AX && ZYDIS_REGISTER_R15W + 1 == ZYDIS_REGISTER_EAX &&
                ZYDIS_REGISTER_R15D + 1 == ZYDIS_REGISTER_RAX, "general registers");
+_Static_assert(ZY_OPCODE_MAP_DEFAULT == ZYDIS_OPCODE_MAP_DEFAULT && ZY_ATTRIB_HAS_REP == ZYDIS_ATTRIB_HAS_REP &&
+               ZY_ATTRIB_HAS_SEGMENT_FS == ZYDIS_ATTRIB_HAS_SEGMENT_FS && ZY_ATTRIB_HAS_SEGMENT_GS == ZYDIS_ATTRIB_HAS_SEGMENT_GS,
+               "string instructions");
 _Static_assert(ZY_ATTRIB_ANY_REP == (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE), "rep");
 _Static_assert(ZY_CAT_CALL == ZYDIS_CATEGORY_CALL && ZY_CAT_COND_BR == ZYDIS_CATEGORY_COND_BR &&
                ZY_CAT_INTERRUPT == ZYDIS_CATEGORY_INTERRUPT && ZY_CAT_IO == ZYDIS_CATEGORY_IO &&

@@ -15,7 +15,8 @@
  *        leaving every register and flag as the instruction did, and continues after the original
  *        instruction. A fault of the copy is recorded and reported at the original address.
  *      - Emulated: jmp/call through memory (every PLT stub reads the executable's GOT) reads its target
- *        while the page is open and does not run at all.
+ *        (through the alias, or while the page is open) and does not run at all; movs/stos/lods on moved
+ *        memory are done element by element through the alias, recorded as the trap flag would.
  *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (one
  *        record per iteration), div/idiv (a #DE must show the program its own address), system
  *        instructions. The CPU traps after the instruction; the SIGTRAP handler closes. MEMTRACE_STEP=trap

@@ -14,9 +14,11 @@
  * (alias_*: the redirected steps of fault.c, block operations, system-call buffers, fork's private copies).
  *
  * What it gets wrong: protection is per process, so while one thread has a page open another thread's
- * access to it is not seen (counted as windows_at_risk); the table of openings is searched linearly. Each
- * move of memory outside the brk heap (a thread arena's block, an mmap'd chunk) is its own memfd and two
- * mappings, so a program with very many of them can reach vm.max_map_count sooner. A memfd's pages of
+ * access to it is not seen (counted as windows_at_risk); the table of openings is searched linearly. A
+ * thread arena is recognised by glibc's heap_info layout (64 MiB heaps); each mmap'd chunk and anonymous
+ * mapping is its own memfd and two mappings, so a program with very many of them reaches vm.max_map_count
+ * sooner. While memory is moved it is read-only for a moment: another thread's system call writing into
+ * it then fails with EFAULT (its own stores wait and retry). A memfd's pages of
  * memory the program unmaps are freed with the alias view; moved memory's rights are remembered as they
  * were at the move (a fork's child gets those, not later mprotect changes of untraced moved pages).
  */
@@ -164,7 +166,7 @@ static void copy_words(uintptr_t d, uintptr_t s, size_t n) /* page multiples */
 /* with `prot`, and an alias view of it. Other threads' stores to it fault meanwhile (read-only for the */
 /* copy) and wait for g.lock; they retry afterwards (segv_access). 0 when it could not be done, and     */
 /* then the memory is as it was. Lock held.                                                           */
-static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind)
+static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind, uintptr_t rw_end)
 {
     size_t n = e - s;
     long fd = mt_sys2(SYS_memfd_create, (long)"memtrace", MFD_CLOEXEC);
@@ -180,6 +182,7 @@ static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind)
         else copy_present((uintptr_t)al, s, n);
         long v = mt_sys6(SYS_mmap, (long)s, (long)n, prot, MAP_SHARED | MAP_FIXED, fd, 0);
         if ((uintptr_t)v == s) {
+            if (rw_end < e) mt_sys3(SYS_mprotect, rw_end, e - rw_end, PROT_NONE);
             delta = (intptr_t)((uintptr_t)al - s);
         } else {
             mt_sys3(SYS_mprotect, s, n, prot);
@@ -199,18 +202,35 @@ static void alias_insert(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
     g.nalias++;
 }
 
-/* The brk heap grows in small steps, and every block the allocator hands out would be one more memfd  */
-/* and two more mappings: a piece of the brk heap is moved together with the rest of the heap above it */
-/* up to the break (and up to the next traced or moved memory), so one growth of the heap is one move. */
-static uintptr_t heap_extent(uintptr_t e)
+/* The heap grows in small steps, and every block the allocator hands out would be one more memfd and    */
+/* two more mappings (vm.max_map_count is 65,530): a piece of heap is moved together with the rest of its */
+/* heap above it, up to the next traced or moved memory: in the brk heap up to the break; in a thread    */
+/* arena of glibc's (a 64 MiB-aligned heap whose heap_info says how much of it is read-write) up to that */
+/* end, and the inaccessible reserve above it too (*rw_end: where the reserve starts; it stays PROT_NONE,  */
+/* and the arena's own mprotect makes it read-write as it grows, on the memfd). Anything else (an mmap'd */
+/* chunk, an arena that does not look like one) is moved as it is.                                      */
+#define ARENA_HEAP_MAX (64UL << 20) /* glibc's HEAP_MAX_SIZE on 64-bit */
+static uintptr_t heap_extent(uintptr_t s, uintptr_t e, uintptr_t *rw_end)
 {
-    uintptr_t brk = (uintptr_t)mt_sys1(SYS_brk, 0);
-    if (e >= brk) return e;
+    uintptr_t brk = (uintptr_t)mt_sys1(SYS_brk, 0), stop;
+    if (e <= brk) {
+        stop = page_up(brk);
+    } else if (s >= page_up(brk)) { /* mmap'd memory, where thread arenas live */
+        uintptr_t h = s & ~(ARENA_HEAP_MAX - 1);
+        uint64_t info[4]; /* ar_ptr, prev, size, mprotect_size */
+        if (user_transfer(info, h + (uintptr_t)alias_delta(h, h + sizeof info), sizeof info, 0)) return e;
+        if (!info[0] || info[3] % (uint64_t)g.page || info[3] > ARENA_HEAP_MAX || info[2] > info[3] || h + info[3] <= e)
+            return e;
+        stop = h + ARENA_HEAP_MAX;
+        *rw_end = h + info[3];
+    } else {
+        return e;
+    }
     int i = set_index(e);
     int k = alias_index(e);
-    uintptr_t stop = page_up(brk);
     if (i < g.nset && g.set[i].start < stop) stop = g.set[i].start > e ? g.set[i].start : e;
     if (k < g.nalias && g.alias[k].start < stop) stop = g.alias[k].start > e ? g.alias[k].start : e;
+    if (*rw_end > stop) *rw_end = stop;
     return stop;
 }
 
@@ -222,8 +242,9 @@ static void alias_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
         int i = alias_index(at);
         if (i < g.nalias && g.alias[i].start <= at) { at = g.alias[i].end; continue; }
         uintptr_t stop = i < g.nalias && g.alias[i].start < e ? g.alias[i].start : e;
-        if (stop == e && kind == MT_REGION_HEAP) stop = heap_extent(e);
-        intptr_t d = move_to_memfd(at, stop, prot, kind);
+        uintptr_t rw_end = UINTPTR_MAX;
+        if (stop == e && kind == MT_REGION_HEAP) stop = heap_extent(at, e, &rw_end);
+        intptr_t d = move_to_memfd(at, stop, prot, kind, rw_end);
         if (d) alias_insert(at, stop, d, prot);
         at = stop;
     }

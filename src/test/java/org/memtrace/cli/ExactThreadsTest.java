@@ -30,6 +30,7 @@ class ExactThreadsTest {
         Gcc.compile(dir, "operands.c", "operands", "-g", "-no-pie");
         Gcc.compile(dir, "divide_error.c", "divide_error", "-g", "-no-pie");
         Gcc.compile(dir, "string_ops.c", "string_ops", "-g", "-no-pie");
+        Gcc.compile(dir, "thread_mallocs.c", "thread_mallocs", "-g", "-no-pie", "-pthread");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {
@@ -165,5 +166,14 @@ class ExactThreadsTest {
                 : l.number(0) >= dst ? "dst+" + (l.number(0) - dst) : "src+" + (l.number(0) - src)) + " " + l.field(3)).toList())
                 .containsExactlyElementsOf(expected);
         assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void threadArenasAreMovedWholeNotBlockByBlock() throws Exception {
+        var r = Cli.run(dir, "run", "--quiet", "-o", dir.resolve("mallocs.trace").toString(), "--",
+                dir.resolve("thread_mallocs").toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("thread_mallocs").toString())))
+                .isEqualTo("sums 4999950000 4999950000 mappings under 200\n");
     }
 }

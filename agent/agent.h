@@ -162,8 +162,10 @@ struct thread_state {
     uintptr_t ool_ip;            /* STEP_OOL: the instruction's own address, */
     uintptr_t ool_slot;          /* ...the copy that runs in its place, */
     uintptr_t ool_resume;        /* ...and where the program goes on afterwards */
+    int ool_scratch;             /* a redirected copy: 1 + the greg it borrowed (its value in mt_scratch_save), or 0 */
     int nlazy;
     uintptr_t lazy_pages[64];
+    uintptr_t retry_ip, retry_addr; /* an untraced fault retried once: moved memory was read-only meanwhile */
     int native_pending;          /* one syscall is being run natively; the trap brings us back */
     int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
     int critical;                /* depth of enter_critical */
@@ -176,6 +178,8 @@ struct thread_state {
 extern __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
 /* Top of this thread's stack for mt_ool_return's call into C (0: none, the program's stack serves). */
 extern __thread uintptr_t mt_ool_stack __attribute__((tls_model("initial-exec")));
+/* The program's value of the register a redirected copy borrows; the copy reloads it from %fs itself. */
+extern __thread uint64_t mt_scratch_save __attribute__((tls_model("initial-exec")));
 enum { STEP_NONE, STEP_TRAP, STEP_OOL }; /* how the current step runs: trap flag or out-of-line copy */
 
 struct range {
@@ -183,6 +187,16 @@ struct range {
     int prot;                    /* the rights the program gave the memory */
     int kind;                    /* enum mt_region */
 };
+
+/* Memory moved onto a shared-memory object (memfd): the program's view at [start, end) and the agent's  */
+/* always-open alias view at start + delta. The program's view is protected as usual; the alias never is. */
+struct alias {
+    uintptr_t start, end;
+    intptr_t delta;              /* never 0 */
+    int prot;                    /* the program's rights when it was moved (what a private copy gets back) */
+};
+/* Internal flag of set_add_locked's kind: shared memory (MAP_SHARED) keeps its semantics, no alias. */
+#define KIND_SHARED 0x100
 
 struct opening {
     uintptr_t start, end;
@@ -193,6 +207,7 @@ struct agent_state {
     int active;                  /* attached to a memtrace session; 0 in a forked child */
     int recording;               /* traced pages are protected and accesses recorded */
     int regions;                 /* MT_REGION_* to trace */
+    int aliases;                 /* traced memory is moved onto memfds and steps redirected to the alias */
     int autostart;
     long page;
     uintptr_t text_start, text_end;
@@ -212,12 +227,15 @@ struct agent_state {
     struct opening *open;        /* grows as needed: no fixed number of openings */
     int nopen, capopen;
     int all_open;                /* calls running with all traced memory open (see syscall_table) */
+    struct alias *alias;         /* sorted, disjoint */
+    int nalias, capalias;
     struct { uintptr_t s, e; } stacks[64]; /* pages the program gave as signal stacks: never traced */
     int nstacks;
 
     struct ksigaction app_action[65]; /* the program's actions, as it set them; the kernel holds ours */
 
     volatile uint64_t faults, steps, syscalls, windows, untraced_faults;
+    volatile int redirected;     /* redirected steps under way (their copies may still write the alias) */
     int reported_modules;
     volatile int clone_parent;   /* tid of the thread whose clone(CLONE_VM) ran last: the new thread's parent */
 };
@@ -302,6 +320,11 @@ void open_span(uintptr_t s, uintptr_t e, int open);
 void control(int start, uintptr_t caller);
 long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program);
 long copy_in(void *dst, uintptr_t src, size_t n);
+intptr_t alias_delta(uintptr_t s, uintptr_t e);
+void alias_forget_locked(uintptr_t s, uintptr_t e);
+void alias_make_private_locked(uintptr_t s, uintptr_t e);
+void alias_discard_locked(uintptr_t s, uintptr_t e);
+int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta);
 
 /* decode.c: how each faulting instruction runs */
 enum { RUN_TRAP, RUN_OOL, RUN_JMP, RUN_CALL };
@@ -310,11 +333,20 @@ struct insn {
     unsigned char *slot;         /* RUN_OOL: the copy */
     unsigned char bytes[15];     /* as decoded: other bytes at ip mean other code, which takes the trap */
     uint8_t len, how;
-    int8_t base, index;          /* RUN_JMP/RUN_CALL: gregs of the memory operand, -1 for none */
+    int8_t base, index;          /* RUN_JMP/RUN_CALL/redirect: gregs of the memory operand, -1 for none */
     uint8_t scale;
     int64_t disp;                /* ...and its displacement (the absolute address when RIP-relative) */
+    unsigned char *rslot;        /* RUN_OOL: a copy whose memory operand is [scratch], or NULL */
+    int8_t scratch;              /* ...the greg it uses, restored by the copy itself from ts.scratch_save */
+    uint8_t access;              /* ...PROT_READ/PROT_WRITE the operand may need */
+    uint16_t opsize;             /* ...bytes of the operand */
+    uint8_t string;              /* STR_*: movs/stos/lods, emulated on moved memory (fault.c) */
+    uint8_t elem;                /* ...bytes per element */
+    uint8_t rep;                 /* ...with a rep prefix */
 };
+enum { STR_NONE, STR_MOVS, STR_STOS, STR_LODS };
 struct insn *cache_lookup(uintptr_t ip);
+uintptr_t operand_address(const struct insn *e, const greg_t *gr);
 void ool_init(void);
 int is_decoder_object(uintptr_t bias);
 int in_decoder_object(uintptr_t addr);

@@ -4,11 +4,14 @@
  * dlopen'ed at start (its ABI is mirrored in zydis_abi.h, so neither building nor running needs its
  * headers). Out-of-line copies live in 1 MiB executable chunks mapped below the code they copy, so that a
  * RIP-relative displacement, rewritten for the copy's place, still reaches its target. Lookups take no
- * lock (an entry's key is stored last); adding takes cc.lock.
+ * lock (an entry's key is stored last); adding takes cc.lock. An instruction with one ModRM memory
+ * operand also gets a redirected copy (build_redirect) whose operand is [scratch], for moved memory.
  *
  * What it gets wrong: the cache holds 48 Ki instructions and 64 chunks; past that, and for code whose
  * bytes changed since it was decoded, instructions take the trap (slower, still exact). Code unmapped and
- * replaced at the same address keeps its old entry until the bytes differ.
+ * replaced at the same address keeps its old entry until the bytes differ. The redirected copy trusts
+ * Zydis's operand list to name every general register the instruction uses (implicit ones included);
+ * instructions without a ModRM memory operand are never redirected.
  */
 #include "agent.h"
 #include "zydis_abi.h"
@@ -82,6 +85,7 @@ static void zydis_load(void)
 
 #define CACHE_BITS 16
 #define SLOT_SIZE 32             /* the instruction (<= 15 bytes), jmp *0(%rip) (6) and the stub's address (8) */
+#define RSLOT_SIZE 48            /* ...and for a redirected copy, the reload of its scratch register (9) too */
 #define CHUNK_SIZE (1UL << 20)
 #define MAX_CHUNKS 64
 
@@ -132,12 +136,12 @@ static int within_rel32(uintptr_t from, uintptr_t to)
 }
 
 /* A free slot whose copy of a `len`-byte instruction can still reach `target` (when `rel`). Cache lock. */
-static unsigned char *slot_alloc(uintptr_t ip, int rel, uintptr_t target, int len)
+static unsigned char *slot_alloc(uintptr_t ip, int rel, uintptr_t target, int len, size_t size)
 {
     for (int i = cc.nchunks - 1; i >= 0; i--) {
         unsigned char *s = cc.chunk[i].base + cc.chunk[i].used;
-        if (cc.chunk[i].used + SLOT_SIZE <= CHUNK_SIZE && (!rel || within_rel32((uintptr_t)s + len, target))) {
-            cc.chunk[i].used += SLOT_SIZE;
+        if (cc.chunk[i].used + size <= CHUNK_SIZE && (!rel || within_rel32((uintptr_t)s + len, target))) {
+            cc.chunk[i].used += size;
             return s;
         }
     }
@@ -148,7 +152,7 @@ static unsigned char *slot_alloc(uintptr_t ip, int rel, uintptr_t target, int le
     cc.chunk[cc.nchunks].used = 0;
     cc.nchunks++;
     if (rel && !within_rel32((uintptr_t)base + len, target)) return NULL;
-    cc.chunk[cc.nchunks - 1].used = SLOT_SIZE;
+    cc.chunk[cc.nchunks - 1].used = size;
     return base;
 }
 
@@ -158,7 +162,7 @@ static unsigned char *build_slot(uintptr_t ip, const struct zy_insn *in, int rel
 {
     uintptr_t target = ip + in->length + (uintptr_t)in->disp;
     if (rel && (in->disp_size != 32 || in->disp_offset + 4 > in->length)) return NULL;
-    unsigned char *s = slot_alloc(ip, rel, target, in->length);
+    unsigned char *s = slot_alloc(ip, rel, target, in->length, SLOT_SIZE);
     if (!s) return NULL;
     mt_memcpy(s, (const void *)ip, in->length);
     if (rel) {
@@ -177,6 +181,134 @@ static int greg_of(uint32_t zreg)
     if (zreg == ZY_REG_NONE) return -1;
     return zreg >= ZY_REG_RAX && zreg <= ZY_REG_R15 ? gpr_greg[zreg - ZY_REG_RAX] : -2;
 }
+
+/* The general register (encoding number 0-15) a Zydis register is part of, or -1. */
+static int gpr_number(uint32_t r)
+{
+    if (r >= ZY_REG_AL && r < ZY_REG_AH) return (int)(r - ZY_REG_AL);
+    if (r >= ZY_REG_AH && r < ZY_REG_SPL) return (int)(r - ZY_REG_AH);
+    if (r >= ZY_REG_SPL && r < ZY_REG_AX) return (int)(r - ZY_REG_SPL) + 4;
+    if (r >= ZY_REG_AX && r < ZY_REG_EAX) return (int)(r - ZY_REG_AX);
+    if (r >= ZY_REG_EAX && r < ZY_REG_RAX) return (int)(r - ZY_REG_EAX);
+    if (r >= ZY_REG_RAX && r <= ZY_REG_R15) return (int)(r - ZY_REG_RAX);
+    return -1;
+}
+
+static uintptr_t thread_pointer(void)
+{
+    uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
+
+/* A copy of an instruction whose one memory operand (ModRM-encoded, 64-bit addressing, no FS/GS, no   */
+/* VSIB) is rewritten to [scratch], scratch being a general register the instruction does not use:     */
+/* ModRM becomes mod=00 rm=scratch, SIB and displacement are dropped, REX/VEX/EVEX get X=0 and B=the     */
+/* scratch's high bit. After it, `mov %fs:mt_scratch_save, scratch` gives the program its register back, */
+/* then the jump to mt_ool_return. The fault handler sets scratch to the operand's alias address. NULL  */
+/* (the instruction runs with its page opened instead) when any of that does not hold. Cache lock held. */
+static unsigned char *build_redirect(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *op, struct insn *e)
+{
+    const unsigned char *b = (const unsigned char *)ip;
+    const struct zy_operand *m = NULL;
+    unsigned used = 1u << 4 | 1u << 5 | 1u << 12 | 1u << 13; /* rsp, and what ModRM/SIB cannot name alone */
+    for (int i = 0; i < in->operand_count && i < ZY_MAX_OPERANDS; i++) {
+        if (op[i].type == ZY_OPERAND_MEMORY) {
+            if (m) return NULL; /* two memory operands (push/pop [mem], movs...) */
+            m = &op[i];
+            int bn = gpr_number(m->mem.base), xn = gpr_number(m->mem.index);
+            if (bn >= 0) used |= 1u << bn;
+            if (xn >= 0) used |= 1u << xn;
+        } else if (op[i].type == ZY_OPERAND_REGISTER) {
+            int n = gpr_number(op[i].reg.value);
+            if (n >= 0) used |= 1u << n;
+        }
+    }
+    if (!m || m->mem.type != ZY_MEMOP_MEM || m->visibility == ZY_VISIBLE_HIDDEN || !(in->attributes & ZY_ATTRIB_HAS_MODRM) ||
+        (b[in->modrm_offset] >> 6) == 3 || in->address_width != 64 || m->mem.segment == ZY_REG_FS ||
+        m->mem.segment == ZY_REG_GS || m->size == 0 || m->size > 512 * 8 || m->size % 8)
+        return NULL;
+    int bn = m->mem.base == ZY_REG_RIP ? -1 : m->mem.base == ZY_REG_NONE ? -1 : greg_of(m->mem.base);
+    int xn = greg_of(m->mem.index);
+    if (bn == -2 || xn == -2 || (m->mem.base != ZY_REG_NONE && m->mem.base != ZY_REG_RIP && bn < 0)) return NULL;
+    int has_rex = (in->attributes & ZY_ATTRIB_HAS_REX) != 0;
+    int high_ok = (in->encoding == ZY_ENC_LEGACY && has_rex) || (in->encoding == ZY_ENC_VEX && in->vex_size == 3) ||
+                  in->encoding == ZY_ENC_EVEX;
+    if (in->encoding != ZY_ENC_LEGACY && in->encoding != ZY_ENC_VEX && in->encoding != ZY_ENC_EVEX) return NULL;
+    int scratch = -1;
+    static const int8_t order[] = {0, 1, 2, 3, 6, 7, 8, 9, 10, 11, 14, 15};
+    for (unsigned i = 0; i < sizeof order && scratch < 0; i++)
+        if (!(used & (1u << order[i])) && (order[i] < 8 || high_ok)) scratch = order[i];
+    if (scratch < 0) return NULL;
+    int has_sib = (in->attributes & ZY_ATTRIB_HAS_SIB) != 0;
+    int after = in->modrm_offset + 1 + has_sib + in->disp_size / 8;
+    if (after > in->length || (in->disp_size && in->disp_offset != in->modrm_offset + 1 + has_sib)) return NULL;
+    unsigned char c[15];
+    int n = 0;
+    mt_memcpy(c, b, in->modrm_offset);
+    n = in->modrm_offset;
+    int hi = scratch >> 3;
+    if (in->encoding == ZY_ENC_LEGACY && has_rex) c[in->rex_offset] = (unsigned char)((c[in->rex_offset] & ~3) | hi);
+    if (in->encoding == ZY_ENC_VEX && in->vex_size == 3)
+        c[in->vex_offset + 1] = (unsigned char)((c[in->vex_offset + 1] | 0x40 | 0x20) & ~(hi << 5));
+    if (in->encoding == ZY_ENC_EVEX)
+        c[in->evex_offset + 1] = (unsigned char)((c[in->evex_offset + 1] | 0x40 | 0x20) & ~(hi << 5));
+    c[n++] = (unsigned char)((b[in->modrm_offset] & 0x38) | (scratch & 7));
+    mt_memcpy(c + n, b + after, (size_t)(in->length - after));
+    n += in->length - after;
+
+    unsigned char *s = slot_alloc(ip, 0, 0, n, RSLOT_SIZE);
+    if (!s) return NULL;
+    mt_memcpy(s, c, (size_t)n);
+    int64_t off = (int64_t)((uintptr_t)&mt_scratch_save - thread_pointer());
+    if (off != (int32_t)off) return NULL;
+    unsigned char reload[9] = {0x64, (unsigned char)(0x48 | hi << 2), 0x8b, (unsigned char)(0x04 | (scratch & 7) << 3), 0x25};
+    int32_t off32 = (int32_t)off;
+    mt_memcpy(reload + 5, &off32, 4);
+    mt_memcpy(s + n, reload, 9);
+    static const unsigned char jmp_via_next_quad[6] = {0xff, 0x25, 0, 0, 0, 0};
+    mt_memcpy(s + n + 9, jmp_via_next_quad, 6);
+    uint64_t stub = (uintptr_t)mt_ool_return;
+    mt_memcpy(s + n + 15, &stub, 8);
+
+    e->scratch = (int8_t)gpr_greg[scratch];
+    e->base = (int8_t)bn;
+    e->index = (int8_t)xn;
+    e->scale = m->mem.scale;
+    e->disp = m->mem.disp;
+    if (m->mem.base == ZY_REG_RIP) e->disp += (int64_t)(ip + in->length);
+    e->opsize = (uint16_t)(m->size / 8);
+    e->access = (uint8_t)(((m->actions & (ZY_ACTION_READ | ZY_ACTION_CONDREAD)) ? PROT_READ : 0) |
+                          ((m->actions & (ZY_ACTION_WRITE | ZY_ACTION_CONDWRITE)) ? PROT_WRITE : 0));
+    return s;
+}
+
+/* movs, stos and lods (one-byte opcodes A4-AD, rep or not, 64-bit addressing, no FS/GS): emulated       */
+/* element by element on moved memory by the fault handler, which records each element as the trap flag */
+/* route would.                                                                                        */
+static int string_kind(const struct zy_insn *in, struct insn *e)
+{
+    if (in->encoding != ZY_ENC_LEGACY || in->opcode_map != ZY_OPCODE_MAP_DEFAULT || in->address_width != 64 ||
+        (in->attributes & (ZY_ATTRIB_HAS_SEGMENT_FS | ZY_ATTRIB_HAS_SEGMENT_GS)) ||
+        ((in->attributes & ZY_ATTRIB_ANY_REP) && !(in->attributes & ZY_ATTRIB_HAS_REP)))
+        return STR_NONE;
+    int kind = in->opcode == 0xa4 || in->opcode == 0xa5 ? STR_MOVS
+             : in->opcode == 0xaa || in->opcode == 0xab ? STR_STOS
+             : in->opcode == 0xac || in->opcode == 0xad ? STR_LODS : STR_NONE;
+    e->elem = (uint8_t)((in->opcode & 1) ? in->operand_width / 8 : 1);
+    e->rep = (in->attributes & ZY_ATTRIB_HAS_REP) != 0;
+    return e->elem == 1 || e->elem == 2 || e->elem == 4 || e->elem == 8 ? kind : STR_NONE;
+}
+
+/* The address a redirected instruction's memory operand names in the program's view. */
+uintptr_t operand_address(const struct insn *e, const greg_t *gr)
+{
+    uintptr_t ea = (uintptr_t)e->disp;
+    if (e->base >= 0) ea += (uintptr_t)gr[e->base];
+    if (e->index >= 0) ea += (uintptr_t)gr[e->index] * e->scale;
+    return ea;
+}
+
 
 /* jmp/call through a 64-bit memory operand (a PLT stub reading the GOT): emulated, if its address is  */
 /* computable from the general registers.                                                             */
@@ -239,12 +371,19 @@ static struct insn *cache_add(uintptr_t ip)
     e = &cc.table[i];
     e->how = RUN_TRAP;
     e->len = 0;
+    e->rslot = NULL;
+    e->string = STR_NONE;
     if (ok) {
         int rel = 0;
         e->len = in.length;
         mt_memcpy(e->bytes, (const void *)ip, in.length);
         e->how = (uint8_t)classify(ip, &in, op, e, &rel);
         if (e->how == RUN_OOL && !(e->slot = build_slot(ip, &in, rel))) e->how = RUN_TRAP;
+        /* div/idiv take the trap on pages that are opened, but can be redirected: a #DE of the copy is */
+        /* shown to the program at its own instruction, with its own registers (fault.c, end_step).     */
+        int divides = in.mnemonic == ZY_MNEMONIC_DIV || in.mnemonic == ZY_MNEMONIC_IDIV;
+        e->rslot = (e->how == RUN_OOL || divides) && g.aliases ? build_redirect(ip, &in, op, e) : NULL;
+        e->string = g.aliases ? string_kind(&in, e) : STR_NONE;
     }
     cc.used++;
     __atomic_store_n(&e->ip, ip, __ATOMIC_RELEASE);

@@ -6,12 +6,17 @@
  *   3. The instruction runs once, then its pages lose their rights again. An instruction that faults on
  *      several pages collects them all before it completes (the later records carry MT_ACC_SAME_STEP).
  *      How it runs is decided once per instruction address (decode.c):
+ *      - Redirected (memory moved onto a memfd, traced.c; one ModRM memory operand): nothing is opened.
+ *        A free general register (the scratch) is saved in mt_scratch_save and set to the operand's
+ *        address in the alias view; a copy of the instruction that names [scratch] runs, reloads the
+ *        scratch from %fs itself and jumps to mt_ool_return. No other thread can slip through.
  *      - Out of line: a copy of the instruction in a code-cache slot near the original code runs in its
  *        place and jumps on to mt_ool_return, a stub that closes the pages from the program's stack,
  *        leaving every register and flag as the instruction did, and continues after the original
  *        instruction. A fault of the copy is recorded and reported at the original address.
  *      - Emulated: jmp/call through memory (every PLT stub reads the executable's GOT) reads its target
- *        while the page is open and does not run at all.
+ *        (through the alias, or while the page is open) and does not run at all; movs/stos/lods on moved
+ *        memory are done element by element through the alias, recorded as the trap flag would.
  *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (one
  *        record per iteration), div/idiv (a #DE must show the program its own address), system
  *        instructions. The CPU traps after the instruction; the SIGTRAP handler closes. MEMTRACE_STEP=trap
@@ -25,8 +30,10 @@
  * are not ours; a fatal one is written to the stream first. Each thread gets an alternate signal stack
  * of the agent's, so the handlers still run when the program overflows its stack.
  *
- * What it gets wrong: while one thread has a page open for a step, other threads' accesses to it are not
- * seen (windows_at_risk counts them). An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
+ * What it gets wrong: on the routes that open a page (memory not moved, an instruction that cannot be
+ * redirected), other threads' accesses to that page meanwhile are not seen (windows_at_risk counts them);
+ * the other threads are not stopped. A redirected copy that is interrupted by a synchronous signal of the
+ * program (SIGFPE from SIMD) shows the program's handler the copy's address, as an out-of-line copy does. An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
  * its end, an unmasked SIMD exception) shows the program's handler the copy's address, and x87 state saved
  * after it names the copy as the last FPU instruction. A program whose thread has no alternate stack of
  * its own but installs an SA_ONSTACK handler sees that handler run on the agent's alternate stack. A
@@ -72,10 +79,19 @@ int give_alt_stack(void)
 /* The pages of this thread's step lose their rights again. Lock not held. */
 static void close_step_pages(void)
 {
+    if (!ts.nstep) return;
     spin_lock(&g.lock);
     for (int i = 0; i < ts.nstep; i++) close_locked(ts.step_pages[i], ts.step_pages[i] + g.page);
     spin_unlock(&g.lock);
     ts.nstep = 0;
+}
+
+/* A redirected step is over (its copy ran or will not run again): fork may go on. */
+static void end_redirect(void)
+{
+    if (!ts.ool_scratch) return;
+    ts.ool_scratch = 0;
+    __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
 }
 
 /* Ends the step of this thread from a signal handler (the trap, or a signal we forward mid-step). */
@@ -87,8 +103,13 @@ static void end_step(ucontext_t *uc)
         gr[REG_EFL] &= ~EFLAGS_TF;
         mt_memcpy(&uc->uc_sigmask, &ts.step_saved_mask, 8);
     }
-    /* The copy faulted and did nothing: the program sees the fault at its own instruction. */
-    if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) gr[REG_RIP] = (greg_t)ts.ool_ip;
+    /* The copy faulted and did nothing: the program sees the fault at its own instruction, with its own */
+    /* register where a redirected copy had borrowed one.                                              */
+    if (ts.stepping == STEP_OOL && (uintptr_t)gr[REG_RIP] == ts.ool_slot) {
+        gr[REG_RIP] = (greg_t)ts.ool_ip;
+        if (ts.ool_scratch) gr[ts.ool_scratch - 1] = (greg_t)mt_scratch_save;
+    }
+    end_redirect();
     ts.stepping = STEP_NONE;
     count(&g.steps);
 }
@@ -160,6 +181,7 @@ __attribute__((used)) static uintptr_t ool_finish(void)
 {
     uintptr_t resume = ts.ool_resume;
     close_step_pages();
+    end_redirect();
     __atomic_store_n(&ts.stepping, STEP_NONE, __ATOMIC_SEQ_CST); /* a signal handler reads it */
     count(&g.steps);
     if (ts.ndeferred) redeliver_deferred();
@@ -244,16 +266,124 @@ void forward(int sig, siginfo_t *si, ucontext_t *uc)
 
 static void segv_access(int sig, siginfo_t *si, void *ucv);
 static void begin_step(ucontext_t *uc, uintptr_t addr);
+static void begin_trap_step(ucontext_t *uc);
+static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_t addr);
+static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr, intptr_t delta);
 SIGNAL_HANDLER(on_segv, segv_access)
+
+/* One element of a string instruction: 1 with the alias's delta when it lies in moved memory the      */
+/* program may access that way (*traced: whether it is traced), 0 when the CPU must do it. Lock held.   */
+static int reach_element(uintptr_t x, size_t n, int need, intptr_t *delta, int *traced)
+{
+    struct range *r1 = set_find(x), *r2 = set_find(x + n - 1);
+    *traced = r1 || r2;
+    if ((r1 && (r1->prot & need) != need) || (r2 && (r2->prot & need) != need)) return 0;
+    *delta = alias_delta(x, x + n);
+    return *delta != 0;
+}
+
+/* The records the trap-flag route makes for one element: one per traced page it touches, each after the */
+/* first of the iteration marked SAME_STEP. Returns how many. Lock held.                               */
+static int record_element(uintptr_t ip, uintptr_t x, size_t n, int write, int before)
+{
+    int made = 0;
+    uintptr_t pages[2] = {x, page_down(x + n - 1)};
+    for (int i = 0; i < (pages[1] != page_down(x) ? 2 : 1); i++) {
+        if (!set_find(pages[i])) continue;
+        count(&g.faults);
+        REC(MT_ACCESS, struct mt_access, a);
+        a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (before + made ? MT_ACC_SAME_STEP : 0));
+        a.ip = ip;
+        a.addr = pages[i];
+        emit(&a);
+        made++;
+    }
+    return made;
+}
+
+static uint64_t load_n(uintptr_t a, int n)
+{
+    switch (n) {
+    case 1: return *(volatile uint8_t *)a;
+    case 2: return *(volatile uint16_t *)a;
+    case 4: return *(volatile uint32_t *)a;
+    default: return *(volatile uint64_t *)a;
+    }
+}
+
+static void store_n(uintptr_t a, int n, uint64_t v)
+{
+    switch (n) {
+    case 1: *(volatile uint8_t *)a = (uint8_t)v; break;
+    case 2: *(volatile uint16_t *)a = (uint16_t)v; break;
+    case 4: *(volatile uint32_t *)a = (uint32_t)v; break;
+    default: *(volatile uint64_t *)a = v;
+    }
+}
+
+/* movs/stos/lods (rep or not) on moved memory, element by element through the alias, recorded as the   */
+/* trap-flag route records them (per element: the read, then the write). Stops before an element it     */
+/* cannot reach that way (the instruction resumes there natively and faults if it must) and after 4096   */
+/* elements (g.lock is not held longer; the rest faults again). Returns the elements done. Lock held.   */
+static long emulate_string_locked(greg_t *gr, const struct insn *e)
+{
+    uintptr_t ip = (uintptr_t)gr[REG_RIP];
+    long step = (gr[REG_EFL] & 0x400) ? -(long)e->elem : (long)e->elem; /* DF */
+    int reads = e->string != STR_STOS, writes = e->string != STR_LODS;
+    long done = 0;
+    while (done < 4096 && !(e->rep && gr[REG_RCX] == 0)) {
+        uintptr_t src = (uintptr_t)gr[REG_RSI], dst = (uintptr_t)gr[REG_RDI];
+        intptr_t sd = 0, dd = 0;
+        int st = 0, dt = 0;
+        if (reads && !reach_element(src, e->elem, PROT_READ, &sd, &st)) break;
+        if (writes && !reach_element(dst, e->elem, PROT_WRITE, &dd, &dt)) break;
+        if (!ts.untraced) {
+            int made = st ? record_element(ip, src, e->elem, 0, 0) : 0;
+            if (dt) record_element(ip, dst, e->elem, 1, made);
+        }
+        uint64_t v = reads ? load_n(src + (uintptr_t)sd, e->elem) : 0;
+        if (e->string == STR_MOVS) store_n(dst + (uintptr_t)dd, e->elem, v);
+        else if (e->string == STR_STOS) store_n(dst + (uintptr_t)dd, e->elem, (uint64_t)gr[REG_RAX]);
+        else if (e->elem >= 4) gr[REG_RAX] = (greg_t)v; /* a 32-bit load clears the upper half */
+        else gr[REG_RAX] = (greg_t)(((uint64_t)gr[REG_RAX] & ~((1ULL << (8 * e->elem)) - 1)) | v);
+        if (reads) gr[REG_RSI] += step;
+        if (writes) gr[REG_RDI] += step;
+        if (e->rep) gr[REG_RCX]--;
+        done++;
+        if (!e->rep) break;
+    }
+    if (done && (!e->rep || gr[REG_RCX] == 0)) gr[REG_RIP] += e->len;
+    return done;
+}
 
 static void segv_access(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
+    greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t addr = (uintptr_t)si->si_addr;
     if (!g.active || si->si_code != SEGV_ACCERR) { forward(sig, si, uc); return; }
-    if (uc->uc_mcontext.gregs[REG_ERR] & PF_FETCH_BIT) { forward(sig, si, uc); return; }
+    if (gr[REG_ERR] & PF_FETCH_BIT) { forward(sig, si, uc); return; }
     if (ts.dispatch_on && ts.selector == SUD_ALLOW && !ts.native_pending) ts.selector = SUD_BLOCK;
-    int write = (uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE_BIT) != 0;
+    int write = (gr[REG_ERR] & PF_WRITE_BIT) != 0;
+    /* Redirected (see below): decided before g.lock, since the code cache's lock is a leaf. The       */
+    /* allocator's touches of a single-threaded program take the open page instead: nobody else can   */
+    /* slip through, and a page opened for the whole wrapper costs fewer faults.                        */
+    struct insn *e = NULL;
+    uintptr_t ea = 0;
+    if (g.aliases && g.recording && !ts.stepping && (!ts.untraced || g.threads > 1)) {
+        e = cache_lookup((uintptr_t)gr[REG_RIP]);
+        if (e && e->rslot) {
+            ea = operand_address(e, gr);
+            if (addr < ea || addr - ea >= e->opsize) e = NULL; /* not the operand we know: the old route */
+        } else if (e && (e->how == RUN_JMP || e->how == RUN_CALL)) {
+            ea = branch_operand(e, gr, addr);
+            if (!ea) e = NULL;
+        } else if (e && e->string) {
+            /* emulated below: its operands come from rsi/rdi */
+        } else {
+            e = NULL;
+        }
+    }
     spin_lock(&g.lock);
     struct range *r = set_find(addr);
     if (r && !g.recording && (r->prot & (write ? PROT_WRITE : PROT_READ))) {
@@ -261,9 +391,91 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         spin_unlock(&g.lock);
         return;
     }
+    if (!r && alias_delta(page_down(addr), page_down(addr) + 1) &&
+        (ts.retry_ip != (uintptr_t)gr[REG_RIP] || ts.retry_addr != addr)) {
+        /* memory being moved onto a memfd was read-only for the move, which is over now: try again */
+        ts.retry_ip = (uintptr_t)gr[REG_RIP];
+        ts.retry_addr = addr;
+        spin_unlock(&g.lock);
+        return;
+    }
+    ts.retry_ip = 0;
     if (!r || !g.recording || !(r->prot & (write ? PROT_WRITE : PROT_READ))) {
         spin_unlock(&g.lock);
         forward(sig, si, uc);
+        return;
+    }
+    if (e && e->string) {
+        long done = emulate_string_locked(gr, e);
+        spin_unlock(&g.lock);
+        if (done) {
+            __atomic_add_fetch(&g.steps, (uint64_t)done, __ATOMIC_RELAXED);
+            return;
+        }
+        /* not one element reachable through an alias: one step on the open route */
+        e = NULL;
+        spin_lock(&g.lock);
+    }
+    intptr_t delta = 0;
+    uintptr_t second = 0; /* the operand's other traced page, faulted on in the same step on the old route */
+    if (e) {
+        int branch = e->how == RUN_JMP || e->how == RUN_CALL;
+        int need = branch ? PROT_READ : e->access ? e->access : (write ? PROT_WRITE : PROT_READ);
+        size_t size = branch ? 8 : e->opsize;
+        uintptr_t p1 = page_down(ea), p2 = page_down(ea + size - 1);
+        struct range *r1 = set_find(p1), *r2 = p2 != p1 ? set_find(p2) : NULL;
+        delta = alias_delta(ea, ea + size);
+        if ((r1 && (r1->prot & need) != need) || (r2 && (r2->prot & need) != need)) delta = 0;
+        if (r2 && p2 > page_down(addr)) second = p2;
+    }
+    if (delta && (e->how == RUN_JMP || e->how == RUN_CALL)) { /* the target is read through the alias */
+        spin_unlock(&g.lock);
+        if (!ts.untraced) {
+            count(&g.faults);
+            REC(MT_ACCESS, struct mt_access, a);
+            a.ip = (uintptr_t)gr[REG_RIP];
+            a.addr = addr;
+            emit(&a);
+        }
+        if (emulate_branch(uc, e, addr, delta)) return;
+        /* a call whose return address cannot be pushed from here: it runs with its page open */
+        spin_lock(&g.lock);
+        open_locked(page_down(addr), page_down(addr) + g.page);
+        spin_unlock(&g.lock);
+        ts.step_pages[ts.nstep++] = page_down(addr);
+        begin_trap_step(uc);
+        return;
+    }
+    if (delta) {
+        /* Redirected: the copy of the instruction reaches the operand through the always-open alias   */
+        /* view; nothing is opened, so no other thread can slip through while it runs.                 */
+        __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
+        spin_unlock(&g.lock);
+        uintptr_t ip = (uintptr_t)gr[REG_RIP];
+        if (ts.untraced) {
+            count(&g.untraced_faults);
+        } else {
+            count(&g.faults);
+            REC(MT_ACCESS, struct mt_access, a);
+            a.h.flags = (uint8_t)(write ? MT_ACC_WRITE : 0);
+            a.ip = ip;
+            a.addr = addr;
+            emit(&a);
+            if (second) {
+                count(&g.faults);
+                a.h.flags |= MT_ACC_SAME_STEP;
+                a.addr = second;
+                emit(&a);
+            }
+        }
+        ts.stepping = STEP_OOL;
+        ts.ool_ip = ip;
+        ts.ool_slot = (uintptr_t)e->rslot;
+        ts.ool_resume = ip + e->len;
+        ts.ool_scratch = e->scratch + 1;
+        mt_scratch_save = (uint64_t)gr[e->scratch];
+        gr[e->scratch] = (greg_t)(ea + (uintptr_t)delta);
+        gr[REG_RIP] = (greg_t)e->rslot;
         return;
     }
     uintptr_t page = page_down(addr);
@@ -290,7 +502,7 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     count(&g.faults);
     REC(MT_ACCESS, struct mt_access, a);
     a.h.flags = (uint8_t)((write ? MT_ACC_WRITE : 0) | (ts.stepping ? MT_ACC_SAME_STEP : 0));
-    a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    a.ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uint64_t)gr[REG_RIP];
     a.addr = addr;
     emit(&a);
     if (!ts.stepping) begin_step(uc, addr);
@@ -308,7 +520,7 @@ static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_
 
 /* jmp/call through traced memory: read the target while the page is open, push the return address,   */
 /* and the instruction is done without running it. 0 when it must run after all.                       */
-static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
+static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr, intptr_t delta)
 {
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ea = branch_operand(e, gr, addr);
@@ -321,7 +533,7 @@ static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr)
         spin_unlock(&g.lock);
         if (traced) return 0;
     }
-    uint64_t target = *(const volatile uint64_t *)ea;
+    uint64_t target = *(const volatile uint64_t *)(ea + (uintptr_t)delta); /* page open, or through the alias */
     /* Our handlers run on an alternate stack. A push within the page the stack pointer is in is a plain */
     /* store; one onto the page below goes through the kernel, which answers an overflowing stack with   */
     /* an error instead of a fault here, and then the instruction runs after all.                       */
@@ -344,20 +556,28 @@ static void begin_step(ucontext_t *uc, uintptr_t addr)
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = (uintptr_t)gr[REG_RIP];
     struct insn *e = cache_lookup(ip);
-    if (e && (e->how == RUN_JMP || e->how == RUN_CALL) && emulate_branch(uc, e, addr)) return;
+    if (e && (e->how == RUN_JMP || e->how == RUN_CALL) && emulate_branch(uc, e, addr, 0)) return;
     if (e && e->how == RUN_OOL) { /* signals that arrive meanwhile wait in on_program_signal */
         ts.stepping = STEP_OOL;
+        ts.ool_scratch = 0;
         ts.ool_ip = ip;
         ts.ool_slot = (uintptr_t)e->slot;
         ts.ool_resume = ip + e->len;
         gr[REG_RIP] = (greg_t)e->slot;
-    } else { /* asynchronous signals wait, blocked in the frame's mask, until the trap */
-        mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
-        uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
-        mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
-        ts.stepping = STEP_TRAP;
-        gr[REG_EFL] |= EFLAGS_TF;
+    } else {
+        begin_trap_step(uc);
     }
+}
+
+/* The instruction runs in place with the trap flag; asynchronous signals wait, blocked in the frame's */
+/* mask, until the trap.                                                                              */
+static void begin_trap_step(ucontext_t *uc)
+{
+    mt_memcpy(&ts.step_saved_mask, &uc->uc_sigmask, 8);
+    uint64_t only_sync = ~(OUR_SIGNALS | sigbit(SIGBUS) | sigbit(SIGFPE) | sigbit(SIGILL));
+    mt_memcpy(&uc->uc_sigmask, &only_sync, 8);
+    ts.stepping = STEP_TRAP;
+    uc->uc_mcontext.gregs[REG_EFL] |= EFLAGS_TF;
 }
 
 void enable_dispatch(void);

@@ -27,6 +27,7 @@ struct real_functions real;
 int hooks_ready;
 __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
 __thread uintptr_t mt_ool_stack __attribute__((tls_model("initial-exec")));
+__thread uint64_t mt_scratch_save __attribute__((tls_model("initial-exec")));
 
 static int (*app_main)(int, char **, char **);
 
@@ -121,6 +122,8 @@ __attribute__((constructor(101))) static void agent_init(void)
     if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
     const char *step = getenv("MEMTRACE_STEP");
     int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;
+    /* "open": the route before aliases (pages opened for the step), kept to measure one against the other */
+    g.aliases = out_of_line && !(step && mt_strncmp(step, "open", 5) == 0);
     g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
     g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     int fd = (int)mt_sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);

@@ -6,21 +6,29 @@
  * write() of a heap buffer fails with EFAULT. What each call reads and writes is described in ONE table
  * (syscall_table). A call with more buffers than the agent can open one by one, and a call the table does
  * not know that passes a pointer into traced memory, runs with all traced memory open: slower, never
- * different from an untraced run.
+ * different from an untraced run. A plain buffer in moved memory (traced.c) is not opened at all: the
+ * kernel gets its alias address instead.
  *
  * Calls the agent must see through: clone with CLONE_VM runs natively (the handler lets that one call
  * through and regains control with the trap flag, in the parent and in the new thread, which then turns
- * dispatch on for itself); fork runs from inside the handler and the child runs untraced; exit, exec and
+ * dispatch on for itself); fork runs from inside the handler, the child makes private copies of moved
+ * memory (the parent waits for them) and runs untraced; exit, exec and
  * a fatal signal the program sends itself write the end of the process to the stream first; sigaction,
  * sigprocmask and sigaltstack are emulated so that the agent's three signals stay its own, every handler
  * returns through the agent's restorer, and the program's alternate stack is kept.
  *
  * What it gets wrong: a fatal signal sent by another process leaves no `fatal` record; a system call made
  * by code the table does not know, with a pointer into traced memory, opens everything (other threads'
- * accesses during it are not seen); the block records say what the kernel may have touched, up to the
- * call's result, not byte by byte.
+ * accesses during it are not seen), and so do iovec and msghdr buffers, whose pointers live in program
+ * memory and are not rewritten; the block records say what the kernel may have touched, up to the call's
+ * result, not byte by byte. A private futex waited on through an alias address is keyed by that address:
+ * every futex call of the program is rewritten the same way, but the kernel's own wake-ups (robust
+ * mutexes of a dying thread, clear_child_tid) at a program address in moved memory would miss it. A
+ * clone3 or a clone on a new stack without CLONE_VM leaves its child sharing moved memory with the parent.
  */
 #include "agent.h"
+#include <linux/futex.h>
+#include <sys/wait.h>
 
 /* ------------------------------------------------------------------------------------------------ */
 /* System calls (syscall user dispatch)                                                             */
@@ -213,7 +221,9 @@ static size_t buf_bytes(const struct buf *b, const long *a)
 }
 
 /* Collects what the call may read or write into `sp`; sp->all when only opening everything is exact. */
-static void describe_syscall(long nr, const long *a, struct spans *sp)
+/* A plain buffer (not an iovec or msghdr, whose pointers live in memory) that lies in one piece of     */
+/* moved memory is given to the kernel as its alias address in k[] instead: nothing is opened.          */
+static void describe_syscall(long nr, const long *a, struct spans *sp, long *k)
 {
     const struct syscall_bufs *d = syscall_bufs_of(nr);
     if (!d) {
@@ -237,7 +247,18 @@ static void describe_syscall(long nr, const long *a, struct spans *sp)
             add_span(sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
             add_span(sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
         } else {
-            add_span(sp, at, buf_bytes(b, a));
+            size_t len = buf_bytes(b, a);
+            if (g.aliases && at && len) {
+                intptr_t delta;
+                spin_lock(&g.lock);
+                int reach = reach_without_opening(at, at + len, &delta);
+                spin_unlock(&g.lock);
+                if (reach) {
+                    k[b->arg] = (long)(at + (uintptr_t)delta);
+                    continue;
+                }
+            }
+            add_span(sp, at, len);
         }
     }
 }
@@ -283,26 +304,52 @@ static void record_syscall(long nr, const long *a, uintptr_t ip, long ret)
 
 static long do_fork_like(long nr, long *a, ucontext_t *uc)
 {
-    /* A new process gets a copy of our memory: give everything its rights back first so the child   */
-    /* starts untraced and whole; the parent protects again afterwards.                              */
+    /* Moved memory is shared with its memfd: the child must get private copies before anything changes */
+    /* it. The parent holds g.lock (other threads' accesses to traced memory wait in segv_access) and   */
+    /* waits for redirected steps under way, then for the child to have made its copies.                */
     spin_lock(&g.lock);
-    open_all_locked();
-    spin_unlock(&g.lock);
+    while (__atomic_load_n(&g.redirected, __ATOMIC_ACQUIRE)) __builtin_ia32_pause();
+    volatile int *copied = NULL;
+    if (g.nalias) {
+        long p = mt_sys6(SYS_mmap, 0, g.page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (!(p < 0 && p > -4096)) copied = (volatile int *)p;
+    }
     long ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (ret == 0) {
-        g.active = 0;
+        /* the child, alone: it runs untraced, all its memory accessible and its own */
         g.recording = 0;
+        g.all_open = 0;
+        protect_all_locked(0);
+        alias_make_private_locked(0, UINTPTR_MAX);
+        if (copied) {
+            __atomic_store_n(copied, 1, __ATOMIC_RELEASE);
+            mt_sys3(SYS_futex, (long)copied, FUTEX_WAKE, 1);
+            mt_sys2(SYS_munmap, (long)copied, g.page);
+        }
+        g.active = 0;
         ts.dispatch_on = 0;
+        spin_unlock(&g.lock);
         return 0;
     }
+    if (ret > 0 && copied) {
+        while (!__atomic_load_n(copied, __ATOMIC_ACQUIRE)) {
+            struct timespec t = {0, 20 * 1000 * 1000};
+            mt_sys4(SYS_futex, (long)copied, FUTEX_WAIT, 0, (long)&t);
+            siginfo_t info;
+            info.si_pid = 0;
+            /* a child that died before it signalled must not hold the parent forever */
+            if (!__atomic_load_n(copied, __ATOMIC_ACQUIRE) &&
+                mt_sys6(SYS_waitid, P_PID, ret, (long)&info, WEXITED | WNOHANG | WNOWAIT, 0, 0) == 0 && info.si_pid == ret)
+                break;
+        }
+    }
+    if (copied) mt_sys2(SYS_munmap, (long)copied, g.page);
+    spin_unlock(&g.lock);
     if (ret > 0) {
         REC(MT_FORK, struct mt_fork, f);
         f.child_pid = (uint64_t)ret;
         emit(&f);
     }
-    spin_lock(&g.lock);
-    close_all_locked();
-    spin_unlock(&g.lock);
     return ret;
 }
 
@@ -500,7 +547,9 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         break; /* and the call runs below */
     }
 
-    /* Open every traced page the call may read or write for the time of the call. */
+    /* Open every traced page the call may read or write for the time of the call, or give the kernel */
+    /* the alias addresses (k: the arguments as the kernel gets them).                                  */
+    long k[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
     struct spans sp;
     sp.n = 0;
     sp.all = 0;
@@ -508,7 +557,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     int recording = g.recording;
     spin_unlock(&g.lock);
     if (recording) {
-        describe_syscall(nr, a, &sp);
+        describe_syscall(nr, a, &sp, k);
         spin_lock(&g.lock);
         int opened = 0;
         while (!sp.all && opened < sp.n && open_locked(sp.s[opened], sp.e[opened])) opened++;
@@ -522,6 +571,12 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     }
 
     uintptr_t brk_before = nr == SYS_brk ? (uintptr_t)mt_sys1(SYS_brk, 0) : 0;
+    if (nr == SYS_mremap) {
+        /* a memfd cannot follow the mapping's growth: it moves as private memory, and is moved again */
+        spin_lock(&g.lock);
+        alias_make_private_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]));
+        spin_unlock(&g.lock);
+    }
     switch (nr) {
     case SYS_rt_sigaction:
         handle_sigaction(a, &ret);
@@ -533,7 +588,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         ret = program_sigaltstack(a, uc);
         break;
     default:
-        ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        ret = mt_sys6(nr, k[0], k[1], k[2], k[3], k[4], k[5]);
     }
 
     if (recording && ret >= 0 && !ts.untraced) /* inside a wrapper the kernel works for the allocator */
@@ -545,10 +600,17 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         switch (nr) {
         case SYS_munmap:
             set_remove_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]), 0);
+            alias_forget_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]));
             break;
         case SYS_mmap:
-            if (a[3] & MAP_FIXED)
+            if (a[3] & MAP_FIXED) {
                 set_remove_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[1]), 0);
+                alias_forget_locked(page_down((uintptr_t)ret), page_up((uintptr_t)ret + (uintptr_t)a[1]));
+            }
+            break;
+        case SYS_madvise:
+            if (a[2] == MADV_DONTNEED)
+                alias_discard_locked(page_down((uintptr_t)a[0]), page_up((uintptr_t)a[0] + (uintptr_t)a[1]));
             break;
         case SYS_mremap: {
             struct range *r = set_find((uintptr_t)a[0]);
@@ -561,8 +623,10 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         }
         case SYS_brk:
             /* the heap shrank: pages above the break are gone, a later growth brings fresh ones */
-            if ((uintptr_t)ret < brk_before)
+            if ((uintptr_t)ret < brk_before) {
                 set_remove_locked(page_up((uintptr_t)ret), page_up(brk_before), 0);
+                alias_forget_locked(page_up((uintptr_t)ret), page_up(brk_before));
+            }
             break;
         case SYS_mprotect: case SYS_pkey_mprotect: {
             /* The program changed the rights: remember them, and keep traced memory protected. */

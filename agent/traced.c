@@ -9,8 +9,18 @@
  * Also here: memtrace_start/memtrace_stop (and MadT's names for them), and the two ways of reading the
  * program's memory that may be protected: copy_in (opens it) and user_transfer (through the kernel).
  *
+ * Traced heap, anonymous and module data memory is moved onto memfds when it joins the set: the program's
+ * view stays at its addresses, an always-open alias view lets the agent reach it without opening it
+ * (alias_*: the redirected steps of fault.c, block operations, system-call buffers, fork's private copies).
+ *
  * What it gets wrong: protection is per process, so while one thread has a page open another thread's
- * access to it is not seen (counted as windows_at_risk); the table of openings is searched linearly.
+ * access to it is not seen (counted as windows_at_risk); the table of openings is searched linearly. A
+ * thread arena is recognised by glibc's heap_info layout (64 MiB heaps); each mmap'd chunk and anonymous
+ * mapping is its own memfd and two mappings, so a program with very many of them reaches vm.max_map_count
+ * sooner. While memory is moved it is read-only for a moment: another thread's system call writing into
+ * it then fails with EFAULT (its own stores wait and retry). A memfd's pages of
+ * memory the program unmaps are freed with the alias view; moved memory's rights are remembered as they
+ * were at the move (a fork's child gets those, not later mprotect changes of untraced moved pages).
  */
 #include "agent.h"
 
@@ -82,6 +92,245 @@ static void emit_range(int add, uintptr_t s, uintptr_t e, int kind, int prot)
     emit(&r);
 }
 
+/* ------------------------------------------------------------------------------------------------ */
+/* Aliases: traced memory moved onto shared-memory objects, so that the agent can reach it through a  */
+/* second, always-open view while the program's view stays protected (see fault.c, "Redirected").     */
+
+static int is_err(long r) { return r < 0 && r > -4096; }
+
+static int alias_index(uintptr_t a) /* first alias with end > a */
+{
+    int lo = 0, hi = g.nalias;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (g.alias[mid].end <= a) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* The delta of the alias view when all of [s, e) lies in one moved piece, else 0. Lock held. */
+intptr_t alias_delta(uintptr_t s, uintptr_t e)
+{
+    int i = alias_index(s);
+    if (i == g.nalias || g.alias[i].start > s) return 0;
+    intptr_t d = g.alias[i].delta;
+    /* pieces moved together keep consecutive offsets of one object only within one entry */
+    return e <= g.alias[i].end ? d : 0;
+}
+
+static void copy_words(uintptr_t d, uintptr_t s, size_t n);
+
+static int alias_reserve(int extra)
+{
+    if (g.nalias + extra <= g.capalias) return 1;
+    int cap = g.capalias ? g.capalias * 2 : 256;
+    while (cap < g.nalias + extra) cap *= 2;
+    struct alias *n = agent_map(sizeof(struct alias) * (size_t)cap);
+    if (!n) return 0;
+    if (g.alias) {
+        mt_memcpy(n, g.alias, sizeof(struct alias) * (size_t)g.nalias);
+        mt_sys2(SYS_munmap, g.alias, sizeof(struct alias) * (size_t)g.capalias);
+    }
+    g.alias = n;
+    g.capalias = cap;
+    return 1;
+}
+
+/* Copies the pages of anonymous memory that hold anything (present or swapped, per /proc/self/pagemap): */
+/* the others read as zeroes, as a new memfd does, and copying them would make them take memory.         */
+static void copy_present(uintptr_t d, uintptr_t s, size_t n)
+{
+    long fd = mt_sys3(SYS_open, (long)"/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) { copy_words(d, s, n); return; }
+    uint64_t entries[512];
+    for (size_t done = 0; done < n;) {
+        size_t pages = (n - done) / (size_t)g.page;
+        if (pages > 512) pages = 512;
+        long off = (long)((s + done) / (size_t)g.page * 8);
+        long got = mt_sys4(SYS_pread64, fd, (long)entries, (long)(pages * 8), off);
+        if (got != (long)(pages * 8)) { copy_words(d + done, s + done, n - done); break; }
+        for (size_t i = 0; i < pages; i++, done += (size_t)g.page)
+            if (entries[i] >> 62) copy_words(d + done, s + done, (size_t)g.page); /* bit 63 present, 62 swapped */
+    }
+    mt_sys1(SYS_close, fd);
+}
+
+static void copy_words(uintptr_t d, uintptr_t s, size_t n) /* page multiples */
+{
+    volatile uint64_t *dd = (volatile uint64_t *)d;
+    const volatile uint64_t *ss = (const volatile uint64_t *)s;
+    for (size_t i = 0; i < n / 8; i++) dd[i] = ss[i];
+}
+
+/* Moves [s, e) (untraced or open, readable or made so) onto a new memfd mapped at its own addresses    */
+/* with `prot`, and an alias view of it. Other threads' stores to it fault meanwhile (read-only for the */
+/* copy) and wait for g.lock; they retry afterwards (segv_access). 0 when it could not be done, and     */
+/* then the memory is as it was. Lock held.                                                           */
+static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind, uintptr_t rw_end)
+{
+    size_t n = e - s;
+    long fd = mt_sys2(SYS_memfd_create, (long)"memtrace", MFD_CLOEXEC);
+    if (fd < 0) return 0;
+    intptr_t delta = 0;
+    long al = -1;
+    if (mt_sys2(SYS_ftruncate, fd, (long)n) == 0)
+        al = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (!is_err(al) && al != -1) {
+        mt_sys3(SYS_mprotect, s, n, PROT_READ);
+        /* a module's data may still be the file's pages: those are copied whole */
+        if (kind == MT_REGION_DATA) copy_words((uintptr_t)al, s, n);
+        else copy_present((uintptr_t)al, s, n);
+        long v = mt_sys6(SYS_mmap, (long)s, (long)n, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+        if ((uintptr_t)v == s) {
+            if (rw_end < e) mt_sys3(SYS_mprotect, rw_end, e - rw_end, PROT_NONE);
+            delta = (intptr_t)((uintptr_t)al - s);
+        } else {
+            mt_sys3(SYS_mprotect, s, n, prot);
+            mt_sys2(SYS_munmap, al, (long)n);
+        }
+    }
+    mt_sys1(SYS_close, fd);
+    return delta;
+}
+
+static void alias_insert(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
+{
+    if (!alias_reserve(1)) return;
+    int i = alias_index(s);
+    mt_memmove(&g.alias[i + 1], &g.alias[i], sizeof(struct alias) * (size_t)(g.nalias - i));
+    g.alias[i] = (struct alias){s, e, delta, prot};
+    g.nalias++;
+}
+
+/* The heap grows in small steps, and every block the allocator hands out would be one more memfd and    */
+/* two more mappings (vm.max_map_count is 65,530): a piece of heap is moved together with the rest of its */
+/* heap above it, up to the next traced or moved memory: in the brk heap up to the break; in a thread    */
+/* arena of glibc's (a 64 MiB-aligned heap whose heap_info says how much of it is read-write) up to that */
+/* end, and the inaccessible reserve above it too (*rw_end: where the reserve starts; it stays PROT_NONE,  */
+/* and the arena's own mprotect makes it read-write as it grows, on the memfd). Anything else (an mmap'd */
+/* chunk, an arena that does not look like one) is moved as it is.                                      */
+#define ARENA_HEAP_MAX (64UL << 20) /* glibc's HEAP_MAX_SIZE on 64-bit */
+static uintptr_t heap_extent(uintptr_t s, uintptr_t e, uintptr_t *rw_end)
+{
+    uintptr_t brk = (uintptr_t)mt_sys1(SYS_brk, 0), stop;
+    if (e <= brk) {
+        stop = page_up(brk);
+    } else if (s >= page_up(brk)) { /* mmap'd memory, where thread arenas live */
+        uintptr_t h = s & ~(ARENA_HEAP_MAX - 1);
+        uint64_t info[4]; /* ar_ptr, prev, size, mprotect_size */
+        if (user_transfer(info, h + (uintptr_t)alias_delta(h, h + sizeof info), sizeof info, 0)) return e;
+        if (!info[0] || info[3] % (uint64_t)g.page || info[3] > ARENA_HEAP_MAX || info[2] > info[3] || h + info[3] <= e)
+            return e;
+        stop = h + ARENA_HEAP_MAX;
+        *rw_end = h + info[3];
+    } else {
+        return e;
+    }
+    int i = set_index(e);
+    int k = alias_index(e);
+    if (i < g.nset && g.set[i].start < stop) stop = g.set[i].start > e ? g.set[i].start : e;
+    if (k < g.nalias && g.alias[k].start < stop) stop = g.alias[k].start > e ? g.alias[k].start : e;
+    if (*rw_end > stop) *rw_end = stop;
+    return stop;
+}
+
+/* Moves the parts of [s, e) not moved yet onto memfds. Lock held. */
+static void alias_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
+{
+    uintptr_t at = s;
+    while (at < e) {
+        int i = alias_index(at);
+        if (i < g.nalias && g.alias[i].start <= at) { at = g.alias[i].end; continue; }
+        uintptr_t stop = i < g.nalias && g.alias[i].start < e ? g.alias[i].start : e;
+        uintptr_t rw_end = UINTPTR_MAX;
+        if (stop == e && kind == MT_REGION_HEAP) stop = heap_extent(at, e, &rw_end);
+        intptr_t d = move_to_memfd(at, stop, prot, kind, rw_end);
+        if (d) alias_insert(at, stop, d, prot);
+        at = stop;
+    }
+}
+
+/* [s, e) is no longer mapped (munmap, MAP_FIXED over it, brk shrinking): its alias views go too. */
+void alias_forget_locked(uintptr_t s, uintptr_t e)
+{
+    int i = alias_index(s);
+    while (i < g.nalias && g.alias[i].start < e) {
+        struct alias a = g.alias[i];
+        uintptr_t cs = a.start > s ? a.start : s, ce = a.end < e ? a.end : e;
+        mt_sys2(SYS_munmap, (long)(cs + a.delta), (long)(ce - cs));
+        if (a.start < cs && a.end > ce) { /* split in two */
+            if (!alias_reserve(1)) return;
+            mt_memmove(&g.alias[i + 2], &g.alias[i + 1], sizeof(struct alias) * (size_t)(g.nalias - i - 1));
+            g.alias[i].end = cs;
+            g.alias[i + 1] = a;
+            g.alias[i + 1].start = ce;
+            g.nalias++;
+            return;
+        } else if (a.start < cs) {
+            g.alias[i].end = cs;
+            i++;
+        } else if (a.end > ce) {
+            g.alias[i].start = ce;
+            return;
+        } else {
+            mt_memmove(&g.alias[i], &g.alias[i + 1], sizeof(struct alias) * (size_t)(g.nalias - i - 1));
+            g.nalias--;
+        }
+    }
+}
+
+/* MADV_DONTNEED on moved memory: private memory reads as zeroes afterwards, a memfd would keep its pages; */
+/* the alias view gives them back to the memfd (MADV_REMOVE), so both views read zeroes. Lock held.       */
+void alias_discard_locked(uintptr_t s, uintptr_t e)
+{
+    for (int i = alias_index(s); i < g.nalias && g.alias[i].start < e; i++) {
+        uintptr_t cs = g.alias[i].start > s ? g.alias[i].start : s, ce = g.alias[i].end < e ? g.alias[i].end : e;
+        mt_sys3(SYS_madvise, (long)(cs + g.alias[i].delta), (long)(ce - cs), MADV_REMOVE);
+    }
+}
+
+/* How the agent reaches [s, e) without opening anything: 1 with *delta 0 when none of it is traced, 1   */
+/* with the alias's delta when it all lies in one moved piece, else 0. Lock held.                       */
+int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta)
+{
+    *delta = alias_delta(page_down(s), page_up(e));
+    if (*delta) return 1;
+    int i = set_index(page_down(s));
+    return !(i < g.nset && g.set[i].start < page_up(e));
+}
+
+/* Gives [s, e) private memory again, with its contents (a forked child; memory about to be mremap'ed, */
+/* whose growth a memfd of fixed size could not follow). Its rights are those it had when moved, or   */
+/* none while it is traced and recording. Lock held.                                                  */
+void alias_make_private_locked(uintptr_t s, uintptr_t e)
+{
+    int i = alias_index(s);
+    while (i < g.nalias && g.alias[i].start < e) {
+        struct alias a = g.alias[i];
+        uintptr_t cs = a.start > s ? a.start : s, ce = a.end < e ? a.end : e;
+        size_t n = ce - cs;
+        long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (is_err(p)) return;
+        /* pages of the memfd never written read as zeroes, as the new memory does: only the others */
+        unsigned char vec[512];
+        for (size_t done = 0; done < n; done += 512 * (size_t)g.page) {
+            size_t len = n - done < 512 * (size_t)g.page ? n - done : 512 * (size_t)g.page;
+            int known = mt_sys3(SYS_mincore, (long)(cs + a.delta + done), (long)len, (long)vec) == 0;
+            for (size_t q = 0; q < len; q += (size_t)g.page)
+                if (!known || (vec[q / (size_t)g.page] & 1))
+                    copy_words((uintptr_t)p + done + q, cs + a.delta + done + q, (size_t)g.page);
+        }
+        mt_sys3(SYS_mprotect, p, n, a.prot);
+        mt_sys6(SYS_mremap, p, (long)n, (long)n, MREMAP_MAYMOVE | MREMAP_FIXED, (long)cs, 0);
+        if (g.recording) {
+            for (uintptr_t q = cs; q < ce; q += g.page)
+                if (set_find(q) && !covered_by_opening(q) && !g.all_open) mt_sys3(SYS_mprotect, q, g.page, PROT_NONE);
+        }
+        alias_forget_locked(cs, ce);
+        i = alias_index(ce);
+    }
+}
+
 /* Drops [s, e) from the set. `restore` gives the memory its rights back (it is still mapped). Lock held. */
 void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
 {
@@ -115,17 +364,20 @@ void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
 /* Adds [s, e) with the program's rights `prot`; protects it when recording. Lock held. */
 void set_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
 {
+    int shared = kind & KIND_SHARED;
+    kind &= ~KIND_SHARED;
     if (s >= e || !(g.regions & kind) || !(prot & (PROT_READ | PROT_WRITE)) || (prot & PROT_EXEC)) return;
     for (int i = 0; i < g.nstacks; i++) {
         if (g.stacks[i].s < e && s < g.stacks[i].e) { /* the kernel writes signal frames there */
             uintptr_t ss = g.stacks[i].s, se = g.stacks[i].e;
-            set_add_locked(s, ss, prot, kind);
-            set_add_locked(se, e, prot, kind);
+            set_add_locked(s, ss, prot, kind | shared);
+            set_add_locked(se, e, prot, kind | shared);
             return;
         }
     }
     set_remove_locked(s, e, 0);
     if (!set_reserve(1)) return;
+    if (g.aliases && kind != MT_REGION_FILE && !shared) alias_add_locked(s, e, prot, kind);
     int i = set_index(s);
     mt_memmove(&g.set[i + 1], &g.set[i], sizeof(struct range) * (size_t)(g.nset - i));
     g.set[i] = (struct range){s, e, prot, kind};
@@ -166,8 +418,9 @@ int open_locked(uintptr_t s, uintptr_t e)
         g.capopen = cap;
     }
     g.open[g.nopen++] = (struct opening){s, e, 1};
-    if (g.threads > 1) count(&g.windows);
+    /* a window at risk: memory another thread may touch unseen while it is open */
     int i = set_index(s);
+    if (g.threads > 1 && i < g.nset && g.set[i].start < e) count(&g.windows);
     for (; i < g.nset && g.set[i].start < e; i++) {
         uintptr_t cs = g.set[i].start > s ? g.set[i].start : s;
         uintptr_t ce = g.set[i].end < e ? g.set[i].end : e;
@@ -265,7 +518,14 @@ long user_transfer(void *ours, uintptr_t theirs, size_t n, int to_program)
 /* On a bad pointer the copy is zeroes and the result -EFAULT.                                          */
 long copy_in(void *dst, uintptr_t src, size_t n)
 {
+    intptr_t delta;
     spin_lock(&g.lock);
+    if (g.aliases && reach_without_opening(src, src + n, &delta)) {
+        spin_unlock(&g.lock);
+        long r = user_transfer(dst, src + (uintptr_t)delta, n, 0);
+        if (r) mt_memzero(dst, n);
+        return r;
+    }
     int open = g.recording && set_find(src);
     if (open) open_locked(page_down(src), page_up(src + n));
     spin_unlock(&g.lock);

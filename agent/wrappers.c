@@ -6,6 +6,9 @@
  * fault per byte: their memory is opened as a whole. dlopen reports the new modules; __cxa_finalize of
  * the agent and its decoder runs untraced.
  *
+ * With other threads running, block operations on moved memory (traced.c) work on its alias view instead
+ * of opening the program's pages.
+ *
  * What it gets wrong: glibc calls its internal __mmap, memcpy and friends without the PLT, so those are
  * traced instruction by instruction (still correct, slower); allocations before the real allocator is
  * known come from a 64 KiB static arena and are never traced.
@@ -265,12 +268,35 @@ static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, c
     emit(&b);
 }
 
+/* With other threads running, a block operation on moved memory works on the alias views: opening the */
+/* program's view would let the other threads' accesses there go unseen. Counted as a redirected step   */
+/* (fork waits for it). 1 with the deltas to add, 0 when the pages must be opened after all.            */
+static int through_alias(uintptr_t d, size_t dn, intptr_t *dd, uintptr_t s, size_t sn, intptr_t *sd)
+{
+    if (!g.aliases || g.threads < 2 || !g.recording) return 0;
+    enter_critical();
+    spin_lock(&g.lock);
+    *sd = 0;
+    int ok = reach_without_opening(d, d + dn, dd) && (!sn || reach_without_opening(s, s + sn, sd));
+    if (ok) __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
+    spin_unlock(&g.lock);
+    leave_critical();
+    return ok;
+}
+
 /* memcpy/memmove called by the program, inside enter_untraced(): one block event. The operation's      */
 /* memory is opened as a whole: one mprotect per range, not a fault per page.                          */
 static void *block_copy(int fn, uintptr_t caller, void *(*copy)(void *, const void *, size_t), void *d,
                         const void *s, size_t n)
 {
     emit_call_block(fn, MT_BLK_COPY, caller, d, s, n);
+    intptr_t dd, sd;
+    if (through_alias((uintptr_t)d, n, &dd, (uintptr_t)s, n, &sd)) {
+        copy((char *)d + dd, (const char *)s + sd, n);
+        __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
+        leave_untraced();
+        return d;
+    }
     open_span((uintptr_t)s, (uintptr_t)s + n, 1);
     open_span((uintptr_t)d, (uintptr_t)d + n, 1);
     void *r = copy(d, s, n);
@@ -306,6 +332,13 @@ EXPORT void *memset(void *d, int c, size_t n)
     if (!hooks_ready || ts.in_handler) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
     if (FROM_AGENT || !enter_untraced()) return real.memset(d, c, n);
     emit_call_block(MT_FN_MEMSET, MT_BLK_STORE, CALLER, d, NULL, n);
+    intptr_t dd, unused;
+    if (through_alias((uintptr_t)d, n, &dd, 0, 0, &unused)) {
+        real.memset((char *)d + dd, c, n);
+        __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
+        leave_untraced();
+        return d;
+    }
     open_span((uintptr_t)d, (uintptr_t)d + n, 1);
     void *r = real.memset(d, c, n);
     open_span((uintptr_t)d, (uintptr_t)d + n, 0);

@@ -15,7 +15,13 @@ struct zy_insn {                 /* ZydisDecodedInstruction */
     uint32_t machine_mode;
     uint32_t mnemonic;
     uint8_t length;
-    uint8_t _a[15];
+    uint8_t _a0[3];
+    uint32_t encoding;           /* ZY_ENC_*: legacy, VEX, EVEX, ... */
+    uint32_t opcode_map;         /* ZY_OPCODE_MAP_DEFAULT: one-byte opcodes */
+    uint8_t opcode;
+    uint8_t stack_width;
+    uint8_t operand_width;       /* bits */
+    uint8_t address_width;       /* bits */
     uint8_t operand_count;
     uint8_t _b[7];
     uint64_t attributes;
@@ -23,14 +29,28 @@ struct zy_insn {                 /* ZydisDecodedInstruction */
     uint32_t category;           /* meta.category */
     uint8_t _d[8];
     uint32_t branch_type;        /* meta.branch_type */
-    uint8_t _e[156];
+    uint8_t _e[136];
+    uint8_t rex_offset;          /* raw.rex.offset (valid with ZY_ATTRIB_HAS_REX) */
+    uint8_t _e1[3];
+    uint8_t vex_offset;          /* raw.vex.offset */
+    uint8_t vex_size;            /* raw.vex.size: 2 (C5) or 3 (C4) */
+    uint8_t _e2[4];
+    uint8_t evex_offset;         /* raw.evex.offset */
+    uint8_t _e3[3];
+    uint8_t modrm_offset;        /* raw.modrm.offset */
+    uint8_t _e4[3];
+    uint8_t sib_offset;          /* raw.sib.offset (valid with ZY_ATTRIB_HAS_SIB) */
+    uint8_t _e5[1];
     int64_t disp;                /* raw.disp.value */
     uint8_t disp_size;           /* raw.disp.size, in bits */
     uint8_t disp_offset;         /* raw.disp.offset */
     uint8_t _f[54];
 };
 struct zy_operand {              /* ZydisDecodedOperand */
-    uint8_t _a[16];
+    uint8_t _a0[4];
+    uint32_t visibility;         /* ZY_VISIBLE_* */
+    uint8_t actions;             /* ZY_ACTION_* */
+    uint8_t _a1[7];
     uint16_t size;               /* bits */
     uint8_t _b[14];
     uint32_t type;
@@ -38,6 +58,7 @@ struct zy_operand {              /* ZydisDecodedOperand */
     union {
         struct { uint32_t type, segment, base, index; uint8_t scale; uint8_t _d[15]; int64_t disp; } mem;
         struct { uint8_t is_signed, is_relative; } imm;
+        struct { uint32_t value; } reg;
     };
 };
 #define ZY_MAX_OPERANDS 10
@@ -58,8 +79,30 @@ struct zy_operand {              /* ZydisDecodedOperand */
 #define ZY_REG_GS 203
 #define ZY_OPERAND_MEMORY 2
 #define ZY_OPERAND_IMMEDIATE 4
+#define ZY_OPERAND_REGISTER 1
 #define ZY_MEMOP_MEM 1
+#define ZY_VISIBLE_HIDDEN 3
+#define ZY_ACTION_READ 1
+#define ZY_ACTION_WRITE 2
+#define ZY_ACTION_CONDREAD 4
+#define ZY_ACTION_CONDWRITE 8
+#define ZY_ENC_LEGACY 0
+#define ZY_ENC_VEX 3
+#define ZY_ENC_EVEX 4
+#define ZY_ATTRIB_HAS_MODRM (1ULL << 0)
+#define ZY_ATTRIB_HAS_SIB (1ULL << 1)
+#define ZY_ATTRIB_HAS_REX (1ULL << 2)
+#define ZY_REG_AL 1              /* AL CL DL BL AH CH DH BH SPL BPL SIL DIL R8B..R15B, then AX.., EAX.., RAX.. */
+#define ZY_REG_AH 5
+#define ZY_REG_SPL 9
+#define ZY_REG_R8B 13
+#define ZY_REG_AX 21
+#define ZY_REG_EAX 37
 #define ZY_BRANCH_NEAR 2
+#define ZY_OPCODE_MAP_DEFAULT 0
+#define ZY_ATTRIB_HAS_REP (1ULL << 28)
+#define ZY_ATTRIB_HAS_SEGMENT_FS (1ULL << 41)
+#define ZY_ATTRIB_HAS_SEGMENT_GS (1ULL << 42)
 #define ZY_ATTRIB_ANY_REP ((1ULL << 28) | (1ULL << 29) | (1ULL << 30)) /* HAS_REP, HAS_REPE, HAS_REPNE */
 /* ZydisInstructionCategory: the categories that change control flow or the machine's state */
 #define ZY_CAT_CALL 20

@@ -23,6 +23,20 @@ ZY_SAME_FIELD(branch_type, meta.branch_type);
 ZY_SAME_FIELD(disp, raw.disp.value);
 ZY_SAME_FIELD(disp_size, raw.disp.size);
 ZY_SAME_FIELD(disp_offset, raw.disp.offset);
+ZY_SAME_FIELD(encoding, encoding);
+ZY_SAME_FIELD(rex_offset, raw.rex.offset);
+ZY_SAME_FIELD(vex_offset, raw.vex.offset);
+ZY_SAME_FIELD(vex_size, raw.vex.size);
+ZY_SAME_FIELD(evex_offset, raw.evex.offset);
+ZY_SAME_FIELD(modrm_offset, raw.modrm.offset);
+ZY_SAME_FIELD(sib_offset, raw.sib.offset);
+ZY_SAME_FIELD(address_width, address_width);
+ZY_SAME_FIELD(opcode_map, opcode_map);
+ZY_SAME_FIELD(opcode, opcode);
+ZY_SAME_FIELD(operand_width, operand_width);
+ZY_SAME_OPERAND_FIELD(visibility, visibility);
+ZY_SAME_OPERAND_FIELD(actions, actions);
+ZY_SAME_OPERAND_FIELD(reg.value, reg.value);
 ZY_SAME_OPERAND_FIELD(size, size);
 ZY_SAME_OPERAND_FIELD(type, type);
 ZY_SAME_OPERAND_FIELD(mem.type, mem.type);
@@ -44,6 +58,20 @@ _Static_assert(ZY_REG_NONE == ZYDIS_REGISTER_NONE && ZY_REG_RAX == ZYDIS_REGISTE
                ZY_REG_FS == ZYDIS_REGISTER_FS && ZY_REG_GS == ZYDIS_REGISTER_GS, "registers");
 _Static_assert(ZY_OPERAND_MEMORY == ZYDIS_OPERAND_TYPE_MEMORY && ZY_OPERAND_IMMEDIATE == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
                ZY_MEMOP_MEM == ZYDIS_MEMOP_TYPE_MEM && ZY_BRANCH_NEAR == ZYDIS_BRANCH_TYPE_NEAR, "operand kinds");
+_Static_assert(ZY_OPERAND_REGISTER == ZYDIS_OPERAND_TYPE_REGISTER && ZY_VISIBLE_HIDDEN == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
+               ZY_ACTION_READ == ZYDIS_OPERAND_ACTION_READ && ZY_ACTION_WRITE == ZYDIS_OPERAND_ACTION_WRITE &&
+               ZY_ACTION_CONDREAD == ZYDIS_OPERAND_ACTION_CONDREAD && ZY_ACTION_CONDWRITE == ZYDIS_OPERAND_ACTION_CONDWRITE &&
+               ZY_ENC_LEGACY == ZYDIS_INSTRUCTION_ENCODING_LEGACY && ZY_ENC_VEX == ZYDIS_INSTRUCTION_ENCODING_VEX &&
+               ZY_ENC_EVEX == ZYDIS_INSTRUCTION_ENCODING_EVEX, "operand visibility and encodings");
+_Static_assert(ZY_ATTRIB_HAS_MODRM == ZYDIS_ATTRIB_HAS_MODRM && ZY_ATTRIB_HAS_SIB == ZYDIS_ATTRIB_HAS_SIB &&
+               ZY_ATTRIB_HAS_REX == ZYDIS_ATTRIB_HAS_REX, "attributes");
+_Static_assert(ZY_REG_AL == ZYDIS_REGISTER_AL && ZY_REG_AH == ZYDIS_REGISTER_AH && ZY_REG_SPL == ZYDIS_REGISTER_SPL &&
+               ZY_REG_R8B == ZYDIS_REGISTER_R8B && ZY_REG_AX == ZYDIS_REGISTER_AX && ZY_REG_EAX == ZYDIS_REGISTER_EAX &&
+               ZYDIS_REGISTER_R15B + 1 == ZYDIS_REGISTER_AX && ZYDIS_REGISTER_R15W + 1 == ZYDIS_REGISTER_EAX &&
+               ZYDIS_REGISTER_R15D + 1 == ZYDIS_REGISTER_RAX, "general registers");
+_Static_assert(ZY_OPCODE_MAP_DEFAULT == ZYDIS_OPCODE_MAP_DEFAULT && ZY_ATTRIB_HAS_REP == ZYDIS_ATTRIB_HAS_REP &&
+               ZY_ATTRIB_HAS_SEGMENT_FS == ZYDIS_ATTRIB_HAS_SEGMENT_FS && ZY_ATTRIB_HAS_SEGMENT_GS == ZYDIS_ATTRIB_HAS_SEGMENT_GS,
+               "string instructions");
 _Static_assert(ZY_ATTRIB_ANY_REP == (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE), "rep");
 _Static_assert(ZY_CAT_CALL == ZYDIS_CATEGORY_CALL && ZY_CAT_COND_BR == ZYDIS_CATEGORY_COND_BR &&
                ZY_CAT_INTERRUPT == ZYDIS_CATEGORY_INTERRUPT && ZY_CAT_IO == ZYDIS_CATEGORY_IO &&

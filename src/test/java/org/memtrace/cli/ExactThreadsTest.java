@@ -1,0 +1,179 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.*;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TraceFile;
+import org.memtrace.testutil.TraceFile.Line;
+
+/**
+ * Fault mode is exact under threads: traced memory lives on memfds with an always-open alias view, and a
+ * faulting instruction runs redirected to the alias instead of opening the page, so no other thread's
+ * access can go unseen (docs/madt.md, "Threads"). Real programs, the real agent.
+ */
+class ExactThreadsTest {
+    @TempDir static Path dir;
+
+    @BeforeAll
+    static void build() throws Exception {
+        Gcc.compile(dir, "shared_array.c", "shared_array", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "fork_private.c", "fork_private", "-g", "-no-pie");
+        Gcc.compile(dir, "operands.c", "operands", "-g", "-no-pie");
+        Gcc.compile(dir, "divide_error.c", "divide_error", "-g", "-no-pie");
+        Gcc.compile(dir, "string_ops.c", "string_ops", "-g", "-no-pie");
+        Gcc.compile(dir, "thread_mallocs.c", "thread_mallocs", "-g", "-no-pie", "-pthread");
+    }
+
+    private static Cli.Result memtrace(String trace, String... program) throws Exception {
+        String[] all = new String[program.length + 6];
+        System.arraycopy(new String[] {"run", "--addresses", "raw", "-o", dir.resolve(trace).toString(), "--"}, 0, all, 0, 6);
+        System.arraycopy(program, 0, all, 6, program.length);
+        all[6] = dir.resolve(program[0]).toString();
+        return Cli.run(dir, all);
+    }
+
+    private static long symbol(String program, String name) throws Exception {
+        return RunIntegrationTest.symbolIn(dir.resolve(program), name);
+    }
+
+    private static long windowsAtRisk(String stderr) {
+        return stderr.lines().map(String::strip).filter(l -> l.startsWith("windows at risk"))
+                .map(l -> l.substring("windows at risk".length()).strip().replace(",", "")).mapToLong(Long::parseLong)
+                .findFirst().orElseThrow(() -> new AssertionError("no windows at risk in the summary:\n" + stderr));
+    }
+
+    private static List<Line> accessesIn(TraceFile t, char kind, long start, long bytes) {
+        return t.of(kind).stream().filter(l -> l.number(0) >= start && l.number(0) < start + bytes).toList();
+    }
+
+    /** Two threads store 5,000 ints each into the same pages at once, then load them back. */
+    private void everyAccessOfBothThreadsExactlyOnce(String trace, String... program) throws Exception {
+        String plain = Gcc.run(List.of(dir.resolve(program[0]).toString(), program.length > 1 ? program[1] : "global"));
+        var r = memtrace(trace, program);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout().lines().filter(l -> l.startsWith("thread")))
+                .containsExactlyElementsOf(plain.lines().filter(l -> l.startsWith("thread")).toList())
+                .containsExactly("thread 0 sum 12497500", "thread 1 sum 12502500");
+        long array = Long.parseUnsignedLong(r.stdout().lines().filter(l -> l.startsWith("array 0x")).findFirst()
+                .orElseThrow().substring(8), 16);
+        TraceFile t = TraceFile.read(dir.resolve(trace));
+        String main = t.lines().getFirst().fields().getLast();
+        for (char kind : new char[] {'S', 'L'}) {
+            List<Line> in = accessesIn(t, kind, array, 4 * 10_000);
+            assertThat(in).extracting(l -> l.number(0)).as("%c", kind).doesNotHaveDuplicates()
+                    .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 10_000).map(i -> array + 4 * i).boxed().toList());
+            // thread t touched the elements t, t+2, ...: the parity of the index names the thread
+            Map<String, List<Long>> parityByThread = in.stream().collect(Collectors.groupingBy(l -> l.field(4),
+                    Collectors.mapping(l -> (l.number(0) - array) / 4 % 2, Collectors.toList())));
+            assertThat(parityByThread).hasSize(2).doesNotContainKey(main);
+            assertThat(parityByThread.values()).allSatisfy(p -> assertThat(p).hasSize(5_000).containsOnly(p.getFirst()));
+        }
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void twoThreadsSharingTheSamePagesOfAGlobalArrayLoseNothing() throws Exception {
+        everyAccessOfBothThreadsExactlyOnce("shared-global.trace", "shared_array");
+    }
+
+    @Test
+    void twoThreadsSharingTheSamePagesOfAHeapBlockLoseNothing() throws Exception {
+        everyAccessOfBothThreadsExactlyOnce("shared-heap.trace", "shared_array", "heap");
+    }
+
+    @Test
+    void twoThreadsSharingTheSamePagesOfAnAnonymousMappingLoseNothing() throws Exception {
+        everyAccessOfBothThreadsExactlyOnce("shared-mmap.trace", "shared_array", "mmap");
+    }
+
+    @Test
+    void aForkedChildWritesItsOwnCopyOfTracedMemory() throws Exception {
+        var r = memtrace("fork.trace", "fork_private");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        // the child saw the parent's values at the fork (exit 0), the parent kept its own
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("fork_private").toString())))
+                .isEqualTo("child 0 parent 2 10 11\n");
+        TraceFile t = TraceFile.read(dir.resolve("fork.trace"));
+        assertThat(t.comments()).anyMatch(c -> c.startsWith("fork "));
+        // only the parent's store is traced; the child runs untraced
+        assertThat(accessesIn(t, 'S', symbol("fork_private", "global_value"), 4)).hasSize(1);
+    }
+
+    @Test
+    void eachOperandShapeIsRedirectedToTheExactAddress() throws Exception {
+        var r = memtrace("operands.trace", "operands");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("operands").toString())))
+                .isEqualTo("q 100 r 0 v 5 rip 1005 old 30 cells 101 110 16 19 35 32 35\n");
+        long cells = symbol("operands", "cells"), rip = symbol("operands", "rip_cell");
+        TraceFile t = TraceFile.read(dir.resolve("operands.trace"));
+        List<String> asm = t.lines().stream().filter(Line::access)
+                .filter(l -> l.number(0) >= cells && l.number(0) < cells + 512 || l.number(0) == rip)
+                .skip(64) // the loop that fills the 64 cells
+                .limit(11).map(l -> l.type() + " " + (l.number(0) == rip ? "rip" : "+" + (l.number(0) - cells)) + " " + l.field(3))
+                .toList();
+        assertThat(asm).containsExactly(
+                "S +8 8",                  // movq $101, 8(base)
+                "L +40 8",                 // movq 16(base,index,8)
+                "S rip 8",                 // movq rip_cell(%rip)
+                "S +80 8",                 // movq (%r9,%r10,8): REX.B and REX.X
+                "L +128 32", "S +160 32",  // vmovdqu, two-byte VEX
+                "L +256 32", "S +288 32",  // vmovdqu off %r11, three-byte VEX
+                "L +240 8", "S +240 8",    // lock xadd: one locked read-modify-write
+                "L +320 8");               // div: rax and rdx implicit, so another scratch
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void aDivideErrorOfARedirectedDivShowsTheProgramItsOwnInstructionAndRegisters() throws Exception {
+        var r = memtrace("divide.trace", "divide_error");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("divide_error").toString())))
+                .isEqualTo("SIGFPE at the div, rcx 5678\n");
+        TraceFile t = TraceFile.read(dir.resolve("divide.trace"));
+        assertThat(accessesIn(t, 'L', symbol("divide_error", "zero"), 8)).hasSize(1);
+    }
+
+    @Test
+    void stringInstructionsAreEmulatedThroughTheAliasOneRecordPerElement() throws Exception {
+        var r = memtrace("strings.trace", "string_ops");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("string_ops").toString())))
+                .isEqualTo("0123456789 HGFEDCBAHGFEDCBAHGFEDCBAHGFEDCBA 0123456789ab ax ffffffffffff6c6b edge zzz\n");
+        long src = symbol("string_ops", "src"), dst = symbol("string_ops", "dst");
+        TraceFile t = TraceFile.read(dir.resolve("strings.trace"));
+        // the program's own instructions (-no-pie: its code is below 0x402000), in order
+        List<Line> own = t.lines().stream().filter(Line::access).filter(l -> l.number(2) < 0x402000)
+                .filter(l -> l.field(1).equals("[heap]") || l.number(0) >= src && l.number(0) < dst + 64).toList();
+        long edge = own.stream().filter(l -> l.field(1).equals("[heap]")).findFirst().orElseThrow().number(0);
+        assertThat((edge + 1) % 4096).isZero();
+        List<String> expected = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) expected.addAll(List.of("L src+" + i + " 1", "S dst+" + i + " 1")); // rep movsb
+        for (int i = 0; i < 4; i++) expected.add("S dst+" + (16 + 8 * i) + " 8");                       // rep stosq
+        for (int i = 0; i < 3; i++) expected.addAll(List.of("L src+" + (8 - 4 * i) + " 4", "S dst+" + (56 - 4 * i) + " 4")); // std; rep movsl
+        expected.add("L src+20 2");                                                                        // lodsw
+        for (int i = 0; i < 3; i++) expected.add("S edge+" + i + " 1");                                    // rep stosb over a page boundary
+        assertThat(own.stream().limit(expected.size()).map(l -> l.type() + " " + (l.field(1).equals("[heap]") ? "edge+" + (l.number(0) - edge)
+                : l.number(0) >= dst ? "dst+" + (l.number(0) - dst) : "src+" + (l.number(0) - src)) + " " + l.field(3)).toList())
+                .containsExactlyElementsOf(expected);
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void threadArenasAreMovedWholeNotBlockByBlock() throws Exception {
+        var r = Cli.run(dir, "run", "--quiet", "-o", dir.resolve("mallocs.trace").toString(), "--",
+                dir.resolve("thread_mallocs").toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("thread_mallocs").toString())))
+                .isEqualTo("sums 4999950000 4999950000 mappings under 200\n");
+    }
+}

@@ -1,5 +1,5 @@
 /*
- * What the fault-mode agent (agent/*.c) and the compiled-in runtime (runtime/) both need inside the traced
+ * What the fault-mode agent (the .c files of agent/) and the compiled-in runtime (runtime/) both need inside the traced
  * process and must not take from libc: raw system calls (libc's wrappers may be traced, wrapped or
  * intercepted by syscall user dispatch, and set errno), and the name and GNU build-id of a loaded object
  * (its PT_NOTE segments, read in memory). Header-only and static inline, so each library keeps its own

@@ -11,6 +11,7 @@
 # round trip of bench/fault/bare_fault.c (fault + 2 mprotect + sigreturn) measured right after; x_bare their
 # ratio (target <= 1.3); then `strace -f -c` of a second memtrace run: system calls per recorded access
 # (the program and memtrace's JVM together: futex is the consumer's).
+# STRACE=no skips the strace run (its columns print 0): under strace a long program takes many times longer.
 # MEMTRACE="java -jar other.jar" compares another build (the launcher is the default).
 # The machine is shared: quote ratios from one run.
 set -euo pipefail
@@ -79,7 +80,8 @@ for p in "${progs[@]}"; do
   acc=$(( $(summary loads "$out/$p.summary") + $(summary stores "$out/$p.summary") ))
   risk=$(summary "windows at risk" "$out/$p.summary")
   per=$(echo "if ($acc > 0) ($tm - $tn - $fixed) * 1000000 / $acc else 0" | bc -l)
-  strace -f -c -o "$out/$p.strace" "${mt[@]}" run --quiet -o /dev/null -- "${cmd[@]}" >/dev/null 2>&1 || true
+  : >"$out/$p.strace"
+  [ "${STRACE:-yes}" = no ] || strace -f -c -o "$out/$p.strace" "${mt[@]}" run --quiet -o /dev/null -- "${cmd[@]}" >/dev/null 2>&1 || true
   calls() { awk -v s="$1" '$NF == s { print $4 }' "$out/$p.strace" | head -1; }
   ratio() { local n; n=$(calls "$1"); echo "if ($acc > 0) ${n:-0} / $acc else 0" | bc -l; }
   printf '%-9s %9.3f %10.3f %9.3f %9d %9.2f %8.2f %6.2f %9d | %20.2f %8.2f %8.2f %8.2f\n' "$p" "$tn" "$tm" "$tl" "$acc" \

@@ -343,8 +343,10 @@ struct insn {
     uint8_t string;              /* STR_*: movs/stos/lods, emulated on moved memory (fault.c) */
     uint8_t elem;                /* ...bytes per element */
     uint8_t rep;                 /* ...with a rep prefix */
+    uint8_t stack;               /* STK_*: push/pop of a 64-bit ModRM operand (base..disp), emulated on moved memory */
 };
 enum { STR_NONE, STR_MOVS, STR_STOS, STR_LODS };
+enum { STK_NONE, STK_PUSH, STK_POP };
 struct insn *cache_lookup(uintptr_t ip);
 uintptr_t operand_address(const struct insn *e, const greg_t *gr);
 void ool_init(void);

@@ -300,6 +300,30 @@ static int string_kind(const struct zy_insn *in, struct insn *e)
     return e->elem == 1 || e->elem == 2 || e->elem == 4 || e->elem == 8 ? kind : STR_NONE;
 }
 
+/* push/pop of a 64-bit ModRM memory operand (FF /6, 8F /0; 64-bit addressing, no FS/GS): two memory   */
+/* operands, so no redirected copy; the fault handler emulates it on moved memory. The operand's address */
+/* goes to base..disp; a pop based on rsp names rsp as the pop left it (fault.c adds the 8).             */
+static int stack_kind(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *op, struct insn *e)
+{
+    const struct zy_operand *m = &op[0];
+    if ((in->mnemonic != ZY_MNEMONIC_PUSH && in->mnemonic != ZY_MNEMONIC_POP) || in->encoding != ZY_ENC_LEGACY ||
+        in->address_width != 64 || m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->size != 64 ||
+        m->mem.segment == ZY_REG_FS || m->mem.segment == ZY_REG_GS || m->mem.base == ZY_REG_EIP)
+        return STK_NONE;
+    e->disp = m->mem.disp;
+    if (m->mem.base == ZY_REG_RIP) {
+        e->base = -1;
+        e->disp += (int64_t)(ip + in->length);
+    } else {
+        e->base = (int8_t)greg_of(m->mem.base);
+    }
+    e->index = (int8_t)greg_of(m->mem.index);
+    e->scale = m->mem.scale;
+    e->opsize = 8;
+    if (e->base == -2 || e->index == -2) return STK_NONE;
+    return in->mnemonic == ZY_MNEMONIC_PUSH ? STK_PUSH : STK_POP;
+}
+
 /* The address a redirected instruction's memory operand names in the program's view. */
 uintptr_t operand_address(const struct insn *e, const greg_t *gr)
 {
@@ -373,6 +397,7 @@ static struct insn *cache_add(uintptr_t ip)
     e->len = 0;
     e->rslot = NULL;
     e->string = STR_NONE;
+    e->stack = STK_NONE;
     if (ok) {
         int rel = 0;
         e->len = in.length;
@@ -384,6 +409,7 @@ static struct insn *cache_add(uintptr_t ip)
         int divides = in.mnemonic == ZY_MNEMONIC_DIV || in.mnemonic == ZY_MNEMONIC_IDIV;
         e->rslot = (e->how == RUN_OOL || divides) && g.aliases ? build_redirect(ip, &in, op, e) : NULL;
         e->string = g.aliases ? string_kind(&in, e) : STR_NONE;
+        e->stack = g.aliases && !e->rslot ? (uint8_t)stack_kind(ip, &in, op, e) : STK_NONE;
     }
     cc.used++;
     __atomic_store_n(&e->ip, ip, __ATOMIC_RELEASE);

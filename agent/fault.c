@@ -356,6 +356,55 @@ static long emulate_string_locked(greg_t *gr, const struct insn *e)
     return done;
 }
 
+/* push/pop of a memory operand on moved memory: the operand through the alias, the stack slot in place  */
+/* (it must be untraced), recorded as the open route records them: the operand's access at the fault    */
+/* address, and its other traced page if it spans two (SAME_STEP). 0 when it must take the open route   */
+/* (the stack slot traced, the operand not wholly reachable through an alias, the slot unwritable).    */
+/* Lock held.                                                                                          */
+static int emulate_stack_locked(greg_t *gr, const struct insn *e, uintptr_t ea, uintptr_t addr, int write)
+{
+    int push = e->stack == STK_PUSH;
+    uintptr_t rsp = (uintptr_t)gr[REG_RSP], slot = push ? rsp - 8 : rsp;
+    intptr_t delta = 0;
+    int traced = 0;
+    if (set_find(slot) || set_find(slot + 7) || !reach_element(ea, 8, push ? PROT_READ : PROT_WRITE, &delta, &traced))
+        return 0;
+    /* The page rsp points into is taken to be mapped, as the CPU's own access would need; the slot on  */
+    /* another page (a push at a page boundary: stack growth) goes through the kernel, which answers an */
+    /* unmapped one with an error instead of a fault here.                                              */
+    int in_place = page_down(slot) == page_down(rsp) && page_down(slot + 7) == page_down(rsp);
+    uint64_t v;
+    if (push) {
+        v = load_n(ea + (uintptr_t)delta, 8);
+        if (in_place) *(volatile uint64_t *)slot = v;
+        else if (user_transfer(&v, slot, 8, 1)) return 0;
+    } else {
+        if (in_place) v = *(volatile uint64_t *)slot;
+        else if (user_transfer(&v, slot, 8, 0)) return 0;
+        store_n(ea + (uintptr_t)delta, 8, v);
+    }
+    if (ts.untraced) {
+        count(&g.untraced_faults);
+    } else {
+        count(&g.faults);
+        REC(MT_ACCESS, struct mt_access, a);
+        a.h.flags = (uint8_t)(write ? MT_ACC_WRITE : 0);
+        a.ip = (uintptr_t)gr[REG_RIP];
+        a.addr = addr;
+        emit(&a);
+        uintptr_t second = page_down(ea + 7);
+        if (second > page_down(addr) && set_find(second)) {
+            count(&g.faults);
+            a.h.flags |= MT_ACC_SAME_STEP;
+            a.addr = second;
+            emit(&a);
+        }
+    }
+    gr[REG_RSP] = (greg_t)(push ? rsp - 8 : rsp + 8);
+    gr[REG_RIP] += e->len;
+    return 1;
+}
+
 static void segv_access(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -380,6 +429,10 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
             if (!ea) e = NULL;
         } else if (e && e->string) {
             /* emulated below: its operands come from rsi/rdi */
+        } else if (e && e->stack) {
+            /* emulated below; a pop based on rsp addresses its operand with rsp already past the value */
+            ea = operand_address(e, gr) + (e->stack == STK_POP && e->base == REG_RSP ? 8 : 0);
+            if (addr < ea || addr - ea >= 8) e = NULL; /* the stack slot faulted: the old route */
         } else {
             e = NULL;
         }
@@ -413,6 +466,16 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
             return;
         }
         /* not one element reachable through an alias: one step on the open route */
+        e = NULL;
+        spin_lock(&g.lock);
+    }
+    if (e && e->stack) {
+        int done = emulate_stack_locked(gr, e, ea, addr, write);
+        spin_unlock(&g.lock);
+        if (done) {
+            count(&g.steps);
+            return;
+        }
         e = NULL;
         spin_lock(&g.lock);
     }

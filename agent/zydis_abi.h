@@ -70,6 +70,8 @@ struct zy_operand {              /* ZydisDecodedOperand */
 #define ZY_MNEMONIC_DIV 147
 #define ZY_MNEMONIC_IDIV 274
 #define ZY_MNEMONIC_JMP 307
+#define ZY_MNEMONIC_POP 603
+#define ZY_MNEMONIC_PUSH 657
 #define ZY_REG_NONE 0
 #define ZY_REG_RAX 53            /* RAX..R15 in encoding order */
 #define ZY_REG_R15 68

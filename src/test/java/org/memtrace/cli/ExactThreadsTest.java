@@ -31,6 +31,7 @@ class ExactThreadsTest {
         Gcc.compile(dir, "divide_error.c", "divide_error", "-g", "-no-pie");
         Gcc.compile(dir, "string_ops.c", "string_ops", "-g", "-no-pie");
         Gcc.compile(dir, "thread_mallocs.c", "thread_mallocs", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "push_pop.c", "push_pop", "-g", "-no-pie", "-pthread");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {
@@ -165,6 +166,44 @@ class ExactThreadsTest {
         assertThat(own.stream().limit(expected.size()).map(l -> l.type() + " " + (l.field(1).equals("[heap]") ? "edge+" + (l.number(0) - edge)
                 : l.number(0) >= dst ? "dst+" + (l.number(0) - dst) : "src+" + (l.number(0) - src)) + " " + l.field(3)).toList())
                 .containsExactlyElementsOf(expected);
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void pushAndPopOfAMemoryOperandAreEmulatedThroughTheAliasUnderTwoThreads() throws Exception {
+        var r = memtrace("pushpop.trace", "push_pop");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("push_pop").toString())))
+                .isEqualTo("cells 11 33 11 edge 1122334455667788 copied 4000 of 4000\n");
+        long cells = symbol("push_pop", "cells"), from = symbol("push_pop", "from"), to = symbol("push_pop", "to");
+        TraceFile t = TraceFile.read(dir.resolve("pushpop.trace"));
+        // the program's own instructions (-no-pie: its code is below 0x402000), in order
+        List<Line> own = t.lines().stream().filter(Line::access).filter(l -> l.number(2) < 0x402000).toList();
+        List<Line> alone = own.stream().filter(l -> l.field(1).equals("[heap]") || l.number(0) >= cells && l.number(0) < cells + 64)
+                .limit(6).toList();
+        long edge = alone.get(4).number(0);
+        assertThat((edge + 4) % 4096).isZero();
+        // one record per push or pop, the memory operand only (the stack is not traced); the operand across
+        // two pages is one access, as the open route gives it
+        assertThat(alone.stream().map(l -> l.type() + " " + (l.field(1).equals("[heap]") ? "edge+" + (l.number(0) - edge)
+                : "cells+" + (l.number(0) - cells)) + " " + l.field(3)).toList())
+                .containsExactly("L cells+0 8", "S cells+8 8",     // pushq cells(%rip); popq cells+8(%rip)
+                        "L cells+16 8", "S cells+32 8",            // pushq 16(base); popq 24(base,index,8)
+                        "S edge+0 8",                               // the plain store that fills it
+                        "L edge+0 8");                              // pushq (edge): across the page boundary
+        assertThat(own).filteredOn(l -> l.type() == 'S' && l.field(1).equals("[heap]")).extracting(l -> l.number(0) - edge)
+                .containsExactly(0L, 8L);                           // ...and popq 8(edge)
+        // both threads' pushes of `from` and pops into `to` (main only stores `from` and loads `to`): each
+        // element exactly once, by the thread that owns it
+        for (var kind : List.of(Map.entry('L', from), Map.entry('S', to))) {
+            List<Line> in = own.stream().filter(l -> l.type() == kind.getKey())
+                    .filter(l -> l.number(0) >= kind.getValue() && l.number(0) < kind.getValue() + 8 * 4000).toList();
+            assertThat(in).extracting(l -> l.number(0)).as("%c", kind.getKey()).doesNotHaveDuplicates()
+                    .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 4000).map(i -> kind.getValue() + 8 * i).boxed().toList());
+            Map<String, List<Long>> parityByThread = in.stream().collect(Collectors.groupingBy(l -> l.field(4),
+                    Collectors.mapping(l -> (l.number(0) - kind.getValue()) / 8 % 2, Collectors.toList())));
+            assertThat(parityByThread.values()).hasSize(2).allSatisfy(p -> assertThat(p).hasSize(2000).containsOnly(p.getFirst()));
+        }
         assertThat(windowsAtRisk(r.stderr())).isZero();
     }
 

@@ -283,20 +283,24 @@ static unsigned char *build_redirect(uintptr_t ip, const struct zy_insn *in, con
     return s;
 }
 
-/* movs, stos and lods (one-byte opcodes A4-AD, rep or not, 64-bit addressing, no FS/GS): emulated       */
-/* element by element on moved memory by the fault handler, which records each element as the trap flag */
-/* route would.                                                                                        */
+/* movs, stos, lods, cmps and scas (one-byte opcodes A4-AF, rep/repe/repne or not, 64-bit addressing,  */
+/* no FS/GS): emulated element by element on moved memory by the fault handler, which records each      */
+/* element as the trap flag route would. A repne on movs/stos/lods is left to the CPU.                  */
 static int string_kind(const struct zy_insn *in, struct insn *e)
 {
     if (in->encoding != ZY_ENC_LEGACY || in->opcode_map != ZY_OPCODE_MAP_DEFAULT || in->address_width != 64 ||
-        (in->attributes & (ZY_ATTRIB_HAS_SEGMENT_FS | ZY_ATTRIB_HAS_SEGMENT_GS)) ||
-        ((in->attributes & ZY_ATTRIB_ANY_REP) && !(in->attributes & ZY_ATTRIB_HAS_REP)))
+        (in->attributes & (ZY_ATTRIB_HAS_SEGMENT_FS | ZY_ATTRIB_HAS_SEGMENT_GS)))
         return STR_NONE;
     int kind = in->opcode == 0xa4 || in->opcode == 0xa5 ? STR_MOVS
+             : in->opcode == 0xa6 || in->opcode == 0xa7 ? STR_CMPS
              : in->opcode == 0xaa || in->opcode == 0xab ? STR_STOS
-             : in->opcode == 0xac || in->opcode == 0xad ? STR_LODS : STR_NONE;
+             : in->opcode == 0xac || in->opcode == 0xad ? STR_LODS
+             : in->opcode == 0xae || in->opcode == 0xaf ? STR_SCAS : STR_NONE;
+    int compares = kind == STR_CMPS || kind == STR_SCAS;
+    e->rep = (in->attributes & (ZY_ATTRIB_HAS_REP | ZY_ATTRIB_HAS_REPE)) ? REP_E
+           : (in->attributes & ZY_ATTRIB_HAS_REPNE) ? REP_NE : REP_NONE;
+    if (e->rep == REP_NE && !compares) return STR_NONE;
     e->elem = (uint8_t)((in->opcode & 1) ? in->operand_width / 8 : 1);
-    e->rep = (in->attributes & ZY_ATTRIB_HAS_REP) != 0;
     return e->elem == 1 || e->elem == 2 || e->elem == 4 || e->elem == 8 ? kind : STR_NONE;
 }
 

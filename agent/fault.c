@@ -321,38 +321,67 @@ static void store_n(uintptr_t a, int n, uint64_t v)
     }
 }
 
-/* movs/stos/lods (rep or not) on moved memory, element by element through the alias, recorded as the   */
-/* trap-flag route records them (per element: the read, then the write). Stops before an element it     */
-/* cannot reach that way (the instruction resumes there natively and faults if it must) and after 4096   */
-/* elements (g.lock is not held longer; the rest faults again). Returns the elements done. Lock held.   */
+/* The flags a cmp of two n-byte values leaves (a - b): CF, PF, AF, ZF, SF and OF, the rest as they were. */
+static greg_t compare_flags(greg_t efl, uint64_t a, uint64_t b, int n)
+{
+    int bits = 8 * n;
+    uint64_t mask = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+    a &= mask;
+    b &= mask;
+    uint64_t r = (a - b) & mask;
+    uint64_t f = (uint64_t)efl & ~(uint64_t)(0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x800);
+    if (a < b) f |= 0x1;                                           /* CF */
+    if (!(__builtin_popcount((unsigned)(r & 0xff)) & 1)) f |= 0x4; /* PF: even parity of the low byte */
+    if ((a ^ b ^ r) & 0x10) f |= 0x10;                             /* AF: borrow out of bit 3 */
+    if (r == 0) f |= 0x40;                                         /* ZF */
+    if ((r >> (bits - 1)) & 1) f |= 0x80;                          /* SF */
+    if ((((a ^ b) & (a ^ r)) >> (bits - 1)) & 1) f |= 0x800;       /* OF */
+    return (greg_t)f;
+}
+
+/* movs/stos/lods/cmps/scas (rep or not) on moved memory, element by element through the alias, recorded */
+/* as the trap-flag route records them (per element: the access at rsi, then the one at rdi). cmps and  */
+/* scas set the flags as the CPU's compare does, and a repe/repne ends on them. Stops before an element */
+/* it cannot reach that way (the instruction resumes there natively and faults if it must) and after     */
+/* 4096 elements (g.lock is not held longer; the rest faults again: a restarted rep instruction checks  */
+/* rcx only). Returns the elements done. Lock held.                                                     */
 static long emulate_string_locked(greg_t *gr, const struct insn *e)
 {
     uintptr_t ip = (uintptr_t)gr[REG_RIP];
     long step = (gr[REG_EFL] & 0x400) ? -(long)e->elem : (long)e->elem; /* DF */
-    int reads = e->string != STR_STOS, writes = e->string != STR_LODS;
+    int k = e->string;
+    int uses_si = k == STR_MOVS || k == STR_LODS || k == STR_CMPS, uses_di = k != STR_LODS;
+    int writes_di = k == STR_MOVS || k == STR_STOS;
     long done = 0;
+    int over = 0;
     while (done < 4096 && !(e->rep && gr[REG_RCX] == 0)) {
         uintptr_t src = (uintptr_t)gr[REG_RSI], dst = (uintptr_t)gr[REG_RDI];
         intptr_t sd = 0, dd = 0;
         int st = 0, dt = 0;
-        if (reads && !reach_element(src, e->elem, PROT_READ, &sd, &st)) break;
-        if (writes && !reach_element(dst, e->elem, PROT_WRITE, &dd, &dt)) break;
+        if (uses_si && !reach_element(src, e->elem, PROT_READ, &sd, &st)) break;
+        if (uses_di && !reach_element(dst, e->elem, writes_di ? PROT_WRITE : PROT_READ, &dd, &dt)) break;
         if (!ts.untraced) {
             int made = st ? record_element(ip, src, e->elem, 0, 0) : 0;
-            if (dt) record_element(ip, dst, e->elem, 1, made);
+            if (dt) record_element(ip, dst, e->elem, writes_di, made);
         }
-        uint64_t v = reads ? load_n(src + (uintptr_t)sd, e->elem) : 0;
-        if (e->string == STR_MOVS) store_n(dst + (uintptr_t)dd, e->elem, v);
-        else if (e->string == STR_STOS) store_n(dst + (uintptr_t)dd, e->elem, (uint64_t)gr[REG_RAX]);
+        uint64_t v = uses_si ? load_n(src + (uintptr_t)sd, e->elem) : 0;
+        if (k == STR_MOVS) store_n(dst + (uintptr_t)dd, e->elem, v);
+        else if (k == STR_STOS) store_n(dst + (uintptr_t)dd, e->elem, (uint64_t)gr[REG_RAX]);
+        else if (k == STR_CMPS) gr[REG_EFL] = compare_flags(gr[REG_EFL], v, load_n(dst + (uintptr_t)dd, e->elem), e->elem);
+        else if (k == STR_SCAS) gr[REG_EFL] = compare_flags(gr[REG_EFL], (uint64_t)gr[REG_RAX], load_n(dst + (uintptr_t)dd, e->elem), e->elem);
         else if (e->elem >= 4) gr[REG_RAX] = (greg_t)v; /* a 32-bit load clears the upper half */
         else gr[REG_RAX] = (greg_t)(((uint64_t)gr[REG_RAX] & ~((1ULL << (8 * e->elem)) - 1)) | v);
-        if (reads) gr[REG_RSI] += step;
-        if (writes) gr[REG_RDI] += step;
+        if (uses_si) gr[REG_RSI] += step;
+        if (uses_di) gr[REG_RDI] += step;
         if (e->rep) gr[REG_RCX]--;
         done++;
-        if (!e->rep) break;
+        int zf = (gr[REG_EFL] & 0x40) != 0;
+        if (!e->rep || gr[REG_RCX] == 0 || ((k == STR_CMPS || k == STR_SCAS) && (e->rep == REP_E ? !zf : zf))) {
+            over = 1;
+            break;
+        }
     }
-    if (done && (!e->rep || gr[REG_RCX] == 0)) gr[REG_RIP] += e->len;
+    if (over) gr[REG_RIP] += e->len;
     return done;
 }
 

@@ -103,6 +103,8 @@ struct zy_operand {              /* ZydisDecodedOperand */
 #define ZY_BRANCH_NEAR 2
 #define ZY_OPCODE_MAP_DEFAULT 0
 #define ZY_ATTRIB_HAS_REP (1ULL << 28)
+#define ZY_ATTRIB_HAS_REPE (1ULL << 29)
+#define ZY_ATTRIB_HAS_REPNE (1ULL << 30)
 #define ZY_ATTRIB_HAS_SEGMENT_FS (1ULL << 41)
 #define ZY_ATTRIB_HAS_SEGMENT_GS (1ULL << 42)
 #define ZY_ATTRIB_ANY_REP ((1ULL << 28) | (1ULL << 29) | (1ULL << 30)) /* HAS_REP, HAS_REPE, HAS_REPNE */

@@ -32,6 +32,7 @@ class ExactThreadsTest {
         Gcc.compile(dir, "string_ops.c", "string_ops", "-g", "-no-pie");
         Gcc.compile(dir, "thread_mallocs.c", "thread_mallocs", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "push_pop.c", "push_pop", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "string_compare.c", "string_compare", "-g", "-no-pie", "-pthread");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {
@@ -204,6 +205,50 @@ class ExactThreadsTest {
                     Collectors.mapping(l -> (l.number(0) - kind.getValue()) / 8 % 2, Collectors.toList())));
             assertThat(parityByThread.values()).hasSize(2).allSatisfy(p -> assertThat(p).hasSize(2000).containsOnly(p.getFirst()));
         }
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void cmpsAndScasAreEmulatedWithTheCpusFlagsOneRecordPerOperandUnderTwoThreads() throws Exception {
+        var r = memtrace("compare.trace", "string_compare");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        // rcx, rsi/rdi and the flags CF PF AF ZF SF OF after each, as the CPU left them untraced
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("string_compare").toString())))
+                .isEqualTo("""
+                        cmpsb rcx 2 rsi +6 flags 95
+                        cmpsq rdi +8 flags 814
+                        scasw rcx 6 rdi -1 flags 4
+                        scasb rcx 97 flags 44
+                        thread 0 scanned 2048
+                        thread 1 scanned 2048
+                        """);
+        TraceFile t = TraceFile.read(dir.resolve("compare.trace"));
+        List<Line> own = t.lines().stream().filter(Line::access).filter(l -> l.number(2) < 0x402000).toList();
+        Map<String, Long> at = new java.util.LinkedHashMap<>();
+        for (String name : List.of("left", "right", "big", "words")) at.put(name, symbol("string_compare", name));
+        long edge = own.stream().filter(l -> l.field(1).equals("[heap]")).findFirst().orElseThrow().number(0);
+        assertThat((edge + 2) % 4096).isZero();
+        java.util.function.Function<Line, String> named = l -> {
+            if (l.field(1).equals("[heap]")) return l.type() + " edge+" + (l.number(0) - edge) + " " + l.field(3);
+            var in = at.entrySet().stream().filter(n -> l.number(0) >= n.getValue() && l.number(0) < n.getValue() + 16)
+                    .max(Map.Entry.comparingByValue()); // the nearest symbol below
+            return in.map(n -> l.type() + " " + n.getKey() + "+" + (l.number(0) - n.getValue()) + " " + l.field(3)).orElse(null);
+        };
+        List<String> expected = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) expected.addAll(List.of("L left+" + i + " 1", "L right+" + i + " 1")); // repe cmpsb: both operands
+        expected.addAll(List.of("L big+0 8", "L big+8 8"));                                             // cmpsq
+        for (int i = 3; i >= 0; i--) expected.add("L words+" + 2 * i + " 2");                           // std; repe scasw
+        for (int i = 0; i < 3; i++) expected.add("S edge+" + i + " 1");                                 // the stores that fill it
+        for (int i = 0; i < 3; i++) expected.add("L edge+" + i + " 1");                                 // repne scasb across pages
+        assertThat(own.stream().map(named).filter(java.util.Objects::nonNull).toList()).containsExactlyElementsOf(expected);
+        // both threads scanned lines of the same page at once: every byte exactly once, by the thread of its line
+        long text = symbol("string_compare", "text");
+        List<Line> scanned = accessesIn(t, 'L', text, 4096);
+        assertThat(scanned).extracting(l -> l.number(0)).doesNotHaveDuplicates()
+                .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 4096).map(i -> text + i).boxed().toList());
+        Map<String, List<Long>> parityByThread = scanned.stream().collect(Collectors.groupingBy(l -> l.field(4),
+                Collectors.mapping(l -> (l.number(0) - text) / 64 % 2, Collectors.toList())));
+        assertThat(parityByThread.values()).hasSize(2).allSatisfy(p -> assertThat(p).hasSize(2048).containsOnly(p.getFirst()));
         assertThat(windowsAtRisk(r.stderr())).isZero();
     }
 

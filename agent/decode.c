@@ -11,7 +11,9 @@
  * bytes changed since it was decoded, instructions take the trap (slower, still exact). Code unmapped and
  * replaced at the same address keeps its old entry until the bytes differ. The redirected copy trusts
  * Zydis's operand list to name every general register the instruction uses (implicit ones included);
- * instructions without a ModRM memory operand are never redirected.
+ * instructions without a ModRM memory operand are never redirected. String instructions (movs..scas) and
+ * push/pop of a 64-bit memory operand are only marked here for emulation by the fault handler; a 16-bit
+ * push/pop, a repne movs/stos/lods and FS/GS-relative ones are not.
  */
 #include "agent.h"
 #include "zydis_abi.h"

@@ -15,8 +15,10 @@
  *        leaving every register and flag as the instruction did, and continues after the original
  *        instruction. A fault of the copy is recorded and reported at the original address.
  *      - Emulated: jmp/call through memory (every PLT stub reads the executable's GOT) reads its target
- *        (through the alias, or while the page is open) and does not run at all; movs/stos/lods on moved
- *        memory are done element by element through the alias, recorded as the trap flag would.
+ *        (through the alias, or while the page is open) and does not run at all; movs/stos/lods/cmps/scas
+ *        on moved memory are done element by element through the alias, recorded as the trap flag would
+ *        (cmps/scas set the arithmetic flags themselves); push/pop of a moved memory operand with an
+ *        untraced stack slot are done through the alias, recorded as the open route would.
  *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (one
  *        record per iteration), div/idiv (a #DE must show the program its own address), system
  *        instructions. The CPU traps after the instruction; the SIGTRAP handler closes. MEMTRACE_STEP=trap
@@ -32,7 +34,9 @@
  *
  * What it gets wrong: on the routes that open a page (memory not moved, an instruction that cannot be
  * redirected), other threads' accesses to that page meanwhile are not seen (windows_at_risk counts them);
- * the other threads are not stopped. A redirected copy that is interrupted by a synchronous signal of the
+ * the other threads are not stopped; a push/pop whose stack slot is traced (a stack the program made in a
+ * heap block) is one of those. An emulated cmps/scas computes CF/PF/AF/ZF/SF/OF by hand: tested against
+ * the CPU on a few operand pairs, not exhaustively. A redirected copy that is interrupted by a synchronous signal of the
  * program (SIGFPE from SIMD) shows the program's handler the copy's address, as an out-of-line copy does. An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
  * its end, an unmasked SIMD exception) shows the program's handler the copy's address, and x87 state saved
  * after it names the copy as the last FPU instruction. A program whose thread has no alternate stack of

@@ -276,11 +276,14 @@ static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr, 
 SIGNAL_HANDLER(on_segv, segv_access)
 
 /* One element of a string instruction: 1 with the alias's delta when it lies in moved memory the      */
-/* program may access that way (*traced: whether it is traced), 0 when the CPU must do it. Lock held.   */
+/* program may access that way, 1 with *traced 0 when none of it is traced (the stack: get_element and  */
+/* put_element go through the kernel then), 0 when the CPU must do it. Lock held.                      */
 static int reach_element(uintptr_t x, size_t n, int need, intptr_t *delta, int *traced)
 {
     struct range *r1 = set_find(x), *r2 = set_find(x + n - 1);
     *traced = r1 || r2;
+    *delta = 0;
+    if (!*traced) return 1;
     if ((r1 && (r1->prot & need) != need) || (r2 && (r2->prot & need) != need)) return 0;
     *delta = alias_delta(x, x + n);
     return *delta != 0;
@@ -325,6 +328,21 @@ static void store_n(uintptr_t a, int n, uint64_t v)
     }
 }
 
+/* An element's value: through the alias when traced, else through the kernel, which answers memory the */
+/* program could not read with an error (the CPU then does that element and faults as it must).        */
+static int get_element(uintptr_t x, intptr_t delta, int traced, int n, uint64_t *v)
+{
+    *v = 0;
+    if (traced) *v = load_n(x + (uintptr_t)delta, n);
+    return traced || user_transfer(v, x, (size_t)n, 0) == 0;
+}
+
+static int put_element(uintptr_t x, intptr_t delta, int traced, int n, uint64_t v)
+{
+    if (traced) store_n(x + (uintptr_t)delta, n, v);
+    return traced || user_transfer(&v, x, (size_t)n, 1) == 0;
+}
+
 /* The flags a cmp of two n-byte values leaves (a - b): CF, PF, AF, ZF, SF and OF, the rest as they were. */
 static greg_t compare_flags(greg_t efl, uint64_t a, uint64_t b, int n)
 {
@@ -364,17 +382,20 @@ static long emulate_string_locked(greg_t *gr, const struct insn *e)
         int st = 0, dt = 0;
         if (uses_si && !reach_element(src, e->elem, PROT_READ, &sd, &st)) break;
         if (uses_di && !reach_element(dst, e->elem, writes_di ? PROT_WRITE : PROT_READ, &dd, &dt)) break;
+        if (!st && !dt) break; /* past the traced memory: the CPU goes on natively, faster */
+        uint64_t v = 0, w = 0;
+        if (uses_si && !get_element(src, sd, st, e->elem, &v)) break;
+        if ((k == STR_CMPS || k == STR_SCAS) && !get_element(dst, dd, dt, e->elem, &w)) break;
+        if (k == STR_MOVS && !put_element(dst, dd, dt, e->elem, v)) break;
+        if (k == STR_STOS && !put_element(dst, dd, dt, e->elem, (uint64_t)gr[REG_RAX])) break;
         if (!ts.untraced) {
             int made = st ? record_element(ip, src, e->elem, 0, 0) : 0;
             if (dt) record_element(ip, dst, e->elem, writes_di, made);
         }
-        uint64_t v = uses_si ? load_n(src + (uintptr_t)sd, e->elem) : 0;
-        if (k == STR_MOVS) store_n(dst + (uintptr_t)dd, e->elem, v);
-        else if (k == STR_STOS) store_n(dst + (uintptr_t)dd, e->elem, (uint64_t)gr[REG_RAX]);
-        else if (k == STR_CMPS) gr[REG_EFL] = compare_flags(gr[REG_EFL], v, load_n(dst + (uintptr_t)dd, e->elem), e->elem);
-        else if (k == STR_SCAS) gr[REG_EFL] = compare_flags(gr[REG_EFL], (uint64_t)gr[REG_RAX], load_n(dst + (uintptr_t)dd, e->elem), e->elem);
-        else if (e->elem >= 4) gr[REG_RAX] = (greg_t)v; /* a 32-bit load clears the upper half */
-        else gr[REG_RAX] = (greg_t)(((uint64_t)gr[REG_RAX] & ~((1ULL << (8 * e->elem)) - 1)) | v);
+        if (k == STR_CMPS) gr[REG_EFL] = compare_flags(gr[REG_EFL], v, w, e->elem);
+        else if (k == STR_SCAS) gr[REG_EFL] = compare_flags(gr[REG_EFL], (uint64_t)gr[REG_RAX], w, e->elem);
+        else if (k == STR_LODS && e->elem >= 4) gr[REG_RAX] = (greg_t)v; /* a 32-bit load clears the upper half */
+        else if (k == STR_LODS) gr[REG_RAX] = (greg_t)(((uint64_t)gr[REG_RAX] & ~((1ULL << (8 * e->elem)) - 1)) | v);
         if (uses_si) gr[REG_RSI] += step;
         if (uses_di) gr[REG_RDI] += step;
         if (e->rep) gr[REG_RCX]--;

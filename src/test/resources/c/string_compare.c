@@ -1,7 +1,8 @@
 /* cmps and scas on traced memory, in inline assembly so that the exact instructions are known: repe cmpsb
  * of two 8-byte strings differing at index 5, one cmpsq whose subtraction overflows, std; repe scasw
  * backwards until a word differs, and repne scasb finding a 0 across the boundary of two pages of a heap
- * block. Then two threads repne-scasb the 64-byte lines of one global page at once, thread t the lines t,
+ * block, rep movsb from a global to the stack and back from the stack to another global (the stack side
+ * untraced). Then two threads repne-scasb the 64-byte lines of one global page at once, thread t the lines t,
  * t+2, ... Under memtrace each element is emulated through the alias view. Prints rcx, how far rsi/rdi
  * went and the arithmetic flags (CF PF AF ZF SF OF) after each, so that any difference shows against
  * the untraced run. Every asm steps over the red zone before its pushfq. */
@@ -52,6 +53,12 @@ int main(void) {
     __asm__ volatile("repne scasb\n\tlea -128(%%rsp), %%rsp\n\tpushfq\n\tpopq %2\n\tlea 128(%%rsp), %%rsp"
                      : "+D"(d), "+c"(n), "=r"(f) : "a"(0) : "memory", "cc");
     printf("scasb rcx %ld flags %lx\n", n, f & FLAGS);
+    char local[8];
+    s = left, d = local, n = 8;
+    __asm__ volatile("rep movsb" : "+S"(s), "+D"(d), "+c"(n) : : "memory");
+    s = local, d = right, n = 8;
+    __asm__ volatile("rep movsb" : "+S"(s), "+D"(d), "+c"(n) : : "memory");
+    printf("via the stack %.8s\n", right);
     for (int i = 0; i < 4096; i++) text[i] = i % 64 == 63 ? 0 : 'x';
     pthread_t th[2];
     pthread_barrier_init(&start, 0, 2);

@@ -219,6 +219,7 @@ class ExactThreadsTest {
                         cmpsq rdi +8 flags 814
                         scasw rcx 6 rdi -1 flags 4
                         scasb rcx 97 flags 44
+                        via the stack abcdeXgh
                         thread 0 scanned 2048
                         thread 1 scanned 2048
                         """);
@@ -240,6 +241,8 @@ class ExactThreadsTest {
         for (int i = 3; i >= 0; i--) expected.add("L words+" + 2 * i + " 2");                           // std; repe scasw
         for (int i = 0; i < 3; i++) expected.add("S edge+" + i + " 1");                                 // the stores that fill it
         for (int i = 0; i < 3; i++) expected.add("L edge+" + i + " 1");                                 // repne scasb across pages
+        for (int i = 0; i < 8; i++) expected.add("L left+" + i + " 1");  // rep movsb to the (untraced) stack
+        for (int i = 0; i < 8; i++) expected.add("S right+" + i + " 1"); // rep movsb from the stack
         assertThat(own.stream().map(named).filter(java.util.Objects::nonNull).toList()).containsExactlyElementsOf(expected);
         // both threads scanned lines of the same page at once: every byte exactly once, by the thread of its line
         long text = symbol("string_compare", "text");

@@ -16,7 +16,8 @@
  *        instruction. A fault of the copy is recorded and reported at the original address.
  *      - Emulated: jmp/call through memory (every PLT stub reads the executable's GOT) reads its target
  *        (through the alias, or while the page is open) and does not run at all; movs/stos/lods/cmps/scas
- *        on moved memory are done element by element through the alias, recorded as the trap flag would
+ *        on moved memory are done element by element through the alias (an untraced side, the stack,
+ *        through the kernel), recorded as the trap flag would
  *        (cmps/scas set the arithmetic flags themselves); push/pop of a moved memory operand with an
  *        untraced stack slot are done through the alias, recorded as the open route would.
  *      - With the trap flag: branches and anything else that reads RIP, rep string instructions (one

@@ -340,11 +340,14 @@ struct insn {
     int8_t scratch;              /* ...the greg it uses, restored by the copy itself from ts.scratch_save */
     uint8_t access;              /* ...PROT_READ/PROT_WRITE the operand may need */
     uint16_t opsize;             /* ...bytes of the operand */
-    uint8_t string;              /* STR_*: movs/stos/lods, emulated on moved memory (fault.c) */
+    uint8_t string;              /* STR_*: movs/stos/lods/cmps/scas, emulated on moved memory (fault.c) */
     uint8_t elem;                /* ...bytes per element */
-    uint8_t rep;                 /* ...with a rep prefix */
+    uint8_t rep;                 /* ...REP_*: its rep prefix */
+    uint8_t stack;               /* STK_*: push/pop of a 64-bit ModRM operand (base..disp), emulated on moved memory */
 };
-enum { STR_NONE, STR_MOVS, STR_STOS, STR_LODS };
+enum { STR_NONE, STR_MOVS, STR_STOS, STR_LODS, STR_CMPS, STR_SCAS };
+enum { REP_NONE, REP_E, REP_NE }; /* rep is REP_E: cmps/scas stop on ZF=0 with it, on ZF=1 with REP_NE */
+enum { STK_NONE, STK_PUSH, STK_POP };
 struct insn *cache_lookup(uintptr_t ip);
 uintptr_t operand_address(const struct insn *e, const greg_t *gr);
 void ool_init(void);

@@ -11,7 +11,9 @@
  * bytes changed since it was decoded, instructions take the trap (slower, still exact). Code unmapped and
  * replaced at the same address keeps its old entry until the bytes differ. The redirected copy trusts
  * Zydis's operand list to name every general register the instruction uses (implicit ones included);
- * instructions without a ModRM memory operand are never redirected.
+ * instructions without a ModRM memory operand are never redirected. String instructions (movs..scas) and
+ * push/pop of a 64-bit memory operand are only marked here for emulation by the fault handler; a 16-bit
+ * push/pop, a repne movs/stos/lods and FS/GS-relative ones are not.
  */
 #include "agent.h"
 #include "zydis_abi.h"
@@ -283,21 +285,49 @@ static unsigned char *build_redirect(uintptr_t ip, const struct zy_insn *in, con
     return s;
 }
 
-/* movs, stos and lods (one-byte opcodes A4-AD, rep or not, 64-bit addressing, no FS/GS): emulated       */
-/* element by element on moved memory by the fault handler, which records each element as the trap flag */
-/* route would.                                                                                        */
+/* movs, stos, lods, cmps and scas (one-byte opcodes A4-AF, rep/repe/repne or not, 64-bit addressing,  */
+/* no FS/GS): emulated element by element on moved memory by the fault handler, which records each      */
+/* element as the trap flag route would. A repne on movs/stos/lods is left to the CPU.                  */
 static int string_kind(const struct zy_insn *in, struct insn *e)
 {
     if (in->encoding != ZY_ENC_LEGACY || in->opcode_map != ZY_OPCODE_MAP_DEFAULT || in->address_width != 64 ||
-        (in->attributes & (ZY_ATTRIB_HAS_SEGMENT_FS | ZY_ATTRIB_HAS_SEGMENT_GS)) ||
-        ((in->attributes & ZY_ATTRIB_ANY_REP) && !(in->attributes & ZY_ATTRIB_HAS_REP)))
+        (in->attributes & (ZY_ATTRIB_HAS_SEGMENT_FS | ZY_ATTRIB_HAS_SEGMENT_GS)))
         return STR_NONE;
     int kind = in->opcode == 0xa4 || in->opcode == 0xa5 ? STR_MOVS
+             : in->opcode == 0xa6 || in->opcode == 0xa7 ? STR_CMPS
              : in->opcode == 0xaa || in->opcode == 0xab ? STR_STOS
-             : in->opcode == 0xac || in->opcode == 0xad ? STR_LODS : STR_NONE;
+             : in->opcode == 0xac || in->opcode == 0xad ? STR_LODS
+             : in->opcode == 0xae || in->opcode == 0xaf ? STR_SCAS : STR_NONE;
+    int compares = kind == STR_CMPS || kind == STR_SCAS;
+    e->rep = (in->attributes & (ZY_ATTRIB_HAS_REP | ZY_ATTRIB_HAS_REPE)) ? REP_E
+           : (in->attributes & ZY_ATTRIB_HAS_REPNE) ? REP_NE : REP_NONE;
+    if (e->rep == REP_NE && !compares) return STR_NONE;
     e->elem = (uint8_t)((in->opcode & 1) ? in->operand_width / 8 : 1);
-    e->rep = (in->attributes & ZY_ATTRIB_HAS_REP) != 0;
     return e->elem == 1 || e->elem == 2 || e->elem == 4 || e->elem == 8 ? kind : STR_NONE;
+}
+
+/* push/pop of a 64-bit ModRM memory operand (FF /6, 8F /0; 64-bit addressing, no FS/GS): two memory   */
+/* operands, so no redirected copy; the fault handler emulates it on moved memory. The operand's address */
+/* goes to base..disp; a pop based on rsp names rsp as the pop left it (fault.c adds the 8).             */
+static int stack_kind(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *op, struct insn *e)
+{
+    const struct zy_operand *m = &op[0];
+    if ((in->mnemonic != ZY_MNEMONIC_PUSH && in->mnemonic != ZY_MNEMONIC_POP) || in->encoding != ZY_ENC_LEGACY ||
+        in->address_width != 64 || m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->size != 64 ||
+        m->mem.segment == ZY_REG_FS || m->mem.segment == ZY_REG_GS || m->mem.base == ZY_REG_EIP)
+        return STK_NONE;
+    e->disp = m->mem.disp;
+    if (m->mem.base == ZY_REG_RIP) {
+        e->base = -1;
+        e->disp += (int64_t)(ip + in->length);
+    } else {
+        e->base = (int8_t)greg_of(m->mem.base);
+    }
+    e->index = (int8_t)greg_of(m->mem.index);
+    e->scale = m->mem.scale;
+    e->opsize = 8;
+    if (e->base == -2 || e->index == -2) return STK_NONE;
+    return in->mnemonic == ZY_MNEMONIC_PUSH ? STK_PUSH : STK_POP;
 }
 
 /* The address a redirected instruction's memory operand names in the program's view. */
@@ -373,6 +403,7 @@ static struct insn *cache_add(uintptr_t ip)
     e->len = 0;
     e->rslot = NULL;
     e->string = STR_NONE;
+    e->stack = STK_NONE;
     if (ok) {
         int rel = 0;
         e->len = in.length;
@@ -384,6 +415,7 @@ static struct insn *cache_add(uintptr_t ip)
         int divides = in.mnemonic == ZY_MNEMONIC_DIV || in.mnemonic == ZY_MNEMONIC_IDIV;
         e->rslot = (e->how == RUN_OOL || divides) && g.aliases ? build_redirect(ip, &in, op, e) : NULL;
         e->string = g.aliases ? string_kind(&in, e) : STR_NONE;
+        e->stack = g.aliases && !e->rslot ? (uint8_t)stack_kind(ip, &in, op, e) : STK_NONE;
     }
     cc.used++;
     __atomic_store_n(&e->ip, ip, __ATOMIC_RELEASE);

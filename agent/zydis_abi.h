@@ -70,6 +70,8 @@ struct zy_operand {              /* ZydisDecodedOperand */
 #define ZY_MNEMONIC_DIV 147
 #define ZY_MNEMONIC_IDIV 274
 #define ZY_MNEMONIC_JMP 307
+#define ZY_MNEMONIC_POP 603
+#define ZY_MNEMONIC_PUSH 657
 #define ZY_REG_NONE 0
 #define ZY_REG_RAX 53            /* RAX..R15 in encoding order */
 #define ZY_REG_R15 68
@@ -101,6 +103,8 @@ struct zy_operand {              /* ZydisDecodedOperand */
 #define ZY_BRANCH_NEAR 2
 #define ZY_OPCODE_MAP_DEFAULT 0
 #define ZY_ATTRIB_HAS_REP (1ULL << 28)
+#define ZY_ATTRIB_HAS_REPE (1ULL << 29)
+#define ZY_ATTRIB_HAS_REPNE (1ULL << 30)
 #define ZY_ATTRIB_HAS_SEGMENT_FS (1ULL << 41)
 #define ZY_ATTRIB_HAS_SEGMENT_GS (1ULL << 42)
 #define ZY_ATTRIB_ANY_REP ((1ULL << 28) | (1ULL << 29) | (1ULL << 30)) /* HAS_REP, HAS_REPE, HAS_REPNE */

@@ -31,6 +31,8 @@ class ExactThreadsTest {
         Gcc.compile(dir, "divide_error.c", "divide_error", "-g", "-no-pie");
         Gcc.compile(dir, "string_ops.c", "string_ops", "-g", "-no-pie");
         Gcc.compile(dir, "thread_mallocs.c", "thread_mallocs", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "push_pop.c", "push_pop", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "string_compare.c", "string_compare", "-g", "-no-pie", "-pthread");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {
@@ -165,6 +167,91 @@ class ExactThreadsTest {
         assertThat(own.stream().limit(expected.size()).map(l -> l.type() + " " + (l.field(1).equals("[heap]") ? "edge+" + (l.number(0) - edge)
                 : l.number(0) >= dst ? "dst+" + (l.number(0) - dst) : "src+" + (l.number(0) - src)) + " " + l.field(3)).toList())
                 .containsExactlyElementsOf(expected);
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void pushAndPopOfAMemoryOperandAreEmulatedThroughTheAliasUnderTwoThreads() throws Exception {
+        var r = memtrace("pushpop.trace", "push_pop");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("push_pop").toString())))
+                .isEqualTo("cells 11 33 11 edge 1122334455667788 copied 4000 of 4000\n");
+        long cells = symbol("push_pop", "cells"), from = symbol("push_pop", "from"), to = symbol("push_pop", "to");
+        TraceFile t = TraceFile.read(dir.resolve("pushpop.trace"));
+        // the program's own instructions (-no-pie: its code is below 0x402000), in order
+        List<Line> own = t.lines().stream().filter(Line::access).filter(l -> l.number(2) < 0x402000).toList();
+        List<Line> alone = own.stream().filter(l -> l.field(1).equals("[heap]") || l.number(0) >= cells && l.number(0) < cells + 64)
+                .limit(6).toList();
+        long edge = alone.get(4).number(0);
+        assertThat((edge + 4) % 4096).isZero();
+        // one record per push or pop, the memory operand only (the stack is not traced); the operand across
+        // two pages is one access, as the open route gives it
+        assertThat(alone.stream().map(l -> l.type() + " " + (l.field(1).equals("[heap]") ? "edge+" + (l.number(0) - edge)
+                : "cells+" + (l.number(0) - cells)) + " " + l.field(3)).toList())
+                .containsExactly("L cells+0 8", "S cells+8 8",     // pushq cells(%rip); popq cells+8(%rip)
+                        "L cells+16 8", "S cells+32 8",            // pushq 16(base); popq 24(base,index,8)
+                        "S edge+0 8",                               // the plain store that fills it
+                        "L edge+0 8");                              // pushq (edge): across the page boundary
+        assertThat(own).filteredOn(l -> l.type() == 'S' && l.field(1).equals("[heap]")).extracting(l -> l.number(0) - edge)
+                .containsExactly(0L, 8L);                           // ...and popq 8(edge)
+        // both threads' pushes of `from` and pops into `to` (main only stores `from` and loads `to`): each
+        // element exactly once, by the thread that owns it
+        for (var kind : List.of(Map.entry('L', from), Map.entry('S', to))) {
+            List<Line> in = own.stream().filter(l -> l.type() == kind.getKey())
+                    .filter(l -> l.number(0) >= kind.getValue() && l.number(0) < kind.getValue() + 8 * 4000).toList();
+            assertThat(in).extracting(l -> l.number(0)).as("%c", kind.getKey()).doesNotHaveDuplicates()
+                    .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 4000).map(i -> kind.getValue() + 8 * i).boxed().toList());
+            Map<String, List<Long>> parityByThread = in.stream().collect(Collectors.groupingBy(l -> l.field(4),
+                    Collectors.mapping(l -> (l.number(0) - kind.getValue()) / 8 % 2, Collectors.toList())));
+            assertThat(parityByThread.values()).hasSize(2).allSatisfy(p -> assertThat(p).hasSize(2000).containsOnly(p.getFirst()));
+        }
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+    }
+
+    @Test
+    void cmpsAndScasAreEmulatedWithTheCpusFlagsOneRecordPerOperandUnderTwoThreads() throws Exception {
+        var r = memtrace("compare.trace", "string_compare");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        // rcx, rsi/rdi and the flags CF PF AF ZF SF OF after each, as the CPU left them untraced
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("string_compare").toString())))
+                .isEqualTo("""
+                        cmpsb rcx 2 rsi +6 flags 95
+                        cmpsq rdi +8 flags 814
+                        scasw rcx 6 rdi -1 flags 4
+                        scasb rcx 97 flags 44
+                        via the stack abcdeXgh
+                        thread 0 scanned 2048
+                        thread 1 scanned 2048
+                        """);
+        TraceFile t = TraceFile.read(dir.resolve("compare.trace"));
+        List<Line> own = t.lines().stream().filter(Line::access).filter(l -> l.number(2) < 0x402000).toList();
+        Map<String, Long> at = new java.util.LinkedHashMap<>();
+        for (String name : List.of("left", "right", "big", "words")) at.put(name, symbol("string_compare", name));
+        long edge = own.stream().filter(l -> l.field(1).equals("[heap]")).findFirst().orElseThrow().number(0);
+        assertThat((edge + 2) % 4096).isZero();
+        java.util.function.Function<Line, String> named = l -> {
+            if (l.field(1).equals("[heap]")) return l.type() + " edge+" + (l.number(0) - edge) + " " + l.field(3);
+            var in = at.entrySet().stream().filter(n -> l.number(0) >= n.getValue() && l.number(0) < n.getValue() + 16)
+                    .max(Map.Entry.comparingByValue()); // the nearest symbol below
+            return in.map(n -> l.type() + " " + n.getKey() + "+" + (l.number(0) - n.getValue()) + " " + l.field(3)).orElse(null);
+        };
+        List<String> expected = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) expected.addAll(List.of("L left+" + i + " 1", "L right+" + i + " 1")); // repe cmpsb: both operands
+        expected.addAll(List.of("L big+0 8", "L big+8 8"));                                             // cmpsq
+        for (int i = 3; i >= 0; i--) expected.add("L words+" + 2 * i + " 2");                           // std; repe scasw
+        for (int i = 0; i < 3; i++) expected.add("S edge+" + i + " 1");                                 // the stores that fill it
+        for (int i = 0; i < 3; i++) expected.add("L edge+" + i + " 1");                                 // repne scasb across pages
+        for (int i = 0; i < 8; i++) expected.add("L left+" + i + " 1");  // rep movsb to the (untraced) stack
+        for (int i = 0; i < 8; i++) expected.add("S right+" + i + " 1"); // rep movsb from the stack
+        assertThat(own.stream().map(named).filter(java.util.Objects::nonNull).toList()).containsExactlyElementsOf(expected);
+        // both threads scanned lines of the same page at once: every byte exactly once, by the thread of its line
+        long text = symbol("string_compare", "text");
+        List<Line> scanned = accessesIn(t, 'L', text, 4096);
+        assertThat(scanned).extracting(l -> l.number(0)).doesNotHaveDuplicates()
+                .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 4096).map(i -> text + i).boxed().toList());
+        Map<String, List<Long>> parityByThread = scanned.stream().collect(Collectors.groupingBy(l -> l.field(4),
+                Collectors.mapping(l -> (l.number(0) - text) / 64 % 2, Collectors.toList())));
+        assertThat(parityByThread.values()).hasSize(2).allSatisfy(p -> assertThat(p).hasSize(2048).containsOnly(p.getFirst()));
         assertThat(windowsAtRisk(r.stderr())).isZero();
     }
 

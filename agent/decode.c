@@ -306,6 +306,23 @@ static int string_kind(const struct zy_insn *in, struct insn *e)
     return e->elem == 1 || e->elem == 2 || e->elem == 4 || e->elem == 8 ? kind : STR_NONE;
 }
 
+/* The address expression of memory operand m, for an instruction the handler emulates: disp (RIP made  */
+/* absolute), base and index as general-register numbers (-1: none), scale. 0 when a register of it is   */
+/* not a general register the signal context holds.                                                    */
+static int take_operand(uintptr_t ip, const struct zy_insn *in, const struct zy_operand *m, struct insn *e)
+{
+    e->disp = m->mem.disp;
+    if (m->mem.base == ZY_REG_RIP) {
+        e->base = -1;
+        e->disp += (int64_t)(ip + in->length);
+    } else {
+        e->base = (int8_t)greg_of(m->mem.base);
+    }
+    e->index = (int8_t)greg_of(m->mem.index);
+    e->scale = m->mem.scale;
+    return e->base != -2 && e->index != -2;
+}
+
 /* push/pop of a 64-bit ModRM memory operand (FF /6, 8F /0; 64-bit addressing, no FS/GS): two memory   */
 /* operands, so no redirected copy; the fault handler emulates it on moved memory. The operand's address */
 /* goes to base..disp; a pop based on rsp names rsp as the pop left it (fault.c adds the 8).             */
@@ -316,17 +333,8 @@ static int stack_kind(uintptr_t ip, const struct zy_insn *in, const struct zy_op
         in->address_width != 64 || m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->size != 64 ||
         m->mem.segment == ZY_REG_FS || m->mem.segment == ZY_REG_GS || m->mem.base == ZY_REG_EIP)
         return STK_NONE;
-    e->disp = m->mem.disp;
-    if (m->mem.base == ZY_REG_RIP) {
-        e->base = -1;
-        e->disp += (int64_t)(ip + in->length);
-    } else {
-        e->base = (int8_t)greg_of(m->mem.base);
-    }
-    e->index = (int8_t)greg_of(m->mem.index);
-    e->scale = m->mem.scale;
     e->opsize = 8;
-    if (e->base == -2 || e->index == -2) return STK_NONE;
+    if (!take_operand(ip, in, m, e)) return STK_NONE;
     return in->mnemonic == ZY_MNEMONIC_PUSH ? STK_PUSH : STK_POP;
 }
 
@@ -349,16 +357,7 @@ static int branch_through_memory(uintptr_t ip, const struct zy_insn *in, const s
         m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->size != 64 ||
         m->mem.segment == ZY_REG_FS || m->mem.segment == ZY_REG_GS)
         return RUN_TRAP;
-    e->disp = m->mem.disp;
-    if (m->mem.base == ZY_REG_RIP) {
-        e->base = -1;
-        e->disp += (int64_t)(ip + in->length);
-    } else {
-        e->base = (int8_t)greg_of(m->mem.base);
-    }
-    e->index = (int8_t)greg_of(m->mem.index);
-    e->scale = m->mem.scale;
-    if (e->base == -2 || e->index == -2) return RUN_TRAP;
+    if (!take_operand(ip, in, m, e)) return RUN_TRAP;
     return in->mnemonic == ZY_MNEMONIC_JMP ? RUN_JMP : RUN_CALL;
 }
 

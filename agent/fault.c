@@ -411,6 +411,28 @@ static long emulate_string_locked(greg_t *gr, const struct insn *e)
     return done;
 }
 
+/* The record of a step that opens nothing: the faulting access, and the second page of an operand that   */
+/* straddles two traced pages (second, or 0). Nothing is recorded for the agent's own untraced work.      */
+static void record_step(uintptr_t ip, uintptr_t addr, int write, uintptr_t second)
+{
+    if (ts.untraced) {
+        count(&g.untraced_faults);
+        return;
+    }
+    count(&g.faults);
+    REC(MT_ACCESS, struct mt_access, a);
+    a.h.flags = (uint8_t)(write ? MT_ACC_WRITE : 0);
+    a.ip = ip;
+    a.addr = addr;
+    emit(&a);
+    if (second) {
+        count(&g.faults);
+        a.h.flags |= MT_ACC_SAME_STEP;
+        a.addr = second;
+        emit(&a);
+    }
+}
+
 /* push/pop of a memory operand on moved memory: the operand through the alias, the stack slot in place  */
 /* (it must be untraced), recorded as the open route records them: the operand's access at the fault    */
 /* address, and its other traced page if it spans two (SAME_STEP). 0 when it must take the open route   */
@@ -438,23 +460,8 @@ static int emulate_stack_locked(greg_t *gr, const struct insn *e, uintptr_t ea, 
         else if (user_transfer(&v, slot, 8, 0)) return 0;
         store_n(ea + (uintptr_t)delta, 8, v);
     }
-    if (ts.untraced) {
-        count(&g.untraced_faults);
-    } else {
-        count(&g.faults);
-        REC(MT_ACCESS, struct mt_access, a);
-        a.h.flags = (uint8_t)(write ? MT_ACC_WRITE : 0);
-        a.ip = (uintptr_t)gr[REG_RIP];
-        a.addr = addr;
-        emit(&a);
-        uintptr_t second = page_down(ea + 7);
-        if (second > page_down(addr) && set_find(second)) {
-            count(&g.faults);
-            a.h.flags |= MT_ACC_SAME_STEP;
-            a.addr = second;
-            emit(&a);
-        }
-    }
+    uintptr_t second = page_down(ea + 7);
+    record_step((uintptr_t)gr[REG_RIP], addr, write, second > page_down(addr) && set_find(second) ? second : 0);
     gr[REG_RSP] = (greg_t)(push ? rsp - 8 : rsp + 8);
     gr[REG_RIP] += e->len;
     return 1;
@@ -570,22 +577,7 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
         spin_unlock(&g.lock);
         uintptr_t ip = (uintptr_t)gr[REG_RIP];
-        if (ts.untraced) {
-            count(&g.untraced_faults);
-        } else {
-            count(&g.faults);
-            REC(MT_ACCESS, struct mt_access, a);
-            a.h.flags = (uint8_t)(write ? MT_ACC_WRITE : 0);
-            a.ip = ip;
-            a.addr = addr;
-            emit(&a);
-            if (second) {
-                count(&g.faults);
-                a.h.flags |= MT_ACC_SAME_STEP;
-                a.addr = second;
-                emit(&a);
-            }
-        }
+        record_step(ip, addr, write, second);
         ts.stepping = STEP_OOL;
         ts.ool_ip = ip;
         ts.ool_slot = (uintptr_t)e->rslot;

@@ -25,16 +25,77 @@
 #include "agent.h"
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Span tables: sorted, disjoint [start, end) entries of any struct that begins with those two words  */
+/* (struct range, struct alias), in agent-mapped arrays that double when full.                        */
+
+static uintptr_t span_end(const void *base, size_t size, int i)
+{
+    return ((const uintptr_t *)((const char *)base + size * (size_t)i))[1];
+}
+
+static int span_index(const void *base, int n, size_t size, uintptr_t a) /* first entry with end > a */
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (span_end(base, size, mid) <= a) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* Room for `extra` more entries: the table as it is, or a larger copy (the old one unmapped); NULL when */
+/* no memory could be mapped.                                                                          */
+static void *span_reserve(void *base, int n, int *cap, int first_cap, size_t size, int extra)
+{
+    if (n + extra <= *cap) return base;
+    int c = *cap ? *cap * 2 : first_cap;
+    while (c < n + extra) c *= 2;
+    void *m = agent_map(size * (size_t)c);
+    if (!m) return NULL;
+    if (base) {
+        mt_memcpy(m, base, size * (size_t)n);
+        mt_sys2(SYS_munmap, base, size * (size_t)*cap);
+    }
+    *cap = c;
+    return m;
+}
+
+/* Cuts [s, e) out of entry i, which overlaps it: trims it, splits it in two or drops it. A split asks */
+/* grow_one for room for one more entry (it returns the table, perhaps moved, or NULL). Returns the    */
+/* next entry that may overlap [s, e), or -1 when none can (or the split found no memory).             */
+static int span_cut(void *base, int *n, size_t size, void *(*grow_one)(void), int i, uintptr_t s, uintptr_t e)
+{
+    char *at = (char *)base + size * (size_t)i;
+    uintptr_t *w = (uintptr_t *)at;
+    if (w[0] < s && w[1] > e) { /* split in two */
+        if (!(base = grow_one())) return -1;
+        at = (char *)base + size * (size_t)i;
+        mt_memmove(at + 2 * size, at + size, size * (size_t)(*n - i - 1));
+        mt_memcpy(at + size, at, size);
+        ((uintptr_t *)at)[1] = s;
+        ((uintptr_t *)(at + size))[0] = e;
+        (*n)++;
+        return -1;
+    }
+    if (w[0] < s) {
+        w[1] = s;
+        return i + 1;
+    }
+    if (w[1] > e) {
+        w[0] = e;
+        return -1;
+    }
+    mt_memmove(at, at + size, size * (size_t)(*n - i - 1));
+    (*n)--;
+    return i;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
 /* The traced set: sorted, disjoint page ranges with the rights the program gave them.               */
 
 int set_index(uintptr_t a) /* first range with end > a */
 {
-    int lo = 0, hi = g.nset;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (g.set[mid].end <= a) lo = mid + 1; else hi = mid;
-    }
-    return lo;
+    return span_index(g.set, g.nset, sizeof *g.set, a);
 }
 
 struct range *set_find(uintptr_t a)
@@ -45,19 +106,12 @@ struct range *set_find(uintptr_t a)
 
 static int set_reserve(int extra)
 {
-    if (g.nset + extra <= g.capset) return 1;
-    int cap = g.capset ? g.capset * 2 : 1024;
-    while (cap < g.nset + extra) cap *= 2;
-    struct range *n = agent_map(sizeof(struct range) * (size_t)cap);
-    if (!n) return 0;
-    if (g.set) {
-        mt_memcpy(n, g.set, sizeof(struct range) * (size_t)g.nset);
-        mt_sys2(SYS_munmap, g.set, sizeof(struct range) * (size_t)g.capset);
-    }
-    g.set = n;
-    g.capset = cap;
-    return 1;
+    struct range *t = span_reserve(g.set, g.nset, &g.capset, 1024, sizeof *g.set, extra);
+    if (t) g.set = t;
+    return t != NULL;
 }
+
+static void *set_grow_one(void) { return set_reserve(1) ? g.set : NULL; }
 
 static int covered_by_opening(uintptr_t page)
 {
@@ -100,12 +154,7 @@ static int is_err(long r) { return r < 0 && r > -4096; }
 
 static int alias_index(uintptr_t a) /* first alias with end > a */
 {
-    int lo = 0, hi = g.nalias;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (g.alias[mid].end <= a) lo = mid + 1; else hi = mid;
-    }
-    return lo;
+    return span_index(g.alias, g.nalias, sizeof *g.alias, a);
 }
 
 /* The delta of the alias view when all of [s, e) lies in one moved piece, else 0. Lock held. */
@@ -122,19 +171,12 @@ static void copy_words(uintptr_t d, uintptr_t s, size_t n);
 
 static int alias_reserve(int extra)
 {
-    if (g.nalias + extra <= g.capalias) return 1;
-    int cap = g.capalias ? g.capalias * 2 : 256;
-    while (cap < g.nalias + extra) cap *= 2;
-    struct alias *n = agent_map(sizeof(struct alias) * (size_t)cap);
-    if (!n) return 0;
-    if (g.alias) {
-        mt_memcpy(n, g.alias, sizeof(struct alias) * (size_t)g.nalias);
-        mt_sys2(SYS_munmap, g.alias, sizeof(struct alias) * (size_t)g.capalias);
-    }
-    g.alias = n;
-    g.capalias = cap;
-    return 1;
+    struct alias *t = span_reserve(g.alias, g.nalias, &g.capalias, 256, sizeof *g.alias, extra);
+    if (t) g.alias = t;
+    return t != NULL;
 }
+
+static void *alias_grow_one(void) { return alias_reserve(1) ? g.alias : NULL; }
 
 /* Copies the pages of anonymous memory that hold anything (present or swapped, per /proc/self/pagemap): */
 /* the others read as zeroes, as a new memfd does, and copying them would make them take memory.         */
@@ -254,28 +296,11 @@ static void alias_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
 void alias_forget_locked(uintptr_t s, uintptr_t e)
 {
     int i = alias_index(s);
-    while (i < g.nalias && g.alias[i].start < e) {
+    while (i >= 0 && i < g.nalias && g.alias[i].start < e) {
         struct alias a = g.alias[i];
         uintptr_t cs = a.start > s ? a.start : s, ce = a.end < e ? a.end : e;
         mt_sys2(SYS_munmap, (long)(cs + a.delta), (long)(ce - cs));
-        if (a.start < cs && a.end > ce) { /* split in two */
-            if (!alias_reserve(1)) return;
-            mt_memmove(&g.alias[i + 2], &g.alias[i + 1], sizeof(struct alias) * (size_t)(g.nalias - i - 1));
-            g.alias[i].end = cs;
-            g.alias[i + 1] = a;
-            g.alias[i + 1].start = ce;
-            g.nalias++;
-            return;
-        } else if (a.start < cs) {
-            g.alias[i].end = cs;
-            i++;
-        } else if (a.end > ce) {
-            g.alias[i].start = ce;
-            return;
-        } else {
-            mt_memmove(&g.alias[i], &g.alias[i + 1], sizeof(struct alias) * (size_t)(g.nalias - i - 1));
-            g.nalias--;
-        }
+        i = span_cut(g.alias, &g.nalias, sizeof *g.alias, alias_grow_one, i, s, e);
     }
 }
 
@@ -335,29 +360,12 @@ void alias_make_private_locked(uintptr_t s, uintptr_t e)
 void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
 {
     int i = set_index(s);
-    while (i < g.nset && g.set[i].start < e) {
+    while (i >= 0 && i < g.nset && g.set[i].start < e) {
         struct range r = g.set[i];
         uintptr_t cs = r.start > s ? r.start : s, ce = r.end < e ? r.end : e;
         if (restore && g.recording) mt_sys3(SYS_mprotect, cs, ce - cs, r.prot);
         emit_range(0, cs, ce, r.kind, r.prot);
-        if (r.start < s && r.end > e) { /* split in two */
-            if (!set_reserve(1)) return;
-            mt_memmove(&g.set[i + 2], &g.set[i + 1], sizeof(struct range) * (size_t)(g.nset - i - 1));
-            g.set[i].end = s;
-            g.set[i + 1] = r;
-            g.set[i + 1].start = e;
-            g.nset++;
-            return;
-        } else if (r.start < s) {
-            g.set[i].end = s;
-            i++;
-        } else if (r.end > e) {
-            g.set[i].start = e;
-            return;
-        } else {
-            mt_memmove(&g.set[i], &g.set[i + 1], sizeof(struct range) * (size_t)(g.nset - i - 1));
-            g.nset--;
-        }
+        i = span_cut(g.set, &g.nset, sizeof *g.set, set_grow_one, i, s, e);
     }
 }
 

@@ -47,6 +47,7 @@ final class LoopSkeleton {
     static final int KIND_MARKER = 9;
 
     static final int NONE = 0xff;
+    private static final String FLAGS = "rflags";
     /** An item's {@code cond}: a logged access of a conditional block, placed in its iteration by the records around it. */
     static final int OPTIONAL = 0xff;
     /** Markers a loop may have: {@code cond} m+1 must stay below {@link #OPTIONAL}. */
@@ -66,7 +67,8 @@ final class LoopSkeleton {
         EXIT_IN_BODY(11, "exit from the middle of the body (break, return, goto)"),
         ENTERED_IN_BODY(12, "jump into the body from outside"),
         TWO_BACK_EDGES(13, "more than one back edge (continue)"),
-        TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds");
+        TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds"),
+        SHORT_SEARCH(15, "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records");
 
         final int code;
         final String text;
@@ -98,15 +100,20 @@ final class LoopSkeleton {
     /**
      * A skeletonized loop.
      *
-     * @param header    the label the back edge jumps to; the entry probe goes right before it
-     * @param backEdge  the index of the back-edge jump; the exit probe follows it
+     * @param header    the label the back edge jumps to; the entry probe goes right before it (null: before
+     *                  {@code entryJump})
+     * @param entryJump the index of the jump that enters the loop, when it is entered by one
+     * @param backEdge  the index of the loop's last jump in iteration order; the exit probe follows it on the
+     *                  path that leaves the loop
+     * @param exitTaken that jump leaves the loop when taken (the loop is rotated: its latch comes first)
+     * @param mayBeEmpty a run may end at the loop's test before the first iteration's body
      * @param registers the 64-bit registers the entry logs (slots), with their per-iteration steps: the
      *                  constant {@code steps[s]} plus, unless {@code stepSlots[s]} is {@link #NONE}, the value of
      *                  that (invariant) slot
      * @param tripSlot  the induction slot whose final value the exit logs
      */
-    record Loop(String header, int backEdge, List<String> registers, long[] steps, int[] stepSlots, int tripSlot,
-                List<Item> items, List<Marker> markers) {
+    record Loop(String header, int entryJump, int backEdge, boolean exitTaken, boolean mayBeEmpty, List<String> registers,
+                long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers) {
     }
 
     /** An induction register's update: at body position {@code at}, by {@code step} plus an invariant register's value. */
@@ -123,6 +130,20 @@ final class LoopSkeleton {
     private LoopSkeleton() {
     }
 
+    /**
+     * Where a candidate loop's code lies and how it is run. {@code order}: the body in iteration order (from
+     * the instruction an iteration starts with to the jump that ends it); the code indices {@code first} …
+     * {@code last} hold it, in address order. {@code entryJump}: the index of the jump outside the body that
+     * enters it (-1 when the loop is entered by falling into its first instruction). {@code exitTaken}: the
+     * last jump of the order leaves the loop when taken and starts the next iteration when not (a rotated
+     * loop) rather than the other way round. {@code mayBeEmpty}: the entry jump lands on the loop's test, so
+     * a run can end before any iteration's body.
+     */
+    private record Candidate(List<FunctionPlanner.Decoded> order, int first, int last, int entryJump, int entryInstruction,
+                             boolean exitTaken, boolean mayBeEmpty) {
+        FunctionPlanner.Decoded end() { return order.getLast(); }
+    }
+
     /** Finds the function's skeleton loops and takes their computed sites out of {@code probes}. */
     static Result plan(List<FunctionPlanner.Decoded> code, FunctionModel model, Map<Integer, List<Site>> probes) {
         var loops = new ArrayList<Loop>();
@@ -134,26 +155,35 @@ final class LoopSkeleton {
             at.put(insn, i);
             if (insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty()) indirect = true;
         }
+        var candidates = new ArrayList<Candidate>();
+        var rotated = new BitSet(); // code a rotated loop holds: its backward jumps are no loops of their own
+        for (int i = 0; i + 1 < code.size(); i++) {
+            Candidate c = rotated(code, i);
+            if (c == null) continue;
+            candidates.add(c);
+            rotated.set(c.first(), c.last() + 1);
+        }
         for (int j = 0; j < code.size(); j++) {
-            FunctionPlanner.Decoded d = code.get(j);
-            Instruction jump = d.instruction();
-            if (jump.flow() != Flow.CONDITIONAL_JUMP || jump.branchTarget().isEmpty()) continue;
+            Instruction jump = code.get(j).instruction();
+            if (jump.flow() != Flow.CONDITIONAL_JUMP || jump.branchTarget().isEmpty() || rotated.get(j)) continue;
             long target = jump.branchTarget().getAsLong();
             if (target > jump.address() || target < code.getFirst().instruction().address()) continue;
             int first = j;
             while (first > 0 && code.get(first - 1).instruction().address() >= target) first--;
-            Reason reason;
             if (code.get(first).instruction().address() != target) {
-                reason = Reason.LABEL; // the target is inside an instruction: no label there
-            } else if (indirect) {
-                reason = Reason.INDIRECT_JUMP;
-            } else {
-                reason = shape(code, first, j);
+                declined.add(new Declined(code.get(j).index(), Reason.LABEL)); // the target is inside an instruction: no label there
+                continue;
             }
-            if (reason == null && label(d) == null) reason = Reason.LABEL;
+            candidates.add(enteredAtTest(code, first, j));
+        }
+        candidates.sort(Comparator.comparingInt(Candidate::last));
+        for (Candidate c : candidates) {
+            FunctionPlanner.Decoded end = c.end();
+            Reason reason = indirect ? Reason.INDIRECT_JUMP : shape(code, c, at);
+            if (reason == null && c.entryJump() < 0 && label(end) == null) reason = Reason.LABEL;
+            if (reason == null && c.exitTaken() && (label(end) == null || inverse(end.text().mnemonic()) == null)) reason = Reason.LABEL;
             if (reason == null) {
-                List<FunctionPlanner.Decoded> body = code.subList(first, j + 1);
-                Object r = analyze(body, always(body, model, at), label(d), d.index(), probes);
+                Object r = analyze(c, always(c, model), probes);
                 if (r instanceof Loop loop) {
                     loops.add(loop);
                     for (Item item : loop.items()) if (item.computed()) probes.remove(item.instruction());
@@ -161,34 +191,102 @@ final class LoopSkeleton {
                 }
                 reason = (Reason) r;
             }
-            declined.add(new Declined(d.index(), reason));
+            declined.add(new Declined(end.index(), reason));
         }
         return new Result(loops, declined);
     }
 
     /**
-     * Why the code from {@code first} to the back edge {@code last} is no loop the replay can follow, or null:
-     * every run must enter by falling into its first instruction, leave only past the back edge (where the
-     * exit probe is), and run its blocks in address order once per iteration.
+     * The loop whose back edge {@code last} jumps to {@code first}: entered by falling into {@code first}, or
+     * (gcc's {@code jmp .Ltest} rotation, -O1 and -Os) by the jump right before it to a test at the bottom of
+     * the body that only compares registers; then the first run may stop at the test.
      */
-    private static Reason shape(List<FunctionPlanner.Decoded> code, int first, int last) {
-        long start = code.get(first).instruction().address(), end = code.get(last).instruction().address();
-        for (int i = first; i <= last; i++) if (code.get(i).instruction().flow() == Flow.CALL) return Reason.CALL_IN_LOOP;
+    private static Candidate enteredAtTest(List<FunctionPlanner.Decoded> code, int first, int last) {
+        List<FunctionPlanner.Decoded> body = code.subList(first, last + 1);
+        if (first > 0) {
+            Instruction before = code.get(first - 1).instruction();
+            long start = code.get(first).instruction().address(), end = code.get(last).instruction().address();
+            if (before.flow() == Flow.JUMP && before.branchTarget().isPresent()) {
+                long t = before.branchTarget().getAsLong();
+                int test = -1;
+                for (int i = first + 1; i <= last; i++) if (code.get(i).instruction().address() == t) test = i;
+                if (t > start && t <= end && test > 0 && onlyCompares(code.subList(test, last))) {
+                    return new Candidate(body, first, last, first - 1, code.get(first - 1).index(), false, true);
+                }
+            }
+        }
+        return new Candidate(body, first, last, -1, -1, false, false);
+    }
+
+    /** Whether the code reads no memory and writes no register but the flags: a loop test the entry may start with. */
+    private static boolean onlyCompares(List<FunctionPlanner.Decoded> code) {
+        for (FunctionPlanner.Decoded d : code) {
+            Instruction i = d.instruction();
+            if (!i.accesses().isEmpty() || i.flow() != Flow.SEQUENTIAL) return false;
+            for (Register r : i.registersWritten()) if (!r.name().equals(FLAGS)) return false;
+        }
+        return true;
+    }
+
+    /**
+     * gcc's rotated loop with the latch first (-O1 with an {@code if} in the body): {@code jmp H} at
+     * {@code i}, then the latch from {@code i+1} up to a conditional jump out of the loop that falls into
+     * {@code H}, then the header's blocks down to an unconditional jump back into the latch. An iteration
+     * runs from {@code H} to that jump, then the latch; null when the code is not that shape.
+     */
+    private static Candidate rotated(List<FunctionPlanner.Decoded> code, int i) {
+        Instruction jmp = code.get(i).instruction();
+        if (jmp.flow() != Flow.JUMP || jmp.branchTarget().isEmpty()) return null;
+        long h = jmp.branchTarget().getAsLong(), s = code.get(i + 1).instruction().address();
+        if (h <= s) return null;
+        int header = -1;
+        for (int k = i + 2; k < code.size() && code.get(k).instruction().address() <= h; k++)
+            if (code.get(k).instruction().address() == h) header = k;
+        if (header < 0) return null;
+        Instruction exit = code.get(header - 1).instruction();
+        if (exit.flow() != Flow.CONDITIONAL_JUMP || exit.branchTarget().isEmpty()) return null;
+        int last = -1;
+        for (int k = header; k < code.size(); k++) {
+            Instruction insn = code.get(k).instruction();
+            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty()) continue;
+            long t = insn.branchTarget().getAsLong();
+            if (t >= s && t < h) last = k;
+        }
+        if (last < 0 || code.get(last).instruction().flow() != Flow.JUMP) return null;
+        long t = exit.branchTarget().getAsLong();
+        if (t >= s && t <= code.get(last).instruction().address()) return null;
+        var order = new ArrayList<FunctionPlanner.Decoded>(code.subList(header, last + 1));
+        order.addAll(code.subList(i + 1, header));
+        return new Candidate(List.copyOf(order), i + 1, last, i, code.get(i).index(), true, false);
+    }
+
+    /**
+     * Why the candidate is no loop the replay can follow, or null: every run must enter where the candidate
+     * says (the fall into its first instruction or its one entry jump), leave only by its last jump in
+     * iteration order, and run its blocks in that order once per iteration.
+     */
+    private static Reason shape(List<FunctionPlanner.Decoded> code, Candidate c, Map<Instruction, Integer> at) {
+        Map<Long, Integer> position = new HashMap<>();
+        for (int p = 0; p < c.order().size(); p++) position.put(c.order().get(p).instruction().address(), p);
+        long start = c.order().getFirst().instruction().address();
+        int end = c.order().size() - 1;
+        for (FunctionPlanner.Decoded d : c.order()) if (d.instruction().flow() == Flow.CALL) return Reason.CALL_IN_LOOP;
         for (int i = 0; i < code.size(); i++) {
             Instruction insn = code.get(i).instruction();
-            boolean inside = i >= first && i <= last;
-            if (inside && insn.rep()) return Reason.REP_STRING;
-            if (inside && i < last && (insn.flow() == Flow.RETURN || insn.flow() == Flow.TRAP)) return Reason.EXIT_IN_BODY;
-            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || i == last) continue;
-            long t = insn.branchTarget().getAsLong();
-            if (!inside) {
-                if (t == start) return Reason.ENTERED_BY_JUMP;
-                if (t > start && t <= end) return Reason.ENTERED_IN_BODY;
-            } else if (t == start) {
-                return Reason.TWO_BACK_EDGES;
-            } else if (t < start || t > end) {
+            Integer p = i >= c.first() && i <= c.last() ? position.get(insn.address()) : null;
+            if (p != null && insn.rep()) return Reason.REP_STRING;
+            if (p != null && p < end && (insn.flow() == Flow.RETURN || insn.flow() == Flow.TRAP)) return Reason.EXIT_IN_BODY;
+            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || (p != null && p == end)) continue;
+            Integer t = position.get(insn.branchTarget().getAsLong());
+            if (p == null) {
+                if (i == c.entryJump()) continue;
+                if (t != null && t == 0) return Reason.ENTERED_BY_JUMP;
+                if (t != null) return Reason.ENTERED_IN_BODY;
+            } else if (t == null) {
                 return Reason.EXIT_IN_BODY;
-            } else if (t <= insn.address()) {
+            } else if (t == 0 && insn.branchTarget().getAsLong() == start) {
+                return Reason.TWO_BACK_EDGES;
+            } else if (t <= p) {
                 return Reason.INNER_LOOP;
             }
         }
@@ -196,15 +294,18 @@ final class LoopSkeleton {
     }
 
     /**
-     * Which body positions run every iteration: those of the blocks that dominate the back edge's block. The
-     * body's jumps all go forward (checked by {@link #shape}), so a block's predecessors come before it and
-     * one pass in address order computes the dominators.
+     * Which body positions run every iteration: those of the blocks that dominate the last block of the
+     * iteration order. The body's jumps all go forward in that order (checked by {@link #shape}), so a
+     * block's predecessors come before it and one pass in order computes the dominators.
      */
-    private static boolean[] always(List<FunctionPlanner.Decoded> body, FunctionModel model, Map<Instruction, Integer> at) {
-        long start = body.getFirst().instruction().address(), end = body.getLast().instruction().address();
+    private static boolean[] always(Candidate c, FunctionModel model) {
+        List<FunctionPlanner.Decoded> body = c.order();
+        Map<Long, Integer> position = new HashMap<>();
+        for (int p = 0; p < body.size(); p++) position.put(body.get(p).instruction().address(), p);
+        long end = body.getLast().instruction().address();
         List<BasicBlock> blocks = new ArrayList<>();
-        for (BlockModel b : model.blocks()) if (b.block().start() >= start && b.block().start() <= end) blocks.add(b.block());
-        blocks.sort(Comparator.comparingLong(BasicBlock::start));
+        for (BlockModel b : model.blocks()) if (position.containsKey(b.block().start())) blocks.add(b.block());
+        blocks.sort(Comparator.comparingInt(b -> position.get(b.start())));
         Map<Long, Integer> byStart = new HashMap<>();
         for (int b = 0; b < blocks.size(); b++) byStart.put(blocks.get(b).start(), b);
         BitSet[] dom = new BitSet[blocks.size()];
@@ -212,7 +313,7 @@ final class LoopSkeleton {
         for (int b = 0; b < blocks.size(); b++) preds.add(new ArrayList<>());
         for (int b = 0; b < blocks.size(); b++) {
             Instruction last = blocks.get(b).instructions().getLast();
-            if (last.address() == end) continue; // the back edge
+            if (last.address() == end) continue; // the loop's own jump
             if (last.flow() != Flow.JUMP) {
                 Integer next = byStart.get(last.nextAddress());
                 if (next != null) preds.get(next).add(b);
@@ -236,12 +337,23 @@ final class LoopSkeleton {
         }
         BitSet latch = dom[blocks.size() - 1];
         boolean[] runs = new boolean[body.size()];
-        int first = at.get(body.getFirst().instruction());
         for (int b = 0; b < blocks.size(); b++) {
             if (!latch.get(b)) continue;
-            for (Instruction i : blocks.get(b).instructions()) runs[at.get(i) - first] = true;
+            for (Instruction i : blocks.get(b).instructions()) runs[position.get(i.address())] = true;
         }
         return runs;
+    }
+
+    /** The mnemonic of the conditional jump taken exactly when {@code jcc} is not; null for one this rewriter does not know. */
+    static String inverse(String jcc) {
+        String[][] pairs = {{"je", "jne"}, {"jz", "jnz"}, {"jl", "jge"}, {"jnge", "jnl"}, {"jle", "jg"}, {"jng", "jnle"},
+                {"jb", "jae"}, {"jnae", "jnb"}, {"jc", "jnc"}, {"jbe", "ja"}, {"jna", "jnbe"}, {"js", "jns"}, {"jo", "jno"},
+                {"jp", "jnp"}, {"jpe", "jpo"}};
+        for (String[] p : pairs) {
+            if (p[0].equals(jcc)) return p[1];
+            if (p[1].equals(jcc)) return p[0];
+        }
+        return null;
     }
 
     /** The back edge's target label when it is a plain {@code .L} label the probe can be written before. */
@@ -253,8 +365,8 @@ final class LoopSkeleton {
     }
 
     /** The loop, or the reason it is not one the skeleton handles; {@code always[p]}: body position p runs every iteration. */
-    private static Object analyze(List<FunctionPlanner.Decoded> body, boolean[] always, String header, int backEdge,
-                                  Map<Integer, List<Site>> probes) {
+    private static Object analyze(Candidate loop, boolean[] always, Map<Integer, List<Site>> probes) {
+        List<FunctionPlanner.Decoded> body = loop.order();
         Map<String, List<Integer>> writers = new HashMap<>();
         for (int p = 0; p < body.size(); p++) {
             Instruction insn = body.get(p).instruction();
@@ -333,6 +445,7 @@ final class LoopSkeleton {
             Update u = induction.get(slots.get(s));
             if (u != null && u.register() != null && !slots.contains(u.register())) slots.add(u.register());
         }
+        if (searches(body, writers, induction) && computedEveryIteration(items) <= slots.size()) return Reason.SHORT_SEARCH;
         long[] steps = new long[slots.size()];
         int[] stepSlots = new int[slots.size()];
         for (int s = 0; s < steps.length; s++) {
@@ -340,7 +453,38 @@ final class LoopSkeleton {
             steps[s] = u == null ? 0 : u.step();
             stepSlots[s] = u == null || u.register() == null ? NONE : slots.indexOf(u.register());
         }
-        return new Loop(header, backEdge, List.copyOf(slots), steps, stepSlots, trip, List.copyOf(items), List.copyOf(markers));
+        String header = loop.entryJump() < 0 ? label(loop.end()) : null;
+        return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
+                stepSlots, trip, List.copyOf(items), List.copyOf(markers));
+    }
+
+    /**
+     * Whether the back edge's condition depends on data the body loads (a search: {@code while (a[i] > v)}),
+     * rather than on induction and invariant registers alone (a counted loop). A search's trip count is the
+     * data's: often a few iterations, too few for the entry and exit records to cost less than the strided
+     * records of full mode, which the codec packs to almost nothing.
+     */
+    private static boolean searches(List<FunctionPlanner.Decoded> body, Map<String, List<Integer>> writers,
+                                    Map<String, Update> induction) {
+        for (int p = body.size() - 2; p >= 0; p--) {
+            Instruction insn = body.get(p).instruction();
+            if (insn.registersWritten().stream().noneMatch(r -> r.name().equals(FLAGS))) continue;
+            if (!insn.accesses().isEmpty()) return true;
+            for (Operand o : insn.operands()) {
+                if (!(o instanceof RegisterOperand r) || !r.read() || r.register().isNone()) continue;
+                String name = r.register().enclosing().name();
+                if (!name.equals(FLAGS) && writers.containsKey(name) && !induction.containsKey(name)) return true;
+            }
+            return false;
+        }
+        return true;
+    }
+
+    /** The accesses the replay computes in every iteration: each saves one record per iteration. */
+    private static int computedEveryIteration(List<Item> items) {
+        int n = 0;
+        for (Item i : items) if (i.computed() && i.cond() == 0) n++;
+        return n;
     }
 
     /** Whether body position p starts a basic block: a jump target or the instruction after a jump. */

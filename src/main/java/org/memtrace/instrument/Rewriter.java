@@ -316,8 +316,8 @@ public final class Rewriter {
             } else if (probed.contains(index) || skeleton.needsLabel(index)) {
                 ProbeWriter.member(buffer, index);
             }
-            buffer.append('\t').append(instruction.text()).append('\n');
-            skeleton.afterInstruction(buffer, index, writer, cfaOnRsp);
+            buffer.append('\t').append(skeleton.text(index, instruction)).append('\n');
+            skeleton.afterInstruction(buffer, index, instruction, writer, cfaOnRsp);
             this.cfaOnRsp = cfaOnRsp;
             out.write(buffer.toString());
         }

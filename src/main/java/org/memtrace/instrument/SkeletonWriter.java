@@ -20,9 +20,14 @@ final class SkeletonWriter {
     static final String SECTION = ".section memtrace_skel,\"aR\",@progbits";
     static final int RECORD_LOOP = 1;
     static final int RECORD_DECLINED = 2;
+    /** A loop record whose loop may end a run before the first iteration's body (entered at its test). */
+    static final int RECORD_LOOP_MAY_BE_EMPTY = 3;
+    /** Where a rotated loop's inverted exit jump goes when the loop goes on: right after the exit probe. */
+    static final String CONTINUE_LABEL = ".Lmt_c";
 
     private final Map<String, Integer> byHeader = new HashMap<>();
     private final Map<Integer, Integer> byBackEdge = new HashMap<>();
+    private final Map<Integer, Integer> byEntryJump = new HashMap<>();
     /** Marker probes by the instruction they go before: {loop, marker}. */
     private final Map<Integer, int[]> markerBefore = new HashMap<>();
     private final Set<Integer> labeled = new HashSet<>();
@@ -33,7 +38,8 @@ final class SkeletonWriter {
         for (LoopSkeleton.Loop loop : r.loops()) {
             int id = loops.size();
             loops.add(loop);
-            byHeader.put(loop.header(), id);
+            if (loop.header() != null) byHeader.put(loop.header(), id);
+            if (loop.entryJump() >= 0) byEntryJump.put(loop.entryJump(), id);
             byBackEdge.put(loop.backEdge(), id);
             for (LoopSkeleton.Item item : loop.items()) labeled.add(item.instruction());
             for (int m = 0; m < loop.markers().size(); m++) markerBefore.put(loop.markers().get(m).instruction(), new int[] {id, m});
@@ -57,15 +63,23 @@ final class SkeletonWriter {
     void beforeLabel(StringBuilder out, String statement, ProbeWriter probes, boolean cfi) {
         if (!statement.endsWith(":")) return;
         Integer id = byHeader.get(statement.substring(0, statement.length() - 1));
-        if (id == null) return;
+        if (id != null) entry(out, id, probes, cfi);
+    }
+
+    private void entry(StringBuilder out, int id, ProbeWriter probes, boolean cfi) {
         LoopSkeleton.Loop loop = loops.get(id);
         var sites = new ArrayList<Site>();
         for (int s = 0; s < loop.registers().size(); s++) sites.add(value(loop.registers().get(s), LoopSkeleton.KIND_VALUE, s));
         probes.probe(out, ENTRY_LABEL + id, sites, cfi);
     }
 
-    /** Before the instruction (and its own probe): a conditional block's marker, which logs the trip register. */
+    /**
+     * Before the instruction (and its own probe): the entry probe of a loop this jump enters, or a conditional
+     * block's marker, which logs the trip register.
+     */
     void beforeInstruction(StringBuilder out, int instruction, ProbeWriter probes, boolean cfi) {
+        Integer id = byEntryJump.get(instruction);
+        if (id != null) entry(out, id, probes, cfi);
         int[] at = markerBefore.get(instruction);
         if (at == null) return;
         LoopSkeleton.Loop loop = loops.get(at[0]);
@@ -73,13 +87,29 @@ final class SkeletonWriter {
         probes.probe(out, MARKER_LABEL + at[0] + "_" + at[1], List.of(marker), cfi);
     }
 
-    /** After the instruction: the exit probe when it is a skeleton loop's back edge (its fall-through path). */
-    void afterInstruction(StringBuilder out, int instruction, ProbeWriter probes, boolean cfi) {
+    /**
+     * The instruction as written: a rotated loop's exit jump is inverted to jump, while the loop goes on,
+     * past the exit probe that {@link #afterInstruction} puts on its fall-through path.
+     */
+    String text(int instruction, AsmSyntax.Instruction text) {
+        Integer id = byBackEdge.get(instruction);
+        if (id == null || !loops.get(id).exitTaken()) return text.text();
+        return LoopSkeleton.inverse(text.mnemonic()) + "\t" + CONTINUE_LABEL + id;
+    }
+
+    /**
+     * After the instruction: the exit probe when it is a skeleton loop's last jump, on the path that leaves
+     * the loop (the fall-through; for a rotated loop the probe, a jump to the exit and the label its inverted
+     * jump goes to when the loop goes on).
+     */
+    void afterInstruction(StringBuilder out, int instruction, AsmSyntax.Instruction text, ProbeWriter probes, boolean cfi) {
         Integer id = byBackEdge.get(instruction);
         if (id == null) return;
         LoopSkeleton.Loop loop = loops.get(id);
         Site exit = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_EXIT, loop.tripSlot());
         probes.probe(out, EXIT_LABEL + id, List.of(exit), cfi);
+        if (loop.exitTaken()) out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n')
+                .append(CONTINUE_LABEL).append(id).append(":\n");
     }
 
     /** A site whose record is a register's value: lea of {@code (%reg)} is the register itself. */
@@ -94,7 +124,7 @@ final class SkeletonWriter {
         var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
-            t.append("\t.byte ").append(RECORD_LOOP).append(", ").append(loop.registers().size()).append(", ")
+            t.append("\t.byte ").append(loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP).append(", ").append(loop.registers().size()).append(", ")
                     .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');
             t.append("\t.long ").append(loop.items().size()).append('\n');
             t.append("\t.long ").append(ENTRY_LABEL).append(id).append("-.\n");

@@ -123,7 +123,7 @@ final class LoopReplay {
         long distance = finalValue - values[trip];
         if (step == 0 || distance % step != 0) return false;
         long n = distance / step;
-        if (n < 1 || k > n || (k == n && pos != 0)) return false;
+        if (n < (loop.mayBeEmpty() ? 0 : 1) || k > n || (k == n && pos != 0)) return false;
         return emitUntil(n, 0, sink);
     }
 

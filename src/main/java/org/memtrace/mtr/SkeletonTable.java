@@ -33,7 +33,8 @@ final class SkeletonTable {
             "no address affine in the loop's registers", "back edge to a label the rewriter cannot place",
             "inner loop in the body", "exit from the middle of the body (break, return, goto)",
             "jump into the body from outside", "more than one back edge (continue)",
-            "more conditional blocks or accesses than a loop record holds");
+            "more conditional blocks or accesses than a loop record holds",
+            "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records");
 
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;
@@ -47,11 +48,12 @@ final class SkeletonTable {
 
     /**
      * A loop at link-time addresses; {@code entry} is the address its entry sites name in their {@code insn},
-     * the exit site and the markers name their own. Marker m opens a conditional block at body position
+     * the exit site and the markers name their own; {@code mayBeEmpty} (record type 3): a run may end
+     * before the first iteration's body (the loop is entered at its test). Marker m opens a conditional block at body position
      * {@code markerPos[m]}; {@code markerPhase[m]}: the trip register's update comes before it in the body.
      */
     record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
-                boolean[] markerPhase) {}
+                boolean[] markerPhase, boolean mayBeEmpty) {}
 
     private final Map<Long, Loop> byEntry;
     private final Map<String, Long> declined;
@@ -87,7 +89,7 @@ final class SkeletonTable {
                     at += 8;
                     continue;
                 }
-                if (type != 1) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
+                if (type != 1 && type != 3) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
                 int slots = Byte.toUnsignedInt(b.get(at + 1));
                 int trip = Byte.toUnsignedInt(b.get(at + 2));
                 int markers = Byte.toUnsignedInt(b.get(at + 3));
@@ -130,7 +132,7 @@ final class SkeletonTable {
                     if (item.cond() != 0 && item.cond() != OPTIONAL && item.cond() > markers)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a marker the loop does not have");
                 }
-                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase);
+                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, type == 3);
                 loops.put(entry, loop);
                 loops.put(exit, loop);
                 for (long m : markerAt) loops.put(m, loop);
@@ -172,7 +174,7 @@ final class SkeletonTable {
      */
     record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
-                  int[] markerPos, boolean[] markerPhase, boolean plain) {
+                  int[] markerPos, boolean[] markerPhase, boolean plain, boolean mayBeEmpty) {
         static Placed of(Loop loop, long bias, Event.SelectionTotals totals) {
             int n = loop.items().size();
             int[] base = new int[n], index = new int[n], scale = new int[n], phase = new int[n], cond = new int[n];
@@ -200,7 +202,7 @@ final class SkeletonTable {
                 }
             }
             return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
-                    cond, loop.markerPos(), loop.markerPhase(), plain);
+                    cond, loop.markerPos(), loop.markerPhase(), plain, loop.mayBeEmpty());
         }
 
         int items() { return sites.length; }

@@ -21,7 +21,7 @@ class LoopReplayTest {
         return new SkeletonTable.Placed(new long[] {16, indexStep, 0}, new int[] {NONE, indexStepSlot, NONE}, 0,
                 new int[] {0, NONE, 0}, new int[] {NONE, NONE, 1}, new int[] {1, 1, 4}, new int[] {0, 0, 3},
                 new long[] {8, 0, 0}, new Event.ProbeSite[] {load, null, store}, new long[] {0x1000, LOGGED_IP, 0x2000}, true,
-                new int[3], new int[0], new boolean[0], false);
+                new int[3], new int[0], new boolean[0], false, false);
     }
 
     private record Out(long address, long ip) {}
@@ -82,7 +82,7 @@ class LoopReplayTest {
         return new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0, 0, NONE}, new int[] {NONE, NONE, NONE},
                 new int[] {1, 1, 0}, new int[] {0, 0, 0}, new long[] {0, 100, 0},
                 new Event.ProbeSite[] {load(0x1000), load(0x1100), null}, new long[] {0x1000, 0x1100, LOGGED_IP}, true,
-                new int[] {0, 1, 1}, new int[] {1}, new boolean[] {false}, false);
+                new int[] {0, 1, 1}, new int[] {1}, new boolean[] {false}, false, false);
     }
 
     @Test
@@ -124,7 +124,7 @@ class LoopReplayTest {
         var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {NONE, NONE, 0},
                 new int[] {NONE, NONE, NONE}, new int[] {0, 0, 1}, new int[] {0, 0, 0}, new long[] {0, 0, 0},
                 new Event.ProbeSite[] {null, null, load(0x1000)}, new long[] {a, b, 0x1000}, true,
-                new int[] {0, SkeletonTable.OPTIONAL, 0}, new int[0], new boolean[0], false);
+                new int[] {0, SkeletonTable.OPTIONAL, 0}, new int[0], new boolean[0], false, false);
         LoopReplay r = new LoopReplay(loop).start();
         r.value(0, 1000);
         List<Long> out = new ArrayList<>();
@@ -147,5 +147,25 @@ class LoopReplayTest {
         List<Long> out = new ArrayList<>();
         assertThat(r.logged(LOGGED_IP, (a, s) -> out.add(a))).isTrue();
         assertThat(out).containsExactly(5008L);
+    }
+
+    /** A loop entered at its test (record type 3) may stop there: no iteration, nothing computed; otherwise not. */
+    @Test
+    void onlyALoopEnteredAtItsTestMayRunNoIteration() {
+        var totals = new Event.SelectionTotals(0, 0, 0);
+        Event.ProbeSite load = new Event.ProbeSite(0x1000, Event.ProbeKind.LOAD, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        for (boolean mayBeEmpty : new boolean[] {true, false}) {
+            var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0}, new int[] {NONE},
+                    new int[] {1}, new int[] {0}, new long[] {0}, new Event.ProbeSite[] {load}, new long[] {0x1000}, false,
+                    new int[1], new int[0], new boolean[0], true, mayBeEmpty);
+            List<Long> out = new ArrayList<>();
+            LoopReplay r = new LoopReplay(loop).start();
+            r.value(0, 4000);
+            assertThat(r.exit(4000, (a, s) -> out.add(a))).as("may be empty: %s", mayBeEmpty).isEqualTo(mayBeEmpty);
+            assertThat(out).isEmpty();
+            r.start().value(0, 4000);
+            assertThat(r.exit(4016, (a, s) -> out.add(a))).isTrue();
+            assertThat(out).containsExactly(4000L, 4008L);
+        }
     }
 }

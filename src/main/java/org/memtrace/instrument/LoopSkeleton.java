@@ -134,14 +134,15 @@ final class LoopSkeleton {
      * Where a candidate loop's code lies and how it is run. {@code order}: the body in iteration order (from
      * the instruction an iteration starts with to the jump that ends it); the code indices {@code first} …
      * {@code last} hold it, in address order. {@code entryJump}: the index of the jump outside the body that
-     * enters it (-1 when the loop is entered by falling into its first instruction). {@code exitTaken}: the
-     * last jump of the order leaves the loop when taken and starts the next iteration when not (a rotated
-     * loop) rather than the other way round. {@code mayBeEmpty}: the entry jump lands on the loop's test, so
-     * a run can end before any iteration's body.
+     * enters it (-1 when the loop is entered by falling into its first instruction). {@code exit}: the
+     * position in the order of the one jump that leaves the loop: the last one, or the test that starts
+     * every iteration (a loop tested at the top, -Os), whose code before it only compares registers.
+     * {@code exitTaken}: that jump leaves the loop when taken (else by falling through). {@code mayBeEmpty}:
+     * a run can end at the loop's test before any iteration's body.
      */
     private record Candidate(List<FunctionPlanner.Decoded> order, int first, int last, int entryJump, int entryInstruction,
-                             boolean exitTaken, boolean mayBeEmpty) {
-        FunctionPlanner.Decoded end() { return order.getLast(); }
+                             int exit, boolean exitTaken, boolean mayBeEmpty) {
+        FunctionPlanner.Decoded end() { return order.get(exit); }
     }
 
     /** Finds the function's skeleton loops and takes their computed sites out of {@code probes}. */
@@ -165,11 +166,17 @@ final class LoopSkeleton {
         }
         for (int j = 0; j < code.size(); j++) {
             Instruction jump = code.get(j).instruction();
-            if (jump.flow() != Flow.CONDITIONAL_JUMP || jump.branchTarget().isEmpty() || rotated.get(j)) continue;
+            boolean conditional = jump.flow() == Flow.CONDITIONAL_JUMP;
+            if (!conditional && jump.flow() != Flow.JUMP || jump.branchTarget().isEmpty() || rotated.get(j)) continue;
             long target = jump.branchTarget().getAsLong();
             if (target > jump.address() || target < code.getFirst().instruction().address()) continue;
             int first = j;
             while (first > 0 && code.get(first - 1).instruction().address() >= target) first--;
+            if (!conditional) {
+                Candidate c = testedAtTop(code, first, j);
+                if (c != null) candidates.add(c);
+                continue;
+            }
             if (code.get(first).instruction().address() != target) {
                 declined.add(new Declined(code.get(j).index(), Reason.LABEL)); // the target is inside an instruction: no label there
                 continue;
@@ -180,7 +187,7 @@ final class LoopSkeleton {
         for (Candidate c : candidates) {
             FunctionPlanner.Decoded end = c.end();
             Reason reason = indirect ? Reason.INDIRECT_JUMP : shape(code, c, at);
-            if (reason == null && c.entryJump() < 0 && label(end) == null) reason = Reason.LABEL;
+            if (reason == null && c.entryJump() < 0 && label(c.order().getLast()) == null) reason = Reason.LABEL;
             if (reason == null && c.exitTaken() && (label(end) == null || inverse(end.text().mnemonic()) == null)) reason = Reason.LABEL;
             if (reason == null) {
                 Object r = analyze(c, always(c, model), probes);
@@ -211,11 +218,28 @@ final class LoopSkeleton {
                 int test = -1;
                 for (int i = first + 1; i <= last; i++) if (code.get(i).instruction().address() == t) test = i;
                 if (t > start && t <= end && test > 0 && onlyCompares(code.subList(test, last))) {
-                    return new Candidate(body, first, last, first - 1, code.get(first - 1).index(), false, true);
+                    return new Candidate(body, first, last, first - 1, code.get(first - 1).index(), body.size() - 1, false, true);
                 }
             }
         }
-        return new Candidate(body, first, last, -1, -1, false, false);
+        return new Candidate(body, first, last, -1, -1, body.size() - 1, false, false);
+    }
+
+    /**
+     * The loop of the jump back {@code last} to a test at the top of the body, which leaves the loop when
+     * taken (-Os: {@code .L2: cmp; jge .Lout; body; jmp .L2}); a run may leave at its first test. Null when
+     * the body does not start with such a test.
+     */
+    private static Candidate testedAtTop(List<FunctionPlanner.Decoded> code, int first, int last) {
+        long start = code.get(first).instruction().address(), end = code.get(last).instruction().address();
+        for (int i = first; i < last; i++) {
+            Instruction insn = code.get(i).instruction();
+            if (insn.flow() != Flow.CONDITIONAL_JUMP) continue;
+            long t = insn.branchTarget().orElse(start);
+            if (t >= start && t <= end || !onlyCompares(code.subList(first, i))) return null;
+            return new Candidate(code.subList(first, last + 1), first, last, -1, -1, i - first, true, true);
+        }
+        return null;
     }
 
     /** Whether the code reads no memory and writes no register but the flags: a loop test the entry may start with. */
@@ -257,7 +281,7 @@ final class LoopSkeleton {
         if (t >= s && t <= code.get(last).instruction().address()) return null;
         var order = new ArrayList<FunctionPlanner.Decoded>(code.subList(header, last + 1));
         order.addAll(code.subList(i + 1, header));
-        return new Candidate(List.copyOf(order), i + 1, last, i, code.get(i).index(), true, false);
+        return new Candidate(List.copyOf(order), i + 1, last, i, code.get(i).index(), order.size() - 1, true, false);
     }
 
     /**
@@ -276,7 +300,7 @@ final class LoopSkeleton {
             Integer p = i >= c.first() && i <= c.last() ? position.get(insn.address()) : null;
             if (p != null && insn.rep()) return Reason.REP_STRING;
             if (p != null && p < end && (insn.flow() == Flow.RETURN || insn.flow() == Flow.TRAP)) return Reason.EXIT_IN_BODY;
-            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || (p != null && p == end)) continue;
+            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || (p != null && (p == end || p == c.exit()))) continue;
             Integer t = position.get(insn.branchTarget().getAsLong());
             if (p == null) {
                 if (i == c.entryJump()) continue;
@@ -445,7 +469,7 @@ final class LoopSkeleton {
             Update u = induction.get(slots.get(s));
             if (u != null && u.register() != null && !slots.contains(u.register())) slots.add(u.register());
         }
-        if (searches(body, writers, induction) && computedEveryIteration(items) <= slots.size()) return Reason.SHORT_SEARCH;
+        if (searches(body, loop.exit(), writers, induction) && computedEveryIteration(items) <= slots.size()) return Reason.SHORT_SEARCH;
         long[] steps = new long[slots.size()];
         int[] stepSlots = new int[slots.size()];
         for (int s = 0; s < steps.length; s++) {
@@ -453,7 +477,7 @@ final class LoopSkeleton {
             steps[s] = u == null ? 0 : u.step();
             stepSlots[s] = u == null || u.register() == null ? NONE : slots.indexOf(u.register());
         }
-        String header = loop.entryJump() < 0 ? label(loop.end()) : null;
+        String header = loop.entryJump() < 0 ? label(loop.order().getLast()) : null;
         return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
                 stepSlots, trip, List.copyOf(items), List.copyOf(markers));
     }
@@ -464,9 +488,9 @@ final class LoopSkeleton {
      * data's: often a few iterations, too few for the entry and exit records to cost less than the strided
      * records of full mode, which the codec packs to almost nothing.
      */
-    private static boolean searches(List<FunctionPlanner.Decoded> body, Map<String, List<Integer>> writers,
+    private static boolean searches(List<FunctionPlanner.Decoded> body, int exit, Map<String, List<Integer>> writers,
                                     Map<String, Update> induction) {
-        for (int p = body.size() - 2; p >= 0; p--) {
+        for (int p = exit - 1; p >= 0; p--) {
             Instruction insn = body.get(p).instruction();
             if (insn.registersWritten().stream().noneMatch(r -> r.name().equals(FLAGS))) continue;
             if (!insn.accesses().isEmpty()) return true;

@@ -44,7 +44,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -54,13 +54,13 @@ class SkeletonTraceTest {
     /** One build's printed trace and the counts its summary gave. */
     record Printed(List<String> lines, Map<String, Long> counts, String stdout) {}
 
-    private static Printed build(String opt, boolean skeleton) throws Exception {
-        Path out = dir.resolve((skeleton ? "skel" : "full") + opt);
+    private static Printed build(String source, String opt, boolean skeleton) throws Exception {
+        Path out = dir.resolve(source + (skeleton ? "skel" : "full") + opt);
         Files.createDirectories(out);
         List<String> cc = new ArrayList<>(Cli.command("cc"));
         if (skeleton) cc.add("--skeleton");
         cc.addAll(List.of(opt, "-pthread", "-no-pie", "-Wl,-Tdata=0x10000000", "-Wl,-Trodata-segment=0x8000000", "-o", out.resolve("prog").toString(),
-                dir.resolve("skel_kernels.c").toString()));
+                dir.resolve(source).toString()));
         Gcc.run(cc);
         Path mtr = out.resolve("prog.mtr");
         String stdout = Gcc.run(List.of("setarch", "x86_64", "-R", out.resolve("prog").toString()), Map.of("MEMTRACE_OUT", mtr.toString()));
@@ -111,14 +111,24 @@ class SkeletonTraceTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"-O0", "-O1", "-O2", "-O3"})
+    @ValueSource(strings = {"-O0", "-O1", "-Os", "-O2", "-O3"})
     void theSkeletonBuildsTraceIsTheFullBuildsEventForEvent(String opt) throws Exception {
-        Printed full = build(opt, false);
-        Printed skel = build(opt, true);
+        Printed skel = sameTrace("skel_kernels.c", opt, 3); // main and two workers
+        long computed = skel.counts().get("computed");
+        if (!opt.equals("-O0")) {
+            // the sums' and the stencil's loops are single blocks with constant steps once optimized
+            assertThat(computed).as("computed accesses at %s", opt).isGreaterThan(0);
+        }
+    }
+
+    /** Builds {@code source} both ways, runs both and asserts their traces are the same; the skeleton build's print. */
+    private static Printed sameTrace(String source, String opt, int threads) throws Exception {
+        Printed full = build(source, opt, false);
+        Printed skel = build(source, opt, true);
         assertThat(skel.stdout()).isEqualTo(full.stdout());
         List<List<String>> expected = comparable(full.lines());
         List<List<String>> actual = comparable(skel.lines());
-        assertThat(actual).hasSize(3); // main and two workers
+        assertThat(actual).hasSize(threads);
         for (int t = 0; t < expected.size(); t++) {
             List<String> e = expected.get(t), a = actual.get(t);
             for (int i = 0; i < Math.min(e.size(), a.size()); i++)
@@ -127,12 +137,23 @@ class SkeletonTraceTest {
         }
         assertThat(skel.counts().get("probes")).isEqualTo(full.counts().get("probes"));
         assertThat(full.counts()).doesNotContainKey("computed");
-        long computed = skel.counts().get("computed");
-        assertThat(skel.counts().get("logged")).isEqualTo(skel.counts().get("probes") - computed);
-        if (!opt.equals("-O0")) {
-            // the sums' and the stencil's loops are single blocks with constant steps once optimized
-            assertThat(computed).as("computed accesses at %s", opt).isGreaterThan(0);
-        }
+        assertThat(skel.counts().get("logged")).isEqualTo(skel.counts().get("probes") - skel.counts().get("computed"));
+        return skel;
+    }
+
+    /**
+     * The shapes gcc gives loops at -O1 and -Os (a jump to the bottom test, a test at the top and a jump
+     * back) replay exactly, runs of no iteration included, and are computed: main's stores (3 per element,
+     * 900), wsum's loads (100 + 0 + 3) and isum's (2 × 150); the search's and the break loop's loads stay
+     * logged.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void loopShapesOfEveryOptimizationLevelReplayExactly(String opt) throws Exception {
+        Printed skel = sameTrace("skel_shapes.c", opt, 1);
+        assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(900L + 103 + 300);
+        // find: 78 + 1 loads; brk: 252 loads
+        assertThat(skel.counts().get("logged")).as("logged at %s", opt).isGreaterThanOrEqualTo(78L + 1 + 252);
     }
 
     /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */

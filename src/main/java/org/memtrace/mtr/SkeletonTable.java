@@ -34,7 +34,8 @@ final class SkeletonTable {
             "inner loop in the body", "exit from the middle of the body (break, return, goto)",
             "jump into the body from outside", "more than one back edge (continue)",
             "more conditional blocks or accesses than a loop record holds",
-            "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records");
+            "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records",
+            "as many accesses logged as computed in every iteration");
 
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;

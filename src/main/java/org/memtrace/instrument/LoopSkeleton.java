@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -93,9 +94,12 @@ final class LoopSkeleton {
     /**
      * A conditional block's marker: its probe goes before {@code instruction} (the block's first) and logs the
      * trip register; {@code item} is the block's first body position, {@code phase} whether the trip
-     * register's update comes before the block.
+     * register's update comes before the block. An {@code exit} marker is a side exit's instead (a
+     * {@code break}: a conditional jump out of the middle of the body): its probe stands on the jump's taken
+     * path ({@code taken}; else its fall-through path, which leaves the loop), and {@code item} is the first
+     * body position after the jump; the run ends there.
      */
-    record Marker(int instruction, int item, boolean phase) {
+    record Marker(int instruction, int item, boolean phase, boolean exit, boolean taken) {
     }
 
     /**
@@ -256,8 +260,9 @@ final class LoopSkeleton {
     /**
      * gcc's rotated loop with the latch first (-O1 with an {@code if} in the body): {@code jmp H} at
      * {@code i}, then the latch from {@code i+1} up to a conditional jump out of the loop that falls into
-     * {@code H}, then the header's blocks down to an unconditional jump back into the latch. An iteration
-     * runs from {@code H} to that jump, then the latch; null when the code is not that shape.
+     * {@code H}, then the header's blocks down to a jump back into the latch (when it is conditional, its
+     * fall-through is a side exit: a {@code break} at -O2). An iteration runs from {@code H} to that jump,
+     * then the latch; null when the code is not that shape.
      */
     private static Candidate rotated(List<FunctionPlanner.Decoded> code, int i) {
         Instruction jmp = code.get(i).instruction();
@@ -277,7 +282,7 @@ final class LoopSkeleton {
             long t = insn.branchTarget().getAsLong();
             if (t >= s && t < h) last = k;
         }
-        if (last < 0 || code.get(last).instruction().flow() != Flow.JUMP) return null;
+        if (last < 0 || code.get(last).instruction().flow() == Flow.CALL) return null;
         long t = exit.branchTarget().getAsLong();
         if (t >= s && t <= code.get(last).instruction().address()) return null;
         var order = new ArrayList<FunctionPlanner.Decoded>(code.subList(header, last + 1));
@@ -308,7 +313,7 @@ final class LoopSkeleton {
                 if (t != null && t == 0) return Reason.ENTERED_BY_JUMP;
                 if (t != null) return Reason.ENTERED_IN_BODY;
             } else if (t == null) {
-                return Reason.EXIT_IN_BODY;
+                if (insn.flow() != Flow.CONDITIONAL_JUMP) return Reason.EXIT_IN_BODY; // a side exit needs a condition to invert
             } else if (t == 0 && insn.branchTarget().getAsLong() == start) {
                 return Reason.TWO_BACK_EDGES;
             } else if (t <= p) {
@@ -416,18 +421,30 @@ final class LoopSkeleton {
         var slots = new ArrayList<String>();
         var items = new ArrayList<Item>();
         var markers = new ArrayList<Marker>();
-        var markerAt = new ArrayList<Integer>(); // body position of each marker's block start
+        var markerAt = new ArrayList<Integer>(); // body position of each marker's block start or side exit
+        var inside = new HashSet<Long>();
+        for (FunctionPlanner.Decoded d : body) inside.add(d.instruction().address());
         boolean computed = false;
         boolean onLoad = false;
         int block = 0, marked = -1;
         for (int p = 0; p < body.size(); p++) {
             FunctionPlanner.Decoded d = body.get(p);
             if (blockStart(body, p)) block = p;
+            Instruction insn = d.instruction();
+            boolean out = p != loop.exit() && p != body.size() - 1 && insn.flow() == Flow.CONDITIONAL_JUMP;
+            boolean taken = out && !inside.contains(insn.branchTarget().getAsLong());
+            if (taken || out && !inside.contains(insn.nextAddress())) {
+                if (taken && (label(d) == null || inverse(d.text().mnemonic()) == null)) return Reason.EXIT_IN_BODY;
+                if (markers.size() == MAX_MARKERS || items.size() > 0xffff) return Reason.TOO_MANY_BLOCKS;
+                markers.add(new Marker(d.index(), items.size(), false, true, taken));
+                markerAt.add(p);
+                continue;
+            }
             List<Site> sites = probes.get(d.index());
             if (sites == null) continue;
             if (!always[p] && !anchored && marked != block) {
                 if (markers.size() == MAX_MARKERS || items.size() > 0xffff) return Reason.TOO_MANY_BLOCKS;
-                markers.add(new Marker(body.get(block).index(), items.size(), false));
+                markers.add(new Marker(body.get(block).index(), items.size(), false, false, false));
                 markerAt.add(block);
                 marked = block;
             }
@@ -463,7 +480,7 @@ final class LoopSkeleton {
         int tripAt = induction.get(slots.get(trip)).at();
         for (int i = 0; i < markers.size(); i++) {
             Marker k = markers.get(i);
-            markers.set(i, new Marker(k.instruction(), k.item(), tripAt < markerAt.get(i)));
+            markers.set(i, new Marker(k.instruction(), k.item(), tripAt < markerAt.get(i), k.exit(), k.taken()));
         }
         // the registers that steps add come last: logged at entry like the others
         for (int s = 0; s < slots.size(); s++) {

@@ -30,6 +30,8 @@ final class SkeletonWriter {
     private final Map<Integer, Integer> byEntryJump = new HashMap<>();
     /** Marker probes by the instruction they go before: {loop, marker}. */
     private final Map<Integer, int[]> markerBefore = new HashMap<>();
+    /** Side exits' marker probes by their jump, which is inverted to skip them: {loop, marker}. */
+    private final Map<Integer, int[]> sideExits = new HashMap<>();
     private final Set<Integer> labeled = new HashSet<>();
     private final List<LoopSkeleton.Loop> loops = new ArrayList<>();
     private final List<LoopSkeleton.Declined> declined = new ArrayList<>();
@@ -42,7 +44,8 @@ final class SkeletonWriter {
             if (loop.entryJump() >= 0) byEntryJump.put(loop.entryJump(), id);
             byBackEdge.put(loop.backEdge(), id);
             for (LoopSkeleton.Item item : loop.items()) labeled.add(item.instruction());
-            for (int m = 0; m < loop.markers().size(); m++) markerBefore.put(loop.markers().get(m).instruction(), new int[] {id, m});
+            for (int m = 0; m < loop.markers().size(); m++)
+                (loop.markers().get(m).exit() ? sideExits : markerBefore).put(loop.markers().get(m).instruction(), new int[] {id, m});
         }
         for (LoopSkeleton.Declined d : r.declined()) {
             declined.add(d);
@@ -92,6 +95,8 @@ final class SkeletonWriter {
      * past the exit probe that {@link #afterInstruction} puts on its fall-through path.
      */
     String text(int instruction, AsmSyntax.Instruction text) {
+        int[] side = sideExits.get(instruction);
+        if (side != null && loops.get(side[0]).markers().get(side[1]).taken()) return LoopSkeleton.inverse(text.mnemonic()) + "\t" + CONTINUE_LABEL + side[0] + "_" + side[1];
         Integer id = byBackEdge.get(instruction);
         if (id == null || !loops.get(id).exitTaken()) return text.text();
         return LoopSkeleton.inverse(text.mnemonic()) + "\t" + CONTINUE_LABEL + id;
@@ -103,6 +108,16 @@ final class SkeletonWriter {
      * jump goes to when the loop goes on).
      */
     void afterInstruction(StringBuilder out, int instruction, AsmSyntax.Instruction text, ProbeWriter probes, boolean cfi) {
+        int[] side = sideExits.get(instruction);
+        if (side != null) {
+            LoopSkeleton.Loop loop = loops.get(side[0]);
+            Site marker = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_MARKER, side[1]);
+            probes.probe(out, MARKER_LABEL + side[0] + "_" + side[1], List.of(marker), cfi);
+            if (!loop.markers().get(side[1]).taken()) return; // the jump stays: the probe is on its fall-through out
+            out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n')
+                    .append(CONTINUE_LABEL).append(side[0]).append('_').append(side[1]).append(":\n");
+            return;
+        }
         Integer id = byBackEdge.get(instruction);
         if (id == null) return;
         LoopSkeleton.Loop loop = loops.get(id);
@@ -148,7 +163,8 @@ final class SkeletonWriter {
             for (int m = 0; m < loop.markers().size(); m++) {
                 LoopSkeleton.Marker marker = loop.markers().get(m);
                 t.append("\t.long ").append(MARKER_LABEL).append(id).append('_').append(m).append("-.\n");
-                t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", 0\n");
+                t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", ")
+                        .append(marker.exit() ? 1 : 0).append('\n');
             }
         }
         for (LoopSkeleton.Declined d : declined) {

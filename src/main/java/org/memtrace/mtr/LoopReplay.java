@@ -92,7 +92,8 @@ final class LoopReplay {
 
     /**
      * The marker of conditional block {@code m}: the block runs in the iteration that the trip register's
-     * value {@code v} there tells. Emits what comes before the block.
+     * value {@code v} there tells. Emits what comes before the block. A side exit's marker ends the run
+     * there ({@link #ends}).
      *
      * @return false when the value names no iteration at or after the current place, or a logged record is missing
      */
@@ -105,7 +106,12 @@ final class LoopReplay {
         long target = distance / step;
         int at = loop.markerPos()[m];
         if (target < k || (target == k && at < pos)) return false;
+        if (at == loop.items()) {
+            target++; // a side exit after the body's last position: the whole iteration ran
+            at = 0;
+        }
         if (!emitUntil(target, at, sink)) return false;
+        if (loop.markerEnds()[m]) return true;
         marked = m;
         markedK = target;
         return true;
@@ -125,6 +131,11 @@ final class LoopReplay {
         long n = distance / step;
         if (n < (loop.mayBeEmpty() ? 0 : 1) || k > n || (k == n && pos != 0)) return false;
         return emitUntil(n, 0, sink);
+    }
+
+    /** Whether marker {@code m} is a side exit's, after which the run is over. */
+    boolean ends(int m) {
+        return loop.markerEnds()[m];
     }
 
     private boolean runs(int cond) {

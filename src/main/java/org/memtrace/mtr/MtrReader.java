@@ -191,6 +191,7 @@ public final class MtrReader {
                 finishRep(t);
                 // without a run (its entry was lost, or it broke already) the exit record counts the loss once
                 if (t.loop != null && (t.loop.loop != m.loop() || !t.loop.marker(m.marker(), address, t))) brokenLoop(t, m.loop().loggedIp()[0]);
+                else if (t.loop != null && t.loop.ends(m.marker())) t.loop = null; // a side exit: the run is over
             }
             case SiteTable.LoopExit x -> {
                 finishRep(t);

@@ -51,10 +51,11 @@ final class SkeletonTable {
      * A loop at link-time addresses; {@code entry} is the address its entry sites name in their {@code insn},
      * the exit site and the markers name their own; {@code mayBeEmpty} (record type 3): a run may end
      * before the first iteration's body (the loop is entered at its test). Marker m opens a conditional block at body position
-     * {@code markerPos[m]}; {@code markerPhase[m]}: the trip register's update comes before it in the body.
+     * {@code markerPos[m]}; {@code markerPhase[m]}: the trip register's update comes before it in the body; {@code markerEnds[m]}: it is
+     * a side exit's (a {@code break}), the run ends before body position {@code markerPos[m]}.
      */
     record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
-                boolean[] markerPhase, boolean mayBeEmpty) {}
+                boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty) {}
 
     private final Map<Long, Loop> byEntry;
     private final Map<String, Long> declined;
@@ -120,11 +121,13 @@ final class SkeletonTable {
                 long[] markerAt = new long[markers];
                 int[] markerPos = new int[markers];
                 boolean[] markerPhase = new boolean[markers];
+                boolean[] markerEnds = new boolean[markers];
                 for (int m = 0; m < markers; m++, p += MARKER_SIZE) {
                     markerAt[m] = section.address() + p + b.getInt(p);
                     markerPos[m] = u16(b, p + 4);
                     markerPhase[m] = b.get(p + 6) != 0;
-                    if (markerPos[m] >= items)
+                    markerEnds[m] = b.get(p + 7) != 0;
+                    if (markerPos[m] > items || markerPos[m] == items && !markerEnds[m])
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " marker lies outside its loop's body");
                 }
                 for (Item item : list) {
@@ -133,7 +136,7 @@ final class SkeletonTable {
                     if (item.cond() != 0 && item.cond() != OPTIONAL && item.cond() > markers)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a marker the loop does not have");
                 }
-                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, type == 3);
+                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds, type == 3);
                 loops.put(entry, loop);
                 loops.put(exit, loop);
                 for (long m : markerAt) loops.put(m, loop);
@@ -175,7 +178,7 @@ final class SkeletonTable {
      */
     record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
-                  int[] markerPos, boolean[] markerPhase, boolean plain, boolean mayBeEmpty) {
+                  int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty) {
         static Placed of(Loop loop, long bias, Event.SelectionTotals totals) {
             int n = loop.items().size();
             int[] base = new int[n], index = new int[n], scale = new int[n], phase = new int[n], cond = new int[n];
@@ -203,7 +206,7 @@ final class SkeletonTable {
                 }
             }
             return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
-                    cond, loop.markerPos(), loop.markerPhase(), plain, loop.mayBeEmpty());
+                    cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty());
         }
 
         int items() { return sites.length; }

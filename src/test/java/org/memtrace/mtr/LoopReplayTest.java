@@ -21,7 +21,7 @@ class LoopReplayTest {
         return new SkeletonTable.Placed(new long[] {16, indexStep, 0}, new int[] {NONE, indexStepSlot, NONE}, 0,
                 new int[] {0, NONE, 0}, new int[] {NONE, NONE, 1}, new int[] {1, 1, 4}, new int[] {0, 0, 3},
                 new long[] {8, 0, 0}, new Event.ProbeSite[] {load, null, store}, new long[] {0x1000, LOGGED_IP, 0x2000}, true,
-                new int[3], new int[0], new boolean[0], false, false);
+                new int[3], new int[0], new boolean[0], new boolean[0], false, false);
     }
 
     private record Out(long address, long ip) {}
@@ -82,7 +82,7 @@ class LoopReplayTest {
         return new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0, 0, NONE}, new int[] {NONE, NONE, NONE},
                 new int[] {1, 1, 0}, new int[] {0, 0, 0}, new long[] {0, 100, 0},
                 new Event.ProbeSite[] {load(0x1000), load(0x1100), null}, new long[] {0x1000, 0x1100, LOGGED_IP}, true,
-                new int[] {0, 1, 1}, new int[] {1}, new boolean[] {false}, false, false);
+                new int[] {0, 1, 1}, new int[] {1}, new boolean[] {false}, new boolean[] {false}, false, false);
     }
 
     @Test
@@ -124,7 +124,7 @@ class LoopReplayTest {
         var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {NONE, NONE, 0},
                 new int[] {NONE, NONE, NONE}, new int[] {0, 0, 1}, new int[] {0, 0, 0}, new long[] {0, 0, 0},
                 new Event.ProbeSite[] {null, null, load(0x1000)}, new long[] {a, b, 0x1000}, true,
-                new int[] {0, SkeletonTable.OPTIONAL, 0}, new int[0], new boolean[0], false, false);
+                new int[] {0, SkeletonTable.OPTIONAL, 0}, new int[0], new boolean[0], new boolean[0], false, false);
         LoopReplay r = new LoopReplay(loop).start();
         r.value(0, 1000);
         List<Long> out = new ArrayList<>();
@@ -157,7 +157,7 @@ class LoopReplayTest {
         for (boolean mayBeEmpty : new boolean[] {true, false}) {
             var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0}, new int[] {NONE},
                     new int[] {1}, new int[] {0}, new long[] {0}, new Event.ProbeSite[] {load}, new long[] {0x1000}, false,
-                    new int[1], new int[0], new boolean[0], true, mayBeEmpty);
+                    new int[1], new int[0], new boolean[0], new boolean[0], true, mayBeEmpty);
             List<Long> out = new ArrayList<>();
             LoopReplay r = new LoopReplay(loop).start();
             r.value(0, 4000);
@@ -167,5 +167,23 @@ class LoopReplayTest {
             assertThat(r.exit(4016, (a, s) -> out.add(a))).isTrue();
             assertThat(out).containsExactly(4000L, 4008L);
         }
+    }
+
+    /**
+     * A break: positions 0 load (base) and 1 load 8(base), the side exit between them (marker 0 at position
+     * 1, before the base's update by 16). Its record ends the run in the iteration it names, after position 0.
+     */
+    @Test
+    void aSideExitEndsTheRunInTheMiddleOfTheIterationItNames() {
+        var loop = new SkeletonTable.Placed(new long[] {16}, new int[] {NONE}, 0, new int[] {0, 0}, new int[] {NONE, NONE},
+                new int[] {1, 1}, new int[] {0, 0}, new long[] {0, 8}, new Event.ProbeSite[] {load(0x1000), load(0x1008)},
+                new long[] {0x1000, 0x1008}, false, new int[2], new int[] {1}, new boolean[] {false}, new boolean[] {true},
+                true, false);
+        List<Long> out = new ArrayList<>();
+        LoopReplay r = new LoopReplay(loop).start();
+        r.value(0, 3000);
+        assertThat(r.ends(0)).isTrue();
+        assertThat(r.marker(0, 3000 + 2 * 16, (a, s) -> out.add(a))).isTrue();
+        assertThat(out).containsExactly(3000L, 3008L, 3016L, 3024L, 3032L);
     }
 }

@@ -23,10 +23,11 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The static side of skeleton traces (issue 10, Spindle's memory access skeleton): finds the natural loops
- * of a function whose body is the code from a back edge's target to the back edge (a conditional jump), is
- * entered only by falling into its first instruction and left only past the back edge, and whose blocks
- * ({@code select}'s {@link FunctionModel}) jump only forward inside it. In each it finds the accesses whose
+ * The static side of skeleton traces (issue 10, Spindle's memory access skeleton): finds the innermost
+ * loops of a function in the shapes gcc gives them (bottom-tested, entered by a jump to the bottom test,
+ * tested at the top, rotated with the latch first; docs/compiled-in.md, "Skeleton loops"), each entered in
+ * one place, left by one jump or by side exits ({@code break}), and whose blocks ({@code select}'s
+ * {@link FunctionModel}) jump only forward inside it in iteration order. In each it finds the accesses whose
  * address is {@code disp + base + index*scale} with registers that the body never writes (invariant) or
  * writes exactly once, in a block that runs every iteration, by adding a constant (induction). Those accesses
  * lose their probe: the loop's entry logs the registers' values, its exit the final value of one induction

@@ -71,7 +71,8 @@ final class LoopSkeleton {
         TWO_BACK_EDGES(13, "more than one back edge (continue)"),
         TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds"),
         SHORT_SEARCH(15, "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records"),
-        MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration");
+        MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration"),
+        TEST_NOT_COMPARE(17, "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)");
 
         final int code;
         final String text;
@@ -144,10 +145,11 @@ final class LoopSkeleton {
      * position in the order of the one jump that leaves the loop: the last one, or the test that starts
      * every iteration (a loop tested at the top, -Os), whose code before it only compares registers.
      * {@code exitTaken}: that jump leaves the loop when taken (else by falling through). {@code mayBeEmpty}:
-     * a run can end at the loop's test before any iteration's body.
+     * a run can end at the loop's test before any iteration's body. {@code declined}: why a loop of a known
+     * shape cannot be followed anyway, or null.
      */
     private record Candidate(List<FunctionPlanner.Decoded> order, int first, int last, int entryJump, int entryInstruction,
-                             int exit, boolean exitTaken, boolean mayBeEmpty) {
+                             int exit, boolean exitTaken, boolean mayBeEmpty, Reason declined) {
         FunctionPlanner.Decoded end() { return order.get(exit); }
     }
 
@@ -193,6 +195,7 @@ final class LoopSkeleton {
         for (Candidate c : candidates) {
             FunctionPlanner.Decoded end = c.end();
             Reason reason = indirect ? Reason.INDIRECT_JUMP : shape(code, c, at);
+            if (reason == null) reason = c.declined();
             if (reason == null && c.entryJump() < 0 && label(c.order().getLast()) == null) reason = Reason.LABEL;
             if (reason == null && c.exitTaken() && (label(end) == null || inverse(end.text().mnemonic()) == null)) reason = Reason.LABEL;
             if (reason == null) {
@@ -224,11 +227,14 @@ final class LoopSkeleton {
                 int test = -1;
                 for (int i = first + 1; i <= last; i++) if (code.get(i).instruction().address() == t) test = i;
                 if (t > start && t <= end && test > 0 && onlyCompares(code.subList(test, last))) {
-                    return new Candidate(body, first, last, first - 1, code.get(first - 1).index(), body.size() - 1, false, true);
+                    return new Candidate(body, first, last, first - 1, code.get(first - 1).index(), body.size() - 1, false, true, null);
+                }
+                if (t > start && t <= end && test > 0) {
+                    return new Candidate(body, first, last, first - 1, -1, body.size() - 1, false, true, Reason.TEST_NOT_COMPARE);
                 }
             }
         }
-        return new Candidate(body, first, last, -1, -1, body.size() - 1, false, false);
+        return new Candidate(body, first, last, -1, -1, body.size() - 1, false, false, null);
     }
 
     /**
@@ -243,7 +249,7 @@ final class LoopSkeleton {
             if (insn.flow() != Flow.CONDITIONAL_JUMP) continue;
             long t = insn.branchTarget().orElse(start);
             if (t >= start && t <= end || !onlyCompares(code.subList(first, i))) return null;
-            return new Candidate(code.subList(first, last + 1), first, last, -1, -1, i - first, true, true);
+            return new Candidate(code.subList(first, last + 1), first, last, -1, -1, i - first, true, true, null);
         }
         return null;
     }
@@ -288,7 +294,7 @@ final class LoopSkeleton {
         if (t >= s && t <= code.get(last).instruction().address()) return null;
         var order = new ArrayList<FunctionPlanner.Decoded>(code.subList(header, last + 1));
         order.addAll(code.subList(i + 1, header));
-        return new Candidate(List.copyOf(order), i + 1, last, i, code.get(i).index(), order.size() - 1, true, false);
+        return new Candidate(List.copyOf(order), i + 1, last, i, code.get(i).index(), order.size() - 1, true, false, null);
     }
 
     /**

@@ -52,7 +52,7 @@ class SkeletonTraceTest {
     }
 
     /** One build's printed trace and the counts its summary gave. */
-    record Printed(List<String> lines, Map<String, Long> counts, String stdout) {}
+    record Printed(List<String> lines, Map<String, Long> counts, String stdout, String summary) {}
 
     private static Printed build(String source, String opt, boolean skeleton) throws Exception {
         Path out = dir.resolve(source + (skeleton ? "skel" : "full") + opt);
@@ -71,7 +71,7 @@ class SkeletonTraceTest {
         Map<String, Long> counts = new LinkedHashMap<>();
         Matcher m = SUMMARY.matcher(printed.stderr());
         while (m.find()) counts.put(m.group(1), Long.parseLong(m.group(2).replace(",", "")));
-        return new Printed(Files.readAllLines(text), counts, stdout);
+        return new Printed(Files.readAllLines(text), counts, stdout, printed.stderr());
     }
 
     /** The event lines, normalized as the class comment says, grouped by thread and sorted as groups. */
@@ -115,7 +115,10 @@ class SkeletonTraceTest {
     void theSkeletonBuildsTraceIsTheFullBuildsEventForEvent(String opt) throws Exception {
         Printed skel = sameTrace("skel_kernels.c", opt, 3); // main and two workers
         long computed = skel.counts().get("computed");
-        if (!opt.equals("-O0")) {
+        if (opt.equals("-O0")) {
+            // gcc -O0 enters its loops by a jump to a test that loads the counter from the stack
+            assertThat(skel.summary()).contains("at -O0: the counter lives in memory");
+        } else {
             // the sums' and the stencil's loops are single blocks with constant steps once optimized
             assertThat(computed).as("computed accesses at %s", opt).isGreaterThan(0);
         }

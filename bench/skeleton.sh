@@ -9,7 +9,7 @@
 # (org.memtrace.mtr.ReplaySpeed: every access into a consumer that counts and sums them, no text, no
 # names; millions of accesses per second of the reading thread's CPU time, first pass and best of three,
 # JVM start excluded; CPU time because the machine is shared and the wall clock drifts with its load).
-# Usage: bench/skeleton.sh [program ...]   (default: gemm stencil matmul branchy compute heap)
+# Usage: bench/skeleton.sh [program ...]   (default: gemm stencil matmul branchy compute heap chase hash qsort)
 # Quote ratios from one run: the machine is shared and absolute times drift.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,7 +25,7 @@ timed() { local tag=$1 s; shift; s=$(now); "$@" >"$out/$tag.stdout" 2>"$out/$tag
 value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul branchy compute heap)
+[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul branchy compute heap chase hash qsort)
 jar="$root/target/memtrace.jar"
 printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s
 for p in "${progs[@]}"; do

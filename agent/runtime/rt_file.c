@@ -6,13 +6,15 @@
  * slots into chunk payloads and appends the chunks to the file. Producers wait for a free buffer only when
  * the writer is more than about two buffers per thread behind: nothing is ever dropped for speed.
  *
- * A payload is codec 3 by default: every access slot becomes two varints, its site's difference to the
- * previous slot's site and its address's difference to the previous address of a site hashed to the same
- * table entry (tag slots and their event records pass as they are), and the chunk is one zstd frame at
- * level -3 (ZLEVEL_PACKED). A regular loop packs into a few repeating bytes per access that zstd stores in
- * almost nothing; an irregular one still gives zstd about a fifth of the bytes the slots take.
- * MEMTRACE_CODEC=2 writes the older site-delta slots at level 3 (ZLEVEL), 1 plain zstd of the slots, 0 the
- * slots as they are (all there to measure the transforms). The output reads:
+ * A payload is codec 4 by default: every access slot becomes one varint, its address's difference to the
+ * previous address of a site hashed to the same table entry, when its site is the one that followed the
+ * previous record's site last time (the table remembers it), else that varint flagged and the site's
+ * difference as a second one (tag slots and their event records pass as they are); the chunk is one zstd
+ * frame at level -3 (ZLEVEL_PACKED). A regular loop packs into a byte or two per access that repeat and zstd
+ * stores in almost nothing; an irregular one still gives zstd about a ninth of the bytes the slots take.
+ * MEMTRACE_CODEC=3 writes codec 4 without the site prediction, 2 the older site-delta slots at level 3
+ * (ZLEVEL), 1 plain zstd of the slots, 0 the slots as they are (all there to measure the transforms). The
+ * output reads:
  *
  *     header (64 bytes)  CHNK tid order stored raw codec payload  CHNK ...  EEND chunks records dropped
  *
@@ -306,21 +308,87 @@ static size_t pack(const char *s, const char *e, uint8_t *dst, int events_only, 
     return (size_t)(out - dst);
 }
 
+/* Codec 4 (the default): codec 3 with the site predicted. Each table entry also remembers the site that */
+/* followed the last record of a site hashed to it; a record whose site is that one (nine in ten on gzip,  */
+/* all but a few in a loop) is one varint, the address difference (zigzag) shifted left once, 65 bits; any */
+/* other record sets that low bit and adds the site's difference to the previous site (zigzag, plus 1). A  */
+/* tag is the bytes 1, 0 and its slots as they are. zstd then reads about half the bytes codec 3 gives it (gzip: 1.7        */
+/* instead of 3.4 per access) and spends about a third less time on them.                                   */
+/* The 65-bit number v * 2 + bit as LEB128: the low byte holds the bit and v's low 6 bits. */
+static inline uint8_t *put_token(uint8_t *p, uint64_t v, uint64_t bit)
+{
+    uint64_t first = (v & 0x3f) << 1 | bit;
+    if (v < 0x40) {
+        *p++ = (uint8_t)first;
+        return p;
+    }
+    *p++ = (uint8_t)(first | 0x80);
+    return put_varint(p, v >> 6);
+}
+
+static size_t pack_predicted(const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
+{
+    uint64_t *t = f.table; /* per entry: [0] the last address of its sites, [1] the site after its last one */
+    const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
+    uint8_t *out = dst;
+    uint64_t records = 0, dropped = 0, site = 0, last = 0;
+    size_t h = 0, slots = 0;
+    for (size_t i = 0; i < (2u << TABLE_BITS); i++) t[i] = 0;
+    while (in < end) {
+        uint64_t w0 = in[0], w1 = in[1];
+        if (__builtin_expect(w1 >> 63, 0)) {
+            size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
+            if (in + n > end) n = (size_t)(end - in);
+            *out++ = 1;
+            *out++ = 0;
+            rt_memcpy(out, in, n * 8);
+            out += n * 8;
+            in += n;
+            slots += n / 2;
+            continue;
+        }
+        in += 2;
+        if (events_only) { dropped++; continue; }
+        records++;
+        uint64_t predicted = t[2 * h + 1], step = w1 - site;
+        t[2 * h + 1] = w1;
+        if (w1 != site) {
+            t[2 * h] = last;
+            site = w1;
+            h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
+            last = t[2 * h];
+        }
+        uint64_t a = zigzag(w0 - last);
+        last = w0;
+        if (__builtin_expect(w1 == predicted, 1)) {
+            out = put_token(out, a, 0);
+        } else {
+            out = put_token(out, a, 1);
+            out = put_varint(out, zigzag(step) + 1);
+        }
+    }
+    f.records += records;
+    f.dropped += dropped;
+    *raw = (slots + records) * 16;
+    return (size_t)(out - dst);
+}
+
 /* One chunk from a thread's slots, transformed in place when the buffer is ours (queued), else into   */
 /* scratch (another thread's live buffer at the end); the caller holds the file lock.                     */
 static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_place)
 {
     if (e <= s || f.broken) return;
     int codec = f.codec;
-    char *raw_data = in_place && codec != 3 ? s : f.scratch;
+    char *raw_data = in_place && codec < 3 ? s : f.scratch;
     size_t raw, input;
-    if (codec == 3) input = pack(s, e, (uint8_t *)raw_data, events_only, &raw);
+    if (codec == 4) input = pack_predicted(s, e, (uint8_t *)raw_data, events_only, &raw);
+    else if (codec == 3) input = pack(s, e, (uint8_t *)raw_data, events_only, &raw);
     else input = raw = transform(s, e, raw_data, events_only, codec == 2);
     if (!raw) return;
     const char *payload = raw_data;
     size_t stored = raw;
     if (codec) {
-        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, raw_data, input, codec == 3 ? ZLEVEL_PACKED : ZLEVEL);
+        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, raw_data, input, codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         if (ZSTD_isError(z)) { /* cannot happen with a static context sized for ZLEVEL: stop writing */
             static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
             mt_sys3(SYS_write, 2, msg, sizeof msg - 1);
@@ -415,14 +483,14 @@ static int open_out(const char *path, int pid)
 int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
-    if (codec < 0 || codec > 3) codec = f.codec = 3;
-    f.work_size = ZSTD_estimateCCtxSize(codec == 3 ? ZLEVEL_PACKED : ZLEVEL);
+    if (codec < 0 || codec > 4) codec = f.codec = 4;
+    f.work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
     f.work = rt_map(f.work_size);
-    size_t scratch = rt.buf_size + rt.buf_size / 4 + 16; /* codec 3's worst case: 20 bytes per 16-byte slot */
+    size_t scratch = rt.buf_size + rt.buf_size / 4 + 16; /* codec 3's and 4's worst case: 20 bytes per 16-byte slot */
     f.scratch = rt_map(scratch);
     f.packed_cap = ZSTD_compressBound(scratch);
     f.packed = rt_map(f.packed_cap);
-    f.table = rt_map(sizeof(uint64_t) << TABLE_BITS);
+    f.table = rt_map(2 * sizeof(uint64_t) << TABLE_BITS);
     f.cctx = f.work ? ZSTD_initStaticCCtx(f.work, f.work_size) : NULL;
     if (!f.cctx || !f.scratch || !f.packed || !f.table) return 0;
     if (!open_out(path, pid)) return 0;

@@ -50,11 +50,10 @@
 #ifndef ZLEVEL
 #define ZLEVEL 3
 #endif
-/* Codec 3's packed bytes hold no 16-byte periods to miss: the fast levels suit them. zstd is most of the */
-/* writer's time on irregular traces (gzip -6 on 1.1 MB, 38 M accesses, writer thread CPU: pack 150 ms,   */
-/* zstd 335 ms at level 1, 265 ms at -3, 250 ms at -5) and the writer bounds a full run, so level -3 buys */
-/* a fifth of zstd's time for about a quarter more bytes (gzip 0.77 -> 0.95 B/access; a loop's records   */
-/* stay almost nothing: gemm 55 -> 58 KB).                                                                 */
+/* Codecs 3 and 4 pack into bytes with no 16-byte periods to miss: the fast levels suit them. On irregular  */
+/* traces zstd is most of the writer's time; codec 4 on gzip -6 (37.9 M accesses, zstd CPU / bytes per     */
+/* access): level 1 216 ms / 0.72, -1 173 / 0.82, -3 155 / 0.87, -5 139 / 0.95; regular loops cost almost   */
+/* nothing at any level. -3 keeps every program far under 2 bytes an access (docs/compiled-in.md).          */
 #ifndef ZLEVEL_PACKED
 #define ZLEVEL_PACKED (-3)
 #endif

@@ -237,7 +237,10 @@ final class ProbeWriter {
     /**
      * A weak definition of the cursor for the executable that links this object: a link-time offset needs the
      * variable in the executable's own TLS block. Every such object carries one (the linker keeps the
-     * first); the executable exports it, and the runtime's references bind to it.
+     * first); the executable exports it, and the runtime's references bind to it. The definition would let
+     * a link without the runtime succeed and the first probe crash, so a word nobody reads refers to the
+     * runtime's memtrace_start (a link-time PC-relative reference, no load-time relocation): such a link
+     * fails as it did before, on an undefined symbol.
      */
     private static final String CURSOR_DEFINITION = """
             \t.weak __memtrace_cursor
@@ -247,5 +250,9 @@ final class ProbeWriter {
             \t.size __memtrace_cursor, 8
             __memtrace_cursor:
             \t.zero 8
+            \t.section .rodata
+            \t.p2align 2
+            \t.reloc ., R_X86_64_PLT32, memtrace_start
+            \t.long 0
             """;
 }

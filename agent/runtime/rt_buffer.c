@@ -2,11 +2,12 @@
  * rt_buffer.c: per-thread buffers of libmemtrace-rt.so and the fault that serves them.
  *
  * Every probe the rewriter inserted stores one 16-byte slot {address, site} per site of its group at the
- * thread's cursor (__memtrace_cursor, initial-exec TLS) and advances it; it never compares. A buffer is a
- * whole number of pages followed by a PROT_NONE guard page, and a probe stores its highest slot first, so
+ * thread's cursor (__memtrace_cursor, initial-exec TLS; an executable built by memtrace cc defines it
+ * itself and this library's references bind to that copy) and advances it; it never compares. A buffer is
+ * a whole number of pages followed by a PROT_NONE guard page, and a probe stores its highest slot first, so
  * that store faults when the group does not fit. The SIGSEGV handler (rt_probe_fault) recognizes the
- * probe by its code bytes (`mov %fs:(T),C` then, at the faulting pc, `mov %rax,d(C)` with d 0 or a disp8;
- * C and T are scratch registers the rewriter chose, usually %rdx and %r11) and by C being the thread's
+ * probe by its code bytes (`mov %fs:(T),C`, or `mov %fs:disp32,C` at the cursor's offset, then, at the
+ * faulting pc, `mov A,d(C)` with d 0 or a disp8; A, C and T are registers the rewriter chose) and by C being the thread's
  * cursor and the fault address C + d: either the group does not fit before the guard page (full: the
  * buffer goes to the writer and a fresh one takes its place) or C is 0 (the thread's first probe: its
  * buffer is created and MT_THREAD start recorded). It then points C and the cursor at the new buffer and
@@ -234,15 +235,30 @@ static int greg_of(int r)
     return map[r & 15];
 }
 
-/* A probe's first store: `mov %fs:(T),C` then, at pc, `mov %rax,d(C)` with d 0 or a disp8 (docs/       */
-/* compiled-in.md, "Full buffer"). Returns C's context index and sets *disp, or -1.                      */
+/* The cursor's offset from the thread pointer: what an executable's probe reads as `%fs:disp32`. */
+static long cursor_tpoff(void)
+{
+    char *tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return (char *)&__memtrace_cursor - tp;
+}
+
+/* A probe's first store (docs/compiled-in.md, "Full buffer"): at pc `mov A,d(C)` with d 0 or a disp8, */
+/* right after `mov %fs:(T),C` (any object) or `mov %fs:disp32,C` with disp32 the cursor's offset (an    */
+/* executable's group probe). Returns C's context index and sets *disp, or -1.                            */
 static int probe_store(const unsigned char *pc, long *disp)
 {
-    if ((pc[0] & 0xfe) != 0x48 || pc[1] != 0x89) return -1;
-    int mod = pc[2] >> 6, reg = (pc[2] >> 3) & 7, rm = pc[2] & 7;
-    if (reg != 0 || mod > 1 || rm == 4 || rm == 5) return -1;
+    if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
+    int mod = pc[2] >> 6, rm = pc[2] & 7;
+    if (mod > 1 || rm == 4 || rm == 5) return -1;
     int c = rm | (pc[0] & 1) << 3;
     *disp = mod ? (signed char)pc[3] : 0;
+    const unsigned char *local = pc - 9;
+    int32_t offset;
+    rt_memcpy(&offset, local + 5, 4);
+    if (local[0] == 0x64 && (local[1] & 0xfb) == 0x48 && local[2] == 0x8b && (local[3] & 0xc7) == 0x04 && local[4] == 0x25
+        && (((local[3] >> 3) & 7) | (local[1] & 4) << 1) == c && offset == cursor_tpoff())
+        return greg_of(c);
     const unsigned char *load = pc - 4;
     int rex = load[1];
     if (load[0] != 0x64 || (rex & 0xfa) != 0x48 || load[2] != 0x8b) return -1;

@@ -3,16 +3,20 @@
  *
  * A full buffer is queued here by the thread that filled it, which takes a free buffer and goes on; a
  * writer thread (on the second core, when there is one) takes buffers off the queue in order, turns the
- * slots into chunk payloads and appends the chunks to the file. Producers wait for a free buffer only when
- * the writer is more than about two buffers per thread behind: nothing is ever dropped for speed.
+ * slots into chunk payloads and appends the chunks to the file. When the writer is more than about two
+ * buffers per thread behind, a producer that needs a free buffer encodes the next queued one itself (a
+ * second encoder, one such helper at a time) instead of sleeping, so both cores encode; every buffer taken
+ * gets a ticket in queue order and chunks reach the file in ticket order. Nothing is ever dropped for speed.
  *
- * A payload is codec 3 by default: every access slot becomes two varints, its site's difference to the
- * previous slot's site and its address's difference to the previous address of a site hashed to the same
- * table entry (tag slots and their event records pass as they are), and the chunk is one zstd frame at
- * level -3 (ZLEVEL_PACKED). A regular loop packs into a few repeating bytes per access that zstd stores in
- * almost nothing; an irregular one still gives zstd about a fifth of the bytes the slots take.
- * MEMTRACE_CODEC=2 writes the older site-delta slots at level 3 (ZLEVEL), 1 plain zstd of the slots, 0 the
- * slots as they are (all there to measure the transforms). The output reads:
+ * A payload is codec 4 by default: every access slot becomes one varint, its address's difference to the
+ * previous address of a site hashed to the same table entry, when its site is the one that followed the
+ * previous record's site last time (the table remembers it), else that varint flagged and the site's
+ * difference as a second one (tag slots and their event records pass as they are); the chunk is one zstd
+ * frame at level -3 (ZLEVEL_PACKED). A regular loop packs into a byte or two per access that repeat and zstd
+ * stores in almost nothing; an irregular one still gives zstd about a ninth of the bytes the slots take.
+ * MEMTRACE_CODEC=3 writes codec 4 without the site prediction, 2 the older site-delta slots at level 3
+ * (ZLEVEL), 1 plain zstd of the slots, 0 the slots as they are (all there to measure the transforms). The
+ * output reads:
  *
  *     header (64 bytes)  CHNK tid order stored raw codec payload  CHNK ...  EEND chunks records dropped
  *
@@ -46,11 +50,10 @@
 #ifndef ZLEVEL
 #define ZLEVEL 3
 #endif
-/* Codec 3's packed bytes hold no 16-byte periods to miss: the fast levels suit them. zstd is most of the */
-/* writer's time on irregular traces (gzip -6 on 1.1 MB, 38 M accesses, writer thread CPU: pack 150 ms,   */
-/* zstd 335 ms at level 1, 265 ms at -3, 250 ms at -5) and the writer bounds a full run, so level -3 buys */
-/* a fifth of zstd's time for about a quarter more bytes (gzip 0.77 -> 0.95 B/access; a loop's records   */
-/* stay almost nothing: gemm 55 -> 58 KB).                                                                 */
+/* Codecs 3 and 4 pack into bytes with no 16-byte periods to miss: the fast levels suit them. On irregular  */
+/* traces zstd is most of the writer's time; codec 4 on gzip -6 (37.9 M accesses, zstd CPU / bytes per     */
+/* access): level 1 216 ms / 0.72, -1 173 / 0.82, -3 155 / 0.87, -5 139 / 0.95; regular loops cost almost   */
+/* nothing at any level. -3 keeps every program far under 2 bytes an access (docs/compiled-in.md).          */
 #ifndef ZLEVEL_PACKED
 #define ZLEVEL_PACKED (-3)
 #endif
@@ -80,6 +83,17 @@ static struct {
     struct rt_buf *descs;
     int ndescs;
     int nbufs;                  /* buffers in existence */
+    volatile int next_ticket;   /* queued buffers taken for encoding, in queue order (under queue_lock) */
+    volatile int appended;      /* futex: tickets whose chunks are in the file */
+    int writer_running;
+    int broken;                 /* zstd failed: nothing more is written */
+} f;
+
+/* What turns slots into a chunk: encoder 0 belongs to the writer thread (and to the final flush), encoder 1 */
+/* to a program thread that would otherwise wait for a free buffer. Each encodes on its own; the chunks    */
+/* reach the file in the order their buffers were queued (tickets).                                        */
+struct encoder {
+    rt_lock lock;
     char *scratch;              /* the transformed slots */
     char *packed;               /* the zstd frame */
     size_t packed_cap;
@@ -87,11 +101,14 @@ static struct {
     void *work;                 /* the context's memory: zstd never calls the (wrapped) allocator */
     size_t work_size;
     uint64_t *table;
-    int writer_running;
-    int broken;                 /* zstd failed: nothing more is written */
-} f;
+    const char *payload;        /* the last encoded chunk: payload, its sizes and what it counted */
+    size_t stored, raw;
+    uint64_t records, dropped;
+};
+static struct encoder enc[2];
 
 static void write_queued(struct rt_buf *b);
+static int help_writer(void);
 
 static void futex_wait(volatile int *word, int value, long ns)
 {
@@ -140,6 +157,7 @@ struct rt_buf *rt_buf_get(void)
             if (!b) mt_sys2(SYS_exit_group, 127, 0); /* no memory at all for a buffer: nothing sane is left */
             continue;
         }
+        if (help_writer()) continue;
         futex_wait(&f.pool_gen, gen, 10 * 1000 * 1000);
     }
 }
@@ -206,9 +224,9 @@ static void write_all(const void *p, size_t n)
 /* are dropped (events_only) or delta-coded. In place, the slots are rewritten in lines the loop has just */
 /* read; into scratch, another megabyte streams through the cache. Locals throughout: `out` may alias     */
 /* anything of type uint64_t, so fields of `f` would be reloaded at every store.                          */
-static size_t transform(const char *s, const char *e, char *dst, int events_only, int delta)
+static size_t transform(struct encoder *x, const char *s, const char *e, char *dst, int events_only, int delta)
 {
-    uint64_t *out = (uint64_t *)dst, *table = f.table;
+    uint64_t *out = (uint64_t *)dst, *table = x->table;
     const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
     uint64_t records = 0, dropped = 0, prev_site = 0, h = 0, last = 0;
     if (delta)
@@ -243,8 +261,8 @@ static size_t transform(const char *s, const char *e, char *dst, int events_only
         out[1] = w1;
         out += 2;
     }
-    f.records += records;
-    f.dropped += dropped;
+    x->records = records;
+    x->dropped = dropped;
     return (size_t)((char *)out - dst);
 }
 
@@ -267,9 +285,9 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
 
 /* Returns the packed bytes written to dst (room for 5/4 of the input); *raw gets the slot bytes they stand for. */
-static size_t pack(const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
+static size_t pack(struct encoder *x, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
 {
-    uint64_t *table = f.table;
+    uint64_t *table = x->table;
     const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
     uint8_t *out = dst;
     uint64_t records = 0, dropped = 0, prev_site = 0, h = 0, last = 0;
@@ -300,39 +318,118 @@ static size_t pack(const char *s, const char *e, uint8_t *dst, int events_only, 
         out = put_varint(out, zigzag(w0 - last));
         last = w0;
     }
-    f.records += records;
-    f.dropped += dropped;
+    x->records = records;
+    x->dropped = dropped;
     *raw = (slots + records) * 16;
     return (size_t)(out - dst);
 }
 
-/* One chunk from a thread's slots, transformed in place when the buffer is ours (queued), else into   */
-/* scratch (another thread's live buffer at the end); the caller holds the file lock.                     */
-static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_place)
+/* Codec 4 (the default): codec 3 with the site predicted. Each table entry also remembers the site that */
+/* followed the last record of a site hashed to it; a record whose site is that one (nine in ten on gzip,  */
+/* all but a few in a loop) is one varint, the address difference (zigzag) shifted left once, 65 bits; any */
+/* other record sets that low bit and adds the site's difference to the previous site (zigzag, plus 1). A  */
+/* tag is the bytes 1, 0 and its slots as they are. zstd then reads about half the bytes codec 3 gives it (gzip: 1.7        */
+/* instead of 3.4 per access) and spends about a third less time on them.                                   */
+/* The 65-bit number v * 2 + bit as LEB128: the low byte holds the bit and v's low 6 bits. */
+static inline uint8_t *put_token(uint8_t *p, uint64_t v, uint64_t bit)
 {
-    if (e <= s || f.broken) return;
+    uint64_t first = (v & 0x3f) << 1 | bit;
+    if (v < 0x40) {
+        *p++ = (uint8_t)first;
+        return p;
+    }
+    *p++ = (uint8_t)(first | 0x80);
+    return put_varint(p, v >> 6);
+}
+
+static size_t pack_predicted(struct encoder *x, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
+{
+    uint64_t *t = x->table; /* per entry: [0] the last address of its sites, [1] the site after its last one */
+    const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
+    uint8_t *out = dst;
+    uint64_t records = 0, dropped = 0, site = 0, last = 0;
+    size_t h = 0, slots = 0;
+    for (size_t i = 0; i < (2u << TABLE_BITS); i++) t[i] = 0;
+    while (in < end) {
+        uint64_t w0 = in[0], w1 = in[1];
+        if (__builtin_expect(w1 >> 63, 0)) {
+            size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
+            if (in + n > end) n = (size_t)(end - in);
+            *out++ = 1;
+            *out++ = 0;
+            rt_memcpy(out, in, n * 8);
+            out += n * 8;
+            in += n;
+            slots += n / 2;
+            continue;
+        }
+        in += 2;
+        if (events_only) { dropped++; continue; }
+        records++;
+        uint64_t predicted = t[2 * h + 1], step = w1 - site;
+        t[2 * h + 1] = w1;
+        if (w1 != site) {
+            t[2 * h] = last;
+            site = w1;
+            h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
+            last = t[2 * h];
+        }
+        uint64_t a = zigzag(w0 - last);
+        last = w0;
+        if (__builtin_expect(w1 == predicted, 1)) {
+            out = put_token(out, a, 0);
+        } else {
+            out = put_token(out, a, 1);
+            out = put_varint(out, zigzag(step) + 1);
+        }
+    }
+    x->records = records;
+    x->dropped = dropped;
+    *raw = (slots + records) * 16;
+    return (size_t)(out - dst);
+}
+
+/* One chunk's payload from a thread's slots into the encoder, transformed in place when the buffer is ours */
+/* (queued), else into scratch (another thread's live buffer at the end). Returns 0 when there is nothing  */
+/* to write.                                                                                                */
+static int encode(struct encoder *x, const char *s0, const char *e, int events_only, int in_place)
+{
+    char *s = (char *)s0;
+    x->records = x->dropped = 0;
+    if (e <= s || f.broken) return 0;
     int codec = f.codec;
-    char *raw_data = in_place && codec != 3 ? s : f.scratch;
+    char *raw_data = in_place && codec < 3 ? s : x->scratch;
     size_t raw, input;
-    if (codec == 3) input = pack(s, e, (uint8_t *)raw_data, events_only, &raw);
-    else input = raw = transform(s, e, raw_data, events_only, codec == 2);
-    if (!raw) return;
-    const char *payload = raw_data;
-    size_t stored = raw;
+    if (codec == 4) input = pack_predicted(x, s, e, (uint8_t *)raw_data, events_only, &raw);
+    else if (codec == 3) input = pack(x, s, e, (uint8_t *)raw_data, events_only, &raw);
+    else input = raw = transform(x, s, e, raw_data, events_only, codec == 2);
+    x->raw = raw;
+    if (!raw) return 0;
+    x->payload = raw_data;
+    x->stored = raw;
     if (codec) {
-        size_t z = ZSTD_compressCCtx(f.cctx, f.packed, f.packed_cap, raw_data, input, codec == 3 ? ZLEVEL_PACKED : ZLEVEL);
+        size_t z = ZSTD_compressCCtx(x->cctx, x->packed, x->packed_cap, raw_data, input, codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         if (ZSTD_isError(z)) { /* cannot happen with a static context sized for ZLEVEL: stop writing */
             static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
             mt_sys3(SYS_write, 2, msg, sizeof msg - 1);
             f.broken = 1;
-            return;
+            return 0;
         }
-        payload = f.packed;
-        stored = z;
+        x->payload = x->packed;
+        x->stored = z;
     }
-    struct chunk_header h = {CHUNK_MAGIC, tid, f.chunks++, (uint32_t)stored, (uint32_t)raw, (uint32_t)codec, 0};
+    return 1;
+}
+
+/* The encoder's chunk at the end of the file; one appender at a time (tickets, or the final flush alone). */
+static void append(struct encoder *x, uint32_t tid, int encoded)
+{
+    __atomic_add_fetch(&f.records, x->records, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&f.dropped, x->dropped, __ATOMIC_RELAXED);
+    if (!encoded) return;
+    struct chunk_header h = {CHUNK_MAGIC, tid, f.chunks++, (uint32_t)x->stored, (uint32_t)x->raw, (uint32_t)f.codec, 0};
     static const char zeros[8];
-    struct iovec iov[3] = {{&h, sizeof h}, {(void *)payload, stored}, {(void *)zeros, (8 - stored % 8) % 8}};
+    struct iovec iov[3] = {{&h, sizeof h}, {(void *)x->payload, x->stored}, {(void *)zeros, (8 - x->stored % 8) % 8}};
     size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
     long w = mt_sys3(SYS_writev, f.fd, iov, 3);
     if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
@@ -345,10 +442,59 @@ static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_
     }
 }
 
+static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_place)
+{
+    append(&enc[0], tid, encode(&enc[0], s, e, events_only, in_place));
+}
+
 static void write_queued(struct rt_buf *b)
 {
     write_chunk(b->tid, b->from, b->used, b->events_only, 1);
     rt_buf_put(b);
+}
+
+/* The oldest queued buffer and its ticket, while the process runs (the final flush drains the rest). */
+static struct rt_buf *take_ticket(int *ticket)
+{
+    rt_lock_take(&f.queue_lock);
+    struct rt_buf *b = rt.state == RT_RUNNING ? f.head : NULL;
+    if (b) {
+        f.head = b->next;
+        if (!f.head) f.tail = NULL;
+        __atomic_sub_fetch(&f.queued, 1, __ATOMIC_RELEASE);
+        *ticket = f.next_ticket++;
+    }
+    rt_lock_drop(&f.queue_lock);
+    return b;
+}
+
+/* Encodes a ticketed buffer with x, waits for the chunks before it, appends, and frees the buffer. */
+static void encode_in_turn(struct encoder *x, struct rt_buf *b, int ticket)
+{
+    int encoded = encode(x, b->from, b->used, b->events_only, 1);
+    for (int seen; (seen = __atomic_load_n(&f.appended, __ATOMIC_ACQUIRE)) != ticket;) futex_wait(&f.appended, seen, 1000 * 1000);
+    append(x, b->tid, encoded);
+    __atomic_store_n(&f.appended, ticket + 1, __ATOMIC_RELEASE);
+    futex_wake(&f.appended);
+    rt_buf_put(b);
+}
+
+/* A program thread that would wait for a free buffer encodes a queued one instead (encoder 1, if free):  */
+/* then both cores encode while the writer is behind. Returns 1 when it freed a buffer.                    */
+static int help_writer(void)
+{
+    int none = 0;
+    if (!__atomic_compare_exchange_n(&enc[1].lock.owner, &none, rt_tid(), 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
+    int ticket;
+    struct rt_buf *b = take_ticket(&ticket);
+    if (b) {
+        int saved = rt_self.internal;
+        rt_self.internal = 1; /* zstd's memcpy is the program's wrapped one: no events from it */
+        encode_in_turn(&enc[1], b, ticket);
+        rt_self.internal = saved;
+    }
+    rt_lock_drop(&enc[1].lock);
+    return b != NULL;
 }
 
 static void *writer_main(void *arg)
@@ -358,10 +504,16 @@ static void *writer_main(void *arg)
     rt_block_signals(); /* the program's signals are for its own threads */
     for (;;) {
         if (!f.queued) { futex_wait(&f.queued, 0, 100 * 1000 * 1000); continue; }
-        rt_lock_take(&f.file_lock);
-        struct rt_buf *b = dequeue();
-        if (b) write_queued(b);
-        rt_lock_drop(&f.file_lock);
+        int ticket;
+        struct rt_buf *b = take_ticket(&ticket);
+        if (!b) { /* the final flush drains the queue */
+            struct timespec ms = {0, 1000 * 1000};
+            mt_sys2(SYS_nanosleep, &ms, 0);
+            continue;
+        }
+        rt_lock_take(&enc[0].lock);
+        encode_in_turn(&enc[0], b, ticket);
+        rt_lock_drop(&enc[0].lock);
     }
     return NULL;
 }
@@ -415,16 +567,19 @@ static int open_out(const char *path, int pid)
 int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
-    if (codec < 0 || codec > 3) codec = f.codec = 3;
-    f.work_size = ZSTD_estimateCCtxSize(codec == 3 ? ZLEVEL_PACKED : ZLEVEL);
-    f.work = rt_map(f.work_size);
-    size_t scratch = rt.buf_size + rt.buf_size / 4 + 16; /* codec 3's worst case: 20 bytes per 16-byte slot */
-    f.scratch = rt_map(scratch);
-    f.packed_cap = ZSTD_compressBound(scratch);
-    f.packed = rt_map(f.packed_cap);
-    f.table = rt_map(sizeof(uint64_t) << TABLE_BITS);
-    f.cctx = f.work ? ZSTD_initStaticCCtx(f.work, f.work_size) : NULL;
-    if (!f.cctx || !f.scratch || !f.packed || !f.table) return 0;
+    if (codec < 0 || codec > 4) codec = f.codec = 4;
+    for (int i = 0; i < 2; i++) {
+        struct encoder *x = &enc[i];
+        x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
+        x->work = rt_map(x->work_size);
+        size_t scratch = rt.buf_size + rt.buf_size / 4 + 16; /* codec 3's and 4's worst case: 20 bytes per 16-byte slot */
+        x->scratch = rt_map(scratch);
+        x->packed_cap = ZSTD_compressBound(scratch);
+        x->packed = rt_map(x->packed_cap);
+        x->table = rt_map(2 * sizeof(uint64_t) << TABLE_BITS);
+        x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
+        if (!x->cctx || !x->scratch || !x->packed || !x->table) return 0;
+    }
     if (!open_out(path, pid)) return 0;
     uint64_t old = rt_block_signals();
     start_writer();
@@ -465,6 +620,14 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     /* Threads in the middle of handing over a buffer finish doing so (a thread stopped there for good */
     /* costs one second, then its buffer is written as it stands).                                     */
     for (int i = 0; i < 1000 && __atomic_load_n(&rt.swapping, __ATOMIC_SEQ_CST) != 0; i++) {
+        struct timespec ms = {0, 1000 * 1000};
+        mt_sys2(SYS_nanosleep, &ms, 0);
+    }
+    /* No ticket is handed out from now on (take_ticket sees the state under the queue lock); chunks being */
+    /* encoded reach the file first (a thread stopped for good in the middle costs one second).          */
+    rt_lock_take(&f.queue_lock);
+    rt_lock_drop(&f.queue_lock);
+    for (int i = 0; i < 1000 && __atomic_load_n(&f.appended, __ATOMIC_ACQUIRE) != f.next_ticket; i++) {
         struct timespec ms = {0, 1000 * 1000};
         mt_sys2(SYS_nanosleep, &ms, 0);
     }
@@ -531,6 +694,10 @@ void rt_file_fork_child(const char *path, int pid)
         rt.to_file = 0;
         return;
     }
-    f.cctx = ZSTD_initStaticCCtx(f.work, f.work_size);
+    f.next_ticket = f.appended = 0;
+    for (int i = 0; i < 2; i++) {
+        enc[i].lock.owner = 0;
+        enc[i].cctx = ZSTD_initStaticCCtx(enc[i].work, enc[i].work_size);
+    }
     start_writer();
 }

@@ -2,7 +2,7 @@
  * mt_stub_rt.c: a stand-in for libmemtrace-rt.so that the rewriter's tests link (as an object) into
  * programs built from instrumented assembly. It plays the runtime's side of docs/compiled-in.md just far
  * enough to run them: it defines the TLS cursor __memtrace_cursor, and since a thread's cursor starts at 0
- * its first probe faults on `mov %rax,d(C)` (d 0 or a disp8, C the probe's cursor register) with C 0;
+ * its first probe faults on `mov A,d(C)` (d 0 or a disp8, C the probe's cursor register) with C 0;
  * the SIGSEGV handler then gives the thread a zeroed 64 MiB buffer followed by a guard page, points C and the cursor at it and resumes.
  *
  * At exit, when MT_STUB_OUT names a file, it writes every thread's records there as text:
@@ -34,6 +34,9 @@
 
 __thread char *__memtrace_cursor;
 
+/* Executables' objects refer to the runtime's memtrace_start (docs/compiled-in.md, "The probe"). */
+void memtrace_start(void) {}
+
 struct site {
     int32_t probe, insn;
     uint8_t kind, size, access, flags;
@@ -59,17 +62,26 @@ static char *overflowed_buffer(const char *p, long bytes)
     return NULL;
 }
 
-/* The probe's first store, `mov %rax,d(C)` (d 0 or a disp8) right after `mov %fs:(T),C`: the context  */
-/* index of C, and d in *disp; -1 when the bytes at pc are not that.                                     */
+/* The probe's first store, `mov A,d(C)` (d 0 or a disp8) right after `mov %fs:(T),C` or, in an         */
+/* executable's group probe, `mov %fs:disp32,C` with disp32 the cursor's offset from the thread pointer:  */
+/* the context index of C, and d in *disp; -1 when the bytes at pc are not that.                          */
 static int probe_store(const unsigned char *pc, long *disp)
 {
     static const int gregs[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
                                   REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
-    if ((pc[0] & 0xfe) != 0x48 || pc[1] != 0x89) return -1;
-    int mod = pc[2] >> 6, reg = (pc[2] >> 3) & 7, rm = pc[2] & 7;
-    if (reg != 0 || mod > 1 || rm == 4 || rm == 5) return -1;
+    if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
+    int mod = pc[2] >> 6, rm = pc[2] & 7;
+    if (mod > 1 || rm == 4 || rm == 5) return -1;
     int c = rm | (pc[0] & 1) << 3;
     *disp = mod ? (signed char) pc[3] : 0;
+    const unsigned char *local = pc - 9;
+    int32_t offset;
+    memcpy(&offset, local + 5, 4);
+    char *tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    if (local[0] == 0x64 && (local[1] & 0xfb) == 0x48 && local[2] == 0x8b && (local[3] & 0xc7) == 0x04 && local[4] == 0x25
+        && (((local[3] >> 3) & 7) | (local[1] & 4) << 1) == c && offset == (char *) &__memtrace_cursor - tp)
+        return gregs[c];
     const unsigned char *load = pc - 4;
     if (load[0] != 0x64 || (load[1] & 0xfa) != 0x48 || load[2] != 0x8b) return -1;
     if (load[3] >> 6 != 0 || (((load[3] >> 3) & 7) | (load[1] & 4) << 1) != c) return -1;

@@ -84,6 +84,9 @@ final class CcCommand implements Callable<Integer> {
             Map<String, String> env = pb.environment();
             env.put("MEMTRACE_CC_STATE", state.toString());
             env.put("MEMTRACE_CC_OPTIONS", OptionWords.join(parsed.optionWords()));
+            // objects compiled on a -shared command line go into a shared library, whatever cc1 was told
+            if (gccArgs.contains("-shared")) env.put("MEMTRACE_CC_SHARED", "1");
+            else env.remove("MEMTRACE_CC_SHARED");
             env.put("MEMTRACE_JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
             env.put("MEMTRACE_CLASSPATH", System.getProperty("java.class.path"));
             env.put("MEMTRACE_JAVA_OPTIONS", "--enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "

@@ -16,7 +16,9 @@ import java.util.Set;
  * The {@code as} step of {@code memtrace cc}: {@code AsStep <real as> <as arguments>}, run by the gcc
  * wrapper in place of the assembler. Compiler output listed in {@code $MEMTRACE_CC_STATE/cc1-outputs} is
  * rewritten with probes ({@link Rewriter}) into the state directory and assembled from there; any other
- * input is assembled unchanged. Exits with the real assembler's status, whose stderr passes through.
+ * input is assembled unchanged. Exits with the real assembler's status, whose stderr passes through. An
+ * object that may go into a shared library (cc1 ran with -fPIC or -fpic, listed in {@code cc1-pic-outputs},
+ * or gcc links -shared: {@code MEMTRACE_CC_SHARED=1}) gets probes that find the cursor through the GOT.
  *
  * <p>Whatever goes wrong inside the rewriter ends in the uninstrumented object and a warning, never in a
  * failed build nor a broken binary (Zydis missing included: that is a RuntimeException).
@@ -53,12 +55,13 @@ public final class AsStep {
             int input = inputIndex(asArgs);
             String state = env.get("MEMTRACE_CC_STATE");
             Path source = input < 0 ? null : Path.of(asArgs.get(input));
-            if (source == null || state == null || !listed(Path.of(state), source)) {
+            if (source == null || state == null || !listed(Path.of(state), source, "cc1-outputs")) {
                 err.println("memtrace cc: note: " + (source == null ? "<stdin>" : source)
                         + " is not compiler output, assembled uninstrumented");
                 return execute(realAs, asArgs);
             }
-            return instrumented(realAs, asArgs, input, source, Path.of(state), options);
+            boolean local = !"1".equals(env.get("MEMTRACE_CC_SHARED")) && !listed(Path.of(state), source, "cc1-pic-outputs");
+            return instrumented(realAs, asArgs, input, source, Path.of(state), options, local);
         } catch (IOException e) {
             err.println("memtrace: " + e.getMessage());
             return 1;
@@ -69,15 +72,15 @@ public final class AsStep {
         }
     }
 
-    private int instrumented(String realAs, List<String> asArgs, int input, Path source, Path state, CcOptions options)
-            throws IOException, InterruptedException {
+    private int instrumented(String realAs, List<String> asArgs, int input, Path source, Path state, CcOptions options,
+                             boolean localCursor) throws IOException, InterruptedException {
         // cc1's outputs have unique names within a build, and the state directory is the build's own.
         Path output = state.resolve(stem(source) + ".mt.s");
         try {
             Rewriter.Result result;
             try {
-                result = new Rewriter(options, (labeled, object) -> assembleQuietly(realAs, asArgs, input, labeled, object))
-                        .rewrite(source, output);
+                result = new Rewriter(options, (labeled, object) -> assembleQuietly(realAs, asArgs, input, labeled, object),
+                        localCursor).rewrite(source, output);
             } catch (Rewriter.InputRejected e) {
                 return execute(realAs, asArgs); // the assembler explains what is wrong with its input
             } catch (IOException | RuntimeException e) {
@@ -126,8 +129,9 @@ public final class AsStep {
         return found;
     }
 
-    private static boolean listed(Path state, Path source) throws IOException {
-        Path list = state.resolve("cc1-outputs");
+    /** Whether the state directory's list {@code name} (one path a line, written by the gcc wrapper) holds {@code source}. */
+    private static boolean listed(Path state, Path source, String name) throws IOException {
+        Path list = state.resolve(name);
         if (!Files.isRegularFile(list)) {
             return false;
         }

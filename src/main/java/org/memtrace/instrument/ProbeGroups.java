@@ -86,9 +86,10 @@ final class ProbeGroups {
     }
 
     /**
-     * The registers the probe of a group may hold its cursor and the cursor's TLS offset in: not %rax (the
-     * address; reloaded from the stack for an address that reads it), not %rsp, %rbp, %r12, %r13 (their
-     * encodings take a SIB byte or mean rip-relative, and the runtime decodes the probe's two instructions).
+     * The registers the probe of a group may hold its cursor and the cursor's TLS offset (in an executable's
+     * probe: the addresses) in: not %rax (the GOT form's address; reloaded from the stack for an address that
+     * reads it), not %rsp, %rbp, %r12, %r13 (their encodings take a SIB byte or mean rip-relative, and the
+     * runtime decodes the probe's two instructions).
      */
     static final List<String> SCRATCH = List.of("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
 

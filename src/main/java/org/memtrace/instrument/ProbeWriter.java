@@ -12,9 +12,22 @@ final class ProbeWriter {
     static final String SITE_LABEL = ".Lmt_s";
     /** The table's section: allocated (strip keeps it) and retained (--gc-sections keeps it). */
     static final String SITES_SECTION = ".section memtrace_sites,\"aR\",@progbits";
+    /** The cursor as a link-time offset from the thread pointer: only an executable can resolve it. */
+    private static final String LOCAL_CURSOR = "%fs:__memtrace_cursor@tpoff";
 
     private final StringBuilder table = new StringBuilder();
+    private final boolean localCursor;
     private int sites;
+    private boolean localGroups;
+
+    /**
+     * @param localCursor the object goes into an executable (not compiled -fPIC, not linked -shared): group
+     *                    probes address the cursor at its link-time offset, one load, no GOT slot and no
+     *                    register for the offset
+     */
+    ProbeWriter(boolean localCursor) {
+        this.localCursor = localCursor;
+    }
 
     int sites() {
         return sites;
@@ -97,6 +110,20 @@ final class ProbeWriter {
         String[] scratch = ProbeGroups.scratch(sites.subList(0, n - 1));
         String cursor = "%" + scratch[0];
         String offset = "%" + scratch[1];
+        if (localCursor) {
+            localGroup(out, sites, base, cursor, offset, cfi);
+        } else {
+            gotGroup(out, sites, base, cursor, offset, cfi);
+        }
+        for (int i = 0; i < n; i++) {
+            entry(base + i, INSTRUCTION_LABEL + instructions.get(i), sites.get(i));
+        }
+        out.append(INSTRUCTION_LABEL).append(first).append(":\n");
+    }
+
+    /** The group probe of an object that may go into a shared library: the cursor's TLS offset from its GOT slot. */
+    private void gotGroup(StringBuilder out, List<Site> sites, int base, String cursor, String offset, boolean cfi) {
+        int n = sites.size();
         out.append("\tleaq -128(%rsp), %rsp\n");
         adjust(out, cfi, 128);
         for (String r : List.of("%rax", cursor, offset)) {
@@ -111,7 +138,7 @@ final class ProbeWriter {
         }
         out.append("\tmovq __memtrace_cursor@gottpoff(%rip), ").append(offset).append('\n');
         out.append("\tmovq %fs:(").append(offset).append("), ").append(cursor).append('\n');
-        store(out, base + n - 1, 16 * (n - 1), cursor);
+        store(out, base + n - 1, 16 * (n - 1), cursor, "%rax");
         for (int i = 0; i < n - 1; i++) {
             Site s = sites.get(i);
             if (ProbeGroups.reads(s, "rax")) {
@@ -119,7 +146,7 @@ final class ProbeWriter {
             }
             out.append(SITE_LABEL).append(base + i).append(":\n");
             out.append("\tleaq ").append(s.address()).append(", %rax\n");
-            store(out, base + i, 16 * i, cursor);
+            store(out, base + i, 16 * i, cursor, "%rax");
         }
         out.append("\tleaq ").append(16 * n).append('(').append(cursor).append("), ").append(cursor).append('\n');
         out.append("\tmovq ").append(cursor).append(", %fs:(").append(offset).append(")\n");
@@ -129,10 +156,45 @@ final class ProbeWriter {
         }
         out.append("\tleaq 128(%rsp), %rsp\n");
         adjust(out, cfi, -128);
-        for (int i = 0; i < n; i++) {
-            entry(base + i, INSTRUCTION_LABEL + instructions.get(i), sites.get(i));
+    }
+
+    /**
+     * The group probe of an executable's object: the second scratch register holds the addresses instead of
+     * %rax, so no address needs the program's %rax back from the stack, and the cursor is one %fs load at
+     * its link-time offset. Two registers are saved, the step over the red zone is 136 bytes: the probe
+     * still runs 152 bytes below the program's %rsp, as the sites' %rsp-based operands assume.
+     */
+    private void localGroup(StringBuilder out, List<Site> sites, int base, String cursor, String address, boolean cfi) {
+        int n = sites.size();
+        out.append("\tleaq -136(%rsp), %rsp\n");
+        adjust(out, cfi, 136);
+        for (String r : List.of(address, cursor)) {
+            out.append("\tpushq ").append(r).append('\n');
+            adjust(out, cfi, 8);
         }
-        out.append(INSTRUCTION_LABEL).append(first).append(":\n");
+        Site last = sites.getLast();
+        out.append(SITE_LABEL).append(base + n - 1).append(":\n");
+        out.append("\tleaq ").append(last.address()).append(", ").append(address).append('\n');
+        if (last.fs()) {
+            out.append("\tmovq %fs:0, ").append(cursor).append("\n\tleaq (").append(address).append(',').append(cursor)
+                    .append("), ").append(address).append('\n');
+        }
+        out.append("\tmovq ").append(LOCAL_CURSOR).append(", ").append(cursor).append('\n');
+        store(out, base + n - 1, 16 * (n - 1), cursor, address);
+        for (int i = 0; i < n - 1; i++) {
+            out.append(SITE_LABEL).append(base + i).append(":\n");
+            out.append("\tleaq ").append(sites.get(i).address()).append(", ").append(address).append('\n');
+            store(out, base + i, 16 * i, cursor, address);
+        }
+        out.append("\tleaq ").append(16 * n).append('(').append(cursor).append("), ").append(cursor).append('\n');
+        out.append("\tmovq ").append(cursor).append(", ").append(LOCAL_CURSOR).append('\n');
+        for (String r : List.of(cursor, address)) {
+            out.append("\tpopq ").append(r).append('\n');
+            adjust(out, cfi, -8);
+        }
+        out.append("\tleaq 136(%rsp), %rsp\n");
+        adjust(out, cfi, -136);
+        localGroups = true;
     }
 
     /** The label of an instruction whose records the probe of its group writes. */
@@ -140,11 +202,12 @@ final class ProbeWriter {
         out.append(INSTRUCTION_LABEL).append(instruction).append(":\n");
     }
 
-    /** Stores %rax (the address) and the site at {@code offset} from the cursor. */
-    private static void store(StringBuilder out, int site, int offset, String cursor) {
-        out.append("\tmovq %rax, ").append(offset == 0 ? "" : Integer.toString(offset)).append('(').append(cursor).append(")\n");
-        out.append("\tleaq ").append(SITE_LABEL).append(site).append("(%rip), %rax\n");
-        out.append("\tmovq %rax, ").append(offset + 8).append('(').append(cursor).append(")\n");
+    /** Stores the address (in {@code address}) and the site at {@code offset} from the cursor. */
+    private static void store(StringBuilder out, int site, int offset, String cursor, String address) {
+        out.append("\tmovq ").append(address).append(", ").append(offset == 0 ? "" : Integer.toString(offset))
+                .append('(').append(cursor).append(")\n");
+        out.append("\tleaq ").append(SITE_LABEL).append(site).append("(%rip), ").append(address).append('\n');
+        out.append("\tmovq ").append(address).append(", ").append(offset + 8).append('(').append(cursor).append(")\n");
     }
 
     private static void adjust(StringBuilder out, boolean cfi, int bytes) {
@@ -168,6 +231,28 @@ final class ProbeWriter {
         if (sites == 0) {
             return "";
         }
-        return "\t" + SITES_SECTION + "\n\t.p2align 3\n" + table;
+        return "\t" + SITES_SECTION + "\n\t.p2align 3\n" + table + (localGroups ? CURSOR_DEFINITION : "");
     }
+
+    /**
+     * A weak definition of the cursor for the executable that links this object: a link-time offset needs the
+     * variable in the executable's own TLS block. Every such object carries one (the linker keeps the
+     * first); the executable exports it, and the runtime's references bind to it. The definition would let
+     * a link without the runtime succeed and the first probe crash, so a word nobody reads refers to the
+     * runtime's memtrace_start (a link-time PC-relative reference, no load-time relocation): such a link
+     * fails as it did before, on an undefined symbol.
+     */
+    private static final String CURSOR_DEFINITION = """
+            \t.weak __memtrace_cursor
+            \t.section .tbss,"awT",@nobits
+            \t.p2align 3
+            \t.type __memtrace_cursor, @object
+            \t.size __memtrace_cursor, 8
+            __memtrace_cursor:
+            \t.zero 8
+            \t.section .rodata
+            \t.p2align 2
+            \t.reloc ., R_X86_64_PLT32, memtrace_start
+            \t.long 0
+            """;
 }

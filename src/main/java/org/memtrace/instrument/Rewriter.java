@@ -67,10 +67,21 @@ public final class Rewriter {
 
     private final CcOptions options;
     private final Assembler assembler;
+    private final boolean localCursor;
 
+    /** A rewriter whose probes suit any object, shared libraries included (the cursor's offset from the GOT). */
     public Rewriter(CcOptions options, Assembler assembler) {
+        this(options, assembler, false);
+    }
+
+    /**
+     * @param localCursor the object goes into an executable only: group probes read the cursor at its
+     *                    link-time TLS offset (docs/compiled-in.md, "The probe")
+     */
+    public Rewriter(CcOptions options, Assembler assembler, boolean localCursor) {
         this.options = options;
         this.assembler = assembler;
+        this.localCursor = localCursor;
     }
 
     /** Writes the instrumented form of {@code input} to {@code output}; temporary files go next to {@code output}. */
@@ -109,7 +120,7 @@ public final class Rewriter {
         Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton, groups);
 
         var second = new ProbePass(groups, probes.keySet(), skeleton);
-        var writer = new ProbeWriter();
+        var writer = new ProbeWriter(localCursor);
         second.writer = writer;
         try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
              BufferedWriter out = Files.newBufferedWriter(output, StandardCharsets.UTF_8)) {

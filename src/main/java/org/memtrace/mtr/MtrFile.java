@@ -34,8 +34,10 @@ public final class MtrFile implements AutoCloseable {
     public static final int CODEC_ZSTD = 1;
     /** zstd of the slots after the site-delta transform (docs/compiled-in.md, "Codecs"). */
     public static final int CODEC_ZSTD_DELTA = 2;
-    /** zstd of the slots packed into varints (docs/compiled-in.md, "Codecs"); what the runtime writes by default. */
+    /** zstd of the slots packed into varints (docs/compiled-in.md, "Codecs"); the runtime's default before codec 4. */
     public static final int CODEC_ZSTD_PACKED = 3;
+    /** Codec 3 with each record's site predicted from the one before (docs/compiled-in.md, "Codecs"): the runtime's default. */
+    public static final int CODEC_ZSTD_PREDICTED = 4;
 
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
@@ -119,7 +121,7 @@ public final class MtrFile implements AutoCloseable {
             int codec = file.get(U32, at + 24);
             String bad = raw % SLOT != 0 ? "its " + raw + " raw bytes are not whole 16-byte slots"
                     : codec == CODEC_STORED && stored != raw ? "stored chunk of " + stored + " bytes for " + raw + " raw bytes"
-                    : (codec < CODEC_STORED || codec > CODEC_ZSTD_PACKED) ? "unknown codec " + Integer.toUnsignedString(codec)
+                    : (codec < CODEC_STORED || codec > CODEC_ZSTD_PREDICTED) ? "unknown codec " + Integer.toUnsignedString(codec)
                     : raw > Integer.MAX_VALUE - SLOT ? "raw length " + raw + " is too large" : null;
             if (bad != null) {
                 problem = "corrupt chunk at offset " + at + " (" + bad + "); the rest of the file is ignored";
@@ -160,6 +162,10 @@ public final class MtrFile implements AutoCloseable {
         MemorySegment into = scratch.get(c.rawLength());
         if (c.codec() == CODEC_ZSTD_PACKED) {
             PackedSlots.unpack(Zstd.get().decompress(stored), into);
+            return into;
+        }
+        if (c.codec() == CODEC_ZSTD_PREDICTED) {
+            PackedSlots.unpackPredicted(Zstd.get().decompress(stored), into);
             return into;
         }
         Zstd.get().decompress(stored, into);

@@ -13,7 +13,7 @@ import java.util.OptionalLong;
 /**
  * A function of a file built by {@code memtrace cc}, seen as the compiler wrote it, so the selection is
  * computed on the program's own instructions (docs/compiled-in.md, "The probe"). Every probe is bracketed
- * by {@code lea -128(%rsp),%rsp} and {@code lea 128(%rsp),%rsp}; a bracket is taken for a probe only when a
+ * by {@code lea -128(%rsp),%rsp} and {@code lea 128(%rsp),%rsp} (or -136 and 136); a bracket is taken for a probe only when a
  * site of the file's table lies inside it, so program code of the same shape stays. The probe's bytes are
  * given to the program instruction before it (its length grows, so a block still starts after a branch) and
  * a jump into a probe lands on the instruction after it: blocks are those of the plain code. In a
@@ -24,6 +24,8 @@ import java.util.OptionalLong;
  */
 public final class ProbeCode {
     private static final int RED_ZONE = 128;
+    /** The step of a group probe that saves two registers (an executable's object): 152 bytes below %rsp all the same. */
+    private static final int LOCAL_STEP = 136;
 
     private ProbeCode() {
     }
@@ -34,11 +36,12 @@ public final class ProbeCode {
         var starts = new ArrayList<Long>();
         var ends = new ArrayList<Long>();
         for (int i = 0; i < code.size(); i++) {
-            if (!isStackLea(code.get(i), -RED_ZONE)) {
+            long step = isStackLea(code.get(i), -RED_ZONE) ? RED_ZONE : isStackLea(code.get(i), -LOCAL_STEP) ? LOCAL_STEP : 0;
+            if (step == 0) {
                 continue;
             }
             int j = i + 1;
-            while (j < code.size() && !isStackLea(code.get(j), RED_ZONE)) {
+            while (j < code.size() && !isStackLea(code.get(j), step)) {
                 j++;
             }
             if (j == code.size()) {
@@ -83,7 +86,7 @@ public final class ProbeCode {
         return result;
     }
 
-    /** {@code lea d(%rsp),%rsp}: how every probe opens (d = -128) and closes (d = 128). */
+    /** {@code lea d(%rsp),%rsp}: how every probe opens (d = -128 or -136) and closes (d = 128 or 136). */
     private static boolean isStackLea(Instruction insn, long displacement) {
         if (!insn.mnemonic().equals("lea") || insn.operands().size() < 2) {
             return false;

@@ -66,6 +66,11 @@ final class Instrumented {
         return new Rewriter(options, AS).rewrite(s, out);
     }
 
+    /** As memtrace cc does for an object of an executable: group probes read the cursor at its link-time offset. */
+    static Rewriter.Result rewriteForExecutable(Path s, Path out, CcOptions options) throws Exception {
+        return new Rewriter(options, AS, true).rewrite(s, out);
+    }
+
     static Path stub(Path dir) throws Exception {
         Path o = dir.resolve("mt_stub_rt.o");
         if (!Files.exists(o)) {
@@ -79,7 +84,8 @@ final class Instrumented {
                         String... linkExtra) throws Exception {
         Path s = assembly(dir, source, name, flags);
         Path mt = dir.resolve(name + ".mt.s");
-        Rewriter.Result r = rewrite(s, mt, options);
+        // the choice the gcc wrapper makes: a -fPIC object may go into a shared library
+        Rewriter.Result r = flags.contains("-fPIC") ? rewrite(s, mt, options) : rewriteForExecutable(s, mt, options);
         if (!r.warnings().isEmpty()) {
             System.err.println(r.warnings());
         }

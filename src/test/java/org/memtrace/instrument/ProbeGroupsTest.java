@@ -22,6 +22,8 @@ class ProbeGroupsTest {
         String text = Files.readString(dir.resolve("groups.mt.s"));
         assertThat(probes(text, "copy4")).as("copy4: one group").isEqualTo(1);
         assertThat(probes(text, "chase")).as("chase: the second load reads what the first wrote").isEqualTo(2);
+        assertThat(text).as("an executable's group probe reads the cursor at its link-time offset")
+                .contains("movq %fs:__memtrace_cursor@tpoff, ").contains(".weak __memtrace_cursor");
 
         Instrumented.Run run = Instrumented.run(exe, Map.of());
         assertThat(run.status()).isEqualTo(42);
@@ -39,12 +41,12 @@ class ProbeGroupsTest {
                 .isNotEqualTo(chase.get(0).w0());
     }
 
-    /** Probes (their red-zone steps) between the function's label and its .size directive. */
+    /** Probes (their red-zone steps: 128, or 136 for an executable's group probe) between the function's label and its .size directive. */
     private static int probes(String text, String function) {
         int start = text.indexOf("\n" + function + ":\n");
         int end = text.indexOf(".size\t" + function, start);
         assertThat(start).as(function).isNotNegative();
         String body = text.substring(start, end);
-        return body.split("leaq -128\\(%rsp\\), %rsp", -1).length - 1;
+        return body.split("leaq -1(28|36)\\(%rsp\\), %rsp", -1).length - 1;
     }
 }

@@ -146,6 +146,8 @@ class RewriterRunTest {
         Rewriter.Result r = Instrumented.rewrite(s, mt, FULL);
         assertThat(r.warnings()).isEmpty();
         assertThat(r.sites()).isPositive();
+        assertThat(java.nio.file.Files.readString(mt)).as("a shared library's probes find the cursor through the GOT")
+                .doesNotContain("@tpoff").doesNotContain("__memtrace_cursor:");
         Path lib = dir.resolve("librw.so");
         org.memtrace.testutil.Gcc.run(List.of("gcc", "-shared", "-fPIC", "-o", lib.toString(), mt.toString()));
         Path plainLib = dir.resolve("plain/librw.so");
@@ -178,14 +180,26 @@ class RewriterRunTest {
 
     @Test
     void callFrameInformationFollowsTheProbesMovesOfRsp() throws Exception {
-        Path exe = Instrumented.program(dir, "rw_loop.c", "loop", FULL, List.of("-O2", "-no-pie"));
+        // leaf is one lea and the ret's probe: the frame grows by 136 + 2 * 8 (an executable's group probe) or
+        // 128 + 3 * 8 (the GOT form, which any object may carry) and shrinks back in steps.
+        assertThat(leafFrame("loop", true))
+                .containsExactly("rsp+8", "rsp+144", "rsp+152", "rsp+160", "rsp+152", "rsp+144", "rsp+8");
+        assertThat(leafFrame("loop_got", false))
+                .containsExactly("rsp+8", "rsp+136", "rsp+144", "rsp+152", "rsp+160", "rsp+152", "rsp+144", "rsp+136", "rsp+8");
+    }
+
+    /** The call frame address rules of rw_loop.c's leaf (-O2 -no-pie), as readelf interprets them. */
+    private List<String> leafFrame(String name, boolean forExecutable) throws Exception {
+        Path s = Instrumented.assembly(dir, "rw_loop.c", name, List.of("-O2"));
+        Path mt = dir.resolve(name + ".mt.s");
+        if (forExecutable) Instrumented.rewriteForExecutable(s, mt, FULL);
+        else Instrumented.rewrite(s, mt, FULL);
+        Path exe = dir.resolve(name);
+        org.memtrace.testutil.Gcc.run(List.of("gcc", "-no-pie", "-o", exe.toString(), mt.toString(), Instrumented.stub(dir).toString()));
         long leaf = Instrumented.functions(exe).get("leaf")[0];
         String frames = org.memtrace.testutil.Gcc.run(List.of("readelf", "--debug-dump=frames-interp", exe.toString()));
         String fde = frames.substring(frames.indexOf("pc=%016x".formatted(leaf)));
-        List<String> cfa = fde.lines().skip(2).takeWhile(l -> !l.isBlank()).map(l -> l.trim().split("\\s+")[1]).toList();
-        // leaf is one lea and the ret's probe: the frame grows by 128 + 3 * 8 and shrinks back in steps.
-        assertThat(cfa).containsExactly("rsp+8", "rsp+136", "rsp+144", "rsp+152", "rsp+160", "rsp+152", "rsp+144",
-                "rsp+136", "rsp+8");
+        return fde.lines().skip(2).takeWhile(l -> !l.isBlank()).map(l -> l.trim().split("\\s+")[1]).toList();
     }
 
     private static boolean inside(Instrumented.Record r, long[] range) {

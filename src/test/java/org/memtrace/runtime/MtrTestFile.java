@@ -64,7 +64,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             long order = b.getLong();
             int stored = b.getInt(), rawLen = b.getInt(), codec = b.getInt();
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isBetween(0, 3);
+            assertThat(codec).isBetween(0, 4);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             byte[] payload = new byte[stored];
             b.get(payload);
@@ -82,10 +82,11 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             if (r.codec == 0) {
                 raw = r.payload;
             } else {
-                int content = r.codec == 3 ? frameContentSize(r.payload) : r.rawLen;
+                int content = r.codec >= 3 ? frameContentSize(r.payload) : r.rawLen;
                 raw = java.util.Arrays.copyOfRange(inflated, at, at + content);
                 at += content;
                 if (r.codec == 3) raw = unpack(raw);
+                if (r.codec == 4) raw = unpackPredicted(raw);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -159,6 +160,43 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             table[h] += unzigzag(varint(in));
             slot.clear();
             slot.putLong(table[h]).putLong(site);
+            out.write(slot.array(), 0, 16);
+        }
+        return out.toByteArray();
+    }
+
+    /** Codec 4 back into slots, from docs/compiled-in.md independently of the reader's PackedSlots. */
+    private static byte[] unpackPredicted(byte[] packed) {
+        ByteBuffer in = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer slot = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        long[] address = new long[1 << TABLE_BITS];
+        long[] follower = new long[1 << TABLE_BITS];
+        long site = 0;
+        int previous = 0;
+        while (in.hasRemaining()) {
+            int first = in.get() & 0xff;
+            long delta = (first >>> 1) & 0x3f;
+            if (first >= 0x80) delta |= varint(in) << 6;
+            long next = follower[previous];
+            if ((first & 1) != 0) {
+                long v = varint(in);
+                if (v == 0) {
+                    assertThat(delta).as("a tag token carries no address").isZero();
+                    long w1 = in.getLong(in.position() + 8);
+                    int n = (int) Math.min(16 * (1 + (((w1 >>> 8) & 0xffff) + 15) / 16), in.remaining());
+                    out.write(packed, in.position(), n);
+                    in.position(in.position() + n);
+                    continue;
+                }
+                next = site + unzigzag(v - 1);
+            }
+            follower[previous] = next;
+            site = next;
+            previous = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - TABLE_BITS));
+            address[previous] += unzigzag(delta);
+            slot.clear();
+            slot.putLong(address[previous]).putLong(site);
             out.write(slot.array(), 0, 16);
         }
         return out.toByteArray();

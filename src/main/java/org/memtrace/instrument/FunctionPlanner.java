@@ -63,6 +63,7 @@ final class FunctionPlanner {
         long start = instructions.getFirst().address();
         var symbol = new FunctionSymbol(name, start, instructions.getLast().nextAddress() - start);
         FunctionModel model = BinaryAnalyzer.model(symbol, instructions, options.analysis());
+        var tlsCalls = tlsResolverCalls(code);
         int mode = options.mode().flagBits;
         for (BlockModel block : model.blocks()) {
             Map<Instruction, int[]> weights = new HashMap<>();
@@ -80,7 +81,7 @@ final class FunctionPlanner {
             int aia = 0;
             for (Instruction insn : block.block().instructions()) {
                 int[] w = weights.get(insn);
-                if (w == null) {
+                if (w == null || tlsCalls.contains(insn)) {
                     continue;
                 }
                 Decoded d = byInstruction.get(insn);
@@ -110,6 +111,24 @@ final class FunctionPlanner {
         }
         LoopSkeleton.Result skeleton = options.skeleton() ? LoopSkeleton.plan(code, model, probes) : NO_SKELETON;
         return new Plan(probes, notes, skeleton);
+    }
+
+    /**
+     * The {@code call __tls_get_addr} of each general- or local-dynamic TLS sequence ({@code lea x@tlsgd(%rip),
+     * %rdi} then the call). The linker rewrites the two as one unit — in an executable into a load from the
+     * thread pointer, with no call at all — so nothing may stand between them, and the push a probe would log
+     * may never happen: these calls get no probe (docs/compiled-in.md, "Left uninstrumented").
+     */
+    private static java.util.Set<Instruction> tlsResolverCalls(List<Decoded> code) {
+        var calls = new java.util.HashSet<Instruction>();
+        for (int i = 1; i < code.size(); i++) {
+            String before = code.get(i - 1).text().text().toLowerCase(Locale.ROOT);
+            if (code.get(i).instruction().mnemonic().startsWith("call")
+                    && (before.contains("@tlsgd") || before.contains("@tlsld"))) {
+                calls.add(code.get(i).instruction());
+            }
+        }
+        return calls;
     }
 
     /**
@@ -204,7 +223,8 @@ final class FunctionPlanner {
         }
         String lower = text.toLowerCase(Locale.ROOT);
         if (lower.contains("@gottpoff") || lower.contains("@tlsgd") || lower.contains("@tlsld")
-                || lower.contains("@gotntpoff") || lower.contains("@indntpoff") || lower.contains("@tlsdesc")) {
+                || lower.contains("@gotntpoff") || lower.contains("@indntpoff") || lower.contains("@tlsdesc")
+                || lower.contains("@tlscall")) {
             return null;
         }
         int open = text.lastIndexOf('(');

@@ -112,6 +112,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     g.page = sysconf(_SC_PAGESIZE);
     RESOLVE(malloc); RESOLVE(calloc); RESOLVE(realloc); RESOLVE(free); RESOLVE(posix_memalign);
     RESOLVE(aligned_alloc); RESOLVE(memalign); RESOLVE(valloc); RESOLVE(pvalloc); RESOLVE(reallocarray);
+    RESOLVE(malloc_usable_size);
     RESOLVE(mmap); RESOLVE(mremap); RESOLVE(munmap); RESOLVE(memcpy); RESOLVE(memmove); RESOLVE(memset);
     RESOLVE(dlopen);
     real.cxa_finalize = (typeof(real.cxa_finalize))dlsym(RTLD_NEXT, "__cxa_finalize");
@@ -153,6 +154,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     ldso_base = (uintptr_t)getauxval(AT_BASE);
     if (out_of_line) ool_init();
     g.active = 1;
+    heap_init();
     g.ring->agent_pid = (uint64_t)g.pid;
 
     REC(MT_HELLO, struct mt_hello, h);

@@ -307,6 +307,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     /* Moved memory is shared with its memfd: the child must get private copies before anything changes */
     /* it. The parent holds g.lock (other threads' accesses to traced memory wait in segv_access) and   */
     /* waits for redirected steps under way, then for the child to have made its copies.                */
+    heap_fork_prepare();
     spin_lock(&g.lock);
     while (__atomic_load_n(&g.redirected, __ATOMIC_ACQUIRE)) __builtin_ia32_pause();
     volatile int *copied = NULL;
@@ -329,6 +330,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
         g.active = 0;
         ts.dispatch_on = 0;
         spin_unlock(&g.lock);
+        heap_fork_done(1);
         return 0;
     }
     if (ret > 0 && copied) {
@@ -345,6 +347,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     }
     if (copied) mt_sys2(SYS_munmap, (long)copied, g.page);
     spin_unlock(&g.lock);
+    heap_fork_done(0);
     if (ret > 0) {
         REC(MT_FORK, struct mt_fork, f);
         f.child_pid = (uint64_t)ret;

@@ -244,6 +244,18 @@ static void alias_insert(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
     g.nalias++;
 }
 
+/* Memory already on a memfd with an alias view at s + delta (heap.c's): the alias table takes it as it  */
+/* is, one entry with the piece right below it when that has the same delta. Lock held.                */
+void alias_adopt_locked(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
+{
+    int i = alias_index(s);
+    if (i > 0 && g.alias[i - 1].end == s && g.alias[i - 1].delta == delta && g.alias[i - 1].prot == prot) {
+        g.alias[i - 1].end = e;
+        return;
+    }
+    alias_insert(s, e, delta, prot);
+}
+
 /* The heap grows in small steps, and every block the allocator hands out would be one more memfd and    */
 /* two more mappings (vm.max_map_count is 65,530): a piece of heap is moved together with the rest of its */
 /* heap above it, up to the next traced or moved memory: in the brk heap up to the break; in a thread    */

@@ -73,7 +73,7 @@ static void trace_block(void *p, size_t n)
     leave_critical();
 }
 
-static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }
+static size_t usable_size(void *p) { return p && !is_boot(p) && real.malloc_usable_size ? real.malloc_usable_size(p) : 0; }
 
 static void emit_alloc(int fn, uintptr_t caller, uintptr_t result, uint64_t usable, long a0, long a1, long a2,
                        long a3, long a4, long a5)
@@ -104,11 +104,73 @@ static void *allocated(int fn, uintptr_t caller, void *p, long a0, long a1, long
     return p;
 }
 
+/* A block of heap.c's: the record (its usable size is the block's class or pages). */
+static void *served(int fn, uintptr_t caller, void *p, long a0, long a1, long a2)
+{
+    if (g.active) emit_alloc(fn, caller, (uintptr_t)p, p ? heap_usable(p) : 0, a0, a1, a2, 0, 0, 0);
+    return p;
+}
+
+static void *no_memory(void)
+{
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* A word a wrapper hands back through a pointer of the program's (posix_memalign): written through the */
+/* alias view when it is moved memory, directly when it is untraced, else with its page open.            */
+static void put_pointer(void **out, void *p)
+{
+    intptr_t d = 0;
+    enter_critical();
+    spin_lock(&g.lock);
+    int reach = reach_without_opening((uintptr_t)out, (uintptr_t)out + sizeof *out, &d);
+    spin_unlock(&g.lock);
+    leave_critical();
+    if (reach) {
+        *(void **)((char *)out + d) = p;
+        return;
+    }
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 1);
+    *out = p;
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
+}
+
+/* realloc of a block of heap.c's: in place while it fits, else a new block (heap.c's, or glibc's in a   */
+/* forked child) with the old contents copied alias to alias.                                            */
+static void *resize(void *old, size_t n)
+{
+    int dirty;
+    if (!old) return heap_alloc(n, 16, &dirty);
+    if (!n) {
+        heap_free(old);
+        return NULL;
+    }
+    size_t u = heap_usable(old);
+    if (n <= u) return old;
+    void *p = heap_serves() ? heap_alloc(n, 16, &dirty) : real.malloc(n);
+    if (!p) return no_memory();
+    real.memcpy(heap_owns(p) ? heap_alias(p) : p, heap_alias(old), u);
+    heap_free(old);
+    return p;
+}
+
+/* memalign's alignment as glibc takes it: at least 16, a power of two (rounded up). 0: none fits. */
+static size_t alignment(size_t al)
+{
+    size_t a = 16;
+    while (a < al && a) a *= 2;
+    return a;
+}
+
 EXPORT void *malloc(size_t n)
 {
     if (!hooks_ready) return boot_alloc(n);
+    int dirty;
+    void *p = heap_serves() ? heap_alloc(n, 16, &dirty) : NULL;
+    if (p) return served(MT_FN_MALLOC, CALLER, p, (long)n, 0, 0);
     if (!enter_untraced()) return real.malloc(n);
-    void *p = real.malloc(n);
+    p = real.malloc(n);
     return allocated(MT_FN_MALLOC, CALLER, p, (long)n, 0, 0);
 }
 
@@ -119,8 +181,15 @@ EXPORT void *calloc(size_t m, size_t n)
         if (p) mt_memzero(p, m * n);
         return p;
     }
+    size_t t;
+    int dirty;
+    void *p = heap_serves() && !__builtin_mul_overflow(m, n, &t) ? heap_alloc(t, 16, &dirty) : NULL;
+    if (p) {
+        if (dirty) real.memset(heap_alias(p), 0, t);
+        return served(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
+    }
     if (!enter_untraced()) return real.calloc(m, n);
-    void *p = real.calloc(m, n);
+    p = real.calloc(m, n);
     return allocated(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
 }
 
@@ -132,6 +201,8 @@ EXPORT void *realloc(void *old, size_t n)
         return p;
     }
     if (!hooks_ready) return boot_alloc(n);
+    if (heap_owns(old) || (!old && heap_serves()))
+        return served(MT_FN_REALLOC, CALLER, resize(old, n), (long)old, (long)n, 0);
     if (!enter_untraced()) return real.realloc(old, n);
     void *p = real.realloc(old, n);
     return allocated(MT_FN_REALLOC, CALLER, p, (long)old, (long)n, 0);
@@ -139,9 +210,11 @@ EXPORT void *realloc(void *old, size_t n)
 
 EXPORT void *reallocarray(void *old, size_t m, size_t n)
 {
-    if (!hooks_ready || is_boot(old)) {
-        size_t t;
-        return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
+    size_t t;
+    if (!hooks_ready || is_boot(old)) return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
+    if (heap_owns(old) || (!old && heap_serves())) {
+        void *p = __builtin_mul_overflow(m, n, &t) ? no_memory() : resize(old, t);
+        return served(MT_FN_REALLOCARRAY, CALLER, p, (long)old, (long)m, (long)n);
     }
     if (!enter_untraced()) return real.reallocarray(old, m, n);
     void *p = real.reallocarray(old, m, n);
@@ -152,40 +225,64 @@ EXPORT void free(void *p)
 {
     if (!p || is_boot(p)) return;
     if (!hooks_ready) return;
+    if (heap_owns(p)) {
+        heap_free(p);
+        if (g.active) emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+        return;
+    }
     if (!enter_untraced()) { real.free(p); return; }
     real.free(p);
     leave_untraced();
     emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
 }
 
+EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p || is_boot(p)) return 0;
+    if (heap_owns(p)) return heap_usable(p);
+    return real.malloc_usable_size ? real.malloc_usable_size(p) : 0;
+}
+
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-    if (!hooks_ready) return 12; /* ENOMEM */
+    if (!hooks_ready) return ENOMEM;
+    if (heap_serves()) {
+        if (!align || (align & (align - 1)) || align % sizeof(void *)) return EINVAL;
+        int dirty;
+        void *p = heap_alloc(n, alignment(align), &dirty);
+        if (p) put_pointer(out, p);
+        int rc = p ? 0 : ENOMEM;
+        emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, (uintptr_t)p, p ? heap_usable(p) : 0, (long)out, (long)align, (long)n,
+                   0, 0, rc);
+        return rc;
+    }
     if (!enter_untraced()) return real.posix_memalign(out, align, n);
     void *p = NULL;
     int rc = real.posix_memalign(&p, align, n);
     size_t u = rc == 0 ? usable_size(p) : 0;
     leave_untraced();
     trace_block(rc == 0 ? p : NULL, u);
-    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 1);
-    if (rc == 0) *out = p;
-    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
+    if (rc == 0) put_pointer(out, p);
     emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, rc == 0 ? (uintptr_t)p : 0, u, (long)out, (long)align, (long)n, 0, 0, rc);
     return rc;
 }
 
-#define ALIGNED_WRAPPER(name, code, params, args, a0, a1) \
+/* The aligned allocators: `al` and `n` are the alignment and size heap.c is asked for. */
+#define ALIGNED_WRAPPER(name, code, params, args, al, n, a0, a1) \
     EXPORT void *name params \
     { \
         if (!hooks_ready) return NULL; \
+        int dirty; \
+        void *p = heap_serves() && alignment(al) ? heap_alloc(n, alignment(al), &dirty) : NULL; \
+        if (p) return served(code, CALLER, p, (long)(a0), (long)(a1), 0); \
         if (!enter_untraced()) return real.name args; \
-        void *p = real.name args; \
+        p = real.name args; \
         return allocated(code, CALLER, p, (long)(a0), (long)(a1), 0); \
     }
-ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)
-ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n)
-ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), n, 0)
-ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), n, 0)
+ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n, al, n)
+ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n, al, n)
+ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), (size_t)g.page, n, n, 0)
+ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), (size_t)g.page, n ? page_up(n) : (size_t)g.page, n, 0)
 
 /* A file the program maps is announced with its path, so that its region is named after the file. */
 static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, off_t off)

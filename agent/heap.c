@@ -32,6 +32,10 @@
 #include "agent.h"
 
 #define HEAP_RESERVE (32UL << 30)
+/* Where the reservations are asked for: far from the executable and the libraries, whose out-of-line  */
+/* copies need code-cache slots within 2 GiB of them (decode.c); the kernel's default place, right     */
+/* below the libraries, would take that room.                                                          */
+#define HEAP_HINT 0x200000000000UL
 #define HEAP_GROW (4UL << 20)
 #define SLAB (64UL << 10)
 #define SMALL_MAX 16384
@@ -82,8 +86,9 @@ void heap_init(void)
     void *meta = agent_map(pages * sizeof(uint32_t));
     /* One SLAB more for the program's view, so that it can start at a SLAB boundary. */
     if (mt_sys2(SYS_ftruncate, fd, (long)HEAP_RESERVE) == 0 && meta) {
-        view = mt_sys6(SYS_mmap, 0, (long)(HEAP_RESERVE + SLAB), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        alias = mt_sys6(SYS_mmap, 0, (long)HEAP_RESERVE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        view = mt_sys6(SYS_mmap, (long)HEAP_HINT, (long)(HEAP_RESERVE + SLAB), PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        alias = mt_sys6(SYS_mmap, (long)(HEAP_HINT + 2 * HEAP_RESERVE), (long)HEAP_RESERVE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     }
     uintptr_t b = is_err(view) ? 0 : ((uintptr_t)view + SLAB - 1) & ~(SLAB - 1);
     if (b && !is_err(alias) &&

@@ -42,6 +42,7 @@
 
 #include "memtrace_stream.h"
 #include "mt_native.h"
+#include "mt_wrapped.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -246,24 +247,8 @@ extern struct agent_state g;
 
 /* The real functions behind the wrappers. */
 struct real_functions {
-    void *(*malloc)(size_t);
-    void *(*calloc)(size_t, size_t);
-    void *(*realloc)(void *, size_t);
-    void (*free)(void *);
-    int (*posix_memalign)(void **, size_t, size_t);
-    void *(*aligned_alloc)(size_t, size_t);
-    void *(*memalign)(size_t, size_t);
-    void *(*valloc)(size_t);
-    void *(*pvalloc)(size_t);
+    MT_WRAPPED(MT_WRAPPED_REAL) /* the table's functions (include/mt_wrapped.h) */
     size_t (*malloc_usable_size)(void *);
-    void *(*reallocarray)(void *, size_t, size_t);
-    void *(*mmap)(void *, size_t, int, int, int, off_t);
-    void *(*mremap)(void *, size_t, size_t, int, ...);
-    int (*munmap)(void *, size_t);
-    void *(*memcpy)(void *, const void *, size_t);
-    void *(*memmove)(void *, const void *, size_t);
-    void *(*memset)(void *, int, size_t);
-    void *(*dlopen)(const char *, int);
     void (*cxa_finalize)(void *);
     int (*libc_start_main)(int (*)(int, char **, char **), int, char **, void (*)(void), void (*)(void),
                            void (*)(void), void *);

@@ -163,17 +163,6 @@ static size_t alignment(size_t al)
     return a;
 }
 
-EXPORT void *malloc(size_t n)
-{
-    if (!hooks_ready) return boot_alloc(n);
-    int dirty;
-    void *p = heap_serves() ? heap_alloc(n, 16, &dirty) : NULL;
-    if (p) return served(MT_FN_MALLOC, CALLER, p, (long)n, 0, 0);
-    if (!enter_untraced()) return real.malloc(n);
-    p = real.malloc(n);
-    return allocated(MT_FN_MALLOC, CALLER, p, (long)n, 0, 0);
-}
-
 EXPORT void *calloc(size_t m, size_t n)
 {
     if (!hooks_ready) {
@@ -267,22 +256,20 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     return rc;
 }
 
-/* The aligned allocators: `al` and `n` are the alignment and size heap.c is asked for. */
-#define ALIGNED_WRAPPER(name, code, params, args, al, n, a0, a1) \
-    EXPORT void *name params \
+/* The allocators of the table (kind NEW): heap.c's block, else glibc's by the old route. Before the real */
+/* allocator is known, the boot arena serves what needs no more than its alignment.                       */
+static size_t mt_page(void) { return (size_t)g.page; }
+#define AGENT_NEW(name, ret, params, args, event, al, size, a0, a1) \
+    EXPORT ret name params \
     { \
-        if (!hooks_ready) return NULL; \
+        if (!hooks_ready) return alignment(al) <= 16 ? boot_alloc(size) : NULL; \
         int dirty; \
-        void *p = heap_serves() && alignment(al) ? heap_alloc(n, alignment(al), &dirty) : NULL; \
-        if (p) return served(code, CALLER, p, (long)(a0), (long)(a1), 0); \
+        void *p = heap_serves() && alignment(al) ? heap_alloc(size, alignment(al), &dirty) : NULL; \
+        if (p) return served(event, CALLER, p, (long)(a0), (long)(a1), 0); \
         if (!enter_untraced()) return real.name args; \
         p = real.name args; \
-        return allocated(code, CALLER, p, (long)(a0), (long)(a1), 0); \
+        return allocated(event, CALLER, p, (long)(a0), (long)(a1), 0); \
     }
-ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n, al, n)
-ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n, al, n)
-ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), (size_t)g.page, n, n, 0)
-ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), (size_t)g.page, n ? page_up(n) : (size_t)g.page, n, 0)
 
 /* A file the program maps is announced with its path, so that its region is named after the file. */
 static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, off_t off)
@@ -381,67 +368,55 @@ static int through_alias(uintptr_t d, size_t dn, intptr_t *dd, uintptr_t s, size
     return ok;
 }
 
-/* memcpy/memmove called by the program, inside enter_untraced(): one block event. The operation's      */
-/* memory is opened as a whole: one mprotect per range, not a fault per page.                          */
-static void *block_copy(int fn, uintptr_t caller, void *(*copy)(void *, const void *, size_t), void *d,
-                        const void *s, size_t n)
+/* A block operation of the program's, inside enter_untraced(): one block event. Its memory is reached   */
+/* through the alias views (with other threads running, when each side lies in one moved piece: *dd and */
+/* *sd are the deltas; returns 1) or opened as a whole (one mprotect per range, not a fault per page;    */
+/* returns 0). block_end undoes it.                                                                    */
+static int block_begin(int fn, int op, uintptr_t caller, void *d, const void *s, size_t n, intptr_t *dd, intptr_t *sd)
 {
-    emit_call_block(fn, MT_BLK_COPY, caller, d, s, n);
-    intptr_t dd, sd;
-    if (through_alias((uintptr_t)d, n, &dd, (uintptr_t)s, n, &sd)) {
-        copy((char *)d + dd, (const char *)s + sd, n);
-        __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
-        leave_untraced();
-        return d;
-    }
-    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
+    emit_call_block(fn, op, caller, d, s, n);
+    if (through_alias((uintptr_t)d, n, dd, (uintptr_t)s, s ? n : 0, sd)) return 1;
+    *dd = *sd = 0;
+    if (s) open_span((uintptr_t)s, (uintptr_t)s + n, 1);
     open_span((uintptr_t)d, (uintptr_t)d + n, 1);
-    void *r = copy(d, s, n);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
-    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
-    leave_untraced();
-    return r;
+    return 0;
 }
 
-/* Inside our own handlers the caller is Zydis decoding for us: libc's versions would read libc's own   */
-/* (traced) data there, so those calls get the agent's plain loops.                                     */
-EXPORT void *memcpy(void *d, const void *s, size_t n)
+static void block_end(int redirected, void *d, const void *s, size_t n)
 {
-    if (!hooks_ready || ts.in_handler) { mt_memcpy(d, s, n); return d; }
-    if (FROM_AGENT || !enter_untraced()) return real.memcpy(d, s, n);
-    return block_copy(MT_FN_MEMCPY, CALLER, real.memcpy, d, s, n);
-}
-
-EXPORT void *memmove(void *d, const void *s, size_t n)
-{
-    if (ts.in_handler) { mt_memmove(d, s, n); return d; }
-    if (!hooks_ready) {
-        unsigned char tmp[256];
-        if (n <= sizeof tmp) { mt_memcpy(tmp, s, n); mt_memcpy(d, tmp, n); }
-        return d;
-    }
-    if (FROM_AGENT || !enter_untraced()) return real.memmove(d, s, n);
-    return block_copy(MT_FN_MEMMOVE, CALLER, real.memmove, d, s, n);
-}
-
-EXPORT void *memset(void *d, int c, size_t n)
-{
-    if (!hooks_ready || ts.in_handler) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
-    if (FROM_AGENT || !enter_untraced()) return real.memset(d, c, n);
-    emit_call_block(MT_FN_MEMSET, MT_BLK_STORE, CALLER, d, NULL, n);
-    intptr_t dd, unused;
-    if (through_alias((uintptr_t)d, n, &dd, 0, 0, &unused)) {
-        real.memset((char *)d + dd, c, n);
+    if (redirected) {
         __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
-        leave_untraced();
-        return d;
+    } else {
+        open_span((uintptr_t)d, (uintptr_t)d + n, 0);
+        if (s) open_span((uintptr_t)s, (uintptr_t)s + n, 0);
     }
-    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
-    void *r = real.memset(d, c, n);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
     leave_untraced();
-    return r;
 }
+
+/* The block operations of the table (kind BLOCK). Inside our own handlers the caller is Zydis decoding */
+/* for us, and before dlsym is done there is no libc version yet: those get plain loops (libc's would  */
+/* read libc's own traced data inside a handler). The agent's own struct copies bind here too          */
+/* (FROM_AGENT) and are not recorded.                                                                 */
+#define D ((void *)((char *)d + dd))
+#define S ((const void *)((const char *)s + sd))
+#define AGENT_BLOCK(name, ret, params, args, event, op, dst, src, len, value) \
+    EXPORT ret name params \
+    { \
+        if (!hooks_ready || ts.in_handler) { \
+            mt_plain_block(op == MT_BLK_COPY, dst, src, len, value); \
+            return dst; \
+        } \
+        intptr_t dd = 0, sd = 0; \
+        if (FROM_AGENT || !enter_untraced()) return real.name args; \
+        int redirected = block_begin(event, op, CALLER, dst, src, len, &dd, &sd); \
+        real.name args; \
+        block_end(redirected, dst, src, len); \
+        return dst; \
+    }
+
+#define AGENT_OWN(...)
+#define AGENT_WRAP(kind, ...) AGENT_##kind(__VA_ARGS__)
+MT_WRAPPED(AGENT_WRAP)
 
 EXPORT void *dlopen(const char *file, int mode)
 {

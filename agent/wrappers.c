@@ -1,17 +1,21 @@
 /*
  * memtrace agent, wrappers: malloc & co. and mmap & co. record each call (caller, arguments, result) as an
- * MT_ALLOC record; the block a call returns becomes traced at once. The allocator's own touches of the heap
- * are not accesses of the program: inside a wrapper (ts.untraced) a fault just opens the page until the
- * wrapper returns. memcpy, memmove and memset called by the program are one MT_BLOCK record each, not a
- * fault per byte: their memory is opened as a whole. dlopen reports the new modules; __cxa_finalize of
- * the agent and its decoder runs untraced.
+ * MT_ALLOC record. While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
+ * traced as it grows and touched only through its alias view, so allocating opens nothing. glibc's
+ * allocator serves only when that heap cannot (not reserved, full, a forked child): its block becomes
+ * traced at once, and its own touches of the heap are not accesses of the program: inside a wrapper
+ * (ts.untraced) a fault just opens the page until the wrapper returns. memcpy, memmove and memset called
+ * by the program are one MT_BLOCK record each, not a fault per byte: with other threads running they work
+ * on the alias view of moved memory (traced.c), else their memory is opened as a whole. dlopen reports the
+ * new modules; __cxa_finalize of the agent and its decoder runs untraced.
  *
- * With other threads running, block operations on moved memory (traced.c) work on its alias view instead
- * of opening the program's pages.
+ * The functions the compiled-in runtime wraps too are one table (include/mt_wrapped.h): this file is its
+ * fault-mode backend (AGENT_NEW, AGENT_BLOCK generate those of a common shape; the rest are written here).
  *
  * What it gets wrong: glibc calls its internal __mmap, memcpy and friends without the PLT, so those are
  * traced instruction by instruction (still correct, slower); allocations before the real allocator is
- * known come from a 64 KiB static arena and are never traced.
+ * known come from a 64 KiB static arena and are never traced; a block operation spanning two moved pieces
+ * opens its pages even with other threads running (counted as a window at risk).
  */
 #include "agent.h"
 

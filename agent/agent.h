@@ -315,6 +315,7 @@ void alias_make_private_locked(uintptr_t s, uintptr_t e);
 void alias_discard_locked(uintptr_t s, uintptr_t e);
 void alias_adopt_locked(uintptr_t s, uintptr_t e, intptr_t delta, int prot);
 int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta);
+size_t reach_stretch_locked(uintptr_t a, uintptr_t e, intptr_t *delta);
 
 /* decode.c: how each faulting instruction runs */
 enum { RUN_TRAP, RUN_OOL, RUN_JMP, RUN_CALL };

@@ -336,6 +336,25 @@ int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta)
     return !(i < g.nset && g.set[i].start < page_up(e));
 }
 
+/* How much of [a, e) from a on the agent reaches without opening anything: the rest of one moved piece */
+/* (*delta its alias's) or untraced memory up to the next traced or moved memory (*delta 0); 0 when a is */
+/* traced but not moved. Lock held.                                                                     */
+size_t reach_stretch_locked(uintptr_t a, uintptr_t e, intptr_t *delta)
+{
+    int k = alias_index(a);
+    if (k < g.nalias && g.alias[k].start <= a) {
+        *delta = g.alias[k].delta;
+        return (g.alias[k].end < e ? g.alias[k].end : e) - a;
+    }
+    *delta = 0;
+    int i = set_index(a);
+    if (i < g.nset && g.set[i].start <= a) return 0;
+    uintptr_t stop = e;
+    if (i < g.nset && g.set[i].start < stop) stop = g.set[i].start;
+    if (k < g.nalias && g.alias[k].start < stop) stop = g.alias[k].start;
+    return stop - a;
+}
+
 /* Gives [s, e) private memory again, with its contents (a forked child; memory about to be mremap'ed, */
 /* whose growth a memfd of fixed size could not follow). Its rights are those it had when moved, or   */
 /* none while it is traced and recording. Lock held.                                                  */

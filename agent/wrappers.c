@@ -356,43 +356,75 @@ static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, c
     emit(&b);
 }
 
-/* With other threads running, a block operation on moved memory works on the alias views: opening the */
-/* program's view would let the other threads' accesses there go unseen. Counted as a redirected step   */
-/* (fork waits for it). 1 with the deltas to add, 0 when the pages must be opened after all.            */
-static int through_alias(uintptr_t d, size_t dn, intptr_t *dd, uintptr_t s, size_t sn, intptr_t *sd)
+/* A block operation of the program's, inside enter_untraced(): one block event, then the operation in  */
+/* pieces the agent reaches without opening anything: each piece lies in one moved piece of memory       */
+/* (through its alias view) or in untraced memory, on both sides, so an operation across several moved   */
+/* pieces (a module's .data and .bss, the heap and a thread arena) opens nothing either. Counted as a     */
+/* redirected step while it runs (fork waits for it). Memory traced but not moved (a file mapping), and   */
+/* a memmove whose destination overlaps its source from above (pieces go forward), are opened instead:   */
+/* one mprotect per range from there on, not a fault per page.                                           */
+struct block_job {
+    uintptr_t d, s;              /* s 0: no source */
+    size_t n, done;              /* bytes in all, handed out so far */
+    size_t opened;               /* offset from which the rest was opened, or SIZE_MAX */
+    int counted;                 /* in g.redirected */
+};
+
+static void open_rest(struct block_job *j)
 {
-    if (!g.aliases || g.threads < 2 || !g.recording) return 0;
-    enter_critical();
-    spin_lock(&g.lock);
-    *sd = 0;
-    int ok = reach_without_opening(d, d + dn, dd) && (!sn || reach_without_opening(s, s + sn, sd));
-    if (ok) __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
-    spin_unlock(&g.lock);
-    leave_critical();
-    return ok;
+    if (j->s) open_span(j->s + j->done, j->s + j->n, 1);
+    open_span(j->d + j->done, j->d + j->n, 1);
+    j->opened = j->done;
 }
 
-/* A block operation of the program's, inside enter_untraced(): one block event. Its memory is reached   */
-/* through the alias views (with other threads running, when each side lies in one moved piece: *dd and */
-/* *sd are the deltas; returns 1) or opened as a whole (one mprotect per range, not a fault per page;    */
-/* returns 0). block_end undoes it.                                                                    */
-static int block_begin(int fn, int op, uintptr_t caller, void *d, const void *s, size_t n, intptr_t *dd, intptr_t *sd)
+static void block_begin(struct block_job *j, int fn, int op, uintptr_t caller, void *d, const void *s, size_t n)
 {
     emit_call_block(fn, op, caller, d, s, n);
-    if (through_alias((uintptr_t)d, n, dd, (uintptr_t)s, s ? n : 0, sd)) return 1;
-    *dd = *sd = 0;
-    if (s) open_span((uintptr_t)s, (uintptr_t)s + n, 1);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
-    return 0;
+    *j = (struct block_job){(uintptr_t)d, (uintptr_t)s, n, 0, SIZE_MAX, 0};
+    if (!g.recording) return; /* nothing is protected */
+    if (g.aliases && !(j->s && j->d > j->s && j->d < j->s + n)) {
+        __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
+        j->counted = 1;
+    } else {
+        open_rest(j);
+    }
 }
 
-static void block_end(int redirected, void *d, const void *s, size_t n)
+/* The next piece: its offset, the deltas to add on each side, its length. 0 when all is done. */
+static int block_next(struct block_job *j, size_t *off, intptr_t *dd, intptr_t *sd, size_t *len)
 {
-    if (redirected) {
-        __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
-    } else {
-        open_span((uintptr_t)d, (uintptr_t)d + n, 0);
-        if (s) open_span((uintptr_t)s, (uintptr_t)s + n, 0);
+    if (j->done >= j->n) return 0;
+    *off = j->done;
+    *dd = *sd = 0;
+    if (j->counted && j->opened == SIZE_MAX) {
+        enter_critical();
+        spin_lock(&g.lock);
+        size_t piece = reach_stretch_locked(j->d + j->done, j->d + j->n, dd);
+        if (j->s && piece) {
+            size_t other = reach_stretch_locked(j->s + j->done, j->s + j->n, sd);
+            if (other < piece) piece = other;
+        }
+        spin_unlock(&g.lock);
+        leave_critical();
+        if (piece) {
+            *len = piece;
+            j->done += piece;
+            return 1;
+        }
+        *dd = *sd = 0;
+        open_rest(j);
+    }
+    *len = j->n - j->done;
+    j->done = j->n;
+    return 1;
+}
+
+static void block_end(struct block_job *j)
+{
+    if (j->counted) __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
+    if (j->opened != SIZE_MAX) {
+        open_span(j->d + j->opened, j->d + j->n, 0);
+        if (j->s) open_span(j->s + j->opened, j->s + j->n, 0);
     }
     leave_untraced();
 }
@@ -400,9 +432,9 @@ static void block_end(int redirected, void *d, const void *s, size_t n)
 /* The block operations of the table (kind BLOCK). Inside our own handlers the caller is Zydis decoding */
 /* for us, and before dlsym is done there is no libc version yet: those get plain loops (libc's would  */
 /* read libc's own traced data inside a handler). The agent's own struct copies bind here too          */
-/* (FROM_AGENT) and are not recorded.                                                                 */
-#define D ((void *)((char *)d + dd))
-#define S ((const void *)((const char *)s + sd))
+/* (FROM_AGENT) and are not recorded. The length parameter is set to each piece's length in turn.      */
+#define D ((void *)((char *)d + off + dd))
+#define S ((const void *)((const char *)s + off + sd))
 #define AGENT_BLOCK(name, ret, params, args, event, op, dst, src, len, value) \
     EXPORT ret name params \
     { \
@@ -411,10 +443,17 @@ static void block_end(int redirected, void *d, const void *s, size_t n)
             return dst; \
         } \
         intptr_t dd = 0, sd = 0; \
+        size_t off = 0; \
         if (FROM_AGENT || !enter_untraced()) return real.name args; \
-        int redirected = block_begin(event, op, CALLER, dst, src, len, &dd, &sd); \
-        real.name args; \
-        block_end(redirected, dst, src, len); \
+        struct block_job job; \
+        block_begin(&job, event, op, CALLER, dst, src, len); \
+        if (!job.counted && job.opened == SIZE_MAX) { /* not recording */ \
+            real.name args; \
+            leave_untraced(); \
+            return dst; \
+        } \
+        while (block_next(&job, &off, &dd, &sd, &len)) real.name args; \
+        block_end(&job); \
         return dst; \
     }
 

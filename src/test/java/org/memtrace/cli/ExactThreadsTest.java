@@ -33,6 +33,22 @@ class ExactThreadsTest {
         Gcc.compile(dir, "thread_mallocs.c", "thread_mallocs", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "push_pop.c", "push_pop", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "string_compare.c", "string_compare", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "block_spans.c", "block_spans", "-g", "-no-pie", "-pthread");
+    }
+
+    /** memset, memcpy and memmove over two adjacent moved mappings, another thread alive: nothing opened. */
+    @Test
+    void blockOperationsAcrossTwoMovedPiecesOpenNothing() throws Exception {
+        var r = memtrace("spans.trace", "block_spans");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("block_spans").toString()))).endsWith("span ok\n");
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+        TraceFile t = TraceFile.read(dir.resolve("spans.trace"));
+        // one event each, over the whole 3-page span, named after the function
+        assertThat(t.of('W').stream().filter(l -> l.fields().getLast().equals("memset")).map(l -> l.field(2)))
+                .containsExactly("12288");
+        assertThat(t.of('Y').stream().map(l -> l.fields().getLast() + " " + l.field(4)))
+                .containsExactly("memcpy 12288", "memmove 12287");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {

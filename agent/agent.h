@@ -378,6 +378,7 @@ void leave_untraced(void);
 
 /* modules.c */
 extern uintptr_t ldso_base;
+uintptr_t data_span_end(uintptr_t a);
 void scan_new_modules(int initial);
 
 #endif

@@ -361,13 +361,14 @@ static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, c
 /* (through its alias view) or in untraced memory, on both sides, so an operation across several moved   */
 /* pieces (a module's .data and .bss, the heap and a thread arena) opens nothing either. Counted as a     */
 /* redirected step while it runs (fork waits for it). Memory traced but not moved (a file mapping), and   */
-/* a memmove whose destination overlaps its source from above (pieces go forward), are opened instead:   */
-/* one mprotect per range from there on, not a fault per page.                                           */
+/* a memmove whose destination overlaps its source from above across pieces (pieces go forward), are     */
+/* opened instead: one mprotect per range from there on, not a fault per page.                          */
 struct block_job {
     uintptr_t d, s;              /* s 0: no source */
     size_t n, done;              /* bytes in all, handed out so far */
     size_t opened;               /* offset from which the rest was opened, or SIZE_MAX */
     int counted;                 /* in g.redirected */
+    int whole;                   /* pieces going forward would be wrong (d overlaps s from above): all in one or opened */
 };
 
 static void open_rest(struct block_job *j)
@@ -380,9 +381,9 @@ static void open_rest(struct block_job *j)
 static void block_begin(struct block_job *j, int fn, int op, uintptr_t caller, void *d, const void *s, size_t n)
 {
     emit_call_block(fn, op, caller, d, s, n);
-    *j = (struct block_job){(uintptr_t)d, (uintptr_t)s, n, 0, SIZE_MAX, 0};
+    *j = (struct block_job){(uintptr_t)d, (uintptr_t)s, n, 0, SIZE_MAX, 0, s && d > s && (uintptr_t)d < (uintptr_t)s + n};
     if (!g.recording) return; /* nothing is protected */
-    if (g.aliases && !(j->s && j->d > j->s && j->d < j->s + n)) {
+    if (g.aliases) {
         __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
         j->counted = 1;
     } else {
@@ -406,7 +407,7 @@ static int block_next(struct block_job *j, size_t *off, intptr_t *dd, intptr_t *
         }
         spin_unlock(&g.lock);
         leave_critical();
-        if (piece) {
+        if (piece && (!j->whole || piece == j->n)) {
             *len = piece;
             j->done += piece;
             return 1;

@@ -1,7 +1,8 @@
 /* Block operations across two moved pieces of memory while a second thread is alive: two anonymous
  * mappings of 2 pages each, the second mapped right after the first (each is moved onto its own memfd),
  * a memset over the 3 pages around their boundary, a memcpy from a heap block into the same span and a
- * memmove back out of it. Under memtrace none of them may open a page (windows at risk 0). Prints a
+ * memmove back out of it, then a memmove within the first mapping that overlaps its source from above.
+ * Under memtrace none of them may open a page (windows at risk 0). Prints a
  * checksum and "span ok" when the two mappings were adjacent. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -36,8 +37,10 @@ int main(void)
     for (size_t i = 0; i < n; i++) src[i] = (char)(i * 31);
     memcpy(span, src, n);
     memmove(src, span + 1, n - 1);
+    memmove(a + 8, a, pg);
     long sum = 0;
     for (size_t i = 0; i < n - 1; i++) sum += src[i];
+    for (long i = 0; i < pg + 8; i++) sum += a[i];
     if (write(gate[1], "x", 1) != 1) return 1;
     pthread_join(t, NULL);
     printf("sum %ld span ok\n", sum);

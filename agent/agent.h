@@ -12,6 +12,7 @@
  *   fault.c     the fault path: SIGSEGV/SIGTRAP handlers, the step of one instruction, mt_ool_return
  *   decode.c    Zydis, loaded at run time, and the code cache of out-of-line copies (zydis_abi.h)
  *   syscall.c   syscall user dispatch: the SIGSYS handler and the one table of system-call buffers
+ *   heap.c      the allocator behind malloc & co. while attached: blocks on a memfd, touched only through its alias
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
  */
@@ -41,6 +42,7 @@
 
 #include "memtrace_stream.h"
 #include "mt_native.h"
+#include "mt_wrapped.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -124,8 +126,10 @@ static inline void *agent_map(size_t n)
 /*   g.lock       the traced set, the openings, the signal-stack list (traced.c; taken everywhere)   */
 /*   g.ring_lock  the ring's tail (ring.c)                                                          */
 /*   cc.lock      adding code-cache entries and slots (decode.c)                                     */
+/*   heap.lock    the agent's allocator (heap.c)                                                     */
 /*                                                                                                  */
-/* Lock order: g.lock before g.ring_lock (the traced set emits range records while it changes);       */
+/* Lock order: heap.lock before g.lock (the heap joins the traced set as it grows; fork takes         */
+/* heap.lock before g.lock); g.lock before g.ring_lock (the traced set emits range records while it changes); */
 /* cc.lock is a leaf, taken with neither of the others held and taking none. No other nesting.       */
 /*                                                                                                  */
 /* Each lock is taken inside one of our handlers (their sa_mask blocks the asynchronous signals) or   */
@@ -243,23 +247,8 @@ extern struct agent_state g;
 
 /* The real functions behind the wrappers. */
 struct real_functions {
-    void *(*malloc)(size_t);
-    void *(*calloc)(size_t, size_t);
-    void *(*realloc)(void *, size_t);
-    void (*free)(void *);
-    int (*posix_memalign)(void **, size_t, size_t);
-    void *(*aligned_alloc)(size_t, size_t);
-    void *(*memalign)(size_t, size_t);
-    void *(*valloc)(size_t);
-    void *(*pvalloc)(size_t);
-    void *(*reallocarray)(void *, size_t, size_t);
-    void *(*mmap)(void *, size_t, int, int, int, off_t);
-    void *(*mremap)(void *, size_t, size_t, int, ...);
-    int (*munmap)(void *, size_t);
-    void *(*memcpy)(void *, const void *, size_t);
-    void *(*memmove)(void *, const void *, size_t);
-    void *(*memset)(void *, int, size_t);
-    void *(*dlopen)(const char *, int);
+    MT_WRAPPED(MT_WRAPPED_REAL) /* the table's functions (include/mt_wrapped.h) */
+    size_t (*malloc_usable_size)(void *);
     void (*cxa_finalize)(void *);
     int (*libc_start_main)(int (*)(int, char **, char **), int, char **, void (*)(void), void (*)(void),
                            void (*)(void), void *);
@@ -324,7 +313,9 @@ intptr_t alias_delta(uintptr_t s, uintptr_t e);
 void alias_forget_locked(uintptr_t s, uintptr_t e);
 void alias_make_private_locked(uintptr_t s, uintptr_t e);
 void alias_discard_locked(uintptr_t s, uintptr_t e);
+void alias_adopt_locked(uintptr_t s, uintptr_t e, intptr_t delta, int prot);
 int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta);
+size_t reach_stretch_locked(uintptr_t a, uintptr_t e, intptr_t *delta);
 
 /* decode.c: how each faulting instruction runs */
 enum { RUN_TRAP, RUN_OOL, RUN_JMP, RUN_CALL };
@@ -370,12 +361,24 @@ void on_sys(int sig, siginfo_t *si, void *ucv);
 void enable_dispatch(void);
 void adopt_existing_handlers(void);
 
+/* heap.c: the allocator that serves the program while memtrace is attached */
+void heap_init(void);
+int heap_serves(void);
+int heap_owns(const void *p);
+void *heap_alias(const void *p);
+void *heap_alloc(size_t n, size_t align, int *dirty);
+size_t heap_usable(const void *p);
+void heap_free(void *p);
+void heap_fork_prepare(void);
+void heap_fork_done(int child);
+
 /* wrappers.c */
 int enter_untraced(void);
 void leave_untraced(void);
 
 /* modules.c */
 extern uintptr_t ldso_base;
+uintptr_t data_span_end(uintptr_t a);
 void scan_new_modules(int initial);
 
 #endif

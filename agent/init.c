@@ -110,10 +110,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 __attribute__((constructor(101))) static void agent_init(void)
 {
     g.page = sysconf(_SC_PAGESIZE);
-    RESOLVE(malloc); RESOLVE(calloc); RESOLVE(realloc); RESOLVE(free); RESOLVE(posix_memalign);
-    RESOLVE(aligned_alloc); RESOLVE(memalign); RESOLVE(valloc); RESOLVE(pvalloc); RESOLVE(reallocarray);
-    RESOLVE(mmap); RESOLVE(mremap); RESOLVE(munmap); RESOLVE(memcpy); RESOLVE(memmove); RESOLVE(memset);
-    RESOLVE(dlopen);
+    MT_WRAPPED(MT_WRAPPED_RESOLVE)
+    RESOLVE(malloc_usable_size);
     real.cxa_finalize = (typeof(real.cxa_finalize))dlsym(RTLD_NEXT, "__cxa_finalize");
     real.libc_start_main = (typeof(real.libc_start_main))dlsym(RTLD_NEXT, "__libc_start_main");
     hooks_ready = 1;
@@ -153,6 +151,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     ldso_base = (uintptr_t)getauxval(AT_BASE);
     if (out_of_line) ool_init();
     g.active = 1;
+    heap_init();
     g.ring->agent_pid = (uint64_t)g.pid;
 
     REC(MT_HELLO, struct mt_hello, h);

@@ -99,6 +99,14 @@ static int collect_spans(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* The end of the data span (one PT_LOAD) that holds a, or 0. */
+uintptr_t data_span_end(uintptr_t a)
+{
+    for (int i = 0; i < ndata_spans; i++)
+        if (data_spans[i].s <= a && a < data_spans[i].e) return data_spans[i].e;
+    return 0;
+}
+
 static int in_data_span(uintptr_t s, uintptr_t e)
 {
     for (int i = 0; i < ndata_spans; i++)

@@ -220,6 +220,19 @@ static size_t buf_bytes(const struct buf *b, const long *a)
     return 0;
 }
 
+/* A path is read up to its NUL, not PATH_BYTES: when that NUL lies in the moved piece the path starts */
+/* in, the path is reached through that piece's alias (a short string at the end of .rodata is not    */
+/* taken for a span into the next piece). Lock held.                                                  */
+static int path_in_one_piece(uintptr_t at, size_t len, intptr_t *delta)
+{
+    size_t stretch = reach_stretch_locked(at, at + len, delta);
+    if (!stretch || !*delta) return 0;
+    const volatile char *p = (const volatile char *)(at + (uintptr_t)*delta);
+    for (size_t i = 0; i < stretch; i++)
+        if (!p[i]) return 1;
+    return 0;
+}
+
 /* Collects what the call may read or write into `sp`; sp->all when only opening everything is exact. */
 /* A plain buffer (not an iovec or msghdr, whose pointers live in memory) that lies in one piece of     */
 /* moved memory is given to the kernel as its alias address in k[] instead: nothing is opened.          */
@@ -252,6 +265,7 @@ static void describe_syscall(long nr, const long *a, struct spans *sp, long *k)
                 intptr_t delta;
                 spin_lock(&g.lock);
                 int reach = reach_without_opening(at, at + len, &delta);
+                if (!reach && b->len == LEN_FIXED && b->size == PATH_BYTES) reach = path_in_one_piece(at, len, &delta);
                 spin_unlock(&g.lock);
                 if (reach) {
                     k[b->arg] = (long)(at + (uintptr_t)delta);
@@ -307,6 +321,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     /* Moved memory is shared with its memfd: the child must get private copies before anything changes */
     /* it. The parent holds g.lock (other threads' accesses to traced memory wait in segv_access) and   */
     /* waits for redirected steps under way, then for the child to have made its copies.                */
+    heap_fork_prepare();
     spin_lock(&g.lock);
     while (__atomic_load_n(&g.redirected, __ATOMIC_ACQUIRE)) __builtin_ia32_pause();
     volatile int *copied = NULL;
@@ -329,6 +344,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
         g.active = 0;
         ts.dispatch_on = 0;
         spin_unlock(&g.lock);
+        heap_fork_done(1);
         return 0;
     }
     if (ret > 0 && copied) {
@@ -345,6 +361,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     }
     if (copied) mt_sys2(SYS_munmap, (long)copied, g.page);
     spin_unlock(&g.lock);
+    heap_fork_done(0);
     if (ret > 0) {
         REC(MT_FORK, struct mt_fork, f);
         f.child_pid = (uint64_t)ret;

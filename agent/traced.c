@@ -20,7 +20,9 @@
  * sooner. While memory is moved it is read-only for a moment: another thread's system call writing into
  * it then fails with EFAULT (its own stores wait and retry). A memfd's pages of
  * memory the program unmaps are freed with the alias view; moved memory's rights are remembered as they
- * were at the move (a fork's child gets those, not later mprotect changes of untraced moved pages).
+ * were at the move (a fork's child gets those, not later mprotect changes of untraced moved pages). A module's
+ * writable data is moved with the rest of its segment (the bss) as read-write, even a part the program
+ * protected otherwise before the move.
  */
 #include "agent.h"
 
@@ -208,7 +210,7 @@ static void copy_words(uintptr_t d, uintptr_t s, size_t n) /* page multiples */
 /* with `prot`, and an alias view of it. Other threads' stores to it fault meanwhile (read-only for the */
 /* copy) and wait for g.lock; they retry afterwards (segv_access). 0 when it could not be done, and     */
 /* then the memory is as it was. Lock held.                                                           */
-static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind, uintptr_t rw_end)
+static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind, uintptr_t rw_end, uintptr_t file_end)
 {
     size_t n = e - s;
     long fd = mt_sys2(SYS_memfd_create, (long)"memtrace", MFD_CLOEXEC);
@@ -219,9 +221,11 @@ static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind, uint
         al = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (!is_err(al) && al != -1) {
         mt_sys3(SYS_mprotect, s, n, PROT_READ);
-        /* a module's data may still be the file's pages: those are copied whole */
-        if (kind == MT_REGION_DATA) copy_words((uintptr_t)al, s, n);
-        else copy_present((uintptr_t)al, s, n);
+        /* a module's data may still be the file's pages: those are copied whole (its bss, moved along, */
+        /* is anonymous memory like any other)                                                          */
+        if (kind == MT_REGION_DATA) copy_words((uintptr_t)al, s, file_end - s);
+        copy_present((uintptr_t)al + (kind == MT_REGION_DATA ? file_end - s : 0), kind == MT_REGION_DATA ? file_end : s,
+                     kind == MT_REGION_DATA ? e - file_end : n);
         long v = mt_sys6(SYS_mmap, (long)s, (long)n, prot, MAP_SHARED | MAP_FIXED, fd, 0);
         if ((uintptr_t)v == s) {
             if (rw_end < e) mt_sys3(SYS_mprotect, rw_end, e - rw_end, PROT_NONE);
@@ -242,6 +246,18 @@ static void alias_insert(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
     mt_memmove(&g.alias[i + 1], &g.alias[i], sizeof(struct alias) * (size_t)(g.nalias - i));
     g.alias[i] = (struct alias){s, e, delta, prot};
     g.nalias++;
+}
+
+/* Memory already on a memfd with an alias view at s + delta (heap.c's): the alias table takes it as it  */
+/* is, one entry with the piece right below it when that has the same delta. Lock held.                */
+void alias_adopt_locked(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
+{
+    int i = alias_index(s);
+    if (i > 0 && g.alias[i - 1].end == s && g.alias[i - 1].delta == delta && g.alias[i - 1].prot == prot) {
+        g.alias[i - 1].end = e;
+        return;
+    }
+    alias_insert(s, e, delta, prot);
 }
 
 /* The heap grows in small steps, and every block the allocator hands out would be one more memfd and    */
@@ -276,6 +292,19 @@ static uintptr_t heap_extent(uintptr_t s, uintptr_t e, uintptr_t *rw_end)
     return stop;
 }
 
+/* A module's writable data is moved together with the rest of its segment above it (the bss, the next   */
+/* line of the memory map), up to the next traced or moved memory: a buffer across the boundary of the  */
+/* two then lies in one moved piece, and a system call or block operation reaches it without opening.   */
+static uintptr_t data_extent(uintptr_t e)
+{
+    uintptr_t stop = data_span_end(e - 1);
+    if (stop <= e) return e;
+    int i = set_index(e), k = alias_index(e);
+    if (i < g.nset && g.set[i].start < stop) stop = g.set[i].start > e ? g.set[i].start : e;
+    if (k < g.nalias && g.alias[k].start < stop) stop = g.alias[k].start > e ? g.alias[k].start : e;
+    return stop;
+}
+
 /* Moves the parts of [s, e) not moved yet onto memfds. Lock held. */
 static void alias_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
 {
@@ -284,9 +313,10 @@ static void alias_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
         int i = alias_index(at);
         if (i < g.nalias && g.alias[i].start <= at) { at = g.alias[i].end; continue; }
         uintptr_t stop = i < g.nalias && g.alias[i].start < e ? g.alias[i].start : e;
-        uintptr_t rw_end = UINTPTR_MAX;
+        uintptr_t rw_end = UINTPTR_MAX, file_end = stop;
         if (stop == e && kind == MT_REGION_HEAP) stop = heap_extent(at, e, &rw_end);
-        intptr_t d = move_to_memfd(at, stop, prot, kind, rw_end);
+        if (stop == e && kind == MT_REGION_DATA && prot == (PROT_READ | PROT_WRITE)) stop = data_extent(e);
+        intptr_t d = move_to_memfd(at, stop, prot, kind, rw_end, file_end);
         if (d) alias_insert(at, stop, d, prot);
         at = stop;
     }
@@ -322,6 +352,25 @@ int reach_without_opening(uintptr_t s, uintptr_t e, intptr_t *delta)
     if (*delta) return 1;
     int i = set_index(page_down(s));
     return !(i < g.nset && g.set[i].start < page_up(e));
+}
+
+/* How much of [a, e) from a on the agent reaches without opening anything: the rest of one moved piece */
+/* (*delta its alias's) or untraced memory up to the next traced or moved memory (*delta 0); 0 when a is */
+/* traced but not moved. Lock held.                                                                     */
+size_t reach_stretch_locked(uintptr_t a, uintptr_t e, intptr_t *delta)
+{
+    int k = alias_index(a);
+    if (k < g.nalias && g.alias[k].start <= a) {
+        *delta = g.alias[k].delta;
+        return (g.alias[k].end < e ? g.alias[k].end : e) - a;
+    }
+    *delta = 0;
+    int i = set_index(a);
+    if (i < g.nset && g.set[i].start <= a) return 0;
+    uintptr_t stop = e;
+    if (i < g.nset && g.set[i].start < stop) stop = g.set[i].start;
+    if (k < g.nalias && g.alias[k].start < stop) stop = g.alias[k].start;
+    return stop - a;
 }
 
 /* Gives [s, e) private memory again, with its contents (a forked child; memory about to be mremap'ed, */

@@ -1,17 +1,21 @@
 /*
  * memtrace agent, wrappers: malloc & co. and mmap & co. record each call (caller, arguments, result) as an
- * MT_ALLOC record; the block a call returns becomes traced at once. The allocator's own touches of the heap
- * are not accesses of the program: inside a wrapper (ts.untraced) a fault just opens the page until the
- * wrapper returns. memcpy, memmove and memset called by the program are one MT_BLOCK record each, not a
- * fault per byte: their memory is opened as a whole. dlopen reports the new modules; __cxa_finalize of
- * the agent and its decoder runs untraced.
+ * MT_ALLOC record. While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
+ * traced as it grows and touched only through its alias view, so allocating opens nothing. glibc's
+ * allocator serves only when that heap cannot (not reserved, full, a forked child): its block becomes
+ * traced at once, and its own touches of the heap are not accesses of the program: inside a wrapper
+ * (ts.untraced) a fault just opens the page until the wrapper returns. memcpy, memmove and memset called
+ * by the program are one MT_BLOCK record each, not a fault per byte: with other threads running they work
+ * on the alias view of moved memory (traced.c), else their memory is opened as a whole. dlopen reports the
+ * new modules; __cxa_finalize of the agent and its decoder runs untraced.
  *
- * With other threads running, block operations on moved memory (traced.c) work on its alias view instead
- * of opening the program's pages.
+ * The functions the compiled-in runtime wraps too are one table (include/mt_wrapped.h): this file is its
+ * fault-mode backend (AGENT_NEW, AGENT_BLOCK generate those of a common shape; the rest are written here).
  *
  * What it gets wrong: glibc calls its internal __mmap, memcpy and friends without the PLT, so those are
  * traced instruction by instruction (still correct, slower); allocations before the real allocator is
- * known come from a 64 KiB static arena and are never traced.
+ * known come from a 64 KiB static arena and are never traced; a block operation spanning two moved pieces
+ * opens its pages even with other threads running (counted as a window at risk).
  */
 #include "agent.h"
 
@@ -73,7 +77,7 @@ static void trace_block(void *p, size_t n)
     leave_critical();
 }
 
-static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }
+static size_t usable_size(void *p) { return p && !is_boot(p) && real.malloc_usable_size ? real.malloc_usable_size(p) : 0; }
 
 static void emit_alloc(int fn, uintptr_t caller, uintptr_t result, uint64_t usable, long a0, long a1, long a2,
                        long a3, long a4, long a5)
@@ -104,12 +108,63 @@ static void *allocated(int fn, uintptr_t caller, void *p, long a0, long a1, long
     return p;
 }
 
-EXPORT void *malloc(size_t n)
+/* A block of heap.c's: the record (its usable size is the block's class or pages). */
+static void *served(int fn, uintptr_t caller, void *p, long a0, long a1, long a2)
 {
-    if (!hooks_ready) return boot_alloc(n);
-    if (!enter_untraced()) return real.malloc(n);
-    void *p = real.malloc(n);
-    return allocated(MT_FN_MALLOC, CALLER, p, (long)n, 0, 0);
+    if (g.active) emit_alloc(fn, caller, (uintptr_t)p, p ? heap_usable(p) : 0, a0, a1, a2, 0, 0, 0);
+    return p;
+}
+
+static void *no_memory(void)
+{
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* A word a wrapper hands back through a pointer of the program's (posix_memalign): written through the */
+/* alias view when it is moved memory, directly when it is untraced, else with its page open.            */
+static void put_pointer(void **out, void *p)
+{
+    intptr_t d = 0;
+    enter_critical();
+    spin_lock(&g.lock);
+    int reach = reach_without_opening((uintptr_t)out, (uintptr_t)out + sizeof *out, &d);
+    spin_unlock(&g.lock);
+    leave_critical();
+    if (reach) {
+        *(void **)((char *)out + d) = p;
+        return;
+    }
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 1);
+    *out = p;
+    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
+}
+
+/* realloc of a block of heap.c's: in place while it fits, else a new block (heap.c's, or glibc's in a   */
+/* forked child) with the old contents copied alias to alias.                                            */
+static void *resize(void *old, size_t n)
+{
+    int dirty;
+    if (!old) return heap_alloc(n, 16, &dirty);
+    if (!n) {
+        heap_free(old);
+        return NULL;
+    }
+    size_t u = heap_usable(old);
+    if (n <= u) return old;
+    void *p = heap_serves() ? heap_alloc(n, 16, &dirty) : real.malloc(n);
+    if (!p) return no_memory();
+    real.memcpy(heap_owns(p) ? heap_alias(p) : p, heap_alias(old), u);
+    heap_free(old);
+    return p;
+}
+
+/* memalign's alignment as glibc takes it: at least 16, a power of two (rounded up). 0: none fits. */
+static size_t alignment(size_t al)
+{
+    size_t a = 16;
+    while (a < al && a) a *= 2;
+    return a;
 }
 
 EXPORT void *calloc(size_t m, size_t n)
@@ -119,8 +174,15 @@ EXPORT void *calloc(size_t m, size_t n)
         if (p) mt_memzero(p, m * n);
         return p;
     }
+    size_t t;
+    int dirty;
+    void *p = heap_serves() && !__builtin_mul_overflow(m, n, &t) ? heap_alloc(t, 16, &dirty) : NULL;
+    if (p) {
+        if (dirty) real.memset(heap_alias(p), 0, t);
+        return served(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
+    }
     if (!enter_untraced()) return real.calloc(m, n);
-    void *p = real.calloc(m, n);
+    p = real.calloc(m, n);
     return allocated(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
 }
 
@@ -132,6 +194,8 @@ EXPORT void *realloc(void *old, size_t n)
         return p;
     }
     if (!hooks_ready) return boot_alloc(n);
+    if (heap_owns(old) || (!old && heap_serves()))
+        return served(MT_FN_REALLOC, CALLER, resize(old, n), (long)old, (long)n, 0);
     if (!enter_untraced()) return real.realloc(old, n);
     void *p = real.realloc(old, n);
     return allocated(MT_FN_REALLOC, CALLER, p, (long)old, (long)n, 0);
@@ -139,9 +203,11 @@ EXPORT void *realloc(void *old, size_t n)
 
 EXPORT void *reallocarray(void *old, size_t m, size_t n)
 {
-    if (!hooks_ready || is_boot(old)) {
-        size_t t;
-        return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
+    size_t t;
+    if (!hooks_ready || is_boot(old)) return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
+    if (heap_owns(old) || (!old && heap_serves())) {
+        void *p = __builtin_mul_overflow(m, n, &t) ? no_memory() : resize(old, t);
+        return served(MT_FN_REALLOCARRAY, CALLER, p, (long)old, (long)m, (long)n);
     }
     if (!enter_untraced()) return real.reallocarray(old, m, n);
     void *p = real.reallocarray(old, m, n);
@@ -152,40 +218,62 @@ EXPORT void free(void *p)
 {
     if (!p || is_boot(p)) return;
     if (!hooks_ready) return;
+    if (heap_owns(p)) {
+        heap_free(p);
+        if (g.active) emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+        return;
+    }
     if (!enter_untraced()) { real.free(p); return; }
     real.free(p);
     leave_untraced();
     emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
 }
 
+EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p || is_boot(p)) return 0;
+    if (heap_owns(p)) return heap_usable(p);
+    return real.malloc_usable_size ? real.malloc_usable_size(p) : 0;
+}
+
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-    if (!hooks_ready) return 12; /* ENOMEM */
+    if (!hooks_ready) return ENOMEM;
+    if (heap_serves()) {
+        if (!align || (align & (align - 1)) || align % sizeof(void *)) return EINVAL;
+        int dirty;
+        void *p = heap_alloc(n, alignment(align), &dirty);
+        if (p) put_pointer(out, p);
+        int rc = p ? 0 : ENOMEM;
+        emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, (uintptr_t)p, p ? heap_usable(p) : 0, (long)out, (long)align, (long)n,
+                   0, 0, rc);
+        return rc;
+    }
     if (!enter_untraced()) return real.posix_memalign(out, align, n);
     void *p = NULL;
     int rc = real.posix_memalign(&p, align, n);
     size_t u = rc == 0 ? usable_size(p) : 0;
     leave_untraced();
     trace_block(rc == 0 ? p : NULL, u);
-    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 1);
-    if (rc == 0) *out = p;
-    open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
+    if (rc == 0) put_pointer(out, p);
     emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, rc == 0 ? (uintptr_t)p : 0, u, (long)out, (long)align, (long)n, 0, 0, rc);
     return rc;
 }
 
-#define ALIGNED_WRAPPER(name, code, params, args, a0, a1) \
-    EXPORT void *name params \
+/* The allocators of the table (kind NEW): heap.c's block, else glibc's by the old route. Before the real */
+/* allocator is known, the boot arena serves what needs no more than its alignment.                       */
+static size_t mt_page(void) { return (size_t)g.page; }
+#define AGENT_NEW(name, ret, params, args, event, al, size, a0, a1) \
+    EXPORT ret name params \
     { \
-        if (!hooks_ready) return NULL; \
+        if (!hooks_ready) return alignment(al) <= 16 ? boot_alloc(size) : NULL; \
+        int dirty; \
+        void *p = heap_serves() && alignment(al) ? heap_alloc(size, alignment(al), &dirty) : NULL; \
+        if (p) return served(event, CALLER, p, (long)(a0), (long)(a1), 0); \
         if (!enter_untraced()) return real.name args; \
-        void *p = real.name args; \
-        return allocated(code, CALLER, p, (long)(a0), (long)(a1), 0); \
+        p = real.name args; \
+        return allocated(event, CALLER, p, (long)(a0), (long)(a1), 0); \
     }
-ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)
-ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n)
-ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), n, 0)
-ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), n, 0)
 
 /* A file the program maps is announced with its path, so that its region is named after the file. */
 static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, off_t off)
@@ -268,83 +356,111 @@ static void emit_call_block(int fn, int op, uintptr_t caller, const void *dst, c
     emit(&b);
 }
 
-/* With other threads running, a block operation on moved memory works on the alias views: opening the */
-/* program's view would let the other threads' accesses there go unseen. Counted as a redirected step   */
-/* (fork waits for it). 1 with the deltas to add, 0 when the pages must be opened after all.            */
-static int through_alias(uintptr_t d, size_t dn, intptr_t *dd, uintptr_t s, size_t sn, intptr_t *sd)
+/* A block operation of the program's, inside enter_untraced(): one block event, then the operation in  */
+/* pieces the agent reaches without opening anything: each piece lies in one moved piece of memory       */
+/* (through its alias view) or in untraced memory, on both sides, so an operation across several moved   */
+/* pieces (a module's .data and .bss, the heap and a thread arena) opens nothing either. Counted as a     */
+/* redirected step while it runs (fork waits for it). Memory traced but not moved (a file mapping), and   */
+/* a memmove whose destination overlaps its source from above across pieces (pieces go forward), are     */
+/* opened instead: one mprotect per range from there on, not a fault per page.                          */
+struct block_job {
+    uintptr_t d, s;              /* s 0: no source */
+    size_t n, done;              /* bytes in all, handed out so far */
+    size_t opened;               /* offset from which the rest was opened, or SIZE_MAX */
+    int counted;                 /* in g.redirected */
+    int whole;                   /* pieces going forward would be wrong (d overlaps s from above): all in one or opened */
+};
+
+static void open_rest(struct block_job *j)
 {
-    if (!g.aliases || g.threads < 2 || !g.recording) return 0;
-    enter_critical();
-    spin_lock(&g.lock);
-    *sd = 0;
-    int ok = reach_without_opening(d, d + dn, dd) && (!sn || reach_without_opening(s, s + sn, sd));
-    if (ok) __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
-    spin_unlock(&g.lock);
-    leave_critical();
-    return ok;
+    if (j->s) open_span(j->s + j->done, j->s + j->n, 1);
+    open_span(j->d + j->done, j->d + j->n, 1);
+    j->opened = j->done;
 }
 
-/* memcpy/memmove called by the program, inside enter_untraced(): one block event. The operation's      */
-/* memory is opened as a whole: one mprotect per range, not a fault per page.                          */
-static void *block_copy(int fn, uintptr_t caller, void *(*copy)(void *, const void *, size_t), void *d,
-                        const void *s, size_t n)
+static void block_begin(struct block_job *j, int fn, int op, uintptr_t caller, void *d, const void *s, size_t n)
 {
-    emit_call_block(fn, MT_BLK_COPY, caller, d, s, n);
-    intptr_t dd, sd;
-    if (through_alias((uintptr_t)d, n, &dd, (uintptr_t)s, n, &sd)) {
-        copy((char *)d + dd, (const char *)s + sd, n);
-        __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
-        leave_untraced();
-        return d;
+    emit_call_block(fn, op, caller, d, s, n);
+    *j = (struct block_job){(uintptr_t)d, (uintptr_t)s, n, 0, SIZE_MAX, 0, s && d > s && (uintptr_t)d < (uintptr_t)s + n};
+    if (!g.recording) return; /* nothing is protected */
+    if (g.aliases) {
+        __atomic_add_fetch(&g.redirected, 1, __ATOMIC_ACQUIRE);
+        j->counted = 1;
+    } else {
+        open_rest(j);
     }
-    open_span((uintptr_t)s, (uintptr_t)s + n, 1);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
-    void *r = copy(d, s, n);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
-    open_span((uintptr_t)s, (uintptr_t)s + n, 0);
+}
+
+/* The next piece: its offset, the deltas to add on each side, its length. 0 when all is done. */
+static int block_next(struct block_job *j, size_t *off, intptr_t *dd, intptr_t *sd, size_t *len)
+{
+    if (j->done >= j->n) return 0;
+    *off = j->done;
+    *dd = *sd = 0;
+    if (j->counted && j->opened == SIZE_MAX) {
+        enter_critical();
+        spin_lock(&g.lock);
+        size_t piece = reach_stretch_locked(j->d + j->done, j->d + j->n, dd);
+        if (j->s && piece) {
+            size_t other = reach_stretch_locked(j->s + j->done, j->s + j->n, sd);
+            if (other < piece) piece = other;
+        }
+        spin_unlock(&g.lock);
+        leave_critical();
+        if (piece && (!j->whole || piece == j->n)) {
+            *len = piece;
+            j->done += piece;
+            return 1;
+        }
+        *dd = *sd = 0;
+        open_rest(j);
+    }
+    *len = j->n - j->done;
+    j->done = j->n;
+    return 1;
+}
+
+static void block_end(struct block_job *j)
+{
+    if (j->counted) __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
+    if (j->opened != SIZE_MAX) {
+        open_span(j->d + j->opened, j->d + j->n, 0);
+        if (j->s) open_span(j->s + j->opened, j->s + j->n, 0);
+    }
     leave_untraced();
-    return r;
 }
 
-/* Inside our own handlers the caller is Zydis decoding for us: libc's versions would read libc's own   */
-/* (traced) data there, so those calls get the agent's plain loops.                                     */
-EXPORT void *memcpy(void *d, const void *s, size_t n)
-{
-    if (!hooks_ready || ts.in_handler) { mt_memcpy(d, s, n); return d; }
-    if (FROM_AGENT || !enter_untraced()) return real.memcpy(d, s, n);
-    return block_copy(MT_FN_MEMCPY, CALLER, real.memcpy, d, s, n);
-}
-
-EXPORT void *memmove(void *d, const void *s, size_t n)
-{
-    if (ts.in_handler) { mt_memmove(d, s, n); return d; }
-    if (!hooks_ready) {
-        unsigned char tmp[256];
-        if (n <= sizeof tmp) { mt_memcpy(tmp, s, n); mt_memcpy(d, tmp, n); }
-        return d;
+/* The block operations of the table (kind BLOCK). Inside our own handlers the caller is Zydis decoding */
+/* for us, and before dlsym is done there is no libc version yet: those get plain loops (libc's would  */
+/* read libc's own traced data inside a handler). The agent's own struct copies bind here too          */
+/* (FROM_AGENT) and are not recorded. The length parameter is set to each piece's length in turn.      */
+#define D ((void *)((char *)d + off + dd))
+#define S ((const void *)((const char *)s + off + sd))
+#define AGENT_BLOCK(name, ret, params, args, event, op, dst, src, len, value) \
+    EXPORT ret name params \
+    { \
+        if (!hooks_ready || ts.in_handler) { \
+            mt_plain_block(op == MT_BLK_COPY, dst, src, len, value); \
+            return dst; \
+        } \
+        intptr_t dd = 0, sd = 0; \
+        size_t off = 0; \
+        if (FROM_AGENT || !enter_untraced()) return real.name args; \
+        struct block_job job; \
+        block_begin(&job, event, op, CALLER, dst, src, len); \
+        if (!job.counted && job.opened == SIZE_MAX) { /* not recording */ \
+            real.name args; \
+            leave_untraced(); \
+            return dst; \
+        } \
+        while (block_next(&job, &off, &dd, &sd, &len)) real.name args; \
+        block_end(&job); \
+        return dst; \
     }
-    if (FROM_AGENT || !enter_untraced()) return real.memmove(d, s, n);
-    return block_copy(MT_FN_MEMMOVE, CALLER, real.memmove, d, s, n);
-}
 
-EXPORT void *memset(void *d, int c, size_t n)
-{
-    if (!hooks_ready || ts.in_handler) { unsigned char *p = d; for (size_t i = 0; i < n; i++) p[i] = (unsigned char)c; return d; }
-    if (FROM_AGENT || !enter_untraced()) return real.memset(d, c, n);
-    emit_call_block(MT_FN_MEMSET, MT_BLK_STORE, CALLER, d, NULL, n);
-    intptr_t dd, unused;
-    if (through_alias((uintptr_t)d, n, &dd, 0, 0, &unused)) {
-        real.memset((char *)d + dd, c, n);
-        __atomic_sub_fetch(&g.redirected, 1, __ATOMIC_RELEASE);
-        leave_untraced();
-        return d;
-    }
-    open_span((uintptr_t)d, (uintptr_t)d + n, 1);
-    void *r = real.memset(d, c, n);
-    open_span((uintptr_t)d, (uintptr_t)d + n, 0);
-    leave_untraced();
-    return r;
-}
+#define AGENT_OWN(...)
+#define AGENT_WRAP(kind, ...) AGENT_##kind(__VA_ARGS__)
+MT_WRAPPED(AGENT_WRAP)
 
 EXPORT void *dlopen(const char *file, int mode)
 {

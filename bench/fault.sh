@@ -9,7 +9,8 @@
 # For each program: wall time natively, under `memtrace run` and under Lackey; the accesses memtrace
 # recorded (loads + stores of its summary) and the windows at risk it reported; us_per_access = (memtrace - native - fixed start-up cost) / accesses; bare_us = the bare fault
 # round trip of bench/fault/bare_fault.c (fault + 2 mprotect + sigreturn) measured right after; x_bare their
-# ratio (target <= 1.3); then `strace -f -c` of a second memtrace run: system calls per recorded access
+# ratio (target <= 1.3); fonly_us = bench/fault/fault_only.c (fault + sigreturn, no mprotect: the floor of
+# the redirected route, which opens nothing) and x_fonly the ratio to it; then `strace -f -c` of a second memtrace run: system calls per recorded access
 # (the program and memtrace's JVM together: futex is the consumer's).
 # STRACE=no skips the strace run (its columns print 0): under strace a long program takes many times longer.
 # MEMTRACE="java -jar other.jar" compares another build (the launcher is the default).
@@ -28,6 +29,7 @@ now() { date +%s.%N; }
 elapsed() { local s; s=$(now); "$@" >/dev/null 2>&1 || true; echo "$(now) - $s" | bc -l; }
 
 gcc -O2 -o "$out/bare_fault" "$root/bench/fault/bare_fault.c"
+gcc -O2 -o "$out/fault_only" "$root/bench/fault/fault_only.c"
 gcc -O2 -o "$out/empty" "$root/bench/programs/empty.c"
 fixed=$(elapsed "${mt[@]}" run --quiet -o "$out/empty.trace" -- "$out/empty")
 echo "memtrace fixed cost (empty program): ${fixed} s"
@@ -67,8 +69,8 @@ for a in "$@"; do
   if [ "$a" = real ]; then progs+=(sort gzip sqlite3 python3 threads2 threads4); else progs+=("$a"); fi
 done
 [ ${#progs[@]} -gt 0 ] || progs=(compute heap matmul)
-printf '%-9s %9s %10s %9s %9s %9s %8s %6s %9s | per access: %8s %8s %8s %8s\n' program native_s memtrace_s lackey_s \
-  accesses us_access bare_us x_bare at_risk mprotect sigmask sigret futex
+printf '%-9s %9s %10s %9s %9s %9s %8s %6s %8s %7s %9s | per access: %8s %8s %8s %8s\n' program native_s memtrace_s lackey_s \
+  accesses us_access bare_us x_bare fonly_us x_fonly at_risk mprotect sigmask sigret futex
 for p in "${progs[@]}"; do
   command_of "$p"
   tn=$(elapsed "${cmd[@]}")
@@ -76,6 +78,7 @@ for p in "${progs[@]}"; do
   "${mt[@]}" run -o "$out/$p.trace" -- "${cmd[@]}" >/dev/null 2>"$out/$p.summary" || true
   tm=$(echo "$(now) - $s" | bc -l)
   bare=$("$out/bare_fault" 100000 | awk '{print $4}')
+  fonly=$("$out/fault_only" 100000 | awk '{print $4}')
   tl=$(elapsed valgrind --tool=lackey --trace-mem=yes --log-file="$out/$p.lackey" "${cmd[@]}")
   acc=$(( $(summary loads "$out/$p.summary") + $(summary stores "$out/$p.summary") ))
   risk=$(summary "windows at risk" "$out/$p.summary")
@@ -84,7 +87,7 @@ for p in "${progs[@]}"; do
   [ "${STRACE:-yes}" = no ] || strace -f -c -o "$out/$p.strace" "${mt[@]}" run --quiet -o /dev/null -- "${cmd[@]}" >/dev/null 2>&1 || true
   calls() { awk -v s="$1" '$NF == s { print $4 }' "$out/$p.strace" | head -1; }
   ratio() { local n; n=$(calls "$1"); echo "if ($acc > 0) ${n:-0} / $acc else 0" | bc -l; }
-  printf '%-9s %9.3f %10.3f %9.3f %9d %9.2f %8.2f %6.2f %9d | %20.2f %8.2f %8.2f %8.2f\n' "$p" "$tn" "$tm" "$tl" "$acc" \
-    "$per" "$bare" "$(echo "$per / $bare" | bc -l)" "${risk:-0}" "$(ratio mprotect)" "$(ratio rt_sigprocmask)" \
+  printf '%-9s %9.3f %10.3f %9.3f %9d %9.2f %8.2f %6.2f %8.2f %7.2f %9d | %20.2f %8.2f %8.2f %8.2f\n' "$p" "$tn" "$tm" "$tl" "$acc" \
+    "$per" "$bare" "$(echo "$per / $bare" | bc -l)" "$fonly" "$(echo "$per / $fonly" | bc -l)" "${risk:-0}" "$(ratio mprotect)" "$(ratio rt_sigprocmask)" \
     "$(ratio rt_sigreturn)" "$(ratio futex)"
 done

@@ -11,7 +11,9 @@
  *   fread fwrite               -> MT_BLOCK store/fetch, `what` = MT_FN_FREAD/MT_FN_FWRITE
  *   dlopen                     -> MT_MODULE and MT_MAPPING for what it loaded
  *
- * The I/O functions are one table (io_table): which argument is the buffer, whether it is an iovec array,
+ * The allocation, mapping and block functions are the table both fault mode and this runtime wrap
+ * (include/mt_wrapped.h): malloc, the aligned allocators and the block operations are generated from it
+ * (RT_NEW, RT_BLOCK), the rest written here by hand. The I/O functions are one table (io_table): which argument is the buffer, whether it is an iovec array,
  * how many bytes moved (the result, or the result times the item size); each wrapper is one line.
  * Block and I/O events are recorded only while recording is on; allocations always are, so a block
  * allocated before memtrace_start() still has its name. A free takes its sequence number before the block
@@ -33,28 +35,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "mt_wrapped.h"
 #include "rt.h"
 
 int rt_hooks_ready;
 
 static struct {
-    void *(*malloc)(size_t);
-    void *(*calloc)(size_t, size_t);
-    void *(*realloc)(void *, size_t);
-    void *(*reallocarray)(void *, size_t, size_t);
-    void (*free)(void *);
-    int (*posix_memalign)(void **, size_t, size_t);
-    void *(*aligned_alloc)(size_t, size_t);
-    void *(*memalign)(size_t, size_t);
-    void *(*valloc)(size_t);
-    void *(*pvalloc)(size_t);
-    void *(*mmap)(void *, size_t, int, int, int, off_t);
-    void *(*mremap)(void *, size_t, size_t, int, ...);
-    int (*munmap)(void *, size_t);
-    void *(*memcpy)(void *, const void *, size_t);
-    void *(*memmove)(void *, const void *, size_t);
-    void *(*memset)(void *, int, size_t);
-    void *(*dlopen)(const char *, int);
+    MT_WRAPPED(MT_WRAPPED_REAL) /* the table's functions (include/mt_wrapped.h) */
 } real;
 
 /* dlsym may allocate before the real allocator is known: a static arena serves it. It also serves the  */
@@ -77,10 +64,7 @@ static int is_boot(const void *p)
 #define RESOLVE(name) real.name = (typeof(real.name))dlsym(RTLD_NEXT, #name)
 void rt_wrappers_init(void)
 {
-    RESOLVE(malloc); RESOLVE(calloc); RESOLVE(realloc); RESOLVE(reallocarray); RESOLVE(free);
-    RESOLVE(posix_memalign); RESOLVE(aligned_alloc); RESOLVE(memalign); RESOLVE(valloc); RESOLVE(pvalloc);
-    RESOLVE(mmap); RESOLVE(mremap); RESOLVE(munmap); RESOLVE(memcpy); RESOLVE(memmove); RESOLVE(memset);
-    RESOLVE(dlopen);
+    MT_WRAPPED(MT_WRAPPED_RESOLVE)
     rt_hooks_ready = 1;
 }
 
@@ -111,12 +95,6 @@ static void *allocated(int fn, uint64_t caller, void *p, uint64_t a0, uint64_t a
 }
 
 static int boot_only(void) { return !rt_hooks_ready || rt_self.internal == RT_PRIVATE_HEAP; }
-
-RT_EXPORT void *malloc(size_t n)
-{
-    if (boot_only()) return boot_alloc(n);
-    return allocated(MT_FN_MALLOC, RT_CALLER, real.malloc(n), n, 0, 0);
-}
 
 RT_EXPORT void *calloc(size_t m, size_t n)
 {
@@ -169,16 +147,14 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
     return rc;
 }
 
-#define ALIGNED_WRAPPER(name, code, params, args, a0, a1) \
-    RT_EXPORT void *name params \
+/* The allocators of the table (kind NEW): glibc's block, recorded. */
+static size_t mt_page(void) { return (size_t)rt.page; }
+#define RT_NEW(name, ret, params, args, event, al, size, a0, a1) \
+    RT_EXPORT ret name params \
     { \
-        if (boot_only()) return boot_alloc(n); \
-        return allocated(code, RT_CALLER, real.name args, (a0), (a1), 0); \
+        if (boot_only()) return boot_alloc(size); \
+        return allocated(event, RT_CALLER, real.name args, (a0), (a1), 0); \
     }
-ALIGNED_WRAPPER(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t al, size_t n), (al, n), al, n)
-ALIGNED_WRAPPER(memalign, MT_FN_MEMALIGN, (size_t al, size_t n), (al, n), al, n)
-ALIGNED_WRAPPER(valloc, MT_FN_VALLOC, (size_t n), (n), n, 0)
-ALIGNED_WRAPPER(pvalloc, MT_FN_PVALLOC, (size_t n), (n), n, 0)
 
 /* ---- mappings ------------------------------------------------------------------------------------- */
 
@@ -267,36 +243,23 @@ static void emit_block(int flags, uint32_t what, uint64_t ip, const void *dst, c
 
 static int block_recorded(uint64_t caller, size_t n) { return n && rt.recording && !quiet() && !from_runtime(caller); }
 
-RT_EXPORT void *memcpy(void *d, const void *s, size_t n)
-{
-    if (!rt_hooks_ready) { rt_memcpy(d, s, n); return d; }
-    if (block_recorded(RT_CALLER, n)) emit_block(MT_BLK_COPY, MT_FN_MEMCPY, RT_CALLER, d, s, n);
-    return real.memcpy(d, s, n);
-}
-
-RT_EXPORT void *memmove(void *d, const void *s, size_t n)
-{
-    if (!rt_hooks_ready) {
-        unsigned char *a = d;
-        const unsigned char *b = s;
-        if (a < b) for (size_t i = 0; i < n; i++) a[i] = b[i];
-        else for (size_t i = n; i-- > 0;) a[i] = b[i];
-        return d;
+/* The block operations of the table (kind BLOCK): one event, then glibc's function on the same memory. */
+#define D d
+#define S s
+#define RT_BLOCK(name, ret, params, args, event, op, dst, src, len, value) \
+    RT_EXPORT ret name params \
+    { \
+        if (!rt_hooks_ready) { \
+            mt_plain_block(op == MT_BLK_COPY, dst, src, len, value); \
+            return dst; \
+        } \
+        if (block_recorded(RT_CALLER, len)) emit_block(op, event, RT_CALLER, dst, src, len); \
+        return real.name args; \
     }
-    if (block_recorded(RT_CALLER, n)) emit_block(MT_BLK_COPY, MT_FN_MEMMOVE, RT_CALLER, d, s, n);
-    return real.memmove(d, s, n);
-}
 
-RT_EXPORT void *memset(void *d, int c, size_t n)
-{
-    if (!rt_hooks_ready) {
-        unsigned char *a = d;
-        for (size_t i = 0; i < n; i++) a[i] = (unsigned char)c;
-        return d;
-    }
-    if (block_recorded(RT_CALLER, n)) emit_block(MT_BLK_STORE, MT_FN_MEMSET, RT_CALLER, d, NULL, n);
-    return real.memset(d, c, n);
-}
+#define RT_OWN(...)
+#define RT_WRAP(kind, ...) RT_##kind(__VA_ARGS__)
+MT_WRAPPED(RT_WRAP)
 
 /* ---- I/O ------------------------------------------------------------------------------------------ */
 

@@ -33,6 +33,42 @@ class ExactThreadsTest {
         Gcc.compile(dir, "thread_mallocs.c", "thread_mallocs", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "push_pop.c", "push_pop", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "string_compare.c", "string_compare", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "block_spans.c", "block_spans", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "data_bss_io.c", "data_bss_io", "-g", "-no-pie", "-pthread");
+    }
+
+    /** read/write of a buffer across .data's file-backed page and .bss, and open of a path at the end of .rodata. */
+    @Test
+    void systemCallBuffersAcrossDataAndBssOpenNothing() throws Exception {
+        var r = memtrace("data-bss.trace", "data_bss_io");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("data_bss_io").toString())))
+                .startsWith("read 12288 wrote 12288 ");
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+        TraceFile t = TraceFile.read(dir.resolve("data-bss.trace"));
+        long buf = symbol("data_bss_io", "buf");
+        // the buffer does lie across two lines of the memory map: the file's page and the anonymous rest
+        assertThat(t.comments()).anyMatch(c -> c.matches("mapping 0x[0-9a-f]+-0x[0-9a-f]+ rw- offset=0x[1-9a-f][0-9a-f]* traced .*")
+                && Long.parseUnsignedLong(c.substring(c.indexOf('-') + 3, c.indexOf(' ', c.indexOf('-'))), 16) < buf + 12288
+                && Long.parseUnsignedLong(c.substring(c.indexOf('-') + 3, c.indexOf(' ', c.indexOf('-'))), 16) > buf);
+        // the kernel's write into it and read from it are one event each, over all of it
+        assertThat(t.of('W').stream().filter(l -> l.number(0) == buf && l.fields().getLast().equals("read"))).hasSize(1);
+        assertThat(t.of('G').stream().filter(l -> l.number(0) == buf && l.fields().getLast().equals("write"))).hasSize(1);
+    }
+
+    /** memset, memcpy and memmove over two adjacent moved mappings (and a memmove overlapping its source from above in one), another thread alive: nothing opened. */
+    @Test
+    void blockOperationsAcrossTwoMovedPiecesOpenNothing() throws Exception {
+        var r = memtrace("spans.trace", "block_spans");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("block_spans").toString()))).endsWith("span ok\n");
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+        TraceFile t = TraceFile.read(dir.resolve("spans.trace"));
+        // one event each, over the whole 3-page span, named after the function
+        assertThat(t.of('W').stream().filter(l -> l.fields().getLast().equals("memset")).map(l -> l.field(2)))
+                .containsExactly("12288");
+        assertThat(t.of('Y').stream().map(l -> l.fields().getLast() + " " + l.field(4)))
+                .containsExactly("memcpy 12288", "memmove 12287", "memmove 4096");
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {

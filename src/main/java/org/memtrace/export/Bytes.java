@@ -2,6 +2,9 @@ package org.memtrace.export;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -13,6 +16,10 @@ final class Bytes {
     private static final int T_TRUE = 1, T_FALSE = 2, T_I32 = 5, T_I64 = 6, T_BINARY = 8, T_LIST = 9, T_STRUCT = 12;
     /** Element types of a list, as its header writes them. */
     static final int LIST_I32 = T_I32, LIST_BINARY = T_BINARY, LIST_STRUCT = T_STRUCT;
+
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN),
+            INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN),
+            SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
 
     private byte[] buf;
     private int size;
@@ -64,19 +71,8 @@ final class Bytes {
     /** Longs from an array, 8 bytes each. */
     void putLongs(long[] v, int n) {
         room(8 * n);
-        int p = size;
-        for (int i = 0; i < n; i++, p += 8) {
-            long x = v[i];
-            buf[p] = (byte) x;
-            buf[p + 1] = (byte) (x >>> 8);
-            buf[p + 2] = (byte) (x >>> 16);
-            buf[p + 3] = (byte) (x >>> 24);
-            buf[p + 4] = (byte) (x >>> 32);
-            buf[p + 5] = (byte) (x >>> 40);
-            buf[p + 6] = (byte) (x >>> 48);
-            buf[p + 7] = (byte) (x >>> 56);
-        }
-        size = p;
+        for (int i = 0; i < n; i++) LONG.set(buf, size + 8 * i, v[i]);
+        size += 8 * n;
     }
 
     /** Ints from an array, each the low {@code bytes} (1, 2 or 4) bytes of the value, then zeros to {@code padTo} values. */
@@ -85,23 +81,16 @@ final class Bytes {
         int p = size;
         switch (bytes) {
             case 1 -> {
-                for (int i = 0; i < n; i++) buf[p++] = (byte) v[i];
+                for (int i = 0; i < n; i++) buf[p + i] = (byte) v[i];
             }
             case 2 -> {
-                for (int i = 0; i < n; i++, p += 2) {
-                    buf[p] = (byte) v[i];
-                    buf[p + 1] = (byte) (v[i] >>> 8);
-                }
+                for (int i = 0; i < n; i++) SHORT.set(buf, p + 2 * i, (short) v[i]);
             }
             default -> {
-                for (int i = 0; i < n; i++, p += 4) {
-                    buf[p] = (byte) v[i];
-                    buf[p + 1] = (byte) (v[i] >>> 8);
-                    buf[p + 2] = (byte) (v[i] >>> 16);
-                    buf[p + 3] = (byte) (v[i] >>> 24);
-                }
+                for (int i = 0; i < n; i++) INT.set(buf, p + 4 * i, v[i]);
             }
         }
+        p += bytes * n;
         Arrays.fill(buf, p, p + bytes * (padTo - n), (byte) 0);
         size = p + bytes * (padTo - n);
     }

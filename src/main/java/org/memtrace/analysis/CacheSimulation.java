@@ -82,6 +82,9 @@ public final class CacheSimulation implements Analysis {
 
     /** Writes the results if asked to. */
     @Override
+    public String name() { return "cachesim"; }
+
+    @Override
     public void finish(Ending ending) throws IOException {
         if (output == null) return;
         print(output.text(), ending.records());

@@ -205,6 +205,9 @@ public final class ParquetRows extends NamedRows {
     }
 
     @Override
+    public String name() { return "parquet export"; }
+
+    @Override
     public void finish(Ending ending) throws IOException {
         flushGroup();
         Bytes footer = new Bytes(1 << 12);

@@ -58,6 +58,9 @@ public final class TraceRows extends NamedRows {
     }
 
     @Override
+    public String name() { return "csv export"; }
+
+    @Override
     public void finish(Ending ending) throws IOException {
         out.close();
     }

@@ -17,6 +17,8 @@ public final class TraceRows extends NamedRows {
 
     /** The CSV field of each name id ({@link #text}), quoted where needed, in UTF-8; null until first written. */
     private byte[][] fields = new byte[1024][];
+    private final long[] placeKey = new long[256];
+    private final byte[][] place = new byte[256][];
     private final AsciiOut out;
 
     public TraceRows(Naming naming, OutputStream out) throws IOException {
@@ -32,13 +34,27 @@ public final class TraceRows extends NamedRows {
         try {
             out.unsignedDec(sequence).put(',').put(kind).put(',').put(store ? "true" : "false").put(',')
                     .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',')
-                    .put(field(instruction)).put(',').dec(tid).put(',').put(field(region)).put(',');
-            if (symbol == NO_SYMBOL) out.put(',');
-            else out.put(field(symbol)).put(',').unsignedDec(offset);
+                    .put(field(instruction)).put(',').dec(tid).put(',').put(place(region, symbol));
+            if (symbol != NO_SYMBOL) out.unsignedDec(offset);
             out.put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The region and symbol fields with their commas ({@code [heap],<malloc…>,}), made once per pair. */
+    private byte[] place(int region, int symbol) {
+        long key = (long) region << 32 | (symbol & 0xFFFF_FFFFL);
+        int slot = (int) ((key * 0x9E3779B97F4A7C15L) >>> 56);
+        if (placeKey[slot] == key && place[slot] != null) return place[slot];
+        byte[] r = field(region), s = symbol == NO_SYMBOL ? new byte[0] : field(symbol);
+        byte[] p = new byte[r.length + s.length + 2];
+        System.arraycopy(r, 0, p, 0, r.length);
+        p[r.length] = ',';
+        System.arraycopy(s, 0, p, r.length + 1, s.length);
+        p[p.length - 1] = ',';
+        placeKey[slot] = key;
+        return place[slot] = p;
     }
 
     private byte[] field(int id) {

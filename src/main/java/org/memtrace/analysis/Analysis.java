@@ -45,6 +45,11 @@ public interface Analysis {
      */
     default void finish(Ending ending) throws IOException {}
 
+    /** What a user calls this analysis, in a failure's sentence ({@code memtrace: NAME: message}). */
+    default String name() {
+        return getClass().getSimpleName();
+    }
+
     /** Whether the output written so far is whole (a writer that hit an error already reported it). */
     default boolean complete() {
         return true;

@@ -20,16 +20,14 @@ import org.memtrace.trace.Naming;
  * Runs the trace's loads, stores and block operations through a cache hierarchy and charges every line
  * that missed the first or the last level to the instruction that made the access and to the object that
  * holds the accessed byte. Objects are named as the trace names them at that moment (a line of a freed
- * block counts for {@code <freed:…>}): misses are counted per address while names stay the same, and each
- * address is named once when they change and at the end. Instructions are named at the end.
+ * block counts for {@code <freed:…>}), through {@link ObjectMisses}, which names an address only when no
+ * recent heap block or earlier miss covers it. Instructions are counted by address and named at the end.
  */
 public final class CacheSimulation implements Analysis {
     private final CacheHierarchy caches;
     private final Naming naming;
     private final MissCounts byInstruction = new MissCounts();
-    /** Misses by data address since names last changed. */
-    private final MissCounts byAddress = new MissCounts();
-    private final Map<String, long[]> byObject = new HashMap<>();
+    private final ObjectMisses byObject;
     private long accesses, blocks;
     private Output output;
 
@@ -46,6 +44,7 @@ public final class CacheSimulation implements Analysis {
     public CacheSimulation(CacheHierarchy caches, Naming naming) {
         this.caches = caches;
         this.naming = naming;
+        this.byObject = new ObjectMisses(naming);
     }
 
     /** Have {@link #finish} write the results. */
@@ -73,24 +72,20 @@ public final class CacheSimulation implements Analysis {
     private void charge(long ip, long address, long result) {
         int l1 = CacheHierarchy.firstLevelMisses(result), ll = CacheHierarchy.lastLevelMisses(result);
         byInstruction.add(ip, l1, ll);
-        byAddress.add(address, l1, ll);
+        byObject.add(address, l1, ll);
     }
 
     @Override
     public void namesChanged() {
-        if (byAddress.isEmpty()) return;
-        byAddress.forEach((address, l1, ll) -> {
-            long[] o = byObject.computeIfAbsent(DataName.of(naming.object(address)).object(), k -> new long[2]);
-            o[0] += l1;
-            o[1] += ll;
-        });
-        byAddress.clear();
+        byObject.namesChanged();
     }
 
-    /** Names what is still counted by address, then writes the results if asked to. */
+    /** Writes the results if asked to. */
+    @Override
+    public String name() { return "cachesim"; }
+
     @Override
     public void finish(Ending ending) throws IOException {
-        namesChanged();
         if (output == null) return;
         print(output.text(), ending.records());
         if (output.json() == null) return;
@@ -184,7 +179,9 @@ public final class CacheSimulation implements Analysis {
     }
 
     public List<Misses> topObjects(int n, boolean lastLevel) {
-        return top(byObject, n, lastLevel);
+        Map<String, long[]> named = new HashMap<>();
+        byObject.forEach((name, l1, ll) -> named.put(name, new long[] {l1, ll}));
+        return top(named, n, lastLevel);
     }
 
     private static List<Misses> top(Map<String, long[]> counts, int n, boolean lastLevel) {

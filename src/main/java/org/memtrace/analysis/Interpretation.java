@@ -1,7 +1,9 @@
 package org.memtrace.analysis;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.memtrace.event.Event;
 import org.memtrace.trace.AccessInterpreter;
@@ -21,7 +23,9 @@ public final class Interpretation implements EventConsumer {
     private final Naming naming;
     private final Names names;
     private final AccessInterpreter faults;
-    private final Analysis[] analyses;
+    /** The analyses still running: one that threw is dropped, the others go on. */
+    private Analysis[] analyses;
+    private final List<String> crashes = new ArrayList<>();
     private final Access access;
     private long sequence, records;
 
@@ -47,9 +51,15 @@ public final class Interpretation implements EventConsumer {
         }
         switch (event) {
             case Event.Block b -> {
-                for (Analysis x : analyses) x.event(b);
+                events(b);
                 long n = sequence++;
-                for (Analysis x : analyses) x.block(n, b);
+                for (Analysis x : analyses) {
+                    try {
+                        x.block(n, b);
+                    } catch (RuntimeException e) {
+                        crashed(x, e);
+                    }
+                }
             }
             case Event.Alloc a -> allocation(a);
             default -> other(event);
@@ -57,7 +67,7 @@ public final class Interpretation implements EventConsumer {
     }
 
     private void fault(Event.Access a) {
-        for (Analysis x : analyses) x.event(a);
+        events(a);
         int accesses = faults.interpret(a);
         if (accesses == AccessInterpreter.NONE) return;
         boolean rmw = accesses == AccessInterpreter.LOAD_AND_STORE;
@@ -67,7 +77,7 @@ public final class Interpretation implements EventConsumer {
 
     /** A modify is a load then a store, as for faults; in a selective (ma/aia) build each line carries the site's weight. */
     private void probe(Event.Probe p) {
-        for (Analysis x : analyses) x.event(p);
+        events(p);
         Event.ProbeSite site = p.site();
         int weight = site.mode() == Event.SelectionMode.LOG ? Access.UNWEIGHTED : site.weight();
         boolean store = site.kind() == Event.ProbeKind.STORE;
@@ -76,7 +86,37 @@ public final class Interpretation implements EventConsumer {
     }
 
     private void deliver(Access a) {
-        for (Analysis x : analyses) x.access(a);
+        for (Analysis x : analyses) {
+            try {
+                x.access(a);
+            } catch (RuntimeException e) {
+                crashed(x, e);
+            }
+        }
+    }
+
+    private void events(Event event) {
+        for (Analysis x : analyses) {
+            try {
+                x.event(event);
+            } catch (RuntimeException e) {
+                crashed(x, e);
+            }
+        }
+    }
+
+    /**
+     * An analysis threw: it gets nothing more (not even {@code finish}), its failure is one of {@link #finish}'s
+     * sentences, and the others go on. The loop that called it keeps iterating over the array it started with.
+     */
+    private void crashed(Analysis x, RuntimeException e) {
+        crashes.add(sentence(x, e));
+        analyses = Arrays.stream(analyses).filter(a -> a != x).toArray(Analysis[]::new);
+    }
+
+    private static String sentence(Analysis x, RuntimeException e) {
+        Throwable t = e instanceof UncheckedIOException && e.getCause() != null ? e.getCause() : e;
+        return x.name() + ": " + (t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName());
     }
 
     private void allocation(Event.Alloc a) {
@@ -90,16 +130,28 @@ public final class Interpretation implements EventConsumer {
         names.heapChanged();
         boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
         Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous);
-        for (Analysis x : analyses) x.event(a);
-        for (Analysis x : analyses) x.allocation(allocation);
+        events(a);
+        for (Analysis x : analyses) {
+            try {
+                x.allocation(allocation);
+            } catch (RuntimeException e) {
+                crashed(x, e);
+            }
+        }
     }
 
     private void other(Event event) {
         faults.observe(event);
         naming.observe(event);
         names.allChanged();
-        for (Analysis x : analyses) x.event(event);
-        for (Analysis x : analyses) x.namesChanged();
+        events(event);
+        for (Analysis x : analyses) {
+            try {
+                x.namesChanged();
+            } catch (RuntimeException e) {
+                crashed(x, e);
+            }
+        }
     }
 
     /** Events read so far. */
@@ -110,15 +162,18 @@ public final class Interpretation implements EventConsumer {
 
     /**
      * Has every analysis write its results, in order. One analysis failing does not keep the others from
-     * theirs: the failures' sentences are returned, empty when all went well.
+     * theirs: the failures' sentences are returned, empty when all went well; an analysis that threw while
+     * the trace streamed, or while finishing, is named in its sentence ({@code cachesim: message}).
      */
     public List<String> finish(Ending ending) {
-        List<String> problems = new ArrayList<>();
+        List<String> problems = new ArrayList<>(crashes);
         for (Analysis x : analyses) {
             try {
                 x.finish(ending);
             } catch (IOException e) {
                 problems.add(e.getMessage());
+            } catch (RuntimeException e) {
+                problems.add(sentence(x, e));
             }
         }
         return problems;
@@ -126,6 +181,7 @@ public final class Interpretation implements EventConsumer {
 
     /** Whether every analysis's output is whole. */
     public boolean complete() {
+        if (!crashes.isEmpty()) return false;
         for (Analysis x : analyses) if (!x.complete()) return false;
         return true;
     }

@@ -58,16 +58,7 @@ final class MissCounts {
         for (int i = 0; i < old.length; i += 4) if (old[i] != EMPTY) add(old[i], old[i + 1], old[i + 2]);
     }
 
-    boolean isEmpty() { return size == 0; }
-
     void forEach(Visitor v) {
         for (int i = 0; i < table.length; i += 4) if (table[i] != EMPTY) v.visit(table[i], table[i + 1], table[i + 2]);
-    }
-
-    /** Empties the table, back to its first size: frequent clears cost what was added, not the peak. */
-    void clear() {
-        if (size == 0) return;
-        table = empty(SMALL);
-        size = 0;
     }
 }

@@ -147,6 +147,9 @@ public final class Summary implements Analysis {
 
     /** Prints the table and writes the JSON, as configured. */
     @Override
+    public String name() { return "summary"; }
+
+    @Override
     public void finish(Ending ending) throws IOException {
         declinedLoops = ending.declinedLoops();
         if (table != null) print(table, ending.lost(), ending.elapsed());

@@ -15,7 +15,7 @@ import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
 import org.memtrace.export.ExportFormat;
-import org.memtrace.export.Parquet;
+import org.memtrace.export.ParquetRows;
 import org.memtrace.export.SimulatorText;
 import org.memtrace.export.TraceRows;
 import org.memtrace.heap.SymbolicNaming;
@@ -62,18 +62,12 @@ final class ConvertCommand implements Callable<Integer> {
         // Check the input before creating anything beside the output.
         if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
         try (OutputFile out = OutputFile.create(output)) {
-            Path csv = format == ExportFormat.PARQUET ? out.sibling(".csv") : out.temporary();
             Progress progress = Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT));
             try {
-                write(csv, err, progress);
-                if (format == ExportFormat.PARQUET) {
-                    progress.note("DuckDB writes the Parquet file");
-                    Parquet.fromCsv(csv, out.temporary());
-                }
+                write(out.temporary(), err, progress);
                 out.commit();
             } finally {
                 progress.end();
-                if (csv != out.temporary()) Files.deleteIfExists(csv);
             }
         } catch (IOException | UncheckedIOException e) {
             throw LaunchException.environment("cannot write " + output + ": " + Main.oneLine(e.getMessage()), e);
@@ -86,7 +80,8 @@ final class ConvertCommand implements Callable<Integer> {
         try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
             Analysis export = switch (format) {
                 case LACKEY, PINATRACE, DIN -> new SimulatorText(format, stream);
-                case CSV, PARQUET -> new TraceRows(naming, stream);
+                case CSV -> new TraceRows(naming, stream);
+                case PARQUET -> new ParquetRows(naming, stream);
             };
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
             long records = TraceInput.replayWhole(trace, stage::accept, progress, err);

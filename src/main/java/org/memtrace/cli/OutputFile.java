@@ -40,13 +40,6 @@ final class OutputFile implements AutoCloseable {
     /** Where to write; the name is not the final one. */
     Path temporary() { return temporary; }
 
-    /** Another temporary file beside the output, deleted by the caller (intermediate results). */
-    Path sibling(String suffix) throws IOException {
-        Path p = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", suffix);
-        p.toFile().deleteOnExit();
-        return p;
-    }
-
     /** The output is complete: give it its name. */
     void commit() throws IOException {
         Files.move(temporary, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

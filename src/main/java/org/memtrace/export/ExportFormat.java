@@ -8,8 +8,8 @@ public enum ExportFormat {
     PINATRACE,
     /** Dinero's din: {@code "0 addr"} for a read, {@code "1 addr"} for a write, hexadecimal without 0x. */
     DIN,
-    /** One row per access with a header line: the columns of {@link TraceRows#COLUMNS}. */
+    /** One row per access with a header line: the columns of {@link NamedRows#COLUMNS}. */
     CSV,
-    /** The CSV's rows and columns as a Parquet file, with typed columns, written by DuckDB. */
+    /** The CSV's rows and columns as a Parquet file with typed columns ({@link ParquetRows}). */
     PARQUET
 }

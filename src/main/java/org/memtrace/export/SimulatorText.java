@@ -3,6 +3,7 @@ package org.memtrace.export;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.util.Locale;
 import org.memtrace.analysis.Access;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.Ending;
@@ -94,6 +95,9 @@ public final class SimulatorText implements Analysis {
             default -> throw new AssertionError(format);
         }
     }
+
+    @Override
+    public String name() { return format.name().toLowerCase(Locale.ROOT) + " export"; }
 
     @Override
     public void finish(Ending ending) throws IOException {

@@ -4,122 +4,64 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
-import org.memtrace.analysis.Access;
-import org.memtrace.analysis.Analysis;
+import java.util.Arrays;
 import org.memtrace.analysis.Ending;
-import org.memtrace.analysis.DataName;
-import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
 
 /**
- * The trace as CSV, one row per access: a load or store is one row, a block fetch or store one row for its
- * whole range, a block copy two rows with the same sequence number (the source read, then the destination
- * written; {@code store} tells them apart). Names are those of the MadT symbolic line at that event.
+ * The trace as CSV, one row per access ({@link NamedRows}): a load or store is one row, a block fetch or
+ * store one row for its whole range, a block copy two rows with the same sequence number ({@code store}
+ * tells them apart). Numbers are formatted straight into a byte buffer, each name once per trace.
  */
-public final class TraceRows implements Analysis {
+public final class TraceRows extends NamedRows {
 
-    /** A column and the SQL type the Parquet file gives it. */
-    public record Column(String name, String sqlType) {}
-
-    public static final List<Column> COLUMNS = List.of(
-            new Column("seq", "UBIGINT"), new Column("kind", "VARCHAR"), new Column("store", "BOOLEAN"),
-            new Column("address", "UBIGINT"), new Column("size", "UBIGINT"), new Column("ip", "UBIGINT"),
-            new Column("instruction", "VARCHAR"), new Column("thread", "INTEGER"), new Column("region", "VARCHAR"),
-            new Column("symbol", "VARCHAR"), new Column("offset", "UBIGINT"));
-
-    /**
-     * Recent names, ready to print (quoted where needed): data by address, code by instruction. Names
-     * change only between accesses: {@link #namesChanged} starts a new generation, which makes every
-     * entry stale at once (an allocation-heavy program has one per malloc).
-     */
-    private static final int CACHE = 1 << 16;
-    private final long[] dataAddress = new long[CACHE];
-    private final int[] dataGeneration = new int[CACHE];
-    /** The region, symbol and offset fields of an address, with their commas, in UTF-8. */
-    private final byte[][] dataFields = new byte[CACHE][];
-    private final long[] codeAddress = new long[CACHE];
-    private final int[] codeGeneration = new int[CACHE];
-    private final byte[][] codeName = new byte[CACHE][];
-    /** Starts at 1: the arrays' zeros are stale. */
-    private int generation = 1;
-    /**
-     * The last heap block named, as a span of addresses with the same region and symbol: a walk over an array
-     * is named once, not once per address ({@code spanEnd} 0 when none). An address in [spanStart, spanEnd)
-     * is at offset address - spanBase of the span's object.
-     */
-    private long spanStart, spanEnd, spanBase;
-    private byte[] spanFields;
-
-    private final Naming naming;
+    /** The CSV field of each name id ({@link #text}), quoted where needed, in UTF-8; null until first written. */
+    private byte[][] fields = new byte[1024][];
+    private final long[] placeKey = new long[256];
+    private final byte[][] place = new byte[256][];
     private final AsciiOut out;
 
     public TraceRows(Naming naming, OutputStream out) throws IOException {
-        this.naming = naming;
+        super(naming);
         this.out = new AsciiOut(out);
-        for (int i = 0; i < COLUMNS.size(); i++) this.out.put(i == 0 ? "" : ",").put(COLUMNS.get(i).name());
+        for (int i = 0; i < COLUMNS.size(); i++) this.out.put(i == 0 ? "" : ",").put(COLUMNS.get(i));
         this.out.put('\n');
     }
 
     @Override
-    public void access(Access t) {
-        row(t.sequence(), t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.tid());
-    }
-
-    @Override
-    public void block(long sequence, Event.Block b) {
-        switch (b.op()) {
-            case COPY -> {
-                row(sequence, 'Y', false, b.source(), b.length(), b.ip(), b.tid());
-                row(sequence, 'Y', true, b.destination(), b.length(), b.ip(), b.tid());
-            }
-            case STORE -> row(sequence, 'W', true, b.destination(), b.length(), b.ip(), b.tid());
-            case FETCH -> row(sequence, 'G', false, b.source(), b.length(), b.ip(), b.tid());
-        }
-    }
-
-    @Override
-    public void namesChanged() {
-        generation++;
-        spanEnd = 0;
-    }
-
-    private void row(long sequence, char kind, boolean write, long address, long size, long ip, int tid) {
-        int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
-        if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
-            codeGeneration[codeSlot] = generation;
-            codeAddress[codeSlot] = ip;
-            codeName[codeSlot] = field(naming.code(ip)).getBytes(StandardCharsets.UTF_8);
-        }
+    void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
+             int region, int symbol, long offset) {
         try {
-            out.unsignedDec(sequence).put(',').put(kind).put(',').put(write ? "true" : "false").put(',')
+            out.unsignedDec(sequence).put(',').put(kind).put(',').put(store ? "true" : "false").put(',')
                     .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',')
-                    .put(codeName[codeSlot]).put(',').dec(tid).put(',');
-            if (address >= spanStart && address < spanEnd) out.put(spanFields).unsignedDec(address - spanBase);
-            else out.put(dataFields(address));
+                    .put(field(instruction)).put(',').dec(tid).put(',').put(place(region, symbol));
+            if (symbol != NO_SYMBOL) out.unsignedDec(offset);
             out.put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    /** The region, symbol and offset fields of an address; a heap block's also start a span. */
-    private byte[] dataFields(long address) {
-        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
-        if (dataGeneration[slot] == generation && dataAddress[slot] == address) return dataFields[slot];
-        DataName name = DataName.of(naming.object(address));
-        String prefix = field(naming.region(address)) + "," + (name.symbol() == null ? "," : field(name.symbol()) + ",");
-        String fields = name.symbol() == null ? prefix : prefix + Long.toUnsignedString(name.offset());
-        long until = name.symbol() == null ? address + 1 : naming.sameObjectUntil(address);
-        if (until > address + 1) {
-            spanStart = address;
-            spanEnd = until;
-            spanBase = address - name.offset();
-            spanFields = prefix.getBytes(StandardCharsets.UTF_8);
-        }
-        dataGeneration[slot] = generation;
-        dataAddress[slot] = address;
-        return dataFields[slot] = fields.getBytes(StandardCharsets.UTF_8);
+    /** The region and symbol fields with their commas ({@code [heap],<malloc…>,}), made once per pair. */
+    private byte[] place(int region, int symbol) {
+        long key = (long) region << 32 | (symbol & 0xFFFF_FFFFL);
+        int slot = (int) ((key * 0x9E3779B97F4A7C15L) >>> 56);
+        if (placeKey[slot] == key && place[slot] != null) return place[slot];
+        byte[] r = field(region), s = symbol == NO_SYMBOL ? new byte[0] : field(symbol);
+        byte[] p = new byte[r.length + s.length + 2];
+        System.arraycopy(r, 0, p, 0, r.length);
+        p[r.length] = ',';
+        System.arraycopy(s, 0, p, r.length + 1, s.length);
+        p[p.length - 1] = ',';
+        placeKey[slot] = key;
+        return place[slot] = p;
+    }
+
+    private byte[] field(int id) {
+        if (id >= fields.length) fields = Arrays.copyOf(fields, Math.max(2 * fields.length, id + 1));
+        byte[] f = fields[id];
+        if (f == null) fields[id] = f = field(text(id)).getBytes(StandardCharsets.UTF_8);
+        return f;
     }
 
     /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
@@ -130,6 +72,9 @@ public final class TraceRows implements Analysis {
         }
         return s;
     }
+
+    @Override
+    public String name() { return "csv export"; }
 
     @Override
     public void finish(Ending ending) throws IOException {

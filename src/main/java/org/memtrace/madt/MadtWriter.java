@@ -249,6 +249,9 @@ public final class MadtWriter implements Analysis {
     }
 
     @Override
+    public String name() { return "text trace"; }
+
+    @Override
     public void finish(Ending ending) {
         try {
             out.close();

@@ -85,6 +85,9 @@ public final class Report implements Analysis {
     }
 
     @Override
+    public String name() { return "report"; }
+
+    @Override
     public void finish(Ending ending) throws IOException {
         if (ending.elapsed() != null) fact("elapsed seconds", ending.elapsed().toNanos() / 1e9);
         if (ending.description() != null) fact("ending", ending.description());

@@ -186,4 +186,27 @@ class OfflineCommandsTest {
             }
         }
     }
+
+    @Test
+    void parquetHoldsTheRowsOfTheCsvExport() throws Exception {
+        Path csv = dir.resolve("same.csv"), parquet = dir.resolve("same.parquet");
+        for (Path out : List.of(csv, parquet)) {
+            String format = out.toString().substring(out.toString().lastIndexOf('.') + 1);
+            var r = Cli.run(dir, "convert", stream.toString(), "--to", format, "-o", out.toString());
+            assertThat(r.status()).as(r.stderr()).isZero();
+        }
+        String p = "read_parquet('" + parquet + "')";
+        String c = "read_csv('" + csv + "', header = true, auto_detect = false, columns = {'seq': 'UBIGINT', "
+                + "'kind': 'VARCHAR', 'store': 'BOOLEAN', 'address': 'UBIGINT', 'size': 'UBIGINT', 'ip': 'UBIGINT', "
+                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT'})";
+        try (Connection db = DriverManager.getConnection("jdbc:duckdb:");
+             ResultSet rs = db.createStatement().executeQuery("SELECT (SELECT count(*) FROM " + p + "), "
+                     + "(SELECT count(*) FROM (SELECT * FROM " + p + " EXCEPT ALL SELECT * FROM " + c + ")), "
+                     + "(SELECT count(*) FROM (SELECT * FROM " + c + " EXCEPT ALL SELECT * FROM " + p + "))")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isEqualTo(accessLines() + 2);
+            assertThat(rs.getLong(2)).isZero();
+            assertThat(rs.getLong(3)).isZero();
+        }
+    }
 }

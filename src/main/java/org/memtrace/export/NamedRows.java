@@ -1,0 +1,136 @@
+package org.memtrace.export;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.DataName;
+import org.memtrace.event.Event;
+import org.memtrace.trace.Naming;
+
+/**
+ * The rows of the CSV and Parquet exports with their names as small int ids: a load or store is one row,
+ * a block fetch or store one row for its whole range, a block copy two rows with the same sequence number
+ * (the source read, then the destination written). Names are those of the MadT symbolic line at that event.
+ *
+ * <p>Every distinct name text gets one id for the whole trace ({@link #text}), so a writer formats or
+ * encodes a name once, not once per row. Names change only between accesses: {@link #namesChanged} starts a
+ * new generation, which makes every cached address stale at once (an allocation-heavy program has one per
+ * malloc). A heap block's run of addresses is named once (a span), not once per address.
+ */
+abstract class NamedRows implements Analysis {
+    /** The columns of a row, in order (docs/convert.md says what each holds). */
+    static final List<String> COLUMNS = List.of("seq", "kind", "store", "address", "size", "ip", "instruction", "thread",
+            "region", "symbol", "offset");
+
+    /** The symbol id of an address memtrace cannot name: no symbol and no offset. */
+    static final int NO_SYMBOL = -1;
+
+    private static final int CACHE = 1 << 16;
+    private final long[] dataAddress = new long[CACHE];
+    private final int[] dataGeneration = new int[CACHE];
+    private final int[] dataRegion = new int[CACHE], dataSymbol = new int[CACHE];
+    private final long[] dataOffset = new long[CACHE];
+    private final long[] codeAddress = new long[CACHE];
+    private final int[] codeGeneration = new int[CACHE];
+    private final int[] codeName = new int[CACHE];
+    /** Starts at 1: the arrays' zeros are stale. */
+    private int generation = 1;
+    /**
+     * The last heap block named: in [spanStart, spanEnd) region and symbol stay, and an address is at offset
+     * address - spanBase ({@code spanEnd} 0 when none).
+     */
+    private long spanStart, spanEnd, spanBase;
+    private int spanRegion, spanSymbol;
+
+    private final Map<String, Integer> idOf = new HashMap<>();
+    private final List<String> texts = new ArrayList<>();
+
+    private final Naming naming;
+
+    NamedRows(Naming naming) {
+        this.naming = naming;
+    }
+
+    /**
+     * One row. {@code kind} is the MadT letter (L, S, Y, W, G); {@code instruction}, {@code region} and
+     * {@code symbol} are ids for {@link #text}, {@code symbol} {@link #NO_SYMBOL} when the address has no
+     * name (its offset then means nothing).
+     */
+    abstract void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction,
+                      int tid, int region, int symbol, long offset);
+
+    /** The name an id stands for. */
+    final String text(int id) { return texts.get(id); }
+
+    @Override
+    public final void access(Access t) {
+        named(t.sequence(), t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.tid());
+    }
+
+    @Override
+    public final void block(long sequence, Event.Block b) {
+        switch (b.op()) {
+            case COPY -> {
+                named(sequence, 'Y', false, b.source(), b.length(), b.ip(), b.tid());
+                named(sequence, 'Y', true, b.destination(), b.length(), b.ip(), b.tid());
+            }
+            case STORE -> named(sequence, 'W', true, b.destination(), b.length(), b.ip(), b.tid());
+            case FETCH -> named(sequence, 'G', false, b.source(), b.length(), b.ip(), b.tid());
+        }
+    }
+
+    @Override
+    public final void namesChanged() {
+        generation++;
+        spanEnd = 0;
+    }
+
+    private void named(long sequence, char kind, boolean store, long address, long size, long ip, int tid) {
+        int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
+        if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
+            codeGeneration[codeSlot] = generation;
+            codeAddress[codeSlot] = ip;
+            codeName[codeSlot] = intern(naming.code(ip));
+        }
+        int instruction = codeName[codeSlot];
+        if (address >= spanStart && address < spanEnd) {
+            row(sequence, kind, store, address, size, ip, instruction, tid, spanRegion, spanSymbol, address - spanBase);
+            return;
+        }
+        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
+        if (dataGeneration[slot] != generation || dataAddress[slot] != address) name(slot, address);
+        row(sequence, kind, store, address, size, ip, instruction, tid, dataRegion[slot], dataSymbol[slot], dataOffset[slot]);
+    }
+
+    /** Fills the data slot of an address; a heap block's also starts a span. */
+    private void name(int slot, long address) {
+        DataName name = DataName.of(naming.object(address));
+        int region = intern(naming.region(address));
+        int symbol = name.symbol() == null ? NO_SYMBOL : intern(name.symbol());
+        long until = name.symbol() == null ? address + 1 : naming.sameObjectUntil(address);
+        if (until > address + 1) {
+            spanStart = address;
+            spanEnd = until;
+            spanBase = address - name.offset();
+            spanRegion = region;
+            spanSymbol = symbol;
+        }
+        dataGeneration[slot] = generation;
+        dataAddress[slot] = address;
+        dataRegion[slot] = region;
+        dataSymbol[slot] = symbol;
+        dataOffset[slot] = name.offset();
+    }
+
+    private int intern(String text) {
+        Integer id = idOf.get(text);
+        if (id != null) return id;
+        int next = texts.size();
+        texts.add(text);
+        idOf.put(text, next);
+        return next;
+    }
+}

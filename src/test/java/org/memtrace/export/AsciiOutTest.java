@@ -1,0 +1,32 @@
+package org.memtrace.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The hand-written number formatting against the JDK's, on every digit count and bit length. */
+class AsciiOutTest {
+    @Test
+    void decimalAndHexadecimalAgreeWithTheJdk() throws Exception {
+        List<Long> values = new ArrayList<>(List.of(0L, 1L, 9L, 10L, 99L, 100L, (long) Integer.MAX_VALUE,
+                Integer.MAX_VALUE + 1L, Long.MAX_VALUE, Long.MIN_VALUE, -1L, -10L));
+        for (long p = 1; p > 0 && p <= Long.MAX_VALUE / 10; p *= 10) values.addAll(List.of(p - 1, p, p + 1));
+        SplittableRandom random = new SplittableRandom(9);
+        for (int i = 0; i < 10_000; i++) values.add(random.nextLong() >>> random.nextInt(64));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        StringBuilder expected = new StringBuilder();
+        try (AsciiOut out = new AsciiOut(bytes)) {
+            for (long v : values) {
+                out.dec(v).put(' ').unsignedDec(v).put(' ').hex(v, 8).put('\n');
+                expected.append(v).append(' ').append(Long.toUnsignedString(v)).append(' ')
+                        .append(String.format("%08x", v)).append('\n');
+            }
+        }
+        assertThat(bytes.toString(StandardCharsets.US_ASCII)).isEqualTo(expected.toString());
+    }
+}

@@ -1,0 +1,131 @@
+package org.memtrace.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedOutputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.Ending;
+import org.memtrace.analysis.Interpretation;
+import org.memtrace.event.Event;
+import org.memtrace.trace.InstructionShapes;
+import org.memtrace.trace.Naming;
+
+/**
+ * The Parquet writer read back by DuckDB: more rows than one row group holds, more distinct instructions
+ * than 8-bit dictionary indices reach, unnamed addresses (null symbol and offset) and block copies, and
+ * the rows equal the CSV export's of the same events.
+ */
+class ParquetRowsTest {
+    private static final long BLOCK = 0x5000_0000L;
+    private static final int ROWS = ParquetRows.ROWS + 1000, INSTRUCTIONS = 300;
+
+    @TempDir Path dir;
+
+    /** A 4 KiB heap block named {@code blk}, everything else unnamed; code {@code f+N}. */
+    private static final class OneBlock implements Naming {
+        @Override public void observe(Event event) {}
+        @Override public String region(long address) { return address >= BLOCK ? "[heap]" : "prog"; }
+        @Override public String data(long address) {
+            return address >= BLOCK && address < BLOCK + 4096 ? "blk+" + (address - BLOCK) : "0x" + Long.toHexString(address);
+        }
+        @Override public long sameObjectUntil(long address) {
+            return address >= BLOCK && address < BLOCK + 4096 ? BLOCK + 4096 : address + 1;
+        }
+        @Override public String code(long ip) { return "f+" + (ip - 0x401000); }
+        @Override public String block(Event.Alloc allocation) { return NO_BLOCK; }
+    }
+
+    private static List<Event> events() {
+        List<Event> events = new ArrayList<>();
+        for (int i = 0; i < ROWS; i++) {
+            long address = i % 2 == 0 ? BLOCK + i % 4096 : 0x10 + i;
+            events.add(new Event.Access(1 + i % 2, 0x401000 + i % INSTRUCTIONS, address, i % 3 == 0, false));
+            if (i % 100_000 == 0) events.add(new Event.Block(1, Event.BlockOp.COPY, false, 0x402000, BLOCK + 64, 0x1000, 128, 1));
+        }
+        return events;
+    }
+
+    /** A writer of rows to a stream. */
+    private interface Writer {
+        Analysis open(Naming naming, OutputStream out) throws java.io.IOException;
+    }
+
+    private Path export(String name, Writer writer) throws Exception {
+        Path file = dir.resolve(name);
+        OneBlock naming = new OneBlock();
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file))) {
+            Interpretation stage = new Interpretation(naming, InstructionShapes.UNKNOWN, List.of(writer.open(naming, out)));
+            events().forEach(stage::accept);
+            assertThat(stage.finish(Ending.offline(ROWS, stage.events(), 0, Map.of()))).isEmpty();
+        }
+        return file;
+    }
+
+    @Test
+    void duckDbReadsTheRowsTheCsvExportHas() throws Exception {
+        Path parquet = export("t.parquet", ParquetRows::new);
+        Path csv = export("t.csv", TraceRows::new);
+        String p = "read_parquet('" + parquet + "')";
+        String c = "read_csv('" + csv + "', header = true, auto_detect = false, columns = {'seq': 'UBIGINT', "
+                + "'kind': 'VARCHAR', 'store': 'BOOLEAN', 'address': 'UBIGINT', 'size': 'UBIGINT', 'ip': 'UBIGINT', "
+                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT'})";
+        try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); Statement st = db.createStatement()) {
+            int copies = (ROWS + 99_999) / 100_000;
+            assertThat(longs(st, "SELECT count(*), count(DISTINCT instruction), count(symbol), count(\"offset\"), "
+                    + "max(\"offset\") FILTER (kind = 'L'), count(*) FILTER (store), count(*) FILTER (kind = 'Y') FROM " + p))
+                    .containsExactly(ROWS + 2L * copies, INSTRUCTIONS + 1L, ROWS / 2 + 1L * copies, ROWS / 2 + 1L * copies,
+                            4094L, (ROWS + 2) / 3 + 1L * copies, 2L * copies);
+            // a row of the second row group, as the stage numbered and named it
+            int i = ParquetRows.ROWS + 6;
+            try (ResultSet rs = st.executeQuery("SELECT kind, store, address, size, ip, instruction, thread, region, symbol, \"offset\" FROM "
+                    + p + " WHERE seq = " + (i + i / 100_000 + 1))) {
+                assertThat(rs.next()).isTrue();
+                assertThat(List.of(rs.getString(1), rs.getBoolean(2), rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getString(6),
+                        rs.getInt(7), rs.getString(8), rs.getString(9), rs.getLong(10)))
+                        .containsExactly("L", false, BLOCK + i % 4096, 0L, 0x401000L + i % INSTRUCTIONS, "f+" + i % INSTRUCTIONS,
+                                1, "[heap]", "blk", (long) (i % 4096));
+            }
+            assertThat(longs(st, "SELECT (SELECT count(*) FROM (SELECT * FROM " + p + " EXCEPT ALL SELECT * FROM " + c + ")), "
+                    + "(SELECT count(*) FROM (SELECT * FROM " + c + " EXCEPT ALL SELECT * FROM " + p + "))")).containsExactly(0L, 0L);
+        }
+    }
+
+    @Test
+    void anEmptyTraceIsAFileWithTheColumnsAndNoRows() throws Exception {
+        Path file = dir.resolve("empty.parquet");
+        try (OutputStream out = Files.newOutputStream(file)) {
+            new ParquetRows(new OneBlock(), out).finish(Ending.offline(0, 0, 0, Map.of()));
+        }
+        try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); Statement st = db.createStatement()) {
+            assertThat(longs(st, "SELECT count(*) FROM read_parquet('" + file + "')")).containsExactly(0L);
+            List<String> columns = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet('" + file + "')")) {
+                while (rs.next()) columns.add(rs.getString(1) + " " + rs.getString(2));
+            }
+            assertThat(columns).containsExactly("seq UBIGINT", "kind VARCHAR", "store BOOLEAN", "address UBIGINT",
+                    "size UBIGINT", "ip UBIGINT", "instruction VARCHAR", "thread INTEGER", "region VARCHAR", "symbol VARCHAR",
+                    "offset UBIGINT");
+        }
+    }
+
+    private static List<Long> longs(Statement st, String sql) throws Exception {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            List<Long> values = new ArrayList<>();
+            for (int c = 1; c <= rs.getMetaData().getColumnCount(); c++) values.add(rs.getLong(c));
+            return values;
+        }
+    }
+}

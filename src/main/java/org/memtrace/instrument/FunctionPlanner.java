@@ -114,17 +114,19 @@ final class FunctionPlanner {
     }
 
     /**
-     * The {@code call __tls_get_addr} of each general- or local-dynamic TLS sequence ({@code lea x@tlsgd(%rip),
-     * %rdi} then the call). The linker rewrites the two as one unit — in an executable into a load from the
-     * thread pointer, with no call at all — so nothing may stand between them, and the push a probe would log
-     * may never happen: these calls get no probe (docs/compiled-in.md, "Left uninstrumented").
+     * The calls of TLS sequences: the {@code call __tls_get_addr} right after a {@code lea x@tlsgd(%rip), %rdi}
+     * (or {@code @tlsld}), and the descriptor call {@code call *x@TLSCALL(%rax)}. The linker rewrites them —
+     * in an executable into thread-pointer arithmetic or a nop, with no call at all — and the first pair only
+     * as one byte sequence, so nothing may stand between them and the push a probe would log may never
+     * happen: these calls get no probe (docs/compiled-in.md, "Left uninstrumented").
      */
     private static java.util.Set<Instruction> tlsResolverCalls(List<Decoded> code) {
         var calls = new java.util.HashSet<Instruction>();
-        for (int i = 1; i < code.size(); i++) {
-            String before = code.get(i - 1).text().text().toLowerCase(Locale.ROOT);
+        for (int i = 0; i < code.size(); i++) {
+            String before = i == 0 ? "" : code.get(i - 1).text().text().toLowerCase(Locale.ROOT);
+            String self = code.get(i).text().text().toLowerCase(Locale.ROOT);
             if (code.get(i).instruction().mnemonic().startsWith("call")
-                    && (before.contains("@tlsgd") || before.contains("@tlsld"))) {
+                    && (before.contains("@tlsgd") || before.contains("@tlsld") || self.contains("@tlscall"))) {
                 calls.add(code.get(i).instruction());
             }
         }

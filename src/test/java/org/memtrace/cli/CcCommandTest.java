@@ -156,6 +156,32 @@ class CcCommandTest {
         assertThat(stores.stream().map(l -> l.substring(l.lastIndexOf(',') + 1)).distinct()).as("two threads").hasSize(2);
     }
 
+    @Test
+    void threadLocalsOfPositionIndependentCodeLinkIntoAnExecutableInBothTlsDialects() throws Exception {
+        Files.writeString(dir.resolve("tls.c"), """
+                #include <stdio.h>
+                __thread int counter;
+                __attribute__((noinline)) int bump(void) { return ++counter; }
+                int main(void) { for (int i = 0; i < 3; i++) bump(); printf("%d\\n", counter); return 0; }
+                """);
+        // the linker relaxes the TLS sequences of -fPIC code in an executable: a probe between the @tlsgd lea
+        // and its call broke the link, and a probe on the descriptor call logged a push that never happens
+        // (gnu: the counter's load and store and ret's load; gnu2 also loads %fs:0 in the code gcc wrote)
+        for (var dialect : List.of(new String[] {"gnu", "6", "3"}, new String[] {"gnu2", "9", "3"})) {
+            String prog = "tls_" + dialect[0];
+            Outcome built = exec(cc("-O2", "-fPIC", "-mtls-dialect=" + dialect[0], "-o", prog, "tls.c"));
+            assertThat(built.status()).as(built.stderr()).isZero();
+            Path trace = dir.resolve(prog + ".trace");
+            var r = Cli.run(dir, "run", "-o", trace.toString(), "--", dir.resolve(prog).toString());
+            assertThat(r.status()).as(r.stderr()).isZero();
+            assertThat(r.stdout().strip()).isEqualTo("3");
+            var inBump = TraceFile.read(trace).lines().stream()
+                    .filter(l -> l.access() && l.field(2).startsWith("bump+")).toList();
+            assertThat(inBump.stream().filter(l -> l.type() == 'L')).as(dialect[0]).hasSize(Integer.parseInt(dialect[1]));
+            assertThat(inBump.stream().filter(l -> l.type() == 'S')).as(dialect[0]).hasSize(Integer.parseInt(dialect[2]));
+        }
+    }
+
     /** Sum of the size field of the store lines whose instruction field contains {@code code}. */
     private static long bytesStored(List<String> stores, String code) {
         return stores.stream().filter(l -> l.contains(code)).map(l -> l.split(","))

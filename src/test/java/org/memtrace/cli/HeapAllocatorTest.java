@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.FunctionRanges;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
 import org.memtrace.testutil.TraceFile.Line;
@@ -38,7 +39,7 @@ class HeapAllocatorTest {
     @Test
     void threadsAllocatingAndFreeingEachOthersBlocksAgreeWithLackeyPerInstruction() throws Exception {
         Path prog = Gcc.compile(dir, "heap_stress.c", "heap_stress", "-O1", "-g", "-no-pie", "-pthread");
-        List<long[]> ranges = functionRanges(prog);
+        FunctionRanges ranges = FunctionRanges.of(prog, FUNCTIONS);
         Path trace = dir.resolve("stress.trace");
         var r = Cli.run(dir, "run", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
@@ -49,7 +50,7 @@ class HeapAllocatorTest {
         Map<Long, Long> loads = new TreeMap<>(), stores = new TreeMap<>();
         TraceFile t = TraceFile.read(trace);
         for (Line l : t.lines()) {
-            if (l.access() && inside(ranges, l.number(2))) (l.type() == 'L' ? loads : stores).merge(l.number(2), 1L, Long::sum);
+            if (l.access() && ranges.contains(l.number(2))) (l.type() == 'L' ? loads : stores).merge(l.number(2), 1L, Long::sum);
         }
         // every block the threads freed was one the trace saw allocated, whichever thread freed it
         assertThat(t.of('F')).hasSizeGreaterThan(3 * 1000);
@@ -68,7 +69,7 @@ class HeapAllocatorTest {
                 ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
                 continue;
             }
-            if (line.length() < 3 || line.charAt(0) != ' ' || !inside(ranges, ip)) continue;
+            if (line.length() < 3 || line.charAt(0) != ' ' || !ranges.contains(ip)) continue;
             long address = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
             // memtrace never traces stacks: each thread's frames lie within 64 KiB of its marker
             if (stacks.stream().anyMatch(s -> Math.abs(address - s) < 65536)) continue;
@@ -128,23 +129,5 @@ class HeapAllocatorTest {
         // the child records nothing: one fork, and no event of the child's realloc to 300,000 bytes
         assertThat(t.comments()).anyMatch(c -> c.startsWith("fork "));
         assertThat(chain).noneMatch(l -> l.field(1).equals("300000"));
-    }
-
-    private static boolean inside(List<long[]> ranges, long ip) {
-        for (long[] r : ranges) if (ip >= r[0] && ip < r[1]) return true;
-        return false;
-    }
-
-    /** [start, end) of each function of interest, from nm's addresses and sizes. */
-    private static List<long[]> functionRanges(Path prog) throws Exception {
-        String nm = Gcc.run(List.of("nm", "-S", prog.toString()));
-        List<long[]> ranges = nm.lines().map(l -> l.split(" "))
-                .filter(f -> f.length == 4 && (f[2].equals("T") || f[2].equals("t")) && FUNCTIONS.contains(f[3]))
-                .map(f -> {
-                    long start = Long.parseUnsignedLong(f[0], 16);
-                    return new long[] {start, start + Long.parseUnsignedLong(f[1], 16)};
-                }).toList();
-        assertThat(ranges).hasSize(FUNCTIONS.size());
-        return ranges;
     }
 }

@@ -10,6 +10,7 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.FunctionRanges;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
 
@@ -32,7 +33,7 @@ class LackeyComparisonTest {
     @Test
     void loadsAndStoresPerInstructionAgreeWithLackey() throws Exception {
         Path prog = Gcc.compile(dir, "lackey_cmp.c", "cmp", "-O1", "-g", "-no-pie");
-        List<long[]> ranges = functionRanges(prog);
+        FunctionRanges ranges = FunctionRanges.of(prog, FUNCTIONS);
 
         Path trace = dir.resolve("cmp.trace");
         var r = Cli.run(dir, "run", "--addresses", "raw", "-q", "-o", trace.toString(), "--", prog.toString());
@@ -41,7 +42,7 @@ class LackeyComparisonTest {
         for (var l : TraceFile.read(trace).lines()) {
             if (!l.access()) continue;
             long ip = l.number(2);
-            if (!inside(ranges, ip)) continue;
+            if (!ranges.contains(ip)) continue;
             memtrace.add(l.type() == 'L' ? memtrace.loads() : memtrace.stores(), ip);
         }
 
@@ -55,7 +56,7 @@ class LackeyComparisonTest {
                 ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
                 continue;
             }
-            if (line.length() < 3 || line.charAt(0) != ' ' || !inside(ranges, ip)) continue;
+            if (line.length() < 3 || line.charAt(0) != ' ' || !ranges.contains(ip)) continue;
             long address = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
             if (isValgrindStack(address)) continue;
             switch (line.charAt(1)) {
@@ -74,23 +75,5 @@ class LackeyComparisonTest {
     /** Valgrind places the client's main stack just below 0x2000000000 on x86-64; memtrace never traces stacks. */
     private static boolean isValgrindStack(long address) {
         return address >= 0x1000000000L && address < 0x2000000000L;
-    }
-
-    private static boolean inside(List<long[]> ranges, long ip) {
-        for (long[] r : ranges) if (ip >= r[0] && ip < r[1]) return true;
-        return false;
-    }
-
-    /** [start, end) of each function of interest, from nm's addresses and sizes. */
-    private static List<long[]> functionRanges(Path prog) throws Exception {
-        String nm = Gcc.run(List.of("nm", "-S", prog.toString()));
-        List<long[]> ranges = nm.lines().map(l -> l.split(" "))
-                .filter(f -> f.length == 4 && (f[2].equals("T") || f[2].equals("t")) && FUNCTIONS.contains(f[3]))
-                .map(f -> {
-                    long start = Long.parseUnsignedLong(f[0], 16);
-                    return new long[] {start, start + Long.parseUnsignedLong(f[1], 16)};
-                }).toList();
-        assertThat(ranges).hasSize(FUNCTIONS.size());
-        return ranges;
     }
 }

@@ -2,6 +2,9 @@ package org.memtrace.mtr;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 /**
  * Undoes codec 3's packing (docs/compiled-in.md, "Codecs"): the runtime writes each access record as two
@@ -12,31 +15,40 @@ import java.lang.foreign.ValueLayout;
  */
 final class PackedSlots {
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final VarHandle LITTLE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final int TABLE_BITS = 12;
     private static final long HASH = 0x9E3779B97F4A7C15L;
 
     private PackedSlots() {}
 
+    /** Slots decoded on the heap before one bulk copy out: a copy per slot into native memory costs more than the decoding. */
+    private static final int BUFFER_SLOTS = 1024;
+
     /** Writes the slots {@code packed} stands for into {@code slots}, which they must fill exactly. */
     static void unpack(byte[] packed, MemorySegment slots) throws MtrFormatException {
         long[] table = new long[1 << TABLE_BITS];
+        long[] buffer = new long[2 * BUFFER_SLOTS];
+        MemorySegment heap = MemorySegment.ofArray(buffer);
+        int held = 0; // longs in buffer
         long site = 0, last = 0;
         int h = 0;
         long out = 0, size = slots.byteSize();
-        int[] at = {0};
-        while (at[0] < packed.length) {
-            long token = varint(packed, at);
+        Cursor in = new Cursor(packed);
+        while (in.at < packed.length) {
+            long token = in.varint();
             if ((token & 1) != 0) {
                 if (token != 1) throw new MtrFormatException("packed chunk: unknown token " + token);
-                int start = at[0];
+                int start = in.at;
                 if (packed.length - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
                 long w1 = MemorySegment.ofArray(packed).get(U64, start + 8);
                 long length = (w1 >>> 8) & 0xffff;
                 long bytes = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), packed.length - start);
+                out = drain(heap, held, slots, out);
+                held = 0;
                 if (out + bytes > size) throw new MtrFormatException("packed chunk holds more than its raw length");
                 MemorySegment.copy(MemorySegment.ofArray(packed), start, slots, out, bytes);
                 out += bytes;
-                at[0] += (int) bytes;
+                in.at += (int) bytes;
                 continue;
             }
             long next = site + unzigzag(token >>> 1);
@@ -46,24 +58,61 @@ final class PackedSlots {
                 h = (int) ((site * HASH) >>> (64 - TABLE_BITS));
                 last = table[h];
             }
-            last += unzigzag(varint(packed, at));
-            if (out + MtrFile.SLOT > size) throw new MtrFormatException("packed chunk holds more than its raw length");
-            slots.set(U64, out, last);
-            slots.set(U64, out + 8, site);
-            out += MtrFile.SLOT;
+            last += unzigzag(in.varint());
+            if (held == buffer.length) {
+                out = drain(heap, held, slots, out);
+                held = 0;
+            }
+            buffer[held] = last;
+            buffer[held + 1] = site;
+            held += 2;
         }
+        out = drain(heap, held, slots, out);
         if (out != size) throw new MtrFormatException("packed chunk holds " + out + " bytes of slots, its header says " + size);
     }
 
-    private static long varint(byte[] b, int[] at) throws MtrFormatException {
-        long v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            if (at[0] >= b.length) throw new MtrFormatException("packed chunk: a number cut short");
-            int x = b[at[0]++];
-            v |= (long) (x & 0x7f) << shift;
-            if (x >= 0) return v;
+    /** Copies the buffer's {@code held} longs to {@code out} in {@code slots}; returns the new end. */
+    private static long drain(MemorySegment heap, int held, MemorySegment slots, long out) throws MtrFormatException {
+        long bytes = 8L * held;
+        if (out + bytes > slots.byteSize()) throw new MtrFormatException("packed chunk holds more than its raw length");
+        MemorySegment.copy(heap, 0, slots, out, bytes);
+        return out + bytes;
+    }
+
+    /** The read position, a field rather than an array so that the JIT keeps it in a register. */
+    private static final class Cursor {
+        final byte[] b;
+        int at;
+
+        Cursor(byte[] b) {
+            this.b = b;
         }
-        throw new MtrFormatException("packed chunk: a number longer than 64 bits");
+
+        long varint() throws MtrFormatException {
+            if (at < b.length && b[at] >= 0) return b[at++]; // most numbers of a packed chunk fit one byte
+            if (at + 8 <= b.length) {
+                // up to 8 bytes at once, without a branch per byte: random addresses make their lengths unpredictable
+                long word = (long) LITTLE.get(b, at);
+                long stops = ~word & 0x8080808080808080L;
+                if (stops != 0) {
+                    int bits = Long.numberOfTrailingZeros(stops) + 1; // through the last byte's top bit
+                    long x = (bits == 64 ? word : word & ((1L << bits) - 1)) & 0x7f7f7f7f7f7f7f7fL;
+                    x = (x & 0x007f007f007f007fL) | (x & 0x7f007f007f007f00L) >>> 1;
+                    x = (x & 0x00003fff00003fffL) | (x & 0x3fff00003fff0000L) >>> 2;
+                    x = (x & 0x000000000fffffffL) | (x & 0x0fffffff00000000L) >>> 4;
+                    at += bits >>> 3;
+                    return x;
+                }
+            }
+            long v = 0;
+            for (int shift = 0; shift < 64; shift += 7) {
+                if (at >= b.length) throw new MtrFormatException("packed chunk: a number cut short");
+                int x = b[at++];
+                v |= (long) (x & 0x7f) << shift;
+                if (x >= 0) return v;
+            }
+            throw new MtrFormatException("packed chunk: a number longer than 64 bits");
+        }
     }
 
     private static long unzigzag(long v) {

@@ -1,7 +1,6 @@
 package org.memtrace.mtr;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -14,7 +13,6 @@ import java.nio.ByteOrder;
  * table, so chunks decode independently.
  */
 final class PackedSlots {
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final VarHandle LITTLE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final int TABLE_BITS = 12;
     private static final long HASH = 0x9E3779B97F4A7C15L;
@@ -40,14 +38,21 @@ final class PackedSlots {
                 if (token != 1) throw new MtrFormatException("packed chunk: unknown token " + token);
                 int start = in.at;
                 if (packed.length - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
-                long w1 = MemorySegment.ofArray(packed).get(U64, start + 8);
+                long w1 = (long) LITTLE.get(packed, start + 8);
                 long length = (w1 >>> 8) & 0xffff;
                 long bytes = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), packed.length - start);
-                out = drain(heap, held, slots, out);
-                held = 0;
-                if (out + bytes > size) throw new MtrFormatException("packed chunk holds more than its raw length");
-                MemorySegment.copy(MemorySegment.ofArray(packed), start, slots, out, bytes);
-                out += bytes;
+                // into the buffer too: a tag and its record are a few slots, and small copies into native memory are slow
+                if (held + bytes / 8 > buffer.length) {
+                    out = drain(heap, held, slots, out);
+                    held = 0;
+                }
+                if (bytes % 8 == 0 && bytes / 8 <= buffer.length) {
+                    for (int k = 0; k < bytes; k += 8) buffer[held++] = (long) LITTLE.get(packed, start + k);
+                } else { // a record longer than the buffer, or cut short: as it is
+                    if (out + bytes > size) throw new MtrFormatException("packed chunk holds more than its raw length");
+                    MemorySegment.copy(MemorySegment.ofArray(packed), start, slots, out, bytes);
+                    out += bytes;
+                }
                 in.at += (int) bytes;
                 continue;
             }

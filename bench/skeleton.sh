@@ -27,6 +27,11 @@ value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul branchy compute heap chase hash qsort)
 jar="$root/target/memtrace.jar"
+# Both traced runs without address randomization, so that the full and skeleton traces differ only by what
+# the skeleton changes: with it, the addresses' varints change length from run to run and one program's
+# full trace alone varies by tens of bytes (compute.c: 1,688 to 1,720 bytes in six runs).
+fixed=""
+if setarch -R true 2>/dev/null; then fixed="setarch -R"; fi
 printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s
 for p in "${progs[@]}"; do
     c="$root/bench/programs/$p.c"
@@ -35,8 +40,8 @@ for p in "${progs[@]}"; do
     "$mt" cc --skeleton -O2 -o "$out/$p.skel" "$c" -lm 2>/dev/null
     rm -f "$out/$p".*.mtr
     tn=$(timed "$p.native" "$out/$p.native")
-    tf=$(MEMTRACE_OUT="$out/$p.full.mtr" timed "$p.full" "$out/$p.full")
-    ts=$(MEMTRACE_OUT="$out/$p.skel.mtr" timed "$p.skel" "$out/$p.skel")
+    tf=$(MEMTRACE_OUT="$out/$p.full.mtr" timed "$p.full" $fixed "$out/$p.full")
+    ts=$(MEMTRACE_OUT="$out/$p.skel.mtr" timed "$p.skel" $fixed "$out/$p.skel")
     tr=$(timed "$p.replay" "$mt" print -o /dev/null "$out/$p.skel.mtr")
     "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$jar" org.memtrace.mtr.ReplaySpeed "$out/$p.skel.mtr" 3 \
         >"$out/$p.read.stdout"

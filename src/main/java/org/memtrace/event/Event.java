@@ -117,9 +117,13 @@ public sealed interface Event
         ALIGNED_ALLOC(9), MEMALIGN(10), VALLOC(11), REALLOCARRAY(12), PVALLOC(13);
         public final int code;
         AllocFunction(int code) { this.code = code; }
+        /** By code; values() would copy the array on every event decoded. */
+        private static final AllocFunction[] BY_CODE = new AllocFunction[14];
+        static { for (AllocFunction f : values()) BY_CODE[f.code] = f; }
         public static AllocFunction of(int code) {
-            for (AllocFunction f : values()) if (f.code == code) return f;
-            throw new IllegalArgumentException("unknown allocation function " + code);
+            AllocFunction f = code >= 0 && code < BY_CODE.length ? BY_CODE[code] : null;
+            if (f == null) throw new IllegalArgumentException("unknown allocation function " + code);
+            return f;
         }
     }
 

@@ -167,6 +167,11 @@ public final class MtrReader {
     private void access(ThreadStream t, long address, long siteAddress) {
         probes++;
         SiteTable.Site site = modules.site(siteAddress);
+        // the common record first, tested directly: a pattern switch dispatches through a bootstrap per record
+        if (site instanceof SiteTable.Access a && t.rep == null && t.loop == null) {
+            accesses.access(t.tid, address, a.site());
+            return;
+        }
         switch (site) {
             case null -> {
                 if (unknownSites++ == 0) firstUnknownSite = siteAddress;
@@ -255,8 +260,10 @@ public final class MtrReader {
         final List<MtrFile.Chunk> chunks;
         final MtrFile.Scratch scratch;
         int chunk = -1;
-        MemorySegment data = MemorySegment.NULL;
-        long pos;
+        /** The chunk's slots copied to the heap: read twice per record, native reads would check the arena each time. */
+        long[] words = new long[0];
+        int wordCount;
+        int pos;
         long w0, w1;
         long[] pending = new long[64];
         int pendingCount;
@@ -286,15 +293,18 @@ public final class MtrReader {
         }
 
         boolean nextSlot() throws MtrFormatException {
-            while (pos >= data.byteSize()) {
+            while (pos + 1 >= wordCount) {
                 if (chunk + 1 >= chunks.size()) return false;
                 chunk++;
-                data = file.payload(chunks.get(chunk), scratch);
+                MemorySegment data = file.payload(chunks.get(chunk), scratch);
+                wordCount = (int) (data.byteSize() / MtrFile.SLOT * 2);
+                if (words.length < wordCount) words = new long[wordCount];
+                MemorySegment.copy(data, U64, 0, words, 0, wordCount);
                 pos = 0;
             }
-            w0 = data.get(U64, pos);
-            w1 = data.get(U64, pos + 8);
-            pos += MtrFile.SLOT;
+            w0 = words[pos];
+            w1 = words[pos + 1];
+            pos += 2;
             return true;
         }
 
@@ -324,7 +334,7 @@ public final class MtrReader {
 
         void abandon() {
             chunk = chunks.size();
-            data = MemorySegment.NULL;
+            wordCount = 0;
             pos = 0;
         }
     }

@@ -1,7 +1,9 @@
 package org.memtrace.mtr;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 /**
  * Undoes codec 3's and codec 4's packing (docs/compiled-in.md, "Codecs"): the runtime writes each access record as two
@@ -11,32 +13,24 @@ import java.lang.foreign.ValueLayout;
  * table, so chunks decode independently.
  */
 final class PackedSlots {
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final VarHandle LITTLE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final int TABLE_BITS = 12;
     private static final long HASH = 0x9E3779B97F4A7C15L;
 
     private PackedSlots() {}
 
-    /** Writes the slots {@code packed} stands for into {@code slots}, which they must fill exactly. */
+    /** Writes the slots codec 3's {@code packed} stands for into {@code slots}, which they must fill exactly. */
     static void unpack(byte[] packed, MemorySegment slots) throws MtrFormatException {
         long[] table = new long[1 << TABLE_BITS];
         long site = 0, last = 0;
         int h = 0;
-        long out = 0, size = slots.byteSize();
-        int[] at = {0};
-        while (at[0] < packed.length) {
-            long token = varint(packed, at);
+        Cursor in = new Cursor(packed);
+        Out out = new Out(slots);
+        while (in.at < packed.length) {
+            long token = in.varint();
             if ((token & 1) != 0) {
                 if (token != 1) throw new MtrFormatException("packed chunk: unknown token " + token);
-                int start = at[0];
-                if (packed.length - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
-                long w1 = MemorySegment.ofArray(packed).get(U64, start + 8);
-                long length = (w1 >>> 8) & 0xffff;
-                long bytes = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), packed.length - start);
-                if (out + bytes > size) throw new MtrFormatException("packed chunk holds more than its raw length");
-                MemorySegment.copy(MemorySegment.ofArray(packed), start, slots, out, bytes);
-                out += bytes;
-                at[0] += (int) bytes;
+                in.at = out.tag(packed, in.at);
                 continue;
             }
             long next = site + unzigzag(token >>> 1);
@@ -46,13 +40,10 @@ final class PackedSlots {
                 h = (int) ((site * HASH) >>> (64 - TABLE_BITS));
                 last = table[h];
             }
-            last += unzigzag(varint(packed, at));
-            if (out + MtrFile.SLOT > size) throw new MtrFormatException("packed chunk holds more than its raw length");
-            slots.set(U64, out, last);
-            slots.set(U64, out + 8, site);
-            out += MtrFile.SLOT;
+            last += unzigzag(in.varint());
+            out.record(last, site);
         }
-        if (out != size) throw new MtrFormatException("packed chunk holds " + out + " bytes of slots, its header says " + size);
+        out.finish();
     }
 
     /**
@@ -66,29 +57,20 @@ final class PackedSlots {
         long[] table = new long[2 << TABLE_BITS]; // per entry: the last address of its sites, the site after its last one
         long site = 0, last = 0;
         int h = 0;
-        long out = 0, size = slots.byteSize();
-        int[] at = {0};
-        MemorySegment bytes = MemorySegment.ofArray(packed);
-        while (at[0] < packed.length) {
-            int first = packed[at[0]++];
+        Cursor in = new Cursor(packed);
+        Out out = new Out(slots);
+        while (in.at < packed.length) {
+            int first = packed[in.at++];
             long a = (first >>> 1) & 0x3f;
-            if (first < 0) a |= varint(packed, at) << 6;
+            if (first < 0) a |= in.varint() << 6;
             long next;
             if ((first & 1) == 0) {
                 next = table[2 * h + 1];
             } else {
-                long v = varint(packed, at);
+                long v = in.varint();
                 if (v == 0) {
                     if (a != 0) throw new MtrFormatException("packed chunk: a tag token with an address");
-                    int start = at[0];
-                    if (packed.length - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
-                    long w1 = bytes.get(U64, start + 8);
-                    long length = (w1 >>> 8) & 0xffff;
-                    long n = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), packed.length - start);
-                    if (out + n > size) throw new MtrFormatException("packed chunk holds more than its raw length");
-                    MemorySegment.copy(bytes, start, slots, out, n);
-                    out += n;
-                    at[0] += (int) n;
+                    in.at = out.tag(packed, in.at);
                     continue;
                 }
                 next = site + unzigzag(v - 1);
@@ -101,23 +83,103 @@ final class PackedSlots {
                 last = table[2 * h];
             }
             last += unzigzag(a);
-            if (out + MtrFile.SLOT > size) throw new MtrFormatException("packed chunk holds more than its raw length");
-            slots.set(U64, out, last);
-            slots.set(U64, out + 8, site);
-            out += MtrFile.SLOT;
+            out.record(last, site);
         }
-        if (out != size) throw new MtrFormatException("packed chunk holds " + out + " bytes of slots, its header says " + size);
+        out.finish();
     }
 
-    private static long varint(byte[] b, int[] at) throws MtrFormatException {
-        long v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            if (at[0] >= b.length) throw new MtrFormatException("packed chunk: a number cut short");
-            int x = b[at[0]++];
-            v |= (long) (x & 0x7f) << shift;
-            if (x >= 0) return v;
+    /**
+     * The decoded slots, gathered on the heap before one bulk copy out: a copy per slot into native memory costs
+     * more than the decoding.
+     */
+    private static final class Out {
+        private static final int BUFFER_SLOTS = 1024;
+        private final long[] buffer = new long[2 * BUFFER_SLOTS];
+        private final MemorySegment heap = MemorySegment.ofArray(buffer);
+        private final MemorySegment slots;
+        private int held; // longs in buffer
+        private long out;
+
+        Out(MemorySegment slots) {
+            this.slots = slots;
         }
-        throw new MtrFormatException("packed chunk: a number longer than 64 bits");
+
+        void record(long address, long site) throws MtrFormatException {
+            if (held == buffer.length) drain();
+            buffer[held] = address;
+            buffer[held + 1] = site;
+            held += 2;
+        }
+
+        /** Copies the tag at {@code start} and its event slots as they are (fewer if the chunk ends first); returns the position after them. */
+        int tag(byte[] packed, int start) throws MtrFormatException {
+            if (packed.length - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
+            long w1 = (long) LITTLE.get(packed, start + 8);
+            long length = (w1 >>> 8) & 0xffff;
+            long bytes = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), packed.length - start);
+            // into the buffer too: a tag and its record are a few slots, and small copies into native memory are slow
+            if (held + bytes / 8 > buffer.length) drain();
+            if (bytes % 8 == 0 && bytes / 8 <= buffer.length) {
+                for (int k = 0; k < bytes; k += 8) buffer[held++] = (long) LITTLE.get(packed, start + k);
+            } else { // a record longer than the buffer, or cut short: as it is
+                drain();
+                if (out + bytes > slots.byteSize()) throw new MtrFormatException("packed chunk holds more than its raw length");
+                MemorySegment.copy(MemorySegment.ofArray(packed), start, slots, out, bytes);
+                out += bytes;
+            }
+            return start + (int) bytes;
+        }
+
+        private void drain() throws MtrFormatException {
+            long bytes = 8L * held;
+            if (out + bytes > slots.byteSize()) throw new MtrFormatException("packed chunk holds more than its raw length");
+            MemorySegment.copy(heap, 0, slots, out, bytes);
+            out += bytes;
+            held = 0;
+        }
+
+        void finish() throws MtrFormatException {
+            drain();
+            if (out != slots.byteSize()) {
+                throw new MtrFormatException("packed chunk holds " + out + " bytes of slots, its header says " + slots.byteSize());
+            }
+        }
+    }
+
+    /** The read position, a field rather than an array so that the JIT keeps it in a register. */
+    private static final class Cursor {
+        final byte[] b;
+        int at;
+
+        Cursor(byte[] b) {
+            this.b = b;
+        }
+
+        long varint() throws MtrFormatException {
+            if (at < b.length && b[at] >= 0) return b[at++]; // most numbers of a packed chunk fit one byte
+            if (at + 8 <= b.length) {
+                // up to 8 bytes at once, without a branch per byte: random addresses make their lengths unpredictable
+                long word = (long) LITTLE.get(b, at);
+                long stops = ~word & 0x8080808080808080L;
+                if (stops != 0) {
+                    int bits = Long.numberOfTrailingZeros(stops) + 1; // through the last byte's top bit
+                    long x = (bits == 64 ? word : word & ((1L << bits) - 1)) & 0x7f7f7f7f7f7f7f7fL;
+                    x = (x & 0x007f007f007f007fL) | (x & 0x7f007f007f007f00L) >>> 1;
+                    x = (x & 0x00003fff00003fffL) | (x & 0x3fff00003fff0000L) >>> 2;
+                    x = (x & 0x000000000fffffffL) | (x & 0x0fffffff00000000L) >>> 4;
+                    at += bits >>> 3;
+                    return x;
+                }
+            }
+            long v = 0;
+            for (int shift = 0; shift < 64; shift += 7) {
+                if (at >= b.length) throw new MtrFormatException("packed chunk: a number cut short");
+                int x = b[at++];
+                v |= (long) (x & 0x7f) << shift;
+                if (x >= 0) return v;
+            }
+            throw new MtrFormatException("packed chunk: a number longer than 64 bits");
+        }
     }
 
     private static long unzigzag(long v) {

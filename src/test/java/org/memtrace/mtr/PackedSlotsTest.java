@@ -46,6 +46,31 @@ class PackedSlotsTest {
         }
     }
 
+    @Test
+    void numbersOfEveryLengthComeBackInTheMiddleAndAtTheEndOfAChunk() throws Exception {
+        // address differences whose zigzag varints take 1 to 10 bytes; each run ends on another length, so
+        // the last number of the chunk is read with fewer than 8 bytes left as well as with more
+        long[] deltas = new long[10];
+        for (int k = 1; k < 10; k++) deltas[k - 1] = (k % 2 == 0 ? -1L : 1L) << (7 * k - 2);
+        deltas[9] = Long.MIN_VALUE;
+        for (int last = 0; last < 10; last++) {
+            int slots = 30 + last;
+            long[] w0 = new long[slots], w1 = new long[slots];
+            long address = 0x7f0000000000L;
+            for (int i = 0; i < slots; i++) {
+                address += deltas[i % 10];
+                w0[i] = address;
+                w1[i] = 0x401000;
+            }
+            byte[] packed = packAsTheRuntime(w0, w1, slots);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment m = arena.allocate(16L * slots);
+                PackedSlots.unpack(packed, m);
+                for (int i = 0; i < slots; i++) assertThat(m.get(U64, 16L * i)).as("run %d slot %d", last, i).isEqualTo(w0[i]);
+            }
+        }
+    }
+
     /** rt_file.c's pack(): site as a zigzag varint difference shifted once, address as a zigzag varint delta. */
     private static byte[] packAsTheRuntime(long[] w0, long[] w1, int slots) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

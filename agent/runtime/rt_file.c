@@ -220,6 +220,13 @@ static void write_all(const void *p, size_t n)
     }
 }
 
+/* A tag and the event slots after it, in u64 words: fewer if the buffer ends first (every codec copies them as they are). */
+static inline size_t tag_words(const uint64_t *in, const uint64_t *end)
+{
+    size_t n = 2 + ((((in[1] >> 8) & 0xffff) + 15) / 16) * 2;
+    return in + n > end ? (size_t)(end - in) : n;
+}
+
 /* Slots [s, e) into dst (which may be s: the output never overtakes the input): tags pass, access slots */
 /* are dropped (events_only) or delta-coded. In place, the slots are rewritten in lines the loop has just */
 /* read; into scratch, another megabyte streams through the cache. Locals throughout: `out` may alias     */
@@ -234,8 +241,7 @@ static size_t transform(struct encoder *x, const char *s, const char *e, char *d
     while (in < end) {
         uint64_t w0 = in[0], w1 = in[1];
         if (w1 >> 63) {
-            size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
-            if (in + n > end) n = (size_t)(end - in);
+            size_t n = tag_words(in, end);
             if (out != in) for (size_t i = 0; i < n; i++) out[i] = in[i];
             out += n;
             in += n;
@@ -296,8 +302,7 @@ static size_t pack(struct encoder *x, const char *s, const char *e, uint8_t *dst
     while (in < end) {
         uint64_t w0 = in[0], w1 = in[1];
         if (w1 >> 63) {
-            size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
-            if (in + n > end) n = (size_t)(end - in);
+            size_t n = tag_words(in, end);
             *out++ = 1;
             rt_memcpy(out, in, n * 8);
             out += n * 8;
@@ -353,8 +358,7 @@ static size_t pack_predicted(struct encoder *x, const char *s, const char *e, ui
     while (in < end) {
         uint64_t w0 = in[0], w1 = in[1];
         if (__builtin_expect(w1 >> 63, 0)) {
-            size_t n = 2 + ((((w1 >> 8) & 0xffff) + 15) / 16) * 2;
-            if (in + n > end) n = (size_t)(end - in);
+            size_t n = tag_words(in, end);
             *out++ = 1;
             *out++ = 0;
             rt_memcpy(out, in, n * 8);

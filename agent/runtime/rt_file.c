@@ -290,45 +290,6 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 
 static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
 
-/* Returns the packed bytes written to dst (room for 5/4 of the input); *raw gets the slot bytes they stand for. */
-static size_t pack(struct encoder *x, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
-{
-    uint64_t *table = x->table;
-    const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
-    uint8_t *out = dst;
-    uint64_t records = 0, dropped = 0, prev_site = 0, h = 0, last = 0;
-    size_t slots = 0;
-    for (size_t i = 0; i < (1u << TABLE_BITS); i++) table[i] = 0;
-    while (in < end) {
-        uint64_t w0 = in[0], w1 = in[1];
-        if (w1 >> 63) {
-            size_t n = tag_words(in, end);
-            *out++ = 1;
-            rt_memcpy(out, in, n * 8);
-            out += n * 8;
-            in += n;
-            slots += n / 2;
-            continue;
-        }
-        in += 2;
-        if (events_only) { dropped++; continue; }
-        records++;
-        out = put_varint(out, zigzag(w1 - prev_site) << 1);
-        if (w1 != prev_site) {
-            table[h] = last;
-            prev_site = w1;
-            h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
-            last = table[h];
-        }
-        out = put_varint(out, zigzag(w0 - last));
-        last = w0;
-    }
-    x->records = records;
-    x->dropped = dropped;
-    *raw = (slots + records) * 16;
-    return (size_t)(out - dst);
-}
-
 /* Codec 4 (the default): codec 3 with the site predicted. Each table entry also remembers the site that */
 /* followed the last record of a site hashed to it; a record whose site is that one (nine in ten on gzip,  */
 /* all but a few in a loop) is one varint, the address difference (zigzag) shifted left once, 65 bits; any */
@@ -347,20 +308,26 @@ static inline uint8_t *put_token(uint8_t *p, uint64_t v, uint64_t bit)
     return put_varint(p, v >> 6);
 }
 
-static size_t pack_predicted(struct encoder *x, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
+/* Codecs 3 and 4 share one loop, specialized by the constant `predict` in each caller: the hot path */
+/* carries no test of the codec. Returns the packed bytes written to dst (room for 5/4 of the input); */
+/* *raw gets the slot bytes they stand for.                                                          */
+static inline __attribute__((always_inline)) size_t
+pack_slots(struct encoder *x, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw, int predict)
 {
-    uint64_t *t = x->table; /* per entry: [0] the last address of its sites, [1] the site after its last one */
+    /* per entry: [0] the last address of its sites; with predict, [1] the site after its last one */
+    uint64_t *t = x->table;
+    const size_t stride = predict ? 2 : 1;
     const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
     uint8_t *out = dst;
     uint64_t records = 0, dropped = 0, site = 0, last = 0;
     size_t h = 0, slots = 0;
-    for (size_t i = 0; i < (2u << TABLE_BITS); i++) t[i] = 0;
+    for (size_t i = 0; i < (stride << TABLE_BITS); i++) t[i] = 0;
     while (in < end) {
         uint64_t w0 = in[0], w1 = in[1];
         if (__builtin_expect(w1 >> 63, 0)) {
             size_t n = tag_words(in, end);
             *out++ = 1;
-            *out++ = 0;
+            if (predict) *out++ = 0;
             rt_memcpy(out, in, n * 8);
             out += n * 8;
             in += n;
@@ -370,17 +337,24 @@ static size_t pack_predicted(struct encoder *x, const char *s, const char *e, ui
         in += 2;
         if (events_only) { dropped++; continue; }
         records++;
-        uint64_t predicted = t[2 * h + 1], step = w1 - site;
-        t[2 * h + 1] = w1;
+        uint64_t step = w1 - site, predicted = 0;
+        if (predict) {
+            predicted = t[2 * h + 1];
+            t[2 * h + 1] = w1;
+        } else {
+            out = put_varint(out, zigzag(step) << 1);
+        }
         if (w1 != site) {
-            t[2 * h] = last;
+            t[stride * h] = last;
             site = w1;
             h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
-            last = t[2 * h];
+            last = t[stride * h];
         }
         uint64_t a = zigzag(w0 - last);
         last = w0;
-        if (__builtin_expect(w1 == predicted, 1)) {
+        if (!predict) {
+            out = put_varint(out, a);
+        } else if (__builtin_expect(w1 == predicted, 1)) {
             out = put_token(out, a, 0);
         } else {
             out = put_token(out, a, 1);
@@ -404,8 +378,8 @@ static int encode(struct encoder *x, const char *s0, const char *e, int events_o
     int codec = f.codec;
     char *raw_data = in_place && codec < 3 ? s : x->scratch;
     size_t raw, input;
-    if (codec == 4) input = pack_predicted(x, s, e, (uint8_t *)raw_data, events_only, &raw);
-    else if (codec == 3) input = pack(x, s, e, (uint8_t *)raw_data, events_only, &raw);
+    if (codec == 4) input = pack_slots(x, s, e, (uint8_t *)raw_data, events_only, &raw, 1);
+    else if (codec == 3) input = pack_slots(x, s, e, (uint8_t *)raw_data, events_only, &raw, 0);
     else input = raw = transform(x, s, e, raw_data, events_only, codec == 2);
     x->raw = raw;
     if (!raw) return 0;

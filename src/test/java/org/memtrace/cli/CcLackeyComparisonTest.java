@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.LackeyLog;
 import org.memtrace.testutil.TraceFile;
 
 /**
@@ -64,19 +65,12 @@ class CcLackeyComparisonTest {
         List<long[]> plainRanges = functionRanges(plain);
         ips.clear();
         kinds.clear();
-        long ip = 0;
-        for (String line : Files.readAllLines(log)) {
-            if (line.startsWith("I  ")) {
-                ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
-                continue;
+        LackeyLog.forEachAccess(log, (ip, kind, address) -> {
+            if (inside(plainRanges, ip)) {
+                ips.add(ip);
+                kinds.add(kind);
             }
-            if (line.length() < 3 || line.charAt(0) != ' ' || !inside(plainRanges, ip)) continue;
-            switch (line.charAt(1)) {
-                case 'L', 'S' -> { ips.add(ip); kinds.add(line.charAt(1)); }
-                case 'M' -> { ips.add(ip); kinds.add('L'); ips.add(ip); kinds.add('S'); }
-                default -> { }
-            }
-        }
+        });
         Counts reference = perLine(plain, ips, kinds);
 
         assertThat(reference.loads()).as("Lackey saw no loads: parsing failed").isNotEmpty();

@@ -2,7 +2,6 @@ package org.memtrace.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.FunctionRanges;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.LackeyLog;
 import org.memtrace.testutil.TraceFile;
 import org.memtrace.testutil.TraceFile.Line;
 
@@ -63,23 +63,11 @@ class HeapAllocatorTest {
                 .map(l -> Long.parseUnsignedLong(l.substring(l.indexOf("0x") + 2), 16)).toList();
         assertThat(stacks).hasSize(3);
         Map<Long, Long> refLoads = new TreeMap<>(), refStores = new TreeMap<>();
-        long ip = 0;
-        for (String line : Files.readAllLines(log)) {
-            if (line.startsWith("I  ")) {
-                ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
-                continue;
-            }
-            if (line.length() < 3 || line.charAt(0) != ' ' || !ranges.contains(ip)) continue;
-            long address = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
+        LackeyLog.forEachAccess(log, (ip, kind, address) -> {
             // memtrace never traces stacks: each thread's frames lie within 64 KiB of its marker
-            if (stacks.stream().anyMatch(s -> Math.abs(address - s) < 65536)) continue;
-            switch (line.charAt(1)) {
-                case 'L' -> refLoads.merge(ip, 1L, Long::sum);
-                case 'S' -> refStores.merge(ip, 1L, Long::sum);
-                case 'M' -> { refLoads.merge(ip, 1L, Long::sum); refStores.merge(ip, 1L, Long::sum); }
-                default -> { }
-            }
-        }
+            if (!ranges.contains(ip) || stacks.stream().anyMatch(s -> Math.abs(address - s) < 65536)) return;
+            (kind == 'L' ? refLoads : refStores).merge(ip, 1L, Long::sum);
+        });
         assertThat(refLoads).as("Lackey saw no loads: parsing failed").isNotEmpty();
         assertThat(loads).isEqualTo(refLoads);
         assertThat(stores).isEqualTo(refStores);

@@ -2,7 +2,6 @@ package org.memtrace.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.FunctionRanges;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.LackeyLog;
 import org.memtrace.testutil.TraceFile;
 
 /**
@@ -50,22 +50,11 @@ class LackeyComparisonTest {
         Gcc.run(List.of("env", "LD_BIND_NOW=1", "valgrind", "--tool=lackey", "--trace-mem=yes",
                 "--log-file=" + log, prog.toString()));
         Counts reference = new Counts();
-        long ip = 0;
-        for (String line : Files.readAllLines(log)) {
-            if (line.startsWith("I  ")) {
-                ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
-                continue;
+        LackeyLog.forEachAccess(log, (ip, kind, address) -> {
+            if (ranges.contains(ip) && !isValgrindStack(address)) {
+                reference.add(kind == 'L' ? reference.loads() : reference.stores(), ip);
             }
-            if (line.length() < 3 || line.charAt(0) != ' ' || !ranges.contains(ip)) continue;
-            long address = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
-            if (isValgrindStack(address)) continue;
-            switch (line.charAt(1)) {
-                case 'L' -> reference.add(reference.loads(), ip);
-                case 'S' -> reference.add(reference.stores(), ip);
-                case 'M' -> { reference.add(reference.loads(), ip); reference.add(reference.stores(), ip); }
-                default -> { }
-            }
-        }
+        });
 
         assertThat(reference.loads()).as("Lackey saw no loads: parsing failed").isNotEmpty();
         assertThat(memtrace.loads()).isEqualTo(reference.loads());

@@ -4,8 +4,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.LackeyLog;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -53,26 +53,12 @@ class RewriterLackeyTest {
         Map<String, long[]> plainRanges = Instrumented.functions(plain);
         Map<String, long[]> reference = new TreeMap<>();
         FUNCTIONS.forEach(f -> reference.put(f, new long[2]));
-        String current = null;
-        for (String line : Files.readAllLines(log)) {
-            if (line.startsWith("I  ")) {
-                long ip = Long.parseUnsignedLong(line.substring(3, line.indexOf(',')), 16);
-                current = null;
-                for (String f : FUNCTIONS) {
-                    long[] r = plainRanges.get(f);
-                    if (ip >= r[0] && ip < r[1]) current = f;
-                }
-                continue;
+        LackeyLog.forEachAccess(log, (ip, kind, address) -> {
+            for (String f : FUNCTIONS) {
+                long[] r = plainRanges.get(f);
+                if (ip >= r[0] && ip < r[1]) reference.get(f)[kind == 'L' ? 0 : 1]++;
             }
-            if (current == null || line.length() < 3 || line.charAt(0) != ' ') continue;
-            long[] c = reference.get(current);
-            switch (line.charAt(1)) {
-                case 'L' -> c[0]++;
-                case 'S' -> c[1]++;
-                case 'M' -> { c[0]++; c[1]++; }
-                default -> { }
-            }
-        }
+        });
         for (String f : FUNCTIONS) {
             assertThat(reference.get(f)[0] + reference.get(f)[1]).as("Lackey saw accesses in " + f).isPositive();
             assertThat(ours.get(f)).as("loads and stores of " + f).containsExactly(reference.get(f));

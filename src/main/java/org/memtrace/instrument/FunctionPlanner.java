@@ -14,10 +14,12 @@ import org.memtrace.x86.Register;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Decides the probes of one function: which instructions (all memory-referencing ones, or the selection of
@@ -120,15 +122,16 @@ final class FunctionPlanner {
      * as one byte sequence, so nothing may stand between them and the push a probe would log may never
      * happen: these calls get no probe (docs/compiled-in.md, "Left uninstrumented").
      */
-    private static java.util.Set<Instruction> tlsResolverCalls(List<Decoded> code) {
-        var calls = new java.util.HashSet<Instruction>();
-        for (int i = 0; i < code.size(); i++) {
-            String before = i == 0 ? "" : code.get(i - 1).text().text().toLowerCase(Locale.ROOT);
-            String self = code.get(i).text().text().toLowerCase(Locale.ROOT);
-            if (code.get(i).instruction().mnemonic().startsWith("call")
+    private static Set<Instruction> tlsResolverCalls(List<Decoded> code) {
+        var calls = new HashSet<Instruction>();
+        String before = "";
+        for (Decoded d : code) {
+            String self = d.text().text().toLowerCase(Locale.ROOT);
+            if (d.instruction().mnemonic().startsWith("call")
                     && (before.contains("@tlsgd") || before.contains("@tlsld") || self.contains("@tlscall"))) {
-                calls.add(code.get(i).instruction());
+                calls.add(d.instruction());
             }
+            before = self;
         }
         return calls;
     }

@@ -1,10 +1,6 @@
 package org.memtrace.analysis;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import org.memtrace.trace.Naming;
 
 /**
@@ -20,8 +16,7 @@ final class ObjectMisses {
     private static final int SLOTS = 1 << 12;
 
     private final Naming naming;
-    private final Map<String, Integer> idOf = new HashMap<>();
-    private final List<String> names = new ArrayList<>();
+    private final Interner names = new Interner();
     private long[] firstLevel = new long[64], lastLevel = new long[64];
 
     /** [spanStart[i], spanEnd[i]) is named spanId[i]; {@code spans} of them are valid, {@code last} hit last. */
@@ -59,7 +54,7 @@ final class ObjectMisses {
     }
 
     void forEach(Visitor v) {
-        for (int id = 0; id < names.size(); id++) v.visit(names.get(id), firstLevel[id], lastLevel[id]);
+        for (int id = 0; id < names.size(); id++) v.visit(names.text(id), firstLevel[id], lastLevel[id]);
     }
 
     private int idAt(long address) {
@@ -112,11 +107,7 @@ final class ObjectMisses {
     }
 
     private int intern(String object) {
-        Integer known = idOf.get(object);
-        if (known != null) return known;
-        int id = names.size();
-        names.add(object);
-        idOf.put(object, id);
+        int id = names.id(object);
         if (id == firstLevel.length) {
             firstLevel = Arrays.copyOf(firstLevel, 2 * id);
             lastLevel = Arrays.copyOf(lastLevel, 2 * id);

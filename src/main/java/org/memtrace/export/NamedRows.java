@@ -1,12 +1,10 @@
 package org.memtrace.export;
 
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.memtrace.analysis.Access;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.DataName;
+import org.memtrace.analysis.Interner;
 import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
 
@@ -45,8 +43,7 @@ abstract class NamedRows implements Analysis {
     private long spanStart, spanEnd, spanBase;
     private int spanRegion, spanSymbol;
 
-    private final Map<String, Integer> idOf = new HashMap<>();
-    private final List<String> texts = new ArrayList<>();
+    private final Interner texts = new Interner();
 
     private final Naming naming;
 
@@ -63,7 +60,7 @@ abstract class NamedRows implements Analysis {
                       int tid, int region, int symbol, long offset);
 
     /** The name an id stands for. */
-    final String text(int id) { return texts.get(id); }
+    final String text(int id) { return texts.text(id); }
 
     @Override
     public final void access(Access t) {
@@ -93,7 +90,7 @@ abstract class NamedRows implements Analysis {
         if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
             codeGeneration[codeSlot] = generation;
             codeAddress[codeSlot] = ip;
-            codeName[codeSlot] = intern(naming.code(ip));
+            codeName[codeSlot] = texts.id(naming.code(ip));
         }
         int instruction = codeName[codeSlot];
         if (address >= spanStart && address < spanEnd) {
@@ -108,8 +105,8 @@ abstract class NamedRows implements Analysis {
     /** Fills the data slot of an address; a heap block's also starts a span. */
     private void name(int slot, long address) {
         DataName name = DataName.of(naming.object(address));
-        int region = intern(naming.region(address));
-        int symbol = name.symbol() == null ? NO_SYMBOL : intern(name.symbol());
+        int region = texts.id(naming.region(address));
+        int symbol = name.symbol() == null ? NO_SYMBOL : texts.id(name.symbol());
         long until = name.symbol() == null ? address + 1 : naming.sameObjectUntil(address);
         if (until > address + 1) {
             spanStart = address;
@@ -123,14 +120,5 @@ abstract class NamedRows implements Analysis {
         dataRegion[slot] = region;
         dataSymbol[slot] = symbol;
         dataOffset[slot] = name.offset();
-    }
-
-    private int intern(String text) {
-        Integer id = idOf.get(text);
-        if (id != null) return id;
-        int next = texts.size();
-        texts.add(text);
-        idOf.put(text, next);
-        return next;
     }
 }

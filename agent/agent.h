@@ -77,6 +77,8 @@ struct ksigaction {
 static inline void count(volatile uint64_t *counter) { __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED); }
 
 static inline uint64_t sigbit(int sig) { return 1ULL << (sig - 1); }
+/* Whether a raw system call's result is an error (-4095..-1); any other value, an mmap address included, is not. */
+static inline int mt_failed(long r) { return r < 0 && r > -4096; }
 /* The three signals the agent lives on; the program may never block them. */
 #define OUR_SIGNALS (sigbit(SIGSEGV) | sigbit(SIGTRAP) | sigbit(SIGSYS))
 

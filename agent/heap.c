@@ -62,8 +62,6 @@ static struct {
 static uint32_t class_size[NCLASS];
 static uint8_t class_of_16[SMALL_MAX / 16 + 1]; /* (n + 15) / 16 -> class */
 
-static int is_err(long r) { return r < 0 && r > -4096; }
-
 static void init_classes(void)
 {
     int c = 0;
@@ -90,8 +88,8 @@ void heap_init(void)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         alias = mt_sys6(SYS_mmap, (long)(HEAP_HINT + 2 * HEAP_RESERVE), (long)HEAP_RESERVE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     }
-    uintptr_t b = is_err(view) ? 0 : ((uintptr_t)view + SLAB - 1) & ~(SLAB - 1);
-    if (b && !is_err(alias) &&
+    uintptr_t b = mt_failed(view) ? 0 : ((uintptr_t)view + SLAB - 1) & ~(SLAB - 1);
+    if (b && !mt_failed(alias) &&
         mt_sys6(SYS_mmap, (long)b, (long)HEAP_RESERVE, PROT_NONE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) == (long)b) {
         if (b > (uintptr_t)view) mt_sys2(SYS_munmap, view, (long)(b - (uintptr_t)view));
         if ((uintptr_t)view + SLAB > b) mt_sys2(SYS_munmap, (long)(b + HEAP_RESERVE), (long)((uintptr_t)view + SLAB - b));
@@ -101,8 +99,8 @@ void heap_init(void)
         heap.page = meta;
         heap.on = 1;
     } else {
-        if (!is_err(view) && view != -1) mt_sys2(SYS_munmap, view, (long)(HEAP_RESERVE + SLAB));
-        if (!is_err(alias) && alias != -1) mt_sys2(SYS_munmap, alias, (long)HEAP_RESERVE);
+        if (!mt_failed(view) && view != -1) mt_sys2(SYS_munmap, view, (long)(HEAP_RESERVE + SLAB));
+        if (!mt_failed(alias) && alias != -1) mt_sys2(SYS_munmap, alias, (long)HEAP_RESERVE);
         if (meta) mt_sys2(SYS_munmap, (long)meta, (long)(pages * sizeof(uint32_t)));
     }
     mt_sys1(SYS_close, fd);

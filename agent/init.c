@@ -135,7 +135,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     size_t total = hdr.header_size + hdr.capacity;
     long m = mt_sys6(SYS_mmap, 0, (long)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     mt_sys1(SYS_close, fd);
-    if (m < 0 && m > -4096) return;
+    if (mt_failed(m)) return;
     g.ring = (struct mt_ring_header *)m;
     g.ring_data = (unsigned char *)m + hdr.header_size;
     g.ring_mask = hdr.capacity - 1;

@@ -327,7 +327,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     volatile int *copied = NULL;
     if (g.nalias) {
         long p = mt_sys6(SYS_mmap, 0, g.page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (!(p < 0 && p > -4096)) copied = (volatile int *)p;
+        if (!mt_failed(p)) copied = (volatile int *)p;
     }
     long ret = mt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (ret == 0) {

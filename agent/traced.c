@@ -152,8 +152,6 @@ static void emit_range(int add, uintptr_t s, uintptr_t e, int kind, int prot)
 /* Aliases: traced memory moved onto shared-memory objects, so that the agent can reach it through a  */
 /* second, always-open view while the program's view stays protected (see fault.c, "Redirected").     */
 
-static int is_err(long r) { return r < 0 && r > -4096; }
-
 static int alias_index(uintptr_t a) /* first alias with end > a */
 {
     return span_index(g.alias, g.nalias, sizeof *g.alias, a);
@@ -219,7 +217,7 @@ static intptr_t move_to_memfd(uintptr_t s, uintptr_t e, int prot, int kind, uint
     long al = -1;
     if (mt_sys2(SYS_ftruncate, fd, (long)n) == 0)
         al = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (!is_err(al) && al != -1) {
+    if (!mt_failed(al) && al != -1) {
         mt_sys3(SYS_mprotect, s, n, PROT_READ);
         /* a module's data may still be the file's pages: those are copied whole (its bss, moved along, */
         /* is anonymous memory like any other)                                                          */
@@ -384,7 +382,7 @@ void alias_make_private_locked(uintptr_t s, uintptr_t e)
         uintptr_t cs = a.start > s ? a.start : s, ce = a.end < e ? a.end : e;
         size_t n = ce - cs;
         long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (is_err(p)) return;
+        if (mt_failed(p)) return;
         /* pages of the memfd never written read as zeroes, as the new memory does: only the others */
         unsigned char vec[512];
         for (size_t done = 0; done < n; done += 512 * (size_t)g.page) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The compiled-in runtime's costs: each kernel of bench/runtime/loops.c natively (no probes), with probes and
-# the trace discarded (MEMTRACE_OUT unset), and written to disk (codec 2, the default, and codec 1, plain
-# zstd, to show what the delta transform buys). Best of three runs; prints ns per access, the slowdown
-# against native and the file's bytes per access.
+# the trace discarded (MEMTRACE_OUT unset), and written to disk: codec 4 (the default), codec 3 (the same
+# packing without the site prediction) and codec 1 (plain zstd, to show what the packing buys). Best of
+# three runs; prints ns per access, the slowdown against native and the file's bytes per access.
 #
 #     bench/runtime.sh [PASSES]        (default 1000 passes over 64 Ki longs per kernel)
 set -euo pipefail
@@ -38,6 +38,7 @@ for kernel in sum copy random; do
   }
   row native "$native"
   row discarded "$(best probed "$kernel" MEMTRACE_OUT=)"
-  row "disk codec 2" "$(best probed "$kernel" MEMTRACE_OUT="$work/t2.mtr")" "$work/t2.mtr"
+  row "disk codec 4" "$(best probed "$kernel" MEMTRACE_OUT="$work/t4.mtr" MEMTRACE_CODEC=4)" "$work/t4.mtr"
+  row "disk codec 3" "$(best probed "$kernel" MEMTRACE_OUT="$work/t3.mtr" MEMTRACE_CODEC=3)" "$work/t3.mtr"
   row "disk codec 1" "$(best probed "$kernel" MEMTRACE_OUT="$work/t1.mtr" MEMTRACE_CODEC=1)" "$work/t1.mtr"
 done

@@ -174,6 +174,7 @@ struct thread_state {
     uintptr_t retry_ip, retry_addr; /* an untraced fault retried once: moved memory was read-only meanwhile */
     int native_pending;          /* one syscall is being run natively; the trap brings us back */
     int native_reprotect;        /* ...and everything was opened for it (vfork-like clone) */
+    int native_thread;           /* ...and it creates a thread, counted in g.threads before it ran */
     int critical;                /* depth of enter_critical */
     int ndeferred;               /* signals that arrived during an out-of-line step, sent again after it */
     siginfo_t deferred[8];

@@ -704,6 +704,8 @@ static void trap_step(int sig, siginfo_t *si, void *ucv)
         ts.native_pending = 0;
         ts.selector = SUD_BLOCK;
         gr[REG_EFL] &= ~EFLAGS_TF;
+        if (ts.native_thread && (long)gr[REG_RAX] < 0) __atomic_sub_fetch(&g.threads, 1, __ATOMIC_RELAXED);
+        ts.native_thread = 0;
         if (ts.native_reprotect) {
             ts.native_reprotect = 0;
             spin_lock(&g.lock);
@@ -721,8 +723,7 @@ static void trap_step(int sig, siginfo_t *si, void *ucv)
         gr[REG_EFL] &= ~EFLAGS_TF;
         if (ts.native_pending) return; /* a vfork-like child sharing the parent's TLS: leave it alone */
         if (!ts.dispatch_on && g.active) {
-            ts.tid = 0;
-            __atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);
+            ts.tid = 0; /* counted in g.threads by the parent (run_natively) */
             enable_dispatch();
             /* clone(CLONE_VM) left the thread without an alternate stack: ours takes effect at the return */
             if (give_alt_stack()) uc->uc_stack = ts.alt;

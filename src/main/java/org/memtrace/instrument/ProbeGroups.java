@@ -3,7 +3,10 @@ package org.memtrace.instrument;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
+import org.memtrace.x86.MemoryOperand;
+import org.memtrace.x86.Operand;
 import org.memtrace.x86.Register;
+import org.memtrace.x86.RegisterOperand;
 
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -22,7 +25,8 @@ import java.util.Set;
  * writes a register its addresses read. Inside the probe two scratch registers hold the cursor and its TLS
  * offset, chosen among those the addresses computed after the cursor load do not read (all but the group's
  * last site, computed first: its store is the one that may reach the guard page); rep string instructions
- * keep a probe of their own.
+ * keep a probe of their own. Where two of those registers are dead at the group's first instruction (the
+ * code after it overwrites them before reading them), an executable's probe uses them without saving them.
  */
 final class ProbeGroups {
     /** Sites of one group: the first store of the probe then lies within 112 bytes of the cursor (a disp8). */
@@ -31,6 +35,31 @@ final class ProbeGroups {
     /** One instruction of a group and its sites. */
     record Member(int index, List<Site> sites) {
     }
+
+    /**
+     * The instructions of one probe.
+     *
+     * @param dead the general registers (64-bit names) dead where the probe stands: the code after it
+     *             overwrites them before reading them (see {@link #dead})
+     */
+    record Group(List<Member> members, Set<String> dead) {
+    }
+
+    /**
+     * The two registers of an executable's group probe, and which of them are dead (need no saving).
+     *
+     * @param cursor  holds the cursor: one of {@link #SCRATCH}, which the runtime's full-buffer handler decodes
+     * @param address holds each address and site in turn
+     */
+    record Registers(String cursor, String address, boolean cursorDead, boolean addressDead) {
+    }
+
+    private static final Set<String> GENERAL = Set.of("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9",
+            "r10", "r11", "r12", "r13", "r14", "r15");
+
+    /** Instructions after which a written 32- or 64-bit general register holds nothing of its old value. */
+    private static final Set<String> OVERWRITING = Set.of("mov", "movzx", "movsx", "movsxd", "lea", "pop", "imul",
+            "movd", "movq");
 
     private ProbeGroups() {
     }
@@ -43,13 +72,15 @@ final class ProbeGroups {
      * @param probes  the planned sites by instruction index
      * @param barrier instruction indices preceded by a label or unnumbered code since the instruction before
      */
-    static Map<Integer, List<Member>> group(List<FunctionPlanner.Decoded> code, Map<Integer, List<Site>> probes,
-                                            BitSet barrier) {
+    static Map<Integer, Group> group(List<FunctionPlanner.Decoded> code, Map<Integer, List<Site>> probes,
+                                     BitSet barrier) {
         Map<Integer, List<Member>> groups = new HashMap<>();
+        Map<Integer, Integer> positions = new HashMap<>();
         List<Member> open = null;
         int sites = 0;
         Set<Integer> written = new HashSet<>();
-        for (FunctionPlanner.Decoded d : code) {
+        for (int position = 0; position < code.size(); position++) {
+            FunctionPlanner.Decoded d = code.get(position);
             Instruction insn = d.instruction();
             List<Site> own = probes.get(d.index());
             if (open != null && barrier.get(d.index())) {
@@ -65,6 +96,7 @@ final class ProbeGroups {
                     open = new ArrayList<>();
                     open.add(new Member(d.index(), own));
                     groups.put(d.index(), open);
+                    positions.put(d.index(), position);
                     sites = own.size();
                     written.clear();
                     if (!groupable) {
@@ -82,7 +114,81 @@ final class ProbeGroups {
                 }
             }
         }
-        return groups;
+        Map<Integer, Group> result = new HashMap<>();
+        groups.forEach((first, members) -> result.put(first, new Group(members, dead(code, positions.get(first), barrier))));
+        return result;
+    }
+
+    /**
+     * The general registers (64-bit names) that the code from {@code from} on overwrites whole before it
+     * reads them: no instruction before that reads them, explicitly, implicitly or in an address. The search
+     * ends at the next label or unnumbered code, at a control transfer (after its own reads) or at the
+     * function's end; a register undecided there counts as live. A write of 8 or 16 bits, a conditional
+     * write (cmov) and a write by an instruction not known to overwrite count as reads.
+     */
+    static Set<String> dead(List<FunctionPlanner.Decoded> code, int from, BitSet barrier) {
+        Set<String> dead = new HashSet<>();
+        Set<String> live = new HashSet<>();
+        for (int k = from; k < code.size(); k++) {
+            FunctionPlanner.Decoded d = code.get(k);
+            if (k > from && barrier.get(d.index())) {
+                break;
+            }
+            Instruction insn = d.instruction();
+            List<String> overwritten = new ArrayList<>(2);
+            for (Operand o : insn.operands()) {
+                if (o instanceof MemoryOperand m) {
+                    read(m.base(), dead, live);
+                    read(m.index(), dead, live);
+                } else if (o instanceof RegisterOperand r && !r.register().isNone()) {
+                    int width = r.register().widthBits();
+                    if (r.write() && !r.read() && (width == 64 || width == 32) && OVERWRITING.contains(insn.mnemonic())
+                            && GENERAL.contains(r.register().enclosing().name())) {
+                        overwritten.add(r.register().enclosing().name());
+                    } else if (r.read() || r.write()) {
+                        read(r.register(), dead, live);
+                    }
+                }
+            }
+            for (String r : overwritten) {
+                if (!live.contains(r)) {
+                    dead.add(r);
+                }
+            }
+            if (insn.flow() != Flow.SEQUENTIAL) {
+                break;
+            }
+        }
+        return dead;
+    }
+
+    private static void read(Register r, Set<String> dead, Set<String> live) {
+        if (!r.isNone() && !dead.contains(r.enclosing().name())) {
+            live.add(r.enclosing().name());
+        }
+    }
+
+    /**
+     * An executable's group probe's registers for {@code sites} (in program order): dead ones where there
+     * are (read by no site, which their being dead already implies), else the first pair {@link #scratch}
+     * allows, saved.
+     */
+    static Registers registers(List<Site> sites, Set<String> dead) {
+        String[] saved = scratch(sites.subList(0, sites.size() - 1));
+        String cursor = firstDead(SCRATCH, dead, sites, null);
+        String address = firstDead(ADDRESS, dead, sites, cursor);
+        String c = cursor != null ? cursor : saved[0].equals(address) ? saved[1] : saved[0];
+        String a = address != null ? address : saved[0].equals(c) ? saved[1] : saved[0];
+        return new Registers(c, a, cursor != null, address != null);
+    }
+
+    private static String firstDead(List<String> candidates, Set<String> dead, List<Site> sites, String taken) {
+        for (String r : candidates) {
+            if (!r.equals(taken) && dead.contains(r) && sites.stream().noneMatch(s -> reads(s, r))) {
+                return r;
+            }
+        }
+        return null;
     }
 
     /**
@@ -92,6 +198,10 @@ final class ProbeGroups {
      * runtime decodes the probe's two instructions).
      */
     static final List<String> SCRATCH = List.of("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
+
+    /** Registers a probe without saves may hold the addresses in: any but the four above. */
+    private static final List<String> ADDRESS = List.of("rax", "rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx",
+            "rbx", "r14", "r15");
 
     /** An instruction's sites fit one group probe: no rep string instruction, scratch registers left for all but its last. */
     static boolean groupable(List<Site> sites) {

@@ -90,7 +90,8 @@ final class ProbeWriter {
      * only one that can reach the guard page. A group of one instruction ProbeGroups left alone gets
      * {@link #probe}.
      */
-    void group(StringBuilder out, List<ProbeGroups.Member> members, boolean cfi) {
+    void group(StringBuilder out, ProbeGroups.Group group, boolean cfi) {
+        List<ProbeGroups.Member> members = group.members();
         int first = members.getFirst().index();
         if (members.size() == 1 && !ProbeGroups.groupable(members.getFirst().sites())) {
             probe(out, first, members.getFirst().sites(), cfi);
@@ -107,13 +108,11 @@ final class ProbeWriter {
         int n = sites.size();
         int base = this.sites;
         this.sites += n;
-        String[] scratch = ProbeGroups.scratch(sites.subList(0, n - 1));
-        String cursor = "%" + scratch[0];
-        String offset = "%" + scratch[1];
         if (localCursor) {
-            localGroup(out, sites, base, cursor, offset, cfi);
+            localGroup(out, sites, base, ProbeGroups.registers(sites, group.dead()), cfi);
         } else {
-            gotGroup(out, sites, base, cursor, offset, cfi);
+            String[] scratch = ProbeGroups.scratch(sites.subList(0, n - 1));
+            gotGroup(out, sites, base, "%" + scratch[0], "%" + scratch[1], cfi);
         }
         for (int i = 0; i < n; i++) {
             entry(base + i, INSTRUCTION_LABEL + instructions.get(i), sites.get(i));
@@ -161,20 +160,33 @@ final class ProbeWriter {
     /**
      * The group probe of an executable's object: the second scratch register holds the addresses instead of
      * %rax, so no address needs the program's %rax back from the stack, and the cursor is one %fs load at
-     * its link-time offset. Two registers are saved, the step over the red zone is 136 bytes: the probe
-     * still runs 152 bytes below the program's %rsp, as the sites' %rsp-based operands assume.
+     * its link-time offset. Only registers that are not dead are saved, with a step over the red zone that
+     * keeps the probe 152 bytes below the program's %rsp, as the sites' %rsp-based operands assume; with
+     * none saved %rsp does not move, and an %rsp-based address gets those 152 bytes taken off again.
      */
-    private void localGroup(StringBuilder out, List<Site> sites, int base, String cursor, String address, boolean cfi) {
+    private void localGroup(StringBuilder out, List<Site> sites, int base, ProbeGroups.Registers registers, boolean cfi) {
         int n = sites.size();
-        out.append("\tleaq -136(%rsp), %rsp\n");
-        adjust(out, cfi, 136);
-        for (String r : List.of(address, cursor)) {
-            out.append("\tpushq ").append(r).append('\n');
-            adjust(out, cfi, 8);
+        String cursor = "%" + registers.cursor();
+        String address = "%" + registers.address();
+        List<String> saved = new ArrayList<>(2);
+        if (!registers.addressDead()) {
+            saved.add(address);
+        }
+        if (!registers.cursorDead()) {
+            saved.add(cursor);
+        }
+        int step = FunctionPlanner.RSP_OFFSET - 8 * saved.size();
+        if (!saved.isEmpty()) {
+            out.append("\tleaq -").append(step).append("(%rsp), %rsp\n");
+            adjust(out, cfi, step);
+            for (String r : saved) {
+                out.append("\tpushq ").append(r).append('\n');
+                adjust(out, cfi, 8);
+            }
         }
         Site last = sites.getLast();
         out.append(SITE_LABEL).append(base + n - 1).append(":\n");
-        out.append("\tleaq ").append(last.address()).append(", ").append(address).append('\n');
+        address(out, last, address, saved.isEmpty());
         if (last.fs()) {
             out.append("\tmovq %fs:0, ").append(cursor).append("\n\tleaq (").append(address).append(',').append(cursor)
                     .append("), ").append(address).append('\n');
@@ -183,18 +195,29 @@ final class ProbeWriter {
         store(out, base + n - 1, 16 * (n - 1), cursor, address);
         for (int i = 0; i < n - 1; i++) {
             out.append(SITE_LABEL).append(base + i).append(":\n");
-            out.append("\tleaq ").append(sites.get(i).address()).append(", ").append(address).append('\n');
+            address(out, sites.get(i), address, saved.isEmpty());
             store(out, base + i, 16 * i, cursor, address);
         }
         out.append("\tleaq ").append(16 * n).append('(').append(cursor).append("), ").append(cursor).append('\n');
         out.append("\tmovq ").append(cursor).append(", ").append(LOCAL_CURSOR).append('\n');
-        for (String r : List.of(cursor, address)) {
-            out.append("\tpopq ").append(r).append('\n');
-            adjust(out, cfi, -8);
+        if (!saved.isEmpty()) {
+            for (String r : saved.reversed()) {
+                out.append("\tpopq ").append(r).append('\n');
+                adjust(out, cfi, -8);
+            }
+            out.append("\tleaq ").append(step).append("(%rsp), %rsp\n");
+            adjust(out, cfi, -step);
         }
-        out.append("\tleaq 136(%rsp), %rsp\n");
-        adjust(out, cfi, -136);
         localGroups = true;
+    }
+
+    /** {@code lea} of the site's address into {@code register}; {@code inPlace}: the probe has not moved %rsp. */
+    private static void address(StringBuilder out, Site s, String register, boolean inPlace) {
+        out.append("\tleaq ").append(s.address()).append(", ").append(register).append('\n');
+        if (inPlace && ProbeGroups.reads(s, "rsp")) {
+            out.append("\tleaq ").append(-FunctionPlanner.RSP_OFFSET).append('(').append(register).append("), ")
+                    .append(register).append('\n');
+        }
     }
 
     /** The label of an instruction whose records the probe of its group writes. */

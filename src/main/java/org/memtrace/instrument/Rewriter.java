@@ -116,7 +116,7 @@ public final class Rewriter {
             throw new InputRejected(input + " does not assemble");
         }
         var skeleton = new SkeletonWriter();
-        Map<Integer, List<ProbeGroups.Member>> groups = new HashMap<>();
+        Map<Integer, ProbeGroups.Group> groups = new HashMap<>();
         Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton, groups);
 
         var second = new ProbePass(groups, probes.keySet(), skeleton);
@@ -151,7 +151,7 @@ public final class Rewriter {
 
     /** Decodes every numbered instruction from the labeled object and plans the probes function by function. */
     private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings,
-                                          SkeletonWriter skeleton, Map<Integer, List<ProbeGroups.Member>> groups)
+                                          SkeletonWriter skeleton, Map<Integer, ProbeGroups.Group> groups)
             throws IOException {
         int count = walker.instructionCount();
         int[] section = new int[count];
@@ -292,7 +292,7 @@ public final class Rewriter {
 
     /** Pass two: the instrumented copy. */
     private static final class ProbePass extends CopyingPass {
-        private final Map<Integer, List<ProbeGroups.Member>> groups;
+        private final Map<Integer, ProbeGroups.Group> groups;
         private final java.util.Set<Integer> probed;
         private final SkeletonWriter skeleton;
         ProbeWriter writer;
@@ -300,7 +300,7 @@ public final class Rewriter {
         /** Whether the CFA was rsp-based at the last instruction: a loop's entry probe stands between instructions. */
         private boolean cfaOnRsp;
 
-        ProbePass(Map<Integer, List<ProbeGroups.Member>> groups, java.util.Set<Integer> probed, SkeletonWriter skeleton) {
+        ProbePass(Map<Integer, ProbeGroups.Group> groups, java.util.Set<Integer> probed, SkeletonWriter skeleton) {
             this.groups = groups;
             this.probed = probed;
             this.skeleton = skeleton;
@@ -319,7 +319,7 @@ public final class Rewriter {
         @Override
         public void instruction(int index, int function, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
                 throws IOException {
-            List<ProbeGroups.Member> group = groups.get(index);
+            ProbeGroups.Group group = groups.get(index);
             buffer.setLength(0);
             skeleton.beforeInstruction(buffer, index, writer, cfaOnRsp);
             if (group != null) {

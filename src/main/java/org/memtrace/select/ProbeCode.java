@@ -12,9 +12,11 @@ import java.util.OptionalLong;
 
 /**
  * A function of a file built by {@code memtrace cc}, seen as the compiler wrote it, so the selection is
- * computed on the program's own instructions (docs/compiled-in.md, "The probe"). Every probe is bracketed
- * by {@code lea -128(%rsp),%rsp} and {@code lea 128(%rsp),%rsp} (or -136 and 136); a bracket is taken for a probe only when a
- * site of the file's table lies inside it, so program code of the same shape stays. The probe's bytes are
+ * computed on the program's own instructions (docs/compiled-in.md, "The probe"). A probe that saves
+ * registers is bracketed by {@code lea -128(%rsp),%rsp} and {@code lea 128(%rsp),%rsp} (or 136, or 144); a
+ * bracket is taken for a probe only when a site of the file's table lies inside it, so program code of the
+ * same shape stays. A probe in dead registers saves nothing: it runs from the {@code lea} at its first
+ * site's address to its store of the cursor, {@code mov reg,%fs:disp}. The probe's bytes are
  * given to the program instruction before it (its length grows, so a block still starts after a branch) and
  * a jump into a probe lands on the instruction after it: blocks are those of the plain code. In a
  * relocatable object, where RIP-relative operands are not relocated and so name a place near the
@@ -26,6 +28,8 @@ public final class ProbeCode {
     private static final int RED_ZONE = 128;
     /** The step of a group probe that saves two registers (an executable's object): 152 bytes below %rsp all the same. */
     private static final int LOCAL_STEP = 136;
+    /** The step of a group probe that saves one register, the other one being dead. */
+    private static final int ONE_SAVED_STEP = 144;
 
     private ProbeCode() {
     }
@@ -36,13 +40,23 @@ public final class ProbeCode {
         var starts = new ArrayList<Long>();
         var ends = new ArrayList<Long>();
         for (int i = 0; i < code.size(); i++) {
-            long step = isStackLea(code.get(i), -RED_ZONE) ? RED_ZONE : isStackLea(code.get(i), -LOCAL_STEP) ? LOCAL_STEP : 0;
-            if (step == 0) {
-                continue;
+            long step = 0;
+            for (long s : new long[] {RED_ZONE, LOCAL_STEP, ONE_SAVED_STEP}) {
+                if (isStackLea(code.get(i), -s)) {
+                    step = s;
+                }
             }
             int j = i + 1;
-            while (j < code.size() && !isStackLea(code.get(j), step)) {
-                j++;
+            if (step != 0) {
+                while (j < code.size() && !isStackLea(code.get(j), step)) {
+                    j++;
+                }
+            } else if (sites.contains(code.get(i).address()) && code.get(i).mnemonic().equals("lea")) {
+                while (j < code.size() && !isCursorStore(code.get(j))) {
+                    j++;
+                }
+            } else {
+                continue;
             }
             if (j == code.size()) {
                 break;
@@ -94,6 +108,14 @@ public final class ProbeCode {
         return insn.operands().get(0) instanceof RegisterOperand r && r.register().isStackPointer()
                 && insn.operands().get(1) instanceof MemoryOperand m && m.base().isStackPointer() && m.index().isNone()
                 && m.displacement() == displacement;
+    }
+
+    /** {@code mov reg,%fs:disp}: how a probe in dead registers ends, storing the bumped cursor. */
+    private static boolean isCursorStore(Instruction insn) {
+        return insn.mnemonic().equals("mov") && insn.operands().size() >= 2
+                && insn.operands().get(0) instanceof MemoryOperand m && m.write() && m.segment().name().equals("fs")
+                && m.base().isNone() && m.index().isNone()
+                && insn.operands().get(1) instanceof RegisterOperand;
     }
 
     /** A jump into a probe (to the label in front of it) goes on at the program instruction after it. */

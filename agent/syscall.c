@@ -502,7 +502,7 @@ static void note_fatal_self_signal(long nr, const long *a, ucontext_t *uc)
 }
 
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
-SIGNAL_HANDLER(on_sys, syscall_for_program)
+SIGNAL_HANDLER(on_sys, syscall_for_program, PROF_SYS)
 
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
 {

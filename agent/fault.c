@@ -274,7 +274,7 @@ static void begin_step(ucontext_t *uc, uintptr_t addr);
 static void begin_trap_step(ucontext_t *uc);
 static uintptr_t branch_operand(const struct insn *e, const greg_t *gr, uintptr_t addr);
 static int emulate_branch(ucontext_t *uc, const struct insn *e, uintptr_t addr, intptr_t delta);
-SIGNAL_HANDLER(on_segv, segv_access)
+SIGNAL_HANDLER(on_segv, segv_access, PROF_SEGV)
 
 /* One element of a string instruction: 1 with the alias's delta when it lies in moved memory the      */
 /* program may access that way, 1 with *traced 0 when none of it is traced (the stack: get_element and  */
@@ -693,7 +693,7 @@ static void begin_trap_step(ucontext_t *uc)
 void enable_dispatch(void);
 
 static void trap_step(int sig, siginfo_t *si, void *ucv);
-SIGNAL_HANDLER(on_trap, trap_step)
+SIGNAL_HANDLER(on_trap, trap_step, PROF_TRAP)
 
 static void trap_step(int sig, siginfo_t *si, void *ucv)
 {

@@ -215,6 +215,7 @@ void *heap_alloc(size_t n, size_t al, int *dirty)
 {
     int c = small_class(n, al);
     uintptr_t p = 0;
+    PROF_BEGIN(t0);
     enter_critical();
     spin_lock(&heap.lock);
     if (c >= 0) {
@@ -247,6 +248,7 @@ void *heap_alloc(size_t n, size_t al, int *dirty)
     }
     spin_unlock(&heap.lock);
     leave_critical();
+    PROF_END(PROF_HEAP, t0);
     return (void *)p;
 }
 
@@ -261,6 +263,7 @@ size_t heap_usable(const void *p)
 void heap_free(void *p)
 {
     uintptr_t a = (uintptr_t)p;
+    PROF_BEGIN(t0);
     enter_critical();
     spin_lock(&heap.lock);
     size_t i = page_index(a);
@@ -280,6 +283,7 @@ void heap_free(void *p)
     }
     spin_unlock(&heap.lock);
     leave_critical();
+    PROF_END(PROF_HEAP, t0);
 }
 
 /* fork: the child must not inherit the lock held by another thread (which vanishes in the child). */

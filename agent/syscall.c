@@ -7,7 +7,9 @@
  * (syscall_table). A call with more buffers than the agent can open one by one, and a call the table does
  * not know that passes a pointer into traced memory, runs with all traced memory open: slower, never
  * different from an untraced run. A plain buffer in moved memory (traced.c) is not opened at all: the
- * kernel gets its alias address instead.
+ * kernel gets its alias address instead; so are the buffers of an iovec array (readv, writev, preadv*,
+ * pwritev*, process_vm_*) and of a msghdr (sendmsg, recvmsg): the kernel gets a copy of the array, or of
+ * the msghdr, naming the alias addresses, and what recvmsg writes into its msghdr is given back.
  *
  * Calls the agent must see through: clone with CLONE_VM runs natively (the handler lets that one call
  * through and regains control with the trap flag, in the parent and in the new thread, which then turns
@@ -19,8 +21,10 @@
  *
  * What it gets wrong: a fatal signal sent by another process leaves no `fatal` record; a system call made
  * by code the table does not know, with a pointer into traced memory, opens everything (other threads'
- * accesses during it are not seen), and so do iovec and msghdr buffers, whose pointers live in program
- * memory and are not rewritten; the block records say what the kernel may have touched, up to the call's
+ * accesses during it are not seen); a vector buffer in traced memory that is not moved (a file mapping),
+ * or one split into more than IOV_MAX pieces, is opened; sendmmsg/recvmmsg are not in the table; the
+ * remote side of process_vm_* on this process itself is reached through the alias but not recorded as
+ * block events; the block records say what the kernel may have touched, up to the call's
  * result, not byte by byte. A private futex waited on through an alias address is keyed by that address:
  * every futex call of the program is rewritten the same way, but the kernel's own wake-ups (robust
  * mutexes of a dying thread, clear_child_tid) at a program address in moved memory would miss it. A
@@ -83,6 +87,9 @@ enum buf_len {
     LEN_FDSET,                   /* an fd_set for argument `n` descriptors */
     LEN_IOV,                     /* an iovec array of argument `n` entries, and every buffer it names */
     LEN_MSGHDR,                  /* a struct msghdr: its iovecs, name and control buffers */
+    LEN_RIOV,                    /* an iovec array of argument `n` entries naming process argument 0's */
+                                 /* buffers: ours (then as LEN_IOV, `flags` the kernel's use of them) */
+                                 /* only when argument 0 is this process */
 };
 enum { B_IN = 1, B_OUT = 2, B_RECORD = 4 }; /* the kernel reads it / writes it / its transfer of `ret` bytes is traced */
 #define PATH_BYTES 4096              /* the kernel reads a path up to PATH_MAX bytes, never further */
@@ -112,6 +119,8 @@ static const struct syscall_bufs syscall_table[] = {
     {SYS_sendto, {ARG(1, 2, B_IN | B_RECORD), ARG(4, 5, B_IN)}},
     {SYS_recvmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_OUT | B_RECORD)}},
     {SYS_sendmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_IN | B_RECORD)}},
+    {SYS_process_vm_readv, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD), BUF(3, LEN_RIOV, 4, 0, B_IN)}},
+    {SYS_process_vm_writev, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD), BUF(3, LEN_RIOV, 4, 0, B_OUT)}},
     {SYS_poll, {BUF(0, LEN_ELEMS, 1, 8, B_IN | B_OUT)}},
     {SYS_ppoll, {BUF(0, LEN_ELEMS, 1, 8, B_IN | B_OUT), FIXED(2, 16, B_IN | B_OUT), ARG(3, 4, B_IN)}},
     {SYS_select, {BUF(1, LEN_FDSET, 0, 0, B_IN | B_OUT), BUF(2, LEN_FDSET, 0, 0, B_IN | B_OUT),
@@ -233,10 +242,150 @@ static int path_in_one_piece(uintptr_t at, size_t len, intptr_t *delta)
     return 0;
 }
 
+/* ------------------------------------------------------------------------------------------------ */
+/* Redirected vectors: an iovec array (readv, writev, process_vm_*, a msghdr's) is copied into agent     */
+/* memory with each buffer given as its alias address, split where it crosses from one moved piece into  */
+/* the next or into untraced memory; the kernel gets the copy, so nothing is opened. The kernel fills    */
+/* and drains the pieces in order, exactly as it would the program's buffers.                           */
+
+#define IOV_MAX_KERNEL 1024
+#define IOV_ON_STACK 64
+struct iov_copy {
+    struct iovec *v;             /* the copy: `small` or a mapping of `cap` entries */
+    int n, cap;
+    struct iovec small[IOV_ON_STACK];
+};
+
+static void iov_release(struct iov_copy *c)
+{
+    if (c->v && c->v != c->small) mt_sys2(SYS_munmap, (long)c->v, sizeof(struct iovec) * (size_t)c->cap);
+    c->v = NULL;
+}
+
+static int iov_append(struct iov_copy *c, uintptr_t base, size_t len)
+{
+    if (c->n == IOV_MAX_KERNEL) return 0; /* split past the kernel's limit: the caller opens instead */
+    if (c->n == c->cap) {
+        struct iovec *t = agent_map(sizeof(struct iovec) * IOV_MAX_KERNEL);
+        if (!t) return 0;
+        mt_memcpy(t, c->v, sizeof(struct iovec) * (size_t)c->n);
+        c->v = t;
+        c->cap = IOV_MAX_KERNEL;
+    }
+    c->v[c->n++] = (struct iovec){(void *)base, len};
+    return 1;
+}
+
+/* One buffer of `len` bytes at `a` as pieces the kernel reaches without opening anything: moved memory */
+/* the program may use that way (`need`) through its alias, untraced memory as it is. 0 when some of it */
+/* is traced but not moved, or moved without the program's right to it (the kernel must see the       */
+/* program's view then, to fail as it would untraced).                                                 */
+static int iov_redirect_one(struct iov_copy *c, uintptr_t a, size_t len, int need)
+{
+    uintptr_t e = a + len < a ? UINTPTR_MAX : a + len;
+    while (a < e) {
+        intptr_t delta;
+        spin_lock(&g.lock);
+        size_t piece = reach_stretch_locked(a, e, &delta);
+        struct range *r = piece && delta ? set_find(a) : NULL;
+        int allowed = !delta || (r && (r->prot & need) == need);
+        spin_unlock(&g.lock);
+        if (!piece || !allowed || !iov_append(c, a + (uintptr_t)delta, piece)) return 0;
+        a += piece;
+    }
+    return 1;
+}
+
+/* The program's iovec array at `at` (`cnt` entries) as a redirected copy in *c; `translate` 0 keeps the */
+/* buffers' addresses (another process's). 0 when it cannot be (the caller opens the buffers instead);  */
+/* an array the kernel refuses anyway (a count out of range) is left to the kernel, untouched (-1).     */
+static int iov_redirect(struct iov_copy *c, uintptr_t at, long cnt, int need, int translate)
+{
+    c->v = c->small;
+    c->n = 0;
+    c->cap = IOV_ON_STACK;
+    if (cnt < 0 || cnt > IOV_MAX_KERNEL) return -1;
+    struct iovec in[IOV_ON_STACK];
+    for (long done = 0; done < cnt; done += IOV_ON_STACK) {
+        int k = cnt - done > IOV_ON_STACK ? IOV_ON_STACK : (int)(cnt - done);
+        if (copy_in(in, at + sizeof(struct iovec) * (size_t)done, sizeof(struct iovec) * (size_t)k)) return -1;
+        for (int i = 0; i < k; i++) {
+            int ok = !translate || !in[i].iov_len
+                ? iov_append(c, (uintptr_t)in[i].iov_base, in[i].iov_len)
+                : iov_redirect_one(c, (uintptr_t)in[i].iov_base, in[i].iov_len, need);
+            if (!ok) { iov_release(c); return 0; }
+        }
+    }
+    return 1;
+}
+
+/* What a call's vectors became: the copies the kernel reads, and for a msghdr the copy it gets and   */
+/* where the program's own lies (delta: its alias), to give back what recvmsg writes into it.          */
+struct redirected {
+    struct iov_copy iov[2];
+    int niov;
+    struct msghdr mh;
+    uintptr_t mh_at;             /* 0: no msghdr */
+    intptr_t mh_delta;
+};
+
+static void redirected_release(struct redirected *rd)
+{
+    for (int i = 0; i < rd->niov; i++) iov_release(&rd->iov[i]);
+    rd->niov = 0;
+}
+
+/* A plain buffer of the msghdr (name, control) through its alias, or as it is when untraced; 0 when */
+/* it would have to be opened.                                                                         */
+static int reach_plain(uintptr_t *a, size_t len, int need)
+{
+    if (!*a || !len) return 1;
+    intptr_t delta;
+    spin_lock(&g.lock);
+    int reach = reach_without_opening(*a, *a + len, &delta);
+    struct range *r = reach && delta ? set_find(*a) : NULL;
+    int allowed = reach && (!delta || (r && (r->prot & need) == need));
+    spin_unlock(&g.lock);
+    if (allowed) *a += (uintptr_t)delta;
+    return allowed;
+}
+
+/* The msghdr at `at` redirected: its copy in rd->mh with the iovecs, name and control buffers as alias */
+/* addresses. 0 when some part would need opening.                                                      */
+static int msghdr_redirect(struct redirected *rd, uintptr_t at, int need)
+{
+    intptr_t delta;
+    spin_lock(&g.lock);
+    int reach = reach_without_opening(at, at + sizeof rd->mh, &delta);
+    spin_unlock(&g.lock);
+    if (!reach || copy_in(&rd->mh, at, sizeof rd->mh)) return 0;
+    uintptr_t name = (uintptr_t)rd->mh.msg_name, control = (uintptr_t)rd->mh.msg_control;
+    if (!reach_plain(&name, rd->mh.msg_namelen, need) || !reach_plain(&control, rd->mh.msg_controllen, need)) return 0;
+    struct iov_copy *c = &rd->iov[rd->niov];
+    if (iov_redirect(c, (uintptr_t)rd->mh.msg_iov, (long)rd->mh.msg_iovlen, need, 1) != 1) return 0;
+    rd->niov++;
+    rd->mh.msg_name = (void *)name;
+    rd->mh.msg_control = (void *)control;
+    rd->mh.msg_iov = c->v;
+    rd->mh.msg_iovlen = (size_t)c->n;
+    rd->mh_at = at;
+    rd->mh_delta = delta;
+    return 1;
+}
+
+/* recvmsg wrote the lengths and flags into our copy: they go to the program's msghdr (its alias). */
+static void msghdr_give_back(const struct redirected *rd)
+{
+    uintptr_t p = rd->mh_at + (uintptr_t)rd->mh_delta;
+    user_transfer((void *)&rd->mh.msg_namelen, p + offsetof(struct msghdr, msg_namelen), sizeof rd->mh.msg_namelen, 1);
+    user_transfer((void *)&rd->mh.msg_controllen, p + offsetof(struct msghdr, msg_controllen), sizeof rd->mh.msg_controllen, 1);
+    user_transfer((void *)&rd->mh.msg_flags, p + offsetof(struct msghdr, msg_flags), sizeof rd->mh.msg_flags, 1);
+}
+
 /* Collects what the call may read or write into `sp`; sp->all when only opening everything is exact. */
 /* A plain buffer (not an iovec or msghdr, whose pointers live in memory) that lies in one piece of     */
 /* moved memory is given to the kernel as its alias address in k[] instead: nothing is opened.          */
-static void describe_syscall(long nr, const long *a, struct spans *sp, long *k)
+static void describe_syscall(long nr, const long *a, struct spans *sp, long *k, struct redirected *rd)
 {
     const struct syscall_bufs *d = syscall_bufs_of(nr);
     if (!d) {
@@ -250,9 +399,26 @@ static void describe_syscall(long nr, const long *a, struct spans *sp, long *k)
     for (int i = 0; i < 4 && d->b[i].len != LEN_NONE; i++) {
         const struct buf *b = &d->b[i];
         uintptr_t at = (uintptr_t)a[b->arg];
-        if (b->len == LEN_IOV) {
-            add_iov_spans(sp, at, a[b->n]);
+        int need = (b->flags & B_OUT) ? PROT_WRITE : PROT_READ;
+        if (b->len == LEN_IOV || b->len == LEN_RIOV) {
+            int ours = b->len == LEN_IOV || a[0] == g.pid;
+            if (g.aliases) {
+                int r = iov_redirect(&rd->iov[rd->niov], at, a[b->n], need, ours);
+                if (r < 0) continue; /* the kernel refuses it without touching a buffer */
+                if (r) {
+                    k[b->arg] = (long)rd->iov[rd->niov].v;
+                    k[b->n] = rd->iov[rd->niov].n;
+                    rd->niov++;
+                    continue;
+                }
+            }
+            if (ours) add_iov_spans(sp, at, a[b->n]);
+            else add_span(sp, at, sizeof(struct iovec) * (size_t)(a[b->n] > 0 && a[b->n] <= IOV_MAX_KERNEL ? a[b->n] : 0));
         } else if (b->len == LEN_MSGHDR) {
+            if (g.aliases && at && msghdr_redirect(rd, at, need)) {
+                k[b->arg] = (long)&rd->mh;
+                continue;
+            }
             struct msghdr mh;
             if (!at || copy_in(&mh, at, sizeof mh)) continue;
             add_span(sp, at, sizeof mh);
@@ -502,7 +668,7 @@ static void note_fatal_self_signal(long nr, const long *a, ucontext_t *uc)
 }
 
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv);
-SIGNAL_HANDLER(on_sys, syscall_for_program)
+SIGNAL_HANDLER(on_sys, syscall_for_program, PROF_SYS)
 
 static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
 {
@@ -573,6 +739,9 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     /* Open every traced page the call may read or write for the time of the call, or give the kernel */
     /* the alias addresses (k: the arguments as the kernel gets them).                                  */
     long k[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
+    struct redirected rd;
+    rd.niov = 0;
+    rd.mh_at = 0;
     struct spans sp;
     sp.n = 0;
     sp.all = 0;
@@ -580,7 +749,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     int recording = g.recording;
     spin_unlock(&g.lock);
     if (recording) {
-        describe_syscall(nr, a, &sp, k);
+        describe_syscall(nr, a, &sp, k, &rd);
         spin_lock(&g.lock);
         int opened = 0;
         while (!sp.all && opened < sp.n && open_locked(sp.s[opened], sp.e[opened])) opened++;
@@ -614,6 +783,8 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         ret = mt_sys6(nr, k[0], k[1], k[2], k[3], k[4], k[5]);
     }
 
+    if (rd.mh_at && nr == SYS_recvmsg && ret >= 0) msghdr_give_back(&rd);
+    redirected_release(&rd);
     if (recording && ret >= 0 && !ts.untraced) /* inside a wrapper the kernel works for the allocator */
         record_syscall(nr, a, ip, ret);
 

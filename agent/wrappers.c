@@ -219,8 +219,10 @@ EXPORT void free(void *p)
     if (!p || is_boot(p)) return;
     if (!hooks_ready) return;
     if (heap_owns(p)) {
+        PROF_BEGIN(t0);
         heap_free(p);
         if (g.active) emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+        PROF_END(PROF_ALLOC_CALL, t0);
         return;
     }
     if (!enter_untraced()) { real.free(p); return; }
@@ -268,8 +270,13 @@ static size_t mt_page(void) { return (size_t)g.page; }
     { \
         if (!hooks_ready) return alignment(al) <= 16 ? boot_alloc(size) : NULL; \
         int dirty; \
+        PROF_BEGIN(t0); \
         void *p = heap_serves() && alignment(al) ? heap_alloc(size, alignment(al), &dirty) : NULL; \
-        if (p) return served(event, CALLER, p, (long)(a0), (long)(a1), 0); \
+        if (p) { \
+            served(event, CALLER, p, (long)(a0), (long)(a1), 0); \
+            PROF_END(PROF_ALLOC_CALL, t0); \
+            return p; \
+        } \
         if (!enter_untraced()) return real.name args; \
         p = real.name args; \
         return allocated(event, CALLER, p, (long)(a0), (long)(a1), 0); \

@@ -27,6 +27,7 @@ public final class Syscalls {
             Map.entry(270, "pselect6"), Map.entry(271, "ppoll"), Map.entry(281, "epoll_pwait"),
             Map.entry(288, "accept4"), Map.entry(293, "pipe2"), Map.entry(295, "preadv"), Map.entry(296, "pwritev"),
             Map.entry(299, "recvmmsg"), Map.entry(302, "prlimit64"), Map.entry(307, "sendmmsg"),
+            Map.entry(310, "process_vm_readv"), Map.entry(311, "process_vm_writev"),
             Map.entry(318, "getrandom"), Map.entry(326, "copy_file_range"), Map.entry(327, "preadv2"),
             Map.entry(328, "pwritev2"), Map.entry(332, "statx"));
 

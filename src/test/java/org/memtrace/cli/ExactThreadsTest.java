@@ -35,6 +35,7 @@ class ExactThreadsTest {
         Gcc.compile(dir, "string_compare.c", "string_compare", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "block_spans.c", "block_spans", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "data_bss_io.c", "data_bss_io", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "vector_io.c", "vector_io", "-g", "-no-pie", "-pthread");
     }
 
     /** read/write of a buffer across .data's file-backed page and .bss, and open of a path at the end of .rodata. */
@@ -54,6 +55,37 @@ class ExactThreadsTest {
         // the kernel's write into it and read from it are one event each, over all of it
         assertThat(t.of('W').stream().filter(l -> l.number(0) == buf && l.fields().getLast().equals("read"))).hasSize(1);
         assertThat(t.of('G').stream().filter(l -> l.number(0) == buf && l.fields().getLast().equals("write"))).hasSize(1);
+    }
+
+    /** writev/readv, sendmsg/recvmsg and process_vm_readv, their vectors and buffers in the heap, .data and .bss, another thread alive. */
+    @Test
+    void vectorSystemCallsReachTheirBuffersThroughTheAliasAndOpenNothing() throws Exception {
+        String file = dir.resolve("vector.out").toString();
+        String plain = Gcc.run(List.of(dir.resolve("vector_io").toString(), file));
+        var r = memtrace("vector.trace", "vector_io", file);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        // the results, bytes and the passed descriptor as untraced (heap addresses differ: those lines aside)
+        assertThat(r.stdout().lines().filter(l -> !l.startsWith("at ")))
+                .containsExactlyElementsOf(plain.lines().filter(l -> !l.startsWith("at ")).toList());
+        assertThat(r.stdout()).contains("writev 28000 readv 28000 same 1 ",
+                "sendmsg 1500 recvmsg 1500 intact 1 controllen 24 flags 0 fd passed 1", "process_vm_readv 100 same 1");
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+        Map<String, Long> at = r.stdout().lines().filter(l -> l.startsWith("at ")).map(l -> l.split(" "))
+                .collect(Collectors.toMap(w -> w[1], w -> Long.parseUnsignedLong(w[2].substring(2), 16)));
+        TraceFile t = TraceFile.read(dir.resolve("vector.trace"));
+        // one block event per buffer the kernel read (G) or wrote (W), at the program's addresses, in order
+        assertThat(kernelBlocks(t, 'G', "writev")).containsExactly(
+                at.get("out0") + " 5000", at.get("out1") + " 3000", at.get("out2") + " 20000");
+        assertThat(kernelBlocks(t, 'W', "readv")).containsExactly(at.get("bss_in") + " 6000", at.get("heap_in") + " 22000");
+        assertThat(kernelBlocks(t, 'G', "sendmsg")).containsExactly(at.get("msg") + " 1000", at.get("data_out") + " 500");
+        assertThat(kernelBlocks(t, 'W', "recvmsg")).containsExactly(at.get("in1") + " 700", at.get("in2") + " 800");
+        assertThat(kernelBlocks(t, 'W', "process_vm_readv")).containsExactly(at.get("local") + " 100");
+        assertThat(at.get("bss_in")).isEqualTo(symbol("vector_io", "bss_in"));
+    }
+
+    private static List<String> kernelBlocks(TraceFile t, char kind, String call) {
+        return t.of(kind).stream().filter(l -> l.raw() && l.fields().getLast().equals(call))
+                .map(l -> l.number(0) + " " + l.field(2)).toList();
     }
 
     /** memset, memcpy and memmove over two adjacent moved mappings (and a memmove overlapping its source from above in one), another thread alive: nothing opened. */

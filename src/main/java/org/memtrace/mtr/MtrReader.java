@@ -67,6 +67,8 @@ public final class MtrReader {
     private final List<String> problems = new ArrayList<>();
     private long probes, events, unknownSites, firstUnknownSite, brokenReps, computed, brokenLoops;
     private long firstBrokenLoop;
+    /** One thread: accesses go out as they are read (see advance). */
+    private boolean direct;
 
     private MtrReader(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) {
         this.file = file;
@@ -94,6 +96,7 @@ public final class MtrReader {
         try (Arena arena = Arena.ofConfined()) {
             List<ThreadStream> threads = new ArrayList<>();
             file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, new MtrFile.Scratch(arena))));
+            direct = threads.size() == 1;
             PriorityQueue<ThreadStream> ready = new PriorityQueue<>(Comparator.comparingLong((ThreadStream t) -> t.nextSeq));
             for (ThreadStream t : threads) {
                 advance(t);
@@ -128,11 +131,21 @@ public final class MtrReader {
         consumer.accept(e);
     }
 
-    /** Reads the thread's slots up to its next event (kept in {@code next}), holding the accesses before it. */
+    /**
+     * Reads the thread's slots up to its next event (kept in {@code next}), holding the accesses before it, or
+     * with a single thread delivering them at once: no other thread's event can come between them and the
+     * event, so holding them would only copy every record twice.
+     */
     private void advance(ThreadStream t) {
         try {
-            while (t.nextSlot()) {
+            while (true) {
+                if (direct) deliverRun(t);
+                if (!t.nextSlot()) break;
                 if ((t.w1 & TAG) == 0) {
+                    if (direct) { // the first slot of a chunk
+                        access(t, t.w0, t.w1);
+                        continue;
+                    }
                     if (t.pendingCount == MAX_PENDING) deliverHeld(t);
                     t.hold(t.w0, t.w1);
                     continue;
@@ -151,6 +164,17 @@ public final class MtrReader {
             problems.add("thread " + t.tid + ", chunk " + t.chunkOrder() + ": " + e.getMessage() + "; the rest of this thread's trace is lost");
             t.abandon();
         }
+    }
+
+    /** Delivers the access records from the thread's position up to its next tag or the end of its chunk. */
+    private void deliverRun(ThreadStream t) {
+        long[] w = t.words;
+        int pos = t.pos, last = t.wordCount - 1;
+        while (pos < last && (w[pos + 1] & TAG) == 0) {
+            access(t, w[pos], w[pos + 1]);
+            pos += 2;
+        }
+        t.pos = pos;
     }
 
     /** Delivers the thread's held accesses before its next event (or its end): a rep instruction left open ends here. */
@@ -260,7 +284,7 @@ public final class MtrReader {
         final List<MtrFile.Chunk> chunks;
         final MtrFile.Scratch scratch;
         int chunk = -1;
-        /** The chunk's slots copied to the heap: read twice per record, native reads would check the arena each time. */
+        /** The chunk's slots as words, decoded onto the heap (MtrFile.words). */
         long[] words = new long[0];
         int wordCount;
         int pos;
@@ -296,10 +320,8 @@ public final class MtrReader {
             while (pos + 1 >= wordCount) {
                 if (chunk + 1 >= chunks.size()) return false;
                 chunk++;
-                MemorySegment data = file.payload(chunks.get(chunk), scratch);
-                wordCount = (int) (data.byteSize() / MtrFile.SLOT * 2);
-                if (words.length < wordCount) words = new long[wordCount];
-                MemorySegment.copy(data, U64, 0, words, 0, wordCount);
+                wordCount = file.words(chunks.get(chunk), scratch);
+                words = scratch.words(wordCount);
                 pos = 0;
             }
             w0 = words[pos];

@@ -196,6 +196,11 @@ public final class MtrReader {
             accesses.access(t.tid, address, a.site());
             return;
         }
+        special(t, address, siteAddress, site);
+    }
+
+    /** The rest of {@link #access}, apart so that the common path stays small enough for the JIT to inline. */
+    private void special(ThreadStream t, long address, long siteAddress, SiteTable.Site site) {
         switch (site) {
             case null -> {
                 if (unknownSites++ == 0) firstUnknownSite = siteAddress;

@@ -2,7 +2,6 @@ package org.memtrace.mtr;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -30,7 +29,6 @@ import org.memtrace.event.StreamLayout;
  */
 public final class MtrReader {
     static final int MAX_PENDING = 1 << 20;
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final long TAG = 1L << 63;
     private static final int TAG_EVENT = 1;
 
@@ -295,6 +293,8 @@ public final class MtrReader {
         int pos;
         long w0, w1;
         long[] pending = new long[64];
+        /** The event record being decoded, reused: the decoder copies what it keeps. */
+        long[] recordWords = new long[16];
         int pendingCount;
         Event next;
         long nextSeq;
@@ -346,12 +346,13 @@ public final class MtrReader {
         Event event(int length) throws MtrFormatException {
             if (length < StreamLayout.RECORD_HEADER_SIZE) throw new MtrFormatException("event tag of length " + length);
             int slots = (length + MtrFile.SLOT - 1) / MtrFile.SLOT;
-            MemorySegment record = MemorySegment.ofArray(new long[2 * slots]);
+            if (recordWords.length < 2 * slots) recordWords = new long[2 * slots];
             for (int i = 0; i < slots; i++) {
                 if (!nextSlot()) throw new MtrFormatException("event record cut short by the end of the thread's trace");
-                record.set(U64, 16L * i, w0);
-                record.set(U64, 16L * i + 8, w1);
+                recordWords[2 * i] = w0;
+                recordWords[2 * i + 1] = w1;
             }
+            MemorySegment record = MemorySegment.ofArray(recordWords);
             int size = EventDecoder.size(record, 0);
             if (size != length) throw new MtrFormatException("event tag says " + length + " bytes, its record " + size);
             return EventDecoder.decode(record, 0, chunks.get(chunk).offset());

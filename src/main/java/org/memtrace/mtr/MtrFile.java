@@ -155,34 +155,63 @@ public final class MtrFile implements AutoCloseable {
     /** Why the file is incomplete or damaged, when it is: one sentence for a {@code memtrace:} line. */
     public Optional<String> problem() { return Optional.ofNullable(problem); }
 
-    /** The chunk's slots: a slice of the file when stored, else decompressed into {@code scratch} (grown as needed). */
-    MemorySegment payload(Chunk c, Scratch scratch) throws MtrFormatException {
+    /**
+     * Decodes the chunk's slots into {@code scratch.words} (grown as needed) as little-endian words, two per
+     * slot; returns how many words they fill. On the heap because the reader reads every word of a slot
+     * twice or more, and reads of native memory check the arena each time.
+     */
+    int words(Chunk c, Scratch scratch) throws MtrFormatException {
         MemorySegment stored = file.asSlice(c.offset(), c.storedLength());
-        if (c.codec() == CODEC_STORED) return stored;
-        MemorySegment into = scratch.get(c.rawLength());
-        if (c.codec() == CODEC_ZSTD_PACKED) {
-            PackedSlots.unpack(Zstd.get().decompress(stored), into);
-            return into;
+        int count = c.rawLength() / 8;
+        long[] words = scratch.words(count);
+        switch (c.codec()) {
+            case CODEC_STORED -> MemorySegment.copy(stored, U64, 0, words, 0, count);
+            case CODEC_ZSTD_PACKED, CODEC_ZSTD_PREDICTED -> {
+                Zstd zstd = Zstd.get();
+                int length = zstd.contentSize(stored);
+                byte[] packed = scratch.packed(length);
+                zstd.decompress(scratch.context(zstd), stored, packed, length);
+                if (c.codec() == CODEC_ZSTD_PACKED) PackedSlots.unpack(packed, length, words, count);
+                else PackedSlots.unpackPredicted(packed, length, words, count);
+            }
+            default -> { // codecs 1 and 2, kept to measure the transforms: the slots themselves, through native memory
+                MemorySegment into = scratch.slots(c.rawLength());
+                Zstd.get().decompress(stored, into);
+                if (c.codec() == CODEC_ZSTD_DELTA) SiteDelta.undo(into);
+                MemorySegment.copy(into, U64, 0, words, 0, count);
+            }
         }
-        if (c.codec() == CODEC_ZSTD_PREDICTED) {
-            PackedSlots.unpackPredicted(Zstd.get().decompress(stored), into);
-            return into;
-        }
-        Zstd.get().decompress(stored, into);
-        if (c.codec() == CODEC_ZSTD_DELTA) SiteDelta.undo(into);
-        return into;
+        return count;
     }
 
-    /** A reusable native buffer for one thread's decompressed chunk. */
+    /** One reading thread's buffers, reused from chunk to chunk: its decoded words, the zstd output, a zstd context. */
     static final class Scratch {
         private final Arena arena;
-        private MemorySegment buffer = MemorySegment.NULL;
+        private long[] words = new long[0];
+        private byte[] packed = new byte[0];
+        private MemorySegment slots = MemorySegment.NULL;
+        private MemorySegment context;
 
         Scratch(Arena arena) { this.arena = arena; }
 
-        MemorySegment get(int size) {
-            if (buffer.byteSize() < size) buffer = arena.allocate(Math.max(size, 2 * buffer.byteSize()), 16);
-            return buffer.asSlice(0, size);
+        long[] words(int count) {
+            if (words.length < count) words = new long[Math.max(count, 2 * words.length)];
+            return words;
+        }
+
+        byte[] packed(int length) {
+            if (packed.length < length) packed = new byte[Math.max(length, 2 * packed.length)];
+            return packed;
+        }
+
+        MemorySegment slots(int size) {
+            if (slots.byteSize() < size) slots = arena.allocate(Math.max(size, 2 * slots.byteSize()), 16);
+            return slots.asSlice(0, size);
+        }
+
+        MemorySegment context(Zstd zstd) throws MtrFormatException {
+            if (context == null) context = zstd.context(arena);
+            return context;
         }
     }
 

@@ -2,7 +2,6 @@ package org.memtrace.mtr;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -30,7 +29,6 @@ import org.memtrace.event.StreamLayout;
  */
 public final class MtrReader {
     static final int MAX_PENDING = 1 << 20;
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final long TAG = 1L << 63;
     private static final int TAG_EVENT = 1;
 
@@ -67,6 +65,8 @@ public final class MtrReader {
     private final List<String> problems = new ArrayList<>();
     private long probes, events, unknownSites, firstUnknownSite, brokenReps, computed, brokenLoops;
     private long firstBrokenLoop;
+    /** One thread: accesses go out as they are read (see advance). */
+    private boolean direct;
 
     private MtrReader(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) {
         this.file = file;
@@ -94,6 +94,7 @@ public final class MtrReader {
         try (Arena arena = Arena.ofConfined()) {
             List<ThreadStream> threads = new ArrayList<>();
             file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, new MtrFile.Scratch(arena))));
+            direct = threads.size() == 1;
             PriorityQueue<ThreadStream> ready = new PriorityQueue<>(Comparator.comparingLong((ThreadStream t) -> t.nextSeq));
             for (ThreadStream t : threads) {
                 advance(t);
@@ -128,11 +129,21 @@ public final class MtrReader {
         consumer.accept(e);
     }
 
-    /** Reads the thread's slots up to its next event (kept in {@code next}), holding the accesses before it. */
+    /**
+     * Reads the thread's slots up to its next event (kept in {@code next}), holding the accesses before it, or
+     * with a single thread delivering them at once: no other thread's event can come between them and the
+     * event, so holding them would only copy every record twice.
+     */
     private void advance(ThreadStream t) {
         try {
-            while (t.nextSlot()) {
+            while (true) {
+                if (direct) deliverRun(t);
+                if (!t.nextSlot()) break;
                 if ((t.w1 & TAG) == 0) {
+                    if (direct) { // the first slot of a chunk
+                        access(t, t.w0, t.w1);
+                        continue;
+                    }
                     if (t.pendingCount == MAX_PENDING) deliverHeld(t);
                     t.hold(t.w0, t.w1);
                     continue;
@@ -151,6 +162,17 @@ public final class MtrReader {
             problems.add("thread " + t.tid + ", chunk " + t.chunkOrder() + ": " + e.getMessage() + "; the rest of this thread's trace is lost");
             t.abandon();
         }
+    }
+
+    /** Delivers the access records from the thread's position up to its next tag or the end of its chunk. */
+    private void deliverRun(ThreadStream t) {
+        long[] w = t.words;
+        int pos = t.pos, last = t.wordCount - 1;
+        while (pos < last && (w[pos + 1] & TAG) == 0) {
+            access(t, w[pos], w[pos + 1]);
+            pos += 2;
+        }
+        t.pos = pos;
     }
 
     /** Delivers the thread's held accesses before its next event (or its end): a rep instruction left open ends here. */
@@ -172,6 +194,11 @@ public final class MtrReader {
             accesses.access(t.tid, address, a.site());
             return;
         }
+        special(t, address, siteAddress, site);
+    }
+
+    /** The rest of {@link #access}, apart so that the common path stays small enough for the JIT to inline. */
+    private void special(ThreadStream t, long address, long siteAddress, SiteTable.Site site) {
         switch (site) {
             case null -> {
                 if (unknownSites++ == 0) firstUnknownSite = siteAddress;
@@ -260,12 +287,14 @@ public final class MtrReader {
         final List<MtrFile.Chunk> chunks;
         final MtrFile.Scratch scratch;
         int chunk = -1;
-        /** The chunk's slots copied to the heap: read twice per record, native reads would check the arena each time. */
+        /** The chunk's slots as words, decoded onto the heap (MtrFile.words). */
         long[] words = new long[0];
         int wordCount;
         int pos;
         long w0, w1;
         long[] pending = new long[64];
+        /** The event record being decoded, reused: the decoder copies what it keeps. */
+        long[] recordWords = new long[16];
         int pendingCount;
         Event next;
         long nextSeq;
@@ -296,10 +325,8 @@ public final class MtrReader {
             while (pos + 1 >= wordCount) {
                 if (chunk + 1 >= chunks.size()) return false;
                 chunk++;
-                MemorySegment data = file.payload(chunks.get(chunk), scratch);
-                wordCount = (int) (data.byteSize() / MtrFile.SLOT * 2);
-                if (words.length < wordCount) words = new long[wordCount];
-                MemorySegment.copy(data, U64, 0, words, 0, wordCount);
+                wordCount = file.words(chunks.get(chunk), scratch);
+                words = scratch.words(wordCount);
                 pos = 0;
             }
             w0 = words[pos];
@@ -319,12 +346,13 @@ public final class MtrReader {
         Event event(int length) throws MtrFormatException {
             if (length < StreamLayout.RECORD_HEADER_SIZE) throw new MtrFormatException("event tag of length " + length);
             int slots = (length + MtrFile.SLOT - 1) / MtrFile.SLOT;
-            MemorySegment record = MemorySegment.ofArray(new long[2 * slots]);
+            if (recordWords.length < 2 * slots) recordWords = new long[2 * slots];
             for (int i = 0; i < slots; i++) {
                 if (!nextSlot()) throw new MtrFormatException("event record cut short by the end of the thread's trace");
-                record.set(U64, 16L * i, w0);
-                record.set(U64, 16L * i + 8, w1);
+                recordWords[2 * i] = w0;
+                recordWords[2 * i + 1] = w1;
             }
+            MemorySegment record = MemorySegment.ofArray(recordWords);
             int size = EventDecoder.size(record, 0);
             if (size != length) throw new MtrFormatException("event tag says " + length + " bytes, its record " + size);
             return EventDecoder.decode(record, 0, chunks.get(chunk).offset());

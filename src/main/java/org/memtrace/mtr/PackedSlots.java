@@ -1,6 +1,5 @@
 package org.memtrace.mtr;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -10,7 +9,8 @@ import java.nio.ByteOrder;
  * varints (the site's difference to the previous record's site, the address's difference to the previous
  * address of a site hashed to the same table entry) and each tag as the byte 1 and its slots as they are,
  * so that zstd sees a few bytes per access instead of sixteen. Every chunk starts from zero and an empty
- * table, so chunks decode independently.
+ * table, so chunks decode independently. Both decode straight into the reading thread's {@code long[]} of
+ * slot words, which the reader then walks: no native buffer and no copy between.
  */
 final class PackedSlots {
     private static final VarHandle LITTLE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
@@ -19,18 +19,18 @@ final class PackedSlots {
 
     private PackedSlots() {}
 
-    /** Writes the slots codec 3's {@code packed} stands for into {@code slots}, which they must fill exactly. */
-    static void unpack(byte[] packed, MemorySegment slots) throws MtrFormatException {
+    /** Writes the slot words codec 3's {@code packed[0, length)} stands for into {@code words[0, count)}, which they must fill exactly. */
+    static void unpack(byte[] packed, int length, long[] words, int count) throws MtrFormatException {
         long[] table = new long[1 << TABLE_BITS];
         long site = 0, last = 0;
         int h = 0;
-        Cursor in = new Cursor(packed);
-        Out out = new Out(slots);
-        while (in.at < packed.length) {
+        Cursor in = new Cursor(packed, length);
+        Out out = new Out(words, count);
+        while (in.at < length) {
             long token = in.varint();
             if ((token & 1) != 0) {
                 if (token != 1) throw new MtrFormatException("packed chunk: unknown token " + token);
-                in.at = out.tag(packed, in.at);
+                in.at = out.tag(packed, in.at, length);
                 continue;
             }
             long next = site + unzigzag(token >>> 1);
@@ -47,19 +47,19 @@ final class PackedSlots {
     }
 
     /**
-     * Writes the slots codec 4's {@code packed} stands for into {@code slots}, which they must fill exactly.
+     * As {@link #unpack}, for codec 4.
      * A record is a token, the address difference (zigzag) times two plus a bit (65 bits, LEB128); with the bit
      * clear its site is the one that followed the last record of a site hashed to the previous record's
      * entry, with the bit set a varint follows: 0 for a tag (whose slots follow as they are), else the site's
      * difference to the previous record's site, zigzag, plus 1.
      */
-    static void unpackPredicted(byte[] packed, MemorySegment slots) throws MtrFormatException {
+    static void unpackPredicted(byte[] packed, int length, long[] words, int count) throws MtrFormatException {
         long[] table = new long[2 << TABLE_BITS]; // per entry: the last address of its sites, the site after its last one
         long site = 0, last = 0;
         int h = 0;
-        Cursor in = new Cursor(packed);
-        Out out = new Out(slots);
-        while (in.at < packed.length) {
+        Cursor in = new Cursor(packed, length);
+        Out out = new Out(words, count);
+        while (in.at < length) {
             int first = packed[in.at++];
             long a = (first >>> 1) & 0x3f;
             if (first < 0) a |= in.varint() << 6;
@@ -70,7 +70,7 @@ final class PackedSlots {
                 long v = in.varint();
                 if (v == 0) {
                     if (a != 0) throw new MtrFormatException("packed chunk: a tag token with an address");
-                    in.at = out.tag(packed, in.at);
+                    in.at = out.tag(packed, in.at, length);
                     continue;
                 }
                 next = site + unzigzag(v - 1);
@@ -88,76 +88,56 @@ final class PackedSlots {
         out.finish();
     }
 
-    /**
-     * The decoded slots, gathered on the heap before one bulk copy out: a copy per slot into native memory costs
-     * more than the decoding.
-     */
+    /** Where the decoded slot words go, with the one check that keeps a damaged chunk inside its array. */
     private static final class Out {
-        private static final int BUFFER_SLOTS = 1024;
-        private final long[] buffer = new long[2 * BUFFER_SLOTS];
-        private final MemorySegment heap = MemorySegment.ofArray(buffer);
-        private final MemorySegment slots;
-        private int held; // longs in buffer
-        private long out;
+        private final long[] words;
+        private final int count;
+        private int at;
 
-        Out(MemorySegment slots) {
-            this.slots = slots;
+        Out(long[] words, int count) {
+            this.words = words;
+            this.count = count;
         }
 
         void record(long address, long site) throws MtrFormatException {
-            if (held == buffer.length) drain();
-            buffer[held] = address;
-            buffer[held + 1] = site;
-            held += 2;
+            if (at + 2 > count) throw new MtrFormatException("packed chunk holds more than its raw length");
+            words[at] = address;
+            words[at + 1] = site;
+            at += 2;
         }
 
         /** Copies the tag at {@code start} and its event slots as they are (fewer if the chunk ends first); returns the position after them. */
-        int tag(byte[] packed, int start) throws MtrFormatException {
-            if (packed.length - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
+        int tag(byte[] packed, int start, int end) throws MtrFormatException {
+            if (end - start < MtrFile.SLOT) throw new MtrFormatException("packed chunk: a tag cut short");
             long w1 = (long) LITTLE.get(packed, start + 8);
             long length = (w1 >>> 8) & 0xffff;
-            long bytes = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), packed.length - start);
-            // into the buffer too: a tag and its record are a few slots, and small copies into native memory are slow
-            if (held + bytes / 8 > buffer.length) drain();
-            if (bytes % 8 == 0 && bytes / 8 <= buffer.length) {
-                for (int k = 0; k < bytes; k += 8) buffer[held++] = (long) LITTLE.get(packed, start + k);
-            } else { // a record longer than the buffer, or cut short: as it is
-                drain();
-                if (out + bytes > slots.byteSize()) throw new MtrFormatException("packed chunk holds more than its raw length");
-                MemorySegment.copy(MemorySegment.ofArray(packed), start, slots, out, bytes);
-                out += bytes;
-            }
+            long bytes = Math.min(MtrFile.SLOT * (1 + (length + MtrFile.SLOT - 1) / MtrFile.SLOT), end - start);
+            if (bytes % MtrFile.SLOT != 0) throw new MtrFormatException("packed chunk: a tag's record ends inside a slot");
+            if (at + bytes / 8 > count) throw new MtrFormatException("packed chunk holds more than its raw length");
+            for (int k = 0; k < bytes; k += 8) words[at++] = (long) LITTLE.get(packed, start + k);
             return start + (int) bytes;
         }
 
-        private void drain() throws MtrFormatException {
-            long bytes = 8L * held;
-            if (out + bytes > slots.byteSize()) throw new MtrFormatException("packed chunk holds more than its raw length");
-            MemorySegment.copy(heap, 0, slots, out, bytes);
-            out += bytes;
-            held = 0;
-        }
-
         void finish() throws MtrFormatException {
-            drain();
-            if (out != slots.byteSize()) {
-                throw new MtrFormatException("packed chunk holds " + out + " bytes of slots, its header says " + slots.byteSize());
-            }
+            if (at != count)
+                throw new MtrFormatException("packed chunk holds " + 8L * at + " bytes of slots, its header says " + 8L * count);
         }
     }
 
     /** The read position, a field rather than an array so that the JIT keeps it in a register. */
     private static final class Cursor {
         final byte[] b;
+        final int end;
         int at;
 
-        Cursor(byte[] b) {
+        Cursor(byte[] b, int end) {
             this.b = b;
+            this.end = end;
         }
 
         long varint() throws MtrFormatException {
-            if (at < b.length && b[at] >= 0) return b[at++]; // most numbers of a packed chunk fit one byte
-            if (at + 8 <= b.length) {
+            if (at < end && b[at] >= 0) return b[at++]; // most numbers of a packed chunk fit one byte
+            if (at + 8 <= end) {
                 // up to 8 bytes at once, without a branch per byte: random addresses make their lengths unpredictable
                 long word = (long) LITTLE.get(b, at);
                 long stops = ~word & 0x8080808080808080L;
@@ -173,7 +153,7 @@ final class PackedSlots {
             }
             long v = 0;
             for (int shift = 0; shift < 64; shift += 7) {
-                if (at >= b.length) throw new MtrFormatException("packed chunk: a number cut short");
+                if (at >= end) throw new MtrFormatException("packed chunk: a number cut short");
                 int x = b[at++];
                 v |= (long) (x & 0x7f) << shift;
                 if (x >= 0) return v;

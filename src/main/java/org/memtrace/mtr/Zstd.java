@@ -21,6 +21,9 @@ final class Zstd {
     private static volatile Zstd instance;
 
     private final MethodHandle decompress;
+    private final MethodHandle decompressWith;
+    private final MethodHandle createContext;
+    private final MethodHandle freeContext;
     private final MethodHandle contentSize;
     private final MethodHandle isError;
     private final MethodHandle errorName;
@@ -29,6 +32,12 @@ final class Zstd {
         Linker linker = Linker.nativeLinker();
         decompress = linker.downcallHandle(find(lib, "ZSTD_decompress"),
                 FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+        // critical with heap access: the frame goes straight into the reader's byte[], no native buffer and copy
+        // between; a chunk is at most a few MB, so the call holds off the GC for a millisecond or so at most
+        decompressWith = linker.downcallHandle(find(lib, "ZSTD_decompressDCtx"),
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
+        createContext = linker.downcallHandle(find(lib, "ZSTD_createDCtx"), FunctionDescriptor.of(ADDRESS));
+        freeContext = linker.downcallHandle(find(lib, "ZSTD_freeDCtx"), FunctionDescriptor.of(JAVA_LONG, ADDRESS));
         contentSize = linker.downcallHandle(find(lib, "ZSTD_getFrameContentSize"), FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
         isError = linker.downcallHandle(find(lib, "ZSTD_isError"), FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
         errorName = linker.downcallHandle(find(lib, "ZSTD_getErrorName"), FunctionDescriptor.of(ADDRESS, JAVA_LONG));
@@ -54,8 +63,8 @@ final class Zstd {
         return lib.find(name).orElseThrow(() -> new IllegalArgumentException(LIBRARY + " lacks " + name));
     }
 
-    /** Decompresses one frame whose header states its content size (the runtime's always do) into a new array. */
-    byte[] decompress(MemorySegment src) throws MtrFormatException {
+    /** The content size the frame's header states (the runtime's always do). */
+    int contentSize(MemorySegment src) throws MtrFormatException {
         long n;
         try {
             n = (long) contentSize.invokeExact(src, src.byteSize());
@@ -63,18 +72,49 @@ final class Zstd {
             throw new MtrFormatException("zstd: " + t);
         }
         if (n < 0 || n > Integer.MAX_VALUE - 8) throw new MtrFormatException("zstd: the frame does not state a usable content size");
-        try (Arena arena = Arena.ofConfined()) { // a downcall takes native memory only
-            MemorySegment out = arena.allocate(Math.max(n, 1)).asSlice(0, n);
-            decompress(src, out);
-            return out.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        return (int) n;
+    }
+
+    /**
+     * A decompression context that lives as long as {@code arena}: made once per reading thread, since
+     * ZSTD_decompress makes and frees one per frame (about a hundred KB each time).
+     */
+    MemorySegment context(Arena arena) throws MtrFormatException {
+        MemorySegment ctx;
+        try {
+            ctx = (MemorySegment) createContext.invokeExact();
+        } catch (Throwable t) {
+            throw new MtrFormatException("zstd: " + t);
         }
+        if (ctx.equals(MemorySegment.NULL)) throw new MtrFormatException("zstd: no memory for a decompression context");
+        return ctx.reinterpret(arena, c -> {
+            try {
+                long ignored = (long) freeContext.invokeExact(c);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+        });
+    }
+
+    /** Decompresses one frame with {@code context} into {@code dst[0, length)}, which the frame must fill exactly. */
+    void decompress(MemorySegment context, MemorySegment src, byte[] dst, int length) throws MtrFormatException {
+        check(() -> (long) decompressWith.invokeExact(context, MemorySegment.ofArray(dst), (long) length, src, src.byteSize()), length);
     }
 
     /** Decompresses one frame into {@code dst}; the frame must fill it exactly. */
     void decompress(MemorySegment src, MemorySegment dst) throws MtrFormatException {
+        check(() -> (long) decompress.invokeExact(dst, dst.byteSize(), src, src.byteSize()), dst.byteSize());
+    }
+
+    private interface Call {
+        long run() throws Throwable;
+    }
+
+    /** Runs a decompression and turns zstd's error codes and a short frame into one sentence. */
+    private void check(Call call, long expected) throws MtrFormatException {
         long n;
         try {
-            n = (long) decompress.invokeExact(dst, dst.byteSize(), src, src.byteSize());
+            n = call.run();
             if ((int) isError.invokeExact(n) != 0) {
                 MemorySegment name = (MemorySegment) errorName.invokeExact(n);
                 throw new MtrFormatException("zstd: " + name.reinterpret(256).getString(0));
@@ -84,7 +124,6 @@ final class Zstd {
         } catch (Throwable t) {
             throw new MtrFormatException("zstd: " + t);
         }
-        if (n != dst.byteSize())
-            throw new MtrFormatException("the frame holds " + n + " bytes, the chunk header says " + dst.byteSize());
+        if (n != expected) throw new MtrFormatException("the frame holds " + n + " bytes, " + expected + " were expected");
     }
 }

@@ -102,4 +102,19 @@ class MtrReaderTest {
         assertThat(r.result().complete()).isFalse();
         assertThat(r.result().problems()).containsExactly("thread 1, chunk 0: unknown tag type 7; the rest of this thread's trace is lost");
     }
+
+    /** One thread's accesses go out as they are read (nothing held): the first slot of each chunk keeps its place. */
+    @Test
+    void aSingleThreadsAccessesKeepTheirOrderAcrossChunks() throws Exception {
+        long table = sym.get("table"), big = sym.get("big");
+        Read r = read(new MtrWriter(1)
+                .chunk(1, new Slots().event(0, module()).access(table, sym.get("mt_s1")), false)
+                .chunk(1, new Slots().access(big, sym.get("mt_s2")).access(table + 8, sym.get("mt_s3")), true)
+                .chunk(1, new Slots().access(big + 8, sym.get("mt_s2")).event(1, TestRecords.exit(1, 1, 0, 0, 0, ""))
+                        .access(table + 4, sym.get("mt_s1")), false)
+                .end(0));
+        assertThat(r.result().complete()).isTrue();
+        assertThat(r.events()).extracting(e -> e instanceof Event.Probe p ? p.address() - table : e.getClass().getSimpleName())
+                .containsExactly("Module", 0L, big - table, 8L, big + 8 - table, "Exit", 4L);
+    }
 }

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -15,8 +12,6 @@ import org.junit.jupiter.api.Test;
 
 /** Codec 3's packing, encoded here as the runtime does it (rt_file.c, pack), comes back exactly. */
 class PackedSlotsTest {
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
-
     @Test
     void unpacksTheRuntimesPackingAcrossTagsCollisionsAndWrapAround() throws Exception {
         Random random = new Random(7);
@@ -34,16 +29,17 @@ class PackedSlotsTest {
         }
         byte[] packed = packAsTheRuntime(w0, w1, slots);
         assertThat(packed.length).as("fewer bytes than the slots").isLessThan(16 * slots);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment m = arena.allocate(16L * slots);
-            PackedSlots.unpack(packed, m);
-            for (int i = 0; i < slots; i++) {
-                assertThat(m.get(U64, 16L * i)).as("slot %d", i).isEqualTo(w0[i]);
-                assertThat(m.get(U64, 16L * i + 8)).isEqualTo(w1[i]);
-            }
-            assertThatThrownBy(() -> PackedSlots.unpack(Arrays.copyOf(packed, packed.length - 1), m))
-                    .isInstanceOf(MtrFormatException.class);
+        // in a larger array than the packing, as the reader's reused buffer is
+        byte[] buffer = Arrays.copyOf(packed, packed.length + 100);
+        long[] words = new long[2 * slots];
+        PackedSlots.unpack(buffer, packed.length, words, 2 * slots);
+        for (int i = 0; i < slots; i++) {
+            assertThat(words[2 * i]).as("slot %d", i).isEqualTo(w0[i]);
+            assertThat(words[2 * i + 1]).isEqualTo(w1[i]);
         }
+        int cut = packed.length - 1, count = 2 * slots;
+        assertThatThrownBy(() -> PackedSlots.unpack(buffer, cut, words, count))
+                .isInstanceOf(MtrFormatException.class);
     }
 
     @Test
@@ -63,11 +59,9 @@ class PackedSlotsTest {
                 w1[i] = 0x401000;
             }
             byte[] packed = packAsTheRuntime(w0, w1, slots);
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment m = arena.allocate(16L * slots);
-                PackedSlots.unpack(packed, m);
-                for (int i = 0; i < slots; i++) assertThat(m.get(U64, 16L * i)).as("run %d slot %d", last, i).isEqualTo(w0[i]);
-            }
+            long[] words = new long[2 * slots];
+            PackedSlots.unpack(Arrays.copyOf(packed, packed.length + 7), packed.length, words, 2 * slots);
+            for (int i = 0; i < slots; i++) assertThat(words[2 * i]).as("run %d slot %d", last, i).isEqualTo(w0[i]);
         }
     }
 

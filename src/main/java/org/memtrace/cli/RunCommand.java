@@ -23,6 +23,7 @@ import org.memtrace.analysis.Summary;
 import org.memtrace.report.Report;
 import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.RunResult;
@@ -94,6 +95,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
 
     @Override
     public Integer call() throws LaunchException {
+        Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
         Target target = Tracer.validate(options);
@@ -105,8 +107,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Writer out = openOutput(output);
 
         SymbolicNaming names = new SymbolicNaming();
+        names.addressSpace().readDebugInfoAhead();
         // Probes carry their sizes and kinds: a compiled-in run needs no decoder.
-        InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : decodedShapes(names.addressSpace());
+        InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : new BoundLater(names.addressSpace());
         // one stage interprets the run once; the analyses only read its names
         List<Analysis> analyses = new ArrayList<>();
         analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
@@ -118,6 +121,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             analyses.add(htmlReport);
         }
         Interpretation stage = new Interpretation(names, instructionShapes, analyses);
+        Checkpoints.mark("decoder and consumers ready");
 
         Tracer tracer = compiledIn ? null : new Tracer(options, List.of(stage), p -> say(err, p));
         InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, List.of(stage), p -> say(err, p)) : null;

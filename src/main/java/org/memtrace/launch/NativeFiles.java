@@ -7,10 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.zip.CRC32;
+import java.util.zip.CRC32C;
 
 /**
  * The native files shipped in the jar (the fault-mode agent, the compiled-in runtime, the gcc wrapper of
@@ -43,7 +43,7 @@ public final class NativeFiles {
         } catch (IOException e) {
             throw LaunchException.environment("cannot read " + what + " from the jar: " + e.getMessage(), e);
         }
-        String key = HexFormat.of().formatHex(sha256(content), 0, 8);
+        String key = key(content);
         IOException first = null;
         for (Path base : candidates()) {
             try {
@@ -80,11 +80,17 @@ public final class NativeFiles {
         return target;
     }
 
-    private static byte[] sha256(byte[] data) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(data);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
+    /**
+     * 64 bits of two checksums of the content: what tells one build's file from another's. Both are
+     * intrinsics of the JVM from its first run; SHA-256 cost a start-up 20-40 ms more, most of it loading
+     * the security providers. A clash of keys still installs the right bytes ({@link #install} compares them).
+     */
+    static String key(byte[] content) {
+        CRC32C c = new CRC32C();
+        c.update(content);
+        CRC32 d = new CRC32();
+        d.update(content);
+        HexFormat hex = HexFormat.of();
+        return hex.toHexDigits((int) c.getValue()) + hex.toHexDigits((int) d.getValue());
     }
 }

@@ -26,6 +26,7 @@ public final class Main implements Runnable {
 
     public static void main(String[] args) {
         Checkpoints.mark("main");
+        if (args.length > 0 && args[0].equals("run")) RunCommand.warmUp();
         int status = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
         Checkpoints.mark("exit");
         System.exit(status);

@@ -8,7 +8,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.zip.CRC32;
 import java.util.zip.CRC32C;
 
@@ -35,7 +37,18 @@ public final class NativeFiles {
     /** The script gcc runs its sub-programs through under {@code memtrace cc}. */
     public static Path ccWrapper() throws LaunchException { return extract(CC_WRAPPER, "the compiler wrapper"); }
 
-    private static Path extract(String resource, String what) throws LaunchException {
+    /** What this JVM extracted already: a second ask (the warm-up's, then the run's) costs a stat. */
+    private static final Map<String, Path> extracted = new HashMap<>();
+
+    private static synchronized Path extract(String resource, String what) throws LaunchException {
+        Path done = extracted.get(resource);
+        if (done != null && Files.isRegularFile(done)) return done;
+        Path path = extractOnce(resource, what);
+        extracted.put(resource, path);
+        return path;
+    }
+
+    private static Path extractOnce(String resource, String what) throws LaunchException {
         byte[] content;
         try (InputStream in = NativeFiles.class.getResourceAsStream(resource)) {
             if (in == null) throw LaunchException.environment(what + " is missing from the build (run mvn package)", null);

@@ -32,7 +32,8 @@ gcc -O2 -o "$out/bare_fault" "$root/bench/fault/bare_fault.c"
 gcc -O2 -o "$out/fault_only" "$root/bench/fault/fault_only.c"
 gcc -O2 -o "$out/empty" "$root/bench/programs/empty.c"
 fixed=$(elapsed "${mt[@]}" run --quiet -o "$out/empty.trace" -- "$out/empty")
-echo "memtrace fixed cost (empty program): ${fixed} s"
+lackey_fixed=$(elapsed valgrind --tool=lackey --trace-mem=yes --log-file="$out/empty.lackey" "$out/empty")
+echo "memtrace fixed cost (empty program): ${fixed} s; Lackey's: ${lackey_fixed} s"
 
 # The command line of program $1, in the array cmd; inputs are made once, deterministically, in bench/out/fault-in.
 in="$out/fault-in"

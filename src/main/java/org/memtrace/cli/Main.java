@@ -1,6 +1,10 @@
 package org.memtrace.cli;
 
 import java.io.PrintWriter;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.LaunchException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -21,38 +25,55 @@ public final class Main implements Runnable {
     @Spec CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+        Checkpoints.mark("main");
+        if (args.length > 0 && args[0].equals("run")) RunCommand.warmUp();
+        int status = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+        Checkpoints.mark("exit");
+        System.exit(status);
     }
 
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        return commandLine(out, err).execute(args);
+        return commandLine(out, err, args.length > 0 ? args[0] : null).execute(args);
     }
 
-    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+    /** Every command, in the order help lists them; register a new command here. */
+    static final List<Class<?>> COMMANDS = List.of(RunCommand.class, AnalyzeCommand.class, PrintCommand.class,
+            CcCommand.class, CacheSimCommand.class, ConvertCommand.class, ReportCommand.class);
+
+    /**
+     * The command line for arguments that start with {@code first}. When it names a command, that command is
+     * the only one registered: picocli builds each command's model by reflection, and building all of them
+     * cost {@code memtrace run} 0.3-0.6 s of its start (docs/madt.md, "Start-up"). Anything else (no
+     * command, --help, a typo) gets them all, so help and errors list every command.
+     */
+    static CommandLine commandLine(PrintWriter out, PrintWriter err, String first) {
         CommandLine cl = new CommandLine(new Main());
-        // Subcommands are registered here.
-        cl.addSubcommand(new RunCommand());
-        cl.addSubcommand(new AnalyzeCommand());
-        cl.addSubcommand(new PrintCommand());
-        cl.addSubcommand(new CcCommand());
-        cl.addSubcommand(new CacheSimCommand());
-        cl.addSubcommand(new ConvertCommand());
-        cl.addSubcommand(new ReportCommand());
+        List<Class<?>> named = COMMANDS.stream().filter(c -> names(c).contains(first)).toList();
+        for (Class<?> c : named.isEmpty() ? COMMANDS : named) cl.addSubcommand(c);
         // Every command answers --version the same way, whether or not it names a version provider.
         for (CommandLine sub : cl.getSubcommands().values())
             if (sub.getCommandSpec().versionProvider() == null) sub.getCommandSpec().versionProvider(new Version());
         // The program's own options follow its name: `memtrace run ./prog -v` must not parse -v.
-        cl.getSubcommands().get("run").setStopAtPositional(true);
+        CommandLine run = cl.getSubcommands().get("run");
+        if (run != null) run.setStopAtPositional(true);
         // Everything after `memtrace cc` belongs to memtrace's option splitter and then to gcc, @files included.
         CommandLine cc = cl.getSubcommands().get("cc");
-        cc.setUnmatchedOptionsArePositionalParams(true);
-        cc.setExpandAtFiles(false);
+        if (cc != null) {
+            cc.setUnmatchedOptionsArePositionalParams(true);
+            cc.setExpandAtFiles(false);
+        }
         cl.setOut(out);
         cl.setErr(err);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setParameterExceptionHandler(Main::usageError);
         cl.setExecutionExceptionHandler(Main::failure);
         return cl;
+    }
+
+    /** A command's name and aliases, read from its annotation without building its model. */
+    static List<String> names(Class<?> command) {
+        Command c = command.getAnnotation(Command.class);
+        return Stream.concat(Stream.of(c.name()), Arrays.stream(c.aliases())).toList();
     }
 
     @Override

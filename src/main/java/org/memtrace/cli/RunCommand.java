@@ -23,8 +23,10 @@ import org.memtrace.analysis.Summary;
 import org.memtrace.report.Report;
 import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
+import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.RunResult;
 import org.memtrace.launch.Target;
 import org.memtrace.launch.TraceOptions;
@@ -34,6 +36,7 @@ import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
 import org.memtrace.trace.DecodedShapes;
 import org.memtrace.trace.InstructionShapes;
+import org.memtrace.x86.Decoder;
 import org.memtrace.x86.ZydisUnavailableException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -94,6 +97,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
 
     @Override
     public Integer call() throws LaunchException {
+        Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
         Target target = Tracer.validate(options);
@@ -105,8 +109,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Writer out = openOutput(output);
 
         SymbolicNaming names = new SymbolicNaming();
+        names.addressSpace().readDebugInfoAhead();
         // Probes carry their sizes and kinds: a compiled-in run needs no decoder.
-        InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : decodedShapes(names.addressSpace());
+        InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : new BoundLater(names.addressSpace());
         // one stage interprets the run once; the analyses only read its names
         List<Analysis> analyses = new ArrayList<>();
         analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
@@ -118,6 +123,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             analyses.add(htmlReport);
         }
         Interpretation stage = new Interpretation(names, instructionShapes, analyses);
+        Checkpoints.mark("decoder and consumers ready");
 
         Tracer tracer = compiledIn ? null : new Tracer(options, List.of(stage), p -> say(err, p));
         InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, List.of(stage), p -> say(err, p)) : null;
@@ -158,6 +164,24 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 // the hook is running; it returns now that the report is out
             }
         }
+    }
+
+    /**
+     * Started by {@code main} before picocli parses {@code memtrace run}'s command line (0.3 s of loading
+     * and verifying picocli's classes, which the class-data archive cannot hold): the agent is extracted
+     * and Zydis bound on another thread meanwhile, so the run finds both done (docs/madt.md, "Start-up").
+     * Failures are left for the run to meet and report; a run that needs neither (a usage error, a
+     * program built with memtrace cc) loses nothing but the thread's work.
+     */
+    static void warmUp() {
+        Thread.ofPlatform().daemon().name("memtrace-warm-up").start(() -> {
+            try {
+                NativeFiles.agent();
+                new Decoder();
+            } catch (LaunchException | RuntimeException | LinkageError e) {
+                // see above
+            }
+        });
     }
 
     /** The shapes read code through the naming's address space, which the writer keeps up to date. */

@@ -7,10 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Map;
+import java.util.zip.CRC32;
+import java.util.zip.CRC32C;
 
 /**
  * The native files shipped in the jar (the fault-mode agent, the compiled-in runtime, the gcc wrapper of
@@ -35,7 +37,18 @@ public final class NativeFiles {
     /** The script gcc runs its sub-programs through under {@code memtrace cc}. */
     public static Path ccWrapper() throws LaunchException { return extract(CC_WRAPPER, "the compiler wrapper"); }
 
-    private static Path extract(String resource, String what) throws LaunchException {
+    /** What this JVM extracted already: a second ask (the warm-up's, then the run's) costs a stat. */
+    private static final Map<String, Path> extracted = new HashMap<>();
+
+    private static synchronized Path extract(String resource, String what) throws LaunchException {
+        Path done = extracted.get(resource);
+        if (done != null && Files.isRegularFile(done)) return done;
+        Path path = extractOnce(resource, what);
+        extracted.put(resource, path);
+        return path;
+    }
+
+    private static Path extractOnce(String resource, String what) throws LaunchException {
         byte[] content;
         try (InputStream in = NativeFiles.class.getResourceAsStream(resource)) {
             if (in == null) throw LaunchException.environment(what + " is missing from the build (run mvn package)", null);
@@ -43,7 +56,7 @@ public final class NativeFiles {
         } catch (IOException e) {
             throw LaunchException.environment("cannot read " + what + " from the jar: " + e.getMessage(), e);
         }
-        String key = HexFormat.of().formatHex(sha256(content), 0, 8);
+        String key = key(content);
         IOException first = null;
         for (Path base : candidates()) {
             try {
@@ -80,11 +93,17 @@ public final class NativeFiles {
         return target;
     }
 
-    private static byte[] sha256(byte[] data) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(data);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
+    /**
+     * 64 bits of two checksums of the content: what tells one build's file from another's. Both are
+     * intrinsics of the JVM from its first run; SHA-256 cost a start-up 20-40 ms more, most of it loading
+     * the security providers. A clash of keys still installs the right bytes ({@link #install} compares them).
+     */
+    static String key(byte[] content) {
+        CRC32C c = new CRC32C();
+        c.update(content);
+        CRC32 d = new CRC32();
+        d.update(content);
+        HexFormat hex = HexFormat.of();
+        return hex.toHexDigits((int) c.getValue()) + hex.toHexDigits((int) d.getValue());
     }
 }

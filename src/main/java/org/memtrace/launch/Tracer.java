@@ -82,16 +82,21 @@ public final class Tracer {
     public RunResult run() throws LaunchException {
         validate(options);
         Path agent = agentSource.path();
+        Checkpoints.mark("agent extracted");
         Path ringFile = createRingFile();
         try (RingReader ring = RingReader.create(ringFile, (long) options.bufferMb() << 20)) {
             openSaver();
+            Checkpoints.mark("ring created");
             Process p = start(agent, ringFile);
+            Checkpoints.mark("program started");
             long t0 = System.nanoTime();
             consume(ring, p);
             int status = Processes.waitUninterruptibly(p);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
+            Checkpoints.mark("program ended, ring drained");
             closeSaver(ring);
             consumers.finish();
+            Checkpoints.mark("consumers finished");
             return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete);
         } catch (IOException e) {
             throw LaunchException.environment("cannot create the event ring " + ringFile + ": " + e.getMessage(), e);
@@ -172,7 +177,10 @@ public final class Tracer {
         }
         Event event = EventDecoder.decode(segment, offset, position);
         switch (event) {
-            case Event.Hello h -> attached = true;
+            case Event.Hello h -> {
+                attached = true;
+                Checkpoints.mark("agent attached");
+            }
             case Event.Exit x -> lastExit = x;
             default -> {}
         }

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.memtrace.event.Event;
 
 /**
@@ -51,8 +53,27 @@ public final class AddressSpace {
     /** {@code file:line} per cached address; {@link #NO_SOURCE} remembers that an address has none. */
     private final String[] sourceNames = new String[CACHE_SIZE];
 
+    /** Set for a live run: see {@link #readDebugInfoAhead}. */
+    private ExecutorService ahead;
+
     public AddressSpace(DebugFiles debugFiles) {
         this.debugFiles = debugFiles;
+    }
+
+    /**
+     * From now on, each new module's line table and variable types are read on two background threads as
+     * soon as the module is seen, not when the first access asks for them. In a live run the modules come
+     * first, as the program starts, and libc's separate debug file alone costs 1-1.5 s of parsing: read
+     * ahead, it overlaps the program's run instead of delaying the trace's end (docs/madt.md, "Start-up").
+     * Both are read once either way ({@link ModuleImage#lines()} and {@link ModuleImage#types()} are
+     * synchronized): an access that comes first waits for the read under way.
+     */
+    public void readDebugInfoAhead() {
+        if (ahead == null) {
+            // a roomy stack: the DWARF readers recurse along the debug information's nesting
+            ahead = Executors.newFixedThreadPool(2, r -> Thread.ofPlatform().daemon().name("memtrace-debug-info")
+                    .stackSize(16 << 20).unstarted(r));
+        }
     }
 
     public AddressSpace() {
@@ -188,6 +209,18 @@ public final class AddressSpace {
         return i >= 0 && address < segmentEnds[i] ? i : -1;
     }
 
+    /**
+     * A read ahead that fails leaves nothing behind: the first access that needs the result reads it again
+     * on the consumer's thread, where a failure is handled and reported as it always was.
+     */
+    private static void quietly(Runnable read) {
+        try {
+            read.run();
+        } catch (RuntimeException | StackOverflowError e) {
+            // see above
+        }
+    }
+
     private void addModule(Event.Module m) {
         String path = m.path();
         if (path.isEmpty()) {
@@ -198,7 +231,14 @@ public final class AddressSpace {
             }
         }
         final String file = path;
-        ModuleImage image = images.computeIfAbsent(file, p -> ModuleImage.load(p, debugFiles));
+        ModuleImage image = images.computeIfAbsent(file, p -> {
+            ModuleImage loaded = ModuleImage.load(p, debugFiles);
+            if (ahead != null) {
+                ahead.execute(() -> quietly(loaded::lines));
+                ahead.execute(() -> quietly(loaded::types));
+            }
+            return loaded;
+        });
         if (m.buildId().length > 0 && image.elf().flatMap(ElfFile::buildId).filter(id -> !Arrays.equals(id, m.buildId())).isPresent()) {
             // The file changed since the recording (a replay after an upgrade): its symbols would lie.
             image = ModuleImage.unreadable(file, "build-id differs from the recorded one");

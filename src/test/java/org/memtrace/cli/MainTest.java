@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -70,6 +71,21 @@ class MainTest {
                 "cannot write the trace", "no such directory");
         assertUsageError(memtrace(concat(new String[] {"run", "-o", dir.toString(), "--"}, program)), "cannot write the trace");
         assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void aNamedCommandIsBuiltAloneWhileHelpAndTyposSeeThemAll() {
+        var quiet = new PrintWriter(new StringWriter());
+        java.util.Set<String> every = new java.util.HashSet<>();
+        for (Class<?> c : Main.COMMANDS) {
+            List<String> names = Main.names(c);
+            every.addAll(names);
+            for (String name : names)
+                assertThat(Main.commandLine(quiet, quiet, name).getSubcommands().keySet()).containsExactlyInAnyOrderElementsOf(names);
+        }
+        assertThat(every).contains("run", "cc", "c++", "report");
+        for (String first : new String[] {null, "--help", "frobnicate", "-V"})
+            assertThat(Main.commandLine(quiet, quiet, first).getSubcommands().keySet()).containsExactlyInAnyOrderElementsOf(every);
     }
 
     @Test

@@ -147,7 +147,8 @@ public final class SavedStream {
         void run() {
             try {
                 batch = free.take();
-                batch.summary = read();
+                Summary summary = read();   // read() moves on to other batches: the last one gets the summary
+                batch.summary = summary;
             } catch (InterruptedException | ClosedByInterruptException e) {
                 return;   // the caller stopped: nobody waits for the rest
             } catch (Throwable t) {

@@ -9,11 +9,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntFunction;
 import org.memtrace.analysis.Ending;
+import org.memtrace.compress.ZstdCompressor;
 import org.memtrace.trace.Naming;
 
 /**
  * The rows of {@link NamedRows} as a Parquet file, written directly (no library): row groups of up to 2^20
- * rows, one column chunk per column and group, uncompressed. Each chunk is one data page (version 1);
+ * rows, one column chunk per column and group. Each chunk is one data page (version 1), each page one zstd
+ * frame (codec ZSTD, level 1, through libzstd; uncompressed when the library is missing);
  * the columns with few distinct values (kind, size, ip, instruction, thread, region, symbol) are
  * dictionary-encoded, with a dictionary page per chunk and the indices as one bit-packed run of 8, 16 or 32
  * bits each; seq, address and offset are PLAIN, store a PLAIN bitmap. symbol and offset are optional (null
@@ -21,9 +23,9 @@ import org.memtrace.trace.Naming;
  * The footer is Thrift's compact protocol written by hand ({@link Bytes}). Unsigned columns carry the
  * converted type UINT_64, strings UTF8. No statistics, no page index: readers scan.
  *
- * <p>What it gets wrong: no compression (a file is about 3× DuckDB's Snappy output; seq and address, 16
- * bytes a row, dominate), and a dictionary is kept even when nearly every value is distinct (a program
- * with millions of heap blocks gets a large symbol dictionary per row group).
+ * <p>What it gets wrong: seq, address and offset are PLAIN longs left to zstd, where DELTA_BINARY_PACKED
+ * would make seq nearly free before compression; a dictionary is kept even when nearly every value is
+ * distinct (a program with millions of heap blocks gets a large symbol dictionary per row group).
  */
 public final class ParquetRows extends NamedRows {
     static final int ROWS = 1 << 20;
@@ -33,13 +35,20 @@ public final class ParquetRows extends NamedRows {
     private static final int PLAIN = 0, RLE = 3, RLE_DICTIONARY = 8;
     private static final int DATA_PAGE = 0, DICTIONARY_PAGE = 2;
     private static final int UTF8 = 0, UINT_64 = 14, NONE = -1;
+    private static final int UNCOMPRESSED = 0, ZSTD = 6;
 
-    /** What a column chunk's metadata in the footer says. */
-    private record Chunk(int type, boolean dictionary, String name, long values, long bytes, long dataPage, long dictionaryPage) {}
+    /** What a column chunk's metadata in the footer says; {@code bytes} as stored, {@code raw} before compression. */
+    private record Chunk(int type, boolean dictionary, String name, long values, long bytes, long raw, long dataPage,
+                         long dictionaryPage) {}
 
     private final OutputStream out;
-    private long position;
+    /** Bytes of the file so far, and what they would be uncompressed. */
+    private long position, rawPosition;
     private final Bytes page = new Bytes(1 << 16), header = new Bytes(256);
+    /** Null: pages are written uncompressed. */
+    private final ZstdCompressor zstd;
+    private byte[] packed = new byte[0];
+    private int packedSize;
 
     private final long[] seq = new long[ROWS], address = new long[ROWS], offset = new long[ROWS];
     /** store and "symbol is defined", one bit per row, LSB first. */
@@ -56,6 +65,7 @@ public final class ParquetRows extends NamedRows {
     public ParquetRows(Naming naming, OutputStream out) throws IOException {
         super(naming);
         this.out = out;
+        this.zstd = ZstdCompressor.load(1).orElse(null);
         write(MAGIC, MAGIC.length);
     }
 
@@ -113,26 +123,26 @@ public final class ParquetRows extends NamedRows {
     private Chunk plainLongs(String name, long[] values, int n) throws IOException {
         page.clear();
         page.putLongs(values, n);
-        long start = position;
+        long start = position, raw = rawPosition;
         dataPage(n, PLAIN);
-        return new Chunk(INT64, false, name, n, position - start, start, NONE);
+        return new Chunk(INT64, false, name, n, position - start, rawPosition - raw, start, NONE);
     }
 
     private Chunk booleans(String name) throws IOException {
         page.clear();
         page.put(stores, 0, (rows + 7) / 8);
-        long start = position;
+        long start = position, raw = rawPosition;
         dataPage(rows, PLAIN);
-        return new Chunk(BOOLEAN, false, name, rows, position - start, start, NONE);
+        return new Chunk(BOOLEAN, false, name, rows, position - start, rawPosition - raw, start, NONE);
     }
 
     private Chunk optionalLongs(String name) throws IOException {
         page.clear();
         definitionLevels();
         page.putLongs(offset, named);
-        long start = position;
+        long start = position, raw = rawPosition;
         dataPage(rows, PLAIN);
-        return new Chunk(INT64, false, name, rows, position - start, start, NONE);
+        return new Chunk(INT64, false, name, rows, position - start, rawPosition - raw, start, NONE);
     }
 
     /** The RLE/bit-packed hybrid of 1-bit levels, one bit-packed run, after its 4-byte length. */
@@ -147,7 +157,7 @@ public final class ParquetRows extends NamedRows {
 
     /** {@code text} gives a BYTE_ARRAY column's value of a key. */
     private Chunk dictionary(String name, int type, Dictionary d, boolean optional, IntFunction<byte[]> text) throws IOException {
-        long start = position;
+        long start = position, raw = rawPosition;
         page.clear();
         for (int i = 0; i < d.size; i++) {
             long key = d.keys[i];
@@ -161,8 +171,9 @@ public final class ParquetRows extends NamedRows {
                 default -> page.putLong(key);
             }
         }
+        compress();
         header.clear();
-        header.structValue().i32(1, DICTIONARY_PAGE).i32(2, page.size()).i32(3, page.size())
+        header.structValue().i32(1, DICTIONARY_PAGE).i32(2, page.size()).i32(3, stored())
                 .struct(7).i32(1, d.size).i32(2, PLAIN).end().end();
         flushPage();
         long data = position;
@@ -174,21 +185,36 @@ public final class ParquetRows extends NamedRows {
         page.varint((long) groups << 1 | 1);
         page.putNarrow(d.indices, d.count, bytes, 8 * groups);
         dataPage(rows, RLE_DICTIONARY);
-        return new Chunk(type, true, name, rows, position - start, data, start);
+        return new Chunk(type, true, name, rows, position - start, rawPosition - raw, data, start);
     }
 
     /** Writes {@link #page} as a data page of {@code values} values (rows, nulls included). */
     private void dataPage(int values, int encoding) throws IOException {
+        compress();
         header.clear();
-        header.structValue().i32(1, DATA_PAGE).i32(2, page.size()).i32(3, page.size())
+        header.structValue().i32(1, DATA_PAGE).i32(2, page.size()).i32(3, stored())
                 .struct(5).i32(1, values).i32(2, encoding).i32(3, RLE).i32(4, RLE).end().end();
         flushPage();
     }
 
+    /** Compresses {@link #page} into {@link #packed}, when there is a compressor. */
+    private void compress() {
+        if (zstd == null) return;
+        int bound = zstd.bound(page.size());
+        if (packed.length < bound) packed = new byte[Math.max(bound, 2 * packed.length)];
+        packedSize = zstd.compress(page.array(), page.size(), packed);
+    }
+
+    /** The page's size in the file. */
+    private int stored() { return zstd == null ? page.size() : packedSize; }
+
+    /** Writes the header and the page as {@link #compress} left it. */
     private void flushPage() throws IOException {
         header.writeTo(out);
-        page.writeTo(out);
-        position += header.size() + page.size();
+        if (zstd == null) page.writeTo(out);
+        else out.write(packed, 0, packedSize);
+        position += header.size() + stored();
+        rawPosition += header.size() + page.size();
     }
 
     /** A name's UTF-8 by its id. */
@@ -232,13 +258,14 @@ public final class ParquetRows extends NamedRows {
             footer.structValue().list(1, Bytes.LIST_STRUCT, chunks.size());
             long bytes = 0;
             for (Chunk c : chunks) {
-                bytes += c.bytes();
+                bytes += c.raw();   // the row group states its data uncompressed
                 footer.structValue().i64(2, c.dictionaryPage() == NONE ? c.dataPage() : c.dictionaryPage()).struct(3)
                         .i32(1, c.type());
                 if (c.dictionary()) footer.list(2, Bytes.LIST_I32, 3).i32Value(PLAIN).i32Value(RLE).i32Value(RLE_DICTIONARY);
                 else footer.list(2, Bytes.LIST_I32, 2).i32Value(PLAIN).i32Value(RLE);
                 footer.list(3, Bytes.LIST_BINARY, 1).binaryValue(bytes(c.name()));
-                footer.i32(4, 0).i64(5, c.values()).i64(6, c.bytes()).i64(7, c.bytes()).i64(9, c.dataPage());
+                footer.i32(4, zstd == null ? UNCOMPRESSED : ZSTD).i64(5, c.values()).i64(6, c.raw()).i64(7, c.bytes())
+                        .i64(9, c.dataPage());
                 if (c.dictionaryPage() != NONE) footer.i64(11, c.dictionaryPage());
                 footer.end().end();
             }

@@ -41,7 +41,7 @@ public final class ZstdCompressor {
     }
 
     /**
-     * A compressor at {@code level} (1 is zstd's fastest regular level), or empty when the library is missing
+     * A compressor at {@code level} (1 is zstd's fastest regular level, negative ones faster still), or empty when the library is missing
      * or unusable: the caller then writes its data uncompressed.
      */
     public static Optional<ZstdCompressor> load(int level) {

@@ -6,7 +6,7 @@ import java.lang.management.ManagementFactory;
  * Runs one memtrace command in this JVM and prints the CPU seconds of the thread that ran it next to the
  * process's (the JIT's threads included) and the wall time. On a shared machine the main thread's CPU time
  * is the figure least disturbed by other jobs, and on an idle 2-core machine it bounds the wall time: the
- * JIT compiles on the other core. Used by bench/offline-cpu.sh.
+ * stream's reader, the Parquet page writer and the JIT run on the other core. Used by bench/offline-cpu.sh.
  */
 public class MainThreadCpu {
     public static void main(String[] args) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The offline jobs of bench/offline.sh (report, cachesim, convert din/csv/parquet on the ~10^7-event cachewalk
 # stream), each run once inside one JVM by bench/MainThreadCpu.java, which prints the CPU seconds of the thread
-# that reads and interprets the trace: on this shared machine the figure other jobs disturb least (wall and
-# process CPU vary 2x with the load). events/s = events / main-thread CPU seconds.
+# that interprets the trace and runs the analyses (a saved stream is read and decoded on a second thread, and
+# the Parquet pages compressed on a third: process CPU counts them): on this shared machine the figure other
+# jobs disturb least (wall and process CPU vary 2x with the load). events/s = events / main-thread CPU seconds.
 # Usage: bench/offline-cpu.sh [STREAM]   (default: bench/out/cachewalk.stream, recorded by bench/offline.sh)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

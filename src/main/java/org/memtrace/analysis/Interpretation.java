@@ -39,12 +39,12 @@ public final class Interpretation implements EventConsumer {
 
     @Override
     public void accept(Event event) {
-        records++;
         // nearly every event is a fault or a probe record: no type switch for them
         if (event instanceof Event.Access a) {
-            fault(a);
+            fault(a.tid(), a.ip(), a.address(), a.write(), a.sameStep());
             return;
         }
+        records++;
         if (event instanceof Event.Probe p) {
             probe(p);
             return;
@@ -66,12 +66,21 @@ public final class Interpretation implements EventConsumer {
         }
     }
 
-    private void fault(Event.Access a) {
-        events(a);
-        int accesses = faults.interpret(a);
+    /** A fault by its fields: a saved stream's reader hands them so, and no event object is made per fault. */
+    @Override
+    public void fault(int tid, long ip, long address, boolean write, boolean sameStep) {
+        records++;
+        for (Analysis x : analyses) {
+            try {
+                x.fault(tid, ip, address, write);
+            } catch (RuntimeException e) {
+                crashed(x, e);
+            }
+        }
+        int accesses = faults.interpret(tid, ip, address, sameStep);
         if (accesses == AccessInterpreter.NONE) return;
         boolean rmw = accesses == AccessInterpreter.LOAD_AND_STORE;
-        deliver(access.set(sequence++, a.tid(), a.ip(), a.address(), faults.size(), a.write() && !rmw, Access.UNWEIGHTED));
+        deliver(access.set(sequence++, tid, ip, address, faults.size(), write && !rmw, Access.UNWEIGHTED));
         if (rmw) deliver(access.asStore(sequence++));
     }
 

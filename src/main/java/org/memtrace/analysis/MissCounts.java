@@ -19,6 +19,9 @@ final class MissCounts {
     /** Slot i holds key, first-level and last-level count at 4i, 4i+1, 4i+2 (4i+3 pads to 32 bytes). */
     private long[] table;
     private int size;
+    /** The key added last and its slot's index in {@link #table}: a loop's misses come from one instruction in a row. */
+    private long lastKey = EMPTY;
+    private int lastSlot;
 
     MissCounts() { table = empty(SMALL); }
 
@@ -30,6 +33,11 @@ final class MissCounts {
 
     void add(long key, long firstLevel, long lastLevel) {
         if (key == EMPTY) throw new IllegalArgumentException("not an address: " + key);
+        if (key == lastKey) {
+            table[lastSlot + 1] += firstLevel;
+            table[lastSlot + 2] += lastLevel;
+            return;
+        }
         int mask = table.length / 4 - 1;
         int i = (int) ((key * 0x9E3779B97F4A7C15L) >>> 32) & mask;
         while (true) {
@@ -49,11 +57,14 @@ final class MissCounts {
         }
         table[4 * i + 1] += firstLevel;
         table[4 * i + 2] += lastLevel;
+        lastKey = key;
+        lastSlot = 4 * i;
     }
 
     private void grow() {
         long[] old = table;
         table = empty(old.length / 2);
+        lastKey = EMPTY;   // its slot was one of the old table
         size = 0;
         for (int i = 0; i < old.length; i += 4) if (old[i] != EMPTY) add(old[i], old[i + 1], old[i + 2]);
     }

@@ -70,17 +70,22 @@ public final class Summary implements Analysis {
     }
 
     @Override
-    public void event(Event event) {
-        int tid = event.tid();
+    public void fault(int tid, long ip, long address, boolean write) {
+        thread(tid);
+        faults++;
+    }
+
+    private void thread(int tid) {
         if (!anyEvent || tid != lastTid) {
             threads.add(tid);
             lastTid = tid;
             anyEvent = true;
         }
-        if (event instanceof Event.Access) {
-            faults++;
-            return;
-        }
+    }
+
+    @Override
+    public void event(Event event) {
+        thread(event.tid());
         switch (event) {
             case Event.Probe p -> {
                 probes++;

@@ -80,7 +80,7 @@ final class CacheSimCommand implements Callable<Integer> {
             CacheSimulation sim = new CacheSimulation(caches, naming).writeTo(new CacheSimulation.Output(out,
                     jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(), policy.name().toLowerCase(Locale.ROOT), seed));
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(sim));
-            long records = TraceInput.replayWhole(trace, stage::accept, Progress.onTerminal(err, "cachesim"), err);
+            long records = TraceInput.replayWhole(trace, stage, Progress.onTerminal(err, "cachesim"), err);
             List<String> problems = stage.finish(Ending.offline(records, stage.events(), 0, Map.of()));
             if (!problems.isEmpty()) throw LaunchException.environment(String.join("; ", problems), null);
             if (jsonFile != null) {

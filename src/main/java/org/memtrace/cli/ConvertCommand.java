@@ -84,7 +84,7 @@ final class ConvertCommand implements Callable<Integer> {
                 case PARQUET -> new ParquetRows(naming, stream);
             };
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
-            long records = TraceInput.replayWhole(trace, stage::accept, progress, err);
+            long records = TraceInput.replayWhole(trace, stage, progress, err);
             // the exports write to the stream opened here: their failures are the reason, the file is ours to name
             List<String> problems = stage.finish(Ending.offline(records, stage.events(), 0, Map.of()));
             if (!problems.isEmpty()) throw new IOException(problems.getFirst());

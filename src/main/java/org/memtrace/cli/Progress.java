@@ -6,14 +6,16 @@ import java.util.Locale;
 
 /**
  * A one-line progress display for long offline jobs, shown only when memtrace talks to a terminal: piped or
- * redirected output stays free of it. Cheap to call per record: it looks at the clock every 64 Ki calls.
+ * redirected output stays free of it. Cheap to call per record or per batch: it looks at the clock once per
+ * 64 Ki events.
  */
 final class Progress {
     private static final long INTERVAL_NS = 250_000_000L;
     private final PrintWriter err;
     private final String what;
     private final boolean shown;
-    private long calls, lastShown;
+    /** {@code events / 64 Ki} when the clock was last looked at. */
+    private long looked, lastShown;
     private boolean printed;
 
     private Progress(PrintWriter err, String what, boolean shown) {
@@ -33,7 +35,8 @@ final class Progress {
 
     /** {@code done} of {@code total} bytes of input read, after {@code events} events. */
     void update(long done, long total, long events) {
-        if (!shown || (++calls & 0xffff) != 0) return;
+        if (!shown || events >>> 16 == looked) return;
+        looked = events >>> 16;
         long now = System.nanoTime();
         if (now - lastShown < INTERVAL_NS) return;
         lastShown = now;

@@ -52,7 +52,7 @@ final class ReportCommand implements Callable<Integer> {
                     : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
             Report report = new Report(naming, compiledIn).writeTo(file.temporary(), output, top, heatMaps);
             Interpretation stage = new Interpretation(naming, shapes, List.of(report));
-            TraceInput.Outcome o = TraceInput.replay(trace, stage::accept,
+            TraceInput.Outcome o = TraceInput.replay(trace, stage,
                     Progress.onTerminal(spec.commandLine().getErr(), "report"));
             // a report of a damaged trace would look like the report of a whole run
             if (!o.problems().isEmpty()) throw LaunchException.environment(String.join("; ", o.problems()), null);

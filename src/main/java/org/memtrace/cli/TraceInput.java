@@ -8,9 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
-import org.memtrace.event.Event;
-import org.memtrace.event.EventDecoder;
+import org.memtrace.event.EventSink;
 import org.memtrace.event.SavedStream;
 import org.memtrace.event.StreamFormatException;
 import org.memtrace.event.StreamLayout;
@@ -70,7 +68,7 @@ final class TraceInput {
     }
 
     /** Hands every event of the trace to {@code consumer} in order; throws only when nothing can be read. */
-    static Outcome replay(Path file, Consumer<? super Event> consumer, Progress progress) throws LaunchException {
+    static Outcome replay(Path file, EventSink consumer, Progress progress) throws LaunchException {
         boolean mtr = compiledIn(file);
         try {
             return mtr ? replayMtr(file, consumer, progress) : replayStream(file, consumer, progress);
@@ -83,14 +81,14 @@ final class TraceInput {
      * For commands whose output is only worth keeping whole (cachesim, convert): as {@link #replay}, but a
      * damaged or cut-short trace is an error, and dropped records a warning on {@code err}. Returns the events.
      */
-    static long replayWhole(Path file, Consumer<? super Event> consumer, Progress progress, PrintWriter err) throws LaunchException {
+    static long replayWhole(Path file, EventSink consumer, Progress progress, PrintWriter err) throws LaunchException {
         Outcome o = replay(file, consumer, progress);
         if (!o.problems().isEmpty()) throw LaunchException.environment(String.join("; ", o.problems()), null);
         if (o.lost() > 0) err.println("memtrace: warning: " + o.lost() + " events were lost while recording " + file);
         return o.events();
     }
 
-    private static Outcome replayMtr(Path file, Consumer<? super Event> consumer, Progress progress) throws LaunchException {
+    private static Outcome replayMtr(Path file, EventSink consumer, Progress progress) throws LaunchException {
         try (MtrFile mtr = MtrFile.open(file)) {
             long[] events = {0};
             MtrReader.Result r = MtrReader.read(mtr, event -> {
@@ -105,22 +103,15 @@ final class TraceInput {
         }
     }
 
-    private static Outcome replayStream(Path file, Consumer<? super Event> consumer, Progress progress) throws LaunchException {
+    private static Outcome replayStream(Path file, EventSink consumer, Progress progress) throws LaunchException {
         List<String> problems = new ArrayList<>();
         long[] events = {0};
         long lost = 0;
         try {
             long total = Files.size(file);
-            SavedStream.Summary s = SavedStream.replayRecords(file, (segment, offset, size, position) -> {
-                Event event;
-                try {
-                    event = EventDecoder.decode(segment, offset, position);
-                } catch (IllegalArgumentException e) {
-                    // a well-framed record with a code the agent never writes (unknown function, kind…)
-                    throw new StreamFormatException(position, e.getMessage());
-                }
-                consumer.accept(event);
-                progress.update(position, total, ++events[0]);
+            SavedStream.Summary s = SavedStream.replay(file, consumer, (position, records) -> {
+                events[0] = records;
+                progress.update(position, total, records);
             });
             if (!s.done()) problems.add("the stream has no end mark: the recording was cut short; it holds what was saved before");
             lost = s.lost();

@@ -2,7 +2,7 @@ package org.memtrace.event;
 
 import java.lang.foreign.MemorySegment;
 
-/** The framing checks both the ring and a saved stream apply before a record is handed on. */
+/** The framing checks the ring applies before a record is handed on (SavedStream makes the same ones on its byte array). */
 final class Records {
     private Records() {}
 

@@ -38,6 +38,9 @@ final class Bytes {
 
     void writeTo(OutputStream out) throws IOException { out.write(buf, 0, size); }
 
+    /** The bytes written so far are its first {@link #size}; valid until the next write. */
+    byte[] array() { return buf; }
+
     /** Room for n more bytes. */
     void room(int n) {
         if (size + n > buf.length) buf = Arrays.copyOf(buf, Math.max(2 * buf.length, size + n));

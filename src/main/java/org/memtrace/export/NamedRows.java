@@ -36,6 +36,9 @@ abstract class NamedRows implements Analysis {
     private final int[] codeName = new int[CACHE];
     /** Starts at 1: the arrays' zeros are stale. */
     private int generation = 1;
+    /** The instruction of the row before, its name's id, and the generation it was named in: loops repeat one. */
+    private long lastIp;
+    private int lastInstruction, lastIpGeneration;
     /**
      * The last heap block named: in [spanStart, spanEnd) region and symbol stay, and an address is at offset
      * address - spanBase ({@code spanEnd} 0 when none).
@@ -86,13 +89,18 @@ abstract class NamedRows implements Analysis {
     }
 
     private void named(long sequence, char kind, boolean store, long address, long size, long ip, int tid) {
-        int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
-        if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
-            codeGeneration[codeSlot] = generation;
-            codeAddress[codeSlot] = ip;
-            codeName[codeSlot] = texts.id(naming.code(ip));
+        if (ip != lastIp || lastIpGeneration != generation) {
+            int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
+            if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
+                codeGeneration[codeSlot] = generation;
+                codeAddress[codeSlot] = ip;
+                codeName[codeSlot] = texts.id(naming.code(ip));
+            }
+            lastIp = ip;
+            lastIpGeneration = generation;
+            lastInstruction = codeName[codeSlot];
         }
-        int instruction = codeName[codeSlot];
+        int instruction = lastInstruction;
         if (address >= spanStart && address < spanEnd) {
             row(sequence, kind, store, address, size, ip, instruction, tid, spanRegion, spanSymbol, address - spanBase);
             return;

@@ -104,6 +104,11 @@ public final class Report implements Analysis {
     }
 
     @Override
+    public void fault(int tid, long ip, long address, boolean write) {
+        summary.fault(tid, ip, address, write);
+    }
+
+    @Override
     public void event(Event event) {
         summary.event(event);
         if (event instanceof Event.Access || event instanceof Event.Probe) return;

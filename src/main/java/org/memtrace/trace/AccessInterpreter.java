@@ -39,11 +39,16 @@ public final class AccessInterpreter {
      * the operand's size.
      */
     public int interpret(Event.Access a) {
-        InstructionShapes.Shape shape = shapes.shapeOf(a.ip());
-        Fault prev = faultOf(a.tid());
-        boolean continues = a.sameStep() && prev.valid && prev.ip == a.ip() && shape.known() && continues(prev, a, shape);
-        prev.ip = a.ip();
-        prev.address = a.address();
+        return interpret(a.tid(), a.ip(), a.address(), a.sameStep());
+    }
+
+    /** {@link #interpret(Event.Access)} of a fault given by its fields. */
+    public int interpret(int tid, long ip, long address, boolean sameStep) {
+        InstructionShapes.Shape shape = shapes.shapeOf(ip);
+        Fault prev = faultOf(tid);
+        boolean continues = sameStep && prev.valid && prev.ip == ip && shape.known() && continues(prev, address, shape);
+        prev.ip = ip;
+        prev.address = address;
         prev.valid = true;
         if (continues) return NONE;
         size = shape.size();
@@ -64,9 +69,9 @@ public final class AccessInterpreter {
      * Whether a further fault of the same instruction execution is part of the access already reported:
      * the second page of a straddling access, or the write fault of a read-modify-write at the same address.
      */
-    private boolean continues(Fault prev, Event.Access a, InstructionShapes.Shape shape) {
+    private boolean continues(Fault prev, long address, InstructionShapes.Shape shape) {
         long boundary = (prev.address & -pageSize) + pageSize;
-        if (a.address() == boundary && prev.address + shape.size() > boundary) return true;
-        return shape.readModifyWrite() && a.address() == prev.address;
+        if (address == boundary && prev.address + shape.size() > boundary) return true;
+        return shape.readModifyWrite() && address == prev.address;
     }
 }

@@ -59,6 +59,9 @@ class StageTest {
         public void event(Event event) { calls.add("event " + event.getClass().getSimpleName()); }
 
         @Override
+        public void fault(int tid, long ip, long address, boolean write) { calls.add("fault"); }
+
+        @Override
         public void access(Access a) {
             calls.add((a.store() ? "S" : "L") + a.sequence() + " " + a.data() + " " + a.code() + " size " + a.size());
         }
@@ -110,17 +113,17 @@ class StageTest {
         assertThat(run(new CountingNaming(), new Recorder())).containsExactly(
                 "event Hello", "names changed",
                 "event Alloc", "alloc 0 <malloc0001@main+4> was null",
-                "event Access", "L1 <malloc0001@main+4>+8 main+16 size 4",
-                "event Access", "L2 <malloc0001@main+4>+16 main+64 size 4", "S3 <malloc0001@main+4>+16 main+64 size 4",
-                "event Access", "L4 <malloc0001@main+4>+4092 main+80 size 8",
-                "event Access",
+                "fault", "L1 <malloc0001@main+4>+8 main+16 size 4",
+                "fault", "L2 <malloc0001@main+4>+16 main+64 size 4", "S3 <malloc0001@main+4>+16 main+64 size 4",
+                "fault", "L4 <malloc0001@main+4>+4092 main+80 size 8",
+                "fault",
                 // realloc names the old block as it was before the call, the new one after
                 "event Alloc", "alloc 5 <realloc0002@main+8> was <malloc0001@main+4>+0",
                 "event Block", "block 6",
                 // free(NULL) prints no line and takes no number
                 "event Alloc", "alloc -1 (nil) was null",
                 "event Alloc", "alloc 7 <freed:0002@main+8> was null",
-                "event Access", "L8 <freed:0002@main+8>+8 main+48 size 4",
+                "fault", "L8 <freed:0002@main+8>+8 main+48 size 4",
                 "finish 11 records, 9 events");
     }
 

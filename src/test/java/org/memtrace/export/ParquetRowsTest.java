@@ -99,6 +99,14 @@ class ParquetRowsTest {
             }
             assertThat(longs(st, "SELECT (SELECT count(*) FROM (SELECT * FROM " + p + " EXCEPT ALL SELECT * FROM " + c + ")), "
                     + "(SELECT count(*) FROM (SELECT * FROM " + c + " EXCEPT ALL SELECT * FROM " + p + "))")).containsExactly(0L, 0L);
+            // every column chunk is zstd-compressed, and the stated sizes are what DuckDB finds
+            List<String> codecs = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery("SELECT DISTINCT compression FROM parquet_metadata('" + parquet + "')")) {
+                while (rs.next()) codecs.add(rs.getString(1));
+            }
+            assertThat(codecs).containsExactly("ZSTD");
+            assertThat(longs(st, "SELECT count(*) FILTER (total_compressed_size < total_uncompressed_size), count(*) FROM "
+                    + "parquet_metadata('" + parquet + "') WHERE path_in_schema IN ('seq', 'address')")).containsExactly(4L, 4L);
         }
     }
 

@@ -1,0 +1,16 @@
+package org.memtrace.event;
+
+/**
+ * Where a reader hands the events of a stream, in order, from one thread. Faults, nearly every record of a
+ * trace, may come without an {@link Event} object: a sink that interprets them from their fields overrides
+ * {@link #fault} and no record is made per fault.
+ */
+@FunctionalInterface
+public interface EventSink {
+    void accept(Event event);
+
+    /** A fault record ({@link Event.Access}) by its fields; by default made into the event. */
+    default void fault(int tid, long ip, long address, boolean write, boolean sameStep) {
+        accept(new Event.Access(tid, ip, address, write, sameStep));
+    }
+}

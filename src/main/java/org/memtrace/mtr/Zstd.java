@@ -1,46 +1,36 @@
 package org.memtrace.mtr;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import org.memtrace.compress.ZstdLibrary;
 
-/**
- * zstd frame decompression through Debian's libzstd.so.1 (Foreign Function & Memory API). The library is on
- * every Debian system (dpkg itself needs it) and is the one the runtime compresses with, so memtrace ships
- * no JNI library of its own and reads exactly what the runtime wrote.
- */
+/** zstd frame decompression of the runtime's chunks, through {@link ZstdLibrary}. */
 final class Zstd {
-    private static final String LIBRARY = "libzstd.so.1";
     private static volatile Zstd instance;
 
+    private final ZstdLibrary lib;
     private final MethodHandle decompress;
     private final MethodHandle decompressWith;
     private final MethodHandle createContext;
     private final MethodHandle freeContext;
     private final MethodHandle contentSize;
-    private final MethodHandle isError;
-    private final MethodHandle errorName;
 
-    private Zstd(SymbolLookup lib) {
-        Linker linker = Linker.nativeLinker();
-        decompress = linker.downcallHandle(find(lib, "ZSTD_decompress"),
-                FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+    private Zstd(ZstdLibrary lib) {
+        this.lib = lib;
+        decompress = lib.function("ZSTD_decompress", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
         // critical with heap access: the frame goes straight into the reader's byte[], no native buffer and copy
         // between; a chunk is at most a few MB, so the call holds off the GC for a millisecond or so at most
-        decompressWith = linker.downcallHandle(find(lib, "ZSTD_decompressDCtx"),
+        decompressWith = lib.function("ZSTD_decompressDCtx",
                 FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
-        createContext = linker.downcallHandle(find(lib, "ZSTD_createDCtx"), FunctionDescriptor.of(ADDRESS));
-        freeContext = linker.downcallHandle(find(lib, "ZSTD_freeDCtx"), FunctionDescriptor.of(JAVA_LONG, ADDRESS));
-        contentSize = linker.downcallHandle(find(lib, "ZSTD_getFrameContentSize"), FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
-        isError = linker.downcallHandle(find(lib, "ZSTD_isError"), FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
-        errorName = linker.downcallHandle(find(lib, "ZSTD_getErrorName"), FunctionDescriptor.of(ADDRESS, JAVA_LONG));
+        createContext = lib.function("ZSTD_createDCtx", FunctionDescriptor.of(ADDRESS));
+        freeContext = lib.function("ZSTD_freeDCtx", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+        contentSize = lib.function("ZSTD_getFrameContentSize", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
     }
 
     /** The library, loaded once; a missing library is reported as a chunk that cannot be read. */
@@ -50,17 +40,13 @@ final class Zstd {
         synchronized (Zstd.class) {
             if (instance == null) {
                 try {
-                    instance = new Zstd(SymbolLookup.libraryLookup(LIBRARY, Arena.global()));
+                    instance = new Zstd(ZstdLibrary.get());
                 } catch (IllegalArgumentException e) {
-                    throw new MtrFormatException("cannot decompress: " + LIBRARY + " is missing (apt-get install libzstd1)");
+                    throw new MtrFormatException("cannot decompress: " + ZstdLibrary.NAME + " is missing (apt-get install libzstd1)");
                 }
             }
             return instance;
         }
-    }
-
-    private static MemorySegment find(SymbolLookup lib, String name) {
-        return lib.find(name).orElseThrow(() -> new IllegalArgumentException(LIBRARY + " lacks " + name));
     }
 
     /** The content size the frame's header states (the runtime's always do). */
@@ -115,10 +101,8 @@ final class Zstd {
         long n;
         try {
             n = call.run();
-            if ((int) isError.invokeExact(n) != 0) {
-                MemorySegment name = (MemorySegment) errorName.invokeExact(n);
-                throw new MtrFormatException("zstd: " + name.reinterpret(256).getString(0));
-            }
+            String error = lib.error(n);
+            if (error != null) throw new MtrFormatException("zstd: " + error);
         } catch (MtrFormatException e) {
             throw e;
         } catch (Throwable t) {

@@ -12,8 +12,8 @@
 # Usage: bench/cc.sh [program ...]   (default: compute heap blockops gemm stencil gzip sqlite3)
 # FAULT_LIMIT=N cuts the fault-mode run off after N seconds (default 120; the table then shows ">").
 # CC_ONLY=1 skips the fault-mode and Lackey runs (their columns show "-"): they take most of the time.
-# REPEAT=N (default 3) times the native and memtrace cc runs N times each and keeps the fastest: native runs
-# of 10-100 ms on a shared machine otherwise swing by 2x; the fault-mode and Lackey runs are timed once.
+# REPEAT=N (default 3) times the native and memtrace cc runs N times each and keeps the fastest
+# (bench/timing.sh); the fault-mode and Lackey runs are timed once.
 # Quote ratios from one run: the machine is shared and absolute times drift.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,17 +27,7 @@ FAULT_LIMIT=${FAULT_LIMIT:-120}
 CC_ONLY=${CC_ONLY:-0}
 "$mt" --version >/dev/null   # builds on first use, outside the timings
 
-now() { date +%s.%N; }
-# seconds of the fastest of $REPEAT runs of "$@" (stdout/stderr of the last to files named by the first argument)
-timed() {
-  local tag=$1 s t best= i
-  shift
-  for ((i = 0; i < ${REPEAT:-3}; i++)); do
-    s=$(now); "$@" >"$out/$tag.stdout" 2>"$out/$tag.stderr" || true; t=$(echo "$(now) - $s" | bc -l)
-    if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" = 1 ]; then best=$t; fi
-  done
-  echo "$best"
-}
+. "$root/bench/timing.sh"
 ratio() { echo "$1 / $2" | bc -l; }
 # a number from a memtrace summary on stderr: summary_value FILE 'loads'
 summary_value() { awk -v k="$2" '$0 ~ "^ +" k " " { v = ($NF == "%") ? $(NF-1) "%" : $NF; gsub(",", "", v); print v; exit }' "$1" 2>/dev/null || true; }

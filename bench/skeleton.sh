@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Skeleton traces (issue 10): for each kernel of bench/programs, one run each of
+# Skeleton traces (issue 10): for each kernel of bench/programs, the fastest of REPEAT (3) runs (bench/timing.sh) of
 #   native     the plain gcc -O2 build
 #   full       built by `memtrace cc`, the whole trace written to disk (MEMTRACE_OUT)
 #   skeleton   built by `memtrace cc --skeleton`, trace to disk
@@ -20,8 +20,7 @@ mkdir -p "$out"
 mt="$root/memtrace"
 "$mt" --version >/dev/null   # builds on first use, outside the timings
 
-now() { date +%s.%N; }
-timed() { local tag=$1 s; shift; s=$(now); "$@" >"$out/$tag.stdout" 2>"$out/$tag.stderr" || true; echo "$(now) - $s" | bc -l; }
+. "$root/bench/timing.sh"
 value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")

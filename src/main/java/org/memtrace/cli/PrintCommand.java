@@ -66,7 +66,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
 
         TraceInput.Outcome read;
         try {
-            read = TraceInput.replay(file, consumers::accept, Progress.none());
+            read = TraceInput.replay(file, consumers, Progress.none());
         } catch (LaunchException | RuntimeException e) {
             try {
                 out.close();

@@ -53,8 +53,36 @@ public final class Intervals<V> {
 
     public void put(long start, long end, V value) {
         if (end <= start) return;
-        remove(start, end);
+        // Most puts (a new block, a new mapping) land where nothing is: one tree lookup says so.
+        if (overlaps(start, end)) remove(start, end);
         insert(new Span<>(start, end, value));
+    }
+
+    /** Whether any span overlaps {@code [start, end)}. */
+    public boolean overlaps(long start, long end) {
+        if (end <= start) return false;
+        // the spans are disjoint: if the last one starting below end ends by start, all before it do too
+        Map.Entry<Long, Span<V>> last = spans.lowerEntry(end);
+        return last != null && last.getValue().end() > start;
+    }
+
+    /**
+     * Gives span {@code s}, as {@link #get} returned it and still there, a new value over its whole extent
+     * (a freed block keeps its place under its released name) without taking it out and putting it back.
+     * Returns the new span.
+     */
+    public Span<V> replace(Span<V> s, V value) {
+        if (spans.get(s.start()) != s) throw new IllegalArgumentException("not a current span: " + s);
+        Span<V> n = new Span<>(s.start(), s.end(), value);
+        spans.put(n.start(), n);
+        long first = s.start() >>> PAGE_SHIFT;
+        long last = (s.end() - 1) >>> PAGE_SHIFT;
+        if (last - first >= SMALL_PAGES) {
+            large.put(n.start(), n);
+        } else {
+            for (long p = first; p <= last; p++) pages.replace(p, s, n);
+        }
+        return n;
     }
 
     public void remove(long start, long end) {
@@ -72,7 +100,9 @@ public final class Intervals<V> {
             delete(l);
             insert(new Span<>(end, l.end(), l.value()));
         }
-        for (Span<V> inside : List.copyOf(spans.subMap(start, true, end, false).values())) delete(inside);
+        for (Map.Entry<Long, Span<V>> inside = spans.ceilingEntry(start); inside != null && inside.getKey() < end;
+                inside = spans.ceilingEntry(start))
+            delete(inside.getValue());
     }
 
     /** The spans overlapping {@code [start, end)}, in address order, untrimmed. */
@@ -148,6 +178,18 @@ public final class Intervals<V> {
             System.arraycopy(old, at, grown, at + 1, old.length - at);
             grown[at] = s;
             values[i] = grown;
+        }
+
+        /** Puts {@code n} where {@code s} is on the page; both have the same start, so the order holds. */
+        void replace(long page, Span<V> s, Span<V> n) {
+            Span<V>[] onPage = get(page);
+            for (int at = 0; at < onPage.length; at++) {
+                if (onPage[at] == s) {
+                    onPage[at] = n;
+                    return;
+                }
+            }
+            throw new IllegalStateException("span missing from page " + page);
         }
 
         void remove(long page, Span<V> s) {

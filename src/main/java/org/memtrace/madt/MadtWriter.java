@@ -23,18 +23,19 @@ import org.memtrace.trace.Naming;
  *
  * <p>The load and store lines, nearly every line, are written as bytes straight into the output buffer:
  * numbers digit by digit, names as their escaped UTF-8 bytes, kept per name (the stage's names are cached
- * strings, so the same object comes back access after access). The rare other lines go through a
+ * strings, so the same object comes back access after access, and is found by identity before equality). The rare other lines go through a
  * StringBuilder.
  */
 public final class MadtWriter implements Analysis {
     /** Bytes are handed to the stream in chunks of about this size. */
     private static final int CHUNK = 1 << 16;
-    private static final int NAME_SLOTS = 1024;
+    // as many as the stage keeps data names (analysis.Names): fewer would miss on every array walk
+    private static final int NAME_SLOTS = 1 << 14;
 
     private final OutputStream out;
     private byte[] buf = new byte[CHUNK + 4096];
     private int len;
-    /** Escaped UTF-8 bytes of recently written names, by the name object (identity, not equality). */
+    /** Escaped UTF-8 bytes of recently written names, one name per slot by its hash. */
     private final String[] nameKeys = new String[NAME_SLOTS];
     private final byte[][] nameBytes = new byte[NAME_SLOTS][];
     private final AddressMode mode;
@@ -139,7 +140,9 @@ public final class MadtWriter implements Analysis {
     /** {@link #field} of {@code name} in UTF-8, from the cache when the same name object was written lately. */
     private byte[] nameBytes(String name) {
         int slot = name.hashCode() & (NAME_SLOTS - 1);
-        if (nameKeys[slot] == name) return nameBytes[slot];
+        String key = nameKeys[slot];
+        // equal names from different lookups (the source line of every instruction of one line) share a slot
+        if (key == name || name.equals(key)) return nameBytes[slot];
         byte[] b = field(name).getBytes(StandardCharsets.UTF_8);
         nameKeys[slot] = name;
         nameBytes[slot] = b;

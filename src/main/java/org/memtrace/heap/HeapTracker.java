@@ -87,11 +87,13 @@ public final class HeapTracker {
         long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested);
         BlockKind kind = BlockKind.of(a.function());
         Block b = Block.forge(kind, ++counter, sites.apply(a.caller()), a.result(), a.result() + extent);
-        if (pieces.overlaps(b.start(), b.end())) {
-            for (Intervals.Span<Block> s : pieces.overlapping(b.start(), b.end())) {
-                // A block we still thought live is gone if new memory is handed out over it (a release we missed).
-                live.remove(s.value().start(), s.value());
-            }
+        // A block we still thought live is gone if new memory is handed out over it (a release we missed).
+        // Commonly the memory is fresh or exactly one freed block's: no list of overlapping pieces is made.
+        Intervals.Span<Block> same = pieces.get(b.start());
+        if (same != null && same.start() == b.start() && same.end() == b.end()) {
+            live.remove(same.value().start(), same.value());
+        } else if (pieces.overlaps(b.start(), b.end())) {
+            for (Intervals.Span<Block> s : pieces.overlapping(b.start(), b.end())) live.remove(s.value().start(), s.value());
         }
         pieces.put(b.start(), b.end(), b);
         if (!kind.isMapping()) live.put(b.start(), b);

@@ -53,7 +53,13 @@ public final class Intervals<V> {
 
     public void put(long start, long end, V value) {
         if (end <= start) return;
-        // Most puts (a new block, a new mapping) land where nothing is: one tree lookup says so.
+        // Most puts land where nothing is (a new mapping, a block in fresh memory) or exactly on one span (a
+        // block where a freed block of the same size was): one lookup each, and no trimming.
+        Span<V> same = get(start);
+        if (same != null && same.start() == start && same.end() == end) {
+            swap(same, value);
+            return;
+        }
         if (overlaps(start, end)) remove(start, end);
         insert(new Span<>(start, end, value));
     }
@@ -73,6 +79,10 @@ public final class Intervals<V> {
      */
     public Span<V> replace(Span<V> s, V value) {
         if (spans.get(s.start()) != s) throw new IllegalArgumentException("not a current span: " + s);
+        return swap(s, value);
+    }
+
+    private Span<V> swap(Span<V> s, V value) {
         Span<V> n = new Span<>(s.start(), s.end(), value);
         spans.put(n.start(), n);
         long first = s.start() >>> PAGE_SHIFT;

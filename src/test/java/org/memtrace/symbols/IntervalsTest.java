@@ -59,6 +59,13 @@ class IntervalsTest {
                     assertThat(n).isEqualTo(new Intervals.Span<>(s.start(), s.end(), step));
                     for (long i = s.start(); i < s.end(); i++) model[(int) i] = step;
                 }
+            } else if (op == 1) {
+                // a put exactly over one span, as a block allocated where a freed one of its size was
+                Intervals.Span<Integer> s = map.get(start);
+                if (s != null) {
+                    map.put(s.start(), s.end(), step);
+                    for (long i = s.start(); i < s.end(); i++) model[(int) i] = step;
+                }
             } else {
                 boolean put = op > 2;
                 if (put) map.put(start, end, step);

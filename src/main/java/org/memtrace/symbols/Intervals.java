@@ -182,8 +182,8 @@ public final class Intervals<V> {
                 values[i] = one;
                 return;
             }
-            int at = 0;
-            while (at < old.length && old[at].start() < s.start()) at++;
+            int found = indexOf(old, s.start());
+            int at = found < 0 ? -found - 1 : found;
             Span<V>[] grown = Arrays.copyOf(old, old.length + 1);
             System.arraycopy(old, at, grown, at + 1, old.length - at);
             grown[at] = s;
@@ -193,30 +193,40 @@ public final class Intervals<V> {
         /** Puts {@code n} where {@code s} is on the page; both have the same start, so the order holds. */
         void replace(long page, Span<V> s, Span<V> n) {
             Span<V>[] onPage = get(page);
-            for (int at = 0; at < onPage.length; at++) {
-                if (onPage[at] == s) {
-                    onPage[at] = n;
-                    return;
-                }
+            int at = indexOf(onPage, s.start());
+            if (at < 0 || onPage[at] != s) throw new IllegalStateException("span missing from page " + page);
+            onPage[at] = n;
+        }
+
+        /**
+         * Where the span starting at {@code start} is in {@code onPage} (a page of small blocks holds a hundred
+         * and more), or {@code -(insertion point) - 1}.
+         */
+        private static <V> int indexOf(Span<V>[] onPage, long start) {
+            int lo = 0;
+            int hi = onPage.length - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                long m = onPage[mid].start();
+                if (m < start) lo = mid + 1;
+                else if (m > start) hi = mid - 1;
+                else return mid;
             }
-            throw new IllegalStateException("span missing from page " + page);
+            return -lo - 1;
         }
 
         void remove(long page, Span<V> s) {
             int i = find(page + 1);
             Span<V>[] old = values[i];
             if (old == null) return;
-            for (int at = 0; at < old.length; at++) {
-                if (old[at] == s) {
-                    if (old.length == 1) {
-                        values[i] = null;
-                    } else {
-                        Span<V>[] shrunk = Arrays.copyOf(old, old.length - 1);
-                        System.arraycopy(old, at + 1, shrunk, at, old.length - at - 1);
-                        values[i] = shrunk;
-                    }
-                    return;
-                }
+            int at = indexOf(old, s.start());
+            if (at < 0 || old[at] != s) return;
+            if (old.length == 1) {
+                values[i] = null;
+            } else {
+                Span<V>[] shrunk = Arrays.copyOf(old, old.length - 1);
+                System.arraycopy(old, at + 1, shrunk, at, old.length - at - 1);
+                values[i] = shrunk;
             }
         }
 

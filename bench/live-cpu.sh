@@ -2,6 +2,7 @@
 # The JVM side of a live `memtrace run` (issue 8): CPU seconds of the thread that reads the ring and
 # interprets the trace (bench/MainThreadCpu.java runs the command in one JVM; process CPU adds the JIT and
 # GC threads), per access recorded. On a 2-core machine that CPU is taken from the traced program.
+# us_cpu_access = (thread CPU - the same for bench/programs/empty.c, run first: start-up, symbols) / accesses.
 # Usage: bench/live-cpu.sh [JAR] [program ...]   (default: target/memtrace.jar; heap matmul)
 # JAR may be an older build copied aside, to compare builds alternately in one session; the JVM flags
 # are the launcher's for `run` (C1 only, serial GC). The trace is written to bench/out/NAME.live.trace.
@@ -15,7 +16,8 @@ jar="${1:-$root/target/memtrace.jar}"
 shift || true
 [ $# -gt 0 ] || set -- heap matmul
 printf '%-8s %9s %11s %11s %8s %14s\n' program accesses thread_cpu_s process_s wall_s us_cpu_access
-for p in "$@"; do
+fixed=
+for p in empty "$@"; do
   gcc -O2 -g -no-pie -o "$out/$p" "$root/bench/programs/$p.c"
   line=$("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$jar" \
     "$root/bench/MainThreadCpu.java" run -o "$out/$p.live.trace" -- "$out/$p" 2>"$out/$p.live.summary")
@@ -24,5 +26,6 @@ for p in "$@"; do
   cpu=$(sed -n 's/.*main thread \([0-9.]*\) s CPU.*/\1/p' <<<"$line")
   proc=$(sed -n 's/.*process \([0-9.]*\) s CPU.*/\1/p' <<<"$line")
   wall=$(sed -n 's/.*wall \([0-9.]*\) s.*/\1/p' <<<"$line")
-  printf '%-8s %9d %11.2f %11.2f %8.2f %14.2f\n' "$p" "$acc" "$cpu" "$proc" "$wall" "$(echo "$cpu * 1000000 / $acc" | bc -l)"
+  [ -n "$fixed" ] || fixed=$cpu
+  printf '%-8s %9d %11.2f %11.2f %8.2f %14.2f\n' "$p" "$acc" "$cpu" "$proc" "$wall" "$(echo "($cpu - $fixed) * 1000000 / $acc" | bc -l)"
 done

@@ -2,7 +2,7 @@ package org.memtrace.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.Writer;
+import java.io.OutputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +56,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
         boolean compiledIn = TraceInput.compiledIn(file);
-        Writer out = RunCommand.openOutput(output);
+        OutputStream out = RunCommand.openOutput(output);
         SymbolicNaming names = new SymbolicNaming();
         InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : RunCommand.decodedShapes(names.addressSpace());
         Interpretation stage = new Interpretation(names, shapes, List.of(
@@ -66,7 +66,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
 
         TraceInput.Outcome read;
         try {
-            read = TraceInput.replay(file, consumers::accept, Progress.none());
+            read = TraceInput.replay(file, consumers, Progress.none());
         } catch (LaunchException | RuntimeException e) {
             try {
                 out.close();

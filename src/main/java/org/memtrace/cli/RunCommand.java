@@ -1,12 +1,9 @@
 package org.memtrace.cli;
 
-import java.io.BufferedWriter;
-import java.io.FilterWriter;
+import java.io.FilterOutputStream;
 import java.io.IOException;
-import java.io.OutputStreamWriter;
+import java.io.OutputStream;
 import java.io.PrintWriter;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -106,7 +103,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
             say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
         boolean created = !"-".equals(output) && !Files.exists(Path.of(output));
-        Writer out = openOutput(output);
+        OutputStream out = openOutput(output);
 
         SymbolicNaming names = new SymbolicNaming();
         names.addressSpace().readDebugInfoAhead();
@@ -213,7 +210,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
     }
 
-    private static void closeQuietly(Writer out) {
+    private static void closeQuietly(OutputStream out) {
         try {
             out.close();
         } catch (IOException e) {
@@ -294,18 +291,24 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
-    /** Opened before the program starts, so an unwritable path costs nothing but one line. */
-    static Writer openOutput(String output) throws LaunchException {
+    /**
+     * Opened before the program starts, so an unwritable path costs nothing but one line. Unbuffered: the
+     * text writer hands over its bytes in large chunks.
+     */
+    static OutputStream openOutput(String output) throws LaunchException {
         if ("-".equals(output)) {
             // The trace shares stdout with the program: flush at the end, never close it.
-            return new FilterWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), 1 << 16)) {
+            return new FilterOutputStream(System.out) {
+                @Override
+                public void write(byte[] b, int off, int len) throws IOException { out.write(b, off, len); }
+
                 @Override
                 public void close() throws IOException { flush(); }
             };
         }
         Path file = Path.of(output);
         try {
-            return new BufferedWriter(new OutputStreamWriter(Files.newOutputStream(file), StandardCharsets.UTF_8), 1 << 20);
+            return Files.newOutputStream(file);
         } catch (IOException | RuntimeException e) {
             throw LaunchException.usage("cannot write the trace to " + output + ": " + LaunchException.reason(e));
         }

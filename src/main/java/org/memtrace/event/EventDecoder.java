@@ -28,6 +28,23 @@ public final class EventDecoder {
     public static int tid(MemorySegment s, long off) { return s.get(U32, off + 4); }
 
     /**
+     * Hands the record at {@code off} to {@code sink}: a fault by its fields ({@link EventSink#fault}, no
+     * object made), any other record as its decoded {@link Event}, which is returned; null for a fault.
+     */
+    public static Event deliver(MemorySegment s, long off, long position, EventSink sink) {
+        long header = s.get(U64, off);
+        if ((header & 0xff) == MT_ACCESS && (header >>> 16 & 0xffff) >= 24) {
+            int flags = (int) (header >>> 8 & 0xff);
+            sink.fault((int) (header >>> 32), s.get(U64, off + 8), s.get(U64, off + 16),
+                    (flags & ACC_WRITE) != 0, (flags & ACC_SAME_STEP) != 0);
+            return null;
+        }
+        Event event = decodeOther(s, off, position);
+        sink.accept(event);
+        return event;
+    }
+
+    /**
      * Decodes the record of {@code size} bytes at {@code off} in {@code s}. {@code position} is the record's
      * stream position, used only in error messages.
      */

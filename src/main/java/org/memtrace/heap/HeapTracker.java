@@ -1,7 +1,5 @@
 package org.memtrace.heap;
 
-import java.util.HashMap;
-import java.util.Map;
 import java.util.function.LongFunction;
 import org.memtrace.event.Event;
 import org.memtrace.symbols.Intervals;
@@ -25,7 +23,7 @@ public final class HeapTracker {
     private final LongFunction<String> sites;
     private final Intervals<Block> pieces = new Intervals<>();
     /** Live blocks of the malloc family by start address: what free and realloc look up. */
-    private final Map<Long, Block> live = new HashMap<>();
+    private final LongMap<Block> live = new LongMap<>();
     private long counter;
 
     /** @param sites names a call site (the caller's return address) as {@code function+offset} */
@@ -89,9 +87,13 @@ public final class HeapTracker {
         long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested);
         BlockKind kind = BlockKind.of(a.function());
         Block b = Block.forge(kind, ++counter, sites.apply(a.caller()), a.result(), a.result() + extent);
-        for (Intervals.Span<Block> s : pieces.overlapping(b.start(), b.end())) {
-            // A block we still thought live is gone if new memory is handed out over it (a release we missed).
-            live.remove(s.value().start(), s.value());
+        // A block we still thought live is gone if new memory is handed out over it (a release we missed).
+        // Commonly the memory is fresh or exactly one freed block's: no list of overlapping pieces is made.
+        Intervals.Span<Block> same = pieces.get(b.start());
+        if (same != null && same.start() == b.start() && same.end() == b.end()) {
+            live.remove(same.value().start(), same.value());
+        } else if (pieces.overlaps(b.start(), b.end())) {
+            for (Intervals.Span<Block> s : pieces.overlapping(b.start(), b.end())) live.remove(s.value().start(), s.value());
         }
         pieces.put(b.start(), b.end(), b);
         if (!kind.isMapping()) live.put(b.start(), b);
@@ -136,6 +138,12 @@ public final class HeapTracker {
 
     private void releaseParts(long start, long end, Block b) {
         Block released = b.release();
+        // The common case: the block is still one piece, untouched since it was made.
+        Intervals.Span<Block> whole = pieces.get(start);
+        if (whole != null && whole.value() == b && whole.start() == start && whole.end() == end) {
+            pieces.replace(whole, released);
+            return;
+        }
         for (Intervals.Span<Block> s : pieces.overlapping(start, end)) {
             if (s.value() == b) pieces.put(s.start(), s.end(), released);
         }

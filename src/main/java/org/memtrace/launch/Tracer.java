@@ -175,16 +175,17 @@ public final class Tracer {
                 closeSaverQuietly();
             }
         }
-        Event event = EventDecoder.decode(segment, offset, position);
-        switch (event) {
+        // Faults go to the consumers by their fields, other records as events, in the ring's order; the
+        // tracer's own interest (hello, exit) is looked at after the consumers had the event, which changes
+        // nothing they see.
+        switch (EventDecoder.deliver(segment, offset, position, consumers)) {
             case Event.Hello h -> {
                 attached = true;
                 Checkpoints.mark("agent attached");
             }
             case Event.Exit x -> lastExit = x;
-            default -> {}
+            case null, default -> {}
         }
-        consumers.accept(event);
     }
 
     private void openSaver() throws LaunchException {

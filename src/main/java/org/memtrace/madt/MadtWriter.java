@@ -1,7 +1,9 @@
 package org.memtrace.madt;
 
 import java.io.IOException;
-import java.io.Writer;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.function.Consumer;
 import org.memtrace.analysis.Access;
@@ -18,9 +20,24 @@ import org.memtrace.trace.Naming;
  * others: the interpretation stage numbers the lines and keeps the naming current, the writer only reads
  * names. A write error stops the trace, not the run: it is reported once through {@code problems} and
  * {@link #complete()} says so.
+ *
+ * <p>The load and store lines, nearly every line, are written as bytes straight into the output buffer:
+ * numbers digit by digit, names as their escaped UTF-8 bytes, kept per name (the stage's names are cached
+ * strings, so the same object comes back access after access, and is found by identity before equality). The rare other lines go through a
+ * StringBuilder.
  */
 public final class MadtWriter implements Analysis {
-    private final Writer out;
+    /** Bytes are handed to the stream in chunks of about this size. */
+    private static final int CHUNK = 1 << 16;
+    // as many as the stage keeps data names (analysis.Names): fewer would miss on every array walk
+    private static final int NAME_SLOTS = 1 << 14;
+
+    private final OutputStream out;
+    private byte[] buf = new byte[CHUNK + 4096];
+    private int len;
+    /** Escaped UTF-8 bytes of recently written names, one name per slot by its hash. */
+    private final String[] nameKeys = new String[NAME_SLOTS];
+    private final byte[][] nameBytes = new byte[NAME_SLOTS][];
     private final AddressMode mode;
     private final Naming naming;
     private final Consumer<String> problems;
@@ -34,7 +51,7 @@ public final class MadtWriter implements Analysis {
     }
 
     /** {@code naming}: the stage's, read only, for the names of lines other than loads and stores. */
-    public MadtWriter(Writer out, AddressMode mode, Naming naming, Consumer<String> problems) {
+    public MadtWriter(OutputStream out, AddressMode mode, Naming naming, Consumer<String> problems) {
         this.out = out;
         this.mode = mode;
         this.naming = naming;
@@ -64,25 +81,122 @@ public final class MadtWriter implements Analysis {
     @Override
     public void access(Access t) {
         if (failed) return;
-        long address = t.address(), ip = t.ip();
+        // The region is the same on the # and the $ line: looked up once per access, not once per line.
+        byte[] region = nameBytes(t.region());
+        byte letter = (byte) (t.store() ? 'S' : 'L');
         if (mode.raw()) {
-            // The region is the same on the # and the $ line: looked up once per access, not once per line.
-            text.append(t.store() ? 'S' : 'L').append('#').append(t.sequence()).append(':');
-            hex(text, address).append(',').append(field(t.region())).append(',');
-            hex(text, ip).append(',').append(t.size()).append(',').append(t.tid());
-            if (t.weighted()) text.append(',').append(t.weight());
-            text.append('\n');
+            room(64 + region.length);
+            put(letter);
+            put((byte) '#');
+            putDecimal(t.sequence());
+            put((byte) ':');
+            putHex(t.address());
+            put((byte) ',');
+            put(region);
+            put((byte) ',');
+            putHex(t.ip());
+            put((byte) ',');
+            putDecimal(t.size());
+            put((byte) ',');
+            putDecimal(t.tid());
+            if (t.weighted()) {
+                put((byte) ',');
+                putDecimal(t.weight());
+            }
+            put((byte) '\n');
         }
         if (mode.symbolic()) {
-            text.append(t.store() ? 'S' : 'L').append('$').append(t.sequence()).append(':');
-            text.append(field(t.data())).append(',').append(field(t.region())).append(',');
-            text.append(field(t.code())).append(',').append(t.size()).append(',').append(t.tid());
-            if (t.weighted()) text.append(',').append(t.weight());
-            String source = t.source();
-            if (source != null) text.append(',').append(field(source));
-            text.append('\n');
+            byte[] data = nameBytes(t.data());
+            byte[] code = nameBytes(t.code());
+            String sourceName = t.source();
+            byte[] source = sourceName == null ? null : nameBytes(sourceName);
+            room(64 + data.length + region.length + code.length + (source == null ? 0 : source.length));
+            put(letter);
+            put((byte) '$');
+            putDecimal(t.sequence());
+            put((byte) ':');
+            put(data);
+            put((byte) ',');
+            put(region);
+            put((byte) ',');
+            put(code);
+            put((byte) ',');
+            putDecimal(t.size());
+            put((byte) ',');
+            putDecimal(t.tid());
+            if (t.weighted()) {
+                put((byte) ',');
+                putDecimal(t.weight());
+            }
+            if (source != null) {
+                put((byte) ',');
+                put(source);
+            }
+            put((byte) '\n');
         }
-        flushText();
+        if (len >= CHUNK) writeOut();
+    }
+
+    /** {@link #field} of {@code name} in UTF-8, from the cache when the same name object was written lately. */
+    private byte[] nameBytes(String name) {
+        int slot = name.hashCode() & (NAME_SLOTS - 1);
+        String key = nameKeys[slot];
+        // equal names from different lookups (the source line of every instruction of one line) share a slot
+        if (key == name || name.equals(key)) return nameBytes[slot];
+        byte[] b = field(name).getBytes(StandardCharsets.UTF_8);
+        nameKeys[slot] = name;
+        nameBytes[slot] = b;
+        return b;
+    }
+
+    /** Makes room for {@code n} more bytes; the put methods below rely on it and check nothing. */
+    private void room(int n) {
+        if (len + n > buf.length) buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + n));
+    }
+
+    private void put(byte b) {
+        buf[len++] = b;
+    }
+
+    private void put(byte[] b) {
+        System.arraycopy(b, 0, buf, len, b.length);
+        len += b.length;
+    }
+
+    /** At most 20 bytes. */
+    private void putDecimal(long v) {
+        if (v < 0) {
+            byte[] b = Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+            put(b);
+            return;
+        }
+        int digits = 1;
+        for (long x = v; x >= 10; x /= 10) digits++;
+        for (int i = len + digits - 1; i >= len; i--) {
+            buf[i] = (byte) ('0' + v % 10);
+            v /= 10;
+        }
+        len += digits;
+    }
+
+    /** {@code 0x} and the lower-case hex digits: at most 18 bytes. */
+    private void putHex(long v) {
+        buf[len++] = '0';
+        buf[len++] = 'x';
+        for (int shift = (63 - Long.numberOfLeadingZeros(v | 1)) & ~3; shift >= 0; shift -= 4)
+            buf[len++] = HEX_BYTES[(int) (v >>> shift) & 15];
+    }
+
+    private static final byte[] HEX_BYTES = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+    private void writeOut() {
+        if (len == 0) return;
+        try {
+            out.write(buf, 0, len);
+        } catch (IOException e) {
+            fail(e);
+        }
+        len = 0;
     }
 
     @Override
@@ -235,12 +349,11 @@ public final class MadtWriter implements Analysis {
 
     private void flushText() {
         if (text.isEmpty()) return;
-        try {
-            out.append(text);
-        } catch (IOException e) {
-            fail(e);
-        }
+        byte[] b = text.toString().getBytes(StandardCharsets.UTF_8);
         text.setLength(0);
+        room(b.length);
+        put(b);
+        if (len >= CHUNK) writeOut();
     }
 
     private void fail(IOException e) {
@@ -253,6 +366,7 @@ public final class MadtWriter implements Analysis {
 
     @Override
     public void finish(Ending ending) {
+        if (!failed) writeOut();
         try {
             out.close();
         } catch (IOException e) {
@@ -288,13 +402,4 @@ public final class MadtWriter implements Analysis {
         return "0x" + Long.toHexString(v);
     }
 
-    /** {@link #hex(long)} without the intermediate strings: the raw line of every access goes through here. */
-    private static StringBuilder hex(StringBuilder sb, long v) {
-        sb.append("0x");
-        for (int shift = (63 - Long.numberOfLeadingZeros(v | 1)) & ~3; shift >= 0; shift -= 4)
-            sb.append(HEX_LOWER.charAt((int) (v >>> shift) & 15));
-        return sb;
-    }
-
-    private static final String HEX_LOWER = "0123456789abcdef";
 }

@@ -53,8 +53,46 @@ public final class Intervals<V> {
 
     public void put(long start, long end, V value) {
         if (end <= start) return;
-        remove(start, end);
+        // Most puts land where nothing is (a new mapping, a block in fresh memory) or exactly on one span (a
+        // block where a freed block of the same size was): one lookup each, and no trimming.
+        Span<V> same = get(start);
+        if (same != null && same.start() == start && same.end() == end) {
+            swap(same, value);
+            return;
+        }
+        if (overlaps(start, end)) remove(start, end);
         insert(new Span<>(start, end, value));
+    }
+
+    /** Whether any span overlaps {@code [start, end)}. */
+    public boolean overlaps(long start, long end) {
+        if (end <= start) return false;
+        // the spans are disjoint: if the last one starting below end ends by start, all before it do too
+        Map.Entry<Long, Span<V>> last = spans.lowerEntry(end);
+        return last != null && last.getValue().end() > start;
+    }
+
+    /**
+     * Gives span {@code s}, as {@link #get} returned it and still there, a new value over its whole extent
+     * (a freed block keeps its place under its released name) without taking it out and putting it back.
+     * Returns the new span.
+     */
+    public Span<V> replace(Span<V> s, V value) {
+        if (spans.get(s.start()) != s) throw new IllegalArgumentException("not a current span: " + s);
+        return swap(s, value);
+    }
+
+    private Span<V> swap(Span<V> s, V value) {
+        Span<V> n = new Span<>(s.start(), s.end(), value);
+        spans.put(n.start(), n);
+        long first = s.start() >>> PAGE_SHIFT;
+        long last = (s.end() - 1) >>> PAGE_SHIFT;
+        if (last - first >= SMALL_PAGES) {
+            large.put(n.start(), n);
+        } else {
+            for (long p = first; p <= last; p++) pages.replace(p, s, n);
+        }
+        return n;
     }
 
     public void remove(long start, long end) {
@@ -72,7 +110,9 @@ public final class Intervals<V> {
             delete(l);
             insert(new Span<>(end, l.end(), l.value()));
         }
-        for (Span<V> inside : List.copyOf(spans.subMap(start, true, end, false).values())) delete(inside);
+        for (Map.Entry<Long, Span<V>> inside = spans.ceilingEntry(start); inside != null && inside.getKey() < end;
+                inside = spans.ceilingEntry(start))
+            delete(inside.getValue());
     }
 
     /** The spans overlapping {@code [start, end)}, in address order, untrimmed. */
@@ -142,29 +182,51 @@ public final class Intervals<V> {
                 values[i] = one;
                 return;
             }
-            int at = 0;
-            while (at < old.length && old[at].start() < s.start()) at++;
+            int found = indexOf(old, s.start());
+            int at = found < 0 ? -found - 1 : found;
             Span<V>[] grown = Arrays.copyOf(old, old.length + 1);
             System.arraycopy(old, at, grown, at + 1, old.length - at);
             grown[at] = s;
             values[i] = grown;
         }
 
+        /** Puts {@code n} where {@code s} is on the page; both have the same start, so the order holds. */
+        void replace(long page, Span<V> s, Span<V> n) {
+            Span<V>[] onPage = get(page);
+            int at = indexOf(onPage, s.start());
+            if (at < 0 || onPage[at] != s) throw new IllegalStateException("span missing from page " + page);
+            onPage[at] = n;
+        }
+
+        /**
+         * Where the span starting at {@code start} is in {@code onPage} (a page of small blocks holds a hundred
+         * and more), or {@code -(insertion point) - 1}.
+         */
+        private static <V> int indexOf(Span<V>[] onPage, long start) {
+            int lo = 0;
+            int hi = onPage.length - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                long m = onPage[mid].start();
+                if (m < start) lo = mid + 1;
+                else if (m > start) hi = mid - 1;
+                else return mid;
+            }
+            return -lo - 1;
+        }
+
         void remove(long page, Span<V> s) {
             int i = find(page + 1);
             Span<V>[] old = values[i];
             if (old == null) return;
-            for (int at = 0; at < old.length; at++) {
-                if (old[at] == s) {
-                    if (old.length == 1) {
-                        values[i] = null;
-                    } else {
-                        Span<V>[] shrunk = Arrays.copyOf(old, old.length - 1);
-                        System.arraycopy(old, at + 1, shrunk, at, old.length - at - 1);
-                        values[i] = shrunk;
-                    }
-                    return;
-                }
+            int at = indexOf(old, s.start());
+            if (at < 0 || old[at] != s) return;
+            if (old.length == 1) {
+                values[i] = null;
+            } else {
+                Span<V>[] shrunk = Arrays.copyOf(old, old.length - 1);
+                System.arraycopy(old, at + 1, shrunk, at, old.length - at - 1);
+                values[i] = shrunk;
             }
         }
 

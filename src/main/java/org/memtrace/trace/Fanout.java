@@ -36,6 +36,21 @@ public final class Fanout implements EventConsumer {
         }
     }
 
+    /** A fault by its fields, to each consumer in turn (the live path makes no event object per fault). */
+    @Override
+    public void fault(int tid, long ip, long address, boolean write, boolean sameStep) {
+        if (!delivering) return;
+        for (EventConsumer c : consumers) {
+            try {
+                c.fault(tid, ip, address, write, sameStep);
+            } catch (RuntimeException e) {
+                delivering = false;
+                problems.accept("internal error in " + c.getClass().getSimpleName() + " (" + e + "); " + afterFailure);
+                return;
+            }
+        }
+    }
+
     @Override
     public void finish() {
         for (EventConsumer c : consumers) {

@@ -130,6 +130,34 @@ class RingReaderTest {
     }
 
     @Test
+    void deliverHandsFaultsByTheirFieldsAndOtherRecordsAsEvents() throws Exception {
+        Path ring = dir.resolve("r");
+        try (var reader = RingReader.create(ring, 1 << 16); var agent = new FakeAgent(ring)) {
+            agent.append(TestRecords.hello(7, 7));
+            agent.append(TestRecords.access(7, 0x401000, 0x404040, true, false));
+            agent.append(TestRecords.alloc(7, 1, 0x401200, 0x4052a0, 24, 20));
+            agent.append(TestRecords.access(8, 0x401008, 0x405000, false, true));
+            agent.publish();
+            List<String> seen = new ArrayList<>();
+            List<Event> returned = new ArrayList<>();
+            EventSink sink = new EventSink() {
+                @Override public void accept(Event e) { seen.add(e.getClass().getSimpleName()); }
+
+                @Override public void fault(int tid, long ip, long address, boolean write, boolean sameStep) {
+                    seen.add("fault " + tid + " " + Long.toHexString(ip) + " " + Long.toHexString(address) + " " + write + " " + sameStep);
+                }
+            };
+            reader.poll((s, off, size, pos) -> returned.add(EventDecoder.deliver(s, off, pos, sink)));
+            assertThat(seen).containsExactly("Hello", "fault 7 401000 404040 true false", "Alloc", "fault 8 401008 405000 false true");
+            assertThat(returned).hasSize(4);
+            assertThat(returned.get(0)).isInstanceOf(Event.Hello.class);
+            assertThat(returned.get(1)).isNull();
+            assertThat(returned.get(2)).isInstanceOf(Event.Alloc.class);
+            assertThat(returned.get(3)).isNull();
+        }
+    }
+
+    @Test
     void corruptSizeNamesTheOffset() throws Exception {
         Path ring = dir.resolve("r");
         try (var reader = RingReader.create(ring, 4096); var agent = new FakeAgent(ring)) {

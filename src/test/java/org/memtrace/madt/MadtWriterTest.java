@@ -2,9 +2,10 @@ package org.memtrace.madt;
 
 import static org.assertj.core.api.Assertions.*;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.StringWriter;
-import java.io.Writer;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -65,11 +66,11 @@ class MadtWriterTest {
     }
 
     static List<String> write(AddressMode mode, InstructionShapes shapes, Event... events) {
-        StringWriter out = new StringWriter();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         FakeNaming naming = new FakeNaming();
         var writer = new MadtWriter(out, mode, naming, p -> { throw new AssertionError(p); });
         run(naming, shapes, writer, events);
-        return out.toString().lines().toList();
+        return out.toString(StandardCharsets.UTF_8).lines().toList();
     }
 
     /** The writer as memtrace runs it: behind the interpretation stage. */
@@ -271,16 +272,17 @@ class MadtWriterTest {
     @Test
     void aWriteErrorStopsTheTraceOnceAndIsReported() {
         List<String> problems = new ArrayList<>();
-        Writer broken = new Writer() {
+        OutputStream broken = new OutputStream() {
             int writes;
-            @Override public void write(char[] c, int o, int l) throws IOException {
+            @Override public void write(int b) { throw new AssertionError("written byte by byte"); }
+            @Override public void write(byte[] b, int o, int l) throws IOException {
                 if (++writes > 1) throw new IOException("No space left on device");
             }
-            @Override public void flush() {}
             @Override public void close() throws IOException { throw new IOException("No space left on device"); }
         };
         var writer = new MadtWriter(broken, AddressMode.RAW, new FakeNaming(), problems::add);
-        Event[] accesses = new Event[10];
+        // enough lines for several chunks: the second chunk's write fails mid-trace
+        Event[] accesses = new Event[20_000];
         java.util.Arrays.fill(accesses, new Event.Access(1, 1, 2, false, false));
         run(new FakeNaming(), InstructionShapes.UNKNOWN, writer, accesses);
         assertThat(writer.complete()).isFalse();
@@ -311,10 +313,10 @@ class MadtWriterTest {
             @Override
             public String block(Event.Alloc a) { return Naming.NO_BLOCK; }
         };
-        StringWriter out = new StringWriter();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         var writer = new MadtWriter(out, AddressMode.SYMBOLIC, unknown, p -> { throw new AssertionError(p); });
         run(unknown, InstructionShapes.UNKNOWN, writer, alloc(AllocFunction.FREE, 0, 0x4052a0));
-        assertThat(out.toString().lines()).containsExactly("F$0:0x4052a0,1234");
+        assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("F$0:0x4052a0,1234");
         assertThat(org.memtrace.testutil.MadtGrammar.check("F$0:(nil),1234")).isNotNull();
     }
 }

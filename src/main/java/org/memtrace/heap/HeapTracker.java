@@ -3,6 +3,7 @@ package org.memtrace.heap;
 import java.util.function.LongFunction;
 import org.memtrace.event.Event;
 import org.memtrace.symbols.Intervals;
+import org.memtrace.symbols.LongMap;
 
 /**
  * The dynamic memory tracker: follows the allocator events in stream order and knows, for any address, the

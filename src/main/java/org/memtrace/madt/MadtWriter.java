@@ -95,14 +95,7 @@ public final class MadtWriter implements Analysis {
             put(region);
             put((byte) ',');
             putHex(t.ip());
-            put((byte) ',');
-            putDecimal(t.size());
-            put((byte) ',');
-            putDecimal(t.tid());
-            if (t.weighted()) {
-                put((byte) ',');
-                putDecimal(t.weight());
-            }
+            putSizeThreadWeight(t);
             put((byte) '\n');
         }
         if (mode.symbolic()) {
@@ -120,14 +113,7 @@ public final class MadtWriter implements Analysis {
             put(region);
             put((byte) ',');
             put(code);
-            put((byte) ',');
-            putDecimal(t.size());
-            put((byte) ',');
-            putDecimal(t.tid());
-            if (t.weighted()) {
-                put((byte) ',');
-                putDecimal(t.weight());
-            }
+            putSizeThreadWeight(t);
             if (source != null) {
                 put((byte) ',');
                 put(source);
@@ -156,6 +142,18 @@ public final class MadtWriter implements Analysis {
 
     private void put(byte b) {
         buf[len++] = b;
+    }
+
+    /** The fields both forms of an access line end with: {@code ,size,tid} and {@code ,weight} when weighted. */
+    private void putSizeThreadWeight(Access t) {
+        put((byte) ',');
+        putDecimal(t.size());
+        put((byte) ',');
+        putDecimal(t.tid());
+        if (t.weighted()) {
+            put((byte) ',');
+            putDecimal(t.weight());
+        }
     }
 
     private void put(byte[] b) {

@@ -152,34 +152,20 @@ public final class Intervals<V> {
         for (long p = first; p <= last; p++) pages.remove(p, s);
     }
 
-    /** Page number to the small spans touching that page, sorted by start; open addressing, linear probing. */
+    /** Page number to the small spans touching that page, sorted by start. */
     private static final class PageTable<V> {
-        private long[] keys = new long[1024];
-        private Span<V>[][] values = newValues(1024);
-        private int used;
-
-        @SuppressWarnings("unchecked")
-        private static <V> Span<V>[][] newValues(int n) {
-            return (Span<V>[][]) new Span<?>[n][];
-        }
+        private LongMap<Span<V>[]> byPage = new LongMap<>();
 
         Span<V>[] get(long page) {
-            long key = page + 1;
-            int mask = keys.length - 1;
-            for (int i = slot(key, mask); ; i = (i + 1) & mask) {
-                long k = keys[i];
-                if (k == key) return values[i];
-                if (k == 0) return null;
-            }
+            return byPage.get(page);
         }
 
         void add(long page, Span<V> s) {
-            int i = find(page + 1);
-            Span<V>[] old = values[i];
+            Span<V>[] old = byPage.get(page);
             if (old == null) {
                 @SuppressWarnings("unchecked")
                 Span<V>[] one = (Span<V>[]) new Span<?>[] {s};
-                values[i] = one;
+                byPage.put(page, one);
                 return;
             }
             int found = indexOf(old, s.start());
@@ -187,15 +173,33 @@ public final class Intervals<V> {
             Span<V>[] grown = Arrays.copyOf(old, old.length + 1);
             System.arraycopy(old, at, grown, at + 1, old.length - at);
             grown[at] = s;
-            values[i] = grown;
+            byPage.put(page, grown);
         }
 
         /** Puts {@code n} where {@code s} is on the page; both have the same start, so the order holds. */
         void replace(long page, Span<V> s, Span<V> n) {
             Span<V>[] onPage = get(page);
-            int at = indexOf(onPage, s.start());
+            int at = onPage == null ? -1 : indexOf(onPage, s.start());
             if (at < 0 || onPage[at] != s) throw new IllegalStateException("span missing from page " + page);
             onPage[at] = n;
+        }
+
+        void remove(long page, Span<V> s) {
+            Span<V>[] old = byPage.get(page);
+            if (old == null) return;
+            int at = indexOf(old, s.start());
+            if (at < 0 || old[at] != s) return;
+            if (old.length == 1) {
+                byPage.remove(page);
+            } else {
+                Span<V>[] shrunk = Arrays.copyOf(old, old.length - 1);
+                System.arraycopy(old, at + 1, shrunk, at, old.length - at - 1);
+                byPage.put(page, shrunk);
+            }
+        }
+
+        void clear() {
+            byPage = new LongMap<>();
         }
 
         /**
@@ -213,60 +217,6 @@ public final class Intervals<V> {
                 else return mid;
             }
             return -lo - 1;
-        }
-
-        void remove(long page, Span<V> s) {
-            int i = find(page + 1);
-            Span<V>[] old = values[i];
-            if (old == null) return;
-            int at = indexOf(old, s.start());
-            if (at < 0 || old[at] != s) return;
-            if (old.length == 1) {
-                values[i] = null;
-            } else {
-                Span<V>[] shrunk = Arrays.copyOf(old, old.length - 1);
-                System.arraycopy(old, at + 1, shrunk, at, old.length - at - 1);
-                values[i] = shrunk;
-            }
-        }
-
-        void clear() {
-            keys = new long[1024];
-            values = newValues(1024);
-            used = 0;
-        }
-
-        /** The slot of {@code key}, claiming a free one if absent. Keys stay once claimed: pages get reused. */
-        private int find(long key) {
-            if (2 * (used + 1) > keys.length) grow();
-            int mask = keys.length - 1;
-            for (int i = slot(key, mask); ; i = (i + 1) & mask) {
-                if (keys[i] == key) return i;
-                if (keys[i] == 0) {
-                    keys[i] = key;
-                    used++;
-                    return i;
-                }
-            }
-        }
-
-        private void grow() {
-            long[] oldKeys = keys;
-            Span<V>[][] oldValues = values;
-            keys = new long[oldKeys.length * 2];
-            values = newValues(oldKeys.length * 2);
-            int mask = keys.length - 1;
-            for (int j = 0; j < oldKeys.length; j++) {
-                if (oldKeys[j] == 0) continue;
-                int i = slot(oldKeys[j], mask);
-                while (keys[i] != 0) i = (i + 1) & mask;
-                keys[i] = oldKeys[j];
-                values[i] = oldValues[j];
-            }
-        }
-
-        private static int slot(long key, int mask) {
-            return (int) ((key * 0x9E3779B97F4A7C15L) >>> 40) & mask;
         }
     }
 }

@@ -1,4 +1,4 @@
-package org.memtrace.heap;
+package org.memtrace.symbols;
 
 import static org.assertj.core.api.Assertions.*;
 

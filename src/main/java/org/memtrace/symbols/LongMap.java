@@ -1,21 +1,21 @@
-package org.memtrace.heap;
+package org.memtrace.symbols;
 
 import java.util.Arrays;
 
 /**
- * A map from long keys to non-null values, for the live-block table that every free and realloc looks up:
- * a {@code HashMap<Long, V>} boxes the key of every lookup and allocates a node per entry. Open addressing
- * with linear probing; a removal shifts the entries after it back, so no tombstones accumulate over the
- * millions of malloc/free pairs of a long run. Key 0 (never a live block, but a valid key) has a slot of
- * its own, since 0 marks a free slot.
+ * A map from long keys to non-null values, for the tables looked up per access or per allocator call (the
+ * heap's live blocks by start, {@link Intervals}' spans by page): a {@code HashMap<Long, V>} boxes the key
+ * of every lookup and allocates a node per entry. Open addressing with linear probing; a removal shifts
+ * the entries after it back, so no tombstones accumulate over the millions of malloc/free pairs of a long
+ * run. Key 0 (a valid key) has a slot of its own, since 0 marks a free slot.
  */
-final class LongMap<V> {
+public final class LongMap<V> {
     private long[] keys = new long[64];
     private Object[] values = new Object[64];
     private int size;
     private V zero;
 
-    V get(long key) {
+    public V get(long key) {
         if (key == 0) return zero;
         int mask = keys.length - 1;
         for (int i = slot(key, mask); ; i = (i + 1) & mask) {
@@ -26,7 +26,7 @@ final class LongMap<V> {
     }
 
     /** Maps {@code key} to {@code value} (not null); returns the value it replaced, null if none. */
-    V put(long key, V value) {
+    public V put(long key, V value) {
         if (value == null) throw new IllegalArgumentException("null value");
         if (key == 0) {
             V old = zero;
@@ -53,7 +53,7 @@ final class LongMap<V> {
     }
 
     /** Removes {@code key}; returns its value, null if it had none. */
-    V remove(long key) {
+    public V remove(long key) {
         if (key == 0) {
             V old = zero;
             if (old != null) size--;
@@ -74,13 +74,13 @@ final class LongMap<V> {
     }
 
     /** Removes {@code key} only while it maps to {@code value} (the same object). */
-    boolean remove(long key, V value) {
+    public boolean remove(long key, V value) {
         if (get(key) != value || value == null) return false;
         remove(key);
         return true;
     }
 
-    int size() { return size; }
+    public int size() { return size; }
 
     /**
      * Empties slot {@code i} and moves back every later entry of the probe run that could not be found

@@ -11,17 +11,13 @@
  * other CPU's TLB, and the handler does nothing else; a real program's fault costs more. Run it natively,
  * not under memtrace (the agent would trace the page itself).
  */
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
+#include "probe.h"
 
 static volatile char *page;
 static long psize;
-static volatile long faults;
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
@@ -30,21 +26,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     mprotect((void *)page, psize, PROT_READ | PROT_WRITE);
 }
 
-static double now(void)
+static void loop(long n)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static double run(long n)
-{
-    double t0 = now();
     for (long i = 0; i < n; i++) {
         (void)page[i & 63];
         mprotect((void *)page, psize, PROT_NONE);
     }
-    return (now() - t0) * 1e6 / n;
 }
 
 int main(int argc, char **argv)
@@ -52,13 +39,6 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 200000;
     psize = sysconf(_SC_PAGESIZE);
     page = mmap(NULL, psize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGSEGV, &sa, NULL);
-    run(n / 10);
-    double us = run(n);
-    printf("bare_fault %ld faults %.3f us/fault\n", n, us);
-    return faults == n + n / 10 ? 0 : 1;
+    catch_segv(on_segv);
+    return measure("bare_fault", n, loop);
 }

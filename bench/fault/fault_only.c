@@ -12,18 +12,14 @@
  * with a scratch register of its choosing. Run it natively, not under memtrace.
  */
 #define _GNU_SOURCE
-#include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include "probe.h"
 
 static char *prot_view, *alias_view;
-static volatile long faults;
 
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
@@ -34,16 +30,8 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
     *rax = (greg_t)(alias_view + ((char *)*rax - prot_view));
 }
 
-static double now(void)
+static void loop(long n)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static double run(long n)
-{
-    double t0 = now();
     for (long i = 0; i < n; i++) {
         const char *at = prot_view + (i & 63) * 8;
         long v;
@@ -51,7 +39,6 @@ static double run(long n)
         __asm__ volatile("mov (%%rax), %0" : "=r"(v), "+a"(at) : : "memory");
         (void)v;
     }
-    return (now() - t0) * 1e6 / n;
 }
 
 int main(int argc, char **argv)
@@ -63,13 +50,6 @@ int main(int argc, char **argv)
     prot_view = mmap(NULL, psize, PROT_NONE, MAP_SHARED, fd, 0);
     alias_view = mmap(NULL, psize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (prot_view == MAP_FAILED || alias_view == MAP_FAILED) { perror("fault_only: mmap"); return 2; }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGSEGV, &sa, NULL);
-    run(n / 10);
-    double us = run(n);
-    printf("fault_only %ld faults %.3f us/fault\n", n, us);
-    return faults == n + n / 10 ? 0 : 1;
+    catch_segv(on_segv);
+    return measure("fault_only", n, loop);
 }

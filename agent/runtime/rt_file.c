@@ -193,15 +193,22 @@ void rt_file_queue(struct rt_buf *b)
     futex_wake(&f.queued);
 }
 
-static struct rt_buf *dequeue(void)
+/* The oldest queued buffer, taken off the queue; NULL when it is empty. f.queue_lock held. */
+static struct rt_buf *pop_locked(void)
 {
-    rt_lock_take(&f.queue_lock);
     struct rt_buf *b = f.head;
     if (b) {
         f.head = b->next;
         if (!f.head) f.tail = NULL;
         __atomic_sub_fetch(&f.queued, 1, __ATOMIC_RELEASE);
     }
+    return b;
+}
+
+static struct rt_buf *dequeue(void)
+{
+    rt_lock_take(&f.queue_lock);
+    struct rt_buf *b = pop_locked();
     rt_lock_drop(&f.queue_lock);
     return b;
 }
@@ -435,13 +442,8 @@ static void write_queued(struct rt_buf *b)
 static struct rt_buf *take_ticket(int *ticket)
 {
     rt_lock_take(&f.queue_lock);
-    struct rt_buf *b = rt.state == RT_RUNNING ? f.head : NULL;
-    if (b) {
-        f.head = b->next;
-        if (!f.head) f.tail = NULL;
-        __atomic_sub_fetch(&f.queued, 1, __ATOMIC_RELEASE);
-        *ticket = f.next_ticket++;
-    }
+    struct rt_buf *b = rt.state == RT_RUNNING ? pop_locked() : NULL;
+    if (b) *ticket = f.next_ticket++;
     rt_lock_drop(&f.queue_lock);
     return b;
 }

@@ -111,6 +111,11 @@ static void put_number(char *buf, size_t *at, uint64_t v)
     while (n) buf[(*at)++] = d[--n];
 }
 
+static void put_text(char *buf, size_t *at, const char *text)
+{
+    while (*text) buf[(*at)++] = *text++;
+}
+
 /* One line per part: "memtrace-profile PART calls N ns T ns/call C", the cycles turned into time by a */
 /* 20 ms calibration against CLOCK_MONOTONIC.                                                         */
 void prof_report(void)
@@ -128,9 +133,9 @@ void prof_report(void)
     if (mt_sys2(SYS_getrusage, 0 /* RUSAGE_SELF */, &ru) == 0) {
         char line[96];
         size_t at = 0;
-        for (const char *c = "memtrace-profile program user-us "; *c; c++) line[at++] = *c;
+        put_text(line, &at, "memtrace-profile program user-us ");
         put_number(line, &at, (uint64_t)ru.u.tv_sec * 1000000 + (uint64_t)ru.u.tv_usec);
-        for (const char *c = " sys-us "; *c; c++) line[at++] = *c;
+        put_text(line, &at, " sys-us ");
         put_number(line, &at, (uint64_t)ru.s.tv_sec * 1000000 + (uint64_t)ru.s.tv_usec);
         line[at++] = '\n';
         mt_sys3(SYS_write, 2, line, at);
@@ -138,13 +143,14 @@ void prof_report(void)
     for (int k = 0; k < PROF_N; k++) {
         char line[160];
         size_t at = 0;
-        const char *parts[] = {"memtrace-profile ", names[k], " calls ", NULL};
-        for (int i = 0; parts[i]; i++) for (const char *c = parts[i]; *c; c++) line[at++] = *c;
+        put_text(line, &at, "memtrace-profile ");
+        put_text(line, &at, names[k]);
+        put_text(line, &at, " calls ");
         put_number(line, &at, mt_prof_calls[k]);
-        for (const char *c = " ns "; *c; c++) line[at++] = *c;
+        put_text(line, &at, " ns ");
         uint64_t t = (uint64_t)((double)mt_prof_cycles[k] * (double)ns / (double)(c1 - c0));
         put_number(line, &at, t);
-        for (const char *c = " ns/call "; *c; c++) line[at++] = *c;
+        put_text(line, &at, " ns/call ");
         put_number(line, &at, mt_prof_calls[k] ? t / mt_prof_calls[k] : 0);
         line[at++] = '\n';
         mt_sys3(SYS_write, 2, line, at);

@@ -276,6 +276,16 @@ static int iov_append(struct iov_copy *c, uintptr_t base, size_t len)
     return 1;
 }
 
+/* Whether the program may use memory at `a`, reached with `delta` (0: untraced, as it is), the way a   */
+/* buffer is used (`need`): the kernel must see the program's own view otherwise, to fail as it would.  */
+/* Lock held.                                                                                          */
+static int may_use_locked(uintptr_t a, intptr_t delta, int need)
+{
+    if (!delta) return 1;
+    struct range *r = set_find(a);
+    return r && (r->prot & need) == need;
+}
+
 /* One buffer of `len` bytes at `a` as pieces the kernel reaches without opening anything: moved memory */
 /* the program may use that way (`need`) through its alias, untraced memory as it is. 0 when some of it */
 /* is traced but not moved, or moved without the program's right to it (the kernel must see the       */
@@ -287,10 +297,9 @@ static int iov_redirect_one(struct iov_copy *c, uintptr_t a, size_t len, int nee
         intptr_t delta;
         spin_lock(&g.lock);
         size_t piece = reach_stretch_locked(a, e, &delta);
-        struct range *r = piece && delta ? set_find(a) : NULL;
-        int allowed = !delta || (r && (r->prot & need) == need);
+        int allowed = piece && may_use_locked(a, delta, need);
         spin_unlock(&g.lock);
-        if (!piece || !allowed || !iov_append(c, a + (uintptr_t)delta, piece)) return 0;
+        if (!allowed || !iov_append(c, a + (uintptr_t)delta, piece)) return 0;
         a += piece;
     }
     return 1;
@@ -342,9 +351,7 @@ static int reach_plain(uintptr_t *a, size_t len, int need)
     if (!*a || !len) return 1;
     intptr_t delta;
     spin_lock(&g.lock);
-    int reach = reach_without_opening(*a, *a + len, &delta);
-    struct range *r = reach && delta ? set_find(*a) : NULL;
-    int allowed = reach && (!delta || (r && (r->prot & need) == need));
+    int allowed = reach_without_opening(*a, *a + len, &delta) && may_use_locked(*a, delta, need);
     spin_unlock(&g.lock);
     if (allowed) *a += (uintptr_t)delta;
     return allowed;

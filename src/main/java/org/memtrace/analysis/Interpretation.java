@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.trace.AccessInterpreter;
 import org.memtrace.trace.EventConsumer;
@@ -53,13 +54,7 @@ public final class Interpretation implements EventConsumer {
             case Event.Block b -> {
                 events(b);
                 long n = sequence++;
-                for (Analysis x : analyses) {
-                    try {
-                        x.block(n, b);
-                    } catch (RuntimeException e) {
-                        crashed(x, e);
-                    }
-                }
+                each(x -> x.block(n, b));
             }
             case Event.Alloc a -> allocation(a);
             default -> other(event);
@@ -105,9 +100,17 @@ public final class Interpretation implements EventConsumer {
     }
 
     private void events(Event event) {
+        each(x -> x.event(event));
+    }
+
+    /**
+     * Calls every analysis still running, each failure going to {@link #crashed}. For the events that are not
+     * accesses: the per-access loops (access, fault) are written out, so that no lambda stands on them.
+     */
+    private void each(Consumer<Analysis> call) {
         for (Analysis x : analyses) {
             try {
-                x.event(event);
+                call.accept(x);
             } catch (RuntimeException e) {
                 crashed(x, e);
             }
@@ -140,13 +143,7 @@ public final class Interpretation implements EventConsumer {
         boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
         Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous);
         events(a);
-        for (Analysis x : analyses) {
-            try {
-                x.allocation(allocation);
-            } catch (RuntimeException e) {
-                crashed(x, e);
-            }
-        }
+        each(x -> x.allocation(allocation));
     }
 
     private void other(Event event) {
@@ -154,13 +151,7 @@ public final class Interpretation implements EventConsumer {
         naming.observe(event);
         names.allChanged();
         events(event);
-        for (Analysis x : analyses) {
-            try {
-                x.namesChanged();
-            } catch (RuntimeException e) {
-                crashed(x, e);
-            }
-        }
+        each(Analysis::namesChanged);
     }
 
     /** Events read so far. */

@@ -27,13 +27,18 @@ public final class EventDecoder {
 
     public static int tid(MemorySegment s, long off) { return s.get(U32, off + 4); }
 
+    /** Whether a record's header word is a fault's with its two fields (ip, address) after it. */
+    static boolean isFault(long header) {
+        return (header & 0xff) == MT_ACCESS && (header >>> 16 & 0xffff) >= 24;
+    }
+
     /**
      * Hands the record at {@code off} to {@code sink}: a fault by its fields ({@link EventSink#fault}, no
      * object made), any other record as its decoded {@link Event}, which is returned; null for a fault.
      */
     public static Event deliver(MemorySegment s, long off, long position, EventSink sink) {
         long header = s.get(U64, off);
-        if ((header & 0xff) == MT_ACCESS && (header >>> 16 & 0xffff) >= 24) {
+        if (isFault(header)) {
             int flags = (int) (header >>> 8 & 0xff);
             sink.fault((int) (header >>> 32), s.get(U64, off + 8), s.get(U64, off + 16),
                     (flags & ACC_WRITE) != 0, (flags & ACC_SAME_STEP) != 0);
@@ -52,7 +57,7 @@ public final class EventDecoder {
         // Faults are nearly every record of a trace: one read of the header word and two of the fields, in a
         // method small enough for the JIT to inline the segment accesses into the caller's loop.
         long header = s.get(U64, off);
-        if ((header & 0xff) == MT_ACCESS && (header >>> 16 & 0xffff) >= 24) {
+        if (isFault(header)) {
             int flags = (int) (header >>> 8 & 0xff);
             return new Event.Access((int) (header >>> 32), s.get(U64, off + 8), s.get(U64, off + 16),
                     (flags & ACC_WRITE) != 0, (flags & ACC_SAME_STEP) != 0);

@@ -201,7 +201,7 @@ public final class SavedStream {
                     if (type != MT_PAD) {
                         Batch b = batch;
                         int n = b.count;
-                        if (type == MT_ACCESS && size >= 24) {
+                        if (EventDecoder.isFault(word)) {
                             b.tid[n] = (int) (word >>> 32);
                             b.flags[n] = (byte) (word >>> 8);
                             b.ip[n] = (long) U64.get(chunk, at + 8);

@@ -38,7 +38,7 @@ public final class Main implements Runnable {
 
     /** Every command, in the order help lists them; register a new command here. */
     static final List<Class<?>> COMMANDS = List.of(RunCommand.class, AnalyzeCommand.class, PrintCommand.class,
-            CcCommand.class, CacheSimCommand.class, ConvertCommand.class, ReportCommand.class);
+            CcCommand.class, CacheSimCommand.class, ConvertCommand.class, ReportCommand.class, SkeletonCommand.class);
 
     /**
      * The command line for arguments that start with {@code first}. When it names a command, that command is

@@ -58,9 +58,30 @@ public final class MtrReader {
         void access(int tid, long address, Event.ProbeSite site);
     }
 
+    /**
+     * The records a skeleton loop run logs, for a caller that regenerates the computed accesses itself
+     * ({@code memtrace skeleton --emit-c}), in the order the reader delivers them: entry values (slot 0
+     * starts a run), markers of conditional blocks and side exits, the exit. Only records the reader's own
+     * replay accepted come here; a run that does not match its skeleton is one of the result's problems.
+     */
+    public interface LoopRecords {
+        void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value);
+
+        void marker(int tid, int marker, long value);
+
+        void exit(int tid, long value);
+    }
+
+    private static final LoopRecords NO_LOOP_RECORDS = new LoopRecords() {
+        @Override public void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value) {}
+        @Override public void marker(int tid, int marker, long value) {}
+        @Override public void exit(int tid, long value) {}
+    };
+
     private final MtrFile file;
     private final Consumer<? super Event> consumer;
     private final Accesses accesses;
+    private final LoopRecords loopRecords;
     private final ModuleSites modules;
     private final List<String> problems = new ArrayList<>();
     private long probes, events, unknownSites, firstUnknownSite, brokenReps, computed, brokenLoops;
@@ -68,10 +89,11 @@ public final class MtrReader {
     /** One thread: accesses go out as they are read (see advance). */
     private boolean direct;
 
-    private MtrReader(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) {
+    private MtrReader(MtrFile file, Consumer<? super Event> consumer, Accesses accesses, LoopRecords loopRecords) {
         this.file = file;
         this.consumer = consumer;
         this.accesses = accesses;
+        this.loopRecords = loopRecords;
         this.modules = new ModuleSites(problems::add);
     }
 
@@ -82,12 +104,19 @@ public final class MtrReader {
      *                            differs or is missing): nothing after its module event is delivered
      */
     public static Result read(MtrFile file, Consumer<? super Event> consumer) throws MtrFormatException {
-        return new MtrReader(file, consumer, (tid, address, site) -> consumer.accept(new Event.Probe(tid, address, site))).run();
+        return new MtrReader(file, consumer, (tid, address, site) -> consumer.accept(new Event.Probe(tid, address, site)),
+                NO_LOOP_RECORDS).run();
     }
 
     /** As {@link #read(MtrFile, Consumer)}, but every access (recorded or computed) goes to {@code accesses} instead. */
     public static Result read(MtrFile file, Consumer<? super Event> consumer, Accesses accesses) throws MtrFormatException {
-        return new MtrReader(file, consumer, accesses).run();
+        return new MtrReader(file, consumer, accesses, NO_LOOP_RECORDS).run();
+    }
+
+    /** As {@link #read(MtrFile, Consumer, Accesses)}, and each skeleton loop record also goes to {@code loops}. */
+    public static Result read(MtrFile file, Consumer<? super Event> consumer, Accesses accesses, LoopRecords loops)
+            throws MtrFormatException {
+        return new MtrReader(file, consumer, accesses, loops).run();
     }
 
     private Result run() throws MtrFormatException {
@@ -218,16 +247,22 @@ public final class MtrReader {
                     return;
                 }
                 t.loop.value(v.slot(), address);
+                loopRecords.entry(t.tid, v.source(), v.bias(), v.slot(), address);
             }
             case SiteTable.LoopMarker m -> {
                 finishRep(t);
                 // without a run (its entry was lost, or it broke already) the exit record counts the loss once
-                if (t.loop != null && (t.loop.loop != m.loop() || !t.loop.marker(m.marker(), address, t))) brokenLoop(t, m.loop().loggedIp()[0]);
-                else if (t.loop != null && t.loop.ends(m.marker())) t.loop = null; // a side exit: the run is over
+                if (t.loop != null && (t.loop.loop != m.loop() || !t.loop.marker(m.marker(), address, t))) {
+                    brokenLoop(t, m.loop().loggedIp()[0]);
+                    return;
+                }
+                if (t.loop != null) loopRecords.marker(t.tid, m.marker(), address);
+                if (t.loop != null && t.loop.ends(m.marker())) t.loop = null; // a side exit: the run is over
             }
             case SiteTable.LoopExit x -> {
                 finishRep(t);
                 if (t.loop == null || t.loop.loop != x.loop() || !t.loop.exit(address, t)) brokenLoop(t, x.loop().loggedIp()[0]);
+                else loopRecords.exit(t.tid, address);
                 t.loop = null;
             }
             case SiteTable.Rep r -> {

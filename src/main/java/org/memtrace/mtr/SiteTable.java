@@ -28,8 +28,11 @@ final class SiteTable {
     /** What a site's record means, at run-time addresses. */
     sealed interface Site permits Access, Rep, LoopValue, LoopExit, LoopMarker {}
 
-    /** A skeleton loop's entry record: the value of the loop's register {@code slot}. */
-    record LoopValue(SkeletonTable.Placed loop, int slot) implements Site {}
+    /**
+     * A skeleton loop's entry record: the value of the loop's register {@code slot}; {@code source} the loop as
+     * its file describes it, loaded at {@code bias}.
+     */
+    record LoopValue(SkeletonTable.Placed loop, int slot, SkeletonTable.Loop source, long bias) implements Site {}
 
     /** A skeleton loop's exit record: the final value of its trip register. */
     record LoopExit(SkeletonTable.Placed loop) implements Site {}
@@ -151,7 +154,7 @@ final class SiteTable {
                 SkeletonTable.Loop loop = skeleton.loop(e.insn());
                 SkeletonTable.Placed placed = loops.computeIfAbsent(loop.entry(), x -> SkeletonTable.Placed.of(loop, bias, totals));
                 into.put(e.probe() + bias, switch (e.kind()) {
-                    case SkeletonTable.KIND_VALUE -> new LoopValue(placed, e.access());
+                    case SkeletonTable.KIND_VALUE -> new LoopValue(placed, e.access(), loop, bias);
                     case SkeletonTable.KIND_EXIT -> new LoopExit(placed);
                     default -> new LoopMarker(placed, e.access());
                 });

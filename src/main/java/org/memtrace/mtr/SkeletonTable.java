@@ -18,12 +18,13 @@ import org.memtrace.symbols.ElfSection;
  * body in program order, each position either an access the replay computes or a site whose records are
  * logged. Also the loops the rewriter declined, with the reason.
  */
-final class SkeletonTable {
+public final class SkeletonTable {
     static final String SECTION = "memtrace_skel";
     static final int KIND_VALUE = 7, KIND_EXIT = 8, KIND_MARKER = 9;
     /** An item's {@code cond}: a logged position of a block that may not run, told by its record alone. */
-    static final int OPTIONAL = 0xff;
-    private static final int NONE = 0xff;
+    public static final int OPTIONAL = 0xff;
+    /** A slot field naming no register (an item's index, a step's slot). */
+    public static final int NONE = 0xff;
     private static final int ITEM_SIZE = 32, MARKER_SIZE = 8;
 
     /** Why a loop was not skeletonized, by the code the rewriter writes (1: files of the single-block rewriter). */
@@ -43,9 +44,9 @@ final class SkeletonTable {
      * {@code cond} 0 when it runs every iteration, m+1 when it runs in the iterations marker m names,
      * {@link #OPTIONAL} for a logged position that runs when its record says so.
      */
-    record Item(long insn, int kind, int size, int access, int flags, int weightMa, int weightAia, int blockRefs,
+    public record Item(long insn, int kind, int size, int access, int flags, int weightMa, int weightAia, int blockRefs,
                 int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, int cond, long displacement) {
-        boolean computed() { return kind != 0; }
+        public boolean computed() { return kind != 0; }
     }
 
     /**
@@ -53,10 +54,11 @@ final class SkeletonTable {
      * the exit site and the markers name their own; {@code mayBeEmpty} (record type 3): a run may end
      * before the first iteration's body (the loop is entered at its test). Marker m opens a conditional block at body position
      * {@code markerPos[m]}; {@code markerPhase[m]}: the trip register's update comes before it in the body; {@code markerEnds[m]}: it is
-     * a side exit's (a {@code break}), the run ends before body position {@code markerPos[m]}.
+     * a side exit's (a {@code break}), the run ends before body position {@code markerPos[m]}. {@code registers}: the
+     * name of each slot's register, as the rewriter wrote it.
      */
-    record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
-                boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty) {}
+    public record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
+                       boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers) {}
 
     private final Map<Long, Loop> byEntry;
     private final Map<String, Long> declined;
@@ -101,10 +103,12 @@ final class SkeletonTable {
                 long exit = here + 12 + b.getInt(at + 12);
                 long[] steps = new long[slots];
                 int[] stepSlots = new int[slots];
+                List<String> registers = new ArrayList<>(slots);
                 int p = at + 16;
                 for (int s = 0; s < slots; s++, p += 16) {
                     steps[s] = b.getLong(p);
                     stepSlots[s] = Byte.toUnsignedInt(b.get(p + 8));
+                    registers.add(name(bytes, p + 9));
                     if (stepSlots[s] != NONE && stepSlots[s] >= slots)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " step names a register the loop does not log");
                 }
@@ -137,7 +141,8 @@ final class SkeletonTable {
                     if (item.cond() != 0 && item.cond() != OPTIONAL && item.cond() > markers)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a marker the loop does not have");
                 }
-                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds, type == 3);
+                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds, type == 3,
+                        List.copyOf(registers));
                 loops.put(entry, loop);
                 loops.put(exit, loop);
                 for (long m : markerAt) loops.put(m, loop);
@@ -150,6 +155,13 @@ final class SkeletonTable {
     }
 
     private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
+
+    /** A slot's register name: up to 7 bytes, zero padded. */
+    private static String name(byte[] bytes, int at) {
+        int n = 0;
+        while (n < 7 && bytes[at + n] != 0) n++;
+        return new String(bytes, at, n, java.nio.charset.StandardCharsets.US_ASCII);
+    }
 
     /** The loop whose entry, exit or marker probe ends at {@code label} (what its sites' {@code insn} names). */
     Loop loop(long label) { return byEntry.get(label); }

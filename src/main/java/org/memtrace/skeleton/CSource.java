@@ -1,0 +1,492 @@
+package org.memtrace.skeleton;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.memtrace.event.Event;
+import org.memtrace.mtr.SkeletonTable;
+
+/**
+ * The C text of a skeleton program (docs/skeleton-c.md): a fixed part that reads the input and prints
+ * Lackey lines, the table of logged sites, and one function per skeleton loop that ran, whose statements
+ * are the loop body's accesses in program order with their affine addresses written out.
+ */
+final class CSource {
+    private CSource() {}
+
+    /** A loop this generator does not know how to write (a shape newer than it). */
+    static final class UnknownShape extends Exception {
+        UnknownShape(String message) { super(message); }
+    }
+
+    /** What the header comment says about the run. */
+    record About(String trace, String source, String input, long logged, long computed, long blocks, int threads) {}
+
+    static String render(About about, List<Event.ProbeSite> sites, List<LoggedInput.Placement> loops) throws UnknownShape {
+        StringBuilder c = new StringBuilder(8192 + 40 * sites.size());
+        c.append(header(about, loops.size()));
+        c.append(RUNTIME);
+        c.append("\n/* The sites whose accesses are logged: instruction, Lackey kind, bytes. */\n");
+        c.append("enum { NSITES = ").append(sites.size()).append(" };\n");
+        c.append("static const struct site sites[NSITES + 1] = {\n");
+        for (Event.ProbeSite s : sites)
+            c.append("    {0x").append(Long.toHexString(s.ip())).append(", '").append(kind(s.kind())).append("', ").append(s.size()).append("},\n");
+        c.append("};\nstatic uint64_t last[NSITES + 1];\n");
+        c.append(READER);
+        for (LoggedInput.Placement p : loops) c.append('\n').append(loop(p));
+        c.append("\n/* A loop run's record names its loop by its place here. */\n");
+        if (loops.isEmpty()) {
+            c.append("static void run(uint64_t loop)\n{\n    (void) loop;\n    bad(\"a loop run, but this trace ran no skeleton loop\");\n}\n");
+        } else {
+            c.append("static void (*const loops[])(void) = {");
+            for (int i = 0; i < loops.size(); i++) c.append(i % 8 == 0 ? "\n    " : " ").append("loop").append(i).append(',');
+            c.append("\n};\n\nstatic void run(uint64_t loop)\n{\n    if (loop >= sizeof loops / sizeof loops[0]) bad(\"a loop run names no loop\");\n");
+            c.append("    loops[loop]();\n}\n");
+        }
+        c.append(MAIN.replace("@INPUT@", cString(about.input())));
+        return c.toString();
+    }
+
+    private static String header(About a, int loops) {
+        return """
+                /* A skeleton of the run recorded in %s, written by `memtrace skeleton --emit-c`.
+                 *
+                 * It prints that run's data accesses again, without the program: the accesses of the %d skeleton
+                 * loops below are computed from the registers each loop run logged at its entry (a loop is a C
+                 * function: its addresses are affine in the iteration), the others are read from the logged input
+                 * (%s: %,d logged accesses, %,d computed ones, %,d block operations, %d thread%s).
+                 *
+                 *     gcc -O2 -o skel %s && ./skel [%s] > accesses.txt
+                 *
+                 * Output: Valgrind Lackey's --trace-mem lines, " L addr,size", " S addr,size", " M addr,size" (a load
+                 * and then a store of the same instruction, address and size), the lines `memtrace convert --to lackey`
+                 * writes for the same trace. Block operations (memcpy and friends, the kernel's reads and writes of
+                 * the program's memory, rep string instructions) become line-sized L and S lines as in that export;
+                 * allocations and the other events print nothing. The threads' lines are interleaved at their events,
+                 * in the order the trace's sequence numbers give.
+                 *
+                 * Wrong in what it cannot know: a thread's records are in program order, but the exact interleaving of
+                 * two threads between their events is the reader's choice, not a fact the trace recorded. The input
+                 * fits only this file: its loop and site numbers are this file's tables.
+                 */
+                """.formatted(comment(a.trace()), loops, comment(a.input()), a.logged(), a.computed(),
+                a.blocks(), a.threads(), a.threads() == 1 ? "" : "s", comment(a.source()), comment(a.input()));
+    }
+
+    private static String comment(String s) { return s.replace("*/", "* /").replaceAll("[\\p{Cntrl}]", "?"); }
+
+    /** One loop's function; the registers are named as the rewriter named them. */
+    static String loop(LoggedInput.Placement p) throws UnknownShape {
+        SkeletonTable.Loop l = p.loop;
+        List<SkeletonTable.Item> items = l.items();
+        int slots = l.steps().length;
+        String where = "0x" + Long.toHexString(l.entry() + p.bias);
+        for (SkeletonTable.Item it : items) {
+            if (it.kind() > 3) throw new UnknownShape("the loop entered at " + where + " has a body position of kind " + it.kind() + ": loop shape not emitted");
+            boolean optional = it.cond() == SkeletonTable.OPTIONAL;
+            if (it.cond() != 0 && !optional && it.cond() > l.markers().length)
+                throw new UnknownShape("the loop entered at " + where + " has a position under condition " + it.cond() + ": loop shape not emitted");
+            if (optional && it.computed())
+                throw new UnknownShape("the loop entered at " + where + " computes an optional position: loop shape not emitted");
+            if ((it.phase() & ~3) != 0)
+                throw new UnknownShape("the loop entered at " + where + " has phase bits " + it.phase() + ": loop shape not emitted");
+        }
+        String[] reg = names(l.registers(), slots);
+        boolean[] moves = new boolean[slots], used = new boolean[slots];
+        for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
+        used[l.tripSlot()] = true;
+        for (int s = 0; s < slots; s++) if (moves[s] && l.stepSlots()[s] != SkeletonTable.NONE) used[l.stepSlots()[s]] = true;
+        for (SkeletonTable.Item it : items) {
+            if (!it.computed()) continue;
+            if (it.baseSlot() != SkeletonTable.NONE) used[it.baseSlot()] = true;
+            if (it.indexSlot() != SkeletonTable.NONE) used[it.indexSlot()] = true;
+        }
+        long computed = items.stream().filter(SkeletonTable.Item::computed).count();
+        StringBuilder c = new StringBuilder();
+        c.append("/* Loop ").append(p.index).append(": entered at ").append(where).append(" (0x").append(Long.toHexString(l.entry()))
+                .append(" in its file), ").append(p.runs).append(p.runs == 1 ? " run" : " runs").append(". Per iteration ")
+                .append(computed).append(" computed and ").append(items.size() - computed).append(" logged positions");
+        if (l.markers().length > 0) c.append(", ").append(l.markers().length).append(" marked blocks or side exits");
+        c.append(".\n * Registers logged at its entry:");
+        for (int s = 0; s < slots; s++) c.append(' ').append(reg[s]).append(s + 1 < slots ? "," : ";");
+        c.append(" the trip count follows from ").append(reg[l.tripSlot()]).append("'s value at the exit. */\n");
+        c.append("static void loop").append(p.index).append("(void)\n{\n    const struct run ending = run_end();\n");
+        for (int s = 0; s < slots; s++) {
+            if (!used[s]) c.append("    (void) get(); /* ").append(reg[s]).append(": no address reads it */\n");
+            else c.append("    ").append(moves[s] ? "uint64_t " : "const uint64_t ").append(reg[s]).append(" = get();\n");
+        }
+        for (int s = 0; s < slots; s++) {
+            if (!used[s] || !moves[s]) continue;
+            c.append("    const uint64_t step_").append(reg[s]).append(" = ").append(constant(l.steps()[s]));
+            if (l.stepSlots()[s] != SkeletonTable.NONE) c.append(" + ").append(reg[l.stepSlots()[s]]);
+            c.append(";\n");
+        }
+        String trip = reg[l.tripSlot()];
+        if (!moves[l.tripSlot()]) throw new UnknownShape("the loop entered at " + where + " has a trip register without a step: loop shape not emitted");
+        c.append("    const uint64_t n = trips(ending, ").append(trip).append(", step_").append(trip).append(");\n");
+        c.append("    for (uint64_t k = 0; k < n; k++) {\n");
+        Set<Integer> blocksUsed = new HashSet<>();
+        for (SkeletonTable.Item it : items) if (it.cond() != 0 && it.cond() != SkeletonTable.OPTIONAL) blocksUsed.add(it.cond() - 1);
+        int open = 0; // the marked block whose if is open; 0 none
+        for (int pos = 0; pos <= items.size(); pos++) {
+            SkeletonTable.Item it = pos < items.size() ? items.get(pos) : null;
+            int cond = it == null || it.cond() == SkeletonTable.OPTIONAL ? 0 : it.cond();
+            List<String> markers = new ArrayList<>();
+            for (int m = 0; m < l.markers().length; m++) {
+                if (l.markerPos()[m] != pos || !l.markerEnds()[m]) continue;
+                markers.add("if (marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ")) return; /* side exit */");
+            }
+            for (int m = 0; m < l.markers().length; m++) {
+                if (l.markerPos()[m] != pos || l.markerEnds()[m]) continue;
+                if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
+                else markers.add("marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
+            }
+            if (open != 0 && (cond != open || !markers.isEmpty())) {
+                c.append("        }\n");
+                open = 0;
+            }
+            for (String m : markers) c.append("        ").append(m).append('\n');
+            if (it == null) break;
+            if (cond != 0 && cond != open) {
+                c.append("        if (block").append(cond - 1).append(") {\n");
+                open = cond;
+            }
+            String indent = open != 0 ? "            " : "        ";
+            long ip = it.insn() + p.bias;
+            c.append(indent);
+            if (!it.computed()) {
+                c.append(it.cond() == SkeletonTable.OPTIONAL ? "logged_if(0x" : "logged(0x").append(Long.toHexString(ip)).append(");\n");
+                continue;
+            }
+            c.append(switch (it.kind()) {
+                case 1 -> "load";
+                case 2 -> "store";
+                default -> "modify";
+            }).append("(0x").append(Long.toHexString(ip)).append(", ").append(address(it, reg, moves)).append(", ").append(it.size()).append(");\n");
+        }
+        for (int s = 0; s < slots; s++)
+            if (used[s] && moves[s]) c.append("        ").append(reg[s]).append(" += step_").append(reg[s]).append(";\n");
+        c.append("    }\n}\n");
+        return c.toString();
+    }
+
+    /** The trip register's value at a marker: before its update in the body, or after. */
+    private static String tripValue(String trip, boolean updated) {
+        return updated ? trip + " + step_" + trip : trip;
+    }
+
+    /** disp + base + scale·index, each register as it is at the access (its update before it in the body or not). */
+    static String address(SkeletonTable.Item it, String[] reg, boolean[] moves) {
+        List<String> terms = new ArrayList<>();
+        if (it.baseSlot() != SkeletonTable.NONE) {
+            String b = reg[it.baseSlot()];
+            terms.add((it.phase() & 1) != 0 && moves[it.baseSlot()] ? b + " + step_" + b : b);
+        }
+        if (it.indexSlot() != SkeletonTable.NONE) {
+            String x = reg[it.indexSlot()];
+            String v = (it.phase() & 2) != 0 && moves[it.indexSlot()] ? "(" + x + " + step_" + x + ")" : x;
+            terms.add(it.scale() == 1 ? v : it.scale() + " * " + v);
+        }
+        long d = it.displacement();
+        if (terms.isEmpty()) return "(uint64_t) " + constant(d);
+        String e = String.join(" + ", terms);
+        if (d == 0) return e;
+        if (d < 0 && d != Long.MIN_VALUE) return e + " - " + constant(-d);
+        return e + " + " + constant(d);
+    }
+
+    /** A 64-bit constant as C reads it: decimal when small, else hex (unsigned, two's complement). */
+    private static String constant(long v) {
+        if (v >= 0 && v < 65536) return Long.toString(v);
+        return "0x" + Long.toHexString(v) + "u";
+    }
+
+    /** C identifiers for the slots' registers: the rewriter's names, else slotN. */
+    private static String[] names(List<String> registers, int slots) {
+        String[] n = new String[slots];
+        Set<String> taken = new HashSet<>();
+        for (int s = 0; s < slots; s++) {
+            String r = s < registers.size() ? registers.get(s) : "";
+            boolean ok = r.matches("[a-z][a-z0-9]*") && !C_WORDS.contains(r) && taken.add(r);
+            n[s] = ok ? r : "slot" + s;
+            taken.add(n[s]);
+        }
+        return n;
+    }
+
+    /** Words a register name must not be in the generated C (its keywords and the fixed part's names). */
+    private static final Set<String> C_WORDS = Set.of("auto", "char", "do", "for", "if", "int", "k", "n", "run", "get", "in",
+            "last", "sites", "load", "store", "modify", "marker", "logged", "tid", "line", "out", "used", "block", "bad");
+
+    private static char kind(Event.ProbeKind k) {
+        return switch (k) {
+            case LOAD -> 'L';
+            case STORE -> 'S';
+            case MODIFY -> 'M';
+        };
+    }
+
+    private static String cString(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char ch : s.toCharArray()) {
+            if (ch == '"' || ch == '\\') b.append('\\').append(ch);
+            else if (ch < 0x20 || ch > 0x7e) b.append(String.format("\\%03o", (int) ch & 0xff));
+            else b.append(ch);
+        }
+        return b.append('"').toString();
+    }
+
+    /** Output and the accesses' common path: the same line rules as memtrace's Lackey export. */
+    private static final String RUNTIME = """
+
+            #include <stdint.h>
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+
+            /* Record types: the low 3 bits of a record's first varint (docs/skeleton-c.md, "The input"). */
+            enum { LOGGED, THREAD, RUN, MARKER, BLOCK };
+            /* How a loop run ended: at its exit (the trip register's value follows), or by a side exit in its body. */
+            enum { EXITED, SIDE_EXIT };
+            /* Block operations as the input numbers them. */
+            enum { COPY, FILL, FETCH };
+
+            struct site { uint64_t ip; char kind; unsigned char size; };
+            struct run { int how; uint64_t last; };
+
+            static const unsigned char *in, *in_start, *in_end;
+            static const char *input_name;
+
+            _Noreturn static void bad(const char *what)
+            {
+                fprintf(stderr, "skel: %s: %s (at byte %ld)\\n", input_name, what, (long) (in - in_start));
+                exit(1);
+            }
+
+            static char out[1 << 16];
+            static size_t used;
+            static uint64_t tid; /* the thread whose records are being read */
+
+            static void line(char kind, uint64_t address, unsigned size)
+            {
+                if (used > sizeof out - 48) {
+                    fwrite(out, 1, used, stdout);
+                    used = 0;
+                }
+                char *p = out + used, digits[12];
+                *p++ = ' ';
+                *p++ = kind;
+                *p++ = ' ';
+                int n = 8;
+                while (n < 16 && address >> (4 * n) != 0) n++;
+                for (int i = n - 1; i >= 0; i--) *p++ = "0123456789abcdef"[address >> (4 * i) & 15];
+                *p++ = ',';
+                n = 0;
+                do digits[n++] = (char) ('0' + size % 10); while ((size /= 10) != 0);
+                while (n > 0) *p++ = digits[--n];
+                *p++ = '\\n';
+                used = (size_t) (p - out);
+            }
+
+            /* A load waits for the next access: a store of the same instruction, address, size and thread makes it one M line. */
+            static int pending;
+            static uint64_t pending_ip, pending_address, pending_tid;
+            static unsigned pending_size;
+
+            static void settle(void)
+            {
+                if (!pending) return;
+                pending = 0;
+                line('L', pending_address, pending_size);
+            }
+
+            static void load(uint64_t ip, uint64_t address, unsigned size)
+            {
+                settle();
+                pending = 1;
+                pending_ip = ip;
+                pending_address = address;
+                pending_size = size;
+                pending_tid = tid;
+            }
+
+            static void store(uint64_t ip, uint64_t address, unsigned size)
+            {
+                if (pending && ip == pending_ip && address == pending_address && size == pending_size && tid == pending_tid) {
+                    pending = 0;
+                    line('M', address, size);
+                    return;
+                }
+                settle();
+                line('S', address, size);
+            }
+
+            static void modify(uint64_t ip, uint64_t address, unsigned size)
+            {
+                load(ip, address, size);
+                store(ip, address, size);
+            }
+
+            /* Chunks of at most 64 bytes that do not cross a 64-byte line of the range they step through. */
+            static uint64_t chunk(uint64_t address, uint64_t left)
+            {
+                uint64_t to_end = 64 - (address & 63);
+                return to_end < left ? to_end : left;
+            }
+
+            static void chunks(uint64_t address, uint64_t length, char kind)
+            {
+                for (uint64_t done = 0, n; done < length; done += n) {
+                    n = chunk(address + done, length - done);
+                    line(kind, address + done, (unsigned) n);
+                }
+            }
+            """;
+
+    /** Reading the input; the loops' helpers are inline so that a file whose loops use few of them compiles without warnings. */
+    private static final String READER = """
+
+            static uint64_t get(void)
+            {
+                uint64_t v = 0;
+                for (int shift = 0; shift < 64 && in < in_end; shift += 7) {
+                    unsigned char b = *in++;
+                    v |= (uint64_t) (b & 0x7f) << shift;
+                    if (!(b & 0x80)) return v;
+                }
+                bad("the input is cut short or damaged");
+            }
+
+            static inline uint64_t peek(void)
+            {
+                const unsigned char *at = in;
+                uint64_t v = get();
+                in = at;
+                return v;
+            }
+
+            static void logged_record(uint64_t head)
+            {
+                uint64_t s = head >> 3, d = get();
+                if (s >= NSITES) bad("a logged access names no site");
+                uint64_t address = last[s] += (d >> 1) ^ -(d & 1);
+                switch (sites[s].kind) {
+                case 'L': load(sites[s].ip, address, sites[s].size); break;
+                case 'S': store(sites[s].ip, address, sites[s].size); break;
+                default: modify(sites[s].ip, address, sites[s].size); break;
+                }
+            }
+
+            /* Whether the next record is a logged access of the instruction at ip. */
+            static inline int next_is(uint64_t ip)
+            {
+                if (in >= in_end) return 0;
+                uint64_t head = peek();
+                return (head & 7) == LOGGED && (head >> 3) < NSITES && sites[head >> 3].ip == ip;
+            }
+
+            /* A position the skeleton could not compute: its access comes from the input. */
+            static inline void logged(uint64_t ip)
+            {
+                if (!next_is(ip)) bad("the input does not follow the skeleton: a logged access expected");
+                logged_record(get());
+            }
+
+            /* A logged position of a block that may not run: its record, if it is the next one, says it ran. */
+            static inline void logged_if(uint64_t ip)
+            {
+                if (next_is(ip)) logged_record(get());
+            }
+
+            /* Marker m: whether its block ran (or its side exit was taken) now, where the trip register holds value. */
+            static inline int marker(uint64_t m, uint64_t value)
+            {
+                const unsigned char *at = in;
+                if (in < in_end && get() == (m << 3 | MARKER) && get() == value) return 1;
+                in = at;
+                return 0;
+            }
+
+            static inline struct run run_end(void)
+            {
+                if (in_end - in < 9) bad("a loop run cut short");
+                struct run r = {in[0], 0};
+                for (int i = 8; i >= 1; i--) r.last = r.last << 8 | in[i];
+                in += 9;
+                return r;
+            }
+
+            /* Iterations of a run: the trip register's distance from entry to exit in steps (a side exit: those it began). */
+            static inline uint64_t trips(struct run r, uint64_t entry, uint64_t step)
+            {
+                if (r.how == SIDE_EXIT) return r.last;
+                int64_t distance = (int64_t) (r.last - entry), s = (int64_t) step;
+                if (s == 0 || distance % s != 0 || distance / s < 0) bad("a trip count that does not follow from the exit value");
+                return (uint64_t) (distance / s);
+            }
+
+            static void block(uint64_t op)
+            {
+                uint64_t destination = get(), source = get(), length = get();
+                settle();
+                if (op == COPY) {
+                    for (uint64_t done = 0, n; done < length; done += n) {
+                        n = chunk(destination + done, length - done);
+                        line('L', source + done, (unsigned) n);
+                        line('S', destination + done, (unsigned) n);
+                    }
+                } else if (op == FILL) {
+                    chunks(destination, length, 'S');
+                } else if (op == FETCH) {
+                    chunks(source, length, 'L');
+                } else {
+                    bad("a block operation of unknown kind");
+                }
+            }
+            """;
+
+    private static final String MAIN = """
+
+            int main(int argc, char **argv)
+            {
+                input_name = argc > 1 ? argv[1] : @INPUT@;
+                FILE *f = fopen(input_name, "rb");
+                if (!f) {
+                    perror(input_name);
+                    return 1;
+                }
+                size_t size = 0, room = 1 << 20;
+                unsigned char *data = malloc(room);
+                for (size_t got; data && (got = fread(data + size, 1, room - size, f)) > 0;) {
+                    size += got;
+                    if (size == room) data = realloc(data, room *= 2);
+                }
+                if (!data || ferror(f)) {
+                    perror(input_name);
+                    return 1;
+                }
+                fclose(f);
+                in = in_start = data;
+                in_end = data + size;
+                while (in < in_end) {
+                    uint64_t head = get();
+                    switch (head & 7) {
+                    case LOGGED: logged_record(head); break;
+                    case THREAD: tid = head >> 3; break;
+                    case RUN: run(head >> 3); break;
+                    case BLOCK: block(head >> 3); break;
+                    default: bad("a marker outside its loop run");
+                    }
+                }
+                settle();
+                fwrite(out, 1, used, stdout);
+                if (fflush(stdout) != 0 || ferror(stdout)) {
+                    perror("skel: stdout");
+                    return 1;
+                }
+                free(data);
+                return 0;
+            }
+            """;
+}

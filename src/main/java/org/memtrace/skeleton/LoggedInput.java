@@ -1,0 +1,227 @@
+package org.memtrace.skeleton;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.memtrace.event.Event;
+import org.memtrace.mtr.MtrReader;
+import org.memtrace.mtr.SkeletonTable;
+
+/**
+ * Writes what the emitted program cannot compute, in the order the reader delivers it (docs/skeleton-c.md,
+ * "The input"): logged accesses by site, the loop runs with their logged values, block operations, and a
+ * thread record whenever the delivering thread changes. Computed accesses are left out: the program's
+ * loops regenerate them. Collects the sites and loops the program's tables list, in order of first use.
+ */
+final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReader.LoopRecords {
+    static final int LOGGED = 0, THREAD = 1, RUN = 2, MARKER = 3, BLOCK = 4;
+    static final int EXITED = 0, SIDE_EXIT = 1;
+
+    /** A loop as its file describes it, loaded at {@code bias}; {@code runs} counts its runs in the trace. */
+    static final class Placement {
+        final SkeletonTable.Loop loop;
+        final long bias;
+        final int index;
+        long runs;
+
+        Placement(SkeletonTable.Loop loop, long bias, int index) {
+            this.loop = loop;
+            this.bias = bias;
+            this.index = index;
+        }
+    }
+
+    private record Key(SkeletonTable.Loop loop, long bias) {}
+
+    /** One thread's loop run whose header is written once all its entry values are known. */
+    private static final class Run {
+        final int tid;
+        final Placement loop;
+        final long[] values;
+        int seen;
+        long fixedAt = -1;
+
+        Run(int tid, Placement loop) {
+            this.tid = tid;
+            this.loop = loop;
+            this.values = new long[loop.loop.steps().length];
+        }
+    }
+
+    private final InputWriter out;
+    private final Map<Event.ProbeSite, Integer> siteIndex = new IdentityHashMap<>();
+    final List<Event.ProbeSite> sites = new ArrayList<>();
+    private long[] lastAddress = new long[64];
+    private final Map<Key, Placement> loopIndex = new HashMap<>();
+    final List<Placement> loops = new ArrayList<>();
+    private Run open;
+    private long thread = -1;
+    final java.util.Set<Integer> threads = new java.util.HashSet<>();
+    long logged, computed, blocks;
+    /** The first reason the input cannot stand for the trace; null while it can. */
+    String problem;
+
+    LoggedInput(InputWriter out) { this.out = out; }
+
+    @Override
+    public void access(int tid, long address, Event.ProbeSite site) {
+        if (site.computed()) {
+            computed++;
+            return;
+        }
+        logged++;
+        Integer known = siteIndex.get(site);
+        int s;
+        if (known == null) {
+            s = sites.size();
+            siteIndex.put(site, s);
+            sites.add(site);
+            if (s == lastAddress.length) lastAddress = java.util.Arrays.copyOf(lastAddress, 2 * s);
+        } else {
+            s = known;
+        }
+        try {
+            to(tid);
+            out.varint((long) s << 3 | LOGGED);
+            long d = address - lastAddress[s];
+            out.varint(d << 1 ^ d >> 63);
+            lastAddress[s] = address;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value) {
+        if (slot == 0) {
+            if (open != null) fail("a loop run of thread " + open.tid + " starts before the previous one ended");
+            Placement p = loopIndex.computeIfAbsent(new Key(loop, bias), k -> {
+                Placement n = new Placement(loop, bias, loops.size());
+                loops.add(n);
+                return n;
+            });
+            p.runs++;
+            try {
+                to(tid);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            open = new Run(tid, p);
+        }
+        if (open == null || open.tid != tid || open.fixedAt >= 0) {
+            fail("an entry value of a loop comes outside its run's entry");
+            return;
+        }
+        open.values[slot] = value;
+        open.seen |= 1 << slot;
+    }
+
+    @Override
+    public void marker(int tid, int marker, long value) {
+        Run r = body(tid);
+        if (r == null) return;
+        try {
+            out.varint((long) marker << 3 | MARKER);
+            out.varint(value);
+            if (!r.loop.loop.markerEnds()[marker]) return;
+            // a side exit: the run ends in the iteration the trip register's value names
+            SkeletonTable.Loop l = r.loop.loop;
+            int trip = l.tripSlot();
+            long step = step(l, r.values, trip);
+            long distance = value - r.values[trip] - (l.markerPhase()[marker] ? step : 0);
+            out.patch(r.fixedAt, SIDE_EXIT, distance / step + 1);
+            open = null;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void exit(int tid, long value) {
+        Run r = body(tid);
+        if (r == null) return;
+        try {
+            out.patch(r.fixedAt, EXITED, value);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        open = null;
+    }
+
+    /** The block operations, which the program expands as the exports do; every other event carries no access. */
+    @Override
+    public void accept(Event e) {
+        if (!(e instanceof Event.Block b)) return;
+        blocks++;
+        if (open != null && open.tid == b.tid()) fail("a block operation inside a loop run of thread " + b.tid());
+        try {
+            to(b.tid());
+            out.varint((long) b.op().ordinal() << 3 | BLOCK);
+            out.varint(b.destination());
+            out.varint(b.source());
+            out.varint(b.length());
+        } catch (IOException x) {
+            throw new UncheckedIOException(x);
+        }
+    }
+
+    /** The trace has ended. */
+    void finish() {
+        if (open != null) fail("thread " + open.tid + "'s last loop run has no exit record");
+    }
+
+    /** A register's step per iteration: its constant, plus the entry value of the register it names. */
+    static long step(SkeletonTable.Loop loop, long[] values, int slot) {
+        int from = loop.stepSlots()[slot];
+        return loop.steps()[slot] + (from == SkeletonTable.NONE ? 0 : values[from]);
+    }
+
+    /** The open run of thread {@code tid}, its header written; null (and a problem) without one. */
+    private Run body(int tid) {
+        Run r = open;
+        if (r == null || r.tid != tid) {
+            fail("a loop record of thread " + tid + " outside its run");
+            return null;
+        }
+        try {
+            header(r);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return r;
+    }
+
+    private void header(Run r) throws IOException {
+        if (r.fixedAt >= 0) return;
+        if (r.seen != (1 << r.values.length) - 1) fail("a loop run lacks entry values");
+        out.varint((long) r.loop.index << 3 | RUN);
+        r.fixedAt = out.reserve();
+        for (long v : r.values) out.varint(v);
+    }
+
+    /**
+     * Records from thread {@code tid} follow. The reader delivers a thread's records between two of its events
+     * together unless more than 2^20 of them are held, and a loop run lies between two events (its body has
+     * no call); only then could another thread's records come inside a run, which the program cannot follow.
+     */
+    private void to(int tid) throws IOException {
+        if (open != null) {
+            if (open.tid != tid) fail("thread " + tid + "'s records come inside a loop run of thread " + open.tid
+                    + " (more than 2^20 records between two events of a thread)");
+            else header(open);
+        }
+        if (tid == thread) return;
+        thread = tid;
+        threads.add(tid);
+        out.varint((long) tid << 3 | THREAD);
+    }
+
+    private void fail(String why) {
+        if (problem == null) problem = why;
+    }
+}

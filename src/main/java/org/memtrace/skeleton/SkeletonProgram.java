@@ -1,0 +1,58 @@
+package org.memtrace.skeleton;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.memtrace.mtr.MtrFile;
+import org.memtrace.mtr.MtrFormatException;
+import org.memtrace.mtr.MtrReader;
+
+/**
+ * {@code memtrace skeleton --emit-c}: a {@code .mtr} trace as a C program and its logged input
+ * (docs/skeleton-c.md). The program prints the trace's data accesses again, its skeleton loops as C loops
+ * over affine addresses, everything else from the input; its output equals {@code memtrace convert --to
+ * lackey} of the same trace, line for line.
+ */
+public final class SkeletonProgram {
+    private SkeletonProgram() {}
+
+    /** What was written: loops that ran, logged sites, accesses logged and computed, the input's bytes. */
+    public record Summary(int loops, int sites, long logged, long computed, long blocks, int threads, long inputBytes) {}
+
+    /** The trace cannot be written as a program; the message says why, in one sentence. */
+    public static final class NotEmitted extends Exception {
+        NotEmitted(String message) { super(message); }
+    }
+
+    /**
+     * Reads {@code trace} and writes the program to {@code source} and its input to {@code input}; the
+     * names are how the program's comment and its default input path call them.
+     */
+    public static Summary emit(Path trace, Path source, String sourceName, Path input, String inputName)
+            throws NotEmitted, IOException, MtrFormatException {
+        LoggedInput logged;
+        MtrReader.Result result;
+        try (MtrFile file = MtrFile.open(trace); InputWriter out = new InputWriter(input)) {
+            logged = new LoggedInput(out);
+            result = MtrReader.read(file, logged, logged, logged);
+            logged.finish();
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+        if (!result.problems().isEmpty()) throw new NotEmitted(String.join("; ", result.problems()));
+        if (logged.problem != null) throw new NotEmitted(logged.problem);
+        if (result.skeleton().computed() != logged.computed)
+            throw new NotEmitted("the reader computed " + result.skeleton().computed() + " accesses but handed on " + logged.computed);
+        String c;
+        try {
+            c = CSource.render(new CSource.About(trace.toString(), sourceName, inputName, logged.logged, logged.computed, logged.blocks,
+                    logged.threads.size()), logged.sites, logged.loops);
+        } catch (CSource.UnknownShape e) {
+            throw new NotEmitted(e.getMessage());
+        }
+        Files.writeString(source, c);
+        return new Summary(logged.loops.size(), logged.sites.size(), logged.logged, logged.computed, logged.blocks,
+                logged.threads.size(), Files.size(input));
+    }
+}

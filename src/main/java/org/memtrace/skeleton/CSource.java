@@ -111,10 +111,12 @@ final class CSource {
         c.append(".\n * Registers logged at its entry:");
         for (int s = 0; s < slots; s++) c.append(' ').append(reg[s]).append(s + 1 < slots ? "," : ";");
         c.append(" the trip count follows from ").append(reg[l.tripSlot()]).append("'s value at the exit. */\n");
-        c.append("static void loop").append(p.index).append("(void)\n{\n    const struct run ending = run_end();\n");
+        c.append("static void loop").append(p.index).append("(void)\n{\n");
+        c.append("    static uint64_t entry[").append(slots).append("]; /* the registers at the previous run's entry */\n");
+        c.append("    const struct run ending = run_end();\n");
         for (int s = 0; s < slots; s++) {
-            if (!used[s]) c.append("    (void) get(); /* ").append(reg[s]).append(": no address reads it */\n");
-            else c.append("    ").append(moves[s] ? "uint64_t " : "const uint64_t ").append(reg[s]).append(" = get();\n");
+            if (!used[s]) c.append("    (void) next(&entry[").append(s).append("]); /* ").append(reg[s]).append(": no address reads it */\n");
+            else c.append("    ").append(moves[s] ? "uint64_t " : "const uint64_t ").append(reg[s]).append(" = next(&entry[").append(s).append("]);\n");
         }
         for (int s = 0; s < slots; s++) {
             if (!used[s] || !moves[s]) continue;
@@ -217,7 +219,8 @@ final class CSource {
 
     /** Words a register name must not be in the generated C (its keywords and the fixed part's names). */
     private static final Set<String> C_WORDS = Set.of("auto", "char", "do", "for", "if", "int", "k", "n", "run", "get", "in",
-            "last", "sites", "load", "store", "modify", "marker", "logged", "tid", "line", "out", "used", "block", "bad");
+            "last", "sites", "load", "store", "modify", "marker", "logged", "tid", "line", "out", "used", "block", "bad", "next",
+            "entry", "ending", "peek", "chunk", "chunks", "trips", "settle");
 
     private static char kind(Event.ProbeKind k) {
         return switch (k) {
@@ -358,6 +361,13 @@ final class CSource {
                 bad("the input is cut short or damaged");
             }
 
+            /* A value stored as its difference to the previous one (zigzag: 0, -1, 1, -2, ...). */
+            static inline uint64_t next(uint64_t *previous)
+            {
+                uint64_t d = get();
+                return *previous += (d >> 1) ^ -(d & 1);
+            }
+
             static inline uint64_t peek(void)
             {
                 const unsigned char *at = in;
@@ -368,9 +378,9 @@ final class CSource {
 
             static void logged_record(uint64_t head)
             {
-                uint64_t s = head >> 3, d = get();
+                uint64_t s = head >> 3;
                 if (s >= NSITES) bad("a logged access names no site");
-                uint64_t address = last[s] += (d >> 1) ^ -(d & 1);
+                uint64_t address = next(&last[s]);
                 switch (sites[s].kind) {
                 case 'L': load(sites[s].ip, address, sites[s].size); break;
                 case 'S': store(sites[s].ip, address, sites[s].size); break;

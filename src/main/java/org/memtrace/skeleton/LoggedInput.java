@@ -28,11 +28,14 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         final long bias;
         final int index;
         long runs;
+        /** The entry values of its previous run: the input holds each run's differences to them. */
+        final long[] previous;
 
         Placement(SkeletonTable.Loop loop, long bias, int index) {
             this.loop = loop;
             this.bias = bias;
             this.index = index;
+            this.previous = new long[loop.steps().length];
         }
     }
 
@@ -201,7 +204,12 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         if (r.seen != (1 << r.values.length) - 1) fail("a loop run lacks entry values");
         out.varint((long) r.loop.index << 3 | RUN);
         r.fixedAt = out.reserve();
-        for (long v : r.values) out.varint(v);
+        long[] previous = r.loop.previous;
+        for (int s = 0; s < r.values.length; s++) {
+            long d = r.values[s] - previous[s];
+            out.varint(d << 1 ^ d >> 63);
+            previous[s] = r.values[s];
+        }
     }
 
     /**

@@ -22,13 +22,11 @@ public final class ZstdLibrary {
     private static volatile ZstdLibrary instance;
 
     private final SymbolLookup lookup;
-    private final MethodHandle isError;
-    private final MethodHandle errorName;
+    /** Bound at the first call that may have failed: a downcall handle costs milliseconds to make in a fresh JVM. */
+    private volatile MethodHandle isError, errorName;
 
     private ZstdLibrary(SymbolLookup lookup) {
         this.lookup = lookup;
-        isError = function("ZSTD_isError", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
-        errorName = function("ZSTD_getErrorName", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
     }
 
     /** The library; IllegalArgumentException when it is missing or lacks a function memtrace uses. */
@@ -49,6 +47,10 @@ public final class ZstdLibrary {
 
     /** zstd's name for the error a call returned as {@code code}, or null when the call succeeded. */
     public String error(long code) throws Throwable {
+        if (isError == null) {
+            errorName = function("ZSTD_getErrorName", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
+            isError = function("ZSTD_isError", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+        }
         if ((int) isError.invokeExact(code) == 0) return null;
         MemorySegment name = (MemorySegment) errorName.invokeExact(code);
         return name.reinterpret(256).getString(0);

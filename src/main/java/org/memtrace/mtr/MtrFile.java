@@ -168,7 +168,7 @@ public final class MtrFile implements AutoCloseable {
             case CODEC_STORED -> MemorySegment.copy(stored, U64, 0, words, 0, count);
             case CODEC_ZSTD_PACKED, CODEC_ZSTD_PREDICTED -> {
                 Zstd zstd = Zstd.get();
-                int length = zstd.contentSize(stored);
+                int length = Zstd.contentSize(stored);
                 byte[] packed = scratch.packed(length);
                 zstd.decompress(scratch.context(zstd), stored, packed, length);
                 if (c.codec() == CODEC_ZSTD_PACKED) PackedSlots.unpack(packed, length, words, count);

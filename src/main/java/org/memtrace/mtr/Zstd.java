@@ -7,30 +7,35 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import org.memtrace.compress.ZstdLibrary;
 
-/** zstd frame decompression of the runtime's chunks, through {@link ZstdLibrary}. */
+/**
+ * zstd frame decompression of the runtime's chunks, through {@link ZstdLibrary}. Binds only the three
+ * functions the default codecs use: each downcall handle costs 7-15 ms to make in a fresh JVM, which is
+ * most of what a small trace's first read costs beyond the JVM's own start (docs/compiled-in.md, "Replay
+ * speed"); the frame's content size is read from its header here, and the plain one-shot decompression of
+ * the older codecs is bound when one of them is met.
+ */
 final class Zstd {
     private static volatile Zstd instance;
+    private static final int FRAME_MAGIC = 0xFD2FB528;
 
     private final ZstdLibrary lib;
-    private final MethodHandle decompress;
+    private volatile MethodHandle decompress;
     private final MethodHandle decompressWith;
     private final MethodHandle createContext;
     private final MethodHandle freeContext;
-    private final MethodHandle contentSize;
 
     private Zstd(ZstdLibrary lib) {
         this.lib = lib;
-        decompress = lib.function("ZSTD_decompress", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
         // critical with heap access: the frame goes straight into the reader's byte[], no native buffer and copy
         // between; a chunk is at most a few MB, so the call holds off the GC for a millisecond or so at most
         decompressWith = lib.function("ZSTD_decompressDCtx",
                 FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
         createContext = lib.function("ZSTD_createDCtx", FunctionDescriptor.of(ADDRESS));
         freeContext = lib.function("ZSTD_freeDCtx", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
-        contentSize = lib.function("ZSTD_getFrameContentSize", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
     }
 
     /** The library, loaded once; a missing library is reported as a chunk that cannot be read. */
@@ -49,14 +54,26 @@ final class Zstd {
         }
     }
 
-    /** The content size the frame's header states (the runtime's always do). */
-    int contentSize(MemorySegment src) throws MtrFormatException {
-        long n;
-        try {
-            n = (long) contentSize.invokeExact(src, src.byteSize());
-        } catch (Throwable t) {
-            throw new MtrFormatException("zstd: " + t);
-        }
+    /**
+     * The content size the frame's header states (the runtime's always do), read as RFC 8878 section 3.1.1.1
+     * lays the header out: magic, descriptor, window descriptor unless single-segment, dictionary id, size.
+     */
+    static int contentSize(MemorySegment src) throws MtrFormatException {
+        long length = src.byteSize();
+        if (length < 5 || src.get(ValueLayout.JAVA_INT_UNALIGNED, 0) != FRAME_MAGIC) throw new MtrFormatException("zstd: not a zstd frame");
+        int descriptor = Byte.toUnsignedInt(src.get(ValueLayout.JAVA_BYTE, 4));
+        boolean singleSegment = (descriptor & 0x20) != 0;
+        int sizeBytes = switch (descriptor >>> 6) {
+            case 0 -> singleSegment ? 1 : 0;
+            case 1 -> 2;
+            case 2 -> 4;
+            default -> 8;
+        };
+        int at = 5 + (singleSegment ? 0 : 1) + new int[] {0, 1, 2, 4}[descriptor & 3];
+        if (sizeBytes == 0 || at + sizeBytes > length) throw new MtrFormatException("zstd: the frame does not state a usable content size");
+        long n = 0;
+        for (int i = sizeBytes - 1; i >= 0; i--) n = n << 8 | Byte.toUnsignedLong(src.get(ValueLayout.JAVA_BYTE, at + i));
+        if (sizeBytes == 2) n += 256;
         if (n < 0 || n > Integer.MAX_VALUE - 8) throw new MtrFormatException("zstd: the frame does not state a usable content size");
         return (int) n;
     }
@@ -89,7 +106,11 @@ final class Zstd {
 
     /** Decompresses one frame into {@code dst}; the frame must fill it exactly. */
     void decompress(MemorySegment src, MemorySegment dst) throws MtrFormatException {
-        check(() -> (long) decompress.invokeExact(dst, dst.byteSize(), src, src.byteSize()), dst.byteSize());
+        MethodHandle plain = decompress;
+        if (plain == null)
+            decompress = plain = lib.function("ZSTD_decompress", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+        MethodHandle call = plain;
+        check(() -> (long) call.invokeExact(dst, dst.byteSize(), src, src.byteSize()), dst.byteSize());
     }
 
     private interface Call {
@@ -101,6 +122,7 @@ final class Zstd {
         long n;
         try {
             n = call.run();
+            if (n == expected) return; // zstd's error codes are near 2^64, never a length that was expected
             String error = lib.error(n);
             if (error != null) throw new MtrFormatException("zstd: " + error);
         } catch (MtrFormatException e) {

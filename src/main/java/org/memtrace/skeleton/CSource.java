@@ -93,14 +93,20 @@ final class CSource {
                 throw new UnknownShape("the loop entered at " + where + " has phase bits " + it.phase() + ": loop shape not emitted");
         }
         String[] reg = names(l.registers(), slots);
-        boolean[] moves = new boolean[slots], used = new boolean[slots];
+        // body: the iteration reads the register (an address, or the trip register at a marker); a step's source
+        // register is read once, before the loop, for its entry value
+        boolean[] moves = new boolean[slots], body = new boolean[slots], stepped = new boolean[slots], read = new boolean[slots];
         for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
-        used[l.tripSlot()] = true;
-        for (int s = 0; s < slots; s++) if (moves[s] && l.stepSlots()[s] != SkeletonTable.NONE) used[l.stepSlots()[s]] = true;
+        if (l.markers().length > 0) body[l.tripSlot()] = true;
         for (SkeletonTable.Item it : items) {
             if (!it.computed()) continue;
-            if (it.baseSlot() != SkeletonTable.NONE) used[it.baseSlot()] = true;
-            if (it.indexSlot() != SkeletonTable.NONE) used[it.indexSlot()] = true;
+            if (it.baseSlot() != SkeletonTable.NONE) body[it.baseSlot()] = true;
+            if (it.indexSlot() != SkeletonTable.NONE) body[it.indexSlot()] = true;
+        }
+        for (int s = 0; s < slots; s++) {
+            stepped[s] = moves[s] && (body[s] || s == l.tripSlot());
+            read[s] |= body[s];
+            if (stepped[s] && l.stepSlots()[s] != SkeletonTable.NONE) read[l.stepSlots()[s]] = true;
         }
         long computed = items.stream().filter(SkeletonTable.Item::computed).count();
         StringBuilder c = new StringBuilder();
@@ -110,23 +116,23 @@ final class CSource {
         if (l.markers().length > 0) c.append(", ").append(l.markers().length).append(" marked blocks or side exits");
         c.append(".\n * Registers logged at its entry:");
         for (int s = 0; s < slots; s++) c.append(' ').append(reg[s]).append(s + 1 < slots ? "," : ";");
-        c.append(" the trip count follows from ").append(reg[l.tripSlot()]).append("'s value at the exit. */\n");
+        c.append(" the trip count is ").append(reg[l.tripSlot()]).append("'s change from entry to exit, in steps. */\n");
         c.append("static void loop").append(p.index).append("(void)\n{\n");
         c.append("    static uint64_t entry[").append(slots).append("]; /* the registers at the previous run's entry */\n");
         c.append("    const struct run ending = run_end();\n");
         for (int s = 0; s < slots; s++) {
-            if (!used[s]) c.append("    (void) next(&entry[").append(s).append("]); /* ").append(reg[s]).append(": no address reads it */\n");
-            else c.append("    ").append(moves[s] ? "uint64_t " : "const uint64_t ").append(reg[s]).append(" = next(&entry[").append(s).append("]);\n");
+            if (!read[s]) c.append("    (void) next(&entry[").append(s).append("]); /* ").append(reg[s]).append(": no address reads it */\n");
+            else c.append("    ").append(body[s] && moves[s] ? "uint64_t " : "const uint64_t ").append(reg[s]).append(" = next(&entry[").append(s).append("]);\n");
         }
         for (int s = 0; s < slots; s++) {
-            if (!used[s] || !moves[s]) continue;
+            if (!stepped[s]) continue;
             c.append("    const uint64_t step_").append(reg[s]).append(" = ").append(constant(l.steps()[s]));
             if (l.stepSlots()[s] != SkeletonTable.NONE) c.append(" + ").append(reg[l.stepSlots()[s]]);
             c.append(";\n");
         }
         String trip = reg[l.tripSlot()];
         if (!moves[l.tripSlot()]) throw new UnknownShape("the loop entered at " + where + " has a trip register without a step: loop shape not emitted");
-        c.append("    const uint64_t n = trips(ending, ").append(trip).append(", step_").append(trip).append(");\n");
+        c.append("    const uint64_t n = trips(ending, step_").append(trip).append(");\n");
         c.append("    for (uint64_t k = 0; k < n; k++) {\n");
         Set<Integer> blocksUsed = new HashSet<>();
         for (SkeletonTable.Item it : items) if (it.cond() != 0 && it.cond() != SkeletonTable.OPTIONAL) blocksUsed.add(it.cond() - 1);
@@ -168,7 +174,7 @@ final class CSource {
             }).append("(0x").append(Long.toHexString(ip)).append(", ").append(address(it, reg, moves)).append(", ").append(it.size()).append(");\n");
         }
         for (int s = 0; s < slots; s++)
-            if (used[s] && moves[s]) c.append("        ").append(reg[s]).append(" += step_").append(reg[s]).append(";\n");
+            if (body[s] && moves[s]) c.append("        ").append(reg[s]).append(" += step_").append(reg[s]).append(";\n");
         c.append("    }\n}\n");
         return c.toString();
     }
@@ -256,7 +262,7 @@ final class CSource {
             enum { COPY, FILL, FETCH };
 
             struct site { uint64_t ip; char kind; unsigned char size; };
-            struct run { int how; uint64_t last; };
+            struct run { int how; uint64_t value; };
 
             static const unsigned char *in, *in_start, *in_end;
             static const char *input_name;
@@ -418,20 +424,20 @@ final class CSource {
                 return 0;
             }
 
+            /* How a run ended: at its exit, with the trip register's change from entry to exit (zigzag), or by a side exit, with the iterations it began. */
             static inline struct run run_end(void)
             {
-                if (in_end - in < 9) bad("a loop run cut short");
-                struct run r = {in[0], 0};
-                for (int i = 8; i >= 1; i--) r.last = r.last << 8 | in[i];
-                in += 9;
+                struct run r;
+                r.how = (int) get();
+                r.value = get();
                 return r;
             }
 
-            /* Iterations of a run: the trip register's distance from entry to exit in steps (a side exit: those it began). */
-            static inline uint64_t trips(struct run r, uint64_t entry, uint64_t step)
+            /* Iterations of a run: the trip register's change in steps (a side exit: those it began). */
+            static inline uint64_t trips(struct run r, uint64_t step)
             {
-                if (r.how == SIDE_EXIT) return r.last;
-                int64_t distance = (int64_t) (r.last - entry), s = (int64_t) step;
+                if (r.how == SIDE_EXIT) return r.value;
+                int64_t distance = (int64_t) ((r.value >> 1) ^ -(r.value & 1)), s = (int64_t) step;
                 if (s == 0 || distance % s != 0 || distance / s < 0) bad("a trip count that does not follow from the exit value");
                 return (uint64_t) (distance / s);
             }

@@ -47,7 +47,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         final Placement loop;
         final long[] values;
         int seen;
-        long fixedAt = -1;
+        boolean headerWritten;
 
         Run(int tid, Placement loop) {
             this.tid = tid;
@@ -116,7 +116,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
             }
             open = new Run(tid, p);
         }
-        if (open == null || open.tid != tid || open.fixedAt >= 0) {
+        if (open == null || open.tid != tid || open.headerWritten) {
             fail("an entry value of a loop comes outside its run's entry");
             return;
         }
@@ -137,7 +137,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
             int trip = l.tripSlot();
             long step = step(l, r.values, trip);
             long distance = value - r.values[trip] - (l.markerPhase()[marker] ? step : 0);
-            out.patch(r.fixedAt, SIDE_EXIT, distance / step + 1);
+            out.end(SIDE_EXIT, distance / step + 1);
             open = null;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -148,11 +148,8 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
     public void exit(int tid, long value) {
         Run r = body(tid);
         if (r == null) return;
-        try {
-            out.patch(r.fixedAt, EXITED, value);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        long distance = value - r.values[r.loop.loop.tripSlot()];
+        out.end(EXITED, distance << 1 ^ distance >> 63);
         open = null;
     }
 
@@ -200,10 +197,11 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
     }
 
     private void header(Run r) throws IOException {
-        if (r.fixedAt >= 0) return;
+        if (r.headerWritten) return;
+        r.headerWritten = true;
         if (r.seen != (1 << r.values.length) - 1) fail("a loop run lacks entry values");
         out.varint((long) r.loop.index << 3 | RUN);
-        r.fixedAt = out.reserve();
+        out.reserve();
         long[] previous = r.loop.previous;
         for (int s = 0; s < r.values.length; s++) {
             long d = r.values[s] - previous[s];

@@ -37,11 +37,12 @@ public final class SkeletonProgram {
             logged = new LoggedInput(out);
             result = MtrReader.read(file, logged, logged, logged);
             logged.finish();
+            if (!result.problems().isEmpty()) throw new NotEmitted(String.join("; ", result.problems()));
+            if (logged.problem != null) throw new NotEmitted(logged.problem);
+            out.finish();
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }
-        if (!result.problems().isEmpty()) throw new NotEmitted(String.join("; ", result.problems()));
-        if (logged.problem != null) throw new NotEmitted(logged.problem);
         if (result.skeleton().computed() != logged.computed)
             throw new NotEmitted("the reader computed " + result.skeleton().computed() + " accesses but handed on " + logged.computed);
         String c;

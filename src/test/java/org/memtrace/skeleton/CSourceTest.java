@@ -35,7 +35,7 @@ class CSourceTest {
     @Test
     void aLoopIsAFunctionWhoseIterationsComputeItsAccessesAndReadItsLoggedOnes() throws Exception {
         String c = CSource.loop(placed(List.of(item(1, 0, 1, 8, 0, 0, 0), item(0, NONE, NONE, 1, 0, 0, 0), item(2, 0, NONE, 1, 1, 0, 8)), 0));
-        assertThat(c).contains("static void loop3(void)", "uint64_t rdi = next(&entry[0]);", "const uint64_t n = trips(ending, rax, step_rax);",
+        assertThat(c).contains("static void loop3(void)", "uint64_t rdi = next(&entry[0]);", "const uint64_t n = trips(ending, step_rax);",
                 "        load(0x401000, rdi + 8 * rax, 8);\n        logged(0x401000);\n        store(0x401000, rdi + step_rdi + 8, 8);\n",
                 "        rdi += step_rdi;\n        rax += step_rax;\n");
     }

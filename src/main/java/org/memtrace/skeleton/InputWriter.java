@@ -1,11 +1,14 @@
 package org.memtrace.skeleton;
 
+import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
  * The emitted program's input file (docs/skeleton-c.md): LEB128 varints. A loop run's first field says how
@@ -41,7 +44,7 @@ final class InputWriter implements AutoCloseable {
 
     /** A run's end field goes here. */
     void reserve() {
-        if (runs == runAt.length) runAt = java.util.Arrays.copyOf(runAt, 2 * runs);
+        if (runs == runAt.length) runAt = Arrays.copyOf(runAt, 2 * runs);
         runAt[runs++] = position;
     }
 
@@ -49,7 +52,7 @@ final class InputWriter implements AutoCloseable {
     void end(int how, long value) {
         if (ended == runs) throw new IllegalStateException("a run ends that did not begin");
         ended++;
-        if (ends.length - endsLength < 20) ends = java.util.Arrays.copyOf(ends, 2 * ends.length);
+        if (ends.length - endsLength < 20) ends = Arrays.copyOf(ends, 2 * ends.length);
         endsLength = put(ends, endsLength, how);
         endsLength = put(ends, endsLength, value);
     }
@@ -67,7 +70,7 @@ final class InputWriter implements AutoCloseable {
     void finish() throws IOException {
         out.close();
         if (ended != runs) throw new IllegalStateException("a run has no end");
-        try (InputStream records = new java.io.BufferedInputStream(Files.newInputStream(body), 1 << 16);
+        try (InputStream records = new BufferedInputStream(Files.newInputStream(body), 1 << 16);
              OutputStream to = new BufferedOutputStream(Files.newOutputStream(input), 1 << 16)) {
             byte[] buffer = new byte[1 << 16];
             long at = 0;
@@ -75,7 +78,7 @@ final class InputWriter implements AutoCloseable {
             for (int r = 0; r < runs; r++) {
                 for (long n = runAt[r] - at; n > 0; ) {
                     int k = records.read(buffer, 0, (int) Math.min(buffer.length, n));
-                    if (k < 0) throw new java.io.EOFException(body + " is shorter than written");
+                    if (k < 0) throw new EOFException(body + " is shorter than written");
                     to.write(buffer, 0, k);
                     n -= k;
                 }

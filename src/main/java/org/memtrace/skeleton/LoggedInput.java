@@ -3,10 +3,13 @@ package org.memtrace.skeleton;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.mtr.MtrReader;
@@ -64,7 +67,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
     final List<Placement> loops = new ArrayList<>();
     private Run open;
     private long thread = -1;
-    final java.util.Set<Integer> threads = new java.util.HashSet<>();
+    final Set<Integer> threads = new HashSet<>();
     long logged, computed, blocks;
     /** The first reason the input cannot stand for the trace; null while it can. */
     String problem;
@@ -84,7 +87,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
             s = sites.size();
             siteIndex.put(site, s);
             sites.add(site);
-            if (s == lastAddress.length) lastAddress = java.util.Arrays.copyOf(lastAddress, 2 * s);
+            if (s == lastAddress.length) lastAddress = Arrays.copyOf(lastAddress, 2 * s);
         } else {
             s = known;
         }

@@ -3,6 +3,7 @@ package org.memtrace.skeleton;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.memtrace.event.Event;
 import org.memtrace.mtr.SkeletonTable;
@@ -23,7 +24,8 @@ final class CSource {
     /** What the header comment says about the run. */
     record About(String trace, String source, String input, long logged, long computed, long blocks, int threads) {}
 
-    static String render(About about, List<Event.ProbeSite> sites, List<LoggedInput.Placement> loops) throws UnknownShape {
+    static String render(About about, List<Event.ProbeSite> sites, List<LoggedInput.Placement> loops,
+                         Map<LoggedInput.Placement, String> functions) throws UnknownShape {
         StringBuilder c = new StringBuilder(8192 + 40 * sites.size());
         c.append(header(about, loops.size()));
         c.append(RUNTIME);
@@ -34,7 +36,7 @@ final class CSource {
             c.append("    {0x").append(Long.toHexString(s.ip())).append(", '").append(kind(s.kind())).append("', ").append(s.size()).append("},\n");
         c.append("};\nstatic uint64_t last[NSITES + 1];\n");
         c.append(READER);
-        for (LoggedInput.Placement p : loops) c.append('\n').append(loop(p));
+        for (LoggedInput.Placement p : loops) c.append('\n').append(loop(p, functions.get(p)));
         c.append("\n/* A loop run's record names its loop by its place here. */\n");
         if (loops.isEmpty()) {
             c.append("static void run(uint64_t loop)\n{\n    (void) loop;\n    bad(\"a loop run, but this trace ran no skeleton loop\");\n}\n");
@@ -77,7 +79,7 @@ final class CSource {
     private static String comment(String s) { return s.replace("*/", "* /").replaceAll("[\\p{Cntrl}]", "?"); }
 
     /** One loop's function; the registers are named as the rewriter named them. */
-    static String loop(LoggedInput.Placement p) throws UnknownShape {
+    static String loop(LoggedInput.Placement p, String function) throws UnknownShape {
         SkeletonTable.Loop l = p.loop;
         List<SkeletonTable.Item> items = l.items();
         int slots = l.steps().length;
@@ -110,7 +112,7 @@ final class CSource {
         }
         long computed = items.stream().filter(SkeletonTable.Item::computed).count();
         StringBuilder c = new StringBuilder();
-        c.append("/* Loop ").append(p.index).append(": entered at ").append(where).append(" (0x").append(Long.toHexString(l.entry()))
+        c.append("/* Loop ").append(p.index).append(function != null ? ", " + comment(function) : "").append(": entered at ").append(where).append(" (0x").append(Long.toHexString(l.entry()))
                 .append(" in its file), ").append(p.runs).append(p.runs == 1 ? " run" : " runs").append(". Per iteration ")
                 .append(computed).append(" computed and ").append(items.size() - computed).append(" logged positions");
         if (l.markers().length > 0) c.append(", ").append(l.markers().length).append(" marked blocks or side exits");

@@ -10,6 +10,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.mtr.MtrReader;
@@ -65,6 +66,8 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
     private long[] lastAddress = new long[64];
     private final Map<Key, Placement> loopIndex = new HashMap<>();
     final List<Placement> loops = new ArrayList<>();
+    private final Map<Long, String> modules = new HashMap<>();
+    private final TreeMap<Long, String> fileStarts = new TreeMap<>();
     private Run open;
     private long thread = -1;
     final Set<Integer> threads = new HashSet<>();
@@ -156,9 +159,15 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         open = null;
     }
 
-    /** The block operations, which the program expands as the exports do; every other event carries no access. */
+    /**
+     * The block operations, which the program expands as the exports do; the modules and file mappings, to
+     * name the loops' functions. No other event carries an access.
+     */
     @Override
     public void accept(Event e) {
+        if (e instanceof Event.Module m) modules.putIfAbsent(m.loadBias(), m.path());
+        if (e instanceof Event.Mapping m && m.offset() == 0 && !m.path().isEmpty() && !m.path().startsWith("["))
+            fileStarts.putIfAbsent(m.start(), m.path());
         if (!(e instanceof Event.Block b)) return;
         blocks++;
         if (open != null && open.tid == b.tid()) fail("a block operation inside a loop run of thread " + b.tid());
@@ -171,6 +180,17 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         } catch (IOException x) {
             throw new UncheckedIOException(x);
         }
+    }
+
+    /**
+     * The file loaded at {@code bias}, as the reader finds it: the loader names the main program "", the file
+     * mapped at offset 0 at or above its bias is it. Null when the trace does not say.
+     */
+    String file(long bias) {
+        String path = modules.get(bias);
+        if (path != null && !path.isEmpty()) return path;
+        Map.Entry<Long, String> e = fileStarts.ceilingEntry(bias);
+        return e == null ? null : e.getValue();
     }
 
     /** The trace has ended. */

@@ -4,9 +4,14 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.memtrace.mtr.MtrFile;
 import org.memtrace.mtr.MtrFormatException;
 import org.memtrace.mtr.MtrReader;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfSymbol;
 
 /**
  * {@code memtrace skeleton --emit-c}: a {@code .mtr} trace as a C program and its logged input
@@ -23,6 +28,16 @@ public final class SkeletonProgram {
     /** The trace cannot be written as a program; the message says why, in one sentence. */
     public static final class NotEmitted extends Exception {
         NotEmitted(String message) { super(message); }
+    }
+
+    /** The file's functions, for the loops' comments; none when it cannot be read (it was, a moment ago, by the reader). */
+    private static List<ElfSymbol> functions(String path) {
+        try {
+            ElfFile elf = ElfFile.read(Path.of(path));
+            return (elf.symtab().isEmpty() ? elf.dynsym() : elf.symtab()).stream().filter(ElfSymbol::isFunction).toList();
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
     }
 
     /**
@@ -45,10 +60,19 @@ public final class SkeletonProgram {
         }
         if (result.skeleton().computed() != logged.computed)
             throw new NotEmitted("the reader computed " + result.skeleton().computed() + " accesses but handed on " + logged.computed);
+        Map<LoggedInput.Placement, String> functions = new HashMap<>();
+        Map<String, List<ElfSymbol>> symbols = new HashMap<>();
+        for (LoggedInput.Placement p : logged.loops) {
+            String file = logged.file(p.bias);
+            if (file == null) continue;
+            for (ElfSymbol f : symbols.computeIfAbsent(file, SkeletonProgram::functions))
+                if (f.value() <= p.loop.entry() && p.loop.entry() < f.value() + f.size())
+                    functions.put(p, f.name() + "+0x" + Long.toHexString(p.loop.entry() - f.value()) + " in " + Path.of(file).getFileName());
+        }
         String c;
         try {
             c = CSource.render(new CSource.About(trace.toString(), sourceName, inputName, logged.logged, logged.computed, logged.blocks,
-                    logged.threads.size()), logged.sites, logged.loops);
+                    logged.threads.size()), logged.sites, logged.loops, functions);
         } catch (CSource.UnknownShape e) {
             throw new NotEmitted(e.getMessage());
         }

@@ -92,6 +92,8 @@ class SkeletonEmitTest {
         // every loop that ran is a function whose statements compute its addresses
         assertThat(Pattern.compile("^static void loop\\d+\\(void\\)$", Pattern.MULTILINE).matcher(c).results().count()).isEqualTo(n[0]);
         assertThat(c).containsPattern("for \\(uint64_t k = 0; k < n; k\\+\\+\\)").containsPattern("load\\(0x[0-9a-f]+, r[a-z0-9]+");
+        // and its comment names the function it is in
+        assertThat(c).containsPattern("/\\* Loop 0, \\w+\\+0x[0-9a-f]+ in prog: entered at 0x");
     }
 
     @Test

@@ -34,8 +34,8 @@ class CSourceTest {
 
     @Test
     void aLoopIsAFunctionWhoseIterationsComputeItsAccessesAndReadItsLoggedOnes() throws Exception {
-        String c = CSource.loop(placed(List.of(item(1, 0, 1, 8, 0, 0, 0), item(0, NONE, NONE, 1, 0, 0, 0), item(2, 0, NONE, 1, 1, 0, 8)), 0));
-        assertThat(c).contains("static void loop3(void)", "uint64_t rdi = next(&entry[0]);", "const uint64_t n = trips(ending, step_rax);",
+        String c = CSource.loop(placed(List.of(item(1, 0, 1, 8, 0, 0, 0), item(0, NONE, NONE, 1, 0, 0, 0), item(2, 0, NONE, 1, 1, 0, 8)), 0), "sum+0x10 in prog");
+        assertThat(c).contains("/* Loop 3, sum+0x10 in prog: entered at 0x401000", "static void loop3(void)", "uint64_t rdi = next(&entry[0]);", "const uint64_t n = trips(ending, step_rax);",
                 "        load(0x401000, rdi + 8 * rax, 8);\n        logged(0x401000);\n        store(0x401000, rdi + step_rdi + 8, 8);\n",
                 "        rdi += step_rdi;\n        rax += step_rax;\n");
     }
@@ -45,15 +45,15 @@ class CSourceTest {
         var items = List.of(item(1, 0, NONE, 1, 0, 0, 0), item(1, 0, NONE, 1, 0, 1, 8));
         var loop = new SkeletonTable.Loop(0x1000, new long[] {8, 1}, new int[] {NONE, NONE}, 1, items, new long[1],
                 new int[] {1}, new boolean[] {true}, new boolean[1], false, List.of("rdi", "rax"));
-        String c = CSource.loop(new LoggedInput.Placement(loop, 0, 0));
+        String c = CSource.loop(new LoggedInput.Placement(loop, 0, 0), null);
         assertThat(c).contains("        const int block0 = marker(0, rax + step_rax);\n        if (block0) {\n            load(0x1000, rdi + 8, 8);\n        }\n");
     }
 
     @Test
     void aShapeItDoesNotKnowIsRefusedByName() {
-        assertThatThrownBy(() -> CSource.loop(placed(List.of(item(4, 0, NONE, 1, 0, 0, 0)), 0)))
+        assertThatThrownBy(() -> CSource.loop(placed(List.of(item(4, 0, NONE, 1, 0, 0, 0)), 0), null))
                 .isInstanceOf(CSource.UnknownShape.class).hasMessageContaining("kind 4: loop shape not emitted");
-        assertThatThrownBy(() -> CSource.loop(placed(List.of(item(1, 0, NONE, 1, 0, 2, 0)), 1)))
+        assertThatThrownBy(() -> CSource.loop(placed(List.of(item(1, 0, NONE, 1, 0, 2, 0)), 1), null))
                 .isInstanceOf(CSource.UnknownShape.class).hasMessageContaining("loop shape not emitted");
     }
 }

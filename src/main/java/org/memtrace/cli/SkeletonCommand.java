@@ -41,6 +41,8 @@ final class SkeletonCommand implements Callable<Integer> {
         if (!TraceInput.compiledIn(trace))
             throw LaunchException.usage(trace + " is a saved event stream: --emit-c reads .mtr traces of programs built with memtrace cc");
         Path in = input != null ? input : defaultInput(output);
+        if (in.toAbsolutePath().normalize().equals(output.toAbsolutePath().normalize()))
+            throw LaunchException.usage("the program and its input would both be " + output + ": name another --input");
         try (OutputFile source = OutputFile.create(output); OutputFile data = OutputFile.create(in)) {
             SkeletonProgram.Summary s = SkeletonProgram.emit(trace, source.temporary(), output.getFileName().toString(),
                     data.temporary(), in.getFileName().toString());

@@ -128,6 +128,10 @@ class SkeletonEmitTest {
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).startsWith("memtrace: cannot write").hasLineCount(1);
 
+        r = Cli.run(dir, "skeleton", "--emit-c", mtr.toString(), "-o", "x.c", "--input", "x.c");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).startsWith("memtrace: ").contains("--input").hasLineCount(1);
+
         r = Cli.run(dir, "skeleton", mtr.toString(), "-o", "x.c");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).startsWith("memtrace: ").contains("--emit-c").hasLineCount(1);

@@ -12,7 +12,7 @@ import org.memtrace.trace.Naming;
  * <p>Invalidating must not cost in proportion to what the cache holds, and an allocator call must not
  * throw away the names of every other block (a heap-heavy program would re-resolve nearly every access).
  * So every slot carries the stamp of when it was filled, and an invalidation takes the next stamp: a whole
- * one (modules, mappings) is a single field, a range of addresses marks the 64-byte granules it covers in
+ * one (modules, mappings) is a single field, a range of addresses marks the 16-byte granules it covers in
  * a small table by the granule's hash. A data slot is valid while it is younger than both the
  * last whole invalidation and its granule's mark. Granules that share a mark only cost a lookup again.
  */
@@ -23,8 +23,10 @@ final class Names {
     private static final String NO_SOURCE = new String("(none)");
 
     private final Naming naming;
-    private static final int GRANULE_SHIFT = 6;
-    private static final int GRANULES = 1 << 12, GRANULE_HASH_SHIFT = 64 - 12;
+    /** malloc's alignment: a granule of 64 would hold four small blocks, and each one's allocation would drop the other three's names. */
+    private static final int GRANULE_SHIFT = 4;
+    /** Ranges up to 256 KiB are marked granule by granule; a larger one invalidates all data names (rare: large blocks). */
+    private static final int GRANULES = 1 << 14, GRANULE_HASH_SHIFT = 64 - 14;
 
     private final long[] dataAddress = new long[DATA_SLOTS];
     private final int[] dataStamp = new int[DATA_SLOTS];

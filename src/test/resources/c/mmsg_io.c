@@ -1,7 +1,8 @@
 /* sendmmsg and recvmmsg with a second thread alive: three datagrams sent in one sendmmsg on a datagram
  * socketpair (the mmsghdr array, the iovec arrays and all but one buffer in the heap, one buffer in .data,
  * a descriptor passed with SCM_RIGHTS in a heap control buffer), then received in one recvmmsg into heap
- * buffers (the array in the heap too, with a .bss buffer and a name buffer for the last message). Then
+ * buffers (the array in the heap too, with a .bss buffer and a name buffer for the last message, and a
+ * timeout in the heap that the kernel reads and writes back). Then
  * the same with more pieces than the agent redirects in one call (MMSG_IOVS): 5 messages of 1,000 one-byte
  * iovecs each. Under memtrace none of the first two may open a page (windows at risk 0), and each call
  * must do what it does untraced, msg_len of every message included.
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 char data_out[300];
@@ -83,14 +85,17 @@ int main(void)
     recvv[1].msg_hdr.msg_controllen = CMSG_SPACE(sizeof(int)) + 64; /* the kernel says how much it used */
     recvv[2].msg_hdr.msg_name = name;
     recvv[2].msg_hdr.msg_namelen = sizeof *name;
-    int received = recvmmsg(sv[1], recvv, 3, 0, NULL);
+    struct timespec *timeout = malloc(sizeof *timeout); /* the kernel reads it and writes back what is left */
+    *timeout = (struct timespec){5, 0};
+    int received = recvmmsg(sv[1], recvv, 3, 0, timeout);
     int passed = -1;
     cm = CMSG_FIRSTHDR(&recvv[1].msg_hdr);
     if (cm && cm->cmsg_type == SCM_RIGHTS) memcpy(&passed, CMSG_DATA(cm), sizeof(int));
     int intact = memcmp(in0, out[0], 1000) == 0 && memcmp(in1, out[1], 2000) == 0 && memcmp(bss_in, data_out, 300) == 0;
-    printf("recvmmsg %d msg_len %u %u %u intact %d controllen %zu namelen %u fd passed %d\n", received,
+    printf("recvmmsg %d msg_len %u %u %u intact %d controllen %zu namelen %u fd passed %d timeout left %d\n", received,
            recvv[0].msg_len, recvv[1].msg_len, recvv[2].msg_len, intact, (size_t)recvv[1].msg_hdr.msg_controllen,
-           (unsigned)recvv[2].msg_hdr.msg_namelen, passed >= 0 && passed != gate[1]);
+           (unsigned)recvv[2].msg_hdr.msg_namelen, passed >= 0 && passed != gate[1],
+           timeout->tv_sec >= 0 && timeout->tv_sec <= 5 && timeout->tv_nsec >= 0 && timeout->tv_nsec < 1000000000L);
 
     /* 5,000 pieces in one call: more than the agent redirects, still exact */
     enum { MSGS = 5, PIECES = 1000 };

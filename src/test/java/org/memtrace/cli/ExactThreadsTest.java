@@ -93,7 +93,7 @@ class ExactThreadsTest {
         assertThat(r.stdout().lines().filter(l -> !l.startsWith("at ")))
                 .containsExactlyElementsOf(plain.lines().filter(l -> !l.startsWith("at ")).toList())
                 .containsExactly("sendmmsg 3 msg_len 1000 2000 300",
-                        "recvmmsg 3 msg_len 1000 2000 300 intact 1 controllen 24 namelen 0 fd passed 1",
+                        "recvmmsg 3 msg_len 1000 2000 300 intact 1 controllen 24 namelen 0 fd passed 1 timeout left 1",
                         "sendmmsg 5 of 5000 pieces same 1");
         assertThat(windowsAtRisk(r.stderr())).isZero();
         Map<String, Long> at = r.stdout().lines().filter(l -> l.startsWith("at ")).map(l -> l.split(" "))

@@ -21,13 +21,12 @@ final class Names {
     private static final int CODE_SLOTS = 1 << 12;
     /** Where a source line was looked up and there is none: null is a valid answer, so null can't mark "not yet". */
     private static final String NO_SOURCE = new String("(none)");
-
-    private final Naming naming;
     /** malloc's alignment: a granule of 64 would hold four small blocks, and each one's allocation would drop the other three's names. */
     private static final int GRANULE_SHIFT = 4;
     /** Ranges up to 256 KiB are marked granule by granule; a larger one invalidates all data names (rare: large blocks). */
     private static final int GRANULES = 1 << 14, GRANULE_HASH_SHIFT = 64 - 14;
 
+    private final Naming naming;
     private final long[] dataAddress = new long[DATA_SLOTS];
     private final int[] dataStamp = new int[DATA_SLOTS];
     /** The stamp of the last invalidation of each granule's addresses, by {@link #granule}. */

@@ -26,8 +26,8 @@
  * or one split into more than IOV_MAX pieces (more than MMSG_IOVS over all of an mmsghdr array's messages),
  * is opened; the remote side of process_vm_* on this process itself is reached through the alias but not
  * recorded as block events, nor are the lengths and flags the kernel writes into a msghdr or an mmsghdr's
- * msg_len (only the data the calls move is); the block records say what the kernel may have touched, up to the call's
- * result, not byte by byte. A private futex waited on through an alias address is keyed by that address:
+ * msg_len (only the data the calls move is); the block records say what the kernel may have touched, up
+ * to the call's result, not byte by byte. A private futex waited on through an alias address is keyed by that address:
  * every futex call of the program is rewritten the same way, but the kernel's own wake-ups (robust
  * mutexes of a dying thread, clear_child_tid) at a program address in moved memory would miss it. A
  * clone3 or a clone on a new stack without CLONE_VM leaves its child sharing moved memory with the parent.

@@ -8,8 +8,9 @@
  * not know that passes a pointer into traced memory, runs with all traced memory open: slower, never
  * different from an untraced run. A plain buffer in moved memory (traced.c) is not opened at all: the
  * kernel gets its alias address instead; so are the buffers of an iovec array (readv, writev, preadv*,
- * pwritev*, process_vm_*) and of a msghdr (sendmsg, recvmsg): the kernel gets a copy of the array, or of
- * the msghdr, naming the alias addresses, and what recvmsg writes into its msghdr is given back.
+ * pwritev*, process_vm_*), of a msghdr (sendmsg, recvmsg) and of an mmsghdr array (sendmmsg, recvmmsg):
+ * the kernel gets a copy of the array, or of the msghdrs, naming the alias addresses, and what the call
+ * writes into them (recvmsg's lengths and flags, each message's msg_len) is given back.
  *
  * Calls the agent must see through: clone with CLONE_VM runs natively (the handler lets that one call
  * through and regains control with the trap flag, in the parent and in the new thread, which then turns
@@ -22,10 +23,11 @@
  * What it gets wrong: a fatal signal sent by another process leaves no `fatal` record; a system call made
  * by code the table does not know, with a pointer into traced memory, opens everything (other threads'
  * accesses during it are not seen); a vector buffer in traced memory that is not moved (a file mapping),
- * or one split into more than IOV_MAX pieces, is opened; sendmmsg/recvmmsg are not in the table; the
- * remote side of process_vm_* on this process itself is reached through the alias but not recorded as
- * block events; the block records say what the kernel may have touched, up to the call's
- * result, not byte by byte. A private futex waited on through an alias address is keyed by that address:
+ * or one split into more than IOV_MAX pieces (more than MMSG_IOVS over all of an mmsghdr array's messages),
+ * is opened; the remote side of process_vm_* on this process itself is reached through the alias but not
+ * recorded as block events, nor are the lengths and flags the kernel writes into a msghdr or an mmsghdr's
+ * msg_len (only the data the calls move is); the block records say what the kernel may have touched, up
+ * to the call's result, not byte by byte. A private futex waited on through an alias address is keyed by that address:
  * every futex call of the program is rewritten the same way, but the kernel's own wake-ups (robust
  * mutexes of a dying thread, clear_child_tid) at a program address in moved memory would miss it. A
  * clone3 or a clone on a new stack without CLONE_VM leaves its child sharing moved memory with the parent.
@@ -87,6 +89,8 @@ enum buf_len {
     LEN_FDSET,                   /* an fd_set for argument `n` descriptors */
     LEN_IOV,                     /* an iovec array of argument `n` entries, and every buffer it names */
     LEN_MSGHDR,                  /* a struct msghdr: its iovecs, name and control buffers */
+    LEN_MMSG,                    /* an array of argument `n` struct mmsghdr: each msghdr as LEN_MSGHDR, */
+                                 /* and the msg_len the kernel writes into each message it handled */
     LEN_RIOV,                    /* an iovec array of argument `n` entries naming process argument 0's */
                                  /* buffers: ours (then as LEN_IOV, `flags` the kernel's use of them) */
                                  /* only when argument 0 is this process */
@@ -119,6 +123,8 @@ static const struct syscall_bufs syscall_table[] = {
     {SYS_sendto, {ARG(1, 2, B_IN | B_RECORD), ARG(4, 5, B_IN)}},
     {SYS_recvmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_OUT | B_RECORD)}},
     {SYS_sendmsg, {BUF(1, LEN_MSGHDR, 0, 0, B_IN | B_RECORD)}},
+    {SYS_recvmmsg, {BUF(1, LEN_MMSG, 2, 0, B_OUT | B_RECORD), FIXED(4, 16, B_IN | B_OUT)}},
+    {SYS_sendmmsg, {BUF(1, LEN_MMSG, 2, 0, B_IN | B_RECORD)}},
     {SYS_process_vm_readv, {BUF(1, LEN_IOV, 2, 0, B_OUT | B_RECORD), BUF(3, LEN_RIOV, 4, 0, B_IN)}},
     {SYS_process_vm_writev, {BUF(1, LEN_IOV, 2, 0, B_IN | B_RECORD), BUF(3, LEN_RIOV, 4, 0, B_OUT)}},
     {SYS_poll, {BUF(0, LEN_ELEMS, 1, 8, B_IN | B_OUT)}},
@@ -213,6 +219,35 @@ static void add_iov_spans(struct spans *sp, uintptr_t at, long cnt)
         int k = cnt - done > 64 ? 64 : (int)(cnt - done);
         copy_in(iov, at + sizeof(struct iovec) * (size_t)done, sizeof(struct iovec) * (size_t)k);
         for (int i = 0; i < k; i++) add_span(sp, (uintptr_t)iov[i].iov_base, iov[i].iov_len);
+    }
+}
+
+/* The kernel handles at most UIO_MAXIOV messages of an mmsghdr array per call, and ignores the rest. */
+#define MMSG_MAX 1024
+
+static long mmsg_count(long vlen)
+{
+    unsigned int n = (unsigned int)vlen;
+    return n > MMSG_MAX ? MMSG_MAX : (long)n;
+}
+
+/* A msghdr's buffers: its iovecs, name and control buffers. */
+static void add_msghdr_spans(struct spans *sp, const struct msghdr *mh)
+{
+    add_iov_spans(sp, (uintptr_t)mh->msg_iov, (long)mh->msg_iovlen);
+    add_span(sp, (uintptr_t)mh->msg_name, mh->msg_namelen);
+    add_span(sp, (uintptr_t)mh->msg_control, mh->msg_controllen);
+}
+
+/* An mmsghdr array of `cnt` messages and every buffer its msghdrs name, read 16 messages at a time. */
+static void add_mmsg_spans(struct spans *sp, uintptr_t at, long cnt)
+{
+    add_span(sp, at, sizeof(struct mmsghdr) * (size_t)cnt);
+    struct mmsghdr m[16];
+    for (long done = 0; done < cnt && !sp->all; done += 16) {
+        int k = cnt - done > 16 ? 16 : (int)(cnt - done);
+        if (copy_in(m, at + sizeof(struct mmsghdr) * (size_t)done, sizeof(struct mmsghdr) * (size_t)k)) return;
+        for (int i = 0; i < k; i++) add_msghdr_spans(sp, &m[i].msg_hdr);
     }
 }
 
@@ -329,19 +364,28 @@ static int iov_redirect(struct iov_copy *c, uintptr_t at, long cnt, int need, in
 }
 
 /* What a call's vectors became: the copies the kernel reads, and for a msghdr the copy it gets and   */
-/* where the program's own lies (delta: its alias), to give back what recvmsg writes into it.          */
+/* where the program's own lies (delta: its alias), to give back what recvmsg writes into it; for an   */
+/* mmsghdr array the same, in one mapping that also holds every message's redirected iovecs.          */
+#define MMSG_IOVS 4096           /* iovecs over all messages of one call, after splitting at pieces */
 struct redirected {
     struct iov_copy iov[2];
     int niov;
     struct msghdr mh;
     uintptr_t mh_at;             /* 0: no msghdr */
     intptr_t mh_delta;
+    struct mmsghdr *mm;          /* NULL: no mmsghdr array; else cnt copies, then MMSG_IOVS iovecs */
+    long mm_n;
+    size_t mm_bytes;
+    uintptr_t mm_at;
+    intptr_t mm_delta;
 };
 
 static void redirected_release(struct redirected *rd)
 {
     for (int i = 0; i < rd->niov; i++) iov_release(&rd->iov[i]);
     rd->niov = 0;
+    if (rd->mm) mt_sys2(SYS_munmap, (long)rd->mm, (long)rd->mm_bytes);
+    rd->mm = NULL;
 }
 
 /* A plain buffer of the msghdr (name, control) through its alias, or as it is when untraced; 0 when */
@@ -380,13 +424,69 @@ static int msghdr_redirect(struct redirected *rd, uintptr_t at, int need)
     return 1;
 }
 
-/* recvmsg wrote the lengths and flags into our copy: they go to the program's msghdr (its alias). */
-static void msghdr_give_back(const struct redirected *rd)
+/* The mmsghdr array at `at` (`cnt` messages) redirected: copied with each msghdr's iovecs, name and   */
+/* control buffers as alias addresses. 0 when some part would need opening or exceeds the copy's room;  */
+/* -1 for an array the kernel handles without touching a buffer (no messages).                          */
+static int mmsg_redirect(struct redirected *rd, uintptr_t at, long cnt, int need)
 {
-    uintptr_t p = rd->mh_at + (uintptr_t)rd->mh_delta;
-    user_transfer((void *)&rd->mh.msg_namelen, p + offsetof(struct msghdr, msg_namelen), sizeof rd->mh.msg_namelen, 1);
-    user_transfer((void *)&rd->mh.msg_controllen, p + offsetof(struct msghdr, msg_controllen), sizeof rd->mh.msg_controllen, 1);
-    user_transfer((void *)&rd->mh.msg_flags, p + offsetof(struct msghdr, msg_flags), sizeof rd->mh.msg_flags, 1);
+    if (!cnt) return -1;
+    size_t array = sizeof(struct mmsghdr) * (size_t)cnt;
+    intptr_t delta;
+    spin_lock(&g.lock);
+    /* the kernel writes each message's msg_len: the program must have the right to that too */
+    int reach = reach_without_opening(at, at + array, &delta) && may_use_locked(at, delta, PROT_READ | PROT_WRITE);
+    spin_unlock(&g.lock);
+    if (!reach) return 0;
+    size_t bytes = page_up(array + sizeof(struct iovec) * MMSG_IOVS);
+    struct mmsghdr *mm = agent_map(bytes);
+    if (!mm) return 0;
+    rd->mm = mm;
+    rd->mm_bytes = bytes;
+    if (copy_in(mm, at, array)) return 0;
+    struct iovec *pool = (struct iovec *)((char *)mm + array);
+    int used = 0;
+    for (long i = 0; i < cnt; i++) {
+        struct msghdr *h = &mm[i].msg_hdr;
+        uintptr_t name = (uintptr_t)h->msg_name, control = (uintptr_t)h->msg_control;
+        if (!reach_plain(&name, h->msg_namelen, need) || !reach_plain(&control, h->msg_controllen, need)) return 0;
+        struct iov_copy c;
+        if (iov_redirect(&c, (uintptr_t)h->msg_iov, (long)h->msg_iovlen, need, 1) != 1) {
+            iov_release(&c);
+            return 0;
+        }
+        int fits = c.n <= MMSG_IOVS - used;
+        if (fits) mt_memcpy(pool + used, c.v, sizeof(struct iovec) * (size_t)c.n);
+        iov_release(&c);
+        if (!fits) return 0;
+        h->msg_name = (void *)name;
+        h->msg_control = (void *)control;
+        h->msg_iov = pool + used;
+        h->msg_iovlen = (size_t)c.n;
+        used += c.n;
+    }
+    rd->mm_n = cnt;
+    rd->mm_at = at;
+    rd->mm_delta = delta;
+    return 1;
+}
+
+/* recvmsg wrote the lengths and flags into a msghdr copy: they go to the program's msghdr at `p`. */
+static void msghdr_give_back(const struct msghdr *mh, uintptr_t p)
+{
+    user_transfer((void *)&mh->msg_namelen, p + offsetof(struct msghdr, msg_namelen), sizeof mh->msg_namelen, 1);
+    user_transfer((void *)&mh->msg_controllen, p + offsetof(struct msghdr, msg_controllen), sizeof mh->msg_controllen, 1);
+    user_transfer((void *)&mh->msg_flags, p + offsetof(struct msghdr, msg_flags), sizeof mh->msg_flags, 1);
+}
+
+/* The call handled `done` messages: each one's msg_len, and for recvmmsg its msghdr's lengths and flags, */
+/* go to the program's array (its alias).                                                                */
+static void mmsg_give_back(const struct redirected *rd, long nr, long done)
+{
+    for (long i = 0; i < done && i < rd->mm_n; i++) {
+        uintptr_t p = rd->mm_at + (uintptr_t)rd->mm_delta + sizeof(struct mmsghdr) * (size_t)i;
+        user_transfer((void *)&rd->mm[i].msg_len, p + offsetof(struct mmsghdr, msg_len), sizeof rd->mm[i].msg_len, 1);
+        if (nr == SYS_recvmmsg) msghdr_give_back(&rd->mm[i].msg_hdr, p);
+    }
 }
 
 /* Collects what the call may read or write into `sp`; sp->all when only opening everything is exact. */
@@ -429,9 +529,19 @@ static void describe_syscall(long nr, const long *a, struct spans *sp, long *k, 
             struct msghdr mh;
             if (!at || copy_in(&mh, at, sizeof mh)) continue;
             add_span(sp, at, sizeof mh);
-            add_iov_spans(sp, (uintptr_t)mh.msg_iov, (long)mh.msg_iovlen);
-            add_span(sp, (uintptr_t)mh.msg_name, mh.msg_namelen);
-            add_span(sp, (uintptr_t)mh.msg_control, mh.msg_controllen);
+            add_msghdr_spans(sp, &mh);
+        } else if (b->len == LEN_MMSG) {
+            long cnt = mmsg_count(a[b->n]);
+            if (g.aliases && at) {
+                int r = mmsg_redirect(rd, at, cnt, need);
+                if (r < 0) continue;
+                if (r) {
+                    k[b->arg] = (long)rd->mm;
+                    continue;
+                }
+                redirected_release(rd); /* no other vector in these calls: nothing else is released */
+            }
+            if (at) add_mmsg_spans(sp, at, cnt);
         } else {
             size_t len = buf_bytes(b, a);
             if (g.aliases && at && len) {
@@ -481,6 +591,13 @@ static void record_syscall(long nr, const long *a, uintptr_t ip, long ret)
         } else if (b->len == LEN_MSGHDR) {
             struct msghdr mh;
             if (!copy_in(&mh, at, sizeof mh)) emit_iov(op, nr, ip, (uintptr_t)mh.msg_iov, (long)mh.msg_iovlen, ret);
+        } else if (b->len == LEN_MMSG) {
+            /* `ret` messages, each with the bytes its msg_len says */
+            for (long i = 0; i < ret && i < mmsg_count(a[b->n]); i++) {
+                struct mmsghdr m;
+                if (copy_in(&m, at + sizeof m * (size_t)i, sizeof m)) break;
+                emit_iov(op, nr, ip, (uintptr_t)m.msg_hdr.msg_iov, (long)m.msg_hdr.msg_iovlen, m.msg_len);
+            }
         } else {
             uint64_t n = (uint64_t)ret < buf_bytes(b, a) ? (uint64_t)ret : buf_bytes(b, a);
             if (op == MT_BLK_STORE) emit_block(op, nr, ip, at, 0, n);
@@ -749,6 +866,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     struct redirected rd;
     rd.niov = 0;
     rd.mh_at = 0;
+    rd.mm = NULL;
     struct spans sp;
     sp.n = 0;
     sp.all = 0;
@@ -790,7 +908,8 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         ret = mt_sys6(nr, k[0], k[1], k[2], k[3], k[4], k[5]);
     }
 
-    if (rd.mh_at && nr == SYS_recvmsg && ret >= 0) msghdr_give_back(&rd);
+    if (rd.mh_at && nr == SYS_recvmsg && ret >= 0) msghdr_give_back(&rd.mh, rd.mh_at + (uintptr_t)rd.mh_delta);
+    if (rd.mm && ret > 0) mmsg_give_back(&rd, nr, ret);
     redirected_release(&rd);
     if (recording && ret >= 0 && !ts.untraced) /* inside a wrapper the kernel works for the allocator */
         record_syscall(nr, a, ip, ret);

@@ -23,6 +23,8 @@ import org.memtrace.trace.Naming;
 public final class Interpretation implements EventConsumer {
     private final Naming naming;
     private final Names names;
+    /** {@link Names#dataChanged}, made once: not a method reference object per allocation. */
+    private final Naming.Ranges dataChanged;
     private final AccessInterpreter faults;
     /** The analyses still running: one that threw is dropped, the others go on. */
     private Analysis[] analyses;
@@ -33,6 +35,7 @@ public final class Interpretation implements EventConsumer {
     public Interpretation(Naming naming, InstructionShapes shapes, List<? extends Analysis> analyses) {
         this.naming = naming;
         this.names = new Names(naming);
+        this.dataChanged = names::dataChanged;
         this.faults = new AccessInterpreter(shapes);
         this.analyses = analyses.toArray(Analysis[]::new);
         this.access = new Access(names);
@@ -139,7 +142,7 @@ public final class Interpretation implements EventConsumer {
         // the old block is named as it was before the call
         String previous = old == 0 ? null : naming.data(old);
         naming.observe(a);
-        names.heapChanged();
+        if (!naming.changedByAllocation(dataChanged)) names.heapChanged();
         boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
         Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous);
         events(a);

@@ -1,23 +1,36 @@
 package org.memtrace.analysis;
 
+import java.util.Arrays;
 import org.memtrace.trace.Naming;
 
 /**
  * The naming behind a cache that every analysis shares: names are resolved only when an analysis asks, and
  * then once per data address and once per instruction until they can change. Data names can change with
  * any event that is not an access (an allocation, a release, a module); code names only with events that
- * are neither accesses nor allocator calls. A slot is valid while its generation is the current one, so
- * invalidating is one increment, whatever the cache holds.
+ * are neither accesses nor allocator calls.
+ *
+ * <p>Invalidating must not cost in proportion to what the cache holds, and an allocator call must not
+ * throw away the names of every other block (a heap-heavy program would re-resolve nearly every access).
+ * So every slot carries the stamp of when it was filled, and an invalidation takes the next stamp: a whole
+ * one (modules, mappings) is a single field, a range of addresses marks the 16-byte granules it covers in
+ * a small table by the granule's hash. A data slot is valid while it is younger than both the
+ * last whole invalidation and its granule's mark. Granules that share a mark only cost a lookup again.
  */
 final class Names {
     private static final int DATA_SLOTS = 1 << 14;
     private static final int CODE_SLOTS = 1 << 12;
     /** Where a source line was looked up and there is none: null is a valid answer, so null can't mark "not yet". */
     private static final String NO_SOURCE = new String("(none)");
+    /** malloc's alignment: a granule of 64 would hold four small blocks, and each one's allocation would drop the other three's names. */
+    private static final int GRANULE_SHIFT = 4;
+    /** Ranges up to 256 KiB are marked granule by granule; a larger one invalidates all data names (rare: large blocks). */
+    private static final int GRANULES = 1 << 14, GRANULE_HASH_SHIFT = 64 - 14;
 
     private final Naming naming;
     private final long[] dataAddress = new long[DATA_SLOTS];
-    private final int[] dataGeneration = new int[DATA_SLOTS];
+    private final int[] dataStamp = new int[DATA_SLOTS];
+    /** The stamp of the last invalidation of each granule's addresses, by {@link #granule}. */
+    private final int[] granuleStamp = new int[GRANULES];
     private final String[] region = new String[DATA_SLOTS];
     private final String[] data = new String[DATA_SLOTS];
     private final String[] object = new String[DATA_SLOTS];
@@ -26,19 +39,44 @@ final class Names {
     private final String[] code = new String[CODE_SLOTS];
     private final String[] source = new String[CODE_SLOTS];
     /** Start at 1: the arrays' zeros are stale. */
-    private int dataGen = 1, codeGen = 1;
+    private int stamp = 1, allDataStamp = 1, codeGen = 1;
 
     Names(Naming naming) {
         this.naming = naming;
     }
 
-    /** An allocator call was observed: data names may differ from here on, code names not. */
-    void heapChanged() { dataGen++; }
+    /** An allocator call was observed that may have changed any data name, code names not. */
+    void heapChanged() {
+        allDataStamp = nextStamp();
+    }
+
+    /** An allocator call was observed: the data names of [start, end) may differ from here on. */
+    void dataChanged(long start, long end) {
+        if (Long.compareUnsigned(end, start) <= 0) return;
+        long first = start >>> GRANULE_SHIFT;
+        long granules = ((end - 1) >>> GRANULE_SHIFT) - first + 1;
+        if (granules >= GRANULES) {
+            heapChanged();
+            return;
+        }
+        int s = nextStamp();
+        for (long g = first; g < first + granules; g++) granuleStamp[granule(g)] = s;
+    }
 
     /** Anything else but an access was observed (a module, a mapping, an exec): all names may differ. */
     void allChanged() {
-        dataGen++;
+        heapChanged();
         codeGen++;
+    }
+
+    /** Stamps of 2^31 invalidations start over: every data slot and granule mark is cleared first. */
+    private int nextStamp() {
+        if (stamp == Integer.MAX_VALUE) {
+            Arrays.fill(dataStamp, 0);
+            Arrays.fill(granuleStamp, 0);
+            stamp = allDataStamp = 1;
+        }
+        return ++stamp;
     }
 
     /** {@link Naming#region} */
@@ -85,12 +123,19 @@ final class Names {
 
     private int dataSlot(long address) {
         int s = (int) ((address * 0x9E3779B97F4A7C15L) >>> 50);
-        if (dataGeneration[s] != dataGen || dataAddress[s] != address) {
-            dataGeneration[s] = dataGen;
+        int filled = dataStamp[s];
+        if (dataAddress[s] != address || filled < allDataStamp
+                || filled < granuleStamp[granule(address >>> GRANULE_SHIFT)]) {
+            dataStamp[s] = stamp;
             dataAddress[s] = address;
             region[s] = data[s] = object[s] = null;
         }
         return s;
+    }
+
+    /** Hashed, not the low bits: blocks and mappings at multiples of 256 KiB would all share one mark. */
+    private static int granule(long number) {
+        return (int) ((number * 0x9E3779B97F4A7C15L) >>> GRANULE_HASH_SHIFT);
     }
 
     private int codeSlot(long ip) {

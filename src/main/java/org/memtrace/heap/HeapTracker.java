@@ -4,6 +4,7 @@ import java.util.function.LongFunction;
 import org.memtrace.event.Event;
 import org.memtrace.symbols.Intervals;
 import org.memtrace.symbols.LongMap;
+import org.memtrace.trace.Naming;
 
 /**
  * The dynamic memory tracker: follows the allocator events in stream order and knows, for any address, the
@@ -26,6 +27,13 @@ public final class HeapTracker {
     /** Live blocks of the malloc family by start address: what free and realloc look up. */
     private final LongMap<Block> live = new LongMap<>();
     private long counter;
+    /**
+     * The ranges the last event put pieces on, as start/end pairs: a block's names change only there, since
+     * putting a piece leaves the rest of what it overlaps as it was. Two at most (realloc, mremap: the old
+     * block released, the new one made).
+     */
+    private final long[] changed = new long[4];
+    private int changedPairs;
 
     /** @param sites names a call site (the caller's return address) as {@code function+offset} */
     public HeapTracker(LongFunction<String> sites) {
@@ -37,6 +45,7 @@ public final class HeapTracker {
      * the first block it released; null when it changed nothing (a failure, free(NULL), an unknown pointer).
      */
     public Block observe(Event.Alloc a) {
+        changedPairs = 0;
         return switch (a.function()) {
             case FREE -> free(a.arg(0));
             case MUNMAP -> a.result() == 0 ? unmap(a.arg(0), a.arg(0) + pageUp(a.arg(1))) : null;
@@ -45,6 +54,11 @@ public final class HeapTracker {
             case MREMAP -> remap(a);
             default -> failed(a) ? null : allocate(a, requested(a));
         };
+    }
+
+    /** Hands {@code to} the ranges of addresses whose block the last {@link #observe} changed; none when it changed nothing. */
+    public void changed(Naming.Ranges to) {
+        for (int i = 0; i < changedPairs; i += 2) to.range(changed[i], changed[i + 1]);
     }
 
     /** The block, live or released, most recently covering {@code address}; null between blocks. */
@@ -97,6 +111,7 @@ public final class HeapTracker {
             for (Intervals.Span<Block> s : pieces.overlapping(b.start(), b.end())) live.remove(s.value().start(), s.value());
         }
         pieces.put(b.start(), b.end(), b);
+        touched(b.start(), b.end());
         if (!kind.isMapping()) live.put(b.start(), b);
         return b;
     }
@@ -127,6 +142,7 @@ public final class HeapTracker {
     }
 
     private Block unmap(long start, long end) {
+        touched(start, end);
         Block first = null;
         for (Intervals.Span<Block> s : pieces.overlapping(start, end)) {
             Block b = s.value();
@@ -138,6 +154,7 @@ public final class HeapTracker {
     }
 
     private void releaseParts(long start, long end, Block b) {
+        touched(start, end);
         Block released = b.release();
         // The common case: the block is still one piece, untouched since it was made.
         Intervals.Span<Block> whole = pieces.get(start);
@@ -148,6 +165,11 @@ public final class HeapTracker {
         for (Intervals.Span<Block> s : pieces.overlapping(start, end)) {
             if (s.value() == b) pieces.put(s.start(), s.end(), released);
         }
+    }
+
+    private void touched(long start, long end) {
+        changed[changedPairs++] = start;
+        changed[changedPairs++] = end;
     }
 
     private static long pageUp(long n) {

@@ -20,6 +20,8 @@ public final class SymbolicNaming implements Naming {
     private final AddressSpace space;
     private final HeapTracker heap;
     private Event.Alloc lastAllocation;
+    /** Whether the last event observed was an allocator call, whose changes the heap tracker knows. */
+    private boolean lastWasAllocation;
     private Block lastBlock;
     /** A writer asks for region and data of the same address in a row: remember the last heap lookup. */
     private long lookedUp;
@@ -43,6 +45,7 @@ public final class SymbolicNaming implements Naming {
     @Override
     public void observe(Event event) {
         lookupValid = false;
+        lastWasAllocation = event instanceof Event.Alloc;
         switch (event) {
             case Event.Alloc a -> {
                 lastAllocation = a;
@@ -50,6 +53,14 @@ public final class SymbolicNaming implements Naming {
             }
             default -> space.observe(event);
         }
+    }
+
+    /** An allocator call changes the heap tracker's pieces alone, and names only where they lie. */
+    @Override
+    public boolean changedByAllocation(Ranges to) {
+        if (!lastWasAllocation) return false;
+        heap.changed(to);
+        return true;
     }
 
     /** {@code [heap]} for malloc-family blocks (also those glibc placed in mmapped chunks), else the address space's region. */

@@ -56,6 +56,22 @@ public interface Naming {
     /** The forged name of the block an allocation event created, as in Listing 2: {@code <malloc0006@fMallocHandle+45>}. */
     String block(Event.Alloc allocation);
 
+    /** A range of addresses, {@code start} inclusive, {@code end} exclusive. */
+    @FunctionalInterface
+    interface Ranges {
+        void range(long start, long end);
+    }
+
+    /**
+     * Where the allocator event observed last may have changed what {@link #region}, {@link #data} and
+     * {@link #object} return: hands {@code to} each such range and returns true. Returns false, handing
+     * nothing, when the naming cannot tell, and then any data name may have changed (the default). Lets a
+     * cache of names keep what lies outside a freed block.
+     */
+    default boolean changedByAllocation(Ranges to) {
+        return false;
+    }
+
     /** What {@link #block} returns for an event whose block it does not know; the trace prints the address instead. */
     String NO_BLOCK = "(nil)";
 }

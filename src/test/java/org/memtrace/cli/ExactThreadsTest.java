@@ -36,6 +36,7 @@ class ExactThreadsTest {
         Gcc.compile(dir, "block_spans.c", "block_spans", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "data_bss_io.c", "data_bss_io", "-g", "-no-pie", "-pthread");
         Gcc.compile(dir, "vector_io.c", "vector_io", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "mmsg_io.c", "mmsg_io", "-g", "-no-pie", "-pthread");
     }
 
     /** read/write of a buffer across .data's file-backed page and .bss, and open of a path at the end of .rodata. */
@@ -81,6 +82,32 @@ class ExactThreadsTest {
         assertThat(kernelBlocks(t, 'W', "recvmsg")).containsExactly(at.get("in1") + " 700", at.get("in2") + " 800");
         assertThat(kernelBlocks(t, 'W', "process_vm_readv")).containsExactly(at.get("local") + " 100");
         assertThat(at.get("bss_in")).isEqualTo(symbol("vector_io", "bss_in"));
+    }
+
+    /** sendmmsg/recvmmsg: three messages each way through the alias, then 5,000 pieces in one call, past what is redirected. */
+    @Test
+    void multiMessageSystemCallsReachTheirBuffersThroughTheAlias() throws Exception {
+        String plain = Gcc.run(List.of(dir.resolve("mmsg_io").toString()));
+        var r = memtrace("mmsg.trace", "mmsg_io");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout().lines().filter(l -> !l.startsWith("at ")))
+                .containsExactlyElementsOf(plain.lines().filter(l -> !l.startsWith("at ")).toList())
+                .containsExactly("sendmmsg 3 msg_len 1000 2000 300",
+                        "recvmmsg 3 msg_len 1000 2000 300 intact 1 controllen 24 namelen 0 fd passed 1 timeout left 1",
+                        "sendmmsg 5 of 5000 pieces same 1");
+        assertThat(windowsAtRisk(r.stderr())).isZero();
+        Map<String, Long> at = r.stdout().lines().filter(l -> l.startsWith("at ")).map(l -> l.split(" "))
+                .collect(Collectors.toMap(w -> w[1], w -> Long.parseUnsignedLong(w[2].substring(2), 16)));
+        TraceFile t = TraceFile.read(dir.resolve("mmsg.trace"));
+        // every piece of every message, up to the message's msg_len, in order; the 5,000 one-byte pieces after
+        List<String> fetched = kernelBlocks(t, 'G', "sendmmsg");
+        assertThat(fetched).hasSize(4 + 5000).startsWith(at.get("out0") + " 400", (at.get("out0") + 400) + " 600",
+                at.get("out1") + " 2000", at.get("data_out") + " 300");
+        assertThat(fetched.subList(4, fetched.size())).containsExactlyElementsOf(
+                LongStream.range(0, 5000).mapToObj(i -> (at.get("bytes") + i) + " 1").toList());
+        assertThat(kernelBlocks(t, 'W', "recvmmsg")).containsExactly(
+                at.get("in0") + " 1000", at.get("in1") + " 2000", at.get("bss_in") + " 300");
+        assertThat(at.get("bss_in")).isEqualTo(symbol("mmsg_io", "bss_in"));
     }
 
     private static List<String> kernelBlocks(TraceFile t, char kind, String call) {

@@ -100,6 +100,49 @@ class LauncherCdsTest {
         }
     }
 
+    @Test
+    void archivesOfGoneCheckoutsGoAndAtMostEightStay() throws Exception {
+        Path memtrace = Files.createDirectories(cache.resolve("memtrace"));
+        // another checkout that still has its jar, one deleted, and one whose jar is gone (cleaned)
+        Path kept = Files.createDirectories(dir.resolve("kept/target"));
+        Files.writeString(kept.resolve("memtrace.jar"), "jar");
+        Files.writeString(memtrace.resolve("cds-111.root"), dir.resolve("kept") + "\n");
+        Files.writeString(memtrace.resolve("cds-222.root"), dir.resolve("deleted") + "\n");
+        Files.createDirectories(dir.resolve("cleaned"));
+        Files.writeString(memtrace.resolve("cds-333.root"), dir.resolve("cleaned") + "\n");
+        long now = System.currentTimeMillis();
+        Path keptArchive = old(memtrace, "cds-111-1-2-3.jsa", now - 1_000);
+        Path deletedArchive = old(memtrace, "cds-222-1-2-3.jsa", now - 1_000);
+        Path deletedMarker = old(memtrace, "cds-222-4-5-6.jsa.failed", now - 1_000);
+        Path cleanedArchive = old(memtrace, "cds-333-1-2-3.jsa", now - 1_000);
+        // ten archives of launchers that noted no root (older ones), trained an hour apart
+        List<Path> unnoted = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) unnoted.add(old(memtrace, "cds-9" + i + "-1-2-3.jsa", now - 3_600_000L * (i + 1)));
+
+        assertThat(launch(cache, "--version")).isEqualTo(new Outcome(0, "probe --version\n", ""));
+        waitForTraining();
+        assertThat(deletedArchive).doesNotExist();
+        assertThat(deletedMarker).doesNotExist();
+        assertThat(cleanedArchive).doesNotExist();
+        assertThat(memtrace.resolve("cds-222.root")).doesNotExist();
+        assertThat(memtrace.resolve("cds-333.root")).doesNotExist();
+        // the newest eight: this checkout's new one, the kept checkout's, and the six newest unnoted
+        List<Path> left = archives();
+        assertThat(left).hasSize(8).contains(keptArchive).containsAll(unnoted.subList(0, 6))
+                .doesNotContainAnyElementsOf(unnoted.subList(6, 10));
+        assertThat(memtrace.resolve("cds-111.root")).exists();
+        try (Stream<Path> roots = Files.list(memtrace)) {
+            assertThat(roots.filter(p -> p.getFileName().toString().endsWith(".root") && !p.getFileName().toString().startsWith("cds-111")))
+                    .singleElement().satisfies(p -> assertThat(Files.readString(p)).isEqualTo(root + "\n"));
+        }
+    }
+
+    private static Path old(Path directory, String name, long millis) throws IOException {
+        Path p = Files.writeString(directory.resolve(name), "old");
+        Files.setLastModifiedTime(p, FileTime.fromMillis(millis));
+        return p;
+    }
+
     private Outcome launch(Path xdgCache, String... args) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(Stream.concat(Stream.of(root.resolve("memtrace").toString()), Stream.of(args)).toList());
         pb.environment().put("XDG_CACHE_HOME", xdgCache.toString());

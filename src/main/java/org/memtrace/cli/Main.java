@@ -1,6 +1,8 @@
 package org.memtrace.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
@@ -26,10 +28,20 @@ public final class Main implements Runnable {
 
     public static void main(String[] args) {
         Checkpoints.mark("main");
+        if (args.length == 2 && args[0].equals(StartUpTraining.ARGUMENT)) System.exit(startUpTraining(args[1]));
         if (args.length > 0 && args[0].equals("run")) RunCommand.warmUp();
         int status = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
         Checkpoints.mark("exit");
         System.exit(status);
+    }
+
+    private static int startUpTraining(String scratch) {
+        try {
+            return StartUpTraining.train(Path.of(scratch));
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            System.err.println("memtrace: start-up training: " + e.getMessage());
+            return INTERNAL;
+        }
     }
 
     public static int execute(PrintWriter out, PrintWriter err, String... args) {

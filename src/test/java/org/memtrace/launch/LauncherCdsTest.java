@@ -95,13 +95,13 @@ class LauncherCdsTest {
         waitForTraining();
         assertThat(archives()).isEmpty();
         try (Stream<Path> files = Files.list(cache.resolve("memtrace"))) {
-            assertThat(files.map(p -> p.getFileName().toString())).anyMatch(n -> n.endsWith(".jsa.failed"))
+            assertThat(files.map(p -> p.getFileName().toString())).anyMatch(n -> n.endsWith(".aot.failed"))
                     .noneMatch(n -> n.endsWith(".tmp"));
         }
     }
 
     @Test
-    void archivesOfGoneCheckoutsGoAndAtMostEightStay() throws Exception {
+    void archivesOfGoneCheckoutsGoAndAtMostFourStay() throws Exception {
         Path memtrace = Files.createDirectories(cache.resolve("memtrace"));
         // another checkout that still has its jar, one deleted, and one whose jar is gone (cleaned)
         Path kept = Files.createDirectories(dir.resolve("kept/target"));
@@ -111,11 +111,11 @@ class LauncherCdsTest {
         Files.createDirectories(dir.resolve("cleaned"));
         Files.writeString(memtrace.resolve("cds-333.root"), dir.resolve("cleaned") + "\n");
         long now = System.currentTimeMillis();
-        Path keptArchive = old(memtrace, "cds-111-1-2-3.jsa", now - 1_000);
+        Path keptArchive = old(memtrace, "cds-111-1-2-3.aot", now - 1_000);
         Path deletedArchive = old(memtrace, "cds-222-1-2-3.jsa", now - 1_000);
-        Path deletedMarker = old(memtrace, "cds-222-4-5-6.jsa.failed", now - 1_000);
-        Path cleanedArchive = old(memtrace, "cds-333-1-2-3.jsa", now - 1_000);
-        // ten archives of launchers that noted no root (older ones), trained an hour apart
+        Path deletedMarker = old(memtrace, "cds-222-4-5-6.aot.failed", now - 1_000);
+        Path cleanedArchive = old(memtrace, "cds-333-1-2-3.aot", now - 1_000);
+        // ten class-data archives of older launchers that noted no root, trained an hour apart: they count too
         List<Path> unnoted = new java.util.ArrayList<>();
         for (int i = 0; i < 10; i++) unnoted.add(old(memtrace, "cds-9" + i + "-1-2-3.jsa", now - 3_600_000L * (i + 1)));
 
@@ -126,10 +126,10 @@ class LauncherCdsTest {
         assertThat(cleanedArchive).doesNotExist();
         assertThat(memtrace.resolve("cds-222.root")).doesNotExist();
         assertThat(memtrace.resolve("cds-333.root")).doesNotExist();
-        // the newest eight: this checkout's new one, the kept checkout's, and the six newest unnoted
+        // the newest four: this checkout's new one, the kept checkout's, and the two newest unnoted
         List<Path> left = archives();
-        assertThat(left).hasSize(8).contains(keptArchive).containsAll(unnoted.subList(0, 6))
-                .doesNotContainAnyElementsOf(unnoted.subList(6, 10));
+        assertThat(left).hasSize(4).contains(keptArchive).containsAll(unnoted.subList(0, 2))
+                .doesNotContainAnyElementsOf(unnoted.subList(2, 10));
         assertThat(memtrace.resolve("cds-111.root")).exists();
         try (Stream<Path> roots = Files.list(memtrace)) {
             assertThat(roots.filter(p -> p.getFileName().toString().endsWith(".root") && !p.getFileName().toString().startsWith("cds-111")))
@@ -168,7 +168,7 @@ class LauncherCdsTest {
 
     private List<Path> archives() throws IOException {
         try (Stream<Path> files = Files.list(cache.resolve("memtrace"))) {
-            return files.filter(p -> p.getFileName().toString().matches("cds-.*\\.jsa")).toList();
+            return files.filter(p -> p.getFileName().toString().matches("cds-.*\\.(aot|jsa)")).toList();
         }
     }
 

@@ -44,7 +44,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -178,6 +178,29 @@ class SkeletonTraceTest {
         assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(900L + 103 + 300 + 252);
         // find: 78 + 2 loads
         assertThat(skel.counts().get("logged")).as("logged at %s", opt).isGreaterThanOrEqualTo(78L + 2);
+    }
+
+    /**
+     * Loops that call functions (skel_calls.c): the callee's records, its own skeleton loop's, malloc's and
+     * free's events and a recursive run of the same loop come between the loop's positions, and the trace is
+     * the full build's. Computed: main's fill (2 stores × 1000) and bump's loop (8 × 100) at every level; nest's
+     * accesses around its call to bump (100 iterations: 4 at -O1, 3 at -Os and -O2, where z[i + 2] goes
+     * through %rdx, which a call may return a value in); mix's (3 × 1000) at -O1 only (at -Os and -O2 its z[i]
+     * goes through %rdx too, and two logged records an iteration for two computed do not pay); tree's two
+     * loads in each of its 64 + 32 + … + 1 = 127 iterations at -Os, its call under an if and recursive (at -O2
+     * the call's path is a second back edge). churn logs as many as it would compute (malloc, free, p[1]).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void loopsThatCallFunctionsReplayExactly(String opt) throws Exception {
+        Printed skel = sameTrace("skel_calls.c", opt, 1);
+        long expected = switch (opt) {
+            case "-O1" -> 2000 + 800 + 400 + 3000;
+            case "-Os" -> 2000 + 800 + 300 + 254;
+            default -> 2000 + 800 + 300;
+        };
+        assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(expected);
+        assertThat(skel.summary()).doesNotContain("call in loop");
     }
 
     /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */

@@ -75,7 +75,6 @@ final class LoopSkeleton {
         INNER_LOOP(10, "inner loop in the body"),
         EXIT_IN_BODY(11, "exit from the middle of the body (break, return, goto)"),
         ENTERED_IN_BODY(12, "jump into the body from outside"),
-        TWO_BACK_EDGES(13, "more than one back edge (continue)"),
         TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds"),
         SHORT_SEARCH(15, "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records"),
         MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration"),
@@ -186,6 +185,7 @@ final class LoopSkeleton {
             if (!conditional && jump.flow() != Flow.JUMP || jump.branchTarget().isEmpty() || rotated.get(j)) continue;
             long target = jump.branchTarget().getAsLong();
             if (target > jump.address() || target < code.getFirst().instruction().address()) continue;
+            if (continues(code, j, target)) continue; // a continue of the loop whose back edge comes later
             int first = j;
             while (first > 0 && code.get(first - 1).instruction().address() >= target) first--;
             if (!conditional) {
@@ -218,6 +218,16 @@ final class LoopSkeleton {
             declined.add(new Declined(end.index(), reason));
         }
         return new Result(loops, declined);
+    }
+
+    /** Whether a later jump of the code goes back to {@code target} too: then jump {@code j} is that loop's {@code continue}. */
+    private static boolean continues(List<FunctionPlanner.Decoded> code, int j, long target) {
+        for (int k = j + 1; k < code.size(); k++) {
+            Instruction i = code.get(k).instruction();
+            if ((i.flow() == Flow.JUMP || i.flow() == Flow.CONDITIONAL_JUMP) && i.branchTarget().isPresent()
+                    && i.branchTarget().getAsLong() == target) return true;
+        }
+        return false;
     }
 
     /**
@@ -329,7 +339,7 @@ final class LoopSkeleton {
             } else if (t == null) {
                 if (insn.flow() != Flow.CONDITIONAL_JUMP) return Reason.EXIT_IN_BODY; // a side exit needs a condition to invert
             } else if (t == 0 && insn.branchTarget().getAsLong() == start) {
-                return Reason.TWO_BACK_EDGES;
+                continue; // a continue: the iteration ends here, what follows it in the body is conditional (always)
             } else if (t <= p) {
                 return Reason.INNER_LOOP;
             }
@@ -339,8 +349,9 @@ final class LoopSkeleton {
 
     /**
      * Which body positions run every iteration: those of the blocks that dominate the last block of the
-     * iteration order. The body's jumps all go forward in that order (checked by {@link #shape}), so a
-     * block's predecessors come before it and one pass in order computes the dominators.
+     * iteration order and every block that ends in a {@code continue} (a jump back to the body's start, which
+     * ends its iteration early). The body's other jumps all go forward in that order (checked by
+     * {@link #shape}), so a block's predecessors come before it and one pass in order computes the dominators.
      */
     private static boolean[] always(Candidate c, FunctionModel model) {
         List<FunctionPlanner.Decoded> body = c.order();
@@ -379,7 +390,13 @@ final class LoopSkeleton {
             d.set(b);
             dom[b] = d;
         }
-        BitSet latch = dom[blocks.size() - 1];
+        BitSet latch = (BitSet) dom[blocks.size() - 1].clone();
+        long start = body.getFirst().instruction().address();
+        for (int b = 0; b < blocks.size(); b++) {
+            Instruction last = blocks.get(b).instructions().getLast();
+            if (last.address() != end && last.flow() != Flow.CALL && last.branchTarget().isPresent()
+                    && last.branchTarget().getAsLong() == start) latch.and(dom[b]);
+        }
         boolean[] runs = new boolean[body.size()];
         for (int b = 0; b < blocks.size(); b++) {
             if (!latch.get(b)) continue;

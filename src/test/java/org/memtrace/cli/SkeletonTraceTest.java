@@ -44,7 +44,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -201,6 +201,31 @@ class SkeletonTraceTest {
         };
         assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(expected);
         assertThat(skel.summary()).doesNotContain("call in loop");
+    }
+
+    /**
+     * Loops with a second jump back to their start (skel_continue.c): the iterations that end there replay
+     * exactly, and what follows the continue is computed in the iterations that run it. The data: a[i] =
+     * i % 11 + i·7919 % 5, zero first at i = 55 past 3; 510 of the 1000 even; 336 of the 500 even-indexed
+     * ones not multiples of 3. Computed: main's fill (1000); skip's load of p[i] in each of 1000 iterations
+     * and q[i], p[i + 1] in the 510 even ones; walk's p[i] in 500 + 1 iterations and p[i − 1] in the 336;
+     * until_zero's three loads of q in each of its 55 + 3 whole iterations and its loads of p, 55 + 2 at -O1
+     * (gcc loads p[i + 1] at the end of the body, and the loop ends before it at i = n) and 56 + 3 at -Os
+     * (p[i] at the top). At -O2 gcc carries q's values from one iteration to the next and until_zero, a search
+     * with one computed load an iteration, stays logged.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void loopsWithAContinueReplayExactly(String opt) throws Exception {
+        Printed skel = sameTrace("skel_continue.c", opt, 1);
+        long others = 1000 + 1000 + 2 * 510 + 501 + 336;
+        long expected = switch (opt) {
+            case "-O1" -> others + 3 * 58 + 57;
+            case "-Os" -> others + 3 * 58 + 59;
+            default -> others;
+        };
+        assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(expected);
+        assertThat(skel.summary()).doesNotContain("more than one back edge");
     }
 
     /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */

@@ -152,12 +152,13 @@ class SkeletonTraceTest {
     /**
      * Irregular kernels (a pointer chase, a hash table's probes, an insertion sort and qsort's comparisons):
      * what a skeleton computes there (the fills, a strided sum) must not make the trace larger than the full
-     * build's. Not at -O1: there the skeleton trace measured 0.2 % larger (88,544 against 88,376 bytes), as
-     * docs/compiled-in.md ("Skeleton loops") explains: dropping the fills' records moves every later chunk
-     * boundary, and zstd packs the shifted chunks a little worse; at the levels below it is 4 % smaller.
+     * build's. At -O1 the margin is thin (87,088–87,120 against 87,256 bytes; it was 0.2 % the other way
+     * before the full trace changed): dropping the fills' records moves every later chunk boundary, and zstd
+     * packs the shifted chunks a little better or worse (docs/compiled-in.md, "Skeleton loops"); the pid in
+     * the event records moves a trace by a few bytes from run to run. At the other levels it is 4 % smaller.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"-O2", "-Os", "-O3"})
+    @ValueSource(strings = {"-O1", "-O2", "-Os", "-O3"})
     void anIrregularProgramsSkeletonTraceIsNoLargerThanItsFullTrace(String opt) throws Exception {
         Printed skel = sameTrace("skel_irregular.c", opt, 1);
         assertThat(skel.counts().get("computed")).as("computed at %s", opt).isPositive();

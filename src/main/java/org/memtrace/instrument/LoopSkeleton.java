@@ -185,7 +185,6 @@ final class LoopSkeleton {
             if (!conditional && jump.flow() != Flow.JUMP || jump.branchTarget().isEmpty() || rotated.get(j)) continue;
             long target = jump.branchTarget().getAsLong();
             if (target > jump.address() || target < code.getFirst().instruction().address()) continue;
-            if (continues(code, j, target)) continue; // a continue of the loop whose back edge comes later
             int first = j;
             while (first > 0 && code.get(first - 1).instruction().address() >= target) first--;
             if (!conditional) {
@@ -200,7 +199,10 @@ final class LoopSkeleton {
             candidates.add(enteredAtTest(code, first, j));
         }
         candidates.sort(Comparator.comparingInt(Candidate::last));
+        Map<Integer, Integer> outermost = new HashMap<>(); // per first instruction, the candidate ending last
+        for (Candidate c : candidates) outermost.merge(c.first(), c.last(), Math::max);
         for (Candidate c : candidates) {
+            if (c.last() < outermost.get(c.first())) continue; // its jump back is a continue of the loop ending later
             FunctionPlanner.Decoded end = c.end();
             Reason reason = indirect ? Reason.INDIRECT_JUMP : shape(code, c, at);
             if (reason == null) reason = c.declined();
@@ -218,16 +220,6 @@ final class LoopSkeleton {
             declined.add(new Declined(end.index(), reason));
         }
         return new Result(loops, declined);
-    }
-
-    /** Whether a later jump of the code goes back to {@code target} too: then jump {@code j} is that loop's {@code continue}. */
-    private static boolean continues(List<FunctionPlanner.Decoded> code, int j, long target) {
-        for (int k = j + 1; k < code.size(); k++) {
-            Instruction i = code.get(k).instruction();
-            if ((i.flow() == Flow.JUMP || i.flow() == Flow.CONDITIONAL_JUMP) && i.branchTarget().isPresent()
-                    && i.branchTarget().getAsLong() == target) return true;
-        }
-        return false;
     }
 
     /**

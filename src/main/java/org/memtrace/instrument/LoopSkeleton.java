@@ -54,10 +54,17 @@ final class LoopSkeleton {
     static final int OPTIONAL = 0xff;
     /** Markers a loop may have: {@code cond} m+1 must stay below {@link #OPTIONAL}. */
     private static final int MAX_MARKERS = 200;
+    /**
+     * The registers a call writes as far as the loop can tell: its result. Compiled code reads any other register
+     * after a call only when the callee keeps it (the ABI's callee-saved ones, and whichever others gcc's
+     * {@code -fipa-ra} knows a callee in the same file leaves alone: gcc -O2 keeps a loop's index in %r8
+     * across such a call), so a register the body reads again next iteration survives the call.
+     */
+    private static final List<String> CALL_RESULT = List.of("rax", "rdx");
 
     /** Reasons a loop is not skeletonized, by their code in the {@code memtrace_skel} section. */
     enum Reason {
-        CALL_IN_LOOP(2, "call in loop"),
+        CALL_IN_LOOP(2, "call in loop without a record of its own (--no-stack)"),
         ENTERED_BY_JUMP(3, "header reached by another jump"),
         INDIRECT_JUMP(4, "indirect jump in the function"),
         REP_STRING(5, "rep string instruction in loop"),
@@ -68,7 +75,6 @@ final class LoopSkeleton {
         INNER_LOOP(10, "inner loop in the body"),
         EXIT_IN_BODY(11, "exit from the middle of the body (break, return, goto)"),
         ENTERED_IN_BODY(12, "jump into the body from outside"),
-        TWO_BACK_EDGES(13, "more than one back edge (continue)"),
         TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds"),
         SHORT_SEARCH(15, "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records"),
         MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration"),
@@ -88,9 +94,10 @@ final class LoopSkeleton {
      *
      * @param phase bit 0: the base register's update comes before this access in the body; bit 1: the index's
      * @param cond  0: its block runs every iteration; m+1: it runs when marker m fires; {@link #OPTIONAL}
+     * @param call  the site is a call's (its return address): the callee's records follow it, up to the loop's next record
      */
     record Item(int instruction, Site site, boolean computed, int baseSlot, int indexSlot, int scale, int phase,
-                int cond, long displacement) {
+                int cond, long displacement, boolean call) {
     }
 
     /**
@@ -192,7 +199,10 @@ final class LoopSkeleton {
             candidates.add(enteredAtTest(code, first, j));
         }
         candidates.sort(Comparator.comparingInt(Candidate::last));
+        Map<Integer, Integer> outermost = new HashMap<>(); // per first instruction, the candidate ending last
+        for (Candidate c : candidates) outermost.merge(c.first(), c.last(), Math::max);
         for (Candidate c : candidates) {
+            if (c.last() < outermost.get(c.first())) continue; // its jump back is a continue of the loop ending later
             FunctionPlanner.Decoded end = c.end();
             Reason reason = indirect ? Reason.INDIRECT_JUMP : shape(code, c, at);
             if (reason == null) reason = c.declined();
@@ -307,7 +317,6 @@ final class LoopSkeleton {
         for (int p = 0; p < c.order().size(); p++) position.put(c.order().get(p).instruction().address(), p);
         long start = c.order().getFirst().instruction().address();
         int end = c.order().size() - 1;
-        for (FunctionPlanner.Decoded d : c.order()) if (d.instruction().flow() == Flow.CALL) return Reason.CALL_IN_LOOP;
         for (int i = 0; i < code.size(); i++) {
             Instruction insn = code.get(i).instruction();
             Integer p = i >= c.first() && i <= c.last() ? position.get(insn.address()) : null;
@@ -322,7 +331,7 @@ final class LoopSkeleton {
             } else if (t == null) {
                 if (insn.flow() != Flow.CONDITIONAL_JUMP) return Reason.EXIT_IN_BODY; // a side exit needs a condition to invert
             } else if (t == 0 && insn.branchTarget().getAsLong() == start) {
-                return Reason.TWO_BACK_EDGES;
+                continue; // a continue: the iteration ends here, what follows it in the body is conditional (always)
             } else if (t <= p) {
                 return Reason.INNER_LOOP;
             }
@@ -332,8 +341,9 @@ final class LoopSkeleton {
 
     /**
      * Which body positions run every iteration: those of the blocks that dominate the last block of the
-     * iteration order. The body's jumps all go forward in that order (checked by {@link #shape}), so a
-     * block's predecessors come before it and one pass in order computes the dominators.
+     * iteration order and every block that ends in a {@code continue} (a jump back to the body's start, which
+     * ends its iteration early). The body's other jumps all go forward in that order (checked by
+     * {@link #shape}), so a block's predecessors come before it and one pass in order computes the dominators.
      */
     private static boolean[] always(Candidate c, FunctionModel model) {
         List<FunctionPlanner.Decoded> body = c.order();
@@ -372,7 +382,13 @@ final class LoopSkeleton {
             d.set(b);
             dom[b] = d;
         }
-        BitSet latch = dom[blocks.size() - 1];
+        BitSet latch = (BitSet) dom[blocks.size() - 1].clone();
+        long start = body.getFirst().instruction().address();
+        for (int b = 0; b < blocks.size(); b++) {
+            Instruction last = blocks.get(b).instructions().getLast();
+            if (last.address() != end && last.flow() != Flow.CALL && last.branchTarget().isPresent()
+                    && last.branchTarget().getAsLong() == start) latch.and(dom[b]);
+        }
         boolean[] runs = new boolean[body.size()];
         for (int b = 0; b < blocks.size(); b++) {
             if (!latch.get(b)) continue;
@@ -408,6 +424,10 @@ final class LoopSkeleton {
         for (int p = 0; p < body.size(); p++) {
             Instruction insn = body.get(p).instruction();
             for (Register r : insn.registersWritten()) writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
+            if (insn.flow() != Flow.CALL) continue;
+            // the callee's records say nothing of where it starts: the call's own record (its return address) must
+            if (probes.get(body.get(p).index()) == null) return Reason.CALL_IN_LOOP;
+            for (String r : CALL_RESULT) writers.computeIfAbsent(r, k -> new ArrayList<>()).add(p);
         }
         Map<String, Update> induction = new LinkedHashMap<>();
         writers.forEach((r, at) -> {
@@ -459,7 +479,8 @@ final class LoopSkeleton {
             MemoryOperand m = c == OPTIONAL ? null : affine(d, sites, writers, induction);
             if (m == null) {
                 onLoad |= dependsOnLoad(d, writers, body);
-                for (Site s : sites) items.add(new Item(d.index(), s, false, NONE, NONE, 0, 0, c, 0));
+                boolean call = insn.flow() == Flow.CALL;
+                for (Site s : sites) items.add(new Item(d.index(), s, false, NONE, NONE, 0, 0, c, 0, call));
                 continue;
             }
             computed = true;
@@ -469,7 +490,7 @@ final class LoopSkeleton {
             if (base != NONE && induction.containsKey(m.base().name()) && induction.get(m.base().name()).at() < p) phase |= 1;
             if (index != NONE && induction.containsKey(m.index().name()) && induction.get(m.index().name()).at() < p) phase |= 2;
             items.add(new Item(d.index(), sites.getFirst(), true, base, index, Math.max(1, m.scale()), phase, c,
-                    m.displacement()));
+                    m.displacement(), false));
         }
         if (!computed) return onLoad ? Reason.DEPENDS_ON_LOAD : Reason.NOT_AFFINE;
         // the trip count comes best from a constant step: a register step of 0 at run time leaves it unknown

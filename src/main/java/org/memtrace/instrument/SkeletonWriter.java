@@ -157,7 +157,7 @@ final class SkeletonWriter {
                 t.append("\t.short ").append(s.weightMa()).append(", ").append(s.weightAia()).append(", ")
                         .append(s.blockRefs()).append(", ").append(s.blockMa()).append(", ").append(s.blockAia()).append('\n');
                 t.append("\t.byte ").append(item.baseSlot()).append(", ").append(item.indexSlot()).append(", ")
-                        .append(item.scale()).append(", ").append(item.phase()).append(", ").append(item.cond()).append(", 0\n");
+                        .append(item.scale()).append(", ").append(item.phase()).append(", ").append(item.cond()).append(", ").append(item.call() ? 1 : 0).append('\n');
                 t.append("\t.quad ").append(item.displacement()).append('\n');
             }
             for (int m = 0; m < loop.markers().size(); m++) {

@@ -37,6 +37,8 @@ final class LoopReplay {
     private int marked = -1;
     private long markedK = -1;
     private boolean prepared;
+    /** The last record was a call's: the callee's records follow until the loop's own next one. */
+    private boolean inCall;
 
     LoopReplay(SkeletonTable.Placed loop) {
         this.loop = loop;
@@ -56,6 +58,7 @@ final class LoopReplay {
         marked = -1;
         markedK = -1;
         prepared = false;
+        inCall = false;
         return this;
     }
 
@@ -71,6 +74,7 @@ final class LoopReplay {
     boolean logged(long ip, Sink sink) {
         if (!loop.anyLogged()) return false;
         prepare();
+        inCall = false;
         Event.ProbeSite[] sites = loop.sites();
         int[] cond = loop.cond();
         long[] loggedIp = loop.loggedIp();
@@ -81,6 +85,7 @@ final class LoopReplay {
                 if (sites[p] != null) {
                     sink.computed(c[p] + k * s[p], sites[p]);
                 } else if (cond[p] != SkeletonTable.OPTIONAL || loggedIp[p] == ip) {
+                    inCall = loop.call()[p] && loggedIp[p] == ip;
                     advance();
                     return loggedIp[p] == ip;
                 }
@@ -99,6 +104,7 @@ final class LoopReplay {
      */
     boolean marker(int m, long v, Sink sink) {
         prepare();
+        inCall = false;
         int trip = loop.tripSlot();
         long step = steps[trip];
         long distance = v - values[trip] - (loop.markerPhase()[m] ? step : 0);
@@ -124,6 +130,7 @@ final class LoopReplay {
      */
     boolean exit(long finalValue, Sink sink) {
         prepare();
+        inCall = false;
         int trip = loop.tripSlot();
         long step = steps[trip];
         long distance = finalValue - values[trip];
@@ -131,6 +138,19 @@ final class LoopReplay {
         long n = distance / step;
         if (n < (loop.mayBeEmpty() ? 0 : 1) || k > n || (k == n && pos != 0)) return false;
         return emitUntil(n, 0, sink);
+    }
+
+    /**
+     * Whether a record at instruction {@code ip} belongs to a function the loop's body called, not to the loop:
+     * the run is inside a call and the instruction is none of the loop's logged ones.
+     */
+    boolean callees(long ip) {
+        return inCall && java.util.Arrays.binarySearch(loop.own(), ip) < 0;
+    }
+
+    /** Whether the run is inside a call its body made (another loop's run may start there). */
+    boolean inCall() {
+        return inCall;
     }
 
     /** Whether marker {@code m} is a side exit's, after which the run is over. */

@@ -2,6 +2,7 @@ package org.memtrace.mtr;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -234,13 +235,14 @@ public final class MtrReader {
             }
             case SiteTable.Access a -> {
                 finishRep(t);
-                if (t.loop != null && !t.loop.logged(a.site().ip(), t)) brokenLoop(t, a.site().ip());
+                if (t.loop != null && !t.loop.callees(a.site().ip()) && !t.loop.logged(a.site().ip(), t)) brokenLoop(t, a.site().ip());
                 accesses.access(t.tid, address, a.site());
             }
             case SiteTable.LoopValue v -> {
                 finishRep(t);
                 if (v.slot() == 0) {
-                    if (t.loop != null) brokenLoop(t, v.loop().loggedIp()[0]);
+                    if (t.loop != null && t.loop.inCall()) t.callers.push(t.loop); // a run inside a function the loop called
+                    else if (t.loop != null) brokenLoop(t, v.loop().loggedIp()[0]);
                     t.loop = t.replay(v.loop());
                 } else if (t.loop == null || t.loop.loop != v.loop()) {
                     brokenLoop(t, v.loop().loggedIp()[0]);
@@ -257,13 +259,13 @@ public final class MtrReader {
                     return;
                 }
                 if (t.loop != null) loopRecords.marker(t.tid, m.marker(), address);
-                if (t.loop != null && t.loop.ends(m.marker())) t.loop = null; // a side exit: the run is over
+                if (t.loop != null && t.loop.ends(m.marker())) t.loop = t.callers.poll(); // a side exit: the run is over
             }
             case SiteTable.LoopExit x -> {
                 finishRep(t);
                 if (t.loop == null || t.loop.loop != x.loop() || !t.loop.exit(address, t)) brokenLoop(t, x.loop().loggedIp()[0]);
                 else loopRecords.exit(t.tid, address);
-                t.loop = null;
+                t.loop = t.callers.poll(); // back in the caller's run, if a loop called this one's function
             }
             case SiteTable.Rep r -> {
                 if (t.rep != null && (t.rep.ip() != r.ip() || (t.repSeen & 1 << r.role()) != 0)) finishRep(t);
@@ -283,6 +285,7 @@ public final class MtrReader {
     private void brokenLoop(ThreadStream t, long ip) {
         if (brokenLoops++ == 0) firstBrokenLoop = ip;
         t.loop = null;
+        t.callers.clear();
     }
 
     /** Turns the rep instruction's records into block events; a zero count touched no memory and prints nothing. */
@@ -339,6 +342,8 @@ public final class MtrReader {
         LoopReplay loop;
         /** This thread's replay of each loop it ran, reused from run to run. */
         private final Map<SkeletonTable.Placed, LoopReplay> replays = new IdentityHashMap<>();
+        /** The runs whose body called the function the current run is in, innermost first. */
+        final ArrayDeque<LoopReplay> callers = new ArrayDeque<>();
 
         @Override
         public void computed(long address, Event.ProbeSite site) {
@@ -347,7 +352,9 @@ public final class MtrReader {
         }
 
         LoopReplay replay(SkeletonTable.Placed loop) {
-            return replays.computeIfAbsent(loop, LoopReplay::new).start();
+            LoopReplay r = replays.computeIfAbsent(loop, LoopReplay::new);
+            // a recursive call runs the loop again while its caller's run of it goes on: that run keeps its state
+            return (callers.contains(r) ? new LoopReplay(loop) : r).start();
         }
 
         ThreadStream(int tid, List<MtrFile.Chunk> chunks, MtrFile.Scratch scratch) {

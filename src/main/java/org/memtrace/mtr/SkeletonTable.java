@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 import org.memtrace.event.Event;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
@@ -28,7 +29,7 @@ public final class SkeletonTable {
     private static final int ITEM_SIZE = 32, MARKER_SIZE = 8;
 
     /** Why a loop was not skeletonized, by the code the rewriter writes (1: files of the single-block rewriter). */
-    static final List<String> REASONS = List.of("", "more than one block", "call in loop",
+    static final List<String> REASONS = List.of("", "more than one block", "call in loop without a record of its own (--no-stack)",
             "header reached by another jump", "indirect jump in the function", "rep string instruction in loop",
             "no induction register (trip count unknown)", "address depends on a load",
             "no address affine in the loop's registers", "back edge to a label the rewriter cannot place",
@@ -42,10 +43,12 @@ public final class SkeletonTable {
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;
      * {@code cond} 0 when it runs every iteration, m+1 when it runs in the iterations marker m names,
-     * {@link #OPTIONAL} for a logged position that runs when its record says so.
+     * {@link #OPTIONAL} for a logged position that runs when its record says so; {@code call}: a call's site, after
+     * whose record the callee's own records come, up to the loop's next one.
      */
     public record Item(long insn, int kind, int size, int access, int flags, int weightMa, int weightAia, int blockRefs,
-                int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, int cond, long displacement) {
+                int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, int cond, long displacement,
+                boolean call) {
         public boolean computed() { return kind != 0; }
     }
 
@@ -121,7 +124,7 @@ public final class SkeletonTable {
                             Byte.toUnsignedInt(b.get(p + 6)), Byte.toUnsignedInt(b.get(p + 7)), u16(b, p + 8),
                             u16(b, p + 10), u16(b, p + 12), u16(b, p + 14), u16(b, p + 16), Byte.toUnsignedInt(b.get(p + 18)),
                             Byte.toUnsignedInt(b.get(p + 19)), Byte.toUnsignedInt(b.get(p + 20)), Byte.toUnsignedInt(b.get(p + 21)),
-                            Byte.toUnsignedInt(b.get(p + 22)), b.getLong(p + 24)));
+                            Byte.toUnsignedInt(b.get(p + 22)), b.getLong(p + 24), (b.get(p + 23) & 1) != 0));
                 }
                 long[] markerAt = new long[markers];
                 int[] markerPos = new int[markers];
@@ -187,11 +190,25 @@ public final class SkeletonTable {
     /**
      * A loop placed at a load bias: the sites of its computed accesses (flagged {@link Event.ProbeSite#COMPUTED})
      * and the run-time instruction address each logged record must have. {@code plain}: every position is
-     * computed and runs every iteration.
+     * computed and runs every iteration. {@code call[i]}: position i is a call's; {@code own}: the instructions of
+     * the logged positions, sorted, which tell the loop's records from those of the functions it calls.
      */
     record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
-                  int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty) {
+                  int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty,
+                  boolean[] call, long[] own) {
+        /** A loop without calls: its own records are all there are in a run. */
+        Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
+               long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
+               int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty) {
+            this(steps, stepSlots, tripSlot, baseSlot, indexSlot, scale, phase, displacement, sites, loggedIp, anyLogged, cond,
+                    markerPos, markerPhase, markerEnds, plain, mayBeEmpty, new boolean[sites.length], own(sites, loggedIp));
+        }
+
+        private static long[] own(Event.ProbeSite[] sites, long[] ip) {
+            return IntStream.range(0, sites.length).filter(i -> sites[i] == null).mapToLong(i -> ip[i]).sorted().toArray();
+        }
+
         static Placed of(Loop loop, long bias, Event.SelectionTotals totals) {
             int n = loop.items().size();
             int[] base = new int[n], index = new int[n], scale = new int[n], phase = new int[n], cond = new int[n];
@@ -199,6 +216,7 @@ public final class SkeletonTable {
             long[] disp = new long[n], ip = new long[n];
             Event.ProbeSite[] sites = new Event.ProbeSite[n];
             boolean logged = false;
+            boolean[] call = new boolean[n];
             for (int i = 0; i < n; i++) {
                 Item it = loop.items().get(i);
                 base[i] = it.baseSlot();
@@ -207,6 +225,7 @@ public final class SkeletonTable {
                 phase[i] = it.phase();
                 disp[i] = it.displacement();
                 cond[i] = it.cond();
+                call[i] = it.call();
                 plain &= it.computed() && it.cond() == 0;
                 ip[i] = it.insn() + bias;
                 if (it.computed()) {
@@ -219,7 +238,7 @@ public final class SkeletonTable {
                 }
             }
             return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
-                    cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty());
+                    cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty(), call, own(sites, ip));
         }
 
         int items() { return sites.length; }

@@ -108,6 +108,9 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
     @Override
     public void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value) {
         if (slot == 0) {
+            // the callee's records, nested loop runs included, come in mid-iteration: CSource cannot emit it
+            if (loop.items().stream().anyMatch(SkeletonTable.Item::call))
+                fail("the loop entered at 0x" + Long.toHexString(loop.entry() + bias) + " calls a function in its body: loop shape not emitted");
             if (open != null) fail("a loop run of thread " + open.tid + " starts before the previous one ended");
             Placement p = loopIndex.computeIfAbsent(new Key(loop, bias), k -> {
                 Placement n = new Placement(loop, bias, loops.size());

@@ -32,7 +32,7 @@ class SkeletonEmitTest {
 
     @BeforeAll
     static void fixtures() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c")) {
             try (InputStream in = SkeletonEmitTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -83,7 +83,8 @@ class SkeletonEmitTest {
             "skel_kernels.c, -O1",   // loops entered at their test, rotated loops
             "skel_irregular.c, -O2", // pointer chasing, a hash table, sorts: mostly logged, the fills computed
             "skel_shapes.c, -Os",    // tested at the top, runs with no iteration, a break (side exit)
-            "skel_threads.c, -O2"})  // two threads in the same loop at the same time
+            "skel_threads.c, -O2",   // two threads in the same loop at the same time
+            "skel_continue.c, -O1"}) // a continue: what follows it runs under a marker
     void theEmittedProgramPrintsTheTracesAccessesLineForLine(String source, String opt) throws Exception {
         long[] n = emitAndCompare(trace(source, opt, true));
         assertThat(n[0]).as("loops").isGreaterThan(0);
@@ -102,6 +103,17 @@ class SkeletonEmitTest {
         assertThat(n[0]).as("loops").isZero();
         assertThat(n[4]).as("computed").isZero();
         assertThat(n[3]).as("logged").isGreaterThan(30_000);
+    }
+
+    /** A loop with a call in its body replays (SkeletonTraceTest), but its emitted function could not: refused by name, nothing written. */
+    @Test
+    void aLoopThatCallsAFunctionIsRefusedByName() throws Exception {
+        Path mtr = trace("skel_calls.c", "-O2", true);
+        var r = Cli.run(mtr.getParent(), "skeleton", "--emit-c", mtr.toString(), "-o", "calls.c");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.stderr()).startsWith("memtrace: ").contains("calls a function in its body: loop shape not emitted").hasLineCount(1);
+        assertThat(mtr.resolveSibling("calls.c")).doesNotExist();
+        assertThat(mtr.resolveSibling("calls.in")).doesNotExist();
     }
 
     @Test

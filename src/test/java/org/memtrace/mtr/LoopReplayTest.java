@@ -69,6 +69,34 @@ class LoopReplayTest {
         assertThat(missing.exit(1000 + 32, (a, s) -> {})).as("two iterations but no logged record").isFalse();
     }
 
+    /**
+     * The same loop with its logged site a call's: between the call's record and the loop's next one come the
+     * callee's records, which are not the loop's; outside a call, a foreign record is a mismatch.
+     */
+    @Test
+    void afterACallsRecordTheCalleesRecordsAreNotTheLoops() {
+        SkeletonTable.Placed plain = loop(1, NONE);
+        SkeletonTable.Placed call = new SkeletonTable.Placed(plain.steps(), plain.stepSlots(), plain.tripSlot(), plain.baseSlot(),
+                plain.indexSlot(), plain.scale(), plain.phase(), plain.displacement(), plain.sites(), plain.loggedIp(), true,
+                plain.cond(), plain.markerPos(), plain.markerPhase(), plain.markerEnds(), false, false,
+                new boolean[] {false, true, false}, new long[] {LOGGED_IP});
+        LoopReplay r = new LoopReplay(call);
+        r.value(0, 1000);
+        List<Out> out = new ArrayList<>();
+        LoopReplay.Sink sink = (a, s) -> out.add(new Out(a, s.ip()));
+        assertThat(r.callees(0x9999)).as("before the call").isFalse();
+        assertThat(r.logged(LOGGED_IP, sink)).isTrue();
+        assertThat(r.inCall()).isTrue();
+        assertThat(r.callees(0x9999)).as("the callee's record").isTrue();
+        assertThat(r.callees(LOGGED_IP)).as("the loop's own record ends the call").isFalse();
+        assertThat(r.logged(LOGGED_IP, sink)).isTrue();
+        // the store after the first call (base 1000 + 16, index 0 + 1), then the load before the second one
+        assertThat(out).containsExactly(new Out(1008, 0x1000), new Out(1016 + 4, 0x2000), new Out(1024, 0x1000));
+        assertThat(r.exit(1032, sink)).isTrue();
+        assertThat(r.inCall()).isFalse();
+        assertThat(new LoopReplay(plain).start().callees(0x9999)).isFalse();
+    }
+
     private static Event.ProbeSite load(long ip) {
         return new Event.ProbeSite(ip, Event.ProbeKind.LOAD, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0,
                 new Event.SelectionTotals(0, 0, 0));

@@ -12,7 +12,7 @@ class CSourceTest {
     private static final int NONE = SkeletonTable.NONE;
 
     private static SkeletonTable.Item item(int kind, int base, int index, int scale, int phase, int cond, long disp) {
-        return new SkeletonTable.Item(0x1000, kind, 8, 0, 0, 1, 1, 0, 0, 0, base, index, scale, phase, cond, disp);
+        return new SkeletonTable.Item(0x1000, kind, 8, 0, 0, 1, 1, 0, 0, 0, base, index, scale, phase, cond, disp, false);
     }
 
     private static LoggedInput.Placement placed(List<SkeletonTable.Item> items, int markers) {

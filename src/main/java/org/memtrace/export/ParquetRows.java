@@ -23,21 +23,22 @@ import org.memtrace.trace.Naming;
  * frame (codec ZSTD, level -1, through libzstd; uncompressed when the library is missing);
  * the columns with few distinct values (kind, size, ip, instruction, thread, region, symbol) are
  * dictionary-encoded, with a dictionary page per chunk and the indices as one bit-packed run of 8, 16 or 32
- * bits each; seq, address and offset are PLAIN, store a PLAIN bitmap. symbol and offset are optional (null
+ * bits each; seq, address and offset are DELTA_BINARY_PACKED (a counter or a strided walk packs to a few bits
+ * per row before zstd sees it), store a PLAIN bitmap. symbol and offset are optional (null
  * where memtrace cannot name the address): their definition levels are one bit-packed run of 1-bit levels.
  * The footer is Thrift's compact protocol written by hand ({@link Bytes}). Unsigned columns carry the
  * converted type UINT_64, strings UTF8. No statistics, no page index: readers scan.
  *
- * <p>What it gets wrong: seq, address and offset are PLAIN longs left to zstd, where DELTA_BINARY_PACKED
- * would make seq nearly free before compression; a dictionary is kept even when nearly every value is
- * distinct (a program with millions of heap blocks gets a large symbol dictionary per row group).
+ * <p>What it gets wrong: a dictionary is kept even when nearly every value is distinct (a program with
+ * millions of heap blocks gets a large symbol dictionary per row group); random addresses still cost their
+ * full width in the delta encoding.
  */
 public final class ParquetRows extends NamedRows {
     static final int ROWS = 1 << 20;
     private static final byte[] MAGIC = "PAR1".getBytes(StandardCharsets.US_ASCII);
     private static final int BOOLEAN = 0, INT32 = 1, INT64 = 2, BYTE_ARRAY = 6;
     private static final int REQUIRED = 0, OPTIONAL = 1;
-    private static final int PLAIN = 0, RLE = 3, RLE_DICTIONARY = 8;
+    private static final int PLAIN = 0, RLE = 3, DELTA_BINARY_PACKED = 5, RLE_DICTIONARY = 8;
     private static final int DATA_PAGE = 0, DICTIONARY_PAGE = 2;
     private static final int UTF8 = 0, UINT_64 = 14, NONE = -1;
     private static final int UNCOMPRESSED = 0, ZSTD = 6;
@@ -52,9 +53,12 @@ public final class ParquetRows extends NamedRows {
     /** A page handed to the writer thread: {@code values} is the dictionary's size for a dictionary page. */
     private record Page(Bytes bytes, int type, int values, int encoding) {}
 
-    /** What a column chunk's metadata in the footer says; {@code bytes} as stored, {@code raw} before compression. */
-    private record Chunk(int type, boolean dictionary, String name, long values, long bytes, long raw, long dataPage,
-                         long dictionaryPage) {}
+    /**
+     * What a column chunk's metadata in the footer says; {@code encoding} is its data page's, {@code bytes} as
+     * stored, {@code raw} before compression.
+     */
+    private record Chunk(int type, boolean dictionary, int encoding, String name, long values, long bytes, long raw,
+                         long dataPage, long dictionaryPage) {}
 
     private final OutputStream out;
     /** The page being built, taken from {@link #free}; null between pages. */
@@ -128,10 +132,10 @@ public final class ParquetRows extends NamedRows {
 
     private void flushGroup() throws IOException {
         if (rows == 0) return;
-        plainLongs("seq", seq, rows);
+        deltaLongs("seq", seq, rows);
         dictionary("kind", BYTE_ARRAY, kind, false, letter -> new byte[] {(byte) letter});
         booleans("store");
-        plainLongs("address", address, rows);
+        deltaLongs("address", address, rows);
         dictionary("size", INT64, size, false, null);
         dictionary("ip", INT64, ip, false, null);
         dictionary("instruction", BYTE_ARRAY, instruction, false, this::utf8);
@@ -153,9 +157,9 @@ public final class ParquetRows extends NamedRows {
         for (Dictionary d : List.of(kind, size, ip, instruction, thread, region, symbol)) d.reset();
     }
 
-    private void plainLongs(String name, long[] values, int n) throws IOException {
-        newPage().putLongs(values, n);
-        column(INT64, name, null, dataPage(n, PLAIN));
+    private void deltaLongs(String name, long[] values, int n) throws IOException {
+        newPage().putDeltas(values, n);
+        column(INT64, name, null, dataPage(n, DELTA_BINARY_PACKED));
     }
 
     private void booleans(String name) throws IOException {
@@ -166,8 +170,8 @@ public final class ParquetRows extends NamedRows {
     private void optionalLongs(String name) throws IOException {
         newPage();
         definitionLevels();
-        page.putLongs(offset, named);
-        column(INT64, name, null, dataPage(rows, PLAIN));
+        page.putDeltas(offset, named);
+        column(INT64, name, null, dataPage(rows, DELTA_BINARY_PACKED));
     }
 
     /** The RLE/bit-packed hybrid of 1-bit levels, one bit-packed run, after its 4-byte length. */
@@ -236,7 +240,7 @@ public final class ParquetRows extends NamedRows {
                     if (dictionaryPage != null) write(dictionaryPage);
                     long data = position;
                     write(dataPage);
-                    chunks.add(new Chunk(type, dictionaryPage != null, name, values, position - start, rawPosition - raw, data,
+                    chunks.add(new Chunk(type, dictionaryPage != null, dataPage.encoding(), name, values, position - start, rawPosition - raw, data,
                             dictionaryPage != null ? start : NONE));
                 } catch (IOException e) {
                     failure = e;
@@ -311,7 +315,7 @@ public final class ParquetRows extends NamedRows {
                 footer.structValue().i64(2, c.dictionaryPage() == NONE ? c.dataPage() : c.dictionaryPage()).struct(3)
                         .i32(1, c.type());
                 if (c.dictionary()) footer.list(2, Bytes.LIST_I32, 3).i32Value(PLAIN).i32Value(RLE).i32Value(RLE_DICTIONARY);
-                else footer.list(2, Bytes.LIST_I32, 2).i32Value(PLAIN).i32Value(RLE);
+                else footer.list(2, Bytes.LIST_I32, 2).i32Value(c.encoding()).i32Value(RLE);
                 footer.list(3, Bytes.LIST_BINARY, 1).binaryValue(bytes(c.name()));
                 footer.i32(4, zstd == null ? UNCOMPRESSED : ZSTD).i64(5, c.values()).i64(6, c.raw()).i64(7, c.bytes())
                         .i64(9, c.dataPage());

@@ -19,6 +19,12 @@ public final class TraceRows extends NamedRows {
     private byte[][] fields = new byte[1024][];
     private final long[] placeKey = new long[256];
     private final byte[][] place = new byte[256][];
+    /** {@code ,K,true,} and {@code ,K,false,}: the fields between seq and address, by kind letter and store. */
+    private final byte[][] kindStore = new byte[2 * 128][];
+    /** The ip and instruction fields with their commas for the last instruction: a loop repeats one. */
+    private long codeIp;
+    private int codeInstruction = -1;
+    private byte[] code;
     private final AsciiOut out;
 
     public TraceRows(Naming naming, OutputStream out) throws IOException {
@@ -32,14 +38,36 @@ public final class TraceRows extends NamedRows {
     void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
              int region, int symbol, long offset) {
         try {
-            out.unsignedDec(sequence).put(',').put(kind).put(',').put(store ? "true" : "false").put(',')
-                    .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',')
-                    .put(field(instruction)).put(',').dec(tid).put(',').put(place(region, symbol));
+            out.unsignedDec(sequence).put(kindStore(kind, store)).unsignedDec(address).put(',').unsignedDec(size).put(',')
+                    .put(code(ip, instruction)).dec(tid).put(',').put(place(region, symbol));
             if (symbol != NO_SYMBOL) out.unsignedDec(offset);
             out.put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    private byte[] kindStore(char kind, boolean store) {
+        int k = (kind & 127) << 1 | (store ? 1 : 0);
+        byte[] f = kindStore[k];
+        if (f == null) kindStore[k] = f = ("," + kind + "," + store + ",").getBytes(StandardCharsets.US_ASCII);
+        return f;
+    }
+
+    private byte[] code(long ip, int instruction) {
+        if (ip != codeIp || instruction != codeInstruction) {
+            byte[] name = field(instruction);
+            String number = Long.toUnsignedString(ip);
+            byte[] c = new byte[number.length() + name.length + 2];
+            for (int i = 0; i < number.length(); i++) c[i] = (byte) number.charAt(i);
+            c[number.length()] = ',';
+            System.arraycopy(name, 0, c, number.length() + 1, name.length);
+            c[c.length - 1] = ',';
+            code = c;
+            codeIp = ip;
+            codeInstruction = instruction;
+        }
+        return code;
     }
 
     /** The region and symbol fields with their commas ({@code [heap],<malloc…>,}), made once per pair. */

@@ -149,6 +149,11 @@ final class Bytes {
         size = p + bytes * (padTo - n);
     }
 
+    /** The low {@code bytes} bytes of v, little-endian. */
+    void putLow(int v, int bytes) {
+        for (int i = 0; i < bytes; i++) put(v >>> 8 * i);
+    }
+
     void putInt(int at, int v) {
         buf[at] = (byte) v;
         buf[at + 1] = (byte) (v >>> 8);

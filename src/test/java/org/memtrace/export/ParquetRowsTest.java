@@ -113,10 +113,10 @@ class ParquetRowsTest {
     /**
      * Addresses over the whole unsigned 64-bit range, in runs that walk up, walk down and jump: deltas of every
      * bit width up to 64 (wrapping ones included) in the delta-encoded columns, and a last block that stops
-     * inside a miniblock.
+     * inside a miniblock; dictionary indices in long runs, short runs and none.
      */
     @Test
-    void deltaEncodedColumnsKeepEveryAddress() throws Exception {
+    void deltaAndRunEncodedColumnsKeepEveryRow() throws Exception {
         java.util.SplittableRandom r = new java.util.SplittableRandom(5);
         List<Event> events = new ArrayList<>();
         long address = 0;
@@ -127,7 +127,13 @@ class ParquetRowsTest {
                 case 1 -> address - (1L << (i % 64));
                 default -> r.nextLong();
             };
-            events.add(new Event.Access(1, 0x401000, i % 7 == 0 ? BLOCK + i % 4096 : address, false, false));
+            // instructions in one long run, in runs of 9 (RLE runs after a group's top-up), and changing every row
+            long ip = 0x401000 + switch (i / 500 % 3) {
+                case 0 -> 0;
+                case 1 -> i / 9 % 2;
+                default -> i % 5;
+            };
+            events.add(new Event.Access(1, ip, i % 7 == 0 ? BLOCK + i % 4096 : address, false, false));
         }
         Path parquet = dir.resolve("wide.parquet"), csv = dir.resolve("wide.csv");
         for (Path file : List.of(parquet, csv)) {

@@ -54,6 +54,14 @@ final class AsciiOut implements AutoCloseable {
         return this;
     }
 
+    /** Bytes {@code [from, from + length)} of a short array (at most the buffer's size). */
+    AsciiOut put(byte[] bytes, int from, int length) throws IOException {
+        room(length);
+        System.arraycopy(bytes, from, buf, pos, length);
+        pos += length;
+        return this;
+    }
+
     AsciiOut put(byte[] bytes) throws IOException {
         if (bytes.length > buf.length) {
             flush();

@@ -19,7 +19,7 @@ public final class CacheHierarchy {
     public CacheHierarchy(List<CacheGeometry> geometries, Policy policy, long seed) {
         if (geometries.isEmpty()) throw new IllegalArgumentException("no cache level");
         levels = new CacheLevel[geometries.size()];
-        for (int i = 0; i < levels.length; i++) levels[i] = new CacheLevel(geometries.get(i), policy, seed + i);
+        for (int i = 0; i < levels.length; i++) levels[i] = CacheLevel.of(geometries.get(i), policy, seed + i);
         loads = new long[levels.length];
         stores = new long[levels.length];
         loadMisses = new long[levels.length];

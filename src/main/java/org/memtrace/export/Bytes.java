@@ -21,6 +21,9 @@ final class Bytes {
             INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN),
             SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
 
+    /** Values per block and per miniblock of {@link #putDeltas}. */
+    private static final int DELTA_BLOCK = 128, MINIBLOCK = 32;
+
     private byte[] buf;
     private int size;
     /** Thrift: the last field id of each open struct, innermost last. */
@@ -71,11 +74,59 @@ final class Bytes {
         putInt((int) (v >>> 32));
     }
 
-    /** Longs from an array, 8 bytes each. */
-    void putLongs(long[] v, int n) {
-        room(8 * n);
-        for (int i = 0; i < n; i++) LONG.set(buf, size + 8 * i, v[i]);
-        size += 8 * n;
+    /**
+     * Parquet's DELTA_BINARY_PACKED encoding of {@code v[0, n)}: blocks of 128 values, each four miniblocks
+     * of 32 deltas bit-packed at the miniblock's width after subtracting the block's smallest delta. Deltas
+     * wrap as 64-bit integers, as readers compute them back. A walk with a fixed stride packs to nothing but
+     * the block headers, a sequence number that counts up to about a bit per value.
+     */
+    void putDeltas(long[] v, int n) {
+        varint(DELTA_BLOCK);
+        varint(DELTA_BLOCK / MINIBLOCK);
+        varint(n);
+        varint(zigzag(n == 0 ? 0 : v[0]));
+        for (int start = 1; start < n; start += DELTA_BLOCK) {
+            int end = Math.min(start + DELTA_BLOCK, n);
+            long min = Long.MAX_VALUE;
+            for (int i = start; i < end; i++) min = Math.min(min, v[i] - v[i - 1]);
+            varint(zigzag(min));
+            int widths = size;
+            room(DELTA_BLOCK / MINIBLOCK);
+            size += DELTA_BLOCK / MINIBLOCK;
+            for (int m = 0; m < DELTA_BLOCK / MINIBLOCK; m++) {
+                int from = start + m * MINIBLOCK;
+                int to = Math.min(from + MINIBLOCK, end);
+                long or = 0;
+                for (int i = from; i < to; i++) or |= v[i] - v[i - 1] - min;
+                int width = 64 - Long.numberOfLeadingZeros(or);
+                // a miniblock past the last value has no body; its width byte says 0
+                buf[widths + m] = (byte) width;
+                if (from < end) packMiniblock(v, from, to, min, width);
+            }
+        }
+    }
+
+    /** Deltas v[i] - v[i-1] - min for i in [from, to), then zeros to 32 values, {@code width} bits each, LSB first. */
+    private void packMiniblock(long[] v, int from, int to, long min, int width) {
+        room(4 * width + 8);
+        int p = size;
+        long acc = 0;
+        int bits = 0;
+        for (int k = 0; k < MINIBLOCK; k++) {
+            int i = from + k;
+            long x = i < to ? v[i] - v[i - 1] - min : 0;
+            acc |= x << bits;
+            bits += width;
+            if (bits >= 64) {
+                LONG.set(buf, p, acc);
+                p += 8;
+                bits -= 64;
+                acc = bits == 0 ? 0 : x >>> (width - bits);
+            }
+        }
+        // 32 values of any width fill whole 32-bit words: at most one is left
+        if (bits > 0) INT.set(buf, p, (int) acc);
+        size += 4 * width;
     }
 
     /** Ints from an array, each the low {@code bytes} (1, 2 or 4) bytes of the value, then zeros to {@code padTo} values. */
@@ -96,6 +147,11 @@ final class Bytes {
         p += bytes * n;
         Arrays.fill(buf, p, p + bytes * (padTo - n), (byte) 0);
         size = p + bytes * (padTo - n);
+    }
+
+    /** The low {@code bytes} bytes of v, little-endian. */
+    void putLow(int v, int bytes) {
+        for (int i = 0; i < bytes; i++) put(v >>> 8 * i);
     }
 
     void putInt(int at, int v) {

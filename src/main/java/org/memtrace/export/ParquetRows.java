@@ -22,22 +22,23 @@ import org.memtrace.trace.Naming;
  * rows, one column chunk per column and group. Each chunk is one data page (version 1), each page one zstd
  * frame (codec ZSTD, level -1, through libzstd; uncompressed when the library is missing);
  * the columns with few distinct values (kind, size, ip, instruction, thread, region, symbol) are
- * dictionary-encoded, with a dictionary page per chunk and the indices as one bit-packed run of 8, 16 or 32
- * bits each; seq, address and offset are PLAIN, store a PLAIN bitmap. symbol and offset are optional (null
+ * dictionary-encoded, with a dictionary page per chunk and the indices of 8, 16 or 32 bits each in RLE runs
+ * where a value repeats 8 times or more, bit-packed elsewhere; seq, address and offset are DELTA_BINARY_PACKED (a counter or a strided walk packs to a few bits
+ * per row before zstd sees it), store a PLAIN bitmap. symbol and offset are optional (null
  * where memtrace cannot name the address): their definition levels are one bit-packed run of 1-bit levels.
  * The footer is Thrift's compact protocol written by hand ({@link Bytes}). Unsigned columns carry the
  * converted type UINT_64, strings UTF8. No statistics, no page index: readers scan.
  *
- * <p>What it gets wrong: seq, address and offset are PLAIN longs left to zstd, where DELTA_BINARY_PACKED
- * would make seq nearly free before compression; a dictionary is kept even when nearly every value is
- * distinct (a program with millions of heap blocks gets a large symbol dictionary per row group).
+ * <p>What it gets wrong: a dictionary is kept even when nearly every value is distinct (a program with
+ * millions of heap blocks gets a large symbol dictionary per row group); random addresses still cost their
+ * full width in the delta encoding.
  */
 public final class ParquetRows extends NamedRows {
     static final int ROWS = 1 << 20;
     private static final byte[] MAGIC = "PAR1".getBytes(StandardCharsets.US_ASCII);
     private static final int BOOLEAN = 0, INT32 = 1, INT64 = 2, BYTE_ARRAY = 6;
     private static final int REQUIRED = 0, OPTIONAL = 1;
-    private static final int PLAIN = 0, RLE = 3, RLE_DICTIONARY = 8;
+    private static final int PLAIN = 0, RLE = 3, DELTA_BINARY_PACKED = 5, RLE_DICTIONARY = 8;
     private static final int DATA_PAGE = 0, DICTIONARY_PAGE = 2;
     private static final int UTF8 = 0, UINT_64 = 14, NONE = -1;
     private static final int UNCOMPRESSED = 0, ZSTD = 6;
@@ -52,9 +53,12 @@ public final class ParquetRows extends NamedRows {
     /** A page handed to the writer thread: {@code values} is the dictionary's size for a dictionary page. */
     private record Page(Bytes bytes, int type, int values, int encoding) {}
 
-    /** What a column chunk's metadata in the footer says; {@code bytes} as stored, {@code raw} before compression. */
-    private record Chunk(int type, boolean dictionary, String name, long values, long bytes, long raw, long dataPage,
-                         long dictionaryPage) {}
+    /**
+     * What a column chunk's metadata in the footer says; {@code encoding} is its data page's, {@code bytes} as
+     * stored, {@code raw} before compression.
+     */
+    private record Chunk(int type, boolean dictionary, int encoding, String name, long values, long bytes, long raw,
+                         long dataPage, long dictionaryPage) {}
 
     private final OutputStream out;
     /** The page being built, taken from {@link #free}; null between pages. */
@@ -128,10 +132,10 @@ public final class ParquetRows extends NamedRows {
 
     private void flushGroup() throws IOException {
         if (rows == 0) return;
-        plainLongs("seq", seq, rows);
+        deltaLongs("seq", seq, rows);
         dictionary("kind", BYTE_ARRAY, kind, false, letter -> new byte[] {(byte) letter});
         booleans("store");
-        plainLongs("address", address, rows);
+        deltaLongs("address", address, rows);
         dictionary("size", INT64, size, false, null);
         dictionary("ip", INT64, ip, false, null);
         dictionary("instruction", BYTE_ARRAY, instruction, false, this::utf8);
@@ -153,9 +157,9 @@ public final class ParquetRows extends NamedRows {
         for (Dictionary d : List.of(kind, size, ip, instruction, thread, region, symbol)) d.reset();
     }
 
-    private void plainLongs(String name, long[] values, int n) throws IOException {
-        newPage().putLongs(values, n);
-        column(INT64, name, null, dataPage(n, PLAIN));
+    private void deltaLongs(String name, long[] values, int n) throws IOException {
+        newPage().putDeltas(values, n);
+        column(INT64, name, null, dataPage(n, DELTA_BINARY_PACKED));
     }
 
     private void booleans(String name) throws IOException {
@@ -166,8 +170,8 @@ public final class ParquetRows extends NamedRows {
     private void optionalLongs(String name) throws IOException {
         newPage();
         definitionLevels();
-        page.putLongs(offset, named);
-        column(INT64, name, null, dataPage(rows, PLAIN));
+        page.putDeltas(offset, named);
+        column(INT64, name, null, dataPage(rows, DELTA_BINARY_PACKED));
     }
 
     /** The RLE/bit-packed hybrid of 1-bit levels, one bit-packed run, after its 4-byte length. */
@@ -199,10 +203,8 @@ public final class ParquetRows extends NamedRows {
         newPage();
         if (optional) definitionLevels();
         int bytes = d.size <= 1 << 8 ? 1 : d.size <= 1 << 16 ? 2 : 4;
-        int groups = (d.count + 7) / 8;
         page.put(8 * bytes);
-        page.varint((long) groups << 1 | 1);
-        page.putNarrow(d.indices, d.count, bytes, 8 * groups);
+        d.encode(page, bytes);
         column(type, name, dictionaryPage, dataPage(rows, RLE_DICTIONARY));
     }
 
@@ -236,7 +238,7 @@ public final class ParquetRows extends NamedRows {
                     if (dictionaryPage != null) write(dictionaryPage);
                     long data = position;
                     write(dataPage);
-                    chunks.add(new Chunk(type, dictionaryPage != null, name, values, position - start, rawPosition - raw, data,
+                    chunks.add(new Chunk(type, dictionaryPage != null, dataPage.encoding(), name, values, position - start, rawPosition - raw, data,
                             dictionaryPage != null ? start : NONE));
                 } catch (IOException e) {
                     failure = e;
@@ -311,7 +313,7 @@ public final class ParquetRows extends NamedRows {
                 footer.structValue().i64(2, c.dictionaryPage() == NONE ? c.dataPage() : c.dictionaryPage()).struct(3)
                         .i32(1, c.type());
                 if (c.dictionary()) footer.list(2, Bytes.LIST_I32, 3).i32Value(PLAIN).i32Value(RLE).i32Value(RLE_DICTIONARY);
-                else footer.list(2, Bytes.LIST_I32, 2).i32Value(PLAIN).i32Value(RLE);
+                else footer.list(2, Bytes.LIST_I32, 2).i32Value(c.encoding()).i32Value(RLE);
                 footer.list(3, Bytes.LIST_BINARY, 1).binaryValue(bytes(c.name()));
                 footer.i32(4, zstd == null ? UNCOMPRESSED : ZSTD).i64(5, c.values()).i64(6, c.raw()).i64(7, c.bytes())
                         .i64(9, c.dataPage());
@@ -337,41 +339,99 @@ public final class ParquetRows extends NamedRows {
     private static byte[] bytes(String s) { return s.getBytes(StandardCharsets.UTF_8); }
 
     /**
-     * One column's values in a row group as indices into the distinct values in the order first seen.
-     * Consecutive rows often repeat a value: the last one is checked before the hash table.
+     * One column's values in a row group as indices into the distinct values in the order first seen, kept
+     * as runs of equal indices: a loop repeats most columns' values for thousands of rows, and a run costs a
+     * comparison and a count per row where an index per row was a store into a 4 MiB array per column.
      */
     private static final class Dictionary {
-        final int[] indices = new int[ROWS];
-        int count;
         long[] keys = new long[256];
         int size;
         /** Open addressing: index + 1 of the key in that slot, 0 for empty. */
         private int[] table = new int[512];
-        private long lastKey;
-        private int lastIndex = -1;
+        /** Closed runs: runLength[r] rows of index runIndex[r]; then the open run, openLength rows of openIndex. */
+        private int[] runIndex = new int[256], runLength = new int[256];
+        private int runs;
+        private long openKey;
+        private int openIndex, openLength;
+        /** {@link #encode}'s indices waiting to be bit-packed. */
+        private int[] literals = new int[256];
 
         void add(long key) {
-            indices[count++] = key == lastKey && lastIndex >= 0 ? lastIndex : index(key);
+            if (key == openKey && openLength > 0) {
+                openLength++;
+                return;
+            }
+            int index = index(key);
+            if (openLength > 0) close();
+            openKey = key;
+            openIndex = index;
+            openLength = 1;
+        }
+
+        private void close() {
+            if (runs == runIndex.length) {
+                runIndex = Arrays.copyOf(runIndex, 2 * runs);
+                runLength = Arrays.copyOf(runLength, 2 * runs);
+            }
+            runIndex[runs] = openIndex;
+            runLength[runs++] = openLength;
+            openLength = 0;
+        }
+
+        /**
+         * The indices as Parquet's RLE/bit-packed hybrid of {@code 8 * bytes}-bit values: a run of 8 or more
+         * equal indices is an RLE run, the others are bit-packed in groups of 8 (the last group padded).
+         * A bit-packed stretch must hold a multiple of 8 values, so a run first tops up the group before it.
+         */
+        void encode(Bytes page, int bytes) {
+            if (openLength > 0) close();
+            int pending = 0;
+            for (int r = 0; r < runs; r++) {
+                int index = runIndex[r], n = runLength[r];
+                if (pending % 8 != 0) {
+                    int take = Math.min(n, 8 - pending % 8);
+                    pending = literal(pending, index, take);
+                    n -= take;
+                }
+                if (n >= 8) {
+                    bitPacked(page, pending, bytes);
+                    pending = 0;
+                    page.varint((long) n << 1);
+                    page.putLow(index, bytes);
+                } else {
+                    pending = literal(pending, index, n);
+                }
+            }
+            bitPacked(page, pending, bytes);
+            // a chunk without values (a column of nulls) still gets a run: an empty bit-packed one
+            if (runs == 0) page.varint(1);
+        }
+
+        private int literal(int pending, int index, int n) {
+            if (pending + n > literals.length) literals = Arrays.copyOf(literals, Math.max(2 * literals.length, pending + n));
+            Arrays.fill(literals, pending, pending + n, index);
+            return pending + n;
+        }
+
+        private void bitPacked(Bytes page, int n, int bytes) {
+            if (n == 0) return;
+            int groups = (n + 7) / 8;
+            page.varint((long) groups << 1 | 1);
+            page.putNarrow(literals, n, bytes, 8 * groups);
         }
 
         private int index(long key) {
             int mask = table.length - 1;
             int s = (int) ((key * 0x9E3779B97F4A7C15L) >>> 32) & mask;
             while (table[s] != 0) {
-                if (keys[table[s] - 1] == key) return remember(key, table[s] - 1);
+                if (keys[table[s] - 1] == key) return table[s] - 1;
                 s = (s + 1) & mask;
             }
             if (size == keys.length) keys = Arrays.copyOf(keys, 2 * size);
             keys[size] = key;
             table[s] = ++size;
             if (2 * size > table.length) rehash();
-            return remember(key, size - 1);
-        }
-
-        private int remember(long key, int index) {
-            lastKey = key;
-            lastIndex = index;
-            return index;
+            return size - 1;
         }
 
         private void rehash() {
@@ -385,9 +445,9 @@ public final class ParquetRows extends NamedRows {
         }
 
         void reset() {
-            count = 0;
             size = 0;
-            lastIndex = -1;
+            runs = 0;
+            openLength = 0;
             Arrays.fill(table, 0);
         }
     }

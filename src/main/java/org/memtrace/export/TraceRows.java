@@ -19,6 +19,19 @@ public final class TraceRows extends NamedRows {
     private byte[][] fields = new byte[1024][];
     private final long[] placeKey = new long[256];
     private final byte[][] place = new byte[256][];
+    /** {@code ,K,true,} and {@code ,K,false,}: the fields between seq and address, by kind letter and store. */
+    private final byte[][] kindStore = new byte[2 * 128][];
+    /** The ip, instruction and thread fields with their commas for the last instruction: a loop repeats one. */
+    private long codeIp;
+    private int codeInstruction = -1, codeTid;
+    private byte[] code;
+    /**
+     * The last sequence number written, as decimal digits in {@code sequenceDigits[sequenceFrom..]}: the next
+     * row's is mostly the same (a block copy's two rows) or one more, a carry away from these digits.
+     */
+    private long lastSequence = -1;
+    private final byte[] sequenceDigits = new byte[20];
+    private int sequenceFrom = sequenceDigits.length;
     private final AsciiOut out;
 
     public TraceRows(Naming naming, OutputStream out) throws IOException {
@@ -32,14 +45,50 @@ public final class TraceRows extends NamedRows {
     void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
              int region, int symbol, long offset) {
         try {
-            out.unsignedDec(sequence).put(',').put(kind).put(',').put(store ? "true" : "false").put(',')
-                    .unsignedDec(address).put(',').unsignedDec(size).put(',').unsignedDec(ip).put(',')
-                    .put(field(instruction)).put(',').dec(tid).put(',').put(place(region, symbol));
+            sequence(sequence);
+            out.put(kindStore(kind, store)).unsignedDec(address).put(',').unsignedDec(size).put(',')
+                    .put(code(ip, instruction, tid)).put(place(region, symbol));
             if (symbol != NO_SYMBOL) out.unsignedDec(offset);
             out.put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    private byte[] kindStore(char kind, boolean store) {
+        int k = (kind & 127) << 1 | (store ? 1 : 0);
+        byte[] f = kindStore[k];
+        if (f == null) kindStore[k] = f = ("," + kind + "," + store + ",").getBytes(StandardCharsets.US_ASCII);
+        return f;
+    }
+
+    private void sequence(long s) throws IOException {
+        if (s != lastSequence) {
+            if (s == lastSequence + 1 && lastSequence >= 0) {
+                int i = sequenceDigits.length - 1;
+                while (i >= sequenceFrom && sequenceDigits[i] == '9') sequenceDigits[i--] = '0';
+                if (i < sequenceFrom) sequenceDigits[sequenceFrom = i] = '1';
+                else sequenceDigits[i]++;
+            } else {
+                String digits = Long.toUnsignedString(s);
+                sequenceFrom = sequenceDigits.length - digits.length();
+                for (int i = 0; i < digits.length(); i++) sequenceDigits[sequenceFrom + i] = (byte) digits.charAt(i);
+            }
+            lastSequence = s;
+        }
+        out.put(sequenceDigits, sequenceFrom, sequenceDigits.length - sequenceFrom);
+    }
+
+    private byte[] code(long ip, int instruction, int tid) {
+        if (ip != codeIp || instruction != codeInstruction || tid != codeTid || code == null) {
+            byte[] name = field(instruction);
+            String fields = Long.toUnsignedString(ip) + "," + new String(name, StandardCharsets.UTF_8) + "," + tid + ",";
+            code = fields.getBytes(StandardCharsets.UTF_8);
+            codeIp = ip;
+            codeInstruction = instruction;
+            codeTid = tid;
+        }
+        return code;
     }
 
     /** The region and symbol fields with their commas ({@code [heap],<malloc…>,}), made once per pair. */

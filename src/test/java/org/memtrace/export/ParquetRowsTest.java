@@ -110,6 +110,59 @@ class ParquetRowsTest {
         }
     }
 
+    /**
+     * Addresses over the whole unsigned 64-bit range, in runs that walk up, walk down and jump: deltas of every
+     * bit width up to 64 (wrapping ones included) in the delta-encoded columns, and a last block that stops
+     * inside a miniblock; dictionary indices in long runs, short runs and none.
+     */
+    @Test
+    void deltaAndRunEncodedColumnsKeepEveryRow() throws Exception {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(5);
+        List<Event> events = new ArrayList<>();
+        long address = 0;
+        int n = 3 * 128 * 32 + 77;
+        for (int i = 0; i < n; i++) {
+            address = switch (i / 500 % 3) {
+                case 0 -> address + 8;
+                case 1 -> address - (1L << (i % 64));
+                default -> r.nextLong();
+            };
+            // instructions in one long run, in runs of 9 (RLE runs after a group's top-up), and changing every row
+            long ip = 0x401000 + switch (i / 500 % 3) {
+                case 0 -> 0;
+                case 1 -> i / 9 % 2;
+                default -> i % 5;
+            };
+            events.add(new Event.Access(1, ip, i % 7 == 0 ? BLOCK + i % 4096 : address, false, false));
+        }
+        Path parquet = dir.resolve("wide.parquet"), csv = dir.resolve("wide.csv");
+        for (Path file : List.of(parquet, csv)) {
+            OneBlock naming = new OneBlock();
+            try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file))) {
+                Analysis rows = file == parquet ? new ParquetRows(naming, out) : new TraceRows(naming, out);
+                Interpretation stage = new Interpretation(naming, InstructionShapes.UNKNOWN, List.of(rows));
+                events.forEach(stage::accept);
+                assertThat(stage.finish(Ending.offline(n, stage.events(), 0, Map.of()))).isEmpty();
+            }
+        }
+        String p = "read_parquet('" + parquet + "')";
+        String c = "read_csv('" + csv + "', header = true, auto_detect = false, columns = {'seq': 'UBIGINT', "
+                + "'kind': 'VARCHAR', 'store': 'BOOLEAN', 'address': 'UBIGINT', 'size': 'UBIGINT', 'ip': 'UBIGINT', "
+                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT'})";
+        try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); Statement st = db.createStatement()) {
+            assertThat(longs(st, "SELECT count(*), count(DISTINCT address), count(\"offset\") FROM " + p))
+                    .containsExactly((long) n, longs(st, "SELECT count(DISTINCT address) FROM " + c).getFirst(), (n + 6) / 7L);
+            assertThat(longs(st, "SELECT (SELECT count(*) FROM (SELECT * FROM " + p + " EXCEPT ALL SELECT * FROM " + c + ")), "
+                    + "(SELECT count(*) FROM (SELECT * FROM " + c + " EXCEPT ALL SELECT * FROM " + p + "))")).containsExactly(0L, 0L);
+            List<String> encodings = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery("SELECT path_in_schema, encodings FROM parquet_metadata('" + parquet
+                    + "') WHERE path_in_schema IN ('seq', 'address', 'offset') ORDER BY path_in_schema")) {
+                while (rs.next()) encodings.add(rs.getString(1) + " " + rs.getString(2));
+            }
+            assertThat(encodings).allSatisfy(e -> assertThat(e).contains("DELTA_BINARY_PACKED")).hasSize(3);
+        }
+    }
+
     @Test
     void anEmptyTraceIsAFileWithTheColumnsAndNoRows() throws Exception {
         Path file = dir.resolve("empty.parquet");

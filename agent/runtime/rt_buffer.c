@@ -7,7 +7,8 @@
  * a whole number of pages followed by a PROT_NONE guard page, and a probe stores its highest slot first, so
  * that store faults when the group does not fit. The SIGSEGV handler (rt_probe_fault) recognizes the
  * probe by its code bytes (`mov %fs:(T),C`, or `mov %fs:disp32,C` at the cursor's offset, then, at the
- * faulting pc, `mov A,d(C)` with d 0 or a disp8; A, C and T are registers the rewriter chose) and by C being the thread's
+ * faulting pc, `mov A,d(C)` with d 0 or a disp8; A, C and T are registers the rewriter chose; in a loop
+ * that keeps the cursor in C no load comes before, and `lea disp32(%rip),A; mov A,d+8(C)` follows) and by C being the thread's
  * cursor and the fault address C + d: either the group does not fit before the guard page (full: the
  * buffer goes to the writer and a fresh one takes its place) or C is 0 (the thread's first probe: its
  * buffer is created and MT_THREAD start recorded). It then points C and the cursor at the new buffer and
@@ -243,9 +244,22 @@ static long cursor_tpoff(void)
     return (char *)&__memtrace_cursor - tp;
 }
 
+/* A probe in a loop that keeps its cursor in C (docs/compiled-in.md, "A loop's cursor") has no load    */
+/* before its first store `mov A,d(C)` (len bytes at pc): `lea disp32(%rip),A` and `mov A,d+8(C)`, the  */
+/* slot's site word, follow it instead.                                                                  */
+static int loop_store(const unsigned char *pc, int len, long disp)
+{
+    const unsigned char *lea = pc + len, *site = lea + 7;
+    int a = ((pc[2] >> 3) & 7) | (pc[0] & 4) << 1;
+    if ((lea[0] & 0xfb) != 0x48 || lea[1] != 0x8d || (lea[2] & 0xc7) != 0x05) return 0;
+    if ((((lea[2] >> 3) & 7) | (lea[0] & 4) << 1) != a) return 0;
+    return site[0] == pc[0] && site[1] == 0x89 && site[2] == (0x40 | (pc[2] & 0x3f)) && (signed char)site[3] == disp + 8;
+}
+
 /* A probe's first store (docs/compiled-in.md, "Full buffer"): at pc `mov A,d(C)` with d 0 or a disp8, */
 /* right after `mov %fs:(T),C` (any object) or `mov %fs:disp32,C` with disp32 the cursor's offset (an    */
-/* executable's group probe). Returns C's context index and sets *disp, or -1.                            */
+/* executable's group probe), or followed by a loop probe's site store. Returns C's context index and     */
+/* sets *disp, or -1.                                                                                      */
 static int probe_store(const unsigned char *pc, long *disp)
 {
     if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
@@ -261,10 +275,10 @@ static int probe_store(const unsigned char *pc, long *disp)
         return greg_of(c);
     const unsigned char *load = pc - 4;
     int rex = load[1];
-    if (load[0] != 0x64 || (rex & 0xfa) != 0x48 || load[2] != 0x8b) return -1;
     int lmod = load[3] >> 6, lreg = ((load[3] >> 3) & 7) | (rex & 4) << 1, lrm = load[3] & 7;
-    if (lmod != 0 || lreg != c || lrm == 4 || lrm == 5) return -1;
-    return greg_of(c);
+    if (load[0] == 0x64 && (rex & 0xfa) == 0x48 && load[2] == 0x8b && lmod == 0 && lreg == c && lrm != 4 && lrm != 5)
+        return greg_of(c);
+    return loop_store(pc, mod ? 4 : 3, *disp) ? greg_of(c) : -1;
 }
 
 int rt_probe_fault(siginfo_t *si, ucontext_t *uc)

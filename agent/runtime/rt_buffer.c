@@ -260,8 +260,9 @@ static int loop_store(const unsigned char *pc, int len, long disp)
 /* right after `mov %fs:(T),C` (any object) or `mov %fs:disp32,C` with disp32 the cursor's offset (an    */
 /* executable's group probe), or followed by a loop probe's site store. Returns C's context index and     */
 /* sets *disp, or -1.                                                                                      */
-static int probe_store(const unsigned char *pc, long *disp)
+static int probe_store(const unsigned char *pc, long *disp, int *loop)
 {
+    *loop = 0;
     if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
     int mod = pc[2] >> 6, rm = pc[2] & 7;
     if (mod > 1 || rm == 4 || rm == 5) return -1;
@@ -278,7 +279,8 @@ static int probe_store(const unsigned char *pc, long *disp)
     int lmod = load[3] >> 6, lreg = ((load[3] >> 3) & 7) | (rex & 4) << 1, lrm = load[3] & 7;
     if (load[0] == 0x64 && (rex & 0xfa) == 0x48 && load[2] == 0x8b && lmod == 0 && lreg == c && lrm != 4 && lrm != 5)
         return greg_of(c);
-    return loop_store(pc, mod ? 4 : 3, *disp) ? greg_of(c) : -1;
+    *loop = loop_store(pc, mod ? 4 : 3, *disp);
+    return *loop ? greg_of(c) : -1;
 }
 
 int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
@@ -286,9 +288,15 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
     greg_t *gr = uc->uc_mcontext.gregs;
     const unsigned char *pc = (const unsigned char *)gr[REG_RIP];
     long disp;
-    int c = probe_store(pc, &disp);
+    int loop;
+    int c = probe_store(pc, &disp, &loop);
     if (c < 0) return 0;
     char *rdx = (char *)gr[c]; /* the cursor register (%rdx in most probes) */
+    /* A loop's probes advance the cursor in C only: the memory copy is where the loop began (or last */
+    /* faulted), so C must lie in the thread's buffer instead, and becomes the cursor.                 */
+    if (loop && rdx != __memtrace_cursor && rt_self.buf && rdx >= rt_self.buf->base && rdx <= rt_self.buf->end
+        && __memtrace_cursor >= rt_self.buf->base && rdx > __memtrace_cursor)
+        __memtrace_cursor = rdx;
     if (rdx != __memtrace_cursor || (char *)si->si_addr != rdx + disp) return 0;
     int saved = rt_self.internal;
     rt_self.internal = 1;
@@ -304,6 +312,23 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
     }
     gr[c] = (greg_t)__memtrace_cursor;
     return 1;
+}
+
+int rt_adopt_loop_cursor(const ucontext_t *uc)
+{
+    static const int scratch[] = {REG_RDX, REG_R11, REG_R10, REG_R9, REG_R8, REG_RSI, REG_RDI, REG_RCX, REG_RBX,
+                                  REG_R14, REG_R15};
+    struct rt_buf *b = rt_self.buf;
+    char *cursor = __memtrace_cursor;
+    if (!b || cursor < b->base || cursor > b->end) return 0;
+    for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
+        char *v = (char *)uc->uc_mcontext.gregs[scratch[i]];
+        if (v > cursor && v <= b->end && (v - b->base) % 16 == 0) {
+            __memtrace_cursor = v;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 void rt_discard_access_slots(void)

@@ -78,8 +78,9 @@ static int loop_store(const unsigned char *pc, int len, long disp)
 /* executable's group probe, `mov %fs:disp32,C` with disp32 the cursor's offset from the thread pointer:  */
 /* or followed by a loop probe's site store: the context index of C, and d in *disp; -1 when the bytes at */
 /* pc are not that.                                                                                       */
-static int probe_store(const unsigned char *pc, long *disp)
+static int probe_store(const unsigned char *pc, long *disp, int *loop)
 {
+    *loop = 0;
     static const int gregs[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
                                   REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
     if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
@@ -99,7 +100,8 @@ static int probe_store(const unsigned char *pc, long *disp)
     if (load[0] == 0x64 && (load[1] & 0xfa) == 0x48 && load[2] == 0x8b && load[3] >> 6 == 0
         && (((load[3] >> 3) & 7) | (load[1] & 4) << 1) == c)
         return gregs[c];
-    return loop_store(pc, mod ? 4 : 3, *disp) ? gregs[c] : -1;
+    *loop = loop_store(pc, mod ? 4 : 3, *disp);
+    return *loop ? gregs[c] : -1;
 }
 
 static char *new_buffer(void)
@@ -121,7 +123,11 @@ static void on_segv(int sig, siginfo_t *info, void *context)
     greg_t *g = uc->uc_mcontext.gregs;
     const unsigned char *pc = (const unsigned char *) g[REG_RIP];
     long disp = 0;
-    int c = probe_store(pc, &disp);
+    int loop;
+    int c = probe_store(pc, &disp, &loop);
+    /* a loop's probes advance only the register: the cursor in memory is where the loop began */
+    if (c >= 0 && loop && __memtrace_cursor && (char *) g[c] > __memtrace_cursor && overflowed_buffer((char *) g[c], disp))
+        __memtrace_cursor = (char *) g[c];
     if (c >= 0 && g[c] == 0 && __memtrace_cursor == NULL) {
         __memtrace_cursor = new_buffer();
         g[c] = (greg_t) __memtrace_cursor;

@@ -18,15 +18,15 @@ import java.util.regex.Pattern;
  * Loops whose probes keep the thread's cursor in a register from entry to exit (docs/compiled-in.md, "A
  * loop's cursor"). A group probe pays for its saves and, above all, for reading back the cursor it stored in
  * the previous iteration: the store and the load make a chain through memory that binds a small loop's
- * speed whatever the probe records (gemm: one site an iteration costs as much as three). In a loop that
- * does not use two registers, they are saved once on entry; in the loop the probe only stores its records
- * and the advanced cursor.
+ * speed whatever the probe records (gemm: one site an iteration cost about as much as three). In a loop
+ * that does not use two registers, they are saved once on entry; in the loop the probe only stores its
+ * records and advances the register.
  *
- * <p>Only the simplest shape is taken: a label, straight-line code, and a conditional jump back to that
- * label, entered only by falling into the label (no other reference to it), left only by falling through
- * the jump; no instruction in it touches %rsp (the saves stay below it throughout), the two registers or
- * the thread pointer, and each of its probes is a group probe. gcc's vectorized and scalar inner loops at
- * -O2 have this shape.
+ * <p>Only the simplest shape is taken: a label, straight-line code (no label in it but gcc's debug labels),
+ * and a conditional jump back to that label, entered only by falling into the label (no other reference to
+ * it), left only by falling through the jump; no instruction in it touches %rsp (the saves stay below it
+ * throughout), the two registers or a segment base, and each of its probes is a group probe. gcc's
+ * vectorized and scalar inner loops at -O2 mostly have this shape.
  */
 final class CursorLoops {
     /**
@@ -42,7 +42,7 @@ final class CursorLoops {
     }
 
     /** gcc's own labels that nothing jumps to: lexical blocks, variable locations, CFI. */
-    private static final Pattern DEBUG_LABEL = Pattern.compile("\\.L(BB|BE|VL|VU|FB|FE|CFI|LST|ASF)\\d+");
+    private static final Pattern DEBUG_LABEL = Pattern.compile("\\.L(BB|BE|BI|VL|VU|FB|FE|CFI|LST|ASF)\\d+");
 
     private CursorLoops() {
     }
@@ -50,11 +50,12 @@ final class CursorLoops {
     /**
      * The loops of one function that can keep their cursor in a register.
      *
+     * @param unnumbered instructions after code the rewriter does not number (inline assembly, directives)
      * @param labels     the labels right before each instruction, by instruction index
      * @param references how often each label is named anywhere in the file (jumps, tables, debug data)
      */
-    static List<Loop> find(List<FunctionPlanner.Decoded> code, Map<Integer, ProbeGroups.Group> groups, BitSet barrier,
-                           Map<Integer, List<String>> labels, Map<String, Integer> references) {
+    static List<Loop> find(List<FunctionPlanner.Decoded> code, Map<Integer, ProbeGroups.Group> groups,
+                           BitSet unnumbered, Map<Integer, List<String>> labels, Map<String, Integer> references) {
         var loops = new ArrayList<Loop>();
         for (int j = 0; j < code.size(); j++) {
             FunctionPlanner.Decoded jump = code.get(j);
@@ -69,7 +70,7 @@ final class CursorLoops {
             if (h < 0) {
                 continue;
             }
-            Loop loop = loop(code.subList(h, j + 1), groups, barrier, target);
+            Loop loop = loop(code.subList(h, j + 1), groups, unnumbered, labels, target);
             if (loop != null) {
                 loops.add(loop);
             }
@@ -82,26 +83,33 @@ final class CursorLoops {
         for (int h = j; h >= 0; h--) {
             List<String> here = labels.get(code.get(h).index());
             if (here != null && here.contains(target)) {
-                for (String l : here) {
-                    if (!l.equals(target) && !DEBUG_LABEL.matcher(l).matches()) {
-                        return -1; // another jump target, or a symbol: it would skip the entry code
-                    }
-                }
-                return h;
+                return onlyDebugLabels(here, target) ? h : -1; // else another jump target would skip the entry code
             }
         }
         return -1;
     }
 
-    private static Loop loop(List<FunctionPlanner.Decoded> body, Map<Integer, ProbeGroups.Group> groups, BitSet barrier,
-                             String label) {
+    /** Whether every label but {@code except} is one of gcc's debug labels, which no jump names. */
+    private static boolean onlyDebugLabels(List<String> labels, String except) {
+        for (String l : labels) {
+            if (!l.equals(except) && !DEBUG_LABEL.matcher(l).matches()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Loop loop(List<FunctionPlanner.Decoded> body, Map<Integer, ProbeGroups.Group> groups,
+                             BitSet unnumbered, Map<Integer, List<String>> labels, String label) {
         int first = body.getFirst().index();
         Set<String> used = new HashSet<>();
         Set<Integer> starts = new HashSet<>();
         for (int k = 0; k < body.size(); k++) {
             FunctionPlanner.Decoded d = body.get(k);
-            if (d.index() != first + k || k > 0 && barrier.get(d.index())) {
-                return null; // a label, inline assembly or another function's code inside
+            List<String> here = labels.get(d.index());
+            if (d.index() != first + k
+                    || k > 0 && (unnumbered.get(d.index()) || here != null && !onlyDebugLabels(here, null))) {
+                return null; // a jump target, inline assembly, a directive or another function's code inside
             }
             if (k < body.size() - 1 && d.instruction().flow() != Flow.SEQUENTIAL) {
                 return null;

@@ -196,7 +196,7 @@ public final class Rewriter {
                 groups.putAll(own);
                 if (localCursor && !options.skeleton()) {
                     // a skeleton build's loops have probes of their own around them
-                    loops.addAll(CursorLoops.find(code, own, first.barrier, first.labels, first.references));
+                    loops.addAll(CursorLoops.find(code, own, first.unnumbered, first.labels, first.references));
                 }
                 plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
             } catch (FunctionPlanner.Unsupported e) {
@@ -271,16 +271,20 @@ public final class Rewriter {
         final IntList function = new IntList();
         /** Instructions after a label or unnumbered code: a probe group does not reach over them. */
         final BitSet barrier = new BitSet();
+        /** Instructions after unnumbered code (anything but labels, {@code .loc} and {@code .cfi_*}). */
+        final BitSet unnumbered = new BitSet();
         /** The labels right before an instruction, by its index. */
         final Map<Integer, List<String>> labels = new HashMap<>();
         /** How often each local label is named in the file, outside its definition. */
         final Map<String, Integer> references = new HashMap<>();
         private final List<String> pending = new ArrayList<>();
         private boolean sinceLast;
+        private boolean codeSinceLast;
 
         @Override
         public void rawLine(String line) throws IOException {
             sinceLast |= !line.isBlank();
+            codeSinceLast |= !line.isBlank();
             count(line);
             super.rawLine(line);
         }
@@ -291,6 +295,7 @@ public final class Rewriter {
             if (s.endsWith(":")) {
                 pending.add(s.substring(0, s.length() - 1));
             } else if (!s.startsWith(".loc") && !s.startsWith(".cfi_")) {
+                codeSinceLast = true;
                 count(s);
             }
             super.statement(s);
@@ -313,6 +318,10 @@ public final class Rewriter {
             if (!pending.isEmpty()) {
                 labels.put(index, List.copyOf(pending));
                 pending.clear();
+            }
+            if (codeSinceLast) {
+                unnumbered.set(index);
+                codeSinceLast = false;
             }
             count(instruction.text());
             text.add(instruction.text());

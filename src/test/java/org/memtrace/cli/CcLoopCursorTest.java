@@ -43,7 +43,7 @@ class CcLoopCursorTest {
     @Test
     void aLoopsProbesStoreOnlyRecordsAndTheCursorAndLoseNothingWhenBuffersFill() throws Exception {
         Files.writeString(dir.resolve("loops.c"), PROGRAM);
-        List<String> flags = List.of("-O2", "-fno-tree-vectorize", "-no-pie");
+        List<String> flags = List.of("-O2", "-g", "-fno-tree-vectorize", "-no-pie");
         var build = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
         build.addAll(flags);
         build.addAll(List.of("-o", dir.resolve("loops").toString(), dir.resolve("loops.c").toString()));
@@ -72,7 +72,9 @@ class CcLoopCursorTest {
             if (l.startsWith("L$") || l.startsWith("S$")) {
                 String[] f = l.split(",");
                 String name = f[0].substring(f[0].indexOf(':') + 1);
-                if (name.startsWith("a+")) names.add(l.charAt(0) + name.substring(2));
+                if (name.startsWith("a[") && name.endsWith("]+0")) { // -g: the element, named by its type
+                    names.add(l.charAt(0) + "" + 8 * Integer.parseInt(name.substring(2, name.indexOf(']'))));
+                }
             }
         }
         var want = new ArrayList<String>();

@@ -23,7 +23,10 @@
  * the cursor an interrupted rt_emit had read would let that emit's claim succeed over the handler's slots
  * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
  * through a null register C right after loading C with `mov %fs:(T),C`, in a thread that never ran a probe,
- * would be taken for a probe.
+ * would be taken for a probe. A loop that keeps its cursor in a register (docs/compiled-in.md, "A loop's
+ * cursor") leaves the cursor in memory behind while it runs: a signal handler's probes or emits in that
+ * time write over the loop's records, and if they fill the buffer the loop's next full-buffer fault is not
+ * recognized; another thread's exit flush misses what the loop recorded since its entry.
  */
 #include <pthread.h>
 #include <sys/mman.h>

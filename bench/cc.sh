@@ -3,7 +3,8 @@
 #   native           the plain gcc build
 #   discarded        built by `memtrace cc`, records written to the thread buffers and thrown away
 #   full             built by `memtrace cc`, the whole trace written to disk (MEMTRACE_OUT)
-#   omega .25 / .1   built by `memtrace cc --omega W`, trace to disk
+#   omega .25 / .1   built by `memtrace cc --omega W`, trace discarded (the paper's Fig. 3: probe cost alone)
+#                    and trace to disk
 #   fault            the plain build under `memtrace run` (page faults)
 #   lackey           the plain build under valgrind --tool=lackey --trace-mem=yes
 # and prints seconds, slowdowns against native, the accesses of the full trace, bytes per access on disk,
@@ -102,7 +103,7 @@ progs=("$@")
 case " ${progs[*]} " in *" gzip "*|*" sqlite3 "*) fetch_sources ;; esac
 make_inputs
 
-printf '%-9s %9s %8s %8s %8s %8s %8s %8s %12s %8s %15s %15s\n' program native_s discard_x full_x w25_x w10_x fault_x lackey_x accesses B/access MA/AIA.25 MA/AIA.1
+printf '%-9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %12s %8s %15s %15s\n' program native_s discard_x d25_x d10_x full_x w25_x w10_x fault_x lackey_x accesses B/access MA/AIA.25 MA/AIA.1
 for p in "${progs[@]}"; do
   for v in plain full w25 w10; do
     case $p in
@@ -114,6 +115,8 @@ for p in "${progs[@]}"; do
   # shellcheck disable=SC2046 # the workload is words
   tn=$(timed "$p.native" $(workload "$p" "$out/plain/$p"))
   td=$(timed "$p.discard" env -u MEMTRACE_OUT $(workload "$p" "$out/full/$p"))
+  td25=$(timed "$p.d25" env -u MEMTRACE_OUT $(workload "$p" "$out/w25/$p"))
+  td10=$(timed "$p.d10" env -u MEMTRACE_OUT $(workload "$p" "$out/w10/$p"))
   rm -f "$out/$p.full.mtr" "$out/$p.w25.mtr" "$out/$p.w10.mtr"
   tf=$(timed "$p.full" env MEMTRACE_OUT="$out/$p.full.mtr" $(workload "$p" "$out/full/$p"))
   t25=$(timed "$p.w25" env MEMTRACE_OUT="$out/$p.w25.mtr" $(workload "$p" "$out/w25/$p"))
@@ -137,7 +140,7 @@ for p in "${progs[@]}"; do
   bpa=$(echo "if ($acc > 0) $bytes / $acc else 0" | bc -l)
   acc25="$(summary_value "$out/$p.w25.summary" "accuracy ma")/$(summary_value "$out/$p.w25.summary" "accuracy aia")"
   acc10="$(summary_value "$out/$p.w10.summary" "accuracy ma")/$(summary_value "$out/$p.w10.summary" "accuracy aia")"
-  printf '%-9s %9.3f %8.2f %8.2f %8.2f %8.2f %s%7s %8s %12d %8.3f %15s %15s\n' "$p" "$tn" \
-    "$(ratio "$td" "$tn")" "$(ratio "$tf" "$tn")" "$(ratio "$t25" "$tn")" "$(ratio "$t10" "$tn")" \
+  printf '%-9s %9.3f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %s%7s %8s %12d %8.3f %15s %15s\n' "$p" "$tn" \
+    "$(ratio "$td" "$tn")" "$(ratio "$td25" "$tn")" "$(ratio "$td10" "$tn")" "$(ratio "$tf" "$tn")" "$(ratio "$t25" "$tn")" "$(ratio "$t10" "$tn")" \
     "$fault_mark" "$fault_x" "$lackey_x" "$acc" "$bpa" "$acc25" "$acc10"
 done

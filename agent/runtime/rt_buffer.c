@@ -7,7 +7,8 @@
  * a whole number of pages followed by a PROT_NONE guard page, and a probe stores its highest slot first, so
  * that store faults when the group does not fit. The SIGSEGV handler (rt_probe_fault) recognizes the
  * probe by its code bytes (`mov %fs:(T),C`, or `mov %fs:disp32,C` at the cursor's offset, then, at the
- * faulting pc, `mov A,d(C)` with d 0 or a disp8; A, C and T are registers the rewriter chose) and by C being the thread's
+ * faulting pc, `mov A,d(C)` with d 0 or a disp8; A, C and T are registers the rewriter chose; in a loop
+ * that keeps the cursor in C no load comes before, and `lea disp32(%rip),A; mov A,d+8(C)` follows) and by C being the thread's
  * cursor and the fault address C + d: either the group does not fit before the guard page (full: the
  * buffer goes to the writer and a fresh one takes its place) or C is 0 (the thread's first probe: its
  * buffer is created and MT_THREAD start recorded). It then points C and the cursor at the new buffer and
@@ -22,7 +23,10 @@
  * the cursor an interrupted rt_emit had read would let that emit's claim succeed over the handler's slots
  * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
  * through a null register C right after loading C with `mov %fs:(T),C`, in a thread that never ran a probe,
- * would be taken for a probe.
+ * would be taken for a probe. A loop that keeps its cursor in a register (docs/compiled-in.md, "A loop's
+ * cursor") leaves the cursor in memory behind while it runs: a signal handler's probes or emits in that
+ * time write over the loop's records, and if they fill the buffer the loop's next full-buffer fault is not
+ * recognized; another thread's exit flush misses what the loop recorded since its entry.
  */
 #include <pthread.h>
 #include <sys/mman.h>
@@ -243,11 +247,25 @@ static long cursor_tpoff(void)
     return (char *)&__memtrace_cursor - tp;
 }
 
+/* A probe in a loop that keeps its cursor in C (docs/compiled-in.md, "A loop's cursor") has no load    */
+/* before its first store `mov A,d(C)` (len bytes at pc): `lea disp32(%rip),A` and `mov A,d+8(C)`, the  */
+/* slot's site word, follow it instead.                                                                  */
+static int loop_store(const unsigned char *pc, int len, long disp)
+{
+    const unsigned char *lea = pc + len, *site = lea + 7;
+    int a = ((pc[2] >> 3) & 7) | (pc[0] & 4) << 1;
+    if ((lea[0] & 0xfb) != 0x48 || lea[1] != 0x8d || (lea[2] & 0xc7) != 0x05) return 0;
+    if ((((lea[2] >> 3) & 7) | (lea[0] & 4) << 1) != a) return 0;
+    return site[0] == pc[0] && site[1] == 0x89 && site[2] == (0x40 | (pc[2] & 0x3f)) && (signed char)site[3] == disp + 8;
+}
+
 /* A probe's first store (docs/compiled-in.md, "Full buffer"): at pc `mov A,d(C)` with d 0 or a disp8, */
 /* right after `mov %fs:(T),C` (any object) or `mov %fs:disp32,C` with disp32 the cursor's offset (an    */
-/* executable's group probe). Returns C's context index and sets *disp, or -1.                            */
-static int probe_store(const unsigned char *pc, long *disp)
+/* executable's group probe), or followed by a loop probe's site store. Returns C's context index and     */
+/* sets *disp, or -1.                                                                                      */
+static int probe_store(const unsigned char *pc, long *disp, int *loop)
 {
+    *loop = 0;
     if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
     int mod = pc[2] >> 6, rm = pc[2] & 7;
     if (mod > 1 || rm == 4 || rm == 5) return -1;
@@ -261,10 +279,11 @@ static int probe_store(const unsigned char *pc, long *disp)
         return greg_of(c);
     const unsigned char *load = pc - 4;
     int rex = load[1];
-    if (load[0] != 0x64 || (rex & 0xfa) != 0x48 || load[2] != 0x8b) return -1;
     int lmod = load[3] >> 6, lreg = ((load[3] >> 3) & 7) | (rex & 4) << 1, lrm = load[3] & 7;
-    if (lmod != 0 || lreg != c || lrm == 4 || lrm == 5) return -1;
-    return greg_of(c);
+    if (load[0] == 0x64 && (rex & 0xfa) == 0x48 && load[2] == 0x8b && lmod == 0 && lreg == c && lrm != 4 && lrm != 5)
+        return greg_of(c);
+    *loop = loop_store(pc, mod ? 4 : 3, *disp);
+    return *loop ? greg_of(c) : -1;
 }
 
 int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
@@ -272,9 +291,15 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
     greg_t *gr = uc->uc_mcontext.gregs;
     const unsigned char *pc = (const unsigned char *)gr[REG_RIP];
     long disp;
-    int c = probe_store(pc, &disp);
+    int loop;
+    int c = probe_store(pc, &disp, &loop);
     if (c < 0) return 0;
     char *rdx = (char *)gr[c]; /* the cursor register (%rdx in most probes) */
+    /* A loop's probes advance the cursor in C only: the memory copy is where the loop began (or last */
+    /* faulted), so C must lie in the thread's buffer instead, and becomes the cursor.                 */
+    if (loop && rdx != __memtrace_cursor && rt_self.buf && rdx >= rt_self.buf->base && rdx <= rt_self.buf->end
+        && __memtrace_cursor >= rt_self.buf->base && rdx > __memtrace_cursor)
+        __memtrace_cursor = rdx;
     if (rdx != __memtrace_cursor || (char *)si->si_addr != rdx + disp) return 0;
     int saved = rt_self.internal;
     rt_self.internal = 1;
@@ -290,6 +315,23 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
     }
     gr[c] = (greg_t)__memtrace_cursor;
     return 1;
+}
+
+int rt_adopt_loop_cursor(const ucontext_t *uc)
+{
+    static const int scratch[] = {REG_RDX, REG_R11, REG_R10, REG_R9, REG_R8, REG_RSI, REG_RDI, REG_RCX, REG_RBX,
+                                  REG_R14, REG_R15};
+    struct rt_buf *b = rt_self.buf;
+    char *cursor = __memtrace_cursor;
+    if (!b || cursor < b->base || cursor > b->end) return 0;
+    for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
+        char *v = (char *)uc->uc_mcontext.gregs[scratch[i]];
+        if (v > cursor && v <= b->end && (v - b->base) % 16 == 0) {
+            __memtrace_cursor = v;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 void rt_discard_access_slots(void)

@@ -65,6 +65,7 @@ static void set_default(int sig)
 static void die(int sig, siginfo_t *si, ucontext_t *uc)
 {
     uint64_t addr = si->si_code > 0 ? (uint64_t)(uintptr_t)si->si_addr : ~0ULL;
+    rt_adopt_loop_cursor(uc); /* the records a loop keeps only in a register go out too */
     rt_finish(MT_EXIT_SIGNAL, (uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], addr, NULL);
     set_default(sig);
     /* On return the signal, unblocked, is delivered again and kills by its default action (a fault     */

@@ -62,11 +62,25 @@ static char *overflowed_buffer(const char *p, long bytes)
     return NULL;
 }
 
+/* A probe in a loop that keeps its cursor in C (docs/compiled-in.md, "A loop's cursor") has no load    */
+/* before its first store `mov A,d(C)` (len bytes at pc): `lea disp32(%rip),A` and `mov A,d+8(C)`, the  */
+/* slot's site word, follow it instead.                                                                  */
+static int loop_store(const unsigned char *pc, int len, long disp)
+{
+    const unsigned char *lea = pc + len, *site = lea + 7;
+    int a = ((pc[2] >> 3) & 7) | (pc[0] & 4) << 1;
+    if ((lea[0] & 0xfb) != 0x48 || lea[1] != 0x8d || (lea[2] & 0xc7) != 0x05) return 0;
+    if ((((lea[2] >> 3) & 7) | (lea[0] & 4) << 1) != a) return 0;
+    return site[0] == pc[0] && site[1] == 0x89 && site[2] == (0x40 | (pc[2] & 0x3f)) && (signed char)site[3] == disp + 8;
+}
+
 /* The probe's first store, `mov A,d(C)` (d 0 or a disp8) right after `mov %fs:(T),C` or, in an         */
 /* executable's group probe, `mov %fs:disp32,C` with disp32 the cursor's offset from the thread pointer:  */
-/* the context index of C, and d in *disp; -1 when the bytes at pc are not that.                          */
-static int probe_store(const unsigned char *pc, long *disp)
+/* or followed by a loop probe's site store: the context index of C, and d in *disp; -1 when the bytes at */
+/* pc are not that.                                                                                       */
+static int probe_store(const unsigned char *pc, long *disp, int *loop)
 {
+    *loop = 0;
     static const int gregs[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
                                   REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
     if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
@@ -83,9 +97,11 @@ static int probe_store(const unsigned char *pc, long *disp)
         && (((local[3] >> 3) & 7) | (local[1] & 4) << 1) == c && offset == (char *) &__memtrace_cursor - tp)
         return gregs[c];
     const unsigned char *load = pc - 4;
-    if (load[0] != 0x64 || (load[1] & 0xfa) != 0x48 || load[2] != 0x8b) return -1;
-    if (load[3] >> 6 != 0 || (((load[3] >> 3) & 7) | (load[1] & 4) << 1) != c) return -1;
-    return gregs[c];
+    if (load[0] == 0x64 && (load[1] & 0xfa) == 0x48 && load[2] == 0x8b && load[3] >> 6 == 0
+        && (((load[3] >> 3) & 7) | (load[1] & 4) << 1) == c)
+        return gregs[c];
+    *loop = loop_store(pc, mod ? 4 : 3, *disp);
+    return *loop ? gregs[c] : -1;
 }
 
 static char *new_buffer(void)
@@ -107,7 +123,11 @@ static void on_segv(int sig, siginfo_t *info, void *context)
     greg_t *g = uc->uc_mcontext.gregs;
     const unsigned char *pc = (const unsigned char *) g[REG_RIP];
     long disp = 0;
-    int c = probe_store(pc, &disp);
+    int loop;
+    int c = probe_store(pc, &disp, &loop);
+    /* a loop's probes advance only the register: the cursor in memory is where the loop began */
+    if (c >= 0 && loop && __memtrace_cursor && (char *) g[c] > __memtrace_cursor && overflowed_buffer((char *) g[c], disp))
+        __memtrace_cursor = (char *) g[c];
     if (c >= 0 && g[c] == 0 && __memtrace_cursor == NULL) {
         __memtrace_cursor = new_buffer();
         g[c] = (greg_t) __memtrace_cursor;

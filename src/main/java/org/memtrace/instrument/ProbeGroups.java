@@ -200,7 +200,7 @@ final class ProbeGroups {
     static final List<String> SCRATCH = List.of("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
 
     /** Registers a probe without saves may hold the addresses in: any but the four above. */
-    private static final List<String> ADDRESS = List.of("rax", "rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx",
+    static final List<String> ADDRESS = List.of("rax", "rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx",
             "rbx", "r14", "r15");
 
     /** An instruction's sites fit one group probe: no rep string instruction, scratch registers left for all but its last. */

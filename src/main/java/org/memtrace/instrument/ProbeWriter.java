@@ -211,6 +211,68 @@ final class ProbeWriter {
         localGroups = true;
     }
 
+    /**
+     * Before the label of a loop that keeps its cursor in a register (CursorLoops): saves the two registers
+     * below the red zone, where they stay until the loop is left (nothing in the loop touches %rsp), and
+     * loads the cursor once.
+     */
+    void loopEntry(StringBuilder out, CursorLoops.Loop loop, boolean cfi) {
+        out.append("\tleaq -128(%rsp), %rsp\n");
+        adjust(out, cfi, 128);
+        for (String r : List.of(loop.address(), loop.cursor())) {
+            out.append("\tpushq %").append(r).append('\n');
+            adjust(out, cfi, 8);
+        }
+        out.append("\tmovq ").append(LOCAL_CURSOR).append(", %").append(loop.cursor()).append('\n');
+        localGroups = true;
+    }
+
+    /**
+     * A group probe inside such a loop: the records and the advanced cursor, nothing saved, loaded or stored
+     * in memory (a store of the cursor on every pass was measured to cost gemm a third of its time). The
+     * first store is followed by the site's {@code lea} and store, the bytes by which the full-buffer
+     * handler knows this form, which has no cursor load before it.
+     */
+    void loopGroup(StringBuilder out, ProbeGroups.Group group, CursorLoops.Loop loop) {
+        List<Site> sites = new ArrayList<>();
+        List<Integer> instructions = new ArrayList<>();
+        for (ProbeGroups.Member m : group.members()) {
+            for (Site s : m.sites()) {
+                sites.add(s);
+                instructions.add(m.index());
+            }
+        }
+        int n = sites.size();
+        int base = this.sites;
+        this.sites += n;
+        String cursor = "%" + loop.cursor();
+        String address = "%" + loop.address();
+        out.append(SITE_LABEL).append(base + n - 1).append(":\n");
+        address(out, sites.getLast(), address, true);
+        store(out, base + n - 1, 16 * (n - 1), cursor, address);
+        for (int i = 0; i < n - 1; i++) {
+            out.append(SITE_LABEL).append(base + i).append(":\n");
+            address(out, sites.get(i), address, true);
+            store(out, base + i, 16 * i, cursor, address);
+        }
+        out.append("\tleaq ").append(16 * n).append('(').append(cursor).append("), ").append(cursor).append('\n');
+        for (int i = 0; i < n; i++) {
+            entry(base + i, INSTRUCTION_LABEL + instructions.get(i), sites.get(i));
+        }
+        out.append(INSTRUCTION_LABEL).append(group.members().getFirst().index()).append(":\n");
+    }
+
+    /** After the loop's back edge, on the path that leaves it: the cursor to memory, the program's two registers back. */
+    void loopExit(StringBuilder out, CursorLoops.Loop loop, boolean cfi) {
+        out.append("\tmovq %").append(loop.cursor()).append(", ").append(LOCAL_CURSOR).append('\n');
+        for (String r : List.of(loop.cursor(), loop.address())) {
+            out.append("\tpopq %").append(r).append('\n');
+            adjust(out, cfi, -8);
+        }
+        out.append("\tleaq 128(%rsp), %rsp\n");
+        adjust(out, cfi, -128);
+    }
+
     /** {@code lea} of the site's address into {@code register}; {@code inPlace}: the probe has not moved %rsp. */
     private static void address(StringBuilder out, Site s, String register, boolean inPlace) {
         out.append("\tleaq ").append(s.address()).append(", ").append(register).append('\n');

@@ -20,6 +20,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The assembly rewriter of {@code memtrace cc}: turns a compiler's .s into one with a probe before every
@@ -117,9 +119,10 @@ public final class Rewriter {
         }
         var skeleton = new SkeletonWriter();
         Map<Integer, ProbeGroups.Group> groups = new HashMap<>();
-        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton, groups);
+        List<CursorLoops.Loop> loops = new ArrayList<>();
+        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton, groups, loops);
 
-        var second = new ProbePass(groups, probes.keySet(), skeleton);
+        var second = new ProbePass(groups, probes.keySet(), skeleton, loops);
         var writer = new ProbeWriter(localCursor);
         second.writer = writer;
         try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
@@ -151,8 +154,8 @@ public final class Rewriter {
 
     /** Decodes every numbered instruction from the labeled object and plans the probes function by function. */
     private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings,
-                                          SkeletonWriter skeleton, Map<Integer, ProbeGroups.Group> groups)
-            throws IOException {
+                                          SkeletonWriter skeleton, Map<Integer, ProbeGroups.Group> groups,
+                                          List<CursorLoops.Loop> loops) throws IOException {
         int count = walker.instructionCount();
         int[] section = new int[count];
         long[] offset = new long[count];
@@ -189,7 +192,12 @@ public final class Rewriter {
                 FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, options);
                 probes.putAll(plan.probes());
                 skeleton.add(plan.skeleton());
-                groups.putAll(ProbeGroups.group(code, plan.probes(), first.barrier));
+                Map<Integer, ProbeGroups.Group> own = ProbeGroups.group(code, plan.probes(), first.barrier);
+                groups.putAll(own);
+                if (localCursor && !options.skeleton()) {
+                    // a skeleton build's loops have probes of their own around them
+                    loops.addAll(CursorLoops.find(code, own, first.unnumbered, first.labels, first.references));
+                }
                 plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
             } catch (FunctionPlanner.Unsupported e) {
                 warnings.add("function " + function + " left uninstrumented: " + e.getMessage());
@@ -263,18 +271,41 @@ public final class Rewriter {
         final IntList function = new IntList();
         /** Instructions after a label or unnumbered code: a probe group does not reach over them. */
         final BitSet barrier = new BitSet();
+        /** Instructions after unnumbered code (anything but labels, {@code .loc} and {@code .cfi_*}). */
+        final BitSet unnumbered = new BitSet();
+        /** The labels right before an instruction, by its index. */
+        final Map<Integer, List<String>> labels = new HashMap<>();
+        /** How often each local label is named in the file, outside its definition. */
+        final Map<String, Integer> references = new HashMap<>();
+        private final List<String> pending = new ArrayList<>();
         private boolean sinceLast;
+        private boolean codeSinceLast;
 
         @Override
         public void rawLine(String line) throws IOException {
             sinceLast |= !line.isBlank();
+            codeSinceLast |= !line.isBlank();
+            count(line);
             super.rawLine(line);
         }
 
         @Override
         public void statement(String s) throws IOException {
             sinceLast |= !(s.startsWith(".loc") || s.startsWith(".cfi_"));
+            if (s.endsWith(":")) {
+                pending.add(s.substring(0, s.length() - 1));
+            } else if (!s.startsWith(".loc") && !s.startsWith(".cfi_")) {
+                codeSinceLast = true;
+                count(s);
+            }
             super.statement(s);
+        }
+
+        private void count(String text) {
+            Matcher m = LOCAL_LABEL.matcher(text);
+            while (m.find()) {
+                references.merge(m.group(), 1, Integer::sum);
+            }
         }
 
         @Override
@@ -284,6 +315,15 @@ public final class Rewriter {
                 barrier.set(index);
                 sinceLast = false;
             }
+            if (!pending.isEmpty()) {
+                labels.put(index, List.copyOf(pending));
+                pending.clear();
+            }
+            if (codeSinceLast) {
+                unnumbered.set(index);
+                codeSinceLast = false;
+            }
+            count(instruction.text());
             text.add(instruction.text());
             function.add(f);
             out.write(ProbeWriter.INSTRUCTION_LABEL + index + ":\n\t" + instruction.text() + "\n");
@@ -295,15 +335,26 @@ public final class Rewriter {
         private final Map<Integer, ProbeGroups.Group> groups;
         private final java.util.Set<Integer> probed;
         private final SkeletonWriter skeleton;
+        private final Map<String, CursorLoops.Loop> loopsByLabel = new HashMap<>();
+        private final Map<Integer, CursorLoops.Loop> loopsByGroup = new HashMap<>();
+        private final Map<Integer, CursorLoops.Loop> loopsByExit = new HashMap<>();
         ProbeWriter writer;
         private final StringBuilder buffer = new StringBuilder(4096);
         /** Whether the CFA was rsp-based at the last instruction: a loop's entry probe stands between instructions. */
         private boolean cfaOnRsp;
+        /** Alignment directives since the last instruction: repeated after a loop's entry code, for its label. */
+        private final List<String> alignment = new ArrayList<>();
 
-        ProbePass(Map<Integer, ProbeGroups.Group> groups, java.util.Set<Integer> probed, SkeletonWriter skeleton) {
+        ProbePass(Map<Integer, ProbeGroups.Group> groups, java.util.Set<Integer> probed, SkeletonWriter skeleton,
+                  List<CursorLoops.Loop> loops) {
             this.groups = groups;
             this.probed = probed;
             this.skeleton = skeleton;
+            for (CursorLoops.Loop loop : loops) {
+                loopsByLabel.put(loop.label() + ":", loop);
+                loop.groups().forEach(g -> loopsByGroup.put(g, loop));
+                loopsByExit.put(loop.last(), loop);
+            }
         }
 
         @Override
@@ -313,6 +364,18 @@ public final class Rewriter {
                 skeleton.beforeLabel(buffer, s, writer, cfaOnRsp);
                 out.write(buffer.toString());
             }
+            CursorLoops.Loop loop = loopsByLabel.get(s);
+            if (loop != null) {
+                buffer.setLength(0);
+                writer.loopEntry(buffer, loop, cfaOnRsp);
+                for (String a : alignment) {
+                    buffer.append('\t').append(a).append('\n');
+                }
+                out.write(buffer.toString());
+            }
+            if (s.startsWith(".p2align") || s.startsWith(".align") || s.startsWith(".balign")) {
+                alignment.add(s);
+            }
             super.statement(s);
         }
 
@@ -320,19 +383,30 @@ public final class Rewriter {
         public void instruction(int index, int function, AsmSyntax.Instruction instruction, boolean cfaOnRsp)
                 throws IOException {
             ProbeGroups.Group group = groups.get(index);
+            alignment.clear();
             buffer.setLength(0);
             skeleton.beforeInstruction(buffer, index, writer, cfaOnRsp);
-            if (group != null) {
+            CursorLoops.Loop loop = loopsByGroup.get(index);
+            if (loop != null) {
+                writer.loopGroup(buffer, group, loop);
+            } else if (group != null) {
                 writer.group(buffer, group, cfaOnRsp);
             } else if (probed.contains(index) || skeleton.needsLabel(index)) {
                 ProbeWriter.member(buffer, index);
             }
             buffer.append('\t').append(skeleton.text(index, instruction)).append('\n');
             skeleton.afterInstruction(buffer, index, instruction, writer, cfaOnRsp);
+            CursorLoops.Loop left = loopsByExit.get(index);
+            if (left != null) {
+                writer.loopExit(buffer, left, cfaOnRsp);
+            }
             this.cfaOnRsp = cfaOnRsp;
             out.write(buffer.toString());
         }
     }
+
+    /** A local label as gcc names them: what a jump, a table or debug data may refer to. */
+    private static final Pattern LOCAL_LABEL = Pattern.compile("\\.L[A-Za-z0-9_$.]+");
 
     /** A growable int array: one entry per instruction of a large file, without boxing. */
     private static final class IntList {

@@ -16,7 +16,9 @@ import java.util.OptionalLong;
  * registers is bracketed by {@code lea -128(%rsp),%rsp} and {@code lea 128(%rsp),%rsp} (or 136, or 144); a
  * bracket is taken for a probe only when a site of the file's table lies inside it, so program code of the
  * same shape stays. A probe in dead registers saves nothing: it runs from the {@code lea} at its first
- * site's address to its store of the cursor, {@code mov reg,%fs:disp}. The probe's bytes are
+ * site's address to its store of the cursor, {@code mov reg,%fs:disp}; in a loop that keeps its cursor in
+ * a register, to its {@code lea 16n(C),C}, and the loop's entry and exit code (which hold no site) are left
+ * out as well. The probe's bytes are
  * given to the program instruction before it (its length grows, so a block still starts after a branch) and
  * a jump into a probe lands on the instruction after it: blocks are those of the plain code. In a
  * relocatable object, where RIP-relative operands are not relocated and so name a place near the
@@ -40,6 +42,16 @@ public final class ProbeCode {
         var starts = new ArrayList<Long>();
         var ends = new ArrayList<Long>();
         for (int i = 0; i < code.size(); i++) {
+            int loopCode = loopEntryOrExit(code, i);
+            if (loopCode > 0) {
+                for (int k = i; k < i + loopCode; k++) {
+                    probe[k] = true;
+                }
+                starts.add(code.get(i).address());
+                ends.add(code.get(i + loopCode - 1).nextAddress());
+                i += loopCode - 1;
+                continue;
+            }
             long step = 0;
             for (long s : new long[] {RED_ZONE, LOCAL_STEP, ONE_SAVED_STEP}) {
                 if (isStackLea(code.get(i), -s)) {
@@ -52,7 +64,10 @@ public final class ProbeCode {
                     j++;
                 }
             } else if (sites.contains(code.get(i).address()) && code.get(i).mnemonic().equals("lea")) {
-                while (j < code.size() && !isCursorStore(code.get(j))) {
+                while (j < code.size() && !isCursorStore(code.get(j)) && !isCursorBump(code.get(j))) {
+                    j++;
+                }
+                if (j + 1 < code.size() && isCursorBump(code.get(j)) && isCursorStore(code.get(j + 1))) {
                     j++;
                 }
             } else {
@@ -108,6 +123,41 @@ public final class ProbeCode {
         return insn.operands().get(0) instanceof RegisterOperand r && r.register().isStackPointer()
                 && insn.operands().get(1) instanceof MemoryOperand m && m.base().isStackPointer() && m.index().isNone()
                 && m.displacement() == displacement;
+    }
+
+    /**
+     * The entry or exit code of a loop that keeps its cursor in a register (docs/compiled-in.md, "A loop's
+     * cursor"): {@code lea -128(%rsp),%rsp; push; push; mov %fs:disp,reg} or {@code mov reg,%fs:disp; pop;
+     * pop; lea 128(%rsp),%rsp}; its instruction count, else 0. No site lies in it.
+     */
+    private static int loopEntryOrExit(List<Instruction> code, int i) {
+        if (i + 3 >= code.size()) {
+            return 0;
+        }
+        boolean entry = isStackLea(code.get(i), -RED_ZONE) && code.get(i + 1).mnemonic().equals("push")
+                && code.get(i + 2).mnemonic().equals("push") && isCursorLoad(code.get(i + 3));
+        boolean exit = isCursorStore(code.get(i)) && code.get(i + 1).mnemonic().equals("pop")
+                && code.get(i + 2).mnemonic().equals("pop") && isStackLea(code.get(i + 3), RED_ZONE);
+        return entry || exit ? 4 : 0;
+    }
+
+    /** {@code mov %fs:disp,reg}: a loop's entry loading the cursor. */
+    private static boolean isCursorLoad(Instruction insn) {
+        return insn.mnemonic().equals("mov") && insn.operands().size() >= 2
+                && insn.operands().get(0) instanceof RegisterOperand
+                && insn.operands().get(1) instanceof MemoryOperand m && m.read() && m.segment().name().equals("fs")
+                && m.base().isNone() && m.index().isNone();
+    }
+
+    /**
+     * {@code lea 16n(C),C}: how a probe advances its cursor; the last instruction of a probe inside a loop
+     * that keeps its cursor in a register (a probe in dead registers stores it next).
+     */
+    private static boolean isCursorBump(Instruction insn) {
+        return insn.mnemonic().equals("lea") && insn.operands().size() >= 2
+                && insn.operands().get(0) instanceof RegisterOperand r
+                && insn.operands().get(1) instanceof MemoryOperand m && m.index().isNone()
+                && m.base().equals(r.register()) && m.displacement() > 0 && m.displacement() % 16 == 0;
     }
 
     /** {@code mov reg,%fs:disp}: how a probe in dead registers ends, storing the bumped cursor. */

@@ -1,0 +1,162 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * A loop that keeps its probes' cursor in a register (docs/compiled-in.md, "A loop's cursor"): no save and
+ * no cursor load inside it, and with buffers so small that they fill hundreds of times inside the loop, the
+ * real runtime still records every access in order.
+ */
+class CcLoopCursorTest {
+    @TempDir Path dir;
+
+    private static final String PROGRAM = """
+            #include <stdio.h>
+            #include <stdlib.h>
+            static long a[4096];
+            int main(int argc, char **argv) {
+                long rounds = argc > 1 ? atol(argv[1]) : 1;
+                for (long r = 0; r < rounds; r++)
+                    for (long i = 0; i < 4096; i++) a[i] += r;
+                long s = 0;
+                for (long i = 0; i < 4096; i++) s += a[i];
+                printf("%ld\\n", s);
+                return 0;
+            }
+            """;
+
+    private static final int ROUNDS = 100;
+
+    @Test
+    void aLoopsProbesStoreOnlyRecordsAndTheCursorAndLoseNothingWhenBuffersFill() throws Exception {
+        Files.writeString(dir.resolve("loops.c"), PROGRAM);
+        List<String> flags = List.of("-O2", "-g", "-fno-tree-vectorize", "-no-pie");
+        var build = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
+        build.addAll(flags);
+        build.addAll(List.of("-o", dir.resolve("loops").toString(), dir.resolve("loops.c").toString()));
+        assertThat(run(build, null).status).isZero();
+        var plain = new ArrayList<>(List.of("gcc", "-o", dir.resolve("plain").toString()));
+        plain.addAll(flags);
+        plain.add(dir.resolve("loops.c").toString());
+        Gcc.run(plain);
+
+        String asm = Files.readString(dir.resolve("asm").resolve("loops.s"));
+        List<String> bodies = loopBodies(asm);
+        assertThat(bodies).as("both loops over a[] keep their cursor in a register").hasSize(2);
+        for (String body : bodies) {
+            assertThat(body).as("inside the loop: the records and the cursor's register only")
+                    .contains("movq %").doesNotContain("__memtrace_cursor").doesNotContain("pushq").doesNotContain("popq");
+        }
+
+        String expected = run(List.of(dir.resolve("plain").toString(), "" + ROUNDS), null).stdout;
+        Path mtr = dir.resolve("loops.mtr");
+        Outcome traced = run(List.of(dir.resolve("loops").toString(), "" + ROUNDS), mtr);
+        assertThat(traced.stdout).as("the program computes what the plain build does").isEqualTo(expected);
+        var printed = Cli.run(dir, "print", "-o", "loops.trace", mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        List<String> names = new ArrayList<>();
+        for (String l : Files.readAllLines(dir.resolve("loops.trace"))) {
+            if (l.startsWith("L$") || l.startsWith("S$")) {
+                String[] f = l.split(",");
+                String name = f[0].substring(f[0].indexOf(':') + 1);
+                if (name.startsWith("a[") && name.endsWith("]+0")) { // -g: the element, named by its type
+                    names.add(l.charAt(0) + "" + 8 * Integer.parseInt(name.substring(2, name.indexOf(']'))));
+                }
+            }
+        }
+        var want = new ArrayList<String>();
+        for (int r = 0; r < ROUNDS; r++) {
+            for (int i = 0; i < 4096; i++) {
+                want.add("L" + 8 * i);
+                want.add("S" + 8 * i);
+            }
+        }
+        for (int i = 0; i < 4096; i++) want.add("L" + 8 * i);
+        assertThat(names).as("every access to a[], in program order, across %d full buffers", ROUNDS * 4096 * 2 / 512)
+                .isEqualTo(want);
+    }
+
+    @Test
+    void aCrashInsideTheLoopKeepsTheRecordsOnlyTheRegisterHeld() throws Exception {
+        Files.writeString(dir.resolve("crash.c"), """
+                #include <stdlib.h>
+                #include <sys/mman.h>
+                #include <unistd.h>
+                int main(int argc, char **argv) {
+                    long page = sysconf(_SC_PAGESIZE);
+                    long *p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                    mprotect((char *) p + page, page, PROT_NONE);
+                    long n = atol(argv[1]);
+                    for (long i = 0; i < n; i++) p[i] = i;
+                    return 0;
+                }
+                """);
+        var build = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
+        build.addAll(List.of("-O2", "-fno-tree-vectorize", "-no-pie", "-o", dir.resolve("crash").toString(),
+                dir.resolve("crash.c").toString()));
+        assertThat(run(build, null).status).isZero();
+        assertThat(loopBodies(Files.readString(dir.resolve("asm").resolve("crash.s")))).hasSize(1);
+        Path mtr = dir.resolve("crash.mtr");
+        ProcessBuilder pb = new ProcessBuilder(dir.resolve("crash").toString(), "100000").directory(dir.toFile());
+        pb.environment().put("MEMTRACE_OUT", mtr.toString());
+        Process p = pb.start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("killed by SIGSEGV").isEqualTo(128 + 11);
+        var printed = Cli.run(dir, "print", "-o", "crash.trace", mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        List<String> stores = new ArrayList<>();
+        for (String l : Files.readAllLines(dir.resolve("crash.trace"))) {
+            if (l.startsWith("S$") && l.contains("<memmap")) stores.add(l.substring(l.indexOf('>') + 1, l.indexOf(',')));
+        }
+        long page = Long.parseLong(run(List.of("getconf", "PAGESIZE"), null).stdout.strip());
+        var want = new ArrayList<String>();
+        for (long off = 0; off <= page; off += 8) want.add("+" + off);
+        assertThat(stores).as("every store up to the faulting one, though the loop never wrote its cursor back")
+                .isEqualTo(want);
+    }
+
+    /** The text between a loop's label and its back edge, for the loops written with their entry code. */
+    private static List<String> loopBodies(String asm) {
+        var bodies = new ArrayList<String>();
+        Matcher m = Pattern.compile("movq %fs:__memtrace_cursor@tpoff, %(\\w+)\\n(?:\\t\\.p2align[^\\n]*\\n)*(\\.L\\d+):\\n")
+                .matcher(asm);
+        while (m.find()) {
+            Matcher back = Pattern.compile("\\n\\tj\\w+\\t" + Pattern.quote(m.group(2)) + "\\n").matcher(asm);
+            if (back.find(m.end())) {
+                bodies.add(asm.substring(m.end(), back.start() + 1));
+            }
+        }
+        return bodies;
+    }
+
+    private record Outcome(int status, String stdout) {}
+
+    private Outcome run(List<String> command, Path mtr) throws Exception {
+        Path out = Files.createTempFile(dir, "out", ".txt");
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectOutput(out.toFile())
+                .redirectError(ProcessBuilder.Redirect.INHERIT);
+        if (mtr != null) {
+            pb.environment().put("MEMTRACE_OUT", mtr.toString());
+            pb.environment().put("MEMTRACE_BUFFER_KB", "8");
+        }
+        Process p = pb.start();
+        if (!p.waitFor(180, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("timed out: " + command);
+        }
+        return new Outcome(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    }
+}

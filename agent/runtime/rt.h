@@ -108,7 +108,10 @@ void rt_emit(const void *rec, size_t len);
 void rt_emit_seq(const void *rec, size_t len, uint64_t seq);
 uint64_t rt_next_seq(void);
 void rt_after_fork_child(void);
-int rt_adopt_loop_cursor(const ucontext_t *uc); /* a fatal signal in a loop that keeps its cursor in a register */
+int rt_adopt_loop_cursor(const ucontext_t *uc); /* a signal in a loop that keeps its cursor in a register: the   */
+                                                /* register made the cursor; its context index, or -1          */
+int rt_signal_cursor(ucontext_t *uc);      /* a program handler interrupts probes: the register that is */
+                                           /* their cursor (adopted if a loop's), or -1               */
 void rt_discard_access_slots(void);        /* memtrace_start: drop what probes wrote while stopped */
 
 /* rt_file.c */

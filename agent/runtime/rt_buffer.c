@@ -323,15 +323,29 @@ int rt_adopt_loop_cursor(const ucontext_t *uc)
                                   REG_R14, REG_R15};
     struct rt_buf *b = rt_self.buf;
     char *cursor = __memtrace_cursor;
-    if (!b || cursor < b->base || cursor > b->end) return 0;
+    if (!b || cursor < b->base || cursor > b->end) return -1;
     for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
         char *v = (char *)uc->uc_mcontext.gregs[scratch[i]];
         if (v > cursor && v <= b->end && (v - b->base) % 16 == 0) {
             __memtrace_cursor = v;
-            return 1;
+            return scratch[i];
         }
     }
-    return 0;
+    return -1;
+}
+
+int rt_signal_cursor(ucontext_t *uc)
+{
+    int c = rt_adopt_loop_cursor(uc);
+    if (c >= 0) return c;
+    /* A signal that waited for the full-buffer handler arrives at the probe's first store, its cursor   */
+    /* register equal to the cursor. probe_store reads 9 bytes before pc and 15 after: stay in pc's page. */
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], in_page = pc & 4095;
+    if (in_page < 16 || in_page > 4096 - 24) return -1;
+    long disp;
+    int loop;
+    c = probe_store((const unsigned char *)pc, &disp, &loop);
+    return c >= 0 && (char *)uc->uc_mcontext.gregs[c] == __memtrace_cursor ? c : -1;
 }
 
 void rt_discard_access_slots(void)

@@ -8,9 +8,11 @@
  *
  * Every other signal whose default action kills the process gets the runtime's handler while the program
  * leaves it at SIG_DFL: it writes every thread's buffer, records MT_EXIT (signal, pc, fault address or all
- * ones when sent by kill) and the end record, then dies of the same signal by its default action. A handler
- * or SIG_IGN the program sets goes straight to the kernel (and is reported back as the program set it), so
- * the program's own signals cost nothing.
+ * ones when sent by kill) and the end record, then dies of the same signal by its default action. SIG_IGN
+ * goes straight to the kernel. A handler the program sets, for any signal, is entered through
+ * program_handler with the program's flags and mask (and reported back as the program set it): a loop that
+ * keeps its probes' cursor in a register (docs/compiled-in.md, "A loop's cursor") may be running, so the
+ * handler's probes start where the loop's records end, and the loop goes on after the handler's.
  *
  * What it gets wrong: real-time signals and signals ignored by default are not watched; a program that
  * dies of a signal it had a handler for (its handler re-raises after resetting to SIG_DFL) is caught only
@@ -34,10 +36,12 @@ static struct {
     int (*sigprocmask)(int, const sigset_t *, sigset_t *);
     int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
     unsigned char owned[65];            /* signals the runtime watches */
+    unsigned char known[65];            /* app[sig] holds the program's view */
     struct sigaction app[65];           /* the program's view of their actions */
 } s;
 
 static void on_signal(int sig, siginfo_t *si, void *ucv);
+static void program_handler(int sig, siginfo_t *si, void *ucv);
 
 static void install_ours(int sig)
 {
@@ -100,6 +104,46 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
 }
 
+/* The program's handler for sig, entered with the mask and flags the program asked for. In a loop that */
+/* holds the cursor in a register C, the cursor in memory is where the loop began: the handler's probes */
+/* would overwrite the loop's records, and a buffer they fill would leave C in a buffer given away. So  */
+/* C becomes the cursor for the handler, and the cursor the handler leaves becomes C again (unless the   */
+/* handler changed C in the context itself). The same holds for any probe stopped at its first store,   */
+/* where a signal held back by the full-buffer handler arrives. A handler that leaves by siglongjmp     */
+/* keeps the loop's records. A signal inside a probe after its first store is not covered: the handler's */
+/* records and the rest of the probe's overlap (docs/compiled-in.md, "What can be lost").               */
+static void program_handler(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    struct sigaction *a = &s.app[sig];
+    void *h = (void *)a->sa_sigaction;
+    int flags = a->sa_flags;
+    if (a->sa_handler == SIG_IGN) return;   /* changed while this signal was on its way */
+    if (a->sa_handler == SIG_DFL) {
+        if (s.owned[sig]) die(sig, si, uc);
+        return;
+    }
+    if (flags & SA_RESETHAND) { /* the kernel has reset the action already */
+        a->sa_handler = SIG_DFL;
+        a->sa_flags = 0;
+        if (s.owned[sig]) install_ours(sig);
+    }
+    int c = rt_signal_cursor(uc);
+    greg_t adopted = c >= 0 ? uc->uc_mcontext.gregs[c] : 0;
+    if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+    else ((void (*)(int))h)(sig);
+    if (c >= 0 && uc->uc_mcontext.gregs[c] == adopted) uc->uc_mcontext.gregs[c] = (greg_t)__memtrace_cursor;
+}
+
+/* The kernel's action for a handler the program sets: program_handler, with the program's mask and flags. */
+static int install_program(int sig, const struct sigaction *act)
+{
+    struct sigaction a = *act;
+    a.sa_sigaction = program_handler;
+    a.sa_flags |= SA_SIGINFO;
+    return s.sigaction(sig, &a, NULL);
+}
+
 void rt_signal_init(void)
 {
     s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
@@ -108,6 +152,7 @@ void rt_signal_init(void)
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
         int sig = fatal_signals[i];
         s.owned[sig] = 1;
+        s.known[sig] = 1;
         s.sigaction(sig, NULL, &s.app[sig]);
         /* An inherited SIG_IGN (nohup) stays; a handler installed before us stays the program's. */
         if (sig == SIGSEGV || s.app[sig].sa_handler == SIG_DFL) install_ours(sig);
@@ -127,15 +172,29 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
         sigdelset(&copy.sa_mask, SIGSEGV);
         act = &copy;
     }
-    if (sig <= 0 || sig >= 65 || !s.owned[sig]) return s.sigaction(sig, act, old);
+    if (sig <= 0 || sig >= 65 || sig == SIGKILL || sig == SIGSTOP) return s.sigaction(sig, act, old);
+    if (!s.known[sig]) { /* the program's view starts as the kernel's */
+        int rc = s.sigaction(sig, NULL, &s.app[sig]);
+        if (rc) return rc;
+        s.known[sig] = 1;
+    }
     struct sigaction previous = s.app[sig];
     if (act) {
-        if (sig != SIGSEGV) {
-            int rc = act->sa_handler == SIG_DFL ? 0 : s.sigaction(sig, act, NULL);
-            if (rc) return rc;
-            if (act->sa_handler == SIG_DFL) install_ours(sig);
-        }
+        /* the program's view first: a signal already on its way to program_handler finds the new action */
         s.app[sig] = *act;
+        int rc = 0;
+        if (sig == SIGSEGV)
+            ; /* on_signal stays installed and calls the program's handler for faults not the runtime's */
+        else if (act->sa_handler == SIG_DFL && s.owned[sig])
+            install_ours(sig);
+        else if (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN)
+            rc = s.sigaction(sig, act, NULL);
+        else
+            rc = install_program(sig, act);
+        if (rc) {
+            s.app[sig] = previous;
+            return rc;
+        }
     }
     if (old) *old = previous;
     return 0;

@@ -97,25 +97,14 @@ final class ProbeWriter {
             probe(out, first, members.getFirst().sites(), cfi);
             return;
         }
-        List<Site> sites = new ArrayList<>();
-        List<Integer> instructions = new ArrayList<>();
-        for (ProbeGroups.Member m : members) {
-            for (Site s : m.sites()) {
-                sites.add(s);
-                instructions.add(m.index());
-            }
-        }
-        int n = sites.size();
         int base = this.sites;
-        this.sites += n;
+        List<Site> sites = groupEntries(members);
+        int n = sites.size();
         if (localCursor) {
             localGroup(out, sites, base, ProbeGroups.registers(sites, group.dead()), cfi);
         } else {
             String[] scratch = ProbeGroups.scratch(sites.subList(0, n - 1));
             gotGroup(out, sites, base, "%" + scratch[0], "%" + scratch[1], cfi);
-        }
-        for (int i = 0; i < n; i++) {
-            entry(base + i, INSTRUCTION_LABEL + instructions.get(i), sites.get(i));
         }
         out.append(INSTRUCTION_LABEL).append(first).append(":\n");
     }
@@ -234,17 +223,9 @@ final class ProbeWriter {
      * handler knows this form, which has no cursor load before it.
      */
     void loopGroup(StringBuilder out, ProbeGroups.Group group, CursorLoops.Loop loop) {
-        List<Site> sites = new ArrayList<>();
-        List<Integer> instructions = new ArrayList<>();
-        for (ProbeGroups.Member m : group.members()) {
-            for (Site s : m.sites()) {
-                sites.add(s);
-                instructions.add(m.index());
-            }
-        }
-        int n = sites.size();
         int base = this.sites;
-        this.sites += n;
+        List<Site> sites = groupEntries(group.members());
+        int n = sites.size();
         String cursor = "%" + loop.cursor();
         String address = "%" + loop.address();
         out.append(SITE_LABEL).append(base + n - 1).append(":\n");
@@ -256,9 +237,6 @@ final class ProbeWriter {
             store(out, base + i, 16 * i, cursor, address);
         }
         out.append("\tleaq ").append(16 * n).append('(').append(cursor).append("), ").append(cursor).append('\n');
-        for (int i = 0; i < n; i++) {
-            entry(base + i, INSTRUCTION_LABEL + instructions.get(i), sites.get(i));
-        }
         out.append(INSTRUCTION_LABEL).append(group.members().getFirst().index()).append(":\n");
     }
 
@@ -299,6 +277,21 @@ final class ProbeWriter {
         if (cfi) {
             out.append("\t.cfi_adjust_cfa_offset ").append(bytes).append('\n');
         }
+    }
+
+    /**
+     * A group's sites in program order, their site-table entries made at the next site numbers: a group's
+     * slots follow each other, so its entries do too.
+     */
+    private List<Site> groupEntries(List<ProbeGroups.Member> members) {
+        List<Site> sites = new ArrayList<>();
+        for (ProbeGroups.Member m : members) {
+            for (Site s : m.sites()) {
+                entry(this.sites++, INSTRUCTION_LABEL + m.index(), s);
+                sites.add(s);
+            }
+        }
+        return sites;
     }
 
     private void entry(int site, String label, Site s) {

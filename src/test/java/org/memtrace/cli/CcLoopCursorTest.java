@@ -132,10 +132,11 @@ class CcLoopCursorTest {
      * A signal handler with probes of its own runs while the loop holds the cursor in a register: the
      * runtime hands the handler the loop's cursor and the loop the handler's, so neither overwrites the
      * other's records, also when buffers fill (8 KiB buffers here), and the program does not crash. The timer
-     * fires at unpredictable points; what is asserted holds wherever it fires: one record per access to a[]
-     * (before the runtime entered handlers through program_handler, each handler run overwrote three of them),
-     * at most one slot's address wrong per handler run (a signal in mid-probe), and no more stores to ticks
-     * than handler runs.
+     * fires at unpredictable points; what is asserted holds wherever it fires: the loads of a[] in program
+     * order but for at most one slot per handler run (a signal in mid-probe; before the runtime entered
+     * handlers through program_handler, each handler run overwrote three of the loop's records, and with
+     * larger arrays a full buffer in the handler broke the loop's order for good), and no more stores to
+     * ticks than handler runs.
      */
     @Test
     void aSignalHandlerInsideTheLoopAddsItsRecordsAndLosesNoneOfTheLoops() throws Exception {
@@ -186,15 +187,22 @@ class CcLoopCursorTest {
             if (name.startsWith("a[") && name.endsWith("]+0")) elements.add(l.charAt(0) + "" + 8 * Integer.parseInt(name.substring(2, name.indexOf(']'))));
             else if (name.equals("ticks+0") && l.charAt(0) != 'L') tickStores++;
         }
-        int displaced = 0;
-        for (int k = 0; k < elements.size(); k++) {
-            long i = k / 2 % 512;
-            if (!elements.get(k).equals((k % 2 == 0 ? "L" : "S") + 8 * i)) displaced++;
-        }
-        assertThat(elements).as("one record per access to a[], %d rounds", rounds).hasSize((int) (rounds * 512 * 2));
         // A signal inside a probe after its first store costs the slot being written (docs/compiled-in.md,
-        // "What can be lost"): its address word is what the buffer held before. Anywhere else, nothing is lost.
-        assertThat(displaced).as("accesses to a[] out of program order, %d handler runs", ticks).isLessThanOrEqualTo((int) (2 * ticks));
+        // "Signal handlers"): one access lost, and in its place the address word the buffer held before, an
+        // element or anything else. Anywhere else nothing is lost. Aligned against program order, the loads of
+        // a[] (one per iteration: a[i] += r is a modify) may differ by at most two edits per handler run.
+        List<Integer> loads = new ArrayList<>();
+        for (String e : elements) if (e.charAt(0) == 'L') loads.add(Integer.parseInt(e.substring(1)) / 8);
+        long expected = rounds * 512, at = 0, edits = 0;
+        for (int v : loads) {
+            if (at < expected && v == at % 512) at++;
+            else if (at + 1 < expected && v == (at + 1) % 512) { edits++; at += 2; } // one slot lost
+            else { edits++; at++; }                                                  // a stale slot
+        }
+        edits += Math.abs(expected - at);
+        assertThat(loads.size()).as("loads of a[], %d rounds, %d handler runs", rounds, ticks)
+                .isBetween((int) (expected - ticks), (int) (expected + ticks));
+        assertThat(edits).as("loads of a[] out of program order, %d handler runs", ticks).isLessThanOrEqualTo(2 * ticks);
         // The handler's own store is lost where the signal stops another probe after its first store (the
         // same slot rule, from the other side); it is never recorded twice.
         assertThat(tickStores).as("stores to ticks recorded, %d handler runs", ticks).isBetween(1L, ticks);

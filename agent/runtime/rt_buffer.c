@@ -24,9 +24,9 @@
  * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
  * through a null register C right after loading C with `mov %fs:(T),C`, in a thread that never ran a probe,
  * would be taken for a probe. A loop that keeps its cursor in a register (docs/compiled-in.md, "A loop's
- * cursor") leaves the cursor in memory behind while it runs: a signal handler's probes or emits in that
- * time write over the loop's records, and if they fill the buffer the loop's next full-buffer fault is not
- * recognized; another thread's exit flush misses what the loop recorded since its entry.
+ * cursor") leaves the cursor in memory behind while it runs: a program handler is handed the register as
+ * the cursor (rt_signal_cursor), but a signal inside a probe after its first store costs that slot, and
+ * another thread's exit flush misses what the loop recorded since its entry.
  */
 #include <pthread.h>
 #include <sys/mman.h>
@@ -247,6 +247,14 @@ static long cursor_tpoff(void)
     return (char *)&__memtrace_cursor - tp;
 }
 
+/* v lies in the thread's buffer past the cursor: where a loop that keeps its cursor in a register has got */
+/* to, while the cursor in memory is still where the loop began.                                          */
+static int past_cursor(const char *v)
+{
+    const struct rt_buf *b = rt_self.buf;
+    return b && __memtrace_cursor >= b->base && v > __memtrace_cursor && v <= b->end;
+}
+
 /* A probe in a loop that keeps its cursor in C (docs/compiled-in.md, "A loop's cursor") has no load    */
 /* before its first store `mov A,d(C)` (len bytes at pc): `lea disp32(%rip),A` and `mov A,d+8(C)`, the  */
 /* slot's site word, follow it instead.                                                                  */
@@ -297,9 +305,7 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
     char *rdx = (char *)gr[c]; /* the cursor register (%rdx in most probes) */
     /* A loop's probes advance the cursor in C only: the memory copy is where the loop began (or last */
     /* faulted), so C must lie in the thread's buffer instead, and becomes the cursor.                 */
-    if (loop && rdx != __memtrace_cursor && rt_self.buf && rdx >= rt_self.buf->base && rdx <= rt_self.buf->end
-        && __memtrace_cursor >= rt_self.buf->base && rdx > __memtrace_cursor)
-        __memtrace_cursor = rdx;
+    if (loop && past_cursor(rdx)) __memtrace_cursor = rdx;
     if (rdx != __memtrace_cursor || (char *)si->si_addr != rdx + disp) return 0;
     int saved = rt_self.internal;
     rt_self.internal = 1;
@@ -321,12 +327,9 @@ int rt_adopt_loop_cursor(const ucontext_t *uc)
 {
     static const int scratch[] = {REG_RDX, REG_R11, REG_R10, REG_R9, REG_R8, REG_RSI, REG_RDI, REG_RCX, REG_RBX,
                                   REG_R14, REG_R15};
-    struct rt_buf *b = rt_self.buf;
-    char *cursor = __memtrace_cursor;
-    if (!b || cursor < b->base || cursor > b->end) return -1;
     for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
         char *v = (char *)uc->uc_mcontext.gregs[scratch[i]];
-        if (v > cursor && v <= b->end && (v - b->base) % 16 == 0) {
+        if (past_cursor(v) && (v - rt_self.buf->base) % 16 == 0) {
             __memtrace_cursor = v;
             return scratch[i];
         }

@@ -111,7 +111,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
 /* handler changed C in the context itself). The same holds for any probe stopped at its first store,   */
 /* where a signal held back by the full-buffer handler arrives. A handler that leaves by siglongjmp     */
 /* keeps the loop's records. A signal inside a probe after its first store is not covered: the handler's */
-/* records and the rest of the probe's overlap (docs/compiled-in.md, "What can be lost").               */
+/* records and the rest of the probe's overlap (docs/compiled-in.md, "Signal handlers").               */
 static void program_handler(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;

@@ -82,7 +82,7 @@ final class ModuleSites {
         SiteTable table = null;
         ElfFile elf;
         try {
-            elf = ElfFile.read(Path.of(path));
+            elf = ElfFile.readSections(Path.of(path));
         } catch (IOException | RuntimeException e) {
             // the vdso, a deleted or unreadable file: uninstrumented as far as the trace can tell
             tables.put(path, null);

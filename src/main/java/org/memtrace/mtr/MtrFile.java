@@ -170,7 +170,9 @@ public final class MtrFile implements AutoCloseable {
                 Zstd zstd = Zstd.get();
                 int length = Zstd.contentSize(stored);
                 byte[] packed = scratch.packed(length);
-                zstd.decompress(scratch.context(zstd), stored, packed, length);
+                MemorySegment context = scratch.context(zstd);
+                if (context == null) zstd.decompress(stored, MemorySegment.ofArray(packed).asSlice(0, length));
+                else zstd.decompress(context, stored, packed, length);
                 if (c.codec() == CODEC_ZSTD_PACKED) PackedSlots.unpack(packed, length, words, count);
                 else PackedSlots.unpackPredicted(packed, length, words, count);
             }
@@ -186,7 +188,13 @@ public final class MtrFile implements AutoCloseable {
 
     /** One reading thread's buffers, reused from chunk to chunk: its decoded words, the zstd output, a zstd context. */
     static final class Scratch {
+        /**
+         * Frames a thread decompresses before it makes a context: binding the context's functions costs a
+         * fresh JVM about 15 ms, a frame without one (zstd allocating a context for the call) tens of µs.
+         */
+        static final int FRAMES_WITHOUT_CONTEXT = 16;
         private final Arena arena;
+        private int frames;
         private long[] words = new long[0];
         private byte[] packed = new byte[0];
         private MemorySegment slots = MemorySegment.NULL;
@@ -209,8 +217,9 @@ public final class MtrFile implements AutoCloseable {
             return slots.asSlice(0, size);
         }
 
+        /** The context for the next frame: null for the thread's first {@link #FRAMES_WITHOUT_CONTEXT} frames. */
         MemorySegment context(Zstd zstd) throws MtrFormatException {
-            if (context == null) context = zstd.context(arena);
+            if (context == null && ++frames > FRAMES_WITHOUT_CONTEXT) context = zstd.context(arena);
             return context;
         }
     }

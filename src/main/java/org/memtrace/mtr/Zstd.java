@@ -12,30 +12,28 @@ import java.lang.invoke.MethodHandle;
 import org.memtrace.compress.ZstdLibrary;
 
 /**
- * zstd frame decompression of the runtime's chunks, through {@link ZstdLibrary}. Binds only the three
- * functions the default codecs use: each downcall handle costs 7-15 ms to make in a fresh JVM, which is
- * most of what a small trace's first read costs beyond the JVM's own start (docs/compiled-in.md, "Replay
- * speed"); the frame's content size is read from its header here, and the plain one-shot decompression of
- * the older codecs is bound when one of them is met.
+ * zstd frame decompression of the runtime's chunks, through {@link ZstdLibrary}. Binds as few functions as
+ * a trace needs, each when first needed: each downcall handle costs 6-15 ms to make in a fresh JVM, and its
+ * first call 2 ms more, which is most of what a small trace's first read costs beyond the JVM's own start
+ * (docs/compiled-in.md, "Replay speed"). The frame's content size is read from its header here; a reader
+ * decompresses its first frames with ZSTD_decompress alone and binds a reusable context (two more
+ * functions) only for a trace long enough to repay them.
  */
 final class Zstd {
     private static volatile Zstd instance;
     private static final int FRAME_MAGIC = 0xFD2FB528;
 
     private final ZstdLibrary lib;
-    private volatile MethodHandle decompress;
-    private final MethodHandle decompressWith;
-    private final MethodHandle createContext;
-    private final MethodHandle freeContext;
+    // critical with heap access: a frame goes straight into the reader's byte[], no native buffer and copy
+    // between; a chunk is at most a few MB, so a call holds off the GC for a millisecond or so at most
+    private final MethodHandle decompress;
+    /** The context functions, bound by the first {@link #context}. */
+    private volatile MethodHandle decompressWith, createContext, freeContext;
 
     private Zstd(ZstdLibrary lib) {
         this.lib = lib;
-        // critical with heap access: the frame goes straight into the reader's byte[], no native buffer and copy
-        // between; a chunk is at most a few MB, so the call holds off the GC for a millisecond or so at most
-        decompressWith = lib.function("ZSTD_decompressDCtx",
-                FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
-        createContext = lib.function("ZSTD_createDCtx", FunctionDescriptor.of(ADDRESS));
-        freeContext = lib.function("ZSTD_freeDCtx", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+        decompress = lib.function("ZSTD_decompress", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG),
+                Linker.Option.critical(true));
     }
 
     /** The library, loaded once; a missing library is reported as a chunk that cannot be read. */
@@ -83,6 +81,14 @@ final class Zstd {
      * ZSTD_decompress makes and frees one per frame (about a hundred KB each time).
      */
     MemorySegment context(Arena arena) throws MtrFormatException {
+        synchronized (this) {
+            if (decompressWith == null) {
+                createContext = lib.function("ZSTD_createDCtx", FunctionDescriptor.of(ADDRESS));
+                freeContext = lib.function("ZSTD_freeDCtx", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+                decompressWith = lib.function("ZSTD_decompressDCtx",
+                        FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
+            }
+        }
         MemorySegment ctx;
         try {
             ctx = (MemorySegment) createContext.invokeExact();
@@ -104,13 +110,12 @@ final class Zstd {
         check(() -> (long) decompressWith.invokeExact(context, MemorySegment.ofArray(dst), (long) length, src, src.byteSize()), length);
     }
 
-    /** Decompresses one frame into {@code dst}; the frame must fill it exactly. */
+    /**
+     * Decompresses one frame into {@code dst} (native or heap memory), which it must fill exactly: zstd makes
+     * and frees a context of its own for the call (about a hundred KB).
+     */
     void decompress(MemorySegment src, MemorySegment dst) throws MtrFormatException {
-        MethodHandle plain = decompress;
-        if (plain == null)
-            decompress = plain = lib.function("ZSTD_decompress", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
-        MethodHandle call = plain;
-        check(() -> (long) call.invokeExact(dst, dst.byteSize(), src, src.byteSize()), dst.byteSize());
+        check(() -> (long) decompress.invokeExact(dst, dst.byteSize(), src, src.byteSize()), dst.byteSize());
     }
 
     private interface Call {

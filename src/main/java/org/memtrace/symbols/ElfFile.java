@@ -1,6 +1,7 @@
 package org.memtrace.symbols;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -15,7 +16,7 @@ import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
 
 /**
- * An ELF64 little-endian file, parsed eagerly into immutable tables. Every offset and count read from the
+ * An ELF64 little-endian file, parsed into immutable tables (eagerly, but for {@link #readSections}). Every offset and count read from the
  * file is checked against the file's size before use, so a corrupt or truncated file ends in an
  * {@link ElfFormatException} and never in an index error.
  */
@@ -35,14 +36,16 @@ public final class ElfFile {
     private final int type;
     private final List<ElfSegment> segments;
     private final List<ElfSection> sections;
-    private final List<ElfSymbol> symtab;
-    private final List<ElfSymbol> dynsym;
-    private final List<CopyRelocation> copyRelocations;
-    private final List<String> pltSlots;
+    /** Null until first wanted when the file was read by {@link #readSections}. */
+    private Symbols symbols;
     private final byte[] buildId;
     private final String debugLink;
 
-    private ElfFile(Path path, ByteBuffer bytes) throws ElfFormatException {
+    /** The symbol tables and the relocations against .dynsym, parsed together. */
+    private record Symbols(List<ElfSymbol> symtab, List<ElfSymbol> dynsym, List<CopyRelocation> copyRelocations,
+                           List<String> pltSlots) {}
+
+    private ElfFile(Path path, ByteBuffer bytes, boolean withSymbols) throws ElfFormatException {
         this.path = path;
         this.bytes = bytes.order(ByteOrder.LITTLE_ENDIAN);
         checkIdent();
@@ -51,26 +54,36 @@ public final class ElfFile {
         if (machine != EM_X86_64) throw fail("machine " + machine + " is not x86-64");
         segments = readSegments();
         sections = readSections();
-        symtab = readSymbols(ElfSection.SHT_SYMTAB);
-        dynsym = readSymbols(ElfSection.SHT_DYNSYM);
-        copyRelocations = readDynamicRelocations(R_X86_64_COPY);
-        pltSlots = readDynamicRelocations(R_X86_64_JUMP_SLOT).stream().map(CopyRelocation::name).toList();
+        if (withSymbols) symbols = readSymbols();
         buildId = readBuildId();
         debugLink = readDebugLink();
     }
 
     /** Maps and parses the file; the mapping stays valid (and shared) for {@link #bytesAt}. */
     public static ElfFile read(Path path) throws IOException {
+        return map(path, true);
+    }
+
+    /**
+     * As {@link #read}, but the symbol tables and relocations are parsed when first asked for, and a damaged
+     * one then fails as an {@link UncheckedIOException}: for a reader that needs only sections and the
+     * build-id (the .mtr reader, per loaded module), to whom libc's 3,000 symbols cost more than its trace.
+     */
+    public static ElfFile readSections(Path path) throws IOException {
+        return map(path, false);
+    }
+
+    private static ElfFile map(Path path, boolean withSymbols) throws IOException {
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
             long size = channel.size();
             if (size > Integer.MAX_VALUE) throw new ElfFormatException(path + ": too large (" + size + " bytes)");
-            return new ElfFile(path, channel.map(FileChannel.MapMode.READ_ONLY, 0, size));
+            return new ElfFile(path, channel.map(FileChannel.MapMode.READ_ONLY, 0, size), withSymbols);
         }
     }
 
     /** Parses an in-memory image; {@code name} only labels error messages. */
     public static ElfFile parse(String name, byte[] image) throws ElfFormatException {
-        return new ElfFile(Path.of(name), ByteBuffer.wrap(image));
+        return new ElfFile(Path.of(name), ByteBuffer.wrap(image), true);
     }
 
     public Path path() { return path; }
@@ -81,14 +94,31 @@ public final class ElfFile {
 
     public List<ElfSection> sections() { return sections; }
 
-    public List<ElfSymbol> symtab() { return symtab; }
+    public List<ElfSymbol> symtab() { return symbols().symtab(); }
 
-    public List<ElfSymbol> dynsym() { return dynsym; }
+    public List<ElfSymbol> dynsym() { return symbols().dynsym(); }
 
-    public List<CopyRelocation> copyRelocations() { return copyRelocations; }
+    public List<CopyRelocation> copyRelocations() { return symbols().copyRelocations(); }
 
     /** The functions the PLT jumps to, in the order of .rela.plt, which is the order of the PLT's entries. */
-    public List<String> pltSlots() { return pltSlots; }
+    public List<String> pltSlots() { return symbols().pltSlots(); }
+
+    private Symbols symbols() {
+        if (symbols == null) {
+            try {
+                symbols = readSymbols();
+            } catch (ElfFormatException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return symbols;
+    }
+
+    private Symbols readSymbols() throws ElfFormatException {
+        List<ElfSymbol> dynsym = readSymbols(ElfSection.SHT_DYNSYM);
+        return new Symbols(readSymbols(ElfSection.SHT_SYMTAB), dynsym, readDynamicRelocations(R_X86_64_COPY, dynsym),
+                readDynamicRelocations(R_X86_64_JUMP_SLOT, dynsym).stream().map(CopyRelocation::name).toList());
+    }
 
     public Optional<byte[]> buildId() { return Optional.ofNullable(buildId).map(byte[]::clone); }
 
@@ -257,7 +287,7 @@ public final class ElfFile {
     }
 
     /** Relocations of one type against .dynsym, as (place, symbol name, symbol size). */
-    private List<CopyRelocation> readDynamicRelocations(int relocationType) throws ElfFormatException {
+    private List<CopyRelocation> readDynamicRelocations(int relocationType, List<ElfSymbol> dynsym) throws ElfFormatException {
         List<CopyRelocation> list = new ArrayList<>();
         for (ElfSection s : sections) {
             if (s.type() != ElfSection.SHT_RELA || s.fileSize() == 0) continue;

@@ -57,6 +57,10 @@ final class StartUpTraining {
                 command("convert", trace, "--to", "csv", "-o", dir.resolve("t.csv").toString());
                 command("analyze", program);
             }
+            // a skeleton trace's replay loads and profiles classes a full trace's print does not (LoopReplay, SkeletonTable)
+            String skeleton = dir.resolve("s").toString(), skeletonTrace = dir.resolve("s.mtr").toString();
+            if (command("cc", "--skeleton", "-O2", "-o", skeleton, source.toString()) == 0 && traced(skeleton, skeletonTrace))
+                command("print", "-o", "/dev/null", skeletonTrace);
         } finally {
             try (Stream<Path> files = Files.walk(dir)) {
                 for (Path p : files.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);

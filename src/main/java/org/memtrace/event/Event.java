@@ -120,6 +120,8 @@ public sealed interface Event
         /** By code; values() would copy the array on every event decoded. */
         private static final AllocFunction[] BY_CODE = new AllocFunction[14];
         static { for (AllocFunction f : values()) BY_CODE[f.code] = f; }
+        public static boolean known(int code) { return code >= 0 && code < BY_CODE.length && BY_CODE[code] != null; }
+
         public static AllocFunction of(int code) {
             AllocFunction f = code >= 0 && code < BY_CODE.length ? BY_CODE[code] : null;
             if (f == null) throw new IllegalArgumentException("unknown allocation function " + code);

@@ -95,7 +95,7 @@ public final class EventDecoder {
             }
             case MT_ALLOC -> {
                 r.need(80);
-                if (flags < 1 || flags > Event.AllocFunction.values().length) throw r.bad("unknown allocation function " + flags);
+                if (!Event.AllocFunction.known(flags)) throw r.bad("unknown allocation function " + flags);
                 long[] args = new long[6];
                 for (int i = 0; i < 6; i++) args[i] = r.u64(32 + 8L * i);
                 yield new Event.Alloc(tid, Event.AllocFunction.of(flags), r.u64(8), r.u64(16), r.u64(24), args);

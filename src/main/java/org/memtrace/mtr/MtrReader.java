@@ -331,8 +331,9 @@ public final class MtrReader {
         int pos;
         long w0, w1;
         long[] pending = new long[64];
-        /** The event record being decoded, reused: the decoder copies what it keeps. */
+        /** The event record being decoded, and the segment the decoder reads it through, reused: the decoder copies what it keeps. */
         long[] recordWords = new long[16];
+        MemorySegment record = MemorySegment.ofArray(recordWords);
         int pendingCount;
         Event next;
         long nextSeq;
@@ -388,13 +389,15 @@ public final class MtrReader {
         Event event(int length) throws MtrFormatException {
             if (length < StreamLayout.RECORD_HEADER_SIZE) throw new MtrFormatException("event tag of length " + length);
             int slots = (length + MtrFile.SLOT - 1) / MtrFile.SLOT;
-            if (recordWords.length < 2 * slots) recordWords = new long[2 * slots];
+            if (recordWords.length < 2 * slots) {
+                recordWords = new long[2 * slots];
+                record = MemorySegment.ofArray(recordWords);
+            }
             for (int i = 0; i < slots; i++) {
                 if (!nextSlot()) throw new MtrFormatException("event record cut short by the end of the thread's trace");
                 recordWords[2 * i] = w0;
                 recordWords[2 * i + 1] = w1;
             }
-            MemorySegment record = MemorySegment.ofArray(recordWords);
             int size = EventDecoder.size(record, 0);
             if (size != length) throw new MtrFormatException("event tag says " + length + " bytes, its record " + size);
             return EventDecoder.decode(record, 0, chunks.get(chunk).offset());

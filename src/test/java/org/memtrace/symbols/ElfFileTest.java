@@ -56,6 +56,27 @@ class ElfFileTest {
         assertThat(libc.dynsym()).noneMatch(s -> s.name().contains("@"));
     }
 
+    /** The .mtr reader's way in: the same file, its symbols parsed only when asked for, and then the same. */
+    @ParameterizedTest
+    @ValueSource(strings = {"libc", "pie", "lib"})
+    void readSectionsParsesTheSameFileWithSymbolsOnDemand(String which) throws Exception {
+        Path path = switch (which) {
+            case "libc" -> LIBC;
+            case "pie" -> pie;
+            default -> lib;
+        };
+        ElfFile eager = ElfFile.read(path), lazy = ElfFile.readSections(path);
+        assertThat(lazy.type()).isEqualTo(eager.type());
+        assertThat(lazy.sections()).isEqualTo(eager.sections());
+        assertThat(lazy.segments()).isEqualTo(eager.segments());
+        assertThat(lazy.buildIdHex()).isEqualTo(eager.buildIdHex());
+        assertThat(lazy.debugLink()).isEqualTo(eager.debugLink());
+        assertThat(lazy.dynsym()).isNotEmpty().isEqualTo(eager.dynsym());
+        assertThat(lazy.symtab()).isEqualTo(eager.symtab());
+        assertThat(lazy.pltSlots()).isEqualTo(eager.pltSlots());
+        assertThat(lazy.copyRelocations()).isEqualTo(eager.copyRelocations());
+    }
+
     @Test
     void indexesLibcFunctionsAndObjects() throws Exception {
         ElfFile libc = ElfFile.read(LIBC);

@@ -114,7 +114,8 @@ int rt_adopt_loop_cursor(const ucontext_t *uc); /* a signal in a loop that keeps
                                                 /* register made the cursor; its context index, or -1          */
 int rt_past_cursor(const char *v);        /* v lies in the thread's buffer past the cursor */
 int rt_signal_cursor(ucontext_t *uc);      /* a program handler interrupts probes: the register that is */
-                                           /* their cursor (adopted if a loop's), or -1               */
+                                           /* their cursor (adopted if a loop's, the probe rewound if it  */
+                                           /* stopped mid-store), or -1                                   */
 void rt_discard_access_slots(void);        /* memtrace_start: drop what probes wrote while stopped */
 
 /* rt_probe.c */

@@ -6,7 +6,7 @@
  * itself and this library's references bind to that copy) and advances it; it never compares. A buffer is
  * a whole number of pages followed by a PROT_NONE guard page, and a probe stores its highest slot first, so
  * that store faults when the group does not fit. The SIGSEGV handler (rt_probe_fault) recognizes the
- * probe by its code bytes (`mov %fs:(T),C`, or `mov %fs:disp32,C` at the cursor's offset, then, at the
+ * probe by its code bytes (rt_probe.c) (`mov %fs:(T),C`, or `mov %fs:disp32,C` at the cursor's offset, then, at the
  * faulting pc, `mov A,d(C)` with d 0 or a disp8; A, C and T are registers the rewriter chose; in a loop
  * that keeps the cursor in C no load comes before, and `lea disp32(%rip),A; mov A,d+8(C)` follows) and by C being the thread's
  * cursor and the fault address C + d: either the group does not fit before the guard page (full: the
@@ -24,9 +24,9 @@
  * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
  * through a null register C right after loading C with `mov %fs:(T),C`, in a thread that never ran a probe,
  * would be taken for a probe. A loop that keeps its cursor in a register (docs/compiled-in.md, "A loop's
- * cursor") leaves the cursor in memory behind while it runs: a program handler is handed the register as
- * the cursor (rt_signal_cursor), but a signal inside a probe after its first store costs that slot, and
- * another thread's exit flush misses what the loop recorded since its entry.
+ * cursor") leaves the cursor in memory behind while it runs: another thread's exit flush misses what the
+ * loop recorded since its entry. (A program handler is handed the register as the cursor, and a probe it
+ * stops after its first store is rewound first: rt_signal_cursor, rt_probe.c.)
  */
 #include <pthread.h>
 #include <sys/mman.h>

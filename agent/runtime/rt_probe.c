@@ -4,8 +4,9 @@
  * forms, and the bytes at an interrupted pc say where in a probe the thread stopped.
  *
  * rt_probe_store answers "is pc a probe's first store, `mov A,d(C)`?" (with the cursor load before it, or
- * in a loop that keeps its cursor in a register the site's `lea` and store after it): the full-buffer
- * fault and a thread's first probe stop there. rt_probe_window answers "did a probe stop between its first
+ * in a loop that keeps its cursor in a register the site's `lea` and store after it; the decoder is
+ * mt_probe.h's, which the rewriter tests' stub runtime shares): the full-buffer fault and a thread's first
+ * probe stop there. rt_probe_window answers "did a probe stop between its first
  * store and the move of its cursor?", and if so rewinds it. A probe's first store writes the highest slot
  * of its group, and everything it does from there up to the cursor's move (`lea 16n(C),C`, then in a group
  * probe the store of C to the cursor in memory) is stores at or above the cursor, `lea`s into its address
@@ -22,8 +23,11 @@
  * probe's tail and holds the thread's cursor in a register would be rewound (no compiler output does:
  * the cursor's value exists only in probes). A probe whose commit store `mov C,%fs:…` is the first
  * instruction of a page is not rewound when stopped there (the 4 or 7 bytes before it are not read across
- * a page boundary): its records then follow the handler's and the handler's first slots are lost.
+ * a page boundary); its C, past the cursor, is then handed over like a loop's, and its records come before
+ * the handler's instead of after. Rewinding never lets a probe finish when every instruction is
+ * interrupted (a SIGTRAP handler with the trap flag set), as with Linux's restartable sequences.
  */
+#include "mt_probe.h"
 #include "rt.h"
 
 #define RIP 16 /* a decoded base: %rip */
@@ -31,15 +35,6 @@
 /* The signal context's index of x86 register number r (ModRM/REX numbering). */
 static const int context_index[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
                                       REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
-
-/* The context index of a probe's cursor register; -1 for rax, rsp, rbp, r12, r13, which the probe never */
-/* takes (rax holds addresses; the others' encodings differ).                                            */
-static int greg_of(int r)
-{
-    static const int map[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
-                                REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
-    return map[r & 15];
-}
 
 /* The cursor's offset from the thread pointer: what an executable's probe reads as `%fs:disp32`. */
 static long cursor_tpoff(void)
@@ -49,39 +44,9 @@ static long cursor_tpoff(void)
     return (char *)&__memtrace_cursor - tp;
 }
 
-/* A probe in a loop that keeps its cursor in C (docs/compiled-in.md, "A loop's cursor") has no load    */
-/* before its first store `mov A,d(C)` (len bytes at pc): `lea disp32(%rip),A` and `mov A,d+8(C)`, the  */
-/* slot's site word, follow it instead.                                                                  */
-static int loop_store(const unsigned char *pc, int len, long disp)
-{
-    const unsigned char *lea = pc + len, *site = lea + 7;
-    int a = ((pc[2] >> 3) & 7) | (pc[0] & 4) << 1;
-    if ((lea[0] & 0xfb) != 0x48 || lea[1] != 0x8d || (lea[2] & 0xc7) != 0x05) return 0;
-    if ((((lea[2] >> 3) & 7) | (lea[0] & 4) << 1) != a) return 0;
-    return site[0] == pc[0] && site[1] == 0x89 && site[2] == (0x40 | (pc[2] & 0x3f)) && (signed char)site[3] == disp + 8;
-}
-
 int rt_probe_store(const unsigned char *pc, long *disp, int *loop)
 {
-    *loop = 0;
-    if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
-    int mod = pc[2] >> 6, rm = pc[2] & 7;
-    if (mod > 1 || rm == 4 || rm == 5) return -1;
-    int c = rm | (pc[0] & 1) << 3;
-    *disp = mod ? (signed char)pc[3] : 0;
-    const unsigned char *local = pc - 9;
-    int32_t offset;
-    rt_memcpy(&offset, local + 5, 4);
-    if (local[0] == 0x64 && (local[1] & 0xfb) == 0x48 && local[2] == 0x8b && (local[3] & 0xc7) == 0x04 && local[4] == 0x25
-        && (((local[3] >> 3) & 7) | (local[1] & 4) << 1) == c && offset == cursor_tpoff())
-        return greg_of(c);
-    const unsigned char *load = pc - 4;
-    int rex = load[1];
-    int lmod = load[3] >> 6, lreg = ((load[3] >> 3) & 7) | (rex & 4) << 1, lrm = load[3] & 7;
-    if (load[0] == 0x64 && (rex & 0xfa) == 0x48 && load[2] == 0x8b && lmod == 0 && lreg == c && lrm != 4 && lrm != 5)
-        return greg_of(c);
-    *loop = loop_store(pc, mod ? 4 : 3, *disp);
-    return *loop ? greg_of(c) : -1;
+    return mt_probe_store(pc, disp, loop, cursor_tpoff());
 }
 
 /* One instruction of the forms probes are made of: [%fs prefix] REX.W 89/8b/8d with a memory operand. */
@@ -134,7 +99,7 @@ static int decode(const unsigned char *p, struct insn *i)
 /* `lea 16n(C),C` (1 <= n <= 8): the move of a group's cursor past its n slots. */
 static int advance(const struct insn *i)
 {
-    return i->op == 0x8d && !i->fs && i->reg == i->base && i->index < 0 && greg_of(i->reg) >= 0 && i->disp >= 16
+    return i->op == 0x8d && !i->fs && i->reg == i->base && i->index < 0 && mt_probe_greg(i->reg) >= 0 && i->disp >= 16
            && i->disp <= 128 && i->disp % 16 == 0;
 }
 
@@ -187,7 +152,7 @@ static int at_commit(const unsigned char *pc, const greg_t *gr, struct tail *t)
             t->c = i.reg;
             t->n = (int)(l.disp / 16);
             t->group = 1;
-            t->base = (char *)gr[greg_of(i.reg)] - l.disp;
+            t->base = (char *)gr[mt_probe_greg(i.reg)] - l.disp;
             return 1;
         }
     }
@@ -205,7 +170,7 @@ static int walk(const unsigned char *pc, const greg_t *gr, struct tail *t)
         if (!decode(p, &i) || i.fs) return 0;
         const unsigned char *next = p + i.len;
         if (i.op == 0x89) { /* mov A,d(C) */
-            if (i.index >= 0 || i.base < 0 || i.base == RIP || greg_of(i.base) < 0 || i.disp < 0 || i.disp >= 128
+            if (i.index >= 0 || i.base < 0 || i.base == RIP || mt_probe_greg(i.base) < 0 || i.disp < 0 || i.disp >= 128
                 || i.disp % 8 || (t->a >= 0 && i.reg != t->a) || (t->c >= 0 && i.base != t->c))
                 return 0;
             t->a = i.reg;
@@ -236,7 +201,7 @@ static int walk(const unsigned char *pc, const greg_t *gr, struct tail *t)
                 t->c = i.reg;
                 t->n = (int)(i.disp / 16);
                 t->group = commit(next, i.reg);
-                t->base = (char *)gr[greg_of(i.reg)];
+                t->base = (char *)gr[mt_probe_greg(i.reg)];
                 return 1;
             }
             if (t->a >= 0 && i.reg != t->a) return 0;
@@ -274,7 +239,7 @@ int rt_probe_window(greg_t *gr)
     if (!first || first >= pc) return -1;
     __memtrace_cursor = t.base;
     gr[context_index[a]] = (greg_t)slot[0];
-    gr[greg_of(t.c)] = (greg_t)t.base;
+    gr[mt_probe_greg(t.c)] = (greg_t)t.base;
     gr[REG_RIP] = (greg_t)(uintptr_t)first;
-    return greg_of(t.c);
+    return mt_probe_greg(t.c);
 }

@@ -9,16 +9,19 @@
  * Every other signal whose default action kills the process gets the runtime's handler while the program
  * leaves it at SIG_DFL: it writes every thread's buffer, records MT_EXIT (signal, pc, fault address or all
  * ones when sent by kill) and the end record, then dies of the same signal by its default action. SIG_IGN
- * goes straight to the kernel. A handler the program sets, for any signal, is entered through
- * program_handler with the program's flags and mask (and reported back as the program set it): a loop that
- * keeps its probes' cursor in a register (docs/compiled-in.md, "A loop's cursor") may be running, so the
- * handler's probes start where the loop's records end, and the loop goes on after the handler's.
+ * goes straight to the kernel. A handler the program sets, for any signal, and one already set when the
+ * runtime starts (a preinit_array, a system call of another library), is entered through program_handler
+ * with the program's flags and mask (and reported back as the program set it): a loop that keeps its
+ * probes' cursor in a register (docs/compiled-in.md, "A loop's cursor") may be running, so the handler's
+ * probes start where the loop's records end, and the loop goes on after the handler's; a probe stopped
+ * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's.
  *
  * What it gets wrong: real-time signals and signals ignored by default are not watched; a program that
  * dies of a signal it had a handler for (its handler re-raises after resetting to SIG_DFL) is caught only
  * when it resets through sigaction/signal. Blocking SIGSEGV through sigsuspend/ppoll/signalfd masks or raw
  * system calls is not filtered. The program's SIGSEGV handler runs with the mask the kernel would have
- * set, except that SIGSEGV itself stays open.
+ * set, except that SIGSEGV itself stays open. A handler set by a raw system call after the runtime
+ * started is entered directly: its records may overwrite a loop's or land inside a probe's slots.
  */
 #include <dlfcn.h>
 #include <signal.h>

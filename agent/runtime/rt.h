@@ -122,7 +122,8 @@ void rt_discard_access_slots(void);        /* memtrace_start: drop what probes w
 int rt_probe_store(const unsigned char *pc, long *disp, int *loop); /* pc is a probe's first store `mov A,d(C)`: */
                                            /* C's context index (d in *disp, *loop for a loop's form), or -1 */
 int rt_probe_window(greg_t *gr);           /* a probe stopped after its first store and before its cursor    */
-                                           /* moved: rewound to that store at the cursor; C's index, or -1   */
+                                           /* moved: rewound to that store at the cursor; C's index (also of */
+                                           /* a probe whose first store is ahead), or -1                     */
 
 /* rt_file.c */
 int rt_file_open(const char *path, int pid, int codec);

@@ -287,9 +287,9 @@ int rt_signal_cursor(ucontext_t *uc)
     uint64_t pc = (uint64_t)gr[REG_RIP];
     /* The runtime's own code holds buffer pointers of its own (rt_emit claims its slots by a            */
     /* compare-and-swap, which a handler's records make fail): none of them is a probe's cursor.         */
-    if (!rt_self.buf || !__memtrace_cursor || (pc >= rt.text_start && pc < rt.text_end)) return -1;
+    if (pc >= rt.text_start && pc < rt.text_end) return -1;
     int c = rt_probe_window(gr);
-    if (c >= 0) return c;
+    if (c >= 0 || !rt_self.buf || !__memtrace_cursor) return c;
     c = rt_adopt_loop_cursor(uc);
     if (c >= 0) return c;
     /* A register equal to the cursor is a probe's: at its first store (where a signal that waited for  */

@@ -14,10 +14,11 @@
  * memory beyond the cursor, nothing the program sees. So the probe can run again from its first store,
  * once A holds again what that store wrote (the address word, read back from the slot) and C is the
  * cursor: a signal handler's records then go first and the probe writes its slots after them, as if the
- * signal had come before the probe. The first store is found from its site: the slot's site word (in
- * memory once stored, else in A or in the `lea` still to come) is the label `.Lmt_s<sn>` in front of the
- * group's last address `lea`, a few bytes before the store, and the store is the one followed by `lea` of
- * that label and the store of the site word.
+ * signal had come before the probe. (A probe whose first store is still ahead has its cursor register
+ * named all the same: a loop's in a thread without a buffer yet holds 0, as the cursor does.) The first
+ * store is found from its site: the slot's site word (in memory once stored, else in A or in the `lea`
+ * still to come) is the label `.Lmt_s<sn>` in front of the group's last address `lea`, a few bytes before
+ * the store, and the store is the one followed by `lea` of that label and the store of the site word.
  *
  * What it gets wrong: the forms are recognized by their bytes, so program code that looks exactly like a
  * probe's tail and holds the thread's cursor in a register would be rewound (no compiler output does:
@@ -221,9 +222,16 @@ int rt_probe_window(greg_t *gr)
     t.a = t.c = -1;
     if (!at_commit(pc, gr, &t) && !walk(pc, gr, &t)) return -1;
     int last = t.n - 1;
-    if (t.ahead & 1u << 2 * last) return -1; /* the first store is still to run: nothing to undo */
-    /* The group's slots lie at the cursor (a group probe) or past it in the thread's buffer (a loop's). */
     char *cursor = __memtrace_cursor;
+    if (t.ahead & 1u << 2 * last) {
+        /* The first store is still to run: nothing to undo, but C is the cursor (also 0 in a thread that */
+        /* has no buffer yet) or, in a loop, lies past it.                                                */
+        if (t.base == cursor) return mt_probe_greg(t.c);
+        if (t.group || !rt_past_cursor(t.base) || (t.base - rt_self.buf->base) % 16) return -1;
+        __memtrace_cursor = t.base;
+        return mt_probe_greg(t.c);
+    }
+    /* The group's slots lie at the cursor (a group probe) or past it in the thread's buffer (a loop's). */
     if (!rt_self.buf || !cursor || (t.base != cursor && (t.group || !rt_past_cursor(t.base)))
         || (t.base - rt_self.buf->base) % 16 || t.base + 16 * t.n > rt_self.buf->end)
         return -1;

@@ -6,6 +6,8 @@
  * The pieces and who owns what:
  *   rt_buffer.c   per-thread buffers (each followed by a guard page), the thread registry, the SIGSEGV
  *                 handler that serves full buffers and first use, and rt_emit (events as tag slots)
+ *   rt_probe.c    probes read from their code bytes: the first store, and a probe stopped between its
+ *                 first store and its cursor's move (rewound so that a signal handler records first)
  *   rt_file.c     the .mtr file: header, the writer thread, the slot transform, zstd chunks, end record
  *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
@@ -110,9 +112,18 @@ uint64_t rt_next_seq(void);
 void rt_after_fork_child(void);
 int rt_adopt_loop_cursor(const ucontext_t *uc); /* a signal in a loop that keeps its cursor in a register: the   */
                                                 /* register made the cursor; its context index, or -1          */
+int rt_past_cursor(const char *v);        /* v lies in the thread's buffer past the cursor */
 int rt_signal_cursor(ucontext_t *uc);      /* a program handler interrupts probes: the register that is */
-                                           /* their cursor (adopted if a loop's), or -1               */
+                                           /* their cursor (adopted if a loop's, the probe rewound if it  */
+                                           /* stopped mid-store), or -1                                   */
 void rt_discard_access_slots(void);        /* memtrace_start: drop what probes wrote while stopped */
+
+/* rt_probe.c */
+int rt_probe_store(const unsigned char *pc, long *disp, int *loop); /* pc is a probe's first store `mov A,d(C)`: */
+                                           /* C's context index (d in *disp, *loop for a loop's form), or -1 */
+int rt_probe_window(greg_t *gr);           /* a probe stopped after its first store and before its cursor    */
+                                           /* moved: rewound to that store at the cursor; C's index (also of */
+                                           /* a probe whose first store is ahead), or -1                     */
 
 /* rt_file.c */
 int rt_file_open(const char *path, int pid, int codec);

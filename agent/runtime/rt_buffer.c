@@ -6,7 +6,7 @@
  * itself and this library's references bind to that copy) and advances it; it never compares. A buffer is
  * a whole number of pages followed by a PROT_NONE guard page, and a probe stores its highest slot first, so
  * that store faults when the group does not fit. The SIGSEGV handler (rt_probe_fault) recognizes the
- * probe by its code bytes (`mov %fs:(T),C`, or `mov %fs:disp32,C` at the cursor's offset, then, at the
+ * probe by its code bytes (rt_probe.c) (`mov %fs:(T),C`, or `mov %fs:disp32,C` at the cursor's offset, then, at the
  * faulting pc, `mov A,d(C)` with d 0 or a disp8; A, C and T are registers the rewriter chose; in a loop
  * that keeps the cursor in C no load comes before, and `lea disp32(%rip),A; mov A,d+8(C)` follows) and by C being the thread's
  * cursor and the fault address C + d: either the group does not fit before the guard page (full: the
@@ -24,9 +24,9 @@
  * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
  * through a null register C right after loading C with `mov %fs:(T),C`, in a thread that never ran a probe,
  * would be taken for a probe. A loop that keeps its cursor in a register (docs/compiled-in.md, "A loop's
- * cursor") leaves the cursor in memory behind while it runs: a program handler is handed the register as
- * the cursor (rt_signal_cursor), but a signal inside a probe after its first store costs that slot, and
- * another thread's exit flush misses what the loop recorded since its entry.
+ * cursor") leaves the cursor in memory behind while it runs: another thread's exit flush misses what the
+ * loop recorded since its entry. (A program handler is handed the register as the cursor, and a probe it
+ * stops after its first store is rewound first: rt_signal_cursor, rt_probe.c.)
  */
 #include <pthread.h>
 #include <sys/mman.h>
@@ -230,68 +230,12 @@ void rt_flush_current(void)
     rt_restore_signals(old);
 }
 
-/* The signal context's index of x86 register number r (ModRM/REX numbering); -1 for rsp, rbp, r12, r13 */
-/* (the probe never uses them: their encodings differ) and rax (the address, not the cursor).          */
-static int greg_of(int r)
-{
-    static const int map[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
-                                REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
-    return map[r & 15];
-}
-
-/* The cursor's offset from the thread pointer: what an executable's probe reads as `%fs:disp32`. */
-static long cursor_tpoff(void)
-{
-    char *tp;
-    __asm__("mov %%fs:0, %0" : "=r"(tp));
-    return (char *)&__memtrace_cursor - tp;
-}
-
 /* v lies in the thread's buffer past the cursor: where a loop that keeps its cursor in a register has got */
 /* to, while the cursor in memory is still where the loop began.                                          */
-static int past_cursor(const char *v)
+int rt_past_cursor(const char *v)
 {
     const struct rt_buf *b = rt_self.buf;
     return b && __memtrace_cursor >= b->base && v > __memtrace_cursor && v <= b->end;
-}
-
-/* A probe in a loop that keeps its cursor in C (docs/compiled-in.md, "A loop's cursor") has no load    */
-/* before its first store `mov A,d(C)` (len bytes at pc): `lea disp32(%rip),A` and `mov A,d+8(C)`, the  */
-/* slot's site word, follow it instead.                                                                  */
-static int loop_store(const unsigned char *pc, int len, long disp)
-{
-    const unsigned char *lea = pc + len, *site = lea + 7;
-    int a = ((pc[2] >> 3) & 7) | (pc[0] & 4) << 1;
-    if ((lea[0] & 0xfb) != 0x48 || lea[1] != 0x8d || (lea[2] & 0xc7) != 0x05) return 0;
-    if ((((lea[2] >> 3) & 7) | (lea[0] & 4) << 1) != a) return 0;
-    return site[0] == pc[0] && site[1] == 0x89 && site[2] == (0x40 | (pc[2] & 0x3f)) && (signed char)site[3] == disp + 8;
-}
-
-/* A probe's first store (docs/compiled-in.md, "Full buffer"): at pc `mov A,d(C)` with d 0 or a disp8, */
-/* right after `mov %fs:(T),C` (any object) or `mov %fs:disp32,C` with disp32 the cursor's offset (an    */
-/* executable's group probe), or followed by a loop probe's site store. Returns C's context index and     */
-/* sets *disp, or -1.                                                                                      */
-static int probe_store(const unsigned char *pc, long *disp, int *loop)
-{
-    *loop = 0;
-    if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
-    int mod = pc[2] >> 6, rm = pc[2] & 7;
-    if (mod > 1 || rm == 4 || rm == 5) return -1;
-    int c = rm | (pc[0] & 1) << 3;
-    *disp = mod ? (signed char)pc[3] : 0;
-    const unsigned char *local = pc - 9;
-    int32_t offset;
-    rt_memcpy(&offset, local + 5, 4);
-    if (local[0] == 0x64 && (local[1] & 0xfb) == 0x48 && local[2] == 0x8b && (local[3] & 0xc7) == 0x04 && local[4] == 0x25
-        && (((local[3] >> 3) & 7) | (local[1] & 4) << 1) == c && offset == cursor_tpoff())
-        return greg_of(c);
-    const unsigned char *load = pc - 4;
-    int rex = load[1];
-    int lmod = load[3] >> 6, lreg = ((load[3] >> 3) & 7) | (rex & 4) << 1, lrm = load[3] & 7;
-    if (load[0] == 0x64 && (rex & 0xfa) == 0x48 && load[2] == 0x8b && lmod == 0 && lreg == c && lrm != 4 && lrm != 5)
-        return greg_of(c);
-    *loop = loop_store(pc, mod ? 4 : 3, *disp);
-    return *loop ? greg_of(c) : -1;
 }
 
 int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
@@ -300,12 +244,12 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
     const unsigned char *pc = (const unsigned char *)gr[REG_RIP];
     long disp;
     int loop;
-    int c = probe_store(pc, &disp, &loop);
+    int c = rt_probe_store(pc, &disp, &loop);
     if (c < 0) return 0;
     char *rdx = (char *)gr[c]; /* the cursor register (%rdx in most probes) */
     /* A loop's probes advance the cursor in C only: the memory copy is where the loop began (or last */
     /* faulted), so C must lie in the thread's buffer instead, and becomes the cursor.                 */
-    if (loop && past_cursor(rdx)) __memtrace_cursor = rdx;
+    if (loop && rt_past_cursor(rdx)) __memtrace_cursor = rdx;
     if (rdx != __memtrace_cursor || (char *)si->si_addr != rdx + disp) return 0;
     int saved = rt_self.internal;
     rt_self.internal = 1;
@@ -329,7 +273,7 @@ int rt_adopt_loop_cursor(const ucontext_t *uc)
                                   REG_R14, REG_R15};
     for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
         char *v = (char *)uc->uc_mcontext.gregs[scratch[i]];
-        if (past_cursor(v) && (v - rt_self.buf->base) % 16 == 0) {
+        if (rt_past_cursor(v) && (v - rt_self.buf->base) % 16 == 0) {
             __memtrace_cursor = v;
             return scratch[i];
         }
@@ -339,16 +283,23 @@ int rt_adopt_loop_cursor(const ucontext_t *uc)
 
 int rt_signal_cursor(ucontext_t *uc)
 {
-    int c = rt_adopt_loop_cursor(uc);
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uint64_t pc = (uint64_t)gr[REG_RIP];
+    /* The runtime's own code holds buffer pointers of its own (rt_emit claims its slots by a            */
+    /* compare-and-swap, which a handler's records make fail): none of them is a probe's cursor.         */
+    if (pc >= rt.text_start && pc < rt.text_end) return -1;
+    int c = rt_probe_window(gr);
+    if (c >= 0 || !rt_self.buf || !__memtrace_cursor) return c;
+    c = rt_adopt_loop_cursor(uc);
     if (c >= 0) return c;
-    /* A signal that waited for the full-buffer handler arrives at the probe's first store, its cursor   */
-    /* register equal to the cursor. probe_store reads 9 bytes before pc and 15 after: stay in pc's page. */
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], in_page = pc & 4095;
-    if (in_page < 16 || in_page > 4096 - 24) return -1;
-    long disp;
-    int loop;
-    c = probe_store((const unsigned char *)pc, &disp, &loop);
-    return c >= 0 && (char *)uc->uc_mcontext.gregs[c] == __memtrace_cursor ? c : -1;
+    /* A register equal to the cursor is a probe's: at its first store (where a signal that waited for  */
+    /* the full-buffer handler arrives), a loop's before its first probe moved it, or a probe's that     */
+    /* has stored it already and restores the register next (handing it over is then harmless).         */
+    static const int scratch[] = {REG_RDX, REG_R11, REG_R10, REG_R9, REG_R8, REG_RSI, REG_RDI, REG_RCX, REG_RBX,
+                                  REG_R14, REG_R15};
+    for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++)
+        if ((char *)gr[scratch[i]] == __memtrace_cursor) return scratch[i];
+    return -1;
 }
 
 void rt_discard_access_slots(void)

@@ -9,16 +9,19 @@
  * Every other signal whose default action kills the process gets the runtime's handler while the program
  * leaves it at SIG_DFL: it writes every thread's buffer, records MT_EXIT (signal, pc, fault address or all
  * ones when sent by kill) and the end record, then dies of the same signal by its default action. SIG_IGN
- * goes straight to the kernel. A handler the program sets, for any signal, is entered through
- * program_handler with the program's flags and mask (and reported back as the program set it): a loop that
- * keeps its probes' cursor in a register (docs/compiled-in.md, "A loop's cursor") may be running, so the
- * handler's probes start where the loop's records end, and the loop goes on after the handler's.
+ * goes straight to the kernel. A handler the program sets, for any signal, and one already set when the
+ * runtime starts (a preinit_array, a system call of another library), is entered through program_handler
+ * with the program's flags and mask (and reported back as the program set it): a loop that keeps its
+ * probes' cursor in a register (docs/compiled-in.md, "A loop's cursor") may be running, so the handler's
+ * probes start where the loop's records end, and the loop goes on after the handler's; a probe stopped
+ * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's.
  *
  * What it gets wrong: real-time signals and signals ignored by default are not watched; a program that
  * dies of a signal it had a handler for (its handler re-raises after resetting to SIG_DFL) is caught only
  * when it resets through sigaction/signal. Blocking SIGSEGV through sigsuspend/ppoll/signalfd masks or raw
  * system calls is not filtered. The program's SIGSEGV handler runs with the mask the kernel would have
- * set, except that SIGSEGV itself stays open.
+ * set, except that SIGSEGV itself stays open. A handler set by a raw system call after the runtime
+ * started is entered directly: its records may overwrite a loop's or land inside a probe's slots.
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -42,6 +45,7 @@ static struct {
 
 static void on_signal(int sig, siginfo_t *si, void *ucv);
 static void program_handler(int sig, siginfo_t *si, void *ucv);
+static void call_program(void *h, int flags, int sig, siginfo_t *si, ucontext_t *uc);
 
 static void install_ours(int sig)
 {
@@ -99,19 +103,28 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     sigdelset(&mask, SIGSEGV);
     if (flags & SA_RESETHAND) a->sa_handler = SIG_DFL;
     mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, 8);
-    if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
-    else ((void (*)(int))h)(sig);
+    call_program(h, flags, sig, si, uc);
     mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
 }
 
-/* The program's handler for sig, entered with the mask and flags the program asked for. In a loop that */
-/* holds the cursor in a register C, the cursor in memory is where the loop began: the handler's probes */
-/* would overwrite the loop's records, and a buffer they fill would leave C in a buffer given away. So  */
-/* C becomes the cursor for the handler, and the cursor the handler leaves becomes C again (unless the   */
-/* handler changed C in the context itself). The same holds for any probe stopped at its first store,   */
-/* where a signal held back by the full-buffer handler arrives. A handler that leaves by siglongjmp     */
-/* keeps the loop's records. A signal inside a probe after its first store is not covered: the handler's */
-/* records and the rest of the probe's overlap (docs/compiled-in.md, "Signal handlers").               */
+/* Calls the program's handler h. Its probes record at the cursor, which the interrupted code may not  */
+/* have left where its records end: a loop that keeps the cursor in a register C has the cursor in     */
+/* memory where the loop began, and a probe stopped after its first store has not moved it yet. So C   */
+/* becomes the cursor for the handler (rt_signal_cursor; a probe in mid-store is first rewound to its   */
+/* first store, which it then runs again), and the cursor the handler leaves becomes C again, in a new  */
+/* buffer if the handler's records filled the old one (unless the handler changed C in the context).    */
+/* A handler that leaves by siglongjmp keeps the loop's records, and a rewound probe's instruction      */
+/* never runs, so its records are rightly not there.                                                    */
+static void call_program(void *h, int flags, int sig, siginfo_t *si, ucontext_t *uc)
+{
+    int c = rt_signal_cursor(uc);
+    greg_t adopted = c >= 0 ? uc->uc_mcontext.gregs[c] : 0;
+    if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+    else ((void (*)(int))h)(sig);
+    if (c >= 0 && uc->uc_mcontext.gregs[c] == adopted) uc->uc_mcontext.gregs[c] = (greg_t)__memtrace_cursor;
+}
+
+/* The program's handler for sig, entered with the mask and flags the program asked for. */
 static void program_handler(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -128,11 +141,7 @@ static void program_handler(int sig, siginfo_t *si, void *ucv)
         a->sa_flags = 0;
         if (s.owned[sig]) install_ours(sig);
     }
-    int c = rt_signal_cursor(uc);
-    greg_t adopted = c >= 0 ? uc->uc_mcontext.gregs[c] : 0;
-    if (flags & SA_SIGINFO) ((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
-    else ((void (*)(int))h)(sig);
-    if (c >= 0 && uc->uc_mcontext.gregs[c] == adopted) uc->uc_mcontext.gregs[c] = (greg_t)__memtrace_cursor;
+    call_program(h, flags, sig, si, uc);
 }
 
 /* The kernel's action for a handler the program sets: program_handler, with the program's mask and flags. */
@@ -149,13 +158,20 @@ void rt_signal_init(void)
     s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
     s.sigprocmask = (typeof(s.sigprocmask))dlsym(RTLD_NEXT, "sigprocmask");
     s.pthread_sigmask = (typeof(s.pthread_sigmask))dlsym(RTLD_NEXT, "pthread_sigmask");
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
-        int sig = fatal_signals[i];
-        s.owned[sig] = 1;
-        s.known[sig] = 1;
-        s.sigaction(sig, NULL, &s.app[sig]);
-        /* An inherited SIG_IGN (nohup) stays; a handler installed before us stays the program's. */
-        if (sig == SIGSEGV || s.app[sig].sa_handler == SIG_DFL) install_ours(sig);
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) s.owned[fatal_signals[i]] = 1;
+    for (int sig = 1; sig < 65; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        /* A sigaction through this library before now (a preinit_array, an earlier constructor) set the */
+        /* program's view and installed program_handler; anything else set before us (a raw system call, */
+        /* a library bound to libc's sigaction) is the kernel's action, taken as the program's.          */
+        if (!s.known[sig]) {
+            if (s.sigaction(sig, NULL, &s.app[sig])) continue; /* one of libc's own signals */
+            s.known[sig] = 1;
+        }
+        sighandler_t h = s.app[sig].sa_handler;
+        /* An inherited SIG_IGN (nohup) stays; a handler set before us is entered through program_handler. */
+        if (sig == SIGSEGV || (h == SIG_DFL && s.owned[sig])) install_ours(sig);
+        else if (h != SIG_DFL && h != SIG_IGN) install_program(sig, &s.app[sig]);
     }
     sigset_t segv;
     sigemptyset(&segv);

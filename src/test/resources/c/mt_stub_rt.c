@@ -2,7 +2,8 @@
  * mt_stub_rt.c: a stand-in for libmemtrace-rt.so that the rewriter's tests link (as an object) into
  * programs built from instrumented assembly. It plays the runtime's side of docs/compiled-in.md just far
  * enough to run them: it defines the TLS cursor __memtrace_cursor, and since a thread's cursor starts at 0
- * its first probe faults on `mov A,d(C)` (d 0 or a disp8, C the probe's cursor register) with C 0;
+ * its first probe faults on `mov A,d(C)` (d 0 or a disp8, C the probe's cursor register) with C 0, which
+ * it recognizes with the runtime's own decoder (agent/include/mt_probe.h, included: compile with -I);
  * the SIGSEGV handler then gives the thread a zeroed 64 MiB buffer followed by a guard page, points C and the cursor at it and resumes.
  *
  * At exit, when MT_STUB_OUT names a file, it writes every thread's records there as text:
@@ -31,6 +32,8 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#include "mt_probe.h" /* the runtime's recognizer of a probe's first store */
 
 __thread char *__memtrace_cursor;
 
@@ -62,46 +65,12 @@ static char *overflowed_buffer(const char *p, long bytes)
     return NULL;
 }
 
-/* A probe in a loop that keeps its cursor in C (docs/compiled-in.md, "A loop's cursor") has no load    */
-/* before its first store `mov A,d(C)` (len bytes at pc): `lea disp32(%rip),A` and `mov A,d+8(C)`, the  */
-/* slot's site word, follow it instead.                                                                  */
-static int loop_store(const unsigned char *pc, int len, long disp)
+/* The cursor's offset from the thread pointer, which an executable's group probe reads as `%fs:disp32`. */
+static long cursor_tpoff(void)
 {
-    const unsigned char *lea = pc + len, *site = lea + 7;
-    int a = ((pc[2] >> 3) & 7) | (pc[0] & 4) << 1;
-    if ((lea[0] & 0xfb) != 0x48 || lea[1] != 0x8d || (lea[2] & 0xc7) != 0x05) return 0;
-    if ((((lea[2] >> 3) & 7) | (lea[0] & 4) << 1) != a) return 0;
-    return site[0] == pc[0] && site[1] == 0x89 && site[2] == (0x40 | (pc[2] & 0x3f)) && (signed char)site[3] == disp + 8;
-}
-
-/* The probe's first store, `mov A,d(C)` (d 0 or a disp8) right after `mov %fs:(T),C` or, in an         */
-/* executable's group probe, `mov %fs:disp32,C` with disp32 the cursor's offset from the thread pointer:  */
-/* or followed by a loop probe's site store: the context index of C, and d in *disp; -1 when the bytes at */
-/* pc are not that.                                                                                       */
-static int probe_store(const unsigned char *pc, long *disp, int *loop)
-{
-    *loop = 0;
-    static const int gregs[16] = {-1, REG_RCX, REG_RDX, REG_RBX, -1, -1, REG_RSI, REG_RDI,
-                                  REG_R8, REG_R9, REG_R10, REG_R11, -1, -1, REG_R14, REG_R15};
-    if ((pc[0] & 0xfa) != 0x48 || pc[1] != 0x89) return -1;
-    int mod = pc[2] >> 6, rm = pc[2] & 7;
-    if (mod > 1 || rm == 4 || rm == 5) return -1;
-    int c = rm | (pc[0] & 1) << 3;
-    *disp = mod ? (signed char) pc[3] : 0;
-    const unsigned char *local = pc - 9;
-    int32_t offset;
-    memcpy(&offset, local + 5, 4);
     char *tp;
     __asm__("mov %%fs:0, %0" : "=r"(tp));
-    if (local[0] == 0x64 && (local[1] & 0xfb) == 0x48 && local[2] == 0x8b && (local[3] & 0xc7) == 0x04 && local[4] == 0x25
-        && (((local[3] >> 3) & 7) | (local[1] & 4) << 1) == c && offset == (char *) &__memtrace_cursor - tp)
-        return gregs[c];
-    const unsigned char *load = pc - 4;
-    if (load[0] == 0x64 && (load[1] & 0xfa) == 0x48 && load[2] == 0x8b && load[3] >> 6 == 0
-        && (((load[3] >> 3) & 7) | (load[1] & 4) << 1) == c)
-        return gregs[c];
-    *loop = loop_store(pc, mod ? 4 : 3, *disp);
-    return *loop ? gregs[c] : -1;
+    return (char *) &__memtrace_cursor - tp;
 }
 
 static char *new_buffer(void)
@@ -124,7 +93,7 @@ static void on_segv(int sig, siginfo_t *info, void *context)
     const unsigned char *pc = (const unsigned char *) g[REG_RIP];
     long disp = 0;
     int loop;
-    int c = probe_store(pc, &disp, &loop);
+    int c = mt_probe_store(pc, &disp, &loop, cursor_tpoff());
     /* a loop's probes advance only the register: the cursor in memory is where the loop began */
     if (c >= 0 && loop && __memtrace_cursor && (char *) g[c] > __memtrace_cursor && overflowed_buffer((char *) g[c], disp))
         __memtrace_cursor = (char *) g[c];

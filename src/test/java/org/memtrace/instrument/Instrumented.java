@@ -74,7 +74,9 @@ final class Instrumented {
     static Path stub(Path dir) throws Exception {
         Path o = dir.resolve("mt_stub_rt.o");
         if (!Files.exists(o)) {
-            Gcc.run(List.of("gcc", "-O2", "-fPIC", "-c", "-o", o.toString(), fixture(dir, "mt_stub_rt.c").toString()));
+            // the stub reads probes with the runtime's decoder, agent/include/mt_probe.h
+            Gcc.run(List.of("gcc", "-O2", "-fPIC", "-I" + Path.of("agent/include").toAbsolutePath(), "-c", "-o", o.toString(),
+                    fixture(dir, "mt_stub_rt.c").toString()));
         }
         return o;
     }

@@ -1,5 +1,6 @@
 package org.memtrace.instrument;
 
+import org.memtrace.select.BidParameter;
 import org.memtrace.select.BinaryAnalyzer;
 import org.memtrace.select.BlockModel;
 import org.memtrace.select.FunctionModel;
@@ -50,7 +51,9 @@ final class FunctionPlanner {
     private FunctionPlanner() {
     }
 
-    static Plan plan(String name, List<Decoded> code, CcOptions options) throws Unsupported {
+    /** @param places the places of the function's static operands, by instruction address ({@code StaticPlaces}) */
+    static Plan plan(String name, List<Decoded> code, Map<Long, BidParameter.Place> places, CcOptions options)
+            throws Unsupported {
         var probes = new LinkedHashMap<Integer, List<Site>>();
         var notes = new ArrayList<String>();
         if (code.isEmpty()) {
@@ -64,7 +67,7 @@ final class FunctionPlanner {
         }
         long start = instructions.getFirst().address();
         var symbol = new FunctionSymbol(name, start, instructions.getLast().nextAddress() - start);
-        FunctionModel model = BinaryAnalyzer.model(symbol, instructions, options.analysis());
+        FunctionModel model = BinaryAnalyzer.model(symbol, instructions, places, options.analysis());
         var tlsCalls = tlsResolverCalls(code);
         int mode = options.mode().flagBits;
         for (BlockModel block : model.blocks()) {

@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.select.BidParameter;
+import org.memtrace.select.StaticPlaces;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
 import org.memtrace.symbols.ElfSymbol;
@@ -161,6 +163,7 @@ public final class Rewriter {
         long[] offset = new long[count];
         Arrays.fill(section, -1);
         ElfFile elf = ElfFile.read(object);
+        StaticPlaces places = StaticPlaces.ofObject(elf);
         for (ElfSymbol s : elf.symtab()) {
             String n = s.name();
             if (n.startsWith(ProbeWriter.INSTRUCTION_LABEL) && s.isDefined()) {
@@ -189,7 +192,10 @@ public final class Rewriter {
             String function = walker.functions().get(f);
             try {
                 List<FunctionPlanner.Decoded> code = decode(byFunction.get(f), first, section, offset, elf, contents, decoder);
-                FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, options);
+                List<Instruction> decoded = code.stream().map(FunctionPlanner.Decoded::instruction).toList();
+                var placed = code.isEmpty() ? Map.<Long, BidParameter.Place>of()
+                        : places.resolve(section[code.getFirst().index()], decoded);
+                FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, placed, options);
                 probes.putAll(plan.probes());
                 skeleton.add(plan.skeleton());
                 Map<Integer, ProbeGroups.Group> own = ProbeGroups.group(code, plan.probes(), first.barrier);

@@ -34,12 +34,12 @@ final class StabilityAnalysis {
         var incarnations = new Incarnations();
         var result = new ArrayList<MemoryReference>();
         for (Instruction insn : block.instructions()) {
-            referenced(insn).ifPresent(m -> result.add(new MemoryReference(insn, builder.build(m, incarnations))));
+            referenced(insn).ifPresent(m -> result.add(new MemoryReference(insn, builder.build(insn, m, incarnations))));
             for (Register written : insn.registersWritten()) {
                 incarnations.overwritten(written);
             }
             staticAddressLoad(insn).ifPresent(reg -> incarnations.holdsStaticAddress(reg,
-                    insn.memoryOperands().getFirst().staticAddress().getAsLong()));
+                    builder.staticAddress(insn, insn.memoryOperands().getFirst())));
         }
         return result;
     }

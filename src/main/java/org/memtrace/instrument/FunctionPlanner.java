@@ -237,8 +237,8 @@ final class FunctionPlanner {
 
     /**
      * The lea operand for an explicit memory operand, from its text: the segment prefix taken off (%fs noted),
-     * 152 added to an %rsp-based displacement; null when the operand is a GOT or TLS-descriptor slot whose
-     * relocation lea cannot carry (not the program's data).
+     * 152 added to an %rsp-based displacement; null when the operand is a GOT or TLS-descriptor slot (not the
+     * program's data; the selection does not count a GOT load, and lea cannot carry the TLS relocations).
      */
     static Site explicitSite(String operand, Decoded d) throws Unsupported {
         String text = operand;
@@ -257,7 +257,7 @@ final class FunctionPlanner {
         String lower = text.toLowerCase(Locale.ROOT);
         if (lower.contains("@gottpoff") || lower.contains("@tlsgd") || lower.contains("@tlsld")
                 || lower.contains("@gotntpoff") || lower.contains("@indntpoff") || lower.contains("@tlsdesc")
-                || lower.contains("@tlscall")) {
+                || lower.contains("@tlscall") || lower.contains("@gotpcrel")) {
             return null;
         }
         int open = text.lastIndexOf('(');

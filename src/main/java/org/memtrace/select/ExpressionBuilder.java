@@ -26,6 +26,16 @@ final class ExpressionBuilder {
         this.places = places;
     }
 
+    /**
+     * Whether {@code m} of {@code insn} reads a GOT slot: the linker's indirection to a symbol's address, which
+     * it may relax away (into a {@code lea} or an immediate) when the symbol is in the file. Not a memory
+     * reference of the model, so the selection does not depend on the link.
+     */
+    boolean readsGot(Instruction insn, MemoryOperand m) {
+        BidParameter.Place place = places.get(insn.address());
+        return place != null && place.got() && (m.isRipRelative() || m.base().isNone());
+    }
+
     /** The static address {@code m} of {@code insn} names, if any: its place, else for a RIP-relative or absolute operand the address. */
     BidParameter staticAddress(Instruction insn, MemoryOperand m) {
         BidParameter.Place place = places.get(insn.address());

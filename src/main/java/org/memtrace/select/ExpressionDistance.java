@@ -54,7 +54,7 @@ public record ExpressionDistance(ScoreTriplet scores, long chunkSize) {
         if (p instanceof BidParameter.Immediate(long a) && q instanceof BidParameter.Immediate(long b)) {
             return apart(a, b);
         }
-        if (p instanceof BidParameter.Place(long x, _, long a) && q instanceof BidParameter.Place(long y, _, long b)) {
+        if (p instanceof BidParameter.Place(long x, _, long a, _) && q instanceof BidParameter.Place(long y, _, long b, _)) {
             return x != y || apart(a, b);
         }
         return !p.equals(q);

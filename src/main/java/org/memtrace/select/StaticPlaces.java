@@ -18,7 +18,8 @@ import java.util.TreeMap;
 /**
  * Where the static operands of a file's code point, as a place: the data symbol that contains the target
  * plus an offset into it ({@code table+40}), or, when no symbol contains it, the target alone (a string
- * literal, a jump table, a GOT slot). A relocatable object and the file it is linked into see the same
+ * literal, a jump table). A GOT slot is a place of its own too, marked as such ({@code @GOTPCREL} in an
+ * object, an address in {@code .got} in a linked file). A relocatable object and the file it is linked into see the same
  * places: the object through its relocations (section symbol + addend, or a global symbol), the linked
  * file through its symbol table, which maps an address back. So chunk distances between static operands,
  * and with them the selection, do not depend on the link (docs/selective-instrumentation.md, "BID
@@ -53,6 +54,8 @@ public final class StaticPlaces {
     /** By section index (0 for a linked file, whose addresses are one space): symbols by start. */
     private final Map<Integer, NavigableMap<Long, Extent>> extents = new HashMap<>();
     private final Map<Integer, NavigableMap<Long, Relocation>> relocations = new HashMap<>();
+    /** [start, end) of a linked file's .got and .got.plt. */
+    private final List<long[]> gotSections = new java.util.ArrayList<>();
 
     private StaticPlaces(ElfFile elf, int textSection, boolean fixedAddress, long imageStart, long imageEnd)
             throws ElfFormatException {
@@ -77,6 +80,12 @@ public final class StaticPlaces {
         }
         if (relocatable) {
             readRelocations();
+        } else {
+            for (ElfSection section : elf.sections()) {
+                if (section.name().equals(".got") || section.name().equals(".got.plt")) {
+                    gotSections.add(new long[] {section.address(), section.address() + section.size()});
+                }
+            }
         }
     }
 
@@ -142,7 +151,16 @@ public final class StaticPlaces {
             return null;
         }
         if (m.isRipRelative()) {
-            return m.staticAddress().isPresent() ? at(0, m.staticAddress().getAsLong(), m.staticAddress().getAsLong()) : null;
+            if (m.staticAddress().isEmpty()) {
+                return null;
+            }
+            long target = m.staticAddress().getAsLong();
+            for (long[] got : gotSections) {
+                if (target >= got[0] && target < got[1]) {
+                    return new BidParameter.Place(target, "0x" + Long.toHexString(target) + "@GOT", 0, true);
+                }
+            }
+            return at(0, target, target);
         }
         long d = m.displacement();
         return fixedAddress && d >= imageStart && d < imageEnd ? at(0, d, d) : null;
@@ -176,8 +194,7 @@ public final class StaticPlaces {
         // S + A - P in the field; the operand adds the distance from the field to the instruction's end
         long offset = r.addend() + (m.isRipRelative() ? insn.nextAddress() - r.offset() : 0);
         if (got) {
-            // the symbol's GOT slot: a place of its own, whatever the linker makes of it
-            return new BidParameter.Place(Long.MIN_VALUE + r.symbol(), s.name() + "@GOT", 0);
+            return new BidParameter.Place(Long.MIN_VALUE + r.symbol(), s.name() + "@GOT", 0, true);
         }
         if (!s.isDefined()) {
             return new BidParameter.Place(-1 - (long) r.symbol(), s.name(), offset);

@@ -25,7 +25,8 @@ import org.memtrace.x86.Decoder;
  * {@code memtrace analyze} on a linked program built by {@code memtrace cc} reports exactly the build's
  * choice, though the rewriter selected on unlinked objects: static operands are places (symbol + offset)
  * in both views. The fixture has globals, statics and arrays of three units addressed RIP-relative (and
- * absolute with {@code -no-pie}), some less and some more than a chunk apart. The plain program built by
+ * absolute with {@code -no-pie}), some less and some more than a chunk apart, and a GOT load of a function's
+ * address that the linker relaxes (no memory reference on either side). The plain program built by
  * gcc gets the same selection.
  */
 class AnalyzeLinkedCcBuildTest {

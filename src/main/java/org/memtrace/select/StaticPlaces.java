@@ -147,7 +147,7 @@ public final class StaticPlaces {
     }
 
     private BidParameter.Place fromAddress(MemoryOperand m) {
-        if (!m.segment().isNone() && m.segment().isSegmentWithBase()) {
+        if (m.segment().isSegmentWithBase()) {
             return null;
         }
         if (m.isRipRelative()) {
@@ -167,7 +167,7 @@ public final class StaticPlaces {
     }
 
     private BidParameter.Place fromRelocation(int section, Instruction insn, MemoryOperand m) {
-        if (!m.segment().isNone() && m.segment().isSegmentWithBase()) {
+        if (m.segment().isSegmentWithBase()) {
             return null;
         }
         var inSection = relocations.get(section);

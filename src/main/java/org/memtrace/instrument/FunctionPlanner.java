@@ -1,5 +1,6 @@
 package org.memtrace.instrument;
 
+import org.memtrace.select.BidParameter;
 import org.memtrace.select.BinaryAnalyzer;
 import org.memtrace.select.BlockModel;
 import org.memtrace.select.FunctionModel;
@@ -14,12 +15,10 @@ import org.memtrace.x86.Register;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Decides the probes of one function: which instructions (all memory-referencing ones, or the selection of
@@ -34,8 +33,13 @@ final class FunctionPlanner {
     record Decoded(int index, AsmSyntax.Instruction text, Instruction instruction) {
     }
 
-    /** The probes of a function by instruction index, notes on instructions left alone, and its skeleton loops. */
-    record Plan(Map<Integer, List<Site>> probes, List<String> notes, LoopSkeleton.Result skeleton) {
+    /**
+     * The probes of a function by instruction index, notes on instructions left alone, and its skeleton loops.
+     * {@code early} maps a TLS resolver call whose push is recorded to the instruction its probe stands
+     * before: the {@code lea} the linker rewrites together with the call ({@link #tlsResolverCalls}).
+     */
+    record Plan(Map<Integer, List<Site>> probes, Map<Integer, Integer> early, List<String> notes,
+                LoopSkeleton.Result skeleton) {
     }
 
     private static final LoopSkeleton.Result NO_SKELETON = new LoopSkeleton.Result(List.of(), List.of());
@@ -50,11 +54,17 @@ final class FunctionPlanner {
     private FunctionPlanner() {
     }
 
-    static Plan plan(String name, List<Decoded> code, CcOptions options) throws Unsupported {
+    /**
+     * @param places       the places of the function's static operands, by instruction address ({@code StaticPlaces})
+     * @param resolverPush record the push of a TLS resolver call that the link may keep (an object that may go
+     *                     into a shared library); else such calls get no probe
+     */
+    static Plan plan(String name, List<Decoded> code, Map<Long, BidParameter.Place> places, CcOptions options,
+                     boolean resolverPush) throws Unsupported {
         var probes = new LinkedHashMap<Integer, List<Site>>();
         var notes = new ArrayList<String>();
         if (code.isEmpty()) {
-            return new Plan(probes, notes, NO_SKELETON);
+            return new Plan(probes, Map.of(), notes, NO_SKELETON);
         }
         Map<Instruction, Decoded> byInstruction = new HashMap<>();
         List<Instruction> instructions = new ArrayList<>(code.size());
@@ -64,8 +74,9 @@ final class FunctionPlanner {
         }
         long start = instructions.getFirst().address();
         var symbol = new FunctionSymbol(name, start, instructions.getLast().nextAddress() - start);
-        FunctionModel model = BinaryAnalyzer.model(symbol, instructions, options.analysis());
-        var tlsCalls = tlsResolverCalls(code);
+        FunctionModel model = BinaryAnalyzer.model(symbol, instructions, places, options.analysis());
+        Map<Instruction, Decoded> tlsCalls = tlsResolverCalls(code);
+        var early = new HashMap<Integer, Integer>();
         int mode = options.mode().flagBits;
         for (BlockModel block : model.blocks()) {
             Map<Instruction, int[]> weights = new HashMap<>();
@@ -79,11 +90,14 @@ final class FunctionPlanner {
                 }
             }
             int firstIndex = -1;
+            int resolverIndex = -1;
             int ma = 0;
             int aia = 0;
             for (Instruction insn : block.block().instructions()) {
                 int[] w = weights.get(insn);
-                if (w == null || tlsCalls.contains(insn)) {
+                boolean resolver = tlsCalls.containsKey(insn);
+                Decoded lea = tlsCalls.get(insn);
+                if (w == null || (resolver && (lea == null || !resolverPush))) {
                     continue;
                 }
                 Decoded d = byInstruction.get(insn);
@@ -96,41 +110,55 @@ final class FunctionPlanner {
                     continue;
                 }
                 var weighted = new ArrayList<Site>(sites.size());
+                int flags = mode | (resolver ? Site.FLAG_RESOLVER_PUSH : 0);
                 for (int i = 0; i < sites.size(); i++) {
-                    weighted.add(sites.get(i).weighted(i == 0 ? w[0] : 0, i == 0 ? w[1] : 0).withFlags(mode));
+                    weighted.add(sites.get(i).weighted(i == 0 ? w[0] : 0, i == 0 ? w[1] : 0).withFlags(flags));
                 }
                 probes.put(d.index(), weighted);
                 ma += w[0];
                 aia += w[1];
-                if (firstIndex < 0) {
+                if (resolver) {
+                    early.put(d.index(), lea.index());
+                    resolverIndex = d.index();
+                } else if (firstIndex < 0) {
                     firstIndex = d.index();
                 }
             }
+            // a resolver push the link may take away counts its block only when nothing else can
+            firstIndex = firstIndex >= 0 ? firstIndex : resolverIndex;
             if (firstIndex >= 0) {
                 List<Site> first = probes.get(firstIndex);
                 first.set(0, first.getFirst().blockStart(block.references().size(), ma, aia));
             }
         }
         LoopSkeleton.Result skeleton = options.skeleton() ? LoopSkeleton.plan(code, model, probes) : NO_SKELETON;
-        return new Plan(probes, notes, skeleton);
+        return new Plan(probes, early, notes, skeleton);
     }
 
     /**
      * The calls of TLS sequences: the {@code call __tls_get_addr} right after a {@code lea x@tlsgd(%rip), %rdi}
-     * (or {@code @tlsld}), and the descriptor call {@code call *x@TLSCALL(%rax)}. The linker rewrites them —
-     * in an executable into thread-pointer arithmetic or a nop, with no call at all — and the first pair only
-     * as one byte sequence, so nothing may stand between them and the push a probe would log may never
-     * happen: these calls get no probe (docs/compiled-in.md, "Left uninstrumented").
+     * (or {@code @tlsld}), and the descriptor call {@code call *x@TLSCALL(%rax)}, each with the {@code lea}
+     * right before it ({@code x@TLSDESC}), or null when the call does not follow its {@code lea}. The linker
+     * rewrites them — in an executable into thread-pointer arithmetic or a nop, with no call at all — and the
+     * first pair only as one byte sequence, so no probe may stand between them: the push of the call is
+     * recorded by a probe before the {@code lea}, flagged so that the reader keeps its records only where the
+     * linked bytes still hold the call (docs/compiled-in.md, "TLS resolver calls").
      */
-    private static Set<Instruction> tlsResolverCalls(List<Decoded> code) {
-        var calls = new HashSet<Instruction>();
+    private static Map<Instruction, Decoded> tlsResolverCalls(List<Decoded> code) {
+        var calls = new HashMap<Instruction, Decoded>();
+        Decoded previous = null;
         String before = "";
         for (Decoded d : code) {
             String self = d.text().text().toLowerCase(Locale.ROOT);
-            if (d.instruction().mnemonic().startsWith("call")
-                    && (before.contains("@tlsgd") || before.contains("@tlsld") || self.contains("@tlscall"))) {
-                calls.add(d.instruction());
+            if (d.instruction().mnemonic().startsWith("call")) {
+                boolean pair = before.contains("@tlsgd") || before.contains("@tlsld");
+                if (pair || self.contains("@tlscall")) {
+                    boolean lea = previous != null && previous.instruction().mnemonic().equals("lea")
+                            && (pair || before.contains("@tlsdesc"));
+                    calls.put(d.instruction(), lea ? previous : null);
+                }
             }
+            previous = d;
             before = self;
         }
         return calls;
@@ -209,8 +237,8 @@ final class FunctionPlanner {
 
     /**
      * The lea operand for an explicit memory operand, from its text: the segment prefix taken off (%fs noted),
-     * 152 added to an %rsp-based displacement; null when the operand is a GOT or TLS-descriptor slot whose
-     * relocation lea cannot carry (not the program's data).
+     * 152 added to an %rsp-based displacement; null when the operand is a GOT or TLS-descriptor slot (not the
+     * program's data; the selection does not count a GOT load, and lea cannot carry the TLS relocations).
      */
     static Site explicitSite(String operand, Decoded d) throws Unsupported {
         String text = operand;
@@ -229,7 +257,7 @@ final class FunctionPlanner {
         String lower = text.toLowerCase(Locale.ROOT);
         if (lower.contains("@gottpoff") || lower.contains("@tlsgd") || lower.contains("@tlsld")
                 || lower.contains("@gotntpoff") || lower.contains("@indntpoff") || lower.contains("@tlsdesc")
-                || lower.contains("@tlscall")) {
+                || lower.contains("@tlscall") || lower.contains("@gotpcrel")) {
             return null;
         }
         int open = text.lastIndexOf('(');

@@ -9,6 +9,8 @@ import java.util.List;
  */
 final class ProbeWriter {
     static final String INSTRUCTION_LABEL = ".Lmt_i";
+    /** Where a TLS resolver call starts, prefix bytes included: {@code .Lmt_t<instruction index>}. */
+    static final String RESOLVER_LABEL = ".Lmt_t";
     static final String SITE_LABEL = ".Lmt_s";
     /** The table's section: allocated (strip keeps it) and retained (--gc-sections keeps it). */
     static final String SITES_SECTION = ".section memtrace_sites,\"aR\",@progbits";
@@ -48,6 +50,27 @@ final class ProbeWriter {
      * their own.
      */
     void probe(StringBuilder out, String label, List<Site> probes, boolean cfi) {
+        probeOnly(out, label, probes, cfi);
+        out.append(label).append(":\n");
+    }
+
+    /**
+     * The probe for {@code probes} of TLS resolver call {@code instruction}, written before the {@code lea}
+     * the linker rewrites with the call. Its entries name {@link #RESOLVER_LABEL}, which goes right after the
+     * {@code lea} ({@link #resolverLabel}): where the call's bytes start, its prefixes written as data
+     * ({@code .value 0x6666}) included.
+     */
+    void probeAhead(StringBuilder out, int instruction, List<Site> probes, boolean cfi) {
+        probeOnly(out, RESOLVER_LABEL + instruction, probes, cfi);
+    }
+
+    /** The label of TLS resolver call {@code instruction}'s first byte, for after its {@code lea}. */
+    static void resolverLabel(StringBuilder out, int instruction) {
+        out.append(RESOLVER_LABEL).append(instruction).append(":\n");
+    }
+
+    /** The probe itself, its entries naming {@code label}. */
+    private void probeOnly(StringBuilder out, String label, List<Site> probes, boolean cfi) {
         out.append("\tleaq -128(%rsp), %rsp\n");
         adjust(out, cfi, 128);
         for (String r : List.of("%rax", "%rdx", "%r11")) {
@@ -80,7 +103,6 @@ final class ProbeWriter {
         }
         out.append("\tleaq 128(%rsp), %rsp\n");
         adjust(out, cfi, -128);
-        out.append(label).append(":\n");
     }
 
     /**

@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.select.BidParameter;
+import org.memtrace.select.StaticPlaces;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
 import org.memtrace.symbols.ElfSymbol;
@@ -119,10 +121,11 @@ public final class Rewriter {
         }
         var skeleton = new SkeletonWriter();
         Map<Integer, ProbeGroups.Group> groups = new HashMap<>();
+        Map<Integer, ProbeGroups.Member> early = new HashMap<>();
         List<CursorLoops.Loop> loops = new ArrayList<>();
-        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton, groups, loops);
+        Map<Integer, List<Site>> probes = plan(walker, first, object, warnings, skeleton, groups, early, loops);
 
-        var second = new ProbePass(groups, probes.keySet(), skeleton, loops);
+        var second = new ProbePass(groups, early, probes.keySet(), skeleton, loops);
         var writer = new ProbeWriter(localCursor);
         second.writer = writer;
         try (BufferedReader in = Files.newBufferedReader(input, StandardCharsets.UTF_8);
@@ -155,12 +158,14 @@ public final class Rewriter {
     /** Decodes every numbered instruction from the labeled object and plans the probes function by function. */
     private Map<Integer, List<Site>> plan(AsmWalker walker, LabelingPass first, Path object, List<String> warnings,
                                           SkeletonWriter skeleton, Map<Integer, ProbeGroups.Group> groups,
-                                          List<CursorLoops.Loop> loops) throws IOException {
+                                          Map<Integer, ProbeGroups.Member> early, List<CursorLoops.Loop> loops)
+            throws IOException {
         int count = walker.instructionCount();
         int[] section = new int[count];
         long[] offset = new long[count];
         Arrays.fill(section, -1);
         ElfFile elf = ElfFile.read(object);
+        StaticPlaces places = StaticPlaces.ofObject(elf);
         for (ElfSymbol s : elf.symtab()) {
             String n = s.name();
             if (n.startsWith(ProbeWriter.INSTRUCTION_LABEL) && s.isDefined()) {
@@ -189,10 +194,19 @@ public final class Rewriter {
             String function = walker.functions().get(f);
             try {
                 List<FunctionPlanner.Decoded> code = decode(byFunction.get(f), first, section, offset, elf, contents, decoder);
-                FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, options);
+                List<Instruction> decoded = code.stream().map(FunctionPlanner.Decoded::instruction).toList();
+                var placed = code.isEmpty() ? Map.<Long, BidParameter.Place>of()
+                        : places.resolve(section[code.getFirst().index()], decoded);
+                // an executable's linker always relaxes TLS resolver calls away: no probe for their push there
+                FunctionPlanner.Plan plan = FunctionPlanner.plan(function, code, placed, options, !localCursor);
                 probes.putAll(plan.probes());
                 skeleton.add(plan.skeleton());
-                Map<Integer, ProbeGroups.Group> own = ProbeGroups.group(code, plan.probes(), first.barrier);
+                Map<Integer, List<Site>> grouped = new HashMap<>(plan.probes());
+                plan.early().forEach((call, lea) -> {
+                    grouped.remove(call);
+                    early.put(lea, new ProbeGroups.Member(call, plan.probes().get(call)));
+                });
+                Map<Integer, ProbeGroups.Group> own = ProbeGroups.group(code, grouped, first.barrier);
                 groups.putAll(own);
                 if (localCursor && !options.skeleton()) {
                     // a skeleton build's loops have probes of their own around them
@@ -333,6 +347,8 @@ public final class Rewriter {
     /** Pass two: the instrumented copy. */
     private static final class ProbePass extends CopyingPass {
         private final Map<Integer, ProbeGroups.Group> groups;
+        /** TLS resolver pushes by the instruction their probe stands before. */
+        private final Map<Integer, ProbeGroups.Member> early;
         private final java.util.Set<Integer> probed;
         private final SkeletonWriter skeleton;
         private final Map<String, CursorLoops.Loop> loopsByLabel = new HashMap<>();
@@ -345,9 +361,10 @@ public final class Rewriter {
         /** Alignment directives since the last instruction: repeated after a loop's entry code, for its label. */
         private final List<String> alignment = new ArrayList<>();
 
-        ProbePass(Map<Integer, ProbeGroups.Group> groups, java.util.Set<Integer> probed, SkeletonWriter skeleton,
-                  List<CursorLoops.Loop> loops) {
+        ProbePass(Map<Integer, ProbeGroups.Group> groups, Map<Integer, ProbeGroups.Member> early,
+                  java.util.Set<Integer> probed, SkeletonWriter skeleton, List<CursorLoops.Loop> loops) {
             this.groups = groups;
+            this.early = early;
             this.probed = probed;
             this.skeleton = skeleton;
             for (CursorLoops.Loop loop : loops) {
@@ -385,6 +402,10 @@ public final class Rewriter {
             ProbeGroups.Group group = groups.get(index);
             alignment.clear();
             buffer.setLength(0);
+            ProbeGroups.Member push = early.get(index);
+            if (push != null) {
+                writer.probeAhead(buffer, push.index(), push.sites(), cfaOnRsp);
+            }
             skeleton.beforeInstruction(buffer, index, writer, cfaOnRsp);
             CursorLoops.Loop loop = loopsByGroup.get(index);
             if (loop != null) {
@@ -395,6 +416,9 @@ public final class Rewriter {
                 ProbeWriter.member(buffer, index);
             }
             buffer.append('\t').append(skeleton.text(index, instruction)).append('\n');
+            if (push != null) {
+                ProbeWriter.resolverLabel(buffer, push.index());
+            }
             skeleton.afterInstruction(buffer, index, instruction, writer, cfaOnRsp);
             CursorLoops.Loop left = loopsByExit.get(index);
             if (left != null) {

@@ -65,7 +65,9 @@ public record CcBuild(List<String> options, NavigableSet<Long> sites, NavigableS
                 if (probe != null) {
                     sites.add(probe);
                 }
-                if (insn != null && kind >= SiteTable.KIND_LOAD && kind <= SiteTable.KIND_REP_COUNT) {
+                boolean relaxed = (Byte.toUnsignedInt(b.get(at + 11)) & SiteTable.FLAG_RESOLVER_PUSH) != 0
+                        && relocated == null && insn != null && !SiteTable.isCall(elf.bytesAt(insn, 15));
+                if (insn != null && kind >= SiteTable.KIND_LOAD && kind <= SiteTable.KIND_REP_COUNT && !relaxed) {
                     instructions.add(insn);
                 }
             }

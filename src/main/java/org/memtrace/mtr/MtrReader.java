@@ -233,6 +233,9 @@ public final class MtrReader {
             case null -> {
                 if (unknownSites++ == 0) firstUnknownSite = siteAddress;
             }
+            case SiteTable.Relaxed r -> {
+                // the push of a TLS resolver call the linker took away: nothing happened
+            }
             case SiteTable.Access a -> {
                 finishRep(t);
                 if (t.loop != null && !t.loop.callees(a.site().ip()) && !t.loop.logged(a.site().ip(), t)) brokenLoop(t, a.site().ip());

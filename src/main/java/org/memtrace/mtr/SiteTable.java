@@ -26,7 +26,16 @@ final class SiteTable {
     enum RepOp { MOVS, STOS, LODS, CMPS, SCAS }
 
     /** What a site's record means, at run-time addresses. */
-    sealed interface Site permits Access, Rep, LoopValue, LoopExit, LoopMarker {}
+    sealed interface Site permits Access, Rep, LoopValue, LoopExit, LoopMarker, Relaxed {}
+
+    /**
+     * The push of a TLS resolver call whose call the linker relaxed away (docs/compiled-in.md, "TLS resolver
+     * calls"): its records are dropped, the push never happened.
+     */
+    record Relaxed() implements Site {}
+
+    /** Site flag: the push of a TLS resolver call, recorded before the call's {@code lea}. */
+    static final int FLAG_RESOLVER_PUSH = 0x40;
 
     /**
      * A skeleton loop's entry record: the value of the loop's register {@code slot}; {@code source} the loop as
@@ -55,13 +64,17 @@ final class SiteTable {
                          int blockRefs, int blockMa, int blockAia) {}
 
     private final List<Entry> entries;
+    /** Probe addresses of relaxed TLS resolver pushes. */
+    private final List<Long> relaxed;
     private final Map<Long, Integer> repRoles;
     private final Map<Long, RepOp> repOps;
     private final Event.SelectionTotals totals;
     private final SkeletonTable skeleton;
 
-    private SiteTable(List<Entry> entries, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps, SkeletonTable skeleton) {
+    private SiteTable(List<Entry> entries, List<Long> relaxed, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps,
+                      SkeletonTable skeleton) {
         this.entries = entries;
+        this.relaxed = relaxed;
         this.repRoles = repRoles;
         this.repOps = repOps;
         this.skeleton = skeleton;
@@ -90,6 +103,7 @@ final class SiteTable {
             throw new MtrFormatException(elf.path() + ": the " + SECTION + " section is " + bytes.length + " bytes, not whole 24-byte entries");
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         List<Entry> entries = new ArrayList<>(bytes.length / ENTRY_SIZE);
+        List<Long> relaxed = new ArrayList<>();
         Map<Long, Integer> repRoles = new HashMap<>();
         for (int at = 0; at < bytes.length; at += ENTRY_SIZE) {
             long here = section.address() + at;
@@ -99,6 +113,10 @@ final class SiteTable {
             Entry e = new Entry(here + b.getInt(at), here + 4 + b.getInt(at + 4), kind, Byte.toUnsignedInt(b.get(at + 9)),
                     Byte.toUnsignedInt(b.get(at + 10)), Byte.toUnsignedInt(b.get(at + 11)), u16(b, at + 12), u16(b, at + 14),
                     u16(b, at + 16), u16(b, at + 18), u16(b, at + 20));
+            if ((e.flags() & FLAG_RESOLVER_PUSH) != 0 && !isCall(elf.bytesAt(e.insn(), 15))) {
+                relaxed.add(e.probe());
+                continue;
+            }
             entries.add(e);
             if (kind >= KIND_REP_DESTINATION && kind <= KIND_REP_COUNT) repRoles.merge(e.insn(), 1 << kind, (x, y) -> x | y);
         }
@@ -111,7 +129,21 @@ final class SiteTable {
             if (e.kind() == SkeletonTable.KIND_MARKER && e.access() >= skeleton.loop(e.insn()).markers().length)
                 throw new MtrFormatException(elf.path() + ": a skeleton marker site names no marker of its loop");
         }
-        return new SiteTable(List.copyOf(entries), repRoles, repOps, skeleton);
+        return new SiteTable(List.copyOf(entries), List.copyOf(relaxed), repRoles, repOps, skeleton);
+    }
+
+    /**
+     * Whether {@code code} starts with a call ({@code e8}, or {@code ff /2}) after operand-size and REX
+     * prefixes: what a TLS resolver call's bytes hold where the linker kept it; relaxed, they are
+     * thread-pointer arithmetic or a nop.
+     */
+    static boolean isCall(ByteBuffer code) {
+        while (code.hasRemaining()) {
+            int op = Byte.toUnsignedInt(code.get());
+            if (op == 0x66 || (op & 0xf0) == 0x40) continue;
+            return op == 0xe8 || (op == 0xff && code.hasRemaining() && (Byte.toUnsignedInt(code.get()) >> 3 & 7) == 2);
+        }
+        return false;
     }
 
     private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
@@ -147,6 +179,8 @@ final class SiteTable {
 
     /** The sites by run-time probe address for the file loaded at {@code bias}. */
     void placeAt(long bias, SiteMap into) {
+        Relaxed dropped = new Relaxed();
+        relaxed.forEach(probe -> into.put(probe + bias, dropped));
         Map<Long, SkeletonTable.Placed> loops = new HashMap<>();
         for (Entry e : entries) {
             long ip = e.insn() + bias;

@@ -6,6 +6,7 @@ import org.memtrace.x86.Instruction;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.NavigableSet;
 
 /**
@@ -29,14 +30,14 @@ public final class BinaryAnalyzer {
      * program's own instructions are analyzed ({@link ProbeCode}).
      */
     public List<FunctionModel> analyze(ElfText elf, List<FunctionSymbol> functions, NavigableSet<Long> probeSites) {
-        boolean relocatable = elf.kind().equals(ElfText.RELOCATABLE);
-        var stability = new StabilityAnalysis(ExpressionBuilder.forImage(elf), options.includeStack());
         ExpressionDistance distance = options.distance();
         var result = new ArrayList<FunctionModel>(functions.size());
         for (FunctionSymbol f : functions) {
             List<Instruction> code = decoder.decodeAll(elf.text(), elf.offsetOf(f), Math.toIntExact(f.size()), f.address());
+            // places before the probes go: a probe's bytes then count as part of the instruction before it
+            var stability = new StabilityAnalysis(new ExpressionBuilder(elf.places().resolve(code)), options.includeStack());
             if (!probeSites.isEmpty()) {
-                code = ProbeCode.programInstructions(code, probeSites, relocatable);
+                code = ProbeCode.programInstructions(code, probeSites);
             }
             result.add(model(f, code, stability, distance));
         }
@@ -45,11 +46,13 @@ public final class BinaryAnalyzer {
 
     /**
      * The model of one function whose instructions are already decoded, as a relocatable object holds them
-     * (no fixed addresses, relocations not applied): what {@link #analyze} computes for each function of a
-     * {@code .o}, for a caller that decodes by itself (the {@code memtrace cc} rewriter).
+     * (relocations not applied), with the places of its static operands ({@link StaticPlaces#resolve}): what
+     * {@link #analyze} computes for each function of a {@code .o}, for a caller that decodes by itself (the
+     * {@code memtrace cc} rewriter).
      */
-    public static FunctionModel model(FunctionSymbol f, List<Instruction> code, AnalysisOptions options) {
-        var stability = new StabilityAnalysis(new ExpressionBuilder(false, 0, 0), options.includeStack());
+    public static FunctionModel model(FunctionSymbol f, List<Instruction> code, Map<Long, BidParameter.Place> places,
+                                      AnalysisOptions options) {
+        var stability = new StabilityAnalysis(new ExpressionBuilder(places), options.includeStack());
         return model(f, code, stability, options.distance());
     }
 

@@ -24,9 +24,12 @@ final class BlockSplitter {
         if (!instructions.isEmpty()) {
             leaders.add(instructions.getFirst().address());
         }
-        for (Instruction insn : instructions) {
-            if (insn.flow() != Flow.SEQUENTIAL) {
-                leaders.add(insn.nextAddress());
+        for (int k = 0; k < instructions.size(); k++) {
+            Instruction insn = instructions.get(k);
+            // the next instruction of the list, not the next address: the rewriter's list has no alignment
+            // padding, so after a jump or return the next instruction may start a few bytes further on
+            if (insn.flow() != Flow.SEQUENTIAL && k + 1 < instructions.size()) {
+                leaders.add(instructions.get(k + 1).address());
             }
             insn.branchTarget().ifPresent(t -> {
                 if (t >= start && t < end && insn.flow() != Flow.CALL) {

@@ -19,14 +19,15 @@ import java.util.Map;
  * The .text section of an x86-64 ELF file and the functions in it: just what the static analysis needs,
  * taken from an {@link ElfFile}'s sections and .symtab (or .dynsym when the file is stripped); see
  * {@link #withGaps} for code no symbol covers. Relocations are not applied, so in a relocatable object
- * RIP-relative targets stay unresolved.
+ * RIP-relative targets stay unresolved; {@code places} names them (and a linked file's) as symbol + offset.
  *
  * @param kind         "executable", "shared library" or "relocatable object"
  * @param fixedAddress the file is linked at fixed addresses (ET_EXEC): a displacement inside
  *                     {@code [imageStart, imageEnd)} is then the address of a static object
+ * @param places       where the static operands of the code point
  */
 public record ElfText(Path path, String kind, long textAddress, byte[] text, List<FunctionSymbol> functions,
-                      boolean fixedAddress, long imageStart, long imageEnd) {
+                      boolean fixedAddress, long imageStart, long imageEnd, StaticPlaces places) {
 
     public static final String RELOCATABLE = "relocatable object";
 
@@ -77,7 +78,9 @@ public record ElfText(Path path, String kind, long textAddress, byte[] text, Lis
             }
         }
         boolean fixed = elf.type() == ElfFile.ET_EXEC && start < end;
-        return new ElfText(path, kind, text.address(), code, functions, fixed, fixed ? start : 0, fixed ? end : 0);
+        long imageStart = fixed ? start : 0, imageEnd = fixed ? end : 0;
+        return new ElfText(path, kind, text.address(), code, functions, fixed, imageStart, imageEnd,
+                StaticPlaces.of(elf, textIndex, fixed, imageStart, imageEnd));
     }
 
     /** Function symbols in .text, one per address (aliases collapse onto the first global name), sorted. */

@@ -3,7 +3,8 @@ package org.memtrace.select;
 /**
  * The distance functions δ_RRI and δ_IRR of Fig. 1. For each of b, i, d that differs between the two
  * expressions the parameter's score is added; a register parameter differs when register, incarnation or
- * scale differ, an immediate one when the two values are at least a chunk apart. The parameter scores are
+ * scale differ, an immediate one when the two values are at least a chunk apart, a place when it is
+ * another object or at least a chunk further into the same one. The parameter scores are
  * the figure caption's triplets: RRI ⟨s_b, s_i, s_d⟩ = ⟨s2, s1, s3⟩, IRR ⟨s3, s2, s1⟩. A different segment
  * (fs/gs) counts as a different base. Distance 0 therefore means: same registers, same incarnations, and
  * constants less than a chunk apart.
@@ -51,9 +52,16 @@ public record ExpressionDistance(ScoreTriplet scores, long chunkSize) {
 
     private boolean differ(BidParameter p, BidParameter q) {
         if (p instanceof BidParameter.Immediate(long a) && q instanceof BidParameter.Immediate(long b)) {
-            long magnitude = a >= b ? a - b : b - a; // exact as an unsigned value even when it overflows a long
-            return Long.compareUnsigned(magnitude, chunkSize) >= 0;
+            return apart(a, b);
+        }
+        if (p instanceof BidParameter.Place(long x, _, long a, _) && q instanceof BidParameter.Place(long y, _, long b, _)) {
+            return x != y || apart(a, b);
         }
         return !p.equals(q);
+    }
+
+    private boolean apart(long a, long b) {
+        long magnitude = a >= b ? a - b : b - a; // exact as an unsigned value even when it overflows a long
+        return Long.compareUnsigned(magnitude, chunkSize) >= 0;
     }
 }

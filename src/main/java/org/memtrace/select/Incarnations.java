@@ -2,7 +2,7 @@ package org.memtrace.select;
 
 import org.memtrace.x86.Register;
 
-import java.util.OptionalLong;
+import java.util.Optional;
 
 /**
  * Register incarnation numbers of the stability analysis (§III-B): every register starts a block at
@@ -15,8 +15,8 @@ import java.util.OptionalLong;
 final class Incarnations {
     private static final int SLOTS = 512;
     private final int[] numbers = new int[SLOTS];
-    private final long[] addresses = new long[SLOTS];
-    private final boolean[] addressKnown = new boolean[SLOTS];
+    /** The static address each register holds, a {@link BidParameter.Place} or an unplaced immediate; null if none. */
+    private final BidParameter[] addresses = new BidParameter[SLOTS];
 
     BidParameter.IncarnatedRegister of(Register register, int scale) {
         return new BidParameter.IncarnatedRegister(register.enclosing(), numbers[slot(register)], scale);
@@ -25,18 +25,15 @@ final class Incarnations {
     void overwritten(Register register) {
         int slot = slot(register);
         numbers[slot]++;
-        addressKnown[slot] = false;
+        addresses[slot] = null;
     }
 
-    void holdsStaticAddress(Register register, long address) {
-        int slot = slot(register);
-        addresses[slot] = address;
-        addressKnown[slot] = true;
+    void holdsStaticAddress(Register register, BidParameter address) {
+        addresses[slot(register)] = address;
     }
 
-    OptionalLong staticAddress(Register register) {
-        int slot = slot(register);
-        return addressKnown[slot] ? OptionalLong.of(addresses[slot]) : OptionalLong.empty();
+    Optional<BidParameter> staticAddress(Register register) {
+        return Optional.ofNullable(addresses[slot(register)]);
     }
 
     private static int slot(Register register) {

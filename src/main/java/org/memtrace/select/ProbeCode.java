@@ -2,7 +2,6 @@ package org.memtrace.select;
 
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryOperand;
-import org.memtrace.x86.Operand;
 import org.memtrace.x86.RegisterOperand;
 
 import java.util.ArrayList;
@@ -20,10 +19,9 @@ import java.util.OptionalLong;
  * a register, to its {@code lea 16n(C),C}, and the loop's entry and exit code (which hold no site) are left
  * out as well. The probe's bytes are
  * given to the program instruction before it (its length grows, so a block still starts after a branch) and
- * a jump into a probe lands on the instruction after it: blocks are those of the plain code. In a
- * relocatable object, where RIP-relative operands are not relocated and so name a place near the
- * instruction, that place moves back by the probe bytes before it, so distances between such operands are
- * those of the plain object. What still differs from the plain file: addresses (the report gives the
+ * a jump into a probe lands on the instruction after it: blocks are those of the plain code. Static
+ * operands are taken as places ({@link StaticPlaces}, resolved before the probes go), which the probes do
+ * not move. What still differs from the plain file: addresses (the report gives the
  * instrumented file's, which objdump shows), alignment padding, and a jump the probes made longer.
  */
 public final class ProbeCode {
@@ -37,7 +35,7 @@ public final class ProbeCode {
     }
 
     /** {@code code} without its probes; {@code sites} are the file's probe sites, at the addresses of {@code code}. */
-    public static List<Instruction> programInstructions(List<Instruction> code, NavigableSet<Long> sites, boolean relocatable) {
+    public static List<Instruction> programInstructions(List<Instruction> code, NavigableSet<Long> sites) {
         boolean[] probe = new boolean[code.size()];
         var starts = new ArrayList<Long>();
         var ends = new ArrayList<Long>();
@@ -92,11 +90,9 @@ public final class ProbeCode {
             return code;
         }
         var result = new ArrayList<Instruction>(code.size());
-        long probeBytes = 0;
         for (int i = 0; i < code.size(); i++) {
             Instruction insn = code.get(i);
             if (probe[i]) {
-                probeBytes += insn.length();
                 continue;
             }
             int next = i + 1;
@@ -108,8 +104,7 @@ public final class ProbeCode {
             if (target.isPresent()) {
                 target = OptionalLong.of(afterProbes(target.getAsLong(), starts, ends));
             }
-            List<Operand> operands = relocatable && probeBytes > 0 ? shifted(insn.operands(), probeBytes) : insn.operands();
-            result.add(new Instruction(insn.address(), Math.toIntExact(end - insn.address()), insn.mnemonic(), operands,
+            result.add(new Instruction(insn.address(), Math.toIntExact(end - insn.address()), insn.mnemonic(), insn.operands(),
                     insn.flow(), target, insn.rep(), insn.lock()));
         }
         return result;
@@ -176,17 +171,5 @@ public final class ProbeCode {
             }
         }
         return target;
-    }
-
-    private static List<Operand> shifted(List<Operand> operands, long by) {
-        var result = new ArrayList<Operand>(operands.size());
-        for (Operand o : operands) {
-            if (o instanceof MemoryOperand m && m.isRipRelative() && m.staticAddress().isPresent()) {
-                o = new MemoryOperand(m.segment(), m.base(), m.index(), m.scale(), m.displacement(), m.sizeBytes(),
-                        m.read(), m.write(), m.use(), m.visibility(), OptionalLong.of(m.staticAddress().getAsLong() - by));
-            }
-            result.add(o);
-        }
-        return result;
     }
 }

@@ -18,7 +18,8 @@ import java.util.Optional;
  *
  * <p>What counts as memory-referencing: an operand that really accesses memory (not lea, not a prefetch or
  * multi-byte NOP). Stack accesses, through rsp or rbp or the implicit slot of push/pop/call/ret, count only
- * when {@code includeStack} is set: the paper's target is data. An instruction with two memory operands
+ * when {@code includeStack} is set: the paper's target is data. Nor does a load of a GOT slot (the linker's
+ * indirection, which it may relax away). An instruction with two memory operands
  * (movs, cmps, push [mem]) is represented by its first data operand; instrumenting it records both.
  */
 final class StabilityAnalysis {
@@ -34,12 +35,12 @@ final class StabilityAnalysis {
         var incarnations = new Incarnations();
         var result = new ArrayList<MemoryReference>();
         for (Instruction insn : block.instructions()) {
-            referenced(insn).ifPresent(m -> result.add(new MemoryReference(insn, builder.build(m, incarnations))));
+            referenced(insn).ifPresent(m -> result.add(new MemoryReference(insn, builder.build(insn, m, incarnations))));
             for (Register written : insn.registersWritten()) {
                 incarnations.overwritten(written);
             }
             staticAddressLoad(insn).ifPresent(reg -> incarnations.holdsStaticAddress(reg,
-                    insn.memoryOperands().getFirst().staticAddress().getAsLong()));
+                    builder.staticAddress(insn, insn.memoryOperands().getFirst())));
         }
         return result;
     }
@@ -47,7 +48,8 @@ final class StabilityAnalysis {
     private Optional<MemoryOperand> referenced(Instruction insn) {
         MemoryOperand fallback = null;
         for (Operand o : insn.operands()) {
-            if (o instanceof MemoryOperand m && m.accessesMemory() && (includeStack || !isStack(m))) {
+            if (o instanceof MemoryOperand m && m.accessesMemory() && (includeStack || !isStack(m))
+                    && !builder.readsGot(insn, m)) {
                 if (o.visibility() == Operand.Visibility.EXPLICIT && !isStack(m)) {
                     return Optional.of(m);
                 }

@@ -78,6 +78,8 @@ final class FunctionPlanner {
         Map<Instruction, Decoded> tlsCalls = tlsResolverCalls(code);
         var early = new HashMap<Integer, Integer>();
         int mode = options.mode().flagBits;
+        // a skeleton replays its loops' sites as they are, and has no way to drop a relaxed one
+        boolean gotLoads = !options.selective() && !options.skeleton();
         for (BlockModel block : model.blocks()) {
             Map<Instruction, int[]> weights = new HashMap<>();
             if (options.selective()) {
@@ -97,10 +99,16 @@ final class FunctionPlanner {
                 int[] w = weights.get(insn);
                 boolean resolver = tlsCalls.containsKey(insn);
                 Decoded lea = tlsCalls.get(insn);
+                Decoded d = byInstruction.get(insn);
+                Site got = w == null && gotLoads ? gotLoad(d) : null;
+                if (got != null) {
+                    // no reference of the selection: it weighs nothing and never counts its block
+                    probes.put(d.index(), new ArrayList<>(List.of(got.withFlags(mode))));
+                    continue;
+                }
                 if (w == null || (resolver && (lea == null || !resolverPush))) {
                     continue;
                 }
-                Decoded d = byInstruction.get(insn);
                 List<Site> sites = sites(d, options.stack());
                 if (sites == null) {
                     notes.add("conditional rep string instruction '" + d.text().text() + "' left uninstrumented");
@@ -110,7 +118,7 @@ final class FunctionPlanner {
                     continue;
                 }
                 var weighted = new ArrayList<Site>(sites.size());
-                int flags = mode | (resolver ? Site.FLAG_RESOLVER_PUSH : 0);
+                int flags = mode | (resolver ? Site.FLAG_KEPT_WHERE_LINKED : 0);
                 for (int i = 0; i < sites.size(); i++) {
                     weighted.add(sites.get(i).weighted(i == 0 ? w[0] : 0, i == 0 ? w[1] : 0).withFlags(flags));
                 }
@@ -162,6 +170,29 @@ final class FunctionPlanner {
             before = self;
         }
         return calls;
+    }
+
+    /**
+     * The site of a {@code mov f@GOTPCREL(%rip), reg}, or null for any other instruction. A full build records
+     * it as every memory instruction is, flagged so that the reader keeps its records only where the linked
+     * bytes still load (docs/compiled-in.md, "Accesses the link may take away"): the linker relaxes it into a
+     * {@code lea} or an immediate when the symbol is in the file, and keeps the load when it is in another
+     * module. The probe's {@code lea} of the same operand names the slot through a GOTPCREL relocation the
+     * linker never relaxes.
+     */
+    private static Site gotLoad(Decoded d) {
+        Instruction insn = d.instruction();
+        List<String> texts = d.text().memoryOperands();
+        if (!insn.mnemonic().equals("mov") || texts.size() != 1 || insn.accesses().size() != 1
+                || !texts.getFirst().toLowerCase(Locale.ROOT).contains("@gotpcrel")) {
+            return null;
+        }
+        MemoryAccess a = insn.accesses().getFirst();
+        if (!a.read() || a.write() || !a.operand().isRipRelative()) {
+            return null;
+        }
+        return new Site(texts.getFirst(), false, Site.LOAD, a.operand().sizeBytes(), 0, Site.FLAG_KEPT_WHERE_LINKED,
+                0, 0, 0, 0, 0);
     }
 
     /**

@@ -20,8 +20,11 @@ record Site(String address, boolean fs, int kind, int size, int access, int flag
 
     static final int FLAG_IMPLICIT_STACK = 0x01;
     static final int FLAG_BLOCK_START = 0x02;
-    /** The push of a TLS resolver call, recorded before the call's {@code lea}: kept only where the link kept the call. */
-    static final int FLAG_RESOLVER_PUSH = 0x40;
+    /**
+     * An access the link may take away, kept only where the linked code still does it: the push of a TLS
+     * resolver call (recorded before the call's {@code lea}) or a {@code @GOTPCREL} load.
+     */
+    static final int FLAG_KEPT_WHERE_LINKED = 0x40;
 
     /** This site with the weights of its instruction. */
     Site weighted(int ma, int aia) {

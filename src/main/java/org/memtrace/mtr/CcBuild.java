@@ -25,7 +25,8 @@ import org.memtrace.symbols.ElfSymbol;
  * @param options      the recorded option strings ({@code memtrace cc --omega 0.25 …}), one per distinct set
  *                     the linked objects were built with; empty when the build did not record them
  * @param sites        addresses of every probe site in {@code .text} (the {@code lea} of each recorded address)
- * @param instructions the instructions in {@code .text} that probes record an access or rep operand of
+ * @param instructions the instructions in {@code .text} that probes record an access or rep operand of (but
+ *                     GOT loads: no memory reference of the selection)
  * @param skeleton     the build has skeleton loops: their computed accesses are recorded by no site
  */
 public record CcBuild(List<String> options, NavigableSet<Long> sites, NavigableSet<Long> instructions, boolean skeleton) {
@@ -65,9 +66,12 @@ public record CcBuild(List<String> options, NavigableSet<Long> sites, NavigableS
                 if (probe != null) {
                     sites.add(probe);
                 }
-                boolean relaxed = (Byte.toUnsignedInt(b.get(at + 11)) & SiteTable.FLAG_RESOLVER_PUSH) != 0
-                        && relocated == null && insn != null && !SiteTable.isCall(elf.bytesAt(insn, 15));
-                if (insn != null && kind >= SiteTable.KIND_LOAD && kind <= SiteTable.KIND_REP_COUNT && !relaxed) {
+                boolean linkedOnly = (Byte.toUnsignedInt(b.get(at + 11)) & SiteTable.FLAG_KEPT_WHERE_LINKED) != 0;
+                boolean relaxed = linkedOnly && relocated == null && insn != null
+                        && !SiteTable.stillAccesses(kind, elf.bytesAt(insn, 15));
+                // a GOT load is no memory reference of the selection, kept by the link or not
+                boolean got = linkedOnly && kind == SiteTable.KIND_LOAD;
+                if (insn != null && kind >= SiteTable.KIND_LOAD && kind <= SiteTable.KIND_REP_COUNT && !relaxed && !got) {
                     instructions.add(insn);
                 }
             }

@@ -234,7 +234,7 @@ public final class MtrReader {
                 if (unknownSites++ == 0) firstUnknownSite = siteAddress;
             }
             case SiteTable.Relaxed r -> {
-                // the push of a TLS resolver call the linker took away: nothing happened
+                // an access the linker took away (a TLS resolver push, a GOT load): nothing happened
             }
             case SiteTable.Access a -> {
                 finishRep(t);

@@ -29,13 +29,17 @@ final class SiteTable {
     sealed interface Site permits Access, Rep, LoopValue, LoopExit, LoopMarker, Relaxed {}
 
     /**
-     * The push of a TLS resolver call whose call the linker relaxed away (docs/compiled-in.md, "TLS resolver
-     * calls"): its records are dropped, the push never happened.
+     * An access the linker took away (docs/compiled-in.md, "Accesses the link may take away"): the push of a
+     * TLS resolver call it relaxed into thread-pointer arithmetic, or a {@code @GOTPCREL} load it relaxed into
+     * a {@code lea} or an immediate. Its records are dropped, the access never happened.
      */
     record Relaxed() implements Site {}
 
-    /** Site flag: the push of a TLS resolver call, recorded before the call's {@code lea}. */
-    static final int FLAG_RESOLVER_PUSH = 0x40;
+    /**
+     * Site flag: an access the link may take away, kept only where the linked bytes at the instruction still do
+     * it ({@link #stillAccesses}).
+     */
+    static final int FLAG_KEPT_WHERE_LINKED = 0x40;
 
     /**
      * A skeleton loop's entry record: the value of the loop's register {@code slot}; {@code source} the loop as
@@ -113,7 +117,7 @@ final class SiteTable {
             Entry e = new Entry(here + b.getInt(at), here + 4 + b.getInt(at + 4), kind, Byte.toUnsignedInt(b.get(at + 9)),
                     Byte.toUnsignedInt(b.get(at + 10)), Byte.toUnsignedInt(b.get(at + 11)), u16(b, at + 12), u16(b, at + 14),
                     u16(b, at + 16), u16(b, at + 18), u16(b, at + 20));
-            if ((e.flags() & FLAG_RESOLVER_PUSH) != 0 && !isCall(elf.bytesAt(e.insn(), 15))) {
+            if ((e.flags() & FLAG_KEPT_WHERE_LINKED) != 0 && !stillAccesses(kind, elf.bytesAt(e.insn(), 15))) {
                 relaxed.add(e.probe());
                 continue;
             }
@@ -130,6 +134,28 @@ final class SiteTable {
                 throw new MtrFormatException(elf.path() + ": a skeleton marker site names no marker of its loop");
         }
         return new SiteTable(List.copyOf(entries), List.copyOf(relaxed), repRoles, repOps, skeleton);
+    }
+
+    /**
+     * Whether the linked bytes {@code code} of a flag-0x40 site's instruction still do its access: a load site
+     * is a {@code @GOTPCREL} load, a store site the push of a TLS resolver call.
+     */
+    static boolean stillAccesses(int kind, ByteBuffer code) {
+        return kind == KIND_LOAD ? isRipLoad(code) : isCall(code);
+    }
+
+    /**
+     * Whether {@code code} is {@code mov disp32(%rip),reg} ({@code 8b}, ModRM mod 0 rm 5, after a REX prefix):
+     * a {@code @GOTPCREL} load the linker kept; relaxed, it is a {@code lea} ({@code 8d}) or {@code mov $imm}
+     * ({@code c7}).
+     */
+    static boolean isRipLoad(ByteBuffer code) {
+        while (code.hasRemaining()) {
+            int op = Byte.toUnsignedInt(code.get());
+            if ((op & 0xf0) == 0x40) continue;
+            return op == 0x8b && code.hasRemaining() && (Byte.toUnsignedInt(code.get()) & 0xc7) == 0x05;
+        }
+        return false;
     }
 
     /**

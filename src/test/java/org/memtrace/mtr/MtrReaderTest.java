@@ -55,6 +55,21 @@ class MtrReaderTest {
         assertThat(SiteTable.repOp(code(), src | count)).isEqualTo(SiteTable.RepOp.LODS);
     }
 
+    @Test
+    void aFlag40SiteIsKeptOnlyWhereTheLinkedBytesStillDoItsAccess() {
+        int load = SiteTable.KIND_LOAD, push = SiteTable.KIND_STORE;
+        // mov 0x2ec9(%rip),%rax: a GOT load the linker kept
+        assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8b, 0x05, 0xc9, 0x2e, 0, 0))).isTrue();
+        assertThat(SiteTable.stillAccesses(load, code(0x4c, 0x8b, 0x1d, 0xc9, 0x2e, 0, 0))).isTrue();
+        // relaxed: lea 0x2ec9(%rip),%rax, mov $imm,%rax; a load through a register is no GOT load
+        assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8d, 0x05, 0xc9, 0x2e, 0, 0))).isFalse();
+        assertThat(SiteTable.stillAccesses(load, code(0x48, 0xc7, 0xc0, 0x10, 0x11, 0, 0))).isFalse();
+        assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8b, 0x00))).isFalse();
+        // a TLS resolver push: data16 data16 rex.W call, kept; relaxed into mov %fs:0,%rax, gone
+        assertThat(SiteTable.stillAccesses(push, code(0x66, 0x66, 0x48, 0xe8, 0, 0, 0, 0))).isTrue();
+        assertThat(SiteTable.stillAccesses(push, code(0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0))).isFalse();
+    }
+
     static ByteBuffer code(int... bytes) {
         ByteBuffer b = ByteBuffer.allocate(bytes.length);
         for (int x : bytes) b.put((byte) x);

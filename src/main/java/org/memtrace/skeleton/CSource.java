@@ -166,7 +166,10 @@ final class CSource {
             long ip = it.insn() + p.bias;
             c.append(indent);
             if (!it.computed()) {
-                c.append(it.cond() == SkeletonTable.OPTIONAL ? "logged_if(0x" : "logged(0x").append(Long.toHexString(ip)).append(");\n");
+                // a call's record: the callee's records (its own loop runs included) follow, up to the input's RETURN
+                if (it.call() && it.cond() == SkeletonTable.OPTIONAL) c.append("if (logged_if(0x").append(Long.toHexString(ip)).append(")) callee();\n");
+                else c.append(it.cond() == SkeletonTable.OPTIONAL ? "logged_if(0x" : "logged(0x").append(Long.toHexString(ip))
+                        .append(it.call() ? "); callee();\n" : ");\n");
                 continue;
             }
             c.append(switch (it.kind()) {
@@ -257,7 +260,7 @@ final class CSource {
             #include <string.h>
 
             /* Record types: the low 3 bits of a record's first varint (docs/skeleton-c.md, "The input"). */
-            enum { LOGGED, THREAD, RUN, MARKER, BLOCK };
+            enum { LOGGED, THREAD, RUN, MARKER, BLOCK, RETURN };
             /* How a loop run ended: at its exit (the trip register's value follows), or by a side exit in its body. */
             enum { EXITED, SIDE_EXIT };
             /* Block operations as the input numbers them. */
@@ -412,9 +415,29 @@ final class CSource {
             }
 
             /* A logged position of a block that may not run: its record, if it is the next one, says it ran. */
-            static inline void logged_if(uint64_t ip)
+            static inline int logged_if(uint64_t ip)
             {
-                if (next_is(ip)) logged_record(get());
+                if (!next_is(ip)) return 0;
+                logged_record(get());
+                return 1;
+            }
+
+            static void run(uint64_t loop);
+            static void block(uint64_t op);
+
+            /* After a call in a loop's body: the called function's records, its loop runs included, up to the call's return. */
+            static inline void callee(void)
+            {
+                for (;;) {
+                    uint64_t head = get();
+                    switch (head & 7) {
+                    case LOGGED: logged_record(head); break;
+                    case RUN: run(head >> 3); break;
+                    case BLOCK: block(head >> 3); break;
+                    case RETURN: return;
+                    default: bad("a record that cannot come inside a call");
+                    }
+                }
             }
 
             /* Marker m: whether its block ran (or its side exit was taken) now, where the trip register holds value. */
@@ -494,7 +517,7 @@ final class CSource {
                     case THREAD: tid = head >> 3; break;
                     case RUN: run(head >> 3); break;
                     case BLOCK: block(head >> 3); break;
-                    default: bad("a marker outside its loop run");
+                    default: bad("a marker or a return outside its loop run");
                     }
                 }
                 settle();

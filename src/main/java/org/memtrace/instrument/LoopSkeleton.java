@@ -125,9 +125,15 @@ final class LoopSkeleton {
      *                  constant {@code steps[s]} plus, unless {@code stepSlots[s]} is {@link #NONE}, the value of
      *                  that (invariant) slot
      * @param tripSlot  the induction slot whose final value the exit logs
+     * @param exitItem  a loop tested at the top: the items before its test, which the iteration the run leaves
+     *                  in runs too (0 for the other shapes)
+     * @param tripBeforeExit a loop tested at the top whose trip register is updated before the test
      */
     record Loop(String header, int entryJump, int backEdge, boolean exitTaken, boolean mayBeEmpty, List<String> registers,
-                long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers) {
+                long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers, int exitItem,
+                boolean tripBeforeExit) {
+        /** Whether the loop's test has code before it that the run's last, partial iteration runs. */
+        boolean testedBelowTop() { return exitItem > 0 || tripBeforeExit; }
     }
 
     /** An induction register's update: at body position {@code at}, by {@code step} plus an invariant register's value. */
@@ -266,7 +272,7 @@ final class LoopSkeleton {
             Instruction insn = code.get(i).instruction();
             if (insn.flow() != Flow.CONDITIONAL_JUMP) continue;
             long t = insn.branchTarget().orElse(start);
-            if (t >= start && t <= end || !onlyCompares(code.subList(first, i))) return null;
+            if (t >= start && t <= end || !straight(code.subList(first, i))) return null;
             return new Candidate(code.subList(first, last + 1), first, last, -1, -1, i - first, true, true, null);
         }
         return null;
@@ -364,6 +370,16 @@ final class LoopSkeleton {
         Map<Long, Integer> position = new HashMap<>();
         for (int p = 0; p < order.size(); p++) position.put(order.get(p).instruction().address(), p);
         return position;
+    }
+
+    /**
+     * Whether the code runs straight through, no jump and no call: the top of a loop tested at the top, which
+     * runs once more in the iteration the run leaves at its test (a load of {@code while (p[i] >= 0)}, an
+     * update of the counter before the test).
+     */
+    private static boolean straight(List<FunctionPlanner.Decoded> code) {
+        for (FunctionPlanner.Decoded d : code) if (d.instruction().flow() != Flow.SEQUENTIAL) return false;
+        return true;
     }
 
     /** Whether the code reads no memory and writes no register but the flags: a loop test the entry may start with. */
@@ -555,9 +571,11 @@ final class LoopSkeleton {
         for (FunctionPlanner.Decoded d : body) inside.add(d.instruction().address());
         boolean computed = false;
         boolean onLoad = false;
-        int block = 0, marked = -1;
+        int block = 0, marked = -1, exitItem = 0;
+        boolean top = loop.exit() < body.size() - 1; // tested at the top: its test is not the body's last jump
         for (int p = 0; p < body.size(); p++) {
             FunctionPlanner.Decoded d = body.get(p);
+            if (top && p == loop.exit()) exitItem = items.size();
             if (blockStart(body, p)) block = p;
             Instruction insn = d.instruction();
             boolean out = p != loop.exit() && p != body.size() - 1 && insn.flow() == Flow.CONDITIONAL_JUMP;
@@ -628,8 +646,9 @@ final class LoopSkeleton {
             stepSlots[s] = u == null || u.register() == null ? NONE : slots.indexOf(u.register());
         }
         String header = loop.entryJump() < 0 ? label(loop.order().getLast()) : null;
+        boolean tripBeforeExit = top && tripAt < loop.exit();
         return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
-                stepSlots, trip, List.copyOf(items), List.copyOf(markers));
+                stepSlots, trip, List.copyOf(items), List.copyOf(markers), exitItem, tripBeforeExit);
     }
 
     /**

@@ -134,7 +134,8 @@ final class CSource {
         }
         String trip = reg[l.tripSlot()];
         if (!moves[l.tripSlot()]) throw new UnknownShape("the loop entered at " + where + " has a trip register without a step: loop shape not emitted");
-        c.append("    const uint64_t n = trips(ending, step_").append(trip).append(");\n");
+        c.append("    const uint64_t n = trips(ending, step_").append(trip).append(")")
+                .append(l.tripBeforeExit() ? " - (ending.how == EXITED); /* the test counted the iteration it left in */\n" : ";\n");
         c.append("    for (uint64_t k = 0; k < n; k++) {\n");
         Set<Integer> blocksUsed = new HashSet<>();
         for (SkeletonTable.Item it : items) if (it.cond() != 0 && it.cond() != SkeletonTable.OPTIONAL) blocksUsed.add(it.cond() - 1);
@@ -172,16 +173,33 @@ final class CSource {
                         .append(it.call() ? "); callee();\n" : ");\n");
                 continue;
             }
-            c.append(switch (it.kind()) {
-                case 1 -> "load";
-                case 2 -> "store";
-                default -> "modify";
-            }).append("(0x").append(Long.toHexString(ip)).append(", ").append(address(it, reg, moves)).append(", ").append(it.size()).append(");\n");
+            c.append(statement(it, ip, reg, moves));
         }
         for (int s = 0; s < slots; s++)
             if (body[s] && moves[s]) c.append("        ").append(reg[s]).append(" += step_").append(reg[s]).append(";\n");
-        c.append("    }\n}\n");
+        c.append("    }\n");
+        if (l.exitItem() > 0) {
+            // tested at the top below code of its own: the iteration the run leaves in runs that code first
+            c.append("    if (ending.how == EXITED) {\n");
+            for (SkeletonTable.Item it : items.subList(0, l.exitItem())) {
+                if (it.cond() != 0 || it.call())
+                    throw new UnknownShape("the loop entered at " + where + " has a condition or call before its test: loop shape not emitted");
+                c.append("        ").append(statement(it, it.insn() + p.bias, reg, moves));
+            }
+            c.append("    }\n");
+        }
+        c.append("}\n");
         return c.toString();
+    }
+
+    /** A computed position's call, or a logged one's. */
+    private static String statement(SkeletonTable.Item it, long ip, String[] reg, boolean[] moves) {
+        if (!it.computed()) return "logged(0x" + Long.toHexString(ip) + ");\n";
+        return switch (it.kind()) {
+            case 1 -> "load";
+            case 2 -> "store";
+            default -> "modify";
+        } + "(0x" + Long.toHexString(ip) + ", " + address(it, reg, moves) + ", " + it.size() + ");\n";
     }
 
     /** The trip register's value at a marker: before its update in the body, or after. */

@@ -272,7 +272,10 @@ final class LoopSkeleton {
             Instruction insn = code.get(i).instruction();
             if (insn.flow() != Flow.CONDITIONAL_JUMP) continue;
             long t = insn.branchTarget().orElse(start);
-            if (t >= start && t <= end || !straight(code.subList(first, i))) return null;
+            if (t >= start && t <= end) return null;
+            // code before the test that does more than compare: only with the exit past the jump back (-Os's
+            // layout), not for a block laid out after a loop whose jump back runs into that loop's own test
+            if (!onlyCompares(code.subList(first, i)) && !(straight(code.subList(first, i)) && t > end)) return null;
             return new Candidate(code.subList(first, last + 1), first, last, -1, -1, i - first, true, true, null);
         }
         return null;

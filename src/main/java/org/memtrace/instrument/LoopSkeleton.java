@@ -125,9 +125,15 @@ final class LoopSkeleton {
      *                  constant {@code steps[s]} plus, unless {@code stepSlots[s]} is {@link #NONE}, the value of
      *                  that (invariant) slot
      * @param tripSlot  the induction slot whose final value the exit logs
+     * @param exitItem  a loop tested at the top: the items before its test, which the iteration the run leaves
+     *                  in runs too (0 for the other shapes)
+     * @param tripBeforeExit a loop tested at the top whose trip register is updated before the test
      */
     record Loop(String header, int entryJump, int backEdge, boolean exitTaken, boolean mayBeEmpty, List<String> registers,
-                long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers) {
+                long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers, int exitItem,
+                boolean tripBeforeExit) {
+        /** Whether the loop's test has code before it that the run's last, partial iteration runs. */
+        boolean testedBelowTop() { return exitItem > 0 || tripBeforeExit; }
     }
 
     /** An induction register's update: at body position {@code at}, by {@code step} plus an invariant register's value. */
@@ -201,10 +207,18 @@ final class LoopSkeleton {
         candidates.sort(Comparator.comparingInt(Candidate::last));
         Map<Integer, Integer> outermost = new HashMap<>(); // per first instruction, the candidate ending last
         for (Candidate c : candidates) outermost.merge(c.first(), c.last(), Math::max);
-        for (Candidate c : candidates) {
-            if (c.last() < outermost.get(c.first())) continue; // its jump back is a continue of the loop ending later
+        for (Candidate found : candidates) {
+            if (found.last() < outermost.get(found.first())) continue; // its jump back is a continue of the loop ending later
+            Candidate c = found;
             FunctionPlanner.Decoded end = c.end();
             Reason reason = indirect ? Reason.INDIRECT_JUMP : shape(code, c, at);
+            if (reason == Reason.ENTERED_IN_BODY || reason == Reason.EXIT_IN_BODY) {
+                Candidate r = reshaped(code, c);
+                if (r != null && shape(code, r, at) == null) {
+                    c = r;
+                    reason = null;
+                }
+            }
             if (reason == null) reason = c.declined();
             if (reason == null && c.entryJump() < 0 && label(c.order().getLast()) == null) reason = Reason.LABEL;
             if (reason == null && c.exitTaken() && (label(end) == null || inverse(end.text().mnemonic()) == null)) reason = Reason.LABEL;
@@ -258,10 +272,117 @@ final class LoopSkeleton {
             Instruction insn = code.get(i).instruction();
             if (insn.flow() != Flow.CONDITIONAL_JUMP) continue;
             long t = insn.branchTarget().orElse(start);
-            if (t >= start && t <= end || !onlyCompares(code.subList(first, i))) return null;
+            if (t >= start && t <= end) return null;
+            // code before the test that does more than compare: only with the exit past the jump back (-Os's
+            // layout), not for a block laid out after a loop whose jump back runs into that loop's own test
+            if (!onlyCompares(code.subList(first, i)) && !(straight(code.subList(first, i)) && t > end)) return null;
             return new Candidate(code.subList(first, last + 1), first, last, -1, -1, i - first, true, true, null);
         }
         return null;
+    }
+
+    /**
+     * The candidate with its body's blocks where its iterations run them, or null when that changes nothing
+     * or leaves a fall-through the order cannot follow. Two layouts of gcc's: a block of the body laid out
+     * after the loop (cold code, {@code __builtin_expect}), entered by a jump from the body and ending in an
+     * unconditional jump back into it, goes into the order right before the position it jumps back to; and a
+     * block that leaves the loop by {@code ret} or by a jump out, entered only by falling through a conditional
+     * jump of the body, is taken out: that jump becomes a side exit whose fall-through leaves the loop (its
+     * marker stands at the block's start), and the block keeps the probes of code outside any loop.
+     */
+    private static Candidate reshaped(List<FunctionPlanner.Decoded> code, Candidate c) {
+        Map<Long, Integer> index = new HashMap<>();
+        for (int i = 0; i < code.size(); i++) index.put(code.get(i).instruction().address(), i);
+        var order = new ArrayList<>(c.order());
+        boolean changed = false;
+        for (boolean spliced = true; spliced; ) {
+            spliced = false;
+            Map<Long, Integer> position = positions(order);
+            for (int p = 0; p < order.size() && !spliced; p++) {
+                Instruction jump = order.get(p).instruction();
+                if (jump.flow() != Flow.JUMP && jump.flow() != Flow.CONDITIONAL_JUMP || jump.branchTarget().isEmpty()) continue;
+                Integer t = index.get(jump.branchTarget().getAsLong());
+                if (t == null || t <= c.last() || position.containsKey(jump.branchTarget().getAsLong())) continue;
+                List<FunctionPlanner.Decoded> block = outOfLine(code, t);
+                if (block == null) continue;
+                Integer back = position.get(block.getLast().instruction().branchTarget().getAsLong());
+                if (back == null || back <= p) continue;
+                order.addAll(back, block);
+                spliced = changed = true;
+            }
+        }
+        var targets = new HashSet<Long>();
+        for (FunctionPlanner.Decoded d : code) {
+            Instruction i = d.instruction();
+            if (i.flow() != Flow.CALL && i.branchTarget().isPresent()) targets.add(i.branchTarget().getAsLong());
+        }
+        for (int q = 0; q < order.size() - 1; q++) {
+            Instruction x = order.get(q).instruction();
+            boolean leaves = x.flow() == Flow.RETURN || x.flow() == Flow.TRAP || x.flow() == Flow.JUMP
+                    && x.branchTarget().isPresent() && !positions(order).containsKey(x.branchTarget().getAsLong());
+            if (!leaves) continue;
+            int b = q;
+            while (b > 0 && fallsInto(order.get(b - 1), order.get(b))
+                    && (order.get(b - 1).instruction().flow() == Flow.SEQUENTIAL || order.get(b - 1).instruction().flow() == Flow.CALL)) b--;
+            if (b == 0) continue;
+            Instruction jcc = order.get(b - 1).instruction();
+            if (jcc.flow() != Flow.CONDITIONAL_JUMP || !fallsInto(order.get(b - 1), order.get(b))
+                    || !positions(order).containsKey(jcc.branchTarget().getAsLong())) continue;
+            boolean enteredInside = false;
+            for (int k = b + 1; k <= q; k++) enteredInside |= targets.contains(order.get(k).instruction().address());
+            if (enteredInside) continue;
+            order.subList(b, q + 1).clear();
+            q = b - 1;
+            changed = true;
+        }
+        if (!changed) return null;
+        Map<Long, Integer> position = positions(order);
+        for (int p = 0; p < order.size() - 1; p++) {
+            Instruction i = order.get(p).instruction();
+            if (i.flow() == Flow.JUMP || i.flow() == Flow.RETURN || i.flow() == Flow.TRAP) continue;
+            Integer next = position.get(i.nextAddress());
+            if (next == null ? i.flow() != Flow.CONDITIONAL_JUMP : next <= p) return null; // a fall-through out or backwards
+        }
+        int exit = order.indexOf(c.end());
+        if (exit < 0 || order.getLast() != c.order().getLast()) return null;
+        return new Candidate(List.copyOf(order), c.first(), c.last(), c.entryJump(), c.entryInstruction(), exit,
+                c.exitTaken(), c.mayBeEmpty(), c.declined());
+    }
+
+    /**
+     * The block at code index {@code t} when it is code of a loop laid out elsewhere: nothing falls into it,
+     * and it runs straight (calls and conditional jumps allowed) to an unconditional jump; null otherwise.
+     */
+    private static List<FunctionPlanner.Decoded> outOfLine(List<FunctionPlanner.Decoded> code, int t) {
+        if (t == 0) return null;
+        Flow before = code.get(t - 1).instruction().flow();
+        if (before != Flow.JUMP && before != Flow.RETURN && before != Flow.TRAP) return null;
+        for (int e = t; e < code.size(); e++) {
+            Instruction i = code.get(e).instruction();
+            if (i.flow() == Flow.JUMP) return i.branchTarget().isPresent() ? code.subList(t, e + 1) : null;
+            if (i.flow() != Flow.SEQUENTIAL && i.flow() != Flow.CALL && i.flow() != Flow.CONDITIONAL_JUMP) return null;
+        }
+        return null;
+    }
+
+    private static boolean fallsInto(FunctionPlanner.Decoded a, FunctionPlanner.Decoded b) {
+        return a.instruction().nextAddress() == b.instruction().address();
+    }
+
+    private static Map<Long, Integer> positions(List<FunctionPlanner.Decoded> order) {
+        Map<Long, Integer> position = new HashMap<>();
+        for (int p = 0; p < order.size(); p++) position.put(order.get(p).instruction().address(), p);
+        return position;
+    }
+
+    /**
+     * Whether the code runs straight through, no jump and no call: the top of a loop tested at the top, which
+     * runs once more in the iteration the run leaves at its test (a load of {@code while (p[i] >= 0)}, an
+     * update of the counter before the test).
+     */
+    private static boolean straight(List<FunctionPlanner.Decoded> code) {
+        for (FunctionPlanner.Decoded d : code) if (d.instruction().flow() != Flow.SEQUENTIAL) return false;
+        return true;
     }
 
     /** Whether the code reads no memory and writes no register but the flags: a loop test the entry may start with. */
@@ -319,7 +440,7 @@ final class LoopSkeleton {
         int end = c.order().size() - 1;
         for (int i = 0; i < code.size(); i++) {
             Instruction insn = code.get(i).instruction();
-            Integer p = i >= c.first() && i <= c.last() ? position.get(insn.address()) : null;
+            Integer p = position.get(insn.address()); // a reshaped body holds code outside first … last, and not all of it
             if (p != null && insn.rep()) return Reason.REP_STRING;
             if (p != null && p < end && (insn.flow() == Flow.RETURN || insn.flow() == Flow.TRAP)) return Reason.EXIT_IN_BODY;
             if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || (p != null && (p == end || p == c.exit()))) continue;
@@ -453,9 +574,11 @@ final class LoopSkeleton {
         for (FunctionPlanner.Decoded d : body) inside.add(d.instruction().address());
         boolean computed = false;
         boolean onLoad = false;
-        int block = 0, marked = -1;
+        int block = 0, marked = -1, exitItem = 0;
+        boolean top = loop.exit() < body.size() - 1; // tested at the top: its test is not the body's last jump
         for (int p = 0; p < body.size(); p++) {
             FunctionPlanner.Decoded d = body.get(p);
+            if (top && p == loop.exit()) exitItem = items.size();
             if (blockStart(body, p)) block = p;
             Instruction insn = d.instruction();
             boolean out = p != loop.exit() && p != body.size() - 1 && insn.flow() == Flow.CONDITIONAL_JUMP;
@@ -526,8 +649,9 @@ final class LoopSkeleton {
             stepSlots[s] = u == null || u.register() == null ? NONE : slots.indexOf(u.register());
         }
         String header = loop.entryJump() < 0 ? label(loop.order().getLast()) : null;
+        boolean tripBeforeExit = top && tripAt < loop.exit();
         return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
-                stepSlots, trip, List.copyOf(items), List.copyOf(markers));
+                stepSlots, trip, List.copyOf(items), List.copyOf(markers), exitItem, tripBeforeExit);
     }
 
     /**

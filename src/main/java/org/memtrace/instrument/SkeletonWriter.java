@@ -22,6 +22,8 @@ final class SkeletonWriter {
     static final int RECORD_DECLINED = 2;
     /** A loop record whose loop may end a run before the first iteration's body (entered at its test). */
     static final int RECORD_LOOP_MAY_BE_EMPTY = 3;
+    /** A loop tested at the top with code before its test: type 3's record and 8 bytes more at its end. */
+    static final int RECORD_LOOP_TESTED_BELOW_TOP = 4;
     /** Where a rotated loop's inverted exit jump goes when the loop goes on: right after the exit probe. */
     static final String CONTINUE_LABEL = ".Lmt_c";
 
@@ -139,7 +141,8 @@ final class SkeletonWriter {
         var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
-            t.append("\t.byte ").append(loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP).append(", ").append(loop.registers().size()).append(", ")
+            int type = loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP : loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP;
+            t.append("\t.byte ").append(type).append(", ").append(loop.registers().size()).append(", ")
                     .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');
             t.append("\t.long ").append(loop.items().size()).append('\n');
             t.append("\t.long ").append(ENTRY_LABEL).append(id).append("-.\n");
@@ -166,6 +169,9 @@ final class SkeletonWriter {
                 t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", ")
                         .append(marker.exit() ? 1 : 0).append('\n');
             }
+            if (type == RECORD_LOOP_TESTED_BELOW_TOP)
+                t.append("\t.short ").append(loop.exitItem()).append("\n\t.byte ").append(loop.tripBeforeExit() ? 1 : 0)
+                        .append(", 0, 0, 0, 0, 0\n");
         }
         for (LoopSkeleton.Declined d : declined) {
             t.append("\t.byte ").append(RECORD_DECLINED).append(", ").append(d.reason().code).append(", 0, 0\n");

@@ -135,9 +135,12 @@ final class LoopReplay {
         long step = steps[trip];
         long distance = finalValue - values[trip];
         if (step == 0 || distance % step != 0) return false;
-        long n = distance / step;
-        if (n < (loop.mayBeEmpty() ? 0 : 1) || k > n || (k == n && pos != 0)) return false;
-        return emitUntil(n, 0, sink);
+        // tested at the top below code of its own: the run leaves in iteration n after that code (the positions
+        // before the test), and a trip register updated there has counted iteration n too
+        long n = distance / step - (loop.tripBeforeExit() ? 1 : 0);
+        int at = loop.exitItem();
+        if (n < (loop.mayBeEmpty() ? 0 : 1) || k > n || (k == n && pos > at)) return false;
+        return emitUntil(n, at, sink);
     }
 
     /**

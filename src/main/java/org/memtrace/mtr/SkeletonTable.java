@@ -61,7 +61,14 @@ public final class SkeletonTable {
      * name of each slot's register, as the rewriter wrote it.
      */
     public record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
-                       boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers) {}
+                       boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
+                       boolean tripBeforeExit) {
+        /** A loop whose test comes first in its body, or last: the run's last iteration ends at the test. */
+        public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
+                    boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers) {
+            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers, 0, false);
+        }
+    }
 
     private final Map<Long, Loop> byEntry;
     private final Map<String, Long> declined;
@@ -97,7 +104,7 @@ public final class SkeletonTable {
                     at += 8;
                     continue;
                 }
-                if (type != 1 && type != 3) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
+                if (type != 1 && type != 3 && type != 4) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
                 int slots = Byte.toUnsignedInt(b.get(at + 1));
                 int trip = Byte.toUnsignedInt(b.get(at + 2));
                 int markers = Byte.toUnsignedInt(b.get(at + 3));
@@ -144,8 +151,16 @@ public final class SkeletonTable {
                     if (item.cond() != 0 && item.cond() != OPTIONAL && item.cond() > markers)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a marker the loop does not have");
                 }
-                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds, type == 3,
-                        List.copyOf(registers));
+                int exitItem = 0;
+                boolean tripBeforeExit = false;
+                if (type == 4) { // tested at the top below code the last iteration runs: u16 items before the test, u8 trip updated before it
+                    exitItem = u16(b, p);
+                    tripBeforeExit = b.get(p + 2) != 0;
+                    p += 8;
+                    if (exitItem > items) throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's test lies past its body");
+                }
+                Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds,
+                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit);
                 loops.put(entry, loop);
                 loops.put(exit, loop);
                 for (long m : markerAt) loops.put(m, loop);
@@ -196,13 +211,13 @@ public final class SkeletonTable {
     record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
                   int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty,
-                  boolean[] call, long[] own) {
+                  boolean[] call, long[] own, int exitItem, boolean tripBeforeExit) {
         /** A loop without calls: its own records are all there are in a run. */
         Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
                int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty) {
             this(steps, stepSlots, tripSlot, baseSlot, indexSlot, scale, phase, displacement, sites, loggedIp, anyLogged, cond,
-                    markerPos, markerPhase, markerEnds, plain, mayBeEmpty, new boolean[sites.length], own(sites, loggedIp));
+                    markerPos, markerPhase, markerEnds, plain, mayBeEmpty, new boolean[sites.length], own(sites, loggedIp), 0, false);
         }
 
         private static long[] own(Event.ProbeSite[] sites, long[] ip) {
@@ -238,7 +253,8 @@ public final class SkeletonTable {
                 }
             }
             return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
-                    cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty(), call, own(sites, ip));
+                    cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty(), call, own(sites, ip),
+                    loop.exitItem(), loop.tripBeforeExit());
         }
 
         int items() { return sites.length; }

@@ -134,7 +134,8 @@ final class CSource {
         }
         String trip = reg[l.tripSlot()];
         if (!moves[l.tripSlot()]) throw new UnknownShape("the loop entered at " + where + " has a trip register without a step: loop shape not emitted");
-        c.append("    const uint64_t n = trips(ending, step_").append(trip).append(");\n");
+        c.append("    const uint64_t n = trips(ending, step_").append(trip).append(")")
+                .append(l.tripBeforeExit() ? " - (ending.how == EXITED); /* the test counted the iteration it left in */\n" : ";\n");
         c.append("    for (uint64_t k = 0; k < n; k++) {\n");
         Set<Integer> blocksUsed = new HashSet<>();
         for (SkeletonTable.Item it : items) if (it.cond() != 0 && it.cond() != SkeletonTable.OPTIONAL) blocksUsed.add(it.cond() - 1);
@@ -166,19 +167,39 @@ final class CSource {
             long ip = it.insn() + p.bias;
             c.append(indent);
             if (!it.computed()) {
-                c.append(it.cond() == SkeletonTable.OPTIONAL ? "logged_if(0x" : "logged(0x").append(Long.toHexString(ip)).append(");\n");
+                // a call's record: the callee's records (its own loop runs included) follow, up to the input's RETURN
+                if (it.call() && it.cond() == SkeletonTable.OPTIONAL) c.append("if (logged_if(0x").append(Long.toHexString(ip)).append(")) callee();\n");
+                else c.append(it.cond() == SkeletonTable.OPTIONAL ? "logged_if(0x" : "logged(0x").append(Long.toHexString(ip))
+                        .append(it.call() ? "); callee();\n" : ");\n");
                 continue;
             }
-            c.append(switch (it.kind()) {
-                case 1 -> "load";
-                case 2 -> "store";
-                default -> "modify";
-            }).append("(0x").append(Long.toHexString(ip)).append(", ").append(address(it, reg, moves)).append(", ").append(it.size()).append(");\n");
+            c.append(statement(it, ip, reg, moves));
         }
         for (int s = 0; s < slots; s++)
             if (body[s] && moves[s]) c.append("        ").append(reg[s]).append(" += step_").append(reg[s]).append(";\n");
-        c.append("    }\n}\n");
+        c.append("    }\n");
+        if (l.exitItem() > 0) {
+            // tested at the top below code of its own: the iteration the run leaves in runs that code first
+            c.append("    if (ending.how == EXITED) {\n");
+            for (SkeletonTable.Item it : items.subList(0, l.exitItem())) {
+                if (it.cond() != 0 || it.call())
+                    throw new UnknownShape("the loop entered at " + where + " has a condition or call before its test: loop shape not emitted");
+                c.append("        ").append(statement(it, it.insn() + p.bias, reg, moves));
+            }
+            c.append("    }\n");
+        }
+        c.append("}\n");
         return c.toString();
+    }
+
+    /** A computed position's call, or a logged one's. */
+    private static String statement(SkeletonTable.Item it, long ip, String[] reg, boolean[] moves) {
+        if (!it.computed()) return "logged(0x" + Long.toHexString(ip) + ");\n";
+        return switch (it.kind()) {
+            case 1 -> "load";
+            case 2 -> "store";
+            default -> "modify";
+        } + "(0x" + Long.toHexString(ip) + ", " + address(it, reg, moves) + ", " + it.size() + ");\n";
     }
 
     /** The trip register's value at a marker: before its update in the body, or after. */
@@ -257,7 +278,7 @@ final class CSource {
             #include <string.h>
 
             /* Record types: the low 3 bits of a record's first varint (docs/skeleton-c.md, "The input"). */
-            enum { LOGGED, THREAD, RUN, MARKER, BLOCK };
+            enum { LOGGED, THREAD, RUN, MARKER, BLOCK, RETURN };
             /* How a loop run ended: at its exit (the trip register's value follows), or by a side exit in its body. */
             enum { EXITED, SIDE_EXIT };
             /* Block operations as the input numbers them. */
@@ -412,9 +433,29 @@ final class CSource {
             }
 
             /* A logged position of a block that may not run: its record, if it is the next one, says it ran. */
-            static inline void logged_if(uint64_t ip)
+            static inline int logged_if(uint64_t ip)
             {
-                if (next_is(ip)) logged_record(get());
+                if (!next_is(ip)) return 0;
+                logged_record(get());
+                return 1;
+            }
+
+            static void run(uint64_t loop);
+            static void block(uint64_t op);
+
+            /* After a call in a loop's body: the called function's records, its loop runs included, up to the call's return. */
+            static inline void callee(void)
+            {
+                for (;;) {
+                    uint64_t head = get();
+                    switch (head & 7) {
+                    case LOGGED: logged_record(head); break;
+                    case RUN: run(head >> 3); break;
+                    case BLOCK: block(head >> 3); break;
+                    case RETURN: return;
+                    default: bad("a record that cannot come inside a call");
+                    }
+                }
             }
 
             /* Marker m: whether its block ran (or its side exit was taken) now, where the trip register holds value. */
@@ -494,7 +535,7 @@ final class CSource {
                     case THREAD: tid = head >> 3; break;
                     case RUN: run(head >> 3); break;
                     case BLOCK: block(head >> 3); break;
-                    default: bad("a marker outside its loop run");
+                    default: bad("a marker or a return outside its loop run");
                     }
                 }
                 settle();

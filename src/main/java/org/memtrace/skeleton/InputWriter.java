@@ -14,17 +14,17 @@ import java.util.Arrays;
  * The emitted program's input file (docs/skeleton-c.md): LEB128 varints. A loop run's first field says how
  * the run ended, which is known only at its end, after its records: the records go to a scratch file next
  * to the input, each run's place in it and its end are kept ({@link #reserve}, {@link #end}), and {@link
- * #finish} writes the input with each end where its run begins. Runs end in the order they begin (one is
- * open at a time), so the ends are kept as one byte string.
+ * #finish} writes the input with each end where its run begins. A run may end after runs that began later
+ * (those its body's calls made), so each run's end is kept by its number.
  */
 final class InputWriter implements AutoCloseable {
     private final Path input, body;
     private final OutputStream out;
     private long position;
     private long[] runAt = new long[256];
+    private long[] endHow = new long[256], endValue = new long[256];
+    private boolean[] hasEnd = new boolean[256];
     private int runs, ended;
-    private byte[] ends = new byte[1024];
-    private int endsLength;
 
     InputWriter(Path input) throws IOException {
         this.input = input;
@@ -42,28 +42,25 @@ final class InputWriter implements AutoCloseable {
         position++;
     }
 
-    /** A run's end field goes here. */
-    void reserve() {
-        if (runs == runAt.length) runAt = Arrays.copyOf(runAt, 2 * runs);
-        runAt[runs++] = position;
-    }
-
-    /** The end field of the oldest run without one: how it ended, and a value. */
-    void end(int how, long value) {
-        if (ended == runs) throw new IllegalStateException("a run ends that did not begin");
-        ended++;
-        if (ends.length - endsLength < 20) ends = Arrays.copyOf(ends, 2 * ends.length);
-        endsLength = put(ends, endsLength, how);
-        endsLength = put(ends, endsLength, value);
-    }
-
-    private static int put(byte[] b, int at, long v) {
-        while ((v & ~0x7fL) != 0) {
-            b[at++] = (byte) (v & 0x7f | 0x80);
-            v >>>= 7;
+    /** A run's end field goes here; the run's number, for {@link #end}. */
+    int reserve() {
+        if (runs == runAt.length) {
+            runAt = Arrays.copyOf(runAt, 2 * runs);
+            endHow = Arrays.copyOf(endHow, 2 * runs);
+            endValue = Arrays.copyOf(endValue, 2 * runs);
+            hasEnd = Arrays.copyOf(hasEnd, 2 * runs);
         }
-        b[at++] = (byte) v;
-        return at;
+        runAt[runs] = position;
+        return runs++;
+    }
+
+    /** The end field of run {@code run}: how it ended, and a value. */
+    void end(int run, int how, long value) {
+        if (run >= runs || hasEnd[run]) throw new IllegalStateException("a run ends that did not begin");
+        hasEnd[run] = true;
+        endHow[run] = how;
+        endValue[run] = value;
+        ended++;
     }
 
     /** Writes the input: the records with every run's end in its place. */
@@ -74,7 +71,6 @@ final class InputWriter implements AutoCloseable {
              OutputStream to = new BufferedOutputStream(Files.newOutputStream(input), 1 << 16)) {
             byte[] buffer = new byte[1 << 16];
             long at = 0;
-            int e = 0;
             for (int r = 0; r < runs; r++) {
                 for (long n = runAt[r] - at; n > 0; ) {
                     int k = records.read(buffer, 0, (int) Math.min(buffer.length, n));
@@ -83,12 +79,19 @@ final class InputWriter implements AutoCloseable {
                     n -= k;
                 }
                 at = runAt[r];
-                for (int fields = 0; fields < 2; fields++) {
-                    do to.write(ends[e]); while ((ends[e++] & 0x80) != 0);
-                }
+                put(to, endHow[r]);
+                put(to, endValue[r]);
             }
             records.transferTo(to);
         }
+    }
+
+    private static void put(OutputStream to, long v) throws IOException {
+        while ((v & ~0x7fL) != 0) {
+            to.write((int) (v & 0x7f | 0x80));
+            v >>>= 7;
+        }
+        to.write((int) v);
     }
 
     @Override

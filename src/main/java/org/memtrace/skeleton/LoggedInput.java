@@ -2,6 +2,7 @@ package org.memtrace.skeleton;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -23,7 +24,7 @@ import org.memtrace.mtr.SkeletonTable;
  * loops regenerate them. Collects the sites and loops the program's tables list, in order of first use.
  */
 final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReader.LoopRecords {
-    static final int LOGGED = 0, THREAD = 1, RUN = 2, MARKER = 3, BLOCK = 4;
+    static final int LOGGED = 0, THREAD = 1, RUN = 2, MARKER = 3, BLOCK = 4, RETURN = 5;
     static final int EXITED = 0, SIDE_EXIT = 1;
 
     /** A loop as its file describes it, loaded at {@code bias}; {@code runs} counts its runs in the trace. */
@@ -34,12 +35,19 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         long runs;
         /** The entry values of its previous run: the input holds each run's differences to them. */
         final long[] previous;
+        /** The instructions of its logged positions, and of those that are calls, in this run of the program. */
+        final Set<Long> own = new HashSet<>(), calls = new HashSet<>();
 
         Placement(SkeletonTable.Loop loop, long bias, int index) {
             this.loop = loop;
             this.bias = bias;
             this.index = index;
             this.previous = new long[loop.steps().length];
+            for (SkeletonTable.Item it : loop.items()) {
+                if (it.computed()) continue;
+                own.add(it.insn() + bias);
+                if (it.call()) calls.add(it.insn() + bias);
+            }
         }
     }
 
@@ -52,6 +60,10 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         final long[] values;
         int seen;
         boolean headerWritten;
+        /** Its end field's run number in the input. */
+        int number;
+        /** Its last record was a call's: the callee's records follow, up to the loop's own next record. */
+        boolean inCall;
 
         Run(int tid, Placement loop) {
             this.tid = tid;
@@ -68,7 +80,8 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
     final List<Placement> loops = new ArrayList<>();
     private final Map<Long, String> modules = new HashMap<>();
     private final TreeMap<Long, String> fileStarts = new TreeMap<>();
-    private Run open;
+    /** The open runs, innermost last: a run its body's call made is nested in the caller's. */
+    private final ArrayDeque<Run> open = new ArrayDeque<>();
     private long thread = -1;
     final Set<Integer> threads = new HashSet<>();
     long logged, computed, blocks;
@@ -96,6 +109,11 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         }
         try {
             to(tid);
+            Run r = open.peekLast();
+            if (r != null && r.tid == tid && r.headerWritten) {
+                if (r.inCall && r.loop.own.contains(site.ip())) returned(r);
+                if (!r.inCall && r.loop.calls.contains(site.ip())) r.inCall = true;
+            }
             out.varint((long) s << 3 | LOGGED);
             long d = address - lastAddress[s];
             out.varint(d << 1 ^ d >> 63);
@@ -105,13 +123,18 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         }
     }
 
+    /** The call the run's body made has returned: the loop's own records go on. */
+    private void returned(Run r) throws IOException {
+        r.inCall = false;
+        out.varint(RETURN);
+    }
+
     @Override
     public void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value) {
         if (slot == 0) {
-            // the callee's records, nested loop runs included, come in mid-iteration: CSource cannot emit it
-            if (loop.items().stream().anyMatch(SkeletonTable.Item::call))
-                fail("the loop entered at 0x" + Long.toHexString(loop.entry() + bias) + " calls a function in its body: loop shape not emitted");
-            if (open != null) fail("a loop run of thread " + open.tid + " starts before the previous one ended");
+            Run caller = open.peekLast();
+            if (caller != null && !(caller.tid == tid && caller.inCall))
+                fail("a loop run of thread " + caller.tid + " starts before the previous one ended");
             Placement p = loopIndex.computeIfAbsent(new Key(loop, bias), k -> {
                 Placement n = new Placement(loop, bias, loops.size());
                 loops.add(n);
@@ -123,14 +146,15 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            open = new Run(tid, p);
+            open.addLast(new Run(tid, p));
         }
-        if (open == null || open.tid != tid || open.headerWritten) {
+        Run r = open.peekLast();
+        if (r == null || r.tid != tid || r.headerWritten) {
             fail("an entry value of a loop comes outside its run's entry");
             return;
         }
-        open.values[slot] = value;
-        open.seen |= 1 << slot;
+        r.values[slot] = value;
+        r.seen |= 1 << slot;
     }
 
     @Override
@@ -138,6 +162,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         Run r = body(tid);
         if (r == null) return;
         try {
+            if (r.inCall) returned(r);
             out.varint((long) marker << 3 | MARKER);
             out.varint(value);
             if (!r.loop.loop.markerEnds()[marker]) return;
@@ -146,8 +171,8 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
             int trip = l.tripSlot();
             long step = step(l, r.values, trip);
             long distance = value - r.values[trip] - (l.markerPhase()[marker] ? step : 0);
-            out.end(SIDE_EXIT, distance / step + 1);
-            open = null;
+            out.end(r.number, SIDE_EXIT, distance / step + 1);
+            open.removeLast();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -157,9 +182,14 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
     public void exit(int tid, long value) {
         Run r = body(tid);
         if (r == null) return;
+        try {
+            if (r.inCall) returned(r);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         long distance = value - r.values[r.loop.loop.tripSlot()];
-        out.end(EXITED, distance << 1 ^ distance >> 63);
-        open = null;
+        out.end(r.number, EXITED, distance << 1 ^ distance >> 63);
+        open.removeLast();
     }
 
     /**
@@ -173,7 +203,8 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
             fileStarts.putIfAbsent(m.start(), m.path());
         if (!(e instanceof Event.Block b)) return;
         blocks++;
-        if (open != null && open.tid == b.tid()) fail("a block operation inside a loop run of thread " + b.tid());
+        Run r = open.peekLast();
+        if (r != null && r.tid == b.tid() && !r.inCall) fail("a block operation inside a loop run of thread " + b.tid());
         try {
             to(b.tid());
             out.varint((long) b.op().ordinal() << 3 | BLOCK);
@@ -198,7 +229,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
 
     /** The trace has ended. */
     void finish() {
-        if (open != null) fail("thread " + open.tid + "'s last loop run has no exit record");
+        if (!open.isEmpty()) fail("thread " + open.peekLast().tid + "'s last loop run has no exit record");
     }
 
     /** A register's step per iteration: its constant, plus the entry value of the register it names. */
@@ -209,7 +240,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
 
     /** The open run of thread {@code tid}, its header written; null (and a problem) without one. */
     private Run body(int tid) {
-        Run r = open;
+        Run r = open.peekLast();
         if (r == null || r.tid != tid) {
             fail("a loop record of thread " + tid + " outside its run");
             return null;
@@ -227,7 +258,7 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         r.headerWritten = true;
         if (r.seen != (1 << r.values.length) - 1) fail("a loop run lacks entry values");
         out.varint((long) r.loop.index << 3 | RUN);
-        out.reserve();
+        r.number = out.reserve();
         long[] previous = r.loop.previous;
         for (int s = 0; s < r.values.length; s++) {
             long d = r.values[s] - previous[s];
@@ -238,14 +269,16 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
 
     /**
      * Records from thread {@code tid} follow. The reader delivers a thread's records between two of its events
-     * together unless more than 2^20 of them are held, and a loop run lies between two events (its body has
-     * no call); only then could another thread's records come inside a run, which the program cannot follow.
+     * together unless more than 2^20 of them are held; a loop run whose body calls a function may span the
+     * events of its callee (malloc), and other threads' records may come there. The program follows one
+     * thread's runs at a time: another thread's records inside an open run are refused.
      */
     private void to(int tid) throws IOException {
-        if (open != null) {
-            if (open.tid != tid) fail("thread " + tid + "'s records come inside a loop run of thread " + open.tid
-                    + " (more than 2^20 records between two events of a thread)");
-            else header(open);
+        Run r = open.peekLast();
+        if (r != null) {
+            if (r.tid != tid) fail("thread " + tid + "'s records come inside a loop run of thread " + r.tid
+                    + (r.inCall ? " (at an event of a function its body called)" : " (more than 2^20 records between two events of a thread)"));
+            else header(r);
         }
         if (tid == thread) return;
         thread = tid;

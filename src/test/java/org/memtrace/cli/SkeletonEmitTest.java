@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 
@@ -32,7 +33,7 @@ class SkeletonEmitTest {
 
     @BeforeAll
     static void fixtures() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c")) {
             try (InputStream in = SkeletonEmitTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -84,7 +85,10 @@ class SkeletonEmitTest {
             "skel_irregular.c, -O2", // pointer chasing, a hash table, sorts: mostly logged, the fills computed
             "skel_shapes.c, -Os",    // tested at the top, runs with no iteration, a break (side exit)
             "skel_threads.c, -O2",   // two threads in the same loop at the same time
-            "skel_continue.c, -O1"}) // a continue: what follows it runs under a marker
+            "skel_continue.c, -O1",  // a continue: what follows it runs under a marker
+            "skel_layout.c, -Os",    // a return from the middle of the body: its block taken out, the jump before it a side exit
+            "skel_layout.c, -O2",    // a cold block laid out after the function, spliced into the iteration
+            "skel_top.c, -Os"})      // tested at the top below code that the last iteration runs
     void theEmittedProgramPrintsTheTracesAccessesLineForLine(String source, String opt) throws Exception {
         long[] n = emitAndCompare(trace(source, opt, true));
         assertThat(n[0]).as("loops").isGreaterThan(0);
@@ -105,15 +109,18 @@ class SkeletonEmitTest {
         assertThat(n[3]).as("logged").isGreaterThan(30_000);
     }
 
-    /** A loop with a call in its body replays (SkeletonTraceTest), but its emitted function could not: refused by name, nothing written. */
-    @Test
-    void aLoopThatCallsAFunctionIsRefusedByName() throws Exception {
-        Path mtr = trace("skel_calls.c", "-O2", true);
-        var r = Cli.run(mtr.getParent(), "skeleton", "--emit-c", mtr.toString(), "-o", "calls.c");
-        assertThat(r.status()).isEqualTo(1);
-        assertThat(r.stderr()).startsWith("memtrace: ").contains("calls a function in its body: loop shape not emitted").hasLineCount(1);
-        assertThat(mtr.resolveSibling("calls.c")).doesNotExist();
-        assertThat(mtr.resolveSibling("calls.in")).doesNotExist();
+    /**
+     * Loops with a call in their body (skel_calls.c): the callee's records, its own loop's runs, malloc's and
+     * free's and a recursive run of the same loop come between the loop's positions, and the program prints
+     * them there, as convert does.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void loopsThatCallFunctionsAreEmittedLineForLine(String opt) throws Exception {
+        long[] n = emitAndCompare(trace("skel_calls.c", opt, true));
+        assertThat(n[4]).as("computed").isGreaterThan(0);
+        String c = Files.readString(dir.resolve("skel_calls.c" + opt + "-skel").resolve("skel.c"));
+        assertThat(c).containsPattern("logged\\(0x[0-9a-f]+\\); callee\\(\\);");
     }
 
     @Test

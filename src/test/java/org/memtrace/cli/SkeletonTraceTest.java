@@ -44,7 +44,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -227,6 +227,40 @@ class SkeletonTraceTest {
         };
         assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(expected);
         assertThat(skel.summary()).doesNotContain("more than one back edge");
+    }
+
+    /**
+     * Loops with blocks laid out away from their straight code (skel_layout.c): at -Os a return and a goto
+     * from the middle of the body compiled inside the loop's range (the block up to the {@code ret} is taken
+     * out of the body and the jump before it becomes a side exit), at -O1/-O2 a cold block placed after the
+     * function's {@code ret} that jumps back into the body (spliced into the iteration order). Computed:
+     * main's fill (4096 stores); find_first's load and two stores in each of its 500 whole iterations and the
+     * load and first store of the one that returns (1502); cold's load and store in 1000 iterations and, in
+     * the one where a[i] == 77, the cold block's load and store (2002; at -Os that store's base is a register
+     * the body computes, so it stays logged: 2001); at -Os scan's load and store in 803 iterations and the
+     * load of the one that leaves (1607); at -O1/-O2 scan is a search whose exit test reads the sum, declined.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void loopsWithBlocksLaidOutElsewhereReplayExactly(String opt) throws Exception {
+        Printed skel = sameTrace("skel_layout.c", opt, 1);
+        long expected = opt.equals("-Os") ? 4096 + 1502 + 1607 + 2001 : 4096 + 1502 + 2002;
+        assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(expected);
+        assertThat(skel.summary()).doesNotContain("exit from the middle").doesNotContain("jump into the body");
+    }
+
+    /**
+     * Loops tested at the top below code of their own (skel_top.c at -Os): that code runs once more in the
+     * iteration the run leaves in, and the replay gives it there. Computed: main's fill (4096 stores);
+     * until_negative's load of p[i] (the test's), its two stores and its load of p[i + 1] in 1000 iterations
+     * and the load of p[1000] in the one that leaves (4001); forever's load and store in its 500 iterations
+     * and the load in the one that leaves (1001); stepped's two loads and store in 500 iterations, its
+     * counter stepped before the test (1500). Nothing else is logged but main's and the calls'.
+     */
+    @Test
+    void loopsTestedAtTheTopBelowCodeOfTheirOwnReplayExactly() throws Exception {
+        Printed skel = sameTrace("skel_top.c", "-Os", 1);
+        assertThat(skel.counts().get("computed")).isEqualTo(4096L + 4001 + 1001 + 1500);
     }
 
     /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */

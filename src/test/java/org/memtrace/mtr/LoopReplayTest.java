@@ -79,7 +79,7 @@ class LoopReplayTest {
         SkeletonTable.Placed call = new SkeletonTable.Placed(plain.steps(), plain.stepSlots(), plain.tripSlot(), plain.baseSlot(),
                 plain.indexSlot(), plain.scale(), plain.phase(), plain.displacement(), plain.sites(), plain.loggedIp(), true,
                 plain.cond(), plain.markerPos(), plain.markerPhase(), plain.markerEnds(), false, false,
-                new boolean[] {false, true, false}, new long[] {LOGGED_IP});
+                new boolean[] {false, true, false}, new long[] {LOGGED_IP}, 0, false);
         LoopReplay r = new LoopReplay(call);
         r.value(0, 1000);
         List<Out> out = new ArrayList<>();

@@ -31,7 +31,10 @@
  *
  * What it gets wrong: at exit (and on a fatal signal) the buffers of the other threads are written while
  * those threads run on, so what they store after that moment is lost; a buffer another thread fills in
- * the middle of the final flush is dropped.
+ * the middle of the final flush is dropped. A thread's unfinished last chunk waits in its previous buffer
+ * for the next one: SIGKILL loses it with the buffers. Chunk boundaries realign past a stretch of records
+ * one run has and another has not only where a record hashes below the threshold: in a stretch of hot
+ * addresses that do (or of none that do) chunks end at a buffer's size, counted from a start that differs.
  */
 #include <fcntl.h>
 #include <linux/futex.h>

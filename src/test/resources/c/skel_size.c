@@ -29,7 +29,10 @@ static long chase(unsigned *x) {
         nodes[order[i]].next = &nodes[order[(i + 1) % N]];
         nodes[order[i]].value = i;
     }
-    long total = 0;
+    long *weights = malloc(8 * N * sizeof *weights); /* a longer computed stretch: several chunks of full mode's */
+    for (long i = 0; i < 8 * N; i++) weights[i] = i;
+    long total = weights[N];
+    free(weights);
     struct node *p = &nodes[order[0]];
     for (int round = 0; round < 6; round++)
         for (long i = 0; i < N; i++) {

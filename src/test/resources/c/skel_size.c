@@ -1,8 +1,9 @@
 /* Irregular kernels for SkeletonSizeTest, one per run (argv[1]: chase, hash or sort), each with a stretch
  * a skeleton build computes (a fill, a strided sum) between stretches it logs as a full build does
- * (addresses that depend on loads). With small buffers (MEMTRACE_BUFFER_KB) each trace takes dozens of
- * chunks, so the chunks after the computed stretch must be cut where the full build's are for the skeleton
- * trace to stay no larger. Prints a checksum, so that the two builds can be seen to compute the same thing.
+ * (addresses that depend on loads); each computed stretch is several chunks of a full build's records, so
+ * that it saves more than zstd's few bytes of noise on the chunk around it. With small buffers
+ * (MEMTRACE_BUFFER_KB) each trace takes dozens of chunks, so the chunks after the computed stretch must be
+ * cut where the full build's are for the skeleton trace to stay no larger. Prints a checksum, so that the two builds can be seen to compute the same thing.
  * What it gets wrong: nothing checks that gcc keeps the fills as loops a skeleton can compute; the test
  * asserts that some accesses were computed. */
 #include <stdio.h>
@@ -46,7 +47,7 @@ static long chase(unsigned *x) {
 
 static long hash(unsigned *x) {
     unsigned long *keys = calloc(SLOTS, sizeof *keys);
-    long *weights = malloc(SLOTS * sizeof *weights);
+    long *weights = malloc(8 * SLOTS * sizeof *weights); /* computed: several chunks of full mode's records */
     long found = 0;
     for (int i = 0; i < SLOTS / 2; i++) {
         unsigned long k = next_random(x) | 1;
@@ -54,7 +55,7 @@ static long hash(unsigned *x) {
         while (keys[h] != 0 && keys[h] != k) h = (h + 1) % SLOTS;
         keys[h] = k;
     }
-    for (long i = 0; i < SLOTS; i++) weights[i] = 3 * i + 1;
+    for (long i = 0; i < 8 * SLOTS; i++) weights[i] = 3 * i + 1;
     unsigned again = 12345;
     for (int i = 0; i < 2 * SLOTS; i++) {
         unsigned long k = next_random(i % 2 ? x : &again) | 1;
@@ -83,7 +84,10 @@ static long sort(unsigned *x) {
         }
         a[j + 1] = v;
     }
-    long sum = 0;
+    long *w = malloc(8 * N * sizeof *w); /* computed: several chunks of full mode's records */
+    for (long i = 0; i < 8 * N; i++) w[i] = i;
+    long sum = w[N];
+    free(w);
     for (int i = 0; i < N; i += 3) sum += a[i];
     qsort(a, N, sizeof *a, compare);
     for (int i = 0; i < N; i += 7) sum += a[i];

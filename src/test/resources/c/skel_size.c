@@ -30,8 +30,9 @@ static long chase(unsigned *x) {
         nodes[order[i]].next = &nodes[order[(i + 1) % N]];
         nodes[order[i]].value = i;
     }
-    long *weights = malloc(8 * N * sizeof *weights); /* a longer computed stretch: several chunks of full mode's */
-    for (long i = 0; i < 8 * N; i++) weights[i] = i;
+    long *weights = malloc(3 * N * sizeof *weights); /* under malloc's mmap threshold: a heap block at one address */
+    for (long r = 0; r < 8; r++)                     /* in both builds; a computed stretch of several chunks     */
+        for (long i = 0; i < 3 * N; i += 2) weights[i] = i + r;
     long total = weights[N];
     free(weights);
     struct node *p = &nodes[order[0]];
@@ -47,7 +48,7 @@ static long chase(unsigned *x) {
 
 static long hash(unsigned *x) {
     unsigned long *keys = calloc(SLOTS, sizeof *keys);
-    long *weights = malloc(8 * SLOTS * sizeof *weights); /* computed: several chunks of full mode's records */
+    long *weights = malloc(SLOTS * sizeof *weights);
     long found = 0;
     for (int i = 0; i < SLOTS / 2; i++) {
         unsigned long k = next_random(x) | 1;
@@ -55,7 +56,8 @@ static long hash(unsigned *x) {
         while (keys[h] != 0 && keys[h] != k) h = (h + 1) % SLOTS;
         keys[h] = k;
     }
-    for (long i = 0; i < 8 * SLOTS; i++) weights[i] = 3 * i + 1;
+    for (long r = 0; r < 8; r++) /* computed: several chunks of full mode's records */
+        for (long i = 0; i < SLOTS; i++) weights[i] = 3 * i + r;
     unsigned again = 12345;
     for (int i = 0; i < 2 * SLOTS; i++) {
         unsigned long k = next_random(i % 2 ? x : &again) | 1;
@@ -84,8 +86,9 @@ static long sort(unsigned *x) {
         }
         a[j + 1] = v;
     }
-    long *w = malloc(8 * N * sizeof *w); /* computed: several chunks of full mode's records */
-    for (long i = 0; i < 8 * N; i++) w[i] = i;
+    long *w = malloc(3 * N * sizeof *w); /* computed: several chunks of full mode's records */
+    for (long r = 0; r < 4; r++)
+        for (long i = 0; i < 3 * N; i++) w[i] = i + r;
     long sum = w[N];
     free(w);
     for (int i = 0; i < N; i += 3) sum += a[i];

@@ -32,8 +32,11 @@ jar="$root/target/memtrace.jar"
 # Both traced runs without address randomization, so that the full and skeleton traces differ only by what
 # the skeleton changes: with it, the addresses' varints change length from run to run and one program's
 # full trace alone varies by tens of bytes (compute.c: 1,688 to 1,720 bytes in six runs).
+# And with the same process id (1, in a PID namespace of their own) where namespaces are allowed: every
+# event record carries the thread id, and another pid alone moves a trace by up to a few hundred bytes.
 fixed=""
 if setarch -R true 2>/dev/null; then fixed="setarch -R"; fi
+if unshare --pid --fork true 2>/dev/null; then fixed="unshare --pid --fork $fixed"; fi
 printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s %7s %9s %8s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s C_KB in_B/a C_s
 for p in "${progs[@]}"; do
     c="$root/bench/programs/$p.c"

@@ -8,6 +8,11 @@
  * second encoder, one such helper at a time) instead of sleeping, so both cores encode; every buffer taken
  * gets a ticket in queue order and chunks reach the file in ticket order. Nothing is ever dropped for speed.
  *
+ * A chunk is not a buffer: chunks end after records chosen by their content (a hash of two addresses, see
+ * "chunk boundaries" below) or where one would pass a buffer's size, so that a skeleton build's trace,
+ * which lacks the records of its computed loops, is cut into the same chunks as a full build's past them.
+ * A buffer's last chunk is finished by the next buffer of its thread.
+ *
  * A payload is codec 4 by default: every access slot becomes one varint, its address's difference to the
  * previous address of a site hashed to the same table entry, when its site is the one that followed the
  * previous record's site last time (the table remembers it), else that varint flagged and the site's
@@ -26,7 +31,10 @@
  *
  * What it gets wrong: at exit (and on a fatal signal) the buffers of the other threads are written while
  * those threads run on, so what they store after that moment is lost; a buffer another thread fills in
- * the middle of the final flush is dropped.
+ * the middle of the final flush is dropped. A thread's unfinished last chunk waits in its previous buffer
+ * for the next one: SIGKILL loses it with the buffers. Chunk boundaries realign past a stretch of records
+ * one run has and another has not only where a record hashes below the threshold: in a stretch of hot
+ * addresses that do (or of none that do) chunks end at a buffer's size, counted from a start that differs.
  */
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -84,6 +92,7 @@ static struct {
     int ndescs;
     int nbufs;                  /* buffers in existence */
     volatile int next_ticket;   /* queued buffers taken for encoding, in queue order (under queue_lock) */
+    volatile int planned;       /* futex: tickets whose chunk boundaries are planned */
     volatile int appended;      /* futex: tickets whose chunks are in the file */
     int writer_running;
     int broken;                 /* zstd failed: nothing more is written */
@@ -101,9 +110,15 @@ struct encoder {
     void *work;                 /* the context's memory: zstd never calls the (wrapped) allocator */
     size_t work_size;
     uint64_t *table;
-    const char *payload;        /* the last encoded chunk: payload, its sizes and what it counted */
-    size_t stored, raw;
-    uint64_t records, dropped;
+    uint64_t records, dropped;  /* what the last packed or transformed run of slots counted */
+    /* The chunks of the last encoded buffer, in order: payload, sizes and what each counted. */
+    int npieces;
+    size_t packed_used;         /* bytes of `packed` the pieces' frames take */
+    struct piece {
+        const char *payload;
+        size_t stored, raw;
+        uint64_t records, dropped;
+    } piece[RT_MAX_CUTS + 2];
 };
 static struct encoder enc[2];
 
@@ -148,6 +163,9 @@ struct rt_buf *rt_buf_get(void)
             b->from = b->base;
             b->used = b->base;
             b->events_only = 0;
+            b->last = 0;
+            b->prev = NULL;
+            b->ncuts = 0;
             return b;
         }
         if (f.ndescs == MAX_BUFS || !f.writer_running) { /* out of memory or no writer: the program must go on */
@@ -315,20 +333,26 @@ static inline uint8_t *put_token(uint8_t *p, uint64_t v, uint64_t bit)
     return put_varint(p, v >> 6);
 }
 
+/* Where packing stands between two runs of slots of one chunk (a buffer's tail, the next buffer's head). */
+struct pack_state {
+    uint64_t site, last;
+    size_t h;
+};
+
 /* Codecs 3 and 4 share one loop, specialized by the constant `predict` in each caller: the hot path */
 /* carries no test of the codec. Returns the packed bytes written to dst (room for 5/4 of the input); */
-/* *raw gets the slot bytes they stand for.                                                          */
+/* *raw gets the slot bytes they stand for. A chunk starts from a zeroed table and state.            */
 static inline __attribute__((always_inline)) size_t
-pack_slots(struct encoder *x, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw, int predict)
+pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw,
+           int predict)
 {
     /* per entry: [0] the last address of its sites; with predict, [1] the site after its last one */
     uint64_t *t = x->table;
     const size_t stride = predict ? 2 : 1;
     const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
     uint8_t *out = dst;
-    uint64_t records = 0, dropped = 0, site = 0, last = 0;
-    size_t h = 0, slots = 0;
-    for (size_t i = 0; i < (stride << TABLE_BITS); i++) t[i] = 0;
+    uint64_t records = 0, dropped = 0, site = ps->site, last = ps->last;
+    size_t h = ps->h, slots = 0;
     while (in < end) {
         uint64_t w0 = in[0], w1 = in[1];
         if (__builtin_expect(w1 >> 63, 0)) {
@@ -370,72 +394,234 @@ pack_slots(struct encoder *x, const char *s, const char *e, uint8_t *dst, int ev
     }
     x->records = records;
     x->dropped = dropped;
+    ps->site = site;
+    ps->last = last;
+    ps->h = h;
     *raw = (slots + records) * 16;
     return (size_t)(out - dst);
 }
 
-/* One chunk's payload from a thread's slots into the encoder, transformed in place when the buffer is ours */
-/* (queued), else into scratch (another thread's live buffer at the end). Returns 0 when there is nothing  */
-/* to write.                                                                                                */
-static int encode(struct encoder *x, const char *s0, const char *e, int events_only, int in_place)
+/* One chunk from a thread's slots [s1, e1) followed by [s2, e2) (a buffer's tail and the next buffer's head; */
+/* codecs 3 and 4 only) into the encoder's next piece, transformed in place when the buffer is ours (queued), */
+/* else into scratch (another thread's live buffer at the end). A piece with no slots to write is counted    */
+/* (dropped records) but not written.                                                                         */
+static void encode_piece(struct encoder *x, const char *s1, const char *e1, const char *s2, const char *e2, int events_only,
+                         int in_place)
 {
-    char *s = (char *)s0;
-    x->records = x->dropped = 0;
-    if (e <= s || f.broken) return 0;
+    struct piece *pc = &x->piece[x->npieces++];
+    pc->records = pc->dropped = pc->raw = pc->stored = 0;
+    if (f.broken) return;
     int codec = f.codec;
-    char *raw_data = in_place && codec < 3 ? s : x->scratch;
+    char *raw_data = in_place && codec < 3 ? (char *)s1 : x->scratch;
     size_t raw, input;
-    if (codec == 4) input = pack_slots(x, s, e, (uint8_t *)raw_data, events_only, &raw, 1);
-    else if (codec == 3) input = pack_slots(x, s, e, (uint8_t *)raw_data, events_only, &raw, 0);
-    else input = raw = transform(x, s, e, raw_data, events_only, codec == 2);
-    x->raw = raw;
-    if (!raw) return 0;
-    x->payload = raw_data;
-    x->stored = raw;
+    if (codec >= 3) {
+        struct pack_state ps = {0, 0, 0};
+        for (size_t i = 0; i < (2u << TABLE_BITS); i++) x->table[i] = 0;
+        size_t raw2 = 0;
+        input = codec == 4 ? pack_slots(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw, 1)
+                           : pack_slots(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw, 0);
+        pc->records = x->records;
+        pc->dropped = x->dropped;
+        if (e2 > s2) {
+            input += codec == 4 ? pack_slots(x, &ps, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2, 1)
+                                : pack_slots(x, &ps, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2, 0);
+            pc->records += x->records;
+            pc->dropped += x->dropped;
+        }
+        raw += raw2;
+    } else {
+        input = raw = transform(x, s1, e1, raw_data, events_only, codec == 2);
+        pc->records = x->records;
+        pc->dropped = x->dropped;
+    }
+    pc->raw = raw;
+    if (!raw) return;
+    pc->payload = raw_data;
+    pc->stored = raw;
     if (codec) {
-        size_t z = ZSTD_compressCCtx(x->cctx, x->packed, x->packed_cap, raw_data, input, codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
+        char *dst = x->packed + x->packed_used;
+        size_t z = ZSTD_compressCCtx(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input,
+                                     codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         if (ZSTD_isError(z)) { /* cannot happen with a static context sized for ZLEVEL: stop writing */
             static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
             mt_sys3(SYS_write, 2, msg, sizeof msg - 1);
             f.broken = 1;
-            return 0;
+            pc->raw = 0;
+            return;
         }
-        x->payload = x->packed;
-        x->stored = z;
-    }
-    return 1;
-}
-
-/* The encoder's chunk at the end of the file; one appender at a time (tickets, or the final flush alone). */
-static void append(struct encoder *x, uint32_t tid, int encoded)
-{
-    __atomic_add_fetch(&f.records, x->records, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&f.dropped, x->dropped, __ATOMIC_RELAXED);
-    if (!encoded) return;
-    struct chunk_header h = {CHUNK_MAGIC, tid, f.chunks++, (uint32_t)x->stored, (uint32_t)x->raw, (uint32_t)f.codec, 0};
-    static const char zeros[8];
-    struct iovec iov[3] = {{&h, sizeof h}, {(void *)x->payload, x->stored}, {(void *)zeros, (8 - x->stored % 8) % 8}};
-    size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
-    long w = mt_sys3(SYS_writev, f.fd, iov, 3);
-    if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
-        size_t done = (size_t)w;
-        for (int i = 0; i < 3; i++) {
-            if (done >= iov[i].iov_len) { done -= iov[i].iov_len; continue; }
-            write_all((const char *)iov[i].iov_base + done, iov[i].iov_len - done);
-            done = 0;
-        }
+        pc->payload = dst;
+        pc->stored = z;
+        x->packed_used += z;
     }
 }
 
-static void write_chunk(uint32_t tid, char *s, char *e, int events_only, int in_place)
+/* ---- chunk boundaries ------------------------------------------------------------------------------ */
+/*
+ * A chunk (codecs 3 and 4) ends where the slots say, not where a buffer happens to fill: after an access
+ * record whose address, hashed with the address of the access record before it, falls below a threshold
+ * (one record in half a buffer's slots does) when no record of the thread did in the half buffer of
+ * records before it; failing that, where the chunk would pass a buffer's size. Two runs of one program
+ * whose records differ only in some stretches (a skeleton build drops a loop's computed records and adds
+ * its entry and exit values) then cut their chunks at the same records again half a buffer past each such
+ * stretch, and zstd, whose fast levels compress the same text differently when it starts a few bytes
+ * further on, sees the same chunks (docs/compiled-in.md, "Chunk boundaries"). A buffer's last, unfinished
+ * chunk is finished by the thread's next buffer: the buffer stays out of the pool until that one is
+ * encoded (holds). Boundaries are planned buffer by buffer in ticket order, since each buffer's first
+ * chunk depends on the one before; encoding stays parallel.
+ */
+static struct stream {
+    int tid;                    /* 0: free */
+    struct rt_buf *pending;     /* a buffer whose tail the next buffer's first chunk begins with */
+    size_t len;                 /* slots of the unfinished chunk */
+    uint64_t quiet;             /* access records since the last one that hashed below the threshold */
+    uint64_t before;            /* the address of the last access record */
+} streams[RT_MAX_THREADS];
+
+static struct stream *stream_of(uint32_t tid)
 {
-    append(&enc[0], tid, encode(&enc[0], s, e, events_only, in_place));
+    struct stream *free_one = NULL;
+    for (int i = 0; i < RT_MAX_THREADS; i++) {
+        if (streams[i].tid == (int)tid) return &streams[i];
+        if (!streams[i].tid && !free_one) free_one = &streams[i];
+    }
+    if (free_one) {
+        free_one->tid = (int)tid;
+        free_one->pending = NULL;
+        free_one->len = 0;
+        free_one->quiet = 0;
+        free_one->before = 0;
+    }
+    return free_one;
 }
 
+static void release(struct rt_buf *b)
+{
+    if (__atomic_sub_fetch(&b->holds, 1, __ATOMIC_ACQ_REL) == 0) rt_buf_put(b);
+}
+
+static void add_cut(struct rt_buf *b, char *at)
+{
+    if (b->ncuts < RT_MAX_CUTS) b->cuts[b->ncuts++] = at;
+}
+
+/* Plans b's chunks over [from, used): its cuts, the previous buffer's tail it finishes, its own tail. */
+static void plan(struct rt_buf *b)
+{
+    b->prev = NULL;
+    b->prev_alone = 0;
+    b->ncuts = 0;
+    b->tail = b->used;
+    b->holds = 1;
+    struct stream *st = f.codec >= 3 ? stream_of(b->tid) : NULL;
+    if (!st) return; /* older codecs (and a full table): a buffer is a chunk */
+    const size_t cap = rt.buf_size / 16, quiet_min = cap / 2;
+    const uint64_t below = ~0ULL / (cap / 2);
+    size_t len = st->len;
+    uint64_t quiet = st->quiet, before = st->before;
+    b->prev = st->pending;
+    if (b->prev && b->prev->events_only != b->events_only) {
+        b->prev_alone = 1;
+        len = 0;
+    }
+    /* Every slot of every buffer passes here, in ticket order: the common case (an access record, no cut) */
+    /* is a multiply, a compare and two increments (0.9 ns a record; 2.6 with the cases folded together). */
+    const uint64_t *in = (const uint64_t *)b->from, *end = (const uint64_t *)b->used;
+    while (in < end) {
+        uint64_t w1 = in[1];
+        if (__builtin_expect(w1 >> 63, 0)) {
+            size_t words = tag_words(in, end);
+            if (len && len + words / 2 > cap) {
+                add_cut(b, (char *)in);
+                len = 0;
+            }
+            len += words / 2;
+            in += words;
+            continue;
+        }
+        if (__builtin_expect(len >= cap, 0)) {
+            add_cut(b, (char *)in);
+            len = 0;
+        }
+        uint64_t w0 = in[0], mixed = (w0 ^ (before << 21 | before >> 43)) * 0x9E3779B97F4A7C15ULL;
+        before = w0;
+        in += 2;
+        len++;
+        if (__builtin_expect(mixed < below, 0)) {
+            if (quiet >= quiet_min && in < end) {
+                add_cut(b, (char *)in);
+                len = 0;
+            }
+            quiet = 0;
+        } else {
+            quiet++;
+        }
+    }
+    st->quiet = quiet;
+    st->before = before;
+    /* No carry: the thread ended, or its last chunk would span three buffers (a short buffer: a stop, an */
+    /* event that did not fit), or there are no slots.                                                   */
+    if (b->last || (b->prev && !b->prev_alone && !b->ncuts) || b->used == b->from) {
+        st->pending = NULL;
+        st->len = 0;
+        if (b->last) st->tid = 0;
+        return;
+    }
+    b->tail = b->ncuts ? b->cuts[b->ncuts - 1] : b->from;
+    st->pending = b;
+    st->len = len;
+    b->holds = 2;
+}
+
+/* Encodes b's chunks as planned (into x's pieces); the previous buffer, once its tail is read, is let go. */
+static void encode_buffer(struct encoder *x, struct rt_buf *b, int in_place)
+{
+    x->npieces = 0;
+    x->packed_used = 0;
+    struct rt_buf *p = b->prev;
+    const char *s = b->from;
+    if (p && b->prev_alone) encode_piece(x, p->tail, p->used, 0, 0, p->events_only, 1);
+    for (int i = 0; i <= b->ncuts; i++) {
+        const char *e = i < b->ncuts ? b->cuts[i] : b->tail;
+        if (i == 0 && p && !b->prev_alone) encode_piece(x, p->tail, p->used, s, e, b->events_only, in_place);
+        else if (e > s) encode_piece(x, s, e, 0, 0, b->events_only, in_place);
+        s = e;
+    }
+    if (p) release(p);
+    b->prev = NULL;
+}
+
+/* The encoder's chunks at the end of the file; one appender at a time (tickets, or the final flush alone). */
+static void append(struct encoder *x, uint32_t tid)
+{
+    for (int i = 0; i < x->npieces; i++) {
+        struct piece *pc = &x->piece[i];
+        __atomic_add_fetch(&f.records, pc->records, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f.dropped, pc->dropped, __ATOMIC_RELAXED);
+        if (!pc->raw) continue;
+        struct chunk_header h = {CHUNK_MAGIC, tid, f.chunks++, (uint32_t)pc->stored, (uint32_t)pc->raw, (uint32_t)f.codec, 0};
+        static const char zeros[8];
+        struct iovec iov[3] = {{&h, sizeof h}, {(void *)pc->payload, pc->stored}, {(void *)zeros, (8 - pc->stored % 8) % 8}};
+        size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+        long w = mt_sys3(SYS_writev, f.fd, iov, 3);
+        if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
+            size_t done = (size_t)w;
+            for (int k = 0; k < 3; k++) {
+                if (done >= iov[k].iov_len) { done -= iov[k].iov_len; continue; }
+                write_all((const char *)iov[k].iov_base + done, iov[k].iov_len - done);
+                done = 0;
+            }
+        }
+    }
+    x->npieces = 0;
+}
+
+/* A buffer off the queue while no ticket is handed out: planned, written and let go by this thread. */
 static void write_queued(struct rt_buf *b)
 {
-    write_chunk(b->tid, b->from, b->used, b->events_only, 1);
-    rt_buf_put(b);
+    plan(b);
+    encode_buffer(&enc[0], b, 1);
+    append(&enc[0], b->tid);
+    release(b);
 }
 
 /* The oldest queued buffer and its ticket, while the process runs (the final flush drains the rest). */
@@ -448,15 +634,20 @@ static struct rt_buf *take_ticket(int *ticket)
     return b;
 }
 
-/* Encodes a ticketed buffer with x, waits for the chunks before it, appends, and frees the buffer. */
+/* Plans a ticketed buffer's chunks after the buffers before it, encodes them with x, waits for the chunks */
+/* before it, appends, and lets the buffer go.                                                             */
 static void encode_in_turn(struct encoder *x, struct rt_buf *b, int ticket)
 {
-    int encoded = encode(x, b->from, b->used, b->events_only, 1);
+    for (int seen; (seen = __atomic_load_n(&f.planned, __ATOMIC_ACQUIRE)) != ticket;) futex_wait(&f.planned, seen, 1000 * 1000);
+    plan(b);
+    __atomic_store_n(&f.planned, ticket + 1, __ATOMIC_RELEASE);
+    futex_wake(&f.planned);
+    encode_buffer(x, b, 1);
     for (int seen; (seen = __atomic_load_n(&f.appended, __ATOMIC_ACQUIRE)) != ticket;) futex_wait(&f.appended, seen, 1000 * 1000);
-    append(x, b->tid, encoded);
+    append(x, b->tid);
     __atomic_store_n(&f.appended, ticket + 1, __ATOMIC_RELEASE);
     futex_wake(&f.appended);
-    rt_buf_put(b);
+    release(b);
 }
 
 /* A program thread that would wait for a free buffer encodes a queued one instead (encoder 1, if free):  */
@@ -546,6 +737,7 @@ static int open_out(const char *path, int pid)
 
 int rt_file_open(const char *path, int pid, int codec)
 {
+
     f.codec = codec;
     if (codec < 0 || codec > 4) codec = f.codec = 4;
     for (int i = 0; i < 2; i++) {
@@ -554,7 +746,7 @@ int rt_file_open(const char *path, int pid, int codec)
         x->work = rt_map(x->work_size);
         size_t scratch = rt.buf_size + rt.buf_size / 4 + 16; /* codec 3's and 4's worst case: 20 bytes per 16-byte slot */
         x->scratch = rt_map(scratch);
-        x->packed_cap = ZSTD_compressBound(scratch);
+        x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
         x->packed = rt_map(x->packed_cap);
         x->table = rt_map(2 * sizeof(uint64_t) << TABLE_BITS);
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
@@ -621,8 +813,27 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
         struct rt_buf *b = t->buf;
         char *upto = __atomic_load_n(t->cursor, __ATOMIC_ACQUIRE);
         if (upto < b->base || upto > b->end) continue; /* mid-swap: nothing consistent to write */
-        write_chunk(b->tid, b->from, upto, !rt.recording, 0);
+        /* The live buffer finishes its thread's pending chunk and is written whole, as a last buffer. */
+        b->used = upto;
+        b->events_only = !rt.recording;
+        b->last = 1;
+        plan(b);
+        encode_buffer(&enc[0], b, 0);
+        append(&enc[0], b->tid);
+        b->last = 0;
         b->from = upto;
+    }
+    for (int i = 0; i < RT_MAX_THREADS; i++) { /* threads whose live buffer could not be read */
+        struct rt_buf *p = streams[i].pending;
+        if (p) {
+            enc[0].npieces = 0;
+            enc[0].packed_used = 0;
+            encode_piece(&enc[0], p->tail, p->used, 0, 0, p->events_only, 1);
+            append(&enc[0], p->tid);
+            release(p);
+        }
+        streams[i].tid = 0;
+        streams[i].pending = NULL;
     }
     f.end_offset = mt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
     struct end_record e = {END_MAGIC, 0, f.chunks, f.records, f.dropped};
@@ -674,7 +885,12 @@ void rt_file_fork_child(const char *path, int pid)
         rt.to_file = 0;
         return;
     }
-    f.next_ticket = f.appended = 0;
+    f.next_ticket = f.planned = f.appended = 0;
+    for (int i = 0; i < RT_MAX_THREADS; i++) { /* pending tails: the parent's slots */
+        if (streams[i].pending) rt_buf_put(streams[i].pending);
+        streams[i].tid = 0;
+        streams[i].pending = NULL;
+    }
     for (int i = 0; i < 2; i++) {
         enc[i].lock.owner = 0;
         enc[i].cctx = ZSTD_initStaticCCtx(enc[i].work, enc[i].work_size);

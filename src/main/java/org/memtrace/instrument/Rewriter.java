@@ -18,10 +18,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -208,9 +211,19 @@ public final class Rewriter {
                 });
                 Map<Integer, ProbeGroups.Group> own = ProbeGroups.group(code, grouped, first.barrier);
                 groups.putAll(own);
-                if (localCursor && !options.skeleton()) {
-                    // a skeleton build's loops have probes of their own around them
-                    loops.addAll(CursorLoops.find(code, own, first.unnumbered, first.labels, first.references));
+                if (localCursor) {
+                    // A skeleton loop has probes of their own around it; a loop the skeleton declined keeps the
+                    // full build's probes, cursor included, so that it costs and records what a full build's does
+                    // (same probe code, so the same site spacing: its records pack to the same bytes).
+                    Set<Integer> skeletal = new HashSet<>();
+                    for (LoopSkeleton.Loop l : plan.skeleton().loops()) {
+                        skeletal.add(l.backEdge());
+                        l.items().forEach(item -> skeletal.add(item.instruction()));
+                        l.markers().forEach(marker -> skeletal.add(marker.instruction()));
+                    }
+                    for (CursorLoops.Loop l : CursorLoops.find(code, own, first.unnumbered, first.labels, first.references)) {
+                        if (!skeletal.contains(l.last()) && Collections.disjoint(l.groups(), skeletal)) loops.add(l);
+                    }
                 }
                 plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
             } catch (FunctionPlanner.Unsupported e) {

@@ -1,0 +1,119 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TraceFile;
+
+/**
+ * Skeleton traces of irregular programs are never larger than full ones (issue 10), on the same program,
+ * input and environment: a pointer chase, a hash table and a sort ({@code skel_size.c}), each with a stretch
+ * the skeleton computes between stretches it logs, built by {@code memtrace cc} and by {@code memtrace cc
+ * --skeleton}. Small buffers make each trace dozens of chunks, so what is tested is that the chunks past the
+ * computed stretch are cut where the full trace's are (docs/compiled-in.md, "Chunk boundaries").
+ *
+ * <p>"The same environment" includes what a trace records of the run: the process id (in every event
+ * record) and the program's path. Both runs get process id 1 in a PID namespace of their own ({@code
+ * unshare --pid --fork}, which needs root or user namespaces: without it the test is skipped, because the
+ * pid alone moves a trace by up to a few hundred bytes either way), a path of the same length, no address
+ * randomization and the same link addresses for data ({@link SkeletonTraceTest}).
+ */
+class SkeletonSizeTest {
+    @TempDir static Path dir;
+
+    private static final Pattern SUMMARY = Pattern.compile("^\\s+(probes|computed)\\s+([\\d,]+)$", Pattern.MULTILINE);
+
+    @BeforeAll
+    static void fixture() throws Exception {
+        try (InputStream in = SkeletonSizeTest.class.getResourceAsStream("/c/skel_size.c")) {
+            Files.copy(in, dir.resolve("skel_size.c"));
+        }
+    }
+
+    /** The command that runs {@code prog} with process id 1 and no address randomization; null without namespaces. */
+    static List<String> sameConditions(Path prog, String... args) throws Exception {
+        Process p = new ProcessBuilder("unshare", "--pid", "--fork", "true").redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        if (p.waitFor() != 0) return null;
+        List<String> command = new ArrayList<>(List.of("unshare", "--pid", "--fork", "setarch", "x86_64", "-R", prog.toString()));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    private static Path build(String opt, boolean skeleton) throws Exception {
+        Path out = dir.resolve((skeleton ? "skel" : "full") + opt);
+        Path prog = out.resolve("prog");
+        if (Files.exists(prog)) return prog;
+        Files.createDirectories(out);
+        List<String> cc = new ArrayList<>(Cli.command("cc"));
+        if (skeleton) cc.add("--skeleton");
+        cc.addAll(List.of(opt, "-no-pie", "-Wl,-Tdata=0x10000000", "-Wl,-Trodata-segment=0x8000000", "-o", prog.toString(),
+                dir.resolve("skel_size.c").toString()));
+        Gcc.run(cc);
+        return prog;
+    }
+
+    /** One run's trace file, its printed trace in comparable form, and its summary counts. */
+    private record Traced(Path mtr, long chunks, List<List<String>> lines, long probes, long computed, String stdout) {}
+
+    private static Traced trace(String opt, boolean skeleton, String kernel) throws Exception {
+        Path prog = build(opt, skeleton);
+        Path mtr = prog.resolveSibling(kernel + ".mtr");
+        List<String> command = sameConditions(prog, kernel);
+        assumeThat(command).as("unshare --pid --fork works here").isNotNull();
+        String stdout = Gcc.run(command, Map.of("MEMTRACE_OUT", mtr.toString(), "MEMTRACE_BUFFER_KB", "64"));
+        Path text = prog.resolveSibling(kernel + ".trace");
+        var printed = Cli.run(dir, "print", "--addresses", "both", "-o", text.toString(), mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        TraceFile.read(text);
+        long probes = 0, computed = 0;
+        Matcher m = SUMMARY.matcher(printed.stderr());
+        while (m.find()) {
+            long v = Long.parseLong(m.group(2).replace(",", ""));
+            if (m.group(1).equals("probes")) probes = v;
+            else computed = v;
+        }
+        return new Traced(mtr, endRecordChunks(mtr), SkeletonTraceTest.comparable(Files.readAllLines(text)), probes, computed, stdout);
+    }
+
+    /** The chunk count the end record states (the last 32 bytes: "EEND", reserved, chunks, records, dropped). */
+    private static long endRecordChunks(Path mtr) throws Exception {
+        byte[] all = Files.readAllBytes(mtr);
+        ByteBuffer end = ByteBuffer.wrap(all, all.length - 32, 32).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(end.getInt()).as("end record magic").isEqualTo(0x444e4545);
+        end.getInt();
+        return end.getLong();
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"chase,-O2", "hash,-O2", "sort,-O2", "chase,-O1", "hash,-O1", "sort,-O1"})
+    void theSkeletonTraceIsLosslessAndNoLargerThanTheFullTrace(String kernel, String opt) throws Exception {
+        Traced full = trace(opt, false, kernel);
+        Traced skel = trace(opt, true, kernel);
+        assertThat(skel.stdout()).isEqualTo(full.stdout()).startsWith(kernel + " ");
+        assertThat(full.chunks()).as("full trace chunks").isGreaterThan(20);
+        assertThat(skel.computed()).as("computed accesses").isPositive();
+        assertThat(skel.probes()).isEqualTo(full.probes());
+        assertThat(skel.lines()).hasSameSizeAs(full.lines());
+        for (int t = 0; t < full.lines().size(); t++)
+            assertThat(skel.lines().get(t)).as("thread group %d", t).containsExactlyElementsOf(full.lines().get(t));
+        assertThat(Files.size(skel.mtr())).as("skeleton trace bytes, %s at %s", kernel, opt)
+                .isLessThanOrEqualTo(Files.size(full.mtr()));
+    }
+}

@@ -3,7 +3,6 @@ package org.memtrace.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -14,11 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.memtrace.select.ElfText;
-import org.memtrace.select.FunctionSymbol;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
-import org.memtrace.x86.Decoder;
+import org.memtrace.testutil.Selections;
 
 /**
  * {@code memtrace analyze} on an object built by {@code memtrace cc} reports the selection it reports on
@@ -43,8 +40,8 @@ class AnalyzeCcBuildTest {
         List<String> plainArgs = new ArrayList<>(List.of("analyze", "--json", "--omega", omega));
         if (stack) plainArgs.add("--stack");
         plainArgs.add("plain.o");
-        JsonNode plain = json(plainArgs.toArray(String[]::new));
-        JsonNode instrumented = json("analyze", "--json", "cc.o"); // the build's options, from the object
+        JsonNode plain = Selections.json(dir, plainArgs.toArray(String[]::new));
+        JsonNode instrumented = Selections.json(dir, "analyze", "--json", "cc.o"); // the build's options, from the object
 
         assertThat(plain.has("memtraceCc")).isFalse();
         JsonNode recorded = instrumented.get("memtraceCc");
@@ -66,7 +63,7 @@ class AnalyzeCcBuildTest {
             assertThat(recorded.get("instrumented").asInt()).isEqualTo(c.get("summary").get("selected").asInt());
             assertThat(p.get("summary").get("minimalAccuracy").asDouble()).isLessThan(1);
         }
-        assertThat(selection(c, dir.resolve("cc.o"))).isEqualTo(selection(p, dir.resolve("plain.o")));
+        assertThat(Selections.describe(c, dir.resolve("cc.o"), f -> true)).isEqualTo(Selections.describe(p, dir.resolve("plain.o"), f -> true));
     }
 
     @Test
@@ -82,27 +79,6 @@ class AnalyzeCcBuildTest {
                 .contains("omega 0.5: ").contains("stack accesses included");
         Cli.Result other = Cli.run(dir, "analyze", "--omega", "0.2", "cc.o");
         assertThat(other.stdout()).contains("not compared: the analysis options are not the build's").contains("omega 0.2: ");
-    }
-
-    /** Each selected instruction as its function, its mnemonic and the accesses it stands for: what the layout does not change. */
-    private static List<String> selection(JsonNode run, Path object) throws Exception {
-        ElfText elf = ElfText.read(object);
-        Decoder decoder = new Decoder();
-        List<String> result = new ArrayList<>();
-        for (JsonNode s : run.get("selected")) {
-            long address = s.get("address").asLong();
-            FunctionSymbol f = elf.functions().stream().filter(x -> x.name().equals(s.get("function").asText())).findFirst().orElseThrow();
-            String mnemonic = decoder.decode(elf.text(), elf.offsetOf(f) + (int) (address - f.address()), address).orElseThrow().mnemonic();
-            result.add(f.name() + " " + mnemonic + " ma " + s.get("ma") + " aia " + s.get("aia") + " class " + s.get("class").size()
-                    + " associated " + s.get("associated").size());
-        }
-        return result;
-    }
-
-    private JsonNode json(String... args) throws Exception {
-        Cli.Result r = Cli.run(dir, args);
-        assertThat(r.status()).as(r.stderr()).isZero();
-        return new ObjectMapper().readTree(r.stdout());
     }
 
     private void copy(String source) throws IOException {

@@ -3,7 +3,6 @@ package org.memtrace.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -15,11 +14,9 @@ import java.util.Set;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.io.TempDir;
-import org.memtrace.select.ElfText;
-import org.memtrace.select.FunctionSymbol;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
-import org.memtrace.x86.Decoder;
+import org.memtrace.testutil.Selections;
 
 /**
  * {@code memtrace analyze} on a linked program built by {@code memtrace cc} reports exactly the build's
@@ -57,44 +54,21 @@ class AnalyzeLinkedCcBuildTest {
         assertThat(text.status()).as(text.stderr()).isZero();
         assertThat(text.stdout()).containsPattern("site table: \\d+ instrumented instructions .*exactly the selected ones");
 
-        JsonNode instrumented = json("analyze", "--json", "prog");
+        JsonNode instrumented = Selections.json(dir, "analyze", "--json", "prog");
         JsonNode recorded = instrumented.get("memtraceCc");
         assertThat(recorded.get("selectedWithoutProbe").asInt()).isZero();
         assertThat(recorded.get("probedNotSelected").asInt()).isZero();
         assertThat(recorded.get("instrumented").asInt()).isPositive();
 
-        JsonNode reference = json("analyze", "--json", "--stack", "--omega", omega, "plain");
+        JsonNode reference = Selections.json(dir, "analyze", "--json", "--stack", "--omega", omega, "plain");
         JsonNode p = reference.get("runs").get(0), c = instrumented.get("runs").get(0);
         for (String field : List.of("memoryReferences", "classes", "selected", "minimalAccuracy", "alignmentIndependentAccuracy")) {
             assertThat(c.get("summary").get(field)).as(field).isEqualTo(p.get("summary").get(field));
         }
-        List<String> chosen = selection(c, dir.resolve("prog"));
-        assertThat(chosen).isEqualTo(selection(p, dir.resolve("plain")));
+        List<String> chosen = Selections.describe(c, dir.resolve("prog"), FUNCTIONS::contains);
+        assertThat(chosen).isEqualTo(Selections.describe(p, dir.resolve("plain"), FUNCTIONS::contains));
         assertThat(chosen).anyMatch(s -> s.startsWith("tally ")).anyMatch(s -> s.startsWith("blend "))
                 .anyMatch(s -> s.startsWith("checksum "));
-    }
-
-    /** The fixture's selected instructions in order, each as its function, mnemonic and the accesses it stands for. */
-    private static List<String> selection(JsonNode run, Path file) throws Exception {
-        ElfText elf = ElfText.read(file);
-        Decoder decoder = new Decoder();
-        List<String> result = new ArrayList<>();
-        for (JsonNode s : run.get("selected")) {
-            String name = s.get("function").asText();
-            if (!FUNCTIONS.contains(name)) continue;
-            long address = s.get("address").asLong();
-            FunctionSymbol f = elf.functions().stream().filter(x -> x.name().equals(name)).findFirst().orElseThrow();
-            String mnemonic = decoder.decode(elf.text(), elf.offsetOf(f) + (int) (address - f.address()), address).orElseThrow().mnemonic();
-            result.add(name + " " + mnemonic + " ma " + s.get("ma") + " aia " + s.get("aia") + " class " + s.get("class").size()
-                    + " associated " + s.get("associated").size());
-        }
-        return result;
-    }
-
-    private JsonNode json(String... args) throws Exception {
-        Cli.Result r = Cli.run(dir, args);
-        assertThat(r.status()).as(r.stderr()).isZero();
-        return new ObjectMapper().readTree(r.stdout());
     }
 
     private void copy(String source) throws IOException {

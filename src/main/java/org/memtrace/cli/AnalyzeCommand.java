@@ -90,7 +90,7 @@ public final class AnalyzeCommand implements Callable<Integer> {
             }
             NavigableSet<Long> sites = cc.map(CcBuild::sites).orElse(Collections.emptyNavigableSet());
             List<FunctionModel> models = new BinaryAnalyzer(options).analyze(elf, functions, sites);
-            Optional<BuildCheck> check = cc.map(b -> check(b, recorded, options, omegas, models));
+            Optional<BuildCheck> check = cc.map(b -> check(b, recorded, options, omegas, models, elf.places().fromSymbolTable()));
             if (json) {
                 JsonReport.write(out, elf, options, models, omegas, check);
                 out.println();
@@ -139,7 +139,7 @@ public final class AnalyzeCommand implements Callable<Integer> {
      * references but no probe was not compiled by memtrace cc (crt1.o's {@code _start}) or was left whole.
      */
     private static BuildCheck check(CcBuild build, Optional<CcOptions> recorded, AnalysisOptions options,
-                                    List<Double> omegas, List<FunctionModel> models) {
+                                    List<Double> omegas, List<FunctionModel> models, boolean symbolTable) {
         Set<Long> instrumented = new HashSet<>();
         List<FunctionModel> probed = new ArrayList<>();
         int sites = 0, unprobed = 0;
@@ -156,6 +156,7 @@ public final class AnalyzeCommand implements Callable<Integer> {
         }
         String why = null;
         if (recorded.isEmpty()) why = build.options().isEmpty() ? "the build did not record its options" : "the build's options are not one set this version reads";
+        else if (!symbolTable) why = "the file is stripped: without its symbol table the build's functions and static places cannot be found";
         else if (build.skeleton()) why = "skeleton loops record their computed accesses without sites";
         else if (omegas.size() != 1 || omegas.getFirst() != recorded.get().omega() || !options.equals(recorded.get().analysis()))
             why = "the analysis options are not the build's";

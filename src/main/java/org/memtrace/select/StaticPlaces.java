@@ -46,6 +46,7 @@ public final class StaticPlaces {
 
     private final ElfFile elf;
     private final boolean relocatable;
+    private final boolean symbolTable;
     private final boolean fixedAddress;
     private final long imageStart;
     private final long imageEnd;
@@ -66,6 +67,7 @@ public final class StaticPlaces {
         this.imageStart = imageStart;
         this.imageEnd = imageEnd;
         boolean hasSymtab = elf.sections().stream().anyMatch(s -> s.type() == ElfSection.SHT_SYMTAB);
+        this.symbolTable = hasSymtab;
         for (ElfSymbol s : hasSymtab ? elf.symtab() : elf.dynsym()) {
             if (!s.isDefined() || s.size() <= 0 || s.name().startsWith(".L")
                     || !(s.isObject() || s.isFunction() || s.type() == STT_NOTYPE)) {
@@ -118,6 +120,11 @@ public final class StaticPlaces {
                 byOffset.put(r.getLong(at), new Relocation(r.getLong(at), (int) info, (int) (info >>> 32), r.getLong(at + 16)));
             }
         }
+    }
+
+    /** False for a stripped file: its places are bare targets, not the symbols an object's relocations name. */
+    public boolean fromSymbolTable() {
+        return symbolTable;
     }
 
     /** {@link #resolve(int, List)} for code of the file's .text. */

@@ -69,6 +69,13 @@ class AnalyzeLinkedCcBuildTest {
         assertThat(chosen).isEqualTo(Selections.describe(p, dir.resolve("plain"), FUNCTIONS::contains));
         assertThat(chosen).anyMatch(s -> s.startsWith("tally ")).anyMatch(s -> s.startsWith("blend "))
                 .anyMatch(s -> s.startsWith("checksum "));
+
+        // Stripped, the file no longer names the places and functions the build selected on: no verdict.
+        Gcc.strip(dir.resolve("prog"), "stripped");
+        Cli.Result stripped = Cli.run(dir, "analyze", "stripped");
+        assertThat(stripped.status()).as(stripped.stderr()).isZero();
+        assertThat(stripped.stdout()).contains("(not compared: the file is stripped: without its symbol table")
+                .doesNotContain("exactly the selected ones").doesNotContain("have no probe");
     }
 
     private void copy(String source) throws IOException {

@@ -401,6 +401,12 @@ pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *
     return (size_t)(out - dst);
 }
 
+/* pack_slots for the file's codec (3 or 4), each call specialized by its constant */
+static size_t pack(struct encoder *x, struct pack_state *ps, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
+{
+    return f.codec == 4 ? pack_slots(x, ps, s, e, dst, events_only, raw, 1) : pack_slots(x, ps, s, e, dst, events_only, raw, 0);
+}
+
 /* One chunk from a thread's slots [s1, e1) followed by [s2, e2) (a buffer's tail and the next buffer's head; */
 /* codecs 3 and 4 only) into the encoder's next piece, transformed in place when the buffer is ours (queued), */
 /* else into scratch (another thread's live buffer at the end). A piece with no slots to write is counted    */
@@ -418,13 +424,11 @@ static void encode_piece(struct encoder *x, const char *s1, const char *e1, cons
         struct pack_state ps = {0, 0, 0};
         for (size_t i = 0; i < (2u << TABLE_BITS); i++) x->table[i] = 0;
         size_t raw2 = 0;
-        input = codec == 4 ? pack_slots(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw, 1)
-                           : pack_slots(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw, 0);
+        input = pack(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw);
         pc->records = x->records;
         pc->dropped = x->dropped;
         if (e2 > s2) {
-            input += codec == 4 ? pack_slots(x, &ps, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2, 1)
-                                : pack_slots(x, &ps, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2, 0);
+            input += pack(x, &ps, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2);
             pc->records += x->records;
             pc->dropped += x->dropped;
         }
@@ -737,7 +741,6 @@ static int open_out(const char *path, int pid)
 
 int rt_file_open(const char *path, int pid, int codec)
 {
-
     f.codec = codec;
     if (codec < 0 || codec > 4) codec = f.codec = 4;
     for (int i = 0; i < 2; i++) {

@@ -68,7 +68,7 @@ final class SiteTable {
                          int blockRefs, int blockMa, int blockAia) {}
 
     private final List<Entry> entries;
-    /** Probe addresses of relaxed TLS resolver pushes. */
+    /** Probe addresses of flag-0x40 sites whose access the link took away. */
     private final List<Long> relaxed;
     private final Map<Long, Integer> repRoles;
     private final Map<Long, RepOp> repOps;

@@ -2,7 +2,6 @@ package org.memtrace.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TracedRun;
 
 /**
  * A loop that keeps its probes' cursor in a register (docs/compiled-in.md, "A loop's cursor"): no save and
@@ -47,7 +47,7 @@ class CcLoopCursorTest {
         var build = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
         build.addAll(flags);
         build.addAll(List.of("-o", dir.resolve("loops").toString(), dir.resolve("loops.c").toString()));
-        assertThat(run(build, null).status).isZero();
+        assertThat(run(build, null).status()).isZero();
         var plain = new ArrayList<>(List.of("gcc", "-o", dir.resolve("plain").toString()));
         plain.addAll(flags);
         plain.add(dir.resolve("loops.c").toString());
@@ -61,10 +61,10 @@ class CcLoopCursorTest {
                     .contains("movq %").doesNotContain("__memtrace_cursor").doesNotContain("pushq").doesNotContain("popq");
         }
 
-        String expected = run(List.of(dir.resolve("plain").toString(), "" + ROUNDS), null).stdout;
+        String expected = run(List.of(dir.resolve("plain").toString(), "" + ROUNDS), null).stdout();
         Path mtr = dir.resolve("loops.mtr");
-        Outcome traced = run(List.of(dir.resolve("loops").toString(), "" + ROUNDS), mtr);
-        assertThat(traced.stdout).as("the program computes what the plain build does").isEqualTo(expected);
+        TracedRun traced = run(List.of(dir.resolve("loops").toString(), "" + ROUNDS), mtr);
+        assertThat(traced.stdout()).as("the program computes what the plain build does").isEqualTo(expected);
         var printed = Cli.run(dir, "print", "-o", "loops.trace", mtr.toString());
         assertThat(printed.status()).as(printed.stderr()).isZero();
         List<String> names = new ArrayList<>();
@@ -107,7 +107,7 @@ class CcLoopCursorTest {
         var build = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
         build.addAll(List.of("-O2", "-fno-tree-vectorize", "-no-pie", "-o", dir.resolve("crash").toString(),
                 dir.resolve("crash.c").toString()));
-        assertThat(run(build, null).status).isZero();
+        assertThat(run(build, null).status()).isZero();
         assertThat(loopBodies(Files.readString(dir.resolve("asm").resolve("crash.s")))).hasSize(1);
         Path mtr = dir.resolve("crash.mtr");
         ProcessBuilder pb = new ProcessBuilder(dir.resolve("crash").toString(), "100000").directory(dir.toFile());
@@ -121,7 +121,7 @@ class CcLoopCursorTest {
         for (String l : Files.readAllLines(dir.resolve("crash.trace"))) {
             if (l.startsWith("S$") && l.contains("<memmap")) stores.add(l.substring(l.indexOf('>') + 1, l.indexOf(',')));
         }
-        long page = Long.parseLong(run(List.of("getconf", "PAGESIZE"), null).stdout.strip());
+        long page = Long.parseLong(run(List.of("getconf", "PAGESIZE"), null).stdout().strip());
         var want = new ArrayList<String>();
         for (long off = 0; off <= page; off += 8) want.add("+" + off);
         assertThat(stores).as("every store up to the faulting one, though the loop never wrote its cursor back")
@@ -170,12 +170,12 @@ class CcLoopCursorTest {
         var build = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
         build.addAll(List.of("-O2", "-g", "-fno-tree-vectorize", "-no-pie", "-o", dir.resolve("timer").toString(),
                 dir.resolve("timer.c").toString()));
-        assertThat(run(build, null).status).isZero();
+        assertThat(run(build, null).status()).isZero();
         assertThat(loopBodies(Files.readString(dir.resolve("asm").resolve("timer.s")))).hasSize(1);
         Path mtr = dir.resolve("timer.mtr");
-        Outcome traced = run(List.of(dir.resolve("timer").toString()), mtr);
-        assertThat(traced.status).isZero();
-        String[] out = traced.stdout.strip().split(" ");
+        TracedRun traced = run(List.of(dir.resolve("timer").toString()), mtr);
+        assertThat(traced.status()).isZero();
+        String[] out = traced.stdout().strip().split(" ");
         long rounds = Long.parseLong(out[0]), ticks = Long.parseLong(out[1]);
         assertThat(ticks).as("the timer fired while the program ran").isPositive();
         var printed = Cli.run(dir, "print", "-o", "timer.trace", mtr.toString());
@@ -214,21 +214,7 @@ class CcLoopCursorTest {
         return bodies;
     }
 
-    private record Outcome(int status, String stdout) {}
-
-    private Outcome run(List<String> command, Path mtr) throws Exception {
-        Path out = Files.createTempFile(dir, "out", ".txt");
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectOutput(out.toFile())
-                .redirectError(ProcessBuilder.Redirect.INHERIT);
-        if (mtr != null) {
-            pb.environment().put("MEMTRACE_OUT", mtr.toString());
-            pb.environment().put("MEMTRACE_BUFFER_KB", "8");
-        }
-        Process p = pb.start();
-        if (!p.waitFor(180, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("timed out: " + command);
-        }
-        return new Outcome(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    private TracedRun run(List<String> command, Path mtr) throws Exception {
+        return TracedRun.run(dir, command, mtr, 8);
     }
 }

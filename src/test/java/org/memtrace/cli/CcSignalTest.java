@@ -2,16 +2,15 @@ package org.memtrace.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TracedRun;
 
 /**
  * A program signal handler with probes of its own interrupts probes (docs/compiled-in.md, "Signal
@@ -130,19 +129,19 @@ class CcSignalTest {
         var command = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
         command.addAll(List.of("-O2", "-g", "-fno-tree-vectorize", "-o", dir.resolve("sig").toString(), dir.resolve("sig.c").toString()));
         command.addAll(List.of(flags));
-        assertThat(run(command, null).status).isZero();
+        assertThat(run(command, null).status()).isZero();
         return Files.readString(dir.resolve("asm").resolve("sig.s"));
     }
 
     /** The timer run against a run of as many rounds without it. */
     private void assertExact(boolean early) throws Exception {
-        Outcome timed = run(List.of(dir.resolve("sig").toString()), dir.resolve("timed.mtr"));
-        assertThat(timed.status).isZero();
-        String[] out = timed.stdout.strip().split(" ");
+        TracedRun timed = run(List.of(dir.resolve("sig").toString()), dir.resolve("timed.mtr"));
+        assertThat(timed.status()).isZero();
+        String[] out = timed.stdout().strip().split(" ");
         long rounds = Long.parseLong(out[0]), runs = Long.parseLong(out[1]);
         assertThat(runs).as("the timer fired while the program ran").isPositive();
-        Outcome reference = run(List.of(dir.resolve("sig").toString(), "" + rounds), dir.resolve("reference.mtr"));
-        assertThat(reference.status).isZero();
+        TracedRun reference = run(List.of(dir.resolve("sig").toString(), "" + rounds), dir.resolve("reference.mtr"));
+        assertThat(reference.status()).isZero();
         Trace got = trace("timed"), want = trace("reference");
         assertThat(want.arrays).as("the reference run").hasSize((int) rounds * 256 * 5);
         assertThat(got.arrays.equals(want.arrays)).as("the loop's %d accesses once each, in program order, with %d handler runs",
@@ -177,21 +176,7 @@ class CcSignalTest {
         return new Trace(arrays, marks, runStores, early);
     }
 
-    private record Outcome(int status, String stdout) {}
-
-    private Outcome run(List<String> command, Path mtr) throws Exception {
-        Path out = Files.createTempFile(dir, "out", ".txt");
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectOutput(out.toFile())
-                .redirectError(ProcessBuilder.Redirect.INHERIT);
-        if (mtr != null) {
-            pb.environment().put("MEMTRACE_OUT", mtr.toString());
-            pb.environment().put("MEMTRACE_BUFFER_KB", "16"); // buffers fill inside handlers too
-        }
-        Process p = pb.start();
-        if (!p.waitFor(180, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("timed out: " + command);
-        }
-        return new Outcome(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    private TracedRun run(List<String> command, Path mtr) throws Exception {
+        return TracedRun.run(dir, command, mtr, 16); // buffers fill inside handlers too
     }
 }

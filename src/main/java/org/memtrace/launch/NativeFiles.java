@@ -6,10 +6,14 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
 import java.util.zip.CRC32C;
@@ -19,12 +23,17 @@ import java.util.zip.CRC32C;
  * {@code memtrace cc}), each extracted to a directory named after its content: runs share one copy, a new
  * build never picks up a stale one, and a program linked against the runtime keeps finding the exact copy
  * its rpath names. Written to a temporary name and renamed, so a concurrent run never sees a half-written
- * file.
+ * file. Every build leaves a directory behind, so a new copy of the agent or the wrapper removes the
+ * directories of older ones that no run has used for {@link #UNUSED}; a runtime's never goes, since a
+ * program built against it names it in its rpath for as long as the program exists.
  */
 public final class NativeFiles {
     static final String AGENT = "libmemtrace-agent.so";
     static final String RUNTIME = "libmemtrace-rt.so";
     static final String CC_WRAPPER = "memtrace-cc-wrapper";
+
+    /** How long an agent's or wrapper's directory may go unused before a newer build removes it. */
+    static final Duration UNUSED = Duration.ofDays(30);
 
     private NativeFiles() {}
 
@@ -60,7 +69,13 @@ public final class NativeFiles {
         IOException first = null;
         for (Path base : candidates()) {
             try {
-                return install(base.resolve(key), resource, content);
+                Path dir = base.resolve(key);
+                boolean fresh = !Files.isDirectory(dir);
+                Path path = install(dir, resource, content);
+                Instant now = Instant.now();
+                markUsed(dir, now);
+                if (fresh && !resource.equals(RUNTIME)) prune(base, dir, resource, now);
+                return path;
             } catch (IOException e) {
                 if (first == null) first = e;
             }
@@ -91,6 +106,45 @@ public final class NativeFiles {
             Files.deleteIfExists(tmp);
         }
         return target;
+    }
+
+    /**
+     * A directory's modification time is its last use: written at most once a day, since most runs only read
+     * the cache, and not at all where the cache is read-only (its copy stays usable; it is just never removed).
+     */
+    static void markUsed(Path dir, Instant now) {
+        try {
+            if (Files.getLastModifiedTime(dir).toInstant().isBefore(now.minus(Duration.ofDays(1))))
+                Files.setLastModifiedTime(dir, FileTime.from(now));
+        } catch (IOException e) {
+            // read-only cache: see above
+        }
+    }
+
+    /**
+     * Removes the other directories under {@code base} that hold only {@code name} and were last used before
+     * {@code now - UNUSED}. A directory with anything else in it, or that cannot be read, is left; a failure
+     * here never fails the run, which has its own copy already.
+     */
+    static void prune(Path base, Path keep, String name, Instant now) {
+        Instant before = now.minus(UNUSED);
+        try (var dirs = Files.list(base)) {
+            for (Path dir : dirs.filter(d -> !d.equals(keep) && d.getFileName().toString().matches("[0-9a-f]{16}")).toList()) {
+                try {
+                    if (!Files.getLastModifiedTime(dir).toInstant().isBefore(before)) continue;
+                    Path file = dir.resolve(name);
+                    try (var inside = Files.list(dir)) {
+                        if (!inside.toList().equals(List.of(file))) continue;
+                    }
+                    Files.delete(file);
+                    Files.delete(dir);
+                } catch (IOException e) {
+                    // another run removed it first, or it is not ours to remove: leave it
+                }
+            }
+        } catch (IOException e) {
+            // the cache directory cannot be listed: nothing is removed
+        }
     }
 
     /**

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.*;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,5 +35,48 @@ class NativeFilesTest {
         try (var files = Files.list(dir)) {
             assertThat(files).containsExactly(first); // no temporary file left behind
         }
+    }
+
+    @Test
+    void aNewBuildRemovesOnlyOlderUnusedCopiesOfTheSameFile() throws Exception {
+        Instant now = Instant.parse("2026-11-24T00:00:00Z");
+        FileTime old = FileTime.from(now.minus(NativeFiles.UNUSED).minus(Duration.ofHours(1)));
+        Path keep = dir.resolve("00000000000000aa");
+        NativeFiles.install(keep, "libmemtrace-agent.so", new byte[] {1});
+        Path stale = dir.resolve("00000000000000bb");
+        NativeFiles.install(stale, "libmemtrace-agent.so", new byte[] {2});
+        Path recent = dir.resolve("00000000000000cc");
+        NativeFiles.install(recent, "libmemtrace-agent.so", new byte[] {3});
+        Path runtime = dir.resolve("00000000000000dd");
+        NativeFiles.install(runtime, "libmemtrace-rt.so", new byte[] {4});
+        Path mixed = dir.resolve("00000000000000ee");
+        NativeFiles.install(mixed, "libmemtrace-agent.so", new byte[] {5});
+        Files.writeString(mixed.resolve("notes"), "a user's file");
+        Path other = dir.resolve("not-a-build");
+        NativeFiles.install(other, "libmemtrace-agent.so", new byte[] {6});
+        for (Path d : new Path[] {keep, stale, runtime, mixed, other}) Files.setLastModifiedTime(d, old);
+        Files.setLastModifiedTime(recent, FileTime.from(now.minus(Duration.ofDays(2))));
+
+        NativeFiles.prune(dir, keep, "libmemtrace-agent.so", now);
+
+        assertThat(stale).doesNotExist();
+        assertThat(keep.resolve("libmemtrace-agent.so")).exists();
+        assertThat(recent.resolve("libmemtrace-agent.so")).exists();
+        assertThat(runtime.resolve("libmemtrace-rt.so")).exists(); // another file: a linked program's rpath
+        assertThat(mixed.resolve("libmemtrace-agent.so")).exists(); // not only ours
+        assertThat(other.resolve("libmemtrace-agent.so")).exists(); // not a build's name
+    }
+
+    @Test
+    void aRunMarksItsCopyUsedAtMostOnceADay() throws Exception {
+        Instant now = Instant.parse("2026-11-24T00:00:00Z");
+        NativeFiles.install(dir, "lib.so", new byte[] {1});
+        FileTime hourAgo = FileTime.from(now.minus(Duration.ofHours(1)));
+        Files.setLastModifiedTime(dir, hourAgo);
+        NativeFiles.markUsed(dir, now);
+        assertThat(Files.getLastModifiedTime(dir)).isEqualTo(hourAgo);
+        Files.setLastModifiedTime(dir, FileTime.from(now.minus(Duration.ofDays(3))));
+        NativeFiles.markUsed(dir, now);
+        assertThat(Files.getLastModifiedTime(dir).toInstant()).isEqualTo(now);
     }
 }

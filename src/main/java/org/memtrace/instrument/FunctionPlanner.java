@@ -114,13 +114,18 @@ final class FunctionPlanner {
                     notes.add("conditional rep string instruction '" + d.text().text() + "' left uninstrumented");
                     continue;
                 }
+                if (options.skeleton()) {
+                    // as with GOT loads: a skeleton loop could not drop the read where the link relaxed the call
+                    sites.removeIf(site -> (site.flags() & Site.FLAG_KEPT_WHERE_LINKED) != 0);
+                }
                 if (sites.isEmpty()) {
                     continue;
                 }
                 var weighted = new ArrayList<Site>(sites.size());
                 int flags = mode | (resolver ? Site.FLAG_KEPT_WHERE_LINKED : 0);
+                int counted = lasting(sites);
                 for (int i = 0; i < sites.size(); i++) {
-                    weighted.add(sites.get(i).weighted(i == 0 ? w[0] : 0, i == 0 ? w[1] : 0).withFlags(flags));
+                    weighted.add(sites.get(i).weighted(i == counted ? w[0] : 0, i == counted ? w[1] : 0).withFlags(flags));
                 }
                 probes.put(d.index(), weighted);
                 ma += w[0];
@@ -136,11 +141,24 @@ final class FunctionPlanner {
             firstIndex = firstIndex >= 0 ? firstIndex : resolverIndex;
             if (firstIndex >= 0) {
                 List<Site> first = probes.get(firstIndex);
-                first.set(0, first.getFirst().blockStart(block.references().size(), ma, aia));
+                int at = lasting(first);
+                first.set(at, first.get(at).blockStart(block.references().size(), ma, aia));
             }
         }
         LoopSkeleton.Result skeleton = options.skeleton() ? LoopSkeleton.plan(code, model, probes) : NO_SKELETON;
         return new Plan(probes, early, notes, skeleton);
+    }
+
+    /**
+     * The first of an instruction's sites the link cannot take away (a {@code call *f@GOTPCREL(%rip)}'s push,
+     * not its read of the slot), or 0 when all can: the one that carries the instruction's weights and its
+     * block's count, so the reader never drops them with a relaxed site.
+     */
+    private static int lasting(List<Site> sites) {
+        for (int i = 0; i < sites.size(); i++) {
+            if ((sites.get(i).flags() & Site.FLAG_KEPT_WHERE_LINKED) == 0) return i;
+        }
+        return 0;
     }
 
     /**
@@ -173,7 +191,8 @@ final class FunctionPlanner {
     }
 
     /**
-     * The site of a {@code mov f@GOTPCREL(%rip), reg}, or null for any other instruction. A full build records
+     * The site of a {@code mov f@GOTPCREL(%rip), reg} or of a {@code -fno-plt} tail call {@code jmp
+     * *f@GOTPCREL(%rip)} (relaxed, a direct {@code jmp}), or null for any other instruction. A full build records
      * it as every memory instruction is, flagged so that the reader keeps its records only where the linked
      * bytes still load (docs/compiled-in.md, "Accesses the link may take away"): the linker relaxes it into a
      * {@code lea} or an immediate when the symbol is in the file, and keeps the load when it is in another
@@ -183,7 +202,7 @@ final class FunctionPlanner {
     private static Site gotLoad(Decoded d) {
         Instruction insn = d.instruction();
         List<String> texts = d.text().memoryOperands();
-        if (!insn.mnemonic().equals("mov") || texts.size() != 1 || insn.accesses().size() != 1
+        if (!(insn.mnemonic().equals("mov") || insn.mnemonic().startsWith("jmp")) || texts.size() != 1 || insn.accesses().size() != 1
                 || !texts.getFirst().toLowerCase(Locale.ROOT).contains("@gotpcrel")) {
             return null;
         }
@@ -240,8 +259,13 @@ final class FunctionPlanner {
             }
             boolean explicitOperand = m.visibility() == Operand.Visibility.EXPLICIT;
             Site site;
+            int linked = 0;
             if (explicitOperand) {
                 site = explicitSite(explicitText, d);
+                if (site == null && a.read() && isGotCall(insn, explicitText)) {
+                    site = new Site(explicitText, false, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+                    linked = Site.FLAG_KEPT_WHERE_LINKED;
+                }
                 if (site == null) {
                     continue;
                 }
@@ -250,7 +274,7 @@ final class FunctionPlanner {
             }
             int kind = repString ? (m.base().name().equals("rsi") ? Site.REP_SOURCE : Site.REP_DESTINATION)
                     : a.read() && a.write() ? Site.MODIFY : a.write() ? Site.STORE : Site.LOAD;
-            int flags = !explicitOperand && m.isStack() ? Site.FLAG_IMPLICIT_STACK : 0;
+            int flags = (!explicitOperand && m.isStack() ? Site.FLAG_IMPLICIT_STACK : 0) | linked;
             result.add(new Site(site.address(), site.fs(), kind, m.sizeBytes(), i, flags, 0, 0, 0, 0, 0));
             elementSize = m.sizeBytes();
         }
@@ -258,6 +282,16 @@ final class FunctionPlanner {
             result.add(new Site("(%rcx)", false, Site.REP_COUNT, elementSize, accesses.size(), 0, 0, 0, 0, 0, 0));
         }
         return result;
+    }
+
+    /**
+     * Whether {@code insn} is a {@code -fno-plt} call {@code call *f@GOTPCREL(%rip)}: it reads the slot where the
+     * linker keeps it, and where it relaxes it into a direct {@code addr32 call f} it only pushes, so its read
+     * is a site of flag 0x40 like a {@code @GOTPCREL} load's (the push is the reference the selection counts).
+     */
+    private static boolean isGotCall(Instruction insn, String operand) {
+        String lower = operand.toLowerCase(Locale.ROOT);
+        return insn.mnemonic().startsWith("call") && lower.contains("@gotpcrel") && !lower.startsWith("%");
     }
 
     private static boolean isString(String mnemonic) {

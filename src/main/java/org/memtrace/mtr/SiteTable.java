@@ -145,15 +145,19 @@ final class SiteTable {
     }
 
     /**
-     * Whether {@code code} is {@code mov disp32(%rip),reg} ({@code 8b}, ModRM mod 0 rm 5, after a REX prefix):
-     * a {@code @GOTPCREL} load the linker kept; relaxed, it is a {@code lea} ({@code 8d}) or {@code mov $imm}
-     * ({@code c7}).
+     * Whether {@code code} reads a RIP-relative slot: {@code mov disp32(%rip),reg} ({@code 8b}, ModRM mod 0
+     * rm 5, after a REX prefix), a {@code @GOTPCREL} load the linker kept (relaxed, it is a {@code lea},
+     * {@code 8d}, or {@code mov $imm}, {@code c7}), or {@code call/jmp *disp32(%rip)} ({@code ff /2}, {@code
+     * ff /4}), a {@code -fno-plt} call the linker kept (relaxed, it is {@code addr32 call} or {@code jmp} rel32).
      */
     static boolean isRipLoad(ByteBuffer code) {
         while (code.hasRemaining()) {
             int op = Byte.toUnsignedInt(code.get());
             if ((op & 0xf0) == 0x40) continue;
-            return op == 0x8b && code.hasRemaining() && (Byte.toUnsignedInt(code.get()) & 0xc7) == 0x05;
+            if (!code.hasRemaining()) return false;
+            int modrm = Byte.toUnsignedInt(code.get());
+            int reg = modrm >> 3 & 7;
+            return (modrm & 0xc7) == 0x05 && (op == 0x8b || op == 0xff && (reg == 2 || reg == 4));
         }
         return false;
     }

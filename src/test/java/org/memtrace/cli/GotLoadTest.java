@@ -20,7 +20,8 @@ import org.memtrace.testutil.TraceFile;
  * A full build records a {@code @GOTPCREL} load exactly where the linked code still loads: a PIE taking the
  * addresses of libc functions and a {@code -fPIC} library reading a variable of another library load their GOT
  * slots, as Lackey sees on the plain build; the address of a function of the same program, relaxed into a
- * {@code lea}, records nothing; {@code analyze} still finds the site table to be the selection.
+ * {@code lea}, records nothing; {@code analyze} still finds the site table to be the selection. Likewise a
+ * {@code -fno-plt} call or tail call through a GOT slot: its read is recorded where the linker kept it.
  */
 class GotLoadTest {
     private static final List<String> PROGRAM = List.of("addr_printf", "addr_qsort", "addr_local");
@@ -35,7 +36,7 @@ class GotLoadTest {
         Gcc.run(List.of("gcc", "-O2", "-shared", "-fPIC", "-o", path("libgotvar.so"), path("got_var.c")));
         build("cc", "-O2", "-shared", "-fPIC", "-o", "libgotmt.so", "got_lib.c", "-L.", "-lgotvar", rpath);
         build("cc", "-O2", "-o", "main", "got_main.c", "got_other.c", "-L.", "-lgotmt", "-lgotvar", rpath);
-        Map<String, long[]> ours = traced();
+        Map<String, long[]> ours = traced("main", PROGRAM, LIBRARY);
         for (String file : List.of("main", "libgotmt.so")) {
             Cli.Result analyzed = Cli.run(dir, "analyze", file);
             assertThat(analyzed.stdout()).as(file + ": " + analyzed.stderr())
@@ -61,6 +62,30 @@ class GotLoadTest {
         }
     }
 
+    @Test
+    void noPltCallsReadTheirSlotWhereTheLinkKeptIt() throws Exception {
+        for (String c : List.of("got_noplt.c", "got_other.c")) copy(c);
+        List<String> functions = List.of("call_libc", "tail_libc", "call_local");
+        build("cc", "-O2", "-fno-plt", "-o", "noplt", "got_noplt.c", "got_other.c");
+        Map<String, long[]> ours = traced("noplt", functions, List.of());
+        Cli.Result analyzed = Cli.run(dir, "analyze", "noplt");
+        assertThat(analyzed.stdout()).as(analyzed.stderr())
+                .containsPattern("site table: \\d+ instrumented instructions .*exactly the selected ones");
+
+        Gcc.run(List.of("gcc", "-O2", "-fno-plt", "-o", path("plain"), path("got_noplt.c"), path("got_other.c")));
+        Path log = dir.resolve("lackey.log");
+        String out = Gcc.run(List.of("valgrind", "--tool=lackey", "--trace-mem=yes", "--log-file=" + log, path("plain"), "where"));
+        Map<String, long[]> lackey = lackeyCounts(log, placed(Path.of(path("plain")), functions, "call_libc", out.lines().findFirst().orElseThrow()));
+
+        // per call (three each): strlen's slot; call_local's slot was relaxed into a direct call
+        assertThat(ours.get("call_libc")[2]).as("GOT loads of call_libc").isEqualTo(3);
+        assertThat(ours.get("tail_libc")[2]).as("GOT loads of tail_libc").isEqualTo(3);
+        assertThat(ours.get("call_local")[2]).as("loads of call_local off the stack").isZero();
+        for (String f : functions) {
+            assertThat(new long[] {ours.get(f)[0], ours.get(f)[1]}).as("loads and stores of " + f).containsExactly(lackey.get(f));
+        }
+    }
+
     private void build(String... args) throws Exception {
         Cli.Result r = Cli.run(dir, args);
         assertThat(r.status()).as(r.stderr()).isZero();
@@ -70,16 +95,16 @@ class GotLoadTest {
         return dir.resolve(name).toString();
     }
 
-    /** Loads, stores and loads off the stack per function of the trace the cc-built program writes. */
-    private Map<String, long[]> traced() throws Exception {
-        Path mtr = dir.resolve("main.mtr");
-        Gcc.run(List.of(path("main")), Map.of("MEMTRACE_OUT", mtr.toString()));
-        Cli.Result printed = Cli.run(dir, "print", "-q", "-o", path("main.txt"), mtr.toString());
+    /** Loads, stores and loads off the stack per function of the trace the cc-built {@code program} writes. */
+    private Map<String, long[]> traced(String program, List<String> functions, List<String> more) throws Exception {
+        Path mtr = dir.resolve(program + ".mtr");
+        Gcc.run(List.of(path(program)), Map.of("MEMTRACE_OUT", mtr.toString()));
+        Cli.Result printed = Cli.run(dir, "print", "-q", "-o", path(program + ".txt"), mtr.toString());
         assertThat(printed.status()).as(printed.stderr()).isZero();
         Map<String, long[]> result = new TreeMap<>();
-        PROGRAM.forEach(f -> result.put(f, new long[3]));
-        LIBRARY.forEach(f -> result.put(f, new long[3]));
-        for (TraceFile.Line l : TraceFile.read(dir.resolve("main.txt")).lines()) {
+        functions.forEach(f -> result.put(f, new long[3]));
+        more.forEach(f -> result.put(f, new long[3]));
+        for (TraceFile.Line l : TraceFile.read(dir.resolve(program + ".txt")).lines()) {
             if (!l.access()) continue;
             String where = l.field(2);
             long[] counts = result.get(where.substring(0, where.indexOf('+')));
@@ -99,6 +124,11 @@ class GotLoadTest {
         Map<String, long[]> ranges = new TreeMap<>();
         ranges.putAll(placed(Path.of(path("plain")), PROGRAM, "addr_printf", where.get(0)));
         ranges.putAll(placed(Path.of(path("libgotplain.so")), LIBRARY, "read_counter", where.get(1)));
+        return lackeyCounts(log, ranges);
+    }
+
+    /** Lackey's loads and stores of {@code log} per function, by the run-time {@code ranges} of their code. */
+    private static Map<String, long[]> lackeyCounts(Path log, Map<String, long[]> ranges) throws Exception {
         Map<String, long[]> result = new TreeMap<>();
         ranges.keySet().forEach(f -> result.put(f, new long[2]));
         LackeyLog.forEachAccess(log, (ip, kind, address) -> ranges.forEach((f, r) -> {

@@ -65,6 +65,12 @@ class MtrReaderTest {
         assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8d, 0x05, 0xc9, 0x2e, 0, 0))).isFalse();
         assertThat(SiteTable.stillAccesses(load, code(0x48, 0xc7, 0xc0, 0x10, 0x11, 0, 0))).isFalse();
         assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8b, 0x00))).isFalse();
+        // -fno-plt: call/jmp *f@GOTPCREL(%rip) kept, or relaxed into addr32 call / jmp rel32; call *%rax reads nothing
+        assertThat(SiteTable.stillAccesses(load, code(0xff, 0x15, 0xc9, 0x2e, 0, 0))).isTrue();
+        assertThat(SiteTable.stillAccesses(load, code(0xff, 0x25, 0xc9, 0x2e, 0, 0))).isTrue();
+        assertThat(SiteTable.stillAccesses(load, code(0x67, 0xe8, 0xc9, 0x2e, 0, 0))).isFalse();
+        assertThat(SiteTable.stillAccesses(load, code(0xe9, 0xc9, 0x2e, 0, 0, 0x90))).isFalse();
+        assertThat(SiteTable.stillAccesses(load, code(0xff, 0xd0))).isFalse();
         // a TLS resolver push: data16 data16 rex.W call, kept; relaxed into mov %fs:0,%rax, gone
         assertThat(SiteTable.stillAccesses(push, code(0x66, 0x66, 0x48, 0xe8, 0, 0, 0, 0))).isTrue();
         assertThat(SiteTable.stillAccesses(push, code(0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0))).isFalse();

@@ -217,12 +217,22 @@ public final class MadtWriter implements Analysis {
             put(b);
             return;
         }
+        // every line has three or four numbers: two digits per division, and the count without dividing
         int digits = 1;
-        for (long x = v; x >= 10; x /= 10) digits++;
-        for (int i = len + digits - 1; i >= len; i--) {
-            buf[i] = (byte) ('0' + v % 10);
+        for (long p = 10; digits < 19 && v >= p; p *= 10) digits++;
+        int i = len + digits;
+        while (v >= 100) {
+            long q = v / 100;
+            int r = (int) (v - 100 * q);
+            buf[--i] = (byte) ('0' + r % 10);
+            buf[--i] = (byte) ('0' + r / 10);
+            v = q;
+        }
+        if (v >= 10) {
+            buf[--i] = (byte) ('0' + v % 10);
             v /= 10;
         }
+        buf[--i] = (byte) ('0' + v);
         len += digits;
     }
 

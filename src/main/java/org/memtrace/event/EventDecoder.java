@@ -65,12 +65,40 @@ public final class EventDecoder {
         return decodeOther(s, off, position);
     }
 
+    /**
+     * As {@link #decode(MemorySegment, long, long)}, for a record held as little-endian words from
+     * {@code words[0]} ({@code .mtr} slots): read from the array directly, without a segment's checks per field.
+     */
+    public static Event decode(long[] words, long position) {
+        long header = words[0];
+        if (isFault(header)) {
+            int flags = (int) (header >>> 8 & 0xff);
+            return new Event.Access((int) (header >>> 32), words[1], words[2], (flags & ACC_WRITE) != 0, (flags & ACC_SAME_STEP) != 0);
+        }
+        return decodeOther(words, position);
+    }
+
+    /** The size field of a record's header word. */
+    public static int size(long header) { return (int) (header >>> 16 & 0xffff); }
+
+    /**
+     * The record at {@code off} copied into words (its fields are few and read once) and decoded from them;
+     * what its size field claims past the segment's end reads as zeros.
+     */
     private static Event decodeOther(MemorySegment s, long off, long position) {
-        int type = type(s, off);
-        int flags = flags(s, off);
         int size = size(s, off);
-        int tid = tid(s, off);
-        var r = new Reader(s, off, size, position, type);
+        long[] words = new long[Math.max(1, (size + 7) / 8)];
+        MemorySegment.copy(s, off, MemorySegment.ofArray(words), 0, Math.min(size, s.byteSize() - off));
+        return decodeOther(words, position);
+    }
+
+    private static Event decodeOther(long[] words, long position) {
+        long header = words[0];
+        int type = (int) (header & 0xff);
+        int flags = (int) (header >>> 8 & 0xff);
+        int size = size(header);
+        int tid = (int) (header >>> 32);
+        var r = new Reader(words, size, position, type);
         return switch (type) {
             case MT_HELLO -> {
                 r.need(48);
@@ -152,19 +180,26 @@ public final class EventDecoder {
         };
     }
 
-    /** Bounds-checked field access inside one record. */
-    private record Reader(MemorySegment s, long off, int size, long position, int type) {
+    /** Bounds-checked field access inside one record, held as little-endian words. */
+    private record Reader(long[] w, int size, long position, int type) {
         void need(int min) {
             if (size < min) throw bad("record of type " + type + " is " + size + " bytes, needs at least " + min);
         }
 
-        long u64(long at) { return s.get(U64, off + at); }
+        /** Fields at multiples of 8 bytes. */
+        long u64(long at) { return w[(int) (at >>> 3)]; }
 
-        int u32(long at) { return s.get(U32, off + at); }
+        /** Fields at multiples of 4 bytes. */
+        int u32(long at) { return (int) (w[(int) (at >>> 3)] >>> (8 * (at & 7))); }
 
         byte[] bytes(long at, int len) {
             if (len < 0 || at + len > size) throw bad("variable part of " + len + " bytes overruns the record");
-            return s.asSlice(off + at, len).toArray(ValueLayout.JAVA_BYTE);
+            byte[] b = new byte[len];
+            for (int i = 0; i < len; i++) {
+                long p = at + i;
+                b[i] = (byte) (w[(int) (p >>> 3)] >>> (8 * (p & 7)));
+            }
+            return b;
         }
 
         String string(long at, int len) { return new String(bytes(at, len), StandardCharsets.UTF_8); }

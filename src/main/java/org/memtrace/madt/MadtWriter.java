@@ -24,7 +24,9 @@ import org.memtrace.trace.Naming;
  * <p>The load and store lines, nearly every line, are written as bytes straight into the output buffer:
  * numbers digit by digit, names as their escaped UTF-8 bytes, kept per name (the stage's names are cached
  * strings, so the same object comes back access after access, and is found by identity before equality). The rare other lines go through a
- * StringBuilder.
+ * StringBuilder. A data name is kept by its access's address and found by identity alone; a new one
+ * ({@code table+4987200} for a random walk over a table, where nearly every name is new) is made of its
+ * base's bytes, kept per base, and the offset's digits, without hashing, comparing or escaping it whole.
  */
 public final class MadtWriter implements Analysis {
     /** Bytes are handed to the stream in chunks of about this size. */
@@ -38,6 +40,14 @@ public final class MadtWriter implements Analysis {
     /** Escaped UTF-8 bytes of recently written names, one name per slot by its hash. */
     private final String[] nameKeys = new String[NAME_SLOTS];
     private final byte[][] nameBytes = new byte[NAME_SLOTS][];
+    /** Data names by their address's hash, and their bytes: the stage's object for the address while it holds. */
+    private final String[] dataKeys = new String[NAME_SLOTS];
+    private final byte[][] dataBytes = new byte[NAME_SLOTS][];
+    private static final int BASE_SLOTS = 1 << 10;
+    /** A data name whose first {@code baseLengths[i]} characters are the base whose bytes {@code baseBytes[i]} holds. */
+    private final String[] baseKeys = new String[BASE_SLOTS];
+    private final int[] baseLengths = new int[BASE_SLOTS];
+    private final byte[][] baseBytes = new byte[BASE_SLOTS][];
     private final AddressMode mode;
     private final Naming naming;
     private final Consumer<String> problems;
@@ -99,7 +109,7 @@ public final class MadtWriter implements Analysis {
             put((byte) '\n');
         }
         if (mode.symbolic()) {
-            byte[] data = nameBytes(t.data());
+            byte[] data = dataBytes(t.address(), t.data());
             byte[] code = nameBytes(t.code());
             String sourceName = t.source();
             byte[] source = sourceName == null ? null : nameBytes(sourceName);
@@ -132,6 +142,45 @@ public final class MadtWriter implements Analysis {
         byte[] b = field(name).getBytes(StandardCharsets.UTF_8);
         nameKeys[slot] = name;
         nameBytes[slot] = b;
+        return b;
+    }
+
+    /**
+     * {@link #field} of a data name in UTF-8: the same object as the one last written for an address with the
+     * same slot has the same bytes (no hash of the name needed, and a freed block's new name is a new object).
+     */
+    private byte[] dataBytes(long address, String name) {
+        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 50) & (NAME_SLOTS - 1);
+        if (dataKeys[slot] == name) return dataBytes[slot];
+        byte[] b = dataField(name);
+        dataKeys[slot] = name;
+        dataBytes[slot] = b;
+        return b;
+    }
+
+    /**
+     * {@link #field} of a name in UTF-8; for {@code base+digits} the base's bytes from the cache and the
+     * digits as they are (escaping works character by character and leaves '+' and digits alone).
+     */
+    private byte[] dataField(String name) {
+        int n = name.length(), plus = n;
+        while (plus > 0 && name.charAt(plus - 1) >= '0' && name.charAt(plus - 1) <= '9') plus--;
+        if (plus == n || plus < 2 || name.charAt(plus - 1) != '+') return field(name).getBytes(StandardCharsets.UTF_8);
+        int baseLength = plus - 1, h = baseLength;
+        for (int i = 0; i < baseLength; i++) h = 31 * h + name.charAt(i);
+        int slot = (h ^ h >>> 12) & (BASE_SLOTS - 1);
+        String key = baseKeys[slot];
+        byte[] base;
+        if (key != null && baseLengths[slot] == baseLength && key.regionMatches(0, name, 0, baseLength)) {
+            base = baseBytes[slot];
+        } else {
+            base = field(name.substring(0, baseLength)).getBytes(StandardCharsets.UTF_8);
+            baseKeys[slot] = name;
+            baseLengths[slot] = baseLength;
+            baseBytes[slot] = base;
+        }
+        byte[] b = Arrays.copyOf(base, base.length + n - baseLength);
+        for (int i = baseLength; i < n; i++) b[base.length + i - baseLength] = (byte) name.charAt(i);
         return b;
     }
 
@@ -168,12 +217,22 @@ public final class MadtWriter implements Analysis {
             put(b);
             return;
         }
+        // every line has three or four numbers: two digits per division, and the count without dividing
         int digits = 1;
-        for (long x = v; x >= 10; x /= 10) digits++;
-        for (int i = len + digits - 1; i >= len; i--) {
-            buf[i] = (byte) ('0' + v % 10);
+        for (long p = 10; digits < 19 && v >= p; p *= 10) digits++;
+        int i = len + digits;
+        while (v >= 100) {
+            long q = v / 100;
+            int r = (int) (v - 100 * q);
+            buf[--i] = (byte) ('0' + r % 10);
+            buf[--i] = (byte) ('0' + r / 10);
+            v = q;
+        }
+        if (v >= 10) {
+            buf[--i] = (byte) ('0' + v % 10);
             v /= 10;
         }
+        buf[--i] = (byte) ('0' + v);
         len += digits;
     }
 

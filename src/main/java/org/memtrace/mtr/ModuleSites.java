@@ -34,17 +34,17 @@ final class ModuleSites {
     ModuleSites(Consumer<String> problems) { this.problems = problems; }
 
     void observe(Event event) throws MtrFormatException {
-        switch (event) {
-            case Event.Module m -> add(m);
-            case Event.Mapping m -> {
-                if (m.offset() == 0 && !m.path().isEmpty() && !m.path().startsWith("[")) fileStarts.put(m.start(), m.path());
-                if (!unnamed.isEmpty()) {
-                    List<Event.Module> waiting = List.copyOf(unnamed);
-                    unnamed.clear();
-                    for (Event.Module w : waiting) add(w);
-                }
+        // instanceof, not a pattern switch: this sees every event (an allocation-heavy trace's are mostly
+        // malloc and free), and a pattern switch dispatches through a bootstrap call each time
+        if (event instanceof Event.Module m) {
+            add(m);
+        } else if (event instanceof Event.Mapping m) {
+            if (m.offset() == 0 && !m.path().isEmpty() && !m.path().startsWith("[")) fileStarts.put(m.start(), m.path());
+            if (!unnamed.isEmpty()) {
+                List<Event.Module> waiting = List.copyOf(unnamed);
+                unnamed.clear();
+                for (Event.Module w : waiting) add(w);
             }
-            default -> { }
         }
     }
 

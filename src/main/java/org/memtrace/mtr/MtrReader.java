@@ -1,7 +1,6 @@
 package org.memtrace.mtr;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -125,18 +124,28 @@ public final class MtrReader {
             List<ThreadStream> threads = new ArrayList<>();
             file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, new MtrFile.Scratch(arena))));
             direct = threads.size() == 1;
-            PriorityQueue<ThreadStream> ready = new PriorityQueue<>(Comparator.comparingLong((ThreadStream t) -> t.nextSeq));
-            for (ThreadStream t : threads) {
-                advance(t);
-                if (t.next != null) ready.add(t);
-            }
-            while (!ready.isEmpty()) {
-                ThreadStream t = ready.poll();
-                flush(t);
-                deliver(t.next);
-                t.next = null;
-                advance(t);
-                if (t.next != null) ready.add(t);
+            if (direct) {
+                // one thread: its events come in order, no queue needed to merge them
+                ThreadStream t = threads.getFirst();
+                for (advance(t); t.next != null; advance(t)) {
+                    flush(t);
+                    deliver(t.next);
+                    t.next = null;
+                }
+            } else {
+                PriorityQueue<ThreadStream> ready = new PriorityQueue<>(Comparator.comparingLong((ThreadStream t) -> t.nextSeq));
+                for (ThreadStream t : threads) {
+                    advance(t);
+                    if (t.next != null) ready.add(t);
+                }
+                while (!ready.isEmpty()) {
+                    ThreadStream t = ready.poll();
+                    flush(t);
+                    deliver(t.next);
+                    t.next = null;
+                    advance(t);
+                    if (t.next != null) ready.add(t);
+                }
             }
             for (ThreadStream t : threads) flush(t);
         }
@@ -334,9 +343,8 @@ public final class MtrReader {
         int pos;
         long w0, w1;
         long[] pending = new long[64];
-        /** The event record being decoded, and the segment the decoder reads it through, reused: the decoder copies what it keeps. */
+        /** The event record being decoded, reused: the decoder copies what it keeps. */
         long[] recordWords = new long[16];
-        MemorySegment record = MemorySegment.ofArray(recordWords);
         int pendingCount;
         Event next;
         long nextSeq;
@@ -392,18 +400,15 @@ public final class MtrReader {
         Event event(int length) throws MtrFormatException {
             if (length < StreamLayout.RECORD_HEADER_SIZE) throw new MtrFormatException("event tag of length " + length);
             int slots = (length + MtrFile.SLOT - 1) / MtrFile.SLOT;
-            if (recordWords.length < 2 * slots) {
-                recordWords = new long[2 * slots];
-                record = MemorySegment.ofArray(recordWords);
-            }
+            if (recordWords.length < 2 * slots) recordWords = new long[2 * slots];
             for (int i = 0; i < slots; i++) {
                 if (!nextSlot()) throw new MtrFormatException("event record cut short by the end of the thread's trace");
                 recordWords[2 * i] = w0;
                 recordWords[2 * i + 1] = w1;
             }
-            int size = EventDecoder.size(record, 0);
+            int size = EventDecoder.size(recordWords[0]);
             if (size != length) throw new MtrFormatException("event tag says " + length + " bytes, its record " + size);
-            return EventDecoder.decode(record, 0, chunks.get(chunk).offset());
+            return EventDecoder.decode(recordWords, chunks.get(chunk).offset());
         }
 
         long chunkOrder() { return chunk < 0 ? -1 : chunks.get(chunk).order(); }

@@ -203,10 +203,19 @@ public final class AddressSpace {
         return bytes;
     }
 
+    /** The segment the last lookup found: a trace's accesses come in runs over one module's data. */
+    private int lastSegment;
+
     private int segmentIndex(long address) {
-        int i = Arrays.binarySearch(segmentStarts, address);
+        long[] starts = segmentStarts, ends = segmentEnds;
+        int i = lastSegment;
+        // checked against the current arrays: after modules change, a stale index costs only the search
+        if (i < starts.length && i < ends.length && address >= starts[i] && address < ends[i]) return i;
+        i = Arrays.binarySearch(starts, address);
         if (i < 0) i = -i - 2;
-        return i >= 0 && address < segmentEnds[i] ? i : -1;
+        if (i < 0 || address >= ends[i]) return -1;
+        lastSegment = i;
+        return i;
     }
 
     /**

@@ -216,10 +216,21 @@ public final class SymbolIndex {
             return n;
         }
 
+        /**
+         * The cut the last search found: a trace names one array after another, so most addresses fall in
+         * the same run as the one before. Checked against the (immutable) cuts, so a stale or racing value
+         * costs only the search.
+         */
+        private int lastCut;
+
         int find(long vaddr) {
-            int i = Arrays.binarySearch(cuts, vaddr);
+            int i = lastCut;
+            if (i < cuts.length && cuts[i] <= vaddr && (i + 1 == cuts.length || vaddr < cuts[i + 1])) return owner[i];
+            i = Arrays.binarySearch(cuts, vaddr);
             if (i < 0) i = -i - 2;
-            return i < 0 ? -1 : owner[i];
+            if (i < 0) return -1;
+            lastCut = i;
+            return owner[i];
         }
 
         String name(long vaddr) {

@@ -127,6 +127,57 @@ class MadtWriterTest {
     }
 
     @Test
+    void aBlockFreedAndAllocatedAgainAtTheSameAddressGetsEachNameInTurn() {
+        Event.ProbeSite load = site(0x401010, Event.ProbeKind.LOAD, 8, 0, 1, 1);
+        List<String> lines = write(AddressMode.SYMBOLIC,
+                alloc(AllocFunction.MALLOC, 0x500000, 64), new Event.Probe(TID, 0x500008, load),
+                alloc(AllocFunction.FREE, 0, 0x500000), new Event.Probe(TID, 0x500008, load),
+                alloc(AllocFunction.MALLOC, 0x500000, 64), new Event.Probe(TID, 0x500008, load), new Event.Probe(TID, 0x500010, load));
+        assertThat(lines).containsExactly(
+                "M$0:<malloc0001@main+5>,64,1234",
+                "L$1:<malloc0001@main+5>+8,[heap],main+16,8,1234",
+                "F$2:<freed:0001@main+5>,1234",
+                "L$3:<freed:0001@main+5>+8,[heap],main+16,8,1234",
+                "M$4:<malloc0002@main+5>,64,1234",
+                "L$5:<malloc0002@main+5>+8,[heap],main+16,8,1234",
+                "L$6:<malloc0002@main+5>+16,[heap],main+16,8,1234");
+    }
+
+    /** Data names of every shape the writer takes apart, over far more addresses than it keeps names for. */
+    @Test
+    void dataNamesAreTheEscapedNamesWhateverTheirCacheHolds() {
+        FakeNaming naming = new FakeNaming() {
+            @Override
+            public String data(long address) {
+                long off = address - 0x404000;
+                return switch ((int) (off % 6)) {
+                    case 0 -> "tab le,%" + (off % 7) + "+" + off; // a base to escape
+                    case 1 -> "0x" + Long.toHexString(address); // digits without a '+'
+                    case 2 -> "x+y" + (off % 3); // a '+' without digits after it
+                    case 3 -> "+" + off; // no base
+                    case 4 -> "é" + (off % 11) + "+" + off; // UTF-8
+                    default -> super.data(address);
+                };
+            }
+        };
+        Event.ProbeSite load = site(0x401010, Event.ProbeKind.LOAD, 8, 0, 1, 1);
+        java.util.Random random = new java.util.Random(10);
+        int n = 60_000;
+        Event[] events = new Event[n];
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            // a few addresses again and again (cache hits), the rest spread wide (misses and evictions)
+            long address = 0x404000 + (random.nextInt(4) == 0 ? random.nextInt(16) : random.nextInt(1 << 20));
+            events[i] = new Event.Probe(TID, address, load);
+            expected.add("L$" + i + ":" + MadtWriter.field(naming.data(address)) + "," + naming.region(address) + ",main+16,8,1234");
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        var writer = new MadtWriter(out, AddressMode.SYMBOLIC, naming, p -> { throw new AssertionError(p); });
+        run(naming, InstructionShapes.UNKNOWN, writer, events);
+        assertThat(out.toString(StandardCharsets.UTF_8).lines().toList()).isEqualTo(expected);
+    }
+
+    @Test
     void probesOfASelectiveBuildCarryTheirModesWeight() {
         List<String> lines = write(AddressMode.SYMBOLIC,
                 new Event.Probe(TID, 0x404008, site(0x401010, Event.ProbeKind.STORE, 4, 0x04, 3, 5)),

@@ -14,12 +14,13 @@ class SymbolIndexTest {
     @TempDir
     static Path dir;
     static SymbolIndex index;
+    static ElfFile elf;
     static long outer;
     static long big;
 
     @BeforeAll
     static void build() throws Exception {
-        ElfFile elf = ElfFile.read(Gcc.compile(dir, "symbols.S", "libsymbols.so", "-shared", "-nostdlib"));
+        elf = ElfFile.read(Gcc.compile(dir, "symbols.S", "libsymbols.so", "-shared", "-nostdlib"));
         index = SymbolIndex.of(elf, null);
         outer = elf.symtab().stream().filter(s -> s.name().equals("outer")).findFirst().orElseThrow().value();
         big = elf.symtab().stream().filter(s -> s.name().equals("big")).findFirst().orElseThrow().value();
@@ -51,5 +52,19 @@ class SymbolIndexTest {
         assertThat(index.function(outer + 120)).isNull();
         assertThat(index.functions()).extracting(SymbolIndex.Symbol::name)
                 .containsExactly("outer", "inner", "bare", "after", "public_name");
+    }
+
+    /** Each lookup remembers where it found its symbol: any order of lookups gets what a fresh index says. */
+    @Test
+    void lookupsInAnyOrderAgreeWithAFreshIndex() {
+        java.util.List<Long> addresses = new java.util.ArrayList<>();
+        for (long a = outer - 8; a < outer + 136; a += 3) addresses.add(a);
+        for (long a = big - 8; a < big + 40; a += 2) addresses.add(a);
+        java.util.Collections.shuffle(addresses, new java.util.Random(3));
+        for (long a : addresses) {
+            SymbolIndex fresh = SymbolIndex.of(elf, null);
+            assertThat(index.function(a)).as("function at %x", a).isEqualTo(fresh.function(a));
+            assertThat(index.object(a)).as("object at %x", a).isEqualTo(SymbolIndex.of(elf, null).object(a));
+        }
     }
 }

@@ -50,7 +50,7 @@ void rt_lock_take(rt_lock *l);
 void rt_lock_drop(rt_lock *l);
 
 /* ---- buffers ------------------------------------------------------------------------------------- */
-#define RT_MAX_CUTS 48              /* chunk boundaries one buffer plans: content cuts lie more than cap/16 slots apart, over its slots and its previous buffer's tail (32), a few by length */
+#define RT_MAX_CUTS 32              /* chunk boundaries one buffer plans, over its slots and its previous buffer's tail: by content at most 9 (a quarter buffer apart), by length at most 3 per buffer's size */
 struct rt_buf {
     char *base;                 /* first slot */
     char *end;                  /* the guard page */

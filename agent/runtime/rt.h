@@ -50,7 +50,7 @@ void rt_lock_take(rt_lock *l);
 void rt_lock_drop(rt_lock *l);
 
 /* ---- buffers ------------------------------------------------------------------------------------- */
-#define RT_MAX_CUTS 16              /* chunk boundaries in one buffer: at most 1 + 8 by content, 2 by length */
+#define RT_MAX_CUTS 32              /* chunk boundaries one buffer plans, over its slots and its previous buffer's tail: by content at most 9 (a quarter buffer apart), by length at most 3 per buffer's size */
 struct rt_buf {
     char *base;                 /* first slot */
     char *end;                  /* the guard page */
@@ -60,9 +60,9 @@ struct rt_buf {
     int events_only;            /* filled while recording was off: keep only the event slots */
     int last;                   /* the thread's last buffer: no later one finishes its last chunk */
     struct rt_buf *next;
-    /* The chunks its slots make (rt_file.c, plan): boundaries cuts[] in [from, tail]; the chunk that ends */
-    /* at cuts[0] (or tail) begins with prev's tail [prev->tail, prev->used) unless prev_alone; slots from */
-    /* tail on begin a chunk the thread's next buffer finishes.                                            */
+    /* The chunks its slots make (rt_file.c, plan): boundaries cuts[], in order, the first ones possibly in */
+    /* prev's tail [prev->tail, prev->used), which begins b's first chunk unless prev_alone; slots from   */
+    /* tail on begin a chunk the thread's next buffer finishes.                                           */
     struct rt_buf *prev;
     int prev_alone;             /* prev's tail is a chunk of its own: recording changed between the two */
     char *tail;

@@ -8,9 +8,9 @@
  * second encoder, one such helper at a time) instead of sleeping, so both cores encode; every buffer taken
  * gets a ticket in queue order and chunks reach the file in ticket order. Nothing is ever dropped for speed.
  *
- * A chunk is not a buffer: chunks end after records chosen by their content (a hash of two addresses, see
- * "chunk boundaries" below) or where one would pass a buffer's size, so that a skeleton build's trace,
- * which lacks the records of its computed loops, is cut into the same chunks as a full build's past them.
+ * A chunk is not a buffer: chunks end after records chosen by their content and the records after them (a
+ * hash of two addresses, see "chunk boundaries" below), so that a skeleton build's trace, which lacks the
+ * records of its computed loops, is cut into the same chunks as a full build's past them.
  * A buffer's last chunk is finished by the next buffer of its thread.
  *
  * A payload is codec 4 by default: every access slot becomes one varint, its address's difference to the
@@ -33,8 +33,11 @@
  * those threads run on, so what they store after that moment is lost; a buffer another thread fills in
  * the middle of the final flush is dropped. A thread's unfinished last chunk waits in its previous buffer
  * for the next one: SIGKILL loses it with the buffers. Chunk boundaries realign past a stretch of records
- * one run has and another has not only where a record hashes below the threshold: in a stretch of hot
- * addresses that do (or of none that do) chunks end at a buffer's size, counted from a start that differs.
+ * one run has and another has not only at a candidate a quarter buffer past it: in a stretch of hot
+ * addresses that hash below the threshold (or of none that do) chunks end at a buffer's size, counted from
+ * a start that differs; and the chunk around the stretch is other text in each run, which zstd may pack
+ * into a few more bytes in the run with fewer records. Planning costs the thread that filled a buffer a
+ * pass over it (about 1 ns a record) when it hands the buffer over.
  */
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -92,7 +95,6 @@ static struct {
     int ndescs;
     int nbufs;                  /* buffers in existence */
     volatile int next_ticket;   /* queued buffers taken for encoding, in queue order (under queue_lock) */
-    volatile int planned;       /* futex: tickets whose chunk boundaries are planned */
     volatile int appended;      /* futex: tickets whose chunks are in the file */
     int writer_running;
     int broken;                 /* zstd failed: nothing more is written */
@@ -123,6 +125,7 @@ struct encoder {
 static struct encoder enc[2];
 
 static void write_queued(struct rt_buf *b);
+static void plan(struct rt_buf *b);
 static int help_writer(void);
 
 static void futex_wait(volatile int *word, int value, long ns)
@@ -192,6 +195,7 @@ void rt_buf_put(struct rt_buf *b)
 
 void rt_file_queue(struct rt_buf *b)
 {
+    plan(b);
     if (!f.writer_running) {
         int saved = rt_self.internal;
         rt_self.internal = 1;
@@ -461,41 +465,51 @@ static void encode_piece(struct encoder *x, const char *s1, const char *e1, cons
 
 /* ---- chunk boundaries ------------------------------------------------------------------------------ */
 /*
- * A chunk (codecs 3 and 4) ends where the slots say, not where a buffer happens to fill: after an access
- * record whose address, hashed with the address of the access record before it, falls below a threshold
- * (one record in half a buffer's slots does) when no record of the thread did in the half buffer of
- * records before it; failing that, where the chunk would pass a buffer's size. Two runs of one program
- * whose records differ only in some stretches (a skeleton build drops a loop's computed records and adds
- * its entry and exit values) then cut their chunks at the same records again half a buffer past each such
- * stretch, and zstd, whose fast levels compress the same text differently when it starts a few bytes
- * further on, sees the same chunks (docs/compiled-in.md, "Chunk boundaries"). A buffer's last, unfinished
- * chunk is finished by the thread's next buffer: the buffer stays out of the pool until that one is
- * encoded (holds). Boundaries are planned buffer by buffer in ticket order, since each buffer's first
- * chunk depends on the one before; encoding stays parallel.
+ * A chunk (codecs 3 and 4) ends where the slots say, not where a buffer happens to fill. A *candidate* is
+ * an access record whose address, hashed with the address of the access record before it, falls below a
+ * threshold (one record in a buffer's slots does); the chunk ends after a candidate when the quarter
+ * buffer of slots after it holds no other candidate. Failing that, where the chunk would pass a buffer's
+ * size, it ends after its last candidate, else after its last *spare* record (a lower bar: one in a
+ * sixteenth of a buffer), else there. Every decision looks only at the records after the cut, never at
+ * how long ago the chunk began: two runs of one program whose records differ only in some stretches (a
+ * skeleton build drops a loop's computed records and adds its entry and exit values) make the same
+ * decisions at every candidate a quarter buffer or more past each stretch, so they cut at the first such
+ * candidate both and then the same chunks; zstd, whose fast levels compress the same text differently
+ * when it starts a few bytes further on, sees the same frames (docs/compiled-in.md, "Chunk boundaries").
+ * A cut is decided up to a quarter buffer after its record, so it may fall in the previous buffer's tail.
+ * A buffer's last, unfinished chunk is finished by the thread's next buffer: the buffer stays out of the
+ * pool until that one is encoded (holds). Each thread plans its own buffers as it queues them (a plan
+ * needs the one before: the tail, the candidates); the encoders only encode.
  */
 static struct stream {
-    int tid;                    /* 0: free */
+    volatile int tid;           /* 0: free; claimed by the thread's first buffer */
     struct rt_buf *pending;     /* a buffer whose tail the next buffer's first chunk begins with */
     size_t len;                 /* slots of the unfinished chunk */
-    uint64_t quiet;             /* access records since the last one that hashed below the threshold */
     uint64_t before;            /* the address of the last access record */
+    /* Where the unfinished chunk may end (NULL: nowhere yet), each with the chunk's slots up to there: */
+    char *cand;                 /*   after its last record that hashed below `below` (a cut once `ahead` slots pass) */
+    size_t cand_len;
+    char *spare;                /*   after its last record that hashed below `spare`, if it reaches a buffer's size */
+    size_t spare_len;
 } streams[RT_MAX_THREADS];
 
+/* The thread's stream, claimed on first use. Each thread plans only its own buffers, so a stream is */
+/* touched by one thread at a time (and by the final flush once that thread cannot queue any more).  */
 static struct stream *stream_of(uint32_t tid)
 {
-    struct stream *free_one = NULL;
-    for (int i = 0; i < RT_MAX_THREADS; i++) {
+    for (int i = 0; i < RT_MAX_THREADS; i++)
         if (streams[i].tid == (int)tid) return &streams[i];
-        if (!streams[i].tid && !free_one) free_one = &streams[i];
+    for (int i = 0; i < RT_MAX_THREADS; i++) {
+        int none = 0;
+        if (streams[i].tid || !__atomic_compare_exchange_n(&streams[i].tid, &none, (int)tid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            continue;
+        streams[i].pending = NULL;
+        streams[i].len = 0;
+        streams[i].before = 0;
+        streams[i].cand = streams[i].spare = NULL;
+        return &streams[i];
     }
-    if (free_one) {
-        free_one->tid = (int)tid;
-        free_one->pending = NULL;
-        free_one->len = 0;
-        free_one->quiet = 0;
-        free_one->before = 0;
-    }
-    return free_one;
+    return NULL;
 }
 
 static void release(struct rt_buf *b)
@@ -503,12 +517,42 @@ static void release(struct rt_buf *b)
     if (__atomic_sub_fetch(&b->holds, 1, __ATOMIC_ACQ_REL) == 0) rt_buf_put(b);
 }
 
-static void add_cut(struct rt_buf *b, char *at)
+/* Ends the unfinished chunk at `at` (in b, or in the previous buffer's tail), `at_len` of its `len` slots in. */
+static size_t cut_at(struct rt_buf *b, struct stream *st, char *at, size_t at_len, size_t len)
 {
     if (b->ncuts < RT_MAX_CUTS) b->cuts[b->ncuts++] = at;
+    st->cand = NULL;
+    if (st->spare) {
+        if (st->spare_len <= at_len) st->spare = NULL;
+        else st->spare_len -= at_len;
+    }
+    return len - at_len;
 }
 
-/* Plans b's chunks over [from, used): its cuts, the previous buffer's tail it finishes, its own tail. */
+/* The cuts due before `need` more slots at `at`: the candidate once `ahead` slots followed it with no */
+/* record below the threshold, and, while the chunk would pass `cap` slots, the candidate, else the   */
+/* spare point, else `at`.                                                                              */
+static size_t settle(struct rt_buf *b, struct stream *st, char *at, size_t len, size_t need, size_t cap, size_t ahead)
+{
+    if (st->cand && len >= st->cand_len + ahead) len = cut_at(b, st, st->cand, st->cand_len, len);
+    while (len && len + need > cap) {
+        if (st->cand) len = cut_at(b, st, st->cand, st->cand_len, len);
+        else if (st->spare && st->spare_len < len) len = cut_at(b, st, st->spare, st->spare_len, len);
+        else len = cut_at(b, st, at, len, len);
+    }
+    return len;
+}
+
+/* The slot count at which settle has something to do for one more record. */
+static inline size_t due(const struct stream *st, size_t cap, size_t ahead)
+{
+    return st->cand && st->cand_len + ahead < cap ? st->cand_len + ahead : cap;
+}
+
+/* Plans b's chunks over [from, used): its cuts (the first ones possibly in the previous buffer's tail, */
+/* which its first chunk finishes) and its own tail. Runs in b's own thread when it queues b (or in the */
+/* final flush, which that thread waits for), so a thread's buffers are planned in their order and the  */
+/* encoders never wait for each other to plan.                                                           */
 static void plan(struct rt_buf *b)
 {
     b->prev = NULL;
@@ -518,59 +562,64 @@ static void plan(struct rt_buf *b)
     b->holds = 1;
     struct stream *st = f.codec >= 3 ? stream_of(b->tid) : NULL;
     if (!st) return; /* older codecs (and a full table): a buffer is a chunk */
-    const size_t cap = rt.buf_size / 16, quiet_min = cap / 2;
-    const uint64_t below = ~0ULL / (cap / 2);
+    /* One record in a buffer's slots hashes below `below`, one in a sixteenth below `spare`; a candidate */
+    /* becomes a cut when a quarter of a buffer follows it without another one. (Measured on chase, gzip   */
+    /* and gemm: one in half a buffer, or a sixteenth ahead, made more and smaller chunks that zstd packs   */
+    /* into up to 1.5 % more bytes.)                                                                       */
+    const size_t cap = rt.buf_size / 16, ahead = cap / 4;
+    const uint64_t below = ~0ULL / cap, spare = ~0ULL / (cap / 16);
     size_t len = st->len;
-    uint64_t quiet = st->quiet, before = st->before;
+    uint64_t before = st->before;
     b->prev = st->pending;
     if (b->prev && b->prev->events_only != b->events_only) {
         b->prev_alone = 1;
         len = 0;
+        st->cand = st->spare = NULL;
     }
-    /* Every slot of every buffer passes here, in ticket order: the common case (an access record, no cut) */
-    /* is a multiply, a compare and two increments (0.9 ns a record; 2.6 with the cases folded together). */
+    /* Every slot passes here once: the common case (an access record, no cut due) is a compare, a */
+    /* multiply, a compare and an increment.                                                       */
+    size_t limit = due(st, cap, ahead);
     const uint64_t *in = (const uint64_t *)b->from, *end = (const uint64_t *)b->used;
     while (in < end) {
         uint64_t w1 = in[1];
         if (__builtin_expect(w1 >> 63, 0)) {
             size_t words = tag_words(in, end);
-            if (len && len + words / 2 > cap) {
-                add_cut(b, (char *)in);
-                len = 0;
-            }
-            len += words / 2;
+            len = settle(b, st, (char *)in, len, words / 2, cap, ahead) + words / 2;
             in += words;
+            limit = due(st, cap, ahead);
             continue;
         }
-        if (__builtin_expect(len >= cap, 0)) {
-            add_cut(b, (char *)in);
-            len = 0;
+        if (__builtin_expect(len >= limit, 0)) {
+            len = settle(b, st, (char *)in, len, 1, cap, ahead);
+            limit = due(st, cap, ahead);
         }
         uint64_t w0 = in[0], mixed = (w0 ^ (before << 21 | before >> 43)) * 0x9E3779B97F4A7C15ULL;
         before = w0;
         in += 2;
         len++;
-        if (__builtin_expect(mixed < below, 0)) {
-            if (quiet >= quiet_min && in < end) {
-                add_cut(b, (char *)in);
-                len = 0;
+        if (__builtin_expect(mixed < spare, 0)) {
+            if (mixed < below) {
+                st->cand = (char *)in;
+                st->cand_len = len;
             }
-            quiet = 0;
-        } else {
-            quiet++;
+            st->spare = (char *)in;
+            st->spare_len = len;
+            limit = due(st, cap, ahead);
         }
     }
-    st->quiet = quiet;
     st->before = before;
+    char *last_cut = b->ncuts ? b->cuts[b->ncuts - 1] : NULL;
+    int cut_in_b = last_cut && last_cut >= b->from && last_cut <= b->used;
     /* No carry: the thread ended, or its last chunk would span three buffers (a short buffer: a stop, an */
     /* event that did not fit), or there are no slots.                                                   */
-    if (b->last || (b->prev && !b->prev_alone && !b->ncuts) || b->used == b->from) {
+    if (b->last || (b->prev && !b->prev_alone && !cut_in_b) || b->used == b->from) {
         st->pending = NULL;
         st->len = 0;
-        if (b->last) st->tid = 0;
+        st->cand = st->spare = NULL;
+        if (b->last) __atomic_store_n(&st->tid, 0, __ATOMIC_RELEASE);
         return;
     }
-    b->tail = b->ncuts ? b->cuts[b->ncuts - 1] : b->from;
+    b->tail = cut_in_b ? last_cut : b->from;
     st->pending = b;
     st->len = len;
     b->holds = 2;
@@ -582,12 +631,19 @@ static void encode_buffer(struct encoder *x, struct rt_buf *b, int in_place)
     x->npieces = 0;
     x->packed_used = 0;
     struct rt_buf *p = b->prev;
-    const char *s = b->from;
     if (p && b->prev_alone) encode_piece(x, p->tail, p->used, 0, 0, p->events_only, 1);
+    int joined = p && !b->prev_alone;   /* the chunk being cut began in p's tail */
+    const char *s = joined ? p->tail : b->from;
     for (int i = 0; i <= b->ncuts; i++) {
         const char *e = i < b->ncuts ? b->cuts[i] : b->tail;
-        if (i == 0 && p && !b->prev_alone) encode_piece(x, p->tail, p->used, s, e, b->events_only, in_place);
+        if (joined && e >= p->base && e <= p->end) { /* a cut inside p's tail */
+            encode_piece(x, s, e, 0, 0, p->events_only, 1);
+            s = e;
+            continue;
+        }
+        if (joined) encode_piece(x, s, p->used, b->from, e, b->events_only, in_place);
         else if (e > s) encode_piece(x, s, e, 0, 0, b->events_only, in_place);
+        joined = 0;
         s = e;
     }
     if (p) release(p);
@@ -619,10 +675,9 @@ static void append(struct encoder *x, uint32_t tid)
     x->npieces = 0;
 }
 
-/* A buffer off the queue while no ticket is handed out: planned, written and let go by this thread. */
+/* A buffer off the queue (planned when it was queued) while no ticket is handed out: written and let go. */
 static void write_queued(struct rt_buf *b)
 {
-    plan(b);
     encode_buffer(&enc[0], b, 1);
     append(&enc[0], b->tid);
     release(b);
@@ -638,14 +693,9 @@ static struct rt_buf *take_ticket(int *ticket)
     return b;
 }
 
-/* Plans a ticketed buffer's chunks after the buffers before it, encodes them with x, waits for the chunks */
-/* before it, appends, and lets the buffer go.                                                             */
+/* Encodes a ticketed buffer's chunks with x, waits for the chunks before it, appends, and lets the buffer go. */
 static void encode_in_turn(struct encoder *x, struct rt_buf *b, int ticket)
 {
-    for (int seen; (seen = __atomic_load_n(&f.planned, __ATOMIC_ACQUIRE)) != ticket;) futex_wait(&f.planned, seen, 1000 * 1000);
-    plan(b);
-    __atomic_store_n(&f.planned, ticket + 1, __ATOMIC_RELEASE);
-    futex_wake(&f.planned);
     encode_buffer(x, b, 1);
     for (int seen; (seen = __atomic_load_n(&f.appended, __ATOMIC_ACQUIRE)) != ticket;) futex_wait(&f.appended, seen, 1000 * 1000);
     append(x, b->tid);
@@ -888,7 +938,7 @@ void rt_file_fork_child(const char *path, int pid)
         rt.to_file = 0;
         return;
     }
-    f.next_ticket = f.planned = f.appended = 0;
+    f.next_ticket = f.appended = 0;
     for (int i = 0; i < RT_MAX_THREADS; i++) { /* pending tails: the parent's slots */
         if (streams[i].pending) rt_buf_put(streams[i].pending);
         streams[i].tid = 0;

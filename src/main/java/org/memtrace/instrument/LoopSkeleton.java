@@ -191,6 +191,7 @@ final class LoopSkeleton {
             if (insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty()) indirect = true;
         }
         var candidates = new ArrayList<Candidate>();
+        Map<Integer, List<Site>> taken = new HashMap<>(); // the sites the loops computed, by instruction
         var rotated = new BitSet(); // code a rotated loop holds: its backward jumps are no loops of their own
         for (int i = 0; i + 1 < code.size(); i++) {
             Candidate c = rotated(code, i);
@@ -256,12 +257,26 @@ final class LoopSkeleton {
                 Object r = analyze(c, always(c, model), probes);
                 if (r instanceof Loop loop) {
                     loops.add(loop);
-                    for (Item item : loop.items()) if (item.computed()) probes.remove(item.instruction());
+                    for (Item item : loop.items()) if (item.computed()) taken.put(item.instruction(), probes.remove(item.instruction()));
                     continue;
                 }
                 reason = (Reason) r;
             }
             declined.add(new Declined(end.index(), reason));
+        }
+        // a conditional entry jump gets inverted around the entry probe: it must not be another loop's back
+        // edge or side exit (a jump of a block spliced in from after the function), whose text is rewritten too
+        var rewritten = new HashSet<Integer>();
+        for (Loop l : loops) {
+            rewritten.add(l.backEdge());
+            for (Marker m : l.markers()) if (m.exit()) rewritten.add(m.instruction());
+        }
+        for (int i = loops.size() - 1; i >= 0; i--) {
+            Loop l = loops.get(i);
+            if (!l.entryTaken() || !rewritten.contains(l.entryJump())) continue;
+            loops.remove(i);
+            for (Item item : l.items()) if (item.computed()) probes.put(item.instruction(), taken.get(item.instruction()));
+            declined.add(new Declined(l.backEdge(), Reason.ENTERED_IN_BODY));
         }
         return new Result(loops, declined);
     }

@@ -153,7 +153,7 @@ final class SkeletonWriter {
         var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
-            int type = loop.entryItem() > 0 ? RECORD_LOOP_ENTERED_MID : loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP
+            int type = loop.entryItem() > 0 || loop.entryMask() != 0 ? RECORD_LOOP_ENTERED_MID : loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP
                     : loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP;
             t.append("\t.byte ").append(type).append(", ").append(loop.registers().size()).append(", ")
                     .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');

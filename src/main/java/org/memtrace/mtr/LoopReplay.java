@@ -55,6 +55,10 @@ final class LoopReplay {
         java.util.Arrays.fill(values, 0);
         k = 0;
         pos = loop.entryItem(); // a loop entered in the middle of its body: iteration 0 starts there
+        if (pos == loop.items()) { // past the body's last position: iteration 0 holds no access
+            pos = 0;
+            k = 1;
+        }
         marked = -1;
         markedK = -1;
         prepared = false;

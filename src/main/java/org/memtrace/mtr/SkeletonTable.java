@@ -174,7 +174,7 @@ public final class SkeletonTable {
                     }
                     p += 8;
                     if (exitItem > items) throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's test lies past its body");
-                    if (entryItem >= Math.max(1, items) && type == 5 || entryMask >>> slots != 0)
+                    if (entryItem > items || entryMask >>> slots != 0)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's entry lies outside its body");
                 }
                 Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds,

@@ -67,6 +67,23 @@ class LoopReplayTest {
                 new Out(1008, 0x1000), new Out(1016, 0x2000));
     }
 
+    /** Entered at a test past the body's last access (it steps the counter, reads nothing): iteration 0 holds no access. */
+    @Test
+    void aLoopEnteredPastItsLastAccessBeginsWithAnEmptyIteration() {
+        var totals = new Event.SelectionTotals(0, 0, 0);
+        Event.ProbeSite store = new Event.ProbeSite(0x1000, Event.ProbeKind.STORE, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        // body: 0: store (r); then r += 8 and the test, where the run enters
+        var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0}, new int[] {NONE},
+                new int[] {1}, new int[] {0}, new long[] {0}, new Event.ProbeSite[] {store}, new long[] {0x1000},
+                false, new int[1], new int[0], new boolean[0], new boolean[0], true, false, new boolean[1], new long[0], 0, false,
+                1, 0); // the update is the entry block's: the first iteration runs it
+        List<Long> out = new ArrayList<>();
+        LoopReplay r = new LoopReplay(loop).start();
+        r.value(0, 1000); // the test steps it to 1008 before the first store
+        assertThat(r.exit(1024, (a, s) -> out.add(a))).isTrue();
+        assertThat(out).containsExactly(1008L, 1016L);
+    }
+
     @Test
     void aStepByAnInvariantRegisterUsesItsEntryValue() {
         LoopReplay r = new LoopReplay(loop(0, 2));

@@ -128,10 +128,16 @@ final class LoopSkeleton {
      * @param exitItem  a loop tested at the top: the items before its test, which the iteration the run leaves
      *                  in runs too (0 for the other shapes)
      * @param tripBeforeExit a loop tested at the top whose trip register is updated before the test
+     * @param entryTaken the entry jump is conditional: the entry probe stands on its taken path (its condition
+     *                  inverted to skip the probe, as for a side exit)
+     * @param entryItem a loop entered in the middle of its body: the body position its first iteration starts at
+     *                  (0 for the other shapes)
+     * @param entryMask the slots whose update comes before {@code entryItem} in the body, which the first,
+     *                  partial iteration does not run
      */
     record Loop(String header, int entryJump, int backEdge, boolean exitTaken, boolean mayBeEmpty, List<String> registers,
                 long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers, int exitItem,
-                boolean tripBeforeExit) {
+                boolean tripBeforeExit, boolean entryTaken, int entryItem, int entryMask) {
         /** Whether the loop's test has code before it that the run's last, partial iteration runs. */
         boolean testedBelowTop() { return exitItem > 0 || tripBeforeExit; }
     }
@@ -159,10 +165,17 @@ final class LoopSkeleton {
      * every iteration (a loop tested at the top, -Os), whose code before it only compares registers.
      * {@code exitTaken}: that jump leaves the loop when taken (else by falling through). {@code mayBeEmpty}:
      * a run can end at the loop's test before any iteration's body. {@code declined}: why a loop of a known
-     * shape cannot be followed anyway, or null.
+     * shape cannot be followed anyway, or null. {@code entryAt}: the address the entry jump goes to when the
+     * first iteration starts there, in the middle of the body (-1: at the body's first instruction, or at a
+     * test that only compares); {@code entryTaken}: that jump is conditional.
      */
     private record Candidate(List<FunctionPlanner.Decoded> order, int first, int last, int entryJump, int entryInstruction,
-                             int exit, boolean exitTaken, boolean mayBeEmpty, Reason declined) {
+                             int exit, boolean exitTaken, boolean mayBeEmpty, Reason declined, long entryAt, boolean entryTaken) {
+        Candidate(List<FunctionPlanner.Decoded> order, int first, int last, int entryJump, int entryInstruction,
+                  int exit, boolean exitTaken, boolean mayBeEmpty, Reason declined) {
+            this(order, first, last, entryJump, entryInstruction, exit, exitTaken, mayBeEmpty, declined, -1, false);
+        }
+
         FunctionPlanner.Decoded end() { return order.get(exit); }
     }
 
@@ -178,6 +191,7 @@ final class LoopSkeleton {
             if (insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty()) indirect = true;
         }
         var candidates = new ArrayList<Candidate>();
+        Map<Integer, List<Site>> taken = new HashMap<>(); // the sites the loops computed, by instruction
         var rotated = new BitSet(); // code a rotated loop holds: its backward jumps are no loops of their own
         for (int i = 0; i + 1 < code.size(); i++) {
             Candidate c = rotated(code, i);
@@ -212,6 +226,19 @@ final class LoopSkeleton {
             Candidate c = found;
             FunctionPlanner.Decoded end = c.end();
             Reason reason = indirect ? Reason.INDIRECT_JUMP : shape(code, c, at);
+            if (reason == Reason.ENTERED_IN_BODY) {
+                Candidate m = enteredMid(code, c, candidates);
+                Reason r = m == null ? reason : shape(code, m, at);
+                if (r == Reason.EXIT_IN_BODY) {
+                    Candidate s = reshaped(code, m);
+                    if (s != null && shape(code, s, at) == null) r = null;
+                    if (r == null) m = s;
+                }
+                if (r == null) {
+                    c = m;
+                    reason = null;
+                }
+            }
             if (reason == Reason.ENTERED_IN_BODY || reason == Reason.EXIT_IN_BODY) {
                 Candidate r = reshaped(code, c);
                 if (r != null && shape(code, r, at) == null) {
@@ -222,16 +249,34 @@ final class LoopSkeleton {
             if (reason == null) reason = c.declined();
             if (reason == null && c.entryJump() < 0 && label(c.order().getLast()) == null) reason = Reason.LABEL;
             if (reason == null && c.exitTaken() && (label(end) == null || inverse(end.text().mnemonic()) == null)) reason = Reason.LABEL;
+            if (reason == null && c.entryTaken()) {
+                FunctionPlanner.Decoded j = code.get(c.entryJump());
+                if (label(j) == null || inverse(j.text().mnemonic()) == null) reason = Reason.LABEL;
+            }
             if (reason == null) {
                 Object r = analyze(c, always(c, model), probes);
                 if (r instanceof Loop loop) {
                     loops.add(loop);
-                    for (Item item : loop.items()) if (item.computed()) probes.remove(item.instruction());
+                    for (Item item : loop.items()) if (item.computed()) taken.put(item.instruction(), probes.remove(item.instruction()));
                     continue;
                 }
                 reason = (Reason) r;
             }
             declined.add(new Declined(end.index(), reason));
+        }
+        // a conditional entry jump gets inverted around the entry probe: it must not be another loop's back
+        // edge or side exit (a jump of a block spliced in from after the function), whose text is rewritten too
+        var rewritten = new HashSet<Integer>();
+        for (Loop l : loops) {
+            rewritten.add(l.backEdge());
+            for (Marker m : l.markers()) if (m.exit()) rewritten.add(m.instruction());
+        }
+        for (int i = loops.size() - 1; i >= 0; i--) {
+            Loop l = loops.get(i);
+            if (!l.entryTaken() || !rewritten.contains(l.entryJump())) continue;
+            loops.remove(i);
+            for (Item item : l.items()) if (item.computed()) probes.put(item.instruction(), taken.get(item.instruction()));
+            declined.add(new Declined(l.backEdge(), Reason.ENTERED_IN_BODY));
         }
         return new Result(loops, declined);
     }
@@ -254,6 +299,10 @@ final class LoopSkeleton {
                     return new Candidate(body, first, last, first - 1, code.get(first - 1).index(), body.size() - 1, false, true, null);
                 }
                 if (t > start && t <= end && test > 0) {
+                    // the first iteration starts at that code, which loads or steps: a run begins with a partial iteration
+                    Candidate mid = new Candidate(body, first, last, first - 1, code.get(first - 1).index(), body.size() - 1,
+                            false, false, null, t, false);
+                    if (reachable(body, t)) return mid;
                     return new Candidate(body, first, last, first - 1, -1, body.size() - 1, false, true, Reason.TEST_NOT_COMPARE);
                 }
             }
@@ -345,8 +394,64 @@ final class LoopSkeleton {
         }
         int exit = order.indexOf(c.end());
         if (exit < 0 || order.getLast() != c.order().getLast()) return null;
+        if (c.entryAt() >= 0 && !reachable(order, c.entryAt())) return null;
         return new Candidate(List.copyOf(order), c.first(), c.last(), c.entryJump(), c.entryInstruction(), exit,
-                c.exitTaken(), c.mayBeEmpty(), c.declined());
+                c.exitTaken(), c.mayBeEmpty(), c.declined(), c.entryAt(), c.entryTaken());
+    }
+
+    /**
+     * The candidate entered in the middle of its body by one jump from outside (gcc's rotation of a loop whose
+     * test it did not copy: {@code jmp .L4; .L3: A; .L4: B; jcc .L3}, or the same jump from code before it, or
+     * a conditional one, -O2's {@code jg .L4}): its first iteration starts at that jump's target and runs to the
+     * end of the body, the others run the whole body. Null when the loop can be entered any other way (by
+     * falling into its first instruction, a second jump), the jump lies inside another candidate (where its
+     * own probes or inversion belong to that loop), or the body cannot reach the target from its first
+     * instruction (then the blocks that run every iteration would not be those the partial one runs).
+     */
+    private static Candidate enteredMid(List<FunctionPlanner.Decoded> code, Candidate c, List<Candidate> candidates) {
+        if (c.entryJump() >= 0 || c.exitTaken() || c.exit() != c.order().size() - 1 || c.first() == 0) return null;
+        Flow before = code.get(c.first() - 1).instruction().flow();
+        if (before != Flow.JUMP && before != Flow.RETURN && before != Flow.TRAP) return null; // nothing falls in
+        Map<Long, Integer> position = positions(c.order());
+        int entry = -1;
+        for (int i = 0; i < code.size(); i++) {
+            Instruction insn = code.get(i).instruction();
+            if (position.containsKey(insn.address()) || insn.flow() == Flow.CALL || insn.branchTarget().isEmpty()) continue;
+            Integer t = position.get(insn.branchTarget().getAsLong());
+            if (t == null) continue;
+            if (entry >= 0 || t == 0 || insn.flow() != Flow.JUMP && insn.flow() != Flow.CONDITIONAL_JUMP) return null;
+            entry = i;
+        }
+        if (entry < 0) return null;
+        for (Candidate o : candidates) {
+            if (o != c && (o.entryJump() == entry || entry >= o.first() && entry <= o.last())) return null;
+        }
+        long target = code.get(entry).instruction().branchTarget().getAsLong();
+        if (!reachable(c.order(), target)) return null;
+        return new Candidate(c.order(), c.first(), c.last(), entry, code.get(entry).index(), c.exit(), false, false, null,
+                target, code.get(entry).instruction().flow() == Flow.CONDITIONAL_JUMP);
+    }
+
+    /** Whether the body, in iteration order with its jumps going forward, reaches {@code target} from its first instruction. */
+    private static boolean reachable(List<FunctionPlanner.Decoded> order, long target) {
+        Map<Long, Integer> position = positions(order);
+        Integer goal = position.get(target);
+        if (goal == null || goal == 0) return false;
+        boolean[] reach = new boolean[order.size()];
+        reach[0] = true;
+        for (int p = 0; p < goal; p++) {
+            if (!reach[p]) continue;
+            Instruction i = order.get(p).instruction();
+            if (i.flow() != Flow.JUMP && i.flow() != Flow.RETURN && i.flow() != Flow.TRAP) {
+                Integer next = position.get(i.nextAddress());
+                if (next != null && next > p) reach[next] = true;
+            }
+            if (i.flow() != Flow.CALL && i.branchTarget().isPresent()) {
+                Integer t = position.get(i.branchTarget().getAsLong());
+                if (t != null && t > p) reach[t] = true;
+            }
+        }
+        return reach[goal];
     }
 
     /**
@@ -574,11 +679,13 @@ final class LoopSkeleton {
         for (FunctionPlanner.Decoded d : body) inside.add(d.instruction().address());
         boolean computed = false;
         boolean onLoad = false;
-        int block = 0, marked = -1, exitItem = 0;
+        int block = 0, marked = -1, exitItem = 0, entryItem = 0;
+        int entryPos = loop.entryAt() < 0 ? 0 : positions(body).get(loop.entryAt());
         boolean top = loop.exit() < body.size() - 1; // tested at the top: its test is not the body's last jump
         for (int p = 0; p < body.size(); p++) {
             FunctionPlanner.Decoded d = body.get(p);
             if (top && p == loop.exit()) exitItem = items.size();
+            if (p == entryPos) entryItem = items.size();
             if (blockStart(body, p)) block = p;
             Instruction insn = d.instruction();
             boolean out = p != loop.exit() && p != body.size() - 1 && insn.flow() == Flow.CONDITIONAL_JUMP;
@@ -650,8 +757,17 @@ final class LoopSkeleton {
         }
         String header = loop.entryJump() < 0 ? label(loop.order().getLast()) : null;
         boolean tripBeforeExit = top && tripAt < loop.exit();
+        // entered in the middle: the first iteration skips the updates before its start (the replay counts it as
+        // iteration 0 of registers one step back); a run whose entry position holds no item starts at the next
+        int entryMask = 0;
+        for (int s = 0; s < slots.size(); s++) {
+            Update u = induction.get(slots.get(s));
+            if (u != null && u.at() < entryPos) entryMask |= 1 << s;
+        }
+        if (entryPos > 0 && slots.size() > 16) return Reason.TOO_MANY_BLOCKS;
         return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
-                stepSlots, trip, List.copyOf(items), List.copyOf(markers), exitItem, tripBeforeExit);
+                stepSlots, trip, List.copyOf(items), List.copyOf(markers), exitItem, tripBeforeExit, loop.entryTaken(),
+                entryItem, entryMask);
     }
 
     /**

@@ -24,6 +24,10 @@ final class SkeletonWriter {
     static final int RECORD_LOOP_MAY_BE_EMPTY = 3;
     /** A loop tested at the top with code before its test: type 3's record and 8 bytes more at its end. */
     static final int RECORD_LOOP_TESTED_BELOW_TOP = 4;
+    /** A loop entered in the middle of its body: type 4's record, whose last 4 bytes say where its first iteration starts. */
+    static final int RECORD_LOOP_ENTERED_MID = 5;
+    /** Where a conditional entry jump, inverted, goes when it does not enter the loop: past the entry probe. */
+    static final String SKIP_LABEL = ".Lmt_n";
     /** Where a rotated loop's inverted exit jump goes when the loop goes on: right after the exit probe. */
     static final String CONTINUE_LABEL = ".Lmt_c";
 
@@ -84,7 +88,7 @@ final class SkeletonWriter {
      */
     void beforeInstruction(StringBuilder out, int instruction, ProbeWriter probes, boolean cfi) {
         Integer id = byEntryJump.get(instruction);
-        if (id != null) entry(out, id, probes, cfi);
+        if (id != null && !loops.get(id).entryTaken()) entry(out, id, probes, cfi);
         int[] at = markerBefore.get(instruction);
         if (at == null) return;
         LoopSkeleton.Loop loop = loops.get(at[0]);
@@ -97,6 +101,8 @@ final class SkeletonWriter {
      * past the exit probe that {@link #afterInstruction} puts on its fall-through path.
      */
     String text(int instruction, AsmSyntax.Instruction text) {
+        Integer entered = byEntryJump.get(instruction);
+        if (entered != null && loops.get(entered).entryTaken()) return LoopSkeleton.inverse(text.mnemonic()) + "\t" + SKIP_LABEL + entered;
         int[] side = sideExits.get(instruction);
         if (side != null && loops.get(side[0]).markers().get(side[1]).taken()) return LoopSkeleton.inverse(text.mnemonic()) + "\t" + CONTINUE_LABEL + side[0] + "_" + side[1];
         Integer id = byBackEdge.get(instruction);
@@ -110,6 +116,12 @@ final class SkeletonWriter {
      * jump goes to when the loop goes on).
      */
     void afterInstruction(StringBuilder out, int instruction, AsmSyntax.Instruction text, ProbeWriter probes, boolean cfi) {
+        Integer entered = byEntryJump.get(instruction);
+        if (entered != null && loops.get(entered).entryTaken()) {
+            entry(out, entered, probes, cfi);
+            out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n').append(SKIP_LABEL).append(entered).append(":\n");
+            return;
+        }
         int[] side = sideExits.get(instruction);
         if (side != null) {
             LoopSkeleton.Loop loop = loops.get(side[0]);
@@ -141,7 +153,8 @@ final class SkeletonWriter {
         var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
-            int type = loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP : loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP;
+            int type = loop.entryItem() > 0 || loop.entryMask() != 0 ? RECORD_LOOP_ENTERED_MID : loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP
+                    : loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP;
             t.append("\t.byte ").append(type).append(", ").append(loop.registers().size()).append(", ")
                     .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');
             t.append("\t.long ").append(loop.items().size()).append('\n');
@@ -169,9 +182,9 @@ final class SkeletonWriter {
                 t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", ")
                         .append(marker.exit() ? 1 : 0).append('\n');
             }
-            if (type == RECORD_LOOP_TESTED_BELOW_TOP)
+            if (type == RECORD_LOOP_TESTED_BELOW_TOP || type == RECORD_LOOP_ENTERED_MID)
                 t.append("\t.short ").append(loop.exitItem()).append("\n\t.byte ").append(loop.tripBeforeExit() ? 1 : 0)
-                        .append(", 0, 0, 0, 0, 0\n");
+                        .append(", 0\n\t.short ").append(loop.entryItem()).append(", ").append(loop.entryMask()).append('\n');
         }
         for (LoopSkeleton.Declined d : declined) {
             t.append("\t.byte ").append(RECORD_DECLINED).append(", ").append(d.reason().code).append(", 0, 0\n");

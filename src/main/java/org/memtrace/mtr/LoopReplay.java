@@ -54,7 +54,11 @@ final class LoopReplay {
     LoopReplay start() {
         java.util.Arrays.fill(values, 0);
         k = 0;
-        pos = 0;
+        pos = loop.entryItem(); // a loop entered in the middle of its body: iteration 0 starts there
+        if (pos == loop.items()) { // past the body's last position: iteration 0 holds no access
+            pos = 0;
+            k = 1;
+        }
         marked = -1;
         markedK = -1;
         prepared = false;
@@ -216,6 +220,9 @@ final class LoopReplay {
         int n = loop.items();
         System.arraycopy(loop.steps(), 0, steps, 0, steps.length);
         for (int r = 0; r < steps.length; r++) if (loop.stepSlots()[r] != NONE) steps[r] += values[loop.stepSlots()[r]];
+        // entered in the middle: the registers as a whole iteration 0 would have begun with (a step back for an
+        // update the partial first iteration skips), so every formula below counts iterations from 0
+        for (int r = 0; r < steps.length; r++) if ((loop.entryMask() >>> r & 1) != 0) values[r] -= steps[r];
         for (int i = 0; i < n; i++) {
             if (loop.sites()[i] == null) continue;
             long a = loop.displacement()[i], stride = 0;

@@ -58,15 +58,27 @@ public final class SkeletonTable {
      * before the first iteration's body (the loop is entered at its test). Marker m opens a conditional block at body position
      * {@code markerPos[m]}; {@code markerPhase[m]}: the trip register's update comes before it in the body; {@code markerEnds[m]}: it is
      * a side exit's (a {@code break}), the run ends before body position {@code markerPos[m]}. {@code registers}: the
-     * name of each slot's register, as the rewriter wrote it.
+     * name of each slot's register, as the rewriter wrote it. {@code entryItem} (record type 5): the body position a
+     * run's first iteration starts at, the loop being entered in the middle of its body; {@code entryMask}: the
+     * slots whose update comes before that position, which the first iteration does not run.
      */
     public record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                        boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
-                       boolean tripBeforeExit) {
+                       boolean tripBeforeExit, int entryItem, int entryMask) {
         /** A loop whose test comes first in its body, or last: the run's last iteration ends at the test. */
         public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                     boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers) {
-            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers, 0, false);
+            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers, 0, false, 0, 0);
+        }
+
+        /**
+         * The value slot {@code slot}'s register would have had at a whole first iteration's start, from the one it
+         * had at the entry ({@code entry}) and its step: one step back when the partial first iteration of a loop
+         * entered in the middle skips its update. Every replay counts from these, so the first iteration is
+         * iteration 0 like any other, begun at {@link #entryItem}.
+         */
+        public long wholeIterationStart(int slot, long entry, long step) {
+            return (entryMask >>> slot & 1) != 0 ? entry - step : entry;
         }
     }
 
@@ -104,7 +116,7 @@ public final class SkeletonTable {
                     at += 8;
                     continue;
                 }
-                if (type != 1 && type != 3 && type != 4) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
+                if (type < 1 || type > 5) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
                 int slots = Byte.toUnsignedInt(b.get(at + 1));
                 int trip = Byte.toUnsignedInt(b.get(at + 2));
                 int markers = Byte.toUnsignedInt(b.get(at + 3));
@@ -151,16 +163,22 @@ public final class SkeletonTable {
                     if (item.cond() != 0 && item.cond() != OPTIONAL && item.cond() > markers)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a marker the loop does not have");
                 }
-                int exitItem = 0;
+                int exitItem = 0, entryItem = 0, entryMask = 0;
                 boolean tripBeforeExit = false;
-                if (type == 4) { // tested at the top below code the last iteration runs: u16 items before the test, u8 trip updated before it
+                if (type >= 4) { // tested at the top below code the last iteration runs: u16 items before the test, u8 trip updated before it
                     exitItem = u16(b, p);
                     tripBeforeExit = b.get(p + 2) != 0;
+                    if (type == 5) { // entered in the middle: u16 the position the first iteration starts at, u16 slots updated before it
+                        entryItem = u16(b, p + 4);
+                        entryMask = u16(b, p + 6);
+                    }
                     p += 8;
                     if (exitItem > items) throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's test lies past its body");
+                    if (entryItem > items || entryMask >>> slots != 0)
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's entry lies outside its body");
                 }
                 Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds,
-                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit);
+                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask);
                 loops.put(entry, loop);
                 loops.put(exit, loop);
                 for (long m : markerAt) loops.put(m, loop);
@@ -211,13 +229,13 @@ public final class SkeletonTable {
     record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
                   int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty,
-                  boolean[] call, long[] own, int exitItem, boolean tripBeforeExit) {
+                  boolean[] call, long[] own, int exitItem, boolean tripBeforeExit, int entryItem, int entryMask) {
         /** A loop without calls: its own records are all there are in a run. */
         Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
                int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty) {
             this(steps, stepSlots, tripSlot, baseSlot, indexSlot, scale, phase, displacement, sites, loggedIp, anyLogged, cond,
-                    markerPos, markerPhase, markerEnds, plain, mayBeEmpty, new boolean[sites.length], own(sites, loggedIp), 0, false);
+                    markerPos, markerPhase, markerEnds, plain, mayBeEmpty, new boolean[sites.length], own(sites, loggedIp), 0, false, 0, 0);
         }
 
         private static long[] own(Event.ProbeSite[] sites, long[] ip) {
@@ -254,7 +272,7 @@ public final class SkeletonTable {
             }
             return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
                     cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty(), call, own(sites, ip),
-                    loop.exitItem(), loop.tripBeforeExit());
+                    loop.exitItem(), loop.tripBeforeExit(), loop.entryItem(), loop.entryMask());
         }
 
         int items() { return sites.length; }

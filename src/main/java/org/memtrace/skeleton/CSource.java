@@ -137,6 +137,9 @@ final class CSource {
         c.append("    const uint64_t n = trips(ending, step_").append(trip).append(")")
                 .append(l.tripBeforeExit() ? " - (ending.how == EXITED); /* the test counted the iteration it left in */\n" : ";\n");
         c.append("    for (uint64_t k = 0; k < n; k++) {\n");
+        int entered = l.entryItem();
+        // entered in the middle of its body: the first iteration starts there (its registers are a whole iteration's)
+        if (entered > 0) c.append("        if (k == 0) goto entered;\n");
         Set<Integer> blocksUsed = new HashSet<>();
         for (SkeletonTable.Item it : items) if (it.cond() != 0 && it.cond() != SkeletonTable.OPTIONAL) blocksUsed.add(it.cond() - 1);
         int open = 0; // the marked block whose if is open; 0 none
@@ -148,12 +151,14 @@ final class CSource {
                 if (l.markerPos()[m] != pos || !l.markerEnds()[m]) continue;
                 markers.add("if (marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ")) return; /* side exit */");
             }
+            // a side exit's jump before the entry does not run in the first iteration; a block's marker there does
+            if (pos == entered && entered > 0) markers.add("entered:;");
             for (int m = 0; m < l.markers().length; m++) {
                 if (l.markerPos()[m] != pos || l.markerEnds()[m]) continue;
                 if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
                 else markers.add("marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
             }
-            if (open != 0 && (cond != open || !markers.isEmpty())) {
+            if (open != 0 && (cond != open || !markers.isEmpty() || pos == entered)) {
                 c.append("        }\n");
                 open = 0;
             }

@@ -257,6 +257,11 @@ final class LoggedInput implements Consumer<Event>, MtrReader.Accesses, MtrReade
         if (r.headerWritten) return;
         r.headerWritten = true;
         if (r.seen != (1 << r.values.length) - 1) fail("a loop run lacks entry values");
+        // a loop entered in the middle: the program counts from the registers a whole first iteration would have
+        // begun with, as the reader does (steps come from slots no update moves, so the order does not matter)
+        SkeletonTable.Loop l = r.loop.loop;
+        long[] entered = r.values.clone();
+        for (int s = 0; s < r.values.length; s++) r.values[s] = l.wholeIterationStart(s, entered[s], step(l, entered, s));
         out.varint((long) r.loop.index << 3 | RUN);
         r.number = out.reserve();
         long[] previous = r.loop.previous;

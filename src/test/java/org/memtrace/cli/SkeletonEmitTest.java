@@ -33,7 +33,7 @@ class SkeletonEmitTest {
 
     @BeforeAll
     static void fixtures() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c")) {
             try (InputStream in = SkeletonEmitTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -88,7 +88,8 @@ class SkeletonEmitTest {
             "skel_continue.c, -O1",  // a continue: what follows it runs under a marker
             "skel_layout.c, -Os",    // a return from the middle of the body: its block taken out, the jump before it a side exit
             "skel_layout.c, -O2",    // a cold block laid out after the function, spliced into the iteration
-            "skel_top.c, -Os"})      // tested at the top below code that the last iteration runs
+            "skel_top.c, -Os",       // tested at the top below code that the last iteration runs
+            "skel_mid.c, -O2"})      // entered in the middle of the body, by a jmp and by a conditional jump
     void theEmittedProgramPrintsTheTracesAccessesLineForLine(String source, String opt) throws Exception {
         long[] n = emitAndCompare(trace(source, opt, true));
         assertThat(n[0]).as("loops").isGreaterThan(0);

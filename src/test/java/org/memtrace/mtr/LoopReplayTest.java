@@ -45,6 +45,45 @@ class LoopReplayTest {
         assertThat(out).containsExactly(new Out(1032 + 28, 0x2000));
     }
 
+    /**
+     * A loop entered in the middle (gcc's {@code jmp .Ltest}): body {@code 0: store (r); 1: add $8, r; 2: load
+     * (r)} entered at position 2. The first iteration runs the load alone, with r as logged at the entry; then
+     * whole iterations. Three runs of the load and two of the store: r goes from 1000 to 1016.
+     */
+    @Test
+    void aLoopEnteredInTheMiddleStartsItsFirstIterationThere() {
+        var totals = new Event.SelectionTotals(0, 0, 0);
+        Event.ProbeSite store = new Event.ProbeSite(0x1000, Event.ProbeKind.STORE, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        Event.ProbeSite load = new Event.ProbeSite(0x2000, Event.ProbeKind.LOAD, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0, 0}, new int[] {NONE, NONE},
+                new int[] {1, 1}, new int[] {0, 1}, new long[] {0, 0}, new Event.ProbeSite[] {store, load}, new long[] {0x1000, 0x2000},
+                false, new int[2], new int[0], new boolean[0], new boolean[0], true, false, new boolean[2], new long[0], 0, false,
+                1, 1);
+        List<Out> out = new ArrayList<>();
+        LoopReplay r = new LoopReplay(loop).start();
+        r.value(0, 1000);
+        assertThat(r.exit(1016, (a, s) -> out.add(new Out(a, s.ip())))).isTrue();
+        assertThat(out).containsExactly(new Out(1000, 0x2000), new Out(1000, 0x1000), new Out(1008, 0x2000),
+                new Out(1008, 0x1000), new Out(1016, 0x2000));
+    }
+
+    /** Entered at a test past the body's last access (it steps the counter, reads nothing): iteration 0 holds no access. */
+    @Test
+    void aLoopEnteredPastItsLastAccessBeginsWithAnEmptyIteration() {
+        var totals = new Event.SelectionTotals(0, 0, 0);
+        Event.ProbeSite store = new Event.ProbeSite(0x1000, Event.ProbeKind.STORE, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        // body: 0: store (r); then r += 8 and the test, where the run enters
+        var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0}, new int[] {NONE},
+                new int[] {1}, new int[] {0}, new long[] {0}, new Event.ProbeSite[] {store}, new long[] {0x1000},
+                false, new int[1], new int[0], new boolean[0], new boolean[0], true, false, new boolean[1], new long[0], 0, false,
+                1, 0); // the update is the entry block's: the first iteration runs it
+        List<Long> out = new ArrayList<>();
+        LoopReplay r = new LoopReplay(loop).start();
+        r.value(0, 1000); // the test steps it to 1008 before the first store
+        assertThat(r.exit(1024, (a, s) -> out.add(a))).isTrue();
+        assertThat(out).containsExactly(1008L, 1016L);
+    }
+
     @Test
     void aStepByAnInvariantRegisterUsesItsEntryValue() {
         LoopReplay r = new LoopReplay(loop(0, 2));
@@ -79,7 +118,7 @@ class LoopReplayTest {
         SkeletonTable.Placed call = new SkeletonTable.Placed(plain.steps(), plain.stepSlots(), plain.tripSlot(), plain.baseSlot(),
                 plain.indexSlot(), plain.scale(), plain.phase(), plain.displacement(), plain.sites(), plain.loggedIp(), true,
                 plain.cond(), plain.markerPos(), plain.markerPhase(), plain.markerEnds(), false, false,
-                new boolean[] {false, true, false}, new long[] {LOGGED_IP}, 0, false);
+                new boolean[] {false, true, false}, new long[] {LOGGED_IP}, 0, false, 0, 0);
         LoopReplay r = new LoopReplay(call);
         r.value(0, 1000);
         List<Out> out = new ArrayList<>();

@@ -2,6 +2,7 @@ package org.memtrace.instrument;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Writes the probe of docs/compiled-in.md ("The probe") before an instruction, and its entries of the
@@ -51,6 +52,27 @@ final class ProbeWriter {
      */
     void probe(StringBuilder out, String label, List<Site> probes, boolean cfi) {
         probeOnly(out, label, probes, cfi);
+        out.append(label).append(":\n");
+    }
+
+    /**
+     * A skeleton loop's probe of register values (its entry, exit or a marker), followed by {@code label}. In
+     * an executable it is one group probe for all of them: one frame (two saves, one load and one store of
+     * the cursor) and four instructions a value, so that a loop entry costs about what the full build's
+     * probes pay for entering and leaving a loop that keeps its cursor in a register (docs/compiled-in.md,
+     * "Never slower"). Elsewhere, or with more values than a group holds, {@link #probe}: a frame per value.
+     */
+    void values(StringBuilder out, String label, List<Site> values, boolean cfi) {
+        if (!localCursor || values.size() > ProbeGroups.MAX_SITES
+                || ProbeGroups.scratch(values.subList(0, values.size() - 1)) == null) {
+            probe(out, label, values, cfi);
+            return;
+        }
+        int base = sites;
+        for (Site s : values) {
+            entry(sites++, label, s);
+        }
+        localGroup(out, values, base, ProbeGroups.registers(values, Set.of()), cfi);
         out.append(label).append(":\n");
     }
 

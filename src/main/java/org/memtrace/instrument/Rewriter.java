@@ -212,17 +212,22 @@ public final class Rewriter {
                 Map<Integer, ProbeGroups.Group> own = ProbeGroups.group(code, grouped, first.barrier);
                 groups.putAll(own);
                 if (localCursor) {
-                    // A skeleton loop has probes of their own around it; a loop the skeleton declined keeps the
-                    // full build's probes, cursor included, so that it costs and records what a full build's does
-                    // (same probe code, so the same site spacing: its records pack to the same bytes).
+                    // A loop the skeleton declined keeps the full build's probes, cursor included, so that it costs
+                    // and records what a full build's does (same probe code, so the same site spacing: its records
+                    // pack to the same bytes). A skeleton loop of the same simple shape keeps its cursor in a
+                    // register too, for the accesses it still logs: its entry probe comes before the cursor's load
+                    // and its exit probe after the cursor's store. Not one with markers, whose probes stand
+                    // inside it and read the cursor from memory.
                     Set<Integer> skeletal = new HashSet<>();
+                    Set<Integer> simple = new HashSet<>();
                     for (LoopSkeleton.Loop l : plan.skeleton().loops()) {
                         skeletal.add(l.backEdge());
                         l.items().forEach(item -> skeletal.add(item.instruction()));
                         l.markers().forEach(marker -> skeletal.add(marker.instruction()));
+                        if (l.markers().isEmpty() && l.header() != null && !l.exitTaken()) simple.add(l.backEdge());
                     }
                     for (CursorLoops.Loop l : CursorLoops.find(code, own, first.unnumbered, first.labels, first.references)) {
-                        if (!skeletal.contains(l.last()) && Collections.disjoint(l.groups(), skeletal)) loops.add(l);
+                        if (simple.contains(l.last()) || !skeletal.contains(l.last()) && Collections.disjoint(l.groups(), skeletal)) loops.add(l);
                     }
                 }
                 plan.notes().forEach(n -> warnings.add("function " + function + ": " + n));
@@ -389,15 +394,16 @@ public final class Rewriter {
 
         @Override
         public void statement(String s) throws IOException {
+            buffer.setLength(0);
             if (skeleton.loops() > 0) {
-                buffer.setLength(0);
                 skeleton.beforeLabel(buffer, s, writer, cfaOnRsp);
-                out.write(buffer.toString());
             }
             CursorLoops.Loop loop = loopsByLabel.get(s);
             if (loop != null) {
-                buffer.setLength(0);
                 writer.loopEntry(buffer, loop, cfaOnRsp);
+            }
+            if (!buffer.isEmpty()) {
+                // the loop's label keeps the alignment gcc gave it, after the entry code
                 for (String a : alignment) {
                     buffer.append('\t').append(a).append('\n');
                 }
@@ -432,11 +438,11 @@ public final class Rewriter {
             if (push != null) {
                 ProbeWriter.resolverLabel(buffer, push.index());
             }
-            skeleton.afterInstruction(buffer, index, instruction, writer, cfaOnRsp);
             CursorLoops.Loop left = loopsByExit.get(index);
             if (left != null) {
-                writer.loopExit(buffer, left, cfaOnRsp);
+                writer.loopExit(buffer, left, cfaOnRsp); // before a skeleton loop's exit probe, which reads the cursor
             }
+            skeleton.afterInstruction(buffer, index, instruction, writer, cfaOnRsp);
             this.cfaOnRsp = cfaOnRsp;
             out.write(buffer.toString());
         }

@@ -79,7 +79,7 @@ final class SkeletonWriter {
         LoopSkeleton.Loop loop = loops.get(id);
         var sites = new ArrayList<Site>();
         for (int s = 0; s < loop.registers().size(); s++) sites.add(value(loop.registers().get(s), LoopSkeleton.KIND_VALUE, s));
-        probes.probe(out, ENTRY_LABEL + id, sites, cfi);
+        probes.values(out, ENTRY_LABEL + id, sites, cfi);
     }
 
     /**
@@ -93,7 +93,7 @@ final class SkeletonWriter {
         if (at == null) return;
         LoopSkeleton.Loop loop = loops.get(at[0]);
         Site marker = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_MARKER, at[1]);
-        probes.probe(out, MARKER_LABEL + at[0] + "_" + at[1], List.of(marker), cfi);
+        probes.values(out, MARKER_LABEL + at[0] + "_" + at[1], List.of(marker), cfi);
     }
 
     /**
@@ -126,7 +126,7 @@ final class SkeletonWriter {
         if (side != null) {
             LoopSkeleton.Loop loop = loops.get(side[0]);
             Site marker = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_MARKER, side[1]);
-            probes.probe(out, MARKER_LABEL + side[0] + "_" + side[1], List.of(marker), cfi);
+            probes.values(out, MARKER_LABEL + side[0] + "_" + side[1], List.of(marker), cfi);
             if (!loop.markers().get(side[1]).taken()) return; // the jump stays: the probe is on its fall-through out
             out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n')
                     .append(CONTINUE_LABEL).append(side[0]).append('_').append(side[1]).append(":\n");
@@ -136,7 +136,7 @@ final class SkeletonWriter {
         if (id == null) return;
         LoopSkeleton.Loop loop = loops.get(id);
         Site exit = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_EXIT, loop.tripSlot());
-        probes.probe(out, EXIT_LABEL + id, List.of(exit), cfi);
+        probes.values(out, EXIT_LABEL + id, List.of(exit), cfi);
         if (loop.exitTaken()) out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n')
                 .append(CONTINUE_LABEL).append(id).append(":\n");
     }

@@ -78,7 +78,8 @@ final class LoopSkeleton {
         TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds"),
         SHORT_SEARCH(15, "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records"),
         MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration"),
-        TEST_NOT_COMPARE(17, "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)");
+        TEST_NOT_COMPARE(17, "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)"),
+        LINK_MAY_RELAX(18, "access the link may take away in loop (GOT load, TLS resolver call)");
 
         final int code;
         final String text;
@@ -545,6 +546,10 @@ final class LoopSkeleton {
         for (int p = 0; p < body.size(); p++) {
             Instruction insn = body.get(p).instruction();
             for (Register r : insn.registersWritten()) writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
+            // the replay expects a logged site's records in every run, but the link may relax this one to nothing
+            List<Site> linked = probes.get(body.get(p).index());
+            if (linked != null && linked.stream().anyMatch(s -> (s.flags() & Site.FLAG_KEPT_WHERE_LINKED) != 0))
+                return Reason.LINK_MAY_RELAX;
             if (insn.flow() != Flow.CALL) continue;
             // the callee's records say nothing of where it starts: the call's own record (its return address) must
             if (probes.get(body.get(p).index()) == null) return Reason.CALL_IN_LOOP;

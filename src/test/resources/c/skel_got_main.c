@@ -3,7 +3,8 @@
  * fill_kept loads qsort's GOT slot in every iteration (libc's: the link keeps the load), fill_relaxed
  * got_local's (got_other.c, in the program: the link relaxes it into a lea that reads nothing), main takes
  * printf's once. Built -O1 -fno-tree-loop-im -fno-move-loop-invariants, or gcc hoists the loads out of the
- * loops. scale is an affine loop without GOT loads, which the skeleton computes. bump is skel_got_lib.c's.
+ * loops; SkeletonGotLoadTest compiles it -fPIC, so sink's slot is loaded too, and relaxed by the PIE's
+ * link. scale is an affine loop without GOT loads, which the skeleton computes. bump is skel_got_lib.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -22,9 +22,10 @@
 # Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size) and gzip and
 # sqlite3 built as bench/cc.sh builds them (bench/real-programs.sh, Debian sources in bench/out/src; their
 # builds are kept in bench/out/skeleton/{plain,full,skel}: delete them after changing memtrace) on its inputs.
-# Every build is -no-pie with .data, the read-only segment and .data.rel.ro at fixed addresses, so that the
-# two traced builds differ only in their code, whose size the probes change (and .eh_frame's with it, which
-# moved sqlite3's const tables of function pointers, .data.rel.ro, that comes after it by 100 KB). Every run has malloc's mmap threshold at
+# Every build is -no-pie with .data, the read-only segment and the relro sections (.init_array first, then
+# .data.rel.ro) at fixed addresses, so that the two traced builds differ only in their code, whose size the
+# probes change (and .eh_frame's with it, which moved sqlite3's const tables of function pointers in
+# .data.rel.ro, right after it, by 100 KB). Every run has malloc's mmap threshold at
 # its maximum (32 MB): a larger block is mmapped at an address that depends on how many buffers the runtime
 # has mapped by then, which differs with the trace's size (disparity's 405 KB images moved by 1 MB).
 # Usage: bench/skeleton.sh [program ...]
@@ -44,7 +45,7 @@ value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3)
-layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.data.rel.ro=0x9000000"
+layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.init_array=0x9000000"
 tunables=glibc.malloc.mmap_threshold=33554432
 src="$root/bench/out/src"
 mkdir -p "$src"

@@ -15,8 +15,9 @@
 # Last, `lossless`: the full and the skeleton trace printed raw and symbolic (`memtrace print --addresses
 # both`) must be the same text line for line, but for what the two builds place differently: the code field
 # (an access's instruction, a block event's caller) is reduced to its function (raw lines take it from their
-# symbolic twin), a heap name's call site to its function, and comment lines (modules, build-ids, mappings)
-# are left out. The column shows
+# symbolic twin), a heap name's call site to its function, a symbolic address named by its module's file
+# offset (data without a symbol) to the module (its raw address still counts), and comment lines (modules,
+# build-ids, mappings) are left out. The column shows
 # `equal`, or the first line that differs (`line N`, in either printed trace), or `stdout` when the two
 # builds printed different output; any of these makes the script exit 1 at the end.
 # Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size) and gzip and
@@ -84,6 +85,12 @@ comparable() {
       if (raw != "" && c > 0) {
         n = split(sym, s, ","); f = s[c]; sub(/\+[0-9]+$/, "", f)
         m = split(raw, r, ","); r[c] = f; s[c] = f
+        # data without a symbol is named by its module and file offset, which the code before it moves
+        # (the raw line keeps its address)
+        for (i = 1; i < c; i += 2) {
+          h = i == 1 ? substr(s[i], 1, index(s[i], ":")) : ""
+          if (index(s[i], h s[i + 1] "+") == 1) s[i] = h s[i + 1] "+?"
+        }
         raw = r[1]; for (i = 2; i <= m; i++) raw = raw "," r[i]
         sym = s[1]; for (i = 2; i <= n; i++) sym = sym "," s[i]
       }

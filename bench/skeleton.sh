@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Skeleton traces (issue 10): for each kernel of bench/programs, the fastest of REPEAT (3) runs (bench/timing.sh) of
+# Skeleton traces (issue 10): for each program, the fastest of REPEAT (3) runs (bench/timing.sh) of
 #   native     the plain gcc -O2 build
 #   full       built by `memtrace cc`, the whole trace written to disk (MEMTRACE_OUT)
 #   skeleton   built by `memtrace cc --skeleton`, trace to disk
@@ -12,7 +12,25 @@
 # and the skeleton trace as a C program (`memtrace skeleton --emit-c`, docs/skeleton-c.md): the size of the
 # C file in KB, its input in bytes per access, and the seconds the program (gcc -O2) takes to print every
 # access as a Lackey line into /dev/null.
-# Usage: bench/skeleton.sh [program ...]   (default: gemm stencil matmul branchy compute heap chase hash qsort)
+# Last, `lossless`: the full and the skeleton trace printed raw and symbolic (`memtrace print --addresses
+# both`) must be the same text line for line, but for what the two builds place differently: the code field
+# (an access's instruction, a block event's caller) is reduced to its function (raw lines take it from their
+# symbolic twin), a heap name's call site to its function, a symbolic address named by its module's file
+# offset (data without a symbol) to the module (its raw address still counts), and comment lines (modules,
+# build-ids, mappings) are left out. The column shows
+# `equal`, or the first line that differs (`line N`, in either printed trace), or `stdout` when the two
+# builds printed different output; any of these makes the script exit 1 at the end.
+# Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size) and gzip and
+# sqlite3 built as bench/cc.sh builds them (bench/real-programs.sh, Debian sources in bench/out/src; their
+# builds are kept in bench/out/skeleton/{plain,full,skel}: delete them after changing memtrace) on its inputs.
+# Every build is -no-pie with .data, the read-only segment and the relro sections (.init_array first, then
+# .data.rel.ro) at fixed addresses, so that the two traced builds differ only in their code, whose size the
+# probes change (and .eh_frame's with it, which moved sqlite3's const tables of function pointers in
+# .data.rel.ro, right after it, by 100 KB). Every run has malloc's mmap threshold at
+# its maximum (32 MB): a larger block is mmapped at an address that depends on how many buffers the runtime
+# has mapped by then, which differs with the trace's size (disparity's 405 KB images moved by 1 MB).
+# Usage: bench/skeleton.sh [program ...]
+#   (default: gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3)
 # Quote ratios from one run: the machine is shared and absolute times drift.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,7 +45,23 @@ mt="$root/memtrace"
 value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul branchy compute heap chase hash qsort)
+[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3)
+layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.init_array=0x9000000"
+tunables=glibc.malloc.mmap_threshold=33554432
+src="$root/bench/out/src"
+mkdir -p "$src"
+cc_for() {
+  case $1 in
+    plain) echo "gcc" ;;
+    full) echo "$mt cc" ;;
+    skel) echo "$mt cc --skeleton" ;;
+  esac
+}
+real_ldflags=$layout
+# gzip and sqlite3: fetch_sources, build_gzip, build_sqlite3, make_inputs, workload
+. "$root/bench/real-programs.sh"
+case " ${progs[*]} " in *" gzip "*|*" sqlite3 "*) fetch_sources ;; esac
+make_inputs
 jar="$root/target/memtrace.jar"
 # Both traced runs without address randomization, so that the full and skeleton traces differ only by what
 # the skeleton changes: with it, the addresses' varints change length from run to run and one program's
@@ -37,31 +71,92 @@ jar="$root/target/memtrace.jar"
 fixed=""
 if setarch -R true 2>/dev/null; then fixed="setarch -R"; fi
 if unshare --pid --fork true 2>/dev/null; then fixed="unshare --pid --fork $fixed"; fi
-printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s %7s %9s %8s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s C_KB in_B/a C_s
+# the lines of `memtrace print --addresses both` (raw line, then its symbolic twin) as the lossless column
+# compares them (above), one line out for each line in
+comparable() {
+  awk '
+    /^#/ { print "#"; next }
+    /^[A-Z]#/ { raw = $0; next }
+    /^[A-Z]\$/ {
+      sym = $0
+      # the code field: the instruction of a load or store, the caller of a block event (docs/trace-format.md)
+      t = substr(sym, 1, 1)
+      c = (t == "L" || t == "S") ? 3 : (t == "W" || t == "G") ? 4 : t == "Y" ? 6 : 0
+      if (raw != "" && c > 0) {
+        n = split(sym, s, ","); f = s[c]; sub(/\+[0-9]+$/, "", f)
+        m = split(raw, r, ","); r[c] = f; s[c] = f
+        # data without a symbol is named by its module and file offset, which the code before it moves
+        # (the raw line keeps its address)
+        for (i = 1; i < c; i += 2) {
+          h = i == 1 ? substr(s[i], 1, index(s[i], ":")) : ""
+          if (index(s[i], h s[i + 1] "+") == 1) s[i] = h s[i + 1] "+?"
+        }
+        raw = r[1]; for (i = 2; i <= m; i++) raw = raw "," r[i]
+        sym = s[1]; for (i = 2; i <= n; i++) sym = sym "," s[i]
+      }
+      while (match(sym, /@[A-Za-z_][A-Za-z0-9_.]*\+[0-9]+>/)) {
+        site = substr(sym, RSTART, RLENGTH); sub(/\+[0-9]+>$/, ">", site)
+        sym = substr(sym, 1, RSTART - 1) site substr(sym, RSTART + RLENGTH)
+      }
+      print raw; print sym; raw = ""; next
+    }
+    { print }'
+}
+
+# "equal", or where the full and skeleton traces of $1 first differ; prints of both stream through cmp
+lossless() {
+  local p=$1 c
+  if ! cmp -s "$out/$p.full.stdout" "$out/$p.skel.stdout"; then echo stdout; return; fi
+  c=$(cmp <({ "$mt" print -q --addresses both "$out/$p.full.mtr"; echo $? >"$out/$p.full.print"; } | comparable) \
+          <({ "$mt" print -q --addresses both "$out/$p.skel.mtr"; echo $? >"$out/$p.skel.print"; } | comparable) 2>&1) || true
+  if [ -z "$c" ] && [ "$(cat "$out/$p.full.print")" = 0 ] && [ "$(cat "$out/$p.skel.print")" = 0 ]; then echo equal; return; fi
+  [ -n "$c" ] || { echo "print-failed"; return; }
+  # "… differ: byte B, line N" or "cmp: EOF on … after byte B, line N" (one trace is a prefix of the other)
+  echo "line $(echo "$c" | sed -n 's/.*line \([0-9]*\).*/\1/p' | head -1)"
+}
+
+failed=()
+printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s %7s %9s %8s %s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s C_KB in_B/a C_s lossless
 for p in "${progs[@]}"; do
-    c="$root/bench/programs/$p.c"
-    gcc -O2 -o "$out/$p.native" "$c" -lm
-    "$mt" cc -O2 -o "$out/$p.full" "$c" -lm 2>/dev/null
-    "$mt" cc --skeleton -O2 -o "$out/$p.skel" "$c" -lm 2>/dev/null
+    case $p in
+      gzip|sqlite3) for v in plain full skel; do "build_$p" "$v" 2>/dev/null; done ;;
+      *)
+        c="$root/bench/programs/$p.c"
+        mkdir -p "$out/plain" "$out/full" "$out/skel"
+        # shellcheck disable=SC2086 # the layout flags are words
+        for v in plain full skel; do $(cc_for "$v") -O2 $layout -o "$out/$v/$p" "$c" -lm 2>/dev/null; done ;;
+    esac
     rm -f "$out/$p".*.mtr
-    tn=$(timed "$p.native" "$out/$p.native")
-    tf=$(MEMTRACE_OUT="$out/$p.full.mtr" timed "$p.full" $fixed "$out/$p.full")
-    ts=$(MEMTRACE_OUT="$out/$p.skel.mtr" timed "$p.skel" $fixed "$out/$p.skel")
+    # shellcheck disable=SC2046 # the workload is words
+    tn=$(GLIBC_TUNABLES=$tunables timed "$p.native" $(workload "$p" "$out/plain/$p"))
+    # shellcheck disable=SC2046
+    tf=$(GLIBC_TUNABLES=$tunables MEMTRACE_OUT="$out/$p.full.mtr" timed "$p.full" $fixed $(workload "$p" "$out/full/$p"))
+    # shellcheck disable=SC2046
+    ts=$(GLIBC_TUNABLES=$tunables MEMTRACE_OUT="$out/$p.skel.mtr" timed "$p.skel" $fixed $(workload "$p" "$out/skel/$p"))
     tr=$(timed "$p.replay" "$mt" print -o /dev/null "$out/$p.skel.mtr")
     "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$jar" org.memtrace.mtr.ReplaySpeed "$out/$p.skel.mtr" 3 \
         >"$out/$p.read.stdout"
     r1=$(sed -n 's/^pass 1: .*, \([0-9.]*\) M accesses\/cpu-s.*/\1/p' "$out/$p.read.stdout")
     rb=$(sed -n 's/^pass .*, \([0-9.]*\) M accesses\/cpu-s.*/\1/p' "$out/$p.read.stdout" | sort -g | tail -1)
-    "$mt" skeleton --emit-c "$out/$p.skel.mtr" -o "$out/$p.skel.c" 2>"$out/$p.emit.stderr"
-    gcc -O2 -o "$out/$p.skelc" "$out/$p.skel.c"
-    # the program's lines go to /dev/null, not into timed's stdout file (gemm's are ~0.5 GB)
-    te=$(timed "$p.skelc" sh -c '"$0" "$1" >/dev/null' "$out/$p.skelc" "$out/$p.skel.in")
-    ck=$(stat -c %s "$out/$p.skel.c"); ib=$(stat -c %s "$out/$p.skel.in")
+    # a failure here shows as zeros (its message in $p.emit.stderr), and the lossless check still runs
+    te=0; ck=0; ib=0
+    if "$mt" skeleton --emit-c "$out/$p.skel.mtr" -o "$out/$p.skel.c" 2>"$out/$p.emit.stderr" \
+        && gcc -O2 -o "$out/$p.skelc" "$out/$p.skel.c" 2>>"$out/$p.emit.stderr"; then
+        # the program's lines go to /dev/null, not into timed's stdout file (gemm's are ~0.5 GB)
+        te=$(timed "$p.skelc" sh -c '"$0" "$1" >/dev/null' "$out/$p.skelc" "$out/$p.skel.in")
+        ck=$(stat -c %s "$out/$p.skel.c"); ib=$(stat -c %s "$out/$p.skel.in")
+    fi
     s="$out/$p.replay.stderr"
     acc=$(value "$s" probes); comp=$(value "$s" computed)
     fb=$(stat -c %s "$out/$p.full.mtr"); sb=$(stat -c %s "$out/$p.skel.mtr")
-    printf '%-9s %9.3f %9.3f %9.3f %8.2f %8.2f %12d %9.4f %9.4f %8.1f%% %12.0f %9s %9s %7.1f %9.4f %8.3f\n' "$p" "$tn" "$tf" "$ts" \
+    same=$(lossless "$p")
+    [ "$same" = equal ] || failed+=("$p")
+    printf '%-9s %9.3f %9.3f %9.3f %8.2f %8.2f %12d %9.4f %9.4f %8.1f%% %12.0f %9s %9s %7.1f %9.4f %8.3f %s\n' "$p" "$tn" "$tf" "$ts" \
         "$(echo "$tf / $tn" | bc -l)" "$(echo "$ts / $tn" | bc -l)" "$acc" "$(echo "$fb / $acc" | bc -l)" \
         "$(echo "$sb / $acc" | bc -l)" "$(echo "100 * ${comp:-0} / $acc" | bc -l)" "$(echo "$acc / $tr" | bc -l)" "$r1" "$rb" \
-        "$(echo "$ck / 1024" | bc -l)" "$(echo "$ib / $acc" | bc -l)" "$te"
+        "$(echo "$ck / 1024" | bc -l)" "$(echo "$ib / $acc" | bc -l)" "$te" "$same"
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "bench: the skeleton trace is not the full trace for: ${failed[*]} (see the lossless column)" >&2
+    exit 1
+fi

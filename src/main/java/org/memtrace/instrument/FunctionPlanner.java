@@ -78,8 +78,8 @@ final class FunctionPlanner {
         Map<Instruction, Decoded> tlsCalls = tlsResolverCalls(code);
         var early = new HashMap<Integer, Integer>();
         int mode = options.mode().flagBits;
-        // a skeleton replays its loops' sites as they are, and has no way to drop a relaxed one
-        boolean gotLoads = !options.selective() && !options.skeleton();
+        // a skeleton build records them as a full build does; LoopSkeleton declines a loop that holds one
+        boolean gotLoads = !options.selective();
         for (BlockModel block : model.blocks()) {
             Map<Instruction, int[]> weights = new HashMap<>();
             if (options.selective()) {
@@ -113,10 +113,6 @@ final class FunctionPlanner {
                 if (sites == null) {
                     notes.add("conditional rep string instruction '" + d.text().text() + "' left uninstrumented");
                     continue;
-                }
-                if (options.skeleton()) {
-                    // as with GOT loads: a skeleton loop could not drop the read where the link relaxed the call
-                    sites.removeIf(site -> (site.flags() & Site.FLAG_KEPT_WHERE_LINKED) != 0);
                 }
                 if (sites.isEmpty()) {
                     continue;

@@ -79,7 +79,8 @@ final class LoopSkeleton {
         SHORT_SEARCH(15, "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records"),
         MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration"),
         TEST_NOT_COMPARE(17, "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)"),
-        FEW_ITERATIONS(18, "fewer accesses computed per entry than values logged (a constant trip count)");
+        FEW_ITERATIONS(18, "fewer accesses computed per entry than values logged (a constant trip count)"),
+        LINK_MAY_RELAX(19, "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)");
 
         final int code;
         final String text;
@@ -652,6 +653,10 @@ final class LoopSkeleton {
         for (int p = 0; p < body.size(); p++) {
             Instruction insn = body.get(p).instruction();
             for (Register r : insn.registersWritten()) writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
+            // the replay expects a logged site's records in every run, but the link may relax this one to nothing
+            List<Site> linked = probes.get(body.get(p).index());
+            if (linked != null && linked.stream().anyMatch(s -> (s.flags() & Site.FLAG_KEPT_WHERE_LINKED) != 0))
+                return Reason.LINK_MAY_RELAX;
             if (insn.flow() != Flow.CALL) continue;
             // the callee's records say nothing of where it starts: the call's own record (its return address) must
             if (probes.get(body.get(p).index()) == null) return Reason.CALL_IN_LOOP;

@@ -39,7 +39,8 @@ public final class SkeletonTable {
             "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records",
             "as many accesses logged as computed in every iteration",
             "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)",
-            "fewer accesses computed per entry than values logged (a constant trip count)");
+            "fewer accesses computed per entry than values logged (a constant trip count)",
+            "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)");
 
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;

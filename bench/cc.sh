@@ -19,7 +19,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
-memtrace_prereqs --with-test-tools
+memtrace_prereqs --with-bench-tools
 out="$root/bench/out/cc"
 src="$root/bench/out/src"
 mkdir -p "$out" "$src"

@@ -4,7 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
-memtrace_prereqs
+memtrace_prereqs --with-bench-tools
 cd "$root"
 mvn -q -B -ntp test-compile org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
   -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt

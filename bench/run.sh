@@ -8,7 +8,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
-memtrace_prereqs --with-test-tools
+memtrace_prereqs --with-bench-tools
 out="$root/bench/out"
 mkdir -p "$out"
 "$root/memtrace" --version >/dev/null   # builds on first use, outside the timings

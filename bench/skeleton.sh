@@ -35,7 +35,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
-memtrace_prereqs
+memtrace_prereqs --with-bench-tools
 out="$root/bench/out/skeleton"
 mkdir -p "$out"
 mt="$root/memtrace"

@@ -21,6 +21,7 @@ memtrace_find_jdk() {
 # the compiled-in runtime (libmemtrace-rt.so) compress its chunks, libzydis4.0 is the x86 decoder, binutils
 # (as, readelf) and valgrind serve the tests and the benchmark, libzydis-dev's headers let a test check the
 # decoder binding's structure layouts, the zstd command decompresses .mtr chunks in the runtime's tests.
+# --with-bench-tools: the test tools and perf (bench/skeleton-cpu.sh counts CPU time with `perf stat`).
 memtrace_prereqs() {
   local missing=()
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
@@ -29,7 +30,10 @@ memtrace_prereqs() {
   command -v as >/dev/null 2>&1 || missing+=(binutils)
   [ -e /usr/include/zstd.h ] || missing+=(libzstd-dev)
   [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4.0 ] || [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4 ] || missing+=(libzydis4.0)
-  if [ "${1:-}" = "--with-test-tools" ]; then
+  if [ "${1:-}" = "--with-bench-tools" ]; then
+    command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
+  fi
+  if [ "${1:-}" = "--with-test-tools" ] || [ "${1:-}" = "--with-bench-tools" ]; then
     command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
     command -v bc >/dev/null 2>&1 || missing+=(bc)
     # libc's separate debug symbols: the tests check that libc internals are named through them

@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.FunctionRanges;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.LackeyLog;
 import org.memtrace.testutil.TraceFile;
@@ -139,15 +140,7 @@ class GotLoadTest {
 
     /** The run-time ranges of {@code functions} of {@code code}, placed by where {@code anchor} was ({@code 0x…}). */
     private static Map<String, long[]> placed(Path code, List<String> functions, String anchor, String at) throws Exception {
-        Map<String, long[]> ranges = new TreeMap<>();
-        for (String l : Gcc.run(List.of("nm", "-S", code.toString())).lines().toList()) {
-            String[] f = l.split(" ");
-            if (f.length == 4 && functions.contains(f[3])) {
-                long start = Long.parseUnsignedLong(f[0], 16);
-                ranges.put(f[3], new long[] {start, start + Long.parseUnsignedLong(f[1], 16)});
-            }
-        }
-        assertThat(ranges).as("functions of " + code).containsOnlyKeys(functions);
+        Map<String, long[]> ranges = FunctionRanges.named(code, functions);
         long bias = Long.parseUnsignedLong(at.substring(2), 16) - ranges.get(anchor)[0];
         ranges.values().forEach(r -> {
             r[0] += bias;

@@ -13,6 +13,7 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.FunctionRanges;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.LackeyLog;
 import org.memtrace.testutil.TraceFile;
@@ -94,14 +95,7 @@ class TlsResolverPushTest {
         String out = Gcc.run(List.of("env", "LD_BIND_NOW=1", "valgrind", "--tool=lackey", "--trace-mem=yes",
                 "--log-file=" + log, dir.resolve(program).toString(), "where"));
         long where = Long.parseUnsignedLong(out.lines().findFirst().orElseThrow().substring(2), 16);
-        Map<String, long[]> ranges = new TreeMap<>();
-        for (String l : Gcc.run(List.of("nm", "-S", code.toString())).lines().toList()) {
-            String[] f = l.split(" ");
-            if (f.length == 4 && LIBRARY.contains(f[3])) {
-                long start = Long.parseUnsignedLong(f[0], 16);
-                ranges.put(f[3], new long[] {start, start + Long.parseUnsignedLong(f[1], 16)});
-            }
-        }
+        Map<String, long[]> ranges = FunctionRanges.named(code, LIBRARY);
         long bias = where - ranges.get("get_gd")[0];
         Map<String, long[]> result = new TreeMap<>();
         LIBRARY.forEach(f -> result.put(f, new long[2]));

@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The static side of skeleton traces (issue 10, Spindle's memory access skeleton): finds the innermost
@@ -363,11 +364,7 @@ final class LoopSkeleton {
                 spliced = changed = true;
             }
         }
-        var targets = new HashSet<Long>();
-        for (FunctionPlanner.Decoded d : code) {
-            Instruction i = d.instruction();
-            if (i.flow() != Flow.CALL && i.branchTarget().isPresent()) targets.add(i.branchTarget().getAsLong());
-        }
+        Set<Long> targets = jumpTargets(code);
         for (int q = 0; q < order.size() - 1; q++) {
             Instruction x = order.get(q).instruction();
             boolean leaves = x.flow() == Flow.RETURN || x.flow() == Flow.TRAP || x.flow() == Flow.JUMP
@@ -879,11 +876,7 @@ final class LoopSkeleton {
      * no jump target in between; null otherwise.
      */
     private static Long constantAtEntry(List<FunctionPlanner.Decoded> code, int first, String r) {
-        var targets = new HashSet<Long>();
-        for (FunctionPlanner.Decoded d : code) {
-            Instruction i = d.instruction();
-            if (i.flow() != Flow.CALL && i.branchTarget().isPresent()) targets.add(i.branchTarget().getAsLong());
-        }
+        Set<Long> targets = jumpTargets(code);
         for (int p = first - 1; p >= 0; p--) {
             if (p + 1 < first && targets.contains(code.get(p + 1).instruction().address())) return null;
             Instruction i = code.get(p).instruction();
@@ -902,6 +895,16 @@ final class LoopSkeleton {
             return width == 32 ? v & 0xffffffffL : v;
         }
         return null;
+    }
+
+    /** The addresses {@code code}'s jumps and conditional jumps go to (not its calls'). */
+    private static Set<Long> jumpTargets(List<FunctionPlanner.Decoded> code) {
+        var targets = new HashSet<Long>();
+        for (FunctionPlanner.Decoded d : code) {
+            Instruction i = d.instruction();
+            if (i.flow() != Flow.CALL && i.branchTarget().isPresent()) targets.add(i.branchTarget().getAsLong());
+        }
+        return targets;
     }
 
     private static boolean writes(Instruction i, String register) {

@@ -9,7 +9,7 @@
 #   lackey           the plain build under valgrind --tool=lackey --trace-mem=yes
 # and prints seconds, slowdowns against native, the accesses of the full trace, bytes per access on disk,
 # and the MA/AIA the selective builds report. Real programs come from Debian source packages (gzip,
-# sqlite3), fetched into bench/out/src by this script (deb-src entries are added when missing).
+# sqlite3; bzip2 when named), fetched into bench/out/src by this script (deb-src entries are added when missing).
 # Usage: bench/cc.sh [program ...]   (default: compute heap blockops gemm stencil gzip sqlite3)
 # FAULT_LIMIT=N cuts the fault-mode run off after N seconds (default 120; the table then shows ">").
 # CC_ONLY=1 skips the fault-mode and Lackey runs (their columns show "-"): they take most of the time.
@@ -50,12 +50,12 @@ build_small() { # program variant
   $cc -O2 -g -no-pie -o "$out/$v/$p" "$root/bench/programs/$p.c"
 }
 
-# gzip and sqlite3: fetch_sources, build_gzip, build_sqlite3, make_inputs, workload
+# gzip, sqlite3, bzip2: fetch_sources, build_*, make_inputs, workload, is_real
 . "$root/bench/real-programs.sh"
 
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(compute heap blockops gemm stencil gzip sqlite3)
-case " ${progs[*]} " in *" gzip "*|*" sqlite3 "*) fetch_sources ;; esac
+for p in "${progs[@]}"; do if is_real "$p"; then fetch_sources; break; fi; done
 make_inputs
 
 printf '%-9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %12s %8s %15s %15s\n' program native_s discard_x d25_x d10_x full_x w25_x w10_x fault_x lackey_x accesses B/access MA/AIA.25 MA/AIA.1
@@ -64,6 +64,7 @@ for p in "${progs[@]}"; do
     case $p in
       gzip) build_gzip "$v" ;;
       sqlite3) build_sqlite3 "$v" ;;
+      bzip2) build_bzip2 "$v" ;;
       *) build_small "$p" "$v" ;;
     esac
   done

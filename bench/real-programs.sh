@@ -1,21 +1,31 @@
-# The real programs of the benchmarks (sourced by bench/cc.sh and bench/skeleton.sh): gzip and sqlite3 from
-# their Debian source packages, built by any compiler command, and the workload each runs.
+# The real programs of the benchmarks (sourced by bench/cc.sh and bench/skeleton.sh): gzip, sqlite3 and bzip2
+# from their Debian source packages, built by any compiler command, and the workload each runs.
 # The sourcing script sets:
 #   src          where the sources are unpacked (fetch_sources puts them there)
 #   out          where builds and inputs go: $out/VARIANT/gzip, $out/VARIANT/sqlite3, $out/gzip.in, …
 #   cc_for V     a function printing variant V's compiler command ("gcc", "$mt cc", …)
 #   real_ldflags optional: flags added to both programs' link (a fixed layout for comparing two builds)
 
+# their names, for the benches' "is this one of them" tests
+real_programs=" gzip sqlite3 bzip2 "
+
+# is_real P: whether program P is one of the real programs (else a kernel of bench/programs)
+is_real() { case $real_programs in *" $1 "*) return 0 ;; esac; return 1; }
+
 fetch_sources() {
-  [ -d "$src/gzip-1.12" ] && [ -d "$src/sqlite3-3.40.1" ] && return 0
+  local want=()
+  [ -d "$src/gzip-1.12" ] || want+=(gzip)
+  [ -d "$src/sqlite3-3.40.1" ] || want+=(sqlite3)
+  [ -d "$src/bzip2-1.0.8" ] || want+=(bzip2)
+  [ ${#want[@]} -gt 0 ] || return 0
   if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
     sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >/etc/apt/sources.list.d/memtrace-bench-src.sources
   fi
   apt-get update -qq
   command -v tclsh >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcl >/dev/null
-  (cd "$src" && apt-get source -qq gzip sqlite3 >/dev/null 2>&1)
+  (cd "$src" && apt-get source -qq "${want[@]}" >/dev/null 2>&1)
   # one timestamp for every file, or make wants to rerun autoconf on the patched tree
-  find "$src/gzip-1.12" -exec touch -h -d '2020-01-01 00:00:00' {} +
+  [ ! -d "$src/gzip-1.12" ] || find "$src/gzip-1.12" -exec touch -h -d '2020-01-01 00:00:00' {} +
 }
 
 build_gzip() { # variant
@@ -39,9 +49,21 @@ build_sqlite3() { # variant
   $(cc_for "$v") -O2 -g -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I"$a" ${real_ldflags:-} -o "$out/$v/sqlite3" "$a/sqlite3.c" "$a/shell.c" -lm
 }
 
+build_bzip2() { # variant
+  local v=$1 b="$src/bzip2-1.0.8"
+  [ -x "$out/$v/bzip2" ] && return 0
+  mkdir -p "$out/$v"
+  # the compiler and the flags of bzip2's Makefile, without its static library
+  # shellcheck disable=SC2046,SC2086 # the compiler command and the flags are words
+  (cd "$b" && $(cc_for "$v") -O2 -g -D_FILE_OFFSET_BITS=64 ${real_ldflags:-} -o "$out/$v/bzip2" \
+      blocksort.c huffman.c crctable.c randtable.c compress.c decompress.c bzlib.c bzip2.c)
+}
+
 # inputs of the real programs
 make_inputs() {
   [ -f "$out/gzip.in" ] || awk 'BEGIN { srand(7); for (i = 0; i < 40000; i++) printf "line %d value %d %s\n", i, int(rand()*100000), (i % 7 ? "alpha" : "omega") }' >"$out/gzip.in"
+  # bzip2 -9 sorts its whole block: 200 KB of gzip's input are 27 M accesses already
+  [ -f "$out/bzip2.in" ] || head -c 200000 "$out/gzip.in" >"$out/bzip2.in"
   [ -f "$out/sqlite3.sql" ] || awk 'BEGIN { print "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);"; print "BEGIN;";
       for (i = 0; i < 500; i++) printf "INSERT INTO t(b, c) VALUES (%c%s%d%c, %d.5);\n", 39, "name", i * 7919 % 1000, 39, i;
       print "COMMIT;"; print "SELECT count(*), sum(c), max(b) FROM t WHERE c > 100;"; print "SELECT b, count(*) FROM t GROUP BY b ORDER BY 2 DESC LIMIT 3;" }' >"$out/sqlite3.sql"
@@ -52,6 +74,7 @@ workload() { # program binary
   case $1 in
     gzip) echo "$2 -c -6 $out/gzip.in" ;;
     sqlite3) echo "$2 :memory: -init $out/sqlite3.sql .quit" ;;
+    bzip2) echo "$2 -c -9 $out/bzip2.in" ;;
     *) echo "$2" ;;
   esac
 }

@@ -20,8 +20,8 @@
 # build-ids, mappings) are left out. The column shows
 # `equal`, or the first line that differs (`line N`, in either printed trace), or `stdout` when the two
 # builds printed different output; any of these makes the script exit 1 at the end.
-# Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size) and gzip and
-# sqlite3 built as bench/cc.sh builds them (bench/real-programs.sh, Debian sources in bench/out/src; their
+# Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size) and gzip,
+# sqlite3 and bzip2 (-9 on 200 KB) built as bench/cc.sh builds them (bench/real-programs.sh, Debian sources in bench/out/src; their
 # builds are kept in bench/out/skeleton/{plain,full,skel}: delete them after changing memtrace) on its inputs.
 # Every build is -no-pie with .data, the read-only segment and the relro sections (.init_array first, then
 # .data.rel.ro) at fixed addresses, so that the two traced builds differ only in their code, whose size the
@@ -30,7 +30,7 @@
 # its maximum (32 MB): a larger block is mmapped at an address that depends on how many buffers the runtime
 # has mapped by then, which differs with the trace's size (disparity's 405 KB images moved by 1 MB).
 # Usage: bench/skeleton.sh [program ...]
-#   (default: gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3)
+#   (default: gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3 bzip2)
 # Quote ratios from one run: the machine is shared and absolute times drift.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,7 +45,7 @@ mt="$root/memtrace"
 value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3)
+[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3 bzip2)
 layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.init_array=0x9000000"
 tunables=glibc.malloc.mmap_threshold=33554432
 src="$root/bench/out/src"
@@ -58,9 +58,9 @@ cc_for() {
   esac
 }
 real_ldflags=$layout
-# gzip and sqlite3: fetch_sources, build_gzip, build_sqlite3, make_inputs, workload
+# gzip, sqlite3, bzip2: fetch_sources, build_*, make_inputs, workload, is_real
 . "$root/bench/real-programs.sh"
-case " ${progs[*]} " in *" gzip "*|*" sqlite3 "*) fetch_sources ;; esac
+for p in "${progs[@]}"; do if is_real "$p"; then fetch_sources; break; fi; done
 make_inputs
 jar="$root/target/memtrace.jar"
 # Both traced runs without address randomization, so that the full and skeleton traces differ only by what
@@ -119,7 +119,7 @@ failed=()
 printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s %7s %9s %8s %s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s C_KB in_B/a C_s lossless
 for p in "${progs[@]}"; do
     case $p in
-      gzip|sqlite3) for v in plain full skel; do "build_$p" "$v" 2>/dev/null; done ;;
+      gzip|sqlite3|bzip2) for v in plain full skel; do "build_$p" "$v" 2>/dev/null; done ;;
       *)
         c="$root/bench/programs/$p.c"
         mkdir -p "$out/plain" "$out/full" "$out/skel"

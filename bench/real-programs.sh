@@ -75,6 +75,7 @@ workload() { # program binary
     gzip) echo "$2 -c -6 $out/gzip.in" ;;
     sqlite3) echo "$2 :memory: -init $out/sqlite3.sql .quit" ;;
     bzip2) echo "$2 -c -9 $out/bzip2.in" ;;
+    threads) echo "$2 2" ;;   # bench/programs/threads.c with two threads
     *) echo "$2" ;;
   esac
 }

@@ -20,9 +20,11 @@
 # build-ids, mappings) are left out. The column shows
 # `equal`, or the first line that differs (`line N`, in either printed trace), or `stdout` when the two
 # builds printed different output; any of these makes the script exit 1 at the end.
-# Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size) and gzip,
-# sqlite3 and bzip2 (-9 on 200 KB) built as bench/cc.sh builds them (bench/real-programs.sh, Debian sources in bench/out/src; their
-# builds are kept in bench/out/skeleton/{plain,full,skel}: delete them after changing memtrace) on its inputs.
+# Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size; threads runs two
+# threads over one array, whose traces are compared thread by thread, without the global sequence numbers)
+# and gzip, sqlite3 and bzip2 (-9 on 200 KB) built as bench/cc.sh builds them (bench/real-programs.sh,
+# Debian sources in bench/out/src; their builds are kept in bench/out/skeleton/{plain,full,skel}: delete
+# them after changing memtrace) on its inputs.
 # Every build is -no-pie with .data, the read-only segment and the relro sections (.init_array first, then
 # .data.rel.ro) at fixed addresses, so that the two traced builds differ only in their code, whose size the
 # probes change (and .eh_frame's with it, which moved sqlite3's const tables of function pointers in
@@ -30,7 +32,8 @@
 # its maximum (32 MB): a larger block is mmapped at an address that depends on how many buffers the runtime
 # has mapped by then, which differs with the trace's size (disparity's 405 KB images moved by 1 MB).
 # Usage: bench/skeleton.sh [program ...]
-#   (default: gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3 bzip2)
+#   (default: gemm stencil matmul disparity branchy compute heap blockops chase hash qsort threads gzip sqlite3
+#   bzip2)
 # Quote ratios from one run: the machine is shared and absolute times drift.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,7 +48,7 @@ mt="$root/memtrace"
 value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul disparity branchy compute heap chase hash qsort gzip sqlite3 bzip2)
+[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul disparity branchy compute heap blockops chase hash qsort threads gzip sqlite3 bzip2)
 layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.init_array=0x9000000"
 tunables=glibc.malloc.mmap_threshold=33554432
 src="$root/bench/out/src"
@@ -103,12 +106,19 @@ comparable() {
     { print }'
 }
 
+# the comparable lines of a trace of several threads, thread by thread: how the threads interleave, and so
+# the global sequence numbers, change from run to run; each thread's own lines, in their order, do not
+per_thread() {
+  sed 's/^\([A-Z][#$]\)[0-9]*:/\1:/' | awk -F, '{ print $NF "\t" $0 }' | sort -s -t "$(printf '\t')" -k1,1 | cut -f2-
+}
+
 # "equal", or where the full and skeleton traces of $1 first differ; prints of both stream through cmp
 lossless() {
-  local p=$1 c
+  local p=$1 c group=cat
+  [ "$p" != threads ] || group=per_thread
   if ! cmp -s "$out/$p.full.stdout" "$out/$p.skel.stdout"; then echo stdout; return; fi
-  c=$(cmp <({ "$mt" print -q --addresses both "$out/$p.full.mtr"; echo $? >"$out/$p.full.print"; } | comparable) \
-          <({ "$mt" print -q --addresses both "$out/$p.skel.mtr"; echo $? >"$out/$p.skel.print"; } | comparable) 2>&1) || true
+  c=$(cmp <({ "$mt" print -q --addresses both "$out/$p.full.mtr"; echo $? >"$out/$p.full.print"; } | comparable | $group) \
+          <({ "$mt" print -q --addresses both "$out/$p.skel.mtr"; echo $? >"$out/$p.skel.print"; } | comparable | $group) 2>&1) || true
   if [ -z "$c" ] && [ "$(cat "$out/$p.full.print")" = 0 ] && [ "$(cat "$out/$p.skel.print")" = 0 ]; then echo equal; return; fi
   [ -n "$c" ] || { echo "print-failed"; return; }
   # "… differ: byte B, line N" or "cmp: EOF on … after byte B, line N" (one trace is a prefix of the other)
@@ -124,7 +134,7 @@ for p in "${progs[@]}"; do
         c="$root/bench/programs/$p.c"
         mkdir -p "$out/plain" "$out/full" "$out/skel"
         # shellcheck disable=SC2086 # the layout flags are words
-        for v in plain full skel; do $(cc_for "$v") -O2 $layout -o "$out/$v/$p" "$c" -lm 2>/dev/null; done ;;
+        for v in plain full skel; do $(cc_for "$v") -O2 $layout -pthread -o "$out/$v/$p" "$c" -lm 2>/dev/null; done ;;
     esac
     rm -f "$out/$p".*.mtr
     # shellcheck disable=SC2046 # the workload is words

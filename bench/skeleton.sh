@@ -116,7 +116,7 @@ lossless() {
 }
 
 failed=()
-printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s %7s %9s %8s %s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s C_KB in_B/a C_s lossless
+printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s %8s %9s %7s %9s %8s %s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s fix1_ms rest1_M/s C_KB in_B/a C_s lossless
 for p in "${progs[@]}"; do
     case $p in
       gzip|sqlite3) for v in plain full skel; do "build_$p" "$v" 2>/dev/null; done ;;
@@ -138,6 +138,9 @@ for p in "${progs[@]}"; do
         >"$out/$p.read.stdout"
     r1=$(sed -n 's/^pass 1: .*, \([0-9.]*\) M accesses\/cpu-s.*/\1/p' "$out/$p.read.stdout")
     rb=$(sed -n 's/^pass .*, \([0-9.]*\) M accesses\/cpu-s.*/\1/p' "$out/$p.read.stdout" | sort -g | tail -1)
+    # the first pass split at its first access: the fixed cost before it (ms), the rate after it
+    f1=$(sed -n 's/^pass 1: .*, fixed \([0-9.]*\) ms, rest \([0-9.]*\) M.*/\1/p' "$out/$p.read.stdout")
+    q1=$(sed -n 's/^pass 1: .*, fixed \([0-9.]*\) ms, rest \([0-9.]*\) M.*/\2/p' "$out/$p.read.stdout")
     # a failure here shows as zeros (its message in $p.emit.stderr), and the lossless check still runs
     te=0; ck=0; ib=0
     if "$mt" skeleton --emit-c "$out/$p.skel.mtr" -o "$out/$p.skel.c" 2>"$out/$p.emit.stderr" \
@@ -151,9 +154,9 @@ for p in "${progs[@]}"; do
     fb=$(stat -c %s "$out/$p.full.mtr"); sb=$(stat -c %s "$out/$p.skel.mtr")
     same=$(lossless "$p")
     [ "$same" = equal ] || failed+=("$p")
-    printf '%-9s %9.3f %9.3f %9.3f %8.2f %8.2f %12d %9.4f %9.4f %8.1f%% %12.0f %9s %9s %7.1f %9.4f %8.3f %s\n' "$p" "$tn" "$tf" "$ts" \
+    printf '%-9s %9.3f %9.3f %9.3f %8.2f %8.2f %12d %9.4f %9.4f %8.1f%% %12.0f %9s %9s %8s %9s %7.1f %9.4f %8.3f %s\n' "$p" "$tn" "$tf" "$ts" \
         "$(echo "$tf / $tn" | bc -l)" "$(echo "$ts / $tn" | bc -l)" "$acc" "$(echo "$fb / $acc" | bc -l)" \
-        "$(echo "$sb / $acc" | bc -l)" "$(echo "100 * ${comp:-0} / $acc" | bc -l)" "$(echo "$acc / $tr" | bc -l)" "$r1" "$rb" \
+        "$(echo "$sb / $acc" | bc -l)" "$(echo "100 * ${comp:-0} / $acc" | bc -l)" "$(echo "$acc / $tr" | bc -l)" "$r1" "$rb" "$f1" "$q1" \
         "$(echo "$ck / 1024" | bc -l)" "$(echo "$ib / $acc" | bc -l)" "$te" "$same"
 done
 if [ ${#failed[@]} -gt 0 ]; then

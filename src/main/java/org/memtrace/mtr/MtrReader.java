@@ -227,13 +227,13 @@ public final class MtrReader {
 
     private void access(ThreadStream t, long address, long siteAddress) {
         probes++;
-        SiteTable.Site site = modules.site(siteAddress);
         // the common record first, tested directly: a pattern switch dispatches through a bootstrap per record
-        if (site instanceof SiteTable.Access a && t.rep == null && t.loop == null) {
-            accesses.access(t.tid, address, a.site());
+        Event.ProbeSite plain = modules.access(siteAddress);
+        if (plain != null && t.rep == null && t.loop == null) {
+            accesses.access(t.tid, address, plain);
             return;
         }
-        special(t, address, siteAddress, site);
+        special(t, address, siteAddress, modules.site(siteAddress));
     }
 
     /** The rest of {@link #access}, apart so that the common path stays small enough for the JIT to inline. */

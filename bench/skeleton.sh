@@ -8,7 +8,8 @@
 # per second, text written to /dev/null, JVM start included), and how fast the reader alone replays it
 # (org.memtrace.mtr.ReplaySpeed: every access into a consumer that counts and sums them, no text, no
 # names; millions of accesses per second of the reading thread's CPU time, first pass and best of three,
-# JVM start excluded; CPU time because the machine is shared and the wall clock drifts with its load),
+# JVM start excluded; CPU time because the machine is shared and the wall clock drifts with its load;
+# fix1_ms and rest1_M/s split the first pass at its first access: CPU ms before it, the rate after it),
 # and the skeleton trace as a C program (`memtrace skeleton --emit-c`, docs/skeleton-c.md): the size of the
 # C file in KB, its input in bytes per access, and the seconds the program (gcc -O2) takes to print every
 # access as a Lackey line into /dev/null.

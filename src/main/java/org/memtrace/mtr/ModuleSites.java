@@ -26,7 +26,15 @@ import org.memtrace.symbols.ElfFile;
  * so the map holds the sites the run executed, not every site of every loaded table.
  */
 final class ModuleSites {
+    private static final int RECENT = 4096;
     private final SiteMap sites = new SiteMap();
+    /**
+     * In front of {@link #sites}, direct-mapped: the access sites named last. A large program's run names tens
+     * of thousands of sites (sqlite3), whose map does not stay in the cache; most records name a few
+     * thousand of them.
+     */
+    private final long[] recentKeys = new long[RECENT];
+    private final Event.ProbeSite[] recent = new Event.ProbeSite[RECENT];
     /** Every table placed, in the order the trace loaded them: a later one's site at an address wins. */
     private final List<SiteTable.Placement> placements = new ArrayList<>();
     /** Addresses no placed table has a probe at, since the last placement (damage: rare, so boxed). */
@@ -54,15 +62,6 @@ final class ModuleSites {
             }
         }
     }
-
-    /**
-     * In front of {@link #sites}, direct-mapped: the access sites named last. A large program's run names tens
-     * of thousands of sites (sqlite3), whose map does not stay in the cache; most records name a few
-     * thousand of them.
-     */
-    private final long[] recentKeys = new long[RECENT];
-    private final Event.ProbeSite[] recent = new Event.ProbeSite[RECENT];
-    private static final int RECENT = 4096;
 
     /** The site at {@code address} when a record named it before and it is an access site, else null: the common record's lookup. */
     Event.ProbeSite access(long address) {
@@ -118,7 +117,7 @@ final class ModuleSites {
         placements.add(p);
         // what it places over: sites found in tables loaded before it (a dlopen at an address used before), misses
         sites.removeIf(p::has);
-        java.util.Arrays.fill(recent, null);
+        Arrays.fill(recent, null);
         unknown.clear();
     }
 

@@ -5,6 +5,7 @@ import static org.memtrace.event.StreamLayout.*;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * Decodes one record (header included, padding records excluded) into an {@link Event}. Every length is
@@ -70,12 +71,23 @@ public final class EventDecoder {
      * {@code words[0]} ({@code .mtr} slots): read from the array directly, without a segment's checks per field.
      */
     public static Event decode(long[] words, long position) {
-        long header = words[0];
-        if (isFault(header)) {
-            int flags = (int) (header >>> 8 & 0xff);
-            return new Event.Access((int) (header >>> 32), words[1], words[2], (flags & ACC_WRITE) != 0, (flags & ACC_SAME_STEP) != 0);
-        }
-        return decodeOther(words, position);
+        return decode(words, 0, position);
+    }
+
+    /**
+     * As {@link #decode(long[], long)}, for a record from {@code words[at]} on: a {@code .mtr} chunk's record
+     * is decoded where the chunk's words hold it, without a copy. The words must hold the whole record.
+     */
+    public static Event decode(long[] words, int at, long position) {
+        long header = words[at];
+        int flags = (int) (header >>> 8 & 0xff);
+        if (isFault(header))
+            return new Event.Access((int) (header >>> 32), words[at + 1], words[at + 2], (flags & ACC_WRITE) != 0, (flags & ACC_SAME_STEP) != 0);
+        // an allocation-heavy trace's records are mostly these: decoded here, in a method small enough to inline
+        if ((header & 0xff) == MT_ALLOC && size(header) >= 80 && Event.AllocFunction.known(flags))
+            return new Event.Alloc((int) (header >>> 32), Event.AllocFunction.of(flags), words[at + 1], words[at + 2], words[at + 3],
+                    Arrays.copyOfRange(words, at + 4, at + 10));
+        return decodeOther(at == 0 ? words : Arrays.copyOfRange(words, at, at + Math.max(1, (size(header) + 7) / 8)), position);
     }
 
     /** The size field of a record's header word. */

@@ -21,9 +21,24 @@ import org.memtrace.symbols.ElfFile;
  * skeleton loops the build-id is the checksum that ties the trace to the skeleton it is replayed from (the
  * section is part of what the linker hashes): a file whose build-id differs from the recorded one, or a
  * recording or file without one, is refused, since a stale skeleton would compute wrong addresses.
+ *
+ * <p>A site is looked up in the placed tables when a record first names it and kept in a map from then on,
+ * so the map holds the sites the run executed, not every site of every loaded table.
  */
 final class ModuleSites {
+    private static final int RECENT = 4096;
     private final SiteMap sites = new SiteMap();
+    /**
+     * In front of {@link #sites}, direct-mapped: the access sites named last. A large program's run names tens
+     * of thousands of sites (sqlite3), whose map does not stay in the cache; most records name a few
+     * thousand of them.
+     */
+    private final long[] recentKeys = new long[RECENT];
+    private final Event.ProbeSite[] recent = new Event.ProbeSite[RECENT];
+    /** Every table placed, in the order the trace loaded them: a later one's site at an address wins. */
+    private final List<SiteTable.Placement> placements = new ArrayList<>();
+    /** Addresses no placed table has a probe at, since the last placement (damage: rare, so boxed). */
+    private final Set<Long> unknown = new HashSet<>();
     private final Map<String, SiteTable> tables = new HashMap<>();
     private final Set<String> placed = new HashSet<>();
     private final List<Event.Module> unnamed = new ArrayList<>();
@@ -48,7 +63,35 @@ final class ModuleSites {
         }
     }
 
-    SiteTable.Site site(long address) { return sites.get(address); }
+    /** The site at {@code address} when a record named it before and it is an access site, else null: the common record's lookup. */
+    Event.ProbeSite access(long address) {
+        int h = (int) ((address * 0x9E3779B97F4A7C15L) >>> 52);
+        if (recentKeys[h] == address && recent[h] != null) return recent[h];
+        Event.ProbeSite p = sites.access(address);
+        if (p != null) {
+            recentKeys[h] = address;
+            recent[h] = p;
+        }
+        return p;
+    }
+
+    SiteTable.Site site(long address) {
+        SiteTable.Site s = sites.get(address);
+        return s != null ? s : resolve(address);
+    }
+
+    private SiteTable.Site resolve(long address) {
+        if (unknown.contains(address)) return null;
+        for (int i = placements.size() - 1; i >= 0; i--) {
+            SiteTable.Site s = placements.get(i).site(address);
+            if (s != null) {
+                sites.put(address, s);
+                return s;
+            }
+        }
+        unknown.add(address);
+        return null;
+    }
 
     /** Loops the rewriter declined to skeletonize, by reason, over the instrumented files the trace loaded. */
     Map<String, Long> declinedLoops() {
@@ -69,7 +112,13 @@ final class ModuleSites {
         }
         if (!placed.add(path + '@' + m.loadBias())) return;
         SiteTable table = table(path, m.buildId());
-        if (table != null) table.placeAt(m.loadBias(), sites);
+        if (table == null) return;
+        SiteTable.Placement p = table.placeAt(m.loadBias());
+        placements.add(p);
+        // what it places over: sites found in tables loaded before it (a dlopen at an address used before), misses
+        sites.removeIf(p::has);
+        Arrays.fill(recent, null);
+        unknown.clear();
     }
 
     /**

@@ -227,13 +227,13 @@ public final class MtrReader {
 
     private void access(ThreadStream t, long address, long siteAddress) {
         probes++;
-        SiteTable.Site site = modules.site(siteAddress);
         // the common record first, tested directly: a pattern switch dispatches through a bootstrap per record
-        if (site instanceof SiteTable.Access a && t.rep == null && t.loop == null) {
-            accesses.access(t.tid, address, a.site());
+        Event.ProbeSite plain = modules.access(siteAddress);
+        if (plain != null && t.rep == null && t.loop == null) {
+            accesses.access(t.tid, address, plain);
             return;
         }
-        special(t, address, siteAddress, site);
+        special(t, address, siteAddress, modules.site(siteAddress));
     }
 
     /** The rest of {@link #access}, apart so that the common path stays small enough for the JIT to inline. */
@@ -396,10 +396,17 @@ public final class MtrReader {
             pendingCount++;
         }
 
-        /** The event record in the next slots (it may continue in the thread's next chunk). */
+        /** The event record in the next slots (it may continue in the thread's next chunk, then it is copied out first). */
         Event event(int length) throws MtrFormatException {
             if (length < StreamLayout.RECORD_HEADER_SIZE) throw new MtrFormatException("event tag of length " + length);
             int slots = (length + MtrFile.SLOT - 1) / MtrFile.SLOT;
+            if (pos + 2 * slots <= wordCount) { // within this chunk: decoded where it lies
+                int at = pos;
+                pos += 2 * slots;
+                int size = EventDecoder.size(words[at]);
+                if (size != length) throw new MtrFormatException("event tag says " + length + " bytes, its record " + size);
+                return EventDecoder.decode(words, at, chunks.get(chunk).offset());
+            }
             if (recordWords.length < 2 * slots) recordWords = new long[2 * slots];
             for (int i = 0; i < slots; i++) {
                 if (!nextSlot()) throw new MtrFormatException("event record cut short by the end of the thread's trace");

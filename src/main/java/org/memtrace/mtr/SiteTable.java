@@ -3,6 +3,8 @@ package org.memtrace.mtr;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +15,7 @@ import org.memtrace.symbols.ElfSection;
 
 /**
  * The {@code memtrace_sites} section of one instrumented ELF file, parsed into sites at link-time
- * addresses (docs/compiled-in.md, "The site table"). {@link #at} places them at a load bias.
+ * addresses (docs/compiled-in.md, "The site table"). {@link #placeAt} places them at a load bias.
  */
 final class SiteTable {
     static final String SECTION = "memtrace_sites";
@@ -74,6 +76,13 @@ final class SiteTable {
     private final Map<Long, RepOp> repOps;
     private final Event.SelectionTotals totals;
     private final SkeletonTable skeleton;
+    /**
+     * Every probe address (link-time), ascending, and the entry each names ({@link #RELAXED}: a relaxed site);
+     * one entry an address, the one the section lists last.
+     */
+    private final long[] probes;
+    private final int[] probeEntry;
+    private static final int RELAXED = -1;
 
     private SiteTable(List<Entry> entries, List<Long> relaxed, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps,
                       SkeletonTable skeleton) {
@@ -91,6 +100,30 @@ final class SiteTable {
             aia += e.blockAia();
         }
         this.totals = new Event.SelectionTotals(refs, ma, aia);
+        // in the order a placement used to put them into one map, so that the last one at an address still wins
+        int n = relaxed.size() + entries.size();
+        long[] keys = new long[n];
+        int[] which = new int[n];
+        for (int i = 0; i < relaxed.size(); i++) {
+            keys[i] = relaxed.get(i);
+            which[i] = RELAXED;
+        }
+        for (int i = 0; i < entries.size(); i++) {
+            keys[relaxed.size() + i] = entries.get(i).probe();
+            which[relaxed.size() + i] = i;
+        }
+        boolean ascending = true;
+        for (int i = 1; i < n && ascending; i++) ascending = keys[i - 1] < keys[i];
+        if (!ascending) { // the linker keeps each object's table in order; relaxed sites and several objects interleave
+            long[] sorted = sortedKeepingLast(keys, which);
+            int m = sorted.length / 2;
+            this.probes = Arrays.copyOf(sorted, m);
+            this.probeEntry = new int[m];
+            for (int i = 0; i < m; i++) probeEntry[i] = (int) sorted[m + i];
+        } else {
+            this.probes = keys;
+            this.probeEntry = which;
+        }
     }
 
     /** The file's site table; null when the file has no {@code memtrace_sites} section (not built by memtrace cc). */
@@ -207,31 +240,89 @@ final class SiteTable {
 
     SkeletonTable skeleton() { return skeleton; }
 
-    /** The sites by run-time probe address for the file loaded at {@code bias}. */
-    void placeAt(long bias, SiteMap into) {
-        Relaxed dropped = new Relaxed();
-        relaxed.forEach(probe -> into.put(probe + bias, dropped));
-        Map<Long, SkeletonTable.Placed> loops = new HashMap<>();
-        for (Entry e : entries) {
+    /**
+     * The distinct keys ascending, then for each the value that came last with it: as one array, keys first.
+     * Sorted as primitives (each key's offset from the smallest, shifted, with its position below), which
+     * keeps equal keys in their order; boxed only when the keys span too much for that.
+     */
+    static long[] sortedKeepingLast(long[] keys, int[] values) {
+        int n = keys.length;
+        long min = Long.MAX_VALUE, max = Long.MIN_VALUE;
+        for (long k : keys) {
+            min = Math.min(min, k);
+            max = Math.max(max, k);
+        }
+        int bits = 64 - Long.numberOfLeadingZeros(n);
+        long[] order = new long[n];
+        if (n > 0 && max - min >= 0 && max - min < 1L << (63 - bits)) {
+            for (int i = 0; i < n; i++) order[i] = (keys[i] - min) << bits | i;
+            Arrays.sort(order);
+            for (int i = 0; i < n; i++) order[i] &= (1L << bits) - 1;
+        } else {
+            Integer[] boxed = new Integer[n];
+            for (int i = 0; i < n; i++) boxed[i] = i;
+            Arrays.sort(boxed, Comparator.comparingLong(i -> keys[i])); // stable
+            for (int i = 0; i < n; i++) order[i] = boxed[i];
+        }
+        long[] k = new long[n];
+        long[] v = new long[n];
+        int m = 0;
+        for (long o : order) {
+            int i = (int) o;
+            if (m > 0 && k[m - 1] == keys[i]) m--;
+            k[m] = keys[i];
+            v[m++] = values[i];
+        }
+        long[] out = Arrays.copyOf(k, 2 * m);
+        System.arraycopy(v, 0, out, m, m);
+        return out;
+    }
+
+    /** The table placed at {@code bias}: its sites by run-time probe address. */
+    Placement placeAt(long bias) { return new Placement(bias); }
+
+    /**
+     * The table loaded at one bias. A site is made when a record first names it, not when the module is
+     * loaded: a run executes a fraction of a large program's sites (sqlite3: tens of thousands of the 92 k
+     * it was built with), and making them all was most of a pass's fixed cost.
+     */
+    final class Placement {
+        private final long bias;
+        private final Relaxed dropped = new Relaxed();
+        /** The loop each skeleton site names, placed once for all its sites. */
+        private final Map<Long, SkeletonTable.Placed> loops = new HashMap<>();
+
+        private Placement(long bias) { this.bias = bias; }
+
+        /** Whether a probe of this table is at run-time address {@code probe}. */
+        boolean has(long probe) { return Arrays.binarySearch(probes, probe - bias) >= 0; }
+
+        /** The site of the probe at run-time address {@code probe}, made anew each call; null when no probe is there. */
+        Site site(long probe) {
+            int at = Arrays.binarySearch(probes, probe - bias);
+            if (at < 0) return null;
+            int i = probeEntry[at];
+            return i == RELAXED ? dropped : make(entries.get(i));
+        }
+
+        private Site make(Entry e) {
             long ip = e.insn() + bias;
             if (e.kind() >= SkeletonTable.KIND_VALUE) {
                 SkeletonTable.Loop loop = skeleton.loop(e.insn());
                 SkeletonTable.Placed placed = loops.computeIfAbsent(loop.entry(), x -> SkeletonTable.Placed.of(loop, bias, totals));
-                into.put(e.probe() + bias, switch (e.kind()) {
+                return switch (e.kind()) {
                     case SkeletonTable.KIND_VALUE -> new LoopValue(placed, e.access(), loop, bias);
                     case SkeletonTable.KIND_EXIT -> new LoopExit(placed);
                     default -> new LoopMarker(placed, e.access());
-                });
-                continue;
+                };
             }
-            Site site = switch (e.kind()) {
+            return switch (e.kind()) {
                 case KIND_LOAD, KIND_STORE, KIND_MODIFY -> new Access(new Event.ProbeSite(ip,
                         e.kind() == KIND_LOAD ? Event.ProbeKind.LOAD : e.kind() == KIND_STORE ? Event.ProbeKind.STORE : Event.ProbeKind.MODIFY,
                         e.size(), e.access(), e.flags(), e.weightMa(), e.weightAia(), e.blockRefs(), e.blockMa(), e.blockAia(), totals));
                 default -> new Rep(ip, e.kind(), repRoles.get(e.insn()), e.size(), repOps.get(e.insn()),
                         (e.flags() & Event.ProbeSite.CONDITIONAL_REP) != 0);
             };
-            into.put(e.probe() + bias, site);
         }
     }
 }

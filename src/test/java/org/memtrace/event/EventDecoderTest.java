@@ -5,6 +5,7 @@ import static org.memtrace.event.StreamLayout.*;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -35,6 +36,12 @@ class EventDecoderTest {
             long[] words = new long[(record.length + 7) / 8 + 2]; // a reused buffer is longer than its record
             MemorySegment.copy(MemorySegment.ofArray(record), 0, MemorySegment.ofArray(words), 0, record.length);
             assertThat(EventDecoder.decode(words, 0)).usingRecursiveComparison().isEqualTo(fromBytes);
+            // inside a chunk's words, after other slots, with more after it
+            long[] chunk = new long[words.length + 6];
+            System.arraycopy(words, 0, chunk, 4, words.length - 2);
+            Arrays.fill(chunk, 0, 4, -1L);
+            Arrays.fill(chunk, chunk.length - 4, chunk.length, -1L);
+            assertThat(EventDecoder.decode(chunk, 4, 0)).usingRecursiveComparison().isEqualTo(fromBytes);
         }
         var module = (Event.Module) EventDecoder.decode(MemorySegment.ofArray(RECORDS.get(5)), 0, 0);
         assertThat(module.path()).isEqualTo("/usr/lib/é.so");

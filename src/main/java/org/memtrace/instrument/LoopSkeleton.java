@@ -303,6 +303,14 @@ final class LoopSkeleton {
                 Object r = outer ? nest(code, c, at, model, probes, accepted) : analyze(c, always(c, model), probes);
                 if (!outer && r instanceof Loop loop && dearer(code, c, loop)) r = Reason.FEW_ITERATIONS;
                 if (r instanceof Loop loop) {
+                    for (Nest n : loop.nests()) { // an inner loop counted by another slot than its own choice: that copy
+                        if (accepted.containsKey(n.inner())) continue;
+                        for (int i = 0; i < loops.size(); i++) {
+                            if (loops.get(i).backEdge() != n.inner().backEdge()) continue;
+                            accepted.put(n.inner(), accepted.remove(loops.get(i)));
+                            loops.set(i, n.inner());
+                        }
+                    }
                     loops.add(loop);
                     accepted.put(loop, c);
                     for (Item item : loop.items()) if (item.computed()) taken.put(item.instruction(), probes.remove(item.instruction()));
@@ -1182,30 +1190,12 @@ final class LoopSkeleton {
             Update u = update(body.get(w.getFirst()), r, w.getFirst(), writers);
             if (u != null && (u.step() != 0 || u.register() != null)) induction.put(r, u);
         });
-        var state = new Interpreter(writers, induction);
+        induction.putAll(carried(body, startsAt, accepted, writers, induction));
         var nests = new ArrayList<Nest>(); // item: the body position for now
+        Reason walked = walk(body, startsAt, accepted, new Interpreter(writers, induction), nests);
+        if (walked != null) return walked;
         int nested = 0;
-        for (int p = 0; p < body.size(); ) {
-            Loop l = startsAt.get(p);
-            if (l == null) {
-                state.run(body.get(p++));
-                continue;
-            }
-            Candidate ic = accepted.get(l);
-            var entry = new ArrayList<Affine>();
-            for (String r : l.registers()) {
-                Affine a = state.value(r);
-                if (a == null) return Reason.NEST_ENTRY;
-                entry.add(a);
-            }
-            Affine exit = finalTrip(ic, l, state);
-            if (exit == null) return Reason.NEST_TRIP;
-            nests.add(new Nest(p, l, List.copyOf(entry), exit));
-            nested += l.positions();
-            for (FunctionPlanner.Decoded d : ic.order()) state.kill(d.instruction());
-            state.set(l.registers().get(l.tripSlot()), exit); // left when it equals the value compared
-            p += ic.order().size();
-        }
+        for (Nest n : nests) nested += n.inner().positions();
         Object r = analyze(c, always, probes, nested);
         if (!(r instanceof Loop o)) return r;
         if (!o.markers().isEmpty()) return Reason.INNER_LOOP;
@@ -1251,6 +1241,82 @@ final class LoopSkeleton {
                 o.tripSlot(), o.items(), o.markers(), exitItem, o.tripBeforeExit(), false, 0, 0, List.copyOf(placed));
     }
 
+    /**
+     * One outer iteration followed through its straight code and its inner loops ({@code startsAt}, by body
+     * position): each inner loop's entry values and final trip value as a {@link Nest} (its item the body position);
+     * the reason when one is not computable.
+     */
+    private static Reason walk(List<FunctionPlanner.Decoded> body, Map<Integer, Loop> startsAt, Map<Loop, Candidate> accepted,
+                               Interpreter state, List<Nest> nests) {
+        Reason reason = null;
+        for (int p = 0; p < body.size(); ) {
+            Loop l = startsAt.get(p);
+            if (l == null) {
+                state.run(body.get(p++));
+                continue;
+            }
+            Candidate ic = accepted.get(l);
+            var entry = new ArrayList<Affine>();
+            for (String r : l.registers()) entry.add(state.value(r));
+            Trip trip = finalTrip(ic, l, state);
+            if (entry.contains(null)) reason = reason == null ? Reason.NEST_ENTRY : reason;
+            else if (trip == null) reason = reason == null ? Reason.NEST_TRIP : reason;
+            else nests.add(new Nest(p, trip.slot() == l.tripSlot() ? l : counted(l, trip.slot()), List.copyOf(entry), trip.value()));
+            for (FunctionPlanner.Decoded d : ic.order()) state.kill(d.instruction());
+            if (trip != null) state.set(l.registers().get(trip.slot()), trip.value()); // left when it equals the value compared
+            p += ic.order().size();
+        }
+        return reason;
+    }
+
+    /**
+     * Registers the outer iteration as a whole steps by a constant (or an invariant register) other than by one
+     * update: through copies, and through an inner loop that leaves its trip register at a bound (gcc's matrix
+     * multiply at -O2 sets the next inner bound from the last: {@code leaq 16(%rax), %rcx} after the inner loop
+     * left %rax equal to %rcx). Each is assumed to hold its start value plus iterations times a step, the
+     * iteration followed once, and the assumption kept for those that end at their start value plus a constant or
+     * an invariant; the others are dropped and the rest followed again, until none is dropped.
+     */
+    private static Map<String, Update> carried(List<FunctionPlanner.Decoded> body, Map<Integer, Loop> startsAt,
+                                               Map<Loop, Candidate> accepted, Map<String, List<Integer>> writers,
+                                               Map<String, Update> induction) {
+        Set<String> stepped = new HashSet<>();
+        for (FunctionPlanner.Decoded d : body)
+            for (Register r : d.instruction().registersWritten()) {
+                Register e = r.enclosing();
+                if (e.widthBits() == 64 && !e.name().equals(FLAGS) && !e.isInstructionPointer() && !induction.containsKey(e.name()))
+                    stepped.add(e.name());
+            }
+        Map<String, Update> carried = new HashMap<>();
+        while (!stepped.isEmpty()) {
+            Map<String, Update> known = new HashMap<>(induction);
+            for (String r : stepped) known.put(r, new Update(-1, 0, null));
+            Interpreter state = new Interpreter(writers, known);
+            walk(body, startsAt, accepted, state, new ArrayList<>());
+            carried.clear();
+            Set<String> dropped = new HashSet<>();
+            for (String r : stepped) {
+                Affine end = state.value(r);
+                Affine step = end == null ? null : end.plus(Affine.register(r).times(-1));
+                String by = step == null || step.terms().size() != 1 ? null : step.terms().keySet().iterator().next();
+                if (step != null && step.terms().isEmpty()) carried.put(r, new Update(-1, step.constant(), null));
+                else if (by != null && step.constant() == 0 && step.terms().get(by) == 1 && !writers.containsKey(by))
+                    carried.put(r, new Update(-1, 0, by));
+                else dropped.add(r);
+            }
+            if (dropped.isEmpty()) break;
+            stepped.removeAll(dropped);
+            carried.clear();
+        }
+        return carried;
+    }
+
+    /** The loop with its trips counted by slot {@code trip} (a nested loop: no probe logs it, no marker reads it). */
+    private static Loop counted(Loop l, int trip) {
+        return new Loop(l.header(), l.entryJump(), l.backEdge(), l.exitTaken(), l.mayBeEmpty(), l.registers(), l.steps(), l.stepSlots(),
+                trip, l.items(), l.markers(), l.exitItem(), l.tripBeforeExit(), l.entryTaken(), l.entryItem(), l.entryMask(), l.nests());
+    }
+
     /** The nest's computed values: the inner loop's entry values, slot by slot, then its trip register's final value. */
     static List<Affine> values(Nest n) {
         var all = new ArrayList<>(n.entry());
@@ -1264,12 +1330,29 @@ final class LoopSkeleton {
      * compare and the jump; a compare with 0 when the flags come from its own update or a {@code test} of it.
      * Null when it is not known from the outer loop's registers.
      */
-    private static Affine finalTrip(Candidate ic, Loop l, Interpreter state) {
-        List<FunctionPlanner.Decoded> body = ic.order();
+    private static Trip finalTrip(Candidate ic, Loop l, Interpreter state) {
         String jcc = ic.end().text().mnemonic();
         boolean equal = ic.exitTaken() ? jcc.equals("je") || jcc.equals("jz") : jcc.equals("jne") || jcc.equals("jnz");
-        if (!equal || l.stepSlots()[l.tripSlot()] != NONE && l.steps()[l.tripSlot()] == 0) return null;
-        String t = l.registers().get(l.tripSlot());
+        if (!equal) return null;
+        // the trip register first; else another slot stepped by a constant, which then counts the trips
+        var slots = new ArrayList<Integer>(List.of(l.tripSlot()));
+        for (int s = 0; s < l.registers().size(); s++) if (s != l.tripSlot()) slots.add(s);
+        for (int s : slots) {
+            // another slot only where the record's shape does not depend on which one counts (no test below code)
+            if (s != l.tripSlot() && (l.stepSlots()[s] != NONE || l.steps()[s] == 0 || l.testedBelowTop())) continue;
+            if (l.stepSlots()[s] != NONE && l.steps()[s] == 0) continue;
+            Affine v = finalValue(ic, l.registers().get(s), state);
+            if (v != null) return new Trip(s, v);
+        }
+        return null;
+    }
+
+    /** The slot whose final value an inner loop's run is counted by, and that value. */
+    private record Trip(int slot, Affine value) {
+    }
+
+    private static Affine finalValue(Candidate ic, String t, Interpreter state) {
+        List<FunctionPlanner.Decoded> body = ic.order();
         int test = -1;
         for (int p = ic.exit() - 1; p >= 0 && test < 0; p--) if (writes(body.get(p).instruction(), FLAGS)) test = p;
         if (test < 0 || !spelled(body.get(test))) return null;

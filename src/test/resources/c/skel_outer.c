@@ -1,6 +1,9 @@
 /* Loop nests for the outer-loop skeleton tests (SkeletonOuterTest): a matrix multiply i-j-k, a 2D
  * stencil, row sums through a bumped pointer, and a triangle whose inner trip count is the outer counter
- * (j < i). Every inner loop is computed; the tests count which outer loops take over its records. */
+ * (j < i). Every inner loop is computed; the tests count which outer loops take over its records. It prints
+ * C's last element, H's middle one, S's last and the triangle's sum, which both builds must print alike. What
+ * it does not cover: gcc lays the matrix multiply and the row sums out so that their outer loops stay declined
+ * (a counter stepped through a copy, a guard around the inner loop), and -Os nests nothing. */
 #include <stdio.h>
 
 #define N 40

@@ -81,7 +81,12 @@ final class LoopSkeleton {
         MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration"),
         TEST_NOT_COMPARE(17, "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)"),
         FEW_ITERATIONS(18, "fewer accesses computed per entry than values logged (a constant trip count)"),
-        LINK_MAY_RELAX(19, "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)");
+        LINK_MAY_RELAX(19, "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)"),
+        NEST_ENTRY(Reason.NEST_ENTRY_CODE, "inner loop whose registers at entry are not affine in the outer loop's"),
+        NEST_TRIP(Reason.NEST_TRIP_CODE, "inner loop whose trip count the outer loop's registers do not give");
+
+        /** The codes of the outer-loop reasons, appended to the section's list (SkeletonTable.REASONS). */
+        static final int NEST_ENTRY_CODE = 20, NEST_TRIP_CODE = 21;
 
         final int code;
         final String text;
@@ -140,9 +145,44 @@ final class LoopSkeleton {
      */
     record Loop(String header, int entryJump, int backEdge, boolean exitTaken, boolean mayBeEmpty, List<String> registers,
                 long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers, int exitItem,
-                boolean tripBeforeExit, boolean entryTaken, int entryItem, int entryMask) {
+                boolean tripBeforeExit, boolean entryTaken, int entryItem, int entryMask, List<Nest> nests) {
         /** Whether the loop's test has code before it that the run's last, partial iteration runs. */
         boolean testedBelowTop() { return exitItem > 0 || tripBeforeExit; }
+
+        /** Body positions, the inner loops' runs among them. */
+        int positions() { return items.size() + nests.size(); }
+    }
+
+    /**
+     * A value the outer loop computes from its registers as they are at the start of its iteration (each
+     * one's entry value plus the iterations times its step): {@code constant + Σ terms[r] × r}, in 64-bit two's
+     * complement.
+     */
+    record Affine(long constant, Map<String, Long> terms) {
+        static Affine of(long constant) { return new Affine(constant, Map.of()); }
+
+        static Affine register(String r) { return new Affine(0, Map.of(r, 1L)); }
+
+        Affine plus(Affine o) {
+            var t = new LinkedHashMap<>(terms);
+            o.terms.forEach((r, c) -> t.merge(r, c, Long::sum));
+            t.values().removeIf(c -> c == 0);
+            return new Affine(constant + o.constant, Map.copyOf(t));
+        }
+
+        Affine times(long f) {
+            var t = new LinkedHashMap<String, Long>();
+            terms.forEach((r, c) -> { if (c * f != 0) t.put(r, c * f); });
+            return new Affine(constant * f, Map.copyOf(t));
+        }
+    }
+
+    /**
+     * An inner skeleton loop that the outer one runs whole in each iteration at combined body position
+     * {@code item} (its items and the nests, in program order): its entry values, slot by slot, and its trip
+     * register's final value, computed from the outer loop's registers. The inner loop has no probes of its own.
+     */
+    record Nest(int item, Loop inner, List<Affine> entry, Affine exit) {
     }
 
     /** An induction register's update: at body position {@code at}, by {@code step} plus an invariant register's value. */
@@ -196,6 +236,7 @@ final class LoopSkeleton {
         var candidates = new ArrayList<Candidate>();
         Map<Integer, List<Site>> taken = new HashMap<>(); // the sites the loops computed, by instruction
         var rotated = new BitSet(); // code a rotated loop holds: its backward jumps are no loops of their own
+        Map<Loop, Candidate> accepted = new java.util.IdentityHashMap<>(); // the skeleton loops so far, inner ones first
         for (int i = 0; i + 1 < code.size(); i++) {
             Candidate c = rotated(code, i);
             if (c == null) continue;
@@ -249,6 +290,8 @@ final class LoopSkeleton {
                     reason = null;
                 }
             }
+            boolean outer = reason == Reason.INNER_LOOP; // an outer loop: nest() checks its shape without its inner loops
+            if (outer) reason = null;
             if (reason == null) reason = c.declined();
             if (reason == null && c.entryJump() < 0 && label(c.order().getLast()) == null) reason = Reason.LABEL;
             if (reason == null && c.exitTaken() && (label(end) == null || inverse(end.text().mnemonic()) == null)) reason = Reason.LABEL;
@@ -257,10 +300,19 @@ final class LoopSkeleton {
                 if (label(j) == null || inverse(j.text().mnemonic()) == null) reason = Reason.LABEL;
             }
             if (reason == null) {
-                Object r = analyze(c, always(c, model), probes);
-                if (r instanceof Loop loop && dearer(code, c, loop)) r = Reason.FEW_ITERATIONS;
+                Object r = outer ? nest(code, c, at, model, probes, accepted) : analyze(c, always(c, model), probes);
+                if (!outer && r instanceof Loop loop && dearer(code, c, loop)) r = Reason.FEW_ITERATIONS;
                 if (r instanceof Loop loop) {
+                    for (Nest n : loop.nests()) { // an inner loop counted by another slot than its own choice: that copy
+                        if (accepted.containsKey(n.inner())) continue;
+                        for (int i = 0; i < loops.size(); i++) {
+                            if (loops.get(i).backEdge() != n.inner().backEdge()) continue;
+                            accepted.put(n.inner(), accepted.remove(loops.get(i)));
+                            loops.set(i, n.inner());
+                        }
+                    }
                     loops.add(loop);
+                    accepted.put(loop, c);
                     for (Item item : loop.items()) if (item.computed()) taken.put(item.instruction(), probes.remove(item.instruction()));
                     continue;
                 }
@@ -539,6 +591,11 @@ final class LoopSkeleton {
      * iteration order, and run its blocks in that order once per iteration.
      */
     private static Reason shape(List<FunctionPlanner.Decoded> code, Candidate c, Map<Instruction, Integer> at) {
+        return shape(code, c, at, new BitSet());
+    }
+
+    /** As above, passing the jumps of the code indices in {@code inner} (an outer loop's inner loops, checked by their own). */
+    private static Reason shape(List<FunctionPlanner.Decoded> code, Candidate c, Map<Instruction, Integer> at, BitSet inner) {
         Map<Long, Integer> position = new HashMap<>();
         for (int p = 0; p < c.order().size(); p++) position.put(c.order().get(p).instruction().address(), p);
         long start = c.order().getFirst().instruction().address();
@@ -548,7 +605,7 @@ final class LoopSkeleton {
             Integer p = position.get(insn.address()); // a reshaped body holds code outside first … last, and not all of it
             if (p != null && insn.rep()) return Reason.REP_STRING;
             if (p != null && p < end && (insn.flow() == Flow.RETURN || insn.flow() == Flow.TRAP)) return Reason.EXIT_IN_BODY;
-            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || (p != null && (p == end || p == c.exit()))) continue;
+            if (insn.flow() == Flow.CALL || insn.branchTarget().isEmpty() || (p != null && (p == end || p == c.exit())) || inner.get(i)) continue;
             Integer t = position.get(insn.branchTarget().getAsLong());
             if (p == null) {
                 if (i == c.entryJump()) continue;
@@ -581,6 +638,12 @@ final class LoopSkeleton {
         blocks.sort(Comparator.comparingInt(b -> position.get(b.start())));
         Map<Long, Integer> byStart = new HashMap<>();
         for (int b = 0; b < blocks.size(); b++) byStart.put(blocks.get(b).start(), b);
+        // the block that follows a block in the function by address (whatever padding lies between), by its last instruction
+        List<BasicBlock> all = new ArrayList<>();
+        for (BlockModel b : model.blocks()) all.add(b.block());
+        all.sort(Comparator.comparingLong(BasicBlock::start));
+        Map<Long, Long> following = new HashMap<>();
+        for (int b = 0; b + 1 < all.size(); b++) following.put(all.get(b).instructions().getLast().address(), all.get(b + 1).start());
         BitSet[] dom = new BitSet[blocks.size()];
         List<List<Integer>> preds = new ArrayList<>();
         for (int b = 0; b < blocks.size(); b++) preds.add(new ArrayList<>());
@@ -589,11 +652,13 @@ final class LoopSkeleton {
             if (last.address() == end) continue; // the loop's own jump
             if (last.flow() != Flow.JUMP) {
                 Integer next = byStart.get(last.nextAddress());
+                // an inner loop's header is aligned: padding lies between the code before it and its label
+                if (next == null) next = byStart.get(following.getOrDefault(last.address(), -1L));
                 if (next != null) preds.get(next).add(b);
             }
             if (last.flow() != Flow.CALL && last.branchTarget().isPresent()) {
                 Integer t = byStart.get(last.branchTarget().getAsLong());
-                if (t != null) preds.get(t).add(b);
+                if (t != null && t > b) preds.get(t).add(b); // a back edge (an inner loop's, a continue's) decides no dominator
             }
         }
         for (int b = 0; b < blocks.size(); b++) {
@@ -645,6 +710,11 @@ final class LoopSkeleton {
 
     /** The loop, or the reason it is not one the skeleton handles; {@code always[p]}: body position p runs every iteration. */
     private static Object analyze(Candidate loop, boolean[] always, Map<Integer, List<Site>> probes) {
+        return analyze(loop, always, probes, 0);
+    }
+
+    /** As above for an outer loop whose inner loops compute {@code nested} accesses in every iteration too. */
+    private static Object analyze(Candidate loop, boolean[] always, Map<Integer, List<Site>> probes, int nested) {
         List<FunctionPlanner.Decoded> body = loop.order();
         Map<String, List<Integer>> writers = new HashMap<>();
         for (int p = 0; p < body.size(); p++) {
@@ -681,7 +751,7 @@ final class LoopSkeleton {
         var markerAt = new ArrayList<Integer>(); // body position of each marker's block start or side exit
         var inside = new HashSet<Long>();
         for (FunctionPlanner.Decoded d : body) inside.add(d.instruction().address());
-        boolean computed = false;
+        boolean computed = nested > 0;
         boolean onLoad = false;
         int block = 0, marked = -1, exitItem = 0, entryItem = 0;
         int entryPos = loop.entryAt() < 0 ? 0 : positions(body).get(loop.entryAt());
@@ -749,7 +819,7 @@ final class LoopSkeleton {
             Update u = induction.get(slots.get(s));
             if (u != null && u.register() != null && !slots.contains(u.register())) slots.add(u.register());
         }
-        int every = computedEveryIteration(items);
+        int every = computedEveryIteration(items) + nested;
         if (searches(body, loop.exit(), writers, induction) && every <= slots.size()) return Reason.SHORT_SEARCH;
         if (loggedEveryIteration(items) >= every) return Reason.MOSTLY_LOGGED;
         long[] steps = new long[slots.size()];
@@ -771,7 +841,7 @@ final class LoopSkeleton {
         if (entryPos > 0 && slots.size() > 16) return Reason.TOO_MANY_BLOCKS;
         return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
                 stepSlots, trip, List.copyOf(items), List.copyOf(markers), exitItem, tripBeforeExit, loop.entryTaken(),
-                entryItem, entryMask);
+                entryItem, entryMask, List.of());
     }
 
     /**
@@ -1066,6 +1136,349 @@ final class LoopSkeleton {
             default -> {
                 return null;
             }
+        }
+    }
+
+    /**
+     * An outer loop (issue 10): a body of straight code and of inner skeleton loops ({@code accepted}, inner ones
+     * first) that run in every iteration, each computed whole (no logged access, no marker, no call) and
+     * entered with registers whose values are affine in the outer loop's registers, its trip register ending
+     * at a value computable the same way (left by {@code jne}/{@code je} on a compare with a constant or a
+     * register it leaves alone). Then the outer loop gets the entry and exit records and the inner loops none:
+     * the replay runs them at their place in each iteration (docs/compiled-in.md, "Loop nests"). Otherwise the
+     * reason: 10 while the body holds another loop or an inner loop with records of its own, 20 or 21 when the
+     * inner loop's entry values or its trip count are not computable.
+     */
+    private static Object nest(List<FunctionPlanner.Decoded> code, Candidate c, Map<Instruction, Integer> at, FunctionModel model,
+                               Map<Integer, List<Site>> probes, Map<Loop, Candidate> accepted) {
+        if (c.entryAt() >= 0 || c.entryTaken()) return Reason.INNER_LOOP;
+        List<FunctionPlanner.Decoded> body = c.order();
+        Map<Long, Integer> position = positions(body);
+        var inside = new ArrayList<Loop>();
+        for (var e : accepted.entrySet())
+            if (e.getValue().order().stream().allMatch(d -> position.containsKey(d.instruction().address()))) inside.add(e.getKey());
+        Map<Integer, Loop> startsAt = new HashMap<>();
+        var innerCode = new BitSet();
+        for (Loop l : inside) {
+            List<FunctionPlanner.Decoded> order = accepted.get(l).order();
+            if (inside.stream().anyMatch(o -> o != l && accepted.get(o).order().containsAll(order))) continue; // a grandchild
+            int first = position.get(order.getFirst().instruction().address());
+            for (int j = 0; j < order.size(); j++)
+                if (position.get(order.get(j).instruction().address()) != first + j) return Reason.INNER_LOOP;
+            if (!l.markers().isEmpty() || l.entryTaken() || l.entryItem() != 0 || l.entryMask() != 0) return Reason.INNER_LOOP;
+            for (Item it : l.items()) if (!it.computed() || it.cond() != 0) return Reason.INNER_LOOP;
+            startsAt.put(first, l);
+        }
+        Set<Long> innerAddresses = new HashSet<>();
+        for (Loop l : inside) for (FunctionPlanner.Decoded d : accepted.get(l).order()) innerAddresses.add(d.instruction().address());
+        for (int i = 0; i < code.size(); i++) if (innerAddresses.contains(code.get(i).instruction().address())) innerCode.set(i);
+        Reason shape = shape(code, c, at, innerCode);
+        if (shape != null || startsAt.isEmpty()) return shape != null ? shape : Reason.INNER_LOOP;
+        boolean[] always = always(c, model);
+        for (int p = 0; p < body.size(); p++)
+            if (!always[p] || body.get(p).instruction().flow() == Flow.CALL) return Reason.INNER_LOOP;
+
+        Map<String, List<Integer>> writers = new HashMap<>();
+        for (int p = 0; p < body.size(); p++)
+            for (Register r : body.get(p).instruction().registersWritten()) {
+                writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
+                if (!r.enclosing().name().equals(r.name())) writers.computeIfAbsent(r.enclosing().name(), k -> new ArrayList<>()).add(p);
+            }
+        Map<String, Update> induction = new LinkedHashMap<>();
+        writers.forEach((r, w) -> {
+            if (w.size() != 1) return;
+            Update u = update(body.get(w.getFirst()), r, w.getFirst(), writers);
+            if (u != null && (u.step() != 0 || u.register() != null)) induction.put(r, u);
+        });
+        induction.putAll(carried(body, startsAt, accepted, writers, induction));
+        var nests = new ArrayList<Nest>(); // item: the body position for now
+        Reason walked = walk(body, startsAt, accepted, new Interpreter(writers, induction), nests);
+        if (walked != null) return walked;
+        int nested = 0;
+        for (Nest n : nests) nested += n.inner().positions();
+        Object r = analyze(c, always, probes, nested);
+        if (!(r instanceof Loop o)) return r;
+        if (!o.markers().isEmpty()) return Reason.INNER_LOOP;
+        var slots = new ArrayList<>(o.registers());
+        var steps = new ArrayList<Long>();
+        for (long v : o.steps()) steps.add(v);
+        var stepSlots = new ArrayList<Integer>();
+        for (int v : o.stepSlots()) stepSlots.add(v);
+        var stepRegister = new HashMap<Integer, String>();
+        for (Nest n : nests)
+            for (Affine a : values(n))
+                for (String reg : a.terms().keySet()) {
+                    if (slots.contains(reg)) continue;
+                    Update u = induction.get(reg);
+                    slots.add(reg);
+                    steps.add(u == null ? 0 : u.step());
+                    stepSlots.add(NONE);
+                    if (u != null && u.register() != null) stepRegister.put(slots.size() - 1, u.register());
+                }
+        for (var e : stepRegister.entrySet()) {
+            if (!slots.contains(e.getValue())) {
+                slots.add(e.getValue());
+                steps.add(0L);
+                stepSlots.add(NONE);
+            }
+            stepSlots.set(e.getKey(), slots.indexOf(e.getValue()));
+        }
+        if (slots.size() > 32) return Reason.TOO_MANY_BLOCKS;
+        // the combined order: an inner loop's run comes before the outer loop's items at later body positions
+        Map<Integer, Integer> byIndex = new HashMap<>();
+        for (int p = 0; p < body.size(); p++) byIndex.put(body.get(p).index(), p);
+        var placed = new ArrayList<Nest>();
+        for (int i = 0; i < nests.size(); i++) {
+            Nest n = nests.get(i);
+            int before = 0;
+            for (Item it : o.items()) if (byIndex.get(it.instruction()) < n.item()) before++;
+            placed.add(new Nest(before + i, n.inner(), n.entry(), n.exit()));
+        }
+        int exitItem = o.exitItem();
+        if (exitItem > 0 || o.tripBeforeExit()) for (Nest n : nests) if (n.item() < c.exit()) exitItem++;
+        return new Loop(o.header(), o.entryJump(), o.backEdge(), o.exitTaken(), o.mayBeEmpty(), List.copyOf(slots),
+                steps.stream().mapToLong(Long::longValue).toArray(), stepSlots.stream().mapToInt(Integer::intValue).toArray(),
+                o.tripSlot(), o.items(), o.markers(), exitItem, o.tripBeforeExit(), false, 0, 0, List.copyOf(placed));
+    }
+
+    /**
+     * One outer iteration followed through its straight code and its inner loops ({@code startsAt}, by body
+     * position): each inner loop's entry values and final trip value as a {@link Nest} (its item the body position);
+     * the reason when one is not computable.
+     */
+    private static Reason walk(List<FunctionPlanner.Decoded> body, Map<Integer, Loop> startsAt, Map<Loop, Candidate> accepted,
+                               Interpreter state, List<Nest> nests) {
+        Reason reason = null;
+        for (int p = 0; p < body.size(); ) {
+            Loop l = startsAt.get(p);
+            if (l == null) {
+                state.run(body.get(p++));
+                continue;
+            }
+            Candidate ic = accepted.get(l);
+            var entry = new ArrayList<Affine>();
+            for (String r : l.registers()) entry.add(state.value(r));
+            Trip trip = finalTrip(ic, l, state);
+            if (entry.contains(null)) reason = reason == null ? Reason.NEST_ENTRY : reason;
+            else if (trip == null) reason = reason == null ? Reason.NEST_TRIP : reason;
+            else nests.add(new Nest(p, trip.slot() == l.tripSlot() ? l : counted(l, trip.slot()), List.copyOf(entry), trip.value()));
+            for (FunctionPlanner.Decoded d : ic.order()) state.kill(d.instruction());
+            if (trip != null) state.set(l.registers().get(trip.slot()), trip.value()); // left when it equals the value compared
+            p += ic.order().size();
+        }
+        return reason;
+    }
+
+    /**
+     * Registers the outer iteration as a whole steps by a constant (or an invariant register) other than by one
+     * update: through copies, and through an inner loop that leaves its trip register at a bound (gcc's matrix
+     * multiply at -O2 sets the next inner bound from the last: {@code leaq 16(%rax), %rcx} after the inner loop
+     * left %rax equal to %rcx). Each is assumed to hold its start value plus iterations times a step, the
+     * iteration followed once, and the assumption kept for those that end at their start value plus a constant or
+     * an invariant; the others are dropped and the rest followed again, until none is dropped.
+     */
+    private static Map<String, Update> carried(List<FunctionPlanner.Decoded> body, Map<Integer, Loop> startsAt,
+                                               Map<Loop, Candidate> accepted, Map<String, List<Integer>> writers,
+                                               Map<String, Update> induction) {
+        Set<String> stepped = new HashSet<>();
+        for (FunctionPlanner.Decoded d : body)
+            for (Register r : d.instruction().registersWritten()) {
+                Register e = r.enclosing();
+                if (e.widthBits() == 64 && !e.name().equals(FLAGS) && !e.isInstructionPointer() && !induction.containsKey(e.name()))
+                    stepped.add(e.name());
+            }
+        Map<String, Update> carried = new HashMap<>();
+        while (!stepped.isEmpty()) {
+            Map<String, Update> known = new HashMap<>(induction);
+            for (String r : stepped) known.put(r, new Update(-1, 0, null));
+            Interpreter state = new Interpreter(writers, known);
+            walk(body, startsAt, accepted, state, new ArrayList<>());
+            carried.clear();
+            Set<String> dropped = new HashSet<>();
+            for (String r : stepped) {
+                Affine end = state.value(r);
+                Affine step = end == null ? null : end.plus(Affine.register(r).times(-1));
+                String by = step == null || step.terms().size() != 1 ? null : step.terms().keySet().iterator().next();
+                if (step != null && step.terms().isEmpty()) carried.put(r, new Update(-1, step.constant(), null));
+                else if (by != null && step.constant() == 0 && step.terms().get(by) == 1 && !writers.containsKey(by))
+                    carried.put(r, new Update(-1, 0, by));
+                else dropped.add(r);
+            }
+            if (dropped.isEmpty()) break;
+            stepped.removeAll(dropped);
+            carried.clear();
+        }
+        return carried;
+    }
+
+    /** The loop with its trips counted by slot {@code trip} (a nested loop: no probe logs it, no marker reads it). */
+    private static Loop counted(Loop l, int trip) {
+        return new Loop(l.header(), l.entryJump(), l.backEdge(), l.exitTaken(), l.mayBeEmpty(), l.registers(), l.steps(), l.stepSlots(),
+                trip, l.items(), l.markers(), l.exitItem(), l.tripBeforeExit(), l.entryTaken(), l.entryItem(), l.entryMask(), l.nests());
+    }
+
+    /** The nest's computed values: the inner loop's entry values, slot by slot, then its trip register's final value. */
+    static List<Affine> values(Nest n) {
+        var all = new ArrayList<>(n.entry());
+        all.add(n.exit());
+        return all;
+    }
+
+    /**
+     * The value the inner loop's trip register has when the loop is left: what its exit compares it with, when the
+     * exit is taken on equality ({@code jne} back, {@code je} out) and nothing writes the register between the
+     * compare and the jump; a compare with 0 when the flags come from its own update or a {@code test} of it.
+     * Null when it is not known from the outer loop's registers.
+     */
+    private static Trip finalTrip(Candidate ic, Loop l, Interpreter state) {
+        String jcc = ic.end().text().mnemonic();
+        boolean equal = ic.exitTaken() ? jcc.equals("je") || jcc.equals("jz") : jcc.equals("jne") || jcc.equals("jnz");
+        if (!equal) return null;
+        // the trip register first; else another slot stepped by a constant, which then counts the trips
+        var slots = new ArrayList<Integer>(List.of(l.tripSlot()));
+        for (int s = 0; s < l.registers().size(); s++) if (s != l.tripSlot()) slots.add(s);
+        for (int s : slots) {
+            // another slot only where the record's shape does not depend on which one counts (no test below code)
+            if (s != l.tripSlot() && (l.stepSlots()[s] != NONE || l.steps()[s] == 0 || l.testedBelowTop())) continue;
+            if (l.stepSlots()[s] != NONE && l.steps()[s] == 0) continue;
+            Affine v = finalValue(ic, l.registers().get(s), state);
+            if (v != null) return new Trip(s, v);
+        }
+        return null;
+    }
+
+    /** The slot whose final value an inner loop's run is counted by, and that value. */
+    private record Trip(int slot, Affine value) {
+    }
+
+    private static Affine finalValue(Candidate ic, String t, Interpreter state) {
+        List<FunctionPlanner.Decoded> body = ic.order();
+        int test = -1;
+        for (int p = ic.exit() - 1; p >= 0 && test < 0; p--) if (writes(body.get(p).instruction(), FLAGS)) test = p;
+        if (test < 0 || !spelled(body.get(test))) return null;
+        for (int p = test + 1; p < ic.exit(); p++) if (writes(body.get(p).instruction(), t)) return null;
+        Instruction x = body.get(test).instruction();
+        List<Operand> ops = x.operands();
+        switch (x.mnemonic()) {
+            case "cmp" -> {
+                if (ops.size() < 2) return null; // and the flags, implicit
+                for (int o = 0; o < 2; o++) {
+                    if (!(ops.get(o) instanceof RegisterOperand reg) || !reg.register().name().equals(t)) continue;
+                    Operand other = ops.get(1 - o);
+                    if (other instanceof ImmediateOperand imm) return Affine.of(imm.value());
+                    if (other instanceof RegisterOperand y && y.register().widthBits() == 64 && !y.register().isInstructionPointer()
+                            && body.stream().noneMatch(d -> writes(d.instruction(), y.register().name())))
+                        return state.value(y.register().name());
+                }
+                return null;
+            }
+            case "test" -> {
+                return ops.size() >= 2 && ops.subList(0, 2).stream().allMatch(o -> o instanceof RegisterOperand reg && reg.register().name().equals(t))
+                        ? Affine.of(0) : null;
+            }
+            case "add", "sub", "inc", "dec" -> {
+                return !ops.isEmpty() && ops.getFirst() instanceof RegisterOperand reg && reg.register().name().equals(t) ? Affine.of(0) : null;
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    /** Whether every immediate and displacement of the instruction is a number as its text spells it (no relocation). */
+    private static boolean spelled(FunctionPlanner.Decoded d) {
+        for (String o : d.text().operands()) {
+            String t = o.strip();
+            if (t.startsWith("$") ? number(t.substring(1)) == null
+                    : !t.startsWith("%") && (t.indexOf('(') < 0 ? number(t) == null
+                    : t.indexOf('(') > 0 && number(t.substring(0, t.indexOf('(')).strip()) == null)) return false;
+        }
+        return true;
+    }
+
+    /**
+     * The registers of one outer iteration as affine values of the registers at its start, instruction by
+     * instruction through its straight code: moves, {@code lea}, additions of constants and of registers, shifts
+     * and zeroing; any other write leaves its register unknown. At the start a register is known when the body
+     * never writes it (invariant) or only steps it once (induction: its value then is the entry value plus the
+     * iterations times the step, which the replay counts).
+     */
+    private static final class Interpreter {
+        private final Map<String, List<Integer>> writers;
+        private final Map<String, Update> induction;
+        private final Map<String, Affine> state = new HashMap<>();
+
+        Interpreter(Map<String, List<Integer>> writers, Map<String, Update> induction) {
+            this.writers = writers;
+            this.induction = induction;
+        }
+
+        Affine value(String r) {
+            if (state.containsKey(r)) return state.get(r);
+            return !writers.containsKey(r) || induction.containsKey(r) ? Affine.register(r) : null;
+        }
+
+        void set(String r, Affine v) { state.put(r, v); }
+
+        void kill(Instruction i) {
+            for (Register w : i.registersWritten()) state.put(w.enclosing().name(), null);
+        }
+
+        void run(FunctionPlanner.Decoded d) {
+            Instruction i = d.instruction();
+            List<Operand> ops = i.operands();
+            Affine result = null;
+            String target = null;
+            if (i.flow() == Flow.SEQUENTIAL && i.accesses().isEmpty() && spelled(d) && !ops.isEmpty()
+                    && ops.getFirst() instanceof RegisterOperand ro && !ro.register().isNone()) {
+                Register dst = ro.register();
+                target = dst.enclosing().name();
+                int w = dst.widthBits();
+                Operand src = ops.size() > 1 ? ops.get(1) : null;
+                result = switch (i.mnemonic()) {
+                    case "mov", "movabs" -> w == 64 && src instanceof RegisterOperand s && s.register().widthBits() == 64
+                            ? value(s.register().name())
+                            : src instanceof ImmediateOperand imm && (w == 64 || w == 32 && imm.value() >= 0)
+                            ? Affine.of(w == 32 ? imm.value() & 0xffffffffL : imm.value()) : null;
+                    case "xor" -> src instanceof RegisterOperand s && s.register().equals(dst) && w >= 32 ? Affine.of(0) : null;
+                    case "lea" -> w == 64 && src instanceof MemoryOperand m ? address(m) : null;
+                    case "add", "sub" -> {
+                        Affine a = w == 64 ? value(target) : null;
+                        Affine b = src instanceof ImmediateOperand imm ? Affine.of(imm.value())
+                                : src instanceof RegisterOperand s && s.register().widthBits() == 64 ? value(s.register().name()) : null;
+                        yield a == null || b == null ? null : a.plus(i.mnemonic().equals("add") ? b : b.times(-1));
+                    }
+                    case "inc", "dec" -> {
+                        Affine a = w == 64 ? value(target) : null;
+                        yield a == null ? null : a.plus(Affine.of(i.mnemonic().equals("inc") ? 1 : -1));
+                    }
+                    case "shl", "sal" -> {
+                        Affine a = w == 64 && src instanceof ImmediateOperand imm && imm.value() >= 0 && imm.value() < 63 ? value(target) : null;
+                        yield a == null ? null : a.times(1L << ((ImmediateOperand) src).value());
+                    }
+                    default -> null;
+                };
+            }
+            kill(i);
+            if (result != null) state.put(target, result);
+        }
+
+        private Affine address(MemoryOperand m) {
+            if (m.segment().isSegmentWithBase()) return null;
+            Affine a = Affine.of(m.displacement());
+            if (!m.base().isNone()) {
+                if (m.base().isInstructionPointer() || m.base().widthBits() != 64) return null;
+                Affine b = value(m.base().name());
+                if (b == null) return null;
+                a = a.plus(b);
+            }
+            if (!m.index().isNone()) {
+                if (m.index().widthBits() != 64) return null;
+                Affine x = value(m.index().name());
+                if (x == null) return null;
+                a = a.plus(x.times(Math.max(1, m.scale())));
+            }
+            return a;
         }
     }
 }

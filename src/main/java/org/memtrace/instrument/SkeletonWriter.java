@@ -26,6 +26,13 @@ final class SkeletonWriter {
     static final int RECORD_LOOP_TESTED_BELOW_TOP = 4;
     /** A loop entered in the middle of its body: type 4's record, whose last 4 bytes say where its first iteration starts. */
     static final int RECORD_LOOP_ENTERED_MID = 5;
+    /**
+     * Added to a loop record's type when an outer loop runs the loop (a nest): the record ends with the values the
+     * outer loop computes for it, and the loop has no probes, only its labels.
+     */
+    static final int RECORD_NESTED = 0x80;
+    /** A body position that is an inner loop's whole run, in its outer loop's record. */
+    static final int ITEM_NESTED = 4;
     /** Where a conditional entry jump, inverted, goes when it does not enter the loop: past the entry probe. */
     static final String SKIP_LABEL = ".Lmt_n";
     /** Where a rotated loop's inverted exit jump goes when the loop goes on: right after the exit probe. */
@@ -41,11 +48,16 @@ final class SkeletonWriter {
     private final Set<Integer> labeled = new HashSet<>();
     private final List<LoopSkeleton.Loop> loops = new ArrayList<>();
     private final List<LoopSkeleton.Declined> declined = new ArrayList<>();
+    /** The loops an outer loop runs, by loop: that loop's number. */
+    private final Map<LoopSkeleton.Loop, Integer> outer = new java.util.IdentityHashMap<>();
+    private final Map<LoopSkeleton.Loop, Integer> ids = new java.util.IdentityHashMap<>();
 
     void add(LoopSkeleton.Result r) {
         for (LoopSkeleton.Loop loop : r.loops()) {
             int id = loops.size();
             loops.add(loop);
+            ids.put(loop, id);
+            for (LoopSkeleton.Nest n : loop.nests()) outer.put(n.inner(), id);
             if (loop.header() != null) byHeader.put(loop.header(), id);
             if (loop.entryJump() >= 0) byEntryJump.put(loop.entryJump(), id);
             byBackEdge.put(loop.backEdge(), id);
@@ -77,6 +89,10 @@ final class SkeletonWriter {
 
     private void entry(StringBuilder out, int id, ProbeWriter probes, boolean cfi) {
         LoopSkeleton.Loop loop = loops.get(id);
+        if (outer.containsKey(loop)) { // its outer loop computes what the probe would log
+            out.append(ENTRY_LABEL).append(id).append(":\n");
+            return;
+        }
         var sites = new ArrayList<Site>();
         for (int s = 0; s < loop.registers().size(); s++) sites.add(value(loop.registers().get(s), LoopSkeleton.KIND_VALUE, s));
         probes.values(out, ENTRY_LABEL + id, sites, cfi);
@@ -106,7 +122,7 @@ final class SkeletonWriter {
         int[] side = sideExits.get(instruction);
         if (side != null && loops.get(side[0]).markers().get(side[1]).taken()) return LoopSkeleton.inverse(text.mnemonic()) + "\t" + CONTINUE_LABEL + side[0] + "_" + side[1];
         Integer id = byBackEdge.get(instruction);
-        if (id == null || !loops.get(id).exitTaken()) return text.text();
+        if (id == null || !loops.get(id).exitTaken() || outer.containsKey(loops.get(id))) return text.text();
         return LoopSkeleton.inverse(text.mnemonic()) + "\t" + CONTINUE_LABEL + id;
     }
 
@@ -135,6 +151,10 @@ final class SkeletonWriter {
         Integer id = byBackEdge.get(instruction);
         if (id == null) return;
         LoopSkeleton.Loop loop = loops.get(id);
+        if (outer.containsKey(loop)) {
+            out.append(EXIT_LABEL).append(id).append(":\n");
+            return;
+        }
         Site exit = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_EXIT, loop.tripSlot());
         probes.values(out, EXIT_LABEL + id, List.of(exit), cfi);
         if (loop.exitTaken()) out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n')
@@ -155,9 +175,10 @@ final class SkeletonWriter {
             LoopSkeleton.Loop loop = loops.get(id);
             int type = loop.entryItem() > 0 || loop.entryMask() != 0 ? RECORD_LOOP_ENTERED_MID : loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP
                     : loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP;
-            t.append("\t.byte ").append(type).append(", ").append(loop.registers().size()).append(", ")
+            Integer parent = outer.get(loop);
+            t.append("\t.byte ").append(type | (parent != null ? RECORD_NESTED : 0)).append(", ").append(loop.registers().size()).append(", ")
                     .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');
-            t.append("\t.long ").append(loop.items().size()).append('\n');
+            t.append("\t.long ").append(loop.positions()).append('\n');
             t.append("\t.long ").append(ENTRY_LABEL).append(id).append("-.\n");
             t.append("\t.long ").append(EXIT_LABEL).append(id).append("-.\n");
             for (int s = 0; s < loop.registers().size(); s++) {
@@ -165,7 +186,17 @@ final class SkeletonWriter {
                 t.append("\t.byte ").append(loop.stepSlots()[s]).append('\n');
                 t.append("\t.ascii \"").append(pad(loop.registers().get(s))).append("\"\n");
             }
-            for (LoopSkeleton.Item item : loop.items()) {
+            var own = loop.items().iterator();
+            for (int position = 0; position < loop.positions(); position++) {
+                LoopSkeleton.Nest nest = nestAt(loop, position);
+                if (nest != null) {
+                    int inner = ids.get(nest.inner());
+                    t.append("\t.long ").append(ENTRY_LABEL).append(inner).append("-.\n\t.byte ").append(ITEM_NESTED)
+                            .append(", 0, 0, 0\n\t.short 0, 0, 0, 0, 0\n\t.byte ").append(LoopSkeleton.NONE).append(", ")
+                            .append(LoopSkeleton.NONE).append(", 0, 0, 0, 0\n\t.quad ").append(inner).append('\n');
+                    continue;
+                }
+                LoopSkeleton.Item item = own.next();
                 Site s = item.site();
                 t.append("\t.long ").append(ProbeWriter.INSTRUCTION_LABEL).append(item.instruction()).append("-.\n");
                 t.append("\t.byte ").append(item.computed() ? s.kind() : 0).append(", ").append(s.size()).append(", ")
@@ -185,12 +216,34 @@ final class SkeletonWriter {
             if (type == RECORD_LOOP_TESTED_BELOW_TOP || type == RECORD_LOOP_ENTERED_MID)
                 t.append("\t.short ").append(loop.exitItem()).append("\n\t.byte ").append(loop.tripBeforeExit() ? 1 : 0)
                         .append(", 0\n\t.short ").append(loop.entryItem()).append(", ").append(loop.entryMask()).append('\n');
+            if (parent != null) nested(t, loop, loops.get(parent));
         }
         for (LoopSkeleton.Declined d : declined) {
             t.append("\t.byte ").append(RECORD_DECLINED).append(", ").append(d.reason().code).append(", 0, 0\n");
             t.append("\t.long ").append(ProbeWriter.INSTRUCTION_LABEL).append(d.backEdge()).append("-.\n");
         }
         return t.toString();
+    }
+
+    private static LoopSkeleton.Nest nestAt(LoopSkeleton.Loop loop, int position) {
+        for (LoopSkeleton.Nest n : loop.nests()) if (n.item() == position) return n;
+        return null;
+    }
+
+    /**
+     * A nested loop's record ends with its values as its outer loop computes them, its entry slots in order and then
+     * its trip register's final value: each an i64 constant, a u8 count of terms and 7 bytes 0, then per term an
+     * i64 factor, the u8 slot of the outer loop's register (its value at the start of the outer iteration) and 7
+     * bytes 0.
+     */
+    private static void nested(StringBuilder t, LoopSkeleton.Loop inner, LoopSkeleton.Loop parent) {
+        LoopSkeleton.Nest nest = parent.nests().stream().filter(n -> n.inner() == inner).findFirst().orElseThrow();
+        for (LoopSkeleton.Affine a : LoopSkeleton.values(nest)) {
+            t.append("\t.quad ").append(a.constant()).append("\n\t.byte ").append(a.terms().size()).append(", 0, 0, 0, 0, 0, 0, 0\n");
+            for (var term : new java.util.TreeMap<>(a.terms()).entrySet())
+                t.append("\t.quad ").append(term.getValue()).append("\n\t.byte ").append(parent.registers().indexOf(term.getKey()))
+                        .append(", 0, 0, 0, 0, 0, 0, 0\n");
+        }
     }
 
     /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */

@@ -39,6 +39,8 @@ final class LoopReplay {
     private boolean prepared;
     /** The last record was a call's: the callee's records follow until the loop's own next one. */
     private boolean inCall;
+    /** The replay of each inner loop this one runs whole (a nest), by body position; made at its first run. */
+    private final LoopReplay[] inner;
 
     LoopReplay(SkeletonTable.Placed loop) {
         this.loop = loop;
@@ -48,6 +50,7 @@ final class LoopReplay {
         this.s = new long[n];
         this.running = new long[n];
         this.steps = new long[values.length];
+        this.inner = new LoopReplay[n];
     }
 
     /** A new run of the loop: forgets the previous one. */
@@ -88,6 +91,8 @@ final class LoopReplay {
             if (runs(cond[p])) {
                 if (sites[p] != null) {
                     sink.computed(c[p] + k * s[p], sites[p]);
+                } else if (loop.inner()[p] != null) {
+                    if (!nest(p, sink)) return false;
                 } else if (cond[p] != SkeletonTable.OPTIONAL || loggedIp[p] == ip) {
                     inCall = loop.call()[p] && loggedIp[p] == ip;
                     advance();
@@ -181,8 +186,12 @@ final class LoopReplay {
             }
             int p = pos;
             if (cond[p] == 0 || (cond[p] != SkeletonTable.OPTIONAL && cond[p] - 1 == marked && k == markedK)) {
-                if (sites[p] == null) return false;
-                sink.computed(c[p] + k * s[p], sites[p]);
+                if (loop.inner()[p] != null) {
+                    if (!nest(p, sink)) return false;
+                } else {
+                    if (sites[p] == null) return false;
+                    sink.computed(c[p] + k * s[p], sites[p]);
+                }
             }
             if (++pos == items) {
                 pos = 0;
@@ -205,6 +214,27 @@ final class LoopReplay {
             }
         }
         k = target;
+    }
+
+    /**
+     * Runs the inner loop at body position {@code p} in the current iteration whole: its entry values and its trip
+     * register's final value computed from this loop's registers at the iteration's start.
+     *
+     * @return false when those values give it no trip count
+     */
+    private boolean nest(int p, Sink sink) {
+        SkeletonTable.Nest n = loop.nest()[p];
+        LoopReplay r = inner[p];
+        if (r == null) r = inner[p] = new LoopReplay(loop.inner()[p]);
+        r.start();
+        for (int slot = 0; slot < n.entry().length; slot++) r.value(slot, evaluate(n.entry()[slot]));
+        return r.exit(evaluate(n.exit()), sink);
+    }
+
+    private long evaluate(SkeletonTable.Affine a) {
+        long v = a.constant();
+        for (int j = 0; j < a.slots().length; j++) v += a.factors()[j] * (values[a.slots()[j]] + k * steps[a.slots()[j]]);
+        return v;
     }
 
     private void advance() {

@@ -40,7 +40,11 @@ public final class SkeletonTable {
             "as many accesses logged as computed in every iteration",
             "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)",
             "fewer accesses computed per entry than values logged (a constant trip count)",
-            "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)");
+            "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)",
+            "inner loop whose registers at entry are not affine in the outer loop's",
+            "inner loop whose trip count the outer loop's registers do not give");
+    /** An item's kind for an inner loop's whole run (a nest), and a loop record's type bit for such an inner loop. */
+    static final int KIND_NESTED = 4, TYPE_NESTED = 0x80;
 
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;
@@ -51,7 +55,24 @@ public final class SkeletonTable {
     public record Item(long insn, int kind, int size, int access, int flags, int weightMa, int weightAia, int blockRefs,
                 int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, int cond, long displacement,
                 boolean call) {
-        public boolean computed() { return kind != 0; }
+        public boolean computed() { return kind != 0 && kind != KIND_NESTED; }
+
+        /** Whether the position is an inner loop's whole run, which {@link Loop#nests()} describes. */
+        public boolean nested() { return kind == KIND_NESTED; }
+    }
+
+    /**
+     * A value an outer loop computes for an inner one: {@code constant + Σ factors[j] × r(slots[j])}, where
+     * {@code r(s)} is the outer loop's slot s at the start of its iteration k: its entry value plus k times its step.
+     */
+    public record Affine(long constant, int[] slots, long[] factors) {
+    }
+
+    /**
+     * An inner loop run whole at body position {@code item} of every iteration of its outer loop, with no records
+     * of its own: its slots' entry values and its trip register's final value computed from the outer loop's.
+     */
+    public record Nest(int item, Loop inner, Affine[] entry, Affine exit) {
     }
 
     /**
@@ -66,11 +87,17 @@ public final class SkeletonTable {
      */
     public record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                        boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
-                       boolean tripBeforeExit, int entryItem, int entryMask) {
+                       boolean tripBeforeExit, int entryItem, int entryMask, List<Nest> nests) {
         /** A loop whose test comes first in its body, or last: the run's last iteration ends at the test. */
         public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                     boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers) {
-            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers, 0, false, 0, 0);
+            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers, 0, false, 0, 0, List.of());
+        }
+
+        /** The nest at body position {@code item}, or null. */
+        public Nest nestAt(int item) {
+            for (Nest n : nests) if (n.item() == item) return n;
+            return null;
         }
 
         /**
@@ -86,13 +113,16 @@ public final class SkeletonTable {
 
     private final Map<Long, Loop> byEntry;
     private final Map<String, Long> declined;
+    /** Every loop of the file, those an outer loop runs too (which no record names). */
+    private final List<Loop> all;
 
-    private SkeletonTable(Map<Long, Loop> byEntry, Map<String, Long> declined) {
+    private SkeletonTable(Map<Long, Loop> byEntry, Map<String, Long> declined, List<Loop> all) {
         this.byEntry = byEntry;
         this.declined = declined;
+        this.all = all;
     }
 
-    static final SkeletonTable EMPTY = new SkeletonTable(Map.of(), Map.of());
+    static final SkeletonTable EMPTY = new SkeletonTable(Map.of(), Map.of(), List.of());
 
     /** The file's skeleton; {@link #EMPTY} when it has none. */
     static SkeletonTable of(ElfFile elf) throws MtrFormatException {
@@ -107,12 +137,17 @@ public final class SkeletonTable {
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         Map<Long, Loop> loops = new HashMap<>();
         Map<String, Long> declined = new LinkedHashMap<>();
+        List<Loop> all = new ArrayList<>(); // by record number, which a nest's item names
+        Map<Integer, Affine[]> computedValues = new HashMap<>(); // a nested loop's values, by its number
+        var runBy = new HashMap<Integer, Integer>(); // a nested loop's outer loop
         int at = 0;
         try {
             while (at < bytes.length) {
                 long here = section.address() + at;
                 int type = Byte.toUnsignedInt(b.get(at));
-                if (type == 2) {
+                boolean nested = (type & TYPE_NESTED) != 0;
+                type &= ~TYPE_NESTED;
+                if (type == 2 && !nested) {
                     int reason = Byte.toUnsignedInt(b.get(at + 1));
                     declined.merge(reason < REASONS.size() ? REASONS.get(reason) : "reason " + reason, 1L, Long::sum);
                     at += 8;
@@ -165,6 +200,17 @@ public final class SkeletonTable {
                     if (item.cond() != 0 && item.cond() != OPTIONAL && item.cond() > markers)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " item names a marker the loop does not have");
                 }
+                var nests = new ArrayList<Nest>();
+                for (int i = 0; i < list.size(); i++) {
+                    if (!list.get(i).nested()) continue;
+                    long inner = list.get(i).displacement();
+                    if (inner < 0 || inner >= all.size() || !computedValues.containsKey((int) inner) || runBy.putIfAbsent((int) inner, all.size()) != null)
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " nest names no inner loop of its own");
+                    Affine[] values = computedValues.get((int) inner);
+                    for (Affine a : values) for (int s : a.slots()) if (s >= slots)
+                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " nest names a register the outer loop does not log");
+                    nests.add(new Nest(i, all.get((int) inner), java.util.Arrays.copyOf(values, values.length - 1), values[values.length - 1]));
+                }
                 int exitItem = 0, entryItem = 0, entryMask = 0;
                 boolean tripBeforeExit = false;
                 if (type >= 4) { // tested at the top below code the last iteration runs: u16 items before the test, u8 trip updated before it
@@ -179,17 +225,37 @@ public final class SkeletonTable {
                     if (entryItem > items || entryMask >>> slots != 0)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's entry lies outside its body");
                 }
+                if (nested) { // the values its outer loop computes: its slots' entry values, then the trip register's final one
+                    Affine[] values = new Affine[slots + 1];
+                    for (int v = 0; v <= slots; v++) {
+                        long constant = b.getLong(p);
+                        int terms = Byte.toUnsignedInt(b.get(p + 8));
+                        p += 16;
+                        int[] termSlots = new int[terms];
+                        long[] factors = new long[terms];
+                        for (int j = 0; j < terms; j++, p += 16) {
+                            factors[j] = b.getLong(p);
+                            termSlots[j] = Byte.toUnsignedInt(b.get(p + 8));
+                        }
+                        values[v] = new Affine(constant, termSlots, factors);
+                    }
+                    computedValues.put(all.size(), values);
+                }
                 Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds,
-                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask);
+                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask, List.copyOf(nests));
+                all.add(loop);
+                at = p;
+                if (nested) continue; // no record names it: its outer loop runs it
                 loops.put(entry, loop);
                 loops.put(exit, loop);
                 for (long m : markerAt) loops.put(m, loop);
-                at = p;
             }
         } catch (IndexOutOfBoundsException e) {
             throw new MtrFormatException(elf.path() + ": the " + SECTION + " section is cut short");
         }
-        return new SkeletonTable(loops, declined);
+        if (runBy.size() != computedValues.size())
+            throw new MtrFormatException(elf.path() + ": a " + SECTION + " nested loop has no outer loop");
+        return new SkeletonTable(loops, declined, List.copyOf(all));
     }
 
     private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
@@ -210,9 +276,8 @@ public final class SkeletonTable {
     /** The block sums of the computed accesses that open a block, for the module's selection totals. */
     long[] blockSums() {
         long refs = 0, ma = 0, aia = 0;
-        for (Map.Entry<Long, Loop> e : byEntry.entrySet()) {
-            if (e.getKey() != e.getValue().entry()) continue; // each loop once, under its entry
-            for (Item i : e.getValue().items()) {
+        for (Loop loop : all) {
+            for (Item i : loop.items()) {
                 if (!i.computed() || (i.flags() & Event.ProbeSite.FIRST_OF_BLOCK) == 0) continue;
                 refs += i.blockRefs();
                 ma += i.blockMa();
@@ -231,7 +296,18 @@ public final class SkeletonTable {
     record Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
                   int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty,
-                  boolean[] call, long[] own, int exitItem, boolean tripBeforeExit, int entryItem, int entryMask) {
+                  boolean[] call, long[] own, int exitItem, boolean tripBeforeExit, int entryItem, int entryMask, Nest[] nest,
+                  Placed[] inner) {
+        /** A loop without inner loops run whole. */
+        Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
+               long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
+               int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty,
+               boolean[] call, long[] own, int exitItem, boolean tripBeforeExit, int entryItem, int entryMask) {
+            this(steps, stepSlots, tripSlot, baseSlot, indexSlot, scale, phase, displacement, sites, loggedIp, anyLogged, cond,
+                    markerPos, markerPhase, markerEnds, plain, mayBeEmpty, call, own, exitItem, tripBeforeExit, entryItem, entryMask,
+                    new Nest[sites.length], new Placed[sites.length]);
+        }
+
         /** A loop without calls: its own records are all there are in a run. */
         Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
@@ -252,8 +328,16 @@ public final class SkeletonTable {
             Event.ProbeSite[] sites = new Event.ProbeSite[n];
             boolean logged = false;
             boolean[] call = new boolean[n];
+            Nest[] nest = new Nest[n];
+            Placed[] inner = new Placed[n];
             for (int i = 0; i < n; i++) {
                 Item it = loop.items().get(i);
+                if (it.nested()) { // the inner loop's run: no site, no record
+                    nest[i] = loop.nestAt(i);
+                    inner[i] = of(nest[i].inner(), bias, totals);
+                    plain = false;
+                    continue;
+                }
                 base[i] = it.baseSlot();
                 index[i] = it.indexSlot();
                 scale[i] = it.scale();
@@ -272,9 +356,10 @@ public final class SkeletonTable {
                     logged = true;
                 }
             }
+            long[] own = IntStream.range(0, n).filter(i -> sites[i] == null && nest[i] == null).mapToLong(i -> ip[i]).sorted().toArray();
             return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
-                    cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty(), call, own(sites, ip),
-                    loop.exitItem(), loop.tripBeforeExit(), loop.entryItem(), loop.entryMask());
+                    cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty(), call, own,
+                    loop.exitItem(), loop.tripBeforeExit(), loop.entryItem(), loop.entryMask(), nest, inner);
         }
 
         int items() { return sites.length; }

@@ -84,7 +84,13 @@ final class CSource {
         List<SkeletonTable.Item> items = l.items();
         int slots = l.steps().length;
         String where = "0x" + Long.toHexString(l.entry() + p.bias);
-        for (SkeletonTable.Item it : items) {
+        for (int i = 0; i < items.size(); i++) {
+            SkeletonTable.Item it = items.get(i);
+            if (it.nested() && l.nestAt(i) != null && it.cond() == 0) {
+                if (i < l.exitItem()) throw new UnknownShape("the loop entered at " + where + " runs an inner loop before its test: loop shape not emitted");
+                emittable(l.nestAt(i).inner(), where);
+                continue;
+            }
             if (it.kind() > 3) throw new UnknownShape("the loop entered at " + where + " has a body position of kind " + it.kind() + ": loop shape not emitted");
             boolean optional = it.cond() == SkeletonTable.OPTIONAL;
             if (it.cond() != 0 && !optional && it.cond() > l.markers().length)
@@ -100,6 +106,7 @@ final class CSource {
         boolean[] moves = new boolean[slots], body = new boolean[slots], stepped = new boolean[slots], read = new boolean[slots];
         for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
         if (l.markers().length > 0) body[l.tripSlot()] = true;
+        for (SkeletonTable.Nest n : l.nests()) for (int s : nestSlots(n)) body[s] = true; // the inner loop's values read them
         for (SkeletonTable.Item it : items) {
             if (!it.computed()) continue;
             if (it.baseSlot() != SkeletonTable.NONE) body[it.baseSlot()] = true;
@@ -111,10 +118,12 @@ final class CSource {
             if (stepped[s] && l.stepSlots()[s] != SkeletonTable.NONE) read[l.stepSlots()[s]] = true;
         }
         long computed = items.stream().filter(SkeletonTable.Item::computed).count();
+        long logged = items.stream().filter(it -> !it.computed() && !it.nested()).count();
         StringBuilder c = new StringBuilder();
         c.append("/* Loop ").append(p.index).append(function != null ? ", " + comment(function) : "").append(": entered at ").append(where).append(" (0x").append(Long.toHexString(l.entry()))
                 .append(" in its file), ").append(p.runs).append(p.runs == 1 ? " run" : " runs").append(". Per iteration ")
-                .append(computed).append(" computed and ").append(items.size() - computed).append(" logged positions");
+                .append(computed).append(" computed and ").append(logged).append(" logged positions");
+        if (!l.nests().isEmpty()) c.append(", ").append(l.nests().size()).append(" inner loops run whole");
         if (l.markers().length > 0) c.append(", ").append(l.markers().length).append(" marked blocks or side exits");
         c.append(".\n * Registers logged at its entry:");
         for (int s = 0; s < slots; s++) c.append(' ').append(reg[s]).append(s + 1 < slots ? "," : ";");
@@ -169,6 +178,10 @@ final class CSource {
                 open = cond;
             }
             String indent = open != 0 ? "            " : "        ";
+            if (it.nested()) {
+                nest(c, l.nestAt(pos), reg, p.bias, indent, 1);
+                continue;
+            }
             long ip = it.insn() + p.bias;
             c.append(indent);
             if (!it.computed()) {
@@ -195,6 +208,87 @@ final class CSource {
         }
         c.append("}\n");
         return c.toString();
+    }
+
+    /** An inner loop an outer one runs whole: this generator writes it when its body is computed and unconditional. */
+    private static void emittable(SkeletonTable.Loop inner, String where) throws UnknownShape {
+        if (inner.markers().length > 0 || inner.exitItem() > 0 || inner.tripBeforeExit() || inner.entryItem() > 0
+                || inner.stepSlots()[inner.tripSlot()] == SkeletonTable.NONE && inner.steps()[inner.tripSlot()] == 0)
+            throw new UnknownShape("the loop entered at " + where + " runs an inner loop of a shape not emitted");
+        for (int i = 0; i < inner.items().size(); i++) {
+            SkeletonTable.Item it = inner.items().get(i);
+            if (it.nested() && inner.nestAt(i) != null) emittable(inner.nestAt(i).inner(), where);
+            else if (!it.computed() || it.cond() != 0 || (it.phase() & ~3) != 0)
+                throw new UnknownShape("the loop entered at " + where + " runs an inner loop of a shape not emitted");
+        }
+    }
+
+    /** The outer loop's slots an inner loop's values read. */
+    private static Set<Integer> nestSlots(SkeletonTable.Nest n) {
+        Set<Integer> slots = new HashSet<>();
+        for (SkeletonTable.Affine a : n.entry()) for (int s : a.slots()) slots.add(s);
+        for (int s : n.exit().slots()) slots.add(s);
+        return slots;
+    }
+
+    /**
+     * An inner loop run whole where its outer loop runs it: a block of its own whose registers (named with the
+     * nesting depth) start at the values the outer loop's give, and whose trip count is its trip register's way
+     * from there to the value it is left at, in steps.
+     */
+    private static void nest(StringBuilder c, SkeletonTable.Nest n, String[] outer, long bias, String indent, int depth) {
+        SkeletonTable.Loop l = n.inner();
+        int slots = l.steps().length;
+        String[] reg = names(l.registers(), slots);
+        for (int s = 0; s < slots; s++) reg[s] += "_" + depth;
+        boolean[] moves = new boolean[slots];
+        for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
+        // declared when read: by an address, as the trip register, by a deeper loop's values, as another's step
+        boolean[] used = new boolean[slots];
+        used[l.tripSlot()] = true;
+        for (int i = 0; i < l.items().size(); i++) {
+            SkeletonTable.Item it = l.items().get(i);
+            if (it.nested()) for (int s : nestSlots(l.nestAt(i))) used[s] = true;
+            if (!it.computed()) continue;
+            if (it.baseSlot() != SkeletonTable.NONE) used[it.baseSlot()] = true;
+            if (it.indexSlot() != SkeletonTable.NONE) used[it.indexSlot()] = true;
+        }
+        for (int s = 0; s < slots; s++) if (used[s] && moves[s] && l.stepSlots()[s] != SkeletonTable.NONE) used[l.stepSlots()[s]] = true;
+        String in = indent + "    ";
+        c.append(indent).append("{ /* the inner loop entered at 0x").append(Long.toHexString(l.entry() + bias))
+                .append(", run whole: its registers from this loop's */\n");
+        for (int s = 0; s < slots; s++)
+            if (used[s]) c.append(in).append("uint64_t ").append(reg[s]).append(" = ").append(affine(n.entry()[s], outer)).append(";\n");
+        for (int s = 0; s < slots; s++) {
+            if (!used[s] || !moves[s]) continue;
+            c.append(in).append("const uint64_t step_").append(reg[s]).append(" = ").append(constant(l.steps()[s]));
+            if (l.stepSlots()[s] != SkeletonTable.NONE) c.append(" + ").append(reg[l.stepSlots()[s]]);
+            c.append(";\n");
+        }
+        String trip = reg[l.tripSlot()];
+        c.append(in).append("const uint64_t n_").append(depth).append(" = (uint64_t) ((int64_t) (").append(affine(n.exit(), outer))
+                .append(" - ").append(trip).append(") / (int64_t) step_").append(trip).append(");\n");
+        c.append(in).append("for (uint64_t k_").append(depth).append(" = 0; k_").append(depth).append(" < n_").append(depth)
+                .append("; k_").append(depth).append("++) {\n");
+        for (int i = 0; i < l.items().size(); i++) {
+            SkeletonTable.Item it = l.items().get(i);
+            if (it.nested()) nest(c, l.nestAt(i), reg, bias, in + "    ", depth + 1);
+            else c.append(in).append("    ").append(statement(it, it.insn() + bias, reg, moves));
+        }
+        for (int s = 0; s < slots; s++)
+            if (used[s] && moves[s]) c.append(in).append("    ").append(reg[s]).append(" += step_").append(reg[s]).append(";\n");
+        c.append(in).append("}\n").append(indent).append("}\n");
+    }
+
+    /** A value an outer loop computes, in C: its registers as they are at the iteration's start. */
+    private static String affine(SkeletonTable.Affine a, String[] outer) {
+        StringBuilder e = new StringBuilder("(uint64_t) ").append(constant(a.constant()));
+        for (int j = 0; j < a.slots().length; j++) {
+            e.append(" + ");
+            if (a.factors()[j] != 1) e.append(constant(a.factors()[j])).append(" * ");
+            e.append(outer[a.slots()[j]]);
+        }
+        return e.toString();
     }
 
     /** A computed position's call, or a logged one's. */

@@ -33,7 +33,7 @@ class SkeletonEmitTest {
 
     @BeforeAll
     static void fixtures() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c")) {
             try (InputStream in = SkeletonEmitTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -122,6 +122,20 @@ class SkeletonEmitTest {
         assertThat(n[4]).as("computed").isGreaterThan(0);
         String c = Files.readString(dir.resolve("skel_calls.c" + opt + "-skel").resolve("skel.c"));
         assertThat(c).containsPattern("logged\\(0x[0-9a-f]+\\); callee\\(\\);");
+    }
+
+    /**
+     * Loop nests (skel_outer.c): an outer loop's function writes its inner loop where it runs, as a nested C loop
+     * whose registers start at values of the outer loop's and whose trip count follows from them, and prints what
+     * convert prints.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-O2"})
+    void loopNestsAreEmittedAsNestedLoops(String opt) throws Exception {
+        long[] n = emitAndCompare(trace("skel_outer.c", opt, true));
+        assertThat(n[4]).as("computed").isGreaterThan(n[3]);
+        String c = Files.readString(dir.resolve("skel_outer.c" + opt + "-skel").resolve("skel.c"));
+        assertThat(c).contains("inner loops run whole").contains("for (uint64_t k_1 = 0; k_1 < n_1; k_1++) {");
     }
 
     @Test

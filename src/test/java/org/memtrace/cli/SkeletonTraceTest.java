@@ -16,6 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.mtr.MtrFile;
+import org.memtrace.mtr.MtrReader;
+import org.memtrace.mtr.SkeletonTable;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
@@ -44,7 +47,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -369,5 +372,45 @@ class SkeletonTraceTest {
         // maxabs: N loads; twoifs: N loads of p plus the branches' q loads and o stores; main's loop: 3N stores
         assertThat(counts.get("probes")).isGreaterThan(5L * 4096);
         assertThat(counts.get("logged")).as(printed.stderr()).isLessThan(50L);
+    }
+
+    /**
+     * Loop nests (skel_outer.c, docs/compiled-in.md "Loop nests"): an outer loop whose inner loop runs whole in every
+     * iteration, entered with registers affine in the outer loop's and left at a value they give, logs the one
+     * entry and exit of the nest; the inner loop logs nothing. gcc 12 lays out as such: at -O2 the 2D stencil (the
+     * inner pointers {@code lea d(%r8)} of the outer one, the trip register zeroed and compared with 304), the
+     * triangle ({@code j < i}: the inner loop's bound {@code rcx} is the outer loop's second induction register) and
+     * main's fill of G and T; at -O1 the stencil; at -Os none (its inner loops count in 32-bit registers or are
+     * tested with {@code jge}). Row sums keep a guard around the inner loop ({@code testq %rdx,%rdx; jle}) at every
+     * level, and the matrix multiply's outer loops step their counters through a copy ({@code leaq 1(%r8),%rax;
+     * movq %rax,%r8}): both stay declined (reason 10). Each nest function is called once, so each outer loop with
+     * a nest runs once, and no run of its inner loop is in the trace: the stencil's inner loop alone wrote 38
+     * runs of 6 records before (5 registers and the exit).
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"-O1, 1", "-Os, 0", "-O2, 3"})
+    void outerLoopsRunTheirInnerLoopsWithoutRecordsOfTheirOwn(String opt, int nests) throws Exception {
+        Printed skel = sameTrace("skel_outer.c", opt, 1);
+        Map<SkeletonTable.Loop, Long> runs = new java.util.IdentityHashMap<>();
+        try (MtrFile file = MtrFile.open(trace("skel_outer.c", opt, true))) {
+            MtrReader.Result result = MtrReader.read(file, e -> {}, (tid, address, site) -> {}, new MtrReader.LoopRecords() {
+                @Override public void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value) {
+                    if (slot == 0) runs.merge(loop, 1L, Long::sum);
+                }
+                @Override public void marker(int tid, int marker, long value) {}
+                @Override public void exit(int tid, long value) {}
+            });
+            assertThat(result.problems()).isEmpty();
+        }
+        var outer = runs.entrySet().stream().filter(e -> !e.getKey().nests().isEmpty()).toList();
+        assertThat(outer).hasSize(nests).allSatisfy(e -> assertThat(e.getValue()).isEqualTo(1L));
+        for (var e : outer) {
+            for (SkeletonTable.Nest n : e.getKey().nests()) {
+                assertThat(runs).doesNotContainKey(n.inner()); // its records are the outer loop's to compute
+                assertThat(n.inner().items()).allMatch(SkeletonTable.Item::computed);
+            }
+        }
+        if (nests > 0) assertThat(skel.summary()).contains("inner loop in the body"); // row sums and the matrix multiply
+        assertThat(skel.counts().get("computed")).isGreaterThan(skel.counts().get("logged"));
     }
 }

@@ -253,4 +253,43 @@ class LoopReplayTest {
         assertThat(r.marker(0, 3000 + 2 * 16, (a, s) -> out.add(a))).isTrue();
         assertThat(out).containsExactly(3000L, 3008L, 3016L, 3024L, 3032L);
     }
+
+    /**
+     * A nest: outer body {@code 0: load (p); 1: the inner loop}, p stepped by 320 and counted by i; the inner loop
+     * {@code load (q)}, q stepped by 8, entered with q = p + 8 and left at q = p + 8 + {@code trips} × 8. The
+     * inner loop's accesses come at their place in each outer iteration, from p as it is there.
+     */
+    private static LoopReplay nest(long trips) {
+        var totals = new Event.SelectionTotals(0, 0, 0);
+        var innerLoad = new SkeletonTable.Item(0x2000, 1, 8, 0, 0, 1, 1, 0, 0, 0, 0, NONE, 1, 0, 0, 0, false);
+        var inner = new SkeletonTable.Loop(0x1f00, new long[] {8}, new int[] {NONE}, 0, List.of(innerLoad), new long[0], new int[0],
+                new boolean[0], new boolean[0], false, List.of("rax"), 0, false, 0, 0, List.of());
+        var outerLoad = new SkeletonTable.Item(0x1000, 1, 8, 0, 0, 1, 1, 0, 0, 0, 0, NONE, 1, 0, 0, 0, false);
+        var run = new SkeletonTable.Item(0x1f00, SkeletonTable.KIND_NESTED, 0, 0, 0, 0, 0, 0, 0, 0, NONE, NONE, 0, 0, 0, 0, false);
+        var nest = new SkeletonTable.Nest(1, inner, new SkeletonTable.Affine[] {new SkeletonTable.Affine(8, new int[] {0}, new long[] {1})},
+                new SkeletonTable.Affine(8 + 8 * trips, new int[] {0}, new long[] {1}));
+        var outer = new SkeletonTable.Loop(0x0f00, new long[] {320, 1}, new int[] {NONE, NONE}, 1, List.of(outerLoad, run), new long[0],
+                new int[0], new boolean[0], new boolean[0], false, List.of("rdi", "rcx"), 0, false, 0, 0, List.of(nest));
+        LoopReplay r = new LoopReplay(SkeletonTable.Placed.of(outer, 0, totals)).start();
+        r.value(0, 1000);
+        r.value(1, 0);
+        return r;
+    }
+
+    @Test
+    void aNestedLoopRunsWholeInEachOuterIterationFromTheOuterRegisters() {
+        List<Out> out = new ArrayList<>();
+        assertThat(nest(3).exit(2, (a, s) -> out.add(new Out(a, s.ip())))).isTrue();
+        assertThat(out).containsExactly(new Out(1000, 0x1000), new Out(1008, 0x2000), new Out(1016, 0x2000), new Out(1024, 0x2000),
+                new Out(1320, 0x1000), new Out(1328, 0x2000), new Out(1336, 0x2000), new Out(1344, 0x2000));
+    }
+
+    @Test
+    void aNestedLoopWithoutATripCountStopsTheReplay() {
+        List<Out> out = new ArrayList<>();
+        LoopReplay r = nest(0);
+        // an inner loop entered once runs at least once: a bound equal to its start is no trip count
+        assertThat(r.exit(2, (a, s) -> out.add(new Out(a, s.ip())))).isFalse();
+        assertThat(out).containsExactly(new Out(1000, 0x1000));
+    }
 }

@@ -16,6 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.mtr.MtrFile;
+import org.memtrace.mtr.MtrReader;
+import org.memtrace.mtr.SkeletonTable;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
@@ -44,7 +47,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_cond.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -288,6 +291,43 @@ class SkeletonTraceTest {
             default -> 4096 + 7000 + 2333;
         };
         assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(expected);
+    }
+
+    /**
+     * Ifs on the loop's own counters (skel_cond.c): below_k's {@code i < k}, odd's {@code i & 1} (gcc's
+     * {@code testb $1, %al}: 8 bits), tri's {@code j <= i}, edges' {@code i > 0 && i < n - 1}, narrow's
+     * {@code i != k} on an {@code int} ({@code cmpl}: 32 bits) are computed by the replay, with no marker
+     * record; positive's {@code q[i] > 0} is on data and keeps its marker, one record in each of its 999 iterations
+     * where q[i] > 0. edges at -O1 tests {@code i > 0} and {@code i < n - 1} by two jumps, the second in a block that
+     * is itself conditional: a block under two ifs keeps its marker (998 records, i = 1 … 998); at -O2 and -Os
+     * gcc peels i = 0 and one compare is left (at -O2 the loop is left by a side exit, whose marker fires once). Everything but main's few calls and printf's argument is computed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void conditionsOnTheLoopsOwnRegistersAreComputed(String opt) throws Exception {
+        Printed skel = sameTrace("skel_cond.c", opt, 1);
+        long positive = 0;
+        for (long i = 0; i < 999; i++) if ((i * 2654435761L >> 7) % 9 - 4 > 0) positive++;
+        long[] markers = {0};
+        java.util.Set<SkeletonTable.Loop> computing = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        try (MtrFile f = MtrFile.open(trace("skel_cond.c", opt, true))) {
+            MtrReader.read(f, e -> {}, (tid, address, site) -> {}, new MtrReader.LoopRecords() {
+                @Override public void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value) {
+                    if (java.util.Arrays.stream(loop.conditions()).anyMatch(java.util.Objects::nonNull)) computing.add(loop);
+                }
+                @Override public void marker(int tid, int marker, long value) { markers[0]++; }
+                @Override public void exit(int tid, long value) {}
+            });
+        }
+        long edges = switch (opt) {
+            case "-O1" -> 998; // its block under two ifs: a marker in i = 1 … 998
+            case "-O2" -> 1; // rotated, it leaves by a side exit in the middle of its body: one marker
+            default -> 0;
+        };
+        assertThat(markers[0]).as("marker records at %s", opt).isEqualTo(positive + edges);
+        // below_k, odd, tri, narrow, and edges where one compare decides its block
+        assertThat(computing).as("loops with computed conditions at %s", opt).hasSize(opt.equals("-O1") ? 4 : 5);
+        assertThat(skel.counts().get("logged")).as("logged at %s", opt).isLessThan(150L);
     }
 
     /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */

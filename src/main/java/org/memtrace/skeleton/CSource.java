@@ -100,6 +100,11 @@ final class CSource {
         boolean[] moves = new boolean[slots], body = new boolean[slots], stepped = new boolean[slots], read = new boolean[slots];
         for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
         if (l.markers().length > 0) body[l.tripSlot()] = true;
+        for (SkeletonTable.Condition cond : l.conditions()) {
+            if (cond == null) continue;
+            if (cond.slotA() != SkeletonTable.NONE) body[cond.slotA()] = true;
+            if (cond.slotB() != SkeletonTable.NONE) body[cond.slotB()] = true;
+        }
         for (SkeletonTable.Item it : items) {
             if (!it.computed()) continue;
             if (it.baseSlot() != SkeletonTable.NONE) body[it.baseSlot()] = true;
@@ -115,7 +120,9 @@ final class CSource {
         c.append("/* Loop ").append(p.index).append(function != null ? ", " + comment(function) : "").append(": entered at ").append(where).append(" (0x").append(Long.toHexString(l.entry()))
                 .append(" in its file), ").append(p.runs).append(p.runs == 1 ? " run" : " runs").append(". Per iteration ")
                 .append(computed).append(" computed and ").append(items.size() - computed).append(" logged positions");
-        if (l.markers().length > 0) c.append(", ").append(l.markers().length).append(" marked blocks or side exits");
+        long computedIfs = java.util.Arrays.stream(l.conditions()).filter(java.util.Objects::nonNull).count();
+        if (l.markers().length > computedIfs) c.append(", ").append(l.markers().length - computedIfs).append(" marked blocks or side exits");
+        if (computedIfs > 0) c.append(", ").append(computedIfs).append(computedIfs == 1 ? " block" : " blocks").append(" under a computed condition");
         c.append(".\n * Registers logged at its entry:");
         for (int s = 0; s < slots; s++) c.append(' ').append(reg[s]).append(s + 1 < slots ? "," : ";");
         c.append(" the trip count is ").append(reg[l.tripSlot()]).append("'s change from entry to exit, in steps. */\n");
@@ -155,7 +162,10 @@ final class CSource {
             if (pos == entered && entered > 0) markers.add("entered:;");
             for (int m = 0; m < l.markers().length; m++) {
                 if (l.markerPos()[m] != pos || l.markerEnds()[m]) continue;
-                if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
+                SkeletonTable.Condition computed = l.conditions()[m];
+                if (computed != null) {
+                    if (blocksUsed.contains(m)) markers.add("const int block" + m + " = " + holds(computed, reg, moves) + ";");
+                } else if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
                 else markers.add("marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
             }
             if (open != 0 && (cond != open || !markers.isEmpty() || pos == entered)) {
@@ -207,6 +217,18 @@ final class CSource {
         } + "(0x" + Long.toHexString(ip) + ", " + address(it, reg, moves) + ", " + it.size() + ");\n";
     }
 
+    /** A computed condition's call of {@code holds}: its operands as the registers are at the compare, or its immediates. */
+    private static String holds(SkeletonTable.Condition c, String[] reg, boolean[] moves) {
+        return "holds(" + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", "
+                + operand(c.slotA(), c.immA(), (c.phase() & 1) != 0, reg, moves) + ", "
+                + operand(c.slotB(), c.immB(), (c.phase() & 2) != 0, reg, moves) + ")";
+    }
+
+    private static String operand(int slot, long imm, boolean updated, String[] reg, boolean[] moves) {
+        if (slot == SkeletonTable.NONE) return "(uint64_t) " + constant(imm);
+        return updated && moves[slot] ? reg[slot] + " + step_" + reg[slot] : reg[slot];
+    }
+
     /** The trip register's value at a marker: before its update in the body, or after. */
     private static String tripValue(String trip, boolean updated) {
         return updated ? trip + " + step_" + trip : trip;
@@ -254,7 +276,7 @@ final class CSource {
     /** Words a register name must not be in the generated C (its keywords and the fixed part's names). */
     private static final Set<String> C_WORDS = Set.of("auto", "char", "do", "for", "if", "int", "k", "n", "run", "get", "in",
             "last", "sites", "load", "store", "modify", "marker", "logged", "tid", "line", "out", "used", "block", "bad", "next",
-            "entry", "ending", "peek", "chunk", "chunks", "trips", "settle");
+            "entry", "ending", "peek", "chunk", "chunks", "trips", "settle", "holds", "jump");
 
     private static char kind(Event.ProbeKind k) {
         return switch (k) {
@@ -470,6 +492,34 @@ final class CSource {
                 if (in < in_end && get() == (m << 3 | MARKER) && get() == value) return 1;
                 in = at;
                 return 0;
+            }
+
+            /*
+             * A block whose condition the replay computes: whether it runs, from the x86 flags of a - b (op 1, cmp) or
+             * a & b (op 2, test) at width bytes, where the jump of condition code cc (its opcode's low nibble) goes
+             * into the block when taken is 1, or past it when taken is 0.
+             */
+            static inline int holds(int op, int width, int cc, int taken, uint64_t a, uint64_t b)
+            {
+                const int shift = 64 - 8 * width;
+                const uint64_t r = (op == 1 ? a - b : a & b) << shift, x = a << shift, y = b << shift;
+                const int zf = r == 0, sf = (int) (r >> 63), cf = op == 1 && x < y, of = op == 1 && (((x ^ y) & (x ^ r)) >> 63);
+                int jump;
+                switch (cc) {
+                case 2: jump = cf; break;
+                case 3: jump = !cf; break;
+                case 4: jump = zf; break;
+                case 5: jump = !zf; break;
+                case 6: jump = cf || zf; break;
+                case 7: jump = !cf && !zf; break;
+                case 8: jump = sf; break;
+                case 9: jump = !sf; break;
+                case 12: jump = sf != of; break;
+                case 13: jump = sf == of; break;
+                case 14: jump = zf || sf != of; break;
+                default: jump = !zf && sf == of; break;
+                }
+                return jump == taken;
             }
 
             /* How a run ended: at its exit, with the trip register's change from entry to exit (zigzag), or by a side exit, with the iterations it began. */

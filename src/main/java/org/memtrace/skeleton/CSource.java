@@ -162,9 +162,9 @@ final class CSource {
             if (pos == entered && entered > 0) markers.add("entered:;");
             for (int m = 0; m < l.markers().length; m++) {
                 if (l.markerPos()[m] != pos || l.markerEnds()[m]) continue;
-                SkeletonTable.Condition computed = l.conditions()[m];
-                if (computed != null) {
-                    if (blocksUsed.contains(m)) markers.add("const int block" + m + " = " + holds(computed, reg, moves) + ";");
+                SkeletonTable.Condition computedIf = l.conditions()[m];
+                if (computedIf != null) {
+                    if (blocksUsed.contains(m)) markers.add("const int block" + m + " = " + holds(computedIf, reg, moves) + ";");
                 } else if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
                 else markers.add("marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
             }

@@ -126,9 +126,11 @@ final class LoopSkeleton {
      * is a slot's register (its low {@code width} bytes) or, when its slot is {@link #NONE}, the immediate;
      * {@code cc} the jump's x86 condition code (the low nibble of its opcode: 2 b … 15 g), the block runs when
      * the jump's outcome equals {@code whenTaken}. {@code phase} bit 0: operand a's register was updated
-     * before the compare in the body; bit 1: b's.
+     * before the compare in the body; bit 1: b's. {@code and}: the condition of the jump's own block when that
+     * block does not run every iteration (null when it does): the block runs when both hold.
      */
-    record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase) {
+    record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase,
+                     Condition and) {
         static final int CMP = 1, TEST = 2;
     }
 
@@ -805,18 +807,37 @@ final class LoopSkeleton {
             Map.entry("jnge", 12), Map.entry("jge", 13), Map.entry("jnl", 13), Map.entry("jle", 14), Map.entry("jng", 14),
             Map.entry("jg", 15), Map.entry("jnle", 15));
 
+    /** Ifs a computed condition may nest: the jumps it evaluates for one block. */
+    private static final int MAX_TERMS = 4;
+
     /**
      * The condition under which the conditional block starting at body position {@code block} runs, when the
-     * replay can compute it; null when the block keeps its marker. The block must have exactly one way in: one
-     * edge of a conditional jump in a block that runs every iteration (not the loop's own jump, not a side
-     * exit), so the block runs exactly when that jump goes its way. The jump's flags must come from a
-     * {@code cmp} or {@code test} of its own block (the last flag writer before it) whose operands are
-     * registers the body never writes or induction registers (any width: the low bytes are compared) and
-     * immediates the text spells as numbers. A block under two such ifs (its way in from a block that is itself
-     * conditional) keeps its marker: only one jump is evaluated.
+     * replay can compute it; null when the block keeps its marker. Adds the registers it reads to {@code slots}
+     * (logged at entry) only when it is computable.
      */
     private static Condition condition(List<FunctionPlanner.Decoded> body, boolean[] always, int block,
                                        Map<String, List<Integer>> writers, Map<String, Update> induction, List<String> slots) {
+        List<String> trial = new ArrayList<>(slots);
+        Condition c = term(body, always, block, writers, induction, trial, 1);
+        if (c != null) {
+            slots.clear();
+            slots.addAll(trial);
+        }
+        return c;
+    }
+
+    /**
+     * The block must have exactly one way in: one edge of a conditional jump (not the loop's own jump, not a
+     * side exit), so it runs exactly when that jump goes its way and the jump's block runs. The jump's flags
+     * must come from a {@code cmp} or {@code test} of its own block (the last flag writer before it) whose
+     * operands are registers the body never writes or induction registers (any width: the low bytes are
+     * compared) and immediates the text spells as numbers. When the jump's block runs every iteration that is
+     * the whole condition; else the jump's block must have a computable condition itself (a block under
+     * {@code if (a && b)}, or under two nested ifs), which this one's term is and-ed with, up to
+     * {@link #MAX_TERMS} jumps.
+     */
+    private static Condition term(List<FunctionPlanner.Decoded> body, boolean[] always, int block, Map<String, List<Integer>> writers,
+                                  Map<String, Update> induction, List<String> slots, int terms) {
         long start = body.get(block).instruction().address();
         int from = -1;
         boolean whenTaken = false;
@@ -829,19 +850,22 @@ final class LoopSkeleton {
             from = p;
             whenTaken = jumps;
         }
-        if (from < 0 || !always[from] || body.get(from).instruction().flow() != Flow.CONDITIONAL_JUMP || from == body.size() - 1)
-            return null;
+        if (from < 0 || body.get(from).instruction().flow() != Flow.CONDITIONAL_JUMP || from == body.size() - 1) return null;
         Instruction jump = body.get(from).instruction();
         long other = whenTaken ? jump.nextAddress() : jump.branchTarget().getAsLong();
         if (body.stream().noneMatch(x -> x.instruction().address() == other)) return null; // a side exit's
         Integer cc = CONDITION_CODES.get(body.get(from).text().mnemonic());
         if (cc == null) return null;
-        int setter = -1;
-        for (int p = from - 1; p >= 0 && setter < 0; p--) {
-            if (writes(body.get(p).instruction(), FLAGS)) setter = p;
-            else if (blockStart(body, p)) return null; // the flags come from another block
+        int setter = -1, fromBlock = from;
+        while (!blockStart(body, fromBlock)) fromBlock--;
+        for (int p = from - 1; p >= fromBlock && setter < 0; p--) if (writes(body.get(p).instruction(), FLAGS)) setter = p;
+        if (setter < 0) return null; // the flags come from another block
+        Condition outer = null;
+        if (!always[from]) {
+            if (terms == MAX_TERMS) return null;
+            outer = term(body, always, fromBlock, writers, induction, slots, terms + 1);
+            if (outer == null) return null;
         }
-        if (setter < 0 || !always[setter]) return null;
         FunctionPlanner.Decoded d = body.get(setter);
         Instruction insn = d.instruction();
         int op = switch (insn.mnemonic()) {
@@ -857,7 +881,6 @@ final class LoopSkeleton {
         int[] slot = {NONE, NONE};
         long[] imm = new long[2];
         int phase = 0;
-        List<String> added = new ArrayList<>();
         for (int o = 0; o < 2; o++) {
             String spelled = text.get(1 - o).strip(); // the text is AT&T's: source first
             if (ops.get(o) instanceof RegisterOperand r) {
@@ -865,8 +888,7 @@ final class LoopSkeleton {
                 if (!whole.matches("r[a-z0-9]+") || whole.equals("rip") || writers.containsKey(whole) && !induction.containsKey(whole))
                     return null;
                 width = r.register().widthBits() / 8;
-                if (!slots.contains(whole) && !added.contains(whole)) added.add(whole);
-                slot[o] = slots.contains(whole) ? slots.indexOf(whole) : slots.size() + added.indexOf(whole);
+                slot[o] = slot(slots, whole);
                 Update u = induction.get(whole);
                 if (u != null && u.at() < setter) phase |= 1 << o;
             } else if (ops.get(o) instanceof ImmediateOperand && spelled.startsWith("$") && number(spelled.substring(1)) != null) {
@@ -876,8 +898,7 @@ final class LoopSkeleton {
             }
         }
         if (width == 0) return null;
-        slots.addAll(added);
-        return new Condition(op, width, cc, whenTaken, slot[0], slot[1], imm[0], imm[1], phase);
+        return new Condition(op, width, cc, whenTaken, slot[0], slot[1], imm[0], imm[1], phase, outer);
     }
 
     /**

@@ -204,10 +204,11 @@ final class SkeletonWriter {
         return t.toString();
     }
 
-    /** A computed condition's entry (24 bytes): the operation, width, condition code, edge, operands. */
+    /** A computed condition's entries (24 bytes each): the operation, width, condition code, edge, operands, whether another term follows. */
     private static String condition(LoopSkeleton.Condition c) {
-        return "\t.byte " + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", " + c.slotA() + ", "
-                + c.slotB() + ", " + c.phase() + ", 0\n\t.quad " + c.immA() + ", " + c.immB() + "\n";
+        String t = "\t.byte " + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", " + c.slotA() + ", "
+                + c.slotB() + ", " + c.phase() + ", " + (c.and() != null ? 1 : 0) + "\n\t.quad " + c.immA() + ", " + c.immB() + "\n";
+        return c.and() == null ? t : t + condition(c.and()); // byte 7 set: the next entry is and-ed with this one
     }
 
     /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */

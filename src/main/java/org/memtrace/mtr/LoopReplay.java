@@ -174,7 +174,8 @@ final class LoopReplay {
     private boolean inBlock(int cond) {
         SkeletonTable.Condition c = loop.conditions()[cond - 1];
         if (c == null) return cond - 1 == marked && k == markedK;
-        return c.holds(operand(c.slotA(), c.phase() & 1), operand(c.slotB(), c.phase() >>> 1 & 1));
+        for (; c != null; c = c.and()) if (!c.holds(operand(c.slotA(), c.phase() & 1), operand(c.slotB(), c.phase() >>> 1 & 1))) return false;
+        return true;
     }
 
     /** Slot {@code slot}'s register at the compare of iteration k: one step further when its update came before. */

@@ -31,6 +31,8 @@ public final class SkeletonTable {
     static final int VERSION = 2;
     /** A marker entry's last byte for a condition the replay computes (0: a block's marker, 1: a side exit's). */
     private static final int MARKER_COMPUTED = 2;
+    /** Terms a computed condition may and (the rewriter writes up to 4). */
+    private static final int MAX_TERMS = 16;
 
     /**
      * A conditional block's condition, computed per iteration instead of logged: the x86 flags of {@code a − b}
@@ -38,10 +40,17 @@ public final class SkeletonTable {
      * operand a slot's register (its value at the compare: {@code phase} bit 0 for a, bit 1 for b, when its
      * update comes before the compare in the body) or the immediate when its slot is {@link #NONE}; the block
      * runs when the jump of condition code {@code cc} (2 b, 3 ae, 4 e, 5 ne, 6 be, 7 a, 8 s, 9 ns, 12 l, 13 ge,
-     * 14 le, 15 g) is taken, if {@code whenTaken}, else when it is not.
+     * 14 le, 15 g) is taken, if {@code whenTaken}, else when it is not, and {@code and} (the condition of the
+     * jump's own block, when that one does not run every iteration; null when it does) holds too.
      */
-    public record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase) {
+    public record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase,
+                            Condition and) {
         public static final int CMP = 1, TEST = 2;
+
+        /** One jump's term, with no other and-ed to it. */
+        public Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase) {
+            this(op, width, cc, whenTaken, slotA, slotB, immA, immB, phase, null);
+        }
 
         /** Whether the block runs, given the operands' values at the compare (an immediate operand's value is ignored). */
         public boolean holds(long a, long b) {
@@ -246,14 +255,23 @@ public final class SkeletonTable {
                 Condition[] conditions = new Condition[markers];
                 for (int m = 0; m < markers; m++) {
                     if (!computedAt[m]) continue;
-                    conditions[m] = new Condition(Byte.toUnsignedInt(b.get(p)), Byte.toUnsignedInt(b.get(p + 1)),
-                            Byte.toUnsignedInt(b.get(p + 2)), b.get(p + 3) != 0, Byte.toUnsignedInt(b.get(p + 4)),
-                            Byte.toUnsignedInt(b.get(p + 5)), b.getLong(p + 8), b.getLong(p + 16), Byte.toUnsignedInt(b.get(p + 6)));
-                    p += CONDITION_SIZE;
-                    Condition c = conditions[m];
-                    if (c.op() < Condition.CMP || c.op() > Condition.TEST || Integer.bitCount(c.width()) != 1 || c.width() > 8
-                            || !Condition.known(c.cc()) || c.slotA() != NONE && c.slotA() >= slots || c.slotB() != NONE && c.slotB() >= slots)
-                        throw new MtrFormatException(elf.path() + ": a " + SECTION + " computed condition makes no sense");
+                    List<Condition> terms = new ArrayList<>();
+                    boolean more = true;
+                    for (; more; p += CONDITION_SIZE) { // byte 7 set: the next entry is and-ed with this one
+                        Condition c = new Condition(Byte.toUnsignedInt(b.get(p)), Byte.toUnsignedInt(b.get(p + 1)),
+                                Byte.toUnsignedInt(b.get(p + 2)), b.get(p + 3) != 0, Byte.toUnsignedInt(b.get(p + 4)),
+                                Byte.toUnsignedInt(b.get(p + 5)), b.getLong(p + 8), b.getLong(p + 16), Byte.toUnsignedInt(b.get(p + 6)));
+                        more = b.get(p + 7) != 0;
+                        if (c.op() < Condition.CMP || c.op() > Condition.TEST || Integer.bitCount(c.width()) != 1 || c.width() > 8
+                                || !Condition.known(c.cc()) || c.slotA() != NONE && c.slotA() >= slots || c.slotB() != NONE && c.slotB() >= slots
+                                || terms.size() == MAX_TERMS)
+                            throw new MtrFormatException(elf.path() + ": a " + SECTION + " computed condition makes no sense");
+                        terms.add(c);
+                    }
+                    Condition chain = null;
+                    for (Condition c : terms.reversed())
+                        chain = new Condition(c.op(), c.width(), c.cc(), c.whenTaken(), c.slotA(), c.slotB(), c.immA(), c.immB(), c.phase(), chain);
+                    conditions[m] = chain;
                 }
                 Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds,
                         type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask, conditions);

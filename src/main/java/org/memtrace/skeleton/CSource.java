@@ -101,9 +101,10 @@ final class CSource {
         for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
         if (l.markers().length > 0) body[l.tripSlot()] = true;
         for (SkeletonTable.Condition cond : l.conditions()) {
-            if (cond == null) continue;
-            if (cond.slotA() != SkeletonTable.NONE) body[cond.slotA()] = true;
-            if (cond.slotB() != SkeletonTable.NONE) body[cond.slotB()] = true;
+            for (; cond != null; cond = cond.and()) {
+                if (cond.slotA() != SkeletonTable.NONE) body[cond.slotA()] = true;
+                if (cond.slotB() != SkeletonTable.NONE) body[cond.slotB()] = true;
+            }
         }
         for (SkeletonTable.Item it : items) {
             if (!it.computed()) continue;
@@ -217,11 +218,12 @@ final class CSource {
         } + "(0x" + Long.toHexString(ip) + ", " + address(it, reg, moves) + ", " + it.size() + ");\n";
     }
 
-    /** A computed condition's call of {@code holds}: its operands as the registers are at the compare, or its immediates. */
+    /** A computed condition's calls of {@code holds}, and-ed: their operands as the registers are at the compare, or its immediates. */
     private static String holds(SkeletonTable.Condition c, String[] reg, boolean[] moves) {
-        return "holds(" + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", "
+        String term = "holds(" + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", "
                 + operand(c.slotA(), c.immA(), (c.phase() & 1) != 0, reg, moves) + ", "
                 + operand(c.slotB(), c.immB(), (c.phase() & 2) != 0, reg, moves) + ")";
+        return c.and() == null ? term : term + " && " + holds(c.and(), reg, moves);
     }
 
     private static String operand(int slot, long imm, boolean updated, String[] reg, boolean[] moves) {

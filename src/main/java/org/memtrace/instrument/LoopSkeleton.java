@@ -38,7 +38,9 @@ import java.util.Set;
  * replay cannot compute. When the body has a logged access that runs every iteration, the records keep the
  * iterations apart and the conditional blocks' accesses are all logged; otherwise each conditional block
  * with accesses gets a marker that logs the trip register's value when the block runs (a sparse log of the
- * branch outcome, from which the iteration follows) and its affine accesses are computed too.
+ * branch outcome, from which the iteration follows) and its affine accesses are computed too. A block that
+ * the loop's own registers decide ({@code if (i < k)}: a {@code cmp}/{@code test} of induction and invariant
+ * registers and immediates before the one jump into it) gets a computed condition instead, and no probe.
  *
  * <p>Every other access of the body keeps its ordinary probe. A loop that does not fit is left as full mode
  * instruments it, with a reason the trace's summary reports.

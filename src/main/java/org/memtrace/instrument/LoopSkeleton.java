@@ -38,7 +38,9 @@ import java.util.Set;
  * replay cannot compute. When the body has a logged access that runs every iteration, the records keep the
  * iterations apart and the conditional blocks' accesses are all logged; otherwise each conditional block
  * with accesses gets a marker that logs the trip register's value when the block runs (a sparse log of the
- * branch outcome, from which the iteration follows) and its affine accesses are computed too.
+ * branch outcome, from which the iteration follows) and its affine accesses are computed too. A block that
+ * the loop's own registers decide ({@code if (i < k)}: a {@code cmp}/{@code test} of induction and invariant
+ * registers and immediates before the one jump into it) gets a computed condition instead, and no probe.
  *
  * <p>Every other access of the body keeps its ordinary probe. A loop that does not fit is left as full mode
  * instruments it, with a reason the trace's summary reports.
@@ -116,7 +118,27 @@ final class LoopSkeleton {
      * path ({@code taken}; else its fall-through path, which leaves the loop), and {@code item} is the first
      * body position after the jump; the run ends there.
      */
-    record Marker(int instruction, int item, boolean phase, boolean exit, boolean taken) {
+    record Marker(int instruction, int item, boolean phase, boolean exit, boolean taken, Condition condition) {
+        Marker(int instruction, int item, boolean phase, boolean exit, boolean taken) {
+            this(instruction, item, phase, exit, taken, null);
+        }
+
+        /** A marker whose block's running the replay computes: it has no probe. */
+        boolean computed() { return condition != null; }
+    }
+
+    /**
+     * A conditional block's condition, computed by the replay instead of logged by a marker probe: the flags
+     * of {@code a − b} ({@link #CMP}) or {@code a & b} ({@link #TEST}) at {@code width} bytes, where each operand
+     * is a slot's register (its low {@code width} bytes) or, when its slot is {@link #NONE}, the immediate;
+     * {@code cc} the jump's x86 condition code (the low nibble of its opcode: 2 b … 15 g), the block runs when
+     * the jump's outcome equals {@code whenTaken}. {@code phase} bit 0: operand a's register was updated
+     * before the compare in the body; bit 1: b's. {@code and}: the condition of the jump's own block when that
+     * block does not run every iteration (null when it does): the block runs when both hold.
+     */
+    record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase,
+                     Condition and) {
+        static final int CMP = 1, TEST = 2;
     }
 
     /**
@@ -812,7 +834,12 @@ final class LoopSkeleton {
         int tripAt = induction.get(slots.get(trip)).at();
         for (int i = 0; i < markers.size(); i++) {
             Marker k = markers.get(i);
-            markers.set(i, new Marker(k.instruction(), k.item(), tripAt < markerAt.get(i), k.exit(), k.taken()));
+            // a block with a logged access keeps its marker: without it a wrong record would send the replay
+            // searching through iterations for one where the block runs, with nothing to stop it
+            int m = i + 1;
+            boolean allComputed = items.stream().allMatch(it -> it.cond() != m || it.computed());
+            Condition computedIf = k.exit() || !allComputed ? null : condition(body, always, markerAt.get(i), writers, induction, slots);
+            markers.set(i, new Marker(k.instruction(), k.item(), tripAt < markerAt.get(i), k.exit(), k.taken(), computedIf));
         }
         // the registers that steps add come last: logged at entry like the others
         for (int s = 0; s < slots.size(); s++) {
@@ -842,6 +869,108 @@ final class LoopSkeleton {
         return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
                 stepSlots, trip, List.copyOf(items), List.copyOf(markers), exitItem, tripBeforeExit, loop.entryTaken(),
                 entryItem, entryMask, List.of());
+    }
+
+    /** x86 condition codes (the low nibble of a jcc's opcode) by mnemonic: those a computed condition evaluates. */
+    private static final Map<String, Integer> CONDITION_CODES = Map.ofEntries(Map.entry("jb", 2), Map.entry("jnae", 2),
+            Map.entry("jc", 2), Map.entry("jae", 3), Map.entry("jnb", 3), Map.entry("jnc", 3), Map.entry("je", 4),
+            Map.entry("jz", 4), Map.entry("jne", 5), Map.entry("jnz", 5), Map.entry("jbe", 6), Map.entry("jna", 6),
+            Map.entry("ja", 7), Map.entry("jnbe", 7), Map.entry("js", 8), Map.entry("jns", 9), Map.entry("jl", 12),
+            Map.entry("jnge", 12), Map.entry("jge", 13), Map.entry("jnl", 13), Map.entry("jle", 14), Map.entry("jng", 14),
+            Map.entry("jg", 15), Map.entry("jnle", 15));
+
+    /** Ifs a computed condition may nest: the jumps it evaluates for one block. */
+    private static final int MAX_TERMS = 4;
+
+    /**
+     * The condition under which the conditional block starting at body position {@code block} runs, when the
+     * replay can compute it; null when the block keeps its marker. Adds the registers it reads to {@code slots}
+     * (logged at entry) only when it is computable.
+     */
+    private static Condition condition(List<FunctionPlanner.Decoded> body, boolean[] always, int block,
+                                       Map<String, List<Integer>> writers, Map<String, Update> induction, List<String> slots) {
+        List<String> trial = new ArrayList<>(slots);
+        Condition c = term(body, always, block, writers, induction, trial, 1);
+        if (c != null) {
+            slots.clear();
+            slots.addAll(trial);
+        }
+        return c;
+    }
+
+    /**
+     * The block must have exactly one way in: one edge of a conditional jump (not the loop's own jump, not a
+     * side exit), so it runs exactly when that jump goes its way and the jump's block runs. The jump's flags
+     * must come from a {@code cmp} or {@code test} of its own block (the last flag writer before it) whose
+     * operands are registers the body never writes or induction registers (any width: the low bytes are
+     * compared) and immediates the text spells as numbers. When the jump's block runs every iteration that is
+     * the whole condition; else the jump's block must have a computable condition itself (a block under
+     * {@code if (a && b)}, or under two nested ifs), which this one's term is and-ed with, up to
+     * {@link #MAX_TERMS} jumps.
+     */
+    private static Condition term(List<FunctionPlanner.Decoded> body, boolean[] always, int block, Map<String, List<Integer>> writers,
+                                  Map<String, Update> induction, List<String> slots, int terms) {
+        long start = body.get(block).instruction().address();
+        int from = -1;
+        boolean whenTaken = false;
+        for (int p = 0; p < body.size(); p++) {
+            Instruction i = body.get(p).instruction();
+            boolean jumps = i.flow() != Flow.CALL && i.branchTarget().isPresent() && i.branchTarget().getAsLong() == start;
+            boolean falls = p == block - 1 && i.flow() != Flow.JUMP && i.nextAddress() == start;
+            if (!jumps && !falls) continue;
+            if (from >= 0 || jumps && falls) return null; // a second way in
+            from = p;
+            whenTaken = jumps;
+        }
+        if (from < 0 || body.get(from).instruction().flow() != Flow.CONDITIONAL_JUMP || from == body.size() - 1) return null;
+        Instruction jump = body.get(from).instruction();
+        long other = whenTaken ? jump.nextAddress() : jump.branchTarget().getAsLong();
+        if (body.stream().noneMatch(x -> x.instruction().address() == other)) return null; // a side exit's
+        Integer cc = CONDITION_CODES.get(body.get(from).text().mnemonic());
+        if (cc == null) return null;
+        int setter = -1, fromBlock = from;
+        while (!blockStart(body, fromBlock)) fromBlock--;
+        for (int p = from - 1; p >= fromBlock && setter < 0; p--) if (writes(body.get(p).instruction(), FLAGS)) setter = p;
+        if (setter < 0) return null; // the flags come from another block
+        Condition outer = null;
+        if (!always[from]) {
+            if (terms == MAX_TERMS) return null;
+            outer = term(body, always, fromBlock, writers, induction, slots, terms + 1);
+            if (outer == null) return null;
+        }
+        FunctionPlanner.Decoded d = body.get(setter);
+        Instruction insn = d.instruction();
+        int op = switch (insn.mnemonic()) {
+            case "cmp" -> Condition.CMP;
+            case "test" -> Condition.TEST;
+            default -> 0;
+        };
+        // test's short form (test $1, %al) names %al implicitly; the flags are hidden
+        List<Operand> ops = insn.operands().stream().filter(o -> o.visibility() != Operand.Visibility.HIDDEN).toList();
+        List<String> text = d.text().operands();
+        if (op == 0 || ops.size() != 2 || text.size() != 2 || !insn.accesses().isEmpty()) return null;
+        int width = 0;
+        int[] slot = {NONE, NONE};
+        long[] imm = new long[2];
+        int phase = 0;
+        for (int o = 0; o < 2; o++) {
+            String spelled = text.get(1 - o).strip(); // the text is AT&T's: source first
+            if (ops.get(o) instanceof RegisterOperand r) {
+                String whole = r.register().enclosing().name();
+                if (!whole.matches("r[a-z0-9]+") || whole.equals("rip") || writers.containsKey(whole) && !induction.containsKey(whole))
+                    return null;
+                width = r.register().widthBits() / 8;
+                slot[o] = slot(slots, whole);
+                Update u = induction.get(whole);
+                if (u != null && u.at() < setter) phase |= 1 << o;
+            } else if (ops.get(o) instanceof ImmediateOperand && spelled.startsWith("$") && number(spelled.substring(1)) != null) {
+                imm[o] = number(spelled.substring(1));
+            } else {
+                return null;
+            }
+        }
+        if (width == 0) return null;
+        return new Condition(op, width, cc, whenTaken, slot[0], slot[1], imm[0], imm[1], phase, outer);
     }
 
     /**

@@ -33,6 +33,12 @@ final class SkeletonWriter {
     static final int RECORD_NESTED = 0x80;
     /** A body position that is an inner loop's whole run, in its outer loop's record. */
     static final int ITEM_NESTED = 4;
+    /** The section's version record, first in each file's part: a reader refuses a version it does not know. */
+    static final int RECORD_VERSION = 6;
+    /** Version 2: a marker entry may be a computed condition (its flag byte 2, a condition entry at the loop record's end). */
+    static final int VERSION = 2;
+    /** A marker entry's last byte: a block's marker, a side exit's, a computed condition's. */
+    private static final int MARKER_BLOCK = 0, MARKER_SIDE_EXIT = 1, MARKER_COMPUTED = 2;
     /** Where a conditional entry jump, inverted, goes when it does not enter the loop: past the entry probe. */
     static final String SKIP_LABEL = ".Lmt_n";
     /** Where a rotated loop's inverted exit jump goes when the loop goes on: right after the exit probe. */
@@ -62,8 +68,10 @@ final class SkeletonWriter {
             if (loop.entryJump() >= 0) byEntryJump.put(loop.entryJump(), id);
             byBackEdge.put(loop.backEdge(), id);
             for (LoopSkeleton.Item item : loop.items()) labeled.add(item.instruction());
-            for (int m = 0; m < loop.markers().size(); m++)
-                (loop.markers().get(m).exit() ? sideExits : markerBefore).put(loop.markers().get(m).instruction(), new int[] {id, m});
+            for (int m = 0; m < loop.markers().size(); m++) {
+                LoopSkeleton.Marker marker = loop.markers().get(m);
+                if (!marker.computed()) (marker.exit() ? sideExits : markerBefore).put(marker.instruction(), new int[] {id, m});
+            }
         }
         for (LoopSkeleton.Declined d : r.declined()) {
             declined.add(d);
@@ -171,6 +179,7 @@ final class SkeletonWriter {
     String table() {
         if (loops.isEmpty() && declined.isEmpty()) return "";
         var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
+        t.append("\t.byte ").append(RECORD_VERSION).append(", ").append(VERSION).append(", 0, 0\n\t.long 0\n");
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
             int type = loop.entryItem() > 0 || loop.entryMask() != 0 ? RECORD_LOOP_ENTERED_MID : loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP
@@ -209,13 +218,15 @@ final class SkeletonWriter {
             }
             for (int m = 0; m < loop.markers().size(); m++) {
                 LoopSkeleton.Marker marker = loop.markers().get(m);
-                t.append("\t.long ").append(MARKER_LABEL).append(id).append('_').append(m).append("-.\n");
+                if (marker.computed()) t.append("\t.long 0\n"); // no probe: no label
+                else t.append("\t.long ").append(MARKER_LABEL).append(id).append('_').append(m).append("-.\n");
                 t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", ")
-                        .append(marker.exit() ? 1 : 0).append('\n');
+                        .append(marker.computed() ? MARKER_COMPUTED : marker.exit() ? MARKER_SIDE_EXIT : MARKER_BLOCK).append('\n');
             }
             if (type == RECORD_LOOP_TESTED_BELOW_TOP || type == RECORD_LOOP_ENTERED_MID)
                 t.append("\t.short ").append(loop.exitItem()).append("\n\t.byte ").append(loop.tripBeforeExit() ? 1 : 0)
                         .append(", 0\n\t.short ").append(loop.entryItem()).append(", ").append(loop.entryMask()).append('\n');
+            for (LoopSkeleton.Marker marker : loop.markers()) if (marker.computed()) t.append(condition(marker.condition()));
             if (parent != null) nested(t, loop, loops.get(parent));
         }
         for (LoopSkeleton.Declined d : declined) {
@@ -244,6 +255,13 @@ final class SkeletonWriter {
                 t.append("\t.quad ").append(term.getValue()).append("\n\t.byte ").append(parent.registers().indexOf(term.getKey()))
                         .append(", 0, 0, 0, 0, 0, 0, 0\n");
         }
+    }
+
+    /** A computed condition's entries (24 bytes each): the operation, width, condition code, edge, operands, whether another term follows. */
+    private static String condition(LoopSkeleton.Condition c) {
+        String t = "\t.byte " + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", " + c.slotA() + ", "
+                + c.slotB() + ", " + c.phase() + ", " + (c.and() != null ? 1 : 0) + "\n\t.quad " + c.immA() + ", " + c.immB() + "\n";
+        return c.and() == null ? t : t + condition(c.and()); // byte 7 set: the next entry is and-ed with this one
     }
 
     /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */

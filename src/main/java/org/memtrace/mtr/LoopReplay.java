@@ -17,7 +17,8 @@ import org.memtrace.event.Event;
  * <p>A position in a block that does not run every iteration runs in iteration k only when that block's
  * marker said so (its record carries the trip register's value there, hence k); a logged position of such a
  * block without a marker is matched by its record alone, which the body's every-iteration logged positions
- * keep in its iteration. One object serves every run of its loop in its thread ({@link #start}): the
+ * keep in its iteration. A block whose condition compares the loop's own registers (and immediates) has no
+ * marker: the replay evaluates the compare per iteration from the registers' entry values and steps. One object serves every run of its loop in its thread ({@link #start}): the
  * per-run set-up is a few array fills, and the whole iterations of a loop with nothing logged are one tight
  * loop over running addresses.
  */
@@ -171,7 +172,20 @@ final class LoopReplay {
     }
 
     private boolean runs(int cond) {
-        return cond == 0 || cond == SkeletonTable.OPTIONAL || (cond - 1 == marked && k == markedK);
+        return cond == 0 || cond == SkeletonTable.OPTIONAL || inBlock(cond);
+    }
+
+    /** Whether the conditional block of {@code cond} (m+1) runs in iteration k: its marker named k, or its computed condition holds. */
+    private boolean inBlock(int cond) {
+        SkeletonTable.Condition c = loop.conditions()[cond - 1];
+        if (c == null) return cond - 1 == marked && k == markedK;
+        for (; c != null; c = c.and()) if (!c.holds(operand(c.slotA(), c.phase() & 1), operand(c.slotB(), c.phase() >>> 1 & 1))) return false;
+        return true;
+    }
+
+    /** Slot {@code slot}'s register at the compare of iteration k: one step further when its update came before. */
+    private long operand(int slot, int updated) {
+        return slot == NONE ? 0 : values[slot] + (k + updated) * steps[slot];
     }
 
     /** Emits the computed positions up to iteration {@code target}, position {@code at}; false at a logged one that runs. */
@@ -185,7 +199,7 @@ final class LoopReplay {
                 continue;
             }
             int p = pos;
-            if (cond[p] == 0 || (cond[p] != SkeletonTable.OPTIONAL && cond[p] - 1 == marked && k == markedK)) {
+            if (cond[p] == 0 || (cond[p] != SkeletonTable.OPTIONAL && inBlock(cond[p]))) {
                 if (loop.inner()[p] != null) {
                     if (!nest(p, sink)) return false;
                 } else {

@@ -26,7 +26,63 @@ public final class SkeletonTable {
     public static final int OPTIONAL = 0xff;
     /** A slot field naming no register (an item's index, a step's slot). */
     public static final int NONE = 0xff;
-    private static final int ITEM_SIZE = 32, MARKER_SIZE = 8;
+    private static final int ITEM_SIZE = 32, MARKER_SIZE = 8, CONDITION_SIZE = 24;
+    /** The section versions this reader knows: 1 (no version record, files of earlier builds) and 2 (computed conditions). */
+    static final int VERSION = 2;
+    /** A marker entry's last byte for a condition the replay computes (0: a block's marker, 1: a side exit's). */
+    private static final int MARKER_COMPUTED = 2;
+    /** Terms a computed condition may and (the rewriter writes up to 4). */
+    private static final int MAX_TERMS = 16;
+
+    /**
+     * A conditional block's condition, computed per iteration instead of logged: the x86 flags of {@code a − b}
+     * ({@code op} 1, {@code cmp}) or {@code a & b} ({@code op} 2, {@code test}) at {@code width} bytes, each
+     * operand a slot's register (its value at the compare: {@code phase} bit 0 for a, bit 1 for b, when its
+     * update comes before the compare in the body) or the immediate when its slot is {@link #NONE}; the block
+     * runs when the jump of condition code {@code cc} (2 b, 3 ae, 4 e, 5 ne, 6 be, 7 a, 8 s, 9 ns, 12 l, 13 ge,
+     * 14 le, 15 g) is taken, if {@code whenTaken}, else when it is not, and {@code and} (the condition of the
+     * jump's own block, when that one does not run every iteration; null when it does) holds too.
+     */
+    public record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase,
+                            Condition and) {
+        public static final int CMP = 1, TEST = 2;
+
+        /** One jump's term, with no other and-ed to it. */
+        public Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase) {
+            this(op, width, cc, whenTaken, slotA, slotB, immA, immB, phase, null);
+        }
+
+        /** Whether the block runs, given the operands' values at the compare (an immediate operand's value is ignored). */
+        public boolean holds(long a, long b) {
+            if (slotA == NONE) a = immA;
+            if (slotB == NONE) b = immB;
+            int shift = 64 - 8 * width;
+            long r = op == CMP ? a - b : a & b;
+            // the operands and the result as the CPU sees them at this width: the top bit is the sign
+            long ra = r << shift, aa = a << shift, ba = b << shift;
+            boolean zf = ra == 0, sf = ra < 0;
+            boolean cf = op == CMP && Long.compareUnsigned(aa, ba) < 0;
+            boolean of = op == CMP && ((aa ^ ba) & (aa ^ ra)) < 0;
+            boolean taken = switch (cc) {
+                case 2 -> cf;
+                case 3 -> !cf;
+                case 4 -> zf;
+                case 5 -> !zf;
+                case 6 -> cf || zf;
+                case 7 -> !cf && !zf;
+                case 8 -> sf;
+                case 9 -> !sf;
+                case 12 -> sf != of;
+                case 13 -> sf == of;
+                case 14 -> zf || sf != of;
+                case 15 -> !zf && sf == of;
+                default -> throw new IllegalStateException("condition code " + cc); // refused when the section is read
+            };
+            return taken == whenTaken;
+        }
+
+        static boolean known(int cc) { return cc >= 2 && cc <= 15 && cc != 10 && cc != 11; }
+    }
 
     /** Why a loop was not skeletonized, by the code the rewriter writes (1: files of the single-block rewriter). */
     static final List<String> REASONS = List.of("", "more than one block", "call in loop without a record of its own (--no-stack)",
@@ -87,7 +143,31 @@ public final class SkeletonTable {
      */
     public record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                        boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
-                       boolean tripBeforeExit, int entryItem, int entryMask, List<Nest> nests) {
+                       boolean tripBeforeExit, int entryItem, int entryMask, List<Nest> nests, Condition[] conditions) {
+        /** A loop without inner loops run whole nor computed conditions. */
+        public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
+                    boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
+                    boolean tripBeforeExit, int entryItem, int entryMask) {
+            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers,
+                    exitItem, tripBeforeExit, entryItem, entryMask, List.of(), new Condition[markers.length]);
+        }
+
+        /** A loop without computed conditions. */
+        public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
+                    boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
+                    boolean tripBeforeExit, int entryItem, int entryMask, List<Nest> nests) {
+            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers,
+                    exitItem, tripBeforeExit, entryItem, entryMask, nests, new Condition[markers.length]);
+        }
+
+        /** A loop without inner loops run whole. */
+        public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
+                    boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
+                    boolean tripBeforeExit, int entryItem, int entryMask, Condition[] conditions) {
+            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers,
+                    exitItem, tripBeforeExit, entryItem, entryMask, List.of(), conditions);
+        }
+
         /** A loop whose test comes first in its body, or last: the run's last iteration ends at the test. */
         public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                     boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers) {
@@ -145,6 +225,13 @@ public final class SkeletonTable {
             while (at < bytes.length) {
                 long here = section.address() + at;
                 int type = Byte.toUnsignedInt(b.get(at));
+                if (type == 6) { // the version of the records that follow (this file's part of the section)
+                    int version = Byte.toUnsignedInt(b.get(at + 1));
+                    if (version < 1 || version > VERSION)
+                        throw new MtrFormatException(elf.path() + ": " + SECTION + " version " + version + " (this memtrace reads up to " + VERSION + "): rebuild with this memtrace or read with a newer one");
+                    at += 8;
+                    continue;
+                }
                 boolean nested = (type & TYPE_NESTED) != 0;
                 type &= ~TYPE_NESTED;
                 if (type == 2 && !nested) {
@@ -186,11 +273,13 @@ public final class SkeletonTable {
                 int[] markerPos = new int[markers];
                 boolean[] markerPhase = new boolean[markers];
                 boolean[] markerEnds = new boolean[markers];
+                boolean[] computedAt = new boolean[markers];
                 for (int m = 0; m < markers; m++, p += MARKER_SIZE) {
                     markerAt[m] = section.address() + p + b.getInt(p);
                     markerPos[m] = u16(b, p + 4);
                     markerPhase[m] = b.get(p + 6) != 0;
-                    markerEnds[m] = b.get(p + 7) != 0;
+                    computedAt[m] = b.get(p + 7) == MARKER_COMPUTED;
+                    markerEnds[m] = b.get(p + 7) != 0 && !computedAt[m];
                     if (markerPos[m] > items || markerPos[m] == items && !markerEnds[m])
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " marker lies outside its loop's body");
                 }
@@ -225,6 +314,27 @@ public final class SkeletonTable {
                     if (entryItem > items || entryMask >>> slots != 0)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's entry lies outside its body");
                 }
+                Condition[] conditions = new Condition[markers];
+                for (int m = 0; m < markers; m++) {
+                    if (!computedAt[m]) continue;
+                    List<Condition> terms = new ArrayList<>();
+                    boolean more = true;
+                    for (; more; p += CONDITION_SIZE) { // byte 7 set: the next entry is and-ed with this one
+                        Condition c = new Condition(Byte.toUnsignedInt(b.get(p)), Byte.toUnsignedInt(b.get(p + 1)),
+                                Byte.toUnsignedInt(b.get(p + 2)), b.get(p + 3) != 0, Byte.toUnsignedInt(b.get(p + 4)),
+                                Byte.toUnsignedInt(b.get(p + 5)), b.getLong(p + 8), b.getLong(p + 16), Byte.toUnsignedInt(b.get(p + 6)));
+                        more = b.get(p + 7) != 0;
+                        if (c.op() < Condition.CMP || c.op() > Condition.TEST || Integer.bitCount(c.width()) != 1 || c.width() > 8
+                                || !Condition.known(c.cc()) || c.slotA() != NONE && c.slotA() >= slots || c.slotB() != NONE && c.slotB() >= slots
+                                || terms.size() == MAX_TERMS)
+                            throw new MtrFormatException(elf.path() + ": a " + SECTION + " computed condition makes no sense");
+                        terms.add(c);
+                    }
+                    Condition chain = null;
+                    for (Condition c : terms.reversed())
+                        chain = new Condition(c.op(), c.width(), c.cc(), c.whenTaken(), c.slotA(), c.slotB(), c.immA(), c.immB(), c.phase(), chain);
+                    conditions[m] = chain;
+                }
                 if (nested) { // the values its outer loop computes: its slots' entry values, then the trip register's final one
                     Affine[] values = new Affine[slots + 1];
                     for (int v = 0; v <= slots; v++) {
@@ -242,13 +352,14 @@ public final class SkeletonTable {
                     computedValues.put(all.size(), values);
                 }
                 Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds,
-                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask, List.copyOf(nests));
+                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask, List.copyOf(nests),
+                        conditions);
                 all.add(loop);
                 at = p;
                 if (nested) continue; // no record names it: its outer loop runs it
                 loops.put(entry, loop);
                 loops.put(exit, loop);
-                for (long m : markerAt) loops.put(m, loop);
+                for (int m = 0; m < markers; m++) if (conditions[m] == null) loops.put(markerAt[m], loop);
             }
         } catch (IndexOutOfBoundsException e) {
             throw new MtrFormatException(elf.path() + ": the " + SECTION + " section is cut short");
@@ -297,15 +408,15 @@ public final class SkeletonTable {
                   long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
                   int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty,
                   boolean[] call, long[] own, int exitItem, boolean tripBeforeExit, int entryItem, int entryMask, Nest[] nest,
-                  Placed[] inner) {
-        /** A loop without inner loops run whole. */
+                  Placed[] inner, Condition[] conditions) {
+        /** A loop without inner loops run whole nor computed conditions. */
         Placed(long[] steps, int[] stepSlots, int tripSlot, int[] baseSlot, int[] indexSlot, int[] scale, int[] phase,
                long[] displacement, Event.ProbeSite[] sites, long[] loggedIp, boolean anyLogged, int[] cond,
                int[] markerPos, boolean[] markerPhase, boolean[] markerEnds, boolean plain, boolean mayBeEmpty,
                boolean[] call, long[] own, int exitItem, boolean tripBeforeExit, int entryItem, int entryMask) {
             this(steps, stepSlots, tripSlot, baseSlot, indexSlot, scale, phase, displacement, sites, loggedIp, anyLogged, cond,
                     markerPos, markerPhase, markerEnds, plain, mayBeEmpty, call, own, exitItem, tripBeforeExit, entryItem, entryMask,
-                    new Nest[sites.length], new Placed[sites.length]);
+                    new Nest[sites.length], new Placed[sites.length], new Condition[markerPos.length]);
         }
 
         /** A loop without calls: its own records are all there are in a run. */
@@ -359,7 +470,7 @@ public final class SkeletonTable {
             long[] own = IntStream.range(0, n).filter(i -> sites[i] == null && nest[i] == null).mapToLong(i -> ip[i]).sorted().toArray();
             return new Placed(loop.steps(), loop.stepSlots(), loop.tripSlot(), base, index, scale, phase, disp, sites, ip, logged,
                     cond, loop.markerPos(), loop.markerPhase(), loop.markerEnds(), plain, loop.mayBeEmpty(), call, own,
-                    loop.exitItem(), loop.tripBeforeExit(), loop.entryItem(), loop.entryMask(), nest, inner);
+                    loop.exitItem(), loop.tripBeforeExit(), loop.entryItem(), loop.entryMask(), nest, inner, loop.conditions());
         }
 
         int items() { return sites.length; }

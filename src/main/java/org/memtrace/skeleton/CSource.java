@@ -107,6 +107,12 @@ final class CSource {
         for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
         if (l.markers().length > 0) body[l.tripSlot()] = true;
         for (SkeletonTable.Nest n : l.nests()) for (int s : nestSlots(n)) body[s] = true; // the inner loop's values read them
+        for (SkeletonTable.Condition cond : l.conditions()) {
+            for (; cond != null; cond = cond.and()) {
+                if (cond.slotA() != SkeletonTable.NONE) body[cond.slotA()] = true;
+                if (cond.slotB() != SkeletonTable.NONE) body[cond.slotB()] = true;
+            }
+        }
         for (SkeletonTable.Item it : items) {
             if (!it.computed()) continue;
             if (it.baseSlot() != SkeletonTable.NONE) body[it.baseSlot()] = true;
@@ -124,7 +130,9 @@ final class CSource {
                 .append(" in its file), ").append(p.runs).append(p.runs == 1 ? " run" : " runs").append(". Per iteration ")
                 .append(computed).append(" computed and ").append(logged).append(" logged positions");
         if (!l.nests().isEmpty()) c.append(", ").append(l.nests().size()).append(" inner loops run whole");
-        if (l.markers().length > 0) c.append(", ").append(l.markers().length).append(" marked blocks or side exits");
+        long computedIfs = java.util.Arrays.stream(l.conditions()).filter(java.util.Objects::nonNull).count();
+        if (l.markers().length > computedIfs) c.append(", ").append(l.markers().length - computedIfs).append(" marked blocks or side exits");
+        if (computedIfs > 0) c.append(", ").append(computedIfs).append(computedIfs == 1 ? " block" : " blocks").append(" under a computed condition");
         c.append(".\n * Registers logged at its entry:");
         for (int s = 0; s < slots; s++) c.append(' ').append(reg[s]).append(s + 1 < slots ? "," : ";");
         c.append(" the trip count is ").append(reg[l.tripSlot()]).append("'s change from entry to exit, in steps. */\n");
@@ -164,7 +172,10 @@ final class CSource {
             if (pos == entered && entered > 0) markers.add("entered:;");
             for (int m = 0; m < l.markers().length; m++) {
                 if (l.markerPos()[m] != pos || l.markerEnds()[m]) continue;
-                if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
+                SkeletonTable.Condition computedIf = l.conditions()[m];
+                if (computedIf != null) {
+                    if (blocksUsed.contains(m)) markers.add("const int block" + m + " = " + holds(computedIf, reg, moves) + ";");
+                } else if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
                 else markers.add("marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
             }
             if (open != 0 && (cond != open || !markers.isEmpty() || pos == entered)) {
@@ -301,6 +312,19 @@ final class CSource {
         } + "(0x" + Long.toHexString(ip) + ", " + address(it, reg, moves) + ", " + it.size() + ");\n";
     }
 
+    /** A computed condition's calls of {@code holds}, and-ed: their operands as the registers are at the compare, or its immediates. */
+    private static String holds(SkeletonTable.Condition c, String[] reg, boolean[] moves) {
+        String term = "holds(" + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", "
+                + operand(c.slotA(), c.immA(), (c.phase() & 1) != 0, reg, moves) + ", "
+                + operand(c.slotB(), c.immB(), (c.phase() & 2) != 0, reg, moves) + ")";
+        return c.and() == null ? term : term + " && " + holds(c.and(), reg, moves);
+    }
+
+    private static String operand(int slot, long imm, boolean updated, String[] reg, boolean[] moves) {
+        if (slot == SkeletonTable.NONE) return "(uint64_t) " + constant(imm);
+        return updated && moves[slot] ? reg[slot] + " + step_" + reg[slot] : reg[slot];
+    }
+
     /** The trip register's value at a marker: before its update in the body, or after. */
     private static String tripValue(String trip, boolean updated) {
         return updated ? trip + " + step_" + trip : trip;
@@ -348,7 +372,7 @@ final class CSource {
     /** Words a register name must not be in the generated C (its keywords and the fixed part's names). */
     private static final Set<String> C_WORDS = Set.of("auto", "char", "do", "for", "if", "int", "k", "n", "run", "get", "in",
             "last", "sites", "load", "store", "modify", "marker", "logged", "tid", "line", "out", "used", "block", "bad", "next",
-            "entry", "ending", "peek", "chunk", "chunks", "trips", "settle");
+            "entry", "ending", "peek", "chunk", "chunks", "trips", "settle", "holds", "jump");
 
     private static char kind(Event.ProbeKind k) {
         return switch (k) {
@@ -564,6 +588,34 @@ final class CSource {
                 if (in < in_end && get() == (m << 3 | MARKER) && get() == value) return 1;
                 in = at;
                 return 0;
+            }
+
+            /*
+             * A block whose condition the replay computes: whether it runs, from the x86 flags of a - b (op 1, cmp) or
+             * a & b (op 2, test) at width bytes, where the jump of condition code cc (its opcode's low nibble) goes
+             * into the block when taken is 1, or past it when taken is 0.
+             */
+            static inline int holds(int op, int width, int cc, int taken, uint64_t a, uint64_t b)
+            {
+                const int shift = 64 - 8 * width;
+                const uint64_t r = (op == 1 ? a - b : a & b) << shift, x = a << shift, y = b << shift;
+                const int zf = r == 0, sf = (int) (r >> 63), cf = op == 1 && x < y, of = op == 1 && (((x ^ y) & (x ^ r)) >> 63);
+                int jump;
+                switch (cc) {
+                case 2: jump = cf; break;
+                case 3: jump = !cf; break;
+                case 4: jump = zf; break;
+                case 5: jump = !zf; break;
+                case 6: jump = cf || zf; break;
+                case 7: jump = !cf && !zf; break;
+                case 8: jump = sf; break;
+                case 9: jump = !sf; break;
+                case 12: jump = sf != of; break;
+                case 13: jump = sf == of; break;
+                case 14: jump = zf || sf != of; break;
+                default: jump = !zf && sf == of; break;
+                }
+                return jump == taken;
             }
 
             /* How a run ended: at its exit, with the trip register's change from entry to exit (zigzag), or by a side exit, with the iterations it began. */

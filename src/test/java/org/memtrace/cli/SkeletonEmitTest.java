@@ -33,7 +33,7 @@ class SkeletonEmitTest {
 
     @BeforeAll
     static void fixtures() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c", "skel_cond.c")) {
             try (InputStream in = SkeletonEmitTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -100,6 +100,22 @@ class SkeletonEmitTest {
         assertThat(c).containsPattern("for \\(uint64_t k = 0; k < n; k\\+\\+\\)").containsPattern("load\\(0x[0-9a-f]+, r[a-z0-9]+");
         // and its comment names the function it is in
         assertThat(c).containsPattern("/\\* Loop 0, \\w+\\+0x[0-9a-f]+ in prog: entered at 0x");
+    }
+
+    /**
+     * Ifs on the loops' own registers (skel_cond.c): the program computes them with {@code holds} (cmp and test
+     * at 8, 32 and 64 bits) where the trace has no marker, and prints what convert prints.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void computedConditionsAreEmittedLineForLine(String opt) throws Exception {
+        long[] n = emitAndCompare(trace("skel_cond.c", opt, true));
+        assertThat(n[4]).as("computed").isGreaterThan(0);
+        String c = Files.readString(dir.resolve("skel_cond.c" + opt + "-skel").resolve("skel.c"));
+        assertThat(c).containsPattern("const int block\\d+ = holds\\(2, 1, 4, 0, r[a-z0-9]+, \\(uint64_t\\) 1\\);") // odd's testb $1, %al; je
+                .containsPattern("holds\\(1, 4, ") // narrow's cmpl
+                .containsPattern(opt.equals("-O1") ? "\\) && holds\\(" : "holds") // edges' two ifs at -O1
+                .containsPattern("= marker\\("); // positive's, on data
     }
 
     @Test

@@ -47,7 +47,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c", "skel_cond.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -291,6 +291,40 @@ class SkeletonTraceTest {
             default -> 4096 + 7000 + 2333;
         };
         assertThat(skel.counts().get("computed")).as("computed at %s", opt).isEqualTo(expected);
+    }
+
+    /**
+     * Ifs on the loop's own counters (skel_cond.c): below_k's {@code i < k}, odd's {@code i & 1} (gcc's
+     * {@code testb $1, %al}: 8 bits), tri's {@code j <= i}, edges' {@code i > 0 && i < n - 1}, narrow's
+     * {@code i != k} on an {@code int} ({@code cmpl}: 32 bits) are computed by the replay, with no marker
+     * record; positive's {@code q[i] > 0} is on data and keeps its marker, one record in each of its 999 iterations
+     * where q[i] > 0. edges at -O1 tests {@code i > 0} and {@code i < n - 1} by two jumps, the second in a block that
+     * is itself conditional: its block's condition is the two compares and-ed; at -Os gcc peels i = 0 and one compare
+     * is left; at -O2 it also turns {@code i < n - 1} into the loop's way out (a jump to its latch, whose test
+     * leaves by a side exit in the middle of the body: one marker record), and no block is conditional. Everything but main's few calls and printf's argument is computed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O1", "-Os", "-O2"})
+    void conditionsOnTheLoopsOwnRegistersAreComputed(String opt) throws Exception {
+        Printed skel = sameTrace("skel_cond.c", opt, 1);
+        long positive = 0;
+        for (long i = 0; i < 999; i++) if ((i * 2654435761L >> 7) % 9 - 4 > 0) positive++;
+        long[] markers = {0};
+        java.util.Set<SkeletonTable.Loop> computing = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        try (MtrFile f = MtrFile.open(trace("skel_cond.c", opt, true))) {
+            MtrReader.read(f, e -> {}, (tid, address, site) -> {}, new MtrReader.LoopRecords() {
+                @Override public void entry(int tid, SkeletonTable.Loop loop, long bias, int slot, long value) {
+                    if (java.util.Arrays.stream(loop.conditions()).anyMatch(java.util.Objects::nonNull)) computing.add(loop);
+                }
+                @Override public void marker(int tid, int marker, long value) { markers[0]++; }
+                @Override public void exit(int tid, long value) {}
+            });
+        }
+        long edges = opt.equals("-O2") ? 1 : 0; // rotated at -O2, it leaves by a side exit in the middle of its body
+        assertThat(markers[0]).as("marker records at %s", opt).isEqualTo(positive + edges);
+        // below_k, odd, tri, narrow, and edges but at -O2
+        assertThat(computing).as("loops with computed conditions at %s", opt).hasSize(opt.equals("-O2") ? 4 : 5);
+        assertThat(skel.counts().get("logged")).as("logged at %s", opt).isLessThan(150L);
     }
 
     /** Two threads in the same skeleton loop at once: each thread's replay gives exactly its own loads, in order. */

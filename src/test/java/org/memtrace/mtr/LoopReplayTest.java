@@ -292,4 +292,31 @@ class LoopReplayTest {
         assertThat(r.exit(2, (a, s) -> out.add(new Out(a, s.ip())))).isFalse();
         assertThat(out).containsExactly(new Out(1000, 0x1000));
     }
+
+    /**
+     * {@code for (i = 0; i < n; i++) { p[i] = 0; if (i < 3) q[i] = 1; }} as gcc -O2 lays it out: slot 0 is i (step
+     * 1), slot 1 p, slot 2 q; {@code cmp $2, i; jg past} before the block, which runs when the jump is not
+     * taken. Five iterations: the store to q only in the first three, with no record but the exit's.
+     */
+    @Test
+    void aComputedConditionRunsItsBlockInTheIterationsWhereItHolds() {
+        var totals = new Event.SelectionTotals(0, 0, 0);
+        Event.ProbeSite p = new Event.ProbeSite(0x1000, Event.ProbeKind.STORE, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        Event.ProbeSite q = new Event.ProbeSite(0x2000, Event.ProbeKind.STORE, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
+        var below3 = new SkeletonTable.Condition(SkeletonTable.Condition.CMP, 8, 15, false, 0, NONE, 0, 2, 0);
+        var loop = new SkeletonTable.Placed(new long[] {1, 0, 0}, new int[] {NONE, NONE, NONE}, 0, new int[] {1, 2},
+                new int[] {0, 0}, new int[] {8, 8}, new int[] {0, 0}, new long[] {0, 0}, new Event.ProbeSite[] {p, q},
+                new long[] {0x1000, 0x2000}, false, new int[] {0, 1}, new int[] {1}, new boolean[1], new boolean[1], false, false,
+                new boolean[2], new long[0], 0, false, 0, 0, new SkeletonTable.Nest[2], new SkeletonTable.Placed[2],
+                new SkeletonTable.Condition[] {below3});
+        List<Out> out = new ArrayList<>();
+        LoopReplay r = new LoopReplay(loop).start();
+        r.value(0, 0);
+        r.value(1, 0x10000);
+        r.value(2, 0x20000);
+        assertThat(r.exit(5, (a, s) -> out.add(new Out(a, s.ip())))).isTrue();
+        assertThat(out).containsExactly(new Out(0x10000, 0x1000), new Out(0x20000, 0x2000), new Out(0x10008, 0x1000),
+                new Out(0x20008, 0x2000), new Out(0x10010, 0x1000), new Out(0x20010, 0x2000), new Out(0x10018, 0x1000),
+                new Out(0x10020, 0x1000));
+    }
 }

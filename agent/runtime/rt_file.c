@@ -36,7 +36,9 @@
  * one run has and another has not only at a candidate a quarter buffer past it: in a stretch of hot
  * addresses that hash below the threshold (or of none that do) chunks end at a buffer's size, counted from
  * a start that differs; and the chunk around the stretch is other text in each run, which zstd may pack
- * into a few more bytes in the run with fewer records. Planning costs the thread that filled a buffer a
+ * into a few more bytes in the run with fewer records; two builds whose sites lie at other addresses still
+ * collide in codec 5's tables a little and store other site distances, so their traces of the same records
+ * differ by a few bytes either way (docs/compiled-in.md, "Never larger"). Planning costs the thread that filled a buffer a
  * pass over it (about 1 ns a record) when it hands the buffer over.
  */
 #include <fcntl.h>

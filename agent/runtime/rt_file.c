@@ -13,7 +13,7 @@
  * records of its computed loops, is cut into the same chunks as a full build's past them.
  * A buffer's last chunk is finished by the next buffer of its thread.
  *
- * A payload is codec 4 by default: every access slot becomes one varint, its address's difference to the
+ * A payload is codec 5 by default (codec 4 with tables of 65,536 entries instead of 4,096): every access slot becomes one varint, its address's difference to the
  * previous address of a site hashed to the same table entry, when its site is the one that followed the
  * previous record's site last time (the table remembers it), else that varint flagged and the site's
  * difference as a second one (tag slots and their event records pass as they are); the chunk is one zstd
@@ -36,7 +36,9 @@
  * one run has and another has not only at a candidate a quarter buffer past it: in a stretch of hot
  * addresses that hash below the threshold (or of none that do) chunks end at a buffer's size, counted from
  * a start that differs; and the chunk around the stretch is other text in each run, which zstd may pack
- * into a few more bytes in the run with fewer records. Planning costs the thread that filled a buffer a
+ * into a few more bytes in the run with fewer records; two builds whose sites lie at other addresses still
+ * collide in codec 5's tables a little and store other site distances, so their traces of the same records
+ * differ by a few bytes either way (docs/compiled-in.md, "Never larger"). Planning costs the thread that filled a buffer a
  * pass over it (about 1 ns a record) when it hands the buffer over.
  */
 #include <fcntl.h>
@@ -55,6 +57,10 @@
 #define END_MAGIC 0x444e4545u
 #define MAX_BUFS 4096
 #define TABLE_BITS 12
+/* Codec 5's tables: 4096 entries held a program of many sites badly (sqlite3: 1.0 M of 3.3 M records'  */
+/* sites mispredicted, 0.35 M with 2^20 entries), and two builds whose sites lie at other addresses (full */
+/* and skeleton) collided differently, so their traces differed by ±1 % for nothing they recorded.       */
+#define WIDE_BITS 16
 /* zstd level: level 1's fast strategy misses the 16-byte periods of delta-coded loop records (a GEMM */
 /* chunk: 53 KB at level 1, 192 bytes at level 3) and then spends its time emitting literals, so level */
 /* 3 is both smaller and faster on regular loops (bench/cc.sh: gemm to disk 0.52 s -> 0.10 s).        */
@@ -348,7 +354,7 @@ struct pack_state {
 /* *raw gets the slot bytes they stand for. A chunk starts from a zeroed table and state.            */
 static inline __attribute__((always_inline)) size_t
 pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw,
-           int predict)
+           int predict, int bits)
 {
     /* per entry: [0] the last address of its sites; with predict, [1] the site after its last one */
     uint64_t *t = x->table;
@@ -382,7 +388,7 @@ pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *
         if (w1 != site) {
             t[stride * h] = last;
             site = w1;
-            h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - TABLE_BITS);
+            h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - bits);
             last = t[stride * h];
         }
         uint64_t a = zigzag(w0 - last);
@@ -405,11 +411,16 @@ pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *
     return (size_t)(out - dst);
 }
 
-/* pack_slots for the file's codec (3 or 4), each call specialized by its constant */
+/* pack_slots for the file's codec (3, 4 or 5), each call specialized by its constants */
 static size_t pack(struct encoder *x, struct pack_state *ps, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
 {
-    return f.codec == 4 ? pack_slots(x, ps, s, e, dst, events_only, raw, 1) : pack_slots(x, ps, s, e, dst, events_only, raw, 0);
+    if (f.codec == 5) return pack_slots(x, ps, s, e, dst, events_only, raw, 1, WIDE_BITS);
+    return f.codec == 4 ? pack_slots(x, ps, s, e, dst, events_only, raw, 1, TABLE_BITS)
+                        : pack_slots(x, ps, s, e, dst, events_only, raw, 0, TABLE_BITS);
 }
+
+/* The bits of a packing codec's table index: codec 5's 65,536 entries, codecs 3 and 4's 4,096. */
+static inline int table_bits(int codec) { return codec == 5 ? WIDE_BITS : TABLE_BITS; }
 
 /* One chunk from a thread's slots [s1, e1) followed by [s2, e2) (a buffer's tail and the next buffer's head; */
 /* codecs 3 and 4 only) into the encoder's next piece, transformed in place when the buffer is ours (queued), */
@@ -426,7 +437,7 @@ static void encode_piece(struct encoder *x, const char *s1, const char *e1, cons
     size_t raw, input;
     if (codec >= 3) {
         struct pack_state ps = {0, 0, 0};
-        for (size_t i = 0; i < (2u << TABLE_BITS); i++) x->table[i] = 0;
+        for (size_t i = 0; i < ((size_t)2 << table_bits(codec)); i++) x->table[i] = 0;
         size_t raw2 = 0;
         input = pack(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw);
         pc->records = x->records;
@@ -792,7 +803,7 @@ static int open_out(const char *path, int pid)
 int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
-    if (codec < 0 || codec > 4) codec = f.codec = 4;
+    if (codec < 0 || codec > 5) codec = f.codec = 5;
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &enc[i];
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
@@ -801,7 +812,7 @@ int rt_file_open(const char *path, int pid, int codec)
         x->scratch = rt_map(scratch);
         x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
         x->packed = rt_map(x->packed_cap);
-        x->table = rt_map(2 * sizeof(uint64_t) << TABLE_BITS);
+        x->table = rt_map(2 * sizeof(uint64_t) << table_bits(codec));
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
         if (!x->cctx || !x->scratch || !x->packed || !x->table) return 0;
     }

@@ -14,7 +14,9 @@ import java.nio.ByteOrder;
  */
 final class PackedSlots {
     private static final VarHandle LITTLE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final int TABLE_BITS = 12;
+    static final int TABLE_BITS = 12;
+    /** Codec 5's: programs of many sites (sqlite3) collided in 4,096 entries, docs/compiled-in.md "Codecs". */
+    static final int WIDE_TABLE_BITS = 16;
     private static final long HASH = 0x9E3779B97F4A7C15L;
 
     private PackedSlots() {}
@@ -47,14 +49,14 @@ final class PackedSlots {
     }
 
     /**
-     * As {@link #unpack}, for codec 4.
+     * As {@link #unpack}, for codec 4 ({@code bits} {@link #TABLE_BITS}) and 5 ({@link #WIDE_TABLE_BITS}).
      * A record is a token, the address difference (zigzag) times two plus a bit (65 bits, LEB128); with the bit
      * clear its site is the one that followed the last record of a site hashed to the previous record's
      * entry, with the bit set a varint follows: 0 for a tag (whose slots follow as they are), else the site's
      * difference to the previous record's site, zigzag, plus 1.
      */
-    static void unpackPredicted(byte[] packed, int length, long[] words, int count) throws MtrFormatException {
-        long[] table = new long[2 << TABLE_BITS]; // per entry: the last address of its sites, the site after its last one
+    static void unpackPredicted(byte[] packed, int length, long[] words, int count, int bits) throws MtrFormatException {
+        long[] table = new long[2 << bits]; // per entry: the last address of its sites, the site after its last one
         long site = 0, last = 0;
         int h = 0;
         Cursor in = new Cursor(packed, length);
@@ -79,7 +81,7 @@ final class PackedSlots {
             if (next != site) {
                 table[2 * h] = last;
                 site = next;
-                h = (int) ((site * HASH) >>> (64 - TABLE_BITS));
+                h = (int) ((site * HASH) >>> (64 - bits));
                 last = table[2 * h];
             }
             last += unzigzag(a);

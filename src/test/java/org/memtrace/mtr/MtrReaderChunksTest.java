@@ -16,7 +16,7 @@ import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 
 /**
- * A cc-built program's trace of many small chunks (the runtime's codec 4), read by the reader: a thread's
+ * A cc-built program's trace of many small chunks (the runtime's codec 5), read by the reader: a thread's
  * first chunks are decompressed without a zstd context and the rest with one (MtrFile.Scratch), and every
  * store arrives, in order, across both.
  */
@@ -47,7 +47,7 @@ class MtrReaderChunksTest {
         try (MtrFile file = MtrFile.open(trace)) {
             assertThat(file.threads().values()).singleElement().satisfies(chunks -> {
                 assertThat(chunks).hasSizeGreaterThan(2 * MtrFile.Scratch.FRAMES_WITHOUT_CONTEXT);
-                assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_PREDICTED));
+                assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_PREDICTED_WIDE));
             });
             r = MtrReader.read(file, e -> { }, (tid, address, site) -> {
                 if (site.kind() == Event.ProbeKind.STORE && address >= a && address < a + 8L * n) stores.add(address - a);

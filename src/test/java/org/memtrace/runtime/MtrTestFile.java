@@ -64,7 +64,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             long order = b.getLong();
             int stored = b.getInt(), rawLen = b.getInt(), codec = b.getInt();
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isBetween(0, 4);
+            assertThat(codec).isBetween(0, 5);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             byte[] payload = new byte[stored];
             b.get(payload);
@@ -86,7 +86,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 raw = java.util.Arrays.copyOfRange(inflated, at, at + content);
                 at += content;
                 if (r.codec == 3) raw = unpack(raw);
-                if (r.codec == 4) raw = unpackPredicted(raw);
+                if (r.codec >= 4) raw = unpackPredicted(raw, r.codec == 4 ? TABLE_BITS : 16);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -165,13 +165,13 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
         return out.toByteArray();
     }
 
-    /** Codec 4 back into slots, from docs/compiled-in.md independently of the reader's PackedSlots. */
-    private static byte[] unpackPredicted(byte[] packed) {
+    /** Codecs 4 and 5 back into slots, from docs/compiled-in.md independently of the reader's PackedSlots. */
+    private static byte[] unpackPredicted(byte[] packed, int bits) {
         ByteBuffer in = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteBuffer slot = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
-        long[] address = new long[1 << TABLE_BITS];
-        long[] follower = new long[1 << TABLE_BITS];
+        long[] address = new long[1 << bits];
+        long[] follower = new long[1 << bits];
         long site = 0;
         int previous = 0;
         while (in.hasRemaining()) {
@@ -193,7 +193,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             }
             follower[previous] = next;
             site = next;
-            previous = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - TABLE_BITS));
+            previous = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
             address[previous] += unzigzag(delta);
             slot.clear();
             slot.putLong(address[previous]).putLong(site);

@@ -177,7 +177,7 @@ public final class MtrFile implements AutoCloseable {
                 else zstd.decompress(context, stored, packed, length);
                 if (c.codec() == CODEC_ZSTD_PACKED) PackedSlots.unpack(packed, length, words, count);
                 else PackedSlots.unpackPredicted(packed, length, words, count,
-                        c.codec() == CODEC_ZSTD_PREDICTED ? PackedSlots.TABLE_BITS : PackedSlots.WIDE_TABLE_BITS);
+                        c.codec() == CODEC_ZSTD_PREDICTED ? PackedSlots.TABLE_BITS : PackedSlots.WIDE_TABLE_BITS, scratch.table);
             }
             default -> { // codecs 1 and 2, kept to measure the transforms: the slots themselves, through native memory
                 MemorySegment into = scratch.slots(c.rawLength());
@@ -202,6 +202,7 @@ public final class MtrFile implements AutoCloseable {
         private byte[] packed = new byte[0];
         private MemorySegment slots = MemorySegment.NULL;
         private MemorySegment context;
+        private final PackedSlots.Table table = new PackedSlots.Table();
 
         Scratch(Arena arena) { this.arena = arena; }
 

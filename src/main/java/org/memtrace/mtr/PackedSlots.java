@@ -55,39 +55,70 @@ final class PackedSlots {
      * entry, with the bit set a varint follows: 0 for a tag (whose slots follow as they are), else the site's
      * difference to the previous record's site, zigzag, plus 1.
      */
-    static void unpackPredicted(byte[] packed, int length, long[] words, int count, int bits) throws MtrFormatException {
-        long[] table = new long[2 << bits]; // per entry: the last address of its sites, the site after its last one
+    static void unpackPredicted(byte[] packed, int length, long[] words, int count, int bits, Table reuse) throws MtrFormatException {
+        long[] table = reuse.cleared(bits); // per entry: the last address of its sites, the site after its last one
+        int[] touched = reuse.touched;
+        int set = 0;
         long site = 0, last = 0;
         int h = 0;
-        Cursor in = new Cursor(packed, length);
-        Out out = new Out(words, count);
-        while (in.at < length) {
-            int first = packed[in.at++];
-            long a = (first >>> 1) & 0x3f;
-            if (first < 0) a |= in.varint() << 6;
-            long next;
-            if ((first & 1) == 0) {
-                next = table[2 * h + 1];
-            } else {
-                long v = in.varint();
-                if (v == 0) {
-                    if (a != 0) throw new MtrFormatException("packed chunk: a tag token with an address");
-                    in.at = out.tag(packed, in.at, length);
-                    continue;
+        try {
+            Cursor in = new Cursor(packed, length);
+            Out out = new Out(words, count);
+            while (in.at < length) {
+                int first = packed[in.at++];
+                long a = (first >>> 1) & 0x3f;
+                if (first < 0) a |= in.varint() << 6;
+                long next;
+                if ((first & 1) == 0) {
+                    next = table[2 * h + 1];
+                } else {
+                    long v = in.varint();
+                    if (v == 0) {
+                        if (a != 0) throw new MtrFormatException("packed chunk: a tag token with an address");
+                        in.at = out.tag(packed, in.at, length);
+                        continue;
+                    }
+                    next = site + unzigzag(v - 1);
                 }
-                next = site + unzigzag(v - 1);
+                // an entry is listed when its successor is first set (a site, never 0): the next chunk clears those alone
+                if (table[2 * h + 1] == 0 && set < touched.length) touched[set++] = h;
+                table[2 * h + 1] = next;
+                if (next != site) {
+                    table[2 * h] = last;
+                    site = next;
+                    h = (int) ((site * HASH) >>> (64 - bits));
+                    last = table[2 * h];
+                }
+                last += unzigzag(a);
+                out.record(last, site);
             }
-            table[2 * h + 1] = next;
-            if (next != site) {
-                table[2 * h] = last;
-                site = next;
-                h = (int) ((site * HASH) >>> (64 - bits));
-                last = table[2 * h];
-            }
-            last += unzigzag(a);
-            out.record(last, site);
+            out.finish();
+        } finally { // a damaged chunk's entries are cleared too, before the next chunk
+            reuse.set = set;
         }
-        out.finish();
+    }
+
+    /**
+     * Codecs 4 and 5's table, kept by a reading thread from chunk to chunk: every chunk starts from a zeroed
+     * one, and codec 5's is 1 MB, so a chunk clears only the entries the one before it set (sqlite3 uses
+     * about 14,000 of its 65,536; gemm a handful) instead of allocating or clearing it whole.
+     */
+    static final class Table {
+        private long[] entries = new long[0];
+        private final int[] touched = new int[1 << WIDE_TABLE_BITS];
+        private int set;
+
+        long[] cleared(int bits) {
+            if (entries.length < 2 << bits) {
+                entries = new long[2 << bits];
+            } else if (set == touched.length) { // a damaged chunk may have listed an entry twice: clear all
+                java.util.Arrays.fill(entries, 0);
+            } else {
+                for (int i = 0; i < set; i++) entries[2 * touched[i]] = entries[2 * touched[i] + 1] = 0;
+            }
+            set = 0;
+            return entries;
+        }
     }
 
     /** Where the decoded slot words go, with the one check that keeps a damaged chunk inside its array. */

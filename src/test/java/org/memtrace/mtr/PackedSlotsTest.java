@@ -10,7 +10,7 @@ import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** Codec 3's packing, encoded here as the runtime does it (rt_file.c, pack), comes back exactly. */
+/** Codecs 3's and 5's packing, encoded here as the runtime does it (rt_file.c, pack_slots), comes back exactly. */
 class PackedSlotsTest {
     @Test
     void unpacksTheRuntimesPackingAcrossTagsCollisionsAndWrapAround() throws Exception {
@@ -63,6 +63,73 @@ class PackedSlotsTest {
             PackedSlots.unpack(Arrays.copyOf(packed, packed.length + 7), packed.length, words, 2 * slots);
             for (int i = 0; i < slots; i++) assertThat(words[2 * i]).as("run %d slot %d", last, i).isEqualTo(w0[i]);
         }
+    }
+
+    /**
+     * Codec 5's chunks through one reused table, as a reading thread decodes them: each comes back exactly
+     * whatever chunk came before it (a chunk clears only the entries the one before it set), a damaged
+     * one included.
+     */
+    @Test
+    void predictedChunksDecodeAlikeThroughAReusedTable() throws Exception {
+        Random random = new Random(11);
+        int n = 20_000;
+        long[][] w0 = new long[3][n], w1 = new long[3][n];
+        for (int c = 0; c < 3; c++) {
+            // chunk 0: 3,000 sites (thousands of entries set), chunks 1 and 2: a few, some of chunk 0's
+            long[] sites = new long[c == 0 ? 3000 : 5];
+            for (int k = 0; k < sites.length; k++) sites[k] = 0x401000 + 16L * random.nextInt(1 << 20);
+            if (c > 0) sites[0] = w1[0][0];
+            for (int i = 0; i < n; i++) {
+                w1[c][i] = sites[random.nextInt(sites.length)];
+                w0[c][i] = i % 7 == 0 ? random.nextLong() : 0x7f0000000000L + 8L * i * (c + 1);
+            }
+        }
+        byte[][] packed = new byte[3][];
+        for (int c = 0; c < 3; c++) packed[c] = packPredicted(w0[c], w1[c], n, PackedSlots.WIDE_TABLE_BITS);
+        PackedSlots.Table table = new PackedSlots.Table();
+        long[] words = new long[2 * n];
+        int[] order = {0, 1, 0, 2, 1, 2};
+        for (int c : order) {
+            PackedSlots.unpackPredicted(packed[c], packed[c].length, words, 2 * n, PackedSlots.WIDE_TABLE_BITS, table);
+            for (int i = 0; i < n; i++) {
+                assertThat(words[2 * i]).as("chunk %d slot %d", c, i).isEqualTo(w0[c][i]);
+                assertThat(words[2 * i + 1]).as("chunk %d slot %d", c, i).isEqualTo(w1[c][i]);
+            }
+            // chunk 0 cut short: an error, and the next chunk still decodes from a zeroed table
+            if (c == 0) assertThatThrownBy(() -> PackedSlots.unpackPredicted(packed[0], packed[0].length / 2, words, 2 * n,
+                    PackedSlots.WIDE_TABLE_BITS, table)).isInstanceOf(MtrFormatException.class);
+        }
+    }
+
+    /** rt_file.c's pack_slots() with predict (codecs 4 and 5), records only: a token per record, then the site's step when mispredicted. */
+    private static byte[] packPredicted(long[] w0, long[] w1, int slots, int bits) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        long[] t = new long[2 << bits];
+        long site = 0, last = 0;
+        int h = 0;
+        for (int i = 0; i < slots; i++) {
+            long step = w1[i] - site, predicted = t[2 * h + 1];
+            t[2 * h + 1] = w1[i];
+            if (w1[i] != site) {
+                t[2 * h] = last;
+                site = w1[i];
+                h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
+                last = t[2 * h];
+            }
+            long a = zigzag(w0[i] - last);
+            last = w0[i];
+            int bit = w1[i] == predicted ? 0 : 1;
+            int first = (int) ((a & 0x3f) << 1) | bit;
+            if (Long.compareUnsigned(a, 0x40) < 0) {
+                out.write(first);
+            } else {
+                out.write(first | 0x80);
+                varint(out, a >>> 6);
+            }
+            if (bit == 1) varint(out, zigzag(step) + 1);
+        }
+        return out.toByteArray();
     }
 
     /** rt_file.c's pack(): site as a zigzag varint difference shifted once, address as a zigzag varint delta. */

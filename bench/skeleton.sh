@@ -22,7 +22,8 @@
 # offset (data without a symbol) to the module (its raw address still counts), and comment lines (modules,
 # build-ids, mappings) are left out. The column shows
 # `equal`, or the first line that differs (`line N`, in either printed trace), or `stdout` when the two
-# builds printed different output; any of these makes the script exit 1 at the end.
+# builds printed different output (not checked for threads, whose sum races by design); any of these makes
+# the script exit 1 at the end.
 # Programs: the kernels of bench/programs (disparity is the MadT paper's example at CIF size; threads runs two
 # threads over one array, whose traces are compared thread by thread, without the global sequence numbers)
 # and gzip, sqlite3 and bzip2 (-9 on 200 KB) built as bench/cc.sh builds them (bench/real-programs.sh,
@@ -123,7 +124,8 @@ per_thread() {
 lossless() {
   local p=$1 c group=cat
   [ "$p" != threads ] || group=per_thread
-  if ! cmp -s "$out/$p.full.stdout" "$out/$p.skel.stdout"; then echo stdout; return; fi
+  # threads' sum races with the other thread's stores by design: its output differs from run to run
+  if [ "$p" != threads ] && ! cmp -s "$out/$p.full.stdout" "$out/$p.skel.stdout"; then echo stdout; return; fi
   c=$(cmp <({ "$mt" print -q --addresses both "$out/$p.full.mtr"; echo $? >"$out/$p.full.print"; } | comparable | $group) \
           <({ "$mt" print -q --addresses both "$out/$p.skel.mtr"; echo $? >"$out/$p.skel.print"; } | comparable | $group) 2>&1) || true
   if [ -z "$c" ] && [ "$(cat "$out/$p.full.print")" = 0 ] && [ "$(cat "$out/$p.skel.print")" = 0 ]; then echo equal; return; fi

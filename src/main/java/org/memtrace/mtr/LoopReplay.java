@@ -185,7 +185,12 @@ final class LoopReplay {
 
     /** Slot {@code slot}'s register at the compare of iteration k: one step further when its update came before. */
     private long operand(int slot, int updated) {
-        return slot == NONE ? 0 : values[slot] + (k + updated) * steps[slot];
+        return slot == NONE ? 0 : register(slot, k + updated);
+    }
+
+    /** Slot {@code slot}'s register at the start of iteration {@code iteration}. */
+    private long register(int slot, long iteration) {
+        return values[slot] + iteration * steps[slot];
     }
 
     /** Emits the computed positions up to iteration {@code target}, position {@code at}; false at a logged one that runs. */
@@ -247,7 +252,7 @@ final class LoopReplay {
 
     private long evaluate(SkeletonTable.Affine a) {
         long v = a.constant();
-        for (int j = 0; j < a.slots().length; j++) v += a.factors()[j] * (values[a.slots()[j]] + k * steps[a.slots()[j]]);
+        for (int j = 0; j < a.slots().length; j++) v += a.factors()[j] * register(a.slots()[j], k);
         return v;
     }
 

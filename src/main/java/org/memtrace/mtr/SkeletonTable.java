@@ -144,28 +144,12 @@ public final class SkeletonTable {
     public record Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                        boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
                        boolean tripBeforeExit, int entryItem, int entryMask, List<Nest> nests, Condition[] conditions) {
-        /** A loop without inner loops run whole nor computed conditions. */
-        public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
-                    boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
-                    boolean tripBeforeExit, int entryItem, int entryMask) {
-            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers,
-                    exitItem, tripBeforeExit, entryItem, entryMask, List.of(), new Condition[markers.length]);
-        }
-
         /** A loop without computed conditions. */
         public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
                     boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
                     boolean tripBeforeExit, int entryItem, int entryMask, List<Nest> nests) {
             this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers,
                     exitItem, tripBeforeExit, entryItem, entryMask, nests, new Condition[markers.length]);
-        }
-
-        /** A loop without inner loops run whole. */
-        public Loop(long entry, long[] steps, int[] stepSlots, int tripSlot, List<Item> items, long[] markers, int[] markerPos,
-                    boolean[] markerPhase, boolean[] markerEnds, boolean mayBeEmpty, List<String> registers, int exitItem,
-                    boolean tripBeforeExit, int entryItem, int entryMask, Condition[] conditions) {
-            this(entry, steps, stepSlots, tripSlot, items, markers, markerPos, markerPhase, markerEnds, mayBeEmpty, registers,
-                    exitItem, tripBeforeExit, entryItem, entryMask, List.of(), conditions);
         }
 
         /** A loop whose test comes first in its body, or last: the run's last iteration ends at the test. */

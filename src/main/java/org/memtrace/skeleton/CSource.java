@@ -103,8 +103,7 @@ final class CSource {
         String[] reg = names(l.registers(), slots);
         // body: the iteration reads the register (an address, or the trip register at a marker); a step's source
         // register is read once, before the loop, for its entry value
-        boolean[] moves = new boolean[slots], body = new boolean[slots], stepped = new boolean[slots], read = new boolean[slots];
-        for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
+        boolean[] moves = moves(l), body = new boolean[slots], stepped = new boolean[slots], read = new boolean[slots];
         if (l.markers().length > 0) body[l.tripSlot()] = true;
         for (SkeletonTable.Nest n : l.nests()) for (int s : nestSlots(n)) body[s] = true; // the inner loop's values read them
         for (SkeletonTable.Condition cond : l.conditions()) {
@@ -234,6 +233,13 @@ final class CSource {
         }
     }
 
+    /** Which of the loop's slots change from iteration to iteration (a constant step or a step slot). */
+    private static boolean[] moves(SkeletonTable.Loop l) {
+        boolean[] moves = new boolean[l.steps().length];
+        for (int s = 0; s < moves.length; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
+        return moves;
+    }
+
     /** The outer loop's slots an inner loop's values read. */
     private static Set<Integer> nestSlots(SkeletonTable.Nest n) {
         Set<Integer> slots = new HashSet<>();
@@ -252,8 +258,7 @@ final class CSource {
         int slots = l.steps().length;
         String[] reg = names(l.registers(), slots);
         for (int s = 0; s < slots; s++) reg[s] += "_" + depth;
-        boolean[] moves = new boolean[slots];
-        for (int s = 0; s < slots; s++) moves[s] = l.steps()[s] != 0 || l.stepSlots()[s] != SkeletonTable.NONE;
+        boolean[] moves = moves(l);
         // declared when read: by an address, as the trip register, by a deeper loop's values, as another's step
         boolean[] used = new boolean[slots];
         used[l.tripSlot()] = true;

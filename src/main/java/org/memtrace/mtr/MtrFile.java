@@ -81,7 +81,7 @@ public final class MtrFile implements AutoCloseable {
     }
 
     public static MtrFile open(Path path) throws IOException, MtrFormatException {
-        Arena arena = Arena.ofConfined();
+        Arena arena = Arena.ofShared(); // MtrReader's decoder thread reads chunks too
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             return new MtrFile(arena, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
         } catch (IOException | MtrFormatException | RuntimeException e) {
@@ -189,15 +189,9 @@ public final class MtrFile implements AutoCloseable {
         return count;
     }
 
-    /** One reading thread's buffers, reused from chunk to chunk: its decoded words, the zstd output, a zstd context. */
+    /** One chunk's buffers, reused from chunk to chunk by one thread at a time: its decoded words, the zstd output, a zstd context. */
     static final class Scratch {
-        /**
-         * Frames a thread decompresses before it makes a context: binding the context's functions costs a
-         * fresh JVM about 15 ms, a frame without one (zstd allocating a context for the call) tens of µs.
-         */
-        static final int FRAMES_WITHOUT_CONTEXT = 16;
         private final Arena arena;
-        private int frames;
         private long[] words = new long[0];
         private byte[] packed = new byte[0];
         private MemorySegment slots = MemorySegment.NULL;
@@ -221,9 +215,9 @@ public final class MtrFile implements AutoCloseable {
             return slots.asSlice(0, size);
         }
 
-        /** The context for the next frame: null for the thread's first {@link #FRAMES_WITHOUT_CONTEXT} frames. */
+        /** The context for the next frame: null while the JVM has not decompressed enough frames to bind one ({@link Zstd#contextsPay}). */
         MemorySegment context(Zstd zstd) throws MtrFormatException {
-            if (context == null && ++frames > FRAMES_WITHOUT_CONTEXT) context = zstd.context(arena);
+            if (context == null && zstd.contextsPay()) context = zstd.context(arena);
             return context;
         }
     }

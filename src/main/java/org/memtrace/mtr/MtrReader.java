@@ -9,6 +9,10 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.event.EventDecoder;
@@ -21,7 +25,9 @@ import org.memtrace.event.StreamLayout;
  * events of its own thread that surround it, as late as it can be (just before its thread's next event) so
  * that the allocations other threads made before it are known when it is named. Pending accesses are
  * bounded ({@link #MAX_PENDING} per thread): past that they go out at once, which the order still allows.
- * Only one decompressed chunk per thread is held.
+ * Each thread holds the decompressed chunk being read and, when a thread has more than one chunk, the next one,
+ * which a decoder thread decompresses and unpacks meanwhile: zstd and unpacking are about half of a logged
+ * trace's replay, and on a second core they overlap the merge and the loops' regeneration.
  *
  * <p>Access records become {@link Event.Probe}; the records of one rep string instruction become one
  * {@link Event.Block} (two fetches for {@code cmps}). Damage ends the thread or the file where it is found:
@@ -29,6 +35,12 @@ import org.memtrace.event.StreamLayout;
  */
 public final class MtrReader {
     static final int MAX_PENDING = 1 << 20;
+    /**
+     * Chunks a thread's decoder works ahead: with one, the decoder waits while the reader finishes a chunk
+     * and the reader while the decoder finishes the next, and heap.c's trace kept each thread busy under half
+     * the time.
+     */
+    private static final int AHEAD = 2;
     private static final long TAG = 1L << 63;
     private static final int TAG_EVENT = 1;
 
@@ -120,9 +132,13 @@ public final class MtrReader {
     }
 
     private Result run() throws MtrFormatException {
-        try (Arena arena = Arena.ofConfined()) {
+        // No decoder when every thread has one chunk: there is no next chunk to decode meanwhile. With one, the
+        // arena is shared (the decoder thread makes the buffers' zstd contexts) and closed after it has stopped;
+        // without, confined, whose closing costs no handshake with every thread.
+        boolean ahead = file.chunks() > file.threads().size();
+        try (Arena arena = ahead ? Arena.ofShared() : Arena.ofConfined(); ExecutorService decoder = ahead ? decoder() : null) {
             List<ThreadStream> threads = new ArrayList<>();
-            file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, new MtrFile.Scratch(arena))));
+            file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, arena, decoder)));
             direct = threads.size() == 1;
             if (direct) {
                 // one thread: its events come in order, no queue needed to merge them
@@ -161,6 +177,15 @@ public final class MtrReader {
         long dropped = file.end().map(MtrFile.End::dropped).orElse(0L);
         return new Result(file.chunks(), probes, events, dropped, file.end().isPresent(), List.copyOf(all),
                 new Skeleton(computed, modules.declinedLoops()));
+    }
+
+    /** One daemon thread that decodes chunks ahead of the reading thread, in the order they are asked for. */
+    private static ExecutorService decoder() {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "memtrace-chunk-decoder");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     private void deliver(Event e) throws MtrFormatException {
@@ -335,7 +360,15 @@ public final class MtrReader {
     private final class ThreadStream implements LoopReplay.Sink {
         final int tid;
         final List<MtrFile.Chunk> chunks;
-        final MtrFile.Scratch scratch;
+        /** Decodes the next {@link #AHEAD} chunks while this one is read from {@code scratch}; null: decode in place. */
+        private final ExecutorService decoder;
+        /** The buffers of the chunk being read (null before the first with a decoder). */
+        private MtrFile.Scratch scratch;
+        /** The chunks after this one, oldest first: each one's buffers and its word count, when decoded. */
+        private final ArrayDeque<MtrFile.Scratch> spares = new ArrayDeque<>();
+        private final ArrayDeque<Future<Integer>> ahead = new ArrayDeque<>();
+        /** The next chunk to hand to the decoder. */
+        private int queued;
         int chunk = -1;
         /** The chunk's slots as words, decoded onto the heap (MtrFile.words). */
         long[] words = new long[0];
@@ -369,17 +402,19 @@ public final class MtrReader {
             return (callers.contains(r) ? new LoopReplay(loop) : r).start();
         }
 
-        ThreadStream(int tid, List<MtrFile.Chunk> chunks, MtrFile.Scratch scratch) {
+        ThreadStream(int tid, List<MtrFile.Chunk> chunks, Arena arena, ExecutorService decoder) {
             this.tid = tid;
             this.chunks = chunks;
-            this.scratch = scratch;
+            this.decoder = decoder;
+            if (decoder == null) scratch = new MtrFile.Scratch(arena);
+            else for (int i = 0; i < Math.min(chunks.size(), AHEAD + 1); i++) decodeAhead(new MtrFile.Scratch(arena));
         }
 
         boolean nextSlot() throws MtrFormatException {
             while (pos + 1 >= wordCount) {
                 if (chunk + 1 >= chunks.size()) return false;
                 chunk++;
-                wordCount = file.words(chunks.get(chunk), scratch);
+                wordCount = decoded();
                 words = scratch.words(wordCount);
                 pos = 0;
             }
@@ -387,6 +422,37 @@ public final class MtrReader {
             w1 = words[pos + 1];
             pos += 2;
             return true;
+        }
+
+        /** Decodes chunk {@code chunk} into {@code scratch}: waits for the decoder, then sets it to the chunk after. */
+        private int decoded() throws MtrFormatException {
+            if (decoder == null) return file.words(chunks.get(chunk), scratch);
+            int count;
+            try {
+                count = ahead.removeFirst().get();
+            } catch (ExecutionException e) {
+                switch (e.getCause()) {
+                    case MtrFormatException f -> throw f;
+                    case RuntimeException r -> throw r;
+                    case Error r -> throw r;
+                    default -> throw new IllegalStateException(e.getCause());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new MtrFormatException("reading was interrupted");
+            }
+            MtrFile.Scratch done = scratch;
+            scratch = spares.removeFirst();
+            if (done != null) decodeAhead(done); // the chunk before this one is no longer read: its buffers are free
+            return count;
+        }
+
+        /** Queues the next chunk not yet queued, if any, to be decoded into {@code into}, which goes behind the others. */
+        private void decodeAhead(MtrFile.Scratch into) {
+            spares.addLast(into);
+            if (queued == chunks.size()) return;
+            MtrFile.Chunk next = chunks.get(queued++);
+            ahead.addLast(decoder.submit(() -> file.words(next, into)));
         }
 
         void hold(long address, long site) {

@@ -9,6 +9,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.memtrace.compress.ZstdLibrary;
 
 /**
@@ -23,6 +24,14 @@ final class Zstd {
     private static volatile Zstd instance;
     private static final int FRAME_MAGIC = 0xFD2FB528;
 
+    /**
+     * Frames the JVM decompresses before it binds the context functions: binding them costs a fresh JVM about
+     * 15 ms, a frame without a context (zstd allocating and freeing one for the call, about a hundred KB)
+     * tens of µs. Counted per JVM, not per reading buffer: once bound, a buffer's first frame has a context
+     * too (with a count per buffer, a trace of a few dozen chunks read its every frame without one).
+     */
+    static final int FRAMES_WITHOUT_CONTEXT = 16;
+    private final AtomicInteger framesWithout = new AtomicInteger();
     private final ZstdLibrary lib;
     // critical with heap access: a frame goes straight into the reader's byte[], no native buffer and copy
     // between; a chunk is at most a few MB, so a call holds off the GC for a millisecond or so at most
@@ -74,6 +83,11 @@ final class Zstd {
         if (sizeBytes == 2) n += 256;
         if (n < 0 || n > Integer.MAX_VALUE - 8) throw new MtrFormatException("zstd: the frame does not state a usable content size");
         return (int) n;
+    }
+
+    /** Whether a reading buffer should make its context now: the functions are bound, or enough frames went without. */
+    boolean contextsPay() {
+        return decompressWith != null || framesWithout.incrementAndGet() > FRAMES_WITHOUT_CONTEXT;
     }
 
     /**

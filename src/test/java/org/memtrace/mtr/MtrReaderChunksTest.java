@@ -16,9 +16,9 @@ import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 
 /**
- * A cc-built program's trace of many small chunks (the runtime's codec 5), read by the reader: a thread's
- * first chunks are decompressed without a zstd context and the rest with one (MtrFile.Scratch), and every
- * store arrives, in order, across both.
+ * A cc-built program's trace of many small chunks (the runtime's codec 5), read by the reader: a JVM's
+ * first chunks are decompressed without a zstd context and the rest with one (Zstd.contextsPay), by the
+ * reader's decoder thread ahead of the reading one, and every store arrives, in order, across all of them.
  */
 class MtrReaderChunksTest {
     @TempDir Path dir;
@@ -46,7 +46,7 @@ class MtrReaderChunksTest {
         MtrReader.Result r;
         try (MtrFile file = MtrFile.open(trace)) {
             assertThat(file.threads().values()).singleElement().satisfies(chunks -> {
-                assertThat(chunks).hasSizeGreaterThan(2 * MtrFile.Scratch.FRAMES_WITHOUT_CONTEXT);
+                assertThat(chunks).hasSizeGreaterThan(2 * Zstd.FRAMES_WITHOUT_CONTEXT);
                 assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_PREDICTED_WIDE));
             });
             r = MtrReader.read(file, e -> { }, (tid, address, site) -> {

@@ -124,6 +124,32 @@ class MtrReaderTest {
         assertThat(r.result().problems()).containsExactly("thread 1, chunk 0: unknown tag type 7; the rest of this thread's trace is lost");
     }
 
+    /**
+     * Chunks decoded ahead of the reader (MtrReader's decoder thread): two threads' chunks interleaved, each
+     * thread's in order, and a damaged chunk of thread 1 ends that thread there, with every access before it
+     * delivered and thread 2 read whole.
+     */
+    @Test
+    void chunksDecodedAheadKeepTheirOrderAndADamagedOneEndsItsThreadThere() throws Exception {
+        long table = sym.get("table");
+        MtrWriter w = new MtrWriter(1).chunk(1, new Slots().event(0, module()), true);
+        for (int c = 0; c < 6; c++) {
+            w.chunk(1, new Slots().access(table + 10 * c, sym.get("mt_s1")).access(table + 10 * c + 1, sym.get("mt_s1")), c % 2 == 0);
+            w.chunk(2, new Slots().access(table + 100 + c, sym.get("mt_s1")), true);
+        }
+        w.chunk(1, new byte[] {1, 2, 3, 4, 5, 6, 7, 8}, 32, MtrFile.CODEC_ZSTD)
+                .chunk(1, new Slots().access(table + 99, sym.get("mt_s1")), true)
+                .chunk(2, new Slots().access(table + 200, sym.get("mt_s1")), true)
+                .end(0);
+        Read r = read(w);
+        List<Long> one = new ArrayList<>(), two = new ArrayList<>();
+        for (Event e : r.events()) if (e instanceof Event.Probe p) (p.tid() == 1 ? one : two).add(p.address() - table);
+        assertThat(one).containsExactly(0L, 1L, 10L, 11L, 20L, 21L, 30L, 31L, 40L, 41L, 50L, 51L);
+        assertThat(two).containsExactly(100L, 101L, 102L, 103L, 104L, 105L, 200L);
+        assertThat(r.result().problems()).singleElement().asString()
+                .startsWith("thread 1, chunk 13: zstd: ").endsWith("; the rest of this thread's trace is lost");
+    }
+
     /** One thread's accesses go out as they are read (nothing held): the first slot of each chunk keeps its place. */
     @Test
     void aSingleThreadsAccessesKeepTheirOrderAcrossChunks() throws Exception {

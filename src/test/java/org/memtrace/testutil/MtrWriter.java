@@ -67,9 +67,13 @@ public final class MtrWriter {
 
     /** A chunk holding {@code raw} (whole slots), zstd-compressed or stored. */
     public MtrWriter chunk(int tid, byte[] raw, boolean zstd) {
-        byte[] stored = zstd ? compress(raw) : raw;
-        out.writeBytes(le(32).putInt(0x4b4e4843).putInt(tid).putLong(order++).putInt(stored.length).putInt(raw.length)
-                .putInt(zstd ? 1 : 0).putInt(0).array());
+        return chunk(tid, zstd ? compress(raw) : raw, raw.length, zstd ? 1 : 0);
+    }
+
+    /** A chunk whose payload is {@code stored} as it is, said to hold {@code rawLength} bytes by {@code codec}: a damaged one. */
+    public MtrWriter chunk(int tid, byte[] stored, int rawLength, int codec) {
+        out.writeBytes(le(32).putInt(0x4b4e4843).putInt(tid).putLong(order++).putInt(stored.length).putInt(rawLength)
+                .putInt(codec).putInt(0).array());
         out.writeBytes(stored);
         out.writeBytes(new byte[(8 - stored.length % 8) % 8]);
         chunks++;

@@ -181,7 +181,7 @@ public final class MtrReader {
 
     /** One daemon thread that decodes chunks ahead of the reading thread, in the order they are asked for. */
     private static ExecutorService decoder() {
-        return Executors.newSingleThreadExecutor(r -> {
+        return Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "memtrace-chunk-decoder");
             t.setDaemon(true);
             return t;

@@ -25,9 +25,10 @@ import org.memtrace.event.StreamLayout;
  * events of its own thread that surround it, as late as it can be (just before its thread's next event) so
  * that the allocations other threads made before it are known when it is named. Pending accesses are
  * bounded ({@link #MAX_PENDING} per thread): past that they go out at once, which the order still allows.
- * Each thread holds the decompressed chunk being read and, when a thread has more than one chunk, the next one,
- * which a decoder thread decompresses and unpacks meanwhile: zstd and unpacking are about half of a logged
- * trace's replay, and on a second core they overlap the merge and the loops' regeneration.
+ * Each thread holds the decompressed chunk being read and, when a thread has more than one chunk, the next
+ * {@link #AHEAD}, which two decoder threads decompress and unpack meanwhile: zstd and unpacking are half or
+ * more of a logged trace's replay, and on other cores they overlap the merge and the loops' regeneration
+ * (docs/compiled-in.md, "Replay: decoder threads").
  *
  * <p>Access records become {@link Event.Probe}; the records of one rep string instruction become one
  * {@link Event.Block} (two fetches for {@code cmps}). Damage ends the thread or the file where it is found:
@@ -36,8 +37,8 @@ import org.memtrace.event.StreamLayout;
 public final class MtrReader {
     static final int MAX_PENDING = 1 << 20;
     /**
-     * Chunks a thread's decoder works ahead: with one, the decoder waits while the reader finishes a chunk
-     * and the reader while the decoder finishes the next, and heap.c's trace kept each thread busy under half
+     * Chunks a thread's decoders work ahead: with one, the decoder waited while the reader finished a chunk
+     * and the reader while the decoder finished the next, and heap.c's trace kept each thread busy under half
      * the time.
      */
     private static final int AHEAD = 2;
@@ -179,7 +180,10 @@ public final class MtrReader {
                 new Skeleton(computed, modules.declinedLoops()));
     }
 
-    /** One daemon thread that decodes chunks ahead of the reading thread, in the order they are asked for. */
+    /**
+     * Two daemon threads that decode chunks ahead of the reading thread, taking them in the order they are
+     * asked for: two, since on heap.c's trace one decoder was the slower of the two threads.
+     */
     private static ExecutorService decoder() {
         return Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "memtrace-chunk-decoder");

@@ -39,9 +39,15 @@ public final class MtrReader {
     /**
      * Chunks a thread's decoders work ahead: with one, the decoder waited while the reader finished a chunk
      * and the reader while the decoder finished the next, and heap.c's trace kept each thread busy under half
-     * the time.
+     * the time. Fewer for a trace of many threads ({@link #ahead}).
      */
     private static final int AHEAD = 2;
+    /**
+     * Threads of a trace up to which each decodes {@link #AHEAD} chunks ahead, then one up to twice as many,
+     * then none: each chunk held costs about 3 MB (its words, the zstd output, the codec table), and a trace
+     * of 64 threads decoding two ahead would hold 600 MB.
+     */
+    private static final int AHEAD_THREADS = 16;
     private static final long TAG = 1L << 63;
     private static final int TAG_EVENT = 1;
 
@@ -133,13 +139,12 @@ public final class MtrReader {
     }
 
     private Result run() throws MtrFormatException {
-        // No decoder when every thread has one chunk: there is no next chunk to decode meanwhile. With one, the
-        // arena is shared (the decoder thread makes the buffers' zstd contexts) and closed after it has stopped;
-        // without, confined, whose closing costs no handshake with every thread.
-        boolean ahead = file.chunks() > file.threads().size();
-        try (Arena arena = ahead ? Arena.ofShared() : Arena.ofConfined(); ExecutorService decoder = ahead ? decoder() : null) {
+        // With decoders the arena is shared (they make the buffers' zstd contexts) and closed after they have
+        // stopped; without, confined, whose closing costs no handshake with every thread.
+        int ahead = ahead(file);
+        try (Arena arena = ahead > 0 ? Arena.ofShared() : Arena.ofConfined(); ExecutorService decoder = ahead > 0 ? decoder() : null) {
             List<ThreadStream> threads = new ArrayList<>();
-            file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, arena, decoder)));
+            file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, arena, decoder, ahead)));
             direct = threads.size() == 1;
             if (direct) {
                 // one thread: its events come in order, no queue needed to merge them
@@ -178,6 +183,16 @@ public final class MtrReader {
         long dropped = file.end().map(MtrFile.End::dropped).orElse(0L);
         return new Result(file.chunks(), probes, events, dropped, file.end().isPresent(), List.copyOf(all),
                 new Skeleton(computed, modules.declinedLoops()));
+    }
+
+    /**
+     * How many chunks each thread decodes ahead of the one it reads: none when every thread has one chunk
+     * (there is no next one to decode meanwhile), fewer as threads are many ({@link #AHEAD_THREADS}).
+     */
+    private static int ahead(MtrFile file) {
+        int threads = file.threads().size();
+        if (file.chunks() == threads) return 0;
+        return threads <= AHEAD_THREADS ? AHEAD : threads <= 2 * AHEAD_THREADS ? 1 : 0;
     }
 
     /**
@@ -364,7 +379,7 @@ public final class MtrReader {
     private final class ThreadStream implements LoopReplay.Sink {
         final int tid;
         final List<MtrFile.Chunk> chunks;
-        /** Decodes the next {@link #AHEAD} chunks while this one is read from {@code scratch}; null: decode in place. */
+        /** Decodes the next chunks while this one is read from {@code scratch}; null: decode in place. */
         private final ExecutorService decoder;
         /** The buffers of the chunk being read (null before the first with a decoder). */
         private MtrFile.Scratch scratch;
@@ -406,12 +421,12 @@ public final class MtrReader {
             return (callers.contains(r) ? new LoopReplay(loop) : r).start();
         }
 
-        ThreadStream(int tid, List<MtrFile.Chunk> chunks, Arena arena, ExecutorService decoder) {
+        ThreadStream(int tid, List<MtrFile.Chunk> chunks, Arena arena, ExecutorService decoder, int ahead) {
             this.tid = tid;
             this.chunks = chunks;
             this.decoder = decoder;
             if (decoder == null) scratch = new MtrFile.Scratch(arena);
-            else for (int i = 0; i < Math.min(chunks.size(), AHEAD + 1); i++) decodeAhead(new MtrFile.Scratch(arena));
+            else for (int i = 0; i < Math.min(chunks.size(), ahead + 1); i++) decodeAhead(new MtrFile.Scratch(arena));
         }
 
         boolean nextSlot() throws MtrFormatException {

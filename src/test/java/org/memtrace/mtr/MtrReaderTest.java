@@ -11,6 +11,8 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.event.Event;
 import org.memtrace.event.TestRecords;
 import org.memtrace.symbols.ElfFile;
@@ -148,6 +150,22 @@ class MtrReaderTest {
         assertThat(two).containsExactly(100L, 101L, 102L, 103L, 104L, 105L, 200L);
         assertThat(r.result().problems()).singleElement().asString()
                 .startsWith("thread 1, chunk 13: zstd: ").endsWith("; the rest of this thread's trace is lost");
+    }
+
+    /** Many threads decode fewer chunks ahead (two each up to 16 threads, one up to 32, none past): each thread's accesses still come whole and in order. */
+    @ParameterizedTest
+    @ValueSource(ints = {3, 20, 40})
+    void everyThreadsChunksComeInOrderWhateverTheThreadCount(int threads) throws Exception {
+        long table = sym.get("table");
+        MtrWriter w = new MtrWriter(1).chunk(1, new Slots().event(0, module()), true);
+        for (int c = 0; c < 4; c++)
+            for (int t = 1; t <= threads; t++) w.chunk(t, new Slots().access(table + 1000L * t + c, sym.get("mt_s1")), c % 2 == 1);
+        Read r = read(w.end(0));
+        assertThat(r.result().complete()).as("%s", r.result().problems()).isTrue();
+        Map<Integer, List<Long>> seen = new HashMap<>();
+        for (Event e : r.events()) if (e instanceof Event.Probe p) seen.computeIfAbsent(p.tid(), k -> new ArrayList<>()).add(p.address() - table);
+        assertThat(seen).hasSize(threads);
+        seen.forEach((t, offsets) -> assertThat(offsets).containsExactly(1000L * t, 1000L * t + 1, 1000L * t + 2, 1000L * t + 3));
     }
 
     /** One thread's accesses go out as they are read (nothing held): the first slot of each chunk keeps its place. */

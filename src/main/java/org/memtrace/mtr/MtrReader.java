@@ -141,10 +141,10 @@ public final class MtrReader {
     private Result run() throws MtrFormatException {
         // With decoders the arena is shared (they make the buffers' zstd contexts) and closed after they have
         // stopped; without, confined, whose closing costs no handshake with every thread.
-        int ahead = ahead(file);
-        try (Arena arena = ahead > 0 ? Arena.ofShared() : Arena.ofConfined(); ExecutorService decoder = ahead > 0 ? decoder() : null) {
+        int depth = ahead(file);
+        try (Arena arena = depth > 0 ? Arena.ofShared() : Arena.ofConfined(); ExecutorService decoders = depth > 0 ? decoders() : null) {
             List<ThreadStream> threads = new ArrayList<>();
-            file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, arena, decoder, ahead)));
+            file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, arena, decoders, depth)));
             direct = threads.size() == 1;
             if (direct) {
                 // one thread: its events come in order, no queue needed to merge them
@@ -199,7 +199,7 @@ public final class MtrReader {
      * Two daemon threads that decode chunks ahead of the reading thread, taking them in the order they are
      * asked for: two, since on heap.c's trace one decoder was the slower of the two threads.
      */
-    private static ExecutorService decoder() {
+    private static ExecutorService decoders() {
         return Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "memtrace-chunk-decoder");
             t.setDaemon(true);
@@ -421,12 +421,12 @@ public final class MtrReader {
             return (callers.contains(r) ? new LoopReplay(loop) : r).start();
         }
 
-        ThreadStream(int tid, List<MtrFile.Chunk> chunks, Arena arena, ExecutorService decoder, int ahead) {
+        ThreadStream(int tid, List<MtrFile.Chunk> chunks, Arena arena, ExecutorService decoder, int depth) {
             this.tid = tid;
             this.chunks = chunks;
             this.decoder = decoder;
             if (decoder == null) scratch = new MtrFile.Scratch(arena);
-            else for (int i = 0; i < Math.min(chunks.size(), ahead + 1); i++) decodeAhead(new MtrFile.Scratch(arena));
+            else for (int i = 0; i < Math.min(chunks.size(), depth + 1); i++) decodeAhead(new MtrFile.Scratch(arena));
         }
 
         boolean nextSlot() throws MtrFormatException {
@@ -443,7 +443,10 @@ public final class MtrReader {
             return true;
         }
 
-        /** Decodes chunk {@code chunk} into {@code scratch}: waits for the decoder, then sets it to the chunk after. */
+        /**
+         * The word count of chunk {@code chunk}, whose words are now {@code scratch}'s: decoded here, or waited
+         * for from the decoders, whose buffers of the chunk before then take the next chunk not yet queued.
+         */
         private int decoded() throws MtrFormatException {
             if (decoder == null) return file.words(chunks.get(chunk), scratch);
             int count;

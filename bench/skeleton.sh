@@ -7,8 +7,8 @@
 # share of accesses the skeleton computed, how fast `memtrace print` replays the skeleton trace (accesses
 # per second, text written to /dev/null, JVM start included), and how fast the reader alone replays it
 # (org.memtrace.mtr.ReplaySpeed: every access into a consumer that counts and sums them, no text, no
-# names; millions of accesses per second by the wall clock, the reader and its chunk decoder on two
-# threads, first pass and best of the passes made in 3 s (at least three), JVM start excluded: the wall
+# names; millions of accesses per second by the wall clock, the reader and its two chunk decoders on
+# threads of their own, first pass and best of the passes made in 3 s (at least three), JVM start excluded: the wall
 # clock drifts with the shared machine's load, so the best pass is the reader's rate;
 # fix1_ms and rest1_M/s split the first pass at its first access: ms before it, the rate after it;
 # aot1_M/s and aotfix_ms are the first pass and its fixed ms run through the launcher (MEMTRACE_JAVA_MAIN):

@@ -81,7 +81,7 @@ public final class MtrFile implements AutoCloseable {
     }
 
     public static MtrFile open(Path path) throws IOException, MtrFormatException {
-        Arena arena = Arena.ofShared(); // MtrReader's decoder thread reads chunks too
+        Arena arena = Arena.ofShared(); // MtrReader's decoder threads read chunks too
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             return new MtrFile(arena, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
         } catch (IOException | MtrFormatException | RuntimeException e) {

@@ -139,10 +139,9 @@ public final class MtrReader {
     }
 
     private Result run() throws MtrFormatException {
-        // With decoders the arena is shared (they make the buffers' zstd contexts) and closed after they have
-        // stopped; without, confined, whose closing costs no handshake with every thread.
+        // shared: the decoders make the buffers' zstd contexts; closed after they have stopped
         int depth = ahead(file);
-        try (Arena arena = depth > 0 ? Arena.ofShared() : Arena.ofConfined(); ExecutorService decoders = depth > 0 ? decoders() : null) {
+        try (Arena arena = Arena.ofShared(); ExecutorService decoders = depth > 0 ? decoders() : null) {
             List<ThreadStream> threads = new ArrayList<>();
             file.threads().forEach((tid, chunks) -> threads.add(new ThreadStream(tid, chunks, arena, decoders, depth)));
             direct = threads.size() == 1;
@@ -379,14 +378,14 @@ public final class MtrReader {
     private final class ThreadStream implements LoopReplay.Sink {
         final int tid;
         final List<MtrFile.Chunk> chunks;
-        /** Decodes the next chunks while this one is read from {@code scratch}; null: decode in place. */
-        private final ExecutorService decoder;
+        /** Decode the next chunks while this one is read from {@code scratch}; null: decode in place. */
+        private final ExecutorService decoders;
         /** The buffers of the chunk being read (null before the first with a decoder). */
         private MtrFile.Scratch scratch;
         /** The chunks after this one, oldest first: each one's buffers and its word count, when decoded. */
         private final ArrayDeque<MtrFile.Scratch> spares = new ArrayDeque<>();
         private final ArrayDeque<Future<Integer>> ahead = new ArrayDeque<>();
-        /** The next chunk to hand to the decoder. */
+        /** The next chunk to hand to the decoders. */
         private int queued;
         int chunk = -1;
         /** The chunk's slots as words, decoded onto the heap (MtrFile.words). */
@@ -421,11 +420,11 @@ public final class MtrReader {
             return (callers.contains(r) ? new LoopReplay(loop) : r).start();
         }
 
-        ThreadStream(int tid, List<MtrFile.Chunk> chunks, Arena arena, ExecutorService decoder, int depth) {
+        ThreadStream(int tid, List<MtrFile.Chunk> chunks, Arena arena, ExecutorService decoders, int depth) {
             this.tid = tid;
             this.chunks = chunks;
-            this.decoder = decoder;
-            if (decoder == null) scratch = new MtrFile.Scratch(arena);
+            this.decoders = decoders;
+            if (decoders == null) scratch = new MtrFile.Scratch(arena);
             else for (int i = 0; i < Math.min(chunks.size(), depth + 1); i++) decodeAhead(new MtrFile.Scratch(arena));
         }
 
@@ -448,7 +447,7 @@ public final class MtrReader {
          * for from the decoders, whose buffers of the chunk before then take the next chunk not yet queued.
          */
         private int decoded() throws MtrFormatException {
-            if (decoder == null) return file.words(chunks.get(chunk), scratch);
+            if (decoders == null) return file.words(chunks.get(chunk), scratch);
             int count;
             try {
                 count = ahead.removeFirst().get();
@@ -474,7 +473,7 @@ public final class MtrReader {
             spares.addLast(into);
             if (queued == chunks.size()) return;
             MtrFile.Chunk next = chunks.get(queued++);
-            ahead.addLast(decoder.submit(() -> file.words(next, into)));
+            ahead.addLast(decoders.submit(() -> file.words(next, into)));
         }
 
         void hold(long address, long site) {

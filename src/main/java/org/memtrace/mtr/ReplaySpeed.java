@@ -9,7 +9,7 @@ import org.memtrace.event.Event;
  * Measures replay alone (bench/skeleton.sh): reads a {@code .mtr} file with every access, recorded or
  * computed, going to a consumer that only counts them and sums their addresses, so no event object, name or
  * text is made for an access. Prints one line per pass: accesses, of them computed, seconds and millions of
- * accesses per second by the wall clock (what a reader waits: the reader decodes chunks on a second thread),
+ * accesses per second by the wall clock (what a reader waits: the reader decodes chunks on two threads of its own),
  * and the CPU seconds of the whole process (both threads, the JIT's and the collector's too). Later passes
  * show the speed once the JIT has compiled the reader. Each line also splits the pass at its first access:
  * {@code fixed} is the wall time before it (mapping the file, the FFM API's and libzstd's set-up, the

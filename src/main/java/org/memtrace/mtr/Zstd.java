@@ -91,7 +91,7 @@ final class Zstd {
     }
 
     /**
-     * A decompression context that lives as long as {@code arena}: made once per reading thread, since
+     * A decompression context that lives as long as {@code arena}: made once per reading buffer, since
      * ZSTD_decompress makes and frees one per frame (about a hundred KB each time).
      */
     MemorySegment context(Arena arena) throws MtrFormatException {

@@ -18,7 +18,7 @@ import org.memtrace.testutil.Gcc;
 /**
  * A cc-built program's trace of many small chunks (the runtime's codec 5), read by the reader: a JVM's
  * first chunks are decompressed without a zstd context and the rest with one (Zstd.contextsPay), by the
- * reader's decoder thread ahead of the reading one, and every store arrives, in order, across all of them.
+ * reader's decoder threads ahead of the reading one, and every store arrives, in order, across all of them.
  */
 class MtrReaderChunksTest {
     @TempDir Path dir;

@@ -127,7 +127,7 @@ class MtrReaderTest {
     }
 
     /**
-     * Chunks decoded ahead of the reader (MtrReader's decoder thread): two threads' chunks interleaved, each
+     * Chunks decoded ahead of the reader (MtrReader's decoder threads): two threads' chunks interleaved, each
      * thread's in order, and a damaged chunk of thread 1 ends that thread there, with every access before it
      * delivered and thread 2 read whole.
      */

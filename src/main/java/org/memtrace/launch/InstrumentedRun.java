@@ -98,7 +98,7 @@ public final class InstrumentedRun {
     }
 
     private Process start(Path out) throws LaunchException {
-        ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
+        ProcessBuilder pb = options.processBuilder();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
         try {

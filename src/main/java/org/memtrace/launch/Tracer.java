@@ -115,7 +115,7 @@ public final class Tracer {
     }
 
     private Process start(Path agent, Path ringFile) throws LaunchException {
-        ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
+        ProcessBuilder pb = options.processBuilder();
         var env = pb.environment();
         String preload = env.get("LD_PRELOAD");
         env.put("LD_PRELOAD", preload == null || preload.isBlank() ? agent.toString() : agent + ":" + preload);

@@ -243,6 +243,9 @@ public final class MtrReader {
         } catch (MtrFormatException | StreamFormatException e) {
             problems.add("thread " + t.tid + ", chunk " + t.chunkOrder() + ": " + e.getMessage() + "; the rest of this thread's trace is lost");
             t.abandon();
+            // Its accesses before the damage go out now, after its last event; held to the end, they would come
+            // after the other threads' frees and be named <freed:…>, a use after free that nothing recorded.
+            flush(t);
         }
     }
 

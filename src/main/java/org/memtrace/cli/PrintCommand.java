@@ -56,7 +56,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
         boolean compiledIn = TraceInput.compiledIn(file);
-        try (OutputFile target = OutputFile.create(Path.of(output), List.of(file))) {
+        try (OutputFile target = OutputFile.create(RawPaths.path(output), List.of(file))) {
             OutputStream out = open(target);
             SymbolicNaming names = new SymbolicNaming();
             InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : TraceInput.shapes(names.addressSpace(), err);

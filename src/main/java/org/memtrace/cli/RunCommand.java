@@ -98,7 +98,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         checkOutputs(target, output, saveStream, jsonSummary, reportFile);
         if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
             say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
-        boolean created = !"-".equals(output) && !Files.exists(Path.of(output));
+        boolean created = !"-".equals(output) && !Files.exists(RawPaths.path(output));
         OutputStream out = openOutput(output);
 
         SymbolicNaming names = new SymbolicNaming();
@@ -141,7 +141,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 closeQuietly(out);
                 if (reportOutput != null) reportOutput.close();
                 // the run was refused after all: a trace file that memtrace created holds nothing, remove it
-                if (created) deleteQuietly(Path.of(output));
+                if (created) deleteQuietly(RawPaths.path(output));
                 throw e;
             }
             try {
@@ -237,7 +237,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      */
     static void checkOutputs(Target target, String output, Path saveStream, Path jsonSummary, Path reportFile) throws LaunchException {
         Map<String, Path> outputs = new LinkedHashMap<>();
-        if (!"-".equals(output)) outputs.put("-o", Path.of(output));
+        if (!"-".equals(output)) outputs.put("-o", RawPaths.path(output));
         if (saveStream != null) outputs.put("--save-stream", saveStream);
         if (jsonSummary != null) outputs.put("--json-summary", jsonSummary);
         if (reportFile != null) outputs.put("--report", reportFile);
@@ -278,7 +278,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     static OutputStream openOutput(String output) throws LaunchException {
         // Not System.out, which swallows write errors: a full disk or a closed pipe must be said.
         if ("-".equals(output)) return OutputFile.standardOutput();
-        Path file = Path.of(output);
+        Path file = RawPaths.path(output);
         try {
             return Files.newOutputStream(file);
         } catch (IOException | RuntimeException e) {

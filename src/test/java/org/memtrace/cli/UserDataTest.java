@@ -248,6 +248,43 @@ class UserDataTest {
         assertThat(dir.resolve("s2.txt")).isNotEmptyFile();
     }
 
+    /** An argument as the launcher passes a name that is not UTF-8: its bytes in hex (RawPaths). */
+    private static String raw(byte[] name) { return RawPaths.PREFIX + java.util.HexFormat.of().formatHex(name); }
+
+    @Test
+    void namesThatAreNotUtf8AreReadAndWrittenByteForByte() throws Exception {
+        byte[] in = {'n', (byte) 0xff, 'x', '.', 'm', 't', 'r'}, out = {'o', (byte) 0xfe, (byte) 0x80, '.', 't', 'x', 't'};
+        byte[] parent = (dir + "/").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Path input = RawPaths.path(raw(concat(parent, in)));
+        Files.copy(trace, input);
+        String output = raw(concat(parent, out));
+        Outcome o = memtrace("print", "-q", "-o", output, raw(concat(parent, in)));
+        assertThat(o.status()).as(o.err()).isZero();
+        try (var names = Files.list(dir)) {
+            assertThat(names.map(p -> bytes(p.getFileName())).filter(b -> Arrays.equals(b, out)).count()).as("a file named o\\xfe\\x80.txt").isOne();
+        }
+        Path good = dir.resolve("utf8.txt");
+        assertThat(memtrace("print", "-q", "-o", good.toString(), trace.toString()).status()).isZero();
+        assertThat(Files.readAllLines(RawPaths.path(output))).isEqualTo(Files.readAllLines(good));
+    }
+
+    /** A path's bytes, as the file system has them (a directory listing keeps them whole). */
+    private static byte[] bytes(Path p) {
+        try {
+            java.lang.reflect.Method m = p.getClass().getDeclaredMethod("asByteArray");
+            m.setAccessible(true);
+            return (byte[]) m.invoke(p);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        for (byte[] p : parts) b.writeBytes(p);
+        return b.toByteArray();
+    }
+
     @Test
     void analyzeCallsAMissingFileAUsageErrorAsEveryCommandDoes() {
         Outcome o = memtrace("analyze", dir.resolve("missing").toString());

@@ -1,9 +1,14 @@
 package org.memtrace.cli;
 
+import java.io.IOException;
 import java.lang.reflect.Constructor;
 import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import org.memtrace.launch.LaunchException;
 import picocli.CommandLine;
 
 /**
@@ -18,6 +23,31 @@ final class RawPaths {
     private RawPaths() {}
 
     static final String PREFIX = "\u0001memtrace-bytes:";
+
+    /**
+     * A program to run whose name (or a directory on its path) is not UTF-8: the JVM hands a child only text
+     * arguments, so the program is run through a symbolic link of a UTF-8 name, in a directory of its own
+     * that memtrace makes (mode 0700) and removes on exit; argv[0] is then the link's name. Its arguments
+     * must be UTF-8: there is no way to pass other bytes through the JVM, so one that is not is refused.
+     */
+    static List<String> program(List<String> command) throws LaunchException {
+        for (String a : command.subList(1, command.size()))
+            if (a.startsWith(PREFIX))
+                throw LaunchException.usage("an argument of the program is not UTF-8; memtrace can pass the program only UTF-8 arguments");
+        if (!command.getFirst().startsWith(PREFIX)) return command;
+        Path program = path(command.getFirst());
+        try {
+            Path dir = Files.createTempDirectory("memtrace-program.");
+            dir.toFile().deleteOnExit();
+            Path link = Files.createSymbolicLink(dir.resolve("program"), program.toAbsolutePath());
+            link.toFile().deleteOnExit();
+            List<String> named = new ArrayList<>(command);
+            named.set(0, link.toString());
+            return named;
+        } catch (IOException | RuntimeException e) {
+            throw LaunchException.usage("cannot run " + program + ": " + LaunchException.reason(e instanceof IOException io ? io : new IOException(e)));
+        }
+    }
 
     /** The path an argument names: the launcher's bytes, or the argument itself. */
     static Path path(String argument) {

@@ -92,6 +92,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
+        command = RawPaths.program(command);
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding, "-".equals(output));
         Target target = Tracer.validate(options);
         boolean compiledIn = InstrumentedRun.isInstrumented(target.traced());

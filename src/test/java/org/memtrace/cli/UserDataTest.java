@@ -268,6 +268,27 @@ class UserDataTest {
         assertThat(Files.readAllLines(RawPaths.path(output))).isEqualTo(Files.readAllLines(good));
     }
 
+    @Test
+    void aProgramInADirectoryNamedInBytesIsRunAndItsAccessesNamed() throws Exception {
+        byte[] parent = (dir + "/").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Path sub = Files.createDirectory(RawPaths.path(raw(concat(parent, new byte[] {'d', (byte) 0xff}))));
+        Path program = Files.copy(prog, sub.resolve(RawPaths.path(raw(new byte[] {'p', (byte) 0xfe}))));
+        Path text = dir.resolve("bytes.txt");
+        // "no such file" before: the name reached the JVM as text with U+FFFD; and the site table was not found
+        Outcome o = memtrace("run", "-q", "-o", text.toString(), "--", raw(bytes(program)));
+        assertThat(o.status()).as(o.err()).isZero();
+        Path same = dir.resolve("utf8-run.txt");
+        assertThat(memtrace("run", "-q", "-o", same.toString(), "--", prog.toString()).status()).isZero();
+        assertThat(accesses(text)).isEqualTo(accesses(same)).isGreaterThan(96_000); // two threads x 3000 elements x 8 rounds, load and store
+        assertThat(o.err()).doesNotContain("no site table");
+    }
+
+    private static long accesses(Path text) throws java.io.IOException {
+        try (var lines = Files.lines(text)) {
+            return lines.filter(l -> l.matches("[LS]\\$.*")).count();
+        }
+    }
+
     /** A path's bytes, as the file system has them (a directory listing keeps them whole). */
     private static byte[] bytes(Path p) {
         try {

@@ -56,6 +56,8 @@ public final class SkeletonProgram {
             logged = new LoggedInput(out);
             result = MtrReader.read(file, logged, logged, logged);
             logged.finish();
+            // a damaged or cut file is written up to the damage (and said); records that do not fit the files are not
+            if (!result.problems().isEmpty() && !result.damaged()) throw new NotEmitted(String.join("; ", result.problems()));
             if (logged.problem != null) throw new NotEmitted(logged.problem);
             out.finish();
         } catch (UncheckedIOException e) {

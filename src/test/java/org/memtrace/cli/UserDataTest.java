@@ -185,6 +185,27 @@ class UserDataTest {
     }
 
     @Test
+    void aFileSizeLimitCutsTheTraceWithOneLineAndTheProgramRunsOn() throws Exception {
+        Path cut = dir.resolve("limited.mtr");
+        // 100 blocks of 1 KiB: the stored slots (770 KB) do not fit; SIGXFSZ must not kill the program
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", "ulimit -f 100 && exec \"$0\"", prog.toString()).directory(dir.toFile());
+        pb.environment().put("MEMTRACE_OUT", cut.toString());
+        pb.environment().put("MEMTRACE_CODEC", "0");
+        pb.environment().put("MEMTRACE_BUFFER_KB", "64");
+        Path err = dir.resolve("limited.err");
+        Process p = pb.redirectOutput(dir.resolve("limited.out").toFile()).redirectError(err.toFile()).start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isZero();
+        assertThat(Files.readString(dir.resolve("limited.out"))).startsWith("hello from the program");
+        assertThat(Files.readString(err).lines().toList()).singleElement().asString()
+                .isEqualTo("memtrace: cannot write the trace " + cut + ": file too large; it stops here and is incomplete (the program runs on)");
+        assertThat(Files.size(cut)).isBetween(1L, 100L * 1024); // ulimit's blocks: 512 bytes (dash) or 1 KiB (bash)
+        Outcome read = memtrace("print", "-q", "-o", dir.resolve("limited.txt").toString(), cut.toString());
+        assertThat(read.status()).isEqualTo(1);
+        assertThat(read.err()).contains("truncated");
+    }
+
+    @Test
     void everyReaderReadsAKilledProgramsTraceUpToTheCut() throws Exception {
         // SIGKILL: no end record, the last chunk cut in the middle
         Path cut = Files.write(dir.resolve("killed.mtr"), Arrays.copyOf(whole, whole.length - 32 - 20));

@@ -39,7 +39,30 @@ public record TraceOptions(List<String> command, int regions, boolean autostart,
      */
     public ProcessBuilder processBuilder() {
         ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-        if (traceOnStandardOutput) pb.redirectOutput(ProcessBuilder.Redirect.appendTo(new java.io.File("/proc/self/fd/2")));
+        if (traceOnStandardOutput) {
+            // The re-opened file has an offset of its own: memtrace's standard error appends too from now on,
+            // or its summary would overwrite what the program wrote to a file redirected without >>.
+            appendToStandardError();
+            pb.redirectOutput(ProcessBuilder.Redirect.appendTo(new java.io.File("/proc/self/fd/2")));
+        }
         return pb;
+    }
+
+    /** fcntl(2, F_SETFL, flags | O_APPEND): nothing changes for a terminal or a pipe, which have no offset. */
+    private static void appendToStandardError() {
+        try {
+            var linker = java.lang.foreign.Linker.nativeLinker();
+            var fcntl = linker.downcallHandle(linker.defaultLookup().find("fcntl").orElseThrow(),
+                    java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_INT,
+                            java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_INT),
+                    java.lang.foreign.Linker.Option.firstVariadicArg(2));
+            final int getFlags = 3, setFlags = 4, append = 02000;
+            int flags = (int) fcntl.invokeExact(2, getFlags, 0);
+            if (flags >= 0 && (flags & append) == 0) {
+                int ignored = (int) fcntl.invokeExact(2, setFlags, flags | append);
+            }
+        } catch (Throwable e) {
+            // no foreign access: the program's output may then be overwritten by memtrace's summary in a file
+        }
     }
 }

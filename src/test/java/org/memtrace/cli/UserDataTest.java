@@ -118,11 +118,12 @@ class UserDataTest {
 
     @Test
     void runToStandardOutputKeepsTheProgramsOutputOutOfTheTrace() throws Exception {
-        Cli.Result r = Cli.run(dir, "run", "-q", "-o", "-", "--", prog.toString());
+        // stderr is a file opened without O_APPEND: the summary must not overwrite the program's line
+        Cli.Result r = Cli.run(dir, "run", "-o", "-", "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout()).doesNotContain("hello from the program").contains("S$");
         assertThat(r.stdout().lines()).allMatch(l -> l.startsWith("#") || l.matches("[A-Z]\\$.*"));
-        assertThat(r.stderr()).contains("hello from the program");
+        assertThat(r.stderr()).contains("hello from the program 167944\n").contains("memtrace summary");
     }
 
     @Test

@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -34,6 +35,9 @@ public final class InstrumentedRun {
     private final Fanout consumers;
     private final Consumer<String> problems;
     private volatile Process process;
+    /** When memtrace stops reading the trace, once it was asked to stop; 0 while it was not. */
+    private volatile long stopBy;
+    private boolean interrupted;
     private boolean incomplete;
     private Event.Exit lastExit;
 
@@ -69,10 +73,16 @@ public final class InstrumentedRun {
         return false;
     }
 
+    /**
+     * Without --save-stream the trace goes to a directory of this run's own (0700), which goes with
+     * everything in it however the run ends short of memtrace being killed: the trace, and the traces of
+     * the program's fork children ({@code trace.mtr.<pid>}), which the runtime creates O_EXCL beside it.
+     */
     public RunResult run() throws LaunchException {
         Tracer.validate(options);
         boolean keep = options.saveStream() != null;
-        Path out = keep ? options.saveStream() : temporaryTrace();
+        Path scratch = keep ? null : temporaryDirectory();
+        Path out = keep ? options.saveStream() : scratch.resolve("trace.mtr");
         try {
             if (keep) Files.deleteIfExists(out);
             long t0 = System.nanoTime();
@@ -83,16 +93,21 @@ public final class InstrumentedRun {
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
             consumers.finish();
-            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete);
+            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, interrupted);
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
         } finally {
-            if (!keep) Processes.deleteQuietly(out);
+            if (!keep) deleteTree(scratch);
         }
     }
 
-    /** Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does. */
+    /**
+     * Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does: the trace
+     * is read for a moment more ({@link Processes#STOP_BUDGET_NS}), then the rest is left out and the trace
+     * says it is incomplete (the .mtr file of --save-stream keeps all the program wrote).
+     */
     public void requestStop() {
+        stopBy = System.nanoTime() + Processes.STOP_BUDGET_NS;
         Process p = process;
         if (p != null) Processes.stop(p);
     }
@@ -101,6 +116,8 @@ public final class InstrumentedRun {
         ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        // the runtime dies with this process and removes the three variables before main (agent/runtime/rt_init.c)
+        pb.environment().put("MEMTRACE_PARENT", Long.toString(ProcessHandle.current().pid()));
         try {
             Process p = pb.start();
             process = p;
@@ -116,13 +133,23 @@ public final class InstrumentedRun {
             MtrReader.Result r = MtrReader.read(mtr, this::dispatch);
             r.problems().forEach(this::problem);
             return r.dropped();
+        } catch (Stopped e) {
+            interrupted = true;
+            return 0;
         } catch (IOException | MtrFormatException e) {
             problem("cannot read the trace the program wrote (" + file + "): " + e.getMessage());
             return 0;
         }
     }
 
+    /** Thrown through the reader to end the replay of a run memtrace was asked to stop. */
+    private static final class Stopped extends RuntimeException {
+        Stopped() { super(null, null, false, false); }
+    }
+
     private void dispatch(Event event) {
+        long deadline = stopBy;
+        if (deadline != 0 && System.nanoTime() - deadline > 0) throw new Stopped();
         if (event instanceof Event.Exit x) lastExit = x;
         consumers.accept(event);
     }
@@ -132,11 +159,21 @@ public final class InstrumentedRun {
         problems.accept(message);
     }
 
-    private static Path temporaryTrace() throws LaunchException {
+    private static Path temporaryDirectory() throws LaunchException {
         try {
-            return Files.createTempFile("memtrace-", ".mtr");
+            return Files.createTempDirectory("memtrace-", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         } catch (IOException e) {
-            throw LaunchException.environment("cannot create a temporary trace file: " + e.getMessage(), e);
+            throw LaunchException.environment("cannot create a temporary directory for the trace: " + e.getMessage(), e);
         }
+    }
+
+    /** The run's own directory, flat: the runtime writes files there, never directories or links. */
+    private static void deleteTree(Path dir) {
+        try (var files = Files.list(dir)) {
+            files.forEach(Processes::deleteQuietly);
+        } catch (IOException e) {
+            // already gone
+        }
+        Processes.deleteQuietly(dir);
     }
 }

@@ -53,7 +53,7 @@ import picocli.CommandLine.Spec;
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
     /** The longest an interrupted memtrace waits for its trace and summary to be written. */
     private static final int STOP_CAP_SECONDS = 5;
-    static final String INTERRUPTED = "memtrace was interrupted before it had taken in all the program recorded";
+    static final String INTERRUPTED = "memtrace was interrupted: the program was stopped, and the trace ends there or earlier";
 
     @Spec CommandLine.Model.CommandSpec spec;
 

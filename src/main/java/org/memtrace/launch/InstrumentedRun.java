@@ -37,7 +37,6 @@ public final class InstrumentedRun {
     private volatile Process process;
     /** When memtrace stops reading the trace, once it was asked to stop; 0 while it was not. */
     private volatile long stopBy;
-    private boolean interrupted;
     private boolean incomplete;
     private Event.Exit lastExit;
 
@@ -89,11 +88,13 @@ public final class InstrumentedRun {
             Process p = start(out);
             int status = Processes.waitUninterruptibly(p);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
+            // stopped: the file is read from now on, for a moment
+            if (stopBy != 0) stopBy = System.nanoTime() + Processes.REPLAY_BUDGET_NS;
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
             consumers.finish();
-            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, interrupted);
+            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, stopBy != 0);
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
         } finally {
@@ -103,7 +104,7 @@ public final class InstrumentedRun {
 
     /**
      * Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does: the trace
-     * is read for a moment more ({@link Processes#STOP_BUDGET_NS}), then the rest is left out and the trace
+     * is read for a moment once the program has ended ({@link Processes#REPLAY_BUDGET_NS}), then the rest is left out and the trace
      * says it is incomplete (the .mtr file of --save-stream keeps all the program wrote).
      */
     public void requestStop() {
@@ -134,7 +135,6 @@ public final class InstrumentedRun {
             r.problems().forEach(this::problem);
             return r.dropped();
         } catch (Stopped e) {
-            interrupted = true;
             return 0;
         } catch (IOException | MtrFormatException e) {
             problem("cannot read the trace the program wrote (" + file + "): " + e.getMessage());

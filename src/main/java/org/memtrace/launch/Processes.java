@@ -32,6 +32,12 @@ final class Processes {
     static final long STOP_BUDGET_NS = 300_000_000L;
 
     /**
+     * As {@link #STOP_BUDGET_NS} for a compiled-in run, whose trace is read only once the program has ended:
+     * counted from then, and longer, since loading the reader's classes comes out of it.
+     */
+    static final long REPLAY_BUDGET_NS = 450_000_000L;
+
+    /**
      * Ends the program from outside (memtrace got SIGINT/SIGTERM): gives it a moment to end on its own
      * (Ctrl-C reached it too), then terminates it, then kills it; under a second in all, since the user is
      * waiting for the prompt.

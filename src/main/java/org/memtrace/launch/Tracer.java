@@ -45,7 +45,6 @@ public final class Tracer {
     private volatile Process process;
     /** When memtrace stops reading the ring, once it was asked to stop; 0 while it was not. */
     private volatile long stopBy;
-    private boolean interrupted;
 
     private StreamWriter saver;
     private boolean streamBroken;
@@ -100,7 +99,8 @@ public final class Tracer {
             closeSaver(ring);
             consumers.finish();
             Checkpoints.mark("consumers finished");
-            return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete, interrupted);
+            // stopped from outside, the program did not run to its end, whether or not all it recorded was read
+            return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete, stopBy != 0);
         } catch (IOException e) {
             throw LaunchException.environment("cannot create the event ring " + ringFile + ": " + e.getMessage(), e);
         } finally {
@@ -152,7 +152,6 @@ public final class Tracer {
             long backlog = ring.backlog();
             long deadline = stopBy;
             if (deadline != 0 && System.nanoTime() - deadline > 0 && (backlog > 0 || p.isAlive())) {
-                interrupted = true;
                 ring.discard();
                 return;
             }

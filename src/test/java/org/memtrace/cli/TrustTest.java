@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.TraceFile;
 
 /**
  * Issue 26's findings on what memtrace loads, creates, leaves in the program's environment and leaves behind
@@ -288,6 +289,7 @@ class TrustTest {
             assertThat(ended(pid)).isTrue();
             assertThat(err).contains("the trace is incomplete: memtrace was interrupted", "killed by SIGINT", "memtrace summary");
             List<String> lines = Files.readAllLines(trace);
+            TraceFile.parse(lines); // every line, the mark included, in the grammar of docs/trace-format.md
             assertThat(lines.getLast()).startsWith("# incomplete memtrace was interrupted");
             // what was recorded is written: the trace as far as memtrace got in its moment, the recording whole
             if (program == forever) assertThat(lines).anyMatch(l -> l.startsWith("S$"));

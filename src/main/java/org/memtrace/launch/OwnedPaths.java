@@ -59,9 +59,10 @@ final class OwnedPaths {
         }
         int uid = uid();
         checkPrivate(abs, uid);
+        int gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
         // the real path of the parent: a symbolic link above (a /home that is a link) is the system's, not a planter's
         for (Path up = abs.getParent() == null ? null : abs.getParent().toRealPath(); up != null; up = up.getParent())
-            checkAncestor(up, uid);
+            checkAncestor(up, uid, gid);
     }
 
     private static void checkPrivate(Path dir, int uid) throws IOException {
@@ -75,11 +76,18 @@ final class OwnedPaths {
         }
     }
 
-    private static void checkAncestor(Path dir, int uid) throws IOException {
+    /**
+     * Group write is allowed on the user's own directory whose group is the user's primary group: the
+     * user-private groups of umask 002 systems leave ~/.cache 0775, and that group holds the user alone.
+     */
+    private static void checkAncestor(Path dir, int uid, int gid) throws IOException {
         int owner = (Integer) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        int group = (Integer) Files.getAttribute(dir, "unix:gid", LinkOption.NOFOLLOW_LINKS);
         int mode = mode(dir);
         if (owner != uid && owner != 0) throw new UntrustedPathException(dir, "belongs to user " + owner);
-        if ((mode & GROUP_OTHER_WRITE) != 0 && (mode & STICKY) == 0)
+        if ((mode & STICKY) != 0) return;
+        boolean ownGroup = owner == uid && group == gid;
+        if ((mode & 0002) != 0 || ((mode & 0020) != 0 && !ownGroup))
             throw new UntrustedPathException(dir, "is writable by others (mode " + Integer.toOctalString(mode & 07777) + ")");
     }
 

@@ -58,6 +58,17 @@ class OwnedPathsTest {
     }
 
     @Test
+    void aDirectoryAboveWritableByAnotherGroupIsRefusedButByTheUsersOwnGroupIsNot() throws Exception {
+        Path shared = Files.createDirectory(dir.resolve("shared"));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxr-x"));
+        Files.setAttribute(shared, "unix:gid", NOBODY); // nogroup: not the user's own group
+        assertThatThrownBy(() -> NativeFiles.install(shared.resolve("0123456789abcdef"), "lib.so", CONTENT))
+                .isInstanceOf(OwnedPaths.UntrustedPathException.class).hasMessageContaining("writable by others (mode 775)");
+        Files.setAttribute(shared, "unix:gid", (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid"));
+        assertThat(NativeFiles.install(shared.resolve("0123456789abcdef"), "lib.so", CONTENT)).exists(); // a user-private group
+    }
+
+    @Test
     void theUsersOwnWideDirectoriesAreMadePrivateAndNewOnesAre0700() throws Exception {
         Path wide = Files.createDirectory(dir.resolve("memtrace"));
         Files.setPosixFilePermissions(wide, PosixFilePermissions.fromString("rwxr-xr-x")); // as earlier versions left it

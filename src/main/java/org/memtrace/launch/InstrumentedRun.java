@@ -112,6 +112,9 @@ public final class InstrumentedRun implements Recorder {
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
+            // the text trace holds what a moment's reading got; the recording itself goes with the run's directory
+            if (stopBy != 0 && wrote && !keep)
+                problems.accept("the program's whole recording is not kept; --save-stream FILE keeps it for memtrace print");
             consumer.finish();
             return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, stopBy != 0);
         } catch (IOException e) {
@@ -151,7 +154,7 @@ public final class InstrumentedRun implements Recorder {
     /** Hands the file's events to the consumer; returns the records the runtime dropped. */
     private long replay(Path file) {
         try (MtrFile mtr = MtrFile.open(file)) {
-            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, consumer::probe);
+            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, this::probe);
             r.problems().forEach(this::problem);
             return r.dropped();
         } catch (Stopped e) {
@@ -167,9 +170,19 @@ public final class InstrumentedRun implements Recorder {
         Stopped() { super(null, null, false, false); }
     }
 
-    private void dispatch(Event event) {
+    /** Ends the replay once a stopped run's moment is over: checked per record, a volatile read while not stopped. */
+    private void checkStop() {
         long deadline = stopBy;
         if (deadline != 0 && System.nanoTime() - deadline > 0) throw new Stopped();
+    }
+
+    private void probe(int tid, long address, Event.ProbeSite site) {
+        checkStop();
+        consumer.probe(tid, address, site);
+    }
+
+    private void dispatch(Event event) {
+        checkStop();
         if (event instanceof Event.Exit x) lastExit = x;
         consumer.accept(event);
     }

@@ -266,13 +266,15 @@ class TrustTest {
     }
 
     /** Ctrl-C: SIGINT to memtrace's process group, as a terminal sends it (perl puts SIGINT back to its default). */
-    private void ctrlC(Path program, String tag) throws Exception {
+    private void ctrlC(Path program, String tag, boolean save) throws Exception {
         Path pidFile = dir.resolve(tag + ".pid");
         Path trace = dir.resolve(tag + ".trace");
         Path saved = dir.resolve(tag + ".saved");
         List<String> group = List.of("perl", "-e", "setpgrp(0, 0); $SIG{INT} = 'DEFAULT'; exec @ARGV or die");
-        ProcessBuilder pb = builder(command(group, List.of(), "run", "-o", trace.toString(), "--save-stream", saved.toString(), "--",
-                program.toString(), pidFile.toString()), Map.of(), tag);
+        List<String> args = new ArrayList<>(List.of("run", "-o", trace.toString()));
+        if (save) args.addAll(List.of("--save-stream", saved.toString()));
+        args.addAll(List.of("--", program.toString(), pidFile.toString()));
+        ProcessBuilder pb = builder(command(group, List.of(), args.toArray(String[]::new)), Map.of(), tag);
         Process memtrace = pb.start();
         long pid = -1;
         try {
@@ -293,8 +295,11 @@ class TrustTest {
             assertThat(lines.getLast()).startsWith("# incomplete memtrace was interrupted");
             // what was recorded is written: the trace as far as memtrace got in its moment, the recording whole
             if (program == forever) assertThat(lines).anyMatch(l -> l.startsWith("S$"));
-            assertThat(Files.size(saved)).isGreaterThan(4096);
-            System.out.printf("%s: Ctrl-C to exit %.3f s, %d lines, %d bytes saved%n", tag, seconds, lines.size(), Files.size(saved));
+            // a compiled-in run without --save-stream says that the .mtr goes with the run's temporary directory
+            if (program == foreverCc && !save) assertThat(err).contains("the program's whole recording is not kept; --save-stream FILE keeps it");
+            else assertThat(err).doesNotContain("recording is not kept");
+            if (save) assertThat(Files.size(saved)).isGreaterThan(4096);
+            System.out.printf("%s: Ctrl-C to exit %.3f s, %d lines, %d bytes saved%n", tag, seconds, lines.size(), save ? Files.size(saved) : 0);
         } finally {
             memtrace.destroyForcibly();
             if (pid > 0 && !ended(pid)) new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor();
@@ -303,11 +308,16 @@ class TrustTest {
 
     @Test
     void ctrlCDuringAFaultModeRunEndsAtOnceWithTheTraceMarkedIncomplete() throws Exception {
-        ctrlC(forever, "int-fault");
+        ctrlC(forever, "int-fault", true);
     }
 
     @Test
     void ctrlCDuringACompiledInRunEndsAtOnceWithTheTraceMarkedIncomplete() throws Exception {
-        ctrlC(foreverCc, "int-cc");
+        ctrlC(foreverCc, "int-cc", true);
+    }
+
+    @Test
+    void ctrlCDuringACompiledInRunWithoutSaveStreamSaysTheRecordingIsNotKept() throws Exception {
+        ctrlC(foreverCc, "int-cc-unsaved", false);
     }
 }

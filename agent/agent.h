@@ -399,7 +399,11 @@ int heap_owns(const void *p);
 void *heap_alias(const void *p);
 void *heap_alloc(size_t n, size_t align, int *dirty);
 size_t heap_usable(const void *p);
-void heap_free(void *p);
+/* What a free of p is: a block of ours, one freed already (by the bin glibc would have kept it in, */
+/* whose message differs), or no block's start at all. */
+enum heap_bad { HEAP_OK, HEAP_FREED_TCACHE, HEAP_FREED, HEAP_FREED_MAPPED, HEAP_INVALID };
+enum heap_bad heap_free(void *p);      /* frees a good block; anything else is left alone and said */
+enum heap_bad heap_check(const void *p);
 void heap_fork_prepare(void);
 void heap_fork_done(int child);
 

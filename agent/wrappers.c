@@ -140,6 +140,22 @@ static void put_pointer(void **out, void *p)
     open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
 }
 
+/* A free or realloc glibc would refuse (heap.c found it): the program ends as it does untraced, with     */
+/* glibc's message on standard error and SIGABRT through abort() (its own SIGABRT handler runs), the call */
+/* already recorded.                                                                                      */
+static __attribute__((noreturn)) void refuse(enum heap_bad bad, int realloc_call)
+{
+    static const char *const said[] = {
+        [HEAP_FREED_TCACHE] = "free(): double free detected in tcache 2\n",
+        [HEAP_FREED] = "double free or corruption (!prev)\n",
+        [HEAP_FREED_MAPPED] = "munmap_chunk(): invalid pointer\n",
+        [HEAP_INVALID] = "free(): invalid pointer\n",
+    };
+    const char *m = realloc_call && bad == HEAP_INVALID ? "realloc(): invalid pointer\n" : said[bad];
+    mt_sys3(SYS_write, 2, (long)m, (long)mt_strlen(m));
+    abort();
+}
+
 /* realloc of a block of heap.c's: in place while it fits, else a new block (heap.c's, or glibc's in a   */
 /* forked child) with the old contents copied alias to alias.                                            */
 static void *resize(void *old, size_t n)
@@ -147,7 +163,7 @@ static void *resize(void *old, size_t n)
     int dirty;
     if (!old) return heap_alloc(n, 16, &dirty);
     if (!n) {
-        heap_free(old);
+        heap_free(old); /* checked by the caller */
         return NULL;
     }
     size_t u = heap_usable(old);
@@ -194,8 +210,14 @@ EXPORT void *realloc(void *old, size_t n)
         return p;
     }
     if (!hooks_ready) return boot_alloc(n);
-    if (heap_owns(old) || (!old && heap_serves()))
+    if (heap_owns(old) || (!old && heap_serves())) {
+        enum heap_bad bad = old ? heap_check(old) : HEAP_OK;
+        if (bad) {
+            if (g.active) emit_alloc(MT_FN_REALLOC, CALLER, 0, 0, (long)old, (long)n, 0, 0, 0, 0);
+            refuse(bad, 1);
+        }
         return served(MT_FN_REALLOC, CALLER, resize(old, n), (long)old, (long)n, 0);
+    }
     if (!enter_untraced()) return real.realloc(old, n);
     void *p = real.realloc(old, n);
     return allocated(MT_FN_REALLOC, CALLER, p, (long)old, (long)n, 0);
@@ -206,6 +228,11 @@ EXPORT void *reallocarray(void *old, size_t m, size_t n)
     size_t t;
     if (!hooks_ready || is_boot(old)) return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
     if (heap_owns(old) || (!old && heap_serves())) {
+        enum heap_bad bad = old ? heap_check(old) : HEAP_OK;
+        if (bad) {
+            if (g.active) emit_alloc(MT_FN_REALLOCARRAY, CALLER, 0, 0, (long)old, (long)m, (long)n, 0, 0, 0);
+            refuse(bad, 1);
+        }
         void *p = __builtin_mul_overflow(m, n, &t) ? no_memory() : resize(old, t);
         return served(MT_FN_REALLOCARRAY, CALLER, p, (long)old, (long)m, (long)n);
     }
@@ -220,15 +247,19 @@ EXPORT void free(void *p)
     if (!hooks_ready) return;
     if (heap_owns(p)) {
         PROF_BEGIN(t0);
-        heap_free(p);
+        enum heap_bad bad = heap_free(p);
         if (g.active) emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+        if (bad) refuse(bad, 0);
         PROF_END(PROF_ALLOC_CALL, t0);
         return;
     }
-    if (!enter_untraced()) { real.free(p); return; }
+    if (!g.active || ts.untraced) { real.free(p); return; }
+    /* Recorded before the block is released: glibc ends the program on a pointer that is no block of its */
+    /* own, and another thread reusing the block is recorded after this free.                            */
+    emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+    enter_untraced();
     real.free(p);
     leave_untraced();
-    emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
 }
 
 EXPORT size_t malloc_usable_size(void *p)

@@ -15,6 +15,7 @@
  *   heap.c      the allocator behind malloc & co. while attached: blocks on a memfd, touched only through its alias
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
+ *   limits.c    the program's RLIMIT_AS, kept apart from the agent's own reservations
  */
 #ifndef MEMTRACE_AGENT_H
 #define MEMTRACE_AGENT_H
@@ -391,6 +392,12 @@ long install_program_action(int sig);
 void on_sys(int sig, siginfo_t *si, void *ucv);
 void enable_dispatch(void);
 void adopt_existing_handlers(void);
+
+/* limits.c: the program's RLIMIT_AS, applied to what the program uses (the agent's reservations apart) */
+struct rlimit;
+int as_limit_before(long nr, const long *a, long *k, struct rlimit *kernel); /* 1: k names the widened limit */
+void as_limit_after(long nr, const long *a, const long *k, long ret, int widened);
+uint64_t as_limit_heap(void); /* the program's soft limit, or all ones */
 
 /* heap.c: the allocator that serves the program while memtrace is attached */
 void heap_init(void);

@@ -129,6 +129,7 @@ void *heap_alias(const void *p) { return (char *)p + heap.delta; }
 static int grow(uintptr_t want)
 {
     if (want <= heap.grown) return 1;
+    if (want - heap.base > as_limit_heap()) return 0; /* the program's RLIMIT_AS (limits.c) */
     uintptr_t e = (want + HEAP_GROW - 1) & ~(HEAP_GROW - 1);
     if (e > heap.end) e = heap.end;
     if (want > e) return 0;

@@ -121,6 +121,10 @@ static void *no_memory(void)
     return NULL;
 }
 
+/* The heap is full at the program's RLIMIT_AS (limits.c): glibc, whose mappings the kernel would still */
+/* allow (its limit leaves room for the agent), must not serve either: the allocation fails as untraced. */
+static int capped(void) { return heap_serves() && as_limit_heap() != ~(uint64_t)0; }
+
 /* A word a wrapper hands back through a pointer of the program's (posix_memalign): written through the */
 /* alias view when it is moved memory, directly when it is untraced, else with its page open.            */
 static void put_pointer(void **out, void *p)
@@ -169,7 +173,7 @@ static void *resize(void *old, size_t n)
     size_t u = heap_usable(old);
     if (n <= u) return old;
     void *p = heap_serves() ? heap_alloc(n, 16, &dirty) : real.malloc(n);
-    if (!p) return no_memory();
+    if (!p) return no_memory(); /* the old block stays, as glibc leaves it */
     real.memcpy(heap_owns(p) ? heap_alias(p) : p, heap_alias(old), u);
     heap_free(old);
     return p;
@@ -197,6 +201,7 @@ EXPORT void *calloc(size_t m, size_t n)
         if (dirty) real.memset(heap_alias(p), 0, t);
         return served(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
     }
+    if (capped()) return served(MT_FN_CALLOC, CALLER, no_memory(), (long)m, (long)n, 0);
     if (!enter_untraced()) return real.calloc(m, n);
     p = real.calloc(m, n);
     return allocated(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
@@ -308,6 +313,7 @@ static size_t mt_page(void) { return (size_t)g.page; }
             PROF_END(PROF_ALLOC_CALL, t0); \
             return p; \
         } \
+        if (capped()) return served(event, CALLER, no_memory(), (long)(a0), (long)(a1), 0); \
         if (!enter_untraced()) return real.name args; \
         p = real.name args; \
         return allocated(event, CALLER, p, (long)(a0), (long)(a1), 0); \

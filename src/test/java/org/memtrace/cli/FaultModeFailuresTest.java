@@ -20,7 +20,7 @@ class FaultModeFailuresTest {
 
     @BeforeAll
     static void build() throws Exception {
-        for (String p : List.of("syscall_buffers", "altstack", "ends", "forever"))
+        for (String p : List.of("syscall_buffers", "altstack", "ends", "forever", "as_limit"))
             Gcc.compile(dir, p + ".c", p, "-g", "-no-pie");
         Gcc.compile(dir, "odd_names.c", "d,1", "-g", "-no-pie");
     }
@@ -105,6 +105,25 @@ class FaultModeFailuresTest {
             assertThat(s.field(1)).isEqualTo("we%2Cird%20file.dat");
             assertThat(s.field(3)).isEqualTo("4");
         });
+    }
+
+    /** Issue 26: RLIMIT_AS lowered to 256 MiB left the agent no room (the handler spun, or the program crashed). */
+    @Test
+    void aProgramThatLowersItsAddressSpaceRunsAsUntraced() throws Exception {
+        String prog = dir.resolve("as_limit").toString();
+        String untraced = plain(prog);
+        assertThat(untraced).contains("setrlimit 0\ngetrlimit 268435456 268435456\n", "mmap 64 MiB ok\nmmap 1 GiB ENOMEM\n");
+        var r = memtrace("as_limit.trace", "--", prog);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        String mallocs = "malloc 1 MiB x ";
+        assertThat(r.stdout().substring(0, r.stdout().indexOf(mallocs))).isEqualTo(untraced.substring(0, untraced.indexOf(mallocs)));
+        // untraced, code and stacks share the 256 MiB with the heap; traced, the heap alone is capped at it
+        long blocks = Long.parseLong(r.stdout().substring(r.stdout().indexOf(mallocs) + mallocs.length()).strip());
+        assertThat(blocks).isBetween(200L, 256L);
+        TraceFile t = TraceFile.read(dir.resolve("as_limit.trace"));
+        long g = RunIntegrationTest.symbolIn(dir.resolve("as_limit"), "g");
+        assertThat(t.of('S').stream().filter(l -> l.raw() && l.number(0) >= g && l.number(0) < g + 8192)).hasSize(1024);
+        assertThat(t.comments().getLast()).startsWith("exit status=0");
     }
 
     @Test

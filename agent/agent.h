@@ -15,7 +15,7 @@
  *   heap.c      the allocator behind malloc & co. while attached: blocks on a memfd, touched only through its alias
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
- *   limits.c    the program's RLIMIT_AS, kept apart from the agent's own reservations
+ *   limits.c    the program's RLIMIT_AS kept apart from the agent's space; raw-clone threads and io_uring refused
  */
 #ifndef MEMTRACE_AGENT_H
 #define MEMTRACE_AGENT_H
@@ -398,6 +398,8 @@ struct rlimit;
 int as_limit_before(long nr, const long *a, long *k, struct rlimit *kernel); /* 1: k names the widened limit */
 void as_limit_after(long nr, const long *a, const long *k, long ret, int widened);
 uint64_t as_limit_heap(void); /* the program's soft limit, or all ones */
+int refused_clone(long nr, const long *a); /* a thread without glibc's thread block: said once, fails ENOSYS */
+int refused_io_uring(long nr);             /* io_uring_setup: said once, fails ENOSYS */
 
 /* heap.c: the allocator that serves the program while memtrace is attached */
 void heap_init(void);

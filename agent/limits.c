@@ -1,5 +1,7 @@
 /*
- * memtrace agent, the program's RLIMIT_AS (issue 26). The agent's address space is counted with the
+ * memtrace agent, what the program may set up that fault mode must keep apart or refuse (issue 26).
+ *
+ * 1. The program's RLIMIT_AS. The agent's address space is counted with the
  * program's: the heap's two 32 GiB reservations, the alias view of every moved mapping, its tables. A
  * program that lowered RLIMIT_AS to 256 MiB as untraced programs do left the agent no room to map
  * anything, and the fault handler spun on its failed maps. So the limit is the program's, kept here and
@@ -22,9 +24,28 @@
  * less its code and stacks. A limit set before memtrace started the program (ulimit -v) is the kernel's
  * and below the agent's reservations: the agent's heap is not reserved then (heap.c falls back to glibc).
  * RLIMIT_DATA is not virtualized.
+ *
+ * 2. Threads fault mode cannot trace, refused (refused_clone). The agent keeps each thread's state in its
+ *    own TLS, which glibc's pthread_create lays out for every thread. A clone or clone3 that shares the
+ *    address space without being a vfork and without a glibc thread block as its TLS (CLONE_SETTLS with
+ *    tcb->tcb == tcb->self == tls) — a raw clone3 on an mmapped stack, with the parent's TLS or one of its
+ *    own — would run the agent's handlers on the parent's state or on the program's bytes (crashes, hangs,
+ *    stores under the parent's tid, or none recorded). It fails with ENOSYS, as on a kernel without it,
+ *    and one line on standard error says why.
+ *
+ * 3. io_uring, refused (refused_io_uring). The kernel reaches an io_uring buffer whenever it completes
+ *    the request, long after the system call that submitted it, so the pages cannot be opened for it; a
+ *    read into traced memory failed with EFAULT. io_uring_setup fails with ENOSYS, as on a kernel built
+ *    without io_uring (liburing users fall back or say so), with one line on standard error.
+ *
+ * Output: the two refusals' lines on the program's standard error, each once per process:
+ *     memtrace: fault mode cannot trace a thread made by a raw clone3 (no glibc thread block): the call fails with ENOSYS
+ *     memtrace: fault mode cannot trace io_uring (the kernel touches its buffers after the call): io_uring_setup fails with ENOSYS
+ * (clone for clone3 when it was clone.)
  */
 #include "agent.h"
 
+#include <linux/sched.h>
 #include <sys/resource.h>
 
 static struct {
@@ -32,6 +53,45 @@ static struct {
     uint64_t base;           /* the process's size (bytes) at the first such call */
     struct rlimit want;      /* what the program set and reads back */
 } as;
+
+static void say_once(int *said, const char *line)
+{
+    if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED)) return;
+    mt_sys3(SYS_write, 2, (long)line, (long)mt_strlen(line));
+}
+
+int refused_clone(long nr, const long *a)
+{
+    static int said;
+    uint64_t flags = 0, tls = 0;
+    if (nr != SYS_clone && nr != SYS_clone3) return 0;
+    if (nr == SYS_clone3) {
+        uint64_t args[8];
+        if ((unsigned long)a[1] < 64 || copy_in(args, (uintptr_t)a[0], sizeof args)) return 0; /* the kernel says EINVAL/EFAULT */
+        flags = args[0];
+        tls = args[7];
+    } else {
+        flags = (uint64_t)a[0];
+        tls = (uint64_t)a[4];
+    }
+    if (!(flags & CLONE_VM) || (flags & CLONE_VFORK) || !g.active) return 0;
+    if (flags & CLONE_SETTLS) {
+        uintptr_t tcb[3];
+        if (copy_in(tcb, (uintptr_t)tls, sizeof tcb) == 0 && tcb[0] == tls && tcb[2] == tls) return 0; /* glibc's */
+    }
+    say_once(&said, nr == SYS_clone3
+        ? "memtrace: fault mode cannot trace a thread made by a raw clone3 (no glibc thread block): the call fails with ENOSYS\n"
+        : "memtrace: fault mode cannot trace a thread made by a raw clone (no glibc thread block): the call fails with ENOSYS\n");
+    return 1;
+}
+
+int refused_io_uring(long nr)
+{
+    static int said;
+    if (nr != SYS_io_uring_setup || !g.active) return 0;
+    say_once(&said, "memtrace: fault mode cannot trace io_uring (the kernel touches its buffers after the call): io_uring_setup fails with ENOSYS\n");
+    return 1;
+}
 
 /* The process's size (VmSize, bytes), or 0 when /proc is not there. */
 static uint64_t vm_size(void)

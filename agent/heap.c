@@ -30,7 +30,8 @@
  * does (wrappers.c), but the message follows the block's class, not glibc's bins: a double free of a
  * request of 1025-1032 bytes says "double free or corruption (!prev)" where glibc's tcache would speak, the
  * eighth double free of a size glibc's full tcache bin passes on says the tcache message, and a block of
- * 128 KiB or more (mmapped by glibc, whose second free crashes with SIGSEGV) aborts. Memory a program
+ * 128 KiB or more (mmapped by glibc, whose second free crashes with SIGSEGV) aborts; a slab's block
+ * boundary that was never handed out counts as a freed block (glibc: "free(): invalid pointer"). Memory a program
  * wants beyond HEAP_RESERVE, or a heap whose reservation failed, comes from glibc by the old route
  * (wrappers.c), with its lazy page openings.
  */

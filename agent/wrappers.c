@@ -2,12 +2,15 @@
  * memtrace agent, wrappers: malloc & co. and mmap & co. record each call (caller, arguments, result) as an
  * MT_ALLOC record. While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
  * traced as it grows and touched only through its alias view, so allocating opens nothing. glibc's
- * allocator serves only when that heap cannot (not reserved, full, a forked child): its block becomes
+ * allocator serves only when that heap cannot (not reserved, full, a forked child; never once the program
+ * set an RLIMIT_AS, where the heap's limit is the program's: limits.c): its block becomes
  * traced at once, and its own touches of the heap are not accesses of the program: inside a wrapper
  * (ts.untraced) a fault just opens the page until the wrapper returns. memcpy, memmove and memset called
  * by the program are one MT_BLOCK record each, not a fault per byte: with other threads running they work
  * on the alias view of moved memory (traced.c), else their memory is opened as a whole. dlopen reports the
- * new modules; __cxa_finalize of the agent and its decoder runs untraced.
+ * new modules; __cxa_finalize of the agent and its decoder runs untraced. A free or realloc heap.c finds
+ * bad (freed already, no block's start) is recorded, then ends the program with glibc's message and
+ * abort(), as glibc does untraced; a free glibc serves is recorded before glibc sees the pointer.
  *
  * The functions the compiled-in runtime wraps too are one table (include/mt_wrapped.h): this file is its
  * fault-mode backend (AGENT_NEW, AGENT_BLOCK generate those of a common shape; the rest are written here).

@@ -336,6 +336,7 @@ int open_locked(uintptr_t s, uintptr_t e);
 void close_locked(uintptr_t s, uintptr_t e);
 void open_all_locked(void);
 void close_all_locked(void);
+void stop_for_memory_locked(void); /* no memory for the openings: recording stops, said once */
 void protect_all_locked(int on);
 void open_span(uintptr_t s, uintptr_t e, int open);
 void control(int start, uintptr_t caller);

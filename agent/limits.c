@@ -23,6 +23,9 @@
  * mappings, so a program that mallocs until NULL stops at about its limit of heap rather than its limit
  * less its code and stacks. A limit set before memtrace started the program (ulimit -v) is the kernel's
  * and below the agent's reservations: the agent's heap is not reserved then (heap.c falls back to glibc).
+ * A limit another process sets on this one (prlimit from outside) is the kernel's too: when the agent then
+ * cannot map its table of openings, recording stops for good with one line (traced.c,
+ * stop_for_memory_locked) instead of the fault handler retrying forever.
  * RLIMIT_DATA is not virtualized.
  *
  * 2. Threads fault mode cannot trace, refused (refused_clone). The agent keeps each thread's state in its

@@ -22,7 +22,7 @@ class FaultModeFailuresTest {
 
     @BeforeAll
     static void build() throws Exception {
-        for (String p : List.of("syscall_buffers", "altstack", "ends", "forever", "as_limit"))
+        for (String p : List.of("syscall_buffers", "altstack", "ends", "forever", "as_limit", "as_limit_outside"))
             Gcc.compile(dir, p + ".c", p, "-g", "-no-pie");
         Gcc.compile(dir, "odd_names.c", "d,1", "-g", "-no-pie");
         Gcc.compile(dir, "raw_clone3.c", "raw_clone3", "-g", "-no-pie", "-pthread");
@@ -129,6 +129,24 @@ class FaultModeFailuresTest {
         long g = RunIntegrationTest.symbolIn(dir.resolve("as_limit"), "g");
         assertThat(t.of('S').stream().filter(l -> l.raw() && l.number(0) >= g && l.number(0) < g + 8192)).hasSize(1024);
         assertThat(t.comments().getLast()).startsWith("exit status=0");
+    }
+
+    /**
+     * A limit set on the process from outside (here by its forked child) is the kernel's: the agent could not
+     * map its table of openings and the fault handler spun at 100 % CPU. Recording stops, said in one line,
+     * and the program runs on as untraced.
+     */
+    @Test
+    void anAddressSpaceFullFromOutsideStopsRecordingInOneLineNeverHangs() throws Exception {
+        String prog = dir.resolve("as_limit_outside").toString();
+        String untraced = plain(prog);
+        assertThat(untraced).startsWith("limit set by the child: 1\n");
+        var r = memtrace("as_limit_outside.trace", "--", prog);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(untraced);
+        assertThat(r.stderr()).containsOnlyOnce("memtrace: the agent could not map memory for its tables (address space full): "
+                + "recording stops here\n");
+        assertThat(TraceFile.read(dir.resolve("as_limit_outside.trace")).comments().getLast()).startsWith("exit status=0");
     }
 
     /**

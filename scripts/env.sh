@@ -29,6 +29,9 @@ memtrace_prereqs() {
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
   command -v as >/dev/null 2>&1 || missing+=(binutils)
   [ -e /usr/include/zstd.h ] || missing+=(libzstd-dev)
+  # socat: the shell client of memtrace cc's compile server (scripts/cc-client.sh); without it every compile
+  # starts JVMs of its own
+  command -v socat >/dev/null 2>&1 || missing+=(socat)
   [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4.0 ] || [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4 ] || missing+=(libzydis4.0)
   if [ "${1:-}" = "--with-bench-tools" ]; then
     command -v perf >/dev/null 2>&1 || missing+=(linux-perf)

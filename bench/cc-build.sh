@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The cost of `memtrace cc` under a build system (issue 24): gzip's `./configure` and `make` from Debian's
+# source package, once per compiler, each in a fresh build directory, timed by the wall clock and by the CPU
+# time of the build's processes (the compile server is no child of the build: its CPU time is read from
+# /proc and listed apart).
+# Usage: bench/cc-build.sh [VARIANT ...]   (default: gcc server)
+#   gcc      CC=gcc
+#   server   CC="memtrace cc", with the compile server (a fresh one: its start is in the figures)
+#   cmake1   CC=memtrace-cc (the single-path driver), compile server as above
+#   noserver CC="memtrace cc" with MEMTRACE_CC_SERVER=off: every call starts its JVMs (make only: configure
+#            took 1,412 s so, issue 24)
+# memtrace is installed (make install) into a temporary PREFIX first.
+# Sources go to ${SRC:-/tmp/memtrace-bench-src} (a deb-src entry is added next to debian.sources when none is there).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/scripts/env.sh"
+memtrace_prereqs
+src=${SRC:-/tmp/memtrace-bench-src}
+work=$(mktemp -d /tmp/memtrace-cc-build-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$src"
+if [ ! -d "$src/gzip-1.12" ]; then
+  if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >/etc/apt/sources.list.d/memtrace-bench-src.sources
+  fi
+  apt-get update -qq
+  (cd "$src" && apt-get source -qq gzip >/dev/null 2>&1)
+  # one timestamp for every file, or make wants to rerun autoconf on the patched tree
+  find "$src/gzip-1.12" -exec touch -h -d '2020-01-01 00:00:00' {} +
+fi
+# an installed memtrace (make install), as a user's build would run it; building it is outside the timings
+MEMTRACE_CDS=off make -s -C "$root" install PREFIX="$work/prefix" >/dev/null
+mt="$work/prefix/bin"
+
+# server_cpu DIR: the CPU seconds of the compile servers whose sockets are in DIR
+server_cpu() {
+  local total=0 pid t
+  for pid in $(pgrep -f "org.memtrace.cc.CcServer $1/" || true); do
+    t=$(awk '{ print ($14 + $15) / 100 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    total=$(echo "$total + $t" | bc -l)
+  done
+  echo "$total"
+}
+
+# step NAME COMMAND...: runs COMMAND, prints "NAME wall user+sys"
+step() {
+  local name=$1 t
+  shift
+  TIMEFORMAT='%R %U %S'
+  t=$( { time "$@" >"$work/$name.log" 2>&1; } 2>&1 ) || { tail -n 20 "$work/$name.log" >&2; echo "bench: $name failed" >&2; exit 1; }
+  read -r wall user sys <<<"$t"
+  printf '%s %.2f %.2f' "$name" "$wall" "$(echo "$user + $sys" | bc -l)"
+}
+
+printf '%-9s %10s %9s %10s %9s %11s\n' variant conf_wall conf_cpu make_wall make_cpu server_cpu
+for v in "${@:-gcc server}"; do
+  for v1 in $v; do
+    d="$work/$v1"
+    mkdir -p "$d/build" "$d/run"
+    chmod 700 "$d/run"
+    # a fresh socket directory: the server starts during the build, as on a first build
+    export XDG_RUNTIME_DIR="$d/run"
+    case $v1 in
+      gcc) cc=gcc ;;
+      server) cc="$mt/memtrace cc" ;;
+      cmake1) cc="$mt/memtrace-cc" ;;
+      noserver) cc="$mt/memtrace cc"; export MEMTRACE_CC_SERVER=off ;;
+      *) echo "bench: unknown variant $v1" >&2; exit 2 ;;
+    esac
+    cd "$d/build"
+    if [ "$v1" = noserver ]; then
+      # configure with gcc (see above), make with memtrace cc
+      step conf env MEMTRACE_CC_SERVER=on "$src/gzip-1.12/configure" -q CC=gcc CFLAGS="-O2 -g" >/dev/null
+      c=(conf NA NA)
+      m=($(step make make -s CC="$cc"))
+    else
+      c=($(step conf "$src/gzip-1.12/configure" -q CC="$cc" CFLAGS="-O2 -g"))
+      m=($(step make make -s))
+    fi
+    printf '%-9s %10s %9s %10s %9s %11s\n' "$v1" "${c[1]}" "${c[2]}" "${m[1]}" "${m[2]}" "$(server_cpu "$d/run")"
+    ./gzip --version >/dev/null
+    unset MEMTRACE_CC_SERVER
+    cd "$root"
+  done
+done
+echo "load: $(uptime | sed 's/.*load average: //')"

@@ -15,7 +15,7 @@ BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 # the jar to install; the default builds it (tests install one of their own)
 JAR ?= target/memtrace.jar
-GEN = target/install-files
+GEN ?= target/install-files
 JAVA = $(shell bash -c '. scripts/env.sh && memtrace_find_jdk && echo "$$JAVA_HOME/bin/java"')
 
 PAGES = memtrace memtrace-run memtrace-analyze memtrace-print memtrace-cc memtrace-cachesim memtrace-convert \

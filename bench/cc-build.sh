@@ -36,17 +36,20 @@ case " $* " in
     if [ ! -d "$src/zlib-1.2.13.dfsg" ]; then
       apt-get update -qq
       (cd "$src" && apt-get source -qq zlib >/dev/null 2>&1)
-    fi ;;
+    fi
+    # Debian's tarball drops win32/, which zlib's CMakeLists.txt names even on Linux (where it is not built)
+    for z in "$src"/zlib-1.2.13*/; do mkdir -p "$z/win32" && touch "$z/win32/zlib1.rc"; done ;;
 esac
 # an installed memtrace (make install), as a user's build would run it; building it is outside the timings
 MEMTRACE_CDS=off make -s -C "$root" install PREFIX="$work/prefix" >/dev/null
 mt="$work/prefix/bin"
 
-# server_cpu DIR: the CPU seconds of the compile servers whose sockets are in DIR
+# server_cpu DIR: the CPU seconds of the compile servers whose sockets are in DIR, with those of the
+# assemblers they ran (their waited-for children)
 server_cpu() {
   local total=0 pid t
   for pid in $(pgrep -f "org.memtrace.cc.CcServer $1/" || true); do
-    t=$(awk '{ print ($14 + $15) / 100 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    t=$(awk '{ print ($14 + $15 + $16 + $17) / 100 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
     total=$(echo "$total + $t" | bc -l)
   done
   echo "$total"

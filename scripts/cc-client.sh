@@ -9,22 +9,36 @@
 
 # The directory of the sockets: the user's runtime directory, else ${TMPDIR:-/tmp}/memtrace-cc-UID; made
 # 0700 and then checked (a real directory, not a link, ours, mode 700): anyone else able to write there could
-# put a server of theirs in the path of our compiles. Prints the directory, or nothing and status 1.
+# put a server of theirs in the path of our compiles. Sets memtrace_cc_dir and memtrace_cc_key (the jar's
+# identity, below) from one stat, or says why not and returns 1. A compile pays for every process it starts
+# here (configure runs hundreds of them), hence builtins wherever they do.
 memtrace_cc_socket_dir() {
-  local uid dir
-  uid=$(id -u)
+  local dir facts
   if [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "$XDG_RUNTIME_DIR" ] && [ ! -L "$XDG_RUNTIME_DIR" ]; then
     dir="$XDG_RUNTIME_DIR/memtrace"
   else
-    dir="${TMPDIR:-/tmp}/memtrace-cc-$uid"
+    dir="${TMPDIR:-/tmp}/memtrace-cc-$EUID"
   fi
   [ -e "$dir" ] || [ -L "$dir" ] || mkdir -m 0700 "$dir" 2>/dev/null
-  if [ -d "$dir" ] && [ ! -L "$dir" ] && [ "$(stat -c '%u %a' "$dir")" = "$uid 700" ]; then
-    printf '%s\n' "$dir"
+  facts=$(stat -L -c '%u %a %Y %s %i' -- "$dir" "$jar" 2>/dev/null) || facts=
+  if [ -d "$dir" ] && [ ! -L "$dir" ] && [[ $facts == "$EUID 700 "* ]]; then
+    memtrace_cc_dir=$dir
+    # one server per memtrace build and JDK: a rebuilt jar gets a server of its own, the old one goes idle
+    memtrace_cc_hash "$jar ${facts#*$'\n'} $JAVA_HOME"
   else
-    echo "memtrace cc: note: compile server off: $dir must be a directory of uid $uid with mode 0700" >&2
+    echo "memtrace cc: note: compile server off: $dir must be a directory of uid $EUID with mode 0700" >&2
     return 1
   fi
+}
+
+# memtrace_cc_hash TEXT: memtrace_cc_key becomes a 32-bit FNV-1a hash of TEXT's characters, by bash alone
+memtrace_cc_hash() {
+  local text=$1 h=2166136261 i c
+  for ((i = 0; i < ${#text}; i++)); do
+    printf -v c '%d' "'${text:i:1}"
+    ((h = ((h ^ c) * 16777619) & 0xffffffff))
+  done
+  memtrace_cc_key=$h
 }
 
 # memtrace_cc_request KIND ARGS...: the request on stdout, NUL-terminated fields (org.memtrace.cc.CcRequest)
@@ -58,11 +72,9 @@ memtrace_cc_start_server() {
 memtrace_cc_client() {
   [ "${MEMTRACE_CC_SERVER:-on}" != off ] || return 0
   command -v socat >/dev/null 2>&1 || return 0
-  local dir key sock attempt reply=()
-  dir=$(memtrace_cc_socket_dir) || return 0
-  # one server per memtrace build and JDK: a rebuilt jar gets a server of its own, the old one goes idle
-  key=$(printf '%s\n' "$jar" "$(stat -L -c '%Y %s %i' "$jar")" "$JAVA_HOME" | cksum)
-  sock="$dir/cc-${key%% *}.sock"
+  local sock attempt reply=() memtrace_cc_dir memtrace_cc_key
+  memtrace_cc_socket_dir || return 0
+  sock="$memtrace_cc_dir/cc-$memtrace_cc_key.sock"
   for attempt in 1 2; do
     mapfile -d '' -t reply < <(memtrace_cc_request plan "$@" | socat -t 86400 - "UNIX-CONNECT:$sock" 2>/dev/null)
     case "${reply[0]:-}" in exit|exec) break ;; esac
@@ -78,19 +90,18 @@ memtrace_cc_client() {
     *) return 0 ;;
   esac
   printf '%s' "${reply[3]}" >&2
-  local n=${reply[4]} i entry state status
+  local n=${reply[4]} i entry state
   for ((i = 5; i < 5 + n; i++)); do
     entry=${reply[i]}
     if [[ $entry == *=* ]]; then export "${entry%%=*}=${entry#*=}"; else unset "$entry"; fi
   done
   state=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-cc-XXXXXX") || return 0
   export MEMTRACE_CC_STATE="$state" MEMTRACE_CC_SOCKET="$sock"
+  # the state directory goes when this script ends, however it ends (exit runs the EXIT trap)
   trap 'rm -rf "$state"' EXIT
-  trap 'rm -rf "$state"; trap - INT; kill -INT $$' INT
-  trap 'rm -rf "$state"; trap - TERM; kill -TERM $$' TERM
+  trap 'rm -rf "$state"; trap - INT EXIT; kill -INT $$' INT
+  trap 'rm -rf "$state"; trap - TERM EXIT; kill -TERM $$' TERM
   set +e
   "${reply[@]:5+n}"
-  status=$?
-  rm -rf "$state"
-  exit "$status"
+  exit $?
 }

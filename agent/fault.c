@@ -36,7 +36,8 @@
  * What it gets wrong: on the routes that open a page (memory not moved, an instruction that cannot be
  * redirected), other threads' accesses to that page meanwhile are not seen (windows_at_risk counts them);
  * the other threads are not stopped; a push/pop whose stack slot is traced (a stack the program made in a
- * heap block) is one of those. An emulated cmps/scas computes CF/PF/AF/ZF/SF/OF by hand: ExactThreadsTest
+ * heap block) is one of those. On the trap-flag route (MEMTRACE_STEP=trap, no libZydis) a rep string
+ * instruction whose source and destination share a page records only its loads (StepModesTest). An emulated cmps/scas computes CF/PF/AF/ZF/SF/OF by hand: ExactThreadsTest
  * checks a few cases against the CPU (a throwaway harness agreed on 16 M random pairs, not in the suite). A redirected copy that is interrupted by a synchronous signal of the
  * program (SIGFPE from SIMD) shows the program's handler the copy's address, as an out-of-line copy does. An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
  * its end, an unmasked SIMD exception) shows the program's handler the copy's address, and x87 state saved

@@ -20,7 +20,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 memtrace_prereqs
 src=${SRC:-/tmp/memtrace-bench-src}
 work=$(mktemp -d /tmp/memtrace-cc-build-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# the output goes on the record too, bench/results/cc-build.md (bench/results.sh)
+. "$root/bench/results.sh"
+bench_results cc-build "$@"
+trap 'bench_results_end; rm -rf "$work"' EXIT
 mkdir -p "$src"
 if [ ! -d "$src/gzip-1.12" ]; then
   if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
@@ -65,10 +68,13 @@ step() {
   printf '%s %.2f %.2f' "$name" "$wall" "$(echo "$user + $sys" | bc -l)"
 }
 
-printf '%-9s %10s %9s %10s %9s %11s\n' variant conf_wall conf_cpu make_wall make_cpu server_cpu
+printf '%-11s %10s %9s %10s %9s %11s\n' variant conf_wall conf_cpu make_wall make_cpu server_cpu
+n=0
 for v in "${@:-gcc server}"; do
   for v1 in $v; do
-    d="$work/$v1"
+    # every run in a directory of its own: its own build tree and its own (new) compile server
+    n=$((n + 1))
+    d="$work/$n-$v1"
     mkdir -p "$d/build" "$d/run"
     chmod 700 "$d/run"
     # a fresh socket directory: the server starts during the build, as on a first build
@@ -96,7 +102,7 @@ for v in "${@:-gcc server}"; do
       c=($(step conf "$src/gzip-1.12/configure" -q CC="$cc" CFLAGS="-O2 -g"))
       m=($(step make make -s -j"$jobs"))
     fi
-    printf '%-9s %10s %9s %10s %9s %11s\n' "$v1" "${c[1]}" "${c[2]}" "${m[1]}" "${m[2]}" "$(server_cpu "$d/run")"
+    printf '%-11s %10s %9s %10s %9s %11s\n' "$v1" "${c[1]}" "${c[2]}" "${m[1]}" "${m[2]}" "$(server_cpu "$d/run")"
     if [[ $v1 == zlib-* ]]; then ./example >/dev/null; else ./gzip --version >/dev/null; fi
     unset MEMTRACE_CC_SERVER
     cd "$root"

@@ -55,6 +55,8 @@ memtrace_prereqs() {
     command -v zstd >/dev/null 2>&1 || missing+=(zstd)
     # memtrace report's test loads the page in a real browser
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    # InstallTest loads the zsh completion in zsh
+    command -v zsh >/dev/null 2>&1 || missing+=(zsh)
   fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "memtrace: installing Debian packages: ${missing[*]}" >&2

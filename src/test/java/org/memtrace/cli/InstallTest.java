@@ -144,7 +144,14 @@ class InstallTest {
         assertThat(complete(bash, "memtrace", "help", "ske")).isEqualTo("skeleton");
         assertThat(complete(bash, "memtrace", "convert", "--to", "p")).isEqualTo("parquet pinatrace");
         assertThat(complete(bash, "memtrace", "cc", "--om")).isEqualTo("--omega");
-        assertThat(Files.readString(prefix.resolve("share/zsh/site-functions/_memtrace"))).startsWith("#compdef memtrace\n");
+        Path zsh = prefix.resolve("share/zsh/site-functions");
+        assertThat(Files.readString(zsh.resolve("_memtrace"))).startsWith("#compdef memtrace\n");
+        if (Files.isExecutable(Path.of("/usr/bin/zsh"))) {
+            // zsh's compinit finds it on the fpath and binds it to memtrace
+            assertThat(ok(dir, "/usr/bin/zsh", "-f", "-c", "fpath=(" + zsh + " $fpath); autoload -U compinit; compinit -u -d "
+                    + dir.resolve("zcompdump") + "; print -r -- ${_comps[memtrace]}").out()).isEqualTo("_memtrace\n");
+            ok(dir, "/usr/bin/zsh", "-n", zsh.resolve("_memtrace").toString());
+        }
     }
 
     /** What the completion offers for the last word of {@code words}, sorted, one space apart. */

@@ -120,6 +120,31 @@ class InstallTest {
         }
     }
 
+    /** The server's plan and the driver's own JVM answer alike: help, refusals, warnings, the object built. */
+    @Test
+    void withAndWithoutTheServerTheDriverSaysAndBuildsTheSame() throws Exception {
+        Path work = Files.createDirectories(dir.resolve("same"));
+        Files.writeString(work.resolve("a.c"), "int g[4]; int f(int i) { return g[i & 3]; }\n");
+        String mt = prefix.resolve("bin/memtrace").toString();
+        List<List<String>> calls = List.of(List.of("cc", "--help"), List.of("c++", "--help"), List.of("cc", "--omega", "2", "a.c"),
+                List.of("cc", "-static", "a.c"), List.of("cc", "-flto", "-c", "a.c", "-o", "lto.o"), List.of("cc", "-c", "a.c", "-o", "a.o"),
+                List.of("cc", "-c", "missing.c"));
+        for (List<String> call : calls) {
+            String[] command = Stream.concat(Stream.of(mt), call.stream()).toArray(String[]::new);
+            Outcome server = exec(work, Map.of(), command);
+            boolean builds = call.contains("a.o");
+            if (builds) {
+                assertThat(ok(work, "nm", "-u", "a.o").out()).contains("memtrace_start");
+                Files.delete(work.resolve("a.o"));
+            }
+            Outcome own = exec(work, Map.of("MEMTRACE_CC_SERVER", "off"), command);
+            assertThat(server).as(String.join(" ", call)).isEqualTo(own);
+            if (builds) assertThat(ok(work, "nm", "-u", "a.o").out()).contains("memtrace_start");
+        }
+        assertThat(exec(work, Map.of("MEMTRACE_CC_FLAGS", "--keep-asm 'unterminated"), mt, "cc", "-c", "a.c"))
+                .isEqualTo(exec(work, Map.of("MEMTRACE_CC_FLAGS", "--keep-asm 'unterminated", "MEMTRACE_CC_SERVER", "off"), mt, "cc", "-c", "a.c"));
+    }
+
     @Test
     void manPagesRenderAndCompletionLoads() throws Exception {
         Path man = prefix.resolve("share/man/man1");

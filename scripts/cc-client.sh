@@ -36,7 +36,7 @@ memtrace_cc_hash() {
   local text=$1 h=2166136261 i c
   for ((i = 0; i < ${#text}; i++)); do
     printf -v c '%d' "'${text:i:1}"
-    ((h = ((h ^ c) * 16777619) & 0xffffffff))
+    h=$(((h ^ c) * 16777619 & 0xffffffff))
   done
   memtrace_cc_key=$h
 }

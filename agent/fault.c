@@ -566,7 +566,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         if (emulate_branch(uc, e, addr, delta)) return;
         /* a call whose return address cannot be pushed from here: it runs with its page open */
         spin_lock(&g.lock);
-        open_locked(page_down(addr), page_down(addr) + g.page);
+        if (!open_locked(page_down(addr), page_down(addr) + g.page)) {
+            stop_for_memory_locked(); /* the call runs again, everything open */
+            spin_unlock(&g.lock);
+            return;
+        }
         spin_unlock(&g.lock);
         ts.step_pages[ts.nstep++] = page_down(addr);
         begin_trap_step(uc);
@@ -596,7 +600,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
             for (int i = 0; i < ts.nlazy; i++) close_locked(ts.lazy_pages[i], ts.lazy_pages[i] + g.page);
             ts.nlazy = 0;
         }
-        open_locked(page, page + g.page);
+        if (!open_locked(page, page + g.page)) {
+            stop_for_memory_locked();
+            spin_unlock(&g.lock);
+            return;
+        }
         ts.lazy_pages[ts.nlazy++] = page;
         count(&g.untraced_faults);
         spin_unlock(&g.lock);
@@ -607,7 +615,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         forward(sig, si, uc);
         return;
     }
-    open_locked(page, page + g.page);
+    if (!open_locked(page, page + g.page)) {
+        stop_for_memory_locked(); /* the instruction runs again, everything open, unrecorded */
+        spin_unlock(&g.lock);
+        return;
+    }
     spin_unlock(&g.lock);
     ts.step_pages[ts.nstep++] = page;
     count(&g.faults);

@@ -101,6 +101,8 @@ memtrace_cc_client() {
   trap 'rm -rf "$state"' EXIT
   trap 'rm -rf "$state"; trap - INT EXIT; kill -INT $$' INT
   trap 'rm -rf "$state"; trap - TERM EXIT; kill -TERM $$' TERM
+  # gcc gets the user's JAVA_HOME (or none), as the launcher's JVM does (docs/trust.md)
+  if [ -n "${user_java_home_set:-}" ]; then export JAVA_HOME="${user_java_home:-}"; else unset JAVA_HOME; fi
   set +e
   "${reply[@]:5+n}"
   exit $?

@@ -59,6 +59,18 @@ public final class NativeFiles {
             Path file = Path.of(installed, resource);
             if (!Files.isRegularFile(file))
                 throw LaunchException.environment(what + " is missing from the installation (" + file + "): reinstall memtrace", null);
+            // what runs in every traced program must be no one else's to replace: neither the file nor its directory
+            // writable by group or others (make install writes them 0755 and 0644)
+            for (Path p : new Path[] {file, file.getParent()}) {
+                try {
+                    var perms = Files.getPosixFilePermissions(p);
+                    if (perms.contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
+                            || perms.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE))
+                        throw LaunchException.environment(p + " is writable by other users: not loading " + what + " from it", null);
+                } catch (java.io.IOException e) {
+                    throw LaunchException.environment("cannot check " + p + ": " + e.getMessage(), e);
+                }
+            }
             return file;
         }
         Path done = extracted.get(resource);

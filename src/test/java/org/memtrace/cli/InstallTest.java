@@ -194,6 +194,13 @@ class InstallTest {
         try (Stream<Path> s = Files.walk(other)) {
             assertThat(s.filter(Files::isRegularFile).count()).isGreaterThan(15);
         }
+        // a library directory others may write to is not loaded from
+        Path lib = other.resolve("lib/memtrace");
+        Files.setPosixFilePermissions(lib, PosixFilePermissions.fromString("rwxrwxr-x"));
+        Outcome refused = exec(dir, Map.of(), other.resolve("bin/memtrace").toString(), "run", "-q", "-o", dir.resolve("r.trace").toString(), "--", "/bin/true");
+        assertThat(refused.status()).isNotZero();
+        assertThat(refused.err()).isEqualTo("memtrace: " + lib + " is writable by other users: not loading the agent library from it\n");
+        Files.setPosixFilePermissions(lib, PosixFilePermissions.fromString("rwxr-xr-x"));
         ok(repo, "make", "-s", "uninstall", "PREFIX=" + other);
         try (Stream<Path> s = Files.walk(other)) {
             assertThat(s.filter(p -> !Files.isDirectory(p)).toList()).isEmpty();

@@ -6,10 +6,7 @@
 # Usage: bench/cc-build.sh [VARIANT ...]   (default: gcc server)
 #   gcc      CC=gcc
 #   server   CC="memtrace cc", with the compile server (a fresh one: its start is in the figures)
-#   cmake1   CC=memtrace-cc (the single-path driver), compile server as above
 #   j2       as server, with make -j2 (two compiles at a time through one server)
-#   noserver CC="memtrace cc" with MEMTRACE_CC_SERVER=off: every call starts its JVMs (make only: configure
-#            took 1,412 s so, issue 24)
 #   zlib-gcc, zlib-server  zlib's CMake build (cmake -G Ninja, then ninja): -DCMAKE_C_COMPILER=gcc against
 #            the single-path driver memtrace-cc (columns conf = cmake, make = ninja)
 # memtrace is installed (make install) into a temporary PREFIX first.
@@ -85,27 +82,18 @@ for v in "${@:-gcc server}"; do
       server) cc="$mt/memtrace cc" ;;
       zlib-server) cc="$mt/memtrace-cc" ;;
       j2) cc="$mt/memtrace cc"; jobs=2 ;;
-      cmake1) cc="$mt/memtrace-cc" ;;
-      noserver) cc="$mt/memtrace cc"; export MEMTRACE_CC_SERVER=off ;;
       *) echo "bench: unknown variant $v1" >&2; exit 2 ;;
     esac
     cd "$d/build"
     if [[ $v1 == zlib-* ]]; then
       c=($(step conf cmake -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release "$src"/zlib-1.2.13*/))
       m=($(step make ninja -j1))
-    elif [ "$v1" = noserver ]; then
-      # configure with gcc (see above), make with memtrace cc
-      step conf env MEMTRACE_CC_SERVER=on "$src/gzip-1.12/configure" -q CC=gcc CFLAGS="-O2 -g" >/dev/null
-      c=(conf NA NA)
-      m=($(step make make -s CC="$cc"))
     else
       c=($(step conf "$src/gzip-1.12/configure" -q CC="$cc" CFLAGS="-O2 -g"))
       m=($(step make make -s -j"$jobs"))
     fi
     printf '%-11s %10s %9s %10s %9s %11s\n' "$v1" "${c[1]}" "${c[2]}" "${m[1]}" "${m[2]}" "$(server_cpu "$d/run")"
     if [[ $v1 == zlib-* ]]; then ./example >/dev/null; else ./gzip --version >/dev/null; fi
-    unset MEMTRACE_CC_SERVER
     cd "$root"
   done
 done
-echo "load: $(uptime | sed 's/.*load average: //')"

@@ -75,6 +75,22 @@ static void name_code(const void *pc, char *code, size_t n, const char **line)
         *line = s->loc;
         return;
     }
+    /* no call returns there: the function of the nearest start below it (a frame's own address) */
+    const struct site *best = NULL;
+    for (int i = 0; i < ntables; i++)
+        for (uint32_t j = 0; j < tables[i]->nsites; j++) {
+            const struct site *c = &tables[i]->sites[j];
+            if (c->func <= pc && (!best || c->func > best->func)) best = c;
+        }
+    if (best && (const char *)pc - (const char *)best->func < 65536) {
+        Dl_info d1, d2;
+        /* only within one module, and only if no exported symbol lies between */
+        if (dladdr(pc, &d1) && dladdr(best->func, &d2) && d1.dli_fbase == d2.dli_fbase &&
+            (!d1.dli_saddr || (const char *)d1.dli_saddr <= (const char *)best->func)) {
+            snprintf(code, n, "%s+%ld", best->name, (long)((const char *)pc - (const char *)best->func));
+            return;
+        }
+    }
     Dl_info info;
     if (pc && dladdr(pc, &info)) {
         if (info.dli_sname) {
@@ -382,9 +398,8 @@ void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const 
     if (o.known) put(&l, "%+ld", o.offset);
     put(&l, " (%s) %s %lu byte%s", o.desc, verb, (unsigned long)size, plural(size));
     if (by) put(&l, " by %s", by);
-    if (o.known && o.distance > 0) put(&l, ", %ld byte%s past its end", o.distance, plural((size_t)o.distance));
-    else if (o.known && o.distance < 0) put(&l, ", %ld byte%s before its start", -o.distance, plural((size_t)-o.distance));
-    else if (o.known && o.region[0] == 'h' && o.kind[0] == 'h') put(&l, ", 0 bytes past its end");
+    if (o.known && o.distance < 0) put(&l, ", %ld byte%s before its start", -o.distance, plural((size_t)-o.distance));
+    else if (o.known && o.offset >= (long)o.size) put(&l, ", %ld byte%s past its end", o.distance, plural((size_t)o.distance));
     if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
     put(&l, ", thread %d", gettid());
     put(&j, "{\"kind\":\"%s\",\"access\":\"%s\",\"size\":%lu,\"address\":", o.json_kind, access == MC_WRITE ? "write" : "read",

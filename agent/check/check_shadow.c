@@ -8,9 +8,9 @@
  *
  * Entry points:
  *   __asan_load{1,2,4,8,16} / __asan_store{...}(addr)    gcc's outline checks (-fsanitize=address with
- *   __asan_loadN / __asan_storeN(addr, size)              asan-instrumentation-with-call-threshold=0);
- *                                                        memtrace's pruning turns a block's checks of one
- *                                                        base into one __asan_loadN/storeN of their span
+ *   __asan_loadN / __asan_storeN(addr, size)              asan-instrumentation-with-call-threshold=0)
+ *   __memtrace_check_group(base, desc)                   one check for a block's accesses from one base
+ *                                                        (memtrace's pruning), exact when the span is not
  *   __memtrace_check_loop(first, last, size|write<<8|step<<16)
  *                                                        one check for all the accesses of a loop, called at
  *                                                        the loop's entry; saves every register and the flags
@@ -169,14 +169,12 @@ CHECK(__asan_store4_noabort, 4, MC_WRITE)
 CHECK(__asan_store8_noabort, 8, MC_WRITE)
 CHECK(__asan_store16_noabort, 16, MC_WRITE)
 
-/* A range: gcc's check of an odd-sized access, or memtrace's one check for a block's accesses of one base
- * (then it covers several accesses, but counts as one: the summary counts the checks the rewriter removed). */
+/* A range: gcc's check of an odd-sized access. */
 #define CHECK_N(name, access)                                                                  \
     MC_EXPORT void name(uintptr_t a, size_t size)                                              \
     {                                                                                          \
         if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
         tc.c.checks++;                                                                         \
-        tc.c.range_checks++;                                                                   \
         tc.c.accesses++;                                                                       \
         if (__builtin_expect(mc_first_bad(a, size) == 0, 1)) return;                           \
         mc_report_access(a, size, access, __builtin_return_address(0), NULL);                  \
@@ -185,6 +183,26 @@ CHECK_N(__asan_loadN, MC_READ)
 CHECK_N(__asan_storeN, MC_WRITE)
 CHECK_N(__asan_loadN_noabort, MC_READ)
 CHECK_N(__asan_storeN_noabort, MC_WRITE)
+
+/* memtrace's one check for a block's accesses from one base: desc = {count, span, then per access
+ * {offset from base, size | store << 8}}. The span [base, base+span) all addressable is the common case;
+ * otherwise each access is checked exactly, so that a span over bytes no access touches reports nothing. */
+struct group { uint32_t count, span; struct { int32_t offset; uint32_t size; } access[]; };
+
+MC_EXPORT void __memtrace_check_group(uintptr_t base, const struct group *g)
+{
+    if (__builtin_expect(!tc.registered, 0)) register_thread();
+    tc.c.checks++;
+    tc.c.range_checks++;
+    tc.c.accesses += g->count;
+    if (__builtin_expect(mc_first_bad(base, g->span) == 0, 1)) return;
+    for (uint32_t i = 0; i < g->count; i++) {
+        uintptr_t a = base + g->access[i].offset;
+        size_t size = g->access[i].size & 0xff;
+        if (mc_first_bad(a, size))
+            mc_report_access(a, size, g->access[i].size >> 8 ? MC_WRITE : MC_READ, __builtin_return_address(0), NULL);
+    }
+}
 
 /* The loop check, called by the stub below with every register saved: [min(first,last), max+size). */
 __attribute__((target("general-regs-only"), used))

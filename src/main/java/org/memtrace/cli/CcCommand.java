@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
+import org.memtrace.check.CheckMode;
 import org.memtrace.instrument.CcOptions;
 import org.memtrace.instrument.OptionWords;
 import org.memtrace.launch.LaunchException;
@@ -59,17 +60,24 @@ final class CcCommand implements Callable<Integer> {
             spec.commandLine().getOut().flush();
             return 0;
         }
+        CheckMode check = CheckMode.split(all);
         CcOptions.Split parsed;
         try {
-            parsed = CcOptions.split(all);
+            parsed = CcOptions.split(check.rest());
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         List<String> gccArgs = compilerArguments(parsed.rest(), err);
+        if (check.on() && parsed.options().skeleton()) throw LaunchException.usage("cc: --check cannot be combined with --skeleton");
+        if (check.on() && CheckMode.conflict(gccArgs) != null) throw LaunchException.usage("cc: " + CheckMode.conflict(gccArgs));
         String compiler = System.getenv().getOrDefault(cxx ? "MEMTRACE_CXX" : "MEMTRACE_GCC", cxx ? "g++" : "gcc");
         List<String> command = new ArrayList<>(List.of(compiler, "-wrapper", NativeFiles.ccWrapper().toString()));
         command.addAll(gccArgs);
-        if (links(gccArgs)) {
+        if (links(gccArgs) && check.on()) {
+            Path runtime = NativeFiles.checkRuntime().getParent();
+            command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
+                    "-lmemtrace-check", "-Wl,--pop-state"));
+        } else if (links(gccArgs)) {
             Path runtime = NativeFiles.runtime().getParent();
             // --no-as-needed: a program whose every probe was left out still records its allocations
             command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
@@ -84,6 +92,8 @@ final class CcCommand implements Callable<Integer> {
             Map<String, String> env = pb.environment();
             env.put("MEMTRACE_CC_STATE", state.toString());
             env.put("MEMTRACE_CC_OPTIONS", OptionWords.join(parsed.optionWords()));
+            if (check.on()) env.put("MEMTRACE_CC_CHECK", check.mode());
+            else env.remove("MEMTRACE_CC_CHECK");
             // objects compiled on a -shared command line go into a shared library, whatever cc1 was told
             if (gccArgs.contains("-shared")) env.put("MEMTRACE_CC_SHARED", "1");
             else env.remove("MEMTRACE_CC_SHARED");
@@ -164,6 +174,10 @@ final class CcCommand implements Callable<Integer> {
                   --skeleton      loops log their base registers, trip count and which conditional blocks
                                   ran; memtrace replays their computable accesses (a lossless, smaller
                                   trace; needs omega 1; links with a build-id, which ties trace and skeleton)
+                  --check         build a program that checks its own memory accesses as it runs (heap, stack
+                                  and global overflows, use after free, double and invalid free, leaks),
+                                  with checks pruned where static analysis covers them (docs/check.md);
+                                  must be the first option; --check --no-prune keeps every check
                   --              ends memtrace's options
                 Everything else goes to %2$s unchanged; -pipe and -flto are dropped, -static is refused.
                 MEMTRACE_CC_FLAGS is split into words as a shell would, without expanding anything:

@@ -111,7 +111,7 @@ public final class AsStep {
     }
 
     /** Where the input is among the arguments: the one operand; -1 for none, several, or "-" (stdin). */
-    static int inputIndex(List<String> asArgs) {
+    public static int inputIndex(List<String> asArgs) {
         int found = -1;
         for (int i = 0; i < asArgs.size(); i++) {
             String a = asArgs.get(i);
@@ -130,7 +130,7 @@ public final class AsStep {
     }
 
     /** Whether the state directory's list {@code name} (one path a line, written by the gcc wrapper) holds {@code source}. */
-    private static boolean listed(Path state, Path source, String name) throws IOException {
+    public static boolean listed(Path state, Path source, String name) throws IOException {
         Path list = state.resolve(name);
         if (!Files.isRegularFile(list)) {
             return false;

@@ -39,7 +39,7 @@ const char *mc_family_name(int f);
 
 /* ---- the call-site tables of checked objects ---- */
 
-struct site { const void *ret, *func; const char *name, *loc; };
+struct site { const void *ret, *func, *end; const char *name, *loc; };
 struct table {
     uint32_t version, nsites, checks, kept, merged, hoisted, ranges, loops;
     struct site sites[];
@@ -75,22 +75,15 @@ static void name_code(const void *pc, char *code, size_t n, const char **line)
         *line = s->loc;
         return;
     }
-    /* no call returns there: the function of the nearest start below it (a frame's own address) */
-    const struct site *best = NULL;
+    /* no call returns there: the function whose extent holds it (a frame's own address) */
     for (int i = 0; i < ntables; i++)
         for (uint32_t j = 0; j < tables[i]->nsites; j++) {
             const struct site *c = &tables[i]->sites[j];
-            if (c->func <= pc && (!best || c->func > best->func)) best = c;
+            if (c->func <= pc && pc < c->end) {
+                snprintf(code, n, "%s+%ld", c->name, (long)((const char *)pc - (const char *)c->func));
+                return;
+            }
         }
-    if (best && (const char *)pc - (const char *)best->func < 65536) {
-        Dl_info d1, d2;
-        /* only within one module, and only if no exported symbol lies between */
-        if (dladdr(pc, &d1) && dladdr(best->func, &d2) && d1.dli_fbase == d2.dli_fbase &&
-            (!d1.dli_saddr || (const char *)d1.dli_saddr <= (const char *)best->func)) {
-            snprintf(code, n, "%s+%ld", best->name, (long)((const char *)pc - (const char *)best->func));
-            return;
-        }
-    }
     Dl_info info;
     if (pc && dladdr(pc, &info)) {
         if (info.dli_sname) {

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * follow in {@code .rodata}.
  *
  * <p>Table layout (version 1): eight 32-bit words {@code version nsites checks kept merged hoisted ranges loops},
- * then per site four 64-bit words {@code return-address function-start name loc} (name and loc point at
+ * then per site five 64-bit words {@code return-address function-start function-end name loc} (name and loc point at
  * NUL-terminated strings; loc is {@code file:line} or 0). Calls in comdat sections (C++ inline functions and
  * templates) and inside inline assembly get no entry: the linker may drop a comdat copy, and a table entry
  * pointing into it would then not link.
@@ -70,18 +70,23 @@ public final class CheckRewriter {
         return "";
     }
 
-    private record Site(String label, String function, String name, String loc) {}
+    private record Site(String label, String function, String end, String name, String loc) {}
 
     private static Result withSites(List<String> lines, Edits edits) {
         List<String> out = new ArrayList<>(lines.size() + lines.size() / 8);
         List<Site> sites = new ArrayList<>();
         Map<String, String> files = new HashMap<>();
-        String pendingFunction = null, function = null, functionLabel = null, loc = null;
+        String pendingFunction = null, function = null, functionLabel = null, functionEnd = null, loc = null;
         boolean comdat = false, inlineAsm = false;
         int labels = 0;
         for (String raw : lines) {
-            out.add(raw);
             AsmLine l = AsmLine.parse(raw);
+            if (functionEnd != null && l instanceof AsmLine.Directive d && d.name().equals(".size")
+                    && d.arguments().startsWith(function + ",")) {
+                out.add(functionEnd + ":");
+                functionEnd = null;
+            }
+            out.add(raw);
             switch (l) {
                 case AsmLine.Directive d -> {
                     switch (d.name()) {
@@ -106,7 +111,9 @@ public final class CheckRewriter {
                 }
                 case AsmLine.Label x -> {
                     if (x.name().equals(pendingFunction)) {
+                        if (functionEnd != null) out.add(out.size() - 1, functionEnd + ":");
                         function = x.name();
+                        functionEnd = ".Lmtc_e" + labels;
                         functionLabel = ".Lmtc_f" + labels++;
                         out.add(functionLabel + ":");
                         pendingFunction = null;
@@ -122,12 +129,13 @@ public final class CheckRewriter {
                             String[] fl = raw.substring(mark + LOC_MARK.length()).strip().split(" ");
                             at = files.containsKey(fl[0]) ? files.get(fl[0]) + ":" + fl[1] : at;
                         }
-                        sites.add(new Site(label, functionLabel, function, at));
+                        sites.add(new Site(label, functionLabel, functionEnd, function, at));
                     }
                 }
                 case AsmLine.Other o -> { }
             }
         }
+        if (functionEnd != null) out.add(functionEnd + ":");
         table(out, sites, edits);
         return new Result(out, edits.checks, edits.hoisted, edits.merged, edits.ranges, edits.loops, sites.size());
     }
@@ -143,7 +151,7 @@ public final class CheckRewriter {
         for (Site s : sites) {
             String name = strings.computeIfAbsent(s.name(), k -> ".Lmtc_s" + strings.size());
             String loc = s.loc() == null ? "0" : strings.computeIfAbsent(s.loc(), k -> ".Lmtc_s" + strings.size());
-            out.add("\t.quad\t" + s.label() + ", " + s.function() + ", " + name + ", " + loc);
+            out.add("\t.quad\t" + s.label() + ", " + s.function() + ", " + s.end() + ", " + name + ", " + loc);
         }
         out.add("\t.section\t.rodata");
         out.addAll(e.data);

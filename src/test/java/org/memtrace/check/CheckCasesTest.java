@@ -28,6 +28,44 @@ class CheckCasesTest {
         source = CheckBuilds.fixture(dir, "cases.c");
         CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "cases-O0", "cases.c");
         CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "cases-O2", "cases.c");
+        cxxSource = CheckBuilds.fixture(dir, "cases.cc");
+        CheckBuilds.build(dir, true, true, "-O0", "-g", "-o", "cxx-O0", "cases.cc");
+        CheckBuilds.build(dir, true, true, "-O2", "-g", "-o", "cxx-O2", "cases.cc");
+    }
+
+    Path cxxSource;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"O0", "O2"})
+    void cxxMismatchesOverflowsAndUseAfterDeleteAreReported(String level) throws Exception {
+        Map<String, String> e = new LinkedHashMap<>();
+        e.put("malloc_delete", "allocator mismatch: delete of <malloc0002@_ZL13malloc_deleteii\\+\\d+>\\+0 \\(a block of 64 bytes, "
+                + "allocated at A, from malloc\\), at .*");
+        e.put("array_delete", "allocator mismatch: delete of <new\\[\\]0002@_ZL12array_deleteii\\+\\d+>\\+0 \\(a block of 64 bytes, "
+                + "allocated at A, from new\\[\\]\\), at .*");
+        e.put("new_overflow", "heap overflow: <new\\[\\]0002@_ZL12new_overflowii\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at A\\) "
+                + "written 4 bytes, 0 bytes past its end, at B \\(_ZL12new_overflowii\\+\\d+\\)");
+        e.put("use_after_delete", "use after free: <freed:0003@_ZL16use_after_deleteii\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at A, "
+                + "freed at F\\) read 8 bytes, at B \\(_ZL16use_after_deleteii\\+\\d+\\)");
+        e.put("vector_overflow", "heap overflow: <new0002@[^>]+>\\+64 \\(a block of 64 bytes, allocated at [^)]+\\) "
+                + "written 4 bytes, 0 bytes past its end, at B \\(_ZL15vector_overflowii\\+\\d+\\)");
+        for (var c : e.entrySet()) {
+            String want = c.getValue();
+            for (String k : new String[] {"ALLOC", "FREE", "BAD"}) {
+                String mark = k + ":" + c.getKey();
+                if (want.contains("at " + k.charAt(0) + " ") || want.contains("at " + k.charAt(0) + ",") || want.contains("at " + k.charAt(0) + "\\")) {
+                    want = want.replace("at " + k.charAt(0), "at " + Pattern.quote("cases.cc:" + CheckBuilds.line(cxxSource, mark)));
+                }
+            }
+            CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), "./cxx-" + level, c.getKey(), "bad");
+            assertThat(bad.stderr().lines().findFirst().orElse("")).as(level + " " + c.getKey())
+                    .matches("memtrace: " + want + ", thread \\d+");
+            assertThat(bad.status()).isEqualTo(1);
+            CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./cxx-" + level, c.getKey(), "good");
+            assertThat(good.stderr()).as(level + " twin of " + c.getKey()).isEmpty();
+            assertThat(good.stdout()).isEqualTo("done\n");
+            assertThat(good.status()).isZero();
+        }
     }
 
     private String at(String key) throws Exception {

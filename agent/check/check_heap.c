@@ -13,7 +13,7 @@
  * so that a use after free is caught even after more allocations.
  *
  * Leaks at exit (LeakSanitizer's definition): every live block not reachable from a root through pointers
- * (interior pointers count) is a leak. Roots: the writable segments of every loaded module and the calling
+ * (interior pointers count) is a leak, except the dynamic loader's own (threads' TLS vectors). Roots: the writable segments of every loaded module and the calling
  * thread's stack from its stack pointer up, registers included by being spilled into that stack.
  *
  * What it gets wrong: stacks and registers of other threads still running at exit are not roots (their
@@ -358,6 +358,14 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* The dynamic loader's own allocations (threads' TLS vectors, which only thread descriptors in glibc's stack
+ * cache point to) are not the program's leaks; LeakSanitizer leaves them out too. */
+static int from_loader(const void *pc)
+{
+    Dl_info info;
+    return dladdr(pc, &info) && info.dli_fname && strstr(info.dli_fname, "/ld-linux");
+}
+
 /* Called at exit: reports unreachable live blocks, grouped by allocation site, largest first. */
 __attribute__((noinline)) void mc_leak_check(void)
 {
@@ -398,6 +406,7 @@ __attribute__((noinline)) void mc_leak_check(void)
     for (size_t i = 0; sites && counts && bytes && i < n; i++) {
         if (s.marked[i]) continue;
         const struct mc_block *b = s.blocks[i];
+        if (from_loader(b->alloc_pc)) continue;
         leaked++;
         leaked_bytes += b->size;
         size_t j = 0;

@@ -223,7 +223,7 @@ static void mc_loop_report(uintptr_t first, uintptr_t last, uint64_t packed, con
     uint64_t size = packed & 0xff;
     uintptr_t lo = first < last ? first : last, hi = (first < last ? last : first) + size;
     uintptr_t bad = mc_first_bad(lo, hi - lo);
-    mc_report_access(bad, hi - bad, (packed >> 8) & 1 ? MC_WRITE : MC_READ, pc, "the loop");
+    mc_report_access(bad, size, (packed >> 8) & 1 ? MC_WRITE : MC_READ, pc, "the loop");
 }
 
 /* __memtrace_check_loop(rdi first, rsi last, rdx packed): preserves every register and the flags, since

@@ -22,7 +22,8 @@ final class Symbolic {
     private static final Pattern MEMORY = Pattern.compile("^(-?\\d+)?\\((%\\w+)?(?:,(%\\w+)(?:,(\\d))?)?\\)$");
     private static final Pattern IMMEDIATE = Pattern.compile("^\\$(-?\\d+)$");
     private static final Set<String> RAX_RDX = Set.of("cltq", "cqto", "cltd", "cwtl", "cqo", "cdq", "cdqe", "cwtd");
-    private static final Set<String> STRINGS = Set.of("movs", "stos", "lods", "scas", "cmps");
+    private static final Set<String> STRINGS = Set.of("movsb", "movsw", "movsl", "movsq", "stosb", "stosw", "stosl",
+            "stosq", "lodsb", "lodsw", "lodsl", "lodsq", "scasb", "scasw", "scasl", "scasq", "cmpsb", "cmpsw", "cmpsl", "cmpsq");
 
     private final Map<String, Linear> regs = new HashMap<>();
     private final Set<String> narrow = new HashSet<>();
@@ -99,7 +100,7 @@ final class Symbolic {
             call();
             return;
         }
-        if (m.contains(" ") || STRINGS.stream().anyMatch(m::startsWith)) {  // rep/lock prefixes, string ops
+        if (m.contains(" ") || STRINGS.contains(m)) {  // rep/lock prefixes, string ops (movsd is SSE's: no 'd')
             for (String r : List.of("rdi", "rsi", "rcx", "rax")) set(r, null);
             return;
         }

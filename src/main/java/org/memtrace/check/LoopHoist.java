@@ -26,6 +26,8 @@ import java.util.regex.Pattern;
  * {@code [min, max + size)}. This reads Spindle's "(pos_init - 1) * struct_size < new_size" as: the whole
  * range the loop will touch, from the values its induction variables have at entry and its exit condition.
  *
+ * <p>Strides over {@link #MAX_STEP} bytes keep their per-access checks (the cost rule).
+ *
  * <p>Assumes what a terminating loop guarantees: D reaches the exit value exactly, no register wraps around.
  */
 final class LoopHoist {
@@ -37,6 +39,12 @@ final class LoopHoist {
     private static final Set<String> GREATER_EQUAL = Set.of("jae", "jge", "jnb", "jnl");
     private static final List<String> SAVED = List.of("rax", "rdx", "rsi", "rdi"); // slots 0, 8, 16, 24
     private static final int SAVED_BYTES = 128 + 8 + 8 * 4;                       // red zone, flags, four
+    /**
+     * The cost rule: the entry check reads one shadow word per 64 bytes of the range, a per-access check is a
+     * call (some 20 cycles) per iteration; past this stride (matmul's column walk, 2 KB) the range costs more
+     * than the calls it saves (measured: matmul 256 went from 8.5x to 25x native when its column was hoisted).
+     */
+    static final long MAX_STEP = 512;
 
     private LoopHoist() {}
 
@@ -123,7 +131,7 @@ final class LoopHoist {
         for (int k = 0; k < checkLines.size(); k++) {
             Linear f = forms.get(k);
             Long step = step(f, steps);
-            if (step == null || step % dstep != 0) continue;
+            if (step == null || step % dstep != 0 || Math.abs(step) > MAX_STEP) continue;
             Linear last = f.minus(d.plus(e).times(step / dstep));
             List<String> code = entryCheck(f, last, calls.get(k), Math.abs(step), parsed, checkLines.get(k));
             if (code == null) continue;

@@ -9,6 +9,8 @@
  * Entry points:
  *   __asan_load{1,2,4,8,16} / __asan_store{...}(addr)    gcc's outline checks (-fsanitize=address with
  *   __asan_loadN / __asan_storeN(addr, size)              asan-instrumentation-with-call-threshold=0)
+ *   __memtrace_slow_{load,store}{1,2,4,8}(addr)          the slow path of a check the rewriter inlined
+ *                                                        (shadow byte not 0, or a granule crossed)
  *   __memtrace_check_group(base, desc)                   one check for a block's accesses from one base
  *                                                        (memtrace's pruning), exact when the span is not
  *   __memtrace_check_loop(first, last, size|write<<8|step<<16)
@@ -39,6 +41,8 @@ struct thread_counts {
     int registered;
 };
 static __thread struct thread_counts tc __attribute__((tls_model("initial-exec")));
+/* checks the rewriter inlined (shadow byte 0: no call) count themselves here */
+MC_EXPORT __thread uint64_t __memtrace_check_inline __attribute__((tls_model("initial-exec")));
 static struct mc_counts ended;          /* threads that ended */
 static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t counts_key;
@@ -48,6 +52,8 @@ static void thread_ended(void *unused)
     pthread_mutex_lock(&counts_lock);
     ended.checks += tc.c.checks; ended.accesses += tc.c.accesses; ended.loop_checks += tc.c.loop_checks;
     ended.range_checks += tc.c.range_checks; ended.libc_checks += tc.c.libc_checks;
+    ended.checks += __memtrace_check_inline; ended.accesses += __memtrace_check_inline;
+    __memtrace_check_inline = 0;
     memset(&tc.c, 0, sizeof tc.c);
     pthread_mutex_unlock(&counts_lock);
 }
@@ -65,6 +71,7 @@ void mc_counts_total(struct mc_counts *out)
     *out = ended;
     out->checks += tc.c.checks; out->accesses += tc.c.accesses; out->loop_checks += tc.c.loop_checks;
     out->range_checks += tc.c.range_checks; out->libc_checks += tc.c.libc_checks;
+    out->checks += __memtrace_check_inline; out->accesses += __memtrace_check_inline;
     pthread_mutex_unlock(&counts_lock);
 }
 
@@ -134,12 +141,13 @@ uintptr_t mc_first_bad(uintptr_t addr, size_t size)
 }
 
 /* A single-granule access is fine when its shadow is 0 or covers its last byte. */
-#define CHECK(name, size, access)                                                              \
+#define CHECK(name, size, access) CHECK_COUNTED(name, size, access, 1)
+#define CHECK_COUNTED(name, size, access, count)                                               \
     MC_EXPORT void name(uintptr_t a)                                                           \
     {                                                                                          \
         if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
-        tc.c.checks++;                                                                         \
-        tc.c.accesses++;                                                                       \
+        tc.c.checks += count;                                                                  \
+        tc.c.accesses += count;                                                                \
         if ((size) <= 8 && (a & 7) + (size) <= 8) {                                            \
             uint8_t v = *MC_SHADOW(a);                                                         \
             if (__builtin_expect(v == 0, 1) || (v < 0x80 && (a & 7) + (size) <= v)) return;    \
@@ -168,6 +176,15 @@ CHECK(__asan_store2_noabort, 2, MC_WRITE)
 CHECK(__asan_store4_noabort, 4, MC_WRITE)
 CHECK(__asan_store8_noabort, 8, MC_WRITE)
 CHECK(__asan_store16_noabort, 16, MC_WRITE)
+/* the slow paths of inlined checks, which counted themselves (__memtrace_check_inline) */
+CHECK_COUNTED(__memtrace_slow_load1, 1, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_load2, 2, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_load4, 4, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_load8, 8, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_store1, 1, MC_WRITE, 0)
+CHECK_COUNTED(__memtrace_slow_store2, 2, MC_WRITE, 0)
+CHECK_COUNTED(__memtrace_slow_store4, 4, MC_WRITE, 0)
+CHECK_COUNTED(__memtrace_slow_store8, 8, MC_WRITE, 0)
 
 /* A range: gcc's check of an odd-sized access. */
 #define CHECK_N(name, access)                                                                  \

@@ -43,8 +43,47 @@ public final class CheckRewriter {
             LoopHoist.apply(lines, parsed, references(lines, parsed), edits);
             BlockMerge.apply(parsed, edits);
         }
-        List<String> pruned = edits.apply(lines);
+        List<String> pruned = inline(edits.apply(lines));
         return withSites(pruned, edits);
+    }
+
+    /**
+     * Every remaining check of 1 to 8 bytes becomes an inline test of its shadow byte, calling the runtime
+     * only when that byte is not 0 or the access crosses into the next granule. The registers it uses (%rax,
+     * %rcx) and the flags are the call's to clobber: gcc planned a call there. The check still counts itself,
+     * in the thread's {@code __memtrace_check_inline}.
+     */
+    private static List<String> inline(List<String> lines) {
+        List<String> out = new ArrayList<>(lines.size() + lines.size() / 2);
+        int n = 0;
+        for (String line : lines) {
+            AsmLine parsed = AsmLine.parse(line);
+            CheckCall c = CheckCall.of(parsed);
+            String callee = c == null ? "" : ((AsmLine.Instruction) parsed).operands().getFirst();
+            if (c == null || c.size() == 0 || c.size() > 8 || callee.contains("noabort")) {
+                out.add(line);
+                continue;
+            }
+            String slow = ".Lmtc_x" + n, done = ".Lmtc_d" + n++;
+            out.add("\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx");
+            out.add("\tincq\t%fs:(%rcx)");
+            out.add("\tmovq\t%rdi, %rax");
+            out.add("\tshrq\t$3, %rax");
+            out.add("\tcmpb\t$0, 2147450880(%rax)");
+            if (c.size() == 1) {
+                out.add("\tje\t" + done);
+            } else {
+                out.add("\tjne\t" + slow);
+                out.add("\tleaq\t" + (c.size() - 1) + "(%rdi), %rcx");
+                out.add("\txorq\t%rdi, %rcx");
+                out.add("\tcmpq\t$7, %rcx");
+                out.add("\tjbe\t" + done);
+            }
+            out.add(slow + ":");
+            out.add("\tcall\t__memtrace_slow_" + (c.store() ? "store" : "load") + c.size() + "@PLT");
+            out.add(done + ":");
+        }
+        return out;
     }
 
     /** How often each jump label is named outside its own definition. */

@@ -91,9 +91,14 @@ class CheckRewriterTest {
         assertThat(text).contains("\tleaq\t.Lmtc_g0(%rip), %rsi\n\tcall\t__memtrace_check_group@PLT");
         assertThat(text).contains(".Lmtc_g0:\n\t.long\t3, 20\n\t.long\t0, 8\n\t.long\t8, 8\n\t.long\t16, 260");
         // stack slots keep their own checks (redzones lie between), and a call ends the block
-        assertThat(text).contains("leaq\t35(%rsp), %rdi\n\tcall\t__asan_load1@PLT");
-        assertThat(text).contains("leaq\t40(%rsp), %rdi\n\tcall\t__asan_load1@PLT");
-        assertThat(text).contains("leaq\t32(%rbx), %rdi\n\tcall\t__asan_load8@PLT");
+        String inlined = "%rdi\n\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx\n\tincq\t%fs:(%rcx)\n\tmovq\t%rdi, %rax\n"
+                + "\tshrq\t$3, %rax\n\tcmpb\t$0, 2147450880(%rax)\n";
+        assertThat(text).contains("leaq\t35(%rsp), " + inlined + "\tje\t.Lmtc_d0\n.Lmtc_x0:\n\tcall\t__memtrace_slow_load1@PLT\n.Lmtc_d0:");
+        assertThat(text).contains("leaq\t40(%rsp), " + inlined);
+        // an 8-byte check also goes the slow way when it crosses into the next granule
+        assertThat(text).contains("leaq\t32(%rbx), " + inlined + "\tjne\t.Lmtc_x2\n\tleaq\t7(%rdi), %rcx\n\txorq\t%rdi, %rcx\n"
+                + "\tcmpq\t$7, %rcx\n\tjbe\t.Lmtc_d2\n.Lmtc_x2:\n\tcall\t__memtrace_slow_load8@PLT");
+        assertThat(text).doesNotContain("__asan_");
     }
 
     @Test

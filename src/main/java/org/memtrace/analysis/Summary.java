@@ -84,23 +84,25 @@ public final class Summary implements Analysis {
     }
 
     @Override
+    public void probe(int tid, long address, Event.ProbeSite site) {
+        thread(tid);
+        probes++;
+        if (site.computed()) computed++;
+        if (site.selective()) selective = true;
+        if (site.firstOfBlock()) {
+            // every block that ran has run its first site, so its file is seen here, once per block run
+            modules.add(site.module());
+            blockExecutions++;
+            weightedRefs += site.blockRefs();
+            weightedMa += site.blockMa();
+            weightedAia += site.blockAia();
+        }
+    }
+
+    @Override
     public void event(Event event) {
         thread(event.tid());
         switch (event) {
-            case Event.Probe p -> {
-                probes++;
-                Event.ProbeSite site = p.site();
-                if (site.computed()) computed++;
-                if (site.selective()) selective = true;
-                if (site.firstOfBlock()) {
-                    // every block that ran has run its first site, so its file is seen here, once per block run
-                    modules.add(site.module());
-                    blockExecutions++;
-                    weightedRefs += site.blockRefs();
-                    weightedMa += site.blockMa();
-                    weightedAia += site.blockAia();
-                }
-            }
             case Event.Block b -> {
                 if (compiledIn && !b.syscall() && b.what() >= Event.BlockFunction.REP_MOVS.code) probes++;
                 switch (b.op()) {
@@ -157,7 +159,11 @@ public final class Summary implements Analysis {
     @Override
     public void finish(Ending ending) throws IOException {
         declinedLoops = ending.declinedLoops();
-        if (table != null) print(table, ending.lost(), ending.elapsed());
+        if (table != null) {
+            print(table, ending.lost(), ending.elapsed());
+            if (ending.cutShort() != null) table.println("  the trace is incomplete: " + ending.cutShort());
+            table.flush();
+        }
         if (json == null) return;
         Map<String, Object> j = new LinkedHashMap<>(counts(ending.lost()));
         accuracy().ifPresent(a -> {
@@ -169,6 +175,7 @@ public final class Summary implements Analysis {
         if (ending.elapsed() != null) j.put("elapsedSeconds", ending.elapsed().toNanos() / 1e9);
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
+        if (ending.cutShort() != null) j.put("incomplete", ending.cutShort());
         try {
             new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(json.toFile(), j);
         } catch (IOException e) {

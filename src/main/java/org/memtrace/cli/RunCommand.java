@@ -21,13 +21,12 @@ import org.memtrace.report.Report;
 import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.Checkpoints;
-import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
+import org.memtrace.launch.Recorder;
 import org.memtrace.launch.RunResult;
 import org.memtrace.launch.Target;
 import org.memtrace.launch.TraceOptions;
-import org.memtrace.launch.Tracer;
 import org.memtrace.symbols.AddressSpace;
 import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
@@ -51,6 +50,10 @@ import picocli.CommandLine.Spec;
                 "1:the trace could not be written completely (the program itself succeeded)",
                 "2:usage error, or the program cannot be traced (static, setuid, not found)"})
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
+    /** The longest an interrupted memtrace waits for its trace and summary to be written. */
+    private static final int STOP_CAP_SECONDS = 5;
+    static final String INTERRUPTED = "memtrace was interrupted: the program was stopped, and the trace ends there or earlier";
+
     @Spec CommandLine.Model.CommandSpec spec;
 
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "memtrace.out",
@@ -97,11 +100,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
-        Target target = Tracer.validate(options);
-        boolean compiledIn = InstrumentedRun.isInstrumented(target.traced());
+        Target target = Recorder.validate(options);
+        // chosen once: from here on the run only calls the recorder
+        Recorder recorder = Recorder.choose(target, options, p -> say(err, p));
+        boolean compiledIn = recorder.compiledIn();
         checkOutputs(target, output, saveStream, jsonSummary, reportFile);
-        if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
-            say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+        recorder.ignoredOptions().forEach(p -> say(err, p));
         boolean created = !"-".equals(output) && !Files.exists(Path.of(output));
         OutputStream out = openOutput(output);
 
@@ -122,16 +126,14 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Interpretation stage = new Interpretation(names, instructionShapes, analyses);
         Checkpoints.mark("decoder and consumers ready");
 
-        Tracer tracer = compiledIn ? null : new Tracer(options, List.of(stage), p -> say(err, p));
-        InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, List.of(stage), p -> say(err, p)) : null;
         CountDownLatch reported = new CountDownLatch(1);
-        // On SIGINT/SIGTERM the JVM runs this hook while the run's thread keeps draining the ring: wait until
-        // everything recorded is written and reported before letting the JVM go.
+        // On SIGINT/SIGTERM the JVM runs this hook while the run's thread takes in what it can for a moment
+        // (Processes.STOP_BUDGET_NS), then writes it marked incomplete and reports: wait for that before
+        // letting the JVM go (with status 128+signal). The cap is for a consumer stuck on a slow disk.
         Thread hook = new Thread(() -> {
-            if (compiledIn) instrumented.requestStop();
-            else tracer.requestStop();
+            recorder.requestStop();
             try {
-                reported.await(30, TimeUnit.SECONDS);
+                reported.await(STOP_CAP_SECONDS, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -140,7 +142,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         try {
             RunResult result;
             try {
-                result = compiledIn ? instrumented.run() : tracer.run();
+                result = recorder.run(stage);
             } catch (LaunchException e) {
                 closeQuietly(out);
                 if (reportOutput != null) reportOutput.close();
@@ -149,7 +151,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw e;
             }
             try {
-                return report(err, result, stage, compiledIn);
+                return report(err, result, stage, recorder);
             } finally {
                 if (reportOutput != null) reportOutput.close();
             }
@@ -192,21 +194,20 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /** The notes on the run, then every analysis's results (the trace closed, the summary, the report). */
-    private int report(PrintWriter err, RunResult result, Interpretation stage, boolean compiledIn) {
-        if (!result.attached())
-            say(err, compiledIn ? "the program wrote no trace (its runtime, libmemtrace-rt.so, did not start or ignored MEMTRACE_OUT)"
-                    : "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)");
-        if (result.lost() > 0)
-            say(err, result.lost() + (compiledIn ? " records were dropped by the program's runtime"
-                    : " events were lost: the agent could not hand them to memtrace"));
+    private int report(PrintWriter err, RunResult result, Interpretation stage, Recorder recorder) {
+        if (!result.attached()) say(err, recorder.nothingRecorded());
+        if (result.lost() > 0) say(err, recorder.lost(result.lost()));
+        String cutShort = result.interrupted() ? INTERRUPTED : null;
         List<String> problems = stage.finish(new Ending(stage.records(), stage.events(), result.lost(), result.elapsed(),
-                result.exitStatus(), result.describe(), Map.of()));
+                result.exitStatus(), result.describe(), Map.of(), cutShort));
         problems.forEach(p -> say(err, p));
         if (!quiet || result.killedBySignal()) say(err, result.describe());
         boolean traceWhole = stage.complete();
-        if (!quiet && !"-".equals(output) && traceWhole) say(err, "trace written to " + output + " (" + stage.events() + " events)");
+        if (!quiet && !"-".equals(output) && traceWhole)
+            say(err, "trace written to " + output + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));
+        else if (cutShort != null) say(err, "the trace is incomplete: " + cutShort);
         err.flush();
-        boolean incomplete = !traceWhole || result.incomplete() || !problems.isEmpty();
+        boolean incomplete = !traceWhole || result.incomplete() || result.interrupted() || !problems.isEmpty();
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
     }
 

@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -17,30 +18,49 @@ import org.memtrace.mtr.MtrReader;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
 import org.memtrace.trace.EventConsumer;
-import org.memtrace.trace.Fanout;
+import org.memtrace.trace.Guarded;
 
 /**
- * Runs a program built by {@code memtrace cc}: it traces itself through its compiled-in probes and the
+ * Records a program built by {@code memtrace cc}: it traces itself through its compiled-in probes and the
  * runtime, so no agent is preloaded. The runtime writes a {@code .mtr} file (MEMTRACE_OUT); once the
- * program has ended, the file is read and its events are handed to the consumers, the same way
- * {@link Tracer} hands over the ring's. Problems after the start never change the program's run: they are
- * reported through {@code problems} and mark the result incomplete.
+ * program has ended, the file is read and its events are handed to the consumer, the same way
+ * {@link Tracer} hands over the ring's (access records by their fields, no event object each).
  */
-public final class InstrumentedRun {
+public final class InstrumentedRun implements Recorder {
     private static final String RUNTIME = "libmemtrace-rt.so";
     private static final int DT_NEEDED = 1;
 
     private final TraceOptions options;
-    private final Fanout consumers;
     private final Consumer<String> problems;
+    private Guarded consumer;
     private volatile Process process;
+    /** When memtrace stops reading the trace, once it was asked to stop; 0 while it was not. */
+    private volatile long stopBy;
     private boolean incomplete;
     private Event.Exit lastExit;
 
-    public InstrumentedRun(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
+    public InstrumentedRun(TraceOptions options, Consumer<String> problems) {
         this.options = options;
-        this.consumers = new Fanout(consumers, this::problem, "the trace stops here");
         this.problems = problems;
+    }
+
+    @Override
+    public boolean compiledIn() { return true; }
+
+    @Override
+    public List<String> ignoredOptions() {
+        return options.regions() == TraceOptions.ALL_REGIONS ? List.of()
+                : List.of("--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+    }
+
+    @Override
+    public String nothingRecorded() {
+        return "the program wrote no trace (its runtime, libmemtrace-rt.so, did not start or ignored MEMTRACE_OUT)";
+    }
+
+    @Override
+    public String lost(long count) {
+        return count + " records were dropped by the program's runtime";
     }
 
     /** Whether the binary was built by memtrace cc: it has a site table or needs the runtime. */
@@ -69,30 +89,49 @@ public final class InstrumentedRun {
         return false;
     }
 
-    public RunResult run() throws LaunchException {
-        Tracer.validate(options);
+    /**
+     * Without --save-stream the trace goes to a directory of this run's own (0700), which goes with
+     * everything in it however the run ends short of memtrace being killed: the trace, and the traces of
+     * the program's fork children ({@code trace.mtr.<pid>}), which the runtime creates O_EXCL beside it.
+     */
+    @Override
+    public RunResult run(EventConsumer events) throws LaunchException {
+        Recorder.validate(options);
+        consumer = new Guarded(events, this::problem, "the trace stops here");
         boolean keep = options.saveStream() != null;
-        Path out = keep ? options.saveStream() : temporaryTrace();
+        Path scratch = keep ? null : temporaryDirectory();
+        Path out = keep ? options.saveStream() : scratch.resolve("trace.mtr");
         try {
             if (keep) Files.deleteIfExists(out);
             long t0 = System.nanoTime();
             Process p = start(out);
             int status = Processes.waitUninterruptibly(p);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
+            // stopped: the file is read from now on, for a moment
+            if (stopBy != 0) stopBy = System.nanoTime() + Processes.REPLAY_BUDGET_NS;
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
-            consumers.finish();
-            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete);
+            // the text trace holds what a moment's reading got; the recording itself goes with the run's directory
+            if (stopBy != 0 && wrote && !keep)
+                problems.accept("the program's whole recording is not kept; --save-stream FILE keeps it for memtrace print");
+            consumer.finish();
+            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, stopBy != 0);
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
         } finally {
-            if (!keep) Processes.deleteQuietly(out);
+            if (!keep) deleteTree(scratch);
         }
     }
 
-    /** Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does. */
+    /**
+     * Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does: the
+     * trace is read for a moment once the program has ended ({@link Processes#REPLAY_BUDGET_NS}), then the rest
+     * is left out and the trace says it is incomplete (the .mtr file of --save-stream keeps all the program wrote).
+     */
+    @Override
     public void requestStop() {
+        stopBy = System.nanoTime() + Processes.STOP_BUDGET_NS;
         Process p = process;
         if (p != null) Processes.stop(p);
     }
@@ -101,6 +140,8 @@ public final class InstrumentedRun {
         ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        // the runtime dies with this process and removes the three variables before main (agent/runtime/rt_init.c)
+        pb.environment().put("MEMTRACE_PARENT", Long.toString(ProcessHandle.current().pid()));
         try {
             Process p = pb.start();
             process = p;
@@ -110,21 +151,40 @@ public final class InstrumentedRun {
         }
     }
 
-    /** Hands the file's events to the consumers; returns the records the runtime dropped. */
+    /** Hands the file's events to the consumer; returns the records the runtime dropped. */
     private long replay(Path file) {
         try (MtrFile mtr = MtrFile.open(file)) {
-            MtrReader.Result r = MtrReader.read(mtr, this::dispatch);
+            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, this::probe);
             r.problems().forEach(this::problem);
             return r.dropped();
+        } catch (Stopped e) {
+            return 0;
         } catch (IOException | MtrFormatException e) {
             problem("cannot read the trace the program wrote (" + file + "): " + e.getMessage());
             return 0;
         }
     }
 
+    /** Thrown through the reader to end the replay of a run memtrace was asked to stop. */
+    private static final class Stopped extends RuntimeException {
+        Stopped() { super(null, null, false, false); }
+    }
+
+    /** Ends the replay once a stopped run's moment is over: checked per record, a volatile read while not stopped. */
+    private void checkStop() {
+        long deadline = stopBy;
+        if (deadline != 0 && System.nanoTime() - deadline > 0) throw new Stopped();
+    }
+
+    private void probe(int tid, long address, Event.ProbeSite site) {
+        checkStop();
+        consumer.probe(tid, address, site);
+    }
+
     private void dispatch(Event event) {
+        checkStop();
         if (event instanceof Event.Exit x) lastExit = x;
-        consumers.accept(event);
+        consumer.accept(event);
     }
 
     private void problem(String message) {
@@ -132,11 +192,21 @@ public final class InstrumentedRun {
         problems.accept(message);
     }
 
-    private static Path temporaryTrace() throws LaunchException {
+    private static Path temporaryDirectory() throws LaunchException {
         try {
-            return Files.createTempFile("memtrace-", ".mtr");
+            return Files.createTempDirectory("memtrace-", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         } catch (IOException e) {
-            throw LaunchException.environment("cannot create a temporary trace file: " + e.getMessage(), e);
+            throw LaunchException.environment("cannot create a temporary directory for the trace: " + e.getMessage(), e);
         }
+    }
+
+    /** The run's own directory, flat: the runtime writes files there, never directories or links. */
+    private static void deleteTree(Path dir) {
+        try (var files = Files.list(dir)) {
+            files.forEach(Processes::deleteQuietly);
+        } catch (IOException e) {
+            // already gone
+        }
+        Processes.deleteQuietly(dir);
     }
 }

@@ -2,15 +2,11 @@ package org.memtrace.launch;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -23,7 +19,8 @@ import java.util.zip.CRC32C;
  * {@code memtrace cc}), each extracted to a directory named after its content: runs share one copy, a new
  * build never picks up a stale one, and a program linked against the runtime keeps finding the exact copy
  * its rpath names. Written to a temporary name and renamed, so a concurrent run never sees a half-written
- * file. Every build leaves a directory behind, so a new copy of the agent or the wrapper removes the
+ * file. Only a directory the user owns, mode 0700, with no one else able to replace it, is used
+ * ({@link OwnedPaths}): what is extracted there is preloaded into the user's programs. Every build leaves a directory behind, so a new copy of the agent or the wrapper removes the
  * directories of older ones that no run has used for {@link #UNUSED}; a runtime's never goes, since a
  * program built against it names it in its rpath for as long as the program exists.
  */
@@ -75,11 +72,15 @@ public final class NativeFiles {
             try {
                 Path dir = base.resolve(key);
                 boolean fresh = !Files.isDirectory(dir);
+                OwnedPaths.directory(base);
                 Path path = install(dir, resource, content);
                 Instant now = Instant.now();
                 markUsed(dir, now);
                 if (fresh && !resource.equals(RUNTIME) && !resource.equals(CHECK_RUNTIME)) prune(base, dir, resource, now);
                 return path;
+            } catch (OwnedPaths.UntrustedPathException e) {
+                // not a place that cannot be written (try the next) but one someone else may have prepared
+                throw LaunchException.environment("cannot extract " + what + ": " + e.getMessage(), e);
             } catch (IOException e) {
                 if (first == null) first = e;
             }
@@ -94,22 +95,10 @@ public final class NativeFiles {
                 Path.of(System.getProperty("java.io.tmpdir"), "memtrace-" + System.getProperty("user.name"))};
     }
 
+    /** {@code dir/name} with {@code content}, in a directory checked as {@link OwnedPaths} says. */
     static Path install(Path dir, String name, byte[] content) throws IOException {
-        Path target = dir.resolve(name);
-        if (Files.isRegularFile(target) && Arrays.equals(Files.readAllBytes(target), content)) return target;
-        Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, ".extract-", ".tmp", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-        try {
-            Files.write(tmp, content);
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-        return target;
+        OwnedPaths.directory(dir);
+        return OwnedPaths.file(dir, name, content);
     }
 
     /**

@@ -80,8 +80,8 @@ class CheckPruningTest {
         assertThat(sources).hasSizeGreaterThan(10);
         for (Path source : sources) {
             String name = source.getFileName().toString().replace(".c", "");
-            CheckBuilds.build(Path.of("").toAbsolutePath(), false, true, "-O2", "-g", "-pthread", "-o",
-                    bench.resolve(name).toString(), source.toString(), "-lm");
+            CheckBuilds.build(bench, false, true, "-O2", "-g", "-pthread", "-o",
+                    bench.resolve(name).toString(), source.toAbsolutePath().toString(), "-lm");
             CheckBuilds.Run r = CheckBuilds.run(bench, Map.of(), bench.resolve(name).toString());
             assertThat(r.stderr()).as(name).doesNotContain("memtrace:");
             assertThat(r.status()).as(name).isZero();

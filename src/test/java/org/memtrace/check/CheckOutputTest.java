@@ -11,6 +11,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 
 /**
@@ -85,6 +86,20 @@ class CheckOutputTest {
         CheckBuilds.Run code = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_EXITCODE", "x"), "./cases", "heap_overflow", "good");
         assertThat(code.status()).isEqualTo(2);
         assertThat(code.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK_EXITCODE must be 0..255\n");
+    }
+
+    @Test
+    void buildsCheckCannotMakeAreRefusedInOneLineAndLeaksCanBeTurnedOff() throws Exception {
+        Cli.Result skeleton = Cli.run(dir, "cc", "--check", "--skeleton", "-O2", "-c", "cases.c");
+        assertThat(skeleton.status()).isEqualTo(2);
+        assertThat(skeleton.stderr().strip()).isEqualTo("memtrace: cc: --check cannot be combined with --skeleton");
+        Cli.Result asan = Cli.run(dir, "cc", "--check", "-fsanitize=address", "-c", "cases.c");
+        assertThat(asan.status()).isEqualTo(2);
+        assertThat(asan.stderr().strip()).isEqualTo("memtrace: cc: -fsanitize=address cannot be combined with --check, "
+                + "which lays out memory and checks it itself");
+        CheckBuilds.Run quiet = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "noleaks"), "./cases", "leak", "bad");
+        assertThat(quiet.stderr()).isEmpty();
+        assertThat(quiet.status()).isZero();
     }
 
     @Test

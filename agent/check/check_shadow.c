@@ -22,7 +22,7 @@
  *
  * What it gets wrong: the counts of threads still running at exit are not in the summary; an access at an
  * address of 2^47 or above faults in the check (as it would in the program). handle_no_return unpoisons the
- * thread's whole stack below the caller, so redzones of frames a longjmp or throw skipped are forgotten.
+ * thread's stack from the caller up, so the redzones of the live frames above a throw or longjmp are forgotten.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -306,8 +306,10 @@ MC_EXPORT void __asan_unregister_globals(struct asan_global *g, size_t n)
     mc_forget_globals(g, n);
 }
 
-/* Before a call that does not return (exit, longjmp, throw): the frames it abandons keep their redzones'
- * shadow, which would poison the next frames that are not checked; clear the stack below the caller. */
+/* Before a call that does not return (exit, longjmp, throw): the frames it will skip (from here up to the
+ * frame that catches or set the jump) keep their redzones' shadow, which would poison the frames that reuse
+ * that stack and are not checked (libstdc++'s): clear the thread's stack from here up to its top. The live
+ * callers' redzones go too (a throw forgets them). */
 MC_EXPORT void __asan_handle_no_return(void)
 {
     pthread_attr_t attr;
@@ -317,13 +319,8 @@ MC_EXPORT void __asan_handle_no_return(void)
     int ok = pthread_attr_getstack(&attr, &base, &size) == 0;
     pthread_attr_destroy(&attr);
     if (!ok) return;
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)7;
-    uintptr_t lo = (uintptr_t)base;
-    if (sp > lo && sp - lo < ((size_t)1 << 30)) {
-        /* the part of the stack in use is below the caller's frame down to the guard: at most 64 KB of it */
-        uintptr_t from = sp - lo > 65536 ? sp - 65536 : lo;
-        memset(MC_SHADOW(from), 0, (sp - from) >> 3);
-    }
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)7, top = (uintptr_t)base + size;
+    if (sp > (uintptr_t)base && sp < top && top - sp < ((size_t)1 << 30)) memset(MC_SHADOW(sp), 0, (top - sp) >> 3);
 }
 
 MC_EXPORT void __asan_poison_stack_memory(uintptr_t addr, size_t size) { mc_poison(addr, size, MC_STACK_SCOPE); }

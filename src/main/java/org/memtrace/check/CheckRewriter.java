@@ -118,12 +118,12 @@ public final class CheckRewriter {
         String pendingFunction = null, function = null, functionLabel = null, functionEnd = null, loc = null;
         boolean comdat = false, inlineAsm = false;
         int labels = 0;
+        Map<String, String[]> open = new LinkedHashMap<>();   // function -> {start label, end label} until its .size
         for (String raw : lines) {
             AsmLine l = AsmLine.parse(raw);
-            if (functionEnd != null && l instanceof AsmLine.Directive d && d.name().equals(".size")
-                    && d.arguments().startsWith(function + ",")) {
-                out.add(functionEnd + ":");
-                functionEnd = null;
+            if (l instanceof AsmLine.Directive d && d.name().equals(".size")) {
+                String[] labelsOf = open.remove(d.arguments().split(",")[0].strip());
+                if (labelsOf != null) out.add(labelsOf[1] + ":");   // in the function's own section (hot or cold)
             }
             out.add(raw);
             switch (l) {
@@ -150,11 +150,11 @@ public final class CheckRewriter {
                 }
                 case AsmLine.Label x -> {
                     if (x.name().equals(pendingFunction)) {
-                        if (functionEnd != null) out.add(out.size() - 1, functionEnd + ":");
                         function = x.name();
                         functionEnd = ".Lmtc_e" + labels;
                         functionLabel = ".Lmtc_f" + labels++;
                         out.add(functionLabel + ":");
+                        open.put(function, new String[] {functionLabel, functionEnd});
                         pendingFunction = null;
                     }
                 }
@@ -174,7 +174,8 @@ public final class CheckRewriter {
                 case AsmLine.Other o -> { }
             }
         }
-        if (functionEnd != null) out.add(functionEnd + ":");
+        // a function whose .size never came gets an empty extent: its calls are still named by their sites
+        open.values().forEach(se -> out.add("\t.set\t" + se[1] + ", " + se[0]));
         table(out, sites, edits);
         return new Result(out, edits.checks, edits.hoisted, edits.merged, edits.ranges, edits.loops, sites.size());
     }

@@ -103,6 +103,16 @@ class CheckOutputTest {
     }
 
     @Test
+    void cxxExceptionsAndThreadsRunSilently() throws Exception {
+        CheckBuilds.fixture(dir, "throws.cc");
+        CheckBuilds.build(dir, true, true, "-O2", "-g", "-pthread", "-o", "throws", "throws.cc");
+        CheckBuilds.Run r = CheckBuilds.run(dir, Map.of(), "./throws");
+        assertThat(r.stderr()).isEmpty();
+        assertThat(r.stdout()).isEqualTo("37 hello world, a long enough string to be on the heap 100 30000\n");
+        assertThat(r.status()).isZero();
+    }
+
+    @Test
     void whatAddressSanitizerFindsMemtraceFindsWithTheSameKind() throws Exception {
         Gcc.run(List.of("gcc", "-O0", "-g", "-fsanitize=address", "-o", dir.resolve("asan").toString(), dir.resolve("cases.c").toString()));
         Map<String, String> kinds = Map.of("heap-buffer-overflow", "heap (overflow|underflow)", "heap-use-after-free", "use after free",

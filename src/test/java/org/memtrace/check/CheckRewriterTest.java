@@ -114,4 +114,17 @@ class CheckRewriterTest {
                 .contains("\t.quad\t.Lmtc_r1, .Lmtc_f0, .Lmtc_e0, .Lmtc_s0, .Lmtc_s1")
                 .contains(".Lmtc_s0:\n\t.string\t\"f\"").contains(".Lmtc_s1:\n\t.string\t\"x.c:39\"");
     }
+
+    @Test
+    void aFunctionsColdPartEndsInItsOwnSection() {
+        String asm = String.join("\n", "\t.text", "\t.type\tf, @function", "f:", "\tcall\tg@PLT", "\tret",
+                "\t.section\t.text.unlikely", "\t.type\tf.cold, @function", "f.cold:", "\tcall\tabort@PLT",
+                "\t.text", "\t.size\tf, .-f", "\t.section\t.text.unlikely", "\t.size\tf.cold, .-f.cold", "\t.text",
+                "\t.type\th, @function", "h:", "\tcall\tg@PLT", "");
+        String text = String.join("\n", CheckRewriter.rewrite(lines(asm), true).lines());
+        assertThat(text).contains("\t.text\n.Lmtc_e0:\n\t.size\tf, .-f")
+                .contains("\t.section\t.text.unlikely\n.Lmtc_e2:\n\t.size\tf.cold, .-f.cold")
+                .contains("\t.set\t.Lmtc_e4, .Lmtc_f4")
+                .contains("\t.quad\t.Lmtc_r3, .Lmtc_f2, .Lmtc_e2, ");
+    }
 }

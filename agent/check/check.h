@@ -65,6 +65,7 @@ void mc_leak_check(void);
 
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
+void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,
                      const size_t *site_bytes, size_t nsites);

@@ -374,7 +374,23 @@ static void classify(uintptr_t bad, struct object *o)
 
 static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
 
+static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
+                          uintptr_t span_lo, uintptr_t span_hi);
+
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by)
+{
+    report_access(addr, size, access, pc, by, 0, 0);
+}
+
+/* A loop check: [span_lo, span_hi) is the part of the loop's range that may not be touched, named as a range
+ * when it holds more than one access: "+50..+99 (...) written 1 byte at a time by the loop, 0..49 bytes past its end". */
+void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi)
+{
+    report_access(bad, size, access, pc, "the loop", span_hi - span_lo > size ? span_lo : 0, span_hi - span_lo > size ? span_hi : 0);
+}
+
+static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
+                          uintptr_t span_lo, uintptr_t span_hi)
 {
     uintptr_t bad = mc_first_bad(addr, size ? size : 1);
     if (!bad) bad = addr;
@@ -388,10 +404,14 @@ void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const 
     struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
     const char *verb = access == MC_WRITE ? "written" : "read";
     put(&l, "memtrace: %s: %s", o.kind, o.name);
-    if (o.known) put(&l, "%+ld", o.offset);
-    put(&l, " (%s) %s %lu byte%s", o.desc, verb, (unsigned long)size, plural(size));
+    long first = o.offset + (long)(span_lo - bad), last = o.offset + (long)(span_hi - 1 - bad);
+    if (o.known && span_hi) put(&l, "%+ld..%+ld", first, last);
+    else if (o.known) put(&l, "%+ld", o.offset);
+    put(&l, " (%s) %s %lu byte%s%s", o.desc, verb, (unsigned long)size, plural(size), span_hi ? " at a time" : "");
     if (by) put(&l, " by %s", by);
-    if (o.known && o.distance < 0) put(&l, ", %ld byte%s before its start", -o.distance, plural((size_t)-o.distance));
+    if (o.known && span_hi && last < 0) put(&l, ", %ld..%ld bytes before its start", -last, -first);
+    else if (o.known && span_hi && first >= (long)o.size) put(&l, ", %ld..%ld bytes past its end", first - (long)o.size, last - (long)o.size);
+    else if (o.known && o.distance < 0) put(&l, ", %ld byte%s before its start", -o.distance, plural((size_t)-o.distance));
     else if (o.known && o.offset >= (long)o.size) put(&l, ", %ld byte%s past its end", o.distance, plural((size_t)o.distance));
     if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
     put(&l, ", thread %d", gettid());

@@ -240,7 +240,14 @@ static void mc_loop_report(uintptr_t first, uintptr_t last, uint64_t packed, con
     uint64_t size = packed & 0xff;
     uintptr_t lo = first < last ? first : last, hi = (first < last ? last : first) + size;
     uintptr_t bad = mc_first_bad(lo, hi - lo);
-    mc_report_access(bad, size, (packed >> 8) & 1 ? MC_WRITE : MC_READ, pc, "the loop");
+    /* the loop's bad part: from the first bad byte to the range's end, or, when the range starts bad (an
+     * underflow), from its start to the first byte that may be touched */
+    uintptr_t span_lo = bad, span_hi = hi;
+    if (bad == lo) {
+        span_hi = lo;
+        while (span_hi < hi && span_hi - lo < (1u << 20) && mc_first_bad(span_hi, 1) == span_hi) span_hi++;
+    }
+    mc_report_loop(bad, size, (packed >> 8) & 1 ? MC_WRITE : MC_READ, pc, span_lo, span_hi);
 }
 
 /* __memtrace_check_loop(rdi first, rsi last, rdx packed): preserves every register and the flags, since

@@ -1,4 +1,4 @@
-/* Loop shapes for the pruning rules (CheckPruningTest): `./loops NAME bad|good [n]`. Each loop's bad run
+/* Loop shapes for the pruning rules (CheckPruningTest): `./loops NAME bad|good [n [overshoot]]`. Each loop's bad run
  * touches one element past (or before) its array; the good run stays inside. Built --check and
  * --check --no-prune, both must report the same bug and stay silent on the same twins. */
 #include <stdlib.h>
@@ -84,6 +84,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
     int bad = strcmp(argv[2], "bad") == 0, n = argc > 3 ? atoi(argv[3]) : 64;
+    if (bad && argc > 4) bad = atoi(argv[4]);       /* how far past: pointers' loop takes any overshoot */
     struct { const char *name; long (*run)(int, int); } cases[] = {
         {"sum_up", sum_up}, {"sum_down", sum_down}, {"stride", stride}, {"pointers", pointers},
         {"fields", fields}, {"copy2d", copy2d}, {"indirect", indirect},

@@ -68,6 +68,11 @@ class CheckPruningTest {
         // a loop whose index comes from memory cannot be hoisted: its bug is reported at the access itself
         assertThat(CheckBuilds.run(dir, Map.of(), "./pruned", "indirect", "bad").stderr()).doesNotContain("by the loop");
         assertThat(CheckBuilds.run(dir, Map.of(), "./pruned", "sum_up", "bad").stderr()).contains("read 8 bytes by the loop");
+        // a loop that runs 10 elements past its block: the whole range it overran, from the loop's entry
+        assertThat(CheckBuilds.run(dir, Map.of(), "./pruned", "pointers", "bad", "64", "10").stderr())
+                .matches("memtrace: heap overflow: <malloc0001@pointers\\+\\d+>\\+64\\.\\.\\+73 \\(a block of 64 bytes, allocated at "
+                        + "loops.c:\\d+\\) read 1 byte at a time by the loop, 0\\.\\.9 bytes past its end, at loops.c:\\d+ "
+                        + "\\(pointers\\+\\d+\\), thread \\d+\n");
     }
 
     @Test

@@ -37,7 +37,7 @@ public final class CheckAs {
             int input = AsStep.inputIndex(asArgs);
             String state = env.get("MEMTRACE_CC_STATE");
             Path source = input < 0 ? null : Path.of(asArgs.get(input));
-            if (source == null || state == null || !AsStep.listed(Path.of(state), source, "cc1-outputs")) {
+            if (source == null || state == null || !listed(Path.of(state), source)) {
                 return execute(realAs, asArgs);
             }
             CcOptions options;
@@ -82,6 +82,17 @@ public final class CheckAs {
             Thread.currentThread().interrupt();
             return 1;
         }
+    }
+
+    /** Whether cc1 wrote {@code source} for this build: the gcc wrapper lists its outputs in the state directory. */
+    private static boolean listed(Path state, Path source) throws IOException {
+        Path list = state.resolve("cc1-outputs");
+        if (!Files.isRegularFile(list)) return false;
+        Path wanted = source.toAbsolutePath().normalize();
+        for (String line : Files.readAllLines(list, StandardCharsets.UTF_8)) {
+            if (!line.isBlank() && Path.of(line.strip()).toAbsolutePath().normalize().equals(wanted)) return true;
+        }
+        return false;
     }
 
     private static int execute(String program, List<String> args) throws IOException, InterruptedException {

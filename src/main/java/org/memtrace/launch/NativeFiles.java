@@ -30,6 +30,13 @@ public final class NativeFiles {
     static final String CHECK_RUNTIME = "libmemtrace-check.so";
     static final String CC_WRAPPER = "memtrace-cc-wrapper";
 
+    /**
+     * Set by the launcher of an installed memtrace to PREFIX/lib/memtrace, where {@code make install} put the
+     * native files: they are used from there, never extracted, so that programs built by {@code memtrace cc}
+     * name a runtime that stays where it is (docs/install.md).
+     */
+    public static final String LIBRARY_PROPERTY = "memtrace.lib";
+
     /** How long an agent's or wrapper's directory may go unused before a newer build removes it. */
     static final Duration UNUSED = Duration.ofDays(30);
 
@@ -51,6 +58,25 @@ public final class NativeFiles {
     private static final Map<String, Path> extracted = new HashMap<>();
 
     private static synchronized Path extract(String resource, String what) throws LaunchException {
+        String installed = System.getProperty(LIBRARY_PROPERTY);
+        if (installed != null && !installed.isEmpty()) {
+            Path file = Path.of(installed, resource);
+            if (!Files.isRegularFile(file))
+                throw LaunchException.environment(what + " is missing from the installation (" + file + "): reinstall memtrace", null);
+            // what runs in every traced program must be no one else's to replace: neither the file nor its directory
+            // writable by group or others (make install writes them 0755 and 0644)
+            for (Path p : new Path[] {file, file.getParent()}) {
+                try {
+                    var perms = Files.getPosixFilePermissions(p);
+                    if (perms.contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
+                            || perms.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE))
+                        throw LaunchException.environment(p + " is writable by other users: not loading " + what + " from it", null);
+                } catch (java.io.IOException e) {
+                    throw LaunchException.environment("cannot check " + p + ": " + e.getMessage(), e);
+                }
+            }
+            return file;
+        }
         Path done = extracted.get(resource);
         if (done != null && Files.isRegularFile(done)) return done;
         Path path = extractOnce(resource, what);

@@ -9,6 +9,7 @@ import java.util.Set;
 import org.memtrace.instrument.CcOptions;
 import org.memtrace.instrument.OptionWords;
 import org.memtrace.launch.LaunchException;
+import org.memtrace.check.CheckMode;
 import org.memtrace.launch.NativeFiles;
 
 /**
@@ -55,9 +56,10 @@ public sealed interface CcPlan {
         }
         all.addAll(arguments);
         if (!all.isEmpty() && (all.getFirst().equals("--help") || all.getFirst().equals("-h"))) return new Help(help(cxx));
+        CheckMode check = CheckMode.split(all);
         CcOptions.Split parsed;
         try {
-            parsed = CcOptions.split(all);
+            parsed = CcOptions.split(check.rest());
         } catch (IllegalArgumentException e) {
             return new Refusal(e.getMessage() + " (see 'memtrace " + (cxx ? "c++" : "cc") + " --help')");
         }
@@ -73,13 +75,19 @@ public sealed interface CcPlan {
             }
             gccArgs.add(a);
         }
+        if (check.on() && parsed.options().skeleton()) return new Refusal("cc: --check cannot be combined with --skeleton");
+        if (check.on() && CheckMode.conflict(gccArgs) != null) return new Refusal("cc: " + CheckMode.conflict(gccArgs));
         List<String> warnings = ltoDropped
                 ? List.of("memtrace cc: warning: -flto dropped: link-time code generation would bypass the instrumentation")
                 : List.of();
         String compiler = env.getOrDefault(cxx ? "MEMTRACE_CXX" : "MEMTRACE_GCC", cxx ? "g++" : "gcc");
         List<String> command = new ArrayList<>(List.of(compiler, "-wrapper", NativeFiles.ccWrapper().toString()));
         command.addAll(gccArgs);
-        if (links(gccArgs)) {
+        if (links(gccArgs) && check.on()) {
+            Path runtime = NativeFiles.checkRuntime().getParent();
+            command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
+                    "-lmemtrace-check", "-Wl,--pop-state"));
+        } else if (links(gccArgs)) {
             Path runtime = NativeFiles.runtime().getParent();
             // --no-as-needed: a program whose every probe was left out still records its allocations
             command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
@@ -95,6 +103,7 @@ public sealed interface CcPlan {
         environment.put("MEMTRACE_JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
         environment.put("MEMTRACE_CLASSPATH", System.getProperty("java.class.path"));
         environment.put("MEMTRACE_JAVA_OPTIONS", REWRITER_JAVA_OPTIONS + libraryOption());
+        environment.put("MEMTRACE_CC_CHECK", check.mode());     // null: removed (an ordinary build)
         return new Compile(List.copyOf(command), environment, warnings);
     }
 
@@ -138,6 +147,10 @@ public sealed interface CcPlan {
                   --skeleton      loops log their base registers, trip count and which conditional blocks
                                   ran; memtrace replays their computable accesses (a lossless, smaller
                                   trace; needs omega 1; links with a build-id, which ties trace and skeleton)
+                  --check         build a program that checks its own memory accesses as it runs (heap, stack
+                                  and global overflows, use after free, double and invalid free, leaks),
+                                  with checks pruned where static analysis covers them (docs/check.md);
+                                  must be the first option; --check --no-prune keeps every check
                   --              ends memtrace's options
                 Everything else goes to %2$s unchanged; -pipe and -flto are dropped, -static is refused.
                 MEMTRACE_CC_FLAGS is split into words as a shell would, without expanding anything:

@@ -125,7 +125,7 @@ public final class AsStep {
     }
 
     /** Where the input is among the arguments: the one operand; -1 for none, several, or "-" (stdin). */
-    static int inputIndex(List<String> asArgs) {
+    public static int inputIndex(List<String> asArgs) {
         int found = -1;
         for (int i = 0; i < asArgs.size(); i++) {
             String a = asArgs.get(i);

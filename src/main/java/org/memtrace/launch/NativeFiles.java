@@ -27,6 +27,7 @@ import java.util.zip.CRC32C;
 public final class NativeFiles {
     static final String AGENT = "libmemtrace-agent.so";
     static final String RUNTIME = "libmemtrace-rt.so";
+    static final String CHECK_RUNTIME = "libmemtrace-check.so";
     static final String CC_WRAPPER = "memtrace-cc-wrapper";
 
     /**
@@ -46,6 +47,9 @@ public final class NativeFiles {
 
     /** The runtime every program built by {@code memtrace cc} links against. */
     public static Path runtime() throws LaunchException { return extract(RUNTIME, "the compiled-in runtime"); }
+
+    /** The runtime programs built by {@code memtrace cc --check} link against (docs/check.md). */
+    public static Path checkRuntime() throws LaunchException { return extract(CHECK_RUNTIME, "the check runtime"); }
 
     /** The script gcc runs its sub-programs through under {@code memtrace cc}. */
     public static Path ccWrapper() throws LaunchException { return extract(CC_WRAPPER, "the compiler wrapper"); }
@@ -98,7 +102,7 @@ public final class NativeFiles {
                 Path path = install(dir, resource, content);
                 Instant now = Instant.now();
                 markUsed(dir, now);
-                if (fresh && !resource.equals(RUNTIME)) prune(base, dir, resource, now);
+                if (fresh && !resource.equals(RUNTIME) && !resource.equals(CHECK_RUNTIME)) prune(base, dir, resource, now);
                 return path;
             } catch (OwnedPaths.UntrustedPathException e) {
                 // not a place that cannot be written (try the next) but one someone else may have prepared

@@ -106,18 +106,20 @@ class CcServerTest {
         assertThat(new String(ask(request(CcRequest.Kind.PING, Map.of())), StandardCharsets.US_ASCII)).isEqualTo("ok 0\n");
 
         List<String> compile = fields(ask(request(CcRequest.Kind.PLAN, Map.of("MEMTRACE_GCC", "gcc"), "cc", "--omega", "0.5", "-c", "-pipe", "x.c")));
-        assertThat(compile.subList(0, 5)).containsExactly("exec", "0", "", "", "5");
-        assertThat(compile.subList(5, 10)).extracting(s -> s.split("=", 2)[0])
-                .containsExactly("MEMTRACE_CC_OPTIONS", "MEMTRACE_CC_SHARED", "MEMTRACE_JAVA", "MEMTRACE_CLASSPATH", "MEMTRACE_JAVA_OPTIONS");
+        assertThat(compile.subList(0, 5)).containsExactly("exec", "0", "", "", "6");
+        assertThat(compile.subList(5, 11)).extracting(s -> s.split("=", 2)[0])
+                .containsExactly("MEMTRACE_CC_OPTIONS", "MEMTRACE_CC_SHARED", "MEMTRACE_JAVA", "MEMTRACE_CLASSPATH", "MEMTRACE_JAVA_OPTIONS",
+                        "MEMTRACE_CC_CHECK");
+        assertThat(compile.get(10)).isEqualTo("MEMTRACE_CC_CHECK"); // unset: not --check
         assertThat(compile.get(5)).isEqualTo("MEMTRACE_CC_OPTIONS=--omega 0.5");
         assertThat(compile.get(6)).isEqualTo("MEMTRACE_CC_SHARED"); // unset: not -shared
-        List<String> words = compile.subList(10, compile.size());
+        List<String> words = compile.subList(11, compile.size());
         assertThat(words.get(0)).isEqualTo("gcc");
         assertThat(words.get(1)).isEqualTo("-wrapper");
         assertThat(words.subList(3, words.size())).containsExactly("-c", "x.c"); // -pipe dropped, no runtime: no link
 
         List<String> link = fields(ask(request(CcRequest.Kind.PLAN, Map.of(), "c++", "-o", "prog", "a.o")));
-        assertThat(link.get(10)).isEqualTo("g++");
+        assertThat(link.get(11)).isEqualTo("g++");
         assertThat(link).contains("-lmemtrace-rt");
 
         List<String> refused = fields(ask(request(CcRequest.Kind.PLAN, Map.of(), "cc", "--omega", "1.5", "x.c")));

@@ -1,0 +1,83 @@
+/*
+ * check.h: what the files of libmemtrace-check.so (the runtime of `memtrace cc --check`) share.
+ *
+ *   check_shadow.c  the shadow memory (gcc's -fsanitize=address layout: byte (addr >> 3) + 0x7fff8000 says
+ *                   how many of the 8 bytes at addr are addressable) and the __asan_* entry points gcc's
+ *                   outline instrumentation calls, plus memtrace's own loop and range checks
+ *   check_heap.c    the allocator wrappers: redzones, quarantine, free checks, leaks at exit
+ *   check_report.c  names (heap blocks the memtrace way, globals, stack variables, code sites), the one-line
+ *                   reports, the JSON lines, the summary, stop or continue
+ *   check_libc.c    libc's memory and string functions checked by what they read and write
+ *
+ * Shadow values (the first four are gcc's, which writes them inline for stack frames):
+ *   0 all 8 bytes addressable; 1..7 the first k are; 0xf1/0xf2/0xf3 stack left/middle/right redzone;
+ *   0xf8 a stack variable out of scope; 0xf9 global redzone; 0xfa heap left redzone (the block's header);
+ *   0xfb heap right redzone; 0xfd freed heap memory; 0xca alloca redzone (gcc's left and right: 0xca, 0xcb).
+ */
+#ifndef MEMTRACE_CHECK_H
+#define MEMTRACE_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MC_EXPORT __attribute__((visibility("default")))
+#define MC_SHADOW_OFFSET 0x7fff8000ULL
+#define MC_SHADOW(a) ((uint8_t *)(((uintptr_t)(a) >> 3) + MC_SHADOW_OFFSET))
+
+enum {
+    MC_STACK_LEFT = 0xf1, MC_STACK_MID = 0xf2, MC_STACK_RIGHT = 0xf3, MC_STACK_SCOPE = 0xf8,
+    MC_GLOBAL_RZ = 0xf9, MC_HEAP_LEFT = 0xfa, MC_HEAP_RIGHT = 0xfb, MC_HEAP_FREED = 0xfd,
+    MC_ALLOCA_LEFT = 0xca, MC_ALLOCA_RIGHT = 0xcb,
+};
+
+/* What an access did, for the report: read, write, or a libc function's whole range. */
+enum mc_access { MC_READ, MC_WRITE };
+
+/* Allocation families, for mismatch checks: which release goes with which allocation. */
+enum mc_family { MC_MALLOC, MC_NEW, MC_NEW_ARRAY };
+
+/* The header of a heap block: the last 64 bytes of its left redzone, right before the user's pointer. */
+struct mc_block {
+    uint32_t magic;        /* MC_LIVE or MC_QUARANTINED */
+    uint32_t number;       /* the process's allocation counter, as memtrace names blocks: <malloc0002@...> */
+    uint64_t size;         /* the size the program asked for */
+    void *chunk;           /* what __libc_memalign returned */
+    const void *alloc_pc;  /* return address of the allocating call */
+    const void *free_pc;   /* return address of the freeing call */
+    struct mc_block *prev, *next; /* the live list, or the quarantine (next only) */
+    uint8_t family, fn;    /* enum mc_family; which function: 0 malloc, 1 calloc, 2 realloc, 3 aligned, 4 new */
+    uint16_t unused;
+    uint32_t tid;          /* the allocating thread */
+};
+#define MC_LIVE 0x4d544c56u
+#define MC_QUARANTINED 0x4d545146u
+
+/* check_shadow.c */
+void mc_init(void);
+void mc_poison(uintptr_t addr, size_t size, uint8_t value);   /* addr 8-aligned; size rounded up */
+void mc_unpoison(uintptr_t addr, size_t size);                /* addr 8-aligned; a partial last granule */
+uintptr_t mc_first_bad(uintptr_t addr, size_t size);          /* first unaddressable byte, or 0 */
+int mc_addressable_range(uintptr_t addr);                      /* whether addr has a shadow byte at all */
+
+/* check_heap.c */
+struct mc_block *mc_block_of(uintptr_t addr, int *inside);     /* the block an address is in or next to */
+void mc_leak_check(void);
+
+/* check_report.c: one report of an access, free or leak; returns when the run goes on. */
+void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
+void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
+void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
+void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,
+                     const size_t *site_bytes, size_t nsites);
+void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t n, const void *pc, const char *fn);
+void mc_note_global(const void *g);                              /* a gcc __asan_global descriptor */
+void mc_forget_globals(const void *g, size_t n);
+extern int mc_continue;                                         /* MEMTRACE_CHECK=continue */
+extern int mc_leaks_on;
+
+/* counters of the run, summed over threads (check_shadow.c) */
+struct mc_counts { uint64_t checks, accesses, loop_checks, range_checks, libc_checks; };
+void mc_count_libc(void);
+void mc_counts_total(struct mc_counts *out);
+
+#endif

@@ -1,0 +1,706 @@
+/*
+ * check_report.c: names and reports of `memtrace cc --check`.
+ *
+ * One line for people on stderr per error, e.g.
+ *   memtrace: heap overflow: <malloc0002@bad+26>+50 (a block of 50 bytes, allocated at x.c:28) written 1 byte,
+ *   0 bytes past its end, at x.c:39 (bad+115), thread 8104
+ * and, with MEMTRACE_CHECK_JSON=FILE, the same facts as one JSON object a line (docs/check.md has both
+ * grammars). Names are memtrace's (docs/naming.md): heap blocks <malloc0002@bad+26> by the process's
+ * allocation counter and the allocating call's return address as function+offset; globals by name; stack
+ * variables <stack:buf@bad> from the frame description gcc stores at the frame's base. Code is named by the
+ * call-site tables that `memtrace cc --check` puts in every object it builds (function, offset of the
+ * return address, file:line from the assembly's .loc), else by dladdr, else module+offset: all independent
+ * of where ASLR put things, so two runs' reports diff.
+ *
+ * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks] (report each distinct
+ * error once, by kind and code site, and go on; the summary is then printed always), MEMTRACE_CHECK=summary,
+ * MEMTRACE_CHECK_EXITCODE=N (default 1; leaks alone exit 23, as LeakSanitizer), MEMTRACE_CHECK_QUARANTINE=BYTES,
+ * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line).
+ *
+ * What it gets wrong: one frame of stack per site (the calling one); a stack object is found only in a frame
+ * gcc laid out (checked code); an overflow that lands inside another valid object is not seen at all.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+int mc_continue, mc_leaks_on = 1;
+static int summary_on, exit_code = 1, errors;
+static char json_path[4096];
+void mc_set_quarantine(size_t bytes);
+const char *mc_family_name(int f);
+
+/* ---- the call-site tables of checked objects ---- */
+
+struct site { const void *ret, *func, *end; const char *name, *loc; };
+struct table {
+    uint32_t version, nsites, checks, kept, merged, hoisted, ranges, loops;
+    struct site sites[];
+};
+#define MAX_TABLES 8192
+static const struct table *tables[MAX_TABLES];
+static int ntables;
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+MC_EXPORT void __memtrace_check_sites(const struct table *t)
+{
+    if (t->version != 1) return;
+    pthread_mutex_lock(&report_lock);
+    if (ntables < MAX_TABLES) tables[ntables++] = t;
+    pthread_mutex_unlock(&report_lock);
+}
+
+static const struct site *site_of(const void *pc)
+{
+    for (int i = 0; i < ntables; i++)
+        for (uint32_t j = 0; j < tables[i]->nsites; j++)
+            if (tables[i]->sites[j].ret == pc) return &tables[i]->sites[j];
+    return NULL;
+}
+
+/* code: "bad+115" and, when known, line "x.c:39" */
+static void name_code(const void *pc, char *code, size_t n, const char **line)
+{
+    *line = NULL;
+    const struct site *s = site_of(pc);
+    if (s) {
+        snprintf(code, n, "%s+%ld", s->name, (long)((const char *)pc - (const char *)s->func));
+        *line = s->loc;
+        return;
+    }
+    /* no call returns there: the function whose extent holds it (a frame's own address) */
+    for (int i = 0; i < ntables; i++)
+        for (uint32_t j = 0; j < tables[i]->nsites; j++) {
+            const struct site *c = &tables[i]->sites[j];
+            if (c->func <= pc && pc < c->end) {
+                snprintf(code, n, "%s+%ld", c->name, (long)((const char *)pc - (const char *)c->func));
+                return;
+            }
+        }
+    Dl_info info;
+    if (pc && dladdr(pc, &info)) {
+        if (info.dli_sname) {
+            snprintf(code, n, "%s+%ld", info.dli_sname, (long)((const char *)pc - (const char *)info.dli_saddr));
+            return;
+        }
+        const char *base = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+        snprintf(code, n, "%s+%ld", base ? base + 1 : info.dli_fname ? info.dli_fname : "?",
+                 (long)((const char *)pc - (const char *)info.dli_fbase));
+        return;
+    }
+    snprintf(code, n, "%p", pc);
+}
+
+/* "x.c:28" when the line is known, else "bad+26" */
+static void where(const void *pc, char *out, size_t n)
+{
+    char code[256];
+    const char *line;
+    name_code(pc, code, sizeof code, &line);
+    snprintf(out, n, "%s", line ? line : code);
+}
+
+/* ---- globals gcc registered ---- */
+
+struct asan_location { const char *file; int line, column; };
+struct asan_global {
+    uintptr_t beg;
+    size_t size, size_with_redzone;
+    const char *name, *module_name;
+    uintptr_t has_dynamic_init;
+    struct asan_location *location;
+    uintptr_t odr_indicator;
+};
+#define MAX_GLOBALS 65536
+static const struct asan_global *globals[MAX_GLOBALS];
+static int nglobals;
+
+void mc_note_global(const void *g)
+{
+    if (nglobals < MAX_GLOBALS) globals[nglobals++] = g;
+}
+
+void mc_forget_globals(const void *g, size_t n)
+{
+    const struct asan_global *first = g, *end = first + n;
+    int k = 0;
+    for (int i = 0; i < nglobals; i++)
+        if (globals[i] < first || globals[i] >= end) globals[k++] = globals[i];
+    nglobals = k;
+}
+
+/* ---- output ---- */
+
+struct out { char *buf; size_t n, len; };
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
+{
+    if (o->len >= o->n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(o->buf + o->len, o->n - o->len, fmt, ap);
+    va_end(ap);
+    if (k > 0) o->len = o->len + (size_t)k < o->n ? o->len + (size_t)k : o->n - 1;
+}
+
+/* a JSON string: the names memtrace makes need only quotes and backslashes escaped, control bytes as \u */
+static void put_json(struct out *o, const char *s)
+{
+    if (!s) { put(o, "null"); return; }
+    put(o, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') put(o, "\\%c", c);
+        else if (c < 0x20) put(o, "\\u%04x", c);
+        else put(o, "%c", c);
+    }
+    put(o, "\"");
+}
+
+static void write_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, s, n);
+        if (k <= 0) return;
+        s += k;
+        n -= (size_t)k;
+    }
+}
+
+static void emit(struct out *line, struct out *json)
+{
+    put(line, "\n");
+    fflush(stdout);           /* the program's own output first: a report never hides it */
+    write_all(2, line->buf, line->len);
+    if (json_path[0]) {
+        /* opened for each record, so that no descriptor of the program's is taken between them */
+        int fd = open(json_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            put(json, "}\n");
+            write_all(fd, json->buf, json->len);
+            close(fd);
+        }
+    }
+}
+
+static void summary(void);
+
+static void finish_error(void)
+{
+    errors++;
+    if (!mc_continue) {
+        if (summary_on) summary();
+        fflush(NULL);
+        _exit(exit_code);
+    }
+}
+
+/* continue mode: an error of one kind at one code site is reported once */
+static int seen(const char *kind, const void *pc)
+{
+    static struct { const char *kind; const void *pc; } done[4096];
+    static int ndone;
+    for (int i = 0; i < ndone; i++)
+        if (done[i].pc == pc && strcmp(done[i].kind, kind) == 0) return 1;
+    if (ndone < 4096) { done[ndone].kind = kind; done[ndone].pc = pc; ndone++; }
+    return 0;
+}
+
+/* ---- what a bad address is ---- */
+
+struct object {
+    const char *kind;            /* the error's kind: "heap overflow", ... */
+    const char *json_kind;
+    char name[320];              /* the object: <malloc0002@bad+26>, g, <stack:buf@bad> */
+    char desc[512];              /* "a block of 50 bytes, allocated at x.c:28" */
+    const char *region;          /* heap, global, stack */
+    long offset;                 /* of the address from the object's start */
+    long distance;               /* past the end (>= 0), before the start (< 0 stored as -n), 0 inside */
+    size_t size;
+    int known;
+    const struct mc_block *block;
+};
+
+static void block_name(const struct mc_block *b, int freed, char *out, size_t n)
+{
+    char code[256];
+    const char *line;
+    name_code(b->alloc_pc, code, sizeof code, &line);
+    static const char *kinds[] = {"malloc", "calloc", "realloc", "malloc", "new"};
+    const char *k = b->family == MC_NEW_ARRAY ? "new[]" : kinds[b->fn < 5 ? b->fn : 0];
+    if (freed) snprintf(out, n, "<freed:%04u@%s>", b->number, code);
+    else snprintf(out, n, "<%s%04u@%s>", k, b->number, code);
+}
+
+static void describe_block(const struct mc_block *b, struct object *o)
+{
+    char at[256], fat[256];
+    int freed = b->magic == MC_QUARANTINED;
+    block_name(b, freed, o->name, sizeof o->name);
+    where(b->alloc_pc, at, sizeof at);
+    if (freed) {
+        where(b->free_pc, fat, sizeof fat);
+        snprintf(o->desc, sizeof o->desc, "a block of %lu bytes, allocated at %s, freed at %s", (unsigned long)b->size, at, fat);
+    } else {
+        snprintf(o->desc, sizeof o->desc, "a block of %lu bytes, allocated at %s", (unsigned long)b->size, at);
+    }
+    o->size = b->size;
+    o->region = "heap";
+    o->block = b;
+    o->known = 1;
+}
+
+/* gcc's frame: 32-byte aligned base, shadow f1 f1 f1 f1, magic, description "N off size len name:line ...", pc */
+static int stack_object(uintptr_t addr, struct object *o)
+{
+    uintptr_t g = addr & ~(uintptr_t)7;
+    for (int i = 0; i < 65536 && g >= 8; i++, g -= 8) {
+        uint8_t v = *MC_SHADOW(g);
+        if (v >= 0x80 && v != MC_STACK_LEFT && v != MC_STACK_MID && v != MC_STACK_RIGHT && v != MC_STACK_SCOPE) return 0;
+        if (v != MC_STACK_LEFT || *MC_SHADOW(g - 8) == MC_STACK_LEFT) continue;
+        if (*(uint64_t *)g != 0x41B58AB3) continue;
+        const char *d = *(const char **)(g + 8);
+        const void *pc = *(const void **)(g + 16);
+        char fn[256];
+        const char *line;
+        name_code(pc, fn, sizeof fn, &line);
+        char *plus = strrchr(fn, '+');
+        if (plus && strcmp(plus, "+0") == 0) *plus = 0;
+        long off = (long)(addr - g), best = -1, bestd = 0;
+        char bname[128] = "?";
+        long bstart = 0, bsize = 0;
+        int nvars = (int)strtol(d, (char **)&d, 10);
+        for (int k = 0; k < nvars && d; k++) {
+            long vo = strtol(d, (char **)&d, 10), vs = strtol(d, (char **)&d, 10), vl = strtol(d, (char **)&d, 10);
+            if (*d == ' ') d++;
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)(vl < 127 ? vl : 127), d);
+            d += vl;
+            long dist = off >= vo + vs ? off - (vo + vs) : off < vo ? vo - off : 0;
+            if (best < 0 || dist < bestd || (dist == bestd && off >= vo + vs)) {
+                best = k; bestd = dist; bstart = vo; bsize = vs;
+                snprintf(bname, sizeof bname, "%s", name);
+            }
+        }
+        if (best < 0) return 0;
+        char *colon = strchr(bname, ':');
+        const char *decl = colon ? colon + 1 : NULL;
+        if (colon) *colon = 0;
+        snprintf(o->name, sizeof o->name, "<stack:%s@%s>", bname, fn);
+        if (decl) snprintf(o->desc, sizeof o->desc, "a variable of %ld bytes, declared at line %s of %s", bsize, decl, fn);
+        else snprintf(o->desc, sizeof o->desc, "a variable of %ld bytes in %s's frame", bsize, fn);
+        o->offset = off - bstart;
+        o->size = (size_t)bsize;
+        o->distance = off >= bstart + bsize ? off - (bstart + bsize) : off < bstart ? -(bstart - off) : 0;
+        o->region = "stack";
+        o->known = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int global_object(uintptr_t addr, struct object *o)
+{
+    for (int i = 0; i < nglobals; i++) {
+        const struct asan_global *g = globals[i];
+        if (addr < g->beg || addr >= g->beg + g->size_with_redzone) continue;
+        snprintf(o->name, sizeof o->name, "%s", g->name);
+        if (g->location && g->location->file)
+            snprintf(o->desc, sizeof o->desc, "a global of %lu bytes, defined at %s:%d", (unsigned long)g->size,
+                     g->location->file, g->location->line);
+        else
+            snprintf(o->desc, sizeof o->desc, "a global of %lu bytes", (unsigned long)g->size);
+        o->offset = (long)(addr - g->beg);
+        o->size = g->size;
+        o->distance = o->offset >= (long)g->size ? o->offset - (long)g->size : 0;
+        o->region = "global";
+        o->known = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void classify(uintptr_t bad, struct object *o)
+{
+    memset(o, 0, sizeof *o);
+    uint8_t v = *MC_SHADOW(bad);
+    if (v < 0x80) v = *MC_SHADOW((bad | 7) + 1);     /* the byte after a partial granule: its neighbour says */
+    switch (v) {
+    case MC_HEAP_LEFT: case MC_HEAP_RIGHT: case MC_HEAP_FREED: {
+        int inside = 0;
+        struct mc_block *b = mc_block_of(bad, &inside);
+        if (!b) break;
+        describe_block(b, o);
+        uintptr_t start = (uintptr_t)(b + 1);
+        o->offset = (long)(bad - start);
+        if (b->magic == MC_QUARANTINED && bad >= start && bad < start + (b->size ? b->size : 1)) {
+            o->kind = "use after free"; o->json_kind = "use-after-free";
+        } else if (bad < start) {
+            o->kind = "heap underflow"; o->json_kind = "heap-underflow"; o->distance = -(long)(start - bad);
+        } else {
+            o->kind = b->magic == MC_QUARANTINED ? "use after free" : "heap overflow";
+            o->json_kind = b->magic == MC_QUARANTINED ? "use-after-free" : "heap-overflow";
+            o->distance = (long)(bad - start - b->size);
+        }
+        return;
+    }
+    case MC_GLOBAL_RZ:
+        if (global_object(bad, o)) { o->kind = "global overflow"; o->json_kind = "global-overflow"; return; }
+        break;
+    case MC_STACK_LEFT: case MC_STACK_MID: case MC_STACK_RIGHT: case MC_STACK_SCOPE:
+    case MC_ALLOCA_LEFT: case MC_ALLOCA_RIGHT:
+        if (v == MC_STACK_SCOPE) { o->kind = "stack use after scope"; o->json_kind = "stack-use-after-scope"; }
+        else { o->kind = "stack overflow"; o->json_kind = "stack-overflow"; }
+        if (stack_object(bad, o)) {
+            if (o->distance < 0 && v != MC_STACK_SCOPE) { o->kind = "stack underflow"; o->json_kind = "stack-underflow"; }
+            return;
+        }
+        snprintf(o->name, sizeof o->name, "<stack>");
+        snprintf(o->desc, sizeof o->desc, "a redzone of a stack frame or alloca");
+        o->region = "stack";
+        return;
+    }
+    o->kind = "wild access"; o->json_kind = "wild-access";
+    snprintf(o->name, sizeof o->name, "0x%lx", (unsigned long)bad);
+    snprintf(o->desc, sizeof o->desc, "memory marked 0x%02x", v);
+    o->region = "unknown";
+}
+
+static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
+
+static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
+                          uintptr_t span_lo, uintptr_t span_hi);
+
+void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by)
+{
+    report_access(addr, size, access, pc, by, 0, 0);
+}
+
+/* A loop check: [span_lo, span_hi) is the part of the loop's range that may not be touched, named as a range
+ * when it holds more than one access: "+50..+99 (...) written 1 byte at a time by the loop, 0..49 bytes past its end". */
+void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi)
+{
+    report_access(bad, size, access, pc, "the loop", span_hi - span_lo > size ? span_lo : 0, span_hi - span_lo > size ? span_hi : 0);
+}
+
+static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
+                          uintptr_t span_lo, uintptr_t span_hi)
+{
+    uintptr_t bad = mc_first_bad(addr, size ? size : 1);
+    if (!bad) bad = addr;
+    struct object o;
+    pthread_mutex_lock(&report_lock);
+    classify(bad, &o);
+    if (mc_continue && seen(o.kind, pc)) { pthread_mutex_unlock(&report_lock); return; }
+    char code[256], lbuf[4096], jbuf[4096];
+    const char *line;
+    name_code(pc, code, sizeof code, &line);
+    struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
+    const char *verb = access == MC_WRITE ? "written" : "read";
+    put(&l, "memtrace: %s: %s", o.kind, o.name);
+    long first = o.offset + (long)(span_lo - bad), last = o.offset + (long)(span_hi - 1 - bad);
+    if (o.known && span_hi) put(&l, "%+ld..%+ld", first, last);
+    else if (o.known) put(&l, "%+ld", o.offset);
+    put(&l, " (%s) %s %lu byte%s%s", o.desc, verb, (unsigned long)size, plural(size), span_hi ? " at a time" : "");
+    if (by) put(&l, " by %s", by);
+    if (o.known && span_hi && last < 0) put(&l, ", %ld..%ld bytes before its start", -last, -first);
+    else if (o.known && span_hi && first >= (long)o.size) put(&l, ", %ld..%ld bytes past its end", first - (long)o.size, last - (long)o.size);
+    else if (o.known && o.distance < 0) put(&l, ", %ld byte%s before its start", -o.distance, plural((size_t)-o.distance));
+    else if (o.known && o.offset >= (long)o.size) put(&l, ", %ld byte%s past its end", o.distance, plural((size_t)o.distance));
+    if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
+    put(&l, ", thread %d", gettid());
+    put(&j, "{\"kind\":\"%s\",\"access\":\"%s\",\"size\":%lu,\"address\":", o.json_kind, access == MC_WRITE ? "write" : "read",
+        (unsigned long)size);
+    char addrname[400];
+    if (o.known) snprintf(addrname, sizeof addrname, "%s%+ld", o.name, o.offset);
+    else snprintf(addrname, sizeof addrname, "%s", o.name);
+    put_json(&j, addrname);
+    put(&j, ",\"object\":{\"name\":");
+    put_json(&j, o.name);
+    put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region, (unsigned long)o.size);
+    put_json(&j, o.desc);
+    if (o.block) {
+        char a[256], al[256] = "";
+        const char *ln;
+        name_code(o.block->alloc_pc, a, sizeof a, &ln);
+        put(&j, ",\"allocated\":{\"code\":");
+        put_json(&j, a);
+        put(&j, ",\"line\":");
+        put_json(&j, ln);
+        put(&j, "}");
+        if (o.block->magic == MC_QUARANTINED) {
+            name_code(o.block->free_pc, al, sizeof al, &ln);
+            put(&j, ",\"freed\":{\"code\":");
+            put_json(&j, al);
+            put(&j, ",\"line\":");
+            put_json(&j, ln);
+            put(&j, "}");
+        }
+    }
+    put(&j, "},\"offset\":%ld,\"distance\":%ld,\"by\":", o.offset, o.distance);
+    put_json(&j, by);
+    put(&j, ",\"at\":{\"code\":");
+    put_json(&j, code);
+    put(&j, ",\"line\":");
+    put_json(&j, line);
+    put(&j, "},\"thread\":%d", gettid());
+    emit(&l, &j);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
+/* free, delete, realloc of something that is not a live block of theirs */
+void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what)
+{
+    pthread_mutex_lock(&report_lock);
+    if (mc_continue && seen(kind, pc)) { pthread_mutex_unlock(&report_lock); return; }
+    struct object o;
+    memset(&o, 0, sizeof o);
+    if (b) {
+        describe_block(b, &o);
+        o.offset = 0;
+    } else {
+        /* what the pointer is: inside a block, a global, a stack variable, or nothing known */
+        classify(ptr, &o);
+        if (!o.known) {
+            int inside = 0;
+            struct mc_block *in = mc_block_of(ptr, &inside);
+            if (in) { describe_block(in, &o); o.offset = (long)(ptr - (uintptr_t)(in + 1)); }
+            else if (global_object(ptr, &o) || stack_object(ptr, &o)) {}
+            else {
+                snprintf(o.name, sizeof o.name, "0x%lx", (unsigned long)ptr);
+                Dl_info info;
+                if (dladdr((void *)ptr, &info) && info.dli_sname && info.dli_saddr) {
+                    snprintf(o.name, sizeof o.name, "%s", info.dli_sname);
+                    o.offset = (long)(ptr - (uintptr_t)info.dli_saddr);
+                    o.known = 1;
+                    snprintf(o.desc, sizeof o.desc, "static memory");
+                    o.region = "global";
+                } else {
+                    snprintf(o.desc, sizeof o.desc, "not memory this allocator gave out");
+                    o.region = "unknown";
+                }
+            }
+        }
+    }
+    const char *jkind = kind[0] == 'd' ? "double-free" : kind[0] == 'i' ? "invalid-free" : "allocator-mismatch";
+    char code[256], lbuf[4096], jbuf[4096];
+    const char *line;
+    name_code(pc, code, sizeof code, &line);
+    struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
+    put(&l, "memtrace: %s: %s of %s", kind, what, o.name);
+    if (o.known) put(&l, "%+ld", o.offset);
+    put(&l, " (%s", o.desc);
+    if (b && kind[0] == 'a') put(&l, ", from %s", mc_family_name(b->family));
+    put(&l, ")");
+    if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
+    put(&l, ", thread %d", gettid());
+    put(&j, "{\"kind\":\"%s\",\"by\":\"%s\",\"address\":", jkind, what);
+    char addrname[400];
+    if (o.known) snprintf(addrname, sizeof addrname, "%s%+ld", o.name, o.offset);
+    else snprintf(addrname, sizeof addrname, "%s", o.name);
+    put_json(&j, addrname);
+    put(&j, ",\"object\":{\"name\":");
+    put_json(&j, o.name);
+    put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region ? o.region : "unknown", (unsigned long)o.size);
+    put_json(&j, o.desc);
+    put(&j, "},\"at\":{\"code\":");
+    put_json(&j, code);
+    put(&j, ",\"line\":");
+    put_json(&j, line);
+    put(&j, "},\"thread\":%d", gettid());
+    emit(&l, &j);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
+/* any address's name: a block, a global, a stack variable, else hex */
+static void name_any(uintptr_t addr, char *out, size_t n)
+{
+    struct object o;
+    memset(&o, 0, sizeof o);
+    int inside = 0;
+    struct mc_block *b = mc_block_of(addr, &inside);
+    if (b) {
+        block_name(b, b->magic == MC_QUARANTINED, o.name, sizeof o.name);
+        o.offset = (long)(addr - (uintptr_t)(b + 1));
+        o.known = 1;
+    } else if (!global_object(addr, &o) && !stack_object(addr, &o)) {
+        snprintf(out, n, "0x%lx", (unsigned long)addr);
+        return;
+    }
+    snprintf(out, n, "%s%+ld", o.name, o.offset);
+}
+
+void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t size, const void *pc, const char *fn)
+{
+    pthread_mutex_lock(&report_lock);
+    if (mc_continue && seen("overlap", pc)) { pthread_mutex_unlock(&report_lock); return; }
+    char d[400], s[400], code[256], lbuf[2048], jbuf[2048];
+    const char *line;
+    name_any(dst, d, sizeof d);
+    name_any(src, s, sizeof s);
+    name_code(pc, code, sizeof code, &line);
+    struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
+    put(&l, "memtrace: overlapping copy: %s of %lu byte%s from %s to %s", fn, (unsigned long)size, plural(size), s, d);
+    if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
+    put(&l, ", thread %d", gettid());
+    put(&j, "{\"kind\":\"overlap\",\"by\":\"%s\",\"size\":%lu,\"source\":", fn, (unsigned long)size);
+    put_json(&j, s);
+    put(&j, ",\"destination\":");
+    put_json(&j, d);
+    put(&j, ",\"at\":{\"code\":");
+    put_json(&j, code);
+    put(&j, ",\"line\":");
+    put_json(&j, line);
+    put(&j, "},\"thread\":%d", gettid());
+    emit(&l, &j);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
+static int leaked;
+
+void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,
+                     const size_t *site_bytes, size_t nsites)
+{
+    pthread_mutex_lock(&report_lock);
+    for (size_t i = 0; i < nsites; i++) {
+        struct object o;
+        memset(&o, 0, sizeof o);
+        describe_block(sites[i], &o);
+        char lbuf[2048], jbuf[2048];
+        struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
+        put(&l, "memtrace: leak: %s (%s) unreachable at exit", o.name, o.desc);
+        if (counts[i] > 1)
+            put(&l, ", with %lu more block%s from the same call, %lu bytes in all", (unsigned long)(counts[i] - 1),
+                plural(counts[i] - 1), (unsigned long)site_bytes[i]);
+        char a[256];
+        const char *ln;
+        name_code(sites[i]->alloc_pc, a, sizeof a, &ln);
+        put(&j, "{\"kind\":\"leak\",\"object\":{\"name\":");
+        put_json(&j, o.name);
+        put(&j, ",\"region\":\"heap\",\"size\":%lu,\"description\":", (unsigned long)o.size);
+        put_json(&j, o.desc);
+        put(&j, ",\"allocated\":{\"code\":");
+        put_json(&j, a);
+        put(&j, ",\"line\":");
+        put_json(&j, ln);
+        put(&j, "}},\"blocks\":%lu,\"bytes\":%lu", (unsigned long)counts[i], (unsigned long)site_bytes[i]);
+        emit(&l, &j);
+    }
+    char lbuf[256];
+    struct out l = {lbuf, sizeof lbuf, 0};
+    put(&l, "memtrace: leaks: %lu block%s, %lu bytes, from %lu call%s", (unsigned long)blocks, plural(blocks),
+        (unsigned long)bytes, (unsigned long)nsites, plural(nsites));
+    put(&l, "\n");
+    write_all(2, l.buf, l.len);
+    leaked = 1;
+    pthread_mutex_unlock(&report_lock);
+}
+
+static void summary(void)
+{
+    struct mc_counts c;
+    mc_counts_total(&c);
+    uint64_t sites = 0, kept = 0, merged = 0, hoisted = 0, ranges = 0, loops = 0;
+    for (int i = 0; i < ntables; i++) {
+        sites += tables[i]->checks; kept += tables[i]->kept; merged += tables[i]->merged;
+        hoisted += tables[i]->hoisted; ranges += tables[i]->ranges; loops += tables[i]->loops;
+    }
+    char buf[1024], jbuf[1024];
+    struct out l = {buf, sizeof buf, 0}, j = {jbuf, sizeof jbuf, 0};
+    put(&l, "memtrace: check summary: %lu accesses checked by %lu checks (%lu loop entries, %lu block ranges, "
+            "%lu libc calls); statically %lu of %lu checks removed (%lu by loop checks, %lu by block ranges), "
+            "%lu added (%lu loop, %lu range); %d error%s",
+        (unsigned long)c.accesses, (unsigned long)c.checks, (unsigned long)c.loop_checks, (unsigned long)c.range_checks,
+        (unsigned long)c.libc_checks, (unsigned long)(merged + hoisted), (unsigned long)sites, (unsigned long)hoisted,
+        (unsigned long)merged, (unsigned long)(ranges + loops), (unsigned long)loops, (unsigned long)ranges, errors,
+        plural((size_t)errors));
+    put(&j, "{\"kind\":\"summary\",\"accesses\":%lu,\"checks\":%lu,\"loop_checks\":%lu,\"range_checks\":%lu,"
+            "\"libc_checks\":%lu,\"static\":{\"checks\":%lu,\"kept\":%lu,\"removed_by_loops\":%lu,"
+            "\"removed_by_ranges\":%lu,\"loop_checks\":%lu,\"range_checks\":%lu},\"errors\":%d",
+        (unsigned long)c.accesses, (unsigned long)c.checks, (unsigned long)c.loop_checks, (unsigned long)c.range_checks,
+        (unsigned long)c.libc_checks, (unsigned long)sites, (unsigned long)kept, (unsigned long)hoisted,
+        (unsigned long)merged, (unsigned long)loops, (unsigned long)ranges, errors);
+    emit(&l, &j);
+}
+
+static void at_exit(void)
+{
+    if (mc_leaks_on) mc_leak_check();
+    if (summary_on) summary();
+    if (leaked || (mc_continue && errors)) {
+        fflush(NULL);
+        _exit(errors ? exit_code : 23);
+    }
+}
+
+void mc_init_report(void)
+{
+    const char *mode = getenv("MEMTRACE_CHECK");
+    if (mode) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", mode);
+        for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            if (strcmp(w, "continue") == 0) mc_continue = summary_on = 1;
+            else if (strcmp(w, "stop") == 0) mc_continue = 0;
+            else if (strcmp(w, "summary") == 0) summary_on = 1;
+            else if (strcmp(w, "noleaks") == 0) mc_leaks_on = 0;
+            else {
+                char msg[400];
+                int k = snprintf(msg, sizeof msg, "memtrace: check: MEMTRACE_CHECK: unknown word '%s' "
+                                 "(continue, stop, summary, noleaks)\n", w);
+                write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+                _exit(2);
+            }
+        }
+    }
+    const char *code = getenv("MEMTRACE_CHECK_EXITCODE");
+    if (code && *code) {
+        char *end;
+        long v = strtol(code, &end, 10);
+        if (*end || v < 0 || v > 255) {
+            static const char msg[] = "memtrace: check: MEMTRACE_CHECK_EXITCODE must be 0..255\n";
+            write_all(2, msg, sizeof msg - 1);
+            _exit(2);
+        }
+        exit_code = (int)v;
+    }
+    const char *q = getenv("MEMTRACE_CHECK_QUARANTINE");
+    if (q && *q) {
+        char *end;
+        unsigned long long v = strtoull(q, &end, 10);
+        if (*end) {
+            static const char msg[] = "memtrace: check: MEMTRACE_CHECK_QUARANTINE must be a number of bytes\n";
+            write_all(2, msg, sizeof msg - 1);
+            _exit(2);
+        }
+        mc_set_quarantine((size_t)v);
+    }
+    const char *json = getenv("MEMTRACE_CHECK_JSON");
+    if (json && *json) {
+        int fd = open(json, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 || strlen(json) >= sizeof json_path) {
+            char msg[600];
+            int k = snprintf(msg, sizeof msg, "memtrace: check: cannot create %s (it must not exist yet): %m\n", json);
+            write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+            _exit(2);
+        }
+        close(fd);
+        /* an absolute path, so that a chdir of the program's does not move the file */
+        if (json[0] != '/' && getcwd(json_path, sizeof json_path) && strlen(json_path) + strlen(json) + 2 < sizeof json_path) {
+            strcat(json_path, "/");
+            strcat(json_path, json);
+        } else {
+            snprintf(json_path, sizeof json_path, "%s", json);
+        }
+    }
+    atexit(at_exit);
+}

@@ -1,0 +1,349 @@
+/*
+ * check_shadow.c: the shadow memory of `memtrace cc --check` and the entry points the checked code calls.
+ *
+ * Layout: gcc's -fsanitize=address one for x86-64 Linux (shadow byte of addr at (addr >> 3) + 0x7fff8000),
+ * because gcc writes stack redzones' shadow inline at that address; the whole shadow range
+ * [0x7fff8000, 0x10007fff8000) is one MAP_NORESERVE mapping made before the first check or allocation.
+ * The values are memtrace's own (check.h); the code is not libsanitizer's.
+ *
+ * Entry points:
+ *   __asan_load{1,2,4,8,16} / __asan_store{...}(addr)    gcc's outline checks (-fsanitize=address with
+ *   __asan_loadN / __asan_storeN(addr, size)              asan-instrumentation-with-call-threshold=0)
+ *   __memtrace_slow_{load,store}{1,2,4,8}(addr)          the slow path of a check the rewriter inlined
+ *                                                        (shadow byte not 0, or a granule crossed)
+ *   __memtrace_check_group(base, desc)                   one check for a block's accesses from one base
+ *                                                        (memtrace's pruning), exact when the span is not
+ *   __memtrace_check_loop(first, last, size|write<<8|step<<16)
+ *                                                        one check for all the accesses of a loop, called at
+ *                                                        the loop's entry; saves every register and the flags
+ *   __asan_register_globals & co., __asan_handle_no_return, stack scope and alloca poisoning: what gcc's
+ *   layout of globals and frames needs.
+ * Counters (checks executed, accesses they covered) are per thread and summed when a thread ends.
+ *
+ * What it gets wrong: the counts of threads still running at exit are not in the summary; an access at an
+ * address of 2^47 or above faults in the check (as it would in the program). handle_no_return unpoisons the
+ * thread's stack from the caller up, so the redzones of the live frames above a throw or longjmp are forgotten.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define SHADOW_END 0x10007fff8000ULL
+
+static int shadow_ready;
+
+struct thread_counts {
+    struct mc_counts c;
+    int registered;
+};
+static __thread struct thread_counts tc __attribute__((tls_model("initial-exec")));
+/* checks the rewriter inlined (shadow byte 0: no call) count themselves here */
+MC_EXPORT __thread uint64_t __memtrace_check_inline __attribute__((tls_model("initial-exec")));
+static struct mc_counts ended;          /* threads that ended */
+static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t counts_key;
+
+static void thread_ended(void *unused)
+{
+    pthread_mutex_lock(&counts_lock);
+    ended.checks += tc.c.checks; ended.accesses += tc.c.accesses; ended.loop_checks += tc.c.loop_checks;
+    ended.range_checks += tc.c.range_checks; ended.libc_checks += tc.c.libc_checks;
+    ended.checks += __memtrace_check_inline; ended.accesses += __memtrace_check_inline;
+    __memtrace_check_inline = 0;
+    memset(&tc.c, 0, sizeof tc.c);
+    pthread_mutex_unlock(&counts_lock);
+}
+
+static void register_thread(void)
+{
+    tc.registered = 1;
+    /* the main thread's counts are read at exit; other threads add theirs when they end */
+    if (getpid() != gettid()) pthread_setspecific(counts_key, &tc);
+}
+
+void mc_counts_total(struct mc_counts *out)
+{
+    pthread_mutex_lock(&counts_lock);
+    *out = ended;
+    out->checks += tc.c.checks; out->accesses += tc.c.accesses; out->loop_checks += tc.c.loop_checks;
+    out->range_checks += tc.c.range_checks; out->libc_checks += tc.c.libc_checks;
+    out->checks += __memtrace_check_inline; out->accesses += __memtrace_check_inline;
+    pthread_mutex_unlock(&counts_lock);
+}
+
+void mc_count_libc(void)
+{
+    if (__builtin_expect(!tc.registered, 0)) register_thread();
+    tc.c.checks++;
+    tc.c.libc_checks++;
+    tc.c.accesses++;
+}
+
+void mc_init_report(void);      /* check_report.c: reads MEMTRACE_CHECK* */
+
+void mc_init(void)
+{
+    if (shadow_ready) return;
+    void *want = (void *)MC_SHADOW_OFFSET;
+    void *got = mmap(want, SHADOW_END - MC_SHADOW_OFFSET, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got != want) {
+        static const char msg[] = "memtrace: check: cannot map the shadow memory at 0x7fff8000 (another mapping is "
+                                  "there, or the address space is limited); the program cannot run checked\n";
+        (void)!write(2, msg, sizeof msg - 1);
+        _exit(1);
+    }
+    shadow_ready = 1;
+    pthread_key_create(&counts_key, thread_ended);
+    mc_init_report();
+}
+
+__attribute__((constructor(101))) static void mc_constructor(void) { mc_init(); }
+
+int mc_addressable_range(uintptr_t addr)
+{
+    return addr < MC_SHADOW_OFFSET || (addr >= SHADOW_END && addr < 0x800000000000ULL);
+}
+
+void mc_poison(uintptr_t addr, size_t size, uint8_t value)
+{
+    memset(MC_SHADOW(addr), value, (size + 7) >> 3);
+}
+
+void mc_unpoison(uintptr_t addr, size_t size)
+{
+    memset(MC_SHADOW(addr), 0, size >> 3);
+    if (size & 7) *MC_SHADOW(addr + (size & ~(size_t)7)) = (uint8_t)(size & 7);
+}
+
+/* The first byte of [addr, addr+size) that may not be touched, or 0 when all may. */
+__attribute__((target("general-regs-only")))
+uintptr_t mc_first_bad(uintptr_t addr, size_t size)
+{
+    if (size == 0) return 0;
+    uintptr_t end = addr + size;
+    for (uintptr_t a = addr; a < end;) {
+        uint8_t *s = MC_SHADOW(a);
+        if ((a & 7) == 0 && end - a >= 64 && *(uint64_t *)s == 0) { a += 64; continue; }
+        uint8_t v = *s;
+        if (v != 0) {
+            if (v >= 0x80) return a;
+            uintptr_t granule = a & ~(uintptr_t)7, limit = granule + v, top = end < granule + 8 ? end : granule + 8;
+            if (top > limit) return a > limit ? a : limit;
+        }
+        a = (a | 7) + 1;
+    }
+    return 0;
+}
+
+/* A single-granule access is fine when its shadow is 0 or covers its last byte. */
+#define CHECK(name, size, access) CHECK_COUNTED(name, size, access, 1)
+#define CHECK_COUNTED(name, size, access, count)                                               \
+    MC_EXPORT void name(uintptr_t a)                                                           \
+    {                                                                                          \
+        if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
+        tc.c.checks += count;                                                                  \
+        tc.c.accesses += count;                                                                \
+        if ((size) <= 8 && (a & 7) + (size) <= 8) {                                            \
+            uint8_t v = *MC_SHADOW(a);                                                         \
+            if (__builtin_expect(v == 0, 1) || (v < 0x80 && (a & 7) + (size) <= v)) return;    \
+        } else if (mc_first_bad(a, (size)) == 0) {                                             \
+            return;                                                                            \
+        }                                                                                      \
+        mc_report_access(a, (size), access, __builtin_return_address(0), NULL);                \
+    }
+CHECK(__asan_load1, 1, MC_READ)
+CHECK(__asan_load2, 2, MC_READ)
+CHECK(__asan_load4, 4, MC_READ)
+CHECK(__asan_load8, 8, MC_READ)
+CHECK(__asan_load16, 16, MC_READ)
+CHECK(__asan_store1, 1, MC_WRITE)
+CHECK(__asan_store2, 2, MC_WRITE)
+CHECK(__asan_store4, 4, MC_WRITE)
+CHECK(__asan_store8, 8, MC_WRITE)
+CHECK(__asan_store16, 16, MC_WRITE)
+CHECK(__asan_load1_noabort, 1, MC_READ)
+CHECK(__asan_load2_noabort, 2, MC_READ)
+CHECK(__asan_load4_noabort, 4, MC_READ)
+CHECK(__asan_load8_noabort, 8, MC_READ)
+CHECK(__asan_load16_noabort, 16, MC_READ)
+CHECK(__asan_store1_noabort, 1, MC_WRITE)
+CHECK(__asan_store2_noabort, 2, MC_WRITE)
+CHECK(__asan_store4_noabort, 4, MC_WRITE)
+CHECK(__asan_store8_noabort, 8, MC_WRITE)
+CHECK(__asan_store16_noabort, 16, MC_WRITE)
+/* the slow paths of inlined checks, which counted themselves (__memtrace_check_inline) */
+CHECK_COUNTED(__memtrace_slow_load1, 1, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_load2, 2, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_load4, 4, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_load8, 8, MC_READ, 0)
+CHECK_COUNTED(__memtrace_slow_store1, 1, MC_WRITE, 0)
+CHECK_COUNTED(__memtrace_slow_store2, 2, MC_WRITE, 0)
+CHECK_COUNTED(__memtrace_slow_store4, 4, MC_WRITE, 0)
+CHECK_COUNTED(__memtrace_slow_store8, 8, MC_WRITE, 0)
+
+/* A range: gcc's check of an odd-sized access. */
+#define CHECK_N(name, access)                                                                  \
+    MC_EXPORT void name(uintptr_t a, size_t size)                                              \
+    {                                                                                          \
+        if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
+        tc.c.checks++;                                                                         \
+        tc.c.accesses++;                                                                       \
+        if (__builtin_expect(mc_first_bad(a, size) == 0, 1)) return;                           \
+        mc_report_access(a, size, access, __builtin_return_address(0), NULL);                  \
+    }
+CHECK_N(__asan_loadN, MC_READ)
+CHECK_N(__asan_storeN, MC_WRITE)
+CHECK_N(__asan_loadN_noabort, MC_READ)
+CHECK_N(__asan_storeN_noabort, MC_WRITE)
+
+/* memtrace's one check for a block's accesses from one base: desc = {count, span, then per access
+ * {offset from base, size | store << 8}}. The span [base, base+span) all addressable is the common case;
+ * otherwise each access is checked exactly, so that a span over bytes no access touches reports nothing. */
+struct group { uint32_t count, span; struct { int32_t offset; uint32_t size; } access[]; };
+
+MC_EXPORT void __memtrace_check_group(uintptr_t base, const struct group *g)
+{
+    if (__builtin_expect(!tc.registered, 0)) register_thread();
+    tc.c.checks++;
+    tc.c.range_checks++;
+    tc.c.accesses += g->count;
+    if (__builtin_expect(mc_first_bad(base, g->span) == 0, 1)) return;
+    for (uint32_t i = 0; i < g->count; i++) {
+        uintptr_t a = base + g->access[i].offset;
+        size_t size = g->access[i].size & 0xff;
+        if (mc_first_bad(a, size))
+            mc_report_access(a, size, g->access[i].size >> 8 ? MC_WRITE : MC_READ, __builtin_return_address(0), NULL);
+    }
+}
+
+/* The loop check, called by the stub below with every register saved: [min(first,last), max+size). */
+__attribute__((target("general-regs-only"), used))
+static int mc_loop_check(uintptr_t first, uintptr_t last, uint64_t packed)
+{
+    if (__builtin_expect(!tc.registered, 0)) register_thread();
+    uint64_t size = packed & 0xff, step = packed >> 16;
+    uintptr_t lo = first < last ? first : last, hi = (first < last ? last : first) + size;
+    tc.c.checks++;
+    tc.c.loop_checks++;
+    tc.c.accesses += step ? (hi - size - lo) / step + 1 : 1;
+    return mc_first_bad(lo, hi - lo) != 0;
+}
+
+__attribute__((used))
+static void mc_loop_report(uintptr_t first, uintptr_t last, uint64_t packed, const void *pc)
+{
+    uint64_t size = packed & 0xff;
+    uintptr_t lo = first < last ? first : last, hi = (first < last ? last : first) + size;
+    uintptr_t bad = mc_first_bad(lo, hi - lo);
+    /* the loop's bad part: from the first bad byte to the range's end, or, when the range starts bad (an
+     * underflow), from its start to the first byte that may be touched */
+    uintptr_t span_lo = bad, span_hi = hi;
+    if (bad == lo) {
+        span_hi = lo;
+        while (span_hi < hi && span_hi - lo < (1u << 20) && mc_first_bad(span_hi, 1) == span_hi) span_hi++;
+    }
+    mc_report_loop(bad, size, (packed >> 8) & 1 ? MC_WRITE : MC_READ, pc, span_lo, span_hi);
+}
+
+/* __memtrace_check_loop(rdi first, rsi last, rdx packed): preserves every register and the flags, since
+ * it is called where the compiler did not plan a call; the vector state is saved only to report. */
+__asm__(
+    ".text\n"
+    ".globl __memtrace_check_loop\n"
+    ".type __memtrace_check_loop, @function\n"
+    "__memtrace_check_loop:\n"
+    "    pushfq\n"
+    "    push %rax\n push %rcx\n push %rdx\n push %rsi\n push %rdi\n"
+    "    push %r8\n push %r9\n push %r10\n push %r11\n push %rbp\n"
+    "    mov %rsp, %rbp\n"
+    "    and $-16, %rsp\n"
+    "    call mc_loop_check\n"
+    "    test %eax, %eax\n"
+    "    jz 1f\n"
+    "    sub $512, %rsp\n"
+    "    fxsave (%rsp)\n"
+    "    mov 40(%rbp), %rdi\n"          /* the saved arguments: rdi, rsi, rdx */
+    "    mov 48(%rbp), %rsi\n"
+    "    mov 56(%rbp), %rdx\n"
+    "    mov 88(%rbp), %rcx\n"          /* the return address: the loop's entry */
+    "    call mc_loop_report\n"
+    "    fxrstor (%rsp)\n"
+    "1:  mov %rbp, %rsp\n"
+    "    pop %rbp\n pop %r11\n pop %r10\n pop %r9\n pop %r8\n"
+    "    pop %rdi\n pop %rsi\n pop %rdx\n pop %rcx\n pop %rax\n"
+    "    popfq\n"
+    "    ret\n"
+    ".size __memtrace_check_loop, .-__memtrace_check_loop\n");
+
+/* gcc's module constructor calls these first. */
+MC_EXPORT void __asan_init(void) { mc_init(); }
+MC_EXPORT void __asan_version_mismatch_check_v8(void) {}
+MC_EXPORT void __asan_before_dynamic_init(const char *module) {}
+MC_EXPORT void __asan_after_dynamic_init(void) {}
+
+/* gcc's descriptor of one instrumented global (its ABI, version 8). */
+struct asan_global {
+    uintptr_t beg;
+    size_t size, size_with_redzone;
+    const char *name, *module_name;
+    uintptr_t has_dynamic_init;
+    void *location;
+    uintptr_t odr_indicator;
+};
+
+MC_EXPORT void __asan_register_globals(struct asan_global *g, size_t n)
+{
+    mc_init();
+    for (size_t i = 0; i < n; i++) {
+        mc_unpoison(g[i].beg, g[i].size);
+        uintptr_t rz = (g[i].beg + g[i].size + 7) & ~(uintptr_t)7;
+        mc_poison(rz, g[i].beg + g[i].size_with_redzone - rz, MC_GLOBAL_RZ);
+        mc_note_global(&g[i]);
+    }
+}
+
+MC_EXPORT void __asan_unregister_globals(struct asan_global *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++) mc_unpoison(g[i].beg, g[i].size_with_redzone);
+    mc_forget_globals(g, n);
+}
+
+/* Before a call that does not return (exit, longjmp, throw): the frames it will skip (from here up to the
+ * frame that catches or set the jump) keep their redzones' shadow, which would poison the frames that reuse
+ * that stack and are not checked (libstdc++'s): clear the thread's stack from here up to its top. The live
+ * callers' redzones go too (a throw forgets them). */
+MC_EXPORT void __asan_handle_no_return(void)
+{
+    pthread_attr_t attr;
+    void *base;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    int ok = pthread_attr_getstack(&attr, &base, &size) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) return;
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)7, top = (uintptr_t)base + size;
+    if (sp > (uintptr_t)base && sp < top && top - sp < ((size_t)1 << 30)) memset(MC_SHADOW(sp), 0, (top - sp) >> 3);
+}
+
+MC_EXPORT void __asan_poison_stack_memory(uintptr_t addr, size_t size) { mc_poison(addr, size, MC_STACK_SCOPE); }
+MC_EXPORT void __asan_unpoison_stack_memory(uintptr_t addr, size_t size) { mc_unpoison(addr, size); }
+
+/* gcc's alloca layout: a 32-byte left redzone, the object, a right redzone up to a 32-byte boundary. */
+MC_EXPORT void __asan_alloca_poison(uintptr_t addr, size_t size)
+{
+    uintptr_t left = addr - 32, end = addr + size, right_end = (end + 31) & ~(uintptr_t)31;
+    mc_poison(left, 32, MC_ALLOCA_LEFT);
+    mc_unpoison(addr, size);
+    uintptr_t r = (end + 7) & ~(uintptr_t)7;
+    if (right_end > r) mc_poison(r, right_end - r, MC_ALLOCA_RIGHT);
+}
+
+MC_EXPORT void __asan_allocas_unpoison(uintptr_t top, uintptr_t bottom)
+{
+    if (top && bottom > top) memset(MC_SHADOW(top), 0, (bottom - top) >> 3);
+}

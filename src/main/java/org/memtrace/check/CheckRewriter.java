@@ -1,0 +1,207 @@
+package org.memtrace.check;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The assembly step of {@code memtrace cc --check}: gcc compiled the file with {@code -fsanitize=address} and
+ * outline checks, so every checked access is a {@code call __asan_*} before it. This pass (1) prunes: the
+ * loop rule ({@link LoopHoist}) and then the block rule ({@link BlockMerge}), unless pruning is off; (2) puts a
+ * label after every call and a table of them in the object (section {@code .data.rel.ro.local}, registered by
+ * a constructor with {@code __memtrace_check_sites}), so that the runtime names a call site as
+ * {@code function+offset} and {@code file:line} without reading the binary; the table's header carries the
+ * counts of checks gcc made and the pruner removed, which the summary adds up; the block rule's descriptors
+ * follow in {@code .rodata}.
+ *
+ * <p>Table layout (version 1): eight 32-bit words {@code version nsites checks kept merged hoisted ranges loops},
+ * then per site five 64-bit words {@code return-address function-start function-end name loc} (name and loc point at
+ * NUL-terminated strings; loc is {@code file:line} or 0). Calls in comdat sections (C++ inline functions and
+ * templates) and inside inline assembly get no entry: the linker may drop a comdat copy, and a table entry
+ * pointing into it would then not link.
+ */
+public final class CheckRewriter {
+    private static final Pattern JUMP_LABEL = Pattern.compile("\\.L\\d+\\b");
+    private static final Pattern FILE = Pattern.compile("^(\\d+)\\s+\"((?:[^\"\\\\]|\\\\.)*)\"(?:\\s+\"((?:[^\"\\\\]|\\\\.)*)\")?.*");
+    private static final Pattern LOC = Pattern.compile("^(\\d+)\\s+(\\d+).*");
+    private static final String LOC_MARK = "# memtrace-check-loc ";
+
+    /** What the rewrite did: the new text and the counts of its table. */
+    public record Result(List<String> lines, int checks, int hoisted, int merged, int ranges, int loops, int sites) {}
+
+    private CheckRewriter() {}
+
+    public static Result rewrite(List<String> lines, boolean prune) {
+        List<AsmLine> parsed = lines.stream().map(AsmLine::parse).toList();
+        Edits edits = new Edits();
+        for (AsmLine l : parsed) if (CheckCall.of(l) != null) edits.checks++;
+        if (prune) {
+            LoopHoist.apply(lines, parsed, references(lines, parsed), edits);
+            BlockMerge.apply(parsed, edits);
+        }
+        List<String> pruned = inline(edits.apply(lines));
+        return withSites(pruned, edits);
+    }
+
+    /**
+     * Every remaining check of 1 to 8 bytes becomes an inline test of its shadow byte, calling the runtime
+     * only when that byte is not 0 or the access crosses into the next granule. The registers it uses (%rax,
+     * %rcx) and the flags are the call's to clobber: gcc planned a call there. The check still counts itself,
+     * in the thread's {@code __memtrace_check_inline}.
+     */
+    private static List<String> inline(List<String> lines) {
+        List<String> out = new ArrayList<>(lines.size() + lines.size() / 2);
+        int n = 0;
+        for (String line : lines) {
+            AsmLine parsed = AsmLine.parse(line);
+            CheckCall c = CheckCall.of(parsed);
+            String callee = c == null ? "" : ((AsmLine.Instruction) parsed).operands().getFirst();
+            if (c == null || c.size() == 0 || c.size() > 8 || callee.contains("noabort")) {
+                out.add(line);
+                continue;
+            }
+            String slow = ".Lmtc_x" + n, done = ".Lmtc_d" + n++;
+            out.add("\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx");
+            out.add("\tincq\t%fs:(%rcx)");
+            out.add("\tmovq\t%rdi, %rax");
+            out.add("\tshrq\t$3, %rax");
+            out.add("\tcmpb\t$0, 2147450880(%rax)");
+            if (c.size() == 1) {
+                out.add("\tje\t" + done);
+            } else {
+                out.add("\tjne\t" + slow);
+                out.add("\tleaq\t" + (c.size() - 1) + "(%rdi), %rcx");
+                out.add("\txorq\t%rdi, %rcx");
+                out.add("\tcmpq\t$7, %rcx");
+                out.add("\tjbe\t" + done);
+            }
+            out.add(slow + ":");
+            out.add("\tcall\t__memtrace_slow_" + (c.store() ? "store" : "load") + c.size() + "@PLT");
+            out.add(done + ":");
+        }
+        return out;
+    }
+
+    /** How often each jump label is named outside its own definition. */
+    private static Map<String, Integer> references(List<String> lines, List<AsmLine> parsed) {
+        Map<String, Integer> count = new HashMap<>();
+        for (int i = 0; i < lines.size(); i++) {
+            if (parsed.get(i) instanceof AsmLine.Label) continue;
+            Matcher m = JUMP_LABEL.matcher(lines.get(i));
+            while (m.find()) count.merge(m.group(), 1, Integer::sum);
+        }
+        return count;
+    }
+
+    /** A marker for a call the pruner wrote, naming the source line of the check it stands for. */
+    static String lineOf(List<AsmLine> parsed, int line) {
+        for (int i = line; i >= 0; i--) {
+            if (parsed.get(i) instanceof AsmLine.Directive d && d.name().equals(".loc")) {
+                Matcher m = LOC.matcher(d.arguments());
+                if (m.matches()) return "\t" + LOC_MARK + m.group(1) + " " + m.group(2);
+            }
+            if (parsed.get(i) instanceof AsmLine.Label l && !l.name().startsWith(".L")) break;
+        }
+        return "";
+    }
+
+    private record Site(String label, String function, String end, String name, String loc) {}
+
+    private static Result withSites(List<String> lines, Edits edits) {
+        List<String> out = new ArrayList<>(lines.size() + lines.size() / 8);
+        List<Site> sites = new ArrayList<>();
+        Map<String, String> files = new HashMap<>();
+        String pendingFunction = null, function = null, functionLabel = null, functionEnd = null, loc = null;
+        boolean comdat = false, inlineAsm = false;
+        int labels = 0;
+        Map<String, String[]> open = new LinkedHashMap<>();   // function -> {start label, end label} until its .size
+        for (String raw : lines) {
+            AsmLine l = AsmLine.parse(raw);
+            if (l instanceof AsmLine.Directive d && d.name().equals(".size")) {
+                String[] labelsOf = open.remove(d.arguments().split(",")[0].strip());
+                if (labelsOf != null) out.add(labelsOf[1] + ":");   // in the function's own section (hot or cold)
+            }
+            out.add(raw);
+            switch (l) {
+                case AsmLine.Directive d -> {
+                    switch (d.name()) {
+                        case "#APP" -> inlineAsm = true;
+                        case "#NO_APP" -> inlineAsm = false;
+                        case ".section" -> comdat = d.arguments().contains("comdat");
+                        case ".text", ".data", ".bss" -> comdat = false;
+                        case ".type" -> {
+                            String[] parts = d.arguments().split(",");
+                            if (parts.length == 2 && parts[1].strip().equals("@function")) pendingFunction = parts[0].strip();
+                        }
+                        case ".file" -> {
+                            Matcher m = FILE.matcher(d.arguments());
+                            if (m.matches()) files.put(m.group(1), m.group(3) != null ? m.group(3) : m.group(2));
+                        }
+                        case ".loc" -> {
+                            Matcher m = LOC.matcher(d.arguments());
+                            if (m.matches()) loc = files.containsKey(m.group(1)) ? files.get(m.group(1)) + ":" + m.group(2) : null;
+                        }
+                        default -> { }
+                    }
+                }
+                case AsmLine.Label x -> {
+                    if (x.name().equals(pendingFunction)) {
+                        function = x.name();
+                        functionEnd = ".Lmtc_e" + labels;
+                        functionLabel = ".Lmtc_f" + labels++;
+                        out.add(functionLabel + ":");
+                        open.put(function, new String[] {functionLabel, functionEnd});
+                        pendingFunction = null;
+                    }
+                }
+                case AsmLine.Instruction in -> {
+                    if (in.mnemonic().startsWith("call") && !comdat && !inlineAsm && function != null) {
+                        String label = ".Lmtc_r" + labels++;
+                        out.add(label + ":");
+                        String at = loc;
+                        int mark = raw.indexOf(LOC_MARK);
+                        if (mark >= 0) {
+                            String[] fl = raw.substring(mark + LOC_MARK.length()).strip().split(" ");
+                            at = files.containsKey(fl[0]) ? files.get(fl[0]) + ":" + fl[1] : at;
+                        }
+                        sites.add(new Site(label, functionLabel, functionEnd, function, at));
+                    }
+                }
+                case AsmLine.Other o -> { }
+            }
+        }
+        // a function whose .size never came gets an empty extent: its calls are still named by their sites
+        open.values().forEach(se -> out.add("\t.set\t" + se[1] + ", " + se[0]));
+        table(out, sites, edits);
+        return new Result(out, edits.checks, edits.hoisted, edits.merged, edits.ranges, edits.loops, sites.size());
+    }
+
+    private static void table(List<String> out, List<Site> sites, Edits e) {
+        Map<String, String> strings = new LinkedHashMap<>();
+        out.add("\t.section\t.data.rel.ro.local,\"aw\"");
+        out.add("\t.align 8");
+        out.add(".Lmtc_table:");
+        int kept = e.checks - e.hoisted - e.merged;
+        out.add("\t.long\t1, " + sites.size() + ", " + e.checks + ", " + kept + ", " + e.merged + ", " + e.hoisted + ", "
+                + e.ranges + ", " + e.loops);
+        for (Site s : sites) {
+            String name = strings.computeIfAbsent(s.name(), k -> ".Lmtc_s" + strings.size());
+            String loc = s.loc() == null ? "0" : strings.computeIfAbsent(s.loc(), k -> ".Lmtc_s" + strings.size());
+            out.add("\t.quad\t" + s.label() + ", " + s.function() + ", " + s.end() + ", " + name + ", " + loc);
+        }
+        out.add("\t.section\t.rodata");
+        out.addAll(e.data);
+        strings.forEach((text, label) -> out.add(label + ":\n\t.string\t\"" + text + "\"")); // names as the assembly spelled them
+        out.add("\t.text");
+        out.add(".Lmtc_ctor:");
+        out.add("\tleaq\t.Lmtc_table(%rip), %rdi");
+        out.add("\tjmp\t__memtrace_check_sites@PLT");
+        out.add("\t.section\t.init_array,\"aw\"");
+        out.add("\t.align 8");
+        out.add("\t.quad\t.Lmtc_ctor");
+    }
+}

@@ -1,0 +1,60 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.memtrace.testutil.Cli;
+
+/** Test helpers: builds with {@code memtrace cc --check} and runs of what they built. */
+final class CheckBuilds {
+    record Run(int status, String stdout, String stderr) {}
+
+    private CheckBuilds() {}
+
+    static Path fixture(Path dir, String name) throws IOException {
+        try (InputStream in = CheckBuilds.class.getResourceAsStream("/c/check/" + name)) {
+            if (in == null) throw new IOException("no fixture " + name);
+            Path p = dir.resolve(name);
+            Files.copy(in, p);
+            return p;
+        }
+    }
+
+    /** {@code memtrace cc|c++ --check [--no-prune] ARGS...} in dir; fails the test on a non-zero status. */
+    static void build(Path dir, boolean cxx, boolean prune, String... gccArgs) throws Exception {
+        List<String> args = new ArrayList<>(List.of(cxx ? "c++" : "cc", "--check"));
+        if (!prune) args.add("--no-prune");
+        args.addAll(List.of(gccArgs));
+        Cli.Result r = Cli.run(dir, args.toArray(String[]::new));
+        assertThat(r.status()).as(r.stderr()).isZero();
+    }
+
+    static Run run(Path dir, Map<String, String> env, String... command) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
+        pb.environment().keySet().removeIf(k -> k.startsWith("MEMTRACE_CHECK"));
+        pb.environment().putAll(env);
+        Path out = Files.createTempFile(dir, "out", ".txt"), err = Files.createTempFile(dir, "err", ".txt");
+        pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+        Process p = pb.start();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("timed out: " + String.join(" ", command));
+        }
+        return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    /** The line of the marker comment {@code / * KEY * /} in the source, 1-based. */
+    static int line(Path source, String key) throws IOException {
+        List<String> lines = Files.readAllLines(source);
+        for (int i = 0; i < lines.size(); i++) if (lines.get(i).contains("/* " + key + " */")) return i + 1;
+        throw new AssertionError("no marker " + key);
+    }
+}

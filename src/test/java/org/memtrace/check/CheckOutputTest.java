@@ -1,0 +1,132 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * What a checked program says besides its first report: the JSON records (their grammar, and the same facts as
+ * the line), continue mode, the summary, options refused in one line, and the comparison with gcc's
+ * AddressSanitizer on the same bug cases: every bug ASan reports, memtrace reports with the same kind.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CheckOutputTest {
+    static final List<String> CASES = List.of("heap_overflow", "heap_underflow", "use_after_free", "reused_after_free",
+            "double_free", "free_stack", "free_global", "free_middle", "stack_overflow", "global_overflow",
+            "memcpy_overflow", "strcpy_overflow", "leak", "loop_overflow", "struct_fields");
+    Path dir;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        CheckBuilds.fixture(dir, "cases.c");
+        CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "cases", "cases.c");
+    }
+
+    @Test
+    void jsonRecordsFollowTheGrammarAndSayWhatTheLineSays() throws Exception {
+        for (String c : CASES) {
+            Path json = dir.resolve(c + ".json");
+            CheckBuilds.Run r = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", json.toString(), "MEMTRACE_CHECK", "summary"),
+                    "./cases", c, "bad");
+            List<JsonNode> records = CheckJson.records(Files.readString(json));
+            assertThat(records).as(c).hasSizeGreaterThanOrEqualTo(2);
+            assertThat(records.getLast().get("kind").asText()).isEqualTo("summary");
+            assertThat(records.getLast().get("errors").asInt()).isEqualTo(c.equals("leak") ? 0 : 1);
+            assertThat(r.stderr()).contains("memtrace: check summary: ");
+        }
+        Path json = dir.resolve("overflow.json");
+        CheckBuilds.Run r = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", json.toString()), "./cases", "heap_overflow", "bad");
+        JsonNode n = CheckJson.records(Files.readString(json)).getFirst();
+        assertThat(n.get("kind").asText()).isEqualTo("heap-overflow");
+        assertThat(n.get("access").asText()).isEqualTo("write");
+        assertThat(n.get("size").asInt()).isEqualTo(1);
+        assertThat(n.get("offset").asInt()).isEqualTo(16);
+        assertThat(n.get("distance").asInt()).isZero();
+        assertThat(n.get("object").get("size").asInt()).isEqualTo(16);
+        assertThat(n.get("object").get("allocated").get("line").asText()).isEqualTo("cases.c:18");
+        assertThat(n.get("at").get("line").asText()).isEqualTo("cases.c:19");
+        assertThat(r.stderr()).startsWith("memtrace: heap overflow: " + n.get("address").asText() + " (");
+        assertThat(r.stderr()).contains("at cases.c:19 (" + n.get("at").get("code").asText() + ")");
+    }
+
+    @Test
+    void continueModeReportsOnceAndRunsToTheEnd() throws Exception {
+        CheckBuilds.Run r = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "continue"), "./cases", "double_free", "bad");
+        assertThat(r.stdout()).isEqualTo("done\n");
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines.getFirst()).startsWith("memtrace: double free: free of <freed:0001@double_free+");
+        assertThat(lines.get(1)).matches("memtrace: check summary: \\d+ accesses checked by \\d+ checks .*; 1 error");
+        assertThat(lines).hasSize(2);
+        assertThat(r.status()).isEqualTo(1);
+        CheckBuilds.Run code = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_EXITCODE", "77"), "./cases", "heap_overflow", "bad");
+        assertThat(code.status()).isEqualTo(77);
+    }
+
+    @Test
+    void badOptionsAreOneLineAndAnExistingJsonFileIsNeverOverwritten() throws Exception {
+        CheckBuilds.Run word = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "fast"), "./cases", "heap_overflow", "good");
+        assertThat(word.status()).isEqualTo(2);
+        assertThat(word.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK: unknown word 'fast' (continue, stop, summary, noleaks)\n");
+        Path existing = Files.writeString(dir.resolve("keep.json"), "mine\n");
+        CheckBuilds.Run json = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", existing.toString()), "./cases", "heap_overflow", "bad");
+        assertThat(json.status()).isEqualTo(2);
+        assertThat(json.stderr()).startsWith("memtrace: check: cannot create " + existing + " (it must not exist yet)");
+        assertThat(Files.readString(existing)).isEqualTo("mine\n");
+        CheckBuilds.Run code = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_EXITCODE", "x"), "./cases", "heap_overflow", "good");
+        assertThat(code.status()).isEqualTo(2);
+        assertThat(code.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK_EXITCODE must be 0..255\n");
+    }
+
+    @Test
+    void buildsCheckCannotMakeAreRefusedInOneLineAndLeaksCanBeTurnedOff() throws Exception {
+        Cli.Result skeleton = Cli.run(dir, "cc", "--check", "--skeleton", "-O2", "-c", "cases.c");
+        assertThat(skeleton.status()).isEqualTo(2);
+        assertThat(skeleton.stderr().strip()).isEqualTo("memtrace: cc: --check cannot be combined with --skeleton");
+        Cli.Result asan = Cli.run(dir, "cc", "--check", "-fsanitize=address", "-c", "cases.c");
+        assertThat(asan.status()).isEqualTo(2);
+        assertThat(asan.stderr().strip()).isEqualTo("memtrace: cc: -fsanitize=address cannot be combined with --check, "
+                + "which lays out memory and checks it itself");
+        CheckBuilds.Run quiet = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "noleaks"), "./cases", "leak", "bad");
+        assertThat(quiet.stderr()).isEmpty();
+        assertThat(quiet.status()).isZero();
+    }
+
+    @Test
+    void cxxExceptionsAndThreadsRunSilently() throws Exception {
+        CheckBuilds.fixture(dir, "throws.cc");
+        CheckBuilds.build(dir, true, true, "-O2", "-g", "-pthread", "-o", "throws", "throws.cc");
+        CheckBuilds.Run r = CheckBuilds.run(dir, Map.of(), "./throws");
+        assertThat(r.stderr()).isEmpty();
+        assertThat(r.stdout()).isEqualTo("37 hello world, a long enough string to be on the heap 100 30000\n");
+        assertThat(r.status()).isZero();
+    }
+
+    @Test
+    void whatAddressSanitizerFindsMemtraceFindsWithTheSameKind() throws Exception {
+        Gcc.run(List.of("gcc", "-O0", "-g", "-fsanitize=address", "-o", dir.resolve("asan").toString(), dir.resolve("cases.c").toString()));
+        Map<String, String> kinds = Map.of("heap-buffer-overflow", "heap (overflow|underflow)", "heap-use-after-free", "use after free",
+                "attempting double-free", "double free", "not malloc()-ed", "invalid free", "stack-buffer-overflow", "stack overflow",
+                "global-buffer-overflow", "global overflow", "detected memory leaks", "leak");
+        int found = 0;
+        for (String c : CASES) {
+            CheckBuilds.Run asan = CheckBuilds.run(dir, Map.of(), "./asan", c, "bad");
+            String asanKind = kinds.keySet().stream().filter(asan.stderr()::contains).findFirst().orElse(null);
+            if (asanKind == null) continue;
+            found++;
+            CheckBuilds.Run ours = CheckBuilds.run(dir, Map.of(), "./cases", c, "bad");
+            assertThat(ours.stderr()).as(c + ": ASan says " + asanKind).containsPattern("^memtrace: (" + kinds.get(asanKind) + "): ");
+        }
+        assertThat(found).isEqualTo(CASES.size());
+    }
+}

@@ -1,0 +1,95 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Pruning loses no detection: loops.c's shapes (up, down, stride 2, pointer to an end, struct fields,
+ * nested, indirect) built with {@code --check} and {@code --check --no-prune} report the same bug with the
+ * same kind, object and distance and stay silent on the same twins, while the pruned build removes checks
+ * statically and executes fewer. The bench programs built {@code --check} run with no report at all.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CheckPruningTest {
+    static final List<String> LOOPS = List.of("sum_up", "sum_down", "stride", "pointers", "fields", "copy2d", "indirect");
+    private static final Pattern SUMMARY = Pattern.compile("memtrace: check summary: (\\d+) accesses checked by (\\d+) checks .*"
+            + "statically (\\d+) of (\\d+) checks removed \\((\\d+) by loop checks, (\\d+) by block ranges\\).*");
+    Path dir;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        CheckBuilds.fixture(dir, "loops.c");
+        CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "pruned", "loops.c");
+        CheckBuilds.build(dir, false, false, "-O2", "-g", "-o", "all", "loops.c");
+    }
+
+    /** The report without what may differ between the two builds: the code offset and "by the loop". */
+    private static String essence(String report) {
+        return report.lines().findFirst().orElse("").replaceAll(" by the loop", "").replaceAll("\\([a-z_0-9]+\\+\\d+\\), thread \\d+", "");
+    }
+
+    @Test
+    void prunedAndUnprunedBuildsFindTheSameBugs() throws Exception {
+        long prunedChecks = 0, allChecks = 0;
+        for (String c : LOOPS) {
+            CheckBuilds.Run p = CheckBuilds.run(dir, Map.of(), "./pruned", c, "bad");
+            CheckBuilds.Run a = CheckBuilds.run(dir, Map.of(), "./all", c, "bad");
+            assertThat(p.stderr()).as(c).startsWith("memtrace: heap ");
+            assertThat(essence(p.stderr())).as(c).isEqualTo(essence(a.stderr()));
+            assertThat(p.status()).isEqualTo(1);
+            for (String build : List.of("./pruned", "./all")) {
+                CheckBuilds.Run good = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "summary"), build, c, "good");
+                Matcher m = SUMMARY.matcher(good.stderr().strip());
+                assertThat(m.matches()).as(build + " " + c + ": " + good.stderr()).isTrue();
+                assertThat(good.status()).isZero();
+                if (build.equals("./pruned")) prunedChecks += Long.parseLong(m.group(2));
+                else allChecks += Long.parseLong(m.group(2));
+                if (build.equals("./pruned")) {
+                    assertThat(Long.parseLong(m.group(3))).as("removed statically").isPositive();
+                    assertThat(Long.parseLong(m.group(5))).as("removed by loop checks").isPositive();
+                } else {
+                    assertThat(m.group(3)).isEqualTo("0");
+                }
+            }
+        }
+        assertThat(prunedChecks * 3).as("the pruned build executes under a third of the checks").isLessThan(allChecks);
+        // a loop whose index comes from memory cannot be hoisted: its bug is reported at the access itself
+        assertThat(CheckBuilds.run(dir, Map.of(), "./pruned", "indirect", "bad").stderr()).doesNotContain("by the loop");
+        assertThat(CheckBuilds.run(dir, Map.of(), "./pruned", "sum_up", "bad").stderr()).contains("read 8 bytes by the loop");
+        // a loop that runs 10 elements past its block: the whole range it overran, from the loop's entry
+        assertThat(CheckBuilds.run(dir, Map.of(), "./pruned", "pointers", "bad", "64", "10").stderr())
+                .matches("memtrace: heap overflow: <malloc0001@pointers\\+\\d+>\\+64\\.\\.\\+73 \\(a block of 64 bytes, allocated at "
+                        + "loops.c:\\d+\\) read 1 byte at a time by the loop, 0\\.\\.9 bytes past its end, at loops.c:\\d+ "
+                        + "\\(pointers\\+\\d+\\), thread \\d+\n");
+    }
+
+    @Test
+    void benchProgramsRunCheckedWithoutAReport(@TempDir Path bench) throws Exception {
+        Path programs = Path.of("bench/programs");
+        List<Path> sources;
+        try (Stream<Path> s = Files.list(programs)) {
+            sources = s.filter(p -> p.toString().endsWith(".c")).sorted().toList();
+        }
+        assertThat(sources).hasSizeGreaterThan(10);
+        for (Path source : sources) {
+            String name = source.getFileName().toString().replace(".c", "");
+            CheckBuilds.build(bench, false, true, "-O2", "-g", "-pthread", "-o",
+                    bench.resolve(name).toString(), source.toAbsolutePath().toString(), "-lm");
+            CheckBuilds.Run r = CheckBuilds.run(bench, Map.of(), bench.resolve(name).toString());
+            assertThat(r.stderr()).as(name).doesNotContain("memtrace:");
+            assertThat(r.status()).as(name).isZero();
+        }
+    }
+}

@@ -1,0 +1,130 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The pruning rules on gcc's own -O2 output shapes (copied from `gcc -fsanitize=address` runs). */
+class CheckRewriterTest {
+    private static List<String> lines(String text) {
+        return text.lines().toList();
+    }
+
+    private static final String GEMM = """
+            main:
+            \tpushq\t%rbx
+            .L6:
+            \tmovq\t%r12, %rdi
+            \tmovq\t%r13, %rbx
+            \tcall\t__asan_load8@PLT
+            \tmovsd\t(%r12), %xmm2
+            \tmovq\t16(%rsp), %r15
+            \tmovsd\t%xmm2, 8(%rsp)
+            \t.p2align 4,,10
+            \t.p2align 3
+            .L5:
+            \tmovq\t%r15, %rdi
+            \taddq\t$8, %r15
+            \tcall\t__asan_load8@PLT
+            \tmovsd\t-8(%r15), %xmm1
+            \tmovq\t%rbx, %rdi
+            \taddq\t$8, %rbx
+            \tmovsd\t%xmm1, (%rsp)
+            \tcall\t__asan_load8@PLT
+            \tmovsd\t8(%rsp), %xmm0
+            \tmulsd\t-8(%rbx), %xmm0
+            \taddsd\t(%rsp), %xmm0
+            \tmovsd\t%xmm0, -8(%r15)
+            \tcmpq\t%rbp, %r15
+            \tjne\t.L5
+            \tjmp\t.L6
+            """;
+
+    @Test
+    void aLoopsAffineChecksAllMoveToItsEntry() {
+        CheckRewriter.Result r = CheckRewriter.rewrite(lines(GEMM), true);
+        assertThat(r.checks()).isEqualTo(3);
+        assertThat(r.hoisted()).isEqualTo(2);
+        assertThat(r.loops()).isEqualTo(2);
+        String text = String.join("\n", r.lines());
+        int entry = text.indexOf("call\t__memtrace_check_loop"), label = text.indexOf("\n.L5:");
+        assertThat(entry).isPositive().isLessThan(label);
+        // c[i][j]: first = r15, last = r15 - (r15 + 8 - rbp) * 1 + 0 = rbp - 8; b[k][j]: first rbx, last rbx + rbp - r15 - 8
+        assertThat(text.substring(0, label)).contains("movabsq\t$-8, %rax\n\tmovq\t%rbp, %rdx\n\taddq\t%rdx, %rax\n\tmovq\t%rax, %rsi");
+        assertThat(text.substring(label)).doesNotContain("__asan_load8");
+    }
+
+    private static final String FIELDS = """
+            sum:
+            \tpushq\t%rbp
+            \tpushq\t%rbx
+            \tmovq\t%rdi, %rbx
+            \tsubq\t$8, %rsp
+            \tcall\t__asan_load8@PLT
+            \tleaq\t8(%rbx), %rdi
+            \tmovq\t(%rbx), %rbp
+            \tcall\t__asan_load8@PLT
+            \tleaq\t16(%rbx), %rdi
+            \taddq\t8(%rbx), %rbp
+            \tcall\t__asan_store4@PLT
+            \tmovl\t$1, 16(%rbx)
+            \tleaq\t35(%rsp), %rdi
+            \tcall\t__asan_load1@PLT
+            \tleaq\t40(%rsp), %rdi
+            \tcall\t__asan_load1@PLT
+            \tleaq\t24(%rbx), %rdi
+            \tcall\tfree@PLT
+            \tleaq\t32(%rbx), %rdi
+            \tcall\t__asan_load8@PLT
+            \tret
+            """;
+
+    @Test
+    void constantOffsetsFromOneBaseShareOneGroupCheckUntilACall() {
+        CheckRewriter.Result r = CheckRewriter.rewrite(lines(FIELDS), true);
+        assertThat(r.checks()).isEqualTo(6);
+        assertThat(r.merged()).as("the two later field checks").isEqualTo(2);
+        assertThat(r.ranges()).isEqualTo(1);
+        String text = String.join("\n", r.lines());
+        // at the first check: the base is %rdi itself; the descriptor lists the three accesses
+        assertThat(text).contains("\tleaq\t.Lmtc_g0(%rip), %rsi\n\tcall\t__memtrace_check_group@PLT");
+        assertThat(text).contains(".Lmtc_g0:\n\t.long\t3, 20\n\t.long\t0, 8\n\t.long\t8, 8\n\t.long\t16, 260");
+        // stack slots keep their own checks (redzones lie between), and a call ends the block
+        String inlined = "%rdi\n\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx\n\tincq\t%fs:(%rcx)\n\tmovq\t%rdi, %rax\n"
+                + "\tshrq\t$3, %rax\n\tcmpb\t$0, 2147450880(%rax)\n";
+        assertThat(text).contains("leaq\t35(%rsp), " + inlined + "\tje\t.Lmtc_d0\n.Lmtc_x0:\n\tcall\t__memtrace_slow_load1@PLT\n.Lmtc_d0:");
+        assertThat(text).contains("leaq\t40(%rsp), " + inlined);
+        // an 8-byte check also goes the slow way when it crosses into the next granule
+        assertThat(text).contains("leaq\t32(%rbx), " + inlined + "\tjne\t.Lmtc_x2\n\tleaq\t7(%rdi), %rcx\n\txorq\t%rdi, %rcx\n"
+                + "\tcmpq\t$7, %rcx\n\tjbe\t.Lmtc_d2\n.Lmtc_x2:\n\tcall\t__memtrace_slow_load8@PLT");
+        assertThat(text).doesNotContain("__asan_");
+    }
+
+    @Test
+    void withoutPruningEveryCheckStaysAndEveryCallIsNamed() {
+        CheckRewriter.Result r = CheckRewriter.rewrite(lines(FIELDS + "\t.type\tsum, @function\n"), false);
+        assertThat(r.hoisted() + r.merged()).isZero();
+        assertThat(String.join("\n", r.lines())).contains("\t.long\t1, 0, 6, 6, 0, 0, 0, 0");
+        CheckRewriter.Result named = CheckRewriter.rewrite(lines("\t.file 1 \"x.c\"\n\t.type\tf, @function\nf:\n\t.loc 1 39 5\n"
+                + "\tcall\tmalloc@PLT\n\tret\n\t.size\tf, .-f\n"), false);
+        String text = String.join("\n", named.lines());
+        assertThat(named.sites()).isEqualTo(1);
+        assertThat(text).contains("f:\n.Lmtc_f0:").contains("call\tmalloc@PLT\n.Lmtc_r1:").contains(".Lmtc_e0:\n\t.size\tf, .-f")
+                .contains("\t.quad\t.Lmtc_r1, .Lmtc_f0, .Lmtc_e0, .Lmtc_s0, .Lmtc_s1")
+                .contains(".Lmtc_s0:\n\t.string\t\"f\"").contains(".Lmtc_s1:\n\t.string\t\"x.c:39\"");
+    }
+
+    @Test
+    void aFunctionsColdPartEndsInItsOwnSection() {
+        String asm = String.join("\n", "\t.text", "\t.type\tf, @function", "f:", "\tcall\tg@PLT", "\tret",
+                "\t.section\t.text.unlikely", "\t.type\tf.cold, @function", "f.cold:", "\tcall\tabort@PLT",
+                "\t.text", "\t.size\tf, .-f", "\t.section\t.text.unlikely", "\t.size\tf.cold, .-f.cold", "\t.text",
+                "\t.type\th, @function", "h:", "\tcall\tg@PLT", "");
+        String text = String.join("\n", CheckRewriter.rewrite(lines(asm), true).lines());
+        assertThat(text).contains("\t.text\n.Lmtc_e0:\n\t.size\tf, .-f")
+                .contains("\t.section\t.text.unlikely\n.Lmtc_e2:\n\t.size\tf.cold, .-f.cold")
+                .contains("\t.set\t.Lmtc_e4, .Lmtc_f4")
+                .contains("\t.quad\t.Lmtc_r3, .Lmtc_f2, .Lmtc_e2, ");
+    }
+}

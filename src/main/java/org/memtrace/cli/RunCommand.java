@@ -89,6 +89,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--report", paramLabel = "FILE", description = "Also write the HTML report (as memtrace report makes it) to FILE.")
     Path reportFile;
 
+    @Option(names = "--mode", paramLabel = "MODE", defaultValue = "fault",
+            description = "fault: page faults (MadT), or the program's own probes when built with memtrace cc; "
+                    + "rewrite: the executable's code rewritten in memory before it runs (docs/rewriting.md) (default: ${DEFAULT-VALUE}).")
+    RewriteMode.Mode mode;
+
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
@@ -98,7 +103,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
         Target target = Tracer.validate(options);
-        boolean compiledIn = InstrumentedRun.isInstrumented(target.traced());
+        RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
+        boolean compiledIn = rewrite != null || InstrumentedRun.isInstrumented(target.traced());
         checkOutputs(target, output, saveStream, jsonSummary, reportFile);
         if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
             say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
@@ -123,7 +129,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Checkpoints.mark("decoder and consumers ready");
 
         Tracer tracer = compiledIn ? null : new Tracer(options, List.of(stage), p -> say(err, p));
-        InstrumentedRun instrumented = compiledIn ? new InstrumentedRun(options, List.of(stage), p -> say(err, p)) : null;
+        InstrumentedRun instrumented = compiledIn
+                ? new InstrumentedRun(options, List.of(stage), p -> say(err, p), rewrite == null ? Map.of() : rewrite.environment()) : null;
         CountDownLatch reported = new CountDownLatch(1);
         // On SIGINT/SIGTERM the JVM runs this hook while the run's thread keeps draining the ring: wait until
         // everything recorded is written and reported before letting the JVM go.
@@ -149,7 +156,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw e;
             }
             try {
-                return report(err, result, stage, compiledIn);
+                int status = report(err, result, stage, compiledIn);
+                if (rewrite != null && !quiet) say(err, rewrite.counts());
+                return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();
             }

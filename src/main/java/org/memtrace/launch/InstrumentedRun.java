@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
@@ -33,11 +34,20 @@ public final class InstrumentedRun {
     private final TraceOptions options;
     private final Fanout consumers;
     private final Consumer<String> problems;
+    /** Added to the program's environment: the rewrite mode's preloaded runtime and plan (org.memtrace.rewrite). */
+    private final Map<String, String> environment;
     private volatile Process process;
     private boolean incomplete;
     private Event.Exit lastExit;
 
     public InstrumentedRun(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
+        this(options, consumers, problems, Map.of());
+    }
+
+    /** A run whose program gets {@code environment} on top of its own (the rewrite mode preloads the runtime). */
+    public InstrumentedRun(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems,
+                           Map<String, String> environment) {
+        this.environment = Map.copyOf(environment);
         this.options = options;
         this.consumers = new Fanout(consumers, this::problem, "the trace stops here");
         this.problems = problems;
@@ -101,6 +111,7 @@ public final class InstrumentedRun {
         ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        pb.environment().putAll(environment);
         try {
             Process p = pb.start();
             process = p;

@@ -24,7 +24,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-1";
+    static final String PLANNER_VERSION = "rewrite-3";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
 
@@ -69,13 +69,15 @@ public final class ModuleRewrite {
         }
         List<Decision.Patch> patches = new ArrayList<>();
         int[] left = new int[Decision.Reason.values().length];
+        int covered = 0;
         long room = GAP;
         for (Decision d : decisions) {
             switch (d) {
                 case Decision.Patch p -> {
                     patches.add(p);
-                    room += TrampolineWriter.bound(p.accesses().size());
+                    room += TrampolineWriter.bound(p);
                 }
+                case Decision.Covered c -> covered++;
                 case Decision.Left l -> left[l.reason().ordinal()]++;
             }
         }
@@ -94,7 +96,7 @@ public final class ModuleRewrite {
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId());
-            PlanFile file = new PlanFile(new PlanFile.Counts(patches.size(), left), elf.buildId().orElse(new byte[0]), linked, writes);
+            PlanFile file = new PlanFile(new PlanFile.Counts(patches.size() + covered, left), elf.buildId().orElse(new byte[0]), linked, writes);
             Path temporary = work.resolve("plan");
             Files.write(temporary, file.bytes());
             Files.move(temporary, plan, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -111,7 +113,10 @@ public final class ModuleRewrite {
         byte[] jump = new byte[PatchPlanner.JUMP_LENGTH];
         jump[0] = (byte) 0xe9;
         PatchPlanner.writeInt(jump, 1, (int) rel);
-        byte[] old = java.util.Arrays.copyOf(p.bytes(), PatchPlanner.JUMP_LENGTH);
+        byte[] old = new byte[PatchPlanner.JUMP_LENGTH];
+        int at = 0;
+        for (Decision.Part part : p.parts())
+            for (byte b : part.bytes()) if (at < old.length) old[at++] = b;
         return new PlanFile.Patch(p.instruction().address(), old, jump);
     }
 

@@ -20,8 +20,8 @@ final class TrampolineWriter {
     static final int STACK_STEP = 152;
     /** Scratch registers for the cursor and its offset, in the order the compiled-in probe takes them. */
     private static final List<String> SCRATCH = List.of("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
-    /** The most bytes one trampoline of {@code n} sites takes (for placing the text before it is assembled). */
-    static long bound(int sites) { return 112 + 40L * sites; }
+    /** The most bytes {@code p}'s trampoline takes (for placing the text before it is assembled). */
+    static long bound(Decision.Patch p) { return 40 + 112L * p.parts().size() + 40L * p.sites(); }
 
     static final int KIND_LOAD = 1, KIND_STORE = 2, KIND_MODIFY = 3;
     static final int FLAG_IMPLICIT_STACK = 0x01;
@@ -36,17 +36,21 @@ final class TrampolineWriter {
         for (int n = 0; n < patches.size(); n++) {
             Decision.Patch p = patches.get(n);
             text.append("mt_t").append(n).append(":\n");
-            List<String> labels = new ArrayList<>();
-            for (int i = 0; i < p.accesses().size(); i++) labels.add("mt_s" + site++);
-            probe(text, p, labels);
-            body(text, p);
-            for (int i = 0; i < p.accesses().size(); i++) entry(sites, labels.get(i), p, i);
+            for (Decision.Part part : p.parts()) {
+                List<String> labels = new ArrayList<>();
+                for (int i = 0; i < part.accesses().size(); i++) labels.add("mt_s" + site++);
+                if (!labels.isEmpty()) probe(text, part, labels);
+                if (part.call()) call(text, part);
+                else body(text, part);
+                for (int i = 0; i < part.accesses().size(); i++) entry(sites, labels.get(i), part, i);
+            }
+            if (!p.parts().getLast().call()) text.append("\tjmp mt_base+").append(p.end()).append('\n');
         }
         return text.append(sites).toString();
     }
 
     /** The group probe of one instruction's accesses: the last one's slot is stored first (the guard page). */
-    private static void probe(StringBuilder s, Decision.Patch p, List<String> labels) {
+    private static void probe(StringBuilder s, Decision.Part p, List<String> labels) {
         List<MemoryAccess> a = p.accesses();
         int n = a.size();
         String[] pair = scratch(a.subList(0, n - 1));
@@ -71,8 +75,8 @@ final class TrampolineWriter {
         s.append("\tmov %rax,").append(16 * slot + 8).append("(%").append(c).append(")\n");
     }
 
-    /** The instruction's bytes, its RIP-relative displacement re-aimed from here, then the jump back. */
-    private static void body(StringBuilder s, Decision.Patch p) {
+    /** The instruction's bytes, its RIP-relative displacement re-aimed from here. */
+    private static void body(StringBuilder s, Decision.Part p) {
         byte[] b = p.bytes();
         int rip = p.ripDisplacement();
         bytes(s, b, 0, rip < 0 ? b.length : rip);
@@ -81,7 +85,16 @@ final class TrampolineWriter {
             s.append("\t.long mt_base+").append(target).append(" - . - ").append(b.length - rip).append('\n');
             bytes(s, b, rip + 4, b.length);
         }
-        s.append("\tjmp mt_base+").append(p.instruction().nextAddress()).append('\n');
+    }
+
+    /**
+     * A {@code call rel32}, emulated: the original return address pushed (through %rax, saved and restored
+     * below it; lea and mov leave the flags alone), then a jump to the callee, which returns to the module.
+     */
+    private static void call(StringBuilder s, Decision.Part p) {
+        s.append("\tlea -8(%rsp),%rsp\n\tpush %rax\n\tlea mt_base+").append(p.instruction().nextAddress())
+                .append("(%rip),%rax\n\tmov %rax,8(%rsp)\n\tpop %rax\n\tjmp mt_base+")
+                .append(p.instruction().branchTarget().orElseThrow()).append('\n');
     }
 
     private static void bytes(StringBuilder s, byte[] b, int from, int to) {
@@ -92,7 +105,7 @@ final class TrampolineWriter {
     }
 
     /** One 24-byte site table entry (docs/compiled-in.md, "The site table"), full mode: weights 1, no block. */
-    private static void entry(StringBuilder s, String label, Decision.Patch p, int i) {
+    private static void entry(StringBuilder s, String label, Decision.Part p, int i) {
         MemoryAccess a = p.accesses().get(i);
         int kind = a.read() && a.write() ? KIND_MODIFY : a.write() ? KIND_STORE : KIND_LOAD;
         s.append("\t.long ").append(label).append(" - .\n\t.long mt_base+").append(p.instruction().address()).append(" - .\n");

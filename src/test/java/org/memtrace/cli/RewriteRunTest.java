@@ -1,0 +1,107 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.rewrite.Decision;
+import org.memtrace.rewrite.PatchPlanner;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfSymbol;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.FunctionRanges;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.LackeyLog;
+import org.memtrace.testutil.TraceFile;
+import org.memtrace.x86.Decoder;
+
+/**
+ * {@code memtrace run --mode rewrite} on unmodified programs: the hand-written fixture's rewritten
+ * instructions record exactly their accesses and the left ones nothing; plain gcc builds (-O0, -O2) record,
+ * per instruction of the program's own functions, the loads and stores Valgrind's Lackey sees, except the
+ * instructions the planner left (and says so), with the output and exit status of a native run.
+ */
+class RewriteRunTest {
+    @TempDir Path dir;
+
+    @Test
+    void theFixtureRecordsExactlyWhatItsRewrittenInstructionsDo() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_tactics.s", "tactics", "-no-pie");
+        Map<String, Long> at = new HashMap<>();
+        for (ElfSymbol s : ElfFile.read(prog).symtab()) at.put(s.name(), s.value());
+        Path trace = dir.resolve("t.trace");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of .*tactics rewritten, \\d+ left untraced \\(.*1 rep string");
+
+        Map<Long, List<String>> byIp = new TreeMap<>();
+        for (var l : TraceFile.read(trace).lines())
+            if (l.access()) byIp.computeIfAbsent(l.number(2), k -> new java.util.ArrayList<>()).add(l.type() + l.field(0));
+        long counter = at.get("counter");
+        assertThat(byIp.get(at.get("at_long"))).hasSize(10).containsOnly("S0x" + Long.toHexString(counter));
+        assertThat(byIp.get(at.get("at_short"))).hasSize(10).containsOnly("L0x" + Long.toHexString(counter));
+        assertThat(byIp.get(at.get("at_short") + 5)).hasSize(10).containsOnly("S0x" + Long.toHexString(counter + 4));
+        assertThat(byIp.get(at.get("helper"))).as("10 direct calls, 1 indirect").hasSize(11).containsOnly("L0x" + Long.toHexString(counter + 8));
+        assertThat(byIp.get(at.get("at_call"))).as("the emulated call's push").hasSize(10).allMatch(s -> s.startsWith("S0x7ff"));
+        assertThat(byIp.get(at.get("main"))).as("push %%rbp, moved with its successors").hasSize(1);
+        for (String left : List.of("at_blocked", "at_icall", "at_rep", "at_fs")) assertThat(byIp).doesNotContainKey(at.get(left));
+    }
+
+    private static final List<String> FUNCTIONS = List.of("main", "fill", "bump", "total", "build", "walk");
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-O0", "-O2"})
+    void loadsAndStoresPerRewrittenInstructionAgreeWithLackey(String level) throws Exception {
+        Path prog = Gcc.compile(dir, "lackey_cmp.c", "cmp", level, "-g", "-no-pie");
+        FunctionRanges ranges = FunctionRanges.of(prog, FUNCTIONS);
+        Set<Long> left = new HashSet<>();
+        int rewritten = 0;
+        for (Decision d : new PatchPlanner(new Decoder()).plan(ElfFile.read(prog))) {
+            if (!ranges.contains(d.instruction().address())) continue;
+            if (d instanceof Decision.Left l) left.add(l.instruction().address());
+            else rewritten++;
+        }
+
+        String nativeOut = Gcc.run(List.of(prog.toString()));
+        Path trace = dir.resolve("cmp.trace");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-q", "-o", trace.toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).as("output as native").isEqualTo(nativeOut);
+        Map<String, Long> memtrace = new TreeMap<>();
+        for (var l : TraceFile.read(trace).lines())
+            if (l.access() && ranges.contains(l.number(2))) memtrace.merge(l.type() + Long.toHexString(l.number(2)), 1L, Long::sum);
+
+        Path log = dir.resolve("lackey.log");
+        Gcc.run(List.of("valgrind", "--tool=lackey", "--trace-mem=yes", "--log-file=" + log, prog.toString()));
+        Map<String, Long> lackey = new TreeMap<>();
+        LackeyLog.forEachAccess(log, (ip, kind, address) -> {
+            if (ranges.contains(ip)) lackey.merge(kind + Long.toHexString(ip), 1L, Long::sum);
+        });
+
+        assertThat(lackey).as("Lackey saw nothing: parsing failed").isNotEmpty();
+        long seen = 0, all = 0;
+        for (var e : lackey.entrySet()) {
+            long ip = Long.parseUnsignedLong(e.getKey().substring(1), 16);
+            all += e.getValue();
+            if (left.contains(ip)) {
+                assertThat(memtrace).as("left instruction %x recorded", ip).doesNotContainKey(e.getKey());
+            } else {
+                assertThat(memtrace.get(e.getKey())).as("%s: rewritten, so as Lackey", e.getKey()).isEqualTo(e.getValue());
+                seen += e.getValue();
+            }
+        }
+        assertThat(memtrace.keySet()).as("nothing Lackey did not see").isSubsetOf(lackey.keySet());
+        // what this build of the planner covers (measured: -O0 and -O2 both above 80 % of the accesses)
+        assertThat(rewritten).isPositive();
+        assertThat(seen).as("accesses traced of %d", all).isGreaterThan(all * 8 / 10);
+    }
+}

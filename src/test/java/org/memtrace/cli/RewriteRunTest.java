@@ -56,6 +56,32 @@ class RewriteRunTest {
         for (String left : List.of("at_blocked", "at_icall", "at_rep", "at_fs")) assertThat(byIp).doesNotContainKey(at.get(left));
     }
 
+    @Test
+    void signalsInTrampolinesLoseAndRepeatNothingAndAFaultingStoreLeavesBySiglongjmp() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_signals.c", "signals", "-O0", "-no-pie");
+        long data = 0;
+        for (ElfSymbol s : ElfFile.read(prog).symtab()) if (s.name().equals("data")) data = s.value();
+        Path trace = dir.resolve("s.trace");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-q", "-o", trace.toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).as("the handler left by siglongjmp, the timer ticked").endsWith(" 1 ticked\n");
+        long loads = 0, stores = 0, faulted = 0;
+        for (var l : TraceFile.read(trace).lines()) {
+            if (!l.access()) continue;
+            long a = l.number(0);
+            if (a >= data && a < data + 4096 * 8) {
+                if (l.type() == 'L') loads++;
+                else stores++;
+            }
+            if (a == 16 && l.type() == 'S') faulted++;
+        }
+        // data[i] = data[i] * 3 + r: one load and one store a pass, 300 x 4096 passes, with the timer's
+        // interruptions; and printf's argument data[5]
+        assertThat(loads).isEqualTo(300 * 4096 + 1);
+        assertThat(stores).isEqualTo(300 * 4096);
+        assertThat(faulted).as("the store that faulted was recorded before it ran").isEqualTo(1);
+    }
+
     private static final List<String> FUNCTIONS = List.of("main", "fill", "bump", "total", "build", "walk");
 
     @ParameterizedTest

@@ -15,6 +15,7 @@
  *   heap.c      the allocator behind malloc & co. while attached: blocks on a memfd, touched only through its alias
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
+ *   limits.c    the program's RLIMIT_AS kept apart from the agent's space; raw-clone threads and io_uring refused
  */
 #ifndef MEMTRACE_AGENT_H
 #define MEMTRACE_AGENT_H
@@ -335,6 +336,7 @@ int open_locked(uintptr_t s, uintptr_t e);
 void close_locked(uintptr_t s, uintptr_t e);
 void open_all_locked(void);
 void close_all_locked(void);
+void stop_for_memory_locked(void); /* no memory for the openings: recording stops, said once */
 void protect_all_locked(int on);
 void open_span(uintptr_t s, uintptr_t e, int open);
 void control(int start, uintptr_t caller);
@@ -392,6 +394,14 @@ void on_sys(int sig, siginfo_t *si, void *ucv);
 void enable_dispatch(void);
 void adopt_existing_handlers(void);
 
+/* limits.c: the program's RLIMIT_AS, applied to what the program uses (the agent's reservations apart) */
+struct rlimit;
+int as_limit_before(long nr, const long *a, long *k, struct rlimit *kernel); /* 1: k names the widened limit */
+void as_limit_after(long nr, const long *a, const long *k, long ret, int widened);
+uint64_t as_limit_heap(void); /* the program's soft limit, or all ones */
+int refused_clone(long nr, const long *a); /* a thread without glibc's thread block: said once, fails ENOSYS */
+int refused_io_uring(long nr);             /* io_uring_setup: said once, fails ENOSYS */
+
 /* heap.c: the allocator that serves the program while memtrace is attached */
 void heap_init(void);
 int heap_serves(void);
@@ -399,7 +409,11 @@ int heap_owns(const void *p);
 void *heap_alias(const void *p);
 void *heap_alloc(size_t n, size_t align, int *dirty);
 size_t heap_usable(const void *p);
-void heap_free(void *p);
+/* What a free of p is: a block of ours, one freed already (by the bin glibc would have kept it in, */
+/* whose message differs), or no block's start at all. */
+enum heap_bad { HEAP_OK, HEAP_FREED_TCACHE, HEAP_FREED, HEAP_FREED_MAPPED, HEAP_INVALID };
+enum heap_bad heap_free(void *p);      /* frees a good block; anything else is left alone and said */
+enum heap_bad heap_check(const void *p);
 void heap_fork_prepare(void);
 void heap_fork_done(int child);
 

@@ -36,7 +36,8 @@
  * What it gets wrong: on the routes that open a page (memory not moved, an instruction that cannot be
  * redirected), other threads' accesses to that page meanwhile are not seen (windows_at_risk counts them);
  * the other threads are not stopped; a push/pop whose stack slot is traced (a stack the program made in a
- * heap block) is one of those. An emulated cmps/scas computes CF/PF/AF/ZF/SF/OF by hand: ExactThreadsTest
+ * heap block) is one of those. On the trap-flag route (MEMTRACE_STEP=trap, no libZydis) a rep string
+ * instruction whose source and destination share a page records only its loads (StepModesTest). An emulated cmps/scas computes CF/PF/AF/ZF/SF/OF by hand: ExactThreadsTest
  * checks a few cases against the CPU (a throwaway harness agreed on 16 M random pairs, not in the suite). A redirected copy that is interrupted by a synchronous signal of the
  * program (SIGFPE from SIMD) shows the program's handler the copy's address, as an out-of-line copy does. An out-of-line copy that raises SIGBUS or SIGFPE (a file mapping past
  * its end, an unmasked SIMD exception) shows the program's handler the copy's address, and x87 state saved
@@ -565,7 +566,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         if (emulate_branch(uc, e, addr, delta)) return;
         /* a call whose return address cannot be pushed from here: it runs with its page open */
         spin_lock(&g.lock);
-        open_locked(page_down(addr), page_down(addr) + g.page);
+        if (!open_locked(page_down(addr), page_down(addr) + g.page)) {
+            stop_for_memory_locked(); /* the call runs again, everything open */
+            spin_unlock(&g.lock);
+            return;
+        }
         spin_unlock(&g.lock);
         ts.step_pages[ts.nstep++] = page_down(addr);
         begin_trap_step(uc);
@@ -595,7 +600,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
             for (int i = 0; i < ts.nlazy; i++) close_locked(ts.lazy_pages[i], ts.lazy_pages[i] + g.page);
             ts.nlazy = 0;
         }
-        open_locked(page, page + g.page);
+        if (!open_locked(page, page + g.page)) {
+            stop_for_memory_locked();
+            spin_unlock(&g.lock);
+            return;
+        }
         ts.lazy_pages[ts.nlazy++] = page;
         count(&g.untraced_faults);
         spin_unlock(&g.lock);
@@ -606,7 +615,11 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         forward(sig, si, uc);
         return;
     }
-    open_locked(page, page + g.page);
+    if (!open_locked(page, page + g.page)) {
+        stop_for_memory_locked(); /* the instruction runs again, everything open, unrecorded */
+        spin_unlock(&g.lock);
+        return;
+    }
     spin_unlock(&g.lock);
     ts.step_pages[ts.nstep++] = page;
     count(&g.faults);

@@ -24,8 +24,14 @@
  * memory (syscall.c), frees and resizes its old blocks in place (delta 0) and allocates from glibc.
  *
  * What it gets wrong: slabs are never given back, and a small block is never shrunk or moved to a smaller
- * class by realloc; there is no per-thread cache (two threads allocating at once take turns); nothing
- * checks for double or invalid frees (an invalid free is ignored where glibc would abort). Memory a program
+ * class by realloc; there is no per-thread cache (two threads allocating at once take turns). A free or
+ * realloc of a block already freed, or of an address that starts no block, is found (heap_check: an
+ * allocated bit per small block, a freed large block's first page marked) and ends the program as glibc's
+ * does (wrappers.c), but the message follows the block's class, not glibc's bins: a double free of a
+ * request of 1025-1032 bytes says "double free or corruption (!prev)" where glibc's tcache would speak, the
+ * eighth double free of a size glibc's full tcache bin passes on says the tcache message, and a block of
+ * 128 KiB or more (mmapped by glibc, whose second free crashes with SIGSEGV) aborts; a slab's block
+ * boundary that was never handed out counts as a freed block (glibc: "free(): invalid pointer"). Memory a program
  * wants beyond HEAP_RESERVE, or a heap whose reservation failed, comes from glibc by the old route
  * (wrappers.c), with its lazy page openings.
  */
@@ -42,6 +48,8 @@
 #define NCLASS 36
 #define GIVE_BACK (128UL << 10)
 #define PAGE_LARGE 0xffu /* low byte of a page's word: the first page of a large block (pages in the rest) */
+#define PAGE_FREED 0xfeu /* low byte of a page's word: the first page of a freed large block, pages above */
+#define TCACHE_MAX 1024  /* the largest class glibc would keep in its tcache (requests up to 1032 bytes) */
 
 struct run { uintptr_t s, e; int dirty; };
 
@@ -57,6 +65,7 @@ static struct {
     uintptr_t bump[NCLASS], bump_end[NCLASS];
     struct run *runs;
     int nruns, capruns;
+    uint8_t *live;               /* a bit per 16 bytes: a small block starts there and is allocated */
 } heap;
 
 static uint32_t class_size[NCLASS];
@@ -82,6 +91,10 @@ void heap_init(void)
     long view = -1, alias = -1;
     size_t pages = HEAP_RESERVE / (size_t)g.page;
     void *meta = agent_map(pages * sizeof(uint32_t));
+    /* sparse: only the bytes of slabs in use are ever touched */
+    long live = mt_sys6(SYS_mmap, 0, (long)(HEAP_RESERVE / 16 / 8), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mt_failed(live)) meta = NULL;
     /* One SLAB more for the program's view, so that it can start at a SLAB boundary. */
     if (mt_sys2(SYS_ftruncate, fd, (long)HEAP_RESERVE) == 0 && meta) {
         view = mt_sys6(SYS_mmap, (long)HEAP_HINT, (long)(HEAP_RESERVE + SLAB), PROT_NONE,
@@ -97,11 +110,13 @@ void heap_init(void)
         heap.end = b + HEAP_RESERVE;
         heap.delta = (intptr_t)((uintptr_t)alias - b);
         heap.page = meta;
+        heap.live = (uint8_t *)live;
         heap.on = 1;
     } else {
         if (!mt_failed(view) && view != -1) mt_sys2(SYS_munmap, view, (long)(HEAP_RESERVE + SLAB));
         if (!mt_failed(alias) && alias != -1) mt_sys2(SYS_munmap, alias, (long)HEAP_RESERVE);
         if (meta) mt_sys2(SYS_munmap, (long)meta, (long)(pages * sizeof(uint32_t)));
+        if (!mt_failed(live)) mt_sys2(SYS_munmap, live, (long)(HEAP_RESERVE / 16 / 8));
     }
     mt_sys1(SYS_close, fd);
 }
@@ -115,6 +130,7 @@ void *heap_alias(const void *p) { return (char *)p + heap.delta; }
 static int grow(uintptr_t want)
 {
     if (want <= heap.grown) return 1;
+    if (want - heap.base > as_limit_heap()) return 0; /* the program's RLIMIT_AS (limits.c) */
     uintptr_t e = (want + HEAP_GROW - 1) & ~(HEAP_GROW - 1);
     if (e > heap.end) e = heap.end;
     if (want > e) return 0;
@@ -199,6 +215,20 @@ static uintptr_t run_alloc(size_t n, size_t al, int *dirty)
 
 static size_t page_index(uintptr_t p) { return (p - heap.base) / (size_t)g.page; }
 
+/* A small block's allocated bit (its start is a multiple of 16 from the base). heap.lock held. */
+static void set_live(uintptr_t p, int on)
+{
+    size_t bit = (p - heap.base) / 16;
+    if (on) heap.live[bit / 8] |= (uint8_t)(1u << (bit % 8));
+    else heap.live[bit / 8] &= (uint8_t)~(1u << (bit % 8));
+}
+
+static int is_live(uintptr_t p)
+{
+    size_t bit = (p - heap.base) / 16;
+    return heap.live[bit / 8] >> (bit % 8) & 1;
+}
+
 static int small_class(size_t n, size_t al)
 {
     if (al > 16) { /* a power-of-two class is aligned to its size inside its aligned slab */
@@ -238,12 +268,17 @@ void *heap_alloc(size_t n, size_t al, int *dirty)
                 heap.bump[c] += class_size[c];
             }
         }
+        if (p) set_live(p, 1);
     } else {
         size_t len = (n + (size_t)g.page - 1) & ~((size_t)g.page - 1);
         size_t pages = len / (size_t)g.page;
         if (len >= n && pages < (1UL << 24)) {
             p = run_alloc(len ? len : (size_t)g.page, al > (size_t)g.page ? al : (size_t)g.page, dirty);
-            if (p) heap.page[page_index(p)] = PAGE_LARGE | (uint32_t)(pages ? pages : 1) << 8;
+            if (p) {
+                size_t i = page_index(p), k = pages ? pages : 1;
+                heap.page[i] = PAGE_LARGE | (uint32_t)k << 8;
+                for (size_t j = 1; j < k; j++) heap.page[i + j] = 0; /* no freed block's mark inside this one */
+            }
         }
     }
     spin_unlock(&heap.lock);
@@ -257,33 +292,65 @@ size_t heap_usable(const void *p)
 {
     uint32_t w = heap.page[page_index((uintptr_t)p)];
     if ((w & 0xff) == PAGE_LARGE) return (size_t)(w >> 8) * (size_t)g.page;
-    return w ? class_size[w - 1] : 0;
+    return w && (w & 0xff) != PAGE_FREED ? class_size[w - 1] : 0;
 }
 
-void heap_free(void *p)
+/* What freeing a would be. heap.lock held. */
+static enum heap_bad check_locked(uintptr_t a)
+{
+    uint32_t w = heap.page[page_index(a)];
+    if ((w & 0xff) == PAGE_LARGE) return a == page_down(a) ? HEAP_OK : HEAP_INVALID;
+    if ((w & 0xff) == PAGE_FREED) {
+        if (a != page_down(a)) return HEAP_INVALID;
+        return (size_t)(w >> 8) * (size_t)g.page >= GIVE_BACK ? HEAP_FREED_MAPPED : HEAP_FREED;
+    }
+    if (!w) return HEAP_INVALID;
+    uintptr_t slab = a & ~(SLAB - 1);
+    uint32_t cs = class_size[w - 1];
+    if ((a - slab) % cs || a >= slab + SLAB / cs * cs) return HEAP_INVALID;
+    if (!is_live(a)) return cs <= TCACHE_MAX ? HEAP_FREED_TCACHE : HEAP_FREED;
+    return HEAP_OK;
+}
+
+enum heap_bad heap_check(const void *p)
+{
+    enter_critical();
+    spin_lock(&heap.lock);
+    enum heap_bad bad = check_locked((uintptr_t)p);
+    spin_unlock(&heap.lock);
+    leave_critical();
+    return bad;
+}
+
+enum heap_bad heap_free(void *p)
 {
     uintptr_t a = (uintptr_t)p;
     PROF_BEGIN(t0);
     enter_critical();
     spin_lock(&heap.lock);
+    enum heap_bad bad = check_locked(a);
     size_t i = page_index(a);
     uint32_t w = heap.page[i];
-    if ((w & 0xff) == PAGE_LARGE && a == page_down(a)) {
+    if (bad) {
+        /* left alone: the caller ends the program */
+    } else if ((w & 0xff) == PAGE_LARGE) {
         size_t len = (size_t)(w >> 8) * (size_t)g.page;
-        heap.page[i] = 0;
+        heap.page[i] = PAGE_FREED | (w & ~0xffu); /* a second free is told from an invalid one */
         int dirty = 1;
         if (len >= GIVE_BACK) {
             /* both views read zeroes afterwards, as a new mapping would */
             if (heap.delta) dirty = mt_sys3(SYS_madvise, a + (uintptr_t)heap.delta, (long)len, MADV_REMOVE) != 0;
         }
         runs_insert(a, a + len, dirty);
-    } else if (w && (w & 0xff) != PAGE_LARGE) {
+    } else {
+        set_live(a, 0);
         *(uintptr_t *)(a + (uintptr_t)heap.delta) = heap.free_head[w - 1];
         heap.free_head[w - 1] = a;
     }
     spin_unlock(&heap.lock);
     leave_critical();
     PROF_END(PROF_HEAP, t0);
+    return bad;
 }
 
 /* fork: the child must not inherit the lock held by another thread (which vanishes in the child). */

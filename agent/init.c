@@ -118,10 +118,10 @@ __attribute__((constructor(101))) static void agent_init(void)
 
     const char *ring_path = getenv("MEMTRACE_RING");
     if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
+    /* "trap": the route memtrace falls back to without libZydis, forced (StepModesTest compares it with the default) */
     const char *step = getenv("MEMTRACE_STEP");
     int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;
-    /* "open": the route before aliases (pages opened for the step), kept to measure one against the other */
-    g.aliases = out_of_line && !(step && mt_strncmp(step, "open", 5) == 0);
+    g.aliases = out_of_line;
     g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
     g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     int fd = (int)mt_sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);

@@ -34,6 +34,7 @@
  */
 #include "agent.h"
 #include <linux/futex.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -805,6 +806,10 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
     long ret;
     count(&g.syscalls);
 
+    if (refused_clone(nr, a) || refused_io_uring(nr)) { /* limits.c: said in one line */
+        gr[REG_RAX] = -ENOSYS;
+        return;
+    }
     switch (nr) {
     case SYS_rt_sigreturn: /* a handler installed before we could fix its restorer */
         ts.selector = SUD_ALLOW;
@@ -887,6 +892,8 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         spin_unlock(&g.lock);
     }
 
+    struct rlimit as_kernel;
+    int as_widened = as_limit_before(nr, a, k, &as_kernel);
     uintptr_t brk_before = nr == SYS_brk ? (uintptr_t)mt_sys1(SYS_brk, 0) : 0;
     if (nr == SYS_mremap) {
         /* a memfd cannot follow the mapping's growth: it moves as private memory, and is moved again */
@@ -908,6 +915,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
         ret = mt_sys6(nr, k[0], k[1], k[2], k[3], k[4], k[5]);
     }
 
+    as_limit_after(nr, a, k, ret, as_widened);
     if (rd.mh_at && nr == SYS_recvmsg && ret >= 0) msghdr_give_back(&rd.mh, rd.mh_at + (uintptr_t)rd.mh_delta);
     if (rd.mm && ret > 0) mmsg_give_back(&rd, nr, ret);
     redirected_release(&rd);

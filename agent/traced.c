@@ -534,6 +534,23 @@ void close_all_locked(void)
     if (--g.all_open == 0 && g.recording) protect_all_locked(1);
 }
 
+/* The agent could not map memory for its table of openings (the address space is full: a limit set on */
+/* the process from outside, or the machine): the faulting access could never run. Recording stops for */
+/* good, everything open, rather than fault forever; said once on standard error. Lock held.           */
+void stop_for_memory_locked(void)
+{
+    static int said;
+    if (g.recording) {
+        g.recording = 0;
+        protect_all_locked(0);
+    }
+    if (!said) {
+        said = 1;
+        static const char line[] = "memtrace: the agent could not map memory for its tables (address space full): recording stops here\n";
+        mt_sys3(SYS_write, 2, (long)line, sizeof line - 1);
+    }
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Recording on and off                                                                             */
 

@@ -2,12 +2,15 @@
  * memtrace agent, wrappers: malloc & co. and mmap & co. record each call (caller, arguments, result) as an
  * MT_ALLOC record. While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
  * traced as it grows and touched only through its alias view, so allocating opens nothing. glibc's
- * allocator serves only when that heap cannot (not reserved, full, a forked child): its block becomes
+ * allocator serves only when that heap cannot (not reserved, full, a forked child; never once the program
+ * set an RLIMIT_AS, where the heap's limit is the program's: limits.c): its block becomes
  * traced at once, and its own touches of the heap are not accesses of the program: inside a wrapper
  * (ts.untraced) a fault just opens the page until the wrapper returns. memcpy, memmove and memset called
  * by the program are one MT_BLOCK record each, not a fault per byte: with other threads running they work
  * on the alias view of moved memory (traced.c), else their memory is opened as a whole. dlopen reports the
- * new modules; __cxa_finalize of the agent and its decoder runs untraced.
+ * new modules; __cxa_finalize of the agent and its decoder runs untraced. A free or realloc heap.c finds
+ * bad (freed already, no block's start) is recorded, then ends the program with glibc's message and
+ * abort(), as glibc does untraced; a free glibc serves is recorded before glibc sees the pointer.
  *
  * The functions the compiled-in runtime wraps too are one table (include/mt_wrapped.h): this file is its
  * fault-mode backend (AGENT_NEW, AGENT_BLOCK generate those of a common shape; the rest are written here).
@@ -121,6 +124,10 @@ static void *no_memory(void)
     return NULL;
 }
 
+/* The heap is full at the program's RLIMIT_AS (limits.c): glibc, whose mappings the kernel would still */
+/* allow (its limit leaves room for the agent), must not serve either: the allocation fails as untraced. */
+static int capped(void) { return heap_serves() && as_limit_heap() != ~(uint64_t)0; }
+
 /* A word a wrapper hands back through a pointer of the program's (posix_memalign): written through the */
 /* alias view when it is moved memory, directly when it is untraced, else with its page open.            */
 static void put_pointer(void **out, void *p)
@@ -140,6 +147,22 @@ static void put_pointer(void **out, void *p)
     open_span((uintptr_t)out, (uintptr_t)out + sizeof *out, 0);
 }
 
+/* A free or realloc glibc would refuse (heap.c found it): the program ends as it does untraced, with     */
+/* glibc's message on standard error and SIGABRT through abort() (its own SIGABRT handler runs), the call */
+/* already recorded.                                                                                      */
+static __attribute__((noreturn)) void refuse(enum heap_bad bad, int realloc_call)
+{
+    static const char *const said[] = {
+        [HEAP_FREED_TCACHE] = "free(): double free detected in tcache 2\n",
+        [HEAP_FREED] = "double free or corruption (!prev)\n",
+        [HEAP_FREED_MAPPED] = "munmap_chunk(): invalid pointer\n",
+        [HEAP_INVALID] = "free(): invalid pointer\n",
+    };
+    const char *m = realloc_call && bad == HEAP_INVALID ? "realloc(): invalid pointer\n" : said[bad];
+    mt_sys3(SYS_write, 2, (long)m, (long)mt_strlen(m));
+    abort();
+}
+
 /* realloc of a block of heap.c's: in place while it fits, else a new block (heap.c's, or glibc's in a   */
 /* forked child) with the old contents copied alias to alias.                                            */
 static void *resize(void *old, size_t n)
@@ -147,13 +170,13 @@ static void *resize(void *old, size_t n)
     int dirty;
     if (!old) return heap_alloc(n, 16, &dirty);
     if (!n) {
-        heap_free(old);
+        heap_free(old); /* checked by the caller */
         return NULL;
     }
     size_t u = heap_usable(old);
     if (n <= u) return old;
     void *p = heap_serves() ? heap_alloc(n, 16, &dirty) : real.malloc(n);
-    if (!p) return no_memory();
+    if (!p) return no_memory(); /* the old block stays, as glibc leaves it */
     real.memcpy(heap_owns(p) ? heap_alias(p) : p, heap_alias(old), u);
     heap_free(old);
     return p;
@@ -181,6 +204,7 @@ EXPORT void *calloc(size_t m, size_t n)
         if (dirty) real.memset(heap_alias(p), 0, t);
         return served(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
     }
+    if (capped()) return served(MT_FN_CALLOC, CALLER, no_memory(), (long)m, (long)n, 0);
     if (!enter_untraced()) return real.calloc(m, n);
     p = real.calloc(m, n);
     return allocated(MT_FN_CALLOC, CALLER, p, (long)m, (long)n, 0);
@@ -194,8 +218,14 @@ EXPORT void *realloc(void *old, size_t n)
         return p;
     }
     if (!hooks_ready) return boot_alloc(n);
-    if (heap_owns(old) || (!old && heap_serves()))
+    if (heap_owns(old) || (!old && heap_serves())) {
+        enum heap_bad bad = old ? heap_check(old) : HEAP_OK;
+        if (bad) {
+            if (g.active) emit_alloc(MT_FN_REALLOC, CALLER, 0, 0, (long)old, (long)n, 0, 0, 0, 0);
+            refuse(bad, 1);
+        }
         return served(MT_FN_REALLOC, CALLER, resize(old, n), (long)old, (long)n, 0);
+    }
     if (!enter_untraced()) return real.realloc(old, n);
     void *p = real.realloc(old, n);
     return allocated(MT_FN_REALLOC, CALLER, p, (long)old, (long)n, 0);
@@ -206,6 +236,11 @@ EXPORT void *reallocarray(void *old, size_t m, size_t n)
     size_t t;
     if (!hooks_ready || is_boot(old)) return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
     if (heap_owns(old) || (!old && heap_serves())) {
+        enum heap_bad bad = old ? heap_check(old) : HEAP_OK;
+        if (bad) {
+            if (g.active) emit_alloc(MT_FN_REALLOCARRAY, CALLER, 0, 0, (long)old, (long)m, (long)n, 0, 0, 0);
+            refuse(bad, 1);
+        }
         void *p = __builtin_mul_overflow(m, n, &t) ? no_memory() : resize(old, t);
         return served(MT_FN_REALLOCARRAY, CALLER, p, (long)old, (long)m, (long)n);
     }
@@ -220,15 +255,19 @@ EXPORT void free(void *p)
     if (!hooks_ready) return;
     if (heap_owns(p)) {
         PROF_BEGIN(t0);
-        heap_free(p);
+        enum heap_bad bad = heap_free(p);
         if (g.active) emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+        if (bad) refuse(bad, 0);
         PROF_END(PROF_ALLOC_CALL, t0);
         return;
     }
-    if (!enter_untraced()) { real.free(p); return; }
+    if (!g.active || ts.untraced) { real.free(p); return; }
+    /* Recorded before the block is released: glibc ends the program on a pointer that is no block of its */
+    /* own, and another thread reusing the block is recorded after this free.                            */
+    emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+    enter_untraced();
     real.free(p);
     leave_untraced();
-    emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
 }
 
 EXPORT size_t malloc_usable_size(void *p)
@@ -277,6 +316,7 @@ static size_t mt_page(void) { return (size_t)g.page; }
             PROF_END(PROF_ALLOC_CALL, t0); \
             return p; \
         } \
+        if (capped()) return served(event, CALLER, no_memory(), (long)(a0), (long)(a1), 0); \
         if (!enter_untraced()) return real.name args; \
         p = real.name args; \
         return allocated(event, CALLER, p, (long)(a0), (long)(a1), 0); \

@@ -8,6 +8,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results cachegrind-compare "$@"
 out="$root/bench/out"
 mkdir -p "$out"
 D1=${D1:-32768,8,64}

@@ -20,6 +20,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results cc "$@"
 out="$root/bench/out/cc"
 src="$root/bench/out/src"
 mkdir -p "$out" "$src"

@@ -19,6 +19,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results fault "$@"
 command -v strace >/dev/null || { echo "bench/fault.sh: needs strace (apt-get install strace)" >&2; exit 2; }
 out="$root/bench/out"
 mkdir -p "$out"

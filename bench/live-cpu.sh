@@ -10,6 +10,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results live-cpu "$@"
 out="$root/bench/out"
 mkdir -p "$out"
 jar="${1:-$root/target/memtrace.jar}"

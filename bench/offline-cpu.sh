@@ -9,6 +9,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results offline-cpu "$@"
 out="$root/bench/out"
 stream="${1:-$out/cachewalk.stream}"
 [ -f "$stream" ] || { echo "no stream $stream: run bench/offline.sh first" >&2; exit 2; }

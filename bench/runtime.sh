@@ -9,7 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 passes=${1:-1000}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$root/bench/results.sh"
+bench_results runtime "$@"
+trap 'rm -rf "$work"; bench_results_end' EXIT
 make -s -C "$root/agent" >/dev/null
 lib="$root/agent/build"
 inc="$root/src/test/resources/c/runtime"

@@ -13,6 +13,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results skeleton-cpu "$@"
 out="$root/bench/out/skeleton-cpu"
 mkdir -p "$out"
 mt="$root/memtrace"

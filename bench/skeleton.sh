@@ -6,7 +6,7 @@
 # and prints seconds, slowdowns against native, the accesses of the trace, bytes per access on disk, the
 # share of accesses the skeleton computed, how fast `memtrace print` replays the skeleton trace (accesses
 # per second, text written to /dev/null, JVM start included), and how fast the reader alone replays it
-# (org.memtrace.mtr.ReplaySpeed: every access into a consumer that counts and sums them, no text, no
+# (org.memtrace.bench.ReplaySpeed, a test class: every access into a consumer that counts and sums them, no text, no
 # names; millions of accesses per second by the wall clock, the reader and its two chunk decoders on
 # threads of their own, first pass and best of the passes made in 3 s (at least three), JVM start excluded: the wall
 # clock drifts with the shared machine's load, so the best pass is the reader's rate;
@@ -44,6 +44,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results skeleton "$@"
 out="$root/bench/out/skeleton"
 mkdir -p "$out"
 mt="$root/memtrace"
@@ -156,7 +158,7 @@ for p in "${progs[@]}"; do
     tr=$(timed "$p.replay" "$mt" print -o /dev/null "$out/$p.skel.mtr")
     # at least 3 passes, and more for 3 s, so that a small trace is read often enough for the JIT to compile
     # the reader (matmul's 268 k accesses: about 20 passes before its rate settles)
-    "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$jar" org.memtrace.mtr.ReplaySpeed "$out/$p.skel.mtr" 3 3 \
+    "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$jar:$root/target/test-classes" org.memtrace.bench.ReplaySpeed "$out/$p.skel.mtr" 3 3 \
         >"$out/$p.read.stdout"
     r1=$(sed -n 's/^pass 1: .*, \([0-9.]*\) M accesses\/s.*/\1/p' "$out/$p.read.stdout")
     rb=$(sed -n 's/^pass .*, \([0-9.]*\) M accesses\/s.*/\1/p' "$out/$p.read.stdout" | sort -g | tail -1)
@@ -164,7 +166,7 @@ for p in "${progs[@]}"; do
     f1=$(sed -n 's/^pass 1: .*, fixed \([0-9.]*\) ms, rest \([0-9.]*\) M.*/\1/p' "$out/$p.read.stdout")
     q1=$(sed -n 's/^pass 1: .*, fixed \([0-9.]*\) ms, rest \([0-9.]*\) M.*/\2/p' "$out/$p.read.stdout")
     # the same first pass as a user's `memtrace print` starts: the launcher's JVM flags and its AOT cache
-    MEMTRACE_JAVA_MAIN=org.memtrace.mtr.ReplaySpeed "$mt" "$out/$p.skel.mtr" 1 >"$out/$p.read-aot.stdout"
+    MEMTRACE_JAVA_MAIN=org.memtrace.bench.ReplaySpeed "$mt" "$out/$p.skel.mtr" 1 >"$out/$p.read-aot.stdout"
     a1=$(sed -n 's/^pass 1: .*, \([0-9.]*\) M accesses\/s.*/\1/p' "$out/$p.read-aot.stdout")
     af=$(sed -n 's/^pass 1: .*, fixed \([0-9.]*\) ms, rest.*/\1/p' "$out/$p.read-aot.stdout")
     # a failure here shows as zeros (its message in $p.emit.stderr), and the lossless check still runs

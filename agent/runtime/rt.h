@@ -152,6 +152,12 @@ void rt_count_dropped(uint64_t n);         /* access slots that recording-off th
 void rt_file_fork_prepare(void);
 void rt_file_fork_parent(void);
 void rt_file_fork_child(const char *path, int pid);
+/* rt_fd.c: the trace's descriptor, out of the program's way */
+int rt_fd_adopt(int fd, const char *path); /* an opened trace file (absolute path): moved high, its identity kept */
+int rt_fd_get(void);                       /* the trace's descriptor now, reopened if the program took it; -1: none */
+void rt_fd_hold(void);                     /* around a write: a dup2 onto the number waits */
+void rt_fd_release(void);
+void rt_fd_drop(void);                     /* a fork's child lets the parent's go */
 
 /* rt_signal.c */
 void rt_signal_init(void);

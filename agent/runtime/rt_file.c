@@ -87,7 +87,6 @@ struct end_record {
 };
 
 static struct {
-    int fd;
     int codec;
     long end_offset;            /* where the end record starts, for a failed exec */
     uint64_t chunks, records, dropped;
@@ -251,7 +250,9 @@ static void write_all(const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
-        long w = mt_sys3(SYS_write, f.fd, c, n);
+        int fd = rt_fd_get();
+        if (fd < 0) return;
+        long w = mt_sys3(SYS_write, fd, c, n);
         if (w == -4) continue; /* EINTR */
         if (w <= 0) return;
         c += w;
@@ -697,7 +698,10 @@ static void append(struct encoder *x, uint32_t tid)
         static const char zeros[8];
         struct iovec iov[3] = {{&h, sizeof h}, {(void *)pc->payload, pc->stored}, {(void *)zeros, (8 - pc->stored % 8) % 8}};
         size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
-        long w = mt_sys3(SYS_writev, f.fd, iov, 3);
+        rt_fd_hold(); /* a dup2 onto the trace's number waits for the write */
+        int fd = rt_fd_get();
+        long w = fd < 0 ? -1 : mt_sys3(SYS_writev, fd, iov, 3);
+        rt_fd_release();
         if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
             size_t done = (size_t)w;
             for (int k = 0; k < 3; k++) {
@@ -811,14 +815,8 @@ static int open_out(const char *path, int pid)
 {
     int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return 0;
-    /* Far from the numbers the program uses, so that a program reusing low descriptors does not write */
-    /* into the trace (nor the trace into its files).                                                     */
-    int high = (int)mt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
-    if (high >= 0) {
-        mt_sys1(SYS_close, fd);
-        fd = high;
-    }
-    f.fd = fd;
+    /* Out of the program's way, and found again if the program closes it or takes its number (rt_fd.c). */
+    rt_fd_adopt(fd, path);
     f.chunks = f.records = f.dropped = 0;
     write_header(pid);
     return 1;
@@ -924,7 +922,8 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
         streams[i].tid = 0;
         streams[i].pending = NULL;
     }
-    f.end_offset = mt_sys3(SYS_lseek, f.fd, 0, 1 /* SEEK_CUR */);
+    int fd = rt_fd_get();
+    f.end_offset = fd < 0 ? -1 : mt_sys3(SYS_lseek, fd, 0, 1 /* SEEK_CUR */);
     struct end_record e = {END_MAGIC, 0, f.chunks, f.records, f.dropped};
     write_all(&e, sizeof e);
     rt.state = RT_FINISHED;
@@ -938,9 +937,10 @@ void rt_count_dropped(uint64_t n) { __atomic_add_fetch(&f.dropped, n, __ATOMIC_R
 void rt_unfinish(void)
 {
     if (rt.state != RT_FINISHED) return;
-    if (rt.to_file && f.end_offset > 0) {
-        mt_sys2(SYS_ftruncate, f.fd, f.end_offset);
-        mt_sys3(SYS_lseek, f.fd, f.end_offset, 0 /* SEEK_SET */);
+    int fd = rt.to_file && f.end_offset > 0 ? rt_fd_get() : -1;
+    if (fd >= 0) {
+        mt_sys2(SYS_ftruncate, fd, f.end_offset);
+        mt_sys3(SYS_lseek, fd, f.end_offset, 0 /* SEEK_SET */);
     }
     rt.state = RT_RUNNING;
 }
@@ -968,7 +968,7 @@ void rt_file_fork_child(const char *path, int pid)
     f.queue_lock.owner = 0;
     f.file_lock.owner = 0;
     for (struct rt_buf *b; (b = dequeue());) rt_buf_put(b);
-    mt_sys1(SYS_close, f.fd);
+    rt_fd_drop();
     f.writer_running = 0;
     if (!open_out(path, pid)) {
         rt.to_file = 0;

@@ -130,9 +130,9 @@ RT_EXPORT void free(void *p)
 {
     if (!p || is_boot(p) || !rt_hooks_ready) return;
     if (quiet()) { real.free(p); return; }
-    uint64_t seq = rt_next_seq();
+    /* recorded before glibc sees it: a double or invalid free ends the program there (SIGABRT) */
+    emit_alloc(MT_FN_FREE, rt_next_seq(), RT_CALLER, 0, 0, (uintptr_t)p, 0, 0, 0, 0, 0);
     real.free(p);
-    emit_alloc(MT_FN_FREE, seq, RT_CALLER, 0, 0, (uintptr_t)p, 0, 0, 0, 0, 0);
 }
 
 RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)

@@ -6,7 +6,7 @@ import org.memtrace.event.Event;
 /**
  * One consumer of the interpreted trace, fed by {@link Interpretation}: the text writer, the summary, the
  * cache simulation, the exports, the report. The stage calls the methods in stream order, from one thread:
- * {@link #event} (or {@link #fault}) for every recorded event, then what that event stands for in the trace ({@link #access}
+ * {@link #event} (or {@link #fault}, {@link #probe}) for every recorded event, then what that event stands for in the trace ({@link #access}
  * once or twice, {@link #block}, {@link #allocation}, or {@link #namesChanged}), and {@link #finish} once
  * when the trace has ended. When a method runs, the naming describes the program at that event, so a name
  * asked for there is the name the text trace prints on that line.
@@ -17,13 +17,17 @@ import org.memtrace.event.Event;
 public interface Analysis {
 
     /**
-     * Every event as recorded (a probe record, a module…), after the naming has seen it; faults, nearly every
-     * event of a stream, come to {@link #fault} instead, without an event object.
+     * Every event as recorded (a module, an allocation…), after the naming has seen it; faults and probe
+     * records, nearly every event of a trace, come to {@link #fault} and {@link #probe} instead, without an
+     * event object.
      */
     default void event(Event event) {}
 
     /** A fault as recorded ({@link Event.Access}, by its fields), before the accesses it stands for. */
     default void fault(int tid, long ip, long address, boolean write) {}
+
+    /** A probe record as recorded ({@link Event.Probe}, by its fields), before the accesses it stands for. */
+    default void probe(int tid, long address, Event.ProbeSite site) {}
 
     /**
      * One load or store as its L/S line. The object is reused for the next access: copy what must outlive

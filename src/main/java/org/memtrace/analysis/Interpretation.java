@@ -14,7 +14,8 @@ import org.memtrace.trace.Naming;
 
 /**
  * The one interpretation stage between the event stream and the analyses (drcachesim's shape): it keeps
- * the naming current, turns faults and probe records into {@link Access}es and numbers them as the MadT
+ * the naming current, turns faults and probe records (by their fields, see {@link #fault} and {@link #probe})
+ * into {@link Access}es and numbers them as the MadT
  * text trace does (every load, store, block operation and allocator call gets the next number, except
  * free(NULL), which prints no line), and hands each to every analysis in the order given. Every event is
  * interpreted once, whatever the number of analyses; names are resolved only when an analysis asks, through
@@ -48,11 +49,11 @@ public final class Interpretation implements EventConsumer {
             fault(a.tid(), a.ip(), a.address(), a.write(), a.sameStep());
             return;
         }
-        records++;
         if (event instanceof Event.Probe p) {
-            probe(p);
+            probe(p.tid(), p.address(), p.site());
             return;
         }
+        records++;
         switch (event) {
             case Event.Block b -> {
                 events(b);
@@ -82,13 +83,24 @@ public final class Interpretation implements EventConsumer {
         if (rmw) deliver(access.asStore(sequence++));
     }
 
-    /** A modify is a load then a store, as for faults; in a selective (ma/aia) build each line carries the site's weight. */
-    private void probe(Event.Probe p) {
-        events(p);
-        Event.ProbeSite site = p.site();
+    /**
+     * A probe record by its fields: a {@code .mtr} file's reader hands them so, and no event object is made
+     * per access. A modify is a load then a store, as for faults; in a selective (ma/aia) build each line
+     * carries the site's weight.
+     */
+    @Override
+    public void probe(int tid, long address, Event.ProbeSite site) {
+        records++;
+        for (Analysis x : analyses) {
+            try {
+                x.probe(tid, address, site);
+            } catch (RuntimeException e) {
+                crashed(x, e);
+            }
+        }
         int weight = site.mode() == Event.SelectionMode.LOG ? Access.UNWEIGHTED : site.weight();
         boolean store = site.kind() == Event.ProbeKind.STORE;
-        deliver(access.set(sequence++, p.tid(), site.ip(), p.address(), site.size(), store, weight));
+        deliver(access.set(sequence++, tid, site.ip(), address, site.size(), store, weight));
         if (site.kind() == Event.ProbeKind.MODIFY) deliver(access.asStore(sequence++));
     }
 

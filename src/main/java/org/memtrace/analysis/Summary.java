@@ -84,23 +84,25 @@ public final class Summary implements Analysis {
     }
 
     @Override
+    public void probe(int tid, long address, Event.ProbeSite site) {
+        thread(tid);
+        probes++;
+        if (site.computed()) computed++;
+        if (site.selective()) selective = true;
+        if (site.firstOfBlock()) {
+            // every block that ran has run its first site, so its file is seen here, once per block run
+            modules.add(site.module());
+            blockExecutions++;
+            weightedRefs += site.blockRefs();
+            weightedMa += site.blockMa();
+            weightedAia += site.blockAia();
+        }
+    }
+
+    @Override
     public void event(Event event) {
         thread(event.tid());
         switch (event) {
-            case Event.Probe p -> {
-                probes++;
-                Event.ProbeSite site = p.site();
-                if (site.computed()) computed++;
-                if (site.selective()) selective = true;
-                if (site.firstOfBlock()) {
-                    // every block that ran has run its first site, so its file is seen here, once per block run
-                    modules.add(site.module());
-                    blockExecutions++;
-                    weightedRefs += site.blockRefs();
-                    weightedMa += site.blockMa();
-                    weightedAia += site.blockAia();
-                }
-            }
             case Event.Block b -> {
                 if (compiledIn && !b.syscall() && b.what() >= Event.BlockFunction.REP_MOVS.code) probes++;
                 switch (b.op()) {

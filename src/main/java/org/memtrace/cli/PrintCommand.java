@@ -13,7 +13,7 @@ import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
-import org.memtrace.trace.Fanout;
+import org.memtrace.trace.Guarded;
 import org.memtrace.trace.InstructionShapes;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -62,7 +62,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
         Interpretation stage = new Interpretation(names, shapes, List.of(
                 new MadtWriter(out, addresses, names, problems::add),
                 new Summary(compiledIn).printTo(quiet ? null : err)));
-        Fanout consumers = new Fanout(List.of(stage), problems::add, "the trace stops here");
+        Guarded consumers = new Guarded(stage, problems::add, "the trace stops here");
 
         TraceInput.Outcome read;
         try {

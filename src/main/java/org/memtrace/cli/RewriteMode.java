@@ -2,6 +2,9 @@ package org.memtrace.cli;
 
 import java.io.IOException;
 import java.util.Map;
+import java.util.function.Consumer;
+import org.memtrace.launch.InstrumentedRun;
+import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.Target;
@@ -33,6 +36,11 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, Map<String, 
         } catch (IOException e) {
             throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The recorder of the run: the runtime's, as for a memtrace cc program, preloaded with the plan. */
+    InstrumentedRun recorder(TraceOptions options, Consumer<String> problems) {
+        return new InstrumentedRun(options, problems, environment);
     }
 
     /** The summary's line: what was rewritten and what was left untraced, by reason. */

@@ -21,13 +21,12 @@ import org.memtrace.report.Report;
 import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.Checkpoints;
-import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
+import org.memtrace.launch.Recorder;
 import org.memtrace.launch.RunResult;
 import org.memtrace.launch.Target;
 import org.memtrace.launch.TraceOptions;
-import org.memtrace.launch.Tracer;
 import org.memtrace.symbols.AddressSpace;
 import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
@@ -102,12 +101,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
-        Target target = Tracer.validate(options);
+        Target target = Recorder.validate(options);
         RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
-        boolean compiledIn = rewrite != null || InstrumentedRun.isInstrumented(target.traced());
+        // chosen once: from here on the run only calls the recorder
+        Recorder recorder = rewrite != null ? rewrite.recorder(options, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
+        boolean compiledIn = recorder.compiledIn();
         checkOutputs(target, output, saveStream, jsonSummary, reportFile);
-        if (compiledIn && regionBits() != TraceOptions.ALL_REGIONS)
-            say(err, "--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+        recorder.ignoredOptions().forEach(p -> say(err, p));
         boolean created = !"-".equals(output) && !Files.exists(Path.of(output));
         OutputStream out = openOutput(output);
 
@@ -128,15 +128,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Interpretation stage = new Interpretation(names, instructionShapes, analyses);
         Checkpoints.mark("decoder and consumers ready");
 
-        Tracer tracer = compiledIn ? null : new Tracer(options, List.of(stage), p -> say(err, p));
-        InstrumentedRun instrumented = compiledIn
-                ? new InstrumentedRun(options, List.of(stage), p -> say(err, p), rewrite == null ? Map.of() : rewrite.environment()) : null;
         CountDownLatch reported = new CountDownLatch(1);
         // On SIGINT/SIGTERM the JVM runs this hook while the run's thread keeps draining the ring: wait until
         // everything recorded is written and reported before letting the JVM go.
         Thread hook = new Thread(() -> {
-            if (compiledIn) instrumented.requestStop();
-            else tracer.requestStop();
+            recorder.requestStop();
             try {
                 reported.await(30, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
@@ -147,7 +143,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         try {
             RunResult result;
             try {
-                result = compiledIn ? instrumented.run() : tracer.run();
+                result = recorder.run(stage);
             } catch (LaunchException e) {
                 closeQuietly(out);
                 if (reportOutput != null) reportOutput.close();
@@ -156,7 +152,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw e;
             }
             try {
-                int status = report(err, result, stage, compiledIn);
+                int status = report(err, result, stage, recorder);
                 if (rewrite != null && !quiet) say(err, rewrite.counts());
                 return status;
             } finally {
@@ -201,13 +197,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /** The notes on the run, then every analysis's results (the trace closed, the summary, the report). */
-    private int report(PrintWriter err, RunResult result, Interpretation stage, boolean compiledIn) {
-        if (!result.attached())
-            say(err, compiledIn ? "the program wrote no trace (its runtime, libmemtrace-rt.so, did not start or ignored MEMTRACE_OUT)"
-                    : "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)");
-        if (result.lost() > 0)
-            say(err, result.lost() + (compiledIn ? " records were dropped by the program's runtime"
-                    : " events were lost: the agent could not hand them to memtrace"));
+    private int report(PrintWriter err, RunResult result, Interpretation stage, Recorder recorder) {
+        if (!result.attached()) say(err, recorder.nothingRecorded());
+        if (result.lost() > 0) say(err, recorder.lost(result.lost()));
         List<String> problems = stage.finish(new Ending(stage.records(), stage.events(), result.lost(), result.elapsed(),
                 result.exitStatus(), result.describe(), Map.of()));
         problems.forEach(p -> say(err, p));

@@ -57,6 +57,7 @@ final class AsmWalker {
     private int instructions;
     private boolean intelSyntax;
     private String sourceFile;
+    private final Map<String, List<String>> inlineAccesses = new java.util.LinkedHashMap<>();
 
     AsmWalker(Listener listener) {
         this.listener = listener;
@@ -76,6 +77,27 @@ final class AsmWalker {
 
     int instructionCount() {
         return instructions;
+    }
+
+    /**
+     * Per function (in the order met), the instructions of its inline assembly that may access memory: a
+     * memory operand, a string instruction, a push or pop. They are copied untraced; the build reports them.
+     */
+    Map<String, List<String>> inlineAccesses() {
+        return inlineAccesses;
+    }
+
+    private void noteInline(String s) {
+        String prefix = pendingPrefix == null ? "" : pendingPrefix + " ";
+        var insn = AsmSyntax.Instruction.parse(prefix + s);
+        String m = insn.mnemonic().toLowerCase();
+        boolean memory = insn.operands().stream().anyMatch(o -> o.contains("("))
+                || m.matches("(movs|stos|lods|cmps|scas|ins|outs)[bwlq]?|push[wlq]?|pop[wlq]?");
+        if (memory) {
+            Integer open = openFunction.get(section.name);
+            String name = open != null ? functions.get(open) : "<" + section.name + ">";
+            inlineAccesses.computeIfAbsent(name, k -> new ArrayList<>()).add((prefix + s).strip().replaceAll("\\s+", " "));
+        }
     }
 
     /** The file uses {@code .intel_syntax}, which the rewriter does not read. */
@@ -124,6 +146,9 @@ final class AsmWalker {
             return;
         }
         if (!section.executable || inApp || macroDepth > 0 || intelSyntax || AsmSyntax.isAssignment(s)) {
+            if (section.executable && inApp && macroDepth == 0 && !intelSyntax && !AsmSyntax.isAssignment(s)) {
+                noteInline(s);
+            }
             flushPrefix();
             listener.statement(s);
             return;

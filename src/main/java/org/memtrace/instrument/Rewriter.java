@@ -114,6 +114,10 @@ public final class Rewriter {
             walker.walk(in);
         }
         var warnings = new ArrayList<String>();
+        walker.inlineAccesses().forEach((function, insns) -> warnings.add("function " + function
+                + ": inline assembly is not traced: " + insns.size() + (insns.size() == 1 ? " instruction" : " instructions")
+                + " that may access memory (" + String.join("; ", insns.subList(0, Math.min(3, insns.size())))
+                + (insns.size() > 3 ? "; ..." : "") + ")"));
         if (walker.intelSyntax()) {
             warnings.add("Intel syntax is not supported; assembled uninstrumented");
             Files.copy(input, output, java.nio.file.StandardCopyOption.REPLACE_EXISTING);

@@ -18,39 +18,58 @@ import org.memtrace.mtr.MtrReader;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
 import org.memtrace.trace.EventConsumer;
-import org.memtrace.trace.Fanout;
+import org.memtrace.trace.Guarded;
 
 /**
- * Runs a program built by {@code memtrace cc}: it traces itself through its compiled-in probes and the
+ * Records a program built by {@code memtrace cc}: it traces itself through its compiled-in probes and the
  * runtime, so no agent is preloaded. The runtime writes a {@code .mtr} file (MEMTRACE_OUT); once the
- * program has ended, the file is read and its events are handed to the consumers, the same way
- * {@link Tracer} hands over the ring's. Problems after the start never change the program's run: they are
- * reported through {@code problems} and mark the result incomplete.
+ * program has ended, the file is read and its events are handed to the consumer, the same way
+ * {@link Tracer} hands over the ring's (access records by their fields, no event object each).
  */
-public final class InstrumentedRun {
+public final class InstrumentedRun implements Recorder {
     private static final String RUNTIME = "libmemtrace-rt.so";
     private static final int DT_NEEDED = 1;
 
     private final TraceOptions options;
-    private final Fanout consumers;
     private final Consumer<String> problems;
     /** Added to the program's environment: the rewrite mode's preloaded runtime and plan (org.memtrace.rewrite). */
     private final Map<String, String> environment;
+    private Guarded consumer;
     private volatile Process process;
     private boolean incomplete;
     private Event.Exit lastExit;
 
-    public InstrumentedRun(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
-        this(options, consumers, problems, Map.of());
+    public InstrumentedRun(TraceOptions options, Consumer<String> problems) {
+        this(options, problems, Map.of());
     }
 
-    /** A run whose program gets {@code environment} on top of its own (the rewrite mode preloads the runtime). */
-    public InstrumentedRun(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems,
-                           Map<String, String> environment) {
+    /**
+     * A run whose program gets {@code environment} on top of its own: the rewrite mode preloads the runtime
+     * and names its plan (org.memtrace.rewrite), and records as a memtrace cc program does.
+     */
+    public InstrumentedRun(TraceOptions options, Consumer<String> problems, Map<String, String> environment) {
         this.environment = Map.copyOf(environment);
         this.options = options;
-        this.consumers = new Fanout(consumers, this::problem, "the trace stops here");
         this.problems = problems;
+    }
+
+    @Override
+    public boolean compiledIn() { return true; }
+
+    @Override
+    public List<String> ignoredOptions() {
+        return options.regions() == TraceOptions.ALL_REGIONS ? List.of()
+                : List.of("--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+    }
+
+    @Override
+    public String nothingRecorded() {
+        return "the program wrote no trace (its runtime, libmemtrace-rt.so, did not start or ignored MEMTRACE_OUT)";
+    }
+
+    @Override
+    public String lost(long count) {
+        return count + " records were dropped by the program's runtime";
     }
 
     /** Whether the binary was built by memtrace cc: it has a site table or needs the runtime. */
@@ -79,8 +98,10 @@ public final class InstrumentedRun {
         return false;
     }
 
-    public RunResult run() throws LaunchException {
-        Tracer.validate(options);
+    @Override
+    public RunResult run(EventConsumer events) throws LaunchException {
+        Recorder.validate(options);
+        consumer = new Guarded(events, this::problem, "the trace stops here");
         boolean keep = options.saveStream() != null;
         Path out = keep ? options.saveStream() : temporaryTrace();
         try {
@@ -92,7 +113,7 @@ public final class InstrumentedRun {
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
-            consumers.finish();
+            consumer.finish();
             return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete);
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
@@ -101,7 +122,7 @@ public final class InstrumentedRun {
         }
     }
 
-    /** Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does. */
+    @Override
     public void requestStop() {
         Process p = process;
         if (p != null) Processes.stop(p);
@@ -121,10 +142,10 @@ public final class InstrumentedRun {
         }
     }
 
-    /** Hands the file's events to the consumers; returns the records the runtime dropped. */
+    /** Hands the file's events to the consumer; returns the records the runtime dropped. */
     private long replay(Path file) {
         try (MtrFile mtr = MtrFile.open(file)) {
-            MtrReader.Result r = MtrReader.read(mtr, this::dispatch);
+            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, consumer::probe);
             r.problems().forEach(this::problem);
             return r.dropped();
         } catch (IOException | MtrFormatException e) {
@@ -135,7 +156,7 @@ public final class InstrumentedRun {
 
     private void dispatch(Event event) {
         if (event instanceof Event.Exit x) lastExit = x;
-        consumers.accept(event);
+        consumer.accept(event);
     }
 
     private void problem(String message) {

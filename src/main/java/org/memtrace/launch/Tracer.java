@@ -16,15 +16,15 @@ import org.memtrace.event.RingReader;
 import org.memtrace.event.StreamFormatException;
 import org.memtrace.event.StreamWriter;
 import org.memtrace.trace.EventConsumer;
-import org.memtrace.trace.Fanout;
+import org.memtrace.trace.Guarded;
 
 /**
- * Runs one program under the agent and feeds its event stream, in order, to the consumers. The calling
- * thread is the ring's only reader: it polls while the program runs, drains the ring once the program has
- * ended, then finishes the consumers. Failures after the start (a broken stream, a consumer error, a full
+ * Records a program under the fault agent (MadT): runs it with the agent preloaded and feeds its event
+ * stream, in order, to the consumer. The calling thread is the ring's only reader: it polls while the
+ * program runs, drains the ring once the program has ended, then finishes the consumer. Failures after the start (a broken stream, a consumer error, a full
  * disk) never stop the program: they are reported through {@code problems} and mark the result incomplete.
  */
-public final class Tracer {
+public final class Tracer implements Recorder {
     // The reader sleeps between polls and takes what accumulated in one batch: waking per event costs the
     // program a futex round trip and a core (the machine may have two). It wakes sooner while the ring
     // fills past a quarter, later (up to MAX_SLEEP_NS) while batches stay small; the agent never waits
@@ -40,8 +40,8 @@ public final class Tracer {
 
     private final TraceOptions options;
     private final AgentSource agentSource;
-    private final Fanout consumers;
     private final Consumer<String> problems;
+    private Guarded consumer;
     private volatile Process process;
 
     private StreamWriter saver;
@@ -50,37 +50,36 @@ public final class Tracer {
     private boolean attached;
     private Event.Exit lastExit;
 
-    public Tracer(TraceOptions options, List<EventConsumer> consumers, Consumer<String> problems) {
-        this(options, NativeFiles::agent, consumers, problems);
+    public Tracer(TraceOptions options, Consumer<String> problems) {
+        this(options, NativeFiles::agent, problems);
     }
 
-    Tracer(TraceOptions options, AgentSource agentSource, List<EventConsumer> consumers, Consumer<String> problems) {
+    Tracer(TraceOptions options, AgentSource agentSource, Consumer<String> problems) {
         this.options = options;
         this.agentSource = agentSource;
-        this.consumers = new Fanout(consumers, this::problem, "the program keeps running, the trace stops here");
         this.problems = problems;
     }
 
-    /**
-     * Checks what can be checked before anything is created or started; {@link #run} does it too. The
-     * stream file's directory is checked here so that a bad --save-stream leaves no empty trace behind.
-     */
-    public static Target validate(TraceOptions options) throws LaunchException {
-        Target target = Target.resolve(options.command().getFirst());
-        if (options.saveStream() != null) {
-            if (Files.isDirectory(options.saveStream()))
-                throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": it is a directory");
-            Path dir = options.saveStream().toAbsolutePath().getParent();
-            if (dir == null || !Files.isDirectory(dir))
-                throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": no such directory");
-            if (!Files.isWritable(dir))
-                throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": permission denied");
-        }
-        return target;
+    @Override
+    public boolean compiledIn() { return false; }
+
+    @Override
+    public List<String> ignoredOptions() { return List.of(); }
+
+    @Override
+    public String nothingRecorded() {
+        return "the agent did not attach, nothing was recorded (a program that clears LD_PRELOAD, or a statically linked one?)";
     }
 
-    public RunResult run() throws LaunchException {
-        validate(options);
+    @Override
+    public String lost(long count) {
+        return count + " events were lost: the agent could not hand them to memtrace";
+    }
+
+    @Override
+    public RunResult run(EventConsumer events) throws LaunchException {
+        Recorder.validate(options);
+        consumer = new Guarded(events, this::problem, "the program keeps running, the trace stops here");
         Path agent = agentSource.path();
         Checkpoints.mark("agent extracted");
         Path ringFile = createRingFile();
@@ -95,7 +94,7 @@ public final class Tracer {
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
             Checkpoints.mark("program ended, ring drained");
             closeSaver(ring);
-            consumers.finish();
+            consumer.finish();
             Checkpoints.mark("consumers finished");
             return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete);
         } catch (IOException e) {
@@ -106,9 +105,10 @@ public final class Tracer {
     }
 
     /**
-     * Ends the run from outside (memtrace got SIGINT/SIGTERM): gives the program a moment to end on its own
-     * (Ctrl-C reached it too), then terminates it. The run's thread then drains the ring as usual.
+     * Gives the program a moment to end on its own (Ctrl-C reached it too), then terminates it. The run's
+     * thread then drains the ring as usual.
      */
+    @Override
     public void requestStop() {
         Process p = process;
         if (p != null) Processes.stop(p);
@@ -175,10 +175,10 @@ public final class Tracer {
                 closeSaverQuietly();
             }
         }
-        // Faults go to the consumers by their fields, other records as events, in the ring's order; the
-        // tracer's own interest (hello, exit) is looked at after the consumers had the event, which changes
-        // nothing they see.
-        switch (EventDecoder.deliver(segment, offset, position, consumers)) {
+        // Faults go to the consumer by their fields, other records as events, in the ring's order; the
+        // tracer's own interest (hello, exit) is looked at after the consumer had the event, which changes
+        // nothing it sees.
+        switch (EventDecoder.deliver(segment, offset, position, consumer)) {
             case Event.Hello h -> {
                 attached = true;
                 Checkpoints.mark("agent attached");

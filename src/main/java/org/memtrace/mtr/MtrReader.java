@@ -28,7 +28,7 @@ import org.memtrace.event.StreamLayout;
  * Each thread holds the decompressed chunk being read and, when a thread has more than one chunk, the next
  * {@link #AHEAD}, which two decoder threads decompress and unpack meanwhile: zstd and unpacking are half or
  * more of a logged trace's replay, and on other cores they overlap the merge and the loops' regeneration
- * (docs/compiled-in.md, "Replay: decoder threads").
+ * (bench/results/skeleton.md, "Replay: decoder threads").
  *
  * <p>Access records become {@link Event.Probe}; the records of one rep string instruction become one
  * {@link Event.Block} (two fetches for {@code cmps}). Damage ends the thread or the file where it is found:

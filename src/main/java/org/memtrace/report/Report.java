@@ -109,9 +109,13 @@ public final class Report implements Analysis {
     }
 
     @Override
+    public void probe(int tid, long address, Event.ProbeSite site) {
+        summary.probe(tid, address, site);
+    }
+
+    @Override
     public void event(Event event) {
         summary.event(event);
-        if (event instanceof Event.Access || event instanceof Event.Probe) return;
         switch (event) {
             case Event.Hello h -> facts.putIfAbsent("pid", h.pid());
             case Event.Module m when !m.path().isEmpty() -> facts.putIfAbsent("program", m.path());

@@ -39,10 +39,32 @@ class CcLackeyComparisonTest {
     @ParameterizedTest
     @ValueSource(strings = {"-O0", "-O2"})
     void loadsAndStoresPerSourceLineAgreeWithLackey(String level) throws Exception {
-        for (String s : SOURCES) copy(s);
+        for (String s : SOURCES) copy("wordfreq/" + s, s);
         Path plain = build(List.of("gcc"), level, "plain");
         Path traced = build(Cli.command("cc"), level, "traced");
+        agree(plain, traced, "/wf_");
+    }
 
+    /**
+     * Allocator-heavy code (issue 26: a held-out program of malloc, calloc, realloc, mmap, mremap,
+     * posix_memalign and a read after free had one load too many in main at -O0).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-O0", "-O2"})
+    void allocatorHeavyCodeAgreesWithLackeyPerSourceLine(String level) throws Exception {
+        copy("lackey_alloc.c", "lackey_alloc.c");
+        List<Path> built = new ArrayList<>();
+        for (var cc : List.of(List.of("gcc"), Cli.command("cc"))) {
+            Path out = dir.resolve(built.isEmpty() ? "plain" : "traced");
+            Files.createDirectories(out);
+            run(cc, List.of(level, "-g", "-no-pie"), List.of("-o", out.resolve("alloc").toString(), dir.resolve("lackey_alloc.c").toString()));
+            built.add(out.resolve("alloc"));
+        }
+        agree(built.get(0), built.get(1), "/lackey_alloc.c");
+    }
+
+    /** Lackey on the plain build against memtrace on the traced one, per line of the functions whose source path contains {@code own}. */
+    private void agree(Path plain, Path traced, String own) throws Exception {
         String plainOut = Gcc.run(List.of(plain.toString()));
         String tracedOut = Gcc.run(List.of(traced.toString()));
         assertThat(tracedOut).as("the program's output does not change").isEqualTo(plainOut);
@@ -50,7 +72,7 @@ class CcLackeyComparisonTest {
         Path trace = dir.resolve("traced.trace");
         var r = Cli.run(dir, "run", "--addresses", "raw", "-q", "-o", trace.toString(), "--", traced.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
-        List<long[]> tracedRanges = functionRanges(traced);
+        List<long[]> tracedRanges = functionRanges(traced, own);
         List<Long> ips = new ArrayList<>();
         List<Character> kinds = new ArrayList<>();
         for (var l : TraceFile.read(trace).lines()) {
@@ -62,7 +84,7 @@ class CcLackeyComparisonTest {
 
         Path log = dir.resolve("lackey.log");
         Gcc.run(List.of("valgrind", "--tool=lackey", "--trace-mem=yes", "--log-file=" + log, plain.toString()));
-        List<long[]> plainRanges = functionRanges(plain);
+        List<long[]> plainRanges = functionRanges(plain, own);
         ips.clear();
         kinds.clear();
         LackeyLog.forEachAccess(log, (ip, kind, address) -> {
@@ -122,22 +144,22 @@ class CcLackeyComparisonTest {
     }
 
     /** [start, end) of the program's own functions: the text symbols defined in the fixture's sources. */
-    private static List<long[]> functionRanges(Path prog) throws Exception {
+    private static List<long[]> functionRanges(Path prog, String own) throws Exception {
         String nm = Gcc.run(List.of("nm", "-S", "-l", "--defined-only", prog.toString()));
         List<long[]> ranges = nm.lines().map(l -> l.split("\\s+"))
-                .filter(f -> f.length >= 5 && (f[2].equals("T") || f[2].equals("t")) && f[4].contains("/wf_"))
+                .filter(f -> f.length >= 5 && (f[2].equals("T") || f[2].equals("t")) && f[4].contains(own))
                 .map(f -> {
                     long start = Long.parseUnsignedLong(f[0], 16);
                     return new long[] {start, start + Long.parseUnsignedLong(f[1], 16)};
                 }).toList();
-        assertThat(ranges).as("functions of the fixture in %s", prog).hasSizeGreaterThan(4);
+        assertThat(ranges).as("functions of the fixture in %s", prog).hasSizeGreaterThan(1);
         return ranges;
     }
 
-    private void copy(String source) throws IOException {
-        try (InputStream in = CcLackeyComparisonTest.class.getResourceAsStream("/c/wordfreq/" + source)) {
+    private void copy(String source, String as) throws IOException {
+        try (InputStream in = CcLackeyComparisonTest.class.getResourceAsStream("/c/" + source)) {
             if (in == null) throw new IOException("no fixture " + source);
-            Files.copy(in, dir.resolve(source));
+            Files.copy(in, dir.resolve(as));
         }
     }
 }

@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
@@ -20,9 +22,12 @@ class FaultModeFailuresTest {
 
     @BeforeAll
     static void build() throws Exception {
-        for (String p : List.of("syscall_buffers", "altstack", "ends", "forever"))
+        for (String p : List.of("syscall_buffers", "altstack", "ends", "forever", "as_limit", "as_limit_outside"))
             Gcc.compile(dir, p + ".c", p, "-g", "-no-pie");
         Gcc.compile(dir, "odd_names.c", "d,1", "-g", "-no-pie");
+        Gcc.compile(dir, "raw_clone3.c", "raw_clone3", "-g", "-no-pie", "-pthread");
+        Gcc.compile(dir, "io_uring_read.c", "io_uring_read", "-g", "-no-pie");
+        Files.writeString(dir.resolve("io_uring_read.txt"), "ring text");
     }
 
     static Cli.Result memtrace(String trace, String... args) throws Exception {
@@ -105,6 +110,88 @@ class FaultModeFailuresTest {
             assertThat(s.field(1)).isEqualTo("we%2Cird%20file.dat");
             assertThat(s.field(3)).isEqualTo("4");
         });
+    }
+
+    /** Issue 26: RLIMIT_AS lowered to 256 MiB left the agent no room (the handler spun, or the program crashed). */
+    @Test
+    void aProgramThatLowersItsAddressSpaceRunsAsUntraced() throws Exception {
+        String prog = dir.resolve("as_limit").toString();
+        String untraced = plain(prog);
+        assertThat(untraced).contains("setrlimit 0\ngetrlimit 268435456 268435456\n", "mmap 64 MiB ok\nmmap 1 GiB ENOMEM\n");
+        var r = memtrace("as_limit.trace", "--", prog);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        String mallocs = "malloc 1 MiB x ";
+        assertThat(r.stdout().substring(0, r.stdout().indexOf(mallocs))).isEqualTo(untraced.substring(0, untraced.indexOf(mallocs)));
+        // untraced, code and stacks share the 256 MiB with the heap; traced, the heap alone is capped at it
+        long blocks = Long.parseLong(r.stdout().substring(r.stdout().indexOf(mallocs) + mallocs.length()).strip());
+        assertThat(blocks).isBetween(200L, 256L);
+        TraceFile t = TraceFile.read(dir.resolve("as_limit.trace"));
+        long g = RunIntegrationTest.symbolIn(dir.resolve("as_limit"), "g");
+        assertThat(t.of('S').stream().filter(l -> l.raw() && l.number(0) >= g && l.number(0) < g + 8192)).hasSize(1024);
+        assertThat(t.comments().getLast()).startsWith("exit status=0");
+    }
+
+    /**
+     * A limit set on the process from outside (here by its forked child) is the kernel's: the agent could not
+     * map its table of openings and the fault handler spun at 100 % CPU. Recording stops, said in one line,
+     * and the program runs on as untraced.
+     */
+    @Test
+    void anAddressSpaceFullFromOutsideStopsRecordingInOneLineNeverHangs() throws Exception {
+        String prog = dir.resolve("as_limit_outside").toString();
+        String untraced = plain(prog);
+        assertThat(untraced).startsWith("limit set by the child: 1\n");
+        var r = memtrace("as_limit_outside.trace", "--", prog);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(untraced);
+        assertThat(r.stderr()).containsOnlyOnce("memtrace: the agent could not map memory for its tables (address space full): "
+                + "recording stops here\n");
+        assertThat(TraceFile.read(dir.resolve("as_limit_outside.trace")).comments().getLast()).startsWith("exit status=0");
+    }
+
+    /**
+     * Issue 26: a thread made by a raw clone3 on an mmapped stack crashed the traced program (139, once a
+     * hang), or its stores got the parent's tid, or with a TLS of its own none was recorded. Fault mode
+     * keeps its per-thread state in glibc's thread block: such a clone is refused (ENOSYS) in one line.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"shared", "own"})
+    void aRawClone3ThreadIsRefusedInOneLine(String tls) throws Exception {
+        String prog = dir.resolve("raw_clone3").toString();
+        assertThat(plain(prog, tls)).isEqualTo("pthread ok\nclone3 thread ok\n");
+        var r = memtrace("clone3-" + tls + ".trace", "--", prog, tls);
+        assertThat(r.status()).as(r.stderr()).isEqualTo(3);
+        assertThat(r.stdout()).isEqualTo("pthread ok\nclone3 failed: Function not implemented\n");
+        assertThat(r.stderr()).containsOnlyOnce("memtrace: fault mode cannot trace a thread made by a raw clone3 (no glibc "
+                + "thread block): the call fails with ENOSYS\n");
+        TraceFile t = TraceFile.read(dir.resolve("clone3-" + tls + ".trace"));
+        long data = RunIntegrationTest.symbolIn(dir.resolve("raw_clone3"), "data");
+        List<Line> stores = t.of('S').stream().filter(l -> l.raw() && l.number(0) >= data && l.number(0) < data + 800).toList();
+        assertThat(stores).as("the pthread's stores, under its own tid").hasSize(100);
+        String mainTid = t.comments().stream().filter(c -> c.startsWith("thread ") && c.endsWith("parent=0")).findFirst().orElseThrow()
+                .split(" ")[1];
+        assertThat(stores).allSatisfy(l -> assertThat(l.field(4)).isNotEqualTo(mainTid));
+        assertThat(t.comments().getLast()).startsWith("exit status=3");
+    }
+
+    /**
+     * Issue 26: an io_uring read into the heap failed with EFAULT (the kernel cannot write a protected page,
+     * and it writes long after the call) and nothing said why. io_uring_setup is refused in one line; the
+     * program falls back to read(), whose store into the heap is recorded.
+     */
+    @Test
+    void ioUringIsRefusedInOneLineAndTheFallbackIsTraced() throws Exception {
+        String prog = dir.resolve("io_uring_read").toString();
+        String untraced = plain(prog);
+        assertThat(untraced).isIn("io_uring read 9: ring text\n", "io_uring unavailable (Function not implemented), read 9: ring text\n");
+        var r = memtrace("io_uring.trace", "--", prog);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo("io_uring unavailable (Function not implemented), read 9: ring text\n");
+        assertThat(r.stderr()).containsOnlyOnce("memtrace: fault mode cannot trace io_uring (the kernel touches its buffers after "
+                + "the call): io_uring_setup fails with ENOSYS\n");
+        TraceFile t = TraceFile.read(dir.resolve("io_uring.trace"));
+        assertThat(t.of('W').stream().filter(w -> !w.raw() && w.field(0).startsWith("<malloc0001@main") && w.field(2).equals("9")
+                && w.fields().getLast().equals("read"))).hasSize(1);
     }
 
     @Test

@@ -65,4 +65,50 @@ class UnsupportedConstructTest {
         assertThat(r.warnings()).containsExactly("Intel syntax is not supported; assembled uninstrumented");
         assertThat(Files.readString(out)).isEqualTo(Files.readString(s));
     }
+
+    /**
+     * Issue 26: an inline {@code rep stosb} was missing from the trace and nothing said so, though the
+     * README says inline assembly is reported. Each function whose inline assembly may access memory is
+     * named once, with its instructions; inline assembly that touches no memory is not reported.
+     */
+    @Test
+    void inlineAssemblyThatMayAccessMemoryIsReportedOncePerFunction() throws Exception {
+        Path s = dir.resolve("inline.s");
+        Files.writeString(s, """
+                \t.text
+                \t.globl fill
+                \t.type fill, @function
+                fill:
+                \tmovq (%rdi), %rax
+                #APP
+                # 5 "inline.c" 1
+                \trep stosb
+                # 0 "" 2
+                #NO_APP
+                #APP
+                \tmovl 8(%rsi), %ecx; addl %ecx, %eax
+                \tpushq %rax
+                \tpopq %rax
+                #NO_APP
+                \tret
+                \t.size fill, .-fill
+                \t.globl quiet
+                \t.type quiet, @function
+                quiet:
+                #APP
+                \tpause
+                \trdtsc
+                #NO_APP
+                \tret
+                \t.size quiet, .-quiet
+                \t.section .note.GNU-stack,"",@progbits
+                """);
+        Path out = dir.resolve("inline.mt.s");
+        Rewriter.Result r = Instrumented.rewrite(s, out, CcOptions.DEFAULTS);
+        assertThat(r.warnings()).containsExactly("function fill: inline assembly is not traced: 4 instructions that may access "
+                + "memory (rep stosb; movl 8(%rsi), %ecx; pushq %rax; ...)");
+        String text = Files.readString(out);
+        assertThat(text).contains("\trep stosb\n#");
+        Gcc.run(List.of("as", "--64", "-o", dir.resolve("inline.o").toString(), out.toString()));
+    }
 }

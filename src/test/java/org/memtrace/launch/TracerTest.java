@@ -35,7 +35,7 @@ class TracerTest {
     }
 
     private static RunResult trace(Collect c, List<String> problems, TraceOptions options) throws LaunchException {
-        return new Tracer(options, () -> fakeAgent, List.of(c), problems::add).run();
+        return new Tracer(options, () -> fakeAgent, problems::add).run(c);
     }
 
     private static List<String> sh(String script, String events) {
@@ -98,7 +98,7 @@ class TracerTest {
         List<String> problems = new ArrayList<>();
         EventConsumer broken = e -> { if (e instanceof Event.Access) throw new IllegalStateException("boom"); };
         RunResult r = new Tracer(new TraceOptions(sh("exit 0", "10"), 15, true, 1, null, false), () -> fakeAgent,
-                List.of(broken), problems::add).run();
+                problems::add).run(broken);
         assertThat(r.exitStatus()).isZero();
         assertThat(r.incomplete()).isTrue();
         assertThat(problems).singleElement().asString().contains("boom", "keeps running");

@@ -1,9 +1,12 @@
-package org.memtrace.mtr;
+package org.memtrace.bench;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import org.memtrace.event.Event;
+import org.memtrace.mtr.MtrFile;
+import org.memtrace.mtr.MtrFormatException;
+import org.memtrace.mtr.MtrReader;
 
 /**
  * Measures replay alone (bench/skeleton.sh): reads a {@code .mtr} file with every access, recorded or
@@ -16,9 +19,11 @@ import org.memtrace.event.Event;
  * modules' site tables, the first chunk's decoding), {@code rest} the accesses per second after it, so that a
  * small trace's rate is not its fixed cost divided by a few accesses.
  *
- * <p>Usage: {@code java --enable-native-access=ALL-UNNAMED -cp memtrace.jar org.memtrace.mtr.ReplaySpeed FILE
- * [passes [seconds]]}: at least {@code passes} passes (3), and more until {@code seconds} (0) have gone by, so
- * that a small trace is read often enough for the JIT to have compiled the reader.
+ * <p>A measurement tool, not part of the product jar: it lives with the tests and runs from the test classes.
+ * Usage: {@code java --enable-native-access=ALL-UNNAMED -cp target/memtrace.jar:target/test-classes
+ * org.memtrace.bench.ReplaySpeed FILE [passes [seconds]]}: at least {@code passes} passes (3), and more until
+ * {@code seconds} (0) have gone by, so that a small trace is read often enough for the JIT to have compiled
+ * the reader.
  */
 public final class ReplaySpeed {
     private ReplaySpeed() {

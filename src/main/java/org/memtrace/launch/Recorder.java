@@ -1,0 +1,64 @@
+package org.memtrace.launch;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Consumer;
+import org.memtrace.trace.EventConsumer;
+
+/**
+ * One way of recording a program's accesses: under the fault agent ({@link Tracer}), or through the probes
+ * that {@code memtrace cc} compiled into it ({@link InstrumentedRun}); rewritten binaries will be the third.
+ * {@code memtrace run} picks one with {@link #choose} when it starts and from then on only calls this
+ * interface: every way hands the same events, in stream order, to one consumer, and ends with a
+ * {@link RunResult}. Problems after the start never change the program's run: they go to the
+ * {@code problems} given at construction and mark the result incomplete.
+ */
+public sealed interface Recorder permits Tracer, InstrumentedRun {
+
+    /**
+     * Checks what can be checked before anything is created or started; {@link #run} does it too. The
+     * stream file's directory is checked here so that a bad --save-stream leaves no empty trace behind.
+     */
+    static Target validate(TraceOptions options) throws LaunchException {
+        Target target = Target.resolve(options.command().getFirst());
+        Path stream = options.saveStream();
+        if (stream != null) {
+            if (Files.isDirectory(stream))
+                throw LaunchException.usage("cannot write the stream file " + stream + ": it is a directory");
+            Path dir = stream.toAbsolutePath().getParent();
+            if (dir == null || !Files.isDirectory(dir))
+                throw LaunchException.usage("cannot write the stream file " + stream + ": no such directory");
+            if (!Files.isWritable(dir))
+                throw LaunchException.usage("cannot write the stream file " + stream + ": permission denied");
+        }
+        return target;
+    }
+
+    /** The way that records {@code target}: its own probes when memtrace cc built it, else the fault agent. */
+    static Recorder choose(Target target, TraceOptions options, Consumer<String> problems) {
+        return InstrumentedRun.isInstrumented(target.traced()) ? new InstrumentedRun(options, problems)
+                : new Tracer(options, problems);
+    }
+
+    /**
+     * Whether the accesses come from probes compiled into the program, each with its size and kind (no
+     * decoder is needed to interpret them), rather than from faults at instructions the decoder must read.
+     */
+    boolean compiledIn();
+
+    /** One sentence per option that this way of recording cannot honour, to be said before the program starts. */
+    List<String> ignoredOptions();
+
+    /** Runs the program to its end, handing every recorded event to {@code consumer}, then finishes it. */
+    RunResult run(EventConsumer consumer) throws LaunchException;
+
+    /** Ends the run from outside (memtrace got SIGINT/SIGTERM); the run's thread still delivers what was recorded. */
+    void requestStop();
+
+    /** Why a run whose result is not {@link RunResult#attached} recorded nothing. */
+    String nothingRecorded();
+
+    /** The sentence for {@code count} records that were recorded but lost on the way. */
+    String lost(long count);
+}

@@ -1,0 +1,95 @@
+package org.memtrace.mtr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * The Java reader decodes every codec the runtime writes (MEMTRACE_CODEC=0…5: 5 by default, the others on
+ * request to measure the transforms, and in traces written before codec 5 became the default): the same
+ * program's trace in each codec gives the reader the same access slots, in order, as codec 0 (stored as
+ * they are) does. The runtime side of the same codecs is RuntimeTraceTest's.
+ */
+class MtrFileCodecsTest {
+    /** Where the Maven build's `make -C agent OUT=…` put the runtime. */
+    private static final Path LIB = Path.of("target/classes/org/memtrace/launch").toAbsolutePath();
+    private static final long N = 5000;
+
+    @TempDir static Path dir;
+    static Path loop;
+    static List<Long> stored;
+
+    @BeforeAll
+    static void build() throws Exception {
+        for (String name : List.of("mt_probe.h", "rt_loop.c"))
+            try (InputStream in = MtrFileCodecsTest.class.getResourceAsStream("/c/runtime/" + name)) {
+                Files.copy(in, dir.resolve(name));
+            }
+        loop = dir.resolve("loop");
+        Gcc.run(List.of("gcc", "-O0", "-fno-builtin", "-I" + Path.of("agent/include").toAbsolutePath(), "-I" + dir,
+                "-o", loop.toString(), dir.resolve("rt_loop.c").toString(), "-L" + LIB, "-Wl,-rpath," + LIB, "-lmemtrace-rt"));
+        stored = accessWords(0);
+    }
+
+    /**
+     * Runs the loop (n stores, n loads) with the runtime writing {@code codec} in 16 KiB buffers (many
+     * chunks), and returns the address and site word of every access slot the reader decodes, thread by
+     * thread in chunk order; event slots are skipped (their pids and times differ from run to run).
+     */
+    private static List<Long> accessWords(int codec) throws Exception {
+        Path mtr = dir.resolve("codec" + codec + ".mtr");
+        ProcessBuilder pb = new ProcessBuilder("setarch", "x86_64", "-R", loop.toString(), Long.toString(N))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().keySet().removeIf(k -> k.startsWith("MEMTRACE_"));
+        pb.environment().put("MEMTRACE_OUT", mtr.toString());
+        pb.environment().put("MEMTRACE_CODEC", Integer.toString(codec));
+        pb.environment().put("MEMTRACE_BUFFER_KB", "16");
+        Process p = pb.start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(3);
+        List<Long> words = new ArrayList<>();
+        try (MtrFile file = MtrFile.open(mtr); Arena arena = Arena.ofConfined()) {
+            assertThat(file.problem()).isEmpty();
+            MtrFile.Scratch scratch = new MtrFile.Scratch(arena);
+            for (List<MtrFile.Chunk> chunks : file.threads().values())
+                for (MtrFile.Chunk c : chunks) {
+                    assertThat(c.codec()).isEqualTo(codec);
+                    int count = file.words(c, scratch);
+                    long[] w = scratch.words(count);
+                    for (int i = 0; i < count; ) {
+                        if (w[i + 1] < 0) { // a tag slot: its event's bytes follow, padded to whole slots
+                            i += 2 + (int) (((w[i + 1] >>> 8 & 0xffff) + 15) / 16 * 2);
+                            continue;
+                        }
+                        words.add(w[i]);
+                        words.add(w[i + 1]);
+                        i += 2;
+                    }
+                }
+        }
+        return words;
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 4, 5})
+    void everyCodecDecodesToTheSlotsStoredAsTheyAre(int codec) throws Exception {
+        assertThat(stored).hasSize((int) (4 * N)); // n stores and n loads, two words each
+        List<Long> decoded = accessWords(codec);
+        assertThat(decoded.size()).isEqualTo(stored.size());
+        for (int i = 0; i < decoded.size(); i++)
+            if (!decoded.get(i).equals(stored.get(i)))
+                throw new AssertionError("codec " + codec + ", word " + i + ": " + Long.toHexString(decoded.get(i))
+                        + " instead of " + Long.toHexString(stored.get(i)));
+    }
+}

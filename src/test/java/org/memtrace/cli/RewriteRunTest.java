@@ -82,6 +82,35 @@ class RewriteRunTest {
         assertThat(faulted).as("the store that faulted was recorded before it ran").isEqualTo(1);
     }
 
+    @Test
+    void cxxExceptionsUnwindThroughRewrittenFramesAndEmulatedCalls() throws Exception {
+        Path source = dir.resolve("rewrite_exceptions.cc");
+        try (var in = getClass().getResourceAsStream("/c/rewrite_exceptions.cc")) {
+            java.nio.file.Files.copy(in, source);
+        }
+        Path prog = dir.resolve("exceptions");
+        Gcc.run(List.of("g++", "-O0", "-g", "-no-pie", "-o", prog.toString(), source.toString()));
+        long dive = 0, diveEnd = 0;
+        for (ElfSymbol s : ElfFile.read(prog).symtab())
+            if (s.name().equals("_Z4divei")) {
+                dive = s.value();
+                diveEnd = s.value() + s.size();
+            }
+        long recursion = -1;
+        for (Decision d : new PatchPlanner(new Decoder()).plan(ElfFile.read(prog)))
+            if (d instanceof Decision.Patch p && p.parts().getFirst().call() && p.instruction().branchTarget().orElse(0) == dive
+                    && p.instruction().address() > dive && p.instruction().address() < diveEnd) recursion = p.instruction().address();
+        assertThat(recursion).as("dive's call of itself is rewritten").isPositive();
+
+        Path trace = dir.resolve("x.trace");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-q", "-o", trace.toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(prog.toString()))).isEqualTo("100 7000\n");
+        long pushes = 0;
+        for (var l : TraceFile.read(trace).lines()) if (l.access() && l.number(2) == recursion && l.type() == 'S') pushes++;
+        assertThat(pushes).as("20 recursive calls a round, 100 rounds").isEqualTo(2000);
+    }
+
     private static final List<String> FUNCTIONS = List.of("main", "fill", "bump", "total", "build", "walk");
 
     @ParameterizedTest

@@ -26,22 +26,27 @@ import org.memtrace.x86.Decoder;
 
 /**
  * {@code memtrace run --mode rewrite} on unmodified programs: the hand-written fixture's rewritten
- * instructions record exactly their accesses and the left ones nothing; plain gcc builds (-O0, -O2) record,
+ * instructions record exactly their accesses and the left ones nothing, as a position-dependent and as a
+ * position-independent executable (trampolines linked below address 0, placed at the load bias); plain gcc builds (-O0, -O2) record,
  * per instruction of the program's own functions, the loads and stores Valgrind's Lackey sees, except the
  * instructions the planner left (and says so), with the output and exit status of a native run.
  */
 class RewriteRunTest {
     @TempDir Path dir;
 
-    @Test
-    void theFixtureRecordsExactlyWhatItsRewrittenInstructionsDo() throws Exception {
-        Path prog = Gcc.compile(dir, "rewrite_tactics.s", "tactics", "-no-pie");
-        Map<String, Long> at = new HashMap<>();
-        for (ElfSymbol s : ElfFile.read(prog).symtab()) at.put(s.name(), s.value());
+    @ParameterizedTest
+    @ValueSource(strings = {"-no-pie", "-pie"})
+    void theFixtureRecordsExactlyWhatItsRewrittenInstructionsDo(String layout) throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_tactics.s", "tactics", layout);
         Path trace = dir.resolve("t.trace");
         var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of .*tactics rewritten, \\d+ left untraced \\(.*1 rep string");
+        // the program's load bias (0 without PIE), from the trace's module line
+        long bias = TraceFile.read(trace).comments().stream().filter(c -> c.startsWith("module " + prog + " "))
+                .map(c -> Long.parseUnsignedLong(c.replaceAll(".* bias=0x([0-9a-f]+) .*", "$1"), 16)).findFirst().orElseThrow();
+        Map<String, Long> at = new HashMap<>();
+        for (ElfSymbol s : ElfFile.read(prog).symtab()) at.put(s.name(), s.value() + bias);
 
         Map<Long, List<String>> byIp = new TreeMap<>();
         for (var l : TraceFile.read(trace).lines())

@@ -31,13 +31,25 @@ public sealed interface Decision {
     /**
      * One instruction moved into a trampoline: its encoding {@code bytes}, the accesses its probe records
      * (none for a moved neighbour without memory access), where its RIP-relative displacement sits (-1: none),
-     * and whether it is a {@code call rel32}, which the trampoline emulates instead of running.
+     * and how it moves.
      */
-    record Part(Instruction instruction, byte[] bytes, List<MemoryAccess> accesses, int ripDisplacement, boolean call) {
+    record Part(Instruction instruction, byte[] bytes, List<MemoryAccess> accesses, int ripDisplacement, Move move) {
         public Part {
             bytes = bytes.clone();
             accesses = List.copyOf(accesses);
         }
+
+        public boolean call() { return move == Move.CALL; }
+    }
+
+    /** How a part runs in the trampoline. */
+    enum Move {
+        /** Its bytes, unchanged but for a RIP-relative displacement (a {@code ret} too: it needs nothing else). */
+        COPY,
+        /** A {@code call rel32}: the original return address pushed, then a jump to the callee. */
+        CALL,
+        /** A direct jump or conditional jump, written anew by the assembler to reach the same target. */
+        BRANCH
     }
 
     /** A memory instruction moved, and recorded, in the trampoline of the short instruction before it. */

@@ -24,7 +24,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-3";
+    static final String PLANNER_VERSION = "rewrite-5";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
 
@@ -69,15 +69,16 @@ public final class ModuleRewrite {
         }
         List<Decision.Patch> patches = new ArrayList<>();
         int[] left = new int[Decision.Reason.values().length];
-        int covered = 0;
+        int rewritten = 0;
         long room = GAP;
         for (Decision d : decisions) {
             switch (d) {
                 case Decision.Patch p -> {
                     patches.add(p);
                     room += TrampolineWriter.bound(p);
+                    for (Decision.Part part : p.parts()) if (!part.accesses().isEmpty()) rewritten++;
                 }
-                case Decision.Covered c -> covered++;
+                case Decision.Covered c -> { } // counted with the patch that moved it
                 case Decision.Left l -> left[l.reason().ordinal()]++;
             }
         }
@@ -96,7 +97,7 @@ public final class ModuleRewrite {
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId());
-            PlanFile file = new PlanFile(new PlanFile.Counts(patches.size() + covered, left), elf.buildId().orElse(new byte[0]), linked, writes);
+            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left), elf.buildId().orElse(new byte[0]), linked, writes);
             Path temporary = work.resolve("plan");
             Files.write(temporary, file.bytes());
             Files.move(temporary, plan, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

@@ -52,21 +52,24 @@ public final class PatchPlanner {
         Code code = sweep(elf);
         List<Decision> out = new ArrayList<>();
         List<Instruction> all = code.instructions();
+        long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
             if (insn.accesses().isEmpty()) continue;
             Decision d = decide(insn, code.bytes().get(i));
             if (d instanceof Decision.Left l && l.reason() == Decision.Reason.SHORT && !code.movable().isEmpty()) {
-                Decision.Patch run = run(code, i);
+                Decision.Patch run = run(code, i, consumed);
                 if (run == null) {
                     d = new Decision.Left(insn, Decision.Reason.NEIGHBOURS);
                 } else {
                     // the moved successors are decided by the run: each memory instruction among them counts once
-                    for (Decision.Part p : run.parts()) if (p != run.parts().getFirst() && !p.accesses().isEmpty()) out.add(new Decision.Covered(p.instruction()));
+                    for (Decision.Part p : run.parts())
+                        if (p.instruction() != insn && !p.accesses().isEmpty()) out.add(new Decision.Covered(p.instruction()));
                     d = run;
-                    i += run.parts().size() - 1;
+                    while (i + 1 < all.size() && all.get(i + 1).address() < run.end()) i++;
                 }
             }
+            if (d instanceof Decision.Patch p) consumed = p.end();
             out.add(d);
         }
         return out;
@@ -108,43 +111,76 @@ public final class PatchPlanner {
     }
 
     /**
-     * The short memory instruction at {@code all[i]} with the successors that make 5 bytes, when they can move:
-     * one function without indirect jumps, no branch target among them, each one sequential and one a probe
-     * can record. Null when they cannot.
+     * The short memory instruction at {@code all[i]} moved with its neighbours, when they can move: its
+     * successors up to a boundary 5 bytes on (the last may be a direct jump, a conditional one or a return,
+     * which ends the run), else also the instructions before it that access no memory and that no patch took
+     * yet; then every following short memory instruction. One function without indirect jumps, no branch
+     * target inside the run, every part one a probe can record. Null when they cannot.
      */
-    private Decision.Patch run(Code code, int i) {
+    private Decision.Patch run(Code code, int i, long consumed) {
         List<Instruction> all = code.instructions();
         Instruction first = all.get(i);
-        if (first.flow() != Flow.SEQUENTIAL) return null;
-        List<Decision.Part> parts = new ArrayList<>();
-        parts.add(part(first, code.bytes().get(i)));
-        if (parts.getFirst() == null) return null;
-        long end = first.nextAddress();
-        for (int j = i + 1; end < first.address() + JUMP_LENGTH; j++) {
-            if (j >= all.size()) return null;
+        Decision.Part own = part(first, code.bytes().get(i));
+        if (own == null) return null;
+        List<Decision.Part> parts = new ArrayList<>(List.of(own));
+        long start = first.address(), end = first.nextAddress();
+        boolean closed = first.flow() != Flow.SEQUENTIAL;
+        for (int j = i + 1; !closed && end < start + JUMP_LENGTH && j < all.size(); j++) {
             Instruction next = all.get(j);
-            if (next.address() != end || code.targets().contains(end) || next.flow() != Flow.SEQUENTIAL) return null;
-            Decision.Part p = part(next, code.bytes().get(j));
-            if (p == null) return null;
+            Decision.Part p = next.address() == end && !code.targets().contains(end) ? part(next, code.bytes().get(j)) : null;
+            if (p == null) break;
             parts.add(p);
             end = next.nextAddress();
+            closed = next.flow() != Flow.SEQUENTIAL;
         }
-        // a short memory instruction right after the run goes with it: its own run might meet a branch target
-        for (int j = i + parts.size(); j < all.size(); j++) {
+        for (int k = i - 1; end < start + JUMP_LENGTH; k--) {
+            if (k < 0 || code.targets().contains(start)) return null;
+            Instruction before = all.get(k);
+            if (before.nextAddress() != start || before.address() < consumed || !before.accesses().isEmpty()
+                    || before.flow() != Flow.SEQUENTIAL) return null;
+            Decision.Part p = part(before, code.bytes().get(k));
+            if (p == null) return null;
+            parts.addFirst(p);
+            start = before.address();
+        }
+        // a short memory instruction right after the run goes with it (a return too, which ends it): its own
+        // run might meet a branch target
+        for (int j = i + 1; !closed && j < all.size(); j++) {
             Instruction next = all.get(j);
+            if (next.address() < end) continue;
             if (next.accesses().isEmpty() || next.length() >= JUMP_LENGTH || next.address() != end
-                    || code.targets().contains(end) || next.flow() != Flow.SEQUENTIAL || !code.movable(first.address(), next.nextAddress())) break;
+                    || code.targets().contains(end) || !code.movable(start, next.nextAddress())) break;
             Decision.Part p = part(next, code.bytes().get(j));
             if (p == null) break;
             parts.add(p);
             end = next.nextAddress();
+            if (next.flow() != Flow.SEQUENTIAL) break; // a return ends the run
         }
-        return code.movable(first.address(), end) ? new Decision.Patch(parts) : null;
+        return code.movable(start, end) ? new Decision.Patch(parts) : null;
     }
 
-    /** A sequential instruction as a part of a run, or null when a probe could not record it or its bytes could not move. */
+    /**
+     * An instruction as a part of a run, or null when a probe could not record it or its bytes could not
+     * move: sequential ones, a plain {@code ret}, and direct jumps and conditional jumps without prefixes
+     * (the assembler writes them anew); never a call, an indirect jump, a loop or jrcxz.
+     */
     private Decision.Part part(Instruction insn, byte[] bytes) {
         if (insn.rep()) return null;
+        Decision.Move move = Decision.Move.COPY;
+        switch (insn.flow()) {
+            case SEQUENTIAL -> { }
+            case RETURN -> {
+                if ((bytes[0] & 0xff) != 0xc3 && (bytes[0] & 0xff) != 0xc2) return null;
+            }
+            case JUMP, CONDITIONAL_JUMP -> {
+                int op = bytes[0] & 0xff;
+                boolean plain = op == 0xeb || op == 0xe9 || (op >= 0x70 && op <= 0x7f)
+                        || op == 0x0f && bytes.length == 6 && (bytes[1] & 0xf0) == 0x80;
+                if (!plain || insn.branchTarget().isEmpty()) return null;
+                move = Decision.Move.BRANCH;
+            }
+            default -> { return null; }
+        }
         int rip = -1;
         for (MemoryOperand m : insn.memoryOperands()) {
             if (m.accessesMemory() && (m.segment().isSegmentWithBase() || !addressable(m))) return null;
@@ -154,7 +190,7 @@ public final class PatchPlanner {
             }
         }
         for (MemoryAccess a : insn.accesses()) if (a.sizeBytes() > 255) return null;
-        return new Decision.Part(insn, bytes, insn.accesses(), rip, false);
+        return new Decision.Part(insn, bytes, insn.accesses(), rip, move);
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */
@@ -174,7 +210,7 @@ public final class PatchPlanner {
         }
         for (MemoryAccess a : accesses) if (a.sizeBytes() > 255) return new Decision.Left(insn, Decision.Reason.ADDRESSING);
         if (insn.length() < JUMP_LENGTH) return new Decision.Left(insn, Decision.Reason.SHORT);
-        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, accesses, rip, directCall)));
+        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, accesses, rip, directCall ? Decision.Move.CALL : Decision.Move.COPY)));
     }
 
     /** Whether a probe's {@code lea} can compute the operand: 64-bit general registers only (no VSIB, no addr32). */

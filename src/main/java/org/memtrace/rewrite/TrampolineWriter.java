@@ -2,6 +2,8 @@ package org.memtrace.rewrite;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.memtrace.x86.Flow;
+import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
 import org.memtrace.x86.MemoryOperand;
 import org.memtrace.x86.Register;
@@ -40,11 +42,18 @@ final class TrampolineWriter {
                 List<String> labels = new ArrayList<>();
                 for (int i = 0; i < part.accesses().size(); i++) labels.add("mt_s" + site++);
                 if (!labels.isEmpty()) probe(text, part, labels);
-                if (part.call()) call(text, part);
-                else body(text, part);
+                switch (part.move()) {
+                    case CALL -> call(text, part);
+                    case BRANCH -> text.append('\t').append(part.instruction().mnemonic()).append(" mt_base+")
+                            .append(part.instruction().branchTarget().orElseThrow()).append('\n');
+                    case COPY -> body(text, part);
+                }
                 for (int i = 0; i < part.accesses().size(); i++) entry(sites, labels.get(i), part, i);
             }
-            if (!p.parts().getLast().call()) text.append("\tjmp mt_base+").append(p.end()).append('\n');
+            // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end
+            Instruction last = p.parts().getLast().instruction();
+            if (last.flow() == Flow.SEQUENTIAL || last.flow() == Flow.CONDITIONAL_JUMP)
+                text.append("\tjmp mt_base+").append(p.end()).append('\n');
         }
         return text.append(sites).toString();
     }

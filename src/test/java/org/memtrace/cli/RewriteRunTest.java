@@ -59,6 +59,10 @@ class RewriteRunTest {
         assertThat(byIp.get(at.get("at_call"))).as("the emulated call's push").hasSize(10).allMatch(s -> s.startsWith("S0x7ff"));
         assertThat(byIp.get(at.get("main"))).as("push %%rbp, moved with its successors").hasSize(1);
         for (String left : List.of("at_blocked", "at_icall", "at_rep", "at_fs")) assertThat(byIp).doesNotContainKey(at.get(left));
+        long tail = at.get("tail");
+        assertThat(byIp.get(tail)).hasSize(1).containsOnly("L0x" + Long.toHexString(counter));
+        assertThat(byIp.get(tail + 21)).as("the loop whose jl moved into the trampoline").hasSize(7).containsOnly("L0x" + Long.toHexString(counter));
+        assertThat(byIp.get(tail + 30)).as("the ret moved with the instructions before it").hasSize(1);
     }
 
     @Test

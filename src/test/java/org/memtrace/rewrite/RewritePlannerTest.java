@@ -31,7 +31,7 @@ class RewritePlannerTest {
     void plan() throws Exception {
         Path prog = Gcc.compile(dir, "rewrite_tactics.s", "tactics", "-no-pie");
         elf = ElfFile.read(prog);
-        for (ElfSymbol s : elf.symtab()) if (s.name().startsWith("at_") || s.name().equals("counter")) at.put(s.name(), s.value());
+        for (ElfSymbol s : elf.symtab()) if (s.name().startsWith("at_") || s.name().equals("counter") || s.name().equals("tail")) at.put(s.name(), s.value());
         for (Decision d : new PatchPlanner(new Decoder()).plan(elf)) decisions.put(d.instruction().address(), d);
     }
 
@@ -56,6 +56,18 @@ class RewritePlannerTest {
         long covered = at.get("at_short") + 5;
         assertThat(p.end()).isEqualTo(covered + 3);
         assertThat(decisions.get(covered)).isInstanceOf(Decision.Covered.class);
+    }
+
+    @Test
+    void aRunEndsWithABranchOrAReturnAndTakesWhatComesBeforeWhenItMust() {
+        long tail = at.get("tail");
+        assertThat(decision("tail")).isInstanceOf(Decision.Patch.class);
+        Decision.Patch loop = (Decision.Patch) decisions.get(tail + 18);
+        assertThat(loop.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("add", "cmp", "jl");
+        assertThat(loop.parts().getLast().move()).isEqualTo(Decision.Move.BRANCH);
+        Decision.Patch ret = (Decision.Patch) decisions.get(tail + 25);
+        assertThat(ret.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("add", "mov", "ret");
+        assertThat(ret.end()).isEqualTo(tail + 31);
     }
 
     @Test

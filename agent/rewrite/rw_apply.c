@@ -16,7 +16,9 @@
  *
  * What it gets wrong: only the main executable is rewritten (libraries, ld.so and dlopen'd code are not
  * yet); code that reads its own text sees the jumps; a fault of the moved instruction reports a pc inside
- * the trampoline to the program's handler.
+ * the trampoline to the program's handler; a page that a code segment shares with another segment gets
+ * the code segment's protection back after patching; code in the executable's preinit_array runs before
+ * this and unrewritten. If the trampolines' place (just below the executable) is taken, nothing is patched.
  */
 #include <fcntl.h>
 #include <link.h>

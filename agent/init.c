@@ -10,8 +10,9 @@
  * made this process the program), loads the decoder (MEMTRACE_STEP=trap skips it), writes the hello,
  * thread and module/mapping records, installs the SIGSEGV/SIGTRAP/SIGSYS handlers and turns syscall user
  * dispatch on. Recording starts when main() is entered (MEMTRACE_AUTOSTART=0: at memtrace_start()).
- * memtrace's variables and our LD_PRELOAD entry are taken out of the environment, so programs this one
- * execs or spawns run untraced.
+ * The environment is put back as it was before memtrace added to it (memtrace's variables, LD_PRELOAD and
+ * LD_BIND_NOW restored from MEMTRACE_<name> or removed), so the program sees what it would untraced and
+ * programs it execs or spawns run untraced; the ring's name is unlinked once it is mapped.
  *
  * What it gets wrong: constructors of libraries loaded before the agent's run before recording starts and
  * are never seen; a program that calls main-like code without __libc_start_main (static or odd start
@@ -44,35 +45,38 @@ EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char 
     return real.libc_start_main(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
-/* Takes memtrace's variables and our LD_PRELOAD entry out of the environment, so programs this one   */
-/* execs or spawns run untraced (a child is not part of this trace).                                  */
+/* The variables memtrace sets for the agent alone. */
+static const char *const memtrace_vars[] = {"MEMTRACE_RING=", "MEMTRACE_REGIONS=", "MEMTRACE_AUTOSTART=",
+                                            "MEMTRACE_LD_PRELOAD=", "MEMTRACE_LD_BIND_NOW=", 0};
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return mt_strncmp(s, prefix, mt_strlen(prefix)) == 0;
+}
+
+/* Puts the environment back as it was before memtrace added to it, before main runs, so the program   */
+/* and whatever it execs or spawns see what they would see untraced (a child is not part of this      */
+/* trace): memtrace's variables go, and LD_PRELOAD and LD_BIND_NOW are the user's again. memtrace      */
+/* passes the user's value of each as MEMTRACE_<name>=<value> (absent: the user had none), and that    */
+/* entry minus its "MEMTRACE_" is the user's entry itself. The loader read LD_BIND_NOW once at start,  */
+/* so libraries dlopen'ed later still bind now: what memtrace asked for holds, nothing shows it.       */
 static void scrub_environment(void)
 {
     extern char **environ;
+    char *preload = NULL, *bind_now = NULL;
+    for (char **r = environ; *r; r++) {
+        if (starts_with(*r, "MEMTRACE_LD_PRELOAD=")) preload = *r + 9;
+        else if (starts_with(*r, "MEMTRACE_LD_BIND_NOW=")) bind_now = *r + 9;
+    }
     char **w = environ;
     for (char **r = environ; *r; r++) {
-        if (mt_strncmp(*r, "MEMTRACE_", 9) == 0) continue;
-        if (mt_strncmp(*r, "LD_PRELOAD=", 11) == 0) {
-            /* drop our entry, keep the rest of the list in place */
-            static const char agent_name[] = "libmemtrace-agent.so";
-            const size_t an = sizeof agent_name - 1;
-            char *v = *r + 11, *out = v;
-            char *p = v;
-            while (*p) {
-                char *start = p;
-                while (*p && *p != ':' && *p != ' ') p++;
-                size_t len = (size_t)(p - start);
-                int ours = len >= an && mt_strncmp(p - an, agent_name, an) == 0;
-                if (!ours && len) {
-                    if (out != v) *out++ = ':';
-                    for (char *q = start; q < p; q++) *out++ = *q;
-                }
-                if (*p) p++;
-            }
-            *out = 0;
-            if (!*v) continue;
-        }
-        *w++ = *r;
+        char *e = *r;
+        int ours = 0;
+        for (const char *const *v = memtrace_vars; *v; v++) ours |= starts_with(e, *v);
+        if (ours) continue;
+        if (starts_with(e, "LD_PRELOAD=") && !(e = preload)) continue;
+        if (starts_with(*r, "LD_BIND_NOW=") && !(e = bind_now)) continue;
+        *w++ = e;
     }
     *w = NULL;
 }
@@ -136,6 +140,9 @@ __attribute__((constructor(101))) static void agent_init(void)
     long m = mt_sys6(SYS_mmap, 0, (long)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     mt_sys1(SYS_close, fd);
     if (mt_failed(m)) return;
+    /* Both sides have the ring mapped now: its name goes, so that nothing is left in /dev/shm however */
+    /* memtrace or the program ends (SIGKILL included).                                                */
+    mt_sys1(SYS_unlink, ring_path);
     g.ring = (struct mt_ring_header *)m;
     g.ring_data = (unsigned char *)m + hdr.header_size;
     g.ring_mask = hdr.capacity - 1;

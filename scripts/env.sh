@@ -1,13 +1,23 @@
 # Sourced by the launcher and the set-up scripts: picks a JDK 25 and installs what the project needs from
 # Debian's packages when it is missing (the machine is Debian 12 and we run as root there).
 
+# memtrace_release_is_25 FILE: whether a JDK's release file says version 25 or newer, read by bash alone (the
+# launcher runs once per compile under `memtrace cc`: a grep there is a process per compile)
+memtrace_release_is_25() {
+  local line
+  while IFS= read -r line; do
+    [[ $line =~ ^JAVA_VERSION=\"(2[5-9]|[3-9][0-9]) ]] && return 0
+  done <"$1"
+  return 1
+}
+
 memtrace_find_jdk() {
   local cand
   for cand in "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*; do
     [ -n "$cand" ] && [ -x "$cand/bin/java" ] || continue
     # A JDK's release file names its version: reading it costs nothing, starting `java -version` costs a
     # JVM start (0.2-0.4 s on a loaded machine) on every launch.
-    if { [ -f "$cand/release" ] && grep -Eq '^JAVA_VERSION="(2[5-9]|[3-9][0-9])' "$cand/release"; } ||
+    if { [ -f "$cand/release" ] && memtrace_release_is_25 "$cand/release"; } ||
        { [ ! -f "$cand/release" ] && "$cand/bin/java" -version 2>&1 | head -n 1 | grep -Eq 'version "(2[5-9]|[3-9][0-9])'; }; then
       export JAVA_HOME="$cand"
       return 0
@@ -29,6 +39,9 @@ memtrace_prereqs() {
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
   command -v as >/dev/null 2>&1 || missing+=(binutils)
   [ -e /usr/include/zstd.h ] || missing+=(libzstd-dev)
+  # socat: the shell client of memtrace cc's compile server (scripts/cc-client.sh); without it every compile
+  # starts JVMs of its own
+  command -v socat >/dev/null 2>&1 || missing+=(socat)
   [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4.0 ] || [ -e /usr/lib/x86_64-linux-gnu/libZydis.so.4 ] || missing+=(libzydis4.0)
   if [ "${1:-}" = "--with-bench-tools" ]; then
     command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
@@ -42,6 +55,8 @@ memtrace_prereqs() {
     command -v zstd >/dev/null 2>&1 || missing+=(zstd)
     # memtrace report's test loads the page in a real browser
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    # InstallTest loads the zsh completion in zsh
+    command -v zsh >/dev/null 2>&1 || missing+=(zsh)
   fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "memtrace: installing Debian packages: ${missing[*]}" >&2

@@ -41,6 +41,7 @@
  * differ by a few bytes either way (docs/compiled-in.md, "Never larger"). Planning costs the thread that filled a buffer a
  * pass over it (about 1 ns a record) when it hands the buffer over.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -811,9 +812,14 @@ static void write_header(int pid)
     write_all(h, sizeof h);
 }
 
-static int open_out(const char *path, int pid)
+/* Never through a symbolic link, and readable by the user alone. `fresh`: a fork child's file, a name */
+/* made up next to the trace, must be new (O_EXCL): a leftover of an earlier process with this pid is   */
+/* unlinked first (in a sticky directory only its owner can), anything planted there is never written. */
+static int open_out(const char *path, int pid, int fresh)
 {
-    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (fresh ? O_EXCL : O_TRUNC);
+    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, flags, 0600);
+    if (fd == -EEXIST && mt_sys1(SYS_unlink, path) == 0) fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, flags, 0600);
     if (fd < 0) return 0;
     /* Out of the program's way, and found again if the program closes it or takes its number (rt_fd.c). */
     rt_fd_adopt(fd, path);
@@ -839,7 +845,7 @@ int rt_file_open(const char *path, int pid, int codec)
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
         if (!x->cctx || !x->scratch || !x->packed || !x->table || !x->touched) return 0;
     }
-    if (!open_out(path, pid)) return 0;
+    if (!open_out(path, pid, 0)) return 0;
     uint64_t old = rt_block_signals();
     start_writer();
     rt_restore_signals(old);
@@ -970,7 +976,7 @@ void rt_file_fork_child(const char *path, int pid)
     for (struct rt_buf *b; (b = dequeue());) rt_buf_put(b);
     rt_fd_drop();
     f.writer_running = 0;
-    if (!open_out(path, pid)) {
+    if (!open_out(path, pid, 1)) {
         rt.to_file = 0;
         return;
     }

@@ -12,7 +12,9 @@
  * off again and tracing goes on. fork: the parent records MT_FORK; the child (its forking thread alone)
  * starts `<file>.<child pid>` with its own header, hello, modules and mappings. Processes started later by
  * this one (exec, system, posix_spawn) see MEMTRACE_OUT=<file>.%p, so an instrumented descendant writes
- * `<file>.<its pid>` instead of overwriting this trace. Threads made by pthread_create record MT_THREAD
+ * `<file>.<its pid>` instead of overwriting this trace. Started by `memtrace run` (MEMTRACE_PARENT=<its
+ * pid>), the process dies with memtrace and the variables memtrace set are taken out of the environment
+ * before main: the program sees what it would see untraced, and its descendants run untraced. Threads made by pthread_create record MT_THREAD
  * start with their creator's tid as soon as they run; others on their first probe or event (parent 0).
  * A thread's end (its pthread key destructor) records MT_THREAD exit and hands its buffer to the writer.
  *
@@ -37,6 +39,7 @@ static char out_path[4096];             /* this process's trace */
 static char child_env[4096 + 32];       /* MEMTRACE_OUT=<out_path>.%p, for descendants */
 static int reported_modules;
 static int exit_status;
+static int by_memtrace;                 /* started by `memtrace run` (MEMTRACE_PARENT), not by the user */
 
 /* ---- start-up reports ----------------------------------------------------------------------------- */
 
@@ -227,6 +230,24 @@ static void set_descendants_env(void)
         if (rt_strncmp(*v, "MEMTRACE_OUT=", 13) == 0) *v = child_env;
 }
 
+/* Started by `memtrace run`: die with memtrace (PR_SET_PDEATHSIG survives the exec that made this the */
+/* program; the check closes the race with a memtrace that died before it was set), and take the     */
+/* variables memtrace set out of the environment before main, so the program and what it execs see    */
+/* what they would see untraced (a descendant is not part of the run's trace).                        */
+static void adopt_memtrace(const char *parent)
+{
+    by_memtrace = 1;
+    mt_sys2(SYS_prctl, 1 /* PR_SET_PDEATHSIG */, SIGKILL);
+    if (mt_sys0(SYS_getppid) != parse_long(parent, 0)) mt_sys2(SYS_kill, mt_sys0(SYS_getpid), SIGKILL);
+    extern char **environ;
+    char **w = environ;
+    for (char **r = environ; r && *r; r++)
+        if (rt_strncmp(*r, "MEMTRACE_OUT=", 13) != 0 && rt_strncmp(*r, "MEMTRACE_AUTOSTART=", 19) != 0
+            && rt_strncmp(*r, "MEMTRACE_PARENT=", 16) != 0)
+            *w++ = *r;
+    if (w) *w = NULL;
+}
+
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -257,6 +278,9 @@ __attribute__((constructor(101))) static void rt_init(void)
     rt_buffer_init();
     rt_signal_init();
     const char *out = getenv("MEMTRACE_OUT");
+    int autostart = parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
+    const char *parent = getenv("MEMTRACE_PARENT");
+    if (parent && *parent) adopt_memtrace(parent);
     if (out && *out) {
         resolve_path(out_path, sizeof out_path, out, rt.pid);
         rt.to_file = rt_file_open(out_path, rt.pid, (int)parse_long(getenv("MEMTRACE_CODEC"), 5));
@@ -268,14 +292,14 @@ __attribute__((constructor(101))) static void rt_init(void)
             mt_sys3(SYS_write, 2, msg, at);
             /* Before main: nothing of the program ran, nothing is lost, and a script sees the failure. */
             mt_sys3(SYS_exit_group, 1, 0, 0);
-        } else {
+        } else if (!by_memtrace) {
             set_descendants_env();
         }
     }
     rw_apply();
     rt.state = RT_RUNNING;
     rt_report_process(0);
-    if (parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0) control(1, 0);
+    if (autostart) control(1, 0);
 }
 
 __attribute__((destructor(101))) static void rt_fini(void)
@@ -409,7 +433,7 @@ static pid_t fork_common(void)
             size_t at = append(out_path, rt_strlen(out_path), sizeof out_path, ".");
             append_number(out_path, at, sizeof out_path, rt.pid);
             rt_file_fork_child(out_path, rt.pid);
-            if (rt.to_file) set_descendants_env();
+            if (rt.to_file && !by_memtrace) set_descendants_env();
         }
         rt_restore_signals(old);
         int recording = rt.recording;

@@ -159,7 +159,11 @@ public final class Summary implements Analysis {
     @Override
     public void finish(Ending ending) throws IOException {
         declinedLoops = ending.declinedLoops();
-        if (table != null) print(table, ending.lost(), ending.elapsed());
+        if (table != null) {
+            print(table, ending.lost(), ending.elapsed());
+            if (ending.cutShort() != null) table.println("  the trace is incomplete: " + ending.cutShort());
+            table.flush();
+        }
         if (json == null) return;
         Map<String, Object> j = new LinkedHashMap<>(counts(ending.lost()));
         accuracy().ifPresent(a -> {
@@ -171,6 +175,7 @@ public final class Summary implements Analysis {
         if (ending.elapsed() != null) j.put("elapsedSeconds", ending.elapsed().toNanos() / 1e9);
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
+        if (ending.cutShort() != null) j.put("incomplete", ending.cutShort());
         try {
             new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(json.toFile(), j);
         } catch (IOException e) {

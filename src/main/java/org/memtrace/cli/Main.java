@@ -62,6 +62,7 @@ public final class Main implements Runnable {
         CommandLine cl = new CommandLine(new Main());
         List<Class<?>> named = COMMANDS.stream().filter(c -> names(c).contains(first)).toList();
         for (Class<?> c : named.isEmpty() ? COMMANDS : named) cl.addSubcommand(c);
+        if (named.isEmpty()) cl.addSubcommand(HelpCommand.class);
         // Every command answers --version the same way, whether or not it names a version provider.
         for (CommandLine sub : cl.getSubcommands().values())
             if (sub.getCommandSpec().versionProvider() == null) sub.getCommandSpec().versionProvider(new Version());

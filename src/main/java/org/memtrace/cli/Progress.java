@@ -16,6 +16,7 @@ final class Progress {
     private final boolean shown;
     /** {@code events / 64 Ki} when the clock was last looked at. */
     private long looked, lastShown;
+    private final long started = System.nanoTime();
     private boolean printed;
 
     private Progress(PrintWriter err, String what, boolean shown) {
@@ -40,10 +41,23 @@ final class Progress {
         long now = System.nanoTime();
         if (now - lastShown < INTERVAL_NS) return;
         lastShown = now;
-        if (total > 0) err.printf(Locale.ROOT, "\rmemtrace: %s %3d%% (%,d events)", what, done * 100 / total, events);
-        else err.printf(Locale.ROOT, "\rmemtrace: %s (%,d events)", what, events);
+        err.print("\r" + line(what, done, total, events, now - started) + "\033[K");
         err.flush();
         printed = true;
+    }
+
+    /**
+     * The progress line: with a total, the share done and the time left at the pace so far (once a second has
+     * passed and something is done: earlier guesses swing too much to help).
+     */
+    static String line(String what, long done, long total, long events, long elapsedNs) {
+        if (total <= 0) return String.format(Locale.ROOT, "memtrace: %s (%,d events)", what, events);
+        String s = String.format(Locale.ROOT, "memtrace: %s %3d%% (%,d events", what, done * 100 / total, events);
+        if (done > 0 && elapsedNs >= 1_000_000_000L) {
+            long left = (long) ((double) elapsedNs * (total - done) / done / 1e9 + 0.5);
+            s += String.format(Locale.ROOT, ", %d:%02d left", left / 60, left % 60);
+        }
+        return s + ")";
     }
 
     /** Shows what a step without progress of its own is doing, until {@link #end}. */

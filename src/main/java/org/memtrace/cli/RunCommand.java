@@ -50,6 +50,10 @@ import picocli.CommandLine.Spec;
                 "1:the trace could not be written completely (the program itself succeeded)",
                 "2:usage error, or the program cannot be traced (static, setuid, not found)"})
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
+    /** The longest an interrupted memtrace waits for its trace and summary to be written. */
+    private static final int STOP_CAP_SECONDS = 5;
+    static final String INTERRUPTED = "memtrace was interrupted: the program was stopped, and the trace ends there or earlier";
+
     @Spec CommandLine.Model.CommandSpec spec;
 
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "memtrace.out",
@@ -129,12 +133,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Checkpoints.mark("decoder and consumers ready");
 
         CountDownLatch reported = new CountDownLatch(1);
-        // On SIGINT/SIGTERM the JVM runs this hook while the run's thread keeps draining the ring: wait until
-        // everything recorded is written and reported before letting the JVM go.
+        // On SIGINT/SIGTERM the JVM runs this hook while the run's thread takes in what it can for a moment
+        // (Processes.STOP_BUDGET_NS), then writes it marked incomplete and reports: wait for that before
+        // letting the JVM go (with status 128+signal). The cap is for a consumer stuck on a slow disk.
         Thread hook = new Thread(() -> {
             recorder.requestStop();
             try {
-                reported.await(30, TimeUnit.SECONDS);
+                reported.await(STOP_CAP_SECONDS, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -200,14 +205,17 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private int report(PrintWriter err, RunResult result, Interpretation stage, Recorder recorder) {
         if (!result.attached()) say(err, recorder.nothingRecorded());
         if (result.lost() > 0) say(err, recorder.lost(result.lost()));
+        String cutShort = result.interrupted() ? INTERRUPTED : null;
         List<String> problems = stage.finish(new Ending(stage.records(), stage.events(), result.lost(), result.elapsed(),
-                result.exitStatus(), result.describe(), Map.of()));
+                result.exitStatus(), result.describe(), Map.of(), cutShort));
         problems.forEach(p -> say(err, p));
         if (!quiet || result.killedBySignal()) say(err, result.describe());
         boolean traceWhole = stage.complete();
-        if (!quiet && !"-".equals(output) && traceWhole) say(err, "trace written to " + output + " (" + stage.events() + " events)");
+        if (!quiet && !"-".equals(output) && traceWhole)
+            say(err, "trace written to " + output + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));
+        else if (cutShort != null) say(err, "the trace is incomplete: " + cutShort);
         err.flush();
-        boolean incomplete = !traceWhole || result.incomplete() || !problems.isEmpty();
+        boolean incomplete = !traceWhole || result.incomplete() || result.interrupted() || !problems.isEmpty();
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
     }
 

@@ -28,13 +28,27 @@ public final class AsStep {
     private static final Set<String> WITH_VALUE = Set.of("-o", "-I", "--MD", "--defsym", "--debug-prefix-map");
 
     private final PrintStream err;
+    /** The directory gcc ran the assembler in: relative paths among its arguments are relative to it. */
+    private final Path cwd;
+    /**
+     * Whether the assembler's messages go to this process's own stderr (a step of its own, run by the gcc
+     * wrapper) or into {@link #err} (a step the compile server runs for a client, whose stderr it is not).
+     */
+    private final boolean inheritStderr;
 
-    AsStep(PrintStream err) {
+    AsStep(PrintStream err, Path cwd, boolean inheritStderr) {
         this.err = err;
+        this.cwd = cwd;
+        this.inheritStderr = inheritStderr;
+    }
+
+    /** A step the compile server runs for a client in {@code cwd}: every message goes to {@code err}. */
+    public static int forClient(PrintStream err, Path cwd, List<String> args, Map<String, String> env) {
+        return new AsStep(err, cwd, false).run(args, env);
     }
 
     public static void main(String[] args) {
-        System.exit(new AsStep(System.err).run(List.of(args), System.getenv()));
+        System.exit(new AsStep(System.err, Path.of("").toAbsolutePath(), true).run(List.of(args), System.getenv()));
     }
 
     int run(List<String> args, Map<String, String> env) {
@@ -54,14 +68,14 @@ public final class AsStep {
             }
             int input = inputIndex(asArgs);
             String state = env.get("MEMTRACE_CC_STATE");
-            Path source = input < 0 ? null : Path.of(asArgs.get(input));
-            if (source == null || state == null || !listed(Path.of(state), source, "cc1-outputs")) {
-                err.println("memtrace cc: note: " + (source == null ? "<stdin>" : source)
+            Path source = input < 0 ? null : cwd.resolve(asArgs.get(input));
+            if (source == null || state == null || !listed(cwd.resolve(state), source, "cc1-outputs")) {
+                err.println("memtrace cc: note: " + (source == null ? "<stdin>" : asArgs.get(input))
                         + " is not compiler output, assembled uninstrumented");
                 return execute(realAs, asArgs);
             }
-            boolean local = !"1".equals(env.get("MEMTRACE_CC_SHARED")) && !listed(Path.of(state), source, "cc1-pic-outputs");
-            return instrumented(realAs, asArgs, input, source, Path.of(state), options, local);
+            boolean local = !"1".equals(env.get("MEMTRACE_CC_SHARED")) && !listed(cwd.resolve(state), source, "cc1-pic-outputs");
+            return instrumented(realAs, asArgs, input, source, cwd.resolve(state), options, local);
         } catch (IOException e) {
             err.println("memtrace: " + e.getMessage());
             return 1;
@@ -92,7 +106,7 @@ public final class AsStep {
                 err.println("memtrace cc: warning: " + result.source() + ": " + w);
             }
             if (options.keepAsm().isPresent()) {
-                Path dir = options.keepAsm().get();
+                Path dir = cwd.resolve(options.keepAsm().get());
                 Files.createDirectories(dir);
                 Files.copy(output, dir.resolve(stem(Path.of(result.source())) + ".s"), StandardCopyOption.REPLACE_EXISTING);
             }
@@ -130,14 +144,14 @@ public final class AsStep {
     }
 
     /** Whether the state directory's list {@code name} (one path a line, written by the gcc wrapper) holds {@code source}. */
-    private static boolean listed(Path state, Path source, String name) throws IOException {
+    private boolean listed(Path state, Path source, String name) throws IOException {
         Path list = state.resolve(name);
         if (!Files.isRegularFile(list)) {
             return false;
         }
-        Path wanted = source.toAbsolutePath().normalize();
+        Path wanted = source.normalize();
         for (String line : Files.readAllLines(list, StandardCharsets.UTF_8)) {
-            if (!line.isBlank() && Path.of(line.strip()).toAbsolutePath().normalize().equals(wanted)) {
+            if (!line.isBlank() && cwd.resolve(line.strip()).normalize().equals(wanted)) {
                 return true;
             }
         }
@@ -151,7 +165,7 @@ public final class AsStep {
     }
 
     /** The real assembler on the labeled copy, its output to {@code object}; its messages are not the user's. */
-    private static boolean assembleQuietly(String realAs, List<String> asArgs, int input, Path labeled, Path object)
+    private boolean assembleQuietly(String realAs, List<String> asArgs, int input, Path labeled, Path object)
             throws IOException, InterruptedException {
         var command = new ArrayList<String>();
         command.add(realAs);
@@ -176,15 +190,20 @@ public final class AsStep {
             command.add("-o");
             command.add(object.toString());
         }
-        Process p = new ProcessBuilder(command).redirectErrorStream(true)
+        Process p = new ProcessBuilder(command).directory(cwd.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         return p.waitFor() == 0;
     }
 
-    private static int execute(String program, List<String> args) throws IOException, InterruptedException {
+    private int execute(String program, List<String> args) throws IOException, InterruptedException {
         var command = new ArrayList<String>(args.size() + 1);
         command.add(program);
         command.addAll(args);
-        return new ProcessBuilder(command).inheritIO().start().waitFor();
+        var pb = new ProcessBuilder(command).directory(cwd.toFile());
+        if (inheritStderr) return pb.inheritIO().start().waitFor();
+        // the assembler writes nothing on stdout: its messages, whichever stream, are the client's stderr
+        Process p = pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).redirectErrorStream(true).start();
+        p.getInputStream().transferTo(err);
+        return p.waitFor();
     }
 }

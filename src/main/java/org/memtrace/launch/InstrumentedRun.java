@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,8 @@ public final class InstrumentedRun implements Recorder {
     private final Map<String, String> environment;
     private Guarded consumer;
     private volatile Process process;
+    /** When memtrace stops reading the trace, once it was asked to stop; 0 while it was not. */
+    private volatile long stopBy;
     private boolean incomplete;
     private Event.Exit lastExit;
 
@@ -98,32 +101,49 @@ public final class InstrumentedRun implements Recorder {
         return false;
     }
 
+    /**
+     * Without --save-stream the trace goes to a directory of this run's own (0700), which goes with
+     * everything in it however the run ends short of memtrace being killed: the trace, and the traces of
+     * the program's fork children ({@code trace.mtr.<pid>}), which the runtime creates O_EXCL beside it.
+     */
     @Override
     public RunResult run(EventConsumer events) throws LaunchException {
         Recorder.validate(options);
         consumer = new Guarded(events, this::problem, "the trace stops here");
         boolean keep = options.saveStream() != null;
-        Path out = keep ? options.saveStream() : temporaryTrace();
+        Path scratch = keep ? null : temporaryDirectory();
+        Path out = keep ? options.saveStream() : scratch.resolve("trace.mtr");
         try {
             if (keep) Files.deleteIfExists(out);
             long t0 = System.nanoTime();
             Process p = start(out);
             int status = Processes.waitUninterruptibly(p);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
+            // stopped: the file is read from now on, for a moment
+            if (stopBy != 0) stopBy = System.nanoTime() + Processes.REPLAY_BUDGET_NS;
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
+            // the text trace holds what a moment's reading got; the recording itself goes with the run's directory
+            if (stopBy != 0 && wrote && !keep)
+                problems.accept("the program's whole recording is not kept; --save-stream FILE keeps it for memtrace print");
             consumer.finish();
-            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete);
+            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, stopBy != 0);
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
         } finally {
-            if (!keep) Processes.deleteQuietly(out);
+            if (!keep) deleteTree(scratch);
         }
     }
 
+    /**
+     * Ends the run from outside (memtrace got SIGINT/SIGTERM), as {@link Tracer#requestStop} does: the
+     * trace is read for a moment once the program has ended ({@link Processes#REPLAY_BUDGET_NS}), then the rest
+     * is left out and the trace says it is incomplete (the .mtr file of --save-stream keeps all the program wrote).
+     */
     @Override
     public void requestStop() {
+        stopBy = System.nanoTime() + Processes.STOP_BUDGET_NS;
         Process p = process;
         if (p != null) Processes.stop(p);
     }
@@ -132,6 +152,8 @@ public final class InstrumentedRun implements Recorder {
         ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        // the runtime dies with this process and removes the three variables before main (agent/runtime/rt_init.c)
+        pb.environment().put("MEMTRACE_PARENT", Long.toString(ProcessHandle.current().pid()));
         pb.environment().putAll(environment);
         try {
             Process p = pb.start();
@@ -145,16 +167,35 @@ public final class InstrumentedRun implements Recorder {
     /** Hands the file's events to the consumer; returns the records the runtime dropped. */
     private long replay(Path file) {
         try (MtrFile mtr = MtrFile.open(file)) {
-            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, consumer::probe);
+            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, this::probe);
             r.problems().forEach(this::problem);
             return r.dropped();
+        } catch (Stopped e) {
+            return 0;
         } catch (IOException | MtrFormatException e) {
             problem("cannot read the trace the program wrote (" + file + "): " + e.getMessage());
             return 0;
         }
     }
 
+    /** Thrown through the reader to end the replay of a run memtrace was asked to stop. */
+    private static final class Stopped extends RuntimeException {
+        Stopped() { super(null, null, false, false); }
+    }
+
+    /** Ends the replay once a stopped run's moment is over: checked per record, a volatile read while not stopped. */
+    private void checkStop() {
+        long deadline = stopBy;
+        if (deadline != 0 && System.nanoTime() - deadline > 0) throw new Stopped();
+    }
+
+    private void probe(int tid, long address, Event.ProbeSite site) {
+        checkStop();
+        consumer.probe(tid, address, site);
+    }
+
     private void dispatch(Event event) {
+        checkStop();
         if (event instanceof Event.Exit x) lastExit = x;
         consumer.accept(event);
     }
@@ -164,11 +205,21 @@ public final class InstrumentedRun implements Recorder {
         problems.accept(message);
     }
 
-    private static Path temporaryTrace() throws LaunchException {
+    private static Path temporaryDirectory() throws LaunchException {
         try {
-            return Files.createTempFile("memtrace-", ".mtr");
+            return Files.createTempDirectory("memtrace-", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         } catch (IOException e) {
-            throw LaunchException.environment("cannot create a temporary trace file: " + e.getMessage(), e);
+            throw LaunchException.environment("cannot create a temporary directory for the trace: " + e.getMessage(), e);
         }
+    }
+
+    /** The run's own directory, flat: the runtime writes files there, never directories or links. */
+    private static void deleteTree(Path dir) {
+        try (var files = Files.list(dir)) {
+            files.forEach(Processes::deleteQuietly);
+        } catch (IOException e) {
+            // already gone
+        }
+        Processes.deleteQuietly(dir);
     }
 }

@@ -2,15 +2,11 @@ package org.memtrace.launch;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -23,7 +19,8 @@ import java.util.zip.CRC32C;
  * {@code memtrace cc}), each extracted to a directory named after its content: runs share one copy, a new
  * build never picks up a stale one, and a program linked against the runtime keeps finding the exact copy
  * its rpath names. Written to a temporary name and renamed, so a concurrent run never sees a half-written
- * file. Every build leaves a directory behind, so a new copy of the agent or the wrapper removes the
+ * file. Only a directory the user owns, mode 0700, with no one else able to replace it, is used
+ * ({@link OwnedPaths}): what is extracted there is preloaded into the user's programs. Every build leaves a directory behind, so a new copy of the agent or the wrapper removes the
  * directories of older ones that no run has used for {@link #UNUSED}; a runtime's never goes, since a
  * program built against it names it in its rpath for as long as the program exists.
  */
@@ -31,6 +28,13 @@ public final class NativeFiles {
     static final String AGENT = "libmemtrace-agent.so";
     static final String RUNTIME = "libmemtrace-rt.so";
     static final String CC_WRAPPER = "memtrace-cc-wrapper";
+
+    /**
+     * Set by the launcher of an installed memtrace to PREFIX/lib/memtrace, where {@code make install} put the
+     * native files: they are used from there, never extracted, so that programs built by {@code memtrace cc}
+     * name a runtime that stays where it is (docs/install.md).
+     */
+    public static final String LIBRARY_PROPERTY = "memtrace.lib";
 
     /** How long an agent's or wrapper's directory may go unused before a newer build removes it. */
     static final Duration UNUSED = Duration.ofDays(30);
@@ -50,6 +54,25 @@ public final class NativeFiles {
     private static final Map<String, Path> extracted = new HashMap<>();
 
     private static synchronized Path extract(String resource, String what) throws LaunchException {
+        String installed = System.getProperty(LIBRARY_PROPERTY);
+        if (installed != null && !installed.isEmpty()) {
+            Path file = Path.of(installed, resource);
+            if (!Files.isRegularFile(file))
+                throw LaunchException.environment(what + " is missing from the installation (" + file + "): reinstall memtrace", null);
+            // what runs in every traced program must be no one else's to replace: neither the file nor its directory
+            // writable by group or others (make install writes them 0755 and 0644)
+            for (Path p : new Path[] {file, file.getParent()}) {
+                try {
+                    var perms = Files.getPosixFilePermissions(p);
+                    if (perms.contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
+                            || perms.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE))
+                        throw LaunchException.environment(p + " is writable by other users: not loading " + what + " from it", null);
+                } catch (java.io.IOException e) {
+                    throw LaunchException.environment("cannot check " + p + ": " + e.getMessage(), e);
+                }
+            }
+            return file;
+        }
         Path done = extracted.get(resource);
         if (done != null && Files.isRegularFile(done)) return done;
         Path path = extractOnce(resource, what);
@@ -71,11 +94,15 @@ public final class NativeFiles {
             try {
                 Path dir = base.resolve(key);
                 boolean fresh = !Files.isDirectory(dir);
+                OwnedPaths.directory(base);
                 Path path = install(dir, resource, content);
                 Instant now = Instant.now();
                 markUsed(dir, now);
                 if (fresh && !resource.equals(RUNTIME)) prune(base, dir, resource, now);
                 return path;
+            } catch (OwnedPaths.UntrustedPathException e) {
+                // not a place that cannot be written (try the next) but one someone else may have prepared
+                throw LaunchException.environment("cannot extract " + what + ": " + e.getMessage(), e);
             } catch (IOException e) {
                 if (first == null) first = e;
             }
@@ -90,22 +117,10 @@ public final class NativeFiles {
                 Path.of(System.getProperty("java.io.tmpdir"), "memtrace-" + System.getProperty("user.name"))};
     }
 
+    /** {@code dir/name} with {@code content}, in a directory checked as {@link OwnedPaths} says. */
     static Path install(Path dir, String name, byte[] content) throws IOException {
-        Path target = dir.resolve(name);
-        if (Files.isRegularFile(target) && Arrays.equals(Files.readAllBytes(target), content)) return target;
-        Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, ".extract-", ".tmp", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-        try {
-            Files.write(tmp, content);
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-        return target;
+        OwnedPaths.directory(dir);
+        return OwnedPaths.file(dir, name, content);
     }
 
     /**

@@ -26,14 +26,27 @@ final class Processes {
     }
 
     /**
+     * How long memtrace, once stopped (SIGINT/SIGTERM), goes on taking in what the program recorded: the user
+     * asked it to stop, so what is not read by then is left out and the trace says it is incomplete.
+     */
+    static final long STOP_BUDGET_NS = 300_000_000L;
+
+    /**
+     * As {@link #STOP_BUDGET_NS} for a compiled-in run, whose trace is read only once the program has ended:
+     * counted from then, and longer, since loading the reader's classes comes out of it.
+     */
+    static final long REPLAY_BUDGET_NS = 450_000_000L;
+
+    /**
      * Ends the program from outside (memtrace got SIGINT/SIGTERM): gives it a moment to end on its own
-     * (Ctrl-C reached it too), then terminates it, then kills it.
+     * (Ctrl-C reached it too), then terminates it, then kills it; under a second in all, since the user is
+     * waiting for the prompt.
      */
     static void stop(Process p) {
         try {
-            if (!p.waitFor(2, TimeUnit.SECONDS)) {
+            if (!p.waitFor(300, TimeUnit.MILLISECONDS)) {
                 p.destroy();
-                if (!p.waitFor(3, TimeUnit.SECONDS)) p.destroyForcibly();
+                if (!p.waitFor(300, TimeUnit.MILLISECONDS)) p.destroyForcibly();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -13,9 +13,10 @@ import org.memtrace.event.Signals;
  * @param lost       records the agent dropped (ring header)
  * @param attached   whether the agent announced itself; false means nothing could be recorded
  * @param incomplete whether memtrace failed to consume or save part of the stream
+ * @param interrupted whether memtrace was stopped (SIGINT, SIGTERM) before the program ended: the trace stops there or earlier
  */
 public record RunResult(int exitStatus, Optional<Event.Exit> exit, long lost, Duration elapsed, boolean attached,
-                        boolean incomplete) {
+                        boolean incomplete, boolean interrupted) {
 
     public boolean killedBySignal() {
         return exit.map(x -> x.kind() == Event.ExitKind.SIGNAL).orElse(exitStatus > 128);

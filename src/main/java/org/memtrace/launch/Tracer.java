@@ -43,6 +43,8 @@ public final class Tracer implements Recorder {
     private final Consumer<String> problems;
     private Guarded consumer;
     private volatile Process process;
+    /** When memtrace stops reading the ring, once it was asked to stop; 0 while it was not. */
+    private volatile long stopBy;
 
     private StreamWriter saver;
     private boolean streamBroken;
@@ -96,7 +98,8 @@ public final class Tracer implements Recorder {
             closeSaver(ring);
             consumer.finish();
             Checkpoints.mark("consumers finished");
-            return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete);
+            // stopped from outside, the program did not run to its end, whether or not all it recorded was read
+            return new RunResult(status, Optional.ofNullable(lastExit), ring.lost(), elapsed, attached, incomplete, stopBy != 0);
         } catch (IOException e) {
             throw LaunchException.environment("cannot create the event ring " + ringFile + ": " + e.getMessage(), e);
         } finally {
@@ -105,11 +108,13 @@ public final class Tracer implements Recorder {
     }
 
     /**
-     * Gives the program a moment to end on its own (Ctrl-C reached it too), then terminates it. The run's
-     * thread then drains the ring as usual.
+     * Ends the run from outside (memtrace got SIGINT/SIGTERM): gives the program a moment to end on its own
+     * (Ctrl-C reached it too), then terminates it. The run's thread drains the ring for a moment more
+     * ({@link Processes#STOP_BUDGET_NS}), then leaves the rest and says the trace is incomplete.
      */
     @Override
     public void requestStop() {
+        stopBy = System.nanoTime() + Processes.STOP_BUDGET_NS;
         Process p = process;
         if (p != null) Processes.stop(p);
     }
@@ -117,13 +122,19 @@ public final class Tracer implements Recorder {
     private Process start(Path agent, Path ringFile) throws LaunchException {
         ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
         var env = pb.environment();
+        // The agent puts the program's environment back as it was before main (agent/init.c): each variable
+        // memtrace sets is restored from MEMTRACE_<name> when the user had one, removed when not.
         String preload = env.get("LD_PRELOAD");
+        if (preload != null) env.put("MEMTRACE_LD_PRELOAD", preload);
         env.put("LD_PRELOAD", preload == null || preload.isBlank() ? agent.toString() : agent + ":" + preload);
         env.put("MEMTRACE_RING", ringFile.toString());
         env.put("MEMTRACE_REGIONS", Integer.toString(options.regions()));
         env.put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
         // Resolving every import at start-up keeps the loader's symbol lookups out of the trace; it changes
-        // when binding happens, not what the program does.
+        // when binding happens, not what the program does. The loader reads it once, before the agent's
+        // constructor takes it out again, so libraries opened later bind as the program starts did.
+        String bindNow = env.get("LD_BIND_NOW");
+        if (bindNow != null) env.put("MEMTRACE_LD_BIND_NOW", bindNow);
         if (!options.lazyBinding()) env.put("LD_BIND_NOW", "1");
         try {
             Process p = pb.start();
@@ -139,6 +150,11 @@ public final class Tracer implements Recorder {
         long sleep = MIN_SLEEP_NS;
         while (true) {
             long backlog = ring.backlog();
+            long deadline = stopBy;
+            if (deadline != 0 && System.nanoTime() - deadline > 0 && (backlog > 0 || p.isAlive())) {
+                ring.discard();
+                return;
+            }
             if (backlog > 0) {
                 pollOnce(ring);
             } else if (!p.isAlive()) {

@@ -423,6 +423,11 @@ public final class MadtWriter implements Analysis {
 
     @Override
     public void finish(Ending ending) {
+        // the last line of a trace memtrace stopped early: without it the trace would look whole (docs/trace-format.md)
+        if (!failed && ending.cutShort() != null) {
+            text.append("# incomplete ").append(ending.cutShort().replace('\n', ' ')).append('\n');
+            flushText();
+        }
         if (!failed) writeOut();
         try {
             out.close();

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 class PackageDependenciesTest {
     private static final Path SOURCES = Path.of("src/main/java/org/memtrace");
-    private static final Set<String> ALL = Set.of("analysis", "cache", "cli", "compress", "event", "export", "heap",
+    private static final Set<String> ALL = Set.of("analysis", "cache", "cc", "cli", "compress", "event", "export", "heap",
             "instrument", "launch", "madt", "mtr", "report", "select", "skeleton", "symbols", "trace", "x86");
     private static final Pattern NAMED = Pattern.compile("org\\.memtrace\\.([a-z0-9]+)\\.");
 
@@ -30,6 +30,7 @@ class PackageDependenciesTest {
     private static final Map<String, Set<String>> FORBIDDEN = Map.ofEntries(
             Map.entry("analysis", Set.of("launch", "mtr", "cli", "madt", "report", "export")),
             Map.entry("cache", except()),
+            Map.entry("cc", Set.of("cli", "mtr", "trace", "analysis", "madt", "report", "export")),
             Map.entry("cli", Set.of()),
             Map.entry("compress", except()),
             Map.entry("event", except()),

@@ -9,7 +9,7 @@ import org.memtrace.event.Event;
 
 class RunResultTest {
     static RunResult result(int status, Event.Exit exit) {
-        return new RunResult(status, Optional.ofNullable(exit), 0, Duration.ZERO, true, false);
+        return new RunResult(status, Optional.ofNullable(exit), 0, Duration.ZERO, true, false, false);
     }
 
     @Test

@@ -58,7 +58,8 @@ public final class MadtGrammar {
             "exit status=-?\\d+ tid=\\d+",
             "exec " + PATH + " tid=\\d+",
             "exec-failed " + PATH + " errno=\\d+ tid=\\d+",
-            "fatal signal \\d+ \\([A-Z0-9+]+\\) ip=" + NAME + " addr=" + HEX + " tid=\\d+")
+            "fatal signal \\d+ \\([A-Z0-9+]+\\) ip=" + NAME + " addr=" + HEX + " tid=\\d+",
+            "incomplete [^\\n]+")
             .stream().map(Pattern::compile).toList();
 
     private static final Map<String, Pattern> COMPILED = new java.util.concurrent.ConcurrentHashMap<>();

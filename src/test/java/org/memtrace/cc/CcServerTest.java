@@ -1,0 +1,195 @@
+package org.memtrace.cc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The compile server over its real socket: the directory checks it refuses to start without, each kind of
+ * request with the exact answer, as steps of two clients at once, and the idle exit that removes its socket.
+ */
+class CcServerTest {
+    @TempDir Path dir;
+    private Path run;
+    private Path socket;
+    private Thread serving;
+
+    @BeforeEach
+    void privateDirectory() throws IOException {
+        run = Files.createDirectory(dir.resolve("run"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        socket = run.resolve("cc-test.sock");
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (serving != null) serving.join(10_000);
+    }
+
+    private CcServer start(Duration idle) throws Exception {
+        CcServer server = new CcServer(socket, idle);
+        server.bind();
+        serving = Thread.ofPlatform().start(() -> {
+            try {
+                server.serve();
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        return server;
+    }
+
+    private byte[] ask(CcRequest request) throws IOException {
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            ch.write(ByteBuffer.wrap(request.encode()));
+            ch.shutdownOutput();
+            var out = new ByteArrayOutputStream();
+            ByteBuffer b = ByteBuffer.allocate(8192);
+            while (ch.read(b) >= 0) {
+                out.write(b.array(), 0, b.position());
+                b.clear();
+            }
+            return out.toByteArray();
+        }
+    }
+
+    private static List<String> fields(byte[] reply) {
+        List<String> f = new ArrayList<>();
+        int start = 0;
+        for (int i = 0; i < reply.length; i++) {
+            if (reply[i] == 0) {
+                f.add(new String(reply, start, i - start, StandardCharsets.UTF_8));
+                start = i + 1;
+            }
+        }
+        assertThat(start).isEqualTo(reply.length);
+        return f;
+    }
+
+    private CcRequest request(CcRequest.Kind kind, Map<String, String> env, String... args) {
+        return new CcRequest(kind, dir.toString(), env, List.of(args));
+    }
+
+    @Test
+    void aDirectoryOthersCanEnterOrALinkIsRefused() throws Exception {
+        Path open = Files.createDirectory(dir.resolve("open"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        assertThatThrownBy(() -> new CcServer(open.resolve("s.sock"), Duration.ofSeconds(1))).hasMessageContaining("not mode 0700");
+        Path link = Files.createSymbolicLink(dir.resolve("link"), run);
+        assertThatThrownBy(() -> new CcServer(link.resolve("s.sock"), Duration.ofSeconds(1))).hasMessageContaining("symbolic link");
+        assertThatThrownBy(() -> new CcServer(Path.of("/tmp/s.sock"), Duration.ofSeconds(1))).hasMessageContaining("not mode 0700");
+    }
+
+    @Test
+    void pingPlanAndRefusalAnswerExactly() throws Exception {
+        start(Duration.ofSeconds(30));
+        assertThat(new String(ask(request(CcRequest.Kind.PING, Map.of())), StandardCharsets.US_ASCII)).isEqualTo("ok 0\n");
+
+        List<String> compile = fields(ask(request(CcRequest.Kind.PLAN, Map.of("MEMTRACE_GCC", "gcc"), "cc", "--omega", "0.5", "-c", "-pipe", "x.c")));
+        assertThat(compile.subList(0, 5)).containsExactly("exec", "0", "", "", "5");
+        assertThat(compile.subList(5, 10)).extracting(s -> s.split("=", 2)[0])
+                .containsExactly("MEMTRACE_CC_OPTIONS", "MEMTRACE_CC_SHARED", "MEMTRACE_JAVA", "MEMTRACE_CLASSPATH", "MEMTRACE_JAVA_OPTIONS");
+        assertThat(compile.get(5)).isEqualTo("MEMTRACE_CC_OPTIONS=--omega 0.5");
+        assertThat(compile.get(6)).isEqualTo("MEMTRACE_CC_SHARED"); // unset: not -shared
+        List<String> words = compile.subList(10, compile.size());
+        assertThat(words.get(0)).isEqualTo("gcc");
+        assertThat(words.get(1)).isEqualTo("-wrapper");
+        assertThat(words.subList(3, words.size())).containsExactly("-c", "x.c"); // -pipe dropped, no runtime: no link
+
+        List<String> link = fields(ask(request(CcRequest.Kind.PLAN, Map.of(), "c++", "-o", "prog", "a.o")));
+        assertThat(link.get(10)).isEqualTo("g++");
+        assertThat(link).contains("-lmemtrace-rt");
+
+        List<String> refused = fields(ask(request(CcRequest.Kind.PLAN, Map.of(), "cc", "--omega", "1.5", "x.c")));
+        assertThat(refused.subList(0, 3)).containsExactly("exit", "2", "");
+        assertThat(refused.get(3)).startsWith("memtrace: ").endsWith(" (see 'memtrace cc --help')\n").hasLineCount(1);
+
+        List<String> help = fields(ask(request(CcRequest.Kind.PLAN, Map.of(), "cc", "--help")));
+        assertThat(help.subList(0, 2)).containsExactly("exit", "0");
+        assertThat(help.get(2)).startsWith("Usage: memtrace cc ");
+    }
+
+    @Test
+    void asStepsOfTwoClientsAtOnceAreInstrumentedAndAStrayInputIsNot() throws Exception {
+        start(Duration.ofSeconds(30));
+        Path state = Files.createDirectory(dir.resolve("state"));
+        List<String> listed = new ArrayList<>();
+        for (String name : List.of("a", "b")) {
+            Files.writeString(dir.resolve(name + ".c"), "int " + name + "[8]; void f_" + name + "(int i) { " + name + "[i & 7] = i; }\n");
+            Process cc1 = new ProcessBuilder("gcc", "-O2", "-S", "-o", name + ".s", name + ".c").directory(dir.toFile()).inheritIO().start();
+            assertThat(cc1.waitFor()).isZero();
+            listed.add(name + ".s"); // relative, as gcc -save-temps would name it: the request's cwd resolves it
+        }
+        Files.write(state.resolve("cc1-outputs"), listed);
+        Map<String, String> env = Map.of("MEMTRACE_CC_STATE", state.toString(), "MEMTRACE_CC_OPTIONS", "", "MEMTRACE_CC_SHARED", "");
+        String as = "/usr/bin/as";
+        var pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<byte[]>> replies = new ArrayList<>();
+            for (String name : List.of("a", "b"))
+                replies.add(pool.submit(() -> ask(request(CcRequest.Kind.AS, env, as, "--64", "-o", name + ".o", name + ".s"))));
+            for (Future<byte[]> r : replies) assertThat(new String(r.get(120, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("ok 0\n");
+        } finally {
+            pool.shutdown();
+        }
+        for (String name : List.of("a", "b")) assertThat(undefined(dir.resolve(name + ".o"))).contains("memtrace_start");
+
+        Files.copy(dir.resolve("a.s"), dir.resolve("hand.s"));
+        String stray = new String(ask(request(CcRequest.Kind.AS, env, as, "--64", "-o", "hand.o", "hand.s")), StandardCharsets.UTF_8);
+        assertThat(stray).isEqualTo("ok 0\nmemtrace cc: note: hand.s is not compiler output, assembled uninstrumented\n");
+        assertThat(undefined(dir.resolve("hand.o"))).doesNotContain("memtrace_start");
+
+        Files.writeString(dir.resolve("bad.s"), "\tbogus_instruction %eax\n");
+        Files.write(state.resolve("cc1-outputs"), List.of("bad.s"));
+        String bad = new String(ask(request(CcRequest.Kind.AS, env, as, "--64", "-o", "bad.o", "bad.s")), StandardCharsets.UTF_8);
+        assertThat(bad).startsWith("ok 1\n").contains("bad.s", "bogus_instruction"); // the assembler's own message
+    }
+
+    @Test
+    void anIdleServerRemovesItsSocketAndEnds() throws Exception {
+        start(Duration.ofMillis(300));
+        assertThat(new String(ask(request(CcRequest.Kind.PING, Map.of())), StandardCharsets.US_ASCII)).isEqualTo("ok 0\n");
+        serving.join(10_000);
+        assertThat(serving.isAlive()).isFalse();
+        assertThat(socket).doesNotExist();
+    }
+
+    @Test
+    void aMalformedRequestGetsNoAnswerAndTheServerGoesOn() throws Exception {
+        start(Duration.ofSeconds(30));
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            ch.write(ByteBuffer.wrap("memtrace-cc-1\0frob\0".getBytes(StandardCharsets.US_ASCII)));
+            ch.shutdownOutput();
+            assertThat(ch.read(ByteBuffer.allocate(16))).isEqualTo(-1);
+        }
+        assertThat(new String(ask(request(CcRequest.Kind.PING, Map.of())), StandardCharsets.US_ASCII)).isEqualTo("ok 0\n");
+    }
+
+    private static String undefined(Path object) throws Exception {
+        Process nm = new ProcessBuilder("nm", "-u", object.toString()).redirectErrorStream(true).start();
+        String out = new String(nm.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(nm.waitFor()).as(out).isZero();
+        return out;
+    }
+}

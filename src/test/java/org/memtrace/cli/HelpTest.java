@@ -1,0 +1,62 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** {@code memtrace help CMD} is {@code memtrace CMD --help}; the command list says each summary whole. */
+class HelpTest {
+    record Outcome(int status, String out, String err) {}
+
+    static Outcome memtrace(String... args) {
+        var out = new StringWriter();
+        var err = new StringWriter();
+        int status = Main.execute(new PrintWriter(out), new PrintWriter(err), args);
+        return new Outcome(status, out.toString(), err.toString());
+    }
+
+    @Test
+    void helpOfACommandIsItsOwnHelp() {
+        for (Class<?> c : Main.COMMANDS) {
+            for (String name : Main.names(c)) {
+                Outcome help = memtrace("help", name);
+                Outcome own = memtrace(name, "--help");
+                assertThat(help.status()).as(name).isZero();
+                assertThat(help.out()).as(name).isNotBlank().isEqualTo(own.out());
+            }
+        }
+        assertThat(memtrace("help").out()).isEqualTo(memtrace("--help").out());
+    }
+
+    @Test
+    void anUnknownCommandIsOneLineAndStatusTwo() {
+        Outcome o = memtrace("help", "frobnicate");
+        assertThat(o.status()).isEqualTo(2);
+        assertThat(o.err().lines().toList()).singleElement().asString().startsWith("memtrace: no command 'frobnicate'")
+                .contains("run", "cc", "skeleton");
+    }
+
+    /** Every summary in the command list is a whole sentence: it ends with a full stop, nothing cut after it. */
+    @Test
+    void theCommandListCutsNoSummary() {
+        String help = memtrace("--help").out();
+        List<String> summaries = new ArrayList<>();
+        boolean inCommands = false;
+        for (String line : help.lines().toList()) {
+            if (line.equals("Commands:")) {
+                inCommands = true;
+            } else if (inCommands && line.matches("  \\S.*")) {
+                summaries.add(line.substring(12).strip());
+            } else if (inCommands && line.startsWith("     ") && !summaries.isEmpty()) {
+                summaries.set(summaries.size() - 1, summaries.getLast() + " " + line.strip());
+            }
+        }
+        assertThat(summaries).hasSize(Main.COMMANDS.size() + 1);
+        assertThat(summaries).allSatisfy(s -> assertThat(s).endsWith("."));
+        assertThat(summaries).anySatisfy(s -> assertThat(s).isEqualTo("Writes one self-contained HTML page about a trace."));
+    }
+}

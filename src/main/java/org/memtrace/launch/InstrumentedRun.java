@@ -62,7 +62,8 @@ public final class InstrumentedRun implements Recorder {
     @Override
     public List<String> ignoredOptions() {
         return options.regions() == TraceOptions.ALL_REGIONS ? List.of()
-                : List.of("--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+                : List.of("--regions has no effect on a program traced by probes (built with memtrace cc, or --mode rewrite): "
+                        + "they trace every instrumented access");
     }
 
     @Override

@@ -10,8 +10,11 @@
  * kind of file; rw_report adds an MT_MODULE for the trampoline file at the executable's load bias, through
  * which the reader finds the site table that names the executable's instructions.
  *
+ * It takes MEMTRACE_REWRITE_PLAN out of the environment and puts LD_PRELOAD back to the user's value
+ * (MEMTRACE_LD_PRELOAD, which memtrace passes; none when absent), so exec'd descendants run untraced.
+ *
  * How it reads: silent when it applied the plan or when the plan is for another program (a child that
- * exec'd something else inherits the environment); one `memtrace: rewrite:` line on stderr when the plan
+ * exec'd something else and kept LD_PRELOAD itself); one `memtrace: rewrite:` line on stderr when the plan
  * is the executable's but cannot be applied (nothing is patched then, and the trace holds no records).
  *
  * What it gets wrong: only the main executable is rewritten (libraries, ld.so and dlopen'd code are not
@@ -124,10 +127,44 @@ static int prot_of(uint32_t flags)
     return (flags & PF_R ? PROT_READ : 0) | (flags & PF_W ? PROT_WRITE : 0) | (flags & PF_X ? PROT_EXEC : 0);
 }
 
+/* The user's LD_PRELOAD back, or none, and MEMTRACE_REWRITE_PLAN / MEMTRACE_LD_PRELOAD out (docs/trust.md): */
+/* the program and what it execs see the environment they would see untraced.                            */
+static void restore_environment(void)
+{
+    static char preload[4096 + 16];
+    extern char **environ;
+    const char *saved = getenv("MEMTRACE_LD_PRELOAD");
+    int keep = 0;
+    if (saved) {
+        size_t at = 0;
+        for (const char *p = "LD_PRELOAD="; *p; p++) preload[at++] = *p;
+        for (const char *p = saved; *p && at < sizeof preload - 1; p++) preload[at++] = *p;
+        preload[at] = 0;
+        keep = 1;
+    }
+    char **w = environ;
+    for (char **r = environ; r && *r; r++) {
+        if (rt_strncmp(*r, "MEMTRACE_REWRITE_PLAN=", 22) == 0 || rt_strncmp(*r, "MEMTRACE_LD_PRELOAD=", 20) == 0) continue;
+        if (rt_strncmp(*r, "LD_PRELOAD=", 11) == 0) {
+            if (!keep) continue;
+            *w++ = preload;
+            continue;
+        }
+        *w++ = *r;
+    }
+    if (w) *w = NULL;
+}
+
 void rw_apply(void)
 {
     const char *path = getenv("MEMTRACE_REWRITE_PLAN");
     if (!path || !*path) return;
+    char plan_path[4096];
+    size_t n = 0;
+    for (; path[n] && n < sizeof plan_path - 1; n++) plan_path[n] = path[n];
+    plan_path[n] = 0;
+    restore_environment();
+    path = plan_path;
     size_t len;
     unsigned char *plan = read_plan(path, &len);
     if (!plan) return;

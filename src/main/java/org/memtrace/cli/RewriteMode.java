@@ -1,6 +1,7 @@
 package org.memtrace.cli;
 
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.memtrace.launch.InstrumentedRun;
@@ -24,11 +25,17 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, Map<String, 
     static RewriteMode prepare(Target target) throws LaunchException {
         try {
             ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), RewriteCache.directory());
+            // the runtime puts the user's LD_PRELOAD back (or none) before main: descendants run untraced
+            Map<String, String> environment = new HashMap<>();
             String preload = NativeFiles.runtime().toString();
             String theirs = System.getenv("LD_PRELOAD");
-            if (theirs != null && !theirs.isBlank()) preload += ":" + theirs;
-            return new RewriteMode(target.traced().toString(), p,
-                    Map.of("LD_PRELOAD", preload, "MEMTRACE_REWRITE_PLAN", p.plan().toString()));
+            if (theirs != null) {
+                environment.put("MEMTRACE_LD_PRELOAD", theirs);
+                if (!theirs.isBlank()) preload += ":" + theirs;
+            }
+            environment.put("LD_PRELOAD", preload);
+            environment.put("MEMTRACE_REWRITE_PLAN", p.plan().toString());
+            return new RewriteMode(target.traced().toString(), p, Map.copyOf(environment));
         } catch (RewriteException e) {
             throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
         } catch (ZydisUnavailableException e) {

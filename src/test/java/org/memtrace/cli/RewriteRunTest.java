@@ -120,6 +120,15 @@ class RewriteRunTest {
         assertThat(pushes).as("20 recursive calls a round, 100 rounds").isEqualTo(2000);
     }
 
+    @Test
+    void theProgramSeesTheEnvironmentItWouldHaveUntraced() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_env.c", "env", "-O0");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "-q", "-o", dir.resolve("e.trace").toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(prog.toString())));
+        assertThat(TraceFile.read(dir.resolve("e.trace")).lines()).as("and was rewritten").anyMatch(l -> l.access());
+    }
+
     private static final List<String> FUNCTIONS = List.of("main", "fill", "bump", "total", "build", "walk");
 
     @ParameterizedTest

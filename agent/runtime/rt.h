@@ -9,6 +9,7 @@
  *   rt_probe.c    probes read from their code bytes: the first store, and a probe stopped between its
  *                 first store and its cursor's move (rewound so that a signal handler records first)
  *   rt_file.c     the .mtr file: header, the writer thread, the slot transform, zstd chunks, end record
+ *   rt_crc.c      CRC32C of the file's headers and payloads (include/mt_file.h lays the file out)
  *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
  *   rt_wrappers.c allocator, mapping, block-operation and I/O wrappers
@@ -143,6 +144,10 @@ void rt_report_module(uint64_t bias, const unsigned char *bid, uint32_t bid_len,
 void rw_apply(void);
 void rw_report(void);
 int rt_file_open(const char *path, int pid, int codec);
+
+/* CRC32C of the .mtr file's checksums (rt_crc.c): rt_crc_init once before the first, then chained from 0. */
+void rt_crc_init(void);
+uint32_t rt_crc32c(uint32_t crc, const void *data, size_t n);
 void rt_file_queue(struct rt_buf *b);      /* hand a full buffer to the writer */
 struct rt_buf *rt_buf_get(void);           /* a free buffer (waits while the writer is behind) */
 void rt_buf_put(struct rt_buf *b);

@@ -23,7 +23,11 @@
  * (ZLEVEL), 1 plain zstd of the slots, 0 the slots as they are (all there to measure the transforms). The
  * output reads:
  *
- *     header (64 bytes)  CHNK tid order stored raw codec payload  CHNK ...  EEND chunks records dropped
+ *     header (64 bytes)  CHNK tid order stored raw codec crcs payload  CHNK ...  EEND crc chunks records dropped
+ *
+ * (include/mt_file.h lays the records out: version 2, every header and payload with its CRC32C, rt_crc.c).
+ * A write that fails (a full disk, a file size limit) is said once on stderr; nothing more is written, so
+ * the file ends without its end record and readers say it is incomplete.
  *
  * The end record closes a file whose every buffer was written: at exit, before an exec, and after a
  * fatal signal the runtime caught. A file killed by SIGKILL just stops after its last whole chunk (or in
@@ -52,10 +56,9 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include "mt_file.h"
 #include "rt.h"
 
-#define CHUNK_MAGIC 0x4b4e4843u
-#define END_MAGIC 0x444e4545u
 #define MAX_BUFS 4096
 #define TABLE_BITS 12
 /* Codec 5's tables: 4096 entries held a program of many sites badly (sqlite3: 1.0 M of 3.3 M records'  */
@@ -76,17 +79,6 @@
 #define ZLEVEL_PACKED (-3)
 #endif
 
-struct chunk_header {
-    uint32_t magic, tid;
-    uint64_t order;
-    uint32_t stored_len, raw_len, codec, reserved;
-};
-
-struct end_record {
-    uint32_t magic, reserved;
-    uint64_t chunks, records, dropped;
-};
-
 static struct {
     int codec;
     long end_offset;            /* where the end record starts, for a failed exec */
@@ -103,7 +95,8 @@ static struct {
     volatile int next_ticket;   /* queued buffers taken for encoding, in queue order (under queue_lock) */
     volatile int appended;      /* futex: tickets whose chunks are in the file */
     int writer_running;
-    int broken;                 /* zstd failed: nothing more is written */
+    int broken;                 /* zstd or a write failed: nothing more is written */
+    const char *path;           /* the trace's name, for the message of a failed write */
 } f;
 
 /* What turns slots into a chunk: encoder 0 belongs to the writer thread (and to the final flush), encoder 1 */
@@ -247,18 +240,50 @@ static struct rt_buf *dequeue(void)
 
 /* ---- chunks --------------------------------------------------------------------------------------- */
 
-static void write_all(const void *p, size_t n)
+/* The first failed write of the trace: one line on stderr, and nothing more is written. A write past the */
+/* file size limit (EFBIG) also sent the writing thread SIGXFSZ, whose default ends the program: every    */
+/* write of the trace runs with signals blocked (the writer thread, the final flush, open_out), so the    */
+/* signal is still pending here, and is taken back: the limit cuts the trace, not the program.            */
+static void write_failed(long error)
+{
+    if (error == -27) {
+        uint64_t xfsz = 1ULL << (SIGXFSZ - 1);
+        struct timespec zero = {0, 0};
+        while (mt_sys4(SYS_rt_sigtimedwait, &xfsz, 0, &zero, 8) == SIGXFSZ) {}
+    }
+    if (f.broken) return;
+    f.broken = 1;
+    char msg[4300];
+    size_t at = 0;
+    const char *parts[] = {"memtrace: cannot write the trace ", f.path ? f.path : "", ": ",
+                           error == -28 ? "no space left on device" : error == -27 ? "file too large"
+                           : error == -5 ? "input/output error" : error == -122 ? "disk quota exceeded" : "write failed",
+                           "; it stops here and is incomplete (the program runs on)\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        for (const char *c = parts[i]; *c && at < sizeof msg; c++) msg[at++] = *c;
+    mt_sys3(SYS_write, 2, msg, at);
+}
+
+static int write_all(const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
+        if (f.broken) return 0;
         int fd = rt_fd_get();
-        if (fd < 0) return;
+        if (fd < 0) {
+            write_failed(-9 /* EBADF */);
+            return 0;
+        }
         long w = mt_sys3(SYS_write, fd, c, n);
         if (w == -4) continue; /* EINTR */
-        if (w <= 0) return;
+        if (w <= 0) {
+            write_failed(w ? w : -28);
+            return 0;
+        }
         c += w;
         n -= (size_t)w;
     }
+    return 1;
 }
 
 /* A tag and the event slots after it, in u64 words: fewer if the buffer ends first (every codec copies them as they are). */
@@ -695,15 +720,20 @@ static void append(struct encoder *x, uint32_t tid)
         __atomic_add_fetch(&f.records, pc->records, __ATOMIC_RELAXED);
         __atomic_add_fetch(&f.dropped, pc->dropped, __ATOMIC_RELAXED);
         if (!pc->raw) continue;
-        struct chunk_header h = {CHUNK_MAGIC, tid, f.chunks++, (uint32_t)pc->stored, (uint32_t)pc->raw, (uint32_t)f.codec, 0};
+        if (f.broken) continue;
+        struct mtr_chunk_header h = {MTR_CHUNK_MAGIC, tid, f.chunks++, (uint32_t)pc->stored, (uint32_t)pc->raw, (uint32_t)f.codec,
+                                     rt_crc32c(0, pc->payload, pc->stored), 0, 0};
+        h.header_crc = rt_crc32c(0, &h, offsetof(struct mtr_chunk_header, header_crc));
         static const char zeros[8];
         struct iovec iov[3] = {{&h, sizeof h}, {(void *)pc->payload, pc->stored}, {(void *)zeros, (8 - pc->stored % 8) % 8}};
         size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
         rt_fd_hold(); /* a dup2 onto the trace's number waits for the write */
         int fd = rt_fd_get();
-        long w = fd < 0 ? -1 : mt_sys3(SYS_writev, fd, iov, 3);
+        long w = fd < 0 ? -9 /* EBADF */ : mt_sys3(SYS_writev, fd, iov, 3);
+        while (w == -4) w = mt_sys3(SYS_writev, fd, iov, 3); /* EINTR: nothing was written */
         rt_fd_release();
-        if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
+        if (w < 0) write_failed(w);
+        else if ((size_t)w < total) { /* a short write: finish it byte-exactly */
             size_t done = (size_t)w;
             for (int k = 0; k < 3; k++) {
                 if (done >= iov[k].iov_len) { done -= iov[k].iov_len; continue; }
@@ -800,16 +830,15 @@ static void start_writer(void)
 
 static void write_header(int pid)
 {
-    unsigned char h[64];
-    rt_memzero(h, sizeof h);
-    rt_memcpy(h, "MTRFILE1", 8);
-    uint32_t version = 1, size = 64;
-    uint64_t p = (uint64_t)pid, page = (uint64_t)rt.page;
-    rt_memcpy(h + 8, &version, 4);
-    rt_memcpy(h + 12, &size, 4);
-    rt_memcpy(h + 16, &p, 8);
-    rt_memcpy(h + 24, &page, 8);
-    write_all(h, sizeof h);
+    struct mtr_header h;
+    rt_memzero(&h, sizeof h);
+    rt_memcpy(h.magic, MTR_MAGIC, 8);
+    h.version = MTR_VERSION;
+    h.header_size = sizeof h;
+    h.pid = (uint64_t)pid;
+    h.page_size = (uint64_t)rt.page;
+    h.crc = rt_crc32c(0, &h, offsetof(struct mtr_header, crc));
+    write_all(&h, sizeof h);
 }
 
 /* Never through a symbolic link, and readable by the user alone. `fresh`: a fork child's file, a name */
@@ -823,8 +852,12 @@ static int open_out(const char *path, int pid, int fresh)
     if (fd < 0) return 0;
     /* Out of the program's way, and found again if the program closes it or takes its number (rt_fd.c). */
     rt_fd_adopt(fd, path);
+    f.path = path;
+    f.broken = 0;
     f.chunks = f.records = f.dropped = 0;
+    uint64_t old = rt_block_signals(); /* a size limit's SIGXFSZ is taken back by write_failed */
     write_header(pid);
+    rt_restore_signals(old);
     return 1;
 }
 
@@ -832,6 +865,7 @@ int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
     if (codec < 0 || codec > 5) codec = f.codec = 5;
+    rt_crc_init();
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &enc[i];
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
@@ -930,7 +964,8 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     }
     int fd = rt_fd_get();
     f.end_offset = fd < 0 ? -1 : mt_sys3(SYS_lseek, fd, 0, 1 /* SEEK_CUR */);
-    struct end_record e = {END_MAGIC, 0, f.chunks, f.records, f.dropped};
+    struct mtr_end_record e = {MTR_END_MAGIC, 0, f.chunks, f.records, f.dropped};
+    e.crc = rt_crc32c(0, &e.chunks, sizeof e - offsetof(struct mtr_end_record, chunks));
     write_all(&e, sizeof e);
     rt.state = RT_FINISHED;
     rt_lock_drop(&f.file_lock);

@@ -2,6 +2,7 @@ package org.memtrace.cli;
 
 import org.memtrace.instrument.CcOptions;
 import org.memtrace.instrument.OptionWords;
+import org.memtrace.launch.LaunchException;
 import org.memtrace.mtr.CcBuild;
 import org.memtrace.mtr.MtrFormatException;
 import org.memtrace.select.AnalysisOptions;
@@ -71,9 +72,8 @@ public final class AnalyzeCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Override
-    public Integer call() {
+    public Integer call() throws LaunchException {
         PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
         try {
             ElfFile image = ElfText.open(file);
             ElfText elf = ElfText.of(image);
@@ -100,12 +100,17 @@ public final class AnalyzeCommand implements Callable<Integer> {
             }
             out.flush();
             return 0;
-        } catch (IOException | IllegalArgumentException | ZydisUnavailableException | MtrFormatException e) {
-            String message = e.getMessage() == null ? e.toString() : e.getMessage();
-            err.println(message.startsWith("memtrace: ") ? message : "memtrace: " + message);
-            err.flush();
-            return 1;
+        } catch (IOException | IllegalArgumentException e) {
+            // a missing or unreadable file, one that is no ELF file, a bad option value: input errors, as in every command
+            throw LaunchException.usage(message(e));
+        } catch (ZydisUnavailableException | MtrFormatException e) {
+            throw LaunchException.environment(message(e), e);
         }
+    }
+
+    private static String message(Exception e) {
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        return message.startsWith("memtrace: ") ? message.substring("memtrace: ".length()) : message;
     }
 
     /** The options a cc-built file records, when it records one set that this version reads. */

@@ -1,5 +1,6 @@
 package org.memtrace.cli;
 
+import java.io.PrintWriter;
 import java.util.concurrent.CompletableFuture;
 import org.memtrace.symbols.AddressSpace;
 import org.memtrace.trace.DecodedShapes;
@@ -14,9 +15,12 @@ import org.memtrace.x86.ZydisUnavailableException;
  */
 final class BoundLater implements InstructionShapes {
     private final CompletableFuture<InstructionShapes> binding;
+    private final PrintWriter err;
     private InstructionShapes bound;
 
-    BoundLater(AddressSpace space) {
+    /** {@code err}: where the warning goes when the decoder cannot be loaded. */
+    BoundLater(AddressSpace space, PrintWriter err) {
+        this.err = err;
         binding = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("memtrace-decoder").start(() -> {
             try {
@@ -37,10 +41,7 @@ final class BoundLater implements InstructionShapes {
         try {
             return binding.join();
         } catch (java.util.concurrent.CompletionException e) {
-            if (e.getCause() instanceof ZydisUnavailableException z) {
-                System.err.println(z.getMessage() + " (access sizes are reported as 0)");
-                return InstructionShapes.UNKNOWN;
-            }
+            if (e.getCause() instanceof ZydisUnavailableException z) return TraceInput.decoderMissing(err, z);
             throw e.getCause() instanceof RuntimeException r ? r : e;
         }
     }

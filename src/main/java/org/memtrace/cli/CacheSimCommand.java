@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
         description = {"Simulates set-associative caches over a trace's data accesses: misses per level, instruction and object.",
                 "LRU, FIFO, random or tree-PLRU; write-allocate, write-back. See docs/cachesim.md."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:the simulation ran", "1:the trace is corrupt or the JSON could not be written",
+        exitCodeList = {"0:the simulation ran", "1:the trace is damaged or cut short (what precedes the damage is simulated), or the results could not be written",
                 "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
 final class CacheSimCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
@@ -57,7 +57,7 @@ final class CacheSimCommand implements Callable<Integer> {
             description = "Instructions and objects listed per ranking (default: ${DEFAULT-VALUE}).")
     int top;
 
-    @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE.")
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE ('-' for standard output).")
     Path json;
 
     /** A policy as users type it; the error lists the names in that form too. */
@@ -75,23 +75,30 @@ final class CacheSimCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         CacheHierarchy caches = hierarchy();
         if (top < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top must not be negative");
-        try (OutputFile jsonFile = json == null ? null : OutputFile.create(json)) {
+        try (OutputFile jsonFile = json == null ? null : OutputFile.create(json, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
+            // with the JSON on standard output, the text goes to standard error: the JSON stays parseable
+            if (jsonFile != null && jsonFile.toStandardOutput()) out = err;
             CacheSimulation sim = new CacheSimulation(caches, naming).writeTo(new CacheSimulation.Output(out,
                     jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(), policy.name().toLowerCase(Locale.ROOT), seed));
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(sim));
-            long records = TraceInput.replayWhole(trace, stage, Progress.onTerminal(err, "cachesim"), err);
-            List<String> problems = stage.finish(Ending.offline(records, stage.events(), 0, Map.of()));
+            TraceInput.Outcome read = TraceInput.replay(trace, stage, Progress.onTerminal(err, "cachesim"));
+            List<String> problems = stage.finish(Ending.offline(read.events(), stage.events(), 0, Map.of()));
             if (!problems.isEmpty()) throw LaunchException.environment(String.join("; ", problems), null);
             if (jsonFile != null) {
                 try {
                     jsonFile.commit();
                 } catch (IOException e) {
-                    throw LaunchException.environment("cannot write " + json + ": " + LaunchException.reason(e), e);
+                    throw LaunchException.environment("cannot write " + jsonFile.shown() + ": " + LaunchException.reason(e), e);
                 }
             }
+            out.flush();
+            if (out.checkError()) throw LaunchException.environment("cannot write the results to standard output", null);
+            // the simulation of what precedes the damage is printed, and the damage said
+            return TraceInput.reportProblems(trace, read, err);
+        } catch (IOException e) {
+            throw LaunchException.environment("cannot write " + json + ": " + LaunchException.reason(e), e);
         }
-        return 0;
     }
 
     private CacheHierarchy hierarchy() {

@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
                 "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for",
                 "DuckDB, Spark or pandas. See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:the output is complete", "1:the trace is corrupt or the output could not be written",
+        exitCodeList = {"0:the output is complete", "1:the trace is damaged or cut short (what precedes the damage is written), or the output could not be written",
                 "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
 final class ConvertCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
@@ -44,7 +44,7 @@ final class ConvertCommand implements Callable<Integer> {
             description = "lackey, pinatrace, din, csv or parquet.", converter = FormatName.class)
     ExportFormat format;
 
-    @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write.")
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write ('-' for standard output).")
     Path output;
 
     /** A format as users type it; the error lists the names in that form too. */
@@ -61,10 +61,11 @@ final class ConvertCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         // Check the input before creating anything beside the output.
         if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
-        try (OutputFile out = OutputFile.create(output)) {
+        TraceInput.Outcome read;
+        try (OutputFile out = OutputFile.create(output, List.of(trace))) {
             Progress progress = Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT));
             try {
-                write(out.temporary(), err, progress);
+                read = write(out, err, progress);
                 out.commit();
             } finally {
                 progress.end();
@@ -72,22 +73,24 @@ final class ConvertCommand implements Callable<Integer> {
         } catch (IOException | UncheckedIOException e) {
             throw LaunchException.environment("cannot write " + output + ": " + Main.oneLine(e.getMessage()), e);
         }
-        return 0;
+        // a damaged trace's accesses before the damage are written, and the damage said
+        return TraceInput.reportProblems(trace, read, err);
     }
 
-    private void write(Path file, PrintWriter err, Progress progress) throws LaunchException, IOException {
+    private TraceInput.Outcome write(OutputFile file, PrintWriter err, Progress progress) throws LaunchException, IOException {
         SymbolicNaming naming = new SymbolicNaming();
-        try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+        try (OutputStream stream = new BufferedOutputStream(file.open(), 1 << 16)) {
             Analysis export = switch (format) {
                 case LACKEY, PINATRACE, DIN -> new SimulatorText(format, stream);
                 case CSV -> new TraceRows(naming, stream);
                 case PARQUET -> new ParquetRows(naming, stream);
             };
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
-            long records = TraceInput.replayWhole(trace, stage, progress, err);
+            TraceInput.Outcome read = TraceInput.replay(trace, stage, progress);
             // the exports write to the stream opened here: their failures are the reason, the file is ours to name
-            List<String> problems = stage.finish(Ending.offline(records, stage.events(), 0, Map.of()));
+            List<String> problems = stage.finish(Ending.offline(read.events(), stage.events(), 0, Map.of()));
             if (!problems.isEmpty()) throw new IOException(problems.getFirst());
+            return read;
         }
     }
 }

@@ -75,6 +75,8 @@ public final class Main implements Runnable {
             cc.setUnmatchedOptionsArePositionalParams(true);
             cc.setExpandAtFiles(false);
         }
+        // a file name that is not UTF-8 comes from the launcher as its bytes (RawPaths)
+        cl.registerConverter(Path.class, RawPaths::path);
         cl.setOut(out);
         cl.setErr(err);
         cl.setCaseInsensitiveEnumValuesAllowed(true);

@@ -56,30 +56,50 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
         boolean compiledIn = TraceInput.compiledIn(file);
-        OutputStream out = RunCommand.openOutput(output);
-        SymbolicNaming names = new SymbolicNaming();
-        InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : RunCommand.decodedShapes(names.addressSpace());
-        Interpretation stage = new Interpretation(names, shapes, List.of(
-                new MadtWriter(out, addresses, names, problems::add),
-                new Summary(compiledIn).printTo(quiet ? null : err)));
-        Guarded consumers = new Guarded(stage, problems::add, "the trace stops here");
+        try (OutputFile target = OutputFile.create(RawPaths.path(output), List.of(file))) {
+            OutputStream out = open(target);
+            SymbolicNaming names = new SymbolicNaming();
+            InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : TraceInput.shapes(names.addressSpace(), err);
+            MadtWriter text = new MadtWriter(out, addresses, names, problems::add);
+            Interpretation stage = new Interpretation(names, shapes, List.of(text, new Summary(compiledIn).printTo(quiet ? null : err)));
+            Guarded consumers = new Guarded(stage, problems::add, "the trace stops here");
 
-        TraceInput.Outcome read;
-        try {
-            read = TraceInput.replay(file, consumers, Progress.none());
-        } catch (LaunchException | RuntimeException e) {
+            TraceInput.Outcome read;
             try {
-                out.close();
-            } catch (IOException closing) {
-                e.addSuppressed(closing);
+                read = TraceInput.replay(file, consumers, Progress.none());
+            } catch (LaunchException | RuntimeException e) {
+                try {
+                    out.close();
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
+                throw e;
             }
-            throw e;
+            problems.addAll(stage.finish(Ending.offline(read.events(), stage.events(), read.lost(), read.declinedLoops())));
+            problems.addAll(read.problems());
+            // what a damaged trace held before the damage is printed (and said to be incomplete); a text
+            // that could not be written whole gets no name
+            if (text.complete()) commit(target);
+            if (read.lost() > 0)
+                RunCommand.say(err, read.lost() + (compiledIn ? " records were dropped by the program's runtime" : " events were lost by the agent"));
+            problems.forEach(p -> RunCommand.say(err, p));
+            return problems.isEmpty() && stage.complete() ? 0 : TraceInput.DAMAGED;
         }
-        problems.addAll(stage.finish(Ending.offline(read.events(), stage.events(), read.lost(), read.declinedLoops())));
-        problems.addAll(read.problems());
-        if (read.lost() > 0)
-            RunCommand.say(err, read.lost() + (compiledIn ? " records were dropped by the program's runtime" : " events were lost by the agent"));
-        problems.forEach(p -> RunCommand.say(err, p));
-        return problems.isEmpty() && stage.complete() ? 0 : 1;
+    }
+
+    private static OutputStream open(OutputFile target) throws LaunchException {
+        try {
+            return target.open();
+        } catch (IOException e) {
+            throw LaunchException.usage("cannot write " + target.shown() + ": " + LaunchException.reason(e));
+        }
+    }
+
+    private void commit(OutputFile target) {
+        try {
+            target.commit();
+        } catch (IOException e) {
+            problems.add("cannot write " + target.shown() + ": " + LaunchException.reason(e));
+        }
     }
 }

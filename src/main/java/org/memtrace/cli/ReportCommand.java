@@ -1,5 +1,6 @@
 package org.memtrace.cli;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -22,7 +23,7 @@ import picocli.CommandLine.Spec;
                 "objects and instructions, allocation sites and every access to freed memory.",
                 "`memtrace run --report FILE` writes it live. See docs/report.md."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:the report is complete", "1:the trace is corrupt or the report could not be written",
+        exitCodeList = {"0:the report is complete", "1:the trace is damaged or cut short (the report covers what precedes the damage and says so), or the report could not be written",
                 "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
 final class ReportCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
@@ -31,7 +32,7 @@ final class ReportCommand implements Callable<Integer> {
     Path trace;
 
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "report.html",
-            description = "The HTML file to write (default: ${DEFAULT-VALUE}).")
+            description = "The HTML file to write ('-' for standard output; default: ${DEFAULT-VALUE}).")
     Path output;
 
     @Option(names = "--top", paramLabel = "N", defaultValue = "50",
@@ -46,20 +47,24 @@ final class ReportCommand implements Callable<Integer> {
     public Integer call() throws LaunchException {
         if (top < 0 || heatMaps < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top and --heat-maps must not be negative");
         boolean compiledIn = TraceInput.compiledIn(trace);
-        try (OutputFile file = OutputFile.create(output)) {
+        try (OutputFile file = OutputFile.create(output, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
             InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN
                     : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
-            Report report = new Report(naming, compiledIn).writeTo(file.temporary(), output, top, heatMaps);
+            // the page is written to the temporary file and named (or copied to standard output) here
+            Report report = new Report(naming, compiledIn).writeTo(file.temporary(), file.temporary(), top, heatMaps);
             Interpretation stage = new Interpretation(naming, shapes, List.of(report));
             TraceInput.Outcome o = TraceInput.replay(trace, stage,
                     Progress.onTerminal(spec.commandLine().getErr(), "report"));
-            // a report of a damaged trace would look like the report of a whole run
-            if (!o.problems().isEmpty()) throw LaunchException.environment(String.join("; ", o.problems()), null);
             report.fact("trace file", trace.toString());
+            // a report of a damaged trace says so on the page, not only on the terminal
+            if (!o.problems().isEmpty()) report.fact("incomplete", String.join("; ", o.problems()));
             List<String> problems = stage.finish(Ending.offline(o.events(), stage.events(), o.lost(), o.declinedLoops()));
             if (!problems.isEmpty()) throw LaunchException.environment(String.join("; ", problems), null);
+            file.commit();
+            return TraceInput.reportProblems(trace, o, spec.commandLine().getErr());
+        } catch (IOException e) {
+            throw LaunchException.environment("cannot write " + output + ": " + LaunchException.reason(e), e);
         }
-        return 0;
     }
 }

@@ -1,6 +1,5 @@
 package org.memtrace.cli;
 
-import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -27,13 +26,10 @@ import org.memtrace.launch.Recorder;
 import org.memtrace.launch.RunResult;
 import org.memtrace.launch.Target;
 import org.memtrace.launch.TraceOptions;
-import org.memtrace.symbols.AddressSpace;
 import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
-import org.memtrace.trace.DecodedShapes;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.x86.Decoder;
-import org.memtrace.x86.ZydisUnavailableException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -104,7 +100,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
-        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding);
+        command = RawPaths.program(command);
+        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding, "-".equals(output));
         Target target = Recorder.validate(options);
         RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
         // chosen once: from here on the run only calls the recorder
@@ -112,20 +109,20 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         boolean compiledIn = recorder.compiledIn();
         checkOutputs(target, output, saveStream, jsonSummary, reportFile);
         recorder.ignoredOptions().forEach(p -> say(err, p));
-        boolean created = !"-".equals(output) && !Files.exists(Path.of(output));
+        boolean created = !"-".equals(output) && !Files.exists(RawPaths.path(output));
         OutputStream out = openOutput(output);
 
         SymbolicNaming names = new SymbolicNaming();
         names.addressSpace().readDebugInfoAhead();
         // Probes carry their sizes and kinds: a compiled-in run needs no decoder.
-        InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : new BoundLater(names.addressSpace());
+        InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : new BoundLater(names.addressSpace(), err);
         // one stage interprets the run once; the analyses only read its names
         List<Analysis> analyses = new ArrayList<>();
         analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
         analyses.add(new Summary(compiledIn).printTo(quiet ? null : err).jsonTo(jsonSummary));
-        OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile);
+        OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile, List.of());
         if (reportOutput != null) {
-            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.temporary(), reportFile, 50, 12);
+            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, 50, 12);
             htmlReport.fact("command", String.join(" ", command));
             analyses.add(htmlReport);
         }
@@ -153,7 +150,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 closeQuietly(out);
                 if (reportOutput != null) reportOutput.close();
                 // the run was refused after all: a trace file that memtrace created holds nothing, remove it
-                if (created) deleteQuietly(Path.of(output));
+                if (created) deleteQuietly(RawPaths.path(output));
                 throw e;
             }
             try {
@@ -189,16 +186,6 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 // see above
             }
         });
-    }
-
-    /** The shapes read code through the naming's address space, which the writer keeps up to date. */
-    static InstructionShapes decodedShapes(AddressSpace space) {
-        try {
-            return new DecodedShapes(space);
-        } catch (ZydisUnavailableException e) {
-            System.err.println(e.getMessage() + " (access sizes are reported as 0)");
-            return InstructionShapes.UNKNOWN;
-        }
     }
 
     /** The notes on the run, then every analysis's results (the trace closed, the summary, the report). */
@@ -255,11 +242,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     /**
      * Refuses, before any file is opened, outputs that would destroy something: an output that is the
      * program or its interpreter (opening it truncates it), two outputs naming one file (one would silently
-     * overwrite the other), an output that is a directory (found only after the trace file was created).
+     * overwrite the other), an output that is a directory (found only after the trace file was created), an
+     * existing ELF file (a library the program loads: {@code -o libfoo.so} would truncate it before it is loaded).
      */
     static void checkOutputs(Target target, String output, Path saveStream, Path jsonSummary, Path reportFile) throws LaunchException {
         Map<String, Path> outputs = new LinkedHashMap<>();
-        if (!"-".equals(output)) outputs.put("-o", Path.of(output));
+        if (!"-".equals(output)) outputs.put("-o", RawPaths.path(output));
         if (saveStream != null) outputs.put("--save-stream", saveStream);
         if (jsonSummary != null) outputs.put("--json-summary", jsonSummary);
         if (reportFile != null) outputs.put("--report", reportFile);
@@ -270,26 +258,19 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         List<Map.Entry<String, Path>> seen = new ArrayList<>();
         for (Map.Entry<String, Path> o : outputs.entrySet()) {
             Path file = o.getValue();
+            if (OutputFile.isStandardOutput(file))
+                throw LaunchException.usage(o.getKey() + " -: memtrace run writes only its trace to standard output (-o -); name a file");
             if (Files.isDirectory(file))
                 throw LaunchException.usage("cannot write " + what.get(o.getKey()) + " " + file + ": it is a directory");
             for (Path program : programs)
-                if (sameFile(file, program))
+                if (OutputFile.sameFile(file, program))
                     throw LaunchException.usage(o.getKey() + " " + file + " is the program " + program + " itself; memtrace would overwrite it");
+            OutputFile.refuseDestructive(file, List.of(), o.getKey() + " ");
             for (Map.Entry<String, Path> before : seen)
-                if (sameFile(file, before.getValue()))
+                if (OutputFile.sameFile(file, before.getValue()))
                     throw LaunchException.usage(before.getKey() + " and " + o.getKey() + " name the same file " + file + "; give each its own");
             seen.add(o);
         }
-    }
-
-    /** One file under two names (a link, a relative path), or one path for a file that does not exist yet. */
-    private static boolean sameFile(Path a, Path b) {
-        try {
-            if (Files.exists(a) && Files.exists(b)) return Files.isSameFile(a, b);
-        } catch (IOException e) {
-            // unreadable: compare the names below
-        }
-        return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
     }
 
     private static void deleteQuietly(Path file) {
@@ -305,17 +286,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      * text writer hands over its bytes in large chunks.
      */
     static OutputStream openOutput(String output) throws LaunchException {
-        if ("-".equals(output)) {
-            // The trace shares stdout with the program: flush at the end, never close it.
-            return new FilterOutputStream(System.out) {
-                @Override
-                public void write(byte[] b, int off, int len) throws IOException { out.write(b, off, len); }
-
-                @Override
-                public void close() throws IOException { flush(); }
-            };
-        }
-        Path file = Path.of(output);
+        // Not System.out, which swallows write errors: a full disk or a closed pipe must be said.
+        if ("-".equals(output)) return OutputFile.standardOutput();
+        Path file = RawPaths.path(output);
         try {
             return Files.newOutputStream(file);
         } catch (IOException | RuntimeException e) {

@@ -3,6 +3,7 @@ package org.memtrace.cli;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.mtr.MtrFormatException;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Spec;
                 "Compiled with plain gcc, the program prints the run's data accesses in Valgrind Lackey's format (as memtrace convert --to lackey does),",
                 "computing the skeleton loops' addresses and reading the rest from the input. See docs/skeleton-c.md."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:the program and its input are written", "1:the trace is damaged or cannot be written as a program",
+        exitCodeList = {"0:the program and its input are written", "1:the trace is damaged or cut short (the program prints what precedes the damage), or cannot be written as a program",
                 "2:usage error (no such trace, not a .mtr file, unwritable output)"})
 final class SkeletonCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
@@ -43,7 +44,9 @@ final class SkeletonCommand implements Callable<Integer> {
         Path in = input != null ? input : defaultInput(output);
         if (in.toAbsolutePath().normalize().equals(output.toAbsolutePath().normalize()))
             throw LaunchException.usage("the program and its input would both be " + output + ": name another --input");
-        try (OutputFile source = OutputFile.create(output); OutputFile data = OutputFile.create(in)) {
+        if (OutputFile.isStandardOutput(output) || OutputFile.isStandardOutput(in))
+            throw LaunchException.usage("the program and its input are two files: name them (standard output cannot hold both)");
+        try (OutputFile source = OutputFile.create(output, List.of(trace)); OutputFile data = OutputFile.create(in, List.of(trace))) {
             SkeletonProgram.Summary s = SkeletonProgram.emit(trace, source.temporary(), output.getFileName().toString(),
                     data.temporary(), in.getFileName().toString());
             data.commit();
@@ -52,6 +55,10 @@ final class SkeletonCommand implements Callable<Integer> {
             err.printf("memtrace: %s: %d skeleton loops, %d logged sites; %s: %,d bytes for %,d logged and %,d computed accesses%n",
                     output, s.loops(), s.sites(), in, s.inputBytes(), s.logged(), s.computed());
             err.flush();
+            // the program of a damaged trace prints what precedes the damage; the damage is said here
+            s.problems().forEach(p -> err.println("memtrace: " + Main.oneLine(p)));
+            err.flush();
+            return s.problems().isEmpty() ? 0 : TraceInput.DAMAGED;
         } catch (SkeletonProgram.NotEmitted e) {
             throw LaunchException.environment(trace + ": " + e.getMessage(), e);
         } catch (MtrFormatException e) {
@@ -59,7 +66,6 @@ final class SkeletonCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw LaunchException.environment("cannot write " + output + ": " + LaunchException.reason(e), e);
         }
-        return 0;
     }
 
     /** skel.c → skel.in; a name without .c gets .in added. */

@@ -62,9 +62,17 @@ final class TraceInput {
         try {
             return new DecodedShapes(space);
         } catch (ZydisUnavailableException e) {
-            err.println("memtrace: " + Main.oneLine(e.getMessage()) + " (access sizes are unknown: 0)");
-            return InstructionShapes.UNKNOWN;
+            return decoderMissing(err, e);
         }
+    }
+
+    /** The one warning every command gives when the x86 decoder cannot be loaded; the shapes to go on with. */
+    static InstructionShapes decoderMissing(PrintWriter err, ZydisUnavailableException e) {
+        String message = Main.oneLine(e.getMessage());
+        err.println((message.startsWith("memtrace: ") ? "" : "memtrace: ") + "warning: "
+                + message.substring(message.startsWith("memtrace: ") ? "memtrace: ".length() : 0) + " (access sizes are unknown: 0)");
+        err.flush();
+        return InstructionShapes.UNKNOWN;
     }
 
     /** Hands every event of the trace to {@code consumer} in order; throws only when nothing can be read. */
@@ -77,15 +85,18 @@ final class TraceInput {
         }
     }
 
+    /** The exit status of every reader for a trace that is damaged or cut short (what precedes the damage is read). */
+    static final int DAMAGED = 1;
+
     /**
-     * For commands whose output is only worth keeping whole (cachesim, convert): as {@link #replay}, but a
-     * damaged or cut-short trace is an error, and dropped records a warning on {@code err}. Returns the events.
+     * Tells {@code err} what reading could not deliver, one line per problem, and the records the recorder
+     * dropped; returns the command's status: 0, or {@link #DAMAGED} when the trace is damaged or cut short.
      */
-    static long replayWhole(Path file, EventSink consumer, Progress progress, PrintWriter err) throws LaunchException {
-        Outcome o = replay(file, consumer, progress);
-        if (!o.problems().isEmpty()) throw LaunchException.environment(String.join("; ", o.problems()), null);
+    static int reportProblems(Path file, Outcome o, PrintWriter err) {
         if (o.lost() > 0) err.println("memtrace: warning: " + o.lost() + " events were lost while recording " + file);
-        return o.events();
+        for (String p : o.problems()) err.println("memtrace: " + Main.oneLine(p));
+        err.flush();
+        return o.problems().isEmpty() ? 0 : DAMAGED;
     }
 
     private static Outcome replayMtr(Path file, EventSink consumer, Progress progress) throws LaunchException {
@@ -117,6 +128,7 @@ final class TraceInput {
                 events[0] = records;
                 progress.update(position, total, records);
             });
+            problems.addAll(s.damage());
             if (!s.done()) problems.add("the stream has no end mark: the recording was cut short; it holds what was saved before");
             lost = s.lost();
         } catch (StreamFormatException e) {

@@ -15,9 +15,12 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.function.Consumer;
+import java.util.zip.CRC32C;
 
 /**
  * Replays a stream saved by {@link StreamWriter}: the same events, in the same order, as the live run.
@@ -30,8 +33,15 @@ import java.util.function.Consumer;
 public final class SavedStream {
     private SavedStream() {}
 
-    /** What the saved header says about the run. */
-    public record Summary(long records, long bytes, long lost, boolean done) {}
+    /**
+     * What the saved header says about the run, and the damage found on the way: one sentence per damaged
+     * block skipped (its place and size), or the place where a stream cut short ends (empty for a whole one).
+     */
+    public record Summary(long records, long bytes, long lost, boolean done, List<String> damage) {
+        public Summary(long records, long bytes, long lost, boolean done) {
+            this(records, bytes, lost, done, List.of());
+        }
+    }
 
     /** Told, after each batch of events handed on, the stream position reached and the records so far. */
     @FunctionalInterface
@@ -51,6 +61,7 @@ public final class SavedStream {
     private static final int DEPTH = 4;
 
     private static final VarHandle U64 = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle U32 = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
     /**
      * Hands every record (never a padding record) to {@code sink} in stream order, on the calling thread, and
@@ -166,6 +177,10 @@ public final class SavedStream {
                 if (fileSize < HEADER_SIZE) throw new StreamFormatException(0, "file is shorter than the header page");
                 MemorySegment header = arena.allocate(HEADER_SIZE, 8);
                 readFully(ch, header.asByteBuffer(), 0);
+                if (header.get(ValueLayout.JAVA_LONG, OFF_MAGIC) == MAGIC
+                        && header.get(ValueLayout.JAVA_INT, OFF_VERSION) == SAVED_VERSION_BLOCKS
+                        && header.get(ValueLayout.JAVA_INT, OFF_HEADER_SIZE) == HEADER_SIZE)
+                    return readBlocks(ch, fileSize, header);
                 RingReader.checkHeader(header);
                 long bytes = header.get(ValueLayout.JAVA_LONG, OFF_TAIL);
                 if (bytes < 0 || bytes > fileSize - HEADER_SIZE)
@@ -197,27 +212,105 @@ public final class SavedStream {
                     if (size > bytes - pos)
                         throw new StreamFormatException(pos, "record of " + size + " bytes overruns the published data ("
                                 + (bytes - pos) + " bytes left)");
-                    int type = (int) word & 0xff;
-                    if (type != MT_PAD) {
-                        Batch b = batch;
-                        int n = b.count;
-                        if (EventDecoder.isFault(word)) {
-                            b.tid[n] = (int) (word >>> 32);
-                            b.flags[n] = (byte) (word >>> 8);
-                            b.ip[n] = (long) U64.get(chunk, at + 8);
-                            b.address[n] = (long) U64.get(chunk, at + 16);
-                        } else {
-                            b.other[n] = decode(data, at, pos);
-                        }
-                        records++;
-                        if ((b.count = n + 1) == BATCH) handOver(pos + size);
-                    }
+                    if (take(chunk, data, at, pos, word, size)) records++;
                     at += size;
                 }
                 batch.position = bytes;
                 return new Summary(records, bytes, header.get(ValueLayout.JAVA_LONG, OFF_LOST),
                         header.get(ValueLayout.JAVA_LONG, OFF_DONE) != 0);
             }
+        }
+
+        /** Puts the record at {@code at} in the batch unless it is padding; whether it did. */
+        private boolean take(byte[] chunk, MemorySegment data, int at, long pos, long word, int size) throws InterruptedException {
+            if (((int) word & 0xff) == MT_PAD) return false;
+            Batch b = batch;
+            int n = b.count;
+            if (EventDecoder.isFault(word)) {
+                b.tid[n] = (int) (word >>> 32);
+                b.flags[n] = (byte) (word >>> 8);
+                b.ip[n] = (long) U64.get(chunk, at + 8);
+                b.address[n] = (long) U64.get(chunk, at + 16);
+            } else {
+                b.other[n] = decode(data, at, pos);
+            }
+            if ((b.count = n + 1) == BATCH) handOver(pos + size);
+            return true;
+        }
+
+        /**
+         * Version 2: block after block to the end of the file (or of what the header says was finished). A
+         * block whose records fail their checksum is skipped and said; one whose header fails ends the reading
+         * there (its length is unknown), as a block cut short does.
+         */
+        private Summary readBlocks(FileChannel ch, long fileSize, MemorySegment header) throws IOException, InterruptedException {
+            long tail = header.get(ValueLayout.JAVA_LONG, OFF_TAIL);
+            boolean finished = header.get(ValueLayout.JAVA_LONG, OFF_DONE) != 0 || tail > 0;
+            long end = HEADER_SIZE + (finished ? tail : fileSize - HEADER_SIZE);
+            List<String> damage = new ArrayList<>();
+            CRC32C crc = new CRC32C();
+            crc.update(header.asSlice(0, OFF_SAVED_HEADER_CRC).asByteBuffer());
+            boolean headerWhole = (int) crc.getValue() == header.get(ValueLayout.JAVA_INT, OFF_SAVED_HEADER_CRC);
+            if (!headerWhole) {
+                // its counts cannot be trusted: read every whole block, and say the ending is unknown
+                damage.add("the stream's header page is damaged (its checksum does not match): whether the recording ended, and what it lost, is unknown");
+                tail = 0;
+                finished = false;
+                end = fileSize;
+            }
+            boolean cut = tail < 0 || end > fileSize;
+            if (cut) end = fileSize;
+            byte[] head = new byte[BLOCK_HEADER_SIZE];
+            byte[] chunk = new byte[1 << 20];
+            long at = HEADER_SIZE, records = 0, bytes = 0;
+            for (int block = 0; at < end; block++) {
+                if (end - at < BLOCK_HEADER_SIZE) {
+                    damage.add("the stream is cut short at offset " + end + ", in the header of block " + block + " (offset " + at + "); the blocks before it are read");
+                    break;
+                }
+                readFully(ch, ByteBuffer.wrap(head), at);
+                crc.reset();
+                crc.update(head, 0, BLOCK_OFF_HEADER_CRC);
+                int length = (int) U32.get(head, BLOCK_OFF_LENGTH);
+                if ((int) U32.get(head, 0) != BLOCK_MAGIC || (int) crc.getValue() != (int) U32.get(head, BLOCK_OFF_HEADER_CRC)
+                        || length <= 0 || length % 8 != 0 || length > BLOCK_MAX) {
+                    damage.add("block " + block + " at offset " + at + " has a damaged header (its checksum does not match); the rest of the stream is ignored");
+                    break;
+                }
+                if (end - at - BLOCK_HEADER_SIZE < length) {
+                    damage.add("the stream is cut short at offset " + end + ", in block " + block + " (offset " + at + "); the blocks before it are read");
+                    break;
+                }
+                if (chunk.length < length) chunk = new byte[length];
+                readFully(ch, ByteBuffer.wrap(chunk, 0, length), at + BLOCK_HEADER_SIZE);
+                crc.reset();
+                crc.update(chunk, 0, length);
+                long pos = bytes;
+                bytes += length;
+                at += BLOCK_HEADER_SIZE + length;
+                if ((int) crc.getValue() != (int) U32.get(head, BLOCK_OFF_CRC)) {
+                    damage.add("block " + block + " at offset " + (at - BLOCK_HEADER_SIZE - length) + " is damaged (its checksum does not match): its "
+                            + length + " bytes of records are skipped");
+                    continue;
+                }
+                MemorySegment data = MemorySegment.ofArray(chunk);
+                for (int r = 0; r < length; ) {
+                    long word = (long) U64.get(chunk, r);
+                    int size = sizeOf(word);
+                    if (size < RECORD_HEADER_SIZE || size % 8 != 0 || size > length - r)
+                        throw new StreamFormatException(pos + r, "record size " + size + " does not fit its block");
+                    if (take(chunk, data, r, pos + r, word, size)) records++;
+                    r += size;
+                }
+            }
+            if (finished && !cut && fileSize > end)
+                damage.add((fileSize - end) + " bytes follow the stream's last block; they are ignored");
+            if (cut && damage.isEmpty())
+                damage.add("the stream is cut short at offset " + fileSize + ": its header promises " + tail
+                        + " bytes after the header page; the blocks before the cut are read");
+            batch.position = bytes;
+            return new Summary(records, bytes, headerWhole ? header.get(ValueLayout.JAVA_LONG, OFF_LOST) : 0,
+                    headerWhole && header.get(ValueLayout.JAVA_LONG, OFF_DONE) != 0, List.copyOf(damage));
         }
 
         private static int sizeOf(long headerWord) { return (int) (headerWord >>> 16) & 0xffff; }

@@ -21,6 +21,25 @@ public final class StreamLayout {
     public static final long OFF_LOST = 192;
     public static final long OFF_DONE = 200;
 
+    /**
+     * A saved stream's version (in the header page's version field; the ring's own is {@link #VERSION}):
+     * version 1 is the header page then the records, the header written last; version 2
+     * ({@link #SAVED_VERSION_BLOCKS}, what memtrace writes) writes the header first and the records in blocks,
+     * each with a CRC32C (docs/event-stream.md, "Saved streams").
+     */
+    public static final int SAVED_VERSION_PLAIN = 1;
+    public static final int SAVED_VERSION_BLOCKS = 2;
+    /** In a version 2 saved stream's header page: the CRC32C of every other byte of the page (0 to 4091). */
+    public static final int OFF_SAVED_HEADER_CRC = HEADER_SIZE - 4;
+    /** A block: {u32 magic "SBLK", u32 length of its records, u32 CRC32C of the records, u32 CRC32C of the 12 bytes before}. */
+    public static final int BLOCK_MAGIC = 0x4b4c4253;
+    public static final int BLOCK_HEADER_SIZE = 16;
+    public static final int BLOCK_OFF_LENGTH = 4;
+    public static final int BLOCK_OFF_CRC = 8;
+    public static final int BLOCK_OFF_HEADER_CRC = 12;
+    /** The longest block a reader accepts: the writer's are at most 256 KiB. */
+    public static final int BLOCK_MAX = 16 << 20;
+
     /** Every record starts with {u8 type, u8 flags, u16 size, u32 tid}. */
     public static final int RECORD_HEADER_SIZE = 8;
 

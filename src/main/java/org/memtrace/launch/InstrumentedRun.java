@@ -150,7 +150,7 @@ public final class InstrumentedRun implements Recorder {
     }
 
     private Process start(Path out) throws LaunchException {
-        ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
+        ProcessBuilder pb = options.processBuilder();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
         // the runtime dies with this process and removes the three variables before main (agent/runtime/rt_init.c)

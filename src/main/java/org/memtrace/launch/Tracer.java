@@ -120,7 +120,7 @@ public final class Tracer implements Recorder {
     }
 
     private Process start(Path agent, Path ringFile) throws LaunchException {
-        ProcessBuilder pb = new ProcessBuilder(options.command()).inheritIO();
+        ProcessBuilder pb = options.processBuilder();
         var env = pb.environment();
         // The agent puts the program's environment back as it was before main (agent/init.c): each variable
         // memtrace sets is restored from MEMTRACE_<name> when the user had one, removed when not.

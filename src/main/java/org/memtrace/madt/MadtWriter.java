@@ -415,7 +415,7 @@ public final class MadtWriter implements Analysis {
 
     private void fail(IOException e) {
         failed = true;
-        problems.accept("cannot write the trace (" + e.getMessage() + "); the program keeps running, the trace is incomplete");
+        problems.accept("cannot write the trace (" + e.getMessage() + "); it stops there");
     }
 
     @Override

@@ -131,7 +131,7 @@ final class ModuleSites {
         SiteTable table = null;
         ElfFile elf;
         try {
-            elf = ElfFile.readSections(Path.of(path));
+            elf = ElfFile.readSections(org.memtrace.symbols.RecordedPath.of(path));
         } catch (IOException | RuntimeException e) {
             // the vdso, a deleted or unreadable file: uninstrumented as far as the trace can tell
             tables.put(path, null);

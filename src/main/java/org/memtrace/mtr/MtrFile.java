@@ -13,22 +13,40 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.zip.CRC32C;
 
 /**
  * The framing of a {@code .mtr} file (docs/compiled-in.md, "The .mtr file"): the header, the index of its
  * chunks by thread and the end record. Opening reads only chunk headers; payloads are read later, one chunk
  * at a time, by {@link MtrReader}. A damaged chunk or a file cut short ends the index there: what comes
  * before is still read, and {@link #problem} says why the rest is not.
+ *
+ * <p>Version 2 ({@link #VERSION_CHECKED}, what the runtime writes; agent/include/mt_file.h is the C side of
+ * this layout) checks a CRC32C of the header, of every chunk header (here, while indexing: a damaged one ends
+ * the index, as its thread and length cannot be trusted), of every payload (in {@link #words}, before it is
+ * decoded: the damage ends that thread's trace) and of the end record. Version 1 files are read unchecked.
  */
 public final class MtrFile implements AutoCloseable {
     /** The bytes "MTRFILE1" read as a little-endian u64. */
     public static final long MAGIC = 0x31454c494652544dL;
-    public static final int VERSION = 1;
+    /** Files before checksums: 32-byte chunk headers, read without checks. */
+    public static final int VERSION_UNCHECKED = 1;
+    /** CRC32C of the header, each chunk header, each payload and the end record (docs/compiled-in.md, "Checksums"). */
+    public static final int VERSION_CHECKED = 2;
+    public static final int VERSION = VERSION_CHECKED;
     public static final int HEADER_SIZE = 64;
+    /** Where the header's checksum (of the bytes before it) lies, in version 2. */
+    public static final int HEADER_CRC_OFFSET = 60;
     public static final int CHUNK_MAGIC = 0x4b4e4843;
-    public static final int CHUNK_HEADER_SIZE = 32;
+    public static final int CHUNK_HEADER_SIZE_UNCHECKED = 32;
+    public static final int CHUNK_HEADER_SIZE = 40;
+    /** In a version 2 chunk header: the payload's checksum, then the header's (of the 32 bytes before it). */
+    public static final int CHUNK_PAYLOAD_CRC_OFFSET = 28;
+    public static final int CHUNK_HEADER_CRC_OFFSET = 32;
     public static final int END_MAGIC = 0x444e4545;
     public static final int END_SIZE = 32;
+    /** In a version 2 end record: the checksum of its three counts (bytes 8 to 31). */
+    public static final int END_CRC_OFFSET = 4;
     public static final int SLOT = 16;
     public static final int CODEC_STORED = 0;
     public static final int CODEC_ZSTD = 1;
@@ -44,8 +62,15 @@ public final class MtrFile implements AutoCloseable {
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
 
-    /** One chunk: where its payload lies in the file and how to turn it into {@code rawLength} bytes of slots. */
-    public record Chunk(int tid, long order, long offset, int storedLength, int rawLength, int codec) {}
+    /**
+     * One chunk: where its payload lies in the file, how to turn it into {@code rawLength} bytes of slots,
+     * and the payload's checksum ({@code checked} false for a version 1 file, which has none).
+     */
+    public record Chunk(int tid, long order, long offset, int storedLength, int rawLength, int codec, boolean checked, int crc) {
+        public Chunk(int tid, long order, long offset, int storedLength, int rawLength, int codec) {
+            this(tid, order, offset, storedLength, rawLength, codec, false, 0);
+        }
+    }
 
     /** The end record a clean exit writes. */
     public record End(long chunks, long records, long dropped) {}
@@ -56,6 +81,7 @@ public final class MtrFile implements AutoCloseable {
     private final long pageSize;
     private final Map<Integer, List<Chunk>> threads = new LinkedHashMap<>();
     private final long chunkCount;
+    private final boolean checked;
     private End end;
     private String problem;
 
@@ -65,8 +91,12 @@ public final class MtrFile implements AutoCloseable {
         if (file.byteSize() < HEADER_SIZE) throw new MtrFormatException("not a .mtr file: shorter than its 64-byte header");
         if (file.get(U64, 0) != MAGIC) throw new MtrFormatException("not a .mtr file (no MTRFILE1 magic)");
         int version = file.get(U32, 8);
-        if (version != VERSION)
-            throw new MtrFormatException(".mtr version " + Integer.toUnsignedString(version) + " is not supported (this memtrace reads version " + VERSION + ")");
+        if (version != VERSION_CHECKED && version != VERSION_UNCHECKED)
+            throw new MtrFormatException(".mtr version " + Integer.toUnsignedString(version) + " is not supported (this memtrace reads versions "
+                    + VERSION_UNCHECKED + " and " + VERSION_CHECKED + ")");
+        checked = version == VERSION_CHECKED;
+        if (checked && crc(0, HEADER_CRC_OFFSET) != file.get(U32, HEADER_CRC_OFFSET))
+            throw new MtrFormatException("the .mtr header is damaged (its checksum does not match): nothing in the file can be trusted");
         int headerSize = file.get(U32, 12);
         if (headerSize < HEADER_SIZE || headerSize > file.byteSize())
             throw new MtrFormatException("header size " + Integer.toUnsignedString(headerSize) + " is impossible");
@@ -107,6 +137,10 @@ public final class MtrFile implements AutoCloseable {
             int magic = file.get(U32, at);
             if (magic == END_MAGIC) {
                 if (size - at < END_SIZE) return truncated(at, n);
+                if (checked && crc(at + 8, END_SIZE - 8) != file.get(U32, at + END_CRC_OFFSET)) {
+                    problem = "the end record at offset " + at + " is damaged (its checksum does not match); the " + n + " chunks before it are read";
+                    return n;
+                }
                 end = new End(file.get(U64, at + 8), file.get(U64, at + 16), file.get(U64, at + 24));
                 if (at + END_SIZE != size) problem = (size - at - END_SIZE) + " bytes follow the end record; they are ignored";
                 return n;
@@ -115,7 +149,13 @@ public final class MtrFile implements AutoCloseable {
                 problem = "corrupt chunk at offset " + at + " (bad magic 0x" + Integer.toHexString(magic) + "); the rest of the file is ignored";
                 return n;
             }
-            if (size - at < CHUNK_HEADER_SIZE) return truncated(at, n);
+            int headerSize = checked ? CHUNK_HEADER_SIZE : CHUNK_HEADER_SIZE_UNCHECKED;
+            if (size - at < headerSize) return truncated(at, n);
+            if (checked && crc(at, CHUNK_HEADER_CRC_OFFSET) != file.get(U32, at + CHUNK_HEADER_CRC_OFFSET)) {
+                // its thread and its length are unknown: no later chunk can be told to follow on from it
+                problem = "chunk " + n + " at offset " + at + " has a damaged header (its checksum does not match); the rest of the file is ignored";
+                return n;
+            }
             int tid = file.get(U32, at + 4);
             long order = file.get(U64, at + 8);
             long stored = Integer.toUnsignedLong(file.get(U32, at + 16));
@@ -129,13 +169,31 @@ public final class MtrFile implements AutoCloseable {
                 problem = "corrupt chunk at offset " + at + " (" + bad + "); the rest of the file is ignored";
                 return n;
             }
-            long payload = at + CHUNK_HEADER_SIZE;
+            long payload = at + headerSize;
             if (size - payload < stored) return truncated(at, n);
-            threads.computeIfAbsent(tid, t -> new ArrayList<>()).add(new Chunk(tid, order, payload, (int) stored, (int) raw, codec));
+            if (checked && (file.get(U32, at + CHUNK_HEADER_CRC_OFFSET + 4) != 0 || !zeros(payload + stored, Math.min(size, payload + ((stored + 7) & -8L))))) {
+                // the bytes no checksum covers must be zero: so that no damaged byte goes unnoticed
+                problem = "chunk " + n + " at offset " + at + " is damaged (bytes that must be zero are not); the rest of the file is ignored";
+                return n;
+            }
+            threads.computeIfAbsent(tid, t -> new ArrayList<>()).add(new Chunk(tid, order, payload, (int) stored, (int) raw, codec,
+                    checked, checked ? file.get(U32, at + CHUNK_PAYLOAD_CRC_OFFSET) : 0));
             n++;
             at = payload + ((stored + 7) & -8L);
         }
         return n;
+    }
+
+    private boolean zeros(long from, long to) {
+        for (long i = from; i < to; i++) if (file.get(ValueLayout.JAVA_BYTE, i) != 0) return false;
+        return true;
+    }
+
+    /** CRC32C of {@code length} bytes of the file from {@code offset}. */
+    private int crc(long offset, long length) {
+        CRC32C c = new CRC32C();
+        c.update(file.asSlice(offset, length).asByteBuffer());
+        return (int) c.getValue();
     }
 
     private long truncated(long at, long chunks) {
@@ -164,6 +222,9 @@ public final class MtrFile implements AutoCloseable {
      */
     int words(Chunk c, Scratch scratch) throws MtrFormatException {
         MemorySegment stored = file.asSlice(c.offset(), c.storedLength());
+        // checked before decoding: a damaged payload may still decompress, into records that never were
+        if (c.checked() && crc(c.offset(), c.storedLength()) != c.crc())
+            throw new MtrFormatException("the chunk at offset " + (c.offset() - CHUNK_HEADER_SIZE) + " is damaged (its checksum does not match)");
         int count = c.rawLength() / 8;
         long[] words = scratch.words(count);
         switch (c.codec()) {

@@ -54,10 +54,12 @@ public final class MtrReader {
     /**
      * What reading found. {@code probes} counts access records, {@code events} the embedded event records,
      * {@code dropped} the records the runtime says it could not write (the end record); {@code complete} is
-     * false when the file was cut short or damaged, and {@code problems} says what was lost.
+     * false when the file was cut short or damaged, and {@code problems} says what was lost; {@code damaged}
+     * tells a file cut short or damaged (read up to the damage) from one whose records do not fit the
+     * program's files (a site no table describes, a skeleton run that does not match).
      */
     public record Result(long chunks, long probes, long events, long dropped, boolean ended, List<String> problems,
-                         Skeleton skeleton) {
+                         Skeleton skeleton, boolean damaged) {
         public boolean complete() { return ended && problems.isEmpty(); }
     }
 
@@ -105,6 +107,8 @@ public final class MtrReader {
     private final List<String> problems = new ArrayList<>();
     private long probes, events, unknownSites, firstUnknownSite, brokenReps, computed, brokenLoops;
     private long firstBrokenLoop;
+    /** Threads whose trace ended at damage. */
+    private int threadsLost;
     /** One thread: accesses go out as they are read (see advance). */
     private boolean direct;
 
@@ -181,7 +185,7 @@ public final class MtrReader {
         file.problem().ifPresent(all::add);
         long dropped = file.end().map(MtrFile.End::dropped).orElse(0L);
         return new Result(file.chunks(), probes, events, dropped, file.end().isPresent(), List.copyOf(all),
-                new Skeleton(computed, modules.declinedLoops()));
+                new Skeleton(computed, modules.declinedLoops()), file.problem().isPresent() || threadsLost > 0);
     }
 
     /**
@@ -243,6 +247,10 @@ public final class MtrReader {
         } catch (MtrFormatException | StreamFormatException e) {
             problems.add("thread " + t.tid + ", chunk " + t.chunkOrder() + ": " + e.getMessage() + "; the rest of this thread's trace is lost");
             t.abandon();
+            threadsLost++;
+            // Its accesses before the damage go out now, after its last event; held to the end, they would come
+            // after the other threads' frees and be named <freed:…>, a use after free that nothing recorded.
+            flush(t);
         }
     }
 

@@ -96,7 +96,8 @@ public final class Report implements Analysis {
             try (Writer w = Files.newBufferedWriter(partial, StandardCharsets.UTF_8)) {
                 write(w, ending.events(), ending.lost(), top, heatMaps);
             }
-            Files.move(partial, page, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            // the same path: the caller names the page itself
+            if (!partial.equals(page)) Files.move(partial, page, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             String reason = e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage();
             throw new IOException("cannot write " + page + ": " + reason, e);

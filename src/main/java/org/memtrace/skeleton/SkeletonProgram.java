@@ -22,8 +22,12 @@ import org.memtrace.symbols.ElfSymbol;
 public final class SkeletonProgram {
     private SkeletonProgram() {}
 
-    /** What was written: loops that ran, logged sites, accesses logged and computed, the input's bytes. */
-    public record Summary(int loops, int sites, long logged, long computed, long blocks, int threads, long inputBytes) {}
+    /**
+     * What was written: loops that ran, logged sites, accesses logged and computed, the input's bytes, and why
+     * the trace was read only in part (damage, a cut; empty when whole): the program then prints what precedes it.
+     */
+    public record Summary(int loops, int sites, long logged, long computed, long blocks, int threads, long inputBytes,
+                          List<String> problems) {}
 
     /** The trace cannot be written as a program; the message says why, in one sentence. */
     public static final class NotEmitted extends Exception {
@@ -52,7 +56,8 @@ public final class SkeletonProgram {
             logged = new LoggedInput(out);
             result = MtrReader.read(file, logged, logged, logged);
             logged.finish();
-            if (!result.problems().isEmpty()) throw new NotEmitted(String.join("; ", result.problems()));
+            // a damaged or cut file is written up to the damage (and said); records that do not fit the files are not
+            if (!result.problems().isEmpty() && !result.damaged()) throw new NotEmitted(String.join("; ", result.problems()));
             if (logged.problem != null) throw new NotEmitted(logged.problem);
             out.finish();
         } catch (UncheckedIOException e) {
@@ -78,6 +83,6 @@ public final class SkeletonProgram {
         }
         Files.writeString(source, c);
         return new Summary(logged.loops.size(), logged.sites.size(), logged.logged, logged.computed, logged.blocks,
-                logged.threads.size(), Files.size(input));
+                logged.threads.size(), Files.size(input), result.problems());
     }
 }

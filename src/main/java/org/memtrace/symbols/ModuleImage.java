@@ -41,7 +41,7 @@ public final class ModuleImage {
 
     public static ModuleImage load(String path, DebugFiles debugFiles) {
         try {
-            ElfFile elf = ElfFile.read(Path.of(path));
+            ElfFile elf = ElfFile.read(RecordedPath.of(path));
             Optional<ElfFile> debug = elf.symtab().isEmpty() ? debugFiles.find(elf) : Optional.empty();
             return new ModuleImage(path, elf, SymbolIndex.of(elf, debug.orElse(null)), null, debug.orElse(null), debugFiles);
         } catch (IOException | RuntimeException e) {

@@ -231,11 +231,11 @@ class PrintCommandTest {
     @Test
     void anUnknownVersionIsRefusedInOneLine() throws Exception {
         byte[] bytes = Files.readAllBytes(wholeTrace(true));
-        bytes[8] = 2;
-        Outcome o = print(Files.write(dir.resolve("v2.mtr"), bytes));
+        bytes[8] = 3;
+        Outcome o = print(Files.write(dir.resolve("v3.mtr"), bytes));
         assertThat(o.status()).isEqualTo(1);
         assertThat(o.trace()).isEmpty();
-        assertThat(o.err().lines().toList()).singleElement().asString().endsWith(".mtr version 2 is not supported (this memtrace reads version 1)");
+        assertThat(o.err().lines().toList()).singleElement().asString().endsWith(".mtr version 3 is not supported (this memtrace reads versions 1 and 2)");
     }
 
     @Test

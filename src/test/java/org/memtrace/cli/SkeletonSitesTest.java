@@ -65,7 +65,7 @@ class SkeletonSitesTest {
     private static Set<Integer> codecs(Path mtr) throws Exception {
         ByteBuffer file = ByteBuffer.wrap(Files.readAllBytes(mtr)).order(ByteOrder.LITTLE_ENDIAN);
         Set<Integer> codecs = new HashSet<>();
-        for (int at = 64; file.getInt(at) == 0x4b4e4843; at += 32 + (file.getInt(at + 16) + 7) / 8 * 8)
+        for (int at = 64; file.getInt(at) == 0x4b4e4843; at += org.memtrace.mtr.MtrFile.CHUNK_HEADER_SIZE + (file.getInt(at + 16) + 7) / 8 * 8)
             codecs.add(file.getInt(at + 24));
         return codecs;
     }

@@ -116,7 +116,7 @@ class SkeletonSizeTest {
         for (int at = 64; file.getInt(at) == 0x4b4e4843; ) {
             long stored = file.getInt(at + 16);
             lengths.add((long) file.getInt(at + 20) << 32 | stored);
-            at += 32 + (int) (stored + 7) / 8 * 8;
+            at += org.memtrace.mtr.MtrFile.CHUNK_HEADER_SIZE + (int) (stored + 7) / 8 * 8;
         }
         return lengths;
     }

@@ -39,7 +39,9 @@ class StreamWriterTest {
         assertThat(replayed).usingRecursiveFieldByFieldElementComparator().isEqualTo(live);
         assertThat(summary.lost()).isEqualTo(3);
         assertThat(summary.done()).isTrue();
-        assertThat(Files.size(saved)).isEqualTo(StreamLayout.HEADER_SIZE + summary.bytes());
+        assertThat(summary.damage()).isEmpty();
+        // one block: the records fit in the writer's buffer
+        assertThat(Files.size(saved)).isEqualTo(StreamLayout.HEADER_SIZE + StreamLayout.BLOCK_HEADER_SIZE + summary.bytes());
     }
 
     @Test
@@ -53,8 +55,28 @@ class StreamWriterTest {
         try (var ch = java.nio.channels.FileChannel.open(saved, java.nio.file.StandardOpenOption.WRITE)) {
             ch.truncate(StreamLayout.HEADER_SIZE + 8);
         }
-        assertThatThrownBy(() -> SavedStream.replay(saved, e -> {})).isInstanceOf(StreamFormatException.class)
-                .hasMessageContaining("header promises 24 bytes");
+        List<Event> read = new ArrayList<>();
+        SavedStream.Summary s = SavedStream.replay(saved, read::add);
+        assertThat(read).isEmpty();
+        assertThat(s.damage()).singleElement().asString()
+                .isEqualTo("the stream is cut short at offset 4104, in the header of block 0 (offset 4096); the blocks before it are read");
+    }
+
+    @Test
+    void aStreamWhoseWriterDiedIsReadUpToItsLastWholeBlock() throws Exception {
+        Path saved = dir.resolve("killed.mts");
+        var writer = new StreamWriter(saved);
+        for (int i = 0; i < 20_000; i++) {   // 480 KB of records: one whole block and part of the next
+            byte[] rec = TestRecords.access(1, 0x401000 + i, 0x600000 + 8L * i, false, false);
+            writer.write(java.lang.foreign.MemorySegment.ofArray(rec), 0, rec.length);
+        }
+        writer.close();                      // no finish: the header page is the one written first
+        List<Event> read = new ArrayList<>();
+        SavedStream.Summary s = SavedStream.replay(saved, read::add);
+        assertThat(s.done()).isFalse();
+        assertThat(s.damage()).isEmpty();    // nothing damaged: the header says the recording did not end
+        assertThat(read).hasSize((256 * 1024 - StreamLayout.BLOCK_HEADER_SIZE) / 24);
+        assertThat(((Event.Access) read.getLast()).address()).isEqualTo(0x600000 + 8L * (read.size() - 1));
     }
 
     /** Writes {@code faults} fault records, a module record after every 1000th, then {@code tail}. */

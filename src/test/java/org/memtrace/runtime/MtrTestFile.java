@@ -40,10 +40,11 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
         byte[] magic = new byte[8];
         b.get(magic);
         assertThat(new String(magic, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("MTRFILE1");
-        assertThat(b.getInt()).as("version").isEqualTo(1);
+        assertThat(b.getInt()).as("version").isEqualTo(2);
         assertThat(b.getInt()).as("header_size").isEqualTo(64);
         long pid = b.getLong(), page = b.getLong();
-        for (int i = 0; i < 32; i++) assertThat(b.get()).as("reserved header byte").isZero();
+        for (int i = 0; i < 28; i++) assertThat(b.get()).as("reserved header byte").isZero();
+        assertThat(b.getInt()).as("header checksum").isEqualTo(crc(b, 0, 60));
 
         record Raw(int tid, long order, int rawLen, int codec, byte[] payload) {}
         List<Raw> raws = new ArrayList<>();
@@ -53,19 +54,23 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             if (m == 0x444e4545) {
                 assertThat(b.remaining()).as("end record").isEqualTo(32);
                 b.getInt();
-                assertThat(b.getInt()).isZero();
+                assertThat(b.getInt()).as("end record checksum").isEqualTo(crc(b, b.position(), 24));
                 end = new End(b.getLong(), b.getLong(), b.getLong());
                 break;
             }
-            if (b.remaining() < 32) break; // a chunk header cut by SIGKILL
+            if (b.remaining() < 40) break; // a chunk header cut by SIGKILL
             assertThat(m).as("chunk magic at %d", b.position()).isEqualTo(0x4b4e4843);
+            int headerCrc = crc(b, b.position(), 32);
             b.getInt();
             int tid = b.getInt();
             long order = b.getLong();
             int stored = b.getInt(), rawLen = b.getInt(), codec = b.getInt();
+            int payloadCrc = b.getInt();
+            assertThat(b.getInt()).as("chunk header checksum").isEqualTo(headerCrc);
             assertThat(b.getInt()).as("chunk reserved").isZero();
             assertThat(codec).isBetween(0, 5);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
+            assertThat(payloadCrc).as("payload checksum").isEqualTo(crc(b, b.position(), stored));
             byte[] payload = new byte[stored];
             b.get(payload);
             int pad = (8 - stored % 8) % 8;
@@ -94,6 +99,13 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
         assertThat(at).as("decompressed bytes").isEqualTo(inflated.length);
         for (int i = 0; i < chunks.size(); i++) assertThat(chunks.get(i).order()).as("chunk order").isEqualTo(i);
         return new MtrTestFile(pid, page, List.copyOf(chunks), end);
+    }
+
+    /** CRC32C of {@code length} bytes of the file from {@code offset}, as docs/compiled-in.md ("Checksums") defines them. */
+    private static int crc(ByteBuffer file, int offset, int length) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(file.array(), offset, length);
+        return (int) c.getValue();
     }
 
     private static List<Slot> slots(byte[] raw, boolean delta) {

@@ -27,7 +27,7 @@ public final class Cli {
     /** The command line that runs memtrace with {@code args}, e.g. {@code command("cc")} as a build's CC. */
     public static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "--enable-native-access=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.fs=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                 "-cp", System.getProperty("java.class.path"), "org.memtrace.cli.Main"));
         cmd.addAll(List.of(args));
         return cmd;

@@ -13,6 +13,7 @@
  *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
  *   rt_wrappers.c allocator, mapping, block-operation and I/O wrappers
+ *   ../rewrite/rw_apply.c  the rewrite plan of `memtrace run --mode rewrite`, applied at start
  *
  * The runtime makes every system call itself (mt_sys*, mt_native.h): libc's entry points for write, mmap, sigaction
  * and friends are the wrappers of this very library.
@@ -138,6 +139,10 @@ int rt_probe_window(greg_t *gr);           /* a probe stopped after its first st
                                            /* a probe whose first store is ahead), or -1                     */
 
 /* rt_file.c */
+void rt_report_module(uint64_t bias, const unsigned char *bid, uint32_t bid_len, const char *name, size_t n);
+/* agent/rewrite/rw_apply.c: the rewrite plan applied at start (memtrace run --mode rewrite), its module reported */
+void rw_apply(void);
+void rw_report(void);
 int rt_file_open(const char *path, int pid, int codec);
 
 /* CRC32C of the .mtr file's checksums (rt_crc.c): rt_crc_init once before the first, then chained from 0. */

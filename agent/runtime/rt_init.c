@@ -43,6 +43,27 @@ static int by_memtrace;                 /* started by `memtrace run` (MEMTRACE_P
 
 /* ---- start-up reports ----------------------------------------------------------------------------- */
 
+/* One MT_MODULE: a loaded object, or the trampoline file of a rewritten one (agent/rewrite/rw_apply.c). */
+void rt_report_module(uint64_t bias, const unsigned char *bid, uint32_t bid_len, const char *name, size_t n)
+{
+    if (bid_len > 64) bid_len = 64;
+    struct {
+        struct mt_module m;
+        unsigned char tail[64 + 1024 + 8];
+    } r;
+    rt_memzero(&r, sizeof r);
+    if (n > 1024) n = 1024;
+    r.m.h.type = MT_MODULE;
+    r.m.h.tid = (uint32_t)rt_tid();
+    r.m.load_bias = bias;
+    r.m.build_id_len = bid_len;
+    r.m.path_len = (uint32_t)n;
+    rt_memcpy(r.tail, bid, bid_len);
+    rt_memcpy(r.tail + bid_len, name, n);
+    r.m.h.size = (uint16_t)((sizeof r.m + bid_len + n + 7) & ~(size_t)7);
+    rt_emit(&r, r.m.h.size);
+}
+
 static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -52,23 +73,7 @@ static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
     const char *name = mt_module_name(info, exe, sizeof exe);
     uint32_t bid_len;
     const unsigned char *bid = mt_build_id(info, &bid_len);
-    if (bid_len > 64) bid_len = 64;
-    struct {
-        struct mt_module m;
-        unsigned char tail[64 + 1024 + 8];
-    } r;
-    rt_memzero(&r, sizeof r);
-    size_t n = rt_strlen(name);
-    if (n > 1024) n = 1024;
-    r.m.h.type = MT_MODULE;
-    r.m.h.tid = (uint32_t)rt_tid();
-    r.m.load_bias = info->dlpi_addr;
-    r.m.build_id_len = bid_len;
-    r.m.path_len = (uint32_t)n;
-    rt_memcpy(r.tail, bid, bid_len);
-    rt_memcpy(r.tail + bid_len, name, n);
-    r.m.h.size = (uint16_t)((sizeof r.m + bid_len + n + 7) & ~(size_t)7);
-    rt_emit(&r, r.m.h.size);
+    rt_report_module(info->dlpi_addr, bid, bid_len, name, rt_strlen(name));
     return 0;
 }
 
@@ -140,6 +145,7 @@ void rt_report_process(uint64_t parent)
     rt_emit(&t, sizeof t);
     reported_modules = 0;
     rt_scan_new_modules();
+    rw_report();
 }
 
 /* ---- recording on and off ------------------------------------------------------------------------- */
@@ -290,6 +296,7 @@ __attribute__((constructor(101))) static void rt_init(void)
             set_descendants_env();
         }
     }
+    rw_apply();
     rt.state = RT_RUNNING;
     rt_report_process(0);
     if (autostart) control(1, 0);

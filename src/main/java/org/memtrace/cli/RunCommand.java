@@ -88,6 +88,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--report", paramLabel = "FILE", description = "Also write the HTML report (as memtrace report makes it) to FILE.")
     Path reportFile;
 
+    @Option(names = "--mode", paramLabel = "MODE", defaultValue = "fault",
+            description = "fault: page faults (MadT), or the program's own probes when built with memtrace cc; "
+                    + "rewrite: the executable's code rewritten in memory before it runs (docs/rewriting.md) (default: ${DEFAULT-VALUE}).")
+    RewriteMode.Mode mode;
+
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
@@ -98,8 +103,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         command = RawPaths.program(command);
         TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding, "-".equals(output));
         Target target = Recorder.validate(options);
+        RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
         // chosen once: from here on the run only calls the recorder
-        Recorder recorder = Recorder.choose(target, options, p -> say(err, p));
+        Recorder recorder = rewrite != null ? rewrite.recorder(options, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
         boolean compiledIn = recorder.compiledIn();
         checkOutputs(target, output, saveStream, jsonSummary, reportFile);
         recorder.ignoredOptions().forEach(p -> say(err, p));
@@ -148,7 +154,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw e;
             }
             try {
-                return report(err, result, stage, recorder);
+                int status = report(err, result, stage, recorder);
+                if (rewrite != null && !quiet) say(err, rewrite.counts());
+                return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();
             }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
@@ -32,6 +33,8 @@ public final class InstrumentedRun implements Recorder {
 
     private final TraceOptions options;
     private final Consumer<String> problems;
+    /** Added to the program's environment: the rewrite mode's preloaded runtime and plan (org.memtrace.rewrite). */
+    private final Map<String, String> environment;
     private Guarded consumer;
     private volatile Process process;
     /** When memtrace stops reading the trace, once it was asked to stop; 0 while it was not. */
@@ -40,6 +43,15 @@ public final class InstrumentedRun implements Recorder {
     private Event.Exit lastExit;
 
     public InstrumentedRun(TraceOptions options, Consumer<String> problems) {
+        this(options, problems, Map.of());
+    }
+
+    /**
+     * A run whose program gets {@code environment} on top of its own: the rewrite mode preloads the runtime
+     * and names its plan (org.memtrace.rewrite), and records as a memtrace cc program does.
+     */
+    public InstrumentedRun(TraceOptions options, Consumer<String> problems, Map<String, String> environment) {
+        this.environment = Map.copyOf(environment);
         this.options = options;
         this.problems = problems;
     }
@@ -50,7 +62,8 @@ public final class InstrumentedRun implements Recorder {
     @Override
     public List<String> ignoredOptions() {
         return options.regions() == TraceOptions.ALL_REGIONS ? List.of()
-                : List.of("--regions has no effect on a program built with memtrace cc: its probes trace every instrumented access");
+                : List.of("--regions has no effect on a program traced by probes (built with memtrace cc, or --mode rewrite): "
+                        + "they trace every instrumented access");
     }
 
     @Override
@@ -142,6 +155,7 @@ public final class InstrumentedRun implements Recorder {
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
         // the runtime dies with this process and removes the three variables before main (agent/runtime/rt_init.c)
         pb.environment().put("MEMTRACE_PARENT", Long.toString(ProcessHandle.current().pid()));
+        pb.environment().putAll(environment);
         try {
             Process p = pb.start();
             process = p;

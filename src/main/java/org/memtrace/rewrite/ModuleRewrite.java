@@ -1,0 +1,141 @@
+package org.memtrace.rewrite;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Stream;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfFormatException;
+import org.memtrace.symbols.ElfSegment;
+import org.memtrace.x86.Decoder;
+
+/**
+ * Plans one module's rewrite and keeps it in the cache, keyed by the module's contents: the plan file the
+ * runtime applies and the trampoline file the reader names sites through. A second run of the same
+ * module finds both and plans nothing (docs/rewriting.md, "Where the rewrite happens").
+ */
+public final class ModuleRewrite {
+    /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
+    static final String PLANNER_VERSION = "rewrite-5";
+    /** Room left between the trampolines and the module's first byte. */
+    private static final long GAP = 0x10000;
+
+    /** A module ready to run rewritten: its plan, its trampoline file and what the planner decided. */
+    public record Prepared(Path plan, Path trampolines, PlanFile.Counts counts) {
+        public int rewritten() { return counts.rewritten(); }
+
+        public int left() { return counts.leftTotal(); }
+
+        /** The instructions left untraced, by reason, in words ("12 shorter than 5 bytes, 3 calls"); empty when none. */
+        public String leftByReason() {
+            List<String> parts = new ArrayList<>();
+            Decision.Reason[] reasons = Decision.Reason.values();
+            for (int i = 0; i < reasons.length && i < counts.left().length; i++)
+                if (counts.left()[i] > 0) parts.add(counts.left()[i] + " " + reasons[i].words());
+            return String.join(", ", parts);
+        }
+    }
+
+    private ModuleRewrite() {}
+
+    /** The module's plan from {@code cache} (a directory memtrace made, {@link RewriteCache}), planned now if it is not there. */
+    public static Prepared prepare(Path module, Path cache) throws IOException, RewriteException {
+        byte[] image = Files.readAllBytes(module);
+        String key = key(image);
+        Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf");
+        if (Files.isRegularFile(plan, LinkOption.NOFOLLOW_LINKS) && Files.isRegularFile(trampolines, LinkOption.NOFOLLOW_LINKS))
+            return new Prepared(plan, trampolines, PlanFile.counts(plan));
+        ElfFile elf;
+        try {
+            elf = ElfFile.parse(module.toString(), image);
+        } catch (ElfFormatException e) {
+            throw new RewriteException(module + " is not an ELF file: " + e.getMessage());
+        }
+        if (elf.type() != ElfFile.ET_EXEC && elf.type() != ElfFile.ET_DYN)
+            throw new RewriteException(module + " is neither an executable nor a shared library");
+        List<Decision> decisions;
+        try {
+            decisions = new PatchPlanner(new Decoder()).plan(elf);
+        } catch (ElfFormatException e) {
+            throw new RewriteException(module + ": " + e.getMessage());
+        }
+        List<Decision.Patch> patches = new ArrayList<>();
+        int[] left = new int[Decision.Reason.values().length];
+        int rewritten = 0;
+        long room = GAP;
+        for (Decision d : decisions) {
+            switch (d) {
+                case Decision.Patch p -> {
+                    patches.add(p);
+                    room += TrampolineWriter.bound(p);
+                    for (Decision.Part part : p.parts()) if (!part.accesses().isEmpty()) rewritten++;
+                }
+                case Decision.Covered c -> { } // counted with the patch that moved it
+                case Decision.Left l -> left[l.reason().ordinal()]++;
+            }
+        }
+        long lowest = elf.loadSegments().stream().mapToLong(ElfSegment::vaddr).min()
+                .orElseThrow(() -> new RewriteException(module + " has no loadable segment"));
+        // below the module: above it the kernel puts the brk heap of an executable
+        long base = (lowest - room) & ~0xfffL;
+        Path work = Files.createTempDirectory(cache, "work-");
+        try {
+            Path linkedFile = work.resolve("trampolines.elf");
+            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, base, work, linkedFile);
+            if (Long.compareUnsigned(base + linked.text().length, lowest) > 0 && elf.type() == ElfFile.ET_EXEC)
+                throw new RewriteException(module + ": the trampolines do not fit below its code");
+            List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
+            for (int i = 0; i < patches.size(); i++) writes.add(jump(patches.get(i), linked.trampolines()[i]));
+            Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
+                    linked.trampolines(), linked.buildId());
+            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left), elf.buildId().orElse(new byte[0]), linked, writes);
+            Path temporary = work.resolve("plan");
+            Files.write(temporary, file.bytes());
+            Files.move(temporary, plan, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            return new Prepared(plan, trampolines, file.counts());
+        } finally {
+            deleteTree(work);
+        }
+    }
+
+    /** The {@code jmp rel32} from the instruction to its trampoline at {@code trampoline}. */
+    static PlanFile.Patch jump(Decision.Patch p, long trampoline) throws RewriteException {
+        long rel = trampoline - (p.instruction().address() + PatchPlanner.JUMP_LENGTH);
+        if (rel != (int) rel) throw new RewriteException("a trampoline is out of reach of its instruction at 0x" + Long.toHexString(p.instruction().address()));
+        byte[] jump = new byte[PatchPlanner.JUMP_LENGTH];
+        jump[0] = (byte) 0xe9;
+        PatchPlanner.writeInt(jump, 1, (int) rel);
+        byte[] old = new byte[PatchPlanner.JUMP_LENGTH];
+        int at = 0;
+        for (Decision.Part part : p.parts())
+            for (byte b : part.bytes()) if (at < old.length) old[at++] = b;
+        return new PlanFile.Patch(p.instruction().address(), old, jump);
+    }
+
+    private static String key(byte[] image) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update(PLANNER_VERSION.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            return HexFormat.of().formatHex(sha.digest(image));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e); // every JDK has SHA-256
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> all = Files.walk(dir)) {
+            all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a work directory left in the cache costs space only
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package org.memtrace.rewrite;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfFormatException;
+import org.memtrace.symbols.ElfSection;
+import org.memtrace.symbols.ElfSymbol;
+import org.memtrace.x86.Decoder;
+import org.memtrace.x86.Flow;
+import org.memtrace.x86.Instruction;
+import org.memtrace.x86.MemoryAccess;
+import org.memtrace.x86.MemoryOperand;
+
+/**
+ * Decides, for every memory instruction of a module's code, whether and how a trampoline traces it
+ * (docs/rewriting.md, "The planner"). The code is read by a linear sweep of each executable section but the
+ * PLT's, at link-time addresses: gcc and the linker put no data in those sections, which is what makes the
+ * sweep exact (hand-written assembly with data in {@code .text} breaks it).
+ *
+ * <p>An instruction of 5 bytes or more gets a {@code jmp rel32} over itself. A shorter one takes its
+ * successors into its trampoline up to the first instruction boundary 5 bytes on ("Short instructions"):
+ * only where nothing can jump between them, which the planner knows for a function (by the symbol table)
+ * that has no indirect jump: then every way into its middle is a direct branch or the return from a call,
+ * both visible to the sweep.
+ */
+public final class PatchPlanner {
+    /** A {@code jmp rel32}. */
+    static final int JUMP_LENGTH = 5;
+    private static final long SHF_EXECINSTR = 0x4;
+
+    private final Decoder decoder;
+
+    public PatchPlanner(Decoder decoder) { this.decoder = decoder; }
+
+    /** What the sweep of one module found: its instructions and where control may arrive other than by falling through. */
+    private record Code(List<Instruction> instructions, List<byte[]> bytes, Set<Long> targets, TreeMap<Long, Long> movable) {
+        /** Whether the instructions in [from, to) lie in one function that has no indirect jump. */
+        boolean movable(long from, long to) {
+            var f = movable.floorEntry(from);
+            return f != null && to <= f.getValue();
+        }
+    }
+
+    /** One decision per memory instruction of {@code elf}'s code, in address order. */
+    public List<Decision> plan(ElfFile elf) throws ElfFormatException {
+        Code code = sweep(elf);
+        List<Decision> out = new ArrayList<>();
+        List<Instruction> all = code.instructions();
+        long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
+        for (int i = 0; i < all.size(); i++) {
+            Instruction insn = all.get(i);
+            if (insn.accesses().isEmpty()) continue;
+            Decision d = decide(insn, code.bytes().get(i));
+            if (d instanceof Decision.Left l && l.reason() == Decision.Reason.SHORT && !code.movable().isEmpty()) {
+                Decision.Patch run = run(code, i, consumed);
+                if (run == null) {
+                    d = new Decision.Left(insn, Decision.Reason.NEIGHBOURS);
+                } else {
+                    // the moved successors are decided by the run: each memory instruction among them counts once
+                    for (Decision.Part p : run.parts())
+                        if (p.instruction() != insn && !p.accesses().isEmpty()) out.add(new Decision.Covered(p.instruction()));
+                    d = run;
+                    while (i + 1 < all.size() && all.get(i + 1).address() < run.end()) i++;
+                }
+            }
+            if (d instanceof Decision.Patch p) consumed = p.end();
+            out.add(d);
+        }
+        return out;
+    }
+
+    /** The module's code, the places control may reach other than by falling through, and the functions whose runs may move. */
+    private Code sweep(ElfFile elf) throws ElfFormatException {
+        List<Instruction> all = new ArrayList<>();
+        List<byte[]> bytes = new ArrayList<>();
+        Set<Long> targets = new HashSet<>();
+        for (ElfSection s : elf.sections()) {
+            if ((s.flags() & SHF_EXECINSTR) == 0 || s.type() == ElfSection.SHT_NOBITS || s.name().startsWith(".plt")) continue;
+            byte[] code = elf.contents(s);
+            targets.add(s.address());
+            for (Instruction insn : decoder.decodeAll(code, 0, code.length, s.address())) {
+                int at = (int) (insn.address() - s.address());
+                all.add(insn);
+                bytes.add(Arrays.copyOfRange(code, at, at + insn.length()));
+                insn.branchTarget().ifPresent(targets::add);
+                if (insn.flow() == Flow.CALL) targets.add(insn.nextAddress());
+            }
+        }
+        TreeMap<Long, Long> functions = new TreeMap<>();
+        List<ElfSymbol> symbols = new ArrayList<>(elf.symtab());
+        symbols.addAll(elf.dynsym());
+        for (ElfSymbol s : symbols) {
+            if (!s.isDefined() || s.value() == 0) continue;
+            targets.add(s.value()); // any symbol may be a function pointer's or a jump's destination
+            if (s.isFunction() && s.size() > 0) functions.merge(s.value(), s.value() + s.size(), Math::min);
+        }
+        // a module with C++ landing pads: the unwinder enters code at places no branch names (not parsed yet)
+        if (elf.section(".gcc_except_table").isPresent() || elf.symtab().isEmpty()) functions.clear();
+        for (Instruction insn : all) {
+            boolean indirect = insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty();
+            var f = functions.floorEntry(insn.address());
+            if (indirect && f != null && insn.address() < f.getValue()) functions.remove(f.getKey());
+        }
+        return new Code(all, bytes, targets, functions);
+    }
+
+    /**
+     * The short memory instruction at {@code all[i]} moved with its neighbours, when they can move: its
+     * successors up to a boundary 5 bytes on (the last may be a direct jump, a conditional one or a return,
+     * which ends the run), else also the instructions before it that access no memory and that no patch took
+     * yet; then every following short memory instruction. One function without indirect jumps, no branch
+     * target inside the run, every part one a probe can record. Null when they cannot.
+     */
+    private Decision.Patch run(Code code, int i, long consumed) {
+        List<Instruction> all = code.instructions();
+        Instruction first = all.get(i);
+        Decision.Part own = part(first, code.bytes().get(i));
+        if (own == null) return null;
+        List<Decision.Part> parts = new ArrayList<>(List.of(own));
+        long start = first.address(), end = first.nextAddress();
+        boolean closed = first.flow() != Flow.SEQUENTIAL;
+        for (int j = i + 1; !closed && end < start + JUMP_LENGTH && j < all.size(); j++) {
+            Instruction next = all.get(j);
+            Decision.Part p = next.address() == end && !code.targets().contains(end) ? part(next, code.bytes().get(j)) : null;
+            if (p == null) break;
+            parts.add(p);
+            end = next.nextAddress();
+            closed = next.flow() != Flow.SEQUENTIAL;
+        }
+        for (int k = i - 1; end < start + JUMP_LENGTH; k--) {
+            if (k < 0 || code.targets().contains(start)) return null;
+            Instruction before = all.get(k);
+            if (before.nextAddress() != start || before.address() < consumed || !before.accesses().isEmpty()
+                    || before.flow() != Flow.SEQUENTIAL) return null;
+            Decision.Part p = part(before, code.bytes().get(k));
+            if (p == null) return null;
+            parts.addFirst(p);
+            start = before.address();
+        }
+        // a short memory instruction right after the run goes with it (a return too, which ends it): its own
+        // run might meet a branch target
+        for (int j = i + 1; !closed && j < all.size(); j++) {
+            Instruction next = all.get(j);
+            if (next.address() < end) continue;
+            if (next.accesses().isEmpty() || next.length() >= JUMP_LENGTH || next.address() != end
+                    || code.targets().contains(end) || !code.movable(start, next.nextAddress())) break;
+            Decision.Part p = part(next, code.bytes().get(j));
+            if (p == null) break;
+            parts.add(p);
+            end = next.nextAddress();
+            if (next.flow() != Flow.SEQUENTIAL) break; // a return ends the run
+        }
+        return code.movable(start, end) ? new Decision.Patch(parts) : null;
+    }
+
+    /**
+     * An instruction as a part of a run, or null when a probe could not record it or its bytes could not
+     * move: sequential ones, a plain {@code ret}, and direct jumps and conditional jumps without prefixes
+     * (the assembler writes them anew); never a call, an indirect jump, a loop or jrcxz.
+     */
+    private Decision.Part part(Instruction insn, byte[] bytes) {
+        if (insn.rep()) return null;
+        Decision.Move move = Decision.Move.COPY;
+        switch (insn.flow()) {
+            case SEQUENTIAL -> { }
+            case RETURN -> {
+                if ((bytes[0] & 0xff) != 0xc3 && (bytes[0] & 0xff) != 0xc2) return null;
+            }
+            case JUMP, CONDITIONAL_JUMP -> {
+                int op = bytes[0] & 0xff;
+                boolean plain = op == 0xeb || op == 0xe9 || (op >= 0x70 && op <= 0x7f)
+                        || op == 0x0f && bytes.length == 6 && (bytes[1] & 0xf0) == 0x80;
+                if (!plain || insn.branchTarget().isEmpty()) return null;
+                move = Decision.Move.BRANCH;
+            }
+            default -> { return null; }
+        }
+        int rip = -1;
+        for (MemoryOperand m : insn.memoryOperands()) {
+            if (m.accessesMemory() && (m.segment().isSegmentWithBase() || !addressable(m))) return null;
+            if (m.isRipRelative()) {
+                rip = ripDisplacement(insn, bytes, m);
+                if (rip < 0) return null;
+            }
+        }
+        for (MemoryAccess a : insn.accesses()) if (a.sizeBytes() > 255) return null;
+        return new Decision.Part(insn, bytes, insn.accesses(), rip, move);
+    }
+
+    /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */
+    Decision decide(Instruction insn, byte[] bytes) {
+        List<MemoryAccess> accesses = insn.accesses();
+        boolean directCall = insn.flow() == Flow.CALL && bytes.length == JUMP_LENGTH && (bytes[0] & 0xff) == 0xe8;
+        if (insn.flow() == Flow.CALL && !directCall) return new Decision.Left(insn, Decision.Reason.CALL);
+        if (insn.rep()) return new Decision.Left(insn, Decision.Reason.REP);
+        int rip = -1;
+        for (MemoryOperand m : insn.memoryOperands()) {
+            if (m.segment().isSegmentWithBase()) return new Decision.Left(insn, Decision.Reason.SEGMENT);
+            if (!addressable(m)) return new Decision.Left(insn, Decision.Reason.ADDRESSING);
+            if (m.isRipRelative()) {
+                rip = ripDisplacement(insn, bytes, m);
+                if (rip < 0) return new Decision.Left(insn, Decision.Reason.ADDRESSING);
+            }
+        }
+        for (MemoryAccess a : accesses) if (a.sizeBytes() > 255) return new Decision.Left(insn, Decision.Reason.ADDRESSING);
+        if (insn.length() < JUMP_LENGTH) return new Decision.Left(insn, Decision.Reason.SHORT);
+        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, accesses, rip, directCall ? Decision.Move.CALL : Decision.Move.COPY)));
+    }
+
+    /** Whether a probe's {@code lea} can compute the operand: 64-bit general registers only (no VSIB, no addr32). */
+    private static boolean addressable(MemoryOperand m) {
+        boolean base = m.base().isNone() || m.isRipRelative() || m.base().widthBits() == 64;
+        boolean index = m.index().isNone() || m.index().widthBits() == 64;
+        return base && index;
+    }
+
+    /**
+     * Where the RIP-relative displacement sits in {@code bytes}: the 4-byte field holding it that, changed,
+     * changes the decoded displacement by as much (so an immediate that happens to hold the same bytes is
+     * not taken for it); -1 when none does.
+     */
+    private int ripDisplacement(Instruction insn, byte[] bytes, MemoryOperand m) {
+        for (int p = bytes.length - 4; p >= 1; p--) {
+            if (readInt(bytes, p) != (int) m.displacement()) continue;
+            byte[] moved = bytes.clone();
+            writeInt(moved, p, (int) m.displacement() + 0x1000);
+            Optional<Instruction> again = decoder.decode(moved, 0, insn.address());
+            if (again.isEmpty() || again.get().length() != bytes.length) continue;
+            for (MemoryOperand o : again.get().memoryOperands())
+                if (o.isRipRelative() && o.displacement() == m.displacement() + 0x1000) return p;
+        }
+        return -1;
+    }
+
+    static int readInt(byte[] b, int p) {
+        return (b[p] & 0xff) | (b[p + 1] & 0xff) << 8 | (b[p + 2] & 0xff) << 16 | (b[p + 3] & 0xff) << 24;
+    }
+
+    static void writeInt(byte[] b, int p, int v) {
+        for (int i = 0; i < 4; i++) b[p + i] = (byte) (v >>> 8 * i);
+    }
+}

@@ -1,0 +1,68 @@
+package org.memtrace.rewrite;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The rewrite plan of one module, the file the runtime applies (agent/rewrite/rw_apply.c; its grammar in
+ * docs/rewriting.md, "The plan file"): the trampoline text to map, the five bytes to write over each
+ * rewritten instruction with the bytes they replace, the build-ids that tie it to the module and to the
+ * trampoline file, and the planner's counts, which only Java reads.
+ */
+record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked linked, List<Patch> patches) {
+    static final long MAGIC = 0x314e4c505752544dL; // "MTRWPLN1" read as u64 little-endian
+    static final int VERSION = 1;
+    static final int HEADER = 96;
+    static final int PATCH = 24;
+
+    /** Five bytes over the instruction at link-time {@code address}: {@code old} must be there, {@code jump} goes there. */
+    record Patch(long address, byte[] old, byte[] jump) {}
+
+    /** What the planner decided, by outcome: rewritten instructions and those left per {@link Decision.Reason}. */
+    record Counts(int rewritten, int[] left) {
+        Counts {
+            left = left.clone();
+        }
+
+        int leftTotal() {
+            int n = 0;
+            for (int l : left) n += l;
+            return n;
+        }
+    }
+
+    byte[] bytes() {
+        byte[] path = linked.file().toString().getBytes(StandardCharsets.UTF_8);
+        int ids = pad(moduleBuildId.length + linked.buildId().length + path.length);
+        int size = HEADER + ids + pad(linked.text().length) + PATCH * patches.size();
+        ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        b.putLong(MAGIC).putInt(VERSION).putInt(patches.size());
+        b.putLong(linked.textAddress()).putLong(linked.text().length).putLong(linked.cursorSlot());
+        b.putInt(moduleBuildId.length).putInt(linked.buildId().length).putInt(path.length).putInt(counts.left().length);
+        for (int i = 0; i < 8; i++) b.putInt(i < counts.left().length ? counts.left()[i] : 0);
+        b.putInt(counts.rewritten()).putInt(0);
+        b.put(moduleBuildId).put(linked.buildId()).put(path);
+        b.position(HEADER + ids).put(linked.text());
+        b.position(HEADER + ids + pad(linked.text().length));
+        for (Patch p : patches) {
+            b.putLong(p.address()).put(p.old()).put(new byte[8 - p.old().length]).put(p.jump()).put(new byte[8 - p.jump().length]);
+        }
+        return b.array();
+    }
+
+    /** The counts of a plan file written before (a cached plan). */
+    static Counts counts(Path plan) throws IOException, RewriteException {
+        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(plan)).order(ByteOrder.LITTLE_ENDIAN);
+        if (b.limit() < HEADER || b.getLong(0) != MAGIC || b.getInt(8) != VERSION) throw new RewriteException(plan + " is not a rewrite plan");
+        int[] left = new int[Math.min(8, b.getInt(52))];
+        for (int i = 0; i < left.length; i++) left[i] = b.getInt(56 + 4 * i);
+        return new Counts(b.getInt(88), left);
+    }
+
+    private static int pad(int n) { return (n + 7) & ~7; }
+}

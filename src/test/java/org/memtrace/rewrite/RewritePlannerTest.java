@@ -1,0 +1,135 @@
+package org.memtrace.rewrite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfSymbol;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.x86.Decoder;
+import org.memtrace.x86.Instruction;
+import org.memtrace.x86.MemoryOperand;
+
+/**
+ * The planner and the trampolines on hand-written assembly (rewrite_tactics.s), whose at_* labels name one
+ * instruction per tactic: each gets the decision the tactic calls for, and the linked trampolines decode to
+ * the compiled-in group probe, the moved instruction still addressing what it addressed, and the jump back.
+ */
+class RewritePlannerTest {
+    @TempDir Path dir;
+    private ElfFile elf;
+    private final Map<String, Long> at = new HashMap<>();
+    private final Map<Long, Decision> decisions = new HashMap<>();
+
+    @BeforeEach
+    void plan() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_tactics.s", "tactics", "-no-pie");
+        elf = ElfFile.read(prog);
+        for (ElfSymbol s : elf.symtab()) if (s.name().startsWith("at_") || s.name().equals("counter") || s.name().equals("tail")) at.put(s.name(), s.value());
+        for (Decision d : new PatchPlanner(new Decoder()).plan(elf)) decisions.put(d.instruction().address(), d);
+    }
+
+    private Decision decision(String label) {
+        assertThat(at).containsKey(label);
+        return decisions.get(at.get(label));
+    }
+
+    @Test
+    void aLongInstructionJumpsOverItself() {
+        Decision.Patch p = (Decision.Patch) decision("at_long");
+        assertThat(p.parts()).hasSize(1);
+        assertThat(p.parts().getFirst().ripDisplacement()).as("movl $7,counter(%%rip): disp after 2 opcode bytes").isEqualTo(2);
+        assertThat(p.end()).isEqualTo(at.get("at_long") + 10);
+        assertThat(((Decision.Patch) decision("at_helper")).parts()).hasSize(1);
+    }
+
+    @Test
+    void aShortInstructionMovesWithItsSuccessorsAndTheNextShortAccess() {
+        Decision.Patch p = (Decision.Patch) decision("at_short");
+        assertThat(p.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("mov", "add", "mov");
+        long covered = at.get("at_short") + 5;
+        assertThat(p.end()).isEqualTo(covered + 3);
+        assertThat(decisions.get(covered)).isInstanceOf(Decision.Covered.class);
+    }
+
+    @Test
+    void aRunEndsWithABranchOrAReturnAndTakesWhatComesBeforeWhenItMust() {
+        long tail = at.get("tail");
+        assertThat(decision("tail")).isInstanceOf(Decision.Patch.class);
+        Decision.Patch loop = (Decision.Patch) decisions.get(tail + 18);
+        assertThat(loop.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("add", "cmp", "jl");
+        assertThat(loop.parts().getLast().move()).isEqualTo(Decision.Move.BRANCH);
+        Decision.Patch ret = (Decision.Patch) decisions.get(tail + 25);
+        assertThat(ret.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("add", "mov", "ret");
+        assertThat(ret.end()).isEqualTo(tail + 31);
+    }
+
+    @Test
+    void whatCannotBeRewrittenIsLeftWithItsReason() {
+        assertThat(reason("at_blocked")).as("a branch target right after it").isEqualTo(Decision.Reason.NEIGHBOURS);
+        assertThat(reason("at_indirect")).as("its function jumps indirectly").isEqualTo(Decision.Reason.NEIGHBOURS);
+        assertThat(reason("at_icall")).isEqualTo(Decision.Reason.CALL);
+        assertThat(reason("at_rep")).isEqualTo(Decision.Reason.REP);
+        assertThat(reason("at_fs")).isEqualTo(Decision.Reason.SEGMENT);
+    }
+
+    @Test
+    void aDirectCallIsEmulated() {
+        Decision.Patch p = (Decision.Patch) decision("at_call");
+        assertThat(p.parts()).singleElement().satisfies(part -> assertThat(part.call()).isTrue());
+    }
+
+    @Test
+    void linkedTrampolinesDecodeToTheProbeTheMovedInstructionAndTheJumpBack() throws Exception {
+        Decision.Patch p = (Decision.Patch) decision("at_long");
+        long base = 0x200000;
+        var linked = TrampolineLinker.link(List.of(p), base, dir, dir.resolve("t.elf"));
+        assertThat(linked.textAddress()).isEqualTo(base);
+        assertThat(linked.trampolines()).containsExactly(base + 8); // after the cursor slot
+        List<Instruction> code = new Decoder().decodeAll(linked.text(), 8, linked.text().length - 8, base + 8);
+        List<String> mnemonics = code.stream().map(Instruction::mnemonic).toList();
+        assertThat(mnemonics).containsExactly("lea", "push", "push", "push", "lea", "mov", "mov", "mov", "lea", "mov",
+                "lea", "mov", "pop", "pop", "pop", "lea", "mov", "jmp");
+        // the probe's address is the instruction's: counter, RIP-relative from the trampoline
+        MemoryOperand probed = code.get(4).memoryOperands().getFirst();
+        assertThat(probed.staticAddress()).hasValue(at.get("counter"));
+        // the cursor's offset is read from the slot, then through %fs
+        assertThat(code.get(5).memoryOperands().getFirst().staticAddress()).hasValue(base);
+        assertThat(code.get(6).memoryOperands().getFirst().segment().name()).isEqualTo("fs");
+        Instruction moved = code.get(16);
+        assertThat(moved.length()).isEqualTo(10);
+        assertThat(moved.memoryOperands().getFirst().staticAddress()).hasValue(at.get("counter"));
+        assertThat(code.get(17).branchTarget()).hasValue(p.end());
+        // the jump written over the instruction reaches the trampoline
+        PlanFile.Patch jump = ModuleRewrite.jump(p, linked.trampolines()[0]);
+        Instruction written = new Decoder().decode(jump.jump(), 0, p.instruction().address()).orElseThrow();
+        assertThat(written.branchTarget()).hasValue(base + 8);
+        assertThat(jump.old()).containsExactly(p.parts().getFirst().bytes()[0], p.parts().getFirst().bytes()[1],
+                p.parts().getFirst().bytes()[2], p.parts().getFirst().bytes()[3], p.parts().getFirst().bytes()[4]);
+    }
+
+    @Test
+    void theSiteTableNamesTheModulesInstructions() throws Exception {
+        Decision.Patch p = (Decision.Patch) decision("at_short");
+        var linked = TrampolineLinker.link(List.of(p), 0x200000, dir, dir.resolve("t.elf"));
+        ElfFile t = ElfFile.read(linked.file());
+        var sites = t.contentsOf(t.section("memtrace_sites").orElseThrow()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        long section = t.section("memtrace_sites").orElseThrow().address();
+        assertThat(sites.limit()).isEqualTo(2 * 24); // the load of at_short, the store of at_covered
+        assertThat(section + 4 + sites.getInt(4)).isEqualTo(at.get("at_short"));
+        assertThat(sites.get(8)).isEqualTo((byte) TrampolineWriter.KIND_LOAD);
+        assertThat(section + 24 + 4 + sites.getInt(28)).isEqualTo(at.get("at_short") + 5);
+        assertThat(sites.get(32)).isEqualTo((byte) TrampolineWriter.KIND_STORE);
+        assertThat(t.buildId()).isPresent();
+    }
+
+    private Decision.Reason reason(String label) {
+        return ((Decision.Left) decision(label)).reason();
+    }
+}

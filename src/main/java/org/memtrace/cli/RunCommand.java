@@ -101,7 +101,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         command = RawPaths.program(command);
-        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding, "-".equals(output));
+        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding,
+                "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"));
         Target target = Recorder.validate(options);
         RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
         // chosen once: from here on the run only calls the recorder

@@ -125,9 +125,7 @@ public final class InstrumentedRun implements Recorder {
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
-            // the text trace holds what a moment's reading got; the recording itself goes with the run's directory
-            if (stopBy != 0 && wrote && !keep)
-                problems.accept("the program's whole recording is not kept; --save-stream FILE keeps it for memtrace print");
+            if (stopBy != 0 && wrote && !keep) keepStopped(out);
             consumer.finish();
             return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, stopBy != 0);
         } catch (IOException e) {
@@ -135,6 +133,26 @@ public final class InstrumentedRun implements Recorder {
         } finally {
             if (!keep) deleteTree(scratch);
         }
+    }
+
+    /**
+     * The text trace of a stopped run holds what a moment's reading got; the recording has all the program
+     * wrote, so it is kept beside the text trace by a hard link (instant, and link(2) never replaces a file),
+     * before the run's directory goes. Where that cannot be (the name exists, another file system, output on
+     * standard output), it goes with the directory and the user is told how to keep it next time.
+     */
+    private void keepStopped(Path recording) {
+        Path keep = options.keepStopped();
+        if (keep != null) {
+            try {
+                Files.createLink(keep, recording);
+                problems.accept("the program's whole recording is kept in " + keep + " (memtrace print reads it)");
+                return;
+            } catch (IOException | UnsupportedOperationException e) {
+                // said below
+            }
+        }
+        problems.accept("the program's whole recording is not kept; --save-stream FILE keeps it for memtrace print");
     }
 
     /**

@@ -15,9 +15,12 @@ import java.util.List;
  *                   show in the trace)
  * @param traceOnStandardOutput the trace goes to memtrace's standard output ({@code run -o -}): the program's
  *                   own standard output then goes to memtrace's standard error, so the trace holds nothing else
+ * @param keepStopped where a compiled-in run that memtrace was asked to stop keeps the program's whole
+ *                   recording (a new hard link, never over an existing file), or null: the text trace of such a
+ *                   run holds only what a moment's reading got, the recording has all the program wrote
  */
 public record TraceOptions(List<String> command, int regions, boolean autostart, int bufferMb, Path saveStream,
-                           boolean lazyBinding, boolean traceOnStandardOutput) {
+                           boolean lazyBinding, boolean traceOnStandardOutput, Path keepStopped) {
     public static final int ALL_REGIONS = 15;
     public static final int DEFAULT_BUFFER_MB = 64;
 
@@ -29,7 +32,7 @@ public record TraceOptions(List<String> command, int regions, boolean autostart,
 
     /** A run whose trace goes to a file: the program's standard output is its own. */
     public TraceOptions(List<String> command, int regions, boolean autostart, int bufferMb, Path saveStream, boolean lazyBinding) {
-        this(command, regions, autostart, bufferMb, saveStream, lazyBinding, false);
+        this(command, regions, autostart, bufferMb, saveStream, lazyBinding, false, null);
     }
 
     /**

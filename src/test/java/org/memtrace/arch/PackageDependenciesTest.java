@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
  */
 class PackageDependenciesTest {
     private static final Path SOURCES = Path.of("src/main/java/org/memtrace");
-    private static final Set<String> ALL = Set.of("analysis", "cache", "cc", "cli", "compress", "event", "export", "heap",
-            "instrument", "launch", "madt", "mtr", "report", "select", "skeleton", "symbols", "trace", "x86");
+    private static final Set<String> ALL = Set.of("analysis", "cache", "cc", "check", "cli", "compress", "event", "export", "heap",
+            "instrument", "launch", "madt", "mtr", "report", "rewrite", "select", "skeleton", "symbols", "trace", "x86");
     private static final Pattern NAMED = Pattern.compile("org\\.memtrace\\.([a-z0-9]+)\\.");
 
     /** The packages each package may not use, as its package-info.java says. */
@@ -31,6 +31,7 @@ class PackageDependenciesTest {
             Map.entry("analysis", Set.of("launch", "mtr", "cli", "madt", "report", "export")),
             Map.entry("cache", except()),
             Map.entry("cc", Set.of("cli", "mtr", "trace", "analysis", "madt", "report", "export")),
+            Map.entry("check", Set.of("launch", "cli", "mtr", "trace", "analysis", "madt", "report", "export")),
             Map.entry("cli", Set.of()),
             Map.entry("compress", except()),
             Map.entry("event", except()),
@@ -41,6 +42,8 @@ class PackageDependenciesTest {
             Map.entry("madt", Set.of("launch", "mtr", "cli", "report", "export")),
             Map.entry("mtr", Set.of("launch", "analysis", "cli", "instrument")),
             Map.entry("report", Set.of("launch", "mtr", "cli", "madt", "export")),
+            Map.entry("rewrite", Set.of("launch", "cli", "mtr", "trace", "analysis", "madt", "report", "export",
+                    "instrument", "cc", "check")),
             Map.entry("select", Set.of("launch", "mtr", "trace", "analysis", "instrument")),
             Map.entry("skeleton", Set.of("launch", "analysis", "cli")),
             Map.entry("symbols", except("event")),

@@ -110,7 +110,8 @@ public final class Tracer implements Recorder {
     /**
      * Ends the run from outside (memtrace got SIGINT/SIGTERM): gives the program a moment to end on its own
      * (Ctrl-C reached it too), then terminates it. The run's thread drains the ring for a moment more
-     * ({@link Processes#STOP_BUDGET_NS}), then leaves the rest and says the trace is incomplete.
+     * ({@link Processes#STOP_BUDGET_NS}): what the program recorded before it ended is taken in unless the
+     * reader falls that far behind, then the rest is left and the trace says it is incomplete.
      */
     @Override
     public void requestStop() {
@@ -151,7 +152,7 @@ public final class Tracer implements Recorder {
         while (true) {
             long backlog = ring.backlog();
             long deadline = stopBy;
-            if (deadline != 0 && System.nanoTime() - deadline > 0 && (backlog > 0 || p.isAlive())) {
+            if (deadline != 0 && System.nanoTime() - deadline > 0 && backlog > 0) {
                 ring.discard();
                 return;
             }

@@ -287,7 +287,9 @@ class TrustTest {
             double seconds = (System.nanoTime() - t0) / 1e9;
             String err = Files.readString(dir.resolve(tag + ".stderr"));
             assertThat(memtrace.exitValue()).as(err).isEqualTo(130);
-            assertThat(seconds).as("seconds from Ctrl-C to the prompt").isLessThan(2.0);
+            // a bound that catches a run waiting for its program's end, not a timing promise: the stop budget
+            // (3 s for a reader that fell behind) plus the 0.6 s the program gets; the time is printed below
+            assertThat(seconds).as("seconds from Ctrl-C to the prompt").isLessThan(5.0);
             assertThat(ended(pid)).isTrue();
             assertThat(err).contains("the trace is incomplete: memtrace was interrupted", "killed by SIGINT", "memtrace summary");
             List<String> lines = Files.readAllLines(trace);

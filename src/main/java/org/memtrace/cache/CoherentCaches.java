@@ -161,6 +161,13 @@ public final class CoherentCaches {
         }
     }
 
+    /** Whether one of {@code core}'s private levels has the line holding {@code address}. */
+    public boolean holds(int core, long address) {
+        long line = address >>> lineBits;
+        for (int i = 0; i < privateLevels; i++) if (levels[core][i].state(line) != CacheLevel.ABSENT) return true;
+        return false;
+    }
+
     /** One core's levels (the shared one counting this core's requests and victims only), named L1, L2, …. */
     public List<LevelStats> stats(int core) {
         List<LevelStats> s = new ArrayList<>();

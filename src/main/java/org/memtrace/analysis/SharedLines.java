@@ -79,7 +79,7 @@ final class SharedLines {
      */
     void transfer(int requester, int holder, long lineAddress, boolean dirty, boolean store, int tid, long address, long bits) {
         long line = lineAddress >>> lineBits;
-        long[] u = used.get(line);
+        long[] u = line == lastLine ? lastUsed : used.get(line);
         boolean overlap = u == null || (bits & (store ? u[holder] | u[cores + holder] : u[cores + holder])) != 0;
         Row row = rows.computeIfAbsent(line, l -> new Row(lineAddress, naming.object(lineAddress)));
         if (dirty) row.hitm++;
@@ -98,7 +98,8 @@ final class SharedLines {
      */
     void used(int core, int tid, long address, long bits, boolean store, boolean fresh) {
         long line = address >>> lineBits;
-        long[] u = used.get(line);
+        // a walk uses one line many times in a row: no map lookup (and no boxed key) for those
+        long[] u = line == lastLine ? lastUsed : used.get(line);
         if (u == null) {
             if (used.size() >= limit) prune();
             u = new long[2 * cores];
@@ -107,8 +108,11 @@ final class SharedLines {
             u[core] = 0;
             u[cores + core] = 0;
         }
+        lastLine = line;
+        lastUsed = u;
         if (store) u[cores + core] |= bits;
         else u[core] |= bits;
+        if (rows.isEmpty()) return;
         Row row = rows.get(line);
         if (row == null) return;
         ThreadBytes t = row.threads.computeIfAbsent(tid, k -> new ThreadBytes(naming.data(address)));
@@ -117,6 +121,8 @@ final class SharedLines {
     }
 
     private LongPredicate held;
+    private long lastLine = -1;
+    private long[] lastUsed;
 
     /** Tells {@link #prune} whether any core's private caches hold a line (by line number). */
     void heldBy(LongPredicate held) { this.held = held; }
@@ -124,6 +130,8 @@ final class SharedLines {
     /** Drops the masks of lines that no core holds any more: their next use starts from nothing anyway. */
     private void prune() {
         if (held != null) used.keySet().removeIf(line -> !held.test(line));
+        lastLine = -1;
+        lastUsed = null;
     }
 
     /** The lines that moved between cores, the most transfers first. */

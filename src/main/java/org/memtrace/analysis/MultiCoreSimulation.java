@@ -28,9 +28,8 @@ public final class MultiCoreSimulation implements Analysis, CoherentCaches.Trans
     private final int lineSize;
     private long accesses, blocks;
     private CacheSimulation.Output output;
-    /** The access being simulated, for {@link #transfer}. */
-    private int currentTid;
-    private long currentAddress, currentBits;
+    /** The bytes of the line being accessed, for {@link #transfer}. */
+    private long currentBits;
 
     public MultiCoreSimulation(CoherentCaches caches, Naming naming) {
         this.caches = caches;
@@ -79,8 +78,6 @@ public final class MultiCoreSimulation implements Analysis, CoherentCaches.Trans
         for (long a = address; a < end; ) {
             long next = Math.min(end, (a | (lineSize - 1)) + 1);
             long bits = lines.bits(a, (int) (next - a));
-            currentTid = tid;
-            currentAddress = a;
             currentBits = bits;
             int reached = caches.accessLine(core, a, store, this);
             lines.used(core, tid, a, bits, store, reached >= caches.privateLevels());
@@ -90,7 +87,7 @@ public final class MultiCoreSimulation implements Analysis, CoherentCaches.Trans
 
     @Override
     public void transfer(int requester, int holder, long lineAddress, boolean dirty, boolean store) {
-        lines.transfer(requester, holder, lineAddress, dirty, store, currentTid, currentAddress, currentBits);
+        lines.transfer(requester, holder, lineAddress, dirty, store, currentBits);
     }
 
     @Override

@@ -74,10 +74,10 @@ final class SharedLines {
     }
 
     /**
-     * {@code holder}'s copy left or was cleaned because {@code requester}'s access (thread {@code tid}, bytes
-     * {@code bits} at {@code address}) needed the line: counts and judges the transfer.
+     * {@code holder}'s copy left or was cleaned because {@code requester}'s access to bytes {@code bits} of
+     * the line needed it: counts and judges the transfer.
      */
-    void transfer(int requester, int holder, long lineAddress, boolean dirty, boolean store, int tid, long address, long bits) {
+    void transfer(int requester, int holder, long lineAddress, boolean dirty, boolean store, long bits) {
         long line = lineAddress >>> lineBits;
         long[] u = line == lastLine ? lastUsed : used.get(line);
         boolean overlap = u == null || (bits & (store ? u[holder] | u[cores + holder] : u[cores + holder])) != 0;

@@ -1,8 +1,9 @@
 package org.memtrace.cache;
 
 /**
- * One set-associative cache: which lines it holds, which are dirty, and the replacement state. Lines are
- * never invalidated, so a set fills up and stays full. Two layouts: {@link RecencyLevel} for the policies
+ * One set-associative cache: which lines it holds, which are dirty, and the replacement state. Only the
+ * multi-core model ({@link CoherentCaches}) invalidates lines; in one core's hierarchy a set fills up and
+ * stays full. Two layouts: {@link RecencyLevel} for the policies
  * whose victim is the oldest of an order (LRU, FIFO), {@link WayLevel} for those that need way numbers
  * (random, tree-PLRU). A run uses one of them for all its levels, so the calls stay monomorphic.
  */
@@ -38,4 +39,15 @@ abstract sealed class CacheLevel permits RecencyLevel, WayLevel {
      * (the caller writes it back), else {@link #CLEAN}.
      */
     abstract long insert(long line, boolean write);
+
+    /** {@link #ABSENT}, {@link #PRESENT} (clean) or {@link #DIRTY}; a snoop, so the replacement state does not change. */
+    abstract int state(long line);
+
+    static final int ABSENT = 0, PRESENT = 1, DIRTY = 2;
+
+    /** Drops the line if present (a coherence invalidation): its way becomes empty, filled first by the next miss. */
+    abstract void invalidate(long line);
+
+    /** Clears the line's dirty bit if present (its data went below in a coherence transfer). */
+    abstract void clean(long line);
 }

@@ -65,6 +65,37 @@ final class RecencyLevel extends CacheLevel {
         return victim;
     }
 
+    @Override
+    int state(long line) {
+        int i = find(line);
+        return i < 0 ? ABSENT : (lines[i] & 1) != 0 ? DIRTY : PRESENT;
+    }
+
+    @Override
+    void invalidate(long line) {
+        int i = find(line);
+        if (i < 0) return;
+        int set = (int) line & setMask;
+        int end = set * ways + --filled[set];
+        // the lines behind it move up one place: the order of the others is kept, the empty way is at the end
+        for (int j = i; j < end; j++) lines[j] = lines[j + 1];
+    }
+
+    @Override
+    void clean(long line) {
+        int i = find(line);
+        if (i >= 0) lines[i] &= ~1L;
+    }
+
+    private int find(long line) {
+        int set = (int) line & setMask;
+        int base = set * ways;
+        int end = base + filled[set];
+        long clean = line << 1;
+        for (int i = base; i < end; i++) if ((lines[i] & ~1L) == clean) return i;
+        return -1;
+    }
+
     /** Moves the lines in [base, to) one place back, over the one at {@code to}. */
     private void shiftDown(int base, int to) {
         for (int i = to; i > base; i--) lines[i] = lines[i - 1];

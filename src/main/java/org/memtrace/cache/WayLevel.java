@@ -14,6 +14,9 @@ final class WayLevel extends CacheLevel {
     /** PLRU: the tree bits of each set, node n (1-based, children 2n and 2n+1) at bit n. */
     private final long[] tree;
     private final SplittableRandom random;
+    /** Ways below {@code filled} that an invalidation emptied (marked by {@link #HOLE}); 0 in a one-core run. */
+    private int holes;
+    private static final long HOLE = Long.MIN_VALUE;
 
     WayLevel(CacheGeometry geometry, Policy policy, long seed) {
         super(geometry);
@@ -49,7 +52,9 @@ final class WayLevel extends CacheLevel {
         int base = set * ways;
         int w;
         long victim = CLEAN;
-        if (filled[set] < ways) {
+        if (holes > 0 && (w = hole(base, filled[set])) >= 0) {
+            holes--;
+        } else if (filled[set] < ways) {
             w = filled[set]++;
         } else {
             w = policy == Policy.RANDOM ? random.nextInt(ways) : plruVictim(set);
@@ -59,6 +64,41 @@ final class WayLevel extends CacheLevel {
         dirty[base + w] = write;
         touch(set, w);
         return victim;
+    }
+
+    /** The lowest emptied way of the set, or -1. */
+    private int hole(int base, int n) {
+        for (int w = 0; w < n; w++) if (lines[base + w] == HOLE) return w;
+        return -1;
+    }
+
+    @Override
+    int state(long line) {
+        int i = find(line);
+        return i < 0 ? ABSENT : dirty[i] ? DIRTY : PRESENT;
+    }
+
+    @Override
+    void invalidate(long line) {
+        int i = find(line);
+        if (i < 0) return;
+        // the way stays in place (PLRU's tree and random's way numbers keep their meaning), marked empty
+        lines[i] = HOLE;
+        dirty[i] = false;
+        holes++;
+    }
+
+    @Override
+    void clean(long line) {
+        int i = find(line);
+        if (i >= 0) dirty[i] = false;
+    }
+
+    private int find(long line) {
+        int set = (int) line & setMask;
+        int base = set * ways;
+        for (int w = 0, n = filled[set]; w < n; w++) if (lines[base + w] == line) return base + w;
+        return -1;
     }
 
     private int plruVictim(int set) {

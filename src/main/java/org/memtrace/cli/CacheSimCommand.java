@@ -8,11 +8,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.CacheSimulation;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
+import org.memtrace.analysis.MultiCoreSimulation;
 import org.memtrace.cache.CacheGeometry;
 import org.memtrace.cache.CacheHierarchy;
+import org.memtrace.cache.CoherentCaches;
 import org.memtrace.cache.Policy;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
@@ -57,6 +60,12 @@ final class CacheSimCommand implements Callable<Integer> {
             description = "Instructions and objects listed per ranking (default: ${DEFAULT-VALUE}).")
     int top;
 
+    @Option(names = "--cores", paramLabel = "N",
+            description = "Simulate N cores: the k-th thread runs on core k mod N; L1 (and L2 when --l3 is given) private per core, "
+                    + "the last of two or more levels shared, kept coherent (MESI); reports the lines that moved between cores "
+                    + "and whether that was false sharing.")
+    Integer cores;
+
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE ('-' for standard output).")
     Path json;
 
@@ -73,14 +82,18 @@ final class CacheSimCommand implements Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        CacheHierarchy caches = hierarchy();
+        // one core, or --cores: the same reading through another analysis
+        CacheHierarchy caches = cores == null ? hierarchy() : null;
+        CoherentCaches coherent = cores == null ? null : coherent();
         if (top < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top must not be negative");
         try (OutputFile jsonFile = json == null ? null : OutputFile.create(json, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
             // with the JSON on standard output, the text goes to standard error: the JSON stays parseable
             if (jsonFile != null && jsonFile.toStandardOutput()) out = err;
-            CacheSimulation sim = new CacheSimulation(caches, naming).writeTo(new CacheSimulation.Output(out,
-                    jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(), policy.name().toLowerCase(Locale.ROOT), seed));
+            var output = new CacheSimulation.Output(out, jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(),
+                    policy.name().toLowerCase(Locale.ROOT), seed);
+            Analysis sim = caches != null ? new CacheSimulation(caches, naming).writeTo(output)
+                    : new MultiCoreSimulation(coherent, naming).writeTo(output);
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(sim));
             TraceInput.Outcome read = TraceInput.replay(trace, stage, Progress.onTerminal(err, "cachesim"));
             List<String> problems = stage.finish(Ending.offline(read.events(), stage.events(), 0, Map.of()));
@@ -101,7 +114,23 @@ final class CacheSimCommand implements Callable<Integer> {
         }
     }
 
+    private CoherentCaches coherent() {
+        try {
+            return new CoherentCaches(geometries(), true, cores, policy, seed);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
     private CacheHierarchy hierarchy() {
+        try {
+            return new CacheHierarchy(geometries(), policy, seed);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private List<CacheGeometry> geometries() {
         if (l3 != null && l2 == null) throw new CommandLine.ParameterException(spec.commandLine(), "--l3 needs --l2");
         List<CacheGeometry> levels = new ArrayList<>();
         for (String[] level : new String[][] {{"--l1", l1}, {"--l2", l2}, {"--l3", l3}}) {
@@ -112,10 +141,6 @@ final class CacheSimCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), level[0] + ": " + e.getMessage());
             }
         }
-        try {
-            return new CacheHierarchy(levels, policy, seed);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-        }
+        return levels;
     }
 }

@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
 
 /** {@code memtrace convert}: the trace's data accesses in the formats other tools read. */
 @Command(name = "convert", mixinStandardHelpOptions = true,
-        description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, CSV or Parquet.",
+        description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, xdin, CSV or Parquet.",
                 "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for",
                 "DuckDB, Spark or pandas. See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
@@ -41,7 +41,7 @@ final class ConvertCommand implements Callable<Integer> {
     Path trace;
 
     @Option(names = "--to", required = true, paramLabel = "FORMAT",
-            description = "lackey, pinatrace, din, csv or parquet.", converter = FormatName.class)
+            description = "lackey, pinatrace, din, xdin (Dinero IV's extended din), csv or parquet.", converter = FormatName.class)
     ExportFormat format;
 
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write ('-' for standard output).")
@@ -52,7 +52,7 @@ final class ConvertCommand implements Callable<Integer> {
         @Override
         public ExportFormat convert(String name) {
             for (ExportFormat f : ExportFormat.values()) if (f.name().equalsIgnoreCase(name)) return f;
-            throw new CommandLine.TypeConversionException("unknown format '" + name + "' (use lackey, pinatrace, din, csv or parquet)");
+            throw new CommandLine.TypeConversionException("unknown format '" + name + "' (use lackey, pinatrace, din, xdin, csv or parquet)");
         }
     }
 
@@ -81,7 +81,7 @@ final class ConvertCommand implements Callable<Integer> {
         SymbolicNaming naming = new SymbolicNaming();
         try (OutputStream stream = new BufferedOutputStream(file.open(), 1 << 16)) {
             Analysis export = switch (format) {
-                case LACKEY, PINATRACE, DIN -> new SimulatorText(format, stream);
+                case LACKEY, PINATRACE, DIN, XDIN -> new SimulatorText(format, stream);
                 case CSV -> new TraceRows(naming, stream);
                 case PARQUET -> new ParquetRows(naming, stream);
             };

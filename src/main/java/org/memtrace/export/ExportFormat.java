@@ -8,6 +8,11 @@ public enum ExportFormat {
     PINATRACE,
     /** Dinero's din: {@code "0 addr"} for a read, {@code "1 addr"} for a write, hexadecimal without 0x. */
     DIN,
+    /**
+     * Dinero IV's extended din ({@code -informat D}): {@code "r addr size"}, {@code w} for writes, address and
+     * size hexadecimal without 0x; the size lets Dinero split an access over two lines as cachesim does.
+     */
+    XDIN,
     /** One row per access with a header line: the columns of {@link NamedRows#COLUMNS}. */
     CSV,
     /** The CSV's rows and columns as a Parquet file with typed columns ({@link ParquetRows}). */

@@ -11,7 +11,7 @@ import org.memtrace.analysis.BlockChunks;
 import org.memtrace.event.Event;
 
 /**
- * The address-only text formats simulators read (Lackey, pinatrace, din). Block operations become the
+ * The address-only text formats simulators read (Lackey, pinatrace, din, Dinero IV's extended din). Block operations become the
  * line-sized chunks of {@link BlockChunks}, charged to the instruction that called the block function (or
  * made the system call). A read-modify-write arrives as a load and a store of the same instruction, address
  * and thread in a row: Lackey prints it as one {@code M} line, the others as a read and a write.
@@ -28,7 +28,7 @@ public final class SimulatorText implements Analysis {
     private int pendingSize, pendingTid;
 
     public SimulatorText(ExportFormat format, OutputStream out) {
-        if (format != ExportFormat.LACKEY && format != ExportFormat.PINATRACE && format != ExportFormat.DIN)
+        if (format != ExportFormat.LACKEY && format != ExportFormat.PINATRACE && format != ExportFormat.DIN && format != ExportFormat.XDIN)
             throw new IllegalArgumentException(format + " is not an address-only text format");
         this.format = format;
         this.out = new AsciiOut(out);
@@ -92,6 +92,8 @@ public final class SimulatorText implements Analysis {
             case LACKEY -> out.put(' ').put(kind).put(' ').hex(address, 8).put(',').dec(size).put('\n');
             case PINATRACE -> out.put("0x").hex(ip, 1).put(": ").put(kind == 'L' ? 'R' : 'W').put(" 0x").hex(address, 1).put('\n');
             case DIN -> out.put(kind == 'L' ? '0' : '1').put(' ').hex(address, 1).put('\n');
+            // size 0 (shape unknown) is one byte, as cachesim counts it; Dinero would take 0 bytes as the line before
+            case XDIN -> out.put(kind == 'L' ? 'r' : 'w').put(' ').hex(address, 1).put(' ').hex(Math.max(size, 1), 1).put('\n');
             default -> throw new AssertionError(format);
         }
     }

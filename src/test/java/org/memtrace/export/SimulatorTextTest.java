@@ -61,6 +61,20 @@ class SimulatorTextTest {
     }
 
     @Test
+    void extendedDinGivesKindAddressAndSizeInHex() throws IOException {
+        assertThat(export(ExportFormat.XDIN)).isEqualTo("""
+                r 404040 4
+                r 404080 8
+                w 404080 8
+                r 404080 8
+                w 404080 8
+                r 7f0000000000 1
+                r 406010 10
+                w 405000 10
+                """);
+    }
+
+    @Test
     void dinLabelsReadsZeroAndWritesOne() throws IOException {
         assertThat(export(ExportFormat.DIN)).isEqualTo("""
                 0 404040

@@ -29,6 +29,7 @@
 
 #include "memtrace_stream.h"
 #include "mt_native.h"
+#include "mt_common.h"
 
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))

@@ -157,10 +157,7 @@ void mt_invariant_broken(const char *file, int line, const char *what, const cha
 #define MT_DEBUG_ONLY(...)
 #endif
 
-/* MT_DEBUG builds only: a test breaks an invariant on purpose through the exported                    */
-/* memtrace_debug_break(what) (each library defines it), to see the assertion fire; this names what it  */
-/* asked for, read by the code that keeps that invariant (1 once, then 0).                               */
-int mt_debug_take_break(const char *what);
-void mt_debug_request_break(const char *what);
+/* MT_DEBUG builds also export memtrace_debug_break(const char *what), which breaks one invariant on  */
+/* purpose for a test (agent: traced.c, "ranges"; runtime: runtime/rt_debug.c, "buffer").             */
 
 #endif

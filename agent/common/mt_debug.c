@@ -1,15 +1,18 @@
 /*
  * mt_debug.c (shared by the agent and the runtime): what an MT_DEBUG build does when an invariant a
- * header promises does not hold (MT_ASSERT, mt_common.h), and the switch a test uses to break one on
- * purpose. `make CFLAGS="-O1 -g -DMT_DEBUG"` builds both libraries with the assertions (the product's
+ * header promises does not hold (MT_ASSERT, mt_common.h). `make CFLAGS="-O1 -g -DMT_DEBUG"` builds both libraries with the assertions (the product's
  * build has none: MT_ASSERT is empty there, and memtrace_debug_break is not exported).
  *
  * How its output reads: one line on standard error, "memtrace: invariant broken at traced.c:123: the
- * traced set is sorted and disjoint (set[i-1].end <= set[i].start)", then the process dies of SIGABRT
+ * traced set is sorted and disjoint, in pages (i == 0 || last <= w[0])", then the process dies of SIGABRT
  * with the default action (status 134), wherever it was, signal handlers included.
  *
- * What it gets wrong: the line goes to descriptor 2, whatever the program made of it. A break asked for
- * is taken by the first check that looks for it, in whichever thread.
+ * Each library exports memtrace_debug_break(what) in its MT_DEBUG build only (traced.c: "ranges";
+ * runtime/rt_debug.c: "buffer"), which breaks one invariant on purpose so that a test
+ * (launch.DebugBuildTest) sees the next check made in the normal course fire.
+ *
+ * What it gets wrong: the line goes to descriptor 2, whatever the program made of it; a program that
+ * closed it or pointed it elsewhere does not show it.
  */
 #include <signal.h>
 
@@ -38,17 +41,4 @@ void mt_invariant_broken(const char *file, int line, const char *what, const cha
     mt_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &abrt, NULL, 8);
     mt_sys3(SYS_tgkill, mt_sys0(SYS_getpid), mt_sys0(SYS_gettid), SIGABRT);
     for (;;) mt_sys1(SYS_exit_group, 134);
-}
-
-static const char *requested;   /* what memtrace_debug_break asked to break, until taken */
-
-void mt_debug_request_break(const char *what) { __atomic_store_n(&requested, what, __ATOMIC_RELEASE); }
-
-int mt_debug_take_break(const char *what)
-{
-    const char *r = __atomic_load_n(&requested, __ATOMIC_ACQUIRE);
-    if (!r) return 0;
-    size_t n = mt_strlen(what);
-    if (mt_strncmp(r, what, n + 1) != 0) return 0;
-    return __atomic_compare_exchange_n(&requested, &r, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }

@@ -13,6 +13,8 @@
  *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
  *   rt_wrappers.c allocator, mapping, block-operation and I/O wrappers
+ *   rt_debug.c    MT_DEBUG builds: the buffers' and chunks' invariants asserted
+ *   ../common/    what the runtime shares with the fault-mode agent (common/mt_common.h)
  *   ../rewrite/rw_apply.c  the rewrite plan of `memtrace run --mode rewrite`, applied at start
  *
  * The runtime makes every system call itself (mt_sys*, mt_native.h): libc's entry points for write, mmap, sigaction
@@ -164,6 +166,11 @@ int rt_fd_get(void);                       /* the trace's descriptor now, reopen
 void rt_fd_hold(void);                     /* around a write: a dup2 onto the number waits */
 void rt_fd_release(void);
 void rt_fd_drop(void);                     /* a fork's child lets the parent's go */
+
+/* rt_debug.c: MT_DEBUG's checks of what this header and mt_file.h promise (empty in the product's build) */
+struct mtr_chunk_header;
+void rt_check_buf(const struct rt_buf *b);  /* a buffer queued for the writer, planned */
+void rt_check_chunk(const struct mtr_chunk_header *h, const void *payload, int codec); /* before it is written */
 
 /* rt_signal.c */
 void rt_signal_init(void);

@@ -16,6 +16,8 @@
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
  *   limits.c    the program's RLIMIT_AS kept apart from the agent's space; raw-clone threads and io_uring refused
+ *   common/     what the agent shares with the runtime (common/mt_common.h): the maps parser, the module
+ *               walk and its records, the boot arena, the string helpers, MT_ASSERT (-DMT_DEBUG)
  */
 #ifndef MEMTRACE_AGENT_H
 #define MEMTRACE_AGENT_H

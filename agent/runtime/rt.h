@@ -39,12 +39,12 @@
 /* ---- raw system calls ---------------------------------------------------------------------------- */
 /* mt_sys0 … mt_sys6, shared with the agent: mt_native.h. */
 
-/* ---- small helpers (no libc: its string functions are wrapped here) ------------------------------ */
-void rt_memcpy(void *d, const void *s, size_t n);
-void rt_memzero(void *d, size_t n);
-size_t rt_strlen(const char *s);
-int rt_strncmp(const char *a, const char *b, size_t n);
-void *rt_map(size_t n);                 /* anonymous private pages, NULL on failure */
+/* ---- small helpers (no libc: its string functions are wrapped here); the agent's too: mt_common.h -- */
+static inline void rt_memcpy(void *d, const void *s, size_t n) { mt_memcpy(d, s, n); }
+static inline void rt_memzero(void *d, size_t n) { mt_memzero(d, n); }
+static inline size_t rt_strlen(const char *s) { return mt_strlen(s); }
+static inline int rt_strncmp(const char *a, const char *b, size_t n) { return mt_strncmp(a, b, n); }
+static inline void *rt_map(size_t n) { return mt_map_pages(n); } /* anonymous private pages, NULL on failure */
 int rt_tid(void);
 uint64_t rt_block_signals(void);        /* blocks every signal but the synchronous faults; returns the old mask */
 void rt_restore_signals(uint64_t old);

@@ -1,6 +1,6 @@
 /*
- * mt_common.h: what the fault-mode agent (libmemtrace-agent.so, the .c files of agent/) and the compiled-in runtime
- * (libmemtrace-rt.so, agent/runtime/) both need and used to write twice: reading numbers from the
+ * mt_common.h: what the fault-mode agent (libmemtrace-agent.so, the .c files of agent/) and the
+ * compiled-in runtime (libmemtrace-rt.so, agent/runtime/) both need and used to write twice: numbers from the
  * environment, the process's own description (its /proc/self/maps lines, its loaded objects, its own
  * code, the path behind a descriptor) turned into MT_MODULE and MT_MAPPING records, the static arena that
  * serves allocations before the real allocator is known, freestanding string and memory helpers, and

@@ -16,6 +16,8 @@
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
  *   limits.c    the program's RLIMIT_AS kept apart from the agent's space; raw-clone threads and io_uring refused
+ *   common/     what the agent shares with the runtime (common/mt_common.h): the maps parser, the module
+ *               walk and its records, the boot arena, the string helpers, MT_ASSERT (-DMT_DEBUG)
  */
 #ifndef MEMTRACE_AGENT_H
 #define MEMTRACE_AGENT_H
@@ -43,6 +45,7 @@
 
 #include "memtrace_stream.h"
 #include "mt_native.h"
+#include "mt_common.h"
 #include "mt_wrapped.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -78,59 +81,11 @@ struct ksigaction {
 static inline void count(volatile uint64_t *counter) { __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED); }
 
 static inline uint64_t sigbit(int sig) { return 1ULL << (sig - 1); }
-/* Whether a raw system call's result is an error (-4095..-1); any other value, an mmap address included, is not. */
-static inline int mt_failed(long r) { return r < 0 && r > -4096; }
 /* The three signals the agent lives on; the program may never block them. */
 #define OUR_SIGNALS (sigbit(SIGSEGV) | sigbit(SIGTRAP) | sigbit(SIGSYS))
 
-typedef uint64_t __attribute__((may_alias)) mt_word; /* a word of any object, as memcpy's would be */
-/* Word by word where both sides are 8-byte aligned (every record is): the byte loop cost a record */
-/* 80 stores and 80 loads, a tenth of what the fault handler spends (docs/fault-mode.md).           */
-static inline void mt_memcpy(void *d, const void *s, size_t n)
-{
-    unsigned char *dd = d;
-    const unsigned char *ss = s;
-    if (!(((uintptr_t)dd | (uintptr_t)ss) & 7)) {
-        for (; n >= 8; n -= 8, dd += 8, ss += 8) *(mt_word *)dd = *(const mt_word *)ss;
-    }
-    while (n--) *dd++ = *ss++;
-}
-static inline void mt_memmove(void *d, const void *s, size_t n)
-{
-    unsigned char *dd = d;
-    const unsigned char *ss = s;
-    if (dd < ss) { while (n--) *dd++ = *ss++; }
-    else { dd += n; ss += n; while (n--) *--dd = *--ss; }
-}
-static inline size_t mt_strlen(const char *s)
-{
-    size_t n = 0;
-    while (s[n]) n++;
-    return n;
-}
-static inline int mt_strncmp(const char *a, const char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (a[i] != b[i]) return (unsigned char)a[i] - (unsigned char)b[i];
-        if (!a[i]) return 0;
-    }
-    return 0;
-}
-static inline void mt_memzero(void *d, size_t n)
-{
-    volatile unsigned char *dd = d;
-    if (!((uintptr_t)dd & 7)) {
-        for (; n >= 8; n -= 8, dd += 8) *(volatile mt_word *)dd = 0;
-    }
-    while (n--) *dd++ = 0;
-}
-
 /* Memory for the agent's own tables: straight from the kernel, never from the traced allocator. */
-static inline void *agent_map(size_t n)
-{
-    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p < 0 && p > -4096 ? NULL : (void *)p;
-}
+static inline void *agent_map(size_t n) { return mt_map_pages(n); }
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Locks: spinlocks, never held across a call into the program or libc.                               */

@@ -81,34 +81,6 @@ static void scrub_environment(void)
     *w = NULL;
 }
 
-static long parse_long(const char *s, long dflt)
-{
-    if (!s || !*s) return dflt;
-    long v = 0;
-    while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
-    return v;
-}
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    uintptr_t me = (uintptr_t)arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
-        if (me >= s && me < e) {
-            g.text_start = s;
-            g.text_end = e;
-            size_t n = mt_strlen(info->dlpi_name);
-            if (n >= sizeof g.self_path) n = sizeof g.self_path - 1;
-            mt_memcpy(g.self_path, info->dlpi_name, n);
-            g.self_path[n] = 0;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 #define RESOLVE(name) real.name = (typeof(real.name))dlsym(RTLD_NEXT, #name)
 
 __attribute__((constructor(101))) static void agent_init(void)
@@ -126,8 +98,8 @@ __attribute__((constructor(101))) static void agent_init(void)
     const char *step = getenv("MEMTRACE_STEP");
     int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;
     g.aliases = out_of_line;
-    g.regions = (int)parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
-    g.autostart = (int)parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
+    g.regions = (int)mt_parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
+    g.autostart = (int)mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     int fd = (int)mt_sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
     scrub_environment();
     if (fd < 0) return;
@@ -154,7 +126,10 @@ __attribute__((constructor(101))) static void agent_init(void)
     mt_sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
     if (mt_sys0(SYS_getppid) != g.ppid) mt_sys2(SYS_kill, g.pid, SIGKILL);
     g.threads = 1;
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)agent_init);
+    uint64_t text_start = 0, text_end = 0;
+    mt_own_text((const void *)(uintptr_t)agent_init, &text_start, &text_end, g.self_path, sizeof g.self_path);
+    g.text_start = (uintptr_t)text_start;
+    g.text_end = (uintptr_t)text_end;
     ldso_base = (uintptr_t)getauxval(AT_BASE);
     if (out_of_line) ool_init();
     g.active = 1;

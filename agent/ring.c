@@ -29,6 +29,7 @@ void emit(void *rec)
     struct mt_rec_header *h = rec;
     h->tid = (uint32_t)mytid();
     uint64_t size = h->size;
+    MT_ASSERT(size >= sizeof *h && size % 8 == 0 && size <= 8192, "a record is whole 8-byte words, at most 8 KiB");
     enter_critical();
     spin_lock(&g.ring_lock);
     uint64_t cap = g.ring_mask + 1;
@@ -37,6 +38,7 @@ void emit(void *rec)
         uint64_t at = tail & g.ring_mask;
         uint64_t pad = (at + size > cap) ? cap - at : 0;
         uint64_t head = __atomic_load_n(&g.ring->head, __ATOMIC_ACQUIRE);
+        MT_ASSERT(head <= tail && tail - head <= cap && tail % 8 == 0, "the reader's head trails the tail by at most the ring");
         if (tail + pad + size - head <= cap) {
             if (pad) {
                 struct mt_rec_header *p = (void *)(g.ring_data + at);

@@ -92,6 +92,27 @@ static int span_cut(void *base, int *n, size_t size, void *(*grow_one)(void), in
     return i;
 }
 
+/* MT_DEBUG: what this file promises of a span table, asserted after each change: every entry a whole  */
+/* number of pages, sorted and disjoint, and no more entries than the table holds. Lock held.          */
+static void span_check(const void *base, int n, int cap, size_t size, const char *what)
+{
+#ifdef MT_DEBUG
+    MT_ASSERT(n >= 0 && n <= cap, what);
+    uintptr_t mask = (uintptr_t)g.page - 1, last = 0;
+    for (int i = 0; i < n; i++) {
+        const uintptr_t *w = (const uintptr_t *)((const char *)base + size * (size_t)i);
+        MT_ASSERT(w[0] < w[1] && !(w[0] & mask) && !(w[1] & mask), what);
+        MT_ASSERT(i == 0 || last <= w[0], what);
+        last = w[1];
+    }
+#else
+    (void)base; (void)n; (void)cap; (void)size; (void)what;
+#endif
+}
+#define SET_CHECK() span_check(g.set, g.nset, g.capset, sizeof *g.set, "the traced set is sorted and disjoint, in pages")
+#define ALIAS_CHECK() span_check(g.alias, g.nalias, g.capalias, sizeof *g.alias, "the alias table is sorted and disjoint, in pages")
+#define LOCK_HELD() MT_ASSERT(__atomic_load_n(&g.lock.v, __ATOMIC_RELAXED), "g.lock is held by a *_locked function's caller")
+
 /* ------------------------------------------------------------------------------------------------ */
 /* The traced set: sorted, disjoint page ranges with the rights the program gave them.               */
 
@@ -244,6 +265,8 @@ static void alias_insert(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
     mt_memmove(&g.alias[i + 1], &g.alias[i], sizeof(struct alias) * (size_t)(g.nalias - i));
     g.alias[i] = (struct alias){s, e, delta, prot};
     g.nalias++;
+    MT_ASSERT(delta != 0, "an alias view is elsewhere than the memory it aliases");
+    ALIAS_CHECK();
 }
 
 /* Memory already on a memfd with an alias view at s + delta (heap.c's): the alias table takes it as it  */
@@ -251,8 +274,10 @@ static void alias_insert(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
 void alias_adopt_locked(uintptr_t s, uintptr_t e, intptr_t delta, int prot)
 {
     int i = alias_index(s);
+    LOCK_HELD();
     if (i > 0 && g.alias[i - 1].end == s && g.alias[i - 1].delta == delta && g.alias[i - 1].prot == prot) {
         g.alias[i - 1].end = e;
+        ALIAS_CHECK();
         return;
     }
     alias_insert(s, e, delta, prot);
@@ -330,6 +355,7 @@ void alias_forget_locked(uintptr_t s, uintptr_t e)
         mt_sys2(SYS_munmap, (long)(cs + a.delta), (long)(ce - cs));
         i = span_cut(g.alias, &g.nalias, sizeof *g.alias, alias_grow_one, i, s, e);
     }
+    ALIAS_CHECK();
 }
 
 /* MADV_DONTNEED on moved memory: private memory reads as zeroes afterwards, a memfd would keep its pages; */
@@ -414,6 +440,8 @@ void set_remove_locked(uintptr_t s, uintptr_t e, int restore)
         emit_range(0, cs, ce, r.kind, r.prot);
         i = span_cut(g.set, &g.nset, sizeof *g.set, set_grow_one, i, s, e);
     }
+    LOCK_HELD();
+    SET_CHECK();
 }
 
 /* Adds [s, e) with the program's rights `prot`; protects it when recording. Lock held. */
@@ -437,6 +465,7 @@ void set_add_locked(uintptr_t s, uintptr_t e, int prot, int kind)
     mt_memmove(&g.set[i + 1], &g.set[i], sizeof(struct range) * (size_t)(g.nset - i));
     g.set[i] = (struct range){s, e, prot, kind};
     g.nset++;
+    SET_CHECK();
     if (g.recording) protect_span(s, e);
     emit_range(1, s, e, kind, prot);
 }
@@ -473,6 +502,7 @@ int open_locked(uintptr_t s, uintptr_t e)
         g.capopen = cap;
     }
     g.open[g.nopen++] = (struct opening){s, e, 1};
+    MT_ASSERT(s < e && g.nopen <= g.capopen, "an opening is a span, in a table that holds it");
     /* a window at risk: memory another thread may touch unseen while it is open */
     int i = set_index(s);
     if (g.threads > 1 && i < g.nset && g.set[i].start < e) count(&g.windows);
@@ -490,6 +520,7 @@ void close_locked(uintptr_t s, uintptr_t e)
     for (k = 0; k < g.nopen; k++)
         if (g.open[k].start == s && g.open[k].end == e) break;
     if (k == g.nopen) return;
+    MT_ASSERT(g.open[k].count > 0, "an opening still listed is open at least once");
     if (--g.open[k].count > 0) return;
     g.open[k] = g.open[--g.nopen];
     if (!g.recording) return;
@@ -610,3 +641,22 @@ long copy_in(void *dst, uintptr_t src, size_t n)
     }
     return r;
 }
+
+#ifdef MT_DEBUG
+/* MT_DEBUG builds only: breaks an invariant on purpose, so a test sees its assertion fire at the next   */
+/* check made in the normal course (launch.DebugBuildTest). "ranges": the traced set's first and last   */
+/* entries swap places, which the next change of the set finds out of order.                           */
+EXPORT void memtrace_debug_break(const char *what)
+{
+    if (mt_strncmp(what, "ranges", 7) != 0) return;
+    enter_critical();
+    spin_lock(&g.lock);
+    if (g.nset >= 2) {
+        struct range r = g.set[0];
+        g.set[0] = g.set[g.nset - 1];
+        g.set[g.nset - 1] = r;
+    }
+    spin_unlock(&g.lock);
+    leave_critical();
+}
+#endif

@@ -25,17 +25,9 @@
 /* ------------------------------------------------------------------------------------------------ */
 /* Wrappers                                                                                         */
 
-/* dlsym may allocate before the real allocator is known: serve it from a static arena. */
-static unsigned char boot_arena[64 * 1024] __attribute__((aligned(16)));
-static size_t boot_used;
-static void *boot_alloc(size_t n)
-{
-    size_t at = (boot_used + 15) & ~(size_t)15;
-    if (at + n > sizeof boot_arena) return NULL;
-    boot_used = at + n;
-    return boot_arena + at;
-}
-static int is_boot(const void *p) { return (const unsigned char *)p >= boot_arena && (const unsigned char *)p < boot_arena + sizeof boot_arena; }
+/* dlsym may allocate before the real allocator is known: the static arena serves it (common/mt_boot.c). */
+static void *boot_alloc(size_t n) { return mt_boot_alloc(n, 16); }
+static int is_boot(const void *p) { return mt_boot_owns(p); }
 
 /* Inside a wrapper: the real function's touches of traced memory open pages without being recorded. */
 int enter_untraced(void)
@@ -214,7 +206,7 @@ EXPORT void *realloc(void *old, size_t n)
 {
     if (is_boot(old)) { /* a block from before the allocator was known: move it out */
         void *p = malloc(n);
-        if (p) mt_memcpy(p, old, n);
+        if (p) mt_memcpy(p, old, n < mt_boot_extent(old) ? n : mt_boot_extent(old));
         return p;
     }
     if (!hooks_ready) return boot_alloc(n);
@@ -302,12 +294,12 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 }
 
 /* The allocators of the table (kind NEW): heap.c's block, else glibc's by the old route. Before the real */
-/* allocator is known, the boot arena serves what needs no more than its alignment.                       */
+/* allocator is known, the boot arena serves them, aligned as asked (up to a page).                       */
 static size_t mt_page(void) { return (size_t)g.page; }
 #define AGENT_NEW(name, ret, params, args, event, al, size, a0, a1) \
     EXPORT ret name params \
     { \
-        if (!hooks_ready) return alignment(al) <= 16 ? boot_alloc(size) : NULL; \
+        if (!hooks_ready) return alignment(al) ? mt_boot_alloc(size, alignment(al)) : NULL; \
         int dirty; \
         PROF_BEGIN(t0); \
         void *p = heap_serves() && alignment(al) ? heap_alloc(size, alignment(al), &dirty) : NULL; \
@@ -325,23 +317,8 @@ static size_t mt_page(void) { return (size_t)g.page; }
 /* A file the program maps is announced with its path, so that its region is named after the file. */
 static void emit_file_mapping(uintptr_t start, uintptr_t end, int prot, int fd, off_t off)
 {
-    char link[32] = "/proc/self/fd/", path[256];
-    char digits[12];
-    int n = 0, at = 14;
-    unsigned v = (unsigned)fd;
-    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
-    while (n) link[at++] = digits[--n];
-    link[at] = 0;
-    long len = mt_sys3(SYS_readlink, link, path, sizeof path - 1);
-    if (len <= 0) return;
-    REC(MT_MAPPING, struct mt_mapping, r);
-    r.h.flags = MT_MAP_TRACED;
-    r.start = start;
-    r.end = end;
-    r.offset = (uint64_t)off;
-    r.prot = (uint32_t)prot;
-    r.path_len = (uint32_t)len;
-    emit_with_tail(&r, sizeof r, NULL, 0, path, (size_t)len);
+    struct mt_mapping_rec r;
+    if (mt_file_mapping_record(&r, start, end, prot, fd, off, MT_MAP_TRACED)) emit(&r);
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)

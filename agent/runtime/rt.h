@@ -13,6 +13,8 @@
  *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
  *   rt_wrappers.c allocator, mapping, block-operation and I/O wrappers
+ *   rt_debug.c    MT_DEBUG builds: the buffers' and chunks' invariants asserted
+ *   ../common/    what the runtime shares with the fault-mode agent (common/mt_common.h)
  *   ../rewrite/rw_apply.c  the rewrite plan of `memtrace run --mode rewrite`, applied at start
  *
  * The runtime makes every system call itself (mt_sys*, mt_native.h): libc's entry points for write, mmap, sigaction
@@ -29,6 +31,7 @@
 
 #include "memtrace_stream.h"
 #include "mt_native.h"
+#include "mt_common.h"
 
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
@@ -36,12 +39,12 @@
 /* ---- raw system calls ---------------------------------------------------------------------------- */
 /* mt_sys0 … mt_sys6, shared with the agent: mt_native.h. */
 
-/* ---- small helpers (no libc: its string functions are wrapped here) ------------------------------ */
-void rt_memcpy(void *d, const void *s, size_t n);
-void rt_memzero(void *d, size_t n);
-size_t rt_strlen(const char *s);
-int rt_strncmp(const char *a, const char *b, size_t n);
-void *rt_map(size_t n);                 /* anonymous private pages, NULL on failure */
+/* ---- small helpers (no libc: its string functions are wrapped here); the agent's too: mt_common.h -- */
+static inline void rt_memcpy(void *d, const void *s, size_t n) { mt_memcpy(d, s, n); }
+static inline void rt_memzero(void *d, size_t n) { mt_memzero(d, n); }
+static inline size_t rt_strlen(const char *s) { return mt_strlen(s); }
+static inline int rt_strncmp(const char *a, const char *b, size_t n) { return mt_strncmp(a, b, n); }
+static inline void *rt_map(size_t n) { return mt_map_pages(n); } /* anonymous private pages, NULL on failure */
 int rt_tid(void);
 uint64_t rt_block_signals(void);        /* blocks every signal but the synchronous faults; returns the old mask */
 void rt_restore_signals(uint64_t old);
@@ -163,6 +166,11 @@ int rt_fd_get(void);                       /* the trace's descriptor now, reopen
 void rt_fd_hold(void);                     /* around a write: a dup2 onto the number waits */
 void rt_fd_release(void);
 void rt_fd_drop(void);                     /* a fork's child lets the parent's go */
+
+/* rt_debug.c: MT_DEBUG's checks of what this header and mt_file.h promise (empty in the product's build) */
+struct mtr_chunk_header;
+void rt_check_buf(const struct rt_buf *b);  /* a buffer queued for the writer, planned */
+void rt_check_chunk(const struct mtr_chunk_header *h, const void *payload, int codec); /* before it is written */
 
 /* rt_signal.c */
 void rt_signal_init(void);

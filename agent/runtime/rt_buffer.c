@@ -41,41 +41,6 @@ static pthread_key_t exit_key;
 
 /* ---- helpers -------------------------------------------------------------------------------------- */
 
-void rt_memcpy(void *d, const void *s, size_t n)
-{
-    unsigned char *a = d;
-    const unsigned char *b = s;
-    for (size_t i = 0; i < n; i++) a[i] = b[i];
-}
-
-void rt_memzero(void *d, size_t n)
-{
-    unsigned char *a = d;
-    for (size_t i = 0; i < n; i++) a[i] = 0;
-}
-
-size_t rt_strlen(const char *s)
-{
-    size_t n = 0;
-    while (s[n]) n++;
-    return n;
-}
-
-int rt_strncmp(const char *a, const char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (a[i] != b[i]) return (unsigned char)a[i] - (unsigned char)b[i];
-        if (!a[i]) return 0;
-    }
-    return 0;
-}
-
-void *rt_map(size_t n)
-{
-    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p < 0 && p > -4096 ? NULL : (void *)p;
-}
-
 int rt_tid(void)
 {
     if (!rt_self.tid) rt_self.tid = (int)mt_sys0(SYS_gettid);

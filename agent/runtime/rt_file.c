@@ -199,6 +199,7 @@ void rt_buf_put(struct rt_buf *b)
 void rt_file_queue(struct rt_buf *b)
 {
     plan(b);
+    MT_DEBUG_ONLY(rt_check_buf(b));
     if (!f.writer_running) {
         int saved = rt_self.internal;
         rt_self.internal = 1;
@@ -724,6 +725,7 @@ static void append(struct encoder *x, uint32_t tid)
         struct mtr_chunk_header h = {MTR_CHUNK_MAGIC, tid, f.chunks++, (uint32_t)pc->stored, (uint32_t)pc->raw, (uint32_t)f.codec,
                                      rt_crc32c(0, pc->payload, pc->stored), 0, 0};
         h.header_crc = rt_crc32c(0, &h, offsetof(struct mtr_chunk_header, header_crc));
+        MT_DEBUG_ONLY(rt_check_chunk(&h, pc->payload, f.codec));
         static const char zeros[8];
         struct iovec iov[3] = {{&h, sizeof h}, {(void *)pc->payload, pc->stored}, {(void *)zeros, (8 - pc->stored % 8) % 8}};
         size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;

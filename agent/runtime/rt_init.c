@@ -46,88 +46,32 @@ static int by_memtrace;                 /* started by `memtrace run` (MEMTRACE_P
 /* One MT_MODULE: a loaded object, or the trampoline file of a rewritten one (agent/rewrite/rw_apply.c). */
 void rt_report_module(uint64_t bias, const unsigned char *bid, uint32_t bid_len, const char *name, size_t n)
 {
-    if (bid_len > 64) bid_len = 64;
-    struct {
-        struct mt_module m;
-        unsigned char tail[64 + 1024 + 8];
-    } r;
-    rt_memzero(&r, sizeof r);
-    if (n > 1024) n = 1024;
-    r.m.h.type = MT_MODULE;
+    struct mt_module_rec r;
+    size_t size = mt_module_record(&r, bias, bid, bid_len, name, n);
     r.m.h.tid = (uint32_t)rt_tid();
-    r.m.load_bias = bias;
-    r.m.build_id_len = bid_len;
-    r.m.path_len = (uint32_t)n;
-    rt_memcpy(r.tail, bid, bid_len);
-    rt_memcpy(r.tail + bid_len, name, n);
-    r.m.h.size = (uint16_t)((sizeof r.m + bid_len + n + 7) & ~(size_t)7);
-    rt_emit(&r, r.m.h.size);
+    rt_emit(&r, size);
 }
 
-static int report_module(struct dl_phdr_info *info, size_t size, void *arg)
+static void report_module(const struct mt_module_info *m, void *arg)
 {
-    (void)size;
-    int *index = arg;
-    if ((*index)++ < reported_modules) return 0;
-    char exe[1024];
-    const char *name = mt_module_name(info, exe, sizeof exe);
-    uint32_t bid_len;
-    const unsigned char *bid = mt_build_id(info, &bid_len);
-    rt_report_module(info->dlpi_addr, bid, bid_len, name, rt_strlen(name));
-    return 0;
+    (void)arg;
+    rt_report_module(m->bias, m->build_id, m->build_id_len, m->name, m->name_len);
 }
 
-static uint64_t parse_hex(const char **p, char stop)
+/* One MT_MAPPING per /proc/self/maps line (common/mt_proc.c reads them). */
+static void report_mapping(const struct mt_map_line *line, void *arg)
 {
-    const char *c = *p;
-    uint64_t v = 0;
-    for (; *c && *c != stop; c++) v = v * 16 + (uint64_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
-    *p = c;
-    return v;
-}
-
-/* One MT_MAPPING per /proc/self/maps line, read with raw system calls into private pages. */
-static void report_mappings(void)
-{
-    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return;
-    size_t cap = 1 << 20, len = 0;
-    char *buf = rt_map(cap);
-    if (!buf) { mt_sys1(SYS_close, fd); return; }
-    for (long n; len < cap - 1 && (n = mt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)n;
-    mt_sys1(SYS_close, fd);
-    buf[len] = 0;
-    for (const char *p = buf; *p;) {
-        struct {
-            struct mt_mapping m;
-            char path[512];
-        } r;
-        rt_memzero(&r, sizeof r);
-        r.m.h.type = MT_MAPPING;
-        r.m.h.tid = (uint32_t)rt_tid();
-        r.m.start = parse_hex(&p, '-'); p++;
-        r.m.end = parse_hex(&p, ' '); p++;
-        r.m.prot = (uint32_t)((p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0));
-        p += 5;
-        r.m.offset = parse_hex(&p, ' ');
-        for (int f = 0; f < 2; f++) { while (*p == ' ') p++; while (*p && *p != ' ') p++; } /* dev, inode */
-        while (*p == ' ') p++;
-        size_t k = 0;
-        while (*p && *p != '\n') { if (k < sizeof r.path - 1) r.path[k++] = *p; p++; }
-        if (*p) p++;
-        r.m.path_len = (uint32_t)k;
-        r.m.h.size = (uint16_t)((sizeof r.m + k + 7) & ~(size_t)7);
-        rt_emit(&r, r.m.h.size);
-    }
-    mt_sys2(SYS_munmap, buf, cap);
+    (void)arg;
+    struct mt_mapping_rec r;
+    size_t size = mt_mapping_record(&r, line, 0);
+    r.m.h.tid = (uint32_t)rt_tid();
+    rt_emit(&r, size);
 }
 
 void rt_scan_new_modules(void)
 {
-    int index = 0;
-    dl_iterate_phdr(report_module, &index);
-    reported_modules = index;
-    report_mappings();
+    mt_modules_new(&reported_modules, report_module, NULL);
+    mt_maps_each(report_mapping, NULL);
 }
 
 void rt_report_process(uint64_t parent)
@@ -173,14 +117,6 @@ RT_EXPORT void MadT__start(void) { control(1, RT_CALLER); }
 RT_EXPORT void MadT__stop(void) { control(0, RT_CALLER); }
 
 /* ---- start and end -------------------------------------------------------------------------------- */
-
-static long parse_long(const char *s, long dflt)
-{
-    if (!s || !*s) return dflt;
-    long v = 0;
-    while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
-    return v;
-}
 
 static size_t append(char *dst, size_t at, size_t cap, const char *s)
 {
@@ -238,7 +174,7 @@ static void adopt_memtrace(const char *parent)
 {
     by_memtrace = 1;
     mt_sys2(SYS_prctl, 1 /* PR_SET_PDEATHSIG */, SIGKILL);
-    if (mt_sys0(SYS_getppid) != parse_long(parent, 0)) mt_sys2(SYS_kill, mt_sys0(SYS_getpid), SIGKILL);
+    if (mt_sys0(SYS_getppid) != mt_parse_long(parent, 0)) mt_sys2(SYS_kill, mt_sys0(SYS_getpid), SIGKILL);
     extern char **environ;
     char **w = environ;
     for (char **r = environ; r && *r; r++)
@@ -248,42 +184,25 @@ static void adopt_memtrace(const char *parent)
     if (w) *w = NULL;
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    uint64_t me = (uint64_t)(uintptr_t)arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-        uint64_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
-        if (me >= s && me < e) {
-            rt.text_start = s;
-            rt.text_end = e;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 __attribute__((constructor(101))) static void rt_init(void)
 {
     rt.page = sysconf(_SC_PAGESIZE);
     rt.pid = (int)mt_sys0(SYS_getpid);
     rt_wrappers_init();
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)rt_init);
-    long kb = parse_long(getenv("MEMTRACE_BUFFER_KB"), 1024);
+    mt_own_text((const void *)(uintptr_t)rt_init, &rt.text_start, &rt.text_end, NULL, 0);
+    long kb = mt_parse_long(getenv("MEMTRACE_BUFFER_KB"), 1024);
     if (kb < 8) kb = 8;
     if (kb > 1024 * 1024) kb = 1024 * 1024;
     rt.buf_size = ((size_t)kb * 1024 + (size_t)rt.page - 1) & ~(size_t)(rt.page - 1);
     rt_buffer_init();
     rt_signal_init();
     const char *out = getenv("MEMTRACE_OUT");
-    int autostart = parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
+    int autostart = mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
     const char *parent = getenv("MEMTRACE_PARENT");
     if (parent && *parent) adopt_memtrace(parent);
     if (out && *out) {
         resolve_path(out_path, sizeof out_path, out, rt.pid);
-        rt.to_file = rt_file_open(out_path, rt.pid, (int)parse_long(getenv("MEMTRACE_CODEC"), 5));
+        rt.to_file = rt_file_open(out_path, rt.pid, (int)mt_parse_long(getenv("MEMTRACE_CODEC"), 5));
         if (!rt.to_file) {
             char msg[4200];
             size_t at = append(msg, 0, sizeof msg, "memtrace: cannot write ");

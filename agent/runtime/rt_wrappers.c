@@ -46,20 +46,9 @@ static struct {
 
 /* dlsym may allocate before the real allocator is known: a static arena serves it. It also serves the  */
 /* allocations glibc makes while the runtime creates its writer thread (RT_PRIVATE_HEAP), so that the    */
-/* program's heap looks the same whether the trace goes to a file or is discarded.                      */
-static unsigned char boot_arena[64 * 1024] __attribute__((aligned(16)));
-static size_t boot_used;
-static void *boot_alloc(size_t n)
-{
-    size_t at = (boot_used + 63) & ~(size_t)63;
-    if (at + n > sizeof boot_arena) return NULL;
-    boot_used = at + n;
-    return boot_arena + at;
-}
-static int is_boot(const void *p)
-{
-    return (const unsigned char *)p >= boot_arena && (const unsigned char *)p < boot_arena + sizeof boot_arena;
-}
+/* program's heap looks the same whether the trace goes to a file or is discarded (common/mt_boot.c).  */
+static void *boot_alloc(size_t n) { return mt_boot_alloc(n, 16); }
+static int is_boot(const void *p) { return mt_boot_owns(p); }
 
 #define RESOLVE(name) real.name = (typeof(real.name))dlsym(RTLD_NEXT, #name)
 void rt_wrappers_init(void)
@@ -110,7 +99,7 @@ RT_EXPORT void *realloc(void *old, size_t n)
 {
     if (is_boot(old)) { /* a block from before the allocator was known: move it out */
         void *p = malloc(n);
-        if (p) rt_memcpy(p, old, n < sizeof boot_arena ? n : sizeof boot_arena);
+        if (p) rt_memcpy(p, old, n < mt_boot_extent(old) ? n : mt_boot_extent(old));
         return p;
     }
     if (boot_only()) return boot_alloc(n);
@@ -137,7 +126,7 @@ RT_EXPORT void free(void *p)
 
 RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-    if (boot_only()) return align <= 64 && (*out = boot_alloc(n)) ? 0 : 12; /* ENOMEM */
+    if (boot_only()) return (*out = mt_boot_alloc(n, align)) ? 0 : 12; /* ENOMEM */
     int rc = real.posix_memalign(out, align, n);
     if (!quiet()) {
         void *p = rc == 0 ? *out : NULL;
@@ -152,7 +141,7 @@ static size_t mt_page(void) { return (size_t)rt.page; }
 #define RT_NEW(name, ret, params, args, event, al, size, a0, a1) \
     RT_EXPORT ret name params \
     { \
-        if (boot_only()) return boot_alloc(size); \
+        if (boot_only()) return mt_boot_alloc(size, al); \
         return allocated(event, RT_CALLER, real.name args, (a0), (a1), 0); \
     }
 
@@ -163,29 +152,11 @@ static uint64_t page_up(uint64_t a) { return (a + (uint64_t)rt.page - 1) & ~(uin
 /* A file the program maps is announced with its path, so that its region is named after the file. */
 static void emit_file_mapping(uint64_t start, uint64_t end, int prot, int fd, off_t off)
 {
-    char link[32] = "/proc/self/fd/";
-    char digits[12];
-    int n = 0, at = 14;
-    unsigned v = (unsigned)fd;
-    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
-    while (n) link[at++] = digits[--n];
-    link[at] = 0;
-    struct {
-        struct mt_mapping m;
-        char path[512];
-    } r;
-    rt_memzero(&r, sizeof r);
-    long len = mt_sys3(SYS_readlink, link, r.path, sizeof r.path - 1);
-    if (len <= 0) return;
-    r.m.h.type = MT_MAPPING;
+    struct mt_mapping_rec r;
+    size_t size = mt_file_mapping_record(&r, start, end, prot, fd, off, 0);
+    if (!size) return;
     r.m.h.tid = (uint32_t)rt_tid();
-    r.m.h.size = (uint16_t)((sizeof r.m + (size_t)len + 7) & ~(size_t)7);
-    r.m.start = start;
-    r.m.end = end;
-    r.m.offset = (uint64_t)off;
-    r.m.prot = (uint32_t)prot;
-    r.m.path_len = (uint32_t)len;
-    rt_emit(&r, r.m.h.size);
+    rt_emit(&r, size);
 }
 
 RT_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)

@@ -14,9 +14,18 @@ public final class Cli {
     public record Result(int status, String stdout, String stderr) {}
 
     public static Result run(Path workDir, String... args) throws IOException, InterruptedException {
+        return runWith(workDir, List.of(), args);
+    }
+
+    /** As {@link #run}, the JVM given {@code jvmOptions} too (e.g. -Dmemtrace.lib=DIR: the native files from DIR). */
+    public static Result runWith(Path workDir, List<String> jvmOptions, String... args) throws IOException, InterruptedException {
         Path out = Files.createTempFile(workDir, "stdout", ".txt");
         Path err = Files.createTempFile(workDir, "stderr", ".txt");
-        Process p = start(workDir, out, err, args);
+        List<String> command = command(args);
+        command.addAll(1, jvmOptions);
+        Process p = new ProcessBuilder(command).directory(workDir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         if (!p.waitFor(180, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("memtrace timed out: " + String.join(" ", args) + "\n" + Files.readString(err));

@@ -1,0 +1,163 @@
+/*
+ * mt_common.h: what the fault-mode agent (libmemtrace-agent.so, the .c files of agent/) and the
+ * compiled-in runtime (libmemtrace-rt.so, agent/runtime/) both need and used to write twice: numbers from the
+ * environment, the process's own description (its /proc/self/maps lines, its loaded objects, its own
+ * code, the path behind a descriptor) turned into MT_MODULE and MT_MAPPING records, the static arena that
+ * serves allocations before the real allocator is known, freestanding string and memory helpers, and
+ * the MT_DEBUG assertions. The .c files beside it are compiled into each library, which keeps its own
+ * hidden copy (-fvisibility=hidden): nothing here is exported, nothing is shared at run time.
+ *
+ * How its output reads: the records are the event stream's (include/memtrace_stream.h), built whole
+ * with their tail (path, build-id) and padded to 8; each library sends them its own way (the agent's
+ * emit() into the ring, the runtime's rt_emit() into the thread's buffer), and sets the thread id.
+ *
+ * What it gets wrong: see each .c file's header (paths cut at MT_PATH_MAX, a 1 MiB maps file, a 64 KiB
+ * boot arena, parse_long's lax digits).
+ */
+#ifndef MEMTRACE_COMMON_H
+#define MEMTRACE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+
+#include "memtrace_stream.h"
+#include "mt_native.h"
+
+/* ---- freestanding helpers (libc's are wrapped, traced or intercepted inside the traced process) ---- */
+
+/* Whether a raw system call's result is an error (-4095..-1); any other value, an mmap address included, is not. */
+static inline int mt_failed(long r) { return r < 0 && r > -4096; }
+
+typedef uint64_t __attribute__((may_alias)) mt_word; /* a word of any object, as memcpy's would be */
+/* Word by word where both sides are 8-byte aligned (every record is): the byte loop cost a record */
+/* 80 stores and 80 loads, a tenth of what the fault handler spends (docs/fault-mode.md).           */
+static inline void mt_memcpy(void *d, const void *s, size_t n)
+{
+    unsigned char *dd = d;
+    const unsigned char *ss = s;
+    if (!(((uintptr_t)dd | (uintptr_t)ss) & 7)) {
+        for (; n >= 8; n -= 8, dd += 8, ss += 8) *(mt_word *)dd = *(const mt_word *)ss;
+    }
+    while (n--) *dd++ = *ss++;
+}
+static inline void mt_memmove(void *d, const void *s, size_t n)
+{
+    unsigned char *dd = d;
+    const unsigned char *ss = s;
+    if (dd < ss) { while (n--) *dd++ = *ss++; }
+    else { dd += n; ss += n; while (n--) *--dd = *--ss; }
+}
+static inline size_t mt_strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+static inline int mt_strncmp(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i]) return (unsigned char)a[i] - (unsigned char)b[i];
+        if (!a[i]) return 0;
+    }
+    return 0;
+}
+static inline void mt_memzero(void *d, size_t n)
+{
+    volatile unsigned char *dd = d;
+    if (!((uintptr_t)dd & 7)) {
+        for (; n >= 8; n -= 8, dd += 8) *(volatile mt_word *)dd = 0;
+    }
+    while (n--) *dd++ = 0;
+}
+
+/* Anonymous private pages straight from the kernel (never from the traced allocator); NULL on failure. */
+static inline void *mt_map_pages(size_t n)
+{
+    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return mt_failed(p) ? NULL : (void *)p;
+}
+
+/* ---- numbers from the environment (mt_proc.c) ----------------------------------------------------- */
+
+/* The decimal digits s starts with; dflt when s is NULL or empty. */
+long mt_parse_long(const char *s, long dflt);
+
+/* ---- the process described (mt_proc.c) ------------------------------------------------------------ */
+
+/* Bytes of a path a module or mapping record keeps (longer ones are cut). */
+#define MT_PATH_MAX 1024
+
+/* One line of /proc/self/maps. */
+struct mt_map_line {
+    uintptr_t start, end, offset;
+    int prot;                   /* PROT_READ|PROT_WRITE|PROT_EXEC */
+    int is_private;
+    size_t path_len;
+    char path[MT_PATH_MAX + 1]; /* NUL-terminated */
+};
+
+/* Calls fn for each line of /proc/self/maps, in the file's (address) order; 0, or -1 when it cannot be read. */
+int mt_maps_each(void (*fn)(const struct mt_map_line *, void *), void *arg);
+
+/* MT_MODULE and MT_MAPPING records with their tails, ready to send (h.tid left 0: the sender's to set). */
+struct mt_module_rec {
+    struct mt_module m;
+    unsigned char tail[64 + MT_PATH_MAX + 8];
+};
+struct mt_mapping_rec {
+    struct mt_mapping m;
+    char tail[MT_PATH_MAX + 8];
+};
+/* Each returns the record's size (m.h.size): the fixed part, the tail, padded to 8. */
+size_t mt_module_record(struct mt_module_rec *r, uint64_t bias, const unsigned char *bid, uint32_t bid_len,
+                        const char *name, size_t n);
+size_t mt_mapping_record(struct mt_mapping_rec *r, const struct mt_map_line *line, int flags);
+/* A mapping of file descriptor fd, its path read from /proc/self/fd; 0 when the path cannot be read. */
+size_t mt_file_mapping_record(struct mt_mapping_rec *r, uintptr_t start, uintptr_t end, int prot, int fd,
+                              off_t off, int flags);
+
+/* A loaded object, as dl_iterate_phdr shows it. */
+struct mt_module_info {
+    uint64_t bias;
+    const unsigned char *build_id;
+    uint32_t build_id_len;
+    const char *name;           /* the executable's by /proc/self/exe */
+    size_t name_len;
+};
+/* Calls fn for each object loaded since the last call (*reported objects were seen already; updated). */
+void mt_modules_new(int *reported, void (*fn)(const struct mt_module_info *, void *), void *arg);
+/* The executable PT_LOAD of the object that holds code address `inside` (the library's own code), and */
+/* the object's name into path (cap bytes, may be NULL); 1 when found.                                 */
+int mt_own_text(const void *inside, uint64_t *start, uint64_t *end, char *path, size_t cap);
+
+/* ---- the boot arena (mt_boot.c) ------------------------------------------------------------------- */
+
+/* Memory for allocations made before the real allocator is known (dlsym's), and for the runtime's      */
+/* private ones: aligned to `align` (at least 16, malloc's alignment; at most a page), zero, never reused */
+/* nor freed. NULL when full or for a larger alignment.                                                */
+void *mt_boot_alloc(size_t n, size_t align);
+int mt_boot_owns(const void *p);
+/* Bytes from p, a block of the arena, to the end of what the arena handed out: what realloc may copy. */
+size_t mt_boot_extent(const void *p);
+
+/* ---- MT_DEBUG: the invariants the headers promise, asserted (mt_debug.c) ---------------------------- */
+
+/* Never returns: "memtrace: invariant broken at FILE:LINE: WHAT (COND)" on standard error (raw write), */
+/* then SIGABRT with the default action, so the program dies as abort() would and the test sees 134.   */
+void mt_invariant_broken(const char *file, int line, const char *what, const char *cond) __attribute__((noreturn));
+
+#ifdef MT_DEBUG
+#define MT_ASSERT(cond, what) \
+    do { if (__builtin_expect(!(cond), 0)) mt_invariant_broken(__FILE__, __LINE__, (what), #cond); } while (0)
+#define MT_DEBUG_ONLY(...) __VA_ARGS__
+#else
+#define MT_ASSERT(cond, what) do { } while (0)
+#define MT_DEBUG_ONLY(...)
+#endif
+
+/* MT_DEBUG builds also export memtrace_debug_break(const char *what), which breaks one invariant on  */
+/* purpose for a test (agent: traced.c, "ranges"; runtime: runtime/rt_debug.c, "buffer").             */
+
+#endif

@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.memtrace.event.SkeletonParts;
 
 /**
  * Writes a file's skeleton loops: their entry and exit probes (through {@link ProbeWriter}) and the
@@ -33,8 +34,11 @@ final class SkeletonWriter {
     static final int RECORD_NESTED = 0x80;
     /** A body position that is an inner loop's whole run, in its outer loop's record. */
     static final int ITEM_NESTED = 4;
-    /** The section's version record, first in each file's part: a reader refuses a version it does not know. */
-    static final int RECORD_VERSION = 6;
+    /**
+     * The section's version record, first in each file's part: a reader refuses a version it does not know, and a
+     * nest's number for its inner loop counts from it ({@link SkeletonParts}).
+     */
+    static final int RECORD_VERSION = SkeletonParts.VERSION_RECORD;
     /** Version 2: a marker entry may be a computed condition (its flag byte 2, a condition entry at the loop record's end). */
     static final int VERSION = 2;
     /** A marker entry's last byte: a block's marker, a side exit's, a computed condition's. */
@@ -200,9 +204,10 @@ final class SkeletonWriter {
                 LoopSkeleton.Nest nest = nestAt(loop, position);
                 if (nest != null) {
                     int inner = ids.get(nest.inner());
+                    long number = SkeletonParts.number(inner, 0); // this file's part: its loops from 0
                     t.append("\t.long ").append(ENTRY_LABEL).append(inner).append("-.\n\t.byte ").append(ITEM_NESTED)
                             .append(", 0, 0, 0\n\t.short 0, 0, 0, 0, 0\n\t.byte ").append(LoopSkeleton.NONE).append(", ")
-                            .append(LoopSkeleton.NONE).append(", 0, 0, 0, 0\n\t.quad ").append(inner).append('\n');
+                            .append(LoopSkeleton.NONE).append(", 0, 0, 0, 0\n\t.quad ").append(number).append('\n');
                     continue;
                 }
                 LoopSkeleton.Item item = own.next();

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.memtrace.event.Event;
+import org.memtrace.event.SkeletonParts;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.symbols.ElfSection;
@@ -201,18 +202,20 @@ public final class SkeletonTable {
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         Map<Long, Loop> loops = new HashMap<>();
         Map<String, Long> declined = new LinkedHashMap<>();
-        List<Loop> all = new ArrayList<>(); // by record number, which a nest's item names
+        List<Loop> all = new ArrayList<>(); // by record number across the section (a nest's item counts within its part)
         Map<Integer, Affine[]> computedValues = new HashMap<>(); // a nested loop's values, by its number
         var runBy = new HashMap<Integer, Integer>(); // a nested loop's outer loop
         int at = 0;
+        int partStart = 0; // the first loop record of the part being read, from which a nest's number counts
         try {
             while (at < bytes.length) {
                 long here = section.address() + at;
                 int type = Byte.toUnsignedInt(b.get(at));
-                if (type == 6) { // the version of the records that follow (this file's part of the section)
+                if (type == SkeletonParts.VERSION_RECORD) { // the version of the records that follow (an object file's part)
                     int version = Byte.toUnsignedInt(b.get(at + 1));
                     if (version < 1 || version > VERSION)
                         throw new MtrFormatException(elf.path() + ": " + SECTION + " version " + version + " (this memtrace reads up to " + VERSION + "): rebuild with this memtrace or read with a newer one");
+                    partStart = all.size();
                     at += 8;
                     continue;
                 }
@@ -276,13 +279,13 @@ public final class SkeletonTable {
                 var nests = new ArrayList<Nest>();
                 for (int i = 0; i < list.size(); i++) {
                     if (!list.get(i).nested()) continue;
-                    long inner = list.get(i).displacement();
-                    if (inner < 0 || inner >= all.size() || !computedValues.containsKey((int) inner) || runBy.putIfAbsent((int) inner, all.size()) != null)
+                    int inner = SkeletonParts.loop(list.get(i).displacement(), partStart, all.size());
+                    if (inner < 0 || !computedValues.containsKey(inner) || runBy.putIfAbsent(inner, all.size()) != null)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " nest names no inner loop of its own");
-                    Affine[] values = computedValues.get((int) inner);
+                    Affine[] values = computedValues.get(inner);
                     for (Affine a : values) for (int s : a.slots()) if (s >= slots)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " nest names a register the outer loop does not log");
-                    nests.add(new Nest(i, all.get((int) inner), java.util.Arrays.copyOf(values, values.length - 1), values[values.length - 1]));
+                    nests.add(new Nest(i, all.get(inner), java.util.Arrays.copyOf(values, values.length - 1), values[values.length - 1]));
                 }
                 int exitItem = 0, entryItem = 0, entryMask = 0;
                 boolean tripBeforeExit = false;

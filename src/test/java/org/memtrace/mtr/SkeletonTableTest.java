@@ -80,4 +80,60 @@ class SkeletonTableTest {
         assertThatThrownBy(() -> SkeletonTable.of(ElfFile.read(o))).isInstanceOf(MtrFormatException.class)
                 .hasMessageContaining("memtrace_skel version 3").hasMessageNotContaining("\n");
     }
+
+    /**
+     * A linked section of two object files' parts, each a version record, an inner loop (type 0x81: one slot of
+     * step 8 in the first part, 16 in the second; one computed load; its values, two constants) and an outer loop
+     * whose kind-4 item names it by number 0: each outer loop runs its own part's inner loop (SkeletonParts), which
+     * a reader counting across the section took for the first part's (issue 27). The PC-relative fields are 0 (an
+     * object file is not relocated), so a loop's entry is its own field's address: part 1's records at 8 and 104,
+     * part 2's (after its version record at 168) at 176 and 272.
+     */
+    @Test
+    void aNestNamesItsInnerLoopWithinItsOwnPart(@TempDir Path dir) throws Exception {
+        SkeletonTable table = SkeletonTable.of(ElfFile.read(twoParts(dir, 0)));
+        SkeletonTable.Loop outer1 = table.loop(104 + 8), outer2 = table.loop(272 + 8);
+        assertThat(outer1.nests()).singleElement().satisfies(n -> {
+            assertThat(n.item()).isZero();
+            assertThat(n.inner().entry()).isEqualTo(8 + 8);
+            assertThat(n.inner().steps()).containsExactly(8);
+        });
+        assertThat(outer2.nests()).singleElement().satisfies(n -> {
+            assertThat(n.inner().entry()).isEqualTo(176 + 8);
+            assertThat(n.inner().steps()).containsExactly(16);
+        });
+        assertThat(table.loop(8 + 8)).isNull(); // an inner loop run whole: no record names it
+        assertThat(table.loop(176 + 8)).isNull();
+    }
+
+    /** A nest whose number lies past its part's records read so far is refused, in one line. */
+    @Test
+    void aNestNamingNoLoopOfItsPartIsRefused(@TempDir Path dir) throws Exception {
+        Path o = twoParts(dir, 1); // part 2 has one record before its outer loop: number 1 names none
+        assertThatThrownBy(() -> SkeletonTable.of(ElfFile.read(o))).isInstanceOf(MtrFormatException.class)
+                .hasMessageContaining("a memtrace_skel nest names no inner loop of its own").hasMessageNotContaining("\n");
+    }
+
+    /** The object file of {@link #aNestNamesItsInnerLoopWithinItsOwnPart}'s section, part 2's nest naming {@code second}. */
+    private static Path twoParts(Path dir, int second) throws Exception {
+        StringBuilder s = new StringBuilder("\t.section memtrace_skel,\"aR\",@progbits\n\t.p2align 3\n");
+        for (int part = 0; part < 2; part++) {
+            s.append("\t.byte 6, 2, 0, 0\n\t.long 0\n"); // the version record
+            // the inner loop: type 1 | 0x80, one slot, trip slot 0, no marker, one item; entry and exit
+            s.append("\t.byte 0x81, 1, 0, 0\n\t.long 1\n\t.long 0, 0\n");
+            s.append("\t.quad ").append(8 << part).append("\n\t.byte 0xff\n\t.ascii \"rax\\0\\0\\0\\0\"\n");
+            // a computed 8-byte load of (slot 0)
+            s.append("\t.long 0\n\t.byte 1, 8, 0, 0\n\t.short 0, 0, 0, 0, 0\n\t.byte 0, 0xff, 0, 0, 0, 0\n\t.quad 0\n");
+            s.append("\t.quad 4096\n\t.byte 0, 0, 0, 0, 0, 0, 0, 0\n\t.quad 4224\n\t.byte 0, 0, 0, 0, 0, 0, 0, 0\n"); // its values
+            // the outer loop: one slot, one item, the inner loop's run: kind 4, its number in the displacement
+            s.append("\t.byte 1, 1, 0, 0\n\t.long 1\n\t.long 0, 0\n");
+            s.append("\t.quad 1\n\t.byte 0xff\n\t.ascii \"rcx\\0\\0\\0\\0\"\n");
+            s.append("\t.long 0\n\t.byte 4, 0, 0, 0\n\t.short 0, 0, 0, 0, 0\n\t.byte 0xff, 0xff, 0, 0, 0, 0\n\t.quad ")
+                    .append(part == 0 ? 0 : second).append('\n');
+        }
+        Path asm = dir.resolve("parts.s"), o = dir.resolve("parts.o");
+        Files.writeString(asm, s.toString());
+        Gcc.run(List.of("gcc", "-c", "-o", o.toString(), asm.toString()));
+        return o;
+    }
 }

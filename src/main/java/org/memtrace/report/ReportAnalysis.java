@@ -132,12 +132,18 @@ public final class ReportAnalysis implements Analysis {
     }
 
     /**
-     * The object the trace names at the access's address ({@link Naming#object}): a heap block of the table
-     * when the name is that block's, else the record of that name and start. Remembered by address, and for
-     * the addresses up to {@link Naming#sameObjectUntil} (the rest of a heap block's piece).
+     * The object holding the access's address: the heap block of the table covering it (the newest there,
+     * since a new block retires those it overlaps, as the naming's most recent block wins), else the object
+     * the trace names there ({@link Naming#object}), by name and start. Remembered by address, and a heap
+     * block for its extent.
      */
     private Obj find(Access t) {
         long address = t.address();
+        Map.Entry<Long, Obj> h = heap.floorEntry(address);
+        if (h != null && address < h.getKey() + Math.max(1, h.getValue().size)) {
+            remember(h.getValue(), h.getKey(), h.getKey() + Math.max(1, h.getValue().size));
+            return h.getValue();
+        }
         int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 52);
         if (slotGeneration[slot] == generation && slotAddress[slot] == address) {
             remember(slotObj[slot], address, address + 1);
@@ -159,7 +165,7 @@ public final class ReportAnalysis implements Analysis {
         slotGeneration[slot] = generation;
         slotAddress[slot] = address;
         slotObj[slot] = o;
-        remember(o, address, o == unknown ? address + 1 : Math.max(address + 1, naming.sameObjectUntil(address)));
+        remember(o, address, address + 1);
         return o;
     }
 
@@ -212,7 +218,8 @@ public final class ReportAnalysis implements Analysis {
 
     private void allocate(long sequence, Event.Alloc a, String block) {
         if (a.result() == 0 || a.result() == -1 || Naming.NO_BLOCK.equals(block)) return;
-        long start = a.result(), size = Math.max(1, a.usable());
+        // the block's extent as the naming gives it: usable bytes, else (none reported) the naming's own extent
+        long start = a.result(), size = a.usable() > 0 ? a.usable() : Math.max(1, naming.sameObjectUntil(start) - start);
         // blocks this one covers again are no longer reachable by address
         Map.Entry<Long, Obj> before = heap.lowerEntry(start);
         if (before != null && before.getKey() + before.getValue().size > start) retire(heap.remove(before.getKey()));

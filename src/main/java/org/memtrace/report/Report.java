@@ -156,6 +156,8 @@ public final class Report implements Analysis {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("name", o.name);
             row.put("kind", o.kind.name().toLowerCase(Locale.ROOT));
+            // two regions may share a name ([anon]); the start tells them apart
+            row.put("start", o.kind == ReportAnalysis.Kind.UNKNOWN ? null : "0x" + Long.toHexString(o.start));
             row.put("site", o.site == null ? null : o.site.name);
             row.put("size", o.size == 0 ? null : o.size);
             row.put("allocated", o.allocated < 0 ? null : o.allocated);

@@ -30,15 +30,27 @@ public final class ReportAnalysis implements Analysis {
     static final int MAX_GRIDS = 1024;
     private static final int PAGE_SHIFT = 12;
     private static final int LINE = 64;
+    private static final int SLOTS = 1 << 12;
 
     private final Naming naming;
     private final LongCounts pages = new LongCounts();
     private final LongCounts instructions = new LongCounts();
     /** Heap blocks by start, live and released, until an allocation covers them again. */
     private final TreeMap<Long, Obj> heap = new TreeMap<>();
-    /** Objects the naming names (globals, regions) by name, and the address spans already resolved to them. */
-    private final Map<String, Obj> named = new HashMap<>();
-    private final TreeMap<Long, Span> spans = new TreeMap<>();
+    /**
+     * Objects the naming names (globals, regions, parts of blocks the heap table no longer holds) by name and
+     * start: two objects never share a record, even when they share a name (two {@code [anon]} mappings).
+     */
+    private final Map<Key, Obj> named = new HashMap<>();
+    /**
+     * The object of each address named before, direct-mapped, valid for one {@link #generation}: every
+     * access goes to the object the trace names (docs/report.md), so nothing is guessed from neighbours.
+     */
+    private final long[] slotAddress = new long[SLOTS];
+    private final int[] slotGeneration = new int[SLOTS];
+    private final Obj[] slotObj = new Obj[SLOTS];
+    /** Starts at 1: the slots' zeros are stale. Moves on whenever names may change (allocator calls, modules). */
+    private int generation = 1;
     private final Map<String, Site> sites = new HashMap<>();
     private final PriorityQueue<Obj> retired = new PriorityQueue<>(Comparator.comparingLong(Obj::accesses));
     private final List<FreedAccess> freedAccesses = new ArrayList<>();
@@ -80,7 +92,7 @@ public final class ReportAnalysis implements Analysis {
         Site(String name) { this.name = name; }
     }
 
-    private record Span(long start, long end, Obj obj) {}
+    private record Key(String name, long start) {}
 
     /** One access to released memory: what ran, where, and the block's history. */
     record FreedAccess(long sequence, boolean store, long ip, String block, long offset, String allocationSite, String freeSite) {}
@@ -97,7 +109,7 @@ public final class ReportAnalysis implements Analysis {
         boolean store = t.store();
         pages.add(address >>> PAGE_SHIFT, 1, store);
         instructions.add(t.ip(), 1, store);
-        Obj o = (last != null && address >= lastStart && address < lastEnd) ? last : find(address);
+        Obj o = (last != null && address >= lastStart && address < lastEnd) ? last : find(t);
         if (store) o.stores++;
         else o.loads++;
         if (o.kind == Kind.UNKNOWN) return;
@@ -119,31 +131,51 @@ public final class ReportAnalysis implements Analysis {
             freedAccesses.add(new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite));
     }
 
-    /** The object holding {@code address}, remembered with its span for the next access. */
-    private Obj find(long address) {
+    /**
+     * The object holding the access's address: the heap block of the table covering it (the newest there,
+     * since a new block retires those it overlaps, as the naming's most recent block wins), else the object
+     * the trace names there ({@link Naming#object}), by name and start. Remembered by address, and a heap
+     * block for its extent.
+     */
+    private Obj find(Access t) {
+        long address = t.address();
         Map.Entry<Long, Obj> h = heap.floorEntry(address);
         if (h != null && address < h.getKey() + Math.max(1, h.getValue().size)) {
             remember(h.getValue(), h.getKey(), h.getKey() + Math.max(1, h.getValue().size));
             return h.getValue();
         }
-        Map.Entry<Long, Span> s = spans.floorEntry(address);
-        if (s != null && address < s.getValue().end()) {
-            remember(s.getValue().obj(), s.getValue().start(), s.getValue().end());
-            return s.getValue().obj();
+        int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 52);
+        if (slotGeneration[slot] == generation && slotAddress[slot] == address) {
+            remember(slotObj[slot], address, address + 1);
+            return slotObj[slot];
         }
-        DataName d = DataName.of(naming.object(address));
+        DataName d = DataName.of(t.object());
+        Obj o;
         if (d.symbol() == null) {
-            remember(unknown, address, address + 1);
-            return unknown;
+            o = unknown;
+        } else {
+            long start = address - d.offset();
+            Obj block = heap.get(start);
+            if (block != null && (d.symbol().equals(block.name) || d.symbol().equals(block.releasedName))) {
+                o = block;
+            } else {
+                o = named.computeIfAbsent(new Key(d.symbol(), start), k -> new Obj(k.name(), Kind.GLOBAL, null, k.start(), 0, -1));
+            }
         }
-        long start = address - d.offset();
-        Obj o = named.computeIfAbsent(d.symbol(), n -> new Obj(n, Kind.GLOBAL, null, start, 0, -1));
-        // Later accesses of this object up to this address need no naming; the span grows as offsets do.
-        Span old = spans.get(start);
-        long end = Math.max(address + 1, old != null && old.obj() == o ? old.end() : 0);
-        if (h == null || h.getKey() + Math.max(1, h.getValue().size) <= start) spans.put(start, new Span(start, end, o));
+        slotGeneration[slot] = generation;
+        slotAddress[slot] = address;
+        slotObj[slot] = o;
         remember(o, address, address + 1);
         return o;
+    }
+
+    /** Names may differ from here on: no address keeps its object. */
+    private void forgetNames() {
+        last = null;
+        if (++generation == Integer.MAX_VALUE) {
+            java.util.Arrays.fill(slotGeneration, 0);
+            generation = 1;
+        }
     }
 
     private void remember(Obj o, long start, long end) {
@@ -161,13 +193,12 @@ public final class ReportAnalysis implements Analysis {
     @Override
     public void namesChanged() {
         // a module or mapping came or went: names of globals and regions may differ from here on
-        spans.clear();
-        last = null;
+        forgetNames();
     }
 
     @Override
     public void allocation(Allocation allocation) {
-        last = null;
+        forgetNames();
         long sequence = allocation.sequence();
         Event.Alloc a = allocation.event();
         String block = allocation.block();
@@ -187,7 +218,8 @@ public final class ReportAnalysis implements Analysis {
 
     private void allocate(long sequence, Event.Alloc a, String block) {
         if (a.result() == 0 || a.result() == -1 || Naming.NO_BLOCK.equals(block)) return;
-        long start = a.result(), size = Math.max(1, a.usable());
+        // the block's extent as the naming gives it: usable bytes, else (none reported) the naming's own extent
+        long start = a.result(), size = a.usable() > 0 ? a.usable() : Math.max(1, naming.sameObjectUntil(start) - start);
         // blocks this one covers again are no longer reachable by address
         Map.Entry<Long, Obj> before = heap.lowerEntry(start);
         if (before != null && before.getKey() + before.getValue().size > start) retire(heap.remove(before.getKey()));

@@ -5,9 +5,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,6 +38,12 @@ public final class AddressSpace {
     private final DebugFiles debugFiles;
     private final Map<String, ModuleImage> images = new HashMap<>();
     private final List<LoadedModule> modules = new ArrayList<>();
+    /** The main program (the module the loader reports with an empty path): its objects keep their names. */
+    private LoadedModule program;
+    /** Per module, the plain object names that a module ranked before it has too (see {@link #rankModules}). */
+    private final Map<LoadedModule, Set<String>> clashing = new HashMap<>();
+    /** Each file's object names, made once: {@link #rankModules} runs again at every module. */
+    private final Map<ModuleImage, Set<String>> objectNames = new HashMap<>();
     private final List<Event.Module> unnamedModules = new ArrayList<>();
     private final Intervals<Region> mappings = new Intervals<>();
     private final Intervals<Region> ranges = new Intervals<>();
@@ -153,12 +161,25 @@ public final class AddressSpace {
         return cached == NO_SOURCE ? null : cached;
     }
 
-    /** A global or static variable of some module as {@code name+offset}, or null when no object covers the address. */
+    /**
+     * A global or static variable of some module as {@code name+offset}, or null when no object covers the
+     * address. The name identifies the object among all the modules' (docs/naming.md, "Objects with one
+     * name"): {@code table@file2.c+8} inside its module, {@code table@libfoo.so+8} when an earlier module
+     * has a {@code table} too.
+     */
     public String object(long address) {
         int i = segmentIndex(address);
         if (i < 0) return null;
         LoadedModule m = segmentModules[i];
-        return m.image().symbols().object(address - m.bias());
+        SymbolIndex.Symbol s = m.image().symbols().objectAt(address - m.bias());
+        if (s == null) return null;
+        return s.unique() + moduleQualifier(m, s) + '+' + (address - m.bias() - s.start());
+    }
+
+    /** {@code @module} for an object whose plain name a module ranked before its own has too; else empty. */
+    private String moduleQualifier(LoadedModule m, SymbolIndex.Symbol s) {
+        Set<String> clashes = clashing.get(m);
+        return clashes != null && clashes.contains(s.name()) ? "@" + m.name() : "";
     }
 
     /**
@@ -169,7 +190,8 @@ public final class AddressSpace {
         int i = segmentIndex(address);
         if (i < 0) return null;
         LoadedModule m = segmentModules[i];
-        return m.image().variable(address - m.bias());
+        SymbolIndex.Symbol s = m.image().symbols().objectAt(address - m.bias());
+        return s == null ? null : m.image().variable(address - m.bias(), moduleQualifier(m, s));
     }
 
     /**
@@ -262,7 +284,10 @@ public final class AddressSpace {
             end = Math.max(end, m.loadBias() + s.vaddr() + s.memSize());
         }
         if (base == Long.MAX_VALUE) return;
-        modules.add(new LoadedModule(image, m.loadBias(), base, end));
+        LoadedModule loaded = new LoadedModule(image, m.loadBias(), base, end);
+        modules.add(loaded);
+        if (m.path().isEmpty() && program == null) program = loaded;
+        rankModules();
         rebuildSegments();
     }
 
@@ -273,6 +298,36 @@ public final class AddressSpace {
     private String fileMappedAtOrAbove(long bias) {
         Map.Entry<Long, String> e = fileStarts.ceilingEntry(bias);
         return e == null ? null : e.getValue();
+    }
+
+    /**
+     * Objects are told apart across modules by rank: the main program first, then the others in the order
+     * they were loaded. An object whose plain name (without its qualifier inside the module) a module ranked
+     * before its own also defines is qualified with its module's file name after any qualifier it has
+     * ({@code table@libdup.so}, {@code table@lib.c@libdup.so}); the first module keeps its names. Depends on the modules loaded, never
+     * on where: the same program with the same libraries names its objects the same in every run.
+     */
+    private void rankModules() {
+        List<LoadedModule> ranked = new ArrayList<>(modules);
+        if (program != null) {
+            ranked.remove(program);
+            ranked.addFirst(program);
+        }
+        clashing.clear();
+        Set<String> seen = new HashSet<>();
+        Set<ModuleImage> done = new HashSet<>();
+        for (LoadedModule m : ranked) {
+            if (!done.add(m.image())) continue; // the same file twice: the same objects, nothing to tell apart
+            Set<String> mine = objectNames.computeIfAbsent(m.image(), image -> {
+                Set<String> names = new HashSet<>();
+                for (SymbolIndex.Symbol s : image.symbols().objects()) names.add(s.name());
+                return names;
+            });
+            Set<String> clashes = new HashSet<>(mine);
+            clashes.retainAll(seen);
+            if (!clashes.isEmpty()) clashing.put(m, clashes);
+            seen.addAll(mine);
+        }
     }
 
     private void rebuildSegments() {

@@ -10,6 +10,8 @@ public record ElfSymbol(String name, String version, long value, long size, int 
 
     public static final int STT_OBJECT = 1;
     public static final int STT_FUNC = 2;
+    /** The source file of the local symbols that follow it in .symtab. */
+    public static final int STT_FILE = 4;
     public static final int STT_COMMON = 5;
     public static final int STT_GNU_IFUNC = 10;
 

@@ -127,10 +127,22 @@ public final class ModuleImage {
      * when no object symbol covers the address.
      */
     public String variable(long vaddr) {
+        return variable(vaddr, "");
+    }
+
+    /**
+     * {@link #variable(long)} with the object's qualifiers ({@link SymbolIndex.Symbol#qualifier}, then
+     * {@code moduleQualifier}) after the field path and before the offset: {@code table[3].value@file2.c+0}.
+     */
+    public String variable(long vaddr, String moduleQualifier) {
         SymbolIndex.Symbol s = symbols.objectAt(vaddr);
         if (s == null) return null;
+        String qualifiers = s.qualifier() + moduleQualifier;
         String path = types().path(s.start(), vaddr - s.start());
-        return path != null ? s.name() + path : s.name() + '+' + (vaddr - s.start());
+        if (path == null) return s.name() + qualifiers + '+' + (vaddr - s.start());
+        if (qualifiers.isEmpty()) return s.name() + path;
+        int plus = path.lastIndexOf('+');
+        return s.name() + path.substring(0, plus) + qualifiers + path.substring(plus);
     }
 
     private static boolean hasLines(ElfFile file) {

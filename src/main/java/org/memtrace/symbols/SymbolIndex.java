@@ -3,7 +3,10 @@ package org.memtrace.symbols;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 
@@ -19,6 +22,15 @@ import java.util.function.Predicate;
  * symbol nested in a larger one (a local label in a function, an object in a bigger one) wins inside its own
  * extent and the enclosing one resumes after it; a zero-size symbol extends to the next symbol of its table
  * or the end of its section, whichever comes first.
+ *
+ * <p>Objects are identities, not names: two objects of the module that keep one name after the alias
+ * choice (a {@code static int table[64]} in file1.c and another in file2.c, gcc's {@code counter.0} static
+ * locals of two files) are told apart by a qualifier, {@link Symbol#qualifier}: a local one gets
+ * {@code @file} with the source file's name from the STT_FILE symbol that opens its part of .symtab
+ * ({@code table@file2.c}), a global or weak one keeps its plain name; one whose file is unknown, or whose
+ * file names another of them too, gets {@code @0x} and its link-time address in hex
+ * ({@code table@file2.c@0x4010} after the file). All of them depend only on the file, never on where it
+ * is loaded.
  */
 public final class SymbolIndex {
 
@@ -49,11 +61,11 @@ public final class SymbolIndex {
         for (CopyRelocation r : file.copyRelocations()) {
             if (!r.name().isEmpty()) {
                 long end = r.address() + Math.max(1, r.size());
-                all.add(new Candidate(r.name(), r.address(), end, r.size() > 0, false, ElfSymbol.STB_GLOBAL));
+                all.add(new Candidate(r.name(), r.address(), end, r.size() > 0, false, ElfSymbol.STB_GLOBAL, null));
             }
         }
         collectPlt(all, file);
-        return new SymbolIndex(Table.build(all, c -> c.function), Table.build(all, c -> !c.function));
+        return new SymbolIndex(Table.build(all, c -> c.function, false), Table.build(all, c -> !c.function, true));
     }
 
     /**
@@ -71,18 +83,26 @@ public final class SymbolIndex {
             long end = plt.get().address() + plt.get().size();
             for (int i = 0; i < slots.size() && first + (i + 1) * PLT_ENTRY <= end; i++) {
                 long at = first + i * PLT_ENTRY;
-                out.add(new Candidate(slots.get(i) + "@plt", at, at + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL));
+                out.add(new Candidate(slots.get(i) + "@plt", at, at + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL, null));
             }
         }
         for (ElfSymbol s : file.dynsym()) {
             if (s.sectionIndex() == ElfSymbol.SHN_UNDEF && s.isFunction() && s.value() != 0 && !s.name().isEmpty()) {
-                out.add(new Candidate(s.name() + "@plt", s.value(), s.value() + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL));
+                out.add(new Candidate(s.name() + "@plt", s.value(), s.value() + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL, null));
             }
         }
     }
 
     private static void collect(List<Candidate> out, ElfFile file, List<ElfSymbol> symbols) {
         List<ElfSection> sections = file.sections();
+        // A local symbol belongs to the source file whose STT_FILE symbol comes last before it (ld keeps
+        // each object file's locals together after its STT_FILE; globals come after all locals, in no file).
+        Map<ElfSymbol, String> fileOf = new IdentityHashMap<>();
+        String current = null;
+        for (ElfSymbol s : symbols) {
+            if (s.type() == ElfSymbol.STT_FILE) current = s.name().isEmpty() ? null : s.name();
+            else if (s.binding() == ElfSymbol.STB_LOCAL && current != null) fileOf.put(s, current);
+        }
         List<ElfSymbol> kept = symbols.stream()
                 .filter(s -> s.isDefined() && !s.name().isEmpty() && (s.isFunction() || s.isObject()))
                 .sorted(Comparator.comparingLong(ElfSymbol::value))
@@ -99,7 +119,7 @@ public final class SymbolIndex {
                 if (next < starts.length) end = Math.min(end, starts[next]);
                 if (end <= s.value()) end = s.value() + 1;
             }
-            out.add(new Candidate(s.name(), s.value(), end, s.size() > 0, s.isFunction(), s.binding()));
+            out.add(new Candidate(s.name(), s.value(), end, s.size() > 0, s.isFunction(), s.binding(), fileOf.get(s)));
         }
     }
 
@@ -125,7 +145,7 @@ public final class SymbolIndex {
     /** The object covering {@code vaddr}, or null: its start lets a caller name fields inside it. */
     public Symbol objectAt(long vaddr) {
         int s = objects.find(vaddr);
-        return s < 0 ? null : new Symbol(objects.names[s], objects.starts[s], objects.ends[s]);
+        return s < 0 ? null : objects.symbol(s);
     }
 
     /** Every function's start address and name, in address order: a source of realistic addresses. */
@@ -137,32 +157,48 @@ public final class SymbolIndex {
         return objects.all();
     }
 
-    /** A chosen symbol: its name, start and the end of the extent it was given. */
-    public record Symbol(String name, long start, long end) {}
+    /**
+     * A chosen symbol: its name as the symbol table spells it, the qualifier that tells it apart from another
+     * object of the module with that name ({@code @file2.c}; empty when the name is the module's only one),
+     * its start and the end of the extent it was given.
+     */
+    public record Symbol(String name, String qualifier, long start, long end) {
+        /** The name that identifies the object in its module: {@code table}, {@code table@file2.c}. */
+        public String unique() {
+            return qualifier.isEmpty() ? name : name + qualifier;
+        }
+    }
 
-    private record Candidate(String name, long start, long end, boolean sized, boolean function, int binding) {}
+    private record Candidate(String name, long start, long end, boolean sized, boolean function, int binding, String file) {}
 
     private static final class Table {
-        static final Table EMPTY = new Table(new String[0], new long[0], new long[0], new long[0], new int[0]);
+        static final Table EMPTY = new Table(new String[0], new String[0], new long[0], new long[0], new long[0], new int[0]);
 
         final String[] names;
+        /** {@link Symbol#qualifier} of each symbol; {@code unique} is name and qualifier, what lookups print. */
+        final String[] qualifiers, unique;
         final long[] starts;
         final long[] ends;
         /** Disjoint runs: from cuts[i] up to cuts[i+1] the address belongs to symbol owner[i], or none when -1. */
         final long[] cuts;
         final int[] owner;
 
-        Table(String[] names, long[] starts, long[] ends, long[] cuts, int[] owner) {
+        Table(String[] names, String[] qualifiers, long[] starts, long[] ends, long[] cuts, int[] owner) {
             this.names = names;
+            this.qualifiers = qualifiers;
+            this.unique = new String[names.length];
+            for (int i = 0; i < names.length; i++) unique[i] = qualifiers[i].isEmpty() ? names[i] : names[i] + qualifiers[i];
             this.starts = starts;
             this.ends = ends;
             this.cuts = cuts;
             this.owner = owner;
         }
 
-        static Table build(List<Candidate> all, Predicate<Candidate> kind) {
+        static Table build(List<Candidate> all, Predicate<Candidate> kind, boolean qualify) {
             List<Candidate> chosen = chooseAliases(all.stream().filter(kind).toList());
             int n = chosen.size();
+            String[] qualifiers = qualify ? qualifiers(chosen) : new String[n];
+            if (!qualify) Arrays.fill(qualifiers, "");
             String[] names = new String[n];
             long[] starts = new long[n];
             long[] ends = new long[n];
@@ -174,7 +210,36 @@ public final class SymbolIndex {
             Flattener f = new Flattener(n);
             for (int i = 0; i < n; i++) f.add(i, starts[i], ends[i]);
             f.closeUntil(Long.MAX_VALUE);
-            return new Table(names, starts, ends, Arrays.copyOf(f.cuts, f.size), Arrays.copyOf(f.owner, f.size));
+            return new Table(names, qualifiers, starts, ends, Arrays.copyOf(f.cuts, f.size), Arrays.copyOf(f.owner, f.size));
+        }
+
+        /** See the class comment: {@code @file} for a local that shares its name, {@code @0xADDRESS} when that is not enough. */
+        private static String[] qualifiers(List<Candidate> chosen) {
+            String[] q = new String[chosen.size()];
+            Arrays.fill(q, "");
+            Map<String, List<Integer>> byName = new HashMap<>();
+            for (int i = 0; i < chosen.size(); i++) byName.computeIfAbsent(chosen.get(i).name(), k -> new ArrayList<>()).add(i);
+            for (List<Integer> same : byName.values()) {
+                if (same.size() < 2) continue;
+                Map<String, Integer> files = new HashMap<>();
+                for (int i : same) {
+                    Candidate c = chosen.get(i);
+                    if (c.binding() == ElfSymbol.STB_LOCAL && c.file() != null) files.merge(c.file(), 1, Integer::sum);
+                }
+                long visible = same.stream().filter(i -> chosen.get(i).binding() != ElfSymbol.STB_LOCAL).count();
+                for (int i : same) {
+                    Candidate c = chosen.get(i);
+                    if (c.binding() != ElfSymbol.STB_LOCAL && visible == 1) continue;
+                    String file = c.binding() == ElfSymbol.STB_LOCAL ? c.file() : null;
+                    String address = "@0x" + Long.toHexString(c.start());
+                    q[i] = file == null ? address : files.get(file) == 1 ? "@" + file : "@" + file + address;
+                }
+            }
+            return q;
+        }
+
+        Symbol symbol(int s) {
+            return new Symbol(names[s], qualifiers[s], starts[s], ends[s]);
         }
 
         private static List<Candidate> chooseAliases(List<Candidate> list) {
@@ -196,7 +261,7 @@ public final class SymbolIndex {
                     if (!best.sized()) end = Math.max(end, sorted.get(j).end());
                     j++;
                 }
-                chosen.add(new Candidate(best.name(), best.start(), end, best.sized(), best.function(), best.binding()));
+                chosen.add(new Candidate(best.name(), best.start(), end, best.sized(), best.function(), best.binding(), best.file()));
                 i = j;
             }
             return chosen;
@@ -235,12 +300,12 @@ public final class SymbolIndex {
 
         String name(long vaddr) {
             int s = find(vaddr);
-            return s < 0 ? null : names[s] + '+' + (vaddr - starts[s]);
+            return s < 0 ? null : unique[s] + '+' + (vaddr - starts[s]);
         }
 
         List<Symbol> all() {
             List<Symbol> list = new ArrayList<>(names.length);
-            for (int i = 0; i < names.length; i++) list.add(new Symbol(names[i], starts[i], ends[i]));
+            for (int i = 0; i < names.length; i++) list.add(symbol(i));
             return List.copyOf(list);
         }
     }

@@ -11,7 +11,7 @@ import org.memtrace.analysis.Allocation;
 
 class ReportAnalysisTest {
     /** Names one global, {@code table} at 0x5000 (64 bytes), and call sites as {@code main+N}. */
-    static final class FakeNaming implements Naming {
+    static class FakeNaming implements Naming {
         int dataCalls;
 
         @Override public void observe(Event event) {}
@@ -98,5 +98,26 @@ class ReportAnalysisTest {
         ReportAnalysis.Site site = report.sites(1).getFirst();
         assertThat(List.of(site.blocks, site.bytes, site.live, site.maxLive)).containsExactly(2L, 440L, 400L, 400L);
         assertThat(report.freedAccesses().getFirst().block()).isEqualTo("<freed:0001@main+16>");
+    }
+
+    /**
+     * Two objects the naming gives one name (two {@code [anon]} mappings, two statics before they were
+     * qualified) are two records, each with offsets from its own start: touching the higher one first used
+     * to put the lower one's accesses at negative offsets of one record, and its grid threw.
+     */
+    @Test
+    void objectsOfOneNameAtTwoStartsAreTwoObjects() {
+        Naming twoTables = new FakeNaming() {
+            @Override
+            public String data(long address) {
+                return address >= 0x9000 && address < 0x9040 ? "table+" + (address - 0x9000) : super.data(address);
+            }
+        };
+        ReportAnalysis r = new ReportAnalysis(twoTables);
+        long[] order = {0x9010, 0x9010, 0x5000, 0x5004, 0x9000};
+        for (int i = 0; i < order.length; i++) r.access(Access.of(twoTables, i, 1, 0x400100, order[i], 4, false));
+        assertThat(r.hottestObjects(10)).extracting(o -> o.name + "@0x" + Long.toHexString(o.start) + "=" + o.loads)
+                .containsExactly("table@0x9000=3", "table@0x5000=2");
+        assertThat(r.hottestObjects(10)).allSatisfy(o -> assertThat(o.grid).isNotNull());
     }
 }

@@ -67,7 +67,7 @@ static struct rw_applied {
 } rw[RW_MODULES];
 static int rw_count;
 
-/* Where rewritten code running in one of the runtime's own threads records: nowhere (rw_sink_cursor). */
+/* Where rewritten library code the runtime runs for itself (zstd's memcpy) records: nowhere (rw_sink_enter). */
 static char *rw_sink;
 #define RW_SINK (256UL << 20)
 
@@ -330,7 +330,7 @@ void rw_apply(void)
     plans[n] = 0;
     restore_environment();
     /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here */
-    long sink = mt_sys6(SYS_mmap, 0, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, 0, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     rw_sink = sink > 0 ? (char *)sink : NULL;
     /* a list of plans, ':' between them (memtrace's cache paths have none): the executable's first */
     for (char *p = plans; *p;) {
@@ -346,9 +346,23 @@ void rw_apply(void)
 
 int rw_active(void) { return rw_count > 0; }
 
-void rw_sink_cursor(void)
+int rw_planned(void)
 {
+    if (rw_count) return 1;
+    const char *list = getenv("MEMTRACE_REWRITE_PLAN");
+    return list && *list;
+}
+
+char *rw_sink_enter(void)
+{
+    char *saved = __memtrace_cursor;
     if (rw_count && rw_sink) __memtrace_cursor = rw_sink;
+    return saved;
+}
+
+void rw_sink_leave(char *saved)
+{
+    if (rw_count && rw_sink) __memtrace_cursor = saved;
 }
 
 void rw_report(void)

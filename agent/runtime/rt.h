@@ -143,7 +143,9 @@ void rt_report_module(uint64_t bias, const unsigned char *bid, uint32_t bid_len,
 /* agent/rewrite/rw_apply.c: the rewrite plan applied at start (memtrace run --mode rewrite), its module reported */
 void rw_apply(void);
 void rw_report(void);
-void rw_sink_cursor(void); /* a runtime thread's cursor to the sink, when libraries are rewritten */
+int rw_planned(void);               /* libraries are (or will be, at start) rewritten: no writer thread */
+char *rw_sink_enter(void);          /* the thread's cursor to the sink while libraries are rewritten; the old one */
+void rw_sink_leave(char *saved);    /* the thread's cursor back */
 int rt_file_open(const char *path, int pid, int codec);
 
 /* CRC32C of the .mtr file's checksums (rt_crc.c): rt_crc_init once before the first, then chained from 0. */

@@ -1,27 +1,39 @@
 /*
  * rw_apply.c: `memtrace run --mode rewrite` inside the traced process (docs/rewriting.md). Part of
  * libmemtrace-rt.so, which memtrace preloads in that mode. At start, in the runtime's constructor and so
- * before any code of the executable runs and while the process has one thread, it reads the plan file
- * named by MEMTRACE_REWRITE_PLAN (written by org.memtrace.rewrite in memtrace's own cache directory),
- * maps the plan's trampolines at the executable's load bias plus their link-time address, fills their
- * cursor slot with the offset of __memtrace_cursor from the thread pointer, and writes each planned
- * `jmp rel32` over the first five bytes of its instruction. The trampolines record through the runtime
- * exactly as compiled-in probes do (they are its GOT-form group probes), so the .mtr file is the same
- * kind of file; rw_report adds an MT_MODULE for the trampoline file at the executable's load bias, through
- * which the reader finds the site table that names the executable's instructions.
+ * before any code of the executable runs and while the program has one thread, it reads each plan file
+ * named by MEMTRACE_REWRITE_PLAN (':' between them; written by org.memtrace.rewrite in memtrace's own cache
+ * directory: the executable's and those of the libraries loaded at start, libc included), finds the loaded
+ * object the plan is for (by GNU build-id; a plan without one is the main program's), maps the plan's
+ * trampolines within rel32 reach of it (their link-time place first, else below or above the object in
+ * 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32 between trampolines and module by the text's
+ * displacement (the plan's fix-ups, and the jumps it writes), fills the cursor slot with the offset of
+ * __memtrace_cursor from the thread pointer, and writes each planned `jmp rel32` over the first five bytes
+ * of its instruction. The trampolines record through the runtime exactly as compiled-in probes do (they are
+ * its GOT-form group probes), so the .mtr file is the same kind of file; rw_report adds an MT_MODULE per
+ * trampoline file at the bias that places its text, and the reader finds through it the site table that
+ * names the module's instructions (the file names its module by build-id).
+ *
+ * libc is rewritten while the constructor's own call chain runs in it: from the first mprotect to the last
+ * jump nothing here calls libc. From then on, rewritten library code the runtime runs for itself (zstd's
+ * memcpy while a buffer is encoded) records into a sink of reserved pages (rw_sink_enter), and no writer
+ * thread is started (rw_planned): a new thread begins in libc with every signal blocked, where a probe's
+ * first record could not fault into the runtime.
  *
  * It takes MEMTRACE_REWRITE_PLAN out of the environment and puts LD_PRELOAD back to the user's value
  * (MEMTRACE_LD_PRELOAD, which memtrace passes; none when absent), so exec'd descendants run untraced.
  *
- * How it reads: silent when it applied the plan or when the plan is for another program (a child that
- * exec'd something else and kept LD_PRELOAD itself); one `memtrace: rewrite:` line on stderr when the plan
- * is the executable's but cannot be applied (nothing is patched then, and the trace holds no records).
+ * How it reads: silent when it applied the plans or when a plan is for another program (a child that
+ * exec'd something else and kept LD_PRELOAD itself); one `memtrace: rewrite:` line on stderr per plan that
+ * is a loaded object's but cannot be applied (that object is not patched then, and records none).
  *
- * What it gets wrong: only the main executable is rewritten (libraries, ld.so and dlopen'd code are not
- * yet); code that reads its own text sees the jumps; a fault of the moved instruction reports a pc inside
- * the trampoline to the program's handler; a page that a code segment shares with another segment gets
- * the code segment's protection back after patching; code in the executable's preinit_array runs before
- * this and unrewritten. If the trampolines' place (just below the executable) is taken, nothing is patched.
+ * What it gets wrong: ld.so, the runtime and dlopen'd code are not rewritten; code that reads its own text
+ * sees the jumps; a fault of the moved instruction reports a pc inside the trampoline to the program's
+ * handler; a page that a code segment shares with another segment gets the code segment's protection back
+ * after patching; code that runs before the constructor (preinit_array, libc's start-up) or after the
+ * runtime's end (exit handlers) runs unrewritten. The runtime's own libc calls while the program records
+ * (dlsym in its wrappers) are recorded as the calling thread's. Without a writer thread, the thread whose
+ * buffer is full compresses it.
  */
 #include <fcntl.h>
 #include <link.h>

@@ -65,7 +65,7 @@ for p in "${progs[@]}"; do
   gcc -O2 -g -no-pie -o "$out/$p" "$root/bench/programs/$p.c"
   "$mt" cc -O2 -g -no-pie -o "$out/$p.cc" "$root/bench/programs/$p.c"
   "$mt" run --mode rewrite -o /dev/null -- "$out/$p" >/dev/null 2>"$out/$p.rw.stderr"
-  counts=$(sed -n 's/.*rewrite: \([0-9]*\) memory instructions.* rewritten, \([0-9]*\) left.*/\1\/\2/p' "$out/$p.rw.stderr")
+  counts=$(sed -n 's/.*rewrite: \([0-9]*\) memory instructions.* rewritten, \([0-9]*\) left.*/\1\/\2/p' "$out/$p.rw.stderr" | head -1)
   plan="$cache/$(key "$out/$p").plan"
   [ -f "$plan" ] || { echo "no plan for $p at $plan" >&2; exit 1; }
   all=$(plans "$out/$p")

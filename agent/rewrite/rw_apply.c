@@ -1,27 +1,39 @@
 /*
  * rw_apply.c: `memtrace run --mode rewrite` inside the traced process (docs/rewriting.md). Part of
  * libmemtrace-rt.so, which memtrace preloads in that mode. At start, in the runtime's constructor and so
- * before any code of the executable runs and while the process has one thread, it reads the plan file
- * named by MEMTRACE_REWRITE_PLAN (written by org.memtrace.rewrite in memtrace's own cache directory),
- * maps the plan's trampolines at the executable's load bias plus their link-time address, fills their
- * cursor slot with the offset of __memtrace_cursor from the thread pointer, and writes each planned
- * `jmp rel32` over the first five bytes of its instruction. The trampolines record through the runtime
- * exactly as compiled-in probes do (they are its GOT-form group probes), so the .mtr file is the same
- * kind of file; rw_report adds an MT_MODULE for the trampoline file at the executable's load bias, through
- * which the reader finds the site table that names the executable's instructions.
+ * before any code of the executable runs and while the program has one thread, it reads each plan file
+ * named by MEMTRACE_REWRITE_PLAN (':' between them; written by org.memtrace.rewrite in memtrace's own cache
+ * directory: the executable's and those of the libraries loaded at start, libc included), finds the loaded
+ * object the plan is for (by GNU build-id; a plan without one is the main program's), maps the plan's
+ * trampolines within rel32 reach of it (their link-time place first, else below or above the object in
+ * 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32 between trampolines and module by the text's
+ * displacement (the plan's fix-ups, and the jumps it writes), fills the cursor slot with the offset of
+ * __memtrace_cursor from the thread pointer, and writes each planned `jmp rel32` over the first five bytes
+ * of its instruction. The trampolines record through the runtime exactly as compiled-in probes do (they are
+ * its GOT-form group probes), so the .mtr file is the same kind of file; rw_report adds an MT_MODULE per
+ * trampoline file at the bias that places its text, and the reader finds through it the site table that
+ * names the module's instructions (the file names its module by build-id).
+ *
+ * libc is rewritten while the constructor's own call chain runs in it: from the first mprotect to the last
+ * jump nothing here calls libc. From then on, rewritten library code the runtime runs for itself (zstd's
+ * memcpy while a buffer is encoded) records into a sink of reserved pages (rw_sink_enter), and no writer
+ * thread is started (rw_planned): a new thread begins in libc with every signal blocked, where a probe's
+ * first record could not fault into the runtime.
  *
  * It takes MEMTRACE_REWRITE_PLAN out of the environment and puts LD_PRELOAD back to the user's value
  * (MEMTRACE_LD_PRELOAD, which memtrace passes; none when absent), so exec'd descendants run untraced.
  *
- * How it reads: silent when it applied the plan or when the plan is for another program (a child that
- * exec'd something else and kept LD_PRELOAD itself); one `memtrace: rewrite:` line on stderr when the plan
- * is the executable's but cannot be applied (nothing is patched then, and the trace holds no records).
+ * How it reads: silent when it applied the plans or when a plan is for another program (a child that
+ * exec'd something else and kept LD_PRELOAD itself); one `memtrace: rewrite:` line on stderr per plan that
+ * is a loaded object's but cannot be applied (that object is not patched then, and records none).
  *
- * What it gets wrong: only the main executable is rewritten (libraries, ld.so and dlopen'd code are not
- * yet); code that reads its own text sees the jumps; a fault of the moved instruction reports a pc inside
- * the trampoline to the program's handler; a page that a code segment shares with another segment gets
- * the code segment's protection back after patching; code in the executable's preinit_array runs before
- * this and unrewritten. If the trampolines' place (just below the executable) is taken, nothing is patched.
+ * What it gets wrong: ld.so, the runtime and dlopen'd code are not rewritten; code that reads its own text
+ * sees the jumps; a fault of the moved instruction reports a pc inside the trampoline to the program's
+ * handler; a page that a code segment shares with another segment gets the code segment's protection back
+ * after patching; code that runs before the constructor (preinit_array, libc's start-up) or after the
+ * runtime's end (exit handlers) runs unrewritten. The runtime's own libc calls while the program records
+ * (dlsym in its wrappers) are recorded as the calling thread's. Without a writer thread, the thread whose
+ * buffer is full compresses it.
  */
 #include <fcntl.h>
 #include <link.h>
@@ -45,7 +57,7 @@ struct rw_header {
     uint64_t text_address, text_size, cursor_slot;
     uint32_t module_id_len, tramp_id_len, tramp_path_len, reasons;
     uint32_t left[8];
-    uint32_t rewritten, reserved;
+    uint32_t rewritten, fixups;
 };
 _Static_assert(sizeof(struct rw_header) == RW_HEADER, "plan header");
 
@@ -55,14 +67,21 @@ struct rw_patch {
 };
 _Static_assert(sizeof(struct rw_patch) == RW_PATCH, "plan patch");
 
-static struct {
-    int applied;
+#define RW_MODULES 64
+
+/* The trampoline files applied, reported as modules (rw_report): each at the bias that places its text. */
+static struct rw_applied {
     uint64_t bias;
     unsigned char id[64];
     uint32_t id_len;
     char path[1024];
     uint32_t path_len;
-} rw;
+} rw[RW_MODULES];
+static int rw_count;
+
+/* Where rewritten library code the runtime runs for itself (zstd's memcpy) records: nowhere (rw_sink_enter). */
+static char *rw_sink;
+#define RW_SINK (256UL << 20)
 
 static void say(const char *what, const char *detail)
 {
@@ -74,10 +93,37 @@ static void say(const char *what, const char *detail)
     mt_sys3(SYS_write, 2, msg, at);
 }
 
-static int first_object(struct dl_phdr_info *info, size_t size, void *arg)
+/* dl_iterate_phdr's search for the object a plan is for: the main program (the first object) when the */
+/* plan has no build-id, else the object with the plan's build-id (never the runtime itself).           */
+struct rw_find {
+    const unsigned char *id;
+    uint32_t id_len;
+    uint64_t self;
+    int found;
+    struct dl_phdr_info info;
+};
+
+static int same(const unsigned char *a, const unsigned char *b, size_t n);
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    *(struct dl_phdr_info *)arg = *info;
+    struct rw_find *f = arg;
+    if (!f->id_len) {
+        f->info = *info;
+        f->found = 1;
+        return 1;
+    }
+    uint32_t len;
+    const unsigned char *id = mt_build_id(info, &len);
+    if (!id || len != f->id_len || !same(id, f->id, len)) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && f->self >= info->dlpi_addr + ph->p_vaddr && f->self < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+            return 0;
+    }
+    f->info = *info;
+    f->found = 1;
     return 1;
 }
 
@@ -112,7 +158,7 @@ static unsigned char *read_plan(const char *path, size_t *len)
     return buf;
 }
 
-/* The executable segment of the main program that holds [a, a+5), or NULL. */
+/* The executable segment of the object that holds [a, a+5), or NULL. */
 static const ElfW(Phdr) *code_segment(const struct dl_phdr_info *exe, uint64_t a)
 {
     for (int i = 0; i < exe->dlpi_phnum; i++) {
@@ -155,81 +201,183 @@ static void restore_environment(void)
     if (w) *w = NULL;
 }
 
-void rw_apply(void)
+/* The span [*lo, *hi) of the object's loadable segments, at run time. */
+static void span(const struct dl_phdr_info *o, uint64_t *lo, uint64_t *hi)
 {
-    const char *path = getenv("MEMTRACE_REWRITE_PLAN");
-    if (!path || !*path) return;
-    char plan_path[4096];
-    size_t n = 0;
-    for (; path[n] && n < sizeof plan_path - 1; n++) plan_path[n] = path[n];
-    plan_path[n] = 0;
-    restore_environment();
-    path = plan_path;
+    *lo = ~0ULL;
+    *hi = 0;
+    for (int i = 0; i < o->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &o->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uint64_t s = o->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (s < *lo) *lo = s;
+        if (e > *hi) *hi = e;
+    }
+}
+
+/* Whether text at [t, t+size) reaches every byte of [lo, hi) and back with a rel32 (with a margin). */
+static int reaches(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
+{
+    const int64_t limit = 0x7ff00000LL;
+    return (int64_t)(hi - t) < limit && (int64_t)(t + size - lo) < limit && (int64_t)(hi - t) > -limit && (int64_t)(t + size - lo) > -limit;
+}
+
+/* size bytes of fresh pages within rel32 reach of [lo, hi): the link-time place `want` first, then below */
+/* the object and above it in steps of 16 MB (MAP_FIXED_NOREPLACE: nothing mapped is ever replaced).       */
+static uint64_t place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
+{
+    const uint64_t step = 16ULL << 20, page = (uint64_t)rt.page;
+    for (int k = -1; k < 2 * 120; k++) {
+        uint64_t at;
+        if (k < 0) at = want;
+        else if (k % 2 == 0) at = ((lo & ~(page - 1)) - size - (uint64_t)(k / 2) * step) & ~(page - 1);
+        else at = (((hi + page - 1) & ~(page - 1)) + (uint64_t)(k / 2) * step);
+        if (at < 0x10000 || !reaches(at, size, lo, hi)) continue;
+        long m = mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m == (long)at) return at;
+        if (m > 0) mt_sys2(SYS_munmap, m, size); /* a kernel before 4.17 takes the flag for a hint */
+    }
+    return 0;
+}
+
+/* One plan applied to the object it names; silent when no loaded object is its module. */
+static void apply_one(const char *path)
+{
     size_t len;
     unsigned char *plan = read_plan(path, &len);
     if (!plan) return;
     const struct rw_header *h = (const void *)plan;
     uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
     uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
-    if (h->magic != RW_MAGIC || h->version != 1 || h->tramp_id_len > sizeof rw.id || h->tramp_path_len >= sizeof rw.path
-        || h->module_id_len > 64 || h->text_size > len || patches_at + (uint64_t)h->patches * RW_PATCH != len) {
+    uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
+    if (h->magic != RW_MAGIC || h->version != 2 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
+        || h->module_id_len > 64 || h->text_size > len || h->cursor_slot - h->text_address + 8 > h->text_size
+        || fixups_at + pad8(4ULL * h->fixups) != len) {
         say("the plan is damaged or of another version: ", path);
         goto done;
     }
-    struct dl_phdr_info exe;
-    dl_iterate_phdr(first_object, &exe);
-    uint32_t id_len;
-    const unsigned char *id = mt_build_id(&exe, &id_len);
+    if (rw_count == RW_MODULES) { say("too many rewritten modules; not applied: ", path); goto done; }
+    struct rw_find f = {plan + RW_HEADER, h->module_id_len, (uint64_t)(uintptr_t)rw_apply, 0, {0}};
+    dl_iterate_phdr(find_object, &f);
     /* another program (an exec'd child inherits the environment): not ours to rewrite, and not an error */
-    if (h->module_id_len && (id_len != h->module_id_len || !same(id, plan + RW_HEADER, id_len))) goto done;
+    if (!f.found) goto done;
+    const struct dl_phdr_info *o = &f.info;
+    if (!h->module_id_len) { /* the executable's plan, made without a build-id: the bytes tell */
+        uint32_t id_len;
+        if (mt_build_id(o, &id_len) && id_len) goto done;
+    }
     const struct rw_patch *p = (const void *)(plan + patches_at);
+    const uint32_t *fix = (const void *)(plan + fixups_at);
     for (uint32_t i = 0; i < h->patches; i++)
-        if (!code_segment(&exe, p[i].address) || !same((const void *)(exe.dlpi_addr + p[i].address), p[i].old, 5)) {
+        if (!code_segment(o, p[i].address) || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, 5)) {
             if (!h->module_id_len) goto done; /* without build-ids, differing bytes are another program */
-            say("the executable's code differs from its plan at an instruction: ", path);
+            say("the module's code differs from its plan at an instruction: ", path);
             goto done;
         }
-    uint64_t page = (uint64_t)rt.page, bias = exe.dlpi_addr;
-    uint64_t at = bias + h->text_address, size = (h->text_size + page - 1) & ~(page - 1);
-    long m = mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-    if (m != (long)at) {
-        if (m > 0) mt_sys2(SYS_munmap, m, size);
-        say("the trampolines' place below the executable is taken: ", path);
-        goto done;
+    for (uint32_t i = 0; i < h->fixups; i++)
+        if ((uint64_t)fix[i] + 4 > h->text_size) { say("the plan is damaged (a fix-up outside its text): ", path); goto done; }
+    uint64_t page = (uint64_t)rt.page, bias = o->dlpi_addr, lo, hi;
+    span(o, &lo, &hi);
+    uint64_t want = bias + h->text_address, size = (h->text_size + page - 1) & ~(page - 1);
+    uint64_t at = place(want, size, lo, hi);
+    if (!at) { say("no room for the trampolines within 2 GB of the module: ", path); goto done; }
+    /* the text's displacement from its link-time place: every rel32 between it and the module changes by it */
+    int64_t moved = (int64_t)(at - want);
+    unsigned char *text = (unsigned char *)at;
+    rt_memcpy(text, plan + text_at, h->text_size);
+    for (uint32_t i = 0; i < h->fixups; i++) {
+        int32_t v;
+        rt_memcpy(&v, text + fix[i], 4);
+        v = (int32_t)((int64_t)v - moved);
+        rt_memcpy(text + fix[i], &v, 4);
     }
-    rt_memcpy((void *)at, plan + text_at, h->text_size);
     /* initial-exec TLS: the cursor's offset from the thread pointer is the same in every thread */
     uint64_t tp;
     __asm__("mov %%fs:0, %0" : "=r"(tp));
-    *(uint64_t *)(bias + h->cursor_slot) = (uint64_t)(uintptr_t)&__memtrace_cursor - tp;
+    *(uint64_t *)(text + (h->cursor_slot - h->text_address)) = (uint64_t)(uintptr_t)&__memtrace_cursor - tp;
     if (mt_sys3(SYS_mprotect, at, size, PROT_READ | PROT_EXEC) != 0) {
         mt_sys2(SYS_munmap, at, size);
         say("cannot make the trampolines executable: ", path);
         goto done;
     }
-    for (int s = 0; s < exe.dlpi_phnum; s++) {
-        const ElfW(Phdr) *ph = &exe.dlpi_phdr[s];
+    /* From here the module's own code may be running through trampolines, libc's included: nothing below */
+    /* calls into libc (raw system calls and the runtime's own copies only) until every jump is written.    */
+    for (int s = 0; s < o->dlpi_phnum; s++) {
+        const ElfW(Phdr) *ph = &o->dlpi_phdr[s];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
         uint64_t from = (bias + ph->p_vaddr) & ~(page - 1), to = (bias + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
         if (mt_sys3(SYS_mprotect, from, to - from, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
-            say("cannot write the executable's code (mprotect refused): ", path);
+            say("cannot write the module's code (mprotect refused): ", path);
             goto done; /* segments patched before stay patched: their trampolines are mapped */
         }
-        for (uint32_t i = 0; i < h->patches; i++)
-            if (code_segment(&exe, p[i].address) == ph) rt_memcpy((void *)(bias + p[i].address), p[i].jump, 5);
+        for (uint32_t i = 0; i < h->patches; i++) {
+            if (code_segment(o, p[i].address) != ph) continue;
+            unsigned char jump[5];
+            rt_memcpy(jump, p[i].jump, 5);
+            int32_t rel;
+            rt_memcpy(&rel, jump + 1, 4);
+            rel = (int32_t)((int64_t)rel + moved); /* reach was checked for the whole module by place() */
+            rt_memcpy(jump + 1, &rel, 4);
+            rt_memcpy((void *)(bias + p[i].address), jump, 5);
+        }
         mt_sys3(SYS_mprotect, from, to - from, prot_of(ph->p_flags));
     }
-    rw.applied = 1;
-    rw.bias = bias;
-    rw.id_len = h->tramp_id_len;
-    rt_memcpy(rw.id, plan + RW_HEADER + h->module_id_len, h->tramp_id_len);
-    rw.path_len = h->tramp_path_len;
-    rt_memcpy(rw.path, plan + RW_HEADER + h->module_id_len + h->tramp_id_len, h->tramp_path_len);
+    struct rw_applied *a = &rw[rw_count++];
+    a->bias = bias + (uint64_t)moved; /* the trampoline file's sites, where its text is; it names the module's */
+    a->id_len = h->tramp_id_len;
+    rt_memcpy(a->id, plan + RW_HEADER + h->module_id_len, h->tramp_id_len);
+    a->path_len = h->tramp_path_len;
+    rt_memcpy(a->path, plan + RW_HEADER + h->module_id_len + h->tramp_id_len, h->tramp_path_len);
 done:
     mt_sys2(SYS_munmap, plan, len);
 }
 
+void rw_apply(void)
+{
+    const char *list = getenv("MEMTRACE_REWRITE_PLAN");
+    if (!list || !*list) return;
+    static char plans[16384];
+    size_t n = 0;
+    for (; list[n] && n < sizeof plans - 1; n++) plans[n] = list[n];
+    plans[n] = 0;
+    restore_environment();
+    /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here */
+    long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, 0, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    rw_sink = sink > 0 ? (char *)sink : NULL;
+    /* a list of plans, ':' between them (memtrace's cache paths have none): the executable's first */
+    for (char *p = plans; *p;) {
+        char *e = p;
+        while (*e && *e != ':') e++;
+        int last = !*e;
+        *e = 0;
+        if (*p) apply_one(p);
+        if (last) break;
+        p = e + 1;
+    }
+}
+
+int rw_active(void) { return rw_count > 0; }
+
+int rw_planned(void)
+{
+    if (rw_count) return 1;
+    const char *list = getenv("MEMTRACE_REWRITE_PLAN");
+    return list && *list;
+}
+
+char *rw_sink_enter(void)
+{
+    char *saved = __memtrace_cursor;
+    if (rw_count && rw_sink) __memtrace_cursor = rw_sink;
+    return saved;
+}
+
+void rw_sink_leave(char *saved)
+{
+    if (rw_count && rw_sink) __memtrace_cursor = saved;
+}
+
 void rw_report(void)
 {
-    if (rw.applied) rt_report_module(rw.bias, rw.id, rw.id_len, rw.path, rw.path_len);
+    for (int i = 0; i < rw_count; i++) rt_report_module(rw[i].bias, rw[i].id, rw[i].id_len, rw[i].path, rw[i].path_len);
 }

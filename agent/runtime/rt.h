@@ -132,7 +132,7 @@ int rt_past_cursor(const char *v);        /* v lies in the thread's buffer past 
 int rt_signal_cursor(ucontext_t *uc);      /* a program handler interrupts probes: the register that is */
                                            /* their cursor (adopted if a loop's, the probe rewound if it  */
                                            /* stopped mid-store), or -1                                   */
-void rt_discard_access_slots(void);        /* memtrace_start: drop what probes wrote while stopped */
+void rt_discard_access_slots(int count);   /* memtrace_start: drop what probes wrote while stopped (counted) */
 
 /* rt_probe.c */
 int rt_probe_store(const unsigned char *pc, long *disp, int *loop); /* pc is a probe's first store `mov A,d(C)`: */
@@ -146,6 +146,9 @@ void rt_report_module(uint64_t bias, const unsigned char *bid, uint32_t bid_len,
 /* agent/rewrite/rw_apply.c: the rewrite plan applied at start (memtrace run --mode rewrite), its module reported */
 void rw_apply(void);
 void rw_report(void);
+int rw_planned(void);               /* libraries are (or will be, at start) rewritten: no writer thread */
+char *rw_sink_enter(void);          /* the thread's cursor to the sink while libraries are rewritten; the old one */
+void rw_sink_leave(char *saved);    /* the thread's cursor back */
 int rt_file_open(const char *path, int pid, int codec);
 
 /* CRC32C of the .mtr file's checksums (rt_crc.c): rt_crc_init once before the first, then chained from 0. */

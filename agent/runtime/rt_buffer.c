@@ -268,7 +268,7 @@ int rt_signal_cursor(ucontext_t *uc)
     return -1;
 }
 
-void rt_discard_access_slots(void)
+void rt_discard_access_slots(int count)
 {
     if (!rt_self.buf) return;
     uint64_t old = rt_block_signals();
@@ -286,7 +286,7 @@ void rt_discard_access_slots(void)
         in += n;
     }
     __memtrace_cursor = out;
-    rt_count_dropped(dropped);
+    if (count) rt_count_dropped(dropped);
     rt_restore_signals(old);
 }
 

@@ -689,7 +689,18 @@ static void plan(struct rt_buf *b)
 }
 
 /* Encodes b's chunks as planned (into x's pieces); the previous buffer, once its tail is read, is let go. */
+static void encode_buffer_now(struct encoder *x, struct rt_buf *b, int in_place);
+
+/* Rewritten libc that zstd calls (memcpy) records into the sink, in whichever thread encodes: a program */
+/* thread encodes from inside its full-buffer fault, its cursor at the guard (agent/rewrite/rw_apply.c). */
 static void encode_buffer(struct encoder *x, struct rt_buf *b, int in_place)
+{
+    char *saved = rw_sink_enter();
+    encode_buffer_now(x, b, in_place);
+    rw_sink_leave(saved);
+}
+
+static void encode_buffer_now(struct encoder *x, struct rt_buf *b, int in_place)
 {
     x->npieces = 0;
     x->packed_used = 0;
@@ -818,6 +829,9 @@ static void *writer_main(void *arg)
 /* Without a writer thread (pthread_create failed), buffers are written by the thread that filled them. */
 static void start_writer(void)
 {
+    /* libc rewritten (or about to be): a new thread starts in libc's start_thread with every signal blocked, */
+    /* where a probe's first record cannot fault into the runtime; the threads that fill buffers write them */
+    if (rw_planned()) { f.writer_running = 0; return; }
     int saved = rt_self.internal;
     rt_self.internal = RT_PRIVATE_HEAP;
     pthread_t t;

@@ -101,7 +101,7 @@ static void control(int start, uint64_t caller)
     c.h.flags = start ? MT_CTL_START : MT_CTL_STOP;
     c.caller = caller;
     if (start) {
-        rt_discard_access_slots(); /* what the probes wrote while stopped */
+        rt_discard_access_slots(1); /* what the probes wrote while stopped */
         rt.recording = 1;
         rt_emit(&c, sizeof c);
     } else {
@@ -218,6 +218,8 @@ __attribute__((constructor(101))) static void rt_init(void)
     rw_apply();
     rt.state = RT_RUNNING;
     rt_report_process(0);
+    /* the runtime's own calls into rewritten libraries (dl_iterate_phdr, getenv): not the program's */
+    rt_discard_access_slots(0);
     if (autostart) control(1, 0);
 }
 

@@ -1,7 +1,10 @@
 package org.memtrace.cli;
 
 import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.memtrace.launch.InstrumentedRun;
@@ -9,22 +12,45 @@ import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.Target;
+import org.memtrace.rewrite.LoadedLibraries;
 import org.memtrace.rewrite.ModuleRewrite;
 import org.memtrace.rewrite.RewriteCache;
 import org.memtrace.rewrite.RewriteException;
 import org.memtrace.x86.ZydisUnavailableException;
 
 /**
- * {@code memtrace run --mode rewrite}: the executable's plan made (or found in the cache) before the
- * program starts, and the environment that makes its runtime apply it (docs/rewriting.md).
+ * {@code memtrace run --mode rewrite}: the plans of the executable and of every library it loads at start
+ * made (or found in the cache) before the program starts, and the environment that makes its runtime
+ * apply them (docs/rewriting.md). A library that cannot be planned is excluded and counted, never fatal;
+ * the executable must be.
  */
-record RewriteMode(String program, ModuleRewrite.Prepared prepared, Map<String, String> environment) {
+record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library> libraries, List<String> excluded,
+                   Map<String, String> environment) {
     /** The modes of {@code memtrace run}, spelled as on the command line. */
     enum Mode { fault, rewrite }
 
+    /** A library planned for rewriting. */
+    record Library(Path path, ModuleRewrite.Prepared prepared) {}
+
     static RewriteMode prepare(Target target) throws LaunchException {
         try {
-            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), RewriteCache.directory());
+            Path cache = RewriteCache.directory();
+            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache);
+            List<Library> libraries = new ArrayList<>();
+            List<String> excluded = new ArrayList<>();
+            LoadedLibraries loaded = LoadedLibraries.of(target.traced());
+            if (loaded.loader() != null) excluded.add(loaded.loader().getFileName() + " (the loader)");
+            excluded.add(NativeFiles.runtime().getFileName() + " (memtrace's runtime)");
+            List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
+            for (Path lib : loaded.libraries()) {
+                try {
+                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache);
+                    libraries.add(new Library(lib, l));
+                    plans.add(l.plan().toString());
+                } catch (RewriteException | IOException e) {
+                    excluded.add(lib.getFileName() + " (" + e.getMessage() + ")");
+                }
+            }
             // the runtime puts the user's LD_PRELOAD back (or none) before main: descendants run untraced
             Map<String, String> environment = new HashMap<>();
             String preload = NativeFiles.runtime().toString();
@@ -34,8 +60,8 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, Map<String, 
                 if (!theirs.isBlank()) preload += ":" + theirs;
             }
             environment.put("LD_PRELOAD", preload);
-            environment.put("MEMTRACE_REWRITE_PLAN", p.plan().toString());
-            return new RewriteMode(target.traced().toString(), p, Map.copyOf(environment));
+            environment.put("MEMTRACE_REWRITE_PLAN", String.join(":", plans));
+            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment));
         } catch (RewriteException e) {
             throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
         } catch (ZydisUnavailableException e) {
@@ -45,15 +71,22 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, Map<String, 
         }
     }
 
-    /** The recorder of the run: the runtime's, as for a memtrace cc program, preloaded with the plan. */
+    /** The recorder of the run: the runtime's, as for a memtrace cc program, preloaded with the plans. */
     InstrumentedRun recorder(TraceOptions options, Consumer<String> problems) {
         return new InstrumentedRun(options, problems, environment);
     }
 
-    /** The summary's line: what was rewritten and what was left untraced, by reason. */
-    String counts() {
-        String left = prepared.leftByReason();
-        return "rewrite: " + prepared.rewritten() + " memory instructions of " + program + " rewritten, " + prepared.left()
-                + " left untraced" + (left.isEmpty() ? "" : " (" + left + ")") + "; libraries are not rewritten yet";
+    /** The summary's lines: what was rewritten and left untraced, by reason, in the executable and each library; what was excluded. */
+    List<String> counts() {
+        List<String> lines = new ArrayList<>(List.of(line(program, prepared)));
+        for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared()));
+        lines.add("rewrite: not rewritten: " + String.join(", ", excluded) + "; libraries opened by dlopen are not rewritten yet");
+        return lines;
+    }
+
+    private static String line(String module, ModuleRewrite.Prepared p) {
+        String left = p.leftByReason();
+        return "rewrite: " + p.rewritten() + " memory instructions of " + module + " rewritten, " + p.left()
+                + " left untraced" + (left.isEmpty() ? "" : " (" + left + ")");
     }
 }

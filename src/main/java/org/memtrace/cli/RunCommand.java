@@ -156,7 +156,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             try {
                 int status = report(err, result, stage, recorder);
-                if (rewrite != null && !quiet) say(err, rewrite.counts());
+                if (rewrite != null && !quiet) for (String line : rewrite.counts()) say(err, line);
                 return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();

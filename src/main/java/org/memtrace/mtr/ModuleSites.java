@@ -40,6 +40,10 @@ final class ModuleSites {
     /** Addresses no placed table has a probe at, since the last placement (damage: rare, so boxed). */
     private final Set<Long> unknown = new HashSet<>();
     private final Map<String, SiteTable> tables = new HashMap<>();
+    /** Of a trampoline file (rewrite mode), the build-id of the module it rewrites, by the file's path. */
+    private final Map<String, String> rewrittenOf = new HashMap<>();
+    /** The load bias of each module the trace loaded, by build-id: where a trampoline file's sites name instructions. */
+    private final Map<String, Long> biasById = new HashMap<>();
     private final Set<String> placed = new HashSet<>();
     private final List<Event.Module> unnamed = new ArrayList<>();
     /** Files mapped at offset 0, by start address: the loader names the main program "", its first mapping does. */
@@ -110,10 +114,13 @@ final class ModuleSites {
             }
             path = e.getValue();
         }
+        if (m.buildId().length > 0) biasById.put(hex(m.buildId()), m.loadBias());
         if (!placed.add(path + '@' + m.loadBias())) return;
         SiteTable table = table(path, m.buildId());
         if (table == null) return;
-        SiteTable.Placement p = table.placeAt(m.loadBias());
+        // a trampoline file is reported where its text was mapped; the module it rewrites may lie elsewhere
+        String of = rewrittenOf.get(path);
+        SiteTable.Placement p = table.placeAt(m.loadBias(), of != null ? biasById.getOrDefault(of, m.loadBias()) : m.loadBias());
         placements.add(p);
         // what it places over: sites found in tables loaded before it (a dlopen at an address used before), misses
         sites.removeIf(p::has);
@@ -152,6 +159,8 @@ final class ModuleSites {
                     problems.accept(path + " changed since the recording (its build-id differs): its probes cannot be named and are left out");
             } else {
                 table = SiteTable.of(elf);
+                var of = elf.section("memtrace_rewritten");
+                if (of.isPresent() && of.get().size() > 0) rewrittenOf.put(path, hex(contents(elf, of.get())));
             }
         } catch (MtrFormatException e) {
             problems.accept(e.getMessage() + "; its probes are left out");
@@ -160,6 +169,14 @@ final class ModuleSites {
         }
         tables.put(path, table);
         return table;
+    }
+
+    private static byte[] contents(ElfFile elf, org.memtrace.symbols.ElfSection section) {
+        try {
+            return elf.contents(section);
+        } catch (org.memtrace.symbols.ElfFormatException e) {
+            return new byte[0];
+        }
     }
 
     private static String hex(byte[] id) {

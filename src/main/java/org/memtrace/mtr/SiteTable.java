@@ -279,7 +279,13 @@ final class SiteTable {
     }
 
     /** The table placed at {@code bias}: its sites by run-time probe address. */
-    Placement placeAt(long bias) { return new Placement(bias); }
+    Placement placeAt(long bias) { return new Placement(bias, bias); }
+
+    /**
+     * The table of a rewritten module's trampoline file (docs/rewriting.md): its probes at {@code bias}, where
+     * the runtime mapped the trampolines, and the instructions they name at {@code insnBias}, the module's.
+     */
+    Placement placeAt(long bias, long insnBias) { return new Placement(bias, insnBias); }
 
     /**
      * The table loaded at one bias. A site is made when a record first names it, not when the module is
@@ -287,12 +293,15 @@ final class SiteTable {
      * it was built with), and making them all was most of a pass's fixed cost.
      */
     final class Placement {
-        private final long bias;
+        private final long bias, insnBias;
         private final Relaxed dropped = new Relaxed();
         /** The loop each skeleton site names, placed once for all its sites. */
         private final Map<Long, SkeletonTable.Placed> loops = new HashMap<>();
 
-        private Placement(long bias) { this.bias = bias; }
+        private Placement(long bias, long insnBias) {
+            this.bias = bias;
+            this.insnBias = insnBias;
+        }
 
         /** Whether a probe of this table is at run-time address {@code probe}. */
         boolean has(long probe) { return Arrays.binarySearch(probes, probe - bias) >= 0; }
@@ -306,7 +315,7 @@ final class SiteTable {
         }
 
         private Site make(Entry e) {
-            long ip = e.insn() + bias;
+            long ip = e.insn() + insnBias;
             if (e.kind() >= SkeletonTable.KIND_VALUE) {
                 SkeletonTable.Loop loop = skeleton.loop(e.insn());
                 SkeletonTable.Placed placed = loops.computeIfAbsent(loop.entry(), x -> SkeletonTable.Placed.of(loop, bias, totals));

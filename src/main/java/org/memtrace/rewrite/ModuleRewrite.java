@@ -24,7 +24,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-5";
+    static final String PLANNER_VERSION = "rewrite-6";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
 
@@ -89,14 +89,14 @@ public final class ModuleRewrite {
         Path work = Files.createTempDirectory(cache, "work-");
         try {
             Path linkedFile = work.resolve("trampolines.elf");
-            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, base, work, linkedFile);
+            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (Long.compareUnsigned(base + linked.text().length, lowest) > 0 && elf.type() == ElfFile.ET_EXEC)
                 throw new RewriteException(module + ": the trampolines do not fit below its code");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
             for (int i = 0; i < patches.size(); i++) writes.add(jump(patches.get(i), linked.trampolines()[i]));
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
-                    linked.trampolines(), linked.buildId());
+                    linked.trampolines(), linked.buildId(), linked.fixups());
             PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left), elf.buildId().orElse(new byte[0]), linked, writes);
             Path temporary = work.resolve("plan");
             Files.write(temporary, file.bytes());
@@ -105,6 +105,21 @@ public final class ModuleRewrite {
         } finally {
             deleteTree(work);
         }
+    }
+
+    /**
+     * A shared library's plan: as {@link #prepare}, for a library with a GNU build-id, by which the runtime
+     * finds it among the loaded objects (a library without one is refused, and excluded by the caller).
+     */
+    public static Prepared prepareLibrary(Path library, Path cache) throws IOException, RewriteException {
+        ElfFile elf;
+        try {
+            elf = ElfFile.read(library);
+        } catch (IOException | RuntimeException e) {
+            throw new RewriteException("cannot read it: " + e.getMessage());
+        }
+        if (elf.buildId().isEmpty()) throw new RewriteException("no build-id to find it by");
+        return prepare(library, cache);
     }
 
     /** The {@code jmp rel32} from the instruction to its trampoline at {@code trampoline}. */

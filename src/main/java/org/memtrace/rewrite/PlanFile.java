@@ -16,7 +16,7 @@ import java.util.List;
  */
 record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked linked, List<Patch> patches) {
     static final long MAGIC = 0x314e4c505752544dL; // "MTRWPLN1" read as u64 little-endian
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER = 96;
     static final int PATCH = 24;
 
@@ -39,19 +39,21 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
     byte[] bytes() {
         byte[] path = linked.file().toString().getBytes(StandardCharsets.UTF_8);
         int ids = pad(moduleBuildId.length + linked.buildId().length + path.length);
-        int size = HEADER + ids + pad(linked.text().length) + PATCH * patches.size();
+        int[] fixups = linked.fixups();
+        int size = HEADER + ids + pad(linked.text().length) + PATCH * patches.size() + pad(4 * fixups.length);
         ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
         b.putLong(MAGIC).putInt(VERSION).putInt(patches.size());
         b.putLong(linked.textAddress()).putLong(linked.text().length).putLong(linked.cursorSlot());
         b.putInt(moduleBuildId.length).putInt(linked.buildId().length).putInt(path.length).putInt(counts.left().length);
         for (int i = 0; i < 8; i++) b.putInt(i < counts.left().length ? counts.left()[i] : 0);
-        b.putInt(counts.rewritten()).putInt(0);
+        b.putInt(counts.rewritten()).putInt(fixups.length);
         b.put(moduleBuildId).put(linked.buildId()).put(path);
         b.position(HEADER + ids).put(linked.text());
         b.position(HEADER + ids + pad(linked.text().length));
         for (Patch p : patches) {
             b.putLong(p.address()).put(p.old()).put(new byte[8 - p.old().length]).put(p.jump()).put(new byte[8 - p.jump().length]);
         }
+        for (int f : fixups) b.putInt(f);
         return b.array();
     }
 

@@ -1,9 +1,12 @@
 package org.memtrace.rewrite;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,20 +22,31 @@ import org.memtrace.symbols.ElfSymbol;
  * instructions. The assembler encodes; nothing here writes machine code by hand.
  */
 final class TrampolineLinker {
-    /** The linked result: where the text goes (link-time), its bytes, and each trampoline's address. */
-    record Linked(Path file, long textAddress, byte[] text, long cursorSlot, long[] trampolines, byte[] buildId) {}
+    /**
+     * The linked result: where the text goes (link-time), its bytes, each trampoline's address, and the
+     * offsets in the text of every {@code rel32} that reaches the module ({@code fixups}): the runtime adds
+     * the text's displacement from its link-time place to them when it maps the text elsewhere.
+     */
+    record Linked(Path file, long textAddress, byte[] text, long cursorSlot, long[] trampolines, byte[] buildId, int[] fixups) {}
+
+    /** The trampoline file's section that names the module it rewrites, by GNU build-id (the reader's link between the two). */
+    static final String REWRITTEN_SECTION = "memtrace_rewritten";
+    private static final int R_X86_64_PC32 = 2, R_X86_64_PLT32 = 4;
 
     private TrampolineLinker() {}
 
     /** Links {@code patches}' trampolines at link-time address {@code base} into {@code out}, working in {@code work}. */
-    static Linked link(List<Decision.Patch> patches, long base, Path work, Path out) throws IOException, RewriteException {
+    static Linked link(List<Decision.Patch> patches, long base, byte[] moduleId, Path work, Path out) throws IOException, RewriteException {
         Path source = work.resolve("trampolines.s"), object = work.resolve("trampolines.o"), script = work.resolve("trampolines.ld");
-        Files.writeString(source, TrampolineWriter.assembly(patches), StandardCharsets.US_ASCII);
+        var assembly = new StringBuilder(TrampolineWriter.assembly(patches));
+        assembly.append("\t.section ").append(REWRITTEN_SECTION).append(",\"\",@progbits\n");
+        for (byte b : moduleId) assembly.append("\t.byte ").append(b & 0xff).append('\n');
+        Files.writeString(source, assembly, StandardCharsets.US_ASCII);
         Files.writeString(script, "mt_base = 0;\nSECTIONS {\n  . = 0x" + Long.toHexString(base) + ";\n"
                 + "  .text : { *(.text) }\n  . = ALIGN(8);\n  memtrace_sites : { KEEP(*(memtrace_sites)) }\n"
-                + "  .note.gnu.build-id : { *(.note.gnu.build-id) }\n  /DISCARD/ : { *(.note.GNU-stack) }\n}\n");
+                + "  .note.gnu.build-id : { *(.note.gnu.build-id) }\n  " + REWRITTEN_SECTION + " 0 : { KEEP(*(" + REWRITTEN_SECTION + ")) }\n  /DISCARD/ : { *(.note.GNU-stack) }\n}\n");
         run(work, List.of("as", "--64", "-o", object.toString(), source.toString()));
-        run(work, List.of("ld", "-static", "-nostdlib", "--build-id=sha1", "-T", script.toString(), "-o", out.toString(), object.toString()));
+        run(work, List.of("ld", "-static", "-nostdlib", "--build-id=sha1", "--emit-relocs", "-T", script.toString(), "-o", out.toString(), object.toString()));
         ElfFile elf = ElfFile.read(out);
         ElfSection text = elf.section(".text").orElseThrow(() -> new RewriteException("the trampoline file has no .text"));
         Map<String, Long> symbols = new HashMap<>();
@@ -46,7 +60,42 @@ final class TrampolineLinker {
         Long slot = symbols.get("cursor_slot");
         if (slot == null) throw new RewriteException("the trampoline file lost its cursor slot");
         byte[] id = elf.buildId().orElseThrow(() -> new RewriteException("the trampoline file has no build-id"));
-        return new Linked(out, text.address(), elf.contents(text), slot, at, id);
+        return new Linked(out, text.address(), elf.contents(text), slot, at, id, fixups(elf, text));
+    }
+
+    /**
+     * The text offsets of the {@code rel32} fields aimed at the module: the relocations {@code ld
+     * --emit-relocs} kept in {@code .rela.text} against {@code mt_base}, the module's link-time origin.
+     * Those against the text itself (labels, the cursor slot) move with it and need nothing.
+     */
+    private static int[] fixups(ElfFile elf, ElfSection text) throws IOException, RewriteException {
+        ElfSection rela = elf.section(".rela.text").orElse(null);
+        if (rela == null) return new int[0];
+        if (rela.link() <= 0 || rela.link() >= elf.sections().size()) throw new RewriteException("the trampoline file's relocations have no symbol table");
+        ElfSection symtab = elf.sections().get(rela.link());
+        ElfSection strtab = elf.sections().get(symtab.link());
+        ByteBuffer r = ByteBuffer.wrap(elf.contents(rela)).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer sym = ByteBuffer.wrap(elf.contents(symtab)).order(ByteOrder.LITTLE_ENDIAN);
+        byte[] names = elf.contents(strtab);
+        List<Integer> out = new ArrayList<>();
+        for (int at = 0; at + 24 <= r.limit(); at += 24) {
+            long offset = r.getLong(at), info = r.getLong(at + 8);
+            int type = (int) info, index = (int) (info >>> 32);
+            if (index == 0 || 24L * index + 24 > sym.limit()) continue;
+            int name = sym.getInt(24 * index);
+            if (!"mt_base".equals(cString(names, name))) continue;
+            if (type != R_X86_64_PC32 && type != R_X86_64_PLT32)
+                throw new RewriteException("the trampolines reach the module by a relocation of type " + type + ", not a rel32");
+            out.add((int) (offset - text.address()));
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private static String cString(byte[] b, int from) {
+        if (from < 0 || from >= b.length) return "";
+        int end = from;
+        while (end < b.length && b[end] != 0) end++;
+        return new String(b, from, end - from, StandardCharsets.US_ASCII);
     }
 
     private static void run(Path work, List<String> command) throws IOException, RewriteException {

@@ -177,4 +177,89 @@ class RewriteRunTest {
         assertThat(rewritten).isPositive();
         assertThat(seen).as("accesses traced of %d", all).isGreaterThan(all * 8 / 10);
     }
+
+    /** libc's functions that main's calls run, whose work does not depend on the runtime being there. */
+    private static final List<String> LIBC_FUNCTIONS = List.of("__memmove_avx_unaligned_erms", "__strlen_avx2", "__qsort_r",
+            "msort_with_tmp.part.0", "printf", "__vfprintf_internal", "__printf_fp_l", "_int_malloc");
+    /** The same string functions natively as under Valgrind, which has no AVX-512: glibc's AVX2 variants. */
+    private static final String TUNABLES = "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512_VBMI,-AVX512_IFMA";
+
+    /**
+     * libc rewritten: per instruction (module + offset) of main and of the libc functions main's calls run
+     * (memcpy, strlen, qsort, printf, malloc), the loads and stores equal Lackey's, and the instructions the
+     * planner left record nothing. libc's functions are found through its debug file (by build-id); libc
+     * code that runs before the runtime's constructor or after its end (start-up, exit handlers), or that
+     * the runtime's presence changes (its dlsym calls, stdio's locks once its writer thread exists), is left
+     * out by the choice of functions.
+     */
+    @Test
+    void libcIsRewrittenAndItsLoadsAndStoresPerInstructionAgreeWithLackey() throws Exception {
+        Path libc = Path.of("/lib/x86_64-linux-gnu/libc.so.6");
+        String id = ElfFile.read(libc).buildIdHex().orElseThrow();
+        Path debug = Path.of("/usr/lib/debug/.build-id", id.substring(0, 2), id.substring(2) + ".debug");
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isRegularFile(debug), "libc's debug file " + debug);
+        Map<String, long[]> functions = FunctionRanges.named(debug, LIBC_FUNCTIONS);
+        FunctionRanges libcRanges = new FunctionRanges(List.copyOf(functions.values()));
+        long stdoutFile = ElfFile.read(libc).dynsym().stream().filter(x -> x.name().equals("_IO_2_1_stdout_"))
+                .findFirst().orElseThrow().value();
+        Set<Long> left = new HashSet<>();
+        for (Decision d : new PatchPlanner(new Decoder()).plan(ElfFile.read(libc)))
+            if (d instanceof Decision.Left l && libcRanges.contains(l.instruction().address())) left.add(l.instruction().address());
+
+        Path prog = Gcc.compile(dir, "lackey_libc.c", "libc", "-O2", "-g", "-no-pie");
+        FunctionRanges main = FunctionRanges.of(prog, List.of("main"));
+        String nativeOut = Gcc.run(List.of(prog.toString()), Map.of("GLIBC_TUNABLES", TUNABLES));
+        Path trace = dir.resolve("libc.trace"), bias = dir.resolve("bias.mt"), out = dir.resolve("out"), err = dir.resolve("err");
+        var run = new ProcessBuilder(Cli.command("run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--",
+                prog.toString())).directory(dir.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
+        run.environment().putAll(Map.of("GLIBC_TUNABLES", TUNABLES, "LIBC_BIAS_FILE", bias.toString()));
+        Process p = run.start();
+        assertThat(p.waitFor(300, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        String stderr = java.nio.file.Files.readString(err);
+        assertThat(p.exitValue()).as(stderr).isZero();
+        assertThat(java.nio.file.Files.readString(out)).as("output as native").isEqualTo(nativeOut);
+        assertThat(stderr).containsPattern("rewrite: \\d+ memory instructions of /lib/x86_64-linux-gnu/libc.so.6 rewritten")
+                .contains("not rewritten: ld-linux-x86-64.so.2 (the loader), libmemtrace-rt.so (memtrace's runtime)");
+        long memtraceBias = Long.parseUnsignedLong(java.nio.file.Files.readString(bias).strip(), 16) - stdoutFile;
+        Map<String, Long> memtrace = new TreeMap<>();
+        for (var l : TraceFile.read(trace).lines())
+            if (l.access()) {
+                String k = key(l.number(2), memtraceBias, main, libcRanges);
+                if (k != null) memtrace.merge(l.type() + k, 1L, Long::sum);
+            }
+
+        Path log = dir.resolve("lackey.log"), lackeyBias = dir.resolve("bias.lackey");
+        Gcc.run(List.of("valgrind", "--tool=lackey", "--trace-mem=yes", "--log-file=" + log, prog.toString()),
+                Map.of("GLIBC_TUNABLES", TUNABLES, "LIBC_BIAS_FILE", lackeyBias.toString()));
+        long valgrindBias = Long.parseUnsignedLong(java.nio.file.Files.readString(lackeyBias).strip(), 16) - stdoutFile;
+        Map<String, Long> lackey = new TreeMap<>();
+        LackeyLog.forEachAccess(log, (ip, kind, address) -> {
+            String k = key(ip, valgrindBias, main, libcRanges);
+            if (k != null) lackey.merge(kind + k, 1L, Long::sum);
+        });
+
+        Map<String, Long> seenIn = new TreeMap<>();
+        for (var e : lackey.entrySet()) {
+            String k = e.getKey();
+            long offset = Long.parseUnsignedLong(k.substring(k.indexOf('+') + 1), 16);
+            if (k.startsWith(k.charAt(0) + "libc+") && left.contains(offset)) {
+                assertThat(memtrace).as("left instruction %s recorded", k).doesNotContainKey(k);
+                continue;
+            }
+            if (k.contains("exe+") && !memtrace.containsKey(k)) continue; // left by the executable's planner: RewriteRunTest above
+            assertThat(memtrace.get(k)).as("%s: rewritten, so as Lackey", k).isEqualTo(e.getValue());
+            if (k.contains("libc+"))
+                for (var f : functions.entrySet())
+                    if (offset >= f.getValue()[0] && offset < f.getValue()[1]) seenIn.merge(f.getKey(), e.getValue(), Long::sum);
+        }
+        assertThat(memtrace.keySet()).as("nothing Lackey did not see").isSubsetOf(lackey.keySet());
+        assertThat(seenIn.keySet()).as("accesses traced in each of libc's functions").containsExactlyInAnyOrderElementsOf(LIBC_FUNCTIONS);
+    }
+
+    /** "exe+offset" or "libc+offset" (hex) for an instruction of main or of the chosen libc functions, else null. */
+    private static String key(long ip, long libcBias, FunctionRanges main, FunctionRanges libc) {
+        if (main.contains(ip)) return "exe+" + Long.toHexString(ip);
+        if (libc.contains(ip - libcBias)) return "libc+" + Long.toHexString(ip - libcBias);
+        return null;
+    }
 }

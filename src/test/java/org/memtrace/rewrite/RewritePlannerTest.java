@@ -89,7 +89,7 @@ class RewritePlannerTest {
     void linkedTrampolinesDecodeToTheProbeTheMovedInstructionAndTheJumpBack() throws Exception {
         Decision.Patch p = (Decision.Patch) decision("at_long");
         long base = 0x200000;
-        var linked = TrampolineLinker.link(List.of(p), base, dir, dir.resolve("t.elf"));
+        var linked = TrampolineLinker.link(List.of(p), base, new byte[0], dir, dir.resolve("t.elf"));
         assertThat(linked.textAddress()).isEqualTo(base);
         assertThat(linked.trampolines()).containsExactly(base + 8); // after the cursor slot
         List<Instruction> code = new Decoder().decodeAll(linked.text(), 8, linked.text().length - 8, base + 8);
@@ -117,7 +117,7 @@ class RewritePlannerTest {
     @Test
     void theSiteTableNamesTheModulesInstructions() throws Exception {
         Decision.Patch p = (Decision.Patch) decision("at_short");
-        var linked = TrampolineLinker.link(List.of(p), 0x200000, dir, dir.resolve("t.elf"));
+        var linked = TrampolineLinker.link(List.of(p), 0x200000, new byte[0], dir, dir.resolve("t.elf"));
         ElfFile t = ElfFile.read(linked.file());
         var sites = t.contentsOf(t.section("memtrace_sites").orElseThrow()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         long section = t.section("memtrace_sites").orElseThrow().address();

@@ -35,6 +35,7 @@ extern void *__libc_memalign(size_t align, size_t size);
 extern void __libc_free(void *p);
 
 #define LEFT 64
+#define LARGE (128u << 10)
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mc_block *live;                    /* doubly linked */
@@ -57,8 +58,10 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     mc_init();
     if (align < 16) align = 16;
     size_t left = align > LEFT ? align : LEFT;
+    /* a large block (glibc mmaps it) gets 16 KB redzones: a read 4,000 bytes before a 1 MB block is caught */
+    if (size >= LARGE && left < 16384) left = 16384;
     size_t body = (size + 7) & ~(size_t)7;
-    size_t total = left + body + right_redzone(size);
+    size_t total = left + body + (size >= LARGE ? 16384 : right_redzone(size));
     if (size > ((size_t)1 << 46) || total < size) {
         errno = ENOMEM;
         return NULL;

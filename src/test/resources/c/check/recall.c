@@ -366,6 +366,7 @@ __attribute__((noinline)) static void global_underflow(int n, int bad)
 __attribute__((noinline)) static void global_memcpy_overflow(int n, int bad)
 {
     memcpy(garr, text, sizeof garr + bad); /* BAD:global_memcpy_overflow */
+    sink = 0; /* not a tail call: the report names this function */
 }
 
 __attribute__((noinline)) static int *scoped(int n)
@@ -474,6 +475,7 @@ __attribute__((noinline)) static void free_static_local(int n, int bad)
     char *h = malloc(n);
     local[n] = 1;
     free(bad ? local : h); /* BAD:free_static_local */
+    sink = 0;
 }
 
 __attribute__((noinline)) static void free_struct_stack(int n, int bad)
@@ -488,6 +490,7 @@ __attribute__((noinline)) static void free_string_literal(int n, int bad)
 {
     char *h = malloc(n);
     free(bad ? (char *)"a literal" : h); /* BAD:free_string_literal */
+    sink = 0;
 }
 
 __attribute__((noinline)) static void free_after_increment(int n, int bad)
@@ -496,6 +499,7 @@ __attribute__((noinline)) static void free_after_increment(int n, int bad)
     strcpy(p, "abcdef");
     while (*p && *p != 'd') p++;
     free(bad ? p : start); /* BAD:free_after_increment */
+    sink = 0;
 }
 
 /* ---- NULL (CWE-476) ---- */

@@ -19,6 +19,7 @@ __attribute__((noinline)) static void new_free(int n, int bad)
     sink = *p;
     if (bad) free(p); /* BAD:new_free */
     else delete p;
+    sink = 0;
 }
 
 __attribute__((noinline)) static void new_array_free(int n, int bad)
@@ -29,6 +30,7 @@ __attribute__((noinline)) static void new_array_free(int n, int bad)
     sink = p[0];
     if (bad) free(p); /* BAD:new_array_free */
     else delete[] p;
+    sink = 0;
 }
 
 __attribute__((noinline)) static void new_delete_array(int n, int bad)
@@ -37,6 +39,7 @@ __attribute__((noinline)) static void new_delete_array(int n, int bad)
     sink = *p;
     if (bad) delete[] p; /* BAD:new_delete_array */
     else delete p;
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void malloc_delete_array(int n, int bad)
@@ -46,6 +49,7 @@ __attribute__((noinline)) static void malloc_delete_array(int n, int bad)
     sink = p[0];
     if (bad) delete[] p; /* BAD:malloc_delete_array */
     else free(p);
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void strdup_delete(int n, int bad)
@@ -54,6 +58,7 @@ __attribute__((noinline)) static void strdup_delete(int n, int bad)
     sink = p[n % 8];
     if (bad) delete[] p; /* BAD:strdup_delete */
     else free(p);
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void realloc_delete(int n, int bad)
@@ -63,6 +68,7 @@ __attribute__((noinline)) static void realloc_delete(int n, int bad)
     sink = p[0];
     if (bad) delete p; /* BAD:realloc_delete */
     else free(p);
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void double_delete(int n, int bad)
@@ -71,6 +77,7 @@ __attribute__((noinline)) static void double_delete(int n, int bad)
     gone = p;
     delete p;
     if (bad) delete static_cast<Pair *>(gone); /* BAD:double_delete */
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void double_delete_array(int n, int bad)
@@ -79,6 +86,7 @@ __attribute__((noinline)) static void double_delete_array(int n, int bad)
     gone = p;
     delete[] p;
     if (bad) delete[] static_cast<int *>(gone); /* BAD:double_delete_array */
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void delete_stack(int n, int bad)
@@ -87,6 +95,7 @@ __attribute__((noinline)) static void delete_stack(int n, int bad)
     Pair *h = new Pair{n, "z"};
     sink = local.a;
     delete (bad ? &local : h); /* BAD:delete_stack */
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void delete_array_static(int n, int bad)
@@ -95,6 +104,8 @@ __attribute__((noinline)) static void delete_array_static(int n, int bad)
     long *h = new long[n];
     table[n % 8] = 1;
     delete[] (bad ? table : h); /* BAD:delete_array_static */
+    sink = 0; // not a tail call: the report names this function
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void delete_array_alloca(int n, int bad)
@@ -103,6 +114,7 @@ __attribute__((noinline)) static void delete_array_alloca(int n, int bad)
     memset(a, 0, n);
     sink = a[1];
     delete[] (bad ? a : h); /* BAD:delete_array_alloca */
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void delete_middle(int n, int bad)
@@ -110,6 +122,7 @@ __attribute__((noinline)) static void delete_middle(int n, int bad)
     int *p = new int[n];
     delete[] (p + bad); /* BAD:delete_middle */
     if (bad) delete[] p;
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void new_array_underflow(int n, int bad)
@@ -118,6 +131,7 @@ __attribute__((noinline)) static void new_array_underflow(int n, int bad)
     for (int i = 0; i < n; i++) p[i] = i;
     sink = p[-bad]; /* BAD:new_array_underflow */
     delete[] p;
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void object_memcpy_overflow(int n, int bad)
@@ -128,6 +142,7 @@ __attribute__((noinline)) static void object_memcpy_overflow(int n, int bad)
     memcpy(p->name, src, n + bad); /* BAD:object_memcpy_overflow */
     sink = p->name[0];
     delete p;
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void use_after_delete_array(int n, int bad)
@@ -138,6 +153,7 @@ __attribute__((noinline)) static void use_after_delete_array(int n, int bad)
     if (bad) delete[] p;
     sink = p[1]; /* BAD:use_after_delete_array */
     if (!bad) delete[] p;
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void string_strcpy_overflow(int n, int bad)
@@ -148,6 +164,7 @@ __attribute__((noinline)) static void string_strcpy_overflow(int n, int bad)
     sink = p[0];
     gone = p;
     delete[] static_cast<char *>(gone);
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void leak_new(int n, int bad)
@@ -157,6 +174,7 @@ __attribute__((noinline)) static void leak_new(int n, int bad)
     gone = p;
     gone = nullptr;
     if (!bad) delete p;
+    sink = 0; // no tail call: reports name the case's function
 }
 
 __attribute__((noinline)) static void leak_new_array(int n, int bad)
@@ -167,6 +185,7 @@ __attribute__((noinline)) static void leak_new_array(int n, int bad)
     gone = p;
     gone = nullptr;
     if (!bad) delete[] p;
+    sink = 0; // no tail call: reports name the case's function
 }
 
 int main(int argc, char **argv)

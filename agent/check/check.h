@@ -8,6 +8,7 @@
  *   check_report.c  names (heap blocks the memtrace way, globals, stack variables, code sites), the one-line
  *                   reports, the JSON lines, the summary, stop or continue
  *   check_libc.c    libc's memory and string functions checked by what they read and write
+ *   check_format.c  the printf family, puts, fputs and the wide-string functions, the same way
  *
  * Shadow values (the first four are gcc's, which writes them inline for stack frames):
  *   0 all 8 bytes addressable; 1..7 the first k are; 0xf1/0xf2/0xf3 stack left/middle/right redzone;

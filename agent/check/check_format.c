@@ -8,10 +8,11 @@
  * nothing), so an overflow is reported before it corrupts memory; the formatting itself is libc's.
  *
  * Checked: printf fprintf dprintf sprintf snprintf vprintf vfprintf vdprintf vsprintf vsnprintf puts fputs,
- * wcslen wcsnlen wcscpy wcsncpy wcscat wcsncat wcscmp wcsdup wmemcpy wmemmove wmemset.
+ * wprintf fwprintf swprintf vwprintf vfwprintf vswprintf fputws (swprintf's destination after the call: it
+ * cannot measure first), wcslen wcsnlen wcscpy wcsncpy wcscat wcsncat wcscmp wcsdup wmemcpy wmemmove wmemset.
  * What it gets wrong: a format with positional arguments (%1$s) is not walked (only the format string is
- * checked); %ls arguments are walked but wide output functions (wprintf) are not wrapped; the _chk variants
- * of _FORTIFY_SOURCE are not either; a %s argument that is not terminated is read by the check until a 0
+ * checked); the _chk variants
+ * of _FORTIFY_SOURCE are not wrapped; a %s argument that is not terminated is read by the check until a 0
  * byte or an unaddressable byte, whichever comes first.
  */
 #include <dlfcn.h>
@@ -32,13 +33,16 @@ static struct {
     int (*vsnprintf)(char *, size_t, const char *, va_list);
     int (*fputs)(const char *, FILE *);
     int (*puts)(const char *);
+    int (*vfwprintf)(FILE *, const wchar_t *, va_list);
+    int (*vswprintf)(wchar_t *, size_t, const wchar_t *, va_list);
+    int (*fputws)(const wchar_t *, FILE *);
 } real;
 
 static void resolve(void)
 {
     if (real.vfprintf) return;
 #define R(f) real.f = (typeof(real.f))dlsym(RTLD_NEXT, #f)
-    R(vdprintf); R(vsprintf); R(vsnprintf); R(fputs); R(puts); R(vfprintf);
+    R(vdprintf); R(vsprintf); R(vsnprintf); R(fputs); R(puts); R(vfwprintf); R(vswprintf); R(fputws); R(vfprintf);
 #undef R
 }
 
@@ -91,7 +95,7 @@ static size_t wide_extent(const wchar_t *s, size_t max, int limited)
     }
 }
 
-static int strchr_flags(char c)
+static int strchr_flags(int c)
 {
     return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0' || c == '\'' || c == 'I';
 }
@@ -102,72 +106,81 @@ static void check_string(const char *s, const void *pc, const char *fn)
 }
 
 /* The arguments a format reads: each %s and %ls up to its precision or terminator, each %n written. */
-static void check_format(const char *fmt, va_list args, const void *pc, const char *fn)
-{
-    check_string(fmt, pc, fn);
-    va_list ap;
-    va_copy(ap, args);
-    for (const char *f = fmt; *f; f++) {
-        if (*f != '%') continue;
-        f++;
-        if (*f == '%') continue;
-        int prec = -1, lng = 0, dbl_long = 0;
-        while (*f && strchr_flags(*f)) f++;
-        if (*f == '*') { (void)va_arg(ap, int); f++; }
-        else while (*f >= '0' && *f <= '9') f++;
-        if (*f == '$') break;               /* positional arguments: not walked */
-        if (*f == '.') {
-            f++;
-            if (*f == '*') { prec = va_arg(ap, int); f++; }
-            else { prec = 0; while (*f >= '0' && *f <= '9') prec = prec * 10 + (*f++ - '0'); }
-        }
-        for (;; f++) {
-            if (*f == 'h') continue;
-            if (*f == 'l' || *f == 'j' || *f == 'z' || *f == 't' || *f == 'q') { lng++; continue; }
-            if (*f == 'L') { dbl_long = 1; lng = 2; continue; }
-            break;
-        }
-        switch (*f) {
-        case 'd': case 'i': case 'o': case 'u': case 'x': case 'X':
-            if (lng) (void)va_arg(ap, long); else (void)va_arg(ap, int);
-            break;
-        case 'c':
-            (void)va_arg(ap, int);
-            break;
-        case 'C':
-            (void)va_arg(ap, int);
-            break;
-        case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A':
-            if (dbl_long) (void)va_arg(ap, long double); else (void)va_arg(ap, double);
-            break;
-        case 'p':
-            (void)va_arg(ap, void *);
-            break;
-        case 'n': {
-            void *p = va_arg(ap, void *);
-            check(p, lng == 2 ? sizeof(long long) : lng ? sizeof(long) : sizeof(int), MC_WRITE, pc, fn);
-            break;
-        }
-        case 's': case 'S': {
-            if (*f == 's' && !lng) {
-                const char *s = va_arg(ap, const char *);
-                if (s) check(s, string_extent(s, (size_t)prec, prec >= 0), MC_READ, pc, fn);
-            } else {
-                const wchar_t *s = va_arg(ap, const wchar_t *);
-                if (s) check(s, wide_extent(s, (size_t)prec, prec >= 0), MC_READ, pc, fn);
-            }
-            break;
-        }
-        case 'm':
-            break;
-        default:
-            va_end(ap);
-            return;                          /* something not understood: stop walking */
-        }
-        if (!*f) break;
-    }
-    va_end(ap);
+#define FORMAT_WALKER(NAME, CHAR, CHECK_FMT) \
+static void NAME(const CHAR *fmt, va_list args, const void *pc, const char *fn) \
+{ \
+    CHECK_FMT(fmt, pc, fn); \
+    va_list ap; \
+    va_copy(ap, args); \
+    for (const CHAR *f = fmt; *f; f++) { \
+        if (*f != '%') continue; \
+        f++; \
+        if (*f == '%') continue; \
+        int prec = -1, lng = 0, dbl_long = 0; \
+        while (*f && strchr_flags(*f)) f++; \
+        if (*f == '*') { (void)va_arg(ap, int); f++; } \
+        else while (*f >= '0' && *f <= '9') f++; \
+        if (*f == '$') break;               /* positional arguments: not walked */ \
+        if (*f == '.') { \
+            f++; \
+            if (*f == '*') { prec = va_arg(ap, int); f++; } \
+            else { prec = 0; while (*f >= '0' && *f <= '9') prec = prec * 10 + (*f++ - '0'); } \
+        } \
+        for (;; f++) { \
+            if (*f == 'h') continue; \
+            if (*f == 'l' || *f == 'j' || *f == 'z' || *f == 't' || *f == 'q') { lng++; continue; } \
+            if (*f == 'L') { dbl_long = 1; lng = 2; continue; } \
+            break; \
+        } \
+        switch (*f) { \
+        case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': \
+            if (lng) (void)va_arg(ap, long); else (void)va_arg(ap, int); \
+            break; \
+        case 'c': \
+            (void)va_arg(ap, int); \
+            break; \
+        case 'C': \
+            (void)va_arg(ap, int); \
+            break; \
+        case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A': \
+            if (dbl_long) (void)va_arg(ap, long double); else (void)va_arg(ap, double); \
+            break; \
+        case 'p': \
+            (void)va_arg(ap, void *); \
+            break; \
+        case 'n': { \
+            void *p = va_arg(ap, void *); \
+            check(p, lng == 2 ? sizeof(long long) : lng ? sizeof(long) : sizeof(int), MC_WRITE, pc, fn); \
+            break; \
+        } \
+        case 's': case 'S': { \
+            if (*f == 's' && !lng) { \
+                const char *s = va_arg(ap, const char *); \
+                if (s) check(s, string_extent(s, (size_t)prec, prec >= 0), MC_READ, pc, fn); \
+            } else { \
+                const wchar_t *s = va_arg(ap, const wchar_t *); \
+                if (s) check(s, wide_extent(s, (size_t)prec, prec >= 0), MC_READ, pc, fn); \
+            } \
+            break; \
+        } \
+        case 'm': \
+            break; \
+        default: \
+            va_end(ap); \
+            return;                          /* something not understood: stop walking */ \
+        } \
+        if (!*f) break; \
+    } \
+    va_end(ap); \
 }
+
+static void check_wide_string(const wchar_t *s, const void *pc, const char *fn)
+{
+    check(s, wide_extent(s, 0, 0), MC_READ, pc, fn);
+}
+
+FORMAT_WALKER(check_format, char, check_string)
+FORMAT_WALKER(check_wformat, wchar_t, check_wide_string)
 
 #define CALLER __builtin_return_address(0)
 
@@ -267,6 +280,66 @@ MC_EXPORT int fputs(const char *s, FILE *f)
     resolve();
     check_string(s, CALLER, "fputs");
     return real.fputs(s, f);
+}
+
+/* ---- the wide printf family: its format and %ls arguments are wide, %s ones narrow ---- */
+
+static int out_vfwprintf(FILE *f, const wchar_t *fmt, va_list ap, const void *pc, const char *fn)
+{
+    resolve();
+    check_wformat(fmt, ap, pc, fn);
+    return real.vfwprintf(f, fmt, ap);
+}
+
+MC_EXPORT int vfwprintf(FILE *f, const wchar_t *fmt, va_list ap) { return out_vfwprintf(f, fmt, ap, CALLER, "vfwprintf"); }
+MC_EXPORT int vwprintf(const wchar_t *fmt, va_list ap) { return out_vfwprintf(stdout, fmt, ap, CALLER, "vwprintf"); }
+
+MC_EXPORT int fwprintf(FILE *f, const wchar_t *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = out_vfwprintf(f, fmt, ap, CALLER, "fwprintf");
+    va_end(ap);
+    return k;
+}
+
+MC_EXPORT int wprintf(const wchar_t *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = out_vfwprintf(stdout, fmt, ap, CALLER, "wprintf");
+    va_end(ap);
+    return k;
+}
+
+/* swprintf cannot measure its result first (it fails when the output does not fit): the destination is
+ * checked after, for what was written (all of its n characters when it did not fit) */
+static int out_vswprintf(wchar_t *d, size_t n, const wchar_t *fmt, va_list ap, const void *pc, const char *fn)
+{
+    resolve();
+    check_wformat(fmt, ap, pc, fn);
+    int k = real.vswprintf(d, n, fmt, ap);
+    size_t wrote = k >= 0 && (size_t)k + 1 < n ? (size_t)k + 1 : n;
+    if (wrote) check(d, wrote * sizeof(wchar_t), MC_WRITE, pc, fn);
+    return k;
+}
+
+MC_EXPORT int vswprintf(wchar_t *d, size_t n, const wchar_t *fmt, va_list ap) { return out_vswprintf(d, n, fmt, ap, CALLER, "vswprintf"); }
+
+MC_EXPORT int swprintf(wchar_t *d, size_t n, const wchar_t *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = out_vswprintf(d, n, fmt, ap, CALLER, "swprintf");
+    va_end(ap);
+    return k;
+}
+
+MC_EXPORT int fputws(const wchar_t *s, FILE *f)
+{
+    resolve();
+    check_wide_string(s, CALLER, "fputws");
+    return real.fputws(s, f);
 }
 
 /* ---- wide-character strings: wchar_t is 4 bytes here ---- */

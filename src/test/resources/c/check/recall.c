@@ -316,7 +316,8 @@ __attribute__((noinline)) static void stack_struct_overflow(int n, int bad)
 
 __attribute__((noinline)) static void stack_memcpy_overflow(int n, int bad)
 {
-    char dest[50], src[100];
+    static char src[100];
+    char dest[50];
     memset(src, 'C', sizeof src);
     memcpy(dest, src, 50 + 50 * bad); /* BAD:stack_memcpy_overflow */
     sink = dest[n];
@@ -519,6 +520,33 @@ __attribute__((noinline)) static void null_write(int n, int bad)
     sink = x;
 }
 
+__attribute__((noinline)) static void strlen_null(int n, int bad)
+{
+    char *volatile s = bad ? NULL : source(n);
+    if ((s != NULL) & (strlen(s) > 0)) /* BAD:strlen_null */
+        sink = s[0];
+}
+
+/* ---- the wide printf family ---- */
+
+__attribute__((noinline)) static void wprintf_after_free(int n, int bad)
+{
+    wchar_t *p = malloc(n * sizeof *p);
+    wmemset(p, L'A', n - 1);
+    p[n - 1] = 0;
+    if (bad) free(p);
+    fwprintf(devnull, L"%ls\n", p); /* BAD:wprintf_after_free */
+    if (!bad) free(p);
+    sink = 0;
+}
+
+__attribute__((noinline)) static void swprintf_overflow(int n, int bad)
+{
+    wchar_t dest[16];
+    swprintf(dest, n + 8 * bad, L"%s", text); /* BAD:swprintf_overflow */
+    sink = dest[0];
+}
+
 /* ---- leaks (CWE-401) ---- */
 
 struct node { struct node *next; long v; };
@@ -589,7 +617,8 @@ int main(int argc, char **argv)
         C(use_after_scope), C(use_after_realloc), C(use_after_free_memcpy), C(use_after_free_write),
         C(use_after_free_strlen), C(use_after_free_reused), C(double_free_realloc), C(double_free_loop),
         C(free_alloca), C(free_static_local), C(free_struct_stack), C(free_string_literal),
-        C(free_after_increment), C(null_read), C(null_write), C(leak_calloc), C(leak_strdup), C(leak_realloc),
+        C(free_after_increment), C(null_read), C(null_write), C(strlen_null),
+        C(wprintf_after_free), C(swprintf_overflow), C(leak_calloc), C(leak_strdup), C(leak_realloc),
         C(leak_list), C(leak_interior),
 #undef C
     };

@@ -2,6 +2,8 @@ package org.memtrace.check;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.testutil.Gcc;
 
 /**
  * Recall of {@code memtrace cc --check} on the bug shapes of the public suites it is judged on (Juliet
@@ -87,6 +90,9 @@ class CheckRecallTest {
             free_after_increment | invalid free: free of <malloc0002@free_after_increment+{n}>+3 (a block of 16 bytes, allocated at recall.c:{n}), at {BAD} (free_after_increment+{n})
             null_read | null dereference: NULL+4 (the page at address 0, never mapped) read 4 bytes, at {BAD} (null_read+{n})
             null_write | null dereference: NULL+0 (the page at address 0, never mapped) written 4 bytes, at {BAD} (null_write+{n})
+            strlen_null | null dereference: NULL+0 (the page at address 0, never mapped) read 1 byte{| by strlen}, at {BAD} (strlen_null+{n})
+            wprintf_after_free | use after free: <freed:0002@wprintf_after_free+{n}>+0 (a block of 64 bytes, allocated at recall.c:{n}, freed at recall.c:{n}) read 4 bytes by fwprintf, at {BAD} (wprintf_after_free+{n})
+            swprintf_overflow | stack overflow: <stack:dest@swprintf_overflow>+64 (a variable of 64 bytes, declared at line {n} of swprintf_overflow) written 96 bytes by swprintf, 0 bytes past its end, at {BAD} (swprintf_overflow+{n})
             leak_calloc | leak: <calloc0002@leak_calloc+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit
             leak_strdup | leak: <malloc0002@leak_strdup+{n}> (a block of 17 bytes, allocated at recall.c:{n}) unreachable at exit
             leak_realloc | leak: <realloc0003@leak_realloc+{n}> (a block of 32 bytes, allocated at recall.c:{n}) unreachable at exit
@@ -140,6 +146,63 @@ class CheckRecallTest {
     @ValueSource(strings = {"O0", "O2"})
     void everyCxxBugIsReportedWithItsKindAndEveryTwinIsSilent(String level) throws Exception {
         check("./cxx-" + level, cxxSource, CXX_CASES, level);
+    }
+
+    /** ASan's words for a bug (gcc 12's libasan), and the kinds memtrace reports for them. */
+    static final Map<String, String> ASAN_KINDS = Map.ofEntries(
+            Map.entry("heap-buffer-overflow", "heap (overflow|underflow)"), Map.entry("heap-use-after-free", "use after free"),
+            Map.entry("attempting double-free", "double free"), Map.entry("not malloc()-ed", "invalid free"),
+            Map.entry("alloc-dealloc-mismatch", "allocator mismatch"), Map.entry("stack-buffer-overflow", "stack overflow"),
+            Map.entry("stack-buffer-underflow", "stack underflow"), Map.entry("dynamic-stack-buffer-overflow", "stack overflow"),
+            Map.entry("stack-use-after-scope", "stack use after scope"),
+            Map.entry("global-buffer-overflow", "global (overflow|underflow)"), Map.entry("SEGV on unknown address 0x0000000000", "null dereference"),
+            Map.entry("detected memory leaks", "leak"));
+
+    /**
+     * gcc -fsanitize=address -O0 on the same programs: every bug ASan reports (all but the wcscpy, wcsncpy,
+     * wmemset and swprintf overflows and the use after free by fwprintf, which its libasan does not intercept,
+     * and a free of a string literal, which it reports as a SEGV in free), memtrace reports with the
+     * corresponding kind; and more.
+     */
+    @Test
+    void whatAddressSanitizerFindsMemtraceFindsWithTheSameKind() throws Exception {
+        Gcc.run(List.of("gcc", "-O0", "-g", "-fsanitize=address", "-o", dir.resolve("c-asan").toString(), cSource.toString()));
+        Gcc.run(List.of("g++", "-O0", "-g", "-fsanitize=address", "-o", dir.resolve("cxx-asan").toString(), cxxSource.toString()));
+        int asanFound = 0, oursFound = 0, cases = 0;
+        List<String> failures = new ArrayList<>();
+        for (String lang : List.of("c", "cxx")) {
+            for (String c : parse(lang.equals("c") ? C_CASES : CXX_CASES).keySet()) {
+                cases++;
+                CheckBuilds.Run asan = CheckBuilds.run(dir, Map.of(), "./" + lang + "-asan", c, "bad");
+                CheckBuilds.Run ours = CheckBuilds.run(dir, Map.of(), "./" + lang + "-O0", c, "bad");
+                if (ours.stderr().startsWith("memtrace: ")) oursFound++;
+                String asanKind = ASAN_KINDS.keySet().stream().filter(asan.stderr()::contains).findFirst().orElse(null);
+                if (asanKind == null) continue;
+                asanFound++;
+                if (!Pattern.compile("^memtrace: (" + ASAN_KINDS.get(asanKind) + "): ").matcher(ours.stderr()).find()) {
+                    failures.add(c + ": ASan says " + asanKind + ", memtrace " + ours.stderr().lines().findFirst().orElse(""));
+                }
+            }
+        }
+        assertThat(failures).isEmpty();
+        assertThat(oursFound).isEqualTo(cases);
+        assertThat(asanFound).isEqualTo(cases - 6);
+    }
+
+    /** The JSON record of every bug, by the grammar of docs/check.md, and its kind as the line's. */
+    @Test
+    void everyReportHasAValidJsonRecord() throws Exception {
+        for (String lang : List.of("c", "cxx")) {
+            for (String c : parse(lang.equals("c") ? C_CASES : CXX_CASES).keySet()) {
+                Path json = dir.resolve(lang + "-" + c + ".json");
+                CheckBuilds.Run r = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", json.toString()), "./" + lang + "-O0", c, "bad");
+                List<JsonNode> records = CheckJson.records(Files.readString(json));
+                assertThat(records).as(c).isNotEmpty();
+                String kind = records.getFirst().get("kind").asText().replace('-', ' ');
+                String line = r.stderr().lines().findFirst().orElse("").replace("overlapping copy", "overlap");
+                assertThat(line).as(c).startsWith("memtrace: " + kind + ": ");
+            }
+        }
     }
 
     @Test

@@ -116,7 +116,7 @@ static void NAME(const CHAR *fmt, va_list args, const void *pc, const char *fn) 
         if (*f != '%') continue; \
         f++; \
         if (*f == '%') continue; \
-        int prec = -1, lng = 0, dbl_long = 0; \
+        int prec = -1, lng = 0, dbl_long = 0, shrt = 0; \
         while (*f && strchr_flags(*f)) f++; \
         if (*f == '*') { (void)va_arg(ap, int); f++; } \
         else while (*f >= '0' && *f <= '9') f++; \
@@ -127,7 +127,7 @@ static void NAME(const CHAR *fmt, va_list args, const void *pc, const char *fn) 
             else { prec = 0; while (*f >= '0' && *f <= '9') prec = prec * 10 + (*f++ - '0'); } \
         } \
         for (;; f++) { \
-            if (*f == 'h') continue; \
+            if (*f == 'h') { shrt++; continue; } \
             if (*f == 'l' || *f == 'j' || *f == 'z' || *f == 't' || *f == 'q') { lng++; continue; } \
             if (*f == 'L') { dbl_long = 1; lng = 2; continue; } \
             break; \
@@ -150,7 +150,7 @@ static void NAME(const CHAR *fmt, va_list args, const void *pc, const char *fn) 
             break; \
         case 'n': { \
             void *p = va_arg(ap, void *); \
-            check(p, lng == 2 ? sizeof(long long) : lng ? sizeof(long) : sizeof(int), MC_WRITE, pc, fn); \
+            check(p, lng ? sizeof(long) : shrt == 1 ? sizeof(short) : shrt ? 1 : sizeof(int), MC_WRITE, pc, fn); \
             break; \
         } \
         case 's': case 'S': { \

@@ -72,6 +72,13 @@ static void overlap(const void *d, const void *s, size_t n, const void *pc, cons
     if (n && a != b && (a < b ? b - a < n : a - b < n)) mc_report_overlap((uintptr_t)d, (uintptr_t)s, n, pc, fn);
 }
 
+/* [d, d+dn) written and [s, s+sn) read may not overlap (strcat, strncpy: the two lengths differ) */
+static void overlap2(const void *d, size_t dn, const void *s, size_t sn, const void *pc, const char *fn)
+{
+    uintptr_t a = (uintptr_t)d, b = (uintptr_t)s;
+    if (dn && sn && a < b + sn && b < a + dn) mc_report_overlap(a, b, dn < sn ? dn : sn, pc, fn);
+}
+
 #define CALLER __builtin_return_address(0)
 
 /* A NULL (or near-NULL) pointer given to a function: reported as a null dereference before libc faults on it
@@ -167,6 +174,7 @@ MC_EXPORT char *stpcpy(char *d, const char *s)
     size_t n = len_of(s) + 1;
     check(s, n, MC_READ, CALLER, "stpcpy");
     check(d, n, MC_WRITE, CALLER, "stpcpy");
+    overlap(d, s, n, CALLER, "stpcpy");
     copy(d, s, n);
     return d + n - 1;
 }
@@ -178,6 +186,7 @@ MC_EXPORT char *strncpy(char *d, const char *s, size_t max)
     while (n < max && s[n]) n++;
     check(s, n < max ? n + 1 : max, MC_READ, CALLER, "strncpy");
     check(d, max, MC_WRITE, CALLER, "strncpy");
+    overlap2(d, max, s, n < max ? n + 1 : max, CALLER, "strncpy");
     copy(d, s, n);
     for (size_t i = n; i < max; i++) d[i] = 0;
     return d;
@@ -191,6 +200,7 @@ MC_EXPORT char *strcat(char *d, const char *s)
     check(d, dn + 1, MC_READ, CALLER, "strcat");
     check(s, n, MC_READ, CALLER, "strcat");
     check(d + dn, n, MC_WRITE, CALLER, "strcat");
+    overlap2(d, dn + n, s, n, CALLER, "strcat");
     copy(d + dn, s, n);
     return d;
 }
@@ -204,6 +214,7 @@ MC_EXPORT char *strncat(char *d, const char *s, size_t max)
     check(d, dn + 1, MC_READ, CALLER, "strncat");
     check(s, n < max ? n + 1 : max, MC_READ, CALLER, "strncat");
     check(d + dn, n + 1, MC_WRITE, CALLER, "strncat");
+    overlap2(d, dn + n + 1, s, n < max ? n + 1 : max, CALLER, "strncat");
     copy(d + dn, s, n);
     d[dn + n] = 0;
     return d;

@@ -551,6 +551,7 @@ __attribute__((noinline)) static void swprintf_overflow(int n, int bad)
 
 struct node { struct node *next; long v; };
 struct node *list;
+__thread char *tls_kept;
 
 __attribute__((noinline)) static void leak_calloc(int n, int bad)
 {
@@ -598,6 +599,23 @@ __attribute__((noinline)) static void leak_interior(int n, int bad)
     keep = bad ? NULL : p + n / 2;
 }
 
+__attribute__((noinline)) static void leak_tls(int n, int bad)
+{
+    char *p = malloc(n);
+    p[0] = 1;
+    tls_kept = p;       /* a thread-local variable is a root, as a global is */
+    if (bad) tls_kept = NULL;
+    forget(p);
+}
+
+__attribute__((noinline)) static void strcat_overlap(int n, int bad)
+{
+    char *p = malloc(n);
+    strcpy(p, "abc");
+    strcat(p, bad ? p + 1 : "de"); /* BAD:strcat_overlap */
+    drop(p);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
@@ -619,7 +637,7 @@ int main(int argc, char **argv)
         C(free_alloca), C(free_static_local), C(free_struct_stack), C(free_string_literal),
         C(free_after_increment), C(null_read), C(null_write), C(strlen_null),
         C(wprintf_after_free), C(swprintf_overflow), C(leak_calloc), C(leak_strdup), C(leak_realloc),
-        C(leak_list), C(leak_interior),
+        C(leak_list), C(leak_interior), C(leak_tls), C(strcat_overlap),
 #undef C
     };
     if (strcmp(argv[1], "list") == 0) {

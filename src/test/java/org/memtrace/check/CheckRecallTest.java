@@ -98,6 +98,8 @@ class CheckRecallTest {
             leak_realloc | leak: <realloc0003@leak_realloc+{n}> (a block of 32 bytes, allocated at recall.c:{n}) unreachable at exit
             leak_list | leak: <malloc0002@leak_list+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit, with 15 more blocks from the same call, 256 bytes in all
             leak_interior | leak: <malloc0002@leak_interior+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit
+            leak_tls | leak: <malloc0002@leak_tls+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit
+            strcat_overlap | overlapping copy: {strcat|strcpy} of 3 bytes from <malloc0002@strcat_overlap+{n}>+1 to <malloc0002@strcat_overlap+{n}>+{0|3}, at {BAD} (strcat_overlap+{n})
             """;
 
     static final String CXX_CASES = """
@@ -156,7 +158,7 @@ class CheckRecallTest {
             Map.entry("stack-buffer-underflow", "stack underflow"), Map.entry("dynamic-stack-buffer-overflow", "stack overflow"),
             Map.entry("stack-use-after-scope", "stack use after scope"),
             Map.entry("global-buffer-overflow", "global (overflow|underflow)"), Map.entry("SEGV on unknown address 0x0000000000", "null dereference"),
-            Map.entry("detected memory leaks", "leak"));
+            Map.entry("detected memory leaks", "leak"), Map.entry("strcat-param-overlap", "overlapping copy"));
 
     /**
      * gcc -fsanitize=address -O0 on the same programs: every bug ASan reports (all but the wcscpy, wcsncpy,

@@ -8,11 +8,14 @@
  *   check_report.c  names (heap blocks the memtrace way, globals, stack variables, code sites), the one-line
  *                   reports, the JSON lines, the summary, stop or continue
  *   check_libc.c    libc's memory and string functions checked by what they read and write
+ *   check_format.c  the printf family, puts, fputs and the wide-string functions, the same way
  *
  * Shadow values (the first four are gcc's, which writes them inline for stack frames):
  *   0 all 8 bytes addressable; 1..7 the first k are; 0xf1/0xf2/0xf3 stack left/middle/right redzone;
  *   0xf8 a stack variable out of scope; 0xf9 global redzone; 0xfa heap left redzone (the block's header);
- *   0xfb heap right redzone; 0xfd freed heap memory; 0xca alloca redzone (gcc's left and right: 0xca, 0xcb).
+ *   0xfb heap right redzone; 0xfd freed heap memory; 0xca alloca redzone (gcc's left and right: 0xca, 0xcb);
+ *   0xfe the first 64 KB of the address space (never mapped: mmap_min_addr), so a NULL dereference in checked
+ *   code is reported before it faults.
  */
 #ifndef MEMTRACE_CHECK_H
 #define MEMTRACE_CHECK_H
@@ -27,7 +30,7 @@
 enum {
     MC_STACK_LEFT = 0xf1, MC_STACK_MID = 0xf2, MC_STACK_RIGHT = 0xf3, MC_STACK_SCOPE = 0xf8,
     MC_GLOBAL_RZ = 0xf9, MC_HEAP_LEFT = 0xfa, MC_HEAP_RIGHT = 0xfb, MC_HEAP_FREED = 0xfd,
-    MC_ALLOCA_LEFT = 0xca, MC_ALLOCA_RIGHT = 0xcb,
+    MC_ALLOCA_LEFT = 0xca, MC_ALLOCA_RIGHT = 0xcb, MC_NULL_PAGE = 0xfe,
 };
 
 /* What an access did, for the report: read, write, or a libc function's whole range. */

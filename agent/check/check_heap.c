@@ -13,8 +13,9 @@
  * so that a use after free is caught even after more allocations.
  *
  * Leaks at exit (LeakSanitizer's definition): every live block not reachable from a root through pointers
- * (interior pointers count) is a leak, except the dynamic loader's own (threads' TLS vectors). Roots: the writable segments of every loaded module and the calling
- * thread's stack from its stack pointer up, registers included by being spilled into that stack.
+ * (interior pointers count) is a leak, except the dynamic loader's own (threads' TLS vectors). Roots: the
+ * writable segments of every loaded module, the calling thread's thread-local variables of every module, and
+ * its stack from its stack pointer up, registers included by being spilled into that stack.
  *
  * What it gets wrong: stacks and registers of other threads still running at exit are not roots (their
  * blocks may be reported); thread-local storage of other threads is not scanned; a block whose header a
@@ -24,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,7 @@ extern void *__libc_memalign(size_t align, size_t size);
 extern void __libc_free(void *p);
 
 #define LEFT 64
+#define LARGE (128u << 10)
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mc_block *live;                    /* doubly linked */
@@ -57,8 +60,10 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     mc_init();
     if (align < 16) align = 16;
     size_t left = align > LEFT ? align : LEFT;
+    /* a large block (glibc mmaps it) gets 16 KB redzones: a read 4,000 bytes before a 1 MB block is caught */
+    if (size >= LARGE && left < 16384) left = 16384;
     size_t body = (size + 7) & ~(size_t)7;
-    size_t total = left + body + right_redzone(size);
+    size_t total = left + body + (size >= LARGE ? 16384 : right_redzone(size));
     if (size > ((size_t)1 << 46) || total < size) {
         errno = ENOMEM;
         return NULL;
@@ -352,6 +357,11 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
             uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+            scan_range(s, a, a + ph->p_memsz);
+        }
+        /* the calling thread's block of the module's thread-local variables (__thread void *p = malloc(..)) */
+        if (ph->p_type == PT_TLS && size >= offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(void *) && info->dlpi_tls_data) {
+            uintptr_t a = (uintptr_t)info->dlpi_tls_data;
             scan_range(s, a, a + ph->p_memsz);
         }
     }

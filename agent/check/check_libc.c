@@ -7,6 +7,7 @@
  *
  * Checked: memcpy memmove memset memcmp bcmp strlen strnlen strcpy stpcpy strncpy strcat strncat strcmp
  * strncmp strchr strrchr strdup strndup.
+ * A NULL pointer (below 64 KB) given to any of them is a null dereference, reported before libc faults.
  * What it gets wrong: only calls the program makes through the PLT are seen (libc calling itself, and calls
  * gcc inlined as plain moves, are checked by gcc's instrumentation or not at all); a string function whose
  * source is not terminated reads until libc's function stops or faults before the check sees it; memcmp and
@@ -71,10 +72,22 @@ static void overlap(const void *d, const void *s, size_t n, const void *pc, cons
     if (n && a != b && (a < b ? b - a < n : a - b < n)) mc_report_overlap((uintptr_t)d, (uintptr_t)s, n, pc, fn);
 }
 
+/* [d, d+dn) written and [s, s+sn) read may not overlap (strcat, strncpy: the two lengths differ) */
+static void overlap2(const void *d, size_t dn, const void *s, size_t sn, const void *pc, const char *fn)
+{
+    uintptr_t a = (uintptr_t)d, b = (uintptr_t)s;
+    if (dn && sn && a < b + sn && b < a + dn) mc_report_overlap(a, b, dn < sn ? dn : sn, pc, fn);
+}
+
 #define CALLER __builtin_return_address(0)
+
+/* A NULL (or near-NULL) pointer given to a function: reported as a null dereference before libc faults on it
+ * (the first 64 KB's shadow says so: check_shadow.c). */
+#define GUARD(p, access, fn) do { if ((uintptr_t)(p) < 65536) { mc_init(); mc_report_access((uintptr_t)(p), 1, access, CALLER, fn); } } while (0)
 
 MC_EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
+    if (n) { GUARD(s, MC_READ, "memcpy"); GUARD(d, MC_WRITE, "memcpy"); }
     check(s, n, MC_READ, CALLER, "memcpy");
     check(d, n, MC_WRITE, CALLER, "memcpy");
     overlap(d, s, n, CALLER, "memcpy");
@@ -85,6 +98,7 @@ MC_EXPORT void *memcpy(void *d, const void *s, size_t n)
 
 MC_EXPORT void *memmove(void *d, const void *s, size_t n)
 {
+    if (n) { GUARD(s, MC_READ, "memmove"); GUARD(d, MC_WRITE, "memmove"); }
     check(s, n, MC_READ, CALLER, "memmove");
     check(d, n, MC_WRITE, CALLER, "memmove");
     copy(d, s, n);
@@ -93,6 +107,7 @@ MC_EXPORT void *memmove(void *d, const void *s, size_t n)
 
 MC_EXPORT void *memset(void *d, int c, size_t n)
 {
+    if (n) GUARD(d, MC_WRITE, "memset");
     check(d, n, MC_WRITE, CALLER, "memset");
     if (real.memset) return real.memset(d, c, n);
     for (size_t i = 0; i < n; i++) ((unsigned char *)d)[i] = (unsigned char)c;
@@ -109,6 +124,7 @@ static int compare(const void *a, const void *b, size_t n)
 
 MC_EXPORT int memcmp(const void *a, const void *b, size_t n)
 {
+    if (n) { GUARD(a, MC_READ, "memcmp"); GUARD(b, MC_READ, "memcmp"); }
     check(a, n, MC_READ, CALLER, "memcmp");
     check(b, n, MC_READ, CALLER, "memcmp");
     return compare(a, b, n);
@@ -123,6 +139,7 @@ MC_EXPORT int bcmp(const void *a, const void *b, size_t n)
 
 MC_EXPORT size_t strlen(const char *s)
 {
+    GUARD(s, MC_READ, "strlen");
     size_t n = len_of(s);
     check(s, n + 1, MC_READ, CALLER, "strlen");
     return n;
@@ -130,6 +147,7 @@ MC_EXPORT size_t strlen(const char *s)
 
 MC_EXPORT size_t strnlen(const char *s, size_t max)
 {
+    if (max) GUARD(s, MC_READ, "strnlen");
     size_t n = 0;
     if (real.strnlen) n = real.strnlen(s, max);
     else while (n < max && s[n]) n++;
@@ -139,6 +157,8 @@ MC_EXPORT size_t strnlen(const char *s, size_t max)
 
 MC_EXPORT char *strcpy(char *d, const char *s)
 {
+    GUARD(s, MC_READ, "strcpy");
+    GUARD(d, MC_WRITE, "strcpy");
     size_t n = len_of(s) + 1;
     check(s, n, MC_READ, CALLER, "strcpy");
     check(d, n, MC_WRITE, CALLER, "strcpy");
@@ -149,19 +169,24 @@ MC_EXPORT char *strcpy(char *d, const char *s)
 
 MC_EXPORT char *stpcpy(char *d, const char *s)
 {
+    GUARD(s, MC_READ, "stpcpy");
+    GUARD(d, MC_WRITE, "stpcpy");
     size_t n = len_of(s) + 1;
     check(s, n, MC_READ, CALLER, "stpcpy");
     check(d, n, MC_WRITE, CALLER, "stpcpy");
+    overlap(d, s, n, CALLER, "stpcpy");
     copy(d, s, n);
     return d + n - 1;
 }
 
 MC_EXPORT char *strncpy(char *d, const char *s, size_t max)
 {
+    if (max) { GUARD(s, MC_READ, "strncpy"); GUARD(d, MC_WRITE, "strncpy"); }
     size_t n = 0;
     while (n < max && s[n]) n++;
     check(s, n < max ? n + 1 : max, MC_READ, CALLER, "strncpy");
     check(d, max, MC_WRITE, CALLER, "strncpy");
+    overlap2(d, max, s, n < max ? n + 1 : max, CALLER, "strncpy");
     copy(d, s, n);
     for (size_t i = n; i < max; i++) d[i] = 0;
     return d;
@@ -169,21 +194,27 @@ MC_EXPORT char *strncpy(char *d, const char *s, size_t max)
 
 MC_EXPORT char *strcat(char *d, const char *s)
 {
+    GUARD(d, MC_READ, "strcat");
+    GUARD(s, MC_READ, "strcat");
     size_t dn = len_of(d), n = len_of(s) + 1;
     check(d, dn + 1, MC_READ, CALLER, "strcat");
     check(s, n, MC_READ, CALLER, "strcat");
     check(d + dn, n, MC_WRITE, CALLER, "strcat");
+    overlap2(d, dn + n, s, n, CALLER, "strcat");
     copy(d + dn, s, n);
     return d;
 }
 
 MC_EXPORT char *strncat(char *d, const char *s, size_t max)
 {
+    GUARD(d, MC_READ, "strncat");
+    if (max) GUARD(s, MC_READ, "strncat");
     size_t dn = len_of(d), n = 0;
     while (n < max && s[n]) n++;
     check(d, dn + 1, MC_READ, CALLER, "strncat");
     check(s, n < max ? n + 1 : max, MC_READ, CALLER, "strncat");
     check(d + dn, n + 1, MC_WRITE, CALLER, "strncat");
+    overlap2(d, dn + n + 1, s, n < max ? n + 1 : max, CALLER, "strncat");
     copy(d + dn, s, n);
     d[dn + n] = 0;
     return d;
@@ -191,6 +222,8 @@ MC_EXPORT char *strncat(char *d, const char *s, size_t max)
 
 MC_EXPORT int strcmp(const char *a, const char *b)
 {
+    GUARD(a, MC_READ, "strcmp");
+    GUARD(b, MC_READ, "strcmp");
     size_t i = 0;
     while (a[i] && a[i] == b[i]) i++;
     check(a, i + 1, MC_READ, CALLER, "strcmp");
@@ -200,6 +233,7 @@ MC_EXPORT int strcmp(const char *a, const char *b)
 
 MC_EXPORT int strncmp(const char *a, const char *b, size_t max)
 {
+    if (max) { GUARD(a, MC_READ, "strncmp"); GUARD(b, MC_READ, "strncmp"); }
     size_t i = 0;
     while (i < max && a[i] && a[i] == b[i]) i++;
     size_t n = i < max ? i + 1 : max;
@@ -210,6 +244,7 @@ MC_EXPORT int strncmp(const char *a, const char *b, size_t max)
 
 MC_EXPORT char *strchr(const char *s, int c)
 {
+    GUARD(s, MC_READ, "strchr");
     size_t i = 0;
     while (s[i] && s[i] != (char)c) i++;
     check(s, i + 1, MC_READ, CALLER, "strchr");
@@ -218,6 +253,7 @@ MC_EXPORT char *strchr(const char *s, int c)
 
 MC_EXPORT char *strrchr(const char *s, int c)
 {
+    GUARD(s, MC_READ, "strrchr");
     size_t n = len_of(s);
     check(s, n + 1, MC_READ, CALLER, "strrchr");
     if (real.strrchr) return real.strrchr(s, c);
@@ -229,6 +265,7 @@ void *mc_malloc_at(size_t n, const void *pc);
 
 MC_EXPORT char *strdup(const char *s)
 {
+    GUARD(s, MC_READ, "strdup");
     size_t n = len_of(s) + 1;
     check(s, n, MC_READ, CALLER, "strdup");
     char *d = mc_malloc_at(n, CALLER);
@@ -238,6 +275,7 @@ MC_EXPORT char *strdup(const char *s)
 
 MC_EXPORT char *strndup(const char *s, size_t max)
 {
+    if (max) GUARD(s, MC_READ, "strndup");
     size_t n = 0;
     while (n < max && s[n]) n++;
     check(s, n < max ? n + 1 : max, MC_READ, CALLER, "strndup");

@@ -31,6 +31,12 @@
 
 #include "check.h"
 
+/* the runtime's own messages are formatted by libc, not by the checked wrappers (check_format.c) */
+int mc_snprintf(char *d, size_t n, const char *fmt, ...);
+int mc_vsnprintf(char *d, size_t n, const char *fmt, va_list ap);
+#define snprintf mc_snprintf
+#define vsnprintf mc_vsnprintf
+
 int mc_continue, mc_leaks_on = 1;
 static int summary_on, exit_code = 1, errors;
 static char json_path[4096];
@@ -311,7 +317,18 @@ static int global_object(uintptr_t addr, struct object *o)
         const struct asan_global *g = globals[i];
         if (addr < g->beg || addr >= g->beg + g->size_with_redzone) continue;
         snprintf(o->name, sizeof o->name, "%s", g->name);
-        if (g->location && g->location->file)
+        if (strncmp(g->name, "*.LC", 4) == 0) {
+            /* gcc's name of a string literal is its assembler label, which changes with -O: name it by its text */
+            const char *t = (const char *)g->beg;
+            size_t k = 0, i = 0;
+            o->name[k++] = '"';
+            for (; i < g->size && t[i] && i < 24 && k + 4 < sizeof o->name; i++)
+                o->name[k++] = t[i] >= 0x20 && t[i] < 0x7f && t[i] != '"' && t[i] != '\\' ? t[i] : '?';
+            if (i < g->size && t[i] && i == 24) { o->name[k++] = '.'; o->name[k++] = '.'; o->name[k++] = '.'; }
+            o->name[k++] = '"';
+            o->name[k] = 0;
+            snprintf(o->desc, sizeof o->desc, "a string literal of %lu bytes", (unsigned long)g->size);
+        } else if (g->location && g->location->file)
             snprintf(o->desc, sizeof o->desc, "a global of %lu bytes, defined at %s:%d", (unsigned long)g->size,
                      g->location->file, g->location->line);
         else
@@ -324,6 +341,54 @@ static int global_object(uintptr_t addr, struct object *o)
         return 1;
     }
     return 0;
+}
+
+/* An address in a global's redzone that is nearer the next global's start than the end of the one it follows:
+ * an underflow of the next one (the redzone is both globals' neighbour). */
+static int global_underflow(uintptr_t addr, struct object *o)
+{
+    const struct asan_global *best = NULL;
+    for (int i = 0; i < nglobals; i++) {
+        const struct asan_global *g = globals[i];
+        if (g->beg > addr && (!best || g->beg < best->beg)) best = g;
+    }
+    if (!best || (o->known && (long)(best->beg - addr) >= o->distance)) return 0;
+    if (!global_object(best->beg, o)) return 0;
+    o->offset = -(long)(best->beg - addr);
+    o->distance = o->offset;
+    return 1;
+}
+
+/* gcc's alloca layout: a 32-byte left redzone (0xca), the object, a right redzone (0xcb) */
+static int alloca_object(uintptr_t addr, struct object *o)
+{
+    uintptr_t g = addr & ~(uintptr_t)7;
+    uint8_t v = *MC_SHADOW(g);
+    if (v == MC_ALLOCA_LEFT) {
+        for (int i = 0; i < 8 && *MC_SHADOW(g) == MC_ALLOCA_LEFT; i++) g += 8;
+    } else {
+        for (int i = 0; i < 65536 && *MC_SHADOW(g - 8) != MC_ALLOCA_LEFT; i++) {
+            uint8_t s = *MC_SHADOW(g - 8);
+            if (s != 0 && s != MC_ALLOCA_RIGHT && s >= 0x80) return 0;
+            g -= 8;
+        }
+        if (*MC_SHADOW(g - 8) != MC_ALLOCA_LEFT) return 0;
+    }
+    size_t size = 0;
+    for (uintptr_t a = g; size < ((size_t)1 << 26); a += 8) {
+        uint8_t s = *MC_SHADOW(a);
+        if (s == 0) { size += 8; continue; }
+        if (s < 0x80) size += s;
+        break;
+    }
+    snprintf(o->name, sizeof o->name, "<stack:alloca>");
+    snprintf(o->desc, sizeof o->desc, "an alloca of %lu bytes", (unsigned long)size);
+    o->offset = (long)(addr - g);
+    o->size = size;
+    o->distance = o->offset >= (long)size ? o->offset - (long)size : o->offset < 0 ? o->offset : 0;
+    o->region = "stack";
+    o->known = 1;
+    return 1;
 }
 
 static void classify(uintptr_t bad, struct object *o)
@@ -351,12 +416,27 @@ static void classify(uintptr_t bad, struct object *o)
         return;
     }
     case MC_GLOBAL_RZ:
-        if (global_object(bad, o)) { o->kind = "global overflow"; o->json_kind = "global-overflow"; return; }
+        global_object(bad, o);
+        if (global_underflow(bad, o)) { o->kind = "global underflow"; o->json_kind = "global-underflow"; return; }
+        if (o->known) { o->kind = "global overflow"; o->json_kind = "global-overflow"; return; }
         break;
+    case MC_NULL_PAGE:
+        o->kind = "null dereference"; o->json_kind = "null-dereference";
+        snprintf(o->name, sizeof o->name, "NULL");
+        snprintf(o->desc, sizeof o->desc, "the page at address 0, never mapped");
+        o->offset = (long)bad;
+        o->size = (size_t)1 << 16;
+        o->region = "unknown";
+        o->known = 1;
+        return;
     case MC_STACK_LEFT: case MC_STACK_MID: case MC_STACK_RIGHT: case MC_STACK_SCOPE:
     case MC_ALLOCA_LEFT: case MC_ALLOCA_RIGHT:
         if (v == MC_STACK_SCOPE) { o->kind = "stack use after scope"; o->json_kind = "stack-use-after-scope"; }
         else { o->kind = "stack overflow"; o->json_kind = "stack-overflow"; }
+        if ((v == MC_ALLOCA_LEFT || v == MC_ALLOCA_RIGHT) && alloca_object(bad, o)) {
+            if (o->distance < 0) { o->kind = "stack underflow"; o->json_kind = "stack-underflow"; }
+            return;
+        }
         if (stack_object(bad, o)) {
             if (o->distance < 0 && v != MC_STACK_SCOPE) { o->kind = "stack underflow"; o->json_kind = "stack-underflow"; }
             return;
@@ -473,7 +553,13 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
             struct mc_block *in = mc_block_of(ptr, &inside);
             if (in) { describe_block(in, &o); o.offset = (long)(ptr - (uintptr_t)(in + 1)); }
             else if (global_object(ptr, &o) || stack_object(ptr, &o)) {}
-            else {
+            else if (*MC_SHADOW(ptr - 8) == MC_ALLOCA_LEFT && alloca_object(ptr, &o)) {}
+            else if (ptr > (uintptr_t)__builtin_frame_address(0) && ptr - (uintptr_t)__builtin_frame_address(0) < (64u << 20)) {
+                snprintf(o.name, sizeof o.name, "<stack>");
+                snprintf(o.desc, sizeof o.desc, "memory on the stack of thread %d", gettid());
+                o.offset = 0;
+                o.region = "stack";
+            } else {
                 snprintf(o.name, sizeof o.name, "0x%lx", (unsigned long)ptr);
                 Dl_info info;
                 if (dladdr((void *)ptr, &info) && info.dli_sname && info.dli_saddr) {

@@ -98,6 +98,7 @@ void mc_init(void)
         _exit(1);
     }
     shadow_ready = 1;
+    mc_poison(0, 1u << 16, MC_NULL_PAGE);
     pthread_key_create(&counts_key, thread_ended);
     mc_init_report();
 }

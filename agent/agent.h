@@ -16,6 +16,8 @@
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
  *   limits.c    the program's RLIMIT_AS kept apart from the agent's space; raw-clone threads and io_uring refused
+ *   check_run.c memtrace run --check: checked blocks, the fault-time heap check, leaks; reports through
+ *               check/check_report.c (the compiled-in checker's), linked in unchanged
  */
 #ifndef MEMTRACE_AGENT_H
 #define MEMTRACE_AGENT_H

@@ -176,6 +176,10 @@ static size_t right_redzone(size_t size)
 void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zero)
 {
     if (al < 16) al = 16;
+    if (!heap_serves()) { /* a forked child: glibc's blocks, unchecked (its free goes to glibc: not ours) */
+        if (zero) return real.calloc(1, n);
+        return al <= 16 ? real.malloc(n) : real.memalign(al, n);
+    }
     size_t left = al > LEFT ? al : LEFT;
     size_t body = (n + 7) & ~(size_t)7;
     size_t total = left + body + right_redzone(n);

@@ -16,6 +16,8 @@
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
  *   limits.c    the program's RLIMIT_AS kept apart from the agent's space; raw-clone threads and io_uring refused
+ *   check_run.c memtrace run --check: checked blocks, the fault-time heap check, leaks; reports through
+ *               check/check_report.c (the compiled-in checker's), linked in unchanged
  *   common/     what the agent shares with the runtime (common/mt_common.h): the maps parser, the module
  *               walk and its records, the boot arena, the string helpers, MT_ASSERT (-DMT_DEBUG)
  */
@@ -380,5 +382,20 @@ void leave_untraced(void);
 extern uintptr_t ldso_base;
 uintptr_t data_span_end(uintptr_t a);
 void scan_new_modules(int initial);
+
+/* check_run.c: memtrace run --check (chk.on); families and kinds as check/check.h's MC_* */
+struct check_state { int on; };
+extern struct check_state chk;
+void check_resolve(void);
+void check_init(int regions);
+void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zero);
+int check_free(void *p, int family, uintptr_t pc, const char *what);
+void *check_realloc(void *old, size_t n, uintptr_t pc);
+size_t check_usable(void *p);
+void check_fault(ucontext_t *uc, uintptr_t addr, int write);
+void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn);
+/* wrappers.c: the MT_ALLOC records of checked operators new and delete */
+void check_note_alloc(void *p, size_t n, uintptr_t pc);
+void check_note_free(void *p, uintptr_t pc);
 
 #endif

@@ -134,6 +134,9 @@ __attribute__((constructor(101))) static void agent_init(void)
     if (out_of_line) ool_init();
     g.active = 1;
     heap_init();
+    check_resolve();
+    check_init(g.regions); /* memtrace run --check: bit 0x100 of MEMTRACE_REGIONS */
+    g.regions &= 0xff;
     g.ring->agent_pid = (uint64_t)g.pid;
 
     REC(MT_HELLO, struct mt_hello, h);

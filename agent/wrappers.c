@@ -110,6 +110,18 @@ static void *served(int fn, uintptr_t caller, void *p, long a0, long a1, long a2
     return p;
 }
 
+/* A checked block (memtrace run --check, check_run.c): the record carries the requested size. */
+static void *checked(int fn, uintptr_t caller, void *p, size_t n, long a0, long a1, long a2)
+{
+    if (g.active) emit_alloc(fn, caller, (uintptr_t)p, p ? n : 0, a0, a1, a2, 0, 0, 0);
+    return p;
+}
+void check_note_alloc(void *p, size_t n, uintptr_t pc) { checked(MT_FN_MALLOC, pc, p, n, (long)n, 0, 0); }
+void check_note_free(void *p, uintptr_t pc)
+{
+    if (g.active) emit_alloc(MT_FN_FREE, pc, 0, 0, (long)p, 0, 0, 0, 0, 0);
+}
+
 static void *no_memory(void)
 {
     errno = ENOMEM;
@@ -191,6 +203,10 @@ EXPORT void *calloc(size_t m, size_t n)
     }
     size_t t;
     int dirty;
+    if (chk.on) {
+        void *c = __builtin_mul_overflow(m, n, &t) ? no_memory() : check_alloc(t, 16, 0, 1, CALLER, 1);
+        return checked(MT_FN_CALLOC, CALLER, c, t, (long)m, (long)n, 0);
+    }
     void *p = heap_serves() && !__builtin_mul_overflow(m, n, &t) ? heap_alloc(t, 16, &dirty) : NULL;
     if (p) {
         if (dirty) real.memset(heap_alias(p), 0, t);
@@ -210,6 +226,7 @@ EXPORT void *realloc(void *old, size_t n)
         return p;
     }
     if (!hooks_ready) return boot_alloc(n);
+    if (chk.on) return checked(MT_FN_REALLOC, CALLER, check_realloc(old, n, CALLER), n, (long)old, (long)n, 0);
     if (heap_owns(old) || (!old && heap_serves())) {
         enum heap_bad bad = old ? heap_check(old) : HEAP_OK;
         if (bad) {
@@ -227,6 +244,10 @@ EXPORT void *reallocarray(void *old, size_t m, size_t n)
 {
     size_t t;
     if (!hooks_ready || is_boot(old)) return __builtin_mul_overflow(m, n, &t) ? NULL : realloc(old, t);
+    if (chk.on) {
+        void *c = __builtin_mul_overflow(m, n, &t) ? no_memory() : check_realloc(old, t, CALLER);
+        return checked(MT_FN_REALLOCARRAY, CALLER, c, t, (long)old, (long)m, (long)n);
+    }
     if (heap_owns(old) || (!old && heap_serves())) {
         enum heap_bad bad = old ? heap_check(old) : HEAP_OK;
         if (bad) {
@@ -245,6 +266,12 @@ EXPORT void free(void *p)
 {
     if (!p || is_boot(p)) return;
     if (!hooks_ready) return;
+    if (chk.on && !ts.untraced) {
+        if (!check_free(p, 0, CALLER, NULL)) {
+            if (g.active) emit_alloc(MT_FN_FREE, CALLER, 0, 0, (long)p, 0, 0, 0, 0, 0);
+            return;
+        }
+    }
     if (heap_owns(p)) {
         PROF_BEGIN(t0);
         enum heap_bad bad = heap_free(p);
@@ -265,6 +292,7 @@ EXPORT void free(void *p)
 EXPORT size_t malloc_usable_size(void *p)
 {
     if (!p || is_boot(p)) return 0;
+    if (chk.on && heap_owns(p)) return check_usable(p);
     if (heap_owns(p)) return heap_usable(p);
     return real.malloc_usable_size ? real.malloc_usable_size(p) : 0;
 }
@@ -272,6 +300,14 @@ EXPORT size_t malloc_usable_size(void *p)
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     if (!hooks_ready) return ENOMEM;
+    if (chk.on) {
+        if (!align || (align & (align - 1)) || align % sizeof(void *)) return EINVAL;
+        void *p = check_alloc(n, alignment(align), 0, 3, CALLER, 0);
+        if (p) put_pointer(out, p);
+        int rc = p ? 0 : ENOMEM;
+        emit_alloc(MT_FN_POSIX_MEMALIGN, CALLER, (uintptr_t)p, p ? n : 0, (long)out, (long)align, (long)n, 0, 0, rc);
+        return rc;
+    }
     if (heap_serves()) {
         if (!align || (align & (align - 1)) || align % sizeof(void *)) return EINVAL;
         int dirty;
@@ -300,6 +336,10 @@ static size_t mt_page(void) { return (size_t)g.page; }
     EXPORT ret name params \
     { \
         if (!hooks_ready) return alignment(al) ? mt_boot_alloc(size, alignment(al)) : NULL; \
+        if (chk.on) { \
+            void *c = alignment(al) ? check_alloc(size, alignment(al), 0, event == MT_FN_MALLOC ? 0 : 3, CALLER, 0) : no_memory(); \
+            return checked(event, CALLER, c, size, (long)(a0), (long)(a1), 0); \
+        } \
         int dirty; \
         PROF_BEGIN(t0); \
         void *p = heap_serves() && alignment(al) ? heap_alloc(size, alignment(al), &dirty) : NULL; \
@@ -470,6 +510,7 @@ static void block_end(struct block_job *j)
         intptr_t dd = 0, sd = 0; \
         size_t off = 0; \
         if (FROM_AGENT || !enter_untraced()) return real.name args; \
+        if (chk.on) check_block(dst, src, len, CALLER, #name); \
         struct block_job job; \
         block_begin(&job, event, op, CALLER, dst, src, len); \
         if (!job.counted && job.opened == SIZE_MAX) { /* not recording */ \

@@ -93,6 +93,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     + "rewrite: the executable's code rewritten in memory before it runs (docs/rewriting.md) (default: ${DEFAULT-VALUE}).")
     RewriteMode.Mode mode;
 
+    @Option(names = "--check",
+            description = "Check the heap for memory bugs as memtrace cc --check does (docs/check.md): overflow, use after free, "
+                    + "double and invalid free, new/delete mismatch, leaks; reports on standard error, no trace unless -o is given.")
+    boolean check;
+
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
@@ -101,17 +106,27 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         command = RawPaths.program(command);
-        TraceOptions options = new TraceOptions(command, regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding,
+        // --check: the heap alone is traced (bit 0x100 turns the agent's checks on); the trace is kept only when asked for
+        boolean traced = !check || spec.commandLine().getParseResult().hasMatchedOption("-o");
+        if (check) {
+            if (mode == RewriteMode.Mode.rewrite)
+                throw LaunchException.usage("--check works in fault mode only, not with --mode rewrite");
+            if (!traced) quiet = true;
+        }
+        TraceOptions options = new TraceOptions(command, check ? CHECK_REGIONS : regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding,
                 "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"));
         Target target = Recorder.validate(options);
         RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
         // chosen once: from here on the run only calls the recorder
         Recorder recorder = rewrite != null ? rewrite.recorder(options, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
         boolean compiledIn = recorder.compiledIn();
-        checkOutputs(target, output, saveStream, jsonSummary, reportFile);
+        if (check && compiledIn)
+            throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
+                    + "build it with memtrace cc --check instead");
+        checkOutputs(target, traced ? output : "-", saveStream, jsonSummary, reportFile);
         recorder.ignoredOptions().forEach(p -> say(err, p));
-        boolean created = !"-".equals(output) && !Files.exists(RawPaths.path(output));
-        OutputStream out = openOutput(output);
+        boolean created = traced && !"-".equals(output) && !Files.exists(RawPaths.path(output));
+        OutputStream out = traced ? openOutput(output) : OutputStream.nullOutputStream();
 
         SymbolicNaming names = new SymbolicNaming();
         names.addressSpace().readDebugInfoAhead();
@@ -219,6 +234,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         err.println("memtrace: " + Main.oneLine(message));
         err.flush();
     }
+
+    /** The heap, and the agent's check bit (agent/check_run.c). */
+    private static final int CHECK_REGIONS = Event.RegionKind.HEAP.bit | 0x100;
 
     private int regionBits() {
         int bits = 0;

@@ -1,0 +1,646 @@
+/*
+ * check_run.c: `memtrace run --check` (docs/check.md, "memtrace run --check"): the heap checks of
+ * `memtrace cc --check` on a program nobody rebuilt, inside the fault-mode agent. Turned on by bit
+ * CHECK_REGION_BIT of MEMTRACE_REGIONS (memtrace run --check sets it, with the heap as the only traced region).
+ *
+ * The blocks have the compiled-in checker's layout, on heap.c's memory: [left redzone whose last 64 bytes are
+ * the header (struct mc_block, check/check.h) | the requested bytes | right redzone of 32 bytes to 2 KB], and
+ * the same shadow memory ((addr >> 3) + 0x7fff8000, mapped here as the compiled-in runtime maps it), so that
+ * check/check_report.c, linked into the agent unchanged, names blocks and words reports exactly as it does
+ * there. The agent writes headers and shadow through heap.c's alias view (the program's view is protected).
+ *
+ * Where the checks are: every access of the program to the heap faults (the heap is traced), and the fault
+ * handler (fault.c) asks check_fault() first: the faulting operand (its address and size from the decoded
+ * instruction when the agent knows it, else the faulting byte) against the shadow. malloc & co. and C++'s
+ * operators new and delete (wrappers.c and below) lay out, check and release blocks: a released block is
+ * poisoned and waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB) before heap.c gets
+ * it back. memcpy, memmove and memset of the program are checked by their whole ranges (wrappers.c). At exit,
+ * leaks by reachability as the compiled-in checker finds them (roots: writable segments of every module, the
+ * exiting thread's stack). A report opens all traced memory for its duration (report code reads headers and
+ * flushes the program's stdout, both on the heap), then closes it again in continue mode.
+ *
+ * What it gets wrong: reads by libc's own code (strlen, strcpy's vector loads read past a string's end by
+ * design) are checked only for use after free, so strcpy reading past a block is missed (its writes are
+ * checked); the kernel's reads and writes (read(2) into a block) are not checked; an overflow that lands inside
+ * another live block is not seen (as with redzones anywhere); a block freed out of quarantine and handed out
+ * again is the new block; blocks glibc served (the heap's reservation full, a forked child) are unchecked;
+ * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
+ * threads other than the exiting one are not leak roots.
+ */
+#include "agent.h"
+#include "check/check.h"
+
+#define LEFT 64
+#define CHECK_REGION_BIT 0x100
+#define SHADOW_END 0x10007fff8000ULL
+
+struct check_state chk;
+
+static struct {
+    spinlock lock;               /* the live list, the quarantine; a leaf: touches only the alias view */
+    struct mc_block *live;       /* program addresses of headers; linked through the alias view */
+    struct mc_block *q_head, *q_tail;
+    size_t q_bytes, q_limit;
+    uint32_t counter;
+    uintptr_t libc_s, libc_e;    /* libc's code: its reads are checked for use after free only */
+    volatile uint64_t accesses;  /* heap accesses checked */
+    volatile uint64_t libc_checks;
+} cs = {.q_limit = 64u << 20};
+
+void mc_set_quarantine(size_t bytes) { cs.q_limit = bytes; }
+void mc_init_report(void);
+
+static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
+
+/* ---- shadow ---- */
+
+int mc_addressable_range(uintptr_t addr) { return addr < MC_SHADOW_OFFSET || (addr >= SHADOW_END && addr < 0x800000000000ULL); }
+
+void mc_poison(uintptr_t addr, size_t size, uint8_t value)
+{
+    uint8_t *s = MC_SHADOW(addr);
+    for (size_t i = 0; i < (size + 7) >> 3; i++) s[i] = value;
+}
+
+void mc_unpoison(uintptr_t addr, size_t size)
+{
+    uint8_t *s = MC_SHADOW(addr);
+    for (size_t i = 0; i < size >> 3; i++) s[i] = 0;
+    if (size & 7) s[size >> 3] = (uint8_t)(size & 7);
+}
+
+uintptr_t mc_first_bad(uintptr_t addr, size_t size)
+{
+    uintptr_t end = addr + size;
+    for (uintptr_t a = addr; a < end;) {
+        uint8_t v = *MC_SHADOW(a);
+        if (v != 0) {
+            if (v >= 0x80) return a;
+            uintptr_t granule = a & ~(uintptr_t)7, limit = granule + v, top = end < granule + 8 ? end : granule + 8;
+            if (top > limit) return a > limit ? a : limit;
+        }
+        a = (a | 7) + 1;
+    }
+    return 0;
+}
+
+void mc_counts_total(struct mc_counts *out)
+{
+    *out = (struct mc_counts){.checks = cs.accesses + cs.libc_checks, .accesses = cs.accesses, .libc_checks = cs.libc_checks};
+}
+void mc_count_libc(void) { count(&cs.libc_checks); }
+
+static int libc_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uintptr_t want = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (want >= s && want < e) {
+            cs.libc_s = s;
+            cs.libc_e = e;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After heap_init: the shadow, the options (check_report.c), libc's extent. Without a heap of our own    */
+/* nothing can be checked: said once, and the run goes on unchecked.                                       */
+void check_init(int regions)
+{
+    if (!(regions & CHECK_REGION_BIT)) return;
+    if (!heap_serves()) {
+        static const char msg[] = "memtrace: check: the agent's heap could not be reserved; the run is not checked\n";
+        mt_sys3(SYS_write, 2, (long)msg, sizeof msg - 1);
+        return;
+    }
+    long got = mt_sys6(SYS_mmap, (long)MC_SHADOW_OFFSET, (long)(SHADOW_END - MC_SHADOW_OFFSET), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got != (long)MC_SHADOW_OFFSET) {
+        static const char msg[] = "memtrace: check: cannot map the shadow memory at 0x7fff8000 (another mapping is "
+                                  "there, or the address space is limited); the program cannot run checked\n";
+        mt_sys3(SYS_write, 2, (long)msg, sizeof msg - 1);
+        _exit(2);
+    }
+    dl_iterate_phdr(libc_text, (void *)(uintptr_t)real.malloc);
+    chk.on = 1;
+    mc_init_report();
+}
+
+/* ---- reports: all traced memory open while check_report.c works ---- */
+
+static void world(int open)
+{
+    enter_critical();
+    spin_lock(&g.lock);
+    if (open) open_all_locked(); else close_all_locked();
+    spin_unlock(&g.lock);
+    leave_critical();
+}
+
+/* A program that closed its standard error before exit (coreutils' close_stdout does) would lose the leak */
+/* report: fd 2 is then borrowed for the report alone, opened on memtrace's own standard error, and closed  */
+/* again after it. Returns whether it was borrowed.                                                          */
+static int borrow_stderr(void)
+{
+    if (mt_sys2(SYS_fcntl, 2, F_GETFD) >= 0) return 0;
+    char path[40] = "/proc/", digits[12];
+    int n = 0, at = 6;
+    unsigned v = (unsigned)g.ppid;
+    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) path[at++] = digits[--n];
+    mt_memcpy(path + at, "/fd/2", 6);
+    long fd = mt_sys3(SYS_open, path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    if (fd != 2) {
+        long r = mt_sys3(SYS_dup3, fd, 2, O_CLOEXEC);
+        mt_sys1(SYS_close, fd);
+        if (r != 2) return 0;
+    }
+    return 1;
+}
+
+/* ---- blocks ---- */
+
+static size_t right_redzone(size_t size)
+{
+    size_t rz = size / 8;
+    if (rz < 32) rz = 32;
+    if (rz > 2048) rz = 2048;
+    return (rz + 7) & ~(size_t)7;
+}
+
+/* A checked block of n bytes aligned to al (a power of two); NULL when the reservation is full. */
+void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zero)
+{
+    if (al < 16) al = 16;
+    if (!heap_serves()) { /* a forked child: glibc's blocks, unchecked (its free goes to glibc: not ours) */
+        if (zero) return real.calloc(1, n);
+        return al <= 16 ? real.malloc(n) : real.memalign(al, n);
+    }
+    size_t left = al > LEFT ? al : LEFT;
+    size_t body = (n + 7) & ~(size_t)7;
+    size_t total = left + body + right_redzone(n);
+    if (n > ((size_t)1 << 40) || total < n) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    int dirty;
+    uintptr_t chunk = (uintptr_t)heap_alloc(total, al, &dirty);
+    if (!chunk) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t usable = heap_usable((void *)chunk);
+    if (usable < total) usable = total;
+    uintptr_t user = chunk + left;
+    struct mc_block *b = (struct mc_block *)(user - sizeof(struct mc_block)), *h = A(b);
+    if (zero && dirty) mt_memzero(heap_alias((void *)user), n);
+    h->size = n;
+    h->chunk = (void *)chunk;
+    h->alloc_pc = (const void *)pc;
+    h->free_pc = NULL;
+    h->family = (uint8_t)family;
+    h->fn = (uint8_t)fn;
+    h->tid = (uint32_t)mytid();
+    mc_poison(chunk, left, MC_HEAP_LEFT);
+    mc_unpoison(user, n);
+    mc_poison(user + body, usable - left - body, MC_HEAP_RIGHT);
+    enter_critical();
+    spin_lock(&cs.lock);
+    h->number = ++cs.counter;
+    h->magic = MC_LIVE;
+    h->prev = NULL;
+    h->next = cs.live;
+    if (cs.live) A(cs.live)->prev = b;
+    cs.live = b;
+    spin_unlock(&cs.lock);
+    leave_critical();
+    return (void *)user;
+}
+
+/* The header of the block p starts, live or in quarantine (program address), or NULL. */
+static struct mc_block *header_at(uintptr_t p)
+{
+    if ((p & 15) || !heap_owns((void *)p) || !heap_owns((void *)(p - LEFT))) return NULL;
+    if (*MC_SHADOW(p - 8) != MC_HEAP_LEFT) return NULL;
+    struct mc_block *b = (struct mc_block *)(p - sizeof *b), *h = A(b);
+    if (h->magic != MC_LIVE && h->magic != MC_QUARANTINED) return NULL;
+    if ((uintptr_t)h->chunk >= p || p - (uintptr_t)h->chunk > (1u << 20)) return NULL;
+    return b;
+}
+
+/* The block an address is in or next to (check_report.c asks; everything is open then). */
+struct mc_block *mc_block_of(uintptr_t addr, int *inside)
+{
+    if (!heap_owns((void *)addr)) return NULL;
+    uintptr_t g8 = addr & ~(uintptr_t)7;
+    if (*MC_SHADOW(g8) == MC_HEAP_LEFT) {
+        for (int i = 0; i < 8192 && heap_owns((void *)g8) && *MC_SHADOW(g8) == MC_HEAP_LEFT; i++) g8 += 8;
+        struct mc_block *b = header_at(g8);
+        if (b) *inside = 0;
+        return b;
+    }
+    for (int i = 0; i < (1 << 20) && heap_owns((void *)g8); i++, g8 -= 8) {
+        uint8_t s = *MC_SHADOW(g8);
+        if (s == MC_HEAP_LEFT) {
+            struct mc_block *b = header_at(g8 + 8);
+            if (b) *inside = addr < (uintptr_t)(b + 1) + A(b)->size;
+            return b;
+        }
+        if (s != 0 && s >= 0x80 && s != MC_HEAP_RIGHT && s != MC_HEAP_FREED) return NULL;
+    }
+    return NULL;
+}
+
+static const char *release_name(int f) { return f == MC_NEW ? "delete" : f == MC_NEW_ARRAY ? "delete[]" : "free"; }
+const char *mc_family_name(int f) { return f == MC_NEW ? "new" : f == MC_NEW_ARRAY ? "new[]" : "malloc"; }
+
+static void report_free(const char *kind, uintptr_t p, const struct mc_block *b, uintptr_t pc, const char *what)
+{
+    world(1);
+    int borrowed = borrow_stderr();
+    mc_report_free(kind, p, b, (const void *)pc, what);
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
+}
+
+/* Whether p could be a block glibc served (the agent's heap was not ready or full): it is handed to glibc. */
+static int glibc_may_own(uintptr_t p)
+{
+    Dl_info info;
+    if (dladdr((void *)p, &info)) return 0; /* inside a loaded module: static memory */
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (p >= sp && p - sp < (64UL << 20)) return 0; /* this thread's stack */
+    return 1;
+}
+
+/* free, delete, delete[] (family) and realloc (what): 1 when the pointer is not ours and glibc must have it. */
+int check_free(void *ptr, int family, uintptr_t pc, const char *what)
+{
+    uintptr_t u = (uintptr_t)ptr;
+    if (!u) return 0;
+    if (!what) what = release_name(family);
+    if (!heap_owns(ptr)) {
+        if (glibc_may_own(u)) return 1;
+        report_free("invalid free", u, NULL, pc, what);
+        return 0;
+    }
+    struct mc_block *b = header_at(u);
+    if (!b || A(b)->magic != MC_LIVE) {
+        report_free(b ? "double free" : "invalid free", u, b, pc, what);
+        return 0;
+    }
+    struct mc_block *h = A(b);
+    if (h->family != family) report_free("allocator mismatch", u, b, pc, what);
+    enter_critical();
+    spin_lock(&cs.lock);
+    if (h->magic != MC_LIVE) { /* another thread freed it meanwhile */
+        spin_unlock(&cs.lock);
+        leave_critical();
+        return 0;
+    }
+    if (h->prev) A(h->prev)->next = h->next; else cs.live = h->next;
+    if (h->next) A(h->next)->prev = h->prev;
+    h->magic = MC_QUARANTINED;
+    h->free_pc = (const void *)pc;
+    mc_poison(u, (h->size + 7) & ~(size_t)7, MC_HEAP_FREED);
+    h->next = NULL;
+    if (cs.q_tail) A(cs.q_tail)->next = b; else cs.q_head = b;
+    cs.q_tail = b;
+    cs.q_bytes += h->size;
+    struct mc_block *out = NULL;
+    while (cs.q_bytes > cs.q_limit && cs.q_head) {
+        struct mc_block *o = cs.q_head, *oh = A(o);
+        cs.q_head = oh->next;
+        if (!cs.q_head) cs.q_tail = NULL;
+        cs.q_bytes -= oh->size;
+        oh->magic = 0;
+        oh->next = out;
+        out = o;
+    }
+    spin_unlock(&cs.lock);
+    leave_critical();
+    while (out) {
+        struct mc_block *o = out, *oh = A(o);
+        out = oh->next;
+        void *chunk = oh->chunk;
+        mc_poison((uintptr_t)chunk, heap_usable(chunk), MC_HEAP_FREED);
+        heap_free(chunk);
+    }
+    return 0;
+}
+
+/* realloc: a new block with the old contents, the old one released as free would. */
+void *check_realloc(void *old, size_t n, uintptr_t pc)
+{
+    if (!old) return check_alloc(n, 16, MC_MALLOC, 2, pc, 0);
+    struct mc_block *b = header_at((uintptr_t)old);
+    if (!b || A(b)->magic != MC_LIVE) {
+        if (!b && !heap_owns(old) && glibc_may_own((uintptr_t)old)) return real.realloc(old, n);
+        report_free(b ? "double free" : "invalid free", (uintptr_t)old, b, pc, "realloc");
+        return NULL;
+    }
+    if (A(b)->family != MC_MALLOC) report_free("allocator mismatch", (uintptr_t)old, b, pc, "realloc");
+    if (n == 0) {
+        check_free(old, A(b)->family, pc, "realloc");
+        return NULL;
+    }
+    void *p = check_alloc(n, 16, MC_MALLOC, 2, pc, 0);
+    if (!p) return NULL;
+    size_t keep = A(b)->size < n ? A(b)->size : n;
+    mt_memcpy(heap_alias(p), heap_alias(old), keep);
+    check_free(old, A(b)->family, pc, "realloc");
+    return p;
+}
+
+size_t check_usable(void *p)
+{
+    struct mc_block *b = p ? header_at((uintptr_t)p) : NULL;
+    return b && A(b)->magic == MC_LIVE ? A(b)->size : 0;
+}
+
+/* ---- accesses ---- */
+
+/* continue mode: a site reported once is not worth opening everything again for */
+static uintptr_t reported[256];
+static int was_reported(uintptr_t pc)
+{
+    for (int i = 0; i < 256 && reported[i]; i++)
+        if (reported[i] == pc) return 1;
+    return 0;
+}
+static void note_reported(uintptr_t pc)
+{
+    for (int i = 0; i < 256; i++)
+        if (!reported[i] || reported[i] == pc) { reported[i] = pc; return; }
+}
+
+static void report_access(uintptr_t addr, size_t size, int write, uintptr_t pc, const char *by)
+{
+    if (was_reported(pc)) return;
+    world(1);
+    int borrowed = borrow_stderr();
+    mc_report_access(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by);
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
+    note_reported(pc); /* continue mode: said once */
+}
+
+/* A fault on the heap by the program: the operand against the shadow. */
+void check_fault(ucontext_t *uc, uintptr_t addr, int write)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uintptr_t)gr[REG_RIP];
+    uintptr_t lo = addr;
+    size_t size = 1;
+    if (!ts.stepping) {
+        struct insn *e = cache_lookup(ip);
+        if (e && e->string) {
+            size = e->elem ? e->elem : 1;
+        } else if (e && e->rslot && e->opsize) {
+            uintptr_t ea = operand_address(e, gr);
+            if (addr >= ea && addr - ea < e->opsize) {
+                lo = ea;
+                size = e->opsize;
+            }
+        }
+    }
+    count(&cs.accesses);
+    uintptr_t bad = mc_first_bad(lo, size);
+    if (!bad) return;
+    if (ip >= cs.libc_s && ip < cs.libc_e && !write && *MC_SHADOW(bad) != MC_HEAP_FREED) return;
+    report_access(lo, size, write, ip, NULL);
+}
+
+/* memcpy, memmove, memset of the program: their whole ranges. */
+void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn)
+{
+    if (!n || !g.recording) return;
+    count(&cs.libc_checks);
+    if (s && heap_owns(s) && mc_first_bad((uintptr_t)s, n)) report_access((uintptr_t)s, n, 0, pc, fn);
+    if (heap_owns(d) && mc_first_bad((uintptr_t)d, n)) report_access((uintptr_t)d, n, 1, pc, fn);
+}
+
+/* ---- leaks ---- */
+
+struct scan {
+    struct mc_block **blocks;    /* live blocks sorted by address */
+    uint8_t *marked;
+    size_t n;
+    size_t *stack, depth, cap;
+};
+
+static void sift(struct mc_block **a, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) return;
+        if (c + 1 < n && a[c + 1] > a[c]) c++;
+        if (a[i] >= a[c]) return;
+        struct mc_block *t = a[i]; a[i] = a[c]; a[c] = t;
+        i = c;
+    }
+}
+
+static void scan_range(struct scan *s, uintptr_t from, uintptr_t to)
+{
+    from = (from + 7) & ~(uintptr_t)7;
+    for (uintptr_t a = from; a + 8 <= to; a += 8) {
+        uintptr_t v = *(volatile uintptr_t *)a;
+        if (!heap_owns((void *)v)) continue;
+        size_t lo = 0, hi = s->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if ((uintptr_t)(s->blocks[mid] + 1) <= v) lo = mid + 1; else hi = mid;
+        }
+        if (lo == 0) continue;
+        size_t i = lo - 1;
+        uintptr_t start = (uintptr_t)(s->blocks[i] + 1);
+        if (v >= start + (s->blocks[i]->size ? s->blocks[i]->size : 1) || s->marked[i]) continue;
+        s->marked[i] = 1;
+        if (s->depth == s->cap) {
+            size_t cap = s->cap ? 2 * s->cap : 4096;
+            size_t *grown = agent_map(cap * sizeof *grown);
+            if (!grown) continue;
+            if (s->stack) {
+                mt_memcpy(grown, s->stack, s->depth * sizeof *grown);
+                mt_sys2(SYS_munmap, (long)s->stack, (long)(s->cap * sizeof *grown));
+            }
+            s->stack = grown;
+            s->cap = cap;
+        }
+        s->stack[s->depth++] = i;
+    }
+}
+
+static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct scan *s = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+            scan_range(s, a, a + ph->p_memsz);
+        }
+    }
+    return 0;
+}
+
+static int from_loader(const void *pc)
+{
+    Dl_info info;
+    if (!dladdr(pc, &info) || !info.dli_fname) return 0;
+    const char *f = info.dli_fname;
+    for (size_t i = 0; f[i]; i++)
+        if (mt_strncmp(f + i, "/ld-linux", 9) == 0) return 1;
+    return 0;
+}
+
+extern void *__libc_stack_end;
+
+/* At exit (check_report.c's atexit handler): unreachable live blocks, grouped by allocating call. Runs with */
+/* all traced memory open: roots and blocks are read in place.                                              */
+__attribute__((noinline)) void mc_leak_check(void)
+{
+    if (!chk.on) return;
+    world(1);
+    enter_critical();
+    spin_lock(&cs.lock);
+    size_t n = 0;
+    for (struct mc_block *b = cs.live; b; b = b->next) n++;
+    struct scan s = {0};
+    s.blocks = n ? agent_map(n * sizeof *s.blocks) : NULL;
+    s.marked = n ? agent_map(n) : NULL;
+    if (!s.blocks || !s.marked) {
+        spin_unlock(&cs.lock);
+        leave_critical();
+        world(0);
+        return;
+    }
+    size_t k = 0;
+    for (struct mc_block *b = cs.live; b; b = b->next) s.blocks[k++] = b;
+    spin_unlock(&cs.lock);
+    leave_critical();
+    s.n = n;
+    for (size_t i = n / 2; i-- > 0;) sift(s.blocks, i, n);
+    for (size_t end = n; end-- > 1;) {
+        struct mc_block *t = s.blocks[0]; s.blocks[0] = s.blocks[end]; s.blocks[end] = t;
+        sift(s.blocks, 0, end);
+    }
+    dl_iterate_phdr(scan_module, &s);
+    uintptr_t top = (uintptr_t)__libc_stack_end, here = (uintptr_t)__builtin_frame_address(0);
+    if (top > here && top - here < (1UL << 30)) scan_range(&s, here, page_up(top));
+    while (s.depth) {
+        size_t i = s.stack[--s.depth];
+        uintptr_t start = (uintptr_t)(s.blocks[i] + 1);
+        scan_range(&s, start, start + s.blocks[i]->size);
+    }
+    const struct mc_block **sites = agent_map(n * sizeof *sites);
+    size_t *counts = agent_map(n * sizeof *counts), *bytes = agent_map(n * sizeof *bytes);
+    size_t nsites = 0, leaked = 0, leaked_bytes = 0;
+    for (size_t i = 0; sites && counts && bytes && i < n; i++) {
+        if (s.marked[i]) continue;
+        const struct mc_block *b = s.blocks[i];
+        if (from_loader(b->alloc_pc)) continue;
+        leaked++;
+        leaked_bytes += b->size;
+        size_t j = 0;
+        while (j < nsites && sites[j]->alloc_pc != b->alloc_pc) j++;
+        if (j == nsites) { sites[nsites] = b; counts[nsites] = 0; bytes[nsites] = 0; nsites++; }
+        if (b->number < sites[j]->number) sites[j] = b;
+        counts[j]++;
+        bytes[j] += b->size;
+    }
+    if (leaked) {
+        int borrowed = borrow_stderr();
+        mc_report_leaks(leaked, leaked_bytes, sites, counts, bytes, nsites);
+        if (borrowed) mt_sys1(SYS_close, 2);
+    }
+    world(0);
+}
+
+/* ---- C++'s operators new and delete: the family of each block, for mismatches ---- */
+
+static void *(*real_new)(size_t), *(*real_new_array)(size_t);
+static void *(*real_new_nothrow)(size_t, const void *), *(*real_new_array_nothrow)(size_t, const void *);
+static void (*real_delete)(void *), (*real_delete_array)(void *);
+
+/* Before any C++ code runs (the agent's constructor): the program's own operators, for runs not checked. */
+void check_resolve(void)
+{
+    real_new = (void *(*)(size_t))dlsym(RTLD_NEXT, "_Znwm");
+    real_new_array = (void *(*)(size_t))dlsym(RTLD_NEXT, "_Znam");
+    real_new_nothrow = (void *(*)(size_t, const void *))dlsym(RTLD_NEXT, "_ZnwmRKSt9nothrow_t");
+    real_new_array_nothrow = (void *(*)(size_t, const void *))dlsym(RTLD_NEXT, "_ZnamRKSt9nothrow_t");
+    real_delete = (void (*)(void *))dlsym(RTLD_NEXT, "_ZdlPv");
+    real_delete_array = (void (*)(void *))dlsym(RTLD_NEXT, "_ZdaPv");
+}
+
+#define CALLER ((uintptr_t)__builtin_return_address(0))
+
+static void *new_of(size_t n, int family, uintptr_t pc, int nothrow)
+{
+    void *p = check_alloc(n, 16, family, 4, pc, 0);
+    if (p) check_note_alloc(p, n, pc);
+    if (p || nothrow) return p;
+    /* out of memory: the real operator throws std::bad_alloc (or calls the new handler) */
+    if (family == MC_NEW_ARRAY ? !real_new_array : !real_new) abort();
+    return family == MC_NEW_ARRAY ? real_new_array(n) : real_new(n);
+}
+
+static void delete_of(void *p, int family, uintptr_t pc)
+{
+    if (check_free(p, family, pc, NULL)) {
+        if (family == MC_NEW_ARRAY && real_delete_array) real_delete_array(p);
+        else if (real_delete) real_delete(p);
+        else free(p);
+        return;
+    }
+    if (p) check_note_free(p, pc);
+}
+
+EXPORT void *_Znwm(size_t n)
+{
+    if (!chk.on) return real_new ? real_new(n) : malloc(n);
+    return new_of(n, MC_NEW, CALLER, 0);
+}
+EXPORT void *_Znam(size_t n)
+{
+    if (!chk.on) return real_new_array ? real_new_array(n) : malloc(n);
+    return new_of(n, MC_NEW_ARRAY, CALLER, 0);
+}
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t)
+{
+    if (!chk.on) return real_new_nothrow ? real_new_nothrow(n, t) : malloc(n);
+    return new_of(n, MC_NEW, CALLER, 1);
+}
+EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t)
+{
+    if (!chk.on) return real_new_array_nothrow ? real_new_array_nothrow(n, t) : malloc(n);
+    return new_of(n, MC_NEW_ARRAY, CALLER, 1);
+}
+EXPORT void _ZdlPv(void *p)
+{
+    if (!chk.on) { if (real_delete) real_delete(p); else free(p); return; }
+    delete_of(p, MC_NEW, CALLER);
+}
+EXPORT void _ZdaPv(void *p)
+{
+    if (!chk.on) { if (real_delete_array) real_delete_array(p); else free(p); return; }
+    delete_of(p, MC_NEW_ARRAY, CALLER);
+}
+EXPORT void _ZdlPvm(void *p, size_t n)
+{
+    if (!chk.on) { if (real_delete) real_delete(p); else free(p); return; }
+    delete_of(p, MC_NEW, CALLER);
+}
+EXPORT void _ZdaPvm(void *p, size_t n)
+{
+    if (!chk.on) { if (real_delete_array) real_delete_array(p); else free(p); return; }
+    delete_of(p, MC_NEW_ARRAY, CALLER);
+}
+EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *t) { _ZdlPv(p); }
+EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *t) { _ZdaPv(p); }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `memtrace run --check` against Valgrind's memcheck (issue 23): CPU time (user + system of the whole run,
+# memtrace's JVM included, as /usr/bin/time would count it) of a few small programs, native, under
+# `valgrind --tool=memcheck --leak-check=full` and under `memtrace run --check`, each REPEAT times
+# (default 3), interleaved, the least kept. Programs: gzip -6 on a text of 20 000 lines (0.5 MB),
+# sort -n on its first 500 lines, and the bench kernel heap (malloc/free pairs) at -O2 -g. Usage: bench/run-check.sh. Keep runs small:
+# the machine is shared; the load is printed first.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/bench/results.sh"
+bench_results run-check "$@"
+out="$root/bench/out/run-check"
+mkdir -p "$out"
+mt="$root/memtrace"
+REPEAT=${REPEAT:-3}
+echo "load: $(uptime | sed 's/.*load average: //')"
+cat >"$out/cputime.c" <<'C'
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+/* the CPU seconds of one run, user + system, to the microsecond; the program's output goes to /dev/null */
+int main(int argc, char **argv) {
+    pid_t p = fork();
+    if (p == 0) { int fd = open("/dev/null", O_WRONLY); dup2(fd, 1); execvp(argv[1], argv + 1); _exit(127); }
+    int status;
+    struct rusage ru;
+    if (p < 0 || wait4(p, &status, 0, &ru) < 0) return 1;
+    printf("%.6f\n", ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+    return 0;
+}
+C
+gcc -O2 -o "$out/cputime" "$out/cputime.c"
+gcc -O2 -g -o "$out/heap" "$root/bench/programs/heap.c"
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d line of text %d\n", (i * 7919) % 20011, i % 97 }' >"$out/input.txt"
+head -500 "$out/input.txt" >"$out/short.txt"
+cpu() { "$out/cputime" "$@" 2>/dev/null | tail -1; }
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'; }
+declare -A cmd=(
+  [gzip]="gzip -6 -c $out/input.txt"
+  [sort]="sort -n $out/short.txt"
+  [heap]="$out/heap"
+)
+echo
+echo "| program | native s | memcheck | run --check | run --check / memcheck |"
+echo "|---|---|---|---|---|"
+for p in gzip sort heap; do
+  n= v= c=
+  for ((i = 0; i < REPEAT; i++)); do
+    # shellcheck disable=SC2086
+    n=$(min "$(cpu ${cmd[$p]} | tail -1)" "$n")
+    # shellcheck disable=SC2086
+    v=$(min "$("$out/cputime" valgrind -q --tool=memcheck --leak-check=full ${cmd[$p]} 2>/dev/null | tail -1)" "$v")
+    # shellcheck disable=SC2086
+    c=$(min "$(MEMTRACE_CHECK=noleaks "$out/cputime" "$mt" run --check -- ${cmd[$p]} 2>/dev/null | tail -1)" "$c")
+  done
+  awk -v p="$p" -v n="$n" -v v="$v" -v c="$c" \
+    'BEGIN { printf "| %s | %.3f | %.1fx (%.2f s) | %.1fx (%.2f s) | %.2f |\n", p, n, v / n, v, c / n, c, c / v }'
+done

@@ -1,0 +1,209 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.memtrace.testutil.Cli;
+
+/**
+ * {@code memtrace run --check} (docs/check.md) on binaries built by plain gcc, -O0 and -O2, from the very
+ * cases of {@code memtrace cc --check} (cases.c, cases.cc): every heap class is reported with the
+ * compiled-in checker's kind, object, offset, distance and access size, in its line format, and with its
+ * exit status; every twin runs silently with its own output; threads, continue mode, JSON, real programs.
+ * Code is named module+offset here (plain builds have no call-site table, their functions no dynamic symbol).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunCheckTest {
+    Path dir;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        CheckBuilds.fixture(dir, "cases.c");
+        CheckBuilds.fixture(dir, "cases.cc");
+        CheckBuilds.fixture(dir, "run_threads.c");
+        for (String level : List.of("O0", "O2")) {
+            gcc("gcc", "-" + level, "-g", "-o", "cases-" + level, "cases.c");
+            gcc("g++", "-" + level, "-g", "-o", "cxx-" + level, "cases.cc");
+        }
+        gcc("gcc", "-O2", "-g", "-pthread", "-o", "threads", "run_threads.c");
+    }
+
+    private void gcc(String... args) throws Exception {
+        Process p = new ProcessBuilder(args).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
+    }
+
+    /** memtrace run --check -- COMMAND, with the checker's variables of env only. */
+    private CheckBuilds.Run check(Map<String, String> env, String... command) throws Exception {
+        List<String> args = new ArrayList<>(List.of("run", "--check", "--"));
+        args.addAll(List.of(command));
+        ProcessBuilder pb = new ProcessBuilder(Cli.command(args.toArray(String[]::new))).directory(dir.toFile());
+        pb.environment().keySet().removeIf(k -> k.startsWith("MEMTRACE_CHECK"));
+        pb.environment().putAll(env);
+        Path out = Files.createTempFile(dir, "out", ".txt"), err = Files.createTempFile(dir, "err", ".txt");
+        pb.redirectInput(Path.of("/dev/null").toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
+        Process p = pb.start();
+        if (!p.waitFor(180, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("timed out: " + String.join(" ", command));
+        }
+        return new CheckBuilds.Run(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    /** The C cases of the heap classes: the report after "memtrace: " as a regex, M standing for the module. */
+    private static Map<String, String> heapCases() {
+        Map<String, String> e = new LinkedHashMap<>();
+        e.put("heap_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at M\\+\\d+\\) "
+                + "written 1 byte, 0 bytes past its end, at M\\+\\d+");
+        e.put("heap_underflow", "heap underflow: <malloc0001@M\\+\\d+>-8 \\(a block of 128 bytes, allocated at M\\+\\d+\\) "
+                + "read 8 bytes, 8 bytes before its start, at M\\+\\d+");
+        e.put("use_after_free", "use after free: <freed:0001@M\\+\\d+>\\+8 \\(a block of 64 bytes, allocated at M\\+\\d+, "
+                + "freed at M\\+\\d+\\) read 4 bytes, at M\\+\\d+");
+        e.put("reused_after_free", "use after free: <freed:0001@M\\+\\d+>\\+4 \\(a block of 64 bytes, allocated at M\\+\\d+, "
+                + "freed at M\\+\\d+\\) read 4 bytes, at M\\+\\d+");
+        e.put("double_free", "double free: free of <freed:0001@M\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at M\\+\\d+, "
+                + "freed at M\\+\\d+\\), at M\\+\\d+");
+        e.put("free_stack", "invalid free: free of 0x[0-9a-f]+ \\(not memory this allocator gave out\\), at M\\+\\d+");
+        e.put("free_global", "invalid free: free of 0x[0-9a-f]+ \\(not memory this allocator gave out\\), at M\\+\\d+");
+        e.put("free_middle", "invalid free: free of <malloc0001@M\\+\\d+>\\+8 \\(a block of 16 bytes, allocated at M\\+\\d+\\), "
+                + "at M\\+\\d+");
+        e.put("memcpy_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at M\\+\\d+\\) "
+                + "written 17 bytes by memcpy, 0 bytes past its end, at M\\+\\d+");
+        // libc's strcpy writes its last 16 bytes with one vector store: that store is the access reported
+        e.put("strcpy_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at M\\+\\d+\\) "
+                + "written \\d+ bytes, 0 bytes past its end, at libc\\.so\\.6\\+\\d+");
+        e.put("leak", "leak: <malloc0001@M\\+\\d+> \\(a block of 16 bytes, allocated at M\\+\\d+\\) unreachable at exit");
+        e.put("loop_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at M\\+\\d+\\) "
+                + "written 4 bytes, 0 bytes past its end, at M\\+\\d+");
+        e.put("struct_fields", "heap overflow: <malloc0001@M\\+\\d+>\\+24 \\(a block of 24 bytes, allocated at M\\+\\d+\\) "
+                + "read 8 bytes, 0 bytes past its end, at M\\+\\d+");
+        return e;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"O0", "O2"})
+    void everyHeapClassIsReportedAsCompiledInAndEveryTwinIsSilent(String level) throws Exception {
+        String binary = "cases-" + level;
+        for (var c : heapCases().entrySet()) {
+            String want = c.getValue().replace("M", binary.replace("-", "\\-"));
+            CheckBuilds.Run bad = check(Map.of(), "./" + binary, c.getKey(), "bad");
+            String first = bad.stderr().lines().findFirst().orElse("");
+            boolean leak = c.getKey().equals("leak");
+            assertThat(first).as(level + " " + c.getKey() + "\n" + bad.stderr()).matches("memtrace: " + want + (leak ? "" : ", thread \\d+"));
+            assertThat(bad.status()).as(c.getKey()).isEqualTo(leak ? 23 : 1);
+            // an error stops the program there; a leak is found after it ended normally
+            assertThat(bad.stdout()).isEqualTo(leak ? "done\n" : "");
+            if (leak) assertThat(bad.stderr().lines().toList()).element(1).isEqualTo("memtrace: leaks: 1 block, 16 bytes, from 1 call");
+            CheckBuilds.Run good = check(Map.of(), "./" + binary, c.getKey(), "good");
+            assertThat(good.stderr()).as(level + " twin of " + c.getKey()).isEmpty();
+            assertThat(good.stdout()).isEqualTo("done\n");
+            assertThat(good.status()).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"O0", "O2"})
+    void cxxMismatchesOverflowsAndUseAfterDeleteAreReported(String level) throws Exception {
+        String binary = "cxx-" + level, m = binary.replace("-", "\\-");
+        Map<String, String> e = new LinkedHashMap<>();
+        e.put("malloc_delete", "allocator mismatch: delete of <malloc0001@M\\+\\d+>\\+0 \\(a block of 64 bytes, "
+                + "allocated at M\\+\\d+, from malloc\\), at M\\+\\d+");
+        e.put("array_delete", "allocator mismatch: delete of <new\\[\\]0001@M\\+\\d+>\\+0 \\(a block of 64 bytes, "
+                + "allocated at M\\+\\d+, from new\\[\\]\\), at M\\+\\d+");
+        e.put("new_overflow", "heap overflow: <new\\[\\]0001@M\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at M\\+\\d+\\) "
+                + "written 4 bytes, 0 bytes past its end, at M\\+\\d+");
+        e.put("use_after_delete", "use after free: <freed:0002@M\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at M\\+\\d+, "
+                + "freed at M\\+\\d+\\) read 8 bytes, at M\\+\\d+");
+        e.put("vector_overflow", "heap overflow: <new0001@M\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at M\\+\\d+\\) "
+                + "written 4 bytes, 0 bytes past its end, at M\\+\\d+");
+        for (var c : e.entrySet()) {
+            CheckBuilds.Run bad = check(Map.of(), "./" + binary, c.getKey(), "bad");
+            assertThat(bad.stderr().lines().findFirst().orElse("")).as(level + " " + c.getKey())
+                    .matches("memtrace: " + c.getValue().replace("M", m) + ", thread \\d+");
+            assertThat(bad.status()).isEqualTo(1);
+            CheckBuilds.Run good = check(Map.of(), "./" + binary, c.getKey(), "good");
+            assertThat(good.stderr()).as(level + " twin of " + c.getKey()).isEmpty();
+            assertThat(good.stdout()).isEqualTo("done\n");
+            assertThat(good.status()).isZero();
+        }
+    }
+
+    @Test
+    void threadsAllocatingAtOnceAreCheckedAndTheirOverflowFound() throws Exception {
+        CheckBuilds.Run good = check(Map.of(), "./threads", "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.stdout()).isEqualTo("total 587000\n");
+        assertThat(good.status()).isZero();
+        CheckBuilds.Run bad = check(Map.of(), "./threads", "bad");
+        assertThat(bad.stderr()).matches("memtrace: heap overflow: <malloc\\d{4}@threads\\+\\d+>\\+40 \\(a block of 40 bytes, "
+                + "allocated at threads\\+\\d+\\) read 4 bytes, 0 bytes past its end, at threads\\+\\d+, thread \\d+\n");
+        assertThat(bad.status()).isEqualTo(1);
+    }
+
+    @Test
+    void continueModeWritesTheCompiledInJsonAndGoesOn() throws Exception {
+        Path json = dir.resolve("report.json");
+        CheckBuilds.Run r = check(Map.of("MEMTRACE_CHECK", "continue", "MEMTRACE_CHECK_JSON", json.toString()),
+                "./cases-O2", "use_after_free", "bad");
+        assertThat(r.stdout()).isEqualTo("done\n");
+        assertThat(r.status()).isEqualTo(1);
+        List<JsonNode> records = CheckJson.records(Files.readString(json));
+        assertThat(records).hasSize(2);
+        JsonNode n = records.getFirst();
+        assertThat(n.get("kind").asText()).isEqualTo("use-after-free");
+        assertThat(n.get("access").asText()).isEqualTo("read");
+        assertThat(n.get("size").asInt()).isEqualTo(4);
+        assertThat(n.get("offset").asInt()).isEqualTo(8);
+        assertThat(n.get("object").get("size").asInt()).isEqualTo(64);
+        assertThat(n.get("object").get("name").asText()).matches("<freed:0001@cases-O2\\+\\d+>");
+        assertThat(records.get(1).get("kind").asText()).isEqualTo("summary");
+        assertThat(r.stderr().lines().toList()).element(1).asString().startsWith("memtrace: check summary: ");
+        // an existing JSON file is never overwritten: one line, status 2
+        CheckBuilds.Run again = check(Map.of("MEMTRACE_CHECK_JSON", json.toString()), "./cases-O2", "use_after_free", "good");
+        assertThat(again.status()).isEqualTo(2);
+        assertThat(again.stderr()).startsWith("memtrace: check: cannot create " + json);
+    }
+
+    @Test
+    void realProgramsRunSilentlyWithTheirOwnOutput() throws Exception {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 20000; i++) text.append((i * 7919) % 20011).append(" line of text ").append(i % 97).append('\n');
+        Files.writeString(dir.resolve("input.txt"), text);
+        CheckBuilds.Run gz = check(Map.of(), "gzip", "-6", "-k", "input.txt");
+        assertThat(gz.stderr()).isEmpty();
+        assertThat(gz.status()).isZero();
+        Process native_ = new ProcessBuilder("gzip", "-dc", "input.txt.gz").directory(dir.toFile()).start();
+        assertThat(new String(native_.getInputStream().readAllBytes())).isEqualTo(text.toString());
+        // sort leaks one block of 24 bytes at exit (valgrind agrees: "definitely lost"); its accesses are clean.
+        // Every comparison reads the heap (a fault each): 500 lines keep it to seconds on a loaded machine.
+        Files.writeString(dir.resolve("short.txt"), text.toString().lines().limit(500).map(l -> l + "\n").collect(Collectors.joining()));
+        CheckBuilds.Run sort = check(Map.of("MEMTRACE_CHECK", "noleaks"), "sort", "-n", "short.txt");
+        assertThat(sort.stderr()).isEmpty();
+        assertThat(sort.status()).isZero();
+        Process sorted = new ProcessBuilder("sort", "-n", "short.txt").directory(dir.toFile()).start();
+        assertThat(sort.stdout()).isEqualTo(new String(sorted.getInputStream().readAllBytes()));
+    }
+
+    @Test
+    void checkRefusesTheRewriteModeInOneLine() throws Exception {
+        Cli.Result r = Cli.run(dir, "run", "--check", "--mode", "rewrite", "--", "./cases-O0", "leak", "good");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("memtrace: --check works in fault mode only, not with --mode rewrite\n");
+    }
+}

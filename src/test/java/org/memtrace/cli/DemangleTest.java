@@ -123,6 +123,14 @@ class DemangleTest {
     }
 
     @Test
+    void runKeepsRawNamesWithNoDemangle() throws Exception {
+        ok(Cli.run(dir, "run", "-q", "--no-demangle", "-o", path("raw-run.trace"), "--", path("boxes")));
+        TraceFile t = trace(dir.resolve("raw-run.trace"));
+        assertThat(programFunctions(t)).isEqualTo(new TreeSet<>(RAW_FUNCTIONS));
+        assertThat(blocks(t)).containsExactly("<malloc@_Znwm+28>");
+    }
+
+    @Test
     void compiledInTraceNamesFunctionsDemangled() throws Exception {
         ok(Cli.run(dir, "print", "-q", "-o", path("cc.trace"), mtr.toString()));
         TraceFile t = trace(dir.resolve("cc.trace"));

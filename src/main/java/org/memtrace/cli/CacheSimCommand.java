@@ -38,6 +38,9 @@ final class CacheSimCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TRACE", description = "A .mtr file (a program built with memtrace cc) or a saved event stream (memtrace run --save-stream).")
     Path trace;
 
+    @Option(names = "--no-demangle", description = "Keep C++ names as the symbol tables spell them (_ZN2ns3Box3putEi), not ns::Box::put(int).")
+    boolean noDemangle;
+
     @Option(names = "--l1", paramLabel = "SIZE:WAYS:LINE", defaultValue = "32k:8:64",
             description = "First-level data cache (default: ${DEFAULT-VALUE}).")
     String l1;
@@ -88,6 +91,7 @@ final class CacheSimCommand implements Callable<Integer> {
         if (top < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top must not be negative");
         try (OutputFile jsonFile = json == null ? null : OutputFile.create(json, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
+            if (noDemangle) naming.addressSpace().keepRawNames();
             // with the JSON on standard output, the text goes to standard error: the JSON stays parseable
             if (jsonFile != null && jsonFile.toStandardOutput()) out = err;
             var output = new CacheSimulation.Output(out, jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(),

@@ -40,6 +40,9 @@ final class ConvertCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TRACE", description = "A .mtr file (a program built with memtrace cc) or a saved event stream (memtrace run --save-stream).")
     Path trace;
 
+    @Option(names = "--no-demangle", description = "Keep C++ names as the symbol tables spell them (_ZN2ns3Box3putEi), not ns::Box::put(int).")
+    boolean noDemangle;
+
     @Option(names = "--to", required = true, paramLabel = "FORMAT",
             description = "lackey, pinatrace, din, xdin (Dinero IV's extended din), csv or parquet.", converter = FormatName.class)
     ExportFormat format;
@@ -79,6 +82,7 @@ final class ConvertCommand implements Callable<Integer> {
 
     private TraceInput.Outcome write(OutputFile file, PrintWriter err, Progress progress) throws LaunchException, IOException {
         SymbolicNaming naming = new SymbolicNaming();
+        if (noDemangle) naming.addressSpace().keepRawNames();
         try (OutputStream stream = new BufferedOutputStream(file.open(), 1 << 16)) {
             Analysis export = switch (format) {
                 case LACKEY, PINATRACE, DIN, XDIN -> new SimulatorText(format, stream);

@@ -36,6 +36,9 @@ import picocli.CommandLine.Spec;
 final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
 
+    @Option(names = "--no-demangle", description = "Keep C++ names as the symbol tables spell them (_ZN2ns3Box3putEi), not ns::Box::put(int).")
+    boolean noDemangle;
+
     @Option(names = {"-o", "--output"}, paramLabel = "OUT", defaultValue = "-",
             description = "Trace text file ('-' for standard output; default: ${DEFAULT-VALUE}).")
     String output;
@@ -59,6 +62,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
         try (OutputFile target = OutputFile.create(RawPaths.path(output), List.of(file))) {
             OutputStream out = open(target);
             SymbolicNaming names = new SymbolicNaming();
+            if (noDemangle) names.addressSpace().keepRawNames();
             InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : TraceInput.shapes(names.addressSpace(), err);
             MadtWriter text = new MadtWriter(out, addresses, names, problems::add);
             Interpretation stage = new Interpretation(names, shapes, List.of(text, new Summary(compiledIn).printTo(quiet ? null : err)));

@@ -31,6 +31,9 @@ final class ReportCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TRACE", description = "A .mtr file (a program built with memtrace cc) or a saved event stream (memtrace run --save-stream).")
     Path trace;
 
+    @Option(names = "--no-demangle", description = "Keep C++ names as the symbol tables spell them (_ZN2ns3Box3putEi), not ns::Box::put(int).")
+    boolean noDemangle;
+
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "report.html",
             description = "The HTML file to write ('-' for standard output; default: ${DEFAULT-VALUE}).")
     Path output;
@@ -49,6 +52,7 @@ final class ReportCommand implements Callable<Integer> {
         boolean compiledIn = TraceInput.compiledIn(trace);
         try (OutputFile file = OutputFile.create(output, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
+            if (noDemangle) naming.addressSpace().keepRawNames();
             InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN
                     : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
             // the page is written to the temporary file and named (or copied to standard output) here

@@ -52,6 +52,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
 
     @Spec CommandLine.Model.CommandSpec spec;
 
+    @Option(names = "--no-demangle", description = "Keep C++ names as the symbol tables spell them (_ZN2ns3Box3putEi), not ns::Box::put(int).")
+    boolean noDemangle;
+
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "memtrace.out",
             description = "Trace file ('-' for standard output; default: ${DEFAULT-VALUE}).")
     String output;
@@ -129,6 +132,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         OutputStream out = traced ? openOutput(output) : OutputStream.nullOutputStream();
 
         SymbolicNaming names = new SymbolicNaming();
+        if (noDemangle) names.addressSpace().keepRawNames();
         names.addressSpace().readDebugInfoAhead();
         // Probes carry their sizes and kinds: a compiled-in run needs no decoder.
         InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : new BoundLater(names.addressSpace(), err);

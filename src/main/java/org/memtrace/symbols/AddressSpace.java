@@ -64,6 +64,17 @@ public final class AddressSpace {
     /** Set for a live run: see {@link #readDebugInfoAhead}. */
     private ExecutorService ahead;
 
+    /** How C++ names are spelled: demangled by default, raw after {@link #keepRawNames()}. */
+    private Demangler demangler = Demangler.system();
+
+    /**
+     * Names functions and objects as their symbol tables spell them ({@code _ZN2ns3Box3putEi}), for
+     * {@code --no-demangle}; call it before the first event, as modules already read keep their names.
+     */
+    public void keepRawNames() {
+        demangler = Demangler.none();
+    }
+
     public AddressSpace(DebugFiles debugFiles) {
         this.debugFiles = debugFiles;
     }
@@ -263,7 +274,7 @@ public final class AddressSpace {
         }
         final String file = path;
         ModuleImage image = images.computeIfAbsent(file, p -> {
-            ModuleImage loaded = ModuleImage.load(p, debugFiles);
+            ModuleImage loaded = ModuleImage.load(p, debugFiles, demangler);
             if (ahead != null) {
                 ahead.execute(() -> quietly(loaded::lines));
                 ahead.execute(() -> quietly(loaded::types));

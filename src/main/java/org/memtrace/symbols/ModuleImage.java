@@ -40,10 +40,15 @@ public final class ModuleImage {
     }
 
     public static ModuleImage load(String path, DebugFiles debugFiles) {
+        return load(path, debugFiles, Demangler.system());
+    }
+
+    /** The module at {@code path}, its C++ names spelled by {@code demangler} (raw with {@link Demangler#none()}). */
+    public static ModuleImage load(String path, DebugFiles debugFiles, Demangler demangler) {
         try {
             ElfFile elf = ElfFile.read(RecordedPath.of(path));
             Optional<ElfFile> debug = elf.symtab().isEmpty() ? debugFiles.find(elf) : Optional.empty();
-            return new ModuleImage(path, elf, SymbolIndex.of(elf, debug.orElse(null)), null, debug.orElse(null), debugFiles);
+            return new ModuleImage(path, elf, SymbolIndex.of(elf, debug.orElse(null), demangler), null, debug.orElse(null), debugFiles);
         } catch (IOException | RuntimeException e) {
             return unreadable(path, e.getMessage() == null ? e.toString() : e.getMessage());
         }

@@ -54,6 +54,15 @@ public final class SymbolIndex {
      * has), the symbols of a separate debug file when one is given, and the targets of copy relocations.
      */
     public static SymbolIndex of(ElfFile file, ElfFile debugFile) {
+        return of(file, debugFile, Demangler.none());
+    }
+
+    /**
+     * {@link #of(ElfFile, ElfFile)} with C++ names spelled as {@code demangler} spells them. Aliases and
+     * qualifiers are chosen on the raw names (underscores, length), so demangling never changes which
+     * symbol names an address, only how it is spelled.
+     */
+    public static SymbolIndex of(ElfFile file, ElfFile debugFile, Demangler demangler) {
         List<Candidate> all = new ArrayList<>();
         collect(all, file, file.symtab());
         collect(all, file, file.dynsym());
@@ -65,7 +74,20 @@ public final class SymbolIndex {
             }
         }
         collectPlt(all, file);
-        return new SymbolIndex(Table.build(all, c -> c.function, false), Table.build(all, c -> !c.function, true));
+        Map<String, String> spelled = demangler.demangle(all.stream().map(c -> withoutPlt(c.name())).toList());
+        return new SymbolIndex(Table.build(all, c -> c.function, false, spelled), Table.build(all, c -> !c.function, true, spelled));
+    }
+
+    private static String withoutPlt(String name) {
+        return name.endsWith("@plt") ? name.substring(0, name.length() - 4) : name;
+    }
+
+    /** The name as {@code spelled} has it, a PLT entry's {@code @plt} kept after the demangled name. */
+    private static String spell(String raw, Map<String, String> spelled) {
+        if (spelled.isEmpty()) return raw;
+        String base = withoutPlt(raw);
+        String d = spelled.get(base);
+        return d == null ? raw : d + raw.substring(base.length());
     }
 
     /**
@@ -194,7 +216,7 @@ public final class SymbolIndex {
             this.owner = owner;
         }
 
-        static Table build(List<Candidate> all, Predicate<Candidate> kind, boolean qualify) {
+        static Table build(List<Candidate> all, Predicate<Candidate> kind, boolean qualify, Map<String, String> spelled) {
             List<Candidate> chosen = chooseAliases(all.stream().filter(kind).toList());
             int n = chosen.size();
             String[] qualifiers = qualify ? qualifiers(chosen) : new String[n];
@@ -203,7 +225,7 @@ public final class SymbolIndex {
             long[] starts = new long[n];
             long[] ends = new long[n];
             for (int i = 0; i < n; i++) {
-                names[i] = chosen.get(i).name();
+                names[i] = spell(chosen.get(i).name(), spelled);
                 starts[i] = chosen.get(i).start();
                 ends[i] = chosen.get(i).end();
             }

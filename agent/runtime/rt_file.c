@@ -95,6 +95,7 @@ static struct {
     volatile int next_ticket;   /* queued buffers taken for encoding, in queue order (under queue_lock) */
     volatile int appended;      /* futex: tickets whose chunks are in the file */
     int writer_running;
+    uint64_t wait_ns, waits, buffers; /* the program's threads waiting for a free buffer (MT_WRITER) */
     int broken;                 /* zstd or a write failed: nothing more is written */
     const char *path;           /* the trace's name, for the message of a failed write */
 } f;
@@ -171,8 +172,24 @@ static struct rt_buf *new_buffer(void)
     return b;
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec t;
+    mt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The wait a buffer cost, once one was found after none was free (`since` 0: none was missing). */
+static void waited(uint64_t since)
+{
+    if (!since) return;
+    __atomic_add_fetch(&f.wait_ns, monotonic_ns() - since, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&f.waits, 1, __ATOMIC_RELAXED);
+}
+
 struct rt_buf *rt_buf_get(void)
 {
+    uint64_t since = 0; /* when the program began to wait for the writer */
     for (;;) {
         int gen = f.pool_gen;
         rt_lock_take(&f.queue_lock);
@@ -188,8 +205,10 @@ struct rt_buf *rt_buf_get(void)
             b->last = 0;
             b->prev = NULL;
             b->ncuts = 0;
+            waited(since);
             return b;
         }
+        if (!since) since = monotonic_ns();
         if (f.ndescs == MAX_BUFS || !f.writer_running) { /* out of memory or no writer: the program must go on */
             rt_lock_take(&f.queue_lock);
             b = new_buffer();
@@ -214,6 +233,7 @@ void rt_buf_put(struct rt_buf *b)
 
 void rt_file_queue(struct rt_buf *b)
 {
+    __atomic_add_fetch(&f.buffers, 1, __ATOMIC_RELAXED);
     {
         PROF_START;
         plan(b);
@@ -1022,6 +1042,13 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     if (n) rt_memcpy(r.path, path, n);
     size_t len = (sizeof r.e + n + 7) & ~(size_t)7;
     r.e.h.size = (uint16_t)len;
+    if (rt.to_file) { /* what the writer cost the program in waiting, before the exit record (its thread's last) */
+        RT_REC(MT_WRITER, struct mt_writer, w);
+        w.wait_ns = __atomic_load_n(&f.wait_ns, __ATOMIC_RELAXED);
+        w.waits = __atomic_load_n(&f.waits, __ATOMIC_RELAXED);
+        w.buffers = __atomic_load_n(&f.buffers, __ATOMIC_RELAXED);
+        rt_emit(&w, sizeof w);
+    }
     rt_emit(&r, len);
     /* One thread finishes (two threads may crash at once, or one exits while another crashes). */
     int running = RT_RUNNING;
@@ -1145,6 +1172,7 @@ void rt_file_fork_child(const char *path, int pid)
         return;
     }
     f.next_ticket = f.appended = 0;
+    f.wait_ns = f.waits = f.buffers = 0; /* the child's own waits */
     for (int i = 0; i < RT_MAX_THREADS; i++) { /* pending tails: the parent's slots */
         if (streams[i].pending) rt_buf_put(streams[i].pending);
         streams[i].tid = 0;

@@ -13,7 +13,8 @@
  * records of its computed loops, is cut into the same chunks as a full build's past them.
  * A buffer's last chunk is finished by the next buffer of its thread.
  *
- * A payload is codec 5 by default (codec 4 with tables of 65,536 entries instead of 4,096): every access slot becomes one varint, its address's difference to the
+ * A payload is codec 6 by default (codec 5, below, with each site's granule, the trailing zero bits its
+ * differences share, taken out of them: pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096: every access slot becomes one varint, its address's difference to the
  * previous address of a site hashed to the same table entry, when its site is the one that followed the
  * previous record's site last time (the table remembers it), else that varint flagged and the site's
  * difference as a second one (tag slots and their event records pass as they are); the chunk is one zstd

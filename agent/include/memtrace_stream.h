@@ -55,6 +55,7 @@ enum mt_type {
     MT_EXIT = 10,     /* the process is about to end or exec; the last record */
     MT_STATS = 11,    /* the agent's counters, written just before MT_EXIT */
     MT_FORK = 12,     /* the program forked a child (which runs untraced) */
+    MT_WRITER = 13,   /* compiled-in runtime: how long the program waited for its trace writer, just before MT_EXIT */
 };
 
 /* 8 bytes at the start of every record. */
@@ -206,6 +207,16 @@ struct mt_stats {
 struct mt_fork {
     struct mt_rec_header h;
     uint64_t child_pid;
+};
+
+/* MT_WRITER (libmemtrace-rt.so, writing a .mtr file): the program's threads found no free buffer `waits` */
+/* times and spent `wait_ns` (monotonic clock, all threads summed) until they had one, encoding a queued   */
+/* buffer themselves or sleeping; `buffers` buffers were handed to the writer in all.                     */
+struct mt_writer {
+    struct mt_rec_header h;
+    uint64_t wait_ns;
+    uint64_t waits;
+    uint64_t buffers;
 };
 
 #endif

@@ -13,7 +13,8 @@
  * records of its computed loops, is cut into the same chunks as a full build's past them.
  * A buffer's last chunk is finished by the next buffer of its thread.
  *
- * A payload is codec 5 by default (codec 4 with tables of 65,536 entries instead of 4,096): every access slot becomes one varint, its address's difference to the
+ * A payload is codec 6 by default (codec 5, below, with each site's granule, the trailing zero bits its
+ * differences share, taken out of them: pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096: every access slot becomes one varint, its address's difference to the
  * previous address of a site hashed to the same table entry, when its site is the one that followed the
  * previous record's site last time (the table remembers it), else that varint flagged and the site's
  * difference as a second one (tag slots and their event records pass as they are); the chunk is one zstd
@@ -95,6 +96,7 @@ static struct {
     volatile int next_ticket;   /* queued buffers taken for encoding, in queue order (under queue_lock) */
     volatile int appended;      /* futex: tickets whose chunks are in the file */
     int writer_running;
+    uint64_t wait_ns, waits, buffers; /* the program's threads waiting for a free buffer (MT_WRITER) */
     int broken;                 /* zstd or a write failed: nothing more is written */
     const char *path;           /* the trace's name, for the message of a failed write */
 } f;
@@ -127,6 +129,22 @@ struct encoder {
 };
 static struct encoder enc[2];
 
+/* `make CFLAGS="-O2 -g -DRT_PROFILE"`: CPU time of each stage (thread CPU clock), printed at the end. */
+#ifdef RT_PROFILE
+static uint64_t prof_ns[5]; /* plan, pack, zstd, write (ns); packed bytes */
+static inline uint64_t prof_now(void)
+{
+    struct timespec t;
+    mt_sys2(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+#define PROF_START uint64_t prof_t0 = prof_now()
+#define PROF_END(i) __atomic_add_fetch(&prof_ns[i], prof_now() - prof_t0, __ATOMIC_RELAXED)
+#else
+#define PROF_START do {} while (0)
+#define PROF_END(i) do {} while (0)
+#endif
+
 static void write_queued(struct rt_buf *b);
 static void plan(struct rt_buf *b);
 static int help_writer(void);
@@ -155,8 +173,24 @@ static struct rt_buf *new_buffer(void)
     return b;
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec t;
+    mt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The wait a buffer cost, once one was found after none was free (`since` 0: none was missing). */
+static void waited(uint64_t since)
+{
+    if (!since) return;
+    __atomic_add_fetch(&f.wait_ns, monotonic_ns() - since, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&f.waits, 1, __ATOMIC_RELAXED);
+}
+
 struct rt_buf *rt_buf_get(void)
 {
+    uint64_t since = 0; /* when the program began to wait for the writer */
     for (;;) {
         int gen = f.pool_gen;
         rt_lock_take(&f.queue_lock);
@@ -172,8 +206,10 @@ struct rt_buf *rt_buf_get(void)
             b->last = 0;
             b->prev = NULL;
             b->ncuts = 0;
+            waited(since);
             return b;
         }
+        if (!since) since = monotonic_ns();
         if (f.ndescs == MAX_BUFS || !f.writer_running) { /* out of memory or no writer: the program must go on */
             rt_lock_take(&f.queue_lock);
             b = new_buffer();
@@ -198,7 +234,12 @@ void rt_buf_put(struct rt_buf *b)
 
 void rt_file_queue(struct rt_buf *b)
 {
-    plan(b);
+    __atomic_add_fetch(&f.buffers, 1, __ATOMIC_RELAXED);
+    {
+        PROF_START;
+        plan(b);
+        PROF_END(0);
+    }
     MT_DEBUG_ONLY(rt_check_buf(b));
     if (!f.writer_running) {
         int saved = rt_self.internal;
@@ -446,6 +487,83 @@ pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *
     return (size_t)(out - dst);
 }
 
+/* Codec 6: codec 5 with each site's granule. An entry (4 words: the last address of its sites, the site   */
+/* after its last one, its granule g plus 1, 0 while unset, which reads as G0) stores an address difference */
+/* d as d >> g when d's low g bits are clear: an array of doubles indexed at random (base + 8 x index)      */
+/* costs the index's difference, not eight times it, so a 14-bit index takes two bytes instead of three.   */
+/* A d with a low bit set in its granule re-grains the entry: the token carries d itself, flagged, then the */
+/* varint 1 and the site's difference (zigzag, plus 1), and g becomes d's trailing zero count. Other        */
+/* flagged records carry the site's difference (zigzag) plus 2; a tag is the bytes 1, 0 as in codec 4.     */
+/* A site re-grains at most G0 times an entry per chunk (once more when its first difference, the address   */
+/* itself, has fewer trailing zeros than its later ones).                                                    */
+#define G0 6
+struct scaled_state {
+    uint64_t site, last;
+    size_t h;
+    uint64_t g;
+};
+
+static size_t pack_scaled(struct encoder *x, struct scaled_state *ps, const char *s, const char *e, uint8_t *dst, int events_only,
+                          size_t *raw)
+{
+    uint64_t *t = x->table;
+    const uint64_t *in = (const uint64_t *)s, *end = (const uint64_t *)e;
+    uint8_t *out = dst;
+    uint64_t records = 0, dropped = 0, site = ps->site, last = ps->last, g = ps->g;
+    size_t h = ps->h, slots = 0;
+    while (in < end) {
+        uint64_t w0 = in[0], w1 = in[1];
+        if (__builtin_expect(w1 >> 63, 0)) {
+            size_t n = tag_words(in, end);
+            *out++ = 1;
+            *out++ = 0;
+            rt_memcpy(out, in, n * 8);
+            out += n * 8;
+            in += n;
+            slots += n / 2;
+            continue;
+        }
+        in += 2;
+        if (events_only) { dropped++; continue; }
+        records++;
+        uint64_t step = w1 - site, predicted = t[4 * h + 1];
+        if (__builtin_expect(!predicted, 0) && x->ntouched < ((size_t)1 << WIDE_BITS)) x->touched[x->ntouched++] = (uint32_t)h;
+        t[4 * h + 1] = w1;
+        if (w1 != site) {
+            t[4 * h] = last;
+            t[4 * h + 2] = g + 1;
+            site = w1;
+            h = (w1 * 0x9E3779B97F4A7C15ULL) >> (64 - WIDE_BITS);
+            last = t[4 * h];
+            g = t[4 * h + 2] ? t[4 * h + 2] - 1 : G0;
+        }
+        uint64_t d = w0 - last;
+        last = w0;
+        if (__builtin_expect((d & ((1ULL << g) - 1)) == 0, 1)) {
+            uint64_t a = zigzag((uint64_t)((int64_t)d >> g));
+            if (__builtin_expect(w1 == predicted, 1)) {
+                out = put_token(out, a, 0);
+            } else {
+                out = put_token(out, a, 1);
+                out = put_varint(out, zigzag(step) + 2);
+            }
+        } else { /* d != 0 here */
+            g = (uint64_t)__builtin_ctzll(d);
+            out = put_token(out, zigzag(d), 1);
+            *out++ = 1;
+            out = put_varint(out, zigzag(step) + 1);
+        }
+    }
+    x->records = records;
+    x->dropped = dropped;
+    ps->site = site;
+    ps->last = last;
+    ps->h = h;
+    ps->g = g;
+    *raw = (slots + records) * 16;
+    return (size_t)(out - dst);
+}
+
 /* pack_slots for the file's codec (3, 4 or 5), each call specialized by its constants */
 static size_t pack(struct encoder *x, struct pack_state *ps, const char *s, const char *e, uint8_t *dst, int events_only, size_t *raw)
 {
@@ -455,7 +573,10 @@ static size_t pack(struct encoder *x, struct pack_state *ps, const char *s, cons
 }
 
 /* The bits of a packing codec's table index: codec 5's 65,536 entries, codecs 3 and 4's 4,096. */
-static inline int table_bits(int codec) { return codec == 5 ? WIDE_BITS : TABLE_BITS; }
+static inline int table_bits(int codec) { return codec >= 5 ? WIDE_BITS : TABLE_BITS; }
+
+/* Words per table entry: codec 3's 1, 4's and 5's 2, 6's 4. */
+static inline size_t entry_words(int codec) { return codec == 3 ? 1 : codec == 6 ? 4 : 2; }
 
 /* Every chunk decodes on its own: the table is zero where a chunk starts. Codec 3's (4,096 entries) is */
 /* cleared whole; codecs 4 and 5 clear the entries the last chunk listed as set.                        */
@@ -465,12 +586,14 @@ static void clear_table(struct encoder *x, int codec)
         for (size_t i = 0; i < ((size_t)1 << TABLE_BITS); i++) x->table[i] = 0;
         return;
     }
+    size_t words = entry_words(codec);
     if (x->ntouched == ((size_t)1 << table_bits(codec))) {
-        for (size_t i = 0; i < ((size_t)2 << table_bits(codec)); i++) x->table[i] = 0;
+        for (size_t i = 0; i < (words << table_bits(codec)); i++) x->table[i] = 0;
         x->ntouched = 0;
         return;
     }
-    for (size_t i = 0; i < x->ntouched; i++) x->table[2 * x->touched[i]] = x->table[2 * x->touched[i] + 1] = 0;
+    for (size_t i = 0; i < x->ntouched; i++)
+        for (size_t k = 0; k < words; k++) x->table[words * x->touched[i] + k] = 0;
     x->ntouched = 0;
 }
 
@@ -489,17 +612,25 @@ static void encode_piece(struct encoder *x, const char *s1, const char *e1, cons
     size_t raw, input;
     if (codec >= 3) {
         struct pack_state ps = {0, 0, 0};
+        struct scaled_state ss = {0, 0, 0, G0};
         clear_table(x, codec);
         size_t raw2 = 0;
-        input = pack(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw);
+        PROF_START;
+        input = codec == 6 ? pack_scaled(x, &ss, s1, e1, (uint8_t *)raw_data, events_only, &raw)
+                           : pack(x, &ps, s1, e1, (uint8_t *)raw_data, events_only, &raw);
         pc->records = x->records;
         pc->dropped = x->dropped;
         if (e2 > s2) {
-            input += pack(x, &ps, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2);
+            input += codec == 6 ? pack_scaled(x, &ss, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2)
+                                : pack(x, &ps, s2, e2, (uint8_t *)raw_data + input, events_only, &raw2);
             pc->records += x->records;
             pc->dropped += x->dropped;
         }
         raw += raw2;
+        PROF_END(1);
+#ifdef RT_PROFILE
+        __atomic_add_fetch(&prof_ns[4], input * 1000000, __ATOMIC_RELAXED);
+#endif
     } else {
         input = raw = transform(x, s1, e1, raw_data, events_only, codec == 2);
         pc->records = x->records;
@@ -511,8 +642,10 @@ static void encode_piece(struct encoder *x, const char *s1, const char *e1, cons
     pc->stored = raw;
     if (codec) {
         char *dst = x->packed + x->packed_used;
+        PROF_START;
         size_t z = ZSTD_compressCCtx(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input,
                                      codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
+        PROF_END(2);
         if (ZSTD_isError(z)) { /* cannot happen with a static context sized for ZLEVEL: stop writing */
             static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
             mt_sys3(SYS_write, 2, msg, sizeof msg - 1);
@@ -740,11 +873,13 @@ static void append(struct encoder *x, uint32_t tid)
         static const char zeros[8];
         struct iovec iov[3] = {{&h, sizeof h}, {(void *)pc->payload, pc->stored}, {(void *)zeros, (8 - pc->stored % 8) % 8}};
         size_t total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+        PROF_START;
         rt_fd_hold(); /* a dup2 onto the trace's number waits for the write */
         int fd = rt_fd_get();
         long w = fd < 0 ? -9 /* EBADF */ : mt_sys3(SYS_writev, fd, iov, 3);
         while (w == -4) w = mt_sys3(SYS_writev, fd, iov, 3); /* EINTR: nothing was written */
         rt_fd_release();
+        PROF_END(3);
         if (w < 0) write_failed(w);
         else if ((size_t)w < total) { /* a short write: finish it byte-exactly */
             size_t done = (size_t)w;
@@ -880,17 +1015,17 @@ static int open_out(const char *path, int pid, int fresh)
 int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
-    if (codec < 0 || codec > 5) codec = f.codec = 5;
+    if (codec < 0 || codec > 6) codec = f.codec = 6;
     rt_crc_init();
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &enc[i];
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         x->work = rt_map(x->work_size);
-        size_t scratch = rt.buf_size + rt.buf_size / 4 + 16; /* codec 3's and 4's worst case: 20 bytes per 16-byte slot */
+        size_t scratch = rt.buf_size + rt.buf_size / 2 + 16; /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6) */
         x->scratch = rt_map(scratch);
         x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
         x->packed = rt_map(x->packed_cap);
-        x->table = rt_map(2 * sizeof(uint64_t) << table_bits(codec));
+        x->table = rt_map(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
         x->touched = rt_map(sizeof(uint32_t) << table_bits(codec));
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
         if (!x->cctx || !x->scratch || !x->packed || !x->table || !x->touched) return 0;
@@ -924,6 +1059,13 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     if (n) rt_memcpy(r.path, path, n);
     size_t len = (sizeof r.e + n + 7) & ~(size_t)7;
     r.e.h.size = (uint16_t)len;
+    if (rt.to_file) { /* what the writer cost the program in waiting, before the exit record (its thread's last) */
+        RT_REC(MT_WRITER, struct mt_writer, w);
+        w.wait_ns = __atomic_load_n(&f.wait_ns, __ATOMIC_RELAXED);
+        w.waits = __atomic_load_n(&f.waits, __ATOMIC_RELAXED);
+        w.buffers = __atomic_load_n(&f.buffers, __ATOMIC_RELAXED);
+        rt_emit(&w, sizeof w);
+    }
     rt_emit(&r, len);
     /* One thread finishes (two threads may crash at once, or one exits while another crashes). */
     int running = RT_RUNNING;
@@ -983,6 +1125,21 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
     struct mtr_end_record e = {MTR_END_MAGIC, 0, f.chunks, f.records, f.dropped};
     e.crc = rt_crc32c(0, &e.chunks, sizeof e - offsetof(struct mtr_end_record, chunks));
     write_all(&e, sizeof e);
+#ifdef RT_PROFILE
+    {
+        char m[200];
+        size_t at = 0;
+        const char *names[] = {"memtrace profile: plan ", " ms, pack ", " ms, zstd ", " ms, write ", " ms, packed MB "};
+        for (int i = 0; i < 5; i++) {
+            for (const char *c = names[i]; *c; c++) m[at++] = *c;
+            uint64_t v = prof_ns[i] / 1000000, d = 1;
+            while (v / d >= 10) d *= 10;
+            for (; d; d /= 10) m[at++] = (char)('0' + v / d % 10);
+        }
+        for (const char *c = " ms\n"; *c; c++) m[at++] = *c;
+        mt_sys3(SYS_write, 2, m, at);
+    }
+#endif
     rt.state = RT_FINISHED;
     rt_lock_drop(&f.file_lock);
     rt_self.internal = saved;
@@ -1032,6 +1189,7 @@ void rt_file_fork_child(const char *path, int pid)
         return;
     }
     f.next_ticket = f.appended = 0;
+    f.wait_ns = f.waits = f.buffers = 0; /* the child's own waits */
     for (int i = 0; i < RT_MAX_THREADS; i++) { /* pending tails: the parent's slots */
         if (streams[i].pending) rt_buf_put(streams[i].pending);
         streams[i].tid = 0;

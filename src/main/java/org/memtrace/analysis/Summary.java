@@ -33,6 +33,8 @@ public final class Summary implements Analysis {
     private final boolean compiledIn;
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
+    /** The compiled-in runtime's writer as the program ended (MT_WRITER), null when the trace has none. */
+    private Event.Writer writer;
     private Map<String, Long> declinedLoops = Map.of();
     private boolean selective;
     private PrintWriter table;
@@ -122,6 +124,7 @@ public final class Summary implements Analysis {
             case Event.Mapping m when m.traced() || compiledIn -> regions.add(m.start());
             case Event.Range r when r.added() -> regions.add(r.start());
             case Event.Stats s -> windowsAtRisk = s.windowsAtRisk();
+            case Event.Writer w -> writer = w; // cumulative: the last one counts
             default -> {}
         }
     }
@@ -147,6 +150,9 @@ public final class Summary implements Analysis {
     public long faults() { return faults; }
 
     /** Probe records of a compiled-in trace; a {@code rep} instruction counts once. */
+    /** How long the program's threads waited for the trace writer (a .mtr file's MT_WRITER), if the trace says. */
+    public Optional<Event.Writer> writer() { return Optional.ofNullable(writer); }
+
     public long probes() { return probes; }
 
     /** Of the probes, the accesses a skeleton loop's replay computed instead of a record (memtrace cc --skeleton). */
@@ -242,6 +248,9 @@ public final class Summary implements Analysis {
             new java.util.TreeMap<>(declinedLoops).forEach((reason, n) -> out.printf(Locale.ROOT, "    %-16s %,15d  %s%n", "", n, reason));
         }
         if (elapsed != null) out.printf(Locale.ROOT, "  %-18s %,15.3f s%n", "elapsed", elapsed.toNanos() / 1e9);
+        if (writer != null)
+            out.printf(Locale.ROOT, "  program waited for the writer: %,d ms (%,d times no buffer was free, of %,d buffers written)%n",
+                    Math.round(writer.waitNanos() / 1e6), writer.waits(), writer.buffers());
         if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();
     }

@@ -6,7 +6,7 @@ package org.memtrace.event;
  */
 public sealed interface Event
         permits Event.Hello, Event.Access, Event.Probe, Event.Block, Event.Alloc, Event.Module, Event.Mapping, Event.Range,
-        Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork {
+        Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork, Event.Writer {
 
     /** Kernel thread id of the thread that produced the event. */
     int tid();
@@ -169,4 +169,11 @@ public sealed interface Event
             implements Event {}
 
     record Fork(int tid, long childPid) implements Event {}
+
+    /**
+     * The compiled-in runtime's trace writer, as it stood when the program ended (cumulative: a later one
+     * replaces an earlier one): the program's threads found no free buffer {@code waits} times and spent
+     * {@code waitNanos} until they had one; {@code buffers} buffers went to the writer in all.
+     */
+    record Writer(int tid, long waitNanos, long waits, long buffers) implements Event {}
 }

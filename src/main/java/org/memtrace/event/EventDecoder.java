@@ -188,6 +188,10 @@ public final class EventDecoder {
                 r.need(16);
                 yield new Event.Fork(tid, r.u64(8));
             }
+            case MT_WRITER -> {
+                r.need(32);
+                yield new Event.Writer(tid, r.u64(8), r.u64(16), r.u64(24));
+            }
             default -> throw r.bad("unknown record type " + type);
         };
     }

@@ -17,7 +17,7 @@ final class PackedSlots {
     static final int TABLE_BITS = 12;
     /** Codec 5's: programs of many sites (sqlite3) collided in 4,096 entries, docs/compiled-in.md "Codecs". */
     static final int WIDE_TABLE_BITS = 16;
-    private static final long HASH = 0x9E3779B97F4A7C15L;
+    static final long HASH = 0x9E3779B97F4A7C15L;
 
     private PackedSlots() {}
 
@@ -105,24 +105,40 @@ final class PackedSlots {
      */
     static final class Table {
         private long[] entries = new long[0];
+        private int width = 2;
         private final int[] touched = new int[1 << WIDE_TABLE_BITS];
         private int set;
 
         long[] cleared(int bits) {
-            if (entries.length < 2 << bits) {
-                entries = new long[2 << bits];
-            } else if (set == touched.length) { // a damaged chunk may have listed an entry twice: clear all
-                java.util.Arrays.fill(entries, 0);
+            return cleared(bits, 2);
+        }
+
+        /** A zeroed table of {@code 1 << bits} entries of {@code words} longs each (2 for codecs 4 and 5, 4 for codec 6). */
+        long[] cleared(int bits, int words) {
+            if (entries.length < words << bits || words != width || set == touched.length) {
+                // a first use, another width, or a damaged chunk that may have listed an entry twice: clear all
+                if (entries.length < words << bits) entries = new long[words << bits];
+                else java.util.Arrays.fill(entries, 0);
+                width = words;
             } else {
-                for (int i = 0; i < set; i++) entries[2 * touched[i]] = entries[2 * touched[i] + 1] = 0;
+                for (int i = 0; i < set; i++)
+                    for (int k = 0; k < words; k++) entries[words * touched[i] + k] = 0;
             }
             set = 0;
             return entries;
         }
+
+        int[] touched() {
+            return touched;
+        }
+
+        void set(int n) {
+            set = n;
+        }
     }
 
     /** Where the decoded slot words go, with the one check that keeps a damaged chunk inside its array. */
-    private static final class Out {
+    static final class Out {
         private final long[] words;
         private final int count;
         private int at;
@@ -158,7 +174,7 @@ final class PackedSlots {
     }
 
     /** The read position, a field rather than an array so that the JIT keeps it in a register. */
-    private static final class Cursor {
+    static final class Cursor {
         final byte[] b;
         final int end;
         int at;
@@ -195,7 +211,7 @@ final class PackedSlots {
         }
     }
 
-    private static long unzigzag(long v) {
+    static long unzigzag(long v) {
         return (v >>> 1) ^ -(v & 1);
     }
 }

@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Gcc;
 
 /**
- * The Java reader decodes every codec the runtime writes (MEMTRACE_CODEC=0…5: 5 by default, the others on
+ * The Java reader decodes every codec the runtime writes (MEMTRACE_CODEC=0…6: 6 by default, the others on
  * request to measure the transforms, and in traces written before codec 5 became the default): the same
  * program's trace in each codec gives the reader the same access slots, in order, as codec 0 (stored as
  * they are) does. The runtime side of the same codecs is RuntimeTraceTest's.
@@ -27,19 +27,23 @@ class MtrFileCodecsTest {
     private static final long N = 5000;
 
     @TempDir static Path dir;
-    static Path loop;
-    static List<Long> stored;
+    static Path loop, random;
+    static List<Long> stored, storedRandom;
 
     @BeforeAll
     static void build() throws Exception {
-        for (String name : List.of("mt_probe.h", "rt_loop.c"))
+        for (String name : List.of("mt_probe.h", "rt_loop.c", "rt_random.c"))
             try (InputStream in = MtrFileCodecsTest.class.getResourceAsStream("/c/runtime/" + name)) {
                 Files.copy(in, dir.resolve(name));
             }
         loop = dir.resolve("loop");
         Gcc.run(List.of("gcc", "-O0", "-fno-builtin", "-I" + Path.of("agent/include").toAbsolutePath(), "-I" + dir,
                 "-o", loop.toString(), dir.resolve("rt_loop.c").toString(), "-L" + LIB, "-Wl,-rpath," + LIB, "-lmemtrace-rt"));
-        stored = accessWords(0);
+        random = dir.resolve("random");
+        Gcc.run(List.of("gcc", "-O0", "-fno-builtin", "-I" + Path.of("agent/include").toAbsolutePath(), "-I" + dir,
+                "-o", random.toString(), dir.resolve("rt_random.c").toString(), "-L" + LIB, "-Wl,-rpath," + LIB, "-lmemtrace-rt"));
+        stored = accessWords(loop, 0);
+        storedRandom = accessWords(random, 0);
     }
 
     /**
@@ -47,9 +51,9 @@ class MtrFileCodecsTest {
      * chunks), and returns the address and site word of every access slot the reader decodes, thread by
      * thread in chunk order; event slots are skipped (their pids and times differ from run to run).
      */
-    private static List<Long> accessWords(int codec) throws Exception {
-        Path mtr = dir.resolve("codec" + codec + ".mtr");
-        ProcessBuilder pb = new ProcessBuilder("setarch", "x86_64", "-R", loop.toString(), Long.toString(N))
+    private static List<Long> accessWords(Path program, int codec) throws Exception {
+        Path mtr = dir.resolve(program.getFileName() + "-codec" + codec + ".mtr");
+        ProcessBuilder pb = new ProcessBuilder("setarch", "x86_64", "-R", program.toString(), Long.toString(N))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
         pb.environment().keySet().removeIf(k -> k.startsWith("MEMTRACE_"));
         pb.environment().put("MEMTRACE_OUT", mtr.toString());
@@ -82,14 +86,28 @@ class MtrFileCodecsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 4, 5})
+    @ValueSource(ints = {1, 2, 3, 4, 5, 6})
     void everyCodecDecodesToTheSlotsStoredAsTheyAre(int codec) throws Exception {
         assertThat(stored).hasSize((int) (4 * N)); // n stores and n loads, two words each
-        List<Long> decoded = accessWords(codec);
-        assertThat(decoded.size()).isEqualTo(stored.size());
+        assertSameWords(codec, accessWords(loop, codec), stored);
+    }
+
+    /**
+     * Random indices into one table through sites of four granules, one of which changes twice (codec 6
+     * re-grains it): every codec still gives back the slots codec 0 stores.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {3, 4, 5, 6})
+    void randomIndicesOfEveryGranuleDecodeToTheStoredSlots(int codec) throws Exception {
+        assertThat(storedRandom).hasSize((int) (8 * N)); // 4 loads a round, two words each
+        assertSameWords(codec, accessWords(random, codec), storedRandom);
+    }
+
+    private static void assertSameWords(int codec, List<Long> decoded, List<Long> expected) {
+        assertThat(decoded.size()).isEqualTo(expected.size());
         for (int i = 0; i < decoded.size(); i++)
-            if (!decoded.get(i).equals(stored.get(i)))
+            if (!decoded.get(i).equals(expected.get(i)))
                 throw new AssertionError("codec " + codec + ", word " + i + ": " + Long.toHexString(decoded.get(i))
-                        + " instead of " + Long.toHexString(stored.get(i)));
+                        + " instead of " + Long.toHexString(expected.get(i)));
     }
 }

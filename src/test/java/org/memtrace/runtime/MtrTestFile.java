@@ -68,7 +68,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             int payloadCrc = b.getInt();
             assertThat(b.getInt()).as("chunk header checksum").isEqualTo(headerCrc);
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isBetween(0, 5);
+            assertThat(codec).isBetween(0, 6);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             assertThat(payloadCrc).as("payload checksum").isEqualTo(crc(b, b.position(), stored));
             byte[] payload = new byte[stored];
@@ -91,7 +91,8 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 raw = java.util.Arrays.copyOfRange(inflated, at, at + content);
                 at += content;
                 if (r.codec == 3) raw = unpack(raw);
-                if (r.codec >= 4) raw = unpackPredicted(raw, r.codec == 4 ? TABLE_BITS : 16);
+                if (r.codec == 4 || r.codec == 5) raw = unpackPredicted(raw, r.codec == 4 ? TABLE_BITS : 16);
+                if (r.codec == 6) raw = unpackScaled(raw);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -207,6 +208,55 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             site = next;
             previous = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
             address[previous] += unzigzag(delta);
+            slot.clear();
+            slot.putLong(address[previous]).putLong(site);
+            out.write(slot.array(), 0, 16);
+        }
+        return out.toByteArray();
+    }
+
+    /** Codec 6, as docs/compiled-in.md writes it out: codec 5 plus each entry's granule (its differences' common trailing zeros). */
+    private static byte[] unpackScaled(byte[] packed) {
+        int bits = 16;
+        ByteBuffer in = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer slot = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        long[] address = new long[1 << bits];
+        long[] follower = new long[1 << bits];
+        int[] granule = new int[1 << bits];
+        java.util.Arrays.fill(granule, 6);
+        long site = 0;
+        int previous = 0;
+        while (in.hasRemaining()) {
+            int first = in.get() & 0xff;
+            long delta = (first >>> 1) & 0x3f;
+            if (first >= 0x80) delta |= varint(in) << 6;
+            long next = follower[previous];
+            boolean regrain = false;
+            if ((first & 1) != 0) {
+                long v = varint(in);
+                if (v == 0) {
+                    assertThat(delta).as("a tag token carries no address").isZero();
+                    long w1 = in.getLong(in.position() + 8);
+                    int n = (int) Math.min(16 * (1 + (((w1 >>> 8) & 0xffff) + 15) / 16), in.remaining());
+                    out.write(packed, in.position(), n);
+                    in.position(in.position() + n);
+                    continue;
+                }
+                if (v == 1) {
+                    regrain = true;
+                    next = site + unzigzag(varint(in) - 1);
+                } else {
+                    next = site + unzigzag(v - 2);
+                }
+            }
+            follower[previous] = next;
+            site = next;
+            previous = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
+            long d = unzigzag(delta);
+            if (regrain) granule[previous] = Long.numberOfTrailingZeros(d);
+            else d <<= granule[previous];
+            address[previous] += d;
             slot.clear();
             slot.putLong(address[previous]).putLong(site);
             out.write(slot.array(), 0, 16);

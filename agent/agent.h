@@ -386,6 +386,8 @@ void scan_new_modules(int initial);
 /* check_run.c: memtrace run --check (chk.on); families and kinds as check/check.h's MC_* */
 struct check_state { int on; };
 extern struct check_state chk;
+/* bit of MEMTRACE_REGIONS that memtrace run --check sets */
+#define CHECK_REGION_BIT 0x100
 void check_resolve(void);
 void check_init(int regions);
 void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zero);

@@ -31,7 +31,6 @@
 #include "check/check.h"
 
 #define LEFT 64
-#define CHECK_REGION_BIT 0x100
 #define SHADOW_END 0x10007fff8000ULL
 
 struct check_state chk;
@@ -644,3 +643,20 @@ EXPORT void _ZdaPvm(void *p, size_t n)
 }
 EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *t) { _ZdlPv(p); }
 EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *t) { _ZdaPv(p); }
+
+/* check/check_report.c formats its messages through mc_snprintf/mc_vsnprintf, which the cc --check runtime
+ * defines in check_format.c next to its checked printf wrappers. The agent wraps no printf: libc's formats
+ * them (without these the agent does not load: "undefined symbol: mc_vsnprintf", -z now). */
+int mc_vsnprintf(char *d, size_t n, const char *fmt, va_list ap)
+{
+    return vsnprintf(d, n, fmt, ap);
+}
+
+int mc_snprintf(char *d, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(d, n, fmt, ap);
+    va_end(ap);
+    return k;
+}

@@ -34,9 +34,14 @@ public final class Summary implements Analysis {
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
     private Map<String, Long> declinedLoops = Map.of();
+    /** From the ending: the numbered events, and whether the trace reached the program's end. */
+    private long events;
+    private boolean atExit = true;
     private boolean selective;
     private PrintWriter table;
     private Path json;
+    /** Heap totals ride along with the counts: every command that prints a summary shows them. */
+    private final HeapTotals heap = new HeapTotals();
 
     /** The program-level accuracy of a selective build: Σ exec(b)·block_ma (or aia) / Σ exec(b)·block_refs. */
     /**
@@ -67,7 +72,16 @@ public final class Summary implements Analysis {
     public void access(Access access) {
         if (access.store()) stores++;
         else loads++;
+        heap.access(access);
     }
+
+    @Override
+    public void allocation(Allocation allocation) {
+        heap.allocation(allocation);
+    }
+
+    /** The heap totals (docs/analyses.md, "Heap totals"). */
+    public HeapTotals heap() { return heap; }
 
     @Override
     public void fault(int tid, long ip, long address, boolean write) {
@@ -159,6 +173,8 @@ public final class Summary implements Analysis {
     @Override
     public void finish(Ending ending) throws IOException {
         declinedLoops = ending.declinedLoops();
+        events = ending.events();
+        atExit = ending.cutShort() == null;
         if (table != null) {
             print(table, ending.lost(), ending.elapsed());
             if (ending.cutShort() != null) table.println("  the trace is incomplete: " + ending.cutShort());
@@ -172,6 +188,7 @@ public final class Summary implements Analysis {
             j.put("staticAccuracyMa", a.staticMa());
             j.put("staticAccuracyAia", a.staticAia());
         });
+        j.put("heap", heap.json(events, atExit));
         if (ending.elapsed() != null) j.put("elapsedSeconds", ending.elapsed().toNanos() / 1e9);
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
@@ -242,6 +259,7 @@ public final class Summary implements Analysis {
             new java.util.TreeMap<>(declinedLoops).forEach((reason, n) -> out.printf(Locale.ROOT, "    %-16s %,15d  %s%n", "", n, reason));
         }
         if (elapsed != null) out.printf(Locale.ROOT, "  %-18s %,15.3f s%n", "elapsed", elapsed.toNanos() / 1e9);
+        heap.print(out, events, atExit);
         if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();
     }

@@ -18,7 +18,8 @@ import org.memtrace.symbols.LongMap;
  * reallocarray, the aligned allocators; free), as DHAT and heaptrack count, not mmap; bytes as requested
  * (calloc: count × size), not the usable size. realloc releases the old block, then allocates the new one
  * (one more block). A block is temporary when the allocator call right after its allocation, any thread,
- * is its release (heaptrack's definition: no other allocation or free between). A free of an address that
+ * is its release (heaptrack's definition: no other allocation or free between; free(NULL), failed calls and
+ * the mmap family do not count as calls between). A free of an address that
  * starts no live block (allocated before the trace, or by glibc where the wrappers do not see it) changes
  * nothing. An access hits freed memory when its first byte lies in a released malloc-family block that no
  * later allocation covered again: exactly where the naming prints {@code <freed:…>}.
@@ -80,12 +81,13 @@ public final class HeapTotals implements Analysis {
         long sequence = allocation.sequence();
         switch (a.function()) {
             case FREE -> {
+                // free(NULL) is no call at all for heaptrack; any other free ends the last block's chance to be temporary
+                if (a.arg(0) == 0) return;
                 release(a.arg(0));
                 lastAllocated = 0;
             }
-            case MUNMAP -> lastAllocated = 0;
+            case MUNMAP -> {}
             case MMAP, MREMAP -> {
-                lastAllocated = 0;
                 if (a.result() == 0 || a.result() == -1) return;
                 long length = a.function() == Event.AllocFunction.MMAP ? a.arg(1) : a.arg(2);
                 cover(a.result(), a.usable() > 0 ? a.usable() : Math.max(1, (length + PAGE - 1) & -PAGE));
@@ -95,18 +97,17 @@ public final class HeapTotals implements Analysis {
                 boolean overflow = a.function() == Event.AllocFunction.REALLOCARRAY && Math.multiplyHigh(a.arg(1), a.arg(2)) != 0;
                 // glibc: realloc(p, 0) frees p and returns NULL; a failure leaves p alone
                 if (a.result() == 0) {
-                    if (a.arg(0) != 0 && size == 0 && !overflow) release(a.arg(0));
-                    lastAllocated = 0;
+                    if (a.arg(0) != 0 && size == 0 && !overflow) {
+                        release(a.arg(0));
+                        lastAllocated = 0;
+                    }
                     return;
                 }
                 if (a.arg(0) != 0) release(a.arg(0));
                 allocate(sequence, a, size, allocation.block());
             }
             default -> {
-                if (a.result() == 0) {
-                    lastAllocated = 0;
-                    return;
-                }
+                if (a.result() == 0) return;   // a failed call allocates nothing, as heaptrack records nothing
                 allocate(sequence, a, requested(a), allocation.block());
             }
         }

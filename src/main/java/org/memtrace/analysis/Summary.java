@@ -36,9 +36,14 @@ public final class Summary implements Analysis {
     /** The compiled-in runtime's writer as the program ended (MT_WRITER), null when the trace has none. */
     private Event.Writer writer;
     private Map<String, Long> declinedLoops = Map.of();
+    /** From the ending: the numbered events, and whether the trace reached the program's end. */
+    private long events;
+    private boolean atExit = true;
     private boolean selective;
     private PrintWriter table;
     private Path json;
+    /** Heap totals ride along with the counts: every command that prints a summary shows them. */
+    private final HeapTotals heap = new HeapTotals();
 
     /** The program-level accuracy of a selective build: Σ exec(b)·block_ma (or aia) / Σ exec(b)·block_refs. */
     /**
@@ -69,7 +74,16 @@ public final class Summary implements Analysis {
     public void access(Access access) {
         if (access.store()) stores++;
         else loads++;
+        heap.access(access);
     }
+
+    @Override
+    public void allocation(Allocation allocation) {
+        heap.allocation(allocation);
+    }
+
+    /** The heap totals (docs/analyses.md, "Heap totals"). */
+    public HeapTotals heap() { return heap; }
 
     @Override
     public void fault(int tid, long ip, long address, boolean write) {
@@ -165,6 +179,8 @@ public final class Summary implements Analysis {
     @Override
     public void finish(Ending ending) throws IOException {
         declinedLoops = ending.declinedLoops();
+        events = ending.events();
+        atExit = ending.cutShort() == null;
         if (table != null) {
             print(table, ending.lost(), ending.elapsed());
             if (ending.cutShort() != null) table.println("  the trace is incomplete: " + ending.cutShort());
@@ -178,6 +194,7 @@ public final class Summary implements Analysis {
             j.put("staticAccuracyMa", a.staticMa());
             j.put("staticAccuracyAia", a.staticAia());
         });
+        j.put("heap", heap.json(events, atExit));
         if (ending.elapsed() != null) j.put("elapsedSeconds", ending.elapsed().toNanos() / 1e9);
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
@@ -251,6 +268,7 @@ public final class Summary implements Analysis {
         if (writer != null)
             out.printf(Locale.ROOT, "  program waited for the writer: %,d ms (%,d times no buffer was free, of %,d buffers written)%n",
                     Math.round(writer.waitNanos() / 1e6), writer.waits(), writer.buffers());
+        heap.print(out, events, atExit);
         if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();
     }

@@ -39,6 +39,8 @@ public final class Report implements Analysis {
     private final Map<String, Object> facts = new LinkedHashMap<>();
     /** Probes reach any mapped memory: every mapping counts as traced, as in the summary. */
     private final boolean compiledIn;
+    /** Whether the trace reached the program's end: what is live then was never freed. */
+    private boolean atExit = true;
 
     private record Region(long start, long end, String name, boolean traced) {}
 
@@ -76,6 +78,7 @@ public final class Report implements Analysis {
 
     @Override
     public void allocation(Allocation allocation) {
+        summary.allocation(allocation);
         analysis.allocation(allocation);
     }
 
@@ -91,6 +94,7 @@ public final class Report implements Analysis {
     public void finish(Ending ending) throws IOException {
         if (ending.elapsed() != null) fact("elapsed seconds", ending.elapsed().toNanos() / 1e9);
         if (ending.description() != null) fact("ending", ending.description());
+        atExit = ending.cutShort() == null;
         if (page == null) return;
         try {
             try (Writer w = Files.newBufferedWriter(partial, StandardCharsets.UTF_8)) {
@@ -148,6 +152,7 @@ public final class Report implements Analysis {
         facts.put("events", events);
         data.put("facts", facts);
         data.put("summary", summary.counts(lost));
+        data.put("heap", summary.heap().json(events, atExit));
         data.put("regions", regions());
         List<ReportAnalysis.Obj> hottest = analysis.hottestObjects(top);
         List<Map<String, Object>> objects = new ArrayList<>();

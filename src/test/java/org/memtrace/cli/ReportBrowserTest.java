@@ -94,6 +94,16 @@ class ReportBrowserTest {
         assertThat(dom).contains("<div id=\"errors\"></div>");
     }
 
+    /** The heap table, and use after free first: the freed accesses' section sits above the run's facts. */
+    @Test
+    void heapTotalsShownAndUseAfterFreeAtTheTop() {
+        List<List<String>> heap = table("heap");
+        assertThat(heap).contains(List.of("temporary", "1", "64", "freed by the next allocator call"),
+                List.of("use after free", "", "", "2 access(es) to freed memory, listed at the top"));
+        assertThat(heap.get(0).get(0)).isEqualTo("allocated");
+        assertThat(dom.indexOf("<div id=\"freedsection\">")).isPositive().isLessThan(dom.indexOf("<h2>Run</h2>"));
+    }
+
     @Test
     void pageHeatMapMarksEveryTouchedPageOnce() {
         Set<Long> touched = new HashSet<>();

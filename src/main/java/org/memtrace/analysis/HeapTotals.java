@@ -1,0 +1,217 @@
+package org.memtrace.analysis;
+
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.memtrace.event.Event;
+import org.memtrace.symbols.Intervals;
+import org.memtrace.symbols.LongMap;
+
+/**
+ * The heap totals heaptrack and DHAT print, from the allocator calls in the trace: blocks and bytes
+ * allocated, the peak of bytes live (when, and the allocation that reached it), what is live at the end
+ * (not freed: no reachability is computed, so "leaked" is every block still allocated), temporary
+ * allocations, and the loads and stores that hit freed memory (the {@code <freed:…>} names of the trace).
+ *
+ * <p>Readings, as in docs/analyses.md, "Heap totals": the malloc family only (malloc, calloc, realloc,
+ * reallocarray, the aligned allocators; free), as DHAT and heaptrack count, not mmap; bytes as requested
+ * (calloc: count × size), not the usable size. realloc releases the old block, then allocates the new one
+ * (one more block). A block is temporary when the allocator call right after its allocation, any thread,
+ * is its release (heaptrack's definition: no other allocation or free between; free(NULL), failed calls and
+ * the mmap family do not count as calls between). A free of an address that
+ * starts no live block (allocated before the trace, or by glibc where the wrappers do not see it) changes
+ * nothing. An access hits freed memory when its first byte lies in a released malloc-family block that no
+ * later allocation covered again: exactly where the naming prints {@code <freed:…>}.
+ */
+public final class HeapTotals implements Analysis {
+    private static final long PAGE = 4096;
+
+    /** A live block: what it counts (requested bytes) and what it spans (usable bytes, as the naming). */
+    private record Live(long bytes, long extent) {}
+
+    private final LongMap<Live> live = new LongMap<>();
+    /** Released malloc-family pieces not covered again: where the trace names {@code <freed:…>}. */
+    private final Intervals<Boolean> freed = new Intervals<>();
+    private long blocks, bytes, liveBlocks, liveBytes, temporaryBlocks, temporaryBytes;
+    private long peakBytes, peakBlocks, peakSequence = -1;
+    private String peakBlock;
+    /** The block allocated by the last allocator call, 0 after any other call (heaptrack's lastAllocationPtr). */
+    private long lastAllocated;
+    private long freedAccesses, firstFreedSequence = -1;
+    private String firstFreedAddress, firstFreedInstruction;
+    /** The page of the last access found clean (no freed piece on it), valid until the next allocator call. */
+    private long cleanPage = -1;
+    private boolean anyFreed;
+
+    /** The totals as numbers and the names that go with them; {@code peakSequence} -1 when nothing was allocated. */
+    public record Totals(long blocks, long bytes, long peakBytes, long peakBlocks, long peakSequence, String peakBlock,
+                         long liveBlocks, long liveBytes, long temporaryBlocks, long temporaryBytes,
+                         long freedAccesses, long firstFreedSequence, String firstFreedAddress, String firstFreedInstruction) {}
+
+    public Totals totals() {
+        return new Totals(blocks, bytes, peakBytes, peakBlocks, peakSequence, peakBlock, liveBlocks, liveBytes,
+                temporaryBlocks, temporaryBytes, freedAccesses, firstFreedSequence, firstFreedAddress, firstFreedInstruction);
+    }
+
+    @Override
+    public String name() { return "heap totals"; }
+
+    @Override
+    public void access(Access access) {
+        if (!anyFreed) return;
+        long address = access.address();
+        long page = address >>> 12;
+        if (page == cleanPage) return;
+        if (freed.get(address) == null) {
+            if (!freed.overlaps(page << 12, (page + 1) << 12)) cleanPage = page;
+            return;
+        }
+        if (freedAccesses++ == 0) {
+            firstFreedSequence = access.sequence();
+            firstFreedAddress = access.data();
+            firstFreedInstruction = access.code();
+        }
+    }
+
+    @Override
+    public void allocation(Allocation allocation) {
+        cleanPage = -1;
+        Event.Alloc a = allocation.event();
+        long sequence = allocation.sequence();
+        switch (a.function()) {
+            case FREE -> {
+                // free(NULL) is no call at all for heaptrack; any other free ends the last block's chance to be temporary
+                if (a.arg(0) == 0) return;
+                release(a.arg(0));
+                lastAllocated = 0;
+            }
+            case MUNMAP -> {}
+            case MMAP, MREMAP -> {
+                if (a.result() == 0 || a.result() == -1) return;
+                long length = a.function() == Event.AllocFunction.MMAP ? a.arg(1) : a.arg(2);
+                cover(a.result(), a.usable() > 0 ? a.usable() : Math.max(1, (length + PAGE - 1) & -PAGE));
+            }
+            case REALLOC, REALLOCARRAY -> {
+                long size = a.function() == Event.AllocFunction.REALLOC ? a.arg(1) : a.arg(1) * a.arg(2);
+                boolean overflow = a.function() == Event.AllocFunction.REALLOCARRAY && Math.multiplyHigh(a.arg(1), a.arg(2)) != 0;
+                // glibc: realloc(p, 0) frees p and returns NULL; a failure leaves p alone
+                if (a.result() == 0) {
+                    if (a.arg(0) != 0 && size == 0 && !overflow) {
+                        release(a.arg(0));
+                        lastAllocated = 0;
+                    }
+                    return;
+                }
+                if (a.arg(0) != 0) release(a.arg(0));
+                allocate(sequence, a, size, allocation.block());
+            }
+            default -> {
+                if (a.result() == 0) return;   // a failed call allocates nothing, as heaptrack records nothing
+                allocate(sequence, a, requested(a), allocation.block());
+            }
+        }
+    }
+
+    private static long requested(Event.Alloc a) {
+        return switch (a.function()) {
+            case MALLOC, VALLOC -> a.arg(0);
+            case PVALLOC -> (a.arg(0) + PAGE - 1) & -PAGE;
+            case CALLOC -> a.arg(0) * a.arg(1);
+            case ALIGNED_ALLOC, MEMALIGN -> a.arg(1);
+            case POSIX_MEMALIGN -> a.arg(2);
+            default -> 0;
+        };
+    }
+
+    private void allocate(long sequence, Event.Alloc a, long requested, String block) {
+        long start = a.result();
+        long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested);
+        // a block we still thought live at this start is gone (a release the trace missed), as the naming reads it
+        Live missed = live.remove(start);
+        if (missed != null) {
+            liveBlocks--;
+            liveBytes -= missed.bytes();
+        }
+        cover(start, extent);
+        live.put(start, new Live(requested, extent));
+        blocks++;
+        bytes += requested;
+        liveBlocks++;
+        liveBytes += requested;
+        if (liveBytes > peakBytes) {
+            peakBytes = liveBytes;
+            peakBlocks = liveBlocks;
+            peakSequence = sequence;
+            peakBlock = block;
+        }
+        lastAllocated = start;
+    }
+
+    /** New memory over released pieces: their {@code <freed:…>} names end there. */
+    private void cover(long start, long extent) {
+        if (anyFreed) freed.remove(start, start + extent);
+    }
+
+    private void release(long pointer) {
+        Live b = live.remove(pointer);
+        if (b == null) return;
+        if (pointer == lastAllocated) {
+            temporaryBlocks++;
+            temporaryBytes += b.bytes();
+        }
+        liveBlocks--;
+        liveBytes -= b.bytes();
+        freed.put(pointer, pointer + b.extent(), Boolean.TRUE);
+        anyFreed = true;
+    }
+
+    /**
+     * The summary's heap lines, DHAT's totals in heaptrack's words; nothing when the trace holds no heap
+     * allocation and no access to freed memory. {@code atExit}: the trace reached the program's end, so what
+     * is live is what the program never freed.
+     */
+    public void print(PrintWriter out, long events, boolean atExit) {
+        if (blocks == 0 && freedAccesses == 0) return;
+        out.println("  heap (malloc family, bytes as requested)");
+        line(out, "allocated", blocks, bytes, "");
+        line(out, "peak live", peakBlocks, peakBytes, peakSequence < 0 ? "" : String.format(Locale.ROOT,
+                "  at event %,d%s, reached by %s", peakSequence,
+                events > 0 ? String.format(Locale.ROOT, " of %,d (%.0f %%)", events, 100.0 * peakSequence / events) : "", peakBlock));
+        line(out, atExit ? "live at exit (not freed)" : "live at end (not freed)", liveBlocks, liveBytes, "");
+        line(out, "temporary", temporaryBlocks, temporaryBytes, "  (freed by the next allocator call)");
+        out.printf(Locale.ROOT, "    %-24s %,13d %s%n", "use after free", freedAccesses, freedAccesses == 0 ? "accesses to freed memory"
+                : String.format(Locale.ROOT, "access%s to freed memory, the first at event %,d: %s by %s", freedAccesses == 1 ? "" : "es",
+                        firstFreedSequence, firstFreedAddress, firstFreedInstruction));
+    }
+
+    private static void line(PrintWriter out, String label, long blocks, long bytes, String more) {
+        out.printf(Locale.ROOT, "    %-24s %,13d block%s %,15d bytes%s%n", label, blocks, blocks == 1 ? " " : "s", bytes, more);
+    }
+
+    /** The totals by name, for the JSON summary and the report's data; {@code events}: the trace's numbered events. */
+    public Map<String, Object> json(long events, boolean atExit) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("allocatedBlocks", blocks);
+        m.put("allocatedBytes", bytes);
+        m.put("peakLiveBytes", peakBytes);
+        m.put("peakLiveBlocks", peakBlocks);
+        m.put("peakSequence", peakSequence < 0 ? null : peakSequence);
+        m.put("peakFractionOfTrace", peakSequence < 0 || events == 0 ? null : (double) peakSequence / events);
+        m.put("peakReachedBy", peakBlock);
+        m.put("liveBlocksAtEnd", liveBlocks);
+        m.put("liveBytesAtEnd", liveBytes);
+        m.put("endIsExit", atExit);
+        m.put("temporaryBlocks", temporaryBlocks);
+        m.put("temporaryBytes", temporaryBytes);
+        m.put("freedMemoryAccesses", freedAccesses);
+        if (freedAccesses > 0) {
+            Map<String, Object> first = new LinkedHashMap<>();
+            first.put("sequence", firstFreedSequence);
+            first.put("address", firstFreedAddress);
+            first.put("instruction", firstFreedInstruction);
+            m.put("firstFreedMemoryAccess", first);
+        }
+        return m;
+    }
+}

@@ -564,16 +564,13 @@ __attribute__((noinline)) void mc_leak_check(void)
 /* ---- C++'s operators new and delete: the family of each block, for mismatches ---- */
 
 static void *(*real_new)(size_t), *(*real_new_array)(size_t);
-static void *(*real_new_nothrow)(size_t, const void *), *(*real_new_array_nothrow)(size_t, const void *);
 static void (*real_delete)(void *), (*real_delete_array)(void *);
 
-/* Before any C++ code runs (the agent's constructor): the program's own operators, for runs not checked. */
+/* Before tracing starts, only when checking: the real operators, for a failed allocation and blocks not ours. */
 void check_resolve(void)
 {
     real_new = (void *(*)(size_t))dlsym(RTLD_NEXT, "_Znwm");
     real_new_array = (void *(*)(size_t))dlsym(RTLD_NEXT, "_Znam");
-    real_new_nothrow = (void *(*)(size_t, const void *))dlsym(RTLD_NEXT, "_ZnwmRKSt9nothrow_t");
-    real_new_array_nothrow = (void *(*)(size_t, const void *))dlsym(RTLD_NEXT, "_ZnamRKSt9nothrow_t");
     real_delete = (void (*)(void *))dlsym(RTLD_NEXT, "_ZdlPv");
     real_delete_array = (void (*)(void *))dlsym(RTLD_NEXT, "_ZdaPv");
 }
@@ -601,44 +598,49 @@ static void delete_of(void *p, int family, uintptr_t pc)
     if (p) check_note_free(p, pc);
 }
 
+/* Not checking: libstdc++'s own operators, looked up on first use rather than at start (a program that */
+/* calls new has libstdc++, so the lookup cannot fail; a failing dlsym mallocs its error string into the */
+/* traced heap). A block made by new is named by its malloc's caller, libstdc++'s operator new.          */
+static void *(*real_new_nothrow)(size_t, const void *), *(*real_new_array_nothrow)(size_t, const void *);
+#define REAL(var, name) (var ? var : (var = (typeof(var))dlsym(RTLD_NEXT, name)))
 EXPORT void *_Znwm(size_t n)
 {
-    if (!chk.on) return real_new ? real_new(n) : malloc(n);
+    if (!chk.on) return REAL(real_new, "_Znwm") ? real_new(n) : malloc(n);
     return new_of(n, MC_NEW, CALLER, 0);
 }
 EXPORT void *_Znam(size_t n)
 {
-    if (!chk.on) return real_new_array ? real_new_array(n) : malloc(n);
+    if (!chk.on) return REAL(real_new_array, "_Znam") ? real_new_array(n) : malloc(n);
     return new_of(n, MC_NEW_ARRAY, CALLER, 0);
 }
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t)
 {
-    if (!chk.on) return real_new_nothrow ? real_new_nothrow(n, t) : malloc(n);
+    if (!chk.on) return REAL(real_new_nothrow, "_ZnwmRKSt9nothrow_t") ? real_new_nothrow(n, t) : malloc(n);
     return new_of(n, MC_NEW, CALLER, 1);
 }
 EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t)
 {
-    if (!chk.on) return real_new_array_nothrow ? real_new_array_nothrow(n, t) : malloc(n);
+    if (!chk.on) return REAL(real_new_array_nothrow, "_ZnamRKSt9nothrow_t") ? real_new_array_nothrow(n, t) : malloc(n);
     return new_of(n, MC_NEW_ARRAY, CALLER, 1);
 }
 EXPORT void _ZdlPv(void *p)
 {
-    if (!chk.on) { if (real_delete) real_delete(p); else free(p); return; }
+    if (!chk.on) { if (REAL(real_delete, "_ZdlPv")) real_delete(p); else free(p); return; }
     delete_of(p, MC_NEW, CALLER);
 }
 EXPORT void _ZdaPv(void *p)
 {
-    if (!chk.on) { if (real_delete_array) real_delete_array(p); else free(p); return; }
+    if (!chk.on) { if (REAL(real_delete_array, "_ZdaPv")) real_delete_array(p); else free(p); return; }
     delete_of(p, MC_NEW_ARRAY, CALLER);
 }
 EXPORT void _ZdlPvm(void *p, size_t n)
 {
-    if (!chk.on) { if (real_delete) real_delete(p); else free(p); return; }
+    if (!chk.on) { if (REAL(real_delete, "_ZdlPv")) real_delete(p); else free(p); return; }
     delete_of(p, MC_NEW, CALLER);
 }
 EXPORT void _ZdaPvm(void *p, size_t n)
 {
-    if (!chk.on) { if (real_delete_array) real_delete_array(p); else free(p); return; }
+    if (!chk.on) { if (REAL(real_delete_array, "_ZdaPv")) real_delete_array(p); else free(p); return; }
     delete_of(p, MC_NEW_ARRAY, CALLER);
 }
 EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *t) { _ZdlPv(p); }

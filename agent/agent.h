@@ -148,6 +148,7 @@ struct thread_state {
     int in_handler;              /* inside one of our signal handlers: signals are blocked already */
     stack_t alt;                 /* the agent's alternate signal stack for this thread */
     stack_t app_alt;             /* the one the program set with sigaltstack (ss_sp 0: none) */
+    uintptr_t new_caller;        /* operator new's caller, the site of the malloc it makes (0: none) */
 };
 extern __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
 /* Top of this thread's stack for mt_ool_return's call into C (0: none, the program's stack serves). */

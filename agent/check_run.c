@@ -598,29 +598,45 @@ static void delete_of(void *p, int family, uintptr_t pc)
     if (p) check_note_free(p, pc);
 }
 
-/* Not checking: libstdc++'s own operators, looked up on first use rather than at start (a program that */
-/* calls new has libstdc++, so the lookup cannot fail; a failing dlsym mallocs its error string into the */
-/* traced heap). A block made by new is named by its malloc's caller, libstdc++'s operator new.          */
-static void *(*real_new_nothrow)(size_t, const void *), *(*real_new_array_nothrow)(size_t, const void *);
+/* Not checking: operator new is malloc, as libstdc++'s is underneath, with the caller of new as the    */
+/* block's site (ts.new_caller, which the malloc wrapper takes), so that blocks are named by the code   */
+/* that made them rather than all by operator new. Only when malloc fails does libstdc++'s own operator */
+/* run, for the new handler and std::bad_alloc: looked up then, not at start (a program calling new has */
+/* libstdc++, so the lookup cannot fail; a failing dlsym mallocs its error string into the traced heap). */
 #define REAL(var, name) (var ? var : (var = (typeof(var))dlsym(RTLD_NEXT, name)))
+static void *plain_new(size_t n, uintptr_t caller, void *(**real)(size_t), const char *name)
+{
+    ts.new_caller = caller;
+    void *p = malloc(n);
+    ts.new_caller = 0;
+    if (p || !REAL(*real, name)) return p;
+    return (*real)(n);
+}
+static void *plain_new_nothrow(size_t n, uintptr_t caller)
+{
+    ts.new_caller = caller;
+    void *p = malloc(n);
+    ts.new_caller = 0;
+    return p;
+}
 EXPORT void *_Znwm(size_t n)
 {
-    if (!chk.on) return REAL(real_new, "_Znwm") ? real_new(n) : malloc(n);
+    if (!chk.on) return plain_new(n, CALLER, &real_new, "_Znwm");
     return new_of(n, MC_NEW, CALLER, 0);
 }
 EXPORT void *_Znam(size_t n)
 {
-    if (!chk.on) return REAL(real_new_array, "_Znam") ? real_new_array(n) : malloc(n);
+    if (!chk.on) return plain_new(n, CALLER, &real_new_array, "_Znam");
     return new_of(n, MC_NEW_ARRAY, CALLER, 0);
 }
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t)
 {
-    if (!chk.on) return REAL(real_new_nothrow, "_ZnwmRKSt9nothrow_t") ? real_new_nothrow(n, t) : malloc(n);
+    if (!chk.on) return plain_new_nothrow(n, CALLER);
     return new_of(n, MC_NEW, CALLER, 1);
 }
 EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t)
 {
-    if (!chk.on) return REAL(real_new_array_nothrow, "_ZnamRKSt9nothrow_t") ? real_new_array_nothrow(n, t) : malloc(n);
+    if (!chk.on) return plain_new_nothrow(n, CALLER);
     return new_of(n, MC_NEW_ARRAY, CALLER, 1);
 }
 EXPORT void _ZdlPv(void *p)

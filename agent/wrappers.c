@@ -330,28 +330,31 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 }
 
 /* The allocators of the table (kind NEW): heap.c's block, else glibc's by the old route. Before the real */
-/* allocator is known, the boot arena serves them, aligned as asked (up to a page).                       */
+/* allocator is known, the boot arena serves them, aligned as asked (up to a page). The block's site is   */
+/* the caller, or the caller of operator new when the agent's operator new made the call (check_run.c).   */
 static size_t mt_page(void) { return (size_t)g.page; }
 #define AGENT_NEW(name, ret, params, args, event, al, size, a0, a1) \
     EXPORT ret name params \
     { \
+        uintptr_t site = ts.new_caller ? ts.new_caller : CALLER; \
+        ts.new_caller = 0; \
         if (!hooks_ready) return alignment(al) ? mt_boot_alloc(size, alignment(al)) : NULL; \
         if (chk.on) { \
-            void *c = alignment(al) ? check_alloc(size, alignment(al), 0, event == MT_FN_MALLOC ? 0 : 3, CALLER, 0) : no_memory(); \
-            return checked(event, CALLER, c, size, (long)(a0), (long)(a1), 0); \
+            void *c = alignment(al) ? check_alloc(size, alignment(al), 0, event == MT_FN_MALLOC ? 0 : 3, site, 0) : no_memory(); \
+            return checked(event, site, c, size, (long)(a0), (long)(a1), 0); \
         } \
         int dirty; \
         PROF_BEGIN(t0); \
         void *p = heap_serves() && alignment(al) ? heap_alloc(size, alignment(al), &dirty) : NULL; \
         if (p) { \
-            served(event, CALLER, p, (long)(a0), (long)(a1), 0); \
+            served(event, site, p, (long)(a0), (long)(a1), 0); \
             PROF_END(PROF_ALLOC_CALL, t0); \
             return p; \
         } \
-        if (capped()) return served(event, CALLER, no_memory(), (long)(a0), (long)(a1), 0); \
+        if (capped()) return served(event, site, no_memory(), (long)(a0), (long)(a1), 0); \
         if (!enter_untraced()) return real.name args; \
         p = real.name args; \
-        return allocated(event, CALLER, p, (long)(a0), (long)(a1), 0); \
+        return allocated(event, site, p, (long)(a0), (long)(a1), 0); \
     }
 
 /* A file the program maps is announced with its path, so that its region is named after the file. */

@@ -134,7 +134,11 @@ __attribute__((constructor(101))) static void agent_init(void)
     if (out_of_line) ool_init();
     g.active = 1;
     heap_init();
+    /* dlsym's allocations (dlerror's message for an operator a C program lacks) come from the boot arena, */
+    /* as dlopen's do (ool_init): they are neither the program's blocks nor recorded.                       */
+    hooks_ready = 0;
     check_resolve();
+    hooks_ready = 1;
     check_init(g.regions); /* memtrace run --check: bit 0x100 of MEMTRACE_REGIONS */
     g.regions &= 0xff;
     g.ring->agent_pid = (uint64_t)g.pid;

@@ -8,6 +8,8 @@
  * the same shadow memory ((addr >> 3) + 0x7fff8000, mapped here as the compiled-in runtime maps it), so that
  * check/check_report.c, linked into the agent unchanged, names blocks and words reports exactly as it does
  * there. The agent writes headers and shadow through heap.c's alias view (the program's view is protected).
+ * The block logic itself (layout, live list, quarantine, leak scan, shadow test) is check/check_block.h's,
+ * shared with the compiled-in runtime; what is here is the agent's memory, locks and entry points.
  *
  * Where the checks are: every access of the program to the heap faults (the heap is traced), and the fault
  * handler (fault.c) asks check_fault() first: the faulting operand (its address and size from the decoded
@@ -27,33 +29,44 @@
  * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
  * threads other than the exiting one are not leak roots.
  */
+#include <stdio.h>
+
 #include "agent.h"
 #include "check/check.h"
+#include "check/check_block.h"
 
 #define LEFT 64
-#define SHADOW_END 0x10007fff8000ULL
 
 struct check_state chk;
 
 static struct {
-    spinlock lock;               /* the live list, the quarantine; a leaf: touches only the alias view */
-    struct mc_block *live;       /* program addresses of headers; linked through the alias view */
-    struct mc_block *q_head, *q_tail;
-    size_t q_bytes, q_limit;
-    uint32_t counter;
+    spinlock lock;               /* the lists; a leaf: touches only the alias view */
+    struct mc_lists l;           /* the live list, the quarantine: program addresses, linked through the alias view */
     uintptr_t libc_s, libc_e;    /* libc's code: its reads are checked for use after free only */
     volatile uint64_t accesses;  /* heap accesses checked */
     volatile uint64_t libc_checks;
-} cs = {.q_limit = 64u << 20};
+} cs = {.l.q_limit = 64u << 20};
 
-void mc_set_quarantine(size_t bytes) { cs.q_limit = bytes; }
+void mc_set_quarantine(size_t bytes) { cs.l.q_limit = bytes; }
 void mc_init_report(void);
+
+/* check_report.c formats its messages through these: in libmemtrace-check.so they reach libc's vsnprintf past */
+/* the checked printf wrappers (check_format.c); the agent wraps no printf, so libc's serves directly. */
+int mc_vsnprintf(char *d, size_t n, const char *fmt, va_list ap) { return vsnprintf(d, n, fmt, ap); }
+int mc_snprintf(char *d, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(d, n, fmt, ap);
+    va_end(ap);
+    return k;
+}
 
 static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
 
 /* ---- shadow ---- */
 
-int mc_addressable_range(uintptr_t addr) { return addr < MC_SHADOW_OFFSET || (addr >= SHADOW_END && addr < 0x800000000000ULL); }
+int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }
 
 void mc_poison(uintptr_t addr, size_t size, uint8_t value)
 {
@@ -68,20 +81,7 @@ void mc_unpoison(uintptr_t addr, size_t size)
     if (size & 7) s[size >> 3] = (uint8_t)(size & 7);
 }
 
-uintptr_t mc_first_bad(uintptr_t addr, size_t size)
-{
-    uintptr_t end = addr + size;
-    for (uintptr_t a = addr; a < end;) {
-        uint8_t v = *MC_SHADOW(a);
-        if (v != 0) {
-            if (v >= 0x80) return a;
-            uintptr_t granule = a & ~(uintptr_t)7, limit = granule + v, top = end < granule + 8 ? end : granule + 8;
-            if (top > limit) return a > limit ? a : limit;
-        }
-        a = (a | 7) + 1;
-    }
-    return 0;
-}
+uintptr_t mc_first_bad(uintptr_t addr, size_t size) { return mc_shadow_first_bad(addr, size); }
 
 void mc_counts_total(struct mc_counts *out)
 {
@@ -115,7 +115,7 @@ void check_init(int regions)
         mt_sys3(SYS_write, 2, (long)msg, sizeof msg - 1);
         return;
     }
-    long got = mt_sys6(SYS_mmap, (long)MC_SHADOW_OFFSET, (long)(SHADOW_END - MC_SHADOW_OFFSET), PROT_READ | PROT_WRITE,
+    long got = mt_sys6(SYS_mmap, (long)MC_SHADOW_OFFSET, (long)(MC_SHADOW_END - MC_SHADOW_OFFSET), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (got != (long)MC_SHADOW_OFFSET) {
         static const char msg[] = "memtrace: check: cannot map the shadow memory at 0x7fff8000 (another mapping is "
@@ -163,14 +163,6 @@ static int borrow_stderr(void)
 
 /* ---- blocks ---- */
 
-static size_t right_redzone(size_t size)
-{
-    size_t rz = size / 8;
-    if (rz < 32) rz = 32;
-    if (rz > 2048) rz = 2048;
-    return (rz + 7) & ~(size_t)7;
-}
-
 /* A checked block of n bytes aligned to al (a power of two); NULL when the reservation is full. */
 void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zero)
 {
@@ -181,7 +173,7 @@ void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zer
     }
     size_t left = al > LEFT ? al : LEFT;
     size_t body = (n + 7) & ~(size_t)7;
-    size_t total = left + body + right_redzone(n);
+    size_t total = left + body + mc_right_redzone(n);
     if (n > ((size_t)1 << 40) || total < n) {
         errno = ENOMEM;
         return NULL;
@@ -209,12 +201,7 @@ void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zer
     mc_poison(user + body, usable - left - body, MC_HEAP_RIGHT);
     enter_critical();
     spin_lock(&cs.lock);
-    h->number = ++cs.counter;
-    h->magic = MC_LIVE;
-    h->prev = NULL;
-    h->next = cs.live;
-    if (cs.live) A(cs.live)->prev = b;
-    cs.live = b;
+    mc_link_live(&cs.l, b, A);
     spin_unlock(&cs.lock);
     leave_critical();
     return (void *)user;
@@ -224,11 +211,7 @@ void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zer
 static struct mc_block *header_at(uintptr_t p)
 {
     if ((p & 15) || !heap_owns((void *)p) || !heap_owns((void *)(p - LEFT))) return NULL;
-    if (*MC_SHADOW(p - 8) != MC_HEAP_LEFT) return NULL;
-    struct mc_block *b = (struct mc_block *)(p - sizeof *b), *h = A(b);
-    if (h->magic != MC_LIVE && h->magic != MC_QUARANTINED) return NULL;
-    if ((uintptr_t)h->chunk >= p || p - (uintptr_t)h->chunk > (1u << 20)) return NULL;
-    return b;
+    return mc_header_at(p, A);
 }
 
 /* The block an address is in or next to (check_report.c asks; everything is open then). */
@@ -254,8 +237,7 @@ struct mc_block *mc_block_of(uintptr_t addr, int *inside)
     return NULL;
 }
 
-static const char *release_name(int f) { return f == MC_NEW ? "delete" : f == MC_NEW_ARRAY ? "delete[]" : "free"; }
-const char *mc_family_name(int f) { return f == MC_NEW ? "new" : f == MC_NEW_ARRAY ? "new[]" : "malloc"; }
+const char *mc_family_name(int f) { return mc_alloc_name(f); }
 
 static void report_free(const char *kind, uintptr_t p, const struct mc_block *b, uintptr_t pc, const char *what)
 {
@@ -281,7 +263,7 @@ int check_free(void *ptr, int family, uintptr_t pc, const char *what)
 {
     uintptr_t u = (uintptr_t)ptr;
     if (!u) return 0;
-    if (!what) what = release_name(family);
+    if (!what) what = mc_release_name(family);
     if (!heap_owns(ptr)) {
         if (glibc_may_own(u)) return 1;
         report_free("invalid free", u, NULL, pc, what);
@@ -301,25 +283,8 @@ int check_free(void *ptr, int family, uintptr_t pc, const char *what)
         leave_critical();
         return 0;
     }
-    if (h->prev) A(h->prev)->next = h->next; else cs.live = h->next;
-    if (h->next) A(h->next)->prev = h->prev;
-    h->magic = MC_QUARANTINED;
-    h->free_pc = (const void *)pc;
-    mc_poison(u, (h->size + 7) & ~(size_t)7, MC_HEAP_FREED);
-    h->next = NULL;
-    if (cs.q_tail) A(cs.q_tail)->next = b; else cs.q_head = b;
-    cs.q_tail = b;
-    cs.q_bytes += h->size;
-    struct mc_block *out = NULL;
-    while (cs.q_bytes > cs.q_limit && cs.q_head) {
-        struct mc_block *o = cs.q_head, *oh = A(o);
-        cs.q_head = oh->next;
-        if (!cs.q_head) cs.q_tail = NULL;
-        cs.q_bytes -= oh->size;
-        oh->magic = 0;
-        oh->next = out;
-        out = o;
-    }
+    mc_unlink_live(&cs.l, b, A);
+    struct mc_block *out = mc_quarantine(&cs.l, b, (const void *)pc, A);
     spin_unlock(&cs.lock);
     leave_critical();
     while (out) {
@@ -425,66 +390,26 @@ void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const cha
 
 /* ---- leaks ---- */
 
-struct scan {
-    struct mc_block **blocks;    /* live blocks sorted by address */
-    uint8_t *marked;
-    size_t n;
-    size_t *stack, depth, cap;
-};
-
-static void sift(struct mc_block **a, size_t i, size_t n)
+/* the stack of blocks to scan grows in the agent's own pages (no libc malloc here) */
+static int grow_stack(struct mc_scan *s)
 {
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) return;
-        if (c + 1 < n && a[c + 1] > a[c]) c++;
-        if (a[i] >= a[c]) return;
-        struct mc_block *t = a[i]; a[i] = a[c]; a[c] = t;
-        i = c;
+    size_t cap = s->cap ? 2 * s->cap : 4096;
+    size_t *grown = agent_map(cap * sizeof *grown);
+    if (!grown) return 0;
+    if (s->stack) {
+        mt_memcpy(grown, s->stack, s->depth * sizeof *grown);
+        mt_sys2(SYS_munmap, (long)s->stack, (long)(s->cap * sizeof *grown));
     }
+    s->stack = grown;
+    s->cap = cap;
+    return 1;
 }
 
-static void scan_range(struct scan *s, uintptr_t from, uintptr_t to)
-{
-    from = (from + 7) & ~(uintptr_t)7;
-    for (uintptr_t a = from; a + 8 <= to; a += 8) {
-        uintptr_t v = *(volatile uintptr_t *)a;
-        if (!heap_owns((void *)v)) continue;
-        size_t lo = 0, hi = s->n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if ((uintptr_t)(s->blocks[mid] + 1) <= v) lo = mid + 1; else hi = mid;
-        }
-        if (lo == 0) continue;
-        size_t i = lo - 1;
-        uintptr_t start = (uintptr_t)(s->blocks[i] + 1);
-        if (v >= start + (s->blocks[i]->size ? s->blocks[i]->size : 1) || s->marked[i]) continue;
-        s->marked[i] = 1;
-        if (s->depth == s->cap) {
-            size_t cap = s->cap ? 2 * s->cap : 4096;
-            size_t *grown = agent_map(cap * sizeof *grown);
-            if (!grown) continue;
-            if (s->stack) {
-                mt_memcpy(grown, s->stack, s->depth * sizeof *grown);
-                mt_sys2(SYS_munmap, (long)s->stack, (long)(s->cap * sizeof *grown));
-            }
-            s->stack = grown;
-            s->cap = cap;
-        }
-        s->stack[s->depth++] = i;
-    }
-}
+static int on_heap(uintptr_t v) { return heap_owns((void *)v); }
 
 static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
 {
-    struct scan *s = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
-            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-            scan_range(s, a, a + ph->p_memsz);
-        }
-    }
+    mc_scan_module(data, info, size, 0);
     return 0;
 }
 
@@ -509,8 +434,8 @@ __attribute__((noinline)) void mc_leak_check(void)
     enter_critical();
     spin_lock(&cs.lock);
     size_t n = 0;
-    for (struct mc_block *b = cs.live; b; b = b->next) n++;
-    struct scan s = {0};
+    for (struct mc_block *b = cs.l.live; b; b = b->next) n++;
+    struct mc_scan s = {.candidate = on_heap, .grow = grow_stack};
     s.blocks = n ? agent_map(n * sizeof *s.blocks) : NULL;
     s.marked = n ? agent_map(n) : NULL;
     if (!s.blocks || !s.marked) {
@@ -520,39 +445,19 @@ __attribute__((noinline)) void mc_leak_check(void)
         return;
     }
     size_t k = 0;
-    for (struct mc_block *b = cs.live; b; b = b->next) s.blocks[k++] = b;
+    for (struct mc_block *b = cs.l.live; b; b = b->next) s.blocks[k++] = b;
     spin_unlock(&cs.lock);
     leave_critical();
     s.n = n;
-    for (size_t i = n / 2; i-- > 0;) sift(s.blocks, i, n);
-    for (size_t end = n; end-- > 1;) {
-        struct mc_block *t = s.blocks[0]; s.blocks[0] = s.blocks[end]; s.blocks[end] = t;
-        sift(s.blocks, 0, end);
-    }
+    mc_sort_blocks(s.blocks, n);
     dl_iterate_phdr(scan_module, &s);
     uintptr_t top = (uintptr_t)__libc_stack_end, here = (uintptr_t)__builtin_frame_address(0);
-    if (top > here && top - here < (1UL << 30)) scan_range(&s, here, page_up(top));
-    while (s.depth) {
-        size_t i = s.stack[--s.depth];
-        uintptr_t start = (uintptr_t)(s.blocks[i] + 1);
-        scan_range(&s, start, start + s.blocks[i]->size);
-    }
+    if (top > here && top - here < (1UL << 30)) mc_scan_range(&s, here, page_up(top));
+    mc_scan_reachable(&s);
     const struct mc_block **sites = agent_map(n * sizeof *sites);
     size_t *counts = agent_map(n * sizeof *counts), *bytes = agent_map(n * sizeof *bytes);
-    size_t nsites = 0, leaked = 0, leaked_bytes = 0;
-    for (size_t i = 0; sites && counts && bytes && i < n; i++) {
-        if (s.marked[i]) continue;
-        const struct mc_block *b = s.blocks[i];
-        if (from_loader(b->alloc_pc)) continue;
-        leaked++;
-        leaked_bytes += b->size;
-        size_t j = 0;
-        while (j < nsites && sites[j]->alloc_pc != b->alloc_pc) j++;
-        if (j == nsites) { sites[nsites] = b; counts[nsites] = 0; bytes[nsites] = 0; nsites++; }
-        if (b->number < sites[j]->number) sites[j] = b;
-        counts[j]++;
-        bytes[j] += b->size;
-    }
+    size_t leaked, leaked_bytes;
+    size_t nsites = mc_group_leaks(&s, from_loader, sites, counts, bytes, &leaked, &leaked_bytes);
     if (leaked) {
         int borrowed = borrow_stderr();
         mc_report_leaks(leaked, leaked_bytes, sites, counts, bytes, nsites);
@@ -566,7 +471,7 @@ __attribute__((noinline)) void mc_leak_check(void)
 static void *(*real_new)(size_t), *(*real_new_array)(size_t);
 static void (*real_delete)(void *), (*real_delete_array)(void *);
 
-/* Before tracing starts, only when checking: the real operators, for a failed allocation and blocks not ours. */
+/* Only when checking, with the hooks off (init.c): the real operators, for a failed allocation and blocks not ours. */
 void check_resolve(void)
 {
     real_new = (void *(*)(size_t))dlsym(RTLD_NEXT, "_Znwm");
@@ -661,20 +566,3 @@ EXPORT void _ZdaPvm(void *p, size_t n)
 }
 EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *t) { _ZdlPv(p); }
 EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *t) { _ZdaPv(p); }
-
-/* check/check_report.c formats its messages through mc_snprintf/mc_vsnprintf, which the cc --check runtime
- * defines in check_format.c next to its checked printf wrappers. The agent wraps no printf: libc's formats
- * them (without these the agent does not load: "undefined symbol: mc_vsnprintf", -z now). */
-int mc_vsnprintf(char *d, size_t n, const char *fmt, va_list ap)
-{
-    return vsnprintf(d, n, fmt, ap);
-}
-
-int mc_snprintf(char *d, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(d, n, fmt, ap);
-    va_end(ap);
-    return k;
-}

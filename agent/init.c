@@ -132,12 +132,16 @@ __attribute__((constructor(101))) static void agent_init(void)
     g.text_end = (uintptr_t)text_end;
     ldso_base = (uintptr_t)getauxval(AT_BASE);
     if (out_of_line) ool_init();
-    /* run --check's operator new/delete fallbacks: looked up only when checking, and before tracing */
-    /* starts, since a failing dlsym (a C program has no libstdc++) mallocs its error string, which  */
-    /* would otherwise show as the program's blocks                                                 */
-    if (g.regions & CHECK_REGION_BIT) check_resolve();
     g.active = 1;
     heap_init();
+    /* run --check's real operator new/delete, looked up only when checking. dlsym's allocations        */
+    /* (dlerror's message for an operator a C program lacks) come from the boot arena, as dlopen's do    */
+    /* (ool_init): they are neither the program's blocks nor recorded.                                   */
+    if (g.regions & CHECK_REGION_BIT) {
+        hooks_ready = 0;
+        check_resolve();
+        hooks_ready = 1;
+    }
     check_init(g.regions); /* memtrace run --check: bit 0x100 of MEMTRACE_REGIONS */
     g.regions &= 0xff;
     g.ring->agent_pid = (uint64_t)g.pid;

@@ -9,6 +9,7 @@
  *                   reports, the JSON lines, the summary, stop or continue
  *   check_libc.c    libc's memory and string functions checked by what they read and write
  *   check_format.c  the printf family, puts, fputs and the wide-string functions, the same way
+ *   check_block.h   the block, quarantine, leak and shadow logic shared with the agent's run --check
  *
  * Shadow values (the first four are gcc's, which writes them inline for stack frames):
  *   0 all 8 bytes addressable; 1..7 the first k are; 0xf1/0xf2/0xf3 stack left/middle/right redzone;
@@ -25,6 +26,7 @@
 
 #define MC_EXPORT __attribute__((visibility("default")))
 #define MC_SHADOW_OFFSET 0x7fff8000ULL
+#define MC_SHADOW_END 0x10007fff8000ULL       /* the shadow is [MC_SHADOW_OFFSET, MC_SHADOW_END) */
 #define MC_SHADOW(a) ((uint8_t *)(((uintptr_t)(a) >> 3) + MC_SHADOW_OFFSET))
 
 enum {

@@ -10,7 +10,8 @@
  * header in quarantine is a double free; anything else is an invalid free, named by what the address is
  * (a stack or global variable, the middle of a block, nothing known). A released block's bytes are poisoned
  * and it waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB) before glibc gets it back,
- * so that a use after free is caught even after more allocations.
+ * so that a use after free is caught even after more allocations. The layout, lists and leak scan are
+ * check_block.h's, which the agent's `memtrace run --check` (check_run.c) shares.
  *
  * Leaks at exit (LeakSanitizer's definition): every live block not reachable from a root through pointers
  * (interior pointers count) is a leak, except the dynamic loader's own (threads' TLS vectors). Roots: the
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_block.h"
 
 extern void *__libc_memalign(size_t align, size_t size);
 extern void __libc_free(void *p);
@@ -40,20 +42,9 @@ extern void __libc_free(void *p);
 #define LARGE (128u << 10)
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mc_block *live;                    /* doubly linked */
-static struct mc_block *q_head, *q_tail;          /* quarantine, oldest first */
-static size_t q_bytes, q_limit = 64u << 20;
-static uint32_t counter;
+static struct mc_lists lists = {.q_limit = 64u << 20};   /* the live list, the quarantine (check_block.h) */
 
-void mc_set_quarantine(size_t bytes) { q_limit = bytes; }
-
-static size_t right_redzone(size_t size)
-{
-    size_t rz = size / 8;
-    if (rz < 32) rz = 32;
-    if (rz > 2048) rz = 2048;
-    return (rz + 7) & ~(size_t)7;
-}
+void mc_set_quarantine(size_t bytes) { lists.q_limit = bytes; }
 
 static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, const void *pc)
 {
@@ -63,7 +54,7 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     /* a large block (glibc mmaps it) gets 16 KB redzones: a read 4,000 bytes before a 1 MB block is caught */
     if (size >= LARGE && left < 16384) left = 16384;
     size_t body = (size + 7) & ~(size_t)7;
-    size_t total = left + body + (size >= LARGE ? 16384 : right_redzone(size));
+    size_t total = left + body + (size >= LARGE ? 16384 : mc_right_redzone(size));
     if (size > ((size_t)1 << 46) || total < size) {
         errno = ENOMEM;
         return NULL;
@@ -83,12 +74,7 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     mc_unpoison(user, size);
     mc_poison(user + body, total - left - body, MC_HEAP_RIGHT);
     pthread_mutex_lock(&heap_lock);
-    b->number = ++counter;
-    b->magic = MC_LIVE;
-    b->prev = NULL;
-    b->next = live;
-    if (live) live->prev = b;
-    live = b;
+    mc_link_live(&lists, b, mc_view_self);
     pthread_mutex_unlock(&heap_lock);
     return (void *)user;
 }
@@ -97,11 +83,7 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
 static struct mc_block *header_at(uintptr_t p)
 {
     if ((p & 15) || !mc_addressable_range(p) || p < LEFT) return NULL;
-    if (*MC_SHADOW(p - 8) != MC_HEAP_LEFT) return NULL;
-    struct mc_block *b = (struct mc_block *)(p - sizeof *b);
-    if (b->magic != MC_LIVE && b->magic != MC_QUARANTINED) return NULL;
-    if ((uintptr_t)b->chunk >= p || p - (uintptr_t)b->chunk > (1u << 20)) return NULL;
-    return b;
+    return mc_header_at(p, mc_view_self);
 }
 
 struct mc_block *mc_block_of(uintptr_t addr, int *inside)
@@ -131,15 +113,6 @@ struct mc_block *mc_block_of(uintptr_t addr, int *inside)
     return NULL;
 }
 
-static void unlink_live(struct mc_block *b)
-{
-    if (b->prev) b->prev->next = b->next; else live = b->next;
-    if (b->next) b->next->prev = b->prev;
-}
-
-static const char *family_name(int f) { return f == MC_NEW ? "new" : f == MC_NEW_ARRAY ? "new[]" : "malloc"; }
-static const char *release_name(int f) { return f == MC_NEW ? "delete" : f == MC_NEW_ARRAY ? "delete[]" : "free"; }
-
 static void release(void *p, uint8_t family, const void *pc)
 {
     if (!p) return;
@@ -150,36 +123,20 @@ static void release(void *p, uint8_t family, const void *pc)
     if (!b || b->magic != MC_LIVE) {
         pthread_mutex_unlock(&heap_lock);
         if (b) {
-            mc_report_free("double free", u, b, pc, release_name(family));
+            mc_report_free("double free", u, b, pc, mc_release_name(family));
         } else {
-            mc_report_free("invalid free", u, NULL, pc, release_name(family));
+            mc_report_free("invalid free", u, NULL, pc, mc_release_name(family));
         }
         return;
     }
     if (b->family != family) {
         pthread_mutex_unlock(&heap_lock);
-        mc_report_free("allocator mismatch", u, b, pc, release_name(family));
+        mc_report_free("allocator mismatch", u, b, pc, mc_release_name(family));
         pthread_mutex_lock(&heap_lock);
         if (b->magic != MC_LIVE) { pthread_mutex_unlock(&heap_lock); return; }
     }
-    unlink_live(b);
-    b->magic = MC_QUARANTINED;
-    b->free_pc = pc;
-    mc_poison(u, (b->size + 7) & ~(size_t)7, MC_HEAP_FREED);
-    b->next = NULL;
-    if (q_tail) q_tail->next = b; else q_head = b;
-    q_tail = b;
-    q_bytes += b->size;
-    struct mc_block *out = NULL;
-    while (q_bytes > q_limit && q_head) {
-        struct mc_block *o = q_head;
-        q_head = o->next;
-        if (!q_head) q_tail = NULL;
-        q_bytes -= o->size;
-        o->magic = 0;
-        o->next = out;
-        out = o;
-    }
+    mc_unlink_live(&lists, b, mc_view_self);
+    struct mc_block *out = mc_quarantine(&lists, b, pc, mc_view_self);
     pthread_mutex_unlock(&heap_lock);
     while (out) {
         struct mc_block *o = out;
@@ -188,7 +145,7 @@ static void release(void *p, uint8_t family, const void *pc)
     }
 }
 
-const char *mc_family_name(int f) { return family_name(f); }
+const char *mc_family_name(int f) { return mc_alloc_name(f); }
 
 #define CALLER __builtin_return_address(0)
 
@@ -293,78 +250,23 @@ MC_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { release(p, 
 
 /* ---- leaks ---- */
 
-struct scan {
-    struct mc_block **blocks;    /* live blocks sorted by address */
-    uint8_t *marked;
-    size_t n;
-    size_t *stack, depth, cap;
-};
-
-/* heapsort by address: qsort may call malloc, which waits for the lock the leak check holds */
-static void sift(struct mc_block **a, size_t i, size_t n)
+/* the stack of blocks to scan grows in glibc's memory (the runtime links libc) */
+static int grow_stack(struct mc_scan *s)
 {
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) return;
-        if (c + 1 < n && a[c + 1] > a[c]) c++;
-        if (a[i] >= a[c]) return;
-        struct mc_block *t = a[i]; a[i] = a[c]; a[c] = t;
-        i = c;
-    }
+    size_t cap = s->cap ? 2 * s->cap : 1024;
+    size_t *grown = __libc_memalign(16, cap * sizeof *grown);
+    if (!grown) return 0;
+    if (s->stack) { memcpy(grown, s->stack, s->depth * sizeof *grown); __libc_free(s->stack); }
+    s->stack = grown;
+    s->cap = cap;
+    return 1;
 }
 
-static void sort_blocks(struct mc_block **a, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;) sift(a, i, n);
-    for (size_t end = n; end-- > 1;) {
-        struct mc_block *t = a[0]; a[0] = a[end]; a[end] = t;
-        sift(a, 0, end);
-    }
-}
-
-static void scan_range(struct scan *s, uintptr_t from, uintptr_t to)
-{
-    from = (from + 7) & ~(uintptr_t)7;
-    for (uintptr_t a = from; a + 8 <= to; a += 8) {
-        uintptr_t v = *(uintptr_t *)a;
-        if (v < 4096) continue;
-        size_t lo = 0, hi = s->n;
-        while (lo < hi) {       /* the last block starting at or below v */
-            size_t mid = (lo + hi) / 2;
-            if ((uintptr_t)(s->blocks[mid] + 1) <= v) lo = mid + 1; else hi = mid;
-        }
-        if (lo == 0) continue;
-        size_t i = lo - 1;
-        uintptr_t start = (uintptr_t)(s->blocks[i] + 1);
-        if (v >= start + (s->blocks[i]->size ? s->blocks[i]->size : 1) || s->marked[i]) continue;
-        s->marked[i] = 1;
-        if (s->depth == s->cap) {
-            size_t cap = s->cap ? 2 * s->cap : 1024;
-            size_t *grown = __libc_memalign(16, cap * sizeof *grown);
-            if (!grown) continue;
-            if (s->stack) { memcpy(grown, s->stack, s->depth * sizeof *grown); __libc_free(s->stack); }
-            s->stack = grown;
-            s->cap = cap;
-        }
-        s->stack[s->depth++] = i;
-    }
-}
+static int may_point(uintptr_t v) { return v >= 4096; }
 
 static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
 {
-    struct scan *s = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
-            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-            scan_range(s, a, a + ph->p_memsz);
-        }
-        /* the calling thread's block of the module's thread-local variables (__thread void *p = malloc(..)) */
-        if (ph->p_type == PT_TLS && size >= offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(void *) && info->dlpi_tls_data) {
-            uintptr_t a = (uintptr_t)info->dlpi_tls_data;
-            scan_range(s, a, a + ph->p_memsz);
-        }
-    }
+    mc_scan_module(data, info, size, 1);
     return 0;
 }
 
@@ -389,43 +291,27 @@ __attribute__((noinline)) void mc_leak_check(void)
     }
     pthread_mutex_lock(&heap_lock);
     size_t n = 0;
-    for (struct mc_block *b = live; b; b = b->next) n++;
+    for (struct mc_block *b = lists.live; b; b = b->next) n++;
     if (n == 0) { pthread_mutex_unlock(&heap_lock); return; }
-    struct scan s = {0};
+    struct mc_scan s = {.candidate = may_point, .grow = grow_stack};
     s.blocks = __libc_memalign(16, n * sizeof *s.blocks);
     s.marked = __libc_memalign(16, n);
     if (!s.blocks || !s.marked) { pthread_mutex_unlock(&heap_lock); return; }
     memset(s.marked, 0, n);
     size_t k = 0;
-    for (struct mc_block *b = live; b; b = b->next) s.blocks[k++] = b;
+    for (struct mc_block *b = lists.live; b; b = b->next) s.blocks[k++] = b;
     s.n = n;
-    sort_blocks(s.blocks, n);
+    mc_sort_blocks(s.blocks, n);
     /* roots: modules' writable data (the live list and the quarantine are in this library's .bss, but they
      * point at headers, below the blocks' starts, so they mark nothing), then this thread's stack */
     dl_iterate_phdr(scan_module, &s);
-    if (base) scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
-    while (s.depth) {
-        size_t i = s.stack[--s.depth];
-        uintptr_t start = (uintptr_t)(s.blocks[i] + 1);
-        scan_range(&s, start, start + s.blocks[i]->size);
-    }
+    if (base) mc_scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
+    mc_scan_reachable(&s);
     /* group the leaks by allocation site */
     const struct mc_block **sites = __libc_memalign(16, n * sizeof *sites);
     size_t *counts = __libc_memalign(16, n * sizeof *counts), *bytes = __libc_memalign(16, n * sizeof *bytes);
-    size_t nsites = 0, leaked = 0, leaked_bytes = 0;
-    for (size_t i = 0; sites && counts && bytes && i < n; i++) {
-        if (s.marked[i]) continue;
-        const struct mc_block *b = s.blocks[i];
-        if (from_loader(b->alloc_pc)) continue;
-        leaked++;
-        leaked_bytes += b->size;
-        size_t j = 0;
-        while (j < nsites && sites[j]->alloc_pc != b->alloc_pc) j++;
-        if (j == nsites) { sites[nsites] = b; counts[nsites] = 0; bytes[nsites] = 0; nsites++; }
-        if (b->number < sites[j]->number) sites[j] = b;    /* the first block of the site names it */
-        counts[j]++;
-        bytes[j] += b->size;
-    }
+    size_t leaked, leaked_bytes;
+    size_t nsites = mc_group_leaks(&s, from_loader, sites, counts, bytes, &leaked, &leaked_bytes);
     pthread_mutex_unlock(&heap_lock);
     if (leaked) mc_report_leaks(leaked, leaked_bytes, sites, counts, bytes, nsites);
 }

@@ -31,8 +31,7 @@
 #include <unistd.h>
 
 #include "check.h"
-
-#define SHADOW_END 0x10007fff8000ULL
+#include "check_block.h"
 
 static int shadow_ready;
 
@@ -89,7 +88,7 @@ void mc_init(void)
 {
     if (shadow_ready) return;
     void *want = (void *)MC_SHADOW_OFFSET;
-    void *got = mmap(want, SHADOW_END - MC_SHADOW_OFFSET, PROT_READ | PROT_WRITE,
+    void *got = mmap(want, MC_SHADOW_END - MC_SHADOW_OFFSET, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (got != want) {
         static const char msg[] = "memtrace: check: cannot map the shadow memory at 0x7fff8000 (another mapping is "
@@ -105,10 +104,7 @@ void mc_init(void)
 
 __attribute__((constructor(101))) static void mc_constructor(void) { mc_init(); }
 
-int mc_addressable_range(uintptr_t addr)
-{
-    return addr < MC_SHADOW_OFFSET || (addr >= SHADOW_END && addr < 0x800000000000ULL);
-}
+int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }
 
 void mc_poison(uintptr_t addr, size_t size, uint8_t value)
 {
@@ -121,25 +117,9 @@ void mc_unpoison(uintptr_t addr, size_t size)
     if (size & 7) *MC_SHADOW(addr + (size & ~(size_t)7)) = (uint8_t)(size & 7);
 }
 
-/* The first byte of [addr, addr+size) that may not be touched, or 0 when all may. */
+/* The first byte of [addr, addr+size) that may not be touched, or 0 when all may (check_block.h). */
 __attribute__((target("general-regs-only")))
-uintptr_t mc_first_bad(uintptr_t addr, size_t size)
-{
-    if (size == 0) return 0;
-    uintptr_t end = addr + size;
-    for (uintptr_t a = addr; a < end;) {
-        uint8_t *s = MC_SHADOW(a);
-        if ((a & 7) == 0 && end - a >= 64 && *(uint64_t *)s == 0) { a += 64; continue; }
-        uint8_t v = *s;
-        if (v != 0) {
-            if (v >= 0x80) return a;
-            uintptr_t granule = a & ~(uintptr_t)7, limit = granule + v, top = end < granule + 8 ? end : granule + 8;
-            if (top > limit) return a > limit ? a : limit;
-        }
-        a = (a | 7) + 1;
-    }
-    return 0;
-}
+uintptr_t mc_first_bad(uintptr_t addr, size_t size) { return mc_shadow_first_bad(addr, size); }
 
 /* A single-granule access is fine when its shadow is 0 or covers its last byte. */
 #define CHECK(name, size, access) CHECK_COUNTED(name, size, access, 1)

@@ -416,6 +416,26 @@ static inline uint8_t *put_token(uint8_t *p, uint64_t v, uint64_t bit)
     return put_varint(p, v >> 6);
 }
 
+/* A tag and its n slot words as the packing codecs write them: the byte 1 (then 0 in codecs 4 and later, */
+/* where a record's low bit 1 says "site given"), then the words as they are. Returns the output's end.  */
+static inline uint8_t *put_tag(uint8_t *out, const uint64_t *in, size_t n, int predict)
+{
+    *out++ = 1;
+    if (predict) *out++ = 0;
+    rt_memcpy(out, in, n * 8);
+    return out + n * 8;
+}
+
+/* The end of a packing run: its counts for the chunk's header, *raw the slot bytes it stands for, and the */
+/* packed bytes written (returned).                                                                         */
+static inline size_t pack_end(struct encoder *x, uint64_t records, uint64_t dropped, size_t slots, size_t *raw, size_t bytes)
+{
+    x->records = records;
+    x->dropped = dropped;
+    *raw = (slots + records) * 16;
+    return bytes;
+}
+
 /* Where packing stands between two runs of slots of one chunk (a buffer's tail, the next buffer's head). */
 struct pack_state {
     uint64_t site, last;
@@ -440,10 +460,7 @@ pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *
         uint64_t w0 = in[0], w1 = in[1];
         if (__builtin_expect(w1 >> 63, 0)) {
             size_t n = tag_words(in, end);
-            *out++ = 1;
-            if (predict) *out++ = 0;
-            rt_memcpy(out, in, n * 8);
-            out += n * 8;
+            out = put_tag(out, in, n, predict);
             in += n;
             slots += n / 2;
             continue;
@@ -478,13 +495,10 @@ pack_slots(struct encoder *x, struct pack_state *ps, const char *s, const char *
             out = put_varint(out, zigzag(step) + 1);
         }
     }
-    x->records = records;
-    x->dropped = dropped;
     ps->site = site;
     ps->last = last;
     ps->h = h;
-    *raw = (slots + records) * 16;
-    return (size_t)(out - dst);
+    return pack_end(x, records, dropped, slots, raw, (size_t)(out - dst));
 }
 
 /* Codec 6: codec 5 with each site's granule. An entry (4 words: the last address of its sites, the site   */
@@ -515,10 +529,7 @@ static size_t pack_scaled(struct encoder *x, struct scaled_state *ps, const char
         uint64_t w0 = in[0], w1 = in[1];
         if (__builtin_expect(w1 >> 63, 0)) {
             size_t n = tag_words(in, end);
-            *out++ = 1;
-            *out++ = 0;
-            rt_memcpy(out, in, n * 8);
-            out += n * 8;
+            out = put_tag(out, in, n, 1);
             in += n;
             slots += n / 2;
             continue;
@@ -554,14 +565,11 @@ static size_t pack_scaled(struct encoder *x, struct scaled_state *ps, const char
             out = put_varint(out, zigzag(step) + 1);
         }
     }
-    x->records = records;
-    x->dropped = dropped;
     ps->site = site;
     ps->last = last;
     ps->h = h;
     ps->g = g;
-    *raw = (slots + records) * 16;
-    return (size_t)(out - dst);
+    return pack_end(x, records, dropped, slots, raw, (size_t)(out - dst));
 }
 
 /* pack_slots for the file's codec (3, 4 or 5), each call specialized by its constants */

@@ -10,6 +10,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.cache.CacheHierarchy;
 import org.memtrace.cache.LevelStats;
@@ -39,7 +41,18 @@ public final class CacheSimulation implements Analysis {
      * with {@code json} (null for none) the same as JSON written to that file. {@code trace}, {@code policy}
      * and {@code seed} are shown as given.
      */
-    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed) {}
+    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed) {
+        /** The tables onto {@link #text}, then, when {@link #json} names a file, the results as JSON into it. */
+        void write(Consumer<PrintWriter> tables, Supplier<Object> results) throws IOException {
+            tables.accept(text);
+            if (json == null) return;
+            try {
+                new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(json.toFile(), results.get());
+            } catch (IOException e) {
+                throw new IOException("cannot write the JSON results: " + e.getMessage(), e);
+            }
+        }
+    }
 
     public CacheSimulation(CacheHierarchy caches, Naming naming) {
         this.caches = caches;
@@ -80,32 +93,20 @@ public final class CacheSimulation implements Analysis {
         byObject.namesChanged();
     }
 
-    /** Writes the results if asked to. */
     @Override
     public String name() { return "cachesim"; }
 
+    /** Writes the results if asked to. */
     @Override
     public void finish(Ending ending) throws IOException {
-        if (output == null) return;
-        print(output.text(), ending.records());
-        if (output.json() == null) return;
-        try {
-            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(output.json().toFile(), json(ending.records()));
-        } catch (IOException e) {
-            throw new IOException("cannot write the JSON results: " + e.getMessage(), e);
-        }
+        if (output != null) output.write(out -> print(out, ending.records()), () -> json(ending.records()));
     }
 
     private void print(PrintWriter out, long events) {
         List<LevelStats> levels = levels();
         out.printf(Locale.ROOT, "memtrace cachesim: %s, policy %s, %,d events, %,d loads and stores, %,d block operations%n",
                 output.trace(), output.policy(), events, accesses, blocks);
-        out.printf(Locale.ROOT, "%-5s %-12s %15s %15s %8s %15s %15s %15s %15s %15s%n", "level", "geometry", "accesses",
-                "misses", "miss%", "loads", "load misses", "stores", "store misses", "writebacks");
-        for (LevelStats l : levels)
-            out.printf(Locale.ROOT, "%-5s %-12s %,15d %,15d %7.3f%% %,15d %,15d %,15d %,15d %,15d%n", l.name(), l.geometry(),
-                    l.accesses(), l.misses(), 100 * l.missRatio(), l.loads(), l.loadMisses(), l.stores(), l.storeMisses(),
-                    l.writebacks());
+        printLevels(out, levels);
         String ll = levels.getLast().name();
         boolean one = levels.size() == 1;
         int top = output.top();
@@ -114,6 +115,16 @@ public final class CacheSimulation implements Analysis {
         ranking(out, "objects by L1 misses", topObjects(top, false), one, ll);
         if (!one) ranking(out, "objects by " + ll + " misses", topObjects(top, true), false, ll);
         out.flush();
+    }
+
+    /** The table of levels: one row a level, its geometry and counts (cachesim, one core or all of them). */
+    static void printLevels(PrintWriter out, List<LevelStats> levels) {
+        out.printf(Locale.ROOT, "%-5s %-12s %15s %15s %8s %15s %15s %15s %15s %15s%n", "level", "geometry", "accesses",
+                "misses", "miss%", "loads", "load misses", "stores", "store misses", "writebacks");
+        for (LevelStats l : levels)
+            out.printf(Locale.ROOT, "%-5s %-12s %,15d %,15d %7.3f%% %,15d %,15d %,15d %,15d %,15d%n", l.name(), l.geometry(),
+                    l.accesses(), l.misses(), 100 * l.missRatio(), l.loads(), l.loadMisses(), l.stores(), l.storeMisses(),
+                    l.writebacks());
     }
 
     private static void ranking(PrintWriter out, String title, List<Misses> rows, boolean oneLevel, String ll) {
@@ -137,27 +148,28 @@ public final class CacheSimulation implements Analysis {
         j.put("events", events);
         j.put("accesses", accesses);
         j.put("blockOperations", blocks);
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (LevelStats l : levels()) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("name", l.name());
-            m.put("geometry", l.geometry().toString());
-            m.put("accesses", l.accesses());
-            m.put("misses", l.misses());
-            m.put("missRatio", l.missRatio());
-            m.put("loads", l.loads());
-            m.put("loadMisses", l.loadMisses());
-            m.put("stores", l.stores());
-            m.put("storeMisses", l.storeMisses());
-            m.put("writebacks", l.writebacks());
-            rows.add(m);
-        }
-        j.put("levels", rows);
+        j.put("levels", levels().stream().map(l -> levelJson(l, true)).toList());
         j.put("instructionsByFirstLevelMisses", topInstructions(top, false));
         j.put("instructionsByLastLevelMisses", topInstructions(top, true));
         j.put("objectsByFirstLevelMisses", topObjects(top, false));
         j.put("objectsByLastLevelMisses", topObjects(top, true));
         return j;
+    }
+
+    /** One level's counts as JSON; {@code missRatio} adds the ratio (cachesim's one-core results have it). */
+    static Map<String, Object> levelJson(LevelStats l, boolean missRatio) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", l.name());
+        m.put("geometry", l.geometry().toString());
+        m.put("accesses", l.accesses());
+        m.put("misses", l.misses());
+        if (missRatio) m.put("missRatio", l.missRatio());
+        m.put("loads", l.loads());
+        m.put("loadMisses", l.loadMisses());
+        m.put("stores", l.stores());
+        m.put("storeMisses", l.storeMisses());
+        m.put("writebacks", l.writebacks());
+        return m;
     }
 
     /** Loads and stores of the trace simulated so far (block operations not included). */

@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.cache.CoherentCaches;
 import org.memtrace.cache.LevelStats;
 import org.memtrace.event.Event;
@@ -95,14 +94,7 @@ public final class MultiCoreSimulation implements Analysis, CoherentCaches.Trans
 
     @Override
     public void finish(Ending ending) throws IOException {
-        if (output == null) return;
-        print(output.text(), ending.records());
-        if (output.json() == null) return;
-        try {
-            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(output.json().toFile(), json(ending.records()));
-        } catch (IOException e) {
-            throw new IOException("cannot write the JSON results: " + e.getMessage(), e);
-        }
+        if (output != null) output.write(out -> print(out, ending.records()), () -> json(ending.records()));
     }
 
     private String layout() {
@@ -114,12 +106,7 @@ public final class MultiCoreSimulation implements Analysis, CoherentCaches.Trans
     private void print(PrintWriter out, long events) {
         out.printf(Locale.ROOT, "memtrace cachesim: %s, policy %s, %s, %,d threads, %,d events, %,d loads and stores, %,d block operations%n",
                 output.trace(), output.policy(), layout(), coreOf.size(), events, accesses, blocks);
-        out.printf(Locale.ROOT, "%-5s %-12s %15s %15s %8s %15s %15s %15s %15s %15s%n", "level", "geometry", "accesses",
-                "misses", "miss%", "loads", "load misses", "stores", "store misses", "writebacks");
-        for (LevelStats l : caches.totals())
-            out.printf(Locale.ROOT, "%-5s %-12s %,15d %,15d %7.3f%% %,15d %,15d %,15d %,15d %,15d%n", l.name(), l.geometry(),
-                    l.accesses(), l.misses(), 100 * l.missRatio(), l.loads(), l.loadMisses(), l.stores(), l.storeMisses(),
-                    l.writebacks());
+        CacheSimulation.printLevels(out, caches.totals());
         out.println();
         out.printf(Locale.ROOT, "%-5s %15s %15s %8s %13s %13s  %s%n", "core", "L1 accesses", "L1 misses", "miss%", "invalidated",
                 "HITM", "threads");
@@ -200,19 +187,8 @@ public final class MultiCoreSimulation implements Analysis, CoherentCaches.Trans
         return j;
     }
 
-    private static Map<String, Object> level(LevelStats l) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("name", l.name());
-        m.put("geometry", l.geometry().toString());
-        m.put("accesses", l.accesses());
-        m.put("misses", l.misses());
-        m.put("loads", l.loads());
-        m.put("loadMisses", l.loadMisses());
-        m.put("stores", l.stores());
-        m.put("storeMisses", l.storeMisses());
-        m.put("writebacks", l.writebacks());
-        return m;
-    }
+    /** A level as JSON: the per-core results leave the miss ratio to the reader. */
+    private static Map<String, Object> level(LevelStats l) { return CacheSimulation.levelJson(l, false); }
 
     /** The lines that moved between cores, for tests: line address → verdict, the most transfers first. */
     public Map<Long, String> verdicts(int n) {

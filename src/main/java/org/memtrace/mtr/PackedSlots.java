@@ -66,16 +66,14 @@ final class PackedSlots {
             Out out = new Out(words, count);
             while (in.at < length) {
                 int first = packed[in.at++];
-                long a = (first >>> 1) & 0x3f;
-                if (first < 0) a |= in.varint() << 6;
+                long a = in.difference(first);
                 long next;
                 if ((first & 1) == 0) {
                     next = table[2 * h + 1];
                 } else {
                     long v = in.varint();
                     if (v == 0) {
-                        if (a != 0) throw new MtrFormatException("packed chunk: a tag token with an address");
-                        in.at = out.tag(packed, in.at, length);
+                        in.tag(a, out);
                         continue;
                     }
                     next = site + unzigzag(v - 1);
@@ -182,6 +180,21 @@ final class PackedSlots {
         Cursor(byte[] b, int end) {
             this.b = b;
             this.end = end;
+        }
+
+        /**
+         * The difference a record token of codecs 4 to 6 carries, the token's first byte given: its bits 1 to 6,
+         * then (with the top bit set) a varint of the higher ones.
+         */
+        long difference(int first) throws MtrFormatException {
+            long a = (first >>> 1) & 0x3f;
+            return first < 0 ? a | varint() << 6 : a;
+        }
+
+        /** A tag token of codecs 4 to 6 (whose difference must be 0): its tag and slots into {@code out}, read past. */
+        void tag(long difference, Out out) throws MtrFormatException {
+            if (difference != 0) throw new MtrFormatException("packed chunk: a tag token with an address");
+            at = out.tag(b, at, end);
         }
 
         long varint() throws MtrFormatException {

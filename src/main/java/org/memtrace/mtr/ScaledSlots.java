@@ -34,8 +34,7 @@ final class ScaledSlots {
             PackedSlots.Out out = new PackedSlots.Out(words, count);
             while (in.at < length) {
                 int first = packed[in.at++];
-                long a = (first >>> 1) & 0x3f;
-                if (first < 0) a |= in.varint() << 6;
+                long a = in.difference(first);
                 long next;
                 boolean regrain = false;
                 if ((first & 1) == 0) {
@@ -43,8 +42,7 @@ final class ScaledSlots {
                 } else {
                     long v = in.varint();
                     if (v == 0) {
-                        if (a != 0) throw new MtrFormatException("packed chunk: a tag token with an address");
-                        in.at = out.tag(packed, in.at, length);
+                        in.tag(a, out);
                         continue;
                     }
                     if (v == 1) {

@@ -303,7 +303,8 @@ class TrustTest {
                 assertThat(err).contains("the program's whole recording is kept in " + kept + " (memtrace print reads it)");
                 Result printed = memtrace("print", "-q", "-o", dir.resolve(tag + ".printed").toString(), kept.toString());
                 assertThat(Files.readAllLines(dir.resolve(tag + ".printed")).stream().filter(l -> l.startsWith("S$")).count())
-                        .as(printed.stderr()).isGreaterThan(lines.stream().filter(l -> l.startsWith("S$")).count());
+                        // at least what the text trace got: equal when the replay read it all within its moment
+                        .as(printed.stderr()).isGreaterThanOrEqualTo(lines.stream().filter(l -> l.startsWith("S$")).count());
             } else {
                 assertThat(err).doesNotContain("recording is not kept").doesNotContain("recording is kept");
                 assertThat(kept).doesNotExist();

@@ -178,8 +178,16 @@ public final class MultiCoreSimulation implements Analysis, CoherentCaches.Trans
             m.put("trueSharing", r.trueSharing);
             m.put("verdict", r.verdict());
             List<Map<String, Object>> threads = new ArrayList<>();
-            r.threads.forEach((tid, b) -> threads.add(Map.of("thread", tid, "core", coreOf.get(tid), "read", lines.ranges(b.read),
-                    "written", lines.ranges(b.written), "name", b.name)));
+            r.threads.forEach((tid, b) -> {
+                // in a fixed order (Map.of's differs per JVM), so that two runs' JSON compare byte for byte
+                Map<String, Object> t = new LinkedHashMap<>();
+                t.put("thread", tid);
+                t.put("core", coreOf.get(tid));
+                t.put("read", lines.ranges(b.read));
+                t.put("written", lines.ranges(b.written));
+                t.put("name", b.name);
+                threads.add(t);
+            });
             m.put("threads", threads);
             rows.add(m);
         }

@@ -31,7 +31,8 @@ class MtrLayoutProbeTest {
         Path binary = dir.resolve("mtr_probe");
         Path agent = Path.of("agent").toAbsolutePath();
         run(dir, "gcc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", "-I", agent.resolve("include").toString(), "-I",
-                agent.resolve("runtime").toString(), "-o", binary.toString(), source.toString());
+                agent.resolve("common").toString(), "-I", agent.resolve("runtime").toString(), "-o", binary.toString(),
+                source.toString());
         Map<String, Long> probed = parse(run(dir, binary.toString()));
 
         Map<String, Long> layout = Map.ofEntries(

@@ -170,6 +170,10 @@ class SkeletonSizeTest {
         List<Long> full = chunkLengths(trace(opt, false, "chase").mtr());
         List<Long> skel = chunkLengths(trace(opt, true, "chase").mtr());
         assertThat(full).hasSizeGreaterThan(20);
+        // the last chunk holds the writer's wait (MT_WRITER: nanoseconds, counts), which no two runs share,
+        // so its compressed length is compared by neither
+        full = full.subList(0, full.size() - 1);
+        skel = skel.subList(0, skel.size() - 1);
         assertThat(skel.size() - common(full, skel)).as("skeleton chunks that are none of the full trace's: %s against %s", skel, full)
                 .isLessThanOrEqualTo(2);
     }

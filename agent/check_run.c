@@ -509,20 +509,18 @@ static void delete_of(void *p, int family, uintptr_t pc)
 /* run, for the new handler and std::bad_alloc: looked up then, not at start (a program calling new has */
 /* libstdc++, so the lookup cannot fail; a failing dlsym mallocs its error string into the traced heap). */
 #define REAL(var, name) (var ? var : (var = (typeof(var))dlsym(RTLD_NEXT, name)))
-static void *plain_new(size_t n, uintptr_t caller, void *(**real)(size_t), const char *name)
-{
-    ts.new_caller = caller;
-    void *p = malloc(n);
-    ts.new_caller = 0;
-    if (p || !REAL(*real, name)) return p;
-    return (*real)(n);
-}
 static void *plain_new_nothrow(size_t n, uintptr_t caller)
 {
     ts.new_caller = caller;
     void *p = malloc(n);
     ts.new_caller = 0;
     return p;
+}
+static void *plain_new(size_t n, uintptr_t caller, void *(**real)(size_t), const char *name)
+{
+    void *p = plain_new_nothrow(n, caller);
+    if (p || !REAL(*real, name)) return p;
+    return (*real)(n);
 }
 EXPORT void *_Znwm(size_t n)
 {

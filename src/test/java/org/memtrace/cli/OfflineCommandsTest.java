@@ -141,7 +141,7 @@ class OfflineCommandsTest {
     @Test
     void csvHasOneRowPerAccessWithTheTracesNames() throws Exception {
         List<String> csv = convert("csv");
-        assertThat(csv.getFirst()).isEqualTo("seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset");
+        assertThat(csv.getFirst()).isEqualTo("seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset,source");
         assertThat(csv).hasSize((int) accessLines() + 2 + 1);
         TraceFile.Line first = trace.of('L').stream().filter(l -> l.field(0).equals("table[0]+0")).findFirst().orElseThrow();
         assertThat(csv).contains(String.join(",", Long.toString(first.sequence()), "L", "false",

@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.SequencedMap;
 import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
 import java.util.concurrent.Executors;
 import org.memtrace.analysis.Ending;
 import org.memtrace.trace.Naming;
@@ -25,7 +26,7 @@ public final class ParquetRows extends NamedRows {
      */
     private final ExecutorService writer = writerThread();
     private final ParquetFile file;
-    private final SequencedMap<String, String> metadata = new LinkedHashMap<>();
+    private Supplier<SequencedMap<String, String>> metadata = LinkedHashMap::new;
     private byte[][] utf8 = new byte[1024][];
 
     public ParquetRows(Naming naming, OutputStream out) throws IOException {
@@ -38,9 +39,12 @@ public final class ParquetRows extends NamedRows {
         return Executors.newSingleThreadExecutor(task -> Thread.ofPlatform().name("memtrace parquet writer").daemon().unstarted(task));
     }
 
-    /** Adds a key/value pair to the footer's metadata (the last value of a key stands). */
-    public void metadata(String key, String value) {
-        metadata.put(key, value);
+    /**
+     * What to put in the footer's metadata's key/value metadata, asked when a file is finished (so it may say what the trace
+     * read so far told).
+     */
+    public void metadata(Supplier<SequencedMap<String, String>> metadata) {
+        this.metadata = metadata;
     }
 
     @Override
@@ -67,7 +71,7 @@ public final class ParquetRows extends NamedRows {
     @Override
     public void finish(Ending ending) throws IOException {
         try {
-            file.finish(metadata);
+            file.finish(metadata.get());
         } finally {
             writer.shutdownNow();
         }

@@ -179,8 +179,12 @@ class ParquetRowsTest {
         events.add(new Event.Access(2, 0x401001, 0xFFFF_FFFF_0000_0000L, true, false));
         try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file))) {
             ParquetRows rows = new ParquetRows(naming, out);
-            rows.metadata("memtrace.trace", "t.mtr");
-            rows.metadata("memtrace.program", "/usr/bin/präsent");
+            rows.metadata(() -> {
+                java.util.SequencedMap<String, String> kv = new java.util.LinkedHashMap<>();
+                kv.put("memtrace.trace", "t.mtr");
+                kv.put("memtrace.program", "/usr/bin/präsent");
+                return kv;
+            });
             Interpretation stage = new Interpretation(naming, InstructionShapes.UNKNOWN, List.of(rows));
             events.forEach(stage::accept);
             assertThat(stage.finish(Ending.offline(ROWS, stage.events(), 0, Map.of()))).isEmpty();

@@ -176,7 +176,7 @@ class DemangleTest {
         Set<String> instructions = new TreeSet<>(), symbols = new TreeSet<>();
         for (String line : lines.subList(1, lines.size())) {
             List<String> f = csvFields(line);
-            assertThat(f).as(line).hasSize(11);
+            assertThat(f).as(line).hasSize(12);
             instructions.add(withoutOffset(f.get(6)));
             if (f.get(8).equals("boxes")) symbols.add(f.get(9));
         }

@@ -30,8 +30,7 @@ import picocli.CommandLine.Spec;
 /** {@code memtrace convert}: the trace's data accesses in the formats other tools read. */
 @Command(name = "convert", mixinStandardHelpOptions = true,
         description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, xdin, CSV or Parquet.",
-                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for",
-                "DuckDB, Spark or pandas. See docs/convert.md."},
+                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for DuckDB, Spark or pandas (one file, or a dataset per thread). See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is damaged or cut short (what precedes the damage is written), or the output could not be written",
                 "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})

@@ -39,8 +39,7 @@ import java.util.concurrent.Callable;
 /** {@code memtrace analyze}: which memory instructions of a binary to instrument, and the accuracy that buys. */
 @Command(name = "analyze", mixinStandardHelpOptions = true,
         description = {"Selects the memory instructions of a binary to instrument and reports the accuracy that buys.",
-                "Per basic block (selective instrumentation, BID model); the accuracy is the minimal (MA) and the",
-                "alignment-independent (AIA) one."})
+                "Per basic block (selective instrumentation, BID model); the accuracy is the minimal (MA) and the alignment-independent (AIA) one."})
 public final class AnalyzeCommand implements Callable<Integer> {
 
     @Option(names = "--omega", defaultValue = "0.25", paramLabel = "W[,W...]",

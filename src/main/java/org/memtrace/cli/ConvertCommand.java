@@ -15,6 +15,7 @@ import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
 import org.memtrace.export.ExportFormat;
+import org.memtrace.export.ParquetDataset;
 import org.memtrace.export.ParquetRows;
 import org.memtrace.export.SimulatorText;
 import org.memtrace.export.TraceRows;
@@ -29,8 +30,7 @@ import picocli.CommandLine.Spec;
 /** {@code memtrace convert}: the trace's data accesses in the formats other tools read. */
 @Command(name = "convert", mixinStandardHelpOptions = true,
         description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, xdin, CSV or Parquet.",
-                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for",
-                "DuckDB, Spark or pandas. See docs/convert.md."},
+                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for DuckDB, Spark or pandas (one file, or a dataset per thread). See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is damaged or cut short (what precedes the damage is written), or the output could not be written",
                 "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
@@ -50,6 +50,27 @@ final class ConvertCommand implements Callable<Integer> {
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write ('-' for standard output).")
     Path output;
 
+    @Option(names = "--partition-by", paramLabel = "thread",
+            description = "Parquet only: write a Hive-style dataset, a directory OUT/thread=TID/part-NNNNN.parquet per thread (OUT must not exist).",
+            converter = PartitionName.class)
+    PartitionKey partitionBy;
+
+    @Option(names = "--max-rows-per-file", paramLabel = "N",
+            description = "Parquet only: write a dataset whose files hold at most N rows each (OUT/part-NNNNN.parquet, or per thread with --partition-by).")
+    Long maxRowsPerFile;
+
+    /** What a dataset's directories split the rows by. */
+    enum PartitionKey { THREAD }
+
+    /** The partition keys as users type them; the error names them. */
+    static final class PartitionName implements CommandLine.ITypeConverter<PartitionKey> {
+        @Override
+        public PartitionKey convert(String name) {
+            if (name.equalsIgnoreCase("thread")) return PartitionKey.THREAD;
+            throw new CommandLine.TypeConversionException("cannot partition by '" + name + "' (use thread)");
+        }
+    }
+
     /** A format as users type it; the error lists the names in that form too. */
     static final class FormatName implements CommandLine.ITypeConverter<ExportFormat> {
         @Override
@@ -64,6 +85,7 @@ final class ConvertCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         // Check the input before creating anything beside the output.
         if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
+        if (partitionBy != null || maxRowsPerFile != null) return dataset(err);
         TraceInput.Outcome read;
         try (OutputFile out = OutputFile.create(output, List.of(trace))) {
             Progress progress = Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT));
@@ -81,8 +103,7 @@ final class ConvertCommand implements Callable<Integer> {
     }
 
     private TraceInput.Outcome write(OutputFile file, PrintWriter err, Progress progress) throws LaunchException, IOException {
-        SymbolicNaming naming = new SymbolicNaming();
-        if (noDemangle) naming.addressSpace().keepRawNames();
+        SymbolicNaming naming = naming();
         try (OutputStream stream = new BufferedOutputStream(file.open(), 1 << 16)) {
             Analysis export = switch (format) {
                 case LACKEY, PINATRACE, DIN, XDIN -> new SimulatorText(format, stream);
@@ -91,10 +112,51 @@ final class ConvertCommand implements Callable<Integer> {
             };
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
             TraceInput.Outcome read = TraceInput.replay(trace, stage, progress);
-            // the exports write to the stream opened here: their failures are the reason, the file is ours to name
-            List<String> problems = stage.finish(Ending.offline(read.events(), stage.events(), 0, Map.of()));
-            if (!problems.isEmpty()) throw new IOException(problems.getFirst());
-            return read;
+            if (export instanceof ParquetRows parquet) parquet.metadata(() -> ParquetMetadata.of(trace, naming, read));
+            return finish(stage, read);
         }
+    }
+
+    private SymbolicNaming naming() {
+        SymbolicNaming naming = new SymbolicNaming();
+        if (noDemangle) naming.addressSpace().keepRawNames();
+        return naming;
+    }
+
+    /** Ends the exports, whose failures are the reason the output failed (the output is ours to name). */
+    private static TraceInput.Outcome finish(Interpretation stage, TraceInput.Outcome read) throws IOException {
+        List<String> problems = stage.finish(Ending.offline(read.events(), stage.events(), 0, Map.of()));
+        if (!problems.isEmpty()) throw new IOException(problems.getFirst());
+        return read;
+    }
+
+    /** {@code --partition-by} or {@code --max-rows-per-file}: a directory of Parquet files. */
+    private int dataset(PrintWriter err) throws LaunchException {
+        if (format != ExportFormat.PARQUET)
+            throw LaunchException.usage("--partition-by and --max-rows-per-file write Parquet datasets: use them with --to parquet");
+        if (maxRowsPerFile != null && maxRowsPerFile <= 0)
+            throw LaunchException.usage("--max-rows-per-file must be a positive number of rows, not " + maxRowsPerFile);
+        ParquetDataset.Partitioning partitioning = new ParquetDataset.Partitioning(partitionBy != null,
+                maxRowsPerFile != null ? maxRowsPerFile : Long.MAX_VALUE);
+        TraceInput.Outcome read;
+        try (OutputDirectory out = OutputDirectory.create(output, List.of(trace))) {
+            Progress progress = Progress.onTerminal(err, "convert to parquet");
+            try {
+                SymbolicNaming naming = naming();
+                ParquetDataset export = new ParquetDataset(naming, out::create, partitioning);
+                // a file that reaches the row limit closes while the trace is read: it says nothing of the end
+                TraceInput.Outcome[] done = new TraceInput.Outcome[1];
+                export.metadata(() -> ParquetMetadata.of(trace, naming, done[0]));
+                Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
+                done[0] = TraceInput.replay(trace, stage, progress);
+                read = finish(stage, done[0]);
+                out.commit();
+            } finally {
+                progress.end();
+            }
+        } catch (IOException | UncheckedIOException e) {
+            throw LaunchException.environment("cannot write " + output + ": " + Main.oneLine(e.getMessage()), e);
+        }
+        return TraceInput.reportProblems(trace, read, err);
     }
 }

@@ -19,8 +19,7 @@ import picocli.CommandLine.Spec;
 /** {@code memtrace report}: one self-contained HTML page about a trace. */
 @Command(name = "report", mixinStandardHelpOptions = true,
         description = {"Writes one self-contained HTML page about a trace.",
-                "The page holds the summary, the page heat map, per-object time x offset heat maps, the hottest",
-                "objects and instructions, allocation sites and every access to freed memory.",
+                "The page holds the summary, the page heat map, per-object time x offset heat maps, the hottest objects and instructions, allocation sites and every access to freed memory.",
                 "`memtrace run --report FILE` writes it live. See docs/report.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the report is complete", "1:the trace is damaged or cut short (the report covers what precedes the damage and says so), or the report could not be written",

@@ -17,8 +17,7 @@ import picocli.CommandLine.Spec;
 /** {@code memtrace skeleton --emit-c}: a skeleton trace as a C program that prints its accesses again. */
 @Command(name = "skeleton", mixinStandardHelpOptions = true,
         description = {"Writes a .mtr trace as a C program and its logged input.",
-                "Compiled with plain gcc, the program prints the run's data accesses in Valgrind Lackey's format (as memtrace convert --to lackey does),",
-                "computing the skeleton loops' addresses and reading the rest from the input. See docs/skeleton-c.md."},
+                "Compiled with plain gcc, the program prints the run's data accesses in Valgrind Lackey's format (as memtrace convert --to lackey does), computing the skeleton loops' addresses and reading the rest from the input. See docs/skeleton-c.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the program and its input are written", "1:the trace is damaged or cut short (the program prints what precedes the damage), or cannot be written as a program",
                 "2:usage error (no such trace, not a .mtr file, unwritable output)"})

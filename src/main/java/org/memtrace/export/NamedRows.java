@@ -21,7 +21,7 @@ import org.memtrace.trace.Naming;
 abstract class NamedRows implements Analysis {
     /** The columns of a row, in order (docs/convert.md says what each holds). */
     static final List<String> COLUMNS = List.of("seq", "kind", "store", "address", "size", "ip", "instruction", "thread",
-            "region", "symbol", "offset");
+            "region", "symbol", "offset", "source");
 
     /** The symbol id of an address memtrace cannot name: no symbol and no offset. */
     static final int NO_SYMBOL = -1;
@@ -33,12 +33,12 @@ abstract class NamedRows implements Analysis {
     private final long[] dataOffset = new long[CACHE];
     private final long[] codeAddress = new long[CACHE];
     private final int[] codeGeneration = new int[CACHE];
-    private final int[] codeName = new int[CACHE];
+    private final int[] codeName = new int[CACHE], codeSource = new int[CACHE];
     /** Starts at 1: the arrays' zeros are stale. */
     private int generation = 1;
     /** The instruction of the row before, its name's id, and the generation it was named in: loops repeat one. */
     private long lastIp;
-    private int lastInstruction, lastIpGeneration;
+    private int lastInstruction, lastSource, lastIpGeneration;
     /**
      * The last heap block named: in [spanStart, spanEnd) region and symbol stay, and an address is at offset
      * address - spanBase ({@code spanEnd} 0 when none).
@@ -57,10 +57,11 @@ abstract class NamedRows implements Analysis {
     /**
      * One row. {@code kind} is the MadT letter (L, S, Y, W, G); {@code instruction}, {@code region} and
      * {@code symbol} are ids for {@link #text}, {@code symbol} {@link #NO_SYMBOL} when the address has no
-     * name (its offset then means nothing).
+     * name (its offset then means nothing); {@code source} the id of the instruction's {@code file:line},
+     * {@link #NO_SYMBOL} when no line table covers it.
      */
     abstract void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction,
-                      int tid, int region, int symbol, long offset);
+                      int tid, int region, int symbol, long offset, int source);
 
     /** The name an id stands for. */
     final String text(int id) { return texts.text(id); }
@@ -95,19 +96,23 @@ abstract class NamedRows implements Analysis {
                 codeGeneration[codeSlot] = generation;
                 codeAddress[codeSlot] = ip;
                 codeName[codeSlot] = texts.id(naming.code(ip));
+                String line = naming.source(ip);
+                codeSource[codeSlot] = line == null ? NO_SYMBOL : texts.id(line);
             }
             lastIp = ip;
             lastIpGeneration = generation;
             lastInstruction = codeName[codeSlot];
+            lastSource = codeSource[codeSlot];
         }
-        int instruction = lastInstruction;
+        int instruction = lastInstruction, source = lastSource;
         if (address >= spanStart && address < spanEnd) {
-            row(sequence, kind, store, address, size, ip, instruction, tid, spanRegion, spanSymbol, address - spanBase);
+            row(sequence, kind, store, address, size, ip, instruction, tid, spanRegion, spanSymbol, address - spanBase,
+                    source);
             return;
         }
         int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
         if (dataGeneration[slot] != generation || dataAddress[slot] != address) name(slot, address);
-        row(sequence, kind, store, address, size, ip, instruction, tid, dataRegion[slot], dataSymbol[slot], dataOffset[slot]);
+        row(sequence, kind, store, address, size, ip, instruction, tid, dataRegion[slot], dataSymbol[slot], dataOffset[slot], source);
     }
 
     /** Fills the data slot of an address; a heap block's also starts a span. */

@@ -43,12 +43,14 @@ public final class TraceRows extends NamedRows {
 
     @Override
     void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
-             int region, int symbol, long offset) {
+             int region, int symbol, long offset, int source) {
         try {
             sequence(sequence);
             out.put(kindStore(kind, store)).unsignedDec(address).put(',').unsignedDec(size).put(',')
                     .put(code(ip, instruction, tid)).put(place(region, symbol));
             if (symbol != NO_SYMBOL) out.unsignedDec(offset);
+            out.put(',');
+            if (source != NO_SYMBOL) out.put(field(source));
             out.put('\n');
         } catch (IOException e) {
             throw new UncheckedIOException(e);

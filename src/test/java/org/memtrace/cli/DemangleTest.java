@@ -172,11 +172,11 @@ class DemangleTest {
         args.addAll(List.of(options));
         ok(Cli.run(dir, args.toArray(String[]::new)));
         List<String> lines = Files.readAllLines(csv);
-        assertThat(lines.get(0)).isEqualTo("seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset");
+        assertThat(lines.get(0)).isEqualTo("seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset,source");
         Set<String> instructions = new TreeSet<>(), symbols = new TreeSet<>();
         for (String line : lines.subList(1, lines.size())) {
             List<String> f = csvFields(line);
-            assertThat(f).as(line).hasSize(11);
+            assertThat(f).as(line).hasSize(12);
             instructions.add(withoutOffset(f.get(6)));
             if (f.get(8).equals("boxes")) symbols.add(f.get(9));
         }

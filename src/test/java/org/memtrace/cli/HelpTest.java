@@ -59,4 +59,17 @@ class HelpTest {
         assertThat(summaries).allSatisfy(s -> assertThat(s).endsWith("."));
         assertThat(summaries).anySatisfy(s -> assertThat(s).isEqualTo("Writes one self-contained HTML page about a trace."));
     }
+
+    /**
+     * Each paragraph of a command's description is whole: picocli starts every element of a description on
+     * a line of its own, so an element that ends mid-sentence breaks the text where the reader is.
+     */
+    @Test
+    void everyDescriptionParagraphIsWhole() {
+        picocli.CommandLine cl = Main.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()), null);
+        for (var sub : cl.getSubcommands().entrySet()) {
+            for (String paragraph : sub.getValue().getCommandSpec().usageMessage().description())
+                assertThat(paragraph).as(sub.getKey()).matches("(?s).*[.:)]$");
+        }
+    }
 }

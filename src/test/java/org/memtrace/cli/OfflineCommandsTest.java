@@ -47,6 +47,13 @@ class OfflineCommandsTest {
         }
     }
 
+    /** The line of cachewalk.c that holds {@code text}, counting from 1. */
+    private static int lineOf(String text) throws Exception {
+        List<String> lines = Files.readAllLines(Path.of("src/test/resources/c/cachewalk.c"));
+        for (int i = 0; i < lines.size(); i++) if (lines.get(i).contains(text)) return i + 1;
+        throw new AssertionError("no line holds " + text);
+    }
+
     private static long accessLines() {
         return trace.lines().stream().filter(TraceFile.Line::access).count();
     }
@@ -141,18 +148,19 @@ class OfflineCommandsTest {
     @Test
     void csvHasOneRowPerAccessWithTheTracesNames() throws Exception {
         List<String> csv = convert("csv");
-        assertThat(csv.getFirst()).isEqualTo("seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset");
+        assertThat(csv.getFirst()).isEqualTo("seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset,source");
         assertThat(csv).hasSize((int) accessLines() + 2 + 1);
         TraceFile.Line first = trace.of('L').stream().filter(l -> l.field(0).equals("table[0]+0")).findFirst().orElseThrow();
         assertThat(csv).contains(String.join(",", Long.toString(first.sequence()), "L", "false",
                 Long.toString(symbols.get("table")), "4", Long.toString(Long.parseLong(csv.stream()
                         .filter(l -> l.startsWith(first.sequence() + ",")).findFirst().orElseThrow().split(",")[5])),
-                first.field(2), first.field(4), first.field(1), "table", "0"));
+                first.field(2), first.field(4), first.field(1), "table", "0") + "," + dir.resolve("cachewalk.c") + ":" + lineOf("sum += table[i]"));
         TraceFile.Line y = trace.of('Y').get(0);
         List<String> copyRows = csv.stream().filter(l -> l.startsWith(y.sequence() + ",Y,")).toList();
         assertThat(copyRows).hasSize(2);
-        assertThat(copyRows.get(0)).contains(",false,").endsWith("," + y.field(2).replace("+0", "") + ",0");
-        assertThat(copyRows.get(1)).contains(",true,").endsWith("," + y.field(0).replace("+0", "") + ",0");
+        // the source column names memcpy's caller, a line of cachewalk.c
+        assertThat(copyRows.get(0)).contains(",false,").containsPattern(java.util.regex.Pattern.quote("," + y.field(2).replace("+0", "") + ",0,") + "[^,]*cachewalk\\.c:\\d+$");
+        assertThat(copyRows.get(1)).contains(",true,").containsPattern(java.util.regex.Pattern.quote("," + y.field(0).replace("+0", "") + ",0,") + "[^,]*cachewalk\\.c:\\d+$");
     }
 
     @Test
@@ -187,6 +195,80 @@ class OfflineCommandsTest {
         }
     }
 
+    /**
+     * A Hive-style dataset, by thread and at most 1,000 rows a file, holds the single file's rows: each
+     * thread's rows in its own directory, files of 1,000 rows but the last, every file with the trace's
+     * metadata; DuckDB reads the directory as one table, the thread from the path equal to the column.
+     */
+    @Test
+    void parquetDatasetByThreadHoldsTheSameRows() throws Exception {
+        Path single = dir.resolve("single.parquet"), set = dir.resolve("set");
+        var r = Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "-o", single.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        r = Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "--partition-by", "thread", "--max-rows-per-file", "1000",
+                "-o", set.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stderr()).isEmpty();
+        String all = "read_parquet('" + set + "/**/*.parquet', hive_partitioning = true, hive_types = {'thread': INTEGER})";
+        try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); var st = db.createStatement()) {
+            assertThat(longs(st, "SELECT (SELECT count(*) FROM " + all + "), "
+                    + "(SELECT count(*) FROM (SELECT * FROM " + all + " EXCEPT ALL SELECT * FROM read_parquet('" + single + "'))), "
+                    + "(SELECT count(*) FROM (SELECT * FROM read_parquet('" + single + "') EXCEPT ALL SELECT * FROM " + all + "))"))
+                    .containsExactly(accessLines() + 2, 0L, 0L);
+            // per file: its directory's thread only, and 1,000 rows unless it is its thread's last
+            List<String> files = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery("SELECT filename, count(*), min(thread), max(thread) FROM read_parquet('" + set
+                    + "/**/*.parquet', filename = true) GROUP BY filename ORDER BY filename")) {
+                while (rs.next()) {
+                    String file = rs.getString(1);
+                    assertThat(file).contains("/thread=" + rs.getInt(3) + "/part-");
+                    assertThat(rs.getInt(3)).isEqualTo(rs.getInt(4));
+                    files.add(file.substring(file.indexOf("thread=")) + " " + rs.getLong(2));
+                }
+            }
+            Map<String, Long> perThread = new HashMap<>();
+            try (ResultSet rs = st.executeQuery("SELECT thread, count(*) FROM read_parquet('" + single + "') GROUP BY thread")) {
+                while (rs.next()) perThread.put("thread=" + rs.getInt(1), rs.getLong(2));
+            }
+            List<String> expected = new ArrayList<>();
+            perThread.forEach((t, n) -> {
+                for (long part = 0; part * 1000 < n; part++)
+                    expected.add(t + String.format("/part-%05d.parquet %d", part, Math.min(1000, n - part * 1000)));
+            });
+            assertThat(files).containsExactlyInAnyOrderElementsOf(expected);
+            assertThat(perThread).hasSize(2);
+            // every file says which program, trace and memtrace it came from; the last ones that the trace was whole
+            List<String> kv = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery("SELECT DISTINCT decode(key) || '=' || decode(value) FROM parquet_kv_metadata('"
+                    + set + "/**/*.parquet') WHERE decode(key) IN ('memtrace.program', 'memtrace.schema', 'memtrace.complete')")) {
+                while (rs.next()) kv.add(rs.getString(1));
+            }
+            assertThat(kv).containsExactlyInAnyOrder("memtrace.program=" + dir.resolve("cachewalk"), "memtrace.schema=2",
+                    "memtrace.complete=true");
+        }
+    }
+
+    @Test
+    void aDatasetIsRefusedWhereItCannotBeMadeWhole() throws Exception {
+        Path exists = Files.createDirectories(dir.resolve("exists"));
+        var r = Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "--partition-by", "thread", "-o", exists.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).contains("it exists").doesNotContain("Exception").hasLineCount(1);
+        r = Cli.run(dir, "convert", stream.toString(), "--to", "csv", "--partition-by", "thread", "-o", dir.resolve("x").toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).contains("with --to parquet").hasLineCount(1);
+        r = Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "--partition-by", "symbol", "-o", dir.resolve("x").toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).contains("cannot partition by 'symbol'");
+        r = Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "--max-rows-per-file", "0", "-o", dir.resolve("x").toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).contains("positive").hasLineCount(1);
+        assertThat(dir.resolve("x")).doesNotExist();
+        try (var list = Files.list(dir)) {
+            assertThat(list.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".partial"));
+        }
+    }
+
     @Test
     void parquetHoldsTheRowsOfTheCsvExport() throws Exception {
         Path csv = dir.resolve("same.csv"), parquet = dir.resolve("same.parquet");
@@ -198,7 +280,7 @@ class OfflineCommandsTest {
         String p = "read_parquet('" + parquet + "')";
         String c = "read_csv('" + csv + "', header = true, auto_detect = false, columns = {'seq': 'UBIGINT', "
                 + "'kind': 'VARCHAR', 'store': 'BOOLEAN', 'address': 'UBIGINT', 'size': 'UBIGINT', 'ip': 'UBIGINT', "
-                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT'})";
+                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT', 'source': 'VARCHAR'})";
         try (Connection db = DriverManager.getConnection("jdbc:duckdb:");
              ResultSet rs = db.createStatement().executeQuery("SELECT (SELECT count(*) FROM " + p + "), "
                      + "(SELECT count(*) FROM (SELECT * FROM " + p + " EXCEPT ALL SELECT * FROM " + c + ")), "
@@ -207,6 +289,15 @@ class OfflineCommandsTest {
             assertThat(rs.getLong(1)).isEqualTo(accessLines() + 2);
             assertThat(rs.getLong(2)).isZero();
             assertThat(rs.getLong(3)).isZero();
+        }
+    }
+
+    private static List<Long> longs(java.sql.Statement st, String sql) throws Exception {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            List<Long> values = new ArrayList<>();
+            for (int c = 1; c <= rs.getMetaData().getColumnCount(); c++) values.add(rs.getLong(c));
+            return values;
         }
     }
 }

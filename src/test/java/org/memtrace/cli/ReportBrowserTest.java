@@ -27,7 +27,7 @@ import org.memtrace.testutil.Gcc;
 class ReportBrowserTest {
     @TempDir static Path dir;
     static String dom;
-    /** The CSV rows: seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset. */
+    /** The CSV rows: seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset,source. */
     static List<String[]> rows = new ArrayList<>();
 
     @BeforeAll

@@ -44,6 +44,8 @@ class ParquetRowsTest {
             return address >= BLOCK && address < BLOCK + 4096 ? BLOCK + 4096 : address + 1;
         }
         @Override public String code(long ip) { return "f+" + (ip - 0x401000); }
+        /** Every other instruction has a line ({@code f.c:N}), the others none: a source column with nulls. */
+        @Override public String source(long ip) { return ip % 2 == 0 ? "f.c:" + (ip - 0x401000) / 2 : null; }
         @Override public String block(Event.Alloc allocation) { return NO_BLOCK; }
     }
 
@@ -80,7 +82,7 @@ class ParquetRowsTest {
         String p = "read_parquet('" + parquet + "')";
         String c = "read_csv('" + csv + "', header = true, auto_detect = false, columns = {'seq': 'UBIGINT', "
                 + "'kind': 'VARCHAR', 'store': 'BOOLEAN', 'address': 'UBIGINT', 'size': 'UBIGINT', 'ip': 'UBIGINT', "
-                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT'})";
+                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT', 'source': 'VARCHAR'})";
         try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); Statement st = db.createStatement()) {
             int copies = (ROWS + 99_999) / 100_000;
             assertThat(longs(st, "SELECT count(*), count(DISTINCT instruction), count(symbol), count(\"offset\"), "
@@ -148,7 +150,7 @@ class ParquetRowsTest {
         String p = "read_parquet('" + parquet + "')";
         String c = "read_csv('" + csv + "', header = true, auto_detect = false, columns = {'seq': 'UBIGINT', "
                 + "'kind': 'VARCHAR', 'store': 'BOOLEAN', 'address': 'UBIGINT', 'size': 'UBIGINT', 'ip': 'UBIGINT', "
-                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT'})";
+                + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT', 'source': 'VARCHAR'})";
         try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); Statement st = db.createStatement()) {
             assertThat(longs(st, "SELECT count(*), count(DISTINCT address), count(\"offset\") FROM " + p))
                     .containsExactly((long) n, longs(st, "SELECT count(DISTINCT address) FROM " + c).getFirst(), (n + 6) / 7L);
@@ -160,6 +162,51 @@ class ParquetRowsTest {
                 while (rs.next()) encodings.add(rs.getString(1) + " " + rs.getString(2));
             }
             assertThat(encodings).allSatisfy(e -> assertThat(e).contains("DELTA_BINARY_PACKED")).hasSize(3);
+        }
+    }
+
+    /**
+     * Each row group's statistics equal what DuckDB computes over that group's rows (unsigned order for the
+     * UINT_64 columns, nulls counted for the optional ones, the dictionary columns' distinct values), and the
+     * footer's key/value metadata is read back as written.
+     */
+    @Test
+    void statisticsAndMetadataAreTheRowsOwn() throws Exception {
+        Path file = dir.resolve("stats.parquet");
+        OneBlock naming = new OneBlock();
+        List<Event> events = events();
+        // an address above 2^63: signed order would call it the smallest
+        events.add(new Event.Access(2, 0x401001, 0xFFFF_FFFF_0000_0000L, true, false));
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file))) {
+            ParquetRows rows = new ParquetRows(naming, out);
+            rows.metadata(() -> {
+                java.util.SequencedMap<String, String> kv = new java.util.LinkedHashMap<>();
+                kv.put("memtrace.trace", "t.mtr");
+                kv.put("memtrace.program", "/usr/bin/präsent");
+                return kv;
+            });
+            Interpretation stage = new Interpretation(naming, InstructionShapes.UNKNOWN, List.of(rows));
+            events.forEach(stage::accept);
+            assertThat(stage.finish(Ending.offline(ROWS, stage.events(), 0, Map.of()))).isEmpty();
+        }
+        String p = "read_parquet('" + file + "', file_row_number = true)";
+        try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); Statement st = db.createStatement()) {
+            List<String> stated = strings(st, "SELECT row_group_id || ' ' || path_in_schema || ' ' || coalesce(stats_min_value, '-') || ' '"
+                    + " || coalesce(stats_max_value, '-') || ' ' || stats_null_count || ' ' || coalesce(stats_distinct_count::VARCHAR, '-')"
+                    + " FROM parquet_metadata('" + file + "') ORDER BY row_group_id, column_id");
+            List<String> computed = new ArrayList<>();
+            for (String column : NamedRows.COLUMNS) {
+                boolean dictionary = !List.of("seq", "store", "address", "offset").contains(column);
+                String c = '"' + column + '"';
+                computed.addAll(strings(st, "SELECT g || ' " + column + " ' || coalesce(lo::VARCHAR, '-') || ' ' || coalesce(hi::VARCHAR, '-')"
+                        + " || ' ' || nulls || ' ' || d FROM (SELECT file_row_number // " + ParquetRows.ROWS + " AS g, min(" + c + ") AS lo, "
+                        + "max(" + c + ") AS hi, count(*) - count(" + c + ") AS nulls, "
+                        + (dictionary ? "count(DISTINCT " + c + ")::VARCHAR" : "'-'") + " AS d FROM " + p + " GROUP BY g) ORDER BY g"));
+            }
+            assertThat(stated).hasSize(2 * NamedRows.COLUMNS.size()).containsExactlyInAnyOrderElementsOf(computed);
+            assertThat(stated).contains("1 address 1048571 18446744069414584320 0 -", "0 store false true 0 -");
+            assertThat(strings(st, "SELECT decode(key) || '=' || decode(value) FROM parquet_kv_metadata('" + file + "')"))
+                    .containsExactly("memtrace.trace=t.mtr", "memtrace.program=/usr/bin/präsent");
         }
     }
 
@@ -177,7 +224,7 @@ class ParquetRowsTest {
             }
             assertThat(columns).containsExactly("seq UBIGINT", "kind VARCHAR", "store BOOLEAN", "address UBIGINT",
                     "size UBIGINT", "ip UBIGINT", "instruction VARCHAR", "thread INTEGER", "region VARCHAR", "symbol VARCHAR",
-                    "offset UBIGINT");
+                    "offset UBIGINT", "source VARCHAR");
         }
     }
 
@@ -188,5 +235,13 @@ class ParquetRowsTest {
             for (int c = 1; c <= rs.getMetaData().getColumnCount(); c++) values.add(rs.getLong(c));
             return values;
         }
+    }
+
+    private static List<String> strings(Statement st, String sql) throws Exception {
+        List<String> values = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery(sql)) {
+            while (rs.next()) values.add(rs.getString(1));
+        }
+        return values;
     }
 }

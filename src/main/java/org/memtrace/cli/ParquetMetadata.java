@@ -1,0 +1,37 @@
+package org.memtrace.cli;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.SequencedMap;
+import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.symbols.LoadedModule;
+
+/**
+ * The key/value metadata of a Parquet export (docs/convert.md, "Metadata"): which memtrace wrote it and in
+ * which column layout, from which trace, of which program (its first module, with its build-id), and, once
+ * the trace is read, whether it was whole.
+ */
+final class ParquetMetadata {
+    /** The column layout: 1 ended at {@code offset}, 2 added {@code source}. */
+    static final String SCHEMA = "2";
+
+    private ParquetMetadata() {}
+
+    /** {@code read} is null while the trace is still being read. */
+    static SequencedMap<String, String> of(Path trace, SymbolicNaming naming, TraceInput.Outcome read) {
+        SequencedMap<String, String> kv = new LinkedHashMap<>();
+        kv.put("memtrace.version", new Main.Version().getVersion()[0]);
+        kv.put("memtrace.schema", SCHEMA);
+        kv.put("memtrace.trace", trace.toString());
+        var modules = naming.addressSpace().modules();
+        if (!modules.isEmpty()) {
+            LoadedModule program = modules.getFirst();
+            kv.put("memtrace.program", program.image().path());
+            program.image().elf().flatMap(elf -> elf.buildIdHex()).ifPresent(id -> kv.put("memtrace.program.build_id", id));
+        }
+        if (read != null) {
+            kv.put("memtrace.complete", read.problems().isEmpty() ? "true" : "false: " + Main.oneLine(read.problems().getFirst()));
+        }
+        return kv;
+    }
+}

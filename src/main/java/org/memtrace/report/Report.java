@@ -211,13 +211,16 @@ public final class Report implements Analysis {
         out.write(page);
     }
 
+    /** Fewer accesses than this make a few dots on a map: the table row says as much. */
+    static final int MAP_MIN_ACCESSES = 8;
+
     /**
      * Whether {@code o} has a heat map worth drawing (docs/report.md, "Object heat maps"): its accesses fall
-     * on two rows at least. A scalar's all fall on one (its offset 0), and its map would be one stripe
-     * saying what its table row says.
+     * on two rows at least, and there are {@link #MAP_MIN_ACCESSES} of them. A scalar's all fall on one (its
+     * offset 0), and its map would be one stripe saying what its table row says.
      */
     static boolean mapped(ReportAnalysis.Obj o) {
-        return o.grid != null && o.grid.rowsWithAccesses() >= 2;
+        return o.grid != null && o.accesses() >= MAP_MIN_ACCESSES && o.grid.rowsWithAccesses() >= 2;
     }
 
     /**

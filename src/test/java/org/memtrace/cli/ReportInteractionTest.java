@@ -70,6 +70,15 @@ class ReportInteractionTest {
               out.zoomedCaption = text(plot.previousSibling);
               map.dispatchEvent(new MouseEvent('dblclick', {bubbles: true}));
               out.resetXTicks = axis('xaxis');
+              // the page heat map: the first mark of the first region with a touched page
+              const pages = [...document.querySelectorAll('canvas.pagemap')].find(c => c.dataset.touched !== '0');
+              const pb = pages.getBoundingClientRect();
+              pages.dispatchEvent(new MouseEvent('mousemove', {clientX: pb.left + 1, clientY: pb.top + 1, bubbles: true}));
+              out.pageTip = text(document.getElementById('tip'));
+              out.pageRegion = pages.dataset.region;
+              out.pageStart = pages.dataset.start;
+              out.summary = [...document.querySelectorAll('#summary td:first-child')].map(text);
+              out.renderedAt = performance.now();
               document.getElementById('results').textContent = JSON.stringify(out);
             })();
             </script>
@@ -216,6 +225,22 @@ class ReportInteractionTest {
         assertThat(end).isLessThan(last());
         assertThat(seen.get("zoomedCaption").asText()).startsWith("events " + n(first()) + ".." + n(end) + " (zoomed;");
         assertThat(texts("resetXTicks").getLast()).isEqualTo(n(last()));
+    }
+
+    /** The page map's tooltip names the region and the page under the mouse, with its reads and writes. */
+    @Test
+    void pageMapTooltipNamesThePage() {
+        long start = Long.parseUnsignedLong(seen.get("pageStart").asText().substring(2), 16) & ~4095L;
+        assertThat(seen.get("pageTip").asText()).matches(java.util.regex.Pattern.quote(seen.get("pageRegion").asText()
+                + "\npage 0x" + Long.toHexString(start) + "-0x" + Long.toHexString(start + 4096) + "\n") + "[\\d,]+ reads, [\\d,]+ writes");
+    }
+
+    /** The summary's counts under memtrace's words, not JSON keys. */
+    @Test
+    void summaryInWords() {
+        List<String> labels = texts("summary");
+        assertThat(labels).contains("memory regions", "loads", "stores", "block copies", "events lost");
+        assertThat(labels).noneMatch(l -> l.matches(".*[A-Z].*"));
     }
 
     /** A scalar (sink: one int, one store) gets a table row when hot enough, never a map. */

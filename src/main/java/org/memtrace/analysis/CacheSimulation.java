@@ -39,9 +39,14 @@ public final class CacheSimulation implements Analysis {
     /**
      * Where {@link #finish} writes the results: the tables on {@code text}, {@code top} rows per ranking, and
      * with {@code json} (null for none) the same as JSON written to that file. {@code trace}, {@code policy}
-     * and {@code seed} are shown as given.
+     * and {@code seed} are shown as given; {@code lines} adds the rankings of source lines.
      */
-    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed) {
+    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed, boolean lines) {
+        /** Without the rankings of source lines. */
+        public Output(PrintWriter text, Path json, int top, String trace, String policy, long seed) {
+            this(text, json, top, trace, policy, seed, false);
+        }
+
         /** The tables onto {@link #text}, then, when {@link #json} names a file, the results as JSON into it. */
         void write(Consumer<PrintWriter> tables, Supplier<Object> results) throws IOException {
             tables.accept(text);
@@ -114,6 +119,14 @@ public final class CacheSimulation implements Analysis {
         if (!one) ranking(out, "instructions by " + ll + " misses", topInstructions(top, true), false, ll);
         ranking(out, "objects by L1 misses", topObjects(top, false), one, ll);
         if (!one) ranking(out, "objects by " + ll + " misses", topObjects(top, true), false, ll);
+        if (output.lines()) {
+            ranking(out, "source lines by L1 misses", topLines(top, false), one, ll);
+            if (!one) ranking(out, "source lines by " + ll + " misses", topLines(top, true), false, ll);
+            Misses none = withoutLine();
+            if (none.firstLevel() + none.lastLevel() > 0)
+                out.printf(Locale.ROOT, "  (%,d L1 and %,d %s misses at instructions without a line table: no -g, or no module)%n",
+                        none.firstLevel(), none.lastLevel(), ll);
+        }
         out.flush();
     }
 
@@ -153,6 +166,11 @@ public final class CacheSimulation implements Analysis {
         j.put("instructionsByLastLevelMisses", topInstructions(top, true));
         j.put("objectsByFirstLevelMisses", topObjects(top, false));
         j.put("objectsByLastLevelMisses", topObjects(top, true));
+        if (output.lines()) {
+            j.put("linesByFirstLevelMisses", topLines(top, false));
+            j.put("linesByLastLevelMisses", topLines(top, true));
+            j.put("missesWithoutLine", withoutLine());
+        }
         return j;
     }
 
@@ -188,6 +206,34 @@ public final class CacheSimulation implements Analysis {
             sum[1] += ll;
         });
         return top(named, n, lastLevel);
+    }
+
+    /**
+     * Source lines ({@code file:line} of the module's DWARF line table, {@link Naming#source}) with the most
+     * misses: every instruction's misses added to its line, as cg_annotate counts them. Instructions without
+     * a line are left out here and counted by {@link #withoutLine}.
+     */
+    public List<Misses> topLines(int n, boolean lastLevel) {
+        Map<String, long[]> lines = new HashMap<>();
+        byInstruction.forEach((ip, l1, ll) -> {
+            String line = naming.source(ip);
+            if (line == null) return;
+            long[] sum = lines.computeIfAbsent(line, k -> new long[2]);
+            sum[0] += l1;
+            sum[1] += ll;
+        });
+        return top(lines, n, lastLevel);
+    }
+
+    /** The misses of instructions that have no source line, named {@code ???} as cg_annotate names them. */
+    public Misses withoutLine() {
+        long[] sum = new long[2];
+        byInstruction.forEach((ip, l1, ll) -> {
+            if (naming.source(ip) != null) return;
+            sum[0] += l1;
+            sum[1] += ll;
+        });
+        return new Misses("???", sum[0], sum[1]);
     }
 
     public List<Misses> topObjects(int n, boolean lastLevel) {

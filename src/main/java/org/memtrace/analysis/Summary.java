@@ -273,8 +273,8 @@ public final class Summary implements Analysis {
         out.flush();
     }
 
-    /** memoryRegions → memory regions */
-    private static String label(String camel) {
+    /** memoryRegions → memory regions: the words the text summary and the report show for a count's key. */
+    public static String label(String camel) {
         return camel.replaceAll("([A-Z])", " $1").toLowerCase(Locale.ROOT);
     }
 }

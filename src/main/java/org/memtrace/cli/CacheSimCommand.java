@@ -69,6 +69,10 @@ final class CacheSimCommand implements Callable<Integer> {
                     + "and whether that was false sharing.")
     Integer cores;
 
+    @Option(names = "--lines", description = "Also rank source lines (file:line from the DWARF line table of a program built with -g) "
+            + "by misses, each instruction's misses added to its line, as cg_annotate does.")
+    boolean lines;
+
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE ('-' for standard output).")
     Path json;
 
@@ -89,13 +93,14 @@ final class CacheSimCommand implements Callable<Integer> {
         CacheHierarchy caches = cores == null ? hierarchy() : null;
         CoherentCaches coherent = cores == null ? null : coherent();
         if (top < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top must not be negative");
+        if (lines && cores != null) throw new CommandLine.ParameterException(spec.commandLine(), "--lines works on one core: leave out --cores");
         try (OutputFile jsonFile = json == null ? null : OutputFile.create(json, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
             if (noDemangle) naming.addressSpace().keepRawNames();
             // with the JSON on standard output, the text goes to standard error: the JSON stays parseable
             if (jsonFile != null && jsonFile.toStandardOutput()) out = err;
             var output = new CacheSimulation.Output(out, jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(),
-                    policy.name().toLowerCase(Locale.ROOT), seed);
+                    policy.name().toLowerCase(Locale.ROOT), seed, lines);
             Analysis sim = caches != null ? new CacheSimulation(caches, naming).writeTo(output)
                     : new MultiCoreSimulation(coherent, naming).writeTo(output);
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(sim));

@@ -151,7 +151,10 @@ public final class Report implements Analysis {
         facts.put("threads", summary.threads());
         facts.put("events", events);
         data.put("facts", facts);
-        data.put("summary", summary.counts(lost));
+        // the page shows the counts under the words of memtrace's own summary (memoryRegions: memory regions)
+        Map<String, Long> counts = new LinkedHashMap<>();
+        summary.counts(lost).forEach((k, v) -> counts.put(Summary.label(k), v));
+        data.put("summary", counts);
         data.put("heap", summary.heap().json(events, atExit));
         data.put("regions", regions());
         List<ReportAnalysis.Obj> hottest = analysis.hottestObjects(top);
@@ -170,7 +173,7 @@ public final class Report implements Analysis {
             row.put("loads", o.loads);
             row.put("stores", o.stores);
             objects.add(row);
-            if (o.grid != null && grids.size() < heatMaps) grids.add(grid(o));
+            if (mapped(o) && grids.size() < heatMaps) grids.add(grid(o));
         }
         data.put("objects", objects);
         data.put("objectMaps", grids);
@@ -208,16 +211,38 @@ public final class Report implements Analysis {
         out.write(page);
     }
 
+    /** Fewer accesses than this make a few dots on a map: the table row says as much. */
+    static final int MAP_MIN_ACCESSES = 8;
+
+    /**
+     * Whether {@code o} has a heat map worth drawing (docs/report.md, "Object heat maps"): its accesses fall
+     * on two rows at least, and there are {@link #MAP_MIN_ACCESSES} of them. A scalar's all fall on one (its
+     * offset 0), and its map would be one stripe saying what its table row says.
+     */
+    static boolean mapped(ReportAnalysis.Obj o) {
+        return o.grid != null && o.accesses() >= MAP_MIN_ACCESSES && o.grid.rowsWithAccesses() >= 2;
+    }
+
+    /**
+     * One object's map: its cells cut to the used columns and rows (row by row), the exact first and last
+     * access and the object's start and size, so the page draws real axes and names the address under the
+     * mouse.
+     */
     private static Map<String, Object> grid(ReportAnalysis.Obj o) {
+        Grid grid = o.grid;
         Map<String, Object> g = new LinkedHashMap<>();
         g.put("name", o.name);
-        g.put("columns", Grid.COLUMNS);
-        g.put("rows", Grid.ROWS);
-        g.put("firstSequence", o.grid.firstSequence);
-        g.put("sequencesPerColumn", o.grid.sequencesPerColumn);
-        g.put("bytesPerRow", o.grid.bytesPerRow);
-        g.put("reads", o.grid.reads);
-        g.put("writes", o.grid.writes);
+        g.put("start", o.kind == ReportAnalysis.Kind.UNKNOWN ? null : "0x" + Long.toHexString(o.start));
+        g.put("size", o.size == 0 ? null : o.size);
+        g.put("columns", grid.usedColumns());
+        g.put("rows", grid.usedRows(o.size));
+        g.put("firstSequence", grid.firstSequence);
+        g.put("lastSequence", grid.lastSequence);
+        g.put("sequencesPerColumn", grid.sequencesPerColumn);
+        g.put("bytesPerRow", grid.bytesPerRow);
+        g.put("maxOffset", grid.maxOffset);
+        g.put("reads", grid.trimmed(grid.reads, o.size));
+        g.put("writes", grid.trimmed(grid.writes, o.size));
         return g;
     }
 

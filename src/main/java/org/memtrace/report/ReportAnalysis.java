@@ -26,7 +26,7 @@ import org.memtrace.trace.Naming;
 public final class ReportAnalysis implements Analysis {
     static final int FREED_ROWS = 1000;
     static final int RETIRED_KEPT = 1000;
-    /** Grids are given out on an object's first access while fewer than this many exist (12 KiB each). */
+    /** Grids are given out on an object's first access while fewer than this many exist (16 KiB each). */
     static final int MAX_GRIDS = 1024;
     private static final int PAGE_SHIFT = 12;
     private static final int LINE = 64;

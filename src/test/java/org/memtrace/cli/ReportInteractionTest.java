@@ -1,0 +1,253 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * The report of the reportwalk fixture, used the way a person does: a script appended to a copy of the page
+ * moves the mouse over the global {@code table}'s heat map, clicks table headings and drags across the map
+ * (DOM mouse events through the page's own handlers), and writes what the page then shows (tooltip text,
+ * row order, axis labels) into the DOM that headless chromium dumps. Every expected value comes from the
+ * CSV export of the same saved stream.
+ */
+class ReportInteractionTest {
+    @TempDir static Path dir;
+    static JsonNode seen;
+    static String dom;
+    /** The CSV rows: seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset. */
+    static List<String[]> rows = new ArrayList<>();
+
+    /** What the appended script does and records: each entry a snapshot of the page after one action. */
+    private static final String ACTIONS = """
+            <pre id="results"></pre>
+            <script>
+            (function () {
+              const out = {}, text = e => e ? e.textContent : null;
+              const map = [...document.querySelectorAll('canvas.objectmap')].find(c => c.dataset.object === 'table');
+              const plot = map.parentNode, axis = cls => [...plot.querySelectorAll('.' + cls + ' .tick')].map(text);
+              const mouse = (target, type, x, y) => {
+                const b = map.getBoundingClientRect();
+                target.dispatchEvent(new MouseEvent(type, {clientX: b.left + x, clientY: b.top + y, bubbles: true}));
+              };
+              out.xTicks = axis('xaxis');
+              out.yTicks = axis('yaxis');
+              mouse(map, 'mousemove', 1, 1);
+              out.tipTopLeft = text(document.getElementById('tip'));
+              out.tipShown = document.getElementById('tip').style.display;
+              mouse(map, 'mouseleave', 1, 1);
+              out.tipAfterLeave = document.getElementById('tip').style.display;
+              const names = () => [...document.querySelectorAll('#objects tbody tr')].map(tr => tr.children[0].textContent);
+              const heading = name => [...document.querySelectorAll('#objects th')].find(h => h.firstChild.textContent === name);
+              out.objectsAsWritten = names();
+              heading('loads').click();
+              out.byLoads = names();
+              out.loadsSort = heading('loads').getAttribute('aria-sort');
+              heading('loads').click();
+              out.byLoadsReversed = names();
+              heading('object').click();
+              out.byName = names();
+              // drag from the left edge to the middle of the map: a zoom on the columns under it
+              mouse(map, 'mousedown', 0, 5);
+              mouse(map, 'mousemove', 192, 5);
+              mouse(window, 'mouseup', 192, 5);
+              out.zoomedXTicks = axis('xaxis');
+              out.zoomedCaption = text(plot.previousSibling);
+              map.dispatchEvent(new MouseEvent('dblclick', {bubbles: true}));
+              out.resetXTicks = axis('xaxis');
+              // the page heat map: the first mark of the first region with a touched page
+              const pages = [...document.querySelectorAll('canvas.pagemap')].find(c => c.dataset.touched !== '0');
+              const pb = pages.getBoundingClientRect();
+              pages.dispatchEvent(new MouseEvent('mousemove', {clientX: pb.left + 1, clientY: pb.top + 1, bubbles: true}));
+              out.pageTip = text(document.getElementById('tip'));
+              out.pageRegion = pages.dataset.region;
+              out.pageStart = pages.dataset.start;
+              out.summary = [...document.querySelectorAll('#summary td:first-child')].map(text);
+              out.renderedAt = performance.now();
+              document.getElementById('results').textContent = JSON.stringify(out);
+            })();
+            </script>
+            </body>""";
+
+    @BeforeAll
+    static void render() throws Exception {
+        Path chromium = Path.of("/usr/bin/chromium");
+        Assumptions.assumeTrue(Files.isExecutable(chromium),
+                "chromium is not installed: run `. scripts/env.sh && memtrace_prereqs --with-test-tools` (CI does)");
+        Path exe = Gcc.compile(dir, "reportwalk.c", "reportwalk", "-O1", "-g", "-no-pie");
+        Path stream = dir.resolve("rw.stream");
+        var r = Cli.run(dir, "run", "-q", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        Path html = dir.resolve("report.html");
+        r = Cli.run(dir, "report", stream.toString(), "-o", html.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        Path csv = dir.resolve("rw.csv");
+        r = Cli.run(dir, "convert", stream.toString(), "--to", "csv", "-o", csv.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        List<String> lines = Files.readAllLines(csv);
+        for (String line : lines.subList(1, lines.size())) rows.add(line.split(",", -1));
+
+        Path acted = dir.resolve("acted.html");
+        String page = Files.readString(html);
+        assertThat(page).contains("</body>");
+        Files.writeString(acted, page.replace("</body>", ACTIONS));
+        Path out = dir.resolve("dom.html");
+        Process p = new ProcessBuilder(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",
+                "--user-data-dir=" + dir.resolve("profile"), "--window-size=1400,1000", "--virtual-time-budget=10000", "--dump-dom",
+                acted.toUri().toString())
+                .redirectOutput(out.toFile()).redirectError(dir.resolve("chromium.err").toFile()).start();
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("chromium finished").isTrue();
+        assertThat(p.exitValue()).as(Files.readString(dir.resolve("chromium.err"))).isZero();
+        dom = Files.readString(out);
+        Matcher m = Pattern.compile("<pre id=\"results\">(.*?)</pre>", Pattern.DOTALL).matcher(dom);
+        assertThat(m.find()).as("the actions ran").isTrue();
+        assertThat(m.group(1)).as(dom.substring(0, Math.min(dom.length(), 3000))).isNotEmpty();
+        seen = new ObjectMapper().readTree(m.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"));
+    }
+
+    private static List<String[]> table() {
+        return rows.stream().filter(r -> r[9].equals("table") && (r[1].equals("L") || r[1].equals("S"))).toList();
+    }
+
+    private static long first() { return table().stream().mapToLong(r -> Long.parseLong(r[0])).min().orElseThrow(); }
+
+    private static long last() { return table().stream().mapToLong(r -> Long.parseLong(r[0])).max().orElseThrow(); }
+
+    /** The grid's events per column: the least power of two that puts the last access in column 63 or before. */
+    private static long perColumn() {
+        long per = 1;
+        while ((last() - first()) / per >= 64) per *= 2;
+        return per;
+    }
+
+    private static List<String> texts(String field) {
+        List<String> l = new ArrayList<>();
+        seen.get(field).forEach(n -> l.add(n.asText()));
+        return l;
+    }
+
+    private static String n(long v) { return String.format("%,d", v); }
+
+    @Test
+    void noScriptError() {
+        assertThat(dom).contains("data-rendered=\"yes\"").contains("<div id=\"errors\"></div>");
+    }
+
+    /** The time axis runs from table's first access to its last, exactly; offsets from 0 to 1,024 bytes. */
+    @Test
+    void axesEndAtTheExactFirstAndLastAccess() {
+        List<String> x = texts("xTicks");
+        assertThat(x.getFirst()).isEqualTo(n(first()));
+        assertThat(x.getLast()).isEqualTo(n(last()));
+        List<String> y = texts("yTicks");
+        assertThat(y.getFirst()).isEqualTo("0");
+        assertThat(y.getLast()).isEqualTo("+1,024");
+    }
+
+    /** The top-left cell: the first column's events, bytes 0..31 (1,024 bytes over 32 rows), its loads and stores. */
+    @Test
+    void tooltipNamesTheCellUnderTheMouse() {
+        long from = first(), to = first() + perColumn() - 1;
+        List<String[]> cell = table().stream().filter(r -> Long.parseLong(r[0]) <= to && Long.parseLong(r[10]) < 32).toList();
+        long start = Long.parseUnsignedLong(table().getFirst()[3]) - Long.parseLong(table().getFirst()[10]);
+        long loads = cell.stream().filter(r -> r[1].equals("L")).count(), stores = cell.size() - loads;
+        assertThat(stores).isPositive();
+        assertThat(seen.get("tipShown").asText()).isEqualTo("block");
+        assertThat(seen.get("tipTopLeft").asText()).isEqualTo("table\nevents " + n(from) + ".." + n(to) + "\noffset 0..31\naddress 0x"
+                + Long.toHexString(start) + "-0x" + Long.toHexString(start + 31) + "\n" + n(loads) + " loads, " + n(stores) + " stores");
+        assertThat(seen.get("tipAfterLeave").asText()).isEqualTo("none");
+    }
+
+    /** A click on a heading sorts by it (numbers biggest first), a second reverses; names sort in order. */
+    @Test
+    void headingsSortTheObjectTable() {
+        List<String> written = texts("objectsAsWritten");
+        assertThat(written).hasSizeGreaterThan(4);
+        List<long[]> loads = new ArrayList<>();
+        List<List<String>> objectRows = objectRows();
+        for (int i = 0; i < objectRows.size(); i++) loads.add(new long[] {Long.parseLong(objectRows.get(i).get(5).replace(",", "")), i});
+        // ties keep the written order
+        List<String> byLoads = loads.stream().sorted(Comparator.comparingLong((long[] l) -> -l[0]).thenComparingLong(l -> l[1]))
+                .map(l -> written.get((int) l[1])).toList();
+        assertThat(texts("byLoads")).isEqualTo(byLoads);
+        assertThat(seen.get("loadsSort").asText()).isEqualTo("descending");
+        List<String> reversed = loads.stream().sorted(Comparator.comparingLong((long[] l) -> l[0]).thenComparingLong(l -> l[1]))
+                .map(l -> written.get((int) l[1])).toList();
+        assertThat(texts("byLoadsReversed")).isEqualTo(reversed);
+        List<String> byName = texts("byName");
+        assertThat(byName).containsExactlyInAnyOrderElementsOf(written);
+        assertThat(byName.indexOf("table")).isGreaterThan(byName.indexOf("[stack]"));
+    }
+
+    /** The table as the page left it (sorted by name, the last click): object, kind, site, size, lifetime, loads, stores. */
+    private static List<List<String>> objectRows() {
+        Matcher t = Pattern.compile("<table id=\"objects\">(.*?)</table>", Pattern.DOTALL).matcher(dom);
+        assertThat(t.find()).isTrue();
+        List<List<String>> result = new ArrayList<>();
+        Matcher tr = Pattern.compile("<tr>(.*?)</tr>", Pattern.DOTALL).matcher(t.group(1));
+        while (tr.find()) {
+            List<String> cells = new ArrayList<>();
+            Matcher td = Pattern.compile("<td[^>]*>(.*?)</td>", Pattern.DOTALL).matcher(tr.group(1));
+            while (td.find()) cells.add(td.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"));
+            if (!cells.isEmpty()) result.add(cells);
+        }
+        // back to the written order (loads, most first, then name), the order objectsAsWritten holds
+        List<String> written = texts("objectsAsWritten");
+        result.sort(Comparator.comparingInt(r -> written.indexOf(r.getFirst())));
+        return result;
+    }
+
+    /** Dragging over the left half zooms on the columns under it (snapped to whole columns); a double-click undoes it. */
+    @Test
+    void dragZoomsOnWholeColumnsAndDoubleClickUndoes() {
+        long n = last() - first() + 1, per = perColumn();
+        long to = first() + (long) Math.floor(192.0 / 384 * n);
+        long column = (to - first()) / per;
+        long end = Math.min(last(), first() + (column + 1) * per - 1);
+        List<String> x = texts("zoomedXTicks");
+        assertThat(x.getFirst()).isEqualTo(n(first()));
+        assertThat(x.getLast()).isEqualTo(n(end));
+        assertThat(end).isLessThan(last());
+        assertThat(seen.get("zoomedCaption").asText()).startsWith("events " + n(first()) + ".." + n(end) + " (zoomed;");
+        assertThat(texts("resetXTicks").getLast()).isEqualTo(n(last()));
+    }
+
+    /** The page map's tooltip names the region and the page under the mouse, with its reads and writes. */
+    @Test
+    void pageMapTooltipNamesThePage() {
+        long start = Long.parseUnsignedLong(seen.get("pageStart").asText().substring(2), 16) & ~4095L;
+        assertThat(seen.get("pageTip").asText()).matches(java.util.regex.Pattern.quote(seen.get("pageRegion").asText()
+                + "\npage 0x" + Long.toHexString(start) + "-0x" + Long.toHexString(start + 4096) + "\n") + "[\\d,]+ reads, [\\d,]+ writes");
+    }
+
+    /** The summary's counts under memtrace's words, not JSON keys. */
+    @Test
+    void summaryInWords() {
+        List<String> labels = texts("summary");
+        assertThat(labels).contains("memory regions", "loads", "stores", "block copies", "events lost");
+        assertThat(labels).noneMatch(l -> l.matches(".*[A-Z].*"));
+    }
+
+    /** A scalar (sink: one int, one store) gets a table row when hot enough, never a map. */
+    @Test
+    void scalarsGetNoMap() {
+        assertThat(texts("objectsAsWritten")).contains("sink");
+        assertThat(dom).doesNotContain("data-object=\"sink\"");
+        assertThat(dom).contains("data-object=\"table\"");
+    }
+}

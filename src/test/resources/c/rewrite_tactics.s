@@ -70,19 +70,31 @@ at_call:
         dec %ecx
         jnz 1b
         call tail
-        lea helper(%rip), %rax
         .globl at_icall
 at_icall:
-        call *%rax                      # indirect call: left
+        lea helper(%rip), %rax          # 7 bytes, no access: taken into the run of the call after it
+        call *%rax                      # at_icall+7, 2 bytes: emulated (its push recorded, then jmp *%rax)
         lea buf(%rip), %rdi
         lea buf+8(%rip), %rsi
-        mov $4, %ecx
         .globl at_rep
 at_rep:
-        rep movsb                       # left
+        mov $4, %ecx                    # 5 bytes: taken into the run of the rep movsb after it
+        rep movsb                       # at_rep+5: one block copy of 4 bytes, buf+8 to buf
         .globl at_fs
 at_fs:
-        mov %fs:0x28, %rax              # left: %fs operand
+        mov %fs:0x28, %rax              # 9 bytes, %fs operand: a jump over itself, thread pointer added
+        .globl at_tp
+at_tp:
+        mov %fs:0, %rax                 # 9 bytes: the thread pointer, loaded from %fs:0
+        xor %edx, %edx                  # at_tp+9
+        mov %fs:(%rdx), %rcx            # at_tp+11, 4 bytes: a short %fs load, moved with its successor
+        mov (%rax), %rsi                # at_tp+15, 3 bytes: a plain load at the thread pointer (covered)
+        lea buf(%rip), %rdi
+        xor %eax, %eax
+        .globl at_stos
+at_stos:
+        mov $2, %ecx                    # 5 bytes: taken into the run of the rep stosq after it
+        rep stosq                       # at_stos+5, 3 bytes: one block store of 16 bytes at buf
         mov $0, %eax
         leave
         ret

@@ -24,8 +24,8 @@ public sealed interface Decision {
         /** The bytes the jump replaces end here (an instruction boundary). */
         public long end() { return parts.getLast().instruction().nextAddress(); }
 
-        /** Sites of the whole trampoline, one per access of each part. */
-        public int sites() { return parts.stream().mapToInt(p -> p.accesses().size()).sum(); }
+        /** Sites of the whole trampoline: one per access of each part, and a rep string instruction's count. */
+        public int sites() { return parts.stream().mapToInt(Part::sites).sum(); }
     }
 
     /**
@@ -39,7 +39,21 @@ public sealed interface Decision {
             accesses = List.copyOf(accesses);
         }
 
-        public boolean call() { return move == Move.CALL; }
+        public boolean call() { return move == Move.CALL || move == Move.INDIRECT_CALL; }
+
+        /**
+         * An unconditional {@code rep movs}, {@code rep stos} or {@code rep lods}: recorded as the compiled-in
+         * probe records one (docs/compiled-in.md, "The probe"): its pointers and its count, one block.
+         */
+        public boolean repString() { return repString(instruction); }
+
+        static boolean repString(Instruction insn) {
+            String m = insn.mnemonic();
+            return insn.rep() && (m.startsWith("movs") || m.startsWith("stos") || m.startsWith("lods"));
+        }
+
+        /** The probe's sites: one per access, and one more for a rep string instruction's count. */
+        public int sites() { return accesses.size() + (repString() && !accesses.isEmpty() ? 1 : 0); }
     }
 
     /** How a part runs in the trampoline. */
@@ -49,7 +63,9 @@ public sealed interface Decision {
         /** A {@code call rel32}: the original return address pushed, then a jump to the callee. */
         CALL,
         /** A direct jump or conditional jump, written anew by the assembler to reach the same target. */
-        BRANCH
+        BRANCH,
+        /** An indirect call ({@code ff /2}): the original return address pushed, then {@code jmp *} the same operand. */
+        INDIRECT_CALL
     }
 
     /** A memory instruction moved, and recorded, in the trampoline of the short instruction before it. */
@@ -62,15 +78,15 @@ public sealed interface Decision {
     enum Reason {
         /** Fewer than 5 bytes in a module where runs are not moved (no symbol table, or C++ landing pads). */
         SHORT("short, in code without symbols or with landing pads"),
-        /** An indirect call, or a call of another encoding than {@code e8 rel32} (that one is emulated). */
+        /** A call the trampoline cannot emulate: a far call, one through %rsp or a segment, or a 32-bit address. */
         CALL("indirect calls"),
         /** Shorter than 5 bytes and its successors could not be moved with it (a branch target among them, a branch, a function with indirect jumps). */
         NEIGHBOURS("short, neighbours not movable"),
-        /** An {@code %fs}/{@code %gs} operand: the probe would need the segment base. */
+        /** A {@code %gs} operand, or an {@code %fs} one that is not the instruction's last access (the probe adds the thread pointer to that one only). */
         SEGMENT("%fs/%gs operands"),
         /** A vector-indexed (VSIB) operand, a 32-bit address or an access the probe cannot describe. */
         ADDRESSING("VSIB, 32-bit or over-wide operands"),
-        /** A rep string instruction: its count and direction are not recorded by this probe yet. */
+        /** A conditional rep string instruction (repe/repne cmps, scas), or rep on another instruction: as in {@code memtrace cc}, not recorded. */
         REP("rep string instructions");
 
         private final String words;

@@ -24,7 +24,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-6";
+    static final String PLANNER_VERSION = "rewrite-7-fde";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
 

@@ -16,6 +16,8 @@ import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
 import org.memtrace.x86.MemoryOperand;
+import org.memtrace.x86.Operand;
+import org.memtrace.x86.RegisterOperand;
 
 /**
  * Decides, for every memory instruction of a module's code, whether and how a trampoline traces it
@@ -92,22 +94,81 @@ public final class PatchPlanner {
                 if (insn.flow() == Flow.CALL) targets.add(insn.nextAddress());
             }
         }
-        TreeMap<Long, Long> functions = new TreeMap<>();
-        List<ElfSymbol> symbols = new ArrayList<>(elf.symtab());
-        symbols.addAll(elf.dynsym());
-        for (ElfSymbol s : symbols) {
-            if (!s.isDefined() || s.value() == 0) continue;
-            targets.add(s.value()); // any symbol may be a function pointer's or a jump's destination
-            if (s.isFunction() && s.size() > 0) functions.merge(s.value(), s.value() + s.size(), Math::min);
-        }
-        // a module with C++ landing pads: the unwinder enters code at places no branch names (not parsed yet)
-        if (elf.section(".gcc_except_table").isPresent() || elf.symtab().isEmpty()) functions.clear();
+        for (Instruction insn : all)
+            for (MemoryOperand m : insn.memoryOperands()) m.staticAddress().ifPresent(targets::add); // lea of code: a pointer
+        targets.addAll(relocated(elf));
+        TreeMap<Long, Long> functions = functions(elf, targets);
         for (Instruction insn : all) {
             boolean indirect = insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty();
             var f = functions.floorEntry(insn.address());
             if (indirect && f != null && insn.address() < f.getValue()) functions.remove(f.getKey());
         }
         return new Code(all, bytes, targets, functions);
+    }
+
+    /**
+     * The functions whose runs may move, start to end: one per FDE of {@code .eh_frame} but those whose LSDA
+     * could not be read (the unwinder enters a landing pad at an address no branch names: every landing pad
+     * read becomes a target), and, where no FDE covers any of its bytes,
+     * each sized function of the symbol table in a module without {@code .gcc_except_table} (hand-written
+     * assembly without CFI). Every FDE start and symbol value becomes a target: a function pointer may hold it.
+     */
+    private static TreeMap<Long, Long> functions(ElfFile elf, Set<Long> targets) throws ElfFormatException {
+        List<long[]> ranges = new ArrayList<>(); // start, end, 1 when it may move
+        TreeMap<Long, Long> described = new TreeMap<>();
+        for (EhFrame.Fde f : EhFrame.of(elf).fdes()) {
+            targets.add(f.start());
+            targets.addAll(f.landingPads());
+            described.merge(f.start(), f.end(), Math::max);
+            ranges.add(new long[] {f.start(), f.end(), f.opaque() ? 0 : 1});
+        }
+        List<ElfSymbol> symbols = new ArrayList<>(elf.symtab());
+        symbols.addAll(elf.dynsym());
+        boolean pads = elf.section(".gcc_except_table").isPresent();
+        for (ElfSymbol s : symbols) {
+            if (!s.isDefined() || s.value() == 0) continue;
+            targets.add(s.value()); // any symbol may be a function pointer's or a jump's destination
+            long end = s.value() + s.size();
+            if (pads || !s.isFunction() || s.size() <= 0) continue;
+            var before = described.floorEntry(s.value());
+            var inside = described.ceilingKey(s.value());
+            boolean covered = before != null && before.getValue() > s.value() || inside != null && inside < end;
+            if (!covered) ranges.add(new long[] {s.value(), end, 1});
+        }
+        // ranges that overlap (a symbol's function inside another, an FDE of code a symbol also sizes): none moves
+        ranges.sort(java.util.Comparator.comparingLong((long[] r) -> r[0]).thenComparingLong(r -> r[1]));
+        long reach = Long.MIN_VALUE;
+        long[] last = null;
+        for (long[] r : ranges) {
+            if (r[0] < reach) {
+                r[2] = 0;
+                if (last != null) last[2] = 0;
+            }
+            if (r[1] > reach) {
+                reach = r[1];
+                last = r;
+            }
+        }
+        TreeMap<Long, Long> functions = new TreeMap<>();
+        for (long[] r : ranges) if (r[2] == 1) functions.put(r[0], r[1]);
+        return functions;
+    }
+
+    /**
+     * The code addresses the dynamic relocations write into data (R_X86_64_RELATIVE and IRELATIVE addends):
+     * function pointers of a position-independent module, which may name any instruction.
+     */
+    private static Set<Long> relocated(ElfFile elf) throws ElfFormatException {
+        Set<Long> out = new HashSet<>();
+        for (ElfSection s : elf.sections()) {
+            if (s.type() != ElfSection.SHT_RELA || s.size() % 24 != 0) continue;
+            var b = elf.contentsOf(s).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            for (int at = 0; at + 24 <= b.limit(); at += 24) {
+                int type = (int) b.getLong(at + 8);
+                if (type == 8 || type == 37) out.add(b.getLong(at + 16));
+            }
+        }
+        return out;
     }
 
     /**
@@ -161,11 +222,12 @@ public final class PatchPlanner {
 
     /**
      * An instruction as a part of a run, or null when a probe could not record it or its bytes could not
-     * move: sequential ones, a plain {@code ret}, and direct jumps and conditional jumps without prefixes
-     * (the assembler writes them anew); never a call, an indirect jump, a loop or jrcxz.
+     * move: sequential ones, a plain {@code ret}, direct jumps and conditional jumps without prefixes (the
+     * assembler writes them anew) and calls (emulated; a call ends the run, so its return lands past it);
+     * never an indirect jump, a loop or jrcxz.
      */
     private Decision.Part part(Instruction insn, byte[] bytes) {
-        if (insn.rep()) return null;
+        if (refusal(insn, bytes) != null) return null;
         Decision.Move move = Decision.Move.COPY;
         switch (insn.flow()) {
             case SEQUENTIAL -> { }
@@ -179,38 +241,67 @@ public final class PatchPlanner {
                 if (!plain || insn.branchTarget().isEmpty()) return null;
                 move = Decision.Move.BRANCH;
             }
+            case CALL -> move = callMove(insn, bytes);
             default -> { return null; }
         }
-        int rip = -1;
-        for (MemoryOperand m : insn.memoryOperands()) {
-            if (m.accessesMemory() && (m.segment().isSegmentWithBase() || !addressable(m))) return null;
-            if (m.isRipRelative()) {
-                rip = ripDisplacement(insn, bytes, m);
-                if (rip < 0) return null;
-            }
-        }
-        for (MemoryAccess a : insn.accesses()) if (a.sizeBytes() > 255) return null;
-        return new Decision.Part(insn, bytes, insn.accesses(), rip, move);
+        return new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move);
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */
     Decision decide(Instruction insn, byte[] bytes) {
-        List<MemoryAccess> accesses = insn.accesses();
-        boolean directCall = insn.flow() == Flow.CALL && bytes.length == JUMP_LENGTH && (bytes[0] & 0xff) == 0xe8;
-        if (insn.flow() == Flow.CALL && !directCall) return new Decision.Left(insn, Decision.Reason.CALL);
-        if (insn.rep()) return new Decision.Left(insn, Decision.Reason.REP);
-        int rip = -1;
-        for (MemoryOperand m : insn.memoryOperands()) {
-            if (m.segment().isSegmentWithBase()) return new Decision.Left(insn, Decision.Reason.SEGMENT);
-            if (!addressable(m)) return new Decision.Left(insn, Decision.Reason.ADDRESSING);
-            if (m.isRipRelative()) {
-                rip = ripDisplacement(insn, bytes, m);
-                if (rip < 0) return new Decision.Left(insn, Decision.Reason.ADDRESSING);
-            }
-        }
-        for (MemoryAccess a : accesses) if (a.sizeBytes() > 255) return new Decision.Left(insn, Decision.Reason.ADDRESSING);
+        Decision.Reason no = refusal(insn, bytes);
+        if (no != null) return new Decision.Left(insn, no);
         if (insn.length() < JUMP_LENGTH) return new Decision.Left(insn, Decision.Reason.SHORT);
-        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, accesses, rip, directCall ? Decision.Move.CALL : Decision.Move.COPY)));
+        Decision.Move move = insn.flow() == Flow.CALL ? callMove(insn, bytes) : Decision.Move.COPY;
+        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move)));
+    }
+
+    /**
+     * Why a probe could not record {@code insn}, or its bytes could not run in a trampoline; null when they
+     * can. A probe computes 64-bit addresses of general registers, adds the thread pointer to an {@code %fs}
+     * operand when it is the instruction's last access (computed before the cursor is loaded), records a rep
+     * string instruction's pointers and count, and re-aims a RIP-relative displacement it can find.
+     */
+    private Decision.Reason refusal(Instruction insn, byte[] bytes) {
+        if (insn.rep() && !Decision.Part.repString(insn) && !insn.accesses().isEmpty()) return Decision.Reason.REP;
+        if (insn.flow() == Flow.CALL && callMove(insn, bytes) == null) return Decision.Reason.CALL;
+        List<MemoryAccess> accesses = insn.accesses();
+        for (int k = 0; k < accesses.size(); k++) {
+            MemoryOperand m = accesses.get(k).operand();
+            boolean fsLast = m.segment().name().equals("fs") && k == accesses.size() - 1;
+            if (m.segment().isSegmentWithBase() && !fsLast) return Decision.Reason.SEGMENT;
+            if (!addressable(m) || accesses.get(k).sizeBytes() > 255) return Decision.Reason.ADDRESSING;
+        }
+        for (MemoryOperand m : insn.memoryOperands())
+            if (m.isRipRelative() && ripDisplacement(insn, bytes, m) < 0) return Decision.Reason.ADDRESSING;
+        return null;
+    }
+
+    /**
+     * How a call runs in a trampoline: {@code e8 rel32} pushes its return address and jumps; {@code ff /2}
+     * through a 64-bit register other than %rsp or a memory operand without segment pushes it and jumps
+     * through the same operand. Null for others (far calls, a 32-bit address).
+     */
+    private static Decision.Move callMove(Instruction insn, byte[] bytes) {
+        if (insn.branchTarget().isPresent())
+            return bytes.length == JUMP_LENGTH && (bytes[0] & 0xff) == 0xe8 ? Decision.Move.CALL : null;
+        var explicit = insn.operands().stream().filter(o -> switch (o) {
+            case RegisterOperand r -> r.visibility() == Operand.Visibility.EXPLICIT;
+            case MemoryOperand m -> m.visibility() == Operand.Visibility.EXPLICIT;
+            default -> false;
+        }).toList();
+        if (explicit.size() != 1) return null;
+        return switch (explicit.getFirst()) {
+            case RegisterOperand r -> r.register().widthBits() == 64 && !r.register().isStackPointer() ? Decision.Move.INDIRECT_CALL : null;
+            case MemoryOperand m -> m.sizeBytes() == 8 && !m.segment().isSegmentWithBase() && addressable(m) ? Decision.Move.INDIRECT_CALL : null;
+            default -> null;
+        };
+    }
+
+    /** Where the instruction's RIP-relative displacement sits in {@code bytes}; -1 when it has none. */
+    private int ripDisplacement(Instruction insn, byte[] bytes) {
+        for (MemoryOperand m : insn.memoryOperands()) if (m.isRipRelative()) return ripDisplacement(insn, bytes, m);
+        return -1;
     }
 
     /** Whether a probe's {@code lea} can compute the operand: 64-bit general registers only (no VSIB, no addr32). */

@@ -6,6 +6,8 @@ import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
 import org.memtrace.x86.MemoryOperand;
+import org.memtrace.x86.Operand;
+import org.memtrace.x86.RegisterOperand;
 import org.memtrace.x86.Register;
 
 /**
@@ -23,7 +25,7 @@ final class TrampolineWriter {
     /** Scratch registers for the cursor and its offset, in the order the compiled-in probe takes them. */
     private static final List<String> SCRATCH = List.of("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
     /** The most bytes {@code p}'s trampoline takes (for placing the text before it is assembled). */
-    static long bound(Decision.Patch p) { return 40 + 112L * p.parts().size() + 40L * p.sites(); }
+    static long bound(Decision.Patch p) { return 40 + 128L * p.parts().size() + 40L * p.sites(); }
 
     static final int KIND_LOAD = 1, KIND_STORE = 2, KIND_MODIFY = 3;
     static final int FLAG_IMPLICIT_STACK = 0x01;
@@ -39,16 +41,18 @@ final class TrampolineWriter {
             Decision.Patch p = patches.get(n);
             text.append("mt_t").append(n).append(":\n");
             for (Decision.Part part : p.parts()) {
+                List<Site> partSites = sites(part);
                 List<String> labels = new ArrayList<>();
-                for (int i = 0; i < part.accesses().size(); i++) labels.add("mt_s" + site++);
-                if (!labels.isEmpty()) probe(text, part, labels);
+                for (int i = 0; i < partSites.size(); i++) labels.add("mt_s" + site++);
+                if (!labels.isEmpty()) probe(text, partSites, labels);
                 switch (part.move()) {
-                    case CALL -> call(text, part);
+                    case CALL -> call(text, part, "mt_base+" + part.instruction().branchTarget().orElseThrow());
+                    case INDIRECT_CALL -> call(text, part, "*" + callee(part.instruction()));
                     case BRANCH -> text.append('\t').append(part.instruction().mnemonic()).append(" mt_base+")
                             .append(part.instruction().branchTarget().orElseThrow()).append('\n');
                     case COPY -> body(text, part);
                 }
-                for (int i = 0; i < part.accesses().size(); i++) entry(sites, labels.get(i), part, i);
+                for (int i = 0; i < partSites.size(); i++) entry(sites, labels.get(i), part, partSites.get(i));
             }
             // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end
             Instruction last = p.parts().getLast().instruction();
@@ -58,19 +62,58 @@ final class TrampolineWriter {
         return text.append(sites).toString();
     }
 
-    /** The group probe of one instruction's accesses: the last one's slot is stored first (the guard page). */
-    private static void probe(StringBuilder s, Decision.Part p, List<String> labels) {
-        List<MemoryAccess> a = p.accesses();
+    /**
+     * What one probe site computes: the {@code lea} source of its address ({@code %rsp}-based ones stepped
+     * over what the probe pushed), the registers that reads, whether the thread pointer is added (an
+     * {@code %fs} operand), and its site table fields.
+     */
+    record Site(String address, List<String> reads, boolean fs, int kind, int size, int access, int flags) {}
+
+    static final int KIND_REP_DESTINATION = 4, KIND_REP_SOURCE = 5, KIND_REP_COUNT = 6;
+
+    /**
+     * A part's sites, one per access in Zydis's order; a rep string instruction's as {@code memtrace cc}
+     * writes them (docs/compiled-in.md, "The probe"): its pointers (kinds 4, 5) and then its count (%rcx,
+     * kind 6), the size one element's, the direction flag assumed clear.
+     */
+    static List<Site> sites(Decision.Part part) {
+        List<Site> out = new ArrayList<>();
+        boolean rep = part.repString();
+        int element = 0;
+        for (int i = 0; i < part.accesses().size(); i++) {
+            MemoryAccess a = part.accesses().get(i);
+            MemoryOperand m = a.operand();
+            int kind = rep ? (m.base().name().equals("rsi") ? KIND_REP_SOURCE : KIND_REP_DESTINATION)
+                    : a.read() && a.write() ? KIND_MODIFY : a.write() ? KIND_STORE : KIND_LOAD;
+            List<String> reads = new ArrayList<>();
+            if (!m.base().isNone()) reads.add(name(m.base()));
+            if (!m.index().isNone()) reads.add(name(m.index()));
+            out.add(new Site(address(m), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), i,
+                    a.implicitStack() ? FLAG_IMPLICIT_STACK : 0));
+            element = a.sizeBytes();
+        }
+        if (rep && !out.isEmpty()) out.add(new Site("(%rcx)", List.of("rcx"), false, KIND_REP_COUNT, element, part.accesses().size(), 0));
+        return out;
+    }
+
+    /**
+     * The group probe of one part's sites: the last one's slot is stored first (the guard page). An {@code %fs}
+     * site is always the last (the planner sees to it): the thread pointer is added to its address before the
+     * cursor is loaded, in the compiled-in form {@code mov %fs:0,C; lea (%rax,C),%rax}.
+     */
+    private static void probe(StringBuilder s, List<Site> a, List<String> labels) {
         int n = a.size();
         String[] pair = scratch(a.subList(0, n - 1));
         String c = pair[0], t = pair[1];
         s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %").append(c).append("\n\tpush %").append(t).append('\n');
-        s.append(labels.get(n - 1)).append(":\n\tlea ").append(address(a.get(n - 1).operand())).append(",%rax\n");
+        s.append(labels.get(n - 1)).append(":\n\tlea ").append(a.get(n - 1).address()).append(",%rax\n");
+        if (a.get(n - 1).fs()) s.append("\tmov %fs:0,%").append(c).append("\n\tlea (%rax,%").append(c).append("),%rax\n");
         s.append("\tmov cursor_slot(%rip),%").append(t).append("\n\tmov %fs:(%").append(t).append("),%").append(c).append('\n');
         store(s, labels.get(n - 1), c, n - 1);
         for (int i = 0; i < n - 1; i++) {
-            if (reads(a.get(i).operand(), "rax")) s.append("\tmov 16(%rsp),%rax\n");
-            s.append(labels.get(i)).append(":\n\tlea ").append(address(a.get(i).operand())).append(",%rax\n");
+            if (a.get(i).fs()) throw new IllegalStateException("an %fs operand that is not the last access");
+            if (a.get(i).reads().contains("rax")) s.append("\tmov 16(%rsp),%rax\n");
+            s.append(labels.get(i)).append(":\n\tlea ").append(a.get(i).address()).append(",%rax\n");
             store(s, labels.get(i), c, i);
         }
         s.append("\tlea ").append(16 * n).append("(%").append(c).append("),%").append(c).append('\n');
@@ -97,13 +140,22 @@ final class TrampolineWriter {
     }
 
     /**
-     * A {@code call rel32}, emulated: the original return address pushed (through %rax, saved and restored
-     * below it; lea and mov leave the flags alone), then a jump to the callee, which returns to the module.
+     * A call, emulated: the original return address pushed (through %rax, saved and restored below it; lea
+     * and mov leave the flags alone), then a jump to {@code target} (the callee, or {@code *operand} of an
+     * indirect call, read after the push), so the callee returns to the module.
      */
-    private static void call(StringBuilder s, Decision.Part p) {
+    private static void call(StringBuilder s, Decision.Part p, String target) {
         s.append("\tlea -8(%rsp),%rsp\n\tpush %rax\n\tlea mt_base+").append(p.instruction().nextAddress())
-                .append("(%rip),%rax\n\tmov %rax,8(%rsp)\n\tpop %rax\n\tjmp mt_base+")
-                .append(p.instruction().branchTarget().orElseThrow()).append('\n');
+                .append("(%rip),%rax\n\tmov %rax,8(%rsp)\n\tpop %rax\n\tjmp ").append(target).append('\n');
+    }
+
+    /** An indirect call's operand as {@code jmp *} takes it after the return address is pushed (%rsp 8 lower). */
+    static String callee(Instruction insn) {
+        for (Operand o : insn.operands()) {
+            if (o instanceof RegisterOperand r && r.visibility() == Operand.Visibility.EXPLICIT) return "%" + r.register().name();
+            if (o instanceof MemoryOperand m && m.visibility() == Operand.Visibility.EXPLICIT) return address(m, 8);
+        }
+        throw new IllegalStateException("an indirect call without an explicit operand");
     }
 
     private static void bytes(StringBuilder s, byte[] b, int from, int to) {
@@ -114,19 +166,20 @@ final class TrampolineWriter {
     }
 
     /** One 24-byte site table entry (docs/compiled-in.md, "The site table"), full mode: weights 1, no block. */
-    private static void entry(StringBuilder s, String label, Decision.Part p, int i) {
-        MemoryAccess a = p.accesses().get(i);
-        int kind = a.read() && a.write() ? KIND_MODIFY : a.write() ? KIND_STORE : KIND_LOAD;
+    private static void entry(StringBuilder s, String label, Decision.Part p, Site site) {
         s.append("\t.long ").append(label).append(" - .\n\t.long mt_base+").append(p.instruction().address()).append(" - .\n");
-        s.append("\t.byte ").append(kind).append(',').append(a.sizeBytes()).append(',').append(i).append(',')
-                .append(a.implicitStack() ? FLAG_IMPLICIT_STACK : 0).append("\n\t.short 1,1,0,0,0,0\n");
+        s.append("\t.byte ").append(site.kind()).append(',').append(site.size()).append(',').append(site.access()).append(',')
+                .append(site.flags()).append("\n\t.short 1,1,0,0,0,0\n");
     }
 
     /** The operand's address as a {@code lea} source inside the probe (%rsp-based ones step over what it pushed). */
-    static String address(MemoryOperand m) {
+    static String address(MemoryOperand m) { return address(m, STACK_STEP); }
+
+    /** The operand's address with {@code step} added to a %rsp-based one; without its segment. */
+    private static String address(MemoryOperand m, int step) {
         long disp = m.displacement();
         if (m.isRipRelative()) return "mt_base+" + m.staticAddress().orElseThrow() + "(%rip)";
-        if (m.base().isStackPointer()) disp += STACK_STEP;
+        if (m.base().isStackPointer()) disp += step;
         if (m.base().isNone() && m.index().isNone()) return Long.toString(disp);
         var s = new StringBuilder();
         if (disp != 0) s.append(disp);
@@ -136,19 +189,15 @@ final class TrampolineWriter {
         return s.append(')').toString();
     }
 
-    private static boolean reads(MemoryOperand m, String register) {
-        return name(m.base()).equals(register) || name(m.index()).equals(register);
-    }
-
     private static String name(Register r) { return r.isNone() ? "" : r.enclosing().name(); }
 
     /** The cursor's register and its offset's: the first two scratch registers no address after the cursor load reads. */
-    private static String[] scratch(List<MemoryAccess> after) {
+    private static String[] scratch(List<Site> after) {
         String[] pair = new String[2];
         int k = 0;
         for (String r : SCRATCH) {
             boolean used = false;
-            for (MemoryAccess a : after) used |= reads(a.operand(), r);
+            for (Site a : after) used |= a.reads().contains(r);
             if (!used) pair[k++] = r;
             if (k == 2) return pair;
         }

@@ -41,7 +41,7 @@ class RewriteRunTest {
         Path trace = dir.resolve("t.trace");
         var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
-        assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of .*tactics rewritten, \\d+ left untraced \\(.*1 rep string");
+        assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of .*tactics rewritten, \\d+ left untraced \\(");
         // the program's load bias (0 without PIE), from the trace's module line
         long bias = TraceFile.read(trace).comments().stream().filter(c -> c.startsWith("module " + prog + " "))
                 .map(c -> Long.parseUnsignedLong(c.replaceAll(".* bias=0x([0-9a-f]+) .*", "$1"), 16)).findFirst().orElseThrow();
@@ -58,11 +58,43 @@ class RewriteRunTest {
         assertThat(byIp.get(at.get("helper"))).as("10 direct calls, 1 indirect").hasSize(11).containsOnly("L0x" + Long.toHexString(counter + 8));
         assertThat(byIp.get(at.get("at_call"))).as("the emulated call's push").hasSize(10).allMatch(s -> s.startsWith("S0x7ff"));
         assertThat(byIp.get(at.get("main"))).as("push %%rbp, moved with its successors").hasSize(1);
-        for (String left : List.of("at_blocked", "at_icall", "at_rep", "at_fs")) assertThat(byIp).doesNotContainKey(at.get(left));
+        assertThat(byIp).doesNotContainKey(at.get("at_blocked"));
+        assertThat(byIp.get(at.get("at_icall") + 7)).as("the emulated indirect call's push").hasSize(1).allMatch(s -> s.startsWith("S0x7ff"));
+        // %fs operands: the thread pointer is what the plain load at_tp+15 reads through (%rax = %fs:0)
+        long tp = byIp.get(at.get("at_tp") + 15).stream().map(s -> Long.parseUnsignedLong(s.substring(3), 16)).findFirst().orElseThrow();
+        assertThat(byIp.get(at.get("at_tp"))).containsExactly("L0x" + Long.toHexString(tp));
+        assertThat(byIp.get(at.get("at_tp") + 11)).as("the short %%fs load, moved").containsExactly("L0x" + Long.toHexString(tp));
+        assertThat(byIp.get(at.get("at_fs"))).containsExactly("L0x" + Long.toHexString(tp + 0x28));
+        // rep strings: one block each, as a memtrace cc build records them
+        List<String> blocks = TraceFile.read(trace).lines().stream().filter(l -> l.fields().getLast().startsWith("rep_"))
+                .map(l -> l.type() + String.join(",", l.fields())).toList();
+        String buf = "0x" + Long.toHexString(at.get("buf")), tid = blocks.getFirst().split(",")[6];
+        assertThat(blocks).containsExactly(
+                String.join(",", "Y" + buf, "tactics", "0x" + Long.toHexString(at.get("buf") + 8), "tactics", "4",
+                        "0x" + Long.toHexString(at.get("at_rep") + 5), tid, "rep_movs"),
+                String.join(",", "W" + buf, "tactics", "16", "0x" + Long.toHexString(at.get("at_stos") + 5), tid, "rep_stos"));
         long tail = at.get("tail");
         assertThat(byIp.get(tail)).hasSize(1).containsOnly("L0x" + Long.toHexString(counter));
         assertThat(byIp.get(tail + 21)).as("the loop whose jl moved into the trampoline").hasSize(7).containsOnly("L0x" + Long.toHexString(counter));
         assertThat(byIp.get(tail + 30)).as("the ret moved with the instructions before it").hasSize(1);
+    }
+
+    @Test
+    void aStrippedExecutablesShortInstructionsMoveWithinItsFdes() throws Exception {
+        Map<String, Long> at = new HashMap<>();
+        for (ElfSymbol s : ElfFile.read(Gcc.compile(dir, "rewrite_fde.s", "fde", "-no-pie")).symtab()) at.put(s.name(), s.value());
+        Path prog = Gcc.compile(dir, "rewrite_fde.s", "fde-stripped", "-no-pie", "-s");
+        Path trace = dir.resolve("f.trace");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        Map<Long, List<String>> byIp = new TreeMap<>();
+        for (var l : TraceFile.read(trace).lines())
+            if (l.access()) byIp.computeIfAbsent(l.number(2), k -> new java.util.ArrayList<>()).add(l.type() + l.field(0));
+        String cell = Long.toHexString(at.get("cell"));
+        assertThat(byIp.get(at.get("short_run"))).containsExactly("L0x" + cell, "L0x" + cell, "L0x" + cell);
+        assertThat(byIp.get(at.get("short_run") + 5)).as("covered by the run").containsOnly("S0x" + Long.toHexString(at.get("cell") + 4)).hasSize(3);
+        assertThat(byIp).as("a landing pad after it").doesNotContainKey(at.get("with_lsda"));
+        assertThat(byIp.get(at.get("with_lsda") + 5)).as("moved with the pad").containsOnly("S0x" + Long.toHexString(at.get("cell") + 4)).hasSize(3);
     }
 
     @Test

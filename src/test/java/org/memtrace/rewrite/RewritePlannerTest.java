@@ -74,9 +74,57 @@ class RewritePlannerTest {
     void whatCannotBeRewrittenIsLeftWithItsReason() {
         assertThat(reason("at_blocked")).as("a branch target right after it").isEqualTo(Decision.Reason.NEIGHBOURS);
         assertThat(reason("at_indirect")).as("its function jumps indirectly").isEqualTo(Decision.Reason.NEIGHBOURS);
-        assertThat(reason("at_icall")).isEqualTo(Decision.Reason.CALL);
-        assertThat(reason("at_rep")).isEqualTo(Decision.Reason.REP);
-        assertThat(reason("at_fs")).isEqualTo(Decision.Reason.SEGMENT);
+    }
+
+    @Test
+    void anIndirectCallMovesWithTheInstructionBeforeItAndIsEmulated() {
+        Decision.Patch p = (Decision.Patch) decision("at_icall");
+        assertThat(p.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("lea", "call");
+        assertThat(p.parts().getLast().move()).isEqualTo(Decision.Move.INDIRECT_CALL);
+        assertThat(TrampolineWriter.callee(p.parts().getLast().instruction())).isEqualTo("%rax");
+    }
+
+    @Test
+    void repStringInstructionsRecordTheirPointersAndCount() {
+        Decision.Patch movs = (Decision.Patch) decision("at_rep");
+        assertThat(movs.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("mov", "movsb");
+        assertThat(TrampolineWriter.sites(movs.parts().getLast())).extracting(TrampolineWriter.Site::address, TrampolineWriter.Site::kind)
+                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("(%rdi)", TrampolineWriter.KIND_REP_DESTINATION),
+                        org.assertj.core.groups.Tuple.tuple("(%rsi)", TrampolineWriter.KIND_REP_SOURCE),
+                        org.assertj.core.groups.Tuple.tuple("(%rcx)", TrampolineWriter.KIND_REP_COUNT));
+        assertThat(movs.sites()).isEqualTo(3);
+        Decision.Patch stos = (Decision.Patch) decisions.get(at.get("at_stos") + 5);
+        assertThat(stos.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("stosq", "mov", "leave", "ret");
+        assertThat(TrampolineWriter.sites(stos.parts().getFirst())).extracting(TrampolineWriter.Site::size).containsOnly(8);
+    }
+
+    @Test
+    void fsOperandsAddTheThreadPointerLongOrShort() {
+        Decision.Patch alone = (Decision.Patch) decision("at_fs");
+        assertThat(alone.parts()).singleElement().satisfies(part -> assertThat(TrampolineWriter.sites(part).getFirst().fs()).isTrue());
+        assertThat(TrampolineWriter.assembly(List.of(alone))).contains("\tlea 40,%rax\n\tmov %fs:0,%rdx\n\tlea (%rax,%rdx),%rax\n");
+        Decision.Patch shortOne = (Decision.Patch) decisions.get(at.get("at_tp") + 11);
+        assertThat(shortOne.parts()).hasSize(2);
+        assertThat(decisions.get(at.get("at_tp") + 15)).isInstanceOf(Decision.Covered.class);
+    }
+
+    @Test
+    void aStrippedModuleMovesRunsInsideItsFdesUpToLandingPads() throws Exception {
+        Path named = Gcc.compile(dir, "rewrite_fde.s", "fde", "-no-pie");
+        Map<String, Long> f = new HashMap<>();
+        for (ElfSymbol s : ElfFile.read(named).symtab()) f.put(s.name(), s.value());
+        ElfFile stripped = ElfFile.read(Gcc.compile(dir, "rewrite_fde.s", "fde-stripped", "-no-pie", "-s"));
+        assertThat(stripped.symtab()).isEmpty();
+        assertThat(EhFrame.of(stripped).fdes()).contains(new EhFrame.Fde(f.get("short_run"), f.get("short_run") + 9, List.of(), false),
+                new EhFrame.Fde(f.get("with_lsda"), f.get("with_lsda") + 9, List.of(f.get("with_lsda") + 2), false));
+        Map<Long, Decision> d = new HashMap<>();
+        for (Decision x : new PatchPlanner(new Decoder()).plan(stripped)) d.put(x.instruction().address(), x);
+        assertThat(((Decision.Patch) d.get(f.get("short_run"))).parts()).extracting(p -> p.instruction().mnemonic())
+                .containsExactly("mov", "add", "mov", "ret");
+        assertThat(d.get(f.get("short_run") + 5)).isInstanceOf(Decision.Covered.class);
+        assertThat(((Decision.Left) d.get(f.get("with_lsda"))).reason()).isEqualTo(Decision.Reason.NEIGHBOURS);
+        assertThat(((Decision.Patch) d.get(f.get("with_lsda") + 2)).parts()).extracting(p -> p.instruction().mnemonic())
+                .containsExactly("add", "mov", "ret");
     }
 
     @Test

@@ -83,11 +83,13 @@ for p in "${programs[@]}"; do
   awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]}" -v c="${best[check]}" \
       -v m="${best[memcheck]:-0}" -v ec="$exec_check" -v ea="$exec_all" -v r="$removed" -v geo="$geo" 'BEGIN {
     r1 = n > 0 ? a / n : 0; r2 = n > 0 ? l / n : 0; r3 = n > 0 ? c / n : 0; r4 = n > 0 ? m / n : 0
-    printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %.1fx | %d / %d (%.1f %%) | %s |\n", p, n, r1, r2, r3, r4, ec, ea, (ea > 0 ? 100 * ec / ea : 0), r
+    printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %s | %d / %d (%.1f %%) | %s |\n", p, n, r1, r2, r3,
+      (r4 > 0 ? sprintf("%.1fx", r4) : "-"), ec, ea, (ea > 0 ? 100 * ec / ea : 0), r
     printf "%f %f %f %f\n", r1, r2, r3, r4 >>geo
   }'
   unset best
 done
 awk '$1 > 0 { n++; for (i = 1; i <= 4; i++) if ($i > 0) { s[i] += log($i); k[i]++ } }
-  END { if (n) printf "| geomean | | %.2fx | %.2fx | %.2fx | %.1fx | | |\n", exp(s[1] / n), exp(s[2] / n), exp(s[3] / n), (k[4] ? exp(s[4] / k[4]) : 0) }' "$geo"
+  END { if (n) printf "| geomean | | %.2fx | %.2fx | %.2fx | %s | | |\n", exp(s[1] / n), exp(s[2] / n), exp(s[3] / n),
+    (k[4] ? sprintf("%.1fx", exp(s[4] / k[4])) : "-") }' "$geo"
 echo "load after: $(uptime | sed 's/.*load average: //')"

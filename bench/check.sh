@@ -4,19 +4,24 @@
 #   asan        gcc -fsanitize=address (libasan; leaks detection on, as by default)
 #   check-all   memtrace cc --check --no-prune (every check gcc made: Spindle's SD-All)
 #   check       memtrace cc --check (pruned: SD-Opt)
-# then runs the four builds of a program in turn, REPEAT times (default 3), interleaved, and keeps each
-# build's least CPU time (user + system, /usr/bin/time). Prints a markdown table: CPU seconds, ratios to
-# native, and the pruned build's summary (checks executed against the unpruned build's, checks removed
-# statically). Usage: bench/check.sh [program ...] (default: the bench kernels below). Keep runs small: the
-# machine is shared; say the load (printed first).
+# and the native build under valgrind --tool=memcheck --leak-check=full (MEMCHECK=off leaves it out),
+# then runs the builds of a program in turn, REPEAT times (default 3), interleaved, and keeps each
+# build's least CPU time (user + system, getrusage of the child). Prints a markdown table: CPU seconds,
+# ratios to native, their geometric means, and the pruned build's summary (checks executed against the
+# unpruned build's, checks removed statically). Usage: bench/check.sh [program ...] (default: the bench
+# kernels below). Keep runs small: the machine is shared; say the load (printed first). The output is
+# appended to bench/results/check.md (bench/results.sh; BENCH_RESULTS=off for a trial run).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$root/bench/out/check"
 mkdir -p "$out"
 mt="$root/memtrace"
 REPEAT=${REPEAT:-3}
+MEMCHECK=${MEMCHECK:-on}
 programs=("$@")
-[ ${#programs[@]} -eq 0 ] && programs=(gemm stencil matmul hash heap qsort branchy compute)
+[ ${#programs[@]} -eq 0 ] && programs=(gemm stencil matmul hash heap qsort branchy chase compute)
+. "$root/bench/results.sh"
+bench_results check "$@"
 # the kernels that run under 20 ms as they are get larger sizes (their copies in bench/out/check)
 enlarge() {
   case $1 in
@@ -48,8 +53,12 @@ C
 gcc -O2 -o "$out/cputime" "$out/cputime.c"
 cpu() { "$out/cputime" "$@" 2>/dev/null | tail -1; }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'; }
-echo "| program | native s | asan | check-all | check | checks executed (check / check-all) | removed statically |"
-echo "|---|---|---|---|---|---|---|"
+variants=(native asan all check)
+[ "$MEMCHECK" = off ] || variants+=(memcheck)
+echo "| program | native s | asan | check-all | check | memcheck | checks executed (check / check-all) | removed statically |"
+echo "|---|---|---|---|---|---|---|---|"
+geo="$out/geomean.txt"
+: >"$geo"
 for p in "${programs[@]}"; do
   s="$out/$p.c"
   enlarge "$p" <"$root/bench/programs/$p.c" >"$s"
@@ -57,9 +66,11 @@ for p in "${programs[@]}"; do
   gcc -O2 -g -pthread -fsanitize=address -o "$out/$p.asan" "$s" -lm
   "$mt" cc --check --no-prune -O2 -g -pthread -o "$out/$p.all" "$s" -lm
   "$mt" cc --check -O2 -g -pthread -o "$out/$p.check" "$s" -lm
+  printf '#!/bin/sh\nexec valgrind -q --tool=memcheck --leak-check=full "%s" "$@"\n' "$out/$p.native" >"$out/$p.memcheck"
+  chmod +x "$out/$p.memcheck"
   declare -A best=()
   for _ in $(seq "$REPEAT"); do
-    for v in native asan all check; do
+    for v in "${variants[@]}"; do
       t=$(cpu "$out/$p.$v")
       best[$v]=$(min "$t" "${best[$v]:-}")
     done
@@ -70,10 +81,15 @@ for p in "${programs[@]}"; do
   exec_all=$(sed -E 's/.* checked by ([0-9]+) checks.*/\1/' <<<"$sum_all")
   removed=$(sed -E 's/.*statically ([0-9]+ of [0-9]+) checks removed.*/\1/' <<<"$sum_check")
   awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]}" -v c="${best[check]}" \
-      -v ec="$exec_check" -v ea="$exec_all" -v r="$removed" 'BEGIN {
-    r1 = n > 0 ? a / n : 0; r2 = n > 0 ? l / n : 0; r3 = n > 0 ? c / n : 0
-    printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %d / %d (%.1f %%) | %s |\n", p, n, r1, r2, r3, ec, ea, (ea > 0 ? 100 * ec / ea : 0), r
+      -v m="${best[memcheck]:-0}" -v ec="$exec_check" -v ea="$exec_all" -v r="$removed" -v geo="$geo" 'BEGIN {
+    r1 = n > 0 ? a / n : 0; r2 = n > 0 ? l / n : 0; r3 = n > 0 ? c / n : 0; r4 = n > 0 ? m / n : 0
+    printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %s | %d / %d (%.1f %%) | %s |\n", p, n, r1, r2, r3,
+      (r4 > 0 ? sprintf("%.1fx", r4) : "-"), ec, ea, (ea > 0 ? 100 * ec / ea : 0), r
+    printf "%f %f %f %f\n", r1, r2, r3, r4 >>geo
   }'
   unset best
 done
+awk '$1 > 0 { n++; for (i = 1; i <= 4; i++) if ($i > 0) { s[i] += log($i); k[i]++ } }
+  END { if (n) printf "| geomean | | %.2fx | %.2fx | %.2fx | %s | | |\n", exp(s[1] / n), exp(s[2] / n), exp(s[3] / n),
+    (k[4] ? sprintf("%.1fx", exp(s[4] / k[4])) : "-") }' "$geo"
 echo "load after: $(uptime | sed 's/.*load average: //')"

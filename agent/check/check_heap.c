@@ -46,6 +46,23 @@ static struct mc_lists lists = {.q_limit = 64u << 20};   /* the live list, the q
 
 void mc_set_quarantine(size_t bytes) { lists.q_limit = bytes; }
 
+/* The calling thread's id for block headers: gettid() is a system call, so it is asked once per thread (a
+ * forked child forgets the value its parent's thread had). Measured on bench/programs/heap.c (400 rounds): the
+ * checked run took 0.68 s with a gettid() per allocation, 0.23 s with this (bench/results/check.md). */
+static __thread uint32_t cached_tid __attribute__((tls_model("initial-exec")));
+static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
+static void forget_tid(void) { cached_tid = 0; }
+static void tid_at_fork(void) { pthread_atfork(NULL, NULL, forget_tid); }
+
+static uint32_t thread_id(void)
+{
+    if (!cached_tid) {
+        pthread_once(&tid_once, tid_at_fork);
+        cached_tid = (uint32_t)gettid();
+    }
+    return cached_tid;
+}
+
 static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, const void *pc)
 {
     mc_init();
@@ -69,7 +86,7 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     b->free_pc = NULL;
     b->family = family;
     b->fn = fn;
-    b->tid = (uint32_t)gettid();
+    b->tid = thread_id();
     mc_poison((uintptr_t)chunk, left, MC_HEAP_LEFT);
     mc_unpoison(user, size);
     mc_poison(user + body, total - left - body, MC_HEAP_RIGHT);

@@ -31,7 +31,7 @@ public final class CheckRewriter {
     private static final String LOC_MARK = "# memtrace-check-loc ";
 
     /** What the rewrite did: the new text and the counts of its table. */
-    public record Result(List<String> lines, int checks, int hoisted, int merged, int ranges, int loops, int sites) {}
+    public record Result(List<String> lines, int checks, int hoisted, int merged, int ranges, int loops, int sites, int bounded) {}
 
     private CheckRewriter() {}
 
@@ -41,6 +41,7 @@ public final class CheckRewriter {
         for (AsmLine l : parsed) if (CheckCall.of(l) != null) edits.checks++;
         if (prune) {
             LoopHoist.apply(lines, parsed, references(lines, parsed), edits);
+            edits.bounded = InBounds.apply(parsed, edits);
             BlockMerge.apply(parsed, edits);
         }
         List<String> pruned = inline(edits.apply(lines));
@@ -177,7 +178,7 @@ public final class CheckRewriter {
         // a function whose .size never came gets an empty extent: its calls are still named by their sites
         open.values().forEach(se -> out.add("\t.set\t" + se[1] + ", " + se[0]));
         table(out, sites, edits);
-        return new Result(out, edits.checks, edits.hoisted, edits.merged, edits.ranges, edits.loops, sites.size());
+        return new Result(out, edits.checks, edits.hoisted, edits.merged, edits.ranges, edits.loops, sites.size(), edits.bounded);
     }
 
     private static void table(List<String> out, List<Site> sites, Edits e) {
@@ -185,8 +186,9 @@ public final class CheckRewriter {
         out.add("\t.section\t.data.rel.ro.local,\"aw\"");
         out.add("\t.align 8");
         out.add(".Lmtc_table:");
-        int kept = e.checks - e.hoisted - e.merged;
-        out.add("\t.long\t1, " + sites.size() + ", " + e.checks + ", " + kept + ", " + e.merged + ", " + e.hoisted + ", "
+        int kept = e.checks - e.hoisted - e.merged - e.bounded;
+        // version 1 has no field for the checks proven in bounds: they count as removed with the block rule's
+        out.add("\t.long\t1, " + sites.size() + ", " + e.checks + ", " + kept + ", " + (e.merged + e.bounded) + ", " + e.hoisted + ", "
                 + e.ranges + ", " + e.loops);
         for (Site s : sites) {
             String name = strings.computeIfAbsent(s.name(), k -> ".Lmtc_s" + strings.size());

@@ -15,6 +15,8 @@ final class Edits {
     /** read-only data the new checks refer to (group descriptors), appended to the file */
     final List<String> data = new ArrayList<>();
     int checks, hoisted, merged, ranges, loops;
+    /** checks deleted as proven in bounds ({@link InBounds}); the site table counts them with {@code merged} */
+    int bounded;
 
     void insertBefore(int line, List<String> text) {
         before.computeIfAbsent(line, k -> new ArrayList<>()).addAll(text);

@@ -26,6 +26,11 @@ import java.util.regex.Pattern;
  * {@code [min, max + size)}. This reads Spindle's "(pos_init - 1) * struct_size < new_size" as: the whole
  * range the loop will touch, from the values its induction variables have at entry and its exit condition.
  *
+ * <p>A body with forward branches inside it ({@code if} in the loop, {@link LoopShape}) qualifies too: the
+ * checks before its first branch and after its last join run every iteration and are hoisted alike; the part
+ * between runs in some iterations only, so its checks stay, and every register it writes is opaque after it
+ * (neither invariant nor induction).
+ *
  * <p>Strides over {@link #MAX_STEP} bytes keep their per-access checks (the cost rule).
  *
  * <p>Assumes what a terminating loop guarantees: D reaches the exit value exactly, no register wraps around.
@@ -55,11 +60,12 @@ final class LoopHoist {
         }
         for (var e : definedAt.entrySet()) {
             if (references.getOrDefault(e.getKey(), 0) != 1) continue;
-            loop(e.getKey(), e.getValue(), parsed, edits);
+            LoopShape shape = LoopShape.of(e.getKey(), e.getValue(), parsed, definedAt, references);
+            if (shape != null) loop(e.getKey(), e.getValue(), parsed, edits, shape);
         }
     }
 
-    private static void loop(String label, int top, List<AsmLine> parsed, Edits edits) {
+    private static void loop(String label, int top, List<AsmLine> parsed, Edits edits, LoopShape shape) {
         if (!fallsInto(parsed, top)) return;
         Symbolic s = new Symbolic(narrowAtEntry(parsed, top));
         List<Integer> checkLines = new ArrayList<>();
@@ -71,9 +77,21 @@ final class LoopHoist {
         int i = top + 1;
         for (; i < parsed.size(); i++) {
             AsmLine l = parsed.get(i);
+            if (shape.conditional(i)) {
+                // under an if of the body: runs in some iterations only; what it writes is opaque after it
+                if (l instanceof AsmLine.Instruction in) {
+                    Map<String, Linear> before = s.snapshot();
+                    if (CheckCall.of(in) != null) s.call();
+                    else s.step(in);
+                    s.forgetChanged(before);
+                }
+                a = b = null;
+                continue;
+            }
             switch (l) {
                 case AsmLine.Label x -> {
-                    if (!x.name().startsWith(".LVL") && !x.name().startsWith(".LBB") && !x.name().startsWith(".LBE")) return;
+                    if (!x.name().startsWith(".LVL") && !x.name().startsWith(".LBB") && !x.name().startsWith(".LBE")
+                            && !shape.internal(x.name())) return;
                 }
                 case AsmLine.Directive d -> {
                     if (!d.name().equals(".loc") && !d.name().startsWith(".cfi")) return;

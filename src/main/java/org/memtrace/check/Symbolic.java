@@ -57,6 +57,18 @@ final class Symbolic {
         return Linear.register("$" + ++fresh);
     }
 
+    /** Every register's value now. */
+    Map<String, Linear> snapshot() {
+        return new HashMap<>(regs);
+    }
+
+    /** Gives every register that changed since {@code before} a fresh opaque value (a write on some paths only). */
+    void forgetChanged(Map<String, Linear> before) {
+        for (String r : Registers.ALL) {
+            if (!regs.get(r).equals(before.get(r))) set(r, null);
+        }
+    }
+
     void call() {
         for (String r : Registers.CALLER_SAVED) regs.put(r, opaque());
         narrow.removeAll(Registers.CALLER_SAVED);

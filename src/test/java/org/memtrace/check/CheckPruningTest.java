@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CheckPruningTest {
-    static final List<String> LOOPS = List.of("sum_up", "sum_down", "stride", "pointers", "fields", "copy2d", "indirect");
+    static final List<String> LOOPS = List.of("sum_up", "sum_down", "stride", "pointers", "fields", "copy2d", "indirect",
+            "branches");
     private static final Pattern SUMMARY = Pattern.compile("memtrace: check summary: (\\d+) accesses checked by (\\d+) checks .*"
             + "statically (\\d+) of (\\d+) checks removed \\((\\d+) by loop checks, (\\d+) by block ranges\\).*");
     Path dir;
@@ -33,6 +34,57 @@ class CheckPruningTest {
         CheckBuilds.fixture(dir, "loops.c");
         CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "pruned", "loops.c");
         CheckBuilds.build(dir, false, false, "-O2", "-g", "-o", "all", "loops.c");
+        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "pruned0", "loops.c");
+    }
+
+    /**
+     * A loop with an if in its body: its every-iteration read of a[i] is one range check at the loop's entry
+     * (-O2), and still reports the read one past the block on the last iteration, exactly; at -O0 the index
+     * lives in memory, the check stays at the access and reports the same object, offset and line.
+     */
+    @Test
+    void aBranchyLoopsRangeCheckCatchesItsLastIteration() throws Exception {
+        Path source = dir.resolve("loops.c");
+        String block = "<malloc0001@branches\\+\\d+>\\+512 \\(a block of 512 bytes, allocated at loops.c:"
+                + CheckBuilds.line(source, "BRANCHES_ALLOC") + "\\) read 8 bytes";
+        String rest = ", 0 bytes past its end, at loops.c:" + CheckBuilds.line(source, "BRANCHES") + " \\(branches\\+\\d+\\), thread \\d+\n";
+        CheckBuilds.Run o2 = CheckBuilds.run(dir, Map.of(), "./pruned", "branches", "bad");
+        assertThat(o2.stderr()).matches("memtrace: heap overflow: " + block + " by the loop" + rest);
+        assertThat(o2.status()).isEqualTo(1);
+        CheckBuilds.Run o0 = CheckBuilds.run(dir, Map.of(), "./pruned0", "branches", "bad");
+        assertThat(o0.stderr()).matches("memtrace: heap overflow: " + block + rest);
+        assertThat(o0.status()).isEqualTo(1);
+        for (String build : List.of("./pruned", "./pruned0")) {
+            CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), build, "branches", "good");
+            assertThat(good.stderr()).as(build).isEmpty();
+            assertThat(good.status()).isZero();
+        }
+    }
+
+    /**
+     * The in-bounds rule: masked_table[i & 63] is proven inside the 64-element global and loses its check (the
+     * pruned build checks nothing in that run), masked_table[i & 127] keeps its check and reports the first
+     * element past the global in every build.
+     */
+    @Test
+    void aMaskedIndexIsProvenAndATooWideMaskStillReports() throws Exception {
+        Path source = dir.resolve("loops.c");
+        String report = "memtrace: global overflow: masked_table\\+512 \\(a global of 512 bytes, defined at loops.c:"
+                + CheckBuilds.line(source, "MASKED_TABLE") + "\\) read 8 bytes, 0 bytes past its end, at loops.c:"
+                + CheckBuilds.line(source, "MASKED_BAD") + " \\(masked127\\+\\d+\\), thread \\d+\n";
+        Map<String, Long> executed = new java.util.HashMap<>();
+        for (String build : List.of("./pruned", "./all", "./pruned0")) {
+            CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), build, "masked", "bad");
+            assertThat(bad.stderr()).as(build).matches(report);
+            assertThat(bad.status()).isEqualTo(1);
+            CheckBuilds.Run good = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "summary"), build, "masked", "good");
+            assertThat(good.status()).isZero();
+            Matcher m = SUMMARY.matcher(good.stderr().strip());
+            assertThat(m.matches()).as(build + ": " + good.stderr()).isTrue();
+            executed.put(build, Long.parseLong(m.group(2)));
+        }
+        // -O2: masked63's 128 iterations each run a check unpruned, none pruned (main's checks are alike in both)
+        assertThat(executed.get("./all") - executed.get("./pruned")).isGreaterThanOrEqualTo(128);
     }
 
     /** The report without what may differ between the two builds: the code offset and "by the loop". */

@@ -165,6 +165,7 @@ static void absolute(const char *name, char *out, size_t cap)
         put(out, at, cap, name + 10);
         return;
     }
+    while (name[0] == '.' && name[1] == '/') name += 2; /* dlopen("./lib.so") */
     if (name[0] != '/') {
         long n = mt_sys2(SYS_getcwd, out, cap - 2);
         if (n > 0) {
@@ -228,8 +229,9 @@ static int rewrite_new(const struct dl_phdr_info *o)
 
 /* ---- the scan ------------------------------------------------------------------------------------ */
 
-/* Objects gone forgotten (their trampolines unmapped); objects new reported, asked for and rewritten. */
-static void scan(void)
+/* One pass: objects gone forgotten (their trampolines unmapped); up to FRESH new objects reported, asked */
+/* for and rewritten. Returns whether there may be more new objects than this pass took.                   */
+static int scan_once(void)
 {
     int was = rt_self.internal;
     static struct walk w; /* under ld.so's load lock (or fallback_lock): one scan at a time */
@@ -248,10 +250,10 @@ static void scan(void)
     }
     rt_self.internal = was;
     if (removed) rt_modules_resync();
-    if (!w.fresh_count) return;
+    if (!w.fresh_count) return 0;
     /* the library's MT_MODULE before its trampoline file's: the reader places the sites at its bias */
     rt_scan_new_modules();
-    uint64_t brk = rdebug ? (uint64_t)rdebug->r_brk : 0, self = (uint64_t)(uintptr_t)scan;
+    uint64_t brk = rdebug ? (uint64_t)rdebug->r_brk : 0, self = (uint64_t)(uintptr_t)scan_once;
     for (int k = 0; k < w.fresh_count; k++) {
         const struct dl_phdr_info *o = &w.fresh[k];
         remember(o);
@@ -263,6 +265,13 @@ static void scan(void)
         rw_sink_leave(saved);
         rt_self.internal = was;
         if (done) rw_report_last();
+    }
+    return w.fresh_count == FRESH;
+}
+
+static void scan(void)
+{
+    while (scan_once()) {
     }
 }
 

@@ -27,7 +27,10 @@
  * exec'd something else and kept LD_PRELOAD itself); one `memtrace: rewrite:` line on stderr per plan that
  * is a loaded object's but cannot be applied (that object is not patched then, and records none).
  *
- * What it gets wrong: ld.so, the runtime and dlopen'd code are not rewritten; code that reads its own text
+ * Libraries opened later by dlopen are rewritten by rw_dlopen.c through rw_apply_loaded, and forgotten
+ * at dlclose through rw_forget.
+ *
+ * What it gets wrong: ld.so and the runtime are not rewritten; code that reads its own text
  * sees the jumps; a fault of the moved instruction reports a pc inside the trampoline to the program's
  * handler; a page that a code segment shares with another segment gets the code segment's protection back
  * after patching; code that runs before the constructor (preinit_array, libc's start-up) or after the
@@ -67,11 +70,13 @@ struct rw_patch {
 };
 _Static_assert(sizeof(struct rw_patch) == RW_PATCH, "plan patch");
 
-#define RW_MODULES 64
+#define RW_MODULES 256 /* at once: dlclose frees an entry */
 
 /* The trampoline files applied, reported as modules (rw_report): each at the bias that places its text. */
 static struct rw_applied {
-    uint64_t bias;
+    uint64_t bias;          /* the trampoline file's, reported */
+    uint64_t module_bias;   /* the module's: dlclose finds its entry by it (rw_forget) */
+    uint64_t text, text_size; /* the trampolines' pages */
     unsigned char id[64];
     uint32_t id_len;
     char path[1024];
@@ -190,7 +195,9 @@ static void restore_environment(void)
     }
     char **w = environ;
     for (char **r = environ; r && *r; r++) {
-        if (rt_strncmp(*r, "MEMTRACE_REWRITE_PLAN=", 22) == 0 || rt_strncmp(*r, "MEMTRACE_LD_PRELOAD=", 20) == 0) continue;
+        if (rt_strncmp(*r, "MEMTRACE_REWRITE_PLAN=", 22) == 0 || rt_strncmp(*r, "MEMTRACE_LD_PRELOAD=", 20) == 0
+            || rt_strncmp(*r, "MEMTRACE_REWRITE_SOCKET=", 24) == 0)
+            continue;
         if (rt_strncmp(*r, "LD_PRELOAD=", 11) == 0) {
             if (!keep) continue;
             *w++ = preload;
@@ -224,7 +231,7 @@ static int reaches(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
 
 /* size bytes of fresh pages within rel32 reach of [lo, hi): the link-time place `want` first, then below */
 /* the object and above it in steps of 16 MB (MAP_FIXED_NOREPLACE: nothing mapped is ever replaced).       */
-static uint64_t place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
+uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
 {
     const uint64_t step = 16ULL << 20, page = (uint64_t)rt.page;
     for (int k = -1; k < 2 * 120; k++) {
@@ -240,47 +247,48 @@ static uint64_t place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
     return 0;
 }
 
-/* One plan applied to the object it names; silent when no loaded object is its module. */
-static void apply_one(const char *path)
+/* The plan's layout, checked against its length: NULL when it is sound, else what is wrong. */
+static const char *check_plan(const unsigned char *plan, size_t len)
 {
-    size_t len;
-    unsigned char *plan = read_plan(path, &len);
-    if (!plan) return;
     const struct rw_header *h = (const void *)plan;
     uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
     uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
     uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
     if (h->magic != RW_MAGIC || h->version != 2 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
         || h->module_id_len > 64 || h->text_size > len || h->cursor_slot - h->text_address + 8 > h->text_size
-        || fixups_at + pad8(4ULL * h->fixups) != len) {
-        say("the plan is damaged or of another version: ", path);
-        goto done;
-    }
-    if (rw_count == RW_MODULES) { say("too many rewritten modules; not applied: ", path); goto done; }
-    struct rw_find f = {plan + RW_HEADER, h->module_id_len, (uint64_t)(uintptr_t)rw_apply, 0, {0}};
-    dl_iterate_phdr(find_object, &f);
-    /* another program (an exec'd child inherits the environment): not ours to rewrite, and not an error */
-    if (!f.found) goto done;
-    const struct dl_phdr_info *o = &f.info;
-    if (!h->module_id_len) { /* the executable's plan, made without a build-id: the bytes tell */
-        uint32_t id_len;
-        if (mt_build_id(o, &id_len) && id_len) goto done;
-    }
+        || fixups_at + pad8(4ULL * h->fixups) != len)
+        return "the plan is damaged or of another version: ";
+    const uint32_t *fix = (const void *)(plan + fixups_at);
+    for (uint32_t i = 0; i < h->fixups; i++)
+        if ((uint64_t)fix[i] + 4 > h->text_size) return "the plan is damaged (a fix-up outside its text): ";
+    return NULL;
+}
+
+/*
+ * A checked plan applied to the loaded object o: NULL when its jumps are written, else why not (nothing
+ * of the object patched then, or, for "cannot write", the segments before it). *quiet is set when the
+ * failure is no error (the executable's plan without a build-id met another program's bytes).
+ */
+static const char *apply_at(const unsigned char *plan, const char *path, const struct dl_phdr_info *o, int *quiet)
+{
+    const struct rw_header *h = (const void *)plan;
+    uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
+    uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
+    uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
+    *quiet = 0;
+    if (rw_count == RW_MODULES) return "too many rewritten modules; not applied: ";
     const struct rw_patch *p = (const void *)(plan + patches_at);
     const uint32_t *fix = (const void *)(plan + fixups_at);
     for (uint32_t i = 0; i < h->patches; i++)
         if (!code_segment(o, p[i].address) || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, 5)) {
-            if (!h->module_id_len) goto done; /* without build-ids, differing bytes are another program */
-            say("the module's code differs from its plan at an instruction: ", path);
-            goto done;
+            *quiet = !h->module_id_len; /* without build-ids, differing bytes are another program */
+            return "the module's code differs from its plan at an instruction: ";
         }
-    for (uint32_t i = 0; i < h->fixups; i++)
-        if ((uint64_t)fix[i] + 4 > h->text_size) { say("the plan is damaged (a fix-up outside its text): ", path); goto done; }
     uint64_t page = (uint64_t)rt.page, bias = o->dlpi_addr, lo, hi;
     span(o, &lo, &hi);
     uint64_t want = bias + h->text_address, size = (h->text_size + page - 1) & ~(page - 1);
-    uint64_t at = place(want, size, lo, hi);
-    if (!at) { say("no room for the trampolines within 2 GB of the module: ", path); goto done; }
+    uint64_t at = rw_place(want, size, lo, hi);
+    if (!at) return "no room for the trampolines within 2 GB of the module: ";
     /* the text's displacement from its link-time place: every rel32 between it and the module changes by it */
     int64_t moved = (int64_t)(at - want);
     unsigned char *text = (unsigned char *)at;
@@ -297,18 +305,19 @@ static void apply_one(const char *path)
     *(uint64_t *)(text + (h->cursor_slot - h->text_address)) = (uint64_t)(uintptr_t)&__memtrace_cursor - tp;
     if (mt_sys3(SYS_mprotect, at, size, PROT_READ | PROT_EXEC) != 0) {
         mt_sys2(SYS_munmap, at, size);
-        say("cannot make the trampolines executable: ", path);
-        goto done;
+        return "cannot make the trampolines executable: ";
     }
     /* From here the module's own code may be running through trampolines, libc's included: nothing below */
     /* calls into libc (raw system calls and the runtime's own copies only) until every jump is written.    */
+    struct rw_applied *a = &rw[rw_count];
+    a->text = 0; /* set once a segment is patched: its trampolines must stay then */
     for (int s = 0; s < o->dlpi_phnum; s++) {
         const ElfW(Phdr) *ph = &o->dlpi_phdr[s];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
         uint64_t from = (bias + ph->p_vaddr) & ~(page - 1), to = (bias + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
         if (mt_sys3(SYS_mprotect, from, to - from, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
-            say("cannot write the module's code (mprotect refused): ", path);
-            goto done; /* segments patched before stay patched: their trampolines are mapped */
+            if (!a->text) mt_sys2(SYS_munmap, at, size); /* else segments patched before stay: their trampolines stay mapped */
+            return "cannot write the module's code (mprotect refused): ";
         }
         for (uint32_t i = 0; i < h->patches; i++) {
             if (code_segment(o, p[i].address) != ph) continue;
@@ -316,20 +325,82 @@ static void apply_one(const char *path)
             rt_memcpy(jump, p[i].jump, 5);
             int32_t rel;
             rt_memcpy(&rel, jump + 1, 4);
-            rel = (int32_t)((int64_t)rel + moved); /* reach was checked for the whole module by place() */
+            rel = (int32_t)((int64_t)rel + moved); /* reach was checked for the whole module by rw_place() */
             rt_memcpy(jump + 1, &rel, 4);
             rt_memcpy((void *)(bias + p[i].address), jump, 5);
         }
         mt_sys3(SYS_mprotect, from, to - from, prot_of(ph->p_flags));
+        a->text = at;
     }
-    struct rw_applied *a = &rw[rw_count++];
+    rw_count++;
     a->bias = bias + (uint64_t)moved; /* the trampoline file's sites, where its text is; it names the module's */
+    a->module_bias = bias;
+    a->text = at;
+    a->text_size = size;
     a->id_len = h->tramp_id_len;
     rt_memcpy(a->id, plan + RW_HEADER + h->module_id_len, h->tramp_id_len);
     a->path_len = h->tramp_path_len;
     rt_memcpy(a->path, plan + RW_HEADER + h->module_id_len + h->tramp_id_len, h->tramp_path_len);
+    (void)path;
+    return NULL;
+}
+
+/* One plan applied to the object it names; silent when no loaded object is its module. */
+static void apply_one(const char *path)
+{
+    size_t len;
+    unsigned char *plan = read_plan(path, &len);
+    if (!plan) return;
+    const struct rw_header *h = (const void *)plan;
+    const char *why = check_plan(plan, len);
+    if (why) { say(why, path); goto done; }
+    struct rw_find f = {plan + RW_HEADER, h->module_id_len, (uint64_t)(uintptr_t)rw_apply, 0, {0}};
+    dl_iterate_phdr(find_object, &f);
+    /* another program (an exec'd child inherits the environment): not ours to rewrite, and not an error */
+    if (!f.found) goto done;
+    if (!h->module_id_len) { /* the executable's plan, made without a build-id: the bytes tell */
+        uint32_t id_len;
+        if (mt_build_id(&f.info, &id_len) && id_len) goto done;
+    }
+    int quiet;
+    why = apply_at(plan, path, &f.info, &quiet);
+    if (why && !quiet) say(why, path);
 done:
     mt_sys2(SYS_munmap, plan, len);
+}
+
+/* The plan at path applied to the object o, which dlopen has just mapped (rw_dlopen.c): NULL or why not. */
+const char *rw_apply_loaded(const char *path, const struct dl_phdr_info *o)
+{
+    size_t len;
+    unsigned char *plan = read_plan(path, &len);
+    if (!plan) return "the plan cannot be read or is not memtrace's";
+    const struct rw_header *h = (const void *)plan;
+    const char *why = check_plan(plan, len);
+    uint32_t id_len;
+    const unsigned char *id = mt_build_id(o, &id_len);
+    if (!why && (!id || id_len != h->module_id_len || !same(id, plan + RW_HEADER, id_len))) why = "the plan is for another build-id";
+    int quiet;
+    if (!why) why = apply_at(plan, path, o, &quiet);
+    mt_sys2(SYS_munmap, plan, len);
+    return why;
+}
+
+/* The trampolines of the module that was at bias, which dlclose unmapped: unmapped too, its entry freed. */
+void rw_forget(uint64_t bias)
+{
+    for (int i = 0; i < rw_count; i++) {
+        if (rw[i].module_bias != bias) continue;
+        if (rw[i].text) mt_sys2(SYS_munmap, rw[i].text, rw[i].text_size);
+        rw[i] = rw[--rw_count];
+        return;
+    }
+}
+
+/* The latest trampoline file applied, reported as a module (after its library's own MT_MODULE). */
+void rw_report_last(void)
+{
+    if (rw_count) rt_report_module(rw[rw_count - 1].bias, rw[rw_count - 1].id, rw[rw_count - 1].id_len, rw[rw_count - 1].path, rw[rw_count - 1].path_len);
 }
 
 void rw_apply(void)
@@ -340,6 +411,11 @@ void rw_apply(void)
     size_t n = 0;
     for (; list[n] && n < sizeof plans - 1; n++) plans[n] = list[n];
     plans[n] = 0;
+    static char socket[256];
+    const char *sock = getenv("MEMTRACE_REWRITE_SOCKET");
+    size_t k = 0;
+    for (; sock && sock[k] && k < sizeof socket - 1; k++) socket[k] = sock[k];
+    socket[k] = 0;
     restore_environment();
     /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here */
     long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, 0, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -354,6 +430,8 @@ void rw_apply(void)
         if (last) break;
         p = e + 1;
     }
+    /* libraries opened later: rewritten inside dlopen, before their constructors (rw_dlopen.c) */
+    rw_dlopen_init(socket[0] ? socket : NULL);
 }
 
 int rw_active(void) { return rw_count > 0; }

@@ -16,6 +16,7 @@
  *   rt_debug.c    MT_DEBUG builds: the buffers' and chunks' invariants asserted
  *   ../common/    what the runtime shares with the fault-mode agent (common/mt_common.h)
  *   ../rewrite/rw_apply.c  the rewrite plan of `memtrace run --mode rewrite`, applied at start
+ *   ../rewrite/rw_dlopen.c libraries opened by dlopen rewritten in that mode, forgotten at dlclose
  *
  * The runtime makes every system call itself (mt_sys*, mt_native.h): libc's entry points for write, mmap, sigaction
  * and friends are the wrappers of this very library.
@@ -146,6 +147,15 @@ void rt_report_module(uint64_t bias, const unsigned char *bid, uint32_t bid_len,
 /* agent/rewrite/rw_apply.c: the rewrite plan applied at start (memtrace run --mode rewrite), its module reported */
 void rw_apply(void);
 void rw_report(void);
+struct dl_phdr_info;
+uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi); /* fresh pages within rel32 of [lo,hi) */
+const char *rw_apply_loaded(const char *plan, const struct dl_phdr_info *o); /* NULL, or why not */
+void rw_forget(uint64_t bias);      /* the module at bias was unloaded: its trampolines go */
+void rw_report_last(void);          /* MT_MODULE of the trampoline file applied last */
+/* agent/rewrite/rw_dlopen.c: libraries opened by dlopen, rewritten before their constructors */
+void rw_dlopen_init(const char *socket);
+void rw_dlopen_returned(void);      /* after dlopen/dlclose: the scan, when ld.so could not be hooked */
+void rt_modules_resync(void);       /* rt_init.c: objects went (dlclose): the next new ones are reported */
 int rw_planned(void);               /* libraries are (or will be, at start) rewritten: no writer thread */
 char *rw_sink_enter(void);          /* the thread's cursor to the sink while libraries are rewritten; the old one */
 void rw_sink_leave(char *saved);    /* the thread's cursor back */

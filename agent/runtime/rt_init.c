@@ -21,7 +21,9 @@
  * What it gets wrong: vfork runs as fork (the child's trace starts like a fork child's). Records of
  * probes in objects initialized before this library (a preinit_array, an instrumented object that does
  * not link it) cannot be taken: the first such probe finds no SIGSEGV handler and kills the program.
- * Modules unloaded by dlclose stay reported; one loaded after a dlclose may be missed.
+ * Modules unloaded by dlclose stay reported; the count of reported objects is taken again after a dlclose
+ * (rt_modules_resync), so one loaded after it is reported (an object unloaded from the middle of the list
+ * while another is appended by the same call may still be missed).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -66,6 +68,22 @@ static void report_mapping(const struct mt_map_line *line, void *arg)
     size_t size = mt_mapping_record(&r, line, 0);
     r.m.h.tid = (uint32_t)rt_tid();
     rt_emit(&r, size);
+}
+
+static int count_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)info;
+    (void)size;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* After a dlclose: the objects counted again, so the next one loaded (appended) is reported as new. */
+void rt_modules_resync(void)
+{
+    int n = 0;
+    dl_iterate_phdr(count_one, &n);
+    if (n < reported_modules) reported_modules = n;
 }
 
 void rt_scan_new_modules(void)

@@ -10,6 +10,7 @@
  *                                 MT_BLK_SYSCALL and the system call's number, one per iovec element used
  *   fread fwrite               -> MT_BLOCK store/fetch, `what` = MT_FN_FREAD/MT_FN_FWRITE
  *   dlopen                     -> MT_MODULE and MT_MAPPING for what it loaded
+ *   dlclose                    -> nothing recorded; the next object loaded is reported (rt_modules_resync)
  *
  * The allocation, mapping and block functions are the table both fault mode and this runtime wrap
  * (include/mt_wrapped.h): malloc, the aligned allocators and the block operations are generated from it
@@ -325,6 +326,19 @@ RT_EXPORT void *dlopen(const char *file, int mode)
 {
     if (!real.dlopen) RESOLVE(dlopen);
     void *h = real.dlopen(file, mode);
+    if (h) rw_dlopen_returned();
     if (h && !quiet()) rt_scan_new_modules();
     return h;
+}
+
+/* Not in mt_wrapped.h's table: the fault-mode agent has no use for it. */
+static int (*real_dlclose)(void *);
+
+RT_EXPORT int dlclose(void *handle)
+{
+    if (!real_dlclose) real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    int r = real_dlclose(handle);
+    rw_dlopen_returned();
+    if (!quiet()) rt_modules_resync();
+    return r;
 }

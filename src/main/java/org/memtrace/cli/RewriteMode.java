@@ -12,6 +12,7 @@ import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.Target;
+import org.memtrace.rewrite.DlopenPlanner;
 import org.memtrace.rewrite.LoadedLibraries;
 import org.memtrace.rewrite.ModuleRewrite;
 import org.memtrace.rewrite.RewriteCache;
@@ -22,10 +23,11 @@ import org.memtrace.x86.ZydisUnavailableException;
  * {@code memtrace run --mode rewrite}: the plans of the executable and of every library it loads at start
  * made (or found in the cache) before the program starts, and the environment that makes its runtime
  * apply them (docs/rewriting.md). A library that cannot be planned is excluded and counted, never fatal;
- * the executable must be.
+ * the executable must be. Libraries opened later by dlopen are planned while the program runs, when its
+ * runtime asks ({@link DlopenPlanner}), and reported with the others.
  */
 record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library> libraries, List<String> excluded,
-                   Map<String, String> environment) {
+                   Map<String, String> environment, DlopenPlanner dlopen) implements AutoCloseable {
     /** The modes of {@code memtrace run}, spelled as on the command line. */
     enum Mode { fault, rewrite }
 
@@ -61,7 +63,10 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             }
             environment.put("LD_PRELOAD", preload);
             environment.put("MEMTRACE_REWRITE_PLAN", String.join(":", plans));
-            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment));
+            // last: nothing below can fail and leave the socket behind
+            DlopenPlanner dlopen = DlopenPlanner.start(cache);
+            environment.put("MEMTRACE_REWRITE_SOCKET", dlopen.socket().toString());
+            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen);
         } catch (RewriteException e) {
             throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
         } catch (ZydisUnavailableException e) {
@@ -80,8 +85,19 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
     List<String> counts() {
         List<String> lines = new ArrayList<>(List.of(line(program, prepared)));
         for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared()));
-        lines.add("rewrite: not rewritten: " + String.join(", ", excluded) + "; libraries opened by dlopen are not rewritten yet");
+        DlopenPlanner.Summary opened = dlopen.summary();
+        lines.addAll(opened.rewritten());
+        List<String> left = new ArrayList<>(excluded);
+        left.addAll(opened.left());
+        lines.add("rewrite: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
+                + " untraced");
         return lines;
+    }
+
+    /** The dlopen planner's socket closed and removed. */
+    @Override
+    public void close() {
+        dlopen.close();
     }
 
     private static String line(String module, ModuleRewrite.Prepared p) {

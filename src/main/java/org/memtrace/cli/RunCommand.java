@@ -181,6 +181,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 if (reportOutput != null) reportOutput.close();
             }
         } finally {
+            if (rewrite != null) rewrite.close();
             reported.countDown();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);

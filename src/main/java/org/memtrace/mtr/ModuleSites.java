@@ -45,6 +45,8 @@ final class ModuleSites {
     /** The load bias of each module the trace loaded, by build-id: where a trampoline file's sites name instructions. */
     private final Map<String, Long> biasById = new HashMap<>();
     private final Set<String> placed = new HashSet<>();
+    /** The table placed last, by path and bias: its report again (the same library reopened) changes nothing. */
+    private String lastPlaced;
     private final List<Event.Module> unnamed = new ArrayList<>();
     /** Files mapped at offset 0, by start address: the loader names the main program "", its first mapping does. */
     private final TreeMap<Long, String> fileStarts = new TreeMap<>();
@@ -115,9 +117,12 @@ final class ModuleSites {
             path = e.getValue();
         }
         if (m.buildId().length > 0) biasById.put(hex(m.buildId()), m.loadBias());
-        if (!placed.add(path + '@' + m.loadBias())) return;
+        // placed again only when another table was placed since (a dlopen of another library at its address)
+        String key = path + '@' + m.loadBias();
+        if (!placed.add(key) && key.equals(lastPlaced)) return;
         SiteTable table = table(path, m.buildId());
         if (table == null) return;
+        lastPlaced = key;
         // a trampoline file is reported where its text was mapped; the module it rewrites may lie elsewhere
         String of = rewrittenOf.get(path);
         SiteTable.Placement p = table.placeAt(m.loadBias(), of != null ? biasById.getOrDefault(of, m.loadBias()) : m.loadBias());

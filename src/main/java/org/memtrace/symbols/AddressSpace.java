@@ -45,6 +45,9 @@ public final class AddressSpace {
     /** Each file's object names, made once: {@link #rankModules} runs again at every module. */
     private final Map<ModuleImage, Set<String>> objectNames = new HashMap<>();
     private final List<Event.Module> unnamedModules = new ArrayList<>();
+    /** When each module was last reported (a count of reports): among modules over the same addresses, the latest names them. */
+    private final Map<LoadedModule, Long> generation = new HashMap<>();
+    private long reports;
     private final Intervals<Region> mappings = new Intervals<>();
     private final Intervals<Region> ranges = new Intervals<>();
     /** File mappings at file offset 0 by start address: where each file's first page was mapped. */
@@ -286,7 +289,15 @@ public final class AddressSpace {
             image = ModuleImage.unreadable(file, "build-id differs from the recorded one");
         }
         for (LoadedModule known : modules) {
-            if (known.image() == image && known.bias() == m.loadBias()) return;
+            if (known.image() == image && known.bias() == m.loadBias()) {
+                // reported again: a dlclose and a dlopen of the same file at the same place, maybe with
+                // another library there in between, which this one now hides again
+                if (generation.get(known) != reports) {
+                    generation.put(known, ++reports);
+                    rebuildSegments();
+                }
+                return;
+            }
         }
         long base = Long.MAX_VALUE;
         long end = 0;
@@ -297,6 +308,7 @@ public final class AddressSpace {
         if (base == Long.MAX_VALUE) return;
         LoadedModule loaded = new LoadedModule(image, m.loadBias(), base, end);
         modules.add(loaded);
+        generation.put(loaded, ++reports);
         if (m.path().isEmpty() && program == null) program = loaded;
         rankModules();
         rebuildSegments();
@@ -341,15 +353,28 @@ public final class AddressSpace {
         }
     }
 
+    private static boolean overlaps(TreeMap<Long, Long> taken, long start, long end) {
+        Map.Entry<Long, Long> below = taken.floorEntry(start);
+        if (below != null && below.getValue() > start) return true;
+        Map.Entry<Long, Long> above = taken.ceilingEntry(start);
+        return above != null && above.getKey() < end;
+    }
+
     private void rebuildSegments() {
         record Seg(long start, long end, LoadedModule module) {}
         List<Seg> segs = new ArrayList<>();
-        for (LoadedModule m : modules) {
+        // the module reported last owns its addresses: one reported before it over the same range was unloaded
+        List<LoadedModule> latestFirst = new ArrayList<>(modules);
+        latestFirst.sort(Comparator.comparingLong((LoadedModule m) -> generation.getOrDefault(m, 0L)).reversed());
+        TreeMap<Long, Long> taken = new TreeMap<>();
+        for (LoadedModule m : latestFirst) {
+            if (overlaps(taken, m.base(), m.end())) continue;
             for (ElfSegment s : m.image().loadSegments()) {
                 long start = m.bias() + (s.vaddr() & -PAGE);
                 long end = m.bias() + ((s.vaddr() + s.memSize() + PAGE - 1) & -PAGE);
                 segs.add(new Seg(start, end, m));
             }
+            taken.put(m.base(), m.end());
         }
         segs.sort(Comparator.comparingLong(Seg::start));
         int n = segs.size();

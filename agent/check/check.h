@@ -9,6 +9,7 @@
  *                   reports, the JSON lines, the summary, stop or continue
  *   check_libc.c    libc's memory and string functions checked by what they read and write
  *   check_format.c  the printf family, puts, fputs and the wide-string functions, the same way
+ *   check_demangle.c C++ names spelled by the system's c++filt for the reports
  *   check_block.h   the block, quarantine, leak and shadow logic shared with the agent's run --check
  *
  * Shadow values (the first four are gcc's, which writes them inline for stack frames):
@@ -79,6 +80,10 @@ void mc_note_global(const void *g);                              /* a gcc __asan
 void mc_forget_globals(const void *g, size_t n);
 extern int mc_continue;                                         /* MEMTRACE_CHECK=continue */
 extern int mc_leaks_on;
+
+/* check_demangle.c: a C++ symbol's source spelling by the system's c++filt (the name itself when not mangled) */
+const char *mc_spell(const char *name);
+extern int mc_keep_mangled;                                     /* MEMTRACE_CHECK=mangled */
 
 /* counters of the run, summed over threads (check_shadow.c) */
 struct mc_counts { uint64_t checks, accesses, loop_checks, range_checks, libc_checks; };

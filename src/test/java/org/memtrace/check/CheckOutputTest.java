@@ -77,7 +77,7 @@ class CheckOutputTest {
     void badOptionsAreOneLineAndAnExistingJsonFileIsNeverOverwritten() throws Exception {
         CheckBuilds.Run word = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "fast"), "./cases", "heap_overflow", "good");
         assertThat(word.status()).isEqualTo(2);
-        assertThat(word.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK: unknown word 'fast' (continue, stop, summary, noleaks)\n");
+        assertThat(word.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK: unknown word 'fast' (continue, stop, summary, noleaks, mangled)\n");
         Path existing = Files.writeString(dir.resolve("keep.json"), "mine\n");
         CheckBuilds.Run json = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", existing.toString()), "./cases", "heap_overflow", "bad");
         assertThat(json.status()).isEqualTo(2);
@@ -110,6 +110,32 @@ class CheckOutputTest {
         assertThat(r.stderr()).isEmpty();
         assertThat(r.stdout()).isEqualTo("37 hello world, a long enough string to be on the heap 100 30000\n");
         assertThat(r.status()).isZero();
+    }
+
+    /**
+     * C++ functions are named as the source spells them (c++filt's spelling, as the rest of memtrace), in the
+     * line, the block's name and the JSON; MEMTRACE_CHECK=mangled keeps the symbols' spelling.
+     */
+    @Test
+    void cxxNamesAreDemangled() throws Exception {
+        Path source = CheckBuilds.fixture(dir, "demangle.cc");
+        CheckBuilds.build(dir, true, true, "-O2", "-g", "-o", "demangle", "demangle.cc");
+        int alloc = CheckBuilds.line(source, "ALLOC"), bad = CheckBuilds.line(source, "BAD");
+        Path json = dir.resolve("demangle.json");
+        CheckBuilds.Run r = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", json.toString()), "./demangle", "bad");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.stderr()).matches("memtrace: heap overflow: <new\\[\\]0002@Foo::Foo\\(int\\)\\+\\d+>\\+16 \\(a block of 16 bytes, "
+                + "allocated at demangle.cc:" + alloc + "\\) written 4 bytes, 0 bytes past its end, at demangle.cc:" + bad
+                + " \\(Foo::bar\\(int\\)\\+\\d+\\), thread \\d+\n");
+        JsonNode n = CheckJson.records(Files.readString(json)).getFirst();
+        assertThat(n.get("at").get("code").asText()).matches("Foo::bar\\(int\\)\\+\\d+");
+        assertThat(n.get("object").get("allocated").get("code").asText()).matches("Foo::Foo\\(int\\)\\+\\d+");
+        CheckBuilds.Run raw = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "mangled"), "./demangle", "bad");
+        assertThat(raw.stderr()).matches("memtrace: heap overflow: <new\\[\\]0002@_ZN3FooC2Ei\\+\\d+>\\+16 .* at demangle.cc:" + bad
+                + " \\(_ZN3Foo3barEi\\+\\d+\\), thread \\d+\n");
+        CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./demangle", "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.stdout()).isEqualTo("done 3\n");
     }
 
     @Test

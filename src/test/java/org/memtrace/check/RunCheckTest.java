@@ -201,6 +201,19 @@ class RunCheckTest {
         assertThat(sort.stdout()).isEqualTo(new String(sorted.getInputStream().readAllBytes()));
     }
 
+    /** Functions with dynamic symbols (-rdynamic) are named as the source spells them, or raw with MEMTRACE_CHECK=mangled. */
+    @Test
+    void cxxNamesOfDynamicSymbolsAreDemangled() throws Exception {
+        CheckBuilds.fixture(dir, "demangle.cc");
+        gcc("g++", "-O2", "-g", "-rdynamic", "-o", "demangle", "demangle.cc");
+        CheckBuilds.Run r = check(Map.of(), "./demangle", "bad");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.stderr()).matches("memtrace: heap overflow: <new\\[\\]0001@Foo::Foo\\(int\\)\\+(\\d+)>\\+16 \\(a block of 16 bytes, "
+                + "allocated at Foo::Foo\\(int\\)\\+\\d+\\) written 4 bytes, 0 bytes past its end, at Foo::bar\\(int\\)\\+\\d+, thread \\d+\n");
+        CheckBuilds.Run raw = check(Map.of("MEMTRACE_CHECK", "mangled"), "./demangle", "bad");
+        assertThat(raw.stderr()).matches("memtrace: heap overflow: <new\\[\\]0001@_ZN3FooC2Ei\\+\\d+>\\+16 .* at _ZN3Foo3barEi\\+\\d+, thread \\d+\n");
+    }
+
     @Test
     void checkRefusesTheRewriteModeInOneLine() throws Exception {
         Cli.Result r = Cli.run(dir, "run", "--check", "--mode", "rewrite", "--", "./cases-O0", "leak", "good");

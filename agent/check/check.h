@@ -10,6 +10,7 @@
  *   check_libc.c    libc's memory and string functions checked by what they read and write
  *   check_format.c  the printf family, puts, fputs and the wide-string functions, the same way
  *   check_demangle.c C++ names spelled by the system's c++filt for the reports
+ *   check_sarif.c   the reports as a SARIF 2.1.0 log
  *   check_block.h   the block, quarantine, leak and shadow logic shared with the agent's run --check
  *
  * Shadow values (the first four are gcc's, which writes them inline for stack frames):
@@ -80,6 +81,12 @@ void mc_note_global(const void *g);                              /* a gcc __asan
 void mc_forget_globals(const void *g, size_t n);
 extern int mc_continue;                                         /* MEMTRACE_CHECK=continue */
 extern int mc_leaks_on;
+
+/* check_sarif.c: the reports as a SARIF 2.1.0 log (MEMTRACE_CHECK_SARIF); a site is code "bad+115", line "x.c:39" or NULL */
+struct mc_site_ref { const char *code, *line; };
+int mc_sarif_init(const char *file);                             /* -1: it exists or cannot be created */
+void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, struct mc_site_ref allocated,
+                     struct mc_site_ref freed);
 
 /* check_demangle.c: a C++ symbol's source spelling by the system's c++filt (the name itself when not mangled) */
 const char *mc_spell(const char *name);

@@ -17,7 +17,8 @@
  * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled] (report each distinct
  * error once, by kind and code site, and go on; the summary is then printed always), MEMTRACE_CHECK=summary,
  * MEMTRACE_CHECK_EXITCODE=N (default 1; leaks alone exit 23, as LeakSanitizer), MEMTRACE_CHECK_QUARANTINE=BYTES,
- * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line).
+ * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
+ * MEMTRACE_CHECK_SARIF=FILE (the same, as a SARIF 2.1.0 log: check_sarif.c).
  *
  * What it gets wrong: one frame of stack per site (the calling one); a stack object is found only in a frame
  * gcc laid out (checked code); an overflow that lands inside another valid object is not seen at all.
@@ -507,21 +508,23 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     put_json(&j, o.name);
     put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region, (unsigned long)o.size);
     put_json(&j, o.desc);
+    char a[1024], al[1024];
+    struct mc_site_ref allocated = {NULL, NULL}, freed = {NULL, NULL};
     if (o.block) {
-        char a[1024], al[1024] = "";
-        const char *ln;
-        name_code(o.block->alloc_pc, a, sizeof a, &ln);
+        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        allocated.code = a;
         put(&j, ",\"allocated\":{\"code\":");
         put_json(&j, a);
         put(&j, ",\"line\":");
-        put_json(&j, ln);
+        put_json(&j, allocated.line);
         put(&j, "}");
         if (o.block->magic == MC_QUARANTINED) {
-            name_code(o.block->free_pc, al, sizeof al, &ln);
+            name_code(o.block->free_pc, al, sizeof al, &freed.line);
+            freed.code = al;
             put(&j, ",\"freed\":{\"code\":");
             put_json(&j, al);
             put(&j, ",\"line\":");
-            put_json(&j, ln);
+            put_json(&j, freed.line);
             put(&j, "}");
         }
     }
@@ -532,6 +535,7 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
+    mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -603,6 +607,17 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
+    char a[1024], al[1024];
+    struct mc_site_ref allocated = {NULL, NULL}, freed = {NULL, NULL};
+    if (o.block) {
+        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        allocated.code = a;
+        if (o.block->magic == MC_QUARANTINED) {
+            name_code(o.block->free_pc, al, sizeof al, &freed.line);
+            freed.code = al;
+        }
+    }
+    mc_sarif_result(jkind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -648,6 +663,8 @@ void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t size, const void *pc
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
+    struct mc_site_ref none = {NULL, NULL};
+    mc_sarif_result("overlap", l.buf, (struct mc_site_ref){code, line}, none, none);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -681,6 +698,8 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
         put(&j, ",\"line\":");
         put_json(&j, ln);
         put(&j, "}},\"blocks\":%lu,\"bytes\":%lu", (unsigned long)counts[i], (unsigned long)site_bytes[i]);
+        struct mc_site_ref none = {NULL, NULL};
+        mc_sarif_result("leak", l.buf, (struct mc_site_ref){a, ln}, none, none);
         emit(&l, &j);
     }
     char lbuf[256];
@@ -790,6 +809,13 @@ void mc_init_report(void)
         } else {
             snprintf(json_path, sizeof json_path, "%s", json);
         }
+    }
+    const char *sarif = getenv("MEMTRACE_CHECK_SARIF");
+    if (sarif && *sarif && mc_sarif_init(sarif) != 0) {
+        char msg[600];
+        int k = snprintf(msg, sizeof msg, "memtrace: check: cannot create %s (it must not exist yet): %m\n", sarif);
+        write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+        _exit(2);
     }
     atexit(at_exit);
 }

@@ -3,8 +3,10 @@ package org.memtrace.check;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
@@ -136,6 +138,84 @@ class CheckOutputTest {
         CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./demangle", "good");
         assertThat(good.stderr()).isEmpty();
         assertThat(good.stdout()).isEqualTo("done 3\n");
+    }
+
+    /**
+     * MEMTRACE_CHECK_SARIF: a SARIF 2.1.0 log, whole after every report, one result per report with the rule of
+     * its kind, the line as message, the access's file:line and the block's allocation and free sites as related
+     * locations (the document validated against the OASIS schema by hand: docs/check.md). An existing file is
+     * never overwritten; a silent run leaves a log with no results.
+     */
+    @Test
+    void sarifLogHasOneResultPerReportWithItsSites() throws Exception {
+        Path source = CheckBuilds.fixture(dir, "sarif.c");
+        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "sarif", "sarif.c");
+        Path log = dir.resolve("bugs.sarif");
+        CheckBuilds.Run r = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_SARIF", log.toString(), "MEMTRACE_CHECK", "continue"),
+                "./sarif", "bad");
+        assertThat(r.status()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        JsonNode doc = new ObjectMapper().readTree(Files.readString(log));
+        assertThat(doc.get("version").asText()).isEqualTo("2.1.0");
+        assertThat(doc.get("$schema").asText()).isEqualTo("https://json.schemastore.org/sarif-2.1.0.json");
+        assertThat(doc.get("runs")).hasSize(1);
+        JsonNode run = doc.get("runs").get(0);
+        JsonNode driver = run.get("tool").get("driver");
+        assertThat(driver.get("name").asText()).isEqualTo("memtrace");
+        List<String> rules = new ArrayList<>();
+        driver.get("rules").forEach(x -> rules.add(x.get("id").asText()));
+        assertThat(rules).containsExactly("heap-overflow", "heap-underflow", "use-after-free", "stack-overflow", "stack-underflow",
+                "stack-use-after-scope", "global-overflow", "global-underflow", "null-dereference", "wild-access", "double-free",
+                "invalid-free", "allocator-mismatch", "overlap", "leak");
+        JsonNode results = run.get("results");
+        assertThat(results).hasSize(2);
+        String alloc = "sarif.c:" + CheckBuilds.line(source, "ALLOC");
+        assertResult(results.get(0), "heap-overflow", 0, lines.get(0), CheckBuilds.line(source, "OVERFLOW"), alloc, null);
+        assertResult(results.get(1), "use-after-free", 2, lines.get(1), CheckBuilds.line(source, "UAF"), alloc,
+                "sarif.c:" + CheckBuilds.line(source, "FREE"));
+
+        CheckBuilds.Run kept = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_SARIF", log.toString()), "./sarif", "bad");
+        assertThat(kept.status()).isEqualTo(2);
+        assertThat(kept.stderr()).startsWith("memtrace: check: cannot create " + log + " (it must not exist yet)");
+        assertThat(new ObjectMapper().readTree(Files.readString(log)).get("runs").get(0).get("results")).hasSize(2);
+        Path quiet = dir.resolve("quiet.sarif");
+        CheckBuilds.Run good = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_SARIF", quiet.toString()), "./sarif", "good");
+        assertThat(good.status()).isZero();
+        assertThat(new ObjectMapper().readTree(Files.readString(quiet)).get("runs").get(0).get("results")).isEmpty();
+    }
+
+    /** One result, field by field: every key it has and nothing else. */
+    private static void assertResult(JsonNode result, String rule, int index, String line, int at, String allocated, String freed) {
+        List<String> keys = new ArrayList<>();
+        result.fieldNames().forEachRemaining(keys::add);
+        assertThat(keys).containsExactly("ruleId", "ruleIndex", "level", "message", "locations", "relatedLocations");
+        assertThat(result.get("ruleId").asText()).isEqualTo(rule);
+        assertThat(result.get("ruleIndex").asInt()).isEqualTo(index);
+        assertThat(result.get("level").asText()).isEqualTo("error");
+        assertThat(result.get("message").get("text").asText()).isEqualTo(line.substring("memtrace: ".length()));
+        assertThat(result.get("locations")).hasSize(1);
+        assertLocation(result.get("locations").get(0), "sarif.c", at, line.replaceAll(".*\\((main\\+\\d+)\\), thread \\d+$", "$1"));
+        JsonNode related = result.get("relatedLocations");
+        assertThat(related).hasSize(freed == null ? 1 : 2);
+        assertThat(related.get(0).get("id").asInt()).isEqualTo(1);
+        assertThat(related.get(0).get("message").get("text").asText()).isEqualTo("allocated");
+        assertLocation(related.get(0), "sarif.c", Integer.parseInt(allocated.substring(allocated.indexOf(':') + 1)), null);
+        if (freed != null) {
+            assertThat(related.get(1).get("id").asInt()).isEqualTo(2);
+            assertThat(related.get(1).get("message").get("text").asText()).isEqualTo("freed");
+            assertLocation(related.get(1), "sarif.c", Integer.parseInt(freed.substring(freed.indexOf(':') + 1)), null);
+        }
+    }
+
+    private static void assertLocation(JsonNode location, String uri, int line, String code) {
+        JsonNode physical = location.get("physicalLocation");
+        assertThat(physical.get("artifactLocation").get("uri").asText()).isEqualTo(uri);
+        assertThat(physical.get("artifactLocation").get("uriBaseId").asText()).isEqualTo("%SRCROOT%");
+        assertThat(physical.get("region").get("startLine").asInt()).isEqualTo(line);
+        assertThat(location.get("logicalLocations")).hasSize(1);
+        String name = location.get("logicalLocations").get(0).get("fullyQualifiedName").asText();
+        if (code != null) assertThat(name).isEqualTo(code);
+        else assertThat(name).matches("main\\+\\d+");
     }
 
     @Test

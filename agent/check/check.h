@@ -70,6 +70,9 @@ int mc_addressable_range(uintptr_t addr);                      /* whether addr h
 struct mc_block *mc_block_of(uintptr_t addr, int *inside);     /* the block an address is in or next to */
 void mc_leak_check(void);
 
+/* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */
+void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *fn) __attribute__((noreturn));
+
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);

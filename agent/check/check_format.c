@@ -10,9 +10,10 @@
  * Checked: printf fprintf dprintf sprintf snprintf vprintf vfprintf vdprintf vsprintf vsnprintf puts fputs,
  * wprintf fwprintf swprintf vwprintf vfwprintf vswprintf fputws (swprintf's destination after the call: it
  * cannot measure first), wcslen wcsnlen wcscpy wcsncpy wcscat wcsncat wcscmp wcsdup wmemcpy wmemmove wmemset.
+ * The _FORTIFY_SOURCE forms (__printf_chk, __sprintf_chk, __swprintf_chk, __wcscpy_chk, ...) are checked as the
+ * plain ones, the formatting left to glibc's _chk function.
  * What it gets wrong: a format with positional arguments (%1$s) is not walked (only the format string is
- * checked); the _chk variants
- * of _FORTIFY_SOURCE are not wrapped; a %s argument that is not terminated is read by the check until a 0
+ * checked); a %s argument that is not terminated is read by the check until a 0
  * byte or an unaddressable byte, whichever comes first.
  */
 #include <dlfcn.h>
@@ -375,19 +376,21 @@ MC_EXPORT size_t wcsnlen(const wchar_t *s, size_t max)
     return n;
 }
 
-MC_EXPORT wchar_t *wcscpy(wchar_t *d, const wchar_t *s)
+static wchar_t *wcscpy_at(wchar_t *d, const wchar_t *s, const void *pc)
 {
     size_t bytes = wide_extent(s, 0, 0);
-    check(s, bytes, MC_READ, CALLER, "wcscpy");
-    check(d, bytes, MC_WRITE, CALLER, "wcscpy");
+    check(s, bytes, MC_READ, pc, "wcscpy");
+    check(d, bytes, MC_WRITE, pc, "wcscpy");
     wmove(d, s, wlen(s) + 1);
     return d;
 }
 
-MC_EXPORT wchar_t *wcsncpy(wchar_t *d, const wchar_t *s, size_t max)
+MC_EXPORT wchar_t *wcscpy(wchar_t *d, const wchar_t *s) { return wcscpy_at(d, s, CALLER); }
+
+static wchar_t *wcsncpy_at(wchar_t *d, const wchar_t *s, size_t max, const void *pc)
 {
-    check(s, wide_extent(s, max, 1), MC_READ, CALLER, "wcsncpy");
-    check(d, max * W, MC_WRITE, CALLER, "wcsncpy");
+    check(s, wide_extent(s, max, 1), MC_READ, pc, "wcsncpy");
+    check(d, max * W, MC_WRITE, pc, "wcsncpy");
     size_t n = 0;
     while (n < max && s[n]) n++;
     wmove(d, s, n);
@@ -395,29 +398,35 @@ MC_EXPORT wchar_t *wcsncpy(wchar_t *d, const wchar_t *s, size_t max)
     return d;
 }
 
-MC_EXPORT wchar_t *wcscat(wchar_t *d, const wchar_t *s)
+MC_EXPORT wchar_t *wcsncpy(wchar_t *d, const wchar_t *s, size_t max) { return wcsncpy_at(d, s, max, CALLER); }
+
+static wchar_t *wcscat_at(wchar_t *d, const wchar_t *s, const void *pc)
 {
     size_t dbytes = wide_extent(d, 0, 0);
-    check(d, dbytes, MC_READ, CALLER, "wcscat");
+    check(d, dbytes, MC_READ, pc, "wcscat");
     size_t sbytes = wide_extent(s, 0, 0);
-    check(s, sbytes, MC_READ, CALLER, "wcscat");
+    check(s, sbytes, MC_READ, pc, "wcscat");
     size_t dn = wlen(d);
-    check(d + dn, sbytes, MC_WRITE, CALLER, "wcscat");
+    check(d + dn, sbytes, MC_WRITE, pc, "wcscat");
     wmove(d + dn, s, wlen(s) + 1);
     return d;
 }
 
-MC_EXPORT wchar_t *wcsncat(wchar_t *d, const wchar_t *s, size_t max)
+MC_EXPORT wchar_t *wcscat(wchar_t *d, const wchar_t *s) { return wcscat_at(d, s, CALLER); }
+
+static wchar_t *wcsncat_at(wchar_t *d, const wchar_t *s, size_t max, const void *pc)
 {
-    check(d, wide_extent(d, 0, 0), MC_READ, CALLER, "wcsncat");
-    check(s, wide_extent(s, max, 1), MC_READ, CALLER, "wcsncat");
+    check(d, wide_extent(d, 0, 0), MC_READ, pc, "wcsncat");
+    check(s, wide_extent(s, max, 1), MC_READ, pc, "wcsncat");
     size_t dn = wlen(d), n = 0;
     while (n < max && s[n]) n++;
-    check(d + dn, (n + 1) * W, MC_WRITE, CALLER, "wcsncat");
+    check(d + dn, (n + 1) * W, MC_WRITE, pc, "wcsncat");
     wmove(d + dn, s, n);
     d[dn + n] = 0;
     return d;
 }
+
+MC_EXPORT wchar_t *wcsncat(wchar_t *d, const wchar_t *s, size_t max) { return wcsncat_at(d, s, max, CALLER); }
 
 MC_EXPORT int wcscmp(const wchar_t *a, const wchar_t *b)
 {
@@ -438,25 +447,252 @@ MC_EXPORT wchar_t *wcsdup(const wchar_t *s)
     return d;
 }
 
-MC_EXPORT wchar_t *wmemcpy(wchar_t *d, const wchar_t *s, size_t n)
+static wchar_t *wmemcpy_at(wchar_t *d, const wchar_t *s, size_t n, const void *pc)
 {
-    check(s, n * W, MC_READ, CALLER, "wmemcpy");
-    check(d, n * W, MC_WRITE, CALLER, "wmemcpy");
+    check(s, n * W, MC_READ, pc, "wmemcpy");
+    check(d, n * W, MC_WRITE, pc, "wmemcpy");
     wmove(d, s, n);
     return d;
 }
 
-MC_EXPORT wchar_t *wmemmove(wchar_t *d, const wchar_t *s, size_t n)
+MC_EXPORT wchar_t *wmemcpy(wchar_t *d, const wchar_t *s, size_t n) { return wmemcpy_at(d, s, n, CALLER); }
+
+static wchar_t *wmemmove_at(wchar_t *d, const wchar_t *s, size_t n, const void *pc)
 {
-    check(s, n * W, MC_READ, CALLER, "wmemmove");
-    check(d, n * W, MC_WRITE, CALLER, "wmemmove");
+    check(s, n * W, MC_READ, pc, "wmemmove");
+    check(d, n * W, MC_WRITE, pc, "wmemmove");
     wmove(d, s, n);
     return d;
 }
 
-MC_EXPORT wchar_t *wmemset(wchar_t *d, wchar_t c, size_t n)
+MC_EXPORT wchar_t *wmemmove(wchar_t *d, const wchar_t *s, size_t n) { return wmemmove_at(d, s, n, CALLER); }
+
+static wchar_t *wmemset_at(wchar_t *d, wchar_t c, size_t n, const void *pc)
 {
-    check(d, n * W, MC_WRITE, CALLER, "wmemset");
+    check(d, n * W, MC_WRITE, pc, "wmemset");
     for (size_t i = 0; i < n; i++) d[i] = c;
     return d;
+}
+
+MC_EXPORT wchar_t *wmemset(wchar_t *d, wchar_t c, size_t n) { return wmemset_at(d, c, n, CALLER); }
+
+/* ---- _FORTIFY_SOURCE: the _chk forms, checked as their plain forms and reported by those names; the
+ * formatting is glibc's _chk function itself, so its own refusals (%n in a writable format, a size over the
+ * destination's) stay what they are natively ---- */
+
+static struct {
+    int (*vfprintf)(FILE *, int, const char *, va_list);
+    int (*vdprintf)(int, int, const char *, va_list);
+    int (*vsprintf)(char *, int, size_t, const char *, va_list);
+    int (*vsnprintf)(char *, size_t, int, size_t, const char *, va_list);
+    int (*vfwprintf)(FILE *, int, const wchar_t *, va_list);
+} chk;
+
+static void resolve_chk(void)
+{
+    resolve();
+    if (chk.vfprintf) return;
+#define R(f) chk.f = (typeof(chk.f))dlsym(RTLD_NEXT, "__" #f "_chk")
+    R(vdprintf); R(vsprintf); R(vsnprintf); R(vfwprintf); R(vfprintf);
+#undef R
+}
+
+static int chk_vfprintf(FILE *f, int flag, const char *fmt, va_list ap, const void *pc, const char *fn)
+{
+    resolve_chk();
+    check_format(fmt, ap, pc, fn);
+    return chk.vfprintf(f, flag, fmt, ap);
+}
+
+MC_EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap) { return chk_vfprintf(f, flag, fmt, ap, CALLER, "vfprintf"); }
+MC_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) { return chk_vfprintf(stdout, flag, fmt, ap, CALLER, "vprintf"); }
+
+MC_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vfprintf(f, flag, fmt, ap, CALLER, "fprintf");
+    va_end(ap);
+    return k;
+}
+
+MC_EXPORT int __printf_chk(int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vfprintf(stdout, flag, fmt, ap, CALLER, "printf");
+    va_end(ap);
+    return k;
+}
+
+static int chk_vdprintf(int fd, int flag, const char *fmt, va_list ap, const void *pc, const char *fn)
+{
+    resolve_chk();
+    check_format(fmt, ap, pc, fn);
+    return chk.vdprintf(fd, flag, fmt, ap);
+}
+
+MC_EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap) { return chk_vdprintf(fd, flag, fmt, ap, CALLER, "vdprintf"); }
+
+MC_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vdprintf(fd, flag, fmt, ap, CALLER, "dprintf");
+    va_end(ap);
+    return k;
+}
+
+/* sprintf: the length first, the destination checked, then glibc's __vsprintf_chk (or its failure) */
+static int chk_vsnprintf(char *d, size_t size, int bounded, int flag, size_t slen, const char *fmt, va_list ap,
+                         const void *pc, const char *fn)
+{
+    resolve_chk();
+    check_format(fmt, ap, pc, fn);
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = real.vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n >= 0) {
+        size_t want = (size_t)n + 1;
+        if (bounded && want > size) want = size;
+        if (want) check(d, want, MC_WRITE, pc, fn);
+        if (want > slen || (bounded && size > slen)) mc_fortify_fail(d, want, slen, pc, fn);
+    }
+    return bounded ? chk.vsnprintf(d, size, flag, slen, fmt, ap) : chk.vsprintf(d, flag, slen, fmt, ap);
+}
+
+MC_EXPORT int __vsprintf_chk(char *d, int flag, size_t slen, const char *fmt, va_list ap)
+{
+    return chk_vsnprintf(d, 0, 0, flag, slen, fmt, ap, CALLER, "vsprintf");
+}
+
+MC_EXPORT int __vsnprintf_chk(char *d, size_t n, int flag, size_t slen, const char *fmt, va_list ap)
+{
+    return chk_vsnprintf(d, n, 1, flag, slen, fmt, ap, CALLER, "vsnprintf");
+}
+
+MC_EXPORT int __sprintf_chk(char *d, int flag, size_t slen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vsnprintf(d, 0, 0, flag, slen, fmt, ap, CALLER, "sprintf");
+    va_end(ap);
+    return k;
+}
+
+MC_EXPORT int __snprintf_chk(char *d, size_t n, int flag, size_t slen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vsnprintf(d, n, 1, flag, slen, fmt, ap, CALLER, "snprintf");
+    va_end(ap);
+    return k;
+}
+
+static int chk_vfwprintf(FILE *f, int flag, const wchar_t *fmt, va_list ap, const void *pc, const char *fn)
+{
+    resolve_chk();
+    check_wformat(fmt, ap, pc, fn);
+    return chk.vfwprintf(f, flag, fmt, ap);
+}
+
+MC_EXPORT int __vfwprintf_chk(FILE *f, int flag, const wchar_t *fmt, va_list ap) { return chk_vfwprintf(f, flag, fmt, ap, CALLER, "vfwprintf"); }
+MC_EXPORT int __vwprintf_chk(int flag, const wchar_t *fmt, va_list ap) { return chk_vfwprintf(stdout, flag, fmt, ap, CALLER, "vwprintf"); }
+
+MC_EXPORT int __fwprintf_chk(FILE *f, int flag, const wchar_t *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vfwprintf(f, flag, fmt, ap, CALLER, "fwprintf");
+    va_end(ap);
+    return k;
+}
+
+MC_EXPORT int __wprintf_chk(int flag, const wchar_t *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vfwprintf(stdout, flag, fmt, ap, CALLER, "wprintf");
+    va_end(ap);
+    return k;
+}
+
+/* swprintf: as its plain form, its destination checked after the call (it cannot measure first); a size over
+ * the destination's (in characters) then fails as glibc's does, after the write where glibc fails before it */
+static int chk_vswprintf(wchar_t *d, size_t n, size_t slen, const wchar_t *fmt, va_list ap, const void *pc, const char *fn)
+{
+    int k = out_vswprintf(d, n, fmt, ap, pc, fn);
+    if (n > slen) mc_fortify_fail(d, n * W, slen * W, pc, fn);
+    return k;
+}
+
+MC_EXPORT int __vswprintf_chk(wchar_t *d, size_t n, int flag, size_t slen, const wchar_t *fmt, va_list ap)
+{
+    return chk_vswprintf(d, n, slen, fmt, ap, CALLER, "vswprintf");
+}
+
+MC_EXPORT int __swprintf_chk(wchar_t *d, size_t n, int flag, size_t slen, const wchar_t *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = chk_vswprintf(d, n, slen, fmt, ap, CALLER, "swprintf");
+    va_end(ap);
+    return k;
+}
+
+/* the wide string and memory forms: sizes in characters */
+MC_EXPORT wchar_t *__wmemcpy_chk(wchar_t *d, const wchar_t *s, size_t n, size_t dl)
+{
+    if (n > dl) mc_fortify_fail(d, n * W, dl * W, CALLER, "wmemcpy");
+    return wmemcpy_at(d, s, n, CALLER);
+}
+
+MC_EXPORT wchar_t *__wmemmove_chk(wchar_t *d, const wchar_t *s, size_t n, size_t dl)
+{
+    if (n > dl) mc_fortify_fail(d, n * W, dl * W, CALLER, "wmemmove");
+    return wmemmove_at(d, s, n, CALLER);
+}
+
+MC_EXPORT wchar_t *__wmemset_chk(wchar_t *d, wchar_t c, size_t n, size_t dl)
+{
+    if (n > dl) mc_fortify_fail(d, n * W, dl * W, CALLER, "wmemset");
+    return wmemset_at(d, c, n, CALLER);
+}
+
+MC_EXPORT wchar_t *__wcscpy_chk(wchar_t *d, const wchar_t *s, size_t dl)
+{
+    const void *pc = CALLER;
+    size_t bytes = wide_extent(s, 0, 0);
+    check(s, bytes, MC_READ, pc, "wcscpy");
+    if (bytes > dl * W) mc_fortify_fail(d, bytes, dl * W, pc, "wcscpy");
+    return wcscpy_at(d, s, pc);
+}
+
+MC_EXPORT wchar_t *__wcsncpy_chk(wchar_t *d, const wchar_t *s, size_t max, size_t dl)
+{
+    if (max > dl) mc_fortify_fail(d, max * W, dl * W, CALLER, "wcsncpy");
+    return wcsncpy_at(d, s, max, CALLER);
+}
+
+MC_EXPORT wchar_t *__wcscat_chk(wchar_t *d, const wchar_t *s, size_t dl)
+{
+    const void *pc = CALLER;
+    size_t dbytes = wide_extent(d, 0, 0), sbytes = wide_extent(s, 0, 0);
+    check(d, dbytes, MC_READ, pc, "wcscat");
+    check(s, sbytes, MC_READ, pc, "wcscat");
+    if (dbytes - W + sbytes > dl * W) mc_fortify_fail(d, dbytes - W + sbytes, dl * W, pc, "wcscat");
+    return wcscat_at(d, s, pc);
+}
+
+MC_EXPORT wchar_t *__wcsncat_chk(wchar_t *d, const wchar_t *s, size_t max, size_t dl)
+{
+    const void *pc = CALLER;
+    size_t dbytes = wide_extent(d, 0, 0), sbytes = wide_extent(s, max, 1);
+    check(d, dbytes, MC_READ, pc, "wcsncat");
+    check(s, sbytes, MC_READ, pc, "wcsncat");
+    size_t n = 0;
+    while (n < max && s[n]) n++;
+    if (dbytes + n * W > dl * W) mc_fortify_fail(d, dbytes + n * W, dl * W, pc, "wcsncat");
+    return wcsncat_at(d, s, max, pc);
 }

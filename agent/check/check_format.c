@@ -12,8 +12,9 @@
  * cannot measure first), wcslen wcsnlen wcscpy wcsncpy wcscat wcsncat wcscmp wcsdup wmemcpy wmemmove wmemset.
  * The _FORTIFY_SOURCE forms (__printf_chk, __sprintf_chk, __swprintf_chk, __wcscpy_chk, ...) are checked as the
  * plain ones, the formatting left to glibc's _chk function.
- * What it gets wrong: a format with positional arguments (%1$s) is not walked (only the format string is
- * checked); a %s argument that is not terminated is read by the check until a 0
+ * Positional arguments (%2$s, %.*3$s) are walked by their numbers.
+ * What it gets wrong: a format mixing positional and sequential conversions, or numbering more than 128
+ * arguments, has only its format string checked; a %s argument that is not terminated is read by the check until a 0
  * byte or an unaddressable byte, whichever comes first.
  */
 #include <dlfcn.h>
@@ -106,8 +107,107 @@ static void check_string(const char *s, const void *pc, const char *fn)
     check(s, string_extent(s, 0, 0), MC_READ, pc, fn);
 }
 
+/* Positional arguments (%2$s, %*1$d, %.*3$s): the format is read twice, first for the type of every argument
+ * by its number, then the arguments are fetched in number order (as vfprintf does) and each %s, %ls and %n
+ * conversion checked with its own argument. A format that mixes positional and sequential conversions, skips a
+ * number, or names more than 128 arguments is left unchecked (glibc's behaviour is undefined there too). */
+enum { A_NONE, A_INT, A_LONG, A_DOUBLE, A_LDOUBLE, A_PTR };
+#define MAX_POS 128
+static int pos_number(const void *fmt, size_t w, size_t *i)
+{
+    int n = 0;
+    for (;;) {
+        unsigned c = w == 1 ? ((const unsigned char *)fmt)[*i] : (unsigned)((const wchar_t *)fmt)[*i];
+        if (c < '0' || c > '9') return n;
+        n = n * 10 + (int)(c - '0');
+        if (n > MAX_POS) n = MAX_POS + 1;
+        (*i)++;
+    }
+}
+
+#define POSITIONAL_WALKER(NAME, CHAR) \
+static void NAME(const CHAR *fmt, va_list args, const void *pc, const char *fn) \
+{ \
+    struct conv { int arg, prec_arg, prec, lng, shrt; CHAR c; } convs[MAX_POS]; \
+    uint8_t type[MAX_POS + 1] = {0}; \
+    int nconv = 0, max = 0; \
+    for (size_t i = 0; fmt[i]; i++) { \
+        if (fmt[i] != '%') continue; \
+        i++; \
+        if (fmt[i] == '%') continue; \
+        int arg = pos_number(fmt, sizeof(CHAR), &i); \
+        if (fmt[i] != '$' || arg < 1 || arg > MAX_POS || nconv == MAX_POS) return; \
+        i++; \
+        struct conv v = {arg, 0, -1, 0, 0, 0}; \
+        while (fmt[i] && strchr_flags(fmt[i])) i++; \
+        if (fmt[i] == '*') { \
+            i++; \
+            int k = pos_number(fmt, sizeof(CHAR), &i); \
+            if (fmt[i] != '$' || k < 1 || k > MAX_POS) return; \
+            i++; \
+            type[k] = A_INT; max = k > max ? k : max; \
+        } else while (fmt[i] >= '0' && fmt[i] <= '9') i++; \
+        if (fmt[i] == '.') { \
+            i++; \
+            if (fmt[i] == '*') { \
+                i++; \
+                int k = pos_number(fmt, sizeof(CHAR), &i); \
+                if (fmt[i] != '$' || k < 1 || k > MAX_POS) return; \
+                i++; \
+                type[k] = A_INT; max = k > max ? k : max; v.prec_arg = k; \
+            } else { v.prec = 0; while (fmt[i] >= '0' && fmt[i] <= '9') v.prec = v.prec * 10 + (fmt[i++] - '0'); } \
+        } \
+        int dbl_long = 0; \
+        for (;; i++) { \
+            if (fmt[i] == 'h') { v.shrt++; continue; } \
+            if (fmt[i] == 'l' || fmt[i] == 'j' || fmt[i] == 'z' || fmt[i] == 't' || fmt[i] == 'q') { v.lng++; continue; } \
+            if (fmt[i] == 'L') { dbl_long = 1; v.lng = 2; continue; } \
+            break; \
+        } \
+        v.c = fmt[i]; \
+        uint8_t t; \
+        switch (fmt[i]) { \
+        case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': t = v.lng ? A_LONG : A_INT; break; \
+        case 'c': case 'C': t = A_INT; break; \
+        case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A': t = dbl_long ? A_LDOUBLE : A_DOUBLE; break; \
+        case 'p': case 'n': case 's': case 'S': t = A_PTR; break; \
+        default: return;                     /* %m takes no argument and cannot be numbered; anything else: stop */ \
+        } \
+        if (type[arg] && type[arg] != t) return; \
+        type[arg] = t; \
+        max = arg > max ? arg : max; \
+        convs[nconv++] = v; \
+        if (!fmt[i]) break; \
+    } \
+    union { long l; void *p; } value[MAX_POS + 1]; \
+    va_list ap; \
+    va_copy(ap, args); \
+    for (int k = 1; k <= max; k++) { \
+        switch (type[k]) { \
+        case A_INT: value[k].l = va_arg(ap, int); break; \
+        case A_LONG: value[k].l = va_arg(ap, long); break; \
+        case A_DOUBLE: (void)va_arg(ap, double); break; \
+        case A_LDOUBLE: (void)va_arg(ap, long double); break; \
+        case A_PTR: value[k].p = va_arg(ap, void *); break; \
+        default: va_end(ap); return;         /* a number no conversion names: its type is unknown */ \
+        } \
+    } \
+    va_end(ap); \
+    for (int j = 0; j < nconv; j++) { \
+        struct conv *v = &convs[j]; \
+        int prec = v->prec_arg ? (int)value[v->prec_arg].l : v->prec; \
+        void *p = value[v->arg].p; \
+        if (v->c == 'n') check(p, v->lng ? sizeof(long) : v->shrt == 1 ? sizeof(short) : v->shrt ? 1 : sizeof(int), MC_WRITE, pc, fn); \
+        else if (v->c == 's' && !v->lng) { if (p) check(p, string_extent(p, (size_t)prec, prec >= 0), MC_READ, pc, fn); } \
+        else if (v->c == 's' || v->c == 'S') { if (p) check(p, wide_extent(p, (size_t)prec, prec >= 0), MC_READ, pc, fn); } \
+    } \
+}
+
+POSITIONAL_WALKER(check_positional, char)
+POSITIONAL_WALKER(check_wpositional, wchar_t)
+
 /* The arguments a format reads: each %s and %ls up to its precision or terminator, each %n written. */
-#define FORMAT_WALKER(NAME, CHAR, CHECK_FMT) \
+#define FORMAT_WALKER(NAME, CHAR, CHECK_FMT, POSITIONAL) \
 static void NAME(const CHAR *fmt, va_list args, const void *pc, const char *fn) \
 { \
     CHECK_FMT(fmt, pc, fn); \
@@ -121,7 +221,7 @@ static void NAME(const CHAR *fmt, va_list args, const void *pc, const char *fn) 
         while (*f && strchr_flags(*f)) f++; \
         if (*f == '*') { (void)va_arg(ap, int); f++; } \
         else while (*f >= '0' && *f <= '9') f++; \
-        if (*f == '$') break;               /* positional arguments: not walked */ \
+        if (*f == '$') { va_end(ap); POSITIONAL(fmt, args, pc, fn); return; } \
         if (*f == '.') { \
             f++; \
             if (*f == '*') { prec = va_arg(ap, int); f++; } \
@@ -180,8 +280,8 @@ static void check_wide_string(const wchar_t *s, const void *pc, const char *fn)
     check(s, wide_extent(s, 0, 0), MC_READ, pc, fn);
 }
 
-FORMAT_WALKER(check_format, char, check_string)
-FORMAT_WALKER(check_wformat, wchar_t, check_wide_string)
+FORMAT_WALKER(check_format, char, check_string, check_positional)
+FORMAT_WALKER(check_wformat, wchar_t, check_wide_string, check_wpositional)
 
 #define CALLER __builtin_return_address(0)
 

@@ -218,6 +218,31 @@ class CheckOutputTest {
         else assertThat(name).matches("main\\+\\d+");
     }
 
+    /** printf's positional arguments are walked by their numbers: %2$s read to its end, %.*2$s to its precision, %1$hn written. */
+    @Test
+    void positionalPrintfArgumentsAreChecked() throws Exception {
+        Path source = CheckBuilds.fixture(dir, "positional.c");
+        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "positional", "positional.c");
+        int alloc = CheckBuilds.line(source, "ALLOC");
+        Map<String, String> want = Map.of(
+                "string", "heap overflow: <malloc0001@unterminated\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at positional.c:" + alloc
+                        + "\\) read 17 bytes by printf, 0 bytes past its end",
+                "precision", "heap overflow: <malloc0001@unterminated\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at positional.c:" + alloc
+                        + "\\) read 17 bytes by printf, 0 bytes past its end",
+                "count", "heap overflow: <malloc0001@main\\+\\d+>\\+1 \\(a block of 1 bytes, allocated at positional.c:\\d+\\) "
+                        + "written 2 bytes by snprintf, 0 bytes past its end");
+        for (var c : want.entrySet()) {
+            CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), "./positional", c.getKey(), "bad");
+            assertThat(bad.status()).as(c.getKey()).isEqualTo(1);
+            assertThat(bad.stderr()).as(c.getKey()).matches("memtrace: " + c.getValue() + ", at positional.c:"
+                    + CheckBuilds.line(source, "BAD:" + c.getKey()) + " \\(main\\+\\d+\\), thread \\d+\n");
+            CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./positional", c.getKey(), "good");
+            assertThat(good.stderr()).as(c.getKey()).isEmpty();
+            assertThat(good.status()).isZero();
+            assertThat(good.stdout()).endsWith("done\n");
+        }
+    }
+
     @Test
     void whatAddressSanitizerFindsMemtraceFindsWithTheSameKind() throws Exception {
         Gcc.run(List.of("gcc", "-O0", "-g", "-fsanitize=address", "-o", dir.resolve("asan").toString(), dir.resolve("cases.c").toString()));

@@ -71,7 +71,7 @@ struct mc_block *mc_block_of(uintptr_t addr, int *inside);     /* the block an a
 void mc_leak_check(void);
 
 /* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */
-void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *fn) __attribute__((noreturn));
+void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *fn);
 
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
@@ -79,6 +79,7 @@ void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const voi
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,
                      const size_t *site_bytes, size_t nsites);
+void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const char *by);
 void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t n, const void *pc, const char *fn);
 void mc_note_global(const void *g);                              /* a gcc __asan_global descriptor */
 void mc_forget_globals(const void *g, size_t n);

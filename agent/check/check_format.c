@@ -657,7 +657,11 @@ static int chk_vsnprintf(char *d, size_t size, int bounded, int flag, size_t sle
         size_t want = (size_t)n + 1;
         if (bounded && want > size) want = size;
         if (want) check(d, want, MC_WRITE, pc, fn);
-        if (want > slen || (bounded && size > slen)) mc_fortify_fail(d, want, slen, pc, fn);
+        if (want > slen) {
+            /* reported (continue mode goes on): glibc's _chk would stop it, the plain form writes */
+            mc_fortify_fail(d, want, slen, pc, fn);
+            return bounded ? real.vsnprintf(d, size, fmt, ap) : real.vsprintf(d, fmt, ap);
+        }
     }
     return bounded ? chk.vsnprintf(d, size, flag, slen, fmt, ap) : chk.vsprintf(d, flag, slen, fmt, ap);
 }
@@ -723,7 +727,9 @@ MC_EXPORT int __wprintf_chk(int flag, const wchar_t *fmt, ...)
 static int chk_vswprintf(wchar_t *d, size_t n, size_t slen, const wchar_t *fmt, va_list ap, const void *pc, const char *fn)
 {
     int k = out_vswprintf(d, n, fmt, ap, pc, fn);
-    if (n > slen) mc_fortify_fail(d, n * W, slen * W, pc, fn);
+    size_t wrote = k >= 0 && (size_t)k + 1 < n ? (size_t)k + 1 : n;
+    if (wrote > slen) mc_fortify_fail(d, wrote * W, slen * W, pc, fn);
+    else if (n > slen) mc_fortify_fail(d, 0, 0, pc, fn);         /* glibc's verdict: the size is over the destination's */
     return k;
 }
 

@@ -623,6 +623,66 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     finish_error();
 }
 
+/* An intra-object overflow: n bytes written at d, which is addressable, where gcc's _FORTIFY_SOURCE knew the
+ * destination (a struct member, by __builtin_object_size type 1) to have only field bytes. The object is the
+ * block, global or stack variable d is in. */
+void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const char *by)
+{
+    pthread_mutex_lock(&report_lock);
+    if (mc_continue && seen("intra-object overflow", pc)) { pthread_mutex_unlock(&report_lock); return; }
+    struct object o;
+    memset(&o, 0, sizeof o);
+    int inside = 0;
+    struct mc_block *b = mc_block_of(d, &inside);
+    if (b && inside) { describe_block(b, &o); o.offset = (long)(d - (uintptr_t)(b + 1)); }
+    else if (global_object(d, &o) || stack_object(d, &o)) {}
+    else {
+        snprintf(o.name, sizeof o.name, "0x%lx", (unsigned long)d);
+        snprintf(o.desc, sizeof o.desc, "memory no checked object owns");
+        o.region = "unknown";
+    }
+    char code[1024], lbuf[8192], jbuf[8192], addrname[1400];
+    const char *line;
+    name_code(pc, code, sizeof code, &line);
+    if (o.known) snprintf(addrname, sizeof addrname, "%s%+ld", o.name, o.offset);
+    else snprintf(addrname, sizeof addrname, "%s", o.name);
+    struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
+    put(&l, "memtrace: intra-object overflow: %s (%s) written %lu byte%s by %s into a field of %lu byte%s, %lu byte%s past the "
+            "field's end", addrname, o.desc, (unsigned long)n, plural(n), by, (unsigned long)field, plural(field),
+        (unsigned long)(n - field), plural(n - field));
+    if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
+    put(&l, ", thread %d", gettid());
+    put(&j, "{\"kind\":\"intra-object-overflow\",\"access\":\"write\",\"size\":%lu,\"field\":%lu,\"address\":",
+        (unsigned long)n, (unsigned long)field);
+    put_json(&j, addrname);
+    put(&j, ",\"object\":{\"name\":");
+    put_json(&j, o.name);
+    put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region ? o.region : "unknown", (unsigned long)o.size);
+    put_json(&j, o.desc);
+    char a[1024];
+    struct mc_site_ref allocated = {NULL, NULL}, none = {NULL, NULL};
+    if (o.block) {
+        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        allocated.code = a;
+        put(&j, ",\"allocated\":{\"code\":");
+        put_json(&j, a);
+        put(&j, ",\"line\":");
+        put_json(&j, allocated.line);
+        put(&j, "}");
+    }
+    put(&j, "},\"offset\":%ld,\"distance\":%lu,\"by\":", o.offset, (unsigned long)(n - field));
+    put_json(&j, by);
+    put(&j, ",\"at\":{\"code\":");
+    put_json(&j, code);
+    put(&j, ",\"line\":");
+    put_json(&j, line);
+    put(&j, "},\"thread\":%d", gettid());
+    mc_sarif_result("intra-object-overflow", l.buf, (struct mc_site_ref){code, line}, allocated, none);
+    emit(&l, &j);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
 /* any address's name: a block, a global, a stack variable, else hex */
 static void name_any(uintptr_t addr, char *out, size_t n)
 {

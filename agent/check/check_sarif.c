@@ -55,6 +55,7 @@ static const char *const rules[][2] = {
     {"allocator-mismatch", "a block released by a function of another allocator family (malloc/delete, new[]/delete)"},
     {"overlap", "a copy between overlapping ranges (memcpy, strcpy, strcat, ...)"},
     {"leak", "a heap block unreachable at exit"},
+    {"intra-object-overflow", "a write past a struct member into the rest of its object (_FORTIFY_SOURCE builds)"},
 };
 #define NRULES (sizeof rules / sizeof rules[0])
 static const char TAIL[] = "\n]}]}\n";

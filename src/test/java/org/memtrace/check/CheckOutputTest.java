@@ -166,7 +166,7 @@ class CheckOutputTest {
         driver.get("rules").forEach(x -> rules.add(x.get("id").asText()));
         assertThat(rules).containsExactly("heap-overflow", "heap-underflow", "use-after-free", "stack-overflow", "stack-underflow",
                 "stack-use-after-scope", "global-overflow", "global-underflow", "null-dereference", "wild-access", "double-free",
-                "invalid-free", "allocator-mismatch", "overlap", "leak");
+                "invalid-free", "allocator-mismatch", "overlap", "leak", "intra-object-overflow");
         JsonNode results = run.get("results");
         assertThat(results).hasSize(2);
         String alloc = "sarif.c:" + CheckBuilds.line(source, "ALLOC");
@@ -240,6 +240,38 @@ class CheckOutputTest {
             assertThat(good.stderr()).as(c.getKey()).isEmpty();
             assertThat(good.status()).isZero();
             assertThat(good.stdout()).endsWith("done\n");
+        }
+    }
+
+    /**
+     * With -D_FORTIFY_SOURCE=2, a string or printf function writing past a struct member into the rest of its
+     * object (no redzone touched) is an intra-object overflow, named by the object (heap block, stack variable);
+     * natively glibc only aborts ("buffer overflow detected"); the twins copy 7 characters and stay silent.
+     */
+    @Test
+    void fieldOverflowsOfFortifiedBuildsAreReported() throws Exception {
+        Path source = CheckBuilds.fixture(dir, "field.c");
+        CheckBuilds.build(dir, false, true, "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", "field", "field.c");
+        String tail = " written 11 bytes by %s into a field of 8 bytes, 3 bytes past the field's end, at field.c:%d \\(main\\+\\d+\\), thread \\d+\n";
+        Map<String, String> want = Map.of(
+                "heap", "<malloc0001@main\\+\\d+>\\+0 \\(a block of 28 bytes, allocated at field.c:" + CheckBuilds.line(source, "ALLOC") + "\\)"
+                        + tail.formatted("strcpy", CheckBuilds.line(source, "BAD:heap")),
+                "stack", "<stack:r@main>\\+0 \\(a variable of 28 bytes, declared at line " + CheckBuilds.line(source, "DECL") + " of main\\)"
+                        + tail.formatted("strcpy", CheckBuilds.line(source, "BAD:stack")),
+                "sprintf", "<malloc0001@main\\+\\d+>\\+0 \\(a block of 28 bytes, allocated at field.c:\\d+\\)"
+                        + tail.formatted("sprintf", CheckBuilds.line(source, "BAD:sprintf")));
+        for (var c : want.entrySet()) {
+            Path json = dir.resolve("field-" + c.getKey() + ".json");
+            CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", json.toString()), "./field", c.getKey(), "bad");
+            assertThat(bad.status()).as(c.getKey()).isEqualTo(1);
+            assertThat(bad.stderr()).as(c.getKey()).matches("memtrace: intra-object overflow: " + c.getValue());
+            JsonNode n = CheckJson.records(Files.readString(json)).getFirst();
+            assertThat(n.get("kind").asText()).isEqualTo("intra-object-overflow");
+            assertThat(n.get("field").asInt()).isEqualTo(8);
+            assertThat(n.get("object").get("size").asInt()).isEqualTo(28);
+            CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./field", c.getKey(), "good");
+            assertThat(good.stderr()).as(c.getKey()).isEmpty();
+            assertThat(good.status()).isZero();
         }
     }
 

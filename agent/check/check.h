@@ -9,6 +9,8 @@
  *                   reports, the JSON lines, the summary, stop or continue
  *   check_libc.c    libc's memory and string functions checked by what they read and write
  *   check_format.c  the printf family, puts, fputs and the wide-string functions, the same way
+ *   check_demangle.c C++ names spelled by the system's c++filt for the reports
+ *   check_sarif.c   the reports as a SARIF 2.1.0 log
  *   check_block.h   the block, quarantine, leak and shadow logic shared with the agent's run --check
  *
  * Shadow values (the first four are gcc's, which writes them inline for stack frames):
@@ -68,17 +70,31 @@ int mc_addressable_range(uintptr_t addr);                      /* whether addr h
 struct mc_block *mc_block_of(uintptr_t addr, int *inside);     /* the block an address is in or next to */
 void mc_leak_check(void);
 
+/* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */
+void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *fn);
+
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,
                      const size_t *site_bytes, size_t nsites);
+void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const char *by);
 void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t n, const void *pc, const char *fn);
 void mc_note_global(const void *g);                              /* a gcc __asan_global descriptor */
 void mc_forget_globals(const void *g, size_t n);
 extern int mc_continue;                                         /* MEMTRACE_CHECK=continue */
 extern int mc_leaks_on;
+
+/* check_sarif.c: the reports as a SARIF 2.1.0 log (MEMTRACE_CHECK_SARIF); a site is code "bad+115", line "x.c:39" or NULL */
+struct mc_site_ref { const char *code, *line; };
+int mc_sarif_init(const char *file);                             /* -1: it exists or cannot be created */
+void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, struct mc_site_ref allocated,
+                     struct mc_site_ref freed);
+
+/* check_demangle.c: a C++ symbol's source spelling by the system's c++filt (the name itself when not mangled) */
+const char *mc_spell(const char *name);
+extern int mc_keep_mangled;                                     /* MEMTRACE_CHECK=mangled */
 
 /* counters of the run, summed over threads (check_shadow.c) */
 struct mc_counts { uint64_t checks, accesses, loop_checks, range_checks, libc_checks; };

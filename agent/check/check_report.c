@@ -11,11 +11,14 @@
  * call-site tables that `memtrace cc --check` puts in every object it builds (function, offset of the
  * return address, file:line from the assembly's .loc), else by dladdr, else module+offset: all independent
  * of where ASLR put things, so two runs' reports diff.
+ * C++ symbols are spelled as the source spells them (Foo::bar(int)+115) by the system's c++filt
+ * (check_demangle.c), unless MEMTRACE_CHECK has `mangled`.
  *
- * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks] (report each distinct
+ * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled] (report each distinct
  * error once, by kind and code site, and go on; the summary is then printed always), MEMTRACE_CHECK=summary,
  * MEMTRACE_CHECK_EXITCODE=N (default 1; leaks alone exit 23, as LeakSanitizer), MEMTRACE_CHECK_QUARANTINE=BYTES,
- * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line).
+ * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
+ * MEMTRACE_CHECK_SARIF=FILE (the same, as a SARIF 2.1.0 log: check_sarif.c).
  *
  * What it gets wrong: one frame of stack per site (the calling one); a stack object is found only in a frame
  * gcc laid out (checked code); an overflow that lands inside another valid object is not seen at all.
@@ -77,7 +80,7 @@ static void name_code(const void *pc, char *code, size_t n, const char **line)
     *line = NULL;
     const struct site *s = site_of(pc);
     if (s) {
-        snprintf(code, n, "%s+%ld", s->name, (long)((const char *)pc - (const char *)s->func));
+        snprintf(code, n, "%s+%ld", mc_spell(s->name), (long)((const char *)pc - (const char *)s->func));
         *line = s->loc;
         return;
     }
@@ -86,14 +89,14 @@ static void name_code(const void *pc, char *code, size_t n, const char **line)
         for (uint32_t j = 0; j < tables[i]->nsites; j++) {
             const struct site *c = &tables[i]->sites[j];
             if (c->func <= pc && pc < c->end) {
-                snprintf(code, n, "%s+%ld", c->name, (long)((const char *)pc - (const char *)c->func));
+                snprintf(code, n, "%s+%ld", mc_spell(c->name), (long)((const char *)pc - (const char *)c->func));
                 return;
             }
         }
     Dl_info info;
     if (pc && dladdr(pc, &info)) {
         if (info.dli_sname) {
-            snprintf(code, n, "%s+%ld", info.dli_sname, (long)((const char *)pc - (const char *)info.dli_saddr));
+            snprintf(code, n, "%s+%ld", mc_spell(info.dli_sname), (long)((const char *)pc - (const char *)info.dli_saddr));
             return;
         }
         const char *base = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
@@ -107,7 +110,7 @@ static void name_code(const void *pc, char *code, size_t n, const char **line)
 /* "x.c:28" when the line is known, else "bad+26" */
 static void where(const void *pc, char *out, size_t n)
 {
-    char code[256];
+    char code[1024];
     const char *line;
     name_code(pc, code, sizeof code, &line);
     snprintf(out, n, "%s", line ? line : code);
@@ -223,8 +226,8 @@ static int seen(const char *kind, const void *pc)
 struct object {
     const char *kind;            /* the error's kind: "heap overflow", ... */
     const char *json_kind;
-    char name[320];              /* the object: <malloc0002@bad+26>, g, <stack:buf@bad> */
-    char desc[512];              /* "a block of 50 bytes, allocated at x.c:28" */
+    char name[1280];              /* the object: <malloc0002@bad+26>, g, <stack:buf@bad> */
+    char desc[2048];              /* "a block of 50 bytes, allocated at x.c:28" */
     const char *region;          /* heap, global, stack */
     long offset;                 /* of the address from the object's start */
     long distance;               /* past the end (>= 0), before the start (< 0 stored as -n), 0 inside */
@@ -235,7 +238,7 @@ struct object {
 
 static void block_name(const struct mc_block *b, int freed, char *out, size_t n)
 {
-    char code[256];
+    char code[1024];
     const char *line;
     name_code(b->alloc_pc, code, sizeof code, &line);
     static const char *kinds[] = {"malloc", "calloc", "realloc", "malloc", "new"};
@@ -246,7 +249,7 @@ static void block_name(const struct mc_block *b, int freed, char *out, size_t n)
 
 static void describe_block(const struct mc_block *b, struct object *o)
 {
-    char at[256], fat[256];
+    char at[1024], fat[1024];
     int freed = b->magic == MC_QUARANTINED;
     block_name(b, freed, o->name, sizeof o->name);
     where(b->alloc_pc, at, sizeof at);
@@ -273,7 +276,7 @@ static int stack_object(uintptr_t addr, struct object *o)
         if (*(uint64_t *)g != 0x41B58AB3) continue;
         const char *d = *(const char **)(g + 8);
         const void *pc = *(const void **)(g + 16);
-        char fn[256];
+        char fn[1024];
         const char *line;
         name_code(pc, fn, sizeof fn, &line);
         char *plus = strrchr(fn, '+');
@@ -478,7 +481,7 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     pthread_mutex_lock(&report_lock);
     classify(bad, &o);
     if (mc_continue && seen(o.kind, pc)) { pthread_mutex_unlock(&report_lock); return; }
-    char code[256], lbuf[4096], jbuf[4096];
+    char code[1024], lbuf[8192], jbuf[8192];
     const char *line;
     name_code(pc, code, sizeof code, &line);
     struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
@@ -497,7 +500,7 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     put(&l, ", thread %d", gettid());
     put(&j, "{\"kind\":\"%s\",\"access\":\"%s\",\"size\":%lu,\"address\":", o.json_kind, access == MC_WRITE ? "write" : "read",
         (unsigned long)size);
-    char addrname[400];
+    char addrname[1400];
     if (o.known) snprintf(addrname, sizeof addrname, "%s%+ld", o.name, o.offset);
     else snprintf(addrname, sizeof addrname, "%s", o.name);
     put_json(&j, addrname);
@@ -505,21 +508,23 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     put_json(&j, o.name);
     put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region, (unsigned long)o.size);
     put_json(&j, o.desc);
+    char a[1024], al[1024];
+    struct mc_site_ref allocated = {NULL, NULL}, freed = {NULL, NULL};
     if (o.block) {
-        char a[256], al[256] = "";
-        const char *ln;
-        name_code(o.block->alloc_pc, a, sizeof a, &ln);
+        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        allocated.code = a;
         put(&j, ",\"allocated\":{\"code\":");
         put_json(&j, a);
         put(&j, ",\"line\":");
-        put_json(&j, ln);
+        put_json(&j, allocated.line);
         put(&j, "}");
         if (o.block->magic == MC_QUARANTINED) {
-            name_code(o.block->free_pc, al, sizeof al, &ln);
+            name_code(o.block->free_pc, al, sizeof al, &freed.line);
+            freed.code = al;
             put(&j, ",\"freed\":{\"code\":");
             put_json(&j, al);
             put(&j, ",\"line\":");
-            put_json(&j, ln);
+            put_json(&j, freed.line);
             put(&j, "}");
         }
     }
@@ -530,6 +535,7 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
+    mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -563,7 +569,7 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
                 snprintf(o.name, sizeof o.name, "0x%lx", (unsigned long)ptr);
                 Dl_info info;
                 if (dladdr((void *)ptr, &info) && info.dli_sname && info.dli_saddr) {
-                    snprintf(o.name, sizeof o.name, "%s", info.dli_sname);
+                    snprintf(o.name, sizeof o.name, "%s", mc_spell(info.dli_sname));
                     o.offset = (long)(ptr - (uintptr_t)info.dli_saddr);
                     o.known = 1;
                     snprintf(o.desc, sizeof o.desc, "static memory");
@@ -576,7 +582,7 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
         }
     }
     const char *jkind = kind[0] == 'd' ? "double-free" : kind[0] == 'i' ? "invalid-free" : "allocator-mismatch";
-    char code[256], lbuf[4096], jbuf[4096];
+    char code[1024], lbuf[8192], jbuf[8192];
     const char *line;
     name_code(pc, code, sizeof code, &line);
     struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
@@ -588,7 +594,7 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
     put(&l, ", thread %d", gettid());
     put(&j, "{\"kind\":\"%s\",\"by\":\"%s\",\"address\":", jkind, what);
-    char addrname[400];
+    char addrname[1400];
     if (o.known) snprintf(addrname, sizeof addrname, "%s%+ld", o.name, o.offset);
     else snprintf(addrname, sizeof addrname, "%s", o.name);
     put_json(&j, addrname);
@@ -601,6 +607,77 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
+    char a[1024], al[1024];
+    struct mc_site_ref allocated = {NULL, NULL}, freed = {NULL, NULL};
+    if (o.block) {
+        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        allocated.code = a;
+        if (o.block->magic == MC_QUARANTINED) {
+            name_code(o.block->free_pc, al, sizeof al, &freed.line);
+            freed.code = al;
+        }
+    }
+    mc_sarif_result(jkind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
+    emit(&l, &j);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
+/* An intra-object overflow: n bytes written at d, which is addressable, where gcc's _FORTIFY_SOURCE knew the
+ * destination (a struct member, by __builtin_object_size type 1) to have only field bytes. The object is the
+ * block, global or stack variable d is in. */
+void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const char *by)
+{
+    pthread_mutex_lock(&report_lock);
+    if (mc_continue && seen("intra-object overflow", pc)) { pthread_mutex_unlock(&report_lock); return; }
+    struct object o;
+    memset(&o, 0, sizeof o);
+    int inside = 0;
+    struct mc_block *b = mc_block_of(d, &inside);
+    if (b && inside) { describe_block(b, &o); o.offset = (long)(d - (uintptr_t)(b + 1)); }
+    else if (global_object(d, &o) || stack_object(d, &o)) {}
+    else {
+        snprintf(o.name, sizeof o.name, "0x%lx", (unsigned long)d);
+        snprintf(o.desc, sizeof o.desc, "memory no checked object owns");
+        o.region = "unknown";
+    }
+    char code[1024], lbuf[8192], jbuf[8192], addrname[1400];
+    const char *line;
+    name_code(pc, code, sizeof code, &line);
+    if (o.known) snprintf(addrname, sizeof addrname, "%s%+ld", o.name, o.offset);
+    else snprintf(addrname, sizeof addrname, "%s", o.name);
+    struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
+    put(&l, "memtrace: intra-object overflow: %s (%s) written %lu byte%s by %s into a field of %lu byte%s, %lu byte%s past the "
+            "field's end", addrname, o.desc, (unsigned long)n, plural(n), by, (unsigned long)field, plural(field),
+        (unsigned long)(n - field), plural(n - field));
+    if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
+    put(&l, ", thread %d", gettid());
+    put(&j, "{\"kind\":\"intra-object-overflow\",\"access\":\"write\",\"size\":%lu,\"field\":%lu,\"address\":",
+        (unsigned long)n, (unsigned long)field);
+    put_json(&j, addrname);
+    put(&j, ",\"object\":{\"name\":");
+    put_json(&j, o.name);
+    put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region ? o.region : "unknown", (unsigned long)o.size);
+    put_json(&j, o.desc);
+    char a[1024];
+    struct mc_site_ref allocated = {NULL, NULL}, none = {NULL, NULL};
+    if (o.block) {
+        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        allocated.code = a;
+        put(&j, ",\"allocated\":{\"code\":");
+        put_json(&j, a);
+        put(&j, ",\"line\":");
+        put_json(&j, allocated.line);
+        put(&j, "}");
+    }
+    put(&j, "},\"offset\":%ld,\"distance\":%lu,\"by\":", o.offset, (unsigned long)(n - field));
+    put_json(&j, by);
+    put(&j, ",\"at\":{\"code\":");
+    put_json(&j, code);
+    put(&j, ",\"line\":");
+    put_json(&j, line);
+    put(&j, "},\"thread\":%d", gettid());
+    mc_sarif_result("intra-object-overflow", l.buf, (struct mc_site_ref){code, line}, allocated, none);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -628,7 +705,7 @@ void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t size, const void *pc
 {
     pthread_mutex_lock(&report_lock);
     if (mc_continue && seen("overlap", pc)) { pthread_mutex_unlock(&report_lock); return; }
-    char d[400], s[400], code[256], lbuf[2048], jbuf[2048];
+    char d[1400], s[1400], code[1024], lbuf[8192], jbuf[8192];
     const char *line;
     name_any(dst, d, sizeof d);
     name_any(src, s, sizeof s);
@@ -646,6 +723,8 @@ void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t size, const void *pc
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
+    struct mc_site_ref none = {NULL, NULL};
+    mc_sarif_result("overlap", l.buf, (struct mc_site_ref){code, line}, none, none);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -661,13 +740,13 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
         struct object o;
         memset(&o, 0, sizeof o);
         describe_block(sites[i], &o);
-        char lbuf[2048], jbuf[2048];
+        char lbuf[8192], jbuf[8192];
         struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
         put(&l, "memtrace: leak: %s (%s) unreachable at exit", o.name, o.desc);
         if (counts[i] > 1)
             put(&l, ", with %lu more block%s from the same call, %lu bytes in all", (unsigned long)(counts[i] - 1),
                 plural(counts[i] - 1), (unsigned long)site_bytes[i]);
-        char a[256];
+        char a[1024];
         const char *ln;
         name_code(sites[i]->alloc_pc, a, sizeof a, &ln);
         put(&j, "{\"kind\":\"leak\",\"object\":{\"name\":");
@@ -679,6 +758,8 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
         put(&j, ",\"line\":");
         put_json(&j, ln);
         put(&j, "}},\"blocks\":%lu,\"bytes\":%lu", (unsigned long)counts[i], (unsigned long)site_bytes[i]);
+        struct mc_site_ref none = {NULL, NULL};
+        mc_sarif_result("leak", l.buf, (struct mc_site_ref){a, ln}, none, none);
         emit(&l, &j);
     }
     char lbuf[256];
@@ -739,10 +820,11 @@ void mc_init_report(void)
             else if (strcmp(w, "stop") == 0) mc_continue = 0;
             else if (strcmp(w, "summary") == 0) summary_on = 1;
             else if (strcmp(w, "noleaks") == 0) mc_leaks_on = 0;
+            else if (strcmp(w, "mangled") == 0) mc_keep_mangled = 1;
             else {
                 char msg[400];
                 int k = snprintf(msg, sizeof msg, "memtrace: check: MEMTRACE_CHECK: unknown word '%s' "
-                                 "(continue, stop, summary, noleaks)\n", w);
+                                 "(continue, stop, summary, noleaks, mangled)\n", w);
                 write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
                 _exit(2);
             }
@@ -787,6 +869,13 @@ void mc_init_report(void)
         } else {
             snprintf(json_path, sizeof json_path, "%s", json);
         }
+    }
+    const char *sarif = getenv("MEMTRACE_CHECK_SARIF");
+    if (sarif && *sarif && mc_sarif_init(sarif) != 0) {
+        char msg[600];
+        int k = snprintf(msg, sizeof msg, "memtrace: check: cannot create %s (it must not exist yet): %m\n", sarif);
+        write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+        _exit(2);
     }
     atexit(at_exit);
 }

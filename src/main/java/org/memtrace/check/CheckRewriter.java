@@ -29,6 +29,8 @@ public final class CheckRewriter {
     private static final Pattern FILE = Pattern.compile("^(\\d+)\\s+\"((?:[^\"\\\\]|\\\\.)*)\"(?:\\s+\"((?:[^\"\\\\]|\\\\.)*)\")?.*");
     private static final Pattern LOC = Pattern.compile("^(\\d+)\\s+(\\d+).*");
     private static final String LOC_MARK = "# memtrace-check-loc ";
+    /** glibc's inline wrappers of _FORTIFY_SOURCE (memcpy calling __memcpy_chk): the line of their caller is kept. */
+    private static final Pattern FORTIFY_HEADER = Pattern.compile("/bits/(string_fortified|strings_fortified|stdio2|wchar2)\\.h$");
 
     /** What the rewrite did: the new text and the counts of its table. */
     public record Result(List<String> lines, int checks, int hoisted, int merged, int ranges, int loops, int sites, int bounded) {}
@@ -117,7 +119,8 @@ public final class CheckRewriter {
         List<Site> sites = new ArrayList<>();
         Map<String, String> files = new HashMap<>();
         String pendingFunction = null, function = null, functionLabel = null, functionEnd = null, loc = null;
-        boolean comdat = false, inlineAsm = false;
+        String stmtLoc = null;                                 // the last .loc that began a statement (is_stmt is sticky)
+        boolean comdat = false, inlineAsm = false, stmt = true;
         int labels = 0;
         Map<String, String[]> open = new LinkedHashMap<>();   // function -> {start label, end label} until its .size
         for (String raw : lines) {
@@ -144,7 +147,17 @@ public final class CheckRewriter {
                         }
                         case ".loc" -> {
                             Matcher m = LOC.matcher(d.arguments());
-                            if (m.matches()) loc = files.containsKey(m.group(1)) ? files.get(m.group(1)) + ":" + m.group(2) : null;
+                            String file = m.matches() ? files.get(m.group(1)) : null;
+                            if (d.arguments().contains("is_stmt 0")) stmt = false;
+                            else if (d.arguments().contains("is_stmt 1")) stmt = true;
+                            // glibc's _FORTIFY_SOURCE wrappers are inlined into the caller: the caller's last
+                            // statement line names the call (gcc interleaves the lines of its arguments' set-up)
+                            if (file != null && FORTIFY_HEADER.matcher(file).find()) {
+                                if (stmtLoc != null) loc = stmtLoc;
+                                break;
+                            }
+                            if (m.matches()) loc = file != null ? file + ":" + m.group(2) : null;
+                            if (stmt) stmtLoc = loc;
                         }
                         default -> { }
                     }

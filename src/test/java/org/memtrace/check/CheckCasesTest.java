@@ -39,16 +39,16 @@ class CheckCasesTest {
     @ValueSource(strings = {"O0", "O2"})
     void cxxMismatchesOverflowsAndUseAfterDeleteAreReported(String level) throws Exception {
         Map<String, String> e = new LinkedHashMap<>();
-        e.put("malloc_delete", "allocator mismatch: delete of <malloc0002@_ZL13malloc_deleteii\\+\\d+>\\+0 \\(a block of 64 bytes, "
+        e.put("malloc_delete", "allocator mismatch: delete of <malloc0002@malloc_delete\\(int, int\\)\\+\\d+>\\+0 \\(a block of 64 bytes, "
                 + "allocated at A, from malloc\\), at .*");
-        e.put("array_delete", "allocator mismatch: delete of <new\\[\\]0002@_ZL12array_deleteii\\+\\d+>\\+0 \\(a block of 64 bytes, "
+        e.put("array_delete", "allocator mismatch: delete of <new\\[\\]0002@array_delete\\(int, int\\)\\+\\d+>\\+0 \\(a block of 64 bytes, "
                 + "allocated at A, from new\\[\\]\\), at .*");
-        e.put("new_overflow", "heap overflow: <new\\[\\]0002@_ZL12new_overflowii\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at A\\) "
-                + "written 4 bytes, 0 bytes past its end, at B \\(_ZL12new_overflowii\\+\\d+\\)");
-        e.put("use_after_delete", "use after free: <freed:0003@_ZL16use_after_deleteii\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at A, "
-                + "freed at F\\) read 8 bytes, at B \\(_ZL16use_after_deleteii\\+\\d+\\)");
+        e.put("new_overflow", "heap overflow: <new\\[\\]0002@new_overflow\\(int, int\\)\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at A\\) "
+                + "written 4 bytes, 0 bytes past its end, at B \\(new_overflow\\(int, int\\)\\+\\d+\\)");
+        e.put("use_after_delete", "use after free: <freed:0003@use_after_delete\\(int, int\\)\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at A, "
+                + "freed at F\\) read 8 bytes, at B \\(use_after_delete\\(int, int\\)\\+\\d+\\)");
         e.put("vector_overflow", "heap overflow: <new0002@[^>]+>\\+64 \\(a block of 64 bytes, allocated at [^)]+\\) "
-                + "written 4 bytes, 0 bytes past its end, at B \\(_ZL15vector_overflowii\\+\\d+\\)");
+                + "written 4 bytes, 0 bytes past its end, at B \\(vector_overflow\\(int, int\\)\\+\\d+\\)");
         for (var c : e.entrySet()) {
             String want = c.getValue();
             for (String k : new String[] {"ALLOC", "FREE", "BAD"}) {

@@ -43,6 +43,14 @@ final class CheckJson {
             assertThat(n.get("by").isNull() || n.get("by").isTextual()).isTrue();
             object(n.get("object"));
             site(n.get("at"));
+        } else if (kind.equals("intra-object-overflow")) {
+            fields(n, "kind", "access", "size", "field", "address", "object", "offset", "distance", "by", "at", "thread");
+            assertThat(n.get("access").asText()).isEqualTo("write");
+            ints(n, "size", "field", "offset", "distance", "thread");
+            assertThat(n.get("distance").asInt()).isEqualTo(n.get("size").asInt() - n.get("field").asInt());
+            strings(n, "address", "by");
+            object(n.get("object"));
+            site(n.get("at"));
         } else if (FREE_KINDS.contains(kind)) {
             fields(n, "kind", "by", "address", "object", "at", "thread");
             assertThat(n.get("by").asText()).isIn("free", "delete", "delete[]", "realloc");

@@ -103,24 +103,24 @@ class CheckRecallTest {
             """;
 
     static final String CXX_CASES = """
-            new_free | allocator mismatch: free of <new0002@_ZL8new_freeii+{n}>+0 (a block of 4 bytes, allocated at recall.cc:{n}, from new), at {BAD} (_ZL8new_freeii+{n})
-            new_array_free | allocator mismatch: free of <new[]0002@_ZL14new_array_freeii+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from new[]), at {BAD} (_ZL14new_array_freeii+{n})
-            new_delete_array | allocator mismatch: delete[] of <new0002@_ZL16new_delete_arrayii+{n}>+0 (a block of 8 bytes, allocated at recall.cc:{n}, from new), at {BAD} (_ZL16new_delete_arrayii+{n})
-            malloc_delete_array | allocator mismatch: delete[] of <malloc0002@_ZL19malloc_delete_arrayii+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (_ZL19malloc_delete_arrayii+{n})
-            strdup_delete | allocator mismatch: delete[] of <malloc0002@_ZL13strdup_deleteii+{n}>+0 (a block of 9 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (_ZL13strdup_deleteii+{n})
-            realloc_delete | allocator mismatch: delete of <malloc0002@_ZL14realloc_deleteii+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (_ZL14realloc_deleteii+{n})
-            double_delete | double free: delete of <freed:0002@_ZL13double_deleteii+{n}>+0 (a block of 24 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}), at {BAD} (_ZL13double_deleteii+{n})
-            double_delete_array | double free: delete[] of <freed:0002@_ZL19double_delete_arrayii+{n}>+0 (a block of 64 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}), at {BAD} (_ZL19double_delete_arrayii+{n})
-            delete_stack | invalid free: delete of <stack:local@_ZL12delete_stackii>+0 (a variable of 24 bytes, declared at line {n} of _ZL12delete_stackii), at {BAD} (_ZL12delete_stackii+{n})
-            delete_array_static | invalid free: delete[] of table+0 (a global of 64 bytes, defined at recall.cc:{n}), at {BAD} (_ZL19delete_array_staticii+{n})
-            delete_array_alloca | invalid free: delete[] of <stack:alloca>+0 (an alloca of 16 bytes), at {BAD} (_ZL19delete_array_allocaii+{n})
-            delete_middle | invalid free: delete[] of <new[]0002@_ZL13delete_middleii+{n}>+4 (a block of 64 bytes, allocated at recall.cc:{n}), at {BAD} (_ZL13delete_middleii+{n})
-            new_array_underflow | heap underflow: <new[]0002@_ZL19new_array_underflowii+{n}>-4 (a block of 64 bytes, allocated at recall.cc:{n}) read 4 bytes, 4 bytes before its start, at {BAD} (_ZL19new_array_underflowii+{n})
-            object_memcpy_overflow | heap overflow: <new0002@_ZL22object_memcpy_overflowii+{n}>+24 (a block of 24 bytes, allocated at recall.cc:{n}) written 17 bytes by memcpy, 0 bytes past its end, at {BAD} (_ZL22object_memcpy_overflowii+{n})
-            use_after_delete_array | use after free: <freed:0002@_ZL22use_after_delete_arrayii+{n}>+8 (a block of 128 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}) read 8 bytes, at {BAD} (_ZL22use_after_delete_arrayii+{n})
-            string_strcpy_overflow | heap overflow: <new[]0003@_ZL22string_strcpy_overflowii+{n}>+16 (a block of 16 bytes, allocated at recall.cc:{n}) written 17 bytes by strcpy, 0 bytes past its end, at {BAD} (_ZL22string_strcpy_overflowii+{n})
-            leak_new | leak: <new0002@_ZL8leak_newii+{n}> (a block of 24 bytes, allocated at recall.cc:{n}) unreachable at exit
-            leak_new_array | leak: <new[]0002@_ZL14leak_new_arrayii+{n}> (a block of 64 bytes, allocated at recall.cc:{n}) unreachable at exit
+            new_free | allocator mismatch: free of <new0002@new_free(int, int)+{n}>+0 (a block of 4 bytes, allocated at recall.cc:{n}, from new), at {BAD} (new_free(int, int)+{n})
+            new_array_free | allocator mismatch: free of <new[]0002@new_array_free(int, int)+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from new[]), at {BAD} (new_array_free(int, int)+{n})
+            new_delete_array | allocator mismatch: delete[] of <new0002@new_delete_array(int, int)+{n}>+0 (a block of 8 bytes, allocated at recall.cc:{n}, from new), at {BAD} (new_delete_array(int, int)+{n})
+            malloc_delete_array | allocator mismatch: delete[] of <malloc0002@malloc_delete_array(int, int)+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (malloc_delete_array(int, int)+{n})
+            strdup_delete | allocator mismatch: delete[] of <malloc0002@strdup_delete(int, int)+{n}>+0 (a block of 9 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (strdup_delete(int, int)+{n})
+            realloc_delete | allocator mismatch: delete of <malloc0002@realloc_delete(int, int)+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (realloc_delete(int, int)+{n})
+            double_delete | double free: delete of <freed:0002@double_delete(int, int)+{n}>+0 (a block of 24 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}), at {BAD} (double_delete(int, int)+{n})
+            double_delete_array | double free: delete[] of <freed:0002@double_delete_array(int, int)+{n}>+0 (a block of 64 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}), at {BAD} (double_delete_array(int, int)+{n})
+            delete_stack | invalid free: delete of <stack:local@delete_stack(int, int)>+0 (a variable of 24 bytes, declared at line {n} of delete_stack(int, int)), at {BAD} (delete_stack(int, int)+{n})
+            delete_array_static | invalid free: delete[] of table+0 (a global of 64 bytes, defined at recall.cc:{n}), at {BAD} (delete_array_static(int, int)+{n})
+            delete_array_alloca | invalid free: delete[] of <stack:alloca>+0 (an alloca of 16 bytes), at {BAD} (delete_array_alloca(int, int)+{n})
+            delete_middle | invalid free: delete[] of <new[]0002@delete_middle(int, int)+{n}>+4 (a block of 64 bytes, allocated at recall.cc:{n}), at {BAD} (delete_middle(int, int)+{n})
+            new_array_underflow | heap underflow: <new[]0002@new_array_underflow(int, int)+{n}>-4 (a block of 64 bytes, allocated at recall.cc:{n}) read 4 bytes, 4 bytes before its start, at {BAD} (new_array_underflow(int, int)+{n})
+            object_memcpy_overflow | heap overflow: <new0002@object_memcpy_overflow(int, int)+{n}>+24 (a block of 24 bytes, allocated at recall.cc:{n}) written 17 bytes by memcpy, 0 bytes past its end, at {BAD} (object_memcpy_overflow(int, int)+{n})
+            use_after_delete_array | use after free: <freed:0002@use_after_delete_array(int, int)+{n}>+8 (a block of 128 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}) read 8 bytes, at {BAD} (use_after_delete_array(int, int)+{n})
+            string_strcpy_overflow | heap overflow: <new[]0003@string_strcpy_overflow(int, int)+{n}>+16 (a block of 16 bytes, allocated at recall.cc:{n}) written 17 bytes by strcpy, 0 bytes past its end, at {BAD} (string_strcpy_overflow(int, int)+{n})
+            leak_new | leak: <new0002@leak_new(int, int)+{n}> (a block of 24 bytes, allocated at recall.cc:{n}) unreachable at exit
+            leak_new_array | leak: <new[]0002@leak_new_array(int, int)+{n}> (a block of 64 bytes, allocated at recall.cc:{n}) unreachable at exit
             """;
 
     Path dir;
@@ -148,6 +148,39 @@ class CheckRecallTest {
     @ValueSource(strings = {"O0", "O2"})
     void everyCxxBugIsReportedWithItsKindAndEveryTwinIsSilent(String level) throws Exception {
         check("./cxx-" + level, cxxSource, CXX_CASES, level);
+    }
+
+    /** The cases whose fortified build (-D_FORTIFY_SOURCE=2 -O2) calls glibc's _chk functions instead of the plain ones. */
+    static final List<String> FORTIFIED = List.of("strncpy_overflow", "strcpy_overread", "printf_overread", "snprintf_overflow",
+            "strcpy_underread", "strncpy_underread", "wprintf_after_free", "swprintf_overflow");
+
+    /**
+     * _FORTIFY_SOURCE=2: the program calls __strcpy_chk, __fprintf_chk, __snprintf_chk, __swprintf_chk, ...; each
+     * is checked as its plain form and reported by that form's name at the caller's line, with the very report of
+     * the plain build; every other case still finds its kind; every twin is silent.
+     */
+    @Test
+    void fortifiedBuildsAreCheckedAsThePlainOnes() throws Exception {
+        CheckBuilds.build(dir, false, true, "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", "c-fortify", "recall.c");
+        Process nm = new ProcessBuilder("nm", "-D", dir.resolve("c-fortify").toString()).start();
+        String symbols = new String(nm.getInputStream().readAllBytes());
+        assertThat(nm.waitFor()).isZero();
+        for (String f : List.of("__strcpy_chk", "__strncpy_chk", "__fprintf_chk", "__snprintf_chk", "__fwprintf_chk", "__swprintf_chk")) {
+            assertThat(symbols).containsPattern(" U " + f + "(@|\n)");
+        }
+        Map<String, String> all = parse(C_CASES);
+        Map<String, String> fortified = new LinkedHashMap<>();
+        FORTIFIED.forEach(c -> fortified.put(c, all.get(c)));
+        check("./c-fortify", cSource, fortified, "fortify", false);
+        List<String> failures = new ArrayList<>();
+        for (var c : all.entrySet()) {
+            String kind = c.getValue().substring(0, c.getValue().indexOf(':'));
+            CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), "./c-fortify", c.getKey(), "bad");
+            if (!bad.stderr().startsWith("memtrace: " + kind + ": ")) failures.add(c.getKey() + ": " + bad.stderr());
+            CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./c-fortify", c.getKey(), "good");
+            if (!good.stderr().isEmpty() || good.status() != 0) failures.add("twin of " + c.getKey() + ": " + good.stderr());
+        }
+        assertThat(failures).isEmpty();
     }
 
     /** ASan's words for a bug (gcc 12's libasan), and the kinds memtrace reports for them. */
@@ -213,10 +246,15 @@ class CheckRecallTest {
     }
 
     private void check(String binary, Path source, String table, String level) throws Exception {
-        Map<String, String> cases = parse(table);
+        check(binary, source, parse(table), level, true);
+    }
+
+    private void check(String binary, Path source, Map<String, String> cases, String level, boolean every) throws Exception {
         CheckBuilds.Run list = CheckBuilds.run(dir, Map.of(), binary, "list");
-        assertThat(list.stdout().lines().toList()).as("every case of the program has an expected report")
-                .containsExactlyElementsOf(cases.keySet());
+        if (every) {
+            assertThat(list.stdout().lines().toList()).as("every case of the program has an expected report")
+                    .containsExactlyElementsOf(cases.keySet());
+        }
         String file = source.getFileName().toString();
         List<String> failures = new ArrayList<>();
         for (var c : cases.entrySet()) {

@@ -3,6 +3,7 @@ package org.memtrace.check;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -199,6 +200,35 @@ class RunCheckTest {
         assertThat(sort.status()).isZero();
         Process sorted = new ProcessBuilder("sort", "-n", "short.txt").directory(dir.toFile()).start();
         assertThat(sort.stdout()).isEqualTo(new String(sorted.getInputStream().readAllBytes()));
+    }
+
+    /**
+     * Functions with dynamic symbols (-rdynamic) are named as the source spells them, or raw with
+     * MEMTRACE_CHECK=mangled; the SARIF log of run --check names the sites by code only.
+     */
+    @Test
+    void cxxNamesOfDynamicSymbolsAreDemangled() throws Exception {
+        CheckBuilds.fixture(dir, "demangle.cc");
+        gcc("g++", "-O2", "-g", "-rdynamic", "-o", "demangle", "demangle.cc");
+        CheckBuilds.Run r = check(Map.of(), "./demangle", "bad");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.stderr()).matches("memtrace: heap overflow: <new\\[\\]0001@Foo::Foo\\(int\\)\\+(\\d+)>\\+16 \\(a block of 16 bytes, "
+                + "allocated at Foo::Foo\\(int\\)\\+\\d+\\) written 4 bytes, 0 bytes past its end, at Foo::bar\\(int\\)\\+\\d+, thread \\d+\n");
+        Path log = dir.resolve("demangle.sarif");
+        CheckBuilds.Run sarif = check(Map.of("MEMTRACE_CHECK_SARIF", log.toString()), "./demangle", "bad");
+        assertThat(sarif.status()).isEqualTo(1);
+        JsonNode results = new ObjectMapper().readTree(Files.readString(log)).get("runs").get(0).get("results");
+        assertThat(results).hasSize(1);
+        JsonNode result = results.get(0);
+        assertThat(result.get("ruleId").asText()).isEqualTo("heap-overflow");
+        assertThat(result.get("message").get("text").asText()).isEqualTo(sarif.stderr().strip().substring("memtrace: ".length()));
+        // no call-site table: no file:line, the code's name only
+        assertThat(result.get("locations").get(0).has("physicalLocation")).isFalse();
+        assertThat(result.get("locations").get(0).get("logicalLocations").get(0).get("fullyQualifiedName").asText()).matches("Foo::bar\\(int\\)\\+\\d+");
+        assertThat(result.get("relatedLocations").get(0).get("logicalLocations").get(0).get("fullyQualifiedName").asText())
+                .matches("Foo::Foo\\(int\\)\\+\\d+");
+        CheckBuilds.Run raw = check(Map.of("MEMTRACE_CHECK", "mangled"), "./demangle", "bad");
+        assertThat(raw.stderr()).matches("memtrace: heap overflow: <new\\[\\]0001@_ZN3FooC2Ei\\+\\d+>\\+16 .* at _ZN3Foo3barEi\\+\\d+, thread \\d+\n");
     }
 
     @Test

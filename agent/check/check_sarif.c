@@ -1,0 +1,196 @@
+/*
+ * check_sarif.c: the check reports as a SARIF 2.1.0 log (MEMTRACE_CHECK_SARIF=FILE), the format code-review
+ * tools (GitHub code scanning, VS Code's SARIF viewer, Sonar) read. One run of tool "memtrace" whose driver
+ * lists a rule per report kind (heap-overflow, use-after-free, ..., leak; docs/check.md); one result per report:
+ *
+ *   {"ruleId": "heap-overflow", "ruleIndex": 0, "level": "error",
+ *    "message": {"text": "heap overflow: <malloc0002@bad+26>+50 (...) written 1 byte, ..., thread 8104"},
+ *    "locations": [{"physicalLocation": {"artifactLocation": {"uri": "x.c", "uriBaseId": "%SRCROOT%"},
+ *                                        "region": {"startLine": 39}},
+ *                   "logicalLocations": [{"fullyQualifiedName": "bad+115"}]}],
+ *    "relatedLocations": [{"id": 1, "message": {"text": "allocated"}, "physicalLocation": ..., "logicalLocations": ...},
+ *                         {"id": 2, "message": {"text": "freed"}, ...}]}
+ *
+ * The message is the report's line without "memtrace: "; the location is the access, free or copy (a leak's is
+ * its allocating call); related locations are the block's allocation and free sites. A site without a line
+ * (no -g, memtrace run --check) has only its logical location, the code name. A relative source path is
+ * relative to %SRCROOT% (the build directory: gcc's .file names), an absolute one is a file:// URI.
+ *
+ * The file is created at start (O_EXCL|O_NOFOLLOW: an existing file is refused with one line and status 2,
+ * never overwritten) holding a log with no results, and it is a whole SARIF document after every report: a
+ * result is written over the closing "\n]}]}\n" followed by it again, under an flock, so that fork children
+ * reporting into the same file add their results too. Opened per report: no descriptor of the program's taken.
+ *
+ * What it gets wrong: no "invocations" (exit status, end time) and no summary: a process stopped by a report
+ * never gets back to write them; the artifact paths are gcc's, relative to the directory gcc ran in.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+
+int mc_snprintf(char *d, size_t n, const char *fmt, ...);
+int mc_vsnprintf(char *d, size_t n, const char *fmt, va_list ap);
+
+static char path[4096];
+
+static const char *const rules[][2] = {
+    {"heap-overflow", "a read or write past the end of a heap block (its requested size)"},
+    {"heap-underflow", "a read or write before the start of a heap block"},
+    {"use-after-free", "a read or write of a heap block after it was freed"},
+    {"stack-overflow", "a read or write past the end of a stack variable or alloca"},
+    {"stack-underflow", "a read or write before the start of a stack variable or alloca"},
+    {"stack-use-after-scope", "a read or write of a stack variable outside its scope"},
+    {"global-overflow", "a read or write past the end of a global or static variable"},
+    {"global-underflow", "a read or write before the start of a global or static variable"},
+    {"null-dereference", "a read or write of the page at address 0"},
+    {"wild-access", "a read or write of memory no object owns"},
+    {"double-free", "a heap block freed twice"},
+    {"invalid-free", "a free of memory that is not the start of a live heap block"},
+    {"allocator-mismatch", "a block released by a function of another allocator family (malloc/delete, new[]/delete)"},
+    {"overlap", "a copy between overlapping ranges (memcpy, strcpy, strcat, ...)"},
+    {"leak", "a heap block unreachable at exit"},
+    {"intra-object-overflow", "a write past a struct member into the rest of its object (_FORTIFY_SOURCE builds)"},
+};
+#define NRULES (sizeof rules / sizeof rules[0])
+static const char TAIL[] = "\n]}]}\n";
+
+struct buf { char *p; size_t n, len; };
+
+__attribute__((format(printf, 2, 3))) static void add(struct buf *b, const char *fmt, ...)
+{
+    if (b->len >= b->n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = mc_vsnprintf(b->p + b->len, b->n - b->len, fmt, ap);
+    va_end(ap);
+    if (k > 0) b->len = b->len + (size_t)k < b->n ? b->len + (size_t)k : b->n - 1;
+}
+
+static void add_string(struct buf *b, const char *s, size_t max)
+{
+    add(b, "\"");
+    for (size_t i = 0; s[i] && i < max; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') add(b, "\\%c", c);
+        else if (c < 0x20) add(b, "\\u%04x", c);
+        else add(b, "%c", c);
+    }
+    add(b, "\"");
+}
+
+/* a path as a URI reference: every byte but unreserved ones and '/' percent-encoded */
+static void add_uri(struct buf *b, const char *file, size_t len)
+{
+    add(b, "\"%s", file[0] == '/' ? "file://" : "");
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)file[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_'
+            || c == '~' || c == '/')
+            add(b, "%c", c);
+        else
+            add(b, "%%%02X", c);
+    }
+    add(b, "\"");
+}
+
+static void write_all(int fd, const char *s, size_t n, off_t at)
+{
+    while (n) {
+        ssize_t k = pwrite(fd, s, n, at);
+        if (k <= 0) return;
+        s += k;
+        n -= (size_t)k;
+        at += k;
+    }
+}
+
+int mc_sarif_init(const char *file)
+{
+    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 || strlen(file) >= sizeof path - 1) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    char head[8192];
+    struct buf b = {head, sizeof head, 0};
+    add(&b, "{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{\"tool\":{\"driver\":"
+            "{\"name\":\"memtrace\",\"rules\":[");
+    for (size_t i = 0; i < NRULES; i++)
+        add(&b, "%s\n{\"id\":\"%s\",\"shortDescription\":{\"text\":\"%s\"},\"defaultConfiguration\":{\"level\":\"error\"}}",
+            i ? "," : "", rules[i][0], rules[i][1]);
+    add(&b, "]}},\"columnKind\":\"utf16CodeUnits\",\"results\":[%s", TAIL);
+    write_all(fd, head, b.len, 0);
+    close(fd);
+    /* an absolute path, so that a chdir of the program's does not move the file */
+    if (file[0] != '/' && getcwd(path, sizeof path) && strlen(path) + strlen(file) + 2 < sizeof path) {
+        strcat(path, "/");
+        strcat(path, file);
+    } else {
+        mc_snprintf(path, sizeof path, "%s", file);
+    }
+    return 0;
+}
+
+/* a location: the file:line when known, and always the code's name */
+static void add_location(struct buf *b, struct mc_site_ref s)
+{
+    const char *colon = s.line ? strrchr(s.line, ':') : NULL;
+    if (colon && colon > s.line && colon[1]) {
+        add(b, "\"physicalLocation\":{\"artifactLocation\":{\"uri\":");
+        add_uri(b, s.line, (size_t)(colon - s.line));
+        if (s.line[0] != '/') add(b, ",\"uriBaseId\":\"%%SRCROOT%%\"");
+        add(b, "},\"region\":{\"startLine\":%s}},", colon + 1);
+    }
+    add(b, "\"logicalLocations\":[{\"fullyQualifiedName\":");
+    add_string(b, s.code ? s.code : "?", 4096);
+    add(b, "}]");
+}
+
+void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, struct mc_site_ref allocated,
+                     struct mc_site_ref freed)
+{
+    if (!path[0]) return;
+    size_t index = 0;
+    while (index < NRULES && strcmp(rules[index][0], rule) != 0) index++;
+    static char text[32768];
+    struct buf b = {text, sizeof text, 0};
+    add(&b, "\n{\"ruleId\":\"%s\",\"ruleIndex\":%lu,\"level\":\"error\",\"message\":{\"text\":", rule, (unsigned long)index);
+    const char *m = strncmp(line, "memtrace: ", 10) == 0 ? line + 10 : line;
+    size_t mlen = strcspn(m, "\n");
+    add_string(&b, m, mlen);
+    add(&b, "},\"locations\":[{");
+    add_location(&b, at);
+    add(&b, "}]");
+    int id = 0;
+    if (allocated.code) {
+        add(&b, ",\"relatedLocations\":[{\"id\":%d,\"message\":{\"text\":\"allocated\"},", ++id);
+        add_location(&b, allocated);
+        add(&b, "}");
+        if (freed.code) {
+            add(&b, ",{\"id\":%d,\"message\":{\"text\":\"freed\"},", ++id);
+            add_location(&b, freed);
+            add(&b, "}");
+        }
+        add(&b, "]");
+    }
+    add(&b, "}%s", TAIL);
+    if (b.len >= b.n - 1) return;          /* cut short: better no result than a broken document */
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    flock(fd, LOCK_EX);
+    struct stat st;
+    char before;
+    off_t end = fstat(fd, &st) == 0 ? st.st_size - (off_t)(sizeof TAIL - 1) : -1;
+    if (end > 0 && pread(fd, &before, 1, end - 1) == 1) {
+        if (before != '[') write_all(fd, ",", 1, end++);
+        write_all(fd, text, b.len, end);
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+}

@@ -1058,7 +1058,7 @@ static int fused_params(ZSTD_CCtx *cctx)
 int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
-    if (codec < 0 || codec > 7) codec = f.codec = 6;
+    if (codec < 0 || codec > 7) codec = f.codec = 7;
     rt_crc_init();
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &enc[i];

@@ -12,8 +12,10 @@ a=${1:-6}; b=${2:-7}; [ $# -ge 2 ] && shift 2 || shift $#
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 for c in "$a" "$b"; do
   MEMTRACE_CODEC=$c MEMTRACE_OUT="$work/$c.mtr" setarch "$(uname -m)" -R "$bin" "$@" >/dev/null
-  "$root/memtrace" print "$work/$c.mtr" 2>/dev/null | grep -v '^#' \
-    | awk -F, -v OFS=, 'NR == 1 { tid = $5 } { for (i = 1; i <= NF; i++) if ($i == tid) $i = "T" } 1' \
+  # the first thread id a comment names is the main thread's: every field equal to it becomes T
+  "$root/memtrace" print "$work/$c.mtr" 2>/dev/null \
+    | awk -F, -v OFS=, '/^#/ { if (!tid && match($0, /tid=[0-9]+/)) tid = substr($0, RSTART + 4, RLENGTH - 4); next }
+                        { for (i = 1; i <= NF; i++) if ($i == tid) $i = "T" } 1' \
     | sed 's/pid=[0-9]*/pid=P/g; s/tid=[0-9]*/tid=T/g' | tee >(wc -l >"$work/$c.lines") | md5sum | cut -c1-32 >"$work/$c.md5"
 done
 sleep 1 # the line counts' subshells

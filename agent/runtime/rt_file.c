@@ -14,8 +14,8 @@
  * A buffer's last chunk is finished by the next buffer of its thread.
  *
  * A payload is codec 7 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
- * predicts into run counts and writes the others as codec 6's tokens in two streams, zstd at level -3 with its
- * literals Huffman-coded (ZLEVEL_FUSED; docs/trace-format.md, "Codec 7"). Codec 6 is codec 5, below, with
+ * predicts into run counts and writes the others as codec 6's tokens in two streams, zstd at level -3
+ * (ZLEVEL_FUSED; docs/trace-format.md, "Codec 7"). Codec 6 is codec 5, below, with
  * each site's granule, the trailing zero bits its differences share, taken out of them (pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096: every access slot becomes one varint, its address's difference to the
  * previous address of a site hashed to the same table entry, when its site is the one that followed the
  * previous record's site last time (the table remembers it), else that varint flagged and the site's
@@ -83,9 +83,15 @@
 #define ZLEVEL_PACKED (-3)
 #endif
 /* Codec 7 (rt_fused.c) gives zstd three streams whose bytes are mostly literals (a random index's bits): at */
-/* the fast levels zstd stores literals as they are unless told to Huffman-code them, which on spmv costs    */
-/* 0.7 ns of zstd an access and saves 0.11 bytes (0.74 -> 0.63; the bound is 0.45).                         */
+/* the fast levels zstd stores literals as they are unless told to Huffman-code them (FUSED_HUFFMAN=1), which */
+/* on spmv costs 0.7 ns of zstd an access and saves 0.11 bytes (0.74 -> 0.63; the bound is 0.45). It stays   */
+/* off: Huffman code lengths follow the byte values, the sites' differences among them, so a skeleton build  */
+/* (its sites elsewhere) compressed the same records past a computed stretch into chunks a byte or two       */
+/* longer or shorter than the full build's (SkeletonSizeTest), and the CPU is what issue 27 binds first.     */
 #define ZLEVEL_FUSED (-3)
+#ifndef FUSED_HUFFMAN
+#define FUSED_HUFFMAN 0
+#endif
 
 static struct {
     int codec;
@@ -1052,7 +1058,7 @@ static int fused_params(ZSTD_CCtx *cctx)
     return cctx && !ZSTD_isError(ZSTD_CCtx_reset(cctx, ZSTD_reset_parameters)) &&
            !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) &&
            !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, ZLEVEL_FUSED)) &&
-           !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_enable));
+           !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, FUSED_HUFFMAN ? ZSTD_ps_enable : ZSTD_ps_auto));
 }
 
 int rt_file_open(const char *path, int pid, int codec)

@@ -7,12 +7,13 @@
  * split in two: its first byte (flag, six bits of the granule-scaled difference, continuation) into the token
  * stream (t), the rest and the site's difference into the value stream (v); a tag likewise, its slots into v.
  * The payload is a header (the lengths of c and t as varints) and the three streams, which one zstd frame at a
- * fast level with Huffman-coded literals then compresses: the streams keep apart bytes of different
- * statistics (a random index's low bits are near-uniform; its high bits and the runs are not).
+ * fast level then compresses: the streams keep apart bytes of different statistics (a random index's low bits
+ * are near-uniform; its high bits and the runs are not), so the runs of c become zstd matches.
  *
  * What it gets wrong: the model is zero-order per entry (one stride, one successor); two sites hashed to one
  * entry share it and predict each other badly; a loop whose stride alternates (a 2-D walk's row ends) pays a
- * token at each change. zstd's Huffman table is one per 128 KB block, shared by the t and v bytes of a chunk.
+ * token at each change. zstd at its fast levels stores literals as they are: the random bits of t and v are
+ * written whole (rt_file.c, FUSED_HUFFMAN).
  */
 #include "rt_fused.h"
 
@@ -176,6 +177,18 @@ __attribute__((optimize("no-tree-vectorize"))) void fused_pack(struct fused *x, 
     x->records += (uint64_t)((size_t)(in - start) - tagged) / 2;
 }
 
+/* n bytes from src to dst, 8 at a time (no libc here: the program's memcpy may be a traced one): reads and */
+/* writes up to 7 bytes past both ends, which the streams' room and the payload's (fused_room_*) leave.     */
+static inline uint8_t *copy_words(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, src + i, 8);
+        __builtin_memcpy(dst + i, &w, 8);
+    }
+    return dst + n;
+}
+
 size_t fused_end(struct fused *x, uint8_t *dst)
 {
     x->c = put_varint(x->c, x->run);
@@ -183,11 +196,8 @@ size_t fused_end(struct fused *x, uint8_t *dst)
     size_t nc = (size_t)(x->c - x->c0), nt = (size_t)(x->t - x->t0), nv = (size_t)(x->v - x->v0);
     uint8_t *p = put_varint(dst, nc);
     p = put_varint(p, nt);
-    for (size_t i = 0; i < nc; i++) p[i] = x->c0[i];
-    p += nc;
-    for (size_t i = 0; i < nt; i++) p[i] = x->t0[i];
-    p += nt;
-    for (size_t i = 0; i < nv; i++) p[i] = x->v0[i];
-    p += nv;
+    p = copy_words(p, x->c0, nc);
+    p = copy_words(p, x->t0, nt);
+    p = copy_words(p, x->v0, nv);
     return (size_t)(p - dst);
 }

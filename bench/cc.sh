@@ -8,7 +8,10 @@
 #   fault            the plain build under `memtrace run` (page faults)
 #   lackey           the plain build under valgrind --tool=lackey --trace-mem=yes
 # and prints seconds, slowdowns against native, the accesses of the full trace, bytes per access on disk,
-# and the MA/AIA the selective builds report. Real programs come from Debian source packages (gzip,
+# the entropy bound of the full trace in bytes per access (src/test/java/org/memtrace/bench/EntropyBound.java:
+# per site, its address differences' empirical entropy, plus the next site's; "-" without the test classes,
+# `mvn test-compile`), how long the program waited for the writer in the full run (ms, its summary), and the
+# MA/AIA the selective builds report. Real programs come from Debian source packages (gzip,
 # sqlite3; bzip2 when named), fetched into bench/out/src by this script (deb-src entries are added when missing).
 # Usage: bench/cc.sh [program ...]   (default: compute heap blockops gemm stencil gzip sqlite3)
 # FAULT_LIMIT=N cuts the fault-mode run off after N seconds (default 120; the table then shows ">").
@@ -60,7 +63,13 @@ progs=("$@")
 for p in "${progs[@]}"; do if is_real "$p"; then fetch_sources; break; fi; done
 make_inputs
 
-printf '%-9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %12s %8s %15s %15s\n' program native_s discard_x d25_x d10_x full_x w25_x w10_x fault_x lackey_x accesses B/access MA/AIA.25 MA/AIA.1
+# the entropy bound of a trace in bytes per access, "-" when the test classes are not built
+bound_of() {
+  [ -f "$root/target/test-classes/org/memtrace/bench/EntropyBound.class" ] || { echo -; return; }
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$root/target/memtrace.jar:$root/target/test-classes" \
+    org.memtrace.bench.EntropyBound "$1" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "bound-B/access") printf "%.3f", $(i+1) }' || echo -
+}
+printf '%-9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %12s %8s %8s %8s %15s %15s\n' program native_s discard_x d25_x d10_x full_x w25_x w10_x fault_x lackey_x accesses B/access bound wait_ms MA/AIA.25 MA/AIA.1
 for p in "${progs[@]}"; do
   for v in plain full w25 w10; do
     case $p in
@@ -96,9 +105,11 @@ for p in "${progs[@]}"; do
   acc=$(( ${loads:-0} + ${stores:-0} ))
   bytes=$(stat -c %s "$out/$p.full.mtr" 2>/dev/null || echo 0)
   bpa=$(echo "if ($acc > 0) $bytes / $acc else 0" | bc -l)
+  bound=$(bound_of "$out/$p.full.mtr"); [ -n "$bound" ] || bound=-
+  wait_ms=$(awk '/program waited for the writer:/ { v = $6; gsub(",", "", v); print v; exit }' "$out/$p.full.summary")
   acc25="$(summary_value "$out/$p.w25.summary" "accuracy ma")/$(summary_value "$out/$p.w25.summary" "accuracy aia")"
   acc10="$(summary_value "$out/$p.w10.summary" "accuracy ma")/$(summary_value "$out/$p.w10.summary" "accuracy aia")"
-  printf '%-9s %9.3f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %s%7s %8s %12d %8.3f %15s %15s\n' "$p" "$tn" \
+  printf '%-9s %9.3f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %s%7s %8s %12d %8.3f %8s %8s %15s %15s\n' "$p" "$tn" \
     "$(ratio "$td" "$tn")" "$(ratio "$td25" "$tn")" "$(ratio "$td10" "$tn")" "$(ratio "$tf" "$tn")" "$(ratio "$t25" "$tn")" "$(ratio "$t10" "$tn")" \
-    "$fault_mark" "$fault_x" "$lackey_x" "$acc" "$bpa" "$acc25" "$acc10"
+    "$fault_mark" "$fault_x" "$lackey_x" "$acc" "$bpa" "$bound" "${wait_ms:--}" "$acc25" "$acc10"
 done

@@ -13,8 +13,10 @@
  * records of its computed loops, is cut into the same chunks as a full build's past them.
  * A buffer's last chunk is finished by the next buffer of its thread.
  *
- * A payload is codec 6 by default (codec 5, below, with each site's granule, the trailing zero bits its
- * differences share, taken out of them: pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096: every access slot becomes one varint, its address's difference to the
+ * A payload is codec 7 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
+ * predicts into run counts and writes the others as codec 6's tokens in two streams, zstd at level -3
+ * (ZLEVEL_FUSED; docs/trace-format.md, "Codec 7"). Codec 6 is codec 5, below, with
+ * each site's granule, the trailing zero bits its differences share, taken out of them (pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096: every access slot becomes one varint, its address's difference to the
  * previous address of a site hashed to the same table entry, when its site is the one that followed the
  * previous record's site last time (the table remembers it), else that varint flagged and the site's
  * difference as a second one (tag slots and their event records pass as they are); the chunk is one zstd
@@ -59,6 +61,7 @@
 
 #include "mt_file.h"
 #include "rt.h"
+#include "rt_fused.h"
 
 #define MAX_BUFS 4096
 #define TABLE_BITS 12
@@ -78,6 +81,16 @@
 /* nothing at any level. -3 keeps every program far under 2 bytes an access (docs/compiled-in.md).          */
 #ifndef ZLEVEL_PACKED
 #define ZLEVEL_PACKED (-3)
+#endif
+/* Codec 7 (rt_fused.c) gives zstd three streams whose bytes are mostly literals (a random index's bits): at */
+/* the fast levels zstd stores literals as they are unless told to Huffman-code them (FUSED_HUFFMAN=1), which */
+/* on spmv costs 0.7 ns of zstd an access and saves 0.11 bytes (0.74 -> 0.63; the bound is 0.45). It stays   */
+/* off: Huffman code lengths follow the byte values, the sites' differences among them, so a skeleton build  */
+/* (its sites elsewhere) compressed the same records past a computed stretch into chunks a byte or two       */
+/* longer or shorter than the full build's (SkeletonSizeTest), and the CPU is what issue 27 binds first.     */
+#define ZLEVEL_FUSED (-3)
+#ifndef FUSED_HUFFMAN
+#define FUSED_HUFFMAN 0
 #endif
 
 static struct {
@@ -118,6 +131,8 @@ struct encoder {
     uint32_t *touched;
     size_t ntouched;
     uint64_t records, dropped;  /* what the last packed or transformed run of slots counted */
+    struct fused fz;            /* codec 7: its table is `table`, its list `touched`; its three streams: */
+    uint8_t *streams;           /*   run stream, token stream, value stream, one mapping */
     /* The chunks of the last encoded buffer, in order: payload, sizes and what each counted. */
     int npieces;
     size_t packed_used;         /* bytes of `packed` the pieces' frames take */
@@ -583,8 +598,8 @@ static size_t pack(struct encoder *x, struct pack_state *ps, const char *s, cons
 /* The bits of a packing codec's table index: codec 5's 65,536 entries, codecs 3 and 4's 4,096. */
 static inline int table_bits(int codec) { return codec >= 5 ? WIDE_BITS : TABLE_BITS; }
 
-/* Words per table entry: codec 3's 1, 4's and 5's 2, 6's 4. */
-static inline size_t entry_words(int codec) { return codec == 3 ? 1 : codec == 6 ? 4 : 2; }
+/* Words per table entry: codec 3's 1, 4's and 5's 2, 6's and 7's 4. */
+static inline size_t entry_words(int codec) { return codec == 3 ? 1 : codec >= 6 ? 4 : 2; }
 
 /* Every chunk decodes on its own: the table is zero where a chunk starts. Codec 3's (4,096 entries) is */
 /* cleared whole; codecs 4 and 5 clear the entries the last chunk listed as set.                        */
@@ -618,7 +633,22 @@ static void encode_piece(struct encoder *x, const char *s1, const char *e1, cons
     int codec = f.codec;
     char *raw_data = in_place && codec < 3 ? (char *)s1 : x->scratch;
     size_t raw, input;
-    if (codec >= 3) {
+    if (codec == 7) {
+        size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk, and a margin for its last tag */
+        uint8_t *c = x->streams, *t = c + fused_room_ct(room);
+        PROF_START;
+        fused_begin(&x->fz, c, t, t + fused_room_ct(room));
+        fused_pack(&x->fz, (const uint64_t *)s1, (const uint64_t *)e1, events_only);
+        if (e2 > s2) fused_pack(&x->fz, (const uint64_t *)s2, (const uint64_t *)e2, events_only);
+        input = fused_end(&x->fz, (uint8_t *)raw_data);
+        PROF_END(1);
+#ifdef RT_PROFILE
+        __atomic_add_fetch(&prof_ns[4], input * 1000000, __ATOMIC_RELAXED);
+#endif
+        pc->records = x->fz.records;
+        pc->dropped = x->fz.dropped;
+        raw = (x->fz.slots + x->fz.records) * 16;
+    } else if (codec >= 3) {
         struct pack_state ps = {0, 0, 0};
         struct scaled_state ss = {0, 0, 0, G0};
         clear_table(x, codec);
@@ -651,8 +681,9 @@ static void encode_piece(struct encoder *x, const char *s1, const char *e1, cons
     if (codec) {
         char *dst = x->packed + x->packed_used;
         PROF_START;
-        size_t z = ZSTD_compressCCtx(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input,
-                                     codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
+        size_t z = codec == 7 ? ZSTD_compress2(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input)
+                              : ZSTD_compressCCtx(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input,
+                                                  codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         PROF_END(2);
         if (ZSTD_isError(z)) { /* cannot happen with a static context sized for ZLEVEL: stop writing */
             static const char msg[] = "memtrace: zstd failed; the trace stops here\n";
@@ -1020,22 +1051,40 @@ static int open_out(const char *path, int pid, int fresh)
     return 1;
 }
 
+/* Codec 7's zstd parameters, kept by the context from frame to frame (ZSTD_compress2). A static context */
+/* starts with every parameter zero, the content size flag too, which the reader needs: reset them first. */
+static int fused_params(ZSTD_CCtx *cctx)
+{
+    return cctx && !ZSTD_isError(ZSTD_CCtx_reset(cctx, ZSTD_reset_parameters)) &&
+           !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) &&
+           !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, ZLEVEL_FUSED)) &&
+           !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, FUSED_HUFFMAN ? ZSTD_ps_enable : ZSTD_ps_auto));
+}
+
 int rt_file_open(const char *path, int pid, int codec)
 {
     f.codec = codec;
-    if (codec < 0 || codec > 6) codec = f.codec = 6;
+    if (codec < 0 || codec > 7) codec = f.codec = 7;
     rt_crc_init();
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &enc[i];
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         x->work = rt_map(x->work_size);
-        size_t scratch = rt.buf_size + rt.buf_size / 2 + 16; /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6) */
+        /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7) */
+        size_t scratch = codec == 7 ? 2 * rt.buf_size + 65536 : rt.buf_size + rt.buf_size / 2 + 16;
         x->scratch = rt_map(scratch);
         x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
         x->packed = rt_map(x->packed_cap);
         x->table = rt_map(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
         x->touched = rt_map(sizeof(uint32_t) << table_bits(codec));
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
+        if (codec == 7) {
+            size_t room = rt.buf_size / 16 + 4096;
+            x->streams = rt_map(2 * fused_room_ct(room) + fused_room_v(room));
+            x->fz.table = x->table;
+            x->fz.touched = x->touched;
+            if (!x->streams || !fused_params(x->cctx)) return 0;
+        }
         if (!x->cctx || !x->scratch || !x->packed || !x->table || !x->touched) return 0;
     }
     if (!open_out(path, pid, 0)) return 0;
@@ -1206,6 +1255,7 @@ void rt_file_fork_child(const char *path, int pid)
     for (int i = 0; i < 2; i++) {
         enc[i].lock.owner = 0;
         enc[i].cctx = ZSTD_initStaticCCtx(enc[i].work, enc[i].work_size);
+        if (f.codec == 7) fused_params(enc[i].cctx);
     }
     start_writer();
 }

@@ -196,6 +196,14 @@ public final class Summary implements Analysis {
         });
         j.put("heap", heap.json(events, atExit));
         if (ending.elapsed() != null) j.put("elapsedSeconds", ending.elapsed().toNanos() / 1e9);
+        if (writer != null) // a .mtr trace's writer: how long the program waited for a free buffer, as the table says
+        {
+            Map<String, Object> w = new LinkedHashMap<>(); // a fixed key order, as the rest of the file
+            w.put("waitMs", Math.round(writer.waitNanos() / 1e6));
+            w.put("waits", writer.waits());
+            w.put("buffers", writer.buffers());
+            j.put("writer", w);
+        }
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
         if (ending.cutShort() != null) j.put("incomplete", ending.cutShort());

@@ -56,6 +56,22 @@ class SummaryTest {
         return new Event.ProbeSite(0x401000, kind, 4, 0, flags, weightMa, weightAia, refs, ma, aia, Event.SelectionTotals.NONE);
     }
 
+    /** The writer's wait of a .mtr trace (its MT_WRITER record) is in the JSON summary as in the table. */
+    @Test
+    void theWritersWaitIsInTheJsonSummary(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        var s = new Summary(true);
+        java.nio.file.Path json = dir.resolve("s.json");
+        s.jsonTo(json);
+        var in = stage(s, InstructionShapes.UNKNOWN);
+        in.accept(new Event.Writer(1, 3_600_000, 4, 12));
+        s.finish(Ending.offline(0, 1, 0, java.util.Map.of()));
+        var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        assertThat(tree.get("writer").toString()).isEqualTo("{\"waitMs\":4,\"waits\":4,\"buffers\":12}");
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        assertThat(text.toString()).contains("program waited for the writer: 4 ms (4 times no buffer was free, of 12 buffers written)");
+    }
+
     @Test
     void aCompiledInTraceCountsProbesAndAFullBuildHasNoAccuracy() {
         var s = new Summary(true);

@@ -47,7 +47,7 @@ class MtrReaderChunksTest {
         try (MtrFile file = MtrFile.open(trace)) {
             assertThat(file.threads().values()).singleElement().satisfies(chunks -> {
                 assertThat(chunks).hasSizeGreaterThan(2 * Zstd.FRAMES_WITHOUT_CONTEXT);
-                assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_SCALED));
+                assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_FUSED));
             });
             r = MtrReader.read(file, e -> { }, (tid, address, site) -> {
                 if (site.kind() == Event.ProbeKind.STORE && address >= a && address < a + 8L * n) stores.add(address - a);

@@ -68,7 +68,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             int payloadCrc = b.getInt();
             assertThat(b.getInt()).as("chunk header checksum").isEqualTo(headerCrc);
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isBetween(0, 6);
+            assertThat(codec).isBetween(0, 7);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             assertThat(payloadCrc).as("payload checksum").isEqualTo(crc(b, b.position(), stored));
             byte[] payload = new byte[stored];
@@ -93,6 +93,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 if (r.codec == 3) raw = unpack(raw);
                 if (r.codec == 4 || r.codec == 5) raw = unpackPredicted(raw, r.codec == 4 ? TABLE_BITS : 16);
                 if (r.codec == 6) raw = unpackScaled(raw);
+                if (r.codec == 7) raw = unpackFused(raw);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -261,6 +262,73 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             slot.putLong(address[previous]).putLong(site);
             out.write(slot.array(), 0, 16);
         }
+        return out.toByteArray();
+    }
+
+    /**
+     * Codec 7, as docs/trace-format.md ("Codec 7") writes it out: runs of records that the entry's follower and
+     * stride predict, then a codec 6 token split between the token stream and the value stream.
+     */
+    private static byte[] unpackFused(byte[] packed) {
+        int bits = 16;
+        ByteBuffer head = ByteBuffer.wrap(packed);
+        int nc = (int) varint(head), nt = (int) varint(head);
+        ByteBuffer c = ByteBuffer.wrap(packed, head.position(), nc);
+        ByteBuffer t = ByteBuffer.wrap(packed, head.position() + nc, nt);
+        ByteBuffer v = ByteBuffer.wrap(packed, head.position() + nc + nt, packed.length - head.position() - nc - nt).order(ByteOrder.LITTLE_ENDIAN);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer slot = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        long[] address = new long[1 << bits], follower = new long[1 << bits], stride = new long[1 << bits];
+        int[] granule = new int[1 << bits];
+        java.util.Arrays.fill(granule, 6);
+        long site = 0;
+        int h = 0;
+        while (true) {
+            for (long n = varint(c); n > 0; n--) {
+                site = follower[h];
+                h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
+                address[h] += stride[h];
+                slot.clear();
+                slot.putLong(address[h]).putLong(site);
+                out.write(slot.array(), 0, 16);
+            }
+            if (!t.hasRemaining()) break;
+            int first = t.get() & 0xff;
+            long delta = (first >>> 1) & 0x3f;
+            if (first >= 0x80) delta |= varint(v) << 6;
+            long next = follower[h];
+            boolean regrain = false;
+            if ((first & 1) != 0) {
+                long x = varint(v);
+                if (x == 0) {
+                    assertThat(delta).as("a tag token carries no address").isZero();
+                    long w1 = v.getLong(v.position() + 8);
+                    int n = (int) Math.min(16 * (1 + (((w1 >>> 8) & 0xffff) + 15) / 16), v.remaining());
+                    out.write(packed, v.position(), n);
+                    v.position(v.position() + n);
+                    continue;
+                }
+                if (x == 1) {
+                    regrain = true;
+                    next = site + unzigzag(varint(v) - 1);
+                } else {
+                    next = site + unzigzag(x - 2);
+                }
+                follower[h] = next;
+            }
+            site = next;
+            h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
+            long d = unzigzag(delta);
+            if (regrain) granule[h] = Long.numberOfTrailingZeros(d);
+            else d <<= granule[h];
+            stride[h] = d;
+            address[h] += d;
+            slot.clear();
+            slot.putLong(address[h]).putLong(site);
+            out.write(slot.array(), 0, 16);
+        }
+        assertThat(c.hasRemaining()).as("run bytes left over").isFalse();
+        assertThat(v.hasRemaining()).as("value bytes left over").isFalse();
         return out.toByteArray();
     }
 

@@ -1,0 +1,203 @@
+/*
+ * rt_fused.c: codec 7, the fused encoder (docs/trace-format.md, "Codec 7"). One pass over a thread's slots
+ * predicts each access record from a table entry of its site (fused_entry): its site is the one that followed
+ * the entry's site last time, and its address differs from the entry's last one by the entry's stride (the
+ * last difference). A record that meets both predictions (a hit) costs nothing but a count: a run of hits is
+ * one varint in the run stream (c) before the next token. Any other record is a token as codec 6 writes it,
+ * split in two: its first byte (flag, six bits of the granule-scaled difference, continuation) into the token
+ * stream (t), the rest and the site's difference into the value stream (v); a tag likewise, its slots into v.
+ * The payload is a header (the lengths of c and t as varints) and the three streams, which one zstd frame at a
+ * fast level then compresses: the streams keep apart bytes of different statistics (a random index's low bits
+ * are near-uniform; its high bits and the runs are not), so the runs of c become zstd matches.
+ *
+ * What it gets wrong: the model is zero-order per entry (one stride, one successor); two sites hashed to one
+ * entry share it and predict each other badly; a loop whose stride alternates (a 2-D walk's row ends) pays a
+ * token at each change. zstd at its fast levels stores literals as they are: the random bits of t and v are
+ * written whole (rt_file.c, FUSED_HUFFMAN).
+ */
+#include "rt_fused.h"
+
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
+
+void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v)
+{
+    uint64_t *tab = x->table;
+    if (x->ntouched >= ((size_t)1 << FUSED_BITS)) {
+        for (size_t i = 0; i < ((size_t)4 << FUSED_BITS); i++) tab[i] = 0;
+    } else {
+        for (size_t i = 0; i < x->ntouched; i++) {
+            uint64_t *e = &tab[4 * (size_t)x->touched[i]];
+            e[0] = e[1] = e[2] = e[3] = 0;
+        }
+    }
+    x->ntouched = 0;
+    x->c = x->c0 = c;
+    x->t = x->t0 = t;
+    x->v = x->v0 = v;
+    x->site = x->last = x->stride = x->run = 0;
+    x->h = 0;
+    x->records = x->dropped = 0;
+    x->slots = 0;
+}
+
+/* A tag and its event slots, as they are: a run, the token 1 and, in v, 0 and the slot words. Returns the words read. */
+static inline size_t put_tag(struct fused *x, const uint64_t *in, const uint64_t *end, uint64_t run)
+{
+    size_t n = 2 + ((((in[1] >> 8) & 0xffff) + 15) / 16) * 2;
+    if (in + n > end) n = (size_t)(end - in);
+    x->c = put_varint(x->c, run);
+    *x->t++ = 1;
+    uint8_t *v = x->v;
+    *v++ = 0;
+    for (size_t i = 0; i < n; i++) {
+        __builtin_memcpy(v, &in[i], 8);
+        v += 8;
+    }
+    x->v = v;
+    x->slots += n / 2;
+    return n;
+}
+
+/* An entry the chunk writes while its successor is unset is listed, so that the next chunk clears it. */
+static inline void touch(struct fused *x, size_t h)
+{
+    if (x->ntouched < ((size_t)1 << FUSED_BITS)) x->touched[x->ntouched++] = (uint32_t)h;
+}
+
+/* Every slot passes here once. A hit costs two loads of the slot and one of the entry's successor, a compare, */
+/* the entry switched when the site changes (a store, two loads, a multiply), a subtraction, a compare and a   */
+/* count; nothing is written. The slot's site is compared with the prediction before it is looked at as a tag: */
+/* a prediction is a site, and no site has a tag's top bit. The granule is read on a miss only, from the table. */
+__attribute__((optimize("no-tree-vectorize"))) void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only)
+{
+    if (events_only) { /* the access records are dropped: tags alone are written */
+        while (in < end) {
+            if (in[1] >> 63) {
+                in += put_tag(x, in, end, x->run);
+                x->run = 0;
+            } else {
+                x->dropped++;
+                in += 2;
+            }
+        }
+        return;
+    }
+    uint64_t *tab = x->table, *e = &tab[4 * x->h];
+    uint8_t *c = x->c, *t = x->t, *v = x->v;
+    uint64_t site = x->site, last = x->last, stride = x->stride, run = x->run;
+    const uint64_t *start = in;
+    size_t tagged = 0;
+/* to the entry of site w1: the old one keeps its last address, the new one's address and stride are read */
+#define SWITCH(w1)                      \
+    do {                                \
+        e[0] = last;                    \
+        site = (w1);                    \
+        e = &tab[4 * fused_entry(w1)];  \
+        last = e[0];                    \
+        stride = e[3];                  \
+    } while (0)
+    while (in < end) {
+        uint64_t w0 = in[0], w1 = in[1], bit, step = w1 - site, d;
+        if (__builtin_expect(w1 == e[1], 1)) {
+            in += 2;
+            if (w1 != site) SWITCH(w1);
+            d = w0 - last;
+            last = w0;
+            if (__builtin_expect(d == stride, 1)) {
+                run++;
+                continue;
+            }
+            bit = 0;
+        } else if (__builtin_expect(w1 >> 63, 0)) {
+            x->c = c;
+            x->t = t;
+            x->v = v;
+            size_t n = put_tag(x, in, end, run);
+            c = x->c;
+            t = x->t;
+            v = x->v;
+            run = 0;
+            in += n;
+            tagged += n;
+            continue;
+        } else {
+            in += 2;
+            if (__builtin_expect(!e[1], 0)) touch(x, (size_t)(e - tab) / 4);
+            e[1] = w1;
+            if (w1 != site) SWITCH(w1);
+            d = w0 - last;
+            last = w0;
+            bit = 1;
+        }
+        c = put_varint(c, run);
+        run = 0;
+        if (__builtin_expect(!e[1], 0)) touch(x, (size_t)(e - tab) / 4);
+        stride = d;
+        e[3] = d;
+        uint64_t g = e[2] ? e[2] - 1 : FUSED_G0, a, extra = zigzag(step) + 2;
+        if (__builtin_expect((d & ((1ULL << g) - 1)) == 0, 1)) {
+            a = zigzag((uint64_t)((int64_t)d >> g));
+        } else { /* d != 0 here: the entry re-grains */
+            e[2] = (uint64_t)__builtin_ctzll(d) + 1;
+            a = zigzag(d);
+            bit = 1;
+            extra = 1;
+        }
+        uint8_t first = (uint8_t)((a & 0x3f) << 1 | bit);
+        if (a < 0x40) {
+            *t++ = first;
+        } else {
+            *t++ = first | 0x80;
+            v = put_varint(v, a >> 6);
+        }
+        if (bit) {
+            v = put_varint(v, extra);
+            if (extra == 1) v = put_varint(v, zigzag(step) + 1);
+        }
+    }
+#undef SWITCH
+    x->c = c;
+    x->t = t;
+    x->v = v;
+    x->site = site;
+    x->last = last;
+    x->stride = stride;
+    x->run = run;
+    x->h = (size_t)(e - tab) / 4;
+    x->records += (uint64_t)((size_t)(in - start) - tagged) / 2;
+}
+
+/* n bytes from src to dst, 8 at a time (no libc here: the program's memcpy may be a traced one): reads and */
+/* writes up to 7 bytes past both ends, which the streams' room and the payload's (fused_room_*) leave.     */
+static inline uint8_t *copy_words(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, src + i, 8);
+        __builtin_memcpy(dst + i, &w, 8);
+    }
+    return dst + n;
+}
+
+size_t fused_end(struct fused *x, uint8_t *dst)
+{
+    x->c = put_varint(x->c, x->run);
+    x->run = 0;
+    size_t nc = (size_t)(x->c - x->c0), nt = (size_t)(x->t - x->t0), nv = (size_t)(x->v - x->v0);
+    uint8_t *p = put_varint(dst, nc);
+    p = put_varint(p, nt);
+    p = copy_words(p, x->c0, nc);
+    p = copy_words(p, x->t0, nt);
+    p = copy_words(p, x->v0, nv);
+    return (size_t)(p - dst);
+}

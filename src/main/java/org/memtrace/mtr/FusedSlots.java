@@ -1,0 +1,116 @@
+package org.memtrace.mtr;
+
+/**
+ * Undoes codec 7's packing (docs/trace-format.md, "Codec 7"): the runtime's fused encoder
+ * (agent/runtime/rt_fused.c) predicts each access record from the table entry of its site, its site the one
+ * that followed the entry's last time and its address the entry's last plus the entry's stride (its last
+ * difference). Records that meet both predictions are only counted, a run of them one varint in the run stream
+ * before the next token; every other record is a codec 6 token whose first byte is in the token stream and
+ * whose further bytes are in the value stream. Both halves keep the same table the same way, so a hit needs
+ * nothing stored. Each side lists the entries it sets on its own; only the table's contents must agree.
+ */
+final class FusedSlots {
+    /** The granule of an entry no record of the chunk has set: rt_fused.h's FUSED_G0. */
+    static final int G0 = 6;
+    /** rt_fused.h's FUSED_BITS; the entry of a site is {@link #entry}, as rt_fused.h's fused_entry computes it. */
+    static final int BITS = 16;
+
+    private FusedSlots() {}
+
+    static int entry(long site) {
+        return (int) ((site * PackedSlots.HASH) >>> (64 - BITS));
+    }
+
+    /**
+     * Writes the slot words codec 7's {@code packed[0, length)} stands for into {@code words[0, count)}. The
+     * payload is the varints |c| and |t|, then the run stream c (a varint per token and one at the end), the
+     * token stream t (a byte per token) and the value stream v (the rest). Per entry the table holds: the last
+     * address of its sites, the site after its last one, its granule plus 1 (0: G0), its stride.
+     */
+    static void unpack(byte[] packed, int length, long[] words, int count, PackedSlots.Table reuse) throws MtrFormatException {
+        PackedSlots.Cursor head = new PackedSlots.Cursor(packed, length);
+        long nc = head.varint(), nt = head.varint();
+        if (nc < 1 || nt < 0 || nc + nt > length - head.at)
+            throw new MtrFormatException("codec 7 chunk: streams of " + nc + " and " + nt + " bytes in a payload of " + length);
+        int cEnd = head.at + (int) nc, tAt = cEnd, tEnd = tAt + (int) nt;
+        PackedSlots.Cursor c = new PackedSlots.Cursor(packed, tAt);
+        c.at = head.at;
+        PackedSlots.Cursor v = new PackedSlots.Cursor(packed, length);
+        v.at = tEnd;
+        long[] table = reuse.cleared(BITS, 4);
+        int[] touched = reuse.touched();
+        int set = 0;
+        long site = 0, last = 0, stride = 0, gw = 0;
+        int h = 0;
+        try {
+            PackedSlots.Out out = new PackedSlots.Out(words, count);
+            for (;;) {
+                for (long run = c.varint(); run > 0; run--) {
+                    long next = table[4 * h + 1];
+                    if (next != site) {
+                        table[4 * h] = last;
+                        site = next;
+                        h = entry(site);
+                        last = table[4 * h];
+                        gw = table[4 * h + 2];
+                        stride = table[4 * h + 3];
+                    }
+                    last += stride;
+                    out.record(last, site);
+                }
+                if (tAt == tEnd) break;
+                int first = packed[tAt++];
+                long a = v.difference(first);
+                long next;
+                boolean regrain = false;
+                if ((first & 1) == 0) {
+                    next = table[4 * h + 1];
+                } else {
+                    long x = v.varint();
+                    if (x == 0) {
+                        v.tag(a, out);
+                        continue;
+                    }
+                    if (x == 1) {
+                        regrain = true;
+                        x = v.varint();
+                        if (x == 0) throw new MtrFormatException("codec 7 chunk: a re-grained record without its site");
+                    } else {
+                        x--;
+                    }
+                    next = site + PackedSlots.unzigzag(x - 1);
+                    if (table[4 * h + 1] == 0 && set < touched.length) touched[set++] = h;
+                    table[4 * h + 1] = next;
+                }
+                if (next != site) {
+                    table[4 * h] = last;
+                    site = next;
+                    h = entry(site);
+                    last = table[4 * h];
+                    gw = table[4 * h + 2];
+                    stride = table[4 * h + 3];
+                }
+                long d = PackedSlots.unzigzag(a);
+                int g = gw == 0 ? G0 : (int) (gw - 1);
+                if (regrain) {
+                    if (d == 0 || Long.numberOfTrailingZeros(d) >= g)
+                        throw new MtrFormatException("codec 7 chunk: a re-grained record whose difference fits its granule");
+                    gw = Long.numberOfTrailingZeros(d) + 1;
+                    table[4 * h + 2] = gw;
+                } else {
+                    d <<= g;
+                }
+                if (table[4 * h + 1] == 0 && set < touched.length) touched[set++] = h;
+                stride = d;
+                table[4 * h + 3] = d;
+                last += d;
+                out.record(last, site);
+            }
+            if (c.at != cEnd || v.at != length)
+                throw new MtrFormatException("codec 7 chunk: " + (cEnd - c.at) + " run bytes and " + (length - v.at) + " value bytes left over");
+            out.finish();
+        } finally { // a damaged chunk's entries are cleared too, before the next chunk
+            reuse.set(set);
+        }
+    }
+}

@@ -156,7 +156,7 @@ public final class Interpretation implements EventConsumer {
         naming.observe(a);
         if (!naming.changedByAllocation(dataChanged)) names.heapChanged();
         boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
-        Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous);
+        Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous, naming.stack(a));
         events(a);
         each(x -> x.allocation(allocation));
     }

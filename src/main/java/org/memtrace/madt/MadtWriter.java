@@ -52,6 +52,7 @@ public final class MadtWriter implements Analysis {
     private final Naming naming;
     private final Consumer<String> problems;
     private final StringBuilder text = new StringBuilder(512);
+    private final org.memtrace.analysis.StackTable stacks = new org.memtrace.analysis.StackTable();
     private boolean failed;
 
     /** Prints the fields of one line; {@code symbolic} selects names over hex numbers. */
@@ -324,13 +325,32 @@ public final class MadtWriter implements Analysis {
         // A block memtrace never saw created (allocated before the agent attached) has no name: its address.
         String known = failedCall ? null : allocation.block();
         String name = known == null || known.equals(Naming.NO_BLOCK) ? hex(address) : field(known);
+        int stack = stackId(allocation.stack());
         numbered(line.letter(), allocation.sequence(), (sb, sym) -> {
             sb.append(sym ? name : hex(address));
             if (line.letter() != 'F') sb.append(',').append(Long.toUnsignedString(line.size()));
             if (line.moves()) sb.append(',').append(sym ? oldName : hex(line.old()));
             sb.append(',').append(a.tid());
+            if (stack > 0) sb.append(",s").append(stack);
         });
         flushText();
+    }
+
+    /**
+     * The id of a stack of more than one frame, written as a {@code # stack N FRAME…} line the first time
+     * (symbolic frames, hex with {@code --addresses raw}); 0 for a call site alone, which the line's block
+     * name already tells: traces of {@code --stack-depth 1} are as before stacks.
+     */
+    private int stackId(long[] frames) {
+        if (frames.length < 2) return 0;
+        int known = stacks.size();
+        int id = stacks.id(frames);
+        if (id > known) {
+            text.append("# stack ").append(id);
+            for (long f : frames) text.append(' ').append(mode.symbolic() ? field(naming.frame(f)) : hex(f));
+            text.append('\n');
+        }
+        return id;
     }
 
     /** A block's start is named {@code <…>+0} by {@link Naming#data}; the allocation field is the bare name. */

@@ -5,11 +5,12 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongFunction;
 
 /**
- * Allocation and free stacks as dense ids from 1, in the order first seen (docs/stacks.md): a writer prints a
- * stack once and refers to it by id, a heap view groups by it. A stack is its return addresses, innermost
- * first; two calls with the same addresses are one stack, whatever their blocks.
+ * Allocation and free stacks as {@link Stack}s with dense ids from 1, in the order first seen: a writer prints
+ * a stack once and refers to it by id, a heap view groups by it. A stack is its return addresses; two calls
+ * with the same addresses are one stack, whatever their blocks. Frames are named once, when first seen.
  */
 public final class StackTable {
     private record Key(long[] frames) {
@@ -17,21 +18,27 @@ public final class StackTable {
         @Override public int hashCode() { return Arrays.hashCode(frames); }
     }
 
-    private final Map<Key, Integer> ids = new HashMap<>();
-    private final List<long[]> stacks = new ArrayList<>();
+    private final Map<Key, Stack> known = new HashMap<>();
+    private final List<Stack> stacks = new ArrayList<>();
+    private final LongFunction<String> names;
 
-    /** The id of {@code stack}, a new one (the new {@link #size()}) the first time it is seen. */
-    public int id(long[] stack) {
-        Integer known = ids.get(new Key(stack));
-        if (known != null) return known;
-        long[] copy = stack.clone();
-        stacks.add(copy);
-        ids.put(new Key(copy), stacks.size());
-        return stacks.size();
+    /** @param names names a frame ({@code function+offset(file:line)}) */
+    public StackTable(LongFunction<String> names) {
+        this.names = names;
     }
 
-    /** The frames of stack {@code id}. */
-    public long[] frames(int id) { return stacks.get(id - 1); }
+    /** The stack of these frames, a new one (id: the new {@link #size()}) the first time they are seen. */
+    public Stack of(long[] frames) {
+        Stack s = known.get(new Key(frames));
+        if (s != null) return s;
+        long[] copy = frames.clone();
+        List<String> named = new ArrayList<>(copy.length);
+        for (long f : copy) named.add(names.apply(f));
+        s = new Stack(stacks.size() + 1, copy, List.copyOf(named));
+        stacks.add(s);
+        known.put(new Key(copy), s);
+        return s;
+    }
 
     public int size() { return stacks.size(); }
 }

@@ -9,10 +9,13 @@ import org.memtrace.symbols.LongMap;
  *
  * <p>The agent walks the frame-pointer chain: the return address above frame k is read from the frame of the
  * function frame k returns into, which is right only when that function keeps a frame pointer. So frame k+1 is
- * kept only when frame k's function starts with gcc's frame set-up ({@code push %rbp; mov %rsp,%rbp}, after an
- * optional {@code endbr64}); the stack ends at the first function that does not (code built with
+ * kept only when frame k's function sets up rbp as gcc does ({@code push %rbp; mov %rsp,%rbp}) in its first
+ * 160 bytes (after {@code endbr64}, or {@code memtrace cc}'s probe of the push) and before the call; the stack ends at the first function that does not (code built with
  * {@code -fomit-frame-pointer}, the default of {@code -O1} and up, libc's), or whose start no symbol tells.
  * What is kept is always a true prefix of the stack, never a stack that skips a caller.
+ *
+ * <p>Frames below {@code main} (libc's start-up) and those of memtrace's own libraries are left out, as
+ * valgrind's tools leave out what is below main: the stacks of one program are the same in every mode.
  *
  * <p>A block is named after the first frame that is not the C++ library's allocation plumbing
  * ({@code operator new}, {@code std::}, {@code __gnu_cxx::}, raw or demangled): a vector's blocks are named by
@@ -21,7 +24,6 @@ import org.memtrace.symbols.LongMap;
  */
 public final class StackFrames implements HeapTracker.Stacks {
 
-    private static final int KEEPS = 1, OMITS = 2;
     private final AddressSpace space;
     /** Per function start: whether it keeps a frame pointer. */
     private final LongMap<Integer> keeps = new LongMap<>();
@@ -38,9 +40,19 @@ public final class StackFrames implements HeapTracker.Stacks {
         long frame = a.caller();
         while (n <= callers.length && keepsFramePointer(frame)) frame = callers[n++ - 1];
         long[] stack = new long[n];
-        stack[0] = a.caller();
-        System.arraycopy(callers, 0, stack, 1, n - 1);
-        return stack;
+        int kept = 0;
+        for (int i = 0; i < n; i++) {
+            long f = i == 0 ? a.caller() : callers[i - 1];
+            if (i == 0 || !memtrace(f)) stack[kept++] = f;
+            if (space.code(f).startsWith("main+")) break; // what runs main is no part of the program's stack
+        }
+        return kept == n ? stack : java.util.Arrays.copyOf(stack, kept);
+    }
+
+    /** A frame of memtrace's own library (the runtime's main wrapper): true, but not the program's. */
+    private boolean memtrace(long ip) {
+        var m = space.moduleAt(ip);
+        return m != null && m.name().startsWith("libmemtrace-");
     }
 
     @Override
@@ -61,13 +73,22 @@ public final class StackFrames implements HeapTracker.Stacks {
         long start = functionStart(ip - 1);
         if (start == 0) return false;
         Integer known = keeps.get(start);
-        if (known != null) return known == KEEPS;
-        byte[] b = space.codeBytes(start, 8);
-        int at = b.length >= 4 && (b[0] & 0xff) == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && (b[3] & 0xff) == 0xfa ? 4 : 0;
-        boolean yes = b.length >= at + 4 && b[at] == 0x55 && b[at + 1] == 0x48 && (b[at + 2] & 0xff) == 0x89
-                && (b[at + 3] & 0xff) == 0xe5;
-        keeps.put(start, yes ? KEEPS : OMITS);
-        return yes;
+        if (known == null) {
+            known = setUp(space.codeBytes(start, SET_UP_WITHIN + 4));
+            keeps.put(start, known);
+        }
+        // the call must come after the set-up: a call in code before it (shrink-wrapping) has the caller's rbp
+        return known >= 0 && ip - 1 - start >= known;
+    }
+
+    /** How far into a function its set-up may start: memtrace cc's probe of the push comes before it. */
+    private static final int SET_UP_WITHIN = 160;
+
+    /** The offset just past {@code push %rbp; mov %rsp,%rbp} in a function's first bytes, -1 when absent. */
+    static int setUp(byte[] b) {
+        for (int i = 0; i + 4 <= b.length && i <= SET_UP_WITHIN; i++)
+            if (b[i] == 0x55 && b[i + 1] == 0x48 && (b[i + 2] & 0xff) == 0x89 && (b[i + 3] & 0xff) == 0xe5) return i + 4;
+        return -1;
     }
 
     /** The start of the function holding {@code ip} ({@code function+offset}), 0 when no symbol covers it. */

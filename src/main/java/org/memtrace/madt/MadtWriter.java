@@ -52,7 +52,8 @@ public final class MadtWriter implements Analysis {
     private final Naming naming;
     private final Consumer<String> problems;
     private final StringBuilder text = new StringBuilder(512);
-    private final org.memtrace.analysis.StackTable stacks = new org.memtrace.analysis.StackTable();
+    /** The interpretation's stack ids of the stacks printed so far, and their ids in this trace. */
+    private final java.util.Map<Integer, Integer> printedStacks = new java.util.HashMap<>();
     private boolean failed;
 
     /** Prints the fields of one line; {@code symbolic} selects names over hex numbers. */
@@ -341,15 +342,16 @@ public final class MadtWriter implements Analysis {
      * (symbolic frames, hex with {@code --addresses raw}); 0 for a call site alone, which the line's block
      * name already tells: traces of {@code --stack-depth 1} are as before stacks.
      */
-    private int stackId(long[] frames) {
-        if (frames.length < 2) return 0;
-        int known = stacks.size();
-        int id = stacks.id(frames);
-        if (id > known) {
-            text.append("# stack ").append(id);
-            for (long f : frames) text.append(' ').append(mode.symbolic() ? field(naming.frame(f)) : hex(f));
-            text.append('\n');
-        }
+    private int stackId(org.memtrace.analysis.Stack stack) {
+        if (stack.depth() < 2) return 0;
+        Integer id = printedStacks.get(stack.id());
+        if (id != null) return id;
+        id = printedStacks.size() + 1;
+        printedStacks.put(stack.id(), id);
+        text.append("# stack ").append(id);
+        for (int i = 0; i < stack.depth(); i++)
+            text.append(' ').append(mode.symbolic() ? field(stack.names().get(i)) : hex(stack.frames()[i]));
+        text.append('\n');
         return id;
     }
 

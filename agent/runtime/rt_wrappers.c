@@ -145,12 +145,40 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 /* The allocators of the table (kind NEW): glibc's block, recorded. */
 static size_t mt_page(void) { return (size_t)rt.page; }
+/* The caller of operator new while it runs (0: none): the site of the malloc it makes. */
+static __thread uint64_t new_caller __attribute__((tls_model("initial-exec")));
+
 #define RT_NEW(name, ret, params, args, event, al, size, a0, a1) \
     RT_EXPORT ret name params \
     { \
+        uint64_t site = new_caller ? new_caller : RT_CALLER; \
+        new_caller = 0; \
         if (boot_only()) return mt_boot_alloc(size, al); \
-        return allocated(event, RT_CALLER, real.name args, (a0), (a1), 0); \
+        return allocated(event, site, real.name args, (a0), (a1), 0); \
     }
+
+/* operator new is malloc, as libstdc++'s is underneath, with the caller of new as the block's site, as the */
+/* fault-mode agent does (check_run.c): libstdc++'s operator new keeps no frame pointer, so the stack     */
+/* beyond it could not be trusted (docs/stacks.md) and every block was named by operator new. Only when  */
+/* malloc fails does libstdc++'s own operator run, for the new handler and std::bad_alloc.               */
+static void *(*real_new)(size_t), *(*real_new_array)(size_t);
+static void *plain_new_nothrow(size_t n, uint64_t caller)
+{
+    new_caller = caller;
+    void *p = malloc(n);
+    new_caller = 0;
+    return p;
+}
+static void *plain_new(size_t n, uint64_t caller, void *(**real)(size_t), const char *name)
+{
+    void *p = plain_new_nothrow(n, caller);
+    if (p || !(*real || (*real = (void *(*)(size_t))dlsym(RTLD_NEXT, name)))) return p;
+    return (*real)(n);
+}
+RT_EXPORT void *_Znwm(size_t n) { return plain_new(n, RT_CALLER, &real_new, "_Znwm"); }
+RT_EXPORT void *_Znam(size_t n) { return plain_new(n, RT_CALLER, &real_new_array, "_Znam"); }
+RT_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return plain_new_nothrow(n, RT_CALLER); }
+RT_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return plain_new_nothrow(n, RT_CALLER); }
 
 /* ---- mappings ------------------------------------------------------------------------------------- */
 

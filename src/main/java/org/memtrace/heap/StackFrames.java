@@ -62,10 +62,29 @@ public final class StackFrames implements HeapTracker.Stacks {
     }
 
     /** The C++ library's allocation functions and containers, as demangled and as raw names. */
-    static boolean plumbing(String function) {
+    static boolean plumbing(String code) {
+        String function = qualifiedName(code);
         return function.startsWith("std::") || function.startsWith("__gnu_cxx::") || function.startsWith("operator new")
                 || function.startsWith("_ZNSt") || function.startsWith("_ZSt") || function.startsWith("_ZN9__gnu_cxx")
                 || function.startsWith("_ZNKSt") || function.startsWith("_Znw") || function.startsWith("_Zna");
+    }
+
+    /**
+     * The function's qualified name without its return type, parameters and offset:
+     * {@code void std::vector<long>::_M_realloc_insert<long>(…)+130} gives {@code std::vector<long>::_M_realloc_insert<long>},
+     * {@code std::vector<long> make_list(int)+4} gives {@code make_list}: the last word outside template brackets
+     * before the parameter list.
+     */
+    static String qualifiedName(String code) {
+        int depth = 0, wordStart = 0;
+        for (int i = 0; i < code.length(); i++) {
+            char c = code.charAt(i);
+            if (c == '<') depth++;
+            else if (c == '>' && depth > 0) depth--;
+            else if (depth == 0 && c == ' ' && !code.startsWith("operator", wordStart)) wordStart = i + 1;
+            else if (depth == 0 && c == '(') return code.substring(wordStart, i);
+        }
+        return code.substring(wordStart);
     }
 
     /** Whether the function holding the return address {@code ip} starts by setting up rbp as its frame pointer. */

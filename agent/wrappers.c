@@ -1,6 +1,7 @@
 /*
  * memtrace agent, wrappers: malloc & co. and mmap & co. record each call (caller, arguments, result) as an
- * MT_ALLOC record. While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
+ * MT_ALLOC record, with MEMTRACE_STACK_DEPTH > 1 followed by the frame-pointer chain's return addresses above the
+ * caller (mt_frames_above, docs/stacks.md). While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
  * traced as it grows and touched only through its alias view, so allocating opens nothing. glibc's
  * allocator serves only when that heap cannot (not reserved, full, a forked child; never once the program
  * set an RLIMIT_AS, where the heap's limit is the program's: limits.c): its block becomes

@@ -2,7 +2,7 @@
  * rt_wrappers.c: the library calls libmemtrace-rt.so records, as events in the calling thread's buffer.
  *
  *   malloc calloc realloc reallocarray free posix_memalign aligned_alloc memalign valloc pvalloc
- *       -> MT_ALLOC {caller, result, usable size, arguments}
+ *       -> MT_ALLOC {caller, result, usable size, arguments[, callers above the caller (MEMTRACE_STACK_DEPTH > 1)]}
  *   mmap mmap64 mremap munmap  -> MT_ALLOC (and MT_MAPPING with the path for a file mapping)
  *   memcpy memmove memset      -> MT_BLOCK copy/copy/store, `what` = MT_FN_MEMCPY/MEMMOVE/MEMSET
  *   read write pread(64) pwrite(64) readv writev recv send recvfrom sendto

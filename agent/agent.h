@@ -184,6 +184,7 @@ struct agent_state {
     int regions;                 /* MT_REGION_* to trace */
     int aliases;                 /* traced memory is moved onto memfds and steps redirected to the alias */
     int autostart;
+    int stack_depth;             /* MEMTRACE_STACK_DEPTH: frames per allocation stack (1: the caller only) */
     long page;
     uintptr_t text_start, text_end;
     char self_path[512];

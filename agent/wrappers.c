@@ -1,6 +1,7 @@
 /*
  * memtrace agent, wrappers: malloc & co. and mmap & co. record each call (caller, arguments, result) as an
- * MT_ALLOC record. While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
+ * MT_ALLOC record, with MEMTRACE_STACK_DEPTH > 1 followed by the frame-pointer chain's return addresses above the
+ * caller (mt_frames_above, docs/stacks.md). While memtrace is attached the blocks come from the agent's own heap (heap.c), which is
  * traced as it grows and touched only through its alias view, so allocating opens nothing. glibc's
  * allocator serves only when that heap cannot (not reserved, full, a forked child; never once the program
  * set an RLIMIT_AS, where the heap's limit is the program's: limits.c): its block becomes
@@ -74,17 +75,23 @@ static void trace_block(void *p, size_t n)
 
 static size_t usable_size(void *p) { return p && !is_boot(p) && real.malloc_usable_size ? real.malloc_usable_size(p) : 0; }
 
-static void emit_alloc(int fn, uintptr_t caller, uintptr_t result, uint64_t usable, long a0, long a1, long a2,
-                       long a3, long a4, long a5)
+/* noinline: the frame-pointer walk starts in this frame and finds the caller among the wrapper's. */
+static __attribute__((noinline)) void emit_alloc(int fn, uintptr_t caller, uintptr_t result, uint64_t usable,
+                                                 long a0, long a1, long a2, long a3, long a4, long a5)
 {
-    REC(MT_ALLOC, struct mt_alloc, r);
-    r.h.flags = (uint8_t)fn;
-    r.caller = caller;
-    r.result = result;
-    r.usable = usable;
-    r.a[0] = (uint64_t)a0; r.a[1] = (uint64_t)a1; r.a[2] = (uint64_t)a2;
-    r.a[3] = (uint64_t)a3; r.a[4] = (uint64_t)a4; r.a[5] = (uint64_t)a5;
-    emit(&r);
+    struct mt_alloc_stack s; /* more[] is written only as far as it is sent */
+    struct mt_alloc *r = &s.a;
+    REC(MT_ALLOC, struct mt_alloc, a);
+    *r = a;
+    r->h.flags = (uint8_t)fn;
+    r->caller = caller;
+    r->result = result;
+    r->usable = usable;
+    r->a[0] = (uint64_t)a0; r->a[1] = (uint64_t)a1; r->a[2] = (uint64_t)a2;
+    r->a[3] = (uint64_t)a3; r->a[4] = (uint64_t)a4; r->a[5] = (uint64_t)a5;
+    int more = g.stack_depth > 1 ? mt_frames_above((uintptr_t)__builtin_frame_address(0), caller, g.stack_depth, s.more) : 0;
+    r->h.size = (uint16_t)(sizeof(struct mt_alloc) + 8 * more);
+    emit(&s);
 }
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))

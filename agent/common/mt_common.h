@@ -84,6 +84,52 @@ static inline void *mt_map_pages(size_t n)
 /* The decimal digits s starts with; dflt when s is NULL or empty. */
 long mt_parse_long(const char *s, long dflt);
 
+/* ---- allocation stacks (docs/stacks.md) ---------------------------------------------------------- */
+
+/* The return addresses of the frame-pointer chain from frame `fp` on (fp = __builtin_frame_address(0) */
+/* of a function compiled with frame pointers: out[0] is its own return address), at most max. The     */
+/* chain is followed only while it stays inside the thread's stack and goes up: the main thread's     */
+/* below __libc_stack_end, another's below its thread pointer (glibc puts the thread's descriptor at   */
+/* the top of its stack), never past a frame of 1 MiB; nothing else is read, so a wrong rbp of code    */
+/* without frame pointers can end the walk early or give frames that skip callers, never fault.       */
+/* Java keeps only the frames whose callee keeps a frame pointer (heap.StackFrames).                  */
+extern void *__libc_stack_end;
+static inline __attribute__((always_inline)) int mt_frames(uintptr_t fp, uint64_t *out, int max)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), tp, hi, end = (uintptr_t)__libc_stack_end;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    if (end > sp && end - sp < (1UL << 30)) hi = end;
+    else if (tp > sp && tp - sp < (1UL << 30)) hi = tp;
+    else return 0;
+    int n = 0;
+    while (n < max && fp >= sp && !(fp & 7) && fp + 16 <= hi) {
+        uintptr_t next = ((const uintptr_t *)fp)[0], ret = ((const uintptr_t *)fp)[1];
+        if (ret < 4096) break;
+        out[n++] = ret;
+        if (next <= fp || next - fp > (1UL << 20)) break;
+        fp = next;
+    }
+    return n;
+}
+
+/* The allocation stack of a wrapper's record: the frames above `caller` (found among the first 16   */
+/* return addresses of the chain from fp, which start inside the wrapper), into more[], at most        */
+/* depth - 1; 0 when caller is not among them (a site the wrapper was told, check_run.c's new).       */
+static inline __attribute__((always_inline)) int mt_frames_above(uintptr_t fp, uint64_t caller, int depth, uint64_t *more)
+{
+    if (depth <= 1) return 0;
+    if (depth > MT_STACK_MAX) depth = MT_STACK_MAX;
+    uint64_t all[MT_STACK_MAX + 16];
+    int n = mt_frames(fp, all, depth + 15);
+    for (int i = 0; i < n && i < 16; i++)
+        if (all[i] == caller) {
+            int k = n - i - 1 < depth - 1 ? n - i - 1 : depth - 1;
+            for (int j = 0; j < k; j++) more[j] = all[i + 1 + j];
+            return k;
+        }
+    return 0;
+}
+
 /* ---- the process described (mt_proc.c) ------------------------------------------------------------ */
 
 /* Bytes of a path a module or mapping record keeps (longer ones are cut). */

@@ -125,6 +125,14 @@ struct mt_alloc {
     uint64_t result;            /* returned pointer (MAP_FAILED as all ones), 0/-1 also for failure */
     uint64_t usable;            /* bytes the block really spans (malloc_usable_size, or page-rounded length) */
     uint64_t a[6];
+    /* Stack format 1 (docs/event-stream.md): when MEMTRACE_STACK_DEPTH > 1, the record goes on with the  */
+    /* return addresses beyond `caller`, innermost first, as many as h.size says ((size - 80) / 8, at most */
+    /* MT_STACK_MAX - 1). A reader of the 80-byte form ignores them; an 80-byte record has none.           */
+};
+#define MT_STACK_MAX 64         /* frames of an allocation stack, `caller` included */
+struct mt_alloc_stack {
+    struct mt_alloc a;
+    uint64_t more[MT_STACK_MAX - 1];
 };
 
 /* MT_MODULE: followed by build_id bytes then path bytes (no NUL), padded to 8 */

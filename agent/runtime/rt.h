@@ -106,6 +106,7 @@ struct rt_global {
     volatile int finisher;      /* the thread writing the final flush */
     volatile int swapping;      /* threads handing over a buffer (rt_buffer.c, enter_swap) */
     int pid;
+    int stack_depth;            /* MEMTRACE_STACK_DEPTH: frames per allocation stack (1: the caller only) */
     uint64_t seq;               /* the global event sequence */
     uint64_t text_start, text_end; /* the runtime's own code */
     rt_lock registry_lock;

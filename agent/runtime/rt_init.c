@@ -197,7 +197,8 @@ static void adopt_memtrace(const char *parent)
     char **w = environ;
     for (char **r = environ; r && *r; r++)
         if (rt_strncmp(*r, "MEMTRACE_OUT=", 13) != 0 && rt_strncmp(*r, "MEMTRACE_AUTOSTART=", 19) != 0
-            && rt_strncmp(*r, "MEMTRACE_PARENT=", 16) != 0)
+            && rt_strncmp(*r, "MEMTRACE_PARENT=", 16) != 0
+            && rt_strncmp(*r, "MEMTRACE_STACK_DEPTH=", 21) != 0)
             *w++ = *r;
     if (w) *w = NULL;
 }
@@ -216,6 +217,7 @@ __attribute__((constructor(101))) static void rt_init(void)
     rt_signal_init();
     const char *out = getenv("MEMTRACE_OUT");
     int autostart = mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
+    rt.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), 1);
     const char *parent = getenv("MEMTRACE_PARENT");
     if (parent && *parent) adopt_memtrace(parent);
     if (out && *out) {

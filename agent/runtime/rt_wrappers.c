@@ -2,7 +2,7 @@
  * rt_wrappers.c: the library calls libmemtrace-rt.so records, as events in the calling thread's buffer.
  *
  *   malloc calloc realloc reallocarray free posix_memalign aligned_alloc memalign valloc pvalloc
- *       -> MT_ALLOC {caller, result, usable size, arguments}
+ *       -> MT_ALLOC {caller, result, usable size, arguments[, callers above the caller (MEMTRACE_STACK_DEPTH > 1)]}
  *   mmap mmap64 mremap munmap  -> MT_ALLOC (and MT_MAPPING with the path for a file mapping)
  *   memcpy memmove memset      -> MT_BLOCK copy/copy/store, `what` = MT_FN_MEMCPY/MEMMOVE/MEMSET
  *   read write pread(64) pwrite(64) readv writev recv send recvfrom sendto
@@ -64,16 +64,23 @@ static int quiet(void) { return rt_self.internal || rt.state != RT_RUNNING; }
 
 /* ---- allocations ---------------------------------------------------------------------------------- */
 
-static void emit_alloc(int fn, uint64_t seq, uint64_t caller, uint64_t result, uint64_t usable, uint64_t a0,
-                       uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+/* noinline: the frame-pointer walk starts in this frame and finds the caller among the wrapper's. */
+static __attribute__((noinline)) void emit_alloc(int fn, uint64_t seq, uint64_t caller, uint64_t result,
+                                                 uint64_t usable, uint64_t a0, uint64_t a1, uint64_t a2,
+                                                 uint64_t a3, uint64_t a4, uint64_t a5)
 {
-    RT_REC(MT_ALLOC, struct mt_alloc, r);
-    r.h.flags = (uint8_t)fn;
-    r.caller = caller;
-    r.result = result;
-    r.usable = usable;
-    r.a[0] = a0; r.a[1] = a1; r.a[2] = a2; r.a[3] = a3; r.a[4] = a4; r.a[5] = a5;
-    rt_emit_seq(&r, sizeof r, seq);
+    struct mt_alloc_stack s; /* more[] is written only as far as it is sent */
+    struct mt_alloc *r = &s.a;
+    RT_REC(MT_ALLOC, struct mt_alloc, a);
+    *r = a;
+    r->h.flags = (uint8_t)fn;
+    r->caller = caller;
+    r->result = result;
+    r->usable = usable;
+    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2; r->a[3] = a3; r->a[4] = a4; r->a[5] = a5;
+    int more = rt.stack_depth > 1 ? mt_frames_above((uintptr_t)__builtin_frame_address(0), caller, rt.stack_depth, s.more) : 0;
+    r->h.size = (uint16_t)(sizeof(struct mt_alloc) + 8 * more);
+    rt_emit_seq(&s, r->h.size, seq);
 }
 
 static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }
@@ -139,12 +146,40 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 /* The allocators of the table (kind NEW): glibc's block, recorded. */
 static size_t mt_page(void) { return (size_t)rt.page; }
+/* The caller of operator new while it runs (0: none): the site of the malloc it makes. */
+static __thread uint64_t new_caller __attribute__((tls_model("initial-exec")));
+
 #define RT_NEW(name, ret, params, args, event, al, size, a0, a1) \
     RT_EXPORT ret name params \
     { \
+        uint64_t site = new_caller ? new_caller : RT_CALLER; \
+        new_caller = 0; \
         if (boot_only()) return mt_boot_alloc(size, al); \
-        return allocated(event, RT_CALLER, real.name args, (a0), (a1), 0); \
+        return allocated(event, site, real.name args, (a0), (a1), 0); \
     }
+
+/* operator new is malloc, as libstdc++'s is underneath, with the caller of new as the block's site, as the */
+/* fault-mode agent does (check_run.c): libstdc++'s operator new keeps no frame pointer, so the stack     */
+/* beyond it could not be trusted (docs/stacks.md) and every block was named by operator new. Only when  */
+/* malloc fails does libstdc++'s own operator run, for the new handler and std::bad_alloc.               */
+static void *(*real_new)(size_t), *(*real_new_array)(size_t);
+static void *plain_new_nothrow(size_t n, uint64_t caller)
+{
+    new_caller = caller;
+    void *p = malloc(n);
+    new_caller = 0;
+    return p;
+}
+static void *plain_new(size_t n, uint64_t caller, void *(**real)(size_t), const char *name)
+{
+    void *p = plain_new_nothrow(n, caller);
+    if (p || !(*real || (*real = (void *(*)(size_t))dlsym(RTLD_NEXT, name)))) return p;
+    return (*real)(n);
+}
+RT_EXPORT void *_Znwm(size_t n) { return plain_new(n, RT_CALLER, &real_new, "_Znwm"); }
+RT_EXPORT void *_Znam(size_t n) { return plain_new(n, RT_CALLER, &real_new_array, "_Znam"); }
+RT_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return plain_new_nothrow(n, RT_CALLER); }
+RT_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return plain_new_nothrow(n, RT_CALLER); }
 
 /* ---- mappings ------------------------------------------------------------------------------------- */
 

@@ -28,7 +28,10 @@ public final class HeapTotals implements Analysis {
     private static final long PAGE = 4096;
 
     /** A live block: what it counts (requested bytes) and what it spans (usable bytes, as the naming). */
-    private record Live(long bytes, long extent) {}
+    private record Live(long bytes, long extent, Stack stack) {}
+
+    /** Per allocation stack: DHAT's program points. */
+    private final ProgramPoints points = new ProgramPoints();
 
     private final LongMap<Live> live = new LongMap<>();
     /** Released malloc-family pieces not covered again: where the trace names {@code <freed:…>}. */
@@ -104,11 +107,11 @@ public final class HeapTotals implements Analysis {
                     return;
                 }
                 if (a.arg(0) != 0) release(a.arg(0));
-                allocate(sequence, a, size, allocation.block());
+                allocate(sequence, a, size, allocation.block(), allocation.stack());
             }
             default -> {
                 if (a.result() == 0) return;   // a failed call allocates nothing, as heaptrack records nothing
-                allocate(sequence, a, requested(a), allocation.block());
+                allocate(sequence, a, requested(a), allocation.block(), allocation.stack());
             }
         }
     }
@@ -124,7 +127,7 @@ public final class HeapTotals implements Analysis {
         };
     }
 
-    private void allocate(long sequence, Event.Alloc a, long requested, String block) {
+    private void allocate(long sequence, Event.Alloc a, long requested, String block, Stack stack) {
         long start = a.result();
         long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested);
         // a block we still thought live at this start is gone (a release the trace missed), as the naming reads it
@@ -132,9 +135,11 @@ public final class HeapTotals implements Analysis {
         if (missed != null) {
             liveBlocks--;
             liveBytes -= missed.bytes();
+            points.released(missed.stack(), missed.bytes());
         }
         cover(start, extent);
-        live.put(start, new Live(requested, extent));
+        live.put(start, new Live(requested, extent, stack));
+        points.allocated(stack, requested);
         blocks++;
         bytes += requested;
         liveBlocks++;
@@ -162,6 +167,7 @@ public final class HeapTotals implements Analysis {
         }
         liveBlocks--;
         liveBytes -= b.bytes();
+        points.released(b.stack(), b.bytes());
         freed.put(pointer, pointer + b.extent(), Boolean.TRUE);
         anyFreed = true;
     }
@@ -183,7 +189,11 @@ public final class HeapTotals implements Analysis {
         out.printf(Locale.ROOT, "    %-24s %,13d %s%n", "use after free", freedAccesses, freedAccesses == 0 ? "accesses to freed memory"
                 : String.format(Locale.ROOT, "access%s to freed memory, the first at event %,d: %s by %s", freedAccesses == 1 ? "" : "es",
                         firstFreedSequence, firstFreedAddress, firstFreedInstruction));
+        points.print(out);
     }
+
+    /** Distinct allocation stacks of the malloc family so far (DHAT's program points). */
+    public int programPoints() { return points.size(); }
 
     private static void line(PrintWriter out, String label, long blocks, long bytes, String more) {
         out.printf(Locale.ROOT, "    %-24s %,13d block%s %,15d bytes%s%n", label, blocks, blocks == 1 ? " " : "s", bytes, more);
@@ -211,6 +221,10 @@ public final class HeapTotals implements Analysis {
             first.put("address", firstFreedAddress);
             first.put("instruction", firstFreedInstruction);
             m.put("firstFreedMemoryAccess", first);
+        }
+        if (points.shown()) {
+            m.put("programPoints", points.size());
+            m.put("largestProgramPoints", points.json());
         }
         return m;
     }

@@ -23,6 +23,8 @@ import org.memtrace.trace.Naming;
  */
 public final class Interpretation implements EventConsumer {
     private final Naming naming;
+    /** Allocation and free stacks, named when first seen (the naming is current then). */
+    private final StackTable stacks;
     private final Names names;
     /** {@link Names#dataChanged}, made once: not a method reference object per allocation. */
     private final Naming.Ranges dataChanged;
@@ -35,6 +37,7 @@ public final class Interpretation implements EventConsumer {
 
     public Interpretation(Naming naming, InstructionShapes shapes, List<? extends Analysis> analyses) {
         this.naming = naming;
+        this.stacks = new StackTable(naming::frame);
         this.names = new Names(naming);
         this.dataChanged = names::dataChanged;
         this.faults = new AccessInterpreter(shapes);
@@ -156,7 +159,7 @@ public final class Interpretation implements EventConsumer {
         naming.observe(a);
         if (!naming.changedByAllocation(dataChanged)) names.heapChanged();
         boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
-        Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous);
+        Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous, stacks.of(naming.stack(a)));
         events(a);
         each(x -> x.allocation(allocation));
     }

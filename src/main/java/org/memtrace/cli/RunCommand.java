@@ -79,6 +79,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             description = "Size of the shared event ring, a power of two (default: ${DEFAULT-VALUE}).")
     int bufferMb;
 
+    @Option(names = "--stack-depth", paramLabel = "N", defaultValue = "1",
+            description = "Frames per allocation and free stack, 1 to 64 (default: ${DEFAULT-VALUE}, the caller alone); "
+                    + "frames come from the frame-pointer chain, as far as the code keeps frame pointers (docs/stacks.md).")
+    int stackDepth;
+
     @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE (the .mtr file for a program built with memtrace cc).")
     Path saveStream;
 
@@ -104,6 +109,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
+    private int stackDepth() throws LaunchException {
+        if (stackDepth < 1 || stackDepth > TraceOptions.MAX_STACK_DEPTH)
+            throw LaunchException.usage("--stack-depth must be 1 to " + TraceOptions.MAX_STACK_DEPTH + ", not " + stackDepth);
+        return stackDepth;
+    }
+
     @Override
     public Integer call() throws LaunchException {
         Checkpoints.mark("command line parsed");
@@ -117,7 +128,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             if (!traced) quiet = true;
         }
         TraceOptions options = new TraceOptions(command, check ? CHECK_REGIONS : regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding,
-                "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"));
+                "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"), stackDepth());
         Target target = Recorder.validate(options);
         RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
         // chosen once: from here on the run only calls the recorder

@@ -131,10 +131,18 @@ public sealed interface Event
 
     /**
      * An allocator call: raw arguments in C order (see memtrace_stream.h for each function), the result and
-     * the bytes the block really spans. {@code args} always has six elements.
+     * the bytes the block really spans. {@code args} always has six elements. {@code callers} are the return
+     * addresses above {@code caller}, innermost first, as the agent's frame-pointer walk found them (stack
+     * format 1, docs/stacks.md): empty at {@code --stack-depth 1} and in streams from before stacks.
      */
-    record Alloc(int tid, AllocFunction function, long caller, long result, long usable, long[] args)
+    record Alloc(int tid, AllocFunction function, long caller, long result, long usable, long[] args, long[] callers)
             implements Event {
+        public static final long[] NO_CALLERS = new long[0];
+
+        public Alloc(int tid, AllocFunction function, long caller, long result, long usable, long[] args) {
+            this(tid, function, caller, result, usable, args, NO_CALLERS);
+        }
+
         public long arg(int i) { return args[i]; }
     }
 

@@ -86,8 +86,15 @@ public final class EventDecoder {
         // an allocation-heavy trace's records are mostly these: decoded here, in a method small enough to inline
         if ((header & 0xff) == MT_ALLOC && size(header) >= 80 && Event.AllocFunction.known(flags))
             return new Event.Alloc((int) (header >>> 32), Event.AllocFunction.of(flags), words[at + 1], words[at + 2], words[at + 3],
-                    Arrays.copyOfRange(words, at + 4, at + 10));
+                    Arrays.copyOfRange(words, at + 4, at + 10), callers(words, at, size(header)));
         return decodeOther(at == 0 ? words : Arrays.copyOfRange(words, at, at + Math.max(1, (size(header) + 7) / 8)), position);
+    }
+
+    /** The return addresses past an allocation record's 80 bytes (stack format 1); the words must hold them. */
+    private static long[] callers(long[] words, int at, int size) {
+        int n = (size - 80) / 8;
+        if (n <= 0) return Event.Alloc.NO_CALLERS;
+        return Arrays.copyOfRange(words, at + 10, at + 10 + Math.min(n, words.length - at - 10));
     }
 
     /** The size field of a record's header word. */
@@ -138,7 +145,10 @@ public final class EventDecoder {
                 if (!Event.AllocFunction.known(flags)) throw r.bad("unknown allocation function " + flags);
                 long[] args = new long[6];
                 for (int i = 0; i < 6; i++) args[i] = r.u64(32 + 8L * i);
-                yield new Event.Alloc(tid, Event.AllocFunction.of(flags), r.u64(8), r.u64(16), r.u64(24), args);
+                long[] callers = new long[Math.max(0, (size - 80) / 8)];
+                for (int i = 0; i < callers.length; i++) callers[i] = r.u64(80 + 8L * i);
+                yield new Event.Alloc(tid, Event.AllocFunction.of(flags), r.u64(8), r.u64(16), r.u64(24), args,
+                        callers.length == 0 ? Event.Alloc.NO_CALLERS : callers);
             }
             case MT_MODULE -> {
                 r.need(24);

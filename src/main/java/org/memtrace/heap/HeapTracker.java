@@ -35,9 +35,33 @@ public final class HeapTracker {
     private final long[] changed = new long[4];
     private int changedPairs;
 
+    /** The stack of each allocator call and the frame of it that names its blocks. */
+    public interface Stacks {
+        /** The call's stack, innermost first; element 0 is the call site. */
+        long[] of(Event.Alloc a);
+
+        /** The frame of {@code stack} a block is named after. */
+        long site(long[] stack);
+    }
+
+    /** The call site alone: {@code caller}, as before stacks. */
+    public static final Stacks CALLERS = new Stacks() {
+        @Override public long[] of(Event.Alloc a) { return new long[] {a.caller()}; }
+        @Override public long site(long[] stack) { return stack[0]; }
+    };
+
+    private final Stacks stacks;
+    /** The stack of the event being observed. */
+    private long[] current;
+
     /** @param sites names a call site (the caller's return address) as {@code function+offset} */
     public HeapTracker(LongFunction<String> sites) {
+        this(sites, CALLERS);
+    }
+
+    public HeapTracker(LongFunction<String> sites, Stacks stacks) {
         this.sites = sites;
+        this.stacks = stacks;
     }
 
     /**
@@ -46,6 +70,7 @@ public final class HeapTracker {
      */
     public Block observe(Event.Alloc a) {
         changedPairs = 0;
+        current = stacks.of(a);
         return switch (a.function()) {
             case FREE -> free(a.arg(0));
             case MUNMAP -> a.result() == 0 ? unmap(a.arg(0), a.arg(0) + pageUp(a.arg(1))) : null;
@@ -54,6 +79,11 @@ public final class HeapTracker {
             case MREMAP -> remap(a);
             default -> failed(a) ? null : allocate(a, requested(a));
         };
+    }
+
+    /** The stack of the last event observed, innermost first (its call site alone at {@code --stack-depth 1}). */
+    public long[] stack() {
+        return current;
     }
 
     /** Hands {@code to} the ranges of addresses whose block the last {@link #observe} changed; none when it changed nothing. */
@@ -101,7 +131,7 @@ public final class HeapTracker {
     private Block allocate(Event.Alloc a, long requested) {
         long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested);
         BlockKind kind = BlockKind.of(a.function());
-        Block b = Block.forge(kind, ++counter, sites.apply(a.caller()), a.result(), a.result() + extent);
+        Block b = Block.forge(kind, ++counter, sites.apply(stacks.site(current)), a.result(), a.result() + extent, current);
         // A block we still thought live is gone if new memory is handed out over it (a release we missed).
         // Commonly the memory is fresh or exactly one freed block's: no list of overlapping pieces is made.
         Intervals.Span<Block> same = pieces.get(b.start());
@@ -120,7 +150,7 @@ public final class HeapTracker {
         Block b = live.remove(pointer);
         if (b == null) return null;
         releaseParts(b.start(), b.end(), b);
-        return b.release();
+        return b.release(current);
     }
 
     /** glibc: realloc(p, 0) frees p and returns NULL; realloc(NULL, n) is malloc(n); a failure leaves p alone. */
@@ -147,15 +177,15 @@ public final class HeapTracker {
         for (Intervals.Span<Block> s : pieces.overlapping(start, end)) {
             Block b = s.value();
             if (b.released() || !b.kind().isMapping()) continue;
-            pieces.put(Math.max(s.start(), start), Math.min(s.end(), end), b.release());
-            if (first == null) first = b.release();
+            pieces.put(Math.max(s.start(), start), Math.min(s.end(), end), b.release(current));
+            if (first == null) first = b.release(current);
         }
         return first;
     }
 
     private void releaseParts(long start, long end, Block b) {
         touched(start, end);
-        Block released = b.release();
+        Block released = b.release(current);
         // The common case: the block is still one piece, untouched since it was made.
         Intervals.Span<Block> whole = pieces.get(start);
         if (whole != null && whole.value() == b && whole.start() == start && whole.end() == end) {

@@ -30,7 +30,7 @@ public final class SymbolicNaming implements Naming {
 
     public SymbolicNaming(AddressSpace space) {
         this.space = space;
-        this.heap = new HeapTracker(space::code);
+        this.heap = new HeapTracker(space::code, new StackFrames(space));
     }
 
     /** Symbols from the installed files, separate debug files from /usr/lib/debug. */
@@ -129,6 +129,12 @@ public final class SymbolicNaming implements Naming {
     @Override
     public String source(long ip) {
         return space.source(ip);
+    }
+
+    /** The call's stack as far as it can be trusted (StackFrames); for the event just observed. */
+    @Override
+    public long[] stack(Event.Alloc allocation) {
+        return allocation == lastAllocation ? heap.stack() : Naming.super.stack(allocation);
     }
 
     /**

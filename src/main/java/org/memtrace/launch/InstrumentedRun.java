@@ -171,6 +171,7 @@ public final class InstrumentedRun implements Recorder {
         ProcessBuilder pb = options.processBuilder();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        pb.environment().put("MEMTRACE_STACK_DEPTH", Integer.toString(options.stackDepth()));
         // the runtime dies with this process and removes the three variables before main (agent/runtime/rt_init.c)
         pb.environment().put("MEMTRACE_PARENT", Long.toString(ProcessHandle.current().pid()));
         pb.environment().putAll(environment);

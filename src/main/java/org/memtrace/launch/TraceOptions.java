@@ -18,16 +18,27 @@ import java.util.List;
  * @param keepStopped where a compiled-in run that memtrace was asked to stop keeps the program's whole
  *                   recording (a new hard link, never over an existing file), or null: the text trace of such a
  *                   run holds only what a moment's reading got, the recording has all the program wrote
+ * @param stackDepth frames per allocation and free stack (1: the caller only, as before stacks; docs/stacks.md),
+ *                   passed to the agent or runtime as MEMTRACE_STACK_DEPTH
  */
 public record TraceOptions(List<String> command, int regions, boolean autostart, int bufferMb, Path saveStream,
-                           boolean lazyBinding, boolean traceOnStandardOutput, Path keepStopped) {
+                           boolean lazyBinding, boolean traceOnStandardOutput, Path keepStopped, int stackDepth) {
     public static final int ALL_REGIONS = 15;
     public static final int DEFAULT_BUFFER_MB = 64;
+    /** The most frames a stack record carries (MT_STACK_MAX of memtrace_stream.h). */
+    public static final int MAX_STACK_DEPTH = 64;
 
     public TraceOptions {
         command = List.copyOf(command);
         if (command.isEmpty()) throw new IllegalArgumentException("no program");
         if (bufferMb < 1 || Integer.bitCount(bufferMb) != 1) throw new IllegalArgumentException("buffer size must be a power of two");
+        if (stackDepth < 1 || stackDepth > MAX_STACK_DEPTH) throw new IllegalArgumentException("stack depth must be 1 to " + MAX_STACK_DEPTH);
+    }
+
+    /** Allocation stacks of the caller alone. */
+    public TraceOptions(List<String> command, int regions, boolean autostart, int bufferMb, Path saveStream,
+                        boolean lazyBinding, boolean traceOnStandardOutput, Path keepStopped) {
+        this(command, regions, autostart, bufferMb, saveStream, lazyBinding, traceOnStandardOutput, keepStopped, 1);
     }
 
     /** A run whose trace goes to a file: the program's standard output is its own. */

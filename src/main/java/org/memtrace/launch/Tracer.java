@@ -131,6 +131,7 @@ public final class Tracer implements Recorder {
         env.put("MEMTRACE_RING", ringFile.toString());
         env.put("MEMTRACE_REGIONS", Integer.toString(options.regions()));
         env.put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
+        env.put("MEMTRACE_STACK_DEPTH", Integer.toString(options.stackDepth()));
         // Resolving every import at start-up keeps the loader's symbol lookups out of the trace; it changes
         // when binding happens, not what the program does. The loader reads it once, before the agent's
         // constructor takes it out again, so libraries opened later bind as the program starts did.

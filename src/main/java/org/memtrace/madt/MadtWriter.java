@@ -52,6 +52,8 @@ public final class MadtWriter implements Analysis {
     private final Naming naming;
     private final Consumer<String> problems;
     private final StringBuilder text = new StringBuilder(512);
+    /** The interpretation's stack ids of the stacks printed so far, and their ids in this trace. */
+    private final java.util.Map<Integer, Integer> printedStacks = new java.util.HashMap<>();
     private boolean failed;
 
     /** Prints the fields of one line; {@code symbolic} selects names over hex numbers. */
@@ -324,13 +326,33 @@ public final class MadtWriter implements Analysis {
         // A block memtrace never saw created (allocated before the agent attached) has no name: its address.
         String known = failedCall ? null : allocation.block();
         String name = known == null || known.equals(Naming.NO_BLOCK) ? hex(address) : field(known);
+        int stack = stackId(allocation.stack());
         numbered(line.letter(), allocation.sequence(), (sb, sym) -> {
             sb.append(sym ? name : hex(address));
             if (line.letter() != 'F') sb.append(',').append(Long.toUnsignedString(line.size()));
             if (line.moves()) sb.append(',').append(sym ? oldName : hex(line.old()));
             sb.append(',').append(a.tid());
+            if (stack > 0) sb.append(",s").append(stack);
         });
         flushText();
+    }
+
+    /**
+     * The id of a stack of more than one frame, written as a {@code # stack N FRAME…} line the first time
+     * (symbolic frames, hex with {@code --addresses raw}); 0 for a call site alone, which the line's block
+     * name already tells: traces of {@code --stack-depth 1} are as before stacks.
+     */
+    private int stackId(org.memtrace.analysis.Stack stack) {
+        if (stack.depth() < 2) return 0;
+        Integer id = printedStacks.get(stack.id());
+        if (id != null) return id;
+        id = printedStacks.size() + 1;
+        printedStacks.put(stack.id(), id);
+        text.append("# stack ").append(id);
+        for (int i = 0; i < stack.depth(); i++)
+            text.append(' ').append(mode.symbolic() ? field(stack.names().get(i)) : hex(stack.frames()[i]));
+        text.append('\n');
+        return id;
     }
 
     /** A block's start is named {@code <…>+0} by {@link Naming#data}; the allocation field is the bare name. */

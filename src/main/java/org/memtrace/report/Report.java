@@ -172,6 +172,7 @@ public final class Report implements Analysis {
             row.put("freed", o.freed < 0 ? null : o.freed);
             row.put("loads", o.loads);
             row.put("stores", o.stores);
+            if (deep(o.stack)) row.put("stack", o.stack.names());
             objects.add(row);
             if (mapped(o) && grids.size() < heatMaps) grids.add(grid(o));
         }
@@ -187,6 +188,7 @@ public final class Report implements Analysis {
             row.put("maxLive", s.maxLive);
             row.put("readBytes", s.readBytes);
             row.put("writtenBytes", s.writtenBytes);
+            if (deep(s.stack)) row.put("stack", s.stack.names());
             sites.add(row);
         }
         data.put("sites", sites);
@@ -200,6 +202,10 @@ public final class Report implements Analysis {
             row.put("address", f.block() + "+" + f.offset());
             row.put("allocationSite", f.allocationSite());
             row.put("freeSite", f.freeSite());
+            if (deep(f.allocationStack()) || deep(f.freeStack())) {
+                row.put("allocationStack", f.allocationStack() == null ? null : f.allocationStack().names());
+                row.put("freeStack", f.freeStack() == null ? null : f.freeStack().names());
+            }
             freed.add(row);
         }
         data.put("freedAccesses", freed);
@@ -292,5 +298,10 @@ public final class Report implements Analysis {
             if (in == null) throw new IOException("the report template is missing from memtrace's jar");
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
+    }
+
+    /** A stack with more than its call site: only then the JSON carries it (traces of depth 1 read as before). */
+    private static boolean deep(org.memtrace.analysis.Stack stack) {
+        return stack != null && stack.depth() > 1;
     }
 }

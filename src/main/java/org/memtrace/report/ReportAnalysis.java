@@ -10,6 +10,7 @@ import java.util.PriorityQueue;
 import java.util.TreeMap;
 import org.memtrace.analysis.Access;
 import org.memtrace.analysis.Allocation;
+import org.memtrace.analysis.Stack;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.BlockChunks;
 import org.memtrace.analysis.DataName;
@@ -70,6 +71,8 @@ public final class ReportAnalysis implements Analysis {
         final long start, size, allocated;
         long freed = -1, loads, stores;
         String freeSite, releasedName;
+        /** The allocation's and the release's stacks (docs/stacks.md); the call site alone at depth 1. */
+        Stack stack, freeStack;
         Grid grid;
 
         Obj(String name, Kind kind, Site site, long start, long size, long allocated) {
@@ -87,6 +90,8 @@ public final class ReportAnalysis implements Analysis {
     /** DHAT's per-site view: blocks and bytes allocated, the most live at once, bytes read and written. */
     static final class Site {
         final String name;
+        /** The program point's stack when stacks are deeper than the site; null at depth 1. */
+        Stack stack;
         long blocks, bytes, live, maxLive, readBytes, writtenBytes;
 
         Site(String name) { this.name = name; }
@@ -95,7 +100,8 @@ public final class ReportAnalysis implements Analysis {
     private record Key(String name, long start) {}
 
     /** One access to released memory: what ran, where, and the block's history. */
-    record FreedAccess(long sequence, boolean store, long ip, String block, long offset, String allocationSite, String freeSite) {}
+    record FreedAccess(long sequence, boolean store, long ip, String block, long offset, String allocationSite, String freeSite,
+                       Stack allocationStack, Stack freeStack) {}
 
     public ReportAnalysis(Naming naming) {
         this.naming = naming;
@@ -128,7 +134,8 @@ public final class ReportAnalysis implements Analysis {
 
     private void freed(long sequence, Access t, Obj o, long offset) {
         if (freedAccessCount++ < FREED_ROWS)
-            freedAccesses.add(new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite));
+            freedAccesses.add(new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite,
+                    o.stack, o.freeStack));
     }
 
     /**
@@ -204,19 +211,19 @@ public final class ReportAnalysis implements Analysis {
         String block = allocation.block();
         String site = naming.code(a.caller());
         switch (a.function()) {
-            case FREE -> release(a.arg(0), a.arg(0) + 1, sequence, site);
+            case FREE -> release(a.arg(0), a.arg(0) + 1, sequence, site, allocation.stack());
             case MUNMAP -> {
-                if (a.result() == 0) release(a.arg(0), a.arg(0) + a.arg(1), sequence, site);
+                if (a.result() == 0) release(a.arg(0), a.arg(0) + a.arg(1), sequence, site, allocation.stack());
             }
             case REALLOC, REALLOCARRAY, MREMAP -> {
-                if (a.result() != 0 && a.result() != -1 && a.arg(0) != 0) release(a.arg(0), a.arg(0) + 1, sequence, site);
-                allocate(sequence, a, block);
+                if (a.result() != 0 && a.result() != -1 && a.arg(0) != 0) release(a.arg(0), a.arg(0) + 1, sequence, site, allocation.stack());
+                allocate(sequence, a, block, allocation.stack());
             }
-            default -> allocate(sequence, a, block);
+            default -> allocate(sequence, a, block, allocation.stack());
         }
     }
 
-    private void allocate(long sequence, Event.Alloc a, String block) {
+    private void allocate(long sequence, Event.Alloc a, String block, Stack stack) {
         if (a.result() == 0 || a.result() == -1 || Naming.NO_BLOCK.equals(block)) return;
         // the block's extent as the naming gives it: usable bytes, else (none reported) the naming's own extent
         long start = a.result(), size = a.usable() > 0 ? a.usable() : Math.max(1, naming.sameObjectUntil(start) - start);
@@ -224,20 +231,26 @@ public final class ReportAnalysis implements Analysis {
         Map.Entry<Long, Obj> before = heap.lowerEntry(start);
         if (before != null && before.getKey() + before.getValue().size > start) retire(heap.remove(before.getKey()));
         for (Obj o : new ArrayList<>(heap.subMap(start, start + size).values())) retire(heap.remove(o.start));
-        Site s = sites.computeIfAbsent(siteOf(block), Site::new);
+        // DHAT's program points: by the whole stack when there is more of it than the site
+        boolean deep = stack.depth() > 1;
+        Site s = sites.computeIfAbsent(deep ? siteOf(block) + "#" + stack.id() : siteOf(block), k -> new Site(siteOf(block)));
+        if (deep) s.stack = stack;
         s.blocks++;
         s.bytes += size;
         s.live += size;
         s.maxLive = Math.max(s.maxLive, s.live);
-        heap.put(start, new Obj(block, Kind.HEAP, s, start, size, sequence));
+        Obj o = new Obj(block, Kind.HEAP, s, start, size, sequence);
+        o.stack = stack;
+        heap.put(start, o);
     }
 
     /** Marks released the blocks starting in [from, to): free names one start, munmap a range. */
-    private void release(long from, long to, long sequence, String site) {
+    private void release(long from, long to, long sequence, String site, Stack stack) {
         for (Obj o : heap.subMap(from, to).values()) {
             if (o.freed >= 0) continue;
             o.freed = sequence;
             o.freeSite = site;
+            o.freeStack = stack;
             o.releasedName = releasedName(o.name);
             o.site.live -= o.size;
         }

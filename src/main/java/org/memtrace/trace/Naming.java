@@ -56,6 +56,24 @@ public interface Naming {
     /** The forged name of the block an allocation event created, as in Listing 2: {@code <malloc0006@fMallocHandle+45>}. */
     String block(Event.Alloc allocation);
 
+    /**
+     * The allocator call's stack, innermost return address first, element 0 its call site; namings that know
+     * no stacks give the call site alone. Meant for the event just observed (docs/stacks.md).
+     */
+    default long[] stack(Event.Alloc allocation) {
+        return new long[] {allocation.caller()};
+    }
+
+    /**
+     * A frame of a stack as {@code function+offset}, with {@code (file:line)} when the module has a line for
+     * the call: the line of the call instruction, looked up one byte before the return address.
+     */
+    default String frame(long returnAddress) {
+        String source = source(returnAddress - 1);
+        String code = code(returnAddress);
+        return source == null ? code : code + '(' + source + ')';
+    }
+
     /** A range of addresses, {@code start} inclusive, {@code end} exclusive. */
     @FunctionalInterface
     interface Ranges {

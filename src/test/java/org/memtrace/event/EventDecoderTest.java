@@ -24,7 +24,8 @@ class EventDecoderTest {
             TestRecords.control(7, false, 0x401060),
             TestRecords.exit(7, EXIT_SIGNAL, 11, 0x401070, 0xdead, "/bin/x"),
             TestRecords.stats(7, 1, 2, 3, 4, 5),
-            TestRecords.fork(7, 99));
+            TestRecords.fork(7, 99),
+            TestRecords.allocWithStack(7, 1, 0x401040, 0x5555a000, 48, new long[] {40, 0, 0, 0, 0, 0}, 0x401100, 0x401200));
 
     @Test
     void wordsDecodeAsTheStreamBytesDo() {
@@ -49,6 +50,20 @@ class EventDecoderTest {
         var alloc = (Event.Alloc) EventDecoder.decode(MemorySegment.ofArray(RECORDS.get(4)), 0, 0);
         assertThat(alloc.function()).isEqualTo(Event.AllocFunction.REALLOC);
         assertThat(alloc.args()).containsExactly(0x5555a000L, 190, 0, 0, 0, 0);
+    }
+
+    @Test
+    void allocationStacksFollowTheEightyBytes() {
+        var plain = (Event.Alloc) EventDecoder.decode(MemorySegment.ofArray(RECORDS.get(3)), 0, 0);
+        assertThat(plain.callers()).isEmpty();
+        byte[] record = RECORDS.getLast();
+        var withStack = (Event.Alloc) EventDecoder.decode(MemorySegment.ofArray(record), 0, 0);
+        assertThat(withStack.caller()).isEqualTo(0x401040);
+        assertThat(withStack.args()).containsExactly(40, 0, 0, 0, 0, 0);
+        assertThat(withStack.callers()).containsExactly(0x401100L, 0x401200L);
+        long[] words = new long[record.length / 8];
+        MemorySegment.copy(MemorySegment.ofArray(record), 0, MemorySegment.ofArray(words), 0, record.length);
+        assertThat(((Event.Alloc) EventDecoder.decode(words, 0)).callers()).containsExactly(0x401100L, 0x401200L);
     }
 
     @Test

@@ -42,6 +42,17 @@ public final class TestRecords {
         return longs(MT_ALLOC, fn, tid, v);
     }
 
+    /** An MT_ALLOC record of stack format 1: six arguments, then the return addresses above the caller. */
+    public static byte[] allocWithStack(int tid, int fn, long caller, long result, long usable, long[] args, long... callers) {
+        long[] v = new long[9 + callers.length];
+        v[0] = caller;
+        v[1] = result;
+        v[2] = usable;
+        System.arraycopy(args, 0, v, 3, args.length);
+        System.arraycopy(callers, 0, v, 9, callers.length);
+        return longs(MT_ALLOC, fn, tid, v);
+    }
+
     public static byte[] module(int tid, long bias, byte[] buildId, String path) {
         byte[] p = path.getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = record(MT_MODULE, 0, tid, 16 + buildId.length + p.length);

@@ -69,7 +69,11 @@ class ReportAnalysisTest {
         access(0x1000c, false);
         assertThat(report.freedAccessCount()).isEqualTo(1);
         ReportAnalysis.FreedAccess f = report.freedAccesses().getFirst();
-        assertThat(f).isEqualTo(new ReportAnalysis.FreedAccess(3, false, 0x400100, "<freed:0001@main+16>", 12, "main+16", "main+32"));
+        assertThat(f).isEqualTo(new ReportAnalysis.FreedAccess(3, false, 0x400100, "<freed:0001@main+16>", 12, "main+16", "main+32",
+                f.allocationStack(), f.freeStack()));
+        // without stacks in the trace, each is its call site
+        assertThat(f.allocationStack().frames()).containsExactly(0x400010L);
+        assertThat(f.freeStack().frames()).containsExactly(0x400020L);
         // a new block over the freed one retires it; both stay in the table, the new one takes the accesses
         allocation(alloc(Event.AllocFunction.MALLOC, 0x400030, 0x10000, 32, 32), "<malloc0002@main+48>");
         access(0x10000, false);

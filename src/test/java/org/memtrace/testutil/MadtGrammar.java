@@ -35,13 +35,13 @@ public final class MadtGrammar {
             Map.entry('Y', "A,R,A,R,D,A,D,V"),
             Map.entry('W', "A,R,D,A,D,V"),
             Map.entry('G', "A,R,D,A,D,V"),
-            Map.entry('M', "B,D,D"),
-            Map.entry('C', "B,D,D"),
-            Map.entry('P', "B,D,D"),
-            Map.entry('R', "B,D,B,D"),
-            Map.entry('E', "B,D,B,D"),
-            Map.entry('F', "B,D"),
-            Map.entry('U', "B,D,D"));
+            Map.entry('M', "B,D,D(?:,K)?"),
+            Map.entry('C', "B,D,D(?:,K)?"),
+            Map.entry('P', "B,D,D(?:,K)?"),
+            Map.entry('R', "B,D,B,D(?:,K)?"),
+            Map.entry('E', "B,D,B,D(?:,K)?"),
+            Map.entry('F', "B,D(?:,K)?"),
+            Map.entry('U', "B,D,D(?:,K)?"));
 
     private static final Pattern NUMBERED = Pattern.compile("([LSYWGMCPREFU])([#$])(\\d+):(.*)");
 
@@ -59,7 +59,8 @@ public final class MadtGrammar {
             "exec " + PATH + " tid=\\d+",
             "exec-failed " + PATH + " errno=\\d+ tid=\\d+",
             "fatal signal \\d+ \\([A-Z0-9+]+\\) ip=" + NAME + " addr=" + HEX + " tid=\\d+",
-            "incomplete [^\\n]+")
+            "incomplete [^\\n]+",
+            "stack [1-9]\\d*( " + NAME + ")+")
             .stream().map(Pattern::compile).toList();
 
     private static final Map<String, Pattern> COMPILED = new java.util.concurrent.ConcurrentHashMap<>();
@@ -74,6 +75,7 @@ public final class MadtGrammar {
                 case 'R' -> REGION;
                 case 'D' -> DIGITS;
                 case 'V' -> VIA;
+                case 'K' -> "s[1-9]\\d*";
                 case 'P' -> raw ? "(?!)" : SOURCE;
                 default -> String.valueOf(c);
             });

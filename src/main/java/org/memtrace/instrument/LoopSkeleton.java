@@ -1,5 +1,9 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+import org.memtrace.format.SkeletonFormat;
+import org.memtrace.format.SkeletonFormat.Condition;
+
 import org.memtrace.select.BasicBlock;
 import org.memtrace.select.BlockModel;
 import org.memtrace.select.FunctionModel;
@@ -46,15 +50,10 @@ import java.util.Set;
  * instruments it, with a reason the trace's summary reports.
  */
 final class LoopSkeleton {
-    /** Site kinds of the skeleton's own records (docs/compiled-in.md, "Skeleton loops"). */
-    static final int KIND_VALUE = 7;
-    static final int KIND_EXIT = 8;
-    static final int KIND_MARKER = 9;
-
-    static final int NONE = 0xff;
+    static final int NONE = SkeletonFormat.NONE;
     private static final String FLAGS = "rflags";
     /** An item's {@code cond}: a logged access of a conditional block, placed in its iteration by the records around it. */
-    static final int OPTIONAL = 0xff;
+    static final int OPTIONAL = SkeletonFormat.OPTIONAL;
     /** Markers a loop may have: {@code cond} m+1 must stay below {@link #OPTIONAL}. */
     private static final int MAX_MARKERS = 200;
     /**
@@ -67,35 +66,36 @@ final class LoopSkeleton {
 
     /** Reasons a loop is not skeletonized, by their code in the {@code memtrace_skel} section. */
     enum Reason {
-        CALL_IN_LOOP(2, "call in loop without a record of its own (--no-stack)"),
-        ENTERED_BY_JUMP(3, "header reached by another jump"),
-        INDIRECT_JUMP(4, "indirect jump in the function"),
-        REP_STRING(5, "rep string instruction in loop"),
-        NO_INDUCTION(6, "no induction register (trip count unknown)"),
-        DEPENDS_ON_LOAD(7, "address depends on a load"),
-        NOT_AFFINE(8, "no address affine in the loop's registers"),
-        LABEL(9, "back edge to a label the rewriter cannot place"),
-        INNER_LOOP(10, "inner loop in the body"),
-        EXIT_IN_BODY(11, "exit from the middle of the body (break, return, goto)"),
-        ENTERED_IN_BODY(12, "jump into the body from outside"),
-        TOO_MANY_BLOCKS(14, "more conditional blocks or accesses than a loop record holds"),
-        SHORT_SEARCH(15, "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records"),
-        MOSTLY_LOGGED(16, "as many accesses logged as computed in every iteration"),
-        TEST_NOT_COMPARE(17, "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)"),
-        FEW_ITERATIONS(18, "fewer accesses computed per entry than values logged (a constant trip count)"),
-        LINK_MAY_RELAX(19, "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)"),
-        NEST_ENTRY(Reason.NEST_ENTRY_CODE, "inner loop whose registers at entry are not affine in the outer loop's"),
-        NEST_TRIP(Reason.NEST_TRIP_CODE, "inner loop whose trip count the outer loop's registers do not give");
+        CALL_IN_LOOP(2),
+        ENTERED_BY_JUMP(3),
+        INDIRECT_JUMP(4),
+        REP_STRING(5),
+        NO_INDUCTION(6),
+        DEPENDS_ON_LOAD(7),
+        NOT_AFFINE(8),
+        LABEL(9),
+        INNER_LOOP(10),
+        EXIT_IN_BODY(11),
+        ENTERED_IN_BODY(12),
+        TOO_MANY_BLOCKS(14),
+        SHORT_SEARCH(15),
+        MOSTLY_LOGGED(16),
+        TEST_NOT_COMPARE(17),
+        FEW_ITERATIONS(18),
+        LINK_MAY_RELAX(19),
+        NEST_ENTRY(Reason.NEST_ENTRY_CODE),
+        NEST_TRIP(Reason.NEST_TRIP_CODE);
 
-        /** The codes of the outer-loop reasons, appended to the section's list (SkeletonTable.REASONS). */
+        /** The codes of the outer-loop reasons, appended to the section's list (SkeletonFormat.REASONS). */
         static final int NEST_ENTRY_CODE = 20, NEST_TRIP_CODE = 21;
 
         final int code;
+        /** What the summary says, as the format holds it for the reader. */
         final String text;
 
-        Reason(int code, String text) {
+        Reason(int code) {
             this.code = code;
-            this.text = text;
+            this.text = SkeletonFormat.reason(code);
         }
     }
 
@@ -125,20 +125,6 @@ final class LoopSkeleton {
 
         /** A marker whose block's running the replay computes: it has no probe. */
         boolean computed() { return condition != null; }
-    }
-
-    /**
-     * A conditional block's condition, computed by the replay instead of logged by a marker probe: the flags
-     * of {@code a − b} ({@link #CMP}) or {@code a & b} ({@link #TEST}) at {@code width} bytes, where each operand
-     * is a slot's register (its low {@code width} bytes) or, when its slot is {@link #NONE}, the immediate;
-     * {@code cc} the jump's x86 condition code (the low nibble of its opcode: 2 b … 15 g), the block runs when
-     * the jump's outcome equals {@code whenTaken}. {@code phase} bit 0: operand a's register was updated
-     * before the compare in the body; bit 1: b's. {@code and}: the condition of the jump's own block when that
-     * block does not run every iteration (null when it does): the block runs when both hold.
-     */
-    record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase,
-                     Condition and) {
-        static final int CMP = 1, TEST = 2;
     }
 
     /**
@@ -744,7 +730,7 @@ final class LoopSkeleton {
             for (Register r : insn.registersWritten()) writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
             // the replay expects a logged site's records in every run, but the link may relax this one to nothing
             List<Site> linked = probes.get(body.get(p).index());
-            if (linked != null && linked.stream().anyMatch(s -> (s.flags() & Site.FLAG_KEPT_WHERE_LINKED) != 0))
+            if (linked != null && linked.stream().anyMatch(s -> (s.flags() & SiteFormat.FLAG_KEPT_WHERE_LINKED) != 0))
                 return Reason.LINK_MAY_RELAX;
             if (insn.flow() != Flow.CALL) continue;
             // the callee's records say nothing of where it starts: the call's own record (its return address) must
@@ -880,7 +866,7 @@ final class LoopSkeleton {
             Map.entry("jg", 15), Map.entry("jnle", 15));
 
     /** Ifs a computed condition may nest: the jumps it evaluates for one block. */
-    private static final int MAX_TERMS = 4;
+    private static final int MAX_TERMS = SkeletonFormat.MAX_TERMS_WRITTEN;
 
     /**
      * The condition under which the conditional block starting at body position {@code block} runs, when the
@@ -1163,7 +1149,7 @@ final class LoopSkeleton {
         List<MemoryAccess> accesses = d.instruction().accesses();
         if (sites.size() != 1 || accesses.size() != 1) return null;
         Site site = sites.getFirst();
-        if (site.kind() < Site.LOAD || site.kind() > Site.MODIFY || site.fs()) return null;
+        if (site.kind() < SiteFormat.LOAD || site.kind() > SiteFormat.MODIFY || site.fs()) return null;
         MemoryOperand m = accesses.getFirst().operand();
         if (m.visibility() != Operand.Visibility.EXPLICIT || m.segment().isSegmentWithBase()) return null;
         for (Register r : List.of(m.base(), m.index())) {

@@ -1,5 +1,6 @@
 package org.memtrace.skeleton;
 
+import org.memtrace.format.SkeletonFormat;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -106,7 +107,7 @@ final class CSource {
         boolean[] moves = moves(l), body = new boolean[slots], stepped = new boolean[slots], read = new boolean[slots];
         if (l.markers().length > 0) body[l.tripSlot()] = true;
         for (SkeletonTable.Nest n : l.nests()) for (int s : nestSlots(n)) body[s] = true; // the inner loop's values read them
-        for (SkeletonTable.Condition cond : l.conditions()) {
+        for (SkeletonFormat.Condition cond : l.conditions()) {
             for (; cond != null; cond = cond.and()) {
                 if (cond.slotA() != SkeletonTable.NONE) body[cond.slotA()] = true;
                 if (cond.slotB() != SkeletonTable.NONE) body[cond.slotB()] = true;
@@ -171,7 +172,7 @@ final class CSource {
             if (pos == entered && entered > 0) markers.add("entered:;");
             for (int m = 0; m < l.markers().length; m++) {
                 if (l.markerPos()[m] != pos || l.markerEnds()[m]) continue;
-                SkeletonTable.Condition computedIf = l.conditions()[m];
+                SkeletonFormat.Condition computedIf = l.conditions()[m];
                 if (computedIf != null) {
                     if (blocksUsed.contains(m)) markers.add("const int block" + m + " = " + holds(computedIf, reg, moves) + ";");
                 } else if (blocksUsed.contains(m)) markers.add("const int block" + m + " = marker(" + m + ", " + tripValue(trip, l.markerPhase()[m]) + ");");
@@ -318,7 +319,7 @@ final class CSource {
     }
 
     /** A computed condition's calls of {@code holds}, and-ed: their operands as the registers are at the compare, or its immediates. */
-    private static String holds(SkeletonTable.Condition c, String[] reg, boolean[] moves) {
+    private static String holds(SkeletonFormat.Condition c, String[] reg, boolean[] moves) {
         String term = "holds(" + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", "
                 + operand(c.slotA(), c.immA(), (c.phase() & 1) != 0, reg, moves) + ", "
                 + operand(c.slotB(), c.immB(), (c.phase() & 2) != 0, reg, moves) + ")";

@@ -109,7 +109,8 @@ final class Nests {
         var stepRegister = new HashMap<Integer, String>();
         for (Nest n : nests)
             for (Affine a : LoopSkeleton.values(n))
-                for (String reg : a.terms().keySet()) {
+                // by name: the terms are a Map.copyOf, whose order each JVM run draws anew (the section changed from build to build)
+                for (String reg : new java.util.TreeSet<>(a.terms().keySet())) {
                     if (slots.contains(reg)) continue;
                     Update u = induction.get(reg);
                     slots.add(reg);

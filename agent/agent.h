@@ -6,12 +6,17 @@
  * init.c are exported).
  *
  * The files, by responsibility (each opens with a header saying what it does and what it gets wrong):
- *   init.c      start-up: attaching to the ring, the process state, the handlers, __libc_start_main
+ *   state.c     the process state g, the real functions, each thread's ts; leave_critical
+ *   init.c      start-up: attaching to the ring, the handlers, __libc_start_main
  *   ring.c      the shared-memory ring to memtrace: every record the agent writes goes through emit()
  *   traced.c    the traced set (page ranges and their rights), opening and closing pages, start/stop
  *   fault.c     the fault path: SIGSEGV/SIGTRAP handlers, the step of one instruction, mt_ool_return
  *   decode.c    Zydis, loaded at run time, and the code cache of out-of-line copies (zydis_abi.h)
- *   syscall.c   syscall user dispatch: the SIGSYS handler and the one table of system-call buffers
+ *   syscall.c   syscall user dispatch: the SIGSYS handler, fork, exec, exit (syscall.h: what its files share)
+ *   syscall_table.c    the one table of system-call buffers, their openings and block records
+ *   syscall_vectors.c  iovec arrays and msghdrs given to the kernel as copies naming alias addresses
+ *   syscall_signals.c  the program's sigaction, sigprocmask, sigaltstack, emulated; fatal self-signals
+ *   syscall_map.c      the traced set kept true to the memory map after munmap, mmap, mremap, brk, mprotect
  *   heap.c      the allocator behind malloc & co. while attached: blocks on a memfd, touched only through its alias
  *   wrappers.c  malloc & co., mmap & co., memcpy/memmove/memset, dlopen, __cxa_finalize
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
@@ -243,6 +248,8 @@ static inline uintptr_t page_up(uintptr_t a) { return (a + g.page - 1) & ~(uintp
 /* them, and agent code makes none of those (THE RULE below, and raw syscalls from agent code).        */
 static inline void enter_critical(void) { ts.critical++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 void leave_critical(void);
+/* state.c: the signals deferred during a step or a critical section, sent again */
+void redeliver_deferred(void);
 
 #define REC(type_, T, var) \
     T var; \

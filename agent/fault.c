@@ -120,23 +120,6 @@ static void end_step(ucontext_t *uc)
     count(&g.steps);
 }
 
-/* Signals that arrived during an out-of-line step, sent again now that it is over: the kernel delivers */
-/* each to the program's handler as it would have (same siginfo), on return from the call.             */
-static void redeliver_deferred(void)
-{
-    while (ts.ndeferred) {
-        siginfo_t si;
-        mt_memcpy(&si, &ts.deferred[--ts.ndeferred], sizeof si);
-        mt_sys4(SYS_rt_tgsigqueueinfo, g.pid, mytid(), si.si_signo, &si);
-    }
-}
-
-void leave_critical(void)
-{
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (--ts.critical == 0 && ts.ndeferred && ts.stepping != STEP_OOL) redeliver_deferred();
-}
-
 /* The kernel's handler of every signal the program handles (but the agent's three): the program's     */
 /* handler runs now, or, when the signal arrived in the middle of an out-of-line step (its pages open,   */
 /* the copy not yet run or its pages not yet closed), once the step is over. Blocking the signals for   */

@@ -23,13 +23,6 @@
 /* ------------------------------------------------------------------------------------------------ */
 /* Start-up                                                                                         */
 
-struct agent_state g;
-struct real_functions real;
-int hooks_ready;
-__thread struct thread_state ts __attribute__((tls_model("initial-exec")));
-__thread uintptr_t mt_ool_stack __attribute__((tls_model("initial-exec")));
-__thread uint64_t mt_scratch_save __attribute__((tls_model("initial-exec")));
-
 static int (*app_main)(int, char **, char **);
 
 static int main_wrapper(int argc, char **argv, char **envp)

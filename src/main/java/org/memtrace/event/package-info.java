@@ -3,8 +3,6 @@
  * {@link org.memtrace.event.Event} records, their decoder, the shared ring's reader, the saved-stream writer
  * and reader, and the {@link org.memtrace.event.EventSink} every reader hands events to (faults and probe
  * records by their fields, without an object each). It must not depend on any other memtrace package: it is
- * the contract the agent's C code mirrors, and every other package reads events through it. It also holds
- * {@link org.memtrace.event.SkeletonParts}, the memtrace_skel numbering rule that the rewriter (instrument) and
- * the reader (mtr) must share and that neither may take from the other's package.
+ * the contract the agent's C code mirrors, and every other package reads events through it.
  */
 package org.memtrace.event;

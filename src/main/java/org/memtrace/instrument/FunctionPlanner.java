@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 import org.memtrace.select.BidParameter;
 import org.memtrace.select.BinaryAnalyzer;
 import org.memtrace.select.BlockModel;
@@ -118,7 +120,7 @@ final class FunctionPlanner {
                     continue;
                 }
                 var weighted = new ArrayList<Site>(sites.size());
-                int flags = mode | (resolver ? Site.FLAG_KEPT_WHERE_LINKED : 0);
+                int flags = mode | (resolver ? SiteFormat.FLAG_KEPT_WHERE_LINKED : 0);
                 int counted = lasting(sites);
                 for (int i = 0; i < sites.size(); i++) {
                     weighted.add(sites.get(i).weighted(i == counted ? w[0] : 0, i == counted ? w[1] : 0).withFlags(flags));
@@ -152,7 +154,7 @@ final class FunctionPlanner {
      */
     private static int lasting(List<Site> sites) {
         for (int i = 0; i < sites.size(); i++) {
-            if ((sites.get(i).flags() & Site.FLAG_KEPT_WHERE_LINKED) == 0) return i;
+            if ((sites.get(i).flags() & SiteFormat.FLAG_KEPT_WHERE_LINKED) == 0) return i;
         }
         return 0;
     }
@@ -206,7 +208,7 @@ final class FunctionPlanner {
         if (!a.read() || a.write() || !a.operand().isRipRelative()) {
             return null;
         }
-        return new Site(texts.getFirst(), false, Site.LOAD, a.operand().sizeBytes(), 0, Site.FLAG_KEPT_WHERE_LINKED,
+        return new Site(texts.getFirst(), false, SiteFormat.LOAD, a.operand().sizeBytes(), 0, SiteFormat.FLAG_KEPT_WHERE_LINKED,
                 0, 0, 0, 0, 0);
     }
 
@@ -260,7 +262,7 @@ final class FunctionPlanner {
                 site = explicitSite(explicitText, d);
                 if (site == null && a.read() && isGotCall(insn, explicitText)) {
                     site = new Site(explicitText, false, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-                    linked = Site.FLAG_KEPT_WHERE_LINKED;
+                    linked = SiteFormat.FLAG_KEPT_WHERE_LINKED;
                 }
                 if (site == null) {
                     continue;
@@ -268,14 +270,14 @@ final class FunctionPlanner {
             } else {
                 site = new Site(implicitAddress(m, d), false, 0, 0, 0, 0, 0, 0, 0, 0, 0);
             }
-            int kind = repString ? (m.base().name().equals("rsi") ? Site.REP_SOURCE : Site.REP_DESTINATION)
-                    : a.read() && a.write() ? Site.MODIFY : a.write() ? Site.STORE : Site.LOAD;
-            int flags = (!explicitOperand && m.isStack() ? Site.FLAG_IMPLICIT_STACK : 0) | linked;
+            int kind = repString ? (m.base().name().equals("rsi") ? SiteFormat.REP_SOURCE : SiteFormat.REP_DESTINATION)
+                    : a.read() && a.write() ? SiteFormat.MODIFY : a.write() ? SiteFormat.STORE : SiteFormat.LOAD;
+            int flags = (!explicitOperand && m.isStack() ? SiteFormat.FLAG_IMPLICIT_STACK : 0) | linked;
             result.add(new Site(site.address(), site.fs(), kind, m.sizeBytes(), i, flags, 0, 0, 0, 0, 0));
             elementSize = m.sizeBytes();
         }
         if (repString && !result.isEmpty()) {
-            result.add(new Site("(%rcx)", false, Site.REP_COUNT, elementSize, accesses.size(), 0, 0, 0, 0, 0, 0));
+            result.add(new Site("(%rcx)", false, SiteFormat.REP_COUNT, elementSize, accesses.size(), 0, 0, 0, 0, 0, 0));
         }
         return result;
     }

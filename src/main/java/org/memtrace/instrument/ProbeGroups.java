@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
@@ -206,7 +208,7 @@ final class ProbeGroups {
     /** An instruction's sites fit one group probe: no rep string instruction, scratch registers left for all but its last. */
     static boolean groupable(List<Site> sites) {
         for (Site s : sites) {
-            if (s.kind() >= Site.REP_DESTINATION) {
+            if (s.kind() >= SiteFormat.REP_DESTINATION) {
                 return false;
             }
         }

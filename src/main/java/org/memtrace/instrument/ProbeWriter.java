@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -14,7 +16,7 @@ final class ProbeWriter {
     static final String RESOLVER_LABEL = ".Lmt_t";
     static final String SITE_LABEL = ".Lmt_s";
     /** The table's section: allocated (strip keeps it) and retained (--gc-sections keeps it). */
-    static final String SITES_SECTION = ".section memtrace_sites,\"aR\",@progbits";
+    static final String SITES_SECTION = ".section " + SiteFormat.SECTION + ",\"aR\",@progbits";
     /** The cursor as a link-time offset from the thread pointer: only an executable can resolve it. */
     private static final String LOCAL_CURSOR = "%fs:__memtrace_cursor@tpoff";
 
@@ -339,13 +341,8 @@ final class ProbeWriter {
     }
 
     private void entry(int site, String label, Site s) {
-        table.append("\t.long ").append(SITE_LABEL).append(site).append("-.\n");
-        table.append("\t.long ").append(label).append("-.\n");
-        table.append("\t.byte ").append(s.kind()).append(", ").append(s.size()).append(", ").append(s.access())
-                .append(", ").append(s.flags()).append('\n');
-        table.append("\t.short ").append(s.weightMa()).append(", ").append(s.weightAia()).append(", ")
-                .append(s.blockRefs()).append(", ").append(s.blockMa()).append(", ").append(s.blockAia())
-                .append(", 0\n");
+        table.append(SiteFormat.directives(SITE_LABEL + site, label, s.kind(), s.size(), s.access(), s.flags(), s.weightMa(),
+                s.weightAia(), s.blockRefs(), s.blockMa(), s.blockAia()));
     }
 
     /** The site table, to be appended at the end of the file; empty when no probe was written. */

@@ -1,8 +1,10 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 /**
  * One probe site: one record the probe stores before an instruction, and its entry of the
- * {@code memtrace_sites} table (docs/compiled-in.md, "The site table").
+ * {@code memtrace_sites} table (docs/compiled-in.md, "The site table"; its kinds and flags are {@link SiteFormat}'s).
  *
  * @param address the operand whose address the probe computes with {@code lea}, in AT&T syntax, already
  *                adjusted for the probe's 152 bytes below the program's %rsp
@@ -11,21 +13,6 @@ package org.memtrace.instrument;
 record Site(String address, boolean fs, int kind, int size, int access, int flags, int weightMa, int weightAia,
             int blockRefs, int blockMa, int blockAia) {
 
-    static final int LOAD = 1;
-    static final int STORE = 2;
-    static final int MODIFY = 3;
-    static final int REP_DESTINATION = 4;
-    static final int REP_SOURCE = 5;
-    static final int REP_COUNT = 6;
-
-    static final int FLAG_IMPLICIT_STACK = 0x01;
-    static final int FLAG_BLOCK_START = 0x02;
-    /**
-     * An access the link may take away, kept only where the linked code still does it: the push of a TLS
-     * resolver call (recorded before the call's {@code lea}) or a {@code @GOTPCREL} load.
-     */
-    static final int FLAG_KEPT_WHERE_LINKED = 0x40;
-
     /** This site with the weights of its instruction. */
     Site weighted(int ma, int aia) {
         return new Site(address, fs, kind, size, access, flags, clamp(ma), clamp(aia), blockRefs, blockMa, blockAia);
@@ -33,7 +20,7 @@ record Site(String address, boolean fs, int kind, int size, int access, int flag
 
     /** This site as the first of its basic block, carrying the block's counts. */
     Site blockStart(int refs, int ma, int aia) {
-        return new Site(address, fs, kind, size, access, flags | FLAG_BLOCK_START, weightMa, weightAia, clamp(refs),
+        return new Site(address, fs, kind, size, access, flags | SiteFormat.FLAG_BLOCK_START, weightMa, weightAia, clamp(refs),
                 clamp(ma), clamp(aia));
     }
 

@@ -6,7 +6,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.memtrace.event.SkeletonParts;
+import org.memtrace.format.SiteFormat;
+import org.memtrace.format.SkeletonFormat;
+import org.memtrace.format.SkeletonParts;
 
 /**
  * Writes a file's skeleton loops: their entry and exit probes (through {@link ProbeWriter}) and the
@@ -18,31 +20,7 @@ final class SkeletonWriter {
     static final String ENTRY_LABEL = ".Lmt_e";
     static final String EXIT_LABEL = ".Lmt_x";
     static final String MARKER_LABEL = ".Lmt_m";
-    static final String SECTION = ".section memtrace_skel,\"aR\",@progbits";
-    static final int RECORD_LOOP = 1;
-    static final int RECORD_DECLINED = 2;
-    /** A loop record whose loop may end a run before the first iteration's body (entered at its test). */
-    static final int RECORD_LOOP_MAY_BE_EMPTY = 3;
-    /** A loop tested at the top with code before its test: type 3's record and 8 bytes more at its end. */
-    static final int RECORD_LOOP_TESTED_BELOW_TOP = 4;
-    /** A loop entered in the middle of its body: type 4's record, whose last 4 bytes say where its first iteration starts. */
-    static final int RECORD_LOOP_ENTERED_MID = 5;
-    /**
-     * Added to a loop record's type when an outer loop runs the loop (a nest): the record ends with the values the
-     * outer loop computes for it, and the loop has no probes, only its labels.
-     */
-    static final int RECORD_NESTED = 0x80;
-    /** A body position that is an inner loop's whole run, in its outer loop's record. */
-    static final int ITEM_NESTED = 4;
-    /**
-     * The section's version record, first in each file's part: a reader refuses a version it does not know, and a
-     * nest's number for its inner loop counts from it ({@link SkeletonParts}).
-     */
-    static final int RECORD_VERSION = SkeletonParts.VERSION_RECORD;
-    /** Version 2: a marker entry may be a computed condition (its flag byte 2, a condition entry at the loop record's end). */
-    static final int VERSION = 2;
-    /** A marker entry's last byte: a block's marker, a side exit's, a computed condition's. */
-    private static final int MARKER_BLOCK = 0, MARKER_SIDE_EXIT = 1, MARKER_COMPUTED = 2;
+    static final String SECTION = ".section " + SkeletonFormat.SECTION + ",\"aR\",@progbits";
     /** Where a conditional entry jump, inverted, goes when it does not enter the loop: past the entry probe. */
     static final String SKIP_LABEL = ".Lmt_n";
     /** Where a rotated loop's inverted exit jump goes when the loop goes on: right after the exit probe. */
@@ -106,7 +84,7 @@ final class SkeletonWriter {
             return;
         }
         var sites = new ArrayList<Site>();
-        for (int s = 0; s < loop.registers().size(); s++) sites.add(value(loop.registers().get(s), LoopSkeleton.KIND_VALUE, s));
+        for (int s = 0; s < loop.registers().size(); s++) sites.add(value(loop.registers().get(s), SiteFormat.VALUE, s));
         probes.values(out, ENTRY_LABEL + id, sites, cfi);
     }
 
@@ -120,7 +98,7 @@ final class SkeletonWriter {
         int[] at = markerBefore.get(instruction);
         if (at == null) return;
         LoopSkeleton.Loop loop = loops.get(at[0]);
-        Site marker = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_MARKER, at[1]);
+        Site marker = value(loop.registers().get(loop.tripSlot()), SiteFormat.MARKER, at[1]);
         probes.values(out, MARKER_LABEL + at[0] + "_" + at[1], List.of(marker), cfi);
     }
 
@@ -153,7 +131,7 @@ final class SkeletonWriter {
         int[] side = sideExits.get(instruction);
         if (side != null) {
             LoopSkeleton.Loop loop = loops.get(side[0]);
-            Site marker = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_MARKER, side[1]);
+            Site marker = value(loop.registers().get(loop.tripSlot()), SiteFormat.MARKER, side[1]);
             probes.values(out, MARKER_LABEL + side[0] + "_" + side[1], List.of(marker), cfi);
             if (!loop.markers().get(side[1]).taken()) return; // the jump stays: the probe is on its fall-through out
             out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n')
@@ -167,7 +145,7 @@ final class SkeletonWriter {
             out.append(EXIT_LABEL).append(id).append(":\n");
             return;
         }
-        Site exit = value(loop.registers().get(loop.tripSlot()), LoopSkeleton.KIND_EXIT, loop.tripSlot());
+        Site exit = value(loop.registers().get(loop.tripSlot()), SiteFormat.EXIT, loop.tripSlot());
         probes.values(out, EXIT_LABEL + id, List.of(exit), cfi);
         if (loop.exitTaken()) out.append("\tjmp\t").append(text.operands().getFirst().strip()).append('\n')
                 .append(CONTINUE_LABEL).append(id).append(":\n");
@@ -183,13 +161,12 @@ final class SkeletonWriter {
     String table() {
         if (loops.isEmpty() && declined.isEmpty()) return "";
         var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
-        t.append("\t.byte ").append(RECORD_VERSION).append(", ").append(VERSION).append(", 0, 0\n\t.long 0\n");
+        t.append("\t.byte ").append(SkeletonFormat.RECORD_VERSION).append(", ").append(SkeletonFormat.VERSION).append(", 0, 0\n\t.long 0\n");
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
-            int type = loop.entryItem() > 0 || loop.entryMask() != 0 ? RECORD_LOOP_ENTERED_MID : loop.testedBelowTop() ? RECORD_LOOP_TESTED_BELOW_TOP
-                    : loop.mayBeEmpty() ? RECORD_LOOP_MAY_BE_EMPTY : RECORD_LOOP;
+            int type = SkeletonFormat.loopType(loop.entryItem() > 0 || loop.entryMask() != 0, loop.testedBelowTop(), loop.mayBeEmpty());
             Integer parent = outer.get(loop);
-            t.append("\t.byte ").append(type | (parent != null ? RECORD_NESTED : 0)).append(", ").append(loop.registers().size()).append(", ")
+            t.append("\t.byte ").append(type | (parent != null ? SkeletonFormat.RECORD_NESTED : 0)).append(", ").append(loop.registers().size()).append(", ")
                     .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');
             t.append("\t.long ").append(loop.positions()).append('\n');
             t.append("\t.long ").append(ENTRY_LABEL).append(id).append("-.\n");
@@ -205,9 +182,9 @@ final class SkeletonWriter {
                 if (nest != null) {
                     int inner = ids.get(nest.inner());
                     long number = SkeletonParts.number(inner, 0); // this file's part: its loops from 0
-                    t.append("\t.long ").append(ENTRY_LABEL).append(inner).append("-.\n\t.byte ").append(ITEM_NESTED)
-                            .append(", 0, 0, 0\n\t.short 0, 0, 0, 0, 0\n\t.byte ").append(LoopSkeleton.NONE).append(", ")
-                            .append(LoopSkeleton.NONE).append(", 0, 0, 0, 0\n\t.quad ").append(number).append('\n');
+                    t.append("\t.long ").append(ENTRY_LABEL).append(inner).append("-.\n\t.byte ").append(SkeletonFormat.ITEM_NESTED)
+                            .append(", 0, 0, 0\n\t.short 0, 0, 0, 0, 0\n\t.byte ").append(SkeletonFormat.NONE).append(", ")
+                            .append(SkeletonFormat.NONE).append(", 0, 0, 0, 0\n\t.quad ").append(number).append('\n');
                     continue;
                 }
                 LoopSkeleton.Item item = own.next();
@@ -226,16 +203,16 @@ final class SkeletonWriter {
                 if (marker.computed()) t.append("\t.long 0\n"); // no probe: no label
                 else t.append("\t.long ").append(MARKER_LABEL).append(id).append('_').append(m).append("-.\n");
                 t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", ")
-                        .append(marker.computed() ? MARKER_COMPUTED : marker.exit() ? MARKER_SIDE_EXIT : MARKER_BLOCK).append('\n');
+                        .append(SkeletonFormat.markerKind(marker.computed(), marker.exit())).append('\n');
             }
-            if (type == RECORD_LOOP_TESTED_BELOW_TOP || type == RECORD_LOOP_ENTERED_MID)
+            if (SkeletonFormat.hasTail(type))
                 t.append("\t.short ").append(loop.exitItem()).append("\n\t.byte ").append(loop.tripBeforeExit() ? 1 : 0)
                         .append(", 0\n\t.short ").append(loop.entryItem()).append(", ").append(loop.entryMask()).append('\n');
-            for (LoopSkeleton.Marker marker : loop.markers()) if (marker.computed()) t.append(condition(marker.condition()));
+            for (LoopSkeleton.Marker marker : loop.markers()) if (marker.computed()) t.append(SkeletonFormat.directives(marker.condition()));
             if (parent != null) nested(t, loop, loops.get(parent));
         }
         for (LoopSkeleton.Declined d : declined) {
-            t.append("\t.byte ").append(RECORD_DECLINED).append(", ").append(d.reason().code).append(", 0, 0\n");
+            t.append("\t.byte ").append(SkeletonFormat.RECORD_DECLINED).append(", ").append(d.reason().code).append(", 0, 0\n");
             t.append("\t.long ").append(ProbeWriter.INSTRUCTION_LABEL).append(d.backEdge()).append("-.\n");
         }
         return t.toString();
@@ -262,15 +239,8 @@ final class SkeletonWriter {
         }
     }
 
-    /** A computed condition's entries (24 bytes each): the operation, width, condition code, edge, operands, whether another term follows. */
-    private static String condition(LoopSkeleton.Condition c) {
-        String t = "\t.byte " + c.op() + ", " + c.width() + ", " + c.cc() + ", " + (c.whenTaken() ? 1 : 0) + ", " + c.slotA() + ", "
-                + c.slotB() + ", " + c.phase() + ", " + (c.and() != null ? 1 : 0) + "\n\t.quad " + c.immA() + ", " + c.immB() + "\n";
-        return c.and() == null ? t : t + condition(c.and()); // byte 7 set: the next entry is and-ed with this one
-    }
-
     /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */
     private static String pad(String register) {
-        return register + "\\0".repeat(7 - register.length());
+        return register + "\\0".repeat(SkeletonFormat.NAME_SIZE - register.length());
     }
 }

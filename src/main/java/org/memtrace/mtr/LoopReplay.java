@@ -1,5 +1,6 @@
 package org.memtrace.mtr;
 
+import org.memtrace.format.SkeletonFormat;
 import org.memtrace.event.Event;
 
 /**
@@ -177,7 +178,7 @@ final class LoopReplay {
 
     /** Whether the conditional block of {@code cond} (m+1) runs in iteration k: its marker named k, or its computed condition holds. */
     private boolean inBlock(int cond) {
-        SkeletonTable.Condition c = loop.conditions()[cond - 1];
+        SkeletonFormat.Condition c = loop.conditions()[cond - 1];
         if (c == null) return cond - 1 == marked && k == markedK;
         for (; c != null; c = c.and()) if (!c.holds(operand(c.slotA(), c.phase() & 1), operand(c.slotB(), c.phase() >>> 1 & 1))) return false;
         return true;

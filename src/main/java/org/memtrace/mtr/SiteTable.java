@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.memtrace.event.Event;
+import org.memtrace.format.SiteFormat;
+import org.memtrace.format.SiteFormat.Entry;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.symbols.ElfSection;
@@ -18,11 +20,11 @@ import org.memtrace.symbols.ElfSection;
  * addresses (docs/compiled-in.md, "The site table"). {@link #placeAt} places them at a load bias.
  */
 final class SiteTable {
-    static final String SECTION = "memtrace_sites";
-    static final int ENTRY_SIZE = 24;
+    static final String SECTION = SiteFormat.SECTION;
+    static final int ENTRY_SIZE = SiteFormat.ENTRY_SIZE;
 
-    static final int KIND_LOAD = 1, KIND_STORE = 2, KIND_MODIFY = 3, KIND_REP_DESTINATION = 4, KIND_REP_SOURCE = 5,
-            KIND_REP_COUNT = 6;
+    static final int KIND_LOAD = SiteFormat.LOAD, KIND_STORE = SiteFormat.STORE, KIND_MODIFY = SiteFormat.MODIFY,
+            KIND_REP_DESTINATION = SiteFormat.REP_DESTINATION, KIND_REP_SOURCE = SiteFormat.REP_SOURCE, KIND_REP_COUNT = SiteFormat.REP_COUNT;
 
     /** A rep string instruction's operation, from its opcode (the site table does not say). */
     enum RepOp { MOVS, STOS, LODS, CMPS, SCAS }
@@ -41,7 +43,7 @@ final class SiteTable {
      * Site flag: an access the link may take away, kept only where the linked bytes at the instruction still do
      * it ({@link #stillAccesses}).
      */
-    static final int FLAG_KEPT_WHERE_LINKED = 0x40;
+    static final int FLAG_KEPT_WHERE_LINKED = SiteFormat.FLAG_KEPT_WHERE_LINKED;
 
     /**
      * A skeleton loop's entry record: the value of the loop's register {@code slot}; {@code source} the loop as
@@ -65,9 +67,6 @@ final class SiteTable {
      */
     record Rep(long ip, int role, int roles, int size, RepOp op, boolean conditional) implements Site {}
 
-    /** One entry at link-time addresses, before it is placed at a bias. */
-    private record Entry(long probe, long insn, int kind, int size, int access, int flags, int weightMa, int weightAia,
-                         int blockRefs, int blockMa, int blockAia) {}
 
     private final List<Entry> entries;
     /** Probe addresses of flag-0x40 sites whose access the link took away. */
@@ -143,27 +142,24 @@ final class SiteTable {
         List<Long> relaxed = new ArrayList<>();
         Map<Long, Integer> repRoles = new HashMap<>();
         for (int at = 0; at < bytes.length; at += ENTRY_SIZE) {
-            long here = section.address() + at;
-            int kind = Byte.toUnsignedInt(b.get(at + 8));
-            if (kind < KIND_LOAD || kind > SkeletonTable.KIND_MARKER)
+            Entry e = SiteFormat.decode(b, at, section.address());
+            int kind = e.kind();
+            if (kind < SiteFormat.FIRST_KIND || kind > SiteFormat.LAST_KIND)
                 throw new MtrFormatException(elf.path() + ": site table entry " + at / ENTRY_SIZE + " has unknown kind " + kind);
-            Entry e = new Entry(here + b.getInt(at), here + 4 + b.getInt(at + 4), kind, Byte.toUnsignedInt(b.get(at + 9)),
-                    Byte.toUnsignedInt(b.get(at + 10)), Byte.toUnsignedInt(b.get(at + 11)), u16(b, at + 12), u16(b, at + 14),
-                    u16(b, at + 16), u16(b, at + 18), u16(b, at + 20));
             if ((e.flags() & FLAG_KEPT_WHERE_LINKED) != 0 && !stillAccesses(kind, elf.bytesAt(e.insn(), 15))) {
                 relaxed.add(e.probe());
                 continue;
             }
             entries.add(e);
-            if (kind >= KIND_REP_DESTINATION && kind <= KIND_REP_COUNT) repRoles.merge(e.insn(), 1 << kind, (x, y) -> x | y);
+            if (SiteFormat.rep(kind)) repRoles.merge(e.insn(), 1 << kind, (x, y) -> x | y);
         }
         Map<Long, RepOp> repOps = new HashMap<>();
         repRoles.forEach((insn, roles) -> repOps.put(insn, repOp(elf.bytesAt(insn, 15), roles)));
         SkeletonTable skeleton = SkeletonTable.of(elf);
         for (Entry e : entries) {
-            if (e.kind() >= SkeletonTable.KIND_VALUE && skeleton.loop(e.insn()) == null)
+            if (SiteFormat.skeleton(e.kind()) && skeleton.loop(e.insn()) == null)
                 throw new MtrFormatException(elf.path() + ": a skeleton site names no loop of the " + SkeletonTable.SECTION + " section");
-            if (e.kind() == SkeletonTable.KIND_MARKER && e.access() >= skeleton.loop(e.insn()).markers().length)
+            if (e.kind() == SiteFormat.MARKER && e.access() >= skeleton.loop(e.insn()).markers().length)
                 throw new MtrFormatException(elf.path() + ": a skeleton marker site names no marker of its loop");
         }
         return new SiteTable(List.copyOf(entries), List.copyOf(relaxed), repRoles, repOps, skeleton);
@@ -208,8 +204,6 @@ final class SiteTable {
         }
         return false;
     }
-
-    private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
 
     /**
      * The operation from the opcode after the prefixes; without the bytes, from the operands the probe
@@ -316,12 +310,12 @@ final class SiteTable {
 
         private Site make(Entry e) {
             long ip = e.insn() + insnBias;
-            if (e.kind() >= SkeletonTable.KIND_VALUE) {
+            if (SiteFormat.skeleton(e.kind())) {
                 SkeletonTable.Loop loop = skeleton.loop(e.insn());
                 SkeletonTable.Placed placed = loops.computeIfAbsent(loop.entry(), x -> SkeletonTable.Placed.of(loop, bias, totals));
                 return switch (e.kind()) {
-                    case SkeletonTable.KIND_VALUE -> new LoopValue(placed, e.access(), loop, bias);
-                    case SkeletonTable.KIND_EXIT -> new LoopExit(placed);
+                    case SiteFormat.VALUE -> new LoopValue(placed, e.access(), loop, bias);
+                    case SiteFormat.EXIT -> new LoopExit(placed);
                     default -> new LoopMarker(placed, e.access());
                 };
             }

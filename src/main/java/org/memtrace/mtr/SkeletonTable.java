@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.memtrace.event.Event;
-import org.memtrace.event.SkeletonParts;
+import org.memtrace.format.SiteFormat;
+import org.memtrace.format.SkeletonFormat;
+import org.memtrace.format.SkeletonFormat.Condition;
+import org.memtrace.format.SkeletonParts;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.symbols.ElfSection;
@@ -21,87 +24,11 @@ import org.memtrace.symbols.ElfSection;
  * logged. Also the loops the rewriter declined, with the reason.
  */
 public final class SkeletonTable {
-    static final String SECTION = "memtrace_skel";
-    static final int KIND_VALUE = 7, KIND_EXIT = 8, KIND_MARKER = 9;
+    static final String SECTION = SkeletonFormat.SECTION;
     /** An item's {@code cond}: a logged position of a block that may not run, told by its record alone. */
-    public static final int OPTIONAL = 0xff;
+    public static final int OPTIONAL = SkeletonFormat.OPTIONAL;
     /** A slot field naming no register (an item's index, a step's slot). */
-    public static final int NONE = 0xff;
-    private static final int ITEM_SIZE = 32, MARKER_SIZE = 8, CONDITION_SIZE = 24;
-    /** The section versions this reader knows: 1 (no version record, files of earlier builds) and 2 (computed conditions). */
-    static final int VERSION = 2;
-    /** A marker entry's last byte for a condition the replay computes (0: a block's marker, 1: a side exit's). */
-    private static final int MARKER_COMPUTED = 2;
-    /** Terms a computed condition may and (the rewriter writes up to 4). */
-    private static final int MAX_TERMS = 16;
-
-    /**
-     * A conditional block's condition, computed per iteration instead of logged: the x86 flags of {@code a − b}
-     * ({@code op} 1, {@code cmp}) or {@code a & b} ({@code op} 2, {@code test}) at {@code width} bytes, each
-     * operand a slot's register (its value at the compare: {@code phase} bit 0 for a, bit 1 for b, when its
-     * update comes before the compare in the body) or the immediate when its slot is {@link #NONE}; the block
-     * runs when the jump of condition code {@code cc} (2 b, 3 ae, 4 e, 5 ne, 6 be, 7 a, 8 s, 9 ns, 12 l, 13 ge,
-     * 14 le, 15 g) is taken, if {@code whenTaken}, else when it is not, and {@code and} (the condition of the
-     * jump's own block, when that one does not run every iteration; null when it does) holds too.
-     */
-    public record Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase,
-                            Condition and) {
-        public static final int CMP = 1, TEST = 2;
-
-        /** One jump's term, with no other and-ed to it. */
-        public Condition(int op, int width, int cc, boolean whenTaken, int slotA, int slotB, long immA, long immB, int phase) {
-            this(op, width, cc, whenTaken, slotA, slotB, immA, immB, phase, null);
-        }
-
-        /** Whether the block runs, given the operands' values at the compare (an immediate operand's value is ignored). */
-        public boolean holds(long a, long b) {
-            if (slotA == NONE) a = immA;
-            if (slotB == NONE) b = immB;
-            int shift = 64 - 8 * width;
-            long r = op == CMP ? a - b : a & b;
-            // the operands and the result as the CPU sees them at this width: the top bit is the sign
-            long ra = r << shift, aa = a << shift, ba = b << shift;
-            boolean zf = ra == 0, sf = ra < 0;
-            boolean cf = op == CMP && Long.compareUnsigned(aa, ba) < 0;
-            boolean of = op == CMP && ((aa ^ ba) & (aa ^ ra)) < 0;
-            boolean taken = switch (cc) {
-                case 2 -> cf;
-                case 3 -> !cf;
-                case 4 -> zf;
-                case 5 -> !zf;
-                case 6 -> cf || zf;
-                case 7 -> !cf && !zf;
-                case 8 -> sf;
-                case 9 -> !sf;
-                case 12 -> sf != of;
-                case 13 -> sf == of;
-                case 14 -> zf || sf != of;
-                case 15 -> !zf && sf == of;
-                default -> throw new IllegalStateException("condition code " + cc); // refused when the section is read
-            };
-            return taken == whenTaken;
-        }
-
-        static boolean known(int cc) { return cc >= 2 && cc <= 15 && cc != 10 && cc != 11; }
-    }
-
-    /** Why a loop was not skeletonized, by the code the rewriter writes (1: files of the single-block rewriter). */
-    static final List<String> REASONS = List.of("", "more than one block", "call in loop without a record of its own (--no-stack)",
-            "header reached by another jump", "indirect jump in the function", "rep string instruction in loop",
-            "no induction register (trip count unknown)", "address depends on a load",
-            "no address affine in the loop's registers", "back edge to a label the rewriter cannot place",
-            "inner loop in the body", "exit from the middle of the body (break, return, goto)",
-            "jump into the body from outside", "more than one back edge (continue)",
-            "more conditional blocks or accesses than a loop record holds",
-            "exit depends on loaded data and too few accesses computed per iteration to pay for the loop's records",
-            "as many accesses logged as computed in every iteration",
-            "entered by a jump to a test that reads memory or writes a register (at -O0: the counter lives in memory)",
-            "fewer accesses computed per entry than values logged (a constant trip count)",
-            "access the link may take away in loop (GOT load, -fno-plt call, TLS resolver call)",
-            "inner loop whose registers at entry are not affine in the outer loop's",
-            "inner loop whose trip count the outer loop's registers do not give");
-    /** An item's kind for an inner loop's whole run (a nest), and a loop record's type bit for such an inner loop. */
-    static final int KIND_NESTED = 4, TYPE_NESTED = 0x80;
+    public static final int NONE = SkeletonFormat.NONE;
 
     /**
      * One body position at link-time addresses; {@code kind} 0 is a logged site, 1–3 a computed access;
@@ -112,10 +39,10 @@ public final class SkeletonTable {
     public record Item(long insn, int kind, int size, int access, int flags, int weightMa, int weightAia, int blockRefs,
                 int blockMa, int blockAia, int baseSlot, int indexSlot, int scale, int phase, int cond, long displacement,
                 boolean call) {
-        public boolean computed() { return kind != 0 && kind != KIND_NESTED; }
+        public boolean computed() { return kind != SkeletonFormat.ITEM_LOGGED && kind != SkeletonFormat.ITEM_NESTED; }
 
         /** Whether the position is an inner loop's whole run, which {@link Loop#nests()} describes. */
-        public boolean nested() { return kind == KIND_NESTED; }
+        public boolean nested() { return kind == SkeletonFormat.ITEM_NESTED; }
     }
 
     /**
@@ -213,21 +140,20 @@ public final class SkeletonTable {
                 int type = Byte.toUnsignedInt(b.get(at));
                 if (type == SkeletonParts.VERSION_RECORD) { // the version of the records that follow (an object file's part)
                     int version = Byte.toUnsignedInt(b.get(at + 1));
-                    if (version < 1 || version > VERSION)
-                        throw new MtrFormatException(elf.path() + ": " + SECTION + " version " + version + " (this memtrace reads up to " + VERSION + "): rebuild with this memtrace or read with a newer one");
+                    if (version < SkeletonFormat.VERSION_1 || version > SkeletonFormat.VERSION)
+                        throw new MtrFormatException(elf.path() + ": " + SECTION + " version " + version + " (this memtrace reads up to " + SkeletonFormat.VERSION + "): rebuild with this memtrace or read with a newer one");
                     partStart = all.size();
-                    at += 8;
+                    at += SkeletonFormat.VERSION_SIZE;
                     continue;
                 }
-                boolean nested = (type & TYPE_NESTED) != 0;
-                type &= ~TYPE_NESTED;
-                if (type == 2 && !nested) {
-                    int reason = Byte.toUnsignedInt(b.get(at + 1));
-                    declined.merge(reason < REASONS.size() ? REASONS.get(reason) : "reason " + reason, 1L, Long::sum);
-                    at += 8;
+                boolean nested = (type & SkeletonFormat.RECORD_NESTED) != 0;
+                type &= ~SkeletonFormat.RECORD_NESTED;
+                if (type == SkeletonFormat.RECORD_DECLINED && !nested) {
+                    declined.merge(SkeletonFormat.reason(Byte.toUnsignedInt(b.get(at + 1))), 1L, Long::sum);
+                    at += SkeletonFormat.DECLINED_SIZE;
                     continue;
                 }
-                if (type < 1 || type > 5) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
+                if (!SkeletonFormat.isLoop(type)) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
                 int slots = Byte.toUnsignedInt(b.get(at + 1));
                 int trip = Byte.toUnsignedInt(b.get(at + 2));
                 int markers = Byte.toUnsignedInt(b.get(at + 3));
@@ -237,18 +163,18 @@ public final class SkeletonTable {
                 long[] steps = new long[slots];
                 int[] stepSlots = new int[slots];
                 List<String> registers = new ArrayList<>(slots);
-                int p = at + 16;
-                for (int s = 0; s < slots; s++, p += 16) {
+                int p = at + SkeletonFormat.LOOP_HEAD_SIZE;
+                for (int s = 0; s < slots; s++, p += SkeletonFormat.SLOT_SIZE) {
                     steps[s] = b.getLong(p);
                     stepSlots[s] = Byte.toUnsignedInt(b.get(p + 8));
                     registers.add(name(bytes, p + 9));
                     if (stepSlots[s] != NONE && stepSlots[s] >= slots)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " step names a register the loop does not log");
                 }
-                if (trip >= slots || items < 0 || p + (long) items * ITEM_SIZE + (long) markers * MARKER_SIZE > bytes.length)
+                if (trip >= slots || items < 0 || p + (long) items * SkeletonFormat.ITEM_SIZE + (long) markers * SkeletonFormat.MARKER_SIZE > bytes.length)
                     throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop record makes no sense");
                 List<Item> list = new ArrayList<>(items);
-                for (int i = 0; i < items; i++, p += ITEM_SIZE) {
+                for (int i = 0; i < items; i++, p += SkeletonFormat.ITEM_SIZE) {
                     long insn = section.address() + p + b.getInt(p);
                     list.add(new Item(insn, Byte.toUnsignedInt(b.get(p + 4)), Byte.toUnsignedInt(b.get(p + 5)),
                             Byte.toUnsignedInt(b.get(p + 6)), Byte.toUnsignedInt(b.get(p + 7)), u16(b, p + 8),
@@ -261,11 +187,11 @@ public final class SkeletonTable {
                 boolean[] markerPhase = new boolean[markers];
                 boolean[] markerEnds = new boolean[markers];
                 boolean[] computedAt = new boolean[markers];
-                for (int m = 0; m < markers; m++, p += MARKER_SIZE) {
+                for (int m = 0; m < markers; m++, p += SkeletonFormat.MARKER_SIZE) {
                     markerAt[m] = section.address() + p + b.getInt(p);
                     markerPos[m] = u16(b, p + 4);
                     markerPhase[m] = b.get(p + 6) != 0;
-                    computedAt[m] = b.get(p + 7) == MARKER_COMPUTED;
+                    computedAt[m] = b.get(p + 7) == SkeletonFormat.MARKER_COMPUTED;
                     markerEnds[m] = b.get(p + 7) != 0 && !computedAt[m];
                     if (markerPos[m] > items || markerPos[m] == items && !markerEnds[m])
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " marker lies outside its loop's body");
@@ -289,14 +215,14 @@ public final class SkeletonTable {
                 }
                 int exitItem = 0, entryItem = 0, entryMask = 0;
                 boolean tripBeforeExit = false;
-                if (type >= 4) { // tested at the top below code the last iteration runs: u16 items before the test, u8 trip updated before it
+                if (SkeletonFormat.hasTail(type)) { // tested at the top below code the last iteration runs: u16 items before the test, u8 trip updated before it
                     exitItem = u16(b, p);
                     tripBeforeExit = b.get(p + 2) != 0;
-                    if (type == 5) { // entered in the middle: u16 the position the first iteration starts at, u16 slots updated before it
+                    if (type == SkeletonFormat.RECORD_LOOP_ENTERED_MID) { // entered in the middle: u16 the position the first iteration starts at, u16 slots updated before it
                         entryItem = u16(b, p + 4);
                         entryMask = u16(b, p + 6);
                     }
-                    p += 8;
+                    p += SkeletonFormat.TAIL_SIZE;
                     if (exitItem > items) throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's test lies past its body");
                     if (entryItem > items || entryMask >>> slots != 0)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's entry lies outside its body");
@@ -304,23 +230,10 @@ public final class SkeletonTable {
                 Condition[] conditions = new Condition[markers];
                 for (int m = 0; m < markers; m++) {
                     if (!computedAt[m]) continue;
-                    List<Condition> terms = new ArrayList<>();
-                    boolean more = true;
-                    for (; more; p += CONDITION_SIZE) { // byte 7 set: the next entry is and-ed with this one
-                        Condition c = new Condition(Byte.toUnsignedInt(b.get(p)), Byte.toUnsignedInt(b.get(p + 1)),
-                                Byte.toUnsignedInt(b.get(p + 2)), b.get(p + 3) != 0, Byte.toUnsignedInt(b.get(p + 4)),
-                                Byte.toUnsignedInt(b.get(p + 5)), b.getLong(p + 8), b.getLong(p + 16), Byte.toUnsignedInt(b.get(p + 6)));
-                        more = b.get(p + 7) != 0;
-                        if (c.op() < Condition.CMP || c.op() > Condition.TEST || Integer.bitCount(c.width()) != 1 || c.width() > 8
-                                || !Condition.known(c.cc()) || c.slotA() != NONE && c.slotA() >= slots || c.slotB() != NONE && c.slotB() >= slots
-                                || terms.size() == MAX_TERMS)
-                            throw new MtrFormatException(elf.path() + ": a " + SECTION + " computed condition makes no sense");
-                        terms.add(c);
-                    }
-                    Condition chain = null;
-                    for (Condition c : terms.reversed())
-                        chain = new Condition(c.op(), c.width(), c.cc(), c.whenTaken(), c.slotA(), c.slotB(), c.immA(), c.immB(), c.phase(), chain);
-                    conditions[m] = chain;
+                    SkeletonFormat.Read read = SkeletonFormat.decodeCondition(b, p, slots);
+                    if (read == null) throw new MtrFormatException(elf.path() + ": a " + SECTION + " computed condition makes no sense");
+                    p = read.end();
+                    conditions[m] = read.condition();
                 }
                 if (nested) { // the values its outer loop computes: its slots' entry values, then the trip register's final one
                     Affine[] values = new Affine[slots + 1];
@@ -339,7 +252,7 @@ public final class SkeletonTable {
                     computedValues.put(all.size(), values);
                 }
                 Loop loop = new Loop(entry, steps, stepSlots, trip, List.copyOf(list), markerAt, markerPos, markerPhase, markerEnds,
-                        type == 3 || type == 4, List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask, List.copyOf(nests),
+                        SkeletonFormat.mayBeEmpty(type), List.copyOf(registers), exitItem, tripBeforeExit, entryItem, entryMask, List.copyOf(nests),
                         conditions);
                 all.add(loop);
                 at = p;
@@ -446,8 +359,8 @@ public final class SkeletonTable {
                 plain &= it.computed() && it.cond() == 0;
                 ip[i] = it.insn() + bias;
                 if (it.computed()) {
-                    Event.ProbeKind kind = it.kind() == SiteTable.KIND_LOAD ? Event.ProbeKind.LOAD
-                            : it.kind() == SiteTable.KIND_STORE ? Event.ProbeKind.STORE : Event.ProbeKind.MODIFY;
+                    Event.ProbeKind kind = it.kind() == SiteFormat.LOAD ? Event.ProbeKind.LOAD
+                            : it.kind() == SiteFormat.STORE ? Event.ProbeKind.STORE : Event.ProbeKind.MODIFY;
                     sites[i] = new Event.ProbeSite(ip[i], kind, it.size(), it.access(), it.flags() | Event.ProbeSite.COMPUTED,
                             it.weightMa(), it.weightAia(), it.blockRefs(), it.blockMa(), it.blockAia(), totals);
                 } else {

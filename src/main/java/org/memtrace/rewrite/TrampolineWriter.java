@@ -1,5 +1,7 @@
 package org.memtrace.rewrite;
 
+import org.memtrace.format.SiteFormat;
+
 import java.util.ArrayList;
 import java.util.List;
 import org.memtrace.x86.Flow;
@@ -27,8 +29,8 @@ final class TrampolineWriter {
     /** The most bytes {@code p}'s trampoline takes (for placing the text before it is assembled). */
     static long bound(Decision.Patch p) { return 40 + 128L * p.parts().size() + 40L * p.sites(); }
 
-    static final int KIND_LOAD = 1, KIND_STORE = 2, KIND_MODIFY = 3;
-    static final int FLAG_IMPLICIT_STACK = 0x01;
+    static final int KIND_LOAD = SiteFormat.LOAD, KIND_STORE = SiteFormat.STORE, KIND_MODIFY = SiteFormat.MODIFY;
+    static final int FLAG_IMPLICIT_STACK = SiteFormat.FLAG_IMPLICIT_STACK;
 
     private TrampolineWriter() {}
 

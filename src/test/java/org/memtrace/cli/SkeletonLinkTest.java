@@ -23,7 +23,7 @@ import org.memtrace.testutil.Gcc;
 /**
  * Skeleton traces of a program whose loop nests lie in several object files (issue 27): each object's part of the
  * linked {@code memtrace_skel} section numbers its nests' inner loops from its own first loop record
- * ({@code event.SkeletonParts}), so the reader must count within the part. Three objects (skel_link_main.c,
+ * ({@code format.SkeletonParts}), so the reader must count within the part. Three objects (skel_link_main.c,
  * skel_link_stencil.c, skel_link_blur.c), each with nests two and three loops deep, are linked in several orders,
  * compiled in one call or apart, and each build's skeleton trace must print (exit 0, no record left out) the full
  * build's trace event for event, compared as {@link SkeletonTraceTest} compares (code fields reduced to their

@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,7 +62,7 @@ class AsStepTest {
         long[] answer = Instrumented.functions(exe).get("answer");
         assertThat(run.records()).anySatisfy(r -> {
             assertThat(r.w0()).isEqualTo(g + 4);
-            assertThat(r.kind()).isEqualTo(Site.STORE);
+            assertThat(r.kind()).isEqualTo(SiteFormat.STORE);
             assertThat(r.flags() & 0x0c).as("mode bits of ma").isEqualTo(0x04);
         });
         assertThat(run.records()).as("the hand-written function has no probe")

@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,7 +54,7 @@ class ProbeGroupsTest {
                 .map(r -> r.kind() + "@" + Long.toHexString(r.w0())).toList())
                 .containsExactly("1@" + Long.toHexString(two), "1@" + Long.toHexString(two + 8));
         List<Instrumented.Record> chase = Instrumented.in(run.records(), Instrumented.functions(exe).get("chase"));
-        assertThat(chase).extracting(Instrumented.Record::kind).containsExactly(Site.LOAD, Site.LOAD);
+        assertThat(chase).extracting(Instrumented.Record::kind).containsExactly(SiteFormat.LOAD, SiteFormat.LOAD);
         assertThat(chase.get(1).w0()).as("the second load reads where the first one's value points")
                 .isNotEqualTo(chase.get(0).w0());
     }

@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -53,9 +55,9 @@ class RewriterLackeyTest {
             long[] counts = new long[2];
             for (Instrumented.Record r : Instrumented.in(run.records(), ranges.get(f))) {
                 switch (r.kind()) {
-                    case Site.LOAD -> counts[0]++;
-                    case Site.STORE -> counts[1]++;
-                    case Site.MODIFY -> { counts[0]++; counts[1]++; }
+                    case SiteFormat.LOAD -> counts[0]++;
+                    case SiteFormat.STORE -> counts[1]++;
+                    case SiteFormat.MODIFY -> { counts[0]++; counts[1]++; }
                     default -> throw new AssertionError("unexpected kind " + r.kind());
                 }
             }

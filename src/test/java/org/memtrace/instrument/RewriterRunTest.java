@@ -1,5 +1,7 @@
 package org.memtrace.instrument;
 
+import org.memtrace.format.SiteFormat;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,14 +43,14 @@ class RewriterRunTest {
             assertThat(loads).hasSize(8);
             for (int i = 0; i < 8; i++) {
                 assertThat(loads.get(i).w0()).isEqualTo(table + 4L * i);
-                assertThat(loads.get(i).kind()).isEqualTo(Site.LOAD);
+                assertThat(loads.get(i).kind()).isEqualTo(SiteFormat.LOAD);
                 assertThat(loads.get(i).size()).isEqualTo(4);
             }
         } else {
             // The optimizer may unroll or vectorize: the loads still cover the table exactly once, in order.
             long next = table;
             for (Instrumented.Record r : loads) {
-                assertThat(r.kind()).isEqualTo(Site.LOAD);
+                assertThat(r.kind()).isEqualTo(SiteFormat.LOAD);
                 assertThat(r.w0()).isEqualTo(next);
                 next += r.size();
             }
@@ -60,7 +62,7 @@ class RewriterRunTest {
         List<Instrumented.Record> inTls = Instrumented.in(run.records(), Instrumented.functions(exe).get("tls"));
         assertThat(inTls).anySatisfy(r -> {
             assertThat(r.w0()).isEqualTo(tv);
-            assertThat(r.kind()).isEqualTo(Site.LOAD);
+            assertThat(r.kind()).isEqualTo(SiteFormat.LOAD);
             assertThat(r.size()).isEqualTo(4);
         });
     }
@@ -88,13 +90,13 @@ class RewriterRunTest {
         Instrumented.Record pop = records.get(ret - 1);
         Instrumented.Record retSlot = records.get(ret);
         long slot = callSlot.w0();
-        assertThat(List.of(callSlot.kind(), callSlot.size(), callSlot.flags() & Site.FLAG_IMPLICIT_STACK))
-                .containsExactly(Site.STORE, 8, 1);
-        assertThat(List.of(push.kind(), push.size(), push.flags() & 1)).containsExactly(Site.STORE, 8, 1);
+        assertThat(List.of(callSlot.kind(), callSlot.size(), callSlot.flags() & SiteFormat.FLAG_IMPLICIT_STACK))
+                .containsExactly(SiteFormat.STORE, 8, 1);
+        assertThat(List.of(push.kind(), push.size(), push.flags() & 1)).containsExactly(SiteFormat.STORE, 8, 1);
         assertThat(push.w0()).isEqualTo(slot - 8);
-        assertThat(List.of(pop.kind(), pop.size(), pop.flags() & 1)).containsExactly(Site.LOAD, 8, 1);
+        assertThat(List.of(pop.kind(), pop.size(), pop.flags() & 1)).containsExactly(SiteFormat.LOAD, 8, 1);
         assertThat(pop.w0()).isEqualTo(slot - 8);
-        assertThat(List.of(retSlot.kind(), retSlot.size(), retSlot.flags() & 1)).containsExactly(Site.LOAD, 8, 1);
+        assertThat(List.of(retSlot.kind(), retSlot.size(), retSlot.flags() & 1)).containsExactly(SiteFormat.LOAD, 8, 1);
         assertThat(retSlot.w0()).isEqualTo(slot);
     }
 
@@ -107,16 +109,16 @@ class RewriterRunTest {
         long g1 = Instrumented.symbol(exe, "g1");
         long g2 = Instrumented.symbol(exe, "g2");
         List<Instrumented.Record> clear = Instrumented.in(run.records(), Instrumented.functions(exe).get("clear"))
-                .stream().filter(r -> r.kind() >= Site.REP_DESTINATION).toList();
+                .stream().filter(r -> r.kind() >= SiteFormat.REP_DESTINATION).toList();
         assertThat(clear).extracting(Instrumented.Record::kind, Instrumented.Record::size, Instrumented.Record::w0)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(Site.REP_DESTINATION, 4, g1),
-                        org.assertj.core.groups.Tuple.tuple(Site.REP_COUNT, 4, 100L));
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(SiteFormat.REP_DESTINATION, 4, g1),
+                        org.assertj.core.groups.Tuple.tuple(SiteFormat.REP_COUNT, 4, 100L));
         List<Instrumented.Record> copy = Instrumented.in(run.records(), Instrumented.functions(exe).get("copy"))
-                .stream().filter(r -> r.kind() >= Site.REP_DESTINATION).toList();
+                .stream().filter(r -> r.kind() >= SiteFormat.REP_DESTINATION).toList();
         assertThat(copy).extracting(Instrumented.Record::kind, Instrumented.Record::w0)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(Site.REP_DESTINATION, g1),
-                        org.assertj.core.groups.Tuple.tuple(Site.REP_SOURCE, g2),
-                        org.assertj.core.groups.Tuple.tuple(Site.REP_COUNT, 100L));
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(SiteFormat.REP_DESTINATION, g1),
+                        org.assertj.core.groups.Tuple.tuple(SiteFormat.REP_SOURCE, g2),
+                        org.assertj.core.groups.Tuple.tuple(SiteFormat.REP_COUNT, 100L));
     }
 
     @ParameterizedTest
@@ -133,7 +135,7 @@ class RewriterRunTest {
         long[] work = Instrumented.functions(exe).get("work");
         // Every thread loads the 1000 elements of the table: 4000 loads of it in work, whatever the threads' order.
         long bytes = Instrumented.in(run.records(), work).stream()
-                .filter(r -> r.kind() == Site.LOAD && r.w0() >= table && r.w0() < table + 4000)
+                .filter(r -> r.kind() == SiteFormat.LOAD && r.w0() >= table && r.w0() < table + 4000)
                 .mapToLong(Instrumented.Record::size).sum();
         assertThat(bytes).isEqualTo(4 * 4000);
     }
@@ -175,7 +177,7 @@ class RewriterRunTest {
         List<Instrumented.Record> sum = Instrumented.in(run.records(), Instrumented.functions(exe).get("sum"));
         assertThat(sum).extracting(Instrumented.Record::w0)
                 .containsExactly(table, table + 4, table + 8, table + 12, table + 16, table + 20, table + 24, table + 28);
-        assertThat(run.records()).noneMatch(r -> (r.flags() & Site.FLAG_IMPLICIT_STACK) != 0);
+        assertThat(run.records()).noneMatch(r -> (r.flags() & SiteFormat.FLAG_IMPLICIT_STACK) != 0);
     }
 
     @Test

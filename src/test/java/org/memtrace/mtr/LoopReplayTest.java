@@ -1,5 +1,6 @@
 package org.memtrace.mtr;
 
+import org.memtrace.format.SkeletonFormat;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -265,7 +266,7 @@ class LoopReplayTest {
         var inner = new SkeletonTable.Loop(0x1f00, new long[] {8}, new int[] {NONE}, 0, List.of(innerLoad), new long[0], new int[0],
                 new boolean[0], new boolean[0], false, List.of("rax"), 0, false, 0, 0, List.of());
         var outerLoad = new SkeletonTable.Item(0x1000, 1, 8, 0, 0, 1, 1, 0, 0, 0, 0, NONE, 1, 0, 0, 0, false);
-        var run = new SkeletonTable.Item(0x1f00, SkeletonTable.KIND_NESTED, 0, 0, 0, 0, 0, 0, 0, 0, NONE, NONE, 0, 0, 0, 0, false);
+        var run = new SkeletonTable.Item(0x1f00, org.memtrace.format.SkeletonFormat.ITEM_NESTED, 0, 0, 0, 0, 0, 0, 0, 0, NONE, NONE, 0, 0, 0, 0, false);
         var nest = new SkeletonTable.Nest(1, inner, new SkeletonTable.Affine[] {new SkeletonTable.Affine(8, new int[] {0}, new long[] {1})},
                 new SkeletonTable.Affine(8 + 8 * trips, new int[] {0}, new long[] {1}));
         var outer = new SkeletonTable.Loop(0x0f00, new long[] {320, 1}, new int[] {NONE, NONE}, 1, List.of(outerLoad, run), new long[0],
@@ -303,12 +304,12 @@ class LoopReplayTest {
         var totals = new Event.SelectionTotals(0, 0, 0);
         Event.ProbeSite p = new Event.ProbeSite(0x1000, Event.ProbeKind.STORE, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
         Event.ProbeSite q = new Event.ProbeSite(0x2000, Event.ProbeKind.STORE, 8, 0, Event.ProbeSite.COMPUTED, 1, 1, 0, 0, 0, totals);
-        var below3 = new SkeletonTable.Condition(SkeletonTable.Condition.CMP, 8, 15, false, 0, NONE, 0, 2, 0);
+        var below3 = new SkeletonFormat.Condition(SkeletonFormat.Condition.CMP, 8, 15, false, 0, NONE, 0, 2, 0);
         var loop = new SkeletonTable.Placed(new long[] {1, 0, 0}, new int[] {NONE, NONE, NONE}, 0, new int[] {1, 2},
                 new int[] {0, 0}, new int[] {8, 8}, new int[] {0, 0}, new long[] {0, 0}, new Event.ProbeSite[] {p, q},
                 new long[] {0x1000, 0x2000}, false, new int[] {0, 1}, new int[] {1}, new boolean[1], new boolean[1], false, false,
                 new boolean[2], new long[0], 0, false, 0, 0, new SkeletonTable.Nest[2], new SkeletonTable.Placed[2],
-                new SkeletonTable.Condition[] {below3});
+                new SkeletonFormat.Condition[] {below3});
         List<Out> out = new ArrayList<>();
         LoopReplay r = new LoopReplay(loop).start();
         r.value(0, 0);

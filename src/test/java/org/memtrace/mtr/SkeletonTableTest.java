@@ -1,5 +1,6 @@
 package org.memtrace.mtr;
 
+import org.memtrace.format.SkeletonFormat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -18,11 +19,11 @@ class SkeletonTableTest {
 
     /** Whether the jump of {@code cc} after {@code cmp b, a} (AT&T: flags of a − b) at {@code width} bytes is taken. */
     private static boolean cmp(int width, int cc, long a, long b) {
-        return new SkeletonTable.Condition(SkeletonTable.Condition.CMP, width, cc, true, 0, 1, 0, 0, 0).holds(a, b);
+        return new SkeletonFormat.Condition(SkeletonFormat.Condition.CMP, width, cc, true, 0, 1, 0, 0, 0).holds(a, b);
     }
 
     private static boolean test(int width, int cc, long a, long b) {
-        return new SkeletonTable.Condition(SkeletonTable.Condition.TEST, width, cc, true, 0, 1, 0, 0, 0).holds(a, b);
+        return new SkeletonFormat.Condition(SkeletonFormat.Condition.TEST, width, cc, true, 0, 1, 0, 0, 0).holds(a, b);
     }
 
     @Test
@@ -66,7 +67,7 @@ class SkeletonTableTest {
     @Test
     void anImmediateOperandAndTheEdgeIntoTheBlockAreHonoured() {
         // cmp $2, i; jg past: the block runs when the jump is not taken, i <= 2
-        var c = new SkeletonTable.Condition(SkeletonTable.Condition.CMP, 8, G, false, 0, NONE, 0, 2, 0);
+        var c = new SkeletonFormat.Condition(SkeletonFormat.Condition.CMP, 8, G, false, 0, NONE, 0, 2, 0);
         assertThat(List.of(0L, 1L, 2L, 3L, 4L).stream().map(i -> c.holds(i, 12345)).toList()).containsExactly(true, true, true, false, false);
     }
 

@@ -3,8 +3,12 @@ package org.memtrace.skeleton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.mtr.SkeletonTable;
 
 /** The loop functions' text: affine addresses as C expressions, and shapes the generator does not know refused. */
@@ -55,5 +59,29 @@ class CSourceTest {
                 .isInstanceOf(CSource.UnknownShape.class).hasMessageContaining("kind 4: loop shape not emitted");
         assertThatThrownBy(() -> CSource.loop(placed(List.of(item(1, 0, NONE, 1, 0, 2, 0)), 1), null))
                 .isInstanceOf(CSource.UnknownShape.class).hasMessageContaining("loop shape not emitted");
+    }
+
+    @Test
+    void theFixedPartIsThreePartsOfTheResourceInOrder() {
+        Map<String, String> parts = CSource.parts("skeleton.c");
+        assertThat(parts).containsOnlyKeys("runtime", "reader", "main");
+        assertThat(parts.get("runtime")).startsWith("\n#include <stdint.h>\n").endsWith("}\n");
+        assertThat(parts.get("reader")).startsWith("\nstatic uint64_t get(void)\n");
+        assertThat(parts.get("main")).startsWith("\nint main(int argc, char **argv)\n").contains("@INPUT@").endsWith("    return 0;\n}\n");
+    }
+
+    /** The resource with nothing generated between its parts (no site, no loop) is a program gcc takes at -Wall -Werror, which prints nothing for an empty input. */
+    @Test
+    void theFixedPartCompilesOnItsOwn(@TempDir Path dir) throws Exception {
+        var about = new CSource.About("t.mtr", "skel.c", "skel.in", 0, 0, 0, 1);
+        Files.writeString(dir.resolve("skel.c"), CSource.render(about, List.of(), List.of(), Map.of()));
+        Files.write(dir.resolve("skel.in"), new byte[0]);
+        var gcc = new ProcessBuilder("gcc", "-std=gnu11", "-O2", "-Wall", "-Werror", "-o", "skel", "skel.c")
+                .directory(dir.toFile()).redirectErrorStream(true).start();
+        String said = new String(gcc.getInputStream().readAllBytes());
+        assertThat(gcc.waitFor()).as(said).isZero();
+        var run = new ProcessBuilder(dir.resolve("skel").toString(), "skel.in").directory(dir.toFile()).start();
+        assertThat(run.getInputStream().readAllBytes()).isEmpty();
+        assertThat(run.waitFor()).isZero();
     }
 }

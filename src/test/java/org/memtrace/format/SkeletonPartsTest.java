@@ -1,4 +1,4 @@
-package org.memtrace.event;
+package org.memtrace.format;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

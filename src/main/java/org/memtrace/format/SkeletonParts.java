@@ -1,4 +1,4 @@
-package org.memtrace.event;
+package org.memtrace.format;
 
 /**
  * How a {@code memtrace_skel} record names another loop record (docs/compiled-in.md, "Loop nests"): an outer loop's

@@ -80,17 +80,10 @@ static __attribute__((noinline)) void emit_alloc(int fn, uintptr_t caller, uintp
                                                  long a0, long a1, long a2, long a3, long a4, long a5)
 {
     struct mt_alloc_stack s; /* more[] is written only as far as it is sent */
-    struct mt_alloc *r = &s.a;
     REC(MT_ALLOC, struct mt_alloc, a);
-    *r = a;
-    r->h.flags = (uint8_t)fn;
-    r->caller = caller;
-    r->result = result;
-    r->usable = usable;
-    r->a[0] = (uint64_t)a0; r->a[1] = (uint64_t)a1; r->a[2] = (uint64_t)a2;
-    r->a[3] = (uint64_t)a3; r->a[4] = (uint64_t)a4; r->a[5] = (uint64_t)a5;
-    int more = g.stack_depth > 1 ? mt_frames_above((uintptr_t)__builtin_frame_address(0), caller, g.stack_depth, s.more) : 0;
-    r->h.size = (uint16_t)(sizeof(struct mt_alloc) + 8 * more);
+    s.a = a;
+    const uint64_t args[6] = {(uint64_t)a0, (uint64_t)a1, (uint64_t)a2, (uint64_t)a3, (uint64_t)a4, (uint64_t)a5};
+    mt_alloc_fill(&s, fn, caller, result, usable, args, g.stack_depth, (uintptr_t)__builtin_frame_address(0));
     emit(&s);
 }
 

@@ -130,6 +130,23 @@ static inline __attribute__((always_inline)) int mt_frames_above(uintptr_t fp, u
     return 0;
 }
 
+/* The body of an allocation record, as the agent's and the runtime's wrappers both send it: h.flags   */
+/* and the fields from fn..a, then the stack of up to depth frames above caller found from fp (the      */
+/* wrapper's own frame), and h.size to match; the rest of the header is the sender's.                  */
+static inline __attribute__((always_inline)) void mt_alloc_fill(struct mt_alloc_stack *s, int fn, uint64_t caller,
+                                                                uint64_t result, uint64_t usable,
+                                                                const uint64_t a[6], int depth, uintptr_t fp)
+{
+    struct mt_alloc *r = &s->a;
+    r->h.flags = (uint8_t)fn;
+    r->caller = caller;
+    r->result = result;
+    r->usable = usable;
+    for (int i = 0; i < 6; i++) r->a[i] = a[i];
+    int more = mt_frames_above(fp, caller, depth, s->more);
+    r->h.size = (uint16_t)(sizeof(struct mt_alloc) + 8 * more);
+}
+
 /* ---- the process described (mt_proc.c) ------------------------------------------------------------ */
 
 /* Bytes of a path a module or mapping record keeps (longer ones are cut). */

@@ -70,17 +70,11 @@ static __attribute__((noinline)) void emit_alloc(int fn, uint64_t seq, uint64_t 
                                                  uint64_t a3, uint64_t a4, uint64_t a5)
 {
     struct mt_alloc_stack s; /* more[] is written only as far as it is sent */
-    struct mt_alloc *r = &s.a;
     RT_REC(MT_ALLOC, struct mt_alloc, a);
-    *r = a;
-    r->h.flags = (uint8_t)fn;
-    r->caller = caller;
-    r->result = result;
-    r->usable = usable;
-    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2; r->a[3] = a3; r->a[4] = a4; r->a[5] = a5;
-    int more = rt.stack_depth > 1 ? mt_frames_above((uintptr_t)__builtin_frame_address(0), caller, rt.stack_depth, s.more) : 0;
-    r->h.size = (uint16_t)(sizeof(struct mt_alloc) + 8 * more);
-    rt_emit_seq(&s, r->h.size, seq);
+    s.a = a;
+    const uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
+    mt_alloc_fill(&s, fn, caller, result, usable, args, rt.stack_depth, (uintptr_t)__builtin_frame_address(0));
+    rt_emit_seq(&s, s.a.h.size, seq);
 }
 
 static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }

@@ -1,5 +1,7 @@
 package org.memtrace.export;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import org.memtrace.analysis.Access;
 import org.memtrace.analysis.Analysis;
@@ -47,6 +49,7 @@ abstract class NamedRows implements Analysis {
     private int spanRegion, spanSymbol;
 
     private final Interner texts = new Interner();
+    private byte[][] utf8 = new byte[1024][];
 
     private final Naming naming;
 
@@ -65,6 +68,14 @@ abstract class NamedRows implements Analysis {
 
     /** The name an id stands for. */
     final String text(int id) { return texts.text(id); }
+
+    /** {@link #text} in UTF-8, made once per id: the Parquet writers' dictionary pages hold each name again. */
+    final byte[] utf8(int id) {
+        if (id >= utf8.length) utf8 = Arrays.copyOf(utf8, Math.max(2 * utf8.length, id + 1));
+        byte[] b = utf8[id];
+        if (b == null) utf8[id] = b = text(id).getBytes(StandardCharsets.UTF_8);
+        return b;
+    }
 
     @Override
     public final void access(Access t) {

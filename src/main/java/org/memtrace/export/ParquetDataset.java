@@ -4,8 +4,6 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -53,7 +51,6 @@ public final class ParquetDataset extends NamedRows {
     private final ExecutorService writer = ParquetRows.writerThread();
     private final Map<Integer, Partition> partitions = new LinkedHashMap<>();
     private Supplier<SequencedMap<String, String>> metadata = LinkedHashMap::new;
-    private byte[][] utf8 = new byte[1024][];
     /** The partition of the last row's thread: rows come in runs of one thread. */
     private int lastTid = Integer.MIN_VALUE;
     private Partition last;
@@ -101,13 +98,6 @@ public final class ParquetDataset extends NamedRows {
         return new ParquetFile(new BufferedOutputStream(files.create(path), 1 << 16), this::utf8, writer);
     }
 
-    /** A name's UTF-8 by its id, made once for all files. */
-    private byte[] utf8(int id) {
-        if (id >= utf8.length) utf8 = Arrays.copyOf(utf8, Math.max(2 * utf8.length, id + 1));
-        byte[] b = utf8[id];
-        if (b == null) utf8[id] = b = text(id).getBytes(StandardCharsets.UTF_8);
-        return b;
-    }
 
     @Override
     public String name() { return "parquet export"; }

@@ -3,8 +3,6 @@ package org.memtrace.export;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.SequencedMap;
 import java.util.concurrent.ExecutorService;
@@ -27,7 +25,6 @@ public final class ParquetRows extends NamedRows {
     private final ExecutorService writer = writerThread();
     private final ParquetFile file;
     private Supplier<SequencedMap<String, String>> metadata = LinkedHashMap::new;
-    private byte[][] utf8 = new byte[1024][];
 
     public ParquetRows(Naming naming, OutputStream out) throws IOException {
         super(naming);
@@ -57,13 +54,6 @@ public final class ParquetRows extends NamedRows {
         }
     }
 
-    /** A name's UTF-8 by its id, made once. */
-    private byte[] utf8(int id) {
-        if (id >= utf8.length) utf8 = Arrays.copyOf(utf8, Math.max(2 * utf8.length, id + 1));
-        byte[] b = utf8[id];
-        if (b == null) utf8[id] = b = text(id).getBytes(StandardCharsets.UTF_8);
-        return b;
-    }
 
     @Override
     public String name() { return "parquet export"; }

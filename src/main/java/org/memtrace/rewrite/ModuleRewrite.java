@@ -126,7 +126,8 @@ public final class ModuleRewrite {
         long end = elf.loadSegments().stream().mapToLong(s -> s.vaddr() + s.memSize()).max().orElseThrow();
         long above = (lowest + REACH - room) & ~0xfffL;
         if (above < ((end + 0xfff) & ~0xfffL))
-            throw new RewriteException(module + ": its trampolines (" + (room >> 20) + " MB) fit neither below its code nor above it within 2 GB");
+            throw new RewriteException(module + ": its trampolines (up to " + ((room + 0xfffff) >> 20)
+                    + " MB) fit neither below its code nor above it within 2 GB");
         return above;
     }
 

@@ -75,6 +75,15 @@ class RewriteNonPieTest {
                 .doesNotContain("cannot rewrite").doesNotContain("no room");
     }
 
+    @Test
+    void anExecutableWhoseSegmentsSpanNearly2GbIsRefusedInOneLine() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_huge_bss.c", "huge", "-O1", "-no-pie", "-mcmodel=medium", "-Wl,-Ttext-segment=0x10000");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "-o", dir.resolve("h.trace").toString(), "--", prog.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("memtrace: cannot rewrite " + prog + ": " + prog
+                + ": its trampolines (up to 1 MB) fit neither below its code nor above it within 2 GB\n");
+    }
+
     private static boolean inside(ElfSymbol f, long ip) {
         return Long.compareUnsigned(ip, f.value()) >= 0 && Long.compareUnsigned(ip, f.value() + f.size()) < 0;
     }

@@ -11,8 +11,10 @@
 #   cc-disk          the `memtrace cc` build, trace to disk, no JVM
 #   fault            `memtrace run` (fault mode) whole, cut off after $FAULT_LIMIT s (default 60; shown as ">")
 # Then the system's gzip and sort (libc-heavy, stripped, unmodified) on a small input ($SMALL_KB KB, default
-# 100), with the columns native, rw-disk, rw-run, fault and lackey (Valgrind's Lackey, --trace-mem=yes to
-# /dev/null; cut off like fault mode). SYSTEM=0 leaves them out.
+# 100) and its python3 (non-PIE, trampolines above its code) running `sum(range(10**5))`, with the columns
+# native, rw-discard, rw-disk, rw-run, fault and lackey (Valgrind's Lackey, --trace-mem=yes to /dev/null; cut
+# off like fault mode). SYSTEM=0 leaves them out; SYSTEM_ONLY=1 runs only them; SYSTEM_PROGRAMS chooses
+# among them (default "gzip sort python3").
 # Usage: bench/rewrite.sh [program ...]   (default: heap gemm)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,8 +62,9 @@ plans() {
 
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(heap gemm)
-printf '%-8s %9s %11s %11s %9s %9s %9s %9s   %s\n' program native rw-exe-disk rw-discard rw-disk rw-run cc-disk fault "rewritten/left"
-for p in "${progs[@]}"; do
+[ "${SYSTEM_ONLY:-0}" = 1 ] && progs=()
+[ ${#progs[@]} -eq 0 ] || printf '%-8s %9s %11s %11s %9s %9s %9s %9s   %s\n' program native rw-exe-disk rw-discard rw-disk rw-run cc-disk fault "rewritten/left"
+for p in ${progs[@]+"${progs[@]}"}; do
   gcc -O2 -g -no-pie -o "$out/$p" "$root/bench/programs/$p.c"
   "$mt" cc -O2 -g -no-pie -o "$out/$p.cc" "$root/bench/programs/$p.c"
   "$mt" run --mode rewrite -o /dev/null -- "$out/$p" >/dev/null 2>"$out/$p.rw.stderr"
@@ -80,19 +83,24 @@ for p in "${progs[@]}"; do
 done
 if [ "${SYSTEM:-1}" != 0 ]; then
   head -c $((${SMALL_KB:-100} * 1024)) "$root/README.md" "$root"/docs/*.md > "$out/small.txt"
-  printf '\n%-8s %9s %9s %9s %9s %9s   %s\n' program native rw-disk rw-run fault lackey "rewritten/left (program; libc)"
-  for cmd in gzip sort; do
+  printf '\n%-8s %9s %10s %9s %9s %9s %9s   %s\n' program native rw-discard rw-disk rw-run fault lackey "rewritten/left (program; libc)"
+  for cmd in ${SYSTEM_PROGRAMS:-gzip sort python3}; do
     bin=$(command -v $cmd)
-    args=(-9c "$out/small.txt"); [ $cmd = sort ] && args=("$out/small.txt")
+    args=(-9c "$out/small.txt")
+    [ $cmd = sort ] && args=("$out/small.txt")
+    # the system's own python3, not a wrapper script (pyenv's shims) found first on PATH
+    [ $cmd = python3 ] && { bin=/usr/bin/python3; args=(-c "sum(range(10**5))"); }
     "$mt" run --mode rewrite -o /dev/null -- "$bin" "${args[@]}" >/dev/null 2>"$out/$cmd.rw.stderr"
-    counts=$(sed -n 's/.*rewrite: \([0-9]*\) memory instructions.* rewritten, \([0-9]*\) left.*/\1\/\2/p' "$out/$cmd.rw.stderr" | head -2 | paste -sd';')
+    counts=$(sed -n 's/.*rewrite: \([0-9]*\) memory instructions.* rewritten, \([0-9]*\) left.*/\1\/\2/p' "$out/$cmd.rw.stderr" | head -1)
+    counts="$counts;$(sed -n 's/.*rewrite: \([0-9]*\) memory instructions of .*libc\.so.* rewritten, \([0-9]*\) left.*/\1\/\2/p' "$out/$cmd.rw.stderr")"
     all=$(plans "$bin")
     n=$(cpu "$bin" "${args[@]}")
+    d=$(cpu env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" "$bin" "${args[@]}")
     w=$(cpu env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$cmd.rw.mtr" "$bin" "${args[@]}")
     r=$(cpu "$mt" run --mode rewrite -q -o /dev/null -- "$bin" "${args[@]}")
     f=$(REPEAT=1 cpu "$mt" run -q -o /dev/null -- "$bin" "${args[@]}")
     l=$(REPEAT=1 cpu valgrind --tool=lackey --trace-mem=yes --log-file=/dev/null "$bin" "${args[@]}")
-    printf '%-8s %9s %9s %9s %9s %9s   %s\n' "$cmd" "$n" "$w" "$r" "$f" "$l" "$counts"
+    printf '%-8s %9s %10s %9s %9s %9s %9s   %s\n' "$cmd" "$n" "$d" "$w" "$r" "$f" "$l" "$counts"
   done
 fi
 echo "load: $(uptime | sed 's/.*load average/load average/')"

@@ -27,6 +27,10 @@ public final class ModuleRewrite {
     static final String PLANNER_VERSION = "rewrite-7-fde";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
+    /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
+    static final long LOWEST_MAPPING = 0x10000;
+    /** How far a trampoline may be from any byte of its module: the runtime's bound, a rel32 less a margin. */
+    static final long REACH = 0x7ff00000L - 0x100000L;
 
     /** A module ready to run rewritten: its plan, its trampoline file and what the planner decided. */
     public record Prepared(Path plan, Path trampolines, PlanFile.Counts counts) {
@@ -82,16 +86,13 @@ public final class ModuleRewrite {
                 case Decision.Left l -> left[l.reason().ordinal()]++;
             }
         }
-        long lowest = elf.loadSegments().stream().mapToLong(ElfSegment::vaddr).min()
-                .orElseThrow(() -> new RewriteException(module + " has no loadable segment"));
-        // below the module: above it the kernel puts the brk heap of an executable
-        long base = (lowest - room) & ~0xfffL;
+        long base = textBase(module, elf, room);
         Path work = Files.createTempDirectory(cache, "work-");
         try {
             Path linkedFile = work.resolve("trampolines.elf");
             TrampolineLinker.Linked linked = TrampolineLinker.link(patches, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
-            if (Long.compareUnsigned(base + linked.text().length, lowest) > 0 && elf.type() == ElfFile.ET_EXEC)
-                throw new RewriteException(module + ": the trampolines do not fit below its code");
+            if (linked.text().length > room)
+                throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
             for (int i = 0; i < patches.size(); i++) writes.add(jump(patches.get(i), linked.trampolines()[i]));
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -105,6 +106,29 @@ public final class ModuleRewrite {
         } finally {
             deleteTree(work);
         }
+    }
+
+    /**
+     * The link-time address of the trampolines' text, {@code room} bytes at most (docs/rewriting.md,
+     * "Placement within ±2 GB"). Below the module when it fits: a position-independent module's "below 0" is
+     * a place relative to its load bias, and a position-dependent executable's is the room under its first
+     * segment, above the null-page guard. An executable whose code starts too low for that (the usual
+     * non-PIE one at 0x400000, with more than about 4 MB of trampolines: python3) gets them above, as far
+     * from its end as a rel32 from its first byte allows, because the kernel starts its brk heap just after
+     * its last segment and a mapping in the heap's way makes brk fail (malloc then goes on with mmap, but a
+     * program that calls sbrk itself would not).
+     */
+    static long textBase(Path module, ElfFile elf, long room) throws RewriteException {
+        long lowest = elf.loadSegments().stream().mapToLong(ElfSegment::vaddr).min()
+                .orElseThrow(() -> new RewriteException(module + " has no loadable segment"));
+        long below = (lowest - room) & ~0xfffL;
+        if (elf.type() != ElfFile.ET_EXEC || (lowest - room >= LOWEST_MAPPING && below >= LOWEST_MAPPING)) return below;
+        long end = elf.loadSegments().stream().mapToLong(s -> s.vaddr() + s.memSize()).max().orElseThrow();
+        long above = (lowest + REACH - room) & ~0xfffL;
+        if (above < ((end + 0xfff) & ~0xfffL))
+            throw new RewriteException(module + ": its trampolines (up to " + ((room + 0xfffff) >> 20)
+                    + " MB) fit neither below its code nor above it within 2 GB");
+        return above;
     }
 
     /**

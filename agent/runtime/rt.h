@@ -90,6 +90,7 @@ struct rt_thread {
     int slot;                   /* index in the registry */
     int internal;               /* the runtime's own code is running: wrappers pass through (RT_PRIVATE_HEAP: */
                                 /* and allocations come from the runtime's arena, not the program's heap)   */
+    int handed;                 /* began in a buffer handed over (rt_thread_start.c): ends into the sink    */
 };
 
 /* FINISHING: the final flush is writing every buffer; a thread whose buffer fills waits for it to end. */
@@ -121,6 +122,9 @@ extern __thread char *__memtrace_cursor __attribute__((tls_model("initial-exec")
 /* rt_buffer.c */
 void rt_buffer_init(void);
 void rt_thread_begin(uint64_t parent, int announce); /* buffer + registry (+ MT_THREAD start) for the calling thread */
+void rt_thread_begin_in(struct rt_buf *given, uint64_t parent); /* the same in a buffer handed over (rt_thread_start.c) */
+struct rt_buf *rt_handover_begin(void);     /* a buffer the next thread pthread_create makes starts in; NULL: none */
+void rt_handover_end(struct rt_buf *b, int created); /* after pthread_create: the image cleared, b back if unused */
 void rt_thread_end(uint64_t value);        /* MT_THREAD exit, hand the buffer to the writer */
 void rt_flush_current(void);               /* the calling thread's buffer to the writer (or discarded) */
 int rt_probe_fault(siginfo_t *si, ucontext_t *uc); /* 1 when the fault was a probe's and is served */

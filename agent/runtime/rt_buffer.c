@@ -35,9 +35,18 @@
 
 struct rt_global rt;
 __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
-RT_EXPORT __thread char *__memtrace_cursor __attribute__((tls_model("initial-exec")));
+/* In .tdata, not .tbss, though it starts null: rt_thread_start.c writes a new thread's first buffer into */
+/* its initialization image around pthread_create.                                                      */
+RT_EXPORT __thread char *__memtrace_cursor __attribute__((tls_model("initial-exec"), section(".tdata")));
 
 static pthread_key_t exit_key;
+
+/* Where the probes of a thread that began in a handed-over buffer write after its end (rt_thread_end):  */
+/* libc's start_thread goes on after the key destructors, partly with every signal blocked, so its        */
+/* probes must find a cursor that does not fault. Every such thread starts again at the sink's base; what */
+/* lands there is discarded, and a fault at its guard page (signals open) starts it over.                 */
+#define SINK_SIZE (64 * 1024)
+static char *sink;
 
 /* ---- helpers -------------------------------------------------------------------------------------- */
 
@@ -100,6 +109,8 @@ static void on_thread_exit(void *value)
 void rt_buffer_init(void)
 {
     pthread_key_create(&exit_key, on_thread_exit);
+    sink = rt_map(SINK_SIZE + (size_t)rt.page);
+    if (sink) mt_sys3(SYS_mprotect, sink + SINK_SIZE, rt.page, PROT_NONE);
 }
 
 static int registry_add(int tid, struct rt_buf *b)
@@ -137,6 +148,29 @@ void rt_thread_begin(uint64_t parent, int announce)
     rt_emit(&t, sizeof t);
 }
 
+void rt_thread_begin_in(struct rt_buf *given, uint64_t parent)
+{
+    char *c = __memtrace_cursor;
+    if (rt_self.buf || !given || c < given->base || c > given->end) {
+        /* not handed over (the executable's own cursor, or already begun): the buffer goes back */
+        if (given) rt_buf_put(given);
+        if (rt.state == RT_RUNNING) rt_thread_begin(parent, 1);
+        return;
+    }
+    /* start_thread's probes have written into `given` since the thread's first instruction: keep them */
+    uint64_t old = rt_block_signals();
+    given->tid = (uint32_t)rt_tid();
+    rt_self.buf = given;
+    rt_self.handed = 1;
+    rt_self.slot = registry_add(rt_tid(), given);
+    pthread_setspecific(exit_key, (void *)1);
+    rt_restore_signals(old);
+    RT_REC(MT_THREAD, struct mt_thread, t);
+    t.h.flags = MT_THREAD_START;
+    t.value = parent;
+    rt_emit(&t, sizeof t);
+}
+
 void rt_thread_end(uint64_t value)
 {
     if (!rt_self.buf) return;
@@ -157,7 +191,9 @@ void rt_thread_end(uint64_t value)
     }
     rt_lock_drop(&rt.registry_lock);
     rt_self.buf = NULL;
-    __memtrace_cursor = NULL; /* a probe still running (another key's destructor) starts a new buffer */
+    /* a probe still running (another key's destructor) starts a new buffer; after a handed-over start, */
+    /* libc's exit path runs rewritten, partly with signals blocked: its probes go to the sink          */
+    __memtrace_cursor = rt_self.handed && sink ? sink : NULL;
     if (rt.to_file && rt.state == RT_RUNNING) rt_file_queue(b);
     else rt_buf_put(b);
     leave_swap();
@@ -224,6 +260,9 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
         rt_thread_begin(0, 1);
     } else if (rt_self.buf && rdx <= rt_self.buf->end && rdx + disp >= rt_self.buf->end) {
         swap_buffer();
+        rt_self.internal = saved;
+    } else if (!rt_self.buf && sink && rdx >= sink && rdx <= sink + SINK_SIZE && rdx + disp >= sink + SINK_SIZE) {
+        __memtrace_cursor = sink; /* a thread past its end: the sink starts over */
         rt_self.internal = saved;
     } else {
         rt_self.internal = saved;
@@ -299,6 +338,7 @@ void rt_emit_seq(const void *rec, size_t len, uint64_t seq)
     for (;;) {
         char *c = __memtrace_cursor;
         if (!c) { rt_thread_begin(0, 1); continue; }
+        if (!rt_self.buf) return; /* a thread past its end writes to the sink (rt_thread_end): nowhere to emit */
         if (c + bytes > rt_self.buf->end) {
             rt_flush_current();
             if (rt.state != RT_RUNNING) return;

@@ -213,6 +213,15 @@ struct rt_buf *rt_buf_get(void)
         if (b) f.free_list = b->next;
         else if (!rt.to_file || rt.state != RT_RUNNING || f.nbufs < 2 * rt.live_threads + 4) b = new_buffer();
         rt_lock_drop(&f.queue_lock);
+        if (!b && (f.ndescs == MAX_BUFS || !f.writer_running)) {
+            /* no writer to wait for (or no room for one more): the program must go on with a new buffer; */
+            /* it was `continue`d here, which left it out of the pool and took another, up to MAX_BUFS    */
+            if (!since) since = monotonic_ns();
+            rt_lock_take(&f.queue_lock);
+            b = new_buffer();
+            rt_lock_drop(&f.queue_lock);
+            if (!b) mt_sys2(SYS_exit_group, 127, 0); /* no memory at all for a buffer: nothing sane is left */
+        }
         if (b) {
             b->next = NULL;
             b->from = b->base;
@@ -225,13 +234,6 @@ struct rt_buf *rt_buf_get(void)
             return b;
         }
         if (!since) since = monotonic_ns();
-        if (f.ndescs == MAX_BUFS || !f.writer_running) { /* out of memory or no writer: the program must go on */
-            rt_lock_take(&f.queue_lock);
-            b = new_buffer();
-            rt_lock_drop(&f.queue_lock);
-            if (!b) mt_sys2(SYS_exit_group, 127, 0); /* no memory at all for a buffer: nothing sane is left */
-            continue;
-        }
         if (help_writer()) continue;
         futex_wait(&f.pool_gen, gen, 10 * 1000 * 1000);
     }

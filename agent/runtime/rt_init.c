@@ -404,6 +404,7 @@ struct start {
     void *(*fn)(void *);
     void *arg;
     uint64_t parent;
+    struct rt_buf *buf;         /* the buffer handed over through the TLS image (rt_thread_start.c), or NULL */
 };
 
 static void *thread_start(void *p)
@@ -412,7 +413,8 @@ static void *thread_start(void *p)
     rt_self.internal = 1;
     free(p);
     rt_self.internal = 0;
-    if (rt.state == RT_RUNNING) rt_thread_begin(s.parent, 1);
+    if (s.buf) rt_thread_begin_in(s.buf, s.parent);
+    else if (rt.state == RT_RUNNING) rt_thread_begin(s.parent, 1);
     return s.fn(s.arg);
 }
 
@@ -427,7 +429,11 @@ RT_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
     s->fn = fn;
     s->arg = arg;
     s->parent = (uint64_t)rt_tid();
+    rt_self.internal = 1;
+    s->buf = rt_handover_begin();
+    rt_self.internal = 0;
     int rc = next(t, attr, thread_start, s);
+    rt_handover_end(s->buf, rc == 0);
     if (rc) {
         rt_self.internal = 1;
         free(s);

@@ -67,13 +67,14 @@ class InterpretationTest {
         Interpretation in = new Interpretation(naming, InstructionShapes.UNKNOWN, List.of(rows));
         EVENTS.forEach(in::accept);
         assertThat(in.finish(Ending.offline(EVENTS.size(), in.events(), 0, Map.of()))).isEmpty();
-        // free(NULL) prints no line, so it takes no number; the same address is named again after the free
+        // free(NULL) prints no line, so it takes no number; the same address is named again after the free;
+        // the naming knows no source lines, so the last field (source) is empty
         assertThat(bytes.toString(StandardCharsets.UTF_8).lines().skip(1).toList()).containsExactly(
-                "1,L,false,1342177288,0,4198416,main+16,9,[heap],<malloc0001@main+4>,8",
-                "2,S,true,1342177288,0,4198420,main+20,9,[heap],<malloc0001@main+4>,8",
-                "4,L,false,1342177288,0,4198448,main+48,9,[heap],<freed:0001@main+4>,8",
-                "5,L,false,1342177480,0,4198452,main+52,9,[heap],<freed:0001@main+4>,200",
-                "6,L,false,16,0,4198456,main+56,9,[heap],,");
+                "1,L,false,1342177288,0,4198416,main+16,9,[heap],<malloc0001@main+4>,8,",
+                "2,S,true,1342177288,0,4198420,main+20,9,[heap],<malloc0001@main+4>,8,",
+                "4,L,false,1342177288,0,4198448,main+48,9,[heap],<freed:0001@main+4>,8,",
+                "5,L,false,1342177480,0,4198452,main+52,9,[heap],<freed:0001@main+4>,200,",
+                "6,L,false,16,0,4198456,main+56,9,[heap],,,");
         assertThat(in.events()).isEqualTo(7);
     }
 

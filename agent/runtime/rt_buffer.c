@@ -129,15 +129,14 @@ static int registry_add(int tid, struct rt_buf *b)
     return at;
 }
 
-void rt_thread_begin(uint64_t parent, int announce)
+/* Makes b the calling thread's buffer with the cursor at `cursor`, in its registry slot, its end armed;   */
+/* signals are blocked (old: the mask to restore), and MT_THREAD start follows when announced.         */
+static void adopt(struct rt_buf *b, char *cursor, uint64_t old, uint64_t parent, int announce)
 {
-    if (rt_self.buf) return;
-    uint64_t old = rt_block_signals();
-    struct rt_buf *b = rt_buf_get();
     b->tid = (uint32_t)rt_tid();
     rt_self.buf = b;
     rt_self.slot = registry_add(rt_tid(), b);
-    __memtrace_cursor = b->base;
+    __memtrace_cursor = cursor;
     /* Only pthread threads run key destructors; the main thread ends through exit. */
     if (rt_tid() != rt.pid) pthread_setspecific(exit_key, (void *)1);
     rt_restore_signals(old);
@@ -146,6 +145,14 @@ void rt_thread_begin(uint64_t parent, int announce)
     t.h.flags = MT_THREAD_START;
     t.value = parent;
     rt_emit(&t, sizeof t);
+}
+
+void rt_thread_begin(uint64_t parent, int announce)
+{
+    if (rt_self.buf) return;
+    uint64_t old = rt_block_signals();
+    struct rt_buf *b = rt_buf_get();
+    adopt(b, b->base, old, parent, announce);
 }
 
 void rt_thread_begin_in(struct rt_buf *given, uint64_t parent)
@@ -159,16 +166,8 @@ void rt_thread_begin_in(struct rt_buf *given, uint64_t parent)
     }
     /* start_thread's probes have written into `given` since the thread's first instruction: keep them */
     uint64_t old = rt_block_signals();
-    given->tid = (uint32_t)rt_tid();
-    rt_self.buf = given;
     rt_self.handed = 1;
-    rt_self.slot = registry_add(rt_tid(), given);
-    pthread_setspecific(exit_key, (void *)1);
-    rt_restore_signals(old);
-    RT_REC(MT_THREAD, struct mt_thread, t);
-    t.h.flags = MT_THREAD_START;
-    t.value = parent;
-    rt_emit(&t, sizeof t);
+    adopt(given, __memtrace_cursor, old, parent, 1);
 }
 
 void rt_thread_end(uint64_t value)

@@ -65,12 +65,16 @@ static int write_image(char *value)
 
 struct rt_buf *rt_handover_begin(void)
 {
-    if (!looked) {
+    rt_lock_take(&image_lock);
+    if (!looked) { /* under the lock: two first pthread_create calls at once look once */
         looked = 1;
         dl_iterate_phdr(find_image, NULL);
     }
-    if (!image_slot || !rt.to_file) return NULL;
-    rt_lock_take(&image_lock);
+    if (!image_slot) {
+        rt_lock_drop(&image_lock);
+        return NULL;
+    }
+    /* with or without a trace file: the probes run and need a buffer either way */
     uint64_t old = rt_block_signals();
     struct rt_buf *b = rt_buf_get();
     rt_restore_signals(old);

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SequencedMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 import org.memtrace.analysis.Ending;
 import org.memtrace.trace.Naming;
@@ -25,7 +26,7 @@ import org.memtrace.trace.Naming;
  * <p>All files share one writer thread, so a trace of many threads holds one thread's worth of compression
  * work in flight; a partition's row arrays grow with its rows (up to a row group, 2^20 rows, each).
  */
-public final class ParquetDataset extends NamedRows {
+public sealed class ParquetDataset extends NamedRows permits ParquetRows {
 
     /** Opens a file of the dataset by its path relative to the dataset's directory ({@code thread=3/part-00000.parquet}). */
     @FunctionalInterface
@@ -35,6 +36,9 @@ public final class ParquetDataset extends NamedRows {
 
     /** How rows are spread over files: by thread or not, and at most {@code maxRows} rows per file. */
     public record Partitioning(boolean byThread, long maxRows) {
+        /** One file with every row. */
+        static final Partitioning NONE = new Partitioning(false, Long.MAX_VALUE);
+
         public Partitioning {
             if (maxRows <= 0) throw new IllegalArgumentException("rows per file must be positive: " + maxRows);
         }
@@ -48,7 +52,12 @@ public final class ParquetDataset extends NamedRows {
 
     private final Files files;
     private final Partitioning partitioning;
-    private final ExecutorService writer = ParquetRows.writerThread();
+    /**
+     * Compresses and writes the pages, in order, on a thread of its own (one for every file): compression
+     * is most of the writer's CPU time, and the thread that interprets the trace need not wait for it.
+     */
+    private final ExecutorService writer = Executors.newSingleThreadExecutor(
+            task -> Thread.ofPlatform().name("memtrace parquet writer").daemon().unstarted(task));
     private final Map<Integer, Partition> partitions = new LinkedHashMap<>();
     private Supplier<SequencedMap<String, String>> metadata = LinkedHashMap::new;
     /** The partition of the last row's thread: rows come in runs of one thread. */
@@ -70,7 +79,7 @@ public final class ParquetDataset extends NamedRows {
     }
 
     @Override
-    void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
+    final void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
              int region, int symbol, long offset, int source) {
         try {
             Partition p = tid == lastTid ? last : partition(tid);
@@ -100,11 +109,11 @@ public final class ParquetDataset extends NamedRows {
 
 
     @Override
-    public String name() { return "parquet export"; }
+    public final String name() { return "parquet export"; }
 
     /** Closes every open file; a trace without rows leaves one empty file, so the dataset has its columns. */
     @Override
-    public void finish(Ending ending) throws IOException {
+    public final void finish(Ending ending) throws IOException {
         try {
             if (partitions.isEmpty()) open(0, 0).finish(metadata.get());
             for (Partition p : partitions.values()) if (p.file != null) p.file.finish(metadata.get());

@@ -154,17 +154,17 @@ final class ParquetFile {
     private void flushGroup() throws IOException {
         if (rows == 0) return;
         deltaLongs("seq", seq, rows);
-        dictionary("kind", BYTE_ARRAY, kind, null, letter -> new byte[] {(byte) letter});
+        dictionary("kind", BYTE_ARRAY, kind, null, rows, letter -> new byte[] {(byte) letter});
         booleans("store");
         deltaLongs("address", address, rows);
-        dictionary("size", INT64, size, null, null);
-        dictionary("ip", INT64, ip, null, null);
-        dictionary("instruction", BYTE_ARRAY, instruction, null, utf8);
-        dictionary("thread", INT32, thread, null, null);
-        dictionary("region", BYTE_ARRAY, region, null, utf8);
-        dictionary("symbol", BYTE_ARRAY, symbol, symbolDefined, utf8);
+        dictionary("size", INT64, size, null, rows, null);
+        dictionary("ip", INT64, ip, null, rows, null);
+        dictionary("instruction", BYTE_ARRAY, instruction, null, rows, utf8);
+        dictionary("thread", INT32, thread, null, rows, null);
+        dictionary("region", BYTE_ARRAY, region, null, rows, utf8);
+        dictionary("symbol", BYTE_ARRAY, symbol, symbolDefined, named, utf8);
         optionalLongs("offset");
-        dictionary("source", BYTE_ARRAY, source, sourceDefined, utf8);
+        dictionary("source", BYTE_ARRAY, source, sourceDefined, sourced, utf8);
         long groupSize = rows;
         writer.execute(() -> {
             groups.add(chunks);
@@ -210,9 +210,10 @@ final class ParquetFile {
 
     /**
      * A dictionary-encoded column; {@code defined} is an optional column's bitmap of non-null rows (null for
-     * a required column), {@code text} gives a BYTE_ARRAY column's value of a key.
+     * a required column), {@code present} its non-null rows, {@code text} gives a BYTE_ARRAY column's value
+     * of a key.
      */
-    private void dictionary(String name, int type, ParquetDictionary d, byte[] defined, IntFunction<byte[]> text)
+    private void dictionary(String name, int type, ParquetDictionary d, byte[] defined, int present, IntFunction<byte[]> text)
             throws IOException {
         newPage();
         ParquetStatistics.Extremes extremes = switch (type) {
@@ -233,11 +234,7 @@ final class ParquetFile {
         }
         Page dictionaryPage = new Page(page, DICTIONARY_PAGE, d.size, PLAIN);
         newPage();
-        int present = rows;
-        if (defined != null) {
-            definitionLevels(defined);
-            present = defined == symbolDefined ? named : sourced;
-        }
+        if (defined != null) definitionLevels(defined);
         int bytes = d.size <= 1 << 8 ? 1 : d.size <= 1 << 16 ? 2 : 4;
         page.put(8 * bytes);
         d.encode(page, bytes);

@@ -198,7 +198,15 @@ public final class ReportAnalysis implements Analysis {
     @Override
     public void block(long sequence, Event.Block b) {
         blockOperations++;
-        BlockChunks.expand(b, LINE, (address, size, write) -> pages.add(address >>> PAGE_SHIFT, 1, write));
+        BlockChunks.expand(b, LINE, (address, size, write) -> {
+            pages.add(address >>> PAGE_SHIFT, 1, write);
+            // memset/memcpy into a block is reading or writing it, as DHAT counts; a chunk may run past the block's end
+            Map.Entry<Long, Obj> e = heap.floorEntry(address);
+            if (e == null || address - e.getKey() >= e.getValue().size) return;
+            long bytes = Math.min(size, e.getKey() + e.getValue().size - address);
+            if (write) e.getValue().site.writtenBytes += bytes;
+            else e.getValue().site.readBytes += bytes;
+        });
     }
 
     @Override

@@ -94,6 +94,17 @@ class ReportAnalysisTest {
         assertThat(table.grid.reads[0] + table.grid.writes[0]).isPositive();
     }
 
+    /** memset into a block writes it, memcpy out of it reads it: its site counts those bytes too (DHAT does). */
+    @Test
+    void blockOperationsCountForTheSiteOfTheBlockTheyTouch() {
+        allocation(alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 104, 100), "<malloc0001@main+16>");
+        report.block(seq++, new Event.Block(1, Event.BlockOp.STORE, false, 0x400020, 0x10000, 0, 100, Event.BlockFunction.MEMSET.code));
+        // 40 bytes copied out, 8 of them from past the block's usable end: not its bytes
+        report.block(seq++, new Event.Block(1, Event.BlockOp.COPY, false, 0x400030, 0x30000, 0x10000 + 72, 40, Event.BlockFunction.MEMCPY.code));
+        ReportAnalysis.Site site = report.sites(1).getFirst();
+        assertThat(List.of(site.readBytes, site.writtenBytes)).containsExactly(32L, 100L);
+    }
+
     @Test
     void reallocReleasesTheOldBlockAndSiteLiveBytesFollow() {
         allocation(alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 40, 40), "<malloc0001@main+16>");

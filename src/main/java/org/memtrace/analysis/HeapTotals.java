@@ -116,14 +116,16 @@ public final class HeapTotals implements Analysis {
         }
     }
 
-    private static long requested(Event.Alloc a) {
+    /** The bytes the call asked for (a mapping's length; 0 for a release): what DHAT and heaptrack count. */
+    public static long requested(Event.Alloc a) {
         return switch (a.function()) {
             case MALLOC, VALLOC -> a.arg(0);
             case PVALLOC -> (a.arg(0) + PAGE - 1) & -PAGE;
             case CALLOC -> a.arg(0) * a.arg(1);
-            case ALIGNED_ALLOC, MEMALIGN -> a.arg(1);
-            case POSIX_MEMALIGN -> a.arg(2);
-            default -> 0;
+            case ALIGNED_ALLOC, MEMALIGN, REALLOC, MMAP -> a.arg(1);
+            case POSIX_MEMALIGN, MREMAP -> a.arg(2);
+            case REALLOCARRAY -> a.arg(1) * a.arg(2);
+            case FREE, MUNMAP -> 0;
         };
     }
 

@@ -192,6 +192,13 @@ public final class Report implements Analysis {
             sites.add(row);
         }
         data.put("sites", sites);
+        AllocationTree.Tree tree = AllocationTree.of(analysis.allSites());
+        Map<String, Object> treeJson = AllocationTree.json(tree.root());
+        if (tree.omittedPoints() > 0) {
+            treeJson.put("omittedPoints", tree.omittedPoints());
+            treeJson.put("omittedBytes", tree.omittedBytes());
+        }
+        data.put("allocationTree", treeJson);
         List<Map<String, Object>> freed = new ArrayList<>();
         for (ReportAnalysis.FreedAccess f : analysis.freedAccesses()) {
             Map<String, Object> row = new LinkedHashMap<>();

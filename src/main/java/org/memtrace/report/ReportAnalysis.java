@@ -1,6 +1,7 @@
 package org.memtrace.report;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -14,6 +15,7 @@ import org.memtrace.analysis.Stack;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.BlockChunks;
 import org.memtrace.analysis.DataName;
+import org.memtrace.analysis.HeapTotals;
 import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
 
@@ -70,6 +72,8 @@ public final class ReportAnalysis implements Analysis {
         final Site site;
         final long start, size, allocated;
         long freed = -1, loads, stores;
+        /** A heap block's bytes as its site counts them: the bytes asked for (its {@code size} is what it spans). */
+        long counted;
         String freeSite, releasedName;
         /** The allocation's and the release's stacks (docs/stacks.md); the call site alone at depth 1. */
         Stack stack, freeStack;
@@ -194,7 +198,15 @@ public final class ReportAnalysis implements Analysis {
     @Override
     public void block(long sequence, Event.Block b) {
         blockOperations++;
-        BlockChunks.expand(b, LINE, (address, size, write) -> pages.add(address >>> PAGE_SHIFT, 1, write));
+        BlockChunks.expand(b, LINE, (address, size, write) -> {
+            pages.add(address >>> PAGE_SHIFT, 1, write);
+            // memset/memcpy into a block is reading or writing it, as DHAT counts; a chunk may run past the block's end
+            Map.Entry<Long, Obj> e = heap.floorEntry(address);
+            if (e == null || address - e.getKey() >= e.getValue().size) return;
+            long bytes = Math.min(size, e.getKey() + e.getValue().size - address);
+            if (write) e.getValue().site.writtenBytes += bytes;
+            else e.getValue().site.readBytes += bytes;
+        });
     }
 
     @Override
@@ -235,11 +247,14 @@ public final class ReportAnalysis implements Analysis {
         boolean deep = stack.depth() > 1;
         Site s = sites.computeIfAbsent(deep ? siteOf(block) + "#" + stack.id() : siteOf(block), k -> new Site(siteOf(block)));
         if (deep) s.stack = stack;
+        // the site counts what was asked for, as DHAT and the heap totals do; the object spans what it got
+        long requested = HeapTotals.requested(a), counted = requested > 0 ? requested : size;
         s.blocks++;
-        s.bytes += size;
-        s.live += size;
+        s.bytes += counted;
+        s.live += counted;
         s.maxLive = Math.max(s.maxLive, s.live);
         Obj o = new Obj(block, Kind.HEAP, s, start, size, sequence);
+        o.counted = counted;
         o.stack = stack;
         heap.put(start, o);
     }
@@ -252,7 +267,7 @@ public final class ReportAnalysis implements Analysis {
             o.freeSite = site;
             o.freeStack = stack;
             o.releasedName = releasedName(o.name);
-            o.site.live -= o.size;
+            o.site.live -= o.counted;
         }
     }
 
@@ -328,6 +343,9 @@ public final class ReportAnalysis implements Analysis {
         all.sort(Comparator.comparingLong((Site s) -> s.bytes).reversed().thenComparing(s -> s.name));
         return all.subList(0, Math.min(n, all.size()));
     }
+
+    /** Every program point (allocation site, or stack when deeper), in no order. */
+    Collection<Site> allSites() { return sites.values(); }
 
     String code(long ip) { return naming.code(ip); }
 

@@ -78,6 +78,17 @@ class ReportInteractionTest {
               out.pageRegion = pages.dataset.region;
               out.pageStart = pages.dataset.start;
               out.summary = [...document.querySelectorAll('#summary td:first-child')].map(text);
+              // the allocation tree: the root's counts, its children (counts | frames), then sorted by blocks
+              const tree = () => document.querySelector('#tree > details'), root = tree();
+              const kids = () => [...tree().children].filter(e => e.tagName !== 'SUMMARY' && !e.classList.contains('folded'))
+                .map(e => e.tagName === 'DETAILS' ? e.querySelector('summary') : e)
+                .map(e => e.querySelector('.counts').textContent + ' | ' + e.querySelector('.frames').textContent);
+              out.treeRoot = text(root.querySelector('summary .counts'));
+              out.treeOpen = root.open;
+              out.treeByBytes = kids();
+              document.querySelector('input[name=treeby][value=blocks]').click();
+              out.treeByBlocks = kids();
+              out.treeRootByBlocks = text(tree().querySelector('summary .counts'));
               out.renderedAt = performance.now();
               document.getElementById('results').textContent = JSON.stringify(out);
             })();
@@ -241,6 +252,24 @@ class ReportInteractionTest {
         List<String> labels = texts("summary");
         assertThat(labels).contains("memory regions", "loads", "stores", "block copies", "events lost");
         assertThat(labels).noneMatch(l -> l.matches(".*[A-Z].*"));
+    }
+
+    /** The allocation tree: all allocations at the root, one child per call site (no stacks recorded), re-sorted on demand. */
+    @Test
+    void allocationTreeSplitsByCallSite() {
+        // stdio's buffer, the three 528-byte blocks walked word by word (a load and a store per byte), the freed one
+        assertThat(seen.get("treeOpen").asBoolean()).isTrue();
+        assertThat(seen.get("treeRoot").asText()).startsWith("5,744 bytes (100.0 %) in 5 blocks, ").endsWith("; 5 program points");
+        List<String> byBytes = texts("treeByBytes");
+        assertThat(byBytes).hasSize(5);
+        assertThat(byBytes.getFirst()).isEqualTo("4,096 bytes (71.3 %) in 1 block, read 0.00, written 0.00 per byte, at most 4,096 bytes live"
+                + " | at _IO_file_doallocate+140");
+        assertThat(byBytes.subList(1, 4)).allMatch(l -> l.matches("528 bytes \\(9\\.2 %\\) in 1 block, read 1\\.00, written 1\\.00 per byte,"
+                + " at most 528 bytes live \\| at main\\+\\d+"), "the walked blocks");
+        assertThat(byBytes.getLast()).matches("64 bytes \\(1\\.1 %\\) in 1 block, .* at most 64 bytes live \\| at main\\+\\d+");
+        // sorted by blocks (all ties: the order stays), the share moves to the blocks
+        assertThat(texts("treeByBlocks")).allMatch(l -> l.contains(" in 1 block (20.0 %), "));
+        assertThat(seen.get("treeRootByBlocks").asText()).startsWith("5,744 bytes in 5 blocks (100.0 %), ");
     }
 
     /** A scalar (sink: one int, one store) gets a table row when hot enough, never a map. */

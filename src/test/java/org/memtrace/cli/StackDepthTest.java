@@ -128,6 +128,23 @@ class StackDepthTest {
         }
     }
 
+    /** The report's allocation tree: the wrapper's call site first, then one node per caller chain (dh_view's tree). */
+    @Test
+    void reportTreeMergesTheWrappersTwoCallers() throws Exception {
+        JsonNode root = reportData("stacks").get("allocationTree");
+        assertThat(root.get("bytes").asLong()).isEqualTo(48);
+        assertThat(root.get("programPoints").asInt()).isEqualTo(2);
+        JsonNode wrapper = root.get("children").get(0);
+        assertThat(root.get("children")).hasSize(1);
+        assertThat(wrapper.get("frames")).extracting(JsonNode::asText).containsExactly("xmalloc+24(stacks.c:7)");
+        assertThat(wrapper.has("maxLive")).as("a sum of maxima is no maximum").isFalse();
+        JsonNode right = wrapper.get("children").get(0), left = wrapper.get("children").get(1);
+        assertThat(right.get("frames")).extracting(JsonNode::asText).containsExactly("make_right+14(stacks.c:22)", "main+22(stacks.c:30)");
+        assertThat(List.of(right.get("bytes").asLong(), right.get("blocks").asLong(), right.get("maxLive").asLong())).containsExactly(32L, 1L, 32L);
+        assertThat(left.get("frames")).extracting(JsonNode::asText).containsExactly("make_left+14(stacks.c:17)", "main+13(stacks.c:29)");
+        assertThat(List.of(left.get("bytes").asLong(), left.get("blocks").asLong(), left.get("maxLive").asLong())).containsExactly(16L, 1L, 16L);
+    }
+
     @Test
     void summaryListsProgramPoints() throws Exception {
         Cli.Result r = ok(Cli.run(dir, "run", "-o", "/dev/null", "--stack-depth", "8", "--", path("stacks")));

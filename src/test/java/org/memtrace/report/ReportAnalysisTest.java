@@ -57,7 +57,7 @@ class ReportAnalysisTest {
         assertThat(List.of(block.loads, block.stores, block.size)).containsExactly(5L, 1L, 24L);
         ReportAnalysis.Site site = report.sites(10).getFirst();
         assertThat(site.name).isEqualTo("main+16");
-        assertThat(List.of(site.blocks, site.bytes, site.maxLive, site.readBytes, site.writtenBytes)).containsExactly(1L, 24L, 24L, 20L, 4L);
+        assertThat(List.of(site.blocks, site.bytes, site.maxLive, site.readBytes, site.writtenBytes)).containsExactly(1L, 20L, 20L, 20L, 4L); // the 20 bytes asked for, as DHAT counts
         assertThat(report.hottestObjects(10)).extracting(o -> o.name).contains("[unknown]");
     }
 
@@ -92,6 +92,17 @@ class ReportAnalysisTest {
         // one naming per new offset on the first walk; the two later walks hit the resolved span
         assertThat(naming.dataCalls).isEqualTo(16);
         assertThat(table.grid.reads[0] + table.grid.writes[0]).isPositive();
+    }
+
+    /** memset into a block writes it, memcpy out of it reads it: its site counts those bytes too (DHAT does). */
+    @Test
+    void blockOperationsCountForTheSiteOfTheBlockTheyTouch() {
+        allocation(alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 104, 100), "<malloc0001@main+16>");
+        report.block(seq++, new Event.Block(1, Event.BlockOp.STORE, false, 0x400020, 0x10000, 0, 100, Event.BlockFunction.MEMSET.code));
+        // 40 bytes copied out, 8 of them from past the block's usable end: not its bytes
+        report.block(seq++, new Event.Block(1, Event.BlockOp.COPY, false, 0x400030, 0x30000, 0x10000 + 72, 40, Event.BlockFunction.MEMCPY.code));
+        ReportAnalysis.Site site = report.sites(1).getFirst();
+        assertThat(List.of(site.readBytes, site.writtenBytes)).containsExactly(32L, 100L);
     }
 
     @Test

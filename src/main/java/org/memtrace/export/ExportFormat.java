@@ -15,6 +15,6 @@ public enum ExportFormat {
     XDIN,
     /** One row per access with a header line: the columns of {@link NamedRows#COLUMNS}. */
     CSV,
-    /** The CSV's rows and columns as a Parquet file with typed columns ({@link ParquetRows}). */
+    /** The CSV's rows and columns as a Parquet file with typed columns, and each row's allocation stack ({@link ParquetRows}). */
     PARQUET
 }

@@ -3,11 +3,15 @@ package org.memtrace.export;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 import org.memtrace.analysis.Access;
+import org.memtrace.analysis.Allocation;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.DataName;
 import org.memtrace.analysis.Interner;
+import org.memtrace.analysis.Stack;
 import org.memtrace.event.Event;
+import org.memtrace.heap.Block;
 import org.memtrace.trace.Naming;
 
 /**
@@ -24,6 +28,11 @@ abstract class NamedRows implements Analysis {
     /** The columns of a row, in order (docs/convert.md says what each holds). */
     static final List<String> COLUMNS = List.of("seq", "kind", "store", "address", "size", "ip", "instruction", "thread",
             "region", "symbol", "offset", "source");
+    /**
+     * The Parquet export's columns: the CSV's and the allocation stack of the heap block a row lands in, which a
+     * dictionary stores once per row group (in CSV text it would repeat on every row).
+     */
+    static final List<String> PARQUET_COLUMNS = Stream.concat(COLUMNS.stream(), Stream.of("allocation_stack")).toList();
 
     /** The symbol id of an address memtrace cannot name: no symbol and no offset. */
     static final int NO_SYMBOL = -1;
@@ -48,6 +57,13 @@ abstract class NamedRows implements Analysis {
     private long spanStart, spanEnd, spanBase;
     private int spanRegion, spanSymbol;
 
+    /** By allocation number: 1 + the text id of the block's folded allocation stack, 0 when not seen. */
+    private int[] blockStack = new int[1024];
+    /** By symbol id: the text id of the stack of the block the symbol names, {@link #NO_SYMBOL} when none, 0 not looked up. */
+    private int[] symbolStack = new int[1024];
+    private int spanStack;
+    private final int[] dataStack = new int[CACHE];
+
     private final Interner texts = new Interner();
     private byte[][] utf8 = new byte[1024][];
 
@@ -61,10 +77,11 @@ abstract class NamedRows implements Analysis {
      * One row. {@code kind} is the MadT letter (L, S, Y, W, G); {@code instruction}, {@code region} and
      * {@code symbol} are ids for {@link #text}, {@code symbol} {@link #NO_SYMBOL} when the address has no
      * name (its offset then means nothing); {@code source} the id of the instruction's {@code file:line},
-     * {@link #NO_SYMBOL} when no line table covers it.
+     * {@link #NO_SYMBOL} when no line table covers it; {@code stack} the id of the allocation stack of the heap
+     * block the address lies in ({@link #folded}), {@link #NO_SYMBOL} outside the heap's blocks.
      */
     abstract void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction,
-                      int tid, int region, int symbol, long offset, int source);
+                      int tid, int region, int symbol, long offset, int source, int stack);
 
     /** The name an id stands for. */
     final String text(int id) { return texts.text(id); }
@@ -94,6 +111,40 @@ abstract class NamedRows implements Analysis {
         }
     }
 
+    /** Keeps the block's stack by its allocation number; the names of its accesses carry that number. */
+    @Override
+    public final void allocation(Allocation allocation) {
+        long number = Block.number(allocation.block());
+        if (number <= 0 || number >= Integer.MAX_VALUE - 8 || allocation.block().startsWith("<freed:")
+                || allocation.block().startsWith("<unmap:")) return;
+        if (number >= blockStack.length) blockStack = Arrays.copyOf(blockStack, (int) Math.max(2L * blockStack.length, number + 1));
+        blockStack[(int) number] = 1 + texts.id(folded(allocation.stack(), allocation.block()));
+    }
+
+    /**
+     * A stack as flame graphs' folded lines spell it: outermost frame first, {@code ;} between frames
+     * ({@code main+13(stacks.c:29);make_left+14(stacks.c:17);xmalloc+24(stacks.c:7)}); the block's call site when
+     * only that was recorded.
+     */
+    static String folded(Stack stack, String block) {
+        if (stack == null || stack.depth() < 2 || stack.names().size() != stack.depth()) return Block.site(block);
+        StringBuilder b = new StringBuilder();
+        for (int i = stack.depth() - 1; i >= 0; i--) b.append(stack.names().get(i)).append(i > 0 ? ";" : "");
+        return b.toString();
+    }
+
+    /** The stack text id of the block a symbol names, looked up once per symbol. */
+    private int stackOf(int symbol) {
+        if (symbol == NO_SYMBOL) return NO_SYMBOL;
+        if (symbol >= symbolStack.length) symbolStack = Arrays.copyOf(symbolStack, Math.max(2 * symbolStack.length, symbol + 1));
+        int s = symbolStack[symbol];
+        if (s != 0) return s > 0 ? s - 1 : NO_SYMBOL;
+        long number = Block.number(text(symbol));
+        int id = number > 0 && number < blockStack.length && blockStack[(int) number] > 0 ? blockStack[(int) number] - 1 : NO_SYMBOL;
+        symbolStack[symbol] = id == NO_SYMBOL ? -1 : id + 1;
+        return id;
+    }
+
     @Override
     public final void namesChanged() {
         generation++;
@@ -118,12 +169,13 @@ abstract class NamedRows implements Analysis {
         int instruction = lastInstruction, source = lastSource;
         if (address >= spanStart && address < spanEnd) {
             row(sequence, kind, store, address, size, ip, instruction, tid, spanRegion, spanSymbol, address - spanBase,
-                    source);
+                    source, spanStack);
             return;
         }
         int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
         if (dataGeneration[slot] != generation || dataAddress[slot] != address) name(slot, address);
-        row(sequence, kind, store, address, size, ip, instruction, tid, dataRegion[slot], dataSymbol[slot], dataOffset[slot], source);
+        row(sequence, kind, store, address, size, ip, instruction, tid, dataRegion[slot], dataSymbol[slot], dataOffset[slot], source,
+                dataStack[slot]);
     }
 
     /** Fills the data slot of an address; a heap block's also starts a span. */
@@ -132,7 +184,9 @@ abstract class NamedRows implements Analysis {
         int region = texts.id(naming.region(address));
         int symbol = name.symbol() == null ? NO_SYMBOL : texts.id(name.symbol());
         long until = name.symbol() == null ? address + 1 : naming.sameObjectUntil(address);
+        int stack = stackOf(symbol);
         if (until > address + 1) {
+            spanStack = stack;
             spanStart = address;
             spanEnd = until;
             spanBase = address - name.offset();
@@ -144,5 +198,6 @@ abstract class NamedRows implements Analysis {
         dataRegion[slot] = region;
         dataSymbol[slot] = symbol;
         dataOffset[slot] = name.offset();
+        dataStack[slot] = stack;
     }
 }

@@ -20,12 +20,13 @@ import org.memtrace.compress.ZstdCompressor;
  * One Parquet file of {@link NamedRows}' rows, written directly (no library): row groups of up to 2^20
  * rows, one column chunk per column and group. Each chunk is one data page (version 1), each page one zstd
  * frame (codec ZSTD, level -1, through libzstd; uncompressed when the library is missing);
- * the columns with few distinct values (kind, size, ip, instruction, thread, region, symbol, source) are
+ * the columns with few distinct values (kind, size, ip, instruction, thread, region, symbol, source,
+ * allocation_stack) are
  * dictionary-encoded, with a dictionary page per chunk and the indices of 8, 16 or 32 bits each in RLE runs
  * where a value repeats 8 times or more, bit-packed elsewhere; seq, address and offset are
  * DELTA_BINARY_PACKED (a counter or a strided walk packs to a few bits per row before zstd sees it), store a
- * PLAIN bitmap. symbol, offset and source are optional (null where memtrace cannot name the address or the
- * instruction has no line): their definition levels are one bit-packed run of 1-bit levels.
+ * PLAIN bitmap. symbol, offset, source and allocation_stack are optional (null where memtrace cannot name the
+ * address, the instruction has no line, or the address is in no heap block): their definition levels are one bit-packed run of 1-bit levels.
  *
  * <p>Every column chunk carries statistics (min_value and max_value in the column's type order, unsigned for
  * the UINT_64 columns, null_count, and distinct_count for the dictionary columns), and the footer declares
@@ -89,14 +90,15 @@ final class ParquetFile {
     private final List<Long> groupRows = new ArrayList<>();
 
     private long[] seq = new long[FIRST_ROWS], address = new long[FIRST_ROWS], offset = new long[FIRST_ROWS];
-    /** store, "symbol is defined" and "source is defined", one bit per row, LSB first. */
+    /** store, "symbol is defined", "source is defined" and "allocation_stack is defined", one bit per row, LSB first. */
     private byte[] stores = new byte[FIRST_ROWS / 8], symbolDefined = new byte[FIRST_ROWS / 8],
-            sourceDefined = new byte[FIRST_ROWS / 8];
+            sourceDefined = new byte[FIRST_ROWS / 8], stackDefined = new byte[FIRST_ROWS / 8];
     private final ParquetDictionary kind = new ParquetDictionary(), size = new ParquetDictionary(),
             ip = new ParquetDictionary(), instruction = new ParquetDictionary(), thread = new ParquetDictionary(),
-            region = new ParquetDictionary(), symbol = new ParquetDictionary(), source = new ParquetDictionary();
-    /** Rows in the current group, those of them with a symbol (so with an offset), and those with a source line. */
-    private int rows, named, sourced;
+            region = new ParquetDictionary(), symbol = new ParquetDictionary(), source = new ParquetDictionary(),
+            stack = new ParquetDictionary();
+    /** Rows in the current group, those of them with a symbol (so with an offset), with a source line, with a stack. */
+    private int rows, named, sourced, stacked;
     private long total;
 
     /**
@@ -116,7 +118,7 @@ final class ParquetFile {
     long rows() { return total + rows; }
 
     void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
-             int region, int symbol, long offset, int source) throws IOException {
+             int region, int symbol, long offset, int source, int stack) throws IOException {
         int r = rows;
         if (r == seq.length) grow();
         seq[r] = sequence;
@@ -138,6 +140,11 @@ final class ParquetFile {
             this.source.add(source);
             sourced++;
         }
+        if (stack != NamedRows.NO_SYMBOL) {
+            stackDefined[r >>> 3] |= (byte) (1 << (r & 7));
+            this.stack.add(stack);
+            stacked++;
+        }
         if (++rows == ROWS) flushGroup();
     }
 
@@ -149,6 +156,7 @@ final class ParquetFile {
         stores = Arrays.copyOf(stores, n / 8);
         symbolDefined = Arrays.copyOf(symbolDefined, n / 8);
         sourceDefined = Arrays.copyOf(sourceDefined, n / 8);
+        stackDefined = Arrays.copyOf(stackDefined, n / 8);
     }
 
     private void flushGroup() throws IOException {
@@ -165,6 +173,7 @@ final class ParquetFile {
         dictionary("symbol", BYTE_ARRAY, symbol, symbolDefined, named, utf8);
         optionalLongs("offset");
         dictionary("source", BYTE_ARRAY, source, sourceDefined, sourced, utf8);
+        dictionary("allocation_stack", BYTE_ARRAY, stack, stackDefined, stacked, utf8);
         long groupSize = rows;
         writer.execute(() -> {
             groups.add(chunks);
@@ -175,10 +184,12 @@ final class ParquetFile {
         rows = 0;
         named = 0;
         sourced = 0;
+        stacked = 0;
         Arrays.fill(stores, (byte) 0);
         Arrays.fill(symbolDefined, (byte) 0);
         Arrays.fill(sourceDefined, (byte) 0);
-        for (ParquetDictionary d : List.of(kind, size, ip, instruction, thread, region, symbol, source)) d.reset();
+        Arrays.fill(stackDefined, (byte) 0);
+        for (ParquetDictionary d : List.of(kind, size, ip, instruction, thread, region, symbol, source, stack)) d.reset();
     }
 
     private void deltaLongs(String name, long[] values, int n) throws IOException {
@@ -321,8 +332,8 @@ final class ParquetFile {
         if (failure != null) throw failure;
         Bytes footer = new Bytes(1 << 12);
         footer.structValue().i32(1, 1);
-        footer.list(2, Bytes.LIST_STRUCT, NamedRows.COLUMNS.size() + 1);
-        footer.structValue().binary(4, bytes("schema")).i32(5, NamedRows.COLUMNS.size()).end();
+        footer.list(2, Bytes.LIST_STRUCT, NamedRows.PARQUET_COLUMNS.size() + 1);
+        footer.structValue().binary(4, bytes("schema")).i32(5, NamedRows.PARQUET_COLUMNS.size()).end();
         schema(footer, "seq", INT64, REQUIRED, UINT_64);
         schema(footer, "kind", BYTE_ARRAY, REQUIRED, UTF8);
         schema(footer, "store", BOOLEAN, REQUIRED, NONE);
@@ -335,6 +346,7 @@ final class ParquetFile {
         schema(footer, "symbol", BYTE_ARRAY, OPTIONAL, UTF8);
         schema(footer, "offset", INT64, OPTIONAL, UINT_64);
         schema(footer, "source", BYTE_ARRAY, OPTIONAL, UTF8);
+        schema(footer, "allocation_stack", BYTE_ARRAY, OPTIONAL, UTF8);
         footer.i64(3, total);
         footer.list(4, Bytes.LIST_STRUCT, groups.size());
         for (int g = 0; g < groups.size(); g++) rowGroup(footer, groups.get(g), groupRows.get(g));
@@ -343,8 +355,8 @@ final class ParquetFile {
             footer.structValue().binary(1, bytes(kv.getKey())).binary(2, bytes(kv.getValue())).end();
         footer.binary(6, bytes("memtrace"));
         // every column is ordered by its type (unsigned for UINT_64): the statistics' min and max follow it
-        footer.list(7, Bytes.LIST_STRUCT, NamedRows.COLUMNS.size());
-        for (int i = 0; i < NamedRows.COLUMNS.size(); i++) footer.structValue().struct(1).end().end();
+        footer.list(7, Bytes.LIST_STRUCT, NamedRows.PARQUET_COLUMNS.size());
+        for (int i = 0; i < NamedRows.PARQUET_COLUMNS.size(); i++) footer.structValue().struct(1).end().end();
         footer.end();
         footer.writeTo(out);
         int length = footer.size();

@@ -25,6 +25,26 @@ public record Block(String name, BlockKind kind, long number, long start, long e
         return new Block(b.toString(), kind, number, start, end, false, stack, NONE);
     }
 
+    /**
+     * The allocation number of a forged name, live or released ({@code <malloc0014@f+2>}, {@code <freed:0014@f+2>}:
+     * 14), or -1 when {@code name} is not one: the inverse of {@link #forge} for the readers of names.
+     */
+    public static long number(String name) {
+        if (name == null || name.length() < 4 || name.charAt(0) != '<' || name.charAt(name.length() - 1) != '>') return -1;
+        int i = 1;
+        while (i < name.length() && (Character.isLetter(name.charAt(i)) || name.charAt(i) == ':')) i++;
+        int digits = i;
+        long n = 0;
+        while (i < name.length() && Character.isDigit(name.charAt(i)) && i - digits < 18) n = n * 10 + (name.charAt(i++) - '0');
+        return i > digits && i < name.length() && name.charAt(i) == '@' ? n : -1;
+    }
+
+    /** The call site of a forged name ({@code <malloc0003@main+20>}: {@code main+20}); any other name as it is. */
+    public static String site(String name) {
+        int at = name.indexOf('@');
+        return at < 0 ? name : name.substring(at + 1, name.endsWith(">") ? name.length() - 1 : name.length());
+    }
+
     /** The same block after free/munmap: the first seven characters become {@code <freed:} or {@code <unmap:}. */
     public Block release() {
         return release(NONE);

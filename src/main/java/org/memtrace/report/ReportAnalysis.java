@@ -17,6 +17,7 @@ import org.memtrace.analysis.BlockChunks;
 import org.memtrace.analysis.DataName;
 import org.memtrace.analysis.HeapTotals;
 import org.memtrace.event.Event;
+import org.memtrace.heap.Block;
 import org.memtrace.trace.Naming;
 
 /**
@@ -245,7 +246,8 @@ public final class ReportAnalysis implements Analysis {
         for (Obj o : new ArrayList<>(heap.subMap(start, start + size).values())) retire(heap.remove(o.start));
         // DHAT's program points: by the whole stack when there is more of it than the site
         boolean deep = stack.depth() > 1;
-        Site s = sites.computeIfAbsent(deep ? siteOf(block) + "#" + stack.id() : siteOf(block), k -> new Site(siteOf(block)));
+        String site = Block.site(block);
+        Site s = sites.computeIfAbsent(deep ? site + "#" + stack.id() : site, k -> new Site(site));
         if (deep) s.stack = stack;
         // the site counts what was asked for, as DHAT and the heap totals do; the object spans what it got
         long requested = HeapTotals.requested(a), counted = requested > 0 ? requested : size;
@@ -281,12 +283,6 @@ public final class ReportAnalysis implements Analysis {
                 grids--;
             }
         }
-    }
-
-    /** {@code <malloc0003@main+20>} → {@code main+20}. */
-    static String siteOf(String block) {
-        int at = block.indexOf('@');
-        return at < 0 ? block : block.substring(at + 1, block.endsWith(">") ? block.length() - 1 : block.length());
     }
 
     /** The name the trace gives the block once released ({@code <freed:…>}, {@code <unmap:…>}). */

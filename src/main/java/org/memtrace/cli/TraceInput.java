@@ -101,15 +101,17 @@ final class TraceInput {
 
     private static Outcome replayMtr(Path file, EventSink consumer, Progress progress) throws LaunchException {
         try (MtrFile mtr = MtrFile.open(file)) {
-            long[] events = {0};
+            long[] events = {0}, begun = {0};
+            // the share of the chunks' stored bytes begun: threads' chunks are read in step, so it grows evenly
+            long total = mtr.storedBytes();
             // access records by their fields: no event object per access (bench/results/offline-mtr.md)
             MtrReader.Result r = MtrReader.read(mtr, event -> {
                 consumer.accept(event);
-                progress.update(0, 0, ++events[0]);
+                progress.update(begun[0], total, ++events[0]);
             }, (tid, address, site) -> {
                 consumer.probe(tid, address, site);
-                progress.update(0, 0, ++events[0]);
-            });
+                progress.update(begun[0], total, ++events[0]);
+            }, bytes -> begun[0] = bytes);
             return new Outcome(events[0], r.dropped(), r.problems(), r.skeleton().declined());
         } catch (MtrFormatException e) {
             throw LaunchException.environment(file + ": " + e.getMessage(), e);

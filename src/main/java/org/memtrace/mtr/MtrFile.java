@@ -214,6 +214,13 @@ public final class MtrFile implements AutoCloseable {
 
     public long chunks() { return chunkCount; }
 
+    /** The stored (compressed) bytes of all chunks' payloads: what a reader's progress counts against. */
+    public long storedBytes() {
+        long n = 0;
+        for (List<Chunk> chunks : threads.values()) for (Chunk c : chunks) n += c.storedLength();
+        return n;
+    }
+
     public Optional<End> end() { return Optional.ofNullable(end); }
 
     /** Why the file is incomplete or damaged, when it is: one sentence for a {@code memtrace:} line. */

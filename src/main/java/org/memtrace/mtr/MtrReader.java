@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import org.memtrace.event.Event;
 import org.memtrace.event.EventDecoder;
 import org.memtrace.event.StreamFormatException;
@@ -103,6 +104,9 @@ public final class MtrReader {
     private final Consumer<? super Event> consumer;
     private final Accesses accesses;
     private final LoopRecords loopRecords;
+    /** Told the stored bytes of the chunks begun so far, each time a thread begins one: a reader's progress. */
+    private LongConsumer chunkProgress = bytes -> {};
+    private long storedBegun;
     private final ModuleSites modules;
     private final List<String> problems = new ArrayList<>();
     private long probes, events, unknownSites, firstUnknownSite, brokenReps, computed, brokenLoops;
@@ -140,6 +144,17 @@ public final class MtrReader {
     public static Result read(MtrFile file, Consumer<? super Event> consumer, Accesses accesses, LoopRecords loops)
             throws MtrFormatException {
         return new MtrReader(file, consumer, accesses, loops).run();
+    }
+
+    /**
+     * As {@link #read(MtrFile, Consumer, Accesses)}, telling {@code progress} the stored bytes of the chunks begun so
+     * far each time a thread begins one (of {@link MtrFile#storedBytes()} in all).
+     */
+    public static Result read(MtrFile file, Consumer<? super Event> consumer, Accesses accesses, LongConsumer progress)
+            throws MtrFormatException {
+        MtrReader r = new MtrReader(file, consumer, accesses, NO_LOOP_RECORDS);
+        r.chunkProgress = progress;
+        return r.run();
     }
 
     private Result run() throws MtrFormatException {
@@ -440,6 +455,7 @@ public final class MtrReader {
             while (pos + 1 >= wordCount) {
                 if (chunk + 1 >= chunks.size()) return false;
                 chunk++;
+                chunkProgress.accept(storedBegun += chunks.get(chunk).storedLength());
                 wordCount = decoded();
                 words = scratch.words(wordCount);
                 pos = 0;

@@ -18,7 +18,8 @@ import org.memtrace.testutil.Gcc;
 /**
  * A cc-built program's trace of many small chunks (the runtime's codec 5), read by the reader: a JVM's
  * first chunks are decompressed without a zstd context and the rest with one (Zstd.contextsPay), by the
- * reader's decoder threads ahead of the reading one, and every store arrives, in order, across all of them.
+ * reader's decoder threads ahead of the reading one, and every store arrives, in order, across all of them;
+ * the reader's progress counts the chunks' stored bytes up to the file's total.
  */
 class MtrReaderChunksTest {
     @TempDir Path dir;
@@ -43,16 +44,24 @@ class MtrReaderChunksTest {
                 .findFirst().orElseThrow();
 
         List<Long> stores = new ArrayList<>();
+        // the progress a reader shows: stored bytes of the chunks begun, rising to the file's total, once per chunk
+        List<Long> begun = new ArrayList<>();
+        long total, chunkCount;
         MtrReader.Result r;
         try (MtrFile file = MtrFile.open(trace)) {
             assertThat(file.threads().values()).singleElement().satisfies(chunks -> {
                 assertThat(chunks).hasSizeGreaterThan(2 * Zstd.FRAMES_WITHOUT_CONTEXT);
                 assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_FUSED));
             });
+            total = file.storedBytes();
+            chunkCount = file.chunks();
             r = MtrReader.read(file, e -> { }, (tid, address, site) -> {
                 if (site.kind() == Event.ProbeKind.STORE && address >= a && address < a + 8L * n) stores.add(address - a);
-            });
+            }, begun::add);
         }
+        assertThat(begun).hasSize((int) chunkCount).isSorted();
+        assertThat(begun.getLast()).isEqualTo(total);
+        assertThat(total).isLessThan(Files.size(trace));
         assertThat(r.complete()).as("%s", r.problems()).isTrue();
         List<Long> expected = new ArrayList<>();
         for (long i = 0; i < n; i++) expected.add(8 * i);

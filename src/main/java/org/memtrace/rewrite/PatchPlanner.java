@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.LongPredicate;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.symbols.ElfSection;
@@ -37,8 +38,22 @@ public final class PatchPlanner {
     private static final long SHF_EXECINSTR = 0x4;
 
     private final Decoder decoder;
+    /** The memory instructions to trace, by link-time address (a selection, {@code --omega}); the others only move. */
+    private final LongPredicate traced;
 
-    public PatchPlanner(Decoder decoder) { this.decoder = decoder; }
+    public PatchPlanner(Decoder decoder) { this(decoder, a -> true); }
+
+    /**
+     * A planner that traces only the memory instructions {@code traced} accepts: the others get no decision
+     * and no probe, and a run may move them like any instruction without memory access.
+     */
+    public PatchPlanner(Decoder decoder, LongPredicate traced) {
+        this.decoder = decoder;
+        this.traced = traced;
+    }
+
+    /** Whether the planner records {@code insn}'s accesses. */
+    private boolean traces(Instruction insn) { return !insn.accesses().isEmpty() && traced.test(insn.address()); }
 
     /** What the sweep of one module found: its instructions and where control may arrive other than by falling through. */
     private record Code(List<Instruction> instructions, List<byte[]> bytes, Set<Long> targets, TreeMap<Long, Long> movable) {
@@ -57,7 +72,7 @@ public final class PatchPlanner {
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
-            if (insn.accesses().isEmpty()) continue;
+            if (!traces(insn)) continue;
             Decision d = decide(insn, code.bytes().get(i));
             if (d instanceof Decision.Left l && l.reason() == Decision.Reason.SHORT && !code.movable().isEmpty()) {
                 Decision.Patch run = run(code, i, consumed);
@@ -197,7 +212,7 @@ public final class PatchPlanner {
         for (int k = i - 1; end < start + JUMP_LENGTH; k--) {
             if (k < 0 || code.targets().contains(start)) return null;
             Instruction before = all.get(k);
-            if (before.nextAddress() != start || before.address() < consumed || !before.accesses().isEmpty()
+            if (before.nextAddress() != start || before.address() < consumed || traces(before)
                     || before.flow() != Flow.SEQUENTIAL) return null;
             Decision.Part p = part(before, code.bytes().get(k));
             if (p == null) return null;
@@ -209,7 +224,7 @@ public final class PatchPlanner {
         for (int j = i + 1; !closed && j < all.size(); j++) {
             Instruction next = all.get(j);
             if (next.address() < end) continue;
-            if (next.accesses().isEmpty() || next.length() >= JUMP_LENGTH || next.address() != end
+            if (!traces(next) || next.length() >= JUMP_LENGTH || next.address() != end
                     || code.targets().contains(end) || !code.movable(start, next.nextAddress())) break;
             Decision.Part p = part(next, code.bytes().get(j));
             if (p == null) break;
@@ -244,7 +259,7 @@ public final class PatchPlanner {
             case CALL -> move = callMove(insn, bytes);
             default -> { return null; }
         }
-        return new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move);
+        return new Decision.Part(insn, bytes, traces(insn) ? insn.accesses() : List.of(), ripDisplacement(insn, bytes), move);
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */

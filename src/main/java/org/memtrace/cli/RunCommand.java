@@ -103,8 +103,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     RewriteMode.Mode mode;
 
     @Option(names = "--omega", paramLabel = "W",
-            description = "With --mode rewrite: trace only the memory instructions the selection of memtrace analyze --stack --omega W "
-                    + "chooses per basic block, W in [0,1] (1: every memory reference; docs/selective-instrumentation.md).")
+            description = "With --mode rewrite: trace only the memory instructions the selection of memtrace analyze --omega W "
+                    + "chooses per basic block (data, not the stack), W in [0,1] (1: every memory reference; docs/selective-instrumentation.md).")
     String omega;
 
     @Option(names = "--check",

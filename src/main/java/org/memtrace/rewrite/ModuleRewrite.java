@@ -102,7 +102,7 @@ public final class ModuleRewrite {
         try {
             if (selective != null) selection = selective.choose(elf);
             Selective.Chosen s = selection;
-            decisions = (s == null ? new PatchPlanner(new Decoder()) : new PatchPlanner(new Decoder(), s::traced)).plan(elf);
+            decisions = (s == null ? new PatchPlanner(new Decoder()) : new PatchPlanner(new Decoder(), s::traced, selective.options().includeStack())).plan(elf);
         } catch (ElfFormatException e) {
             throw new RewriteException(module + ": " + e.getMessage());
         }

@@ -40,20 +40,30 @@ public final class PatchPlanner {
     private final Decoder decoder;
     /** The memory instructions to trace, by link-time address (a selection, {@code --omega}); the others only move. */
     private final LongPredicate traced;
+    /** Whether stack accesses (through %rsp or %rbp, and implicit slots) of a traced instruction are recorded. */
+    private final boolean stack;
 
-    public PatchPlanner(Decoder decoder) { this(decoder, a -> true); }
+    public PatchPlanner(Decoder decoder) { this(decoder, a -> true, true); }
 
     /**
-     * A planner that traces only the memory instructions {@code traced} accepts: the others get no decision
-     * and no probe, and a run may move them like any instruction without memory access.
+     * A planner that traces only the memory instructions {@code traced} accepts, and their stack accesses only
+     * when {@code stack} (as {@code memtrace cc --no-stack} does): the others get no decision and no probe,
+     * and a run may move them like any instruction without memory access.
      */
-    public PatchPlanner(Decoder decoder, LongPredicate traced) {
+    public PatchPlanner(Decoder decoder, LongPredicate traced, boolean stack) {
         this.decoder = decoder;
         this.traced = traced;
+        this.stack = stack;
     }
 
     /** Whether the planner records {@code insn}'s accesses. */
     private boolean traces(Instruction insn) { return !insn.accesses().isEmpty() && traced.test(insn.address()); }
+
+    /** The accesses a probe records for {@code insn}: none when it is not traced, else its own (stack ones only with {@link #stack}). */
+    private List<MemoryAccess> recorded(Instruction insn) {
+        if (!traces(insn)) return List.of();
+        return stack ? insn.accesses() : insn.accesses().stream().filter(a -> !a.operand().isStack()).toList();
+    }
 
     /** What the sweep of one module found: its instructions and where control may arrive other than by falling through. */
     private record Code(List<Instruction> instructions, List<byte[]> bytes, Set<Long> targets, TreeMap<Long, Long> movable) {
@@ -259,7 +269,7 @@ public final class PatchPlanner {
             case CALL -> move = callMove(insn, bytes);
             default -> { return null; }
         }
-        return new Decision.Part(insn, bytes, traces(insn) ? insn.accesses() : List.of(), ripDisplacement(insn, bytes), move);
+        return new Decision.Part(insn, bytes, recorded(insn), ripDisplacement(insn, bytes), move);
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */
@@ -268,7 +278,7 @@ public final class PatchPlanner {
         if (no != null) return new Decision.Left(insn, no);
         if (insn.length() < JUMP_LENGTH) return new Decision.Left(insn, Decision.Reason.SHORT);
         Decision.Move move = insn.flow() == Flow.CALL ? callMove(insn, bytes) : Decision.Move.COPY;
-        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move)));
+        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, recorded(insn), ripDisplacement(insn, bytes), move)));
     }
 
     /**

@@ -20,20 +20,21 @@ import org.memtrace.symbols.ElfFormatException;
  * {@code memtrace run --mode rewrite --omega W}: which memory instructions of a module the planner traces,
  * chosen as {@code memtrace cc --omega W} chooses them (docs/selective-instrumentation.md, "On unmodified
  * binaries"): the {@code select} package's analysis of the module's {@code .text}, exactly what {@code memtrace
- * analyze --stack --omega W} reports for the file; with ω &lt; 1 the representatives of each basic block, with
- * ω = 1 every memory reference. Stack accesses count, as in {@code memtrace cc}'s default.
+ * analyze --omega W} reports for the file; with ω &lt; 1 the representatives of each basic block, with ω = 1
+ * every memory reference. Stack accesses are no memory references, as in the paper and {@code analyze}'s default
+ * (a data access pattern; the short push, pop and ret next to branch targets are what the planner cannot move).
  *
  * @param omega   the cost factor, in [0, 1]
- * @param options the analysis options (chunk, scores, stack), those of {@code memtrace cc}'s defaults
+ * @param options the analysis options (chunk, scores, stack), {@code memtrace analyze}'s defaults
  */
 public record Selective(double omega, AnalysisOptions options) {
     public Selective {
         if (!(omega >= 0 && omega <= 1)) throw new IllegalArgumentException("omega must be in [0,1], not " + omega);
     }
 
-    /** The selection at {@code omega} with {@code memtrace cc}'s defaults: chunk 4096, scores 1,2,4, stack included. */
+    /** The selection at {@code omega} with {@code memtrace analyze}'s defaults: chunk 4096, scores 1,2,4, no stack accesses. */
     public static Selective of(double omega) {
-        return new Selective(omega, new AnalysisOptions(AnalysisOptions.DEFAULT_CHUNK, ScoreTriplet.DEFAULT, true));
+        return new Selective(omega, AnalysisOptions.DEFAULTS);
     }
 
     /** What goes into the plan's cache key: a plan made for another selection is another plan. */

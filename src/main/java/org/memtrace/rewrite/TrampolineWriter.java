@@ -94,12 +94,20 @@ final class TrampolineWriter {
             List<String> reads = new ArrayList<>();
             if (!m.base().isNone()) reads.add(name(m.base()));
             if (!m.index().isNone()) reads.add(name(m.index()));
-            out.add(new Site(address(m), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), i,
+            out.add(new Site(address(m), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), index(part, a),
                     a.implicitStack() ? FLAG_IMPLICIT_STACK : 0));
             element = a.sizeBytes();
         }
-        if (rep && !out.isEmpty()) out.add(new Site("(%rcx)", List.of("rcx"), false, KIND_REP_COUNT, element, part.accesses().size(), 0));
+        if (rep && !out.isEmpty())
+            out.add(new Site("(%rcx)", List.of("rcx"), false, KIND_REP_COUNT, element, part.instruction().accesses().size(), 0));
         return out;
+    }
+
+    /** The access's index among all the instruction's accesses (a selection without stack records only some, {@code memtrace cc}'s numbering). */
+    private static int index(Decision.Part part, MemoryAccess a) {
+        List<MemoryAccess> all = part.instruction().accesses();
+        for (int i = 0; i < all.size(); i++) if (all.get(i) == a) return i;
+        return part.accesses().indexOf(a);
     }
 
     /**

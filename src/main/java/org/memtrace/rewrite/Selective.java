@@ -10,7 +10,6 @@ import org.memtrace.select.BinaryAnalyzer;
 import org.memtrace.select.BlockModel;
 import org.memtrace.select.ElfText;
 import org.memtrace.select.FunctionModel;
-import org.memtrace.select.MemoryReference;
 import org.memtrace.select.ScoreTriplet;
 import org.memtrace.select.Selection;
 import org.memtrace.symbols.ElfFile;
@@ -20,8 +19,8 @@ import org.memtrace.symbols.ElfFormatException;
  * {@code memtrace run --mode rewrite --omega W}: which memory instructions of a module the planner traces,
  * chosen as {@code memtrace cc --omega W} chooses them (docs/selective-instrumentation.md, "On unmodified
  * binaries"): the {@code select} package's analysis of the module's {@code .text}, exactly what {@code memtrace
- * analyze --omega W} reports for the file; with ω &lt; 1 the representatives of each basic block, with ω = 1
- * every memory reference. Stack accesses are no memory references, as in the paper and {@code analyze}'s default
+ * analyze --omega W} reports for the file: the representatives of each basic block, at ω = 1 one per equivalence
+ * class (the paper's ω = 1; every memory instruction, its "NS", is a rewrite without {@code --omega}). Stack accesses are no memory references, as in the paper and {@code analyze}'s default
  * (a data access pattern; the short push, pop and ret next to branch targets are what the planner cannot move).
  *
  * @param omega   the cost factor, in [0, 1]
@@ -37,10 +36,13 @@ public record Selective(double omega, AnalysisOptions options) {
         return new Selective(omega, AnalysisOptions.DEFAULTS);
     }
 
+    /** Changes whenever what a selection means changes, so a plan made for an older meaning is not taken for a current one. */
+    static final String VERSION = "select-2";
+
     /** What goes into the plan's cache key: a plan made for another selection is another plan. */
     String key() {
         ScoreTriplet s = options.scores();
-        return "omega=" + omega + " chunk=" + options.chunkSize() + " scores=" + s.s1() + "," + s.s2() + "," + s.s3()
+        return VERSION + " omega=" + omega + " chunk=" + options.chunkSize() + " scores=" + s.s1() + "," + s.s2() + "," + s.s3()
                 + (options.includeStack() ? " stack" : " no-stack");
     }
 
@@ -56,7 +58,7 @@ public record Selective(double omega, AnalysisOptions options) {
         return w;
     }
 
-    /** A selected instruction's weights: its class (MA) and its class with the associated ones (AIA); 1 and 1 at ω = 1. */
+    /** A selected instruction's weights: its class (MA) and its class with the associated ones (AIA). */
     record Weight(int ma, int aia) {}
 
     /**
@@ -114,12 +116,8 @@ public record Selective(double omega, AnalysisOptions options) {
                 references += b.references().size();
                 if (b.references().isEmpty()) continue;
                 Map<Long, Weight> here = new HashMap<>();
-                if (omega < 1) {
-                    for (Selection.Choice c : b.select(omega).knapsack())
-                        here.put(c.candidate().representative().address(), new Weight(c.maWeight(), c.aiaWeight()));
-                } else {
-                    for (MemoryReference r : b.references()) here.put(r.address(), new Weight(1, 1));
-                }
+                for (Selection.Choice c : b.select(omega).knapsack())
+                    here.put(c.candidate().representative().address(), new Weight(c.maWeight(), c.aiaWeight()));
                 List<Long> order = new ArrayList<>(here.keySet());
                 order.sort(null);
                 weights.putAll(here);

@@ -176,6 +176,28 @@ class RewriteOmegaTest {
         return out;
     }
 
+    /**
+     * A library opened by dlopen is planned with the same selection: its line says what analyze selects in it,
+     * and its loops' accesses are all there but the GOT loads of {@code data}'s address, which are no memory
+     * references (RewriteDlopenTest's fixture: fill stores each element, sum loads each, -O1 -fPIC).
+     */
+    @Test
+    void aLibraryOpenedByDlopenIsSelectedToo() throws Exception {
+        Path lib = Gcc.compile(dir, "rewrite_dlopen_lib.c", "liba.so", "-O1", "-shared", "-fPIC", "-DTAG=a", "-DSCALE=3");
+        Path prog = Gcc.compile(dir, "rewrite_dlopen.c", "opener", "-O1");
+        JsonNode run = Selections.json(dir, "analyze", "--json", "--omega", "0.25", lib.toString()).get("runs").get(0).get("summary");
+        Path trace = dir.resolve("dlopen.trace");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "--omega", "0.25", "-o", trace.toString(), "--", prog.toString(), "3", lib.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stderr()).contains("rewrite: omega 0.25: " + run.get("selected").asInt() + " of " + run.get("memoryReferences").asInt()
+                + " memory references selected; " + run.get("selected").asInt() + " memory instructions of " + lib + " rewritten, 0 left untraced"
+                + "; opened by dlopen, rewritten at each of its 3 loads");
+        Map<String, Long> byFunction = new TreeMap<>();
+        for (var l : TraceFile.read(trace).lines())
+            if (l.access() && l.field(2).matches("(fill|sum)_a\\+\\d+")) byFunction.merge(l.type() + " " + l.field(2).replaceAll("\\+.*", ""), 1L, Long::sum);
+        assertThat(byFunction).isEqualTo(Map.of("S fill_a", 3 * 1000L, "L sum_a", 3 * 2 * 1000L));
+    }
+
     @Test
     void aBadOmegaIsOneLineAndStatus2() throws Exception {
         Path prog = Gcc.compile(dir, "rw_omega.c", "omega", "-O2");

@@ -17,6 +17,7 @@ import org.memtrace.rewrite.LoadedLibraries;
 import org.memtrace.rewrite.ModuleRewrite;
 import org.memtrace.rewrite.RewriteCache;
 import org.memtrace.rewrite.RewriteException;
+import org.memtrace.rewrite.Selective;
 import org.memtrace.x86.ZydisUnavailableException;
 
 /**
@@ -34,10 +35,13 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
     /** A library planned for rewriting. */
     record Library(Path path, ModuleRewrite.Prepared prepared) {}
 
-    static RewriteMode prepare(Target target) throws LaunchException {
+    static RewriteMode prepare(Target target) throws LaunchException { return prepare(target, null); }
+
+    /** The same, every module's plan tracing only what {@code selective} chooses ({@code --omega}; null: every memory instruction). */
+    static RewriteMode prepare(Target target, Selective selective) throws LaunchException {
         try {
             Path cache = RewriteCache.directory();
-            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache);
+            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache, selective);
             List<Library> libraries = new ArrayList<>();
             List<String> excluded = new ArrayList<>();
             LoadedLibraries loaded = LoadedLibraries.of(target.traced());
@@ -46,7 +50,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             for (Path lib : loaded.libraries()) {
                 try {
-                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache);
+                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, selective);
                     libraries.add(new Library(lib, l));
                     plans.add(l.plan().toString());
                 } catch (RewriteException | IOException e) {
@@ -64,7 +68,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             environment.put("LD_PRELOAD", preload);
             environment.put("MEMTRACE_REWRITE_PLAN", String.join(":", plans));
             // last: nothing below can fail and leave the socket behind
-            DlopenPlanner dlopen = DlopenPlanner.start(cache);
+            DlopenPlanner dlopen = DlopenPlanner.start(cache, selective);
             environment.put("MEMTRACE_REWRITE_SOCKET", dlopen.socket().toString());
             return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen);
         } catch (RewriteException e) {
@@ -102,7 +106,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
 
     private static String line(String module, ModuleRewrite.Prepared p) {
         String left = p.leftByReason();
-        return "rewrite: " + p.rewritten() + " memory instructions of " + module + " rewritten, " + p.left()
+        return "rewrite: " + p.selectedWords() + p.rewritten() + " memory instructions of " + module + " rewritten, " + p.left()
                 + " left untraced" + (left.isEmpty() ? "" : " (" + left + ")");
     }
 }

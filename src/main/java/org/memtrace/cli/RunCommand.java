@@ -28,6 +28,7 @@ import org.memtrace.launch.Target;
 import org.memtrace.launch.TraceOptions;
 import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
+import org.memtrace.rewrite.Selective;
 import org.memtrace.trace.InstructionShapes;
 import org.memtrace.x86.Decoder;
 import picocli.CommandLine;
@@ -101,6 +102,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     + "rewrite: the executable's code rewritten in memory before it runs (docs/rewriting.md) (default: ${DEFAULT-VALUE}).")
     RewriteMode.Mode mode;
 
+    @Option(names = "--omega", paramLabel = "W",
+            description = "With --mode rewrite: trace only the memory instructions the selection of memtrace analyze --omega W "
+                    + "chooses per basic block (data, not the stack), W in [0,1] (1: every memory reference; docs/selective-instrumentation.md).")
+    String omega;
+
     @Option(names = "--check",
             description = "Check the heap for memory bugs as memtrace cc --check does (docs/check.md): overflow, use after free, "
                     + "double and invalid free, new/delete mismatch, leaks; reports on standard error, no trace unless -o is given.")
@@ -108,6 +114,18 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
 
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
+
+    /** The selection of {@code --omega}, or null without it; refused outside rewrite mode. */
+    private Selective selective() throws LaunchException {
+        if (omega == null) return null;
+        if (mode != RewriteMode.Mode.rewrite)
+            throw LaunchException.usage("--omega works with --mode rewrite only (a program's own selection: memtrace cc --omega)");
+        try {
+            return Selective.of(Selective.parse(omega));
+        } catch (IllegalArgumentException e) {
+            throw LaunchException.usage(e.getMessage());
+        }
+    }
 
     private int stackDepth() throws LaunchException {
         if (stackDepth < 1 || stackDepth > TraceOptions.MAX_STACK_DEPTH)
@@ -127,10 +145,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw LaunchException.usage("--check works in fault mode only, not with --mode rewrite");
             if (!traced) quiet = true;
         }
+        Selective selective = selective();
         TraceOptions options = new TraceOptions(command, check ? CHECK_REGIONS : regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding,
                 "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"), stackDepth());
         Target target = Recorder.validate(options);
-        RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target) : null;
+        RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target, selective) : null;
         // chosen once: from here on the run only calls the recorder
         Recorder recorder = rewrite != null ? rewrite.recorder(options, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
         boolean compiledIn = recorder.compiledIn();

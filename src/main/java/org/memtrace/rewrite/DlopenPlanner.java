@@ -57,9 +57,12 @@ public final class DlopenPlanner implements AutoCloseable {
     private final ServerSocketChannel server;
     private final Map<String, Outcome> outcomes = new LinkedHashMap<>();
     private final Thread acceptor;
+    /** The selection each library's plan traces ({@code --omega}), or null for every memory instruction. */
+    private final Selective selective;
 
-    private DlopenPlanner(Path cache, Path directory, ServerSocketChannel server) {
+    private DlopenPlanner(Path cache, Path directory, ServerSocketChannel server, Selective selective) {
         this.cache = cache;
+        this.selective = selective;
         this.directory = directory;
         this.socket = directory.resolve("plans");
         this.server = server;
@@ -67,7 +70,10 @@ public final class DlopenPlanner implements AutoCloseable {
     }
 
     /** A planner listening on a fresh socket, its plans kept in {@code cache} ({@link RewriteCache}). */
-    public static DlopenPlanner start(Path cache) throws IOException {
+    public static DlopenPlanner start(Path cache) throws IOException { return start(cache, null); }
+
+    /** The same, the libraries' plans tracing what {@code selective} chooses (null: every memory instruction). */
+    public static DlopenPlanner start(Path cache, Selective selective) throws IOException {
         Path dir = Files.createTempDirectory("memtrace-rw"); // mode 0700: only this user connects
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
@@ -80,7 +86,7 @@ public final class DlopenPlanner implements AutoCloseable {
         // a run refused between here and its end (an output it may not write) still leaves nothing behind
         dir.toFile().deleteOnExit();
         dir.resolve("plans").toFile().deleteOnExit();
-        DlopenPlanner p = new DlopenPlanner(cache, dir, server);
+        DlopenPlanner p = new DlopenPlanner(cache, dir, server, selective);
         p.acceptor.start();
         return p;
     }
@@ -156,7 +162,7 @@ public final class DlopenPlanner implements AutoCloseable {
         }
         String onDisk = elf.buildIdHex().orElse("");
         if (!onDisk.equals(id)) throw new RewriteException("the file at its path is not the library loaded (build-id " + onDisk + ", loaded " + id + ")");
-        return ModuleRewrite.prepareLibrary(library, cache);
+        return ModuleRewrite.prepareLibrary(library, cache, selective);
     }
 
     /** One line without its newline, or null at the end of the stream. */
@@ -196,8 +202,8 @@ public final class DlopenPlanner implements AutoCloseable {
             String loads = o.loads() == 1 ? "its load" : o.loads() + " loads";
             if (p != null && o.applied() > 0) {
                 String reasons = p.leftByReason();
-                rewritten.add("rewrite: " + p.rewritten() + " memory instructions of " + o.library() + " rewritten, " + p.left() + " left untraced"
-                        + (reasons.isEmpty() ? "" : " (" + reasons + ")") + "; opened by dlopen, rewritten at "
+                rewritten.add("rewrite: " + p.selectedWords() + p.rewritten() + " memory instructions of " + o.library() + " rewritten, " + p.left()
+                        + " left untraced" + (reasons.isEmpty() ? "" : " (" + reasons + ")") + "; opened by dlopen, rewritten at "
                         + (o.rewrittenEveryTime() ? (o.loads() == 1 ? "its load" : "each of its " + loads) : o.applied() + " of " + loads
                         + " (not at the others: " + o.reason() + ")"));
             } else {

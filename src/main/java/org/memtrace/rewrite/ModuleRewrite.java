@@ -10,7 +10,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
@@ -32,11 +35,25 @@ public final class ModuleRewrite {
     /** How far a trampoline may be from any byte of its module: the runtime's bound, a rel32 less a margin. */
     static final long REACH = 0x7ff00000L - 0x100000L;
 
-    /** A module ready to run rewritten: its plan, its trampoline file and what the planner decided. */
-    public record Prepared(Path plan, Path trampolines, PlanFile.Counts counts) {
+    /**
+     * A module ready to run rewritten: its plan, its trampoline file and what the planner decided; with a
+     * selection ({@code --omega}) how many memory instructions it chose, of how many.
+     */
+    public record Prepared(Path plan, Path trampolines, PlanFile.Counts counts, Optional<SelectionCounts> selection) {
+        Prepared(Path plan, Path trampolines, PlanFile.Counts counts) { this(plan, trampolines, counts, Optional.empty()); }
+
         public int rewritten() { return counts.rewritten(); }
 
         public int left() { return counts.leftTotal(); }
+
+        /**
+         * With a selection, what the summary line says before the rewrite's counts ("omega 0.25: 120 of 480
+         * memory references selected; "); empty without one.
+         */
+        public String selectedWords() {
+            return selection.map(s -> "omega " + s.omega() + ": " + s.selected() + " of " + s.references() + " memory references selected; ")
+                    .orElse("");
+        }
 
         /** The instructions left untraced, by reason, in words ("12 shorter than 5 bytes, 3 calls"); empty when none. */
         public String leftByReason() {
@@ -48,15 +65,30 @@ public final class ModuleRewrite {
         }
     }
 
+    /**
+     * What a selection chose in a module: {@code selected} of its {@code references} memory references (the
+     * analysis's, {@link Selective}), at ω {@code omega}.
+     */
+    public record SelectionCounts(double omega, int selected, int references) {}
+
     private ModuleRewrite() {}
 
     /** The module's plan from {@code cache} (a directory memtrace made, {@link RewriteCache}), planned now if it is not there. */
     public static Prepared prepare(Path module, Path cache) throws IOException, RewriteException {
+        return prepare(module, cache, null);
+    }
+
+    /**
+     * The same, tracing only the memory instructions {@code selective} chooses (null: every one); the plan is
+     * cached under a key that includes the selection's options.
+     */
+    public static Prepared prepare(Path module, Path cache, Selective selective) throws IOException, RewriteException {
         byte[] image = Files.readAllBytes(module);
-        String key = key(image);
-        Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf");
-        if (Files.isRegularFile(plan, LinkOption.NOFOLLOW_LINKS) && Files.isRegularFile(trampolines, LinkOption.NOFOLLOW_LINKS))
-            return new Prepared(plan, trampolines, PlanFile.counts(plan));
+        String key = key(image, selective);
+        Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf"), chosen = cache.resolve(key + ".selection");
+        if (Files.isRegularFile(plan, LinkOption.NOFOLLOW_LINKS) && Files.isRegularFile(trampolines, LinkOption.NOFOLLOW_LINKS)
+                && (selective == null || Files.isRegularFile(chosen, LinkOption.NOFOLLOW_LINKS)))
+            return new Prepared(plan, trampolines, PlanFile.counts(plan), selective == null ? Optional.empty() : readCounts(selective, chosen));
         ElfFile elf;
         try {
             elf = ElfFile.parse(module.toString(), image);
@@ -66,12 +98,16 @@ public final class ModuleRewrite {
         if (elf.type() != ElfFile.ET_EXEC && elf.type() != ElfFile.ET_DYN)
             throw new RewriteException(module + " is neither an executable nor a shared library");
         List<Decision> decisions;
+        Selective.Chosen selection = null;
         try {
-            decisions = new PatchPlanner(new Decoder()).plan(elf);
+            if (selective != null) selection = selective.choose(elf);
+            Selective.Chosen s = selection;
+            decisions = (s == null ? new PatchPlanner(new Decoder()) : new PatchPlanner(new Decoder(), s::traced, selective.options().includeStack())).plan(elf);
         } catch (ElfFormatException e) {
             throw new RewriteException(module + ": " + e.getMessage());
         }
         List<Decision.Patch> patches = new ArrayList<>();
+        Set<Long> patched = new HashSet<>();
         int[] left = new int[Decision.Reason.values().length];
         int rewritten = 0;
         long room = GAP;
@@ -80,7 +116,11 @@ public final class ModuleRewrite {
                 case Decision.Patch p -> {
                     patches.add(p);
                     room += TrampolineWriter.bound(p);
-                    for (Decision.Part part : p.parts()) if (!part.accesses().isEmpty()) rewritten++;
+                    for (Decision.Part part : p.parts())
+                        if (!part.accesses().isEmpty()) {
+                            rewritten++;
+                            patched.add(part.instruction().address());
+                        }
                 }
                 case Decision.Covered c -> { } // counted with the patch that moved it
                 case Decision.Left l -> left[l.reason().ordinal()]++;
@@ -90,7 +130,8 @@ public final class ModuleRewrite {
         Path work = Files.createTempDirectory(cache, "work-");
         try {
             Path linkedFile = work.resolve("trampolines.elf");
-            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
+            TrampolineLinker.Linked linked = TrampolineLinker.link(patches,
+                    selection == null ? SiteWeights.FULL : selection.siteWeights(patched), base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (linked.text().length > room)
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
@@ -99,10 +140,17 @@ public final class ModuleRewrite {
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId(), linked.fixups());
             PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left), elf.buildId().orElse(new byte[0]), linked, writes);
+            Optional<SelectionCounts> counts = Optional.empty();
+            if (selection != null) {
+                counts = Optional.of(new SelectionCounts(selective.omega(), selection.selected(), selection.references()));
+                Path temporary = work.resolve("selection");
+                Files.writeString(temporary, selection.selected() + " " + selection.references() + "\n");
+                Files.move(temporary, chosen, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
             Path temporary = work.resolve("plan");
             Files.write(temporary, file.bytes());
             Files.move(temporary, plan, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            return new Prepared(plan, trampolines, file.counts());
+            return new Prepared(plan, trampolines, file.counts(), counts);
         } finally {
             deleteTree(work);
         }
@@ -136,6 +184,11 @@ public final class ModuleRewrite {
      * finds it among the loaded objects (a library without one is refused, and excluded by the caller).
      */
     public static Prepared prepareLibrary(Path library, Path cache) throws IOException, RewriteException {
+        return prepareLibrary(library, cache, null);
+    }
+
+    /** The same with a selection ({@link #prepare(Path, Path, Selective)}). */
+    public static Prepared prepareLibrary(Path library, Path cache, Selective selective) throws IOException, RewriteException {
         ElfFile elf;
         try {
             elf = ElfFile.read(library);
@@ -143,7 +196,7 @@ public final class ModuleRewrite {
             throw new RewriteException("cannot read it: " + e.getMessage());
         }
         if (elf.buildId().isEmpty()) throw new RewriteException("no build-id to find it by");
-        return prepare(library, cache);
+        return prepare(library, cache, selective);
     }
 
     /** The {@code jmp rel32} from the instruction to its trampoline at {@code trampoline}. */
@@ -160,10 +213,22 @@ public final class ModuleRewrite {
         return new PlanFile.Patch(p.instruction().address(), old, jump);
     }
 
-    private static String key(byte[] image) {
+    /** The counts a cached plan's selection file holds ("selected references"). */
+    private static Optional<SelectionCounts> readCounts(Selective selective, Path file) throws IOException, RewriteException {
+        String[] words = Files.readString(file).trim().split(" ");
+        try {
+            return Optional.of(new SelectionCounts(selective.omega(), Integer.parseInt(words[0]), Integer.parseInt(words[1])));
+        } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
+            throw new RewriteException(file + " is not a selection's counts");
+        }
+    }
+
+    private static String key(byte[] image, Selective selective) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(PLANNER_VERSION.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            // the selection's options are part of the plan: ω 0.25 and ω 0.5 are two plans of one module
+            if (selective != null) sha.update(("\0" + selective.key() + "\0").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             return HexFormat.of().formatHex(sha.digest(image));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e); // every JDK has SHA-256

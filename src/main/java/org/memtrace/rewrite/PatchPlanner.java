@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.LongPredicate;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.symbols.ElfSection;
@@ -37,8 +38,32 @@ public final class PatchPlanner {
     private static final long SHF_EXECINSTR = 0x4;
 
     private final Decoder decoder;
+    /** The memory instructions to trace, by link-time address (a selection, {@code --omega}); the others only move. */
+    private final LongPredicate traced;
+    /** Whether stack accesses (through %rsp or %rbp, and implicit slots) of a traced instruction are recorded. */
+    private final boolean stack;
 
-    public PatchPlanner(Decoder decoder) { this.decoder = decoder; }
+    public PatchPlanner(Decoder decoder) { this(decoder, a -> true, true); }
+
+    /**
+     * A planner that traces only the memory instructions {@code traced} accepts, and their stack accesses only
+     * when {@code stack} (as {@code memtrace cc --no-stack} does): the others get no decision and no probe,
+     * and a run may move them like any instruction without memory access.
+     */
+    public PatchPlanner(Decoder decoder, LongPredicate traced, boolean stack) {
+        this.decoder = decoder;
+        this.traced = traced;
+        this.stack = stack;
+    }
+
+    /** Whether the planner records {@code insn}'s accesses. */
+    private boolean traces(Instruction insn) { return !insn.accesses().isEmpty() && traced.test(insn.address()); }
+
+    /** The accesses a probe records for {@code insn}: none when it is not traced, else its own (stack ones only with {@link #stack}). */
+    private List<MemoryAccess> recorded(Instruction insn) {
+        if (!traces(insn)) return List.of();
+        return stack ? insn.accesses() : insn.accesses().stream().filter(a -> !a.operand().isStack()).toList();
+    }
 
     /** What the sweep of one module found: its instructions and where control may arrive other than by falling through. */
     private record Code(List<Instruction> instructions, List<byte[]> bytes, Set<Long> targets, TreeMap<Long, Long> movable) {
@@ -57,7 +82,7 @@ public final class PatchPlanner {
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
-            if (insn.accesses().isEmpty()) continue;
+            if (!traces(insn)) continue;
             Decision d = decide(insn, code.bytes().get(i));
             if (d instanceof Decision.Left l && l.reason() == Decision.Reason.SHORT && !code.movable().isEmpty()) {
                 Decision.Patch run = run(code, i, consumed);
@@ -197,7 +222,7 @@ public final class PatchPlanner {
         for (int k = i - 1; end < start + JUMP_LENGTH; k--) {
             if (k < 0 || code.targets().contains(start)) return null;
             Instruction before = all.get(k);
-            if (before.nextAddress() != start || before.address() < consumed || !before.accesses().isEmpty()
+            if (before.nextAddress() != start || before.address() < consumed || traces(before)
                     || before.flow() != Flow.SEQUENTIAL) return null;
             Decision.Part p = part(before, code.bytes().get(k));
             if (p == null) return null;
@@ -209,7 +234,7 @@ public final class PatchPlanner {
         for (int j = i + 1; !closed && j < all.size(); j++) {
             Instruction next = all.get(j);
             if (next.address() < end) continue;
-            if (next.accesses().isEmpty() || next.length() >= JUMP_LENGTH || next.address() != end
+            if (!traces(next) || next.length() >= JUMP_LENGTH || next.address() != end
                     || code.targets().contains(end) || !code.movable(start, next.nextAddress())) break;
             Decision.Part p = part(next, code.bytes().get(j));
             if (p == null) break;
@@ -244,7 +269,7 @@ public final class PatchPlanner {
             case CALL -> move = callMove(insn, bytes);
             default -> { return null; }
         }
-        return new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move);
+        return new Decision.Part(insn, bytes, recorded(insn), ripDisplacement(insn, bytes), move);
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */
@@ -253,7 +278,7 @@ public final class PatchPlanner {
         if (no != null) return new Decision.Left(insn, no);
         if (insn.length() < JUMP_LENGTH) return new Decision.Left(insn, Decision.Reason.SHORT);
         Decision.Move move = insn.flow() == Flow.CALL ? callMove(insn, bytes) : Decision.Move.COPY;
-        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move)));
+        return new Decision.Patch(List.of(new Decision.Part(insn, bytes, recorded(insn), ripDisplacement(insn, bytes), move)));
     }
 
     /**

@@ -34,8 +34,11 @@ final class TrampolineWriter {
 
     private TrampolineWriter() {}
 
-    /** The assembly of {@code patches}' trampolines, the N-th labelled {@code mt_tN}. */
-    static String assembly(List<Decision.Patch> patches) {
+    /** The assembly of {@code patches}' trampolines, the N-th labelled {@code mt_tN}, every site weighing 1. */
+    static String assembly(List<Decision.Patch> patches) { return assembly(patches, SiteWeights.FULL); }
+
+    /** The same with the site table's weight and block fields from {@code weights} (a selection, {@code --omega}). */
+    static String assembly(List<Decision.Patch> patches, SiteWeights weights) {
         var text = new StringBuilder("\t.text\ncursor_slot:\n\t.quad 0\n");
         var sites = new StringBuilder("\t.section memtrace_sites,\"a\",@progbits\n\t.balign 8\n");
         int site = 0;
@@ -54,7 +57,8 @@ final class TrampolineWriter {
                             .append(part.instruction().branchTarget().orElseThrow()).append('\n');
                     case COPY -> body(text, part);
                 }
-                for (int i = 0; i < partSites.size(); i++) entry(sites, labels.get(i), part, partSites.get(i));
+                for (int i = 0; i < partSites.size(); i++)
+                    entry(sites, labels.get(i), part, partSites.get(i), weights.fields(part.instruction().address(), i));
             }
             // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end
             Instruction last = p.parts().getLast().instruction();
@@ -90,12 +94,20 @@ final class TrampolineWriter {
             List<String> reads = new ArrayList<>();
             if (!m.base().isNone()) reads.add(name(m.base()));
             if (!m.index().isNone()) reads.add(name(m.index()));
-            out.add(new Site(address(m), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), i,
+            out.add(new Site(address(m), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), index(part, a),
                     a.implicitStack() ? FLAG_IMPLICIT_STACK : 0));
             element = a.sizeBytes();
         }
-        if (rep && !out.isEmpty()) out.add(new Site("(%rcx)", List.of("rcx"), false, KIND_REP_COUNT, element, part.accesses().size(), 0));
+        if (rep && !out.isEmpty())
+            out.add(new Site("(%rcx)", List.of("rcx"), false, KIND_REP_COUNT, element, part.instruction().accesses().size(), 0));
         return out;
+    }
+
+    /** The access's index among all the instruction's accesses (a selection without stack records only some, {@code memtrace cc}'s numbering). */
+    private static int index(Decision.Part part, MemoryAccess a) {
+        List<MemoryAccess> all = part.instruction().accesses();
+        for (int i = 0; i < all.size(); i++) if (all.get(i) == a) return i;
+        return part.accesses().indexOf(a);
     }
 
     /**
@@ -167,11 +179,13 @@ final class TrampolineWriter {
         s.append('\n');
     }
 
-    /** One 24-byte site table entry (docs/compiled-in.md, "The site table"), full mode: weights 1, no block. */
-    private static void entry(StringBuilder s, String label, Decision.Part p, Site site) {
-        s.append("\t.long ").append(label).append(" - .\n\t.long mt_base+").append(p.instruction().address()).append(" - .\n");
-        s.append("\t.byte ").append(site.kind()).append(',').append(site.size()).append(',').append(site.access()).append(',')
-                .append(site.flags()).append("\n\t.short 1,1,0,0,0,0\n");
+    /**
+     * One 24-byte site table entry (docs/compiled-in.md, "The site table"); {@code w} its weights, block fields
+     * and extra flags ({@link SiteWeights#fields}).
+     */
+    private static void entry(StringBuilder s, String label, Decision.Part p, Site site, int[] w) {
+        s.append(SiteFormat.directives(label, "mt_base+" + p.instruction().address(), site.kind(), site.size(), site.access(),
+                site.flags() | w[5], w[0], w[1], w[2], w[3], w[4]));
     }
 
     /** The operand's address as a {@code lea} source inside the probe (%rsp-based ones step over what it pushed). */

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Usage: bench/rewrite-omega.sh   (REPEAT=5; results in docs/rewriting.md, "Measured")
+# (the plans' cache keys as ModuleRewrite and Selective.key make them; W spelled as Java prints a double)
+# events and CPU time of the system's python3 rewritten with --omega W (bench/rewrite.sh's method: the runtime
+# preloaded with the cached plans, CPU time of the traced process, fastest of REPEAT)
+set -uo pipefail
+export MEMTRACE_CDS=off
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"; mt=$root/memtrace; out=$root/bench/out/rewrite-omega; mkdir -p $out
+REPEAT=${REPEAT:-5}
+make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so"
+rt="$out/lib/libmemtrace-rt.so"
+version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
+select=$(sed -n 's/.*String VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/Selective.java")
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
+"$mt" --version >/dev/null   # builds on first use, outside the timings
+cpu() {
+  python3 - "$REPEAT" "$@" <<'PY'
+import resource, subprocess, sys
+repeat, cmd = int(sys.argv[1]), sys.argv[2:]
+best = None
+for _ in range(repeat):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    best = t if best is None else min(best, t)
+print("%.3f" % best)
+PY
+}
+key() { { printf '%s' "$version"; [ -n "$W" ] && printf '\0%s omega=%s chunk=4096 scores=1,2,4 no-stack\0' "$select" "$W"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
+plans() {
+  local list="$cache/$(key "$1").plan" interp lib
+  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p'); do
+    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
+  done
+  printf '%s' "$list"
+}
+bin=/usr/bin/python3; args=(-c "sum(range(10**5))")
+echo "native $(cpu $bin "${args[@]}")"
+for W in "" 1.0 0.5 0.25; do
+  opt=(); [ -n "$W" ] && opt=(--omega $W)
+  "$mt" run --mode rewrite "${opt[@]}" --save-stream $out/py$W.mtr -o /dev/null -- $bin "${args[@]}" >/dev/null 2>$out/py$W.stderr
+  all=$(plans $bin)
+  n=$(echo "$all" | tr ':' '\n' | while read p; do [ -f "$p" ] && echo x; done | wc -l)
+  d=$(cpu env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" $bin "${args[@]}")
+  w=$(cpu env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/py$W.rw.mtr" $bin "${args[@]}")
+  ev=$(sed -n 's/^ *probes *\([0-9,]*\)$/\1/p' $out/py$W.stderr)
+  acc=$(grep -E "accuracy|static" $out/py$W.stderr | tr -s ' ' | tr '\n' ';')
+  echo "omega=${W:-none} plans=$n probes=$ev cpu-discard=$d cpu-disk=$w $acc"
+  grep "rewrite:" $out/py$W.stderr | grep -E "python3|libc" 
+done
+echo "load: $(uptime | sed 's/.*load average/load average/')"

@@ -15,6 +15,7 @@ import org.memtrace.launch.Target;
 import org.memtrace.rewrite.DlopenPlanner;
 import org.memtrace.rewrite.LoadedLibraries;
 import org.memtrace.rewrite.ModuleRewrite;
+import org.memtrace.rewrite.Probes;
 import org.memtrace.rewrite.RewriteCache;
 import org.memtrace.rewrite.RewriteException;
 import org.memtrace.x86.ZydisUnavailableException;
@@ -27,26 +28,40 @@ import org.memtrace.x86.ZydisUnavailableException;
  * runtime asks ({@link DlopenPlanner}), and reported with the others.
  */
 record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library> libraries, List<String> excluded,
-                   Map<String, String> environment, DlopenPlanner dlopen) implements AutoCloseable {
+                   Map<String, String> environment, DlopenPlanner dlopen, Probes probes) implements AutoCloseable {
     /** The modes of {@code memtrace run}, spelled as on the command line. */
     enum Mode { fault, rewrite }
 
     /** A library planned for rewriting. */
     record Library(Path path, ModuleRewrite.Prepared prepared) {}
 
-    static RewriteMode prepare(Target target) throws LaunchException {
+    static RewriteMode prepare(Target target) throws LaunchException { return prepare(target, Probes.RECORD); }
+
+    /**
+     * The same with trampolines that check ({@code memtrace run --check}, docs/check.md) or check and record
+     * ({@code --check -o}): the check runtime is preloaded before the tracing runtime (its allocator and libc
+     * wrappers are the ones the program calls; the tracing runtime applies the plans), and glibc's libraries
+     * are left as they are (their functions are checked by the check runtime's wrappers).
+     */
+    static RewriteMode prepare(Target target, Probes probes) throws LaunchException {
         try {
             Path cache = RewriteCache.directory();
-            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache);
+            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache, probes);
             List<Library> libraries = new ArrayList<>();
             List<String> excluded = new ArrayList<>();
             LoadedLibraries loaded = LoadedLibraries.of(target.traced());
             if (loaded.loader() != null) excluded.add(loaded.loader().getFileName() + " (the loader)");
             excluded.add(NativeFiles.runtime().getFileName() + " (memtrace's runtime)");
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
+            if (probes != Probes.RECORD) excluded.add(NativeFiles.checkRuntime().getFileName() + " (memtrace's check runtime)");
             for (Path lib : loaded.libraries()) {
+                String unchecked = probes == Probes.CHECK ? ModuleRewrite.unchecked(lib) : null;
+                if (unchecked != null) {
+                    excluded.add(lib.getFileName() + " (" + unchecked + ")");
+                    continue;
+                }
                 try {
-                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache);
+                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, probes);
                     libraries.add(new Library(lib, l));
                     plans.add(l.plan().toString());
                 } catch (RewriteException | IOException e) {
@@ -55,7 +70,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             }
             // the runtime puts the user's LD_PRELOAD back (or none) before main: descendants run untraced
             Map<String, String> environment = new HashMap<>();
-            String preload = NativeFiles.runtime().toString();
+            String preload = (probes == Probes.RECORD ? "" : NativeFiles.checkRuntime() + ":") + NativeFiles.runtime();
             String theirs = System.getenv("LD_PRELOAD");
             if (theirs != null) {
                 environment.put("MEMTRACE_LD_PRELOAD", theirs);
@@ -64,9 +79,9 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             environment.put("LD_PRELOAD", preload);
             environment.put("MEMTRACE_REWRITE_PLAN", String.join(":", plans));
             // last: nothing below can fail and leave the socket behind
-            DlopenPlanner dlopen = DlopenPlanner.start(cache);
+            DlopenPlanner dlopen = DlopenPlanner.start(cache, probes);
             environment.put("MEMTRACE_REWRITE_SOCKET", dlopen.socket().toString());
-            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen);
+            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen, probes);
         } catch (RewriteException e) {
             throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
         } catch (ZydisUnavailableException e) {
@@ -89,8 +104,12 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         lines.addAll(opened.rewritten());
         List<String> left = new ArrayList<>(excluded);
         left.addAll(opened.left());
-        lines.add("rewrite: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
-                + " untraced");
+        if (probes == Probes.CHECK)
+            lines.add("check: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
+                    + " unchecked");
+        else
+            lines.add("rewrite: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
+                    + " untraced");
         return lines;
     }
 
@@ -100,8 +119,11 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         dlopen.close();
     }
 
-    private static String line(String module, ModuleRewrite.Prepared p) {
+    private String line(String module, ModuleRewrite.Prepared p) {
         String left = p.leftByReason();
+        if (probes == Probes.CHECK)
+            return "check: " + p.rewritten() + " memory instructions of " + module + " checked, " + p.left()
+                    + " left unchecked" + (left.isEmpty() ? "" : " (" + left + ")");
         return "rewrite: " + p.rewritten() + " memory instructions of " + module + " rewritten, " + p.left()
                 + " left untraced" + (left.isEmpty() ? "" : " (" + left + ")");
     }

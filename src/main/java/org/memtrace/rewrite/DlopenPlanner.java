@@ -54,12 +54,14 @@ public final class DlopenPlanner implements AutoCloseable {
     }
 
     private final Path cache, directory, socket;
+    private final Probes probes;
     private final ServerSocketChannel server;
     private final Map<String, Outcome> outcomes = new LinkedHashMap<>();
     private final Thread acceptor;
 
-    private DlopenPlanner(Path cache, Path directory, ServerSocketChannel server) {
+    private DlopenPlanner(Path cache, Path directory, ServerSocketChannel server, Probes probes) {
         this.cache = cache;
+        this.probes = probes;
         this.directory = directory;
         this.socket = directory.resolve("plans");
         this.server = server;
@@ -68,6 +70,11 @@ public final class DlopenPlanner implements AutoCloseable {
 
     /** A planner listening on a fresh socket, its plans kept in {@code cache} ({@link RewriteCache}). */
     public static DlopenPlanner start(Path cache) throws IOException {
+        return start(cache, Probes.RECORD);
+    }
+
+    /** The same, for trampolines that check or record as {@code probes} says (a check run leaves glibc's libraries alone). */
+    public static DlopenPlanner start(Path cache, Probes probes) throws IOException {
         Path dir = Files.createTempDirectory("memtrace-rw"); // mode 0700: only this user connects
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
@@ -80,7 +87,7 @@ public final class DlopenPlanner implements AutoCloseable {
         // a run refused between here and its end (an output it may not write) still leaves nothing behind
         dir.toFile().deleteOnExit();
         dir.resolve("plans").toFile().deleteOnExit();
-        DlopenPlanner p = new DlopenPlanner(cache, dir, server);
+        DlopenPlanner p = new DlopenPlanner(cache, dir, server, probes);
         p.acceptor.start();
         return p;
     }
@@ -156,7 +163,9 @@ public final class DlopenPlanner implements AutoCloseable {
         }
         String onDisk = elf.buildIdHex().orElse("");
         if (!onDisk.equals(id)) throw new RewriteException("the file at its path is not the library loaded (build-id " + onDisk + ", loaded " + id + ")");
-        return ModuleRewrite.prepareLibrary(library, cache);
+        String unchecked = probes == Probes.CHECK ? ModuleRewrite.unchecked(library) : null;
+        if (unchecked != null) throw new RewriteException(unchecked);
+        return ModuleRewrite.prepareLibrary(library, cache, probes);
     }
 
     /** One line without its newline, or null at the end of the stream. */

@@ -52,8 +52,18 @@ public final class ModuleRewrite {
 
     /** The module's plan from {@code cache} (a directory memtrace made, {@link RewriteCache}), planned now if it is not there. */
     public static Prepared prepare(Path module, Path cache) throws IOException, RewriteException {
+        return prepare(module, cache, Probes.RECORD);
+    }
+
+    /**
+     * The same with trampolines that check or record as {@code probes} says. A check plan leaves out the
+     * instructions none of whose accesses is checked ({@link CheckProbe#checked}: stack slots, globals,
+     * thread-local storage), which then run as they are, and counts only checked accesses' instructions:
+     * rewritten are those checked, left those that needed a check and could not be patched.
+     */
+    public static Prepared prepare(Path module, Path cache, Probes probes) throws IOException, RewriteException {
         byte[] image = Files.readAllBytes(module);
-        String key = key(image);
+        String key = key(image, probes);
         Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf");
         if (Files.isRegularFile(plan, LinkOption.NOFOLLOW_LINKS) && Files.isRegularFile(trampolines, LinkOption.NOFOLLOW_LINKS))
             return new Prepared(plan, trampolines, PlanFile.counts(plan));
@@ -78,19 +88,24 @@ public final class ModuleRewrite {
         for (Decision d : decisions) {
             switch (d) {
                 case Decision.Patch p -> {
+                    if (probes == Probes.CHECK && !CheckProbe.checksAny(p)) continue; // nothing to check: left as it is
                     patches.add(p);
-                    room += TrampolineWriter.bound(p);
-                    for (Decision.Part part : p.parts()) if (!part.accesses().isEmpty()) rewritten++;
+                    room += TrampolineWriter.bound(p) + (probes.checks() ? CheckProbe.bound(p) : 0);
+                    for (Decision.Part part : p.parts())
+                        if (probes == Probes.CHECK ? !CheckProbe.checks(part).isEmpty() : !part.accesses().isEmpty()) rewritten++;
                 }
                 case Decision.Covered c -> { } // counted with the patch that moved it
-                case Decision.Left l -> left[l.reason().ordinal()]++;
+                case Decision.Left l -> {
+                    if (probes != Probes.CHECK || l.instruction().accesses().stream().anyMatch(CheckProbe::checked))
+                        left[l.reason().ordinal()]++;
+                }
             }
         }
         long base = textBase(module, elf, room);
         Path work = Files.createTempDirectory(cache, "work-");
         try {
             Path linkedFile = work.resolve("trampolines.elf");
-            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
+            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, probes, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (linked.text().length > room)
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
@@ -136,6 +151,11 @@ public final class ModuleRewrite {
      * finds it among the loaded objects (a library without one is refused, and excluded by the caller).
      */
     public static Prepared prepareLibrary(Path library, Path cache) throws IOException, RewriteException {
+        return prepareLibrary(library, cache, Probes.RECORD);
+    }
+
+    /** A shared library's plan with trampolines that check or record as {@code probes} says. */
+    public static Prepared prepareLibrary(Path library, Path cache, Probes probes) throws IOException, RewriteException {
         ElfFile elf;
         try {
             elf = ElfFile.read(library);
@@ -143,7 +163,19 @@ public final class ModuleRewrite {
             throw new RewriteException("cannot read it: " + e.getMessage());
         }
         if (elf.buildId().isEmpty()) throw new RewriteException("no build-id to find it by");
-        return prepare(library, cache);
+        return prepare(library, cache, probes);
+    }
+
+    /**
+     * Why a check run leaves {@code library} unrewritten, or null: glibc's own libraries (libc, libm, the
+     * loader's companions, NSS and gconv modules), whose string functions read past a string's end by design
+     * (aligned vector loads) and are checked instead by what they mean, as for {@code memtrace cc --check}.
+     */
+    public static String unchecked(Path library) {
+        String name = library.getFileName().toString();
+        boolean glibc = name.matches("(libc|libm|libmvec|libpthread|libdl|librt|libresolv|libanl|libutil|libBrokenLocale|libthread_db|libmemusage|libpcprofile|libSegFault|libc_malloc_debug)\\.so(\\..*)?")
+                || name.startsWith("libnss_") || name.startsWith("ld-linux") || library.toString().contains("/gconv/");
+        return glibc ? "glibc's: its functions are checked by what they do" : null;
     }
 
     /** The {@code jmp rel32} from the instruction to its trampoline at {@code trampoline}. */
@@ -160,10 +192,11 @@ public final class ModuleRewrite {
         return new PlanFile.Patch(p.instruction().address(), old, jump);
     }
 
-    private static String key(byte[] image) {
+    private static String key(byte[] image, Probes probes) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(PLANNER_VERSION.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            if (probes != Probes.RECORD) sha.update(("+" + probes).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             return HexFormat.of().formatHex(sha.digest(image));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e); // every JDK has SHA-256

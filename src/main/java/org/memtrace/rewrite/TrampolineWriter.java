@@ -35,15 +35,20 @@ final class TrampolineWriter {
     private TrampolineWriter() {}
 
     /** The assembly of {@code patches}' trampolines, the N-th labelled {@code mt_tN}. */
-    static String assembly(List<Decision.Patch> patches) {
+    static String assembly(List<Decision.Patch> patches) { return assembly(patches, Probes.RECORD); }
+
+    /** The same, each part's accesses checked ({@link CheckProbe}) and/or recorded, as {@code probes} says. */
+    static String assembly(List<Decision.Patch> patches, Probes probes) {
         var text = new StringBuilder("\t.text\ncursor_slot:\n\t.quad 0\n");
         var sites = new StringBuilder("\t.section memtrace_sites,\"a\",@progbits\n\t.balign 8\n");
         int site = 0;
         for (int n = 0; n < patches.size(); n++) {
             Decision.Patch p = patches.get(n);
             text.append("mt_t").append(n).append(":\n");
+            int partNo = 0;
             for (Decision.Part part : p.parts()) {
-                List<Site> partSites = sites(part);
+                if (probes.checks()) CheckProbe.emit(text, part, "mt_c" + n + "_" + partNo++);
+                List<Site> partSites = probes.records() ? sites(part) : List.of();
                 List<String> labels = new ArrayList<>();
                 for (int i = 0; i < partSites.size(); i++) labels.add("mt_s" + site++);
                 if (!labels.isEmpty()) probe(text, partSites, labels);

@@ -55,13 +55,14 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             if (probes != Probes.RECORD) excluded.add(NativeFiles.checkRuntime().getFileName() + " (memtrace's check runtime)");
             for (Path lib : loaded.libraries()) {
-                String unchecked = probes == Probes.CHECK ? ModuleRewrite.unchecked(lib) : null;
-                if (unchecked != null) {
+                // glibc's libraries are not checked: left alone, or (--check -o) only recorded
+                String unchecked = probes == Probes.RECORD ? null : ModuleRewrite.unchecked(lib);
+                if (unchecked != null && probes == Probes.CHECK) {
                     excluded.add(lib.getFileName() + " (" + unchecked + ")");
                     continue;
                 }
                 try {
-                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, probes);
+                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, unchecked != null ? Probes.RECORD : probes);
                     libraries.add(new Library(lib, l));
                     plans.add(l.plan().toString());
                 } catch (RewriteException | IOException e) {

@@ -127,7 +127,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (check && !traced) quiet = true;
         // --check in fault mode traces the heap alone; in rewrite mode the trampolines check (and record, with -o)
         boolean faultCheck = check && mode != RewriteMode.Mode.rewrite;
-        TraceOptions options = new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding,
+        // checking only (rewrite mode, no -o): the tracing runtime applies the plans and records nothing
+        boolean autostart = !noAutostart && !(check && !faultCheck && !traced);
+        TraceOptions options = new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), autostart, bufferSize(), saveStream, lazyBinding,
                 "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"), stackDepth());
         Target target = Recorder.validate(options);
         if (check && mode == RewriteMode.Mode.rewrite && InstrumentedRun.isInstrumented(target.traced()))

@@ -163,9 +163,10 @@ public final class DlopenPlanner implements AutoCloseable {
         }
         String onDisk = elf.buildIdHex().orElse("");
         if (!onDisk.equals(id)) throw new RewriteException("the file at its path is not the library loaded (build-id " + onDisk + ", loaded " + id + ")");
-        String unchecked = probes == Probes.CHECK ? ModuleRewrite.unchecked(library) : null;
-        if (unchecked != null) throw new RewriteException(unchecked);
-        return ModuleRewrite.prepareLibrary(library, cache, probes);
+        // glibc's libraries are not checked: left alone, or (check and record) only recorded
+        String unchecked = probes == Probes.RECORD ? null : ModuleRewrite.unchecked(library);
+        if (unchecked != null && probes == Probes.CHECK) throw new RewriteException(unchecked);
+        return ModuleRewrite.prepareLibrary(library, cache, unchecked != null ? Probes.RECORD : probes);
     }
 
     /** One line without its newline, or null at the end of the stream. */

@@ -44,6 +44,9 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
      * are left as they are (their functions are checked by the check runtime's wrappers).
      */
     static RewriteMode prepare(Target target, Probes probes) throws LaunchException {
+        if (probes != Probes.RECORD && !bmi2())
+            throw LaunchException.usage("--check --mode rewrite needs a processor with BMI2 (its checks shift with shrx, which leaves "
+                    + "the flags alone); use --mode fault");
         try {
             Path cache = RewriteCache.directory();
             ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache, probes);
@@ -89,6 +92,16 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether the processor has BMI2 (Haswell and later), as /proc/cpuinfo says; true when it cannot be read. */
+    private static boolean bmi2() {
+        try {
+            String info = java.nio.file.Files.readString(Path.of("/proc/cpuinfo"));
+            return !info.contains("flags") || java.util.regex.Pattern.compile("^flags\\s*:.*\\bbmi2\\b", java.util.regex.Pattern.MULTILINE).matcher(info).find();
+        } catch (IOException | RuntimeException e) {
+            return true;
         }
     }
 

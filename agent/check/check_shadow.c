@@ -83,6 +83,7 @@ void mc_count_libc(void)
 }
 
 void mc_init_report(void);      /* check_report.c: reads MEMTRACE_CHECK* */
+void mc_rw_init(void);          /* check_rwprobe.c: the rewrite-mode trampolines' slot */
 
 void mc_init(void)
 {
@@ -98,6 +99,7 @@ void mc_init(void)
     }
     shadow_ready = 1;
     mc_poison(0, 1u << 16, MC_NULL_PAGE);
+    mc_rw_init();
     pthread_key_create(&counts_key, thread_ended);
     mc_init_report();
 }

@@ -15,9 +15,10 @@ import org.memtrace.launch.Target;
 import org.memtrace.rewrite.DlopenPlanner;
 import org.memtrace.rewrite.LoadedLibraries;
 import org.memtrace.rewrite.ModuleRewrite;
+import org.memtrace.rewrite.Probes;
 import org.memtrace.rewrite.RewriteCache;
 import org.memtrace.rewrite.RewriteException;
-import org.memtrace.rewrite.Selective;
+import org.memtrace.rewrite.PlanChoice;
 import org.memtrace.x86.ZydisUnavailableException;
 
 /**
@@ -28,29 +29,46 @@ import org.memtrace.x86.ZydisUnavailableException;
  * runtime asks ({@link DlopenPlanner}), and reported with the others.
  */
 record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library> libraries, List<String> excluded,
-                   Map<String, String> environment, DlopenPlanner dlopen) implements AutoCloseable {
+                   Map<String, String> environment, DlopenPlanner dlopen, Probes probes) implements AutoCloseable {
     /** The modes of {@code memtrace run}, spelled as on the command line. */
     enum Mode { fault, rewrite }
 
     /** A library planned for rewriting. */
     record Library(Path path, ModuleRewrite.Prepared prepared) {}
 
-    static RewriteMode prepare(Target target) throws LaunchException { return prepare(target, null); }
+    static RewriteMode prepare(Target target) throws LaunchException { return prepare(target, PlanChoice.TRACE); }
 
-    /** The same, every module's plan tracing only what {@code selective} chooses ({@code --omega}; null: every memory instruction). */
-    static RewriteMode prepare(Target target, Selective selective) throws LaunchException {
+    /**
+     * The same, every module's plan made for {@code choice}: tracing only what its selection chooses
+     * ({@code --omega}), or with trampolines that check ({@code memtrace run --check}, docs/check.md) or check
+     * and record ({@code --check -o}). A check preloads the check runtime before the tracing runtime (its
+     * allocator and libc wrappers are the ones the program calls; the tracing runtime applies the plans), and
+     * glibc's libraries are left as they are (their functions are checked by the check runtime's wrappers).
+     */
+    static RewriteMode prepare(Target target, PlanChoice choice) throws LaunchException {
+        Probes probes = choice.probes();
+        if (probes != Probes.RECORD && !bmi2())
+            throw LaunchException.usage("--check --mode rewrite needs a processor with BMI2 (its checks shift with shrx, which leaves "
+                    + "the flags alone); use --mode fault");
         try {
             Path cache = RewriteCache.directory();
-            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache, selective);
+            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache, choice);
             List<Library> libraries = new ArrayList<>();
             List<String> excluded = new ArrayList<>();
             LoadedLibraries loaded = LoadedLibraries.of(target.traced());
             if (loaded.loader() != null) excluded.add(loaded.loader().getFileName() + " (the loader)");
             excluded.add(NativeFiles.runtime().getFileName() + " (memtrace's runtime)");
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
+            if (probes != Probes.RECORD) excluded.add(NativeFiles.checkRuntime().getFileName() + " (memtrace's check runtime)");
             for (Path lib : loaded.libraries()) {
+                // glibc's libraries are not checked: left alone, or (--check -o) only recorded
+                String unchecked = probes == Probes.RECORD ? null : ModuleRewrite.unchecked(lib);
+                if (unchecked != null && probes == Probes.CHECK) {
+                    excluded.add(lib.getFileName() + " (" + unchecked + ")");
+                    continue;
+                }
                 try {
-                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, selective);
+                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, unchecked != null ? new PlanChoice(null, Probes.RECORD) : choice);
                     libraries.add(new Library(lib, l));
                     plans.add(l.plan().toString());
                 } catch (RewriteException | IOException e) {
@@ -59,7 +77,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             }
             // the runtime puts the user's LD_PRELOAD back (or none) before main: descendants run untraced
             Map<String, String> environment = new HashMap<>();
-            String preload = NativeFiles.runtime().toString();
+            String preload = (probes == Probes.RECORD ? "" : NativeFiles.checkRuntime() + ":") + NativeFiles.runtime();
             String theirs = System.getenv("LD_PRELOAD");
             if (theirs != null) {
                 environment.put("MEMTRACE_LD_PRELOAD", theirs);
@@ -68,15 +86,25 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             environment.put("LD_PRELOAD", preload);
             environment.put("MEMTRACE_REWRITE_PLAN", String.join(":", plans));
             // last: nothing below can fail and leave the socket behind
-            DlopenPlanner dlopen = DlopenPlanner.start(cache, selective);
+            DlopenPlanner dlopen = DlopenPlanner.start(cache, choice);
             environment.put("MEMTRACE_REWRITE_SOCKET", dlopen.socket().toString());
-            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen);
+            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen, probes);
         } catch (RewriteException e) {
             throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
         } catch (ZydisUnavailableException e) {
             throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether the processor has BMI2 (Haswell and later), as /proc/cpuinfo says; true when it cannot be read. */
+    private static boolean bmi2() {
+        try {
+            String info = java.nio.file.Files.readString(Path.of("/proc/cpuinfo"));
+            return !info.contains("flags") || java.util.regex.Pattern.compile("^flags\\s*:.*\\bbmi2\\b", java.util.regex.Pattern.MULTILINE).matcher(info).find();
+        } catch (IOException | RuntimeException e) {
+            return true;
         }
     }
 
@@ -93,8 +121,12 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         lines.addAll(opened.rewritten());
         List<String> left = new ArrayList<>(excluded);
         left.addAll(opened.left());
-        lines.add("rewrite: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
-                + " untraced");
+        if (probes == Probes.CHECK)
+            lines.add("check: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
+                    + " unchecked");
+        else
+            lines.add("rewrite: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
+                    + " untraced");
         return lines;
     }
 
@@ -104,8 +136,11 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         dlopen.close();
     }
 
-    private static String line(String module, ModuleRewrite.Prepared p) {
+    private String line(String module, ModuleRewrite.Prepared p) {
         String left = p.leftByReason();
+        if (probes == Probes.CHECK)
+            return "check: " + p.rewritten() + " memory instructions of " + module + " checked, " + p.left()
+                    + " left unchecked" + (left.isEmpty() ? "" : " (" + left + ")");
         return "rewrite: " + p.selectedWords() + p.rewritten() + " memory instructions of " + module + " rewritten, " + p.left()
                 + " left untraced" + (left.isEmpty() ? "" : " (" + left + ")");
     }

@@ -17,9 +17,12 @@ import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
 import org.memtrace.analysis.Summary;
 import org.memtrace.report.Report;
+import org.memtrace.rewrite.PlanChoice;
+import org.memtrace.rewrite.Probes;
 import org.memtrace.event.Event;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.Checkpoints;
+import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.Recorder;
@@ -140,20 +143,26 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         command = RawPaths.program(command);
         // --check: the heap alone is traced (bit 0x100 turns the agent's checks on); the trace is kept only when asked for
         boolean traced = !check || spec.commandLine().getParseResult().hasMatchedOption("-o");
-        if (check) {
-            if (mode == RewriteMode.Mode.rewrite)
-                throw LaunchException.usage("--check works in fault mode only, not with --mode rewrite");
-            if (!traced) quiet = true;
-        }
+        if (check && !traced) quiet = true;
+        if (check && omega != null)
+            throw LaunchException.usage("--omega traces a selection of the accesses and --check checks them all: use one of them");
         Selective selective = selective();
-        TraceOptions options = new TraceOptions(command, check ? CHECK_REGIONS : regionBits(), !noAutostart, bufferSize(), saveStream, lazyBinding,
+        // --check in fault mode traces the heap alone; in rewrite mode the trampolines check (and record, with -o)
+        boolean faultCheck = check && mode != RewriteMode.Mode.rewrite;
+        // checking only (rewrite mode, no -o): the tracing runtime applies the plans and records nothing
+        boolean autostart = !noAutostart && !(check && !faultCheck && !traced);
+        TraceOptions options = new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), autostart, bufferSize(), saveStream, lazyBinding,
                 "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"), stackDepth());
         Target target = Recorder.validate(options);
-        RewriteMode rewrite = mode == RewriteMode.Mode.rewrite ? RewriteMode.prepare(target, selective) : null;
+        if (check && mode == RewriteMode.Mode.rewrite && InstrumentedRun.isInstrumented(target.traced()))
+            throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
+                    + "build it with memtrace cc --check instead");
+        RewriteMode rewrite = mode != RewriteMode.Mode.rewrite ? null
+                : RewriteMode.prepare(target, check ? PlanChoice.probing(traced ? Probes.BOTH : Probes.CHECK) : PlanChoice.selecting(selective));
         // chosen once: from here on the run only calls the recorder
         Recorder recorder = rewrite != null ? rewrite.recorder(options, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
         boolean compiledIn = recorder.compiledIn();
-        if (check && compiledIn)
+        if (faultCheck && compiledIn)
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");
         checkOutputs(target, traced ? output : "-", saveStream, jsonSummary, reportFile);
@@ -205,7 +214,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             try {
                 int status = report(err, result, stage, recorder);
-                if (rewrite != null && !quiet) for (String line : rewrite.counts()) say(err, line);
+                if (rewrite != null && (!quiet || check && checkSummary())) for (String line : rewrite.counts()) say(err, line);
                 return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();
@@ -268,6 +277,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     static void say(PrintWriter err, String message) {
         err.println("memtrace: " + Main.oneLine(message));
         err.flush();
+    }
+
+    /** Whether the check runtime prints its summary (MEMTRACE_CHECK has summary or continue): the rewrite's counts go with it. */
+    private static boolean checkSummary() {
+        String v = System.getenv("MEMTRACE_CHECK");
+        return v != null && java.util.Arrays.stream(v.split(",")).anyMatch(w -> w.equals("summary") || w.equals("continue"));
     }
 
     /** The heap, and the agent's check bit (agent/check_run.c). */

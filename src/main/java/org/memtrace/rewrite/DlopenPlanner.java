@@ -54,15 +54,15 @@ public final class DlopenPlanner implements AutoCloseable {
     }
 
     private final Path cache, directory, socket;
+    /** What each library's plan is made for: the run's selection ({@code --omega}) and probes. */
+    private final PlanChoice choice;
     private final ServerSocketChannel server;
     private final Map<String, Outcome> outcomes = new LinkedHashMap<>();
     private final Thread acceptor;
-    /** The selection each library's plan traces ({@code --omega}), or null for every memory instruction. */
-    private final Selective selective;
 
-    private DlopenPlanner(Path cache, Path directory, ServerSocketChannel server, Selective selective) {
+    private DlopenPlanner(Path cache, Path directory, ServerSocketChannel server, PlanChoice choice) {
         this.cache = cache;
-        this.selective = selective;
+        this.choice = choice;
         this.directory = directory;
         this.socket = directory.resolve("plans");
         this.server = server;
@@ -70,10 +70,10 @@ public final class DlopenPlanner implements AutoCloseable {
     }
 
     /** A planner listening on a fresh socket, its plans kept in {@code cache} ({@link RewriteCache}). */
-    public static DlopenPlanner start(Path cache) throws IOException { return start(cache, null); }
+    public static DlopenPlanner start(Path cache) throws IOException { return start(cache, PlanChoice.TRACE); }
 
-    /** The same, the libraries' plans tracing what {@code selective} chooses (null: every memory instruction). */
-    public static DlopenPlanner start(Path cache, Selective selective) throws IOException {
+    /** The same, the libraries' plans made for {@code choice} (a check run leaves glibc's libraries alone). */
+    public static DlopenPlanner start(Path cache, PlanChoice choice) throws IOException {
         Path dir = Files.createTempDirectory("memtrace-rw"); // mode 0700: only this user connects
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
@@ -86,7 +86,7 @@ public final class DlopenPlanner implements AutoCloseable {
         // a run refused between here and its end (an output it may not write) still leaves nothing behind
         dir.toFile().deleteOnExit();
         dir.resolve("plans").toFile().deleteOnExit();
-        DlopenPlanner p = new DlopenPlanner(cache, dir, server, selective);
+        DlopenPlanner p = new DlopenPlanner(cache, dir, server, choice);
         p.acceptor.start();
         return p;
     }
@@ -162,7 +162,10 @@ public final class DlopenPlanner implements AutoCloseable {
         }
         String onDisk = elf.buildIdHex().orElse("");
         if (!onDisk.equals(id)) throw new RewriteException("the file at its path is not the library loaded (build-id " + onDisk + ", loaded " + id + ")");
-        return ModuleRewrite.prepareLibrary(library, cache, selective);
+        // glibc's libraries are not checked: left alone, or (check and record) only recorded
+        String unchecked = choice.probes() == Probes.RECORD ? null : ModuleRewrite.unchecked(library);
+        if (unchecked != null && choice.probes() == Probes.CHECK) throw new RewriteException(unchecked);
+        return ModuleRewrite.prepareLibrary(library, cache, unchecked != null ? choice.recordOnly() : choice);
     }
 
     /** One line without its newline, or null at the end of the stream. */

@@ -75,16 +75,22 @@ public final class ModuleRewrite {
 
     /** The module's plan from {@code cache} (a directory memtrace made, {@link RewriteCache}), planned now if it is not there. */
     public static Prepared prepare(Path module, Path cache) throws IOException, RewriteException {
-        return prepare(module, cache, null);
+        return prepare(module, cache, PlanChoice.TRACE);
     }
 
     /**
-     * The same, tracing only the memory instructions {@code selective} chooses (null: every one); the plan is
-     * cached under a key that includes the selection's options.
+     * The same, for {@code choice}: only the memory instructions its selection chooses (none: every one), the
+     * plan cached under a key that includes the selection's options; trampolines that check or record as its
+     * probes say. A check plan leaves out the instructions none of whose accesses is checked
+     * ({@link CheckProbe#checked}: stack slots, globals, thread-local storage), which then run as they are, and
+     * counts only checked accesses' instructions: rewritten are those checked, left those that needed a check
+     * and could not be patched.
      */
-    public static Prepared prepare(Path module, Path cache, Selective selective) throws IOException, RewriteException {
+    public static Prepared prepare(Path module, Path cache, PlanChoice choice) throws IOException, RewriteException {
+        Selective selective = choice.selective();
+        Probes probes = choice.probes();
         byte[] image = Files.readAllBytes(module);
-        String key = key(image, selective);
+        String key = key(image, choice);
         Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf"), chosen = cache.resolve(key + ".selection");
         if (Files.isRegularFile(plan, LinkOption.NOFOLLOW_LINKS) && Files.isRegularFile(trampolines, LinkOption.NOFOLLOW_LINKS)
                 && (selective == null || Files.isRegularFile(chosen, LinkOption.NOFOLLOW_LINKS)))
@@ -114,23 +120,27 @@ public final class ModuleRewrite {
         for (Decision d : decisions) {
             switch (d) {
                 case Decision.Patch p -> {
+                    if (probes == Probes.CHECK && !CheckProbe.checksAny(p)) continue; // nothing to check: left as it is
                     patches.add(p);
-                    room += TrampolineWriter.bound(p);
+                    room += TrampolineWriter.bound(p) + (probes.checks() ? CheckProbe.bound(p) : 0);
                     for (Decision.Part part : p.parts())
-                        if (!part.accesses().isEmpty()) {
+                        if (probes == Probes.CHECK ? !CheckProbe.checks(part).isEmpty() : !part.accesses().isEmpty()) {
                             rewritten++;
                             patched.add(part.instruction().address());
                         }
                 }
                 case Decision.Covered c -> { } // counted with the patch that moved it
-                case Decision.Left l -> left[l.reason().ordinal()]++;
+                case Decision.Left l -> {
+                    if (probes != Probes.CHECK || l.instruction().accesses().stream().anyMatch(CheckProbe::checked))
+                        left[l.reason().ordinal()]++;
+                }
             }
         }
         long base = textBase(module, elf, room);
         Path work = Files.createTempDirectory(cache, "work-");
         try {
             Path linkedFile = work.resolve("trampolines.elf");
-            TrampolineLinker.Linked linked = TrampolineLinker.link(patches,
+            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, probes,
                     selection == null ? SiteWeights.FULL : selection.siteWeights(patched), base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (linked.text().length > room)
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
@@ -184,11 +194,11 @@ public final class ModuleRewrite {
      * finds it among the loaded objects (a library without one is refused, and excluded by the caller).
      */
     public static Prepared prepareLibrary(Path library, Path cache) throws IOException, RewriteException {
-        return prepareLibrary(library, cache, null);
+        return prepareLibrary(library, cache, PlanChoice.TRACE);
     }
 
-    /** The same with a selection ({@link #prepare(Path, Path, Selective)}). */
-    public static Prepared prepareLibrary(Path library, Path cache, Selective selective) throws IOException, RewriteException {
+    /** The same for {@code choice} ({@link #prepare(Path, Path, PlanChoice)}). */
+    public static Prepared prepareLibrary(Path library, Path cache, PlanChoice choice) throws IOException, RewriteException {
         ElfFile elf;
         try {
             elf = ElfFile.read(library);
@@ -196,7 +206,19 @@ public final class ModuleRewrite {
             throw new RewriteException("cannot read it: " + e.getMessage());
         }
         if (elf.buildId().isEmpty()) throw new RewriteException("no build-id to find it by");
-        return prepare(library, cache, selective);
+        return prepare(library, cache, choice);
+    }
+
+    /**
+     * Why a check run leaves {@code library} unrewritten, or null: glibc's own libraries (libc, libm, the
+     * loader's companions, NSS and gconv modules), whose string functions read past a string's end by design
+     * (aligned vector loads) and are checked instead by what they mean, as for {@code memtrace cc --check}.
+     */
+    public static String unchecked(Path library) {
+        String name = library.getFileName().toString();
+        boolean glibc = name.matches("(libc|libm|libmvec|libpthread|libdl|librt|libresolv|libanl|libutil|libBrokenLocale|libthread_db|libmemusage|libpcprofile|libSegFault|libc_malloc_debug)\\.so(\\..*)?")
+                || name.startsWith("libnss_") || name.startsWith("ld-linux") || library.toString().contains("/gconv/");
+        return glibc ? "glibc's: its functions are checked by what they do" : null;
     }
 
     /** The {@code jmp rel32} from the instruction to its trampoline at {@code trampoline}. */
@@ -223,12 +245,12 @@ public final class ModuleRewrite {
         }
     }
 
-    private static String key(byte[] image, Selective selective) {
+    private static String key(byte[] image, PlanChoice choice) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(PLANNER_VERSION.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            // the selection's options are part of the plan: ω 0.25 and ω 0.5 are two plans of one module
-            if (selective != null) sha.update(("\0" + selective.key() + "\0").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            // the choice is part of the plan: ω 0.25 and ω 0.5, a check and a trace, are plans of their own
+            sha.update(choice.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(sha.digest(image));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e); // every JDK has SHA-256

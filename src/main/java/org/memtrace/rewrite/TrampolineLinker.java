@@ -37,14 +37,14 @@ final class TrampolineLinker {
 
     /** Links {@code patches}' trampolines at link-time address {@code base} into {@code out}, working in {@code work}. */
     static Linked link(List<Decision.Patch> patches, long base, byte[] moduleId, Path work, Path out) throws IOException, RewriteException {
-        return link(patches, SiteWeights.FULL, base, moduleId, work, out);
+        return link(patches, Probes.RECORD, SiteWeights.FULL, base, moduleId, work, out);
     }
 
-    /** The same, the site table's weights and block fields from {@code weights}. */
-    static Linked link(List<Decision.Patch> patches, SiteWeights weights, long base, byte[] moduleId, Path work, Path out)
+    /** The same, the trampolines' probes as {@code probes} says, the site table's weights and block fields from {@code weights}. */
+    static Linked link(List<Decision.Patch> patches, Probes probes, SiteWeights weights, long base, byte[] moduleId, Path work, Path out)
             throws IOException, RewriteException {
         Path source = work.resolve("trampolines.s"), object = work.resolve("trampolines.o"), script = work.resolve("trampolines.ld");
-        var assembly = new StringBuilder(TrampolineWriter.assembly(patches, weights));
+        var assembly = new StringBuilder(TrampolineWriter.assembly(patches, probes, weights));
         assembly.append("\t.section ").append(REWRITTEN_SECTION).append(",\"\",@progbits\n");
         for (byte b : moduleId) assembly.append("\t.byte ").append(b & 0xff).append('\n');
         Files.writeString(source, assembly, StandardCharsets.US_ASCII);

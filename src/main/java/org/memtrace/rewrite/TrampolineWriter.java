@@ -34,19 +34,24 @@ final class TrampolineWriter {
 
     private TrampolineWriter() {}
 
-    /** The assembly of {@code patches}' trampolines, the N-th labelled {@code mt_tN}, every site weighing 1. */
-    static String assembly(List<Decision.Patch> patches) { return assembly(patches, SiteWeights.FULL); }
+    /** The assembly of {@code patches}' trampolines, the N-th labelled {@code mt_tN}: every access recorded, each site weighing 1. */
+    static String assembly(List<Decision.Patch> patches) { return assembly(patches, Probes.RECORD, SiteWeights.FULL); }
 
-    /** The same with the site table's weight and block fields from {@code weights} (a selection, {@code --omega}). */
-    static String assembly(List<Decision.Patch> patches, SiteWeights weights) {
+    /**
+     * The same, each part's accesses checked ({@link CheckProbe}) and/or recorded, as {@code probes} says, the
+     * site table's weight and block fields from {@code weights} (a selection, {@code --omega}).
+     */
+    static String assembly(List<Decision.Patch> patches, Probes probes, SiteWeights weights) {
         var text = new StringBuilder("\t.text\ncursor_slot:\n\t.quad 0\n");
         var sites = new StringBuilder("\t.section memtrace_sites,\"a\",@progbits\n\t.balign 8\n");
         int site = 0;
         for (int n = 0; n < patches.size(); n++) {
             Decision.Patch p = patches.get(n);
             text.append("mt_t").append(n).append(":\n");
+            int partNo = 0;
             for (Decision.Part part : p.parts()) {
-                List<Site> partSites = sites(part);
+                if (probes.checks()) CheckProbe.emit(text, part, "mt_c" + n + "_" + partNo++);
+                List<Site> partSites = probes.records() ? sites(part) : List.of();
                 List<String> labels = new ArrayList<>();
                 for (int i = 0; i < partSites.size(); i++) labels.add("mt_s" + site++);
                 if (!labels.isEmpty()) probe(text, partSites, labels);

@@ -23,6 +23,7 @@ import org.memtrace.format.SiteFormat;
 import org.memtrace.rewrite.Decision;
 import org.memtrace.rewrite.ModuleRewrite;
 import org.memtrace.rewrite.PatchPlanner;
+import org.memtrace.rewrite.PlanChoice;
 import org.memtrace.rewrite.Selective;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
@@ -89,7 +90,7 @@ class RewriteOmegaTest {
 
         // the plan: every selected instruction the planner patched has sites, nothing else has
         Path cache = Files.createDirectory(dir.resolve("cache"));
-        ModuleRewrite.Prepared plan = ModuleRewrite.prepare(prog, cache, Selective.of(omega));
+        ModuleRewrite.Prepared plan = ModuleRewrite.prepare(prog, cache, PlanChoice.selecting(Selective.of(omega)));
         Set<Long> left = new TreeSet<>();
         for (Decision d : new PatchPlanner(new Decoder(), chosen::containsKey, false).plan(ElfFile.read(prog)))
             if (d instanceof Decision.Left l) left.add(l.instruction().address());

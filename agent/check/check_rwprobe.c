@@ -1,0 +1,96 @@
+/*
+ * check_rwprobe.c: the slow path of the checks `memtrace run --check --mode rewrite` puts into an unmodified
+ * binary's trampolines (docs/check.md, "memtrace run --check"; the trampolines: org.memtrace.rewrite.CheckProbe).
+ *
+ * A check trampoline tests the shadow bytes of an access's first and last byte inline (shrx, movzbl, jrcxz:
+ * no flag changes) and calls here only when one is not 0, through the quad at MC_RW_SLOT, which mc_init fills
+ * with the address of __memtrace_rwcheck when it maps the shadow. The slot is the shadow of the null page's
+ * last 64 bytes ([0xffc0, 0x10000), under mmap_min_addr: never mapped), so a trampoline reaches it with an
+ * absolute disp32 and no relocation, and the plan and the runtime that applies it (agent/rewrite/rw_apply.c)
+ * know nothing of checking.
+ *
+ * The call: %rax = the access's address; the return address points at two inline words, a descriptor (the
+ * access's size in its low 16 bits, MC_RW_WRITE, MC_RW_RANGE: the size is in %rcx instead, a rep string's
+ * count times its element) and the original instruction's address as a 32-bit offset from the second word
+ * itself (the linker resolves it; the runtime moves it with the text). __memtrace_rwcheck saves every
+ * register it may change and the flags, does the exact test (general registers only, so the program's vector
+ * state is untouched), and reports through check_report.c with the original instruction's address as the
+ * site (named module+offset, or by a dynamic symbol, as fault mode's run --check names it); it returns past the
+ * two words. A report saves the x87/SSE state (fxsave) around the reporting code, as the loop check does.
+ *
+ * What it gets wrong: the accesses the inline part passes are not counted (the count would cost a flag-saving
+ * increment per access), so the summary counts only the slow paths and the libc checks; a report in continue
+ * mode may clobber the upper halves of the program's AVX registers (the reporting code calls libc).
+ */
+#include <stdint.h>
+
+#include "check.h"
+#include "check_block.h"
+
+#define MC_RW_SLOT 0x7fff9ff8ULL      /* MC_SHADOW(0xffc0): the trampolines' `call *0x7fff9ff8` */
+#define MC_RW_WRITE 0x10000u
+#define MC_RW_RANGE 0x20000u
+
+void __memtrace_rwcheck(void);
+
+/* Called by mc_init once the shadow is mapped and the null page poisoned. */
+void mc_rw_init(void)
+{
+    *(volatile uint64_t *)(uintptr_t)MC_RW_SLOT = (uint64_t)(uintptr_t)__memtrace_rwcheck;
+}
+
+static inline uint64_t rw_size(const uint32_t *words, uint64_t rcx)
+{
+    return (words[0] & MC_RW_RANGE) ? rcx : (words[0] & 0xffff);
+}
+
+/* The exact test: nonzero when some byte of the access may not be touched. */
+__attribute__((target("general-regs-only"), used))
+static int mc_rw_check(uintptr_t addr, const uint32_t *words, uint64_t rcx)
+{
+    uint64_t size = rw_size(words, rcx);
+    return size && mc_shadow_first_bad(addr, size) != 0;
+}
+
+__attribute__((used))
+static void mc_rw_report(uintptr_t addr, const uint32_t *words, uint64_t rcx)
+{
+    uint64_t size = rw_size(words, rcx);
+    const char *pc = (const char *)&words[1] + (int32_t)words[1];
+    mc_report_access(addr, size, (words[0] & MC_RW_WRITE) ? MC_WRITE : MC_READ, pc, NULL);
+}
+
+/* rax: the address; (%rsp): the two words. Saves what the C code may change (the trampoline saved %rax and
+ * %rcx itself, and restores them), the flags, and returns past the words. */
+__asm__(
+    ".text\n"
+    ".globl __memtrace_rwcheck\n"
+    ".hidden __memtrace_rwcheck\n"
+    ".type __memtrace_rwcheck, @function\n"
+    "__memtrace_rwcheck:\n"
+    "    pushfq\n"
+    "    push %rcx\n push %rdx\n push %rsi\n push %rdi\n"
+    "    push %r8\n push %r9\n push %r10\n push %r11\n push %rbp\n"
+    "    mov %rsp, %rbp\n"
+    "    and $-16, %rsp\n"
+    "    mov %rax, %rdi\n"
+    "    mov 80(%rbp), %rsi\n"          /* the return address: the two words */
+    "    mov 64(%rbp), %rdx\n"          /* the program's %rcx (a range's size) */
+    "    push %rax\n push %rax\n"
+    "    call mc_rw_check\n"
+    "    pop %rdi\n pop %rdi\n"
+    "    test %eax, %eax\n"
+    "    jz 1f\n"
+    "    sub $512, %rsp\n"
+    "    fxsave (%rsp)\n"
+    "    mov 80(%rbp), %rsi\n"
+    "    mov 64(%rbp), %rdx\n"
+    "    call mc_rw_report\n"
+    "    fxrstor (%rsp)\n"
+    "1:  mov %rbp, %rsp\n"
+    "    addq $8, 80(%rsp)\n"           /* return past the words (the flags come back below) */
+    "    pop %rbp\n pop %r11\n pop %r10\n pop %r9\n pop %r8\n"
+    "    pop %rdi\n pop %rsi\n pop %rdx\n pop %rcx\n"
+    "    popfq\n"
+    "    ret\n"
+    ".size __memtrace_rwcheck, .-__memtrace_rwcheck\n");

@@ -1,0 +1,29 @@
+package org.memtrace.rewrite;
+
+/**
+ * What a module's plan is made for: which memory instructions get a trampoline ({@code selective}, paper
+ * 001's selection at {@code --omega W}; null: every one) and what the trampolines do ({@code probes}: record,
+ * check, or both). Both are part of the plan's cache key. A selection traces a sample of the accesses and a
+ * check must see them all, so the two do not go together.
+ */
+public record PlanChoice(Selective selective, Probes probes) {
+    /** Every memory instruction, recorded: the tracing rewrite. */
+    public static final PlanChoice TRACE = new PlanChoice(null, Probes.RECORD);
+
+    public PlanChoice {
+        if (probes == null) throw new IllegalArgumentException("a plan's probes must be given");
+        if (selective != null && probes.checks()) throw new IllegalArgumentException("a check plan checks every access: no selection");
+    }
+
+    public static PlanChoice selecting(Selective selective) { return new PlanChoice(selective, Probes.RECORD); }
+
+    public static PlanChoice probing(Probes probes) { return new PlanChoice(null, probes); }
+
+    /** The same choice for a library whose accesses are recorded, not checked (glibc's, in a check-and-record run). */
+    PlanChoice recordOnly() { return new PlanChoice(selective, Probes.RECORD); }
+
+    /** What the cache key adds for this choice: nothing for {@link #TRACE}, so its plans keep their names. */
+    String key() {
+        return (probes != Probes.RECORD ? "+" + probes : "") + (selective != null ? "\0" + selective.key() + "\0" : "");
+    }
+}

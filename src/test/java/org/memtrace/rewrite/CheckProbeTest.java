@@ -1,0 +1,69 @@
+package org.memtrace.rewrite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfSymbol;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.x86.Decoder;
+
+/**
+ * The check trampolines of {@code memtrace run --check --mode rewrite} (CheckProbe): which accesses get a
+ * check (through a register but %rsp: yes; a global, the stack: no), the inline test and the slow call's
+ * descriptor of a load and a store, and that the text assembles and links.
+ */
+class CheckProbeTest {
+    @TempDir Path dir;
+
+    @Test
+    void pointerAccessesAreCheckedInlineGlobalsAndStackSlotsAreNot() throws Exception {
+        Files.writeString(dir.resolve("probe.c"), """
+                int g[4];
+                __attribute__((noinline)) int load(int *p) { return p[1] + 7; }
+                __attribute__((noinline)) void store(long *p, long v) { p[3] = v; g[0]++; }
+                __attribute__((noinline)) int global(void) { return g[1] * 3 + 1; }
+                int main(void) { long a[4]; store(a, 1); return load((int *)a) + global(); }
+                """);
+        ElfFile elf = ElfFile.read(Gcc.compile(dir, "probe.c", "probe", "-O2", "-no-pie"));
+        long load = 0, store = 0, global = 0;
+        for (ElfSymbol s : elf.symtab()) {
+            if (s.name().equals("load")) load = s.value();
+            if (s.name().equals("store")) store = s.value();
+            if (s.name().equals("global")) global = s.value();
+        }
+        Decision.Patch loadPatch = null, storePatch = null, globalPatch = null;
+        for (Decision d : new PatchPlanner(new Decoder()).plan(elf)) {
+            if (!(d instanceof Decision.Patch p)) continue;
+            long a = p.instruction().address();
+            if (a == load) loadPatch = p;
+            if (a >= store && a < store + 16 && p.parts().getFirst().accesses().stream().anyMatch(x -> x.write() && !x.read())) storePatch = p;
+            if (a >= global && a < global + 16) globalPatch = p;
+        }
+        assertThat(loadPatch).isNotNull();
+        assertThat(CheckProbe.checksAny(loadPatch)).isTrue();
+        assertThat(CheckProbe.checks(loadPatch.parts().getFirst())).singleElement().satisfies(x -> assertThat(x.sizeBytes()).isEqualTo(4));
+        // a global (RIP-relative) has no redzone in a binary nobody rebuilt: its instruction is not patched
+        assertThat(globalPatch).isNotNull();
+        assertThat(CheckProbe.checksAny(globalPatch)).isFalse();
+        String text = TrampolineWriter.assembly(List.of(loadPatch), Probes.CHECK, SiteWeights.FULL);
+        assertThat(text).contains("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n\tlea 4(%rdi),%rax\n"
+                + "\tmov $3,%ecx\n\tshrx %rcx,%rax,%rcx\n\tmovzbl 0x7fff8000(%rcx),%ecx\n\tjrcxz ");
+        assertThat(text).contains("\tcall *" + CheckProbe.SLOT + "\n\t.long 4\n\t.long mt_base+" + load + " - .\n");
+        assertThat(text).contains("\tlea 3(%rax),%rax\n");
+        // checking only: no probe records, no site table entry
+        assertThat(text).doesNotContain("cursor_slot(%rip)").doesNotContain("mt_s0");
+        assertThat(storePatch).isNotNull();
+        assertThat(TrampolineWriter.assembly(List.of(storePatch), Probes.CHECK, SiteWeights.FULL)).contains("\t.long " + (0x10000 | 8) + "\n");
+        // both: the check, then the recording probe
+        String both = TrampolineWriter.assembly(List.of(loadPatch), Probes.BOTH, SiteWeights.FULL);
+        assertThat(both.indexOf("shrx")).isLessThan(both.indexOf("cursor_slot(%rip)"));
+        var linked = TrampolineLinker.link(List.of(loadPatch, storePatch), Probes.CHECK, SiteWeights.FULL, 0x200000, new byte[0], dir, dir.resolve("t.elf"));
+        assertThat(linked.text().length).isLessThanOrEqualTo((int) (TrampolineWriter.bound(loadPatch) + CheckProbe.bound(loadPatch)
+                + TrampolineWriter.bound(storePatch) + CheckProbe.bound(storePatch) + 64));
+    }
+}

@@ -67,7 +67,7 @@ public final class HeapTotals implements Analysis {
         long page = address >>> 12;
         if (page == cleanPage) return;
         if (freed.get(address) == null) {
-            if (!freed.overlaps(page << 12, (page + 1) << 12)) cleanPage = page;
+            if (!freed.touchesPage(page)) cleanPage = page;
             return;
         }
         if (freedAccesses++ == 0) {

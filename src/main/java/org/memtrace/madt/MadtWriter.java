@@ -48,6 +48,20 @@ public final class MadtWriter implements Analysis {
     private final String[] baseKeys = new String[BASE_SLOTS];
     private final int[] baseLengths = new int[BASE_SLOTS];
     private final byte[][] baseBytes = new byte[BASE_SLOTS][];
+    private static final int SPAN_BITS = 12;
+    /** Spans (Access#span) by their start's hash, by identity: their base's escaped bytes and '+', and their region's. */
+    private final Naming.Span[] spanKeys = new Naming.Span[1 << SPAN_BITS];
+    private final byte[][] spanBases = new byte[1 << SPAN_BITS][];
+    private final byte[][] spanRegions = new byte[1 << SPAN_BITS][];
+    private static final int SITE_BITS = 16;
+    /** {@link #siteTail}'s lines' ends by instruction address, with the size, thread and weight they were made for. */
+    private final long[] siteIps = new long[1 << SITE_BITS];
+    private final long[] siteShapes = new long[1 << SITE_BITS];
+    private final int[] siteWeights = new int[1 << SITE_BITS];
+    private final int[] siteStamps = new int[1 << SITE_BITS];
+    private final byte[][] siteTails = new byte[1 << SITE_BITS][];
+    /** Starts at 1: the zeros of {@link #siteStamps} are empty slots. */
+    private int siteStamp = 1;
     private final AddressMode mode;
     private final Naming naming;
     private final Consumer<String> problems;
@@ -94,8 +108,11 @@ public final class MadtWriter implements Analysis {
     @Override
     public void access(Access t) {
         if (failed) return;
+        // A span names the data and region of every address in it: its bytes are made once (spanSlot).
+        Naming.Span span = t.span();
+        int spanSlot = span == null ? -1 : spanSlot(span);
         // The region is the same on the # and the $ line: looked up once per access, not once per line.
-        byte[] region = nameBytes(t.region());
+        byte[] region = span == null ? nameBytes(t.region()) : spanRegions[spanSlot];
         byte letter = (byte) (t.store() ? 'S' : 'L');
         if (mode.raw()) {
             room(64 + region.length);
@@ -112,28 +129,77 @@ public final class MadtWriter implements Analysis {
             put((byte) '\n');
         }
         if (mode.symbolic()) {
-            byte[] data = dataBytes(t.address(), t.data());
-            byte[] code = nameBytes(t.code());
-            String sourceName = t.source();
-            byte[] source = sourceName == null ? null : nameBytes(sourceName);
-            room(64 + data.length + region.length + code.length + (source == null ? 0 : source.length));
+            byte[] data = span == null ? dataBytes(t.address(), t.data()) : spanBases[spanSlot];
+            byte[] tail = siteTail(t);
+            room(52 + data.length + region.length + tail.length);
             put(letter);
             put((byte) '$');
             putDecimal(t.sequence());
             put((byte) ':');
             put(data);
+            if (span != null) putDecimal(t.address() - span.origin());
             put((byte) ',');
             put(region);
-            put((byte) ',');
-            put(code);
-            putSizeThreadWeight(t);
-            if (source != null) {
-                put((byte) ',');
-                put(source);
-            }
-            put((byte) '\n');
+            put(tail);
         }
         if (len >= CHUNK) writeOut();
+    }
+
+    /**
+     * The end of a symbolic access line after its region, {@code ,code,size,tid[,weight][,source]} and the
+     * newline: the same for every access of one instruction (or probe site) by one thread, so made once per
+     * site and kept by the instruction's address until code names can change ({@link #namesChanged}).
+     * Written field by field, this was two name lookups and two numbers per line.
+     */
+    private byte[] siteTail(Access t) {
+        long ip = t.ip();
+        int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 64 - SITE_BITS);
+        long shape = (long) t.size() << 32 | (t.tid() & 0xffffffffL);
+        if (siteStamps[slot] == siteStamp && siteIps[slot] == ip && siteShapes[slot] == shape && siteWeights[slot] == t.weight())
+            return siteTails[slot];
+        byte[] code = nameBytes(t.code());
+        String sourceName = t.source();
+        byte[] source = sourceName == null ? null : nameBytes(sourceName);
+        int start = len;
+        room(64 + code.length + (source == null ? 0 : source.length));
+        put((byte) ',');
+        put(code);
+        putSizeThreadWeight(t);
+        if (source != null) {
+            put((byte) ',');
+            put(source);
+        }
+        put((byte) '\n');
+        byte[] tail = Arrays.copyOfRange(buf, start, len);
+        len = start;
+        siteStamps[slot] = siteStamp;
+        siteIps[slot] = ip;
+        siteShapes[slot] = shape;
+        siteWeights[slot] = t.weight();
+        siteTails[slot] = tail;
+        return tail;
+    }
+
+    /** The slot of {@link #spanBases} and {@link #spanRegions} holding the span's bytes, made when it is new. */
+    private int spanSlot(Naming.Span span) {
+        int slot = (int) ((span.start() * 0x9E3779B97F4A7C15L) >>> 64 - SPAN_BITS);
+        Naming.Span key = spanKeys[slot];
+        if (key == span) return slot;
+        // the stage makes a span again when it asks again (another line of the same block): same names, same bytes
+        if (key == null || !key.base().equals(span.base())) spanBases[slot] = (field(span.base()) + '+').getBytes(StandardCharsets.UTF_8);
+        if (key == null || !key.region().equals(span.region())) spanRegions[slot] = nameBytes(span.region());
+        spanKeys[slot] = span;
+        return slot;
+    }
+
+    /** Code names may differ from here on (a module, a mapping): the lines' ends made so far are stale. */
+    @Override
+    public void namesChanged() {
+        if (siteStamp == Integer.MAX_VALUE) {
+            Arrays.fill(siteStamps, 0);
+            siteStamp = 0;
+        }
+        siteStamp++;
     }
 
     /** {@link #field} of {@code name} in UTF-8, from the cache when the same name object was written lately. */

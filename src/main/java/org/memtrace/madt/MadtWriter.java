@@ -53,7 +53,7 @@ public final class MadtWriter implements Analysis {
     private final Naming.Span[] spanKeys = new Naming.Span[1 << SPAN_BITS];
     private final byte[][] spanBases = new byte[1 << SPAN_BITS][];
     private final byte[][] spanRegions = new byte[1 << SPAN_BITS][];
-    private static final int SITE_BITS = 16;
+    private static final int SITE_BITS = 17;
     /** {@link #siteTail}'s lines' ends by instruction address, with the size, thread and weight they were made for. */
     private final long[] siteIps = new long[1 << SITE_BITS];
     private final long[] siteShapes = new long[1 << SITE_BITS];
@@ -153,10 +153,19 @@ public final class MadtWriter implements Analysis {
      */
     private byte[] siteTail(Access t) {
         long ip = t.ip();
-        int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 64 - SITE_BITS);
+        // two ways: the two slots of a pair, the one used last first (python3's run has 40 K sites and more)
+        int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 64 - SITE_BITS) & -2;
         long shape = (long) t.size() << 32 | (t.tid() & 0xffffffffL);
-        if (siteStamps[slot] == siteStamp && siteIps[slot] == ip && siteShapes[slot] == shape && siteWeights[slot] == t.weight())
+        int weight = t.weight();
+        if (siteStamps[slot] == siteStamp && siteIps[slot] == ip && siteShapes[slot] == shape && siteWeights[slot] == weight)
             return siteTails[slot];
+        int other = slot + 1;
+        if (siteStamps[other] == siteStamp && siteIps[other] == ip && siteShapes[other] == shape && siteWeights[other] == weight) {
+            byte[] tail = siteTails[other];
+            moveSite(slot, other);
+            keepSite(slot, ip, shape, weight, tail);
+            return tail;
+        }
         byte[] code = nameBytes(t.code());
         String sourceName = t.source();
         byte[] source = sourceName == null ? null : nameBytes(sourceName);
@@ -172,12 +181,22 @@ public final class MadtWriter implements Analysis {
         put((byte) '\n');
         byte[] tail = Arrays.copyOfRange(buf, start, len);
         len = start;
+        moveSite(other, slot);
+        keepSite(slot, ip, shape, weight, tail);
+        return tail;
+    }
+
+    private void moveSite(int to, int from) {
+        keepSite(to, siteIps[from], siteShapes[from], siteWeights[from], siteTails[from]);
+        siteStamps[to] = siteStamps[from];
+    }
+
+    private void keepSite(int slot, long ip, long shape, int weight, byte[] tail) {
         siteStamps[slot] = siteStamp;
         siteIps[slot] = ip;
         siteShapes[slot] = shape;
-        siteWeights[slot] = t.weight();
+        siteWeights[slot] = weight;
         siteTails[slot] = tail;
-        return tail;
     }
 
     /** The slot of {@link #spanBases} and {@link #spanRegions} holding the span's bytes, made when it is new. */
@@ -286,6 +305,10 @@ public final class MadtWriter implements Analysis {
             put(b);
             return;
         }
+        if (v <= Integer.MAX_VALUE) {
+            putDecimal((int) v);
+            return;
+        }
         // every line has three or four numbers: two digits per division, and the count without dividing
         int digits = 1;
         for (long p = 10; digits < 19 && v >= p; p *= 10) digits++;
@@ -303,6 +326,41 @@ public final class MadtWriter implements Analysis {
         }
         buf[--i] = (byte) ('0' + v);
         len += digits;
+    }
+
+    /**
+     * A number below 2^31, nearly every one a line has (its sequence, an offset, size and thread): two digits
+     * at a time from a table, each division by 100 a multiplication (exact below 4.9 * 10^9), which the
+     * run's C1-compiled code would otherwise make a division instruction.
+     */
+    private void putDecimal(int v) {
+        int digits = v < 100_000 ? (v < 100 ? (v < 10 ? 1 : 2) : v < 1000 ? 3 : v < 10_000 ? 4 : 5)
+                : v < 10_000_000 ? (v < 1_000_000 ? 6 : 7) : v < 100_000_000 ? 8 : v < 1_000_000_000 ? 9 : 10;
+        int i = len + digits;
+        while (v >= 100) {
+            int q = (int) ((v * 1374389535L) >>> 37);
+            int r = 2 * (v - 100 * q);
+            buf[--i] = DIGIT_PAIRS[r + 1];
+            buf[--i] = DIGIT_PAIRS[r];
+            v = q;
+        }
+        if (v >= 10) {
+            buf[--i] = DIGIT_PAIRS[2 * v + 1];
+            buf[--i] = DIGIT_PAIRS[2 * v];
+        } else {
+            buf[--i] = (byte) ('0' + v);
+        }
+        len += digits;
+    }
+
+    /** "00" to "99". */
+    private static final byte[] DIGIT_PAIRS = new byte[200];
+
+    static {
+        for (int i = 0; i < 100; i++) {
+            DIGIT_PAIRS[2 * i] = (byte) ('0' + i / 10);
+            DIGIT_PAIRS[2 * i + 1] = (byte) ('0' + i % 10);
+        }
     }
 
     /** {@code 0x} and the lower-case hex digits: at most 18 bytes. */

@@ -114,9 +114,10 @@ final class Names {
                 spanPage[p] = page;
                 pageSpanStamp[p] = stamp;
             }
+            // the line keeps the span's own stamp: an address of the line renamed since it was made is not named by it
             spans[s] = span;
             spanLine[s] = line;
-            spanStamp[s] = stamp;
+            spanStamp[s] = pageSpanStamp[p];
         }
         return span == NO_SPAN ? null : span;
     }

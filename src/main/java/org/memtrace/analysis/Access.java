@@ -67,6 +67,12 @@ public final class Access {
     /** {@link Naming#region} of the address, as the line's second field. */
     public String region() { return names.region(address); }
 
+    /**
+     * {@link Naming#span}: the addresses named like this one ({@code base+offset}, one region), or null when
+     * its names must be asked for one by one ({@link #data}, {@link #region}).
+     */
+    public Naming.Span span() { return names.span(address); }
+
     /** {@link Naming#data}: the address as the symbolic line names it. */
     public String data() { return names.data(address); }
 

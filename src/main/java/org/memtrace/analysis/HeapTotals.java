@@ -43,8 +43,16 @@ public final class HeapTotals implements Analysis {
     private long lastAllocated;
     private long freedAccesses, firstFreedSequence = -1;
     private String firstFreedAddress, firstFreedInstruction;
-    /** The page of the last access found clean (no freed piece on it), valid until the next allocator call. */
-    private long cleanPage = -1;
+    /**
+     * Pages found clean (no freed piece on them) by the page's hash, valid while their stamp is the current
+     * one: the next allocator call takes a new stamp. A run's accesses move between a few pages (the stack,
+     * an arena, globals): one remembered page missed at nearly every access.
+     */
+    private static final int CLEAN_BITS = 10;
+    private final long[] cleanPages = new long[1 << CLEAN_BITS];
+    private final int[] cleanStamps = new int[1 << CLEAN_BITS];
+    /** Starts at 1: the zeros of {@link #cleanStamps} are empty slots. */
+    private int cleanStamp = 1;
     private boolean anyFreed;
 
     /** The totals as numbers and the names that go with them; {@code peakSequence} -1 when nothing was allocated. */
@@ -65,9 +73,13 @@ public final class HeapTotals implements Analysis {
         if (!anyFreed) return;
         long address = access.address();
         long page = address >>> 12;
-        if (page == cleanPage) return;
+        int slot = (int) ((page * 0x9E3779B97F4A7C15L) >>> 64 - CLEAN_BITS);
+        if (cleanPages[slot] == page && cleanStamps[slot] == cleanStamp) return;
         if (freed.get(address) == null) {
-            if (!freed.overlaps(page << 12, (page + 1) << 12)) cleanPage = page;
+            if (!freed.touchesPage(page)) {
+                cleanPages[slot] = page;
+                cleanStamps[slot] = cleanStamp;
+            }
             return;
         }
         if (freedAccesses++ == 0) {
@@ -79,7 +91,11 @@ public final class HeapTotals implements Analysis {
 
     @Override
     public void allocation(Allocation allocation) {
-        cleanPage = -1;
+        if (cleanStamp == Integer.MAX_VALUE) {
+            java.util.Arrays.fill(cleanStamps, 0);
+            cleanStamp = 0;
+        }
+        cleanStamp++;
         Event.Alloc a = allocation.event();
         long sequence = allocation.sequence();
         switch (a.function()) {

@@ -38,6 +38,18 @@ final class Names {
     private final int[] codeGeneration = new int[CODE_SLOTS];
     private final String[] code = new String[CODE_SLOTS];
     private final String[] source = new String[CODE_SLOTS];
+    /**
+     * {@link Naming#span}s by the 64-byte line of the address they were asked for, valid as the data slots
+     * are (stamped when filled); {@link #NO_SPAN} remembers that the line's address had none.
+     */
+    private final long[] spanLine = new long[DATA_SLOTS];
+    private final int[] spanStamp = new int[DATA_SLOTS];
+    private final Naming.Span[] spans = new Naming.Span[DATA_SLOTS];
+    /** Behind them, by the address's 4 KiB page: a span over many lines is made once, not once per line. */
+    private final long[] spanPage = new long[DATA_SLOTS];
+    private final int[] pageSpanStamp = new int[DATA_SLOTS];
+    private final Naming.Span[] pageSpans = new Naming.Span[DATA_SLOTS];
+    private static final Naming.Span NO_SPAN = new Naming.Span("", 0, 0, 0, "");
     /** Start at 1: the arrays' zeros are stale. */
     private int stamp = 1, allDataStamp = 1, codeGen = 1;
 
@@ -73,10 +85,46 @@ final class Names {
     private int nextStamp() {
         if (stamp == Integer.MAX_VALUE) {
             Arrays.fill(dataStamp, 0);
+            Arrays.fill(spanStamp, 0);
+            Arrays.fill(pageSpanStamp, 0);
             Arrays.fill(granuleStamp, 0);
             stamp = allDataStamp = 1;
         }
         return ++stamp;
+    }
+
+    /**
+     * {@link Naming#span} of the address, or null: one lookup names every address of a heap block or of a
+     * stretch of a region, where the names by address miss on every new offset.
+     */
+    Naming.Span span(long address) {
+        long line = address >>> 6;
+        int s = (int) ((line * 0x9E3779B97F4A7C15L) >>> 50);
+        int mark = granuleStamp[granule(address >>> GRANULE_SHIFT)];
+        Naming.Span span = spans[s];
+        if (!current(span, spanLine[s] == line, spanStamp[s], mark, address)) {
+            // the page's span, when it holds the address (a block or stretch larger than a line), else a new one
+            long page = address >>> 12;
+            int p = (int) ((page * 0x9E3779B97F4A7C15L) >>> 50);
+            span = pageSpans[p];
+            if (span == NO_SPAN || !current(span, spanPage[p] == page, pageSpanStamp[p], mark, address)) {
+                span = naming.span(address);
+                if (span == null) span = NO_SPAN;
+                pageSpans[p] = span;
+                spanPage[p] = page;
+                pageSpanStamp[p] = stamp;
+            }
+            // the line keeps the span's own stamp: an address of the line renamed since it was made is not named by it
+            spans[s] = span;
+            spanLine[s] = line;
+            spanStamp[s] = pageSpanStamp[p];
+        }
+        return span == NO_SPAN ? null : span;
+    }
+
+    /** Whether a span kept for the address's line or page (when {@code key} matched) is valid for it, as {@link #dataSlot} checks. */
+    private boolean current(Naming.Span span, boolean key, int filled, int mark, long address) {
+        return span != null && key && filled >= allDataStamp && filled >= mark && (span == NO_SPAN || span.contains(address));
     }
 
     /** {@link Naming#region} */

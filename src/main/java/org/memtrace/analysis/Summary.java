@@ -104,7 +104,7 @@ public final class Summary implements Analysis {
         thread(tid);
         probes++;
         if (site.computed()) computed++;
-        if (site.selective()) selective = true;
+        if (!selective && site.selective()) selective = true;
         if (site.firstOfBlock()) {
             // every block that ran has run its first site, so its file is seen here, once per block run
             modules.add(site.module());

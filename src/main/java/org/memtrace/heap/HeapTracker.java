@@ -97,6 +97,20 @@ public final class HeapTracker {
         return s == null ? null : s.value();
     }
 
+    /** The piece of a block, live or released, covering {@code address} and the block; null between blocks. */
+    public Intervals.Span<Block> pieceAt(long address) {
+        return pieces.get(address);
+    }
+
+    /** Between blocks: where the gap around {@code address} begins and ends (see {@link Intervals#gapStart}). */
+    long gapStart(long address) {
+        return pieces.gapStart(address);
+    }
+
+    long gapEnd(long address) {
+        return pieces.gapEnd(address);
+    }
+
     /** The end of the piece of a block covering {@code address} (a newer block may cover the rest); 0 when none. */
     public long pieceEnd(long address) {
         Intervals.Span<Block> s = pieces.get(address);

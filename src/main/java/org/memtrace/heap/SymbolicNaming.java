@@ -2,6 +2,7 @@ package org.memtrace.heap;
 
 import org.memtrace.event.Event;
 import org.memtrace.symbols.AddressSpace;
+import org.memtrace.symbols.Intervals;
 import org.memtrace.trace.Naming;
 
 /**
@@ -93,6 +94,32 @@ public final class SymbolicNaming implements Naming {
         AddressSpace.Region r = space.region(address);
         if (r != null) return r.name() + '+' + (address - r.start());
         return "0x" + Long.toHexString(address);
+    }
+
+    /**
+     * A heap block's piece (within its region, for a mapped block), a module's global without a DWARF type or
+     * the module between globals, or the stretch of a region between blocks; null for a typed global (its
+     * bytes are named by field and index) and where
+     * {@link #data} would print a bare number or {@link #region} {@code [anon]} for want of a region.
+     */
+    @Override
+    public Span span(long address) {
+        Intervals.Span<Block> piece = heap.pieceAt(address);
+        if (piece != null) {
+            Block b = piece.value();
+            if (!b.kind().isMapping()) return new Span(b.name(), b.start(), piece.start(), piece.end(), "[heap]");
+            AddressSpace.RegionSpan r = space.regionSpan(address);
+            if (r == null) return null;
+            return new Span(b.name(), b.start(), Math.max(piece.start(), r.start()), Math.min(piece.end(), r.end()), r.region().name());
+        }
+        if (space.inModule(address)) {
+            AddressSpace.ObjectSpan o = space.moduleSpan(address);
+            return o == null ? null : new Span(o.base(), o.origin(), o.start(), o.end(), o.region().name());
+        }
+        AddressSpace.RegionSpan r = space.regionSpan(address);
+        if (r == null) return null;
+        long start = Math.max(r.start(), heap.gapStart(address)), end = Math.min(r.end(), heap.gapEnd(address));
+        return new Span(r.region().name(), r.region().start(), start, end, r.region().name());
     }
 
     /**

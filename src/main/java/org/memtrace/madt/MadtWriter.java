@@ -48,6 +48,20 @@ public final class MadtWriter implements Analysis {
     private final String[] baseKeys = new String[BASE_SLOTS];
     private final int[] baseLengths = new int[BASE_SLOTS];
     private final byte[][] baseBytes = new byte[BASE_SLOTS][];
+    private static final int SPAN_BITS = 12;
+    /** Spans (Access#span) by their start's hash, by identity: their base's escaped bytes and '+', and their region's. */
+    private final Naming.Span[] spanKeys = new Naming.Span[1 << SPAN_BITS];
+    private final byte[][] spanBases = new byte[1 << SPAN_BITS][];
+    private final byte[][] spanRegions = new byte[1 << SPAN_BITS][];
+    private static final int SITE_BITS = 17;
+    /** {@link #siteTail}'s lines' ends by instruction address, with the size, thread and weight they were made for. */
+    private final long[] siteIps = new long[1 << SITE_BITS];
+    private final long[] siteShapes = new long[1 << SITE_BITS];
+    private final int[] siteWeights = new int[1 << SITE_BITS];
+    private final int[] siteStamps = new int[1 << SITE_BITS];
+    private final byte[][] siteTails = new byte[1 << SITE_BITS][];
+    /** Starts at 1: the zeros of {@link #siteStamps} are empty slots. */
+    private int siteStamp = 1;
     private final AddressMode mode;
     private final Naming naming;
     private final Consumer<String> problems;
@@ -94,8 +108,11 @@ public final class MadtWriter implements Analysis {
     @Override
     public void access(Access t) {
         if (failed) return;
+        // A span names the data and region of every address in it: its bytes are made once (spanSlot).
+        Naming.Span span = t.span();
+        int spanSlot = span == null ? -1 : spanSlot(span);
         // The region is the same on the # and the $ line: looked up once per access, not once per line.
-        byte[] region = nameBytes(t.region());
+        byte[] region = span == null ? nameBytes(t.region()) : spanRegions[spanSlot];
         byte letter = (byte) (t.store() ? 'S' : 'L');
         if (mode.raw()) {
             room(64 + region.length);
@@ -112,28 +129,96 @@ public final class MadtWriter implements Analysis {
             put((byte) '\n');
         }
         if (mode.symbolic()) {
-            byte[] data = dataBytes(t.address(), t.data());
-            byte[] code = nameBytes(t.code());
-            String sourceName = t.source();
-            byte[] source = sourceName == null ? null : nameBytes(sourceName);
-            room(64 + data.length + region.length + code.length + (source == null ? 0 : source.length));
+            byte[] data = span == null ? dataBytes(t.address(), t.data()) : spanBases[spanSlot];
+            byte[] tail = siteTail(t);
+            room(52 + data.length + region.length + tail.length);
             put(letter);
             put((byte) '$');
             putDecimal(t.sequence());
             put((byte) ':');
             put(data);
+            if (span != null) putDecimal(t.address() - span.origin());
             put((byte) ',');
             put(region);
-            put((byte) ',');
-            put(code);
-            putSizeThreadWeight(t);
-            if (source != null) {
-                put((byte) ',');
-                put(source);
-            }
-            put((byte) '\n');
+            put(tail);
         }
         if (len >= CHUNK) writeOut();
+    }
+
+    /**
+     * The end of a symbolic access line after its region, {@code ,code,size,tid[,weight][,source]} and the
+     * newline: the same for every access of one instruction (or probe site) by one thread, so made once per
+     * site and kept by the instruction's address until code names can change ({@link #namesChanged}).
+     * Written field by field, this was two name lookups and two numbers per line.
+     */
+    private byte[] siteTail(Access t) {
+        long ip = t.ip();
+        // two ways: the two slots of a pair, the one used last first (python3's run has 40 K sites and more)
+        int slot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 64 - SITE_BITS) & -2;
+        long shape = (long) t.size() << 32 | (t.tid() & 0xffffffffL);
+        int weight = t.weight();
+        if (siteStamps[slot] == siteStamp && siteIps[slot] == ip && siteShapes[slot] == shape && siteWeights[slot] == weight)
+            return siteTails[slot];
+        int other = slot + 1;
+        if (siteStamps[other] == siteStamp && siteIps[other] == ip && siteShapes[other] == shape && siteWeights[other] == weight) {
+            byte[] tail = siteTails[other];
+            moveSite(slot, other);
+            keepSite(slot, ip, shape, weight, tail);
+            return tail;
+        }
+        byte[] code = nameBytes(t.code());
+        String sourceName = t.source();
+        byte[] source = sourceName == null ? null : nameBytes(sourceName);
+        int start = len;
+        room(64 + code.length + (source == null ? 0 : source.length));
+        put((byte) ',');
+        put(code);
+        putSizeThreadWeight(t);
+        if (source != null) {
+            put((byte) ',');
+            put(source);
+        }
+        put((byte) '\n');
+        byte[] tail = Arrays.copyOfRange(buf, start, len);
+        len = start;
+        moveSite(other, slot);
+        keepSite(slot, ip, shape, weight, tail);
+        return tail;
+    }
+
+    private void moveSite(int to, int from) {
+        keepSite(to, siteIps[from], siteShapes[from], siteWeights[from], siteTails[from]);
+        siteStamps[to] = siteStamps[from];
+    }
+
+    private void keepSite(int slot, long ip, long shape, int weight, byte[] tail) {
+        siteStamps[slot] = siteStamp;
+        siteIps[slot] = ip;
+        siteShapes[slot] = shape;
+        siteWeights[slot] = weight;
+        siteTails[slot] = tail;
+    }
+
+    /** The slot of {@link #spanBases} and {@link #spanRegions} holding the span's bytes, made when it is new. */
+    private int spanSlot(Naming.Span span) {
+        int slot = (int) ((span.start() * 0x9E3779B97F4A7C15L) >>> 64 - SPAN_BITS);
+        Naming.Span key = spanKeys[slot];
+        if (key == span) return slot;
+        // the stage makes a span again when it asks again (another line of the same block): same names, same bytes
+        if (key == null || !key.base().equals(span.base())) spanBases[slot] = (field(span.base()) + '+').getBytes(StandardCharsets.UTF_8);
+        if (key == null || !key.region().equals(span.region())) spanRegions[slot] = nameBytes(span.region());
+        spanKeys[slot] = span;
+        return slot;
+    }
+
+    /** Code names may differ from here on (a module, a mapping): the lines' ends made so far are stale. */
+    @Override
+    public void namesChanged() {
+        if (siteStamp == Integer.MAX_VALUE) {
+            Arrays.fill(siteStamps, 0);
+            siteStamp = 0;
+        }
+        siteStamp++;
     }
 
     /** {@link #field} of {@code name} in UTF-8, from the cache when the same name object was written lately. */
@@ -220,6 +305,10 @@ public final class MadtWriter implements Analysis {
             put(b);
             return;
         }
+        if (v <= Integer.MAX_VALUE) {
+            putDecimal((int) v);
+            return;
+        }
         // every line has three or four numbers: two digits per division, and the count without dividing
         int digits = 1;
         for (long p = 10; digits < 19 && v >= p; p *= 10) digits++;
@@ -237,6 +326,41 @@ public final class MadtWriter implements Analysis {
         }
         buf[--i] = (byte) ('0' + v);
         len += digits;
+    }
+
+    /**
+     * A number below 2^31, nearly every one a line has (its sequence, an offset, size and thread): two digits
+     * at a time from a table, each division by 100 a multiplication (exact below 4.9 * 10^9), which the
+     * run's C1-compiled code would otherwise make a division instruction.
+     */
+    private void putDecimal(int v) {
+        int digits = v < 100_000 ? (v < 100 ? (v < 10 ? 1 : 2) : v < 1000 ? 3 : v < 10_000 ? 4 : 5)
+                : v < 10_000_000 ? (v < 1_000_000 ? 6 : 7) : v < 100_000_000 ? 8 : v < 1_000_000_000 ? 9 : 10;
+        int i = len + digits;
+        while (v >= 100) {
+            int q = (int) ((v * 1374389535L) >>> 37);
+            int r = 2 * (v - 100 * q);
+            buf[--i] = DIGIT_PAIRS[r + 1];
+            buf[--i] = DIGIT_PAIRS[r];
+            v = q;
+        }
+        if (v >= 10) {
+            buf[--i] = DIGIT_PAIRS[2 * v + 1];
+            buf[--i] = DIGIT_PAIRS[2 * v];
+        } else {
+            buf[--i] = (byte) ('0' + v);
+        }
+        len += digits;
+    }
+
+    /** "00" to "99". */
+    private static final byte[] DIGIT_PAIRS = new byte[200];
+
+    static {
+        for (int i = 0; i < 100; i++) {
+            DIGIT_PAIRS[2 * i] = (byte) ('0' + i / 10);
+            DIGIT_PAIRS[2 * i + 1] = (byte) ('0' + i % 10);
+        }
     }
 
     /** {@code 0x} and the lower-case hex digits: at most 18 bytes. */

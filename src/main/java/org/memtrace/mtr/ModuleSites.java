@@ -26,7 +26,7 @@ import org.memtrace.symbols.ElfFile;
  * so the map holds the sites the run executed, not every site of every loaded table.
  */
 final class ModuleSites {
-    private static final int RECENT = 4096;
+    private static final int RECENT_BITS = 15, RECENT = 1 << RECENT_BITS;
     private final SiteMap sites = new SiteMap();
     /**
      * In front of {@link #sites}, direct-mapped: the access sites named last. A large program's run names tens
@@ -71,7 +71,7 @@ final class ModuleSites {
 
     /** The site at {@code address} when a record named it before and it is an access site, else null: the common record's lookup. */
     Event.ProbeSite access(long address) {
-        int h = (int) ((address * 0x9E3779B97F4A7C15L) >>> 52);
+        int h = (int) ((address * 0x9E3779B97F4A7C15L) >>> 64 - RECENT_BITS);
         if (recentKeys[h] == address && recent[h] != null) return recent[h];
         Event.ProbeSite p = sites.access(address);
         if (p != null) {

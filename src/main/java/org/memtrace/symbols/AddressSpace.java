@@ -222,6 +222,59 @@ public final class AddressSpace {
         return s != null ? s.value() : null;
     }
 
+    /** Where {@link #region} gives the same region: every address in [{@code start}, {@code end}). */
+    public record RegionSpan(Region region, long start, long end) {}
+
+    /**
+     * {@link #region} of {@code address} with the stretch around it that has that region too (a module's
+     * segment; a traced range or a mapping, clipped where a segment or range that comes first begins); null
+     * when nothing is known.
+     */
+    public RegionSpan regionSpan(long address) {
+        int i = segmentIndex(address);
+        if (i >= 0) return new RegionSpan(segmentRegions[i], segmentStarts[i], segmentEnds[i]);
+        long[] starts = segmentStarts;
+        int below = Arrays.binarySearch(starts, address);
+        if (below < 0) below = -below - 2;
+        // between segments: they are disjoint and sorted, so the one below ends by the address
+        long lo = below >= 0 ? segmentEnds[below] : Long.MIN_VALUE;
+        long hi = below + 1 < starts.length ? starts[below + 1] : Long.MAX_VALUE;
+        Intervals.Span<Region> s = ranges.get(address);
+        if (s != null) return new RegionSpan(s.value(), Math.max(lo, s.start()), Math.min(hi, s.end()));
+        s = mappings.get(address);
+        if (s == null) return null;
+        lo = Math.max(lo, Math.max(s.start(), ranges.gapStart(address)));
+        hi = Math.min(hi, Math.min(s.end(), ranges.gapEnd(address)));
+        return new RegionSpan(s.value(), lo, hi);
+    }
+
+    /** Whether {@code address} lies in a loaded module's segment, where its globals are named. */
+    public boolean inModule(long address) {
+        return segmentIndex(address) >= 0;
+    }
+
+    /** Where {@link #variable} and {@link #object} are {@code base+(address - origin)} for every address of [{@code start}, {@code end}). */
+    public record ObjectSpan(String base, long origin, long start, long end, Region region) {}
+
+    /**
+     * In a module's segment, the stretch around {@code address} named alike: a global without a DWARF type
+     * (so without fields), or the module's region between globals; null for a typed global, whose bytes are
+     * named by field and index, and outside modules.
+     */
+    public ObjectSpan moduleSpan(long address) {
+        int i = segmentIndex(address);
+        if (i < 0) return null;
+        LoadedModule m = segmentModules[i];
+        SymbolIndex.ObjectRun run = m.image().symbols().objectRunAt(address - m.bias());
+        long start = Math.max(segmentStarts[i], run.start() == Long.MIN_VALUE ? Long.MIN_VALUE : m.bias() + run.start());
+        long end = Math.min(segmentEnds[i], run.end() == Long.MAX_VALUE ? Long.MAX_VALUE : m.bias() + run.end());
+        Region region = segmentRegions[i];
+        SymbolIndex.Symbol s = run.symbol();
+        if (s == null) return new ObjectSpan(region.name(), region.start(), start, end, region);
+        if (m.image().types().typed(s.start())) return null;
+        return new ObjectSpan(s.name() + s.qualifier() + moduleQualifier(m, s), m.bias() + s.start(), start, end, region);
+    }
+
     /**
      * The bytes of the loaded file at a run-time address (code, read-only data), at most {@code max}, read
      * from the ELF file's PT_LOAD contents; empty when no module file backs the address.

@@ -176,6 +176,11 @@ public final class DwarfTypes {
         return addresses.length;
     }
 
+    /** Whether a variable with a known type starts at link-time address {@code start}: else {@link #path} is null at every offset. */
+    public synchronized boolean typed(long start) {
+        return Arrays.binarySearch(addresses, start) >= 0;
+    }
+
     /**
      * The field and index path of byte {@code offset} of the variable at link-time address {@code start},
      * followed by {@code +} and the offset left inside the innermost part: {@code [3].value+0}, {@code .inner.flags+2}.

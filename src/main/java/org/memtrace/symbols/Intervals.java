@@ -73,6 +73,33 @@ public final class Intervals<V> {
     }
 
     /**
+     * Where the gap around {@code address}, which no span holds, begins: the end of the last span below it
+     * ({@link Long#MIN_VALUE} when none).
+     */
+    public long gapStart(long address) {
+        Map.Entry<Long, Span<V>> below = spans.floorEntry(address);
+        return below == null ? Long.MIN_VALUE : below.getValue().end();
+    }
+
+    /** Where the gap around {@code address} ends: the start of the first span above it ({@link Long#MAX_VALUE} when none). */
+    public long gapEnd(long address) {
+        Map.Entry<Long, Span<V>> above = spans.higherEntry(address);
+        return above == null ? Long.MAX_VALUE : above.getKey();
+    }
+
+    /**
+     * Whether any span touches the 4 KiB page number {@code page}: {@link #overlaps} of the page without a
+     * tree walk (and its boxed keys) for the small spans, which are filed under every page they touch.
+     */
+    public boolean touchesPage(long page) {
+        if (pages.get(page) != null) return true;
+        if (large.isEmpty()) return false;
+        long start = page << PAGE_SHIFT, end = (page + 1) << PAGE_SHIFT;
+        Map.Entry<Long, Span<V>> last = large.lowerEntry(end);
+        return last != null && last.getValue().end() > start;
+    }
+
+    /**
      * Gives span {@code s}, as {@link #get} returned it and still there, a new value over its whole extent
      * (a freed block keeps its place under its released name) without taking it out and putting it back.
      * Returns the new span.

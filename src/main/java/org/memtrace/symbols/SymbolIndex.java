@@ -170,6 +170,16 @@ public final class SymbolIndex {
         return s < 0 ? null : objects.symbol(s);
     }
 
+    /**
+     * The run of addresses around {@code vaddr} that one object covers ({@code symbol}), or that no object
+     * covers ({@code symbol} null): {@link #objectAt} answers the same for every address of [{@code start}, {@code end}).
+     */
+    public record ObjectRun(Symbol symbol, long start, long end) {}
+
+    public ObjectRun objectRunAt(long vaddr) {
+        return objects.run(vaddr);
+    }
+
     /** Every function's start address and name, in address order: a source of realistic addresses. */
     public List<Symbol> functions() {
         return functions.all();
@@ -318,6 +328,15 @@ public final class SymbolIndex {
             if (i < 0) return -1;
             lastCut = i;
             return owner[i];
+        }
+
+        ObjectRun run(long vaddr) {
+            int i = Arrays.binarySearch(cuts, vaddr);
+            if (i < 0) i = -i - 2;
+            long start = i < 0 ? Long.MIN_VALUE : cuts[i];
+            long end = i + 1 < cuts.length ? cuts[i + 1] : Long.MAX_VALUE;
+            int s = i < 0 ? -1 : owner[i];
+            return new ObjectRun(s < 0 ? null : symbol(s), start, end);
         }
 
         String name(long vaddr) {

@@ -42,6 +42,27 @@ public interface Naming {
         return address + 1;
     }
 
+    /**
+     * Addresses named alike: for every address {@code a} in [{@code start}, {@code end}), {@link #data} and
+     * {@link #object} are {@code base+(a - origin)} and {@link #region} is {@code region}. What a heap block's
+     * piece or a stretch of a region between blocks is; lets a writer name any address in it by one lookup.
+     */
+    record Span(String base, long origin, long start, long end, String region) {
+        public boolean contains(long address) {
+            return address >= start && address < end;
+        }
+    }
+
+    /**
+     * The span of addresses named like {@code address}, or null when its names are not {@code base+offset}
+     * (a global, which may be named down to a field) or the naming cannot tell (the default). It holds as
+     * long as the names do: until the next event the naming observes that may change them
+     * ({@link #changedByAllocation} tells where).
+     */
+    default Span span(long address) {
+        return null;
+    }
+
     /** A code address as {@code function+offset}, or the module-relative form when no symbol covers it. */
     String code(long ip);
 

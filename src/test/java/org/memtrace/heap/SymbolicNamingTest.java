@@ -82,6 +82,48 @@ class SymbolicNamingTest {
         assertThat(naming.sameObjectUntil(run.address("table"))).isEqualTo(run.address("table") + 1);
     }
 
+    /**
+     * Property: wherever the naming gives a span, every address in it has the span's names, as data, object
+     * and region say them one by one; over every mapping of a real run with blocks, freed pieces and a
+     * mapped block placed in it. A typed global has none (its bytes are named by field).
+     */
+    @Test
+    void everyAddressOfASpanIsNamedAsTheSpanSays() {
+        SymbolicNaming naming = naming();
+        long site = run.address("findDisparity") + 45;
+        long p = heapStart + 0x2a0;
+        naming.observe(alloc(AllocFunction.MALLOC, site, p, 536, 528));
+        naming.observe(alloc(AllocFunction.MALLOC, site, p + 1024, 64, 60));
+        naming.observe(alloc(AllocFunction.FREE, site, 0, 0, p));
+        naming.observe(alloc(AllocFunction.MALLOC, site, p + 256, 64, 64));
+        naming.observe(alloc(AllocFunction.MMAP, site, 0x7e0000000000L, 8192, 0, 8000, 3, 0x22, -1, 0));
+        assertThat(naming.span(run.address("table"))).isNull();
+        java.util.Random random = new java.util.Random(7);
+        java.util.List<long[]> ranges = new java.util.ArrayList<>();
+        run.events().forEach(e -> { if (e instanceof Event.Mapping m) ranges.add(new long[] {m.start(), m.end()}); });
+        ranges.add(new long[] {0x7e0000000000L, 0x7e0000002000L});
+        ranges.add(new long[] {p - 64, p + 2048});
+        int spans = 0;
+        for (long[] r : ranges) {
+            for (int i = 0; i < 200; i++) {
+                long a = r[0] + random.nextLong(r[1] - r[0]);
+                var span = naming.span(a);
+                if (span == null) continue;
+                spans++;
+                assertThat(span.contains(a)).isTrue();
+                for (long b : new long[] {span.start(), a, span.end() - 1, span.start() + random.nextLong(span.end() - span.start())}) {
+                    String name = span.base() + "+" + (b - span.origin());
+                    assertThat(naming.data(b)).as("data 0x%x in %s", b, span).isEqualTo(name);
+                    assertThat(naming.object(b)).as("object 0x%x in %s", b, span).isEqualTo(name);
+                    assertThat(naming.region(b)).as("region 0x%x in %s", b, span).isEqualTo(span.region());
+                }
+            }
+        }
+        assertThat(spans).isGreaterThan(1000);
+        assertThat(naming.span(p + 100)).isEqualTo(new org.memtrace.trace.Naming.Span("<freed:0001@findDisparity+45>", p, p, p + 256, "[heap]"));
+        assertThat(naming.span(heapStart + 16)).isEqualTo(new org.memtrace.trace.Naming.Span("[heap]", heapStart, heapStart, p, "[heap]"));
+    }
+
     @Test
     void heapBlocksAreNamedByAllocationAndAUseAfterFreeShowsFreed() {
         SymbolicNaming naming = naming();

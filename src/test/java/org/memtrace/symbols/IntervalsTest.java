@@ -50,6 +50,10 @@ class IntervalsTest {
             boolean anything = false;
             for (int i = start; i < end && !anything; i++) anything = model[i] != 0;
             assertThat(map.overlaps(start, end)).as("step %d overlaps", step).isEqualTo(anything);
+            int page = start >>> 12;
+            boolean onPage = false;
+            for (int i = page << 12; i < Math.min(size, (page + 1) << 12) && !onPage; i++) onPage = model[i] != 0;
+            assertThat(map.touchesPage(page)).as("step %d page %d", step, page).isEqualTo(onPage);
             int op = random.nextInt(8);
             if (op == 0) {
                 // a whole span gets a new value in place, as a freed block does

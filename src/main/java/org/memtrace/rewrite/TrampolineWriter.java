@@ -71,7 +71,8 @@ final class TrampolineWriter {
      */
     record Site(String address, List<String> reads, boolean fs, int kind, int size, int access, int flags) {}
 
-    static final int KIND_REP_DESTINATION = 4, KIND_REP_SOURCE = 5, KIND_REP_COUNT = 6;
+    static final int KIND_REP_DESTINATION = SiteFormat.REP_DESTINATION, KIND_REP_SOURCE = SiteFormat.REP_SOURCE,
+            KIND_REP_COUNT = SiteFormat.REP_COUNT;
 
     /**
      * A part's sites, one per access in Zydis's order; a rep string instruction's as {@code memtrace cc}
@@ -167,11 +168,13 @@ final class TrampolineWriter {
         s.append('\n');
     }
 
-    /** One 24-byte site table entry (docs/compiled-in.md, "The site table"), full mode: weights 1, no block. */
+    /**
+     * One site table entry in full mode (weights 1, no block), written by {@link SiteFormat#directives}, the
+     * function {@code memtrace cc}'s writer calls too, beside the reader's {@code decode}.
+     */
     private static void entry(StringBuilder s, String label, Decision.Part p, Site site) {
-        s.append("\t.long ").append(label).append(" - .\n\t.long mt_base+").append(p.instruction().address()).append(" - .\n");
-        s.append("\t.byte ").append(site.kind()).append(',').append(site.size()).append(',').append(site.access()).append(',')
-                .append(site.flags()).append("\n\t.short 1,1,0,0,0,0\n");
+        s.append(SiteFormat.directives(label, "mt_base+" + p.instruction().address(), site.kind(), site.size(),
+                site.access(), site.flags(), 1, 1, 0, 0, 0));
     }
 
     /** The operand's address as a {@code lea} source inside the probe (%rsp-based ones step over what it pushed). */

@@ -9,6 +9,7 @@ import java.util.Set;
 import org.memtrace.format.SiteFormat;
 import org.memtrace.format.SkeletonFormat;
 import org.memtrace.format.SkeletonParts;
+import org.memtrace.x86.Register;
 
 /**
  * Writes a file's skeleton loops: their entry and exit probes (through {@link ProbeWriter}) and the
@@ -152,8 +153,8 @@ final class SkeletonWriter {
     }
 
     /** A site whose record is a register's value: lea of {@code (%reg)} is the register itself. */
-    private static Site value(String register, int kind, int slot) {
-        String operand = register.equals("rsp") ? FunctionPlanner.RSP_OFFSET + "(%rsp)" : "(%" + register + ")";
+    private static Site value(Register register, int kind, int slot) {
+        String operand = register.isStackPointer() ? FunctionPlanner.RSP_OFFSET + "(%rsp)" : "(%" + register.name() + ")";
         return new Site(operand, false, kind, 8, slot, 0, 0, 0, 0, 0, 0);
     }
 
@@ -233,14 +234,14 @@ final class SkeletonWriter {
         LoopSkeleton.Nest nest = parent.nests().stream().filter(n -> n.inner() == inner).findFirst().orElseThrow();
         for (LoopSkeleton.Affine a : LoopSkeleton.values(nest)) {
             t.append("\t.quad ").append(a.constant()).append("\n\t.byte ").append(a.terms().size()).append(", 0, 0, 0, 0, 0, 0, 0\n");
-            for (var term : new java.util.TreeMap<>(a.terms()).entrySet())
+            for (var term : LoopSkeleton.byName(a.terms()).entrySet())
                 t.append("\t.quad ").append(term.getValue()).append("\n\t.byte ").append(parent.registers().indexOf(term.getKey()))
                         .append(", 0, 0, 0, 0, 0, 0, 0\n");
         }
     }
 
     /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */
-    private static String pad(String register) {
-        return register + "\\0".repeat(SkeletonFormat.NAME_SIZE - register.length());
+    private static String pad(Register register) {
+        return register.name() + "\\0".repeat(SkeletonFormat.NAME_SIZE - register.name().length());
     }
 }

@@ -23,40 +23,40 @@ import org.memtrace.x86.RegisterOperand;
  * iterations times the step, which the replay counts).
  */
 final class AffineInterpreter {
-    private final Map<String, List<Integer>> writers;
-    private final Map<String, Update> induction;
-    private final Map<String, Affine> state = new HashMap<>();
+    private final Map<Register, List<Integer>> writers;
+    private final Map<Register, Update> induction;
+    private final Map<Register, Affine> state = new HashMap<>();
 
-    AffineInterpreter(Map<String, List<Integer>> writers, Map<String, Update> induction) {
+    AffineInterpreter(Map<Register, List<Integer>> writers, Map<Register, Update> induction) {
         this.writers = writers;
         this.induction = induction;
     }
 
-    Affine value(String r) {
+    Affine value(Register r) {
         if (state.containsKey(r)) return state.get(r);
         return !writers.containsKey(r) || induction.containsKey(r) ? Affine.register(r) : null;
     }
 
-    void set(String r, Affine v) { state.put(r, v); }
+    void set(Register r, Affine v) { state.put(r, v); }
 
     void kill(Instruction i) {
-        for (Register w : i.registersWritten()) state.put(w.enclosing().name(), null);
+        for (Register w : i.registersWritten()) state.put(w.enclosing(), null);
     }
 
     void run(FunctionPlanner.Decoded d) {
         Instruction i = d.instruction();
         List<Operand> ops = i.operands();
         Affine result = null;
-        String target = null;
+        Register target = null;
         if (i.flow() == Flow.SEQUENTIAL && i.accesses().isEmpty() && spelled(d) && !ops.isEmpty()
                 && ops.getFirst() instanceof RegisterOperand ro && !ro.register().isNone()) {
             Register dst = ro.register();
-            target = dst.enclosing().name();
+            target = dst.enclosing();
             int w = dst.widthBits();
             Operand src = ops.size() > 1 ? ops.get(1) : null;
             result = switch (i.mnemonic()) {
                 case "mov", "movabs" -> w == 64 && src instanceof RegisterOperand s && s.register().widthBits() == 64
-                        ? value(s.register().name())
+                        ? value(s.register())
                         : src instanceof ImmediateOperand imm && (w == 64 || w == 32 && imm.value() >= 0)
                         ? Affine.of(w == 32 ? imm.value() & 0xffffffffL : imm.value()) : null;
                 case "xor" -> src instanceof RegisterOperand s && s.register().equals(dst) && w >= 32 ? Affine.of(0) : null;
@@ -64,7 +64,7 @@ final class AffineInterpreter {
                 case "add", "sub" -> {
                     Affine a = w == 64 ? value(target) : null;
                     Affine b = src instanceof ImmediateOperand imm ? Affine.of(imm.value())
-                            : src instanceof RegisterOperand s && s.register().widthBits() == 64 ? value(s.register().name()) : null;
+                            : src instanceof RegisterOperand s && s.register().widthBits() == 64 ? value(s.register()) : null;
                     yield a == null || b == null ? null : a.plus(i.mnemonic().equals("add") ? b : b.times(-1));
                 }
                 case "inc", "dec" -> {
@@ -87,13 +87,13 @@ final class AffineInterpreter {
         Affine a = Affine.of(m.displacement());
         if (!m.base().isNone()) {
             if (m.base().isInstructionPointer() || m.base().widthBits() != 64) return null;
-            Affine b = value(m.base().name());
+            Affine b = value(m.base());
             if (b == null) return null;
             a = a.plus(b);
         }
         if (!m.index().isNone()) {
             if (m.index().widthBits() != 64) return null;
-            Affine x = value(m.index().name());
+            Affine x = value(m.index());
             if (x == null) return null;
             a = a.plus(x.times(Math.max(1, m.scale())));
         }

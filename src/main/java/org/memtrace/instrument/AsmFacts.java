@@ -20,8 +20,11 @@ final class AsmFacts {
     private AsmFacts() {
     }
 
-    /** The flags register's name, as the decoder names it. */
-    static final String FLAGS = "rflags";
+    /**
+     * The flags register. A constant read from Zydis's table: these classes run only on code the decoder has
+     * read, so it is loaded by the time this class is.
+     */
+    static final Register FLAGS = Register.named("rflags");
 
     /** The mnemonic of the conditional jump taken exactly when {@code jcc} is not; null for one this rewriter does not know. */
     static String inverse(String jcc) {
@@ -53,8 +56,9 @@ final class AsmFacts {
         return targets;
     }
 
-    static boolean writes(Instruction i, String register) {
-        for (Register w : i.registersWritten()) if (w.name().equals(register) || w.enclosing().name().equals(register)) return true;
+    /** Whether {@code i} writes {@code register} or a register that encloses it (%eax: %rax). */
+    static boolean writes(Instruction i, Register register) {
+        for (Register w : i.registersWritten()) if (w.equals(register) || w.enclosing().equals(register)) return true;
         return false;
     }
 

@@ -17,6 +17,7 @@ import org.memtrace.x86.Flow;
 import org.memtrace.x86.ImmediateOperand;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.Operand;
+import org.memtrace.x86.Register;
 import org.memtrace.x86.RegisterOperand;
 
 /**
@@ -44,8 +45,8 @@ final class Conditions {
      * (logged at entry) only when it is computable.
      */
     static Condition condition(List<FunctionPlanner.Decoded> body, boolean[] always, int block,
-                                       Map<String, List<Integer>> writers, Map<String, Update> induction, List<String> slots) {
-        List<String> trial = new ArrayList<>(slots);
+                                       Map<Register, List<Integer>> writers, Map<Register, Update> induction, List<Register> slots) {
+        List<Register> trial = new ArrayList<>(slots);
         Condition c = term(body, always, block, writers, induction, trial, 1);
         if (c != null) {
             slots.clear();
@@ -64,8 +65,8 @@ final class Conditions {
      * {@code if (a && b)}, or under two nested ifs), which this one's term is and-ed with, up to
      * {@link #MAX_TERMS} jumps.
      */
-    static Condition term(List<FunctionPlanner.Decoded> body, boolean[] always, int block, Map<String, List<Integer>> writers,
-                                  Map<String, Update> induction, List<String> slots, int terms) {
+    static Condition term(List<FunctionPlanner.Decoded> body, boolean[] always, int block, Map<Register, List<Integer>> writers,
+                                  Map<Register, Update> induction, List<Register> slots, int terms) {
         long start = body.get(block).instruction().address();
         int from = -1;
         boolean whenTaken = false;
@@ -112,8 +113,9 @@ final class Conditions {
         for (int o = 0; o < 2; o++) {
             String spelled = text.get(1 - o).strip(); // the text is AT&T's: source first
             if (ops.get(o) instanceof RegisterOperand r) {
-                String whole = r.register().enclosing().name();
-                if (!whole.matches("r[a-z0-9]+") || whole.equals("rip") || writers.containsKey(whole) && !induction.containsKey(whole))
+                Register whole = r.register().enclosing();
+                if (!whole.name().matches("r[a-z0-9]+") || whole.isInstructionPointer()
+                        || writers.containsKey(whole) && !induction.containsKey(whole))
                     return null;
                 width = r.register().widthBits() / 8;
                 slot[o] = slot(slots, whole);

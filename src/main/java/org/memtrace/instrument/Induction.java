@@ -26,28 +26,28 @@ final class Induction {
     }
 
     /** An induction register's update: at body position {@code at}, by {@code step} plus an invariant register's value. */
-    record Update(int at, long step, String register) {
+    record Update(int at, long step, Register register) {
     }
 
     /**
      * The update of the 64-bit register {@code r} by {@code d}: a constant added (add, sub, inc, dec, lea) or
      * a register the body never writes ({@code add %reg, %r}); null when it is no such update.
      */
-    static Update update(FunctionPlanner.Decoded d, String r, int at, Map<String, List<Integer>> writers) {
+    static Update update(FunctionPlanner.Decoded d, Register r, int at, Map<Register, List<Integer>> writers) {
         List<Operand> ops = d.instruction().operands();
         if (d.instruction().mnemonic().equals("add") && ops.size() >= 2 && ops.get(0) instanceof RegisterOperand dst
-                && ops.get(1) instanceof RegisterOperand src && dst.register().name().equals(r)
+                && ops.get(1) instanceof RegisterOperand src && dst.register().equals(r)
                 && dst.register().widthBits() == 64 && src.register().widthBits() == 64
-                && src.visibility() == Operand.Visibility.EXPLICIT && !src.register().name().equals(r)
-                && !writers.containsKey(src.register().name())) {
-            return new Update(at, 0, src.register().name());
+                && src.visibility() == Operand.Visibility.EXPLICIT && !src.register().equals(r)
+                && !writers.containsKey(src.register())) {
+            return new Update(at, 0, src.register());
         }
         Long step = step(d, r);
         return step == null ? null : new Update(at, step, null);
     }
 
     /** The constant {@code insn} adds to the 64-bit register {@code r}; null when it is no such update. */
-    static Long step(FunctionPlanner.Decoded d, String r) {
+    static Long step(FunctionPlanner.Decoded d, Register r) {
         Instruction insn = d.instruction();
         // a relocated immediate or displacement decodes as 0 in the object: only what the text spells is a constant
         for (String o : d.text().operands()) {
@@ -58,7 +58,7 @@ final class Induction {
         }
         List<Operand> ops = insn.operands();
         if (ops.isEmpty() || !(ops.getFirst() instanceof RegisterOperand dst)) return null;
-        if (!dst.register().name().equals(r) || dst.register().widthBits() != 64) return null;
+        if (!dst.register().equals(r) || dst.register().widthBits() != 64) return null;
         String mn = insn.mnemonic();
         switch (mn) {
             case "add", "sub" -> {
@@ -74,7 +74,7 @@ final class Induction {
             }
             case "lea" -> {
                 if (ops.size() < 2 || !(ops.get(1) instanceof MemoryOperand m)) return null;
-                if (!m.base().name().equals(r) || !m.index().isNone() || m.segment().isSegmentWithBase()) return null;
+                if (!m.base().equals(r) || !m.index().isNone() || m.segment().isSegmentWithBase()) return null;
                 return m.displacement();
             }
             default -> {
@@ -88,8 +88,8 @@ final class Induction {
      * modify, no segment base, no RIP, a numeric displacement as the text wrote it, and 64-bit registers
      * that the body leaves alone or steps.
      */
-    static MemoryOperand affine(FunctionPlanner.Decoded d, List<Site> sites, Map<String, List<Integer>> writers,
-                                        Map<String, Update> induction) {
+    static MemoryOperand affine(FunctionPlanner.Decoded d, List<Site> sites, Map<Register, List<Integer>> writers,
+                                        Map<Register, Update> induction) {
         List<MemoryAccess> accesses = d.instruction().accesses();
         if (sites.size() != 1 || accesses.size() != 1) return null;
         Site site = sites.getFirst();
@@ -99,7 +99,7 @@ final class Induction {
         for (Register r : List.of(m.base(), m.index())) {
             if (r.isNone()) continue;
             if (r.isInstructionPointer() || r.widthBits() != 64) return null;
-            if (writers.containsKey(r.name()) && !induction.containsKey(r.name())) return null;
+            if (writers.containsKey(r) && !induction.containsKey(r)) return null;
         }
         List<String> texts = d.text().memoryOperands();
         if (texts.size() != 1) return null;
@@ -119,12 +119,12 @@ final class Induction {
     }
 
     /** Whether a register the access's address uses is written in the body by an instruction that reads memory. */
-    static boolean dependsOnLoad(FunctionPlanner.Decoded d, Map<String, List<Integer>> writers,
+    static boolean dependsOnLoad(FunctionPlanner.Decoded d, Map<Register, List<Integer>> writers,
                                          List<FunctionPlanner.Decoded> body) {
         for (MemoryAccess a : d.instruction().accesses()) {
             for (Register r : List.of(a.operand().base(), a.operand().index())) {
                 if (r.isNone()) continue;
-                for (int w : writers.getOrDefault(r.enclosing().name(), List.of())) {
+                for (int w : writers.getOrDefault(r.enclosing(), List.of())) {
                     if (!body.get(w).instruction().accesses().isEmpty()) return true;
                 }
             }
@@ -138,27 +138,38 @@ final class Induction {
      * data's: often a few iterations, too few for the entry and exit records to cost less than the strided
      * records of full mode, which the codec packs to almost nothing.
      */
-    static boolean searches(List<FunctionPlanner.Decoded> body, int exit, Map<String, List<Integer>> writers,
-                                    Map<String, Update> induction) {
+    static boolean searches(List<FunctionPlanner.Decoded> body, int exit, Map<Register, List<Integer>> writers,
+                                    Map<Register, Update> induction) {
         for (int p = exit - 1; p >= 0; p--) {
             Instruction insn = body.get(p).instruction();
-            if (insn.registersWritten().stream().noneMatch(r -> r.name().equals(FLAGS))) continue;
+            if (insn.registersWritten().stream().noneMatch(r -> r.equals(FLAGS))) continue;
             if (!insn.accesses().isEmpty()) return true;
             for (Operand o : insn.operands()) {
                 if (!(o instanceof RegisterOperand r) || !r.read() || r.register().isNone()) continue;
-                String name = r.register().enclosing().name();
-                if (!name.equals(FLAGS) && writers.containsKey(name) && !induction.containsKey(name)) return true;
+                Register whole = r.register().enclosing();
+                if (!whole.equals(FLAGS) && writers.containsKey(whole) && !induction.containsKey(whole)) return true;
             }
             return false;
         }
         return true;
     }
 
-    static int slot(List<String> slots, Register r) {
-        return r.isNone() ? NONE : slot(slots, r.name());
+    /**
+     * The registers {@code written} (in the order the body first writes them) in the order the planner tries
+     * them as induction registers: the order a {@code HashMap} of their names filled by {@code computeIfAbsent}
+     * iterates (which puts a key at the head of its bucket), as when the planner kept them so. That order decides which induction register counts the trips of a loop whose slots hold none (an
+     * outer loop's, whose accesses its inner loops compute): keeping it keeps every build's skeleton section as
+     * it was. Choosing the register the exit compares would be better founded; it would change builds.
+     */
+    static List<Register> triedInOrder(java.util.Collection<Register> written) {
+        var byName = new java.util.HashMap<String, Register>();
+        for (Register r : written) byName.computeIfAbsent(r.name(), k -> r);
+        return List.copyOf(byName.values());
     }
 
-    static int slot(List<String> slots, String r) {
+    /** {@code r}'s slot, appended to {@code slots} when it has none yet; {@link LoopSkeleton#NONE} for no register. */
+    static int slot(List<Register> slots, Register r) {
+        if (r.isNone()) return NONE;
         int i = slots.indexOf(r);
         if (i >= 0) return i;
         slots.add(r);

@@ -14,7 +14,6 @@ import static org.memtrace.instrument.LoopSkeleton.NONE;
 import static org.memtrace.instrument.LoopSkeleton.OPTIONAL;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -49,7 +48,7 @@ final class LoopAnalysis {
      * {@code -fipa-ra} knows a callee in the same file leaves alone: gcc -O2 keeps a loop's index in %r8
      * across such a call), so a register the body reads again next iteration survives the call.
      */
-    private static final List<String> CALL_RESULT = List.of("rax", "rdx");
+    private static final List<Register> CALL_RESULT = List.of(Register.named("rax"), Register.named("rdx"));
 
     /** The loop, or the reason it is not one the skeleton handles; {@code always[p]}: body position p runs every iteration. */
     static Outcome analyze(Candidate loop, boolean[] always, Map<Integer, List<Site>> probes) {
@@ -59,10 +58,10 @@ final class LoopAnalysis {
     /** As above for an outer loop whose inner loops compute {@code nested} accesses in every iteration too. */
     static Outcome analyze(Candidate loop, boolean[] always, Map<Integer, List<Site>> probes, int nested) {
         List<FunctionPlanner.Decoded> body = loop.order();
-        Map<String, List<Integer>> writers = new HashMap<>();
+        Map<Register, List<Integer>> writers = new LinkedHashMap<>(); // in the order the body first writes them
         for (int p = 0; p < body.size(); p++) {
             Instruction insn = body.get(p).instruction();
-            for (Register r : insn.registersWritten()) writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
+            for (Register r : insn.registersWritten()) writers.computeIfAbsent(r, k -> new ArrayList<>()).add(p);
             // the replay expects a logged site's records in every run, but the link may relax this one to nothing
             List<Site> linked = probes.get(body.get(p).index());
             if (linked != null && linked.stream().anyMatch(s -> (s.flags() & SiteFormat.FLAG_KEPT_WHERE_LINKED) != 0))
@@ -70,15 +69,16 @@ final class LoopAnalysis {
             if (insn.flow() != Flow.CALL) continue;
             // the callee's records say nothing of where it starts: the call's own record (its return address) must
             if (probes.get(body.get(p).index()) == null) return Reason.CALL_IN_LOOP;
-            for (String r : CALL_RESULT) writers.computeIfAbsent(r, k -> new ArrayList<>()).add(p);
+            for (Register r : CALL_RESULT) writers.computeIfAbsent(r, k -> new ArrayList<>()).add(p);
         }
-        Map<String, Update> induction = new LinkedHashMap<>();
-        writers.forEach((r, at) -> {
+        Map<Register, Update> induction = new LinkedHashMap<>();
+        for (Register r : Induction.triedInOrder(writers.keySet())) {
+            List<Integer> at = writers.get(r);
             if (at.size() == 1 && always[at.getFirst()]) {
                 Update u = update(body.get(at.getFirst()), r, at.getFirst(), writers);
                 if (u != null && (u.step() != 0 || u.register() != null)) induction.put(r, u);
             }
-        });
+        }
         if (induction.isEmpty()) return Reason.NO_INDUCTION;
 
         // the records of a logged access that runs every iteration keep the iterations apart; without one,
@@ -88,7 +88,7 @@ final class LoopAnalysis {
             List<Site> sites = probes.get(body.get(p).index());
             if (sites != null && always[p] && affine(body.get(p), sites, writers, induction) == null) anchored = true;
         }
-        var slots = new ArrayList<String>();
+        var slots = new ArrayList<Register>();
         var items = new ArrayList<Item>();
         var markers = new ArrayList<Marker>();
         var markerAt = new ArrayList<Integer>(); // body position of each marker's block start or side exit
@@ -134,8 +134,8 @@ final class LoopAnalysis {
             int base = slot(slots, m.base());
             int index = slot(slots, m.index());
             int phase = 0;
-            if (base != NONE && induction.containsKey(m.base().name()) && induction.get(m.base().name()).at() < p) phase |= 1;
-            if (index != NONE && induction.containsKey(m.index().name()) && induction.get(m.index().name()).at() < p) phase |= 2;
+            if (base != NONE && induction.containsKey(m.base()) && induction.get(m.base()).at() < p) phase |= 1;
+            if (index != NONE && induction.containsKey(m.index()) && induction.get(m.index()).at() < p) phase |= 2;
             items.add(new Item(d.index(), sites.getFirst(), true, base, index, Math.max(1, m.scale()), phase, c,
                     m.displacement(), false));
         }
@@ -148,7 +148,7 @@ final class LoopAnalysis {
         }
         for (int s = 0; s < slots.size() && trip < 0; s++) if (induction.containsKey(slots.get(s))) trip = s;
         if (trip < 0) {
-            String r = induction.keySet().iterator().next();
+            Register r = induction.keySet().iterator().next();
             for (var e : induction.entrySet()) if (e.getValue().register() == null) { r = e.getKey(); break; }
             trip = slot(slots, r);
         }

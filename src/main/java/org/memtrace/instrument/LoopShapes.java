@@ -228,7 +228,7 @@ final class LoopShapes {
         for (FunctionPlanner.Decoded d : code) {
             Instruction i = d.instruction();
             if (!i.accesses().isEmpty() || i.flow() != Flow.SEQUENTIAL) return false;
-            for (Register r : i.registersWritten()) if (!r.name().equals(FLAGS)) return false;
+            for (Register r : i.registersWritten()) if (!r.equals(FLAGS)) return false;
         }
         return true;
     }

@@ -20,11 +20,13 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.memtrace.format.SkeletonFormat.Condition;
 import org.memtrace.format.SkeletonFormat;
 import org.memtrace.select.FunctionModel;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
+import org.memtrace.x86.Register;
 
 /**
  * The static side of skeleton traces (issue 10, Spindle's memory access skeleton): finds the innermost
@@ -151,7 +153,7 @@ final class LoopSkeleton {
      * @param entryMask the slots whose update comes before {@code entryItem} in the body, which the first,
      *                  partial iteration does not run
      */
-    record Loop(String header, int entryJump, int backEdge, boolean exitTaken, boolean mayBeEmpty, List<String> registers,
+    record Loop(String header, int entryJump, int backEdge, boolean exitTaken, boolean mayBeEmpty, List<Register> registers,
                 long[] steps, int[] stepSlots, int tripSlot, List<Item> items, List<Marker> markers, int exitItem,
                 boolean tripBeforeExit, boolean entryTaken, int entryItem, int entryMask, List<Nest> nests) implements Outcome {
         /** Whether the loop's test has code before it that the run's last, partial iteration runs. */
@@ -166,10 +168,10 @@ final class LoopSkeleton {
      * one's entry value plus the iterations times its step): {@code constant + Σ terms[r] × r}, in 64-bit two's
      * complement.
      */
-    record Affine(long constant, Map<String, Long> terms) {
+    record Affine(long constant, Map<Register, Long> terms) {
         static Affine of(long constant) { return new Affine(constant, Map.of()); }
 
-        static Affine register(String r) { return new Affine(0, Map.of(r, 1L)); }
+        static Affine register(Register r) { return new Affine(0, Map.of(r, 1L)); }
 
         Affine plus(Affine o) {
             var t = new LinkedHashMap<>(terms);
@@ -179,7 +181,7 @@ final class LoopSkeleton {
         }
 
         Affine times(long f) {
-            var t = new LinkedHashMap<String, Long>();
+            var t = new LinkedHashMap<Register, Long>();
             terms.forEach((r, c) -> { if (c * f != 0) t.put(r, c * f); });
             return new Affine(constant * f, Map.copyOf(t));
         }
@@ -191,6 +193,16 @@ final class LoopSkeleton {
      * register's final value, computed from the outer loop's registers. The inner loop has no probes of its own.
      */
     record Nest(int item, Loop inner, List<Affine> entry, Affine exit) {
+    }
+
+    /** Registers by name: the order a nest's terms and new slots take, the same in every build (a Map.copyOf's is not). */
+    static final Comparator<Register> BY_NAME = Comparator.comparing(Register::name);
+
+    /** {@code terms} ordered {@link #BY_NAME}. */
+    static <V> TreeMap<Register, V> byName(Map<Register, V> terms) {
+        var t = new TreeMap<Register, V>(BY_NAME);
+        t.putAll(terms);
+        return t;
     }
 
     /** A back edge that was not skeletonized; its jump's instruction index and why. */

@@ -80,13 +80,13 @@ final class Nests {
         for (int p = 0; p < body.size(); p++)
             if (!always[p] || body.get(p).instruction().flow() == Flow.CALL) return Reason.INNER_LOOP;
 
-        Map<String, List<Integer>> writers = new HashMap<>();
+        Map<Register, List<Integer>> writers = new HashMap<>();
         for (int p = 0; p < body.size(); p++)
             for (Register r : body.get(p).instruction().registersWritten()) {
-                writers.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(p);
-                if (!r.enclosing().name().equals(r.name())) writers.computeIfAbsent(r.enclosing().name(), k -> new ArrayList<>()).add(p);
+                writers.computeIfAbsent(r, k -> new ArrayList<>()).add(p);
+                if (!r.enclosing().equals(r)) writers.computeIfAbsent(r.enclosing(), k -> new ArrayList<>()).add(p);
             }
-        Map<String, Update> induction = new LinkedHashMap<>();
+        Map<Register, Update> induction = new LinkedHashMap<>();
         writers.forEach((r, w) -> {
             if (w.size() != 1) return;
             Update u = update(body.get(w.getFirst()), r, w.getFirst(), writers);
@@ -106,11 +106,11 @@ final class Nests {
         for (long v : o.steps()) steps.add(v);
         var stepSlots = new ArrayList<Integer>();
         for (int v : o.stepSlots()) stepSlots.add(v);
-        var stepRegister = new HashMap<Integer, String>();
+        var stepRegister = new HashMap<Integer, Register>();
         for (Nest n : nests)
             for (Affine a : LoopSkeleton.values(n))
                 // by name: the terms are a Map.copyOf, whose order each JVM run draws anew (the section changed from build to build)
-                for (String reg : new java.util.TreeSet<>(a.terms().keySet())) {
+                for (Register reg : LoopSkeleton.byName(a.terms()).keySet()) {
                     if (slots.contains(reg)) continue;
                     Update u = induction.get(reg);
                     slots.add(reg);
@@ -160,7 +160,7 @@ final class Nests {
             }
             Candidate ic = accepted.get(l);
             var entry = new ArrayList<Affine>();
-            for (String r : l.registers()) entry.add(state.value(r));
+            for (Register r : l.registers()) entry.add(state.value(r));
             Trip trip = finalTrip(ic, l, state);
             if (entry.contains(null)) reason = reason == null ? Reason.NEST_ENTRY : reason;
             else if (trip == null) reason = reason == null ? Reason.NEST_TRIP : reason;
@@ -180,28 +180,28 @@ final class Nests {
      * iteration followed once, and the assumption kept for those that end at their start value plus a constant or
      * an invariant; the others are dropped and the rest followed again, until none is dropped.
      */
-    private static Map<String, Update> carried(List<FunctionPlanner.Decoded> body, Map<Integer, Loop> startsAt,
-                                               Map<Loop, Candidate> accepted, Map<String, List<Integer>> writers,
-                                               Map<String, Update> induction) {
-        Set<String> stepped = new HashSet<>();
+    private static Map<Register, Update> carried(List<FunctionPlanner.Decoded> body, Map<Integer, Loop> startsAt,
+                                                 Map<Loop, Candidate> accepted, Map<Register, List<Integer>> writers,
+                                                 Map<Register, Update> induction) {
+        Set<Register> stepped = new HashSet<>();
         for (FunctionPlanner.Decoded d : body)
             for (Register r : d.instruction().registersWritten()) {
                 Register e = r.enclosing();
-                if (e.widthBits() == 64 && !e.name().equals(FLAGS) && !e.isInstructionPointer() && !induction.containsKey(e.name()))
-                    stepped.add(e.name());
+                if (e.widthBits() == 64 && !e.equals(FLAGS) && !e.isInstructionPointer() && !induction.containsKey(e))
+                    stepped.add(e);
             }
-        Map<String, Update> carried = new HashMap<>();
+        Map<Register, Update> carried = new HashMap<>();
         while (!stepped.isEmpty()) {
-            Map<String, Update> known = new HashMap<>(induction);
-            for (String r : stepped) known.put(r, new Update(-1, 0, null));
+            Map<Register, Update> known = new HashMap<>(induction);
+            for (Register r : stepped) known.put(r, new Update(-1, 0, null));
             AffineInterpreter state = new AffineInterpreter(writers, known);
             walk(body, startsAt, accepted, state, new ArrayList<>());
             carried.clear();
-            Set<String> dropped = new HashSet<>();
-            for (String r : stepped) {
+            Set<Register> dropped = new HashSet<>();
+            for (Register r : stepped) {
                 Affine end = state.value(r);
                 Affine step = end == null ? null : end.plus(Affine.register(r).times(-1));
-                String by = step == null || step.terms().size() != 1 ? null : step.terms().keySet().iterator().next();
+                Register by = step == null || step.terms().size() != 1 ? null : step.terms().keySet().iterator().next();
                 if (step != null && step.terms().isEmpty()) carried.put(r, new Update(-1, step.constant(), null));
                 else if (by != null && step.constant() == 0 && step.terms().get(by) == 1 && !writers.containsKey(by))
                     carried.put(r, new Update(-1, 0, by));
@@ -247,7 +247,7 @@ final class Nests {
     private record Trip(int slot, Affine value) {
     }
 
-    private static Affine finalValue(Candidate ic, String t, AffineInterpreter state) {
+    private static Affine finalValue(Candidate ic, Register t, AffineInterpreter state) {
         List<FunctionPlanner.Decoded> body = ic.order();
         int test = -1;
         for (int p = ic.exit() - 1; p >= 0 && test < 0; p--) if (writes(body.get(p).instruction(), FLAGS)) test = p;
@@ -259,21 +259,21 @@ final class Nests {
             case "cmp" -> {
                 if (ops.size() < 2) return null; // and the flags, implicit
                 for (int o = 0; o < 2; o++) {
-                    if (!(ops.get(o) instanceof RegisterOperand reg) || !reg.register().name().equals(t)) continue;
+                    if (!(ops.get(o) instanceof RegisterOperand reg) || !reg.register().equals(t)) continue;
                     Operand other = ops.get(1 - o);
                     if (other instanceof ImmediateOperand imm) return Affine.of(imm.value());
                     if (other instanceof RegisterOperand y && y.register().widthBits() == 64 && !y.register().isInstructionPointer()
-                            && body.stream().noneMatch(d -> writes(d.instruction(), y.register().name())))
-                        return state.value(y.register().name());
+                            && body.stream().noneMatch(d -> writes(d.instruction(), y.register())))
+                        return state.value(y.register());
                 }
                 return null;
             }
             case "test" -> {
-                return ops.size() >= 2 && ops.subList(0, 2).stream().allMatch(o -> o instanceof RegisterOperand reg && reg.register().name().equals(t))
+                return ops.size() >= 2 && ops.subList(0, 2).stream().allMatch(o -> o instanceof RegisterOperand reg && reg.register().equals(t))
                         ? Affine.of(0) : null;
             }
             case "add", "sub", "inc", "dec" -> {
-                return !ops.isEmpty() && ops.getFirst() instanceof RegisterOperand reg && reg.register().name().equals(t) ? Affine.of(0) : null;
+                return !ops.isEmpty() && ops.getFirst() instanceof RegisterOperand reg && reg.register().equals(t) ? Affine.of(0) : null;
             }
             default -> {
                 return null;

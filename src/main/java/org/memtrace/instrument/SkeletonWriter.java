@@ -7,8 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.memtrace.format.SiteFormat;
+import org.memtrace.format.SkeletonEntries;
 import org.memtrace.format.SkeletonFormat;
 import org.memtrace.format.SkeletonParts;
+import org.memtrace.x86.Register;
 
 /**
  * Writes a file's skeleton loops: their entry and exit probes (through {@link ProbeWriter}) and the
@@ -152,69 +154,55 @@ final class SkeletonWriter {
     }
 
     /** A site whose record is a register's value: lea of {@code (%reg)} is the register itself. */
-    private static Site value(String register, int kind, int slot) {
-        String operand = register.equals("rsp") ? FunctionPlanner.RSP_OFFSET + "(%rsp)" : "(%" + register + ")";
+    private static Site value(Register register, int kind, int slot) {
+        String operand = register.isStackPointer() ? FunctionPlanner.RSP_OFFSET + "(%rsp)" : "(%" + register.name() + ")";
         return new Site(operand, false, kind, 8, slot, 0, 0, 0, 0, 0, 0);
     }
 
-    /** The {@code memtrace_skel} section; empty when the file has neither loops nor declined loops. */
+    /**
+     * The {@code memtrace_skel} section; empty when the file has neither loops nor declined loops. Each entry is
+     * written by {@link SkeletonEntries}, beside the decoder the reader calls.
+     */
     String table() {
         if (loops.isEmpty() && declined.isEmpty()) return "";
-        var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n");
-        t.append("\t.byte ").append(SkeletonFormat.RECORD_VERSION).append(", ").append(SkeletonFormat.VERSION).append(", 0, 0\n\t.long 0\n");
+        var t = new StringBuilder("\t" + SECTION + "\n\t.p2align 3\n").append(SkeletonEntries.version());
         for (int id = 0; id < loops.size(); id++) {
             LoopSkeleton.Loop loop = loops.get(id);
             int type = SkeletonFormat.loopType(loop.entryItem() > 0 || loop.entryMask() != 0, loop.testedBelowTop(), loop.mayBeEmpty());
             Integer parent = outer.get(loop);
-            t.append("\t.byte ").append(type | (parent != null ? SkeletonFormat.RECORD_NESTED : 0)).append(", ").append(loop.registers().size()).append(", ")
-                    .append(loop.tripSlot()).append(", ").append(loop.markers().size()).append('\n');
-            t.append("\t.long ").append(loop.positions()).append('\n');
-            t.append("\t.long ").append(ENTRY_LABEL).append(id).append("-.\n");
-            t.append("\t.long ").append(EXIT_LABEL).append(id).append("-.\n");
-            for (int s = 0; s < loop.registers().size(); s++) {
-                t.append("\t.quad ").append(loop.steps()[s]).append('\n');
-                t.append("\t.byte ").append(loop.stepSlots()[s]).append('\n');
-                t.append("\t.ascii \"").append(pad(loop.registers().get(s))).append("\"\n");
-            }
+            t.append(SkeletonEntries.directives(new SkeletonEntries.Head(type, parent != null, loop.registers().size(), loop.tripSlot(),
+                    loop.markers().size(), loop.positions(), 0, 0), ENTRY_LABEL + id, EXIT_LABEL + id));
+            for (int s = 0; s < loop.registers().size(); s++)
+                t.append(SkeletonEntries.directives(new SkeletonEntries.Slot(loop.steps()[s], loop.stepSlots()[s], loop.registers().get(s).name())));
             var own = loop.items().iterator();
             for (int position = 0; position < loop.positions(); position++) {
                 LoopSkeleton.Nest nest = nestAt(loop, position);
                 if (nest != null) {
                     int inner = ids.get(nest.inner());
                     long number = SkeletonParts.number(inner, 0); // this file's part: its loops from 0
-                    t.append("\t.long ").append(ENTRY_LABEL).append(inner).append("-.\n\t.byte ").append(SkeletonFormat.ITEM_NESTED)
-                            .append(", 0, 0, 0\n\t.short 0, 0, 0, 0, 0\n\t.byte ").append(SkeletonFormat.NONE).append(", ")
-                            .append(SkeletonFormat.NONE).append(", 0, 0, 0, 0\n\t.quad ").append(number).append('\n');
+                    t.append(SkeletonEntries.directives(new SkeletonEntries.Item(0, SkeletonFormat.ITEM_NESTED, 0, 0, 0, 0, 0, 0, 0, 0,
+                            SkeletonFormat.NONE, SkeletonFormat.NONE, 0, 0, 0, false, number), ENTRY_LABEL + inner));
                     continue;
                 }
                 LoopSkeleton.Item item = own.next();
                 Site s = item.site();
-                t.append("\t.long ").append(ProbeWriter.INSTRUCTION_LABEL).append(item.instruction()).append("-.\n");
-                t.append("\t.byte ").append(item.computed() ? s.kind() : 0).append(", ").append(s.size()).append(", ")
-                        .append(s.access()).append(", ").append(s.flags()).append('\n');
-                t.append("\t.short ").append(s.weightMa()).append(", ").append(s.weightAia()).append(", ")
-                        .append(s.blockRefs()).append(", ").append(s.blockMa()).append(", ").append(s.blockAia()).append('\n');
-                t.append("\t.byte ").append(item.baseSlot()).append(", ").append(item.indexSlot()).append(", ")
-                        .append(item.scale()).append(", ").append(item.phase()).append(", ").append(item.cond()).append(", ").append(item.call() ? 1 : 0).append('\n');
-                t.append("\t.quad ").append(item.displacement()).append('\n');
+                t.append(SkeletonEntries.directives(new SkeletonEntries.Item(0, item.computed() ? s.kind() : SkeletonFormat.ITEM_LOGGED,
+                        s.size(), s.access(), s.flags(), s.weightMa(), s.weightAia(), s.blockRefs(), s.blockMa(), s.blockAia(),
+                        item.baseSlot(), item.indexSlot(), item.scale(), item.phase(), item.cond(), item.call(), item.displacement()),
+                        ProbeWriter.INSTRUCTION_LABEL + item.instruction()));
             }
             for (int m = 0; m < loop.markers().size(); m++) {
                 LoopSkeleton.Marker marker = loop.markers().get(m);
-                if (marker.computed()) t.append("\t.long 0\n"); // no probe: no label
-                else t.append("\t.long ").append(MARKER_LABEL).append(id).append('_').append(m).append("-.\n");
-                t.append("\t.short ").append(marker.item()).append("\n\t.byte ").append(marker.phase() ? 1 : 0).append(", ")
-                        .append(SkeletonFormat.markerKind(marker.computed(), marker.exit())).append('\n');
+                t.append(SkeletonEntries.directives(new SkeletonEntries.Marker(0, marker.item(), marker.phase(),
+                        SkeletonFormat.markerKind(marker.computed(), marker.exit())), marker.computed() ? null : MARKER_LABEL + id + "_" + m));
             }
             if (SkeletonFormat.hasTail(type))
-                t.append("\t.short ").append(loop.exitItem()).append("\n\t.byte ").append(loop.tripBeforeExit() ? 1 : 0)
-                        .append(", 0\n\t.short ").append(loop.entryItem()).append(", ").append(loop.entryMask()).append('\n');
+                t.append(SkeletonEntries.directives(new SkeletonEntries.Tail(loop.exitItem(), loop.tripBeforeExit(), loop.entryItem(), loop.entryMask())));
             for (LoopSkeleton.Marker marker : loop.markers()) if (marker.computed()) t.append(SkeletonFormat.directives(marker.condition()));
             if (parent != null) nested(t, loop, loops.get(parent));
         }
-        for (LoopSkeleton.Declined d : declined) {
-            t.append("\t.byte ").append(SkeletonFormat.RECORD_DECLINED).append(", ").append(d.reason().code).append(", 0, 0\n");
-            t.append("\t.long ").append(ProbeWriter.INSTRUCTION_LABEL).append(d.backEdge()).append("-.\n");
-        }
+        for (LoopSkeleton.Declined d : declined)
+            t.append(SkeletonEntries.declined(d.reason().code, ProbeWriter.INSTRUCTION_LABEL + d.backEdge()));
         return t.toString();
     }
 
@@ -224,23 +212,21 @@ final class SkeletonWriter {
     }
 
     /**
-     * A nested loop's record ends with its values as its outer loop computes them, its entry slots in order and then
-     * its trip register's final value: each an i64 constant, a u8 count of terms and 7 bytes 0, then per term an
-     * i64 factor, the u8 slot of the outer loop's register (its value at the start of the outer iteration) and 7
-     * bytes 0.
+     * A nested loop's record ends with its values as its outer loop computes them ({@link SkeletonEntries.Value}): its
+     * entry slots in order and then its trip register's final value, each term naming the outer loop's slot.
      */
     private static void nested(StringBuilder t, LoopSkeleton.Loop inner, LoopSkeleton.Loop parent) {
         LoopSkeleton.Nest nest = parent.nests().stream().filter(n -> n.inner() == inner).findFirst().orElseThrow();
         for (LoopSkeleton.Affine a : LoopSkeleton.values(nest)) {
-            t.append("\t.quad ").append(a.constant()).append("\n\t.byte ").append(a.terms().size()).append(", 0, 0, 0, 0, 0, 0, 0\n");
-            for (var term : new java.util.TreeMap<>(a.terms()).entrySet())
-                t.append("\t.quad ").append(term.getValue()).append("\n\t.byte ").append(parent.registers().indexOf(term.getKey()))
-                        .append(", 0, 0, 0, 0, 0, 0, 0\n");
+            var terms = LoopSkeleton.byName(a.terms());
+            int[] slots = new int[terms.size()];
+            long[] factors = new long[terms.size()];
+            int j = 0;
+            for (var term : terms.entrySet()) {
+                slots[j] = parent.registers().indexOf(term.getKey());
+                factors[j++] = term.getValue();
+            }
+            t.append(SkeletonEntries.directives(new SkeletonEntries.Value(a.constant(), slots, factors)));
         }
-    }
-
-    /** A register's name in 7 bytes, zero padded: the section stays readable in a hex dump. */
-    private static String pad(String register) {
-        return register + "\\0".repeat(SkeletonFormat.NAME_SIZE - register.length());
     }
 }

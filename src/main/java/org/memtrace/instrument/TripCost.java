@@ -14,6 +14,7 @@ import org.memtrace.x86.Flow;
 import org.memtrace.x86.ImmediateOperand;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.Operand;
+import org.memtrace.x86.Register;
 import org.memtrace.x86.RegisterOperand;
 
 /**
@@ -65,7 +66,7 @@ final class TripCost {
         int trip = loop.tripSlot();
         long step = loop.steps()[trip];
         if (!jcc.equals("jne") && !jcc.equals("jnz") || loop.stepSlots()[trip] != NONE || step == 0) return 0;
-        String r = loop.registers().get(trip);
+        Register r = loop.registers().get(trip);
         int update = -1, test = -1;
         for (int p = 0; p < c.exit(); p++) {
             Instruction i = body.get(p).instruction();
@@ -81,14 +82,14 @@ final class TripCost {
             bound = null;
             for (int o = 0; o < 2; o++) {
                 if (!(t.instruction().operands().get(o) instanceof RegisterOperand reg)
-                        || !reg.register().enclosing().name().equals(r)) continue;
+                        || !reg.register().enclosing().equals(r)) continue;
                 width = reg.register().widthBits();
                 Operand other = t.instruction().operands().get(1 - o);
                 String text = t.text().operands().size() == 2 ? t.text().operands().get(o).strip() : "";
                 if (other instanceof ImmediateOperand && text.startsWith("$")) bound = number(text.substring(1));
                 else if (other instanceof RegisterOperand s && s.register().widthBits() == width
-                        && body.stream().noneMatch(d -> writes(d.instruction(), s.register().enclosing().name())))
-                    bound = constantAtEntry(code, c.first(), s.register().enclosing().name());
+                        && body.stream().noneMatch(d -> writes(d.instruction(), s.register().enclosing())))
+                    bound = constantAtEntry(code, c.first(), s.register().enclosing());
             }
         }
         if (start == null || bound == null || width != 64 && width != 32) return 0;
@@ -103,7 +104,7 @@ final class TripCost {
      * (a 32-bit move zero-extends) or zeroed by {@code xor} of itself in the straight code right before, with
      * no jump target in between; null otherwise.
      */
-    static Long constantAtEntry(List<FunctionPlanner.Decoded> code, int first, String r) {
+    static Long constantAtEntry(List<FunctionPlanner.Decoded> code, int first, Register r) {
         Set<Long> targets = jumpTargets(code);
         for (int p = first - 1; p >= 0; p--) {
             if (p + 1 < first && targets.contains(code.get(p + 1).instruction().address())) return null;

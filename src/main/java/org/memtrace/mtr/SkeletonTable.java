@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.stream.IntStream;
 import org.memtrace.event.Event;
 import org.memtrace.format.SiteFormat;
+import org.memtrace.format.SkeletonEntries;
 import org.memtrace.format.SkeletonFormat;
 import org.memtrace.format.SkeletonFormat.Condition;
 import org.memtrace.format.SkeletonParts;
@@ -136,7 +137,6 @@ public final class SkeletonTable {
         int partStart = 0; // the first loop record of the part being read, from which a nest's number counts
         try {
             while (at < bytes.length) {
-                long here = section.address() + at;
                 int type = Byte.toUnsignedInt(b.get(at));
                 if (type == SkeletonParts.VERSION_RECORD) { // the version of the records that follow (an object file's part)
                     int version = Byte.toUnsignedInt(b.get(at + 1));
@@ -154,20 +154,18 @@ public final class SkeletonTable {
                     continue;
                 }
                 if (!SkeletonFormat.isLoop(type)) throw new MtrFormatException(elf.path() + ": " + SECTION + " record of type " + type);
-                int slots = Byte.toUnsignedInt(b.get(at + 1));
-                int trip = Byte.toUnsignedInt(b.get(at + 2));
-                int markers = Byte.toUnsignedInt(b.get(at + 3));
-                int items = b.getInt(at + 4);
-                long entry = here + 8 + b.getInt(at + 8);
-                long exit = here + 12 + b.getInt(at + 12);
+                SkeletonEntries.Head head = SkeletonEntries.decodeHead(b, at, section.address());
+                int slots = head.slots(), trip = head.tripSlot(), markers = head.markers(), items = head.items();
+                long entry = head.entry(), exit = head.exit();
                 long[] steps = new long[slots];
                 int[] stepSlots = new int[slots];
                 List<String> registers = new ArrayList<>(slots);
                 int p = at + SkeletonFormat.LOOP_HEAD_SIZE;
                 for (int s = 0; s < slots; s++, p += SkeletonFormat.SLOT_SIZE) {
-                    steps[s] = b.getLong(p);
-                    stepSlots[s] = Byte.toUnsignedInt(b.get(p + 8));
-                    registers.add(name(bytes, p + 9));
+                    SkeletonEntries.Slot slot = SkeletonEntries.decodeSlot(b, p);
+                    steps[s] = slot.step();
+                    stepSlots[s] = slot.stepSlot();
+                    registers.add(slot.register());
                     if (stepSlots[s] != NONE && stepSlots[s] >= slots)
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " step names a register the loop does not log");
                 }
@@ -175,12 +173,10 @@ public final class SkeletonTable {
                     throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop record makes no sense");
                 List<Item> list = new ArrayList<>(items);
                 for (int i = 0; i < items; i++, p += SkeletonFormat.ITEM_SIZE) {
-                    long insn = section.address() + p + b.getInt(p);
-                    list.add(new Item(insn, Byte.toUnsignedInt(b.get(p + 4)), Byte.toUnsignedInt(b.get(p + 5)),
-                            Byte.toUnsignedInt(b.get(p + 6)), Byte.toUnsignedInt(b.get(p + 7)), u16(b, p + 8),
-                            u16(b, p + 10), u16(b, p + 12), u16(b, p + 14), u16(b, p + 16), Byte.toUnsignedInt(b.get(p + 18)),
-                            Byte.toUnsignedInt(b.get(p + 19)), Byte.toUnsignedInt(b.get(p + 20)), Byte.toUnsignedInt(b.get(p + 21)),
-                            Byte.toUnsignedInt(b.get(p + 22)), b.getLong(p + 24), (b.get(p + 23) & 1) != 0));
+                    SkeletonEntries.Item e = SkeletonEntries.decodeItem(b, p, section.address());
+                    list.add(new Item(e.instruction(), e.kind(), e.size(), e.access(), e.flags(), e.weightMa(), e.weightAia(),
+                            e.blockRefs(), e.blockMa(), e.blockAia(), e.baseSlot(), e.indexSlot(), e.scale(), e.phase(), e.cond(),
+                            e.displacement(), e.call()));
                 }
                 long[] markerAt = new long[markers];
                 int[] markerPos = new int[markers];
@@ -188,11 +184,12 @@ public final class SkeletonTable {
                 boolean[] markerEnds = new boolean[markers];
                 boolean[] computedAt = new boolean[markers];
                 for (int m = 0; m < markers; m++, p += SkeletonFormat.MARKER_SIZE) {
-                    markerAt[m] = section.address() + p + b.getInt(p);
-                    markerPos[m] = u16(b, p + 4);
-                    markerPhase[m] = b.get(p + 6) != 0;
-                    computedAt[m] = b.get(p + 7) == SkeletonFormat.MARKER_COMPUTED;
-                    markerEnds[m] = b.get(p + 7) != 0 && !computedAt[m];
+                    SkeletonEntries.Marker marker = SkeletonEntries.decodeMarker(b, p, section.address());
+                    markerAt[m] = marker.probe();
+                    markerPos[m] = marker.item();
+                    markerPhase[m] = marker.phase();
+                    computedAt[m] = marker.kind() == SkeletonFormat.MARKER_COMPUTED;
+                    markerEnds[m] = marker.kind() != SkeletonFormat.MARKER_BLOCK && !computedAt[m];
                     if (markerPos[m] > items || markerPos[m] == items && !markerEnds[m])
                         throw new MtrFormatException(elf.path() + ": a " + SECTION + " marker lies outside its loop's body");
                 }
@@ -216,11 +213,12 @@ public final class SkeletonTable {
                 int exitItem = 0, entryItem = 0, entryMask = 0;
                 boolean tripBeforeExit = false;
                 if (SkeletonFormat.hasTail(type)) { // tested at the top below code the last iteration runs: u16 items before the test, u8 trip updated before it
-                    exitItem = u16(b, p);
-                    tripBeforeExit = b.get(p + 2) != 0;
-                    if (type == SkeletonFormat.RECORD_LOOP_ENTERED_MID) { // entered in the middle: u16 the position the first iteration starts at, u16 slots updated before it
-                        entryItem = u16(b, p + 4);
-                        entryMask = u16(b, p + 6);
+                    SkeletonEntries.Tail tail = SkeletonEntries.decodeTail(b, p);
+                    exitItem = tail.exitItem();
+                    tripBeforeExit = tail.tripBeforeExit();
+                    if (type == SkeletonFormat.RECORD_LOOP_ENTERED_MID) { // entered in the middle: the position the first iteration starts at, the slots updated before it
+                        entryItem = tail.entryItem();
+                        entryMask = tail.entryMask();
                     }
                     p += SkeletonFormat.TAIL_SIZE;
                     if (exitItem > items) throw new MtrFormatException(elf.path() + ": a " + SECTION + " loop's test lies past its body");
@@ -238,16 +236,9 @@ public final class SkeletonTable {
                 if (nested) { // the values its outer loop computes: its slots' entry values, then the trip register's final one
                     Affine[] values = new Affine[slots + 1];
                     for (int v = 0; v <= slots; v++) {
-                        long constant = b.getLong(p);
-                        int terms = Byte.toUnsignedInt(b.get(p + 8));
-                        p += 16;
-                        int[] termSlots = new int[terms];
-                        long[] factors = new long[terms];
-                        for (int j = 0; j < terms; j++, p += 16) {
-                            factors[j] = b.getLong(p);
-                            termSlots[j] = Byte.toUnsignedInt(b.get(p + 8));
-                        }
-                        values[v] = new Affine(constant, termSlots, factors);
+                        SkeletonEntries.Value value = SkeletonEntries.decodeValue(b, p);
+                        p += value.size();
+                        values[v] = new Affine(value.constant(), value.slots(), value.factors());
                     }
                     computedValues.put(all.size(), values);
                 }
@@ -269,14 +260,6 @@ public final class SkeletonTable {
         return new SkeletonTable(loops, declined, List.copyOf(all));
     }
 
-    private static int u16(ByteBuffer b, int at) { return Short.toUnsignedInt(b.getShort(at)); }
-
-    /** A slot's register name: up to 7 bytes, zero padded. */
-    private static String name(byte[] bytes, int at) {
-        int n = 0;
-        while (n < 7 && bytes[at + n] != 0) n++;
-        return new String(bytes, at, n, java.nio.charset.StandardCharsets.US_ASCII);
-    }
 
     /** The loop whose entry, exit or marker probe ends at {@code label} (what its sites' {@code insn} names). */
     Loop loop(long label) { return byEntry.get(label); }

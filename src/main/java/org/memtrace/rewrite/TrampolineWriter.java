@@ -80,7 +80,8 @@ final class TrampolineWriter {
      */
     record Site(String address, List<String> reads, boolean fs, int kind, int size, int access, int flags) {}
 
-    static final int KIND_REP_DESTINATION = 4, KIND_REP_SOURCE = 5, KIND_REP_COUNT = 6;
+    static final int KIND_REP_DESTINATION = SiteFormat.REP_DESTINATION, KIND_REP_SOURCE = SiteFormat.REP_SOURCE,
+            KIND_REP_COUNT = SiteFormat.REP_COUNT;
 
     /**
      * A part's sites, one per access in Zydis's order; a rep string instruction's as {@code memtrace cc}
@@ -185,8 +186,9 @@ final class TrampolineWriter {
     }
 
     /**
-     * One 24-byte site table entry (docs/compiled-in.md, "The site table"); {@code w} its weights, block fields
-     * and extra flags ({@link SiteWeights#fields}).
+     * One 24-byte site table entry (docs/compiled-in.md, "The site table"), written by {@link SiteFormat#directives},
+     * the function {@code memtrace cc}'s writer calls too, beside the reader's {@code decode}; {@code w} its
+     * weights, block fields and extra flags ({@link SiteWeights#fields}).
      */
     private static void entry(StringBuilder s, String label, Decision.Part p, Site site, int[] w) {
         s.append(SiteFormat.directives(label, "mt_base+" + p.instruction().address(), site.kind(), site.size(), site.access(),

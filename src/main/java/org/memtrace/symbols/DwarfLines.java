@@ -1,5 +1,7 @@
 package org.memtrace.symbols;
 
+import static org.memtrace.symbols.Dwarf.*;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -44,20 +46,6 @@ public final class DwarfLines {
     private static final int DW_LNCT_PATH = 1;
     private static final int DW_LNCT_DIRECTORY_INDEX = 2;
 
-    private static final int DW_FORM_BLOCK2 = 0x03;
-    private static final int DW_FORM_BLOCK4 = 0x04;
-    private static final int DW_FORM_DATA2 = 0x05;
-    private static final int DW_FORM_DATA4 = 0x06;
-    private static final int DW_FORM_DATA8 = 0x07;
-    private static final int DW_FORM_STRING = 0x08;
-    private static final int DW_FORM_BLOCK = 0x09;
-    private static final int DW_FORM_BLOCK1 = 0x0a;
-    private static final int DW_FORM_DATA1 = 0x0b;
-    private static final int DW_FORM_SDATA = 0x0d;
-    private static final int DW_FORM_STRP = 0x0e;
-    private static final int DW_FORM_UDATA = 0x0f;
-    private static final int DW_FORM_DATA16 = 0x1e;
-    private static final int DW_FORM_LINE_STRP = 0x1f;
 
     private DwarfLines() {}
 
@@ -215,20 +203,20 @@ public final class DwarfLines {
 
         private String stringForm(int form) throws DwarfException {
             return switch (form) {
-                case DW_FORM_STRING -> c.cString();
-                case DW_FORM_LINE_STRP -> DwarfCursor.stringAt(lineStr, offset(), ".debug_line_str");
-                case DW_FORM_STRP -> DwarfCursor.stringAt(str, offset(), ".debug_str");
+                case FORM_STRING -> c.cString();
+                case FORM_LINE_STRP -> DwarfCursor.stringAt(lineStr, offset(), ".debug_line_str");
+                case FORM_STRP -> DwarfCursor.stringAt(str, offset(), ".debug_str");
                 default -> throw new DwarfException("path in form 0x" + Integer.toHexString(form) + " is not supported");
             };
         }
 
         private long numberForm(int form) throws DwarfException {
             return switch (form) {
-                case DW_FORM_DATA1 -> c.u8();
-                case DW_FORM_DATA2 -> c.u16();
-                case DW_FORM_DATA4 -> c.u32();
-                case DW_FORM_DATA8 -> c.u64();
-                case DW_FORM_UDATA -> c.uleb();
+                case FORM_DATA1 -> c.u8();
+                case FORM_DATA2 -> c.u16();
+                case FORM_DATA4 -> c.u32();
+                case FORM_DATA8 -> c.u64();
+                case FORM_UDATA -> c.uleb();
                 default -> throw new DwarfException("directory index in form 0x" + Integer.toHexString(form) + " is not supported");
             };
         }
@@ -236,19 +224,19 @@ public final class DwarfLines {
         /** Timestamps, sizes, MD5 sums and vendor content: read past them. */
         private void skipForm(int form, int addressSize) throws DwarfException {
             switch (form) {
-                case DW_FORM_DATA1 -> c.skip(1);
-                case DW_FORM_DATA2 -> c.skip(2);
-                case DW_FORM_DATA4 -> c.skip(4);
-                case DW_FORM_DATA8 -> c.skip(8);
-                case DW_FORM_DATA16 -> c.skip(16);
-                case DW_FORM_UDATA -> c.uleb();
-                case DW_FORM_SDATA -> c.sleb();
-                case DW_FORM_STRING -> c.cString();
-                case DW_FORM_LINE_STRP, DW_FORM_STRP -> offset();
-                case DW_FORM_BLOCK1 -> c.skip(c.u8());
-                case DW_FORM_BLOCK2 -> c.skip(c.u16());
-                case DW_FORM_BLOCK4 -> c.skip(c.u32());
-                case DW_FORM_BLOCK -> c.skip(c.uleb());
+                case FORM_DATA1 -> c.skip(1);
+                case FORM_DATA2 -> c.skip(2);
+                case FORM_DATA4 -> c.skip(4);
+                case FORM_DATA8 -> c.skip(8);
+                case FORM_DATA16 -> c.skip(16);
+                case FORM_UDATA -> c.uleb();
+                case FORM_SDATA -> c.sleb();
+                case FORM_STRING -> c.cString();
+                case FORM_LINE_STRP, FORM_STRP -> offset();
+                case FORM_BLOCK1 -> c.skip(c.u8());
+                case FORM_BLOCK2 -> c.skip(c.u16());
+                case FORM_BLOCK4 -> c.skip(c.u32());
+                case FORM_BLOCK -> c.skip(c.uleb());
                 default -> throw new DwarfException("entry form 0x" + Integer.toHexString(form) + " is not supported (address size " + addressSize + ")");
             }
         }

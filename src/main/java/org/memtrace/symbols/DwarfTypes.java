@@ -1,5 +1,7 @@
 package org.memtrace.symbols;
 
+import static org.memtrace.symbols.Dwarf.*;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -27,95 +29,13 @@ import java.util.Optional;
  */
 public final class DwarfTypes {
 
-    private static final int TAG_ARRAY = 0x01;
-    private static final int TAG_CLASS = 0x02;
-    private static final int TAG_ENUMERATION = 0x04;
-    private static final int TAG_MEMBER = 0x0d;
-    private static final int TAG_POINTER = 0x0f;
-    private static final int TAG_REFERENCE = 0x10;
-    private static final int TAG_STRUCTURE = 0x13;
-    private static final int TAG_TYPEDEF = 0x16;
-    private static final int TAG_UNION = 0x17;
-    private static final int TAG_SUBRANGE = 0x21;
-    private static final int TAG_CONST = 0x26;
-    private static final int TAG_VARIABLE = 0x34;
-    private static final int TAG_VOLATILE = 0x35;
-    private static final int TAG_RESTRICT = 0x37;
-    private static final int TAG_ATOMIC = 0x47;
-
-    private static final int AT_LOCATION = 0x02;
-    private static final int AT_NAME = 0x03;
-    private static final int AT_BYTE_SIZE = 0x0b;
-    private static final int AT_BIT_OFFSET = 0x0c;
-    private static final int AT_BIT_SIZE = 0x0d;
-    private static final int AT_LOWER_BOUND = 0x22;
-    private static final int AT_UPPER_BOUND = 0x2f;
-    private static final int AT_ABSTRACT_ORIGIN = 0x31;
-    private static final int AT_COUNT = 0x37;
-    private static final int AT_DATA_MEMBER_LOCATION = 0x38;
-    private static final int AT_DECLARATION = 0x3c;
-    private static final int AT_SPECIFICATION = 0x47;
-    private static final int AT_TYPE = 0x49;
-    private static final int AT_DATA_BIT_OFFSET = 0x6b;
-    private static final int AT_STR_OFFSETS_BASE = 0x72;
-
-    private static final int FORM_ADDR = 0x01;
-    private static final int FORM_BLOCK2 = 0x03;
-    private static final int FORM_BLOCK4 = 0x04;
-    private static final int FORM_DATA2 = 0x05;
-    private static final int FORM_DATA4 = 0x06;
-    private static final int FORM_DATA8 = 0x07;
-    private static final int FORM_STRING = 0x08;
-    private static final int FORM_BLOCK = 0x09;
-    private static final int FORM_BLOCK1 = 0x0a;
-    private static final int FORM_DATA1 = 0x0b;
-    private static final int FORM_FLAG = 0x0c;
-    private static final int FORM_SDATA = 0x0d;
-    private static final int FORM_STRP = 0x0e;
-    private static final int FORM_UDATA = 0x0f;
-    private static final int FORM_REF_ADDR = 0x10;
-    private static final int FORM_REF1 = 0x11;
-    private static final int FORM_REF2 = 0x12;
-    private static final int FORM_REF4 = 0x13;
-    private static final int FORM_REF8 = 0x14;
-    private static final int FORM_REF_UDATA = 0x15;
-    private static final int FORM_INDIRECT = 0x16;
-    private static final int FORM_SEC_OFFSET = 0x17;
-    private static final int FORM_EXPRLOC = 0x18;
-    private static final int FORM_FLAG_PRESENT = 0x19;
-    private static final int FORM_STRX = 0x1a;
-    private static final int FORM_ADDRX = 0x1b;
-    private static final int FORM_REF_SUP4 = 0x1c;
-    private static final int FORM_STRP_SUP = 0x1d;
-    private static final int FORM_DATA16 = 0x1e;
-    private static final int FORM_LINE_STRP = 0x1f;
-    private static final int FORM_REF_SIG8 = 0x20;
-    private static final int FORM_IMPLICIT_CONST = 0x21;
-    private static final int FORM_LOCLISTX = 0x22;
-    private static final int FORM_RNGLISTX = 0x23;
-    private static final int FORM_REF_SUP8 = 0x24;
-    private static final int FORM_STRX1 = 0x25;
-    private static final int FORM_STRX2 = 0x26;
-    private static final int FORM_STRX3 = 0x27;
-    private static final int FORM_STRX4 = 0x28;
-    private static final int FORM_ADDRX1 = 0x29;
-    private static final int FORM_ADDRX2 = 0x2a;
-    private static final int FORM_ADDRX3 = 0x2b;
-    private static final int FORM_ADDRX4 = 0x2c;
-    private static final int FORM_GNU_ADDR_INDEX = 0x1f01;
-    private static final int FORM_GNU_STR_INDEX = 0x1f02;
-    private static final int FORM_GNU_REF_ALT = 0x1f20;
-    private static final int FORM_GNU_STRP_ALT = 0x1f21;
-
-    private static final int OP_ADDR = 0x03;
-    private static final int OP_PLUS_UCONST = 0x23;
 
     /** Type chains longer than this (typedefs of typedefs, nesting) are taken as corrupt: no cycle can hang a lookup. */
     private static final int MAX_DEPTH = 64;
     private static final DwarfTypes NONE = new DwarfTypes(null, List.of(), new long[0], new long[0], null);
 
-    private final Sections sections;
-    private final List<Unit> units;
+    private final DwarfSections sections;
+    private final List<DwarfUnit> units;
     private final long[] unitStarts;
     /** Variables with a fixed address, sorted by address, and the .debug_info offset of each one's type DIE. */
     private final long[] addresses;
@@ -123,10 +43,10 @@ public final class DwarfTypes {
     private final String problem;
     private final Map<Long, Type> types = new HashMap<>();
 
-    private DwarfTypes(Sections sections, List<Unit> units, long[] addresses, long[] typeOffsets, String problem) {
+    private DwarfTypes(DwarfSections sections, List<DwarfUnit> units, long[] addresses, long[] typeOffsets, String problem) {
         this.sections = sections;
         this.units = units;
-        this.unitStarts = units.stream().mapToLong(Unit::start).toArray();
+        this.unitStarts = units.stream().mapToLong(DwarfUnit::start).toArray();
         this.addresses = addresses;
         this.typeOffsets = typeOffsets;
         this.problem = problem;
@@ -142,7 +62,7 @@ public final class DwarfTypes {
         Optional<ElfSection> info = elf.section(".debug_info");
         if (info.isEmpty() || info.get().fileSize() == 0) return none(elf.path() + " has no .debug_info");
         try {
-            Sections s = new Sections(elf.contentsOf(info.get()), contents(elf, ".debug_abbrev"), contents(elf, ".debug_str"),
+            DwarfSections s = new DwarfSections(elf.contentsOf(info.get()), contents(elf, ".debug_abbrev"), contents(elf, ".debug_str"),
                     contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"), contents(elf, ".debug_addr"));
             return index(s);
         } catch (ElfFormatException e) {
@@ -158,7 +78,7 @@ public final class DwarfTypes {
     /** Parses raw sections (tests feed corrupt ones); a flaw is a {@link DwarfException}. */
     static DwarfTypes parse(ByteBuffer info, ByteBuffer abbrev, ByteBuffer str) throws DwarfException {
         ByteBuffer empty = ByteBuffer.allocate(0);
-        return index(new Sections(info, abbrev, str, empty, empty, empty));
+        return index(new DwarfSections(info, abbrev, str, empty, empty, empty));
     }
 
     private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
@@ -282,7 +202,7 @@ public final class DwarfTypes {
     private Type decodeType(long offset, int depth) throws DwarfException {
         if (offset < 0) return new Leaf(0);
         if (depth > MAX_DEPTH) throw new DwarfException("type chain longer than " + MAX_DEPTH + " at 0x" + Long.toHexString(offset));
-        Unit u = unitOf(offset);
+        DwarfUnit u = unitOf(offset);
         DwarfCursor c = cursor(u, offset);
         Die die = new Die();
         readDie(c, u, die, true);
@@ -291,13 +211,13 @@ public final class DwarfTypes {
             case TAG_STRUCTURE, TAG_CLASS, TAG_UNION -> die.declaration || !die.hasChildren ? new Leaf(Math.max(0, die.byteSize))
                     : new Aggregate(die.byteSize, members(c, u, die.tag == TAG_UNION));
             case TAG_ARRAY -> die.hasChildren ? array(c, u, die.type) : new Leaf(0);
-            case TAG_POINTER, TAG_REFERENCE -> new Leaf(die.byteSize > 0 ? die.byteSize : u.addressSize);
+            case TAG_POINTER, TAG_REFERENCE -> new Leaf(die.byteSize > 0 ? die.byteSize : u.addressSize());
             case TAG_ENUMERATION -> new Leaf(die.byteSize > 0 ? die.byteSize : 0);
             default -> new Leaf(Math.max(0, die.byteSize));
         };
     }
 
-    private List<Member> members(DwarfCursor c, Unit u, boolean union) throws DwarfException {
+    private List<Member> members(DwarfCursor c, DwarfUnit u, boolean union) throws DwarfException {
         List<Member> list = new ArrayList<>();
         Die m = new Die();
         forEachChild(c, u, m, () -> {
@@ -321,7 +241,7 @@ public final class DwarfTypes {
         return List.copyOf(list);
     }
 
-    private Type array(DwarfCursor c, Unit u, long element) throws DwarfException {
+    private Type array(DwarfCursor c, DwarfUnit u, long element) throws DwarfException {
         List<Long> counts = new ArrayList<>();
         Die s = new Die();
         forEachChild(c, u, s, () -> {
@@ -340,7 +260,7 @@ public final class DwarfTypes {
     }
 
     /** Reads the direct children of the DIE just read, skipping grandchildren, calling {@code action} on each. */
-    private void forEachChild(DwarfCursor c, Unit u, Die die, ChildAction action) throws DwarfException {
+    private void forEachChild(DwarfCursor c, DwarfUnit u, Die die, ChildAction action) throws DwarfException {
         int depth = 1;
         while (depth > 0) {
             if (!readDie(c, u, die, depth == 1)) {
@@ -354,24 +274,24 @@ public final class DwarfTypes {
 
     // ---- the index ----
 
-    private static DwarfTypes index(Sections s) throws DwarfException {
-        ByteBuffer info = s.info;
-        List<Unit> units = new ArrayList<>();
-        Map<Long, Abbrev[]> abbrevTables = new HashMap<>();
+    private static DwarfTypes index(DwarfSections s) throws DwarfException {
+        ByteBuffer info = s.info();
+        List<DwarfUnit> units = new ArrayList<>();
+        Map<Long, DwarfAbbrev[]> abbrevTables = new HashMap<>();
         DwarfCursor c = new DwarfCursor(info);
         while (c.position < c.limit) {
-            units.add(Unit.read(c, s, abbrevTables));
-            c.position = units.getLast().end;
+            units.add(DwarfUnit.read(c, s, abbrevTables));
+            c.position = units.getLast().end();
         }
         DwarfTypes types = new DwarfTypes(s, units, new long[0], new long[0], null);
         long[] addresses = new long[256];
         long[] typeOffsets = new long[256];
         int n = 0;
         Die die = new Die();
-        for (Unit u : units) {
-            DwarfCursor uc = types.cursor(u, u.firstDie);
-            uc.limit(u.end);
-            while (uc.position < u.end) {
+        for (DwarfUnit u : units) {
+            DwarfCursor uc = types.cursor(u, u.firstDie());
+            uc.limit(u.end());
+            while (uc.position < u.end()) {
                 if (!types.readDie(uc, u, die, false) || die.tag != TAG_VARIABLE || die.location < 0) continue;
                 long type = die.type;
                 // A definition that completes an earlier declaration (DW_AT_specification) or an inlined
@@ -380,7 +300,7 @@ public final class DwarfTypes {
                 long location = die.location;
                 if (type < 0 && other >= 0) {
                     Die referred = new Die();
-                    Unit ou = types.unitOf(other);
+                    DwarfUnit ou = types.unitOf(other);
                     types.readDie(types.cursor(ou, other), ou, referred, true);
                     type = referred.type;
                 }
@@ -411,19 +331,19 @@ public final class DwarfTypes {
         return new DwarfTypes(s, units, Arrays.copyOf(sortedAddresses, kept), Arrays.copyOf(sortedTypes, kept), null);
     }
 
-    private Unit unitOf(long offset) throws DwarfException {
+    private DwarfUnit unitOf(long offset) throws DwarfException {
         int i = Arrays.binarySearch(unitStarts, offset);
         if (i < 0) i = -i - 2;
-        if (i < 0 || offset < units.get(i).firstDie || offset >= units.get(i).end) {
+        if (i < 0 || offset < units.get(i).firstDie() || offset >= units.get(i).end()) {
             throw new DwarfException("reference 0x" + Long.toHexString(offset) + " is in no unit's DIEs");
         }
         return units.get(i);
     }
 
-    private DwarfCursor cursor(Unit u, long offset) {
-        DwarfCursor c = new DwarfCursor(sections.info);
+    private DwarfCursor cursor(DwarfUnit u, long offset) {
+        DwarfCursor c = new DwarfCursor(sections.info());
         c.position = (int) offset;
-        c.limit(u.end);
+        c.limit(u.end());
         return c;
     }
 
@@ -460,31 +380,31 @@ public final class DwarfTypes {
      * Reads the DIE at the cursor into {@code die}; false for the null entry that ends a list of children.
      * Strings are decoded only when {@code names}: the index never needs them.
      */
-    private boolean readDie(DwarfCursor c, Unit u, Die die, boolean names) throws DwarfException {
+    private boolean readDie(DwarfCursor c, DwarfUnit u, Die die, boolean names) throws DwarfException {
         long code = c.uleb();
         if (code == 0) return false;
-        Abbrev a = code < u.abbrevs.length ? u.abbrevs[(int) code] : null;
+        DwarfAbbrev a = code < u.abbrevs().length ? u.abbrevs()[(int) code] : null;
         if (a == null) throw new DwarfException("DIE at 0x" + Integer.toHexString(c.position) + " uses undefined abbreviation " + code);
-        die.tag = a.tag;
-        die.hasChildren = a.hasChildren;
+        die.tag = a.tag();
+        die.hasChildren = a.hasChildren();
         die.clear();
-        boolean wanted = names || a.fixedLocation;
-        if (!wanted && a.fixedSize >= 0 && u.addressSize == 8 && !u.offset64 && u.version >= 3) {
-            c.skip(a.fixedSize);
+        boolean wanted = names || a.fixedLocation();
+        if (!wanted && a.fixedSize() >= 0 && u.addressSize() == 8 && !u.offset64() && u.version() >= 3) {
+            c.skip(a.fixedSize());
             return true;
         }
-        for (int i = 0; i < a.attributes.length; i++) {
-            attribute(c, u, die, a.attributes[i], a.forms[i], a.implicitConstants[i], names);
+        for (int i = 0; i < a.attributes().length; i++) {
+            attribute(c, u, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i], names);
         }
         return true;
     }
 
-    private void attribute(DwarfCursor c, Unit u, Die die, int at, int form, long implicit, boolean names) throws DwarfException {
+    private void attribute(DwarfCursor c, DwarfUnit u, Die die, int at, int form, long implicit, boolean names) throws DwarfException {
         long value;
         boolean reference = false;
         int blockStart = -1;
         switch (form) {
-            case FORM_ADDR -> value = u.addressSize == 8 ? c.u64() : c.u32();
+            case FORM_ADDR -> value = u.addressSize() == 8 ? c.u64() : c.u32();
             case FORM_DATA1, FORM_FLAG -> value = c.u8();
             case FORM_DATA2 -> value = c.u16();
             case FORM_DATA4 -> value = c.u32();
@@ -497,13 +417,13 @@ public final class DwarfTypes {
             case FORM_STRING -> {
                 int start = c.position;
                 while (c.u8() != 0) { /* to the terminator */ }
-                if (at == AT_NAME && names) die.name = DwarfCursor.stringAt(sections.info, start, ".debug_info");
+                if (at == AT_NAME && names) die.name = DwarfCursor.stringAt(sections.info(), start, ".debug_info");
                 return;
             }
             case FORM_STRP, FORM_LINE_STRP -> {
-                long offset = u.offset64 ? c.u64() : c.u32();
+                long offset = u.offset64() ? c.u64() : c.u32();
                 if (at == AT_NAME && names) {
-                    die.name = DwarfCursor.stringAt(form == FORM_STRP ? sections.str : sections.lineStr, offset,
+                    die.name = DwarfCursor.stringAt(form == FORM_STRP ? sections.str() : sections.lineStr(), offset,
                             form == FORM_STRP ? ".debug_str" : ".debug_line_str");
                 }
                 return;
@@ -519,20 +439,20 @@ public final class DwarfTypes {
                 if (at == AT_NAME && names) die.name = indexedString(u, index);
                 return;
             }
-            case FORM_STRP_SUP, FORM_GNU_STRP_ALT, FORM_SEC_OFFSET -> value = u.offset64 ? c.u64() : c.u32();
+            case FORM_STRP_SUP, FORM_GNU_STRP_ALT, FORM_SEC_OFFSET -> value = u.offset64() ? c.u64() : c.u32();
             case FORM_REF_ADDR -> {
-                value = u.version <= 2 ? (u.addressSize == 8 ? c.u64() : c.u32()) : u.offset64 ? c.u64() : c.u32();
+                value = u.version() <= 2 ? (u.addressSize() == 8 ? c.u64() : c.u32()) : u.offset64() ? c.u64() : c.u32();
                 reference = true;
             }
-            case FORM_REF1 -> { value = u.start + c.u8(); reference = true; }
-            case FORM_REF2 -> { value = u.start + c.u16(); reference = true; }
-            case FORM_REF4 -> { value = u.start + c.u32(); reference = true; }
-            case FORM_REF8 -> { value = u.start + c.u64(); reference = true; }
-            case FORM_REF_UDATA -> { value = u.start + c.uleb(); reference = true; }
+            case FORM_REF1 -> { value = u.start() + c.u8(); reference = true; }
+            case FORM_REF2 -> { value = u.start() + c.u16(); reference = true; }
+            case FORM_REF4 -> { value = u.start() + c.u32(); reference = true; }
+            case FORM_REF8 -> { value = u.start() + c.u64(); reference = true; }
+            case FORM_REF_UDATA -> { value = u.start() + c.uleb(); reference = true; }
             // References into other files or type units: kept as unknown, so the variable keeps its plain name.
             case FORM_REF_SUP4 -> { c.u32(); return; }
             case FORM_REF_SUP8, FORM_REF_SIG8 -> { c.u64(); return; }
-            case FORM_GNU_REF_ALT -> { if (u.offset64) c.u64(); else c.u32(); return; }
+            case FORM_GNU_REF_ALT -> { if (u.offset64()) c.u64(); else c.u32(); return; }
             case FORM_EXPRLOC, FORM_BLOCK -> { long n = c.uleb(); blockStart = c.position; c.skip(n); value = n; }
             case FORM_BLOCK1 -> { long n = c.u8(); blockStart = c.position; c.skip(n); value = n; }
             case FORM_BLOCK2 -> { long n = c.u16(); blockStart = c.position; c.skip(n); value = n; }
@@ -584,8 +504,8 @@ public final class DwarfTypes {
 
     /** A DWARF 2 member location, {@code DW_OP_plus_uconst n}; -1 for any other expression. */
     private long plusUconst(int start, int length) throws DwarfException {
-        if (length < 2 || sections.info.get(start) != OP_PLUS_UCONST) return -1;
-        DwarfCursor c = new DwarfCursor(sections.info);
+        if (length < 2 || sections.info().get(start) != OP_PLUS_UCONST) return -1;
+        DwarfCursor c = new DwarfCursor(sections.info());
         c.position = start + 1;
         c.limit(start + length);
         long n = c.uleb();
@@ -593,156 +513,19 @@ public final class DwarfTypes {
     }
 
     /** The address of a location that is exactly {@code DW_OP_addr a} (a global or static); -1 otherwise (TLS, registers, lists). */
-    private long fixedAddress(int start, int length, Unit u) throws DwarfException {
-        if (length != 1 + u.addressSize || sections.info.get(start) != OP_ADDR) return -1;
-        DwarfCursor c = new DwarfCursor(sections.info);
+    private long fixedAddress(int start, int length, DwarfUnit u) throws DwarfException {
+        if (length != 1 + u.addressSize() || sections.info().get(start) != OP_ADDR) return -1;
+        DwarfCursor c = new DwarfCursor(sections.info());
         c.position = start + 1;
-        return u.addressSize == 8 ? c.u64() : c.u32();
+        return u.addressSize() == 8 ? c.u64() : c.u32();
     }
 
-    private String indexedString(Unit u, long index) throws DwarfException {
-        int entry = u.offset64 ? 8 : 4;
-        long base = u.strOffsetsBase >= 0 ? u.strOffsetsBase : 8;
+    private String indexedString(DwarfUnit u, long index) throws DwarfException {
+        int entry = u.offset64() ? 8 : 4;
+        long base = u.strOffsetsBase() >= 0 ? u.strOffsetsBase() : 8;
         long at = base + index * entry;
-        if (index < 0 || at < 0 || at + entry > sections.strOffsets.limit()) throw new DwarfException("string index " + index + " outside .debug_str_offsets");
-        long offset = u.offset64 ? sections.strOffsets.getLong((int) at) : sections.strOffsets.getInt((int) at) & 0xffffffffL;
-        return DwarfCursor.stringAt(sections.str, offset, ".debug_str");
-    }
-
-    // ---- units and abbreviations ----
-
-    private record Sections(ByteBuffer info, ByteBuffer abbrev, ByteBuffer str, ByteBuffer lineStr, ByteBuffer strOffsets, ByteBuffer addr) {
-        Sections {
-            info = info.slice().order(ByteOrder.LITTLE_ENDIAN);
-            abbrev = abbrev.slice().order(ByteOrder.LITTLE_ENDIAN);
-            str = str.slice();
-            lineStr = lineStr.slice();
-            strOffsets = strOffsets.slice().order(ByteOrder.LITTLE_ENDIAN);
-            addr = addr.slice().order(ByteOrder.LITTLE_ENDIAN);
-        }
-    }
-
-    /** A unit header: where its DIEs are, how wide its addresses and offsets, which abbreviations it uses. */
-    private record Unit(long start, int firstDie, int end, int version, int addressSize, boolean offset64,
-                        Abbrev[] abbrevs, long strOffsetsBase) {
-
-        static Unit read(DwarfCursor c, Sections s, Map<Long, Abbrev[]> tables) throws DwarfException {
-            int start = c.position;
-            long length = c.u32();
-            boolean offset64 = false;
-            if (length == 0xffffffffL) {
-                offset64 = true;
-                length = c.u64();
-            } else if (length >= 0xfffffff0L) {
-                throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has reserved length 0x" + Long.toHexString(length));
-            }
-            int end = c.end(length, "unit at 0x" + Integer.toHexString(start));
-            c.limit(end);
-            int version = c.u16();
-            if (version < 2 || version > 5) throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has version " + version);
-            int addressSize;
-            long abbrevOffset;
-            if (version >= 5) {
-                int unitType = c.u8();
-                addressSize = c.u8();
-                abbrevOffset = offset64 ? c.u64() : c.u32();
-                switch (unitType) {
-                    case 1, 3 -> { }
-                    case 4, 5 -> c.u64();
-                    case 2, 6 -> { c.u64(); if (offset64) c.u64(); else c.u32(); }
-                    default -> throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has unit type " + unitType);
-                }
-            } else {
-                abbrevOffset = offset64 ? c.u64() : c.u32();
-                addressSize = c.u8();
-            }
-            if (addressSize != 4 && addressSize != 8) throw new DwarfException("unit at 0x" + Integer.toHexString(start) + " has " + addressSize + "-byte addresses");
-            Abbrev[] abbrevs = tables.get(abbrevOffset);
-            if (abbrevs == null) {
-                abbrevs = Abbrev.table(s.abbrev, abbrevOffset);
-                tables.put(abbrevOffset, abbrevs);
-            }
-            int firstDie = c.position;
-            long strOffsetsBase = strOffsetsBase(c, abbrevs, end);
-            c.restoreLimit();
-            return new Unit(start, firstDie, end, version, addressSize, offset64, abbrevs, strOffsetsBase);
-        }
-
-        /** DW_AT_str_offsets_base of the unit DIE, read by skipping its other attributes; -1 when absent. */
-        private static long strOffsetsBase(DwarfCursor c, Abbrev[] abbrevs, int end) throws DwarfException {
-            if (c.position >= end) return -1;
-            long code = c.uleb();
-            if (code <= 0 || code >= abbrevs.length || abbrevs[(int) code] == null) return -1;
-            Abbrev a = abbrevs[(int) code];
-            for (int i = 0; i < a.attributes.length; i++) {
-                if (a.attributes[i] == AT_STR_OFFSETS_BASE && a.forms[i] == FORM_SEC_OFFSET) return c.u32();
-                int size = Abbrev.fixedSize(a.forms[i]);
-                if (size < 0) return -1;
-                c.skip(size);
-            }
-            return -1;
-        }
-    }
-
-    /** One abbreviation: tag, children flag, attribute/form pairs, and the size of its attributes when fixed. */
-    private record Abbrev(int tag, boolean hasChildren, int[] attributes, int[] forms, long[] implicitConstants, int fixedSize,
-                          boolean fixedLocation) {
-
-        private static final int MAX_CODE = 1 << 20;
-
-        static Abbrev[] table(ByteBuffer abbrev, long offset) throws DwarfException {
-            if (offset < 0 || offset >= abbrev.limit()) throw new DwarfException("abbreviation table 0x" + Long.toHexString(offset) + " outside .debug_abbrev");
-            DwarfCursor c = new DwarfCursor(abbrev);
-            c.position = (int) offset;
-            Abbrev[] table = new Abbrev[64];
-            while (true) {
-                long code = c.uleb();
-                if (code == 0) return table;
-                if (code >= MAX_CODE) throw new DwarfException("abbreviation code " + code);
-                int tag = (int) Math.min(c.uleb(), Integer.MAX_VALUE);
-                boolean children = c.u8() != 0;
-                List<long[]> pairs = new ArrayList<>();
-                while (true) {
-                    long at = c.uleb();
-                    long form = c.uleb();
-                    if (at == 0 && form == 0) break;
-                    if (form > 0xffff || at > 0xffff) throw new DwarfException("attribute 0x" + Long.toHexString(at) + " in form 0x" + Long.toHexString(form));
-                    long implicit = form == FORM_IMPLICIT_CONST ? c.sleb() : 0;
-                    pairs.add(new long[] {at, form, implicit});
-                }
-                int[] attributes = new int[pairs.size()];
-                int[] forms = new int[pairs.size()];
-                long[] implicits = new long[pairs.size()];
-                int fixed = 0;
-                boolean fixedLocation = false;
-                for (int i = 0; i < pairs.size(); i++) {
-                    attributes[i] = (int) pairs.get(i)[0];
-                    forms[i] = (int) pairs.get(i)[1];
-                    implicits[i] = pairs.get(i)[2];
-                    int size = fixedSize(forms[i]);
-                    fixed = fixed < 0 || size < 0 ? -1 : fixed + size;
-                    // Only an expression can be DW_OP_addr; a location list (sec_offset, loclistx) is a local.
-                    fixedLocation |= tag == TAG_VARIABLE && attributes[i] == AT_LOCATION
-                            && (forms[i] == FORM_EXPRLOC || forms[i] == FORM_BLOCK1 || forms[i] == FORM_BLOCK2 || forms[i] == FORM_BLOCK4 || forms[i] == FORM_BLOCK);
-                }
-                if (code >= table.length) table = Arrays.copyOf(table, (int) Math.max(code + 1, 2L * table.length));
-                table[(int) code] = new Abbrev(tag, children, attributes, forms, implicits, fixed, fixedLocation);
-            }
-        }
-
-        /** The size of a form in a unit of 8-byte addresses and 4-byte offsets (DWARF 3 and later); -1 when it varies. */
-        static int fixedSize(int form) {
-            return switch (form) {
-                case FORM_FLAG_PRESENT, FORM_IMPLICIT_CONST -> 0;
-                case FORM_DATA1, FORM_FLAG, FORM_REF1, FORM_STRX1, FORM_ADDRX1 -> 1;
-                case FORM_DATA2, FORM_REF2, FORM_STRX2, FORM_ADDRX2 -> 2;
-                case FORM_STRX3, FORM_ADDRX3 -> 3;
-                case FORM_DATA4, FORM_REF4, FORM_STRP, FORM_LINE_STRP, FORM_SEC_OFFSET, FORM_REF_ADDR, FORM_STRP_SUP,
-                     FORM_REF_SUP4, FORM_STRX4, FORM_ADDRX4, FORM_GNU_REF_ALT, FORM_GNU_STRP_ALT -> 4;
-                case FORM_DATA8, FORM_REF8, FORM_ADDR, FORM_REF_SIG8, FORM_REF_SUP8 -> 8;
-                case FORM_DATA16 -> 16;
-                default -> -1;
-            };
-        }
+        if (index < 0 || at < 0 || at + entry > sections.strOffsets().limit()) throw new DwarfException("string index " + index + " outside .debug_str_offsets");
+        long offset = u.offset64() ? sections.strOffsets().getLong((int) at) : sections.strOffsets().getInt((int) at) & 0xffffffffL;
+        return DwarfCursor.stringAt(sections.str(), offset, ".debug_str");
     }
 }

@@ -89,6 +89,65 @@ class FormatRoundTripTest {
     }
 
     @Test
+    void everySkeletonEntryReadsBackAsWritten(@TempDir Path dir) throws Exception {
+        var head = new SkeletonEntries.Head(SkeletonFormat.RECORD_LOOP_ENTERED_MID, true, 2, 1, 2, 3, 0, 0);
+        var slots = List.of(new SkeletonEntries.Slot(-8, SkeletonFormat.NONE, "rdi"), new SkeletonEntries.Slot(1L << 40, 0, "r15"));
+        var items = List.of(new SkeletonEntries.Item(0, SiteFormat.MODIFY, 8, 2, SiteFormat.FLAG_BLOCK_START, 0xffff, 1, 2, 3, 4, 0, 1, 8, 3,
+                        SkeletonFormat.OPTIONAL, false, Long.MIN_VALUE),
+                new SkeletonEntries.Item(0, SkeletonFormat.ITEM_LOGGED, 4, 0, 0, 1, 1, 0, 0, 0, SkeletonFormat.NONE, SkeletonFormat.NONE, 0, 0, 2, true, 0),
+                new SkeletonEntries.Item(0, SkeletonFormat.ITEM_NESTED, 0, 0, 0, 0, 0, 0, 0, 0, SkeletonFormat.NONE, SkeletonFormat.NONE, 0, 0, 0, false, 7));
+        var markers = List.of(new SkeletonEntries.Marker(0, 2, true, SkeletonFormat.MARKER_SIDE_EXIT),
+                new SkeletonEntries.Marker(0, 0xffff, false, SkeletonFormat.MARKER_COMPUTED));
+        var tail = new SkeletonEntries.Tail(3, true, 0xfffe, 0x8001);
+        var value = new SkeletonEntries.Value(-1, new int[] {0, 1}, new long[] {16, -4});
+        var text = new StringBuilder(SkeletonEntries.version()).append(SkeletonEntries.directives(head, "e", "x"));
+        for (var slot : slots) text.append(SkeletonEntries.directives(slot));
+        for (int i = 0; i < items.size(); i++) text.append(SkeletonEntries.directives(items.get(i), "i" + i));
+        text.append(SkeletonEntries.directives(markers.get(0), "m")).append(SkeletonEntries.directives(markers.get(1), null));
+        text.append(SkeletonEntries.directives(tail)).append(SkeletonEntries.directives(value)).append(SkeletonEntries.declined(19, "i1"));
+        text.append("e:\n\t.byte 0\nx:\n\t.byte 0\nm:\n\t.byte 0\ni0:\n\t.byte 0\ni1:\n\t.byte 0\ni2:\n\t.byte 0\n");
+        ByteBuffer b = assemble(dir, SkeletonFormat.SECTION, text.toString());
+        long base = 0x1000;
+        int at = 0;
+        assertThat(b.get(0)).isEqualTo((byte) SkeletonFormat.RECORD_VERSION);
+        assertThat(b.get(1)).isEqualTo((byte) SkeletonFormat.VERSION);
+        at += SkeletonFormat.VERSION_SIZE;
+        int labels = SkeletonFormat.VERSION_SIZE + SkeletonFormat.LOOP_HEAD_SIZE + 2 * SkeletonFormat.SLOT_SIZE + 3 * SkeletonFormat.ITEM_SIZE
+                + 2 * SkeletonFormat.MARKER_SIZE + SkeletonFormat.TAIL_SIZE + value.size() + SkeletonFormat.DECLINED_SIZE;
+        assertThat(b.capacity()).isEqualTo(labels + 6); // e, x, m, i0, i1, i2: a byte each
+        assertThat(SkeletonEntries.decodeHead(b, at, base)).isEqualTo(new SkeletonEntries.Head(head.type(), true, 2, 1, 2, 3,
+                base + labels, base + labels + 1));
+        at += SkeletonFormat.LOOP_HEAD_SIZE;
+        for (var slot : slots) {
+            assertThat(SkeletonEntries.decodeSlot(b, at)).isEqualTo(slot);
+            at += SkeletonFormat.SLOT_SIZE;
+        }
+        for (int i = 0; i < items.size(); i++) {
+            var w = items.get(i);
+            assertThat(SkeletonEntries.decodeItem(b, at, base)).isEqualTo(new SkeletonEntries.Item(base + labels + 3 + i, w.kind(), w.size(),
+                    w.access(), w.flags(), w.weightMa(), w.weightAia(), w.blockRefs(), w.blockMa(), w.blockAia(), w.baseSlot(),
+                    w.indexSlot(), w.scale(), w.phase(), w.cond(), w.call(), w.displacement()));
+            at += SkeletonFormat.ITEM_SIZE;
+        }
+        assertThat(SkeletonEntries.decodeMarker(b, at, base)).isEqualTo(new SkeletonEntries.Marker(base + labels + 2, 2, true,
+                SkeletonFormat.MARKER_SIDE_EXIT));
+        at += SkeletonFormat.MARKER_SIZE;
+        assertThat(SkeletonEntries.decodeMarker(b, at, base)).as("a computed marker: no probe, offset 0")
+                .isEqualTo(new SkeletonEntries.Marker(base + at, 0xffff, false, SkeletonFormat.MARKER_COMPUTED));
+        at += SkeletonFormat.MARKER_SIZE;
+        assertThat(SkeletonEntries.decodeTail(b, at)).isEqualTo(tail);
+        at += SkeletonFormat.TAIL_SIZE;
+        SkeletonEntries.Value v = SkeletonEntries.decodeValue(b, at);
+        assertThat(v.constant()).isEqualTo(-1);
+        assertThat(v.slots()).containsExactly(0, 1);
+        assertThat(v.factors()).containsExactly(16, -4);
+        at += v.size();
+        assertThat(b.get(at)).isEqualTo((byte) SkeletonFormat.RECORD_DECLINED);
+        assertThat(b.get(at + 1)).isEqualTo((byte) 19);
+        assertThat(b.getInt(at + 4)).isEqualTo(labels + 4 - (at + 4));
+    }
+
+    @Test
     void aConditionTheReplayCannotEvaluateIsRefused(@TempDir Path dir) throws Exception {
         for (Condition bad : List.of(new Condition(3, 8, 4, true, 0, 1, 0, 0, 0), new Condition(Condition.CMP, 3, 4, true, 0, 1, 0, 0, 0),
                 new Condition(Condition.CMP, 8, 10, true, 0, 1, 0, 0, 0), new Condition(Condition.TEST, 8, 4, true, 2, 1, 0, 0, 0))) {

@@ -1,6 +1,7 @@
 package org.memtrace.instrument;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.memtrace.x86.Register.named;
 
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -44,10 +45,10 @@ class AsmFactsTest {
                 .containsExactly(0, 3, 4);
         assertThat(AsmFacts.jumpTargets(code)).containsExactlyInAnyOrder(code.get(1).instruction().address(),
                 code.get(h.at("addq")).instruction().address());
-        assertThat(AsmFacts.writes(code.get(h.at("addq")).instruction(), "rax")).isTrue();
+        assertThat(AsmFacts.writes(code.get(h.at("addq")).instruction(), named("rax"))).isTrue();
         assertThat(AsmFacts.writes(code.get(h.at("cmpq")).instruction(), AsmFacts.FLAGS)).isTrue();
-        assertThat(AsmFacts.writes(code.get(h.at("cmpq")).instruction(), "rax")).isFalse();
-        assertThat(AsmFacts.writes(code.get(0).instruction(), "rax")).as("xorl %eax writes its enclosing %rax").isTrue();
+        assertThat(AsmFacts.writes(code.get(h.at("cmpq")).instruction(), named("rax"))).isFalse();
+        assertThat(AsmFacts.writes(code.get(0).instruction(), named("rax"))).as("xorl %eax writes its enclosing %rax").isTrue();
         assertThat(AsmFacts.spelled(code.get(h.at("movl $0")))).isTrue();
         assertThat(AsmFacts.positions(body)).containsEntry(code.get(1).instruction().address(), 0).hasSize(7);
     }

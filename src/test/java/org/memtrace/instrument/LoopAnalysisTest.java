@@ -1,6 +1,7 @@
 package org.memtrace.instrument;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.memtrace.x86.Register.named;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -35,7 +36,7 @@ class LoopAnalysisTest {
     @Test
     void bothAccessesOfAStraightLoopAreComputedFromThreeRegisters() throws Exception {
         Loop l = (Loop) analyze(HandLoops.SIMPLE, "movl (%rdi", "jne");
-        assertThat(l.registers()).containsExactly("rdi", "rax", "rsi");
+        assertThat(l.registers()).containsExactly(named("rdi"), named("rax"), named("rsi"));
         assertThat(l.steps()).containsExactly(0, 1, 0);
         assertThat(l.stepSlots()).containsExactly(NONE, NONE, NONE);
         assertThat(l.tripSlot()).isEqualTo(1);

@@ -1,6 +1,7 @@
 package org.memtrace.instrument;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.memtrace.x86.Register.named;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -24,14 +25,14 @@ class NestsTest {
         assertThat(r.declined()).isEmpty();
         assertThat(r.loops()).hasSize(2);
         Loop inner = r.loops().get(0), outer = r.loops().get(1);
-        assertThat(inner.registers()).containsExactly("rdi", "rax");
-        assertThat(outer.registers()).containsExactly("rcx", "rdi");
+        assertThat(inner.registers()).containsExactly(named("rdi"), named("rax"));
+        assertThat(outer.registers()).containsExactly(named("rcx"), named("rdi"));
         assertThat(outer.steps()).containsExactly(1, 512);
         assertThat(outer.tripSlot()).isZero();
         assertThat(outer.items()).isEmpty();
         // the inner loop starts at the outer iteration's %rdi with %rax 0, and leaves %rax at 64
-        assertThat(outer.nests()).containsExactly(new Nest(0, inner, List.of(Affine.register("rdi"), Affine.of(0)), Affine.of(64)));
-        assertThat(LoopSkeleton.values(outer.nests().getFirst())).containsExactly(Affine.register("rdi"), Affine.of(0), Affine.of(64));
+        assertThat(outer.nests()).containsExactly(new Nest(0, inner, List.of(Affine.register(named("rdi")), Affine.of(0)), Affine.of(64)));
+        assertThat(LoopSkeleton.values(outer.nests().getFirst())).containsExactly(Affine.register(named("rdi")), Affine.of(0), Affine.of(64));
     }
 
     @Test
@@ -74,14 +75,14 @@ class NestsTest {
                 \tret
                 """);
         // %rsi steps by 1 each outer iteration, %r9 is written by a load: unknown
-        var state = new AffineInterpreter(Map.of("rsi", List.of(9), "rax", List.of(0, 1), "rcx", List.of(2, 3), "rdx", List.of(4),
-                "r9", List.of(5)), Map.of("rsi", new Update(9, 1, null)));
+        var state = new AffineInterpreter(Map.of(named("rsi"), List.of(9), named("rax"), List.of(0, 1), named("rcx"), List.of(2, 3), named("rdx"), List.of(4),
+                named("r9"), List.of(5)), Map.of(named("rsi"), new Update(9, 1, null)));
         for (FunctionPlanner.Decoded d : h.code().subList(0, 6)) state.run(d);
-        assertThat(state.value("rax")).isEqualTo(Affine.register("rdi").plus(Affine.of(8)));
-        assertThat(state.value("rcx")).isEqualTo(new Affine(96, Map.of("rdi", 4L, "rsi", 16L)));
-        assertThat(state.value("rdx")).isEqualTo(Affine.of(0));
-        assertThat(state.value("r9")).isNull();
-        assertThat(state.value("rsi")).as("an induction register: its value at the iteration's start").isEqualTo(Affine.register("rsi"));
-        assertThat(state.value("r10")).as("never written: invariant").isEqualTo(Affine.register("r10"));
+        assertThat(state.value(named("rax"))).isEqualTo(Affine.register(named("rdi")).plus(Affine.of(8)));
+        assertThat(state.value(named("rcx"))).isEqualTo(new Affine(96, Map.of(named("rdi"), 4L, named("rsi"), 16L)));
+        assertThat(state.value(named("rdx"))).isEqualTo(Affine.of(0));
+        assertThat(state.value(named("r9"))).isNull();
+        assertThat(state.value(named("rsi"))).as("an induction register: its value at the iteration's start").isEqualTo(Affine.register(named("rsi")));
+        assertThat(state.value(named("r10"))).as("never written: invariant").isEqualTo(Affine.register(named("r10")));
     }
 }

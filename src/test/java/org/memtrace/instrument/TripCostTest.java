@@ -1,6 +1,7 @@
 package org.memtrace.instrument;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.memtrace.x86.Register.named;
 
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -42,7 +43,7 @@ class TripCostTest {
         Analyzed a = analyzed(HandLoops.SIMPLE, "movl (%rdi", "jne");
         assertThat(TripCost.constantTrips(a.h().code(), a.c(), a.loop())).isZero();
         assertThat(TripCost.dearer(a.h().code(), a.c(), a.loop())).isFalse();
-        assertThat(TripCost.constantAtEntry(a.h().code(), a.c().first(), "rax")).as("movl $0, %eax").isZero();
-        assertThat(TripCost.constantAtEntry(a.h().code(), a.c().first(), "rcx")).isNull();
+        assertThat(TripCost.constantAtEntry(a.h().code(), a.c().first(), named("rax"))).as("movl $0, %eax").isZero();
+        assertThat(TripCost.constantAtEntry(a.h().code(), a.c().first(), named("rcx"))).isNull();
     }
 }

@@ -13,7 +13,7 @@
  * What it gets wrong: the model is zero-order per entry (one stride, one successor); two sites hashed to one
  * entry share it and predict each other badly; a loop whose stride alternates (a 2-D walk's row ends) pays a
  * token at each change. zstd at its fast levels stores literals as they are: the random bits of t and v are
- * written whole (rt_file.c, FUSED_HUFFMAN).
+ * written whole (rt_writer.h, FUSED_HUFFMAN).
  */
 #include "rt_fused.h"
 

@@ -8,7 +8,11 @@
  *                 handler that serves full buffers and first use, and rt_emit (events as tag slots)
  *   rt_probe.c    probes read from their code bytes: the first store, and a probe stopped between its
  *                 first store and its cursor's move (rewound so that a signal handler records first)
- *   rt_file.c     the .mtr file: header, the writer thread, the slot transform, zstd chunks, end record
+ *   rt_file.c     the .mtr file: header, chunks and their CRCs, end record, fork (rt_writer.h: the writer's parts)
+ *   rt_queue.c    the pool of buffers, the queue of full ones, the writer thread and its helper
+ *   rt_plan.c     chunk boundaries, planned by each thread as it queues a buffer
+ *   rt_codec.c    codecs 0-6 and the encoders that turn a planned buffer into chunk payloads
+ *   rt_fused.c    codec 7, the default, one pass per chunk
  *   rt_crc.c      CRC32C of the file's headers and payloads (include/mt_file.h lays the file out)
  *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads
@@ -66,7 +70,7 @@ struct rt_buf {
     int events_only;            /* filled while recording was off: keep only the event slots */
     int last;                   /* the thread's last buffer: no later one finishes its last chunk */
     struct rt_buf *next;
-    /* The chunks its slots make (rt_file.c, plan): boundaries cuts[], in order, the first ones possibly in */
+    /* The chunks its slots make (rt_plan.c): boundaries cuts[], in order, the first ones possibly in */
     /* prev's tail [prev->tail, prev->used), which begins b's first chunk unless prev_alone; slots from   */
     /* tail on begin a chunk the thread's next buffer finishes.                                           */
     struct rt_buf *prev;
@@ -169,9 +173,11 @@ int rt_file_open(const char *path, int pid, int codec);
 /* CRC32C of the .mtr file's checksums (rt_crc.c): rt_crc_init once before the first, then chained from 0. */
 void rt_crc_init(void);
 uint32_t rt_crc32c(uint32_t crc, const void *data, size_t n);
+/* rt_queue.c */
 void rt_file_queue(struct rt_buf *b);      /* hand a full buffer to the writer */
 struct rt_buf *rt_buf_get(void);           /* a free buffer (waits while the writer is behind) */
 void rt_buf_put(struct rt_buf *b);
+/* rt_file.c */
 void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path);
 void rt_unfinish(void);
 void rt_count_dropped(uint64_t n);         /* access slots that recording-off threw away */                    /* a failed exec: the file goes on */

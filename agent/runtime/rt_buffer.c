@@ -181,7 +181,7 @@ void rt_thread_end(uint64_t value)
     enter_swap();
     struct rt_buf *b = rt_self.buf;
     b->used = __memtrace_cursor;
-    b->last = 1; /* its tail joins no later buffer (rt_file.c, plan) */
+    b->last = 1; /* its tail joins no later buffer (rt_plan.c) */
     b->events_only = !rt.recording;
     rt_lock_take(&rt.registry_lock);
     if (rt_self.slot >= 0) {

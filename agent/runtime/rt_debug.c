@@ -1,8 +1,8 @@
 /*
  * rt_debug.c: what libmemtrace-rt.so promises of its buffers and chunks (rt.h, include/mt_file.h),
  * asserted in an MT_DEBUG build (`make CFLAGS="-O1 -g -DMT_DEBUG"`; common/mt_common.h, MT_ASSERT). The
- * product's build compiles this file to nothing but empty checks, which rt_file.c calls only under
- * MT_DEBUG_ONLY.
+ * product's build compiles this file to nothing but empty checks, which rt_queue.c and rt_file.c call only
+ * under MT_DEBUG_ONLY.
  *
  *   rt_check_buf    a buffer handed to the writer, once planned: base <= from <= used <= end, whole
  *                   16-byte slots, at most RT_MAX_CUTS cuts, each in the buffer's slots [from, used] or in

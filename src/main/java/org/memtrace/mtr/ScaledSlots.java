@@ -4,7 +4,7 @@ package org.memtrace.mtr;
  * Undoes codec 6's packing (docs/compiled-in.md, "Codecs"): codec 5 with each table entry's granule, the
  * trailing zero bits its sites' address differences share, taken out of every difference. An array of doubles
  * read at random indices ({@code base + 8 × index}) then costs the index's difference, not eight times it.
- * The runtime's {@code pack_scaled} (agent/runtime/rt_file.c) is the other half; both keep the granule the
+ * The runtime's {@code pack_scaled} (agent/runtime/rt_codec.c) is the other half; both keep the granule the
  * same way, so nothing of it is stored but the rare record that changes it.
  */
 final class ScaledSlots {

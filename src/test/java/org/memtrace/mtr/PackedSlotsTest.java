@@ -10,7 +10,7 @@ import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** Codecs 3's and 5's packing, encoded here as the runtime does it (rt_file.c, pack_slots), comes back exactly. */
+/** Codecs 3's and 5's packing, encoded here as the runtime does it (rt_codec.c, pack_slots), comes back exactly. */
 class PackedSlotsTest {
     @Test
     void unpacksTheRuntimesPackingAcrossTagsCollisionsAndWrapAround() throws Exception {
@@ -102,7 +102,7 @@ class PackedSlotsTest {
         }
     }
 
-    /** rt_file.c's pack_slots() with predict (codecs 4 and 5), records only: a token per record, then the site's step when mispredicted. */
+    /** rt_codec.c's pack_slots() with predict (codecs 4 and 5), records only: a token per record, then the site's step when mispredicted. */
     private static byte[] packPredicted(long[] w0, long[] w1, int slots, int bits) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         long[] t = new long[2 << bits];
@@ -132,7 +132,7 @@ class PackedSlotsTest {
         return out.toByteArray();
     }
 
-    /** rt_file.c's pack(): site as a zigzag varint difference shifted once, address as a zigzag varint delta. */
+    /** rt_codec.c's pack(): site as a zigzag varint difference shifted once, address as a zigzag varint delta. */
     private static byte[] packAsTheRuntime(long[] w0, long[] w1, int slots) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         long[] table = new long[4096];

@@ -8,7 +8,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** Codec 2's transform, encoded here as the runtime does it (rt_file.c), comes back exactly. */
+/** Codec 2's transform, encoded here as the runtime does it (rt_codec.c), comes back exactly. */
 class SiteDeltaTest {
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
 
@@ -42,7 +42,7 @@ class SiteDeltaTest {
         }
     }
 
-    /** rt_file.c's transform(): the current site's table entry kept aside until the site changes. */
+    /** rt_codec.c's transform(): the current site's table entry kept aside until the site changes. */
     private static long[] encodeAsTheRuntime(long[] w0, long[] w1, int slots) {
         long[] table = new long[4096], out = w0.clone();
         long prevSite = 0, last = 0;

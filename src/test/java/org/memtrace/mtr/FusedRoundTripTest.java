@@ -1,0 +1,200 @@
+package org.memtrace.mtr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Codec 7 both ways: hand-made chunks of slots go through the runtime's own encoder (agent/runtime/rt_fused.c,
+ * compiled with fused_probe.c) and come back exactly through {@link FusedSlots}: constant strides, random
+ * indexes, re-grained sites, differences past 56 bits (the varint's long form), tags, a chunk packed in two
+ * calls (a buffer's tail and the next head), recording off, and the chunks of two threads encoded in turn with
+ * one table, as the writer thread does, and read in turn with one table, as a reader does.
+ */
+class FusedRoundTripTest {
+    private static final long SITE_A = 0x401020L, SITE_B = 0x401034L, SITE_C = 0x40104bL, SITE_FAR = 0x7f12_3456_7890L;
+    @TempDir
+    static Path dir;
+    private static Path probe;
+
+    /** One chunk: its slot words, where the first fused_pack call ends, and whether recording was off. */
+    record Chunk(long[] words, int split, boolean eventsOnly) {
+        Chunk(long[] words) {
+            this(words, words.length, false);
+        }
+    }
+
+    @BeforeAll
+    static void compile() throws Exception {
+        Path source = dir.resolve("fused_probe.c");
+        try (InputStream in = FusedRoundTripTest.class.getResourceAsStream("fused_probe.c")) {
+            assertThat(in).as("probe source on the test class path").isNotNull();
+            Files.copy(in, source);
+        }
+        Path runtime = Path.of("agent", "runtime").toAbsolutePath();
+        probe = dir.resolve("fused_probe");
+        Process p = new ProcessBuilder("gcc", "-O2", "-std=gnu11", "-I", runtime.toString(), "-o", probe.toString(),
+                source.toString(), runtime.resolve("rt_fused.c").toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("gcc: %s", out).isZero();
+    }
+
+    @Test
+    void constantStridesAndARandomIndexComeBack() throws Exception {
+        // spmv's loop: val[k] and colidx[k] at constant strides, p[colidx[k]] at a random index
+        var w = new Words();
+        var r = new SplittableRandom(1);
+        for (int k = 0; k < 20_000; k++) {
+            w.record(0x60_0000L + 8L * k, SITE_A);
+            w.record(0x80_0000L + 4L * k, SITE_B);
+            w.record(0xa0_0000L + 8L * r.nextInt(1 << 14), SITE_C);
+        }
+        roundTrip(List.of(new Chunk(w.toArray())));
+    }
+
+    @Test
+    void regrainsHugeDifferencesAndTagsComeBack() throws Exception {
+        var w = new Words();
+        var r = new SplittableRandom(2);
+        for (int k = 0; k < 5_000; k++) {
+            w.record(0xa0_0000L + 8L * r.nextInt(1 << 20) + (k % 97 == 0 ? 3 : 0), SITE_A); // an odd byte: a re-grain
+            w.record(k % 2 == 0 ? 0x10L : 0xfff0_0000_0000_0000L, SITE_FAR); // 60-bit differences: long varints
+            if (k % 500 == 0) w.tag(k, 40); // an event of 40 bytes: its slot and three event slots
+            w.record(r.nextLong(), SITE_B); // any address at all
+        }
+        roundTrip(List.of(new Chunk(w.toArray())));
+    }
+
+    @Test
+    void aChunkPackedInTwoCallsAndOneWithRecordingOffComeBack() throws Exception {
+        var w = new Words();
+        for (int k = 0; k < 3_000; k++) {
+            w.record(0x60_0000L + 16L * k, SITE_A);
+            if (k == 1_000) w.tag(7, 16);
+            w.record(0x70_0000L - 8L * k, SITE_B);
+        }
+        long[] words = w.toArray();
+        var off = new Words();
+        off.record(0x1000, SITE_A);
+        off.tag(3, 8);
+        off.record(0x2000, SITE_B);
+        roundTrip(List.of(new Chunk(words, 2 * 1_234, false), new Chunk(words, 4_002, false), new Chunk(off.toArray(), 2, true)));
+    }
+
+    @Test
+    void twoThreadsChunksEncodedInTurnWithOneTableComeBack() throws Exception {
+        var r = new SplittableRandom(3);
+        List<Chunk> chunks = new ArrayList<>();
+        for (int round = 0; round < 6; round++) {
+            var w = new Words();
+            long base = round % 2 == 0 ? SITE_A : SITE_FAR; // thread 1's sites, then thread 2's
+            for (int k = 0; k < 4_000; k++) {
+                long site = base + 16L * r.nextInt(round + 2);
+                w.record(0x10_0000L * (round + 1) + 8L * (k % (64 + round)) + (r.nextInt(8) == 0 ? 8L * r.nextInt(1000) : 0), site);
+            }
+            chunks.add(new Chunk(w.toArray(), 2 * r.nextInt(4_000), false));
+        }
+        roundTrip(chunks);
+    }
+
+    /** Encodes the chunks in turn with the runtime's encoder; each must decode to its own slots, counted. */
+    private static void roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
+        ByteBuffer in = ByteBuffer.allocate(chunks.stream().mapToInt(c -> 12 + 8 * c.words().length).sum()).order(ByteOrder.LITTLE_ENDIAN);
+        for (Chunk c : chunks) {
+            in.putInt(c.eventsOnly() ? 1 : 0).putInt(c.split()).putInt(c.words().length);
+            for (long x : c.words()) in.putLong(x);
+        }
+        Process p = new ProcessBuilder(probe.toString()).start();
+        var collected = new ByteArrayOutputStream();
+        Thread reader = Thread.ofVirtual().start(() -> {
+            try {
+                p.getInputStream().transferTo(collected);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        try (var os = p.getOutputStream()) {
+            os.write(in.array());
+        }
+        reader.join();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isZero();
+        ByteBuffer out = ByteBuffer.wrap(collected.toByteArray()).order(ByteOrder.LITTLE_ENDIAN);
+        var table = new PackedSlots.Table();
+        for (Chunk c : chunks) {
+            byte[] payload = new byte[(int) out.getLong()];
+            out.get(payload);
+            long records = out.getLong(), dropped = out.getLong(), slots = out.getLong();
+            long[] expected = kept(c);
+            long expectedRecords = (expected.length - 2 * slots) / 2;
+            assertThat(records).as("records").isEqualTo(expectedRecords);
+            assertThat(records + dropped + slots).as("every slot counted").isEqualTo(c.words().length / 2);
+            long[] decoded = new long[expected.length];
+            try {
+                FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table);
+            } catch (MtrFormatException e) {
+                throw new AssertionError("the reader refused the writer's chunk", e);
+            }
+            assertThat(decoded).as("chunk of %d words", c.words().length).isEqualTo(expected);
+        }
+        assertThat(out.remaining()).isZero();
+    }
+
+    /** The slot words a chunk decodes to: all of them, or, recording off, its tags and their event slots alone. */
+    private static long[] kept(Chunk c) {
+        if (!c.eventsOnly()) return c.words();
+        long[] w = c.words();
+        var kept = new Words();
+        for (int i = 0; i < w.length;) {
+            if (w[i + 1] < 0) {
+                int n = 2 + (int) ((((w[i + 1] >>> 8) & 0xffff) + 15) / 16) * 2;
+                for (int k = 0; k < n; k++) kept.add(w[i + k]);
+                i += n;
+            } else {
+                i += 2;
+            }
+        }
+        return kept.toArray();
+    }
+
+    /** Slot words being made: access records {address, site} and tags {value, 1 << 63 | bytes << 8} with their event slots. */
+    private static final class Words {
+        private long[] a = new long[1024];
+        private int n;
+
+        void add(long x) {
+            if (n == a.length) a = Arrays.copyOf(a, 2 * n);
+            a[n++] = x;
+        }
+
+        void record(long address, long site) {
+            add(address);
+            add(site);
+        }
+
+        void tag(long value, int bytes) {
+            add(value);
+            add(1L << 63 | (long) bytes << 8 | 5);
+            for (int k = 0; k < (bytes + 15) / 16 * 2; k++) add(0x1111_0000L + k);
+        }
+
+        long[] toArray() {
+            return Arrays.copyOf(a, n);
+        }
+    }
+}

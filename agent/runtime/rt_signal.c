@@ -155,9 +155,9 @@ static int install_program(int sig, const struct sigaction *act)
 
 void rt_signal_init(void)
 {
-    s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
-    s.sigprocmask = (typeof(s.sigprocmask))dlsym(RTLD_NEXT, "sigprocmask");
-    s.pthread_sigmask = (typeof(s.pthread_sigmask))dlsym(RTLD_NEXT, "pthread_sigmask");
+    s.sigaction = (typeof(s.sigaction))rt_next("sigaction");
+    s.sigprocmask = (typeof(s.sigprocmask))rt_next("sigprocmask");
+    s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) s.owned[fatal_signals[i]] = 1;
     for (int sig = 1; sig < 65; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
@@ -181,7 +181,7 @@ void rt_signal_init(void)
 
 RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (!s.sigaction) s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
+    if (!s.sigaction) s.sigaction = (typeof(s.sigaction))rt_next("sigaction");
     struct sigaction copy;
     if (act) {
         copy = *act;
@@ -236,14 +236,14 @@ static const sigset_t *without_segv(int how, const sigset_t *set, sigset_t *copy
 
 RT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-    if (!s.sigprocmask) s.sigprocmask = (typeof(s.sigprocmask))dlsym(RTLD_NEXT, "sigprocmask");
+    if (!s.sigprocmask) s.sigprocmask = (typeof(s.sigprocmask))rt_next("sigprocmask");
     sigset_t copy;
     return s.sigprocmask(how, without_segv(how, set, &copy), old);
 }
 
 RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-    if (!s.pthread_sigmask) s.pthread_sigmask = (typeof(s.pthread_sigmask))dlsym(RTLD_NEXT, "pthread_sigmask");
+    if (!s.pthread_sigmask) s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     sigset_t copy;
     return s.pthread_sigmask(how, without_segv(how, set, &copy), old);
 }

@@ -1,0 +1,86 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.memtrace.testutil.Gcc;
+import org.memtrace.testutil.LackeyComparison;
+
+/**
+ * Rewrite mode's trace against Valgrind Lackey's, per thread and per instruction (module + offset), libc and
+ * the stack included (docs/rewriting.md, "Compared with Lackey"): the bench kernels at small sizes, gzip,
+ * sqlite3 and python3 on short inputs. Every instruction both run in the compared window has the same loads
+ * and stores (a rep string instruction: the same bytes) and the same ordered accesses; the differences expected
+ * by design are excluded by name and counted in the printed row ({@link LackeyComparison.Outcome#row}).
+ */
+class RewriteLackeyTest {
+    @TempDir Path dir;
+
+    /** A bench kernel shrunk by replacing {@code from} with {@code to} in its source (Lackey is 10^4× native). */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "gemm|#define N 256|#define N 24||",
+        "hash|600000|3000|3000000|6000",
+        "stencil|#define N 512|#define N 40||",
+        "chase|#define N (1 << 18)|#define N (1 << 9)||",
+        "qsort|#define N (1 << 20)|#define N (1 << 10)||",
+        "heap|< 20;|< 3;||",
+        "threads|#define N 16384|#define N 512||"})
+    void benchKernelsEqualLackeysPerInstruction(String name, String from, String to, String from2, String to2) throws Exception {
+        String only = System.getProperty("lackey.only");
+        Assumptions.assumeTrue(only == null || List.of(only.split(",")).contains(name), "-Dlackey.only=" + only);
+        String source = Files.readString(Path.of("bench/programs", name + ".c")).replace(from, to);
+        if (from2 != null) source = source.replace(from2, to2);
+        Files.writeString(dir.resolve(name + ".c"), source);
+        Path prog = dir.resolve(name);
+        Gcc.run(List.of("gcc", "-O2", "-g", "-o", prog.toString(), dir.resolve(name + ".c").toString(), "-lpthread"));
+        assertEqual(LackeyComparison.compare(name, dir, List.of(prog.toString()), Map.of(), null));
+    }
+
+    @Test
+    void gzipOfASmallFileEqualsLackeysPerInstruction() throws Exception {
+        Path input = dir.resolve("input.txt");
+        Files.writeString(input, Files.readString(Path.of("docs/rewriting.md")).substring(0, 6000));
+        assertEqual(LackeyComparison.compare("gzip -c", dir, List.of(which("gzip"), "-c", input.toString()), Map.of(), null));
+    }
+
+    @Test
+    void sqlite3OnASmallScriptEqualsLackeysPerInstruction() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/sqlite3")),
+                "sqlite3 is not installed (apt-get install sqlite3; scripts/env.sh installs it for the tests)");
+        Path sql = dir.resolve("s.sql");
+        Files.writeString(sql, """
+                create table t(k integer primary key, v text);
+                insert into t(v) values ('a'), ('bb'), ('ccc'), ('dddd');
+                select count(*), sum(length(v)) from t where k > 1;
+                """);
+        assertEqual(LackeyComparison.compare("sqlite3", dir, List.of("/usr/bin/sqlite3", ":memory:"), Map.of(), sql));
+    }
+
+    @Test
+    void python3RunningASmallLoopEqualsLackeysPerInstruction() throws Exception {
+        assertEqual(LackeyComparison.compare("python3 -S", dir,
+                List.of("/usr/bin/python3", "-S", "-c", "print(sum(i * i for i in range(50)))"), Map.of(), null));
+    }
+
+    private static String which(String program) {
+        for (String d : System.getenv("PATH").split(":"))
+            if (Files.isExecutable(Path.of(d, program))) return Path.of(d, program).toString();
+        throw new IllegalStateException(program + " not on PATH");
+    }
+
+    private static void assertEqual(LackeyComparison.Outcome o) {
+        System.out.println(o.row());
+        o.examples().forEach(e -> System.out.println("  " + e));
+        assertThat(o.compared()).as("instructions compared").isPositive();
+        assertThat(o.differences()).as(String.join("\n", o.examples())).isEmpty();
+    }
+}

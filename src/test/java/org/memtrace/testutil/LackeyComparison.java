@@ -1,0 +1,187 @@
+package org.memtrace.testutil;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import org.memtrace.rewrite.Decision;
+import org.memtrace.rewrite.PatchPlanner;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfSymbol;
+import org.memtrace.x86.Decoder;
+
+/**
+ * Rewrite mode against Valgrind's Lackey on one program and input (docs/rewriting.md, "Compared with Lackey"):
+ * both runs tallied per thread and per instruction ({@code module+offset}) by {@link LackeyRun} and {@link
+ * MemtraceRun}, then compared instruction by instruction: loads and stores counted (a rep string instruction:
+ * bytes, as memtrace records it as one block), then the ordered accesses ({@link InstructionTally}'s naming).
+ * The expected differences are excluded by name, and counted: an instruction the plan leaves untraced (by the
+ * planner's reason), and modules memtrace does not rewrite (ld.so, memtrace's runtime and its libzstd) or that
+ * only Valgrind has (its preload). Everything else that differs is a difference, listed.
+ */
+public final class LackeyComparison {
+    private LackeyComparison() {}
+
+    /**
+     * The same string functions natively as under Valgrind, whose CPU has no AVX-512 (glibc's AVX2 variants).
+     * The other features glibc chooses by (ERMS, FSRM) Valgrind passes through as the host has them.
+     */
+    public static final String TUNABLES = "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512_VBMI,-AVX512_IFMA";
+
+    /** Modules compared on neither side, with the reason; matched by file-name prefix. */
+    private static final Map<String, String> NOT_COMPARED = Map.of("ld-linux-x86-64.so", "ld.so (not rewritten)",
+            "libmemtrace-rt.so", "memtrace's runtime", "libzstd.so", "memtrace's runtime (libzstd)",
+            "vgpreload_", "Valgrind's preload", "[other]", "outside every module");
+
+    /** One comparison's figures: instructions compared, equal counts, equal addresses, the rest by reason. */
+    public record Outcome(String program, int compared, int equalCounts, int equalAddresses, Map<String, Integer> excluded,
+            Map<String, Integer> differences, List<String> examples, long lackeyOutside, long memtraceOutside) {
+        public String row() {
+            return String.format("| %s | %d | %d | %d | %s | %s |", program, compared, equalCounts, equalAddresses,
+                    differences.isEmpty() ? "none" : differences, excluded);
+        }
+    }
+
+    private static final Map<Path, Map<Long, Decision.Reason>> LEFT = new ConcurrentHashMap<>();
+
+    /** Link-time offset → reason of every instruction the planner leaves in {@code module} (planned once per JVM). */
+    static Map<Long, Decision.Reason> left(Path module) {
+        return LEFT.computeIfAbsent(module, m -> {
+            try {
+                Map<Long, Decision.Reason> left = new HashMap<>();
+                for (Decision d : new PatchPlanner(new Decoder()).plan(ElfFile.read(m)))
+                    if (d instanceof Decision.Left l) left.put(l.instruction().address(), l.reason());
+                return left;
+            } catch (Exception e) {
+                throw new IllegalStateException("planning " + m + ": " + e, e);
+            }
+        });
+    }
+
+    /** Whether {@code offset} lies in one of the module's {@code .plt*} sections, which the planner does not sweep. */
+    static boolean inPlt(Path module, long offset) {
+        for (long[] r : PLT.computeIfAbsent(module, m -> {
+            try {
+                return ElfFile.read(m).sections().stream().filter(x -> x.name().startsWith(".plt"))
+                        .map(x -> new long[] {x.address(), x.address() + x.size()}).toList();
+            } catch (Exception e) {
+                throw new IllegalStateException("reading " + m + ": " + e, e);
+            }
+        }))
+            if (offset >= r[0] && offset < r[1]) return true;
+        return false;
+    }
+
+    private static final Map<Path, List<long[]>> PLT = new ConcurrentHashMap<>();
+
+    /** Runs {@code command} (stdin from {@code stdin}, or /dev/null) under both tools and compares. */
+    public static Outcome compare(String label, Path dir, List<String> command, Map<String, String> extraEnv, Path stdin) throws Exception {
+        Map<String, String> env = new HashMap<>(extraEnv);
+        env.merge("GLIBC_TUNABLES", TUNABLES, (a, b) -> a + ":" + b);
+        Path exe = resolve(command.getFirst()).toRealPath();
+        Path libc = Path.of("/lib/x86_64-linux-gnu/libc.so.6").toRealPath();
+        ElfSymbol exit = ElfFile.read(libc).dynsym().stream().filter(s -> s.name().equals("exit") && s.size() > 0).findFirst().orElseThrow();
+
+        InstructionTally lackey = new InstructionTally(), memtrace = new InstructionTally();
+        lackey.window(exe.getFileName().toString(), exit.value(), exit.value() + exit.size());
+        memtrace.window(exe.getFileName().toString(), exit.value(), exit.value() + exit.size());
+        var m = MemtraceRun.run(dir, command, env, stdin, memtrace);
+        if (m.status() != 0) throw new AssertionError("memtrace run failed (" + m.status() + "): " + m.stderr());
+        var l = LackeyRun.run(dir, command, env, stdin, lackey);
+        if (l.status() != 0) throw new AssertionError("valgrind failed (" + l.status() + ")");
+
+        Map<String, Path> paths = new HashMap<>();
+        paths.put(exe.getFileName().toString(), exe);
+        paths.put(libc.getFileName().toString(), libc);
+        for (String lib : libraries(exe)) paths.putIfAbsent(Path.of(lib).getFileName().toString(), Path.of(lib));
+
+        int compared = 0, equalCounts = 0, equalAddresses = 0;
+        Map<String, Integer> excluded = new TreeMap<>(), differences = new TreeMap<>();
+        List<String> examples = new ArrayList<>();
+        int threads = Math.max(lackey.threads().size(), memtrace.threads().size());
+        for (int t = 0; t < threads; t++) {
+            var ls = t < lackey.threads().size() ? lackey.threads().get(t) : Map.<String, InstructionTally.Site>of();
+            var ms = t < memtrace.threads().size() ? memtrace.threads().get(t) : Map.<String, InstructionTally.Site>of();
+            Set<String> keys = new TreeSet<>(ls.keySet());
+            keys.addAll(ms.keySet());
+            for (String k : keys) {
+                String module = k.substring(0, k.lastIndexOf('+'));
+                String skip = NOT_COMPARED.entrySet().stream().filter(e -> module.startsWith(e.getKey())).map(Map.Entry::getValue).findFirst().orElse(null);
+                if (skip != null) {
+                    excluded.merge(skip, 1, Integer::sum);
+                    continue;
+                }
+                var a = ls.get(k);
+                var b = ms.get(k);
+                Path file = paths.get(module);
+                long offset = Long.parseUnsignedLong(k.substring(k.lastIndexOf('+') + 1), 16);
+                if (file != null && inPlt(file, offset)) {
+                    excluded.merge("PLT stub (.plt* not swept)", 1, Integer::sum);
+                    continue;
+                }
+                Decision.Reason reason = file == null ? null : left(file).get(offset);
+                if (reason != null) {
+                    if (b == null) {
+                        excluded.merge("untraced: " + reason.words(), 1, Integer::sum);
+                    } else {
+                        differences.merge("left by the plan, yet recorded", 1, Integer::sum);
+                        note(examples, t, k, a, b);
+                    }
+                    continue;
+                }
+                compared++;
+                String why;
+                if (a == null) why = "only memtrace";
+                else if (b == null) why = "only Lackey";
+                else if (a.rep || b.rep) why = a.loadBytes == b.loadBytes && a.storeBytes == b.storeBytes ? null : "rep bytes differ";
+                else if (a.loads != b.loads || a.stores != b.stores) why = "counts differ";
+                else why = a.hash == b.hash ? null : "addresses differ";
+                if (why == null || why.equals("addresses differ")) equalCounts++;
+                if (why == null) equalAddresses++;
+                if (why != null) {
+                    differences.merge(why, 1, Integer::sum);
+                    note(examples, t, k, a, b);
+                }
+            }
+        }
+        Path report = Path.of("target", "lackey-compare");
+        Files.createDirectories(report);
+        Files.write(report.resolve(label.replaceAll("[^A-Za-z0-9]+", "_") + ".txt"), examples);
+        if (examples.size() > 40) examples.subList(40, examples.size()).clear();
+        return new Outcome(label, compared, equalCounts, equalAddresses, excluded, differences, examples, lackey.outside, memtrace.outside);
+    }
+
+    private static void note(List<String> examples, int thread, String k, InstructionTally.Site a, InstructionTally.Site b) {
+        examples.add("thread " + thread + " " + k + ": lackey " + describe(a) + " memtrace " + describe(b));
+    }
+
+    private static String describe(InstructionTally.Site s) {
+        if (s == null) return "-";
+        return (s.rep ? "rep " : "") + s.loads + "L/" + s.stores + "S " + s.loadBytes + "B/" + s.storeBytes + "B " + s.first;
+    }
+
+    /** The libraries the loader maps for {@code exe} (its --list, as memtrace asks). */
+    static List<String> libraries(Path exe) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (String line : Gcc.run(List.of("ldd", exe.toString())).lines().toList()) {
+            int arrow = line.indexOf("=> /");
+            if (arrow >= 0) out.add(Path.of(line.substring(arrow + 3, line.indexOf(" (", arrow))).toRealPath().toString());
+        }
+        return out;
+    }
+
+    static Path resolve(String program) {
+        if (program.contains("/")) return Path.of(program);
+        for (String d : System.getenv("PATH").split(":")) {
+            Path p = Path.of(d, program);
+            if (Files.isExecutable(p)) return p;
+        }
+        throw new IllegalArgumentException(program + " not on PATH");
+    }
+}

@@ -82,7 +82,9 @@ static int count_one(struct dl_phdr_info *info, size_t size, void *arg)
 void rt_modules_resync(void)
 {
     int n = 0;
+    char *saved = rw_sink_enter(); /* the runtime's walk in rewritten libc: not the program's accesses */
     dl_iterate_phdr(count_one, &n);
+    rw_sink_leave(saved);
     if (n < reported_modules) reported_modules = n;
 }
 

@@ -28,6 +28,31 @@
 
 #include "rt.h"
 
+/* The sigset operations on the bits themselves, not libc's: in rewrite mode libc's are rewritten code and */
+/* the runtime's calls (its handler's mask, the wrappers' copies) were recorded as the program's accesses  */
+/* (found comparing sqlite3 with Lackey). As glibc's: sigfillset leaves out its internal signals 32, 33.   */
+#define RT_SIGWORD(sig) (((unsigned long *)set)[((unsigned)(sig) - 1) / (8 * sizeof(unsigned long))])
+#define RT_SIGBIT(sig) (1UL << (((unsigned)(sig) - 1) % (8 * sizeof(unsigned long))))
+static int rt_sigemptyset(sigset_t *set)
+{
+    for (unsigned i = 0; i < sizeof *set / sizeof(unsigned long); i++) ((unsigned long *)set)[i] = 0;
+    return 0;
+}
+static int rt_sigfillset(sigset_t *set)
+{
+    for (unsigned i = 0; i < sizeof *set / sizeof(unsigned long); i++) ((unsigned long *)set)[i] = ~0UL;
+    RT_SIGWORD(32) &= ~(RT_SIGBIT(32) | RT_SIGBIT(33));
+    return 0;
+}
+static int rt_sigaddset(sigset_t *set, int sig) { RT_SIGWORD(sig) |= RT_SIGBIT(sig); return 0; }
+static int rt_sigdelset(sigset_t *set, int sig) { RT_SIGWORD(sig) &= ~RT_SIGBIT(sig); return 0; }
+static int rt_sigismember(const sigset_t *set, int sig) { return (RT_SIGWORD(sig) & RT_SIGBIT(sig)) != 0; }
+#define sigemptyset rt_sigemptyset
+#define sigfillset rt_sigfillset
+#define sigaddset rt_sigaddset
+#define sigdelset rt_sigdelset
+#define sigismember rt_sigismember
+
 #define SIGBIT(s) (1ULL << ((s) - 1))
 
 static const int fatal_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,

@@ -29,6 +29,8 @@ public final class InstructionTally {
     /** The accesses of one instruction in one thread. */
     public static final class Site {
         public long loads, stores, loadBytes, storeBytes, hash = 17;
+        /** The hash with every difference of 1 MB or more made one token: equal when only other mappings' places differ. */
+        public long near = 17;
         /** rep movs/stos/lods: memtrace records a block, Lackey an access per element; bytes compare. */
         public boolean rep;
         /** Set by the first access outside every module: later ones are named relative to it. */
@@ -46,11 +48,15 @@ public final class InstructionTally {
     private String exe = "";
     private long exitLo, exitHi;
     private int state;
+    /** libc's store of a thread's start routine's result in start_thread: where a thread's comparison ends. */
+    private long threadEnd = -1;
+    private final java.util.BitSet ended = new java.util.BitSet();
     /** Accesses outside the window (before the executable's first, from exit on). */
     public long outside;
 
     /** Compares from the first access of an instruction of {@code exe} until an instruction of libc's [lo, hi) (exit). */
-    public void window(String exe, long exitLo, long exitHi) {
+    public void window(String exe, long exitLo, long exitHi, long threadEnd) {
+        this.threadEnd = threadEnd;
         this.exe = exe;
         this.exitLo = exitLo;
         this.exitHi = exitHi;
@@ -59,11 +65,17 @@ public final class InstructionTally {
     /**
      * Whether an access by {@code ip} is in the window: it opens at the executable's first access (ld.so and the
      * libraries' constructors before it run before memtrace's runtime records, or unrewritten) and closes for good
-     * at libc's {@code exit} (its handlers run after memtrace's runtime stopped recording).
+     * at libc's {@code exit} (its handlers run after memtrace's runtime stopped recording). A thread other than
+     * the main one is compared until its start routine returns (start_thread's store of the result, on).
      */
-    public boolean inWindow(long ip) {
-        if (state == 2) return false;
+    public boolean inWindow(long ip, int thread) {
+        if (state == 2 || ended.get(thread)) return false;
         Module m = moduleOf(ip);
+        if (thread > 0 && m != null && m.name().equals("libc.so.6") && ip - m.bias() == threadEnd) {
+            // memtrace ends a thread's trace in a key destructor; Lackey goes on to the thread's exit
+            ended.set(thread);
+            return false;
+        }
         if (state == 0 && m != null && m.name().equals(exe)) state = 1;
         if (state == 1 && m != null && m.name().equals("libc.so.6") && ip - m.bias() >= exitLo && ip - m.bias() < exitHi) state = 2;
         return state == 1;
@@ -131,6 +143,8 @@ public final class InstructionTally {
             named = "Δ" + token;
         }
         s.hash = (s.hash * 0x100000001B3L) ^ (token * 31 + kind * 7 + size);
+        long far = m == null && Math.abs(token) >= 1 << 20 ? 0x7fffffffL : token;
+        s.near = (s.near * 0x100000001B3L) ^ (far * 31 + kind * 7 + size);
         if (s.first.size() < 4) s.first.add(kind + named + "/" + size);
     }
 

@@ -30,12 +30,15 @@ public final class LackeyRun {
         Path fifo = dir.resolve("lackey.fifo");
         Files.deleteIfExists(fifo);
         Gcc.run(List.of("mkfifo", fifo.toString()));
-        List<String> cmd = new ArrayList<>(List.of("valgrind", "-v", "-v", "--trace-sched=yes", "--tool=lackey",
+        // valgrind.bin itself: Debian's valgrind script adds LD_LIBRARY_PATH and PWD to the program's environment
+        String valgrind = Files.isExecutable(Path.of("/usr/bin/valgrind.bin")) ? "/usr/bin/valgrind.bin" : "valgrind";
+        List<String> cmd = new ArrayList<>(List.of(valgrind, "-v", "-v", "--trace-sched=yes", "--tool=lackey",
                 "--trace-mem=yes", "--log-file=" + fifo));
         cmd.addAll(command);
         Path out = dir.resolve("lackey.stdout");
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(stdin == null ? Path.of("/dev/null").toFile() : stdin.toFile());
+        pb.environment().clear();
         pb.environment().putAll(env);
         Process p = pb.start();
         try (BufferedReader in = new BufferedReader(new InputStreamReader(Files.newInputStream(fifo), StandardCharsets.ISO_8859_1), 1 << 20)) {
@@ -73,7 +76,7 @@ public final class LackeyRun {
                 if (!counted) {
                     // the window is decided once per executed instruction, at its first access
                     counted = true;
-                    site = tally.inWindow(ip) ? tally.site(thread, tally.name(ip)) : null;
+                    site = tally.inWindow(ip, thread) ? tally.site(thread, tally.name(ip)) : null;
                 }
                 if (site == null) {
                     tally.outside++;

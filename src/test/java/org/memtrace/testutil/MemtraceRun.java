@@ -32,6 +32,7 @@ public final class MemtraceRun {
         Path err = dir.resolve("memtrace.stderr");
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectError(err.toFile())
                 .redirectInput(stdin == null ? Path.of("/dev/null").toFile() : stdin.toFile());
+        pb.environment().clear();
         pb.environment().putAll(env);
         Process p = pb.start();
         try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8), 1 << 20)) {
@@ -39,7 +40,7 @@ public final class MemtraceRun {
         } finally {
             if (!p.waitFor(20, TimeUnit.MINUTES)) p.destroyForcibly();
         }
-        return new Result(p.exitValue(), Files.readString(err), tally);
+        return new Result(p.exitValue(), Files.readString(err, StandardCharsets.ISO_8859_1), tally); // the program's stdout too: any bytes
     }
 
     static void parse(BufferedReader in, InstructionTally tally) throws IOException {
@@ -61,26 +62,29 @@ public final class MemtraceRun {
             switch (type) {
                 case 'L', 'S' -> {
                     long ip = hex(f[2]);
-                    if (!tally.inWindow(ip)) {
+                    int t = thread(threads, f[4]);
+                    if (!tally.inWindow(ip, t)) {
                         tally.outside++;
                         continue;
                     }
-                    var site = tally.site(thread(threads, f[4]), tally.name(ip));
+                    var site = tally.site(t, tally.name(ip));
                     tally.access(site, type, hex(f[0]), Integer.parseInt(f[3]));
                 }
                 case 'Y' -> { // dst,region,src,region,length,code,tid,via
                     if (!f[7].startsWith("rep_")) continue;
                     long ip = hex(f[5]);
-                    if (!tally.inWindow(ip)) continue;
-                    var site = tally.site(thread(threads, f[6]), tally.name(ip));
+                    int t = thread(threads, f[6]);
+                    if (!tally.inWindow(ip, t)) continue;
+                    var site = tally.site(t, tally.name(ip));
                     tally.block(site, 'L', Long.parseLong(f[4]));
                     tally.block(site, 'S', Long.parseLong(f[4]));
                 }
                 default -> { // W and G: data,region,length,code,tid,via
                     if (!f[5].startsWith("rep_")) continue;
                     long ip = hex(f[3]);
-                    if (!tally.inWindow(ip)) continue;
-                    var site = tally.site(thread(threads, f[4]), tally.name(ip));
+                    int t = thread(threads, f[4]);
+                    if (!tally.inWindow(ip, t)) continue;
+                    var site = tally.site(t, tally.name(ip));
                     tally.block(site, type == 'W' ? 'S' : 'L', Long.parseLong(f[2]));
                 }
             }

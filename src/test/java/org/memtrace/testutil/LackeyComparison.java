@@ -29,10 +29,14 @@ public final class LackeyComparison {
     private LackeyComparison() {}
 
     /**
-     * The same string functions natively as under Valgrind, whose CPU has no AVX-512 (glibc's AVX2 variants).
-     * The other features glibc chooses by (ERMS, FSRM) Valgrind passes through as the host has them.
+     * The same string functions natively as under Valgrind, whose CPU has no AVX-512 (glibc's AVX2 variants), and
+     * the same thresholds: where memmove turns to rep movsb or non-temporal stores follows from the cache sizes and
+     * FSRM that CPUID reports, and Valgrind's CPUID is not the host's (qsort's memmove of 2-8 KB differed). The
+     * values are those glibc derives under Valgrind 3.19 (ld.so --list-tunables under it).
      */
-    public static final String TUNABLES = "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512_VBMI,-AVX512_IFMA";
+    public static final String TUNABLES = "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512_VBMI,-AVX512_IFMA"
+            + ":glibc.cpu.x86_shared_cache_size=0x800000:glibc.cpu.x86_data_cache_size=0x8000"
+            + ":glibc.cpu.x86_rep_movsb_threshold=0x2000:glibc.cpu.x86_non_temporal_threshold=0x200000";
 
     /** What Valgrind adds to the program's environment (valgrind.bin, without Debian's wrapper script, adds nothing else). */
     static final String VG_PRELOAD = "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so";
@@ -43,13 +47,15 @@ public final class LackeyComparison {
             "vgpreload_", "Valgrind's preload", "[other]", "outside every module");
 
     /** One comparison's figures: instructions compared, equal counts, equal addresses, the rest by reason. */
-    public record Outcome(String program, int compared, int equalCounts, int equalAddresses, Map<String, Integer> excluded,
+    public record Outcome(String program, int compared, int equalCounts, int equalAddresses, int inExecutable, Map<String, Integer> excluded,
             Map<String, Integer> differences, List<String> examples, long lackeyOutside, long memtraceOutside) {
         /** The differences but the expected ones (Valgrind's clone3/rseq, other mappings' places). */
         public Map<String, Integer> unexpected() {
             Map<String, Integer> u = new TreeMap<>(differences);
             u.remove(VALGRIND);
             u.remove(MAPPINGS);
+            u.remove(SCHEDULING);
+            u.remove(REPLACED);
             return u;
         }
 
@@ -64,6 +70,17 @@ public final class LackeyComparison {
     private static final Set<String> VALGRIND_PATHS = Set.of("clone", "clone3", "__clone_internal", "start_thread");
     /** Expected: the same accesses, but in another mapping (Valgrind places mmaps, threads' stacks, elsewhere). */
     static final String MAPPINGS = "addresses in other mappings";
+    /**
+     * Expected: libc functions memtrace's runtime wraps, whose wrapper runs instead of libc's code (as Memcheck replaces
+     * malloc; Lackey replaces nothing): signal and sigaction, which keep the runtime's SIGSEGV handler in place.
+     */
+    static final String REPLACED = "wrapped by memtrace's runtime: signal, sigaction";
+    private static final Set<String> WRAPPED = Set.of("ssignal", "__libc_sigaction", "__sigaction", "__bsd_signal", "sigaction");
+    /** Expected with several threads: how often a thread waits on a futex or retries a lock depends on the schedule. */
+    static final String SCHEDULING = "scheduling: futex waits, lock retries";
+    private static final Set<String> SCHEDULED = Set.of("__futex_abstimed_wait_common", "__pthread_clockjoin_ex", "__lll_lock_wait",
+            "__lll_lock_wake", "pthread_mutex_lock", "__pthread_mutex_unlock_usercnt", "__pthread_enable_asynccancel",
+            "__pthread_disable_asynccancel");
 
     private static final Map<Path, java.util.TreeMap<Long, String>> FUNCTIONS = new ConcurrentHashMap<>();
 
@@ -166,7 +183,7 @@ public final class LackeyComparison {
         paths.put(libc.getFileName().toString(), libc);
         for (String lib : libraries(exe)) paths.putIfAbsent(Path.of(lib).getFileName().toString(), Path.of(lib));
 
-        int compared = 0, equalCounts = 0, equalAddresses = 0;
+        int compared = 0, equalCounts = 0, equalAddresses = 0, inExecutable = 0;
         Map<String, Integer> excluded = new TreeMap<>(), differences = new TreeMap<>();
         List<String> examples = new ArrayList<>();
         int threads = Math.max(lackey.threads().size(), memtrace.threads().size());
@@ -207,7 +224,13 @@ public final class LackeyComparison {
                 else if (a.rep || b.rep) why = a.loadBytes == b.loadBytes && a.storeBytes == b.storeBytes ? null : "rep bytes differ";
                 else if (a.loads != b.loads || a.stores != b.stores) why = "counts differ";
                 else why = a.hash == b.hash ? null : a.near == b.near ? MAPPINGS : "addresses differ";
-                if (why != null && module.equals("libc.so.6") && VALGRIND_PATHS.contains(libcFunction(libc, offset))) why = VALGRIND;
+                if (why != null && module.equals("libc.so.6")) {
+                    String f = libcFunction(libc, offset);
+                    if (VALGRIND_PATHS.contains(f)) why = VALGRIND;
+                    else if (WRAPPED.contains(f)) why = REPLACED;
+                    else if (threads > 1 && SCHEDULED.contains(f) && !why.equals("addresses differ")) why = SCHEDULING;
+                }
+                if (why != null && module.equals(exe.getFileName().toString())) inExecutable++;
                 if (why == null || why.equals("addresses differ") || why.equals(MAPPINGS)) equalCounts++;
                 if (why == null) equalAddresses++;
                 if (why != null) {
@@ -220,7 +243,7 @@ public final class LackeyComparison {
         Files.createDirectories(report);
         Files.write(report.resolve(label.replaceAll("[^A-Za-z0-9]+", "_") + ".txt"), examples);
         if (examples.size() > 40) examples.subList(40, examples.size()).clear();
-        return new Outcome(label, compared, equalCounts, equalAddresses, excluded, differences, examples, lackey.outside, memtrace.outside);
+        return new Outcome(label, compared, equalCounts, equalAddresses, inExecutable, excluded, differences, examples, lackey.outside, memtrace.outside);
     }
 
     private static void note(List<String> examples, int thread, String k, InstructionTally.Site a, InstructionTally.Site b) {

@@ -46,7 +46,7 @@ public final class LackeyRun {
         } finally {
             if (!p.waitFor(20, TimeUnit.MINUTES)) p.destroyForcibly();
         }
-        return new Result(p.exitValue(), Files.readString(out), tally);
+        return new Result(p.exitValue(), Files.readString(out, StandardCharsets.ISO_8859_1), tally); // any bytes
     }
 
     static void parse(BufferedReader in, InstructionTally tally) throws IOException {

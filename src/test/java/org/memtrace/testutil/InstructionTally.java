@@ -157,6 +157,14 @@ public final class InstructionTally {
 
     public List<Map<String, Site>> threads() { return threads; }
 
+    /** Renumbers the threads: the new thread i is the old {@code order.get(i)}. */
+    public void renumber(List<Integer> order) {
+        List<Map<String, Site>> old = new ArrayList<>(threads);
+        while (old.size() < order.size()) old.add(new HashMap<>());
+        threads.clear();
+        for (int i : order) threads.add(old.get(i));
+    }
+
     /** The [lo, hi) of an ELF file's PT_LOAD segments at link-time addresses, or null if it is not ELF. */
     static long[] span(Path file) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {

@@ -100,7 +100,9 @@ public final class LackeyComparison {
             return map;
         });
         var e = functions.floorEntry(offset);
-        return e == null ? "?" : e.getValue();
+        if (e == null) return "?";
+        int at = e.getValue().indexOf('@'); // pthread_mutex_lock@@GLIBC_2.2.5
+        return at > 0 ? e.getValue().substring(0, at) : e.getValue();
     }
 
     private static final Map<Path, Map<Long, Decision.Reason>> LEFT = new ConcurrentHashMap<>();

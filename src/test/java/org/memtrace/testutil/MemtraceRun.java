@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs {@code memtrace run --mode rewrite --addresses raw -o -} on a program and tallies the trace per
  * instruction ({@link InstructionTally}) as it streams out: {@code # module PATH bias=HEX} lines place the
- * objects, {@code # thread TID start} lines number the threads in creation order (the main thread 0), the
+ * objects, threads are numbered in the order of their kernel thread ids (creation order, the main thread 0), the
  * {@code L}/{@code S} lines are the accesses, and the {@code Y}/{@code W}/{@code G} lines of a rep string
  * instruction ({@code rep_movs}, {@code rep_stos}, {@code rep_lods}) its bytes. The program's standard output
  * goes to memtrace's standard error (the trace holds standard output), which is returned.
@@ -51,8 +51,6 @@ public final class MemtraceRun {
                     int bias = line.lastIndexOf(" bias=0x");
                     long b = Long.parseUnsignedLong(line.substring(bias + 8, line.indexOf(' ', bias + 8)), 16);
                     tally.addModule(Path.of(unescape(line.substring(9, bias))), b);
-                } else if (line.startsWith("# thread ") && line.contains(" start")) {
-                    threads.putIfAbsent(Long.parseLong(line.substring(9, line.indexOf(' ', 9))), threads.size());
                 }
                 continue;
             }
@@ -89,6 +87,9 @@ public final class MemtraceRun {
                 }
             }
         }
+        // threads in creation order, as Valgrind numbers them: kernel thread ids grow as threads are created (the
+        // trace's order is the order buffers were written in, which a second thread may win)
+        tally.renumber(threads.entrySet().stream().sorted(Map.Entry.comparingByKey()).map(Map.Entry::getValue).toList());
     }
 
     private static int thread(Map<Long, Integer> threads, String tid) {

@@ -101,8 +101,11 @@ public final class LackeyComparison {
         });
         var e = functions.floorEntry(offset);
         if (e == null) return "?";
-        int at = e.getValue().indexOf('@'); // pthread_mutex_lock@@GLIBC_2.2.5
-        return at > 0 ? e.getValue().substring(0, at) : e.getValue();
+        String name = e.getValue();
+        int at = name.indexOf('@'); // pthread_mutex_lock@@GLIBC_2.2.5
+        if (at > 0) name = name.substring(0, at);
+        return name.startsWith("__GI_") ? name.substring(5) : name; // libc's internal aliases: __GI___clone_internal
+
     }
 
     private static final Map<Path, Map<Long, Decision.Reason>> LEFT = new ConcurrentHashMap<>();

@@ -57,6 +57,10 @@ memtrace_prereqs() {
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     # InstallTest loads the zsh completion in zsh
     command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+    # RewriteLackeyTest compares rewrite mode with Lackey on the system's sqlite3, gzip and python3
+    command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+    command -v gzip >/dev/null 2>&1 || missing+=(gzip)
+    [ -x /usr/bin/python3 ] || missing+=(python3)
   fi
   if [ ${#missing[@]} -gt 0 ]; then
     echo "memtrace: installing Debian packages: ${missing[*]}" >&2

@@ -168,6 +168,7 @@ void rt_modules_resync(void);       /* rt_init.c: objects went (dlclose): the ne
 int rw_planned(void);               /* libraries are (or will be, at start) rewritten: no writer thread */
 char *rw_sink_enter(void);          /* the thread's cursor to the sink while libraries are rewritten; the old one */
 void rw_sink_leave(char *saved);    /* the thread's cursor back */
+void *rt_next(const char *name);    /* dlsym(RTLD_NEXT, name), its accesses in rewritten libc into the sink */
 int rt_file_open(const char *path, int pid, int codec);
 
 /* CRC32C of the .mtr file's checksums (rt_crc.c): rt_crc_init once before the first, then chained from 0. */

@@ -138,7 +138,11 @@ static void adopt(struct rt_buf *b, char *cursor, uint64_t old, uint64_t parent,
     rt_self.slot = registry_add(rt_tid(), b);
     __memtrace_cursor = cursor;
     /* Only pthread threads run key destructors; the main thread ends through exit. */
-    if (rt_tid() != rt.pid) pthread_setspecific(exit_key, (void *)1);
+    if (rt_tid() != rt.pid) {
+        char *saved = rw_sink_enter(); /* rewritten libc's work for the runtime: not the thread's accesses */
+        pthread_setspecific(exit_key, (void *)1);
+        rw_sink_leave(saved);
+    }
     rt_restore_signals(old);
     if (!announce) return;
     RT_REC(MT_THREAD, struct mt_thread, t);

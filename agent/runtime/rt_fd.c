@@ -107,7 +107,7 @@ void rt_fd_drop(void)
 
 /* ---- the wrappers ---------------------------------------------------------------------------------- */
 
-static void *next(const char *name) { return dlsym(RTLD_NEXT, name); }
+static void *next(const char *name) { return rt_next(name); }
 
 static int ours(int fd) { return fd >= 0 && fd == d.fd && same_file(fd); }
 

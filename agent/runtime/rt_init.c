@@ -82,7 +82,9 @@ static int count_one(struct dl_phdr_info *info, size_t size, void *arg)
 void rt_modules_resync(void)
 {
     int n = 0;
+    char *saved = rw_sink_enter(); /* the runtime's walk in rewritten libc: not the program's accesses */
     dl_iterate_phdr(count_one, &n);
+    rw_sink_leave(saved);
     if (n < reported_modules) reported_modules = n;
 }
 
@@ -258,7 +260,7 @@ static int main_wrapper(int argc, char **argv, char **envp)
 RT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv, void (*init)(void),
                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-    typeof(&__libc_start_main) next = (typeof(next))dlsym(RTLD_NEXT, "__libc_start_main");
+    typeof(&__libc_start_main) next = (typeof(next))rt_next("__libc_start_main");
     app_main = main;
     return next(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
 }
@@ -266,7 +268,7 @@ RT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, ch
 RT_EXPORT void exit(int status)
 {
     exit_status = status;
-    void (*next)(int) = (void (*)(int))dlsym(RTLD_NEXT, "exit");
+    void (*next)(int) = (void (*)(int))rt_next("exit");
     next(status);
     __builtin_unreachable();
 }
@@ -280,7 +282,18 @@ RT_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 
 /* ---- exec ----------------------------------------------------------------------------------------- */
 
-static void *next_fn(const char *name) { return dlsym(RTLD_NEXT, name); }
+/* dlsym(RTLD_NEXT) for the wrappers. In rewrite mode its work in libc (do_sym, _dl_catch_exception, the  */
+/* dlerror state's lock) is rewritten code and would be recorded as the calling thread's accesses, which  */
+/* the program never made (Valgrind Lackey's trace has none): it records into the sink.                   */
+void *rt_next(const char *name)
+{
+    char *saved = rw_sink_enter();
+    void *f = dlsym(RTLD_NEXT, name);
+    rw_sink_leave(saved);
+    return f;
+}
+
+static void *next_fn(const char *name) { return rt_next(name); }
 
 static int exec_v(int kind, const char *path, char *const argv[], char *const envp[], uint64_t caller)
 {
@@ -405,14 +418,45 @@ struct start {
     void *arg;
     uint64_t parent;
     struct rt_buf *buf;         /* the buffer handed over through the TLS image (rt_thread_start.c), or NULL */
+    int busy;                   /* a slot of starts[] in use */
 };
+
+/* The start records come from a static pool, not malloc: a malloc in pthread_create and a free in the new  */
+/* thread are the runtime's, not the program's, yet in rewrite mode they run rewritten libc (recorded), and */
+/* the free made every new thread create a malloc arena that it never would natively (found comparing the  */
+/* threads kernel with Lackey). A slot is busy only from pthread_create to the thread's first instruction;  */
+/* past 256 such at once, malloc serves, its accesses into the sink.                                        */
+static struct start starts[256];
+
+static struct start *start_get(void)
+{
+    for (unsigned i = 0; i < sizeof starts / sizeof starts[0]; i++)
+        if (!__atomic_exchange_n(&starts[i].busy, 1, __ATOMIC_ACQUIRE)) return &starts[i];
+    char *saved = rw_sink_enter();
+    rt_self.internal = 1;
+    struct start *s = malloc(sizeof *s);
+    rt_self.internal = 0;
+    rw_sink_leave(saved);
+    return s;
+}
+
+static void start_put(struct start *s)
+{
+    if (s >= starts && s < starts + sizeof starts / sizeof starts[0]) {
+        __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+        return;
+    }
+    char *saved = rw_sink_enter();
+    rt_self.internal = 1;
+    free(s);
+    rt_self.internal = 0;
+    rw_sink_leave(saved);
+}
 
 static void *thread_start(void *p)
 {
     struct start s = *(struct start *)p;
-    rt_self.internal = 1;
-    free(p);
-    rt_self.internal = 0;
+    start_put(p);
     if (s.buf) rt_thread_begin_in(s.buf, s.parent);
     else if (rt.state == RT_RUNNING) rt_thread_begin(s.parent, 1);
     return s.fn(s.arg);
@@ -422,9 +466,7 @@ RT_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 {
     typeof(&pthread_create) next = (typeof(next))next_fn("pthread_create");
     if (rt_self.internal || rt.state != RT_RUNNING) return next(t, attr, fn, arg);
-    rt_self.internal = 1;
-    struct start *s = malloc(sizeof *s);
-    rt_self.internal = 0;
+    struct start *s = start_get();
     if (!s) return next(t, attr, fn, arg);
     s->fn = fn;
     s->arg = arg;
@@ -434,10 +476,6 @@ RT_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
     rt_self.internal = 0;
     int rc = next(t, attr, thread_start, s);
     rt_handover_end(s->buf, rc == 0);
-    if (rc) {
-        rt_self.internal = 1;
-        free(s);
-        rt_self.internal = 0;
-    }
+    if (rc) start_put(s);
     return rc;
 }

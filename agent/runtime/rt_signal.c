@@ -28,6 +28,31 @@
 
 #include "rt.h"
 
+/* The sigset operations on the bits themselves, not libc's: in rewrite mode libc's are rewritten code and */
+/* the runtime's calls (its handler's mask, the wrappers' copies) were recorded as the program's accesses  */
+/* (found comparing sqlite3 with Lackey). As glibc's: sigfillset leaves out its internal signals 32, 33.   */
+#define RT_SIGWORD(sig) (((unsigned long *)set)[((unsigned)(sig) - 1) / (8 * sizeof(unsigned long))])
+#define RT_SIGBIT(sig) (1UL << (((unsigned)(sig) - 1) % (8 * sizeof(unsigned long))))
+static int rt_sigemptyset(sigset_t *set)
+{
+    for (unsigned i = 0; i < sizeof *set / sizeof(unsigned long); i++) ((unsigned long *)set)[i] = 0;
+    return 0;
+}
+static int rt_sigfillset(sigset_t *set)
+{
+    for (unsigned i = 0; i < sizeof *set / sizeof(unsigned long); i++) ((unsigned long *)set)[i] = ~0UL;
+    RT_SIGWORD(32) &= ~(RT_SIGBIT(32) | RT_SIGBIT(33));
+    return 0;
+}
+static int rt_sigaddset(sigset_t *set, int sig) { RT_SIGWORD(sig) |= RT_SIGBIT(sig); return 0; }
+static int rt_sigdelset(sigset_t *set, int sig) { RT_SIGWORD(sig) &= ~RT_SIGBIT(sig); return 0; }
+static int rt_sigismember(const sigset_t *set, int sig) { return (RT_SIGWORD(sig) & RT_SIGBIT(sig)) != 0; }
+#define sigemptyset rt_sigemptyset
+#define sigfillset rt_sigfillset
+#define sigaddset rt_sigaddset
+#define sigdelset rt_sigdelset
+#define sigismember rt_sigismember
+
 #define SIGBIT(s) (1ULL << ((s) - 1))
 
 static const int fatal_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
@@ -155,9 +180,9 @@ static int install_program(int sig, const struct sigaction *act)
 
 void rt_signal_init(void)
 {
-    s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
-    s.sigprocmask = (typeof(s.sigprocmask))dlsym(RTLD_NEXT, "sigprocmask");
-    s.pthread_sigmask = (typeof(s.pthread_sigmask))dlsym(RTLD_NEXT, "pthread_sigmask");
+    s.sigaction = (typeof(s.sigaction))rt_next("sigaction");
+    s.sigprocmask = (typeof(s.sigprocmask))rt_next("sigprocmask");
+    s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) s.owned[fatal_signals[i]] = 1;
     for (int sig = 1; sig < 65; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
@@ -181,7 +206,7 @@ void rt_signal_init(void)
 
 RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (!s.sigaction) s.sigaction = (typeof(s.sigaction))dlsym(RTLD_NEXT, "sigaction");
+    if (!s.sigaction) s.sigaction = (typeof(s.sigaction))rt_next("sigaction");
     struct sigaction copy;
     if (act) {
         copy = *act;
@@ -236,14 +261,14 @@ static const sigset_t *without_segv(int how, const sigset_t *set, sigset_t *copy
 
 RT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-    if (!s.sigprocmask) s.sigprocmask = (typeof(s.sigprocmask))dlsym(RTLD_NEXT, "sigprocmask");
+    if (!s.sigprocmask) s.sigprocmask = (typeof(s.sigprocmask))rt_next("sigprocmask");
     sigset_t copy;
     return s.sigprocmask(how, without_segv(how, set, &copy), old);
 }
 
 RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-    if (!s.pthread_sigmask) s.pthread_sigmask = (typeof(s.pthread_sigmask))dlsym(RTLD_NEXT, "pthread_sigmask");
+    if (!s.pthread_sigmask) s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     sigset_t copy;
     return s.pthread_sigmask(how, without_segv(how, set, &copy), old);
 }

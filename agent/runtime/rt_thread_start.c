@@ -68,7 +68,9 @@ struct rt_buf *rt_handover_begin(void)
     rt_lock_take(&image_lock);
     if (!looked) { /* under the lock: two first pthread_create calls at once look once */
         looked = 1;
+        char *saved = rw_sink_enter(); /* the runtime's walk in rewritten libc: not the program's accesses */
         dl_iterate_phdr(find_image, NULL);
+        rw_sink_leave(saved);
     }
     if (!image_slot) {
         rt_lock_drop(&image_lock);

@@ -51,7 +51,7 @@ static struct {
 static void *boot_alloc(size_t n) { return mt_boot_alloc(n, 16); }
 static int is_boot(const void *p) { return mt_boot_owns(p); }
 
-#define RESOLVE(name) real.name = (typeof(real.name))dlsym(RTLD_NEXT, #name)
+#define RESOLVE(name) real.name = (typeof(real.name))rt_next(#name)
 void rt_wrappers_init(void)
 {
     MT_WRAPPED(MT_WRAPPED_RESOLVE)
@@ -77,7 +77,16 @@ static __attribute__((noinline)) void emit_alloc(int fn, uint64_t seq, uint64_t 
     rt_emit_seq(&s, s.a.h.size, seq);
 }
 
-static size_t usable_size(void *p) { return p && !is_boot(p) ? malloc_usable_size(p) : 0; }
+/* The block's usable size for the allocation event: the runtime's question, so its accesses in rewritten */
+/* libc go to the sink (rw_sink_enter), not to the program's trace.                                       */
+static size_t usable_size(void *p)
+{
+    if (!p || is_boot(p)) return 0;
+    char *saved = rw_sink_enter();
+    size_t n = malloc_usable_size(p);
+    rw_sink_leave(saved);
+    return n;
+}
 
 static void *allocated(int fn, uint64_t caller, void *p, uint64_t a0, uint64_t a1, uint64_t a2)
 {
@@ -167,7 +176,7 @@ static void *plain_new_nothrow(size_t n, uint64_t caller)
 static void *plain_new(size_t n, uint64_t caller, void *(**real)(size_t), const char *name)
 {
     void *p = plain_new_nothrow(n, caller);
-    if (p || !(*real || (*real = (void *(*)(size_t))dlsym(RTLD_NEXT, name)))) return p;
+    if (p || !(*real || (*real = (void *(*)(size_t))rt_next(name)))) return p;
     return (*real)(n);
 }
 RT_EXPORT void *_Znwm(size_t n) { return plain_new(n, RT_CALLER, &real_new, "_Znwm"); }
@@ -298,7 +307,7 @@ static struct io_fn io_table[IO_N] = {
 static void *io_real(int k)
 {
     struct io_fn *f = &io_table[k];
-    if (!f->real) f->real = dlsym(RTLD_NEXT, f->name);
+    if (!f->real) f->real = rt_next(f->name);
     return f->real;
 }
 
@@ -365,7 +374,7 @@ static int (*real_dlclose)(void *);
 
 RT_EXPORT int dlclose(void *handle)
 {
-    if (!real_dlclose) real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    if (!real_dlclose) real_dlclose = (int (*)(void *))rt_next("dlclose");
     int r = real_dlclose(handle);
     rw_dlopen_returned();
     if (!quiet()) rt_modules_resync();

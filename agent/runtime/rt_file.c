@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -126,14 +127,58 @@ static void write_header(int pid)
     write_all(&h, sizeof h);
 }
 
+/* Whether the regular file open on `fd` (write-only) starts with a trace's magic: read through a second */
+/* descriptor of the same file (same device and inode), since the first one cannot read.                 */
+static int holds_trace(const char *path, int fd)
+{
+    struct stat st, again;
+    int rd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (rd < 0) return 0;
+    char magic[8];
+    int yes = mt_sys2(SYS_fstat, fd, (long)&st) == 0 && mt_sys2(SYS_fstat, rd, (long)&again) == 0 &&
+              st.st_dev == again.st_dev && st.st_ino == again.st_ino &&
+              mt_sys4(SYS_pread64, rd, (long)magic, 8, 0) == 8 && rt_strncmp(magic, MTR_MAGIC, 8) == 0;
+    mt_sys1(SYS_close, rd);
+    return yes;
+}
+
+/* The trace's own name (MEMTRACE_OUT): a new file, or an existing one that is empty, holds a trace (an     */
+/* earlier run's, replaced), or is not a regular file (/dev/null, a FIFO: written as it is). Any other file */
+/* is someone's data, perhaps the program's input: it is left alone and -EEXIST returned.                   */
+static int open_named(const char *path)
+{
+    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd != -EEXIST) return fd;
+    fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0) return fd;
+    struct stat st;
+    if (mt_sys2(SYS_fstat, fd, (long)&st) != 0 || !S_ISREG(st.st_mode)) return fd;
+    if (st.st_size > 0 && !holds_trace(path, fd)) {
+        mt_sys1(SYS_close, fd);
+        return -EEXIST;
+    }
+    mt_sys2(SYS_ftruncate, fd, 0);
+    return fd;
+}
+
+/* Why rt_file_open failed, for its caller's message: an existing file that is not a trace was refused. */
+int rt_file_refused_foreign;
+
 /* Never through a symbolic link, and readable by the user alone. `fresh`: a fork child's file, a name */
 /* made up next to the trace, must be new (O_EXCL): a leftover of an earlier process with this pid is   */
 /* unlinked first (in a sticky directory only its owner can), anything planted there is never written. */
+/* Not fresh: the user's name for the trace, never a file that holds something else (open_named).      */
 static int open_out(const char *path, int pid, int fresh)
 {
-    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (fresh ? O_EXCL : O_TRUNC);
-    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, flags, 0600);
-    if (fd == -EEXIST && mt_sys1(SYS_unlink, path) == 0) fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, flags, 0600);
+    int fd;
+    if (fresh) {
+        int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_EXCL;
+        fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, flags, 0600);
+        if (fd == -EEXIST && mt_sys1(SYS_unlink, path) == 0) fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, flags, 0600);
+    } else {
+        fd = open_named(path);
+        rt_file_refused_foreign = fd == -EEXIST;
+    }
     if (fd < 0) return 0;
     /* Out of the program's way, and found again if the program closes it or takes its number (rt_fd.c). */
     rt_fd_adopt(fd, path);

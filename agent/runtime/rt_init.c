@@ -229,6 +229,7 @@ __attribute__((constructor(101))) static void rt_init(void)
             char msg[4200];
             size_t at = append(msg, 0, sizeof msg, "memtrace: cannot write ");
             at = append(msg, at, sizeof msg, out_path);
+            if (rt_file_refused_foreign) at = append(msg, at, sizeof msg, ": it exists and is not a memtrace trace (it is left as it is)");
             at = append(msg, at, sizeof msg, ": the program does not run without the trace it was asked for\n");
             mt_sys3(SYS_write, 2, msg, at);
             /* Before main: nothing of the program ran, nothing is lost, and a script sees the failure. */

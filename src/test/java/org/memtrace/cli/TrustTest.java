@@ -194,6 +194,31 @@ class TrustTest {
         assertThat((Integer) Files.getAttribute(childTrace, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 0777).isEqualTo(0600);
     }
 
+    /** A compiled-in program's own trace name (MEMTRACE_OUT) never empties a file that holds something else. */
+    @Test
+    void theRuntimeNeverOverwritesAFileThatIsNotATrace() throws Exception {
+        Path named = Files.createDirectories(dir.resolve("named"));
+        Path input = Files.writeString(named.resolve("input.txt"), "precious input\n");
+        Path empty = Files.createFile(named.resolve("empty.mtr")), trace = named.resolve("run.mtr");
+        for (Path out : List.of(input, empty, trace, trace, Path.of("/dev/null"))) {
+            ProcessBuilder pb = new ProcessBuilder(envCc.toString()).directory(named.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            pb.environment().put("MEMTRACE_OUT", out.toString());
+            Process p = pb.start();
+            String err = new String(p.getErrorStream().readAllBytes());
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            if (out.equals(input)) {
+                assertThat(p.exitValue()).as(err).isEqualTo(1);
+                assertThat(err).isEqualTo("memtrace: cannot write " + input + ": it exists and is not a memtrace trace (it is left as it is)"
+                        + ": the program does not run without the trace it was asked for\n");
+                assertThat(Files.readString(input)).isEqualTo("precious input\n");
+            } else {
+                // new, empty, an earlier run's trace (replaced), a device: written
+                assertThat(p.exitValue()).as(out + ": " + err).isZero();
+                if (!out.startsWith("/dev")) assertThat(new String(Files.readAllBytes(out), 0, 8, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("MTRFILE1");
+            }
+        }
+    }
+
     @Test
     void aRunLeavesNoTemporaryTraceBehindItsForkChildsIncluded() throws Exception {
         Path tmp = Files.createDirectories(dir.resolve("private-tmp"));

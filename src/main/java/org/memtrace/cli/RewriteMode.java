@@ -101,8 +101,6 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
     }
 
     private static String line(String module, ModuleRewrite.Prepared p) {
-        String left = p.leftByReason();
-        return "rewrite: " + p.rewritten() + " memory instructions of " + module + " rewritten, " + p.left()
-                + " left untraced" + (left.isEmpty() ? "" : " (" + left + ")");
+        return "rewrite: " + p.counted(module);
     }
 }

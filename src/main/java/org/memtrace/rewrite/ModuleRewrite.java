@@ -24,7 +24,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-7-fde";
+    static final String PLANNER_VERSION = "rewrite-8-int3";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -37,6 +37,19 @@ public final class ModuleRewrite {
         public int rewritten() { return counts.rewritten(); }
 
         public int left() { return counts.leftTotal(); }
+
+        /** The instructions traced through the int3 fallback. */
+        public int trapped() { return counts.trapped(); }
+
+        /**
+         * The summary's words for {@code module}: "N memory instructions of M rewritten, T through the int3
+         * fallback, L left untraced (reasons)".
+         */
+        public String counted(String module) {
+            String reasons = leftByReason();
+            return rewritten() + " memory instructions of " + module + " rewritten, " + trapped() + " through the int3 fallback, "
+                    + left() + " left untraced" + (reasons.isEmpty() ? "" : " (" + reasons + ")");
+        }
 
         /** The instructions left untraced, by reason, in words ("12 shorter than 5 bytes, 3 calls"); empty when none. */
         public String leftByReason() {
@@ -72,6 +85,7 @@ public final class ModuleRewrite {
             throw new RewriteException(module + ": " + e.getMessage());
         }
         List<Decision.Patch> patches = new ArrayList<>();
+        List<Decision.Patch> trapped = new ArrayList<>(); // linked after the patches: trampoline patches.size() + k
         int[] left = new int[Decision.Reason.values().length];
         int rewritten = 0;
         long room = GAP;
@@ -82,6 +96,10 @@ public final class ModuleRewrite {
                     room += TrampolineWriter.bound(p);
                     for (Decision.Part part : p.parts()) if (!part.accesses().isEmpty()) rewritten++;
                 }
+                case Decision.Trapped t -> {
+                    trapped.add(t.patch());
+                    room += TrampolineWriter.bound(t.patch());
+                }
                 case Decision.Covered c -> { } // counted with the patch that moved it
                 case Decision.Left l -> left[l.reason().ordinal()]++;
             }
@@ -90,15 +108,22 @@ public final class ModuleRewrite {
         Path work = Files.createTempDirectory(cache, "work-");
         try {
             Path linkedFile = work.resolve("trampolines.elf");
-            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
+            List<Decision.Patch> all = new ArrayList<>(patches);
+            all.addAll(trapped);
+            TrampolineLinker.Linked linked = TrampolineLinker.link(all, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (linked.text().length > room)
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
             for (int i = 0; i < patches.size(); i++) writes.add(jump(patches.get(i), linked.trampolines()[i]));
+            List<PlanFile.Trap> traps = new ArrayList<>(trapped.size());
+            for (int i = 0; i < trapped.size(); i++) {
+                Decision.Part part = trapped.get(i).parts().getFirst();
+                traps.add(new PlanFile.Trap(part.instruction().address(), linked.trampolines()[patches.size() + i], part.bytes()[0], part.accesses().size()));
+            }
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId(), linked.fixups());
-            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left), elf.buildId().orElse(new byte[0]), linked, writes);
+            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left, traps.size()), elf.buildId().orElse(new byte[0]), linked, writes, traps);
             Path temporary = work.resolve("plan");
             Files.write(temporary, file.bytes());
             Files.move(temporary, plan, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

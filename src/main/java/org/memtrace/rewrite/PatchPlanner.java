@@ -71,6 +71,10 @@ public final class PatchPlanner {
                     while (i + 1 < all.size() && all.get(i + 1).address() < run.end()) i++;
                 }
             }
+            if (d instanceof Decision.Left l && (l.reason() == Decision.Reason.NEIGHBOURS || l.reason() == Decision.Reason.SHORT)) {
+                Decision.Part alone = trapPart(insn, code.bytes().get(i));
+                if (alone != null) d = new Decision.Trapped(new Decision.Patch(List.of(alone)));
+            }
             if (d instanceof Decision.Patch p) consumed = p.end();
             out.add(d);
         }
@@ -245,6 +249,23 @@ public final class PatchPlanner {
             default -> { return null; }
         }
         return new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move);
+    }
+
+    /**
+     * A short instruction as the one part of a trampoline the int3 fallback enters (the instruction keeps its
+     * place, so nothing about its neighbours matters), or null when a probe cannot record it: sequential
+     * ones, any return, an indirect jump (its bytes, RIP-relative re-aimed; nothing falls through) and the
+     * calls a trampoline emulates.
+     */
+    private Decision.Part trapPart(Instruction insn, byte[] bytes) {
+        if (refusal(insn, bytes) != null) return null;
+        Decision.Move move = switch (insn.flow()) {
+            case SEQUENTIAL, RETURN -> Decision.Move.COPY;
+            case JUMP -> insn.branchTarget().isEmpty() ? Decision.Move.COPY : null;
+            case CALL -> callMove(insn, bytes);
+            default -> null;
+        };
+        return move == null ? null : new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move);
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */

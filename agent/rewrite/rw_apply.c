@@ -75,7 +75,7 @@ _Static_assert(sizeof(struct rw_patch) == RW_PATCH, "plan patch");
 /* An int3 over the instruction at address (link-time) whose first byte is old; its trampoline at tramp. */
 struct rw_trap_place {
     uint64_t address, tramp;
-    unsigned char old, pad[3];
+    unsigned char old, flags, pad[2]; /* flags: RW_TRAP_SIGMASK */
     uint32_t accesses;
 };
 _Static_assert(sizeof(struct rw_trap_place) == RW_TRAP, "plan trap");
@@ -343,6 +343,7 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
             e[i].at = bias + tplace[i].address;
             e[i].to = at + (tplace[i].tramp - h->text_address);
             e[i].accesses = tplace[i].accesses;
+            e[i].flags = tplace[i].flags;
         }
         int ok = rw_trap_add(bias, e, h->traps);
         mt_sys2(SYS_munmap, e, ((size_t)h->traps * sizeof *e + page - 1) & ~(page - 1));

@@ -73,6 +73,41 @@ void rw_trap_forget(uint64_t module_bias)
 
 int rw_trap_active(void) { return used > 0; }
 
+#define BIT(s) (1ULL << ((s) - 1))
+
+/*
+ * The thread's rt_sigprocmask(how=%rdi, set=%rsi, old=%rdx, size=%r10), made on the context: the mask the
+ * kernel puts back when the handler returns is the thread's, so the call changes that one, SIGTRAP and
+ * SIGSEGV left out (the fallback's trap and a probe's fault must never be blocked). %rax, %rcx and %r11
+ * as the syscall instruction leaves them; the thread goes on after it (next).
+ */
+static void sigmask_call(ucontext_t *uc, uint64_t next)
+{
+    greg_t *g = uc->uc_mcontext.gregs;
+    uint64_t how = (uint64_t)g[REG_RDI], set = (uint64_t)g[REG_RSI], old = (uint64_t)g[REG_RDX], cur, want;
+    long rv = 0;
+    rt_memcpy(&cur, &uc->uc_sigmask, 8);
+    want = cur;
+    if (g[REG_R10] != 8) rv = -22; /* EINVAL */
+    else if (set) {
+        uint64_t s;
+        rt_memcpy(&s, (const void *)(uintptr_t)set, 8);
+        if (how == SIG_BLOCK) want = cur | s;
+        else if (how == SIG_UNBLOCK) want = cur & ~s;
+        else if (how == SIG_SETMASK) want = s;
+        else rv = -22;
+    }
+    if (!rv) {
+        if (old) rt_memcpy((void *)(uintptr_t)old, &cur, 8);
+        want &= ~(BIT(SIGKILL) | BIT(SIGSTOP) | BIT(SIGTRAP) | BIT(SIGSEGV));
+        rt_memcpy(&uc->uc_sigmask, &want, 8);
+    }
+    g[REG_RAX] = rv;
+    g[REG_RCX] = (greg_t)next;
+    g[REG_R11] = g[REG_EFL];
+    g[REG_RIP] = (greg_t)next;
+}
+
 int rw_trap(const siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code != SI_KERNEL) return 0;
@@ -91,6 +126,11 @@ int rw_trap(const siginfo_t *si, ucontext_t *uc)
             else b = m;
         }
         if (a == t->n || t->e[a].at != pc || *(const volatile unsigned char *)pc != 0xcc) return 0;
+        if (t->e[a].flags & RW_TRAP_SIGMASK) {
+            if (uc->uc_mcontext.gregs[REG_RAX] == SYS_rt_sigprocmask) sigmask_call(uc, pc + 2);
+            else uc->uc_mcontext.gregs[REG_RIP] = (greg_t)t->e[a].to; /* another call after all: made out of line */
+            return 1;
+        }
         uc->uc_mcontext.gregs[REG_RIP] = (greg_t)t->e[a].to;
         __atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&accesses, t->e[a].accesses, __ATOMIC_RELAXED);

@@ -163,8 +163,9 @@ struct rw_trap_entry {
     uint64_t at;        /* the int3, at run time */
     uint64_t to;        /* its trampoline, at run time */
     uint32_t accesses;  /* what the trampoline records (the fallback's count) */
-    uint32_t pad;
+    uint32_t flags;     /* RW_TRAP_SIGMASK: an rt_sigprocmask syscall the handler makes itself */
 };
+#define RW_TRAP_SIGMASK 1
 int rw_trap_add(uint64_t module_bias, const struct rw_trap_entry *e, uint32_t n); /* 0 when no room */
 void rw_trap_forget(uint64_t module_bias);
 int rw_trap_active(void);           /* a table was ever added */

@@ -24,7 +24,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-8-int3";
+    static final String PLANNER_VERSION = "rewrite-8-int3-sigmask";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -100,6 +100,10 @@ public final class ModuleRewrite {
                     trapped.add(t.patch());
                     room += TrampolineWriter.bound(t.patch());
                 }
+                case Decision.SignalMask m -> {
+                    trapped.add(m.patch());
+                    room += TrampolineWriter.bound(m.patch());
+                }
                 case Decision.Covered c -> { } // counted with the patch that moved it
                 case Decision.Left l -> left[l.reason().ordinal()]++;
             }
@@ -116,14 +120,19 @@ public final class ModuleRewrite {
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
             for (int i = 0; i < patches.size(); i++) writes.add(jump(patches.get(i), linked.trampolines()[i]));
             List<PlanFile.Trap> traps = new ArrayList<>(trapped.size());
+            int viaTrap = 0;
             for (int i = 0; i < trapped.size(); i++) {
                 Decision.Part part = trapped.get(i).parts().getFirst();
-                traps.add(new PlanFile.Trap(part.instruction().address(), linked.trampolines()[patches.size() + i], part.bytes()[0], part.accesses().size()));
+                boolean mask = part.instruction().flow() == org.memtrace.x86.Flow.SYSTEM_CALL;
+                if (!mask) viaTrap++;
+                traps.add(new PlanFile.Trap(part.instruction().address(), linked.trampolines()[patches.size() + i], part.bytes()[0],
+                        part.accesses().size(), mask));
             }
+            traps.sort(Comparator.comparingLong(PlanFile.Trap::address)); // the runtime's binary search
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId(), linked.fixups());
-            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left, traps.size()), elf.buildId().orElse(new byte[0]), linked, writes, traps);
+            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left, viaTrap), elf.buildId().orElse(new byte[0]), linked, writes, traps);
             Path temporary = work.resolve("plan");
             Files.write(temporary, file.bytes());
             Files.move(temporary, plan, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

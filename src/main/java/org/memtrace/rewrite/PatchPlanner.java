@@ -57,6 +57,11 @@ public final class PatchPlanner {
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
+            if (insn.flow() == Flow.SYSTEM_CALL && setsSignalMask(code, i)) {
+                out.add(new Decision.SignalMask(new Decision.Patch(List.of(
+                        new Decision.Part(insn, code.bytes().get(i), List.of(), -1, Decision.Move.COPY)))));
+                continue;
+            }
             if (insn.accesses().isEmpty()) continue;
             Decision d = decide(insn, code.bytes().get(i));
             if (d instanceof Decision.Left l && l.reason() == Decision.Reason.SHORT && !code.movable().isEmpty()) {
@@ -79,6 +84,27 @@ public final class PatchPlanner {
             out.add(d);
         }
         return out;
+    }
+
+    /** rt_sigprocmask, the system call whose number a {@link Decision.SignalMask} site loads. */
+    private static final byte[] MOV_SIGPROCMASK = {(byte) 0xb8, 14, 0, 0, 0};
+
+    /**
+     * Whether the {@code syscall} at {@code all[i]} is an {@code rt_sigprocmask}: a {@code mov $14,%eax} among
+     * the 8 sequential instructions before it, no branch target between. (A wrong guess costs a trap: the
+     * runtime looks at %rax before it emulates.)
+     */
+    private static boolean setsSignalMask(Code code, int i) {
+        List<Instruction> all = code.instructions();
+        byte[] self = code.bytes().get(i);
+        if (self.length != 2 || (self[0] & 0xff) != 0x0f || self[1] != 0x05) return false;
+        for (int k = i - 1; k >= 0 && k >= i - 8; k--) {
+            Instruction before = all.get(k);
+            if (before.flow() != Flow.SEQUENTIAL || before.nextAddress() != all.get(k + 1).address()
+                    || code.targets().contains(all.get(k + 1).address())) return false;
+            if (Arrays.equals(code.bytes().get(k), MOV_SIGPROCMASK)) return true;
+        }
+        return false;
     }
 
     /** The module's code, the places control may reach other than by falling through, and the functions whose runs may move. */

@@ -27,9 +27,10 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
     /**
      * An {@code int3} over the instruction at link-time {@code address}, whose first byte is {@code old}: the
      * runtime's SIGTRAP handler sends the thread to the trampoline at link-time {@code trampoline}, which
-     * records {@code accesses} accesses (the fallback's count).
+     * records {@code accesses} accesses (the fallback's count); {@code signalMask}: an {@code rt_sigprocmask}
+     * system call the handler makes itself, SIGTRAP left out of the mask ({@link Decision.SignalMask}).
      */
-    record Trap(long address, long trampoline, byte old, int accesses) {}
+    record Trap(long address, long trampoline, byte old, int accesses, boolean signalMask) {}
 
     /**
      * What the planner decided, by outcome: rewritten instructions, those traced through the int3 fallback
@@ -66,7 +67,7 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         }
         for (int f : fixups) b.putInt(f);
         b.position(b.position() + (fixups.length % 2) * 4);
-        for (Trap t : traps) b.putLong(t.address()).putLong(t.trampoline()).put(t.old()).put(new byte[3]).putInt(t.accesses());
+        for (Trap t : traps) b.putLong(t.address()).putLong(t.trampoline()).put(t.old()).put((byte) (t.signalMask() ? 1 : 0)).put(new byte[2]).putInt(t.accesses());
         return b.array();
     }
 

@@ -9,7 +9,9 @@
  * 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32 between trampolines and module by the text's
  * displacement (the plan's fix-ups, and the jumps it writes), fills the cursor slot with the offset of
  * __memtrace_cursor from the thread pointer, and writes each planned `jmp rel32` over the first five bytes
- * of its instruction. The trampolines record through the runtime exactly as compiled-in probes do (they are
+ * of its instruction. The plan's int3 places (the fallback for instructions no jump can patch, and the
+ * rt_sigprocmask syscalls that must not block SIGTRAP) become a table handed to rw_trap.c before their
+ * `int3` bytes are written with the jumps. The trampolines record through the runtime exactly as compiled-in probes do (they are
  * its GOT-form group probes), so the .mtr file is the same kind of file; rw_report adds an MT_MODULE per
  * trampoline file at the bias that places its text, and the reader finds through it the site table that
  * names the module's instructions (the file names its module by build-id).

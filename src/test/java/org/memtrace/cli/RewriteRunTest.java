@@ -234,9 +234,14 @@ class RewriteRunTest {
         FunctionRanges libcRanges = new FunctionRanges(List.copyOf(functions.values()));
         long stdoutFile = ElfFile.read(libc).dynsym().stream().filter(x -> x.name().equals("_IO_2_1_stdout_"))
                 .findFirst().orElseThrow().value();
-        Set<Long> left = new HashSet<>();
-        for (Decision d : new PatchPlanner(new Decoder()).plan(ElfFile.read(libc)))
+        Set<Long> left = new HashSet<>(), exchanges = new HashSet<>();
+        for (Decision d : new PatchPlanner(new Decoder()).plan(ElfFile.read(libc))) {
             if (d instanceof Decision.Left l && libcRanges.contains(l.instruction().address())) left.add(l.instruction().address());
+            // Valgrind translates xchg with memory as a load and a compare-and-swap, which Lackey logs as a
+            // load and a modify: two loads per execution (the stdio lock's release in vfprintf, traced since
+            // the int3 fallback takes it)
+            if (d.instruction().mnemonic().equals("xchg") && libcRanges.contains(d.instruction().address())) exchanges.add(d.instruction().address());
+        }
 
         Path prog = Gcc.compile(dir, "lackey_libc.c", "libc", "-O2", "-g", "-no-pie");
         FunctionRanges main = FunctionRanges.of(prog, List.of("main"));
@@ -274,6 +279,10 @@ class RewriteRunTest {
         for (var e : lackey.entrySet()) {
             String k = e.getKey();
             long offset = Long.parseUnsignedLong(k.substring(k.indexOf('+') + 1), 16);
+            if (k.startsWith(k.charAt(0) + "libc+") && exchanges.contains(offset)) {
+                assertThat(memtrace.get(k)).as("%s: xchg, once per execution", k).isEqualTo(e.getValue() / (k.charAt(0) == 'L' ? 2 : 1));
+                continue;
+            }
             if (k.startsWith(k.charAt(0) + "libc+") && left.contains(offset)) {
                 assertThat(memtrace).as("left instruction %s recorded", k).doesNotContainKey(k);
                 continue;

@@ -49,7 +49,8 @@ class RewriteThreadsTest {
                 assertThat(firstRegion.get(tid)).doesNotStartWith("fill_w").doesNotStartWith("worker");
             });
             assertThat(fills).doesNotContainKey(mainTid);
-            assertThat(mainSums).hasSize(8000);
+            assertThat(mainSums).as("8 rows, and the ret's load (the int3 fallback)").hasSize(8001)
+                    .filteredOn(x -> x.startsWith("data+")).hasSize(8000);
         }
     }
 }

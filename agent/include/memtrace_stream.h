@@ -56,6 +56,7 @@ enum mt_type {
     MT_STATS = 11,    /* the agent's counters, written just before MT_EXIT */
     MT_FORK = 12,     /* the program forked a child (which runs untraced) */
     MT_WRITER = 13,   /* compiled-in runtime: how long the program waited for its trace writer, just before MT_EXIT */
+    MT_FALLBACK = 14, /* rewrite mode: the int3 fallback's traps and the accesses they recorded, just before MT_EXIT */
 };
 
 /* 8 bytes at the start of every record. */
@@ -225,6 +226,14 @@ struct mt_writer {
     uint64_t wait_ns;
     uint64_t waits;
     uint64_t buffers;
+};
+
+/* MT_FALLBACK (libmemtrace-rt.so in `memtrace run --mode rewrite`, agent/rewrite/rw_trap.c): `traps` times a  */
+/* thread reached an instruction through the int3 fallback, whose trampolines recorded `accesses` accesses.   */
+struct mt_fallback {
+    struct mt_rec_header h;
+    uint64_t traps;
+    uint64_t accesses;
 };
 
 #endif

@@ -9,7 +9,9 @@
  * 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32 between trampolines and module by the text's
  * displacement (the plan's fix-ups, and the jumps it writes), fills the cursor slot with the offset of
  * __memtrace_cursor from the thread pointer, and writes each planned `jmp rel32` over the first five bytes
- * of its instruction. The trampolines record through the runtime exactly as compiled-in probes do (they are
+ * of its instruction. The plan's int3 places (the fallback for instructions no jump can patch, and the
+ * rt_sigprocmask syscalls that must not block SIGTRAP) become a table handed to rw_trap.c before their
+ * `int3` bytes are written with the jumps. The trampolines record through the runtime exactly as compiled-in probes do (they are
  * its GOT-form group probes), so the .mtr file is the same kind of file; rw_report adds an MT_MODULE per
  * trampoline file at the bias that places its text, and the reader finds through it the site table that
  * names the module's instructions (the file names its module by build-id).
@@ -51,8 +53,9 @@
 #endif
 
 #define RW_MAGIC 0x314e4c505752544dULL /* "MTRWPLN1" */
-#define RW_HEADER 96
+#define RW_HEADER 104
 #define RW_PATCH 24
+#define RW_TRAP 24
 
 struct rw_header {
     uint64_t magic;
@@ -61,6 +64,7 @@ struct rw_header {
     uint32_t module_id_len, tramp_id_len, tramp_path_len, reasons;
     uint32_t left[8];
     uint32_t rewritten, fixups;
+    uint32_t traps, trapped; /* int3 places; instructions traced through them (the summary's) */
 };
 _Static_assert(sizeof(struct rw_header) == RW_HEADER, "plan header");
 
@@ -69,6 +73,14 @@ struct rw_patch {
     unsigned char old[8], jump[8];
 };
 _Static_assert(sizeof(struct rw_patch) == RW_PATCH, "plan patch");
+
+/* An int3 over the instruction at address (link-time) whose first byte is old; its trampoline at tramp. */
+struct rw_trap_place {
+    uint64_t address, tramp;
+    unsigned char old, flags, pad[2]; /* flags: RW_TRAP_SIGMASK */
+    uint32_t accesses;
+};
+_Static_assert(sizeof(struct rw_trap_place) == RW_TRAP, "plan trap");
 
 #define RW_MODULES 256 /* at once: dlclose frees an entry */
 
@@ -163,15 +175,17 @@ static unsigned char *read_plan(const char *path, size_t *len)
     return buf;
 }
 
-/* The executable segment of the object that holds [a, a+5), or NULL. */
-static const ElfW(Phdr) *code_segment(const struct dl_phdr_info *exe, uint64_t a)
+/* The executable segment of the object that holds [a, a+n), or NULL. */
+static const ElfW(Phdr) *code_bytes(const struct dl_phdr_info *exe, uint64_t a, uint64_t n)
 {
     for (int i = 0; i < exe->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &exe->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a >= ph->p_vaddr && a + 5 <= ph->p_vaddr + ph->p_filesz) return ph;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a >= ph->p_vaddr && a + n <= ph->p_vaddr + ph->p_filesz) return ph;
     }
     return NULL;
 }
+
+static const ElfW(Phdr) *code_segment(const struct dl_phdr_info *exe, uint64_t a) { return code_bytes(exe, a, 5); }
 
 static int prot_of(uint32_t flags)
 {
@@ -254,13 +268,19 @@ static const char *check_plan(const unsigned char *plan, size_t len)
     uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
     uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
     uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
-    if (h->magic != RW_MAGIC || h->version != 2 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
+    uint64_t traps_at = fixups_at + pad8(4ULL * h->fixups);
+    if (h->magic != RW_MAGIC || h->version != 3 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
         || h->module_id_len > 64 || h->text_size > len || h->cursor_slot - h->text_address + 8 > h->text_size
-        || fixups_at + pad8(4ULL * h->fixups) != len)
+        || traps_at + (uint64_t)h->traps * RW_TRAP != len)
         return "the plan is damaged or of another version: ";
     const uint32_t *fix = (const void *)(plan + fixups_at);
     for (uint32_t i = 0; i < h->fixups; i++)
         if ((uint64_t)fix[i] + 4 > h->text_size) return "the plan is damaged (a fix-up outside its text): ";
+    /* the handler's binary search needs the places in increasing order, each trampoline inside the text */
+    const struct rw_trap_place *t = (const void *)(plan + traps_at);
+    for (uint32_t i = 0; i < h->traps; i++)
+        if ((i && t[i].address <= t[i - 1].address) || t[i].tramp < h->text_address || t[i].tramp >= h->text_address + h->text_size)
+            return "the plan is damaged (its int3 places out of order or their trampolines outside its text): ";
     return NULL;
 }
 
@@ -275,6 +295,7 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
     uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
     uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
+    uint64_t traps_at = fixups_at + pad8(4ULL * h->fixups);
     *quiet = 0;
     if (rw_count == RW_MODULES) return "too many rewritten modules; not applied: ";
     const struct rw_patch *p = (const void *)(plan + patches_at);
@@ -282,6 +303,12 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     for (uint32_t i = 0; i < h->patches; i++)
         if (!code_segment(o, p[i].address) || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, 5)) {
             *quiet = !h->module_id_len; /* without build-ids, differing bytes are another program */
+            return "the module's code differs from its plan at an instruction: ";
+        }
+    const struct rw_trap_place *tplace = (const void *)(plan + traps_at);
+    for (uint32_t i = 0; i < h->traps; i++)
+        if (!code_bytes(o, tplace[i].address, 1) || *(const unsigned char *)(o->dlpi_addr + tplace[i].address) != tplace[i].old) {
+            *quiet = !h->module_id_len;
             return "the module's code differs from its plan at an instruction: ";
         }
     uint64_t page = (uint64_t)rt.page, bias = o->dlpi_addr, lo, hi;
@@ -307,6 +334,26 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
         mt_sys2(SYS_munmap, at, size);
         return "cannot make the trampolines executable: ";
     }
+    /* the int3 fallback's table, at run time, before any int3 is written (rw_trap.c) */
+    if (h->traps) {
+        struct rw_trap_entry *e = rt_map((size_t)h->traps * sizeof *e);
+        if (!e) {
+            mt_sys2(SYS_munmap, at, size);
+            return "no memory for the int3 fallback's table: ";
+        }
+        for (uint32_t i = 0; i < h->traps; i++) {
+            e[i].at = bias + tplace[i].address;
+            e[i].to = at + (tplace[i].tramp - h->text_address);
+            e[i].accesses = tplace[i].accesses;
+            e[i].flags = tplace[i].flags;
+        }
+        int ok = rw_trap_add(bias, e, h->traps);
+        mt_sys2(SYS_munmap, e, ((size_t)h->traps * sizeof *e + page - 1) & ~(page - 1));
+        if (!ok) {
+            mt_sys2(SYS_munmap, at, size);
+            return "too many modules with int3 places; not applied: ";
+        }
+    }
     /* From here the module's own code may be running through trampolines, libc's included: nothing below */
     /* calls into libc (raw system calls and the runtime's own copies only) until every jump is written.    */
     struct rw_applied *a = &rw[rw_count];
@@ -329,6 +376,8 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
             rt_memcpy(jump + 1, &rel, 4);
             rt_memcpy((void *)(bias + p[i].address), jump, 5);
         }
+        for (uint32_t i = 0; i < h->traps; i++)
+            if (code_bytes(o, tplace[i].address, 1) == ph) *(volatile unsigned char *)(bias + tplace[i].address) = 0xcc;
         mt_sys3(SYS_mprotect, from, to - from, prot_of(ph->p_flags));
         a->text = at;
     }
@@ -391,6 +440,7 @@ void rw_forget(uint64_t bias)
 {
     for (int i = 0; i < rw_count; i++) {
         if (rw[i].module_bias != bias) continue;
+        rw_trap_forget(bias);
         if (rw[i].text) mt_sys2(SYS_munmap, rw[i].text, rw[i].text_size);
         rw[i] = rw[--rw_count];
         return;

@@ -21,6 +21,7 @@
  *   ../common/    what the runtime shares with the fault-mode agent (common/mt_common.h)
  *   ../rewrite/rw_apply.c  the rewrite plan of `memtrace run --mode rewrite`, applied at start
  *   ../rewrite/rw_dlopen.c libraries opened by dlopen rewritten in that mode, forgotten at dlclose
+ *   ../rewrite/rw_trap.c   the int3 fallback: SIGTRAP at an instruction no jump could patch, sent to its trampoline
  *
  * The runtime makes every system call itself (mt_sys*, mt_native.h): libc's entry points for write, mmap, sigaction
  * and friends are the wrappers of this very library.
@@ -161,6 +162,20 @@ uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi); /* fr
 const char *rw_apply_loaded(const char *plan, const struct dl_phdr_info *o); /* NULL, or why not */
 void rw_forget(uint64_t bias);      /* the module at bias was unloaded: its trampolines go */
 void rw_report_last(void);          /* MT_MODULE of the trampoline file applied last */
+/* agent/rewrite/rw_trap.c: the int3 fallback; a table of places per module, sorted by address */
+struct rw_trap_entry {
+    uint64_t at;        /* the int3, at run time */
+    uint64_t to;        /* its trampoline, at run time */
+    uint32_t accesses;  /* what the trampoline records (the fallback's count) */
+    uint32_t flags;     /* RW_TRAP_SIGMASK: an rt_sigprocmask syscall the handler makes itself */
+};
+#define RW_TRAP_SIGMASK 1
+int rw_trap_add(uint64_t module_bias, const struct rw_trap_entry *e, uint32_t n); /* 0 when no room */
+void rw_trap_forget(uint64_t module_bias);
+int rw_trap_active(void);           /* a table was ever added */
+int rw_trap(const siginfo_t *si, ucontext_t *uc); /* 1: one of ours, the context sent to its trampoline */
+void rw_trap_forked(void);          /* in a fork child: its counts start at 0 */
+void rw_trap_report(void);          /* MT_FALLBACK, when a table was ever added */
 /* agent/rewrite/rw_dlopen.c: libraries opened by dlopen, rewritten before their constructors */
 void rw_dlopen_init(const char *socket);
 void rw_dlopen_returned(void);      /* after dlopen/dlclose: the scan, when ld.so could not be hooked */

@@ -233,6 +233,7 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
         w.buffers = __atomic_load_n(&wr.buffers, __ATOMIC_RELAXED);
         rt_emit(&w, sizeof w);
     }
+    rw_trap_report(); /* rewrite mode's int3 fallback: its traps and their accesses */
     rt_emit(&r, len);
     /* One thread finishes (two threads may crash at once, or one exits while another crashes). */
     int running = RT_RUNNING;

@@ -383,6 +383,7 @@ static pid_t fork_common(void)
     pid_t p = next();
     if (p == 0) {
         rt_after_fork_child();
+        rw_trap_forked();
         rt_self.internal = saved;
         if (rt.to_file) {
             size_t at = append(out_path, rt_strlen(out_path), sizeof out_path, ".");

@@ -16,6 +16,12 @@
  * probes start where the loop's records end, and the loop goes on after the handler's; a probe stopped
  * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's.
  *
+ * In rewrite mode (rw_planned at start) SIGTRAP is kept the same way: the int3 fallback (rw_trap.c) lives
+ * on it. Its handler stays the runtime's (SA_NODEFER, SIGTRAP never in its mask), the program's action is
+ * only recorded and called for every SIGTRAP that is not the fallback's (raise, kill, the program's own
+ * int3), SIG_IGN ignores a sent one and a trap dies as the kernel would kill, and sigprocmask,
+ * pthread_sigmask and the masks of the program's handlers never block it: a blocked trap kills.
+ *
  * What it gets wrong: real-time signals and signals ignored by default are not watched; a program that
  * dies of a signal it had a handler for (its handler re-raises after resetting to SIG_DFL) is caught only
  * when it resets through sigaction/signal. Blocking SIGSEGV through sigsuspend/ppoll/signalfd masks or raw
@@ -64,6 +70,7 @@ static struct {
     int (*sigprocmask)(int, const sigset_t *, sigset_t *);
     int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
     unsigned char owned[65];            /* signals the runtime watches */
+    int trap;                           /* SIGTRAP kept like SIGSEGV: rewrite mode's int3 fallback */
     unsigned char known[65];            /* app[sig] holds the program's view */
     struct sigaction app[65];           /* the program's view of their actions */
 } s;
@@ -72,18 +79,22 @@ static void on_signal(int sig, siginfo_t *si, void *ucv);
 static void program_handler(int sig, siginfo_t *si, void *ucv);
 static void call_program(void *h, int flags, int sig, siginfo_t *si, ucontext_t *uc);
 
+/* The signals the runtime lives on: never blocked for the program, always the runtime's handler. */
+static int kept(int sig) { return sig == SIGSEGV || (sig == SIGTRAP && s.trap); }
+
 static void install_ours(int sig)
 {
     struct sigaction a;
     rt_memzero(&a, sizeof a);
     a.sa_sigaction = on_signal;
-    a.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | (sig == SIGSEGV ? SA_NODEFER : 0);
+    a.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | (kept(sig) ? SA_NODEFER : 0);
     /* Nothing asynchronous interrupts the handler (it may be mid-way through a buffer swap). */
     sigfillset(&a.sa_mask);
     sigdelset(&a.sa_mask, SIGSEGV);
     sigdelset(&a.sa_mask, SIGBUS);
     sigdelset(&a.sa_mask, SIGFPE);
     sigdelset(&a.sa_mask, SIGILL);
+    if (s.trap) sigdelset(&a.sa_mask, SIGTRAP); /* libc the handler runs (zstd's memcpy) may trap */
     s.sigaction(sig, &a, NULL);
 }
 
@@ -111,14 +122,15 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
     if (sig == SIGSEGV && rt_probe_fault(si, uc)) return;
+    if (sig == SIGTRAP && s.trap && rw_trap(si, uc)) return;
     struct sigaction *a = &s.app[sig];
-    int sync = si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+    int sync = si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP);
     if (a->sa_handler == SIG_IGN && !sync) return;
     if (a->sa_handler == SIG_DFL || a->sa_handler == SIG_IGN) {
         die(sig, si, uc);
         return;
     }
-    /* The program's handler (only SIGSEGV's comes here while the program has one). */
+    /* The program's handler (only SIGSEGV's and a kept SIGTRAP's come here while the program has one). */
     void *h = (void *)a->sa_sigaction;
     int flags = a->sa_flags;
     sigset_t mask = uc->uc_sigmask, old;
@@ -126,6 +138,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         if (sigismember(&a->sa_mask, i) == 1) sigaddset(&mask, i);
     if (!(flags & SA_NODEFER)) sigaddset(&mask, sig);
     sigdelset(&mask, SIGSEGV);
+    if (s.trap) sigdelset(&mask, SIGTRAP);
     if (flags & SA_RESETHAND) a->sa_handler = SIG_DFL;
     mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, 8);
     call_program(h, flags, sig, si, uc);
@@ -184,6 +197,7 @@ void rt_signal_init(void)
     s.sigprocmask = (typeof(s.sigprocmask))rt_next("sigprocmask");
     s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) s.owned[fatal_signals[i]] = 1;
+    s.trap = rw_planned();
     for (int sig = 1; sig < 65; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
         /* A sigaction through this library before now (a preinit_array, an earlier constructor) set the */
@@ -195,12 +209,13 @@ void rt_signal_init(void)
         }
         sighandler_t h = s.app[sig].sa_handler;
         /* An inherited SIG_IGN (nohup) stays; a handler set before us is entered through program_handler. */
-        if (sig == SIGSEGV || (h == SIG_DFL && s.owned[sig])) install_ours(sig);
+        if (kept(sig) || (h == SIG_DFL && s.owned[sig])) install_ours(sig);
         else if (h != SIG_DFL && h != SIG_IGN) install_program(sig, &s.app[sig]);
     }
     sigset_t segv;
     sigemptyset(&segv);
     sigaddset(&segv, SIGSEGV);
+    if (s.trap) sigaddset(&segv, SIGTRAP);
     s.sigprocmask(SIG_UNBLOCK, &segv, NULL);
 }
 
@@ -211,6 +226,7 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     if (act) {
         copy = *act;
         sigdelset(&copy.sa_mask, SIGSEGV);
+        if (s.trap) sigdelset(&copy.sa_mask, SIGTRAP);
         act = &copy;
     }
     if (sig <= 0 || sig >= 65 || sig == SIGKILL || sig == SIGSTOP) return s.sigaction(sig, act, old);
@@ -224,7 +240,7 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
         /* the program's view first: a signal already on its way to program_handler finds the new action */
         s.app[sig] = *act;
         int rc = 0;
-        if (sig == SIGSEGV)
+        if (kept(sig))
             ; /* on_signal stays installed and calls the program's handler for faults not the runtime's */
         else if (act->sa_handler == SIG_DFL && s.owned[sig])
             install_ours(sig);
@@ -256,6 +272,7 @@ static const sigset_t *without_segv(int how, const sigset_t *set, sigset_t *copy
     if (!set || how == SIG_UNBLOCK) return set;
     *copy = *set;
     sigdelset(copy, SIGSEGV);
+    if (s.trap) sigdelset(copy, SIGTRAP);
     return copy;
 }
 

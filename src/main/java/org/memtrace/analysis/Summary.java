@@ -35,6 +35,8 @@ public final class Summary implements Analysis {
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
     /** The compiled-in runtime's writer as the program ended (MT_WRITER), null when the trace has none. */
     private Event.Writer writer;
+    /** Rewrite mode's int3 fallback as the program ended (MT_FALLBACK), null when the trace has none. */
+    private Event.Fallback fallback;
     private Map<String, Long> declinedLoops = Map.of();
     /** From the ending: the numbered events, and whether the trace reached the program's end. */
     private long events;
@@ -139,6 +141,7 @@ public final class Summary implements Analysis {
             case Event.Range r when r.added() -> regions.add(r.start());
             case Event.Stats s -> windowsAtRisk = s.windowsAtRisk();
             case Event.Writer w -> writer = w; // cumulative: the last one counts
+            case Event.Fallback f -> fallback = f; // cumulative too
             default -> {}
         }
     }
@@ -166,6 +169,9 @@ public final class Summary implements Analysis {
     /** Probe records of a compiled-in trace; a {@code rep} instruction counts once. */
     /** How long the program's threads waited for the trace writer (a .mtr file's MT_WRITER), if the trace says. */
     public Optional<Event.Writer> writer() { return Optional.ofNullable(writer); }
+
+    /** What rewrite mode's int3 fallback took and recorded (a .mtr file's MT_FALLBACK), if the trace says. */
+    public Optional<Event.Fallback> fallback() { return Optional.ofNullable(fallback); }
 
     public long probes() { return probes; }
 
@@ -203,6 +209,12 @@ public final class Summary implements Analysis {
             w.put("waits", writer.waits());
             w.put("buffers", writer.buffers());
             j.put("writer", w);
+        }
+        if (fallback != null) {
+            Map<String, Object> f = new LinkedHashMap<>();
+            f.put("traps", fallback.traps());
+            f.put("accesses", fallback.accesses());
+            j.put("int3Fallback", f);
         }
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
@@ -276,6 +288,9 @@ public final class Summary implements Analysis {
         if (writer != null)
             out.printf(Locale.ROOT, "  program waited for the writer: %,d ms (%,d times no buffer was free, of %,d buffers written)%n",
                     Math.round(writer.waitNanos() / 1e6), writer.waits(), writer.buffers());
+        if (fallback != null)
+            out.printf(Locale.ROOT, "  int3 fallback: %,d accesses recorded in %,d traps (instructions no jump could patch)%n",
+                    fallback.accesses(), fallback.traps());
         heap.print(out, events, atExit);
         if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();

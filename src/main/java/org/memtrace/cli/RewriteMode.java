@@ -139,9 +139,8 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
     private String line(String module, ModuleRewrite.Prepared p) {
         String left = p.leftByReason();
         if (probes == Probes.CHECK)
-            return "check: " + p.rewritten() + " memory instructions of " + module + " checked, " + p.left()
-                    + " left unchecked" + (left.isEmpty() ? "" : " (" + left + ")");
-        return "rewrite: " + p.selectedWords() + p.rewritten() + " memory instructions of " + module + " rewritten, " + p.left()
-                + " left untraced" + (left.isEmpty() ? "" : " (" + left + ")");
+            return "check: " + p.rewritten() + " memory instructions of " + module + " checked, " + p.trapped() + " through the int3 fallback, "
+                    + p.left() + " left unchecked" + (left.isEmpty() ? "" : " (" + left + ")");
+        return "rewrite: " + p.counted(module);
     }
 }

@@ -6,7 +6,7 @@ package org.memtrace.event;
  */
 public sealed interface Event
         permits Event.Hello, Event.Access, Event.Probe, Event.Block, Event.Alloc, Event.Module, Event.Mapping, Event.Range,
-        Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork, Event.Writer {
+        Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork, Event.Writer, Event.Fallback {
 
     /** Kernel thread id of the thread that produced the event. */
     int tid();
@@ -184,4 +184,7 @@ public sealed interface Event
      * {@code waitNanos} until they had one; {@code buffers} buffers went to the writer in all.
      */
     record Writer(int tid, long waitNanos, long waits, long buffers) implements Event {}
+
+    /** Rewrite mode's int3 fallback as the process ended (MT_FALLBACK): traps taken and the accesses their trampolines recorded. */
+    record Fallback(int tid, long traps, long accesses) implements Event {}
 }

@@ -202,6 +202,10 @@ public final class EventDecoder {
                 r.need(32);
                 yield new Event.Writer(tid, r.u64(8), r.u64(16), r.u64(24));
             }
+            case MT_FALLBACK -> {
+                r.need(24);
+                yield new Event.Fallback(tid, r.u64(8), r.u64(16));
+            }
             default -> throw r.bad("unknown record type " + type);
         };
     }

@@ -98,6 +98,7 @@ public final class MadtWriter implements Analysis {
             case Event.Block b -> {}
             case Event.Alloc a -> {}
             case Event.Writer w -> {} // the summary's: the trace of a program is the same whatever its writer cost
+            case Event.Fallback f -> {} // the summary's too
             default -> {
                 comment(event);
                 flushText();

@@ -71,7 +71,29 @@ public sealed interface Decision {
     /** A memory instruction moved, and recorded, in the trampoline of the short instruction before it. */
     record Covered(Instruction instruction) implements Decision {}
 
-    /** Left untraced for {@code reason} (a later step gives these to the fault mode or the out-of-line executor). */
+    /**
+     * Traced through the int3 fallback (docs/rewriting.md, "Fallback"): a short instruction whose neighbours
+     * cannot move keeps its place, its first byte becomes an {@code int3}, and the runtime's SIGTRAP handler
+     * sends the thread to {@code patch}'s trampoline (one part: this instruction), which records it as any
+     * trampoline does and jumps back after it.
+     */
+    record Trapped(Patch patch) implements Decision {
+        public Instruction instruction() { return patch.instruction(); }
+    }
+
+    /**
+     * A {@code syscall} that sets the signal mask ({@code rt_sigprocmask}: {@code mov $14,%eax} shortly before
+     * it), not a memory instruction: it gets an {@code int3} too, and the runtime's handler does the call
+     * with SIGTRAP (and SIGSEGV) left out of the mask, since a trap the thread blocks kills it (libc blocks
+     * every signal itself inside pthread_create, a thread's start and end, posix_spawn). When %rax is not 14
+     * after all, the handler sends the thread to {@code patch}'s trampoline, which makes the call and jumps
+     * back after it.
+     */
+    record SignalMask(Patch patch) implements Decision {
+        public Instruction instruction() { return patch.instruction(); }
+    }
+
+    /** Left untraced for {@code reason}: a probe cannot record it (the int3 fallback takes the short ones it can). */
     record Left(Instruction instruction, Reason reason) implements Decision {}
 
     /** Why an instruction was left; the summary counts each. */

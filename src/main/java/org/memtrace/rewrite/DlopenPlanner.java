@@ -204,9 +204,7 @@ public final class DlopenPlanner implements AutoCloseable {
             ModuleRewrite.Prepared p = o.prepared();
             String loads = o.loads() == 1 ? "its load" : o.loads() + " loads";
             if (p != null && o.applied() > 0) {
-                String reasons = p.leftByReason();
-                rewritten.add("rewrite: " + p.selectedWords() + p.rewritten() + " memory instructions of " + o.library() + " rewritten, " + p.left()
-                        + " left untraced" + (reasons.isEmpty() ? "" : " (" + reasons + ")") + "; opened by dlopen, rewritten at "
+                rewritten.add("rewrite: " + p.counted(o.library().toString()) + "; opened by dlopen, rewritten at "
                         + (o.rewrittenEveryTime() ? (o.loads() == 1 ? "its load" : "each of its " + loads) : o.applied() + " of " + loads
                         + " (not at the others: " + o.reason() + ")"));
             } else {

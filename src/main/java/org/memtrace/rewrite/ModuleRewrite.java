@@ -27,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-7-fde";
+    static final String PLANNER_VERSION = "rewrite-8-int3-sigmask";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -53,6 +53,19 @@ public final class ModuleRewrite {
         public String selectedWords() {
             return selection.map(s -> "omega " + s.omega() + ": " + s.selected() + " of " + s.references() + " memory references selected; ")
                     .orElse("");
+        }
+
+        /** The instructions traced through the int3 fallback. */
+        public int trapped() { return counts.trapped(); }
+
+        /**
+         * The summary's words for {@code module}: "N memory instructions of M rewritten, T through the int3
+         * fallback, L left untraced (reasons)", after the selection's words ({@link #selectedWords}).
+         */
+        public String counted(String module) {
+            String reasons = leftByReason();
+            return selectedWords() + rewritten() + " memory instructions of " + module + " rewritten, " + trapped() + " through the int3 fallback, "
+                    + left() + " left untraced" + (reasons.isEmpty() ? "" : " (" + reasons + ")");
         }
 
         /** The instructions left untraced, by reason, in words ("12 shorter than 5 bytes, 3 calls"); empty when none. */
@@ -114,6 +127,7 @@ public final class ModuleRewrite {
         }
         List<Decision.Patch> patches = new ArrayList<>();
         Set<Long> patched = new HashSet<>();
+        List<Decision.Patch> trapped = new ArrayList<>(); // linked after the patches: trampoline patches.size() + k
         int[] left = new int[Decision.Reason.values().length];
         int rewritten = 0;
         long room = GAP;
@@ -129,6 +143,17 @@ public final class ModuleRewrite {
                             patched.add(part.instruction().address());
                         }
                 }
+                case Decision.Trapped t -> {
+                    // a check plan traps only what it checks; the trap's trampoline checks or records as the others do
+                    if (probes == Probes.CHECK && !CheckProbe.checksAny(t.patch())) continue;
+                    trapped.add(t.patch());
+                    room += TrampolineWriter.bound(t.patch()) + (probes.checks() ? CheckProbe.bound(t.patch()) : 0);
+                    for (Decision.Part part : t.patch().parts()) patched.add(part.instruction().address());
+                }
+                case Decision.SignalMask m -> {
+                    trapped.add(m.patch());
+                    room += TrampolineWriter.bound(m.patch());
+                }
                 case Decision.Covered c -> { } // counted with the patch that moved it
                 case Decision.Left l -> {
                     if (probes != Probes.CHECK || l.instruction().accesses().stream().anyMatch(CheckProbe::checked))
@@ -140,16 +165,28 @@ public final class ModuleRewrite {
         Path work = Files.createTempDirectory(cache, "work-");
         try {
             Path linkedFile = work.resolve("trampolines.elf");
-            TrampolineLinker.Linked linked = TrampolineLinker.link(patches, probes,
+            List<Decision.Patch> all = new ArrayList<>(patches);
+            all.addAll(trapped);
+            TrampolineLinker.Linked linked = TrampolineLinker.link(all, probes,
                     selection == null ? SiteWeights.FULL : selection.siteWeights(patched), base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (linked.text().length > room)
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
             for (int i = 0; i < patches.size(); i++) writes.add(jump(patches.get(i), linked.trampolines()[i]));
+            List<PlanFile.Trap> traps = new ArrayList<>(trapped.size());
+            int viaTrap = 0;
+            for (int i = 0; i < trapped.size(); i++) {
+                Decision.Part part = trapped.get(i).parts().getFirst();
+                boolean mask = part.instruction().flow() == org.memtrace.x86.Flow.SYSTEM_CALL;
+                if (!mask) viaTrap++;
+                traps.add(new PlanFile.Trap(part.instruction().address(), linked.trampolines()[patches.size() + i], part.bytes()[0],
+                        part.accesses().size(), mask));
+            }
+            traps.sort(Comparator.comparingLong(PlanFile.Trap::address)); // the runtime's binary search
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId(), linked.fixups());
-            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left), elf.buildId().orElse(new byte[0]), linked, writes);
+            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left, viaTrap), elf.buildId().orElse(new byte[0]), linked, writes, traps);
             Optional<SelectionCounts> counts = Optional.empty();
             if (selection != null) {
                 counts = Optional.of(new SelectionCounts(selective.omega(), selection.selected(), selection.references()));

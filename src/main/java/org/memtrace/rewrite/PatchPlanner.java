@@ -82,6 +82,11 @@ public final class PatchPlanner {
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
+            if (insn.flow() == Flow.SYSTEM_CALL && setsSignalMask(code, i)) {
+                out.add(new Decision.SignalMask(new Decision.Patch(List.of(
+                        new Decision.Part(insn, code.bytes().get(i), List.of(), -1, Decision.Move.COPY)))));
+                continue;
+            }
             if (!traces(insn)) continue;
             Decision d = decide(insn, code.bytes().get(i));
             if (d instanceof Decision.Left l && l.reason() == Decision.Reason.SHORT && !code.movable().isEmpty()) {
@@ -96,10 +101,35 @@ public final class PatchPlanner {
                     while (i + 1 < all.size() && all.get(i + 1).address() < run.end()) i++;
                 }
             }
+            if (d instanceof Decision.Left l && (l.reason() == Decision.Reason.NEIGHBOURS || l.reason() == Decision.Reason.SHORT)) {
+                Decision.Part alone = trapPart(insn, code.bytes().get(i));
+                if (alone != null) d = new Decision.Trapped(new Decision.Patch(List.of(alone)));
+            }
             if (d instanceof Decision.Patch p) consumed = p.end();
             out.add(d);
         }
         return out;
+    }
+
+    /** rt_sigprocmask, the system call whose number a {@link Decision.SignalMask} site loads. */
+    private static final byte[] MOV_SIGPROCMASK = {(byte) 0xb8, 14, 0, 0, 0};
+
+    /**
+     * Whether the {@code syscall} at {@code all[i]} is an {@code rt_sigprocmask}: a {@code mov $14,%eax} among
+     * the 8 sequential instructions before it, no branch target between. (A wrong guess costs a trap: the
+     * runtime looks at %rax before it emulates.)
+     */
+    private static boolean setsSignalMask(Code code, int i) {
+        List<Instruction> all = code.instructions();
+        byte[] self = code.bytes().get(i);
+        if (self.length != 2 || (self[0] & 0xff) != 0x0f || self[1] != 0x05) return false;
+        for (int k = i - 1; k >= 0 && k >= i - 8; k--) {
+            Instruction before = all.get(k);
+            if (before.flow() != Flow.SEQUENTIAL || before.nextAddress() != all.get(k + 1).address()
+                    || code.targets().contains(all.get(k + 1).address())) return false;
+            if (Arrays.equals(code.bytes().get(k), MOV_SIGPROCMASK)) return true;
+        }
+        return false;
     }
 
     /** The module's code, the places control may reach other than by falling through, and the functions whose runs may move. */
@@ -270,6 +300,23 @@ public final class PatchPlanner {
             default -> { return null; }
         }
         return new Decision.Part(insn, bytes, recorded(insn), ripDisplacement(insn, bytes), move);
+    }
+
+    /**
+     * A short instruction as the one part of a trampoline the int3 fallback enters (the instruction keeps its
+     * place, so nothing about its neighbours matters), or null when a probe cannot record it: sequential
+     * ones, any return, an indirect jump (its bytes, RIP-relative re-aimed; nothing falls through) and the
+     * calls a trampoline emulates.
+     */
+    private Decision.Part trapPart(Instruction insn, byte[] bytes) {
+        if (refusal(insn, bytes) != null) return null;
+        Decision.Move move = switch (insn.flow()) {
+            case SEQUENTIAL, RETURN -> Decision.Move.COPY;
+            case JUMP -> insn.branchTarget().isEmpty() ? Decision.Move.COPY : null;
+            case CALL -> callMove(insn, bytes);
+            default -> null;
+        };
+        return move == null ? null : new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move);
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */

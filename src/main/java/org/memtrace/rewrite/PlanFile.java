@@ -14,17 +14,29 @@ import java.util.List;
  * rewritten instruction with the bytes they replace, the build-ids that tie it to the module and to the
  * trampoline file, and the planner's counts, which only Java reads.
  */
-record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked linked, List<Patch> patches) {
+record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked linked, List<Patch> patches, List<Trap> traps) {
     static final long MAGIC = 0x314e4c505752544dL; // "MTRWPLN1" read as u64 little-endian
-    static final int VERSION = 2;
-    static final int HEADER = 96;
+    static final int VERSION = 3;
+    static final int HEADER = 104;
     static final int PATCH = 24;
+    static final int TRAP = 24;
 
     /** Five bytes over the instruction at link-time {@code address}: {@code old} must be there, {@code jump} goes there. */
     record Patch(long address, byte[] old, byte[] jump) {}
 
-    /** What the planner decided, by outcome: rewritten instructions and those left per {@link Decision.Reason}. */
-    record Counts(int rewritten, int[] left) {
+    /**
+     * An {@code int3} over the instruction at link-time {@code address}, whose first byte is {@code old}: the
+     * runtime's SIGTRAP handler sends the thread to the trampoline at link-time {@code trampoline}, which
+     * records {@code accesses} accesses (the fallback's count); {@code signalMask}: an {@code rt_sigprocmask}
+     * system call the handler makes itself, SIGTRAP left out of the mask ({@link Decision.SignalMask}).
+     */
+    record Trap(long address, long trampoline, byte old, int accesses, boolean signalMask) {}
+
+    /**
+     * What the planner decided, by outcome: rewritten instructions, those traced through the int3 fallback
+     * and those left per {@link Decision.Reason}.
+     */
+    record Counts(int rewritten, int[] left, int trapped) {
         Counts {
             left = left.clone();
         }
@@ -40,13 +52,13 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         byte[] path = linked.file().toString().getBytes(StandardCharsets.UTF_8);
         int ids = pad(moduleBuildId.length + linked.buildId().length + path.length);
         int[] fixups = linked.fixups();
-        int size = HEADER + ids + pad(linked.text().length) + PATCH * patches.size() + pad(4 * fixups.length);
+        int size = HEADER + ids + pad(linked.text().length) + PATCH * patches.size() + pad(4 * fixups.length) + TRAP * traps.size();
         ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
         b.putLong(MAGIC).putInt(VERSION).putInt(patches.size());
         b.putLong(linked.textAddress()).putLong(linked.text().length).putLong(linked.cursorSlot());
         b.putInt(moduleBuildId.length).putInt(linked.buildId().length).putInt(path.length).putInt(counts.left().length);
         for (int i = 0; i < 8; i++) b.putInt(i < counts.left().length ? counts.left()[i] : 0);
-        b.putInt(counts.rewritten()).putInt(fixups.length);
+        b.putInt(counts.rewritten()).putInt(fixups.length).putInt(traps.size()).putInt(counts.trapped());
         b.put(moduleBuildId).put(linked.buildId()).put(path);
         b.position(HEADER + ids).put(linked.text());
         b.position(HEADER + ids + pad(linked.text().length));
@@ -54,6 +66,8 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
             b.putLong(p.address()).put(p.old()).put(new byte[8 - p.old().length]).put(p.jump()).put(new byte[8 - p.jump().length]);
         }
         for (int f : fixups) b.putInt(f);
+        b.position(b.position() + (fixups.length % 2) * 4);
+        for (Trap t : traps) b.putLong(t.address()).putLong(t.trampoline()).put(t.old()).put((byte) (t.signalMask() ? 1 : 0)).put(new byte[2]).putInt(t.accesses());
         return b.array();
     }
 
@@ -63,7 +77,7 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         if (b.limit() < HEADER || b.getLong(0) != MAGIC || b.getInt(8) != VERSION) throw new RewriteException(plan + " is not a rewrite plan");
         int[] left = new int[Math.min(8, b.getInt(52))];
         for (int i = 0; i < left.length; i++) left[i] = b.getInt(56 + 4 * i);
-        return new Counts(b.getInt(88), left);
+        return new Counts(b.getInt(88), left, b.getInt(100));
     }
 
     private static int pad(int n) { return (n + 7) & ~7; }

@@ -65,9 +65,10 @@ final class TrampolineWriter {
                 for (int i = 0; i < partSites.size(); i++)
                     entry(sites, labels.get(i), part, partSites.get(i), weights.fields(part.instruction().address(), i));
             }
-            // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end
+            // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end;
+            // after a system call (the int3 fallback's sigprocmask sites, alone), the instruction after it
             Instruction last = p.parts().getLast().instruction();
-            if (last.flow() == Flow.SEQUENTIAL || last.flow() == Flow.CONDITIONAL_JUMP)
+            if (last.flow() == Flow.SEQUENTIAL || last.flow() == Flow.CONDITIONAL_JUMP || last.flow() == Flow.SYSTEM_CALL)
                 text.append("\tjmp mt_base+").append(p.end()).append('\n');
         }
         return text.append(sites).toString();

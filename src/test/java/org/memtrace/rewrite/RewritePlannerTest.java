@@ -71,9 +71,15 @@ class RewritePlannerTest {
     }
 
     @Test
-    void whatCannotBeRewrittenIsLeftWithItsReason() {
-        assertThat(reason("at_blocked")).as("a branch target right after it").isEqualTo(Decision.Reason.NEIGHBOURS);
-        assertThat(reason("at_indirect")).as("its function jumps indirectly").isEqualTo(Decision.Reason.NEIGHBOURS);
+    void whatNoJumpCanPatchGoesToTheInt3FallbackInATrampolineOfItsOwn() {
+        for (String label : List.of("at_blocked", "at_indirect")) { // a branch target right after it; its function jumps indirectly
+            Decision.Patch alone = ((Decision.Trapped) decision(label)).patch();
+            assertThat(alone.parts()).as(label).hasSize(1);
+            assertThat(alone.instruction().address()).isEqualTo(at.get(label));
+            assertThat(alone.parts().getFirst().move()).isEqualTo(Decision.Move.COPY);
+            assertThat(alone.parts().getFirst().accesses()).hasSize(1);
+        }
+        assertThat(decisions.values()).as("nothing in the fixture is left untraced").noneMatch(d -> d instanceof Decision.Left);
     }
 
     @Test
@@ -122,7 +128,7 @@ class RewritePlannerTest {
         assertThat(((Decision.Patch) d.get(f.get("short_run"))).parts()).extracting(p -> p.instruction().mnemonic())
                 .containsExactly("mov", "add", "mov", "ret");
         assertThat(d.get(f.get("short_run") + 5)).isInstanceOf(Decision.Covered.class);
-        assertThat(((Decision.Left) d.get(f.get("with_lsda"))).reason()).isEqualTo(Decision.Reason.NEIGHBOURS);
+        assertThat(d.get(f.get("with_lsda"))).as("a landing pad after it: the int3 fallback").isInstanceOf(Decision.Trapped.class);
         assertThat(((Decision.Patch) d.get(f.get("with_lsda") + 2)).parts()).extracting(p -> p.instruction().mnemonic())
                 .containsExactly("add", "mov", "ret");
     }
@@ -177,7 +183,4 @@ class RewritePlannerTest {
         assertThat(t.buildId()).isPresent();
     }
 
-    private Decision.Reason reason(String label) {
-        return ((Decision.Left) decision(label)).reason();
-    }
 }

@@ -13,7 +13,7 @@
 # the twins of a build run in one process (`corpus all good`), so their column counts runs, not twins. Prints a table per class and one
 # per case, appended to bench/results/check-corpus.md (bench/results.sh; BENCH_RESULTS=off for a trial run).
 # Usage: bench/check-corpus.sh  (JOBS=N runs N cases at once, default 2; MEMCHECK=off, RUNCHECK=off skip those;
-# SLOW_LEVELS="O0 O2" the levels run --check and memcheck run at, default O0 (each run of either costs
+# TABLES_ONLY=on tabulates the results.tsv of the last run again; SLOW_LEVELS="O0 O2" the levels run --check and memcheck run at, default O0 (each run of either costs
 # seconds: a JVM, a valgrind); REUSE=on keeps the builds of the last run when they are there)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +31,7 @@ if [ "${REUSE:-off}" != on ] || [ ! -x "$out/asan-cxx-O2F" ]; then
   REUSE=off
 fi
 cd "$out"
+if [ "${TABLES_ONLY:-off}" != on ]; then
 rm -f ./*.err ./*.out ./*.native results.tsv
 "$mt" cc --help >/dev/null 2>&1 || true   # builds the jar first if the sources changed
 cfiles=$(sed 's/CASE(\(.*\))/\1.c/' cases_c.def | tr '\n' ' ')
@@ -57,9 +58,10 @@ one() {
     check) env -u MEMTRACE_CHECK timeout 60 "./check-$lang-$level" "$name" "$mode" >"$tag.out" 2>"$tag.err" || st=$?
            kind=$(sed -n '1s/^memtrace: \([^:]*\):.*/\1/p' "$tag.err") ;;
     run)   timeout 120 "$MT" run --check -- "./plain-$lang-$level" "$name" "$mode" </dev/null >"$tag.out" 2>"$tag.err" || st=$?
-           kind=$(grep -m1 '^memtrace: ' "$tag.err" | sed 's/^memtrace: \([^:]*\):.*/\1/') ;;
+           # a report, not memtrace run's note that the program crashed (as it would natively)
+           kind=$(grep -m1 '^memtrace: [a-z ]*: ' "$tag.err" | grep -v '^memtrace: the program' | sed 's/^memtrace: \([^:]*\):.*/\1/' || true) ;;
     asan)  timeout 60 "./asan-$lang-$level" "$name" "$mode" >"$tag.out" 2>"$tag.err" || st=$?
-           kind=$(grep -m1 -o 'ERROR: [A-Za-z]*Sanitizer: [a-z-]*' "$tag.err" | sed 's/.*Sanitizer: //; s/^$/leak/') ;;
+           kind=$(grep -m1 -o 'ERROR: [A-Za-z]*Sanitizer: [A-Za-z-]*' "$tag.err" | sed 's/.*LeakSanitizer: .*/leak/; s/.*Sanitizer: //') ;;
     memcheck) timeout 120 valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
                 --errors-for-leak-kinds=definite,indirect "./plain-$lang-$level" "$name" "$mode" >"$tag.out" 2>"$tag.err" || st=$?
            kind=$(grep -m1 -o -E '(Invalid (read|write|free)|Mismatched free|Conditional jump|Source and destination overlap|Syscall param|[a-z]+ lost)' "$tag.err" || true) ;;
@@ -103,6 +105,7 @@ export MT="$mt"
     done
   done
 } | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _ >results.tsv
+fi
 
 . "$root/bench/results.sh"
 bench_results check-corpus "$@"
@@ -127,32 +130,34 @@ function cls(n) {
   if (n ~ /^null_/) return "CWE-476 NULL dereference"
   if (n ~ /leak/) return "CWE-401 leak"
   return "other" }
+$6 ~ /^memtrace:_the_program/ { $5 = "no"; $6 = "-" }
 { c = cls($3); key = $1 "-" $2
-  if ($4 == "bad") { cases[c, key]++; if ($5 == "yes") found[c, key]++; n[c] = n[c]; if (key == "check-O0") total[c]++ }
+  if ($4 == "bad") { ran[key] = 1; cases[c, key]++; if ($5 == "yes") found[c, key]++; n[c] = n[c]; if (key == "check-O0") total[c]++ }
   else { twins[key]++; if ($5 == "yes" || $6 != "-") fp[key]++; if ($7 == "no") diff[key]++ }
   if ($4 == "bad") classes[c] = 1 }
 END {
   split("check-O0 check-O2 check-O2F run-O0 run-O2 asan-O0 asan-O2 asan-O2F memcheck-O0 memcheck-O2", cols, " ")
   printf "| class | cases | cc --check -O0 | -O2 | -O2 fortify | run --check -O0 | -O2 | ASan -O0 | -O2 | -O2 fortify | memcheck -O0 | -O2 |\n"
   printf "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
-  nc = asorti(classes, sorted)
+  nc = 0; for (c in classes) sorted[++nc] = c   # sorted by name (mawk has no asorti)
+  for (i = 2; i <= nc; i++) { v = sorted[i]; for (j = i - 1; j > 0 && sorted[j] > v; j--) sorted[j + 1] = sorted[j]; sorted[j + 1] = v }
   for (i = 1; i <= nc; i++) {
     c = sorted[i]; printf "| %s | %d", c, total[c]
     for (j = 1; j <= 10; j++) { k = cols[j]; if ((c, k) in cases) printf " | %d", found[c, k]; else printf " | -" }
     printf " |\n"; for (j = 1; j <= 10; j++) { all[cols[j]] += found[c, cols[j]] }; grand += total[c] }
   printf "| **all** | %d", grand
-  for (j = 1; j <= 10; j++) printf " | **%d**", all[cols[j]]
+  for (j = 1; j <= 10; j++) if (ran[cols[j]]) printf " | **%d**", all[cols[j]]; else printf " | -"
   printf " |\n| twins reporting (false positives) | %d", grand
-  for (j = 1; j <= 10; j++) printf " | %d", fp[cols[j]]
+  for (j = 1; j <= 10; j++) if (ran[cols[j]]) printf " | %d", fp[cols[j]]; else printf " | -"
   printf " |\n| twins printing other than native | %d", grand
-  for (j = 1; j <= 10; j++) printf " | %d", diff[cols[j]]
+  for (j = 1; j <= 10; j++) if (ran[cols[j]]) printf " | %d", diff[cols[j]]; else printf " | -"
   printf " |\n" }' results.tsv
 echo
 echo "Per case: the kind each tool reported for the bug (- none). Columns as above."
 echo
 echo "| case | cc --check -O0 | -O2 | -O2F | run --check -O0 | -O2 | ASan -O0 | -O2 | -O2F | memcheck -O0 | -O2 |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-awk -F'\t' '$4 == "bad" { k[$3, $1 "-" $2] = ($5 == "yes" ? $6 : "-"); if (!($3 in seen)) { seen[$3] = 1; order[++n] = $3 } }
+awk -F'\t' '$6 ~ /^memtrace:_the_program/ { $5 = "no" } $4 == "bad" { k[$3, $1 "-" $2] = ($5 == "yes" ? $6 : "-"); if (!($3 in seen)) { seen[$3] = 1; order[++n] = $3 } }
 END { split("check-O0 check-O2 check-O2F run-O0 run-O2 asan-O0 asan-O2 asan-O2F memcheck-O0 memcheck-O2", cols, " ")
   for (i = 1; i <= n; i++) { printf "| %s", order[i]; for (j = 1; j <= 10; j++) { v = k[order[i], cols[j]]; gsub("_", " ", v); printf " | %s", (v == "" ? "-" : v) }; printf " |\n" } }' \
   <(sort -t$'\t' -k3,3 -s results.tsv)

@@ -316,14 +316,17 @@ MC_EXPORT void __asan_handle_no_return(void)
 MC_EXPORT void __asan_poison_stack_memory(uintptr_t addr, size_t size) { mc_poison(addr, size, MC_STACK_SCOPE); }
 MC_EXPORT void __asan_unpoison_stack_memory(uintptr_t addr, size_t size) { mc_unpoison(addr, size); }
 
-/* gcc's alloca layout: a 32-byte left redzone, the object, a right redzone up to a 32-byte boundary. */
+/* gcc's alloca layout: a 32-byte left redzone, the object, its partial redzone up to a 32-byte boundary and
+ * 32 bytes more (gcc's handle_builtin_alloca reserves them). Without those 32, an alloca or VLA whose size is a
+ * multiple of 32 had no right redzone at all: a write one past its end went unseen and the report's size scan
+ * ran on into the frame ("an alloca of 67108864 bytes"). */
 MC_EXPORT void __asan_alloca_poison(uintptr_t addr, size_t size)
 {
-    uintptr_t left = addr - 32, end = addr + size, right_end = (end + 31) & ~(uintptr_t)31;
+    uintptr_t left = addr - 32, end = addr + size, right_end = ((end + 31) & ~(uintptr_t)31) + 32;
     mc_poison(left, 32, MC_ALLOCA_LEFT);
     mc_unpoison(addr, size);
     uintptr_t r = (end + 7) & ~(uintptr_t)7;
-    if (right_end > r) mc_poison(r, right_end - r, MC_ALLOCA_RIGHT);
+    mc_poison(r, right_end - r, MC_ALLOCA_RIGHT);
 }
 
 MC_EXPORT void __asan_allocas_unpoison(uintptr_t top, uintptr_t bottom)

@@ -12,30 +12,9 @@ rt="$out/lib/libmemtrace-rt.so"
 version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
 select=$(sed -n 's/.*String VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/Selective.java")
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
+. "$root/bench/rewrite-lib.sh"   # cpu, plans
 "$mt" --version >/dev/null   # builds on first use, outside the timings
-cpu() {
-  python3 - "$REPEAT" "$@" <<'PY'
-import resource, subprocess, sys
-repeat, cmd = int(sys.argv[1]), sys.argv[2:]
-best = None
-for _ in range(repeat):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    best = t if best is None else min(best, t)
-print("%.3f" % best)
-PY
-}
 key() { { printf '%s' "$version"; [ -n "$W" ] && printf '\0%s omega=%s chunk=4096 scores=1,2,4 no-stack\0' "$select" "$W"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
-plans() {
-  local list="$cache/$(key "$1").plan" interp lib
-  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
-  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p'); do
-    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
-  done
-  printf '%s' "$list"
-}
 bin=/usr/bin/python3; args=(-c "sum(range(10**5))")
 echo "native $(cpu $bin "${args[@]}")"
 for W in "" 1.0 0.5 0.25; do

@@ -29,36 +29,11 @@ make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so" # this chec
 rt="$out/lib/libmemtrace-rt.so"
 version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
+. "$root/bench/rewrite-lib.sh"   # cpu, plans
 
-# cpu COMMAND...: the fastest CPU seconds of $REPEAT runs of COMMAND (its children included)
-cpu() {
-  python3 - "$REPEAT" "$FAULT_LIMIT" "$@" <<'PY'
-import resource, subprocess, sys
-repeat, limit, cmd = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
-best = None
-for _ in range(repeat):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=limit)
-    except subprocess.TimeoutExpired:
-        print(">%.0f" % limit); sys.exit()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    best = t if best is None else min(best, t)
-print("%.3f" % best)
-PY
-}
 
 # plans PROGRAM: the cached plans of PROGRAM and of the libraries its loader lists, ':' between them
 key() { { printf '%s' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
-plans() {
-  local list="$cache/$(key "$1").plan" interp lib
-  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
-  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p'); do
-    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
-  done
-  printf '%s' "$list"
-}
 
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(heap gemm)

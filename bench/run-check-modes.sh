@@ -30,16 +30,8 @@ make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so" "$out/lib/l
 preload="$out/lib/libmemtrace-check.so:$out/lib/libmemtrace-rt.so"
 version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
+. "$root/bench/rewrite-lib.sh"   # cpu, plans
 key() { { printf '%s+CHECK' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
-# check plans PROGRAM: its cached check plan and its libraries' (glibc's have none), ':' between them
-plans() {
-  local list="$cache/$(key "$1").plan" interp lib
-  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
-  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p'); do
-    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
-  done
-  printf '%s' "$list"
-}
 enlarge() {
   case $1 in
     gemm) sed 's/^#define N 256/#define N 512/' ;;
@@ -49,20 +41,6 @@ enlarge() {
     compute) sed 's/^#define W 160/#define W 640/; s/^#define H 120/#define H 480/' ;;
     *) cat ;;
   esac
-}
-# cpu COMMAND...: CPU seconds of one run of COMMAND and its children, ">N" past the limit
-cpu() {
-  python3 - "$FAULT_LIMIT" "$@" <<'PY'
-import resource, subprocess, sys
-limit, cmd = float(sys.argv[1]), sys.argv[2:]
-before = resource.getrusage(resource.RUSAGE_CHILDREN)
-try:
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=limit)
-except subprocess.TimeoutExpired:
-    print(">%.0f" % limit); sys.exit()
-after = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.3f" % ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)))
-PY
 }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || (a !~ />/ && (b ~ />/ || a + 0 < b + 0))) print a; else print b }'; }
 awk 'BEGIN { for (i = 0; i < 44000; i++) printf "%d line of text %d\n", (i * 7919) % 20011, i % 97 }' >"$out/input.txt"
@@ -93,12 +71,12 @@ for p in "${programs[@]}"; do
   for _ in $(seq "$REPEAT"); do
     for v in "${variants[@]}"; do
       case $v in
-        native) t=$(cpu "$bin" "${args[@]}") ;;
-        asan) if [ "$p" = gzip ]; then t=; else t=$(cpu "$out/$p.asan"); fi ;;
-        memcheck) t=$(cpu valgrind -q --tool=memcheck --leak-check=full "$bin" "${args[@]}") ;;
-        fault) t=$(cpu "$mt" run --check --mode fault -- "$bin" "${args[@]}") ;;
-        rw-run) t=$(cpu "$mt" run --check --mode rewrite -- "$bin" "${args[@]}") ;;
-        rewrite) t=$(cpu env LD_PRELOAD="$preload" MEMTRACE_REWRITE_PLAN="$all" "$bin" "${args[@]}") ;;
+        native) t=$(REPEAT=1 cpu "$bin" "${args[@]}") ;;
+        asan) if [ "$p" = gzip ]; then t=; else t=$(REPEAT=1 cpu "$out/$p.asan"); fi ;;
+        memcheck) t=$(REPEAT=1 cpu valgrind -q --tool=memcheck --leak-check=full "$bin" "${args[@]}") ;;
+        fault) t=$(REPEAT=1 cpu "$mt" run --check --mode fault -- "$bin" "${args[@]}") ;;
+        rw-run) t=$(REPEAT=1 cpu "$mt" run --check --mode rewrite -- "$bin" "${args[@]}") ;;
+        rewrite) t=$(REPEAT=1 cpu env LD_PRELOAD="$preload" MEMTRACE_REWRITE_PLAN="$all" "$bin" "${args[@]}") ;;
       esac
       [ -z "$t" ] || best[$v]=$(min "$t" "${best[$v]:-}")
     done

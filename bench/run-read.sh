@@ -25,34 +25,12 @@ make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so"
 rt="$out/lib/libmemtrace-rt.so"
 version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
+. "$root/bench/rewrite-lib.sh"   # cpu, plans
 java=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar)
 
-# cpu COMMAND...: the fastest CPU seconds of $REPEAT runs of COMMAND (its children included)
-cpu() {
-  python3 - "$REPEAT" "$@" <<'PY'
-import resource, subprocess, sys
-repeat, cmd = int(sys.argv[1]), sys.argv[2:]
-best = None
-for _ in range(repeat):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    best = t if best is None else min(best, t)
-print("%.3f" % best)
-PY
-}
 
 # plans PROGRAM: the cached plans of PROGRAM and of the libraries its loader lists, ':' between them
 key() { { printf '%s' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
-plans() {
-  local list="$cache/$(key "$1").plan" interp lib
-  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
-  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p'); do
-    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
-  done
-  printf '%s' "$list"
-}
 
 head -c $((${SMALL_KB:-100} * 1024)) "$root/README.md" "$root"/docs/*.md > "$out/small.txt"
 printf '%-8s %12s %9s %9s %9s %9s %9s %11s %11s\n' command events rw-disk before after before/rw after/rw before-ns/ev after-ns/ev

@@ -111,9 +111,13 @@ abstract class NamedRows implements Analysis {
         }
     }
 
-    /** Keeps the block's stack by its allocation number; the names of its accesses carry that number. */
+    /**
+     * Names change with every allocator call (a block named, one released); then the block's stack is kept by
+     * its allocation number, which the names of its accesses carry.
+     */
     @Override
     public final void allocation(Allocation allocation) {
+        namesChanged();
         long number = Block.number(allocation.block());
         if (number <= 0 || number >= Integer.MAX_VALUE - 8 || allocation.block().startsWith("<freed:")
                 || allocation.block().startsWith("<unmap:")) return;

@@ -147,7 +147,8 @@ class CheckPruningTest {
                 // runtime's own leak scan (whose memset once found the old "freed" shadow: a wild access at exit)
                 CheckBuilds.Run q = CheckBuilds.run(bench, Map.of("MEMTRACE_CHECK_QUARANTINE", "0"), bench.resolve(name).toString());
                 assertThat(q.stderr()).as(name + " without quarantine").doesNotContain("memtrace:");
-                assertThat(q.stdout()).as(name + " without quarantine").isEqualTo(r.stdout());
+                // threads reads the array while the others write their quarters: its sum depends on the schedule
+                if (!name.equals("threads")) assertThat(q.stdout()).as(name + " without quarantine").isEqualTo(r.stdout());
                 assertThat(q.status()).as(name + " without quarantine").isZero();
             }
         }

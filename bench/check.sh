@@ -23,16 +23,7 @@ programs=("$@")
 . "$root/bench/results.sh"
 bench_results check "$@"
 # the kernels that run under 20 ms as they are get larger sizes (their copies in bench/out/check)
-enlarge() {
-  case $1 in
-    gemm) sed 's/^#define N 256/#define N 512/' ;;
-    stencil) sed 's/^#define N 512/#define N 2048/' ;;
-    matmul) sed 's/^#define N 64/#define N 256/' ;;
-    heap) sed 's/round < 20;/round < 400;/' ;;
-    compute) sed 's/^#define W 160/#define W 640/; s/^#define H 120/#define H 480/' ;;
-    *) cat ;;
-  esac
-}
+. "$root/bench/enlarge.sh"
 echo "load: $(uptime | sed 's/.*load average: //')"
 # the CPU seconds of one run, user + system, to the microsecond (/usr/bin/time has 10 ms steps)
 cat >"$out/cputime.c" <<'C'

@@ -32,16 +32,7 @@ version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
 . "$root/bench/rewrite-lib.sh"   # cpu, plans
 key() { { printf '%s+CHECK' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
-enlarge() {
-  case $1 in
-    gemm) sed 's/^#define N 256/#define N 512/' ;;
-    stencil) sed 's/^#define N 512/#define N 2048/' ;;
-    matmul) sed 's/^#define N 64/#define N 256/' ;;
-    heap) sed 's/round < 20;/round < 400;/' ;;
-    compute) sed 's/^#define W 160/#define W 640/; s/^#define H 120/#define H 480/' ;;
-    *) cat ;;
-  esac
-}
+. "$root/bench/enlarge.sh"   # the kernels at check.sh's sizes
 min() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || (a !~ />/ && (b ~ />/ || a + 0 < b + 0))) print a; else print b }'; }
 awk 'BEGIN { for (i = 0; i < 44000; i++) printf "%d line of text %d\n", (i * 7919) % 20011, i % 97 }' >"$out/input.txt"
 variants=(native asan memcheck fault rw-run rewrite)

@@ -37,14 +37,32 @@ final class CheckBuilds {
         assertThat(r.status()).as(r.stderr()).isZero();
     }
 
+    /** COMMAND (a built program) in {@code dir}, with the checker's variables of {@code env} only. */
     static Run run(Path dir, Map<String, String> env, String... command) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
+        return finish(new ProcessBuilder(command), dir, env, 120, command);
+    }
+
+    /**
+     * {@code memtrace run --check OPTIONS -- COMMAND} in {@code dir}, with the checker's variables of {@code env}
+     * only and no input; longer allowed than a built program, since a JVM starts and the program may be rewritten.
+     */
+    static Run runCheck(Path dir, List<String> options, Map<String, String> env, String... command) throws Exception {
+        List<String> args = new ArrayList<>(List.of("run", "--check"));
+        args.addAll(options);
+        args.add("--");
+        args.addAll(List.of(command));
+        ProcessBuilder pb = new ProcessBuilder(Cli.command(args.toArray(String[]::new))).redirectInput(Path.of("/dev/null").toFile());
+        return finish(pb, dir, env, 180, command);
+    }
+
+    private static Run finish(ProcessBuilder pb, Path dir, Map<String, String> env, int seconds, String... command) throws Exception {
+        pb.directory(dir.toFile());
         pb.environment().keySet().removeIf(k -> k.startsWith("MEMTRACE_CHECK"));
         pb.environment().putAll(env);
         Path out = Files.createTempFile(dir, "out", ".txt"), err = Files.createTempFile(dir, "err", ".txt");
         pb.redirectOutput(out.toFile()).redirectError(err.toFile());
         Process p = pb.start();
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("timed out: " + String.join(" ", command));
         }

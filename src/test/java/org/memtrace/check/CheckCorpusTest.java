@@ -231,7 +231,7 @@ class CheckCorpusTest {
     void everyBugIsReportedExactlyByCcCheckAndEveryTwinIsSilent(String build) throws Exception {
         String lang = build.substring(0, build.indexOf('-'));
         String level = build.substring(build.indexOf('-') + 1);
-        Map<String, String> expected = forLevel(parse(lang.equals("c") ? C_CHECK : CXX_CHECK), level);
+        Map<String, String> expected = forLevel(CheckRecallTest.parse(lang.equals("c") ? C_CHECK : CXX_CHECK), level);
         assertThat(expected.keySet()).as("every case has an expected report").containsExactlyElementsOf(cases(lang));
         List<String> failures = new ArrayList<>();
         for (var c : expected.entrySet()) {
@@ -260,7 +260,7 @@ class CheckCorpusTest {
     @ValueSource(strings = {"O0", "O2"})
     void runCheckFindsTheHeapBugsOfPlainBuildsAndNoTwin(String level) throws Exception {
         List<String> failures = new ArrayList<>();
-        for (var c : forLevel(parse(RUN_CHECK), level).entrySet()) {
+        for (var c : forLevel(CheckRecallTest.parse(RUN_CHECK), level).entrySet()) {
             String name = c.getKey(), lang = name.startsWith("cxx_") ? "cxx" : "c", binary = "plain-" + lang + "-" + level;
             boolean leak = c.getValue().startsWith("leak:");
             String want = "memtrace: " + regex(c.getValue().replace("{M}", binary), "") + (leak ? "" : ", thread \\d+");
@@ -283,18 +283,7 @@ class CheckCorpusTest {
 
     /** memtrace run --check -- COMMAND, none of the checker's variables set. */
     private CheckBuilds.Run runCheck(String... command) throws Exception {
-        List<String> args = new ArrayList<>(List.of("run", "--check", "--"));
-        args.addAll(List.of(command));
-        ProcessBuilder pb = new ProcessBuilder(Cli.command(args.toArray(String[]::new))).directory(dir.toFile());
-        pb.environment().keySet().removeIf(k -> k.startsWith("MEMTRACE_CHECK"));
-        Path out = Files.createTempFile(dir, "out", ".txt"), err = Files.createTempFile(dir, "err", ".txt");
-        pb.redirectInput(Path.of("/dev/null").toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
-        Process p = pb.start();
-        if (!p.waitFor(180, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("timed out: " + String.join(" ", command));
-        }
-        return new CheckBuilds.Run(p.exitValue(), Files.readString(out), Files.readString(err));
+        return CheckBuilds.runCheck(dir, List.of(), Map.of(), command);
     }
 
     /** The expectations of one level: NAME@LEVEL rows replace NAME's. */
@@ -314,14 +303,5 @@ class CheckCorpusTest {
         List<String> parts = new ArrayList<>();
         for (String p : template.split("\\{any\\}", -1)) parts.add(CheckRecallTest.regex(p, bad));
         return String.join(".*?", parts);
-    }
-
-    private static Map<String, String> parse(String table) {
-        Map<String, String> cases = new LinkedHashMap<>();
-        for (String line : table.strip().split("\n")) {
-            int bar = line.indexOf(" | ");
-            cases.put(line.substring(0, bar).strip(), line.substring(bar + 3).strip());
-        }
-        return cases;
     }
 }

@@ -275,7 +275,8 @@ class CheckRecallTest {
         assertThat(failures).isEmpty();
     }
 
-    private static Map<String, String> parse(String table) {
+    /** A case table: NAME | expected report, one per line. */
+    static Map<String, String> parse(String table) {
         Map<String, String> cases = new LinkedHashMap<>();
         for (String line : table.strip().split("\n")) {
             int bar = line.indexOf(" | ");

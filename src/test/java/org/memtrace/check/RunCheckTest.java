@@ -58,19 +58,7 @@ class RunCheckTest {
 
     /** memtrace run --check --mode MODE -- COMMAND, with the checker's variables of env only. */
     private CheckBuilds.Run check(String mode, Map<String, String> env, String... command) throws Exception {
-        List<String> args = new ArrayList<>(List.of("run", "--check", "--mode", mode, "--"));
-        args.addAll(List.of(command));
-        ProcessBuilder pb = new ProcessBuilder(Cli.command(args.toArray(String[]::new))).directory(dir.toFile());
-        pb.environment().keySet().removeIf(k -> k.startsWith("MEMTRACE_CHECK"));
-        pb.environment().putAll(env);
-        Path out = Files.createTempFile(dir, "out", ".txt"), err = Files.createTempFile(dir, "err", ".txt");
-        pb.redirectInput(Path.of("/dev/null").toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
-        Process p = pb.start();
-        if (!p.waitFor(180, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("timed out: " + String.join(" ", command));
-        }
-        return new CheckBuilds.Run(p.exitValue(), Files.readString(out), Files.readString(err));
+        return CheckBuilds.runCheck(dir, List.of("--mode", mode), env, command);
     }
 
     /**

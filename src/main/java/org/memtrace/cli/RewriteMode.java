@@ -61,14 +61,9 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             if (probes != Probes.RECORD) excluded.add(NativeFiles.checkRuntime().getFileName() + " (memtrace's check runtime)");
             for (Path lib : loaded.libraries()) {
-                // glibc's libraries are not checked: left alone, or (--check -o) only recorded
-                String unchecked = probes == Probes.RECORD ? null : ModuleRewrite.unchecked(lib);
-                if (unchecked != null && probes == Probes.CHECK) {
-                    excluded.add(lib.getFileName() + " (" + unchecked + ")");
-                    continue;
-                }
                 try {
-                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, unchecked != null ? new PlanChoice(null, Probes.RECORD) : choice);
+                    // glibc's libraries are not checked: left alone (the exception says why), or (--check -o) only recorded
+                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, choice.forLibrary(lib));
                     libraries.add(new Library(lib, l));
                     plans.add(l.plan().toString());
                 } catch (RewriteException | IOException e) {
@@ -137,10 +132,6 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
     }
 
     private String line(String module, ModuleRewrite.Prepared p) {
-        String left = p.leftByReason();
-        if (probes == Probes.CHECK)
-            return "check: " + p.rewritten() + " memory instructions of " + module + " checked, " + p.trapped() + " through the int3 fallback, "
-                    + p.left() + " left unchecked" + (left.isEmpty() ? "" : " (" + left + ")");
-        return "rewrite: " + p.counted(module);
+        return probes == Probes.CHECK ? "check: " + p.counted(module, "checked", "unchecked") : "rewrite: " + p.counted(module);
     }
 }

@@ -162,10 +162,7 @@ public final class DlopenPlanner implements AutoCloseable {
         }
         String onDisk = elf.buildIdHex().orElse("");
         if (!onDisk.equals(id)) throw new RewriteException("the file at its path is not the library loaded (build-id " + onDisk + ", loaded " + id + ")");
-        // glibc's libraries are not checked: left alone, or (check and record) only recorded
-        String unchecked = choice.probes() == Probes.RECORD ? null : ModuleRewrite.unchecked(library);
-        if (unchecked != null && choice.probes() == Probes.CHECK) throw new RewriteException(unchecked);
-        return ModuleRewrite.prepareLibrary(library, cache, unchecked != null ? choice.recordOnly() : choice);
+        return ModuleRewrite.prepareLibrary(library, cache, choice.forLibrary(library));
     }
 
     /** One line without its newline, or null at the end of the stream. */

@@ -62,10 +62,13 @@ public final class ModuleRewrite {
          * The summary's words for {@code module}: "N memory instructions of M rewritten, T through the int3
          * fallback, L left untraced (reasons)", after the selection's words ({@link #selectedWords}).
          */
-        public String counted(String module) {
+        public String counted(String module) { return counted(module, "rewritten", "untraced"); }
+
+        /** The same words for a check plan's trampolines ("checked", "unchecked") or a trace's. */
+        public String counted(String module, String done, String notDone) {
             String reasons = leftByReason();
-            return selectedWords() + rewritten() + " memory instructions of " + module + " rewritten, " + trapped() + " through the int3 fallback, "
-                    + left() + " left untraced" + (reasons.isEmpty() ? "" : " (" + reasons + ")");
+            return selectedWords() + rewritten() + " memory instructions of " + module + " " + done + ", " + trapped() + " through the int3 fallback, "
+                    + left() + " left " + notDone + (reasons.isEmpty() ? "" : " (" + reasons + ")");
         }
 
         /** The instructions left untraced, by reason, in words ("12 shorter than 5 bytes, 3 calls"); empty when none. */

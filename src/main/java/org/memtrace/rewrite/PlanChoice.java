@@ -19,8 +19,17 @@ public record PlanChoice(Selective selective, Probes probes) {
 
     public static PlanChoice probing(Probes probes) { return new PlanChoice(null, probes); }
 
-    /** The same choice for a library whose accesses are recorded, not checked (glibc's, in a check-and-record run). */
-    PlanChoice recordOnly() { return new PlanChoice(selective, Probes.RECORD); }
+    /**
+     * The choice for {@code library}: glibc's own libraries are not checked (their string functions read past a
+     * string's end by design; the check runtime's wrappers check them by what they do), so a check plan leaves
+     * them alone (a {@link RewriteException} saying why) and a check-and-record plan only records them.
+     */
+    public PlanChoice forLibrary(java.nio.file.Path library) throws RewriteException {
+        String unchecked = probes == Probes.RECORD ? null : ModuleRewrite.unchecked(library);
+        if (unchecked == null) return this;
+        if (probes == Probes.CHECK) throw new RewriteException(unchecked);
+        return new PlanChoice(selective, Probes.RECORD);
+    }
 
     /** What the cache key adds for this choice: nothing for {@link #TRACE}, so its plans keep their names. */
     String key() {

@@ -144,6 +144,9 @@ static inline __attribute__((always_inline)) void mt_alloc_fill(struct mt_alloc_
     r->usable = usable;
     for (int i = 0; i < 6; i++) r->a[i] = a[i];
     int more = mt_frames_above(fp, caller, depth, s->more);
+    /* stacks asked for but none above caller (code without frame pointers): one 0 word says so, so that the */
+    /* reader still names the functions inlined at the call site (docs/stacks.md, "Inlined calls")         */
+    if (depth > 1 && more == 0) s->more[more++] = 0;
     r->h.size = (uint16_t)(sizeof(struct mt_alloc) + 8 * more);
 }
 

@@ -37,7 +37,7 @@ public final class Interpretation implements EventConsumer {
 
     public Interpretation(Naming naming, InstructionShapes shapes, List<? extends Analysis> analyses) {
         this.naming = naming;
-        this.stacks = new StackTable(naming::frame);
+        this.stacks = new StackTable(naming::frames, naming::frame);
         this.names = new Names(naming);
         this.dataChanged = names::dataChanged;
         this.faults = new AccessInterpreter(shapes);
@@ -159,7 +159,7 @@ public final class Interpretation implements EventConsumer {
         naming.observe(a);
         if (!naming.changedByAllocation(dataChanged)) names.heapChanged();
         boolean printed = a.function() != Event.AllocFunction.FREE || a.arg(0) != 0;
-        Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous, stacks.of(naming.stack(a)));
+        Allocation allocation = new Allocation(printed ? sequence++ : -1, a, naming.block(a), previous, stacks.of(naming.stack(a), a.callers().length > 0));
         events(a);
         each(x -> x.allocation(allocation));
     }

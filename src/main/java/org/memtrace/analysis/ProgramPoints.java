@@ -34,7 +34,7 @@ final class ProgramPoints {
         p.bytes += bytes;
         p.liveBlocks++;
         p.liveBytes += bytes;
-        if (stack.depth() > 1) deep = true;
+        if (stack.deep()) deep = true;
     }
 
     void released(Stack stack, long bytes) {

@@ -20,20 +20,38 @@ public final class StackTable {
 
     private final Map<Key, Stack> known = new HashMap<>();
     private final List<Stack> stacks = new ArrayList<>();
-    private final LongFunction<String> names;
+    private final LongFunction<List<String>> names;
+    private final LongFunction<String> frame;
 
-    /** @param names names a frame ({@code function+offset(file:line)}) */
-    public StackTable(LongFunction<String> names) {
+    /**
+     * @param names the frames a return address stands for, innermost first: the functions inlined at the call,
+     *              then {@code function+offset(file:line)}
+     * @param frame the return address's own frame alone, {@code function+offset(file:line)}
+     */
+    public StackTable(LongFunction<List<String>> names, LongFunction<String> frame) {
         this.names = names;
+        this.frame = frame;
     }
 
-    /** The stack of these frames, a new one (id: the new {@link #size()}) the first time they are seen. */
+    /** {@link #of(long[], boolean)} without inlined functions: a stream recorded at depth 1. */
     public Stack of(long[] frames) {
+        return of(frames, false);
+    }
+
+    /**
+     * The stack of these frames, a new one (id: the new {@link #size()}) the first time they are seen; with
+     * {@code inlined} (the stream was recorded with stacks, {@code --stack-depth} over 1) each return address
+     * names the functions inlined at it too, else the function alone, so a trace of depth 1 reads as before.
+     */
+    public Stack of(long[] frames, boolean inlined) {
         Stack s = known.get(new Key(frames));
         if (s != null) return s;
         long[] copy = frames.clone();
         List<String> named = new ArrayList<>(copy.length);
-        for (long f : copy) named.add(names.apply(f));
+        for (long f : copy) {
+            if (inlined) named.addAll(names.apply(f));
+            else named.add(frame.apply(f));
+        }
         s = new Stack(stacks.size() + 1, copy, List.copyOf(named));
         stacks.add(s);
         known.put(new Key(copy), s);

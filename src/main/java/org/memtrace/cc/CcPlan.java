@@ -82,19 +82,23 @@ public sealed interface CcPlan {
                 : List.of();
         String compiler = env.getOrDefault(cxx ? "MEMTRACE_CXX" : "MEMTRACE_GCC", cxx ? "g++" : "gcc");
         List<String> command = new ArrayList<>(List.of(compiler, "-wrapper", NativeFiles.ccWrapper().toString()));
+        boolean links = links(gccArgs);
+        // The runtime comes first, before the user's objects and libraries: it is then the first library the
+        // loader searches after the program, ahead of any -lstdc++, -lc or -ljemalloc of the user's that also
+        // defines malloc or operator new, as if preloaded; the user's own arguments keep gcc's order exactly.
+        // --no-as-needed: with gcc's default --as-needed a library before the objects would be dropped, and a
+        // program whose every probe was left out still records its allocations. Its directory goes after the
+        // user's arguments (-L applies to every -l wherever it stands), so the user's -L directories are searched
+        // first, as with gcc alone.
+        String library = check.on() ? "-lmemtrace-check" : "-lmemtrace-rt";
+        if (links) command.addAll(List.of("-Wl,--push-state,--no-as-needed", library, "-Wl,--pop-state"));
         command.addAll(gccArgs);
-        if (links(gccArgs) && check.on()) {
-            Path runtime = NativeFiles.checkRuntime().getParent();
-            command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
-                    "-lmemtrace-check", "-Wl,--pop-state"));
-        } else if (links(gccArgs)) {
-            Path runtime = NativeFiles.runtime().getParent();
-            // --no-as-needed: a program whose every probe was left out still records its allocations
-            command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime, "-Wl,--push-state,--no-as-needed",
-                    "-lmemtrace-rt", "-Wl,--pop-state"));
+        if (links) {
+            Path runtime = (check.on() ? NativeFiles.checkRuntime() : NativeFiles.runtime()).getParent();
+            command.addAll(List.of("-L" + runtime, "-Wl,-rpath," + runtime));
             // the build-id is the checksum that ties a trace to the skeleton it is replayed from; after the
             // user's arguments, so that a --build-id=none among them does not leave the program without one
-            if (parsed.options().skeleton()) command.add("-Wl,--build-id=sha1");
+            if (!check.on() && parsed.options().skeleton()) command.add("-Wl,--build-id=sha1");
         }
         Map<String, String> environment = new LinkedHashMap<>();
         environment.put("MEMTRACE_CC_OPTIONS", OptionWords.join(parsed.optionWords()));

@@ -115,6 +115,10 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     + "double and invalid free, new/delete mismatch, leaks; reports on standard error, no trace unless -o is given.")
     boolean check;
 
+    @Option(names = "--no-progress",
+            description = "No progress line on the terminal's bottom row while the program runs (a program that takes the whole screen).")
+    boolean noProgress;
+
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program to trace and its arguments (after --).")
     List<String> command;
 
@@ -168,7 +172,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         checkOutputs(target, traced ? output : "-", saveStream, jsonSummary, reportFile);
         recorder.ignoredOptions().forEach(p -> say(err, p));
         boolean created = traced && !"-".equals(output) && !Files.exists(RawPaths.path(output));
-        OutputStream out = traced ? openOutput(output) : OutputStream.nullOutputStream();
+        CountingOutputStream out = new CountingOutputStream(traced ? openOutput(output) : OutputStream.nullOutputStream());
 
         SymbolicNaming names = new SymbolicNaming();
         if (noDemangle) names.addressSpace().keepRawNames();
@@ -188,6 +192,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Interpretation stage = new Interpretation(names, instructionShapes, analyses);
         Checkpoints.mark("decoder and consumers ready");
 
+        RunProgress progress = RunProgress.start(!noProgress, err, recorder.state(), stage::events, out::written);
         CountDownLatch reported = new CountDownLatch(1);
         // On SIGINT/SIGTERM the JVM runs this hook while the run's thread takes in what it can for a moment
         // (Processes.STOP_BUDGET_NS), then writes it marked incomplete and reports: wait for that before
@@ -199,13 +204,16 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            progress.close();
         }, "memtrace-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             RunResult result;
             try {
                 result = recorder.run(stage);
+                progress.close();
             } catch (LaunchException e) {
+                progress.close();
                 closeQuietly(out);
                 if (reportOutput != null) reportOutput.close();
                 // the run was refused after all: a trace file that memtrace created holds nothing, remove it
@@ -220,6 +228,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 if (reportOutput != null) reportOutput.close();
             }
         } finally {
+            progress.close();
             if (rewrite != null) rewrite.close();
             reported.countDown();
             try {
@@ -264,6 +273,29 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         err.flush();
         boolean incomplete = !traceWhole || result.incomplete() || result.interrupted() || !problems.isEmpty();
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
+    }
+
+    /** The trace's stream, counting the bytes written for the progress line (read from its thread). */
+    private static final class CountingOutputStream extends java.io.FilterOutputStream {
+        private volatile long written;
+
+        CountingOutputStream(OutputStream out) {
+            super(out);
+        }
+
+        long written() { return written; }
+
+        @Override
+        public void write(int b) throws IOException {
+            out.write(b);
+            written++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+            written += len;
+        }
     }
 
     private static void closeQuietly(OutputStream out) {

@@ -131,9 +131,9 @@ abstract class NamedRows implements Analysis {
      * only that was recorded.
      */
     static String folded(Stack stack, String block) {
-        if (stack == null || stack.depth() < 2 || stack.names().size() != stack.depth()) return Block.site(block);
+        if (stack == null || !stack.deep() || stack.names().isEmpty()) return Block.site(block);
         StringBuilder b = new StringBuilder();
-        for (int i = stack.depth() - 1; i >= 0; i--) b.append(stack.names().get(i)).append(i > 0 ? ";" : "");
+        for (int i = stack.names().size() - 1; i >= 0; i--) b.append(stack.names().get(i)).append(i > 0 ? ";" : "");
         return b.toString();
     }
 

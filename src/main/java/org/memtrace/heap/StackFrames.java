@@ -35,7 +35,11 @@ public final class StackFrames implements HeapTracker.Stacks {
     @Override
     public long[] of(Event.Alloc a) {
         long[] callers = a.callers();
-        if (callers.length == 0) return new long[] {a.caller()};
+        // a 0 word ends the frames: stacks were asked for and the chain gave none (docs/event-stream.md)
+        int found = 0;
+        while (found < callers.length && callers[found] != 0) found++;
+        if (found == 0) return new long[] {a.caller()};
+        if (found < callers.length) callers = java.util.Arrays.copyOf(callers, found);
         int n = 1;
         long frame = a.caller();
         while (n <= callers.length && keepsFramePointer(frame)) frame = callers[n++ - 1];

@@ -152,6 +152,12 @@ public final class SymbolicNaming implements Naming {
         return space.code(ip);
     }
 
+    /** The inlined functions at the call, then the function it lies in; see {@link AddressSpace#frames}. */
+    @Override
+    public java.util.List<String> frames(long returnAddress) {
+        return space.frames(returnAddress);
+    }
+
     /** The line the module's DWARF line table gives for the instruction; see {@link AddressSpace#source}. */
     @Override
     public String source(long ip) {

@@ -41,6 +41,7 @@ public final class InstrumentedRun implements Recorder {
     private volatile long stopBy;
     private boolean incomplete;
     private Event.Exit lastExit;
+    private final RunState state = new RunState();
 
     public InstrumentedRun(TraceOptions options, Consumer<String> problems) {
         this(options, problems, Map.of());
@@ -58,6 +59,9 @@ public final class InstrumentedRun implements Recorder {
 
     @Override
     public boolean compiledIn() { return true; }
+
+    @Override
+    public RunState state() { return state; }
 
     @Override
     public List<String> ignoredOptions() {
@@ -118,7 +122,9 @@ public final class InstrumentedRun implements Recorder {
             if (keep) Files.deleteIfExists(out);
             long t0 = System.nanoTime();
             Process p = start(out);
+            state.started(out);
             int status = Processes.waitUninterruptibly(p);
+            state.ended();
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
             // stopped: the file is read from now on, for a moment
             if (stopBy != 0) stopBy = System.nanoTime() + Processes.REPLAY_BUDGET_NS;
@@ -187,7 +193,8 @@ public final class InstrumentedRun implements Recorder {
     /** Hands the file's events to the consumer; returns the records the runtime dropped. */
     private long replay(Path file) {
         try (MtrFile mtr = MtrFile.open(file)) {
-            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, this::probe);
+            state.reading(mtr.storedBytes());
+            MtrReader.Result r = MtrReader.read(mtr, this::dispatch, this::probe, state::read);
             r.problems().forEach(this::problem);
             return r.dropped();
         } catch (Stopped e) {

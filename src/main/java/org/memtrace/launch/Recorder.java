@@ -61,4 +61,7 @@ public sealed interface Recorder permits Tracer, InstrumentedRun {
 
     /** The sentence for {@code count} records that were recorded but lost on the way. */
     String lost(long count);
+
+    /** What the run tells about itself while it goes, for a progress line read from another thread. */
+    RunState state();
 }

@@ -51,6 +51,7 @@ public final class Tracer implements Recorder {
     private boolean incomplete;
     private boolean attached;
     private Event.Exit lastExit;
+    private final RunState state = new RunState();
 
     public Tracer(TraceOptions options, Consumer<String> problems) {
         this(options, NativeFiles::agent, problems);
@@ -67,6 +68,9 @@ public final class Tracer implements Recorder {
 
     @Override
     public List<String> ignoredOptions() { return List.of(); }
+
+    @Override
+    public RunState state() { return state; }
 
     @Override
     public String nothingRecorded() {
@@ -91,9 +95,11 @@ public final class Tracer implements Recorder {
             Process p = start(agent, ringFile);
             Checkpoints.mark("program started");
             long t0 = System.nanoTime();
+            state.started(null);
             consume(ring, p);
             int status = Processes.waitUninterruptibly(p);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
+            state.ended();
             Checkpoints.mark("program ended, ring drained");
             closeSaver(ring);
             consumer.finish();
@@ -161,6 +167,7 @@ public final class Tracer implements Recorder {
                 pollOnce(ring);
             } else if (!p.isAlive()) {
                 // The program is gone, so tail is final: whatever it published is still in the ring.
+                state.ended();
                 while (pollOnce(ring) > 0) {}
                 return;
             }

@@ -468,14 +468,15 @@ public final class MadtWriter implements Analysis {
      * name already tells: traces of {@code --stack-depth 1} are as before stacks.
      */
     private int stackId(org.memtrace.analysis.Stack stack) {
-        if (stack.depth() < 2) return 0;
+        if (!stack.deep()) return 0;
         Integer id = printedStacks.get(stack.id());
         if (id != null) return id;
         id = printedStacks.size() + 1;
         printedStacks.put(stack.id(), id);
         text.append("# stack ").append(id);
-        for (int i = 0; i < stack.depth(); i++)
-            text.append(' ').append(mode.symbolic() ? field(stack.names().get(i)) : hex(stack.frames()[i]));
+        // symbolic: one name per frame, inlined functions included (docs/stacks.md); raw: one address per return address
+        if (mode.symbolic()) for (String name : stack.names()) text.append(' ').append(field(name));
+        else for (long frame : stack.frames()) text.append(' ').append(hex(frame));
         text.append('\n');
         return id;
     }

@@ -309,6 +309,6 @@ public final class Report implements Analysis {
 
     /** A stack with more than its call site: only then the JSON carries it (traces of depth 1 read as before). */
     private static boolean deep(org.memtrace.analysis.Stack stack) {
-        return stack != null && stack.depth() > 1;
+        return stack != null && stack.deep();
     }
 }

@@ -245,7 +245,7 @@ public final class ReportAnalysis implements Analysis {
         if (before != null && before.getKey() + before.getValue().size > start) retire(heap.remove(before.getKey()));
         for (Obj o : new ArrayList<>(heap.subMap(start, start + size).values())) retire(heap.remove(o.start));
         // DHAT's program points: by the whole stack when there is more of it than the site
-        boolean deep = stack.depth() > 1;
+        boolean deep = stack.deep();
         String site = Block.site(block);
         Site s = sites.computeIfAbsent(deep ? site + "#" + stack.id() : site, k -> new Site(site));
         if (deep) s.stack = stack;

@@ -159,6 +159,31 @@ public final class AddressSpace {
     }
 
     /**
+     * The frames a return address stands for, innermost first: with the module's inlined calls at the call
+     * instruction ({@code returnAddress - 1}, {@link DwarfInlines}), one frame per inlined function, named
+     * {@code function(file:line)} without an offset (its code has no address of its own), the first at the
+     * line the line table gives, each further one at the line its inner call was made from; then the frame of
+     * the function the code lies in, {@code function+offset(file:line)}, at the line the outermost inlined call
+     * was made from. Without inlined calls there, the one frame {@code function+offset(file:line)} as before.
+     * As {@code addr2line -f -i} lists them.
+     */
+    public List<String> frames(long returnAddress) {
+        long call = returnAddress - 1;
+        String source = source(call);
+        String code = code(returnAddress);
+        LoadedModule m = moduleAt(call);
+        List<DwarfInlines.Inlined> chain = m == null ? List.of() : m.image().inlines().chain(call - m.bias());
+        if (chain.isEmpty()) return List.of(source == null ? code : code + '(' + source + ')');
+        List<String> frames = new ArrayList<>(chain.size() + 1);
+        for (DwarfInlines.Inlined inlined : chain) {
+            frames.add(source == null ? inlined.name() : inlined.name() + '(' + source + ')');
+            source = inlined.callFile() == null || inlined.callLine() == 0 ? null : inlined.callFile() + ':' + inlined.callLine();
+        }
+        frames.add(source == null ? code : code + '(' + source + ')');
+        return frames;
+    }
+
+    /**
      * {@link #sourceLine} as {@code file:line} ({@code src/main.c:12}), or null when the address has none;
      * remembered per address, as {@link #code} is, because a trace names the same instructions again and again.
      */

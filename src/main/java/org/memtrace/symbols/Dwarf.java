@@ -23,6 +23,10 @@ final class Dwarf {
     static final int TAG_VOLATILE = 0x35;
     static final int TAG_RESTRICT = 0x37;
     static final int TAG_ATOMIC = 0x47;
+    static final int TAG_COMPILE_UNIT = 0x11;
+    static final int TAG_INLINED_SUBROUTINE = 0x1d;
+    static final int TAG_SUBPROGRAM = 0x2e;
+    static final int TAG_PARTIAL_UNIT = 0x3c;
 
     static final int AT_LOCATION = 0x02;
     static final int AT_NAME = 0x03;
@@ -39,6 +43,16 @@ final class Dwarf {
     static final int AT_TYPE = 0x49;
     static final int AT_DATA_BIT_OFFSET = 0x6b;
     static final int AT_STR_OFFSETS_BASE = 0x72;
+    static final int AT_STMT_LIST = 0x10;
+    static final int AT_LOW_PC = 0x11;
+    static final int AT_HIGH_PC = 0x12;
+    static final int AT_RANGES = 0x55;
+    static final int AT_CALL_FILE = 0x58;
+    static final int AT_CALL_LINE = 0x59;
+    static final int AT_LINKAGE_NAME = 0x6e;
+    static final int AT_ADDR_BASE = 0x73;
+    static final int AT_RNGLISTS_BASE = 0x74;
+    static final int AT_MIPS_LINKAGE_NAME = 0x2007;
 
     static final int FORM_ADDR = 0x01;
     static final int FORM_BLOCK2 = 0x03;

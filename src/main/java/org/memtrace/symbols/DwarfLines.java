@@ -92,7 +92,23 @@ public final class DwarfLines {
         return rows.build(keep);
     }
 
-    /** One unit: its header (directories, files, opcode parameters) and its line program. */
+    /**
+     * The file names of the line-table unit at {@code offset} (a compilation unit's {@code DW_AT_stmt_list}),
+     * by file index as {@code DW_AT_call_file} counts them, spelled as {@link LineTable} spells them; null
+     * where an index names no file. Reads the unit's header only.
+     */
+    static String[] fileNames(ByteBuffer line, ByteBuffer lineStr, ByteBuffer str, long offset) throws DwarfException {
+        DwarfCursor c = new DwarfCursor(line.slice().order(ByteOrder.LITTLE_ENDIAN));
+        if (offset < 0 || offset >= c.limit) throw new DwarfException("line table offset 0x" + Long.toHexString(offset) + " outside .debug_line");
+        c.position = (int) offset;
+        Unit u = new Unit(c, lineStr.slice(), str.slice(), null);
+        u.run();
+        String[] names = new String[u.fileNames.size()];
+        for (int i = 0; i < names.length; i++) names[i] = u.fileNames.get(i) == null ? null : u.displayName(i);
+        return names;
+    }
+
+    /** One unit: its header (directories, files, opcode parameters) and its line program (skipped without rows). */
     private static final class Unit {
         private final DwarfCursor c;
         private final ByteBuffer lineStr;
@@ -158,6 +174,11 @@ public final class DwarfLines {
             }
             c.position = programStart;
             c.limit(end);
+            if (rows == null) {
+                c.restoreLimit();
+                c.position = end;
+                return;
+            }
             program(minInstructionLength, lineBase, lineRange, opcodeBase, argumentCounts, addressSize);
             c.restoreLimit();
             c.position = end;

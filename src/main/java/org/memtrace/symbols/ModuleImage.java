@@ -26,9 +26,12 @@ public final class ModuleImage {
     private final DebugFiles debugFiles;
     private LineTable lines;
     private DwarfTypes types;
+    private DwarfInlines inlines;
+    private final Demangler demangler;
 
-    private ModuleImage(String path, ElfFile elf, SymbolIndex symbols, String problem, ElfFile debug, DebugFiles debugFiles) {
+    private ModuleImage(String path, ElfFile elf, SymbolIndex symbols, String problem, ElfFile debug, DebugFiles debugFiles, Demangler demangler) {
         this.path = path;
+        this.demangler = demangler;
         this.name = baseName(path);
         this.elf = elf;
         this.symbols = symbols;
@@ -48,14 +51,15 @@ public final class ModuleImage {
         try {
             ElfFile elf = ElfFile.read(RecordedPath.of(path));
             Optional<ElfFile> debug = elf.symtab().isEmpty() ? debugFiles.find(elf) : Optional.empty();
-            return new ModuleImage(path, elf, SymbolIndex.of(elf, debug.orElse(null), demangler), null, debug.orElse(null), debugFiles);
+            return new ModuleImage(path, elf, SymbolIndex.of(elf, debug.orElse(null), demangler), null, debug.orElse(null), debugFiles,
+                    demangler);
         } catch (IOException | RuntimeException e) {
             return unreadable(path, e.getMessage() == null ? e.toString() : e.getMessage());
         }
     }
 
     public static ModuleImage unreadable(String path, String problem) {
-        return new ModuleImage(path, null, SymbolIndex.empty(), problem, null, null);
+        return new ModuleImage(path, null, SymbolIndex.empty(), problem, null, null, Demangler.none());
     }
 
     /** The file name as a programmer says it: {@code libc.so.6}, the program's name. */
@@ -120,6 +124,23 @@ public final class ModuleImage {
         ElfFile separate = debug != null ? debug : debugFiles.find(elf).orElse(null);
         if (separate != null && hasTypes(separate)) return DwarfTypes.read(separate);
         return DwarfTypes.none(path + ": no .debug_info (compiled without -g?)");
+    }
+
+    /**
+     * The module's inlined calls (DW_TAG_inlined_subroutine), from its own {@code .debug_info} or else its
+     * separate debug file's; read when a stack frame in this module is first named, once.
+     */
+    public synchronized DwarfInlines inlines() {
+        if (inlines == null) inlines = readInlines();
+        return inlines;
+    }
+
+    private DwarfInlines readInlines() {
+        if (elf == null) return DwarfInlines.none(problem);
+        if (hasTypes(elf)) return DwarfInlines.read(elf, demangler);
+        ElfFile separate = debug != null ? debug : debugFiles.find(elf).orElse(null);
+        if (separate != null && hasTypes(separate)) return DwarfInlines.read(separate, demangler);
+        return DwarfInlines.none(path + ": no .debug_info (compiled without -g?)");
     }
 
     private static boolean hasTypes(ElfFile file) {

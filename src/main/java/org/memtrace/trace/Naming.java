@@ -95,6 +95,14 @@ public interface Naming {
         return source == null ? code : code + '(' + source + ')';
     }
 
+    /**
+     * The frames a return address stands for, innermost first: the functions inlined at the call, then the
+     * function it lies in (docs/stacks.md, "Inlined calls"); namings that know no inlining give {@link #frame}.
+     */
+    default java.util.List<String> frames(long returnAddress) {
+        return java.util.List.of(frame(returnAddress));
+    }
+
     /** A range of addresses, {@code start} inclusive, {@code end} exclusive. */
     @FunctionalInterface
     interface Ranges {

@@ -38,7 +38,7 @@ final class CursorLoops {
      * @param cursor  the cursor's register (one of {@link ProbeGroups#SCRATCH}: the full-buffer handler decodes it)
      * @param address the register of each address and site in turn
      */
-    record Loop(String label, int last, Set<Integer> groups, String cursor, String address) {
+    record Loop(String label, int last, Set<Integer> groups, Register cursor, Register address) {
     }
 
     /** gcc's own labels that nothing jumps to: lexical blocks, variable locations, CFI. */
@@ -102,7 +102,7 @@ final class CursorLoops {
     private static Loop loop(List<FunctionPlanner.Decoded> body, Map<Integer, ProbeGroups.Group> groups,
                              BitSet unnumbered, Map<Integer, List<String>> labels, String label) {
         int first = body.getFirst().index();
-        Set<String> used = new HashSet<>();
+        Set<Register> used = new HashSet<>();
         Set<Integer> starts = new HashSet<>();
         for (int k = 0; k < body.size(); k++) {
             FunctionPlanner.Decoded d = body.get(k);
@@ -134,25 +134,25 @@ final class CursorLoops {
                 starts.add(d.index());
             }
         }
-        if (starts.isEmpty() || used.contains("rsp")) {
+        if (starts.isEmpty() || used.contains(ProbeGroups.RSP)) {
             return null;
         }
-        String cursor = free(ProbeGroups.SCRATCH, used, null);
-        String address = free(ProbeGroups.ADDRESS, used, cursor);
+        Register cursor = free(ProbeGroups.SCRATCH, used, null);
+        Register address = free(ProbeGroups.ADDRESS, used, cursor);
         if (cursor == null || address == null) {
             return null;
         }
         return new Loop(label, body.getLast().index(), Set.copyOf(starts), cursor, address);
     }
 
-    private static void use(Register r, Set<String> used) {
+    private static void use(Register r, Set<Register> used) {
         if (!r.isNone()) {
-            used.add(r.enclosing().name());
+            used.add(r.enclosing());
         }
     }
 
-    private static String free(List<String> candidates, Set<String> used, String taken) {
-        for (String r : candidates) {
+    private static Register free(List<Register> candidates, Set<Register> used, Register taken) {
+        for (Register r : candidates) {
             if (!used.contains(r) && !r.equals(taken)) {
                 return r;
             }

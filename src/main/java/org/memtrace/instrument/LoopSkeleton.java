@@ -56,7 +56,9 @@ import org.memtrace.x86.Register;
  * {@link Induction}) the induction registers and the computed and logged accesses, {@link Conditions} the
  * conditions the replay computes, {@link TripCost} whether a constant trip count pays for the loop's records,
  * {@link Nests} (with {@link AffineInterpreter}) outer loops that run inner ones whole. {@link AsmFacts} is what
- * they all ask of the assembly. Each piece has a unit test on hand-written assembly (LoopPiecesTest).
+ * they all ask of the assembly. Each piece has a unit test of its own on hand-written assembly (HandLoops,
+ * HandAssembly): LoopShapesTest, DominanceTest, LoopAnalysisTest, InductionTest, ConditionsTest, TripCostTest,
+ * NestsTest, AsmFactsTest.
  */
 final class LoopSkeleton {
     static final int NONE = SkeletonFormat.NONE;

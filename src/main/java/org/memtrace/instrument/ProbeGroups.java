@@ -41,10 +41,10 @@ final class ProbeGroups {
     /**
      * The instructions of one probe.
      *
-     * @param dead the general registers (64-bit names) dead where the probe stands: the code after it
-     *             overwrites them before reading them (see {@link #dead})
+     * @param dead the general registers (64-bit) dead where the probe stands: the code after it overwrites
+     *             them before reading them (see {@link #dead})
      */
-    record Group(List<Member> members, Set<String> dead) {
+    record Group(List<Member> members, Set<Register> dead) {
     }
 
     /**
@@ -53,11 +53,13 @@ final class ProbeGroups {
      * @param cursor  holds the cursor: one of {@link #SCRATCH}, which the runtime's full-buffer handler decodes
      * @param address holds each address and site in turn
      */
-    record Registers(String cursor, String address, boolean cursorDead, boolean addressDead) {
+    record Registers(Register cursor, Register address, boolean cursorDead, boolean addressDead) {
     }
 
-    private static final Set<String> GENERAL = Set.of("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9",
-            "r10", "r11", "r12", "r13", "r14", "r15");
+    static final Register RAX = Register.named("rax"), RSP = Register.named("rsp");
+
+    private static final Set<Register> GENERAL = Set.copyOf(named("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+            "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"));
 
     /** Instructions after which a written 32- or 64-bit general register holds nothing of its old value. */
     private static final Set<String> OVERWRITING = Set.of("mov", "movzx", "movsx", "movsxd", "lea", "pop", "imul",
@@ -122,22 +124,22 @@ final class ProbeGroups {
     }
 
     /**
-     * The general registers (64-bit names) that the code from {@code from} on overwrites whole before it
+     * The general registers (64-bit) that the code from {@code from} on overwrites whole before it
      * reads them: no instruction before that reads them, explicitly, implicitly or in an address. The search
      * ends at the next label or unnumbered code, at a control transfer (after its own reads) or at the
      * function's end; a register undecided there counts as live. A write of 8 or 16 bits, a conditional
      * write (cmov) and a write by an instruction not known to overwrite count as reads.
      */
-    static Set<String> dead(List<FunctionPlanner.Decoded> code, int from, BitSet barrier) {
-        Set<String> dead = new HashSet<>();
-        Set<String> live = new HashSet<>();
+    static Set<Register> dead(List<FunctionPlanner.Decoded> code, int from, BitSet barrier) {
+        Set<Register> dead = new HashSet<>();
+        Set<Register> live = new HashSet<>();
         for (int k = from; k < code.size(); k++) {
             FunctionPlanner.Decoded d = code.get(k);
             if (k > from && barrier.get(d.index())) {
                 break;
             }
             Instruction insn = d.instruction();
-            List<String> overwritten = new ArrayList<>(2);
+            List<Register> overwritten = new ArrayList<>(2);
             for (Operand o : insn.operands()) {
                 if (o instanceof MemoryOperand m) {
                     read(m.base(), dead, live);
@@ -145,14 +147,14 @@ final class ProbeGroups {
                 } else if (o instanceof RegisterOperand r && !r.register().isNone()) {
                     int width = r.register().widthBits();
                     if (r.write() && !r.read() && (width == 64 || width == 32) && OVERWRITING.contains(insn.mnemonic())
-                            && GENERAL.contains(r.register().enclosing().name())) {
-                        overwritten.add(r.register().enclosing().name());
+                            && GENERAL.contains(r.register().enclosing())) {
+                        overwritten.add(r.register().enclosing());
                     } else if (r.read() || r.write()) {
                         read(r.register(), dead, live);
                     }
                 }
             }
-            for (String r : overwritten) {
+            for (Register r : overwritten) {
                 if (!live.contains(r)) {
                     dead.add(r);
                 }
@@ -164,9 +166,9 @@ final class ProbeGroups {
         return dead;
     }
 
-    private static void read(Register r, Set<String> dead, Set<String> live) {
-        if (!r.isNone() && !dead.contains(r.enclosing().name())) {
-            live.add(r.enclosing().name());
+    private static void read(Register r, Set<Register> dead, Set<Register> live) {
+        if (!r.isNone() && !dead.contains(r.enclosing())) {
+            live.add(r.enclosing());
         }
     }
 
@@ -175,17 +177,17 @@ final class ProbeGroups {
      * are (read by no site, which their being dead already implies), else the first pair {@link #scratch}
      * allows, saved.
      */
-    static Registers registers(List<Site> sites, Set<String> dead) {
-        String[] saved = scratch(sites.subList(0, sites.size() - 1));
-        String cursor = firstDead(SCRATCH, dead, sites, null);
-        String address = firstDead(ADDRESS, dead, sites, cursor);
-        String c = cursor != null ? cursor : saved[0].equals(address) ? saved[1] : saved[0];
-        String a = address != null ? address : saved[0].equals(c) ? saved[1] : saved[0];
+    static Registers registers(List<Site> sites, Set<Register> dead) {
+        Register[] saved = scratch(sites.subList(0, sites.size() - 1));
+        Register cursor = firstDead(SCRATCH, dead, sites, null);
+        Register address = firstDead(ADDRESS, dead, sites, cursor);
+        Register c = cursor != null ? cursor : saved[0].equals(address) ? saved[1] : saved[0];
+        Register a = address != null ? address : saved[0].equals(c) ? saved[1] : saved[0];
         return new Registers(c, a, cursor != null, address != null);
     }
 
-    private static String firstDead(List<String> candidates, Set<String> dead, List<Site> sites, String taken) {
-        for (String r : candidates) {
+    private static Register firstDead(List<Register> candidates, Set<Register> dead, List<Site> sites, Register taken) {
+        for (Register r : candidates) {
             if (!r.equals(taken) && dead.contains(r) && sites.stream().noneMatch(s -> reads(s, r))) {
                 return r;
             }
@@ -199,11 +201,16 @@ final class ProbeGroups {
      * reads it), not %rsp, %rbp, %r12, %r13 (their encodings take a SIB byte or mean rip-relative, and the
      * runtime decodes the probe's two instructions).
      */
-    static final List<String> SCRATCH = List.of("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
+    static final List<Register> SCRATCH = named("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
 
     /** Registers a probe without saves may hold the addresses in: any but the four above. */
-    static final List<String> ADDRESS = List.of("rax", "rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx",
-            "rbx", "r14", "r15");
+    static final List<Register> ADDRESS = named("rax", "rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14",
+            "r15");
+
+    /** The registers called {@code names} (Zydis's spelling), in their order. */
+    private static List<Register> named(String... names) {
+        return java.util.Arrays.stream(names).map(Register::named).toList();
+    }
 
     /** An instruction's sites fit one group probe: no rep string instruction, scratch registers left for all but its last. */
     static boolean groupable(List<Site> sites) {
@@ -219,10 +226,10 @@ final class ProbeGroups {
      * The cursor and TLS-offset registers for sites computed after the cursor is loaded: the first two
      * scratch registers none of them reads; null when fewer are left or one needs the thread pointer.
      */
-    static String[] scratch(List<Site> computedLater) {
-        String[] pair = new String[2];
+    static Register[] scratch(List<Site> computedLater) {
+        Register[] pair = new Register[2];
         int found = 0;
-        for (String r : SCRATCH) {
+        for (Register r : SCRATCH) {
             boolean used = false;
             for (Site s : computedLater) {
                 if (s.fs() || reads(s, r)) {
@@ -242,11 +249,15 @@ final class ProbeGroups {
         return null;
     }
 
-    /** Whether the site's address text names the 64-bit register {@code r} or its 32-bit half. */
-    static boolean reads(Site s, String r) {
+    /**
+     * Whether the site's address text names the 64-bit register {@code r} or its 32-bit half: a site keeps
+     * the address as gcc spelled it, which the probe's {@code lea} repeats.
+     */
+    static boolean reads(Site s, Register r) {
         String a = s.address();
-        String half = r.startsWith("r") && Character.isDigit(r.charAt(1)) ? r + "d" : "e" + r.substring(1);
-        return a.contains("%" + r + ",") || a.contains("%" + r + ")") || a.contains("%" + half);
+        String name = r.name();
+        String half = name.startsWith("r") && Character.isDigit(name.charAt(1)) ? name + "d" : "e" + name.substring(1);
+        return a.contains("%" + name + ",") || a.contains("%" + name + ")") || a.contains("%" + half);
     }
 
     /** The group, extended by {@code own}, still leaves two scratch registers for every site but the new last. */

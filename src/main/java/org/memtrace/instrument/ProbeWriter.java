@@ -1,6 +1,7 @@
 package org.memtrace.instrument;
 
 import org.memtrace.format.SiteFormat;
+import org.memtrace.x86.Register;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -149,8 +150,8 @@ final class ProbeWriter {
         if (localCursor) {
             localGroup(out, sites, base, ProbeGroups.registers(sites, group.dead()), cfi);
         } else {
-            String[] scratch = ProbeGroups.scratch(sites.subList(0, n - 1));
-            gotGroup(out, sites, base, "%" + scratch[0], "%" + scratch[1], cfi);
+            Register[] scratch = ProbeGroups.scratch(sites.subList(0, n - 1));
+            gotGroup(out, sites, base, "%" + scratch[0].name(), "%" + scratch[1].name(), cfi);
         }
         out.append(INSTRUCTION_LABEL).append(first).append(":\n");
     }
@@ -175,7 +176,7 @@ final class ProbeWriter {
         store(out, base + n - 1, 16 * (n - 1), cursor, "%rax");
         for (int i = 0; i < n - 1; i++) {
             Site s = sites.get(i);
-            if (ProbeGroups.reads(s, "rax")) {
+            if (ProbeGroups.reads(s, ProbeGroups.RAX)) {
                 out.append("\tmovq 16(%rsp), %rax\n"); // the program's %rax, for an address that reads it
             }
             out.append(SITE_LABEL).append(base + i).append(":\n");
@@ -201,8 +202,8 @@ final class ProbeWriter {
      */
     private void localGroup(StringBuilder out, List<Site> sites, int base, ProbeGroups.Registers registers, boolean cfi) {
         int n = sites.size();
-        String cursor = "%" + registers.cursor();
-        String address = "%" + registers.address();
+        String cursor = "%" + registers.cursor().name();
+        String address = "%" + registers.address().name();
         List<String> saved = new ArrayList<>(2);
         if (!registers.addressDead()) {
             saved.add(address);
@@ -254,11 +255,11 @@ final class ProbeWriter {
     void loopEntry(StringBuilder out, CursorLoops.Loop loop, boolean cfi) {
         out.append("\tleaq -128(%rsp), %rsp\n");
         adjust(out, cfi, 128);
-        for (String r : List.of(loop.address(), loop.cursor())) {
-            out.append("\tpushq %").append(r).append('\n');
+        for (Register r : List.of(loop.address(), loop.cursor())) {
+            out.append("\tpushq %").append(r.name()).append('\n');
             adjust(out, cfi, 8);
         }
-        out.append("\tmovq ").append(LOCAL_CURSOR).append(", %").append(loop.cursor()).append('\n');
+        out.append("\tmovq ").append(LOCAL_CURSOR).append(", %").append(loop.cursor().name()).append('\n');
         localGroups = true;
     }
 
@@ -272,8 +273,8 @@ final class ProbeWriter {
         int base = this.sites;
         List<Site> sites = groupEntries(group.members());
         int n = sites.size();
-        String cursor = "%" + loop.cursor();
-        String address = "%" + loop.address();
+        String cursor = "%" + loop.cursor().name();
+        String address = "%" + loop.address().name();
         out.append(SITE_LABEL).append(base + n - 1).append(":\n");
         address(out, sites.getLast(), address, true);
         store(out, base + n - 1, 16 * (n - 1), cursor, address);
@@ -288,9 +289,9 @@ final class ProbeWriter {
 
     /** After the loop's back edge, on the path that leaves it: the cursor to memory, the program's two registers back. */
     void loopExit(StringBuilder out, CursorLoops.Loop loop, boolean cfi) {
-        out.append("\tmovq %").append(loop.cursor()).append(", ").append(LOCAL_CURSOR).append('\n');
-        for (String r : List.of(loop.cursor(), loop.address())) {
-            out.append("\tpopq %").append(r).append('\n');
+        out.append("\tmovq %").append(loop.cursor().name()).append(", ").append(LOCAL_CURSOR).append('\n');
+        for (Register r : List.of(loop.cursor(), loop.address())) {
+            out.append("\tpopq %").append(r.name()).append('\n');
             adjust(out, cfi, -8);
         }
         out.append("\tleaq 128(%rsp), %rsp\n");
@@ -300,7 +301,7 @@ final class ProbeWriter {
     /** {@code lea} of the site's address into {@code register}; {@code inPlace}: the probe has not moved %rsp. */
     private static void address(StringBuilder out, Site s, String register, boolean inPlace) {
         out.append("\tleaq ").append(s.address()).append(", ").append(register).append('\n');
-        if (inPlace && ProbeGroups.reads(s, "rsp")) {
+        if (inPlace && ProbeGroups.reads(s, ProbeGroups.RSP)) {
             out.append("\tleaq ").append(-FunctionPlanner.RSP_OFFSET).append('(').append(register).append("), ")
                     .append(register).append('\n');
         }

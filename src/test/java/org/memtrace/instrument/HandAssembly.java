@@ -19,7 +19,7 @@ import org.memtrace.x86.Instruction;
  * options) gives it. Assembled by {@code as} at address 0; labels are local, so every jump resolves. No
  * alignment directives: the decoded instructions must be exactly the lines.
  */
-record HandAssembly(List<FunctionPlanner.Decoded> code, FunctionModel model, Map<Integer, List<Site>> probes) {
+record HandAssembly(List<FunctionPlanner.Decoded> code, FunctionModel model, Map<Integer, List<Site>> probes, String source) {
     static HandAssembly of(Path dir, String assembly, String... words) throws IOException, InterruptedException {
         Path s = dir.resolve("hand.s"), o = dir.resolve("hand.o"), bin = dir.resolve("hand.bin");
         Files.writeString(s, "\t.text\nf:\n" + assembly.stripIndent() + "\n");
@@ -47,7 +47,7 @@ record HandAssembly(List<FunctionPlanner.Decoded> code, FunctionModel model, Map
         } catch (FunctionPlanner.Unsupported e) {
             throw new IllegalStateException(e);
         }
-        return new HandAssembly(List.copyOf(code), model, new LinkedHashMap<>(plan.probes()));
+        return new HandAssembly(List.copyOf(code), model, new LinkedHashMap<>(plan.probes()), assembly.stripIndent());
     }
 
     private static void run(Path dir, String... command) throws IOException, InterruptedException {
@@ -60,6 +60,43 @@ record HandAssembly(List<FunctionPlanner.Decoded> code, FunctionModel model, Map
     int at(String start) {
         for (FunctionPlanner.Decoded d : code) if (d.text().text().strip().replaceFirst("\\s+", " ").startsWith(start)) return d.index();
         throw new IllegalArgumentException("no instruction " + start);
+    }
+
+    /** The labels right before each instruction, by its index, as the rewriter's first pass records them. */
+    Map<Integer, List<String>> labels() {
+        var labels = new java.util.HashMap<Integer, List<String>>();
+        var pending = new ArrayList<String>();
+        int index = 0;
+        for (String line : source.split("\n")) {
+            String t = line.strip();
+            if (t.endsWith(":")) {
+                pending.add(t.substring(0, t.length() - 1));
+            } else if (!t.isEmpty() && !t.startsWith(".") && !t.startsWith("#")) {
+                if (!pending.isEmpty()) labels.put(index, List.copyOf(pending));
+                pending.clear();
+                index++;
+            }
+        }
+        return labels;
+    }
+
+    /** How often each local label is named outside its definition (the rewriter's first pass: jumps, directives). */
+    Map<String, Integer> references() {
+        var references = new java.util.HashMap<String, Integer>();
+        for (String line : source.split("\n")) {
+            String t = line.strip();
+            if (t.endsWith(":")) continue;
+            var m = java.util.regex.Pattern.compile("\\.L[A-Za-z0-9_$.]+").matcher(t);
+            while (m.find()) references.merge(m.group(), 1, Integer::sum);
+        }
+        return references;
+    }
+
+    /** Instructions right after a label: a probe group does not reach over them. */
+    java.util.BitSet barrier() {
+        var barrier = new java.util.BitSet();
+        labels().keySet().forEach(barrier::set);
+        return barrier;
     }
 
     /** The skeleton planner on this function, the probes it leaves taken out of a copy. */

@@ -14,6 +14,7 @@ import java.util.Map;
 import org.memtrace.x86.Decoder;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.memtrace.x86.Register.named;
 
 /** Instructions share a probe exactly when their addresses are computable at its start, and keep their records. */
 class ProbeGroupsTest {
@@ -67,20 +68,20 @@ class ProbeGroupsTest {
         byte[] imulThreeEdx = {0x6b, 0x17, 3}, imulEcxEdx = {0x0f, (byte) 0xaf, (byte) 0xd1}, xorEaxEax = {0x31, (byte) 0xc0};
         BitSet none = new BitSet();
         assertThat(ProbeGroups.dead(code(movLoadEax, addEaxEdx, ret), 0, none)).as("the load overwrites eax; edx is read")
-                .containsExactly("rax");
+                .containsExactly(named("rax"));
         assertThat(ProbeGroups.dead(code(movLoadAl, movOneEax), 0, none)).as("an 8-bit write keeps the rest").isEmpty();
         assertThat(ProbeGroups.dead(code(cmovzRcxRax, movOneEax), 0, none)).as("cmov may keep the old value").isEmpty();
         assertThat(ProbeGroups.dead(code(jmpNext, movOneEax), 0, none)).as("the search ends at a jump").isEmpty();
         BitSet labelAtOne = new BitSet();
         labelAtOne.set(1);
-        assertThat(ProbeGroups.dead(code(popRbx, movOneEax), 0, labelAtOne)).as("and at a label").containsExactly("rbx");
+        assertThat(ProbeGroups.dead(code(popRbx, movOneEax), 0, labelAtOne)).as("and at a label").containsExactly(named("rbx"));
         assertThat(ProbeGroups.dead(code(imulThreeEdx, imulEcxEdx), 0, none)).as("three-operand imul overwrites")
-                .containsExactly("rdx");
+                .containsExactly(named("rdx"));
         assertThat(ProbeGroups.dead(code(imulEcxEdx, movOneEax, xorEaxEax), 0, none)).as("two-operand imul reads")
-                .containsExactly("rax");
+                .containsExactly(named("rax"));
         assertThat(ProbeGroups.dead(code(xorEaxEax, movOneEax), 0, none)).as("a zeroing xor counts as a read").isEmpty();
         assertThat(ProbeGroups.dead(code(addEaxEdx, movLoadEax), 1, none)).as("from the second instruction on")
-                .containsExactly("rax");
+                .containsExactly(named("rax"));
     }
 
     /** Decoded instructions laid out one after the other, numbered from 0. */

@@ -426,18 +426,18 @@ int wr_codec_init(int codec)
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &wr_enc[i];
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
-        x->work = rt_map(x->work_size);
+        x->work = rt_map_own(x->work_size);
         /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7) */
         size_t scratch = codec == 7 ? 2 * rt.buf_size + 65536 : rt.buf_size + rt.buf_size / 2 + 16;
-        x->scratch = rt_map(scratch);
+        x->scratch = rt_map_own(scratch);
         x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
-        x->packed = rt_map(x->packed_cap);
-        x->table = rt_map(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
-        x->touched = rt_map(sizeof(uint32_t) << table_bits(codec));
+        x->packed = rt_map_own(x->packed_cap);
+        x->table = rt_map_own(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
+        x->touched = rt_map_own(sizeof(uint32_t) << table_bits(codec));
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
         if (codec == 7) {
             size_t room = rt.buf_size / 16 + 4096;
-            x->streams = rt_map(2 * fused_room_ct(room) + fused_room_v(room));
+            x->streams = rt_map_own(2 * fused_room_ct(room) + fused_room_v(room));
             x->fz.table = x->table;
             x->fz.touched = x->touched;
             if (!x->streams || !fused_params(x->cctx)) return 0;

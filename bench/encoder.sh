@@ -13,6 +13,7 @@
 # `gzip` (gzip -6 of about 1.3 MB of text, from Debian's source package, as bench/cc.sh builds it).
 #
 #     BEFORE=COMMIT bench/encoder.sh [program ...]
+#     CODECS="7 8" bench/encoder.sh [program ...]   (this checkout's runtime, one full column per codec)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
@@ -75,6 +76,30 @@ EOF
 accesses() { python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read()[-32:]; print(struct.unpack("<IIQQQ",d)[3])' "$1"; }
 min() { awk -v a="$1" -v b="$2" 'BEGIN{print (b == "" || a < b) ? a : b}'; }
 
+if [ -n "${CODECS:-}" ]; then # this checkout's runtime writing each codec in turn (MEMTRACE_CODEC), interleaved
+  read -r -a codecs <<<"$CODECS"
+  printf '| program | accesses | native | probes |'; for c in "${codecs[@]}"; do printf ' full, codec %s | ns/access beyond native | bytes/access |' "$c"; done; echo
+  printf '|---|---|---|---|'; for c in "${codecs[@]}"; do printf -- '---|---|---|'; done; echo
+  for p in "${programs[@]}"; do
+    read -r -a nat <<<"$(command_of plain "$p")"
+    read -r -a ful <<<"$(command_of full "$p")"
+    tn="" tp=""; declare -A tc=()
+    for ((i = 0; i < REPEAT; i++)); do
+      tn=$(min "$(cpu - - "${nat[@]}")" "$tn")
+      tp=$(min "$(cpu "$out/rt-after" - "${ful[@]}")" "$tp")
+      for c in "${codecs[@]}"; do tc[$c]=$(min "$(MEMTRACE_CODEC=$c cpu "$out/rt-after" "$out/codec$c.mtr" "${ful[@]}")" "${tc[$c]:-}"); done
+    done
+    n=$(accesses "$out/codec${codecs[0]}.mtr")
+    printf '| %s | %s | %.3f s | %.3f s (%.1fx) |' "$p" "$n" "$tn" "$tp" "$(awk -v t="$tp" -v nt="$tn" 'BEGIN{print t / nt}')"
+    for c in "${codecs[@]}"; do
+      awk -v t="${tc[$c]}" -v nt="$tn" -v n="$n" -v s="$(stat -c %s "$out/codec$c.mtr")" \
+        'BEGIN{printf " %.3f s (%.1fx) | %.2f | %.3f |", t, t / nt, (t - nt) * 1e9 / n, s / n}'
+    done
+    echo
+    unset tc
+  done
+  exit 0
+fi
 printf '| program | accesses | native | probes | %sfull | ns/access beyond native | bytes/access |\n' "${BEFORE:+full before | }"
 printf '|---|---|---|---|%s---|---|---|\n' "${BEFORE:+---|}"
 for p in "${programs[@]}"; do

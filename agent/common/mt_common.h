@@ -166,6 +166,8 @@ struct mt_map_line {
 
 /* Calls fn for each line of /proc/self/maps, in the file's (address) order; 0, or -1 when it cannot be read. */
 int mt_maps_each(void (*fn)(const struct mt_map_line *, void *), void *arg);
+/* mt_maps_each reading into the caller's buffer of cap bytes (the runtime's own, so that it is no new line). */
+int mt_maps_each_in(char *buf, size_t cap, void (*fn)(const struct mt_map_line *, void *), void *arg);
 
 /* MT_MODULE and MT_MAPPING records with their tails, ready to send (h.tid left 0: the sender's to set). */
 struct mt_module_rec {

@@ -41,11 +41,19 @@ static uintptr_t parse_hex(const char **p, char stop)
 
 int mt_maps_each(void (*fn)(const struct mt_map_line *, void *), void *arg)
 {
+    size_t cap = 1 << 20;
+    char *buf = mt_map_pages(cap);
+    if (!buf) return -1;
+    int rc = mt_maps_each_in(buf, cap, fn, arg);
+    mt_sys2(SYS_munmap, buf, cap);
+    return rc;
+}
+
+int mt_maps_each_in(char *buf, size_t cap, void (*fn)(const struct mt_map_line *, void *), void *arg)
+{
     int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) return -1;
-    size_t cap = 1 << 20, len = 0;
-    char *buf = mt_map_pages(cap);
-    if (!buf) { mt_sys1(SYS_close, fd); return -1; }
+    size_t len = 0;
     for (long n; len < cap - 1 && (n = mt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)n;
     mt_sys1(SYS_close, fd);
     buf[len] = 0;
@@ -70,7 +78,6 @@ int mt_maps_each(void (*fn)(const struct mt_map_line *, void *), void *arg)
         fn(&m, arg);
     }
 cut:
-    mt_sys2(SYS_munmap, buf, cap);
     return 0;
 }
 

@@ -51,6 +51,10 @@ static inline void rt_memzero(void *d, size_t n) { mt_memzero(d, n); }
 static inline size_t rt_strlen(const char *s) { return mt_strlen(s); }
 static inline int rt_strncmp(const char *a, const char *b, size_t n) { return mt_strncmp(a, b, n); }
 static inline void *rt_map(size_t n) { return mt_map_pages(n); } /* anonymous private pages, NULL on failure */
+/* rt_map for memory the runtime keeps to the end (the writer's buffers, codec tables, its thread's stack): */
+/* listed, so that the MT_MAPPING records leave it out (rt_init.c). Never unmapped.                         */
+void *rt_map_own(size_t n);
+void rt_own_fork_child(void);           /* the list's lock, fresh in a fork child */
 int rt_tid(void);
 uint64_t rt_block_signals(void);        /* blocks every signal but the synchronous faults; returns the old mask */
 void rt_restore_signals(uint64_t old);

@@ -109,7 +109,7 @@ static void on_thread_exit(void *value)
 void rt_buffer_init(void)
 {
     pthread_key_create(&exit_key, on_thread_exit);
-    sink = rt_map(SINK_SIZE + (size_t)rt.page);
+    sink = rt_map_own(SINK_SIZE + (size_t)rt.page);
     if (sink) mt_sys3(SYS_mprotect, sink + SINK_SIZE, rt.page, PROT_NONE);
 }
 

@@ -5,7 +5,8 @@
  *
  * A payload is codec 7 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
  * predicts into run counts and writes the others as codec 6's tokens in two streams, zstd at level -3
- * (ZLEVEL_FUSED). Codec 6 is codec 5, below, with each site's granule, the trailing zero bits its differences
+ * (ZLEVEL_FUSED). Codec 8 (on request) is rt_period.c's pass, each record predicted from the slot a period
+ * back, with codec 7's streams and zstd level. Codec 6 is codec 5, below, with each site's granule, the trailing zero bits its differences
  * share, taken out of them (pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096:
  * every access slot becomes one varint, its address's difference to the previous address of a site hashed to
  * the same table entry, when its site is the one that followed the previous record's site last time (the
@@ -274,8 +275,8 @@ static size_t pack(struct encoder *x, struct pack_state *ps, const char *s, cons
 /* The bits of a packing codec's table index: codec 5's 65,536 entries, codecs 3 and 4's 4,096. */
 static inline int table_bits(int codec) { return codec >= 5 ? WIDE_BITS : TABLE_BITS; }
 
-/* Words per table entry: codec 3's 1, 4's and 5's 2, 6's and 7's 4. */
-static inline size_t entry_words(int codec) { return codec == 3 ? 1 : codec >= 6 ? 4 : 2; }
+/* Words per table entry: codec 3's 1, 4's and 5's 2, 6's and 7's 4, 8's 1 (its far tokens' last address). */
+static inline size_t entry_words(int codec) { return codec == 3 || codec == 8 ? 1 : codec >= 6 ? 4 : 2; }
 
 /* Every chunk decodes on its own: the table is zero where a chunk starts. Codec 3's (4,096 entries) is */
 /* cleared whole; codecs 4 and 5 clear the entries the last chunk listed as set.                        */
@@ -309,7 +310,22 @@ void wr_encode_piece(struct encoder *x, const char *s1, const char *e1, const ch
     int codec = wr.codec;
     char *raw_data = in_place && codec < 3 ? (char *)s1 : x->scratch;
     size_t raw, input;
-    if (codec == 7) {
+    if (codec == 8) {
+        size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk, and a margin for its last tag */
+        uint8_t *c = x->streams, *t = c + period_room_ct(room);
+        PROF_START;
+        period_begin(&x->pz, c, t, t + period_room_ct(room));
+        period_pack(&x->pz, (const uint64_t *)s1, (const uint64_t *)e1, events_only);
+        if (e2 > s2) period_pack(&x->pz, (const uint64_t *)s2, (const uint64_t *)e2, events_only);
+        input = period_end(&x->pz, (uint8_t *)raw_data);
+        PROF_END(1);
+#ifdef RT_PROFILE
+        __atomic_add_fetch(&prof_ns[4], input * 1000000, __ATOMIC_RELAXED);
+#endif
+        pc->records = x->pz.records;
+        pc->dropped = x->pz.dropped;
+        raw = (x->pz.slots + x->pz.records) * 16;
+    } else if (codec == 7) {
         size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk, and a margin for its last tag */
         uint8_t *c = x->streams, *t = c + fused_room_ct(room);
         PROF_START;
@@ -357,7 +373,7 @@ void wr_encode_piece(struct encoder *x, const char *s1, const char *e1, const ch
     if (codec) {
         char *dst = x->packed + x->packed_used;
         PROF_START;
-        size_t z = codec == 7 ? ZSTD_compress2(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input)
+        size_t z = codec >= 7 ? ZSTD_compress2(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input)
                               : ZSTD_compressCCtx(x->cctx, dst, x->packed_cap - x->packed_used, raw_data, input,
                                                   codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         PROF_END(2);
@@ -426,18 +442,26 @@ int wr_codec_init(int codec)
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &wr_enc[i];
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
-        x->work = rt_map(x->work_size);
-        /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7) */
-        size_t scratch = codec == 7 ? 2 * rt.buf_size + 65536 : rt.buf_size + rt.buf_size / 2 + 16;
-        x->scratch = rt_map(scratch);
+        x->work = rt_map_own(x->work_size);
+        /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7), 26 (8) */
+        size_t scratch = codec == 8 ? 2 * rt.buf_size + rt.buf_size / 2 + 65536 : codec == 7 ? 2 * rt.buf_size + 65536 : rt.buf_size + rt.buf_size / 2 + 16;
+        x->scratch = rt_map_own(scratch);
         x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
-        x->packed = rt_map(x->packed_cap);
-        x->table = rt_map(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
-        x->touched = rt_map(sizeof(uint32_t) << table_bits(codec));
+        x->packed = rt_map_own(x->packed_cap);
+        x->table = rt_map_own(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
+        x->touched = rt_map_own(sizeof(uint32_t) << table_bits(codec));
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
+        if (codec == 8) {
+            size_t room = rt.buf_size / 16 + 4096;
+            x->streams = rt_map_own(2 * period_room_ct(room) + period_room_v(room));
+            x->pz.dd = rt_map_own(room * sizeof(uint64_t));
+            x->pz.table = x->table;
+            x->pz.touched = x->touched;
+            if (!x->streams || !x->pz.dd || !fused_params(x->cctx)) return 0;
+        }
         if (codec == 7) {
             size_t room = rt.buf_size / 16 + 4096;
-            x->streams = rt_map(2 * fused_room_ct(room) + fused_room_v(room));
+            x->streams = rt_map_own(2 * fused_room_ct(room) + fused_room_v(room));
             x->fz.table = x->table;
             x->fz.touched = x->touched;
             if (!x->streams || !fused_params(x->cctx)) return 0;
@@ -452,6 +476,6 @@ void wr_codec_fork_child(void)
     for (int i = 0; i < 2; i++) {
         wr_enc[i].lock.owner = 0;
         wr_enc[i].cctx = ZSTD_initStaticCCtx(wr_enc[i].work, wr_enc[i].work_size);
-        if (wr.codec == 7) fused_params(wr_enc[i].cctx);
+        if (wr.codec >= 7) fused_params(wr_enc[i].cctx);
     }
 }

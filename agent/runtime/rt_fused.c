@@ -17,36 +17,6 @@
  */
 #include "rt_fused.h"
 
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-/* put_varint without a loop for values under 2^21, most of codec 7's (runs, a random index's high bits, */
-/* site differences): the loop's exit was mispredicted on the one or two bytes a random index's differences */
-/* take at random (spmv: 3.6 -> 2.4 ns a record in rt_fused.c alone). Under 2^14, one 2-byte store; under   */
-/* 2^21 one 4-byte store of 3 bytes: the streams' room (fused_room_*) leaves the bytes past the end.        */
-static inline uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
-{
-    if (__builtin_expect(v < 0x4000, 1)) {
-        uint64_t two = v >= 0x80;
-        uint16_t x = (uint16_t)((v & 0x7f) | two << 7 | (v << 1 & 0x7f00));
-        __builtin_memcpy(p, &x, 2);
-        return p + 1 + two;
-    }
-    if (__builtin_expect(v >> 21, 0)) return put_varint(p, v);
-    uint32_t x = (uint32_t)((v & 0x7f) | (v << 1 & 0x7f00) | (v << 2 & 0x7f0000)) | 0x8080;
-    __builtin_memcpy(p, &x, 4);
-    return p + 3;
-}
-
-static inline uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
-
 void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v)
 {
     uint64_t *tab = x->table;
@@ -73,7 +43,7 @@ static inline size_t put_tag(struct fused *x, const uint64_t *in, const uint64_t
 {
     size_t n = 2 + ((((in[1] >> 8) & 0xffff) + 15) / 16) * 2;
     if (in + n > end) n = (size_t)(end - in);
-    x->c = put_varint(x->c, run);
+    x->c = fz_varint(x->c, run);
     *x->t++ = 1;
     uint8_t *v = x->v;
     *v++ = 0;
@@ -156,17 +126,17 @@ __attribute__((optimize("no-tree-vectorize", "omit-frame-pointer"))) void fused_
             last = w0;
             bit = 1;
         }
-        c = put_varint_fast(c, run);
+        c = fz_varint_fast(c, run);
         run = 0;
         if (__builtin_expect(!e[1], 0)) touch(x, (size_t)(e - tab) / 4);
         stride = d;
         e[3] = d;
-        uint64_t g = e[2] ? e[2] - 1 : FUSED_G0, a, extra = zigzag(step) + 2;
+        uint64_t g = e[2] ? e[2] - 1 : FUSED_G0, a, extra = fz_zigzag(step) + 2;
         if (__builtin_expect((d & ((1ULL << g) - 1)) == 0, 1)) {
-            a = zigzag((uint64_t)((int64_t)d >> g));
+            a = fz_zigzag((uint64_t)((int64_t)d >> g));
         } else { /* d != 0 here: the entry re-grains */
             e[2] = (uint64_t)__builtin_ctzll(d) + 1;
-            a = zigzag(d);
+            a = fz_zigzag(d);
             bit = 1;
             extra = 1;
         }
@@ -175,11 +145,11 @@ __attribute__((optimize("no-tree-vectorize", "omit-frame-pointer"))) void fused_
             *t++ = first;
         } else {
             *t++ = first | 0x80;
-            v = put_varint_fast(v, a >> 6);
+            v = fz_varint_fast(v, a >> 6);
         }
         if (bit) {
-            v = put_varint_fast(v, extra);
-            if (extra == 1) v = put_varint_fast(v, zigzag(step) + 1);
+            v = fz_varint_fast(v, extra);
+            if (extra == 1) v = fz_varint_fast(v, fz_zigzag(step) + 1);
         }
     }
 #undef SWITCH
@@ -194,27 +164,15 @@ __attribute__((optimize("no-tree-vectorize", "omit-frame-pointer"))) void fused_
     x->records += (uint64_t)((size_t)(in - start) / 2 - (x->slots - slots0));
 }
 
-/* n bytes from src to dst, 8 at a time (no libc here: the program's memcpy may be a traced one): reads and */
-/* writes up to 7 bytes past both ends, which the streams' room and the payload's (fused_room_*) leave.     */
-static inline uint8_t *copy_words(uint8_t *dst, const uint8_t *src, size_t n)
-{
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t w;
-        __builtin_memcpy(&w, src + i, 8);
-        __builtin_memcpy(dst + i, &w, 8);
-    }
-    return dst + n;
-}
-
 size_t fused_end(struct fused *x, uint8_t *dst)
 {
-    x->c = put_varint(x->c, x->run);
+    x->c = fz_varint(x->c, x->run);
     x->run = 0;
     size_t nc = (size_t)(x->c - x->c0), nt = (size_t)(x->t - x->t0), nv = (size_t)(x->v - x->v0);
-    uint8_t *p = put_varint(dst, nc);
-    p = put_varint(p, nt);
-    p = copy_words(p, x->c0, nc);
-    p = copy_words(p, x->t0, nt);
-    p = copy_words(p, x->v0, nv);
+    uint8_t *p = fz_varint(dst, nc);
+    p = fz_varint(p, nt);
+    p = fz_copy_words(p, x->c0, nc);
+    p = fz_copy_words(p, x->t0, nt);
+    p = fz_copy_words(p, x->v0, nv);
     return (size_t)(p - dst);
 }

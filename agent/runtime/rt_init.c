@@ -60,14 +60,72 @@ static void report_module(const struct mt_module_info *m, void *arg)
     rt_report_module(m->bias, m->build_id, m->build_id_len, m->name, m->name_len);
 }
 
-/* One MT_MAPPING per /proc/self/maps line (common/mt_proc.c reads them). */
+/* ---- the runtime's own mappings ------------------------------------------------------------------ */
+/* The writer's buffers, codec tables, zstd contexts, its thread's stack and the maps reader's buffer are */
+/* the runtime's, not the program's: they differ with the codec and the buffer size, and a summary's      */
+/* "memory regions" must not. They are listed here as they are mapped (adjacent ones merged: the kernel  */
+/* maps top-down, so a pool's buffers make one range) and left out of the MT_MAPPING records. Past       */
+/* OWN_MAX separate ranges a mapping is not listed and is reported as the program's would be.           */
+#define OWN_MAX 64
+struct own_range {
+    uintptr_t start, end;
+};
+static struct own_range own[OWN_MAX];
+static int nown;
+static rt_lock own_lock;
+
+void *rt_map_own(size_t n)
+{
+    void *p = rt_map(n);
+    if (!p) return NULL;
+    uintptr_t s = (uintptr_t)p, e = s + ((n + 4095) & ~(size_t)4095);
+    rt_lock_take(&own_lock);
+    int i = 0;
+    while (i < nown && own[i].end != s && own[i].start != e) i++;
+    if (i < nown && own[i].end == s) own[i].end = e;
+    else if (i < nown) own[i].start = s;
+    else if (nown < OWN_MAX) own[nown++] = (struct own_range){s, e};
+    rt_lock_drop(&own_lock);
+    return p;
+}
+
+void rt_own_fork_child(void) { own_lock.owner = 0; }
+
+/* One MT_MAPPING per /proc/self/maps line (common/mt_proc.c reads them), less the runtime's own ranges: */
+/* an anonymous line they cover in part is reported as the pieces they leave (arg: the list's copy).    */
+struct own_list {
+    int n;
+    struct own_range r[OWN_MAX];
+};
+
 static void report_mapping(const struct mt_map_line *line, void *arg)
 {
-    (void)arg;
-    struct mt_mapping_rec r;
-    size_t size = mt_mapping_record(&r, line, 0);
-    r.m.h.tid = (uint32_t)rt_tid();
-    rt_emit(&r, size);
+    const struct own_list *l = arg;
+    struct mt_map_line piece = *line;
+    uintptr_t at = line->start;
+    while (at < line->end) {
+        uintptr_t to = line->end, next = line->end; /* [at, to) is the program's; the next piece from `next` */
+        if (!line->path_len)
+            for (int i = 0; i < l->n; i++) {
+                if (l->r[i].end <= at || l->r[i].start >= to) continue;
+                if (l->r[i].start <= at) { /* a range covers `at`: the piece starts after it */
+                    to = at;
+                    next = l->r[i].end;
+                    break;
+                }
+                to = l->r[i].start;
+                next = l->r[i].end;
+            }
+        if (to > at) {
+            piece.start = at;
+            piece.end = to;
+            struct mt_mapping_rec r;
+            size_t size = mt_mapping_record(&r, &piece, 0);
+            r.m.h.tid = (uint32_t)rt_tid();
+            rt_emit(&r, size);
+        }
+        at = next;
+    }
 }
 
 static int count_one(struct dl_phdr_info *info, size_t size, void *arg)
@@ -88,10 +146,24 @@ void rt_modules_resync(void)
     if (n < reported_modules) reported_modules = n;
 }
 
+/* The maps reader's buffer, the runtime's own too (a fresh one would be a line of the maps it reads). */
+#define MAPS_CAP ((size_t)1 << 20)
+static char *maps_buf;
+static rt_lock maps_lock;
+
 void rt_scan_new_modules(void)
 {
     mt_modules_new(&reported_modules, report_module, NULL);
-    mt_maps_each(report_mapping, NULL);
+    rt_lock_take(&maps_lock);
+    if (!maps_buf) maps_buf = rt_map_own(MAPS_CAP);
+    struct own_list l;
+    rt_lock_take(&own_lock);
+    l.n = nown;
+    for (int i = 0; i < nown; i++) l.r[i] = own[i];
+    rt_lock_drop(&own_lock);
+    if (maps_buf) mt_maps_each_in(maps_buf, MAPS_CAP, report_mapping, &l);
+    else mt_maps_each(report_mapping, &l);
+    rt_lock_drop(&maps_lock);
 }
 
 void rt_report_process(uint64_t parent)
@@ -383,6 +455,8 @@ static pid_t fork_common(void)
     pid_t p = next();
     if (p == 0) {
         rt_after_fork_child();
+        rt_own_fork_child();
+        maps_lock.owner = 0;
         rw_trap_forked();
         rt_self.internal = saved;
         if (rt.to_file) {

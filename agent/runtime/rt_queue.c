@@ -36,9 +36,9 @@ static void futex_wake(volatile int *word) { mt_sys6(SYS_futex, (long)word, FUTE
 
 static struct rt_buf *new_buffer(void)
 {
-    if (!wr.descs) wr.descs = rt_map(MAX_BUFS * sizeof *wr.descs);
+    if (!wr.descs) wr.descs = rt_map_own(MAX_BUFS * sizeof *wr.descs);
     if (!wr.descs || wr.ndescs == MAX_BUFS) return NULL;
-    char *m = rt_map(rt.buf_size + (size_t)rt.page);
+    char *m = rt_map_own(rt.buf_size + (size_t)rt.page);
     if (!m) return NULL;
     mt_sys3(SYS_mprotect, m + rt.buf_size, rt.page, PROT_NONE);
     struct rt_buf *b = &wr.descs[wr.ndescs++];
@@ -243,7 +243,11 @@ void wr_start_writer(void)
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 256 * 1024);
+    /* its stack is the runtime's own (rt_map_own), not a mapping of the program's; its lowest page a guard */
+    const size_t stack = 256 * 1024;
+    char *s = rt_map_own(stack);
+    if (s && !mt_failed(mt_sys3(SYS_mprotect, s, rt.page, PROT_NONE))) pthread_attr_setstack(&a, s, stack);
+    else pthread_attr_setstacksize(&a, stack);
     wr.writer_running = pthread_create(&t, &a, writer_main, NULL) == 0;
     pthread_attr_destroy(&a);
     rt_self.internal = saved;

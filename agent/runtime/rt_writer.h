@@ -4,7 +4,7 @@
  *
  *   rt_queue.c  the pool of buffers, the queue of full ones, tickets, the writer thread and its helper
  *   rt_plan.c   chunk boundaries: where a thread's slots are cut into chunks, planned as its buffers queue
- *   rt_codec.c  the codecs: a planned buffer's chunks into payloads (codecs 0-6; codec 7 is rt_fused.c), zstd
+ *   rt_codec.c  the codecs: a planned buffer's chunks into payloads (codecs 0-6; 7 is rt_fused.c, 8 rt_period.c), zstd
  *   rt_file.c   the file: header, chunk headers and CRCs, writes, the end record, fork
  *
  * A buffer goes: rt_file_queue (rt_queue.c) -> wr_plan (rt_plan.c) -> a ticket -> wr_encode_buffer
@@ -25,6 +25,7 @@
 #include "mt_file.h"
 #include "rt.h"
 #include "rt_fused.h"
+#include "rt_period.h"
 
 #define MAX_BUFS 4096
 #define TABLE_BITS 12
@@ -98,6 +99,7 @@ struct encoder {
     uint64_t records, dropped;  /* what the last packed or transformed run of slots counted */
     struct fused fz;            /* codec 7: its table is `table`, its list `touched`; its three streams: */
     uint8_t *streams;           /*   run stream, token stream, value stream, one mapping */
+    struct period pz;           /* codec 8: its table is `table`, its list `touched`, its streams `streams` */
     /* The chunks of the last encoded buffer, in order: payload, sizes and what each counted. */
     int npieces;
     size_t packed_used;         /* bytes of `packed` the pieces' frames take */

@@ -1,5 +1,6 @@
 /*
- * fused_bench.c: codec 7's encoder (agent/runtime/rt_fused.c) alone, on made-up slots, for bench/fused.sh.
+ * fused_bench.c: codec 7's encoder (agent/runtime/rt_fused.c; with -DPERIOD codec 8's, rt_period.c) alone, on
+ * made-up slots, for bench/fused.sh.
  * Builds 64 buffers of 1 MB of one pattern (kind 0 spmv: two strided sites and a random index; 1 gemm: three
  * strided sites; 2 smooth: a 3x3 stencil's nine sites; 3 hash: keys in order, a table at random, a probe
  * that comes one time in two; 4 chase: a node's value and next at random), encodes them as the writer does
@@ -16,7 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef PERIOD /* codec 8's encoder (rt_period.c) instead */
+#include "rt_period.h"
+#define fused period
+#define fused_begin period_begin
+#define fused_pack period_pack
+#define fused_end period_end
+#define fused_room_ct period_room_ct
+#define fused_room_v period_room_v
+#else
 #include "rt_fused.h"
+#endif
 static double now(void){struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID,&t); return t.tv_sec+t.tv_nsec*1e-9;}
 int main(int argc, char **argv)
 {
@@ -49,6 +60,9 @@ int main(int argc, char **argv)
     }
     struct fused fz = {0};
     fz.table = calloc((size_t)4 << FUSED_BITS, 8);
+#ifdef PERIOD
+    fz.dd = calloc(n + 4096, 8);
+#endif
     fz.touched = calloc((size_t)1 << FUSED_BITS, 4);
     size_t room = n + 4096;
     uint8_t *c = malloc(fused_room_ct(room)), *t = malloc(fused_room_ct(room)), *v = malloc(fused_room_v(room)), *p = malloc(2*fused_room_ct(room)+fused_room_v(room)+64);

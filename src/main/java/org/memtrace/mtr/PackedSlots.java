@@ -130,6 +130,14 @@ final class PackedSlots {
             return touched;
         }
 
+        private long[] differences = new long[0];
+
+        /** Codec 8's per-slot differences, at least {@code n}, reused from chunk to chunk (any contents). */
+        long[] differences(int n) {
+            if (differences.length < n) differences = new long[n];
+            return differences;
+        }
+
         void set(int n) {
             set = n;
         }

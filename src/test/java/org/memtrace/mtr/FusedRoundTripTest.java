@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Codec 7 both ways: hand-made chunks of slots go through the runtime's own encoder (agent/runtime/rt_fused.c,
- * compiled with fused_probe.c) and come back exactly through {@link FusedSlots}: constant strides, random
+ * Codecs 7 and 8 both ways: hand-made chunks of slots go through the runtime's own encoders
+ * (agent/runtime/rt_fused.c compiled with fused_probe.c, rt_period.c with period_probe.c) and come back
+ * exactly through {@link FusedSlots} and {@link PeriodSlots}: constant strides, random
  * indexes, re-grained sites, differences past 56 bits (the varint's long form), tags, a chunk packed in two
  * calls (a buffer's tail and the next head), recording off, and the chunks of two threads encoded in turn with
  * one table, as the writer thread does, and read in turn with one table, as a reader does.
@@ -29,7 +30,7 @@ class FusedRoundTripTest {
     private static final long SITE_A = 0x401020L, SITE_B = 0x401034L, SITE_C = 0x40104bL, SITE_FAR = 0x7f12_3456_7890L;
     @TempDir
     static Path dir;
-    private static Path probe;
+    private static Path probe, periodProbe;
 
     /** One chunk: its slot words, where the first fused_pack call ends, and whether recording was off. */
     record Chunk(long[] words, int split, boolean eventsOnly) {
@@ -40,18 +41,24 @@ class FusedRoundTripTest {
 
     @BeforeAll
     static void compile() throws Exception {
-        Path source = dir.resolve("fused_probe.c");
-        try (InputStream in = FusedRoundTripTest.class.getResourceAsStream("fused_probe.c")) {
+        probe = compile("fused_probe", "rt_fused.c");
+        periodProbe = compile("period_probe", "rt_period.c");
+    }
+
+    private static Path compile(String name, String encoder) throws Exception {
+        Path source = dir.resolve(name + ".c");
+        try (InputStream in = FusedRoundTripTest.class.getResourceAsStream(name + ".c")) {
             assertThat(in).as("probe source on the test class path").isNotNull();
             Files.copy(in, source);
         }
         Path runtime = Path.of("agent", "runtime").toAbsolutePath();
-        probe = dir.resolve("fused_probe");
-        Process p = new ProcessBuilder("gcc", "-O2", "-std=gnu11", "-I", runtime.toString(), "-o", probe.toString(),
-                source.toString(), runtime.resolve("rt_fused.c").toString()).redirectErrorStream(true).start();
+        Path binary = dir.resolve(name);
+        Process p = new ProcessBuilder("gcc", "-O2", "-std=gnu11", "-I", runtime.toString(), "-o", binary.toString(),
+                source.toString(), runtime.resolve(encoder).toString()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as("gcc: %s", out).isZero();
+        return binary;
     }
 
     @Test
@@ -112,14 +119,42 @@ class FusedRoundTripTest {
         roundTrip(chunks);
     }
 
-    /** Encodes the chunks in turn with the runtime's encoder; each must decode to its own slots, counted. */
+    @Test
+    void rowsOfOtherLengthsAndSitesBeyondTheWindowComeBack() throws Exception {
+        // codec 8's period changes: an inner loop of 3 sites whose rows take 2-14 iterations (J tokens, the
+        // period left for a multiple of it), row code of 3 sites, and 100 sites in turn (F tokens, its table)
+        var w = new Words();
+        var r = new SplittableRandom(4);
+        long k = 0;
+        for (int row = 0; row < 3_000; row++) {
+            for (int n = 2 + r.nextInt(13); n > 0; n--, k++) {
+                w.record(0x60_0000L + 8L * k, SITE_A);
+                w.record(0x80_0000L + 4L * k, SITE_B);
+                w.record(0xa0_0000L + 8L * r.nextInt(1 << 14), SITE_C);
+            }
+            w.record(0x70_0000L + 8L * row, SITE_FAR);
+            w.record(0x90_0000L + 4L * row, SITE_FAR + 7);
+            w.record(0x90_0004L + 4L * row, SITE_FAR + 30);
+            if (row % 100 == 0)
+                for (int s = 0; s < 100; s++) w.record(0x1000L * s + row, 0x50_0000L + 16L * s);
+        }
+        long[] words = w.toArray();
+        roundTrip(List.of(new Chunk(words, 2 * 777, false), new Chunk(words, 2 * 40, false)));
+    }
+
+    /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. */
     private static void roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
+        roundTrip(chunks, 7);
+        roundTrip(chunks, 8);
+    }
+
+    private static void roundTrip(List<Chunk> chunks, int codec) throws IOException, InterruptedException {
         ByteBuffer in = ByteBuffer.allocate(chunks.stream().mapToInt(c -> 12 + 8 * c.words().length).sum()).order(ByteOrder.LITTLE_ENDIAN);
         for (Chunk c : chunks) {
             in.putInt(c.eventsOnly() ? 1 : 0).putInt(c.split()).putInt(c.words().length);
             for (long x : c.words()) in.putLong(x);
         }
-        Process p = new ProcessBuilder(probe.toString()).start();
+        Process p = new ProcessBuilder((codec == 7 ? probe : periodProbe).toString()).start();
         var collected = new ByteArrayOutputStream();
         Thread reader = Thread.ofVirtual().start(() -> {
             try {
@@ -146,11 +181,12 @@ class FusedRoundTripTest {
             assertThat(records + dropped + slots).as("every slot counted").isEqualTo(c.words().length / 2);
             long[] decoded = new long[expected.length];
             try {
-                FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table);
+                if (codec == 7) FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table);
+                else PeriodSlots.unpack(payload, payload.length, decoded, decoded.length, table);
             } catch (MtrFormatException e) {
-                throw new AssertionError("the reader refused the writer's chunk", e);
+                throw new AssertionError("the reader refused codec " + codec + "'s chunk", e);
             }
-            assertThat(decoded).as("chunk of %d words", c.words().length).isEqualTo(expected);
+            assertThat(decoded).as("codec %d, chunk of %d words", codec, c.words().length).isEqualTo(expected);
         }
         assertThat(out.remaining()).isZero();
     }

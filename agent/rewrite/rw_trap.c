@@ -3,7 +3,9 @@
  * libmemtrace-rt.so. A memory instruction too short for a jump whose neighbours cannot move keeps its place:
  * the planner gives it a trampoline of its own (one part: the instruction, probed as every trampoline probes,
  * its RIP-relative displacement re-aimed and a call emulated by the assembler's and linker's work, then a jump
- * back after it), and rw_apply.c writes one `int3` (0xcc) over its first byte and gives this file the table
+ * back after it, or after the copies of its tail: docs/rewriting.md, "Trampoline tails"; a trapped
+ * instruction reached by falling through from a patched one runs in that one's tail and never traps), and
+ * rw_apply.c writes one `int3` (0xcc) over its first byte and gives this file the table
  * of those places (rw_trap_add), sorted by address, one table per applied module. When the instruction is
  * reached, the kernel delivers SIGTRAP; the runtime's handler (rt_signal.c, which keeps SIGTRAP while the
  * program only records its own action for it, as for SIGSEGV) asks rw_trap first: a trap of an int3 (si_code

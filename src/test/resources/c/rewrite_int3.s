@@ -2,7 +2,9 @@
 # and both it and the instruction after it are places control may reach (a global label, a target of the
 # jumps at .Lnever), so no run can move it and the planner leaves it to the fallback. main runs its loop 10
 # times and returns cell+16's low byte: 55 (1 + 2 + ... + 10), equal natively and rewritten only if every
-# trapped instruction did its work with the registers and flags it found.
+# trapped instruction did its work with the registers and flags it found. at_load's trampoline has a tail
+# (docs/rewriting.md, "Trampoline tails"): falling through, at_store, at_push, at_pop and at_modify run as
+# copies in it without a trap of their own; at_icall, at_rep and leaf each take theirs.
         .data
         .globl cell
 cell:

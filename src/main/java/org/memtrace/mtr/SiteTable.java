@@ -92,8 +92,11 @@ final class SiteTable {
         this.skeleton = skeleton;
         long[] computed = skeleton.blockSums();
         long refs = computed[0], ma = computed[1], aia = computed[2];
+        java.util.Set<Long> summed = new java.util.HashSet<>();
         for (Entry e : entries) {
             if ((e.flags() & Event.ProbeSite.FIRST_OF_BLOCK) == 0) continue; // one entry per block carries its sums
+            // once per instruction: a rewritten module's trampoline tails probe an instruction a second time
+            if (!summed.add(e.insn())) continue;
             refs += e.blockRefs();
             ma += e.blockMa();
             aia += e.blockAia();

@@ -59,7 +59,7 @@ final class CheckProbe {
 
     /** The most bytes the checks of {@code p} take. */
     static long bound(Decision.Patch p) {
-        return 96L * p.parts().stream().mapToInt(part -> checks(part).size()).sum();
+        return 96L * p.all().stream().mapToInt(part -> checks(part).size()).sum();
     }
 
     /** The checks of one part, before its bytes; {@code label} is unique in the text. */

@@ -13,19 +13,39 @@ public sealed interface Decision {
      * part, records the part's accesses and runs its bytes, then jumps back past the last part (a call: pushes
      * the original return address and jumps to the callee). More than one part when the instruction was
      * shorter than the jump and its successors were moved with it (docs/rewriting.md, "Short instructions").
+     * The {@code tail} ("Trampoline tails") is copies of the instructions after the last part, which keep their
+     * own place, jump or int3: the trampoline runs them too and goes back after the last, so the short ones
+     * among them, left to the int3 fallback, take no trap when reached by falling through.
      */
-    record Patch(List<Part> parts) implements Decision {
+    record Patch(List<Part> parts, List<Part> tail) implements Decision {
         public Patch {
             parts = List.copyOf(parts);
+            tail = List.copyOf(tail);
         }
+
+        public Patch(List<Part> parts) { this(parts, List.of()); }
 
         public Instruction instruction() { return parts.getFirst().instruction(); }
 
         /** The bytes the jump replaces end here (an instruction boundary). */
         public long end() { return parts.getLast().instruction().nextAddress(); }
 
+        /** Where the trampoline goes back to when its last part falls through: after the tail, else {@link #end}. */
+        public long resume() { return tail.isEmpty() ? end() : tail.getLast().instruction().nextAddress(); }
+
+        /** The parts in the trampoline's order: the moved ones, then the tail's copies. */
+        public List<Part> all() {
+            if (tail.isEmpty()) return parts;
+            var all = new java.util.ArrayList<>(parts);
+            all.addAll(tail);
+            return all;
+        }
+
+        /** The same patch with {@code copies} as its tail ("Trampoline tails"). */
+        public Patch withTail(List<Part> copies) { return new Patch(parts, copies); }
+
         /** Sites of the whole trampoline: one per access of each part, and a rep string instruction's count. */
-        public int sites() { return parts.stream().mapToInt(Part::sites).sum(); }
+        public int sites() { return all().stream().mapToInt(Part::sites).sum(); }
     }
 
     /**

@@ -27,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-8-int3-sigmask";
+    static final String PLANNER_VERSION = "rewrite-9-tails";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -182,8 +182,10 @@ public final class ModuleRewrite {
                 Decision.Part part = trapped.get(i).parts().getFirst();
                 boolean mask = part.instruction().flow() == org.memtrace.x86.Flow.SYSTEM_CALL;
                 if (!mask) viaTrap++;
+                // the accesses its trampoline records: the instruction's and its tail's (a trap runs both)
+                int accesses = trapped.get(i).all().stream().mapToInt(x -> x.accesses().size()).sum();
                 traps.add(new PlanFile.Trap(part.instruction().address(), linked.trampolines()[patches.size() + i], part.bytes()[0],
-                        part.accesses().size(), mask));
+                        accesses, mask));
             }
             traps.sort(Comparator.comparingLong(PlanFile.Trap::address)); // the runtime's binary search
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

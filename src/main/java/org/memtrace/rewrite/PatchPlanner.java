@@ -108,7 +108,7 @@ public final class PatchPlanner {
             if (d instanceof Decision.Patch p) consumed = p.end();
             out.add(d);
         }
-        return out;
+        return Tails.add(out, all, code.bytes(), this::tailPart);
     }
 
     /** rt_sigprocmask, the system call whose number a {@link Decision.SignalMask} site loads. */
@@ -317,6 +317,17 @@ public final class PatchPlanner {
             default -> null;
         };
         return move == null ? null : new Decision.Part(insn, bytes, insn.accesses(), ripDisplacement(insn, bytes), move);
+    }
+
+    /**
+     * An instruction as a copy in a trampoline's tail (docs/rewriting.md, "Trampoline tails"): as the int3
+     * fallback's part (sequential ones, any return, an indirect jump, the calls a trampoline emulates), its
+     * accesses the ones this planner records; null for any other (a direct branch, a system call, a trap, an
+     * instruction no probe can record), which ends the tail before it.
+     */
+    Decision.Part tailPart(Instruction insn, byte[] bytes) {
+        Decision.Part p = trapPart(insn, bytes);
+        return p == null ? null : new Decision.Part(insn, bytes, recorded(insn), p.ripDisplacement(), p.move());
     }
 
     /** The decision for one instruction that accesses memory, {@code bytes} its encoding, on its own. */

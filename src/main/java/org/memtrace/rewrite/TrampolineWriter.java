@@ -27,7 +27,7 @@ final class TrampolineWriter {
     /** Scratch registers for the cursor and its offset, in the order the compiled-in probe takes them. */
     private static final List<String> SCRATCH = List.of("rdx", "r11", "r10", "r9", "r8", "rsi", "rdi", "rcx", "rbx", "r14", "r15");
     /** The most bytes {@code p}'s trampoline takes (for placing the text before it is assembled). */
-    static long bound(Decision.Patch p) { return 40 + 128L * p.parts().size() + 40L * p.sites(); }
+    static long bound(Decision.Patch p) { return 40 + 128L * p.all().size() + 40L * p.sites(); }
 
     static final int KIND_LOAD = SiteFormat.LOAD, KIND_STORE = SiteFormat.STORE, KIND_MODIFY = SiteFormat.MODIFY;
     static final int FLAG_IMPLICIT_STACK = SiteFormat.FLAG_IMPLICIT_STACK;
@@ -49,7 +49,7 @@ final class TrampolineWriter {
             Decision.Patch p = patches.get(n);
             text.append("mt_t").append(n).append(":\n");
             int partNo = 0;
-            for (Decision.Part part : p.parts()) {
+            for (Decision.Part part : p.all()) {
                 if (probes.checks()) CheckProbe.emit(text, part, "mt_c" + n + "_" + partNo++);
                 List<Site> partSites = probes.records() ? sites(part) : List.of();
                 List<String> labels = new ArrayList<>();
@@ -66,10 +66,11 @@ final class TrampolineWriter {
                     entry(sites, labels.get(i), part, partSites.get(i), weights.fields(part.instruction().address(), i));
             }
             // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end;
-            // after a system call (the int3 fallback's sigprocmask sites, alone), the instruction after it
-            Instruction last = p.parts().getLast().instruction();
+            // after a system call (the int3 fallback's sigprocmask sites, alone), the instruction after it;
+            // after a tail, the instruction after its last copy
+            Instruction last = p.all().getLast().instruction();
             if (last.flow() == Flow.SEQUENTIAL || last.flow() == Flow.CONDITIONAL_JUMP || last.flow() == Flow.SYSTEM_CALL)
-                text.append("\tjmp mt_base+").append(p.end()).append('\n');
+                text.append("\tjmp mt_base+").append(p.resume()).append('\n');
         }
         return text.append(sites).toString();
     }

@@ -119,7 +119,9 @@ class RewriteInt3Test {
                 events++;
             }
         assertThat(seen.size()).as("distinct libc instructions traced through the fallback").isGreaterThan(50);
-        assertThat(events).as("their accesses, at most what the runtime counted").isPositive().isLessThanOrEqualTo(accesses);
+        // not bounded by the fallback's count: a trapped instruction reached by falling through from a patched
+        // one runs in that one's trampoline tail, without a trap
+        assertThat(events).as("their accesses, through traps or trampoline tails").isPositive();
     }
 
     @Test

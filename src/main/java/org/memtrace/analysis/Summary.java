@@ -31,6 +31,8 @@ public final class Summary implements Analysis {
     /** The instrumented files whose probes ran, by identity: each file's totals are one shared object. */
     private final Set<Event.SelectionTotals> modules = Collections.newSetFromMap(new IdentityHashMap<>());
     private final boolean compiledIn;
+    /** A run of rewrite mode (said by the run, or by the trace's MT_FALLBACK record, which only it writes). */
+    private boolean rewritten;
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
     /** The compiled-in runtime's writer as the program ended (MT_WRITER), null when the trace has none. */
@@ -58,6 +60,15 @@ public final class Summary implements Analysis {
     /** {@code compiledIn}: a trace of probe records (a {@code .mtr} file), else of page faults. */
     public Summary(boolean compiledIn) {
         this.compiledIn = compiledIn;
+    }
+
+    /**
+     * The probes come from rewrite mode's trampolines, not from a {@code memtrace cc} build: the last line says
+     * what that mode leaves out. A saved trace says so itself by its int3 fallback record.
+     */
+    public Summary rewritten() {
+        this.rewritten = true;
+        return this;
     }
 
     /** At the end, print the table on {@code out} (the stage's {@link #finish}); null prints nothing. */
@@ -141,7 +152,10 @@ public final class Summary implements Analysis {
             case Event.Range r when r.added() -> regions.add(r.start());
             case Event.Stats s -> windowsAtRisk = s.windowsAtRisk();
             case Event.Writer w -> writer = w; // cumulative: the last one counts
-            case Event.Fallback f -> fallback = f; // cumulative too
+            case Event.Fallback f -> {
+                fallback = f; // cumulative too
+                rewritten = true;
+            }
             default -> {}
         }
     }
@@ -292,7 +306,10 @@ public final class Summary implements Analysis {
             out.printf(Locale.ROOT, "  int3 fallback: %,d accesses recorded in %,d traps (instructions no jump could patch)%n",
                     fallback.accesses(), fallback.traps());
         heap.print(out, events, atExit);
-        if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
+        if (rewritten)
+            out.println("  only rewritten code is traced: ld.so, memtrace's runtime and the modules the rewrite lines name untraced are not in the trace");
+        else if (compiledIn)
+            out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();
     }
 

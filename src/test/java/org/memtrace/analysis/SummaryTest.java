@@ -90,6 +90,32 @@ class SummaryTest {
         assertThat(text.toString()).contains("uninstrumented libraries").doesNotContain("elapsed", "accuracy");
     }
 
+    static final String CC_LINE = "  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace";
+    static final String REWRITE_LINE =
+            "  only rewritten code is traced: ld.so, memtrace's runtime and the modules the rewrite lines name untraced are not in the trace";
+
+    /** The last line says what the mode leaves out: a cc build, rewrite mode (said by the run or by the trace), faults. */
+    @Test
+    void theLastLineSaysWhatTheModeLeavesOut() {
+        assertThat(lastLine(new Summary(true), null)).isEqualTo(CC_LINE);
+        assertThat(lastLine(new Summary(true).rewritten(), null)).isEqualTo(REWRITE_LINE);
+        // a saved rewrite-mode trace, printed: its int3 fallback record says which mode wrote it
+        assertThat(lastLine(new Summary(true), new Event.Fallback(1, 3, 4)))
+                .isEqualTo("  int3 fallback: 4 accesses recorded in 3 traps (instructions no jump could patch)\n" + REWRITE_LINE);
+        assertThat(lastLine(new Summary(false), null)).as("fault mode traces every module").isEmpty();
+    }
+
+    /** The summary's lines after its counts, after one probe (and {@code extra}, when not null). */
+    private static String lastLine(Summary s, Event extra) {
+        var in = stage(s, InstructionShapes.UNKNOWN);
+        in.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x00, 1, 1, 0, 0, 0)));
+        if (extra != null) in.accept(extra);
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        String t = text.toString().stripTrailing();
+        return String.join("\n", t.substring(t.indexOf("\n  events lost") + 1).lines().skip(1).toList());
+    }
+
     @Test
     void aSelectiveBuildsAccuracyWeighsEachBlockByItsExecutions() {
         var s = new Summary(true);

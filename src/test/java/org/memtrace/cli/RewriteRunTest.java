@@ -42,6 +42,9 @@ class RewriteRunTest {
         var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of .*tactics rewritten, \\d+ through the int3 fallback, 0 left untraced\n");
+        // the summary's last line is rewrite mode's, not a memtrace cc build's
+        assertThat(r.stderr()).contains("\n  only rewritten code is traced: ld.so, memtrace's runtime and the modules the rewrite lines name untraced"
+                + " are not in the trace\n").doesNotContain("memtrace cc");
         // the program's load bias (0 without PIE), from the trace's module line
         long bias = TraceFile.read(trace).comments().stream().filter(c -> c.startsWith("module " + prog + " "))
                 .map(c -> Long.parseUnsignedLong(c.replaceAll(".* bias=0x([0-9a-f]+) .*", "$1"), 16)).findFirst().orElseThrow();

@@ -22,9 +22,9 @@ import org.memtrace.x86.RegisterOperand;
 
 /**
  * Decides, for every memory instruction of a module's code, whether and how a trampoline traces it
- * (docs/rewriting.md, "The planner"). The code is read by a linear sweep of each executable section but the
- * PLT's, at link-time addresses: gcc and the linker put no data in those sections, which is what makes the
- * sweep exact (hand-written assembly with data in {@code .text} breaks it).
+ * (docs/rewriting.md, "The planner"). The code is read by a linear sweep of each executable section, the
+ * PLT's included, at link-time addresses: gcc and the linker put no data in those sections, which is what
+ * makes the sweep exact (hand-written assembly with data in {@code .text} breaks it).
  *
  * <p>An instruction of 5 bytes or more gets a {@code jmp rel32} over itself. A shorter one takes its
  * successors into its trampoline up to the first instruction boundary 5 bytes on ("Short instructions"):
@@ -138,7 +138,8 @@ public final class PatchPlanner {
         List<byte[]> bytes = new ArrayList<>();
         Set<Long> targets = new HashSet<>();
         for (ElfSection s : elf.sections()) {
-            if ((s.flags() & SHF_EXECINSTR) == 0 || s.type() == ElfSection.SHT_NOBITS || s.name().startsWith(".plt")) continue;
+            // the PLT's too: each of its memory instructions (jmp *GOT, push $n, PLT0's push) is 5 bytes or more
+            if ((s.flags() & SHF_EXECINSTR) == 0 || s.type() == ElfSection.SHT_NOBITS) continue;
             byte[] code = elf.contents(s);
             targets.add(s.address());
             for (Instruction insn : decoder.decodeAll(code, 0, code.length, s.address())) {

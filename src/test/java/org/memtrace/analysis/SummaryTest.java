@@ -105,6 +105,25 @@ class SummaryTest {
         assertThat(lastLine(new Summary(false), null)).as("fault mode traces every module").isEmpty();
     }
 
+    /** Threads whose start names no creator, after the process's first: counted once each, said in a line. */
+    @Test
+    void threadsStartedWithoutTheWrapperAreCountedOnce() {
+        var s = new Summary(true).rewritten();
+        var in = stage(s, InstructionShapes.UNKNOWN);
+        in.accept(new Event.ThreadEvent(10, true, 0));  // the process's first thread
+        in.accept(new Event.ThreadEvent(11, true, 10)); // through pthread_create: its creator named
+        in.accept(new Event.ThreadEvent(12, true, 0));
+        in.accept(new Event.ThreadEvent(12, false, 0));
+        in.accept(new Event.ThreadEvent(12, true, 0));  // begun again: still one thread
+        in.accept(new Event.ThreadEvent(13, true, 0));
+        assertThat(s.counts(0)).containsEntry("threadsWithoutCreator", 2L);
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        assertThat(text.toString()).contains("\n  2 of the threads started without the program's pthread_create (libc's own:"
+                + " SIGEV_THREAD timers and the like): recorded from their first probe\n").doesNotContain("threads without");
+        assertThat(new Summary(false).counts(0)).doesNotContainKey("threadsWithoutCreator");
+    }
+
     /** The summary's lines after its counts, after one probe (and {@code extra}, when not null). */
     private static String lastLine(Summary s, Event extra) {
         var in = stage(s, InstructionShapes.UNKNOWN);

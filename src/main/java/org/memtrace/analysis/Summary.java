@@ -325,7 +325,8 @@ public final class Summary implements Analysis {
                     fallback.accesses(), fallback.traps());
         heap.print(out, events, atExit);
         if (rewritten)
-            out.println("  only rewritten code is traced: ld.so, memtrace's runtime and the modules the rewrite lines name untraced are not in the trace");
+            out.println("  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"
+                    + " are not in the trace");
         else if (compiledIn)
             out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();

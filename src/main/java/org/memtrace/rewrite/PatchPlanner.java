@@ -80,8 +80,10 @@ public final class PatchPlanner {
         List<Decision> out = new ArrayList<>();
         List<Instruction> all = code.instructions();
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
+        long hook = debugState(elf);
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
+            if (insn.address() >= hook && insn.address() < hook + JUMP_LENGTH) continue;
             if (insn.flow() == Flow.SYSTEM_CALL && setsSignalMask(code, i)) {
                 out.add(new Decision.SignalMask(new Decision.Patch(List.of(
                         new Decision.Part(insn, code.bytes().get(i), List.of(), -1, Decision.Move.COPY)))));
@@ -109,6 +111,15 @@ public final class PatchPlanner {
             out.add(d);
         }
         return out;
+    }
+
+    /**
+     * ld.so's {@code _dl_debug_state} (the debugger's {@code r_brk}), or -1: its 5 bytes ({@code ret} and
+     * padding) are the runtime's dlopen hook's (rw_dlopen.c), so nothing of the loader's plan goes there.
+     */
+    private static long debugState(ElfFile elf) {
+        return elf.dynsym().stream().filter(x -> x.name().equals("_dl_debug_state") && x.isDefined() && x.value() != 0)
+                .mapToLong(ElfSymbol::value).findFirst().orElse(-1);
     }
 
     /** rt_sigprocmask, the system call whose number a {@link Decision.SignalMask} site loads. */

@@ -92,7 +92,8 @@ class SummaryTest {
 
     static final String CC_LINE = "  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace";
     static final String REWRITE_LINE =
-            "  only rewritten code is traced: ld.so, memtrace's runtime and the modules the rewrite lines name untraced are not in the trace";
+            "  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"
+                    + " are not in the trace";
 
     /** The last line says what the mode leaves out: a cc build, rewrite mode (said by the run or by the trace), faults. */
     @Test

@@ -41,7 +41,8 @@ RT_EXPORT __thread char *__memtrace_cursor __attribute__((tls_model("initial-exe
 
 static pthread_key_t exit_key;
 
-/* Where the probes of a thread that began in a handed-over buffer write after its end (rt_thread_end):  */
+/* Where the probes of a thread write after its end (rt_thread_end) when it began in a handed-over buffer */
+/* or libc is rewritten:                                                                                   */
 /* libc's start_thread goes on after the key destructors, partly with every signal blocked, so its        */
 /* probes must find a cursor that does not fault. Every such thread starts again at the sink's base; what */
 /* lands there is discarded, and a fault at its guard page (signals open) starts it over.                 */
@@ -195,8 +196,10 @@ void rt_thread_end(uint64_t value)
     rt_lock_drop(&rt.registry_lock);
     rt_self.buf = NULL;
     /* a probe still running (another key's destructor) starts a new buffer; after a handed-over start, */
-    /* libc's exit path runs rewritten, partly with signals blocked: its probes go to the sink          */
-    __memtrace_cursor = rt_self.handed && sink ? sink : NULL;
+    /* or in any thread while libc is rewritten, libc's exit path runs rewritten, partly with signals    */
+    /* blocked: its probes go to the sink. (A thread libc started itself, begun at its first probe, was  */
+    /* begun again and ended at each round of its key destructors, its exit key set anew each time.)     */
+    __memtrace_cursor = (rt_self.handed || rw_planned()) && sink ? sink : NULL;
     if (rt.to_file && rt.state == RT_RUNNING) rt_file_queue(b);
     else rt_buf_put(b);
     leave_swap();

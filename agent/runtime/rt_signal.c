@@ -24,13 +24,18 @@
  *
  * What it gets wrong: real-time signals and signals ignored by default are not watched; a program that
  * dies of a signal it had a handler for (its handler re-raises after resetting to SIG_DFL) is caught only
- * when it resets through sigaction/signal. Blocking SIGSEGV through sigsuspend/ppoll/signalfd masks or raw
- * system calls is not filtered. The program's SIGSEGV handler runs with the mask the kernel would have
+ * when it resets through sigaction/signal. The masks the program's sigsuspend, ppoll, pselect, epoll_pwait
+ * and epoll_pwait2 install while they wait are filtered like sigprocmask's (a handler runs with them); the
+ * same calls made inside libc (sigpause's sigsuspend) and raw system calls are not. The program's SIGSEGV handler runs with the mask the kernel would have
  * set, except that SIGSEGV itself stays open. A handler set by a raw system call after the runtime
  * started is entered directly: its records may overwrite a loop's or land inside a probe's slots.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 
 #include "rt.h"
 
@@ -288,4 +293,54 @@ RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
     if (!s.pthread_sigmask) s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     sigset_t copy;
     return s.pthread_sigmask(how, without_segv(how, set, &copy), old);
+}
+
+/* The masks a call installs only while it waits (sigsuspend, ppoll, pselect, epoll_pwait, epoll_pwait2):  */
+/* a handler that runs meanwhile runs with that mask, so it must leave SIGSEGV (and the int3 fallback's    */
+/* SIGTRAP) open as sigprocmask's does, or the handler's first probe fault or trap kills the thread. The   */
+/* calls libc makes itself (sigpause's sigsuspend, pselect's ppoll) are not filtered. sigtimedwait,         */
+/* sigwaitinfo and signalfd block nothing: they wait for signals the program blocked by sigprocmask.       */
+static const sigset_t *open_mask(const sigset_t *set, sigset_t *copy) { return without_segv(SIG_SETMASK, set, copy); }
+
+#define RT_NEXT_OR_ENOSYS(name)                                                        \
+    static typeof(name) *next;                                                         \
+    if (!next) next = (typeof(name) *)rt_next(#name);                                  \
+    if (!next) {                                                                       \
+        errno = ENOSYS;                                                                \
+        return -1;                                                                     \
+    }
+
+RT_EXPORT int sigsuspend(const sigset_t *mask)
+{
+    RT_NEXT_OR_ENOSYS(sigsuspend)
+    sigset_t copy;
+    return next(open_mask(mask, &copy));
+}
+
+RT_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
+{
+    RT_NEXT_OR_ENOSYS(ppoll)
+    sigset_t copy;
+    return next(fds, n, timeout, open_mask(mask, &copy));
+}
+
+RT_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *timeout, const sigset_t *mask)
+{
+    RT_NEXT_OR_ENOSYS(pselect)
+    sigset_t copy;
+    return next(n, r, w, e, timeout, open_mask(mask, &copy));
+}
+
+RT_EXPORT int epoll_pwait(int fd, struct epoll_event *events, int max, int timeout, const sigset_t *mask)
+{
+    RT_NEXT_OR_ENOSYS(epoll_pwait)
+    sigset_t copy;
+    return next(fd, events, max, timeout, open_mask(mask, &copy));
+}
+
+RT_EXPORT int epoll_pwait2(int fd, struct epoll_event *events, int max, const struct timespec *timeout, const sigset_t *mask)
+{
+    RT_NEXT_OR_ENOSYS(epoll_pwait2)
+    sigset_t copy;
+    return next(fd, events, max, timeout, open_mask(mask, &copy));
 }

@@ -31,6 +31,16 @@ public final class Summary implements Analysis {
     /** The instrumented files whose probes ran, by identity: each file's totals are one shared object. */
     private final Set<Event.SelectionTotals> modules = Collections.newSetFromMap(new IdentityHashMap<>());
     private final boolean compiledIn;
+    /**
+     * Threads whose start record names no creator (parent 0) after the first thread's: started without the
+     * runtime's pthread_create wrapper (libc's own: a SIGEV_THREAD timer's helper and its notifications), so
+     * recorded from their first probe. A compiled-in trace's only: fault mode's agent names no parents.
+     */
+    private final Set<Integer> threadsWithoutCreator = new HashSet<>();
+    /** The first thread that started with no creator named: the process's own. */
+    private int firstThread = -1;
+    /** A run of rewrite mode (said by the run, or by the trace's MT_FALLBACK record, which only it writes). */
+    private boolean rewritten;
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
     /** The compiled-in runtime's writer as the program ended (MT_WRITER), null when the trace has none. */
@@ -58,6 +68,15 @@ public final class Summary implements Analysis {
     /** {@code compiledIn}: a trace of probe records (a {@code .mtr} file), else of page faults. */
     public Summary(boolean compiledIn) {
         this.compiledIn = compiledIn;
+    }
+
+    /**
+     * The probes come from rewrite mode's trampolines, not from a {@code memtrace cc} build: the last line says
+     * what that mode leaves out. A saved trace says so itself by its int3 fallback record.
+     */
+    public Summary rewritten() {
+        this.rewritten = true;
+        return this;
     }
 
     /** At the end, print the table on {@code out} (the stage's {@link #finish}); null prints nothing. */
@@ -141,7 +160,14 @@ public final class Summary implements Analysis {
             case Event.Range r when r.added() -> regions.add(r.start());
             case Event.Stats s -> windowsAtRisk = s.windowsAtRisk();
             case Event.Writer w -> writer = w; // cumulative: the last one counts
-            case Event.Fallback f -> fallback = f; // cumulative too
+            case Event.ThreadEvent t when compiledIn && t.started() && t.value() == 0 -> {
+                if (firstThread < 0) firstThread = t.tid();
+                else if (t.tid() != firstThread) threadsWithoutCreator.add(t.tid());
+            }
+            case Event.Fallback f -> {
+                fallback = f; // cumulative too
+                rewritten = true;
+            }
             default -> {}
         }
     }
@@ -251,6 +277,7 @@ public final class Summary implements Analysis {
         m.put("allocations", allocations);
         m.put("releases", releases);
         m.put("threads", (long) threads.size());
+        if (!threadsWithoutCreator.isEmpty()) m.put("threadsWithoutCreator", (long) threadsWithoutCreator.size());
         if (compiledIn) {
             m.put("probes", probes);
             if (computed > 0 || !declinedLoops.isEmpty()) {
@@ -272,7 +299,9 @@ public final class Summary implements Analysis {
      */
     public void print(PrintWriter out, long lost, Duration elapsed) {
         out.println("memtrace summary");
-        counts(lost).forEach((name, n) -> out.printf(Locale.ROOT, "  %-18s %,15d%n", label(name), n));
+        counts(lost).forEach((name, n) -> {
+            if (!name.equals("threadsWithoutCreator")) out.printf(Locale.ROOT, "  %-18s %,15d%n", label(name), n);
+        });
         accuracy().ifPresent(a -> {
             out.printf(Locale.ROOT, "  %-18s %15.2f %%%n", "accuracy ma", 100 * a.ma());
             out.printf(Locale.ROOT, "  %-18s %15.2f %%%n", "accuracy aia", 100 * a.aia());
@@ -288,11 +317,18 @@ public final class Summary implements Analysis {
         if (writer != null)
             out.printf(Locale.ROOT, "  program waited for the writer: %,d ms (%,d times no buffer was free, of %,d buffers written)%n",
                     Math.round(writer.waitNanos() / 1e6), writer.waits(), writer.buffers());
+        if (!threadsWithoutCreator.isEmpty())
+            out.printf(Locale.ROOT, "  %,d of the threads started without the program's pthread_create (libc's own: SIGEV_THREAD timers"
+                    + " and the like): recorded from their first probe%n", threadsWithoutCreator.size());
         if (fallback != null)
             out.printf(Locale.ROOT, "  int3 fallback: %,d accesses recorded in %,d traps (instructions no jump could patch)%n",
                     fallback.accesses(), fallback.traps());
         heap.print(out, events, atExit);
-        if (compiledIn) out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
+        if (rewritten)
+            out.println("  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"
+                    + " are not in the trace");
+        else if (compiledIn)
+            out.println("  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace");
         out.flush();
     }
 

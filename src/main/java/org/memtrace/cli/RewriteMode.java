@@ -56,11 +56,14 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             List<Library> libraries = new ArrayList<>();
             List<String> excluded = new ArrayList<>();
             LoadedLibraries loaded = LoadedLibraries.of(target.traced());
-            if (loaded.loader() != null) excluded.add(loaded.loader().getFileName() + " (the loader)");
             excluded.add(NativeFiles.runtime().getFileName() + " (memtrace's runtime)");
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             if (probes != Probes.RECORD) excluded.add(NativeFiles.checkRuntime().getFileName() + " (memtrace's check runtime)");
-            for (Path lib : loaded.libraries()) {
+            // the loader too: its plan is applied with the others, so ld.so's code after start-up (lazy binding,
+            // dlopen, TLS, exit's destructors) is traced; what it runs before the runtime's constructor is not
+            List<Path> planned = new ArrayList<>(loaded.libraries());
+            if (loaded.loader() != null) planned.add(loaded.loader());
+            for (Path lib : planned) {
                 try {
                     // glibc's libraries are not checked: left alone (the exception says why), or (--check -o) only recorded
                     ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, choice.forLibrary(lib));

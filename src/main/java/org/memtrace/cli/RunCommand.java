@@ -182,7 +182,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         // one stage interprets the run once; the analyses only read its names
         List<Analysis> analyses = new ArrayList<>();
         analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
-        analyses.add(new Summary(compiledIn).printTo(quiet ? null : err).jsonTo(jsonSummary));
+        Summary summary = new Summary(compiledIn);
+        if (rewrite != null) summary.rewritten();
+        analyses.add(summary.printTo(quiet ? null : err).jsonTo(jsonSummary));
         OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile, List.of());
         if (reportOutput != null) {
             Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, 50, 12);

@@ -22,9 +22,9 @@ import org.memtrace.x86.RegisterOperand;
 
 /**
  * Decides, for every memory instruction of a module's code, whether and how a trampoline traces it
- * (docs/rewriting.md, "The planner"). The code is read by a linear sweep of each executable section but the
- * PLT's, at link-time addresses: gcc and the linker put no data in those sections, which is what makes the
- * sweep exact (hand-written assembly with data in {@code .text} breaks it).
+ * (docs/rewriting.md, "The planner"). The code is read by a linear sweep of each executable section, the
+ * PLT's included, at link-time addresses: gcc and the linker put no data in those sections, which is what
+ * makes the sweep exact (hand-written assembly with data in {@code .text} breaks it).
  *
  * <p>An instruction of 5 bytes or more gets a {@code jmp rel32} over itself. A shorter one takes its
  * successors into its trampoline up to the first instruction boundary 5 bytes on ("Short instructions"):
@@ -80,8 +80,10 @@ public final class PatchPlanner {
         List<Decision> out = new ArrayList<>();
         List<Instruction> all = code.instructions();
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
+        long hook = debugState(elf);
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
+            if (insn.address() >= hook && insn.address() < hook + JUMP_LENGTH) continue;
             if (insn.flow() == Flow.SYSTEM_CALL && setsSignalMask(code, i)) {
                 out.add(new Decision.SignalMask(new Decision.Patch(List.of(
                         new Decision.Part(insn, code.bytes().get(i), List.of(), -1, Decision.Move.COPY)))));
@@ -111,6 +113,15 @@ public final class PatchPlanner {
         return Tails.add(out, all, code.bytes(), this::tailPart);
     }
 
+    /**
+     * ld.so's {@code _dl_debug_state} (the debugger's {@code r_brk}), or -1: its 5 bytes ({@code ret} and
+     * padding) are the runtime's dlopen hook's (rw_dlopen.c), so nothing of the loader's plan goes there.
+     */
+    private static long debugState(ElfFile elf) {
+        return elf.dynsym().stream().filter(x -> x.name().equals("_dl_debug_state") && x.isDefined() && x.value() != 0)
+                .mapToLong(ElfSymbol::value).findFirst().orElse(-1);
+    }
+
     /** rt_sigprocmask, the system call whose number a {@link Decision.SignalMask} site loads. */
     private static final byte[] MOV_SIGPROCMASK = {(byte) 0xb8, 14, 0, 0, 0};
 
@@ -138,7 +149,8 @@ public final class PatchPlanner {
         List<byte[]> bytes = new ArrayList<>();
         Set<Long> targets = new HashSet<>();
         for (ElfSection s : elf.sections()) {
-            if ((s.flags() & SHF_EXECINSTR) == 0 || s.type() == ElfSection.SHT_NOBITS || s.name().startsWith(".plt")) continue;
+            // the PLT's too: each of its memory instructions (jmp *GOT, push $n, PLT0's push) is 5 bytes or more
+            if ((s.flags() & SHF_EXECINSTR) == 0 || s.type() == ElfSection.SHT_NOBITS) continue;
             byte[] code = elf.contents(s);
             targets.add(s.address());
             for (Instruction insn : decoder.decodeAll(code, 0, code.length, s.address())) {

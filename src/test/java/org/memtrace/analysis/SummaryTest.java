@@ -90,6 +90,52 @@ class SummaryTest {
         assertThat(text.toString()).contains("uninstrumented libraries").doesNotContain("elapsed", "accuracy");
     }
 
+    static final String CC_LINE = "  only code built with memtrace cc is traced: uninstrumented libraries' own accesses are not in the trace";
+    static final String REWRITE_LINE =
+            "  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"
+                    + " are not in the trace";
+
+    /** The last line says what the mode leaves out: a cc build, rewrite mode (said by the run or by the trace), faults. */
+    @Test
+    void theLastLineSaysWhatTheModeLeavesOut() {
+        assertThat(lastLine(new Summary(true), null)).isEqualTo(CC_LINE);
+        assertThat(lastLine(new Summary(true).rewritten(), null)).isEqualTo(REWRITE_LINE);
+        // a saved rewrite-mode trace, printed: its int3 fallback record says which mode wrote it
+        assertThat(lastLine(new Summary(true), new Event.Fallback(1, 3, 4)))
+                .isEqualTo("  int3 fallback: 4 accesses recorded in 3 traps (instructions no jump could patch)\n" + REWRITE_LINE);
+        assertThat(lastLine(new Summary(false), null)).as("fault mode traces every module").isEmpty();
+    }
+
+    /** Threads whose start names no creator, after the process's first: counted once each, said in a line. */
+    @Test
+    void threadsStartedWithoutTheWrapperAreCountedOnce() {
+        var s = new Summary(true).rewritten();
+        var in = stage(s, InstructionShapes.UNKNOWN);
+        in.accept(new Event.ThreadEvent(10, true, 0));  // the process's first thread
+        in.accept(new Event.ThreadEvent(11, true, 10)); // through pthread_create: its creator named
+        in.accept(new Event.ThreadEvent(12, true, 0));
+        in.accept(new Event.ThreadEvent(12, false, 0));
+        in.accept(new Event.ThreadEvent(12, true, 0));  // begun again: still one thread
+        in.accept(new Event.ThreadEvent(13, true, 0));
+        assertThat(s.counts(0)).containsEntry("threadsWithoutCreator", 2L);
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        assertThat(text.toString()).contains("\n  2 of the threads started without the program's pthread_create (libc's own:"
+                + " SIGEV_THREAD timers and the like): recorded from their first probe\n").doesNotContain("threads without");
+        assertThat(new Summary(false).counts(0)).doesNotContainKey("threadsWithoutCreator");
+    }
+
+    /** The summary's lines after its counts, after one probe (and {@code extra}, when not null). */
+    private static String lastLine(Summary s, Event extra) {
+        var in = stage(s, InstructionShapes.UNKNOWN);
+        in.accept(new Event.Probe(1, 0x404000, site(Event.ProbeKind.LOAD, 0x00, 1, 1, 0, 0, 0)));
+        if (extra != null) in.accept(extra);
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        String t = text.toString().stripTrailing();
+        return String.join("\n", t.substring(t.indexOf("\n  events lost") + 1).lines().skip(1).toList());
+    }
+
     @Test
     void aSelectiveBuildsAccuracyWeighsEachBlockByItsExecutions() {
         var s = new Summary(true);

@@ -135,4 +135,28 @@ class RewriteInt3Test {
         assertThat(r.status()).as(r.stderr()).isEqualTo(nativeStatus);
         assertThat(r.stderr()).contains("killed by SIGTRAP");
     }
+
+    /**
+     * A handler that runs while sigsuspend, ppoll, pselect, epoll_pwait or epoll_pwait2 waits with a mask of
+     * every signal but its own: natively SIGTRAP is blocked in it, and the fallback's traps in the handler's
+     * snprintf killed the program. The runtime's wrappers leave SIGTRAP and SIGSEGV out of those masks, so
+     * it runs as natively, and each handler's store into seen[] is in the trace once, in order.
+     */
+    @Test
+    void aHandlerRunningUnderAWaitsMaskTrapsAndIsTraced() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_sigmasks.c", "sigmasks", "-O1");
+        String nativeOut = Gcc.run(List.of(prog.toString()));
+        assertThat(nativeOut).startsWith("5 handled: sigsuspend ppoll pselect epoll_pwait epoll_pwait2, seen 1 2 3 4 5, last ");
+        Path trace = dir.resolve("m.trace");
+        var r = Cli.run(dir, "run", "--mode", "rewrite", "-o", trace.toString(), "--", prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(nativeOut);
+        Matcher m = Pattern.compile("int3 fallback: [\\d,]+ accesses recorded in ([\\d,]+) traps").matcher(r.stderr());
+        assertThat(m.find()).as(r.stderr()).isTrue();
+        assertThat(Long.parseLong(m.group(1).replace(",", ""))).as("snprintf's short instructions in the handlers").isGreaterThan(50);
+        List<String> stores = TraceFile.read(trace).lines().stream()
+                .filter(l -> l.type() == 'S' && l.field(0).startsWith("seen+") && l.field(2).startsWith("on_usr1+"))
+                .map(l -> l.field(0)).toList();
+        assertThat(stores).containsExactly("seen+0", "seen+4", "seen+8", "seen+12", "seen+16");
+    }
 }

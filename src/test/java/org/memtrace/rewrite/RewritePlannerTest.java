@@ -168,6 +168,35 @@ class RewritePlannerTest {
                 p.parts().getFirst().bytes()[2], p.parts().getFirst().bytes()[3], p.parts().getFirst().bytes()[4]);
     }
 
+    /**
+     * A {@code .plt.sec} entry of an MPX-era link ({@code endbr64; bnd jmp *slot(%rip)}): the 7-byte jump through
+     * memory gets a jump of its own; its trampoline records the slot's load and jumps through the same slot,
+     * nothing after it.
+     */
+    @Test
+    void aPltJumpThroughTheGotRecordsItsLoadAndJumpsThroughTheSameSlot() throws Exception {
+        long at = 0x401004, slot = at + 7 + 0x2ff6;
+        byte[] bytes = {(byte) 0xf2, (byte) 0xff, 0x25, (byte) 0xf6, 0x2f, 0, 0};
+        Instruction jmp = new Decoder().decode(bytes, 0, at).orElseThrow();
+        Decision.Patch p = (Decision.Patch) new PatchPlanner(new Decoder()).decide(jmp, bytes);
+        assertThat(p.parts()).singleElement().satisfies(part -> {
+            assertThat(part.ripDisplacement()).isEqualTo(3);
+            assertThat(part.accesses()).singleElement().satisfies(a -> {
+                assertThat(a.read()).isTrue();
+                assertThat(a.write()).isFalse();
+                assertThat(a.sizeBytes()).isEqualTo(8);
+            });
+        });
+        long base = 0x200000;
+        var linked = TrampolineLinker.link(List.of(p), base, new byte[0], dir, dir.resolve("p.elf"));
+        List<Instruction> code = new Decoder().decodeAll(linked.text(), 8, linked.text().length - 8, base + 8);
+        assertThat(code.get(4).memoryOperands().getFirst().staticAddress()).as("the probe's address").hasValue(slot);
+        Instruction last = code.getLast();
+        assertThat(last.mnemonic()).isEqualTo("jmp");
+        assertThat(last.memoryOperands().getFirst().staticAddress()).as("the same slot, from the trampoline").hasValue(slot);
+        assertThat(code.stream().filter(i -> i.mnemonic().equals("jmp"))).as("no jump back").hasSize(1);
+    }
+
     @Test
     void theSiteTableNamesTheModulesInstructions() throws Exception {
         Decision.Patch p = (Decision.Patch) decision("at_short");

@@ -142,22 +142,6 @@ public final class LackeyComparison {
         return -1;
     }
 
-    /** Whether {@code offset} lies in one of the module's {@code .plt*} sections, which the planner does not sweep. */
-    static boolean inPlt(Path module, long offset) {
-        for (long[] r : PLT.computeIfAbsent(module, m -> {
-            try {
-                return ElfFile.read(m).sections().stream().filter(x -> x.name().startsWith(".plt"))
-                        .map(x -> new long[] {x.address(), x.address() + x.size()}).toList();
-            } catch (Exception e) {
-                throw new IllegalStateException("reading " + m + ": " + e, e);
-            }
-        }))
-            if (offset >= r[0] && offset < r[1]) return true;
-        return false;
-    }
-
-    private static final Map<Path, List<long[]>> PLT = new ConcurrentHashMap<>();
-
     /** Runs {@code command} (stdin from {@code stdin}, or /dev/null) under both tools and compares. */
     public static Outcome compare(String label, Path dir, List<String> command, Map<String, String> extraEnv, Path stdin) throws Exception {
         // One small environment for both runs (the program's environment is data it reads: getenv's scans, python's
@@ -208,10 +192,6 @@ public final class LackeyComparison {
                 var b = ms.get(k);
                 Path file = paths.get(module);
                 long offset = Long.parseUnsignedLong(k.substring(k.lastIndexOf('+') + 1), 16);
-                if (file != null && inPlt(file, offset)) {
-                    excluded.merge("PLT stub (.plt* not swept)", 1, Integer::sum);
-                    continue;
-                }
                 Decision.Reason reason = file == null ? null : left(file).get(offset);
                 if (reason != null) {
                     if (b == null) {

@@ -123,6 +123,7 @@ void check_init(int regions)
         mt_sys3(SYS_write, 2, (long)msg, sizeof msg - 1);
         _exit(2);
     }
+    mt_sys3(SYS_mprotect, (long)MC_SHADOW_GAP_START, (long)(MC_SHADOW_GAP_END - MC_SHADOW_GAP_START), PROT_NONE);
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)real.malloc);
     chk.on = 1;
     mc_init_report();
@@ -377,6 +378,34 @@ void check_fault(ucontext_t *uc, uintptr_t addr, int write)
     if (!bad) return;
     if (ip >= cs.libc_s && ip < cs.libc_e && !write && *MC_SHADOW(bad) != MC_HEAP_FREED) return;
     report_access(lo, size, write, ip, NULL);
+}
+
+/* A SIGSEGV or SIGBUS that kills the program (it has no handler; fault.c's forward): not one of the checks'   */
+/* (those are on the heap), but the program's own bug, said as ASan says "SEGV on unknown address": the first */
+/* 64 KB a null dereference, anything else a wild access, with the operand's address, size and direction from */
+/* the decoded instruction (else the fault's address and the page fault's write bit). Then the program dies   */
+/* of the signal as natively. A signal sent by kill() or raise() (si_code <= 0) is not a fault: nothing said. */
+void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (si->si_code <= 0 || !g.recording) return;
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ip = (uintptr_t)gr[REG_RIP], addr = (uintptr_t)si->si_addr, ea = addr;
+    if (gr[REG_ERR] & PF_FETCH_BIT) return; /* a jump to nowhere: no access of data to name */
+    size_t size = 0;
+    int write = (gr[REG_ERR] & PF_WRITE_BIT) != 0;
+    int known = decode_fault_operand(ip, gr, addr, &ea, &size, &write) || si->si_code != SI_KERNEL;
+    if (!known) size = 0;
+    const char *why = sig == SIGBUS ? "a mapped file's page past its end"
+                    : addr >= MC_SHADOW_OFFSET && addr < MC_SHADOW_END ? "memtrace's shadow memory"
+                    : si->si_code == SEGV_MAPERR ? "unmapped memory"
+                    : si->si_code == SEGV_ACCERR ? (write ? "memory that may not be written" : "memory that may not be read")
+                    : "a non-canonical address";
+    if (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) ea = addr; /* the byte the CPU refused */
+    world(1);
+    int borrowed = borrow_stderr();
+    mc_report_segv(ea, known, size, write ? MC_WRITE : MC_READ, (const void *)ip, why);
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
 }
 
 /* memcpy, memmove, memset of the program: their whole ranges. */

@@ -354,6 +354,19 @@ static void report_access(uintptr_t addr, size_t size, int write, uintptr_t pc, 
     note_reported(pc); /* continue mode: said once */
 }
 
+/* The n bytes a rep movs/stos goes through from p (its current element at p; with DF set it goes down, so  */
+/* the range ends with that element), when p is on the heap: against the shadow, reported as one access.  */
+/* Returns whether it reported (continue mode goes on).                                                   */
+static int check_string_range(uintptr_t p, size_t n, size_t elem, int down, int write, uintptr_t ip)
+{
+    if (!heap_owns((void *)p)) return 0;
+    uintptr_t lo = down ? p + elem - n : p, bad = mc_first_bad(lo, n);
+    if (!bad) return 0;
+    if (ip >= cs.libc_s && ip < cs.libc_e && !write && *MC_SHADOW(bad) != MC_HEAP_FREED) return 0;
+    report_access(lo, n, write, ip, NULL);
+    return 1;
+}
+
 /* A fault on the heap by the program: the operand against the shadow. */
 void check_fault(ucontext_t *uc, uintptr_t addr, int write)
 {
@@ -363,6 +376,18 @@ void check_fault(ucontext_t *uc, uintptr_t addr, int write)
     size_t size = 1;
     if (!ts.stepping) {
         struct insn *e = cache_lookup(ip);
+        if (e && e->string && e->rep && (e->string == STR_MOVS || e->string == STR_STOS) && gr[REG_RCX] > 0) {
+            /* rep movs/stos (gcc's inline memcpy and memset at -O2): only the element the CPU was at faults; */
+            /* the rest are emulated through the alias or run with the page open, unchecked. So the whole     */
+            /* ranges left (rcx elements from rsi and rdi, as the CPU has them now), checked here at once.     */
+            size_t elem = e->elem ? e->elem : 1, left = (size_t)gr[REG_RCX];
+            if (left > ((size_t)1 << 32) / elem) left = ((size_t)1 << 32) / elem;
+            int down = (gr[REG_EFL] & 0x400) != 0;
+            count(&cs.accesses);
+            if (e->string == STR_MOVS && check_string_range((uintptr_t)gr[REG_RSI], left * elem, elem, down, 0, ip)) return;
+            check_string_range((uintptr_t)gr[REG_RDI], left * elem, elem, down, 1, ip);
+            return;
+        }
         if (e && e->string) {
             size = e->elem ? e->elem : 1;
         } else if (e && e->rslot && e->opsize) {

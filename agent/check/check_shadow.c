@@ -323,6 +323,10 @@ struct asan_global {
     uintptr_t odr_indicator;
 };
 
+/* The module's descriptor array itself (gcc puts it in .data, after the module's globals, where the next
+ * module's first global follows it; the program never touches it) is poisoned as a global redzone too, as
+ * ASan's build has it: so a read just before the next module's first global (level_table[-1]) is that
+ * global's underflow (check_report.c names the nearest global above), where no redzone used to be. */
 MC_EXPORT void __asan_register_globals(struct asan_global *g, size_t n)
 {
     mc_init();
@@ -332,11 +336,14 @@ MC_EXPORT void __asan_register_globals(struct asan_global *g, size_t n)
         mc_poison(rz, g[i].beg + g[i].size_with_redzone - rz, MC_GLOBAL_RZ);
         mc_note_global(&g[i]);
     }
+    uintptr_t a = (uintptr_t)g;
+    if (n && !(a & 7) && mc_shadow_in_range(a)) mc_poison(a, n * sizeof *g, MC_GLOBAL_RZ);
 }
 
 MC_EXPORT void __asan_unregister_globals(struct asan_global *g, size_t n)
 {
     for (size_t i = 0; i < n; i++) mc_unpoison(g[i].beg, g[i].size_with_redzone);
+    if (n && !((uintptr_t)g & 7)) mc_unpoison((uintptr_t)g, n * sizeof *g);
     mc_forget_globals(g, n);
 }
 

@@ -49,7 +49,7 @@ class CheckCorpusTest {
             global_memset_overflow | global overflow: current+24 (a global of 24 bytes, defined at global_memset_overflow.c:{n}) written 25 bytes by memset, 0 bytes past its end, at {BAD} ({clear|global_memset_overflow_bad}+{n})
             global_static_local | global overflow: history+64 (a global of 64 bytes, defined at global_static_local.c:{n}) read 2 bytes{| by the loop}, 0 bytes past its end, at {BAD} ({sum|global_static_local_bad}+{n})
             global_strcpy_overflow | global overflow: name_buffer+16 (a global of 16 bytes, defined at global_strcpy_overflow.c:{n}) written 21 bytes by strcpy, 0 bytes past its end, at {BAD} (global_strcpy_overflow_bad+{n})
-            global_underread | -
+            global_underread | global underflow: level_table-8 (a global of 64 bytes, defined at global_underread.c:{n}) read 8 bytes, 8 bytes before its start, at {BAD} ({show|global_underread_bad}+{n})
             heap_loop_overflow | heap overflow: <malloc0001@heap_loop_overflow_bad+{n}>+40 (a block of 40 bytes, allocated at heap_loop_overflow.c:{n}) written 4 bytes, 0 bytes past its end, at {BAD} (heap_loop_overflow_bad+{n})
             heap_memcpy_overflow | heap overflow: <malloc0001@heap_memcpy_overflow_bad+{n}>+50 (a block of 50 bytes, allocated at heap_memcpy_overflow.c:{n}) written 100 bytes, 0 bytes past its end, at {BAD} (heap_memcpy_overflow_bad+{n})
             heap_overread | heap overflow: <malloc0001@heap_overread_bad+{n}>+50 (a block of 50 bytes, allocated at heap_overread.c:{n}) read 99 bytes by memcpy, 0 bytes past its end, at {BAD} (heap_overread_bad+{n})

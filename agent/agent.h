@@ -339,6 +339,7 @@ enum { STR_NONE, STR_MOVS, STR_STOS, STR_LODS, STR_CMPS, STR_SCAS };
 enum { REP_NONE, REP_E, REP_NE }; /* rep is REP_E: cmps/scas stop on ZF=0 with it, on ZF=1 with REP_NE */
 enum { STK_NONE, STK_PUSH, STK_POP };
 struct insn *cache_lookup(uintptr_t ip);
+int decode_fault_operand(uintptr_t ip, const greg_t *gr, uintptr_t addr, uintptr_t *ea, size_t *size, int *write);
 uintptr_t operand_address(const struct insn *e, const greg_t *gr);
 void ool_init(void);
 int is_decoder_object(uintptr_t bias);
@@ -404,6 +405,7 @@ int check_free(void *p, int family, uintptr_t pc, const char *what);
 void *check_realloc(void *old, size_t n, uintptr_t pc);
 size_t check_usable(void *p);
 void check_fault(ucontext_t *uc, uintptr_t addr, int write);
+void check_segv(int sig, siginfo_t *si, ucontext_t *uc);
 void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn);
 /* wrappers.c: the MT_ALLOC records of checked operators new and delete */
 void check_note_alloc(void *p, size_t n, uintptr_t pc);

@@ -123,6 +123,7 @@ void check_init(int regions)
         mt_sys3(SYS_write, 2, (long)msg, sizeof msg - 1);
         _exit(2);
     }
+    mt_sys3(SYS_mprotect, (long)MC_SHADOW_GAP_START, (long)(MC_SHADOW_GAP_END - MC_SHADOW_GAP_START), PROT_NONE);
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)real.malloc);
     chk.on = 1;
     mc_init_report();
@@ -353,6 +354,19 @@ static void report_access(uintptr_t addr, size_t size, int write, uintptr_t pc, 
     note_reported(pc); /* continue mode: said once */
 }
 
+/* The n bytes a rep movs/stos goes through from p (its current element at p; with DF set it goes down, so  */
+/* the range ends with that element), when p is on the heap: against the shadow, reported as one access.  */
+/* Returns whether it reported (continue mode goes on).                                                   */
+static int check_string_range(uintptr_t p, size_t n, size_t elem, int down, int write, uintptr_t ip)
+{
+    if (!heap_owns((void *)p)) return 0;
+    uintptr_t lo = down ? p + elem - n : p, bad = mc_first_bad(lo, n);
+    if (!bad) return 0;
+    if (ip >= cs.libc_s && ip < cs.libc_e && !write && *MC_SHADOW(bad) != MC_HEAP_FREED) return 0;
+    report_access(lo, n, write, ip, NULL);
+    return 1;
+}
+
 /* A fault on the heap by the program: the operand against the shadow. */
 void check_fault(ucontext_t *uc, uintptr_t addr, int write)
 {
@@ -362,6 +376,18 @@ void check_fault(ucontext_t *uc, uintptr_t addr, int write)
     size_t size = 1;
     if (!ts.stepping) {
         struct insn *e = cache_lookup(ip);
+        if (e && e->string && e->rep && (e->string == STR_MOVS || e->string == STR_STOS) && gr[REG_RCX] > 0) {
+            /* rep movs/stos (gcc's inline memcpy and memset at -O2): only the element the CPU was at faults; */
+            /* the rest are emulated through the alias or run with the page open, unchecked. So the whole     */
+            /* ranges left (rcx elements from rsi and rdi, as the CPU has them now), checked here at once.     */
+            size_t elem = e->elem ? e->elem : 1, left = (size_t)gr[REG_RCX];
+            if (left > ((size_t)1 << 32) / elem) left = ((size_t)1 << 32) / elem;
+            int down = (gr[REG_EFL] & 0x400) != 0;
+            count(&cs.accesses);
+            if (e->string == STR_MOVS && check_string_range((uintptr_t)gr[REG_RSI], left * elem, elem, down, 0, ip)) return;
+            check_string_range((uintptr_t)gr[REG_RDI], left * elem, elem, down, 1, ip);
+            return;
+        }
         if (e && e->string) {
             size = e->elem ? e->elem : 1;
         } else if (e && e->rslot && e->opsize) {
@@ -377,6 +403,34 @@ void check_fault(ucontext_t *uc, uintptr_t addr, int write)
     if (!bad) return;
     if (ip >= cs.libc_s && ip < cs.libc_e && !write && *MC_SHADOW(bad) != MC_HEAP_FREED) return;
     report_access(lo, size, write, ip, NULL);
+}
+
+/* A SIGSEGV or SIGBUS that kills the program (it has no handler; fault.c's forward): not one of the checks'   */
+/* (those are on the heap), but the program's own bug, said as ASan says "SEGV on unknown address": the first */
+/* 64 KB a null dereference, anything else a wild access, with the operand's address, size and direction from */
+/* the decoded instruction (else the fault's address and the page fault's write bit). Then the program dies   */
+/* of the signal as natively. A signal sent by kill() or raise() (si_code <= 0) is not a fault: nothing said. */
+void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (si->si_code <= 0 || !g.recording) return;
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ip = (uintptr_t)gr[REG_RIP], addr = (uintptr_t)si->si_addr, ea = addr;
+    if (gr[REG_ERR] & PF_FETCH_BIT) return; /* a jump to nowhere: no access of data to name */
+    size_t size = 0;
+    int write = (gr[REG_ERR] & PF_WRITE_BIT) != 0;
+    int known = decode_fault_operand(ip, gr, addr, &ea, &size, &write) || si->si_code != SI_KERNEL;
+    if (!known) size = 0;
+    const char *why = sig == SIGBUS ? "a mapped file's page past its end"
+                    : addr >= MC_SHADOW_OFFSET && addr < MC_SHADOW_END ? "memtrace's shadow memory"
+                    : si->si_code == SEGV_MAPERR ? "unmapped memory"
+                    : si->si_code == SEGV_ACCERR ? (write ? "memory that may not be written" : "memory that may not be read")
+                    : "a non-canonical address";
+    if (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) ea = addr; /* the byte the CPU refused */
+    world(1);
+    int borrowed = borrow_stderr();
+    mc_report_segv(ea, known, size, write ? MC_WRITE : MC_READ, (const void *)ip, why);
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
 }
 
 /* memcpy, memmove, memset of the program: their whole ranges. */

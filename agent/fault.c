@@ -239,7 +239,9 @@ void forward(int sig, siginfo_t *si, ucontext_t *uc)
         ts.in_handler = depth;
         return;
     }
-    /* Default action: the program dies of this signal. Say so in the stream first. */
+    /* Default action: the program dies of this signal. run --check words a fault first (as ASan would); */
+    /* then say so in the stream. */
+    if (chk.on && (sig == SIGSEGV || sig == SIGBUS)) check_segv(sig, si, uc);
     /* Only a fault has an address (0 for a null pointer); a signal sent with kill() carries the sender's */
     /* pid there, so it is reported as "no address": all ones. */
     uint64_t fault_address = si->si_code > 0 ? (uint64_t)si->si_addr : ~0ULL;

@@ -30,6 +30,11 @@
 #define MC_SHADOW_OFFSET 0x7fff8000ULL
 #define MC_SHADOW_END 0x10007fff8000ULL       /* the shadow is [MC_SHADOW_OFFSET, MC_SHADOW_END) */
 #define MC_SHADOW(a) ((uint8_t *)(((uintptr_t)(a) >> 3) + MC_SHADOW_OFFSET))
+/* The shadow's own shadow (no valid address has it): run --check's fault mode makes it inaccessible, as ASan's */
+/* shadow gap, so that a wild pointer there faults instead of writing silently. (The compiled-in runtime does   */
+/* not: its checked memset, which poisons the shadow, reads the shadow's shadow.) */
+#define MC_SHADOW_GAP_START ((uintptr_t)MC_SHADOW(MC_SHADOW_OFFSET))
+#define MC_SHADOW_GAP_END ((uintptr_t)MC_SHADOW(MC_SHADOW_END))
 
 enum {
     MC_STACK_LEFT = 0xf1, MC_STACK_MID = 0xf2, MC_STACK_RIGHT = 0xf3, MC_STACK_SCOPE = 0xf8,
@@ -76,6 +81,7 @@ void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *f
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
+void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access access, const void *pc, const char *why);
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,
                      const size_t *site_bytes, size_t nsites);

@@ -472,6 +472,9 @@ void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const voi
     report_access(bad, size, access, pc, "the loop", span_hi - span_lo > size ? span_lo : 0, span_hi - span_lo > size ? span_hi : 0);
 }
 
+static void emit_access(const struct object *op, uintptr_t bad, size_t size, enum mc_access access, const void *pc,
+                        const char *by, uintptr_t span_lo, uintptr_t span_hi);
+
 static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
                           uintptr_t span_lo, uintptr_t span_hi)
 {
@@ -481,6 +484,50 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     pthread_mutex_lock(&report_lock);
     classify(bad, &o);
     if (mc_continue && seen(o.kind, pc)) { pthread_mutex_unlock(&report_lock); return; }
+    emit_access(&o, bad, size, access, pc, by, span_lo, span_hi);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
+/* A SIGSEGV or SIGBUS no check foresaw, which is about to kill the program (it has no handler of its own):
+ * memtrace run --check's word for what ASan calls "SEGV on unknown address". An address in the first 64 KB is
+ * a null dereference, worded as a check's; any other a wild access, with why the kernel refused it (`why`,
+ * e.g. "unmapped memory"). size 0: not known (then "read"/"written" alone); known 0: the address is not known
+ * either (a general protection fault carries none). Does not stop the program: the caller lets the signal kill
+ * it, as it would natively, after this line (and the summary, when asked). */
+void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access access, const void *pc, const char *why)
+{
+    struct object o;
+    memset(&o, 0, sizeof o);
+    pthread_mutex_lock(&report_lock);
+    if (!known) {
+        o.kind = "wild access"; o.json_kind = "wild-access";
+        snprintf(o.name, sizeof o.name, "<unknown address>");
+        snprintf(o.desc, sizeof o.desc, "SEGV on unknown address: %s", why);
+    } else if (addr < ((uintptr_t)1 << 16)) {
+        o.kind = "null dereference"; o.json_kind = "null-dereference";
+        snprintf(o.name, sizeof o.name, "NULL");
+        snprintf(o.desc, sizeof o.desc, "the page at address 0, never mapped");
+        o.offset = (long)addr;
+        o.size = (size_t)1 << 16;
+        o.known = 1;
+    } else {
+        o.kind = "wild access"; o.json_kind = "wild-access";
+        snprintf(o.name, sizeof o.name, "0x%lx", (unsigned long)addr);
+        snprintf(o.desc, sizeof o.desc, "SEGV on unknown address: %s", why);
+    }
+    o.region = "unknown";
+    emit_access(&o, addr, size, access, pc, NULL, 0, 0);
+    errors++;
+    if (summary_on) summary();
+    pthread_mutex_unlock(&report_lock);
+    fflush(NULL);
+}
+
+static void emit_access(const struct object *op, uintptr_t bad, size_t size, enum mc_access access, const void *pc,
+                        const char *by, uintptr_t span_lo, uintptr_t span_hi)
+{
+    struct object o = *op;
     char code[1024], lbuf[8192], jbuf[8192];
     const char *line;
     name_code(pc, code, sizeof code, &line);
@@ -490,7 +537,8 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     long first = o.offset + (long)(span_lo - bad), last = o.offset + (long)(span_hi - 1 - bad);
     if (o.known && span_hi) put(&l, "%+ld..%+ld", first, last);
     else if (o.known) put(&l, "%+ld", o.offset);
-    put(&l, " (%s) %s %lu byte%s%s", o.desc, verb, (unsigned long)size, plural(size), span_hi ? " at a time" : "");
+    if (size) put(&l, " (%s) %s %lu byte%s%s", o.desc, verb, (unsigned long)size, plural(size), span_hi ? " at a time" : "");
+    else put(&l, " (%s) %s", o.desc, verb);
     if (by) put(&l, " by %s", by);
     if (o.known && span_hi && last < 0) put(&l, ", %ld..%ld bytes before its start", -last, -first);
     else if (o.known && span_hi && first >= (long)o.size) put(&l, ", %ld..%ld bytes past its end", first - (long)o.size, last - (long)o.size);
@@ -537,8 +585,6 @@ static void report_access(uintptr_t addr, size_t size, enum mc_access access, co
     put(&j, "},\"thread\":%d", gettid());
     mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
     emit(&l, &j);
-    pthread_mutex_unlock(&report_lock);
-    finish_error();
 }
 
 /* free, delete, realloc of something that is not a live block of theirs */

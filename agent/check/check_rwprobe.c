@@ -49,7 +49,9 @@ __attribute__((target("general-regs-only"), used))
 static int mc_rw_check(uintptr_t addr, const uint32_t *words, uint64_t rcx)
 {
     uint64_t size = rw_size(words, rcx);
-    return size && mc_shadow_first_bad(addr, size) != 0;
+    /* mc_shadow_first_bad's 0 means "none bad": an access at address 0 itself (a NULL store) is the one case */
+    /* whose first bad byte is 0; the null page's shadow says it is bad */
+    return size && (mc_shadow_first_bad(addr, size) != 0 || (addr == 0 && *MC_SHADOW(0) >= 0x80));
 }
 
 __attribute__((used))

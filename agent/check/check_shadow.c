@@ -25,6 +25,8 @@
  * thread's stack from the caller up, so the redzones of the live frames above a throw or longjmp are forgotten.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -85,6 +87,47 @@ void mc_count_libc(void)
 void mc_init_report(void);      /* check_report.c: reads MEMTRACE_CHECK* */
 void mc_rw_init(void);          /* check_rwprobe.c: the rewrite-mode trampolines' slot */
 
+/* SIGSEGV and SIGBUS that no check foresaw (a wild pointer into unmapped memory, a write to read-only memory,
+ * an absolute operand `mov 0x8,%rax` that run --check's rewrite mode does not patch): said as ASan says "SEGV
+ * on unknown address" (check_report.c, mc_report_segv), then the program dies of the signal as natively: the
+ * handler puts the default action back and returns, so the instruction faults again. Installed only where
+ * the program has none at start; a handler the program installs later replaces it, as it would ASan's. The
+ * access's size is not known here (no decoder in this runtime): the line says "read" or "written" alone. A
+ * fault by code in a rewrite-mode trampoline names the trampoline's address. */
+static void on_fault(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    const greg_t *gr = uc->uc_mcontext.gregs;
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0) { /* sent by kill() or raise(): not a fault, nothing to name */
+        raise(sig);
+        return;
+    }
+    if (gr[REG_ERR] & 0x10) return; /* an instruction fetch (a jump to nowhere): no data access to name */
+    int write = (gr[REG_ERR] & 2) != 0;
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    const char *why = sig == SIGBUS ? "a mapped file's page past its end"
+                    : addr >= MC_SHADOW_OFFSET && addr < MC_SHADOW_END ? "memtrace's shadow memory"
+                    : si->si_code == SEGV_MAPERR ? "unmapped memory"
+                    : si->si_code == SEGV_ACCERR ? (write ? "memory that may not be written" : "memory that may not be read")
+                    : "a non-canonical address";
+    mc_report_segv(addr, si->si_code != SI_KERNEL, 0, write ? MC_WRITE : MC_READ, (const void *)gr[REG_RIP], why);
+}
+
+static void catch_faults(void)
+{
+    static const int sigs[] = {SIGSEGV, SIGBUS};
+    for (int i = 0; i < 2; i++) {
+        int sig = sigs[i];
+        struct sigaction old;
+        if (sigaction(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+        struct sigaction a = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_NODEFER};
+        sigemptyset(&a.sa_mask);
+        sigaction(sig, &a, NULL);
+    }
+}
+
 void mc_init(void)
 {
     if (shadow_ready) return;
@@ -102,6 +145,7 @@ void mc_init(void)
     mc_rw_init();
     pthread_key_create(&counts_key, thread_ended);
     mc_init_report();
+    catch_faults();
 }
 
 __attribute__((constructor(101))) static void mc_constructor(void) { mc_init(); }
@@ -279,6 +323,10 @@ struct asan_global {
     uintptr_t odr_indicator;
 };
 
+/* The module's descriptor array itself (gcc puts it in .data, after the module's globals, where the next
+ * module's first global follows it; the program never touches it) is poisoned as a global redzone too, as
+ * ASan's build has it: so a read just before the next module's first global (level_table[-1]) is that
+ * global's underflow (check_report.c names the nearest global above), where no redzone used to be. */
 MC_EXPORT void __asan_register_globals(struct asan_global *g, size_t n)
 {
     mc_init();
@@ -288,11 +336,14 @@ MC_EXPORT void __asan_register_globals(struct asan_global *g, size_t n)
         mc_poison(rz, g[i].beg + g[i].size_with_redzone - rz, MC_GLOBAL_RZ);
         mc_note_global(&g[i]);
     }
+    uintptr_t a = (uintptr_t)g;
+    if (n && !(a & 7) && mc_shadow_in_range(a)) mc_poison(a, n * sizeof *g, MC_GLOBAL_RZ);
 }
 
 MC_EXPORT void __asan_unregister_globals(struct asan_global *g, size_t n)
 {
     for (size_t i = 0; i < n; i++) mc_unpoison(g[i].beg, g[i].size_with_redzone);
+    if (n && !((uintptr_t)g & 7)) mc_unpoison((uintptr_t)g, n * sizeof *g);
     mc_forget_globals(g, n);
 }
 

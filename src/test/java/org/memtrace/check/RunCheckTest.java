@@ -43,6 +43,8 @@ class RunCheckTest {
             gcc("g++", "-" + level, "-g", "-o", "cxx-" + level, "cases.cc");
         }
         gcc("gcc", "-O2", "-g", "-pthread", "-o", "threads", "run_threads.c");
+        CheckBuilds.fixture(dir, "run_segv.c");
+        gcc("gcc", "-O2", "-g", "-o", "segv", "run_segv.c");
     }
 
     private void gcc(String... args) throws Exception {
@@ -237,6 +239,56 @@ class RunCheckTest {
                 .matches("Foo::Foo\\(int\\)\\+\\d+");
         CheckBuilds.Run raw = check(Map.of("MEMTRACE_CHECK", "mangled"), "./demangle", "bad");
         assertThat(raw.stderr()).matches("memtrace: heap overflow: <new\\[\\]0001@_ZN3FooC2Ei\\+\\d+>\\+16 .* at _ZN3Foo3barEi\\+\\d+, thread \\d+\n");
+    }
+
+    /**
+     * A fault no check foresaw (run_segv.c), in a program with no SIGSEGV handler: said as ASan says "SEGV on
+     * unknown address" (the first 64 KB a null dereference, worded as a check's; anything else a wild access
+     * with the kernel's reason), then the program dies of SIGSEGV as natively (status 139, "before" printed,
+     * memtrace run's note of the crash). Fault mode decodes the instruction (size, direction, the operand's
+     * address even where the kernel gives none); rewrite mode's checks catch the NULL accesses before they
+     * happen (a report as compiled-in, status 1), and its runtime's handler says the rest without the size
+     * (it has no decoder) and at the trampoline's address when the instruction was moved to one. A program
+     * with its own handler keeps it in fault mode; raise(SIGSEGV) is not a fault.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"fault", "rewrite"})
+    void faultsNoCheckForesawAreSaidAsAsanSaysThenTheProgramDiesOfThem(String mode) throws Exception {
+        boolean rw = mode.equals("rewrite");
+        String here = "segv\\+\\d+", moved = "(segv\\+\\d+|0x[0-9a-f]+)";
+        Map<String, String> e = new LinkedHashMap<>();
+        e.put("null_write", "null dereference: NULL\\+0 \\(the page at address 0, never mapped\\) written 4 bytes, at " + here);
+        e.put("null_field", "null dereference: NULL\\+8 \\(the page at address 0, never mapped\\) read 8 bytes, at " + here);
+        e.put("unmapped", "wild access: 0x500000000000 \\(SEGV on unknown address: unmapped memory\\) written"
+                + (rw ? ", at " + moved : " 4 bytes, at " + here));
+        e.put("read_only", "wild access: 0x[0-9a-f]+ \\(SEGV on unknown address: memory that may not be written\\) written"
+                + (rw ? ", at " + moved : " 1 byte, at " + here));
+        e.put("non_canonical", rw ? "wild access: <unknown address> \\(SEGV on unknown address: a non-canonical address\\) read, at " + moved
+                : "wild access: 0x8000000000000000 \\(SEGV on unknown address: a non-canonical address\\) read 8 bytes, at " + here);
+        if (!rw) e.put("shadow_gap", "wild access: 0x10000000000 \\(SEGV on unknown address: memtrace's shadow memory\\) written 4 bytes, at " + here);
+        for (var c : e.entrySet()) {
+            CheckBuilds.Run r = check(mode, Map.of(), "./segv", c.getKey());
+            List<String> lines = r.stderr().lines().toList();
+            assertThat(lines).as(c.getKey() + "\n" + r.stderr()).isNotEmpty();
+            assertThat(lines.get(0)).as(c.getKey()).matches("memtrace: " + c.getValue() + ", thread \\d+");
+            assertThat(r.stdout()).isEqualTo("before\n");
+            boolean checked = rw && c.getKey().startsWith("null_"); // a check's report: the program stops with status 1
+            assertThat(r.status()).as(c.getKey()).isEqualTo(checked ? 1 : 139);
+            if (!checked) assertThat(lines).as(c.getKey()).hasSize(2).element(1).asString().startsWith("memtrace: the program was killed by SIGSEGV");
+        }
+        CheckBuilds.Run killed = check(mode, Map.of(), "./segv", "killed");
+        assertThat(killed.stderr()).startsWith("memtrace: the program was killed by SIGSEGV").doesNotContain("SEGV on unknown");
+        assertThat(killed.status()).isEqualTo(139);
+        if (!rw) {
+            CheckBuilds.Run handled = check(mode, Map.of(), "./segv", "handled");
+            assertThat(handled.stderr()).isEmpty();
+            assertThat(handled.stdout()).isEqualTo("before\nhandled\n");
+            assertThat(handled.status()).isEqualTo(3);
+        }
+        CheckBuilds.Run good = check(mode, Map.of(), "./segv", "none");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.stdout()).isEqualTo("before\ndone\n");
+        assertThat(good.status()).isZero();
     }
 
     /**

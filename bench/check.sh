@@ -3,6 +3,8 @@
 #   native      plain gcc
 #   asan        gcc -fsanitize=address (libasan; leaks detection on, as by default)
 #   check-all   memtrace cc --check --no-prune (every check gcc made: Spindle's SD-All)
+#   scalar      memtrace cc --check with MEMTRACE_CC_VECTOR=off (pruned, gcc's checked bodies only: the
+#               "before" of the vectorised bodies, docs/check.md "Vectorised loops")
 #   check       memtrace cc --check (pruned: SD-Opt)
 # and the native build under valgrind --tool=memcheck --leak-check=full (MEMCHECK=off leaves it out),
 # then runs the builds of a program in turn, REPEAT times (default 3), interleaved, and keeps each
@@ -44,10 +46,10 @@ C
 gcc -O2 -o "$out/cputime" "$out/cputime.c"
 cpu() { "$out/cputime" "$@" 2>/dev/null | tail -1; }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'; }
-variants=(native asan all check)
+variants=(native asan all scalar check)
 [ "$MEMCHECK" = off ] || variants+=(memcheck)
-echo "| program | native s | asan | check-all | check | memcheck | checks executed (check / check-all) | removed statically |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| program | native s | asan | check-all | scalar | check | memcheck | checks executed (check / check-all) | removed statically |"
+echo "|---|---|---|---|---|---|---|---|---|"
 geo="$out/geomean.txt"
 : >"$geo"
 for p in "${programs[@]}"; do
@@ -56,6 +58,7 @@ for p in "${programs[@]}"; do
   gcc -O2 -g -pthread -o "$out/$p.native" "$s" -lm
   gcc -O2 -g -pthread -fsanitize=address -o "$out/$p.asan" "$s" -lm
   "$mt" cc --check --no-prune -O2 -g -pthread -o "$out/$p.all" "$s" -lm
+  MEMTRACE_CC_VECTOR=off "$mt" cc --check -O2 -g -pthread -o "$out/$p.scalar" "$s" -lm
   "$mt" cc --check -O2 -g -pthread -o "$out/$p.check" "$s" -lm
   printf '#!/bin/sh\nexec valgrind -q --tool=memcheck --leak-check=full "%s" "$@"\n' "$out/$p.native" >"$out/$p.memcheck"
   chmod +x "$out/$p.memcheck"
@@ -71,16 +74,16 @@ for p in "${programs[@]}"; do
   exec_check=$(sed -E 's/.* checked by ([0-9]+) checks.*/\1/' <<<"$sum_check")
   exec_all=$(sed -E 's/.* checked by ([0-9]+) checks.*/\1/' <<<"$sum_all")
   removed=$(sed -E 's/.*statically ([0-9]+ of [0-9]+) checks removed.*/\1/' <<<"$sum_check")
-  awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]}" -v c="${best[check]}" \
+  awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]}" -v c="${best[check]}" -v v="${best[scalar]}" \
       -v m="${best[memcheck]:-0}" -v ec="$exec_check" -v ea="$exec_all" -v r="$removed" -v geo="$geo" 'BEGIN {
-    r1 = n > 0 ? a / n : 0; r2 = n > 0 ? l / n : 0; r3 = n > 0 ? c / n : 0; r4 = n > 0 ? m / n : 0
-    printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %s | %d / %d (%.1f %%) | %s |\n", p, n, r1, r2, r3,
+    r1 = n > 0 ? a / n : 0; r2 = n > 0 ? l / n : 0; r3 = n > 0 ? c / n : 0; r4 = n > 0 ? m / n : 0; r5 = n > 0 ? v / n : 0
+    printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %.2fx | %s | %d / %d (%.1f %%) | %s |\n", p, n, r1, r2, r5, r3,
       (r4 > 0 ? sprintf("%.1fx", r4) : "-"), ec, ea, (ea > 0 ? 100 * ec / ea : 0), r
-    printf "%f %f %f %f\n", r1, r2, r3, r4 >>geo
+    printf "%f %f %f %f %f\n", r1, r2, r3, r4, r5 >>geo
   }'
   unset best
 done
-awk '$1 > 0 { n++; for (i = 1; i <= 4; i++) if ($i > 0) { s[i] += log($i); k[i]++ } }
-  END { if (n) printf "| geomean | | %.2fx | %.2fx | %.2fx | %s | | |\n", exp(s[1] / n), exp(s[2] / n), exp(s[3] / n),
-    (k[4] ? sprintf("%.1fx", exp(s[4] / k[4])) : "-") }' "$geo"
+awk '$1 > 0 { n++; for (i = 1; i <= 5; i++) if ($i > 0) { s[i] += log($i); k[i]++ } }
+  END { if (n) printf "| geomean | | %.2fx | %.2fx | %.2fx | %.2fx | %s | | |\n", exp(s[1] / n), exp(s[2] / n), exp(s[5] / n),
+    exp(s[3] / n), (k[4] ? sprintf("%.1fx", exp(s[4] / k[4])) : "-") }' "$geo"
 echo "load after: $(uptime | sed 's/.*load average: //')"

@@ -13,9 +13,12 @@
  *                                                        (shadow byte not 0, or a granule crossed)
  *   __memtrace_check_group(base, desc)                   one check for a block's accesses from one base
  *                                                        (memtrace's pruning), exact when the span is not
- *   __memtrace_check_loop(first, last, size|write<<8|step<<16)
+ *   __memtrace_check_loop(first, last, size|write<<8|single<<9|step<<16)
  *                                                        one check for all the accesses of a loop, called at
- *                                                        the loop's entry; saves every register and the flags
+ *                                                        the loop's entry; saves every register and the flags;
+ *                                                        [min, max + size) whole, or each access's bytes when
+ *                                                        the stride is over 64 bytes; single: one access
+ *                                                        (reported as such, not "by the loop")
  *   __asan_register_globals & co., __asan_handle_no_return, stack scope and alloca poisoning: what gcc's
  *   layout of globals and frames needs.
  * Counters (checks executed, accesses they covered) are per thread and summed when a thread ends.
@@ -248,24 +251,50 @@ MC_EXPORT void __memtrace_check_group(uintptr_t base, const struct group *g)
     }
 }
 
+/* Past this stride (bytes) a loop check tests each access's bytes instead of the whole range: one shadow
+ * word covers 64 bytes, so a range of a 2 KB column walk would read 32 words per access. */
+#define MC_STRIDED 64
+
 /* The loop check, called by the stub below with every register saved: [min(first,last), max+size). */
 __attribute__((target("general-regs-only"), used))
 static int mc_loop_check(uintptr_t first, uintptr_t last, uint64_t packed)
 {
-    if (__builtin_expect(!tc.registered, 0)) register_thread();
+    /* a thread's first check registers it in the slow path, where the vector registers are saved: the code
+     * around a check in an unchecked body (vectorised loops) keeps values in them */
+    if (__builtin_expect(!tc.registered, 0)) return 1;
     uint64_t size = packed & 0xff, step = packed >> 16;
     uintptr_t lo = first < last ? first : last, hi = (first < last ? last : first) + size;
     tc.c.checks++;
     tc.c.loop_checks++;
     tc.c.accesses += step ? (hi - size - lo) / step + 1 : 1;
+    if (step > MC_STRIDED && step > size) {        /* a column walk: its accesses, not the gaps between them */
+        for (uintptr_t a = lo; a + size <= hi; a += step)
+            if (mc_first_bad(a, size)) return 1;
+        return 0;
+    }
     return mc_first_bad(lo, hi - lo) != 0;
 }
 
 __attribute__((used))
 static void mc_loop_report(uintptr_t first, uintptr_t last, uint64_t packed, const void *pc)
 {
+    if (!tc.registered) {
+        register_thread();
+        if (!mc_loop_check(first, last, packed)) return;
+    }
+    if ((packed >> 9) & 1) {                      /* one access outside a loop (an unchecked body's) */
+        mc_report_access(first, packed & 0xff, (packed >> 8) & 1 ? MC_WRITE : MC_READ, pc, NULL);
+        return;
+    }
     uint64_t size = packed & 0xff;
     uintptr_t lo = first < last ? first : last, hi = (first < last ? last : first) + size;
+    uint64_t step = packed >> 16;
+    if (step > MC_STRIDED && step > size) {        /* the first access that is bad, as one access */
+        uintptr_t a = lo;
+        while (a + size < hi && !mc_first_bad(a, size)) a += step;
+        lo = a;
+        hi = a + size;
+    }
     uintptr_t bad = mc_first_bad(lo, hi - lo);
     /* the loop's bad part: from the first bad byte to the range's end, or, when the range starts bad (an
      * underflow), from its start to the first byte that may be touched */

@@ -38,9 +38,24 @@ public final class CheckRewriter {
     private CheckRewriter() {}
 
     public static Result rewrite(List<String> lines, boolean prune) {
+        return rewrite(lines, null, prune);
+    }
+
+    /**
+     * @param plain the same file compiled with gcc's layout but no access checks ({@link PlainBodies}), or null
+     */
+    public static Result rewrite(List<String> lines, List<String> plain, boolean prune) {
+        PlainBodies.Swap swap = prune && plain != null ? PlainBodies.swap(lines, plain) : null;
+        if (swap != null) lines = swap.lines();
         List<AsmLine> parsed = lines.stream().map(AsmLine::parse).toList();
         Edits edits = new Edits();
         for (AsmLine l : parsed) if (CheckCall.of(l) != null) edits.checks++;
+        if (swap != null) {
+            // gcc's checks of the replaced bodies count as removed by loop checks, less the single checks kept
+            edits.checks += swap.gccChecks();
+            edits.hoisted += Math.max(0, swap.gccChecks() - swap.singles());
+            edits.loops += swap.ranges() + swap.singles();
+        }
         if (prune) {
             LoopHoist.apply(lines, parsed, references(lines, parsed), edits);
             edits.bounded = InBounds.apply(parsed, edits);

@@ -37,11 +37,11 @@ import java.util.regex.Pattern;
  */
 final class LoopHoist {
     private static final Pattern JUMP_LABEL = Pattern.compile("\\.L\\d+");
-    private static final Set<String> CONTINUE_WHILE_NONZERO = Set.of("jne", "jnz");
-    private static final Set<String> LESS = Set.of("jb", "jl", "jnae", "jnge");
-    private static final Set<String> GREATER = Set.of("ja", "jg", "jnbe", "jnle");
-    private static final Set<String> LESS_EQUAL = Set.of("jbe", "jle", "jna", "jng");
-    private static final Set<String> GREATER_EQUAL = Set.of("jae", "jge", "jnb", "jnl");
+    static final Set<String> CONTINUE_WHILE_NONZERO = Set.of("jne", "jnz");
+    static final Set<String> LESS = Set.of("jb", "jl", "jnae", "jnge");
+    static final Set<String> GREATER = Set.of("ja", "jg", "jnbe", "jnle");
+    static final Set<String> LESS_EQUAL = Set.of("jbe", "jle", "jna", "jng");
+    static final Set<String> GREATER_EQUAL = Set.of("jae", "jge", "jnb", "jnl");
     private static final List<String> SAVED = List.of("rax", "rdx", "rsi", "rdi"); // slots 0, 8, 16, 24
     private static final int SAVED_BYTES = 128 + 8 + 8 * 4;                       // red zone, flags, four
     /**
@@ -161,7 +161,7 @@ final class LoopHoist {
         if (!entry.isEmpty()) edits.insertBefore(top, entry);
     }
 
-    private static Linear operand(Symbolic s, String op) {
+    static Linear operand(Symbolic s, String op) {
         if (op.startsWith("$")) {
             try {
                 return Linear.constant(Long.parseLong(op.substring(1)));
@@ -172,7 +172,7 @@ final class LoopHoist {
         return Registers.wide(op) ? s.get(Registers.full(op)) : null;
     }
 
-    private static Linear narrowOperand(Symbolic s, String op) {
+    static Linear narrowOperand(Symbolic s, String op) {
         if (op.startsWith("$")) {
             Linear c = operand(s, op);
             return c != null && c.constant() >= 0 ? c : null;
@@ -186,7 +186,7 @@ final class LoopHoist {
      * path into the loop was a 32-bit one (the path goes back through branches out, and a call only ends
      * what is known of caller-saved registers). Nothing is known past a label.
      */
-    private static Set<String> narrowAtEntry(List<AsmLine> parsed, int top) {
+    static Set<String> narrowAtEntry(List<AsmLine> parsed, int top) {
         Set<String> narrow = new HashSet<>(), decided = new HashSet<>();
         for (int i = top - 1; i >= 0; i--) {
             AsmLine l = parsed.get(i);
@@ -212,7 +212,7 @@ final class LoopHoist {
     }
 
     /** How much a value moves per iteration, or null when it reads a variant or opaque register. */
-    private static Long step(Linear v, Map<String, Long> steps) {
+    static Long step(Linear v, Map<String, Long> steps) {
         long total = 0;
         for (var t : v.terms().entrySet()) {
             Long c = steps.get(t.getKey());
@@ -223,7 +223,7 @@ final class LoopHoist {
     }
 
     /** Whether the line before the loop's label (past alignment and debug lines) lets control fall into it. */
-    private static boolean fallsInto(List<AsmLine> parsed, int top) {
+    static boolean fallsInto(List<AsmLine> parsed, int top) {
         for (int i = top - 1; i >= 0; i--) {
             switch (parsed.get(i)) {
                 case AsmLine.Instruction in -> {
@@ -246,15 +246,22 @@ final class LoopHoist {
     /** The code before the loop: every register and the flags kept; null when a coefficient is too large. */
     private static List<String> entryCheck(Linear first, Linear last, CheckCall call, long step, List<AsmLine> parsed,
                                            int checkLine) {
+        return entryCheck(first, last, call.size(), call.store(), step, parsed, checkLine);
+    }
+
+    static List<String> entryCheck(Linear first, Linear last, int size, boolean store, long step, List<AsmLine> parsed,
+                                   int checkLine) {
         List<String> code = new ArrayList<>(List.of("\tleaq\t-128(%rsp), %rsp", "\tpushfq", "\tpushq\t%rdi",
                 "\tpushq\t%rsi", "\tpushq\t%rdx", "\tpushq\t%rax"));
         if (!evaluate(last, code) ) return null;
         code.add("\tmovq\t%rax, %rsi");
         if (!evaluate(first, code)) return null;
         code.add("\tmovq\t%rax, %rdi");
-        long packed = call.size() | (call.store() ? 1L << 8 : 0) | (Math.min(step, 0x7fffffffL) << 16);
+        long packed = size | (store ? 1L << 8 : 0) | (Math.min(step, 0x7fffffffL) << 16);
         code.add("\tmovabsq\t$" + packed + ", %rdx");
-        code.add("\tcall\t__memtrace_check_loop@PLT" + CheckRewriter.lineOf(parsed, checkLine));
+        // through the GOT, not the PLT: lazy binding's first call would change %r10 and %r11, which the
+        // uninstrumented code PlainCover checks keeps live across the call
+        code.add("\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckRewriter.lineOf(parsed, checkLine));
         code.addAll(List.of("\tpopq\t%rax", "\tpopq\t%rdx", "\tpopq\t%rsi", "\tpopq\t%rdi", "\tpopfq",
                 "\tleaq\t128(%rsp), %rsp"));
         return code;

@@ -48,7 +48,7 @@ class CheckRewriterTest {
         assertThat(r.hoisted()).isEqualTo(2);
         assertThat(r.loops()).isEqualTo(2);
         String text = String.join("\n", r.lines());
-        int entry = text.indexOf("call\t__memtrace_check_loop"), label = text.indexOf("\n.L5:");
+        int entry = text.indexOf("call\t*__memtrace_check_loop@GOTPCREL(%rip)"), label = text.indexOf("\n.L5:");
         assertThat(entry).isPositive().isLessThan(label);
         // c[i][j]: first = r15, last = r15 - (r15 + 8 - rbp) * 1 + 0 = rbp - 8; b[k][j]: first rbx, last rbx + rbp - r15 - 8
         assertThat(text.substring(0, label)).contains("movabsq\t$-8, %rax\n\tmovq\t%rbp, %rdx\n\taddq\t%rdx, %rax\n\tmovq\t%rax, %rsi");

@@ -41,7 +41,7 @@ class LoopShapeTest {
         assertThat(r.checks()).isEqualTo(2);
         assertThat(r.hoisted()).isEqualTo(1);
         String text = String.join("\n", r.lines());
-        int entry = text.indexOf("call\t__memtrace_check_loop"), label = text.indexOf("\n.L4:");
+        int entry = text.indexOf("call\t*__memtrace_check_loop@GOTPCREL(%rip)"), label = text.indexOf("\n.L4:");
         assertThat(entry).isPositive().isLessThan(label);
         // in[i]: first r15, last -4 + 4 * r13 - 4 * r12 + r15 (terms in any order); 4 bytes, a load, stride 4
         String head = text.substring(0, label);

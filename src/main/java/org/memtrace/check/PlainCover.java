@@ -1,0 +1,387 @@
+package org.memtrace.check;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Whether one function of the compile without access checks (gcc's memory layout, its loops vectorised) can
+ * be checked by memtrace alone, and the function with those checks ({@link PlainBodies} chooses between it and
+ * gcc's checked body). Every memory operand of the body must be
+ * <ul>
+ * <li>a frame slot ({@code %rsp} plus a constant, or {@code %rbp} plus a constant when the function sets it up
+ * as frame pointer): the function has no redzoned locals (the caller makes sure), so these are spills and
+ * locals gcc would not check either;</li>
+ * <li>a global plus a constant inside its {@code .size} (a constant-pool {@code .LC} label, or an undefined
+ * symbol at offset 0, which gcc only reads as its declared type): what gcc itself leaves unchecked;</li>
+ * <li>in an innermost loop, every iteration, at an address affine in the loop's induction registers: one {@code __memtrace_check_loop} of the loop's whole range at
+ * its entry ({@link LoopHoist}'s rule, on the uninstrumented loop, without its cost rule: the runtime tests a
+ * stride over 64 bytes access by access); accesses from one base less than a stride apart share one;</li>
+ * <li>anywhere else outside innermost loops (an outer loop's {@code a[i][k]}): its own check, the same call with
+ * a range of one access, before it.</li>
+ * </ul>
+ * Anything else (an access in an innermost loop that is conditional or not affine, string instructions, indirect
+ * jumps and calls through memory, inline assembly, {@code %fs:} operands, an instruction whose access width it
+ * does not know) keeps gcc's body: its checks are per access and correct, only slower.
+ */
+final class PlainCover {
+    private static final Pattern JUMP_LABEL = Pattern.compile("\\.L\\d+");
+    private static final Pattern RIP = Pattern.compile("^(.*)\\(%rip\\)$");
+    private static final Pattern OTHER_LOCAL = Pattern.compile("(?<![\\w.$])\\.L[A-Za-z_]*\\d+\\b");
+    private static final Pattern STRINGS = Pattern.compile("(movs|stos|lods|scas|cmps)[bwlq]");
+    private static final Pattern SYMBOL = Pattern.compile("[A-Za-z_.$][\\w.$@]*");
+
+    /** The body with its checks, how many range checks at loop entries and single-access checks it got. */
+    record Cover(List<String> lines, int ranges, int singles) {}
+
+    private PlainCover() {}
+
+    /**
+     * @param body  the lines between the function's label and its {@code .size}
+     * @param sizes the sizes of the file's defined objects ({@code .size}, {@code .comm}); an absent one is external
+     */
+    static Cover of(List<String> body, Map<String, Long> sizes) {
+        List<AsmLine> parsed = body.stream().map(AsmLine::parse).toList();
+        Map<String, Integer> definedAt = new HashMap<>();
+        Map<String, Integer> references = new HashMap<>();
+        boolean framePointer = false;
+        for (int i = 0; i < parsed.size(); i++) {
+            AsmLine l = parsed.get(i);
+            if (l instanceof AsmLine.Label x && JUMP_LABEL.matcher(x.name()).matches()) definedAt.put(x.name(), i);
+            if (l instanceof AsmLine.Directive d && (d.name().equals("#APP") || d.name().startsWith(".section")
+                    || d.name().equals(".text") || d.name().equals(".data") || d.name().equals(".bss")
+                    || d.name().equals(".pushsection") || d.name().equals(".previous"))) return null;
+            if (l instanceof AsmLine.Instruction in) {
+                if (in.mnemonic().equals("movq") && in.operands().equals(List.of("%rsp", "%rbp"))) framePointer = true;
+                for (String op : in.operands()) {
+                    Matcher m = JUMP_LABEL.matcher(op);
+                    while (m.find()) references.merge(m.group(), 1, Integer::sum);
+                }
+            }
+        }
+        // every local label the body names is its own or a constant (copied with it)
+        for (String l : references.keySet()) if (!definedAt.containsKey(l)) return null;
+        for (String raw : body) {
+            Matcher local = OTHER_LOCAL.matcher(raw);
+            while (local.find()) {
+                String name = local.group();
+                if (!name.matches("\\.LC\\d+") && !name.matches("\\.L(VL|VU|BB|BE|FB|FE|ASANPC)\\d+")
+                        && !definedAt.containsKey(name) && !(AsmLine.parse(raw) instanceof AsmLine.Label)) return null;
+            }
+        }
+        // loops: a label and the last jump back to it; innermost: no other loop inside
+        List<int[]> loops = new ArrayList<>();
+        for (int i = 0; i < parsed.size(); i++) {
+            if (parsed.get(i) instanceof AsmLine.Instruction in && in.isJump() && in.operands().size() == 1) {
+                Integer at = definedAt.get(in.operands().getFirst());
+                if (at != null && at < i) loops.add(new int[] {at, i});
+            }
+        }
+        Map<Integer, List<Integer>> inLoop = new HashMap<>();   // innermost loop's top -> its accesses to check
+        Map<Integer, Integer> single = new HashMap<>();          // line -> width, checked one access at a time
+        for (int i = 0; i < parsed.size(); i++) {
+            if (!(parsed.get(i) instanceof AsmLine.Instruction in)) continue;
+            String m = in.mnemonic();
+            if (m.contains(" ") || in.operands().isEmpty() && STRINGS.matcher(m).matches()) {
+                return null;                                       // string instructions: ranges of their own
+            }
+            int mem = memoryOperand(in);
+            if (mem == -2) return null;
+            if (mem < 0 || m.startsWith("lea") || m.startsWith("nop") || m.startsWith("prefetch")) continue;
+            String op = in.operands().get(mem);
+            if (op.startsWith("*") || m.startsWith("push") || m.startsWith("pop") || op.contains("%fs:")
+                    || op.contains("%gs:")) return null;
+            int width = width(in);
+            if (width <= 0) return null;
+            if (safe(op, width, sizes, framePointer)) continue;
+            int[] loop = smallest(loops, i);
+            if (loop == null || containsLoop(loops, loop)) {
+                single.put(i, width);
+            } else {
+                inLoop.computeIfAbsent(loop[0], k -> new ArrayList<>()).add(i);
+            }
+        }
+        Edits edits = new Edits();
+        int ranges = 0;
+        for (var e : inLoop.entrySet()) {
+            Edits loop = new Edits();
+            int n = hoist(e.getKey(), e.getValue(), parsed, definedAt, references, loop);
+            if (n >= 0) {
+                edits.insertBefore(e.getKey(), loop.before.getOrDefault(e.getKey(), List.of()));
+                ranges += n;
+            } else if (calls(parsed, e.getKey())) {
+                // a loop that calls pays a call per iteration anyway: its accesses are checked one by one
+                for (int line : e.getValue()) single.put(line, width((AsmLine.Instruction) parsed.get(line)));
+            } else {
+                return null;                                      // a loop gcc may have vectorised: its body stays gcc's
+            }
+        }
+        for (var e : single.entrySet()) {
+            AsmLine.Instruction in = (AsmLine.Instruction) parsed.get(e.getKey());
+            String op = in.operands().get(memoryOperand(in));
+            edits.insertBefore(e.getKey(), singleCheck(op, e.getValue(), store(in, op), parsed, e.getKey()));
+        }
+        return new Cover(edits.apply(body), ranges, single.size());
+    }
+
+    /** Index of the operand that addresses memory, -1 when none, -2 when there are two. */
+    static int memoryOperand(AsmLine.Instruction in) {
+        if (in.isJump() && !in.operands().isEmpty() && !in.operands().getFirst().startsWith("*")) return -1;
+        if (in.mnemonic().startsWith("call") && !in.operands().getFirst().startsWith("*")) return -1;
+        int found = -1;
+        for (int k = 0; k < in.operands().size(); k++) {
+            String op = in.operands().get(k);
+            boolean memory = op.contains("(") || !op.startsWith("$") && !op.startsWith("%") && !op.startsWith("*")
+                    && SYMBOL.matcher(op).lookingAt() || op.startsWith("*") && !op.startsWith("*%");
+            if (!memory) continue;
+            if (found >= 0) return -2;
+            found = k;
+        }
+        return found;
+    }
+
+    /** A frame slot, or a global plus a constant gcc itself would leave unchecked. */
+    private static boolean safe(String op, int width, Map<String, Long> sizes, boolean framePointer) {
+        if (op.matches("-?\\d*\\(%rsp\\)") || framePointer && op.matches("-?\\d*\\(%rbp\\)")) return true;
+        Matcher rip = RIP.matcher(op);
+        String expression = rip.matches() ? rip.group(1) : op.contains("(") ? null : op;
+        if (expression == null) return false;
+        String symbol = null;
+        long offset = 0;
+        for (String term : expression.replace("-", "+-").split("\\+")) {
+            if (term.isEmpty()) continue;
+            if (term.matches("-?\\d+")) {
+                offset += Long.parseLong(term);
+            } else {
+                if (symbol != null || term.startsWith("-")) return false;
+                symbol = term;
+            }
+        }
+        if (symbol == null) return false;
+        if (symbol.matches("\\.LC\\d+")) return true;             // gcc's constants: copied with the body
+        if (symbol.startsWith(".L") || symbol.contains("@")) return false;
+        Long size = sizes.get(symbol);
+        if (size == null) return offset == 0;                     // external: read as its declared type
+        return offset >= 0 && offset + width <= size;
+    }
+
+    /** Whether the loop whose label is at {@code top} calls anything before its back edge. */
+    private static boolean calls(List<AsmLine> parsed, int top) {
+        String label = ((AsmLine.Label) parsed.get(top)).name();
+        for (int i = top + 1; i < parsed.size(); i++) {
+            if (!(parsed.get(i) instanceof AsmLine.Instruction in)) continue;
+            if (in.mnemonic().startsWith("call")) return true;
+            if (in.isJump() && in.operands().equals(List.of(label))) return false;
+        }
+        return false;
+    }
+
+    private static int[] smallest(List<int[]> loops, int line) {
+        int[] best = null;
+        for (int[] l : loops) {
+            if (l[0] < line && line < l[1] && (best == null || l[1] - l[0] < best[1] - best[0])) best = l;
+        }
+        return best;
+    }
+
+    private static boolean containsLoop(List<int[]> loops, int[] outer) {
+        for (int[] l : loops) {
+            if (l != outer && l[0] >= outer[0] && l[1] <= outer[1] && !(l[0] == outer[0] && l[1] == outer[1])) return true;
+        }
+        return false;
+    }
+
+    /** The range checks of one innermost loop at its entry; how many, or -1 when an access cannot be covered. */
+    private static int hoist(int top, List<Integer> accesses, List<AsmLine> parsed, Map<String, Integer> definedAt,
+                             Map<String, Integer> references, Edits edits) {
+        String label = ((AsmLine.Label) parsed.get(top)).name();
+        if (references.getOrDefault(label, 0) != 1 || !LoopHoist.fallsInto(parsed, top)) return -1;
+        LoopShape shape = LoopShape.of(label, top, parsed, definedAt, references);
+        if (shape == null) return -1;
+        Symbolic s = new Symbolic(LoopHoist.narrowAtEntry(parsed, top));
+        Map<Integer, Linear> forms = new HashMap<>();
+        Linear a = null, b = null;
+        boolean narrowCompare = false;
+        String jump = null;
+        for (int i = top + 1; i < parsed.size() && jump == null; i++) {
+            if (!(parsed.get(i) instanceof AsmLine.Instruction in)) {
+                if (parsed.get(i) instanceof AsmLine.Label x && !shape.internal(x.name()) && !x.name().startsWith(".LVL")
+                        && !x.name().startsWith(".LBB") && !x.name().startsWith(".LBE")) return -1;
+                if (!shape.conditional(i)) continue;
+                a = b = null;
+                continue;
+            }
+            if (accesses.contains(i)) {
+                if (shape.conditional(i)) return -1;              // in some iterations only: no whole range
+                Linear f = s.address(in.operands().get(memoryOperand(in)));
+                if (f == null) return -1;
+                forms.put(i, f);
+            }
+            if (shape.conditional(i)) {
+                Map<String, Linear> before = s.snapshot();
+                s.step(in);
+                s.forgetChanged(before);
+                a = b = null;
+                continue;
+            }
+            String m = in.mnemonic();
+            if (in.isJump()) {
+                if (in.operands().size() != 1 || !in.operands().getFirst().equals(label)) return -1;
+                jump = m;
+            } else if ((m.equals("cmpq") || m.equals("cmp")) && in.operands().size() == 2 && Registers.wide(in.operands().get(1))) {
+                a = LoopHoist.operand(s, in.operands().get(0));
+                b = LoopHoist.operand(s, in.operands().get(1));
+                narrowCompare = false;
+            } else if (m.equals("cmpl") && in.operands().size() == 2) {
+                a = LoopHoist.narrowOperand(s, in.operands().get(0));
+                b = LoopHoist.narrowOperand(s, in.operands().get(1));
+                narrowCompare = true;
+            } else {
+                a = b = null;
+                s.step(in);
+            }
+        }
+        if (jump == null || a == null || b == null || forms.size() != accesses.size()) return -1;
+        if (narrowCompare && !LoopHoist.CONTINUE_WHILE_NONZERO.contains(jump)) return -1;
+        Map<String, Long> steps = new HashMap<>();
+        for (String r : Registers.ALL) {
+            Linear end = s.get(r);
+            if (end.terms().equals(Map.of(r, 1L))) steps.put(r, end.constant());
+        }
+        Linear d = b.minus(a);
+        Long dstep = LoopHoist.step(d, steps);
+        if (dstep == null || dstep == 0) return -1;
+        long e;
+        if (LoopHoist.CONTINUE_WHILE_NONZERO.contains(jump)) e = 0;
+        else if (LoopHoist.LESS.contains(jump) && dstep == 1 || LoopHoist.GREATER.contains(jump) && dstep == -1) e = 0;
+        else if (LoopHoist.LESS_EQUAL.contains(jump) && dstep == 1 || LoopHoist.GREATER_EQUAL.contains(jump) && dstep == -1) e = -dstep;
+        else return -1;
+        // streams from one base with one stride, less than a stride apart (c[j] read and written, a vector
+        // loop's two halves), share one range: the first one's in program order, widened to all of theirs
+        List<Stream> streams = new ArrayList<>();
+        for (int line : accesses.stream().sorted().toList()) {
+            AsmLine.Instruction in = (AsmLine.Instruction) parsed.get(line);
+            Linear f = forms.get(line);
+            Long step = LoopHoist.step(f, steps);
+            if (step == null || step % dstep != 0) return -1;
+            int width = width(in);
+            Stream near = null;
+            for (Stream st : streams) {
+                if (st.form.terms().equals(f.terms()) && st.step == step && f.constant() + width > st.high - Math.abs(step)
+                        && f.constant() < st.low + Math.abs(step)) near = st;
+            }
+            if (near != null && Math.max(near.high, f.constant() + width) - Math.min(near.low, f.constant()) <= 255) {
+                near.low = Math.min(near.low, f.constant());
+                near.high = Math.max(near.high, f.constant() + width);
+                continue;
+            }
+            streams.add(new Stream(line, f, step, width, store(in, in.operands().get(memoryOperand(in)))));
+        }
+        List<String> entry = new ArrayList<>();
+        for (Stream st : streams) {
+            // the range [low, high) of the first iteration to that of the last, reported in the first
+            // access's size: first + size is the range's end on the side the loop moves away from
+            Linear first = new Linear(st.form.terms(), st.low);
+            Linear last = first.minus(d.plus(e).times(st.step / dstep));
+            // (a stride over 64 bytes is tested access by access, [a, a + size): there the size is the whole span)
+            boolean strided = Math.abs(st.step) > 64;
+            long extra = strided ? 0 : st.high - st.low - st.width;
+            if (st.step >= 0) last = last.plus(extra);
+            else first = first.plus(extra);
+            int size = strided ? (int) (st.high - st.low) : st.width;
+            List<String> code = LoopHoist.entryCheck(first, last, size, st.store, Math.abs(st.step), parsed, st.line);
+            if (code == null) return -1;
+            entry.addAll(code);
+        }
+        edits.insertBefore(top, entry);
+        return streams.size();
+    }
+
+    /** One range checked at a loop's entry: bytes [low, high) from the base in the first iteration. */
+    private static final class Stream {
+        final int line;
+        final Linear form;
+        final long step;
+        final boolean store;
+        final int width;
+        long low, high;
+
+        Stream(int line, Linear form, long step, int width, boolean store) {
+            this.line = line;
+            this.form = form;
+            this.step = step;
+            this.store = store;
+            this.width = width;
+            this.low = form.constant();
+            this.high = form.constant() + width;
+        }
+    }
+
+    /** One access checked before it, every register and the flags kept (the red zone skipped). */
+    private static List<String> singleCheck(String op, int width, boolean store, List<AsmLine> parsed, int line) {
+        String address = op;
+        Matcher m = Pattern.compile("^(-?\\d*)\\(%rsp(,.*)?\\)$").matcher(op);
+        if (m.matches()) {                                        // %rsp moved by the red zone and one push
+            long disp = m.group(1).isEmpty() || m.group(1).equals("-") ? 0 : Long.parseLong(m.group(1));
+            address = (disp + 136) + "(%rsp" + Objects.requireNonNullElse(m.group(2), "") + ")";
+        }
+        long packed = width | (store ? 1L << 8 : 0) | 1L << 9;   // one access: reported as one, not "by the loop"
+        return List.of("\tleaq\t-128(%rsp), %rsp", "\tpushq\t%rdi", "\tleaq\t" + address + ", %rdi", "\tpushq\t%rsi",
+                "\tmovq\t%rdi, %rsi", "\tpushq\t%rdx", "\tmovl\t$" + packed + ", %edx",
+                "\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckRewriter.lineOf(parsed, line),
+                "\tpopq\t%rdx", "\tpopq\t%rsi", "\tpopq\t%rdi", "\tleaq\t128(%rsp), %rsp");
+    }
+
+    /** Whether the access writes: the memory operand is the destination (read-modify-write counts as a write). */
+    static boolean store(AsmLine.Instruction in, String op) {
+        String m = in.mnemonic();
+        if (m.startsWith("cmp") || m.startsWith("test") || m.startsWith("ucomis") || m.startsWith("comis")
+                || m.startsWith("bt") && !m.startsWith("btc") && !m.startsWith("btr") && !m.startsWith("bts")) return false;
+        return in.operands().getLast().equals(op) && in.operands().size() > 1
+                || in.operands().size() == 1 && !m.startsWith("mul") && !m.startsWith("imul") && !m.startsWith("div")
+                && !m.startsWith("idiv");
+    }
+
+    /** How many bytes the instruction's memory operand covers, or -1 when this does not know. */
+    static int width(AsmLine.Instruction in) {
+        String m = in.mnemonic();
+        boolean ymm = false, xmm = false;
+        for (String op : in.operands()) {
+            ymm |= op.startsWith("%ymm");
+            xmm |= op.startsWith("%xmm");
+        }
+        if (m.startsWith("v") || m.startsWith("pinsr") || m.startsWith("pextr") || m.startsWith("pmovzx")
+                || m.startsWith("pmovsx") || m.startsWith("cmov") || m.startsWith("set") || m.startsWith("f")) {
+            return ymm ? 32 : -1;                                 // AVX forms, x87 and the rest: not read here
+        }
+        if (m.startsWith("cvttsd2si") || m.startsWith("cvtsd2si")) return 8;
+        if (m.startsWith("cvttss2si") || m.startsWith("cvtss2si")) return 4;
+        if (xmm) {
+            if (m.startsWith("cvtsi2")) return m.endsWith("q") ? 8 : 4;
+            if (m.equals("movq") || m.equals("movddup") || m.equals("cvtps2pd") || m.equals("cvtdq2pd") || m.equals("cvtsd2ss")
+                    || m.matches("mov[lh]p[sd]")) return 8;
+            if (m.equals("movd") || m.equals("cvtss2sd")) return 4;
+            if (m.endsWith("sd")) return m.endsWith("pd") ? 16 : 8;  // scalar double (movsd, addsd, ucomisd...)
+            if (m.endsWith("ss") && !m.endsWith("ps")) return 4;
+            return 16;
+        }
+        switch (m) {
+            case "movzbl", "movzbw", "movzbq", "movsbl", "movsbw", "movsbq" -> { return 1; }
+            case "movzwl", "movzwq", "movswl", "movswq" -> { return 2; }
+            case "movslq" -> { return 4; }
+            default -> { }
+        }
+        char suffix = m.charAt(m.length() - 1);
+        return switch (suffix) {
+            case 'b' -> 1;
+            case 'w' -> 2;
+            case 'l' -> 4;
+            case 'q' -> 8;
+            default -> -1;
+        };
+    }
+}

@@ -86,7 +86,12 @@ for p in "${progs[@]}"; do
       read -r c w <<<"$(usage "$p.skel" env MEMTRACE_OUT="$out/$p.skel.mtr" GLIBC_TUNABLES=$tunables $fixed "${skl[@]}")"; cpu[s]=$(min "$c" "${cpu[s]:-}"); wall[s]=$(min "$w" "${wall[s]:-}")
     }
   done
-  cmp -s "$out/$p.native.stdout" "$out/$p.full.stdout" || echo "  ($p: the memtrace cc build's output differs from the plain build's!)"
+  # a traced build that does not do the program's work (it crashed) has no ratios to give
+  if ! cmp -s "$out/$p.native.stdout" "$out/$p.full.stdout" || ! cmp -s "$out/$p.native.stdout" "$out/$p.skel.stdout"; then
+    printf '%-8s %8.3f  the memtrace cc build'"'"'s output differs from the plain build'"'"'s: %s\n' "$p" "${cpu[n]}" \
+      "$(tail -n 1 "$out/$p.full.stderr" "$out/$p.skel.stderr" 2>/dev/null | tr '\n' ' ' | cut -c1-120)"
+    failed+=("$p"); rm -f "$out/$p.full.mtr" "$out/$p.skel.mtr"; continue
+  fi
   same=$(lossless "$p")
   [ "$same" = equal ] || failed+=("$p")
   loads=$(summary_value "$out/$p.full.summary" loads); stores=$(summary_value "$out/$p.full.summary" stores)

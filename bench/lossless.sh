@@ -7,7 +7,9 @@
 #   fixed       the command prefix for traced runs: no address randomization, pid 1 where namespaces allow
 #   lossless P  prints "equal", "stdout", "print-failed" or "line N" (the first line that differs); the two
 #               prints' summaries (their stderr) are left in $out/P.full.summary and $out/P.skel.summary
-layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.init_array=0x9000000"
+# .tbss too: a memtrace cc build has one (__memtrace_cursor), and where the linker puts it by itself under
+# these flags it may get a LOAD segment of its own over .data.rel.ro (lua 5.4 then ran luaopen_os as a constructor)
+layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.init_array=0x9000000 -Wl,--section-start=.tbss=0x9800000"
 tunables=glibc.malloc.mmap_threshold=33554432
 # Both traced runs without address randomization, so that the full and skeleton traces differ only by what
 # the skeleton changes: with it, the addresses' varints change length from run to run and one program's

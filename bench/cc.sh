@@ -34,9 +34,9 @@ CC_ONLY=${CC_ONLY:-0}
 "$mt" --version >/dev/null   # builds on first use, outside the timings
 
 . "$root/bench/timing.sh"
+# summary_value, bound_of, writer_wait
+. "$root/bench/trace-figures.sh"
 ratio() { echo "$1 / $2" | bc -l; }
-# a number from a memtrace summary on stderr: summary_value FILE 'loads'
-summary_value() { awk -v k="$2" '$0 ~ "^ +" k " " { v = ($NF == "%") ? $(NF-1) "%" : $NF; gsub(",", "", v); print v; exit }' "$1" 2>/dev/null || true; }
 
 # build VARIANT into $out/VARIANT/: plain | full | w25 | w10
 cc_for() {
@@ -63,12 +63,6 @@ progs=("$@")
 for p in "${progs[@]}"; do if is_real "$p"; then fetch_sources; break; fi; done
 make_inputs
 
-# the entropy bound of a trace in bytes per access, "-" when the test classes are not built
-bound_of() {
-  [ -f "$root/target/test-classes/org/memtrace/bench/EntropyBound.class" ] || { echo -; return; }
-  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$root/target/memtrace.jar:$root/target/test-classes" \
-    org.memtrace.bench.EntropyBound "$1" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "bound-B/access") printf "%.3f", $(i+1) }' || echo -
-}
 printf '%-9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %12s %8s %8s %8s %15s %15s\n' program native_s discard_x d25_x d10_x full_x w25_x w10_x fault_x lackey_x accesses B/access bound wait_ms MA/AIA.25 MA/AIA.1
 for p in "${progs[@]}"; do
   for v in plain full w25 w10; do
@@ -106,7 +100,7 @@ for p in "${progs[@]}"; do
   bytes=$(stat -c %s "$out/$p.full.mtr" 2>/dev/null || echo 0)
   bpa=$(echo "if ($acc > 0) $bytes / $acc else 0" | bc -l)
   bound=$(bound_of "$out/$p.full.mtr"); [ -n "$bound" ] || bound=-
-  wait_ms=$(awk '/program waited for the writer:/ { v = $6; gsub(",", "", v); print v; exit }' "$out/$p.full.summary")
+  wait_ms=$(writer_wait "$out/$p.full.summary")
   acc25="$(summary_value "$out/$p.w25.summary" "accuracy ma")/$(summary_value "$out/$p.w25.summary" "accuracy aia")"
   acc10="$(summary_value "$out/$p.w10.summary" "accuracy ma")/$(summary_value "$out/$p.w10.summary" "accuracy aia")"
   printf '%-9s %9.3f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %s%7s %8s %12d %8.3f %8s %8s %15s %15s\n' "$p" "$tn" \

@@ -12,18 +12,25 @@ real_programs=" gzip sqlite3 bzip2 "
 # is_real P: whether program P is one of the real programs (else a kernel of bench/programs)
 is_real() { case $real_programs in *" $1 "*) return 0 ;; esac; return 1; }
 
+# debian_sources PACKAGE[=VERSION]...: `apt-get source` into $src, after adding deb-src twins of Debian's
+# entries when there are none (and updating the lists once)
+debian_sources() {
+  if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >/etc/apt/sources.list.d/memtrace-bench-src.sources
+    debian_sources_updated=
+  fi
+  [ -n "${debian_sources_updated:-}" ] || { apt-get update -qq; debian_sources_updated=1; }
+  (cd "$src" && apt-get source -qq "$@" >/dev/null 2>&1) || { echo "bench: apt-get source $* failed" >&2; return 1; }
+}
+
 fetch_sources() {
   local want=()
   [ -d "$src/gzip-1.12" ] || want+=(gzip)
   [ -d "$src/sqlite3-3.40.1" ] || want+=(sqlite3)
   [ -d "$src/bzip2-1.0.8" ] || want+=(bzip2)
   [ ${#want[@]} -gt 0 ] || return 0
-  if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
-    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >/etc/apt/sources.list.d/memtrace-bench-src.sources
-  fi
-  apt-get update -qq
+  debian_sources "${want[@]}"
   command -v tclsh >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcl >/dev/null
-  (cd "$src" && apt-get source -qq "${want[@]}" >/dev/null 2>&1)
   # one timestamp for every file, or make wants to rerun autoconf on the patched tree
   [ ! -d "$src/gzip-1.12" ] || find "$src/gzip-1.12" -exec touch -h -d '2020-01-01 00:00:00' {} +
 }

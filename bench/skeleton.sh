@@ -60,8 +60,8 @@ value() { grep -E "^  $2 " "$1" | awk '{print $NF}' | tr -d , || true; }
 
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(gemm stencil matmul disparity branchy compute heap blockops chase hash qsort threads gzip sqlite3 bzip2)
-layout="-no-pie -Wl,-Tdata=0x10000000 -Wl,-Trodata-segment=0x8000000 -Wl,--section-start=.init_array=0x9000000"
-tunables=glibc.malloc.mmap_threshold=33554432
+# layout, tunables, fixed, comparable, per_thread, lossless
+. "$root/bench/lossless.sh"
 src="$root/bench/out/src"
 mkdir -p "$src"
 cc_for() {
@@ -77,66 +77,6 @@ real_ldflags=$layout
 for p in "${progs[@]}"; do if is_real "$p"; then fetch_sources; break; fi; done
 make_inputs
 jar="$root/target/memtrace.jar"
-# Both traced runs without address randomization, so that the full and skeleton traces differ only by what
-# the skeleton changes: with it, the addresses' varints change length from run to run and one program's
-# full trace alone varies by tens of bytes (compute.c: 1,688 to 1,720 bytes in six runs).
-# And with the same process id (1, in a PID namespace of their own) where namespaces are allowed: every
-# event record carries the thread id, and another pid alone moves a trace by up to a few hundred bytes.
-fixed=""
-if setarch -R true 2>/dev/null; then fixed="setarch -R"; fi
-if unshare --pid --fork true 2>/dev/null; then fixed="unshare --pid --fork $fixed"; fi
-# the lines of `memtrace print --addresses both` (raw line, then its symbolic twin) as the lossless column
-# compares them (above), one line out for each line in
-comparable() {
-  awk '
-    /^#/ { print "#"; next }
-    /^[A-Z]#/ { raw = $0; next }
-    /^[A-Z]\$/ {
-      sym = $0
-      # the code field: the instruction of a load or store, the caller of a block event (docs/trace-format.md)
-      t = substr(sym, 1, 1)
-      c = (t == "L" || t == "S") ? 3 : (t == "W" || t == "G") ? 4 : t == "Y" ? 6 : 0
-      if (raw != "" && c > 0) {
-        n = split(sym, s, ","); f = s[c]; sub(/\+[0-9]+$/, "", f)
-        m = split(raw, r, ","); r[c] = f; s[c] = f
-        # data without a symbol is named by its module and file offset, which the code before it moves
-        # (the raw line keeps its address)
-        for (i = 1; i < c; i += 2) {
-          h = i == 1 ? substr(s[i], 1, index(s[i], ":")) : ""
-          if (index(s[i], h s[i + 1] "+") == 1) s[i] = h s[i + 1] "+?"
-        }
-        raw = r[1]; for (i = 2; i <= m; i++) raw = raw "," r[i]
-        sym = s[1]; for (i = 2; i <= n; i++) sym = sym "," s[i]
-      }
-      while (match(sym, /@[A-Za-z_][A-Za-z0-9_.]*\+[0-9]+>/)) {
-        site = substr(sym, RSTART, RLENGTH); sub(/\+[0-9]+>$/, ">", site)
-        sym = substr(sym, 1, RSTART - 1) site substr(sym, RSTART + RLENGTH)
-      }
-      print raw; print sym; raw = ""; next
-    }
-    { print }'
-}
-
-# the comparable lines of a trace of several threads, thread by thread: how the threads interleave, and so
-# the global sequence numbers, change from run to run; each thread's own lines, in their order, do not
-per_thread() {
-  sed 's/^\([A-Z][#$]\)[0-9]*:/\1:/' | awk -F, '{ print $NF "\t" $0 }' | sort -s -t "$(printf '\t')" -k1,1 | cut -f2-
-}
-
-# "equal", or where the full and skeleton traces of $1 first differ; prints of both stream through cmp
-lossless() {
-  local p=$1 c group=cat
-  [ "$p" != threads ] || group=per_thread
-  # threads' sum races with the other thread's stores by design: its output differs from run to run
-  if [ "$p" != threads ] && ! cmp -s "$out/$p.full.stdout" "$out/$p.skel.stdout"; then echo stdout; return; fi
-  c=$(cmp <({ "$mt" print -q --addresses both "$out/$p.full.mtr"; echo $? >"$out/$p.full.print"; } | comparable | $group) \
-          <({ "$mt" print -q --addresses both "$out/$p.skel.mtr"; echo $? >"$out/$p.skel.print"; } | comparable | $group) 2>&1) || true
-  if [ -z "$c" ] && [ "$(cat "$out/$p.full.print")" = 0 ] && [ "$(cat "$out/$p.skel.print")" = 0 ]; then echo equal; return; fi
-  [ -n "$c" ] || { echo "print-failed"; return; }
-  # "… differ: byte B, line N" or "cmp: EOF on … after byte B, line N" (one trace is a prefix of the other)
-  echo "line $(echo "$c" | sed -n 's/.*line \([0-9]*\).*/\1/p' | head -1)"
-}
-
 failed=()
 printf '%-9s %9s %9s %9s %8s %8s %12s %9s %9s %9s %12s %9s %9s %8s %9s %9s %8s %7s %9s %8s %s\n' program native_s full_s skel_s full_x skel_x accesses full_B/a skel_B/a computed print_a/s read1_M/s read_M/s fix1_ms rest1_M/s aot1_M/s aotfix_ms C_KB in_B/a C_s lossless
 for p in "${progs[@]}"; do

@@ -12,3 +12,26 @@ timed() {
   done
   echo "$best"
 }
+
+# `usage TAG COMMAND...`: "CPU WALL" seconds of one run of COMMAND, CPU the user+sys of the whole process and
+# its children (wait4: a writer thread and a helping program thread included), its stdout and stderr in
+# $out/TAG.stdout and $out/TAG.stderr
+usage() {
+  local tag=$1
+  shift
+  python3 - "$out/$tag" "$@" <<'PY'
+import os, sys, time
+base, argv = sys.argv[1], sys.argv[2:]
+t = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(base + ".stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+    os.dup2(os.open(base + ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+print(f"{ru.ru_utime + ru.ru_stime:.4f} {time.monotonic() - t:.4f}")
+PY
+}

@@ -297,17 +297,11 @@ class SkeletonTraceTest {
      * A loop left by a break on data loaded through the pointer it has just read (skel_break.c, found by
      * bench/corpus.sh in picosat's propl): at -O1 its trace is the full build's; at -O2 every run that ends by
      * the break is read as a run whose records do not match its skeleton ("565 skeleton loop runs do not match
-     * their records", print's exit status 1), see {@link #aLoopLeftByABreakOnLoadedDataAtO2}.
+     * their records", print's exit status 1): an open defect of issue 27, not yet a test.
      */
     @Test
     void aLoopLeftByABreakOnLoadedDataReplaysExactly() throws Exception {
         sameTrace("skel_break.c", "-O1", 1);
-    }
-
-    @org.junit.jupiter.api.Disabled("issue 27: at -O2 the runs that leave by the break do not match their records")
-    @Test
-    void aLoopLeftByABreakOnLoadedDataAtO2() throws Exception {
-        sameTrace("skel_break.c", "-O2", 1);
     }
 
     /**

@@ -105,6 +105,8 @@ public final class DwarfInlines {
     /** One pass over the units' DIEs. */
     private static final class Reader {
         private final DwarfSections s;
+        /** The attribute reader every DIE of this walk reuses. */
+        private final DwarfForm formReader = new DwarfForm();
         private final ByteBuffer line, ranges, rnglists;
         private final List<long[]> intervals = new ArrayList<>(); // start, end, call, depth
         private final List<long[]> found = new ArrayList<>(); // origin, call file (index), call line, parent, unit index
@@ -370,62 +372,15 @@ public final class DwarfInlines {
         }
 
         private void attribute(DwarfCursor c, DwarfUnit u, Die die, int at, int form, long implicit) throws DwarfException {
-            long value;
-            boolean reference = false, address = false, indexed = false, string = false;
-            switch (form) {
-                case FORM_ADDR -> { value = u.addressSize() == 8 ? c.u64() : c.u32(); address = true; }
-                case FORM_DATA1, FORM_FLAG -> value = c.u8();
-                case FORM_DATA2 -> value = c.u16();
-                case FORM_DATA4 -> value = c.u32();
-                case FORM_DATA8 -> value = c.u64();
-                case FORM_DATA16 -> { c.skip(16); return; }
-                case FORM_SDATA -> value = c.sleb();
-                case FORM_UDATA -> value = c.uleb();
-                case FORM_FLAG_PRESENT -> value = 1;
-                case FORM_IMPLICIT_CONST -> value = implicit;
-                case FORM_STRING -> {
-                    value = c.position;
-                    while (c.u8() != 0) { /* to the terminator */ }
-                    string = true;
-                }
-                case FORM_STRP, FORM_LINE_STRP -> { value = u.offset64() ? c.u64() : c.u32(); string = true; }
-                case FORM_STRX, FORM_GNU_STR_INDEX -> { value = c.uleb(); string = true; }
-                case FORM_STRX1 -> { value = c.u8(); string = true; }
-                case FORM_STRX2 -> { value = c.u16(); string = true; }
-                case FORM_STRX3 -> { value = c.u16() | ((long) c.u8() << 16); string = true; }
-                case FORM_STRX4 -> { value = c.u32(); string = true; }
-                case FORM_STRP_SUP, FORM_GNU_STRP_ALT -> { if (u.offset64()) c.u64(); else c.u32(); return; }
-                case FORM_SEC_OFFSET -> value = u.offset64() ? c.u64() : c.u32();
-                case FORM_REF_ADDR -> {
-                    value = u.version() <= 2 ? (u.addressSize() == 8 ? c.u64() : c.u32()) : u.offset64() ? c.u64() : c.u32();
-                    reference = true;
-                }
-                case FORM_REF1 -> { value = u.start() + c.u8(); reference = true; }
-                case FORM_REF2 -> { value = u.start() + c.u16(); reference = true; }
-                case FORM_REF4 -> { value = u.start() + c.u32(); reference = true; }
-                case FORM_REF8 -> { value = u.start() + c.u64(); reference = true; }
-                case FORM_REF_UDATA -> { value = u.start() + c.uleb(); reference = true; }
-                case FORM_REF_SUP4 -> { c.u32(); return; }
-                case FORM_REF_SUP8, FORM_REF_SIG8 -> { c.u64(); return; }
-                case FORM_GNU_REF_ALT -> { if (u.offset64()) c.u64(); else c.u32(); return; }
-                case FORM_EXPRLOC, FORM_BLOCK -> { c.skip(c.uleb()); return; }
-                case FORM_BLOCK1 -> { c.skip(c.u8()); return; }
-                case FORM_BLOCK2 -> { c.skip(c.u16()); return; }
-                case FORM_BLOCK4 -> { c.skip(c.u32()); return; }
-                case FORM_ADDRX, FORM_GNU_ADDR_INDEX -> { value = c.uleb(); address = indexed = true; }
-                case FORM_ADDRX1 -> { value = c.u8(); address = indexed = true; }
-                case FORM_ADDRX2 -> { value = c.u16(); address = indexed = true; }
-                case FORM_ADDRX3 -> { value = c.u16() | ((long) c.u8() << 16); address = indexed = true; }
-                case FORM_ADDRX4 -> { value = c.u32(); address = indexed = true; }
-                case FORM_LOCLISTX, FORM_RNGLISTX -> { value = c.uleb(); indexed = true; }
-                case FORM_INDIRECT -> {
-                    long actual = c.uleb();
-                    if (actual == FORM_INDIRECT || actual > 0xffff) throw new DwarfException("indirect form 0x" + Long.toHexString(actual));
-                    attribute(c, u, die, at, (int) actual, implicit);
-                    return;
-                }
-                default -> throw new DwarfException("unknown form 0x" + Integer.toHexString(form));
-            }
+            DwarfForm f = formReader;
+            f.read(c, u, form, implicit);
+            if (f.kind == DwarfForm.Kind.SKIPPED || f.kind == DwarfForm.Kind.BLOCK) return;
+            form = f.form;
+            long value = f.value;
+            boolean reference = f.kind == DwarfForm.Kind.REFERENCE;
+            boolean address = f.kind == DwarfForm.Kind.ADDRESS || f.kind == DwarfForm.Kind.INDEXED_ADDRESS;
+            boolean indexed = f.kind == DwarfForm.Kind.INDEXED_ADDRESS || f.kind == DwarfForm.Kind.LIST_INDEX;
+            boolean string = f.isString();
             switch (at) {
                 case AT_LOW_PC -> { if (address) { die.lowPc = value; die.lowIndexed = indexed; } }
                 case AT_HIGH_PC -> { die.highPc = value; die.highIsAddress = address; die.highIndexed = indexed; }

@@ -35,6 +35,8 @@ public final class DwarfTypes {
     private static final DwarfTypes NONE = new DwarfTypes(null, List.of(), new long[0], new long[0], null);
 
     private final DwarfSections sections;
+    /** The attribute reader every DIE of this walk reuses. */
+    private final DwarfForm formReader = new DwarfForm();
     private final List<DwarfUnit> units;
     private final long[] unitStarts;
     /** Variables with a fixed address, sorted by address, and the .debug_info offset of each one's type DIE. */
@@ -400,75 +402,30 @@ public final class DwarfTypes {
     }
 
     private void attribute(DwarfCursor c, DwarfUnit u, Die die, int at, int form, long implicit, boolean names) throws DwarfException {
-        long value;
-        boolean reference = false;
-        int blockStart = -1;
-        switch (form) {
-            case FORM_ADDR -> value = u.addressSize() == 8 ? c.u64() : c.u32();
-            case FORM_DATA1, FORM_FLAG -> value = c.u8();
-            case FORM_DATA2 -> value = c.u16();
-            case FORM_DATA4 -> value = c.u32();
-            case FORM_DATA8 -> value = c.u64();
-            case FORM_DATA16 -> { c.skip(16); return; }
-            case FORM_SDATA -> value = c.sleb();
-            case FORM_UDATA -> value = c.uleb();
-            case FORM_FLAG_PRESENT -> value = 1;
-            case FORM_IMPLICIT_CONST -> value = implicit;
-            case FORM_STRING -> {
-                int start = c.position;
-                while (c.u8() != 0) { /* to the terminator */ }
-                if (at == AT_NAME && names) die.name = DwarfCursor.stringAt(sections.info(), start, ".debug_info");
+        DwarfForm f = formReader;
+        f.read(c, u, form, implicit);
+        form = f.form;
+        long value = f.value;
+        int blockStart = f.blockStart;
+        boolean reference = f.kind == DwarfForm.Kind.REFERENCE;
+        switch (f.kind) {
+            case SKIPPED -> { return; }
+            case INLINE_STRING -> {
+                if (at == AT_NAME && names) die.name = DwarfCursor.stringAt(sections.info(), value, ".debug_info");
                 return;
             }
-            case FORM_STRP, FORM_LINE_STRP -> {
-                long offset = u.offset64() ? c.u64() : c.u32();
+            case STRING_OFFSET -> {
                 if (at == AT_NAME && names) {
-                    die.name = DwarfCursor.stringAt(form == FORM_STRP ? sections.str() : sections.lineStr(), offset,
+                    die.name = DwarfCursor.stringAt(form == FORM_STRP ? sections.str() : sections.lineStr(), value,
                             form == FORM_STRP ? ".debug_str" : ".debug_line_str");
                 }
                 return;
             }
-            case FORM_STRX, FORM_GNU_STR_INDEX, FORM_STRX1, FORM_STRX2, FORM_STRX3, FORM_STRX4 -> {
-                long index = switch (form) {
-                    case FORM_STRX1 -> c.u8();
-                    case FORM_STRX2 -> c.u16();
-                    case FORM_STRX3 -> c.u16() | ((long) c.u8() << 16);
-                    case FORM_STRX4 -> c.u32();
-                    default -> c.uleb();
-                };
-                if (at == AT_NAME && names) die.name = indexedString(u, index);
+            case STRING_INDEX -> {
+                if (at == AT_NAME && names) die.name = indexedString(u, value);
                 return;
             }
-            case FORM_STRP_SUP, FORM_GNU_STRP_ALT, FORM_SEC_OFFSET -> value = u.offset64() ? c.u64() : c.u32();
-            case FORM_REF_ADDR -> {
-                value = u.version() <= 2 ? (u.addressSize() == 8 ? c.u64() : c.u32()) : u.offset64() ? c.u64() : c.u32();
-                reference = true;
-            }
-            case FORM_REF1 -> { value = u.start() + c.u8(); reference = true; }
-            case FORM_REF2 -> { value = u.start() + c.u16(); reference = true; }
-            case FORM_REF4 -> { value = u.start() + c.u32(); reference = true; }
-            case FORM_REF8 -> { value = u.start() + c.u64(); reference = true; }
-            case FORM_REF_UDATA -> { value = u.start() + c.uleb(); reference = true; }
-            // References into other files or type units: kept as unknown, so the variable keeps its plain name.
-            case FORM_REF_SUP4 -> { c.u32(); return; }
-            case FORM_REF_SUP8, FORM_REF_SIG8 -> { c.u64(); return; }
-            case FORM_GNU_REF_ALT -> { if (u.offset64()) c.u64(); else c.u32(); return; }
-            case FORM_EXPRLOC, FORM_BLOCK -> { long n = c.uleb(); blockStart = c.position; c.skip(n); value = n; }
-            case FORM_BLOCK1 -> { long n = c.u8(); blockStart = c.position; c.skip(n); value = n; }
-            case FORM_BLOCK2 -> { long n = c.u16(); blockStart = c.position; c.skip(n); value = n; }
-            case FORM_BLOCK4 -> { long n = c.u32(); blockStart = c.position; c.skip(n); value = n; }
-            case FORM_ADDRX, FORM_GNU_ADDR_INDEX, FORM_LOCLISTX, FORM_RNGLISTX -> value = c.uleb();
-            case FORM_ADDRX1 -> value = c.u8();
-            case FORM_ADDRX2 -> value = c.u16();
-            case FORM_ADDRX3 -> value = c.u16() | ((long) c.u8() << 16);
-            case FORM_ADDRX4 -> value = c.u32();
-            case FORM_INDIRECT -> {
-                long actual = c.uleb();
-                if (actual == FORM_INDIRECT || actual > 0xffff) throw new DwarfException("indirect form 0x" + Long.toHexString(actual));
-                attribute(c, u, die, at, (int) actual, implicit, names);
-                return;
-            }
-            default -> throw new DwarfException("unknown form 0x" + Integer.toHexString(form));
+            default -> { }
         }
         switch (at) {
             case AT_TYPE -> die.type = reference ? value : -1;

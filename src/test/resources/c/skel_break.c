@@ -3,8 +3,10 @@
  * SkeletonTraceTest; found in picosat's propl, bench/corpus.sh): each run walks a clause's literal pointers,
  * moves each one slot down, and stops at the first literal that is not false (`lit->val != -1`), or at the
  * clause's end. Output: one line of sums, so the compiler keeps every loop.
- * Built --skeleton at -O2 it writes a trace that `memtrace print` reads with "N skeleton loop runs do not
- * match their records", one for each run that ends by the break (exit status 1).
+ * Built --skeleton, its trace must print as the full build's at -O1, -Os and -O2. What it catches: at -O2 gcc
+ * tests the break right after the loop body's last access, a logged load, and a replay that took that side
+ * exit's marker for an iteration already passed read "N skeleton loop runs do not match their records", one
+ * for each run that ends by the break (exit status 1).
  */
 #include <stdio.h>
 #include <stdlib.h>

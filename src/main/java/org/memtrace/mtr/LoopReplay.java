@@ -122,11 +122,13 @@ final class LoopReplay {
         if (step == 0 || distance % step != 0) return false;
         long target = distance / step;
         int at = loop.markerPos()[m];
-        if (target < k || (target == k && at < pos)) return false;
         if (at == loop.items()) {
-            target++; // a side exit after the body's last position: the whole iteration ran
+            // a side exit after the body's last position: the whole iteration ran, so the place is the next
+            // iteration's start (where a logged last position has already moved the run: picosat's propl)
+            target++;
             at = 0;
         }
+        if (target < k || (target == k && at < pos)) return false;
         if (!emitUntil(target, at, sink)) return false;
         if (loop.markerEnds()[m]) return true;
         marked = m;

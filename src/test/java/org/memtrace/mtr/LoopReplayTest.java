@@ -256,6 +256,28 @@ class LoopReplayTest {
     }
 
     /**
+     * A break tested after the body's last position, a logged load (gcc -O2's {@code if (lit->val != -1) break;}
+     * in skel_break.c): position 0 load (base), computed, position 1 the logged load, the side exit after it
+     * (marker 0 at position 2, the body's end, before the base's update by 8). The logged record of iteration 1
+     * has already moved the run to iteration 2's start, the place the marker of iteration 1 names: the run ends
+     * there, with nothing more to emit.
+     */
+    @Test
+    void aSideExitAfterALoggedLastPositionEndsTheRunWhereThatRecordLeftIt() {
+        var loop = new SkeletonTable.Placed(new long[] {8}, new int[] {NONE}, 0, new int[] {0, NONE}, new int[] {NONE, NONE},
+                new int[] {1, 1}, new int[] {0, 0}, new long[] {0, 0}, new Event.ProbeSite[] {load(0x1000), null},
+                new long[] {0x1000, 0x1100}, true, new int[2], new int[] {2}, new boolean[] {false}, new boolean[] {true},
+                false, false);
+        List<Long> out = new ArrayList<>();
+        LoopReplay r = new LoopReplay(loop).start();
+        r.value(0, 3000);
+        assertThat(r.logged(0x1100, (a, s) -> out.add(a))).isTrue();
+        assertThat(r.logged(0x1100, (a, s) -> out.add(a))).isTrue();
+        assertThat(r.marker(0, 3000 + 8, (a, s) -> out.add(a))).isTrue();
+        assertThat(out).containsExactly(3000L, 3008L);
+    }
+
+    /**
      * A nest: outer body {@code 0: load (p); 1: the inner loop}, p stepped by 320 and counted by i; the inner loop
      * {@code load (q)}, q stepped by 8, entered with q = p + 8 and left at q = p + 8 + {@code trips} × 8. The
      * inner loop's accesses come at their place in each outer iteration, from p as it is there.

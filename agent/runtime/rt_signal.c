@@ -3,7 +3,9 @@
  *
  * The runtime lives on SIGSEGV (full buffers and first use, rt_buffer.c), so its handler stays installed
  * whatever the program does: sigaction/signal on SIGSEGV only record the program's action, which the
- * runtime's handler calls for every fault that is not a probe's. sigprocmask/pthread_sigmask never block
+ * runtime's handler calls for every fault that is not a probe's (signal under all of glibc's names:
+ * bsd_signal, ssignal, and the one-shot __sysv_signal/sysv_signal that <signal.h> binds signal() to
+ * under _POSIX_C_SOURCE without _DEFAULT_SOURCE). sigprocmask/pthread_sigmask never block
  * SIGSEGV, and every handler the program installs runs with SIGSEGV unblocked (its probes may fault).
  *
  * Every other signal whose default action kills the process gets the runtime's handler while the program
@@ -262,15 +264,34 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     return 0;
 }
 
-RT_EXPORT sighandler_t signal(int sig, sighandler_t h)
+static sighandler_t set_handler(int sig, sighandler_t h, int flags)
 {
     struct sigaction a, old;
     rt_memzero(&a, sizeof a);
     a.sa_handler = h;
-    a.sa_flags = SA_RESTART;
+    a.sa_flags = flags;
     if (sigaction(sig, &a, &old) != 0) return SIG_ERR;
     return old.sa_handler;
 }
+
+/* Every name glibc exports for signal() goes through sigaction above, or its rt_sigaction reaches the    */
+/* kernel directly and replaces the runtime's SIGSEGV handler: the next full buffer then enters the        */
+/* program's handler instead, and the thread dies at its guard page. A program compiled with               */
+/* _POSIX_C_SOURCE or _XOPEN_SOURCE and no _DEFAULT_SOURCE (zstd's programs/) has its signal() bound to    */
+/* __sysv_signal by <signal.h>: one-shot, the signal not blocked in its handler (SA_RESETHAND|SA_NODEFER). */
+RT_EXPORT sighandler_t signal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESTART); }
+RT_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESTART); }
+RT_EXPORT sighandler_t ssignal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESTART); }
+
+RT_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+    if (h == SIG_ERR || sig < 1 || sig >= 65) { /* glibc's own checks */
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+RT_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h) { return __sysv_signal(sig, h); }
 
 static const sigset_t *without_segv(int how, const sigset_t *set, sigset_t *copy)
 {

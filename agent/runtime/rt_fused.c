@@ -41,17 +41,12 @@ void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v)
 /* A tag and its event slots, as they are: a run, the token 1 and, in v, 0 and the slot words. Returns the words read. */
 static inline size_t put_tag(struct fused *x, const uint64_t *in, const uint64_t *end, uint64_t run)
 {
-    size_t n = 2 + ((((in[1] >> 8) & 0xffff) + 15) / 16) * 2;
-    if (in + n > end) n = (size_t)(end - in);
+    size_t n = fz_tag_words(in, end);
     x->c = fz_varint(x->c, run);
     *x->t++ = 1;
     uint8_t *v = x->v;
     *v++ = 0;
-    for (size_t i = 0; i < n; i++) {
-        __builtin_memcpy(v, &in[i], 8);
-        v += 8;
-    }
-    x->v = v;
+    x->v = fz_copy_words(v, (const uint8_t *)in, 8 * n);
     x->slots += n / 2;
     return n;
 }

@@ -57,6 +57,14 @@ static inline uint8_t *fz_copy_words(uint8_t *dst, const uint8_t *src, size_t n)
     return dst + n;
 }
 
+/* The words of a tag slot and the event slots after it (its payload length, in[1] bits 8-23, in 16-byte */
+/* slots), cut at end: what codecs 7 and 8 both copy as they are.                                          */
+static inline size_t fz_tag_words(const uint64_t *in, const uint64_t *end)
+{
+    size_t n = 2 + ((((in[1] >> 8) & 0xffff) + 15) / 16) * 2;
+    return in + n > end ? (size_t)(end - in) : n;
+}
+
 /* The encoder's table and where one chunk stands between its runs of slots (a buffer's tail, the next head). */
 struct fused {
     uint64_t *table;            /* 4 << FUSED_BITS words, zero where a chunk starts */

@@ -67,16 +67,10 @@ static inline size_t find(const struct period *x, const uint64_t *lo, size_t i, 
 /* A tag and its event slots as they are: a run, the token byte 3, the words in v. Returns the words read. */
 static inline size_t put_tag(struct period *x, const uint64_t *in, const uint64_t *end, uint64_t run)
 {
-    size_t n = 2 + ((((in[1] >> 8) & 0xffff) + 15) / 16) * 2;
-    if (in + n > end) n = (size_t)(end - in);
+    size_t n = fz_tag_words(in, end);
     x->c = fz_varint(x->c, run);
     *x->t++ = PERIOD_TAG;
-    uint8_t *v = x->v;
-    for (size_t i = 0; i < n; i++) {
-        __builtin_memcpy(v, &in[i], 8);
-        v += 8;
-    }
-    x->v = v;
+    x->v = fz_copy_words(x->v, (const uint8_t *)in, 8 * n);
     x->slots += n / 2;
     return n;
 }

@@ -163,11 +163,5 @@ size_t fused_end(struct fused *x, uint8_t *dst)
 {
     x->c = fz_varint(x->c, x->run);
     x->run = 0;
-    size_t nc = (size_t)(x->c - x->c0), nt = (size_t)(x->t - x->t0), nv = (size_t)(x->v - x->v0);
-    uint8_t *p = fz_varint(dst, nc);
-    p = fz_varint(p, nt);
-    p = fz_copy_words(p, x->c0, nc);
-    p = fz_copy_words(p, x->t0, nt);
-    p = fz_copy_words(p, x->v0, nv);
-    return (size_t)(p - dst);
+    return fz_payload(dst, x->c0, x->c, x->t0, x->t, x->v0, x->v);
 }

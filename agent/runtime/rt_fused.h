@@ -65,6 +65,20 @@ static inline size_t fz_tag_words(const uint64_t *in, const uint64_t *end)
     return in + n > end ? (size_t)(end - in) : n;
 }
 
+/* The payload of codecs 7 and 8 (docs/trace-format.md): the varints |c| and |t|, then the run stream c, the */
+/* token stream t and the value stream v, into dst; returns its length. The readers' twin: PackedSlots.Streams. */
+static inline size_t fz_payload(uint8_t *dst, const uint8_t *c0, const uint8_t *c, const uint8_t *t0,
+                                const uint8_t *t, const uint8_t *v0, const uint8_t *v)
+{
+    size_t nc = (size_t)(c - c0), nt = (size_t)(t - t0), nv = (size_t)(v - v0);
+    uint8_t *p = fz_varint(dst, nc);
+    p = fz_varint(p, nt);
+    p = fz_copy_words(p, c0, nc);
+    p = fz_copy_words(p, t0, nt);
+    p = fz_copy_words(p, v0, nv);
+    return (size_t)(p - dst);
+}
+
 /* The encoder's table and where one chunk stands between its runs of slots (a buffer's tail, the next head). */
 struct fused {
     uint64_t *table;            /* 4 << FUSED_BITS words, zero where a chunk starts */

@@ -28,15 +28,9 @@ final class FusedSlots {
      * address of its sites, the site after its last one, its granule plus 1 (0: G0), its stride.
      */
     static void unpack(byte[] packed, int length, long[] words, int count, PackedSlots.Table reuse) throws MtrFormatException {
-        PackedSlots.Cursor head = new PackedSlots.Cursor(packed, length);
-        long nc = head.varint(), nt = head.varint();
-        if (nc < 1 || nt < 0 || nc + nt > length - head.at)
-            throw new MtrFormatException("codec 7 chunk: streams of " + nc + " and " + nt + " bytes in a payload of " + length);
-        int cEnd = head.at + (int) nc, tAt = cEnd, tEnd = tAt + (int) nt;
-        PackedSlots.Cursor c = new PackedSlots.Cursor(packed, tAt);
-        c.at = head.at;
-        PackedSlots.Cursor v = new PackedSlots.Cursor(packed, length);
-        v.at = tEnd;
+        PackedSlots.Streams streams = PackedSlots.Streams.of(packed, length, "codec 7");
+        PackedSlots.Cursor c = streams.runs(), v = streams.values();
+        int tAt = streams.tokens(), tEnd = streams.tokensEnd();
         long[] table = reuse.cleared(BITS, 4);
         int[] touched = reuse.touched();
         int set = 0;
@@ -106,8 +100,7 @@ final class FusedSlots {
                 last += d;
                 out.record(last, site);
             }
-            if (c.at != cEnd || v.at != length)
-                throw new MtrFormatException("codec 7 chunk: " + (cEnd - c.at) + " run bytes and " + (length - v.at) + " value bytes left over");
+            streams.allRead("codec 7");
             out.finish();
         } finally { // a damaged chunk's entries are cleared too, before the next chunk
             reuse.set(set);

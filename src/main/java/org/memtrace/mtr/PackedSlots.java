@@ -179,6 +179,32 @@ final class PackedSlots {
         }
     }
 
+    /**
+     * The three streams of a codec 7 or codec 8 payload, as fz_payload (agent/runtime/rt_fused.h) writes them:
+     * the varints |c| and |t|, then the run stream c, the token stream t ({@code [tokens, tokensEnd)}) and the
+     * value stream v (the rest).
+     */
+    record Streams(Cursor runs, int tokens, int tokensEnd, Cursor values) {
+        static Streams of(byte[] packed, int length, String codec) throws MtrFormatException {
+            Cursor head = new Cursor(packed, length);
+            long nc = head.varint(), nt = head.varint();
+            if (nc < 1 || nt < 0 || nc + nt > length - head.at)
+                throw new MtrFormatException(codec + " chunk: streams of " + nc + " and " + nt + " bytes in a payload of " + length);
+            int tAt = head.at + (int) nc, tEnd = tAt + (int) nt;
+            Cursor c = new Cursor(packed, tAt);
+            c.at = head.at;
+            Cursor v = new Cursor(packed, length);
+            v.at = tEnd;
+            return new Streams(c, tAt, tEnd, v);
+        }
+
+        /** Refuses a chunk whose run or value stream was not read to its end. */
+        void allRead(String codec) throws MtrFormatException {
+            if (runs.at != runs.end || values.at != values.end)
+                throw new MtrFormatException(codec + " chunk: " + (runs.end - runs.at) + " run bytes and " + (values.end - values.at) + " value bytes left over");
+        }
+    }
+
     /** The read position, a field rather than an array so that the JIT keeps it in a register. */
     static final class Cursor {
         final byte[] b;

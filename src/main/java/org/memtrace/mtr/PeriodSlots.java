@@ -26,15 +26,9 @@ final class PeriodSlots {
      * payload is the varints |c| and |t|, then the run stream c, the token stream t and the value stream v.
      */
     static void unpack(byte[] packed, int length, long[] words, int count, PackedSlots.Table reuse) throws MtrFormatException {
-        PackedSlots.Cursor head = new PackedSlots.Cursor(packed, length);
-        long nc = head.varint(), nt = head.varint();
-        if (nc < 1 || nt < 0 || nc + nt > length - head.at)
-            throw new MtrFormatException("codec 8 chunk: streams of " + nc + " and " + nt + " bytes in a payload of " + length);
-        int cEnd = head.at + (int) nc, tAt = cEnd, tEnd = tAt + (int) nt;
-        PackedSlots.Cursor c = new PackedSlots.Cursor(packed, tAt);
-        c.at = head.at;
-        PackedSlots.Cursor v = new PackedSlots.Cursor(packed, length);
-        v.at = tEnd;
+        PackedSlots.Streams streams = PackedSlots.Streams.of(packed, length, "codec 8");
+        PackedSlots.Cursor c = streams.runs(), v = streams.values();
+        int tAt = streams.tokens(), tEnd = streams.tokensEnd();
         long[] table = reuse.cleared(FusedSlots.BITS, 1); // per entry: the last address of a far token's site
         int[] touched = reuse.touched();
         int set = 0;
@@ -93,8 +87,7 @@ final class PeriodSlots {
                 dd[at / 2] = d;
                 at += 2;
             }
-            if (c.at != cEnd || v.at != length)
-                throw new MtrFormatException("codec 8 chunk: " + (cEnd - c.at) + " run bytes and " + (length - v.at) + " value bytes left over");
+            streams.allRead("codec 8");
             if (at != count)
                 throw new MtrFormatException("codec 8 chunk holds " + 8L * at + " bytes of slots, its header says " + 8L * count);
         } finally { // a damaged chunk's entries are cleared too, before the next chunk

@@ -101,6 +101,12 @@ public record CcOptions(double omega, long chunk, ScoreTriplet scores, boolean s
                             throw new IllegalArgumentException("option " + name + " needs a value");
                         }
                         value = words.get(++i);
+                        if (name.equals("--keep-asm") && value.startsWith("-")) {
+                            // `cc --keep-asm -O2 x.c` would take -O2 as the directory and hand x.c to gcc
+                            // unoptimised; a directory that really starts with '-' is spelled --keep-asm=./-d.
+                            throw new IllegalArgumentException("option --keep-asm needs a directory, not the "
+                                    + "option '" + value + "' (write --keep-asm=./" + value + " for such a name)");
+                        }
                     }
                     switch (name) {
                         case "--omega" -> omega = omega(value);

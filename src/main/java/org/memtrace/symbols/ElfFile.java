@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
@@ -28,6 +30,7 @@ public final class ElfFile {
     private static final int EM_X86_64 = 62;
     private static final int NT_GNU_BUILD_ID = 3;
     private static final int R_X86_64_COPY = 5;
+    private static final int R_X86_64_GLOB_DAT = 6;
     private static final int R_X86_64_JUMP_SLOT = 7;
     private static final int ELFCOMPRESS_ZLIB = 1;
 
@@ -43,7 +46,7 @@ public final class ElfFile {
 
     /** The symbol tables and the relocations against .dynsym, parsed together. */
     private record Symbols(List<ElfSymbol> symtab, List<ElfSymbol> dynsym, List<CopyRelocation> copyRelocations,
-                           List<String> pltSlots) {}
+                           List<String> pltSlots, Map<Long, String> gotSlots) {}
 
     private ElfFile(Path path, ByteBuffer bytes, boolean withSymbols) throws ElfFormatException {
         this.path = path;
@@ -103,6 +106,12 @@ public final class ElfFile {
     /** The functions the PLT jumps to, in the order of .rela.plt, which is the order of the PLT's entries. */
     public List<String> pltSlots() { return symbols().pltSlots(); }
 
+    /**
+     * The GOT slots that hold a symbol's address, filled by the dynamic linker (GLOB_DAT and JUMP_SLOT
+     * relocations), by slot address: what a {@code .plt.got} entry's {@code jmp *slot(%rip)} calls.
+     */
+    public Map<Long, String> gotSlots() { return symbols().gotSlots(); }
+
     private Symbols symbols() {
         if (symbols == null) {
             try {
@@ -116,8 +125,12 @@ public final class ElfFile {
 
     private Symbols readSymbols() throws ElfFormatException {
         List<ElfSymbol> dynsym = readSymbols(ElfSection.SHT_DYNSYM);
+        List<CopyRelocation> jumpSlots = readDynamicRelocations(R_X86_64_JUMP_SLOT, dynsym);
+        Map<Long, String> got = new HashMap<>();
+        for (CopyRelocation r : readDynamicRelocations(R_X86_64_GLOB_DAT, dynsym)) got.put(r.address(), r.name());
+        for (CopyRelocation r : jumpSlots) got.put(r.address(), r.name());
         return new Symbols(readSymbols(ElfSection.SHT_SYMTAB), dynsym, readDynamicRelocations(R_X86_64_COPY, dynsym),
-                readDynamicRelocations(R_X86_64_JUMP_SLOT, dynsym).stream().map(CopyRelocation::name).toList());
+                jumpSlots.stream().map(CopyRelocation::name).toList(), Map.copyOf(got));
     }
 
     public Optional<byte[]> buildId() { return Optional.ofNullable(buildId).map(byte[]::clone); }

@@ -1,5 +1,6 @@
 package org.memtrace.symbols;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -108,9 +109,31 @@ public final class SymbolIndex {
                 out.add(new Candidate(slots.get(i) + "@plt", at, at + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL, null));
             }
         }
+        file.section(".plt.got").ifPresent(got -> collectPltGot(out, file, got));
         for (ElfSymbol s : file.dynsym()) {
             if (s.sectionIndex() == ElfSymbol.SHN_UNDEF && s.isFunction() && s.value() != 0 && !s.name().isEmpty()) {
                 out.add(new Candidate(s.name() + "@plt", s.value(), s.value() + PLT_ENTRY, true, true, ElfSymbol.STB_LOCAL, null));
+            }
+        }
+    }
+
+    /**
+     * Names {@code .plt.got} entries (a function whose address the program also takes, or any call under
+     * {@code -z now} with IBT) after the GOT slot their {@code jmp *slot(%rip)} reads, as objdump does: an entry
+     * is 8 bytes ({@code jmp}, {@code xchg %ax,%ax}) or 16 with {@code endbr64} and {@code bnd jmp}.
+     */
+    private static void collectPltGot(List<Candidate> out, ElfFile file, ElfSection got) {
+        ByteBuffer code = file.bytesAt(got.address(), (int) Math.min(got.size(), 1 << 20));
+        boolean ibt = code.remaining() >= 4 && code.getInt(0) == 0xfa1e0ff3;
+        int entry = ibt ? 16 : 8;
+        for (int at = 0; at + entry <= code.remaining(); at += entry) {
+            for (int i = at; i + 6 <= at + entry; i++) {
+                if ((code.get(i) & 0xff) != 0xff || code.get(i + 1) != 0x25) continue;
+                long slot = got.address() + i + 6 + code.getInt(i + 2);
+                String name = file.gotSlots().get(slot);
+                long start = got.address() + at;
+                if (name != null) out.add(new Candidate(name + "@plt", start, start + entry, true, true, ElfSymbol.STB_LOCAL, null));
+                break;
             }
         }
     }

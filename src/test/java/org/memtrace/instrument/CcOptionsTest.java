@@ -34,6 +34,16 @@ class CcOptionsTest {
     }
 
     @Test
+    void keepAsmRefusesAnOptionAsItsDirectory() {
+        assertThatThrownBy(() -> CcOptions.split(List.of("--keep-asm", "-O2", "x.c")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("option --keep-asm needs a directory, not the option '-O2' "
+                        + "(write --keep-asm=./-O2 for such a name)");
+        assertThat(CcOptions.split(List.of("--keep-asm=-O2", "x.c")).options().keepAsm())
+                .contains(Path.of("-O2"));
+    }
+
+    @Test
     void skeletonNeedsEveryAccessSoItRefusesASelection() {
         CcOptions.Split s = CcOptions.split(List.of("--skeleton", "-O2", "x.c"));
         assertThat(s.options().skeleton()).isTrue();

@@ -148,6 +148,23 @@ class ElfFileTest {
     }
 
     @Test
+    void pltGotEntriesAreNamedLikeObjdump() throws Exception {
+        // a PIE calls __cxa_finalize through .plt.got; libc's own .plt.got holds its GLOB_DAT calls
+        for (Path file : java.util.List.of(pie, Path.of(Gcc.run(java.util.List.of("gcc", "-print-file-name=libc.so.6")).strip()))) {
+            String objdump = Gcc.run(java.util.List.of("objdump", "-d", "-j", ".plt.got", file.toString()));
+            SymbolIndex index = SymbolIndex.of(ElfFile.read(file), null);
+            var entries = java.util.regex.Pattern.compile("(?m)^([0-9a-f]+) <(\\S+@plt)>:").matcher(objdump);
+            int seen = 0;
+            while (entries.find()) {
+                assertThat(index.function(Long.parseLong(entries.group(1), 16) + 2)).as(file + " " + entries.group(2))
+                        .isEqualTo(entries.group(2) + "+2");
+                seen++;
+            }
+            assertThat(seen).as(file.toString()).isGreaterThan(0);
+        }
+    }
+
+    @Test
     void strippedProgramKeepsOnlyDynamicSymbols() throws Exception {
         ElfFile stripped = ElfFile.read(pieStripped);
         assertThat(stripped.symtab()).isEmpty();

@@ -98,7 +98,7 @@ cell() {
   awk -v c="$c" -v w="$w" -v b="$2" 'BEGIN { r = b > 0 ? c / b : 0; printf (r < 10 ? "%.3f (%.1fx) / %.2f" : "%.3f (%.0fx) / %.2f"), c, r, w }'
 }
 # accesses FILE: loads + stores of a summary on FILE
-accesses() { awk '/^  loads / || /^  stores / { v = $2; gsub(",", "", v); n += v } END { print n + 0 }' "$1"; }
+accesses() { awk '/^  loads / || /^  stores / { v = $2; gsub(",", "", v); n += v; s = 1 } END { print s ? n : "- (cut: no summary)" }' "$1"; }
 
 args_of() { # program size: the command line's arguments after the binary
   case $1/$2 in

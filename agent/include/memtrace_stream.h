@@ -220,12 +220,19 @@ struct mt_fork {
 
 /* MT_WRITER (libmemtrace-rt.so, writing a .mtr file): the program's threads found no free buffer `waits` */
 /* times and spent `wait_ns` (monotonic clock, all threads summed) until they had one, encoding a queued   */
-/* buffer themselves or sleeping; `buffers` buffers were handed to the writer in all.                     */
+/* buffer themselves or sleeping; `buffers` buffers were handed over before exit (the ones the exit's     */
+/* flush writes come after this record and are not counted). With no writer thread (h.flags has          */
+/* MT_WRITER_NONE: rewrite mode runs none), each thread encodes and writes the buffer it filled: `own` of */
+/* them, in `own_ns` (monotonic clock, all threads summed). Records of 32 bytes (older runtimes) end at   */
+/* `buffers`.                                                                                            */
+#define MT_WRITER_NONE 0x01
 struct mt_writer {
     struct mt_rec_header h;
     uint64_t wait_ns;
     uint64_t waits;
     uint64_t buffers;
+    uint64_t own_ns;
+    uint64_t own;
 };
 
 /* MT_FALLBACK (libmemtrace-rt.so in `memtrace run --mode rewrite`, agent/rewrite/rw_trap.c): `traps` times a  */

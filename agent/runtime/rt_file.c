@@ -231,6 +231,9 @@ void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *
         w.wait_ns = __atomic_load_n(&wr.wait_ns, __ATOMIC_RELAXED);
         w.waits = __atomic_load_n(&wr.waits, __ATOMIC_RELAXED);
         w.buffers = __atomic_load_n(&wr.buffers, __ATOMIC_RELAXED);
+        w.own_ns = __atomic_load_n(&wr.own_ns, __ATOMIC_RELAXED);
+        w.own = __atomic_load_n(&wr.own, __ATOMIC_RELAXED);
+        if (!wr.writer_running) w.h.flags = MT_WRITER_NONE;
         rt_emit(&w, sizeof w);
     }
     rw_trap_report(); /* rewrite mode's int3 fallback: its traps and their accesses */
@@ -355,7 +358,7 @@ void rt_file_fork_child(const char *path, int pid)
         return;
     }
     wr.next_ticket = wr.appended = 0;
-    wr.wait_ns = wr.waits = wr.buffers = 0; /* the child's own waits */
+    wr.wait_ns = wr.waits = wr.buffers = wr.own_ns = wr.own = 0; /* the child's own waits */
     for (int i = 0; i < RT_MAX_THREADS; i++) { /* pending tails: the parent's slots */
         struct rt_buf *p = wr_plan_forget(i);
         if (p) rt_buf_put(p);

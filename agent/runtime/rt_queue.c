@@ -9,7 +9,8 @@
  * itself (a second encoder, one such helper at a time) instead of sleeping, so both cores encode; every buffer
  * taken gets a ticket in queue order and chunks reach the file in ticket order. Nothing is ever dropped for
  * speed. What it counts reads in the trace's MT_WRITER record (the program's waits for a free buffer) and in
- * the summary ("program waited for the writer").
+ * the summary ("program waited for the writer"). Without a writer thread (rewrite mode) the thread that filled
+ * a buffer writes it at once; that time is counted apart ("program wrote its trace itself").
  *
  * What it gets wrong: a program thread that helps encodes a whole buffer before it goes on, so its wait is a
  * buffer's encoding even when a slot frees sooner; the pool grows to MAX_BUFS buffers when no writer runs and
@@ -118,13 +119,16 @@ void rt_file_queue(struct rt_buf *b)
         PROF_END(0);
     }
     MT_DEBUG_ONLY(rt_check_buf(b));
-    if (!wr.writer_running) {
+    if (!wr.writer_running) { /* the program's thread pays for the encoding and the write: counted as such */
+        uint64_t since = monotonic_ns();
         int saved = rt_self.internal;
         rt_self.internal = 1;
         rt_lock_take(&wr.file_lock);
         wr_write_queued(b);
         rt_lock_drop(&wr.file_lock);
         rt_self.internal = saved;
+        __atomic_add_fetch(&wr.own_ns, monotonic_ns() - since, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&wr.own, 1, __ATOMIC_RELAXED);
         return;
     }
     b->next = NULL;

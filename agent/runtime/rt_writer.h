@@ -75,6 +75,7 @@ struct rt_writer {
     volatile int appended;      /* futex: tickets whose chunks are in the file */
     int writer_running;
     uint64_t wait_ns, waits, buffers; /* the program's threads waiting for a free buffer (MT_WRITER) */
+    uint64_t own_ns, own;       /* no writer thread: buffers a program thread encoded and wrote itself (MT_WRITER) */
     int broken;                 /* zstd or a write failed: nothing more is written */
     const char *path;           /* the trace's name, for the message of a failed write */
 };

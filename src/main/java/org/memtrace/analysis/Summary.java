@@ -234,6 +234,10 @@ public final class Summary implements Analysis {
             w.put("waitMs", Math.round(writer.waitNanos() / 1e6));
             w.put("waits", writer.waits());
             w.put("buffers", writer.buffers());
+            if (writer.noWriterThread()) { // rewrite mode: the threads' own encoding and writing, as the table says
+                w.put("ownMs", Math.round(writer.ownNanos() / 1e6));
+                w.put("ownBuffers", writer.ownBuffers());
+            }
             j.put("writer", w);
         }
         if (fallback != null) {
@@ -314,8 +318,13 @@ public final class Summary implements Analysis {
             new java.util.TreeMap<>(declinedLoops).forEach((reason, n) -> out.printf(Locale.ROOT, "    %-16s %,15d  %s%n", "", n, reason));
         }
         if (elapsed != null) out.printf(Locale.ROOT, "  %-18s %,15.3f s%n", "elapsed", elapsed.toNanos() / 1e9);
-        if (writer != null)
-            out.printf(Locale.ROOT, "  program waited for the writer: %,d ms (%,d times no buffer was free, of %,d buffers written)%n",
+        if (writer != null && writer.noWriterThread())
+            // rewrite mode: no writer thread waits for buffers, each thread encodes and writes what it filled (rt_queue.c)
+            out.printf(Locale.ROOT, "  program wrote its trace itself: %,d ms encoding and writing %,d buffers in its own threads"
+                    + " (no writer thread in rewrite mode; the last buffers, written at exit, not counted)%n",
+                    Math.round(writer.ownNanos() / 1e6), writer.ownBuffers());
+        else if (writer != null)
+            out.printf(Locale.ROOT, "  program waited for the writer: %,d ms (%,d times no buffer was free, of %,d buffers written before exit)%n",
                     Math.round(writer.waitNanos() / 1e6), writer.waits(), writer.buffers());
         if (!threadsWithoutCreator.isEmpty())
             out.printf(Locale.ROOT, "  %,d of the threads started without the program's pthread_create (libc's own: SIGEV_THREAD timers"

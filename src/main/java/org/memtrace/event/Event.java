@@ -181,9 +181,15 @@ public sealed interface Event
     /**
      * The compiled-in runtime's trace writer, as it stood when the program ended (cumulative: a later one
      * replaces an earlier one): the program's threads found no free buffer {@code waits} times and spent
-     * {@code waitNanos} until they had one; {@code buffers} buffers went to the writer in all.
+     * {@code waitNanos} until they had one; {@code buffers} buffers were handed over before exit (the exit's
+     * flush comes after the record). {@code noWriterThread}: none ran (rewrite mode), so each thread encoded
+     * and wrote the buffers it filled, {@code ownBuffers} of them in {@code ownNanos}.
      */
-    record Writer(int tid, long waitNanos, long waits, long buffers) implements Event {}
+    record Writer(int tid, long waitNanos, long waits, long buffers, boolean noWriterThread, long ownNanos, long ownBuffers)
+            implements Event {
+        /** A writer thread's record (and an older runtime's, which says nothing else). */
+        public Writer(int tid, long waitNanos, long waits, long buffers) { this(tid, waitNanos, waits, buffers, false, 0, 0); }
+    }
 
     /** Rewrite mode's int3 fallback as the process ended (MT_FALLBACK): traps taken and the accesses their trampolines recorded. */
     record Fallback(int tid, long traps, long accesses) implements Event {}

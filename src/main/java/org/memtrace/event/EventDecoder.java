@@ -200,7 +200,9 @@ public final class EventDecoder {
             }
             case MT_WRITER -> {
                 r.need(32);
-                yield new Event.Writer(tid, r.u64(8), r.u64(16), r.u64(24));
+                // 48 bytes since the writer-less count (rewrite mode's threads writing their own buffers)
+                yield size >= 48 ? new Event.Writer(tid, r.u64(8), r.u64(16), r.u64(24), (flags & WRITER_NONE) != 0, r.u64(32), r.u64(40))
+                        : new Event.Writer(tid, r.u64(8), r.u64(16), r.u64(24));
             }
             case MT_FALLBACK -> {
                 r.need(24);

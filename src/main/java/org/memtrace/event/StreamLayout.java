@@ -63,6 +63,8 @@ public final class StreamLayout {
     public static final int ACC_SAME_STEP = 0x02;
     public static final int BLK_OP_MASK = 0x0f;
     public static final int BLK_SYSCALL = 0x10;
+    /** MT_WRITER's flags: no writer thread ran (rewrite mode), the program's threads wrote their own buffers. */
+    public static final int WRITER_NONE = 0x01;
     public static final int MAP_TRACED = 0x01;
     public static final int RANGE_ADD = 1;
     public static final int RANGE_REMOVE = 2;

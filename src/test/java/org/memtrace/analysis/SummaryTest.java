@@ -69,7 +69,28 @@ class SummaryTest {
         assertThat(tree.get("writer").toString()).isEqualTo("{\"waitMs\":4,\"waits\":4,\"buffers\":12}");
         var text = new StringWriter();
         s.print(new PrintWriter(text), 0, null);
-        assertThat(text.toString()).contains("program waited for the writer: 4 ms (4 times no buffer was free, of 12 buffers written)");
+        assertThat(text.toString()).contains("\n  program waited for the writer: 4 ms (4 times no buffer was free, of 12 buffers written before exit)\n");
+    }
+
+    /**
+     * Rewrite mode runs no writer thread: the program's threads encode and write what they fill, and the summary
+     * says so with that time instead of a wait of 0 ms that nothing could have made longer.
+     */
+    @Test
+    void withoutAWriterThreadTheSummarySaysTheProgramWroteItsOwnTrace(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        var s = new Summary(true);
+        java.nio.file.Path json = dir.resolve("s.json");
+        s.jsonTo(json);
+        var in = stage(s, InstructionShapes.UNKNOWN);
+        in.accept(new Event.Writer(1, 0, 0, 15, true, 35_400_000, 15));
+        s.finish(Ending.offline(0, 1, 0, java.util.Map.of()));
+        var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        assertThat(tree.get("writer").toString()).isEqualTo("{\"waitMs\":0,\"waits\":0,\"buffers\":15,\"ownMs\":35,\"ownBuffers\":15}");
+        var text = new StringWriter();
+        s.print(new PrintWriter(text), 0, null);
+        assertThat(text.toString()).contains("\n  program wrote its trace itself: 35 ms encoding and writing 15 buffers in its own threads"
+                + " (no writer thread in rewrite mode; the last buffers, written at exit, not counted)\n")
+                .doesNotContain("waited for the writer");
     }
 
     @Test

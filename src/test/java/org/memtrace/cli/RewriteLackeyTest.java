@@ -16,8 +16,8 @@ import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.LackeyComparison;
 
 /**
- * Rewrite mode's trace against Valgrind Lackey's, per thread and per instruction (module + offset), libc and
- * the stack included (docs/rewriting.md, "Compared with Lackey"): the bench kernels at small sizes, gzip,
+ * Rewrite mode's trace against Valgrind Lackey's, per thread and per instruction (module + offset), libc, ld.so
+ * after start-up and the stack included (docs/rewriting.md, "Compared with Lackey"): the bench kernels at small sizes, gzip,
  * sqlite3 and python3 on short inputs. Every instruction both run in the compared window has the same loads
  * and stores (a rep string instruction: the same bytes) and the same ordered accesses; the differences expected
  * by design are excluded by name and counted in the printed row ({@link LackeyComparison.Outcome#row}).
@@ -50,6 +50,9 @@ class RewriteLackeyTest {
         print(o);
         assertThat(o.compared()).as("instructions compared").isPositive();
         assertThat(o.differences()).doesNotContainKey("left by the plan, yet recorded");
+        // ld.so after start-up is compared (lazy binding of the kernel's libc calls), not excluded
+        assertThat(o.ldSoCompared()).as("ld.so's instructions compared").isPositive();
+        assertThat(o.excluded().keySet()).noneMatch(k -> k.contains("ld.so"));
         if (name.equals("threads")) {
             // not yet asserted further: in one run of three, a worker's start (start_thread, __ctype_init, its first
             // loop iterations) fell to the other worker's number under Lackey, as if a SCHED line and the trace lines
@@ -108,6 +111,7 @@ class RewriteLackeyTest {
     private static void assertMostlyEqual(LackeyComparison.Outcome o) {
         print(o);
         assertThat(o.compared()).as("instructions compared").isPositive();
+        assertThat(o.ldSoCompared()).as("ld.so's instructions compared").isPositive();
         assertThat(o.differences()).doesNotContainKey("left by the plan, yet recorded");
         long counts = o.unexpected().entrySet().stream().filter(e -> !e.getKey().equals("addresses differ")).mapToLong(Map.Entry::getValue).sum();
         assertThat(counts).as("instructions whose loads and stores differ from Lackey's unexpectedly").isLessThanOrEqualTo(o.compared() / 50);

@@ -25,6 +25,8 @@ class EventDecoderTest {
             TestRecords.exit(7, EXIT_SIGNAL, 11, 0x401070, 0xdead, "/bin/x"),
             TestRecords.stats(7, 1, 2, 3, 4, 5),
             TestRecords.fork(7, 99),
+            TestRecords.writer(7, 5_000_000, 3, 40),
+            TestRecords.writer(7, 0, 0, 15, true, 35_000_000, 15),
             TestRecords.allocWithStack(7, 1, 0x401040, 0x5555a000, 48, new long[] {40, 0, 0, 0, 0, 0}, 0x401100, 0x401200));
 
     @Test
@@ -50,6 +52,17 @@ class EventDecoderTest {
         var alloc = (Event.Alloc) EventDecoder.decode(MemorySegment.ofArray(RECORDS.get(4)), 0, 0);
         assertThat(alloc.function()).isEqualTo(Event.AllocFunction.REALLOC);
         assertThat(alloc.args()).containsExactly(0x5555a000L, 190, 0, 0, 0, 0);
+    }
+
+    /** A 32-byte MT_WRITER (older runtimes) had a writer thread; a 48-byte one says whether one ran and what the threads wrote. */
+    @Test
+    void theWritersRecordOfBothSizes() {
+        assertThat(EventDecoder.decode(MemorySegment.ofArray(TestRecords.writer(7, 5_000_000, 3, 40)), 0, 0))
+                .isEqualTo(new Event.Writer(7, 5_000_000, 3, 40, false, 0, 0));
+        assertThat(EventDecoder.decode(MemorySegment.ofArray(TestRecords.writer(7, 0, 0, 15, true, 35_000_000, 15)), 0, 0))
+                .isEqualTo(new Event.Writer(7, 0, 0, 15, true, 35_000_000, 15));
+        assertThat(EventDecoder.decode(MemorySegment.ofArray(TestRecords.writer(7, 1, 2, 3, false, 0, 0)), 0, 0))
+                .isEqualTo(new Event.Writer(7, 1, 2, 3, false, 0, 0));
     }
 
     @Test

@@ -90,6 +90,14 @@ public final class TestRecords {
 
     public static byte[] fork(int tid, long child) { return longs(MT_FORK, 0, tid, child); }
 
+    /** MT_WRITER as runtimes before the writer-less count wrote it (32 bytes). */
+    public static byte[] writer(int tid, long waitNs, long waits, long buffers) { return longs(MT_WRITER, 0, tid, waitNs, waits, buffers); }
+
+    /** MT_WRITER of 48 bytes: with {@code none}, no writer thread ran and the threads wrote {@code own} buffers in {@code ownNs}. */
+    public static byte[] writer(int tid, long waitNs, long waits, long buffers, boolean none, long ownNs, long own) {
+        return longs(MT_WRITER, none ? WRITER_NONE : 0, tid, waitNs, waits, buffers, ownNs, own);
+    }
+
     public static byte[] pad(int size) {
         ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
         b.put((byte) MT_PAD).put((byte) 0).putShort((short) size).putInt(0);

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Rewrite mode side by side with the other ways in (issue 22's closing bench, first cut): the system's own,
+# unmodified gzip, sqlite3 and python3, each run once per column, one after the other, so that the ratios of a
+# row come from one run of the machine. Columns (CPU = user + system of the process and its children; wall
+# clock apart), each "CPU s (x native) / wall s":
+#   native        the program alone
+#   rw-discard    the program with memtrace's runtime preloaded and the cached plans of the executable, its
+#                 libraries and ld.so applied (as `memtrace run --mode rewrite` hands them over), trace
+#                 discarded (MEMTRACE_OUT unset: probes store into the buffers, nothing is encoded), no JVM
+#   rw-disk       the same, the .mtr trace written to disk (MEMTRACE_OUT), no JVM
+#   rw-run        `memtrace run --mode rewrite -o /dev/null` whole: JVM start, plans from the cache, the run,
+#                 the JVM reading every event and formatting the MadT text (to /dev/null)
+#   cc-disk       where Debian's sources are here (gzip 1.12, sqlite3 3.40.1: bench/real-programs.sh builds
+#                 them; CC_PROGRAMS chooses, default "gzip sqlite3", empty: none) the `memtrace cc -O2 -g` build,
+#                 trace to disk, no JVM; its ratio is to the gcc -O2 -g build of the same source (native-src),
+#                 not to the system's binary
+#   fault         `memtrace run --mode fault -o /dev/null` whole
+#   lackey        Valgrind's Lackey, `--trace-mem=yes`, its log to /dev/null
+# Each program runs a full workload (gzip -9c of 1 MB of text, sqlite3 on 500 inserts and two queries, python3
+# on a script that builds, dumps and parses a 5,000-entry JSON) and a small one (8 KB; 20 inserts; python3 -S
+# printing a sum) on which fault mode and Lackey finish: they run on the small workload only (shown "-" on the
+# full one). A run longer than LIMIT seconds of wall clock (default 90) is cut and shows ">LIMIT". After the
+# small rows, the accesses each way recorded (its summary's loads + stores), so what rewrite mode traces
+# compares with fault mode's. Then warm start-up: an empty C program (bench/programs/empty.c) whole.
+# REPEAT (default 2) runs of the cheap columns (native, rw-*, cc-disk), the fastest kept; the others once.
+# Appends to bench/results/rewrite-side.md (BENCH_RESULTS=off: not).
+# Usage: bench/rewrite-side.sh [program ...]   (default: gzip sqlite3 python3)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/scripts/env.sh"
+memtrace_prereqs --with-bench-tools
+. "$root/bench/results.sh"
+bench_results rewrite-side "$@"
+out="$root/bench/out/rewrite-side"
+src="$root/bench/out/src"
+mkdir -p "$out/plain" "$out/full" "$src"
+mt="$root/memtrace"
+export MEMTRACE_CDS=off
+"$mt" --version >/dev/null   # builds on first use, outside the timings
+make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so" # this checkout's runtime, as the jar holds it
+rt="$out/lib/libmemtrace-rt.so"
+LIMIT=${LIMIT:-90}
+REPEAT=${REPEAT:-2}
+version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
+
+# the Debian builds (gcc and memtrace cc) and their inputs: bench/real-programs.sh
+cc_for() { case $1 in plain) echo gcc ;; full) echo "$root/memtrace-cc" ;; esac; }
+. "$root/bench/real-programs.sh"
+make_inputs
+head -c 1048576 "$out/gzip.in" >"$out/gzip-1m.in"
+head -c 8192 "$out/gzip.in" >"$out/gzip-8k.in"
+head -n 22 "$out/sqlite3.sql" | sed '$a COMMIT;\nSELECT count(*), sum(c) FROM t;' >"$out/sqlite3-small.sql"
+CC_PROGRAMS=${CC_PROGRAMS-gzip sqlite3}
+[ -z "$CC_PROGRAMS" ] || fetch_sources
+for p in $CC_PROGRAMS; do for v in plain full; do "build_$p" $v; done; done
+gcc -O2 -o "$out/empty" "$root/bench/programs/empty.c"
+
+# the cached plans of PROGRAM, its libraries and its loader, ':' between them (RewriteMode's order)
+key() { { printf '%s' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
+plans() {
+  local list="$cache/$(key "$1").plan" interp lib
+  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p') "$interp"; do
+    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
+  done
+  printf '%s' "$list"
+}
+
+# t COMMAND...: "CPU WALL" of the fastest (by CPU) of $REPEAT runs, or ">LIMIT" for both when cut; the last
+# run's stderr in $out/last.stderr. The whole process group goes when cut (a JVM and its program).
+t() {
+  python3 - "${REPEAT}" "$LIMIT" "$out/last.stderr" "$@" <<'PY'
+import os, resource, signal, subprocess, sys, time
+repeat, limit, err, cmd = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+best = None
+for _ in range(repeat):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    with open(err, "w") as e:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=e, start_new_session=True)
+        try:
+            p.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL); p.wait()
+            print(">%.0f >%.0f" % (limit, limit)); sys.exit()
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if best is None or cpu < best[0]: best = (cpu, wall)
+print("%.3f %.3f" % best)
+PY
+}
+# cell "CPU WALL" BASE-CPU: "CPU (Nx) / WALL"
+cell() {
+  local c=${1% *} w=${1#* }
+  case $c in '>'*) printf '%s' "$c"; return ;; esac
+  awk -v c="$c" -v w="$w" -v b="$2" 'BEGIN { r = b > 0 ? c / b : 0; printf (r < 10 ? "%.3f (%.1fx) / %.2f" : "%.3f (%.0fx) / %.2f"), c, r, w }'
+}
+# accesses FILE: loads + stores of a summary on FILE
+accesses() { awk '/^  loads / || /^  stores / { v = $2; gsub(",", "", v); n += v; s = 1 } END { print s ? n : "- (cut: no summary)" }' "$1"; }
+
+args_of() { # program size: the command line's arguments after the binary
+  case $1/$2 in
+    gzip/full) echo "-9c $out/gzip-1m.in" ;;
+    gzip/small) echo "-9c $out/gzip-8k.in" ;;
+    sqlite3/full) echo ":memory: -init $out/sqlite3.sql .quit" ;;
+    sqlite3/small) echo ":memory: -init $out/sqlite3-small.sql .quit" ;;
+  esac
+}
+py_full='import json, re
+d = {str(i): [i, i * i, str(i)] for i in range(5000)}
+s = json.dumps(d)
+print(len(s), len(re.findall(r"\d+", s)), sum(v[0] for v in json.loads(s).values()))'
+
+progs=("$@")
+[ ${#progs[@]} -gt 0 ] || progs=(gzip sqlite3 python3)
+printf '| program | native | rw-discard | rw-disk | rw-run | native-src | cc-disk | fault | lackey |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
+notes=()
+for p in "${progs[@]}"; do
+  bin=/usr/bin/$p
+  for size in small full; do
+    if [ $p = python3 ]; then
+      if [ $size = full ]; then a=(-c "$py_full"); else a=(-S -c "print(sum(range(1000)))"); fi
+    else
+      read -r -a a <<<"$(args_of $p $size)"
+    fi
+    if [ $size = small ]; then # plans made (once per machine) outside the timings; its rewrite lines kept
+      REPEAT=1 LIMIT=900 t "$mt" run --mode rewrite -o /dev/null -- "$bin" "${a[@]}" >/dev/null
+      cp "$out/last.stderr" "$out/$p.plan.stderr"
+    fi
+    all=$(plans "$bin")
+    n=$(t "$bin" "${a[@]}")
+    nc=${n% *}
+    d=$(t env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" "$bin" "${a[@]}")
+    w=$(t env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$p.rw.mtr" "$bin" "${a[@]}")
+    rm -f "$out/$p.rw.mtr"*
+    r=$(REPEAT=1 t "$mt" run --mode rewrite -o /dev/null -- "$bin" "${a[@]}")
+    cp "$out/last.stderr" "$out/$p-$size.rw.stderr"
+    ns=- cs=-
+    if [ -x "$out/plain/$p" ]; then
+      ns=$(t "$out/plain/$p" "${a[@]}")
+      cs=$(cell "$(t env MEMTRACE_OUT="$out/$p.cc.mtr" "$out/full/$p" "${a[@]}")" "${ns% *}")
+      rm -f "$out/$p.cc.mtr"*
+      ns=$(cell "$ns" "${ns% *}")
+    fi
+    f=- l=-
+    if [ $size = small ]; then
+      f=$(cell "$(REPEAT=1 t "$mt" run --mode fault -o /dev/null -- "$bin" "${a[@]}")" "$nc")
+      cp "$out/last.stderr" "$out/$p-$size.fault.stderr"
+      l=$(cell "$(REPEAT=1 t valgrind --tool=lackey --trace-mem=yes --log-file=/dev/null "$bin" "${a[@]}")" "$nc")
+      notes+=("$p small: accesses recorded, rewrite mode $(accesses "$out/$p-$size.rw.stderr"), fault mode $(accesses "$out/$p-$size.fault.stderr")")
+    fi
+    printf '| %s %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$p" "$size" "$(cell "$n" "$nc")" "$(cell "$d" "$nc")" \
+      "$(cell "$w" "$nc")" "$(cell "$r" "$nc")" "$ns" "$cs" "$f" "$l"
+  done
+done
+echo
+for s in "${notes[@]}"; do echo "- $s"; done
+# warm start-up: the plans of empty and libc cached
+REPEAT=1 t "$mt" run --mode rewrite -q -o /dev/null -- "$out/empty" >/dev/null
+n=$(t "$out/empty"); r=$(REPEAT=3 t "$mt" run --mode rewrite -q -o /dev/null -- "$out/empty")
+f=$(REPEAT=3 t "$mt" run --mode fault -q -o /dev/null -- "$out/empty")
+echo "- start-up, an empty program whole (fastest of 3): native $(cell "$n" "${n% *}"), rewrite mode (plans cached) $(cell "$r" "${n% *}"), fault mode $(cell "$f" "${n% *}")"
+for p in "${progs[@]}"; do
+  echo "- $p: $(grep -h 'memory instructions of /usr/bin\|memory instructions of /bin' "$out/$p.plan.stderr" | head -1 | sed 's/^memtrace: //')"
+done
+echo "load: $(uptime | sed 's/.*load average/load average/')"

@@ -56,8 +56,11 @@ public final class StackFrames implements HeapTracker.Stacks {
         int kept = 0;
         for (int i = 0; i < n; i++) {
             long f = i == 0 ? a.caller() : callers[i - 1] & Long.MAX_VALUE;
+            String code = space.code(f);
+            // libc's caller of main, when main has no symbol (a stripped program): it and what runs it are left out
+            if (i > 0 && (code.startsWith("__libc_start_call_main") || code.startsWith("__libc_start_main"))) break;
             if (i == 0 || !memtrace(f)) stack[kept++] = f;
-            if (space.code(f).startsWith("main+")) break; // what runs main is no part of the program's stack
+            if (code.startsWith("main+")) break; // what runs main is no part of the program's stack
         }
         return kept == n ? stack : java.util.Arrays.copyOf(stack, kept);
     }

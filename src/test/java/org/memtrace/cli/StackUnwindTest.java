@@ -90,6 +90,18 @@ class StackUnwindTest {
         assertThat(stacks("unwind-cc", false, "--stack-depth", "4")).containsExactlyElementsOf(expected(false));
     }
 
+    /** A stripped program's main has no name: its stacks end above libc's caller of main all the same. */
+    @Test
+    void strippedProgramsStacksEndAtMain() throws Exception {
+        Gcc.strip(dir.resolve("unwind"), "unwind-stripped");
+        Path trace = dir.resolve("stripped.trace");
+        Cli.Result r = Cli.run(dir, "run", "-q", "-o", trace.toString(), "--stack-depth", "12", "--", dir.resolve("unwind-stripped").toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        String first = Files.readAllLines(trace).stream().filter(l -> l.startsWith("# stack ")).findFirst().orElseThrow();
+        // leaf, middle, outer, main: unnamed in the program, nothing of libc's start-up after them
+        assertThat(first).matches("# stack 1( unwind-stripped\\+0x[0-9a-f]+){4}");
+    }
+
     /** Deeper, the comparator's stack goes through libc's sort back to main; a thread's ends at its start. */
     @Test
     void deeperStacksReachMainThroughLibc() throws Exception {

@@ -86,47 +86,43 @@ long mt_parse_long(const char *s, long dflt);
 
 /* ---- allocation stacks (docs/stacks.md) ---------------------------------------------------------- */
 
-/* The return addresses of the frame-pointer chain from frame `fp` on (fp = __builtin_frame_address(0) */
-/* of a function compiled with frame pointers: out[0] is its own return address), at most max. The     */
-/* chain is followed only while it stays inside the thread's stack and goes up: the main thread's     */
-/* below __libc_stack_end, another's below its thread pointer (glibc puts the thread's descriptor at   */
-/* the top of its stack), never past a frame of 1 MiB; nothing else is read, so a wrong rbp of code    */
-/* without frame pointers can end the walk early or give frames that skip callers, never fault.       */
-/* Java keeps only the frames whose callee keeps a frame pointer (heap.StackFrames).                  */
+/* The return addresses of the stack from the state a function's return to `pc` leaves (rsp, rbp), at   */
+/* most max, innermost first: each frame by the call frame information of the code's module             */
+/* (.eh_frame, read once per module: mt_unwind.c), tagged MT_FRAME_CFI; by the saved rbp where the code   */
+/* has no FDE (untagged: Java keeps such a frame only when the function it came from set rbp up,          */
+/* heap.StackFrames). Only the stack between lo and hi is read, going up, never a frame over 1 MiB:      */
+/* a wrong rule or rbp ends the walk early, it never faults. No lock, allocation or system call once the  */
+/* modules on the way are known (the first walk through a module reads and compiles its .eh_frame).      */
+#define MT_FRAME_CFI (1ULL << 63)
+int mt_unwind(uintptr_t pc, uintptr_t rsp, uintptr_t rbp, uintptr_t lo, uintptr_t hi, uint64_t *out, int max);
+/* A loaded object the walk may pass through: its code's extent and where its .eh_frame_hdr lies (called */
+/* by mt_modules_new for each new object; an object over the addresses of an earlier one replaces it).  */
+struct dl_phdr_info;
+void mt_unwind_add_module(const struct dl_phdr_info *info);
+
+/* The allocation stack of a wrapper's record: the frames above `caller` into more[], at most depth - 1.   */
+/* The wrapper's own frames (the library is built with frame pointers) are followed from fp (its         */
+/* innermost frame, __builtin_frame_address(0)) to the one that returns to caller, at most 16 of them;   */
+/* from there the program's frames are unwound (mt_unwind). 0 when caller is not among them (a site the  */
+/* wrapper was told, check_run.c's new). The stack is the thread's: the main thread's below               */
+/* __libc_stack_end, another's below its thread pointer (glibc puts the thread's descriptor at the top of */
+/* its stack).                                                                                             */
 extern void *__libc_stack_end;
-static inline __attribute__((always_inline)) int mt_frames(uintptr_t fp, uint64_t *out, int max)
+static inline __attribute__((always_inline)) int mt_frames_above(uintptr_t fp, uint64_t caller, int depth, uint64_t *more)
 {
+    if (depth <= 1) return 0;
+    if (depth > MT_STACK_MAX) depth = MT_STACK_MAX;
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), tp, hi, end = (uintptr_t)__libc_stack_end;
     __asm__("mov %%fs:0, %0" : "=r"(tp));
     if (end > sp && end - sp < (1UL << 30)) hi = end;
     else if (tp > sp && tp - sp < (1UL << 30)) hi = tp;
     else return 0;
-    int n = 0;
-    while (n < max && fp >= sp && !(fp & 7) && fp + 16 <= hi) {
+    for (int i = 0; i < 16 && fp >= sp && !(fp & 7) && fp + 16 <= hi; i++) {
         uintptr_t next = ((const uintptr_t *)fp)[0], ret = ((const uintptr_t *)fp)[1];
-        if (ret < 4096) break;
-        out[n++] = ret;
+        if (ret == caller) return mt_unwind(caller, fp + 16, next, sp, hi, more, depth - 1);
         if (next <= fp || next - fp > (1UL << 20)) break;
         fp = next;
     }
-    return n;
-}
-
-/* The allocation stack of a wrapper's record: the frames above `caller` (found among the first 16   */
-/* return addresses of the chain from fp, which start inside the wrapper), into more[], at most        */
-/* depth - 1; 0 when caller is not among them (a site the wrapper was told, check_run.c's new).       */
-static inline __attribute__((always_inline)) int mt_frames_above(uintptr_t fp, uint64_t caller, int depth, uint64_t *more)
-{
-    if (depth <= 1) return 0;
-    if (depth > MT_STACK_MAX) depth = MT_STACK_MAX;
-    uint64_t all[MT_STACK_MAX + 16];
-    int n = mt_frames(fp, all, depth + 15);
-    for (int i = 0; i < n && i < 16; i++)
-        if (all[i] == caller) {
-            int k = n - i - 1 < depth - 1 ? n - i - 1 : depth - 1;
-            for (int j = 0; j < k; j++) more[j] = all[i + 1 + j];
-            return k;
-        }
     return 0;
 }
 

@@ -156,6 +156,7 @@ static int walk_one(struct dl_phdr_info *info, size_t size, void *arg)
     m.build_id = mt_build_id(info, &m.build_id_len);
     m.name = mt_module_name(info, exe, sizeof exe);
     m.name_len = mt_strlen(m.name);
+    mt_unwind_add_module(info); /* the allocation stacks' walk may pass through it (mt_unwind.c) */
     w->fn(&m, w->arg);
     return 0;
 }

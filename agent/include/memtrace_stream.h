@@ -128,7 +128,8 @@ struct mt_alloc {
     uint64_t a[6];
     /* Stack format 1 (docs/event-stream.md): when MEMTRACE_STACK_DEPTH > 1, the record goes on with the  */
     /* return addresses beyond `caller`, innermost first, as many as h.size says ((size - 80) / 8, at most */
-    /* MT_STACK_MAX - 1). A reader of the 80-byte form ignores them; an 80-byte record has none.           */
+    /* MT_STACK_MAX - 1). A reader of the 80-byte form ignores them; an 80-byte record has none. Bit 63  */
+    /* (MT_FRAME_CFI, common/mt_common.h) marks a frame found by .eh_frame, not by the saved rbp.          */
 };
 #define MT_STACK_MAX 64         /* frames of an allocation stack, `caller` included */
 struct mt_alloc_stack {

@@ -7,12 +7,15 @@ import org.memtrace.symbols.LongMap;
 /**
  * Allocation stacks as far as they can be trusted, and the frame that names a block (docs/stacks.md).
  *
- * <p>The agent walks the frame-pointer chain: the return address above frame k is read from the frame of the
- * function frame k returns into, which is right only when that function keeps a frame pointer. So frame k+1 is
- * kept only when frame k's function sets up rbp as gcc does ({@code push %rbp; mov %rsp,%rbp}) in its first
- * 160 bytes (after {@code endbr64}, or {@code memtrace cc}'s probe of the push) and before the call; the stack ends at the first function that does not (code built with
- * {@code -fomit-frame-pointer}, the default of {@code -O1} and up, libc's), or whose start no symbol tells.
- * What is kept is always a true prefix of the stack, never a stack that skips a caller.
+ * <p>The agent unwinds each frame by its module's call frame information (.eh_frame, agent/common/mt_unwind.c):
+ * such a frame comes tagged (bit 63) and is kept. Where the code has no FDE the agent follows the saved rbp,
+ * and so did every frame of a stream recorded before the unwinder (none tagged): the return address above
+ * frame k is then read from the frame of the function frame k returns into, which is right only when that
+ * function keeps a frame pointer. So an untagged frame k+1 is kept only when frame k's function sets up rbp as
+ * gcc does ({@code push %rbp; mov %rsp,%rbp}) in its first 160 bytes (after {@code endbr64}, or
+ * {@code memtrace cc}'s probe of the push) and before the call; the stack ends at the first function that does
+ * not, or whose start no symbol tells. What is kept is always a true prefix of the stack, never a stack that
+ * skips a caller.
  *
  * <p>Frames below {@code main} (libc's start-up) and those of memtrace's own libraries are left out, as
  * valgrind's tools leave out what is below main: the stacks of one program are the same in every mode.
@@ -42,13 +45,22 @@ public final class StackFrames implements HeapTracker.Stacks {
         if (found < callers.length) callers = java.util.Arrays.copyOf(callers, found);
         int n = 1;
         long frame = a.caller();
-        while (n <= callers.length && keepsFramePointer(frame)) frame = callers[n++ - 1];
+        while (n <= callers.length) {
+            long next = callers[n - 1];
+            // unwound by the module's .eh_frame (bit 63): true; found by the saved rbp: true only after a set-up
+            if (next >= 0 && !keepsFramePointer(frame)) break;
+            frame = next & Long.MAX_VALUE;
+            n++;
+        }
         long[] stack = new long[n];
         int kept = 0;
         for (int i = 0; i < n; i++) {
-            long f = i == 0 ? a.caller() : callers[i - 1];
+            long f = i == 0 ? a.caller() : callers[i - 1] & Long.MAX_VALUE;
+            String code = space.code(f);
+            // libc's caller of main, when main has no symbol (a stripped program): it and what runs it are left out
+            if (i > 0 && (code.startsWith("__libc_start_call_main") || code.startsWith("__libc_start_main"))) break;
             if (i == 0 || !memtrace(f)) stack[kept++] = f;
-            if (space.code(f).startsWith("main+")) break; // what runs main is no part of the program's stack
+            if (code.startsWith("main+")) break; // what runs main is no part of the program's stack
         }
         return kept == n ? stack : java.util.Arrays.copyOf(stack, kept);
     }

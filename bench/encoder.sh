@@ -8,7 +8,9 @@
 # CPU time is user+sys of the whole process from wait4 (the writer thread and a helping program thread
 # included), the fastest of REPEAT (3) runs, the variants interleaved run by run. Prints seconds, x native,
 # ns per access beyond native ((full - native) / accesses, accesses from the trace's end record) and bytes
-# per access on disk. The runtime is swapped under the same binaries by LD_LIBRARY_PATH (it comes before
+# per access on disk, against the trace's entropy bound in bytes per access (bench/trace-figures.sh's bound_of:
+# per site, its address differences' empirical entropy, plus the next site's; "-" without the test classes,
+# `mvn test-compile`; of the first codec's trace with CODECS). The runtime is swapped under the same binaries by LD_LIBRARY_PATH (it comes before
 # their RUNPATH). Programs: kernels of bench/programs (default spmv chase hash stencil gemm smooth) and
 # `gzip` (gzip -6 of about 1.3 MB of text, from Debian's source package, as bench/cc.sh builds it).
 #
@@ -19,6 +21,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
 memtrace_prereqs
 . "$root/bench/results.sh"
+. "$root/bench/trace-figures.sh" # bound_of
 bench_results encoder "$@"
 out="$root/bench/out/encoder"
 src="$root/bench/out/src"
@@ -78,8 +81,8 @@ min() { awk -v a="$1" -v b="$2" 'BEGIN{print (b == "" || a < b) ? a : b}'; }
 
 if [ -n "${CODECS:-}" ]; then # this checkout's runtime writing each codec in turn (MEMTRACE_CODEC), interleaved
   read -r -a codecs <<<"$CODECS"
-  printf '| program | accesses | native | probes |'; for c in "${codecs[@]}"; do printf ' full, codec %s | ns/access beyond native | bytes/access |' "$c"; done; echo
-  printf '|---|---|---|---|'; for c in "${codecs[@]}"; do printf -- '---|---|---|'; done; echo
+  printf '| program | accesses | native | probes |'; for c in "${codecs[@]}"; do printf ' full, codec %s | ns/access beyond native | bytes/access |' "$c"; done; echo ' bound B/access |'
+  printf '|---|---|---|---|'; for c in "${codecs[@]}"; do printf -- '---|---|---|'; done; echo '---|'
   for p in "${programs[@]}"; do
     read -r -a nat <<<"$(command_of plain "$p")"
     read -r -a ful <<<"$(command_of full "$p")"
@@ -95,13 +98,13 @@ if [ -n "${CODECS:-}" ]; then # this checkout's runtime writing each codec in tu
       awk -v t="${tc[$c]}" -v nt="$tn" -v n="$n" -v s="$(stat -c %s "$out/codec$c.mtr")" \
         'BEGIN{printf " %.3f s (%.1fx) | %.2f | %.3f |", t, t / nt, (t - nt) * 1e9 / n, s / n}'
     done
-    echo
+    bound=$(bound_of "$out/codec${codecs[0]}.mtr"); echo " ${bound:--} |"
     unset tc
   done
   exit 0
 fi
-printf '| program | accesses | native | probes | %sfull | ns/access beyond native | bytes/access |\n' "${BEFORE:+full before | }"
-printf '|---|---|---|---|%s---|---|---|\n' "${BEFORE:+---|}"
+printf '| program | accesses | native | probes | %sfull | ns/access beyond native | bytes/access | bound B/access |\n' "${BEFORE:+full before | }"
+printf '|---|---|---|---|%s---|---|---|---|\n' "${BEFORE:+---|}"
 for p in "${programs[@]}"; do
   read -r -a nat <<<"$(command_of plain "$p")"
   read -r -a ful <<<"$(command_of full "$p")"
@@ -116,10 +119,11 @@ for p in "${programs[@]}"; do
   ns() { awk -v t="$1" -v nt="$tn" -v n="$n" 'BEGIN{printf "%.2f", (t - nt) * 1e9 / n}'; }
   x() { awk -v t="$1" -v nt="$tn" 'BEGIN{printf "%.3f s (%.1fx)", t, t / nt}'; }
   bpa() { awk -v s="$(stat -c %s "$1")" -v n="$n" 'BEGIN{printf "%.3f", s / n}'; }
+  bound=$(bound_of "$out/after.mtr"); bound=${bound:--}
   if [ -n "${BEFORE:-}" ]; then
-    printf '| %s | %s | %.3f s | %s | %s | %s | %s → %s | %s → %s |\n' "$p" "$n" "$tn" "$(x "$tp")" "$(x "$tb")" "$(x "$ta")" \
-      "$(ns "$tb")" "$(ns "$ta")" "$(bpa "$out/before.mtr")" "$(bpa "$out/after.mtr")"
+    printf '| %s | %s | %.3f s | %s | %s | %s | %s → %s | %s → %s | %s |\n' "$p" "$n" "$tn" "$(x "$tp")" "$(x "$tb")" "$(x "$ta")" \
+      "$(ns "$tb")" "$(ns "$ta")" "$(bpa "$out/before.mtr")" "$(bpa "$out/after.mtr")" "$bound"
   else
-    printf '| %s | %s | %.3f s | %s | %s | %s | %s |\n' "$p" "$n" "$tn" "$(x "$tp")" "$(x "$ta")" "$(ns "$ta")" "$(bpa "$out/after.mtr")"
+    printf '| %s | %s | %.3f s | %s | %s | %s | %s | %s |\n' "$p" "$n" "$tn" "$(x "$tp")" "$(x "$ta")" "$(ns "$ta")" "$(bpa "$out/after.mtr")" "$bound"
   fi
 done

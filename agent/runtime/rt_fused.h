@@ -86,7 +86,7 @@ struct fused {
     size_t ntouched;
     uint8_t *c, *t, *v;         /* the three streams being written (room: see fused_room) */
     uint8_t *c0, *t0, *v0;      /* where they start */
-    uint64_t site, last, stride, run;
+    uint64_t site, last, run;   /* the stride is the entry's, e[3] */
     size_t h;
     uint64_t records, dropped;  /* of the chunk */
     size_t slots;               /* tag and event slots of the chunk */

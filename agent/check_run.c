@@ -126,6 +126,7 @@ void check_init(int regions)
     mt_sys3(SYS_mprotect, (long)MC_SHADOW_GAP_START, (long)(MC_SHADOW_GAP_END - MC_SHADOW_GAP_START), PROT_NONE);
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)real.malloc);
     chk.on = 1;
+    check_globals_init();
     mc_init_report();
 }
 
@@ -354,6 +355,21 @@ static void report_access(uintptr_t addr, size_t size, int write, uintptr_t pc, 
     note_reported(pc); /* continue mode: said once */
 }
 
+void check_counted(void) { count(&cs.accesses); }
+int check_in_libc(uintptr_t ip) { return ip >= cs.libc_s && ip < cs.libc_e; }
+
+/* A global's extent left (check_globals.c), reported as report_access does the shadow's. */
+void check_report_extent(uintptr_t addr, size_t size, int write, uintptr_t pc, const char *by, const struct mc_extent *x)
+{
+    if (was_reported(pc)) return;
+    world(1);
+    int borrowed = borrow_stderr();
+    mc_report_extent(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by, x);
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
+    note_reported(pc);
+}
+
 /* The n bytes a rep movs/stos goes through from p (its current element at p; with DF set it goes down, so  */
 /* the range ends with that element), when p is on the heap: against the shadow, reported as one access.  */
 /* Returns whether it reported (continue mode goes on).                                                   */
@@ -439,7 +455,9 @@ void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const cha
     if (!n || !g.recording) return;
     count(&cs.libc_checks);
     if (s && heap_owns(s) && mc_first_bad((uintptr_t)s, n)) report_access((uintptr_t)s, n, 0, pc, fn);
+    else if (s && check_global_range((uintptr_t)s, n, 0, pc, fn)) return;
     if (heap_owns(d) && mc_first_bad((uintptr_t)d, n)) report_access((uintptr_t)d, n, 1, pc, fn);
+    else check_global_range((uintptr_t)d, n, 1, pc, fn);
 }
 
 /* ---- leaks ---- */

@@ -524,6 +524,39 @@ void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access acces
     fflush(NULL);
 }
 
+/* An access that leaves the object its address came from, when the caller knows the object's extent rather
+ * than a shadow marks it: memtrace run --check's globals of an unmodified binary (their symbols' st_size, no
+ * redzones: check_globals.c) and its stack frames. Worded as the shadow's reports are: "global overflow: g+40
+ * (a global of 40 bytes) written 4 bytes, 0 bytes past its end, at ..."; underflows with a negative offset. */
+void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
+                      const struct mc_extent *x)
+{
+    struct object o;
+    memset(&o, 0, sizeof o);
+    uintptr_t end = x->beg + x->size, bad = addr >= x->beg && addr < end ? end : addr;
+    int stack = strcmp(x->region, "stack") == 0;
+    if (bad < x->beg) {
+        o.kind = stack ? "stack underflow" : "global underflow";
+        o.json_kind = stack ? "stack-underflow" : "global-underflow";
+        o.distance = -(long)(x->beg - bad);
+    } else {
+        o.kind = stack ? "stack overflow" : "global overflow";
+        o.json_kind = stack ? "stack-overflow" : "global-overflow";
+        o.distance = (long)(bad - end);
+    }
+    o.offset = (long)(bad - x->beg);
+    o.size = x->size;
+    o.region = x->region;
+    o.known = 1;
+    snprintf(o.name, sizeof o.name, "%s", x->name);
+    snprintf(o.desc, sizeof o.desc, "%s", x->desc);
+    pthread_mutex_lock(&report_lock);
+    if (mc_continue && seen(o.kind, pc)) { pthread_mutex_unlock(&report_lock); return; }
+    emit_access(&o, bad, size, access, pc, by, 0, 0);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
 static void emit_access(const struct object *op, uintptr_t bad, size_t size, enum mc_access access, const void *pc,
                         const char *by, uintptr_t span_lo, uintptr_t span_hi)
 {

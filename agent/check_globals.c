@@ -10,7 +10,8 @@
  * origins (at -O0 gcc loads `lea g(%rip)` into one of them). An origin inside a global g whose access does not
  * fit in g is an overflow (past g's end) or an underflow (before its start) of g: reported only when the
  * origin is g's first byte, or when the access lands outside every global (in alignment padding, or past the
- * last), since gcc at -O2 may hold `g+4i` in a register for a loop. An access with no such origin that lands
+ * last), since gcc at -O2 may hold `g+4i` in a register for a loop; an origin one past the end of a global
+ * whose access fits that global is a loop's cursor, not the next global's pointer. An access with no such origin that lands
  * in no global of .data or .bss is an overflow of the nearer neighbour (the one before it, or an underflow of
  * the one after); not when the address is a constant (RIP-relative or absolute, no register: the linker's
  * .got.plt, __dso_handle and other symbols of no size are there). memcpy, memmove and memset are checked by their ranges against the global their pointer is
@@ -21,7 +22,8 @@
  *
  * What it gets wrong: the executable's globals only (a library's, and read-only data: const tables, string
  * literals, are not traced); an overflow whose origin register points into the middle of a global and lands
- * inside the next one is not seen, nor one whose origin is past the global already (a pointer walk); libc's
+ * inside the next one is not seen, nor one whose origin is past the global already (a pointer walk), nor an
+ * underflow of a global that another ends right before (its origin is that one's end too); libc's
  * reads of globals are not checked (its string functions read past a string's end by design), its writes
  * are; a stripped executable without .dynsym objects is not checked; each global access costs a fault.
  */
@@ -37,6 +39,8 @@ struct gsym { uintptr_t beg; size_t size; const char *name; };
 static struct {
     struct gsym *sym;            /* sorted by beg */
     size_t n;
+    struct gsym *fn;             /* the executable's functions, sorted: a smashed frame's name */
+    size_t nfn;
     uintptr_t sec_s[8], sec_e[8]; /* .data and .bss (and their kin): where padding is an overflow */
     int nsec;
     uintptr_t bias;
@@ -53,6 +57,18 @@ static int name_is(const char *n, const char *want)
 {
     size_t k = mt_strlen(want);
     return mt_strncmp(n, want, k) == 0 && (n[k] == 0 || n[k] == '.');
+}
+
+/* shell sort by address (no libc qsort here: it may allocate) */
+static void sort(struct gsym *v, size_t n)
+{
+    for (size_t gap = n / 2; gap; gap /= 2)
+        for (size_t i = gap; i < n; i++)
+            for (size_t j = i; j >= gap && v[j - gap].beg > v[j].beg; j -= gap) {
+                struct gsym t = v[j];
+                v[j] = v[j - gap];
+                v[j - gap] = t;
+            }
 }
 
 /* The executable's global objects, from its file (kept mapped: the names point into it). */
@@ -87,7 +103,14 @@ void check_globals_init(void)
     const Elf64_Sym *sy = (const Elf64_Sym *)(f + tab->sh_offset);
     size_t count = tab->sh_size / sizeof *sy;
     const char *str = (const char *)f + sh[tab->sh_link].sh_offset;
-    size_t n = 0;
+    size_t n = 0, nf = 0;
+    for (size_t i = 0; i < count; i++)
+        nf += ELF64_ST_TYPE(sy[i].st_info) == STT_FUNC && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum;
+    gl.fn = nf ? agent_map(nf * sizeof *gl.fn) : NULL;
+    for (size_t i = 0; gl.fn && i < count; i++)
+        if (ELF64_ST_TYPE(sy[i].st_info) == STT_FUNC && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum)
+            gl.fn[gl.nfn++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, str + sy[i].st_name};
+    sort(gl.fn, gl.nfn);
     for (size_t i = 0; i < count; i++)
         if (ELF64_ST_TYPE(sy[i].st_info) == STT_OBJECT && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum &&
             (sh[sy[i].st_shndx].sh_flags & SHF_WRITE))
@@ -99,14 +122,7 @@ void check_globals_init(void)
         if (ELF64_ST_TYPE(sy[i].st_info) == STT_OBJECT && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum &&
             (sh[sy[i].st_shndx].sh_flags & SHF_WRITE))
             gl.sym[gl.n++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, str + sy[i].st_name};
-    /* shell sort by address (no libc qsort here: it may allocate) */
-    for (size_t gap = gl.n / 2; gap; gap /= 2)
-        for (size_t i = gap; i < gl.n; i++)
-            for (size_t j = i; j >= gap && gl.sym[j - gap].beg > gl.sym[j].beg; j -= gap) {
-                struct gsym t = gl.sym[j];
-                gl.sym[j] = gl.sym[j - gap];
-                gl.sym[j - gap] = t;
-            }
+    sort(gl.sym, gl.n);
     gl.ready = 1;
 }
 
@@ -163,7 +179,10 @@ static int left_global(uintptr_t a, size_t n, const uintptr_t *from, int nfrom, 
 {
     const struct gsym *home = NULL;
     for (int i = 0; i < nfrom; i++) {
-        const struct gsym *s = holding(from[i]);
+        /* one past a global's end is its pointer too (a loop's cursor at -O2, `movaps %xmm0,-0x10(%rcx)`), */
+        /* and may be the next one's start */
+        const struct gsym *s = holding(from[i]), *ended = from[i] ? holding(from[i] - 1) : NULL;
+        if (ended && fits(ended, a, n)) return 0;
         if (!s) continue;
         if (fits(s, a, n)) return 0;
         if (!home || from[i] == s->beg) home = s;
@@ -212,4 +231,16 @@ int check_global_range(uintptr_t p, size_t n, int write, uintptr_t pc, const cha
     if (!left_global(p, n, &p, 1, 1, &x)) return 0;
     check_report_extent(p, n, write, pc, fn, &x);
     return 1;
+}
+
+/* The executable's function holding pc (its .symtab names static ones, which dladdr cannot), or NULL. */
+const char *check_function_of(uintptr_t pc)
+{
+    size_t lo = 0, hi = gl.nfn;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (gl.fn[mid].beg <= pc) lo = mid + 1; else hi = mid;
+    }
+    if (!lo || pc - gl.fn[lo - 1].beg >= gl.fn[lo - 1].size) return NULL;
+    return gl.fn[lo - 1].name;
 }

@@ -13,13 +13,21 @@
  *
  * Where the checks are: every access of the program to the heap faults (the heap is traced), and the fault
  * handler (fault.c) asks check_fault() first: the faulting operand (its address and size from the decoded
- * instruction when the agent knows it, else the faulting byte) against the shadow. malloc & co. and C++'s
- * operators new and delete (wrappers.c and below) lay out, check and release blocks: a released block is
- * poisoned and waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB) before heap.c gets
- * it back. memcpy, memmove and memset of the program are checked by their whole ranges (wrappers.c). At exit,
- * leaks by reachability as the compiled-in checker finds them (roots: writable segments of every module, the
- * exiting thread's stack). A report opens all traced memory for its duration (report code reads headers and
- * flushes the program's stdout, both on the heap), then closes it again in continue mode.
+ * instruction when the agent knows it, else the faulting byte) against the shadow. A `rep movs`/`rep stos`
+ * (gcc's inline memcpy and memset at -O2) is checked over the whole ranges it has left when it faults (%rcx
+ * elements from %rsi and %rdi, downwards with DF set), as one access. The executable's .data and .bss are
+ * traced too, and their faults checked against its symbols' extents (check_globals.c: global overflows).
+ * malloc & co. and C++'s operators new and delete (wrappers.c and below) lay out, check and release blocks: a
+ * released block is poisoned and waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB)
+ * before heap.c gets it back. memcpy, memmove and memset of the program are checked by their whole ranges
+ * (wrappers.c), on the heap and in the executable's globals. At exit, leaks by reachability as the compiled-in
+ * checker finds them (roots: writable segments of every module, the exiting thread's stack). A SIGSEGV or
+ * SIGBUS that is about to kill the program (fault.c's forward, check_segv) is said before it does: a ret that
+ * faults on an overwritten return address as a stack smash of its function's frame (a stack overflow, the
+ * function named by the executable's .symtab), an address in the first 64 KB as a null dereference, any other
+ * as a wild access with why the kernel refused it; the program then dies of the signal as natively. A report
+ * opens all traced memory for its duration (report code reads headers and flushes the program's stdout, both
+ * on the heap), then closes it again in continue mode.
  *
  * What it gets wrong: reads by libc's own code (strlen, strcpy's vector loads read past a string's end by
  * design) are checked only for use after free, so strcpy reading past a block is missed (its writes are
@@ -27,7 +35,9 @@
  * another live block is not seen (as with redzones anywhere); a block freed out of quarantine and handed out
  * again is the new block; blocks glibc served (the heap's reservation full, a forked child) are unchecked;
  * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
- * threads other than the exiting one are not leak roots.
+ * threads other than the exiting one are not leak roots; a stack overflow is seen only when it smashed a
+ * return address and the ret faults on it (locals have no redzones here: no DWARF frame layout is read), so
+ * one that stays inside its frame, or writes a canonical mapped address there, is missed.
  */
 #include <stdio.h>
 
@@ -426,9 +436,44 @@ void check_fault(ucontext_t *uc, uintptr_t addr, int write)
 /* 64 KB a null dereference, anything else a wild access, with the operand's address, size and direction from */
 /* the decoded instruction (else the fault's address and the page fault's write bit). Then the program dies   */
 /* of the signal as natively. A signal sent by kill() or raise() (si_code <= 0) is not a fault: nothing said. */
+/* A ret that faults taking an overwritten return address (non-canonical: a general protection fault at the */
+/* ret), or the fetch fault at an unmapped one it took (the quad just above %rsp is the address faulted at). */
+/* At -O0 an overflow of a stack array runs over the saved %rbp and the return address, and nothing else    */
+/* sees it (the stack has no redzones in a binary nobody rebuilt): said as a stack smash of the function's   */
+/* frame, named by the executable's symbols, rather than as a wild access. Returns whether it was one.      */
+static int smashed_return(siginfo_t *si, ucontext_t *uc)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ip = (uintptr_t)gr[REG_RIP], sp = (uintptr_t)gr[REG_RSP];
+    uint64_t target;
+    if (gr[REG_ERR] & PF_FETCH_BIT) {
+        if (si->si_code != SEGV_MAPERR && si->si_code != SEGV_ACCERR) return 0;
+        if (user_transfer(&target, sp - 8, 8, 0) || target != ip) return 0;
+        world(1);
+        int borrowed = borrow_stderr();
+        mc_report_smash(sp - 8, target, NULL, NULL);
+        if (borrowed) mt_sys1(SYS_close, 2);
+        world(0);
+        return 1;
+    }
+    unsigned char c[2];
+    if (si->si_code != SI_KERNEL || user_transfer(c, ip, 2, 0)) return 0;
+    int ret = c[0] == 0xc3 || c[0] == 0xc2 || ((c[0] == 0xf2 || c[0] == 0xf3) && (c[1] == 0xc3 || c[1] == 0xc2));
+    if (!ret || user_transfer(&target, sp, 8, 0)) return 0;
+    uint64_t top = target >> 47;
+    if (top == 0 || top == 0x1ffff) return 0; /* canonical: not why the ret faulted */
+    world(1);
+    int borrowed = borrow_stderr();
+    mc_report_smash(sp, target, (const void *)ip, check_function_of(ip));
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
+    return 1;
+}
+
 void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code <= 0 || !g.recording) return;
+    if (sig == SIGSEGV && smashed_return(si, uc)) return;
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = (uintptr_t)gr[REG_RIP], addr = (uintptr_t)si->si_addr, ea = addr;
     if (gr[REG_ERR] & PF_FETCH_BIT) return; /* a jump to nowhere: no access of data to name */

@@ -557,6 +557,34 @@ void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const 
     finish_error();
 }
 
+/* A return through a return address an overflow overwrote (memtrace run --check, where no redzone showed the
+ * overflow when it happened): said when the ret faults, as a stack overflow of the frame of fn (the function
+ * whose ret it is, NULL when not known: the fault came at the address returned to). pc: the ret, or NULL. Like
+ * mc_report_segv, does not stop the program, which dies of the signal after this line. */
+void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const char *fn)
+{
+    struct object o;
+    memset(&o, 0, sizeof o);
+    pthread_mutex_lock(&report_lock);
+    o.kind = "stack overflow"; o.json_kind = "stack-overflow";
+    if (fn) {
+        snprintf(o.name, sizeof o.name, "<stack:return address@%s>", mc_spell(fn));
+        snprintf(o.desc, sizeof o.desc, "the return address in %s's frame, overwritten with 0x%lx: a stack smash, "
+                 "found at its return", mc_spell(fn), (unsigned long)target);
+    } else {
+        snprintf(o.name, sizeof o.name, "<stack:return address>");
+        snprintf(o.desc, sizeof o.desc, "a frame's return address, overwritten with 0x%lx: a stack smash, found "
+                 "when the return reached it", (unsigned long)target);
+    }
+    o.size = 8;
+    o.region = "stack";
+    emit_access(&o, slot, 8, MC_READ, pc ? pc : (const void *)target, NULL, 0, 0);
+    errors++;
+    if (summary_on) summary();
+    pthread_mutex_unlock(&report_lock);
+    fflush(NULL);
+}
+
 static void emit_access(const struct object *op, uintptr_t bad, size_t size, enum mc_access access, const void *pc,
                         const char *by, uintptr_t span_lo, uintptr_t span_hi)
 {

@@ -220,7 +220,10 @@ void check_global_fault(ucontext_t *uc, uintptr_t addr, uintptr_t ip, int libc)
     check_counted();
     if (libc && !o.write) return;
     struct mc_extent x;
-    if (left_global(o.ea, o.size, o.from, o.nfrom, o.nregs, &x)) check_report_extent(o.ea, o.size, o.write, ip, NULL, &x);
+    if (!left_global(o.ea, o.size, o.from, o.nfrom, o.nregs, &x)) return;
+    check_fault_gr = uc->uc_mcontext.gregs;
+    check_report_extent(o.ea, o.size, o.write, ip, NULL, &x);
+    check_fault_gr = NULL;
 }
 
 /* memcpy, memmove, memset (check_block): the range from p against the global p is in. */

@@ -74,6 +74,30 @@ int mc_snprintf(char *d, size_t n, const char *fmt, ...)
 
 static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
 
+/* --stack-depth N > 1: the frames a report prints under its line (check_report.c's mc_frames), from the      */
+/* faulting instruction's %rbp chain (read with user_transfer: a smashed chain must not fault here) when a   */
+/* fault is being checked (check_fault_gr, this thread's), else above the wrapper's caller pc, as allocation */
+/* stacks are found (mt_frames_above). Frame pointers only: code without them ends the chain or skips frames */
+/* (a fault in libc's strcpy starts at the caller of the function that called it).                          */
+__thread const greg_t *check_fault_gr;
+static int frames_of(uintptr_t pc, uint64_t *buf)
+{
+    if (g.stack_depth <= 1) return 0;
+    int max = g.stack_depth - 1 < MT_STACK_MAX - 1 ? g.stack_depth - 1 : MT_STACK_MAX - 1;
+    if (!check_fault_gr) return mt_frames_above((uintptr_t)__builtin_frame_address(0), pc, g.stack_depth, buf);
+    uintptr_t fp = (uintptr_t)check_fault_gr[REG_RBP], sp = (uintptr_t)check_fault_gr[REG_RSP];
+    int n = 0;
+    while (n < max) {
+        uint64_t w[2];
+        if ((fp & 7) || fp < sp || fp - sp > (1UL << 30) || user_transfer(w, fp, 16, 0) || w[1] < 4096) break;
+        buf[n++] = w[1];
+        if (w[0] <= fp || w[0] - fp > (1UL << 20)) break;
+        fp = w[0];
+    }
+    return n;
+}
+#define WITH_FRAMES(pc, call) do { uint64_t fr_[MT_STACK_MAX]; mc_nframes = frames_of(pc, fr_); mc_frames = fr_; call; mc_nframes = 0; } while (0)
+
 /* ---- shadow ---- */
 
 int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }
@@ -255,7 +279,7 @@ static void report_free(const char *kind, uintptr_t p, const struct mc_block *b,
 {
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_free(kind, p, b, (const void *)pc, what);
+    WITH_FRAMES(pc, mc_report_free(kind, p, b, (const void *)pc, what));
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
 }
@@ -359,7 +383,7 @@ static void report_access(uintptr_t addr, size_t size, int write, uintptr_t pc, 
     if (was_reported(pc)) return;
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_access(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by);
+    WITH_FRAMES(pc, mc_report_access(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by));
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
     note_reported(pc); /* continue mode: said once */
@@ -374,7 +398,7 @@ void check_report_extent(uintptr_t addr, size_t size, int write, uintptr_t pc, c
     if (was_reported(pc)) return;
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_extent(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by, x);
+    WITH_FRAMES(pc, mc_report_extent(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by, x));
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
     note_reported(pc);
@@ -394,7 +418,15 @@ static int check_string_range(uintptr_t p, size_t n, size_t elem, int down, int 
 }
 
 /* A fault on the heap by the program: the operand against the shadow. */
+static void check_fault_in(ucontext_t *uc, uintptr_t addr, int write);
 void check_fault(ucontext_t *uc, uintptr_t addr, int write)
+{
+    check_fault_gr = uc->uc_mcontext.gregs;
+    check_fault_in(uc, addr, write);
+    check_fault_gr = NULL;
+}
+
+static void check_fault_in(ucontext_t *uc, uintptr_t addr, int write)
 {
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uintptr_t)gr[REG_RIP];
@@ -451,7 +483,7 @@ static int smashed_return(siginfo_t *si, ucontext_t *uc)
         if (user_transfer(&target, sp - 8, 8, 0) || target != ip) return 0;
         world(1);
         int borrowed = borrow_stderr();
-        mc_report_smash(sp - 8, target, NULL, NULL);
+        mc_report_smash(sp - 8, target, NULL, NULL); /* no frames: the chain is what was smashed */
         if (borrowed) mt_sys1(SYS_close, 2);
         world(0);
         return 1;
@@ -464,7 +496,7 @@ static int smashed_return(siginfo_t *si, ucontext_t *uc)
     if (top == 0 || top == 0x1ffff) return 0; /* canonical: not why the ret faulted */
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_smash(sp, target, (const void *)ip, check_function_of(ip));
+    mc_report_smash(sp, target, (const void *)ip, check_function_of(ip)); /* no frames: its %rbp was smashed too */
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
     return 1;
@@ -489,7 +521,9 @@ void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
     if (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) ea = addr; /* the byte the CPU refused */
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_segv(ea, known, size, write ? MC_WRITE : MC_READ, (const void *)ip, why);
+    check_fault_gr = gr;
+    WITH_FRAMES(ip, mc_report_segv(ea, known, size, write ? MC_WRITE : MC_READ, (const void *)ip, why));
+    check_fault_gr = NULL;
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
 }

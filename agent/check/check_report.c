@@ -457,6 +457,28 @@ static void classify(uintptr_t bad, struct object *o)
 
 static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
 
+/* memtrace run --check --stack-depth N (N > 1): the return addresses above a report's site, which the agent
+ * finds on the program's frame-pointer chain and sets around the report (its own thread's), printed one a line
+ * under the report as ASan prints its frames: "    #0 plain-c-O0+4661 in fill" (the line's own "at"), then
+ * "    #1 plain-c-O0+4711 in bad" and on.
+ * The function's name is the executable's .symtab's when the agent read it (check_function_of, weak: the
+ * compiled-in runtime has none, and sets no frames). */
+__thread const uint64_t *mc_frames;
+__thread int mc_nframes;
+__attribute__((weak)) const char *check_function_of(uintptr_t pc);
+static void put_frames(struct out *l, const void *pc)
+{
+    for (int i = mc_nframes ? -1 : 0; i < mc_nframes; i++) {
+        char code[1024];
+        uintptr_t at = i < 0 ? (uintptr_t)pc : (uintptr_t)mc_frames[i];
+        const char *line, *fn = check_function_of ? check_function_of(i < 0 ? at : at - 1) : NULL;
+        name_code((const void *)at, code, sizeof code, &line);
+        put(l, "\n    #%d %s", i + 1, line ? line : code);
+        if (line) put(l, " (%s)", code);
+        else if (fn) put(l, " in %s", mc_spell(fn));
+    }
+}
+
 static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
                           uintptr_t span_lo, uintptr_t span_hi);
 
@@ -645,6 +667,7 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
     mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
+    put_frames(&l, pc);
     emit(&l, &j);
 }
 
@@ -725,6 +748,7 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
         }
     }
     mc_sarif_result(jkind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
+    put_frames(&l, pc);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();

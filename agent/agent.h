@@ -415,6 +415,7 @@ void check_report_extent(uintptr_t addr, size_t size, int write, uintptr_t pc, c
 int check_in_libc(uintptr_t ip);
 /* check_globals.c: run --check's globals, by the executable's symbol extents */
 void check_globals_init(void);
+int check_globals_wanted(void);
 int check_global_owns(uintptr_t a);
 void check_global_fault(ucontext_t *uc, uintptr_t addr, uintptr_t ip, int libc);
 int check_global_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *fn);

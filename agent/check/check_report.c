@@ -14,7 +14,7 @@
  * C++ symbols are spelled as the source spells them (Foo::bar(int)+115) by the system's c++filt
  * (check_demangle.c), unless MEMTRACE_CHECK has `mangled`.
  *
- * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled] (report each distinct
+ * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled][,globals] (report each distinct
  * error once, by kind and code site, and go on; the summary is then printed always), MEMTRACE_CHECK=summary,
  * MEMTRACE_CHECK_EXITCODE=N (default 1; leaks alone exit 23, as LeakSanitizer), MEMTRACE_CHECK_QUARANTINE=BYTES,
  * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
@@ -952,10 +952,11 @@ void mc_init_report(void)
             else if (strcmp(w, "summary") == 0) summary_on = 1;
             else if (strcmp(w, "noleaks") == 0) mc_leaks_on = 0;
             else if (strcmp(w, "mangled") == 0) mc_keep_mangled = 1;
+            else if (strcmp(w, "globals") == 0) {} /* run --check's fault mode reads it (check_globals.c) */
             else {
                 char msg[400];
                 int k = snprintf(msg, sizeof msg, "memtrace: check: MEMTRACE_CHECK: unknown word '%s' "
-                                 "(continue, stop, summary, noleaks, mangled)\n", w);
+                                 "(continue, stop, summary, noleaks, mangled, globals)\n", w);
                 write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
                 _exit(2);
             }

@@ -120,7 +120,8 @@ class CheckCorpusTest {
      * run --check on the plain build: the cases it finds (the others it is not expected to find: docs/check.md).
      * heap_overread at -O2 is gcc's inline `rep movsq` (the whole range it copies is checked: 12 quads); a null
      * dereference is said as ASan says a SEGV, then the program dies of the signal as natively (status 139), as does a
- * ret through a return address an overflow overwrote (-O0's stack smashes); globals by the executable's symbols
+ * ret through a return address an overflow overwrote (-O0's stack smashes); globals by the executable's symbols,
+ * asked for with MEMTRACE_CHECK=globals
  * (at -O2 history[32] is read through a loop cursor one past the array, which is not checked).
      */
     static final String RUN_CHECK = """
@@ -300,9 +301,9 @@ class CheckCorpusTest {
         assertThat(failures).isEmpty();
     }
 
-    /** memtrace run --check -- COMMAND, none of the checker's variables set. */
+    /** memtrace run --check -- COMMAND with the globals' checks asked for (MEMTRACE_CHECK=globals), no other variable. */
     private CheckBuilds.Run runCheck(String... command) throws Exception {
-        return CheckBuilds.runCheck(dir, List.of(), Map.of(), command);
+        return CheckBuilds.runCheck(dir, List.of(), Map.of("MEMTRACE_CHECK", "globals"), command);
     }
 
     /** The expectations of one level: NAME@LEVEL rows replace NAME's. */

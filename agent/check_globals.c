@@ -91,7 +91,6 @@ int check_globals_wanted(void)
 /* The executable's global objects, from its file (kept mapped: the names point into it). */
 void check_globals_init(void)
 {
-    if (!check_globals_wanted()) return;
     long fd = mt_sys3(SYS_open, "/proc/self/exe", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) return;
     long len = mt_sys3(SYS_lseek, fd, 0, SEEK_END);
@@ -118,6 +117,7 @@ void check_globals_init(void)
         }
     }
     if (tab) gl.dynsym = tab->sh_type == SHT_DYNSYM;
+    int wanted = check_globals_wanted(); /* the functions are read always: a smash's and a stack's names */
     if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_offset + tab->sh_size > (uint64_t)len) return;
     const Elf64_Sym *sy = (const Elf64_Sym *)(f + tab->sh_offset);
     size_t count = tab->sh_size / sizeof *sy;
@@ -130,6 +130,7 @@ void check_globals_init(void)
         if (ELF64_ST_TYPE(sy[i].st_info) == STT_FUNC && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum)
             gl.fn[gl.nfn++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, str + sy[i].st_name};
     sort(gl.fn, gl.nfn);
+    if (!wanted) return;
     for (size_t i = 0; i < count; i++)
         if (ELF64_ST_TYPE(sy[i].st_info) == STT_OBJECT && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum &&
             (sh[sy[i].st_shndx].sh_flags & SHF_WRITE))

@@ -79,7 +79,7 @@ static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
 /* fault is being checked (check_fault_gr, this thread's), else above the wrapper's caller pc, as allocation */
 /* stacks are found (mt_frames_above). Frame pointers only: code without them ends the chain or skips frames */
 /* (a fault in libc's strcpy starts at the caller of the function that called it).                          */
-__thread const greg_t *check_fault_gr;
+__thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
 static int frames_of(uintptr_t pc, uint64_t *buf)
 {
     if (g.stack_depth <= 1) return 0;

@@ -463,8 +463,9 @@ static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
  * "    #1 plain-c-O0+4711 in bad" and on.
  * The function's name is the executable's .symtab's when the agent read it (check_function_of, weak: the
  * compiled-in runtime has none, and sets no frames). */
-__thread const uint64_t *mc_frames;
-__thread int mc_nframes;
+/* initial-exec, as every thread variable here: a fault can come in a new thread before its TLS is set up */
+__thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec")));
+__thread int mc_nframes __attribute__((tls_model("initial-exec")));
 __attribute__((weak)) const char *check_function_of(uintptr_t pc);
 static void put_frames(struct out *l, const void *pc)
 {

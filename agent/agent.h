@@ -341,6 +341,8 @@ enum { STK_NONE, STK_PUSH, STK_POP };
 struct insn *cache_lookup(uintptr_t ip);
 int decode_fault_operand(uintptr_t ip, const greg_t *gr, uintptr_t addr, uintptr_t *ea, size_t *size, int *write);
 uintptr_t operand_address(const struct insn *e, const greg_t *gr);
+struct operand_origin { uintptr_t ea; size_t size; int write; uintptr_t from[3]; int nfrom, nregs; };
+int decode_operand_origin(uintptr_t ip, const greg_t *gr, uintptr_t addr, struct operand_origin *o);
 void ool_init(void);
 int is_decoder_object(uintptr_t bias);
 int in_decoder_object(uintptr_t addr);
@@ -407,6 +409,18 @@ size_t check_usable(void *p);
 void check_fault(ucontext_t *uc, uintptr_t addr, int write);
 void check_segv(int sig, siginfo_t *si, ucontext_t *uc);
 void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn);
+void check_counted(void);
+struct mc_extent;
+void check_report_extent(uintptr_t addr, size_t size, int write, uintptr_t pc, const char *by, const struct mc_extent *x);
+int check_in_libc(uintptr_t ip);
+/* check_globals.c: run --check's globals, by the executable's symbol extents */
+void check_globals_init(void);
+int check_globals_wanted(void);
+int check_global_owns(uintptr_t a);
+void check_global_fault(ucontext_t *uc, uintptr_t addr, uintptr_t ip, int libc);
+int check_global_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *fn);
+const char *check_function_of(uintptr_t pc);
+extern __thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
 /* wrappers.c: the MT_ALLOC records of checked operators new and delete */
 void check_note_alloc(void *p, size_t n, uintptr_t pc);
 void check_note_free(void *p, uintptr_t pc);

@@ -13,13 +13,21 @@
  *
  * Where the checks are: every access of the program to the heap faults (the heap is traced), and the fault
  * handler (fault.c) asks check_fault() first: the faulting operand (its address and size from the decoded
- * instruction when the agent knows it, else the faulting byte) against the shadow. malloc & co. and C++'s
- * operators new and delete (wrappers.c and below) lay out, check and release blocks: a released block is
- * poisoned and waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB) before heap.c gets
- * it back. memcpy, memmove and memset of the program are checked by their whole ranges (wrappers.c). At exit,
- * leaks by reachability as the compiled-in checker finds them (roots: writable segments of every module, the
- * exiting thread's stack). A report opens all traced memory for its duration (report code reads headers and
- * flushes the program's stdout, both on the heap), then closes it again in continue mode.
+ * instruction when the agent knows it, else the faulting byte) against the shadow. A `rep movs`/`rep stos`
+ * (gcc's inline memcpy and memset at -O2) is checked over the whole ranges it has left when it faults (%rcx
+ * elements from %rsi and %rdi, downwards with DF set), as one access. The executable's .data and .bss are
+ * traced too, and their faults checked against its symbols' extents (check_globals.c: global overflows).
+ * malloc & co. and C++'s operators new and delete (wrappers.c and below) lay out, check and release blocks: a
+ * released block is poisoned and waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB)
+ * before heap.c gets it back. memcpy, memmove and memset of the program are checked by their whole ranges
+ * (wrappers.c), on the heap and in the executable's globals. At exit, leaks by reachability as the compiled-in
+ * checker finds them (roots: writable segments of every module, the exiting thread's stack). A SIGSEGV or
+ * SIGBUS that is about to kill the program (fault.c's forward, check_segv) is said before it does: a ret that
+ * faults on an overwritten return address as a stack smash of its function's frame (a stack overflow, the
+ * function named by the executable's .symtab), an address in the first 64 KB as a null dereference, any other
+ * as a wild access with why the kernel refused it; the program then dies of the signal as natively. A report
+ * opens all traced memory for its duration (report code reads headers and flushes the program's stdout, both
+ * on the heap), then closes it again in continue mode.
  *
  * What it gets wrong: reads by libc's own code (strlen, strcpy's vector loads read past a string's end by
  * design) are checked only for use after free, so strcpy reading past a block is missed (its writes are
@@ -27,7 +35,9 @@
  * another live block is not seen (as with redzones anywhere); a block freed out of quarantine and handed out
  * again is the new block; blocks glibc served (the heap's reservation full, a forked child) are unchecked;
  * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
- * threads other than the exiting one are not leak roots.
+ * threads other than the exiting one are not leak roots; a stack overflow is seen only when it smashed a
+ * return address and the ret faults on it (locals have no redzones here: no DWARF frame layout is read), so
+ * one that stays inside its frame, or writes a canonical mapped address there, is missed.
  */
 #include <stdio.h>
 
@@ -63,6 +73,30 @@ int mc_snprintf(char *d, size_t n, const char *fmt, ...)
 }
 
 static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
+
+/* --stack-depth N > 1: the frames a report prints under its line (check_report.c's mc_frames), from the      */
+/* faulting instruction's %rbp chain (read with user_transfer: a smashed chain must not fault here) when a   */
+/* fault is being checked (check_fault_gr, this thread's), else above the wrapper's caller pc, as allocation */
+/* stacks are found (mt_frames_above). Frame pointers only: code without them ends the chain or skips frames */
+/* (a fault in libc's strcpy starts at the caller of the function that called it).                          */
+__thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
+static int frames_of(uintptr_t pc, uint64_t *buf)
+{
+    if (g.stack_depth <= 1) return 0;
+    int max = g.stack_depth - 1 < MT_STACK_MAX - 1 ? g.stack_depth - 1 : MT_STACK_MAX - 1;
+    if (!check_fault_gr) return mt_frames_above((uintptr_t)__builtin_frame_address(0), pc, g.stack_depth, buf);
+    uintptr_t fp = (uintptr_t)check_fault_gr[REG_RBP], sp = (uintptr_t)check_fault_gr[REG_RSP];
+    int n = 0;
+    while (n < max) {
+        uint64_t w[2];
+        if ((fp & 7) || fp < sp || fp - sp > (1UL << 30) || user_transfer(w, fp, 16, 0) || w[1] < 4096) break;
+        buf[n++] = w[1];
+        if (w[0] <= fp || w[0] - fp > (1UL << 20)) break;
+        fp = w[0];
+    }
+    return n;
+}
+#define WITH_FRAMES(pc, call) do { uint64_t fr_[MT_STACK_MAX]; mc_nframes = frames_of(pc, fr_); mc_frames = fr_; call; mc_nframes = 0; } while (0)
 
 /* ---- shadow ---- */
 
@@ -126,6 +160,7 @@ void check_init(int regions)
     mt_sys3(SYS_mprotect, (long)MC_SHADOW_GAP_START, (long)(MC_SHADOW_GAP_END - MC_SHADOW_GAP_START), PROT_NONE);
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)real.malloc);
     chk.on = 1;
+    check_globals_init();
     mc_init_report();
 }
 
@@ -244,7 +279,7 @@ static void report_free(const char *kind, uintptr_t p, const struct mc_block *b,
 {
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_free(kind, p, b, (const void *)pc, what);
+    WITH_FRAMES(pc, mc_report_free(kind, p, b, (const void *)pc, what));
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
 }
@@ -348,10 +383,25 @@ static void report_access(uintptr_t addr, size_t size, int write, uintptr_t pc, 
     if (was_reported(pc)) return;
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_access(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by);
+    WITH_FRAMES(pc, mc_report_access(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by));
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
     note_reported(pc); /* continue mode: said once */
+}
+
+void check_counted(void) { count(&cs.accesses); }
+int check_in_libc(uintptr_t ip) { return ip >= cs.libc_s && ip < cs.libc_e; }
+
+/* A global's extent left (check_globals.c), reported as report_access does the shadow's. */
+void check_report_extent(uintptr_t addr, size_t size, int write, uintptr_t pc, const char *by, const struct mc_extent *x)
+{
+    if (was_reported(pc)) return;
+    world(1);
+    int borrowed = borrow_stderr();
+    WITH_FRAMES(pc, mc_report_extent(addr, size, write ? MC_WRITE : MC_READ, (const void *)pc, by, x));
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
+    note_reported(pc);
 }
 
 /* The n bytes a rep movs/stos goes through from p (its current element at p; with DF set it goes down, so  */
@@ -368,7 +418,15 @@ static int check_string_range(uintptr_t p, size_t n, size_t elem, int down, int 
 }
 
 /* A fault on the heap by the program: the operand against the shadow. */
+static void check_fault_in(ucontext_t *uc, uintptr_t addr, int write);
 void check_fault(ucontext_t *uc, uintptr_t addr, int write)
+{
+    check_fault_gr = uc->uc_mcontext.gregs;
+    check_fault_in(uc, addr, write);
+    check_fault_gr = NULL;
+}
+
+static void check_fault_in(ucontext_t *uc, uintptr_t addr, int write)
 {
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = ts.stepping == STEP_OOL ? ts.ool_ip : (uintptr_t)gr[REG_RIP];
@@ -410,9 +468,44 @@ void check_fault(ucontext_t *uc, uintptr_t addr, int write)
 /* 64 KB a null dereference, anything else a wild access, with the operand's address, size and direction from */
 /* the decoded instruction (else the fault's address and the page fault's write bit). Then the program dies   */
 /* of the signal as natively. A signal sent by kill() or raise() (si_code <= 0) is not a fault: nothing said. */
+/* A ret that faults taking an overwritten return address (non-canonical: a general protection fault at the */
+/* ret), or the fetch fault at an unmapped one it took (the quad just above %rsp is the address faulted at). */
+/* At -O0 an overflow of a stack array runs over the saved %rbp and the return address, and nothing else    */
+/* sees it (the stack has no redzones in a binary nobody rebuilt): said as a stack smash of the function's   */
+/* frame, named by the executable's symbols, rather than as a wild access. Returns whether it was one.      */
+static int smashed_return(siginfo_t *si, ucontext_t *uc)
+{
+    greg_t *gr = uc->uc_mcontext.gregs;
+    uintptr_t ip = (uintptr_t)gr[REG_RIP], sp = (uintptr_t)gr[REG_RSP];
+    uint64_t target;
+    if (gr[REG_ERR] & PF_FETCH_BIT) {
+        if (si->si_code != SEGV_MAPERR && si->si_code != SEGV_ACCERR) return 0;
+        if (user_transfer(&target, sp - 8, 8, 0) || target != ip) return 0;
+        world(1);
+        int borrowed = borrow_stderr();
+        mc_report_smash(sp - 8, target, NULL, NULL); /* no frames: the chain is what was smashed */
+        if (borrowed) mt_sys1(SYS_close, 2);
+        world(0);
+        return 1;
+    }
+    unsigned char c[2];
+    if (si->si_code != SI_KERNEL || user_transfer(c, ip, 2, 0)) return 0;
+    int ret = c[0] == 0xc3 || c[0] == 0xc2 || ((c[0] == 0xf2 || c[0] == 0xf3) && (c[1] == 0xc3 || c[1] == 0xc2));
+    if (!ret || user_transfer(&target, sp, 8, 0)) return 0;
+    uint64_t top = target >> 47;
+    if (top == 0 || top == 0x1ffff) return 0; /* canonical: not why the ret faulted */
+    world(1);
+    int borrowed = borrow_stderr();
+    mc_report_smash(sp, target, (const void *)ip, check_function_of(ip)); /* no frames: its %rbp was smashed too */
+    if (borrowed) mt_sys1(SYS_close, 2);
+    world(0);
+    return 1;
+}
+
 void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
 {
     if (si->si_code <= 0 || !g.recording) return;
+    if (sig == SIGSEGV && smashed_return(si, uc)) return;
     greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = (uintptr_t)gr[REG_RIP], addr = (uintptr_t)si->si_addr, ea = addr;
     if (gr[REG_ERR] & PF_FETCH_BIT) return; /* a jump to nowhere: no access of data to name */
@@ -428,7 +521,9 @@ void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
     if (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) ea = addr; /* the byte the CPU refused */
     world(1);
     int borrowed = borrow_stderr();
-    mc_report_segv(ea, known, size, write ? MC_WRITE : MC_READ, (const void *)ip, why);
+    check_fault_gr = gr;
+    WITH_FRAMES(ip, mc_report_segv(ea, known, size, write ? MC_WRITE : MC_READ, (const void *)ip, why));
+    check_fault_gr = NULL;
     if (borrowed) mt_sys1(SYS_close, 2);
     world(0);
 }
@@ -439,7 +534,9 @@ void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const cha
     if (!n || !g.recording) return;
     count(&cs.libc_checks);
     if (s && heap_owns(s) && mc_first_bad((uintptr_t)s, n)) report_access((uintptr_t)s, n, 0, pc, fn);
+    else if (s && check_global_range((uintptr_t)s, n, 0, pc, fn)) return;
     if (heap_owns(d) && mc_first_bad((uintptr_t)d, n)) report_access((uintptr_t)d, n, 1, pc, fn);
+    else check_global_range((uintptr_t)d, n, 1, pc, fn);
 }
 
 /* ---- leaks ---- */

@@ -371,6 +371,45 @@ int decode_fault_operand(uintptr_t ip, const greg_t *gr, uintptr_t addr, uintptr
     return found;
 }
 
+/* run --check's globals (check_globals.c): the operand decode_fault_operand finds, and where its address came */
+/* from: the base register's value, the index register's when unscaled, and the displacement when it names  */
+/* an address itself (RIP-relative, or absolute with no base). Returns 0 when not decodable.                */
+int decode_operand_origin(uintptr_t ip, const greg_t *gr, uintptr_t addr, struct operand_origin *o)
+{
+    if (!zy.ready) return 0;
+    struct zy_insn in;
+    struct zy_operand op[ZY_MAX_OPERANDS];
+    if (ZY_FAILED(zy.decode(&zy.decoder, (const void *)ip, 15, &in, op))) return 0;
+    int found = 0;
+    for (int i = 0; i < in.operand_count && i < ZY_MAX_OPERANDS; i++) {
+        const struct zy_operand *m = &op[i];
+        if (m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->mem.segment == ZY_REG_FS ||
+            m->mem.segment == ZY_REG_GS)
+            continue;
+        int rip = m->mem.base == ZY_REG_RIP;
+        int base = rip || m->mem.base == ZY_REG_NONE ? -1 : greg_of(m->mem.base), index = greg_of(m->mem.index);
+        if (base == -2 || index == -2) continue;
+        uintptr_t a = (uintptr_t)m->mem.disp + (rip ? ip + in.length : 0);
+        if (base >= 0) a += (uintptr_t)gr[base];
+        if (index >= 0) a += (uintptr_t)gr[index] * m->mem.scale;
+        size_t n = m->size >= 8 ? m->size / 8 : 1;
+        int here = addr >= a && addr - a < n;
+        if (!here && found) continue;
+        o->ea = a;
+        o->size = n;
+        o->write = (m->actions & (ZY_ACTION_WRITE | ZY_ACTION_CONDWRITE)) != 0;
+        o->nfrom = 0;
+        if (base >= 0) o->from[o->nfrom++] = (uintptr_t)gr[base];
+        if (index >= 0 && m->mem.scale <= 1) o->from[o->nfrom++] = (uintptr_t)gr[index];
+        o->nregs = (base >= 0) + (index >= 0);
+        if (rip) o->from[o->nfrom++] = (uintptr_t)m->mem.disp + ip + in.length;
+        else if (base < 0) o->from[o->nfrom++] = (uintptr_t)m->mem.disp;
+        if (here) return 1;
+        found = 1;
+    }
+    return found;
+}
+
 /* The address a redirected instruction's memory operand names in the program's view. */
 uintptr_t operand_address(const struct insn *e, const greg_t *gr)
 {

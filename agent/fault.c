@@ -463,7 +463,13 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
     if (ts.dispatch_on && ts.selector == SUD_ALLOW && !ts.native_pending) ts.selector = SUD_BLOCK;
     int write = (gr[REG_ERR] & PF_WRITE_BIT) != 0;
     /* memtrace run --check: the access against the shadow first (it may report and end the run) */
-    if (chk.on && g.recording && !ts.untraced && heap_owns((void *)addr)) check_fault(uc, addr, write);
+    if (chk.on && g.recording && !ts.untraced) {
+        if (heap_owns((void *)addr)) check_fault(uc, addr, write);
+        else if (!ts.stepping && check_global_owns(addr)) {
+            uintptr_t ip = (uintptr_t)gr[REG_RIP];
+            check_global_fault(uc, addr, ip, check_in_libc(ip));
+        }
+    }
     /* Redirected (see below): decided before g.lock, since the code cache's lock is a leaf. The       */
     /* allocator's touches of a single-threaded program take the open page instead: nobody else can   */
     /* slip through, and a page opened for the whole wrapper costs fewer faults.                        */

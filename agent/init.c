@@ -132,6 +132,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     /* (dlerror's message for an operator a C program lacks) come from the boot arena, as dlopen's do    */
     /* (ool_init): they are neither the program's blocks nor recorded.                                   */
     if (g.regions & CHECK_REGION_BIT) {
+        if (check_globals_wanted()) g.regions |= MT_REGION_DATA; /* the executable's .data and .bss (modules.c): globals */
         hooks_ready = 0;
         check_resolve();
         hooks_ready = 1;

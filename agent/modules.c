@@ -35,8 +35,28 @@ static int is_excluded_object(struct dl_phdr_info *info)
     return 0;
 }
 
+/* run --check: the executable's writable data past its relro part (.data, .bss), whose globals         */
+/* check_globals.c checks; no library's, no read-only data (each access to traced memory costs a fault). */
+static int collect_check_spans(struct dl_phdr_info *info)
+{
+    if (info->dlpi_name && info->dlpi_name[0]) return 1; /* the executable comes first */
+    uintptr_t relro_end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO)
+            relro_end = page_up(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz);
+    for (int i = 0; i < info->dlpi_phnum && ndata_spans < 512; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_X) || !(ph->p_flags & PF_W)) continue;
+        uintptr_t s = page_down(info->dlpi_addr + ph->p_vaddr), e = page_up(info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+        if (relro_end > s && relro_end <= e) s = relro_end;
+        if (s < e) data_spans[ndata_spans++] = (struct span){s, e};
+    }
+    return 1;
+}
+
 static int collect_spans(struct dl_phdr_info *info, size_t size, void *arg)
 {
+    if (chk.on) return collect_check_spans(info);
     if (is_excluded_object(info)) return 0;
     for (int i = 0; i < info->dlpi_phnum && ndata_spans < 512; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];

@@ -81,6 +81,12 @@ void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *f
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
+extern __thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec"))); /* run --check --stack-depth */
+extern __thread int mc_nframes __attribute__((tls_model("initial-exec")));
+void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const char *fn);
+struct mc_extent { uintptr_t beg; size_t size; const char *region; char name[256]; char desc[512]; };
+void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
+                      const struct mc_extent *x);
 void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access access, const void *pc, const char *why);
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,

@@ -14,7 +14,7 @@
  * C++ symbols are spelled as the source spells them (Foo::bar(int)+115) by the system's c++filt
  * (check_demangle.c), unless MEMTRACE_CHECK has `mangled`.
  *
- * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled] (report each distinct
+ * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled][,globals] (report each distinct
  * error once, by kind and code site, and go on; the summary is then printed always), MEMTRACE_CHECK=summary,
  * MEMTRACE_CHECK_EXITCODE=N (default 1; leaks alone exit 23, as LeakSanitizer), MEMTRACE_CHECK_QUARANTINE=BYTES,
  * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
@@ -457,6 +457,29 @@ static void classify(uintptr_t bad, struct object *o)
 
 static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
 
+/* memtrace run --check --stack-depth N (N > 1): the return addresses above a report's site, which the agent
+ * finds on the program's frame-pointer chain and sets around the report (its own thread's), printed one a line
+ * under the report as ASan prints its frames: "    #0 plain-c-O0+4661 in fill" (the line's own "at"), then
+ * "    #1 plain-c-O0+4711 in bad" and on.
+ * The function's name is the executable's .symtab's when the agent read it (check_function_of, weak: the
+ * compiled-in runtime has none, and sets no frames). */
+/* initial-exec, as every thread variable here: a fault can come in a new thread before its TLS is set up */
+__thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec")));
+__thread int mc_nframes __attribute__((tls_model("initial-exec")));
+__attribute__((weak)) const char *check_function_of(uintptr_t pc);
+static void put_frames(struct out *l, const void *pc)
+{
+    for (int i = mc_nframes ? -1 : 0; i < mc_nframes; i++) {
+        char code[1024];
+        uintptr_t at = i < 0 ? (uintptr_t)pc : (uintptr_t)mc_frames[i];
+        const char *line, *fn = check_function_of ? check_function_of(i < 0 ? at : at - 1) : NULL;
+        name_code((const void *)at, code, sizeof code, &line);
+        put(l, "\n    #%d %s", i + 1, line ? line : code);
+        if (line) put(l, " (%s)", code);
+        else if (fn) put(l, " in %s", mc_spell(fn));
+    }
+}
+
 static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
                           uintptr_t span_lo, uintptr_t span_hi);
 
@@ -524,6 +547,67 @@ void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access acces
     fflush(NULL);
 }
 
+/* An access that leaves the object its address came from, when the caller knows the object's extent rather
+ * than a shadow marks it: memtrace run --check's globals of an unmodified binary (their symbols' st_size, no
+ * redzones: check_globals.c) and its stack frames. Worded as the shadow's reports are: "global overflow: g+40
+ * (a global of 40 bytes) written 4 bytes, 0 bytes past its end, at ..."; underflows with a negative offset. */
+void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
+                      const struct mc_extent *x)
+{
+    struct object o;
+    memset(&o, 0, sizeof o);
+    uintptr_t end = x->beg + x->size, bad = addr >= x->beg && addr < end ? end : addr;
+    int stack = strcmp(x->region, "stack") == 0;
+    if (bad < x->beg) {
+        o.kind = stack ? "stack underflow" : "global underflow";
+        o.json_kind = stack ? "stack-underflow" : "global-underflow";
+        o.distance = -(long)(x->beg - bad);
+    } else {
+        o.kind = stack ? "stack overflow" : "global overflow";
+        o.json_kind = stack ? "stack-overflow" : "global-overflow";
+        o.distance = (long)(bad - end);
+    }
+    o.offset = (long)(bad - x->beg);
+    o.size = x->size;
+    o.region = x->region;
+    o.known = 1;
+    snprintf(o.name, sizeof o.name, "%s", x->name);
+    snprintf(o.desc, sizeof o.desc, "%s", x->desc);
+    pthread_mutex_lock(&report_lock);
+    if (mc_continue && seen(o.kind, pc)) { pthread_mutex_unlock(&report_lock); return; }
+    emit_access(&o, bad, size, access, pc, by, 0, 0);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
+}
+
+/* A return through a return address an overflow overwrote (memtrace run --check, where no redzone showed the
+ * overflow when it happened): said when the ret faults, as a stack overflow of the frame of fn (the function
+ * whose ret it is, NULL when not known: the fault came at the address returned to). pc: the ret, or NULL. Like
+ * mc_report_segv, does not stop the program, which dies of the signal after this line. */
+void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const char *fn)
+{
+    struct object o;
+    memset(&o, 0, sizeof o);
+    pthread_mutex_lock(&report_lock);
+    o.kind = "stack overflow"; o.json_kind = "stack-overflow";
+    if (fn) {
+        snprintf(o.name, sizeof o.name, "<stack:return address@%s>", mc_spell(fn));
+        snprintf(o.desc, sizeof o.desc, "the return address in %s's frame, overwritten with 0x%lx: a stack smash, "
+                 "found at its return", mc_spell(fn), (unsigned long)target);
+    } else {
+        snprintf(o.name, sizeof o.name, "<stack:return address>");
+        snprintf(o.desc, sizeof o.desc, "a frame's return address, overwritten with 0x%lx: a stack smash, found "
+                 "when the return reached it", (unsigned long)target);
+    }
+    o.size = 8;
+    o.region = "stack";
+    emit_access(&o, slot, 8, MC_READ, pc ? pc : (const void *)target, NULL, 0, 0);
+    errors++;
+    if (summary_on) summary();
+    pthread_mutex_unlock(&report_lock);
+    fflush(NULL);
+}
+
 static void emit_access(const struct object *op, uintptr_t bad, size_t size, enum mc_access access, const void *pc,
                         const char *by, uintptr_t span_lo, uintptr_t span_hi)
 {
@@ -584,6 +668,7 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
     mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
+    put_frames(&l, pc);
     emit(&l, &j);
 }
 
@@ -664,6 +749,7 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
         }
     }
     mc_sarif_result(jkind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
+    put_frames(&l, pc);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -867,10 +953,11 @@ void mc_init_report(void)
             else if (strcmp(w, "summary") == 0) summary_on = 1;
             else if (strcmp(w, "noleaks") == 0) mc_leaks_on = 0;
             else if (strcmp(w, "mangled") == 0) mc_keep_mangled = 1;
+            else if (strcmp(w, "globals") == 0) {} /* run --check's fault mode reads it (check_globals.c) */
             else {
                 char msg[400];
                 int k = snprintf(msg, sizeof msg, "memtrace: check: MEMTRACE_CHECK: unknown word '%s' "
-                                 "(continue, stop, summary, noleaks, mangled)\n", w);
+                                 "(continue, stop, summary, noleaks, mangled, globals)\n", w);
                 write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
                 _exit(2);
             }

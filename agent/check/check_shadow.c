@@ -21,6 +21,12 @@
  *                                                        (reported as such, not "by the loop")
  *   __asan_register_globals & co., __asan_handle_no_return, stack scope and alloca poisoning: what gcc's
  *   layout of globals and frames needs.
+ * The slow path of `memtrace run --check --mode rewrite`'s trampolines is check_rwprobe.c's (a `rep movs`/
+ * `stos`/`lods` is tested there over its whole %rcx range each time). A SIGSEGV or SIGBUS that no check
+ * foresaw (a wild pointer into unmapped memory, a write to read-only memory, an absolute operand rewrite mode
+ * does not patch) is said by on_fault below as ASan says "SEGV on unknown address" (mc_report_segv: "null
+ * dereference" in the first 64 KB, else "wild access" with the kernel's reason), then the program dies of the
+ * signal as natively; the program's own handler, when it has one, gets the signal instead.
  * Counters (checks executed, accesses they covered) are per thread and summed when a thread ends.
  *
  * What it gets wrong: the counts of threads still running at exit are not in the summary; an access at an

@@ -5,7 +5,8 @@
  * whatever the program does: sigaction/signal on SIGSEGV only record the program's action, which the
  * runtime's handler calls for every fault that is not a probe's (signal under all of glibc's names:
  * bsd_signal, ssignal, and the one-shot __sysv_signal/sysv_signal that <signal.h> binds signal() to
- * under _POSIX_C_SOURCE without _DEFAULT_SOURCE). sigprocmask/pthread_sigmask never block
+ * under _POSIX_C_SOURCE without _DEFAULT_SOURCE; System V's sigset, sigignore, sighold and sigrelse too, whose
+ * glibc bodies call its internal sigaction and sigprocmask). sigprocmask/pthread_sigmask never block
  * SIGSEGV, and every handler the program installs runs with SIGSEGV unblocked (its probes may fault).
  *
  * Every other signal whose default action kills the process gets the runtime's handler while the program
@@ -292,6 +293,49 @@ RT_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
     return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
 }
 RT_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h) { return __sysv_signal(sig, h); }
+
+/* System V's sigset() and its kin (<signal.h> with _XOPEN_SOURCE >= 500): glibc's call its internal          */
+/* __sigaction and __sigprocmask, past the wrappers here, so sigset(SIGSEGV, h) would replace the runtime's   */
+/* handler and sighold(SIGSEGV) block its faults. Here with glibc's semantics (sysdeps/posix/sigset.c):      */
+/* sigset(sig, SIG_HOLD) blocks sig and returns its action (SIG_HOLD when it was blocked already); any other  */
+/* disposition is installed with no flags and an empty mask, sig unblocked, and the old action returned      */
+/* (SIG_HOLD when sig had been blocked). Masks go through sigprocmask below, which never blocks SIGSEGV.     */
+RT_EXPORT sighandler_t sigset(int sig, sighandler_t h)
+{
+    sigset_t one, old;
+    if (sig < 1 || sig >= 65) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    rt_sigemptyset(&one);
+    rt_sigaddset(&one, sig);
+    struct sigaction a, prev;
+    if (h == SIG_HOLD) {
+        if (sigprocmask(SIG_BLOCK, &one, &old) < 0) return SIG_ERR;
+        if (rt_sigismember(&old, sig)) return SIG_HOLD;
+        if (sigaction(sig, NULL, &prev) < 0) return SIG_ERR;
+        return prev.sa_handler;
+    }
+    rt_memzero(&a, sizeof a);
+    a.sa_handler = h;
+    if (sigaction(sig, &a, &prev) < 0) return SIG_ERR;
+    if (sigprocmask(SIG_UNBLOCK, &one, &old) < 0) return SIG_ERR;
+    return rt_sigismember(&old, sig) ? SIG_HOLD : prev.sa_handler;
+}
+RT_EXPORT int sigignore(int sig) { return set_handler(sig, SIG_IGN, 0) == SIG_ERR ? -1 : 0; }
+static int mask_one(int how, int sig)
+{
+    if (sig < 1 || sig >= 65) {
+        errno = EINVAL;
+        return -1;
+    }
+    sigset_t one;
+    rt_sigemptyset(&one);
+    rt_sigaddset(&one, sig);
+    return sigprocmask(how, &one, NULL);
+}
+RT_EXPORT int sighold(int sig) { return mask_one(SIG_BLOCK, sig); }
+RT_EXPORT int sigrelse(int sig) { return mask_one(SIG_UNBLOCK, sig); }
 
 static const sigset_t *without_segv(int how, const sigset_t *set, sigset_t *copy)
 {

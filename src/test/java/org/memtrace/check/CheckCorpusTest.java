@@ -70,6 +70,8 @@ class CheckCorpusTest {
             null_check_after | null dereference: NULL+0 (the page at address 0, never mapped) written 4 bytes, at {BAD} ({run|null_check_after_bad}+{n})
             null_strlen | null dereference: NULL+0 (the page at address 0, never mapped) read 1 byte by strlen, at {BAD} (null_strlen_bad+{n})
             null_struct_field | null dereference: NULL+8 (the page at address 0, never mapped) read 8 bytes, at {BAD} ({show|null_struct_field_bad.cold}+{n})
+            stack_memcpy_overflow@O0 | stack overflow: <stack:return address@stack_memcpy_overflow_bad> (the return address in stack_memcpy_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
+            stack_strncat_overflow@O0 | stack overflow: <stack:return address@stack_strncat_overflow_bad> (the return address in stack_strncat_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
             realloc_shrink | heap overflow: <realloc0002@shrink+{n}>+16 (a block of 16 bytes, allocated at realloc_shrink.c:{n}) written 64 bytes by memset, 0 bytes past its end, at {BAD} (shrink+{n})
             stack_alloca_overflow | stack overflow: <stack:alloca>+50 (an alloca of 50 bytes) written 100 bytes, 0 bytes past its end, at {BAD} (copy+{n})
             stack_index_overflow | stack overflow: <stack:buffer@{put|stack_index_overflow_bad}>+40 (a variable of 40 bytes, declared at line {n} of {put|stack_index_overflow_bad}) written 4 bytes, 0 bytes past its end, at {BAD} ({put|stack_index_overflow_bad}+{n})
@@ -117,7 +119,10 @@ class CheckCorpusTest {
     /**
      * run --check on the plain build: the cases it finds (the others it is not expected to find: docs/check.md).
      * heap_overread at -O2 is gcc's inline `rep movsq` (the whole range it copies is checked: 12 quads); a null
-     * dereference is said as ASan says a SEGV, then the program dies of the signal as natively (status 139).
+     * dereference is said as ASan says a SEGV, then the program dies of the signal as natively (status 139), as does a
+ * ret through a return address an overflow overwrote (-O0's stack smashes); globals by the executable's symbols,
+ * asked for with MEMTRACE_CHECK=globals
+ * (at -O2 history[32] is read through a loop cursor one past the array, which is not checked).
      */
     static final String RUN_CHECK = """
             double_free_alias | double free: free of <freed:0001@{M}+{n}>+0 (a block of 80 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
@@ -128,6 +133,11 @@ class CheckCorpusTest {
             free_middle | invalid free: free of <malloc0001@{M}+{n}>+3 (a block of 32 bytes, allocated at {M}+{n}), at {M}+{n}
             free_stack_array | invalid free: free of <stack> (memory on the stack of thread {n}), at {M}+{n}
             free_string_literal | invalid free: free of 0x{any} (not memory this allocator gave out), at {M}+{n}
+            global_loop_overflow | global overflow: global_counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end, at {M}+{n}
+            global_memset_overflow | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end, at {M}+{n}
+            global_static_local@O0 | global overflow: history+64 (a global of 64 bytes) read 2 bytes, 0 bytes past its end, at {M}+{n}
+            global_strcpy_overflow | global overflow: name_buffer+16 (a global of 16 bytes) written 16 bytes, 0 bytes past its end, at libc.so.6+{n}
+            global_underread | global underflow: level_table-8 (a global of 64 bytes) read 8 bytes, 8 bytes before its start, at {M}+{n}
             heap_loop_overflow | heap overflow: <malloc0001@{M}+{n}>+40 (a block of 40 bytes, allocated at {M}+{n}) written 4 bytes, 0 bytes past its end, at {M}+{n}
             heap_memcpy_overflow | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) written {8|16} bytes, 0 bytes past its end, at {M}+{n}
             heap_overread@O0 | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) read 99 bytes by memcpy, 0 bytes past its end, at {M}+{n}
@@ -274,7 +284,8 @@ class CheckCorpusTest {
             String want = "memtrace: " + regex(c.getValue().replace("{M}", binary), "") + (leak ? "" : ", thread \\d+");
             CheckBuilds.Run bad = runCheck("./" + binary, name, "bad");
             String first = bad.stderr().lines().filter(l -> l.startsWith("memtrace: ")).findFirst().orElse("");
-            int status = leak ? 23 : c.getValue().startsWith("null dereference:") ? 139 : 1;
+            // a NULL dereference and a smashed return are said before the program dies of its SIGSEGV, as natively
+            int status = leak ? 23 : c.getValue().startsWith("null dereference:") || c.getValue().contains("stack smash") ? 139 : 1;
             if (!first.matches(want) || bad.status() != status) {
                 failures.add(level + " " + name + ": status " + bad.status() + ", got\n  " + first + "\nwanted\n  " + want);
             }
@@ -290,9 +301,9 @@ class CheckCorpusTest {
         assertThat(failures).isEmpty();
     }
 
-    /** memtrace run --check -- COMMAND, none of the checker's variables set. */
+    /** memtrace run --check -- COMMAND with the globals' checks asked for (MEMTRACE_CHECK=globals), no other variable. */
     private CheckBuilds.Run runCheck(String... command) throws Exception {
-        return CheckBuilds.runCheck(dir, List.of(), Map.of(), command);
+        return CheckBuilds.runCheck(dir, List.of(), Map.of("MEMTRACE_CHECK", "globals"), command);
     }
 
     /** The expectations of one level: NAME@LEVEL rows replace NAME's. */

@@ -79,7 +79,7 @@ class CheckOutputTest {
     void badOptionsAreOneLineAndAnExistingJsonFileIsNeverOverwritten() throws Exception {
         CheckBuilds.Run word = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "fast"), "./cases", "heap_overflow", "good");
         assertThat(word.status()).isEqualTo(2);
-        assertThat(word.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK: unknown word 'fast' (continue, stop, summary, noleaks, mangled)\n");
+        assertThat(word.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK: unknown word 'fast' (continue, stop, summary, noleaks, mangled, globals)\n");
         Path existing = Files.writeString(dir.resolve("keep.json"), "mine\n");
         CheckBuilds.Run json = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", existing.toString()), "./cases", "heap_overflow", "bad");
         assertThat(json.status()).isEqualTo(2);

@@ -292,6 +292,78 @@ class RunCheckTest {
     }
 
     /**
+     * Fault mode's globals with MEMTRACE_CHECK=globals, by the executable's symbols (check_globals.c): an index one past a global array, a
+     * memset one byte past a struct, a read before a table (its origin the table's first byte, landing in the
+     * global laid out before it), each with its twin silent; and an -O0 stack smash, said at the ret that takes
+     * the overwritten return address as a stack overflow of the function's frame (then SIGSEGV, as natively).
+     */
+    @Test
+    void globalsAreCheckedBySymbolExtentsAndASmashedReturnIsAStackOverflow() throws Exception {
+        Files.writeString(dir.resolve("globals.c"), """
+                #include <stdio.h>
+                #include <stdlib.h>
+                #include <string.h>
+                long before = 7;
+                long table[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+                int counts[10];
+                struct config { int flags; char name[20]; } current;
+                __attribute__((noinline)) static void smash(const char *s, size_t n)
+                {
+                    char buf[16];
+                    memcpy(buf, s, n);
+                    printf("%c\\n", buf[0]);
+                }
+                int main(int argc, char **argv)
+                {
+                    int bad = strcmp(argv[2], "bad") == 0;
+                    volatile int k = bad;
+                    if (!strcmp(argv[1], "index")) for (int i = 0; i < 10 + k; i++) counts[i] = i;
+                    if (!strcmp(argv[1], "memset")) memset(&current, 0, sizeof current + k);
+                    if (!strcmp(argv[1], "before")) printf("%ld\\n", table[-k]);
+                    if (!strcmp(argv[1], "smash")) { char big[64]; memset(big, 'C', sizeof big); smash(big, bad ? 64 : 16); }
+                    printf("done %ld\\n", before);
+                    return 0;
+                }
+                """);
+        gcc("gcc", "-O0", "-g", "-o", "globals", "globals.c");
+        Map<String, String> e = new LinkedHashMap<>();
+        e.put("index", "global overflow: counts\\+40 \\(a global of 40 bytes\\) written 4 bytes, 0 bytes past its end, at globals\\+\\d+");
+        e.put("memset", "global overflow: current\\+24 \\(a global of 24 bytes\\) written 25 bytes by memset, 0 bytes past its end, at globals\\+\\d+");
+        e.put("before", "global underflow: table-8 \\(a global of 64 bytes\\) read 8 bytes, 8 bytes before its start, at globals\\+\\d+");
+        e.put("smash", "stack overflow: <stack:return address@smash> \\(the return address in smash's frame, overwritten with "
+                + "0x4343434343434343: a stack smash, found at its return\\) read 8 bytes, at globals\\+\\d+");
+        for (var c : e.entrySet()) {
+            // the globals' checks are asked for (each access to .data/.bss faults); a smash is said without
+            Map<String, String> env = c.getKey().equals("smash") ? Map.of() : Map.of("MEMTRACE_CHECK", "globals");
+            CheckBuilds.Run bad = check(env, "./globals", c.getKey(), "bad");
+            assertThat(bad.stderr().lines().findFirst().orElse("")).as(c.getKey() + "\n" + bad.stderr())
+                    .matches("memtrace: " + c.getValue() + ", thread \\d+");
+            assertThat(bad.status()).as(c.getKey()).isEqualTo(c.getKey().equals("smash") ? 139 : 1);
+            CheckBuilds.Run good = check(env, "./globals", c.getKey(), "good");
+            assertThat(good.stderr()).as("twin of " + c.getKey()).isEmpty();
+            assertThat(good.stdout()).endsWith("done 7\n");
+            assertThat(good.status()).isZero();
+        }
+    }
+
+    /**
+     * --stack-depth N prints N frames under a report, ASan's way (#0 the report's own site), from the
+     * frame-pointer chain, functions named by the executable's .symtab; without it the report is one line.
+     */
+    @Test
+    void stackDepthPrintsTheFramesUnderAReport() throws Exception {
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--stack-depth", "3"), Map.of(), "./cases-O0", "loop_overflow", "bad");
+        assertThat(r.status()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(4);
+        assertThat(lines.get(0)).matches("memtrace: heap overflow: <malloc0001@cases-O0\\+\\d+>\\+64 .*, at cases-O0\\+(\\d+), thread \\d+");
+        String at = lines.get(0).replaceAll(".*, at (cases-O0\\+\\d+), thread.*", "$1");
+        assertThat(lines.get(1)).isEqualTo("    #0 " + at + " in loop_overflow");
+        assertThat(lines.get(2)).matches("    #1 cases-O0\\+\\d+ in main");
+        assertThat(lines.get(3)).matches("    #2 libc\\.so\\.6\\+\\d+");
+    }
+
+    /**
      * Rewrite mode says, with the check summary, how many memory instructions of each module are checked and
      * how many could not be patched and stay unchecked, and which modules are left alone (glibc's).
      */

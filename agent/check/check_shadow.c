@@ -161,14 +161,25 @@ __attribute__((constructor(101))) static void mc_constructor(void) { mc_init(); 
 
 int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }
 
+/* n shadow bytes of value: a block's redzones are a few shadow bytes, which a word loop writes faster than a
+ * call of the exported memset (the checked one: it tests the shadow's own shadow first). Measured on
+ * bench/programs/heap.c: the two memset calls per redzone were 7 % of the checked run. */
+static void shadow_fill(uint8_t *s, uint8_t value, size_t n)
+{
+    if (n > 256) { memset(s, value, n); return; }
+    uint64_t w = value * 0x0101010101010101ULL;
+    for (; n >= 8; n -= 8, s += 8) __builtin_memcpy(s, &w, 8);
+    for (; n; n--) *s++ = value;
+}
+
 void mc_poison(uintptr_t addr, size_t size, uint8_t value)
 {
-    memset(MC_SHADOW(addr), value, (size + 7) >> 3);
+    shadow_fill(MC_SHADOW(addr), value, (size + 7) >> 3);
 }
 
 void mc_unpoison(uintptr_t addr, size_t size)
 {
-    memset(MC_SHADOW(addr), 0, size >> 3);
+    shadow_fill(MC_SHADOW(addr), 0, size >> 3);
     if (size & 7) *MC_SHADOW(addr + (size & ~(size_t)7)) = (uint8_t)(size & 7);
 }
 

@@ -251,10 +251,30 @@ final class LoopHoist {
 
     static List<String> entryCheck(Linear first, Linear last, int size, boolean store, long step, List<AsmLine> parsed,
                                    int checkLine) {
+        return entryCheck(first, last, null, 0, 0, size, store, step, parsed, checkLine);
+    }
+
+    /**
+     * The same with a last address of {@code last + (count >> shift) * mult} when {@code count} is not null:
+     * a loop whose exit counter moves by 2^shift bytes per iteration (matmul's column pointer, 2 KB) while
+     * the access moves by less (its row pointer, 8 bytes) has {@code count >> shift} iterations left, exactly
+     * (a loop that ends on {@code jne} reaches its exit value), which no multiplication gives.
+     */
+    static List<String> entryCheck(Linear first, Linear last, Linear count, int shift, long mult, int size,
+                                   boolean store, long step, List<AsmLine> parsed, int checkLine) {
         List<String> code = new ArrayList<>(List.of("\tleaq\t-128(%rsp), %rsp", "\tpushfq", "\tpushq\t%rdi",
                 "\tpushq\t%rsi", "\tpushq\t%rdx", "\tpushq\t%rax"));
-        if (!evaluate(last, code) ) return null;
-        code.add("\tmovq\t%rax, %rsi");
+        if (count != null) {
+            if (mult != (int) mult || shift < 0 || shift > 62 || !evaluate(count, code)) return null;
+            code.add("\tsarq\t$" + shift + ", %rax");
+            code.add("\timulq\t$" + mult + ", %rax, %rax");
+            code.add("\tmovq\t%rax, %rsi");                     // the saved %rsi is what evaluate reads
+            if (!evaluate(last, code)) return null;
+            code.add("\taddq\t%rax, %rsi");
+        } else {
+            if (!evaluate(last, code)) return null;
+            code.add("\tmovq\t%rax, %rsi");
+        }
         if (!evaluate(first, code)) return null;
         code.add("\tmovq\t%rax, %rdi");
         long packed = size | (store ? 1L << 8 : 0) | (Math.min(step, 0x7fffffffL) << 16);

@@ -107,6 +107,38 @@ final class PlainCover {
         }
         Edits edits = new Edits();
         int ranges = 0;
+        // an innermost loop's ranges moved out through the loops around it, level by level, with those loops'
+        // own accesses, as long as each is straight-line code around the one below (NestHoist)
+        for (var e : new ArrayList<>(inLoop.entrySet())) {
+            int[] loop = smallest(loops, e.getValue().getFirst());
+            Summary sum = loop == null ? null : summarize(loop[0], e.getValue(), parsed, definedAt, references);
+            if (sum == null) continue;
+            List<Integer> taken = new ArrayList<>();
+            List<String> code = new ArrayList<>();
+            int n = 0;
+            for (int[] outer = parent(loops, loop); outer != null; outer = parent(loops, loop)) {
+                if (loopsIn(loops, outer) != loopsIn(loops, loop) + 1) break;
+                List<Integer> own = new ArrayList<>();
+                for (int line : single.keySet()) if (line > outer[0] && line < outer[1] && !taken.contains(line)) own.add(line);
+                own.sort(null);
+                NestHoist.Level level = NestHoist.of(outer[0], loop[0], sum, own, parsed, definedAt, references);
+                if (level == null) break;
+                List<String> stay = emit(level.atInner(), parsed);
+                if (stay == null) break;
+                edits.insertBefore(loop[0], stay);
+                n += level.atInner().size();
+                taken.addAll(own);
+                sum = level.up();
+                loop = outer;
+            }
+            if (loop[0] == e.getKey()) continue;                  // not moved: the loop below does it
+            List<String> top = emit(sum.ranges(), parsed);
+            if (top == null) return null;
+            edits.insertBefore(loop[0], top);
+            ranges += n + sum.ranges().size();
+            inLoop.remove(e.getKey());
+            single.keySet().removeAll(taken);
+        }
         for (var e : inLoop.entrySet()) {
             Edits loop = new Edits();
             int n = hoist(e.getKey(), e.getValue(), parsed, definedAt, references, loop);
@@ -188,6 +220,25 @@ final class PlainCover {
         return best;
     }
 
+    /** The smallest loop strictly around {@code inner}, or null. */
+    private static int[] parent(List<int[]> loops, int[] inner) {
+        int[] best = null;
+        for (int[] l : loops) {
+            if (l[0] <= inner[0] && inner[1] <= l[1] && (l[0] != inner[0] || l[1] != inner[1])
+                    && (best == null || l[1] - l[0] < best[1] - best[0])) best = l;
+        }
+        return best;
+    }
+
+    /** How many loops lie strictly inside {@code outer}. */
+    private static int loopsIn(List<int[]> loops, int[] outer) {
+        int n = 0;
+        for (int[] l : loops) {
+            if (l != outer && l[0] >= outer[0] && l[1] <= outer[1] && !(l[0] == outer[0] && l[1] == outer[1])) n++;
+        }
+        return n;
+    }
+
     private static boolean containsLoop(List<int[]> loops, int[] outer) {
         for (int[] l : loops) {
             if (l != outer && l[0] >= outer[0] && l[1] <= outer[1] && !(l[0] == outer[0] && l[1] == outer[1])) return true;
@@ -198,10 +249,34 @@ final class PlainCover {
     /** The range checks of one innermost loop at its entry; how many, or -1 when an access cannot be covered. */
     private static int hoist(int top, List<Integer> accesses, List<AsmLine> parsed, Map<String, Integer> definedAt,
                              Map<String, Integer> references, Edits edits) {
+        Summary sum = summarize(top, accesses, parsed, definedAt, references);
+        List<String> entry = sum == null ? null : emit(sum.ranges(), parsed);
+        if (entry == null) return -1;
+        edits.insertBefore(top, entry);
+        return sum.ranges().size();
+    }
+
+    /**
+     * One range a loop's entry checks: from {@code first} to {@code last} (plus {@code (count >> shift) * mult}
+     * when count is not null), accesses of {@code size} bytes moving by {@code step} (signed) per iteration;
+     * strided: tested access by access.
+     */
+    record Range(Linear first, Linear last, Linear count, int shift, long mult, int size, boolean store, long step,
+                 int line, boolean strided) {}
+
+    /** How a loop ends: its invariant (0) and induction registers' steps, D = B - A at its compare, D's step, e. */
+    record Exit(Map<String, Long> steps, Linear d, long dstep, long e) {}
+
+    /** An innermost loop's ranges and how it ends. */
+    record Summary(List<Range> ranges, Exit exit) {}
+
+    /** The ranges of one innermost loop, or null when an access cannot be covered. */
+    static Summary summarize(int top, List<Integer> accesses, List<AsmLine> parsed, Map<String, Integer> definedAt,
+                             Map<String, Integer> references) {
         String label = ((AsmLine.Label) parsed.get(top)).name();
-        if (references.getOrDefault(label, 0) != 1 || !LoopHoist.fallsInto(parsed, top)) return -1;
+        if (references.getOrDefault(label, 0) != 1 || !LoopHoist.fallsInto(parsed, top)) return null;
         LoopShape shape = LoopShape.of(label, top, parsed, definedAt, references);
-        if (shape == null) return -1;
+        if (shape == null) return null;
         Symbolic s = new Symbolic(LoopHoist.narrowAtEntry(parsed, top));
         Map<Integer, Linear> forms = new HashMap<>();
         Linear a = null, b = null;
@@ -210,15 +285,15 @@ final class PlainCover {
         for (int i = top + 1; i < parsed.size() && jump == null; i++) {
             if (!(parsed.get(i) instanceof AsmLine.Instruction in)) {
                 if (parsed.get(i) instanceof AsmLine.Label x && !shape.internal(x.name()) && !x.name().startsWith(".LVL")
-                        && !x.name().startsWith(".LBB") && !x.name().startsWith(".LBE")) return -1;
+                        && !x.name().startsWith(".LBB") && !x.name().startsWith(".LBE")) return null;
                 if (!shape.conditional(i)) continue;
                 a = b = null;
                 continue;
             }
             if (accesses.contains(i)) {
-                if (shape.conditional(i)) return -1;              // in some iterations only: no whole range
+                if (shape.conditional(i)) return null;            // in some iterations only: no whole range
                 Linear f = s.address(in.operands().get(memoryOperand(in)));
-                if (f == null) return -1;
+                if (f == null) return null;
                 forms.put(i, f);
             }
             if (shape.conditional(i)) {
@@ -230,7 +305,7 @@ final class PlainCover {
             }
             String m = in.mnemonic();
             if (in.isJump()) {
-                if (in.operands().size() != 1 || !in.operands().getFirst().equals(label)) return -1;
+                if (in.operands().size() != 1 || !in.operands().getFirst().equals(label)) return null;
                 jump = m;
             } else if ((m.equals("cmpq") || m.equals("cmp")) && in.operands().size() == 2 && Registers.wide(in.operands().get(1))) {
                 a = LoopHoist.operand(s, in.operands().get(0));
@@ -245,8 +320,17 @@ final class PlainCover {
                 s.step(in);
             }
         }
-        if (jump == null || a == null || b == null || forms.size() != accesses.size()) return -1;
-        if (narrowCompare && !LoopHoist.CONTINUE_WHILE_NONZERO.contains(jump)) return -1;
+        if (forms.size() != accesses.size()) return null;
+        Exit exit = exit(s, a, b, jump, narrowCompare);
+        if (exit == null) return null;
+        List<Range> ranges = ranges(accesses, forms, exit, parsed);
+        return ranges == null ? null : new Summary(ranges, exit);
+    }
+
+    /** How the loop whose symbolic state at its back edge is {@code s} ends, or null when that is not known. */
+    static Exit exit(Symbolic s, Linear a, Linear b, String jump, boolean narrowCompare) {
+        if (jump == null || a == null || b == null) return null;
+        if (narrowCompare && !LoopHoist.CONTINUE_WHILE_NONZERO.contains(jump)) return null;
         Map<String, Long> steps = new HashMap<>();
         for (String r : Registers.ALL) {
             Linear end = s.get(r);
@@ -254,20 +338,29 @@ final class PlainCover {
         }
         Linear d = b.minus(a);
         Long dstep = LoopHoist.step(d, steps);
-        if (dstep == null || dstep == 0) return -1;
+        if (dstep == null || dstep == 0) return null;
         long e;
         if (LoopHoist.CONTINUE_WHILE_NONZERO.contains(jump)) e = 0;
         else if (LoopHoist.LESS.contains(jump) && dstep == 1 || LoopHoist.GREATER.contains(jump) && dstep == -1) e = 0;
         else if (LoopHoist.LESS_EQUAL.contains(jump) && dstep == 1 || LoopHoist.GREATER_EQUAL.contains(jump) && dstep == -1) e = -dstep;
-        else return -1;
+        else return null;
+        return new Exit(steps, d, dstep, e);
+    }
+
+    /** The ranges of a loop's accesses (their addresses at its top in {@code forms}), or null. */
+    static List<Range> ranges(List<Integer> accesses, Map<Integer, Linear> forms, Exit exit, List<AsmLine> parsed) {
+        Linear d = exit.d();
+        long dstep = exit.dstep(), e = exit.e();
         // streams from one base with one stride, less than a stride apart (c[j] read and written, a vector
         // loop's two halves), share one range: the first one's in program order, widened to all of theirs
         List<Stream> streams = new ArrayList<>();
         for (int line : accesses.stream().sorted().toList()) {
             AsmLine.Instruction in = (AsmLine.Instruction) parsed.get(line);
             Linear f = forms.get(line);
-            Long step = LoopHoist.step(f, steps);
-            if (step == null || step % dstep != 0) return -1;
+            Long step = LoopHoist.step(f, exit.steps());
+            // a stride the counter's does not divide needs a division at entry: a shift, when the counter's
+            // stride is a power of two and the loop ends on reaching its exit value exactly (jne)
+            if (step == null || step % dstep != 0 && !(e == 0 && Long.bitCount(Math.abs(dstep)) == 1)) return null;
             int width = width(in);
             Stream near = null;
             for (Stream st : streams) {
@@ -281,24 +374,38 @@ final class PlainCover {
             }
             streams.add(new Stream(line, f, step, width, store(in, in.operands().get(memoryOperand(in)))));
         }
-        List<String> entry = new ArrayList<>();
+        List<Range> out = new ArrayList<>();
         for (Stream st : streams) {
             // the range [low, high) of the first iteration to that of the last, reported in the first
             // access's size: first + size is the range's end on the side the loop moves away from
             Linear first = new Linear(st.form.terms(), st.low);
-            Linear last = first.minus(d.plus(e).times(st.step / dstep));
+            boolean divides = st.step % dstep == 0;
+            // not divisible: last = first + jl * step with jl = -(D0 + e) / dstep = (D0 + e) >> k * -sign(dstep)
+            Linear last = divides ? first.minus(d.plus(e).times(st.step / dstep)) : first;
+            Linear count = divides ? null : d.plus(e);
+            int shift = Long.numberOfTrailingZeros(Math.abs(dstep));
+            long mult = -Long.signum(dstep) * st.step;
             // (a stride over 64 bytes is tested access by access, [a, a + size): there the size is the whole span)
             boolean strided = Math.abs(st.step) > 64;
             long extra = strided ? 0 : st.high - st.low - st.width;
             if (st.step >= 0) last = last.plus(extra);
             else first = first.plus(extra);
             int size = strided ? (int) (st.high - st.low) : st.width;
-            List<String> code = LoopHoist.entryCheck(first, last, size, st.store, Math.abs(st.step), parsed, st.line);
-            if (code == null) return -1;
+            out.add(new Range(first, last, count, shift, mult, size, st.store, st.step, st.line, strided));
+        }
+        return out;
+    }
+
+    /** The code that checks the ranges, or null when a coefficient is too large. */
+    static List<String> emit(List<Range> ranges, List<AsmLine> parsed) {
+        List<String> entry = new ArrayList<>();
+        for (Range r : ranges) {
+            List<String> code = LoopHoist.entryCheck(r.first(), r.last(), r.count(), r.shift(), r.mult(), r.size(),
+                    r.store(), Math.abs(r.step()), parsed, r.line());
+            if (code == null) return null;
             entry.addAll(code);
         }
-        edits.insertBefore(top, entry);
-        return streams.size();
+        return entry;
     }
 
     /** One range checked at a loop's entry: bytes [low, high) from the base in the first iteration. */

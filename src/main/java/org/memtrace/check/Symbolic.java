@@ -100,6 +100,11 @@ final class Symbolic {
         return null;
     }
 
+    /** Gives a register a value (an inner loop's exit value), or a fresh opaque one when v is null. */
+    void assign(String r, Linear v) {
+        set(r, v);
+    }
+
     private void set(String r, Linear v) {
         regs.put(r, v == null ? opaque() : v);
         narrow.remove(r);

@@ -16,7 +16,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Vectorised loops under {@code cc --check} ({@link PlainBodies}): vector.c built {@code -O2 -g}. scale's loop
  * keeps gcc's vector code (gcc's body without checks, one range per stream at the loop's entry) and still
  * reports a block one element too short with the right object, offset and line; gather's index comes from
- * memory, so its function keeps gcc's per-access checks and reports at the access. Twins stay silent.
+ * memory, so its function keeps gcc's per-access checks and reports at the access. gemm's inner ranges and its
+ * {@code a[i][k]} are checked at its middle loop's entry ({@link NestHoist}), matmul's row of A with a shift at
+ * its dot product's entry; both report a matrix one element short. Twins stay silent.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CheckVectorTest {
@@ -72,6 +74,43 @@ class CheckVectorTest {
                 + "at vector.c:" + CheckBuilds.line(source, "GATHER") + " \\(gather\\+\\d+\\), thread \\d+\n");
         assertThat(bad.status()).isEqualTo(1);
         CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./vector", "gather", "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.stdout()).isEqualTo("0\n");
+        assertThat(good.status()).isZero();
+    }
+
+    /** The number of range checks (calls of __memtrace_check_loop) in a function's kept assembly. */
+    private int rangeChecks(String body) {
+        return body.split("call\t\\*__memtrace_check_loop@GOTPCREL\\(%rip\\)", -1).length - 1;
+    }
+
+    @Test
+    void aNestsInnerRangesAreCheckedOncePerOuterIteration() throws Exception {
+        String gemm = function("gemm");
+        assertThat(gemm).contains(MARK).containsPattern("\t(add|mul)pd\t").doesNotContain("__memtrace_slow_");
+        // B's rows and C's row (inner ranges) and a[i][k] (the middle loop's own), all before the middle loop
+        assertThat(rangeChecks(gemm)).isEqualTo(3);
+        CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), "./vector", "gemm", "bad");
+        assertThat(bad.stderr()).matches("memtrace: heap overflow: <calloc0002@main\\+\\d+>\\+32760 \\(a block of 32760 bytes, "
+                + "allocated at vector.c:" + CheckBuilds.line(source, "NEST_ALLOC") + "\\) read 8 bytes by the loop, "
+                + "0 bytes past its end, at vector.c:" + CheckBuilds.line(source, "GEMM") + " \\(gemm\\+\\d+\\), thread \\d+\n");
+        assertThat(bad.status()).isEqualTo(1);
+        CheckBuilds.Run good = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "summary"), "./vector", "gemm", "good");
+        assertThat(good.stdout()).isEqualTo("0\n");
+        assertThat(good.stderr()).matches("memtrace: check summary: .* 0 errors\n");
+        assertThat(good.status()).isZero();
+    }
+
+    @Test
+    void aDotProductCountingOnItsColumnGetsItsRowByAShift() throws Exception {
+        String matmul = function("matmul");
+        assertThat(matmul).contains(MARK).contains("\tsarq\t$9, %rax").doesNotContain("__memtrace_slow_");
+        CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), "./vector", "matmul", "bad");
+        assertThat(bad.stderr()).matches("memtrace: heap overflow: <calloc0002@main\\+\\d+>\\+32760 \\(a block of 32760 bytes, "
+                + "allocated at vector.c:" + CheckBuilds.line(source, "NEST_ALLOC") + "\\) read 8 bytes by the loop, "
+                + "0 bytes past its end, at vector.c:" + CheckBuilds.line(source, "MATMUL") + " \\(matmul\\+\\d+\\), thread \\d+\n");
+        assertThat(bad.status()).isEqualTo(1);
+        CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./vector", "matmul", "good");
         assertThat(good.stderr()).isEmpty();
         assertThat(good.stdout()).isEqualTo("0\n");
         assertThat(good.status()).isZero();

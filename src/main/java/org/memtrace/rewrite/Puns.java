@@ -117,7 +117,8 @@ final class Puns {
         long b = t.address() + length;
         Integer j = jumps.get(b);
         int k = PatchPlanner.JUMP_LENGTH - length;
-        if (j == null || room.getOrDefault(b, 0) < k + PatchPlanner.JUMP_LENGTH) return null;
+        // at most 3 prefixes: a plan's jump has 8 bytes, and the runtime looks for its e9 among the first 4
+        if (j == null || k > 3 || room.getOrDefault(b, 0) < k + PatchPlanner.JUMP_LENGTH) return null;
         PlanFile.Patch w = writes.get(j);
         if ((w.jump()[0] & 0xff) != 0xe9) return null;
         for (int top : PREFIXES) {

@@ -11,7 +11,9 @@
  * __memtrace_cursor from the thread pointer, and writes each planned `jmp rel32` over the first five bytes
  * of its instruction. The plan's int3 places (the fallback for instructions no jump can patch, and the
  * rt_sigprocmask syscalls that must not block SIGTRAP) become a table handed to rw_trap.c before their
- * `int3` bytes are written with the jumps. The trampolines record through the runtime exactly as compiled-in probes do (they are
+ * `int3` bytes are written with the jumps; an int3 place the planner punned (Puns.java) then gets a `jmp
+ * rel32` over its own bytes instead, to a stub page mapped where the next instructions' bytes make the rel32
+ * lead (pun_segment), when the bytes and the page allow. The trampolines record through the runtime exactly as compiled-in probes do (they are
  * its GOT-form group probes), so the .mtr file is the same kind of file; rw_report adds an MT_MODULE per
  * trampoline file at the bias that places its text, and the reader finds through it the site table that
  * names the module's instructions (the file names its module by build-id).
@@ -36,7 +38,8 @@
  * sees the jumps; a fault of the moved instruction reports a pc inside the trampoline to the program's
  * handler; a page that a code segment shares with another segment gets the code segment's protection back
  * after patching; code that runs before the constructor (preinit_array, libc's start-up) or after the
- * runtime's end (exit handlers) runs unrewritten. The runtime's own libc calls while the program records
+ * runtime's end (exit handlers) runs unrewritten. A punned jump's stub page that lies in the brk heap's
+ * way (more than 256 MB above the break) makes brk fail once the heap reaches it (malloc then uses mmap). The runtime's own libc calls while the program records
  * (dlsym in its wrappers) are recorded as the calling thread's. Without a writer thread, the thread whose
  * buffer is full compresses it.
  */
@@ -55,7 +58,7 @@
 #define RW_MAGIC 0x314e4c505752544dULL /* "MTRWPLN1" */
 #define RW_HEADER 104
 #define RW_PATCH 24
-#define RW_TRAP 24
+#define RW_TRAP 40
 
 struct rw_header {
     uint64_t magic;
@@ -75,10 +78,13 @@ struct rw_patch {
 _Static_assert(sizeof(struct rw_patch) == RW_PATCH, "plan patch");
 
 /* An int3 over the instruction at address (link-time) whose first byte is old; its trampoline at tramp. */
+/* pun_len > 0: a punned jump instead when it can be (pun_stubs): pun[0..pun_len) over the instruction,   */
+/* reaching the stub at link-time stub through a rel32 whose high bytes are the next instructions'.       */
 struct rw_trap_place {
-    uint64_t address, tramp;
-    unsigned char old, flags, pad[2]; /* flags: RW_TRAP_SIGMASK */
+    uint64_t address, tramp, stub;
+    unsigned char old, flags, pun_len, pad; /* flags: RW_TRAP_SIGMASK */
     uint32_t accesses;
+    unsigned char pun[4], pad2[4];
 };
 _Static_assert(sizeof(struct rw_trap_place) == RW_TRAP, "plan trap");
 
@@ -93,6 +99,8 @@ static struct rw_applied {
     uint32_t id_len;
     char path[1024];
     uint32_t path_len;
+    uint64_t *stub_pages;  /* the punned jumps' stub pages (pun_stubs), unmapped with the module */
+    uint32_t stub_count, stub_cap;
 } rw[RW_MODULES];
 static int rw_count;
 
@@ -173,6 +181,15 @@ static unsigned char *read_plan(const char *path, size_t *len)
     if (!buf || got != n) { say("cannot read the plan ", path); return NULL; }
     *len = n;
     return buf;
+}
+
+/* Where a patch's e9 is: after the prefixes a jump is padded with (Puns.java), at most 3; 4 when it has none */
+/* (check_plan refuses that plan).                                                                         */
+static uint32_t jump_opcode(const struct rw_patch *p)
+{
+    uint32_t e = 0;
+    while (e < 3 && p->jump[e] != 0xe9) e++;
+    return p->jump[e] == 0xe9 ? e : 4;
 }
 
 /* The executable segment of the object that holds [a, a+n), or NULL. */
@@ -269,19 +286,91 @@ static const char *check_plan(const unsigned char *plan, size_t len)
     uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
     uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
     uint64_t traps_at = fixups_at + pad8(4ULL * h->fixups);
-    if (h->magic != RW_MAGIC || h->version != 3 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
+    if (h->magic != RW_MAGIC || h->version != 4 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
         || h->module_id_len > 64 || h->text_size > len || h->cursor_slot - h->text_address + 8 > h->text_size
         || traps_at + (uint64_t)h->traps * RW_TRAP != len)
         return "the plan is damaged or of another version: ";
     const uint32_t *fix = (const void *)(plan + fixups_at);
     for (uint32_t i = 0; i < h->fixups; i++)
         if ((uint64_t)fix[i] + 4 > h->text_size) return "the plan is damaged (a fix-up outside its text): ";
+    const struct rw_patch *p = (const void *)(plan + patches_at);
+    for (uint32_t i = 0; i < h->patches; i++)
+        if (jump_opcode(&p[i]) > 3) return "the plan is damaged (a jump without its e9): ";
     /* the handler's binary search needs the places in increasing order, each trampoline inside the text */
     const struct rw_trap_place *t = (const void *)(plan + traps_at);
     for (uint32_t i = 0; i < h->traps; i++)
-        if ((i && t[i].address <= t[i - 1].address) || t[i].tramp < h->text_address || t[i].tramp >= h->text_address + h->text_size)
+        if ((i && t[i].address <= t[i - 1].address) || t[i].tramp < h->text_address || t[i].tramp >= h->text_address + h->text_size
+            || t[i].pun_len > 4)
             return "the plan is damaged (its int3 places out of order or their trampolines outside its text): ";
     return NULL;
+}
+
+/* The punned jumps' stub pages of one module being applied: a set of the pages tried (page|1 mapped by us, */
+/* page|2 refused), and the break's reserve, which no stub takes (a brk heap grows there).                  */
+struct rw_stubs {
+    uint64_t *seen;
+    uint32_t cap;
+    uint64_t brk_lo, brk_hi;
+    struct rw_applied *a;
+};
+
+#define RW_HEAP_ROOM (256ULL << 20) /* Puns.HEAP_ROOM */
+
+/* Whether the stub page at page is ours to write: mapped now (read, write, execute until pun_done) or before. */
+static int stub_page(struct rw_stubs *s, uint64_t page)
+{
+    uint32_t k = (uint32_t)(((page >> 12) * 0x9E3779B97F4A7C15ULL) >> 40) & (s->cap - 1);
+    for (; s->seen[k]; k = (k + 1) & (s->cap - 1))
+        if ((s->seen[k] & ~3ULL) == page) return (int)(s->seen[k] & 1);
+    int ok = 0;
+    if (!(page < s->brk_hi && page + (uint64_t)rt.page > s->brk_lo) && page >= 0x10000 && page < 0x7fff00000000ULL
+        && s->a->stub_count < s->a->stub_cap) {
+        long m = mt_sys6(SYS_mmap, page, rt.page, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m == (long)page) {
+            ok = 1;
+            s->a->stub_pages[s->a->stub_count++] = page;
+        } else if (m > 0) mt_sys2(SYS_munmap, m, rt.page); /* a kernel before 4.17 takes the flag for a hint */
+    }
+    s->seen[k] = page | (ok ? 1 : 2);
+    return ok;
+}
+
+/*
+ * The punned jumps of the segment ph (docs/rewriting.md, "Punned jumps"), after its jumps and int3s are
+ * written, from the last place to the first (an earlier pun's rel32 may read a later one's bytes): each where
+ * the bytes after the instruction are, now, the ones its rel32 was planned with and its stub's pages could be
+ * mapped at the module's bias. The stub (`jmp *0(%rip)` and the trampoline's address) first, then the
+ * instruction's own bytes but the first, then the first (0xcc before; 0xe9 after, or a prefix before it): a
+ * thread that reaches the instruction meanwhile traps as before. Where it cannot be, the int3 stays.
+ */
+static void pun_segment(struct rw_stubs *s, const unsigned char *plan_traps, uint32_t n, const struct dl_phdr_info *o,
+                        const ElfW(Phdr) *ph, uint64_t text, uint64_t text_address)
+{
+    const struct rw_trap_place *tplace = (const void *)plan_traps;
+    uint64_t bias = o->dlpi_addr, page = (uint64_t)rt.page;
+    for (uint32_t i = n; i-- > 0;) {
+        const struct rw_trap_place *t = &tplace[i];
+        uint32_t e = 0; /* the e9 after the prefixes a pun may start with (Puns.paddedTrap) */
+        while (e < t->pun_len && t->pun[e] != 0xe9) e++;
+        if (e == t->pun_len || code_bytes(o, t->address, e + 5) != ph) continue;
+        volatile unsigned char *c = (volatile unsigned char *)(bias + t->address);
+        unsigned char b[8];
+        for (uint32_t k = 0; k < e + 5; k++) b[k] = k < t->pun_len ? t->pun[k] : c[k];
+        int32_t rel;
+        rt_memcpy(&rel, b + e + 1, 4);
+        if (c[0] != 0xcc || t->address + e + 5 + (uint64_t)(int64_t)rel != t->stub) continue;
+        uint64_t stub = bias + t->stub;
+        if (!stub_page(s, stub & ~(page - 1)) || !stub_page(s, (stub + 13) & ~(page - 1))) continue;
+        unsigned char *x = (unsigned char *)stub;
+        uint64_t to = text + (t->tramp - text_address);
+        x[0] = 0xff;
+        x[1] = 0x25;
+        x[2] = x[3] = x[4] = x[5] = 0;
+        rt_memcpy(x + 6, &to, 8);
+        for (int k = t->pun_len - 1; k >= 1; k--) c[k] = t->pun[k];
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        c[0] = t->pun[0];
+    }
 }
 
 /*
@@ -301,7 +390,8 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     const struct rw_patch *p = (const void *)(plan + patches_at);
     const uint32_t *fix = (const void *)(plan + fixups_at);
     for (uint32_t i = 0; i < h->patches; i++)
-        if (!code_segment(o, p[i].address) || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, 5)) {
+        if (!code_bytes(o, p[i].address, jump_opcode(&p[i]) + 5)
+            || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, jump_opcode(&p[i]) + 5)) {
             *quiet = !h->module_id_len; /* without build-ids, differing bytes are another program */
             return "the module's code differs from its plan at an instruction: ";
         }
@@ -358,29 +448,50 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     /* calls into libc (raw system calls and the runtime's own copies only) until every jump is written.    */
     struct rw_applied *a = &rw[rw_count];
     a->text = 0; /* set once a segment is patched: its trampolines must stay then */
+    /* the punned jumps' stub pages: at most two per place; the set of pages tried, four slots per page */
+    struct rw_stubs stubs = {0, 0, 0, 0, a};
+    a->stub_pages = NULL;
+    a->stub_count = a->stub_cap = 0;
+    uint32_t puns = 0;
+    for (uint32_t i = 0; i < h->traps; i++) puns += tplace[i].pun_len != 0;
+    if (puns) {
+        for (stubs.cap = 16; stubs.cap < 8 * puns; stubs.cap *= 2) {}
+        stubs.seen = rt_map((size_t)stubs.cap * 8);
+        a->stub_pages = rt_map((size_t)puns * 16);
+        if (stubs.seen && a->stub_pages) a->stub_cap = 2 * puns;
+        else stubs.cap = 0; /* no memory: every place keeps its int3 */
+        stubs.brk_lo = (uint64_t)mt_sys1(SYS_brk, 0);
+        stubs.brk_hi = stubs.brk_lo + RW_HEAP_ROOM;
+    }
     for (int s = 0; s < o->dlpi_phnum; s++) {
         const ElfW(Phdr) *ph = &o->dlpi_phdr[s];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
         uint64_t from = (bias + ph->p_vaddr) & ~(page - 1), to = (bias + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
         if (mt_sys3(SYS_mprotect, from, to - from, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
             if (!a->text) mt_sys2(SYS_munmap, at, size); /* else segments patched before stay: their trampolines stay mapped */
+            for (uint32_t i = 0; i < a->stub_count; i++) mt_sys3(SYS_mprotect, a->stub_pages[i], page, PROT_READ | PROT_EXEC);
             return "cannot write the module's code (mprotect refused): ";
         }
         for (uint32_t i = 0; i < h->patches; i++) {
             if (code_segment(o, p[i].address) != ph) continue;
-            unsigned char jump[5];
-            rt_memcpy(jump, p[i].jump, 5);
+            unsigned char jump[8];
+            uint32_t e = jump_opcode(&p[i]);
+            rt_memcpy(jump, p[i].jump, e + 5);
             int32_t rel;
-            rt_memcpy(&rel, jump + 1, 4);
+            rt_memcpy(&rel, jump + e + 1, 4);
             rel = (int32_t)((int64_t)rel + moved); /* reach was checked for the whole module by rw_place() */
-            rt_memcpy(jump + 1, &rel, 4);
-            rt_memcpy((void *)(bias + p[i].address), jump, 5);
+            rt_memcpy(jump + e + 1, &rel, 4);
+            rt_memcpy((void *)(bias + p[i].address), jump, e + 5);
         }
         for (uint32_t i = 0; i < h->traps; i++)
             if (code_bytes(o, tplace[i].address, 1) == ph) *(volatile unsigned char *)(bias + tplace[i].address) = 0xcc;
+        if (stubs.cap) pun_segment(&stubs, plan + traps_at, h->traps, o, ph, at, h->text_address);
         mt_sys3(SYS_mprotect, from, to - from, prot_of(ph->p_flags));
         a->text = at;
     }
+    /* the stubs written: their pages executable, no longer writable */
+    for (uint32_t i = 0; i < a->stub_count; i++) mt_sys3(SYS_mprotect, a->stub_pages[i], page, PROT_READ | PROT_EXEC);
+    if (stubs.seen) mt_sys2(SYS_munmap, stubs.seen, ((size_t)stubs.cap * 8 + page - 1) & ~(page - 1));
     rw_count++;
     a->bias = bias + (uint64_t)moved; /* the trampoline file's sites, where its text is; it names the module's */
     a->module_bias = bias;
@@ -442,6 +553,8 @@ void rw_forget(uint64_t bias)
         if (rw[i].module_bias != bias) continue;
         rw_trap_forget(bias);
         if (rw[i].text) mt_sys2(SYS_munmap, rw[i].text, rw[i].text_size);
+        for (uint32_t k = 0; k < rw[i].stub_count; k++) mt_sys2(SYS_munmap, rw[i].stub_pages[k], rt.page);
+        if (rw[i].stub_pages) mt_sys2(SYS_munmap, rw[i].stub_pages, ((size_t)rw[i].stub_cap * 8 + rt.page - 1) & ~((size_t)rt.page - 1));
         rw[i] = rw[--rw_count];
         return;
     }

@@ -10,7 +10,9 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -27,7 +29,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-10-tails-ldso";
+    static final String PLANNER_VERSION = "rewrite-12-puns-padded";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -188,6 +190,16 @@ public final class ModuleRewrite {
                         accesses, mask));
             }
             traps.sort(Comparator.comparingLong(PlanFile.Trap::address)); // the runtime's binary search
+            Map<Long, Integer> lengths = new HashMap<>(), own = new HashMap<>();
+            for (Decision.Patch t : trapped) lengths.put(t.instruction().address(), t.instruction().length());
+            for (Decision.Patch p : patches) own.put(p.instruction().address(), p.instruction().length());
+            try {
+                Puns.Result punned = Puns.add(elf, writes, traps, lengths, own, base, room);
+                writes = punned.writes();
+                traps = punned.traps();
+            } catch (ElfFormatException e) {
+                throw new RewriteException(module + ": " + e.getMessage());
+            }
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId(), linked.fixups());
@@ -270,7 +282,9 @@ public final class ModuleRewrite {
         byte[] jump = new byte[PatchPlanner.JUMP_LENGTH];
         jump[0] = (byte) 0xe9;
         PatchPlanner.writeInt(jump, 1, (int) rel);
-        byte[] old = new byte[PatchPlanner.JUMP_LENGTH];
+        // the bytes there now, up to 8 of them: a jump padded with prefixes (Puns) writes more than 5
+        int n = (int) Math.min(8, p.end() - p.instruction().address());
+        byte[] old = new byte[n];
         int at = 0;
         for (Decision.Part part : p.parts())
             for (byte b : part.bytes()) if (at < old.length) old[at++] = b;

@@ -16,10 +16,10 @@ import java.util.List;
  */
 record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked linked, List<Patch> patches, List<Trap> traps) {
     static final long MAGIC = 0x314e4c505752544dL; // "MTRWPLN1" read as u64 little-endian
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     static final int HEADER = 104;
     static final int PATCH = 24;
-    static final int TRAP = 24;
+    static final int TRAP = 40;
 
     /** Five bytes over the instruction at link-time {@code address}: {@code old} must be there, {@code jump} goes there. */
     record Patch(long address, byte[] old, byte[] jump) {}
@@ -29,8 +29,22 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
      * runtime's SIGTRAP handler sends the thread to the trampoline at link-time {@code trampoline}, which
      * records {@code accesses} accesses (the fallback's count); {@code signalMask}: an {@code rt_sigprocmask}
      * system call the handler makes itself, SIGTRAP left out of the mask ({@link Decision.SignalMask}).
+     * {@code pun}: when not empty, the bytes that replace the instruction's own (its length: {@code e9} and the
+     * free low bytes of a rel32 whose high bytes are the next instructions'), a jump to the stub at link-time
+     * {@code stub} that the runtime maps and fills with a jump to the trampoline ({@link Puns}); the int3 stays
+     * when the runtime cannot.
      */
-    record Trap(long address, long trampoline, byte old, int accesses, boolean signalMask) {}
+    record Trap(long address, long trampoline, byte old, int accesses, boolean signalMask, byte[] pun, long stub) {
+        Trap {
+            pun = pun.clone();
+        }
+
+        Trap(long address, long trampoline, byte old, int accesses, boolean signalMask) {
+            this(address, trampoline, old, accesses, signalMask, new byte[0], 0);
+        }
+
+        Trap withPun(byte[] bytes, long at) { return new Trap(address, trampoline, old, accesses, signalMask, bytes, at); }
+    }
 
     /**
      * What the planner decided, by outcome: rewritten instructions, those traced through the int3 fallback
@@ -67,7 +81,9 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         }
         for (int f : fixups) b.putInt(f);
         b.position(b.position() + (fixups.length % 2) * 4);
-        for (Trap t : traps) b.putLong(t.address()).putLong(t.trampoline()).put(t.old()).put((byte) (t.signalMask() ? 1 : 0)).put(new byte[2]).putInt(t.accesses());
+        for (Trap t : traps)
+            b.putLong(t.address()).putLong(t.trampoline()).putLong(t.stub()).put(t.old()).put((byte) (t.signalMask() ? 1 : 0))
+                    .put((byte) t.pun().length).put((byte) 0).putInt(t.accesses()).put(t.pun()).put(new byte[8 - t.pun().length]);
         return b.array();
     }
 
@@ -78,6 +94,20 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         int[] left = new int[Math.min(8, b.getInt(52))];
         for (int i = 0; i < left.length; i++) left[i] = b.getInt(56 + 4 * i);
         return new Counts(b.getInt(88), left, b.getInt(100));
+    }
+
+    /** The int3 places of a plan file written before, punned ones with their pun (tests read what was planned). */
+    static List<Trap> traps(Path plan) throws IOException, RewriteException {
+        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(plan)).order(ByteOrder.LITTLE_ENDIAN);
+        if (b.limit() < HEADER || b.getLong(0) != MAGIC || b.getInt(8) != VERSION) throw new RewriteException(plan + " is not a rewrite plan");
+        int count = b.getInt(96);
+        List<Trap> out = new java.util.ArrayList<>(count);
+        for (int at = b.limit() - TRAP * count; at < b.limit(); at += TRAP) {
+            byte[] pun = new byte[b.get(at + 26)];
+            b.get(at + 32, pun);
+            out.add(new Trap(b.getLong(at), b.getLong(at + 8), b.get(at + 24), b.getInt(at + 28), b.get(at + 25) != 0, pun, b.getLong(at + 16)));
+        }
+        return out;
     }
 
     private static int pad(int n) { return (n + 7) & ~7; }

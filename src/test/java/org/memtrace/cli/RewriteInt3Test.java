@@ -101,7 +101,8 @@ class RewriteInt3Test {
         Matcher m = Pattern.compile("int3 fallback: ([\\d,]+) accesses recorded in ([\\d,]+) traps").matcher(r.stderr());
         assertThat(m.find()).as(r.stderr()).isTrue();
         long accesses = Long.parseLong(m.group(1).replace(",", "")), traps = Long.parseLong(m.group(2).replace(",", ""));
-        assertThat(traps).as("snprintf's short instructions, 20 calls").isGreaterThan(1000);
+        // fewer since punned jumps (docs/rewriting.md, "Punned jumps") take most of libc's without a trap: 827
+        assertThat(traps).as("snprintf's short instructions, 20 calls").isGreaterThan(400);
         assertThat(accesses).isGreaterThanOrEqualTo(traps);
 
         // libc's instructions the fallback took (planned here as the run planned them) recorded in the trace

@@ -61,8 +61,12 @@ class RewriteTailTest {
         long none = traps(run("none", "x", "x", "x").stderr());
         var fall = run("fall");
         var jump = run("jump", "x");
-        assertThat(traps(fall.stderr())).as("1,000 calls falling through from the patched add").isEqualTo(none);
-        assertThat(traps(jump.stderr())).as("1,000 calls jumping in at the pop: one trap each").isEqualTo(none + 1000);
+        // within a few: a punned jump whose stub page falls in the brk reserve or on another mapping keeps its
+        // int3 (docs/rewriting.md, "Punned jumps"), and where those lie changes with each run's address layout
+        assertThat(traps(fall.stderr())).as("1,000 calls falling through from the patched add").isBetween(none - 5, none + 5);
+        // jumping in at the pop took one trap each before punned jumps; the pop is punned now (pop, then ret and
+        // padding as its rel32: a window above the PIE's code), so none
+        assertThat(traps(jump.stderr())).as("1,000 calls jumping in at the punned pop").isBetween(none - 5, none + 5);
 
         long bias = bias(dir.resolve("fall.trace"));
         Map<Long, List<String>> byIp = byIp(dir.resolve("fall.trace"), bias);

@@ -164,8 +164,8 @@ class RewritePlannerTest {
         PlanFile.Patch jump = ModuleRewrite.jump(p, linked.trampolines()[0]);
         Instruction written = new Decoder().decode(jump.jump(), 0, p.instruction().address()).orElseThrow();
         assertThat(written.branchTarget()).hasValue(base + 8);
-        assertThat(jump.old()).containsExactly(p.parts().getFirst().bytes()[0], p.parts().getFirst().bytes()[1],
-                p.parts().getFirst().bytes()[2], p.parts().getFirst().bytes()[3], p.parts().getFirst().bytes()[4]);
+        // the bytes there now, up to 8 (a jump padded with prefixes writes more than 5: Puns)
+        assertThat(jump.old()).containsExactly(java.util.Arrays.copyOf(p.parts().getFirst().bytes(), 8));
     }
 
     /**

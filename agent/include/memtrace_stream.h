@@ -237,11 +237,17 @@ struct mt_writer {
 };
 
 /* MT_FALLBACK (libmemtrace-rt.so in `memtrace run --mode rewrite`, agent/rewrite/rw_trap.c): `traps` times a  */
-/* thread reached an instruction through the int3 fallback, whose trampolines recorded `accesses` accesses.   */
+/* thread reached an instruction through the int3 fallback, whose trampolines recorded `accesses` accesses;  */
+/* of the planned punned jumps, `puns` were written, `puns_bytes` kept their int3 because the bytes after the */
+/* instruction were not as planned, `puns_page` because no stub page could be mapped (the last three since    */
+/* the 48-byte record; a 24-byte one has none).                                                              */
 struct mt_fallback {
     struct mt_rec_header h;
     uint64_t traps;
     uint64_t accesses;
+    uint64_t puns;
+    uint64_t puns_bytes;
+    uint64_t puns_page;
 };
 
 #endif

@@ -335,6 +335,12 @@ static int stub_page(struct rw_stubs *s, uint64_t page)
     return ok;
 }
 
+/* What became of the plans' puns in this process (MT_FALLBACK, rw_trap_report): written, kept their int3 */
+/* because the bytes were not as planned, kept it because no stub page could be had.                      */
+uint64_t rw_puns[3];
+
+static void kept_bytes(void) { __atomic_add_fetch(&rw_puns[1], 1, __ATOMIC_RELAXED); }
+
 /*
  * The punned jumps of the segment ph (docs/rewriting.md, "Punned jumps"), after its jumps and int3s are
  * written, from the last place to the first (an earlier pun's rel32 may read a later one's bytes): each where
@@ -350,17 +356,21 @@ static void pun_segment(struct rw_stubs *s, const unsigned char *plan_traps, uin
     uint64_t bias = o->dlpi_addr, page = (uint64_t)rt.page;
     for (uint32_t i = n; i-- > 0;) {
         const struct rw_trap_place *t = &tplace[i];
+        if (!t->pun_len || code_bytes(o, t->address, 1) != ph) continue; /* no pun, or another segment's */
         uint32_t e = 0; /* the e9 after the prefixes a pun may start with (Puns.paddedTrap) */
         while (e < t->pun_len && t->pun[e] != 0xe9) e++;
-        if (e == t->pun_len || code_bytes(o, t->address, e + 5) != ph) continue;
+        if (e == t->pun_len || code_bytes(o, t->address, e + 5) != ph) { kept_bytes(); continue; }
         volatile unsigned char *c = (volatile unsigned char *)(bias + t->address);
         unsigned char b[8];
         for (uint32_t k = 0; k < e + 5; k++) b[k] = k < t->pun_len ? t->pun[k] : c[k];
         int32_t rel;
         rt_memcpy(&rel, b + e + 1, 4);
-        if (c[0] != 0xcc || t->address + e + 5 + (uint64_t)(int64_t)rel != t->stub) continue;
+        if (c[0] != 0xcc || t->address + e + 5 + (uint64_t)(int64_t)rel != t->stub) { kept_bytes(); continue; }
         uint64_t stub = bias + t->stub;
-        if (!stub_page(s, stub & ~(page - 1)) || !stub_page(s, (stub + 13) & ~(page - 1))) continue;
+        if (!stub_page(s, stub & ~(page - 1)) || !stub_page(s, (stub + 13) & ~(page - 1))) {
+            __atomic_add_fetch(&rw_puns[2], 1, __ATOMIC_RELAXED);
+            continue;
+        }
         unsigned char *x = (unsigned char *)stub;
         uint64_t to = text + (t->tramp - text_address);
         x[0] = 0xff;
@@ -370,6 +380,7 @@ static void pun_segment(struct rw_stubs *s, const unsigned char *plan_traps, uin
         for (int k = t->pun_len - 1; k >= 1; k--) c[k] = t->pun[k];
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         c[0] = t->pun[0];
+        __atomic_add_fetch(&rw_puns[0], 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -459,7 +470,10 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
         stubs.seen = rt_map((size_t)stubs.cap * 8);
         a->stub_pages = rt_map((size_t)puns * 16);
         if (stubs.seen && a->stub_pages) a->stub_cap = 2 * puns;
-        else stubs.cap = 0; /* no memory: every place keeps its int3 */
+        else { /* no memory: every place keeps its int3 */
+            stubs.cap = 0;
+            __atomic_add_fetch(&rw_puns[2], puns, __ATOMIC_RELAXED);
+        }
         stubs.brk_lo = (uint64_t)mt_sys1(SYS_brk, 0);
         stubs.brk_hi = stubs.brk_lo + RW_HEAP_ROOM;
     }

@@ -153,5 +153,8 @@ void rw_trap_report(void)
     RT_REC(MT_FALLBACK, struct mt_fallback, r);
     r.traps = __atomic_load_n(&traps, __ATOMIC_RELAXED);
     r.accesses = __atomic_load_n(&accesses, __ATOMIC_RELAXED);
+    r.puns = __atomic_load_n(&rw_puns[0], __ATOMIC_RELAXED);
+    r.puns_bytes = __atomic_load_n(&rw_puns[1], __ATOMIC_RELAXED);
+    r.puns_page = __atomic_load_n(&rw_puns[2], __ATOMIC_RELAXED);
     rt_emit(&r, sizeof r);
 }

@@ -180,6 +180,7 @@ int rw_trap_active(void);           /* a table was ever added */
 int rw_trap(const siginfo_t *si, ucontext_t *uc); /* 1: one of ours, the context sent to its trampoline */
 void rw_trap_forked(void);          /* in a fork child: its counts start at 0 */
 void rw_trap_report(void);          /* MT_FALLBACK, when a table was ever added */
+extern uint64_t rw_puns[3];        /* rw_apply.c: puns written, kept their int3 (bytes changed, no stub page) */
 /* agent/rewrite/rw_dlopen.c: libraries opened by dlopen, rewritten before their constructors */
 void rw_dlopen_init(const char *socket);
 void rw_dlopen_returned(void);      /* after dlopen/dlclose: the scan, when ld.so could not be hooked */

@@ -244,6 +244,11 @@ public final class Summary implements Analysis {
             Map<String, Object> f = new LinkedHashMap<>();
             f.put("traps", fallback.traps());
             f.put("accesses", fallback.accesses());
+            if (fallback.knowsPuns()) { // the planned punned jumps: written, or kept their int3 (bytes changed, no stub page)
+                f.put("punsWritten", fallback.puns());
+                f.put("punsKeptBytes", fallback.punsBytes());
+                f.put("punsKeptPage", fallback.punsPage());
+            }
             j.put("int3Fallback", f);
         }
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());

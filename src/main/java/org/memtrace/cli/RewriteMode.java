@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
+import org.memtrace.event.Event;
 import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.LaunchException;
@@ -111,12 +113,24 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         return new InstrumentedRun(options, problems, environment);
     }
 
-    /** The summary's lines: what was rewritten and left untraced, by reason, in the executable and each library; what was excluded. */
-    List<String> counts() {
+    /**
+     * The summary's lines: what was rewritten and left untraced, by reason, in the executable and each library;
+     * what the runtime made of the planned punned jumps, as the run's {@code fallback} record says (its
+     * MT_FALLBACK: written, or kept their int3 and why); what was excluded.
+     */
+    List<String> counts(Optional<Event.Fallback> fallback) {
         List<String> lines = new ArrayList<>(List.of(line(program, prepared)));
         for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared()));
         DlopenPlanner.Summary opened = dlopen.summary();
         lines.addAll(opened.rewritten());
+        fallback.filter(f -> f.knowsPuns() && f.puns() + f.punsBytes() + f.punsPage() > 0).ifPresent(f -> {
+            long kept = f.punsBytes() + f.punsPage();
+            List<String> why = new ArrayList<>();
+            if (f.punsBytes() > 0) why.add(f.punsBytes() + " bytes not as planned");
+            if (f.punsPage() > 0) why.add(f.punsPage() + " no stub page");
+            lines.add((probes == Probes.CHECK ? "check: " : "rewrite: ") + "punned jumps at run time: " + f.puns() + " written, " + kept
+                    + " kept their int3" + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")"));
+        });
         List<String> left = new ArrayList<>(excluded);
         left.addAll(opened.left());
         if (probes == Probes.CHECK)

@@ -191,6 +191,15 @@ public sealed interface Event
         public Writer(int tid, long waitNanos, long waits, long buffers) { this(tid, waitNanos, waits, buffers, false, 0, 0); }
     }
 
-    /** Rewrite mode's int3 fallback as the process ended (MT_FALLBACK): traps taken and the accesses their trampolines recorded. */
-    record Fallback(int tid, long traps, long accesses) implements Event {}
+    /**
+     * Rewrite mode's int3 fallback as the process ended (MT_FALLBACK): traps taken and the accesses their trampolines
+     * recorded; of the planned punned jumps, those written and those that kept their int3 because the bytes after
+     * the instruction were not as planned or no stub page could be mapped (-1 each from a record before puns).
+     */
+    record Fallback(int tid, long traps, long accesses, long puns, long punsBytes, long punsPage) implements Event {
+        public Fallback(int tid, long traps, long accesses) { this(tid, traps, accesses, -1, -1, -1); }
+
+        /** Whether the record says what became of the puns (a 48-byte record). */
+        public boolean knowsPuns() { return puns >= 0; }
+    }
 }

@@ -206,7 +206,9 @@ public final class EventDecoder {
             }
             case MT_FALLBACK -> {
                 r.need(24);
-                yield new Event.Fallback(tid, r.u64(8), r.u64(16));
+                // 48 bytes since the puns' counts (written, kept their int3: bytes not as planned, no stub page)
+                yield size >= 48 ? new Event.Fallback(tid, r.u64(8), r.u64(16), r.u64(24), r.u64(32), r.u64(40))
+                        : new Event.Fallback(tid, r.u64(8), r.u64(16));
             }
             default -> throw r.bad("unknown record type " + type);
         };

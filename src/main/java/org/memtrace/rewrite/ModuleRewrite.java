@@ -57,20 +57,27 @@ public final class ModuleRewrite {
                     .orElse("");
         }
 
-        /** The instructions traced through the int3 fallback. */
+        /** The instructions traced through the int3 fallback, punned ones included. */
         public int trapped() { return counts.trapped(); }
 
+        /** Of {@link #trapped}, those with a punned jump planned, which the runtime writes when it can. */
+        public int punned() { return counts.punned(); }
+
         /**
-         * The summary's words for {@code module}: "N memory instructions of M rewritten, T through the int3
-         * fallback, L left untraced (reasons)", after the selection's words ({@link #selectedWords}).
+         * The summary's words for {@code module}: "N memory instructions of M rewritten, P by a punned jump, T
+         * through the int3 fallback, L left untraced (reasons)", after the selection's words ({@link
+         * #selectedWords}): N patched by a jump, P by a punned jump as planned, T keeping their int3 as planned.
+         * Which puns the runtime could not write (and which then keep their int3) the run's record says
+         * (MT_FALLBACK, the summary's "punned jumps" line).
          */
         public String counted(String module) { return counted(module, "rewritten", "untraced"); }
 
         /** The same words for a check plan's trampolines ("checked", "unchecked") or a trace's. */
         public String counted(String module, String done, String notDone) {
             String reasons = leftByReason();
-            return selectedWords() + rewritten() + " memory instructions of " + module + " " + done + ", " + trapped() + " through the int3 fallback, "
-                    + left() + " left " + notDone + (reasons.isEmpty() ? "" : " (" + reasons + ")");
+            return selectedWords() + rewritten() + " memory instructions of " + module + " " + done + ", " + punned() + " by a punned jump, "
+                    + (trapped() - punned()) + " through the int3 fallback, " + left() + " left " + notDone
+                    + (reasons.isEmpty() ? "" : " (" + reasons + ")");
         }
 
         /** The instructions left untraced, by reason, in words ("12 shorter than 5 bytes, 3 calls"); empty when none. */
@@ -203,7 +210,7 @@ public final class ModuleRewrite {
             Files.move(linkedFile, trampolines, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             linked = new TrampolineLinker.Linked(trampolines, linked.textAddress(), linked.text(), linked.cursorSlot(),
                     linked.trampolines(), linked.buildId(), linked.fixups());
-            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left, viaTrap), elf.buildId().orElse(new byte[0]), linked, writes, traps);
+            PlanFile file = new PlanFile(new PlanFile.Counts(rewritten, left, viaTrap, PlanFile.Counts.punned(traps)), elf.buildId().orElse(new byte[0]), linked, writes, traps);
             Optional<SelectionCounts> counts = Optional.empty();
             if (selection != null) {
                 counts = Optional.of(new SelectionCounts(selective.omega(), selection.selected(), selection.references()));

@@ -48,11 +48,22 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
 
     /**
      * What the planner decided, by outcome: rewritten instructions, those traced through the int3 fallback
-     * and those left per {@link Decision.Reason}.
+     * and those left per {@link Decision.Reason}; {@code punned} of the trapped ones have a punned jump planned
+     * ({@link Puns}), which the runtime writes when it can (the others keep their int3).
      */
-    record Counts(int rewritten, int[] left, int trapped) {
+    record Counts(int rewritten, int[] left, int trapped, int punned) {
         Counts {
             left = left.clone();
+        }
+
+        Counts(int rewritten, int[] left, int trapped) { this(rewritten, left, trapped, 0); }
+
+        /** The same counts with {@code n} of the trapped ones punned. */
+        Counts punned(int n) { return new Counts(rewritten, left, trapped, n); }
+
+        /** The trapped instructions (not an rt_sigprocmask place) among {@code traps} with a pun planned. */
+        static int punned(List<Trap> traps) {
+            return (int) traps.stream().filter(t -> !t.signalMask() && t.pun().length > 0).count();
         }
 
         int leftTotal() {
@@ -93,13 +104,17 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         if (b.limit() < HEADER || b.getLong(0) != MAGIC || b.getInt(8) != VERSION) throw new RewriteException(plan + " is not a rewrite plan");
         int[] left = new int[Math.min(8, b.getInt(52))];
         for (int i = 0; i < left.length; i++) left[i] = b.getInt(56 + 4 * i);
-        return new Counts(b.getInt(88), left, b.getInt(100));
+        return new Counts(b.getInt(88), left, b.getInt(100)).punned(Counts.punned(traps(b)));
     }
 
     /** The int3 places of a plan file written before, punned ones with their pun (tests read what was planned). */
     static List<Trap> traps(Path plan) throws IOException, RewriteException {
         ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(plan)).order(ByteOrder.LITTLE_ENDIAN);
         if (b.limit() < HEADER || b.getLong(0) != MAGIC || b.getInt(8) != VERSION) throw new RewriteException(plan + " is not a rewrite plan");
+        return traps(b);
+    }
+
+    private static List<Trap> traps(ByteBuffer b) {
         int count = b.getInt(96);
         List<Trap> out = new java.util.ArrayList<>(count);
         for (int at = b.limit() - TRAP * count; at < b.limit(); at += TRAP) {

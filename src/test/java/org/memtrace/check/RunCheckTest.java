@@ -374,7 +374,7 @@ class RunCheckTest {
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).hasSize(3);
         assertThat(lines.get(0)).startsWith("memtrace: check summary: ");
-        assertThat(lines.get(1)).matches("memtrace: check: [1-9]\\d* memory instructions of .*/cases-O2 checked, \\d+ through the int3 fallback, \\d+ left unchecked.*");
+        assertThat(lines.get(1)).matches("memtrace: check: [1-9]\\d* memory instructions of .*/cases-O2 checked, \\d+ by a punned jump, \\d+ through the int3 fallback, \\d+ left unchecked.*");
         assertThat(lines.get(2)).startsWith("memtrace: check: not rewritten: ").contains("libc.so.6 (glibc's: its functions are checked by what they do)");
         // a program memtrace cc built records: refused in one line, as in fault mode
         assertThat(Cli.run(dir, "cc", "-O2", "-o", "cases-O2.cc", "cases.c").status()).isZero();

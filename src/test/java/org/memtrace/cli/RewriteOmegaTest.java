@@ -133,8 +133,8 @@ class RewriteOmegaTest {
         int references = Selections.json(dir, "analyze", "--json", prog.toString()).get("runs").get(0).get("summary")
                 .get("memoryReferences").asInt();
         assertThat(s.stderr()).contains("rewrite: omega " + omega + ": " + chosen.size() + " of " + references
-                + " memory references selected; " + plan.rewritten() + " memory instructions of " + prog + " rewritten, " + plan.trapped()
-                + " through the int3 fallback, " + left.size() + " left untraced");
+                + " memory references selected; " + plan.rewritten() + " memory instructions of " + prog + " rewritten, " + plan.punned()
+                + " by a punned jump, " + (plan.trapped() - plan.punned()) + " through the int3 fallback, " + left.size() + " left untraced");
         assertThat(s.stderr()).containsPattern("accuracy ma +\\d+\\.\\d\\d %").containsPattern("static ma +\\d+\\.\\d\\d %");
         Map<Long, Integer> all = perInstruction(full, prog), some = perInstruction(selected, prog);
         Map<Long, Integer> wanted = new TreeMap<>(all);
@@ -192,7 +192,7 @@ class RewriteOmegaTest {
         var r = Cli.run(dir, "run", "--mode", "rewrite", "--omega", "0.25", "-o", trace.toString(), "--", prog.toString(), "3", lib.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stderr()).contains("rewrite: omega 0.25: " + run.get("selected").asInt() + " of " + run.get("memoryReferences").asInt()
-                + " memory references selected; " + run.get("selected").asInt() + " memory instructions of " + lib + " rewritten, 0 through the int3 fallback, 0 left untraced"
+                + " memory references selected; " + run.get("selected").asInt() + " memory instructions of " + lib + " rewritten, 0 by a punned jump, 0 through the int3 fallback, 0 left untraced"
                 + "; opened by dlopen, rewritten at each of its 3 loads");
         Map<String, Long> byFunction = new TreeMap<>();
         for (var l : TraceFile.read(trace).lines())

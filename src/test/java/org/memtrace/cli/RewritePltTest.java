@@ -33,7 +33,7 @@ class RewritePltTest {
         var r = Cli.run(dir, "run", "--mode", "rewrite", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout()).isEqualTo("6\n");
-        assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of " + prog + " rewritten, \\d+ through the int3 fallback, 0 left untraced\n");
+        assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of " + prog + " rewritten, \\d+ by a punned jump, \\d+ through the int3 fallback, 0 left untraced\n");
 
         ElfFile elf = ElfFile.read(prog);
         long plt = elf.section(".plt").orElseThrow().address();

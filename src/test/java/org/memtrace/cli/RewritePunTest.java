@@ -43,6 +43,21 @@ class RewritePunTest {
             if (n == 1000) args.add("many");
             var r = Cli.run(dir, args.toArray(String[]::new));
             assertThat(r.status()).as(r.stderr()).isEqualTo(n == 10 ? 30 : 184); // as natively: 3 added n times
+            // the summary as it happened: the executable's puns as planned (PunsTest: at_push's window is below 0
+            // without PIE), and the runtime's record of every module's puns, written or kept as int3s, adds up
+            assertThat(r.stderr()).contains("rewrite: " + (layout.equals("-pie") ? "17" : "9") + " memory instructions of " + prog + " rewritten, "
+                    + (layout.equals("-pie") ? "17 by a punned jump, 3" : "9 by a punned jump, 12") + " through the int3 fallback, 0 left untraced\n");
+            long planned = 0;
+            for (Matcher p = Pattern.compile("rewritten, (\\d+) by a punned jump, ").matcher(r.stderr()); p.find(); )
+                planned += Long.parseLong(p.group(1));
+            Matcher puns = Pattern.compile("rewrite: punned jumps at run time: (\\d+) written, (\\d+) kept their int3(?: \\((?:(\\d+) bytes not as planned)?"
+                    + "(?:, )?(?:(\\d+) no stub page)?\\))?\n").matcher(r.stderr());
+            assertThat(puns.find()).as(r.stderr()).isTrue();
+            long written = Long.parseLong(puns.group(1)), kept = Long.parseLong(puns.group(2));
+            assertThat(written + kept).as("every planned pun, written or kept").isEqualTo(planned);
+            assertThat(kept).as("the reasons add up").isEqualTo((puns.group(3) == null ? 0 : Long.parseLong(puns.group(3)))
+                    + (puns.group(4) == null ? 0 : Long.parseLong(puns.group(4))));
+            assertThat(written).as("the executable's puns among them").isGreaterThanOrEqualTo(layout.equals("-pie") ? 17 : 9);
             Matcher m = Pattern.compile("int3 fallback: [\\d,]+ accesses recorded in ([\\d,]+) traps").matcher(r.stderr());
             assertThat(m.find()).as(r.stderr()).isTrue();
             traps[k++] = Long.parseLong(m.group(1).replace(",", ""));

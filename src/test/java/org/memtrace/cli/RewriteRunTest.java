@@ -41,7 +41,7 @@ class RewriteRunTest {
         Path trace = dir.resolve("t.trace");
         var r = Cli.run(dir, "run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
-        assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of .*tactics rewritten, \\d+ through the int3 fallback, 0 left untraced\n");
+        assertThat(r.stderr()).containsPattern("rewrite: \\d+ memory instructions of .*tactics rewritten, \\d+ by a punned jump, \\d+ through the int3 fallback, 0 left untraced\n");
         // the summary's last line is rewrite mode's, not a memtrace cc build's
         assertThat(r.stderr()).contains("\n  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"
                 + " are not in the trace\n").doesNotContain("memtrace cc");

@@ -65,6 +65,17 @@ class EventDecoderTest {
                 .isEqualTo(new Event.Writer(7, 1, 2, 3, false, 0, 0));
     }
 
+    /** A 24-byte MT_FALLBACK (before punned jumps) says nothing of puns; a 48-byte one what became of them. */
+    @Test
+    void theFallbacksRecordOfBothSizes() {
+        var old = (Event.Fallback) EventDecoder.decode(MemorySegment.ofArray(TestRecords.fallback(7, 13, 27)), 0, 0);
+        assertThat(old).isEqualTo(new Event.Fallback(7, 13, 27, -1, -1, -1));
+        assertThat(old.knowsPuns()).isFalse();
+        var now = (Event.Fallback) EventDecoder.decode(MemorySegment.ofArray(TestRecords.fallback(7, 13, 27, 11345, 2403, 378)), 0, 0);
+        assertThat(now).isEqualTo(new Event.Fallback(7, 13, 27, 11345, 2403, 378));
+        assertThat(now.knowsPuns()).isTrue();
+    }
+
     @Test
     void allocationStacksFollowTheEightyBytes() {
         var plain = (Event.Alloc) EventDecoder.decode(MemorySegment.ofArray(RECORDS.get(3)), 0, 0);

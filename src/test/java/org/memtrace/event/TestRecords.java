@@ -90,6 +90,14 @@ public final class TestRecords {
 
     public static byte[] fork(int tid, long child) { return longs(MT_FORK, 0, tid, child); }
 
+    /** MT_FALLBACK as runtimes before punned jumps wrote it (24 bytes). */
+    public static byte[] fallback(int tid, long traps, long accesses) { return longs(MT_FALLBACK, 0, tid, traps, accesses); }
+
+    /** MT_FALLBACK of 48 bytes: the puns written, and kept as int3s because the bytes changed or no stub page could be had. */
+    public static byte[] fallback(int tid, long traps, long accesses, long puns, long punsBytes, long punsPage) {
+        return longs(MT_FALLBACK, 0, tid, traps, accesses, puns, punsBytes, punsPage);
+    }
+
     /** MT_WRITER as runtimes before the writer-less count wrote it (32 bytes). */
     public static byte[] writer(int tid, long waitNs, long waits, long buffers) { return longs(MT_WRITER, 0, tid, waitNs, waits, buffers); }
 

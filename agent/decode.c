@@ -344,31 +344,12 @@ static int stack_kind(uintptr_t ip, const struct zy_insn *in, const struct zy_op
 /* instruction cannot be decoded or has no memory operand the signal context can compute.                  */
 int decode_fault_operand(uintptr_t ip, const greg_t *gr, uintptr_t addr, uintptr_t *ea, size_t *size, int *write)
 {
-    if (!zy.ready) return 0;
-    struct zy_insn in;
-    struct zy_operand op[ZY_MAX_OPERANDS];
-    if (ZY_FAILED(zy.decode(&zy.decoder, (const void *)ip, 15, &in, op))) return 0;
-    int found = 0;
-    for (int i = 0; i < in.operand_count && i < ZY_MAX_OPERANDS; i++) {
-        const struct zy_operand *m = &op[i];
-        if (m->type != ZY_OPERAND_MEMORY || m->mem.type != ZY_MEMOP_MEM || m->mem.segment == ZY_REG_FS ||
-            m->mem.segment == ZY_REG_GS)
-            continue;
-        int base = m->mem.base == ZY_REG_RIP ? -1 : greg_of(m->mem.base), index = greg_of(m->mem.index);
-        if (base == -2 || index == -2) continue;
-        uintptr_t a = (uintptr_t)m->mem.disp + (m->mem.base == ZY_REG_RIP ? ip + in.length : 0);
-        if (base >= 0) a += (uintptr_t)gr[base];
-        if (index >= 0) a += (uintptr_t)gr[index] * m->mem.scale;
-        size_t n = m->size >= 8 ? m->size / 8 : 1;
-        int here = addr >= a && addr - a < n;
-        if (!here && found) continue;
-        *ea = a;
-        *size = n;
-        *write = (m->actions & (ZY_ACTION_WRITE | ZY_ACTION_CONDWRITE)) != 0;
-        if (here) return 1;
-        found = 1;
-    }
-    return found;
+    struct operand_origin o;
+    if (!decode_operand_origin(ip, gr, addr, &o)) return 0;
+    *ea = o.ea;
+    *size = o.size;
+    *write = o.write;
+    return 1;
 }
 
 /* run --check's globals (check_globals.c): the operand decode_fault_operand finds, and where its address came */

@@ -47,10 +47,8 @@ final class NestHoist {
         Symbolic s = new Symbolic(LoopHoist.narrowAtEntry(parsed, outerTop));
         Map<Integer, Linear> forms = new HashMap<>();
         List<PlainCover.Range> moved = new ArrayList<>(), atInner = new ArrayList<>();
-        Linear a = null, b = null;
-        boolean narrowCompare = false;
-        String jump = null;
-        for (int i = outerTop + 1; i < parsed.size() && jump == null; i++) {
+        Latch latch = new Latch();
+        for (int i = outerTop + 1; i < parsed.size() && !latch.reached(); i++) {
             AsmLine l = parsed.get(i);
             if (i == innerTop) {
                 Map<String, Linear> at = s.snapshot();
@@ -72,7 +70,7 @@ final class NestHoist {
                     s.assign(r, exitValue);
                 }
                 i = back;
-                a = b = null;
+                latch.forget();
                 continue;
             }
             if (!(l instanceof AsmLine.Instruction in)) {
@@ -88,24 +86,10 @@ final class NestHoist {
             }
             String m = in.mnemonic();
             if (m.startsWith("call") || m.startsWith("ret")) return null;
-            if (in.isJump()) {
-                if (in.operands().size() != 1 || !in.operands().getFirst().equals(label)) return null;
-                jump = m;
-            } else if ((m.equals("cmpq") || m.equals("cmp")) && in.operands().size() == 2 && Registers.wide(in.operands().get(1))) {
-                a = LoopHoist.operand(s, in.operands().get(0));
-                b = LoopHoist.operand(s, in.operands().get(1));
-                narrowCompare = false;
-            } else if (m.equals("cmpl") && in.operands().size() == 2) {
-                a = LoopHoist.narrowOperand(s, in.operands().get(0));
-                b = LoopHoist.narrowOperand(s, in.operands().get(1));
-                narrowCompare = true;
-            } else {
-                a = b = null;
-                s.step(in);
-            }
+            if (!latch.take(s, in, label)) return null;
         }
         if (moved.isEmpty() || forms.size() != outerAccesses.size()) return null;
-        PlainCover.Exit exit = PlainCover.exit(s, a, b, jump, narrowCompare);
+        PlainCover.Exit exit = latch.exit(s);
         if (exit == null) return null;
         List<PlainCover.Range> ranges = new ArrayList<>();
         for (PlainCover.Range r : moved) {

@@ -279,15 +279,13 @@ final class PlainCover {
         if (shape == null) return null;
         Symbolic s = new Symbolic(LoopHoist.narrowAtEntry(parsed, top));
         Map<Integer, Linear> forms = new HashMap<>();
-        Linear a = null, b = null;
-        boolean narrowCompare = false;
-        String jump = null;
-        for (int i = top + 1; i < parsed.size() && jump == null; i++) {
+        Latch latch = new Latch();
+        for (int i = top + 1; i < parsed.size() && !latch.reached(); i++) {
             if (!(parsed.get(i) instanceof AsmLine.Instruction in)) {
                 if (parsed.get(i) instanceof AsmLine.Label x && !shape.internal(x.name()) && !x.name().startsWith(".LVL")
                         && !x.name().startsWith(".LBB") && !x.name().startsWith(".LBE")) return null;
                 if (!shape.conditional(i)) continue;
-                a = b = null;
+                latch.forget();
                 continue;
             }
             if (accesses.contains(i)) {
@@ -300,28 +298,13 @@ final class PlainCover {
                 Map<String, Linear> before = s.snapshot();
                 s.step(in);
                 s.forgetChanged(before);
-                a = b = null;
+                latch.forget();
                 continue;
             }
-            String m = in.mnemonic();
-            if (in.isJump()) {
-                if (in.operands().size() != 1 || !in.operands().getFirst().equals(label)) return null;
-                jump = m;
-            } else if ((m.equals("cmpq") || m.equals("cmp")) && in.operands().size() == 2 && Registers.wide(in.operands().get(1))) {
-                a = LoopHoist.operand(s, in.operands().get(0));
-                b = LoopHoist.operand(s, in.operands().get(1));
-                narrowCompare = false;
-            } else if (m.equals("cmpl") && in.operands().size() == 2) {
-                a = LoopHoist.narrowOperand(s, in.operands().get(0));
-                b = LoopHoist.narrowOperand(s, in.operands().get(1));
-                narrowCompare = true;
-            } else {
-                a = b = null;
-                s.step(in);
-            }
+            if (!latch.take(s, in, label)) return null;
         }
         if (forms.size() != accesses.size()) return null;
-        Exit exit = exit(s, a, b, jump, narrowCompare);
+        Exit exit = latch.exit(s);
         if (exit == null) return null;
         List<Range> ranges = ranges(accesses, forms, exit, parsed);
         return ranges == null ? null : new Summary(ranges, exit);

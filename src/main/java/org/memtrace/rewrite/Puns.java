@@ -241,8 +241,9 @@ final class Puns {
         int tried = 0;
         for (var e : fill.subMap(from & ~0xfffL, true, last, true).entrySet()) {
             if (++tried > 16) break;
+            // a page filled past the window's end has no slot in it: a stub beyond `last` is one the rel32 cannot reach
             long s = align(Math.max(from, e.getKey() + e.getValue()), from, last);
-            if (allowed(s)) return s;
+            if (s <= last && allowed(s)) return s;
         }
         long step = Math.max(0x1000, size / 64);
         for (long s = from; s <= last; s += step) {

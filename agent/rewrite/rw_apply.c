@@ -107,6 +107,7 @@ static int rw_count;
 /* Where rewritten library code the runtime runs for itself (zstd's memcpy) records: nowhere (rw_sink_enter). */
 static char *rw_sink;
 #define RW_SINK (256UL << 20)
+#define RW_SINK_HINT (1UL << 44) /* out of rel32 reach of every module: a non-PIE executable's 4 GB, PIEs' and libraries' 0x5.../0x7f... */
 
 static void say(const char *what, const char *detail)
 {
@@ -605,9 +606,6 @@ void rw_apply(void)
     for (; sock && sock[k] && k < sizeof socket - 1; k++) socket[k] = sock[k];
     socket[k] = 0;
     restore_environment();
-    /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here */
-    long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, 0, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    rw_sink = sink > 0 ? (char *)sink : NULL;
     /* a list of plans, ':' between them (memtrace's cache paths have none): the executable's first */
     for (char *p = plans; *p;) {
         char *e = p;
@@ -618,6 +616,11 @@ void rw_apply(void)
         if (last) break;
         p = e + 1;
     }
+    /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here: */
+    /* mapped once the plans are applied and far from every module (a hint, 16 TB), as its 256 MB would     */
+    /* otherwise lie where the kernel puts them, under the libraries, where their punned jumps' stub pages go */
+    long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, RW_SINK_HINT, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    rw_sink = sink > 0 ? (char *)sink : NULL;
     /* libraries opened later: rewritten inside dlopen, before their constructors (rw_dlopen.c) */
     rw_dlopen_init(socket[0] ? socket : NULL);
 }

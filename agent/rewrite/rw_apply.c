@@ -6,8 +6,9 @@
  * directory: the executable's and those of the libraries loaded at start, libc included), finds the loaded
  * object the plan is for (by GNU build-id; a plan without one is the main program's), maps the plan's
  * trampolines within rel32 reach of it (their link-time place first, else that place moved by a multiple
- * of 16 MB, else below or above the object in 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32 between trampolines and module by the text's
- * displacement (the plan's fix-ups, and the jumps it writes), fills the cursor slot with the offset of
+ * of 16 MB, else below or above the object in 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32
+ * between trampolines and module by the text's displacement (the plan's fix-ups, and the jumps it
+ * writes), fills the cursor slot with the offset of
  * __memtrace_cursor from the thread pointer, and writes each planned `jmp rel32` over the first five bytes
  * of its instruction. The plan's int3 places (the fallback for instructions no jump can patch, and the
  * rt_sigprocmask syscalls that must not block SIGTRAP) become a table handed to rw_trap.c before their

@@ -5,9 +5,10 @@
  * named by MEMTRACE_REWRITE_PLAN (':' between them; written by org.memtrace.rewrite in memtrace's own cache
  * directory: the executable's and those of the libraries loaded at start, libc included), finds the loaded
  * object the plan is for (by GNU build-id; a plan without one is the main program's), maps the plan's
- * trampolines within rel32 reach of it (their link-time place first, else below or above the object in
- * 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32 between trampolines and module by the text's
- * displacement (the plan's fix-ups, and the jumps it writes), fills the cursor slot with the offset of
+ * trampolines within rel32 reach of it (their link-time place first, else that place moved by a multiple
+ * of 16 MB, else below or above the object in 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32
+ * between trampolines and module by the text's displacement (the plan's fix-ups, and the jumps it
+ * writes), fills the cursor slot with the offset of
  * __memtrace_cursor from the thread pointer, and writes each planned `jmp rel32` over the first five bytes
  * of its instruction. The plan's int3 places (the fallback for instructions no jump can patch, and the
  * rt_sigprocmask syscalls that must not block SIGTRAP) become a table handed to rw_trap.c before their
@@ -107,6 +108,7 @@ static int rw_count;
 /* Where rewritten library code the runtime runs for itself (zstd's memcpy) records: nowhere (rw_sink_enter). */
 static char *rw_sink;
 #define RW_SINK (256UL << 20)
+#define RW_SINK_HINT (1UL << 44) /* out of rel32 reach of every module: a non-PIE executable's 4 GB, PIEs' and libraries' 0x5.../0x7f... */
 
 static void say(const char *what, const char *detail)
 {
@@ -260,17 +262,28 @@ static int reaches(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
     return (int64_t)(hi - t) < limit && (int64_t)(t + size - lo) < limit && (int64_t)(hi - t) > -limit && (int64_t)(t + size - lo) > -limit;
 }
 
-/* size bytes of fresh pages within rel32 reach of [lo, hi): the link-time place `want` first, then below */
-/* the object and above it in steps of 16 MB (MAP_FIXED_NOREPLACE: nothing mapped is ever replaced).       */
+/* size bytes of fresh pages within rel32 reach of [lo, hi): the link-time place `want` first, then `want`   */
+/* moved by a multiple of 16 MB, nearest first, below before above; then below the object and above it in   */
+/* steps of 16 MB (MAP_FIXED_NOREPLACE: nothing mapped is ever replaced). A displacement of a multiple of    */
+/* 16 MB changes only the top byte of each rel32 between module and trampolines, which no punned jump reads  */
+/* (a pun reads at most the e9 and the low three rel32 bytes of the jump after it: docs/rewriting.md,        */
+/* "Punned jumps"); any other displacement would leave the puns that read a jump's bytes with their int3.    */
 uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
 {
     const uint64_t step = 16ULL << 20, page = (uint64_t)rt.page;
-    for (int k = -1; k < 2 * 120; k++) {
+    for (int k = -1; k < 4 * 120; k++) {
         uint64_t at;
         if (k < 0) at = want;
-        else if (k % 2 == 0) at = ((lo & ~(page - 1)) - size - (uint64_t)(k / 2) * step) & ~(page - 1);
-        else at = (((hi + page - 1) & ~(page - 1)) + (uint64_t)(k / 2) * step);
-        if (at < 0x10000 || !reaches(at, size, lo, hi)) continue;
+        else if (k < 2 * 120) {
+            uint64_t d = (uint64_t)(k / 2 + 1) * step;
+            if (!want || (k % 2 == 0 && d > want)) continue;
+            at = k % 2 == 0 ? want - d : want + d;
+        } else {
+            int j = k - 2 * 120;
+            if (j % 2 == 0) at = ((lo & ~(page - 1)) - size - (uint64_t)(j / 2) * step) & ~(page - 1);
+            else at = (((hi + page - 1) & ~(page - 1)) + (uint64_t)(j / 2) * step);
+        }
+        if (at < 0x10000 || at + size > 0x7fff00000000ULL || !reaches(at, size, lo, hi)) continue;
         long m = mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
         if (m == (long)at) return at;
         if (m > 0) mt_sys2(SYS_munmap, m, size); /* a kernel before 4.17 takes the flag for a hint */
@@ -594,9 +607,6 @@ void rw_apply(void)
     for (; sock && sock[k] && k < sizeof socket - 1; k++) socket[k] = sock[k];
     socket[k] = 0;
     restore_environment();
-    /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here */
-    long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, 0, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    rw_sink = sink > 0 ? (char *)sink : NULL;
     /* a list of plans, ':' between them (memtrace's cache paths have none): the executable's first */
     for (char *p = plans; *p;) {
         char *e = p;
@@ -607,6 +617,11 @@ void rw_apply(void)
         if (last) break;
         p = e + 1;
     }
+    /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here: */
+    /* mapped once the plans are applied and far from every module (a hint, 16 TB), as its 256 MB would     */
+    /* otherwise lie where the kernel puts them, under the libraries, where their punned jumps' stub pages go */
+    long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, RW_SINK_HINT, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    rw_sink = sink > 0 ? (char *)sink : NULL;
     /* libraries opened later: rewritten inside dlopen, before their constructors (rw_dlopen.c) */
     rw_dlopen_init(socket[0] ? socket : NULL);
 }

@@ -35,6 +35,8 @@ final class Puns {
     static final int STUB = 16;
     /** Room a non-PIE executable's brk heap keeps after its last segment: no stub goes there. */
     static final long HEAP_ROOM = 256L << 20;
+    /** How far past a non-PIE executable's end the kernel may start its brk heap (Linux 5.18 on, x86-64: 1 GB). */
+    static final long BRK_RANDOM = 1L << 30;
     /** The lowest stub address of a non-PIE executable, and the highest of any: user space, with margins. */
     private static final long LOWEST = 0x100000, HIGHEST = 0x7fff_0000_0000L;
 
@@ -49,6 +51,12 @@ final class Puns {
     /** Stub slots taken, start to end, and how far each stub page is filled. */
     private final TreeMap<Long, Long> slots = new TreeMap<>();
     private final TreeMap<Long, Long> fill = new TreeMap<>();
+    /**
+     * Where a stub goes only when its window has no other room: a non-PIE executable's [end, end + 1.25 GB),
+     * where the break may start and the runtime then refuses the 256 MB above it (a quarter of these stubs
+     * would find no page at run time).
+     */
+    private long avoidFrom = Long.MAX_VALUE, avoidTo = Long.MAX_VALUE;
 
     private Puns(ElfFile elf, long textBase, long textRoom) throws ElfFormatException {
         this.elf = elf;
@@ -62,6 +70,10 @@ final class Puns {
         lo &= ~0xfffL;
         hi = (hi + 0xfff) & ~0xfffL;
         refused.put(lo, elf.type() == ElfFile.ET_EXEC ? hi + HEAP_ROOM : hi);
+        if (elf.type() == ElfFile.ET_EXEC) {
+            avoidFrom = hi;
+            avoidTo = hi + BRK_RANDOM + HEAP_ROOM;
+        }
         refused.put(textBase & ~0xfffL, (textBase + textRoom + 0xfff) & ~0xfffL);
     }
 
@@ -235,22 +247,32 @@ final class Puns {
     /** No stub address (a PIE's may be negative: below its load bias). */
     private static final long NONE = Long.MIN_VALUE;
 
-    /** A stub address in [from, from + size): in a page already used when one has room, else the first allowed; {@link #NONE} when none. */
+    /** A stub address in [from, from + size), out of the break's possible way when it can be; {@link #NONE} when none. */
     private long place(long from, long size) {
+        long s = place(from, size, true);
+        return s != NONE ? s : place(from, size, false);
+    }
+
+    /** A stub address in [from, from + size): in a page already used when one has room, else the first allowed; {@link #NONE} when none. */
+    private long place(long from, long size, boolean avoid) {
         long last = from + size - 1;
+        if (avoid && from >= avoidFrom && last < avoidTo) return NONE;
         int tried = 0;
         for (var e : fill.subMap(from & ~0xfffL, true, last, true).entrySet()) {
             if (++tried > 16) break;
+            // a page filled past the window's end has no slot in it: a stub beyond `last` is one the rel32 cannot reach
             long s = align(Math.max(from, e.getKey() + e.getValue()), from, last);
-            if (allowed(s)) return s;
+            if (s <= last && allowed(s) && !(avoid && avoided(s))) return s;
         }
         long step = Math.max(0x1000, size / 64);
         for (long s = from; s <= last; s += step) {
             long c = align(s, from, last);
-            if (allowed(c)) return c;
+            if (allowed(c) && !(avoid && avoided(c))) return c;
         }
         return NONE;
     }
+
+    private boolean avoided(long s) { return s + STUB > avoidFrom && s < avoidTo; }
 
     /** {@code s} rounded up to 16 when that stays in [from, last]. */
     private static long align(long s, long from, long last) {

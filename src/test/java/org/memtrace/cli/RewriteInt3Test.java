@@ -160,7 +160,9 @@ class RewriteInt3Test {
         assertThat(r.stdout()).isEqualTo(nativeOut);
         Matcher m = Pattern.compile("int3 fallback: [\\d,]+ accesses recorded in ([\\d,]+) traps").matcher(r.stderr());
         assertThat(m.find()).as(r.stderr()).isTrue();
-        assertThat(Long.parseLong(m.group(1).replace(",", ""))).as("snprintf's short instructions in the handlers").isGreaterThan(50);
+        // snprintf's short instructions in the handlers: most are punned jumps now, written at run time (13 traps
+        // are left in this run, 50 and more while a fifth of libc's puns were kept as int3s)
+        assertThat(Long.parseLong(m.group(1).replace(",", ""))).as("snprintf's short instructions in the handlers").isPositive();
         List<String> stores = TraceFile.read(trace).lines().stream()
                 .filter(l -> l.type() == 'S' && l.field(0).startsWith("seen+") && l.field(2).startsWith("on_usr1+"))
                 .map(l -> l.field(0)).toList();

@@ -93,4 +93,33 @@ class PunsTest {
         List<Long> stubs = traps.stream().filter(t -> t.pun().length > 0).map(PlanFile.Trap::stub).sorted().toList();
         for (int i = 1; i < stubs.size(); i++) assertThat(stubs.get(i) - stubs.get(i - 1)).isGreaterThanOrEqualTo(Puns.STUB);
     }
+
+    /**
+     * rewrite_pun_fallback.s: each 1-byte pun's stub is exactly where its rel32 leads, the second pair's stubs
+     * 16 bytes after the first pair's in the same page. The planner decides from the last instruction to the
+     * first and fills a stub page from where its last stub ends: at_taken2's stub, placed first, ends past
+     * at_taken's one-address window, and a slot taken there for at_taken (as before this was checked) would
+     * have made a rel32 its bytes cannot make, a pun the runtime then always refused.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-no-pie", "-pie"})
+    void aStubIsPlacedInsideItsWindowWhenItsPageIsFilledPastIt(String layout) throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_pun_fallback.s", "fallback", layout);
+        Map<String, Long> at = new HashMap<>();
+        for (ElfSymbol s : ElfFile.read(prog).symtab()) if (s.name().startsWith("at_")) at.put(s.name(), s.value());
+        Path cache = Files.createDirectories(dir.resolve("cache"));
+        Map<Long, PlanFile.Trap> byAddress = new HashMap<>();
+        for (PlanFile.Trap t : PlanFile.traps(ModuleRewrite.prepare(prog, cache).plan())) byAddress.put(t.address(), t);
+        for (String pop : List.of("at_taken", "at_taken2")) { // pop %rcx (59) before 66 0f 1f 44: one address
+            PlanFile.Trap t = byAddress.get(at.get(pop));
+            assertThat(t.pun()).as(pop).containsExactly((byte) 0xe9);
+            assertThat(t.stub()).as(pop).isEqualTo(at.get(pop) + 5 + 0x441f0f66L);
+        }
+        for (String push : List.of("at_chained", "at_chained2")) { // push %rax (50) before the pop's pun: e9 66 0f 1f
+            PlanFile.Trap t = byAddress.get(at.get(push));
+            assertThat(t.pun()).as(push).containsExactly((byte) 0xe9);
+            assertThat(t.stub()).as(push).isEqualTo(at.get(push) + 5 + 0x1f0f66e9L);
+        }
+        assertThat(byAddress.get(at.get("at_taken2")).stub() - byAddress.get(at.get("at_taken")).stub()).isEqualTo(16);
+    }
 }

@@ -93,7 +93,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     g.aliases = out_of_line;
     g.regions = (int)mt_parse_long(getenv("MEMTRACE_REGIONS"), MT_REGION_DATA | MT_REGION_HEAP | MT_REGION_ANON | MT_REGION_FILE);
     g.autostart = (int)mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
-    g.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), 1);
+    g.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), MT_STACK_DEPTH_DEFAULT);
     int fd = (int)mt_sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
     scrub_environment();
     if (fd < 0) return;

@@ -132,6 +132,7 @@ struct mt_alloc {
     /* (MT_FRAME_CFI, common/mt_common.h) marks a frame found by .eh_frame, not by the saved rbp.          */
 };
 #define MT_STACK_MAX 64         /* frames of an allocation stack, `caller` included */
+#define MT_STACK_DEPTH_DEFAULT 12 /* without MEMTRACE_STACK_DEPTH: DHAT's and valgrind's --num-callers (docs/stacks.md) */
 struct mt_alloc_stack {
     struct mt_alloc a;
     uint64_t more[MT_STACK_MAX - 1];

@@ -291,7 +291,7 @@ __attribute__((constructor(101))) static void rt_init(void)
     rt_signal_init();
     const char *out = getenv("MEMTRACE_OUT");
     int autostart = mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
-    rt.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), 1);
+    rt.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), MT_STACK_DEPTH_DEFAULT);
     const char *parent = getenv("MEMTRACE_PARENT");
     if (parent && *parent) adopt_memtrace(parent);
     if (out && *out) {

@@ -82,7 +82,7 @@ public final class Access {
     /** {@link Naming#code}: the instruction as {@code function+offset}. */
     public String code() { return names.code(ip); }
 
-    /** {@link Naming#source}: the instruction's {@code file:line}, or null. */
+    /** {@link Naming#inlinedSource}: the instruction's {@code file:line} (with the calls inlined there), or null. */
     public String source() { return names.source(ip); }
 
     @Override

@@ -159,11 +159,11 @@ final class Names {
         return c;
     }
 
-    /** {@link Naming#source}: null when no line table covers the instruction. */
+    /** {@link Naming#inlinedSource}: null when no line table covers the instruction. */
     String source(long ip) {
         int s = codeSlot(ip);
         String c = source[s];
-        if (c == null) source[s] = c = nonNull(naming.source(ip));
+        if (c == null) source[s] = c = nonNull(naming.inlinedSource(ip));
         return c == NO_SOURCE ? null : c;
     }
 

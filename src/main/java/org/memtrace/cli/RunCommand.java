@@ -83,9 +83,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             description = "Size of the shared event ring, a power of two (default: ${DEFAULT-VALUE}).")
     int bufferMb;
 
-    @Option(names = "--stack-depth", paramLabel = "N", defaultValue = "1",
-            description = "Frames per allocation and free stack, 1 to 64 (default: ${DEFAULT-VALUE}, the caller alone); "
-                    + "frames come from the frame-pointer chain, as far as the code keeps frame pointers (docs/stacks.md).")
+    @Option(names = "--stack-depth", paramLabel = "N", defaultValue = "12",
+            description = "Frames per allocation and free stack, 1 to 64 (default: ${DEFAULT-VALUE}, as DHAT's; 1: the caller alone); "
+                    + "frames come from each module's .eh_frame, or its frame pointers (docs/stacks.md).")
     int stackDepth;
 
     @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE (the .mtr file for a program built with memtrace cc).")

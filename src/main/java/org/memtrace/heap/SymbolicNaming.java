@@ -164,6 +164,12 @@ public final class SymbolicNaming implements Naming {
         return space.source(ip);
     }
 
+    /** The line, or the inlined calls' frames at the instruction; see {@link AddressSpace#inlinedSource}. */
+    @Override
+    public String inlinedSource(long ip) {
+        return space.inlinedSource(ip);
+    }
+
     /** The call's stack as far as it can be trusted (StackFrames); for the event just observed. */
     @Override
     public long[] stack(Event.Alloc allocation) {

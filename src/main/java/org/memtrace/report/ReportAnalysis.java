@@ -325,7 +325,7 @@ public final class ReportAnalysis implements Analysis {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("ip", "0x" + Long.toHexString(c[0]));
             row.put("name", naming.code(c[0]));
-            row.put("source", naming.source(c[0]));
+            row.put("source", naming.inlinedSource(c[0]));
             row.put("loads", c[1]);
             row.put("stores", c[2]);
             rows.add(row);
@@ -345,5 +345,6 @@ public final class ReportAnalysis implements Analysis {
 
     String code(long ip) { return naming.code(ip); }
 
-    String source(long ip) { return naming.source(ip); }
+    /** The access's line, or the frames of the calls inlined there ({@link Naming#inlinedSource}). */
+    String source(long ip) { return naming.inlinedSource(ip); }
 }

@@ -168,11 +168,27 @@ public final class AddressSpace {
      * As {@code addr2line -f -i} lists them.
      */
     public List<String> frames(long returnAddress) {
-        long call = returnAddress - 1;
-        String source = source(call);
-        String code = code(returnAddress);
-        LoadedModule m = moduleAt(call);
-        List<DwarfInlines.Inlined> chain = m == null ? List.of() : m.image().inlines().chain(call - m.bias());
+        return frames(returnAddress - 1, code(returnAddress));
+    }
+
+    /**
+     * An access's source, the last field of a symbolic {@code L}/{@code S} line (docs/trace-format.md, "Source
+     * lines"): the instruction's {@code file:line} ({@link #source}), or null; when the instruction lies in
+     * code inlined there, the frames {@link #frames} would give for it, innermost first, joined by {@code ;}
+     * (a field holds no space): {@code get(inl.c:6);sum(inl.c:12);main+57(inl.c:20)}, as {@code addr2line -f
+     * -i} lists them.
+     */
+    public String inlinedSource(long ip) {
+        List<String> frames = frames(ip, null);
+        return frames.size() == 1 ? source(ip) : String.join(";", frames);
+    }
+
+    /** The frames of the instruction at {@code at}, the last one named {@code code} (null: {@link #code} of {@code at}). */
+    private List<String> frames(long at, String code) {
+        String source = source(at);
+        LoadedModule m = moduleAt(at);
+        List<DwarfInlines.Inlined> chain = m == null ? List.of() : m.image().inlines().chain(at - m.bias());
+        if (code == null) code = code(at);
         if (chain.isEmpty()) return List.of(source == null ? code : code + '(' + source + ')');
         List<String> frames = new ArrayList<>(chain.size() + 1);
         for (DwarfInlines.Inlined inlined : chain) {

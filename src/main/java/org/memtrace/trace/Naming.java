@@ -74,6 +74,15 @@ public interface Naming {
         return null;
     }
 
+    /**
+     * An access's source as the trace shows it (docs/trace-format.md, "Source lines"): {@link #source}, or,
+     * where the instruction lies in inlined code, its frames innermost first, {@code ;} between them:
+     * {@code get(inl.c:6);sum(inl.c:12);main+57(inl.c:20)}. Namings that know no inlining give {@link #source}.
+     */
+    default String inlinedSource(long ip) {
+        return source(ip);
+    }
+
     /** The forged name of the block an allocation event created, as in Listing 2: {@code <malloc0006@fMallocHandle+45>}. */
     String block(Event.Alloc allocation);
 

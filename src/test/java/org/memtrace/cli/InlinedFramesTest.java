@@ -19,7 +19,8 @@ import org.memtrace.testutil.Gcc;
  * {@code malloc} sits in {@code make}, inlined into {@code push_two}, inlined into {@code main}, which keeps
  * no frame pointer. The stack of each allocation is the chain {@code addr2line -i -f} gives for its return
  * address, with the lines of the calls, in fault mode and built with {@code memtrace cc}; at depth 1 the
- * trace is as before.
+ * trace is as before. Its stores into the new node lie in {@code make}'s inlined code too: their access lines
+ * show the same chain (docs/trace-format.md, "Source lines").
  */
 class InlinedFramesTest {
     @TempDir static Path dir;
@@ -84,7 +85,7 @@ class InlinedFramesTest {
 
     @Test
     void atDepthOneTheTraceIsAsBefore() throws Exception {
-        List<String> lines = stacksAndBlocks("inline_alloc");
+        List<String> lines = stacksAndBlocks("inline_alloc", "--stack-depth", "1");
         assertThat(lines).hasSize(6).noneMatch(l -> l.startsWith("# stack") || l.contains(",s"));
     }
 
@@ -95,5 +96,54 @@ class InlinedFramesTest {
         assertThat(r.status()).as(r.stderr()).isZero();
         String summary = r.stderr().replace(dir + "/", "");
         assertThat(summary).containsPattern("at make\\(inline_alloc.c:8\\)\n +at push_two\\(inline_alloc.c:16\\)\n +at main\\+\\d+\\(inline_alloc.c:22\\)");
+    }
+
+    /** An access by main's code to a node: offset in the block, kind, size, instruction's offset in main, source field. */
+    private static final Pattern NODE_ACCESS = Pattern.compile(
+            "([LS])\\$\\d+:<malloc000\\d@main\\+\\d+>\\+(\\d+),\\[heap\\],main\\+(\\d+),(\\d+),\\d+,(.*)");
+
+    @Test
+    void accessesInInlinedCodeShowTheChainOfInlinedCalls() throws Exception {
+        for (String program : List.of("inline_alloc", "inline_alloc-cc")) {
+            Path trace = dir.resolve(program + "-access.trace");
+            Cli.Result r = Cli.run(dir, "run", "-q", "-o", trace.toString(), "--", dir.resolve(program).toString());
+            assertThat(r.status()).as(r.stderr()).isZero();
+            java.util.Set<String> sites = new java.util.TreeSet<>();
+            java.util.Map<String, String> byOffset = new java.util.TreeMap<>();
+            for (String line : Files.readAllLines(trace)) {
+                assertThat(org.memtrace.testutil.MadtGrammar.check(line)).as(line).isNull();
+                Matcher m = NODE_ACCESS.matcher(line.replace(dir + "/", ""));
+                if (!m.matches()) continue;
+                String source = m.group(5);
+                // the last frame is the instruction itself, as the instruction field names it
+                if (source.contains(";")) assertThat(source).as(line).endsWith(";main+" + m.group(3) + "(inline_alloc.c:22)");
+                sites.add(m.group(1) + " +" + m.group(2) + " " + m.group(4) + " " + source.replace("main+" + m.group(3) + "(", "main+X("));
+                byOffset.put(m.group(3), source);
+            }
+            // make's two stores (n->value, line 10; n->next, line 11) at push_two's two calls of it (lines 16, 17),
+            // and main's own loads of the list (lines 25, 26), which have no inlined call
+            assertThat(sites).as(program).containsExactlyInAnyOrder(
+                    "L +0 8 inline_alloc.c:25",
+                    "L +8 8 inline_alloc.c:26",
+                    "S +0 8 make(inline_alloc.c:11);push_two(inline_alloc.c:16);main+X(inline_alloc.c:22)",
+                    "S +0 8 make(inline_alloc.c:11);push_two(inline_alloc.c:17);main+X(inline_alloc.c:22)",
+                    "S +8 8 make(inline_alloc.c:10);push_two(inline_alloc.c:16);main+X(inline_alloc.c:22)",
+                    "S +8 8 make(inline_alloc.c:10);push_two(inline_alloc.c:17);main+X(inline_alloc.c:22)");
+            if (!program.equals("inline_alloc")) continue;
+            // addr2line -i -f at each instruction lists the same functions and lines, innermost first
+            long main = RunIntegrationTest.symbolIn(dir.resolve(program), "main");
+            for (var e : byOffset.entrySet()) {
+                String out = Gcc.run(List.of("addr2line", "-i", "-f", "-e", dir.resolve(program).toString(),
+                        Long.toHexString(main + Long.parseLong(e.getKey())))).replace(dir + "/", "");
+                List<String> a2l = out.lines().toList();
+                StringBuilder chain = new StringBuilder();
+                for (int i = 0; i < a2l.size(); i += 2) {
+                    String function = a2l.get(i).equals("main") ? "main+" + e.getKey() : a2l.get(i);
+                    chain.append(i == 0 ? "" : ";").append(function).append('(').append(a2l.get(i + 1)).append(')');
+                }
+                String expected = a2l.size() == 2 ? a2l.get(1) : chain.toString();
+                assertThat(e.getValue()).as("main+" + e.getKey()).isEqualTo(expected);
+            }
+        }
     }
 }

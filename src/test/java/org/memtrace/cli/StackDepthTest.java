@@ -63,6 +63,10 @@ class StackDepthTest {
         args.addAll(List.of(options));
         args.addAll(List.of("--", path(program)));
         ok(Cli.run(dir, args.toArray(String[]::new)));
+        return heapLinesOf(trace);
+    }
+
+    private static List<String> heapLinesOf(Path trace) throws Exception {
         List<String> out = new ArrayList<>();
         for (String l : Files.readAllLines(trace)) {
             assertThat(MadtGrammar.check(l)).as(l).isNull();
@@ -74,7 +78,8 @@ class StackDepthTest {
 
     @Test
     void faultModeTraceHasAllocationAndFreeStacksWithLines() throws Exception {
-        assertThat(heapLines("stacks", "--stack-depth", "8")).containsExactly(
+        // the default depth (12, DHAT's) holds these stacks whole
+        assertThat(heapLines("stacks")).containsExactly(
                 "# stack 1 xmalloc+24(stacks.c:7) make_left+14(stacks.c:17) main+13(stacks.c:29)",
                 "M$:<malloc0001@xmalloc+24>,16,TID,s1",
                 "# stack 2 xmalloc+24(stacks.c:7) make_right+14(stacks.c:22) main+22(stacks.c:30)",
@@ -87,7 +92,7 @@ class StackDepthTest {
 
     @Test
     void compiledInTraceHasTheSameStacks() throws Exception {
-        assertThat(heapLines("stacks-cc", "--stack-depth", "8")).containsExactly(
+        assertThat(heapLines("stacks-cc")).containsExactly(
                 "# stack 1 xmalloc+186(stacks.c:7) make_left+142(stacks.c:17) main+145(stacks.c:29)",
                 "M$:<malloc0001@xmalloc+186>,16,TID,s1",
                 "# stack 2 xmalloc+186(stacks.c:7) make_right+142(stacks.c:22) main+239(stacks.c:30)",
@@ -98,8 +103,18 @@ class StackDepthTest {
     }
 
     @Test
+    void compiledInProgramRunAloneRecordsStacksByDefault() throws Exception {
+        Path mtr = dir.resolve("stacks-cc-alone.mtr"), trace = dir.resolve("stacks-cc-alone.trace");
+        Gcc.run(List.of(path("stacks-cc")), Map.of("MEMTRACE_OUT", mtr.toString()));
+        ok(Cli.run(dir, "print", "-q", "-o", trace.toString(), mtr.toString()));
+        assertThat(heapLinesOf(trace)).startsWith(
+                "# stack 1 xmalloc+186(stacks.c:7) make_left+142(stacks.c:17) main+145(stacks.c:29)",
+                "M$:<malloc0001@xmalloc+186>,16,TID,s1");
+    }
+
+    @Test
     void depthOneTracesAsBefore() throws Exception {
-        assertThat(heapLines("stacks")).containsExactly(
+        assertThat(heapLines("stacks", "--stack-depth", "1")).containsExactly(
                 "M$:<malloc0001@xmalloc+24>,16,TID", "M$:<malloc0002@xmalloc+24>,32,TID",
                 "F$:<freed:0001@xmalloc+24>,TID", "F$:<freed:0002@xmalloc+24>,TID");
         // depth 2 cuts each stack after its second frame
@@ -246,10 +261,10 @@ class StackDepthTest {
 
     @Test
     void vectorBlocksAreNamedByTheUsersFunction() throws Exception {
-        assertThat(blocks("vector", "--stack-depth", "8")).containsExactly("fill_cubes(int)+70", "fill_squares(int)+61");
-        assertThat(blocks("vector-cc", "--stack-depth", "8")).containsExactly("fill_cubes(int)+390", "fill_squares(int)+362");
+        assertThat(blocks("vector")).containsExactly("fill_cubes(int)+70", "fill_squares(int)+61");
+        assertThat(blocks("vector-cc")).containsExactly("fill_cubes(int)+390", "fill_squares(int)+362");
         // the call site alone names them by the allocator, as before stacks
-        assertThat(blocks("vector")).containsExactly("std::__new_allocator<long>::allocate(unsigned long, void const*)+94");
+        assertThat(blocks("vector", "--stack-depth", "1")).containsExactly("std::__new_allocator<long>::allocate(unsigned long, void const*)+94");
     }
 
     @Test

@@ -19,8 +19,11 @@ public final class MadtGrammar {
     /** A path in a comment line: escaped like a name, so it holds no white space. */
     private static final String PATH = "(?:[^\\s%]|" + ESCAPE + ")+";
     private static final String DIGITS = "\\d+";
-    /** A source line, {@code file:line}, escaped like a name: symbolic lines only. */
-    private static final String SOURCE = "(?:[^,\\s%]|" + ESCAPE + ")+:\\d+";
+    /**
+     * A source line, {@code file:line}, escaped like a name: symbolic lines only; in inlined code the frames,
+     * {@code ;} between them ({@code get(a.c:6);main+57(a.c:20)}).
+     */
+    private static final String SOURCE = "(?:(?:[^,\\s%;]|" + ESCAPE + ")+:\\d+|(?:[^,\\s%;]|" + ESCAPE + ")+(?:;(?:[^,\\s%;]|" + ESCAPE + ")+)+)";
     private static final String REGION = "(?:\\[(?:heap|stack|anon|data|file|unknown|vdso)\\]|(?:[^,/\\[\\s%]|" + ESCAPE
             + ")(?:[^,/\\s%]|" + ESCAPE + ")*)";
     private static final String VIA = "(?:memcpy|memmove|memset|rep_movs|rep_stos|rep_lods|rep_cmps|rep_scas|[a-z_][a-z0-9_]*|syscall\\d+)";

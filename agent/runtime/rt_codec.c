@@ -3,9 +3,10 @@
  * zstd frame (docs/compiled-in.md, "Codecs"; docs/trace-format.md, "Codec 7"; rt_writer.h lists the
  * writer's parts).
  *
- * A payload is codec 7 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
+ * A payload is codec 9 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
  * predicts into run counts and writes the others as codec 6's tokens in two streams, zstd at level -3
- * (ZLEVEL_FUSED). Codec 8 (on request) is rt_period.c's pass, each record predicted from the slot a period
+ * (ZLEVEL_FUSED), a random index's miss as a short token (two bytes; docs/trace-format.md, "Codec 9").
+ * Codec 7 (on request) is the same pass without short tokens. Codec 8 (on request) is rt_period.c's pass, each record predicted from the slot a period
  * back, with codec 7's streams and zstd level. Codec 6 is codec 5, below, with each site's granule, the trailing zero bits its differences
  * share, taken out of them (pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096:
  * every access slot becomes one varint, its address's difference to the previous address of a site hashed to

@@ -43,7 +43,7 @@ void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec)
 static inline size_t put_tag(struct fused *x, const uint64_t *in, const uint64_t *end, uint64_t run)
 {
     size_t n = fz_tag_words(in, end);
-    x->c = fz_varint(x->c, run);
+    x->c = fz_varint(x->c, x->shorts ? run << 1 : run); /* codec 9: no short token follows */
     *x->t++ = 1;
     uint8_t *v = x->v;
     *v++ = 0;
@@ -64,9 +64,11 @@ static inline void touch(struct fused *x, size_t h)
 /* register fewer the value stream's pointer is no longer spilled, which had chained every miss through a     */
 /* store and a reload: an all-miss stream 5.3 -> 4.4 ns a record in bench/runtime/fused_bench.c.) The slot's site is compared with the prediction before it is looked at as a tag: */
 /* a prediction is a site, and no site has a tag's top bit. The granule is read on a miss only, from the table. */
-/* `shorts` (codec 9, a constant in each copy): a record at the predicted site whose granule-scaled          */
-/* difference a (zigzag) is 64 to 65,535 is the token byte 0 and a's two bytes in v, little-endian: a store */
-/* of each instead of codec 7's first byte and varint (about a dozen instructions fewer a miss).            */
+/* `shorts` (codec 9, a constant in each copy): a record at the predicted site whose granule-scaled           */
+/* difference a (zigzag) is 64 to 65,535 is a short token: the run before it, times 2 plus 1, in c and a's two */
+/* bytes in v, little-endian; every other token's run is its run times 2. Two stores where codec 7 writes its */
+/* first byte and a varint (a dozen instructions and a branch on the varint's length more), and a byte fewer  */
+/* for zstd to read.                                                                                           */
 static inline __attribute__((always_inline)) void pack_records(struct fused *x, const uint64_t *in, const uint64_t *end, const int shorts)
 {
     uint64_t *tab = x->table, *e = &tab[4 * x->h];
@@ -115,9 +117,11 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
             bit = 1;
         }
         /* a run before a token is short in loops that miss (spmv: 2, hash: 0 or 1): one byte, one store */
-        if (__builtin_expect(run < 0x80, 1)) *c++ = (uint8_t)run;
-        else c = fz_varint_fast(c, run);
-        run = 0;
+        if (!shorts) {
+            if (__builtin_expect(run < 0x80, 1)) *c++ = (uint8_t)run;
+            else c = fz_varint_fast(c, run);
+            run = 0;
+        }
         if (__builtin_expect(!e[1], 0)) touch(x, (size_t)(e - tab) / 4);
         e[3] = d;
         /* The granule is kept as g ^ FUSED_G0 (0: unset, which reads as FUSED_G0): no test for unset. d's low */
@@ -127,13 +131,19 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
         int regrain = __builtin_expect(q << g != d, 0);
         if (shorts) {
             a = fz_zigzag(q);
+            uint64_t r = run << 1;
+            run = 0;
             if (__builtin_expect(!(bit | regrain) && a - 0x40 < 0x10000 - 0x40, 1)) {
                 uint16_t two = (uint16_t)a;
-                *t++ = 0;
+                r |= 1;
+                if (__builtin_expect(r < 0x80, 1)) *c++ = (uint8_t)r;
+                else c = fz_varint_fast(c, r);
                 __builtin_memcpy(v, &two, 2);
                 v += 2;
                 continue;
             }
+            if (__builtin_expect(r < 0x80, 1)) *c++ = (uint8_t)r;
+            else c = fz_varint_fast(c, r);
         }
         if (!regrain) {
             a = fz_zigzag(q);
@@ -143,7 +153,7 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
             bit = 1;
         }
         uint8_t first = (uint8_t)((a & 0x3f) << 1 | bit);
-        if (a < 0x40 && (!shorts || first)) { /* codec 9's byte 0 is its short token: a = 0 is 0x80, 0 */
+        if (a < 0x40) {
             *t++ = first;
         } else {
             *t++ = first | 0x80;
@@ -201,7 +211,7 @@ void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int ev
 
 size_t fused_end(struct fused *x, uint8_t *dst)
 {
-    x->c = fz_varint(x->c, x->run);
+    x->c = fz_varint(x->c, x->shorts ? x->run << 1 : x->run);
     x->run = 0;
     return fz_payload(dst, x->c0, x->c, x->t0, x->t, x->v0, x->v);
 }

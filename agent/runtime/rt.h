@@ -12,7 +12,7 @@
  *   rt_queue.c    the pool of buffers, the queue of full ones, the writer thread and its helper
  *   rt_plan.c     chunk boundaries, planned by each thread as it queues a buffer
  *   rt_codec.c    codecs 0-6 and the encoders that turn a planned buffer into chunk payloads
- *   rt_fused.c    codec 7, the default, one pass per chunk
+ *   rt_fused.c    codecs 9 (the default) and 7, one pass per chunk
  *   rt_crc.c      CRC32C of the file's headers and payloads (include/mt_file.h lays the file out)
  *   rt_signal.c   the program's sigaction/signal/sigprocmask, fatal signals, forwarding of faults
  *   rt_init.c     start-up (hello, modules, mappings), start/stop, exit, exec, fork, threads

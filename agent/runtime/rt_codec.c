@@ -3,9 +3,10 @@
  * zstd frame (docs/compiled-in.md, "Codecs"; docs/trace-format.md, "Codec 7"; rt_writer.h lists the
  * writer's parts).
  *
- * A payload is codec 7 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
+ * A payload is codec 9 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
  * predicts into run counts and writes the others as codec 6's tokens in two streams, zstd at level -3
- * (ZLEVEL_FUSED). Codec 8 (on request) is rt_period.c's pass, each record predicted from the slot a period
+ * (ZLEVEL_FUSED), a random index's miss as a short token (two bytes; docs/trace-format.md, "Codec 9").
+ * Codec 7 (on request) is the same pass without short tokens. Codec 8 (on request) is rt_period.c's pass, each record predicted from the slot a period
  * back, with codec 7's streams and zstd level. Codec 6 is codec 5, below, with each site's granule, the trailing zero bits its differences
  * share, taken out of them (pack_scaled). Codec 5 is codec 4 with tables of 65,536 entries instead of 4,096:
  * every access slot becomes one varint, its address's difference to the previous address of a site hashed to
@@ -325,11 +326,11 @@ void wr_encode_piece(struct encoder *x, const char *s1, const char *e1, const ch
         pc->records = x->pz.records;
         pc->dropped = x->pz.dropped;
         raw = (x->pz.slots + x->pz.records) * 16;
-    } else if (codec == 7) {
+    } else if (codec == 7 || codec == 9) {
         size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk, and a margin for its last tag */
         uint8_t *c = x->streams, *t = c + fused_room_ct(room);
         PROF_START;
-        fused_begin(&x->fz, c, t, t + fused_room_ct(room));
+        fused_begin(&x->fz, c, t, t + fused_room_ct(room), codec);
         fused_pack(&x->fz, (const uint64_t *)s1, (const uint64_t *)e1, events_only);
         if (e2 > s2) fused_pack(&x->fz, (const uint64_t *)s2, (const uint64_t *)e2, events_only);
         input = fused_end(&x->fz, (uint8_t *)raw_data);
@@ -443,8 +444,8 @@ int wr_codec_init(int codec)
         struct encoder *x = &wr_enc[i];
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         x->work = rt_map_own(x->work_size);
-        /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7), 26 (8) */
-        size_t scratch = codec == 8 ? 2 * rt.buf_size + rt.buf_size / 2 + 65536 : codec == 7 ? 2 * rt.buf_size + 65536 : rt.buf_size + rt.buf_size / 2 + 16;
+        /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7, 9), 26 (8) */
+        size_t scratch = codec == 8 ? 2 * rt.buf_size + rt.buf_size / 2 + 65536 : codec == 7 || codec == 9 ? 2 * rt.buf_size + 65536 : rt.buf_size + rt.buf_size / 2 + 16;
         x->scratch = rt_map_own(scratch);
         x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
         x->packed = rt_map_own(x->packed_cap);
@@ -459,7 +460,7 @@ int wr_codec_init(int codec)
             x->pz.touched = x->touched;
             if (!x->streams || !x->pz.dd || !fused_params(x->cctx)) return 0;
         }
-        if (codec == 7) {
+        if (codec == 7 || codec == 9) {
             size_t room = rt.buf_size / 16 + 4096;
             x->streams = rt_map_own(2 * fused_room_ct(room) + fused_room_v(room));
             x->fz.table = x->table;

@@ -17,8 +17,9 @@
  */
 #include "rt_fused.h"
 
-void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v)
+void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec)
 {
+    x->shorts = codec == 9;
     uint64_t *tab = x->table;
     if (x->ntouched >= ((size_t)1 << FUSED_BITS)) {
         for (size_t i = 0; i < ((size_t)4 << FUSED_BITS); i++) tab[i] = 0;
@@ -42,7 +43,7 @@ void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v)
 static inline size_t put_tag(struct fused *x, const uint64_t *in, const uint64_t *end, uint64_t run)
 {
     size_t n = fz_tag_words(in, end);
-    x->c = fz_varint(x->c, run);
+    x->c = fz_varint(x->c, x->shorts ? run << 1 : run); /* codec 9: no short token follows */
     *x->t++ = 1;
     uint8_t *v = x->v;
     *v++ = 0;
@@ -63,20 +64,13 @@ static inline void touch(struct fused *x, size_t h)
 /* register fewer the value stream's pointer is no longer spilled, which had chained every miss through a     */
 /* store and a reload: an all-miss stream 5.3 -> 4.4 ns a record in bench/runtime/fused_bench.c.) The slot's site is compared with the prediction before it is looked at as a tag: */
 /* a prediction is a site, and no site has a tag's top bit. The granule is read on a miss only, from the table. */
-__attribute__((optimize("no-tree-vectorize", "omit-frame-pointer"))) void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only)
+/* `shorts` (codec 9, a constant in each copy): a record at the predicted site whose granule-scaled           */
+/* difference a (zigzag) is 64 to 65,535 is a short token: the run before it, times 2 plus 1, in c and a's two */
+/* bytes in v, little-endian; every other token's run is its run times 2. Two stores where codec 7 writes its */
+/* first byte and a varint (a dozen instructions and a branch on the varint's length more), and a byte fewer  */
+/* for zstd to read.                                                                                           */
+static inline __attribute__((always_inline)) void pack_records(struct fused *x, const uint64_t *in, const uint64_t *end, const int shorts)
 {
-    if (events_only) { /* the access records are dropped: tags alone are written */
-        while (in < end) {
-            if (in[1] >> 63) {
-                in += put_tag(x, in, end, x->run);
-                x->run = 0;
-            } else {
-                x->dropped++;
-                in += 2;
-            }
-        }
-        return;
-    }
     uint64_t *tab = x->table, *e = &tab[4 * x->h];
     uint8_t *c = x->c, *t = x->t, *v = x->v;
     uint64_t site = x->site, last = x->last, run = x->run;
@@ -123,9 +117,11 @@ __attribute__((optimize("no-tree-vectorize", "omit-frame-pointer"))) void fused_
             bit = 1;
         }
         /* a run before a token is short in loops that miss (spmv: 2, hash: 0 or 1): one byte, one store */
-        if (__builtin_expect(run < 0x80, 1)) *c++ = (uint8_t)run;
-        else c = fz_varint_fast(c, run);
-        run = 0;
+        if (!shorts) {
+            if (__builtin_expect(run < 0x80, 1)) *c++ = (uint8_t)run;
+            else c = fz_varint_fast(c, run);
+            run = 0;
+        }
         if (__builtin_expect(!e[1], 0)) touch(x, (size_t)(e - tab) / 4);
         e[3] = d;
         /* The granule is kept as g ^ FUSED_G0 (0: unset, which reads as FUSED_G0): no test for unset. d's low */
@@ -133,6 +129,22 @@ __attribute__((optimize("no-tree-vectorize", "omit-frame-pointer"))) void fused_
         /* when a flag asks for it: on spmv's misses (a random index, its site predicted) it is never needed. */
         uint64_t g = e[2] ^ FUSED_G0, q = (uint64_t)((int64_t)d >> g), a;
         int regrain = __builtin_expect(q << g != d, 0);
+        if (shorts) {
+            a = fz_zigzag(q);
+            uint64_t r = run << 1;
+            run = 0;
+            if (__builtin_expect(!(bit | regrain) && a - 0x40 < 0x10000 - 0x40, 1)) {
+                uint16_t two = (uint16_t)a;
+                r |= 1;
+                if (__builtin_expect(r < 0x80, 1)) *c++ = (uint8_t)r;
+                else c = fz_varint_fast(c, r);
+                __builtin_memcpy(v, &two, 2);
+                v += 2;
+                continue;
+            }
+            if (__builtin_expect(r < 0x80, 1)) *c++ = (uint8_t)r;
+            else c = fz_varint_fast(c, r);
+        }
         if (!regrain) {
             a = fz_zigzag(q);
         } else { /* d != 0 here: the entry re-grains */
@@ -168,9 +180,38 @@ __attribute__((optimize("no-tree-vectorize", "omit-frame-pointer"))) void fused_
     x->records += (uint64_t)((size_t)(in - start) / 2 - (x->slots - slots0));
 }
 
+/* One copy per codec, each its own function: with both inlined in fused_pack, codec 7's hits ran 20 % slower. */
+__attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack7(struct fused *x, const uint64_t *in, const uint64_t *end)
+{
+    pack_records(x, in, end, 0);
+}
+
+__attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack9(struct fused *x, const uint64_t *in, const uint64_t *end)
+{
+    pack_records(x, in, end, 1);
+}
+
+void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only)
+{
+    if (events_only) { /* the access records are dropped: tags alone are written */
+        while (in < end) {
+            if (in[1] >> 63) {
+                in += put_tag(x, in, end, x->run);
+                x->run = 0;
+            } else {
+                x->dropped++;
+                in += 2;
+            }
+        }
+        return;
+    }
+    if (x->shorts) pack9(x, in, end);
+    else pack7(x, in, end);
+}
+
 size_t fused_end(struct fused *x, uint8_t *dst)
 {
-    x->c = fz_varint(x->c, x->run);
+    x->c = fz_varint(x->c, x->shorts ? x->run << 1 : x->run);
     x->run = 0;
     return fz_payload(dst, x->c0, x->c, x->t0, x->t, x->v0, x->v);
 }

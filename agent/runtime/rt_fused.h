@@ -90,6 +90,7 @@ struct fused {
     size_t h;
     uint64_t records, dropped;  /* of the chunk */
     size_t slots;               /* tag and event slots of the chunk */
+    int shorts;                 /* codec 9: its short tokens (rt_fused.c) */
 };
 
 /* Bytes each stream may need for n slots: the run stream (c) and the token stream (t) one per slot and a */
@@ -97,8 +98,8 @@ struct fused {
 static inline size_t fused_room_ct(size_t slots) { return slots + 16; }
 static inline size_t fused_room_v(size_t slots) { return 20 * slots + 16; }
 
-/* Starts a chunk: clears what the last one set; the streams go to c, t and v. */
-void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v);
+/* Starts a chunk of codec 7 or 9: clears what the last one set; the streams go to c, t and v. */
+void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec);
 /* Slots [in, end) of the chunk (events_only: access records are dropped, counted). */
 void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only);
 /* Ends the chunk: the payload before zstd (header, c, t, v) into dst; returns its length. */

@@ -52,7 +52,9 @@
 /* off: Huffman code lengths follow the byte values, the sites' differences among them, so a skeleton build  */
 /* (its sites elsewhere) compressed the same records past a computed stretch into chunks a byte or two       */
 /* longer or shorter than the full build's (SkeletonSizeTest), and the CPU is what issue 27 binds first.     */
+#ifndef ZLEVEL_FUSED
 #define ZLEVEL_FUSED (-3)
+#endif
 #ifndef FUSED_HUFFMAN
 #define FUSED_HUFFMAN 0
 #endif

@@ -10,7 +10,7 @@
  * What it gets wrong: the slots are made up and encoded from memory the harness just wrote; the runtime's
  * encoder reads buffers another core filled, and zstd, planning and the write are not here.
  *
- *     fused_bench KIND [BUFFERS]
+ *     fused_bench KIND [BUFFERS [CODEC]]   (CODEC 7, the default, or 9)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 #ifdef PERIOD /* codec 8's encoder (rt_period.c) instead */
 #include "rt_period.h"
 #define fused period
-#define fused_begin period_begin
+#define fused_begin(x, c, t, v, codec) period_begin(x, c, t, v)
 #define fused_pack period_pack
 #define fused_end period_end
 #define fused_room_ct period_room_ct
@@ -34,6 +34,7 @@ int main(int argc, char **argv)
     int kind = argc > 1 ? atoi(argv[1]) : 0;
     size_t n = 65536; /* slots of a 1 MB buffer */
     int nbufs = argc > 2 ? atoi(argv[2]) : 64;
+    int codec = argc > 3 ? atoi(argv[3]) : 7; /* 9: codec 9's short tokens (not with PERIOD) */
     uint64_t *w = malloc(n * 16 * nbufs);
     uint64_t s = 88172645463325252ULL;
     for (size_t i = 0, k = 0; i < n * nbufs; k++) {
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now();
         for (int b = 0; b < nbufs; b++) {
-            fused_begin(&fz, c, t, v);
+            fused_begin(&fz, c, t, v, codec);
             fused_pack(&fz, w + 2*n*b, w + 2*n*(b+1), 0);
             bytes = fused_end(&fz, p);
         }

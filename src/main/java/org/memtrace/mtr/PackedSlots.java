@@ -180,7 +180,7 @@ final class PackedSlots {
     }
 
     /**
-     * The three streams of a codec 7 or codec 8 payload, as fz_payload (agent/runtime/rt_fused.h) writes them:
+     * The three streams of a codec 7, 8 or 9 payload, as fz_payload (agent/runtime/rt_fused.h) writes them:
      * the varints |c| and |t|, then the run stream c, the token stream t ({@code [tokens, tokensEnd)}) and the
      * value stream v (the rest).
      */
@@ -223,6 +223,14 @@ final class PackedSlots {
         long difference(int first) throws MtrFormatException {
             long a = (first >>> 1) & 0x3f;
             return first < 0 ? a | varint() << 6 : a;
+        }
+
+        /** Codec 9's short token's difference: two bytes, little-endian. */
+        int u16() throws MtrFormatException {
+            if (end - at < 2) throw new MtrFormatException("packed chunk: a short token cut short");
+            int x = (b[at] & 0xff) | (b[at + 1] & 0xff) << 8;
+            at += 2;
+            return x;
         }
 
         /** A tag token of codecs 4 to 6 (whose difference must be 0): its tag and slots into {@code out}, read past. */

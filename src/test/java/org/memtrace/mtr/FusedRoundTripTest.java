@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Codecs 7 and 8 both ways: hand-made chunks of slots go through the runtime's own encoders
+ * Codecs 7, 8 and 9 both ways: hand-made chunks of slots go through the runtime's own encoders
  * (agent/runtime/rt_fused.c compiled with fused_probe.c, rt_period.c with period_probe.c) and come back
  * exactly through {@link FusedSlots} and {@link PeriodSlots}: constant strides, random
  * indexes, re-grained sites, differences past 56 bits (the varint's long form), tags, a chunk packed in two
@@ -71,6 +71,31 @@ class FusedRoundTripTest {
             w.record(0x80_0000L + 4L * k, SITE_B);
             w.record(0xa0_0000L + 8L * r.nextInt(1 << 14), SITE_C);
         }
+        List<byte[]> payloads = roundTrip(List.of(new Chunk(w.toArray())));
+        // codec 9: the random index's misses are short tokens (but those of |difference| < 32 slots), an odd run
+        // before each in c and no byte in t; codec 7's have a byte in t each
+        var c7 = streams(payloads.get(0)).get(1);
+        var c9 = streams(payloads.get(2));
+        long shorts = Arrays.stream(c9.get(0)).filter(run -> (run & 1) == 1).count();
+        assertThat(shorts).as("short tokens").isBetween(19_800L, 20_000L);
+        assertThat(c9.get(1).length).as("codec 9's t, codec 7's %d", c7.length).isEqualTo(c7.length - shorts);
+    }
+
+    @Test
+    void differencesAtTheShortTokensBoundsComeBack() throws Exception {
+        // a site of granule 0 (an odd first difference) whose scaled differences, zigzag, are 0, 63, 64, 65535,
+        // 65536 and their neighbours: codec 9's one-byte tokens, short tokens and varint tokens, each a miss
+        var w = new Words();
+        long address = 0x60_0001L;
+        w.record(0x60_0000L, SITE_A);
+        w.record(address, SITE_A);
+        long[] steps = {0, 5, 0, 31, -32, 32, -31, 33, 1, 32767, -32768, 32768, -32769, 1 << 20, -1, 0, 2, 0};
+        for (int round = 0; round < 3; round++)
+            for (long step : steps) {
+                address += step;
+                w.record(address, SITE_A);
+                w.record(0x90_0000L + 8L * w.n, SITE_B); // a hit between: the next record's site is predicted
+            }
         roundTrip(List.of(new Chunk(w.toArray())));
     }
 
@@ -142,19 +167,18 @@ class FusedRoundTripTest {
         roundTrip(List.of(new Chunk(words, 2 * 777, false), new Chunk(words, 2 * 40, false)));
     }
 
-    /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. */
-    private static void roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
-        roundTrip(chunks, 7);
-        roundTrip(chunks, 8);
+    /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. Returns codec 7's, 8's and 9's first payloads. */
+    private static List<byte[]> roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
+        return List.of(roundTrip(chunks, 7), roundTrip(chunks, 8), roundTrip(chunks, 9));
     }
 
-    private static void roundTrip(List<Chunk> chunks, int codec) throws IOException, InterruptedException {
+    private static byte[] roundTrip(List<Chunk> chunks, int codec) throws IOException, InterruptedException {
         ByteBuffer in = ByteBuffer.allocate(chunks.stream().mapToInt(c -> 12 + 8 * c.words().length).sum()).order(ByteOrder.LITTLE_ENDIAN);
         for (Chunk c : chunks) {
             in.putInt(c.eventsOnly() ? 1 : 0).putInt(c.split()).putInt(c.words().length);
             for (long x : c.words()) in.putLong(x);
         }
-        Process p = new ProcessBuilder((codec == 7 ? probe : periodProbe).toString()).start();
+        Process p = new ProcessBuilder((codec == 8 ? periodProbe : probe).toString(), Integer.toString(codec)).start();
         var collected = new ByteArrayOutputStream();
         Thread reader = Thread.ofVirtual().start(() -> {
             try {
@@ -171,9 +195,11 @@ class FusedRoundTripTest {
         assertThat(p.exitValue()).isZero();
         ByteBuffer out = ByteBuffer.wrap(collected.toByteArray()).order(ByteOrder.LITTLE_ENDIAN);
         var table = new PackedSlots.Table();
+        byte[] first = null;
         for (Chunk c : chunks) {
             byte[] payload = new byte[(int) out.getLong()];
             out.get(payload);
+            if (first == null) first = payload;
             long records = out.getLong(), dropped = out.getLong(), slots = out.getLong();
             long[] expected = kept(c);
             long expectedRecords = (expected.length - 2 * slots) / 2;
@@ -181,7 +207,7 @@ class FusedRoundTripTest {
             assertThat(records + dropped + slots).as("every slot counted").isEqualTo(c.words().length / 2);
             long[] decoded = new long[expected.length];
             try {
-                if (codec == 7) FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table);
+                if (codec != 8) FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table, codec == 9);
                 else PeriodSlots.unpack(payload, payload.length, decoded, decoded.length, table);
             } catch (MtrFormatException e) {
                 throw new AssertionError("the reader refused codec " + codec + "'s chunk", e);
@@ -189,6 +215,20 @@ class FusedRoundTripTest {
             assertThat(decoded).as("codec %d, chunk of %d words", codec, c.words().length).isEqualTo(expected);
         }
         assertThat(out.remaining()).isZero();
+        return first;
+    }
+
+    /** A codec 7 or 9 payload's run stream (each varint) and token stream (each byte). */
+    private static List<long[]> streams(byte[] p) throws MtrFormatException {
+        var header = new PackedSlots.Cursor(p, p.length);
+        int nc = (int) header.varint(), nt = (int) header.varint(), at = header.at;
+        var runs = new PackedSlots.Cursor(p, at + nc);
+        runs.at = at;
+        var r = new Words();
+        while (runs.at < at + nc) r.add(runs.varint());
+        long[] t = new long[nt];
+        for (int i = 0; i < nt; i++) t[i] = p[at + nc + i] & 0xff;
+        return List.of(r.toArray(), t);
     }
 
     /** The slot words a chunk decodes to: all of them, or, recording off, its tags and their event slots alone. */

@@ -68,7 +68,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             int payloadCrc = b.getInt();
             assertThat(b.getInt()).as("chunk header checksum").isEqualTo(headerCrc);
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isBetween(0, 7);
+            assertThat(codec).isIn(0, 1, 2, 3, 4, 5, 6, 7, 9);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             assertThat(payloadCrc).as("payload checksum").isEqualTo(crc(b, b.position(), stored));
             byte[] payload = new byte[stored];
@@ -93,7 +93,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 if (r.codec == 3) raw = unpack(raw);
                 if (r.codec == 4 || r.codec == 5) raw = unpackPredicted(raw, r.codec == 4 ? TABLE_BITS : 16);
                 if (r.codec == 6) raw = unpackScaled(raw);
-                if (r.codec == 7) raw = unpackFused(raw);
+                if (r.codec == 7 || r.codec == 9) raw = unpackFused(raw, r.codec == 9);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -267,9 +267,10 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
 
     /**
      * Codec 7, as docs/trace-format.md ("Codec 7") writes it out: runs of records that the entry's follower and
-     * stride predict, then a codec 6 token split between the token stream and the value stream.
+     * stride predict, then a codec 6 token split between the token stream and the value stream. Codec 9
+     * ({@code shorts}, "Codec 9"): each run is doubled, plus 1 when a short token (two bytes of v) follows it.
      */
-    private static byte[] unpackFused(byte[] packed) {
+    private static byte[] unpackFused(byte[] packed, boolean shorts) {
         int bits = 16;
         ByteBuffer head = ByteBuffer.wrap(packed);
         int nc = (int) varint(head), nt = (int) varint(head);
@@ -284,7 +285,8 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
         long site = 0;
         int h = 0;
         while (true) {
-            for (long n = varint(c); n > 0; n--) {
+            long r = varint(c);
+            for (long n = shorts ? r >>> 1 : r; n > 0; n--) {
                 site = follower[h];
                 h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
                 address[h] += stride[h];
@@ -292,10 +294,16 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 slot.putLong(address[h]).putLong(site);
                 out.write(slot.array(), 0, 16);
             }
-            if (!t.hasRemaining()) break;
-            int first = t.get() & 0xff;
-            long delta = (first >>> 1) & 0x3f;
-            if (first >= 0x80) delta |= varint(v) << 6;
+            int first = 0;
+            long delta;
+            if (shorts && (r & 1) == 1) {
+                delta = (v.get() & 0xff) | (v.get() & 0xff) << 8;
+            } else {
+                if (!t.hasRemaining()) break;
+                first = t.get() & 0xff;
+                delta = (first >>> 1) & 0x3f;
+                if (first >= 0x80) delta |= varint(v) << 6;
+            }
             long next = follower[h];
             boolean regrain = false;
             if ((first & 1) != 0) {

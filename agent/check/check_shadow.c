@@ -259,6 +259,16 @@ MC_EXPORT void __memtrace_check_group(uintptr_t base, const struct group *g)
     tc.c.checks++;
     tc.c.range_checks++;
     tc.c.accesses += g->count;
+    /* a span of up to 8 granules whose shadow is all 0, tested here: mc_first_bad is a call (its target
+     * attribute keeps it out of line), 4 % of bench/programs/heap.c's checked run besides this function's 7 % */
+    if (g->span) {
+        const uint8_t *s = MC_SHADOW(base), *e = MC_SHADOW(base + g->span - 1);
+        if (e - s < 8) {
+            uint8_t any = 0;
+            for (const uint8_t *p = s; p <= e; p++) any |= *p;
+            if (__builtin_expect(any == 0, 1)) return;
+        }
+    }
     if (__builtin_expect(mc_first_bad(base, g->span) == 0, 1)) return;
     for (uint32_t i = 0; i < g->count; i++) {
         uintptr_t a = base + g->access[i].offset;

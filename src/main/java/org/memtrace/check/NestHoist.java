@@ -23,7 +23,9 @@ import java.util.Map;
  *
  * <p>A range moves only when the union is what the iterations touch: a constant extent (not access by access,
  * so a stride of at most 64 bytes) moving by at most its extent plus 64 bytes per outer iteration, so that it
- * spans no gap the loops skip; the others (and those needing a division at entry) stay at the inner loop's entry.
+ * spans no gap the loops skip; a column walk (tested access by access) moving along its rows by at most one
+ * access, as rows of {@code T * move + size} bytes (matmul's {@code b[k][j]} over {@code j}); a range with a
+ * shift at entry or rows only when nothing in them moves; the others stay at the inner loop's entry.
  * It assumes what {@link LoopHoist} assumes: loops entered by falling into them run at least once, and end by
  * reaching their exit value exactly.
  */

@@ -166,6 +166,15 @@ int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }
  * bench/programs/heap.c: the two memset calls per redzone were 7 % of the checked run. */
 static void shadow_fill(uint8_t *s, uint8_t value, size_t n)
 {
+    if (n > 256 && value == 0) {
+        /* clearing a large range (a global's registration: gemm's 6 MB of matrices) stores only where it is
+         * not 0 already: the shadow of memory no one poisoned was never written, and reading it maps the zero
+         * page where a store would fault in fresh pages (memset was 2.7 % of gemm's checked run) */
+        for (; n && ((uintptr_t)s & 7); n--, s++) if (*s) *s = 0;
+        for (; n >= 8; n -= 8, s += 8) if (*(uint64_t *)s) *(uint64_t *)s = 0;
+        for (; n; n--, s++) if (*s) *s = 0;
+        return;
+    }
     if (n > 256) { memset(s, value, n); return; }
     uint64_t w = value * 0x0101010101010101ULL;
     for (; n >= 8; n -= 8, s += 8) __builtin_memcpy(s, &w, 8);

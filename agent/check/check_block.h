@@ -171,10 +171,15 @@ static inline void mc_sort_blocks(struct mc_block **a, size_t n)
 /* Marks the blocks the words of [from, to) point into and stacks them for scanning. */
 static inline void mc_scan_range(struct mc_scan *s, uintptr_t from, uintptr_t to)
 {
+    if (s->n == 0) return;
+    /* words outside [first block's start, last block's end] (doubles, small integers) skip the search: matmul's
+     * 1.5 MB of matrices in .bss were 2.5 % of its checked run */
+    const struct mc_block *top = s->blocks[s->n - 1];
+    uintptr_t low = (uintptr_t)(s->blocks[0] + 1), high = (uintptr_t)(top + 1) + (top->size ? top->size : 1);
     from = (from + 7) & ~(uintptr_t)7;
     for (uintptr_t a = from; a + 8 <= to; a += 8) {
         uintptr_t v = *(volatile uintptr_t *)a;
-        if (!s->candidate(v)) continue;
+        if (v - low >= high - low || !s->candidate(v)) continue;
         size_t lo = 0, hi = s->n;
         while (lo < hi) {       /* the last block starting at or below v */
             size_t mid = (lo + hi) / 2;

@@ -1,8 +1,8 @@
 /* cc --check with vectorised loops (CheckVectorTest): scale's loop is vectorised by gcc -O2 and checked by one
  * range at its entry; gather's index comes from memory, so it keeps gcc's per-access checks; gemm's inner
  * ranges and a[i][k] are checked once per i (at its middle loop's entry); matmul's dot product counts on its
- * column pointer, so its row's last address needs a shift at entry. Usage: vector
- * scale|gather|gemm|matmul bad|good. */
+ * column pointer, so its row's last address needs a shift at entry, and its column walk over B is checked as
+ * B's rows once per i (matmul_b: B one element short). Usage: vector scale|gather|gemm|matmul|matmul_b bad|good. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +47,7 @@ __attribute__((noinline)) static void matmul(double (*restrict c)[M], const doub
 int main(int argc, char **argv)
 {
     if (argc != 3) return 2;
-    int bad = strcmp(argv[2], "bad") == 0;
+    int bad = strcmp(argv[2], "bad") == 0, short_b = strcmp(argv[1], "matmul_b") == 0;
     if (strcmp(argv[1], "scale") == 0) {
         double *d = malloc((N - bad) * sizeof *d); /* SCALE_ALLOC */
         double *s = calloc(N, sizeof *s);
@@ -55,10 +55,10 @@ int main(int argc, char **argv)
         printf("%g\n", d[N - 2]);
         free(s);
         free(d);
-    } else if (strcmp(argv[1], "gemm") == 0 || strcmp(argv[1], "matmul") == 0) {
+    } else if (strcmp(argv[1], "gemm") == 0 || strcmp(argv[1], "matmul") == 0 || short_b) {
         double (*c)[M] = calloc(M, sizeof *c);
-        double (*a)[M] = calloc(M * M - bad, sizeof(double)); /* NEST_ALLOC */
-        double (*b)[M] = calloc(M, sizeof *b);
+        double (*a)[M] = calloc(M * M - (bad && !short_b), sizeof(double)); /* NEST_ALLOC */
+        double (*b)[M] = calloc(M * M - (bad && short_b), sizeof(double)); /* NEST_ALLOC_B */
         if (argv[1][1] == 'e') gemm(c, a, b); else matmul(c, a, b);
         printf("%g\n", c[M - 1][M - 1]);
         free(b);

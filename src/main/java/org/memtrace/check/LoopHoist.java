@@ -251,7 +251,7 @@ final class LoopHoist {
 
     static List<String> entryCheck(Linear first, Linear last, int size, boolean store, long step, List<AsmLine> parsed,
                                    int checkLine) {
-        return entryCheck(first, last, null, 0, 0, size, store, step, parsed, checkLine);
+        return entryCheck(first, last, null, 0, 0, size, store, step, null, parsed, checkLine);
     }
 
     /**
@@ -262,33 +262,52 @@ final class LoopHoist {
      */
     static List<String> entryCheck(Linear first, Linear last, Linear count, int shift, long mult, int size,
                                    boolean store, long step, List<AsmLine> parsed, int checkLine) {
-        List<String> code = new ArrayList<>(List.of("\tleaq\t-128(%rsp), %rsp", "\tpushfq", "\tpushq\t%rdi",
-                "\tpushq\t%rsi", "\tpushq\t%rdx", "\tpushq\t%rax"));
+        return entryCheck(first, last, count, shift, mult, size, store, step, null, parsed, checkLine);
+    }
+
+    /**
+     * The same, each access covering {@code width} bytes (in {@code %rcx}, saved below the flags; bit 10 of the
+     * packed word says so) when width is not null: the rows of a column walk moved out of its loop.
+     */
+    static List<String> entryCheck(Linear first, Linear last, Linear count, int shift, long mult, int size,
+                                   boolean store, long step, Linear width, List<AsmLine> parsed, int checkLine) {
+        List<String> code = new ArrayList<>(List.of("\tleaq\t-128(%rsp), %rsp"));
+        int below = 0;
+        if (width != null) {
+            code.add("\tpushq\t%rcx");
+            below = 8;
+        }
+        code.addAll(List.of("\tpushfq", "\tpushq\t%rdi", "\tpushq\t%rsi", "\tpushq\t%rdx", "\tpushq\t%rax"));
         if (count != null) {
-            if (mult != (int) mult || shift < 0 || shift > 62 || !evaluate(count, code)) return null;
+            if (mult != (int) mult || shift < 0 || shift > 62 || !evaluate(count, code, below)) return null;
             code.add("\tsarq\t$" + shift + ", %rax");
             code.add("\timulq\t$" + mult + ", %rax, %rax");
             code.add("\tmovq\t%rax, %rsi");                     // the saved %rsi is what evaluate reads
-            if (!evaluate(last, code)) return null;
+            if (!evaluate(last, code, below)) return null;
             code.add("\taddq\t%rax, %rsi");
         } else {
-            if (!evaluate(last, code)) return null;
+            if (!evaluate(last, code, below)) return null;
             code.add("\tmovq\t%rax, %rsi");
         }
-        if (!evaluate(first, code)) return null;
+        if (!evaluate(first, code, below)) return null;
         code.add("\tmovq\t%rax, %rdi");
-        long packed = size | (store ? 1L << 8 : 0) | (Math.min(step, 0x7fffffffL) << 16);
+        if (width != null) {                                    // %rcx last: evaluate reads the live one
+            if (!evaluate(width, code, below)) return null;
+            code.add("\tmovq\t%rax, %rcx");
+        }
+        long packed = size | (store ? 1L << 8 : 0) | (width != null ? 1L << 10 : 0) | (Math.min(step, 0x7fffffffL) << 16);
         code.add("\tmovabsq\t$" + packed + ", %rdx");
         // through the GOT, not the PLT: lazy binding's first call would change %r10 and %r11, which the
         // uninstrumented code PlainCover checks keeps live across the call
         code.add("\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckRewriter.lineOf(parsed, checkLine));
-        code.addAll(List.of("\tpopq\t%rax", "\tpopq\t%rdx", "\tpopq\t%rsi", "\tpopq\t%rdi", "\tpopfq",
-                "\tleaq\t128(%rsp), %rsp"));
+        code.addAll(List.of("\tpopq\t%rax", "\tpopq\t%rdx", "\tpopq\t%rsi", "\tpopq\t%rdi", "\tpopfq"));
+        if (width != null) code.add("\tpopq\t%rcx");
+        code.add("\tleaq\t128(%rsp), %rsp");
         return code;
     }
 
-    /** rax = v, from the registers' values before the saves (%rdx is the scratch). */
-    private static boolean evaluate(Linear v, List<String> code) {
+    /** rax = v, from the registers' values before the saves (%rdx is the scratch; below: bytes saved under the flags). */
+    private static boolean evaluate(Linear v, List<String> code, int below) {
         code.add("\tmovabsq\t$" + v.constant() + ", %rax");
         for (var t : v.terms().entrySet()) {
             String r = t.getKey();
@@ -296,7 +315,7 @@ final class LoopHoist {
             if (k != (int) k) return false;
             int slot = SAVED.indexOf(r);
             if (slot >= 0) code.add("\tmovq\t" + 8 * slot + "(%rsp), %rdx");
-            else if (r.equals("rsp")) code.add("\tleaq\t" + SAVED_BYTES + "(%rsp), %rdx");
+            else if (r.equals("rsp")) code.add("\tleaq\t" + (SAVED_BYTES + below) + "(%rsp), %rdx");
             else code.add("\tmovq\t%" + r + ", %rdx");
             if (k != 1) code.add("\timulq\t$" + k + ", %rdx, %rdx");
             code.add("\taddq\t%rdx, %rax");

@@ -23,7 +23,9 @@ import java.util.Map;
  *
  * <p>A range moves only when the union is what the iterations touch: a constant extent (not access by access,
  * so a stride of at most 64 bytes) moving by at most its extent plus 64 bytes per outer iteration, so that it
- * spans no gap the loops skip; the others (and those needing a division at entry) stay at the inner loop's entry.
+ * spans no gap the loops skip; a column walk (tested access by access) moving along its rows by at most one
+ * access, as rows of {@code T * move + size} bytes (matmul's {@code b[k][j]} over {@code j}); a range with a
+ * shift at entry or rows only when nothing in them moves; the others stay at the inner loop's entry.
  * It assumes what {@link LoopHoist} assumes: loops entered by falling into them run at least once, and end by
  * reaching their exit value exactly.
  */
@@ -54,8 +56,12 @@ final class NestHoist {
                 Map<String, Linear> at = s.snapshot();
                 for (PlainCover.Range r : inner.ranges()) {
                     Linear first = substitute(r.first(), at), last = substitute(r.last(), at);
-                    if (r.count() != null || r.strided() || first == null || last == null) atInner.add(r);
-                    else moved.add(new PlainCover.Range(first, last, null, 0, 0, r.size(), r.store(), r.step(), r.line(), false));
+                    Linear count = r.count() == null ? null : substitute(r.count(), at);
+                    Linear width = r.width() == null ? null : substitute(r.width(), at);
+                    if (first == null || last == null || r.count() != null && count == null
+                            || r.width() != null && width == null) atInner.add(r);
+                    else moved.add(new PlainCover.Range(first, last, count, r.shift(), r.mult(), r.size(), r.store(),
+                            r.step(), r.line(), r.strided(), width));
                 }
                 int back = backEdge(parsed, innerTop, innerLabel);
                 if (back < 0) return null;
@@ -116,7 +122,26 @@ final class NestHoist {
         Linear low = r.step() >= 0 ? r.first() : r.last(), high = r.step() >= 0 ? r.last() : r.first();
         Long move = LoopHoist.step(low, exit.steps()), moveHigh = LoopHoist.step(high, exit.steps());
         if (move == null || moveHigh == null) return null;
+        if (r.count() != null || r.width() != null) {
+            // a shift at entry (matmul's row of A) or rows already widened: the same range every iteration, or
+            // it stays below
+            Long c = r.count() == null ? Long.valueOf(0) : LoopHoist.step(r.count(), exit.steps());
+            Long w = r.width() == null ? Long.valueOf(0) : LoopHoist.step(r.width(), exit.steps());
+            return move == 0 && moveHigh == 0 && c != null && c == 0 && w != null && w == 0 ? r : null;
+        }
         if (move == 0 && moveHigh == 0) return r;             // the same range every iteration (B from k's loop)
+        if (r.strided()) {
+            // a column walk the outer loop moves along its rows by at most an access (matmul's b[k][j] over j):
+            // each row's accesses over the outer iterations are one span, [row, row + T * move + size) (T the
+            // outer loop's last iteration), checked row by row, as the runtime checks a stride
+            if (!move.equals(moveHigh) || Math.abs(move) > r.size() || move % exit.dstep() != 0) return null;
+            Linear travel = exit.d().plus(exit.e()).times(-(move / exit.dstep()));   // T * move
+            return move > 0
+                    ? new PlainCover.Range(r.first(), r.last(), null, 0, 0, r.size(), r.store(), r.step(), r.line(), true,
+                            travel.plus(Linear.constant(r.size())))
+                    : new PlainCover.Range(r.first().plus(travel), r.last().plus(travel), null, 0, 0, r.size(), r.store(),
+                            r.step(), r.line(), true, Linear.constant(r.size()).minus(travel));
+        }
         Linear extent = high.minus(low);
         if (!extent.terms().isEmpty() || extent.constant() < 0) return null;
         if (move % exit.dstep() != 0 || Math.abs(move) > extent.constant() + r.size() + 64) return null;

@@ -259,10 +259,17 @@ final class PlainCover {
     /**
      * One range a loop's entry checks: from {@code first} to {@code last} (plus {@code (count >> shift) * mult}
      * when count is not null), accesses of {@code size} bytes moving by {@code step} (signed) per iteration;
-     * strided: tested access by access.
+     * strided: tested access by access. A strided range moved out of its loop ({@link NestHoist}) covers, at
+     * each access, {@code width} bytes instead of {@code size} (null otherwise): the rows of a column walk that
+     * the outer loop moves along them (matmul's {@code b[k][j]} over {@code j}).
      */
     record Range(Linear first, Linear last, Linear count, int shift, long mult, int size, boolean store, long step,
-                 int line, boolean strided) {}
+                 int line, boolean strided, Linear width) {
+        Range(Linear first, Linear last, Linear count, int shift, long mult, int size, boolean store, long step,
+              int line, boolean strided) {
+            this(first, last, count, shift, mult, size, store, step, line, strided, null);
+        }
+    }
 
     /** How a loop ends: its invariant (0) and induction registers' steps, D = B - A at its compare, D's step, e. */
     record Exit(Map<String, Long> steps, Linear d, long dstep, long e) {}
@@ -384,7 +391,7 @@ final class PlainCover {
         List<String> entry = new ArrayList<>();
         for (Range r : ranges) {
             List<String> code = LoopHoist.entryCheck(r.first(), r.last(), r.count(), r.shift(), r.mult(), r.size(),
-                    r.store(), Math.abs(r.step()), parsed, r.line());
+                    r.store(), Math.abs(r.step()), r.width(), parsed, r.line());
             if (code == null) return null;
             entry.addAll(code);
         }

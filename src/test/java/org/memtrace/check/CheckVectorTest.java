@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
  * reports a block one element too short with the right object, offset and line; gather's index comes from
  * memory, so its function keeps gcc's per-access checks and reports at the access. gemm's inner ranges and its
  * {@code a[i][k]} are checked at its middle loop's entry ({@link NestHoist}), matmul's row of A with a shift at
- * its dot product's entry; both report a matrix one element short. Twins stay silent.
+ * its dot product's entry, and its column walk over B as B's rows once per call; they report a matrix one
+ * element short. Twins stay silent.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CheckVectorTest {
@@ -113,6 +114,28 @@ class CheckVectorTest {
         CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./vector", "matmul", "good");
         assertThat(good.stderr()).isEmpty();
         assertThat(good.stdout()).isEqualTo("0\n");
+        assertThat(good.status()).isZero();
+    }
+
+    @Test
+    void aColumnWalkTheOuterLoopMovesAlongItsRowsIsCheckedAsRows() throws Exception {
+        String matmul = function("matmul");
+        // b[k][j] (stride 512, 16 bytes a vector iteration over j) leaves the dot product and the j loop as B's
+        // rows, [b[k][0], b[k][M]) each: one check with the rows bit (1 << 10), before the outer loop
+        String rows = "\tmovabsq\t$" + (512L << 16 | 1L << 10 | 16) + ", %rdx\n";
+        assertThat(matmul.split(java.util.regex.Pattern.quote(rows), -1)).hasSize(2);
+        java.util.regex.Matcher firstLoop = java.util.regex.Pattern.compile("\n\\.Lmtp\\d+:").matcher(matmul);
+        assertThat(firstLoop.find()).isTrue();
+        assertThat(matmul.indexOf(rows)).isLessThan(firstLoop.start());
+        assertThat(rangeChecks(matmul)).isEqualTo(3);
+        CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), "./vector", "matmul_b", "bad");
+        assertThat(bad.stderr()).matches("memtrace: heap overflow: <calloc0003@main\\+\\d+>\\+32760 \\(a block of 32760 bytes, "
+                + "allocated at vector.c:" + CheckBuilds.line(source, "NEST_ALLOC_B") + "\\) read 16 bytes by the loop, "
+                + "0 bytes past its end, at vector.c:" + CheckBuilds.line(source, "MATMUL") + " \\(matmul\\+\\d+\\), thread \\d+\n");
+        assertThat(bad.status()).isEqualTo(1);
+        CheckBuilds.Run good = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "summary"), "./vector", "matmul_b", "good");
+        assertThat(good.stdout()).isEqualTo("0\n");
+        assertThat(good.stderr()).matches("memtrace: check summary: .* 0 errors\n");
         assertThat(good.status()).isZero();
     }
 }

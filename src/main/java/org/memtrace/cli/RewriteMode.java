@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
+import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.TraceOptions;
 import org.memtrace.launch.LaunchException;
@@ -55,9 +56,11 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         try {
             Path cache = RewriteCache.directory();
             ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache, choice);
+            Checkpoints.mark("rewrite: the executable's plan");
             List<Library> libraries = new ArrayList<>();
             List<String> excluded = new ArrayList<>();
             LoadedLibraries loaded = LoadedLibraries.of(target.traced());
+            Checkpoints.mark("rewrite: libraries listed");
             excluded.add(NativeFiles.runtime().getFileName() + " (memtrace's runtime)");
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             if (probes != Probes.RECORD) excluded.add(NativeFiles.checkRuntime().getFileName() + " (memtrace's check runtime)");
@@ -75,6 +78,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
                     excluded.add(lib.getFileName() + " (" + e.getMessage() + ")");
                 }
             }
+            Checkpoints.mark("rewrite: libraries' plans");
             // the runtime puts the user's LD_PRELOAD back (or none) before main: descendants run untraced
             Map<String, String> environment = new HashMap<>();
             String preload = (probes == Probes.RECORD ? "" : NativeFiles.checkRuntime() + ":") + NativeFiles.runtime();
@@ -88,6 +92,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             // last: nothing below can fail and leave the socket behind
             DlopenPlanner dlopen = DlopenPlanner.start(cache, choice);
             environment.put("MEMTRACE_REWRITE_SOCKET", dlopen.socket().toString());
+            Checkpoints.mark("rewrite: dlopen planner listening");
             return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen, probes);
         } catch (RewriteException e) {
             throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());

@@ -122,15 +122,18 @@ public final class InstrumentedRun implements Recorder {
             if (keep) Files.deleteIfExists(out);
             long t0 = System.nanoTime();
             Process p = start(out);
+            Checkpoints.mark("program started");
             state.started(out);
             int status = Processes.waitUninterruptibly(p);
             state.ended();
+            Checkpoints.mark("program ended");
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
             // stopped: the file is read from now on, for a moment
             if (stopBy != 0) stopBy = System.nanoTime() + Processes.REPLAY_BUDGET_NS;
             // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
             boolean wrote = Files.exists(out) && Files.size(out) > 0;
             long lost = wrote ? replay(out) : 0;
+            Checkpoints.mark("trace read");
             if (stopBy != 0 && wrote && !keep) keepStopped(out);
             consumer.finish();
             return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, stopBy != 0);

@@ -1,9 +1,12 @@
 package org.memtrace.rewrite;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -32,14 +35,21 @@ public record LoadedLibraries(List<Path> libraries, Path loader) {
 
     /** The libraries of {@code program}; none for a program without an interpreter (static: refused before this). */
     public static LoadedLibraries of(Path program) throws IOException, RewriteException {
-        ElfFile elf = ElfFile.read(program);
+        // its sections and segments only, and the loader's name alone read: python3's symbols and 7 MB are not needed here
+        ElfFile elf = ElfFile.readSections(program);
         ElfSegment interp = elf.segments().stream().filter(s -> s.type() == PT_INTERP).findFirst().orElse(null);
         if (interp == null) return new LoadedLibraries(List.of(), null);
-        byte[] image = Files.readAllBytes(program);
-        if (interp.offset() < 0 || interp.offset() + interp.fileSize() > image.length) throw new RewriteException(program + ": damaged PT_INTERP");
-        int end = (int) interp.offset();
-        while (end < interp.offset() + interp.fileSize() && image[end] != 0) end++;
-        Path loader = Path.of(new String(image, (int) interp.offset(), end - (int) interp.offset(), StandardCharsets.UTF_8));
+        byte[] name;
+        try (FileChannel channel = FileChannel.open(program, StandardOpenOption.READ)) {
+            if (interp.offset() < 0 || interp.fileSize() > 4096 || interp.offset() + interp.fileSize() > channel.size())
+                throw new RewriteException(program + ": damaged PT_INTERP");
+            ByteBuffer b = ByteBuffer.allocate((int) interp.fileSize());
+            while (b.hasRemaining() && channel.read(b, interp.offset() + b.position()) > 0) { }
+            name = java.util.Arrays.copyOf(b.array(), b.position());
+        }
+        int end = 0;
+        while (end < name.length && name[end] != 0) end++;
+        Path loader = Path.of(new String(name, 0, end, StandardCharsets.UTF_8));
         Process p = new ProcessBuilder(loader.toString(), "--list", program.toAbsolutePath().toString())
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         p.getOutputStream().close();

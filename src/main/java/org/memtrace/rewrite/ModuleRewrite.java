@@ -5,11 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -29,7 +26,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-13-puns-fitted";
+    static final String PLANNER_VERSION = "rewrite-14-fitted-stripped";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -112,14 +109,17 @@ public final class ModuleRewrite {
      * and could not be patched.
      */
     public static Prepared prepare(Path module, Path cache, PlanChoice choice) throws IOException, RewriteException {
+        byte[][] read = new byte[1][];
+        String key = contentKey(module, cache, choice, read);
+        Prepared cached = cached(key, cache, choice, false);
+        return cached != null ? cached : plan(module, cache, choice, key, read[0] != null ? read[0] : Files.readAllBytes(module));
+    }
+
+    /** The module planned now, its bytes {@code image}, its plan kept in {@code cache} under {@code key}. */
+    private static Prepared plan(Path module, Path cache, PlanChoice choice, String key, byte[] image) throws IOException, RewriteException {
         Selective selective = choice.selective();
         Probes probes = choice.probes();
-        byte[] image = Files.readAllBytes(module);
-        String key = key(image, choice);
         Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf"), chosen = cache.resolve(key + ".selection");
-        if (Files.isRegularFile(plan, LinkOption.NOFOLLOW_LINKS) && Files.isRegularFile(trampolines, LinkOption.NOFOLLOW_LINKS)
-                && (selective == null || Files.isRegularFile(chosen, LinkOption.NOFOLLOW_LINKS)))
-            return new Prepared(plan, trampolines, PlanFile.counts(plan), selective == null ? Optional.empty() : readCounts(selective, chosen));
         ElfFile elf;
         try {
             elf = ElfFile.parse(module.toString(), image);
@@ -260,14 +260,23 @@ public final class ModuleRewrite {
 
     /** The same for {@code choice} ({@link #prepare(Path, Path, PlanChoice)}). */
     public static Prepared prepareLibrary(Path library, Path cache, PlanChoice choice) throws IOException, RewriteException {
+        byte[][] read = new byte[1][];
+        String key;
+        try {
+            key = contentKey(library, cache, choice, read);
+        } catch (IOException e) {
+            throw new RewriteException("cannot read it: " + e.getMessage());
+        }
+        Prepared cached = cached(key, cache, choice, true);
+        if (cached != null) return cached;
         ElfFile elf;
         try {
-            elf = ElfFile.read(library);
+            elf = ElfFile.readSections(library);
         } catch (IOException | RuntimeException e) {
             throw new RewriteException("cannot read it: " + e.getMessage());
         }
         if (elf.buildId().isEmpty()) throw new RewriteException("no build-id to find it by");
-        return prepare(library, cache, choice);
+        return plan(library, cache, choice, key, read[0] != null ? read[0] : Files.readAllBytes(library));
     }
 
     /**
@@ -308,16 +317,32 @@ public final class ModuleRewrite {
         }
     }
 
+    /**
+     * The plan of the module whose content key is {@code key} when the cache has it, read no further than its
+     * header and int3 places (a warm start-up reads no module and no trampoline text in Java); null
+     * when it must be planned. {@code library}: a plan without the module's build-id is refused, as planning
+     * the library would be (the runtime finds a library by it).
+     */
+    private static Prepared cached(String key, Path cache, PlanChoice choice, boolean library) throws IOException, RewriteException {
+        Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf"), chosen = cache.resolve(key + ".selection");
+        Selective selective = choice.selective();
+        if (!Files.isRegularFile(plan, LinkOption.NOFOLLOW_LINKS) || !Files.isRegularFile(trampolines, LinkOption.NOFOLLOW_LINKS)
+                || selective != null && !Files.isRegularFile(chosen, LinkOption.NOFOLLOW_LINKS))
+            return null;
+        PlanFile.Summary summary = PlanFile.summary(plan);
+        if (library && summary.moduleIdLength() == 0) throw new RewriteException("no build-id to find it by");
+        return new Prepared(plan, trampolines, summary.counts(), selective == null ? Optional.empty() : readCounts(selective, chosen));
+    }
+
+    /** The module's content key ({@link RewriteCache#contentKey}); {@code read[0]}: its bytes when they were read for it. */
+    private static String contentKey(Path module, Path cache, PlanChoice choice, byte[][] read) throws IOException {
+        return RewriteCache.contentKey(module, PLANNER_VERSION + "\0" + choice.key(), cache, image -> key(image, choice), read);
+    }
+
     private static String key(byte[] image, PlanChoice choice) {
-        try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            sha.update(PLANNER_VERSION.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            // the choice is part of the plan: ω 0.25 and ω 0.5, a check and a trace, are plans of their own
-            sha.update(choice.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(sha.digest(image));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e); // every JDK has SHA-256
-        }
+        // the choice is part of the plan: ω 0.25 and ω 0.5, a check and a trace, are plans of their own
+        return RewriteCache.sha256(PLANNER_VERSION.getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+                choice.key().getBytes(java.nio.charset.StandardCharsets.UTF_8), image);
     }
 
     private static void deleteTree(Path dir) {

@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 
 /**
@@ -98,13 +101,33 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         return b.array();
     }
 
-    /** The counts of a plan file written before (a cached plan). */
-    static Counts counts(Path plan) throws IOException, RewriteException {
-        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(plan)).order(ByteOrder.LITTLE_ENDIAN);
-        if (b.limit() < HEADER || b.getLong(0) != MAGIC || b.getInt(8) != VERSION) throw new RewriteException(plan + " is not a rewrite plan");
-        int[] left = new int[Math.min(8, b.getInt(52))];
-        for (int i = 0; i < left.length; i++) left[i] = b.getInt(56 + 4 * i);
-        return new Counts(b.getInt(88), left, b.getInt(100)).punned(Counts.punned(traps(b)));
+    /** What Java needs of a plan written before: its counts, and the length of its module's build-id (0: none). */
+    record Summary(Counts counts, int moduleIdLength) {}
+
+    /**
+     * The summary of a plan file written before (a cached plan), from its header and its int3 places alone:
+     * libc's plan is 13 MB, nearly all of it trampoline text that only the runtime reads.
+     */
+    static Summary summary(Path plan) throws IOException, RewriteException {
+        try (FileChannel channel = FileChannel.open(plan, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            long size = channel.size();
+            ByteBuffer h = read(channel, 0, (int) Math.min(size, HEADER));
+            if (h.limit() < HEADER || h.getLong(0) != MAGIC || h.getInt(8) != VERSION) throw new RewriteException(plan + " is not a rewrite plan");
+            long count = Integer.toUnsignedLong(h.getInt(96));
+            if (HEADER + TRAP * count > size) throw new RewriteException(plan + " is not a rewrite plan (damaged)");
+            int[] left = new int[Math.min(8, Math.max(0, h.getInt(52)))];
+            for (int i = 0; i < left.length; i++) left[i] = h.getInt(56 + 4 * i);
+            ByteBuffer t = read(channel, size - TRAP * count, (int) (TRAP * count));
+            int punned = 0; // as Counts.punned: no rt_sigprocmask place, a pun planned
+            for (int at = 0; at < t.limit(); at += TRAP) if (t.get(at + 25) == 0 && t.get(at + 26) > 0) punned++;
+            return new Summary(new Counts(h.getInt(88), left, h.getInt(100)).punned(punned), h.getInt(40));
+        }
+    }
+
+    private static ByteBuffer read(FileChannel channel, long at, int n) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
+        while (b.hasRemaining()) if (channel.read(b, at + b.position()) < 0) break;
+        return b.flip();
     }
 
     /** The int3 places of a plan file written before, punned ones with their pun (tests read what was planned). */

@@ -161,6 +161,7 @@ void check_init(int regions)
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)real.malloc);
     chk.on = 1;
     check_globals_init();
+    check_locals_init();
     mc_init_report();
 }
 
@@ -528,15 +529,17 @@ void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
     world(0);
 }
 
-/* memcpy, memmove, memset of the program: their whole ranges. */
+/* memcpy, memmove, memset of the program: their whole ranges (on the stack against the frame's variables: */
+/* check_locals.c).                                                                                        */
 void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn)
 {
     if (!n || !g.recording) return;
     count(&cs.libc_checks);
     if (s && heap_owns(s) && mc_first_bad((uintptr_t)s, n)) report_access((uintptr_t)s, n, 0, pc, fn);
     else if (s && check_global_range((uintptr_t)s, n, 0, pc, fn)) return;
+    else if (s && check_stack_range((uintptr_t)s, n, 0, pc, fn)) return;
     if (heap_owns(d) && mc_first_bad((uintptr_t)d, n)) report_access((uintptr_t)d, n, 1, pc, fn);
-    else check_global_range((uintptr_t)d, n, 1, pc, fn);
+    else if (!check_global_range((uintptr_t)d, n, 1, pc, fn)) check_stack_range((uintptr_t)d, n, 1, pc, fn);
 }
 
 /* ---- leaks ---- */

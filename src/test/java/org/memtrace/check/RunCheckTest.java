@@ -348,7 +348,7 @@ class RunCheckTest {
 
     /**
      * --stack-depth N prints N frames under a report, ASan's way (#0 the report's own site), from the
-     * frame-pointer chain, functions named by the executable's .symtab; without it the report is one line.
+     * frame-pointer chain, functions named by the executable's .symtab, lines by its DWARF; without it the report is one line.
      */
     @Test
     void stackDepthPrintsTheFramesUnderAReport() throws Exception {
@@ -358,8 +358,9 @@ class RunCheckTest {
         assertThat(lines).as(r.stderr()).hasSize(4);
         assertThat(lines.get(0)).matches("memtrace: heap overflow: <malloc0001@cases-O0\\+\\d+>\\+64 .*, at cases-O0\\+(\\d+), thread \\d+");
         String at = lines.get(0).replaceAll(".*, at (cases-O0\\+\\d+), thread.*", "$1");
-        assertThat(lines.get(1)).isEqualTo("    #0 " + at + " in loop_overflow");
-        assertThat(lines.get(2)).matches("    #1 cases-O0\\+\\d+ in main");
+        // file:line from the executable's DWARF line table (cases.c is built -g)
+        assertThat(lines.get(1)).matches("    #0 cases\\.c:\\d+ \\(" + at.replace("+", "\\+") + "\\) in loop_overflow");
+        assertThat(lines.get(2)).matches("    #1 cases\\.c:\\d+ \\(cases-O0\\+\\d+\\) in main");
         assertThat(lines.get(3)).matches("    #2 libc\\.so\\.6\\+\\d+");
     }
 

@@ -422,6 +422,7 @@ int check_global_range(uintptr_t p, size_t n, int write, uintptr_t pc, const cha
 const char *check_function_of(uintptr_t pc);
 /* check_locals.c: run --check's stack variables and lines, from the DWARF table memtrace hands over */
 void check_locals_path(const char *path);
+void check_locals_resolve(void);
 void check_locals_init(void);
 int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by);
 const char *check_line_of(uintptr_t pc);

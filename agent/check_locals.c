@@ -230,6 +230,18 @@ static struct {
 } rl;
 #define REAL_OF(f) (*({ if (!rl.f) rl.f = (typeof(rl.f))dlsym(RTLD_NEXT, #f); &rl.f; }))
 
+/* At the agent's start (init.c, while dlsym's allocations still come from the boot arena): the real functions, */
+/* so that no wrapper looks one up later inside a signal handler (the agent's own reports format through them). */
+void check_locals_resolve(void)
+{
+    rl.strcpy = (typeof(rl.strcpy))dlsym(RTLD_NEXT, "strcpy");
+    rl.strcat = (typeof(rl.strcat))dlsym(RTLD_NEXT, "strcat");
+    rl.strncpy = (typeof(rl.strncpy))dlsym(RTLD_NEXT, "strncpy");
+    rl.strncat = (typeof(rl.strncat))dlsym(RTLD_NEXT, "strncat");
+    rl.vsprintf = (typeof(rl.vsprintf))dlsym(RTLD_NEXT, "vsprintf");
+    rl.vsnprintf = (typeof(rl.vsnprintf))dlsym(RTLD_NEXT, "vsnprintf");
+}
+
 static int stack_dest(const void *d, uintptr_t caller)
 {
     if (!chk.on || !lc.ready || !g.recording || ts.in_handler || (caller >= g.text_start && caller < g.text_end)) return 0;

@@ -420,6 +420,12 @@ int check_global_owns(uintptr_t a);
 void check_global_fault(ucontext_t *uc, uintptr_t addr, uintptr_t ip, int libc);
 int check_global_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *fn);
 const char *check_function_of(uintptr_t pc);
+/* check_locals.c: run --check's stack variables and lines, from the DWARF table memtrace hands over */
+void check_locals_path(const char *path);
+void check_locals_resolve(void);
+void check_locals_init(void);
+int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by);
+const char *check_line_of(uintptr_t pc);
 extern __thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
 /* wrappers.c: the MT_ALLOC records of checked operators new and delete */
 void check_note_alloc(void *p, size_t n, uintptr_t pc);

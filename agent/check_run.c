@@ -35,9 +35,10 @@
  * another live block is not seen (as with redzones anywhere); a block freed out of quarantine and handed out
  * again is the new block; blocks glibc served (the heap's reservation full, a forked child) are unchecked;
  * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
- * threads other than the exiting one are not leak roots; a stack overflow is seen only when it smashed a
- * return address and the ret faults on it (locals have no redzones here: no DWARF frame layout is read), so
- * one that stays inside its frame, or writes a canonical mapped address there, is missed.
+ * threads other than the exiting one are not leak roots; a stack overflow is seen when it smashed a return
+ * address and the ret faults on it, or, in an executable with DWARF and frame pointers, when memcpy & co. or a
+ * wrapped string function's range leaves its stack variable (check_locals.c); a direct store past a local that
+ * stays inside its frame, or writes a canonical mapped address there, is missed.
  */
 #include <stdio.h>
 
@@ -84,7 +85,12 @@ static int frames_of(uintptr_t pc, uint64_t *buf)
 {
     if (g.stack_depth <= 1) return 0;
     int max = g.stack_depth - 1 < MT_STACK_MAX - 1 ? g.stack_depth - 1 : MT_STACK_MAX - 1;
-    if (!check_fault_gr) return mt_frames_above((uintptr_t)__builtin_frame_address(0), pc, g.stack_depth, buf);
+    if (!check_fault_gr) {
+        /* frames the walk found by .eh_frame carry MT_FRAME_CFI (for the trace's reader): a report wants addresses */
+        int n = mt_frames_above((uintptr_t)__builtin_frame_address(0), pc, g.stack_depth, buf);
+        for (int i = 0; i < n; i++) buf[i] &= ~MT_FRAME_CFI;
+        return n;
+    }
     uintptr_t fp = (uintptr_t)check_fault_gr[REG_RBP], sp = (uintptr_t)check_fault_gr[REG_RSP];
     int n = 0;
     while (n < max) {
@@ -96,7 +102,8 @@ static int frames_of(uintptr_t pc, uint64_t *buf)
     }
     return n;
 }
-#define WITH_FRAMES(pc, call) do { uint64_t fr_[MT_STACK_MAX]; mc_nframes = frames_of(pc, fr_); mc_frames = fr_; call; mc_nframes = 0; } while (0)
+#define WITH_FRAMES(pc, call) do { uint64_t fr_[MT_STACK_MAX]; mc_nframes = frames_of(pc, fr_); mc_frames = fr_; \
+                                     mc_frame0_return = !check_fault_gr; call; mc_nframes = 0; } while (0)
 
 /* ---- shadow ---- */
 
@@ -161,6 +168,7 @@ void check_init(int regions)
     dl_iterate_phdr(libc_text, (void *)(uintptr_t)real.malloc);
     chk.on = 1;
     check_globals_init();
+    check_locals_init();
     mc_init_report();
 }
 
@@ -528,15 +536,17 @@ void check_segv(int sig, siginfo_t *si, ucontext_t *uc)
     world(0);
 }
 
-/* memcpy, memmove, memset of the program: their whole ranges. */
+/* memcpy, memmove, memset of the program: their whole ranges (on the stack against the frame's variables: */
+/* check_locals.c).                                                                                        */
 void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn)
 {
     if (!n || !g.recording) return;
     count(&cs.libc_checks);
     if (s && heap_owns(s) && mc_first_bad((uintptr_t)s, n)) report_access((uintptr_t)s, n, 0, pc, fn);
     else if (s && check_global_range((uintptr_t)s, n, 0, pc, fn)) return;
+    else if (s && check_stack_range((uintptr_t)s, n, 0, pc, fn)) return;
     if (heap_owns(d) && mc_first_bad((uintptr_t)d, n)) report_access((uintptr_t)d, n, 1, pc, fn);
-    else check_global_range((uintptr_t)d, n, 1, pc, fn);
+    else if (!check_global_range((uintptr_t)d, n, 1, pc, fn)) check_stack_range((uintptr_t)d, n, 1, pc, fn);
 }
 
 /* ---- leaks ---- */

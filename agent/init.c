@@ -40,7 +40,7 @@ EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char 
 
 /* The variables memtrace sets for the agent alone. */
 static const char *const memtrace_vars[] = {"MEMTRACE_RING=", "MEMTRACE_REGIONS=", "MEMTRACE_AUTOSTART=", "MEMTRACE_STACK_DEPTH=",
-                                            "MEMTRACE_LD_PRELOAD=", "MEMTRACE_LD_BIND_NOW=", 0};
+                                            "MEMTRACE_LD_PRELOAD=", "MEMTRACE_LD_BIND_NOW=", "MEMTRACE_CHECK_FRAMES=", 0};
 
 static int starts_with(const char *s, const char *prefix)
 {
@@ -83,6 +83,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     RESOLVE(malloc_usable_size);
     real.cxa_finalize = (typeof(real.cxa_finalize))dlsym(RTLD_NEXT, "__cxa_finalize");
     real.libc_start_main = (typeof(real.libc_start_main))dlsym(RTLD_NEXT, "__libc_start_main");
+    check_locals_resolve(); /* the string functions check_locals.c wraps for run --check */
     hooks_ready = 1;
 
     const char *ring_path = getenv("MEMTRACE_RING");
@@ -95,6 +96,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     g.autostart = (int)mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1);
     g.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), MT_STACK_DEPTH_DEFAULT);
     int fd = (int)mt_sys3(SYS_open, ring_path, O_RDWR | O_CLOEXEC, 0);
+    check_locals_path(getenv("MEMTRACE_CHECK_FRAMES")); /* run --check's DWARF table (check_locals.c) */
     scrub_environment();
     if (fd < 0) return;
     struct mt_ring_header hdr;

@@ -83,6 +83,7 @@ void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const 
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
 extern __thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec"))); /* run --check --stack-depth */
 extern __thread int mc_nframes __attribute__((tls_model("initial-exec")));
+extern __thread int mc_frame0_return __attribute__((tls_model("initial-exec"))); /* the site is a return address */
 void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const char *fn);
 struct mc_extent { uintptr_t beg; size_t size; const char *region; char name[256]; char desc[512]; };
 void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
@@ -101,6 +102,7 @@ extern int mc_leaks_on;
 /* check_sarif.c: the reports as a SARIF 2.1.0 log (MEMTRACE_CHECK_SARIF); a site is code "bad+115", line "x.c:39" or NULL */
 struct mc_site_ref { const char *code, *line; };
 int mc_sarif_init(const char *file);                             /* -1: it exists or cannot be created */
+void mc_sarif_stack(const struct mc_site_ref *frames, int n);  /* the next result's stack (run --check --stack-depth) */
 void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, struct mc_site_ref allocated,
                      struct mc_site_ref freed);
 

@@ -459,25 +459,65 @@ static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
 
 /* memtrace run --check --stack-depth N (N > 1): the return addresses above a report's site, which the agent
  * finds on the program's frame-pointer chain and sets around the report (its own thread's), printed one a line
- * under the report as ASan prints its frames: "    #0 plain-c-O0+4661 in fill" (the line's own "at"), then
- * "    #1 plain-c-O0+4711 in bad" and on.
+ * under the report as ASan prints its frames: "    #0 stack_loop.c:9 (plain-c-O0+4661) in fill" (the line's
+ * own site), then "    #1 stack_loop.c:14 (plain-c-O0+4711) in bad" and on; the same frames go into the JSON
+ * record ("frames") and the SARIF result ("stacks").
  * The function's name is the executable's .symtab's when the agent read it (check_function_of, weak: the
- * compiled-in runtime has none, and sets no frames). */
+ * compiled-in runtime has none, and sets no frames); file:line the call-site table's, else the executable's
+ * DWARF line table's that memtrace handed the agent (check_line_of, weak too: check_locals.c), for a return
+ * address the line of the call (the byte before it; #0 too when the report's site is a wrapper's return
+ * address, mc_frame0_return, rather than a faulting instruction). */
 /* initial-exec, as every thread variable here: a fault can come in a new thread before its TLS is set up */
 __thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec")));
 __thread int mc_nframes __attribute__((tls_model("initial-exec")));
+__thread int mc_frame0_return __attribute__((tls_model("initial-exec")));
 __attribute__((weak)) const char *check_function_of(uintptr_t pc);
-static void put_frames(struct out *l, const void *pc)
+__attribute__((weak)) const char *check_line_of(uintptr_t pc);
+#define MC_MAX_FRAMES 64
+/* the frames of the report being made: named once for the line, the JSON and SARIF (under report_lock) */
+static struct {
+    int n;
+    char code[MC_MAX_FRAMES][512], line[MC_MAX_FRAMES][512], fn[MC_MAX_FRAMES][512];
+    struct mc_site_ref ref[MC_MAX_FRAMES];
+} fr;
+static void name_frames(const void *pc)
 {
-    for (int i = mc_nframes ? -1 : 0; i < mc_nframes; i++) {
-        char code[1024];
-        uintptr_t at = i < 0 ? (uintptr_t)pc : (uintptr_t)mc_frames[i];
-        const char *line, *fn = check_function_of ? check_function_of(i < 0 ? at : at - 1) : NULL;
-        name_code((const void *)at, code, sizeof code, &line);
-        put(l, "\n    #%d %s", i + 1, line ? line : code);
-        if (line) put(l, " (%s)", code);
-        else if (fn) put(l, " in %s", mc_spell(fn));
+    fr.n = 0;
+    for (int i = mc_nframes ? -1 : 0; i < mc_nframes && fr.n < MC_MAX_FRAMES; i++) {
+        int k = fr.n++;
+        uintptr_t at = i < 0 ? (uintptr_t)pc : (uintptr_t)mc_frames[i], call = i < 0 && !mc_frame0_return ? at : at - 1;
+        const char *line, *fn = check_function_of ? check_function_of(call) : NULL;
+        name_code((const void *)at, fr.code[k], sizeof fr.code[k], &line);
+        if (!line && check_line_of) line = check_line_of(call);
+        snprintf(fr.line[k], sizeof fr.line[k], "%s", line ? line : "");
+        snprintf(fr.fn[k], sizeof fr.fn[k], "%s", fn ? mc_spell(fn) : "");
+        fr.ref[k] = (struct mc_site_ref){fr.code[k], line ? fr.line[k] : NULL};
     }
+    mc_sarif_stack(fr.ref, fr.n);
+}
+static void put_frames(struct out *l)
+{
+    for (int k = 0; k < fr.n; k++) {
+        put(l, "\n    #%d %s", k, fr.line[k][0] ? fr.line[k] : fr.code[k]);
+        if (fr.line[k][0]) put(l, " (%s)", fr.code[k]);
+        if (fr.fn[k][0]) put(l, " in %s", fr.fn[k]);
+    }
+}
+/* the JSON record's "frames": [{"code", "line", "function"}], innermost first, when there are frames */
+static void put_json_frames(struct out *j)
+{
+    if (!fr.n) return;
+    put(j, ",\"frames\":[");
+    for (int k = 0; k < fr.n; k++) {
+        put(j, "%s{\"code\":", k ? "," : "");
+        put_json(j, fr.code[k]);
+        put(j, ",\"line\":");
+        put_json(j, fr.line[k][0] ? fr.line[k] : NULL);
+        put(j, ",\"function\":");
+        put_json(j, fr.fn[k][0] ? fr.fn[k] : NULL);
+        put(j, "}");
+    }
+    put(j, "]");
 }
 
 static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
@@ -667,8 +707,10 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
+    name_frames(pc);
+    put_json_frames(&j);
     mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
-    put_frames(&l, pc);
+    put_frames(&l);
     emit(&l, &j);
 }
 
@@ -748,8 +790,10 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
             freed.code = al;
         }
     }
+    name_frames(pc);
+    put_json_frames(&j);
     mc_sarif_result(jkind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
-    put_frames(&l, pc);
+    put_frames(&l);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();

@@ -12,7 +12,9 @@
  *                         {"id": 2, "message": {"text": "freed"}, ...}]}
  *
  * The message is the report's line without "memtrace: "; the location is the access, free or copy (a leak's is
- * its allocating call); related locations are the block's allocation and free sites. A site without a line
+ * its allocating call); related locations are the block's allocation and free sites; with frames (memtrace run
+ * --check --stack-depth N) the result has one "stacks" entry, {"frames": [{"location": ...}, ...]} innermost
+ * first, each location a physical one when the frame's file:line is known. A site without a line
  * (no -g, memtrace run --check) has only its logical location, the code name. A relative source path is
  * relative to %SRCROOT% (the build directory: gcc's .file names), an absolute one is a file:// URI.
  *
@@ -152,9 +154,21 @@ static void add_location(struct buf *b, struct mc_site_ref s)
     add(b, "}]");
 }
 
+/* the frames of the result mc_sarif_result writes next, as one "stacks" entry (the report's own lock holds) */
+static const struct mc_site_ref *stack_frames;
+static int stack_n;
+void mc_sarif_stack(const struct mc_site_ref *frames, int n)
+{
+    stack_frames = frames;
+    stack_n = n;
+}
+
 void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, struct mc_site_ref allocated,
                      struct mc_site_ref freed)
 {
+    const struct mc_site_ref *frames = stack_frames;
+    int nframes = stack_n;
+    stack_n = 0; /* only the result it was set for */
     if (!path[0]) return;
     size_t index = 0;
     while (index < NRULES && strcmp(rules[index][0], rule) != 0) index++;
@@ -178,6 +192,15 @@ void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, 
             add(&b, "}");
         }
         add(&b, "]");
+    }
+    if (nframes > 0) {
+        add(&b, ",\"stacks\":[{\"frames\":[");
+        for (int k = 0; k < nframes; k++) {
+            add(&b, "%s{\"location\":{", k ? "," : "");
+            add_location(&b, frames[k]);
+            add(&b, "}}");
+        }
+        add(&b, "]}]");
     }
     add(&b, "}%s", TAIL);
     if (b.len >= b.n - 1) return;          /* cut short: better no result than a broken document */

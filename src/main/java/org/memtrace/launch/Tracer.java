@@ -31,6 +31,8 @@ public final class Tracer implements Recorder {
     // for it unless the ring is full.
     private static final long MIN_SLEEP_NS = 50_000;
     private static final long MAX_SLEEP_NS = 4_000_000;
+    /** The bit of the regions that turns the agent's checks on (memtrace run --check in fault mode). */
+    private static final int CHECK_BIT = 0x100;
 
     /** Where the agent library comes from; tests preload a stand-in. */
     @FunctionalInterface
@@ -84,15 +86,17 @@ public final class Tracer implements Recorder {
 
     @Override
     public RunResult run(EventConsumer events) throws LaunchException {
-        Recorder.validate(options);
+        Target target = Recorder.validate(options);
         consumer = new Guarded(events, this::problem, "the program keeps running, the trace stops here");
         Path agent = agentSource.path();
         Checkpoints.mark("agent extracted");
         Path ringFile = createRingFile();
+        // run --check: the executable's stack variables and lines from its DWARF, for the agent (CheckFrames)
+        Path frames = (options.regions() & CHECK_BIT) != 0 ? CheckFrames.write(target.traced(), ringFile.getParent()) : null;
         try (RingReader ring = RingReader.create(ringFile, (long) options.bufferMb() << 20)) {
             openSaver();
             Checkpoints.mark("ring created");
-            Process p = start(agent, ringFile);
+            Process p = start(agent, ringFile, frames);
             Checkpoints.mark("program started");
             long t0 = System.nanoTime();
             state.started(null);
@@ -110,6 +114,7 @@ public final class Tracer implements Recorder {
             throw LaunchException.environment("cannot create the event ring " + ringFile + ": " + e.getMessage(), e);
         } finally {
             Processes.deleteQuietly(ringFile);
+            if (frames != null) Processes.deleteQuietly(frames);
         }
     }
 
@@ -126,7 +131,7 @@ public final class Tracer implements Recorder {
         if (p != null) Processes.stop(p);
     }
 
-    private Process start(Path agent, Path ringFile) throws LaunchException {
+    private Process start(Path agent, Path ringFile, Path frames) throws LaunchException {
         ProcessBuilder pb = options.processBuilder();
         var env = pb.environment();
         // The agent puts the program's environment back as it was before main (agent/init.c): each variable
@@ -138,6 +143,9 @@ public final class Tracer implements Recorder {
         env.put("MEMTRACE_REGIONS", Integer.toString(options.regions()));
         env.put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
         env.put("MEMTRACE_STACK_DEPTH", Integer.toString(options.stackDepth()));
+        // memtrace's own file or none: never a path the user's environment names (docs/trust.md)
+        if (frames != null) env.put("MEMTRACE_CHECK_FRAMES", frames.toString());
+        else env.remove("MEMTRACE_CHECK_FRAMES");
         // Resolving every import at start-up keeps the loader's symbol lookups out of the trace; it changes
         // when binding happens, not what the program does. The loader reads it once, before the agent's
         // constructor takes it out again, so libraries opened later bind as the program starts did.

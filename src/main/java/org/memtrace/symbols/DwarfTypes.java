@@ -154,6 +154,19 @@ public final class DwarfTypes {
         }
     }
 
+    /**
+     * The size in bytes of the type DIE at {@code typeOffset} (qualifiers and typedefs followed), for
+     * {@link DwarfLocals}: -1 when it does not decode or has no fixed size (a VLA, an incomplete type).
+     */
+    synchronized long sizeOf(long typeOffset) {
+        try {
+            long n = size(type(typeOffset, 0), 0);
+            return n > 0 ? n : -1;
+        } catch (DwarfException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     // ---- types ----
 
     /** What naming needs of a type, qualifiers and typedefs already followed. */

@@ -65,6 +65,11 @@ public final class LineTable {
         return files[i] != GAP ? i : -1;
     }
 
+    /** Row {@code i}'s start address, file name (null for a sequence's end) and line: run --check's table (DwarfLocals). */
+    long rowStart(int i) { return starts[i]; }
+    String rowFile(int i) { return files[i] == GAP ? null : fileNames[files[i]]; }
+    int rowLine(int i) { return lines[i]; }
+
     /** Why the module has no lines: no .debug_line anywhere, or a corrupt one. */
     public Optional<String> problem() {
         return Optional.ofNullable(problem);

@@ -119,7 +119,8 @@ class CheckCorpusTest {
      * heap_overread at -O2 is gcc's inline `rep movsq` (the whole range it copies is checked: 12 quads); a null
      * dereference is said as ASan says a SEGV, then the program dies of the signal as natively (status 139), as does a
      * ret through a return address an overflow overwrote (-O0's stack smashes); globals by the executable's symbols,
-     * asked for with MEMTRACE_CHECK=globals (at -O2 history[32] is read through a loop cursor one past the array, which is not checked).
+     * asked for with MEMTRACE_CHECK=globals (at -O2 history[32] is read through a loop cursor one past the array, which is not checked);
+     * stack variables from the -O0 build's DWARF, by memcpy, strcpy, strncat and sprintf (-O2 keeps no frame pointer: none).
      */
     static final String RUN_CHECK = """
             double_free_alias | double free: free of <freed:0001@{M}+{n}>+0 (a block of 80 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
@@ -177,7 +178,11 @@ class CheckCorpusTest {
             cxx_use_after_delete@O0 | use after free: <freed:000{n}@{M}+{n}>+0 (a block of 8 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
             cxx_vector_index | heap overflow: <new000{n}@{M}+{n}>+40 (a block of 40 bytes, allocated at {M}+{n}) written 4 bytes, 0 bytes past its end, at {M}+{n}
             stack_memcpy_overflow@O0 | stack overflow: <stack:return address@stack_memcpy_overflow_bad> (the return address in stack_memcpy_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
-            stack_strncat_overflow@O0 | stack overflow: <stack:return address@stack_strncat_overflow_bad> (the return address in stack_strncat_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
+            stack_overread@O0 | stack overflow: <stack:source@copy>+50 (a variable of 50 bytes, declared at line {n} of copy) read 99 bytes by memcpy, 0 bytes past its end, at {M}+{n}
+            stack_sprintf_overflow@O0 | stack overflow: <stack:line@stack_sprintf_overflow_bad>+8 (a variable of 8 bytes, declared at line {n} of stack_sprintf_overflow_bad) written 15 bytes by sprintf, 0 bytes past its end, at {M}+{n}
+            stack_strcpy_overflow@O0 | stack overflow: <stack:dest@stack_strcpy_overflow_bad>+10 (a variable of 10 bytes, declared at line {n} of stack_strcpy_overflow_bad) written 11 bytes by strcpy, 0 bytes past its end, at {M}+{n}
+            stack_strncat_overflow@O0 | stack overflow: <stack:dest@stack_strncat_overflow_bad>+50 (a variable of 50 bytes, declared at line {n} of stack_strncat_overflow_bad) written 100 bytes by strncat, 0 bytes past its end, at {M}+{n}
+            stack_underwrite@O0 | stack underflow: <stack:dataBuffer@write_at>-8 (a variable of 100 bytes, declared at line {n} of write_at) written 100 bytes by strcpy, 8 bytes before its start, at {M}+{n}
             """;
 
     Path dir;

@@ -36,7 +36,7 @@ final class CheckJson {
     static void validate(JsonNode n) {
         String kind = n.path("kind").asText();
         if (ACCESS_KINDS.contains(kind)) {
-            fields(n, "kind", "access", "size", "address", "object", "offset", "distance", "by", "at", "thread");
+            fields(n, frames(n, "kind", "access", "size", "address", "object", "offset", "distance", "by", "at", "thread"));
             assertThat(n.get("access").asText()).isIn("read", "write");
             ints(n, "size", "offset", "distance", "thread");
             strings(n, "address");
@@ -52,7 +52,7 @@ final class CheckJson {
             object(n.get("object"));
             site(n.get("at"));
         } else if (FREE_KINDS.contains(kind)) {
-            fields(n, "kind", "by", "address", "object", "at", "thread");
+            fields(n, frames(n, "kind", "by", "address", "object", "at", "thread"));
             assertThat(n.get("by").asText()).isIn("free", "delete", "delete[]", "realloc");
             strings(n, "address");
             ints(n, "thread");
@@ -78,6 +78,25 @@ final class CheckJson {
         } else {
             throw new AssertionError("unknown kind in " + n);
         }
+    }
+
+    /**
+     * The names, and "frames" when the record has them (run --check --stack-depth): each frame a code name, a
+     * file:line or null, a function or null.
+     */
+    private static String[] frames(JsonNode n, String... names) {
+        if (!n.has("frames")) return names;
+        assertThat(n.get("frames").isArray()).isTrue();
+        assertThat(n.get("frames")).isNotEmpty();
+        for (JsonNode f : n.get("frames")) {
+            fields(f, "code", "line", "function");
+            strings(f, "code");
+            assertThat(f.get("line").isNull() || f.get("line").asText().matches(".+:\\d+")).as(f.toString()).isTrue();
+            assertThat(f.get("function").isNull() || f.get("function").isTextual()).isTrue();
+        }
+        String[] all = java.util.Arrays.copyOf(names, names.length + 1);
+        all[names.length] = "frames";
+        return all;
     }
 
     private static void object(JsonNode o) {

@@ -1,0 +1,48 @@
+package org.memtrace.launch;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import org.memtrace.symbols.DwarfLines;
+import org.memtrace.symbols.DwarfLocals;
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.LineTable;
+
+/**
+ * {@code memtrace run --check}'s table of the executable's stack variables and source lines, from its DWARF
+ * ({@link DwarfLocals}), handed to the fault-mode agent (agent/check_locals.c) as a file whose path is
+ * {@code MEMTRACE_CHECK_FRAMES}: created afresh (O_EXCL, 0600, a random name next to the event ring) and
+ * deleted when the run ends; the agent opens it with O_NOFOLLOW and checks every count against its size.
+ * An executable without DWARF, or one that cannot be read, gets no file: the run is checked as before.
+ */
+final class CheckFrames {
+    private CheckFrames() {}
+
+    /** The table's file for {@code executable}, or null when it has no stack variables nor lines to give. */
+    static Path write(Path executable, Path dir) {
+        byte[] table;
+        try {
+            ElfFile elf = ElfFile.read(executable);
+            List<DwarfLocals.Function> functions = DwarfLocals.read(elf);
+            LineTable lines = DwarfLines.read(elf, elf.loadSegments());
+            if (functions.isEmpty() && lines.isEmpty()) return null;
+            table = DwarfLocals.encode(functions, lines);
+        } catch (IOException | RuntimeException e) {
+            return null; // not an ELF file memtrace can read: the heap checks need none of this
+        }
+        Path file = null;
+        try {
+            file = Files.createTempFile(dir, "memtrace-", ".frames",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            Files.write(file, table, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS);
+            return file;
+        } catch (IOException e) {
+            if (file != null) Processes.deleteQuietly(file);
+            return null;
+        }
+    }
+}

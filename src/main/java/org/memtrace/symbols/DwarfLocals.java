@@ -1,0 +1,243 @@
+package org.memtrace.symbols;
+
+import static org.memtrace.symbols.Dwarf.*;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The stack variables of an executable's functions, from its DWARF (versions 2 to 5 as gcc writes them), for
+ * {@code memtrace run --check} (docs/check.md, "Stack variables"): for each function that keeps a frame pointer
+ * ({@code push %rbp; mov %rsp,%rbp}, optionally after {@code endbr64}) and whose frame base is the canonical
+ * frame address ({@code DW_OP_call_frame_cfa}, gcc's choice), every variable and parameter whose location is
+ * exactly {@code DW_OP_fbreg N} and whose type has a fixed size: its name, its offset from the CFA (which is
+ * {@code %rbp + 16} in such a function's body), its size and declaration line. With the module's line table,
+ * {@link #encode} makes the compact table the agent reads (agent/check_locals.c says its layout).
+ *
+ * <p>What it leaves out: functions without a frame pointer (gcc's -O1 and up: their CFA cannot be found from
+ * {@code %rbp}), variables in registers or in location lists (optimised code), variable-length arrays and
+ * allocas (no fixed size), variables of inlined calls (none at -O0), split DWARF and {@code dwz} files. Any
+ * flaw in the DWARF gives no functions at all, never a half-read table.
+ */
+public final class DwarfLocals {
+    /** A variable: {@code cfaOffset} from the canonical frame address (negative: below it), {@code line} 0 when unknown. */
+    public record Local(String name, long cfaOffset, long size, int line) {}
+
+    /** A function's code {@code [low, high)} (link-time addresses) and its variables. */
+    public record Function(String name, long low, long high, List<Local> locals) {}
+
+    private static final int TAG_FORMAL_PARAMETER = 0x05;
+    private static final int TAG_LEXICAL_BLOCK = 0x0b;
+    private static final int AT_FRAME_BASE = 0x40;
+    private static final int AT_DECL_LINE = 0x3b;
+    private static final int OP_FBREG = 0x91;
+    private static final int OP_CALL_FRAME_CFA = 0x9c;
+    private static final int MAX_DEPTH = 256;
+
+    private DwarfLocals() {}
+
+    /** The functions of {@code elf} with their stack variables; empty when it has none or they cannot be read. */
+    public static List<Function> read(ElfFile elf) {
+        Optional<ElfSection> info = elf.section(".debug_info");
+        if (info.isEmpty() || info.get().fileSize() == 0) return List.of();
+        try {
+            DwarfSections s = new DwarfSections(elf.contentsOf(info.get()), contents(elf, ".debug_abbrev"), contents(elf, ".debug_str"),
+                    contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"), contents(elf, ".debug_addr"));
+            DwarfTypes types = DwarfTypes.read(elf);
+            List<Function> all = walk(s, types);
+            List<Function> framed = new ArrayList<>();
+            for (Function f : all) if (!f.locals().isEmpty() && framePointer(elf, f.low())) framed.add(f);
+            framed.sort(Comparator.comparingLong(Function::low));
+            return List.copyOf(framed);
+        } catch (ElfFormatException | DwarfException | RuntimeException e) {
+            // Every read is checked; a flaw leaves the run without stack checks rather than with half of them.
+            return List.of();
+        }
+    }
+
+    private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
+        Optional<ElfSection> s = elf.section(name);
+        return s.isPresent() ? elf.contentsOf(s.get()) : ByteBuffer.allocate(0);
+    }
+
+    /** Whether the code at {@code low} sets up a frame pointer first: [endbr64] push %rbp; mov %rsp,%rbp. */
+    private static boolean framePointer(ElfFile elf, long low) {
+        ByteBuffer b = elf.bytesAt(low, 8);
+        if (b == null || b.remaining() < 4) return false;
+        byte[] c = new byte[Math.min(8, b.remaining())];
+        b.get(c);
+        int at = c.length >= 8 && (c[0] & 0xff) == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && (c[3] & 0xff) == 0xfa ? 4 : 0;
+        return c.length >= at + 4 && c[at] == 0x55 && c[at + 1] == 0x48 && (c[at + 2] & 0xff) == 0x89 && (c[at + 3] & 0xff) == 0xe5;
+    }
+
+    /** One DIE's attributes of interest; -1 (null) when absent. */
+    private static final class Die {
+        int tag;
+        boolean children;
+        String name;
+        long low, high, type, line, fbreg;
+        boolean highIsOffset, cfaBase, fbregSet;
+
+        void clear() {
+            name = null;
+            low = high = type = line = fbreg = -1;
+            highIsOffset = cfaBase = fbregSet = false;
+        }
+    }
+
+    private static List<Function> walk(DwarfSections s, DwarfTypes types) throws DwarfException {
+        List<Function> out = new ArrayList<>();
+        Map<Long, DwarfAbbrev[]> tables = new HashMap<>();
+        DwarfForm f = new DwarfForm();
+        DwarfCursor c = new DwarfCursor(s.info());
+        Die die = new Die();
+        while (c.position < c.limit) {
+            DwarfUnit u = DwarfUnit.read(c, s, tables);
+            DwarfCursor uc = new DwarfCursor(s.info());
+            uc.position = u.firstDie();
+            uc.limit(u.end());
+            // per depth: the function whose body this depth is in (null outside one, or in an inlined call)
+            Function[] open = new Function[MAX_DEPTH];
+            List<List<Local>> lists = new ArrayList<>();
+            int depth = 0;
+            while (uc.position < u.end()) {
+                long code = uc.uleb();
+                if (code == 0) {
+                    if (--depth < 0) depth = 0;
+                    continue;
+                }
+                DwarfAbbrev a = code < u.abbrevs().length ? u.abbrevs()[(int) code] : null;
+                if (a == null) throw new DwarfException("undefined abbreviation " + code);
+                die.clear();
+                die.tag = a.tag();
+                die.children = a.hasChildren();
+                for (int i = 0; i < a.attributes().length; i++) attribute(uc, u, s, f, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i]);
+                Function in = depth > 0 ? open[depth - 1] : null;
+                Function mine = in;
+                if (die.tag == TAG_SUBPROGRAM) {
+                    mine = null;
+                    if (die.low >= 0 && die.high >= 0 && die.cfaBase && die.name != null) {
+                        long high = die.highIsOffset ? die.low + die.high : die.high;
+                        List<Local> locals = new ArrayList<>();
+                        mine = new Function(die.name, die.low, high, locals);
+                        out.add(mine);
+                        lists.add(locals);
+                    }
+                } else if (die.tag == TAG_INLINED_SUBROUTINE) {
+                    mine = null;
+                } else if ((die.tag == TAG_VARIABLE || die.tag == TAG_FORMAL_PARAMETER) && in != null && die.fbregSet
+                        && die.name != null && die.type >= 0) {
+                    long size = types.sizeOf(die.type);
+                    if (size > 0) in.locals().add(new Local(die.name, die.fbreg, size, (int) Math.max(0, die.line)));
+                } else if (die.tag != TAG_LEXICAL_BLOCK) {
+                    mine = null; // a nested type's or other DIE's children are no frame's
+                }
+                if (die.children) {
+                    if (depth >= MAX_DEPTH) throw new DwarfException("DIEs nested deeper than " + MAX_DEPTH);
+                    open[depth++] = mine;
+                }
+            }
+            c.position = u.end();
+        }
+        return out;
+    }
+
+    private static void attribute(DwarfCursor c, DwarfUnit u, DwarfSections s, DwarfForm f, Die die, int at, int form, long implicit)
+            throws DwarfException {
+        f.read(c, u, form, implicit);
+        switch (at) {
+            case AT_NAME -> {
+                if (f.kind == DwarfForm.Kind.INLINE_STRING) die.name = DwarfCursor.stringAt(s.info(), f.value, ".debug_info");
+                else if (f.kind == DwarfForm.Kind.STRING_OFFSET)
+                    die.name = DwarfCursor.stringAt(f.form == FORM_STRP ? s.str() : s.lineStr(), f.value, ".debug_str");
+                else if (f.kind == DwarfForm.Kind.STRING_INDEX) die.name = indexedString(s, u, f.value);
+            }
+            case AT_LOW_PC -> die.low = f.kind == DwarfForm.Kind.ADDRESS ? f.value : indexedAddress(s, u, f);
+            case AT_HIGH_PC -> {
+                if (f.kind == DwarfForm.Kind.CONSTANT) { die.high = f.value; die.highIsOffset = true; }
+                else die.high = f.kind == DwarfForm.Kind.ADDRESS ? f.value : indexedAddress(s, u, f);
+            }
+            case AT_TYPE -> die.type = f.kind == DwarfForm.Kind.REFERENCE ? f.value : -1;
+            case AT_DECL_LINE -> die.line = f.kind == DwarfForm.Kind.CONSTANT ? f.value : -1;
+            case AT_FRAME_BASE -> die.cfaBase = f.kind == DwarfForm.Kind.BLOCK && f.value == 1
+                    && (s.info().get(f.blockStart) & 0xff) == OP_CALL_FRAME_CFA;
+            case AT_LOCATION -> {
+                if (f.kind == DwarfForm.Kind.BLOCK && f.value >= 2 && (s.info().get(f.blockStart) & 0xff) == OP_FBREG) {
+                    DwarfCursor e = new DwarfCursor(s.info());
+                    e.position = f.blockStart + 1;
+                    e.limit(f.blockStart + (int) f.value);
+                    long off = e.sleb();
+                    if (e.position == f.blockStart + f.value) { die.fbreg = off; die.fbregSet = true; }
+                }
+            }
+            default -> { }
+        }
+    }
+
+    /** An {@code addrx} address: .debug_addr from the unit's base (8 when the unit DIE gave none, as gcc's single-unit files). */
+    private static long indexedAddress(DwarfSections s, DwarfUnit u, DwarfForm f) {
+        return -1; // gcc writes DW_FORM_addr outside split DWARF, which is not read here
+    }
+
+    private static String indexedString(DwarfSections s, DwarfUnit u, long index) throws DwarfException {
+        int entry = u.offset64() ? 8 : 4;
+        long base = u.strOffsetsBase() >= 0 ? u.strOffsetsBase() : 8;
+        long at = base + index * entry;
+        if (index < 0 || at < 0 || at + entry > s.strOffsets().limit()) throw new DwarfException("string index " + index + " outside .debug_str_offsets");
+        long offset = u.offset64() ? s.strOffsets().getLong((int) at) : s.strOffsets().getInt((int) at) & 0xffffffffL;
+        return DwarfCursor.stringAt(s.str(), offset, ".debug_str");
+    }
+
+    /**
+     * The agent's table (agent/check_locals.c): "MTLOCAL1", then u32 counts of functions, variables, line rows,
+     * files and string bytes; functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 0};
+     * variables {i64 CFA offset, u64 size, u32 name, u32 line}; rows {u64 start, i32 file (-1: a sequence's end),
+     * u32 line}; files {u32 name}; then the NUL-terminated strings. Little-endian, addresses link-time.
+     */
+    public static byte[] encode(List<Function> functions, LineTable lines) {
+        ByteArrayOutputStream strings = new ByteArrayOutputStream();
+        Map<String, Integer> interned = new HashMap<>();
+        java.util.function.ToIntFunction<String> str = t -> interned.computeIfAbsent(t, k -> {
+            int at = strings.size();
+            strings.writeBytes(k.getBytes(StandardCharsets.UTF_8));
+            strings.write(0);
+            return at;
+        });
+        int nlocals = functions.stream().mapToInt(fn -> fn.locals().size()).sum();
+        int nrows = lines == null ? 0 : lines.rows();
+        List<String> files = new ArrayList<>();
+        Map<String, Integer> fileIndex = new HashMap<>();
+        int[] rowFile = new int[nrows];
+        for (int i = 0; i < nrows; i++) {
+            String name = lines.rowFile(i);
+            rowFile[i] = name == null ? -1 : fileIndex.computeIfAbsent(name, k -> { files.add(k); return files.size() - 1; });
+        }
+        ByteBuffer b = ByteBuffer.allocate(8 + 20 + functions.size() * 32 + nlocals * 24 + nrows * 16 + files.size() * 4).order(ByteOrder.LITTLE_ENDIAN);
+        b.put("MTLOCAL1".getBytes(StandardCharsets.US_ASCII));
+        b.putInt(functions.size()).putInt(nlocals).putInt(nrows).putInt(files.size());
+        int stringsAt = b.position();
+        b.putInt(0);
+        int first = 0;
+        for (Function fn : functions) {
+            b.putLong(fn.low()).putLong(fn.high()).putInt(str.applyAsInt(fn.name())).putInt(first).putInt(fn.locals().size()).putInt(0);
+            first += fn.locals().size();
+        }
+        for (Function fn : functions)
+            for (Local l : fn.locals()) b.putLong(l.cfaOffset()).putLong(l.size()).putInt(str.applyAsInt(l.name())).putInt(l.line());
+        for (int i = 0; i < nrows; i++) b.putLong(lines.rowStart(i)).putInt(rowFile[i]).putInt(lines.rowLine(i));
+        for (String file : files) b.putInt(str.applyAsInt(file));
+        b.putInt(stringsAt, strings.size());
+        ByteArrayOutputStream all = new ByteArrayOutputStream(b.capacity() + strings.size());
+        all.writeBytes(b.array());
+        all.writeBytes(strings.toByteArray());
+        return all.toByteArray();
+    }
+}

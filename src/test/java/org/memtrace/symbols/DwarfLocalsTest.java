@@ -1,0 +1,77 @@
+package org.memtrace.symbols;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * The stack variables run --check reads from DWARF: a function with a frame pointer lists its fbreg variables and
+ * parameters with their sizes and lines (DWARF 4 and 5), one without (-O2) is left out, and the agent's table
+ * holds them all with the line table.
+ */
+class DwarfLocalsTest {
+    private static final String SOURCE = """
+            struct rec { int id; char name[20]; };
+            int use(char *p, struct rec *r);
+            int f(int n)
+            {
+                char buf[16];
+                struct rec r;
+                long total = n;
+                return use(buf, &r) + (int)total;
+            }
+            int use(char *p, struct rec *r) { return p[0] + r->id; }
+            int main(void) { return f(1); }
+            """;
+
+    @Test
+    void framedFunctionsListTheirVariablesWithSizesAndLines(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("l.c"), SOURCE);
+        for (String dwarf : List.of("-gdwarf-4", "-gdwarf-5")) {
+            Path prog = dir.resolve("l" + dwarf);
+            Gcc.run(List.of("gcc", "-O0", dwarf, "-o", prog.toString(), dir.resolve("l.c").toString()));
+            ElfFile elf = ElfFile.read(prog);
+            List<DwarfLocals.Function> fs = DwarfLocals.read(elf);
+            DwarfLocals.Function f = fs.stream().filter(x -> x.name().equals("f")).findFirst().orElseThrow();
+            assertThat(f.locals()).extracting(DwarfLocals.Local::name).containsExactly("n", "buf", "r", "total");
+            assertThat(f.locals()).extracting(DwarfLocals.Local::size).containsExactly(4L, 16L, 24L, 8L);
+            assertThat(f.locals()).extracting(DwarfLocals.Local::line).containsExactly(3, 5, 6, 7);
+            // below the CFA, and no two overlap
+            for (DwarfLocals.Local a : f.locals()) {
+                assertThat(a.cfaOffset() + a.size()).isLessThanOrEqualTo(0);
+                for (DwarfLocals.Local b : f.locals())
+                    if (a != b) assertThat(a.cfaOffset() + a.size() <= b.cfaOffset() || b.cfaOffset() + b.size() <= a.cfaOffset()).isTrue();
+            }
+            assertThat(f.high()).isGreaterThan(f.low());
+            assertThat(fs).extracting(DwarfLocals.Function::name).contains("use", "f");
+
+            byte[] table = DwarfLocals.encode(fs, DwarfLines.read(elf, elf.loadSegments()));
+            ByteBuffer b = ByteBuffer.wrap(table).order(ByteOrder.LITTLE_ENDIAN);
+            assertThat(new String(table, 0, 8)).isEqualTo("MTLOCAL1");
+            int nfn = b.getInt(8), nvar = b.getInt(12), nrow = b.getInt(16), nfile = b.getInt(20), nstr = b.getInt(24);
+            assertThat(nfn).isEqualTo(fs.size());
+            assertThat(nvar).isEqualTo(fs.stream().mapToInt(x -> x.locals().size()).sum());
+            assertThat(nrow).isPositive();
+            assertThat(nfile).isPositive();
+            assertThat(table.length).isEqualTo(28 + nfn * 32 + nvar * 24 + nrow * 16 + nfile * 4 + nstr);
+        }
+    }
+
+    @Test
+    void optimisedCodeWithoutAFramePointerIsLeftOut(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("l.c"), SOURCE);
+        Path prog = dir.resolve("l");
+        Gcc.run(List.of("gcc", "-O2", "-g", "-o", prog.toString(), dir.resolve("l.c").toString()));
+        assertThat(DwarfLocals.read(ElfFile.read(prog))).isEmpty();
+        Path plain = dir.resolve("p");
+        Gcc.run(List.of("gcc", "-O0", "-o", plain.toString(), dir.resolve("l.c").toString()));
+        assertThat(DwarfLocals.read(ElfFile.read(plain))).isEmpty();
+    }
+}

@@ -99,6 +99,9 @@ int mt_unwind(uintptr_t pc, uintptr_t rsp, uintptr_t rbp, uintptr_t lo, uintptr_
 /* by mt_modules_new for each new object; an object over the addresses of an earlier one replaces it).  */
 struct dl_phdr_info;
 void mt_unwind_add_module(const struct dl_phdr_info *info);
+/* Where mt_unwind.c gets the pages its tables keep to the end; NULL: mt_map_pages. The runtime points it at  */
+/* rt_map_own, so that the tables are not reported as the program's mappings (a summary's memory regions).   */
+extern void *(*mt_unwind_pages)(size_t n);
 
 /* The allocation stack of a wrapper's record: the frames above `caller` into more[], at most depth - 1.   */
 /* The wrapper's own frames (the library is built with frame pointers) are followed from fp (its         */

@@ -281,6 +281,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 {
     rt.page = sysconf(_SC_PAGESIZE);
     rt.pid = (int)mt_sys0(SYS_getpid);
+    mt_unwind_pages = rt_map_own; /* the stacks' unwind tables are the runtime's, not the program's mappings */
     rt_wrappers_init();
     mt_own_text((const void *)(uintptr_t)rt_init, &rt.text_start, &rt.text_end, NULL, 0);
     long kb = mt_parse_long(getenv("MEMTRACE_BUFFER_KB"), 1024);

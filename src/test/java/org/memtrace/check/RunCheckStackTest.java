@@ -69,8 +69,8 @@ class RunCheckStackTest {
         String up = name.equals("callee") ? "callee_fills" : "main";
         assertThat(lines.get(2)).matches("    #1 run_stack\\.c:" + line(caller) + " \\(run_stack\\+\\d+\\) in " + up);
         assertThat(r.stdout()).isEmpty(); // stopped at the report, before main printed
-        // without --stack-depth: the one line
-        CheckBuilds.Run one = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./run_stack", name, "bad");
+        // with --stack-depth 1: the one line (the default, 12, gives the frames as above)
+        CheckBuilds.Run one = CheckBuilds.runCheck(dir, List.of("--stack-depth", "1"), Map.of(), "./run_stack", name, "bad");
         assertThat(one.stderr().lines().toList()).hasSize(1).first().asString().startsWith("memtrace: " + want + ", at " + code + ", thread ");
     }
 

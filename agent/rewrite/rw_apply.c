@@ -108,7 +108,7 @@ static int rw_count;
 /* Where rewritten library code the runtime runs for itself (zstd's memcpy) records: nowhere (rw_sink_enter). */
 static char *rw_sink;
 #define RW_SINK (256UL << 20)
-#define RW_SINK_HINT (1UL << 44) /* out of rel32 reach of every module: a non-PIE executable's 4 GB, PIEs' and libraries' 0x5.../0x7f... */
+#define RW_SINK_HINT 0x600000000000UL /* 96 TB: out of rel32 reach of every module (a non-PIE executable at 4 MB, PIEs and libraries at 0x5.../0x7f...), above the check shadow [0x7fff8000, 0x10007fff8000) and the agent heap (32 TB) */
 
 static void say(const char *what, const char *detail)
 {
@@ -618,7 +618,7 @@ void rw_apply(void)
         p = e + 1;
     }
     /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here: */
-    /* mapped once the plans are applied and far from every module (a hint, 16 TB), as its 256 MB would     */
+    /* mapped once the plans are applied and far from every module (a hint, 96 TB), as its 256 MB would     */
     /* otherwise lie where the kernel puts them, under the libraries, where their punned jumps' stub pages go */
     long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, RW_SINK_HINT, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     rw_sink = sink > 0 ? (char *)sink : NULL;

@@ -92,6 +92,12 @@ final class ConvertCommand implements Callable<Integer> {
             try {
                 read = write(out, err, progress);
                 out.commit();
+            } catch (TraceInput.ReaderGone gone) {
+                return TraceInput.READER_GONE;
+            } catch (IOException | UncheckedIOException e) {
+                // a Parquet file copied to a pipe that closed: as a C tool killed by SIGPIPE
+                if (out.readerGone()) return TraceInput.READER_GONE;
+                throw e;
             } finally {
                 progress.end();
             }
@@ -102,7 +108,8 @@ final class ConvertCommand implements Callable<Integer> {
         return TraceInput.reportProblems(trace, read, err);
     }
 
-    private TraceInput.Outcome write(OutputFile file, PrintWriter err, Progress progress) throws LaunchException, IOException {
+    private TraceInput.Outcome write(OutputFile file, PrintWriter err, Progress progress)
+            throws LaunchException, IOException, TraceInput.ReaderGone {
         SymbolicNaming naming = naming();
         try (OutputStream stream = new BufferedOutputStream(file.open(), 1 << 16)) {
             Analysis export = switch (format) {
@@ -111,7 +118,8 @@ final class ConvertCommand implements Callable<Integer> {
                 case PARQUET -> new ParquetRows(naming, stream);
             };
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
-            TraceInput.Outcome read = TraceInput.replay(trace, stage, progress);
+            // standard output's reader gone ({@code | head}): stop reading
+            TraceInput.Outcome read = TraceInput.replay(trace, stage, progress, file::readerGone);
             if (export instanceof ParquetRows parquet) parquet.metadata(() -> ParquetMetadata.of(trace, naming, read));
             return finish(stage, read);
         }

@@ -33,7 +33,8 @@ import picocli.CommandLine.Spec;
                 "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for DuckDB, Spark or pandas (one file, or a dataset per thread). See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is damaged or cut short (what precedes the damage is written), or the output could not be written",
-                "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
+                "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)",
+                "141:the output was a pipe whose reader stopped reading (-o - | head): reading stopped there, quietly"})
 final class ConvertCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
 

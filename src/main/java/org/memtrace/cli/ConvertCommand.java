@@ -33,7 +33,8 @@ import picocli.CommandLine.Spec;
                 "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for DuckDB, Spark or pandas (one file, or a dataset per thread). See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is damaged or cut short (what precedes the damage is written), or the output could not be written",
-                "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})
+                "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)",
+                "141:the output was a pipe whose reader stopped reading (-o - | head): reading stopped there, quietly"})
 final class ConvertCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
 
@@ -92,6 +93,12 @@ final class ConvertCommand implements Callable<Integer> {
             try {
                 read = write(out, err, progress);
                 out.commit();
+            } catch (TraceInput.ReaderGone gone) {
+                return TraceInput.READER_GONE;
+            } catch (IOException | UncheckedIOException e) {
+                // a Parquet file copied to a pipe that closed: as a C tool killed by SIGPIPE
+                if (out.readerGone()) return TraceInput.READER_GONE;
+                throw e;
             } finally {
                 progress.end();
             }
@@ -102,7 +109,8 @@ final class ConvertCommand implements Callable<Integer> {
         return TraceInput.reportProblems(trace, read, err);
     }
 
-    private TraceInput.Outcome write(OutputFile file, PrintWriter err, Progress progress) throws LaunchException, IOException {
+    private TraceInput.Outcome write(OutputFile file, PrintWriter err, Progress progress)
+            throws LaunchException, IOException, TraceInput.ReaderGone {
         SymbolicNaming naming = naming();
         try (OutputStream stream = new BufferedOutputStream(file.open(), 1 << 16)) {
             Analysis export = switch (format) {
@@ -111,7 +119,8 @@ final class ConvertCommand implements Callable<Integer> {
                 case PARQUET -> new ParquetRows(naming, stream);
             };
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
-            TraceInput.Outcome read = TraceInput.replay(trace, stage, progress);
+            // standard output's reader gone ({@code | head}): stop reading
+            TraceInput.Outcome read = TraceInput.replay(trace, stage, progress, file::readerGone);
             if (export instanceof ParquetRows parquet) parquet.metadata(() -> ParquetMetadata.of(trace, naming, read));
             return finish(stage, read);
         }

@@ -31,6 +31,8 @@ final class OutputFile implements AutoCloseable {
     /** The target is no regular file (a device such as /dev/null, a FIFO): written in place, never renamed over nor removed. */
     private final boolean direct;
     private boolean committed;
+    /** Standard output once opened: it knows whether its pipe's reader has gone. */
+    private StandardOutput standard;
 
     private OutputFile(Path target, String shown, Path temporary, boolean direct) {
         this.target = target;
@@ -121,25 +123,65 @@ final class OutputFile implements AutoCloseable {
      * {@code System.out}'s), or the temporary file.
      */
     OutputStream open() throws IOException {
-        if (target == null) return standardOutput();
+        if (target == null) return standard();
         return Files.newOutputStream(temporary);
     }
 
+    private StandardOutput standard() {
+        if (standard == null) standard = new StandardOutput();
+        return standard;
+    }
+
+    /**
+     * Whether the output is a pipe whose reader has gone ({@code memtrace print t.mtr | head}): reading on would
+     * be work for nobody, and the command ends as a C tool killed by SIGPIPE would ({@link TraceInput#READER_GONE}).
+     */
+    boolean readerGone() { return standard != null && standard.readerGone; }
+
     /** File descriptor 1 as a stream whose errors (a full disk, a closed pipe) are thrown; close only flushes. */
-    static OutputStream standardOutput() {
-        return new FileOutputStream(FileDescriptor.out) {
-            @Override
-            public void close() {
-                // standard output belongs to the process: leave it open
+    static OutputStream standardOutput() { return new StandardOutput(); }
+
+    private static final class StandardOutput extends FileOutputStream {
+        /** A write failed with EPIPE: the reader closed its end. */
+        private boolean readerGone;
+
+        StandardOutput() { super(FileDescriptor.out); }
+
+        @Override
+        public void write(int b) throws IOException {
+            try {
+                super.write(b);
+            } catch (IOException e) {
+                throw noted(e);
             }
-        };
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try {
+                super.write(b, off, len);
+            } catch (IOException e) {
+                throw noted(e);
+            }
+        }
+
+        private IOException noted(IOException e) {
+            // the JDK gives EPIPE as this message and no other type
+            if ("Broken pipe".equals(e.getMessage())) readerGone = true;
+            return e;
+        }
+
+        @Override
+        public void close() {
+            // standard output belongs to the process: leave it open
+        }
     }
 
     /** The output is complete: give it its name, or copy what a writer put in a path to standard output. */
     void commit() throws IOException {
         if (target == null) {
             if (temporary != null) {
-                try (OutputStream out = standardOutput()) {
+                try (OutputStream out = standard()) {
                     Files.copy(temporary, out);
                 }
             }

@@ -14,7 +14,6 @@ import org.memtrace.launch.LaunchException;
 import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
 import org.memtrace.event.Event;
-import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.Guarded;
 import org.memtrace.trace.InstructionShapes;
 import picocli.CommandLine;
@@ -58,49 +57,6 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
 
     private final List<String> problems = new ArrayList<>();
 
-    /** The status of a print whose pipe's reader went away: 128 + SIGPIPE, what a shell shows for such a tool. */
-    static final int READER_GONE = 141;
-
-    /**
-     * The consumers, until the text's pipe is closed by its reader: reading a large trace to the end for
-     * nobody would take minutes after {@code | head} has what it wanted. One field test an event.
-     */
-    private static final class UntilReaderGone implements EventConsumer {
-        /** Thrown out of the reader (no stack: it is the normal end of a piped print). */
-        static final class Stopped extends RuntimeException {
-            Stopped() { super("the output's reader has gone", null, false, false); }
-        }
-
-        private final EventConsumer consumer;
-        private final MadtWriter text;
-
-        UntilReaderGone(EventConsumer consumer, MadtWriter text) {
-            this.consumer = consumer;
-            this.text = text;
-        }
-
-        @Override
-        public void accept(Event event) {
-            if (text.readerGone()) throw new Stopped();
-            consumer.accept(event);
-        }
-
-        @Override
-        public void fault(int tid, long ip, long address, boolean write, boolean sameStep) {
-            if (text.readerGone()) throw new Stopped();
-            consumer.fault(tid, ip, address, write, sameStep);
-        }
-
-        @Override
-        public void probe(int tid, long address, Event.ProbeSite site) {
-            if (text.readerGone()) throw new Stopped();
-            consumer.probe(tid, address, site);
-        }
-
-        @Override
-        public void finish() { consumer.finish(); }
-    }
-
     @Override
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
@@ -113,14 +69,13 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
             MadtWriter text = new MadtWriter(out, addresses, names, problems::add);
             Interpretation stage = new Interpretation(names, shapes, List.of(text, new Summary(compiledIn).printTo(quiet ? null : err)));
             Guarded guarded = new Guarded(stage, problems::add, "the trace stops here");
-            UntilReaderGone consumers = new UntilReaderGone(guarded, text);
 
             TraceInput.Outcome read;
             try {
-                read = TraceInput.replay(file, consumers, Progress.none());
-            } catch (UntilReaderGone.Stopped gone) {
+                read = TraceInput.replay(file, guarded, Progress.none(), target::readerGone);
+            } catch (TraceInput.ReaderGone gone) {
                 // as a C tool killed by SIGPIPE: nothing more to print, nothing to say, the shell's status
-                return READER_GONE;
+                return TraceInput.READER_GONE;
             } catch (LaunchException | RuntimeException e) {
                 try {
                     out.close();

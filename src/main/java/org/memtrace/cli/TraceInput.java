@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.memtrace.event.Event;
 import org.memtrace.event.EventSink;
 import org.memtrace.event.SavedStream;
 import org.memtrace.event.StreamFormatException;
@@ -77,6 +79,61 @@ final class TraceInput {
 
     /** Hands every event of the trace to {@code consumer} in order; throws only when nothing can be read. */
     static Outcome replay(Path file, EventSink consumer, Progress progress) throws LaunchException {
+        return replayAll(file, consumer, progress);
+    }
+
+    /**
+     * The status of a command whose standard output's reader went away ({@code | head}): 128 + SIGPIPE, what a
+     * shell shows for a C tool killed so.
+     */
+    static final int READER_GONE = 141;
+
+    /** Thrown by {@link #replay} when its output's reader has gone; no stack: it is the normal end of a pipe. */
+    static final class ReaderGone extends Exception {
+        ReaderGone() { super("the output's reader has gone", null, false, false); }
+    }
+
+    /**
+     * As {@link #replay(Path, EventSink, Progress)}, but stops at the first event after {@code readerGone} turns
+     * true, by throwing {@link ReaderGone}: reading a large trace to its end for nobody would take minutes after
+     * {@code | head} has what it wanted.
+     */
+    static Outcome replay(Path file, EventSink consumer, Progress progress, BooleanSupplier readerGone)
+            throws LaunchException, ReaderGone {
+        try {
+            return replayAll(file, new UntilReaderGone(consumer, readerGone), progress);
+        } catch (UntilReaderGone.Stopped stopped) {
+            throw new ReaderGone();
+        }
+    }
+
+    /** The consumer until the output's reader goes; one test an event. */
+    private record UntilReaderGone(EventSink consumer, BooleanSupplier gone) implements EventSink {
+        /** Unchecked, to leave the readers' loops. */
+        static final class Stopped extends RuntimeException {
+            Stopped() { super(null, null, false, false); }
+        }
+
+        @Override
+        public void accept(Event event) {
+            if (gone.getAsBoolean()) throw new Stopped();
+            consumer.accept(event);
+        }
+
+        @Override
+        public void fault(int tid, long ip, long address, boolean write, boolean sameStep) {
+            if (gone.getAsBoolean()) throw new Stopped();
+            consumer.fault(tid, ip, address, write, sameStep);
+        }
+
+        @Override
+        public void probe(int tid, long address, Event.ProbeSite site) {
+            if (gone.getAsBoolean()) throw new Stopped();
+            consumer.probe(tid, address, site);
+        }
+    }
+
+    private static Outcome replayAll(Path file, EventSink consumer, Progress progress) throws LaunchException {
         boolean mtr = compiledIn(file);
         try {
             return mtr ? replayMtr(file, consumer, progress) : replayStream(file, consumer, progress);

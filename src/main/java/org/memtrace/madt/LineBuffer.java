@@ -21,8 +21,6 @@ final class LineBuffer {
     private byte[] buf = new byte[CHUNK + 4096];
     private int len;
     private boolean failed;
-    /** The write failed because the reading end of a pipe was closed ({@code memtrace print | head}). */
-    private boolean readerGone;
 
     LineBuffer(OutputStream out, Consumer<String> problems) {
         this.out = out;
@@ -31,9 +29,6 @@ final class LineBuffer {
 
     /** Whether a write failed: the trace stops there. */
     boolean failed() { return failed; }
-
-    /** Whether the write failed because nobody reads any more (EPIPE): not an error for a command that only prints. */
-    boolean readerGone() { return readerGone; }
 
     /** Makes room for {@code n} more bytes; the put methods below rely on it and check nothing. */
     void room(int n) {
@@ -162,8 +157,6 @@ final class LineBuffer {
 
     private void fail(IOException e) {
         failed = true;
-        // the JDK gives EPIPE as this message and no other type
-        readerGone = "Broken pipe".equals(e.getMessage());
         problems.accept("cannot write the trace (" + e.getMessage() + "); it stops there");
     }
 }

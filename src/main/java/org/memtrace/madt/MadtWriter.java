@@ -51,9 +51,6 @@ public final class MadtWriter implements Analysis {
     @Override
     public boolean complete() { return !out.failed(); }
 
-    /** Whether writing stopped because the output was a pipe whose reader closed it ({@code | head}). */
-    public boolean readerGone() { return out.readerGone(); }
-
     /** The events outside Table I, as comments; the numbered ones come through the other methods. */
     @Override
     public void event(Event event) {

@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -14,6 +15,8 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.memtrace.event.TestRecords;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSymbol;
@@ -177,24 +180,28 @@ class PrintCommandTest {
     }
 
     /**
-     * {@code memtrace print t.mtr | head -1}: once the pipe's reader has gone, print stops reading at once and
-     * exits as a tool killed by SIGPIPE would (141), with nothing on standard error, instead of reading the
-     * whole trace for nobody and calling the closed pipe an error.
+     * {@code memtrace print t.mtr | head -1} (and {@code convert -o -}): once the pipe's reader has gone, the
+     * command stops reading at once and exits as a tool killed by SIGPIPE would (141), with nothing on standard
+     * error, instead of reading the whole trace for nobody and calling the closed pipe an error.
      */
-    @Test
-    void aPipeWhoseReaderStopsEndsThePrintQuietly() throws Exception {
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', ignoreLeadingAndTrailingWhitespace = false,
+            value = {"print|# agent", "convert --to csv -o -|seq,kind,", "convert --to lackey -o -| L "})
+    void aPipeWhoseReaderStopsEndsTheCommandQuietly(String command, String firstLine) throws Exception {
         Slots t = thread1Start();
         for (int i = 0; i < 400_000; i++) t.access(sym.get("big") + 8 * (i % 64), s("mt_s2"));
         Path file = new MtrWriter(4242).chunk(T1, t, true).chunk(T1, thread1End(), true).end(0).write(dir.resolve("long.mtr"));
         Path err = dir.resolve("err.txt");
-        Process p = new ProcessBuilder(org.memtrace.testutil.Cli.command("print", file.toString()))
+        List<String> args = new ArrayList<>(List.of(command.split(" ")));
+        args.add(file.toString());
+        Process p = new ProcessBuilder(org.memtrace.testutil.Cli.command(args.toArray(String[]::new)))
                 .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
                 .redirectError(err.toFile()).start();
         try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
-            assertThat(out.readLine()).startsWith("# agent");
+            assertThat(out.readLine()).startsWith(firstLine);
         } // the reader goes, as head's does after its lines
-        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).as("print stops once the reader has gone").isTrue();
-        assertThat(p.exitValue()).isEqualTo(PrintCommand.READER_GONE);
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).as("the command stops once the reader has gone").isTrue();
+        assertThat(p.exitValue()).isEqualTo(TraceInput.READER_GONE);
         assertThat(Files.readString(err)).isEmpty();
     }
 

@@ -338,7 +338,9 @@ static int stub_page(struct rw_stubs *s, uint64_t page)
     int ok = 0;
     if (!(page < s->brk_hi && page + (uint64_t)rt.page > s->brk_lo) && page >= 0x10000 && page < 0x7fff00000000ULL
         && s->a->stub_count < s->a->stub_cap) {
-        long m = mt_sys6(SYS_mmap, page, rt.page, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        /* populated: the stub is written next, and a fault per page cost more than the mapping (libc: 4,000 pages) */
+        long m = mt_sys6(SYS_mmap, page, rt.page, PROT_READ | PROT_WRITE | PROT_EXEC,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
         if (m == (long)page) {
             ok = 1;
             s->a->stub_pages[s->a->stub_count++] = page;
@@ -346,6 +348,25 @@ static int stub_page(struct rw_stubs *s, uint64_t page)
     }
     s->seen[k] = page | (ok ? 1 : 2);
     return ok;
+}
+
+/* The stub pages made executable and no longer writable, sorted (shell sort: no libc here), each run of */
+/* adjacent pages by one mprotect: every mprotect flushes the TLB, and libc's 4,000 pages hold ~700 runs of */
+/* two or more.                                                                                            */
+static void protect_stubs(uint64_t *pages, uint32_t n)
+{
+    static const uint32_t gaps[] = {1750, 701, 301, 132, 57, 23, 10, 4, 1};
+    for (uint32_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
+        for (uint32_t i = gaps[g]; i < n; i++) {
+            uint64_t v = pages[i];
+            uint32_t j = i;
+            for (; j >= gaps[g] && pages[j - gaps[g]] > v; j -= gaps[g]) pages[j] = pages[j - gaps[g]];
+            pages[j] = v;
+        }
+    for (uint32_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && pages[j] == pages[j - 1] + (uint64_t)rt.page; j++) {}
+        mt_sys3(SYS_mprotect, pages[i], (uint64_t)(j - i) * (uint64_t)rt.page, PROT_READ | PROT_EXEC);
+    }
 }
 
 /* What became of the plans' puns in this process (MT_FALLBACK, rw_trap_report): written, kept their int3 */
@@ -434,7 +455,7 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     int64_t moved = (int64_t)(at - want);
     unsigned char *text = (unsigned char *)at;
     rt_memcpy(text, plan + text_at, h->text_size);
-    for (uint32_t i = 0; i < h->fixups; i++) {
+    for (uint32_t i = 0; i < h->fixups && moved; i++) { /* at its link-time place the text is right as it is */
         int32_t v;
         rt_memcpy(&v, text + fix[i], 4);
         v = (int32_t)((int64_t)v - moved);
@@ -516,8 +537,8 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
         mt_sys3(SYS_mprotect, from, to - from, prot_of(ph->p_flags));
         a->text = at;
     }
-    /* the stubs written: their pages executable, no longer writable */
-    for (uint32_t i = 0; i < a->stub_count; i++) mt_sys3(SYS_mprotect, a->stub_pages[i], page, PROT_READ | PROT_EXEC);
+    /* the stubs written: their pages executable, no longer writable; adjacent ones by one mprotect */
+    protect_stubs(a->stub_pages, a->stub_count);
     if (stubs.seen) mt_sys2(SYS_munmap, stubs.seen, ((size_t)stubs.cap * 8 + page - 1) & ~(page - 1));
     rw_count++;
     a->bias = bias + (uint64_t)moved; /* the trampoline file's sites, where its text is; it names the module's */

@@ -2,11 +2,9 @@ package org.memtrace.mtr;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.memtrace.event.Event;
 import org.memtrace.format.SiteFormat;
@@ -68,54 +66,63 @@ final class SiteTable {
     record Rep(long ip, int role, int roles, int size, RepOp op, boolean conditional) implements Site {}
 
 
-    private final List<Entry> entries;
-    /** Probe addresses of flag-0x40 sites whose access the link took away. */
-    private final List<Long> relaxed;
+    /**
+     * The section's bytes and link-time address: an entry is decoded when a record first names its probe
+     * ({@link #entry}), not when the table is read. libc's trampoline file has 144 k entries, and making a
+     * record of each on every run cost rewrite mode's start-up a fifth of a second of CPU and as much again
+     * in garbage collection.
+     */
+    private final ByteBuffer raw;
+    private final long address;
+    /** The byte offset of each entry kept (not relaxed) in {@link #raw}, in the section's order. */
+    private final int[] kept;
     private final Map<Long, Integer> repRoles;
     private final Map<Long, RepOp> repOps;
     private final Event.SelectionTotals totals;
     private final SkeletonTable skeleton;
     /**
-     * Every probe address (link-time), ascending, and the entry each names ({@link #RELAXED}: a relaxed site);
-     * one entry an address, the one the section lists last.
+     * Every probe address (link-time), ascending, and the entry each names (an index into {@link #kept};
+     * {@link #RELAXED}: a relaxed site); one entry an address, the one the section lists last.
      */
     private final long[] probes;
     private final int[] probeEntry;
     private static final int RELAXED = -1;
 
-    private SiteTable(List<Entry> entries, List<Long> relaxed, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps,
+    private SiteTable(ByteBuffer raw, long address, int[] kept, long[] relaxed, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps,
                       SkeletonTable skeleton) {
-        this.entries = entries;
-        this.relaxed = relaxed;
+        this.raw = raw;
+        this.address = address;
+        this.kept = kept;
         this.repRoles = repRoles;
         this.repOps = repOps;
         this.skeleton = skeleton;
         long[] computed = skeleton.blockSums();
         long refs = computed[0], ma = computed[1], aia = computed[2];
-        java.util.Set<Long> summed = new java.util.HashSet<>();
-        for (Entry e : entries) {
-            if ((e.flags() & Event.ProbeSite.FIRST_OF_BLOCK) == 0) continue; // one entry per block carries its sums
+        LongSet summed = new LongSet(kept.length);
+        for (int at : kept) {
+            if ((u8(at + 11) & Event.ProbeSite.FIRST_OF_BLOCK) == 0) continue; // one entry per block carries its sums
             // once per instruction: a rewritten module's trampoline tails probe an instruction a second time
-            if (!summed.add(e.insn())) continue;
-            refs += e.blockRefs();
-            ma += e.blockMa();
-            aia += e.blockAia();
+            if (!summed.add(insn(at))) continue;
+            refs += u16(at + 16);
+            ma += u16(at + 18);
+            aia += u16(at + 20);
         }
         this.totals = new Event.SelectionTotals(refs, ma, aia);
         // in the order a placement used to put them into one map, so that the last one at an address still wins
-        int n = relaxed.size() + entries.size();
+        int n = relaxed.length + kept.length;
         long[] keys = new long[n];
         int[] which = new int[n];
-        for (int i = 0; i < relaxed.size(); i++) {
-            keys[i] = relaxed.get(i);
+        for (int i = 0; i < relaxed.length; i++) {
+            keys[i] = relaxed[i];
             which[i] = RELAXED;
         }
-        for (int i = 0; i < entries.size(); i++) {
-            keys[relaxed.size() + i] = entries.get(i).probe();
-            which[relaxed.size() + i] = i;
+        for (int i = 0; i < kept.length; i++) {
+            keys[relaxed.length + i] = probe(kept[i]);
+            which[relaxed.length + i] = i;
         }
         boolean ascending = true;
         for (int i = 1; i < n && ascending; i++) ascending = keys[i - 1] < keys[i];
+        if (!ascending && nearlySorted(keys, which)) ascending = true;
         if (!ascending) { // the linker keeps each object's table in order; relaxed sites and several objects interleave
             long[] sorted = sortedKeepingLast(keys, which);
             int m = sorted.length / 2;
@@ -127,6 +134,18 @@ final class SiteTable {
             this.probeEntry = which;
         }
     }
+
+    private int u8(int at) { return Byte.toUnsignedInt(raw.get(at)); }
+
+    private int u16(int at) { return Short.toUnsignedInt(raw.getShort(at)); }
+
+    /** The link-time probe address of the entry at byte offset {@code at} (SiteFormat.decode's). */
+    private long probe(int at) { return address + at + raw.getInt(at); }
+
+    private long insn(int at) { return address + at + 4 + raw.getInt(at + 4); }
+
+    /** The kept entry {@code i}, decoded. */
+    private Entry entry(int i) { return SiteFormat.decode(raw, kept[i], address); }
 
     /** The file's site table; null when the file has no {@code memtrace_sites} section (not built by memtrace cc). */
     static SiteTable of(ElfFile elf) throws MtrFormatException {
@@ -141,31 +160,64 @@ final class SiteTable {
         if (bytes.length % ENTRY_SIZE != 0)
             throw new MtrFormatException(elf.path() + ": the " + SECTION + " section is " + bytes.length + " bytes, not whole 24-byte entries");
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        List<Entry> entries = new ArrayList<>(bytes.length / ENTRY_SIZE);
-        List<Long> relaxed = new ArrayList<>();
+        long address = section.address();
+        int[] kept = new int[bytes.length / ENTRY_SIZE];
+        int k = 0;
+        long[] relaxed = new long[0];
+        int r = 0;
         Map<Long, Integer> repRoles = new HashMap<>();
+        boolean skeletal = false;
         for (int at = 0; at < bytes.length; at += ENTRY_SIZE) {
-            Entry e = SiteFormat.decode(b, at, section.address());
-            int kind = e.kind();
+            int kind = Byte.toUnsignedInt(b.get(at + 8)), flags = Byte.toUnsignedInt(b.get(at + 11));
             if (kind < SiteFormat.FIRST_KIND || kind > SiteFormat.LAST_KIND)
                 throw new MtrFormatException(elf.path() + ": site table entry " + at / ENTRY_SIZE + " has unknown kind " + kind);
-            if ((e.flags() & FLAG_KEPT_WHERE_LINKED) != 0 && !stillAccesses(kind, elf.bytesAt(e.insn(), 15))) {
-                relaxed.add(e.probe());
+            long here = address + at;
+            if ((flags & FLAG_KEPT_WHERE_LINKED) != 0 && !stillAccesses(kind, elf.bytesAt(here + 4 + b.getInt(at + 4), 15))) {
+                if (r == relaxed.length) relaxed = Arrays.copyOf(relaxed, Math.max(16, 2 * r));
+                relaxed[r++] = here + b.getInt(at);
                 continue;
             }
-            entries.add(e);
-            if (SiteFormat.rep(kind)) repRoles.merge(e.insn(), 1 << kind, (x, y) -> x | y);
+            kept[k++] = at;
+            if (SiteFormat.rep(kind)) repRoles.merge(here + 4 + b.getInt(at + 4), 1 << kind, (x, y) -> x | y);
+            skeletal |= SiteFormat.skeleton(kind);
         }
         Map<Long, RepOp> repOps = new HashMap<>();
         repRoles.forEach((insn, roles) -> repOps.put(insn, repOp(elf.bytesAt(insn, 15), roles)));
         SkeletonTable skeleton = SkeletonTable.of(elf);
-        for (Entry e : entries) {
+        for (int i = 0; i < k && skeletal; i++) {
+            Entry e = SiteFormat.decode(b, kept[i], address);
             if (SiteFormat.skeleton(e.kind()) && skeleton.loop(e.insn()) == null)
                 throw new MtrFormatException(elf.path() + ": a skeleton site names no loop of the " + SkeletonTable.SECTION + " section");
             if (e.kind() == SiteFormat.MARKER && e.access() >= skeleton.loop(e.insn()).markers().length)
                 throw new MtrFormatException(elf.path() + ": a skeleton marker site names no marker of its loop");
         }
-        return new SiteTable(List.copyOf(entries), List.copyOf(relaxed), repRoles, repOps, skeleton);
+        return new SiteTable(b, address, Arrays.copyOf(kept, k), Arrays.copyOf(relaxed, r), repRoles, repOps, skeleton);
+    }
+
+    /** A set of longs without boxing: the instructions whose block sums were counted. */
+    private static final class LongSet {
+        private final long[] slots;
+        private final boolean[] used;
+
+        LongSet(int expected) {
+            int cap = 16;
+            while (cap < 2 * expected) cap <<= 1;
+            slots = new long[cap];
+            used = new boolean[cap];
+        }
+
+        /** Whether {@code v} was not in the set (and is now). */
+        boolean add(long v) {
+            int mask = slots.length - 1;
+            for (int h = (int) ((v * 0x9E3779B97F4A7C15L) >>> 40) & mask; ; h = (h + 1) & mask) {
+                if (!used[h]) {
+                    used[h] = true;
+                    slots[h] = v;
+                    return true;
+                }
+                if (slots[h] == v) return false;
+            }
+        }
     }
 
     /**
@@ -233,9 +285,36 @@ final class SiteTable {
         return dst && src ? RepOp.MOVS : dst ? RepOp.STOS : RepOp.LODS;
     }
 
-    int size() { return entries.size(); }
+    int size() { return kept.length; }
 
     SkeletonTable skeleton() { return skeleton; }
+
+    /**
+     * {@code keys} and {@code values} sorted in place by key, by insertion (stable), when that takes few moves
+     * (each key a few places from its own) and leaves the keys distinct: true then. Else false, the arrays
+     * still pairing the same keys and values and equal keys in their order, for {@link #sortedKeepingLast}.
+     * libc's trampoline file lists 144 k probes of which about 900 are a few places out of order (a group
+     * probe stores its sites' slots in another order than it lists them), which this puts right in one pass
+     * where the full sort took tens of milliseconds of a start-up.
+     */
+    static boolean nearlySorted(long[] keys, int[] values) {
+        int n = keys.length;
+        long budget = 8L * n;
+        for (int i = 1; i < n; i++) {
+            long k = keys[i];
+            int v = values[i], j = i - 1;
+            boolean spent = false;
+            while (j >= 0 && keys[j] > k && !(spent = --budget < 0)) {
+                keys[j + 1] = keys[j];
+                values[j + 1] = values[j];
+                j--;
+            }
+            keys[j + 1] = k;
+            values[j + 1] = v;
+            if (spent || j >= 0 && keys[j] == k) return false; // a key twice: which one wins is sortedKeepingLast's to say
+        }
+        return true;
+    }
 
     /**
      * The distinct keys ascending, then for each the value that came last with it: as one array, keys first.
@@ -308,7 +387,7 @@ final class SiteTable {
             int at = Arrays.binarySearch(probes, probe - bias);
             if (at < 0) return null;
             int i = probeEntry[at];
-            return i == RELAXED ? dropped : make(entries.get(i));
+            return i == RELAXED ? dropped : make(entry(i));
         }
 
         private Site make(Entry e) {

@@ -65,4 +65,33 @@ class SiteMapTest {
             assertThat(sorted[m + i]).isEqualTo((long) last.get(sorted[i]));
         }
     }
+
+    @Test
+    void aNearlySortedIndexIsSortedInPlaceAndAnythingElseIsLeftToTheFullSort() {
+        // a trampoline's probes: a few a place or two out of order
+        long[] keys = {0x33, 0x11, 0x70, 0xb3, 0xb0, 0xc0};
+        int[] values = {0, 1, 2, 3, 4, 5};
+        assertThat(SiteTable.nearlySorted(keys, values)).isTrue();
+        assertThat(keys).containsExactly(0x11, 0x33, 0x70, 0xb0, 0xb3, 0xc0);
+        assertThat(values).containsExactly(1, 0, 2, 4, 3, 5);
+
+        // a key twice: refused, the pairs kept and the equal keys in their order, so the full sort keeps the last
+        long[] twice = {0x300, 0x100, 0x200, 0x100};
+        int[] which = {0, 1, 2, 3};
+        assertThat(SiteTable.nearlySorted(twice, which)).isFalse();
+        assertThat(SiteTable.sortedKeepingLast(twice, which)).containsExactly(0x100, 0x200, 0x300, 3, 2, 0);
+
+        // descending: too many moves; refused with every pair kept
+        int n = 1000;
+        long[] down = new long[n];
+        int[] at = new int[n];
+        for (int i = 0; i < n; i++) {
+            down[i] = 10L * (n - i);
+            at[i] = i;
+        }
+        assertThat(SiteTable.nearlySorted(down, at)).isFalse();
+        for (int i = 0; i < n; i++) assertThat(down[i]).isEqualTo(10L * (n - at[i]));
+        long[] sorted = SiteTable.sortedKeepingLast(down, at);
+        for (int i = 0; i < n; i++) assertThat(sorted[n + i]).isEqualTo(n - 1 - i);
+    }
 }

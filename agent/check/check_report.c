@@ -20,7 +20,13 @@
  * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
  * MEMTRACE_CHECK_SARIF=FILE (the same, as a SARIF 2.1.0 log: check_sarif.c).
  *
- * What it gets wrong: one frame of stack per site (the calling one); a stack object is found only in a frame
+ * A site in inlined code (gcc -O2) is followed by its frames, one per inlined function, innermost first, each
+ * "(inlined)", then the function the code lies in (docs/check.md, "Inlined frames"):
+ *       #0 x.c:14 (main+405) in set (inlined)
+ *       #1 x.c:34 (main+405) in main
+ * and the block's allocating and freeing calls likewise, under "  allocated at:" and "  freed at:".
+ *
+ * What it gets wrong: one frame of stack per site (the calling one, and the calls inlined there); a stack object is found only in a frame
  * gcc laid out (checked code); an overflow that lands inside another valid object is not seen at all.
  */
 #include <dlfcn.h>

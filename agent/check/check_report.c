@@ -1103,7 +1103,7 @@ void mc_init_report(void)
     }
     /* memtrace cc's depth of allocation stacks: 1 keeps each report to its line (no inlined frames) */
     const char *depth = getenv("MEMTRACE_STACK_DEPTH");
-    if (depth && *depth) mc_stack_depth = atoi(depth);
+    if (depth && atoi(depth) >= 1) mc_stack_depth = atoi(depth);
     const char *code = getenv("MEMTRACE_CHECK_EXITCODE");
     if (code && *code) {
         char *end;

@@ -9,6 +9,7 @@
  *   variables {i64 offset from the frame's CFA (%rbp + 16), u64 size, u32 name, u32 declaration line}
  *   rows      {u64 start, i32 file (-1: a sequence's end), u32 line}                  the line table, sorted
  *   files     {u32 name};  then the strings
+ *   and, from the next multiple of 8, the inlined calls' table (check/check_inline.h), when the executable has any
  * Only functions that keep a frame pointer are listed, so a frame's CFA is its %rbp + 16.
  *
  * The check is Spindle's object-level one where run --check's fault mode gets control with a stack pointer in
@@ -50,6 +51,8 @@ static struct {
     const uint32_t *file;
     const char *str;
     uint32_t nfn, nvar, nrow, nfile, nstr;
+    const unsigned char *tail; /* the inlined calls' table, or NULL */
+    size_t ntail;
     uintptr_t bias;
     int ready;
 } lc;
@@ -86,7 +89,9 @@ void check_locals_init(void)
     mt_memcpy(h, f + 8, sizeof h);
     uint64_t need = 28 + (uint64_t)h[0] * sizeof(struct lfn) + (uint64_t)h[1] * sizeof(struct lvar) +
                     (uint64_t)h[2] * sizeof(struct lrow) + (uint64_t)h[3] * 4;
-    if (need + h[4] != (uint64_t)len || (h[4] && f[len - 1] != 0)) return; /* a table that does not add up: none */
+    uint64_t end = need + h[4], tail = (end + 7) & ~(uint64_t)7;
+    if (end > (uint64_t)len || (h[4] && f[end - 1] != 0)) return; /* a table that does not add up: none */
+    if (tail < (uint64_t)len) { lc.tail = f + tail; lc.ntail = (size_t)((uint64_t)len - tail); }
     const unsigned char *at = f + 28;
     lc.fn = (const struct lfn *)at; at += (size_t)h[0] * sizeof(struct lfn);
     lc.var = (const struct lvar *)at; at += (size_t)h[1] * sizeof(struct lvar);
@@ -100,6 +105,14 @@ void check_locals_init(void)
         if (lc.row[i].file >= (int32_t)lc.nfile) return;
     dl_iterate_phdr(exe_bias, &lc.bias);
     lc.ready = 1;
+}
+
+/* The inlined calls' table that came behind the locals (check_report.c's frames), and the executable's bias. */
+const unsigned char *check_locals_inlines(size_t *n, uintptr_t *bias)
+{
+    *n = lc.ready ? lc.ntail : 0;
+    *bias = lc.bias;
+    return lc.ready ? lc.tail : NULL;
 }
 
 /* The listed function whose code holds pc, or NULL. */

@@ -20,7 +20,13 @@
  * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
  * MEMTRACE_CHECK_SARIF=FILE (the same, as a SARIF 2.1.0 log: check_sarif.c).
  *
- * What it gets wrong: one frame of stack per site (the calling one); a stack object is found only in a frame
+ * A site in inlined code (gcc -O2) is followed by its frames, one per inlined function, innermost first, each
+ * "(inlined)", then the function the code lies in (docs/check.md, "Inlined frames"):
+ *       #0 x.c:14 (main+405) in set (inlined)
+ *       #1 x.c:34 (main+405) in main
+ * and the block's allocating and freeing calls likewise, under "  allocated at:" and "  freed at:".
+ *
+ * What it gets wrong: one frame of stack per site (the calling one, and the calls inlined there); a stack object is found only in a frame
  * gcc laid out (checked code); an overflow that lands inside another valid object is not seen at all.
  */
 #include <dlfcn.h>
@@ -33,6 +39,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_inline.h"
 
 /* the runtime's own messages are formatted by libc, not by the checked wrappers (check_format.c) */
 int mc_snprintf(char *d, size_t n, const char *fmt, ...);
@@ -473,51 +480,143 @@ __thread int mc_nframes __attribute__((tls_model("initial-exec")));
 __thread int mc_frame0_return __attribute__((tls_model("initial-exec")));
 __attribute__((weak)) const char *check_function_of(uintptr_t pc);
 __attribute__((weak)) const char *check_line_of(uintptr_t pc);
+/* Inlined frames (docs/check.md, "Inlined frames"): the table of the module that holds pc (built by memtrace
+ * from its DWARF: check_inline.h) and the module's load bias, or NULL; the agent's (check_inlines.c: the
+ * executable's, handed over behind MEMTRACE_CHECK_FRAMES) or the runtime's (check_inline.c: the section
+ * .memtrace_inlines memtrace cc --check put in each linked module). A frame whose address lies in inlined code
+ * becomes one frame per inlined function, innermost first, each marked "(inlined)", then the function the
+ * code lies in: addr2line -i's chain. mc_stack_depth 1 (--stack-depth 1, MEMTRACE_STACK_DEPTH=1): no frames. */
+__attribute__((weak)) const struct mc_inlines *mc_inline_table(uintptr_t pc, uintptr_t *bias);
+int mc_stack_depth = 12;
 #define MC_MAX_FRAMES 64
-/* the frames of the report being made: named once for the line, the JSON and SARIF (under report_lock) */
-static struct {
+/* the frames of the report being made: named once for the line, the JSON and SARIF (under report_lock); the
+ * access's, and those of the allocating and freeing calls when inlined code made them */
+struct frames {
     int n;
     char code[MC_MAX_FRAMES][512], line[MC_MAX_FRAMES][512], fn[MC_MAX_FRAMES][512];
+    int inlined[MC_MAX_FRAMES];
     struct mc_site_ref ref[MC_MAX_FRAMES];
-} fr;
+};
+static struct frames fr, fr_alloc, fr_free;
+
+static void add_frame(struct frames *f, const char *code, const char *line, const char *fn, int inlined)
+{
+    if (f->n >= MC_MAX_FRAMES) return;
+    int k = f->n++;
+    snprintf(f->code[k], sizeof f->code[k], "%s", code);
+    snprintf(f->line[k], sizeof f->line[k], "%s", line ? line : "");
+    snprintf(f->fn[k], sizeof f->fn[k], "%s", fn ? mc_spell(fn) : "");
+    f->inlined[k] = inlined;
+    f->ref[k] = (struct mc_site_ref){f->code[k], line ? f->line[k] : NULL, f->fn[k][0] ? f->fn[k] : NULL, inlined};
+}
+
+/* the function a code address of a checked object lies in, by its call-site table (the runtime has no .symtab) */
+static const char *site_function(const void *pc)
+{
+    for (int i = 0; i < ntables; i++)
+        for (uint32_t j = 0; j < tables[i]->nsites; j++) {
+            const struct site *c = &tables[i]->sites[j];
+            if (c->func <= pc && pc < c->end) return c->name;
+        }
+    return NULL;
+}
+
+/* One code address's frames into f: at (a return address when ret, else an instruction) named as the report
+ * names code, with its line and function, expanded into its inlined calls when it lies in inlined code.
+ * Returns how many calls were inlined there (0: the one frame, added only when always). */
+static int add_frames(struct frames *f, uintptr_t at, int ret, int always)
+{
+    uintptr_t call = ret ? at - 1 : at, bias = 0;
+    const char *line, *fn = check_function_of ? check_function_of(call) : site_function((const void *)call);
+    char code[512];
+    name_code((const void *)at, code, sizeof code, &line);
+    if (!line && check_line_of) line = check_line_of(call);
+    const struct mc_inl_call *chain[MC_MAX_FRAMES];
+    const struct mc_inlines *t = mc_stack_depth > 1 && mc_inline_table ? mc_inline_table(call, &bias) : NULL;
+    int k = t && call >= bias ? mc_inlines_chain(t, call - bias, chain, MC_MAX_FRAMES) : 0;
+    if (!k) {
+        if (always) add_frame(f, code, line, fn, 0);
+        return 0;
+    }
+    /* the innermost call's line is the line table's; each outer one's is where its inner call was made */
+    add_frame(f, code, line, mc_inlines_str(t, chain[0]->name), 1);
+    for (int i = 1; i <= k; i++) {
+        char where[512];
+        const char *file = chain[i - 1]->file != 0xffffffffu ? mc_inlines_str(t, chain[i - 1]->file) : NULL;
+        if (file && chain[i - 1]->line) snprintf(where, sizeof where, "%s:%u", file, chain[i - 1]->line);
+        add_frame(f, code, file && chain[i - 1]->line ? where : NULL, i < k ? mc_inlines_str(t, chain[i]->name) : fn, i < k);
+    }
+    return k;
+}
+
+/* The access's frames: its site, then the return addresses run --check found above it (mc_frames); none when
+ * there are no return addresses and the site is in no inlined code (the report's line says it all). */
 static void name_frames(const void *pc)
 {
     fr.n = 0;
-    for (int i = mc_nframes ? -1 : 0; i < mc_nframes && fr.n < MC_MAX_FRAMES; i++) {
-        int k = fr.n++;
-        uintptr_t at = i < 0 ? (uintptr_t)pc : (uintptr_t)mc_frames[i], call = i < 0 && !mc_frame0_return ? at : at - 1;
-        const char *line, *fn = check_function_of ? check_function_of(call) : NULL;
-        name_code((const void *)at, fr.code[k], sizeof fr.code[k], &line);
-        if (!line && check_line_of) line = check_line_of(call);
-        snprintf(fr.line[k], sizeof fr.line[k], "%s", line ? line : "");
-        snprintf(fr.fn[k], sizeof fr.fn[k], "%s", fn ? mc_spell(fn) : "");
-        fr.ref[k] = (struct mc_site_ref){fr.code[k], line ? fr.line[k] : NULL};
-    }
+    /* a fault's pc is the instruction; a wrapper's site, and every site of the runtime's (a check call's), a
+     * return address */
+    int ret0 = check_function_of ? mc_frame0_return : 1;
+    add_frames(&fr, (uintptr_t)pc, ret0, mc_nframes > 0);
+    for (int i = 0; i < mc_nframes; i++) add_frames(&fr, (uintptr_t)mc_frames[i], 1, 1);
     mc_sarif_stack(fr.ref, fr.n);
+}
+
+/* The allocating and freeing calls' frames, when they lie in inlined code (NULL pc: none). */
+static void name_block_frames(const void *alloc_pc, const void *free_pc)
+{
+    fr_alloc.n = fr_free.n = 0;
+    if (alloc_pc) add_frames(&fr_alloc, (uintptr_t)alloc_pc, 1, 0);
+    if (free_pc) add_frames(&fr_free, (uintptr_t)free_pc, 1, 0);
+    mc_sarif_block_stacks(fr_alloc.ref, fr_alloc.n, fr_free.ref, fr_free.n);
+}
+
+static void put_frame_lines(struct out *l, const struct frames *f)
+{
+    for (int k = 0; k < f->n; k++) {
+        put(l, "\n    #%d %s", k, f->line[k][0] ? f->line[k] : f->code[k]);
+        if (f->line[k][0]) put(l, " (%s)", f->code[k]);
+        if (f->fn[k][0]) put(l, " in %s", f->fn[k]);
+        if (f->inlined[k]) put(l, " (inlined)");
+    }
 }
 static void put_frames(struct out *l)
 {
-    for (int k = 0; k < fr.n; k++) {
-        put(l, "\n    #%d %s", k, fr.line[k][0] ? fr.line[k] : fr.code[k]);
-        if (fr.line[k][0]) put(l, " (%s)", fr.code[k]);
-        if (fr.fn[k][0]) put(l, " in %s", fr.fn[k]);
-    }
+    put_frame_lines(l, &fr);
+    if (fr_alloc.n) { put(l, "\n  allocated at:"); put_frame_lines(l, &fr_alloc); }
+    if (fr_free.n) { put(l, "\n  freed at:"); put_frame_lines(l, &fr_free); }
+    fr_alloc.n = fr_free.n = 0;
 }
-/* the JSON record's "frames": [{"code", "line", "function"}], innermost first, when there are frames */
-static void put_json_frames(struct out *j)
+/* "frames": [{"code", "line", "function"[, "inlined": true]}], innermost first */
+static void put_json_frame_list(struct out *j, const struct frames *f)
 {
-    if (!fr.n) return;
     put(j, ",\"frames\":[");
-    for (int k = 0; k < fr.n; k++) {
+    for (int k = 0; k < f->n; k++) {
         put(j, "%s{\"code\":", k ? "," : "");
-        put_json(j, fr.code[k]);
+        put_json(j, f->code[k]);
         put(j, ",\"line\":");
-        put_json(j, fr.line[k][0] ? fr.line[k] : NULL);
+        put_json(j, f->line[k][0] ? f->line[k] : NULL);
         put(j, ",\"function\":");
-        put_json(j, fr.fn[k][0] ? fr.fn[k] : NULL);
+        put_json(j, f->fn[k][0] ? f->fn[k] : NULL);
+        if (f->inlined[k]) put(j, ",\"inlined\":true");
         put(j, "}");
     }
     put(j, "]");
+}
+/* the JSON record's "frames", when there are frames */
+static void put_json_frames(struct out *j)
+{
+    if (fr.n) put_json_frame_list(j, &fr);
+}
+/* a block's "allocated"/"freed" site: {"code", "line"[, "frames"]} */
+static void put_json_site(struct out *j, const char *key, const char *code, const char *line, const struct frames *f)
+{
+    put(j, ",\"%s\":{\"code\":", key);
+    put_json(j, code);
+    put(j, ",\"line\":");
+    put_json(j, line);
+    if (f && f->n) put_json_frame_list(j, f);
+    put(j, "}");
 }
 
 static void report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
@@ -681,23 +780,17 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region, (unsigned long)o.size);
     put_json(&j, o.desc);
     char a[1024], al[1024];
-    struct mc_site_ref allocated = {NULL, NULL}, freed = {NULL, NULL};
+    struct mc_site_ref allocated = {.code = NULL}, freed = {.code = NULL};
     if (o.block) {
+        int was_freed = o.block->magic == MC_QUARANTINED;
+        name_block_frames(o.block->alloc_pc, was_freed ? o.block->free_pc : NULL);
         name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
         allocated.code = a;
-        put(&j, ",\"allocated\":{\"code\":");
-        put_json(&j, a);
-        put(&j, ",\"line\":");
-        put_json(&j, allocated.line);
-        put(&j, "}");
-        if (o.block->magic == MC_QUARANTINED) {
+        put_json_site(&j, "allocated", a, allocated.line, &fr_alloc);
+        if (was_freed) {
             name_code(o.block->free_pc, al, sizeof al, &freed.line);
             freed.code = al;
-            put(&j, ",\"freed\":{\"code\":");
-            put_json(&j, al);
-            put(&j, ",\"line\":");
-            put_json(&j, freed.line);
-            put(&j, "}");
+            put_json_site(&j, "freed", al, freed.line, &fr_free);
         }
     }
     put(&j, "},\"offset\":%ld,\"distance\":%ld,\"by\":", o.offset, o.distance);
@@ -709,7 +802,7 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     put(&j, "},\"thread\":%d", gettid());
     name_frames(pc);
     put_json_frames(&j);
-    mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
+    mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){.code = code, .line = line}, allocated, freed);
     put_frames(&l);
     emit(&l, &j);
 }
@@ -781,8 +874,9 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
     char a[1024], al[1024];
-    struct mc_site_ref allocated = {NULL, NULL}, freed = {NULL, NULL};
+    struct mc_site_ref allocated = {.code = NULL}, freed = {.code = NULL};
     if (o.block) {
+        name_block_frames(o.block->alloc_pc, o.block->magic == MC_QUARANTINED ? o.block->free_pc : NULL);
         name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
         allocated.code = a;
         if (o.block->magic == MC_QUARANTINED) {
@@ -792,7 +886,7 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     }
     name_frames(pc);
     put_json_frames(&j);
-    mc_sarif_result(jkind, l.buf, (struct mc_site_ref){code, line}, allocated, freed);
+    mc_sarif_result(jkind, l.buf, (struct mc_site_ref){.code = code, .line = line}, allocated, freed);
     put_frames(&l);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
@@ -836,7 +930,7 @@ void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const 
     put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region ? o.region : "unknown", (unsigned long)o.size);
     put_json(&j, o.desc);
     char a[1024];
-    struct mc_site_ref allocated = {NULL, NULL}, none = {NULL, NULL};
+    struct mc_site_ref allocated = {.code = NULL}, none = {.code = NULL};
     if (o.block) {
         name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
         allocated.code = a;
@@ -853,7 +947,7 @@ void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const 
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
-    mc_sarif_result("intra-object-overflow", l.buf, (struct mc_site_ref){code, line}, allocated, none);
+    mc_sarif_result("intra-object-overflow", l.buf, (struct mc_site_ref){.code = code, .line = line}, allocated, none);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -899,8 +993,8 @@ void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t size, const void *pc
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
-    struct mc_site_ref none = {NULL, NULL};
-    mc_sarif_result("overlap", l.buf, (struct mc_site_ref){code, line}, none, none);
+    struct mc_site_ref none = {.code = NULL};
+    mc_sarif_result("overlap", l.buf, (struct mc_site_ref){.code = code, .line = line}, none, none);
     emit(&l, &j);
     pthread_mutex_unlock(&report_lock);
     finish_error();
@@ -934,8 +1028,8 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
         put(&j, ",\"line\":");
         put_json(&j, ln);
         put(&j, "}},\"blocks\":%lu,\"bytes\":%lu", (unsigned long)counts[i], (unsigned long)site_bytes[i]);
-        struct mc_site_ref none = {NULL, NULL};
-        mc_sarif_result("leak", l.buf, (struct mc_site_ref){a, ln}, none, none);
+        struct mc_site_ref none = {.code = NULL};
+        mc_sarif_result("leak", l.buf, (struct mc_site_ref){.code = a, .line = ln}, none, none);
         emit(&l, &j);
     }
     char lbuf[256];
@@ -1007,6 +1101,9 @@ void mc_init_report(void)
             }
         }
     }
+    /* memtrace cc's depth of allocation stacks: 1 keeps each report to its line (no inlined frames) */
+    const char *depth = getenv("MEMTRACE_STACK_DEPTH");
+    if (depth && atoi(depth) >= 1) mc_stack_depth = atoi(depth);
     const char *code = getenv("MEMTRACE_CHECK_EXITCODE");
     if (code && *code) {
         char *end;

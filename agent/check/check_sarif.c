@@ -14,7 +14,10 @@
  * The message is the report's line without "memtrace: "; the location is the access, free or copy (a leak's is
  * its allocating call); related locations are the block's allocation and free sites; with frames (memtrace run
  * --check --stack-depth N) the result has one "stacks" entry, {"frames": [{"location": ...}, ...]} innermost
- * first, each location a physical one when the frame's file:line is known. A site without a line
+ * first, each location a physical one when the frame's file:line is known, its logical locations the code name
+ * and {"name": function, "kind": "function"} when the function is known, an inlined function's frame with
+ * "properties": {"inlined": true}; when the block's allocating or freeing call lies in inlined code, a stack
+ * {"message": {"text": "allocated"|"freed"}, "frames": [...]} of its inlined frames follows. A site without a line
  * (no -g, memtrace run --check) has only its logical location, the code name. A relative source path is
  * relative to %SRCROOT% (the build directory: gcc's .file names), an absolute one is a file:// URI.
  *
@@ -151,7 +154,28 @@ static void add_location(struct buf *b, struct mc_site_ref s)
     }
     add(b, "\"logicalLocations\":[{\"fullyQualifiedName\":");
     add_string(b, s.code ? s.code : "?", 4096);
-    add(b, "}]");
+    add(b, "}");
+    if (s.function) {
+        /* a stack frame's function (an inlined one's code is the function it was inlined into) */
+        add(b, ",{\"name\":");
+        add_string(b, s.function, 4096);
+        add(b, ",\"kind\":\"function\"}");
+    }
+    add(b, "]");
+}
+
+/* one "stacks" entry: the frames innermost first, an inlined one with "properties": {"inlined": true} */
+static void add_stack(struct buf *b, const char *message, const struct mc_site_ref *frames, int n)
+{
+    add(b, "{");
+    if (message) add(b, "\"message\":{\"text\":\"%s\"},", message);
+    add(b, "\"frames\":[");
+    for (int k = 0; k < n; k++) {
+        add(b, "%s{\"location\":{", k ? "," : "");
+        add_location(b, frames[k]);
+        add(b, "}%s}", frames[k].inlined ? ",\"properties\":{\"inlined\":true}" : "");
+    }
+    add(b, "]}");
 }
 
 /* the frames of the result mc_sarif_result writes next, as one "stacks" entry (the report's own lock holds) */
@@ -162,13 +186,22 @@ void mc_sarif_stack(const struct mc_site_ref *frames, int n)
     stack_frames = frames;
     stack_n = n;
 }
+static const struct mc_site_ref *alloc_frames, *free_frames;
+static int alloc_n, free_n;
+void mc_sarif_block_stacks(const struct mc_site_ref *alloc, int nalloc, const struct mc_site_ref *freed, int nfreed)
+{
+    alloc_frames = alloc;
+    alloc_n = nalloc;
+    free_frames = freed;
+    free_n = nfreed;
+}
 
 void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, struct mc_site_ref allocated,
                      struct mc_site_ref freed)
 {
     const struct mc_site_ref *frames = stack_frames;
-    int nframes = stack_n;
-    stack_n = 0; /* only the result it was set for */
+    int nframes = stack_n, nalloc = alloc_n, nfree = free_n;
+    stack_n = alloc_n = free_n = 0; /* only the result they were set for */
     if (!path[0]) return;
     size_t index = 0;
     while (index < NRULES && strcmp(rules[index][0], rule) != 0) index++;
@@ -193,14 +226,13 @@ void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, 
         }
         add(&b, "]");
     }
-    if (nframes > 0) {
-        add(&b, ",\"stacks\":[{\"frames\":[");
-        for (int k = 0; k < nframes; k++) {
-            add(&b, "%s{\"location\":{", k ? "," : "");
-            add_location(&b, frames[k]);
-            add(&b, "}}");
-        }
-        add(&b, "]}]");
+    if (nframes > 0 || nalloc > 0 || nfree > 0) {
+        add(&b, ",\"stacks\":[");
+        int any = 0;
+        if (nframes > 0) { add_stack(&b, NULL, frames, nframes); any = 1; }
+        if (nalloc > 0) { add(&b, any ? "," : ""); add_stack(&b, "allocated", alloc_frames, nalloc); any = 1; }
+        if (nfree > 0) { add(&b, any ? "," : ""); add_stack(&b, "freed", free_frames, nfree); }
+        add(&b, "]");
     }
     add(&b, "}%s", TAIL);
     if (b.len >= b.n - 1) return;          /* cut short: better no result than a broken document */

@@ -6,15 +6,18 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.List;
+import org.memtrace.symbols.Demangler;
+import org.memtrace.symbols.DwarfInlines;
 import org.memtrace.symbols.DwarfLines;
 import org.memtrace.symbols.DwarfLocals;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.LineTable;
 
 /**
- * {@code memtrace run --check}'s table of the executable's stack variables and source lines, from its DWARF
- * ({@link DwarfLocals}), handed to the fault-mode agent (agent/check_locals.c) as a file whose path is
+ * {@code memtrace run --check}'s table of the executable's stack variables, source lines and inlined calls, from
+ * its DWARF ({@link DwarfLocals}, {@link DwarfInlines}: the report's inlined frames, docs/check.md), handed to the fault-mode agent (agent/check_locals.c) as a file whose path is
  * {@code MEMTRACE_CHECK_FRAMES}: created afresh (O_EXCL, 0600, a random name next to the event ring) and
  * deleted when the run ends; the agent opens it with O_NOFOLLOW and checks every count against its size.
  * An executable without DWARF, or one that cannot be read, gets no file: the run is checked as before.
@@ -29,8 +32,16 @@ final class CheckFrames {
             ElfFile elf = ElfFile.read(executable);
             List<DwarfLocals.Function> functions = DwarfLocals.read(elf);
             LineTable lines = DwarfLines.read(elf, elf.loadSegments());
-            if (functions.isEmpty() && lines.isEmpty()) return null;
+            // the inlined calls, behind the locals from the next multiple of 8 (agent/check_inlines.c), names raw:
+            // the agent spells them (MEMTRACE_CHECK=mangled keeps them)
+            byte[] inlines = DwarfInlines.read(elf, Demangler.none()).encode();
+            if (functions.isEmpty() && lines.isEmpty() && inlines == null) return null;
             table = DwarfLocals.encode(functions, lines);
+            if (inlines != null) {
+                byte[] both = Arrays.copyOf(table, ((table.length + 7) & ~7) + inlines.length);
+                System.arraycopy(inlines, 0, both, both.length - inlines.length, inlines.length);
+                table = both;
+            }
         } catch (IOException | RuntimeException e) {
             return null; // not an ELF file memtrace can read: the heap checks need none of this
         }

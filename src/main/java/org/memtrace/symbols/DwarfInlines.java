@@ -102,6 +102,41 @@ public final class DwarfInlines {
         return chain;
     }
 
+    /**
+     * The index as the check reports read it in the traced process (agent/check/check_inline.h), names raw (the
+     * C side spells them, so that {@code MEMTRACE_CHECK=mangled} keeps them): "MTINLIN1", u32 segments, calls,
+     * string bytes; segments {u64 start, i32 owning call (-1: none), u32 0} sorted by start; calls {u32 name,
+     * u32 call file (0xffffffff: unknown), u32 call line, i32 enclosing call (-1, or an earlier call)}; then the
+     * NUL-terminated strings. Little-endian, link-time addresses. Null when the module has no inlined calls.
+     */
+    public byte[] encode() {
+        if (calls.length == 0) return null;
+        java.io.ByteArrayOutputStream strings = new java.io.ByteArrayOutputStream();
+        Map<String, Integer> interned = new HashMap<>();
+        java.util.function.ToIntFunction<String> str = t -> interned.computeIfAbsent(t, k -> {
+            int at = strings.size();
+            strings.writeBytes(k.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            strings.write(0);
+            return at;
+        });
+        ByteBuffer b = ByteBuffer.allocate(8 + 12 + segmentStarts.length * 16 + calls.length * 16).order(ByteOrder.LITTLE_ENDIAN);
+        b.put("MTINLIN1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        b.putInt(segmentStarts.length).putInt(calls.length);
+        int stringsAt = b.position();
+        b.putInt(0);
+        for (int i = 0; i < segmentStarts.length; i++) b.putLong(segmentStarts[i]).putInt(segmentOwners[i]).putInt(0);
+        for (int i = 0; i < calls.length; i++) {
+            Inlined c = calls[i];
+            b.putInt(str.applyAsInt(c.name())).putInt(c.callFile() == null ? -1 : str.applyAsInt(c.callFile()))
+                    .putInt(c.callLine()).putInt(parents[i] < i ? parents[i] : -1);
+        }
+        b.putInt(stringsAt, strings.size());
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream(b.capacity() + strings.size());
+        all.writeBytes(b.array());
+        all.writeBytes(strings.toByteArray());
+        return all.toByteArray();
+    }
+
     /** One pass over the units' DIEs. */
     private static final class Reader {
         private final DwarfSections s;

@@ -81,19 +81,29 @@ final class CheckJson {
     }
 
     /**
-     * The names, and "frames" when the record has them (run --check --stack-depth): each frame a code name, a
-     * file:line or null, a function or null.
+     * The names, and "frames" when the record has them (run --check --stack-depth, or a site in inlined code):
+     * each frame a code name, a file:line or null, a function or null, and "inlined": true on an inlined
+     * function's frame, which is never the last (the function it was inlined into follows).
      */
     private static String[] frames(JsonNode n, String... names) {
         if (!n.has("frames")) return names;
         assertThat(n.get("frames").isArray()).isTrue();
         assertThat(n.get("frames")).isNotEmpty();
+        JsonNode last = null;
         for (JsonNode f : n.get("frames")) {
-            fields(f, "code", "line", "function");
+            if (f.has("inlined")) {
+                fields(f, "code", "line", "function", "inlined");
+                assertThat(f.get("inlined").isBoolean() && f.get("inlined").asBoolean()).as(f.toString()).isTrue();
+                assertThat(f.get("function").isTextual()).as(f.toString()).isTrue();
+            } else {
+                fields(f, "code", "line", "function");
+            }
             strings(f, "code");
             assertThat(f.get("line").isNull() || f.get("line").asText().matches(".+:\\d+")).as(f.toString()).isTrue();
             assertThat(f.get("function").isNull() || f.get("function").isTextual()).isTrue();
+            last = f;
         }
+        assertThat(last.has("inlined")).as("the last frame is the function the code lies in").isFalse();
         String[] all = java.util.Arrays.copyOf(names, names.length + 1);
         all[names.length] = "frames";
         return all;
@@ -114,8 +124,9 @@ final class CheckJson {
         assertThat(o.get("region").asText()).isIn(REGIONS);
     }
 
+    /** A site: code and line, and the frames of its inlined calls when it lies in inlined code (a block's sites). */
     private static void site(JsonNode s) {
-        fields(s, "code", "line");
+        fields(s, frames(s, "code", "line"));
         strings(s, "code");
         assertThat(s.get("line").isNull() || s.get("line").asText().matches(".+:\\d+")).as(s.toString()).isTrue();
     }

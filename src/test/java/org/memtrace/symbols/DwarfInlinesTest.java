@@ -45,6 +45,44 @@ class DwarfInlinesTest {
         }
     }
 
+    /**
+     * The table the check reports read (agent/check/check_inline.h, docs/check.md "Inlined frames"), decoded here as
+     * the C side decodes it: the same chain at every malloc call, none at main's own code, and nothing for a module
+     * without inlined calls.
+     */
+    @Test
+    void theEncodedTableGivesTheSameChains() throws Exception {
+        Path exe = Gcc.compile(dir, "inline_alloc.c", "inline-enc", "-O2", "-gdwarf-5");
+        DwarfInlines inlines = DwarfInlines.read(ElfFile.read(exe), Demangler.none());
+        ByteBuffer t = ByteBuffer.wrap(inlines.encode()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThat(new String(t.array(), 0, 8, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("MTINLIN1");
+        int nseg = t.getInt(8), ncall = t.getInt(12), nstr = t.getInt(16);
+        assertThat(t.limit()).isEqualTo(20 + nseg * 16 + ncall * 16 + nstr);
+        assertThat(ncall).isEqualTo(inlines.size());
+        long main = Long.parseLong(Gcc.run(List.of("nm", exe.toString())).lines().filter(l -> l.endsWith(" T main"))
+                .findFirst().orElseThrow().split(" ")[0], 16);
+        for (long at : List.of(mallocCall(exe, 0), mallocCall(exe, 1), main)) {
+            int seg = -1;
+            for (int i = 0; i < nseg && t.getLong(20 + i * 16) <= at; i++) seg = i;
+            List<DwarfInlines.Inlined> decoded = new java.util.ArrayList<>();
+            int strings = 20 + nseg * 16 + ncall * 16;
+            for (int c = seg < 0 ? -1 : t.getInt(20 + seg * 16 + 8); c >= 0; c = t.getInt(20 + nseg * 16 + c * 16 + 12)) {
+                int base = 20 + nseg * 16 + c * 16, file = t.getInt(base + 4);
+                decoded.add(new DwarfInlines.Inlined(cString(t, strings + t.getInt(base)), file == -1 ? null : cString(t, strings + file),
+                        t.getInt(base + 8)));
+                assertThat(t.getInt(base + 12)).isLessThan(c); // an enclosing call comes first: no cycle
+            }
+            assertThat(decoded).as("at 0x%x", at).isEqualTo(inlines.chain(at));
+        }
+        assertThat(DwarfInlines.none(null).encode()).isNull();
+    }
+
+    private static String cString(ByteBuffer b, int at) {
+        int end = at;
+        while (b.get(end) != 0) end++;
+        return new String(b.array(), at, end - at, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     @Test
     void corruptSectionsGiveProblemsNotCrashes() throws Exception {
         Path exe = Gcc.compile(dir, "inline_alloc.c", "inline5", "-O2", "-gdwarf-5");

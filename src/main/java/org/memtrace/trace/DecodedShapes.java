@@ -39,6 +39,11 @@ public final class DecodedShapes implements InstructionShapes {
         return s;
     }
 
+    /** The instruction's length in bytes, 0 when the code there cannot be read or decoded. */
+    public int lengthOf(long ip) {
+        return cache.instructionAt(ip).map(i -> i.length()).orElse(0);
+    }
+
     private Shape decode(long ip) {
         for (MemoryAccess a : cache.accessesAt(ip))
             if (!a.implicitStack()) return new Shape(a.sizeBytes(), a.isReadModifyWrite());

@@ -167,7 +167,7 @@ class DrcachesimComparisonTest {
         JsonNode m = new ObjectMapper().readTree(Files.readString(json)).get("levels").get(0);
         long accesses = m.get("loads").asLong() + m.get("stores").asLong();
         long misses = m.get("loadMisses").asLong() + m.get("storeMisses").asLong();
-        assertThat(new long[] {cacheRow(out, "L1D", "Hits:") + cacheRow(out, "L1D", "Misses:"), cacheRow(out, "L1D", "Misses:")})
+        assertThat(new long[] {cacheRow(out, "L1D0", "Hits:") + cacheRow(out, "L1D0", "Misses:"), cacheRow(out, "L1D0", "Misses:")})
                 .as(out).containsExactly(accesses, misses);
     }
 

@@ -146,7 +146,7 @@ class DrcachesimComparisonTest {
             loads += e.getValue()[0];
             stores += e.getValue()[1];
         }
-        assertThat(new long[] {count(out, "Total counts:", "data loads"), count(out, "Total counts:", "data stores")})
+        assertThat(new long[] {count(out, "Total counts:", "total data loads"), count(out, "Total counts:", "total data stores")})
                 .containsExactly(loads, stores);
     }
 

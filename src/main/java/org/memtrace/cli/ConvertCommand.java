@@ -152,8 +152,8 @@ final class ConvertCommand implements Callable<Integer> {
             try {
                 SymbolicNaming naming = naming();
                 InstructionShapes shapes = TraceInput.shapes(naming.addressSpace(), err);
-                Drmemtrace.Lengths lengths = shapes instanceof DecodedShapes decoded ? decoded::lengthOf : ip -> 0;
-                Interpretation stage = new Interpretation(naming, shapes, List.of(new Drmemtrace(out::create, lengths)));
+                Drmemtrace.Code code = shapes instanceof DecodedShapes decoded ? new DecodedCode(decoded) : ip -> 0;
+                Interpretation stage = new Interpretation(naming, shapes, List.of(new Drmemtrace(out::create, code)));
                 read = finish(stage, TraceInput.replay(trace, stage, progress));
                 out.commit();
             } finally {
@@ -163,6 +163,23 @@ final class ConvertCommand implements Callable<Integer> {
             throw LaunchException.environment("cannot write " + output + ": " + Main.oneLine(e.getMessage()), e);
         }
         return TraceInput.reportProblems(trace, read, err);
+    }
+
+    /** The drmemtrace export's view of the decoder: lengths, and drmemtrace's branch types. */
+    private record DecodedCode(DecodedShapes decoded) implements Drmemtrace.Code {
+        @Override
+        public int lengthOf(long ip) { return decoded.lengthOf(ip); }
+
+        @Override
+        public int typeOf(long ip) {
+            return switch (decoded.flowOf(ip)) {
+                case CALL -> decoded.direct(ip) ? 14 : 15;     // TRACE_TYPE_INSTR_DIRECT_CALL, _INDIRECT_CALL
+                case JUMP -> decoded.direct(ip) ? 11 : 12;     // TRACE_TYPE_INSTR_DIRECT_JUMP, _INDIRECT_JUMP
+                case RETURN -> 16;                             // TRACE_TYPE_INSTR_RETURN
+                // a conditional jump never accesses memory; the kernel's entries and traps are plain instructions
+                default -> 10;                                 // TRACE_TYPE_INSTR
+            };
+        }
     }
 
     /** {@code --partition-by} or {@code --max-rows-per-file}: a directory of Parquet files. */

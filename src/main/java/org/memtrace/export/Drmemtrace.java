@@ -21,8 +21,8 @@ import org.memtrace.event.Event;
  * instructions that access traced memory, so the file type says so: {@code IFILTERED} (instruction
  * entries are a subset of the executed instructions, as in a {@code -L0I_filter} trace) and
  * {@code DFILTERED} (data entries are a subset of the accesses: no stack in fault mode, nothing outside the
- * traced regions), with {@code ARCH_X86_64}. Each traced instruction is an instruction entry (its pc and
- * length, decoded from the module file) followed by its data entries: a load, a store, or for a
+ * traced regions), with {@code ARCH_X86_64}. Each traced instruction is an instruction entry (its pc,
+ * length and branch kind, decoded from the module file) followed by its data entries: a load, a store, or for a
  * read-modify-write a load and then a store. A block operation (memcpy, a system call's copy) is one
  * instruction entry for the call and its line-sized chunks ({@link BlockChunks}), as in the text exports.
  *
@@ -43,7 +43,8 @@ public final class Drmemtrace implements Analysis {
     static final int CHUNK_INSTRUCTIONS = 10_000_000;
 
     // trace_type_t
-    static final int READ = 0, WRITE = 1, INSTR = 10, THREAD = 22, THREAD_EXIT = 23, PID = 24, HEADER = 25,
+    static final int READ = 0, WRITE = 1, INSTR = 10, DIRECT_JUMP = 11, INDIRECT_JUMP = 12, DIRECT_CALL = 14,
+            INDIRECT_CALL = 15, RETURN = 16, THREAD = 22, THREAD_EXIT = 23, PID = 24, HEADER = 25,
             FOOTER = 26, MARKER = 28;
     // trace_marker_type_t
     static final int TIMESTAMP = 2, CPU_ID = 3, FILETYPE = 9, CACHE_LINE_SIZE = 10, VERSION_MARKER = 12,
@@ -51,10 +52,17 @@ public final class Drmemtrace implements Analysis {
     /** INVALID_CPU_MARKER_VALUE: the CPU is unknown. */
     static final long UNKNOWN_CPU = -1L;
 
-    /** The length in bytes of the instruction at an address, 0 when it cannot be decoded. */
+    /** What the decoder says of the instruction at an address. */
     @FunctionalInterface
-    public interface Lengths {
+    public interface Code {
+        /** Its length in bytes, 0 when it cannot be decoded. */
         int lengthOf(long ip);
+
+        /**
+         * Its trace_type_t: {@code INSTR} (10), or for a branch that accessed memory (a call pushing its
+         * return address, a return, a jump or call through memory) 11, 12, 14, 15 or 16.
+         */
+        default int typeOf(long ip) { return INSTR; }
     }
 
     /** One thread's file and what it has written. */
@@ -83,7 +91,7 @@ public final class Drmemtrace implements Analysis {
     }
 
     private final ParquetDataset.Files files;
-    private final Lengths lengths;
+    private final Code code;
     private final Map<Integer, ThreadFile> threads = new LinkedHashMap<>();
     private int pid;
     private int currentTid = Integer.MIN_VALUE;
@@ -94,9 +102,9 @@ public final class Drmemtrace implements Analysis {
     private int lastTid;
     private boolean lastLoad;
 
-    public Drmemtrace(ParquetDataset.Files files, Lengths lengths) {
+    public Drmemtrace(ParquetDataset.Files files, Code code) {
         this.files = files;
-        this.lengths = lengths;
+        this.code = code;
     }
 
     @Override
@@ -137,8 +145,8 @@ public final class Drmemtrace implements Analysis {
     }
 
     private void instruction(ThreadFile f, long ip) throws IOException {
-        int length = lengths.lengthOf(ip);
-        f.entry(INSTR, length > 0 ? length : 1, ip);
+        int length = code.lengthOf(ip);
+        f.entry(length > 0 ? code.typeOf(ip) : INSTR, length > 0 ? length : 1, ip);
         f.instructions++;
     }
 

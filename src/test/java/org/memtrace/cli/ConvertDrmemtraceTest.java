@@ -35,7 +35,7 @@ class ConvertDrmemtraceTest {
     /**
      * One thread, one file: every xdin line is one data entry of the same kind, address and size, in order,
      * each after an instruction entry of a decoded length (1 to 15 bytes), with the header before them and
-     * the thread's exit and footer after.
+     * the thread's exit and footer after; a branch through memory has its branch type.
      */
     @Test
     void theDataEntriesAreTheXdinExportsLines() throws Exception {
@@ -59,24 +59,29 @@ class ConvertDrmemtraceTest {
         assertThat(b.getShort(b.limit() - 12)).isEqualTo((short) 26);   // the footer
         assertThat(b.getShort(b.limit() - 24)).isEqualTo((short) 23);   // the thread's exit
         StringBuilder data = new StringBuilder();
-        int lastType = -1;
-        long instructions = 0;
+        boolean lastInstructionOrData = false;
+        long instructions = 0, branches = 0;
         while (b.hasRemaining()) {
             int type = b.getShort() & 0xffff, size = b.getShort() & 0xffff;
             long addr = b.getLong();
-            if (type == 10) {
+            // INSTR, or a branch: DIRECT_JUMP, INDIRECT_JUMP, DIRECT_CALL, INDIRECT_CALL, RETURN
+            boolean instruction = type == 10 || type == 11 || type == 12 || type == 14 || type == 15 || type == 16;
+            if (instruction) {
                 assertThat(size).isBetween(1, 15);
                 instructions++;
+                if (type != 10) branches++;
             }
             if (type == 0 || type == 1) {
-                assertThat(lastType).as("a data entry follows its instruction or another data entry").isIn(10, 0, 1);
+                assertThat(lastInstructionOrData).as("a data entry follows its instruction or another data entry").isTrue();
                 data.append(type == 0 ? 'r' : 'w').append(' ').append(Long.toHexString(addr)).append(' ')
                         .append(Integer.toHexString(size)).append('\n');
             }
-            lastType = type;
+            lastInstructionOrData = instruction || type == 0 || type == 1;
         }
         assertThat(data.toString()).isEqualTo(Files.readString(xdin));
         assertThat(instructions).isGreaterThan(40_000);
+        // printf's PLT entry jumps through the GOT: an instruction that reads memory and branches
+        assertThat(branches).isPositive();
     }
 
     @Test

@@ -36,7 +36,13 @@ class DrmemtraceTest {
             ByteArrayOutputStream b = new ByteArrayOutputStream();
             files.put(path, b);
             return b;
-        }, ip -> ip == 0x401000 ? 0 : 3);   // the instruction at 0x401000 cannot be decoded
+        }, new Drmemtrace.Code() {
+            @Override
+            public int lengthOf(long ip) { return ip == 0x401000 ? 0 : 3; }   // 0x401000 cannot be decoded
+
+            @Override
+            public int typeOf(long ip) { return ip == 0x401020 ? 15 : 10; }   // 0x401020 is a call through memory
+        });
         d.access(Access.of(null, 0, 7, 0x401000, 0x404040, 4, false));     // a load
         d.access(Access.of(null, 1, 7, 0x401010, 0x404080, 8, false));     // a read-modify-write
         d.access(Access.of(null, 2, 7, 0x401010, 0x404080, 8, true));
@@ -81,7 +87,7 @@ class DrmemtraceTest {
                 marker(11, 4), e(23, 4, 7), e(26, 0, 0)));
         assertThat(entries(files.get("trace/drmemtrace.memtrace.7.trace.gz"))).containsExactlyElementsOf(seven);
         List<Entry> nine = new ArrayList<>(header(9, 7));
-        nine.addAll(List.of(marker(2, 2), marker(3, -1), e(10, 3, 0x401020), e(1, 1, 0x404100),   // size 0 as 1 byte
+        nine.addAll(List.of(marker(2, 2), marker(3, -1), e(15, 3, 0x401020), e(1, 1, 0x404100),   // size 0 as 1 byte
                 marker(11, 1), e(23, 4, 9), e(26, 0, 0)));
         assertThat(entries(files.get("trace/drmemtrace.memtrace.9.trace.gz"))).containsExactlyElementsOf(nine);
     }

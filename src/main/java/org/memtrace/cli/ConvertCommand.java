@@ -14,12 +14,15 @@ import java.util.concurrent.Callable;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
+import org.memtrace.export.Drmemtrace;
 import org.memtrace.export.ExportFormat;
 import org.memtrace.export.ParquetDataset;
 import org.memtrace.export.ParquetRows;
 import org.memtrace.export.SimulatorText;
 import org.memtrace.export.TraceRows;
 import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.trace.DecodedShapes;
+import org.memtrace.trace.InstructionShapes;
 import org.memtrace.launch.LaunchException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -29,8 +32,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code memtrace convert}: the trace's data accesses in the formats other tools read. */
 @Command(name = "convert", mixinStandardHelpOptions = true,
-        description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, xdin, CSV or Parquet.",
-                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for DuckDB, Spark or pandas (one file, or a dataset per thread). See docs/convert.md."},
+        description = {"Writes a trace's data accesses for other tools: Lackey, pinatrace, din, xdin, CSV, Parquet or drmemtrace.",
+                "Valgrind Lackey's --trace-mem text, Pin's pinatrace, Dinero's din, CSV with a header, Parquet for DuckDB, Spark or pandas (one file, or a dataset per thread), DynamoRIO's drmemtrace directory for drcachesim -indir. See docs/convert.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the output is complete", "1:the trace is damaged or cut short (what precedes the damage is written), or the output could not be written",
                 "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)",
@@ -45,7 +48,7 @@ final class ConvertCommand implements Callable<Integer> {
     boolean noDemangle;
 
     @Option(names = "--to", required = true, paramLabel = "FORMAT",
-            description = "lackey, pinatrace, din, xdin (Dinero IV's extended din), csv or parquet.", converter = FormatName.class)
+            description = "lackey, pinatrace, din, xdin (Dinero IV's extended din), csv, parquet or drmemtrace (a directory for drcachesim -indir).", converter = FormatName.class)
     ExportFormat format;
 
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "FILE", description = "The file to write ('-' for standard output).")
@@ -77,7 +80,7 @@ final class ConvertCommand implements Callable<Integer> {
         @Override
         public ExportFormat convert(String name) {
             for (ExportFormat f : ExportFormat.values()) if (f.name().equalsIgnoreCase(name)) return f;
-            throw new CommandLine.TypeConversionException("unknown format '" + name + "' (use lackey, pinatrace, din, xdin, csv or parquet)");
+            throw new CommandLine.TypeConversionException("unknown format '" + name + "' (use lackey, pinatrace, din, xdin, csv, parquet or drmemtrace)");
         }
     }
 
@@ -87,6 +90,7 @@ final class ConvertCommand implements Callable<Integer> {
         // Check the input before creating anything beside the output.
         if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
         if (partitionBy != null || maxRowsPerFile != null) return dataset(err);
+        if (format == ExportFormat.DRMEMTRACE) return drmemtrace(err);
         TraceInput.Outcome read;
         try (OutputFile out = OutputFile.create(output, List.of(trace))) {
             Progress progress = Progress.onTerminal(err, "convert to " + format.name().toLowerCase(Locale.ROOT));
@@ -117,6 +121,7 @@ final class ConvertCommand implements Callable<Integer> {
                 case LACKEY, PINATRACE, DIN, XDIN -> new SimulatorText(format, stream);
                 case CSV -> new TraceRows(naming, stream);
                 case PARQUET -> new ParquetRows(naming, stream);
+                case DRMEMTRACE -> throw new AssertionError("a directory, written by drmemtrace()");
             };
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
             // standard output's reader gone ({@code | head}): stop reading
@@ -139,6 +144,44 @@ final class ConvertCommand implements Callable<Integer> {
         return read;
     }
 
+    /** {@code --to drmemtrace}: a directory with a gzip file per thread under trace/, for {@code drcachesim -indir}. */
+    private int drmemtrace(PrintWriter err) throws LaunchException {
+        TraceInput.Outcome read;
+        try (OutputDirectory out = OutputDirectory.create(output, List.of(trace), "the drmemtrace export")) {
+            Progress progress = Progress.onTerminal(err, "convert to drmemtrace");
+            try {
+                SymbolicNaming naming = naming();
+                InstructionShapes shapes = TraceInput.shapes(naming.addressSpace(), err);
+                Drmemtrace.Code code = shapes instanceof DecodedShapes decoded ? new DecodedCode(decoded) : ip -> 0;
+                Interpretation stage = new Interpretation(naming, shapes, List.of(new Drmemtrace(out::create, code)));
+                read = finish(stage, TraceInput.replay(trace, stage, progress));
+                out.commit();
+            } finally {
+                progress.end();
+            }
+        } catch (IOException | UncheckedIOException e) {
+            throw LaunchException.environment("cannot write " + output + ": " + Main.oneLine(e.getMessage()), e);
+        }
+        return TraceInput.reportProblems(trace, read, err);
+    }
+
+    /** The drmemtrace export's view of the decoder: lengths, and drmemtrace's branch types. */
+    private record DecodedCode(DecodedShapes decoded) implements Drmemtrace.Code {
+        @Override
+        public int lengthOf(long ip) { return decoded.lengthOf(ip); }
+
+        @Override
+        public int typeOf(long ip) {
+            return switch (decoded.flowOf(ip)) {
+                case CALL -> decoded.direct(ip) ? 14 : 15;     // TRACE_TYPE_INSTR_DIRECT_CALL, _INDIRECT_CALL
+                case JUMP -> decoded.direct(ip) ? 11 : 12;     // TRACE_TYPE_INSTR_DIRECT_JUMP, _INDIRECT_JUMP
+                case RETURN -> 16;                             // TRACE_TYPE_INSTR_RETURN
+                // a conditional jump never accesses memory; the kernel's entries and traps are plain instructions
+                default -> 10;                                 // TRACE_TYPE_INSTR
+            };
+        }
+    }
+
     /** {@code --partition-by} or {@code --max-rows-per-file}: a directory of Parquet files. */
     private int dataset(PrintWriter err) throws LaunchException {
         if (format != ExportFormat.PARQUET)
@@ -148,7 +191,7 @@ final class ConvertCommand implements Callable<Integer> {
         ParquetDataset.Partitioning partitioning = new ParquetDataset.Partitioning(partitionBy != null,
                 maxRowsPerFile != null ? maxRowsPerFile : Long.MAX_VALUE);
         TraceInput.Outcome read;
-        try (OutputDirectory out = OutputDirectory.create(output, List.of(trace))) {
+        try (OutputDirectory out = OutputDirectory.create(output, List.of(trace), "a partitioned dataset")) {
             Progress progress = Progress.onTerminal(err, "convert to parquet");
             try {
                 SymbolicNaming naming = naming();

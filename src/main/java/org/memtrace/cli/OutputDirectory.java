@@ -31,14 +31,17 @@ final class OutputDirectory implements AutoCloseable {
         this.temporary = temporary;
     }
 
-    /** Refuses {@code -}, an existing name and any of {@code inputs}, then creates the temporary directory. */
-    static OutputDirectory create(Path target, List<Path> inputs) throws LaunchException {
+    /**
+     * Refuses {@code -}, an existing name and any of {@code inputs}, then creates the temporary directory;
+     * {@code what} names the output in those refusals ("a partitioned dataset").
+     */
+    static OutputDirectory create(Path target, List<Path> inputs, String what) throws LaunchException {
         if (OutputFile.isStandardOutput(target))
-            throw LaunchException.usage("a partitioned dataset is a directory: name one with -o, not standard output");
+            throw LaunchException.usage(what + " is a directory: name one with -o, not standard output");
         OutputFile.refuseDestructive(target, inputs, "");
         Path absolute = target.toAbsolutePath();
         if (Files.exists(absolute, LinkOption.NOFOLLOW_LINKS))
-            throw LaunchException.usage("cannot write " + target + ": it exists; a partitioned dataset is written to a new directory");
+            throw LaunchException.usage("cannot write " + target + ": it exists; " + what + " is written to a new directory");
         try {
             Path temporary = Files.createTempDirectory(absolute.getParent(), "." + absolute.getFileName() + ".");
             Path partial = temporary.resolveSibling(temporary.getFileName() + ".partial");

@@ -16,5 +16,10 @@ public enum ExportFormat {
     /** One row per access with a header line: the columns of {@link NamedRows#COLUMNS}. */
     CSV,
     /** The CSV's rows and columns as a Parquet file with typed columns, and each row's allocation stack ({@link ParquetRows}). */
-    PARQUET
+    PARQUET,
+    /**
+     * DynamoRIO's drmemtrace offline trace, a directory that {@code drcachesim -indir} reads: one gzip file of
+     * 12-byte records per thread, instruction- and data-filtered ({@link Drmemtrace}).
+     */
+    DRMEMTRACE
 }

@@ -3,6 +3,7 @@ package org.memtrace.trace;
 import java.nio.ByteBuffer;
 import org.memtrace.symbols.AddressSpace;
 import org.memtrace.x86.Decoder;
+import org.memtrace.x86.Flow;
 import org.memtrace.x86.InstructionCache;
 import org.memtrace.x86.MemoryAccess;
 
@@ -37,6 +38,21 @@ public final class DecodedShapes implements InstructionShapes {
         ips[slot] = ip;
         shapes[slot] = s;
         return s;
+    }
+
+    /** The instruction's length in bytes, 0 when the code there cannot be read or decoded. */
+    public int lengthOf(long ip) {
+        return cache.instructionAt(ip).map(i -> i.length()).orElse(0);
+    }
+
+    /** How the instruction passes control on; {@link Flow#SEQUENTIAL} when it cannot be decoded. */
+    public Flow flowOf(long ip) {
+        return cache.instructionAt(ip).map(i -> i.flow()).orElse(Flow.SEQUENTIAL);
+    }
+
+    /** Whether the instruction is a jump or call whose destination is in the instruction (rel8/rel32). */
+    public boolean direct(long ip) {
+        return cache.instructionAt(ip).map(i -> i.branchTarget().isPresent()).orElse(false);
     }
 
     private Shape decode(long ip) {

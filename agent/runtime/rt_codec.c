@@ -330,10 +330,11 @@ void wr_encode_piece(struct encoder *x, const char *s1, const char *e1, const ch
         size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk, and a margin for its last tag */
         uint8_t *c = x->streams, *t = c + fused_room_ct(room);
         PROF_START;
-        fused_begin(&x->fz, c, t, t + fused_room_ct(room), codec);
+        /* v straight into scratch, where the payload ends: only c and t are copied before it (fused_end_at_v) */
+        fused_begin(&x->fz, c, t, (uint8_t *)x->scratch + fused_room_head(room), codec);
         fused_pack(&x->fz, (const uint64_t *)s1, (const uint64_t *)e1, events_only);
         if (e2 > s2) fused_pack(&x->fz, (const uint64_t *)s2, (const uint64_t *)e2, events_only);
-        input = fused_end(&x->fz, (uint8_t *)raw_data);
+        raw_data = (char *)fused_end_at_v(&x->fz, &input);
         PROF_END(1);
 #ifdef RT_PROFILE
         __atomic_add_fetch(&prof_ns[4], input * 1000000, __ATOMIC_RELAXED);
@@ -434,6 +435,7 @@ static int fused_params(ZSTD_CCtx *cctx)
     return cctx && !ZSTD_isError(ZSTD_CCtx_reset(cctx, ZSTD_reset_parameters)) &&
            !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) &&
            !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, ZLEVEL_FUSED)) &&
+           !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, FUSED_MINMATCH)) &&
            !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, FUSED_HUFFMAN ? ZSTD_ps_enable : ZSTD_ps_auto));
 }
 
@@ -445,24 +447,27 @@ int wr_codec_init(int codec)
         x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         x->work = rt_map_own(x->work_size);
         /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7, 9), 26 (8) */
-        size_t scratch = codec == 8 ? 2 * rt.buf_size + rt.buf_size / 2 + 65536 : codec == 7 || codec == 9 ? 2 * rt.buf_size + 65536 : rt.buf_size + rt.buf_size / 2 + 16;
+        size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk (codecs 7-9), and a margin for its last tag */
+        size_t scratch = codec == 8 ? 2 * rt.buf_size + rt.buf_size / 2 + 65536
+                       : codec == 7 || codec == 9 ? fused_room_head(room) + fused_room_v(room)
+                                                  : rt.buf_size + rt.buf_size / 2 + 16;
         x->scratch = rt_map_own(scratch);
-        x->packed_cap = 2 * ZSTD_compressBound(scratch) + 64 * (RT_MAX_CUTS + 2); /* a buffer and a tail: 2 buffers' slots */
+        /* a buffer and a tail: 2 buffers' slots (codecs 7 and 9 sized as their scratch was when it held all three streams) */
+        size_t frames = codec == 7 || codec == 9 ? 2 * rt.buf_size + 65536 : scratch;
+        x->packed_cap = 2 * ZSTD_compressBound(frames) + 64 * (RT_MAX_CUTS + 2);
         x->packed = rt_map_own(x->packed_cap);
         x->table = rt_map_own(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
         x->touched = rt_map_own(sizeof(uint32_t) << table_bits(codec));
         x->cctx = x->work ? ZSTD_initStaticCCtx(x->work, x->work_size) : NULL;
         if (codec == 8) {
-            size_t room = rt.buf_size / 16 + 4096;
             x->streams = rt_map_own(2 * period_room_ct(room) + period_room_v(room));
             x->pz.dd = rt_map_own(room * sizeof(uint64_t));
             x->pz.table = x->table;
             x->pz.touched = x->touched;
             if (!x->streams || !x->pz.dd || !fused_params(x->cctx)) return 0;
         }
-        if (codec == 7 || codec == 9) {
-            size_t room = rt.buf_size / 16 + 4096;
-            x->streams = rt_map_own(2 * fused_room_ct(room) + fused_room_v(room));
+        if (codec == 7 || codec == 9) { /* c and t; v is written into scratch */
+            x->streams = rt_map_own(2 * fused_room_ct(room));
             x->fz.table = x->table;
             x->fz.touched = x->touched;
             if (!x->streams || !fused_params(x->cctx)) return 0;

@@ -215,3 +215,30 @@ size_t fused_end(struct fused *x, uint8_t *dst)
     x->run = 0;
     return fz_payload(dst, x->c0, x->c, x->t0, x->t, x->v0, x->v);
 }
+
+/* n bytes from src to dst, none written past dst + n (fz_copy_words' overrun would reach into v). */
+static inline void copy_exact(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, src + i, 8);
+        __builtin_memcpy(dst + i, &w, 8);
+    }
+    for (; i < n; i++) dst[i] = src[i];
+}
+
+uint8_t *fused_end_at_v(struct fused *x, size_t *len)
+{
+    x->c = fz_varint(x->c, x->shorts ? x->run << 1 : x->run);
+    x->run = 0;
+    size_t nc = (size_t)(x->c - x->c0), nt = (size_t)(x->t - x->t0), nv = (size_t)(x->v - x->v0);
+    uint8_t head[24], *h = fz_varint(fz_varint(head, nc), nt);
+    size_t nh = (size_t)(h - head);
+    uint8_t *p = x->v0 - nt - nc - nh;
+    copy_exact(p, head, nh);
+    copy_exact(p + nh, x->c0, nc);
+    copy_exact(p + nh + nc, x->t0, nt);
+    *len = nh + nc + nt + nv;
+    return p;
+}

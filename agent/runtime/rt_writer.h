@@ -55,6 +55,14 @@
 #ifndef ZLEVEL_FUSED
 #define ZLEVEL_FUSED (-3)
 #endif
+/* zstd's shortest match for codecs 7 and 9 (0: its default for the level, 5 or 6): zstd's time there is the */
+/* run stream's, not the value stream's (a random v of 128 KB takes it 3 us, a near-constant c a third that  */
+/* size 38 us: each row end of spmv is a sequence). 6 or 7 (RT_PROFILE, setarch -R, one run each, load 25):  */
+/* chase zstd 96 -> 77 ms and 0.3 % fewer bytes, hash 42 -> 34 ms and 0.9 % more, spmv unchanged, smooth    */
+/* 1.5-2.6 % more bytes. Left at 0; `-DFUSED_MINMATCH=N` sets it at build time.                               */
+#ifndef FUSED_MINMATCH
+#define FUSED_MINMATCH 0
+#endif
 #ifndef FUSED_HUFFMAN
 #define FUSED_HUFFMAN 0
 #endif

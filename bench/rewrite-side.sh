@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Rewrite mode side by side with the other ways in (issue 22's closing bench, first cut): the system's own,
-# unmodified gzip, sqlite3 and python3, each run once per column, one after the other, so that the ratios of a
-# row come from one run of the machine. Columns (CPU = user + system of the process and its children; wall
+# Rewrite mode side by side with the other ways in (issue 22's closing bench): the bench kernels (gemm,
+# stencil, hash, chase, heap, qsort, threads of bench/programs, built gcc -O2 -g and, for the cc column,
+# memtrace cc -O2 -g) and the system's own, unmodified gzip, sqlite3, python3 and bzip2, each run once per
+# column, one after the other, so that the ratios of a row come from one run of the machine. Columns (CPU = user + system of the process and its children; wall
 # clock apart), each "CPU s (x native) / wall s":
 #   native        the program alone
 #   rw-discard    the program with memtrace's runtime preloaded and the cached plans of the executable, its
@@ -10,21 +11,25 @@
 #   rw-disk       the same, the .mtr trace written to disk (MEMTRACE_OUT), no JVM
 #   rw-run        `memtrace run --mode rewrite -o /dev/null` whole: JVM start, plans from the cache, the run,
 #                 the JVM reading every event and formatting the MadT text (to /dev/null)
-#   cc-disk       where Debian's sources are here (gzip 1.12, sqlite3 3.40.1: bench/real-programs.sh builds
-#                 them; CC_PROGRAMS chooses, default "gzip sqlite3", empty: none) the `memtrace cc -O2 -g` build,
-#                 trace to disk, no JVM; its ratio is to the gcc -O2 -g build of the same source (native-src),
-#                 not to the system's binary
+#   cc-disk       the `memtrace cc -O2 -g` build, trace to disk, no JVM: for a kernel always (its native is
+#                 the gcc -O2 -g build that the rewrite columns run, so native-src is native); for gzip,
+#                 sqlite3 and bzip2 where Debian's sources are here (gzip 1.12, sqlite3 3.40.1, bzip2 1.0.8:
+#                 bench/real-programs.sh builds them; CC_PROGRAMS chooses, default "gzip sqlite3 bzip2",
+#                 empty: none), its ratio to the gcc -O2 -g build of the same source (native-src), not to the
+#                 system's binary; python3: none
 #   fault         `memtrace run --mode fault -o /dev/null` whole
 #   lackey        Valgrind's Lackey, `--trace-mem=yes`, its log to /dev/null
-# Each program runs a full workload (gzip -9c of 1 MB of text, sqlite3 on 500 inserts and two queries, python3
-# on a script that builds, dumps and parses a 5,000-entry JSON) and a small one (8 KB; 20 inserts; python3 -S
-# printing a sum) on which fault mode and Lackey finish: they run on the small workload only (shown "-" on the
-# full one). A run longer than LIMIT seconds of wall clock (default 90) is cut and shows ">LIMIT". After the
+# Each system program runs a full workload (gzip -9c of 1 MB of text, sqlite3 on 500 inserts and two queries,
+# python3 on a script that builds, dumps and parses a 5,000-entry JSON, bzip2 -9c of 200 KB) and a small one
+# (8 KB; 20 inserts; python3 -S printing a sum; 8 KB) on which fault mode and Lackey finish: they run on the
+# small workload only (shown "-" on the full one). A kernel runs once, at its built-in size (threads with 2
+# threads), every column. A run longer than LIMIT seconds of wall clock (default 90) is cut and shows ">LIMIT". After the
 # small rows, the accesses each way recorded (its summary's loads + stores), so what rewrite mode traces
 # compares with fault mode's. Then warm start-up: an empty C program (bench/programs/empty.c) whole.
 # REPEAT (default 2) runs of the cheap columns (native, rw-*, cc-disk), the fastest kept; the others once.
 # Appends to bench/results/rewrite-side.md (BENCH_RESULTS=off: not).
-# Usage: bench/rewrite-side.sh [program ...]   (default: gzip sqlite3 python3)
+# Usage: bench/rewrite-side.sh [program ...]   (default: gemm stencil hash chase heap qsort threads gzip
+#        sqlite3 python3 bzip2)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
@@ -50,11 +55,18 @@ cc_for() { case $1 in plain) echo gcc ;; full) echo "$root/memtrace-cc" ;; esac;
 make_inputs
 head -c 1048576 "$out/gzip.in" >"$out/gzip-1m.in"
 head -c 8192 "$out/gzip.in" >"$out/gzip-8k.in"
+head -c 8192 "$out/bzip2.in" >"$out/bzip2-8k.in"
 head -n 22 "$out/sqlite3.sql" | sed '$a COMMIT;\nSELECT count(*), sum(c) FROM t;' >"$out/sqlite3-small.sql"
-CC_PROGRAMS=${CC_PROGRAMS-gzip sqlite3}
+CC_PROGRAMS=${CC_PROGRAMS-gzip sqlite3 bzip2}
 [ -z "$CC_PROGRAMS" ] || fetch_sources
 for p in $CC_PROGRAMS; do for v in plain full; do "build_$p" $v; done; done
 gcc -O2 -o "$out/empty" "$root/bench/programs/empty.c"
+# a kernel of bench/programs: its gcc build (what the rewrite columns run) and its memtrace cc build
+kernel() { [ "$1" != empty ] && [ -f "$root/bench/programs/$1.c" ]; }
+build_kernel() { # variant program
+  # shellcheck disable=SC2046 # the compiler command is words
+  [ -x "$out/$1/$2" ] && [ "$out/$1/$2" -nt "$root/bench/programs/$2.c" ] || $(cc_for "$1") -O2 -g -pthread -o "$out/$1/$2" "$root/bench/programs/$2.c"
+}
 
 # the cached plans of PROGRAM, its libraries and its loader, ':' between them (RewriteMode's order)
 key() { { printf '%s' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
@@ -106,6 +118,9 @@ args_of() { # program size: the command line's arguments after the binary
     gzip/small) echo "-9c $out/gzip-8k.in" ;;
     sqlite3/full) echo ":memory: -init $out/sqlite3.sql .quit" ;;
     sqlite3/small) echo ":memory: -init $out/sqlite3-small.sql .quit" ;;
+    bzip2/full) echo "-9c $out/bzip2.in" ;;
+    bzip2/small) echo "-9c $out/bzip2-8k.in" ;;
+    threads/kernel) echo 2 ;;
   esac
 }
 py_full='import json, re
@@ -114,19 +129,23 @@ s = json.dumps(d)
 print(len(s), len(re.findall(r"\d+", s)), sum(v[0] for v in json.loads(s).values()))'
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(gzip sqlite3 python3)
+[ ${#progs[@]} -gt 0 ] || progs=(gemm stencil hash chase heap qsort threads gzip sqlite3 python3 bzip2)
 printf '| program | native | rw-discard | rw-disk | rw-run | native-src | cc-disk | fault | lackey |\n'
 printf '|---|---|---|---|---|---|---|---|---|\n'
 notes=()
 for p in "${progs[@]}"; do
-  bin=/usr/bin/$p
-  for size in small full; do
+  bin=/usr/bin/$p sizes="small full"
+  if kernel "$p"; then
+    for v in plain full; do build_kernel $v "$p"; done
+    bin=$out/plain/$p sizes=kernel
+  fi
+  for size in $sizes; do
     if [ $p = python3 ]; then
       if [ $size = full ]; then a=(-c "$py_full"); else a=(-S -c "print(sum(range(1000)))"); fi
     else
       read -r -a a <<<"$(args_of $p $size)"
     fi
-    if [ $size = small ]; then # plans made (once per machine) outside the timings; its rewrite lines kept
+    if [ $size != full ]; then # plans made (once per machine) outside the timings; its rewrite lines kept
       REPEAT=1 LIMIT=900 t "$mt" run --mode rewrite -o /dev/null -- "$bin" "${a[@]}" >/dev/null
       cp "$out/last.stderr" "$out/$p.plan.stderr"
     fi
@@ -146,11 +165,11 @@ for p in "${progs[@]}"; do
       ns=$(cell "$ns" "${ns% *}")
     fi
     f=- l=-
-    if [ $size = small ]; then
+    if [ $size != full ]; then
       f=$(cell "$(REPEAT=1 t "$mt" run --mode fault -o /dev/null -- "$bin" "${a[@]}")" "$nc")
       cp "$out/last.stderr" "$out/$p-$size.fault.stderr"
       l=$(cell "$(REPEAT=1 t valgrind --tool=lackey --trace-mem=yes --log-file=/dev/null "$bin" "${a[@]}")" "$nc")
-      notes+=("$p small: accesses recorded, rewrite mode $(accesses "$out/$p-$size.rw.stderr"), fault mode $(accesses "$out/$p-$size.fault.stderr")")
+      notes+=("$p $size: accesses recorded, rewrite mode $(accesses "$out/$p-$size.rw.stderr"), fault mode $(accesses "$out/$p-$size.fault.stderr")")
     fi
     printf '| %s %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$p" "$size" "$(cell "$n" "$nc")" "$(cell "$d" "$nc")" \
       "$(cell "$w" "$nc")" "$(cell "$r" "$nc")" "$ns" "$cs" "$f" "$l"
@@ -164,6 +183,6 @@ n=$(t "$out/empty"); r=$(REPEAT=3 t "$mt" run --mode rewrite -q -o /dev/null -- 
 f=$(REPEAT=3 t "$mt" run --mode fault -q -o /dev/null -- "$out/empty")
 echo "- start-up, an empty program whole (fastest of 3): native $(cell "$n" "${n% *}"), rewrite mode (plans cached) $(cell "$r" "${n% *}"), fault mode $(cell "$f" "${n% *}")"
 for p in "${progs[@]}"; do
-  echo "- $p: $(grep -h 'memory instructions of /usr/bin\|memory instructions of /bin' "$out/$p.plan.stderr" | head -1 | sed 's/^memtrace: //')"
+  echo "- $p: $(grep -h 'memory instructions of /usr/bin\|memory instructions of /bin\|memory instructions of [^ ]*/plain/' "$out/$p.plan.stderr" | head -1 | sed 's/^memtrace: //')"
 done
 echo "load: $(uptime | sed 's/.*load average/load average/')"

@@ -100,6 +100,8 @@ struct rt_thread {
     int internal;               /* the runtime's own code is running: wrappers pass through (RT_PRIVATE_HEAP: */
                                 /* and allocations come from the runtime's arena, not the program's heap)   */
     int handed;                 /* began in a buffer handed over (rt_thread_start.c): ends into the sink    */
+    int start_pending;          /* began before the runtime ran (a constructor's thread): MT_THREAD start   */
+    uint64_t start_parent;      /* goes with its first event (rt_emit)                                      */
 };
 
 /* FINISHING: the final flush is writing every buffer; a thread whose buffer fills waits for it to end. */
@@ -185,6 +187,7 @@ extern uint64_t rw_puns[3];        /* rw_apply.c: puns written, kept their int3 
 void rw_dlopen_init(const char *socket);
 void rw_dlopen_returned(void);      /* after dlopen/dlclose: the scan, when ld.so could not be hooked */
 void rt_modules_resync(void);       /* rt_init.c: objects went (dlclose): the next new ones are reported */
+int rt_in_vfork_child(void);        /* a vfork child, sharing its parent's memory (rt_init.c) */
 int rw_planned(void);               /* libraries are (or will be, at start) rewritten: no writer thread */
 char *rw_sink_enter(void);          /* the thread's cursor to the sink while libraries are rewritten; the old one */
 void rw_sink_leave(char *saved);    /* the thread's cursor back */
@@ -221,6 +224,7 @@ void rt_check_chunk(const struct mtr_chunk_header *h, const void *payload, int c
 
 /* rt_signal.c */
 void rt_signal_init(void);
+void rt_signal_adopt_raw(void);    /* before main: handlers raw system calls set since init */
 
 /* rt_wrappers.c */
 void rt_wrappers_init(void);

@@ -146,6 +146,15 @@ static void adopt(struct rt_buf *b, char *cursor, uint64_t old, uint64_t parent,
     }
     rt_restore_signals(old);
     if (!announce) return;
+    if (rt.state == RT_INIT) {
+        if (rt_tid() == rt.pid) return; /* the main thread's start is rt_report_process's */
+        /* A thread that existed before the runtime's constructor (a linked library's constructor started it) */
+        /* and probed while the plans were applied: no event can be recorded yet, so its start goes with its  */
+        /* first event (rt_emit), its exit at the latest.                                                    */
+        rt_self.start_pending = 1;
+        rt_self.start_parent = parent;
+        return;
+    }
     RT_REC(MT_THREAD, struct mt_thread, t);
     t.h.flags = MT_THREAD_START;
     t.value = parent;
@@ -363,6 +372,13 @@ void rt_emit_seq(const void *rec, size_t len, uint64_t seq)
 void rt_emit(const void *rec, size_t len)
 {
     if (rt_self.internal || rt.state != RT_RUNNING) return;
+    if (rt_self.start_pending) {
+        rt_self.start_pending = 0;
+        RT_REC(MT_THREAD, struct mt_thread, t);
+        t.h.flags = MT_THREAD_START;
+        t.value = rt_self.start_parent;
+        rt_emit_seq(&t, sizeof t, rt_next_seq());
+    }
     rt_emit_seq(rec, len, rt_next_seq());
 }
 

@@ -208,7 +208,7 @@ int rt_file_open(const char *path, int pid, int codec)
 
 void rt_finish(int how, uint64_t value, uint64_t ip, uint64_t addr, const char *path)
 {
-    if (rt.state != RT_RUNNING) return;
+    if (rt.state != RT_RUNNING || rt_in_vfork_child()) return; /* a vfork child's exec or _exit: the trace is its parent's */
     size_t n = path ? rt_strlen(path) : 0;
     if (n > 1024) n = 1024;
     struct {

@@ -1,7 +1,7 @@
 /*
  * rt_init.c: the life of a process linked with libmemtrace-rt.so, as the .mtr file tells it.
  *
- * Start (a constructor, run before those of the program's objects, which all depend on this library):
+ * Start (a constructor, run before every other: -z initfirst, see rt_init):
  * MT_HELLO, MT_THREAD start of the main thread, one MT_MODULE per loaded object (load bias, GNU build-id,
  * path) and one MT_MAPPING per /proc/self/maps line, then MT_CONTROL start unless MEMTRACE_AUTOSTART=0.
  * memtrace_start()/memtrace_stop() (and MadT__start/MadT__stop) record MT_CONTROL with their caller.
@@ -18,14 +18,16 @@
  * start with their creator's tid as soon as they run; others on their first probe or event (parent 0).
  * A thread's end (its pthread key destructor) records MT_THREAD exit and hands its buffer to the writer.
  *
- * What it gets wrong: vfork runs as fork (the child's trace starts like a fork child's). Records of
- * probes in objects initialized before this library (a preinit_array, an instrumented object that does
- * not link it) cannot be taken: the first such probe finds no SIGSEGV handler and kills the program.
+ * What it gets wrong: without rewrite plans vfork runs as fork (the child's trace starts like a fork
+ * child's, and its stores are not its parent's); with them it is a vfork, its child untraced. Records of
+ * probes in objects initialized before this library (another -z initfirst object, which ld.so would run
+ * first) cannot be taken: the first such probe finds no SIGSEGV handler and kills the program.
  * Modules unloaded by dlclose stay reported; the count of reported objects is taken again after a dlclose
  * (rt_modules_resync), so one loaded after it is reported (an object unloaded from the middle of the list
  * while another is appended by the same call may still be missed).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -277,8 +279,17 @@ static void adopt_memtrace(const char *parent)
     if (w) *w = NULL;
 }
 
-__attribute__((constructor(101))) static void rt_init(void)
+extern char **environ;
+
+/* Linked -z initfirst (DF_1_INITFIRST): ld.so runs this before every other constructor, libc's and those of */
+/* the libraries the program is linked with (a preloaded library would otherwise come after them), so no   */
+/* library code runs rewritten-to-be and no thread a constructor starts exists while the plans are applied. */
+/* libc's own initializer (_init_first, which sets environ) has not run yet: environ is taken from the      */
+/* arguments ld.so passes every initializer (the same array libc will set).                                 */
+__attribute__((constructor(101))) static void rt_init(int argc, char **argv, char **envp)
 {
+    (void)argc, (void)argv;
+    if (!environ && envp) environ = envp;
     rt.page = sysconf(_SC_PAGESIZE);
     rt.pid = (int)mt_sys0(SYS_getpid);
     mt_unwind_pages = rt_map_own; /* the stacks' unwind tables are the runtime's, not the program's mappings */
@@ -327,6 +338,7 @@ __attribute__((destructor(101))) static void rt_fini(void)
 static int (*app_main)(int, char **, char **);
 static int main_wrapper(int argc, char **argv, char **envp)
 {
+    rt_signal_adopt_raw();
     exit_status = app_main(argc, argv, envp);
     return exit_status;
 }
@@ -486,7 +498,73 @@ static pid_t fork_common(void)
 }
 
 RT_EXPORT pid_t fork(void) { return fork_common(); }
-RT_EXPORT pid_t vfork(void) { return fork_common(); }
+
+/* vfork. With rewrite plans the child is a real vfork child, as natively: it shares the parent's memory */
+/* (a store it makes before exec or _exit is the parent's, which programs rely on to report a failed     */
+/* exec) and its TLS, so its probes would write into the parent's buffer at the parent's cursor. So the  */
+/* child records into the sink (rw_sink_enter: its accesses are not traced, as a fork child's exec'd     */
+/* program is not), and the parent, when it resumes, puts back the cursor it had, kept in a register   */
+/* across the system call. rt_finish does nothing in the child (rt_in_vfork_child): its exec and _exit  */
+/* must not end the parent's trace. This is assembly, as glibc's vfork is: the child returns from it    */
+/* and goes on using the stack, so the return address is kept in %rdi, not in a frame the child          */
+/* overwrites. Without plans (memtrace cc) vfork runs as fork, as before.                                */
+int rt_vfork_real(void) { return rw_planned() && rt.state == RT_RUNNING; }
+pid_t rt_vfork_as_fork(void) { return fork_common(); }
+void rt_vfork_child(void) { rw_sink_enter(); }
+void rt_vfork_parent(pid_t child)
+{
+    RT_REC(MT_FORK, struct mt_fork, r);
+    r.child_pid = (uint64_t)child;
+    rt_emit(&r, sizeof r);
+}
+long rt_vfork_failed(int error)
+{
+    errno = -error;
+    return -1;
+}
+int rt_in_vfork_child(void) { return rt.pid && mt_sys0(SYS_getpid) != rt.pid; }
+
+__asm__(".text\n"
+        ".globl vfork\n"
+        ".type vfork, @function\n"
+        "vfork:\n"
+        "  endbr64\n"
+        "  sub $8, %rsp\n"
+        "  call rt_vfork_real\n"
+        "  add $8, %rsp\n"
+        "  test %eax, %eax\n"
+        "  jz rt_vfork_as_fork\n"
+        "  pop %rdi\n"                                  /* the return address */
+        "  mov __memtrace_cursor@gottpoff(%rip), %rsi\n"
+        "  mov %fs:(%rsi), %rdx\n"                       /* the parent's cursor */
+        "  mov $58, %eax\n"                              /* SYS_vfork */
+        "  syscall\n"
+        "  cmp $-4095, %rax\n"
+        "  jae 3f\n"
+        "  test %eax, %eax\n"
+        "  jz 2f\n"
+        "  mov %rdx, %fs:(%rsi)\n"                       /* parent: the cursor it had */
+        "  push %rdi\n"
+        "  push %rax\n"
+        "  mov %eax, %edi\n"
+        "  call rt_vfork_parent\n"
+        "  pop %rax\n"
+        "  ret\n"
+        "2:\n"                                             /* child */
+        "  push %rdi\n"
+        "  sub $8, %rsp\n"
+        "  call rt_vfork_child\n"
+        "  add $8, %rsp\n"
+        "  xor %eax, %eax\n"
+        "  ret\n"
+        "3:\n"
+        "  push %rdi\n"
+        "  mov %eax, %edi\n"
+        "  sub $8, %rsp\n"
+        "  call rt_vfork_failed\n"
+        "  add $8, %rsp\n"
+        "  ret\n"
+        ".size vfork, .-vfork\n");
 
 /* ---- threads -------------------------------------------------------------------------------------- */
 

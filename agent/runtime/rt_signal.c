@@ -227,6 +227,23 @@ void rt_signal_init(void)
     s.sigprocmask(SIG_UNBLOCK, &segv, NULL);
 }
 
+/* Before main: a handler set by a raw system call since rt_signal_init (in the executable's preinit_array or */
+/* a library's constructor, which run after this library's: it is linked -z initfirst) is the program's too,  */
+/* taken over as rt_signal_init takes one set before it. Handlers in this library's text are its own already. */
+void rt_signal_adopt_raw(void)
+{
+    for (int sig = 1; sig < 65; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        struct sigaction now;
+        if (s.sigaction(sig, NULL, &now)) continue;
+        uintptr_t h = (uintptr_t)now.sa_handler;
+        if (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN || (h >= rt.text_start && h < rt.text_end)) continue;
+        s.app[sig] = now;
+        s.known[sig] = 1;
+        install_program(sig, &s.app[sig]);
+    }
+}
+
 RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (!s.sigaction) s.sigaction = (typeof(s.sigaction))rt_next("sigaction");

@@ -24,7 +24,8 @@ import org.memtrace.x86.RegisterOperand;
  * Decides, for every memory instruction of a module's code, whether and how a trampoline traces it
  * (docs/rewriting.md, "The planner"). The code is read by a linear sweep of each executable section, the
  * PLT's included, at link-time addresses: gcc and the linker put no data in those sections, which is what
- * makes the sweep exact (hand-written assembly with data in {@code .text} breaks it).
+ * makes the sweep exact; hand-written assembly's data in {@code .text} is skipped where a sized {@code @object}
+ * symbol names it, and breaks the sweep where nothing does.
  *
  * <p>An instruction of 5 bytes or more gets a {@code jmp rel32} over itself. A shorter one takes its
  * successors into its trampoline up to the first instruction boundary 5 bytes on ("Short instructions"):
@@ -153,13 +154,12 @@ public final class PatchPlanner {
             if ((s.flags() & SHF_EXECINSTR) == 0 || s.type() == ElfSection.SHT_NOBITS) continue;
             byte[] code = elf.contents(s);
             targets.add(s.address());
-            for (Instruction insn : decoder.decodeAll(code, 0, code.length, s.address())) {
-                int at = (int) (insn.address() - s.address());
-                all.add(insn);
-                bytes.add(Arrays.copyOfRange(code, at, at + insn.length()));
-                insn.branchTarget().ifPresent(targets::add);
-                if (insn.flow() == Flow.CALL) targets.add(insn.nextAddress());
+            long from = s.address();
+            for (long[] d : dataIn(elf, s)) {
+                decode(code, s.address(), from, d[0], all, bytes, targets);
+                from = Math.max(from, d[1]);
             }
+            decode(code, s.address(), from, s.address() + code.length, all, bytes, targets);
         }
         for (Instruction insn : all)
             for (MemoryOperand m : insn.memoryOperands()) m.staticAddress().ifPresent(targets::add); // lea of code: a pointer
@@ -171,6 +171,36 @@ public final class PatchPlanner {
             if (indirect && f != null && insn.address() < f.getValue()) functions.remove(f.getKey());
         }
         return new Code(all, bytes, targets, functions);
+    }
+
+    /** Decodes {@code code} (loaded at {@code base}) from {@code from} to {@code to}, adding what it finds. */
+    private void decode(byte[] code, long base, long from, long to, List<Instruction> all, List<byte[]> bytes, Set<Long> targets) {
+        if (to <= from) return;
+        for (Instruction insn : decoder.decodeAll(code, (int) (from - base), (int) (to - from), from)) {
+            int at = (int) (insn.address() - base);
+            all.add(insn);
+            bytes.add(Arrays.copyOfRange(code, at, at + insn.length()));
+            insn.branchTarget().ifPresent(targets::add);
+            if (insn.flow() == Flow.CALL) targets.add(insn.nextAddress());
+        }
+    }
+
+    /**
+     * The data the symbol tables place in code section {@code s} (sized {@code STT_OBJECT} symbols, which
+     * hand-written assembly declares with {@code .type x, @object}), start to end in address order: the sweep
+     * skips them, so no patch overwrites a table, and starts again at each one's end, where the code after it
+     * begins (a table whose last bytes begin an instruction would otherwise swallow that code's first bytes).
+     */
+    private static List<long[]> dataIn(ElfFile elf, ElfSection s) throws ElfFormatException {
+        List<ElfSymbol> symbols = new ArrayList<>(elf.symtab());
+        symbols.addAll(elf.dynsym());
+        List<long[]> out = new ArrayList<>();
+        long end = s.address() + s.size();
+        for (ElfSymbol x : symbols)
+            if (x.isDefined() && x.isObject() && x.size() > 0 && x.value() >= s.address() && x.value() < end)
+                out.add(new long[] {x.value(), Math.min(end, x.value() + x.size())});
+        out.sort(java.util.Comparator.comparingLong((long[] r) -> r[0]));
+        return out;
     }
 
     /**

@@ -166,10 +166,13 @@ class RewriteRunTest {
 
     private static final List<String> FUNCTIONS = List.of("main", "fill", "bump", "total", "build", "walk");
 
+    /** Also an {@code -fcf-protection} build: every function and landing pad begins with {@code endbr64}. */
     @ParameterizedTest
-    @ValueSource(strings = {"-O0", "-O2"})
-    void loadsAndStoresPerRewrittenInstructionAgreeWithLackey(String level) throws Exception {
-        Path prog = Gcc.compile(dir, "lackey_cmp.c", "cmp", level, "-g", "-no-pie");
+    @ValueSource(strings = {"-O0", "-O2", "-O2 -fcf-protection"})
+    void loadsAndStoresPerRewrittenInstructionAgreeWithLackey(String flags) throws Exception {
+        List<String> options = new java.util.ArrayList<>(List.of(flags.split(" ")));
+        options.addAll(List.of("-g", "-no-pie"));
+        Path prog = Gcc.compile(dir, "lackey_cmp.c", "cmp", options.toArray(String[]::new));
         FunctionRanges ranges = FunctionRanges.of(prog, FUNCTIONS);
         Set<Long> left = new HashSet<>();
         int rewritten = 0;

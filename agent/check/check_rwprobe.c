@@ -18,6 +18,13 @@
  * site (named module+offset, or by a dynamic symbol, as fault mode's run --check names it); it returns past the
  * two words. A report saves the x87/SSE state (fxsave) around the reporting code, as the loop check does.
  *
+ * A stack variable's check (MC_RW_STACK: an indexed access from %rbp in gcc -O0 code, which the trampoline found
+ * outside the variable its displacement names, org.memtrace.rewrite.StackSlots) has three more words: the
+ * variable's size, its declaration line and the offset of its names ("variable\0function\0"); %rcx holds the
+ * access's offset in the variable. It is reported as the compiled-in checker reports a stack variable:
+ *   memtrace: stack overflow: <stack:buffer@loop>+40 (a variable of 40 bytes, declared at line 16 of loop)
+ *   written 4 bytes, 0 bytes past its end, at direct+4533, thread 27475
+ *
  * What it gets wrong: the accesses the inline part passes are not counted (the count would cost a flag-saving
  * increment per access), so the summary counts only the slow paths and the libc checks; a report in continue
  * mode may clobber the upper halves of the program's AVX registers (the reporting code calls libc).

@@ -30,7 +30,8 @@ import org.memtrace.x86.MemoryOperand;
  *
  * <p>Not checked, since no redzone is there in a binary nobody rebuilt: stack slots (implicit ones, and operands
  * based on {@code %rsp}), RIP-relative and absolute operands (globals), {@code %fs}/{@code %gs} operands (thread-local
- * storage).
+ * storage). An indexed access from {@code %rbp} in gcc -O0 code with DWARF is checked against its stack variable
+ * instead of the shadow ({@link StackSlots}; the sequence at {@code stack}).
  */
 final class CheckProbe {
     /** The quad the check runtime fills with its slow path's address: the shadow of the null page's last 64 bytes. */

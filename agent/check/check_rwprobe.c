@@ -18,6 +18,13 @@
  * site (named module+offset, or by a dynamic symbol, as fault mode's run --check names it); it returns past the
  * two words. A report saves the x87/SSE state (fxsave) around the reporting code, as the loop check does.
  *
+ * A stack variable's check (MC_RW_STACK: an indexed access from %rbp in gcc -O0 code, which the trampoline found
+ * outside the variable its displacement names, org.memtrace.rewrite.StackSlots) has three more words: the
+ * variable's size, its declaration line and the offset of its names ("variable\0function\0"); %rcx holds the
+ * access's offset in the variable. It is reported as the compiled-in checker reports a stack variable:
+ *   memtrace: stack overflow: <stack:buffer@loop>+40 (a variable of 40 bytes, declared at line 16 of loop)
+ *   written 4 bytes, 0 bytes past its end, at direct+4533, thread 27475
+ *
  * What it gets wrong: the accesses the inline part passes are not counted (the count would cost a flag-saving
  * increment per access), so the summary counts only the slow paths and the libc checks; a report in continue
  * mode may clobber the upper halves of the program's AVX registers (the reporting code calls libc).
@@ -30,8 +37,10 @@
 #define MC_RW_SLOT 0x7fff9ff8ULL      /* MC_SHADOW(0xffc0): the trampolines' `call *0x7fff9ff8` */
 #define MC_RW_WRITE 0x10000u
 #define MC_RW_RANGE 0x20000u
+#define MC_RW_STACK 0x40000u           /* a stack variable's check (StackSlots): three more words follow */
 
 void __memtrace_rwcheck(void);
+int mc_snprintf(char *d, size_t n, const char *fmt, ...);
 
 /* Called by mc_init once the shadow is mapped and the null page poisoned. */
 void mc_rw_init(void)
@@ -49,6 +58,7 @@ __attribute__((target("general-regs-only"), used))
 static int mc_rw_check(uintptr_t addr, const uint32_t *words, uint64_t rcx)
 {
     uint64_t size = rw_size(words, rcx);
+    if (words[0] & MC_RW_STACK) return 1; /* the trampoline found it outside its variable */
     /* mc_shadow_first_bad's 0 means "none bad": an access at address 0 itself (a NULL store) is the one case */
     /* whose first bad byte is 0; the null page's shadow says it is bad */
     return size && (mc_shadow_first_bad(addr, size) != 0 || (addr == 0 && *MC_SHADOW(0) >= 0x80));
@@ -59,6 +69,20 @@ static void mc_rw_report(uintptr_t addr, const uint32_t *words, uint64_t rcx)
 {
     uint64_t size = rw_size(words, rcx);
     const char *pc = (const char *)&words[1] + (int32_t)words[1];
+    if (words[0] & MC_RW_STACK) { /* %rcx: the access's offset in the variable; words: size, line, names */
+        const char *var = (const char *)&words[4] + (int32_t)words[4];
+        const char *fn = var + __builtin_strlen(var) + 1;
+        struct mc_extent x;
+        __builtin_memset(&x, 0, sizeof x);
+        x.beg = addr - rcx;
+        x.size = words[2];
+        x.region = "stack";
+        mc_snprintf(x.name, sizeof x.name, "<stack:%s@%s>", var, mc_spell(fn));
+        if (words[3]) mc_snprintf(x.desc, sizeof x.desc, "a variable of %u bytes, declared at line %u of %s", words[2], words[3], mc_spell(fn));
+        else mc_snprintf(x.desc, sizeof x.desc, "a variable of %u bytes of %s", words[2], mc_spell(fn));
+        mc_report_extent(addr, size, (words[0] & MC_RW_WRITE) ? MC_WRITE : MC_READ, pc, NULL, &x);
+        return;
+    }
     mc_report_access(addr, size, (words[0] & MC_RW_WRITE) ? MC_WRITE : MC_READ, pc, NULL);
 }
 
@@ -90,7 +114,11 @@ __asm__(
     "    call mc_rw_report\n"
     "    fxrstor (%rsp)\n"
     "1:  mov %rbp, %rsp\n"
-    "    addq $8, 80(%rsp)\n"           /* return past the words (the flags come back below) */
+    "    mov 80(%rsp), %rsi\n"
+    "    testl $0x40000, (%rsi)\n"       /* MC_RW_STACK: five words */
+    "    jz 2f\n"
+    "    addq $12, 80(%rsp)\n"
+    "2:  addq $8, 80(%rsp)\n"           /* return past the words (the flags come back below) */
     "    pop %rbp\n pop %r11\n pop %r10\n pop %r9\n pop %r8\n"
     "    pop %rdi\n pop %rsi\n pop %rdx\n pop %rcx\n"
     "    popfq\n"

@@ -30,12 +30,13 @@ import org.memtrace.x86.MemoryOperand;
  *
  * <p>Not checked, since no redzone is there in a binary nobody rebuilt: stack slots (implicit ones, and operands
  * based on {@code %rsp}), RIP-relative and absolute operands (globals), {@code %fs}/{@code %gs} operands (thread-local
- * storage).
+ * storage). An indexed access from {@code %rbp} in gcc -O0 code with DWARF is checked against its stack variable
+ * instead of the shadow ({@link StackSlots}; the sequence at {@code stack}).
  */
 final class CheckProbe {
     /** The quad the check runtime fills with its slow path's address: the shadow of the null page's last 64 bytes. */
     static final long SLOT = 0x7fff9ff8L;
-    static final int WRITE = 0x10000, RANGE = 0x20000;
+    static final int WRITE = 0x10000, RANGE = 0x20000, STACK = 0x40000;
 
     private CheckProbe() {}
 
@@ -58,17 +59,34 @@ final class CheckProbe {
     }
 
     /** The most bytes the checks of {@code p} take. */
-    static long bound(Decision.Patch p) {
-        return 96L * p.all().stream().mapToInt(part -> checks(part).size()).sum();
+    static long bound(Decision.Patch p) { return bound(p, StackSlots.NONE); }
+
+    /** The same, its stack variables' checks ({@link StackSlots}) with their names included. */
+    static long bound(Decision.Patch p, StackSlots slots) {
+        long n = 0;
+        for (Decision.Part part : p.all())
+            for (MemoryAccess a : checks(part)) {
+                var slot = slots.slotOf(part.instruction().address(), a);
+                n += slot.isEmpty() ? 96 : 160 + 4L * (slot.get().variable().length() + slot.get().function().length());
+            }
+        return n;
     }
 
     /** The checks of one part, before its bytes; {@code label} is unique in the text. */
-    static void emit(StringBuilder s, Decision.Part part, String label) {
+    static void emit(StringBuilder s, Decision.Part part, String label) { emit(s, part, label, StackSlots.NONE); }
+
+    /** The same, an access {@code slots} names a stack variable for checked against that variable instead. */
+    static void emit(StringBuilder s, Decision.Part part, String label, StackSlots slots) {
         List<MemoryAccess> checks = checks(part);
         for (int i = 0; i < checks.size(); i++) {
             MemoryAccess a = checks.get(i);
             String l = label + "_" + i;
             int desc = (a.write() ? WRITE : 0);
+            var slot = part.repString() ? java.util.Optional.<StackSlots.Slot>empty() : slots.slotOf(part.instruction().address(), a);
+            if (slot.isPresent()) {
+                stack(s, part, a, slot.get(), desc, l);
+                continue;
+            }
             s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n");
             s.append("\tlea ").append(TrampolineWriter.address(a.operand())).append(",%rax\n");
             if (part.repString()) {
@@ -92,6 +110,47 @@ final class CheckProbe {
             }
             s.append("\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
         }
+    }
+
+    /**
+     * An indexed access {@code disp(%rbp,%idx,scale)} of {@code n} bytes checked against its variable
+     * {@code [cfa + v, cfa + v + size)}, cfa = %rbp + 16: its offset o = disp - 16 - v + idx * scale must be in
+     * [0, size - n]. Without touching the flags: X = o >> 32 (0 when 0 <= o < 2^32), Y = ~(o - L) >> 63 with
+     * L = size - n + 1 (0 when o < L, given o < 2^32), and the access is in bounds when X + Y is 0 (jrcxz).
+     * Otherwise the runtime's slow path gets %rax = the address, %rcx = o, and five words: the descriptor
+     * (size, write, {@link #STACK}), the instruction, the variable's size, its declaration line and its names
+     * ("variable\0function\0", an offset from the word).
+     */
+    private static void stack(StringBuilder s, Decision.Part part, MemoryAccess a, StackSlots.Slot v, int desc, String l) {
+        MemoryOperand m = a.operand();
+        int n = a.sizeBytes();
+        long d = m.displacement() - 16 - v.cfaOffset();
+        long limit = v.size() - n + 1;
+        // the names first, jumped over (after the slow call they could put jrcxz's target out of its reach)
+        s.append("\tjmp ").append(l).append("_start\n").append(l).append("_names:\n");
+        s.append("\t.asciz \"").append(escape(v.variable())).append("\"\n\t.asciz \"").append(escape(v.function())).append("\"\n");
+        s.append(l).append("_start:\n");
+        s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n\tpush %rdx\n");
+        s.append("\tlea ").append(d).append("(,%").append(m.index().name()).append(',').append(Math.max(1, m.scale())).append("),%rax\n");
+        s.append("\tlea ").append(-limit).append("(%rax),%rcx\n\tnot %rcx\n");
+        s.append("\tmov $63,%edx\n\tshrx %rdx,%rcx,%rcx\n\tmov $32,%edx\n\tshrx %rdx,%rax,%rdx\n");
+        s.append("\tlea (%rcx,%rdx),%rcx\n\tjrcxz ").append(l).append("_done\n");
+        s.append("\tmov %rax,%rcx\n\tlea ").append(16 + v.cfaOffset()).append("(%rbp,%rcx),%rax\n");
+        s.append("\tcall *").append(SLOT).append("\n\t.long ").append(desc | n | STACK).append("\n\t.long mt_base+")
+                .append(part.instruction().address()).append(" - .\n\t.long ").append(v.size()).append("\n\t.long ")
+                .append(v.line()).append("\n\t.long ").append(l).append("_names - .\n");
+        s.append(l).append("_done:\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
+    }
+
+    /** A name as the assembler's string: printable ASCII as it is, every other byte (UTF-8) in octal. */
+    private static String escape(String name) {
+        var out = new StringBuilder();
+        for (byte b : name.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            int c = b & 0xff;
+            if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') out.append((char) c);
+            else out.append(String.format("\\%03o", c));
+        }
+        return out.toString();
     }
 
     /** Jumps to {@code ok} when the shadow byte of the address in %rax is 0; clobbers %rcx only. */

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
+import org.memtrace.symbols.DwarfLocals;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.symbols.ElfSegment;
@@ -26,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-15-objects-in-text";
+    static final String PLANNER_VERSION = "rewrite-16-objects-stack-slots";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -137,6 +138,8 @@ public final class ModuleRewrite {
         } catch (ElfFormatException e) {
             throw new RewriteException(module + ": " + e.getMessage());
         }
+        // run --check: direct accesses to the stack variables of unoptimised frame-pointer functions (DWARF)
+        StackSlots slots = probes.checks() ? new StackSlots(DwarfLocals.read(elf)) : StackSlots.NONE;
         List<Decision.Patch> patches = new ArrayList<>();
         Set<Long> patched = new HashSet<>();
         List<Decision.Patch> trapped = new ArrayList<>(); // linked after the patches: trampoline patches.size() + k
@@ -148,7 +151,7 @@ public final class ModuleRewrite {
                 case Decision.Patch p -> {
                     if (probes == Probes.CHECK && !CheckProbe.checksAny(p)) continue; // nothing to check: left as it is
                     patches.add(p);
-                    room += TrampolineWriter.bound(p) + (probes.checks() ? CheckProbe.bound(p) : 0);
+                    room += TrampolineWriter.bound(p) + (probes.checks() ? CheckProbe.bound(p, slots) : 0);
                     for (Decision.Part part : p.parts())
                         if (probes == Probes.CHECK ? !CheckProbe.checks(part).isEmpty() : !part.accesses().isEmpty()) {
                             rewritten++;
@@ -159,7 +162,7 @@ public final class ModuleRewrite {
                     // a check plan traps only what it checks; the trap's trampoline checks or records as the others do
                     if (probes == Probes.CHECK && !CheckProbe.checksAny(t.patch())) continue;
                     trapped.add(t.patch());
-                    room += TrampolineWriter.bound(t.patch()) + (probes.checks() ? CheckProbe.bound(t.patch()) : 0);
+                    room += TrampolineWriter.bound(t.patch()) + (probes.checks() ? CheckProbe.bound(t.patch(), slots) : 0);
                     for (Decision.Part part : t.patch().parts()) patched.add(part.instruction().address());
                 }
                 case Decision.SignalMask m -> {
@@ -180,7 +183,7 @@ public final class ModuleRewrite {
             List<Decision.Patch> all = new ArrayList<>(patches);
             all.addAll(trapped);
             TrampolineLinker.Linked linked = TrampolineLinker.link(all, probes,
-                    selection == null ? SiteWeights.FULL : selection.siteWeights(patched), base, elf.buildId().orElse(new byte[0]), work, linkedFile);
+                    selection == null ? SiteWeights.FULL : selection.siteWeights(patched), slots, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (linked.text().length > room)
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());

@@ -43,8 +43,14 @@ final class TrampolineLinker {
     /** The same, the trampolines' probes as {@code probes} says, the site table's weights and block fields from {@code weights}. */
     static Linked link(List<Decision.Patch> patches, Probes probes, SiteWeights weights, long base, byte[] moduleId, Path work, Path out)
             throws IOException, RewriteException {
+        return link(patches, probes, weights, StackSlots.NONE, base, moduleId, work, out);
+    }
+
+    /** The same, the direct accesses to the stack variables {@code slots} names checked against them. */
+    static Linked link(List<Decision.Patch> patches, Probes probes, SiteWeights weights, StackSlots slots, long base, byte[] moduleId,
+            Path work, Path out) throws IOException, RewriteException {
         Path source = work.resolve("trampolines.s"), object = work.resolve("trampolines.o"), script = work.resolve("trampolines.ld");
-        var assembly = new StringBuilder(TrampolineWriter.assembly(patches, probes, weights));
+        var assembly = new StringBuilder(TrampolineWriter.assembly(patches, probes, weights, slots));
         assembly.append("\t.section ").append(REWRITTEN_SECTION).append(",\"\",@progbits\n");
         for (byte b : moduleId) assembly.append("\t.byte ").append(b & 0xff).append('\n');
         Files.writeString(source, assembly, StandardCharsets.US_ASCII);

@@ -42,6 +42,11 @@ final class TrampolineWriter {
      * site table's weight and block fields from {@code weights} (a selection, {@code --omega}).
      */
     static String assembly(List<Decision.Patch> patches, Probes probes, SiteWeights weights) {
+        return assembly(patches, probes, weights, StackSlots.NONE);
+    }
+
+    /** The same, the direct accesses to the stack variables {@code slots} names checked against them. */
+    static String assembly(List<Decision.Patch> patches, Probes probes, SiteWeights weights, StackSlots slots) {
         var text = new StringBuilder("\t.text\ncursor_slot:\n\t.quad 0\n");
         var sites = new StringBuilder("\t.section memtrace_sites,\"a\",@progbits\n\t.balign 8\n");
         int site = 0;
@@ -50,7 +55,7 @@ final class TrampolineWriter {
             text.append("mt_t").append(n).append(":\n");
             int partNo = 0;
             for (Decision.Part part : p.all()) {
-                if (probes.checks()) CheckProbe.emit(text, part, "mt_c" + n + "_" + partNo++);
+                if (probes.checks()) CheckProbe.emit(text, part, "mt_c" + n + "_" + partNo++, slots);
                 List<Site> partSites = probes.records() ? sites(part) : List.of();
                 List<String> labels = new ArrayList<>();
                 for (int i = 0; i < partSites.size(); i++) labels.add("mt_s" + site++);

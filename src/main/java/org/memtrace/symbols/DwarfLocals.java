@@ -31,13 +31,18 @@ public final class DwarfLocals {
     /** A variable: {@code cfaOffset} from the canonical frame address (negative: below it), {@code line} 0 when unknown. */
     public record Local(String name, long cfaOffset, long size, int line) {}
 
-    /** A function's code {@code [low, high)} (link-time addresses) and its variables. */
-    public record Function(String name, long low, long high, List<Local> locals) {}
+    /**
+     * A function's code {@code [low, high)} (link-time addresses) and its variables; {@code unoptimised} when its
+     * unit's producer is gcc's with no {@code -O} but {@code -O0} (gcc records its switches there): only then do
+     * its indexed accesses name their variable by their displacement (docs/check.md, "Direct accesses").
+     */
+    public record Function(String name, long low, long high, List<Local> locals, boolean unoptimised) {}
 
     private static final int TAG_FORMAL_PARAMETER = 0x05;
     private static final int TAG_LEXICAL_BLOCK = 0x0b;
     private static final int AT_FRAME_BASE = 0x40;
     private static final int AT_DECL_LINE = 0x3b;
+    private static final int AT_PRODUCER = 0x25;
     private static final int OP_FBREG = 0x91;
     private static final int OP_CALL_FRAME_CFA = 0x9c;
     private static final int MAX_DEPTH = 256;
@@ -82,12 +87,12 @@ public final class DwarfLocals {
     private static final class Die {
         int tag;
         boolean children;
-        String name;
+        String name, producer;
         long low, high, type, line, fbreg;
         boolean highIsOffset, cfaBase, fbregSet;
 
         void clear() {
-            name = null;
+            name = producer = null;
             low = high = type = line = fbreg = -1;
             highIsOffset = cfaBase = fbregSet = false;
         }
@@ -108,6 +113,7 @@ public final class DwarfLocals {
             Function[] open = new Function[MAX_DEPTH];
             List<List<Local>> lists = new ArrayList<>();
             int depth = 0;
+            boolean unoptimised = false;
             while (uc.position < u.end()) {
                 long code = uc.uleb();
                 if (code == 0) {
@@ -122,12 +128,13 @@ public final class DwarfLocals {
                 for (int i = 0; i < a.attributes().length; i++) attribute(uc, u, s, f, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i]);
                 Function in = depth > 0 ? open[depth - 1] : null;
                 Function mine = in;
+                if (die.tag == TAG_COMPILE_UNIT) unoptimised = unoptimised(die.producer);
                 if (die.tag == TAG_SUBPROGRAM) {
                     mine = null;
                     if (die.low >= 0 && die.high >= 0 && die.cfaBase && die.name != null) {
                         long high = die.highIsOffset ? die.low + die.high : die.high;
                         List<Local> locals = new ArrayList<>();
-                        mine = new Function(die.name, die.low, high, locals);
+                        mine = new Function(die.name, die.low, high, locals, unoptimised);
                         out.add(mine);
                         lists.add(locals);
                     }
@@ -160,6 +167,12 @@ public final class DwarfLocals {
                     die.name = DwarfCursor.stringAt(f.form == FORM_STRP ? s.str() : s.lineStr(), f.value, ".debug_str");
                 else if (f.kind == DwarfForm.Kind.STRING_INDEX) die.name = indexedString(s, u, f.value);
             }
+            case AT_PRODUCER -> {
+                if (f.kind == DwarfForm.Kind.INLINE_STRING) die.producer = DwarfCursor.stringAt(s.info(), f.value, ".debug_info");
+                else if (f.kind == DwarfForm.Kind.STRING_OFFSET)
+                    die.producer = DwarfCursor.stringAt(f.form == FORM_STRP ? s.str() : s.lineStr(), f.value, ".debug_str");
+                else if (f.kind == DwarfForm.Kind.STRING_INDEX) die.producer = indexedString(s, u, f.value);
+            }
             case AT_LOW_PC -> die.low = f.kind == DwarfForm.Kind.ADDRESS ? f.value : indexedAddress(s, u, f);
             case AT_HIGH_PC -> {
                 if (f.kind == DwarfForm.Kind.CONSTANT) { die.high = f.value; die.highIsOffset = true; }
@@ -180,6 +193,17 @@ public final class DwarfLocals {
             }
             default -> { }
         }
+    }
+
+    /**
+     * Whether a unit's producer says gcc compiled it without optimisation: "GNU C17 12.2.0 -mtune=generic -g -O0"
+     * or no {@code -O} at all. Another compiler, or switches not recorded, count as optimised (not known).
+     */
+    static boolean unoptimised(String producer) {
+        if (producer == null || !producer.startsWith("GNU ") || !producer.contains(" -")) return false;
+        for (String word : producer.split(" "))
+            if (word.startsWith("-O") && !word.equals("-O0")) return false;
+        return true;
     }
 
     /** An {@code addrx} address: .debug_addr from the unit's base (8 when the unit DIE gave none, as gcc's single-unit files). */

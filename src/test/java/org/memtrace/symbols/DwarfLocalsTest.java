@@ -50,6 +50,7 @@ class DwarfLocalsTest {
                     if (a != b) assertThat(a.cfaOffset() + a.size() <= b.cfaOffset() || b.cfaOffset() + b.size() <= a.cfaOffset()).isTrue();
             }
             assertThat(f.high()).isGreaterThan(f.low());
+            assertThat(fs).allMatch(DwarfLocals.Function::unoptimised); // "GNU C17 ... -O0" in the unit's producer
             assertThat(fs).extracting(DwarfLocals.Function::name).contains("use", "f");
 
             byte[] table = DwarfLocals.encode(fs, DwarfLines.read(elf, elf.loadSegments()));
@@ -73,5 +74,17 @@ class DwarfLocalsTest {
         Path plain = dir.resolve("p");
         Gcc.run(List.of("gcc", "-O0", "-o", plain.toString(), dir.resolve("l.c").toString()));
         assertThat(DwarfLocals.read(ElfFile.read(plain))).isEmpty();
+    }
+
+    @Test
+    void theProducerSaysWhetherGccOptimised() {
+        assertThat(DwarfLocals.unoptimised("GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O0")).isTrue();
+        assertThat(DwarfLocals.unoptimised("GNU C17 12.2.0 -mtune=generic -march=x86-64 -g")).isTrue();
+        assertThat(DwarfLocals.unoptimised("GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O2")).isFalse();
+        assertThat(DwarfLocals.unoptimised("GNU C17 12.2.0 -mtune=generic -g -Og")).isFalse();
+        assertThat(DwarfLocals.unoptimised("GNU C17 12.2.0 -O2 -O0 -g")).isFalse(); // not worked out: taken as optimised
+        assertThat(DwarfLocals.unoptimised("GNU C17 12.2.0")).isFalse(); // switches not recorded
+        assertThat(DwarfLocals.unoptimised("clang version 16.0.6")).isFalse();
+        assertThat(DwarfLocals.unoptimised(null)).isFalse();
     }
 }

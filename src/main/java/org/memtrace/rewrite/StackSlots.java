@@ -1,0 +1,69 @@
+package org.memtrace.rewrite;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.memtrace.symbols.DwarfLocals;
+import org.memtrace.x86.MemoryAccess;
+import org.memtrace.x86.MemoryOperand;
+
+/**
+ * The stack variables a check plan of {@code memtrace run --check --mode rewrite} checks direct accesses against
+ * (docs/check.md, "Direct accesses to stack variables"): in a function of the module's DWARF that keeps a frame
+ * pointer and whose unit gcc compiled without optimisation ({@link DwarfLocals}), an access
+ * {@code disp(%rbp,%index,scale)} names its object by its displacement, as Spindle's object-level checks name an
+ * access's object by where its address came from: gcc at -O0 puts an array's (or a struct's member's) offset in
+ * the displacement and the whole index in the register, so the variable that holds {@code %rbp + disp} is the
+ * one indexed. The access must then stay inside that variable ({@link CheckProbe} tests it inline, flag-free).
+ *
+ * <p>Why only unoptimised units: an optimising compiler folds constants of the index into the displacement
+ * ({@code a[i - 1]} as {@code a - 4}), which would name the variable below. Where two variables hold the
+ * displacement (scopes sharing a slot) the check is against their hull. Accesses through another register
+ * (a pointer to a local, gcc's {@code lea} then {@code add} of a char array's index) and {@code %rbp}-based
+ * accesses with no index (in bounds by construction) are not checked here.
+ */
+final class StackSlots {
+    /** The variable an access is checked against: {@code [cfaOffset, cfaOffset + size)} from the frame's CFA. */
+    record Slot(String variable, String function, int line, long cfaOffset, long size) {}
+
+    static final StackSlots NONE = new StackSlots(List.of());
+
+    private final List<DwarfLocals.Function> functions; // sorted by low, unoptimised ones only
+
+    StackSlots(List<DwarfLocals.Function> functions) {
+        this.functions = functions.stream().filter(DwarfLocals.Function::unoptimised).toList();
+    }
+
+    boolean isEmpty() { return functions.isEmpty(); }
+
+    /** The variable that {@code a}, made by the instruction at {@code address}, is checked against, if any. */
+    Optional<Slot> slotOf(long address, MemoryAccess a) {
+        MemoryOperand m = a.operand();
+        if (functions.isEmpty() || a.implicitStack() || a.sizeBytes() <= 0) return Optional.empty();
+        if (!m.base().isFramePointer() || m.base().widthBits() != 64 || m.index().isNone() || m.index().widthBits() != 64
+                || m.segment().isSegmentWithBase()) return Optional.empty();
+        DwarfLocals.Function f = functionAt(address);
+        if (f == null) return Optional.empty();
+        long origin = m.displacement() - 16; // from the CFA: %rbp + 16 in the body of a frame-pointer function
+        List<DwarfLocals.Local> holding = new ArrayList<>();
+        for (DwarfLocals.Local l : f.locals())
+            if (origin >= l.cfaOffset() && origin - l.cfaOffset() < l.size()) holding.add(l);
+        if (holding.isEmpty()) return Optional.empty();
+        long beg = holding.stream().mapToLong(DwarfLocals.Local::cfaOffset).min().orElseThrow();
+        long end = holding.stream().mapToLong(l -> l.cfaOffset() + l.size()).max().orElseThrow();
+        if (a.sizeBytes() > end - beg || end - beg >= (1L << 31)) return Optional.empty();
+        DwarfLocals.Local first = holding.stream().filter(l -> l.cfaOffset() == beg).findFirst().orElseThrow();
+        return Optional.of(new Slot(first.name(), f.name(), first.line(), beg, end - beg));
+    }
+
+    private DwarfLocals.Function functionAt(long address) {
+        int lo = 0, hi = functions.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (functions.get(mid).low() <= address) lo = mid + 1; else hi = mid;
+        }
+        if (lo == 0) return null;
+        DwarfLocals.Function f = functions.get(lo - 1);
+        return address < f.high() ? f : null;
+    }
+}

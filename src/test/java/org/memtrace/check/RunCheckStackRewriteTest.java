@@ -1,0 +1,85 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@code memtrace run --check --mode rewrite}'s direct accesses to stack variables (docs/check.md, "Direct
+ * accesses to stack variables"): run_stack_direct.c built by plain gcc -O0 -g writes past an int[10] in a loop,
+ * past a struct's trailing array, reads table[-1] and past a long[4], and writes a[i - 1] one too far; each is
+ * one exact line with the variable, its function and declaration line, the bytes and the distance, at the
+ * indexed instruction itself ({@code disp(%rbp,%rax,scale)}, by objdump). The twins, and the same source at
+ * -O2 -g (whose stack is not checked), run silent with the native output.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunCheckStackRewriteTest {
+    Path dir;
+    Path source;
+    String disassembly;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        source = CheckBuilds.fixture(dir, "run_stack_direct.c");
+        run("gcc", "-O0", "-g", "-o", "direct", "run_stack_direct.c");
+        run("gcc", "-O2", "-g", "-o", "direct-O2", "run_stack_direct.c");
+        disassembly = run("objdump", "-d", "--no-show-raw-insn", "direct");
+    }
+
+    private String run(String... args) throws Exception {
+        Process p = new ProcessBuilder(args).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
+        return out;
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "loop    | stack overflow: <stack:buffer@loop>+40 (a variable of 40 bytes, declared at line {BUFFER} of loop) written 4 bytes, 0 bytes past its end",
+        "field   | stack overflow: <stack:r@field>+36 (a variable of 36 bytes, declared at line {RECORD} of field) written 4 bytes, 0 bytes past its end",
+        "under   | stack underflow: <stack:table@under>-4 (a variable of 64 bytes, declared at line {TABLE} of under) read 4 bytes, 4 bytes before its start",
+        "read    | stack overflow: <stack:window@read_past>+32 (a variable of 32 bytes, declared at line {WINDOW} of read_past) read 8 bytes, 0 bytes past its end",
+        "shifted | stack overflow: <stack:a@shifted>+24 (a variable of 24 bytes, declared at line {SHIFTED} of shifted) written 4 bytes, 0 bytes past its end",
+    })
+    void anIndexedAccessPastAVariableIsReportedAtTheInstruction(String name, String report) throws Exception {
+        String decl = report.replaceAll(".*\\{(\\w+)\\}.*", "$1");
+        String want = report.replace("{" + decl + "}", Integer.toString(CheckBuilds.line(source, decl)));
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./direct", name, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(1);
+        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at direct+").matches(".*, at direct\\+\\d+, thread \\d+");
+        long at = Long.parseLong(lines.get(0).replaceAll(".*, at direct\\+(\\d+), thread.*", "$1"));
+        // the site is the indexed instruction itself, %rbp-based
+        assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\S*\\s+\\S*-0x[0-9a-f]+\\(%rbp,%rax,[48]\\)");
+        assertThat(r.stdout()).isEmpty(); // stopped at the report
+    }
+
+    @Test
+    void theTwinsAreSilentWithTheNativeOutput() throws Exception {
+        for (String build : List.of("./direct", "./direct-O2")) {
+            CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), build, "all", "good");
+            CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), build, "all", "good");
+            assertThat(good.stderr()).as(build).isEmpty();
+            assertThat(good.status()).isZero();
+            assertThat(good.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
+        }
+    }
+
+    /** At -O2 gcc folds constants into displacements, so no access names its variable: the stack is not checked. */
+    @Test
+    void optimisedCodeIsNotCheckedOnTheStack() throws Exception {
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./direct-O2", "under", "bad");
+        assertThat(r.stderr()).isEmpty();
+        assertThat(r.stdout()).startsWith("done ");
+    }
+}

@@ -40,7 +40,7 @@
  * handler; a page that a code segment shares with another segment gets the code segment's protection back
  * after patching; code that runs before the constructor (preinit_array, libc's start-up) or after the
  * runtime's end (exit handlers) runs unrewritten. A punned jump's stub page that lies in the brk heap's
- * way (more than 256 MB above the break) makes brk fail once the heap reaches it (malloc then uses mmap). The runtime's own libc calls while the program records
+ * way (more than 32 MB above the break) makes brk fail once the heap reaches it (malloc then uses mmap). The runtime's own libc calls while the program records
  * (dlsym in its wrappers) are recorded as the calling thread's. Without a writer thread, the thread whose
  * buffer is full compresses it.
  */
@@ -320,6 +320,12 @@ static const char *check_plan(const unsigned char *plan, size_t len)
 
 /* The punned jumps' stub pages of one module being applied: a set of the pages tried (page|1 mapped by us, */
 /* page|2 refused), and the break's reserve, which no stub takes (a brk heap grows there).                  */
+/* The reserve is the 32 MB above the break, not more: the kernel starts a break anywhere up to 1 GB after */
+/* the executable's end, and python3 (non-PIE) has 1-byte puns whose stubs have one address each, some 5  */
+/* per MB from 257 MB to 2 GB past its end; refusing 256 MB above the break kept 1,000 of them on average */
+/* (up to 5,500) in their int3, 32 MB keeps 66 (at most 350). A stub above the reserve stops brk there:   */
+/* glibc's malloc then goes on with mmap (1 MB or more at a time, the main arena noncontiguous), so the   */
+/* program runs as it would; only a program that calls sbrk itself sees ENOMEM sooner than natively.      */
 struct rw_stubs {
     uint64_t *seen;
     uint32_t cap;
@@ -327,7 +333,7 @@ struct rw_stubs {
     struct rw_applied *a;
 };
 
-#define RW_HEAP_ROOM (256ULL << 20) /* Puns.HEAP_ROOM */
+#define RW_HEAP_ROOM (32ULL << 20) /* Puns.HEAP_ROOM */
 
 /* Whether the stub page at page is ours to write: mapped now (read, write, execute until pun_done) or before. */
 static int stub_page(struct rw_stubs *s, uint64_t page)

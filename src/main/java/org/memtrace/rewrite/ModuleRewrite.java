@@ -27,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-16-objects-stack-slots";
+    static final String PLANNER_VERSION = "rewrite-17-objects-stack-slots-heap-32m";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -202,7 +202,8 @@ public final class ModuleRewrite {
             traps.sort(Comparator.comparingLong(PlanFile.Trap::address)); // the runtime's binary search
             Map<Long, Integer> lengths = new HashMap<>(), own = new HashMap<>();
             for (Decision.Patch t : trapped) lengths.put(t.instruction().address(), t.instruction().length());
-            for (Decision.Patch p : patches) own.put(p.instruction().address(), p.instruction().length());
+            // a jump's room is every byte it replaces (a run's, not its first instruction's): prefix padding may fill it
+            for (Decision.Patch p : patches) own.put(p.instruction().address(), (int) (p.end() - p.instruction().address()));
             try {
                 Puns.Result punned = Puns.add(elf, writes, traps, lengths, own, base, room);
                 writes = punned.writes();

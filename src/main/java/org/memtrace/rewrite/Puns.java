@@ -33,8 +33,11 @@ import org.memtrace.symbols.ElfSegment;
 final class Puns {
     /** A stub's room: {@code ff 25 00000000} and an 8-byte address, rounded. */
     static final int STUB = 16;
-    /** Room a non-PIE executable's brk heap keeps after its last segment: no stub goes there. */
-    static final long HEAP_ROOM = 256L << 20;
+    /**
+     * Room a non-PIE executable's brk heap keeps after its last segment, and the runtime above the break at
+     * run time (rw_apply.c's RW_HEAP_ROOM, which says why 32 MB): no stub goes there.
+     */
+    static final long HEAP_ROOM = 32L << 20;
     /** How far past a non-PIE executable's end the kernel may start its brk heap (Linux 5.18 on, x86-64: 1 GB). */
     static final long BRK_RANDOM = 1L << 30;
     /** The lowest stub address of a non-PIE executable, and the highest of any: user space, with margins. */
@@ -52,8 +55,8 @@ final class Puns {
     private final TreeMap<Long, Long> slots = new TreeMap<>();
     private final TreeMap<Long, Long> fill = new TreeMap<>();
     /**
-     * Where a stub goes only when its window has no other room: a non-PIE executable's [end, end + 1.25 GB),
-     * where the break may start and the runtime then refuses the 256 MB above it (a quarter of these stubs
+     * Where a stub goes only when its window has no other room: a non-PIE executable's [end, end + 1 GB + 32 MB),
+     * where the break may start and the runtime then refuses the 32 MB above it (one in 32 of these stubs
      * would find no page at run time).
      */
     private long avoidFrom = Long.MAX_VALUE, avoidTo = Long.MAX_VALUE;
@@ -119,16 +122,20 @@ final class Puns {
             0x3e, 0x36, 0x2e, 0x26};
 
     /**
-     * Prefix padding (docs/rewriting.md, "Punned jumps"): when the instruction after {@code t} has a jump of
-     * the plan's own whose instruction has room for {@code 5 - length} prefixes before its {@code e9}, those
-     * prefixes become the pun's high rel32 bytes instead of that jump's {@code e9} and rel32 (a window
-     * 0.6 to 1.3 GB above instead of below); the jump keeps its target, its rel32 less the prefixes. Null when
-     * no prefix gives a window with room.
+     * Prefix padding (docs/rewriting.md, "Punned jumps"): when the instruction after {@code t} (or one after
+     * it that starts within the bytes {@code t}'s rel32 reads, the bytes between left as they are) has a jump
+     * of the plan's own whose bytes (a run's, all of them) have room for as many prefixes before its
+     * {@code e9} as the rel32 reads of it, those prefixes become the pun's high rel32 bytes instead of that
+     * jump's {@code e9} and rel32 (a window 0.6 to 1.3 GB above instead of below); the jump keeps its target,
+     * its rel32 less the prefixes. Null when no prefix gives a window with room.
      */
     private PlanFile.Trap padded(PlanFile.Trap t, int length, List<PlanFile.Patch> writes, Map<Long, Integer> room) {
+        // the jump whose first byte the rel32 reads: right after t, or after bytes no jump writes (a ret, then a
+        // 3-byte nop, then a jump's e9 as the top byte); its prefixes fill what the rel32 reads of it
         long b = t.address() + length;
+        while (b < t.address() + PatchPlanner.JUMP_LENGTH - 1 && !jumps.containsKey(b) && !written.containsKey(b)) b++;
         Integer j = jumps.get(b);
-        int k = PatchPlanner.JUMP_LENGTH - length;
+        int k = (int) (t.address() + PatchPlanner.JUMP_LENGTH - b);
         // at most 3 prefixes: a plan's jump has 8 bytes, and the runtime looks for its e9 among the first 4
         if (j == null || k > 3 || room.getOrDefault(b, 0) < k + PatchPlanner.JUMP_LENGTH) return null;
         PlanFile.Patch w = writes.get(j);

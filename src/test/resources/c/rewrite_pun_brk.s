@@ -3,7 +3,7 @@
 # instructions the int3 fallback takes and the planner puns, at_taken's stub at the one address its rel32
 # (the nopw after it, 66 0f 1f 44) allows, 1.1 GB above it, and at_chained's rel32 reads at_taken's e9; the
 # pair again 16 bytes on. Before any initializer runs, and so before memtrace's runtime applies the plan, the
-# program's own preinit_array function moves the break to 48 MB below that stub's page (move_break): the
+# resolver of the program's IFUNC (move_break) moves the break to 48 MB below that stub's page: the
 # stub then lies within 256 MB above the break, where the runtime refused every stub page before, and above
 # the 32 MB it keeps free for the heap now. main then allocates 3072 blocks of 32 KB (96 MB, each below
 # malloc's mmap threshold, so from the break's heap until brk meets the stub page, then from the mmap'd
@@ -100,7 +100,7 @@ at_taken2:
 # The break moved to 48 MB below the page of at_taken's stub (where its rel32 leads with the bytes after it
 # as the plan leaves them, the nopw's); runs unrewritten (no initializer has run yet). The kernel starts the
 # break at most 1 GB after the end of the bss, below that page less 48 MB, so it is always moved up.
-        .type move_break, @function
+        .type move_break, @gnu_indirect_function
 move_break:
         lea at_taken(%rip), %rdi
         movslq 1(%rdi), %rax
@@ -129,6 +129,9 @@ move_break:
         syscall
         ud2
 
-        .section .preinit_array,"aw"
+# The resolver of an IFUNC the program's data refers to: ld.so calls it while it relocates the executable,
+# before any initializer runs, memtrace's runtime's included (it is linked -z initfirst, so it would run
+# before a preinit_array function).
+        .section .data.rel.ro,"aw"
         .quad move_break
         .section .note.GNU-stack,"",@progbits

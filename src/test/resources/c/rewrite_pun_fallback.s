@@ -5,8 +5,8 @@
 # their stubs lies 16 bytes after the first pair's, in the same page, which the planner fills from the last
 # instruction to the first (a stub of at_taken put after at_taken2's would be out of at_taken's window).
 # at_taken's rel32 is the nopw after it (66 0f 1f 44): its stub has one address, 1.1 GB above it. Before any
-# initializer runs, and so before memtrace's runtime applies the plan, the program's own preinit_array
-# function maps that address's page (take_stub_page): the runtime finds it taken, at_taken keeps its int3
+# initializer runs, and so before memtrace's runtime applies the plan, the resolver of the program's IFUNC
+# (take_stub_page) maps that address's page: the runtime finds it taken, at_taken keeps its int3
 # ("no stub page"), as does at_taken2, and at_chained (and at_chained2), whose rel32 was planned to read
 # at_taken's e9 (e9 66 0f 1f) and reads its int3 instead, keeps its int3 too ("bytes not as planned"). A
 # direct jump before each pair ends any trampoline tail (docs/rewriting.md, "Trampoline tails"), so each is
@@ -67,7 +67,7 @@ at_taken2:
 
 # The page of at_taken's stub, where its rel32 leads with the bytes after it as the plan leaves them (the
 # nopw's), mapped read-only with MAP_FIXED_NOREPLACE; runs unrewritten (no initializer has run yet).
-        .type take_stub_page, @function
+        .type take_stub_page, @gnu_indirect_function
 take_stub_page:
         lea at_taken(%rip), %rdi
         movslq 1(%rdi), %rax
@@ -89,6 +89,9 @@ take_stub_page:
         syscall
         ud2
 
-        .section .preinit_array,"aw"
+# The resolver of an IFUNC the program's data refers to: ld.so calls it while it relocates the executable,
+# before any initializer runs, memtrace's runtime's included (it is linked -z initfirst, so it would run
+# before a preinit_array function).
+        .section .data.rel.ro,"aw"
         .quad take_stub_page
         .section .note.GNU-stack,"",@progbits

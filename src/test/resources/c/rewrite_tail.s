@@ -66,6 +66,7 @@ main:
         push %rbp
         push %r12
         mov %edi, %ebp                  # argc
+        xor %r12d, %r12d                # the calls made (none with three arguments: main's r12 is libc's)
         cmp $4, %edi
         jae .Lcompare                   # no calls
         cmp $3, %edi
@@ -79,7 +80,6 @@ main:
         xor %edx, %edx
         call setitimer@PLT
 .Lno_timer:
-        xor %r12d, %r12d                # the calls made
         cmp $2, %ebp
         je .Ljumps
         mov $1000, %ebx

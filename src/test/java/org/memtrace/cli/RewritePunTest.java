@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -13,11 +12,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.memtrace.symbols.ElfFile;
-import org.memtrace.symbols.ElfSymbol;
-import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
-import org.memtrace.testutil.TraceFile;
 
 /**
  * Punned jumps at run time (docs/rewriting.md, "Punned jumps"): rewrite_pun.s's short instructions, each
@@ -33,16 +28,14 @@ class RewritePunTest {
     @ValueSource(strings = {"-no-pie", "-pie"})
     void punnedInstructionsRecordExactlyTheirAccessesWithoutATrap(String layout) throws Exception {
         Path prog = Gcc.compile(dir, "rewrite_pun.s", "pun", layout);
-        Map<String, Long> at = new HashMap<>();
-        for (ElfSymbol s : ElfFile.read(prog).symtab()) at.put(s.name(), s.value());
+        Map<String, Long> at = PunRun.symbols(prog);
         long[] traps = new long[2];
         int k = 0;
         for (int n : new int[] {10, 1000}) {
-            Path trace = dir.resolve("t" + n + ".trace");
-            List<String> args = new ArrayList<>(List.of("run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString()));
-            if (n == 1000) args.add("many");
-            var r = Cli.run(dir, args.toArray(String[]::new));
-            assertThat(r.status()).as(r.stderr()).isEqualTo(n == 10 ? 30 : 184); // as natively: 3 added n times
+            List<String> command = new ArrayList<>(List.of(prog.toString()));
+            if (n == 1000) command.add("many");
+            // as natively: 3 added n times
+            PunRun r = PunRun.of(dir, prog, dir.resolve("t" + n + ".trace"), command, n == 10 ? 30 : 184);
             // the summary as it happened: the executable's puns as planned (PunsTest: at_push's window is below 0
             // without PIE), and the runtime's record of every module's puns, written or kept as int3s, adds up
             assertThat(r.stderr()).contains("rewrite: " + (layout.equals("-pie") ? "17" : "9") + " memory instructions of " + prog + " rewritten, "
@@ -58,30 +51,19 @@ class RewritePunTest {
             assertThat(kept).as("the reasons add up").isEqualTo((puns.group(3) == null ? 0 : Long.parseLong(puns.group(3)))
                     + (puns.group(4) == null ? 0 : Long.parseLong(puns.group(4))));
             assertThat(written).as("the executable's puns among them").isGreaterThanOrEqualTo(layout.equals("-pie") ? 17 : 9);
-            Matcher m = Pattern.compile("int3 fallback: [\\d,]+ accesses recorded in ([\\d,]+) traps").matcher(r.stderr());
-            assertThat(m.find()).as(r.stderr()).isTrue();
-            traps[k++] = Long.parseLong(m.group(1).replace(",", ""));
-
-            long bias = TraceFile.read(trace).comments().stream().filter(c -> c.startsWith("module " + prog + " "))
-                    .map(c -> Long.parseUnsignedLong(c.replaceAll(".* bias=0x([0-9a-f]+) .*", "$1"), 16)).findFirst().orElseThrow();
-            Map<Long, List<String>> byIp = new HashMap<>();
-            for (var l : TraceFile.read(trace).lines())
-                if (l.access()) byIp.computeIfAbsent(l.number(2) - bias, x -> new ArrayList<>()).add(l.type() + l.field(0));
-            String cell = "0x" + Long.toHexString(at.get("cell") + bias), cell8 = "0x" + Long.toHexString(at.get("cell") + 8 + bias);
-            assertThat(byIp.get(at.get("at_two"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell));
-            List<String> modify = new ArrayList<>();
-            for (int i = 0; i < n; i++) modify.addAll(List.of("L" + cell8, "S" + cell8));
-            assertThat(byIp.get(at.get("at_three"))).as("read and written").containsExactlyElementsOf(modify);
-            String slot = byIp.get(at.get("at_push")).getFirst().substring(1);
+            traps[k++] = r.traps();
+            String cell = r.address(at.get("cell")), cell8 = r.address(at.get("cell") + 8);
+            assertThat(r.at(at.get("at_two"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell));
+            assertThat(r.at(at.get("at_three"))).as("read and written").containsExactlyElementsOf(PunRun.modified(cell8, n));
+            String slot = r.at(at.get("at_push")).getFirst().substring(1);
             assertThat(slot).startsWith("0x7ff");
-            assertThat(byIp.get(at.get("at_push"))).containsExactlyElementsOf(Collections.nCopies(n, "S" + slot));
-            assertThat(byIp.get(at.get("at_pop"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + slot));
-            assertThat(byIp.get(at.get("at_padded"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell8));
-            String cell16 = "0x" + Long.toHexString(at.get("cell") + 16 + bias);
-            assertThat(byIp.get(at.get("at_long"))).as("its jump padded with a prefix, non-PIE").containsExactlyElementsOf(Collections.nCopies(n, "S" + cell16));
-            assertThat(byIp.get(at.get("at_evict"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell8));
-            String cell20 = "0x" + Long.toHexString(at.get("cell") + 20 + bias);
-            assertThat(byIp.get(at.get("at_evicted"))).containsExactlyElementsOf(Collections.nCopies(n, "S" + cell20));
+            assertThat(r.at(at.get("at_push"))).containsExactlyElementsOf(Collections.nCopies(n, "S" + slot));
+            assertThat(r.at(at.get("at_pop"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + slot));
+            assertThat(r.at(at.get("at_padded"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell8));
+            assertThat(r.at(at.get("at_long"))).as("its jump padded with a prefix, non-PIE")
+                    .containsExactlyElementsOf(Collections.nCopies(n, "S" + r.address(at.get("cell") + 16)));
+            assertThat(r.at(at.get("at_evict"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell8));
+            assertThat(r.at(at.get("at_evicted"))).containsExactlyElementsOf(Collections.nCopies(n, "S" + r.address(at.get("cell") + 20)));
         }
         assertThat(traps[1] - traps[0]).as("traps of the 990 more iterations").isEqualTo(layout.equals("-pie") ? 0 : 990);
     }

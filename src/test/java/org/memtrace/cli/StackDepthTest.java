@@ -262,7 +262,10 @@ class StackDepthTest {
     @Test
     void vectorBlocksAreNamedByTheUsersFunction() throws Exception {
         assertThat(blocks("vector")).containsExactly("fill_cubes(int)+70", "fill_squares(int)+61");
-        assertThat(blocks("vector-cc")).containsExactly("fill_cubes(int)+390", "fill_squares(int)+362");
+        TreeSet<String> cc = blocks("vector-cc");
+        // and libstdc++'s emergency pool, from its constructor, which runs after the runtime's (linked -z initfirst)
+        assertThat(cc.removeIf(b -> b.matches("libstdc\\+\\+\\.so\\.6\\+0x[0-9a-f]+"))).as(cc.toString()).isTrue();
+        assertThat(cc).containsExactly("fill_cubes(int)+390", "fill_squares(int)+362");
         // the call site alone names them by the allocator, as before stacks
         assertThat(blocks("vector", "--stack-depth", "1")).containsExactly("std::__new_allocator<long>::allocate(unsigned long, void const*)+94");
     }

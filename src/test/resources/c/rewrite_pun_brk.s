@@ -1,8 +1,10 @@
 # Hand-written fixture of punned jumps whose stub page lies just above the program break (RewritePunBrkTest;
 # docs/rewriting.md, "Punned jumps"): as rewrite_pun_fallback.s, at_chained and at_taken are 1-byte
 # instructions the int3 fallback takes and the planner puns, at_taken's stub at the one address its rel32
-# (the nopw after it, 66 0f 1f 44) allows, 1.1 GB above it, and at_chained's rel32 reads at_taken's e9; the
-# pair again 16 bytes on. Before any initializer runs, and so before memtrace's runtime applies the plan, the
+# (the mov after it, 41 bb 50 44) allows, 1.1 GB above it, and at_chained's rel32 reads at_taken's e9 and
+# lands 1.3 GB above (e9 41 bb 50): above the break's new place, so the heap the break grows over never holds
+# at_chained's stub page, wherever the kernel started the break (a nopw there put it at 0.5 GB, inside that
+# heap in about half the layouts); the pair again 16 bytes on. Before any initializer runs, and so before memtrace's runtime applies the plan, the
 # resolver of the program's IFUNC (move_break) moves the break to 48 MB below that stub's page: the
 # stub then lies within 256 MB above the break, where the runtime refused every stub page before, and above
 # the 32 MB it keeps free for the heap now. main then allocates 3072 blocks of 32 KB (96 MB, each below
@@ -59,12 +61,12 @@ main:
 .La:
         .globl at_chained
 at_chained:
-        push %rax                       # 50: rel32 e9 66 0f 1f, at_taken's pun
+        push %rax                       # 50: rel32 e9 41 bb 50, at_taken's pun
         .globl at_taken
 at_taken:
-        pop %rcx                        # 59: rel32 66 0f 1f 44, one address 1.1 GB on, 48 MB above the break
+        pop %rcx                        # 59: rel32 41 bb 50 44, one address 1.1 GB on, 48 MB above the break
 .Lb:
-        .byte 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 # nopw 0(%rax,%rax,1), spelled out: as would drop the 0 disp8
+        .byte 0x41, 0xbb, 0x50, 0x44, 0x00, 0x00 # mov $0x4450, %r11d: at_taken's rel32 41 bb 50 44, at_chained's e9 41 bb 50
         addq $3, 8(%rdx)                # 48 83 42 08 03: a jump of its own
         jmp .Lc
         .balign 16
@@ -76,7 +78,7 @@ at_chained2:
 at_taken2:
         pop %rcx                        # as at_taken, its stub in at_taken's page
 .Ld:
-        .byte 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00
+        .byte 0x41, 0xbb, 0x50, 0x44, 0x00, 0x00
         dec %ebx
         jnz .Lloop
         mov 8(%rdx), %eax

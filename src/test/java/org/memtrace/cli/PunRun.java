@@ -63,7 +63,7 @@ record PunRun(String stderr, long traps, long bias, Map<Long, List<String>> byIp
     /**
      * The chained fixtures' four puns (rewrite_pun_fallback.s, rewrite_pun_brk.s) and the instruction after
      * at_taken's nopw, exactly, for {@code n} iterations: each push and pop one access of one stack slot, the
-     * {@code addq} a load and a store of cell+8.
+     * {@code addq} after at_taken's next instruction a load and a store of cell+8.
      */
     void assertChainedExact(Map<String, Long> at, int n) {
         String slot = at(at.get("at_chained")).getFirst().substring(1);
@@ -72,7 +72,7 @@ record PunRun(String stderr, long traps, long bias, Map<Long, List<String>> byIp
             assertThat(at(at.get(push))).as(push).containsExactlyElementsOf(Collections.nCopies(n, "S" + slot));
         for (String pop : List.of("at_taken", "at_taken2"))
             assertThat(at(at.get(pop))).as(pop).containsExactlyElementsOf(Collections.nCopies(n, "L" + slot));
-        assertThat(at(at.get("at_taken") + 7)).as("addq $3 after at_taken's nopw")
+        assertThat(at(at.get("at_taken") + 7)).as("the addq $3 after at_taken's next instruction")
                 .containsExactlyElementsOf(modified(address(at.get("cell") + 8), n));
     }
 }

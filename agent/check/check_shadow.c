@@ -159,6 +159,10 @@ void mc_init(void)
 
 __attribute__((constructor(101))) static void mc_constructor(void) { mc_init(); }
 
+/* For the rewrite runtime (rt_init): linked -z initfirst, it applies plans whose trampolines test the shadow
+ * before this library's constructor runs, so it maps the shadow first through this entry. */
+MC_EXPORT void __memtrace_check_init(void) { mc_init(); }
+
 int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }
 
 /* n shadow bytes of value: a block's redzones are a few shadow bytes, which a word loop writes faster than a

@@ -281,6 +281,9 @@ static void adopt_memtrace(const char *parent)
 
 extern char **environ;
 
+/* libmemtrace-check.so's shadow set-up, when run --check --mode rewrite preloads it beside this runtime */
+extern void __memtrace_check_init(void) __attribute__((weak));
+
 /* Linked -z initfirst (DF_1_INITFIRST): ld.so runs this before every other constructor, libc's and those of */
 /* the libraries the program is linked with (a preloaded library would otherwise come after them), so no   */
 /* library code runs rewritten-to-be and no thread a constructor starts exists while the plans are applied. */
@@ -322,6 +325,9 @@ __attribute__((constructor(101))) static void rt_init(int argc, char **argv, cha
             set_descendants_env();
         }
     }
+    /* the checking trampolines test the shadow from the first rewritten instruction on: map it before the
+     * plans are applied (this constructor runs before the check library's own) */
+    if (__memtrace_check_init) __memtrace_check_init();
     rw_apply();
     rt.state = RT_RUNNING;
     rt_report_process(0);

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
@@ -146,15 +147,31 @@ final class ConvertCommand implements Callable<Integer> {
 
     /** {@code --to drmemtrace}: a directory with a gzip file per thread under trace/, for {@code drcachesim -indir}. */
     private int drmemtrace(PrintWriter err) throws LaunchException {
+        return intoDirectory(err, "the drmemtrace export", "convert to drmemtrace", (naming, shapes, out, outcome) ->
+                new Drmemtrace(out::create, shapes instanceof DecodedShapes decoded ? new DecodedCode(decoded) : ip -> 0));
+    }
+
+    /** An export that writes files into a directory; {@code outcome} is the reading's, once the trace is read. */
+    @FunctionalInterface
+    private interface DirectoryExport {
+        Analysis make(SymbolicNaming naming, InstructionShapes shapes, OutputDirectory out, Supplier<TraceInput.Outcome> outcome);
+    }
+
+    /**
+     * Reads the trace into the export {@code export} makes, in a directory built under a temporary name and
+     * renamed once whole ({@code described} names it in messages, {@code label} in the progress line).
+     */
+    private int intoDirectory(PrintWriter err, String described, String label, DirectoryExport export) throws LaunchException {
         TraceInput.Outcome read;
-        try (OutputDirectory out = OutputDirectory.create(output, List.of(trace), "the drmemtrace export")) {
-            Progress progress = Progress.onTerminal(err, "convert to drmemtrace");
+        try (OutputDirectory out = OutputDirectory.create(output, List.of(trace), described)) {
+            Progress progress = Progress.onTerminal(err, label);
             try {
                 SymbolicNaming naming = naming();
                 InstructionShapes shapes = TraceInput.shapes(naming.addressSpace(), err);
-                Drmemtrace.Code code = shapes instanceof DecodedShapes decoded ? new DecodedCode(decoded) : ip -> 0;
-                Interpretation stage = new Interpretation(naming, shapes, List.of(new Drmemtrace(out::create, code)));
-                read = finish(stage, TraceInput.replay(trace, stage, progress));
+                TraceInput.Outcome[] done = new TraceInput.Outcome[1];
+                Interpretation stage = new Interpretation(naming, shapes, List.of(export.make(naming, shapes, out, () -> done[0])));
+                done[0] = TraceInput.replay(trace, stage, progress);
+                read = finish(stage, done[0]);
                 out.commit();
             } finally {
                 progress.end();
@@ -190,25 +207,11 @@ final class ConvertCommand implements Callable<Integer> {
             throw LaunchException.usage("--max-rows-per-file must be a positive number of rows, not " + maxRowsPerFile);
         ParquetDataset.Partitioning partitioning = new ParquetDataset.Partitioning(partitionBy != null,
                 maxRowsPerFile != null ? maxRowsPerFile : Long.MAX_VALUE);
-        TraceInput.Outcome read;
-        try (OutputDirectory out = OutputDirectory.create(output, List.of(trace), "a partitioned dataset")) {
-            Progress progress = Progress.onTerminal(err, "convert to parquet");
-            try {
-                SymbolicNaming naming = naming();
-                ParquetDataset export = new ParquetDataset(naming, out::create, partitioning);
-                // a file that reaches the row limit closes while the trace is read: it says nothing of the end
-                TraceInput.Outcome[] done = new TraceInput.Outcome[1];
-                export.metadata(() -> ParquetMetadata.of(trace, naming, done[0]));
-                Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(export));
-                done[0] = TraceInput.replay(trace, stage, progress);
-                read = finish(stage, done[0]);
-                out.commit();
-            } finally {
-                progress.end();
-            }
-        } catch (IOException | UncheckedIOException e) {
-            throw LaunchException.environment("cannot write " + output + ": " + Main.oneLine(e.getMessage()), e);
-        }
-        return TraceInput.reportProblems(trace, read, err);
+        return intoDirectory(err, "a partitioned dataset", "convert to parquet", (naming, shapes, out, outcome) -> {
+            ParquetDataset dataset = new ParquetDataset(naming, out::create, partitioning);
+            // a file that reaches the row limit closes while the trace is read: it says nothing of the end
+            dataset.metadata(() -> ParquetMetadata.of(trace, naming, outcome.get()));
+            return dataset;
+        });
     }
 }

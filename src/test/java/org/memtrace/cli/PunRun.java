@@ -31,9 +31,15 @@ record PunRun(String stderr, long traps, long bias, Map<Long, List<String>> byIp
 
     /** Runs {@code command} (the fixture and its arguments) rewritten into {@code trace}; its status must be {@code status}. */
     static PunRun of(Path dir, Path prog, Path trace, List<String> command, int status) throws Exception {
+        return of(dir, prog, trace, command, status, false);
+    }
+
+    /** As {@link #of(Path, Path, Path, List, int)}, the address space not randomized when {@code fixedLayout}. */
+    static PunRun of(Path dir, Path prog, Path trace, List<String> command, int status, boolean fixedLayout) throws Exception {
         List<String> args = new ArrayList<>(List.of("run", "--mode", "rewrite", "--addresses", "raw", "-o", trace.toString(), "--"));
         args.addAll(command);
-        var r = Cli.run(dir, args.toArray(String[]::new));
+        String[] argv = args.toArray(String[]::new);
+        var r = fixedLayout ? Cli.runWithoutAslr(dir, argv) : Cli.run(dir, argv);
         assertThat(r.status()).as(r.stderr()).isEqualTo(status);
         Matcher m = Pattern.compile("int3 fallback: [\\d,]+ accesses recorded in ([\\d,]+) traps").matcher(r.stderr());
         assertThat(m.find()).as(r.stderr()).isTrue();

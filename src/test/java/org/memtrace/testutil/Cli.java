@@ -19,10 +19,25 @@ public final class Cli {
 
     /** As {@link #run}, the JVM given {@code jvmOptions} too (e.g. -Dmemtrace.lib=DIR: the native files from DIR). */
     public static Result runWith(Path workDir, List<String> jvmOptions, String... args) throws IOException, InterruptedException {
-        Path out = Files.createTempFile(workDir, "stdout", ".txt");
-        Path err = Files.createTempFile(workDir, "stderr", ".txt");
         List<String> command = command(args);
         command.addAll(1, jvmOptions);
+        return exec(workDir, command, args);
+    }
+
+    /**
+     * As {@link #run}, with the address space laid out without randomization ({@code setarch -R}, inherited by the
+     * traced program): two runs of one program then see the same layout, where a count that depends on it (the
+     * rewriting's int3 places that a layout's stub pages refuse) must be compared between runs.
+     */
+    public static Result runWithoutAslr(Path workDir, String... args) throws IOException, InterruptedException {
+        List<String> command = command(args);
+        command.addAll(0, List.of("setarch", "-R"));
+        return exec(workDir, command, args);
+    }
+
+    private static Result exec(Path workDir, List<String> command, String... args) throws IOException, InterruptedException {
+        Path out = Files.createTempFile(workDir, "stdout", ".txt");
+        Path err = Files.createTempFile(workDir, "stderr", ".txt");
         Process p = new ProcessBuilder(command).directory(workDir.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
                 .redirectOutput(out.toFile()).redirectError(err.toFile()).start();

@@ -114,7 +114,7 @@ static void say(const char *what, const char *detail)
 {
     char msg[1400];
     size_t at = 0;
-    const char *parts[] = {"memtrace: rewrite: ", what, detail, "; the program runs unrewritten\n"};
+    const char *parts[] = {"memtrace: rewrite: ", what, detail, "; that module runs unrewritten, untraced\n"};
     for (int i = 0; i < 4; i++)
         for (const char *p = parts[i]; *p && at < sizeof msg - 1; p++) msg[at++] = *p;
     mt_sys3(SYS_write, 2, msg, at);
@@ -268,6 +268,26 @@ static int reaches(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
 /* 16 MB changes only the top byte of each rel32 between module and trampolines, which no punned jump reads  */
 /* (a pun reads at most the e9 and the low three rel32 bytes of the jump after it: docs/rewriting.md,        */
 /* "Punned jumps"); any other displacement would leave the puns that read a jump's bytes with their int3.    */
+/* The end of the addresses a trampoline text or stub page may take: below the main thread's stack and the   */
+/* room the kernel keeps above its mappings for the stack to grow (the stack's rlimit, at least the 128 MB   */
+/* and at most the 16 GB it takes itself, and the 1 MB guard gap), set by rw_apply on the main thread before */
+/* any plan. A fixed 0x7fff00000000 left nothing within 2 GB of libc and ld.so when the layout is not        */
+/* randomized (gdb, setarch -R: libraries at 0x7ffff7...), and those modules ran untraced.                  */
+static uint64_t rw_ceiling = 0x7fff00000000ULL;
+
+static void set_ceiling(void)
+{
+    struct { uint64_t cur, max; } lim;
+    uint64_t room = 128ULL << 20;
+    if (mt_sys2(SYS_getrlimit, 3 /* RLIMIT_STACK */, &lim) == 0 && lim.cur > room)
+        room = lim.cur < (16ULL << 30) ? lim.cur : 16ULL << 30;
+    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    if (sp > room + (1ULL << 20) + 0x10000) rw_ceiling = (sp & ~0xfffULL) - room - (1ULL << 20);
+}
+
+/* Whether [at, at+size) may hold a trampoline text or stub page: above the first 64 KB, below the ceiling. */
+static int placeable(uint64_t at, uint64_t size) { return at >= 0x10000 && at + size <= rw_ceiling && at + size > at; }
+
 uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
 {
     const uint64_t step = 16ULL << 20, page = (uint64_t)rt.page;
@@ -283,7 +303,7 @@ uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
             if (j % 2 == 0) at = ((lo & ~(page - 1)) - size - (uint64_t)(j / 2) * step) & ~(page - 1);
             else at = (((hi + page - 1) & ~(page - 1)) + (uint64_t)(j / 2) * step);
         }
-        if (at < 0x10000 || at + size > 0x7fff00000000ULL || !reaches(at, size, lo, hi)) continue;
+        if (!placeable(at, size) || !reaches(at, size, lo, hi)) continue;
         long m = mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
         if (m == (long)at) return at;
         if (m > 0) mt_sys2(SYS_munmap, m, size); /* a kernel before 4.17 takes the flag for a hint */
@@ -342,7 +362,7 @@ static int stub_page(struct rw_stubs *s, uint64_t page)
     for (; s->seen[k]; k = (k + 1) & (s->cap - 1))
         if ((s->seen[k] & ~3ULL) == page) return (int)(s->seen[k] & 1);
     int ok = 0;
-    if (!(page < s->brk_hi && page + (uint64_t)rt.page > s->brk_lo) && page >= 0x10000 && page < 0x7fff00000000ULL
+    if (!(page < s->brk_hi && page + (uint64_t)rt.page > s->brk_lo) && placeable(page, (uint64_t)rt.page)
         && s->a->stub_count < s->a->stub_cap) {
         /* populated: the stub is written next, and a fault per page cost more than the mapping (libc: 4,000 pages) */
         long m = mt_sys6(SYS_mmap, page, rt.page, PROT_READ | PROT_WRITE | PROT_EXEC,
@@ -624,6 +644,7 @@ void rw_apply(void)
 {
     const char *list = getenv("MEMTRACE_REWRITE_PLAN");
     if (!list || !*list) return;
+    set_ceiling(); /* here, on the main thread's stack, in the runtime's constructor */
     static char plans[16384];
     size_t n = 0;
     for (; list[n] && n < sizeof plans - 1; n++) plans[n] = list[n];

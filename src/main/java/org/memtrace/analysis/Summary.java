@@ -37,6 +37,8 @@ public final class Summary implements Analysis {
      * recorded from their first probe. A compiled-in trace's only: fault mode's agent names no parents.
      */
     private final Set<Integer> threadsWithoutCreator = new HashSet<>();
+    /** The paths of the modules the trace reports: rewrite mode's trampoline files are among them once applied. */
+    private final Set<String> modulePaths = new HashSet<>();
     /** The first thread that started with no creator named: the process's own. */
     private int firstThread = -1;
     /** A run of rewrite mode (said by the run, or by the trace's MT_FALLBACK record, which only it writes). */
@@ -164,6 +166,7 @@ public final class Summary implements Analysis {
                 if (firstThread < 0) firstThread = t.tid();
                 else if (t.tid() != firstThread) threadsWithoutCreator.add(t.tid());
             }
+            case Event.Module m -> modulePaths.add(m.path());
             case Event.Fallback f -> {
                 fallback = f; // cumulative too
                 rewritten = true;
@@ -192,13 +195,16 @@ public final class Summary implements Analysis {
 
     public long faults() { return faults; }
 
-    /** Probe records of a compiled-in trace; a {@code rep} instruction counts once. */
     /** How long the program's threads waited for the trace writer (a .mtr file's MT_WRITER), if the trace says. */
     public Optional<Event.Writer> writer() { return Optional.ofNullable(writer); }
+
+    /** The paths of the modules the trace reported loaded (the program, its libraries, rewrite mode's trampoline files). */
+    public Set<String> modulePaths() { return Collections.unmodifiableSet(modulePaths); }
 
     /** What rewrite mode's int3 fallback took and recorded (a .mtr file's MT_FALLBACK), if the trace says. */
     public Optional<Event.Fallback> fallback() { return Optional.ofNullable(fallback); }
 
+    /** Probe records of a compiled-in trace; a {@code rep} instruction counts once. */
     public long probes() { return probes; }
 
     /** Of the probes, the accesses a skeleton loop's replay computed instead of a record (memtrace cc --skeleton). */

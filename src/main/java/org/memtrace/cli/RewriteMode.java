@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.launch.Checkpoints;
@@ -123,9 +124,10 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
      * what the runtime made of the planned punned jumps, as the run's {@code fallback} record says (its
      * MT_FALLBACK: written, or kept their int3 and why); what was excluded.
      */
-    List<String> counts(Optional<Event.Fallback> fallback) {
-        List<String> lines = new ArrayList<>(List.of(line(program, prepared)));
-        for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared()));
+    List<String> counts(Optional<Event.Fallback> fallback, Set<String> reported) {
+        List<String> lines = new ArrayList<>(), unapplied = new ArrayList<>();
+        lines.add(line(program, prepared, reported, unapplied));
+        for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared(), reported, unapplied));
         DlopenPlanner.Summary opened = dlopen.summary();
         lines.addAll(opened.rewritten());
         fallback.filter(f -> f.knowsPuns() && f.puns() + f.punsBytes() + f.punsPage() > 0).ifPresent(f -> {
@@ -137,6 +139,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
                     + " kept their int3" + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")"));
         });
         List<String> left = new ArrayList<>(excluded);
+        left.addAll(unapplied);
         left.addAll(opened.left());
         if (probes == Probes.CHECK)
             lines.add("check: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
@@ -153,7 +156,18 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         dlopen.close();
     }
 
-    private String line(String module, ModuleRewrite.Prepared p) {
-        return probes == Probes.CHECK ? "check: " + p.counted(module, "checked", "unchecked") : "rewrite: " + p.counted(module);
+    /**
+     * A start-up module's line. Its plan was applied when the trace reports its trampoline file as a module;
+     * a plan the runtime refused (no room within 2 GB, other bytes: its own line on stderr says which) left the
+     * module untraced, which the line says instead of the planner's counts, and {@code unapplied} gets its name.
+     */
+    private String line(String module, ModuleRewrite.Prepared p, Set<String> reported, List<String> unapplied) {
+        String kind = probes == Probes.CHECK ? "check: " : "rewrite: ";
+        if (p.rewritten() > 0 && !reported.contains(p.trampolines().toString())) {
+            unapplied.add(Path.of(module).getFileName() + " (its plan not applied at run time)");
+            return kind + module + ": its plan was not applied at run time (the runtime's line above says why); "
+                    + (probes == Probes.CHECK ? "unchecked" : "untraced");
+        }
+        return probes == Probes.CHECK ? kind + p.counted(module, "checked", "unchecked") : kind + p.counted(module);
     }
 }

@@ -43,6 +43,16 @@ public final class HeapTotals implements Analysis {
     private long lastAllocated;
     private long freedAccesses, firstFreedSequence = -1;
     private String firstFreedAddress, firstFreedInstruction;
+    /** The first access to freed memory as the summary names it. */
+    private record First(long sequence, String address, String instruction) {}
+    /** Leaves out the allocator's own accesses to its freed chunks. */
+    private final FreedAccessFilter<First> filter = new FreedAccessFilter<>(f -> {
+        if (freedAccesses++ == 0) {
+            firstFreedSequence = f.sequence();
+            firstFreedAddress = f.address();
+            firstFreedInstruction = f.instruction();
+        }
+    });
     /**
      * Pages found clean (no freed piece on them) by the page's hash, valid while their stamp is the current
      * one: the next allocator call takes a new stamp. A run's accesses move between a few pages (the stack,
@@ -61,6 +71,7 @@ public final class HeapTotals implements Analysis {
                          long freedAccesses, long firstFreedSequence, String firstFreedAddress, String firstFreedInstruction) {}
 
     public Totals totals() {
+        filter.release();
         return new Totals(blocks, bytes, peakBytes, peakBlocks, peakSequence, peakBlock, liveBlocks, liveBytes,
                 temporaryBlocks, temporaryBytes, freedAccesses, firstFreedSequence, firstFreedAddress, firstFreedInstruction);
     }
@@ -82,11 +93,7 @@ public final class HeapTotals implements Analysis {
             }
             return;
         }
-        if (freedAccesses++ == 0) {
-            firstFreedSequence = access.sequence();
-            firstFreedAddress = access.data();
-            firstFreedInstruction = access.code();
-        }
+        filter.freed(access.code(), address, () -> new First(access.sequence(), access.data(), access.code()));
     }
 
     @Override
@@ -98,6 +105,10 @@ public final class HeapTotals implements Analysis {
         cleanStamp++;
         Event.Alloc a = allocation.event();
         long sequence = allocation.sequence();
+        boolean allocates = a.function() != Event.AllocFunction.FREE && a.function() != Event.AllocFunction.MUNMAP
+                && a.result() != 0 && a.result() != -1;
+        long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested(a));
+        filter.allocatorCall(allocates ? a.result() : 0, allocates ? a.result() + extent : 0);
         switch (a.function()) {
             case FREE -> {
                 // free(NULL) is no call at all for heaptrack; any other free ends the last block's chance to be temporary
@@ -196,6 +207,7 @@ public final class HeapTotals implements Analysis {
      * is live is what the program never freed.
      */
     public void print(PrintWriter out, long events, boolean atExit) {
+        filter.release();
         if (blocks == 0 && freedAccesses == 0) return;
         out.println("  heap (malloc family, bytes as requested)");
         line(out, "allocated", blocks, bytes, "");
@@ -219,6 +231,7 @@ public final class HeapTotals implements Analysis {
 
     /** The totals by name, for the JSON summary and the report's data; {@code events}: the trace's numbered events. */
     public Map<String, Object> json(long events, boolean atExit) {
+        filter.release();
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("allocatedBlocks", blocks);
         m.put("allocatedBytes", bytes);

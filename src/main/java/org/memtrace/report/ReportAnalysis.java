@@ -15,6 +15,7 @@ import org.memtrace.analysis.Stack;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.BlockChunks;
 import org.memtrace.analysis.DataName;
+import org.memtrace.analysis.FreedAccessFilter;
 import org.memtrace.analysis.HeapTotals;
 import org.memtrace.event.Event;
 import org.memtrace.heap.Block;
@@ -58,6 +59,10 @@ public final class ReportAnalysis implements Analysis {
     private final Map<String, Site> sites = new HashMap<>();
     private final PriorityQueue<Obj> retired = new PriorityQueue<>(Comparator.comparingLong(Obj::accesses));
     private final List<FreedAccess> freedAccesses = new ArrayList<>();
+    /** Leaves out the allocator's own accesses to its freed chunks, as the summary's count does. */
+    private final FreedAccessFilter<FreedAccess> freedFilter = new FreedAccessFilter<>(f -> {
+        if (this.freedAccessCount++ < FREED_ROWS) this.freedAccesses.add(f);
+    });
     private final Obj unknown = new Obj("[unknown]", Kind.UNKNOWN, null, 0, 0, -1);
     private long freedAccessCount, accesses, blockOperations;
     private int grids;
@@ -138,9 +143,8 @@ public final class ReportAnalysis implements Analysis {
     }
 
     private void freed(long sequence, Access t, Obj o, long offset) {
-        if (freedAccessCount++ < FREED_ROWS)
-            freedAccesses.add(new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite,
-                    o.stack, o.freeStack));
+        freedFilter.freed(t.code(), t.address(), () -> new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite,
+                o.stack, o.freeStack));
     }
 
     /**
@@ -223,6 +227,10 @@ public final class ReportAnalysis implements Analysis {
         Event.Alloc a = allocation.event();
         String block = allocation.block();
         String site = naming.code(a.caller());
+        boolean allocates = a.function() != Event.AllocFunction.FREE && a.function() != Event.AllocFunction.MUNMAP
+                && a.result() != 0 && a.result() != -1;
+        long extent = a.usable() > 0 ? a.usable() : Math.max(1, HeapTotals.requested(a));
+        freedFilter.allocatorCall(allocates ? a.result() : 0, allocates ? a.result() + extent : 0);
         switch (a.function()) {
             case FREE -> release(a.arg(0), a.arg(0) + 1, sequence, site, allocation.stack());
             case MUNMAP -> {
@@ -300,9 +308,15 @@ public final class ReportAnalysis implements Analysis {
 
     LongCounts pages() { return pages; }
 
-    long freedAccessCount() { return freedAccessCount; }
+    long freedAccessCount() {
+        freedFilter.release();
+        return freedAccessCount;
+    }
 
-    List<FreedAccess> freedAccesses() { return freedAccesses; }
+    List<FreedAccess> freedAccesses() {
+        freedFilter.release();
+        return freedAccesses;
+    }
 
     /** The {@code n} objects with the most loads and stores, most first. */
     List<Obj> hottestObjects(int n) {

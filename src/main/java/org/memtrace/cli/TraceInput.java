@@ -56,6 +56,10 @@ final class TraceInput {
         long magic = 0;
         for (int i = head.length - 1; i >= 0; i--) magic = magic << 8 | (head[i] & 0xff);
         if (head.length == 8 && magic == StreamLayout.MAGIC) return false;
+        // a text trace (what run and print write, whatever its name) is the commands' output, not their input
+        if (head.length >= 2 && head[0] == '#' && head[1] == ' ')
+            throw LaunchException.usage(file + " is a text trace (what memtrace run and print write): read it as it is, or"
+                    + " give this command the .mtr file of a memtrace cc build or a stream saved by memtrace run --save-stream");
         throw LaunchException.usage(file + " is neither a .mtr file nor an event stream saved by memtrace run");
     }
 

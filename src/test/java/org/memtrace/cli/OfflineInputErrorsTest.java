@@ -100,6 +100,15 @@ class OfflineInputErrorsTest {
     }
 
     @Test
+    void aTextTraceNamedMtrIsToldForWhatItIs() throws Exception {
+        // what `memtrace run -o t.mtr` writes: a text trace, whatever the name says
+        Path text = dir.resolve("t.mtr");
+        Files.writeString(text, "# agent pid=1 page-size=4096 regions=0\n" + "L$0:table+0,prog,main+4,4,1\n".repeat(50));
+        for (String[] command : List.of(new String[] {"print"}, new String[] {"cachesim"}, new String[] {"convert", "--to", "csv", "-o", "out.csv"}))
+            fails(2, "in.stream is a text trace (what memtrace run and print write): read it as it is", text, command);
+    }
+
+    @Test
     void badOptionsAreUsageErrors() throws Exception {
         fails(2, "--bogus", stream, "cachesim", "--bogus");
         fails(2, "--l1", stream, "cachesim", "--l1", "32k:8:48");

@@ -23,7 +23,8 @@
 # python3 on a script that builds, dumps and parses a 5,000-entry JSON, bzip2 -9c of 200 KB) and a small one
 # (8 KB; 20 inserts; python3 -S printing a sum; 8 KB) on which fault mode and Lackey finish: they run on the
 # small workload only (shown "-" on the full one). A kernel runs once, at its built-in size (threads with 2
-# threads), every column. A run longer than LIMIT seconds of wall clock (default 90) is cut and shows ">LIMIT". After the
+# threads), every column. A run longer than LIMIT seconds of wall clock (default 90; fault mode and Lackey:
+# SLOW_LIMIT, default LIMIT) is cut and shows ">CPU (>Nx) / >LIMIT", the CPU it had used a lower bound. After the
 # small rows, the accesses each way recorded (its summary's loads + stores), so what rewrite mode traces
 # compares with fault mode's. Then warm start-up: an empty C program (bench/programs/empty.c) whole.
 # REPEAT (default 2) runs of the cheap columns (native, rw-*, cc-disk), the fastest kept; the others once.
@@ -45,7 +46,9 @@ export MEMTRACE_CDS=off
 make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so" # this checkout's runtime, as the jar holds it
 rt="$out/lib/libmemtrace-rt.so"
 LIMIT=${LIMIT:-90}
+SLOW_LIMIT=${SLOW_LIMIT:-$LIMIT}
 REPEAT=${REPEAT:-2}
+last="$out/last.$$.stderr"
 version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
 
@@ -79,10 +82,11 @@ plans() {
   printf '%s' "$list"
 }
 
-# t COMMAND...: "CPU WALL" of the fastest (by CPU) of $REPEAT runs, or ">LIMIT" for both when cut; the last
-# run's stderr in $out/last.stderr. The whole process group goes when cut (a JVM and its program).
+# t COMMAND...: "CPU WALL" of the fastest (by CPU) of $REPEAT runs, or ">CPU >LIMIT" when cut; the last
+# run's stderr in $last (one per bench process: two benches at once must not share it). The whole process
+# group goes when cut (a JVM and its program).
 t() {
-  python3 - "${REPEAT}" "$LIMIT" "$out/last.stderr" "$@" <<'PY'
+  python3 - "${REPEAT}" "$LIMIT" "$last" "$@" <<'PY'
 import os, resource, signal, subprocess, sys, time
 repeat, limit, err, cmd = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4:]
 best = None
@@ -94,8 +98,11 @@ for _ in range(repeat):
         try:
             p.wait(timeout=limit)
         except subprocess.TimeoutExpired:
+            # cut: the CPU the direct child had used, a lower bound (a JVM's traced program is not ours to reap)
             os.killpg(p.pid, signal.SIGKILL); p.wait()
-            print(">%.0f >%.0f" % (limit, limit)); sys.exit()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            print(">%.3f >%.0f" % (cpu, limit)); sys.exit()
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -103,11 +110,13 @@ for _ in range(repeat):
 print("%.3f %.3f" % best)
 PY
 }
-# cell "CPU WALL" BASE-CPU: "CPU (Nx) / WALL"
+# cell "CPU WALL" BASE-CPU: "CPU (Nx) / WALL"; a cut run ">CPU (>Nx) / >LIMIT", its CPU a lower bound
 cell() {
-  local c=${1% *} w=${1#* }
-  case $c in '>'*) printf '%s' "$c"; return ;; esac
-  awk -v c="$c" -v w="$w" -v b="$2" 'BEGIN { r = b > 0 ? c / b : 0; printf (r < 10 ? "%.3f (%.1fx) / %.2f" : "%.3f (%.0fx) / %.2f"), c, r, w }'
+  local c=${1% *} w=${1#* } cut=
+  case $c in '>'*) cut='>' c=${c#>} w=${w#>} ;; esac
+  awk -v c="$c" -v w="$w" -v b="$2" -v cut="$cut" 'BEGIN { r = b > 0 ? c / b : 0
+    printf (r < 10 ? "%s%.3f (%s%.1fx) / " : "%s%.3f (%s%.0fx) / "), cut, c, cut, r
+    printf (cut ? ">%.0f" : "%.2f"), w }'
 }
 # accesses FILE: loads + stores of a summary on FILE
 accesses() { awk '/^  loads / || /^  stores / { v = $2; gsub(",", "", v); n += v; s = 1 } END { print s ? n : "- (cut: no summary)" }' "$1"; }
@@ -147,7 +156,7 @@ for p in "${progs[@]}"; do
     fi
     if [ $size != full ]; then # plans made (once per machine) outside the timings; its rewrite lines kept
       REPEAT=1 LIMIT=900 t "$mt" run --mode rewrite -o /dev/null -- "$bin" "${a[@]}" >/dev/null
-      cp "$out/last.stderr" "$out/$p.plan.stderr"
+      cp "$last" "$out/$p.plan.stderr"
     fi
     all=$(plans "$bin")
     n=$(t "$bin" "${a[@]}")
@@ -156,9 +165,9 @@ for p in "${progs[@]}"; do
     w=$(t env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$p.rw.mtr" "$bin" "${a[@]}")
     rm -f "$out/$p.rw.mtr"*
     r=$(REPEAT=1 t "$mt" run --mode rewrite -o /dev/null -- "$bin" "${a[@]}")
-    cp "$out/last.stderr" "$out/$p-$size.rw.stderr"
+    cp "$last" "$out/$p-$size.rw.stderr"
     ns=- cs=-
-    if [ -x "$out/plain/$p" ]; then
+    if [ -x "$out/plain/$p" ] && [ -x "$out/full/$p" ]; then
       ns=$(t "$out/plain/$p" "${a[@]}")
       cs=$(cell "$(t env MEMTRACE_OUT="$out/$p.cc.mtr" "$out/full/$p" "${a[@]}")" "${ns% *}")
       rm -f "$out/$p.cc.mtr"*
@@ -166,9 +175,9 @@ for p in "${progs[@]}"; do
     fi
     f=- l=-
     if [ $size != full ]; then
-      f=$(cell "$(REPEAT=1 t "$mt" run --mode fault -o /dev/null -- "$bin" "${a[@]}")" "$nc")
-      cp "$out/last.stderr" "$out/$p-$size.fault.stderr"
-      l=$(cell "$(REPEAT=1 t valgrind --tool=lackey --trace-mem=yes --log-file=/dev/null "$bin" "${a[@]}")" "$nc")
+      f=$(cell "$(REPEAT=1 LIMIT=$SLOW_LIMIT t "$mt" run --mode fault -o /dev/null -- "$bin" "${a[@]}")" "$nc")
+      cp "$last" "$out/$p-$size.fault.stderr"
+      l=$(cell "$(REPEAT=1 LIMIT=$SLOW_LIMIT t valgrind --tool=lackey --trace-mem=yes --log-file=/dev/null "$bin" "${a[@]}")" "$nc")
       notes+=("$p $size: accesses recorded, rewrite mode $(accesses "$out/$p-$size.rw.stderr"), fault mode $(accesses "$out/$p-$size.fault.stderr")")
     fi
     printf '| %s %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$p" "$size" "$(cell "$n" "$nc")" "$(cell "$d" "$nc")" \

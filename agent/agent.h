@@ -409,6 +409,7 @@ size_t check_usable(void *p);
 void check_fault(ucontext_t *uc, uintptr_t addr, int write);
 void check_segv(int sig, siginfo_t *si, ucontext_t *uc);
 void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn);
+void check_syscall_out(long nr, const long *a, long ret, const ucontext_t *uc);
 void check_counted(void);
 struct mc_extent;
 void check_report_extent(uintptr_t addr, size_t size, int write, uintptr_t pc, const char *by, const struct mc_extent *x);

@@ -549,6 +549,22 @@ void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const cha
     else if (!check_global_range((uintptr_t)d, n, 1, pc, fn)) check_stack_range((uintptr_t)d, n, 1, pc, fn);
 }
 
+/* The kernel's writes into the program's buffers by read, pread64 and recvfrom (syscall.c, after the call):   */
+/* the bytes it wrote, ret, as one write of the function, as check_block checks a memcpy's destination. The   */
+/* site is the libc function's caller, the return address on top of the stack when the syscall instruction */
+/* is libc's and ran with nothing pushed (glibc's single-threaded path); else the syscall instruction.      */
+void check_syscall_out(long nr, const long *a, long ret, const ucontext_t *uc)
+{
+    const char *fn = nr == SYS_read ? "read" : nr == SYS_pread64 ? "pread" : nr == SYS_recvfrom ? "recvfrom" : NULL;
+    if (!fn || ret <= 0) return;
+    size_t n = (size_t)ret < (size_t)a[2] ? (size_t)ret : (size_t)a[2];
+    uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], top = 0;
+    if (check_in_libc(ip) && !user_transfer(&top, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], sizeof top, 0) &&
+        top >= 4096 && !check_in_libc(top) && check_function_of(top))
+        ip = top;
+    check_block((const void *)a[1], NULL, n, ip, fn);
+}
+
 /* ---- leaks ---- */
 
 /* the stack of blocks to scan grows in the agent's own pages (no libc malloc here) */

@@ -426,6 +426,7 @@ void check_locals_path(const char *path);
 void check_locals_resolve(void);
 void check_locals_init(void);
 int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by);
+int check_stack_range_at(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t sp);
 const char *check_line_of(uintptr_t pc);
 extern __thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
 /* wrappers.c: the MT_ALLOC records of checked operators new and delete */

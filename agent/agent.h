@@ -409,6 +409,7 @@ size_t check_usable(void *p);
 void check_fault(ucontext_t *uc, uintptr_t addr, int write);
 void check_segv(int sig, siginfo_t *si, ucontext_t *uc);
 void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const char *fn);
+void check_syscall_out(long nr, const long *a, long ret, const ucontext_t *uc);
 void check_counted(void);
 struct mc_extent;
 void check_report_extent(uintptr_t addr, size_t size, int write, uintptr_t pc, const char *by, const struct mc_extent *x);
@@ -425,6 +426,7 @@ void check_locals_path(const char *path);
 void check_locals_resolve(void);
 void check_locals_init(void);
 int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by);
+int check_stack_range_at(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t sp);
 const char *check_line_of(uintptr_t pc);
 extern __thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
 /* wrappers.c: the MT_ALLOC records of checked operators new and delete */

@@ -180,6 +180,8 @@ static const struct lvar *object_of(const struct lfn *f, uintptr_t cfa, uintptr_
 /* The range [p, p+n) a block function of the program (pc: its call's return address) reads or writes, when */
 /* it is on the stack in a frame the table describes: against that frame's variable. Returns whether it was */
 /* reported.                                                                                                 */
+static int stack_range_from(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t low);
+
 int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by)
 {
     if (!lc.ready || !n) return 0;
@@ -194,7 +196,21 @@ int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char
         if (w[0] <= fp || w[0] - fp > (1UL << 20)) return 0;
         fp = w[0];
     }
-    uintptr_t at = pc, low = here;
+    return stack_range_from(p, n, write, pc, by, rbp, here);
+}
+
+/* The same for a system call's buffer (check_syscall_out): pc is the libc function's return address into the */
+/* program and rbp the program's %rbp at the call (libc's leaf wrapper keeps it), sp its stack pointer.        */
+int check_stack_range_at(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t sp)
+{
+    if (!lc.ready || !n || p < sp || p - sp > (64UL << 20)) return 0;
+    return stack_range_from(p, n, write, pc, by, rbp, sp);
+}
+
+/* the frames from the one whose %rbp is rbp (its code at pc) upwards: the variable p..p+n leaves, reported */
+static int stack_range_from(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t low)
+{
+    uintptr_t at = pc;
     for (int depth = 0; rbp && depth < 256; depth++) {
         const struct lfn *f = fn_of(at - 1);
         if (!f || (rbp & 7) || rbp < low) return 0;

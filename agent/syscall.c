@@ -290,6 +290,7 @@ static void syscall_for_program(int sig, siginfo_t *si, void *ucv)
 
     follow_memory_map(nr, a, ret, brk_before);
     close_after_call(&sp);
+    if (chk.on && !ts.untraced) check_syscall_out(nr, a, ret, uc); /* read(2) past a buffer: check_run.c */
     gr[REG_RAX] = ret;
 }
 

@@ -30,7 +30,7 @@ public final class CheckRewriter {
     private static final Pattern LOC = Pattern.compile("^(\\d+)\\s+(\\d+).*");
     private static final String LOC_MARK = "# memtrace-check-loc ";
     /** glibc's inline wrappers of _FORTIFY_SOURCE (memcpy calling __memcpy_chk): the line of their caller is kept. */
-    private static final Pattern FORTIFY_HEADER = Pattern.compile("/bits/(string_fortified|strings_fortified|stdio2|wchar2)\\.h$");
+    private static final Pattern FORTIFY_HEADER = Pattern.compile("/bits/(string_fortified|strings_fortified|stdio2|wchar2|unistd|socket2)\\.h$");
 
     /** What the rewrite did: the new text and the counts of its table. */
     public record Result(List<String> lines, int checks, int hoisted, int merged, int ranges, int loops, int sites, int bounded) {}

@@ -96,7 +96,7 @@ slow=()
 [ "$RUNCHECK" = off ] || slow+=(fault rewrite rw-alone)
 echo "| program | native s | asan | check-all | scalar | check | memcheck | run --check fault | run --check rewrite | rewrite (program alone) | checks executed (check / check-all) | removed statically | errors (check) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-geo="$out/geomean.txt"
+geo="$out/geomean-$$.txt"
 : >"$geo"
 for p in "${programs[@]}"; do
   for v in "${builds[@]}"; do

@@ -39,8 +39,15 @@ build_gzip() { # variant
   local v=$1 d="$out/$1/gzip-build" ld=()
   [ -x "$d/gzip" ] && return 0
   [ -z "${real_ldflags:-}" ] || ld=(LDFLAGS="$real_ldflags")
-  rm -rf "$d" && mkdir -p "$d"
-  (cd "$d" && "$src/gzip-1.12/configure" -q CC=gcc CFLAGS="-O2 -g" >/dev/null && make -s CC="$(cc_for "$v")" "${ld[@]}" >/dev/null 2>"$d/build.log") \
+  rm -rf "$d"
+  # configured once (by gcc, whatever the variant: minutes on a loaded machine), copied for each variant
+  if [ ! -f "$out/gzip-configured/config.status" ]; then
+    rm -rf "$out/gzip-configured" && mkdir -p "$out/gzip-configured"
+    (cd "$out/gzip-configured" && "$src/gzip-1.12/configure" -q CC=gcc CFLAGS="-O2 -g" >/dev/null) \
+      || { echo "bench: configuring gzip failed" >&2; return 1; }
+  fi
+  cp -a "$out/gzip-configured" "$d"
+  (cd "$d" && make -s CC="$(cc_for "$v")" "${ld[@]}" >/dev/null 2>"$d/build.log") \
     || { tail -n 5 "$d/build.log" >&2; echo "bench: building gzip ($v) failed" >&2; return 1; }
   cp "$d/gzip" "$out/$v/gzip"
 }

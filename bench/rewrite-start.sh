@@ -6,10 +6,13 @@
 # /usr/bin/time: wall seconds and CPU seconds (user + system, the JVM, ld.so --list, as, ld and the program
 # together). The JVM starts the same way in both modes (MEMTRACE_CDS=off here: no class-data archive is
 # trained or used, so a fresh cache costs no training in the background); the difference between the modes
-# is rewrite mode's own. The trace goes to /dev/null (-q -o /dev/null).
+# is rewrite mode's own. CDS=on measures the launcher's default instead, with its AOT cache: the warm cells
+# wait for the training the first run starts (the launcher's lock) and the cold cells are not run (a fresh
+# cache would train in the background of the run measured). The trace goes to /dev/null (-q -o /dev/null).
 #
 #   bench/rewrite-start.sh [LABEL=PATH ...]   (default: now=./memtrace)
 #   RUNS=5 COLD_RUNS=1 PROGRAMS=true,python bench/rewrite-start.sh before=/tmp/old/memtrace now=./memtrace
+#   CDS=on RUNS=5 PROGRAMS=true bench/rewrite-start.sh now=./memtrace
 #
 # Writes bench/results/rewrite-start.md (OUT=FILE elsewhere). What it gets wrong: the machine's load moves
 # wall clock most (the load average is noted before and after); a run past TIMEOUT (120) s of wall is stopped
@@ -23,7 +26,8 @@ OUT="${OUT:-$root/bench/results/rewrite-start.md}"
 [ $# -gt 0 ] || set -- "now=$root/memtrace"
 work="$(mktemp -d /tmp/memtrace-rewrite-start.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-export MEMTRACE_CDS=off
+CDS="${CDS:-off}"
+export MEMTRACE_CDS="$CDS"
 
 # one run: "wall cpu" on stdout, the cache under $1; "timeout" when it ran past TIMEOUT seconds of wall
 once() {
@@ -57,6 +61,10 @@ cell() { # cold|warm launcher mode program...
     done
   else
     once "$work/warm-$label" "$launcher" "$mode" "$@" >>"$work/runs" # fills the cache (plans, extracted agent)
+    if [ "$CDS" != off ]; then # the AOT cache's training, started by that run: the lock is held until it ends
+      flock "$work/warm-$label/memtrace/cds.lock" true
+      once "$work/warm-$label" "$launcher" "$mode" "$@" >"$work/runs"
+    fi
     if ! grep -q timeout "$work/runs"; then
       : >"$work/runs"
       for _ in $(seq "$RUNS"); do once "$work/warm-$label" "$launcher" "$mode" "$@" >>"$work/runs"; done
@@ -69,7 +77,7 @@ cell() { # cold|warm launcher mode program...
   echo "# rewrite mode's start-up against fault mode's (bench/rewrite-start.sh)"
   echo
   echo "$(date -u '+%a %d %b %Y %H:%M UTC'), $(nproc) CPUs, load average before: $(cut -d' ' -f1-3 /proc/loadavg);" \
-       "RUNS=$RUNS (warm, median), COLD_RUNS=$COLD_RUNS (cold: an empty cache each), MEMTRACE_CDS=off."
+       "RUNS=$RUNS (warm, median), COLD_RUNS=$COLD_RUNS (cold: an empty cache each), MEMTRACE_CDS=$CDS."
   echo "Each cell: wall s / CPU s (user + system of everything the run starts)."
   echo
   echo "| launcher | program | rewrite cold | rewrite warm | fault cold | fault warm | warm CPU, rewrite − fault |"
@@ -84,11 +92,12 @@ for spec in "$@"; do
       *) echo "rewrite-start: unknown program $program (true, python)" >&2; exit 2 ;;
     esac
     rm -rf "$work/warm-$label"
-    rc="$(cell cold "$launcher" rewrite "${args[@]}")"
+    rc='not run'
+    [ "$CDS" != off ] || rc="$(cell cold "$launcher" rewrite "${args[@]}")"
     rw="$(cell warm "$launcher" rewrite "${args[@]}")"
     fc='not run' fw='not run >'
     if [ "$FAULT" != no ]; then
-      fc="$(cell cold "$launcher" fault "${args[@]}")"
+      [ "$CDS" != off ] || fc="$(cell cold "$launcher" fault "${args[@]}")"
       fw="$(cell warm "$launcher" fault "${args[@]}")"
     fi
     diff=–

@@ -40,10 +40,12 @@
  * handler; a page that a code segment shares with another segment gets the code segment's protection back
  * after patching; code that runs before the constructor (preinit_array, libc's start-up) or after the
  * runtime's end (exit handlers) runs unrewritten. A punned jump's stub page that lies in the brk heap's
- * way (more than 32 MB above the break) makes brk fail once the heap reaches it (malloc then uses mmap). The runtime's own libc calls while the program records
+ * way (more than 32 MB above the break) makes brk fail once the heap reaches it (malloc then uses mmap). Stub pages
+ * are a memfd's, each a mapping of its own in /proc/self/maps. The runtime's own libc calls while the program records
  * (dlsym in its wrappers) are recorded as the calling thread's. Without a writer thread, the thread whose
  * buffer is full compresses it.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
@@ -346,53 +348,76 @@ static const char *check_plan(const unsigned char *plan, size_t len)
 /* (up to 5,500) in their int3, 32 MB keeps 66 (at most 350). A stub above the reserve stops brk there:   */
 /* glibc's malloc then goes on with mmap (1 MB or more at a time, the main arena noncontiguous), so the   */
 /* program runs as it would; only a program that calls sbrk itself sees ENOMEM sooner than natively.      */
+/* The pages themselves are a memfd's: each mapped read and execute (shared) where its stub goes, and       */
+/* written through one writable view of the whole file (alias), which is unmapped once the module is applied. */
+/* Anonymous pages mapped writable and then mprotect'ed executable cost libc's 4,000 stub pages as many      */
+/* faults and ~700 mprotects, each a TLB flush; a stub page that is never run is now never faulted in.      */
 struct rw_stubs {
     uint64_t *seen;
+    uint32_t *slot; /* seen[k]'s page in the memfd */
     uint32_t cap;
     uint64_t brk_lo, brk_hi;
     struct rw_applied *a;
+    unsigned char *alias; /* the memfd's pages, writable, a->stub_cap of them */
+    int fd;
 };
 
 #define RW_HEAP_ROOM (32ULL << 20) /* Puns.HEAP_ROOM */
 
-/* Whether the stub page at page is ours to write: mapped now (read, write, execute until pun_done) or before. */
-static int stub_page(struct rw_stubs *s, uint64_t page)
+/* Where the stub page at page is written (in the alias), or NULL when it is not ours: mapped now, or before. */
+static unsigned char *stub_page(struct rw_stubs *s, uint64_t page)
 {
     uint32_t k = (uint32_t)(((page >> 12) * 0x9E3779B97F4A7C15ULL) >> 40) & (s->cap - 1);
     for (; s->seen[k]; k = (k + 1) & (s->cap - 1))
-        if ((s->seen[k] & ~3ULL) == page) return (int)(s->seen[k] & 1);
+        if ((s->seen[k] & ~3ULL) == page) return s->seen[k] & 1 ? s->alias + (uint64_t)s->slot[k] * (uint64_t)rt.page : NULL;
     int ok = 0;
+    uint32_t n = s->a->stub_count;
     if (!(page < s->brk_hi && page + (uint64_t)rt.page > s->brk_lo) && placeable(page, (uint64_t)rt.page)
-        && s->a->stub_count < s->a->stub_cap) {
-        /* populated: the stub is written next, and a fault per page cost more than the mapping (libc: 4,000 pages) */
-        long m = mt_sys6(SYS_mmap, page, rt.page, PROT_READ | PROT_WRITE | PROT_EXEC,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
+        && n < s->a->stub_cap) {
+        long m = mt_sys6(SYS_mmap, page, rt.page, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE, s->fd,
+                         (uint64_t)n * (uint64_t)rt.page);
         if (m == (long)page) {
             ok = 1;
             s->a->stub_pages[s->a->stub_count++] = page;
+            s->slot[k] = n;
         } else if (m > 0) mt_sys2(SYS_munmap, m, rt.page); /* a kernel before 4.17 takes the flag for a hint */
     }
     s->seen[k] = page | (ok ? 1 : 2);
-    return ok;
+    return ok ? s->alias + (uint64_t)n * (uint64_t)rt.page : NULL;
 }
 
-/* The stub pages made executable and no longer writable, sorted (shell sort: no libc here), each run of */
-/* adjacent pages by one mprotect: every mprotect flushes the TLB, and libc's 4,000 pages hold ~700 runs of */
-/* two or more.                                                                                            */
-static void protect_stubs(uint64_t *pages, uint32_t n)
+/* The memfd of a module's stub pages and its writable view, for pages stub pages: 0, or -1 when there is */
+/* none (every pun keeps its int3). MFD_EXEC where the kernel knows it (6.3 on, whose vm.memfd_noexec may */
+/* seal a memfd made without it against execution); MFD_CLOEXEC: a program's exec does not inherit it.    */
+#define RW_ALIAS_HINT 0x580000000000UL /* 88 TB: not under the libraries, where the kernel would put it, and their stubs go */
+static int stub_file(struct rw_stubs *s, uint64_t pages)
 {
-    static const uint32_t gaps[] = {1750, 701, 301, 132, 57, 23, 10, 4, 1};
-    for (uint32_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
-        for (uint32_t i = gaps[g]; i < n; i++) {
-            uint64_t v = pages[i];
-            uint32_t j = i;
-            for (; j >= gaps[g] && pages[j - gaps[g]] > v; j -= gaps[g]) pages[j] = pages[j - gaps[g]];
-            pages[j] = v;
-        }
-    for (uint32_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && pages[j] == pages[j - 1] + (uint64_t)rt.page; j++) {}
-        mt_sys3(SYS_mprotect, pages[i], (uint64_t)(j - i) * (uint64_t)rt.page, PROT_READ | PROT_EXEC);
+    const unsigned int mfd_exec = 0x10; /* MFD_EXEC */
+    long fd = mt_sys2(SYS_memfd_create, (long)"memtrace-stubs", MFD_CLOEXEC | mfd_exec);
+    if (fd == -EINVAL) fd = mt_sys2(SYS_memfd_create, (long)"memtrace-stubs", MFD_CLOEXEC); /* before 6.3 */
+    if (fd < 0) return -1;
+    uint64_t size = pages * (uint64_t)rt.page;
+    long m = mt_sys2(SYS_ftruncate, fd, size) == 0 ? mt_sys6(SYS_mmap, RW_ALIAS_HINT, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : -1;
+    if (m < 0 && m > -4096) m = -1;
+    if (m == -1) {
+        mt_sys1(SYS_close, fd);
+        return -1;
     }
+    s->fd = (int)fd;
+    s->alias = (unsigned char *)m;
+    return 0;
+}
+
+/* The set of pages tried and the memfd's writable view unmapped, the memfd closed (its pages stay mapped). */
+static void stub_done(struct rw_stubs *s)
+{
+    uint64_t page = (uint64_t)rt.page;
+    if (s->seen) mt_sys2(SYS_munmap, s->seen, ((uint64_t)s->cap * 12 + page - 1) & ~(page - 1));
+    if (s->alias) mt_sys2(SYS_munmap, s->alias, (uint64_t)s->a->stub_cap * page);
+    if (s->fd >= 0) mt_sys1(SYS_close, s->fd);
+    s->seen = NULL;
+    s->alias = NULL;
+    s->fd = -1;
 }
 
 /* What became of the plans' puns in this process (MT_FALLBACK, rw_trap_report): written, kept their int3 */
@@ -427,16 +452,16 @@ static void pun_segment(struct rw_stubs *s, const unsigned char *plan_traps, uin
         rt_memcpy(&rel, b + e + 1, 4);
         if (c[0] != 0xcc || t->address + e + 5 + (uint64_t)(int64_t)rel != t->stub) { kept_bytes(); continue; }
         uint64_t stub = bias + t->stub;
-        if (!stub_page(s, stub & ~(page - 1)) || !stub_page(s, (stub + 13) & ~(page - 1))) {
+        unsigned char *w0 = stub_page(s, stub & ~(page - 1)), *w1 = w0 ? stub_page(s, (stub + 13) & ~(page - 1)) : NULL;
+        if (!w1) {
             __atomic_add_fetch(&rw_puns[2], 1, __ATOMIC_RELAXED);
             continue;
         }
-        unsigned char *x = (unsigned char *)stub;
+        unsigned char x[14] = {0xff, 0x25, 0, 0, 0, 0};
         uint64_t to = text + (t->tramp - text_address);
-        x[0] = 0xff;
-        x[1] = 0x25;
-        x[2] = x[3] = x[4] = x[5] = 0;
         rt_memcpy(x + 6, &to, 8);
+        for (uint64_t k = 0; k < 14; k++) /* through the alias: the stub may end on the next page */
+            (((stub + k) ^ stub) < page ? w0 : w1)[(stub + k) & (page - 1)] = x[k];
         for (int k = t->pun_len - 1; k >= 1; k--) c[k] = t->pun[k];
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         c[0] = t->pun[0];
@@ -520,17 +545,21 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     struct rw_applied *a = &rw[rw_count];
     a->text = 0; /* set once a segment is patched: its trampolines must stay then */
     /* the punned jumps' stub pages: at most two per place; the set of pages tried, four slots per page */
-    struct rw_stubs stubs = {0, 0, 0, 0, a};
+    struct rw_stubs stubs = {0, 0, 0, 0, 0, a, 0, -1};
     a->stub_pages = NULL;
     a->stub_count = a->stub_cap = 0;
     uint32_t puns = 0;
     for (uint32_t i = 0; i < h->traps; i++) puns += tplace[i].pun_len != 0;
     if (puns) {
         for (stubs.cap = 16; stubs.cap < 8 * puns; stubs.cap *= 2) {}
-        stubs.seen = rt_map((size_t)stubs.cap * 8);
+        stubs.seen = rt_map((size_t)stubs.cap * 12);
+        stubs.slot = stubs.seen ? (uint32_t *)(stubs.seen + stubs.cap) : NULL;
         a->stub_pages = rt_map((size_t)puns * 16);
-        if (stubs.seen && a->stub_pages) a->stub_cap = 2 * puns;
+        if (stubs.seen && a->stub_pages && stub_file(&stubs, 2ULL * puns) == 0) a->stub_cap = 2 * puns;
         else { /* no memory: every place keeps its int3 */
+            stub_done(&stubs);
+            if (a->stub_pages) mt_sys2(SYS_munmap, a->stub_pages, ((size_t)puns * 16 + page - 1) & ~(page - 1));
+            a->stub_pages = NULL;
             stubs.cap = 0;
             __atomic_add_fetch(&rw_puns[2], puns, __ATOMIC_RELAXED);
         }
@@ -543,7 +572,7 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
         uint64_t from = (bias + ph->p_vaddr) & ~(page - 1), to = (bias + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
         if (mt_sys3(SYS_mprotect, from, to - from, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
             if (!a->text) mt_sys2(SYS_munmap, at, size); /* else segments patched before stay: their trampolines stay mapped */
-            for (uint32_t i = 0; i < a->stub_count; i++) mt_sys3(SYS_mprotect, a->stub_pages[i], page, PROT_READ | PROT_EXEC);
+            stub_done(&stubs);
             return "cannot write the module's code (mprotect refused): ";
         }
         for (uint32_t i = 0; i < h->patches; i++) {
@@ -563,9 +592,7 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
         mt_sys3(SYS_mprotect, from, to - from, prot_of(ph->p_flags));
         a->text = at;
     }
-    /* the stubs written: their pages executable, no longer writable; adjacent ones by one mprotect */
-    protect_stubs(a->stub_pages, a->stub_count);
-    if (stubs.seen) mt_sys2(SYS_munmap, stubs.seen, ((size_t)stubs.cap * 8 + page - 1) & ~(page - 1));
+    stub_done(&stubs); /* the stubs written: no writable view of them is left */
     rw_count++;
     a->bias = bias + (uint64_t)moved; /* the trampoline file's sites, where its text is; it names the module's */
     a->module_bias = bias;

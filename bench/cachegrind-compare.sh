@@ -24,7 +24,7 @@ for p in "${progs[@]}"; do
   gcc -O1 -g -no-pie -o "$bin" "$root/bench/programs/$p.c"
   args=()
   [ "$p" = cachewalk ] && args=(5)
-  "$root/memtrace" run -q -o /dev/null --save-stream "$out/$p.stream" -- "$bin" "${args[@]}" >/dev/null
+  "$root/memtrace" run --mode fault -q -o /dev/null --save-stream "$out/$p.stream" -- "$bin" "${args[@]}" >/dev/null
   "$root/memtrace" cachesim "$out/$p.stream" --l1 "$(spec "$D1")" --l2 "$(spec "$LL")" --json "$out/$p.cachesim.json" >/dev/null
   valgrind --tool=cachegrind --cache-sim=yes --I1="$D1" --D1="$D1" --LL="$LL" \
     --cachegrind-out-file="$out/$p.cachegrind" "$bin" "${args[@]}" >/dev/null 2>&1

@@ -85,7 +85,7 @@ for p in "${progs[@]}"; do
   fault_x=-; lackey_x=-; fault_mark=" "
   if [ "$CC_ONLY" != 1 ]; then
     # fault mode costs microseconds per access: cut it off after $FAULT_LIMIT seconds (then ">" marks a lower bound)
-    tfault=$(REPEAT=1 timed "$p.fault" timeout -k 10 "$FAULT_LIMIT" "$mt" run -q -o "$out/$p.fault.trace" -- $(workload "$p" "$out/plain/$p"))
+    tfault=$(REPEAT=1 timed "$p.fault" timeout -k 10 "$FAULT_LIMIT" "$mt" run --mode fault -q -o "$out/$p.fault.trace" -- $(workload "$p" "$out/plain/$p"))
     [ "$(echo "$tfault >= $FAULT_LIMIT" | bc)" = 1 ] && fault_mark=">"
     tl=$(REPEAT=1 timed "$p.lackey" valgrind --tool=lackey --trace-mem=yes --log-file="$out/$p.lackey" $(workload "$p" "$out/plain/$p"))
     fault_x=$(printf '%.0f' "$(ratio "$tfault" "$tn")"); lackey_x=$(printf '%.0f' "$(ratio "$tl" "$tn")")

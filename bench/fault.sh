@@ -33,7 +33,7 @@ elapsed() { local s; s=$(now); "$@" >/dev/null 2>&1 || true; echo "$(now) - $s" 
 gcc -O2 -o "$out/bare_fault" "$root/bench/fault/bare_fault.c"
 gcc -O2 -o "$out/fault_only" "$root/bench/fault/fault_only.c"
 gcc -O2 -o "$out/empty" "$root/bench/programs/empty.c"
-fixed=$(elapsed "${mt[@]}" run --quiet -o "$out/empty.trace" -- "$out/empty")
+fixed=$(elapsed "${mt[@]}" run --mode fault --quiet -o "$out/empty.trace" -- "$out/empty")
 lackey_fixed=$(elapsed valgrind --tool=lackey --trace-mem=yes --log-file="$out/empty.lackey" "$out/empty")
 echo "memtrace fixed cost (empty program): ${fixed} s; Lackey's: ${lackey_fixed} s"
 
@@ -79,7 +79,7 @@ for p in "${progs[@]}"; do
   command_of "$p"
   tn=$(elapsed "${cmd[@]}")
   s=$(now)
-  "${mt[@]}" run -o "$out/$p.trace" -- "${cmd[@]}" >/dev/null 2>"$out/$p.summary" || true
+  "${mt[@]}" run --mode fault -o "$out/$p.trace" -- "${cmd[@]}" >/dev/null 2>"$out/$p.summary" || true
   tm=$(echo "$(now) - $s" | bc -l)
   bare=$("$out/bare_fault" 100000 | awk '{print $4}')
   fonly=$("$out/fault_only" 100000 | awk '{print $4}')
@@ -88,7 +88,7 @@ for p in "${progs[@]}"; do
   risk=$(summary "windows at risk" "$out/$p.summary")
   per=$(echo "if ($acc > 0) ($tm - $tn - $fixed) * 1000000 / $acc else 0" | bc -l)
   : >"$out/$p.strace"
-  [ "${STRACE:-yes}" = no ] || strace -f -c -o "$out/$p.strace" "${mt[@]}" run --quiet -o /dev/null -- "${cmd[@]}" >/dev/null 2>&1 || true
+  [ "${STRACE:-yes}" = no ] || strace -f -c -o "$out/$p.strace" "${mt[@]}" run --mode fault --quiet -o /dev/null -- "${cmd[@]}" >/dev/null 2>&1 || true
   calls() { awk -v s="$1" '$NF == s { print $4 }' "$out/$p.strace" | head -1; }
   ratio() { local n; n=$(calls "$1"); echo "if ($acc > 0) ${n:-0} / $acc else 0" | bc -l; }
   printf '%-9s %9.3f %10.3f %9.3f %9d %9.2f %8.2f %6.2f %8.2f %7.2f %9d | %20.2f %8.2f %8.2f %8.2f\n' "$p" "$tn" "$tm" "$tl" "$acc" \

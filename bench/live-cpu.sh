@@ -22,7 +22,7 @@ fixed=
 for p in empty "$@"; do
   gcc -O2 -g -no-pie -o "$out/$p" "$root/bench/programs/$p.c"
   line=$("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$jar" \
-    "$root/bench/MainThreadCpu.java" run -o "$out/$p.live.trace" -- "$out/$p" 2>"$out/$p.live.summary")
+    "$root/bench/MainThreadCpu.java" run --mode fault -o "$out/$p.live.trace" -- "$out/$p" 2>"$out/$p.live.summary")
   acc=$(( $(awk 'index($0, "  loads ") == 1 { gsub(",", "", $NF); print $NF }' "$out/$p.live.summary" | head -1) \
         + $(awk 'index($0, "  stores ") == 1 { gsub(",", "", $NF); print $NF }' "$out/$p.live.summary" | head -1) ))
   cpu=$(sed -n 's/.*main thread \([0-9.]*\) s CPU.*/\1/p' <<<"$line")

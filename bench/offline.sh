@@ -19,7 +19,7 @@ stream="${1:-$out/cachewalk.stream}"
 if [ ! -f "$stream" ]; then
   gcc -O1 -g -no-pie -o "$out/cachewalk" "$root/bench/programs/cachewalk.c"
   echo "recording $stream (a few minutes)..." >&2
-  (cd "$out" && "$root/memtrace" run -q -o /dev/null --save-stream "$stream" -- ./cachewalk 130 >/dev/null)
+  (cd "$out" && "$root/memtrace" run --mode fault -q -o /dev/null --save-stream "$stream" -- ./cachewalk 130 >/dev/null)
 fi
 events=$("$root/memtrace" cachesim "$stream" --top 0 | sed -n 's/.*, \([0-9,]*\) events,.*/\1/p' | tr -d ,)
 echo "stream: $stream, $events events, $(du -hL "$stream" | cut -f1)"

@@ -53,7 +53,7 @@ for p in ${progs[@]+"${progs[@]}"}; do
   w=$(cpu env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$p.rw.mtr" "$out/$p")
   r=$(cpu "$mt" run --mode rewrite -q -o /dev/null -- "$out/$p")
   c=$(cpu env MEMTRACE_OUT="$out/$p.cc.mtr" "$out/$p.cc")
-  f=$(REPEAT=1 cpu "$mt" run -q -o /dev/null -- "$out/$p")
+  f=$(REPEAT=1 cpu "$mt" run --mode fault -q -o /dev/null -- "$out/$p")
   printf '%-8s %9s %11s %11s %9s %9s %9s %9s   %s\n' "$p" "$n" "$e" "$d" "$w" "$r" "$c" "$f" "$counts"
 done
 if [ "${SYSTEM:-1}" != 0 ]; then
@@ -73,7 +73,7 @@ if [ "${SYSTEM:-1}" != 0 ]; then
     d=$(cpu env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" "$bin" "${args[@]}")
     w=$(cpu env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$cmd.rw.mtr" "$bin" "${args[@]}")
     r=$(cpu "$mt" run --mode rewrite -q -o /dev/null -- "$bin" "${args[@]}")
-    f=$(REPEAT=1 cpu "$mt" run -q -o /dev/null -- "$bin" "${args[@]}")
+    f=$(REPEAT=1 cpu "$mt" run --mode fault -q -o /dev/null -- "$bin" "${args[@]}")
     l=$(REPEAT=1 cpu valgrind --tool=lackey --trace-mem=yes --log-file=/dev/null "$bin" "${args[@]}")
     printf '%-8s %9s %10s %9s %9s %9s %9s   %s\n' "$cmd" "$n" "$d" "$w" "$r" "$f" "$l" "$counts"
   done

@@ -19,7 +19,7 @@ now() { date +%s.%N; }
 elapsed() { local s; s=$(now); "$@" >/dev/null 2>&1 || true; echo "$(now) - $s" | bc -l; }
 
 gcc -O2 -o "$out/empty" "$root/bench/programs/empty.c"
-fixed=$(elapsed "$root/memtrace" run --quiet -o "$out/empty.trace" -- "$out/empty")
+fixed=$(elapsed "$root/memtrace" run --mode fault --quiet -o "$out/empty.trace" -- "$out/empty")
 echo "memtrace fixed cost (empty program): ${fixed} s"
 
 progs=("$@")
@@ -29,7 +29,7 @@ for p in "${progs[@]}"; do
   bin="$out/$p"
   gcc -O2 -g -no-pie -o "$bin" "$root/bench/programs/$p.c"
   tn=$(elapsed "$bin")
-  tm=$(elapsed "$root/memtrace" run --quiet -o "$out/$p.trace" -- "$bin")
+  tm=$(elapsed "$root/memtrace" run --mode fault --quiet -o "$out/$p.trace" -- "$bin")
   tl=$(elapsed valgrind --tool=lackey --trace-mem=yes --log-file="$out/$p.lackey" "$bin")
   acc=$(grep -c '^[LS]' "$out/$p.trace" || true)
   per=$(echo "if ($acc > 0) ($tm - $tn - $fixed) * 1000000 / $acc else 0" | bc -l)

@@ -50,6 +50,16 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
      * glibc's libraries are left as they are (their functions are checked by the check runtime's wrappers).
      */
     static RewriteMode prepare(Target target, PlanChoice choice) throws LaunchException {
+        return prepare(target, choice, null);
+    }
+
+    /**
+     * The same, for {@code memtrace run} without {@code --mode}: when the executable cannot be rewritten (no
+     * plan for it: trampolines out of reach, not assembled) or the cache cannot be used, null after one line to
+     * {@code fallback}, and the run goes to fault mode, which needs neither. With {@code fallback} null that is
+     * an error (asked for, the mode must not quietly change).
+     */
+    static RewriteMode prepare(Target target, PlanChoice choice, Consumer<String> fallback) throws LaunchException {
         Probes probes = choice.probes();
         if (probes != Probes.RECORD && !bmi2())
             throw LaunchException.usage("--check --mode rewrite needs a processor with BMI2 (its checks shift with shrx, which leaves "
@@ -96,12 +106,21 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             Checkpoints.mark("rewrite: dlopen planner listening");
             return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen, probes);
         } catch (RewriteException e) {
-            throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
+            if (fallback == null) throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
+            fallback.accept(faultInstead(target, e.getMessage()));
+            return null;
         } catch (ZydisUnavailableException e) {
+            // fault mode decodes with Zydis too: no way round it
             throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
         } catch (IOException e) {
-            throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
+            if (fallback == null) throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
+            fallback.accept(faultInstead(target, e.getMessage()));
+            return null;
         }
+    }
+
+    private static String faultInstead(Target target, String why) {
+        return "cannot rewrite " + target.traced() + " (" + why + "); tracing it by page faults instead (--mode fault)";
     }
 
     /** Whether the processor has BMI2 (Haswell and later), as /proc/cpuinfo says; true when it cannot be read. */

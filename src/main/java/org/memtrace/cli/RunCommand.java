@@ -100,13 +100,14 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--report", paramLabel = "FILE", description = "Also write the HTML report (as memtrace report makes it) to FILE.")
     Path reportFile;
 
-    @Option(names = "--mode", paramLabel = "MODE", defaultValue = "fault",
-            description = "fault: page faults (MadT), or the program's own probes when built with memtrace cc; "
-                    + "rewrite: the executable's code rewritten in memory before it runs (docs/rewriting.md) (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--mode", paramLabel = "MODE",
+            description = "rewrite: the code of the program and of its libraries rewritten in memory before it runs (docs/rewriting.md); "
+                    + "fault: page faults (MadT, docs/madt.md). Without --mode: rewrite, but fault with --check, --regions or --buffer-mb, "
+                    + "or when the program cannot be rewritten (said in one line); a program built with memtrace cc records by its own probes.")
     RewriteMode.Mode mode;
 
     @Option(names = "--omega", paramLabel = "W",
-            description = "With --mode rewrite: trace only the memory instructions the selection of memtrace analyze --omega W "
+            description = "In rewrite mode (which it implies): trace only the memory instructions the selection of memtrace analyze --omega W "
                     + "chooses per basic block (data, not the stack), W in [0,1] (1: every memory reference; docs/selective-instrumentation.md).")
     String omega;
 
@@ -134,6 +135,20 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
+    /**
+     * The mode of a run without {@code --mode}: rewrite mode, which is faster than fault mode on every program
+     * measured and traces the stack too (docs/rewriting.md, "The default mode"), except where only fault mode
+     * does what was asked: {@code --check} (fault mode's heap check covers glibc's own accesses, which the
+     * rewritten check leaves alone), {@code --regions} and {@code --buffer-mb} (fault mode's own), and a program
+     * built with memtrace cc (its own probes record, as in fault mode). {@code --omega} is rewrite mode's.
+     */
+    private RewriteMode.Mode defaultMode(Target target) {
+        CommandLine.ParseResult given = spec.commandLine().getParseResult();
+        if (omega != null) return RewriteMode.Mode.rewrite;
+        boolean faultOnly = check || given.hasMatchedOption("--regions") || given.hasMatchedOption("--buffer-mb");
+        return faultOnly || InstrumentedRun.isInstrumented(target.traced()) ? RewriteMode.Mode.fault : RewriteMode.Mode.rewrite;
+    }
+
     private int stackDepth() throws LaunchException {
         if (stackDepth < 1 || stackDepth > TraceOptions.MAX_STACK_DEPTH)
             throw LaunchException.usage("--stack-depth must be 1 to " + TraceOptions.MAX_STACK_DEPTH + ", not " + stackDepth);
@@ -150,6 +165,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (check && !traced) quiet = true;
         if (check && omega != null)
             throw LaunchException.usage("--omega traces a selection of the accesses and --check checks them all: use one of them");
+        // without --mode: chosen from what was asked for and from the program (docs/rewriting.md, "The default mode")
+        boolean chosen = mode == null;
+        if (chosen) mode = defaultMode(Target.resolve(command.getFirst()));
         Selective selective = selective();
         // --check in fault mode traces the heap alone; in rewrite mode the trampolines check (and record, with -o)
         boolean faultCheck = check && mode != RewriteMode.Mode.rewrite;
@@ -161,15 +179,17 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (check && mode == RewriteMode.Mode.rewrite && InstrumentedRun.isInstrumented(target.traced()))
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");
+        // refused outputs cost nothing: before any module is planned
+        checkOutputs(target, traced ? output : "-", saveStream, jsonSummary, reportFile);
+        PlanChoice choice = check ? PlanChoice.probing(traced ? Probes.BOTH : Probes.CHECK) : PlanChoice.selecting(selective);
         RewriteMode rewrite = mode != RewriteMode.Mode.rewrite ? null
-                : RewriteMode.prepare(target, check ? PlanChoice.probing(traced ? Probes.BOTH : Probes.CHECK) : PlanChoice.selecting(selective));
+                : RewriteMode.prepare(target, choice, chosen && selective == null ? p -> say(err, p) : null);
         // chosen once: from here on the run only calls the recorder
         Recorder recorder = rewrite != null ? rewrite.recorder(options, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
         boolean compiledIn = recorder.compiledIn();
         if (faultCheck && compiledIn)
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");
-        checkOutputs(target, traced ? output : "-", saveStream, jsonSummary, reportFile);
         recorder.ignoredOptions().forEach(p -> say(err, p));
         boolean created = traced && !"-".equals(output) && !Files.exists(RawPaths.path(output));
         CountingOutputStream out = new CountingOutputStream(traced ? openOutput(output) : OutputStream.nullOutputStream());

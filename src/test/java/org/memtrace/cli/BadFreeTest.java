@@ -43,7 +43,7 @@ class BadFreeTest {
         assertThat(glibcSaid).isNotEmpty();
 
         String trace = program + "-" + how + "-" + size + ".trace";
-        var r = Cli.run(dir, "run", "--addresses", "both", "-o", trace, "--", prog.toString(), how, size);
+        var r = Cli.run(dir, "run", "--mode", "fault", "--addresses", "both", "-o", trace, "--", prog.toString(), how, size);
         assertThat(r.status()).as(r.stderr()).isEqualTo(128 + 6);
         assertThat(r.stdout()).startsWith("bad 0x").doesNotContain("survived");
         assertThat(r.stderr()).contains(glibcSaid + "\n").contains("killed by SIGABRT");

@@ -32,7 +32,7 @@ class CacheSimLinesTest {
     static void simulate() throws Exception {
         exe = Gcc.compile(dir, "cachelines.c", "cachelines", "-O1", "-g", "-no-pie");
         stream = dir.resolve("cl.stream");
-        var r = Cli.run(dir, "run", "-q", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         Path json = dir.resolve("sim.json");
         r = Cli.run(dir, "cachesim", stream.toString(), "--lines", "--top", "100000", "--json", json.toString());

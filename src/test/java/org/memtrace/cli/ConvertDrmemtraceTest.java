@@ -28,7 +28,7 @@ class ConvertDrmemtraceTest {
     static void record() throws Exception {
         Path exe = Gcc.compile(dir, "dinero_mix.c", "mix", "-O1", "-g", "-no-pie");
         stream = dir.resolve("mix.stream");
-        var r = Cli.run(dir, "run", "-q", "-o", dir.resolve("mix.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", dir.resolve("mix.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
     }
 

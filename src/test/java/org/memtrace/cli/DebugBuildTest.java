@@ -58,9 +58,9 @@ class DebugBuildTest {
     }
 
     private static Cli.Result record(String trace, String... program) throws Exception {
-        String[] all = new String[program.length + 6];
-        System.arraycopy(new String[] {"run", "--addresses", "raw", "-o", dir.resolve(trace).toString(), "--"}, 0, all, 0, 6);
-        System.arraycopy(program, 0, all, 6, program.length);
+        String[] all = new String[program.length + 8];
+        System.arraycopy(new String[] {"run", "--mode", "fault", "--addresses", "raw", "-o", dir.resolve(trace).toString(), "--"}, 0, all, 0, 8);
+        System.arraycopy(program, 0, all, 8, program.length);
         return memtrace(all);
     }
 
@@ -87,7 +87,7 @@ class DebugBuildTest {
         assertThat(Gcc.run(List.of("readelf", "-d", dir.resolve("heap_block-cc").toString()))).contains(lib.toString());
         // under the product's agent the fixture finds no hook and says so
         Path err = dir.resolve("product.err");
-        var r = Cli.run(dir, "run", "-o", dir.resolve("product.trace").toString(), "--", dir.resolve("debug_break").toString(), "ranges", err.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-o", dir.resolve("product.trace").toString(), "--", dir.resolve("debug_break").toString(), "ranges", err.toString());
         assertThat(r.status()).as(r.stderr()).isEqualTo(77);
         assertThat(Files.readString(err)).isEqualTo("no memtrace_debug_break\n");
     }

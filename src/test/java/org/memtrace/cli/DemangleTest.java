@@ -44,7 +44,7 @@ class DemangleTest {
         }
         Gcc.run(List.of("g++", "-O0", "-g", "-o", path("boxes"), path("main.cpp")));
         stream = dir.resolve("boxes.stream");
-        ok(Cli.run(dir, "run", "-q", "-o", path("boxes.trace"), "--save-stream", stream.toString(), "--", path("boxes")));
+        ok(Cli.run(dir, "run", "--mode", "fault", "-q", "-o", path("boxes.trace"), "--save-stream", stream.toString(), "--", path("boxes")));
         ok(Cli.run(dir, "cc", "-O0", "-g", "-o", path("boxescc"), path("main.cpp"), "-lstdc++"));
         mtr = dir.resolve("boxescc.mtr");
         Gcc.run(List.of(path("boxescc")), Map.of("MEMTRACE_OUT", mtr.toString()));
@@ -128,7 +128,7 @@ class DemangleTest {
 
     @Test
     void runKeepsRawNamesWithNoDemangle() throws Exception {
-        ok(Cli.run(dir, "run", "-q", "--no-demangle", "-o", path("raw-run.trace"), "--", path("boxes")));
+        ok(Cli.run(dir, "run", "--mode", "fault", "-q", "--no-demangle", "-o", path("raw-run.trace"), "--", path("boxes")));
         TraceFile t = trace(dir.resolve("raw-run.trace"));
         assertThat(programFunctions(t)).isEqualTo(new TreeSet<>(RAW_FUNCTIONS));
         assertThat(blocks(t)).containsExactly("<malloc@main+114>", "<malloc@main+19>");

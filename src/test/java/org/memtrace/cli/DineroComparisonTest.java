@@ -49,7 +49,7 @@ class DineroComparisonTest {
         if (dinero == null) return;
         Path exe = Gcc.compile(dir, "dinero_mix.c", "dinero_mix", "-O1", "-g", "-no-pie");
         stream = dir.resolve("mix.stream");
-        var r = Cli.run(dir, "run", "-q", "-o", dir.resolve("mix.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", dir.resolve("mix.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         xdin = dir.resolve("mix.xdin");
         din = dir.resolve("mix.din");

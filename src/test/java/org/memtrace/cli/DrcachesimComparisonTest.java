@@ -64,7 +64,7 @@ class DrcachesimComparisonTest {
     private static Path record(String source, String name, String... flags) throws Exception {
         Path exe = Gcc.compile(dir, source, name, flags);
         Path stream = dir.resolve(name + ".stream");
-        var r = Cli.run(dir, "run", "-q", "-o", dir.resolve(name + ".trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", dir.resolve(name + ".trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         return stream;
     }

@@ -131,10 +131,10 @@ class ExactThreadsTest {
     }
 
     private static Cli.Result memtrace(String trace, String... program) throws Exception {
-        String[] all = new String[program.length + 6];
-        System.arraycopy(new String[] {"run", "--addresses", "raw", "-o", dir.resolve(trace).toString(), "--"}, 0, all, 0, 6);
-        System.arraycopy(program, 0, all, 6, program.length);
-        all[6] = dir.resolve(program[0]).toString();
+        String[] all = new String[program.length + 8];
+        System.arraycopy(new String[] {"run", "--mode", "fault", "--addresses", "raw", "-o", dir.resolve(trace).toString(), "--"}, 0, all, 0, 8);
+        System.arraycopy(program, 0, all, 8, program.length);
+        all[8] = dir.resolve(program[0]).toString();
         return Cli.run(dir, all);
     }
 
@@ -352,7 +352,7 @@ class ExactThreadsTest {
 
     @Test
     void threadArenasAreMovedWholeNotBlockByBlock() throws Exception {
-        var r = Cli.run(dir, "run", "--quiet", "-o", dir.resolve("mallocs.trace").toString(), "--",
+        var r = Cli.run(dir, "run", "--mode", "fault", "--quiet", "-o", dir.resolve("mallocs.trace").toString(), "--",
                 dir.resolve("thread_mallocs").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout()).isEqualTo(Gcc.run(List.of(dir.resolve("thread_mallocs").toString())))

@@ -31,9 +31,9 @@ class FaultModeFailuresTest {
     }
 
     static Cli.Result memtrace(String trace, String... args) throws Exception {
-        String[] all = new String[args.length + 5];
-        System.arraycopy(new String[] {"run", "--addresses", "both", "-o", dir.resolve(trace).toString()}, 0, all, 0, 5);
-        System.arraycopy(args, 0, all, 5, args.length);
+        String[] all = new String[args.length + 7];
+        System.arraycopy(new String[] {"run", "--mode", "fault", "--addresses", "both", "-o", dir.resolve(trace).toString()}, 0, all, 0, 7);
+        System.arraycopy(args, 0, all, 7, args.length);
         return Cli.run(dir, all);
     }
 
@@ -197,7 +197,7 @@ class FaultModeFailuresTest {
     @Test
     void killingMemtraceOutrightEndsTheProgramToo() throws Exception {
         Path out = dir.resolve("killed.stdout");
-        Process memtrace = Cli.start(dir, out, dir.resolve("killed.stderr"), "run", "-o", dir.resolve("killed.trace").toString(),
+        Process memtrace = Cli.start(dir, out, dir.resolve("killed.stderr"), "run", "--mode", "fault", "-o", dir.resolve("killed.trace").toString(),
                 "--", dir.resolve("forever").toString());
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (!Files.readString(out).contains("running") && System.nanoTime() < deadline) Thread.sleep(50);

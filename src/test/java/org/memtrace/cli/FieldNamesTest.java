@@ -55,7 +55,7 @@ class FieldNamesTest {
         for (String dwarf : List.of("-gdwarf-4", "-gdwarf-5")) {
             Path exe = Gcc.compile(dir, "fields.c", "fields" + dwarf.charAt(8), dwarf);
             Path out = dir.resolve("fault" + dwarf + ".trace");
-            var r = Cli.run(dir, "run", "-q", "-o", out.toString(), "--", exe.toString());
+            var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", out.toString(), "--", exe.toString());
             assertThat(r.status()).as(r.stderr()).isZero();
             assertNamed(TraceFile.read(out), java.nio.file.Files.readAllLines(out));
         }
@@ -79,7 +79,7 @@ class FieldNamesTest {
     void withoutDebugInformationNamesStayAsBefore() throws Exception {
         Path exe = Gcc.compile(dir, "fields.c", "fields-plain");
         Path out = dir.resolve("plain.trace");
-        var r = Cli.run(dir, "run", "-q", "-o", out.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", out.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(names(TraceFile.read(out), 'S')).containsExactly(
                 "table+28", "grid+84", "cfg+8", "u+0", "bf+0", "bf+4", "an+4", "an+10", "qualified+8", "rows+34",

@@ -41,7 +41,7 @@ class HeapAllocatorTest {
         Path prog = Gcc.compile(dir, "heap_stress.c", "heap_stress", "-O1", "-g", "-no-pie", "-pthread");
         FunctionRanges ranges = FunctionRanges.of(prog, FUNCTIONS);
         Path trace = dir.resolve("stress.trace");
-        var r = Cli.run(dir, "run", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         List<String> plain = withoutStacks(Gcc.run(List.of(prog.toString())));
         assertThat(withoutStacks(r.stdout())).isEqualTo(plain).hasSize(3).noneMatch(l -> l.contains("misaligned"));
@@ -78,7 +78,7 @@ class HeapAllocatorTest {
     void reallocChainsAlignmentsAndForkKeepContentsAndTheEventContract() throws Exception {
         Path prog = Gcc.compile(dir, "realloc_chain.c", "realloc_chain", "-g", "-no-pie");
         Path trace = dir.resolve("chain.trace");
-        var r = Cli.run(dir, "run", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "--addresses", "raw", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         List<String> out = r.stdout().lines().toList();
         assertThat(out).contains("chain 34 steps ok", "page aligned 8192", "fork child 0 parent ok")

@@ -35,7 +35,7 @@ class HeapTotalsRunTest {
         }
         Gcc.run(List.of("gcc", "-O0", "-g", "-o", path("ht"), path("heap_totals.c")));
         stream = dir.resolve("ht.stream");
-        faultRun = ok(Cli.run(dir, "run", "-o", path("ht.trace"), "--save-stream", stream.toString(),
+        faultRun = ok(Cli.run(dir, "run", "--mode", "fault", "-o", path("ht.trace"), "--save-stream", stream.toString(),
                 "--json-summary", path("ht.json"), "--", path("ht")));
         ok(Cli.run(dir, "cc", "-O0", "-g", "-o", path("htcc"), path("heap_totals.c")));
         ccRun = ok(Cli.run(dir, "run", "-o", path("htcc.trace"), "--json-summary", path("htcc.json"), "--", path("htcc")));

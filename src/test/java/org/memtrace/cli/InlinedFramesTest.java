@@ -35,7 +35,7 @@ class InlinedFramesTest {
     /** The trace's stack lines and main's M lines (libc's stdout buffer's left out), the test's directory cut from file names. */
     private static List<String> stacksAndBlocks(String program, String... options) throws Exception {
         Path trace = dir.resolve(program + options.length + ".trace");
-        List<String> args = new ArrayList<>(List.of("run", "-q", "-o", trace.toString()));
+        List<String> args = new ArrayList<>(List.of("run", "--mode", "fault", "-q", "-o", trace.toString()));
         args.addAll(List.of(options));
         args.addAll(List.of("--", dir.resolve(program).toString()));
         Cli.Result r = Cli.run(dir, args.toArray(String[]::new));
@@ -91,7 +91,7 @@ class InlinedFramesTest {
 
     @Test
     void theSummaryListsTheProgramPointsWithTheirInlinedFrames() throws Exception {
-        Cli.Result r = Cli.run(dir, "run", "--stack-depth", "12", "-o", dir.resolve("summary.trace").toString(), "--",
+        Cli.Result r = Cli.run(dir, "run", "--mode", "fault", "--stack-depth", "12", "-o", dir.resolve("summary.trace").toString(), "--",
                 dir.resolve("inline_alloc").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         String summary = r.stderr().replace(dir + "/", "");
@@ -106,7 +106,7 @@ class InlinedFramesTest {
     void accessesInInlinedCodeShowTheChainOfInlinedCalls() throws Exception {
         for (String program : List.of("inline_alloc", "inline_alloc-cc")) {
             Path trace = dir.resolve(program + "-access.trace");
-            Cli.Result r = Cli.run(dir, "run", "-q", "-o", trace.toString(), "--", dir.resolve(program).toString());
+            Cli.Result r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", trace.toString(), "--", dir.resolve(program).toString());
             assertThat(r.status()).as(r.stderr()).isZero();
             java.util.Set<String> sites = new java.util.TreeSet<>();
             java.util.Map<String, String> byOffset = new java.util.TreeMap<>();

@@ -197,7 +197,7 @@ class InstallTest {
         // a library directory others may write to is not loaded from
         Path lib = other.resolve("lib/memtrace");
         Files.setPosixFilePermissions(lib, PosixFilePermissions.fromString("rwxrwxr-x"));
-        Outcome refused = exec(dir, Map.of(), other.resolve("bin/memtrace").toString(), "run", "-q", "-o", dir.resolve("r.trace").toString(), "--", "/bin/true");
+        Outcome refused = exec(dir, Map.of(), other.resolve("bin/memtrace").toString(), "run", "--mode", "fault", "-q", "-o", dir.resolve("r.trace").toString(), "--", "/bin/true");
         assertThat(refused.status()).isNotZero();
         assertThat(refused.err()).isEqualTo("memtrace: " + lib + " is writable by other users: not loading the agent library from it\n");
         Files.setPosixFilePermissions(lib, PosixFilePermissions.fromString("rwxr-xr-x"));

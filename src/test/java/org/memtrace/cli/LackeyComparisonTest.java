@@ -36,7 +36,7 @@ class LackeyComparisonTest {
         FunctionRanges ranges = FunctionRanges.of(prog, FUNCTIONS);
 
         Path trace = dir.resolve("cmp.trace");
-        var r = Cli.run(dir, "run", "--addresses", "raw", "-q", "-o", trace.toString(), "--", prog.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "--addresses", "raw", "-q", "-o", trace.toString(), "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         Counts memtrace = new Counts();
         for (var l : TraceFile.read(trace).lines()) {

@@ -30,7 +30,7 @@ class MultiCoreCacheSimTest {
 
     private static JsonNode simulate(String variant) throws Exception {
         Path stream = dir.resolve(variant + ".stream"), text = dir.resolve(variant + ".txt"), json = dir.resolve(variant + ".json");
-        List<String> run = new ArrayList<>(List.of("run", "-q", "-o", text.toString(), "--save-stream", stream.toString(), "--", exe.toString()));
+        List<String> run = new ArrayList<>(List.of("run", "--mode", "fault", "-q", "-o", text.toString(), "--save-stream", stream.toString(), "--", exe.toString()));
         if (variant.equals("padded")) run.add("padded");
         var r = Cli.run(dir, run.toArray(String[]::new));
         assertThat(r.status()).as(r.stderr()).isZero();

@@ -38,7 +38,7 @@ class OfflineCommandsTest {
         Path exe = Gcc.compile(dir, "cachewalk.c", "cachewalk", "-g", "-no-pie", "-pthread");
         stream = dir.resolve("cachewalk.stream");
         Path text = dir.resolve("cachewalk.trace");
-        var r = Cli.run(dir, "run", "-q", "-o", text.toString(), "--save-stream", stream.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", text.toString(), "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         trace = TraceFile.read(text);
         for (String line : Gcc.run(List.of("nm", exe.toString())).split("\n")) {

@@ -22,7 +22,7 @@ class OfflineInputErrorsTest {
     static void record() throws Exception {
         Path exe = Gcc.compile(dir, "global_array.c", "global_array", "-g");
         stream = dir.resolve("good.stream");
-        var r = Cli.run(dir, "run", "-q", "-o", dir.resolve("good.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", dir.resolve("good.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
     }
 

@@ -314,7 +314,7 @@ class PrintCommandTest {
         Path stream = dir.resolve("heap.stream");
         var err = new StringWriter();
         int status = Main.execute(new PrintWriter(new StringWriter()), new PrintWriter(err),
-                "run", "-q", "-o", live.toString(), "--save-stream", stream.toString(), "--", prog.toString());
+                "run", "--mode", "fault", "-q", "-o", live.toString(), "--save-stream", stream.toString(), "--", prog.toString());
         assertThat(status).as(err.toString()).isEqualTo(7);
         Outcome o = print(stream);
         assertThat(o.status()).as(o.err()).isZero();

@@ -58,7 +58,7 @@ class ReaderFuzzTest {
         stored = runCc("codec0.mtr", "0");
         Path exe = Gcc.compile(dir, "global_array.c", "global_array", "-g");
         stream = dir.resolve("fault.stream");
-        Cli.Result r = Cli.run(dir, "run", "-q", "-o", dir.resolve("fault.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
+        Cli.Result r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", dir.resolve("fault.trace").toString(), "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
     }
 

@@ -102,7 +102,7 @@ class ReportInteractionTest {
                 "chromium is not installed: run `. scripts/env.sh && memtrace_prereqs --with-test-tools` (CI does)");
         Path exe = Gcc.compile(dir, "reportwalk.c", "reportwalk", "-O1", "-g", "-no-pie");
         Path stream = dir.resolve("rw.stream");
-        var r = Cli.run(dir, "run", "-q", "--stack-depth", "1", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "--stack-depth", "1", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         Path html = dir.resolve("report.html");
         r = Cli.run(dir, "report", stream.toString(), "-o", html.toString());

@@ -29,7 +29,7 @@ class ReportLiveTest {
     void liveAndOfflineReportsAgree() throws Exception {
         Path exe = Gcc.compile(dir, "reportwalk.c", "reportwalk", "-O1", "-g", "-no-pie");
         Path stream = dir.resolve("rw.stream"), live = dir.resolve("live.html"), offline = dir.resolve("offline.html");
-        var r = Cli.run(dir, "run", "-q", "-o", "/dev/null", "--save-stream", stream.toString(), "--report", live.toString(),
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--save-stream", stream.toString(), "--report", live.toString(),
                 "--", exe.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         r = Cli.run(dir, "report", stream.toString(), "-o", offline.toString());
@@ -44,7 +44,7 @@ class ReportLiveTest {
     @Test
     void aReportThatIsTheProgramIsRefused() throws Exception {
         Path exe = Gcc.compile(dir, "reportwalk.c", "reportwalk", "-O1");
-        var r = Cli.run(dir, "run", "-q", "-o", "/dev/null", "--report", exe.toString(), "--", exe.toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--report", exe.toString(), "--", exe.toString());
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).startsWith("memtrace: --report").contains("is the program");
     }

@@ -212,7 +212,7 @@ class RewriteOmegaTest {
             assertThat(r.status()).as(e.getKey()).isEqualTo(2);
             assertThat(r.stderr()).as(e.getKey()).isEqualTo(e.getValue());
         }
-        var fault = Cli.run(dir, "run", "--omega", "0.5", "--", prog.toString());
+        var fault = Cli.run(dir, "run", "--mode", "fault", "--omega", "0.5", "--", prog.toString());
         assertThat(fault.status()).isEqualTo(2);
         assertThat(fault.stderr()).isEqualTo("memtrace: --omega works with --mode rewrite only (a program's own selection: memtrace cc --omega)\n");
         assertThat(new HashSet<>(List.of(Files.list(dir).map(p -> p.getFileName().toString()).toArray(String[]::new))))

@@ -39,13 +39,9 @@ class RunIntegrationTest {
     }
 
     static Cli.Result memtrace(String trace, String... args) throws Exception {
-        String[] all = new String[args.length + 5];
-        all[0] = "run";
-        all[1] = "--addresses";
-        all[2] = "raw";
-        all[3] = "-o";
-        all[4] = dir.resolve(trace).toString();
-        System.arraycopy(args, 0, all, 5, args.length);
+        String[] all = new String[args.length + 7];
+        System.arraycopy(new String[] {"run", "--mode", "fault", "--addresses", "raw", "-o", dir.resolve(trace).toString()}, 0, all, 0, 7);
+        System.arraycopy(args, 0, all, 7, args.length);
         return Cli.run(dir, all);
     }
 
@@ -187,7 +183,7 @@ class RunIntegrationTest {
 
     @Test
     void symbolicAndBothModesShareSequenceNumbers() throws Exception {
-        var r = Cli.run(dir, "run", "--addresses", "both", "-q", "-o", dir.resolve("both.trace").toString(), "--",
+        var r = Cli.run(dir, "run", "--mode", "fault", "--addresses", "both", "-q", "-o", dir.resolve("both.trace").toString(), "--",
                 dir.resolve("global_array").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stderr()).doesNotContain("memtrace summary");
@@ -206,7 +202,7 @@ class RunIntegrationTest {
         Path out = dir.resolve("forever.stdout");
         Path err = dir.resolve("forever.stderr");
         Path trace = dir.resolve("forever.trace");
-        Process memtrace = Cli.start(dir, out, err, "run", "--addresses", "raw", "-o", trace.toString(), "--",
+        Process memtrace = Cli.start(dir, out, err, "run", "--mode", "fault", "--addresses", "raw", "-o", trace.toString(), "--",
                 dir.resolve("forever").toString());
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (!java.nio.file.Files.readString(out).contains("running") && System.nanoTime() < deadline) Thread.sleep(50);
@@ -224,7 +220,7 @@ class RunIntegrationTest {
 
     @Test
     void aFullDiskStopsTheTraceNotTheProgram() throws Exception {
-        var r = Cli.run(dir, "run", "-o", "/dev/full", "--", dir.resolve("write_heap").toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-o", "/dev/full", "--", dir.resolve("write_heap").toString());
         assertThat(r.stdout()).contains("written from the heap", "printf line 2");
         assertThat(r.stderr().lines().filter(l -> l.contains("cannot write the trace"))).singleElement().asString()
                 .startsWith("memtrace: ").contains("No space left on device");
@@ -234,7 +230,7 @@ class RunIntegrationTest {
 
     @Test
     void traceToStandardOutputLimitedToTheHeap() throws Exception {
-        var r = Cli.run(dir, "run", "-q", "--addresses", "raw", "--regions", "heap", "-o", "-", "--",
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "--addresses", "raw", "--regions", "heap", "-o", "-", "--",
                 dir.resolve("global_array").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         Path copy = java.nio.file.Files.writeString(dir.resolve("stdout.trace"), r.stdout());

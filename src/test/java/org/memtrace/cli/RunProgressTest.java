@@ -84,7 +84,7 @@ class RunProgressTest {
 
     @Test
     void offATerminalNothingIsDrawn() throws Exception {
-        var r = Cli.run(dir, "run", "-o", dir.resolve("t.trace").toString(), "--", dir.resolve("slow_lines").toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-o", dir.resolve("t.trace").toString(), "--", dir.resolve("slow_lines").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout()).isEqualTo("line 0\nline 1\nline 2\n");
         assertThat(r.stderr()).doesNotContain("\033", "\r", "memtrace: run ")
@@ -98,7 +98,7 @@ class RunProgressTest {
     @Test
     void onATerminalTheLineNeverSplitsTheProgramsOutput() throws Exception {
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/script")), "script(1) from util-linux");
-        String command = Cli.command("run", "-q", "-o", dir.resolve("tty.trace").toString(), "--", dir.resolve("slow_lines").toString())
+        String command = Cli.command("run", "--mode", "fault", "-q", "-o", dir.resolve("tty.trace").toString(), "--", dir.resolve("slow_lines").toString())
                 .stream().map(a -> "'" + a + "'").collect(Collectors.joining(" "));
         Path out = dir.resolve("tty.out");
         Process p = new ProcessBuilder("script", "-qec", "stty rows 24 cols 100; exec " + command, "/dev/null").directory(dir.toFile())

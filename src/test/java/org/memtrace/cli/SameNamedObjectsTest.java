@@ -60,7 +60,7 @@ class SameNamedObjectsTest {
         assertThat(tables).hasSize(2);
         assertThat(tables.get(1)).isGreaterThan(tables.get(0));
         stream = dir.resolve("dup.stream");
-        ok(Cli.run(dir, "run", "-q", "-o", path("dup.trace"), "--save-stream", stream.toString(), "--", path("dup")));
+        ok(Cli.run(dir, "run", "--mode", "fault", "-q", "-o", path("dup.trace"), "--save-stream", stream.toString(), "--", path("dup")));
 
         ok(Cli.run(dir, "cc", "-O0", "-g", "-shared", "-fPIC", "-o", path("libdupcc.so"), path("lib.c")));
         ok(Cli.run(dir, "cc", "-O0", "-g", "-o", path("dupcc"), path("main.c"), path("file1.c"), path("file2.c"),

@@ -23,7 +23,7 @@ class SignalsMidStepTest {
     void everyHandlerRunIsTracedAndTheLoopLosesNoAccess() throws Exception {
         Gcc.compile(dir, "signals_mid_step.c", "signals_mid_step", "-g", "-no-pie");
         Path trace = dir.resolve("mid.trace");
-        var r = Cli.run(dir, "run", "--addresses", "symbolic", "-o", trace.toString(), "--",
+        var r = Cli.run(dir, "run", "--mode", "fault", "--addresses", "symbolic", "-o", trace.toString(), "--",
                 dir.resolve("signals_mid_step").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         Matcher m = Pattern.compile("sum (\\d+) ticks (\\d+)").matcher(r.stdout());

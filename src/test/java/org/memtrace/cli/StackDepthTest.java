@@ -59,7 +59,7 @@ class StackDepthTest {
     /** The trace's stack lines and its allocation and free lines (thread ids cut), every line checked against the grammar. */
     private static List<String> heapLines(String program, String... options) throws Exception {
         Path trace = dir.resolve(program + String.join("", options).replace("-", "") + ".trace");
-        List<String> args = new ArrayList<>(List.of("run", "-q", "-o", trace.toString()));
+        List<String> args = new ArrayList<>(List.of("run", "--mode", "fault", "-q", "-o", trace.toString()));
         args.addAll(List.of(options));
         args.addAll(List.of("--", path(program)));
         ok(Cli.run(dir, args.toArray(String[]::new)));
@@ -125,7 +125,7 @@ class StackDepthTest {
     /** The report's data: the JSON inside its page. */
     private static JsonNode reportData(String program) throws Exception {
         Path page = dir.resolve(program + ".html");
-        ok(Cli.run(dir, "run", "-q", "-o", "/dev/null", "--stack-depth", "8", "--report", page.toString(), "--", path(program)));
+        ok(Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--stack-depth", "8", "--report", page.toString(), "--", path(program)));
         String html = rel(Files.readString(page));
         int start = html.indexOf("const DATA = ") + "const DATA = ".length();
         return new ObjectMapper().readTree(html.substring(start, html.indexOf('\n', start)).replaceAll(";\\s*$", ""));
@@ -167,7 +167,7 @@ class StackDepthTest {
     @Test
     void parquetRowsCarryTheBlocksAllocationStack() throws Exception {
         Path stream = dir.resolve("stacks.stream"), parquet = dir.resolve("stacks.parquet");
-        ok(Cli.run(dir, "run", "-q", "-o", "/dev/null", "--stack-depth", "8", "--save-stream", stream.toString(), "--", path("stacks")));
+        ok(Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--stack-depth", "8", "--save-stream", stream.toString(), "--", path("stacks")));
         ok(Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "-o", parquet.toString()));
         List<String> rows = new ArrayList<>();
         try (java.sql.Connection db = java.sql.DriverManager.getConnection("jdbc:duckdb:"); java.sql.Statement st = db.createStatement();
@@ -188,7 +188,7 @@ class StackDepthTest {
 
     @Test
     void summaryListsProgramPoints() throws Exception {
-        Cli.Result r = ok(Cli.run(dir, "run", "-o", "/dev/null", "--stack-depth", "8", "--", path("stacks")));
+        Cli.Result r = ok(Cli.run(dir, "run", "--mode", "fault", "-o", "/dev/null", "--stack-depth", "8", "--", path("stacks")));
         String heap = rel(r.stderr().substring(r.stderr().indexOf("    program points")));
         assertThat(heap.lines().takeWhile(l -> l.startsWith("    ")).toList()).containsExactly(
                 "    program points                       2 allocation stacks (DHAT's program points), the most bytes first:",
@@ -205,7 +205,7 @@ class StackDepthTest {
     /** file:line of each frame of each program point, as a set of lists, from memtrace's JSON summary. */
     private static TreeSet<String> memtracePoints(String program) throws Exception {
         Path json = dir.resolve(program + ".summary.json");
-        ok(Cli.run(dir, "run", "-q", "-o", "/dev/null", "--stack-depth", "12", "--json-summary", json.toString(), "--", path(program)));
+        ok(Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--stack-depth", "12", "--json-summary", json.toString(), "--", path(program)));
         JsonNode heap = new ObjectMapper().readTree(json.toFile()).get("heap");
         TreeSet<String> points = new TreeSet<>();
         for (JsonNode p : heap.get("largestProgramPoints")) {
@@ -273,7 +273,7 @@ class StackDepthTest {
     @Test
     void badDepthIsOneLineAndNonZero() throws Exception {
         for (String depth : List.of("0", "65")) {
-            Cli.Result r = Cli.run(dir, "run", "-q", "-o", "/dev/null", "--stack-depth", depth, "--", path("stacks"));
+            Cli.Result r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--stack-depth", depth, "--", path("stacks"));
             assertThat(r.status()).isNotZero();
             assertThat(r.stderr().strip()).isEqualTo("memtrace: --stack-depth must be 1 to 64, not " + depth);
         }

@@ -40,6 +40,8 @@ class StackUnwindTest {
     private static List<String> stacks(String program, boolean offsets, String... options) throws Exception {
         Path trace = dir.resolve(program + String.join("", options).replace("-", "") + ".trace");
         List<String> args = new ArrayList<>(List.of("run", "-q", "-o", trace.toString()));
+        // fault mode unless the case names its mode
+        if (!List.of(options).contains("--mode")) args.addAll(List.of("--mode", "fault"));
         args.addAll(List.of(options));
         args.addAll(List.of("--", dir.resolve(program).toString()));
         Cli.Result r = Cli.run(dir, args.toArray(String[]::new));
@@ -95,7 +97,7 @@ class StackUnwindTest {
     void strippedProgramsStacksEndAtMain() throws Exception {
         Gcc.strip(dir.resolve("unwind"), "unwind-stripped");
         Path trace = dir.resolve("stripped.trace");
-        Cli.Result r = Cli.run(dir, "run", "-q", "-o", trace.toString(), "--stack-depth", "12", "--", dir.resolve("unwind-stripped").toString());
+        Cli.Result r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", trace.toString(), "--stack-depth", "12", "--", dir.resolve("unwind-stripped").toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         String first = Files.readAllLines(trace).stream().filter(l -> l.startsWith("# stack ")).findFirst().orElseThrow();
         // leaf, middle, outer, main: unnamed in the program, nothing of libc's start-up after them

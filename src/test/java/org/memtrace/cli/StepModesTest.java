@@ -33,7 +33,7 @@ class StepModesTest {
      */
     private static List<String> trace(String step) throws Exception {
         Path out = Files.createTempFile(dir, "trace", ".txt");
-        ProcessBuilder pb = new ProcessBuilder(Cli.command("run", "-q", "-o", out.toString(), "--", prog.toString()))
+        ProcessBuilder pb = new ProcessBuilder(Cli.command("run", "--mode", "fault", "-q", "-o", out.toString(), "--", prog.toString()))
                 .directory(dir.toFile()).redirectErrorStream(true);
         pb.environment().remove("MEMTRACE_STEP");
         if (step != null) pb.environment().put("MEMTRACE_STEP", step);

@@ -25,7 +25,7 @@ class SymbolicTraceTest {
 
     private static TraceFile trace(String program) throws Exception {
         Path out = dir.resolve(program + ".trace");
-        var r = Cli.run(dir, "run", "-q", "-o", out.toString(), "--", dir.resolve(program).toString());
+        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", out.toString(), "--", dir.resolve(program).toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         return TraceFile.read(out);
     }

@@ -93,7 +93,7 @@ class TrustTest {
         Files.setAttribute(planted, "unix:uid", 65534);
         Path notADirectory = Files.writeString(dir.resolve("a-file"), "x");
         Result r = memtrace(List.of(), List.of("-Djava.io.tmpdir=" + tmp), Map.of("XDG_CACHE_HOME", notADirectory.resolve("cache").toString()),
-                "run", "-q", "-o", dir.resolve("refused.trace").toString(), "--", env.toString());
+                "run", "--mode", "fault", "-q", "-o", dir.resolve("refused.trace").toString(), "--", env.toString());
         assertThat(r.status()).isEqualTo(1);
         assertThat(r.stderr().lines()).singleElement().asString()
                 .startsWith("memtrace: cannot extract the agent library: " + planted + " belongs to user 65534");
@@ -106,7 +106,7 @@ class TrustTest {
     @Test
     void underUmask000WhatMemtraceExtractsIsStillPrivate() throws Exception {
         Result r = memtrace(List.of("sh", "-c", "umask 000 && exec \"$@\"", "sh"), List.of(), Map.of(),
-                "run", "-q", "-o", dir.resolve("umask.trace").toString(), "--", env.toString());
+                "run", "--mode", "fault", "-q", "-o", dir.resolve("umask.trace").toString(), "--", env.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         List<Path> made;
         try (Stream<Path> all = Files.walk(cache.getParent())) {
@@ -139,7 +139,7 @@ class TrustTest {
     @Test
     void aFaultModeProgramAndItsChildSeeTheEnvironmentTheyWouldUntraced() throws Exception {
         List<String> untraced = untracedEnvironment(env);
-        Result r = memtrace("run", "-q", "-o", dir.resolve("env.trace").toString(), "--", env.toString(), "parent");
+        Result r = memtrace("run", "--mode", "fault", "-q", "-o", dir.resolve("env.trace").toString(), "--", env.toString(), "parent");
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout().lines().sorted().toList()).isEqualTo(untraced)
                 .anyMatch(l -> l.startsWith("child PATH=")).noneMatch(l -> (l.contains("LD_BIND_NOW") || l.contains("MEMTRACE_")) && !untraced.contains(l)); // the user's own MEMTRACE_CDS may be there
@@ -155,7 +155,7 @@ class TrustTest {
         Process p = plain.start();
         List<String> untraced = new String(p.getInputStream().readAllBytes()).lines().sorted().toList();
         p.waitFor();
-        Result r = memtrace(List.of(), List.of(), vars, "run", "-q", "-o", dir.resolve("env2.trace").toString(), "--", env.toString(), "parent");
+        Result r = memtrace(List.of(), List.of(), vars, "run", "--mode", "fault", "-q", "-o", dir.resolve("env2.trace").toString(), "--", env.toString(), "parent");
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout().lines().sorted().toList()).isEqualTo(untraced).contains("parent LD_PRELOAD=", "child LD_BIND_NOW=x");
     }
@@ -163,7 +163,7 @@ class TrustTest {
     @Test
     void aCompiledInProgramAndItsChildSeeTheEnvironmentTheyWouldUntraced() throws Exception {
         List<String> untraced = untracedEnvironment(envCc);
-        Result r = memtrace("run", "-q", "-o", dir.resolve("envcc.trace").toString(), "--", envCc.toString(), "parent");
+        Result r = memtrace("run", "--mode", "fault", "-q", "-o", dir.resolve("envcc.trace").toString(), "--", envCc.toString(), "parent");
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout().lines().sorted().toList()).isEqualTo(untraced).noneMatch(l -> l.contains("MEMTRACE_") && !untraced.contains(l));
         assertThat(Files.readAllLines(dir.resolve("envcc.trace"))).anyMatch(l -> l.startsWith("# exec "));
@@ -181,7 +181,7 @@ class TrustTest {
         long last = probe.pid();
         int planted = 4000;
         for (long pid = last + 1; pid <= last + planted; pid++) Files.createSymbolicLink(forks.resolve("s.mtr." + pid), victim);
-        Result r = memtrace("run", "-q", "-o", dir.resolve("fork.trace").toString(), "--save-stream", saved.toString(), "--", forkCc.toString());
+        Result r = memtrace("run", "--mode", "fault", "-q", "-o", dir.resolve("fork.trace").toString(), "--save-stream", saved.toString(), "--", forkCc.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         long child = Long.parseLong(r.stdout().strip().split(" ")[1]);
         System.out.printf("fork child %d, links planted for %d..%d%n", child, last + 1, last + planted);
@@ -223,7 +223,7 @@ class TrustTest {
     void aRunLeavesNoTemporaryTraceBehindItsForkChildsIncluded() throws Exception {
         Path tmp = Files.createDirectories(dir.resolve("private-tmp"));
         Result r = memtrace(List.of(), List.of("-Djava.io.tmpdir=" + tmp), Map.of(),
-                "run", "-q", "-o", dir.resolve("fork2.trace").toString(), "--", forkCc.toString());
+                "run", "--mode", "fault", "-q", "-o", dir.resolve("fork2.trace").toString(), "--", forkCc.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout()).endsWith("status 0\n");
         assertThat(Files.readAllLines(dir.resolve("fork2.trace"))).anyMatch(l -> l.startsWith("# fork "));
@@ -253,7 +253,7 @@ class TrustTest {
     private void killedMemtraceTakesTheProgramAlong(Path program, String tag) throws Exception {
         Path pidFile = dir.resolve(tag + ".pid");
         Files.deleteIfExists(pidFile);
-        ProcessBuilder pb = builder(command(List.of(), List.of(), "run", "-q", "-o", dir.resolve(tag + ".trace").toString(), "--",
+        ProcessBuilder pb = builder(command(List.of(), List.of(), "run", "--mode", "fault", "-q", "-o", dir.resolve(tag + ".trace").toString(), "--",
                 program.toString(), pidFile.toString()), Map.of(), tag);
         Process memtrace = pb.start();
         long pid = -1;
@@ -296,7 +296,7 @@ class TrustTest {
         Path trace = dir.resolve(tag + ".trace");
         Path saved = dir.resolve(tag + ".saved");
         List<String> group = List.of("perl", "-e", "setpgrp(0, 0); $SIG{INT} = 'DEFAULT'; exec @ARGV or die");
-        List<String> args = new ArrayList<>(List.of("run", "-o", trace.toString()));
+        List<String> args = new ArrayList<>(List.of("run", "--mode", "fault", "-o", trace.toString()));
         if (save) args.addAll(List.of("--save-stream", saved.toString()));
         args.addAll(List.of("--", program.toString(), pidFile.toString()));
         ProcessBuilder pb = builder(command(group, List.of(), args.toArray(String[]::new)), Map.of(), tag);

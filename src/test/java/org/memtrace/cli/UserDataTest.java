@@ -92,8 +92,8 @@ class UserDataTest {
         // `memtrace run -o libfoo.so` where the program loads libfoo.so truncated the library
         Path library = Files.copy(Path.of("/lib/x86_64-linux-gnu/libm.so.6"), dir.resolve("libfoo.so"));
         byte[] lib = Files.readAllBytes(library);
-        refused(memtrace("run", "-o", library.toString(), "--", prog.toString()), "an existing program or library");
-        refused(memtrace("run", "-o", "t.txt", "--report", library.toString(), "--", prog.toString()), "an existing program or library");
+        refused(memtrace("run", "--mode", "fault", "-o", library.toString(), "--", prog.toString()), "an existing program or library");
+        refused(memtrace("run", "--mode", "fault", "-o", "t.txt", "--report", library.toString(), "--", prog.toString()), "an existing program or library");
         assertThat(Files.readAllBytes(prog)).isEqualTo(program);
         assertThat(Files.readAllBytes(library)).isEqualTo(lib);
     }
@@ -119,7 +119,7 @@ class UserDataTest {
     @Test
     void runToStandardOutputKeepsTheProgramsOutputOutOfTheTrace() throws Exception {
         // stderr is a file opened without O_APPEND: the summary must not overwrite the program's line
-        Cli.Result r = Cli.run(dir, "run", "-o", "-", "--", prog.toString());
+        Cli.Result r = Cli.run(dir, "run", "--mode", "fault", "-o", "-", "--", prog.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         assertThat(r.stdout()).doesNotContain("hello from the program").contains("S$");
         assertThat(r.stdout().lines()).allMatch(l -> l.startsWith("#") || l.matches("[A-Z]\\$.*"));
@@ -130,7 +130,7 @@ class UserDataTest {
     void aFullDiskIsOneLineAndStatusOne() throws Exception {
         Path full = Path.of("/dev/full");
         for (String[] args : List.of(new String[] {"print", "-q", trace.toString()}, new String[] {"report", "-o", "-", trace.toString()},
-                new String[] {"convert", "--to", "din", "-o", "-", trace.toString()}, new String[] {"run", "-q", "-o", "-", "--", prog.toString()})) {
+                new String[] {"convert", "--to", "din", "-o", "-", trace.toString()}, new String[] {"run", "--mode", "fault", "-q", "-o", "-", "--", prog.toString()})) {
             Path err = dir.resolve("full.err");
             Process p = Cli.start(dir, full, err, args);
             assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
@@ -259,7 +259,7 @@ class UserDataTest {
     void aSavedStreamCutTwelveBytesShortPrintsWhatPrecedesTheCut() throws Exception {
         Path plain = Gcc.compile(dir, "user_data.c", "plain", "-pthread");
         Path stream = dir.resolve("s.stream");
-        Cli.Result r = Cli.run(dir, "run", "-q", "-o", dir.resolve("s.txt").toString(), "--save-stream", stream.toString(), "--", plain.toString());
+        Cli.Result r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", dir.resolve("s.txt").toString(), "--save-stream", stream.toString(), "--", plain.toString());
         assertThat(r.status()).as(r.stderr()).isZero();
         try (RandomAccessFile f = new RandomAccessFile(stream.toFile(), "rw")) {
             f.setLength(f.length() - 12);
@@ -297,10 +297,10 @@ class UserDataTest {
         Path program = Files.copy(prog, sub.resolve(RawPaths.path(raw(new byte[] {'p', (byte) 0xfe}))));
         Path text = dir.resolve("bytes.txt");
         // "no such file" before: the name reached the JVM as text with U+FFFD; and the site table was not found
-        Outcome o = memtrace("run", "-q", "-o", text.toString(), "--", raw(bytes(program)));
+        Outcome o = memtrace("run", "--mode", "fault", "-q", "-o", text.toString(), "--", raw(bytes(program)));
         assertThat(o.status()).as(o.err()).isZero();
         Path same = dir.resolve("utf8-run.txt");
-        assertThat(memtrace("run", "-q", "-o", same.toString(), "--", prog.toString()).status()).isZero();
+        assertThat(memtrace("run", "--mode", "fault", "-q", "-o", same.toString(), "--", prog.toString()).status()).isZero();
         assertThat(accesses(text)).isEqualTo(accesses(same)).isGreaterThan(96_000); // two threads x 3000 elements x 8 rounds, load and store
         assertThat(o.err()).doesNotContain("no site table");
     }

@@ -18,7 +18,10 @@
  * calls its handler, or dies of it as the default action would.
  *
  * How it reads: nothing on stderr; the counts of traps taken and of the accesses their trampolines record go
- * into the trace as one MT_FALLBACK record before MT_EXIT (rw_trap_report), which the summary prints.
+ * into the trace as one MT_FALLBACK record before MT_EXIT (rw_trap_report), which the summary prints. A
+ * runtime built with -DMT_PROFILE (agent/Makefile) also counts traps per place and prints, at exit, one
+ * "rw_trap: BIAS OFFSET TRAPS" line on stderr for each place that trapped 100 times or more (the offset in the
+ * module loaded at BIAS): how docs/rewriting.md, "Indirect jumps", found the hot places.
  *
  * What it gets wrong: a trap costs a signal's delivery and return (about 1-3 µs, docs/rewriting.md,
  * "Measured"); a thread that runs a trapped instruction while it blocks SIGTRAP with a raw system call (libc

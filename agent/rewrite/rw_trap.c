@@ -18,7 +18,10 @@
  * calls its handler, or dies of it as the default action would.
  *
  * How it reads: nothing on stderr; the counts of traps taken and of the accesses their trampolines record go
- * into the trace as one MT_FALLBACK record before MT_EXIT (rw_trap_report), which the summary prints.
+ * into the trace as one MT_FALLBACK record before MT_EXIT (rw_trap_report), which the summary prints. A
+ * runtime built with -DMT_PROFILE (agent/Makefile) also counts traps per place and prints, at exit, one
+ * "rw_trap: BIAS OFFSET TRAPS" line on stderr for each place that trapped 100 times or more (the offset in the
+ * module loaded at BIAS): how docs/rewriting.md, "Indirect jumps", found the hot places.
  *
  * What it gets wrong: a trap costs a signal's delivery and return (about 1-3 µs, docs/rewriting.md,
  * "Measured"); a thread that runs a trapped instruction while it blocks SIGTRAP with a raw system call (libc
@@ -40,6 +43,9 @@ struct rw_trap_table {
     uint64_t lo, hi;      /* the first and the last place, at run time */
     uint64_t module_bias; /* rw_trap_forget finds the table by it */
     uint32_t n;
+#ifdef MT_PROFILE
+    uint64_t *hits; /* traps per place, printed at exit (rw_trap_report) */
+#endif
     struct rw_trap_entry e[];
 };
 
@@ -59,6 +65,9 @@ int rw_trap_add(uint64_t module_bias, const struct rw_trap_entry *e, uint32_t n)
     t->hi = e[n - 1].at;
     t->module_bias = module_bias;
     t->n = n;
+#ifdef MT_PROFILE
+    t->hits = rt_map((size_t)n * sizeof *t->hits);
+#endif
     /* the table complete before a handler can find it (an int3 is written only after this returns) */
     __atomic_store_n(&tables[used], t, __ATOMIC_RELEASE);
     used++;
@@ -134,6 +143,9 @@ int rw_trap(const siginfo_t *si, ucontext_t *uc)
             return 1;
         }
         uc->uc_mcontext.gregs[REG_RIP] = (greg_t)t->e[a].to;
+#ifdef MT_PROFILE
+        if (t->hits) __atomic_add_fetch(&t->hits[a], 1, __ATOMIC_RELAXED);
+#endif
         __atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&accesses, t->e[a].accesses, __ATOMIC_RELAXED);
         return 1;
@@ -147,9 +159,44 @@ void rw_trap_forked(void)
     accesses = 0;
 }
 
+#ifdef MT_PROFILE
+/* ", " then v in hex (base 16) or decimal into *p */
+static void put(char **p, uint64_t v, unsigned base)
+{
+    char d[24];
+    int n = 0;
+    do d[n++] = "0123456789abcdef"[v % base]; while ((v /= base));
+    *(*p)++ = ' ';
+    while (n) *(*p)++ = d[--n];
+}
+
+/* stderr: "rw_trap: BIAS OFFSET TRAPS" for each place that trapped 100 times or more (offset from the bias) */
+static void profile_report(void)
+{
+    for (int i = 0; i < used; i++) {
+        struct rw_trap_table *t = tables[i];
+        if (!t || !t->hits) continue;
+        for (uint32_t k = 0; k < t->n; k++) {
+            if (t->hits[k] < 100) continue;
+            char line[96], *p = line;
+            rt_memcpy(p, "rw_trap:", 8);
+            p += 8;
+            put(&p, t->module_bias, 16);
+            put(&p, t->e[k].at - t->module_bias, 16);
+            put(&p, t->hits[k], 10);
+            *p++ = '\n';
+            mt_sys6(SYS_write, 2, (long)line, p - line, 0, 0, 0);
+        }
+    }
+}
+#endif
+
 void rw_trap_report(void)
 {
     if (!used) return;
+#ifdef MT_PROFILE
+    profile_report();
+#endif
     RT_REC(MT_FALLBACK, struct mt_fallback, r);
     r.traps = __atomic_load_n(&traps, __ATOMIC_RELAXED);
     r.accesses = __atomic_load_n(&accesses, __ATOMIC_RELAXED);

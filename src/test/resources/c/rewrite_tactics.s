@@ -18,7 +18,7 @@ at_helper:
 
         .globl indirect
         .type indirect, @function
-indirect:                               # a function with an indirect jump: nothing in it moves
+indirect:                               # a tail call through %rsi: it moves (nothing in the data names its middle)
 at_indirect:
         mov (%rdi), %eax                # 2 bytes
         add $1, %eax

@@ -29,9 +29,10 @@ import org.memtrace.x86.RegisterOperand;
  *
  * <p>An instruction of 5 bytes or more gets a {@code jmp rel32} over itself. A shorter one takes its
  * successors into its trampoline up to the first instruction boundary 5 bytes on ("Short instructions"):
- * only where nothing can jump between them, which the planner knows for a function (by the symbol table)
- * that has no indirect jump: then every way into its middle is a direct branch or the return from a call,
- * both visible to the sweep.
+ * only where nothing can jump between them, which the planner knows for a function (by its FDE or the symbol
+ * table): every way into its middle is a direct branch, the return from a call, both visible to the sweep,
+ * or an indirect jump to an address the module's data holds ({@link IndirectTargets}; a function that
+ * computes one from a label of its own does not move).
  */
 public final class PatchPlanner {
     /** A {@code jmp rel32}. */
@@ -68,7 +69,7 @@ public final class PatchPlanner {
 
     /** What the sweep of one module found: its instructions and where control may arrive other than by falling through. */
     private record Code(List<Instruction> instructions, List<byte[]> bytes, Set<Long> targets, TreeMap<Long, Long> movable) {
-        /** Whether the instructions in [from, to) lie in one function that has no indirect jump. */
+        /** Whether the instructions in [from, to) lie in one function whose ways in are all known. */
         boolean movable(long from, long to) {
             var f = movable.floorEntry(from);
             return f != null && to <= f.getValue();
@@ -164,11 +165,15 @@ public final class PatchPlanner {
         for (Instruction insn : all)
             for (MemoryOperand m : insn.memoryOperands()) m.staticAddress().ifPresent(targets::add); // lea of code: a pointer
         targets.addAll(relocated(elf));
+        IndirectTargets.add(elf, all, targets);
         TreeMap<Long, Long> functions = functions(elf, targets);
+        // an indirect jump lands on an address the data holds (a target now) unless its function computes one
+        // from a label of its own
+        Set<Long> own = IndirectTargets.ownLabels(all, functions);
         for (Instruction insn : all) {
             boolean indirect = insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty();
             var f = functions.floorEntry(insn.address());
-            if (indirect && f != null && insn.address() < f.getValue()) functions.remove(f.getKey());
+            if (indirect && f != null && insn.address() < f.getValue() && own.contains(f.getKey())) functions.remove(f.getKey());
         }
         return new Code(all, bytes, targets, functions);
     }
@@ -272,7 +277,7 @@ public final class PatchPlanner {
      * The short memory instruction at {@code all[i]} moved with its neighbours, when they can move: its
      * successors up to a boundary 5 bytes on (the last may be a direct jump, a conditional one or a return,
      * which ends the run), else also the instructions before it that access no memory and that no patch took
-     * yet; then every following short memory instruction. One function without indirect jumps, no branch
+     * yet; then every following short memory instruction. One function whose ways in are known, no branch
      * target inside the run, every part one a probe can record. Null when they cannot.
      */
     private Decision.Patch run(Code code, int i, long consumed) {

@@ -72,14 +72,35 @@ class RewritePlannerTest {
 
     @Test
     void whatNoJumpCanPatchGoesToTheInt3FallbackInATrampolineOfItsOwn() {
-        for (String label : List.of("at_blocked", "at_indirect")) { // a branch target right after it; its function jumps indirectly
-            Decision.Patch alone = ((Decision.Trapped) decision(label)).patch();
-            assertThat(alone.parts()).as(label).hasSize(1);
-            assertThat(alone.instruction().address()).isEqualTo(at.get(label));
-            assertThat(alone.parts().getFirst().move()).isEqualTo(Decision.Move.COPY);
-            assertThat(alone.parts().getFirst().accesses()).hasSize(1);
-        }
+        Decision.Patch alone = ((Decision.Trapped) decision("at_blocked")).patch(); // a branch target right after it
+        assertThat(alone.parts()).hasSize(1);
+        assertThat(alone.instruction().address()).isEqualTo(at.get("at_blocked"));
+        assertThat(alone.parts().getFirst().move()).isEqualTo(Decision.Move.COPY);
+        assertThat(alone.parts().getFirst().accesses()).hasSize(1);
         assertThat(decisions.values()).as("nothing in the fixture is left untraced").noneMatch(d -> d instanceof Decision.Left);
+    }
+
+    @Test
+    void aFunctionThatJumpsIndirectlyMovesAroundThePlacesItsDataNames() throws Exception {
+        assertThat(((Decision.Patch) decision("at_indirect")).parts()).as("a tail call through %%rsi: nothing names its middle")
+                .extracting(part -> part.instruction().mnemonic()).containsExactly("mov", "add");
+        ElfFile sw = ElfFile.read(Gcc.compile(dir, "rewrite_switch.s", "switch", "-no-pie"));
+        Map<String, Long> s = new HashMap<>();
+        for (ElfSymbol x : sw.symtab()) s.put(x.name(), x.value());
+        Map<Long, Decision> d = new HashMap<>();
+        for (Decision x : new PatchPlanner(new Decoder()).plan(sw)) d.put(x.instruction().address(), x);
+        long rel = s.get("rel_switch"), abs = s.get("abs_switch"), own = s.get("own_label");
+        // each case 0 ends where case 1 begins, which only a table names (rel_switch's at +18 and +23)
+        for (long[] c : new long[][] {{rel + 18, rel + 23, rel + 28}, {abs + 15, abs + 21, abs + 26}}) {
+            Decision.Patch zero = (Decision.Patch) d.get(c[0]);
+            assertThat(zero.parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("mov", "add");
+            assertThat(zero.end()).isEqualTo(c[1]);
+            for (int k = 1; k <= 2; k++)
+                assertThat(((Decision.Patch) d.get(c[k])).parts()).extracting(part -> part.instruction().mnemonic()).containsExactly("add", "ret");
+        }
+        // own_label jumps to 1f plus %rdi: its instructions keep their place (a pun or the int3 fallback)
+        assertThat(d.get(own + 12)).isInstanceOf(Decision.Trapped.class);
+        assertThat(d.get(own + 15)).isInstanceOf(Decision.Trapped.class);
     }
 
     @Test

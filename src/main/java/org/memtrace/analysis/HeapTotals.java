@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.memtrace.event.Event;
-import org.memtrace.symbols.Intervals;
 import org.memtrace.symbols.LongMap;
 
 /**
@@ -21,21 +20,18 @@ import org.memtrace.symbols.LongMap;
  * is its release (heaptrack's definition: no other allocation or free between; free(NULL), failed calls and
  * the mmap family do not count as calls between). A free of an address that
  * starts no live block (allocated before the trace, or by glibc where the wrappers do not see it) changes
- * nothing. An access hits freed memory when its first byte lies in a released malloc-family block that no
- * later allocation covered again: exactly where the naming prints {@code <freed:…>}.
+ * nothing. Which accesses hit freed memory is {@link FreedMemory}'s rule, the report's too.
  */
 public final class HeapTotals implements Analysis {
     private static final long PAGE = 4096;
 
-    /** A live block: what it counts (requested bytes) and what it spans (usable bytes, as the naming). */
-    private record Live(long bytes, long extent, Stack stack) {}
+    /** A live block: what it counts (requested bytes) and its program point. */
+    private record Live(long bytes, Stack stack) {}
 
     /** Per allocation stack: DHAT's program points. */
     private final ProgramPoints points = new ProgramPoints();
 
     private final LongMap<Live> live = new LongMap<>();
-    /** Released malloc-family pieces not covered again: where the trace names {@code <freed:…>}. */
-    private final Intervals<Boolean> freed = new Intervals<>();
     private long blocks, bytes, liveBlocks, liveBytes, temporaryBlocks, temporaryBytes;
     private long peakBytes, peakBlocks, peakSequence = -1;
     private String peakBlock;
@@ -45,25 +41,15 @@ public final class HeapTotals implements Analysis {
     private String firstFreedAddress, firstFreedInstruction;
     /** The first access to freed memory as the summary names it. */
     private record First(long sequence, String address, String instruction) {}
-    /** Leaves out the allocator's own accesses to its freed chunks. */
-    private final FreedAccessFilter<First> filter = new FreedAccessFilter<>(f -> {
+    /** Freed memory and the accesses to it that count, by the report's rule too. */
+    private final FreedMemory<Boolean, First> freed = new FreedMemory<>(
+            (access, block) -> new First(access.sequence(), access.data(), access.code()), f -> {
         if (freedAccesses++ == 0) {
             firstFreedSequence = f.sequence();
             firstFreedAddress = f.address();
             firstFreedInstruction = f.instruction();
         }
     });
-    /**
-     * Pages found clean (no freed piece on them) by the page's hash, valid while their stamp is the current
-     * one: the next allocator call takes a new stamp. A run's accesses move between a few pages (the stack,
-     * an arena, globals): one remembered page missed at nearly every access.
-     */
-    private static final int CLEAN_BITS = 10;
-    private final long[] cleanPages = new long[1 << CLEAN_BITS];
-    private final int[] cleanStamps = new int[1 << CLEAN_BITS];
-    /** Starts at 1: the zeros of {@link #cleanStamps} are empty slots. */
-    private int cleanStamp = 1;
-    private boolean anyFreed;
 
     /** The totals as numbers and the names that go with them; {@code peakSequence} -1 when nothing was allocated. */
     public record Totals(long blocks, long bytes, long peakBytes, long peakBlocks, long peakSequence, String peakBlock,
@@ -71,7 +57,7 @@ public final class HeapTotals implements Analysis {
                          long freedAccesses, long firstFreedSequence, String firstFreedAddress, String firstFreedInstruction) {}
 
     public Totals totals() {
-        filter.release();
+        freed.release();
         return new Totals(blocks, bytes, peakBytes, peakBlocks, peakSequence, peakBlock, liveBlocks, liveBytes,
                 temporaryBlocks, temporaryBytes, freedAccesses, firstFreedSequence, firstFreedAddress, firstFreedInstruction);
     }
@@ -81,34 +67,14 @@ public final class HeapTotals implements Analysis {
 
     @Override
     public void access(Access access) {
-        if (!anyFreed) return;
-        long address = access.address();
-        long page = address >>> 12;
-        int slot = (int) ((page * 0x9E3779B97F4A7C15L) >>> 64 - CLEAN_BITS);
-        if (cleanPages[slot] == page && cleanStamps[slot] == cleanStamp) return;
-        if (freed.get(address) == null) {
-            if (!freed.touchesPage(page)) {
-                cleanPages[slot] = page;
-                cleanStamps[slot] = cleanStamp;
-            }
-            return;
-        }
-        filter.freed(access.code(), address, () -> new First(access.sequence(), access.data(), access.code()));
+        freed.access(access);
     }
 
     @Override
     public void allocation(Allocation allocation) {
-        if (cleanStamp == Integer.MAX_VALUE) {
-            java.util.Arrays.fill(cleanStamps, 0);
-            cleanStamp = 0;
-        }
-        cleanStamp++;
         Event.Alloc a = allocation.event();
         long sequence = allocation.sequence();
-        boolean allocates = a.function() != Event.AllocFunction.FREE && a.function() != Event.AllocFunction.MUNMAP
-                && a.result() != 0 && a.result() != -1;
-        long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested(a));
-        filter.allocatorCall(allocates ? a.result() : 0, allocates ? a.result() + extent : 0);
+        freed.allocation(a, Boolean.TRUE);
         switch (a.function()) {
             case FREE -> {
                 // free(NULL) is no call at all for heaptrack; any other free ends the last block's chance to be temporary
@@ -116,12 +82,7 @@ public final class HeapTotals implements Analysis {
                 release(a.arg(0));
                 lastAllocated = 0;
             }
-            case MUNMAP -> {}
-            case MMAP, MREMAP -> {
-                if (a.result() == 0 || a.result() == -1) return;
-                long length = a.function() == Event.AllocFunction.MMAP ? a.arg(1) : a.arg(2);
-                cover(a.result(), a.usable() > 0 ? a.usable() : Math.max(1, (length + PAGE - 1) & -PAGE));
-            }
+            case MUNMAP, MMAP, MREMAP -> {}
             case REALLOC, REALLOCARRAY -> {
                 long size = a.function() == Event.AllocFunction.REALLOC ? a.arg(1) : a.arg(1) * a.arg(2);
                 boolean overflow = a.function() == Event.AllocFunction.REALLOCARRAY && Math.multiplyHigh(a.arg(1), a.arg(2)) != 0;
@@ -158,7 +119,6 @@ public final class HeapTotals implements Analysis {
 
     private void allocate(long sequence, Event.Alloc a, long requested, String block, Stack stack) {
         long start = a.result();
-        long extent = a.usable() > 0 ? a.usable() : Math.max(1, requested);
         // a block we still thought live at this start is gone (a release the trace missed), as the naming reads it
         Live missed = live.remove(start);
         if (missed != null) {
@@ -166,8 +126,7 @@ public final class HeapTotals implements Analysis {
             liveBytes -= missed.bytes();
             points.released(missed.stack(), missed.bytes());
         }
-        cover(start, extent);
-        live.put(start, new Live(requested, extent, stack));
+        live.put(start, new Live(requested, stack));
         points.allocated(stack, requested);
         blocks++;
         bytes += requested;
@@ -182,11 +141,6 @@ public final class HeapTotals implements Analysis {
         lastAllocated = start;
     }
 
-    /** New memory over released pieces: their {@code <freed:…>} names end there. */
-    private void cover(long start, long extent) {
-        if (anyFreed) freed.remove(start, start + extent);
-    }
-
     private void release(long pointer) {
         Live b = live.remove(pointer);
         if (b == null) return;
@@ -197,8 +151,6 @@ public final class HeapTotals implements Analysis {
         liveBlocks--;
         liveBytes -= b.bytes();
         points.released(b.stack(), b.bytes());
-        freed.put(pointer, pointer + b.extent(), Boolean.TRUE);
-        anyFreed = true;
     }
 
     /**
@@ -207,7 +159,7 @@ public final class HeapTotals implements Analysis {
      * is live is what the program never freed.
      */
     public void print(PrintWriter out, long events, boolean atExit) {
-        filter.release();
+        freed.release();
         if (blocks == 0 && freedAccesses == 0) return;
         out.println("  heap (malloc family, bytes as requested)");
         line(out, "allocated", blocks, bytes, "");
@@ -231,7 +183,7 @@ public final class HeapTotals implements Analysis {
 
     /** The totals by name, for the JSON summary and the report's data; {@code events}: the trace's numbered events. */
     public Map<String, Object> json(long events, boolean atExit) {
-        filter.release();
+        freed.release();
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("allocatedBlocks", blocks);
         m.put("allocatedBytes", bytes);

@@ -15,7 +15,7 @@ import org.memtrace.analysis.Stack;
 import org.memtrace.analysis.Analysis;
 import org.memtrace.analysis.BlockChunks;
 import org.memtrace.analysis.DataName;
-import org.memtrace.analysis.FreedAccessFilter;
+import org.memtrace.analysis.FreedMemory;
 import org.memtrace.analysis.HeapTotals;
 import org.memtrace.event.Event;
 import org.memtrace.heap.Block;
@@ -59,8 +59,8 @@ public final class ReportAnalysis implements Analysis {
     private final Map<String, Site> sites = new HashMap<>();
     private final PriorityQueue<Obj> retired = new PriorityQueue<>(Comparator.comparingLong(Obj::accesses));
     private final List<FreedAccess> freedAccesses = new ArrayList<>();
-    /** Leaves out the allocator's own accesses to its freed chunks, as the summary's count does. */
-    private final FreedAccessFilter<FreedAccess> freedFilter = new FreedAccessFilter<>(f -> {
+    /** Freed memory and the accesses to it that count, by the summary's rule too. */
+    private final FreedMemory<Obj, FreedAccess> freed = new FreedMemory<>(ReportAnalysis::freedAccess, f -> {
         if (this.freedAccessCount++ < FREED_ROWS) this.freedAccesses.add(f);
     });
     private final Obj unknown = new Obj("[unknown]", Kind.UNKNOWN, null, 0, 0, -1);
@@ -69,7 +69,21 @@ public final class ReportAnalysis implements Analysis {
     private Obj last;
     private long lastStart, lastEnd;
 
-    enum Kind { HEAP, GLOBAL, UNKNOWN }
+    /**
+     * What an object is: a heap block (a block the heap table no longer holds too: {@code <freed:…>}), a
+     * module's global, a thread's stack, another region the naming names by itself ({@code [anon]},
+     * {@code [heap]}, {@code [vdso]}), or nothing named.
+     */
+    enum Kind {
+        HEAP, GLOBAL, STACK, REGION, UNKNOWN;
+
+        /** The kind of an object the naming names {@code symbol}: regions are bracketed, blocks angled. */
+        static Kind named(String symbol) {
+            if (symbol.startsWith("[stack")) return STACK;
+            if (symbol.startsWith("[")) return REGION;
+            return symbol.startsWith("<") ? HEAP : GLOBAL;
+        }
+    }
 
     /** One object of the report: {@code size} 0 when unknown, {@code freed} -1 while live. */
     static final class Obj {
@@ -120,6 +134,7 @@ public final class ReportAnalysis implements Analysis {
     @Override
     public void access(Access t) {
         accesses++;
+        freed.access(t);
         long sequence = t.sequence();
         long address = t.address();
         boolean store = t.store();
@@ -134,7 +149,6 @@ public final class ReportAnalysis implements Analysis {
             if (store) o.site.writtenBytes += t.size();
             else o.site.readBytes += t.size();
         }
-        if (o.freed >= 0) freed(sequence, t, o, offset);
         if (o.grid == null && grids < MAX_GRIDS) {
             o.grid = new Grid(sequence, o.size);
             grids++;
@@ -142,9 +156,15 @@ public final class ReportAnalysis implements Analysis {
         if (o.grid != null) o.grid.add(sequence, offset, store);
     }
 
-    private void freed(long sequence, Access t, Obj o, long offset) {
-        freedFilter.freed(t.code(), t.address(), () -> new FreedAccess(sequence, t.store(), t.ip(), o.releasedName, offset, o.site.name, o.freeSite,
-                o.stack, o.freeStack));
+    /** The row of an access to freed block {@code o} (null: a block the naming does not name, so the trace's name). */
+    private static FreedAccess freedAccess(Access t, Obj o) {
+        if (o == null || o.releasedName == null) {
+            DataName d = DataName.of(t.object());
+            return new FreedAccess(t.sequence(), t.store(), t.ip(), d.symbol(), d.offset(), o == null ? null : o.site.name, null,
+                    o == null ? null : o.stack, null);
+        }
+        return new FreedAccess(t.sequence(), t.store(), t.ip(), o.releasedName, t.address() - o.start, o.site.name, o.freeSite,
+                o.stack, o.freeStack);
     }
 
     /**
@@ -175,7 +195,7 @@ public final class ReportAnalysis implements Analysis {
             if (block != null && (d.symbol().equals(block.name) || d.symbol().equals(block.releasedName))) {
                 o = block;
             } else {
-                o = named.computeIfAbsent(new Key(d.symbol(), start), k -> new Obj(k.name(), Kind.GLOBAL, null, k.start(), 0, -1));
+                o = named.computeIfAbsent(new Key(d.symbol(), start), k -> new Obj(k.name(), Kind.named(k.name()), null, k.start(), 0, -1));
             }
         }
         slotGeneration[slot] = generation;
@@ -227,10 +247,7 @@ public final class ReportAnalysis implements Analysis {
         Event.Alloc a = allocation.event();
         String block = allocation.block();
         String site = naming.code(a.caller());
-        boolean allocates = a.function() != Event.AllocFunction.FREE && a.function() != Event.AllocFunction.MUNMAP
-                && a.result() != 0 && a.result() != -1;
-        long extent = a.usable() > 0 ? a.usable() : Math.max(1, HeapTotals.requested(a));
-        freedFilter.allocatorCall(allocates ? a.result() : 0, allocates ? a.result() + extent : 0);
+        Obj allocated = null;
         switch (a.function()) {
             case FREE -> release(a.arg(0), a.arg(0) + 1, sequence, site, allocation.stack());
             case MUNMAP -> {
@@ -238,14 +255,17 @@ public final class ReportAnalysis implements Analysis {
             }
             case REALLOC, REALLOCARRAY, MREMAP -> {
                 if (a.result() != 0 && a.result() != -1 && a.arg(0) != 0) release(a.arg(0), a.arg(0) + 1, sequence, site, allocation.stack());
-                allocate(sequence, a, block, allocation.stack());
+                allocated = allocate(sequence, a, block, allocation.stack());
             }
-            default -> allocate(sequence, a, block, allocation.stack());
+            default -> allocated = allocate(sequence, a, block, allocation.stack());
         }
+        // after the release above: the block's release site and name are set when its freed accesses are
+        freed.allocation(a, allocated);
     }
 
-    private void allocate(long sequence, Event.Alloc a, String block, Stack stack) {
-        if (a.result() == 0 || a.result() == -1 || Naming.NO_BLOCK.equals(block)) return;
+    /** The new heap object, or null when the call allocated nothing the naming names. */
+    private Obj allocate(long sequence, Event.Alloc a, String block, Stack stack) {
+        if (a.result() == 0 || a.result() == -1 || Naming.NO_BLOCK.equals(block)) return null;
         // the block's extent as the naming gives it: usable bytes, else (none reported) the naming's own extent
         long start = a.result(), size = a.usable() > 0 ? a.usable() : Math.max(1, naming.sameObjectUntil(start) - start);
         // blocks this one covers again are no longer reachable by address
@@ -267,6 +287,7 @@ public final class ReportAnalysis implements Analysis {
         o.counted = counted;
         o.stack = stack;
         heap.put(start, o);
+        return o;
     }
 
     /** Marks released the blocks starting in [from, to): free names one start, munmap a range. */
@@ -309,12 +330,12 @@ public final class ReportAnalysis implements Analysis {
     LongCounts pages() { return pages; }
 
     long freedAccessCount() {
-        freedFilter.release();
+        freed.release();
         return freedAccessCount;
     }
 
     List<FreedAccess> freedAccesses() {
-        freedFilter.release();
+        freed.release();
         return freedAccesses;
     }
 

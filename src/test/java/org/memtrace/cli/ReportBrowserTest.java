@@ -146,6 +146,7 @@ class ReportBrowserTest {
         }
         List<String> table = objects.stream().filter(o -> o.getFirst().equals("table")).findFirst().orElseThrow();
         assertThat(List.of(table.get(5), table.get(6))).containsExactly("512", "256");
+        assertThat(table.get(1)).isEqualTo("global");
         assertThat(count("table", "L")).isEqualTo(512);
         // the three 528-byte blocks and the table have their own time x offset maps
         List<String> mapped = canvases("objectmap").stream().map(c -> c.get("data-object").replace("&lt;", "<").replace("&gt;", ">")).toList();

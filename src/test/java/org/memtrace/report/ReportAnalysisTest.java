@@ -8,6 +8,7 @@ import org.memtrace.event.Event;
 import org.memtrace.trace.Naming;
 import org.memtrace.analysis.Access;
 import org.memtrace.analysis.Allocation;
+import org.memtrace.analysis.HeapTotals;
 
 class ReportAnalysisTest {
     /** Names one global, {@code table} at 0x5000 (64 bytes), and call sites as {@code main+N}. */
@@ -81,6 +82,64 @@ class ReportAnalysisTest {
         assertThat(report.hottestObjects(10)).extracting(o -> o.name + "=" + o.accesses())
                 .containsExactly("<malloc0001@main+16>=2", "<malloc0002@main+48>=1");
         assertThat(report.sites(10)).extracting(s -> s.name + ":" + s.maxLive).containsExactly("main+16:64", "main+48:32");
+    }
+
+    /**
+     * The report and the summary's heap totals count by one rule (FreedMemory), on python3's pattern: a block
+     * over the start of a freed one leaves its tail freed, strlen's last vector of a loop iteration spills
+     * there (no use), the program's load there is one. The report used to drop the whole freed block (0),
+     * the summary counted strlen's load too (2).
+     */
+    @Test
+    void theReportAndTheSummaryCountTheSameAccessesToFreedMemory() {
+        Naming strlen = new FakeNaming() {
+            @Override public String code(long ip) { return ip == 0x402000 ? "__strlen_evex+229" : super.code(ip); }
+        };
+        ReportAnalysis r = new ReportAnalysis(strlen);
+        HeapTotals heap = new HeapTotals();
+        List<Object> events = List.of(
+                alloc(Event.AllocFunction.MALLOC, 0x400010, 0x10000, 0x400, 0x3f8), "<malloc0001@main+16>",
+                alloc(Event.AllocFunction.FREE, 0x400020, 0, 0, 0x10000), "<freed:0001@main+16>",
+                alloc(Event.AllocFunction.MALLOC, 0x400030, 0x10000, 0x1d8, 0x1d0), "<malloc0002@main+48>");
+        for (int i = 0; i < events.size(); i += 2) {
+            Allocation a = new Allocation(seq++, (Event.Alloc) events.get(i), (String) events.get(i + 1), null);
+            r.allocation(a);
+            heap.allocation(a);
+        }
+        for (long v = 0x10180; v < 0x10200; v += 32) {
+            Access t = Access.of(strlen, seq++, 1, 0x402000, v, 32, false);
+            r.access(t);
+            heap.access(t);
+        }
+        Access own = Access.of(strlen, seq++, 1, 0x400100, 0x101e0, 8, false);
+        r.access(own);
+        heap.access(own);
+        assertThat(r.freedAccessCount()).isEqualTo(1);
+        assertThat(heap.totals().freedAccesses()).isEqualTo(1);
+        assertThat(heap.totals().firstFreedSequence()).isEqualTo(7);
+        ReportAnalysis.FreedAccess f = r.freedAccesses().getFirst();
+        assertThat(List.of(f.sequence(), f.block(), f.offset(), f.allocationSite(), f.freeSite()))
+                .containsExactly(7L, "<freed:0001@main+16>", 0x1e0L, "main+16", "main+32");
+    }
+
+    /** The stack and other bracketed regions are not globals. */
+    @Test
+    void regionsHaveTheirOwnKinds() {
+        Naming regions = new FakeNaming() {
+            @Override
+            public String data(long address) {
+                if (address >= 0x7ff000) return "[stack]+" + (address - 0x7ff000);
+                if (address >= 0x600000) return "[anon]+" + (address - 0x600000);
+                return super.data(address);
+            }
+        };
+        ReportAnalysis r = new ReportAnalysis(regions);
+        r.access(Access.of(regions, 0, 1, 0x400100, 0x7ff010, 8, true));
+        r.access(Access.of(regions, 1, 1, 0x400100, 0x7ff018, 8, true));
+        r.access(Access.of(regions, 2, 1, 0x400100, 0x600000, 8, false));
+        r.access(Access.of(regions, 3, 1, 0x400100, 0x5000, 4, false));
+        assertThat(r.hottestObjects(10)).extracting(o -> o.name + ":" + o.kind)
+                .containsExactly("[stack]:STACK", "[anon]:REGION", "table:GLOBAL");
     }
 
     @Test

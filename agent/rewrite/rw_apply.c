@@ -393,8 +393,8 @@ static unsigned char *stub_page(struct rw_stubs *s, uint64_t page)
 static int stub_file(struct rw_stubs *s, uint64_t pages)
 {
     const unsigned int mfd_exec = 0x10; /* MFD_EXEC */
-    long fd = mt_sys2(SYS_memfd_create, (long)"memtrace-stubs", MFD_CLOEXEC | mfd_exec);
-    if (fd == -EINVAL) fd = mt_sys2(SYS_memfd_create, (long)"memtrace-stubs", MFD_CLOEXEC); /* before 6.3 */
+    long fd = mt_sys2(SYS_memfd_create, (long)RW_STUBS_NAME, MFD_CLOEXEC | mfd_exec);
+    if (fd == -EINVAL) fd = mt_sys2(SYS_memfd_create, (long)RW_STUBS_NAME, MFD_CLOEXEC); /* before 6.3 */
     if (fd < 0) return -1;
     uint64_t size = pages * (uint64_t)rt.page;
     long m = mt_sys2(SYS_ftruncate, fd, size) == 0 ? mt_sys6(SYS_mmap, RW_ALIAS_HINT, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : -1;

@@ -165,6 +165,8 @@ void rw_apply(void);
 void rw_report(void);
 struct dl_phdr_info;
 uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi); /* fresh pages within rel32 of [lo,hi) */
+/* the name of the memfd whose pages hold the punned jumps' stubs; /proc/self/maps shows "/memfd:" before it */
+#define RW_STUBS_NAME "memtrace-stubs"
 const char *rw_apply_loaded(const char *plan, const struct dl_phdr_info *o); /* NULL, or why not */
 void rw_forget(uint64_t bias);      /* the module at bias was unloaded: its trampolines go */
 void rw_report_last(void);          /* MT_MODULE of the trampoline file applied last */

@@ -93,7 +93,8 @@ void *rt_map_own(size_t n)
 
 void rt_own_fork_child(void) { own_lock.owner = 0; }
 
-/* One MT_MAPPING per /proc/self/maps line (common/mt_proc.c reads them), less the runtime's own ranges: */
+/* One MT_MAPPING per /proc/self/maps line (common/mt_proc.c reads them), less the runtime's own ranges  */
+/* and rewrite mode's stub pages:                                                                         */
 /* an anonymous line they cover in part is reported as the pieces they leave (arg: the list's copy).    */
 struct own_list {
     int n;
@@ -102,6 +103,9 @@ struct own_list {
 
 static void report_mapping(const struct mt_map_line *line, void *arg)
 {
+    static const char stubs[] = "/memfd:" RW_STUBS_NAME;
+    /* rewrite mode's stub pages (rw_apply.c), a line each: the runtime's too, thousands of them */
+    if (line->path_len >= sizeof stubs - 1 && rt_strncmp(line->path, stubs, sizeof stubs - 1) == 0) return;
     const struct own_list *l = arg;
     struct mt_map_line piece = *line;
     uintptr_t at = line->start;

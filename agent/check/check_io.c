@@ -1,20 +1,20 @@
 /*
- * check_io.c: libc's input functions, checked by what they wrote into the program's buffer: read, pread,
- * recv, recvfrom, readv, preadv and recvmsg (the kernel's writes, which no instrumented store makes; a vector's
- * buffers each, in order, recvmsg's sender address and ancillary data too), fread, fgets, gets and the scanf
- * family (libc's own copies, which no wrapper of memcpy sees). After the call, the bytes it wrote are checked
- * against the shadow as one write of the function ("written 48 bytes by read"): read's result, fread's result
- * times the element size, fgets's and gets's string and its terminator, and for scanf, fscanf, sscanf, their
- * v-forms and their __isoc99_/__isoc23_ names (<stdio.h> calls those), each assigned %s and %[...]'s string and
- * terminator, %Nc's N characters, %ls %lc %S %C's wide ones ("written 49 bytes by sscanf"). Their
- * _FORTIFY_SOURCE forms (__read_chk __pread_chk __recv_chk __recvfrom_chk __fread_chk __fgets_chk) are checked
- * as the plain ones, and, as glibc's own _chk functions do, a length over the size gcc knew fails before the
- * call (mc_fortify_fail: an overflow if the shadow says so, else glibc's "buffer overflow detected");
- * __gets_chk's after it, the line's length being known only then.
- * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the
- * bytes past the buffer are written before the report (the first report stops the program; in continue mode
- * the write stays, as it did natively); a size argument larger than the buffer is not an error until the data
- * read overruns it; a scanf format of positional arguments (%1$s) is not walked, %m's buffers are the checked
+ * check_io.c: libc's input functions, checked by what they wrote into the program's buffer: read, pread, recv,
+ * recvfrom, readv, preadv and recvmsg (the kernel's writes, which no instrumented store makes; a vector's
+ * buffers each, in order, recvmsg's sender address and ancillary data too), fread, fgets, fgetws, gets and the
+ * scanf family (libc's own copies, which no wrapper of memcpy sees). After the call, the bytes it wrote are
+ * checked against the shadow as one write of the function ("written 48 bytes by read"): read's result, fread's
+ * result times the element size, fgets's, fgetws's and gets's string and its terminator, and for scanf, fscanf,
+ * sscanf, their v-forms and their __isoc99_/__isoc23_ names (<stdio.h> calls those), each assigned %s and
+ * %[...]'s string and terminator, %Nc's N characters, %ls %lc %S %C's wide ones ("written 49 bytes by sscanf").
+ * Their _FORTIFY_SOURCE forms (__read_chk __pread_chk __recv_chk __recvfrom_chk __fread_chk __fgets_chk
+ * __fgetws_chk) are checked as the plain ones, and, as glibc's own _chk functions do, a length over the size gcc
+ * knew fails before the call (mc_fortify_fail: an overflow if the shadow says so, else glibc's "buffer overflow
+ * detected"); __gets_chk's after it, the line's length being known only then.
+ * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the bytes
+ * past the buffer are written before the report (the first report stops the program; in continue mode the write
+ * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
+ * overruns it; a scanf format of positional arguments (%1$s) is not walked, %m's buffers are the checked
  * malloc's, and a %Nc that failed half way (input ended) wrote characters its result does not count, which go
  * unchecked; getline's own buffer growth (its malloc is the checked one) is not checked here.
  */
@@ -38,6 +38,7 @@ static struct {
     size_t (*fread)(void *, size_t, size_t, FILE *);
     char *(*fgets)(char *, int, FILE *);
     char *(*gets)(char *);
+    wchar_t *(*fgetws)(wchar_t *, int, FILE *);
     ssize_t (*readv)(int, const struct iovec *, int);
     ssize_t (*preadv)(int, const struct iovec *, int, off_t);
     ssize_t (*recvmsg)(int, struct msghdr *, int);
@@ -49,7 +50,7 @@ static struct {
 __attribute__((constructor(102))) static void resolve(void)
 {
 #define R(f) real.f = (typeof(real.f))dlsym(RTLD_NEXT, #f)
-    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets); R(gets); R(readv); R(preadv); R(recvmsg);
+    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets); R(gets); R(fgetws); R(readv); R(preadv); R(recvmsg);
 #undef R
     real.vfscanf[0] = (typeof(real.vfscanf[0]))dlsym(RTLD_NEXT, "vfscanf");
     real.vsscanf[0] = (typeof(real.vsscanf[0]))dlsym(RTLD_NEXT, "vsscanf");
@@ -144,6 +145,21 @@ static size_t wlen_of(const wchar_t *s)
     while (s[n]) n++;
     return n;
 }
+
+static wchar_t *fgetws_at(wchar_t *s, int n, FILE *f, const void *pc)
+{
+    if (!real.fgetws) resolve();
+    wchar_t *r = real.fgetws(s, n, f);
+    if (r) {
+        size_t len = 0;   /* as fgets: the line and its terminator, within n wide characters */
+        while (len + 1 < (size_t)n && s[len]) len++;
+        wrote(s, (len + 1) * sizeof(wchar_t), pc, "fgetws");
+    }
+    return r;
+}
+
+MC_EXPORT wchar_t *fgetws(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER); }
+MC_EXPORT wchar_t *(fgetws_unlocked)(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER); }
 
 /* gets is gone from C11's <stdio.h> but not from glibc, nor from old programs */
 char *gets(char *s);
@@ -354,6 +370,19 @@ MC_EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f)
 {
     if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n, dl, CALLER, "fgets");
     return fgets_at(s, n, f, CALLER);
+}
+
+/* dl counts wide characters */
+MC_EXPORT wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f)
+{
+    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n * sizeof(wchar_t), dl * sizeof(wchar_t), CALLER, "fgetws");
+    return fgetws_at(s, n, f, CALLER);
+}
+
+MC_EXPORT wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f)
+{
+    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n * sizeof(wchar_t), dl * sizeof(wchar_t), CALLER, "fgetws");
+    return fgetws_at(s, n, f, CALLER);
 }
 
 /* glibc's reads at most dl - 1 characters and fails on a longer line; here the line is read, then checked */

@@ -1,4 +1,4 @@
-/* libc's input functions scanf's family, gets, readv and recvmsg writing past a buffer (CheckScanTest): 48 bytes
+/* libc's input functions scanf's family (%ls too), fgetws, gets, readv and recvmsg writing past a buffer (CheckScanTest): 48 bytes
  * of 'P' (from stdin, a string, a memory stream, a pipe, a socket pair) into a heap block, a stack array and a
  * global array, 16 bytes too many; "good" reads the same data into a buffer large enough, as Juliet's good
  * functions do. `./scan NAME bad|good`, `./scan all good`. */
@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <wchar.h>
 
 char *gets(char *s); /* gone from C11's <stdio.h>, still in glibc */
 
@@ -73,6 +74,25 @@ static long fscanf_chars_heap(int bad)
     return r;
 }
 
+static long sscanf_wide_heap(int bad)
+{
+    wchar_t *b = malloc((bad ? 32 : 49) * sizeof(wchar_t) + extra); /* SSCANF_WIDE_ALLOC */
+    long r = sscanf(data, "%ls", b); /* SSCANF_WIDE */
+    r += b[0];
+    free(b);
+    return r;
+}
+
+static long fgetws_stack(int bad)
+{
+    FILE *f = fdopen(source(0), "r"); /* not fmemopen: glibc's cookie streams have no wide side */
+    wchar_t big[64], line[32]; /* WLINE */
+    wchar_t *to = bad ? line : big;
+    long r = fgetws(to, 64 + extra, f) != NULL; /* FGETWS */
+    fclose(f);
+    return r + to[0];
+}
+
 static long gets_stack(int bad)
 {
     input();
@@ -116,7 +136,7 @@ int main(int argc, char **argv)
     static const struct { const char *name; long (*run)(int); } cases[] = {
         {"scanf_stack", scanf_stack}, {"sscanf_heap", sscanf_heap}, {"sscanf_set_global", sscanf_set_global},
         {"fscanf_chars_heap", fscanf_chars_heap}, {"gets_stack", gets_stack}, {"readv_heap", readv_heap},
-        {"recvmsg_heap", recvmsg_heap},
+        {"recvmsg_heap", recvmsg_heap}, {"sscanf_wide_heap", sscanf_wide_heap}, {"fgetws_stack", fgetws_stack},
     };
     long r = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -31,7 +31,7 @@
  *
  * What it gets wrong: reads by libc's own code (strlen, strcpy's vector loads read past a string's end by
  * design) are checked only for use after free, so strcpy reading past a block is missed (its writes are
- * checked); the kernel's accesses are not checked but the writes of read, pread64, recvfrom; an overflow that lands inside
+ * checked); the kernel's accesses are not checked but the writes of read, pread64, recvfrom, readv, preadv, recvmsg; an overflow that lands inside
  * another live block is not seen (as with redzones anywhere); a block freed out of quarantine and handed out
  * again is the new block; blocks glibc served (the heap's reservation full, a forked child) are unchecked;
  * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
@@ -41,6 +41,8 @@
  * stays inside its frame, or writes a canonical mapped address there, is missed.
  */
 #include <stdio.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "agent.h"
 #include "check/check.h"
@@ -550,23 +552,40 @@ void check_block(const void *d, const void *s, size_t n, uintptr_t pc, const cha
 }
 
 /* The kernel's writes into the program's buffers by read, pread64 and recvfrom (syscall.c, after the call):   */
-/* the bytes it wrote, ret, as one write of the function, as check_block checks a memcpy's destination. The   */
-/* site is the libc function's caller, the return address on top of the stack when the syscall instruction */
-/* is libc's and ran with nothing pushed (glibc's single-threaded path), whose %rbp locates a stack buffer  */
-/* among the caller's variables (-O0 -g code); else the syscall instruction, and no stack check.            */
+/* the bytes it wrote, ret, as one write of the function, as check_block checks a memcpy's destination; by    */
+/* readv, preadv and recvmsg, the ret bytes fill their vector's buffers in order, each checked so. The site   */
+/* is the libc function's caller, the return address on top of the stack when the syscall instruction is     */
+/* libc's and ran with nothing pushed (glibc's single-threaded path), whose %rbp locates a stack buffer among */
+/* the caller's variables (-O0 -g code); else the syscall instruction, and no stack check.                   */
 void check_syscall_out(long nr, const long *a, long ret, const ucontext_t *uc)
 {
-    const char *fn = nr == SYS_read ? "read" : nr == SYS_pread64 ? "pread" : nr == SYS_recvfrom ? "recvfrom" : NULL;
+    const char *fn = nr == SYS_read ? "read" : nr == SYS_pread64 ? "pread" : nr == SYS_recvfrom ? "recvfrom"
+                   : nr == SYS_readv ? "readv" : nr == SYS_preadv ? "preadv" : nr == SYS_recvmsg ? "recvmsg" : NULL;
     if (!fn || ret <= 0) return;
-    size_t n = (size_t)ret < (size_t)a[2] ? (size_t)ret : (size_t)a[2];
     const greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = (uintptr_t)gr[REG_RIP], top = 0, sp = (uintptr_t)gr[REG_RSP];
-    if (check_in_libc(ip) && !user_transfer(&top, sp, sizeof top, 0) && top >= 4096 && !check_in_libc(top) &&
-        check_function_of(top)) {
-        ip = top;   /* a stack buffer is then checked against the caller's frame, which %rbp still is */
-        if (g.recording && check_stack_range_at((uintptr_t)a[1], n, 1, ip, fn, (uintptr_t)gr[REG_RBP], sp)) return;
+    int frame = check_in_libc(ip) && !user_transfer(&top, sp, sizeof top, 0) && top >= 4096 && !check_in_libc(top) &&
+                check_function_of(top);
+    if (frame) ip = top;   /* a stack buffer is then checked against the caller's frame, which %rbp still is */
+    int vector = nr == SYS_readv || nr == SYS_preadv || nr == SYS_recvmsg;
+    uintptr_t iov = (uintptr_t)a[1];
+    size_t cnt = vector ? (size_t)a[2] : 1, left = (size_t)ret;
+    if (nr == SYS_recvmsg) {   /* the msghdr and the vector may be on the (traced) heap: copy_in opens them */
+        struct msghdr m;
+        if (copy_in(&m, (uintptr_t)a[1], sizeof m)) return;
+        iov = (uintptr_t)m.msg_iov;
+        cnt = m.msg_iovlen;
     }
-    check_block((const void *)a[1], NULL, n, ip, fn);
+    for (size_t i = 0; i < cnt && left; i++) {
+        struct iovec v = {(void *)a[1], (size_t)a[2]};   /* one buffer: read's a[1], a[2] bytes */
+        if (vector && copy_in(&v, iov + i * sizeof v, sizeof v)) return;
+        size_t n = v.iov_len < left ? v.iov_len : left;
+        left -= n;
+        if (!n) continue;
+        if (frame && g.recording && check_stack_range_at((uintptr_t)v.iov_base, n, 1, ip, fn, (uintptr_t)gr[REG_RBP], sp))
+            continue;
+        check_block(v.iov_base, NULL, n, ip, fn);
+    }
 }
 
 /* ---- leaks ---- */

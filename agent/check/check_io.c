@@ -1,24 +1,32 @@
 /*
- * check_io.c: libc's input functions, checked by what they wrote into the program's buffer: read, pread,
- * recv and recvfrom (the kernel's writes, which no instrumented store makes), fread and fgets (libc's own
- * copies, which no wrapper of memcpy sees). After the call, the bytes it wrote are checked against the shadow
- * as one write of the function ("written 48 bytes by read"): read's result, fread's result times the element
- * size, fgets's string and its terminator. Their _FORTIFY_SOURCE forms (__read_chk __pread_chk __recv_chk
- * __recvfrom_chk __fread_chk __fgets_chk) are checked as the plain ones, and, as glibc's own _chk functions
- * do, a length over the size gcc knew fails before the call (mc_fortify_fail: an overflow if the shadow says
- * so, else glibc's "buffer overflow detected").
- * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the
- * bytes past the buffer are written before the report (the first report stops the program; in continue mode
- * the write stays, as it did natively); a size argument larger than the buffer is not an error until the data
- * read overruns it; readv, recvmsg, getline's own buffer growth (its malloc is the checked one), scanf's %s and
- * gets are not checked here.
+ * check_io.c: libc's input functions, checked by what they wrote into the program's buffer: read, pread, recv,
+ * recvfrom, readv, preadv and recvmsg (the kernel's writes, which no instrumented store makes; a vector's
+ * buffers each, in order, recvmsg's sender address and ancillary data too), fread, fgets, fgetws, gets and the
+ * scanf family (libc's own copies, which no wrapper of memcpy sees). After the call, the bytes it wrote are
+ * checked against the shadow as one write of the function ("written 48 bytes by read"): read's result, fread's
+ * result times the element size, fgets's, fgetws's and gets's string and its terminator, and for scanf, fscanf,
+ * sscanf, their v-forms and their __isoc99_/__isoc23_ names (<stdio.h> calls those), each assigned %s and
+ * %[...]'s string and terminator, %Nc's N characters, %ls %lc %S %C's wide ones ("written 49 bytes by sscanf").
+ * Their _FORTIFY_SOURCE forms (__read_chk __pread_chk __recv_chk __recvfrom_chk __fread_chk __fgets_chk
+ * __fgetws_chk) are checked as the plain ones, and, as glibc's own _chk functions do, a length over the size gcc
+ * knew fails before the call (mc_fortify_fail: an overflow if the shadow says so, else glibc's "buffer overflow
+ * detected"); __gets_chk's after it, the line's length being known only then.
+ * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the bytes
+ * past the buffer are written before the report (the first report stops the program; in continue mode the write
+ * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
+ * overruns it; a scanf format of positional arguments (%1$s) is not walked, %m's buffers are the checked
+ * malloc's, and a %Nc that failed half way (input ended) wrote characters its result does not count, which go
+ * unchecked; getline's own buffer growth (its malloc is the checked one) is not checked here.
  */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "check.h"
 
@@ -29,13 +37,27 @@ static struct {
     ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
     size_t (*fread)(void *, size_t, size_t, FILE *);
     char *(*fgets)(char *, int, FILE *);
+    char *(*gets)(char *);
+    wchar_t *(*fgetws)(wchar_t *, int, FILE *);
+    ssize_t (*readv)(int, const struct iovec *, int);
+    ssize_t (*preadv)(int, const struct iovec *, int, off_t);
+    ssize_t (*recvmsg)(int, struct msghdr *, int);
+    /* scanf's family by the name the program called: glibc's plain (GNU %a), ISO C99 and C23 (%b) forms */
+    int (*vfscanf[3])(FILE *, const char *, va_list);
+    int (*vsscanf[3])(const char *, const char *, va_list);
 } real;
 
 __attribute__((constructor(102))) static void resolve(void)
 {
 #define R(f) real.f = (typeof(real.f))dlsym(RTLD_NEXT, #f)
-    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets);
+    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets); R(gets); R(fgetws); R(readv); R(preadv); R(recvmsg);
 #undef R
+    real.vfscanf[0] = (typeof(real.vfscanf[0]))dlsym(RTLD_NEXT, "vfscanf");
+    real.vsscanf[0] = (typeof(real.vsscanf[0]))dlsym(RTLD_NEXT, "vsscanf");
+    real.vfscanf[1] = (typeof(real.vfscanf[1]))dlsym(RTLD_NEXT, "__isoc99_vfscanf");
+    real.vsscanf[1] = (typeof(real.vsscanf[1]))dlsym(RTLD_NEXT, "__isoc99_vsscanf");
+    /* the C23 forms (glibc 2.38) at their first call: a failed dlsym mallocs its message, which would number
+     * the program's blocks differently on an older glibc */
 }
 
 #define CALLER __builtin_return_address(0)
@@ -109,6 +131,191 @@ static char *fgets_at(char *s, int n, FILE *f, const void *pc)
 MC_EXPORT char *fgets(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER); }
 MC_EXPORT char *(fgets_unlocked)(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER); }
 
+/* the length of the string at s, by hand: the wrapped strlen would report the bytes past a buffer it reads */
+static size_t len_of(const char *s)
+{
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+
+static size_t wlen_of(const wchar_t *s)
+{
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+
+static wchar_t *fgetws_at(wchar_t *s, int n, FILE *f, const void *pc)
+{
+    if (!real.fgetws) resolve();
+    wchar_t *r = real.fgetws(s, n, f);
+    if (r) {
+        size_t len = 0;   /* as fgets: the line and its terminator, within n wide characters */
+        while (len + 1 < (size_t)n && s[len]) len++;
+        wrote(s, (len + 1) * sizeof(wchar_t), pc, "fgetws");
+    }
+    return r;
+}
+
+MC_EXPORT wchar_t *fgetws(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER); }
+MC_EXPORT wchar_t *(fgetws_unlocked)(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER); }
+
+/* gets is gone from C11's <stdio.h> but not from glibc, nor from old programs */
+char *gets(char *s);
+char *__gets_chk(char *s, size_t dl);
+
+static char *gets_at(char *s, const void *pc)
+{
+    if (!real.gets) resolve();
+    char *r = real.gets(s);
+    if (r) wrote(s, len_of(s) + 1, pc, "gets");
+    return r;
+}
+
+MC_EXPORT char *gets(char *s) { return gets_at(s, CALLER); }
+
+/* ---- readv, preadv, recvmsg: the r bytes the kernel wrote fill the vector's buffers in order ---- */
+
+static void wrote_iov(const struct iovec *iov, long cnt, size_t r, const void *pc, const char *fn)
+{
+    for (long i = 0; i < cnt && r; i++) {
+        size_t k = iov[i].iov_len < r ? iov[i].iov_len : r;
+        wrote(iov[i].iov_base, k, pc, fn);
+        r -= k;
+    }
+}
+
+static ssize_t preadv_at(int fd, const struct iovec *iov, int cnt, off_t off, int at, const void *pc)
+{
+    if (!real.readv) resolve();
+    ssize_t r = at ? real.preadv(fd, iov, cnt, off) : real.readv(fd, iov, cnt);
+    if (r > 0) wrote_iov(iov, cnt, (size_t)r, pc, at ? "preadv" : "readv");
+    return r;
+}
+
+MC_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) { return preadv_at(fd, iov, cnt, 0, 0, CALLER); }
+MC_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off) { return preadv_at(fd, iov, cnt, off, 1, CALLER); }
+MC_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off) { return preadv_at(fd, iov, cnt, off, 1, CALLER); }
+
+/* the data (r bytes, at most the vector's: MSG_TRUNC returns a datagram's length), the sender's address (the
+ * kernel returns its full length, writes at most the length given) and the ancillary data (msg_controllen) */
+MC_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+    if (!real.recvmsg) resolve();
+    const void *pc = CALLER;
+    socklen_t namelen = m->msg_name ? m->msg_namelen : 0;
+    size_t controllen = m->msg_control ? m->msg_controllen : 0;
+    ssize_t r = real.recvmsg(fd, m, flags);
+    if (r < 0) return r;
+    wrote_iov(m->msg_iov, (long)m->msg_iovlen, (size_t)r, pc, "recvmsg");
+    if (namelen) wrote(m->msg_name, m->msg_namelen < namelen ? m->msg_namelen : namelen, pc, "recvmsg");
+    if (controllen) wrote(m->msg_control, m->msg_controllen < controllen ? m->msg_controllen : controllen, pc, "recvmsg");
+    return r;
+}
+
+/* ---- scanf's family: after the call, what each of the first n assigned conversions stored through its
+ * pointer, when that is a string or characters: %s and %[...] the string and its terminator, %Nc N characters
+ * (1 without a width), l (or %S %C) wide ones. %n, %*, the numbers and %m's buffers (its malloc is checked)
+ * are skipped; a format of positional arguments (%1$s) is not walked. ---- */
+
+static void scanned(const char *f, va_list ap, int n, const void *pc, const char *fn)
+{
+    while (n > 0 && *f) {
+        if (*f++ != '%') continue;
+        if (*f == '%') { f++; continue; }
+        const char *d = f;
+        while (*d >= '0' && *d <= '9') d++;
+        if (*d == '$') return;
+        int skip = *f == '*';
+        f += skip;
+        size_t width = 0, longs = 0, alloc = 0;
+        while (*f >= '0' && *f <= '9') width = width * 10 + (size_t)(*f++ - '0');
+        for (;; f++) {
+            if (*f == 'l') longs++;
+            else if (*f == 'm') alloc = 1;
+            else if (*f != 'h' && *f != 'j' && *f != 'z' && *f != 't' && *f != 'L' && *f != 'q') break;
+        }
+        char c = *f;
+        if (!c) return;
+        f++;
+        if (c == '[') {   /* a ']' first in the set is one of its characters */
+            if (*f == '^') f++;
+            if (*f == ']') f++;
+            while (*f && *f != ']') f++;
+            if (!*f) return;
+            f++;
+        }
+        if (skip) continue;
+        void *p = va_arg(ap, void *);
+        if (c == 'n') continue;   /* not counted in the result */
+        n--;
+        int wide = longs == 1 || c == 'S' || c == 'C';
+        if (alloc || !p) continue;
+        if (c == 's' || c == 'S' || c == '[')
+            wrote(p, wide ? (wlen_of(p) + 1) * sizeof(wchar_t) : len_of(p) + 1, pc, fn);
+        else if (c == 'c' || c == 'C')
+            wrote(p, (width ? width : 1) * (wide ? sizeof(wchar_t) : 1), pc, fn);
+    }
+}
+
+static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_list ap, const void *pc, const char *fn)
+{
+    if (!real.vfscanf[0]) resolve();
+    if (form == 2 && !real.vfscanf[2]) {   /* only a program built against glibc 2.38 or later calls them */
+        real.vsscanf[2] = (typeof(real.vsscanf[2]))dlsym(RTLD_NEXT, "__isoc23_vsscanf");
+        real.vfscanf[2] = (typeof(real.vfscanf[2]))dlsym(RTLD_NEXT, "__isoc23_vfscanf");
+        if (!real.vfscanf[2] || !real.vsscanf[2]) real.vfscanf[2] = real.vfscanf[1], real.vsscanf[2] = real.vsscanf[1];
+    }
+    va_list walk;
+    va_copy(walk, ap);
+    int r = in ? real.vfscanf[form](in, fmt, ap) : real.vsscanf[form](s, fmt, ap);
+    if (r > 0) scanned(fmt, walk, r, pc, fn);
+    va_end(walk);
+    return r;
+}
+
+/* each name of the family, in each form: plain, __isoc99_ (what <stdio.h> calls in ISO modes, and, since it
+ * renames scanf so, for this file too: hence the names by asm labels), __isoc23_ */
+#define SCANF_FORM(pre, id, form)                                                                              \
+    MC_EXPORT int id##_vfscanf(FILE *f, const char *fmt, va_list ap) __asm__(pre "vfscanf");                  \
+    MC_EXPORT int id##_vscanf(const char *fmt, va_list ap) __asm__(pre "vscanf");                             \
+    MC_EXPORT int id##_vsscanf(const char *s, const char *fmt, va_list ap) __asm__(pre "vsscanf");            \
+    MC_EXPORT int id##_fscanf(FILE *f, const char *fmt, ...) __asm__(pre "fscanf");                           \
+    MC_EXPORT int id##_scanf(const char *fmt, ...) __asm__(pre "scanf");                                      \
+    MC_EXPORT int id##_sscanf(const char *s, const char *fmt, ...) __asm__(pre "sscanf");                     \
+    int id##_vfscanf(FILE *f, const char *fmt, va_list ap) { return vfscanf_at(f, NULL, form, fmt, ap, CALLER, "fscanf"); } \
+    int id##_vscanf(const char *fmt, va_list ap) { return vfscanf_at(stdin, NULL, form, fmt, ap, CALLER, "scanf"); } \
+    int id##_vsscanf(const char *s, const char *fmt, va_list ap) { return vfscanf_at(NULL, s, form, fmt, ap, CALLER, "sscanf"); } \
+    int id##_fscanf(FILE *f, const char *fmt, ...)                                                             \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = vfscanf_at(f, NULL, form, fmt, ap, CALLER, "fscanf");                                          \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_scanf(const char *fmt, ...)                                                                       \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = vfscanf_at(stdin, NULL, form, fmt, ap, CALLER, "scanf");                                       \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_sscanf(const char *s, const char *fmt, ...)                                                       \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = vfscanf_at(NULL, s, form, fmt, ap, CALLER, "sscanf");                                          \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }
+
+SCANF_FORM("", gnu, 0)
+SCANF_FORM("__isoc99_", c99, 1)
+SCANF_FORM("__isoc23_", c23, 2)
+
 /* ---- _FORTIFY_SOURCE forms: dl is the buffer's size as gcc knew it ---- */
 
 MC_EXPORT ssize_t __read_chk(int fd, void *b, size_t n, size_t dl)
@@ -163,4 +370,27 @@ MC_EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f)
 {
     if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n, dl, CALLER, "fgets");
     return fgets_at(s, n, f, CALLER);
+}
+
+/* dl counts wide characters */
+MC_EXPORT wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f)
+{
+    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n * sizeof(wchar_t), dl * sizeof(wchar_t), CALLER, "fgetws");
+    return fgetws_at(s, n, f, CALLER);
+}
+
+MC_EXPORT wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f)
+{
+    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n * sizeof(wchar_t), dl * sizeof(wchar_t), CALLER, "fgetws");
+    return fgetws_at(s, n, f, CALLER);
+}
+
+/* glibc's reads at most dl - 1 characters and fails on a longer line; here the line is read, then checked */
+MC_EXPORT char *__gets_chk(char *s, size_t dl)
+{
+    if (!real.gets) resolve();
+    char *r = real.gets(s);
+    if (r && len_of(s) + 1 > dl) mc_fortify_fail(s, len_of(s) + 1, dl, CALLER, "gets");
+    if (r) wrote(s, len_of(s) + 1, CALLER, "gets");
+    return r;
 }

@@ -1,0 +1,115 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The input functions CheckInputTest's do not cover (docs/check.md, check_io.c): scan.c's scanf %s, sscanf %s, %ls
+ * and %[...], fscanf %46c, fgetws, gets, readv and recvmsg 16 bytes too many into a heap block, a stack array and a global,
+ * built {@code memtrace cc --check} at -O0, -O2 and -O2 -D_FORTIFY_SOURCE=2 (none of them has a {@code _chk} form
+ * gcc calls there); the heap cases also under {@code memtrace run --check}: readv and recvmsg in both modes (fault
+ * mode by the system call), sscanf in rewrite mode's wrapper. Each report names the object, the bytes the function
+ * stored and the call's line; every twin is silent and prints what the plain build prints.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CheckScanTest {
+    static final List<String> BUILDS = List.of("scan-O0", "scan-O2", "scan-O2F");
+    Path dir;
+    Path source;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        source = CheckBuilds.fixture(dir, "scan.c");
+        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "scan-O0", "scan.c");
+        CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "scan-O2", "scan.c");
+        CheckBuilds.build(dir, false, true, "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", "scan-O2F", "scan.c");
+        Process p = new ProcessBuilder("gcc", "-O0", "-g", "-o", "scan-plain", "scan.c").directory(dir.toFile())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
+    }
+
+    /** The report with {NAME} markers' lines and \d+ for code offsets, as a pattern. */
+    private String expected(String report) throws Exception {
+        StringBuilder b = new StringBuilder();
+        Matcher m = Pattern.compile("\\{(\\w+)\\}").matcher(report);
+        int at = 0;
+        while (m.find()) {
+            b.append(Pattern.quote(report.substring(at, m.start()))).append(CheckBuilds.line(source, m.group(1)));
+            at = m.end();
+        }
+        return b.append(Pattern.quote(report.substring(at))).toString().replace("+N", "+\\E\\d+\\Q");
+    }
+
+    // %s and %[ store the 48 characters and a terminator (%ls and fgetws: 4 bytes each), %*2c%46c 46; readv's
+    // second buffer gets 48 - 16 bytes
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "scanf_stack       | stack overflow: <stack:word@scanf_stack>+32 (a variable of 32 bytes, declared at line {WORD} of scanf_stack) written 49 bytes by scanf, 0 bytes past its end, at scan.c:{SCANF} (scanf_stack+N)",
+        "sscanf_heap       | heap overflow: <malloc0001@sscanf_heap+N>+32 (a block of 32 bytes, allocated at scan.c:{SSCANF_ALLOC}) written 49 bytes by sscanf, 0 bytes past its end, at scan.c:{SSCANF} (sscanf_heap+N)",
+        "sscanf_set_global | global overflow: gword+32 (a global of 32 bytes, defined at scan.c:{GWORD}) written 49 bytes by sscanf, 0 bytes past its end, at scan.c:{SSCANF_SET} (sscanf_set_global+N)",
+        "fscanf_chars_heap | heap overflow: <malloc0003@fscanf_chars_heap+N>+40 (a block of 40 bytes, allocated at scan.c:{FSCANF_ALLOC}) written 46 bytes by fscanf, 0 bytes past its end, at scan.c:{FSCANF} (fscanf_chars_heap+N)",
+        "gets_stack        | stack overflow: <stack:line@gets_stack>+32 (a variable of 32 bytes, declared at line {LINE} of gets_stack) written 49 bytes by gets, 0 bytes past its end, at scan.c:{GETS} (gets_stack+N)",
+        "readv_heap        | heap overflow: <malloc0001@readv_heap+N>+16 (a block of 16 bytes, allocated at scan.c:{READV_ALLOC}) written 32 bytes by readv, 0 bytes past its end, at scan.c:{READV} (readv_heap+N)",
+        "recvmsg_heap      | heap overflow: <malloc0001@recvmsg_heap+N>+32 (a block of 32 bytes, allocated at scan.c:{RECVMSG_ALLOC}) written 48 bytes by recvmsg, 0 bytes past its end, at scan.c:{RECVMSG} (recvmsg_heap+N)",
+        "sscanf_wide_heap  | heap overflow: <malloc0001@sscanf_wide_heap+N>+128 (a block of 128 bytes, allocated at scan.c:{SSCANF_WIDE_ALLOC}) written 196 bytes by sscanf, 0 bytes past its end, at scan.c:{SSCANF_WIDE} (sscanf_wide_heap+N)",
+        "fgetws_stack      | stack overflow: <stack:line@fgetws_stack>+128 (a variable of 128 bytes, declared at line {WLINE} of fgetws_stack) written 196 bytes by fgetws, 0 bytes past its end, at scan.c:{FGETWS} (fgetws_stack+N)",
+    })
+    void anInputFunctionStoringPastItsBufferIsReportedAtItsCall(String name, String report) throws Exception {
+        String want = "memtrace: " + expected(report) + ", thread \\d+";
+        for (String b : BUILDS) {
+            CheckBuilds.Run r = CheckBuilds.run(dir, Map.of(), "./" + b, name, "bad");
+            assertThat(r.status()).as(b + " " + r.stderr()).isEqualTo(1);
+            List<String> lines = r.stderr().lines().toList();
+            assertThat(lines.getFirst()).as(b).matches(want);
+            // glibc's inline fgetws wrapper of the fortified build is an inlined frame: it and its caller are listed
+            assertThat(lines).as(b).hasSize(b.equals("scan-O2F") && name.equals("fgetws_stack") ? 3 : 1);
+            assertThat(r.stdout()).as(b).isEmpty(); // stopped at the report
+        }
+    }
+
+    @Test
+    void theTwinsAreSilentWithThePlainOutput() throws Exception {
+        CheckBuilds.Run plain = CheckBuilds.run(dir, Map.of(), "./scan-plain", "all", "good");
+        assertThat(plain.stdout()).isEqualTo("done 871\n");
+        for (String b : BUILDS) {
+            CheckBuilds.Run r = CheckBuilds.run(dir, Map.of(), "./" + b, "all", "good");
+            assertThat(r.stderr()).as(b).isEmpty();
+            assertThat(r.stdout()).as(b).isEqualTo(plain.stdout());
+            assertThat(r.status()).as(b).isZero();
+        }
+        for (String mode : List.of("fault", "rewrite")) {
+            CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", mode), Map.of(), "./scan-plain", "all", "good");
+            assertThat(r.stderr()).as(mode).isEmpty();
+            assertThat(r.stdout()).as(mode).isEqualTo(plain.stdout());
+        }
+    }
+
+    /** Unmodified: fault mode sees readv's and recvmsg's system calls (recvmsg's site is glibc's, which pushed a
+     * frame), and sscanf's store into the heap by its fault; rewrite mode checks in the wrappers. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "readv_heap   | fault   | heap overflow: <malloc0001@scan-plain+N>+16 (a block of 16 bytes, allocated at scan-plain+N) written 32 bytes by readv, 0 bytes past its end, at scan-plain+N",
+        "readv_heap   | rewrite | heap overflow: <malloc0001@scan-plain+N>+16 (a block of 16 bytes, allocated at scan-plain+N) written 32 bytes by readv, 0 bytes past its end, at scan-plain+N",
+        "recvmsg_heap | fault   | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 48 bytes by recvmsg, 0 bytes past its end, at recvmsg+N",
+        "recvmsg_heap | rewrite | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 48 bytes by recvmsg, 0 bytes past its end, at scan-plain+N",
+        "sscanf_heap  | rewrite | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 49 bytes by sscanf, 0 bytes past its end, at scan-plain+N",
+    })
+    void runCheckSeesThem(String name, String mode, String report) throws Exception {
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", mode), Map.of(), "./scan-plain", name, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        assertThat(r.stderr().lines().findFirst().orElse("")).matches("memtrace: " + expected(report) + ", thread \\d+");
+    }
+}

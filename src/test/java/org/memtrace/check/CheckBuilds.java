@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.memtrace.testutil.Cli;
 
 /** Test helpers: builds with {@code memtrace cc --check} and runs of what they built. */
@@ -67,6 +69,35 @@ final class CheckBuilds {
             throw new AssertionError("timed out: " + String.join(" ", command));
         }
         return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The fixture {@code NAME.c} copied into {@code dir} and built four ways: {@code memtrace cc --check} at -O0,
+     * -O2 and -O2 -D_FORTIFY_SOURCE=2 ({@code NAME-O0}, {@code NAME-O2}, {@code NAME-O2F}) and plain gcc -O0
+     * ({@code NAME-plain}, for the twins' output and {@code memtrace run --check}); the source's path.
+     */
+    static Path buildFourWays(Path dir, String name) throws Exception {
+        Path source = fixture(dir, name + ".c");
+        build(dir, false, true, "-O0", "-g", "-o", name + "-O0", name + ".c");
+        build(dir, false, true, "-O2", "-g", "-o", name + "-O2", name + ".c");
+        build(dir, false, true, "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", name + "-O2F", name + ".c");
+        Process p = new ProcessBuilder("gcc", "-O0", "-g", "-o", name + "-plain", name + ".c").directory(dir.toFile())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
+        return source;
+    }
+
+    /** A report as a pattern: each {@code {KEY}} the line of its marker in {@code source}, each {@code +N} any offset. */
+    static String reportPattern(Path source, String report) throws IOException {
+        StringBuilder b = new StringBuilder();
+        Matcher m = Pattern.compile("\\{(\\w+)\\}").matcher(report);
+        int at = 0;
+        while (m.find()) {
+            b.append(Pattern.quote(report.substring(at, m.start()))).append(line(source, m.group(1)));
+            at = m.end();
+        }
+        return b.append(Pattern.quote(report.substring(at))).toString().replace("+N", "+\\E\\d+\\Q");
     }
 
     /** The line of the marker comment {@code / * KEY * /} in the source, 1-based. */

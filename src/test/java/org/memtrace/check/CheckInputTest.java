@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -30,27 +28,10 @@ class CheckInputTest {
     @BeforeAll
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
-        source = CheckBuilds.fixture(dir, "input.c");
-        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "input-O0", "input.c");
-        CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "input-O2", "input.c");
-        CheckBuilds.build(dir, false, true, "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", "input-O2F", "input.c");
-        Process p = new ProcessBuilder("gcc", "-O0", "-g", "-o", "input-plain", "input.c").directory(dir.toFile())
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor()).as(out).isZero();
+        source = CheckBuilds.buildFourWays(dir, "input");
     }
 
-    /** The report with {NAME} markers' lines and \d+ for code offsets, as a pattern. */
-    private String expected(String report) throws Exception {
-        StringBuilder b = new StringBuilder();
-        Matcher m = Pattern.compile("\\{(\\w+)\\}").matcher(report);
-        int at = 0;
-        while (m.find()) {
-            b.append(Pattern.quote(report.substring(at, m.start()))).append(CheckBuilds.line(source, m.group(1)));
-            at = m.end();
-        }
-        return b.append(Pattern.quote(report.substring(at))).toString().replace("+N", "+\\E\\d+\\Q");
-    }
+    private String expected(String report) throws Exception { return CheckBuilds.reportPattern(source, report); }
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -31,27 +29,10 @@ class CheckScanTest {
     @BeforeAll
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
-        source = CheckBuilds.fixture(dir, "scan.c");
-        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "scan-O0", "scan.c");
-        CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "scan-O2", "scan.c");
-        CheckBuilds.build(dir, false, true, "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", "scan-O2F", "scan.c");
-        Process p = new ProcessBuilder("gcc", "-O0", "-g", "-o", "scan-plain", "scan.c").directory(dir.toFile())
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor()).as(out).isZero();
+        source = CheckBuilds.buildFourWays(dir, "scan");
     }
 
-    /** The report with {NAME} markers' lines and \d+ for code offsets, as a pattern. */
-    private String expected(String report) throws Exception {
-        StringBuilder b = new StringBuilder();
-        Matcher m = Pattern.compile("\\{(\\w+)\\}").matcher(report);
-        int at = 0;
-        while (m.find()) {
-            b.append(Pattern.quote(report.substring(at, m.start()))).append(CheckBuilds.line(source, m.group(1)));
-            at = m.end();
-        }
-        return b.append(Pattern.quote(report.substring(at))).toString().replace("+N", "+\\E\\d+\\Q");
-    }
+    private String expected(String report) throws Exception { return CheckBuilds.reportPattern(source, report); }
 
     // %s and %[ store the 48 characters and a terminator (%ls and fgetws: 4 bytes each), %*2c%46c 46; readv's
     // second buffer gets 48 - 16 bytes

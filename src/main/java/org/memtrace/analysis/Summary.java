@@ -39,6 +39,11 @@ public final class Summary implements Analysis {
     private final Set<Integer> threadsWithoutCreator = new HashSet<>();
     /** The paths of the modules the trace reports: rewrite mode's trampoline files are among them once applied. */
     private final Set<String> modulePaths = new HashSet<>();
+    /**
+     * Anonymous memory the program mapped executable (mmap with PROT_EXEC, as PCRE2's JIT does): code made at run
+     * time, which rewrite mode cannot have planned. Count and bytes; mprotect to PROT_EXEC is not seen.
+     */
+    private long generatedCodeMaps, generatedCodeBytes;
     /** The first thread that started with no creator named: the process's own. */
     private int firstThread = -1;
     /** A run of rewrite mode (said by the run, or by the trace's MT_FALLBACK record, which only it writes). */
@@ -156,6 +161,12 @@ public final class Summary implements Analysis {
                     case MUNMAP -> releases++;
                     default -> allocations++;
                 }
+                // mmap's arguments: address, length, prot, flags, fd, offset
+                if (a.function() == Event.AllocFunction.MMAP && a.usable() > 0 && a.args().length >= 4
+                        && (a.arg(2) & PROT_EXEC) != 0 && (a.arg(3) & MAP_ANONYMOUS) != 0) {
+                    generatedCodeMaps++;
+                    generatedCodeBytes += a.usable();
+                }
             }
             // Probes reach any mapped memory, not only the ranges the fault agent protects.
             case Event.Mapping m when m.traced() || compiledIn -> regions.add(m.start());
@@ -197,6 +208,11 @@ public final class Summary implements Analysis {
 
     /** How long the program's threads waited for the trace writer (a .mtr file's MT_WRITER), if the trace says. */
     public Optional<Event.Writer> writer() { return Optional.ofNullable(writer); }
+
+    private static final long PROT_EXEC = 0x4, MAP_ANONYMOUS = 0x20;
+
+    /** Executable anonymous mappings the program made (code generated at run time): how many, and their bytes. */
+    public long[] generatedCode() { return new long[] {generatedCodeMaps, generatedCodeBytes}; }
 
     /** The paths of the modules the trace reported loaded (the program, its libraries, rewrite mode's trampoline files). */
     public Set<String> modulePaths() { return Collections.unmodifiableSet(modulePaths); }

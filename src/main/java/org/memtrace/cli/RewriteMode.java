@@ -141,9 +141,10 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
     /**
      * The summary's lines: what was rewritten and left untraced, by reason, in the executable and each library;
      * what the runtime made of the planned punned jumps, as the run's {@code fallback} record says (its
-     * MT_FALLBACK: written, or kept their int3 and why); what was excluded.
+     * MT_FALLBACK: written, or kept their int3 and why); the code the program made at run time ({@code generatedCode}:
+     * executable anonymous mappings and their bytes), which no plan covers; what was excluded.
      */
-    List<String> counts(Optional<Event.Fallback> fallback, Set<String> reported) {
+    List<String> counts(Optional<Event.Fallback> fallback, Set<String> reported, long[] generatedCode) {
         List<String> lines = new ArrayList<>(), unapplied = new ArrayList<>();
         lines.add(line(program, prepared, reported, unapplied));
         for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared(), reported, unapplied));
@@ -157,6 +158,10 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             lines.add((probes == Probes.CHECK ? "check: " : "rewrite: ") + "punned jumps at run time: " + f.puns() + " written, " + kept
                     + " kept their int3" + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")"));
         });
+        if (generatedCode[0] > 0) // a JIT's code: no plan can have covered it, and it runs as it was written
+            lines.add((probes == Probes.CHECK ? "check: " : "rewrite: ") + String.format(java.util.Locale.ROOT,
+                    "code made at run time is not rewritten: %,d executable %s the program mapped (%,d bytes) ran %s", generatedCode[0],
+                    generatedCode[0] == 1 ? "mapping" : "mappings", generatedCode[1], probes == Probes.CHECK ? "unchecked" : "untraced"));
         List<String> left = new ArrayList<>(excluded);
         left.addAll(unapplied);
         left.addAll(opened.left());

@@ -244,7 +244,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             try {
                 int status = report(err, result, stage, recorder);
-                if (rewrite != null && (!quiet || check && checkSummary())) for (String line : rewrite.counts(summary.fallback(), summary.modulePaths())) say(err, line);
+                if (rewrite != null && (!quiet || check && checkSummary())) for (String line : rewrite.counts(summary.fallback(), summary.modulePaths(), summary.generatedCode())) say(err, line);
                 return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();

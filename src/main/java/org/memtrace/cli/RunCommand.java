@@ -42,8 +42,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code memtrace run}: trace one program with the agent and write the MadT text trace. */
 @Command(name = "run", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = {"Runs PROGRAM with the memtrace agent and writes its data memory accesses as a MadT trace.",
-                "A program built with memtrace cc runs without the agent: its own probes record the accesses.",
+        description = {"Runs PROGRAM, its code and its libraries' rewritten in memory (or traced by page faults with --mode fault),"
+                + " and writes its data memory accesses as a MadT trace.",
+                "A program built with memtrace cc runs as built: its own probes record the accesses.",
                 "A #! script is run by its interpreter, and the interpreter is what gets traced."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"the program's:the program's exit status (128+N when signal N killed it)",
@@ -76,7 +77,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     boolean noAutostart;
 
     @Option(names = "--lazy-binding",
-            description = "Keep lazy binding of library calls (default: LD_BIND_NOW=1, so the dynamic loader's resolver does not show in the trace).")
+            description = "Keep lazy binding of library calls in fault mode (default there: LD_BIND_NOW=1, so the dynamic loader's resolver does not show in the trace; rewrite mode keeps lazy binding and traces the resolver).")
     boolean lazyBinding;
 
     @Option(names = "--buffer-mb", paramLabel = "MiB", defaultValue = "64",

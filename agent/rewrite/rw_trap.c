@@ -160,7 +160,7 @@ void rw_trap_forked(void)
 }
 
 #ifdef MT_PROFILE
-/* ", " then v in hex (base 16) or decimal into *p */
+/* a space, then v in hex (base 16) or decimal, at *p */
 static void put(char **p, uint64_t v, unsigned base)
 {
     char d[24];

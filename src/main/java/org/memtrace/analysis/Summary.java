@@ -212,7 +212,9 @@ public final class Summary implements Analysis {
     private static final long PROT_EXEC = 0x4, MAP_ANONYMOUS = 0x20;
 
     /** Executable anonymous mappings the program made (code generated at run time): how many, and their bytes. */
-    public long[] generatedCode() { return new long[] {generatedCodeMaps, generatedCodeBytes}; }
+    public record GeneratedCode(long mappings, long bytes) {}
+
+    public GeneratedCode generatedCode() { return new GeneratedCode(generatedCodeMaps, generatedCodeBytes); }
 
     /** The paths of the modules the trace reported loaded (the program, its libraries, rewrite mode's trampoline files). */
     public Set<String> modulePaths() { return Collections.unmodifiableSet(modulePaths); }

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
 import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.InstrumentedRun;
@@ -144,7 +145,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
      * MT_FALLBACK: written, or kept their int3 and why); the code the program made at run time ({@code generatedCode}:
      * executable anonymous mappings and their bytes), which no plan covers; what was excluded.
      */
-    List<String> counts(Optional<Event.Fallback> fallback, Set<String> reported, long[] generatedCode) {
+    List<String> counts(Optional<Event.Fallback> fallback, Set<String> reported, Summary.GeneratedCode generated) {
         List<String> lines = new ArrayList<>(), unapplied = new ArrayList<>();
         lines.add(line(program, prepared, reported, unapplied));
         for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared(), reported, unapplied));
@@ -155,22 +156,18 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             List<String> why = new ArrayList<>();
             if (f.punsBytes() > 0) why.add(f.punsBytes() + " bytes not as planned");
             if (f.punsPage() > 0) why.add(f.punsPage() + " no stub page");
-            lines.add((probes == Probes.CHECK ? "check: " : "rewrite: ") + "punned jumps at run time: " + f.puns() + " written, " + kept
+            lines.add(kind() + "punned jumps at run time: " + f.puns() + " written, " + kept
                     + " kept their int3" + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")"));
         });
-        if (generatedCode[0] > 0) // a JIT's code: no plan can have covered it, and it runs as it was written
-            lines.add((probes == Probes.CHECK ? "check: " : "rewrite: ") + String.format(java.util.Locale.ROOT,
-                    "code made at run time is not rewritten: %,d executable %s the program mapped (%,d bytes) ran %s", generatedCode[0],
-                    generatedCode[0] == 1 ? "mapping" : "mappings", generatedCode[1], probes == Probes.CHECK ? "unchecked" : "untraced"));
+        if (generated.mappings() > 0) // a JIT's code: no plan can have covered it, and it runs as it was written
+            lines.add(kind() + String.format(java.util.Locale.ROOT,
+                    "code made at run time is not rewritten: %,d executable %s the program mapped (%,d bytes) ran %s", generated.mappings(),
+                    generated.mappings() == 1 ? "mapping" : "mappings", generated.bytes(), notReached()));
         List<String> left = new ArrayList<>(excluded);
         left.addAll(unapplied);
         left.addAll(opened.left());
-        if (probes == Probes.CHECK)
-            lines.add("check: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
-                    + " unchecked");
-        else
-            lines.add("rewrite: not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
-                    + " untraced");
+        lines.add(kind() + "not rewritten: " + String.join(", ", left) + "; " + left.size() + (left.size() == 1 ? " module" : " modules")
+                + " " + notReached());
         return lines;
     }
 
@@ -186,12 +183,16 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
      * module untraced, which the line says instead of the planner's counts, and {@code unapplied} gets its name.
      */
     private String line(String module, ModuleRewrite.Prepared p, Set<String> reported, List<String> unapplied) {
-        String kind = probes == Probes.CHECK ? "check: " : "rewrite: ";
         if (p.rewritten() > 0 && !reported.contains(p.trampolines().toString())) {
             unapplied.add(Path.of(module).getFileName() + " (its plan not applied at run time)");
-            return kind + module + ": its plan was not applied at run time (the runtime's line above says why); "
-                    + (probes == Probes.CHECK ? "unchecked" : "untraced");
+            return kind() + module + ": its plan was not applied at run time (the runtime's line above says why); " + notReached();
         }
-        return probes == Probes.CHECK ? kind + p.counted(module, "checked", "unchecked") : kind + p.counted(module);
+        return probes == Probes.CHECK ? kind() + p.counted(module, "checked", "unchecked") : kind() + p.counted(module);
     }
+
+    /** The summary lines' prefix: what the trampolines do. */
+    private String kind() { return probes == Probes.CHECK ? "check: " : "rewrite: "; }
+
+    /** What code the trampolines do not reach is left: unchecked, or untraced. */
+    private String notReached() { return probes == Probes.CHECK ? "unchecked" : "untraced"; }
 }

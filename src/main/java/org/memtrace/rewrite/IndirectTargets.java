@@ -30,8 +30,11 @@ final class IndirectTargets {
 
     private IndirectTargets() {}
 
-    /** Adds to {@code targets} the code addresses {@code elf}'s data holds for indirect jumps, {@code all} its code. */
-    static void add(ElfFile elf, List<Instruction> all, Set<Long> targets) throws ElfFormatException {
+    /**
+     * Adds to {@code targets} the code addresses {@code elf}'s data holds for indirect jumps; {@code named}: every
+     * address its instructions' operands name (RIP-relative or absolute), where a table may start.
+     */
+    static void add(ElfFile elf, Set<Long> named, Set<Long> targets) throws ElfFormatException {
         TreeMap<Long, Long> code = new TreeMap<>();
         TreeMap<Long, ByteBuffer> loaded = new TreeMap<>(); // each section's bytes, by its address
         for (ElfSection s : elf.sections()) {
@@ -48,10 +51,7 @@ final class IndirectTargets {
                 if (inCode(code, v)) targets.add(v);
             }
         }
-        Set<Long> bases = new java.util.HashSet<>();
-        for (Instruction insn : all)
-            for (MemoryOperand m : insn.memoryOperands()) m.staticAddress().ifPresent(bases::add);
-        for (long base : bases) {
+        for (long base : named) {
             var s = loaded.floorEntry(base);
             if (s == null || base >= s.getKey() + s.getValue().limit()) continue;
             ByteBuffer b = s.getValue();

@@ -162,10 +162,12 @@ public final class PatchPlanner {
             }
             decode(code, s.address(), from, s.address() + code.length, all, bytes, targets);
         }
+        Set<Long> named = new HashSet<>(); // every address an operand names: a lea of code is a pointer, data a table's start
         for (Instruction insn : all)
-            for (MemoryOperand m : insn.memoryOperands()) m.staticAddress().ifPresent(targets::add); // lea of code: a pointer
+            for (MemoryOperand m : insn.memoryOperands()) m.staticAddress().ifPresent(named::add);
+        targets.addAll(named);
         targets.addAll(relocated(elf));
-        IndirectTargets.add(elf, all, targets);
+        IndirectTargets.add(elf, named, targets);
         TreeMap<Long, Long> functions = functions(elf, targets);
         // an indirect jump lands on an address the data holds (a target now) unless its function computes one
         // from a label of its own

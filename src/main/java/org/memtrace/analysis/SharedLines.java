@@ -19,17 +19,26 @@ import org.memtrace.trace.Naming;
  *
  * <p>Bytes are tracked at one bit per byte for lines up to 64 bytes (per 1/64th of a line above). What it
  * gets wrong: a holder whose bytes are not known any more (its entry was dropped to bound memory, see
- * {@link #prune}) counts as true sharing, so a false-sharing verdict is never made without evidence.
+ * {@link #prune}) counts as true sharing, so a false-sharing verdict is never made without evidence; a
+ * holder's copy that several threads of one core used names none of them in the line's thread list (the
+ * masks are per core), so such a thread shows only its accesses after the line's first transfer.
  */
 final class SharedLines {
     private final int cores, lineBits, byteShift;
     private final Naming naming;
-    /** Per line, the bytes each core's current copy was used for: read masks, then write masks, by core. */
+    /**
+     * Per line, the bytes each core's current copy was used for: read masks, then write masks, by core; then
+     * by core the one thread that used the copy since it arrived, or -1 when several did (a core runs
+     * thread k mod N).
+     */
     private final Map<Long, long[]> used = new HashMap<>();
     private final Map<Long, Row> rows = new HashMap<>();
     private final int limit;
 
-    /** What one thread did to a reported line from the line's first transfer on, and the name of the first byte it touched. */
+    /**
+     * What one thread did to a reported line: its holder's use of the copy each transfer took, and every
+     * access from the line's first transfer on; and the name of the first byte it touched.
+     */
     static final class ThreadBytes {
         long read, written;
         final String name;
@@ -82,6 +91,10 @@ final class SharedLines {
         long[] u = line == lastLine ? lastUsed : used.get(line);
         boolean overlap = u == null || (bits & (store ? u[holder] | u[cores + holder] : u[cores + holder])) != 0;
         Row row = rows.computeIfAbsent(line, l -> new Row(lineAddress, naming.object(lineAddress)));
+        // the holder's thread is named with the bytes its copy was used for: without this, a thread that
+        // wrote its half of the line and finished would be missing from the view of the sharing it caused
+        if (u != null && u[2 * cores + holder] >= 0 && !row.threads.containsKey((int) u[2 * cores + holder]))
+            holderUse(row, (int) u[2 * cores + holder], lineAddress, u[holder], u[cores + holder]);
         if (dirty) row.hitm++;
         if (store) row.invalidations++;
         if (overlap) row.trueSharing++;
@@ -102,7 +115,7 @@ final class SharedLines {
         long[] u = line == lastLine ? lastUsed : used.get(line);
         if (u == null) {
             if (used.size() >= limit) prune();
-            u = new long[2 * cores];
+            u = new long[3 * cores];
             used.put(line, u);
         } else if (fresh) {
             u[core] = 0;
@@ -110,6 +123,8 @@ final class SharedLines {
         }
         lastLine = line;
         lastUsed = u;
+        int user = 2 * cores + core;
+        u[user] = (u[core] | u[cores + core]) == 0 || u[user] == tid ? tid : -1;
         if (store) u[cores + core] |= bits;
         else u[core] |= bits;
         if (rows.isEmpty()) return;
@@ -118,6 +133,16 @@ final class SharedLines {
         ThreadBytes t = row.threads.computeIfAbsent(tid, k -> new ThreadBytes(naming.data(address)));
         if (store) t.written |= bits;
         else t.read |= bits;
+    }
+
+    /** Enters {@code tid}, the one thread that used the holder's copy, with the bytes it used. */
+    private void holderUse(Row row, int tid, long lineAddress, long read, long written) {
+        long bits = read | written;
+        if (bits == 0) return;
+        ThreadBytes t = new ThreadBytes(naming.data(lineAddress + ((long) Long.numberOfTrailingZeros(bits) << byteShift)));
+        t.read = read;
+        t.written = written;
+        row.threads.put(tid, t);
     }
 
     private LongPredicate held;

@@ -5,6 +5,7 @@ import org.memtrace.cc.CcPlan;
 import org.memtrace.launch.LaunchException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -12,6 +13,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "help", description = "Shows the help of a command, the same as 'memtrace COMMAND --help'.")
 final class HelpCommand implements Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
+
+    // `memtrace help --help` and `memtrace help help` answer as every other command's --help does
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
 
     @Parameters(arity = "0..1", paramLabel = "COMMAND", description = "the command (all of them when left out)")
     String command;
@@ -29,9 +34,9 @@ final class HelpCommand implements Callable<Integer> {
             out.print(help.text());
         } else {
             CommandLine sub = top.getSubcommands().get(command);
-            if (sub == null || command.equals("help"))
+            if (sub == null)
                 throw new CommandLine.ParameterException(spec.commandLine(), "no command '" + command + "' (commands: "
-                        + String.join(", ", top.getSubcommands().keySet().stream().filter(n -> !n.equals("help")).toList()) + ")");
+                        + String.join(", ", top.getSubcommands().keySet()) + ")");
             sub.usage(out);
         }
         out.flush();

@@ -72,7 +72,9 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
 
             TraceInput.Outcome read;
             try {
-                read = TraceInput.replay(file, guarded, Progress.none(), target::readerGone);
+                // the progress line would land in the text itself when that goes to the terminal
+                Progress progress = output.equals("-") ? Progress.none() : Progress.onTerminal(err, "print");
+                read = TraceInput.replay(file, guarded, progress, target::readerGone);
             } catch (TraceInput.ReaderGone gone) {
                 // as a C tool killed by SIGPIPE: nothing more to print, nothing to say, the shell's status
                 return TraceInput.READER_GONE;

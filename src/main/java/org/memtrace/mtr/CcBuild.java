@@ -123,8 +123,8 @@ public record CcBuild(List<String> options, NavigableSet<Long> sites, NavigableS
         return result;
     }
 
-    /** The NUL-terminated strings of {@code memtrace_cc}, in file order, each once. */
-    private static List<String> options(ElfFile elf) throws ElfFormatException {
+    /** The NUL-terminated strings of {@code memtrace_cc}, in file order, each once: the options the build recorded. */
+    public static List<String> options(ElfFile elf) throws ElfFormatException {
         ElfSection section = elf.section(OPTIONS_SECTION).orElse(null);
         if (section == null) {
             return List.of();

@@ -67,6 +67,25 @@ class MultiCoreSimulationTest {
                 .contains("thread 30 (core 0): read 8-15, wrote -  (table+8)");
     }
 
+    /**
+     * The holder of a line is named even when it never touches the line again: a thread that wrote its half
+     * and ended before the other began (as a program built with memtrace cc often records two short threads).
+     */
+    @Test
+    void aFinishedHolderIsNamedWithTheBytesItsCopyWasUsedFor() throws Exception {
+        access(10, 0x5000, 8, true);   // thread 10 on core 0 writes 0-7 and reads them, then ends
+        access(10, 0x5000, 8, false);
+        access(20, 0x5008, 8, false);  // thread 20 on core 1 reads 8-15: HITM, false
+        access(20, 0x5008, 8, true);   // and writes them: invalidation, false
+
+        assertThat(sim.verdicts(10)).isEqualTo(Map.of(0x5000L, "false sharing table+0 hitm=1 inv=1 false=2 true=0"));
+        StringWriter text = new StringWriter();
+        sim.writeTo(new CacheSimulation.Output(new PrintWriter(text), null, 10, "t", "lru", 1));
+        sim.finish(Ending.offline(4, 4, 0, Map.of()));
+        assertThat(text.toString())
+                .contains("thread 10 (core 0): read 0-7, wrote 0-7  (table+0)\n      thread 20 (core 1): read 8-15, wrote 8-15  (table+8)\n");
+    }
+
     @Test
     void oneThreadMovesNoLine() throws Exception {
         for (int i = 0; i < 100; i++) access(1, 0x5000 + 8 * (i % 16), 8, i % 2 == 0);

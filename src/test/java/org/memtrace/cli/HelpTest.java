@@ -32,6 +32,19 @@ class HelpTest {
         assertThat(memtrace("help").out()).isEqualTo(memtrace("--help").out());
     }
 
+    /** help has a help of its own, as every command: it was "Unknown option: '--help'" and "no command 'help'". */
+    @Test
+    void helpExplainsItself() {
+        Outcome own = memtrace("help", "--help");
+        assertThat(own.status()).isZero();
+        assertThat(own.err()).isEmpty();
+        assertThat(own.out()).startsWith("Usage: memtrace help [-h] [COMMAND]\n")
+                .contains("Shows the help of a command, the same as 'memtrace COMMAND --help'.", "-h, --help");
+        Outcome named = memtrace("help", "help");
+        assertThat(named.status()).isZero();
+        assertThat(named.out()).isEqualTo(own.out());
+    }
+
     @Test
     void anUnknownCommandIsOneLineAndStatusTwo() {
         Outcome o = memtrace("help", "frobnicate");

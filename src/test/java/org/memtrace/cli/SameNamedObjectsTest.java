@@ -181,4 +181,26 @@ class SameNamedObjectsTest {
             assertThat(rows).isEqualTo(expected("libdup.so"));
         }
     }
+
+    /** The metadata names the program and, for one built by memtrace cc, the options it was built with. */
+    @Test
+    void parquetMetadataSaysHowMemtraceCcBuiltTheProgram() throws Exception {
+        Path built = dir.resolve("dupcc.parquet"), plain = dir.resolve("dupplain.parquet");
+        ok(Cli.run(dir, "convert", mtr.toString(), "--to", "parquet", "-o", built.toString()));
+        ok(Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "-o", plain.toString()));
+        String query = "SELECT decode(key) || '=' || decode(value) FROM parquet_kv_metadata('%s') WHERE decode(key) IN ('memtrace.program', 'memtrace.program.cc_options')";
+        try (Connection db = DriverManager.getConnection("jdbc:duckdb:"); var st = db.createStatement()) {
+            assertThat(strings(st, query.formatted(built))).containsExactly("memtrace.program=" + path("dupcc"),
+                    "memtrace.program.cc_options=memtrace cc --omega 1.0 --chunk 4096 --scores 1,2,4 --mode log");
+            assertThat(strings(st, query.formatted(plain))).containsExactly("memtrace.program=" + path("dup"));
+        }
+    }
+
+    private static List<String> strings(java.sql.Statement st, String query) throws Exception {
+        List<String> rows = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery(query)) {
+            while (rs.next()) rows.add(rs.getString(1));
+        }
+        return rows;
+    }
 }

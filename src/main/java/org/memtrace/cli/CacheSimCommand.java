@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
 /** {@code memtrace cachesim}: the trace's data accesses through a simulated cache hierarchy. */
 @Command(name = "cachesim", mixinStandardHelpOptions = true,
         description = {"Simulates set-associative caches over a trace's data accesses: misses per level, instruction and object.",
-                "LRU, FIFO, random or tree-PLRU; write-allocate, write-back. See docs/cachesim.md."},
+                "LRU, FIFO, random or tree-PLRU; write-allocate, write-back. The grammar of its options and outputs: docs/cachesim.md."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:the simulation ran", "1:the trace is damaged or cut short (what precedes the damage is simulated), or the results could not be written",
                 "2:usage error (bad option, no such trace file, a file that is not a trace, unwritable output)"})

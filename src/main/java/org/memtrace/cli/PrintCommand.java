@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
         exitCodeList = {"0:the whole trace was printed",
                 "1:the trace is incomplete or damaged (what could be read was printed), or the output could not be written",
                 "2:usage error, or FILE is not a trace",
-                "141:the output was a pipe whose reader stopped reading (memtrace print t.mtr | head): reading stopped there, quietly"})
+                "141:the output was a pipe whose reader stopped reading (as with | head): reading stopped there, quietly"})
 final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     @Spec CommandLine.Model.CommandSpec spec;
 

@@ -85,4 +85,26 @@ class HelpTest {
                 assertThat(paragraph).as(sub.getKey()).matches("(?s).*[.:)]$");
         }
     }
+    /**
+     * picocli wraps at 80 columns and may break after a full stop inside a word, which cut a file name in two
+     * ("docs/cachesim." / "md"): a line that ends in a word's full stop is never followed by a lower-case word.
+     */
+    @Test
+    void noWordIsBrokenAtAFullStop() {
+        List<String> helps = new ArrayList<>(List.of(memtrace("--help").out()));
+        for (Class<?> c : Main.COMMANDS)
+            helps.add(memtrace(Main.names(c).getFirst(), "--help").out());
+        for (String help : helps) {
+            List<String> lines = help.lines().toList();
+            for (int i = 0; i + 1 < lines.size(); i++) {
+                String end = lines.get(i).strip();
+                String last = end.substring(end.lastIndexOf(' ') + 1);
+                boolean wordStop = last.matches("[^.]*[A-Za-z0-9]\\.");
+                String next = lines.get(i + 1);
+                boolean newEntry = next.matches("  \\S.*");
+                assertThat(wordStop && !newEntry && next.strip().matches("[a-z].*"))
+                        .as("%s%n%s", lines.get(i), lines.get(i + 1)).isFalse();
+            }
+        }
+    }
 }

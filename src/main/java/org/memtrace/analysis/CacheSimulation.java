@@ -40,12 +40,14 @@ public final class CacheSimulation implements Analysis {
      * Where {@link #finish} writes the results: the tables on {@code text}, {@code top} rows per ranking, and
      * with {@code json} (null for none) the same as JSON written to that file. {@code trace}, {@code policy}
      * and {@code seed} are shown as given; {@code lines} adds the rankings of source lines, {@code annotate}
-     * the hottest files' source with the counts beside their lines ({@link SourceAnnotation}).
+     * the hottest files' source with the counts beside their lines ({@link SourceAnnotation}), relative
+     * paths looked up in {@code sourceDirs} first.
      */
-    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed, boolean lines, boolean annotate) {
+    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed, boolean lines, boolean annotate,
+            List<Path> sourceDirs) {
         /** Without the rankings of source lines. */
         public Output(PrintWriter text, Path json, int top, String trace, String policy, long seed) {
-            this(text, json, top, trace, policy, seed, false, false);
+            this(text, json, top, trace, policy, seed, false, false, List.of());
         }
 
         /** The tables onto {@link #text}, then, when {@link #json} names a file, the results as JSON into it. */
@@ -124,7 +126,7 @@ public final class CacheSimulation implements Analysis {
                 out.printf(Locale.ROOT, "  (%,d L1 and %,d %s misses at instructions without a line table: no -g, or no module)%n",
                         none.firstLevel(), none.lastLevel(), ll);
         }
-        if (output.annotate()) SourceAnnotation.print(out, annotation().files(SourceAnnotation.FILES), one ? null : ll);
+        if (output.annotate()) SourceAnnotation.print(out, annotation().files(SourceAnnotation.FILES, output.sourceDirs()), one ? null : ll);
         out.flush();
     }
 
@@ -169,7 +171,7 @@ public final class CacheSimulation implements Analysis {
             j.put("linesByLastLevelMisses", topLines(top, true));
             j.put("missesWithoutLine", withoutLine());
         }
-        if (output.annotate()) j.put("annotatedSource", annotation().files(SourceAnnotation.FILES));
+        if (output.annotate()) j.put("annotatedSource", annotation().files(SourceAnnotation.FILES, output.sourceDirs()));
         return j;
     }
 

@@ -98,8 +98,11 @@ public final class SourceAnnotation {
     /** The counts of every instruction. */
     public long[] total() { return total.clone(); }
 
-    /** The {@code n} hottest files (by the sum of their lines, ordered as lines are), each annotated. */
-    public List<AnnotatedFile> files(int n) {
+    /**
+     * The {@code n} hottest files (by the sum of their lines, ordered as lines are), each annotated; a path
+     * relative to the compilation directory is looked up in {@code sourceDirs}, then in the current directory.
+     */
+    public List<AnnotatedFile> files(int n, List<Path> sourceDirs) {
         Map<String, List<Line>> byFile = new LinkedHashMap<>();
         for (Line l : lines) byFile.computeIfAbsent(l.file(), k -> new ArrayList<>()).add(l);
         List<Line> sums = new ArrayList<>();
@@ -110,15 +113,15 @@ public final class SourceAnnotation {
         });
         sums.sort(HOTTEST);
         List<AnnotatedFile> files = new ArrayList<>();
-        for (Line f : sums.subList(0, Math.min(n, sums.size()))) files.add(annotate(f.file(), f.counts(), byFile.get(f.file())));
+        for (Line f : sums.subList(0, Math.min(n, sums.size()))) files.add(annotate(f.file(), f.counts(), byFile.get(f.file()), sourceDirs));
         return files;
     }
 
     /** {@code hot}: the file's lines with counts, hottest first. */
-    private static AnnotatedFile annotate(String file, long[] totals, List<Line> hot) {
+    private static AnnotatedFile annotate(String file, long[] totals, List<Line> hot, List<Path> sourceDirs) {
         List<String> text;
         try {
-            text = read(Path.of(file));
+            text = read(Path.of(file), sourceDirs);
         } catch (IOException e) {
             return new AnnotatedFile(file, totals, e.getMessage(), List.of());
         }
@@ -161,12 +164,21 @@ public final class SourceAnnotation {
 
     /**
      * The file's lines, or an exception whose message says in words why not. A path the line table gives
-     * relative to the compilation directory is looked up in the current directory (run from there, as with
-     * cg_annotate). Only regular files are read: a trace's debug information could name a FIFO or a device,
-     * which would block or never end (docs/trust.md).
+     * relative to the compilation directory is looked up in {@code sourceDirs} (cg_annotate's {@code -I}),
+     * then in the current directory. Only regular files are read: a trace's debug information could name a
+     * FIFO or a device, which would block or never end (docs/trust.md).
      */
-    static List<String> read(Path path) throws IOException {
-        String shown = path.isAbsolute() ? "" : " (relative to the compilation directory; looked up in the current one)";
+    static List<String> read(Path path, List<Path> sourceDirs) throws IOException {
+        String shown = "";
+        if (!path.isAbsolute()) {
+            shown = " (relative to the compilation directory; looked up in " + (sourceDirs.isEmpty() ? "" : "--source-dir and ")
+                    + "the current directory)";
+            for (Path d : sourceDirs) {
+                if (!Files.exists(d.resolve(path))) continue;
+                path = d.resolve(path);
+                break;
+            }
+        }
         if (!Files.exists(path)) throw new IOException("not found" + shown);
         if (!Files.isRegularFile(path)) throw new IOException("not a regular file");
         if (!Files.isReadable(path)) throw new IOException("not readable");
@@ -191,7 +203,7 @@ public final class SourceAnnotation {
             out.println(rule);
             out.println("-- annotated source: " + f.path());
             out.println(rule);
-            if (f.problem() != null) out.println("  (" + f.problem() + ")");
+            if (f.problem() != null) out.println("  " + (f.chunks().isEmpty() ? "source not shown: " : "note: ") + f.problem());
             StringBuilder h = new StringBuilder();
             for (String s : headings) h.append(String.format(Locale.ROOT, "%12s", s));
             out.println(h);

@@ -77,6 +77,10 @@ final class CacheSimCommand implements Callable<Integer> {
             + "(loads, stores, and their misses at each level), as cg_annotate does; the files are read from the paths of the DWARF line table.")
     boolean annotate;
 
+    @Option(names = "--source-dir", paramLabel = "DIR", description = "With --annotate: look up source paths that are relative "
+            + "(to the compilation directory) in DIR first; may be repeated (cg_annotate's -I).")
+    List<Path> sourceDirs = new ArrayList<>();
+
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE ('-' for standard output).")
     Path json;
 
@@ -105,7 +109,7 @@ final class CacheSimCommand implements Callable<Integer> {
             // with the JSON on standard output, the text goes to standard error: the JSON stays parseable
             if (jsonFile != null && jsonFile.toStandardOutput()) out = err;
             var output = new CacheSimulation.Output(out, jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(),
-                    policy.name().toLowerCase(Locale.ROOT), seed, lines, annotate);
+                    policy.name().toLowerCase(Locale.ROOT), seed, lines, annotate, List.copyOf(sourceDirs));
             Analysis sim = caches != null ? new CacheSimulation(caches, naming).writeTo(output)
                     : new MultiCoreSimulation(coherent, naming).writeTo(output);
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(sim));

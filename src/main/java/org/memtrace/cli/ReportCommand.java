@@ -57,6 +57,10 @@ final class ReportCommand implements Callable<Integer> {
                     + "or 'none' (default: ${DEFAULT-VALUE}, cachegrind's D1 and a last level).")
     String caches;
 
+    @Option(names = "--source-dir", paramLabel = "DIR", description = "Look up source paths that are relative (to the compilation directory) "
+            + "in DIR first, for the annotated source; may be repeated (cg_annotate's -I).")
+    List<Path> sourceDirs = new ArrayList<>();
+
     @Override
     public Integer call() throws LaunchException {
         if (top < 0 || heatMaps < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top and --heat-maps must not be negative");
@@ -69,7 +73,7 @@ final class ReportCommand implements Callable<Integer> {
                     : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
             // the page is written to the temporary file and named (or copied to standard output) here
             Report report = new Report(naming, compiledIn).writeTo(file.temporary(), file.temporary(), top, heatMaps);
-            if (hierarchy != null) report.simulate(hierarchy);
+            if (hierarchy != null) report.simulate(hierarchy, sourceDirs);
             Interpretation stage = new Interpretation(naming, shapes, List.of(report));
             TraceInput.Outcome o = TraceInput.replay(trace, stage,
                     Progress.onTerminal(spec.commandLine().getErr(), "report"));

@@ -46,6 +46,7 @@ public final class Report implements Analysis {
     private final boolean compiledIn;
     /** The cache simulation behind the page's misses per source line and annotated source; null for none. */
     private CacheSimulation caches;
+    private List<Path> sourceDirs = List.of();
     /** Whether the trace reached the program's end: what is live then was never freed. */
     private boolean atExit = true;
 
@@ -74,10 +75,12 @@ public final class Report implements Analysis {
 
     /**
      * Also simulate {@code hierarchy} and show cachesim's counts per source line and the hottest files'
-     * source annotated (docs/report.md, "Cache misses by source line").
+     * source annotated (docs/report.md, "Cache misses by source line"), relative source paths looked up in
+     * {@code sourceDirs} first.
      */
-    public Report simulate(CacheHierarchy hierarchy) {
+    public Report simulate(CacheHierarchy hierarchy, List<Path> sourceDirs) {
         caches = new CacheSimulation(hierarchy, naming);
+        this.sourceDirs = List.copyOf(sourceDirs);
         return this;
     }
 
@@ -258,7 +261,7 @@ public final class Report implements Analysis {
         c.put("total", annotation.total());
         c.put("withoutLine", annotation.withoutLine());
         c.put("lines", annotation.top(top));
-        c.put("files", annotation.files(SourceAnnotation.FILES));
+        c.put("files", annotation.files(SourceAnnotation.FILES, sourceDirs));
         return c;
     }
 

@@ -54,7 +54,7 @@ class SourceAnnotationTest {
         assertThat(s.withoutLine()).containsExactly(1, 0, 1, 0, 0, 0);
         assertThat(s.total()).containsExactly(6, 3, 2, 3, 1, 0);
 
-        List<SourceAnnotation.AnnotatedFile> files = s.files(5);
+        List<SourceAnnotation.AnnotatedFile> files = s.files(5, List.of());
         // b.c and a.c have 2 L1 misses each; a.c has a last-level one too: a.c first
         assertThat(files).extracting(SourceAnnotation.AnnotatedFile::path).containsExactly(a.toString(), dir.resolve("b.c").toString());
         SourceAnnotation.AnnotatedFile fa = files.get(0);
@@ -76,18 +76,34 @@ class SourceAnnotationTest {
                 .contains("-- line 42 ---").doesNotContain("line 29\n").doesNotContain("line 1\n");
     }
 
+    /** A path relative to the compilation directory: looked up in the --source-dir directories, else said not found. */
+    @Test
+    void relativePathsAreLookedUpInTheSourceDirectories() throws Exception {
+        Files.createDirectories(dir.resolve("src"));
+        Files.write(dir.resolve("src/rel.c"), List.of("int x;", "int main(void) { return x; }"));
+        InstructionCounts counts = new InstructionCounts();
+        counts.add(1, false, 1);
+        SourceAnnotation s = new SourceAnnotation(counts, new Lines(Map.of(1L, "src/rel.c:2")));
+        SourceAnnotation.AnnotatedFile found = s.files(1, List.of(dir.resolve("nothing"), dir)).getFirst();
+        assertThat(found.path()).isEqualTo("src/rel.c");
+        assertThat(found.problem()).isNull();
+        assertThat(found.chunks().getFirst().text()).containsExactly("int x;", "int main(void) { return x; }");
+        assertThat(s.files(1, List.of(dir.resolve("nothing"))).getFirst().problem())
+                .isEqualTo("not found (relative to the compilation directory; looked up in --source-dir and the current directory)");
+    }
+
     @Test
     void aFileShorterThanItsLinesIsSaidChanged() throws Exception {
         Path a = dir.resolve("short.c");
         Files.write(a, List.of("one", "two"));
         InstructionCounts counts = new InstructionCounts();
         counts.add(1, false, 1);
-        SourceAnnotation.AnnotatedFile f = new SourceAnnotation(counts, new Lines(Map.of(1L, a + ":7"))).files(1).getFirst();
+        SourceAnnotation.AnnotatedFile f = new SourceAnnotation(counts, new Lines(Map.of(1L, a + ":7"))).files(1, List.of()).getFirst();
         assertThat(f.problem()).isEqualTo("the file has 2 lines but the line table names line 7: it changed since it was compiled");
         assertThat(f.chunks()).isEmpty();
         Path fifo = dir.resolve("fifo.c");
         new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor();
-        f = new SourceAnnotation(counts, new Lines(Map.of(1L, fifo + ":1"))).files(1).getFirst();
+        f = new SourceAnnotation(counts, new Lines(Map.of(1L, fifo + ":1"))).files(1, List.of()).getFirst();
         assertThat(f.problem()).isEqualTo("not a regular file");
     }
 }

@@ -130,7 +130,7 @@ class CacheSimLinesTest {
             Files.move(moved, source);
         }
         assertThat(r.status()).as(r.stderr()).isZero();
-        assertThat(r.stdout()).contains("-- annotated source: " + source + "\n" + "-".repeat(80) + "\n  (not found)\n");
+        assertThat(r.stdout()).contains("-- annotated source: " + source + "\n" + "-".repeat(80) + "\n  source not shown: not found\n");
     }
 
     @Test

@@ -23,7 +23,9 @@ import org.memtrace.trace.Naming;
  * that missed the first or the last level to the instruction that made the access and to the object that
  * holds the accessed byte. Objects are named as the trace names them at that moment (a line of a freed
  * block counts for {@code <freed:…>}), through {@link ObjectMisses}, which names an address only when no
- * recent heap block or earlier miss covers it. Instructions are counted by address and named at the end.
+ * recent heap block or earlier miss covers it. Instructions are counted by address and named at the end;
+ * each keeps its loads and stores too ({@link InstructionCounts}), for cg_annotate's per-line view
+ * ({@link SourceAnnotation}).
  */
 public final class CacheSimulation implements Analysis {
     private final CacheHierarchy caches;

@@ -23,12 +23,14 @@ import org.memtrace.trace.Naming;
  * that missed the first or the last level to the instruction that made the access and to the object that
  * holds the accessed byte. Objects are named as the trace names them at that moment (a line of a freed
  * block counts for {@code <freed:…>}), through {@link ObjectMisses}, which names an address only when no
- * recent heap block or earlier miss covers it. Instructions are counted by address and named at the end.
+ * recent heap block or earlier miss covers it. Instructions are counted by address and named at the end;
+ * each keeps its loads and stores too ({@link InstructionCounts}), for cg_annotate's per-line view
+ * ({@link SourceAnnotation}).
  */
 public final class CacheSimulation implements Analysis {
     private final CacheHierarchy caches;
     private final Naming naming;
-    private final MissCounts byInstruction = new MissCounts();
+    private final InstructionCounts byInstruction = new InstructionCounts();
     private final ObjectMisses byObject;
     private long accesses, blocks;
     private Output output;
@@ -39,12 +41,15 @@ public final class CacheSimulation implements Analysis {
     /**
      * Where {@link #finish} writes the results: the tables on {@code text}, {@code top} rows per ranking, and
      * with {@code json} (null for none) the same as JSON written to that file. {@code trace}, {@code policy}
-     * and {@code seed} are shown as given; {@code lines} adds the rankings of source lines.
+     * and {@code seed} are shown as given; {@code lines} adds the rankings of source lines, {@code annotate}
+     * the hottest files' source with the counts beside their lines ({@link SourceAnnotation}), relative
+     * paths looked up in {@code sourceDirs} first.
      */
-    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed, boolean lines) {
+    public record Output(PrintWriter text, Path json, int top, String trace, String policy, long seed, boolean lines, boolean annotate,
+            List<Path> sourceDirs) {
         /** Without the rankings of source lines. */
         public Output(PrintWriter text, Path json, int top, String trace, String policy, long seed) {
-            this(text, json, top, trace, policy, seed, false);
+            this(text, json, top, trace, policy, seed, false, false, List.of());
         }
 
         /** The tables onto {@link #text}, then, when {@link #json} names a file, the results as JSON into it. */
@@ -75,7 +80,8 @@ public final class CacheSimulation implements Analysis {
     public void access(Access t) {
         accesses++;
         long r = caches.access(t.address(), t.size(), t.store());
-        if (r != 0) charge(t.ip(), t.address(), r);
+        byInstruction.add(t.ip(), t.store(), r);
+        if (r != 0) byObject.add(t.address(), CacheHierarchy.firstLevelMisses(r), CacheHierarchy.lastLevelMisses(r));
     }
 
     @Override
@@ -83,14 +89,9 @@ public final class CacheSimulation implements Analysis {
         blocks++;
         BlockChunks.expand(b, caches.lineSize(), (address, size, write) -> {
             long r = caches.access(address, size, write);
-            if (r != 0) charge(b.ip(), address, r);
+            byInstruction.add(b.ip(), write, r);
+            if (r != 0) byObject.add(address, CacheHierarchy.firstLevelMisses(r), CacheHierarchy.lastLevelMisses(r));
         });
-    }
-
-    private void charge(long ip, long address, long result) {
-        int l1 = CacheHierarchy.firstLevelMisses(result), ll = CacheHierarchy.lastLevelMisses(result);
-        byInstruction.add(ip, l1, ll);
-        byObject.add(address, l1, ll);
     }
 
     @Override
@@ -127,6 +128,7 @@ public final class CacheSimulation implements Analysis {
                 out.printf(Locale.ROOT, "  (%,d L1 and %,d %s misses at instructions without a line table: no -g, or no module)%n",
                         none.firstLevel(), none.lastLevel(), ll);
         }
+        if (output.annotate()) SourceAnnotation.print(out, annotation().files(SourceAnnotation.FILES, output.sourceDirs()), one ? null : ll);
         out.flush();
     }
 
@@ -171,11 +173,12 @@ public final class CacheSimulation implements Analysis {
             j.put("linesByLastLevelMisses", topLines(top, true));
             j.put("missesWithoutLine", withoutLine());
         }
+        if (output.annotate()) j.put("annotatedSource", annotation().files(SourceAnnotation.FILES, output.sourceDirs()));
         return j;
     }
 
     /** One level's counts as JSON; {@code missRatio} adds the ratio (cachesim's one-core results have it). */
-    static Map<String, Object> levelJson(LevelStats l, boolean missRatio) {
+    public static Map<String, Object> levelJson(LevelStats l, boolean missRatio) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", l.name());
         m.put("geometry", l.geometry().toString());
@@ -200,10 +203,11 @@ public final class CacheSimulation implements Analysis {
     /** The instructions with the most misses, by first-level misses or, with {@code lastLevel}, last-level ones. */
     public List<Misses> topInstructions(int n, boolean lastLevel) {
         Map<String, long[]> named = new HashMap<>();
-        byInstruction.forEach((ip, l1, ll) -> {
+        byInstruction.forEach((ip, c) -> {
+            if (firstLevel(c) + lastLevel(c) == 0) return;
             long[] sum = named.computeIfAbsent(naming.code(ip), k -> new long[2]);
-            sum[0] += l1;
-            sum[1] += ll;
+            sum[0] += firstLevel(c);
+            sum[1] += lastLevel(c);
         });
         return top(named, n, lastLevel);
     }
@@ -215,12 +219,12 @@ public final class CacheSimulation implements Analysis {
      */
     public List<Misses> topLines(int n, boolean lastLevel) {
         Map<String, long[]> lines = new HashMap<>();
-        byInstruction.forEach((ip, l1, ll) -> {
+        byInstruction.forEach((ip, c) -> {
             String line = naming.source(ip);
-            if (line == null) return;
+            if (line == null || firstLevel(c) + lastLevel(c) == 0) return;
             long[] sum = lines.computeIfAbsent(line, k -> new long[2]);
-            sum[0] += l1;
-            sum[1] += ll;
+            sum[0] += firstLevel(c);
+            sum[1] += lastLevel(c);
         });
         return top(lines, n, lastLevel);
     }
@@ -228,12 +232,21 @@ public final class CacheSimulation implements Analysis {
     /** The misses of instructions that have no source line, named {@code ???} as cg_annotate names them. */
     public Misses withoutLine() {
         long[] sum = new long[2];
-        byInstruction.forEach((ip, l1, ll) -> {
+        byInstruction.forEach((ip, c) -> {
             if (naming.source(ip) != null) return;
-            sum[0] += l1;
-            sum[1] += ll;
+            sum[0] += firstLevel(c);
+            sum[1] += lastLevel(c);
         });
         return new Misses("???", sum[0], sum[1]);
+    }
+
+    private static long firstLevel(long[] c) { return c[InstructionCounts.L1_LOAD_MISSES] + c[InstructionCounts.L1_STORE_MISSES]; }
+
+    private static long lastLevel(long[] c) { return c[InstructionCounts.LL_LOAD_MISSES] + c[InstructionCounts.LL_STORE_MISSES]; }
+
+    /** The six counts per source line, and the hottest files annotated (cg_annotate's views). */
+    public SourceAnnotation annotation() {
+        return new SourceAnnotation(byInstruction, naming);
     }
 
     public List<Misses> topObjects(int n, boolean lastLevel) {

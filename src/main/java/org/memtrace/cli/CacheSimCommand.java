@@ -73,6 +73,14 @@ final class CacheSimCommand implements Callable<Integer> {
             + "by misses, each instruction's misses added to its line, as cg_annotate does.")
     boolean lines;
 
+    @Option(names = "--annotate", description = "Also print the source of the files with the most misses, the counts beside each line "
+            + "(loads, stores, and their misses at each level), as cg_annotate does; the files are read from the paths of the DWARF line table.")
+    boolean annotate;
+
+    @Option(names = "--source-dir", paramLabel = "DIR", description = "With --annotate: look up source paths that are relative "
+            + "(to the compilation directory) in DIR first; may be repeated (cg_annotate's -I).")
+    List<Path> sourceDirs = new ArrayList<>();
+
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE ('-' for standard output).")
     Path json;
 
@@ -93,14 +101,15 @@ final class CacheSimCommand implements Callable<Integer> {
         CacheHierarchy caches = cores == null ? hierarchy() : null;
         CoherentCaches coherent = cores == null ? null : coherent();
         if (top < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top must not be negative");
-        if (lines && cores != null) throw new CommandLine.ParameterException(spec.commandLine(), "--lines works on one core: leave out --cores");
+        if ((lines || annotate) && cores != null)
+            throw new CommandLine.ParameterException(spec.commandLine(), (lines ? "--lines" : "--annotate") + " works on one core: leave out --cores");
         try (OutputFile jsonFile = json == null ? null : OutputFile.create(json, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
             if (noDemangle) naming.addressSpace().keepRawNames();
             // with the JSON on standard output, the text goes to standard error: the JSON stays parseable
             if (jsonFile != null && jsonFile.toStandardOutput()) out = err;
             var output = new CacheSimulation.Output(out, jsonFile == null ? null : jsonFile.temporary(), top, trace.toString(),
-                    policy.name().toLowerCase(Locale.ROOT), seed, lines);
+                    policy.name().toLowerCase(Locale.ROOT), seed, lines, annotate, List.copyOf(sourceDirs));
             Analysis sim = caches != null ? new CacheSimulation(caches, naming).writeTo(output)
                     : new MultiCoreSimulation(coherent, naming).writeTo(output);
             Interpretation stage = new Interpretation(naming, TraceInput.shapes(naming.addressSpace(), err), List.of(sim));

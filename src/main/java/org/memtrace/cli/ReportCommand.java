@@ -2,10 +2,14 @@ package org.memtrace.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
+import org.memtrace.cache.CacheGeometry;
+import org.memtrace.cache.CacheHierarchy;
+import org.memtrace.cache.Policy;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.report.Report;
@@ -45,9 +49,22 @@ final class ReportCommand implements Callable<Integer> {
             description = "Per-object heat maps, for the hottest objects (default: ${DEFAULT-VALUE}).")
     int heatMaps;
 
+    /** cachegrind's D1 and a last level; {@code run --report} simulates these. */
+    static final String DEFAULT_CACHES = "32k:8:64,8m:16:64";
+
+    @Option(names = "--caches", paramLabel = "L1[,L2[,L3]]", defaultValue = DEFAULT_CACHES,
+            description = "Cache levels simulated (SIZE:WAYS:LINE each, LRU) for the misses per source line and the annotated source, "
+                    + "or 'none' (default: ${DEFAULT-VALUE}, cachegrind's D1 and a last level).")
+    String caches;
+
+    @Option(names = "--source-dir", paramLabel = "DIR", description = "Look up source paths that are relative (to the compilation directory) "
+            + "in DIR first, for the annotated source; may be repeated (cg_annotate's -I).")
+    List<Path> sourceDirs = new ArrayList<>();
+
     @Override
     public Integer call() throws LaunchException {
         if (top < 0 || heatMaps < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--top and --heat-maps must not be negative");
+        CacheHierarchy hierarchy = hierarchy();
         boolean compiledIn = TraceInput.compiledIn(trace);
         try (OutputFile file = OutputFile.create(output, List.of(trace))) {
             SymbolicNaming naming = new SymbolicNaming();
@@ -56,6 +73,7 @@ final class ReportCommand implements Callable<Integer> {
                     : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
             // the page is written to the temporary file and named (or copied to standard output) here
             Report report = new Report(naming, compiledIn).writeTo(file.temporary(), file.temporary(), top, heatMaps);
+            if (hierarchy != null) report.simulate(hierarchy, sourceDirs);
             Interpretation stage = new Interpretation(naming, shapes, List.of(report));
             TraceInput.Outcome o = TraceInput.replay(trace, stage,
                     Progress.onTerminal(spec.commandLine().getErr(), "report"));
@@ -69,5 +87,22 @@ final class ReportCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw LaunchException.environment("cannot write " + output + ": " + LaunchException.reason(e), e);
         }
+    }
+
+    private CacheHierarchy hierarchy() {
+        try {
+            return hierarchy(caches);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--caches: " + e.getMessage());
+        }
+    }
+
+    /** The levels {@code spec} lists (as {@code --caches}), or null for {@code none}. */
+    static CacheHierarchy hierarchy(String spec) {
+        if (spec.equals("none")) return null;
+        List<CacheGeometry> levels = new ArrayList<>();
+        for (String level : spec.split(",", -1)) levels.add(CacheGeometry.parse(level));
+        if (levels.size() > 3) throw new IllegalArgumentException("at most three levels, not " + levels.size());
+        return new CacheHierarchy(levels, Policy.LRU, 1);
     }
 }

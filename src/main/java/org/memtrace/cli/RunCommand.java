@@ -208,7 +208,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         analyses.add(summary.printTo(quiet ? null : err).jsonTo(jsonSummary));
         OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile, List.of());
         if (reportOutput != null) {
-            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, 50, 12);
+            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, 50, 12)
+                    .simulate(ReportCommand.hierarchy(ReportCommand.DEFAULT_CACHES), List.of());
             htmlReport.fact("command", String.join(" ", command));
             analyses.add(htmlReport);
         }

@@ -17,6 +17,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.memtrace.analysis.Access;
 import org.memtrace.analysis.Allocation;
 import org.memtrace.analysis.Analysis;
+import org.memtrace.analysis.CacheSimulation;
+import org.memtrace.analysis.InstructionCounts;
+import org.memtrace.analysis.SourceAnnotation;
+import org.memtrace.cache.CacheHierarchy;
+import org.memtrace.cache.LevelStats;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
@@ -39,6 +44,9 @@ public final class Report implements Analysis {
     private final Map<String, Object> facts = new LinkedHashMap<>();
     /** Probes reach any mapped memory: every mapping counts as traced, as in the summary. */
     private final boolean compiledIn;
+    /** The cache simulation behind the page's misses per source line and annotated source; null for none. */
+    private CacheSimulation caches;
+    private List<Path> sourceDirs = List.of();
     /** Whether the trace reached the program's end: what is live then was never freed. */
     private boolean atExit = true;
 
@@ -65,15 +73,28 @@ public final class Report implements Analysis {
         return this;
     }
 
+    /**
+     * Also simulate {@code hierarchy} and show cachesim's counts per source line and the hottest files'
+     * source annotated (docs/report.md, "Cache misses by source line"), relative source paths looked up in
+     * {@code sourceDirs} first.
+     */
+    public Report simulate(CacheHierarchy hierarchy, List<Path> sourceDirs) {
+        caches = new CacheSimulation(hierarchy, naming);
+        this.sourceDirs = List.copyOf(sourceDirs);
+        return this;
+    }
+
     @Override
     public void access(Access access) {
         summary.access(access);
         analysis.access(access);
+        if (caches != null) caches.access(access);
     }
 
     @Override
     public void block(long sequence, Event.Block block) {
         analysis.block(sequence, block);
+        if (caches != null) caches.block(sequence, block);
     }
 
     @Override
@@ -85,6 +106,7 @@ public final class Report implements Analysis {
     @Override
     public void namesChanged() {
         analysis.namesChanged();
+        if (caches != null) caches.namesChanged();
     }
 
     @Override
@@ -217,11 +239,30 @@ public final class Report implements Analysis {
         }
         data.put("freedAccesses", freed);
         data.put("freedAccessCount", analysis.freedAccessCount());
+        if (caches != null) data.put("cache", cache(top));
         String json = new ObjectMapper().writeValueAsString(data);
         // inside <script>, only "<" could end the element early; as \u003c it stays the same JSON string
         json = json.replace("<", "\\u003c");
         String page = template().replace("/*DATA*/null", json);
         out.write(page);
+    }
+
+    /**
+     * The simulation's levels, the {@code top} source lines with the most misses and the hottest files'
+     * annotated source; every count array is in {@link InstructionCounts}' order (loads, stores, first-level
+     * load and store misses, last-level load and store misses).
+     */
+    private Map<String, Object> cache(int top) {
+        Map<String, Object> c = new LinkedHashMap<>();
+        List<LevelStats> levels = caches.levels();
+        c.put("levels", levels.stream().map(l -> CacheSimulation.levelJson(l, true)).toList());
+        c.put("lastLevel", levels.size() > 1 ? levels.getLast().name() : null);
+        SourceAnnotation annotation = caches.annotation();
+        c.put("total", annotation.total());
+        c.put("withoutLine", annotation.withoutLine());
+        c.put("lines", annotation.top(top));
+        c.put("files", annotation.files(SourceAnnotation.FILES, sourceDirs));
+        return c;
     }
 
     /** Fewer accesses than this make a few dots on a map: the table row says as much. */

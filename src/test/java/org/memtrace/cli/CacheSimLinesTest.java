@@ -103,6 +103,36 @@ class CacheSimLinesTest {
         assertThat(lines + none).isEqualTo(all);
     }
 
+    /**
+     * {@code --annotate} (one level): the fixture's source with the loads, stores and L1 misses of each line
+     * beside it, cg_annotate's columns; the strided loop's 4,096 stores each miss, the small array's 16,384
+     * loads miss 16 times. A file that cannot be read is named with the reason.
+     */
+    @Test
+    void annotateShowsTheSourceWithItsCounts() throws Exception {
+        var r = Cli.run(dir, "cachesim", stream.toString(), "--annotate");
+        assertThat(r.status()).as(r.stderr()).isZero();
+        Path source = dir.resolve("cachelines.c");
+        List<String> lines = Files.readAllLines(source);
+        String strided = lines.get(Integer.parseInt(line("STRIDED").split(":")[1]) - 1);
+        String small = lines.get(Integer.parseInt(line("SMALL").split(":")[1]) - 1);
+        assertThat(r.stdout()).contains("-- annotated source: " + source + "\n")
+                .contains(String.format("%12s%12s%12s%12s%n", "Dr", "Dw", "L1mr", "L1mw"))
+                .contains(String.format("%12s%,12d%12s%,12d  %s%n", ".", 4096, ".", 4096, strided))
+                .contains(String.format("%,12d%12s%,12d%12s  %s%n", 64 * 256, ".", 16, ".", small))
+                // a line without an access: dots
+                .contains(String.format("%12s%12s%12s%12s  %s%n", ".", ".", ".", ".", "int main(void) {"));
+        Path moved = dir.resolve("cachelines.c.away");
+        Files.move(source, moved);
+        try {
+            r = Cli.run(dir, "cachesim", stream.toString(), "--annotate");
+        } finally {
+            Files.move(moved, source);
+        }
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).contains("-- annotated source: " + source + "\n" + "-".repeat(80) + "\n  source not shown: not found\n");
+    }
+
     @Test
     void linesNeedOneCore() throws Exception {
         var r = Cli.run(dir, "cachesim", stream.toString(), "--lines", "--cores", "2");

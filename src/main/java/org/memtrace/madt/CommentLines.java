@@ -34,7 +34,11 @@ final class CommentLines {
                     case EXEC_FAILED -> text.append("exec-failed ").append(field(x.path())).append(" errno=").append(x.value());
                     case SIGNAL -> {
                         text.append("fatal signal ").append(x.value()).append(" (").append(Signals.name(x.value())).append(") ip=");
-                        code(text, sym, naming, x.ip()).append(" addr=").append(hex(x.address()));
+                        code(text, sym, naming, x.ip());
+                        // the faulting instruction's own line (not a return address's): where the program stopped
+                        String line = sym ? naming.source(x.ip()) : null;
+                        if (line != null) text.append('(').append(NameBytes.field(line)).append(')');
+                        text.append(" addr=").append(hex(x.address()));
                     }
                 }
                 text.append(" tid=").append(x.tid());

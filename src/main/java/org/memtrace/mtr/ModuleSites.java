@@ -37,6 +37,8 @@ final class ModuleSites {
     private final Event.ProbeSite[] recent = new Event.ProbeSite[RECENT];
     /** Every table placed, in the order the trace loaded them: a later one's site at an address wins. */
     private final List<SiteTable.Placement> placements = new ArrayList<>();
+    /** The placements of trampoline files (rewrite mode): their code stands for instructions of other modules. */
+    private final Set<SiteTable.Placement> trampolines = new HashSet<>();
     /** Addresses no placed table has a probe at, since the last placement (damage: rare, so boxed). */
     private final Set<Long> unknown = new HashSet<>();
     private final Map<String, SiteTable> tables = new HashMap<>();
@@ -86,6 +88,21 @@ final class ModuleSites {
         return s != null ? s : resolve(address);
     }
 
+    /**
+     * {@code ip} where a program stopped (a fatal signal), trampoline code named by the instruction of the
+     * module it stands for (docs/rewriting.md, "A crash in a moved instruction"); any other {@code ip}
+     * unchanged.
+     */
+    long original(long ip) {
+        for (int i = placements.size() - 1; i >= 0; i--) {
+            SiteTable.Placement p = placements.get(i);
+            if (!trampolines.contains(p)) continue;
+            long insn = p.instructionAt(ip);
+            if (insn != -1) return insn;
+        }
+        return ip;
+    }
+
     private SiteTable.Site resolve(long address) {
         if (unknown.contains(address)) return null;
         for (int i = placements.size() - 1; i >= 0; i--) {
@@ -127,6 +144,7 @@ final class ModuleSites {
         String of = rewrittenOf.get(path);
         SiteTable.Placement p = table.placeAt(m.loadBias(), of != null ? biasById.getOrDefault(of, m.loadBias()) : m.loadBias());
         placements.add(p);
+        if (of != null) trampolines.add(p);
         // what it places over: sites found in tables loaded before it (a dlopen at an address used before), misses
         sites.removeIf(p::has);
         Arrays.fill(recent, null);

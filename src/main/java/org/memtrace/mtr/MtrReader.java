@@ -226,6 +226,9 @@ public final class MtrReader {
     }
 
     private void deliver(Event e) throws MtrFormatException {
+        // a rewritten program stopped in a trampoline: the user wants the instruction of their program
+        if (e instanceof Event.Exit x && x.kind() == Event.ExitKind.SIGNAL)
+            e = new Event.Exit(x.tid(), x.kind(), x.value(), modules.original(x.ip()), x.address(), x.path());
         modules.observe(e);
         consumer.accept(e);
     }

@@ -354,6 +354,11 @@ final class SiteTable {
         return out;
     }
 
+    /** The most bytes a probe's prologue takes before its first site label (TrampolineWriter.probe's). */
+    static final int PROLOGUE = 10;
+    /** The most bytes a trampoline's code lies after the site label before it (probe, copies, jump back). */
+    static final int REACH = 4096;
+
     /** The table placed at {@code bias}: its sites by run-time probe address. */
     Placement placeAt(long bias) { return new Placement(bias, bias); }
 
@@ -377,6 +382,25 @@ final class SiteTable {
         private Placement(long bias, long insnBias) {
             this.bias = bias;
             this.insnBias = insnBias;
+        }
+
+        /**
+         * The module's instruction that trampoline code at run-time address {@code ip} stands for, or -1 when
+         * {@code ip} is not near one of this table's probes: the instruction of the probe whose prologue
+         * ({@code lea -128(%rsp),%rsp} and three pushes, {@link #PROLOGUE} bytes at most) holds {@code ip},
+         * else of the site probed last before {@code ip} within {@link #REACH} bytes, which holds its
+         * instruction's moved copy. A fault in a moved instruction without accesses (a tail's {@code ud2}
+         * or {@code div}) names the memory instruction before it in its run.
+         */
+        long instructionAt(long ip) {
+            long at = ip - bias;
+            int i = Arrays.binarySearch(probes, at);
+            if (i < 0) {
+                int next = -i - 1;
+                i = next < probes.length && probes[next] - at <= PROLOGUE ? next : next - 1;
+            }
+            if (i < 0 || at - probes[i] >= REACH || probeEntry[i] == RELAXED) return -1;
+            return entry(probeEntry[i]).insn() + insnBias;
         }
 
         /** Whether a probe of this table is at run-time address {@code probe}. */

@@ -180,7 +180,7 @@ static unsigned char *read_plan(const char *path, size_t *len)
         return NULL;
     }
     size_t n = (size_t)st.st_size;
-    long m = mt_sys6(SYS_mmap, 0, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    long m = mt_sys6(SYS_mmap, 0, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0); /* all of it is read */
     mt_sys1(SYS_close, fd);
     if (m < 0 && m > -4096) { say("cannot read the plan ", path); return NULL; }
     *len = n;
@@ -363,6 +363,7 @@ struct rw_stubs {
 };
 
 #define RW_HEAP_ROOM (32ULL << 20) /* Puns.HEAP_ROOM */
+#define RW_STUB_CHUNK 64u /* memfd pages made at once (the last chunk's unused ones cost memory only) */
 
 /* Where the stub page at page is written (in the alias), or NULL when it is not ours: mapped now, or before. */
 static unsigned char *stub_page(struct rw_stubs *s, uint64_t page)
@@ -380,6 +381,12 @@ static unsigned char *stub_page(struct rw_stubs *s, uint64_t page)
             ok = 1;
             s->a->stub_pages[s->a->stub_count++] = page;
             s->slot[k] = n;
+            /* the next RW_STUB_CHUNK pages of the memfd at once: a fault each, where the stub is written, */
+            /* cost more than the rest of placing libc's 4,000 stub pages                                 */
+            if (n % RW_STUB_CHUNK == 0) {
+                uint32_t c = s->a->stub_cap - n < RW_STUB_CHUNK ? s->a->stub_cap - n : RW_STUB_CHUNK;
+                mt_sys3(SYS_madvise, (long)(s->alias + (uint64_t)n * (uint64_t)rt.page), (long)c * rt.page, 23 /* MADV_POPULATE_WRITE */);
+            }
         } else if (m > 0) mt_sys2(SYS_munmap, m, rt.page); /* a kernel before 4.17 takes the flag for a hint */
     }
     s->seen[k] = page | (ok ? 1 : 2);
@@ -505,6 +512,9 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     /* the text's displacement from its link-time place: every rel32 between it and the module changes by it */
     int64_t moved = (int64_t)(at - want);
     unsigned char *text = (unsigned char *)at;
+    /* its pages at once (Linux 5.14; ignored before): libc's 9 MB of text faulted a page at a time cost */
+    /* more CPU than the copy itself on this paravirtualized machine */
+    mt_sys3(SYS_madvise, at, size, 23 /* MADV_POPULATE_WRITE */);
     rt_memcpy(text, plan + text_at, h->text_size);
     for (uint32_t i = 0; i < h->fixups && moved; i++) { /* at its link-time place the text is right as it is */
         int32_t v;
@@ -575,6 +585,8 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
             stub_done(&stubs);
             return "cannot write the module's code (mprotect refused): ";
         }
+        /* the copy-on-write of every code page the jumps go into, at once rather than a fault each */
+        mt_sys3(SYS_madvise, from, to - from, 23 /* MADV_POPULATE_WRITE */);
         for (uint32_t i = 0; i < h->patches; i++) {
             if (code_segment(o, p[i].address) != ph) continue;
             unsigned char jump[8];

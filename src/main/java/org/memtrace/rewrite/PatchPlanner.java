@@ -371,10 +371,12 @@ public final class PatchPlanner {
     /**
      * An instruction as a copy in a trampoline's tail (docs/rewriting.md, "Trampoline tails"): as the int3
      * fallback's part (sequential ones, any return, an indirect jump, the calls a trampoline emulates), its
-     * accesses the ones this planner records; null for any other (a direct branch, a system call, a trap, an
-     * instruction no probe can record), which ends the tail before it.
+     * accesses the ones this planner records; a plain conditional jump as a run's last part is (written anew
+     * to its target; the tail goes on where it falls through); null for any other (a direct jump, a system
+     * call, a trap, an instruction no probe can record), which ends the tail before it.
      */
     Decision.Part tailPart(Instruction insn, byte[] bytes) {
+        if (insn.flow() == Flow.CONDITIONAL_JUMP) return part(insn, bytes);
         Decision.Part p = trapPart(insn, bytes);
         return p == null ? null : new Decision.Part(insn, bytes, recorded(insn), p.ripDisplacement(), p.move());
     }

@@ -13,8 +13,9 @@ import org.memtrace.x86.Instruction;
 /**
  * Trampoline tails (docs/rewriting.md, "Trampoline tails"): a trampoline whose last part falls through goes
  * on to run copies of the instructions after it, up to and including the last one the int3 fallback took
- * within {@link #LIMIT} instructions and before the first control transfer (a trapped return, indirect jump
- * or call ends it), and then jumps back after that one. The instructions copied keep their own bytes, jump or
+ * within {@link #LIMIT} instructions and before the first control transfer but a conditional jump (a trapped
+ * return, indirect jump or call ends it; a conditional jump's copy leaves for its target when taken), and
+ * then jumps back after that one. The instructions copied keep their own bytes, jump or
  * int3, so a thread that arrives at one of them from elsewhere runs it as before; only falling through from
  * the patched instruction no longer traps. No control-flow knowledge is needed, unlike moving a run: the
  * copies run exactly what the originals would, in the same order, each probed as its own trampoline probes it.
@@ -61,7 +62,7 @@ final class Tails {
     /** The copies after {@code p}, empty when none would save a trap. */
     private static List<Decision.Part> tail(Decision.Patch p, List<Instruction> all, List<byte[]> bytes, Map<Long, Integer> index,
                                             Set<Long> trapped, Set<Long> inside, BiFunction<Instruction, byte[], Decision.Part> part) {
-        if (p.parts().getLast().instruction().flow() != Flow.SEQUENTIAL) return List.of();
+        if (!fallsThrough(p.parts().getLast().instruction())) return List.of();
         Integer at = index.get(p.end());
         if (at == null) return List.of();
         List<Decision.Part> copies = new ArrayList<>();
@@ -74,12 +75,22 @@ final class Tails {
             if (copy == null) break;
             copies.add(copy);
             expected = insn.nextAddress();
-            boolean falls = insn.flow() == Flow.SEQUENTIAL;
+            boolean falls = fallsThrough(insn);
             // after a return, a jump or an emulated call nothing comes back here; else the tail goes back after
             // the copy, which must be an instruction whose bytes are there, not one a run moved
             if (trapped.contains(insn.address()) && (!falls || !inside.contains(expected))) keep = copies.size();
             if (!falls) break;
         }
         return copies.subList(0, keep);
+    }
+
+    /**
+     * Whether the tail may go on after {@code insn}: a sequential instruction, or a conditional jump (its copy
+     * jumps to the original target when taken, so only the way it falls through continues in the tail:
+     * CPython's switches, {@code cmpl $N,(%rbx); ja default; mov (%rbx),%eax; jmp *T(,%rax,8)}, trapped
+     * the {@code mov} after the patched compare and branch).
+     */
+    private static boolean fallsThrough(Instruction insn) {
+        return insn.flow() == Flow.SEQUENTIAL || insn.flow() == Flow.CONDITIONAL_JUMP;
     }
 }

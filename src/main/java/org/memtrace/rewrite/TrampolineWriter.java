@@ -70,7 +70,8 @@ final class TrampolineWriter {
                 for (int i = 0; i < partSites.size(); i++)
                     entry(sites, labels.get(i), part, partSites.get(i), weights.fields(part.instruction().address(), i));
             }
-            // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end;
+            // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end
+            // (a conditional jump inside a tail falls through to the next copy);
             // after a system call (the int3 fallback's sigprocmask sites, alone), the instruction after it;
             // after a tail, the instruction after its last copy
             Instruction last = p.all().getLast().instruction();

@@ -47,7 +47,10 @@ class RewriteSwitchTest {
             assertThat(r.at(abs + 21)).as("abs case 1, jumped to and fallen into").containsExactlyElementsOf(PunRun.modified(r.address(at.get("cell") + 16), 2 * n));
             assertThat(r.at(abs + 26)).as("abs case 2").containsExactlyElementsOf(PunRun.modified(r.address(at.get("cell") + 20), n));
         }
-        assertThat(traps[1]).as("traps of the 990 more iterations").isEqualTo(traps[0]);
+        // within a few, not equal: a punned jump whose stub page falls on another mapping keeps its int3, and
+        // where those lie changes with each run's layout (one run of 10 took 4 traps, its run of 1000 took 2);
+        // a case that trapped would add 990
+        assertThat(traps[1]).as("traps of the 990 more iterations").isBetween(traps[0] - 5, traps[0] + 5);
     }
 
     /** The link-time addresses of rel_table's three cases: each entry an offset from the table. */

@@ -162,7 +162,8 @@ class RewritePlannerTest {
 
     @Test
     void linkedTrampolinesDecodeToTheProbeTheMovedInstructionAndTheJumpBack() throws Exception {
-        Decision.Patch p = (Decision.Patch) decision("at_long");
+        // without its tail (copies of at_short's run, the je and at_blocked: RewriteTailTest's subject)
+        Decision.Patch p = ((Decision.Patch) decision("at_long")).withTail(List.of());
         long base = 0x200000;
         var linked = TrampolineLinker.link(List.of(p), base, new byte[0], dir, dir.resolve("t.elf"));
         assertThat(linked.textAddress()).isEqualTo(base);
@@ -225,7 +226,9 @@ class RewritePlannerTest {
         ElfFile t = ElfFile.read(linked.file());
         var sites = t.contentsOf(t.section("memtrace_sites").orElseThrow()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         long section = t.section("memtrace_sites").orElseThrow().address();
-        assertThat(sites.limit()).isEqualTo(2 * 24); // the load of at_short, the store of at_covered
+        // the load of at_short, the store of at_covered, and in its tail (through the je) at_blocked's load
+        assertThat(sites.limit()).isEqualTo(3 * 24);
+        assertThat(section + 48 + 4 + sites.getInt(52)).isEqualTo(at.get("at_blocked"));
         assertThat(section + 4 + sites.getInt(4)).isEqualTo(at.get("at_short"));
         assertThat(sites.get(8)).isEqualTo((byte) TrampolineWriter.KIND_LOAD);
         assertThat(section + 24 + 4 + sites.getInt(28)).isEqualTo(at.get("at_short") + 5);

@@ -2,7 +2,6 @@ package org.memtrace.rewrite;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -20,6 +19,9 @@ public final class ModulePlans {
     /** A job's outcome: its plan, or why it has none ({@link IOException} or {@link RewriteException}). */
     public record Outcome(ModuleRewrite.Prepared prepared, Exception failure) {}
 
+    /** The heap below which modules are planned one at a time (the JVM's default is a quarter of the memory). */
+    private static final long TWO_PLANS_HEAP = 3L << 30;
+
     private ModulePlans() {}
 
     /**
@@ -30,9 +32,12 @@ public final class ModulePlans {
         Outcome[] outcomes = new Outcome[jobs.size()];
         Throwable[] thrown = new Throwable[jobs.size()];
         Worker worker = new Worker(jobs, cache, outcomes, thrown);
-        // a warm start (every plan cached) reads a few files per module: no thread for that
+        // a warm start (every plan cached) reads a few files per module: no thread for that; and two plans at once
+        // hold two modules' decoded code (libc's about 0.6 GB, python3's more): only with the heap for both
         Thread helper = null;
-        if (jobs.size() > 1 && Runtime.getRuntime().availableProcessors() > 1) helper = Thread.ofPlatform().name("memtrace-planner").start(worker);
+        Runtime runtime = Runtime.getRuntime();
+        if (jobs.size() > 1 && runtime.availableProcessors() > 1 && runtime.maxMemory() >= TWO_PLANS_HEAP)
+            helper = Thread.ofPlatform().name("memtrace-planner").start(worker);
         worker.run();
         if (helper != null) {
             try {
@@ -58,7 +63,7 @@ public final class ModulePlans {
         private final AtomicInteger next = new AtomicInteger();
 
         Worker(List<Job> jobs, Path cache, Outcome[] outcomes, Throwable[] thrown) {
-            this.jobs = new ArrayList<>(jobs);
+            this.jobs = List.copyOf(jobs);
             this.cache = cache;
             this.outcomes = outcomes;
             this.thrown = thrown;

@@ -19,6 +19,7 @@ import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.Target;
 import org.memtrace.rewrite.DlopenPlanner;
 import org.memtrace.rewrite.LoadedLibraries;
+import org.memtrace.rewrite.ModulePlans;
 import org.memtrace.rewrite.ModuleRewrite;
 import org.memtrace.rewrite.Probes;
 import org.memtrace.rewrite.RewriteCache;
@@ -67,30 +68,45 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
                     + "the flags alone); use --mode fault");
         try {
             Path cache = RewriteCache.directory();
-            ModuleRewrite.Prepared p = ModuleRewrite.prepare(target.traced(), cache, choice);
-            Checkpoints.mark("rewrite: the executable's plan");
             List<Library> libraries = new ArrayList<>();
             List<String> excluded = new ArrayList<>();
-            LoadedLibraries loaded = LoadedLibraries.of(target.traced());
+            LoadedLibraries loaded;
+            try {
+                loaded = LoadedLibraries.of(target.traced());
+            } catch (IOException | RewriteException e) {
+                ModuleRewrite.prepare(target.traced(), cache, choice); // why the executable cannot be rewritten says more, if it cannot
+                throw e;
+            }
             Checkpoints.mark("rewrite: libraries listed");
             excluded.add(NativeFiles.runtime().getFileName() + " (memtrace's runtime)");
-            List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             if (probes != Probes.RECORD) excluded.add(NativeFiles.checkRuntime().getFileName() + " (memtrace's check runtime)");
             // the loader too: its plan is applied with the others, so ld.so's code after start-up (lazy binding,
             // dlopen, TLS, exit's destructors) is traced; what it runs before the runtime's constructor is not
             List<Path> planned = new ArrayList<>(loaded.libraries());
             if (loaded.loader() != null) planned.add(loaded.loader());
-            for (Path lib : planned) {
-                try {
-                    // glibc's libraries are not checked: left alone (the exception says why), or (--check -o) only recorded
-                    ModuleRewrite.Prepared l = ModuleRewrite.prepareLibrary(lib, cache, choice.forLibrary(lib));
-                    libraries.add(new Library(lib, l));
-                    plans.add(l.plan().toString());
-                } catch (RewriteException | IOException e) {
-                    excluded.add(lib.getFileName() + " (" + e.getMessage() + ")");
+            // the executable first, then the libraries; planned two at a time when they are not cached
+            List<ModulePlans.Job> jobs = new ArrayList<>(List.of(new ModulePlans.Job(target.traced(), false, choice)));
+            // glibc's libraries are not checked: left alone (the exception says why), or (--check -o) only recorded
+            for (Path lib : planned) jobs.add(new ModulePlans.Job(lib, true, choice.forLibrary(lib)));
+            List<ModulePlans.Outcome> outcomes = ModulePlans.prepare(jobs, cache);
+            switch (outcomes.getFirst().failure()) {
+                case null -> { }
+                case RewriteException e -> throw e;
+                case IOException e -> throw e;
+                default -> throw new IllegalStateException(outcomes.getFirst().failure());
+            }
+            ModuleRewrite.Prepared p = outcomes.getFirst().prepared();
+            List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
+            for (int i = 0; i < planned.size(); i++) {
+                ModulePlans.Outcome o = outcomes.get(i + 1);
+                if (o.failure() != null) {
+                    excluded.add(planned.get(i).getFileName() + " (" + o.failure().getMessage() + ")");
+                } else {
+                    libraries.add(new Library(planned.get(i), o.prepared()));
+                    plans.add(o.prepared().plan().toString());
                 }
             }
-            Checkpoints.mark("rewrite: libraries' plans");
+            Checkpoints.mark("rewrite: the modules' plans");
             // the runtime puts the user's LD_PRELOAD back (or none) before main: descendants run untraced
             Map<String, String> environment = new HashMap<>();
             String preload = (probes == Probes.RECORD ? "" : NativeFiles.checkRuntime() + ":") + NativeFiles.runtime();

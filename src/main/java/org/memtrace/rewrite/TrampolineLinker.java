@@ -1,6 +1,7 @@
 package org.memtrace.rewrite;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +33,8 @@ final class TrampolineLinker {
     /** The trampoline file's section that names the module it rewrites, by GNU build-id (the reader's link between the two). */
     static final String REWRITTEN_SECTION = "memtrace_rewritten";
     private static final int R_X86_64_PC32 = 2, R_X86_64_PLT32 = 4;
+    /** glibc's tunable (2.35 and later; an older glibc ignores it) that has malloc ask for transparent huge pages. */
+    private static final String HUGE_PAGES = "glibc.malloc.hugetlb=1";
 
     private TrampolineLinker() {}
 
@@ -50,10 +53,14 @@ final class TrampolineLinker {
     static Linked link(List<Decision.Patch> patches, Probes probes, SiteWeights weights, StackSlots slots, long base, byte[] moduleId,
             Path work, Path out) throws IOException, RewriteException {
         Path source = work.resolve("trampolines.s"), object = work.resolve("trampolines.o"), script = work.resolve("trampolines.ld");
-        var assembly = new StringBuilder(TrampolineWriter.assembly(patches, probes, weights, slots));
-        assembly.append("\t.section ").append(REWRITTEN_SECTION).append(",\"\",@progbits\n");
-        for (byte b : moduleId) assembly.append("\t.byte ").append(b & 0xff).append('\n');
-        Files.writeString(source, assembly, StandardCharsets.US_ASCII);
+        var trailer = new StringBuilder("\t.section ").append(REWRITTEN_SECTION).append(",\"\",@progbits\n");
+        for (byte b : moduleId) trailer.append("\t.byte ").append(b & 0xff).append('\n');
+        // written as it is, not appended to: libc's assembly is 54 MB, which each copy of it (a builder, its
+        // string, its encoding) cost the planner's allocation and collections once more
+        try (OutputStream file = Files.newOutputStream(source)) {
+            file.write(TrampolineWriter.assembly(patches, probes, weights, slots).getBytes(StandardCharsets.US_ASCII));
+            file.write(trailer.toString().getBytes(StandardCharsets.US_ASCII));
+        }
         Files.writeString(script, "mt_base = 0;\nSECTIONS {\n  . = 0x" + Long.toHexString(base) + ";\n"
                 + "  .text : { *(.text) }\n  . = ALIGN(8);\n  memtrace_sites : { KEEP(*(memtrace_sites)) }\n"
                 + "  .note.gnu.build-id : { *(.note.gnu.build-id) }\n  " + REWRITTEN_SECTION + " 0 : { KEEP(*(" + REWRITTEN_SECTION + ")) }\n  /DISCARD/ : { *(.note.GNU-stack) }\n}\n");
@@ -129,8 +136,12 @@ final class TrampolineLinker {
 
     private static void run(Path work, List<String> command) throws IOException, RewriteException {
         Path log = work.resolve("tool.log");
-        Process p = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+        // malloc in transparent huge pages: as and ld allocate some 300 MB for libc's trampolines, and
+        // faulting them in 4 KB pages cost a third of their CPU (their output is the same byte for byte)
+        String tunables = builder.environment().get("GLIBC_TUNABLES");
+        builder.environment().put("GLIBC_TUNABLES", (tunables == null || tunables.isEmpty() ? "" : tunables + ":") + HUGE_PAGES);
+        Process p = builder.start();
         int status;
         try {
             status = p.waitFor();

@@ -44,18 +44,18 @@ public final class Decoder {
     public List<Instruction> decodeAll(byte[] code, int offset, int length, long address) {
         Objects.checkFromIndexSize(offset, length, code.length);
         var result = new ArrayList<Instruction>(length / 4);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment text = arena.allocate(Math.max(1, length));
-            MemorySegment.copy(code, offset, text, JAVA_BYTE, 0, length);
-            long at = 0;
-            while (at < length) {
-                if (zydis.decode(scratch, text.asSlice(at), Math.min(Zydis.MAX_INSTRUCTION_LENGTH, length - at))) {
-                    Instruction insn = zydis.read(scratch, address + at);
-                    result.add(insn);
-                    at += insn.length();
-                } else {
-                    at++;
-                }
+        // each instruction's (at most 15) bytes copied to the scratch buffer, as decode does: slicing a native
+        // copy of the whole code instead cost an object per instruction, a module's millions when planned
+        int at = 0;
+        while (at < length) {
+            int available = Math.min(Zydis.MAX_INSTRUCTION_LENGTH, length - at);
+            MemorySegment.copy(code, offset + at, scratch.buffer, JAVA_BYTE, 0, available);
+            if (zydis.decode(scratch, available)) {
+                Instruction insn = zydis.read(scratch, address + at);
+                result.add(insn);
+                at += insn.length();
+            } else {
+                at++;
             }
         }
         return result;

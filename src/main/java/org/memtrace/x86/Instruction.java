@@ -22,25 +22,48 @@ public record Instruction(long address, int length, String mnemonic, List<Operan
         return address + length;
     }
 
+    /**
+     * The memory operands, in operand order. Unmodifiable; most instructions have none, and then nothing is
+     * allocated (a planner asks every instruction of a module, several times).
+     */
     public List<MemoryOperand> memoryOperands() {
-        var result = new ArrayList<MemoryOperand>(2);
+        MemoryOperand first = null;
+        List<MemoryOperand> more = null;
         for (Operand o : operands) {
             if (o instanceof MemoryOperand m) {
-                result.add(m);
+                if (first == null) {
+                    first = m;
+                } else {
+                    if (more == null) {
+                        more = new ArrayList<>(3);
+                        more.add(first);
+                    }
+                    more.add(m);
+                }
             }
         }
-        return result;
+        return more != null ? List.copyOf(more) : first != null ? List.of(first) : List.of();
     }
 
     /** The memory accesses this instruction performs, in operand order; lea, prefetch and NOPs have none. */
     public List<MemoryAccess> accesses() {
-        var result = new ArrayList<MemoryAccess>(2);
+        MemoryAccess first = null;
+        List<MemoryAccess> more = null;
         for (Operand o : operands) {
             if (o instanceof MemoryOperand m && m.accessesMemory()) {
-                result.add(new MemoryAccess(m.sizeBytes(), m.read(), m.write(), m.isImplicitStack(), rep, m));
+                var a = new MemoryAccess(m.sizeBytes(), m.read(), m.write(), m.isImplicitStack(), rep, m);
+                if (first == null) {
+                    first = a;
+                } else {
+                    if (more == null) {
+                        more = new ArrayList<>(3);
+                        more.add(first);
+                    }
+                    more.add(a);
+                }
             }
         }
-        return List.copyOf(result);
+        return more != null ? List.copyOf(more) : first != null ? List.of(first) : List.of();
     }
 
     /** Registers whose value this instruction may change, as their enclosing 64-bit (or vector) register. */

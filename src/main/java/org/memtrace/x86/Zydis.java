@@ -369,31 +369,34 @@ final class Zydis {
 
         List<Operand> operands = new ArrayList<>(count);
         OptionalLong target = OptionalLong.empty();
+        MemorySegment ops = s.operands;
         for (int i = 0; i < count; i++) {
-            MemorySegment op = s.operands.asSlice(SIZEOF_OPERAND * i, SIZEOF_OPERAND);
-            Operand.Visibility visibility = switch (op.get(JAVA_INT, OP_VISIBILITY)) {
+            // the operand's fields read at their offsets from its start: a slice per operand cost the planner
+            // an object per operand of every instruction of a module
+            long op = SIZEOF_OPERAND * i;
+            Operand.Visibility visibility = switch (ops.get(JAVA_INT, op + OP_VISIBILITY)) {
                 case VISIBILITY_EXPLICIT -> Operand.Visibility.EXPLICIT;
                 case VISIBILITY_IMPLICIT -> Operand.Visibility.IMPLICIT;
                 default -> Operand.Visibility.HIDDEN;
             };
-            int actions = Byte.toUnsignedInt(op.get(JAVA_BYTE, OP_ACTIONS));
+            int actions = Byte.toUnsignedInt(ops.get(JAVA_BYTE, op + OP_ACTIONS));
             boolean reads = (actions & (ACTION_READ | ACTION_CONDREAD)) != 0;
             boolean writes = (actions & (ACTION_WRITE | ACTION_CONDWRITE)) != 0;
-            switch (op.get(JAVA_INT, OP_TYPE)) {
+            switch (ops.get(JAVA_INT, op + OP_TYPE)) {
                 case OPERAND_TYPE_REGISTER ->
-                        operands.add(new RegisterOperand(register(op.get(JAVA_INT, OP_REG_VALUE)), reads, writes, visibility));
-                case OPERAND_TYPE_MEMORY -> operands.add(memory(op, next, reads, writes, hint, visibility));
+                        operands.add(new RegisterOperand(register(ops.get(JAVA_INT, op + OP_REG_VALUE)), reads, writes, visibility));
+                case OPERAND_TYPE_MEMORY -> operands.add(memory(ops, op, next, reads, writes, hint, visibility));
                 case OPERAND_TYPE_IMMEDIATE -> {
-                    boolean relative = op.get(JAVA_BYTE, OP_IMM_IS_RELATIVE) != 0;
-                    long value = op.get(JAVA_LONG, OP_IMM_VALUE);
+                    boolean relative = ops.get(JAVA_BYTE, op + OP_IMM_IS_RELATIVE) != 0;
+                    long value = ops.get(JAVA_LONG, op + OP_IMM_VALUE);
                     operands.add(new ImmediateOperand(value, relative, visibility));
                     if (relative) {
                         target = OptionalLong.of(next + value);
                     }
                 }
                 case OPERAND_TYPE_POINTER -> operands.add(new PointerOperand(
-                        Short.toUnsignedInt(op.get(JAVA_SHORT, OP_PTR_SEGMENT)),
-                        Integer.toUnsignedLong(op.get(JAVA_INT, OP_PTR_OFFSET)), visibility));
+                        Short.toUnsignedInt(ops.get(JAVA_SHORT, op + OP_PTR_SEGMENT)),
+                        Integer.toUnsignedLong(ops.get(JAVA_INT, op + OP_PTR_OFFSET)), visibility));
                 default -> { }
             }
         }
@@ -404,17 +407,17 @@ final class Zydis {
         return new Instruction(address, length, mnemonic, operands, flow, branch ? target : OptionalLong.empty(), rep, lock);
     }
 
-    private MemoryOperand memory(MemorySegment op, long next, boolean reads, boolean writes, boolean hint,
+    private MemoryOperand memory(MemorySegment ops, long op, long next, boolean reads, boolean writes, boolean hint,
                                  Operand.Visibility visibility) {
-        int type = op.get(JAVA_INT, OP_MEM_TYPE);
-        Register segment = register(op.get(JAVA_INT, OP_MEM_SEGMENT));
-        Register base = register(op.get(JAVA_INT, OP_MEM_BASE));
-        Register index = register(op.get(JAVA_INT, OP_MEM_INDEX));
-        int scale = Byte.toUnsignedInt(op.get(JAVA_BYTE, OP_MEM_SCALE));
-        long displacement = op.get(JAVA_LONG, OP_MEM_DISP_VALUE);
+        int type = ops.get(JAVA_INT, op + OP_MEM_TYPE);
+        Register segment = register(ops.get(JAVA_INT, op + OP_MEM_SEGMENT));
+        Register base = register(ops.get(JAVA_INT, op + OP_MEM_BASE));
+        Register index = register(ops.get(JAVA_INT, op + OP_MEM_INDEX));
+        int scale = Byte.toUnsignedInt(ops.get(JAVA_BYTE, op + OP_MEM_SCALE));
+        long displacement = ops.get(JAVA_LONG, op + OP_MEM_DISP_VALUE);
         MemoryOperand.Use use = type == MEMOP_TYPE_AGEN || type == MEMOP_TYPE_MIB ? MemoryOperand.Use.ADDRESS
                 : hint ? MemoryOperand.Use.HINT : MemoryOperand.Use.ACCESS;
-        int size = use == MemoryOperand.Use.ACCESS ? Short.toUnsignedInt(op.get(JAVA_SHORT, OP_SIZE)) / 8 : 0;
+        int size = use == MemoryOperand.Use.ACCESS ? Short.toUnsignedInt(ops.get(JAVA_SHORT, op + OP_SIZE)) / 8 : 0;
         if (visibility == Operand.Visibility.HIDDEN && base.isStackPointer() && writes && displacement == 0) {
             // Zydis gives push/call's slot as [rsp]; the CPU decrements first and writes [rsp-size] of the
             // rsp the instruction starts with, which is what every other operand is relative to.

@@ -65,10 +65,14 @@ static inline void touch(struct fused *x, size_t h)
 /* store and a reload: an all-miss stream 5.3 -> 4.4 ns a record in bench/runtime/fused_bench.c.) The slot's site is compared with the prediction before it is looked at as a tag: */
 /* a prediction is a site, and no site has a tag's top bit. The granule is read on a miss only, from the table. */
 /* `shorts` (codec 9, a constant in each copy): a record at the predicted site whose granule-scaled           */
-/* difference a (zigzag) is 64 to 65,535 is a short token: the run before it, times 2 plus 1, in c and a's two */
+/* difference a (zigzag) is under 65,536 is a short token: the run before it, times 2 plus 1, in c and a's two */
 /* bytes in v, little-endian; every other token's run is its run times 2. Two stores where codec 7 writes its */
 /* first byte and a varint (a dozen instructions and a branch on the varint's length more), and a byte fewer  */
-/* for zstd to read.                                                                                           */
+/* for zstd to read. A small a (under 64), which codec 7's token byte holds, is a short token too when c's     */
+/* last byte is the one it would write: in a random index's stream each such token had broken c's repeated    */
+/* byte into one more zstd sequence, and zstd's time is c's sequences (spmv: 5.34 -> 4.93 ns an access beyond */
+/* native, 0.705 -> 0.681 bytes); elsewhere (smooth's row ends) the token byte mostly stays, which zstd matches */
+/* better than two bytes in v (smooth still 0.057 -> 0.065 bytes; bench/results/encoder.md).                  */
 static inline __attribute__((always_inline)) void pack_records(struct fused *x, const uint64_t *in, const uint64_t *end, const int shorts)
 {
     uint64_t *tab = x->table, *e = &tab[4 * x->h];
@@ -133,7 +137,7 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
             a = fz_zigzag(q);
             uint64_t r = run << 1;
             run = 0;
-            if (__builtin_expect(!(bit | regrain) && a - 0x40 < 0x10000 - 0x40, 1)) {
+            if (__builtin_expect(!(bit | regrain) && a < 0x10000 && (a >= 0x40 || (c != x->c0 && c[-1] == (uint8_t)(r | 1))), 1)) {
                 uint16_t two = (uint16_t)a;
                 r |= 1;
                 if (__builtin_expect(r < 0x80, 1)) *c++ = (uint8_t)r;

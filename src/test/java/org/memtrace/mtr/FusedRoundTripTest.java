@@ -72,12 +72,12 @@ class FusedRoundTripTest {
             w.record(0xa0_0000L + 8L * r.nextInt(1 << 14), SITE_C);
         }
         List<byte[]> payloads = roundTrip(List.of(new Chunk(w.toArray())));
-        // codec 9: the random index's misses are short tokens (but those of |difference| < 32 slots), an odd run
-        // before each in c and no byte in t; codec 7's have a byte in t each
+        // codec 9: the random index's misses are short tokens, small differences too (all but the first few,
+        // before the site is predicted), an odd run before each in c and no byte in t; codec 7's have a byte in t each
         var c7 = streams(payloads.get(0)).get(1);
         var c9 = streams(payloads.get(2));
         long shorts = Arrays.stream(c9.get(0)).filter(run -> (run & 1) == 1).count();
-        assertThat(shorts).as("short tokens").isBetween(19_800L, 20_000L);
+        assertThat(shorts).as("short tokens").isBetween(19_990L, 20_000L);
         assertThat(c9.get(1).length).as("codec 9's t, codec 7's %d", c7.length).isEqualTo(c7.length - shorts);
     }
 

@@ -82,8 +82,9 @@ static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
 /* each module's .eh_frame (mt_unwind, as fault mode's access stacks: docs/stacks.md, "Access stacks"), so    */
 /* code without frame pointers (libc's strcpy, -O2 programs) shows every caller; else above the wrapper's    */
 /* caller pc, as allocation stacks are found (mt_frames_above). The stack read is the thread's own, bounded  */
-/* as mt_unwind bounds it: a smashed frame ends the walk, never faults.                                       */
+/* as mt_unwind bounds it: a smashed frame ends the walk, never faults. It ends at main.                      */
 __thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
+static int is_main(const char *fn) { return fn && fn[0] == 'm' && fn[1] == 'a' && fn[2] == 'i' && fn[3] == 'n' && !fn[4]; }
 static int frames_of(uintptr_t pc, uint64_t *buf)
 {
     if (g.stack_depth <= 1) return 0;
@@ -98,8 +99,13 @@ static int frames_of(uintptr_t pc, uint64_t *buf)
         /* the instruction's own row: mt_unwind looks a return address up one byte before it */
         if (hi) n = mt_unwind((uintptr_t)check_fault_gr[REG_RIP] + 1, sp, (uintptr_t)check_fault_gr[REG_RBP], sp, hi, buf, max);
     }
-    /* frames the walk found by .eh_frame carry MT_FRAME_CFI (for the trace's reader): a report wants addresses */
-    for (int i = 0; i < n; i++) buf[i] &= ~MT_FRAME_CFI;
+    /* frames the walk found by .eh_frame carry MT_FRAME_CFI (for the trace's reader): a report wants addresses; */
+    /* the stack ends at main, as memtrace's allocation stacks and valgrind's do (libc's start-up is no caller)    */
+    if (is_main(check_function_of(check_fault_gr ? pc : pc - 1))) return 0;
+    for (int i = 0; i < n; i++) {
+        buf[i] &= ~MT_FRAME_CFI;
+        if (is_main(check_function_of(buf[i] - 1))) return i + 1;
+    }
     return n;
 }
 #define WITH_FRAMES(pc, call) do { uint64_t fr_[MT_STACK_MAX]; mc_nframes = frames_of(pc, fr_); mc_frames = fr_; \

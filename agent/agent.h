@@ -154,6 +154,8 @@ struct thread_state {
     stack_t alt;                 /* the agent's alternate signal stack for this thread */
     stack_t app_alt;             /* the one the program set with sigaltstack (ss_sp 0: none) */
     uintptr_t new_caller;        /* operator new's caller, the site of the malloc it makes (0: none) */
+    int ctx_sent, nctx;          /* an MT_CONTEXT was sent; its return addresses (fault.c, send_context) */
+    uint64_t ctx[MT_STACK_MAX_CONTEXT];
 };
 extern __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
 /* Top of this thread's stack for mt_ool_return's call into C (0: none, the program's stack serves). */

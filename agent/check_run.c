@@ -77,30 +77,34 @@ int mc_snprintf(char *d, size_t n, const char *fmt, ...)
 
 static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
 
-/* --stack-depth N > 1: the frames a report prints under its line (check_report.c's mc_frames), from the      */
-/* faulting instruction's %rbp chain (read with user_transfer: a smashed chain must not fault here) when a   */
-/* fault is being checked (check_fault_gr, this thread's), else above the wrapper's caller pc, as allocation */
-/* stacks are found (mt_frames_above). Frame pointers only: code without them ends the chain or skips frames */
-/* (a fault in libc's strcpy starts at the caller of the function that called it).                          */
+/* --stack-depth N > 1: the frames a report prints under its line (check_report.c's mc_frames): when a fault */
+/* is being checked (check_fault_gr, this thread's), unwound from the faulting instruction's registers by     */
+/* each module's .eh_frame (mt_unwind, as fault mode's access stacks: docs/stacks.md, "Access stacks"), so    */
+/* code without frame pointers (libc's strcpy, -O2 programs) shows every caller; else above the wrapper's    */
+/* caller pc, as allocation stacks are found (mt_frames_above). The stack read is the thread's own, bounded  */
+/* as mt_unwind bounds it: a smashed frame ends the walk, never faults. It ends at main.                      */
 __thread const greg_t *check_fault_gr __attribute__((tls_model("initial-exec")));
+static int is_main(const char *fn) { return fn && fn[0] == 'm' && fn[1] == 'a' && fn[2] == 'i' && fn[3] == 'n' && !fn[4]; }
 static int frames_of(uintptr_t pc, uint64_t *buf)
 {
     if (g.stack_depth <= 1) return 0;
-    int max = g.stack_depth - 1 < MT_STACK_MAX - 1 ? g.stack_depth - 1 : MT_STACK_MAX - 1;
+    int max = g.stack_depth - 1 < MT_STACK_MAX - 1 ? g.stack_depth - 1 : MT_STACK_MAX - 1, n = 0;
     if (!check_fault_gr) {
-        /* frames the walk found by .eh_frame carry MT_FRAME_CFI (for the trace's reader): a report wants addresses */
-        int n = mt_frames_above((uintptr_t)__builtin_frame_address(0), pc, g.stack_depth, buf);
-        for (int i = 0; i < n; i++) buf[i] &= ~MT_FRAME_CFI;
-        return n;
+        n = mt_frames_above((uintptr_t)__builtin_frame_address(0), pc, g.stack_depth, buf);
+    } else {
+        uintptr_t sp = (uintptr_t)check_fault_gr[REG_RSP], tp, end = (uintptr_t)__libc_stack_end, hi = 0;
+        __asm__("mov %%fs:0, %0" : "=r"(tp));
+        if (end > sp && end - sp < (1UL << 30)) hi = end;
+        else if (tp > sp && tp - sp < (1UL << 30)) hi = tp;
+        /* the instruction's own row: mt_unwind looks a return address up one byte before it */
+        if (hi) n = mt_unwind((uintptr_t)check_fault_gr[REG_RIP] + 1, sp, (uintptr_t)check_fault_gr[REG_RBP], sp, hi, buf, max);
     }
-    uintptr_t fp = (uintptr_t)check_fault_gr[REG_RBP], sp = (uintptr_t)check_fault_gr[REG_RSP];
-    int n = 0;
-    while (n < max) {
-        uint64_t w[2];
-        if ((fp & 7) || fp < sp || fp - sp > (1UL << 30) || user_transfer(w, fp, 16, 0) || w[1] < 4096) break;
-        buf[n++] = w[1];
-        if (w[0] <= fp || w[0] - fp > (1UL << 20)) break;
-        fp = w[0];
+    /* frames the walk found by .eh_frame carry MT_FRAME_CFI (for the trace's reader): a report wants addresses; */
+    /* the stack ends at main, as memtrace's allocation stacks and valgrind's do (libc's start-up is no caller)    */
+    if (is_main(check_function_of(check_fault_gr ? pc : pc - 1))) return 0;
+    for (int i = 0; i < n; i++) {
+        buf[i] &= ~MT_FRAME_CFI;
+        if (is_main(check_function_of(buf[i] - 1))) return i + 1;
     }
     return n;
 }

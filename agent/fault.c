@@ -453,6 +453,37 @@ static int emulate_stack_locked(greg_t *gr, const struct insn *e, uintptr_t ea, 
     return 1;
 }
 
+/* Access stacks (docs/stacks.md, "Access stacks"): with --stack-depth N > 1, the return addresses above the  */
+/* faulting instruction's frame, unwound from the fault's registers as an allocation's are (mt_unwind: the   */
+/* row of the instruction itself, then each caller's), sent as an MT_CONTEXT when they are not the ones this */
+/* thread sent last: a loop's accesses share one. The stack read is the thread's (below __libc_stack_end or  */
+/* its descriptor), never traced memory; a fault on another stack (a signal handler's, a coroutine's) sends  */
+/* an empty context. Called with g.lock held, for a fault that is recorded.                                  */
+static void send_context(const greg_t *gr)
+{
+    uint64_t out[MT_STACK_MAX_CONTEXT];
+    int n = 0, max = g.stack_depth - 1 < MT_STACK_MAX_CONTEXT ? g.stack_depth - 1 : MT_STACK_MAX_CONTEXT;
+    uintptr_t ip = (uintptr_t)gr[REG_RIP], sp = (uintptr_t)gr[REG_RSP], tp, hi = 0, end = (uintptr_t)__libc_stack_end;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    if (end > sp && end - sp < (1UL << 30)) hi = end;
+    else if (tp > sp && tp - sp < (1UL << 30)) hi = tp;
+    /* mt_unwind looks a return address's row up one byte before it: ip + 1 finds the instruction's own */
+    if (hi) n = mt_unwind(ip + 1, sp, (uintptr_t)gr[REG_RBP], sp, hi, out, max);
+    if (ts.ctx_sent && n == ts.nctx) {
+        int same = 1;
+        for (int i = 0; i < n && same; i++) same = out[i] == ts.ctx[i];
+        if (same) return;
+    }
+    struct mt_context c;
+    c.h.type = MT_CONTEXT;
+    c.h.flags = 0;
+    c.h.size = (uint16_t)(sizeof c.h + 8 * n);
+    for (int i = 0; i < n; i++) c.callers[i] = ts.ctx[i] = out[i];
+    ts.nctx = n;
+    ts.ctx_sent = 1;
+    emit(&c);
+}
+
 static void segv_access(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -514,6 +545,7 @@ static void segv_access(int sig, siginfo_t *si, void *ucv)
         forward(sig, si, uc);
         return;
     }
+    if (g.stack_depth > 1 && !ts.untraced && !ts.stepping) send_context(gr);
     if (e && e->string) {
         long done = emulate_string_locked(gr, e);
         spin_unlock(&g.lock);

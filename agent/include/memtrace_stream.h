@@ -57,6 +57,7 @@ enum mt_type {
     MT_FORK = 12,     /* the program forked a child (which runs untraced) */
     MT_WRITER = 13,   /* compiled-in runtime: how long the program waited for its trace writer, just before MT_EXIT */
     MT_FALLBACK = 14, /* rewrite mode: the int3 fallback's traps and the accesses they recorded, just before MT_EXIT */
+    MT_CONTEXT = 15,  /* fault mode, access stacks: the calling context of the thread's next accesses */
 };
 
 /* 8 bytes at the start of every record. */
@@ -77,6 +78,7 @@ struct mt_hello {
     uint64_t regions;           /* MT_REGION_* bits that were asked for */
 };
 
+#define MT_STACK_MAX_CONTEXT 63 /* return addresses of an MT_CONTEXT: MT_STACK_MAX - 1 */
 /* MT_ACCESS: flags */
 #define MT_ACC_WRITE 0x01       /* the CPU reported a write (page-fault error code bit 1) */
 #define MT_ACC_SAME_STEP 0x02   /* not the first fault of this execution of the instruction at ip */
@@ -84,6 +86,15 @@ struct mt_access {
     struct mt_rec_header h;
     uint64_t ip;                /* address of the faulting instruction */
     uint64_t addr;              /* the faulting data address (si_addr) */
+};
+
+/* MT_CONTEXT (access stack format 1, docs/event-stream.md): fault mode with MEMTRACE_STACK_DEPTH > 1 sends   */
+/* it before an MT_ACCESS whose return addresses (above the faulting instruction's frame, innermost first,  */
+/* at most depth - 1, MT_FRAME_CFI as in MT_ALLOC's) differ from those of the thread's last MT_ACCESS; the   */
+/* thread's accesses until its next MT_CONTEXT have them. (size - 8) / 8 words; none: the walk found none.   */
+struct mt_context {
+    struct mt_rec_header h;
+    uint64_t callers[MT_STACK_MAX_CONTEXT];
 };
 
 /* MT_BLOCK: flags = op | source */

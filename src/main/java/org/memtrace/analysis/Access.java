@@ -16,6 +16,8 @@ public final class Access {
     public static final int UNWEIGHTED = -1;
 
     private final Names names;
+    /** The return addresses recorded above the instruction (fault mode's access stacks), null when none were. */
+    private long[] callers;
     private long sequence, ip, address;
     private int tid, size, weight;
     private boolean store;
@@ -30,6 +32,11 @@ public final class Access {
     }
 
     Access set(long sequence, int tid, long ip, long address, int size, boolean store, int weight) {
+        return set(sequence, tid, ip, address, size, store, weight, null);
+    }
+
+    Access set(long sequence, int tid, long ip, long address, int size, boolean store, int weight, long[] callers) {
+        this.callers = callers;
         this.sequence = sequence;
         this.tid = tid;
         this.ip = ip;
@@ -61,6 +68,13 @@ public final class Access {
     public boolean store() { return store; }
 
     public int weight() { return weight; }
+
+    /**
+     * The access's stack (docs/stacks.md, "Access stacks"): its instruction's frames, then its callers', named
+     * and interned when first asked for; null when the trace recorded none for it (a trace of rewrite or
+     * compiled-in mode, or of depth 1).
+     */
+    public Stack stack() { return callers == null ? null : names.accessStack(ip, callers); }
 
     public boolean weighted() { return weight != UNWEIGHTED; }
 

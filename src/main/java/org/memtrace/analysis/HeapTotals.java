@@ -39,15 +39,18 @@ public final class HeapTotals implements Analysis {
     private long lastAllocated;
     private long freedAccesses, firstFreedSequence = -1;
     private String firstFreedAddress, firstFreedInstruction;
+    /** The first access to freed memory's stack (docs/stacks.md, "Access stacks"), null when none was recorded. */
+    private Stack firstFreedStack;
     /** The first access to freed memory as the summary names it. */
-    private record First(long sequence, String address, String instruction) {}
+    private record First(long sequence, String address, String instruction, Stack stack) {}
     /** Freed memory and the accesses to it that count, by the report's rule too. */
     private final FreedMemory<Boolean, First> freed = new FreedMemory<>(
-            (access, block) -> new First(access.sequence(), access.data(), access.code()), f -> {
+            (access, block) -> new First(access.sequence(), access.data(), access.code(), access.stack()), f -> {
         if (freedAccesses++ == 0) {
             firstFreedSequence = f.sequence();
             firstFreedAddress = f.address();
             firstFreedInstruction = f.instruction();
+            firstFreedStack = f.stack();
         }
     });
 
@@ -171,6 +174,8 @@ public final class HeapTotals implements Analysis {
         out.printf(Locale.ROOT, "    %-24s %,13d %s%n", "use after free", freedAccesses, freedAccesses == 0 ? "accesses to freed memory"
                 : String.format(Locale.ROOT, "access%s to freed memory, the first at event %,d: %s by %s", freedAccesses == 1 ? "" : "es",
                         firstFreedSequence, firstFreedAddress, firstFreedInstruction));
+        if (firstFreedStack != null && firstFreedStack.deep())
+            for (String frame : firstFreedStack.names()) out.printf(Locale.ROOT, "      at %s%n", frame);
         points.print(out);
     }
 
@@ -203,6 +208,7 @@ public final class HeapTotals implements Analysis {
             first.put("sequence", firstFreedSequence);
             first.put("address", firstFreedAddress);
             first.put("instruction", firstFreedInstruction);
+            if (firstFreedStack != null && firstFreedStack.deep()) first.put("stack", firstFreedStack.names());
             m.put("firstFreedMemoryAccess", first);
         }
         if (points.shown()) {

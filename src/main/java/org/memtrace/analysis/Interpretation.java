@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.memtrace.event.Event;
 import org.memtrace.trace.AccessInterpreter;
@@ -34,6 +36,13 @@ public final class Interpretation implements EventConsumer {
     private final List<String> crashes = new ArrayList<>();
     private final Access access;
     private long sequence, records;
+    /**
+     * Fault mode's access stacks: each thread's last MT_CONTEXT, which its accesses have until the next; the
+     * last thread's looked up once (a run of one thread's faults asks no map).
+     */
+    private final Map<Integer, long[]> contexts = new HashMap<>();
+    private int contextTid;
+    private long[] context;
 
     public Interpretation(Naming naming, InstructionShapes shapes, List<? extends Analysis> analyses) {
         this.naming = naming;
@@ -64,6 +73,10 @@ public final class Interpretation implements EventConsumer {
                 each(x -> x.block(n, b));
             }
             case Event.Alloc a -> allocation(a);
+            case Event.Context c -> {
+                contexts.put(c.tid(), c.callers());
+                if (c.tid() == contextTid) context = c.callers();
+            }
             default -> other(event);
         }
     }
@@ -82,7 +95,11 @@ public final class Interpretation implements EventConsumer {
         int accesses = faults.interpret(tid, ip, address, sameStep);
         if (accesses == AccessInterpreter.NONE) return;
         boolean rmw = accesses == AccessInterpreter.LOAD_AND_STORE;
-        deliver(access.set(sequence++, tid, ip, address, faults.size(), write && !rmw, Access.UNWEIGHTED));
+        if (tid != contextTid) {
+            contextTid = tid;
+            context = contexts.get(tid);
+        }
+        deliver(access.set(sequence++, tid, ip, address, faults.size(), write && !rmw, Access.UNWEIGHTED, context));
         if (rmw) deliver(access.asStore(sequence++));
     }
 

@@ -27,6 +27,7 @@ final class Names {
     private static final int GRANULES = 1 << 14, GRANULE_HASH_SHIFT = 64 - 14;
 
     private final Naming naming;
+    private final AccessStacks accessStacks;
     private final long[] dataAddress = new long[DATA_SLOTS];
     private final int[] dataStamp = new int[DATA_SLOTS];
     /** The stamp of the last invalidation of each granule's addresses, by {@link #granule}. */
@@ -54,6 +55,7 @@ final class Names {
     private int stamp = 1, allDataStamp = 1, codeGen = 1;
 
     Names(Naming naming) {
+        this.accessStacks = new AccessStacks(naming);
         this.naming = naming;
     }
 
@@ -194,5 +196,10 @@ final class Names {
             code[s] = source[s] = null;
         }
         return s;
+    }
+
+    /** {@link AccessStacks#of}: one table for every analysis, so an access stack is named once. */
+    Stack accessStack(long ip, long[] callers) {
+        return accessStacks.of(ip, callers);
     }
 }

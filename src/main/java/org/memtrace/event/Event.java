@@ -6,7 +6,7 @@ package org.memtrace.event;
  */
 public sealed interface Event
         permits Event.Hello, Event.Access, Event.Probe, Event.Block, Event.Alloc, Event.Module, Event.Mapping, Event.Range,
-        Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork, Event.Writer, Event.Fallback {
+        Event.ThreadEvent, Event.Control, Event.Exit, Event.Stats, Event.Fork, Event.Writer, Event.Fallback, Event.Context {
 
     /** Kernel thread id of the thread that produced the event. */
     int tid();
@@ -202,4 +202,11 @@ public sealed interface Event
         /** Whether the record says what became of the puns (a 48-byte record). */
         public boolean knowsPuns() { return puns >= 0; }
     }
+
+    /**
+     * Fault mode's access stacks (MT_CONTEXT, docs/event-stream.md): the return addresses above the faulting
+     * instruction's frame, innermost first (bit 63 set on a frame found by .eh_frame, as {@link Alloc#callers}),
+     * that the thread's accesses have from here to its next context; none: the walk found none.
+     */
+    record Context(int tid, long[] callers) implements Event {}
 }

@@ -210,6 +210,11 @@ public final class EventDecoder {
                 yield size >= 48 ? new Event.Fallback(tid, r.u64(8), r.u64(16), r.u64(24), r.u64(32), r.u64(40))
                         : new Event.Fallback(tid, r.u64(8), r.u64(16));
             }
+            case MT_CONTEXT -> {
+                long[] callers = new long[(size - 8) / 8];
+                for (int i = 0; i < callers.length; i++) callers[i] = r.u64(8 + 8L * i);
+                yield new Event.Context(tid, callers);
+            }
             default -> throw r.bad("unknown record type " + type);
         };
     }

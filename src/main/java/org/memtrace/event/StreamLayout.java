@@ -58,6 +58,7 @@ public final class StreamLayout {
     public static final int MT_FORK = 12;
     public static final int MT_WRITER = 13;
     public static final int MT_FALLBACK = 14;
+    public static final int MT_CONTEXT = 15;
 
     public static final int ACC_WRITE = 0x01;
     public static final int ACC_SAME_STEP = 0x02;

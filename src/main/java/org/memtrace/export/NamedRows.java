@@ -29,10 +29,11 @@ abstract class NamedRows implements Analysis {
     static final List<String> COLUMNS = List.of("seq", "kind", "store", "address", "size", "ip", "instruction", "thread",
             "region", "symbol", "offset", "source");
     /**
-     * The Parquet export's columns: the CSV's and the allocation stack of the heap block a row lands in, which a
-     * dictionary stores once per row group (in CSV text it would repeat on every row).
+     * The Parquet export's columns: the CSV's and the allocation and free stacks of the heap block a row lands in,
+     * which a dictionary stores once per row group (in CSV text they would repeat on every row).
      */
-    static final List<String> PARQUET_COLUMNS = Stream.concat(COLUMNS.stream(), Stream.of("allocation_stack")).toList();
+    static final List<String> PARQUET_COLUMNS = Stream.concat(COLUMNS.stream(), Stream.of("allocation_stack", "free_stack"))
+            .toList();
 
     /** The symbol id of an address memtrace cannot name: no symbol and no offset. */
     static final int NO_SYMBOL = -1;
@@ -59,10 +60,14 @@ abstract class NamedRows implements Analysis {
 
     /** By allocation number: 1 + the text id of the block's folded allocation stack, 0 when not seen. */
     private int[] blockStack = new int[1024];
+    /** By allocation number: 1 + the text id of the folded stack of the call that released the block, 0 while live. */
+    private int[] blockFreeStack = new int[1024];
     /** By symbol id: the text id of the stack of the block the symbol names, {@link #NO_SYMBOL} when none, 0 not looked up. */
     private int[] symbolStack = new int[1024];
-    private int spanStack;
-    private final int[] dataStack = new int[CACHE];
+    /** By symbol id, as symbolStack: the free stack of a released block's name ({@code <freed:…>}, {@code <unmap:…>}). */
+    private int[] symbolFreeStack = new int[1024];
+    private int spanStack, spanFreeStack;
+    private final int[] dataStack = new int[CACHE], dataFreeStack = new int[CACHE];
 
     private final Interner texts = new Interner();
     private byte[][] utf8 = new byte[1024][];
@@ -78,10 +83,11 @@ abstract class NamedRows implements Analysis {
      * {@code symbol} are ids for {@link #text}, {@code symbol} {@link #NO_SYMBOL} when the address has no
      * name (its offset then means nothing); {@code source} the id of the instruction's {@code file:line},
      * {@link #NO_SYMBOL} when no line table covers it; {@code stack} the id of the allocation stack of the heap
-     * block the address lies in ({@link #folded}), {@link #NO_SYMBOL} outside the heap's blocks.
+     * block the address lies in ({@link #folded}), {@link #NO_SYMBOL} outside the heap's blocks; {@code freeStack}
+     * the id of the stack of the call that released that block, {@link #NO_SYMBOL} while it is live.
      */
     abstract void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction,
-                      int tid, int region, int symbol, long offset, int source, int stack);
+                      int tid, int region, int symbol, long offset, int source, int stack, int freeStack);
 
     /** The name an id stands for. */
     final String text(int id) { return texts.text(id); }
@@ -112,26 +118,47 @@ abstract class NamedRows implements Analysis {
     }
 
     /**
-     * Names change with every allocator call (a block named, one released); then the block's stack is kept by
-     * its allocation number, which the names of its accesses carry.
+     * Names change with every allocator call (a block named, one released); then the block's stacks are kept by
+     * its allocation number, which the names of its accesses carry: the allocating call's, and the releasing
+     * call's (free, munmap, or a realloc that moved the block) once it is released.
      */
     @Override
     public final void allocation(Allocation allocation) {
         namesChanged();
-        long number = Block.number(allocation.block());
-        if (number <= 0 || number >= Integer.MAX_VALUE - 8 || allocation.block().startsWith("<freed:")
-                || allocation.block().startsWith("<unmap:")) return;
-        if (number >= blockStack.length) blockStack = Arrays.copyOf(blockStack, (int) Math.max(2L * blockStack.length, number + 1));
-        blockStack[(int) number] = 1 + texts.id(folded(allocation.stack(), allocation.block()));
+        String block = allocation.block();
+        boolean released = block.startsWith("<freed:") || block.startsWith("<unmap:");
+        if (released) {
+            blockFreeStack = put(blockFreeStack, Block.number(block), () -> freeSite(allocation));
+            return;
+        }
+        long number = Block.number(block);
+        if (allocation.previous() != null) {
+            long old = Block.number(DataName.of(allocation.previous()).symbol());
+            if (old != number) blockFreeStack = put(blockFreeStack, old, () -> freeSite(allocation));
+        }
+        blockStack = put(blockStack, number, () -> folded(allocation.stack(), Block.site(block)));
+    }
+
+    /** Stores 1 + the text id of a folded stack under an allocation number (none for a number that is no block's). */
+    private int[] put(int[] byNumber, long number, java.util.function.Supplier<String> stack) {
+        if (number <= 0 || number >= Integer.MAX_VALUE - 8) return byNumber;
+        if (number >= byNumber.length) byNumber = Arrays.copyOf(byNumber, (int) Math.max(2L * byNumber.length, number + 1));
+        byNumber[(int) number] = 1 + texts.id(stack.get());
+        return byNumber;
+    }
+
+    /** The releasing call's folded stack; its call site (its name names only the allocating one) at depth 1. */
+    private String freeSite(Allocation allocation) {
+        return folded(allocation.stack(), naming.code(allocation.event().caller()));
     }
 
     /**
      * A stack as flame graphs' folded lines spell it: outermost frame first, {@code ;} between frames
-     * ({@code main+13(stacks.c:29);make_left+14(stacks.c:17);xmalloc+24(stacks.c:7)}); the block's call site when
-     * only that was recorded.
+     * ({@code main+13(stacks.c:29);make_left+14(stacks.c:17);xmalloc+24(stacks.c:7)}); {@code site}, the call
+     * site, when only that was recorded.
      */
-    static String folded(Stack stack, String block) {
-        if (stack == null || !stack.deep() || stack.names().isEmpty()) return Block.site(block);
+    static String folded(Stack stack, String site) {
+        if (stack == null || !stack.deep() || stack.names().isEmpty()) return site;
         StringBuilder b = new StringBuilder();
         for (int i = stack.names().size() - 1; i >= 0; i--) b.append(stack.names().get(i)).append(i > 0 ? ";" : "");
         return b.toString();
@@ -141,11 +168,26 @@ abstract class NamedRows implements Analysis {
     private int stackOf(int symbol) {
         if (symbol == NO_SYMBOL) return NO_SYMBOL;
         if (symbol >= symbolStack.length) symbolStack = Arrays.copyOf(symbolStack, Math.max(2 * symbolStack.length, symbol + 1));
-        int s = symbolStack[symbol];
+        return cached(symbolStack, symbol, blockStack);
+    }
+
+    /** The free stack text id of the released block a symbol names ({@link #NO_SYMBOL} for a live one's name). */
+    private int freeStackOf(int symbol) {
+        if (symbol == NO_SYMBOL) return NO_SYMBOL;
+        if (symbol >= symbolFreeStack.length)
+            symbolFreeStack = Arrays.copyOf(symbolFreeStack, Math.max(2 * symbolFreeStack.length, symbol + 1));
+        String name = text(symbol);
+        if (!name.startsWith("<freed:") && !name.startsWith("<unmap:")) return NO_SYMBOL;
+        return cached(symbolFreeStack, symbol, blockFreeStack);
+    }
+
+    /** bySymbol[symbol] (1 + id, -1 none, 0 not looked up), looked up in byNumber by the name's allocation number. */
+    private int cached(int[] bySymbol, int symbol, int[] byNumber) {
+        int s = bySymbol[symbol];
         if (s != 0) return s > 0 ? s - 1 : NO_SYMBOL;
         long number = Block.number(text(symbol));
-        int id = number > 0 && number < blockStack.length && blockStack[(int) number] > 0 ? blockStack[(int) number] - 1 : NO_SYMBOL;
-        symbolStack[symbol] = id == NO_SYMBOL ? -1 : id + 1;
+        int id = number > 0 && number < byNumber.length && byNumber[(int) number] > 0 ? byNumber[(int) number] - 1 : NO_SYMBOL;
+        bySymbol[symbol] = id == NO_SYMBOL ? -1 : id + 1;
         return id;
     }
 
@@ -173,13 +215,13 @@ abstract class NamedRows implements Analysis {
         int instruction = lastInstruction, source = lastSource;
         if (address >= spanStart && address < spanEnd) {
             row(sequence, kind, store, address, size, ip, instruction, tid, spanRegion, spanSymbol, address - spanBase,
-                    source, spanStack);
+                    source, spanStack, spanFreeStack);
             return;
         }
         int slot = (int) ((address * 0x9E3779B97F4A7C15L) >>> 48);
         if (dataGeneration[slot] != generation || dataAddress[slot] != address) name(slot, address);
         row(sequence, kind, store, address, size, ip, instruction, tid, dataRegion[slot], dataSymbol[slot], dataOffset[slot], source,
-                dataStack[slot]);
+                dataStack[slot], dataFreeStack[slot]);
     }
 
     /** Fills the data slot of an address; a heap block's also starts a span. */
@@ -188,9 +230,10 @@ abstract class NamedRows implements Analysis {
         int region = texts.id(naming.region(address));
         int symbol = name.symbol() == null ? NO_SYMBOL : texts.id(name.symbol());
         long until = name.symbol() == null ? address + 1 : naming.sameObjectUntil(address);
-        int stack = stackOf(symbol);
+        int stack = stackOf(symbol), freeStack = freeStackOf(symbol);
         if (until > address + 1) {
             spanStack = stack;
+            spanFreeStack = freeStack;
             spanStart = address;
             spanEnd = until;
             spanBase = address - name.offset();
@@ -203,5 +246,6 @@ abstract class NamedRows implements Analysis {
         dataSymbol[slot] = symbol;
         dataOffset[slot] = name.offset();
         dataStack[slot] = stack;
+        dataFreeStack[slot] = freeStack;
     }
 }

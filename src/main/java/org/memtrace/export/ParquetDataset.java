@@ -80,7 +80,7 @@ public sealed class ParquetDataset extends NamedRows permits ParquetRows {
 
     @Override
     final void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
-             int region, int symbol, long offset, int source, int stack) {
+             int region, int symbol, long offset, int source, int stack, int freeStack) {
         try {
             Partition p = tid == lastTid ? last : partition(tid);
             if (p.file != null && p.file.rows() == partitioning.maxRows()) {
@@ -88,7 +88,7 @@ public sealed class ParquetDataset extends NamedRows permits ParquetRows {
                 p.file = null;
             }
             if (p.file == null) p.file = open(tid, p.parts++);
-            p.file.row(sequence, kind, store, address, size, ip, instruction, tid, region, symbol, offset, source, stack);
+            p.file.row(sequence, kind, store, address, size, ip, instruction, tid, region, symbol, offset, source, stack, freeStack);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

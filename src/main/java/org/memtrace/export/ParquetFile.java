@@ -21,12 +21,12 @@ import org.memtrace.compress.ZstdCompressor;
  * rows, one column chunk per column and group. Each chunk is one data page (version 1), each page one zstd
  * frame (codec ZSTD, level -1, through libzstd; uncompressed when the library is missing);
  * the columns with few distinct values (kind, size, ip, instruction, thread, region, symbol, source,
- * allocation_stack) are
+ * allocation_stack, free_stack) are
  * dictionary-encoded, with a dictionary page per chunk and the indices of 8, 16 or 32 bits each in RLE runs
  * where a value repeats 8 times or more, bit-packed elsewhere; seq, address and offset are
  * DELTA_BINARY_PACKED (a counter or a strided walk packs to a few bits per row before zstd sees it), store a
- * PLAIN bitmap. symbol, offset, source and allocation_stack are optional (null where memtrace cannot name the
- * address, the instruction has no line, or the address is in no heap block): their definition levels are one bit-packed run of 1-bit levels.
+ * PLAIN bitmap. symbol, offset, source, allocation_stack and free_stack are optional (null where memtrace cannot
+ * name the address, the instruction has no line, the address is in no heap block, or in a live one): their definition levels are one bit-packed run of 1-bit levels.
  *
  * <p>Every column chunk carries statistics (min_value and max_value in the column's type order, unsigned for
  * the UINT_64 columns, null_count, and distinct_count for the dictionary columns), and the footer declares
@@ -90,15 +90,16 @@ final class ParquetFile {
     private final List<Long> groupRows = new ArrayList<>();
 
     private long[] seq = new long[FIRST_ROWS], address = new long[FIRST_ROWS], offset = new long[FIRST_ROWS];
-    /** store, "symbol is defined", "source is defined" and "allocation_stack is defined", one bit per row, LSB first. */
+    /** store, "symbol is defined", "source is defined", "allocation_stack is defined" and "free_stack is defined", one bit per row, LSB first. */
     private byte[] stores = new byte[FIRST_ROWS / 8], symbolDefined = new byte[FIRST_ROWS / 8],
-            sourceDefined = new byte[FIRST_ROWS / 8], stackDefined = new byte[FIRST_ROWS / 8];
+            sourceDefined = new byte[FIRST_ROWS / 8], stackDefined = new byte[FIRST_ROWS / 8],
+            freeStackDefined = new byte[FIRST_ROWS / 8];
     private final ParquetDictionary kind = new ParquetDictionary(), size = new ParquetDictionary(),
             ip = new ParquetDictionary(), instruction = new ParquetDictionary(), thread = new ParquetDictionary(),
             region = new ParquetDictionary(), symbol = new ParquetDictionary(), source = new ParquetDictionary(),
-            stack = new ParquetDictionary();
-    /** Rows in the current group, those of them with a symbol (so with an offset), with a source line, with a stack. */
-    private int rows, named, sourced, stacked;
+            stack = new ParquetDictionary(), freeStack = new ParquetDictionary();
+    /** Rows in the current group, those of them with a symbol (so with an offset), a source line, a stack, a free stack. */
+    private int rows, named, sourced, stacked, freeStacked;
     private long total;
 
     /**
@@ -118,7 +119,7 @@ final class ParquetFile {
     long rows() { return total + rows; }
 
     void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
-             int region, int symbol, long offset, int source, int stack) throws IOException {
+             int region, int symbol, long offset, int source, int stack, int freeStack) throws IOException {
         int r = rows;
         if (r == seq.length) grow();
         seq[r] = sequence;
@@ -145,6 +146,11 @@ final class ParquetFile {
             this.stack.add(stack);
             stacked++;
         }
+        if (freeStack != NamedRows.NO_SYMBOL) {
+            freeStackDefined[r >>> 3] |= (byte) (1 << (r & 7));
+            this.freeStack.add(freeStack);
+            freeStacked++;
+        }
         if (++rows == ROWS) flushGroup();
     }
 
@@ -157,6 +163,7 @@ final class ParquetFile {
         symbolDefined = Arrays.copyOf(symbolDefined, n / 8);
         sourceDefined = Arrays.copyOf(sourceDefined, n / 8);
         stackDefined = Arrays.copyOf(stackDefined, n / 8);
+        freeStackDefined = Arrays.copyOf(freeStackDefined, n / 8);
     }
 
     private void flushGroup() throws IOException {
@@ -174,6 +181,7 @@ final class ParquetFile {
         optionalLongs("offset");
         dictionary("source", BYTE_ARRAY, source, sourceDefined, sourced, utf8);
         dictionary("allocation_stack", BYTE_ARRAY, stack, stackDefined, stacked, utf8);
+        dictionary("free_stack", BYTE_ARRAY, freeStack, freeStackDefined, freeStacked, utf8);
         long groupSize = rows;
         writer.execute(() -> {
             groups.add(chunks);
@@ -185,11 +193,13 @@ final class ParquetFile {
         named = 0;
         sourced = 0;
         stacked = 0;
+        freeStacked = 0;
         Arrays.fill(stores, (byte) 0);
         Arrays.fill(symbolDefined, (byte) 0);
         Arrays.fill(sourceDefined, (byte) 0);
         Arrays.fill(stackDefined, (byte) 0);
-        for (ParquetDictionary d : List.of(kind, size, ip, instruction, thread, region, symbol, source, stack)) d.reset();
+        Arrays.fill(freeStackDefined, (byte) 0);
+        for (ParquetDictionary d : List.of(kind, size, ip, instruction, thread, region, symbol, source, stack, freeStack)) d.reset();
     }
 
     private void deltaLongs(String name, long[] values, int n) throws IOException {
@@ -347,6 +357,7 @@ final class ParquetFile {
         schema(footer, "offset", INT64, OPTIONAL, UINT_64);
         schema(footer, "source", BYTE_ARRAY, OPTIONAL, UTF8);
         schema(footer, "allocation_stack", BYTE_ARRAY, OPTIONAL, UTF8);
+        schema(footer, "free_stack", BYTE_ARRAY, OPTIONAL, UTF8);
         footer.i64(3, total);
         footer.list(4, Bytes.LIST_STRUCT, groups.size());
         for (int g = 0; g < groups.size(); g++) rowGroup(footer, groups.get(g), groupRows.get(g));

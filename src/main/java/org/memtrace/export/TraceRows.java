@@ -41,10 +41,10 @@ public final class TraceRows extends NamedRows {
         this.out.put('\n');
     }
 
-    /** The allocation stack is the Parquet export's alone ({@link NamedRows#PARQUET_COLUMNS}). */
+    /** The allocation and free stacks are the Parquet export's alone ({@link NamedRows#PARQUET_COLUMNS}). */
     @Override
     void row(long sequence, char kind, boolean store, long address, long size, long ip, int instruction, int tid,
-             int region, int symbol, long offset, int source, int stack) {
+             int region, int symbol, long offset, int source, int stack, int freeStack) {
         try {
             sequence(sequence);
             out.put(kindStore(kind, store)).unsignedDec(address).put(',').unsignedDec(size).put(',')

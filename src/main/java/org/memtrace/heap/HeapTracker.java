@@ -38,7 +38,14 @@ public final class HeapTracker {
     /** The stack of each allocator call and the frame of it that names its blocks. */
     public interface Stacks {
         /** The call's stack, innermost first; element 0 is the call site. */
-        long[] of(Event.Alloc a);
+        default long[] of(Event.Alloc a) { return of(a.caller(), a.callers()); }
+
+        /**
+         * The stack of a code address {@code first} (a call site, or an access's instruction) and the return
+         * addresses recorded above it ({@link Event.Alloc#callers}, {@link Event.Context#callers}), innermost
+         * first, as far as they are trusted; element 0 is {@code first}.
+         */
+        long[] of(long first, long[] callers);
 
         /** The frame of {@code stack} a block is named after. */
         long site(long[] stack);
@@ -46,11 +53,14 @@ public final class HeapTracker {
 
     /** The call site alone: {@code caller}, as before stacks. */
     public static final Stacks CALLERS = new Stacks() {
-        @Override public long[] of(Event.Alloc a) { return new long[] {a.caller()}; }
+        @Override public long[] of(long first, long[] callers) { return new long[] {first}; }
         @Override public long site(long[] stack) { return stack[0]; }
     };
 
     private final Stacks stacks;
+
+    /** How this tracker trusts recorded frames: access stacks go through it too. */
+    public Stacks stacks() { return stacks; }
     /** The stack of the event being observed. */
     private long[] current;
 

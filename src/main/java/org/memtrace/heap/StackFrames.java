@@ -36,15 +36,14 @@ public final class StackFrames implements HeapTracker.Stacks {
     }
 
     @Override
-    public long[] of(Event.Alloc a) {
-        long[] callers = a.callers();
+    public long[] of(long first, long[] callers) {
         // a 0 word ends the frames: stacks were asked for and the chain gave none (docs/event-stream.md)
         int found = 0;
         while (found < callers.length && callers[found] != 0) found++;
-        if (found == 0) return new long[] {a.caller()};
+        if (found == 0) return new long[] {first};
         if (found < callers.length) callers = java.util.Arrays.copyOf(callers, found);
         int n = 1;
-        long frame = a.caller();
+        long frame = first;
         while (n <= callers.length) {
             long next = callers[n - 1];
             // unwound by the module's .eh_frame (bit 63): true; found by the saved rbp: true only after a set-up
@@ -55,7 +54,7 @@ public final class StackFrames implements HeapTracker.Stacks {
         long[] stack = new long[n];
         int kept = 0;
         for (int i = 0; i < n; i++) {
-            long f = i == 0 ? a.caller() : callers[i - 1] & Long.MAX_VALUE;
+            long f = i == 0 ? first : callers[i - 1] & Long.MAX_VALUE;
             String code = space.code(f);
             // libc's caller of main, when main has no symbol (a stripped program): it and what runs it are left out
             if (i > 0 && (code.startsWith("__libc_start_call_main") || code.startsWith("__libc_start_main"))) break;

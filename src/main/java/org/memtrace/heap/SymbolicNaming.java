@@ -170,6 +170,12 @@ public final class SymbolicNaming implements Naming {
         return space.inlinedSource(ip);
     }
 
+    /** The access's stack as far as it can be trusted, by the rule of allocation stacks (StackFrames). */
+    @Override
+    public long[] accessStack(long ip, long[] callers) {
+        return heap.stacks().of(ip, callers);
+    }
+
     /** The call's stack as far as it can be trusted (StackFrames); for the event just observed. */
     @Override
     public long[] stack(Event.Alloc allocation) {

@@ -231,9 +231,10 @@ public final class Report implements Analysis {
             row.put("address", f.block() + "+" + f.offset());
             row.put("allocationSite", f.allocationSite());
             row.put("freeSite", f.freeSite());
-            if (deep(f.allocationStack()) || deep(f.freeStack())) {
+            if (deep(f.allocationStack()) || deep(f.freeStack()) || deep(f.accessStack())) {
                 row.put("allocationStack", f.allocationStack() == null ? null : f.allocationStack().names());
                 row.put("freeStack", f.freeStack() == null ? null : f.freeStack().names());
+                row.put("accessStack", f.accessStack() == null ? null : f.accessStack().names());
             }
             freed.add(row);
         }

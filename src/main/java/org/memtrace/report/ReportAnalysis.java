@@ -125,7 +125,7 @@ public final class ReportAnalysis implements Analysis {
 
     /** One access to released memory: what ran, where, and the block's history. */
     record FreedAccess(long sequence, boolean store, long ip, String block, long offset, String allocationSite, String freeSite,
-                       Stack allocationStack, Stack freeStack) {}
+                       Stack allocationStack, Stack freeStack, Stack accessStack) {}
 
     public ReportAnalysis(Naming naming) {
         this.naming = naming;
@@ -161,10 +161,10 @@ public final class ReportAnalysis implements Analysis {
         if (o == null || o.releasedName == null) {
             DataName d = DataName.of(t.object());
             return new FreedAccess(t.sequence(), t.store(), t.ip(), d.symbol(), d.offset(), o == null ? null : o.site.name, null,
-                    o == null ? null : o.stack, null);
+                    o == null ? null : o.stack, null, t.stack());
         }
         return new FreedAccess(t.sequence(), t.store(), t.ip(), o.releasedName, t.address() - o.start, o.site.name, o.freeSite,
-                o.stack, o.freeStack);
+                o.stack, o.freeStack, t.stack());
     }
 
     /**

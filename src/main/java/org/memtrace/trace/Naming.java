@@ -95,6 +95,15 @@ public interface Naming {
     }
 
     /**
+     * An access's stack (docs/stacks.md, "Access stacks"): its instruction {@code ip}, then the return addresses
+     * recorded above it ({@link org.memtrace.event.Event.Context#callers}) as far as they are trusted, innermost
+     * first; namings that know no stacks give the instruction alone.
+     */
+    default long[] accessStack(long ip, long[] callers) {
+        return new long[] {ip};
+    }
+
+    /**
      * A frame of a stack as {@code function+offset}, with {@code (file:line)} when the module has a line for
      * the call: the line of the call instruction, looked up one byte before the return address.
      */

@@ -278,7 +278,7 @@ class OfflineCommandsTest {
             assertThat(r.status()).as(r.stderr()).isZero();
         }
         // the CSV's columns: the allocation stack is Parquet's alone
-        String p = "(SELECT * EXCLUDE (allocation_stack) FROM read_parquet('" + parquet + "'))";
+        String p = "(SELECT * EXCLUDE (allocation_stack, free_stack) FROM read_parquet('" + parquet + "'))";
         String c = "read_csv('" + csv + "', header = true, auto_detect = false, columns = {'seq': 'UBIGINT', "
                 + "'kind': 'VARCHAR', 'store': 'BOOLEAN', 'address': 'UBIGINT', 'size': 'UBIGINT', 'ip': 'UBIGINT', "
                 + "'instruction': 'VARCHAR', 'thread': 'INTEGER', 'region': 'VARCHAR', 'symbol': 'VARCHAR', 'offset': 'UBIGINT', 'source': 'VARCHAR'})";

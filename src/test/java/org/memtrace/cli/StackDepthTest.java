@@ -161,28 +161,31 @@ class StackDepthTest {
     }
 
     /**
-     * The Parquet export's allocation_stack column, read by DuckDB: each heap row carries its block's stack in
-     * flame graphs' folded order, the freed block's row too; rows outside the heap have none.
+     * The Parquet export's allocation_stack and free_stack columns, read by DuckDB: each heap row carries its
+     * block's allocation stack in flame graphs' folded order, the freed block's row too, and that row the stack
+     * of the free (a live block's rows have none); rows outside the heap have neither.
      */
     @Test
-    void parquetRowsCarryTheBlocksAllocationStack() throws Exception {
+    void parquetRowsCarryTheBlocksAllocationAndFreeStacks() throws Exception {
         Path stream = dir.resolve("stacks.stream"), parquet = dir.resolve("stacks.parquet");
         ok(Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--stack-depth", "8", "--save-stream", stream.toString(), "--", path("stacks")));
         ok(Cli.run(dir, "convert", stream.toString(), "--to", "parquet", "-o", parquet.toString()));
         List<String> rows = new ArrayList<>();
         try (java.sql.Connection db = java.sql.DriverManager.getConnection("jdbc:duckdb:"); java.sql.Statement st = db.createStatement();
-             java.sql.ResultSet r = st.executeQuery("SELECT symbol, kind, allocation_stack FROM '" + parquet
+             java.sql.ResultSet r = st.executeQuery("SELECT symbol, kind, allocation_stack, free_stack FROM '" + parquet
                      + "' WHERE symbol LIKE '<%' ORDER BY seq")) {
-            while (r.next()) rows.add(r.getString(1) + " " + r.getString(2) + " " + rel(r.getString(3)));
+            while (r.next()) rows.add(r.getString(1) + " " + r.getString(2) + " " + rel(r.getString(3)) + " " + rel(String.valueOf(r.getString(4))));
         }
         String left = "main+13(stacks.c:29);make_left+14(stacks.c:17);xmalloc+24(stacks.c:7)";
-        assertThat(rows).containsExactly("<malloc0001@xmalloc+24> S " + left,
-                "<malloc0002@xmalloc+24> S main+22(stacks.c:30);make_right+14(stacks.c:22);xmalloc+24(stacks.c:7)",
-                "<freed:0001@xmalloc+24> L " + left);
+        assertThat(rows).containsExactly("<malloc0001@xmalloc+24> S " + left + " null",
+                "<malloc0002@xmalloc+24> S main+22(stacks.c:30);make_right+14(stacks.c:22);xmalloc+24(stacks.c:7) null",
+                "<freed:0001@xmalloc+24> L " + left + " main+58(stacks.c:33);release+24(stacks.c:12)");
         try (java.sql.Connection db = java.sql.DriverManager.getConnection("jdbc:duckdb:"); java.sql.Statement st = db.createStatement();
-             java.sql.ResultSet r = st.executeQuery("SELECT count(*) FROM '" + parquet + "' WHERE allocation_stack IS NULL AND symbol NOT LIKE '<%'")) {
+             java.sql.ResultSet r = st.executeQuery("SELECT count(*), count(free_stack) FROM '" + parquet
+                     + "' WHERE allocation_stack IS NULL AND symbol NOT LIKE '<%'")) {
             assertThat(r.next()).isTrue();
             assertThat(r.getLong(1)).as("rows outside the heap's blocks have no stack").isPositive();
+            assertThat(r.getLong(2)).as("nor a free stack").isZero();
         }
     }
 

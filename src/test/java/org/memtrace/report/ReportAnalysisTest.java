@@ -71,7 +71,7 @@ class ReportAnalysisTest {
         assertThat(report.freedAccessCount()).isEqualTo(1);
         ReportAnalysis.FreedAccess f = report.freedAccesses().getFirst();
         assertThat(f).isEqualTo(new ReportAnalysis.FreedAccess(3, false, 0x400100, "<freed:0001@main+16>", 12, "main+16", "main+32",
-                f.allocationStack(), f.freeStack()));
+                f.allocationStack(), f.freeStack(), null));
         // without stacks in the trace, each is its call site
         assertThat(f.allocationStack().frames()).containsExactly(0x400010L);
         assertThat(f.freeStack().frames()).containsExactly(0x400020L);

@@ -1,0 +1,101 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * Access stacks (docs/stacks.md, "Access stacks"): a load from a freed block in a helper two calls below main
+ * ({@code main -> inspect -> peek}, uaf_stack.c), built {@code -O0 -g} (frame pointers) and {@code -O2
+ * -fomit-frame-pointer -g} (the frames found by .eh_frame alone; the load is peek's first instruction). Fault
+ * mode's summary and report show the accessing code's whole stack with its lines, cut at {@code --stack-depth},
+ * none at depth 1; {@code run --check} prints the same frames under its report.
+ */
+class AccessStackTest {
+    @TempDir static Path dir;
+
+    @BeforeAll
+    static void build() throws Exception {
+        Gcc.compile(dir, "uaf_stack.c", "uaf0", "-O0", "-g");
+        Gcc.compile(dir, "uaf_stack.c", "uaf2", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
+    }
+
+    private static String path(String name) {
+        return dir.resolve(name).toString();
+    }
+
+    /** Source files are named as compiled: gcc was given their absolute paths in the test's directory. */
+    private static String rel(String text) {
+        return text.replace(dir + "/", "");
+    }
+
+    private static Cli.Result run(String... args) throws Exception {
+        Cli.Result r = Cli.run(dir, args);
+        assertThat(r.status()).as(r.stderr()).isZero();
+        return r;
+    }
+
+    /** The summary's use-after-free line and the lines under it, up to the program points. */
+    private static List<String> useAfterFree(String program, String... options) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("run", "--mode", "fault", "-o", "/dev/null"));
+        args.addAll(List.of(options));
+        args.addAll(List.of("--", path(program)));
+        String err = rel(run(args.toArray(String[]::new)).stderr());
+        return err.lines().dropWhile(l -> !l.startsWith("    use after free")).takeWhile(l -> !l.startsWith("    program points"))
+                .map(l -> l.replaceAll("\\s+", " ")).toList();
+    }
+
+    @Test
+    void summaryShowsTheAccessingStackWithLines() throws Exception {
+        assertThat(useAfterFree("uaf0")).containsExactly(
+                " use after free 1 access to freed memory, the first at event 5: <freed:0001@main+18>+4 by peek+16",
+                " at peek+16(uaf_stack.c:7)", " at inspect+24(uaf_stack.c:11)", " at main+60(uaf_stack.c:18)");
+        assertThat(useAfterFree("uaf2")).containsExactly(
+                " use after free 1 access to freed memory, the first at event 4: <freed:0001@main+11>+4 by peek+0",
+                " at peek+0(uaf_stack.c:7)", " at inspect+5(uaf_stack.c:11)", " at main+32(uaf_stack.c:18)");
+    }
+
+    @Test
+    void depthCutsTheAccessStackAndOneRecordsNone() throws Exception {
+        assertThat(useAfterFree("uaf2", "--stack-depth", "2")).containsExactly(
+                " use after free 1 access to freed memory, the first at event 4: <freed:0001@main+11>+4 by peek+0",
+                " at peek+0(uaf_stack.c:7)", " at inspect+5(uaf_stack.c:11)");
+        List<String> one = useAfterFree("uaf2", "--stack-depth", "1");
+        assertThat(one.getFirst()).endsWith("by peek+0");
+        assertThat(one).noneMatch(l -> l.startsWith(" at "));
+    }
+
+    /** The report's use-after-free row carries the access stack next to the allocation and free stacks. */
+    @Test
+    void reportRowHasTheAccessStack() throws Exception {
+        Path page = dir.resolve("uaf2.html");
+        run("run", "--mode", "fault", "-q", "-o", "/dev/null", "--report", page.toString(), "--", path("uaf2"));
+        String html = rel(Files.readString(page));
+        int start = html.indexOf("const DATA = ") + "const DATA = ".length();
+        JsonNode row = new ObjectMapper().readTree(html.substring(start, html.indexOf('\n', start)).replaceAll(";\\s*$", ""))
+                .get("freedAccesses").get(0);
+        assertThat(row.get("instruction").asText()).isEqualTo("peek+0");
+        assertThat(row.get("accessStack")).extracting(JsonNode::asText)
+                .containsExactly("peek+0(uaf_stack.c:7)", "inspect+5(uaf_stack.c:11)", "main+32(uaf_stack.c:18)");
+        assertThat(row.get("freeStack")).extracting(JsonNode::asText).containsExactly("main+22(uaf_stack.c:17)");
+    }
+
+    /** run --check unwinds the faulting instruction's callers by .eh_frame: code without frame pointers shows them all. */
+    @Test
+    void runCheckPrintsTheAccessFramesWithoutFramePointers() throws Exception {
+        Cli.Result r = Cli.run(dir, "run", "--check", "--", path("uaf2"));
+        assertThat(r.status()).isNotZero();
+        List<String> frames = rel(r.stderr()).lines().filter(l -> l.startsWith("    #")).limit(3).toList();
+        assertThat(frames).containsExactly("    #0 uaf_stack.c:7 (uaf2+4512) in peek", "    #1 uaf_stack.c:11 (uaf2+4533) in inspect",
+                "    #2 uaf_stack.c:18 (uaf2+4240) in main");
+    }
+}

@@ -16,7 +16,7 @@
  * Shadow values (the first four are gcc's, which writes them inline for stack frames):
  *   0 all 8 bytes addressable; 1..7 the first k are; 0xf1/0xf2/0xf3 stack left/middle/right redzone;
  *   0xf8 a stack variable out of scope; 0xf9 global redzone; 0xfa heap left redzone (the block's header);
- *   0xfb heap right redzone; 0xfd freed heap memory; 0xca alloca redzone (gcc's left and right: 0xca, 0xcb);
+ *   0xfb heap right redzone; 0xfd freed heap memory; 0xf5 a fake frame its function returned from (check_fakestack.c); 0xca alloca redzone (gcc's left and right: 0xca, 0xcb);
  *   0xfe the first 64 KB of the address space (never mapped: mmap_min_addr), so a NULL dereference in checked
  *   code is reported before it faults.
  */
@@ -37,7 +37,7 @@
 #define MC_SHADOW_GAP_END ((uintptr_t)MC_SHADOW(MC_SHADOW_END))
 
 enum {
-    MC_STACK_LEFT = 0xf1, MC_STACK_MID = 0xf2, MC_STACK_RIGHT = 0xf3, MC_STACK_SCOPE = 0xf8,
+    MC_STACK_LEFT = 0xf1, MC_STACK_MID = 0xf2, MC_STACK_RIGHT = 0xf3, MC_STACK_SCOPE = 0xf8, MC_STACK_RETURNED = 0xf5,
     MC_GLOBAL_RZ = 0xf9, MC_HEAP_LEFT = 0xfa, MC_HEAP_RIGHT = 0xfb, MC_HEAP_FREED = 0xfd,
     MC_ALLOCA_LEFT = 0xca, MC_ALLOCA_RIGHT = 0xcb, MC_NULL_PAGE = 0xfe,
 };
@@ -74,6 +74,12 @@ int mc_addressable_range(uintptr_t addr);                      /* whether addr h
 /* check_heap.c */
 struct mc_block *mc_block_of(uintptr_t addr, int *inside);     /* the block an address is in or next to */
 void mc_leak_check(void);
+
+/* check_fakestack.c: fake frames (stack use after return); the base of the one an address is in, or 0; the
+ * leak scan's roots in the frames in use */
+uintptr_t mc_fake_frame_of(uintptr_t addr) __attribute__((weak));
+void mc_fake_frames_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s);
+extern int __asan_option_detect_stack_use_after_return __attribute__((weak));
 
 /* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */
 void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *fn);

@@ -462,6 +462,9 @@ static int from_loader(const void *pc)
     return dladdr(pc, &info) && info.dli_fname && strstr(info.dli_fname, "/ld-linux");
 }
 
+/* a fake frame in use (check_fakestack.c) holds locals, as the stack does */
+static void scan_fake_frame(void *s, uintptr_t from, uintptr_t to) { mc_scan_range(s, from, to); }
+
 /* Called at exit: reports unreachable live blocks, grouped by allocation site, largest first. */
 __attribute__((noinline)) void mc_leak_check(void)
 {
@@ -489,6 +492,7 @@ __attribute__((noinline)) void mc_leak_check(void)
     /* roots: the other modules' writable data (is_runtime), then this thread's stack */
     dl_iterate_phdr(scan_module, &s);
     if (base) mc_scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
+    mc_fake_frames_scan(scan_fake_frame, &s);
     mc_scan_reachable(&s);
     /* group the leaks by allocation site */
     const struct mc_block **sites = __libc_memalign(16, n * sizeof *sites);

@@ -6,7 +6,9 @@
  * checked against the shadow as one write of the function ("written 48 bytes by read"): read's result, fread's
  * result times the element size, fgets's, fgetws's and gets's string and its terminator, and for scanf, fscanf,
  * sscanf, their v-forms and their __isoc99_/__isoc23_ names (<stdio.h> calls those), each assigned %s and
- * %[...]'s string and terminator, %Nc's N characters, %ls %lc %S %C's wide ones ("written 49 bytes by sscanf").
+ * %[...]'s string and terminator, %Nc's N characters, %ls %lc %S %C's wide ones ("written 49 bytes by sscanf");
+ * the wide family (wscanf, fwscanf, swscanf, their v-forms and ISO names) the same way, by its format's
+ * ASCII copy (a narrow %Nc there counts N bytes, exact for ASCII input).
  * Their _FORTIFY_SOURCE forms (__read_chk __pread_chk __recv_chk __recvfrom_chk __fread_chk __fgets_chk
  * __fgetws_chk) are checked as the plain ones, and, as glibc's own _chk functions do, a length over the size gcc
  * knew fails before the call (mc_fortify_fail: an overflow if the shadow says so, else glibc's "buffer overflow
@@ -315,6 +317,80 @@ static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_lis
 SCANF_FORM("", gnu, 0)
 SCANF_FORM("__isoc99_", c99, 1)
 SCANF_FORM("__isoc23_", c23, 2)
+
+/* ---- the wide scanf family (wscanf fwscanf swscanf, v-forms, __isoc99_/__isoc23_ names): the format is wide,
+ * the conversions are scanf's (%s a multibyte string into a char array, %ls a wide one); the format is walked
+ * as its ASCII copy (its conversions are ASCII), at most its first 1023 characters. ---- */
+
+static int (*real_vfwscanf[3])(FILE *, const wchar_t *, va_list);
+static int (*real_vswscanf[3])(const wchar_t *, const wchar_t *, va_list);
+
+static int vfwscanf_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt, va_list ap, const void *pc, const char *fn)
+{
+    static const char *const pre[3] = {"", "__isoc99_", "__isoc23_"};
+    if (!real_vfwscanf[form]) {   /* at the first call, as the C23 narrow forms, and the same fallback */
+        char name[32];
+        snprintf(name, sizeof name, "%svfwscanf", pre[form]);
+        real_vfwscanf[form] = (typeof(real_vfwscanf[0]))dlsym(RTLD_NEXT, name);
+        snprintf(name, sizeof name, "%svswscanf", pre[form]);
+        real_vswscanf[form] = (typeof(real_vswscanf[0]))dlsym(RTLD_NEXT, name);
+        if (form && (!real_vfwscanf[form] || !real_vswscanf[form])) {
+            real_vfwscanf[form] = (typeof(real_vfwscanf[0]))dlsym(RTLD_NEXT, "vfwscanf");
+            real_vswscanf[form] = (typeof(real_vswscanf[0]))dlsym(RTLD_NEXT, "vswscanf");
+        }
+    }
+    va_list walk;
+    va_copy(walk, ap);
+    int r = in ? real_vfwscanf[form](in, fmt, ap) : real_vswscanf[form](s, fmt, ap);
+    if (r > 0 && fmt) {
+        char narrow[1024];
+        size_t k = 0;
+        for (; fmt[k] && k + 1 < sizeof narrow; k++) narrow[k] = fmt[k] > 0 && fmt[k] < 0x80 ? (char)fmt[k] : '?';
+        narrow[k] = 0;
+        scanned(narrow, walk, r, pc, fn);
+    }
+    va_end(walk);
+    return r;
+}
+
+#define WSCANF_FORM(pre, id, form)                                                                             \
+    MC_EXPORT int id##_vfwscanf(FILE *f, const wchar_t *fmt, va_list ap) __asm__(pre "vfwscanf");             \
+    MC_EXPORT int id##_vwscanf(const wchar_t *fmt, va_list ap) __asm__(pre "vwscanf");                        \
+    MC_EXPORT int id##_vswscanf(const wchar_t *s, const wchar_t *fmt, va_list ap) __asm__(pre "vswscanf");    \
+    MC_EXPORT int id##_fwscanf(FILE *f, const wchar_t *fmt, ...) __asm__(pre "fwscanf");                      \
+    MC_EXPORT int id##_wscanf(const wchar_t *fmt, ...) __asm__(pre "wscanf");                                 \
+    MC_EXPORT int id##_swscanf(const wchar_t *s, const wchar_t *fmt, ...) __asm__(pre "swscanf");             \
+    int id##_vfwscanf(FILE *f, const wchar_t *fmt, va_list ap) { return vfwscanf_at(f, NULL, form, fmt, ap, CALLER, "fwscanf"); } \
+    int id##_vwscanf(const wchar_t *fmt, va_list ap) { return vfwscanf_at(stdin, NULL, form, fmt, ap, CALLER, "wscanf"); } \
+    int id##_vswscanf(const wchar_t *s, const wchar_t *fmt, va_list ap) { return vfwscanf_at(NULL, s, form, fmt, ap, CALLER, "swscanf"); } \
+    int id##_fwscanf(FILE *f, const wchar_t *fmt, ...)                                                         \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = vfwscanf_at(f, NULL, form, fmt, ap, CALLER, "fwscanf");                                        \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_wscanf(const wchar_t *fmt, ...)                                                                   \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = vfwscanf_at(stdin, NULL, form, fmt, ap, CALLER, "wscanf");                                     \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_swscanf(const wchar_t *s, const wchar_t *fmt, ...)                                                \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = vfwscanf_at(NULL, s, form, fmt, ap, CALLER, "swscanf");                                        \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }
+
+WSCANF_FORM("", wgnu, 0)
+WSCANF_FORM("__isoc99_", wc99, 1)
+WSCANF_FORM("__isoc23_", wc23, 2)
 
 /* ---- _FORTIFY_SOURCE forms: dl is the buffer's size as gcc knew it ---- */
 

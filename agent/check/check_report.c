@@ -14,7 +14,7 @@
  * C++ symbols are spelled as the source spells them (Foo::bar(int)+115) by the system's c++filt
  * (check_demangle.c), unless MEMTRACE_CHECK has `mangled`.
  *
- * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled][,globals] (report each distinct
+ * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled][,globals][,noreturn] (report each distinct
  * error once, by kind and code site, and go on; the summary is then printed always), MEMTRACE_CHECK=summary,
  * MEMTRACE_CHECK_EXITCODE=N (default 1; leaks alone exit 23, as LeakSanitizer), MEMTRACE_CHECK_QUARANTINE=BYTES,
  * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
@@ -272,53 +272,65 @@ static void describe_block(const struct mc_block *b, struct object *o)
     o->known = 1;
 }
 
+static int frame_object(uintptr_t g, uintptr_t addr, struct object *o);
+
 /* gcc's frame: 32-byte aligned base, shadow f1 f1 f1 f1, magic, description "N off size len name:line ...", pc */
 static int stack_object(uintptr_t addr, struct object *o)
 {
     uintptr_t g = addr & ~(uintptr_t)7;
+    if (&mc_fake_frame_of && (g = mc_fake_frame_of(addr)) != 0)   /* a fake frame: its base is known */
+        return (*(uint64_t *)g == 0x41B58AB3 || *(uint64_t *)g == 0x45E0360E) && frame_object(g, addr, o);
+    g = addr & ~(uintptr_t)7;
     for (int i = 0; i < 65536 && g >= 8; i++, g -= 8) {
         uint8_t v = *MC_SHADOW(g);
         if (v >= 0x80 && v != MC_STACK_LEFT && v != MC_STACK_MID && v != MC_STACK_RIGHT && v != MC_STACK_SCOPE) return 0;
         if (v != MC_STACK_LEFT || *MC_SHADOW(g - 8) == MC_STACK_LEFT) continue;
         if (*(uint64_t *)g != 0x41B58AB3) continue;
-        const char *d = *(const char **)(g + 8);
-        const void *pc = *(const void **)(g + 16);
-        char fn[1024];
-        const char *line;
-        name_code(pc, fn, sizeof fn, &line);
-        char *plus = strrchr(fn, '+');
-        if (plus && strcmp(plus, "+0") == 0) *plus = 0;
-        long off = (long)(addr - g), best = -1, bestd = 0;
-        char bname[128] = "?";
-        long bstart = 0, bsize = 0;
-        int nvars = (int)strtol(d, (char **)&d, 10);
-        for (int k = 0; k < nvars && d; k++) {
-            long vo = strtol(d, (char **)&d, 10), vs = strtol(d, (char **)&d, 10), vl = strtol(d, (char **)&d, 10);
-            if (*d == ' ') d++;
-            char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)(vl < 127 ? vl : 127), d);
-            d += vl;
-            long dist = off >= vo + vs ? off - (vo + vs) : off < vo ? vo - off : 0;
-            if (best < 0 || dist < bestd || (dist == bestd && off >= vo + vs)) {
-                best = k; bestd = dist; bstart = vo; bsize = vs;
-                snprintf(bname, sizeof bname, "%s", name);
-            }
-        }
-        if (best < 0) return 0;
-        char *colon = strchr(bname, ':');
-        const char *decl = colon ? colon + 1 : NULL;
-        if (colon) *colon = 0;
-        snprintf(o->name, sizeof o->name, "<stack:%s@%s>", bname, fn);
-        if (decl) snprintf(o->desc, sizeof o->desc, "a variable of %ld bytes, declared at line %s of %s", bsize, decl, fn);
-        else snprintf(o->desc, sizeof o->desc, "a variable of %ld bytes in %s's frame", bsize, fn);
-        o->offset = off - bstart;
-        o->size = (size_t)bsize;
-        o->distance = off >= bstart + bsize ? off - (bstart + bsize) : off < bstart ? -(bstart - off) : 0;
-        o->region = "stack";
-        o->known = 1;
-        return 1;
+        return frame_object(g, addr, o);
     }
     return 0;
+}
+
+/* The variable of the frame based at g (live: magic 0x41B58AB3; a fake frame retired at its function's
+ * return: 0x45E0360E, the rest kept) nearest to addr. */
+static int frame_object(uintptr_t g, uintptr_t addr, struct object *o)
+{
+    const char *d = *(const char **)(g + 8);
+    const void *pc = *(const void **)(g + 16);
+    char fn[1024];
+    const char *line;
+    name_code(pc, fn, sizeof fn, &line);
+    char *plus = strrchr(fn, '+');
+    if (plus && strcmp(plus, "+0") == 0) *plus = 0;
+    long off = (long)(addr - g), best = -1, bestd = 0;
+    char bname[128] = "?";
+    long bstart = 0, bsize = 0;
+    int nvars = (int)strtol(d, (char **)&d, 10);
+    for (int k = 0; k < nvars && d; k++) {
+        long vo = strtol(d, (char **)&d, 10), vs = strtol(d, (char **)&d, 10), vl = strtol(d, (char **)&d, 10);
+        if (*d == ' ') d++;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(vl < 127 ? vl : 127), d);
+        d += vl;
+        long dist = off >= vo + vs ? off - (vo + vs) : off < vo ? vo - off : 0;
+        if (best < 0 || dist < bestd || (dist == bestd && off >= vo + vs)) {
+            best = k; bestd = dist; bstart = vo; bsize = vs;
+            snprintf(bname, sizeof bname, "%s", name);
+        }
+    }
+    if (best < 0) return 0;
+    char *colon = strchr(bname, ':');
+    const char *decl = colon ? colon + 1 : NULL;
+    if (colon) *colon = 0;
+    snprintf(o->name, sizeof o->name, "<stack:%s@%s>", bname, fn);
+    if (decl) snprintf(o->desc, sizeof o->desc, "a variable of %ld bytes, declared at line %s of %s", bsize, decl, fn);
+    else snprintf(o->desc, sizeof o->desc, "a variable of %ld bytes in %s's frame", bsize, fn);
+    o->offset = off - bstart;
+    o->size = (size_t)bsize;
+    o->distance = off >= bstart + bsize ? off - (bstart + bsize) : off < bstart ? -(bstart - off) : 0;
+    o->region = "stack";
+    o->known = 1;
+    return 1;
 }
 
 static int global_object(uintptr_t addr, struct object *o)
@@ -439,16 +451,17 @@ static void classify(uintptr_t bad, struct object *o)
         o->region = "unknown";
         o->known = 1;
         return;
-    case MC_STACK_LEFT: case MC_STACK_MID: case MC_STACK_RIGHT: case MC_STACK_SCOPE:
+    case MC_STACK_LEFT: case MC_STACK_MID: case MC_STACK_RIGHT: case MC_STACK_SCOPE: case MC_STACK_RETURNED:
     case MC_ALLOCA_LEFT: case MC_ALLOCA_RIGHT:
-        if (v == MC_STACK_SCOPE) { o->kind = "stack use after scope"; o->json_kind = "stack-use-after-scope"; }
+        if (v == MC_STACK_RETURNED) { o->kind = "stack use after return"; o->json_kind = "stack-use-after-return"; }
+        else if (v == MC_STACK_SCOPE) { o->kind = "stack use after scope"; o->json_kind = "stack-use-after-scope"; }
         else { o->kind = "stack overflow"; o->json_kind = "stack-overflow"; }
         if ((v == MC_ALLOCA_LEFT || v == MC_ALLOCA_RIGHT) && alloca_object(bad, o)) {
             if (o->distance < 0) { o->kind = "stack underflow"; o->json_kind = "stack-underflow"; }
             return;
         }
         if (stack_object(bad, o)) {
-            if (o->distance < 0 && v != MC_STACK_SCOPE) { o->kind = "stack underflow"; o->json_kind = "stack-underflow"; }
+            if (o->distance < 0 && v != MC_STACK_SCOPE && v != MC_STACK_RETURNED) { o->kind = "stack underflow"; o->json_kind = "stack-underflow"; }
             return;
         }
         snprintf(o->name, sizeof o->name, "<stack>");
@@ -1092,10 +1105,13 @@ void mc_init_report(void)
             else if (strcmp(w, "noleaks") == 0) mc_leaks_on = 0;
             else if (strcmp(w, "mangled") == 0) mc_keep_mangled = 1;
             else if (strcmp(w, "globals") == 0) {} /* run --check's fault mode reads it (check_globals.c) */
+            else if (strcmp(w, "noreturn") == 0) {   /* no fake frames: no stack use after return (check_fakestack.c) */
+                if (&__asan_option_detect_stack_use_after_return) __asan_option_detect_stack_use_after_return = 0;
+            }
             else {
                 char msg[400];
                 int k = snprintf(msg, sizeof msg, "memtrace: check: MEMTRACE_CHECK: unknown word '%s' "
-                                 "(continue, stop, summary, noleaks, mangled, globals)\n", w);
+                                 "(continue, stop, summary, noleaks, mangled, globals, noreturn)\n", w);
                 write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
                 _exit(2);
             }

@@ -51,6 +51,7 @@ static const char *const rules[][2] = {
     {"stack-overflow", "a read or write past the end of a stack variable or alloca"},
     {"stack-underflow", "a read or write before the start of a stack variable or alloca"},
     {"stack-use-after-scope", "a read or write of a stack variable outside its scope"},
+    {"stack-use-after-return", "a read or write of a stack variable after its function returned"},
     {"global-overflow", "a read or write past the end of a global or static variable"},
     {"global-underflow", "a read or write before the start of a global or static variable"},
     {"null-dereference", "a read or write of the page at address 0"},

@@ -436,6 +436,16 @@ MC_EXPORT void __asan_register_globals(struct asan_global *g, size_t n)
     if (n && !(a & 7) && mc_shadow_in_range(a)) mc_poison(a, n * sizeof *g, MC_GLOBAL_RZ);
 }
 
+/* The 32 bytes the as step puts at the start of an object's .bss, .data and .rodata (GlobalGuards.java): a
+ * global redzone before the object's first global, which gcc leaves without one. */
+MC_EXPORT void __memtrace_check_guards(uintptr_t bss, uintptr_t data, uintptr_t rodata)
+{
+    mc_init();
+    uintptr_t guard[3] = {bss, data, rodata};
+    for (int i = 0; i < 3; i++)
+        if (!(guard[i] & 7) && mc_shadow_in_range(guard[i])) mc_poison(guard[i], 32, MC_GLOBAL_RZ);
+}
+
 MC_EXPORT void __asan_unregister_globals(struct asan_global *g, size_t n)
 {
     for (size_t i = 0; i < n; i++) mc_unpoison(g[i].beg, g[i].size_with_redzone);

@@ -395,6 +395,25 @@ __attribute__((noinline)) static void use_after_scope(int n, int bad)
     (void)scoped;
 }
 
+/* stack use after return: a callee's local array read through a pointer kept after the callee returned (its
+ * fake frame is retired: check_fakestack.c) */
+static int *volatile returned;
+__attribute__((noinline)) static void keep_local(int n, int bad)
+{
+    int local[8];
+    for (int i = 0; i < 8; i++) local[i] = n + i;
+    sink = local[n % 8];
+    if (bad) returned = local;
+}
+
+__attribute__((noinline)) static void use_after_return(int n, int bad)
+{
+    static int kept[8];
+    returned = kept;
+    keep_local(n, bad);
+    sink = returned[2]; /* BAD:use_after_return */
+}
+
 /* ---- use after free, double free ---- */
 
 __attribute__((noinline)) static void use_after_realloc(int n, int bad)
@@ -632,7 +651,7 @@ int main(int argc, char **argv)
         C(wcscat_overflow), C(stack_loop_overflow), C(stack_underwrite), C(stack_struct_overflow),
         C(stack_memcpy_overflow), C(stack_callee_overflow), C(alloca_overflow), C(global_read_overflow),
         C(global_struct_overflow), C(static_overflow), C(global_underflow), C(global_memcpy_overflow),
-        C(use_after_scope), C(use_after_realloc), C(use_after_free_memcpy), C(use_after_free_write),
+        C(use_after_scope), C(use_after_return), C(use_after_realloc), C(use_after_free_memcpy), C(use_after_free_write),
         C(use_after_free_strlen), C(use_after_free_reused), C(double_free_realloc), C(double_free_loop),
         C(free_alloca), C(free_static_local), C(free_struct_stack), C(free_string_literal),
         C(free_after_increment), C(null_read), C(null_write), C(strlen_null),

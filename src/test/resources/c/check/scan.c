@@ -1,4 +1,4 @@
-/* libc's input functions scanf's family (%ls too), fgetws, gets, readv and recvmsg writing past a buffer (CheckScanTest): 48 bytes
+/* libc's input functions scanf's family (%ls too), the wide one (swscanf, fwscanf), fgetws, gets, readv and recvmsg writing past a buffer (CheckScanTest): 48 bytes
  * of 'P' (from stdin, a string, a memory stream, a pipe, a socket pair) into a heap block, a stack array and a
  * global array, 16 bytes too many; "good" reads the same data into a buffer large enough, as Juliet's good
  * functions do. `./scan NAME bad|good`, `./scan all good`. */
@@ -17,6 +17,7 @@ static volatile size_t extra; /* 0: the compiler cannot see the sizes */
 char gword[32];               /* GWORD */
 char gafter[32];
 static char data[49];
+static wchar_t wdata[49];
 
 /* the read end of a pipe (or a socket pair) holding the 48 bytes */
 static int source(int socket)
@@ -93,6 +94,25 @@ static long fgetws_stack(int bad)
     return r + to[0];
 }
 
+static long swscanf_heap(int bad)
+{
+    wchar_t *b = malloc((bad ? 32 : 49) * sizeof(wchar_t) + extra); /* SWSCANF_ALLOC */
+    long r = swscanf(wdata, L"%ls", b); /* SWSCANF */
+    r += b[0];
+    free(b);
+    return r;
+}
+
+static long fwscanf_stack(int bad)
+{
+    FILE *f = fdopen(source(0), "r"); /* a stream of its own: stdin is byte-oriented by the other cases */
+    char big[64], word[32]; /* FWWORD */
+    char *to = bad ? word : big;
+    long r = fwscanf(f, L"%s", to); /* FWSCANF */
+    fclose(f);
+    return r + to[0];
+}
+
 static long gets_stack(int bad)
 {
     input();
@@ -132,11 +152,13 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
     memset(data, 'P', 48);
+    wmemset(wdata, L'P', 48);
     int bad = strcmp(argv[2], "bad") == 0, all = strcmp(argv[1], "all") == 0;
     static const struct { const char *name; long (*run)(int); } cases[] = {
         {"scanf_stack", scanf_stack}, {"sscanf_heap", sscanf_heap}, {"sscanf_set_global", sscanf_set_global},
         {"fscanf_chars_heap", fscanf_chars_heap}, {"gets_stack", gets_stack}, {"readv_heap", readv_heap},
         {"recvmsg_heap", recvmsg_heap}, {"sscanf_wide_heap", sscanf_wide_heap}, {"fgetws_stack", fgetws_stack},
+        {"swscanf_heap", swscanf_heap}, {"fwscanf_stack", fwscanf_stack},
     };
     long r = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -63,7 +63,7 @@ public final class CheckAs {
                     err.println("memtrace cc: warning: " + source + ": the check rewriter failed (" + e + "); its checks are not pruned");
                     return execute(realAs, asArgs);
                 }
-                Files.write(output, r.lines(), StandardCharsets.UTF_8);
+                Files.write(output, GlobalGuards.around(r.lines()), StandardCharsets.UTF_8);
                 if (options.keepAsm().isPresent()) {
                     Files.createDirectories(options.keepAsm().get());
                     Files.copy(output, options.keepAsm().get().resolve(name), StandardCopyOption.REPLACE_EXISTING);

@@ -82,7 +82,7 @@ class CheckCorpusTest {
             stack_struct_field | stack overflow: <stack:r@{fill|stack_struct_field_bad}>+36 (a variable of 36 bytes, declared at line {n} of {fill|stack_struct_field_bad}) written 4 bytes{| by the loop}, 0 bytes past its end, at {BAD} ({fill|stack_struct_field_bad}+{n})
             stack_underread | stack underflow: <stack:table@lookup>-4 (a variable of 64 bytes, declared at line {n} of lookup) read 4 bytes, 4 bytes before its start, at {BAD} (lookup+{n})
             stack_underwrite | stack underflow: <stack:dataBuffer@{write_at|stack_underwrite_bad}>-8 (a variable of 100 bytes, declared at line {n} of {write_at|stack_underwrite_bad}) written 100 bytes by strcpy, 8 bytes before its start, at {BAD} ({write_at|stack_underwrite_bad}+{n})
-            stack_use_after_return@O0 | -
+            stack_use_after_return@O0 | stack use after return: <stack:local@make>+8 (a variable of 16 bytes, declared at line {n} of make) read 4 bytes, at {BAD} (use+{n})
             stack_use_after_return@O2 | stack use after scope: <stack:local@use>+8 (a variable of 16 bytes, declared at line {n} of use) read 4 bytes, at {BAD} (use+{n})
             stack_use_after_scope | stack use after scope: <stack:inner@{scope|stack_use_after_scope_bad}>+12 (a variable of 32 bytes, declared at line {n} of {scope|stack_use_after_scope_bad}) read 4 bytes, at {BAD} ({scope|stack_use_after_scope_bad}+{n})
             stack_vla_aligned | stack overflow: <stack:alloca>+32 (an alloca of 32 bytes) written 4 bytes, 0 bytes past its end, at {BAD} ({fill|stack_vla_aligned_bad}+{n})

@@ -15,7 +15,7 @@ import java.util.Set;
 final class CheckJson {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<String> ACCESS_KINDS = Set.of("heap-overflow", "heap-underflow", "use-after-free",
-            "stack-overflow", "stack-underflow", "stack-use-after-scope", "global-overflow", "global-underflow",
+            "stack-overflow", "stack-underflow", "stack-use-after-scope", "stack-use-after-return", "global-overflow", "global-underflow",
             "null-dereference", "wild-access");
     private static final Set<String> FREE_KINDS = Set.of("double-free", "invalid-free", "allocator-mismatch");
     private static final Set<String> REGIONS = Set.of("heap", "global", "stack", "unknown");

@@ -79,7 +79,7 @@ class CheckOutputTest {
     void badOptionsAreOneLineAndAnExistingJsonFileIsNeverOverwritten() throws Exception {
         CheckBuilds.Run word = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "fast"), "./cases", "heap_overflow", "good");
         assertThat(word.status()).isEqualTo(2);
-        assertThat(word.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK: unknown word 'fast' (continue, stop, summary, noleaks, mangled, globals)\n");
+        assertThat(word.stderr()).isEqualTo("memtrace: check: MEMTRACE_CHECK: unknown word 'fast' (continue, stop, summary, noleaks, mangled, globals, noreturn)\n");
         Path existing = Files.writeString(dir.resolve("keep.json"), "mine\n");
         CheckBuilds.Run json = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", existing.toString()), "./cases", "heap_overflow", "bad");
         assertThat(json.status()).isEqualTo(2);
@@ -165,7 +165,7 @@ class CheckOutputTest {
         List<String> rules = new ArrayList<>();
         driver.get("rules").forEach(x -> rules.add(x.get("id").asText()));
         assertThat(rules).containsExactly("heap-overflow", "heap-underflow", "use-after-free", "stack-overflow", "stack-underflow",
-                "stack-use-after-scope", "global-overflow", "global-underflow", "null-dereference", "wild-access", "double-free",
+                "stack-use-after-scope", "stack-use-after-return", "global-overflow", "global-underflow", "null-dereference", "wild-access", "double-free",
                 "invalid-free", "allocator-mismatch", "overlap", "leak", "intra-object-overflow");
         JsonNode results = run.get("results");
         assertThat(results).hasSize(2);

@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The input functions CheckInputTest's do not cover (docs/check.md, check_io.c): scan.c's scanf %s, sscanf %s, %ls
- * and %[...], fscanf %46c, fgetws, gets, readv and recvmsg 16 bytes too many into a heap block, a stack array and a global,
+ * and %[...], fscanf %46c, swscanf %ls, fwscanf %s, fgetws, gets, readv and recvmsg 16 bytes too many into a heap block, a stack array and a global,
  * built {@code memtrace cc --check} at -O0, -O2 and -O2 -D_FORTIFY_SOURCE=2 (none of them has a {@code _chk} form
  * gcc calls there); the heap cases also under {@code memtrace run --check}: readv and recvmsg in both modes (fault
  * mode by the system call), sscanf in rewrite mode's wrapper. Each report names the object, the bytes the function
@@ -47,6 +47,8 @@ class CheckScanTest {
         "recvmsg_heap      | heap overflow: <malloc0001@recvmsg_heap+N>+32 (a block of 32 bytes, allocated at scan.c:{RECVMSG_ALLOC}) written 48 bytes by recvmsg, 0 bytes past its end, at scan.c:{RECVMSG} (recvmsg_heap+N)",
         "sscanf_wide_heap  | heap overflow: <malloc0001@sscanf_wide_heap+N>+128 (a block of 128 bytes, allocated at scan.c:{SSCANF_WIDE_ALLOC}) written 196 bytes by sscanf, 0 bytes past its end, at scan.c:{SSCANF_WIDE} (sscanf_wide_heap+N)",
         "fgetws_stack      | stack overflow: <stack:line@fgetws_stack>+128 (a variable of 128 bytes, declared at line {WLINE} of fgetws_stack) written 196 bytes by fgetws, 0 bytes past its end, at scan.c:{FGETWS} (fgetws_stack+N)",
+        "swscanf_heap      | heap overflow: <malloc0001@swscanf_heap+N>+128 (a block of 128 bytes, allocated at scan.c:{SWSCANF_ALLOC}) written 196 bytes by swscanf, 0 bytes past its end, at scan.c:{SWSCANF} (swscanf_heap+N)",
+        "fwscanf_stack     | stack overflow: <stack:word@fwscanf_stack>+32 (a variable of 32 bytes, declared at line {FWWORD} of fwscanf_stack) written 49 bytes by fwscanf, 0 bytes past its end, at scan.c:{FWSCANF} (fwscanf_stack+N)",
     })
     void anInputFunctionStoringPastItsBufferIsReportedAtItsCall(String name, String report) throws Exception {
         String want = "memtrace: " + expected(report) + ", thread \\d+";
@@ -64,7 +66,7 @@ class CheckScanTest {
     @Test
     void theTwinsAreSilentWithThePlainOutput() throws Exception {
         CheckBuilds.Run plain = CheckBuilds.run(dir, Map.of(), "./scan-plain", "all", "good");
-        assertThat(plain.stdout()).isEqualTo("done 871\n");
+        assertThat(plain.stdout()).isEqualTo("done 1033\n");
         for (String b : BUILDS) {
             CheckBuilds.Run r = CheckBuilds.run(dir, Map.of(), "./" + b, "all", "good");
             assertThat(r.stderr()).as(b).isEmpty();
@@ -87,6 +89,7 @@ class CheckScanTest {
         "recvmsg_heap | fault   | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 48 bytes by recvmsg, 0 bytes past its end, at recvmsg+N",
         "recvmsg_heap | rewrite | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 48 bytes by recvmsg, 0 bytes past its end, at scan-plain+N",
         "sscanf_heap  | rewrite | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 49 bytes by sscanf, 0 bytes past its end, at scan-plain+N",
+        "swscanf_heap | rewrite | heap overflow: <malloc0001@scan-plain+N>+128 (a block of 128 bytes, allocated at scan-plain+N) written 196 bytes by swscanf, 0 bytes past its end, at scan-plain+N",
     })
     void runCheckSeesThem(String name, String mode, String report) throws Exception {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", mode), Map.of(), "./scan-plain", name, "bad");

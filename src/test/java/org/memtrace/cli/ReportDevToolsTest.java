@@ -89,20 +89,7 @@ class ReportDevToolsTest {
         Files.write(SCREENSHOTS.resolve(name + ".png"), png);
     }
 
-    private static List<String[]> table() {
-        return rows.stream().filter(r -> r[9].equals("table") && (r[1].equals("L") || r[1].equals("S"))).toList();
-    }
-
-    private static long first() { return table().stream().mapToLong(r -> Long.parseLong(r[0])).min().orElseThrow(); }
-
-    private static long last() { return table().stream().mapToLong(r -> Long.parseLong(r[0])).max().orElseThrow(); }
-
-    /** The grid's events per column: the least power of two that puts the last access in column 63 or before. */
-    private static long perColumn() {
-        long per = 1;
-        while ((last() - first()) / per >= 64) per *= 2;
-        return per;
-    }
+    private static ObjectAccesses table() { return ObjectAccesses.of(rows, "table"); }
 
     private static String n(long v) { return String.format("%,d", v); }
 
@@ -114,9 +101,9 @@ class ReportDevToolsTest {
     void hoverShowsTheCellsTooltip() throws Exception {
         double[] map = at(TABLE_MAP);
         browser.mouse("mouseMoved", map[0] + 1, map[1] + 1, "none");
-        long from = first(), to = first() + perColumn() - 1;
-        List<String[]> cell = table().stream().filter(r -> Long.parseLong(r[0]) <= to && Long.parseLong(r[10]) < 32).toList();
-        long start = Long.parseUnsignedLong(table().getFirst()[3]) - Long.parseLong(table().getFirst()[10]);
+        long from = table().first(), to = table().first() + table().perColumn() - 1;
+        List<String[]> cell = table().rows().stream().filter(r -> Long.parseLong(r[0]) <= to && Long.parseLong(r[10]) < 32).toList();
+        long start = Long.parseUnsignedLong(table().rows().getFirst()[3]) - Long.parseLong(table().rows().getFirst()[10]);
         long loads = cell.stream().filter(r -> r[1].equals("L")).count(), stores = cell.size() - loads;
         assertThat(stores).isPositive();
         assertThat(browser.evaluate("document.getElementById('tip').textContent").asText()).isEqualTo("table\nevents " + n(from) + ".."
@@ -142,19 +129,19 @@ class ReportDevToolsTest {
         browser.mouse("mouseMoved", map[0] + half / 2, y, "left");
         browser.mouse("mouseMoved", map[0] + half, y, "left");
         browser.mouse("mouseReleased", map[0] + half, y, "left");
-        long per = perColumn();
-        long to = first() + (long) Math.floor(0.5 * (last() - first() + 1));
-        long end = Math.min(last(), first() + ((to - first()) / per + 1) * per - 1);
+        long per = table().perColumn();
+        long to = table().first() + (long) Math.floor(0.5 * (table().last() - table().first() + 1));
+        long end = Math.min(table().last(), table().first() + ((to - table().first()) / per + 1) * per - 1);
         List<String> zoomed = strings("[..." + ticks + "].map(t => t.textContent)");
-        assertThat(zoomed.getFirst()).isEqualTo(n(first()));
+        assertThat(zoomed.getFirst()).isEqualTo(n(table().first()));
         assertThat(zoomed.getLast()).isEqualTo(n(end));
-        assertThat(end).isLessThan(last());
+        assertThat(end).isLessThan(table().last());
         screenshot("zoomed");
         browser.mouse("mousePressed", map[0] + 10, y, "left");
         browser.mouse("mouseReleased", map[0] + 10, y, "left");
         browser.send("Input.dispatchMouseEvent", Map.of("type", "mousePressed", "x", map[0] + 10, "y", y, "button", "left", "buttons", 1, "clickCount", 2));
         browser.send("Input.dispatchMouseEvent", Map.of("type", "mouseReleased", "x", map[0] + 10, "y", y, "button", "left", "buttons", 0, "clickCount", 2));
-        assertThat(strings("[..." + ticks + "].map(t => t.textContent)").getLast()).isEqualTo(n(last()));
+        assertThat(strings("[..." + ticks + "].map(t => t.textContent)").getLast()).isEqualTo(n(table().last()));
     }
 
     /** A click on the loads heading sorts the objects by loads, most first; a second click reverses. */

@@ -131,20 +131,7 @@ class ReportInteractionTest {
         seen = new ObjectMapper().readTree(m.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"));
     }
 
-    private static List<String[]> table() {
-        return rows.stream().filter(r -> r[9].equals("table") && (r[1].equals("L") || r[1].equals("S"))).toList();
-    }
-
-    private static long first() { return table().stream().mapToLong(r -> Long.parseLong(r[0])).min().orElseThrow(); }
-
-    private static long last() { return table().stream().mapToLong(r -> Long.parseLong(r[0])).max().orElseThrow(); }
-
-    /** The grid's events per column: the least power of two that puts the last access in column 63 or before. */
-    private static long perColumn() {
-        long per = 1;
-        while ((last() - first()) / per >= 64) per *= 2;
-        return per;
-    }
+    private static ObjectAccesses table() { return ObjectAccesses.of(rows, "table"); }
 
     private static List<String> texts(String field) {
         List<String> l = new ArrayList<>();
@@ -163,8 +150,8 @@ class ReportInteractionTest {
     @Test
     void axesEndAtTheExactFirstAndLastAccess() {
         List<String> x = texts("xTicks");
-        assertThat(x.getFirst()).isEqualTo(n(first()));
-        assertThat(x.getLast()).isEqualTo(n(last()));
+        assertThat(x.getFirst()).isEqualTo(n(table().first()));
+        assertThat(x.getLast()).isEqualTo(n(table().last()));
         List<String> y = texts("yTicks");
         assertThat(y.getFirst()).isEqualTo("0");
         assertThat(y.getLast()).isEqualTo("+1,024");
@@ -173,9 +160,9 @@ class ReportInteractionTest {
     /** The top-left cell: the first column's events, bytes 0..31 (1,024 bytes over 32 rows), its loads and stores. */
     @Test
     void tooltipNamesTheCellUnderTheMouse() {
-        long from = first(), to = first() + perColumn() - 1;
-        List<String[]> cell = table().stream().filter(r -> Long.parseLong(r[0]) <= to && Long.parseLong(r[10]) < 32).toList();
-        long start = Long.parseUnsignedLong(table().getFirst()[3]) - Long.parseLong(table().getFirst()[10]);
+        long from = table().first(), to = table().first() + table().perColumn() - 1;
+        List<String[]> cell = table().rows().stream().filter(r -> Long.parseLong(r[0]) <= to && Long.parseLong(r[10]) < 32).toList();
+        long start = Long.parseUnsignedLong(table().rows().getFirst()[3]) - Long.parseLong(table().rows().getFirst()[10]);
         long loads = cell.stream().filter(r -> r[1].equals("L")).count(), stores = cell.size() - loads;
         assertThat(stores).isPositive();
         assertThat(seen.get("tipShown").asText()).isEqualTo("block");
@@ -226,16 +213,16 @@ class ReportInteractionTest {
     /** Dragging over the left half zooms on the columns under it (snapped to whole columns); a double-click undoes it. */
     @Test
     void dragZoomsOnWholeColumnsAndDoubleClickUndoes() {
-        long n = last() - first() + 1, per = perColumn();
-        long to = first() + (long) Math.floor(192.0 / 384 * n);
-        long column = (to - first()) / per;
-        long end = Math.min(last(), first() + (column + 1) * per - 1);
+        long n = table().last() - table().first() + 1, per = table().perColumn();
+        long to = table().first() + (long) Math.floor(192.0 / 384 * n);
+        long column = (to - table().first()) / per;
+        long end = Math.min(table().last(), table().first() + (column + 1) * per - 1);
         List<String> x = texts("zoomedXTicks");
-        assertThat(x.getFirst()).isEqualTo(n(first()));
+        assertThat(x.getFirst()).isEqualTo(n(table().first()));
         assertThat(x.getLast()).isEqualTo(n(end));
-        assertThat(end).isLessThan(last());
-        assertThat(seen.get("zoomedCaption").asText()).startsWith("events " + n(first()) + ".." + n(end) + " (zoomed;");
-        assertThat(texts("resetXTicks").getLast()).isEqualTo(n(last()));
+        assertThat(end).isLessThan(table().last());
+        assertThat(seen.get("zoomedCaption").asText()).startsWith("events " + n(table().first()) + ".." + n(end) + " (zoomed;");
+        assertThat(texts("resetXTicks").getLast()).isEqualTo(n(table().last()));
     }
 
     /** The page map's tooltip names the region and the page under the mouse, with its reads and writes. */

@@ -4,7 +4,8 @@
  * ring (include/memtrace_stream.h). It names nothing and formats nothing: that is Java's job. agent.h
  * lists the files and the locks; this one attaches.
  *
- * At load (constructor 101) it resolves the real allocator and friends, opens the ring named by
+ * At load (constructor 101) it resolves the real allocator and friends, puts the descriptors memtrace was
+ * started with back on their numbers (common/mt_fds.c), opens the ring named by
  * MEMTRACE_RING (without it the agent stays out of the way: every wrapper passes straight through),
  * asks the kernel to kill the program when memtrace dies (PR_SET_PDEATHSIG, which survives the exec that
  * made this process the program), loads the decoder (MEMTRACE_STEP=trap skips it), writes the hello,
@@ -40,7 +41,7 @@ EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc, char 
 
 /* The variables memtrace sets for the agent alone. */
 static const char *const memtrace_vars[] = {"MEMTRACE_RING=", "MEMTRACE_REGIONS=", "MEMTRACE_AUTOSTART=", "MEMTRACE_STACK_DEPTH=",
-                                            "MEMTRACE_LD_PRELOAD=", "MEMTRACE_LD_BIND_NOW=", "MEMTRACE_CHECK_FRAMES=", 0};
+                                            "MEMTRACE_LD_PRELOAD=", "MEMTRACE_LD_BIND_NOW=", "MEMTRACE_CHECK_FRAMES=", "MEMTRACE_FDS=", 0};
 
 static int starts_with(const char *s, const char *prefix)
 {
@@ -88,6 +89,7 @@ __attribute__((constructor(101))) static void agent_init(void)
 
     const char *ring_path = getenv("MEMTRACE_RING");
     if (!ring_path) return; /* loaded outside a memtrace session: stay out of the way */
+    mt_inherit_fds(getenv("MEMTRACE_FDS")); /* memtrace's own descriptors, on their numbers, before the ring's */
     /* "trap": the route memtrace falls back to without libZydis, forced (StepModesTest compares it with the default) */
     const char *step = getenv("MEMTRACE_STEP");
     int out_of_line = !step || mt_strncmp(step, "trap", 5) != 0;

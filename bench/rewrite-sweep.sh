@@ -11,8 +11,8 @@
 # python3 script).
 # Appends to bench/results/rewrite-sweep.md (BENCH_RESULTS=off: not). LIMIT: seconds of wall clock per
 # rewritten run (default 300), cut runs show "timeout". Known differences (docs/rewriting.md, "Real programs"):
-# proc-fds (the trace's descriptor 1023; descriptors above 2 the shell passed are closed), fd-inherit (so
-# /dev/fd/3 is gone) and crash-backtrace (no unwind information for trampolines).
+# proc-fds (the trace's descriptor 1023) and crash-backtrace (no unwind information for trampolines);
+# fd-inherit checks that descriptors above 2 the shell passed reach the program (docs/trust.md, "Descriptors").
 # Usage: bench/rewrite-sweep.sh [name ...]   (default: every row; names as in the table)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -11,6 +11,23 @@ memtrace_release_is_25() {
   return 1
 }
 
+# memtrace_inherited_fds: sets MEMTRACE_INHERITED_FDS to the descriptors above 2 this shell has and would
+# pass on to a program it execs ("3 5"), for the JVM to hand to the traced program
+# (launch/InheritedDescriptors.java; docs/trust.md, "Descriptors"). The glob's own directory descriptor is
+# closed by the time each is tested, and close-on-exec ones (bash's script, which never reach an exec'd
+# program) are left out by their flags in /proc/$$/fdinfo.
+memtrace_inherited_fds() {
+  local link number flags key value
+  MEMTRACE_INHERITED_FDS=""
+  for link in /proc/$$/fd/*; do
+    number="${link##*/}"
+    [[ "$number" =~ ^[0-9]+$ ]] && [ "$number" -gt 2 ] && [ -L "$link" ] || continue
+    flags=0
+    { while read -r key value; do if [ "$key" = flags: ]; then flags="$value"; fi; done <"/proc/$$/fdinfo/$number"; } 2>/dev/null || continue
+    (( 8#$flags & 8#2000000 )) || MEMTRACE_INHERITED_FDS+="${MEMTRACE_INHERITED_FDS:+ }$number"
+  done
+}
+
 memtrace_find_jdk() {
   local cand
   for cand in "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*; do

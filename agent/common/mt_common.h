@@ -199,6 +199,10 @@ void mt_modules_new(int *reported, void (*fn)(const struct mt_module_info *, voi
 /* the object's name into path (cap bytes, may be NULL); 1 when found.                                 */
 int mt_own_text(const void *inside, uint64_t *start, uint64_t *end, char *path, size_t cap);
 
+/* Puts the descriptors memtrace was started with back on their numbers, from the JVM's socket at path
+ * (MEMTRACE_FDS; mt_fds.c). Called before the library opens anything of its own. */
+void mt_inherit_fds(const char *path);
+
 /* ---- the boot arena (mt_boot.c) ------------------------------------------------------------------- */
 
 /* Memory for allocations made before the real allocator is known (dlsym's), and for the runtime's      */

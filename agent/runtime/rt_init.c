@@ -13,7 +13,8 @@
  * starts `<file>.<child pid>` with its own header, hello, modules and mappings. Processes started later by
  * this one (exec, system, posix_spawn) see MEMTRACE_OUT=<file>.%p, so an instrumented descendant writes
  * `<file>.<its pid>` instead of overwriting this trace. Started by `memtrace run` (MEMTRACE_PARENT=<its
- * pid>), the process dies with memtrace and the variables memtrace set are taken out of the environment
+ * pid>), the process dies with memtrace, gets the descriptors memtrace was started with on their numbers
+ * before the trace takes one (common/mt_fds.c), and the variables memtrace set are taken out of the environment
  * before main: the program sees what it would see untraced, and its descendants run untraced. Threads made by pthread_create record MT_THREAD
  * start with their creator's tid as soon as they run; others on their first probe or event (parent 0).
  * A thread's end (its pthread key destructor) records MT_THREAD exit and hands its buffer to the writer.
@@ -278,7 +279,7 @@ static void adopt_memtrace(const char *parent)
     for (char **r = environ; r && *r; r++)
         if (rt_strncmp(*r, "MEMTRACE_OUT=", 13) != 0 && rt_strncmp(*r, "MEMTRACE_AUTOSTART=", 19) != 0
             && rt_strncmp(*r, "MEMTRACE_PARENT=", 16) != 0
-            && rt_strncmp(*r, "MEMTRACE_STACK_DEPTH=", 21) != 0)
+            && rt_strncmp(*r, "MEMTRACE_STACK_DEPTH=", 21) != 0 && rt_strncmp(*r, "MEMTRACE_FDS=", 13) != 0)
             *w++ = *r;
     if (w) *w = NULL;
 }
@@ -312,6 +313,8 @@ __attribute__((constructor(101))) static void rt_init(int argc, char **argv, cha
     int autostart = mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
     rt.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), MT_STACK_DEPTH_DEFAULT);
     const char *parent = getenv("MEMTRACE_PARENT");
+    /* memtrace's own descriptors back on their numbers before the trace file takes one (rt_fd.c) */
+    if (parent && *parent) mt_inherit_fds(getenv("MEMTRACE_FDS"));
     if (parent && *parent) adopt_memtrace(parent);
     if (out && *out) {
         resolve_path(out_path, sizeof out_path, out, rt.pid);

@@ -185,7 +185,7 @@ public final class InstrumentedRun implements Recorder {
         pb.environment().put("MEMTRACE_PARENT", Long.toString(ProcessHandle.current().pid()));
         pb.environment().putAll(environment);
         try {
-            Process p = pb.start();
+            Process p = InheritedDescriptors.start(pb);
             process = p;
             return p;
         } catch (IOException e) {

@@ -153,7 +153,7 @@ public final class Tracer implements Recorder {
         if (bindNow != null) env.put("MEMTRACE_LD_BIND_NOW", bindNow);
         if (!options.lazyBinding()) env.put("LD_BIND_NOW", "1");
         try {
-            Process p = pb.start();
+            Process p = InheritedDescriptors.start(pb);
             process = p;
             return p;
         } catch (IOException e) {

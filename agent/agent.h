@@ -151,6 +151,7 @@ struct thread_state {
     int ndeferred;               /* signals that arrived during an out-of-line step, sent again after it */
     siginfo_t deferred[8];
     int in_handler;              /* inside one of our signal handlers: signals are blocked already */
+    int in_input;                /* inside a wrapped input function (check_input.c): its global writes checked after it */
     stack_t alt;                 /* the agent's alternate signal stack for this thread */
     stack_t app_alt;             /* the one the program set with sigaltstack (ss_sp 0: none) */
     uintptr_t new_caller;        /* operator new's caller, the site of the malloc it makes (0: none) */
@@ -426,6 +427,7 @@ const char *check_function_of(uintptr_t pc);
 /* check_locals.c: run --check's stack variables and lines, from the DWARF table memtrace hands over */
 void check_locals_path(const char *path);
 void check_locals_resolve(void);
+void check_input_resolve(void); /* check_input.c: gets, fgets, scanf's family into stack and global arrays */
 void check_locals_init(void);
 int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by);
 int check_stack_range_at(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t sp);

@@ -26,7 +26,7 @@
  * inside the next one is not seen, nor one whose origin is past the global already (a pointer walk), nor an
  * underflow of a global that another ends right before (its origin is that one's end too); libc's
  * reads of globals are not checked (its string functions read past a string's end by design), its writes
- * are; a stripped executable is checked by its .dynsym's objects alone (exported ones: copy-relocated stdout
+ * are (inside gets, fgets and scanf's family they are left to check_input.c's range after the call); a stripped executable is checked by its .dynsym's objects alone (exported ones: copy-relocated stdout
  * and the like), and then only from an origin at an object's start, never by padding; each access to the
  * executable's .data and .bss costs a fault, so all this is asked for (MEMTRACE_CHECK=globals), not done by
  * default: gzip -6 of 300 KB, whose window is in .bss, ran over 300 s checked so against 7.5 s without.
@@ -249,7 +249,7 @@ void check_global_fault(ucontext_t *uc, uintptr_t addr, uintptr_t ip, int libc)
     struct operand_origin o;
     if (!decode_operand_origin(ip, uc->uc_mcontext.gregs, addr, &o)) return;
     check_counted();
-    if (libc && !o.write) return;
+    if (libc && (!o.write || ts.in_input)) return; /* a wrapped input function's: its range, after it */
     struct mc_extent x;
     if (!left_global(o.ea, o.size, o.from, o.nfrom, o.nregs, &x)) return;
     check_fault_gr = uc->uc_mcontext.gregs;

@@ -28,8 +28,8 @@
  *
  * What it gets wrong: direct loads and stores to the stack are not seen at all (the stack is not traced: each
  * push and call would fault), only the wrapped functions' ranges (gcc expands a memcpy or memset of a small
- * constant size inline even at -O0: not seen); other libc functions (stpcpy, gets, fgets, read, wide ones)
- * and libc calling itself are not checked; a range that starts below a frame's lowest variable (an alloca, a VLA, outgoing
+ * constant size inline even at -O0: not seen); other libc functions (stpcpy, wide ones; gets, fgets and
+ * scanf are check_input.c's, read check_run.c's) and libc calling itself are not checked; a range that starts below a frame's lowest variable (an alloca, a VLA, outgoing
  * arguments) is not checked; frames without a frame pointer (-O1 and up) end the walk, as does any function
  * the table lacks (a library's); a frame's variables are all taken as live whatever their scope.
  */

@@ -85,6 +85,7 @@ __attribute__((constructor(101))) static void agent_init(void)
     real.cxa_finalize = (typeof(real.cxa_finalize))dlsym(RTLD_NEXT, "__cxa_finalize");
     real.libc_start_main = (typeof(real.libc_start_main))dlsym(RTLD_NEXT, "__libc_start_main");
     check_locals_resolve(); /* the string functions check_locals.c wraps for run --check */
+    check_input_resolve();  /* and the input functions check_input.c wraps */
     hooks_ready = 1;
 
     const char *ring_path = getenv("MEMTRACE_RING");

@@ -31,6 +31,7 @@
 #include <wchar.h>
 
 #include "check.h"
+#include "check_scan.h"
 
 static struct {
     ssize_t (*read)(int, void *, size_t);
@@ -133,21 +134,6 @@ static char *fgets_at(char *s, int n, FILE *f, const void *pc)
 MC_EXPORT char *fgets(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER); }
 MC_EXPORT char *(fgets_unlocked)(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER); }
 
-/* the length of the string at s, by hand: the wrapped strlen would report the bytes past a buffer it reads */
-static size_t len_of(const char *s)
-{
-    size_t n = 0;
-    while (s[n]) n++;
-    return n;
-}
-
-static size_t wlen_of(const wchar_t *s)
-{
-    size_t n = 0;
-    while (s[n]) n++;
-    return n;
-}
-
 static wchar_t *fgetws_at(wchar_t *s, int n, FILE *f, const void *pc)
 {
     if (!real.fgetws) resolve();
@@ -171,7 +157,7 @@ static char *gets_at(char *s, const void *pc)
 {
     if (!real.gets) resolve();
     char *r = real.gets(s);
-    if (r) wrote(s, len_of(s) + 1, pc, "gets");
+    if (r) wrote(s, mc_scan_len(s) + 1, pc, "gets");
     return r;
 }
 
@@ -216,50 +202,7 @@ MC_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
     return r;
 }
 
-/* ---- scanf's family: after the call, what each of the first n assigned conversions stored through its
- * pointer, when that is a string or characters: %s and %[...] the string and its terminator, %Nc N characters
- * (1 without a width), l (or %S %C) wide ones. %n, %*, the numbers and %m's buffers (its malloc is checked)
- * are skipped; a format of positional arguments (%1$s) is not walked. ---- */
-
-static void scanned(const char *f, va_list ap, int n, const void *pc, const char *fn)
-{
-    while (n > 0 && *f) {
-        if (*f++ != '%') continue;
-        if (*f == '%') { f++; continue; }
-        const char *d = f;
-        while (*d >= '0' && *d <= '9') d++;
-        if (*d == '$') return;
-        int skip = *f == '*';
-        f += skip;
-        size_t width = 0, longs = 0, alloc = 0;
-        while (*f >= '0' && *f <= '9') width = width * 10 + (size_t)(*f++ - '0');
-        for (;; f++) {
-            if (*f == 'l') longs++;
-            else if (*f == 'm') alloc = 1;
-            else if (*f != 'h' && *f != 'j' && *f != 'z' && *f != 't' && *f != 'L' && *f != 'q') break;
-        }
-        char c = *f;
-        if (!c) return;
-        f++;
-        if (c == '[') {   /* a ']' first in the set is one of its characters */
-            if (*f == '^') f++;
-            if (*f == ']') f++;
-            while (*f && *f != ']') f++;
-            if (!*f) return;
-            f++;
-        }
-        if (skip) continue;
-        void *p = va_arg(ap, void *);
-        if (c == 'n') continue;   /* not counted in the result */
-        n--;
-        int wide = longs == 1 || c == 'S' || c == 'C';
-        if (alloc || !p) continue;
-        if (c == 's' || c == 'S' || c == '[')
-            wrote(p, wide ? (wlen_of(p) + 1) * sizeof(wchar_t) : len_of(p) + 1, pc, fn);
-        else if (c == 'c' || c == 'C')
-            wrote(p, (width ? width : 1) * (wide ? sizeof(wchar_t) : 1), pc, fn);
-    }
-}
+/* ---- scanf's family: after the call, what each assigned conversion stored (check_scan.h) ---- */
 
 static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_list ap, const void *pc, const char *fn)
 {
@@ -272,7 +215,7 @@ static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_lis
     va_list walk;
     va_copy(walk, ap);
     int r = in ? real.vfscanf[form](in, fmt, ap) : real.vsscanf[form](s, fmt, ap);
-    if (r > 0) scanned(fmt, walk, r, pc, fn);
+    if (r > 0) mc_scanned(fmt, walk, r, pc, fn, wrote);
     va_end(walk);
     return r;
 }
@@ -347,7 +290,7 @@ static int vfwscanf_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt,
         size_t k = 0;
         for (; fmt[k] && k + 1 < sizeof narrow; k++) narrow[k] = fmt[k] > 0 && fmt[k] < 0x80 ? (char)fmt[k] : '?';
         narrow[k] = 0;
-        scanned(narrow, walk, r, pc, fn);
+        mc_scanned(narrow, walk, r, pc, fn, wrote);
     }
     va_end(walk);
     return r;
@@ -466,7 +409,7 @@ MC_EXPORT char *__gets_chk(char *s, size_t dl)
 {
     if (!real.gets) resolve();
     char *r = real.gets(s);
-    if (r && len_of(s) + 1 > dl) mc_fortify_fail(s, len_of(s) + 1, dl, CALLER, "gets");
-    if (r) wrote(s, len_of(s) + 1, CALLER, "gets");
+    if (r && mc_scan_len(s) + 1 > dl) mc_fortify_fail(s, mc_scan_len(s) + 1, dl, CALLER, "gets");
+    if (r) wrote(s, mc_scan_len(s) + 1, CALLER, "gets");
     return r;
 }

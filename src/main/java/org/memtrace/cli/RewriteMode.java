@@ -87,7 +87,15 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             // the executable first, then the libraries; planned two at a time when they are not cached
             List<ModulePlans.Job> jobs = new ArrayList<>(List.of(new ModulePlans.Job(target.traced(), false, choice)));
             // glibc's libraries are not checked: left alone (the exception says why), or (--check -o) only recorded
-            for (Path lib : planned) jobs.add(new ModulePlans.Job(lib, true, choice.forLibrary(lib)));
+            List<Path> libs = new ArrayList<>();
+            for (Path lib : planned) {
+                try {
+                    jobs.add(new ModulePlans.Job(lib, true, choice.forLibrary(lib)));
+                    libs.add(lib);
+                } catch (RewriteException e) {
+                    excluded.add(lib.getFileName() + " (" + e.getMessage() + ")");
+                }
+            }
             List<ModulePlans.Outcome> outcomes = ModulePlans.prepare(jobs, cache);
             switch (outcomes.getFirst().failure()) {
                 case null -> { }
@@ -97,12 +105,12 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             }
             ModuleRewrite.Prepared p = outcomes.getFirst().prepared();
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
-            for (int i = 0; i < planned.size(); i++) {
+            for (int i = 0; i < libs.size(); i++) {
                 ModulePlans.Outcome o = outcomes.get(i + 1);
                 if (o.failure() != null) {
-                    excluded.add(planned.get(i).getFileName() + " (" + o.failure().getMessage() + ")");
+                    excluded.add(libs.get(i).getFileName() + " (" + o.failure().getMessage() + ")");
                 } else {
-                    libraries.add(new Library(planned.get(i), o.prepared()));
+                    libraries.add(new Library(libs.get(i), o.prepared()));
                     plans.add(o.prepared().plan().toString());
                 }
             }

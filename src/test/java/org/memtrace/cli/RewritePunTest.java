@@ -18,7 +18,7 @@ import org.memtrace.testutil.Gcc;
  * Punned jumps at run time (docs/rewriting.md, "Punned jumps"): rewrite_pun.s's short instructions, each
  * reached by its own first byte, record exactly their accesses 10 and 1000 times and the program returns what
  * it returns natively; the ones whose pun was planned take no trap, so a run of 1000 iterations takes as many
- * traps as one of 10 (libc's the same in both), but for a non-PIE executable's at_push, whose window lies below
+ * traps as one of 10 (libc's within a few), but for a non-PIE executable's at_push, whose window lies below
  * address 0 and which keeps its int3: 990 traps more.
  */
 class RewritePunTest {
@@ -35,7 +35,9 @@ class RewritePunTest {
             List<String> command = new ArrayList<>(List.of(prog.toString()));
             if (n == 1000) command.add("many");
             // as natively: 3 added n times
-            PunRun r = PunRun.of(dir, prog, dir.resolve("t" + n + ".trace"), command, n == 10 ? 30 : 184);
+            // one layout for both runs (setarch -R): where libc's stub pages can go, and so which of its places
+            // keep an int3, depends on the layout
+            PunRun r = PunRun.of(dir, prog, dir.resolve("t" + n + ".trace"), command, n == 10 ? 30 : 184, true);
             // the summary as it happened: the executable's puns as planned (PunsTest: at_push's window is below 0
             // without PIE), and the runtime's record of every module's puns, written or kept as int3s, adds up
             assertThat(r.stderr()).contains("rewrite: " + (layout.equals("-pie") ? "17" : "9") + " memory instructions of " + prog + " rewritten, "
@@ -65,6 +67,8 @@ class RewritePunTest {
             assertThat(r.at(at.get("at_evict"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell8));
             assertThat(r.at(at.get("at_evicted"))).containsExactlyElementsOf(Collections.nCopies(n, "S" + r.address(at.get("cell") + 20)));
         }
-        assertThat(traps[1] - traps[0]).as("traps of the 990 more iterations").isEqualTo(layout.equals("-pie") ? 0 : 990);
+        // libc's own traps differ by a few between two runs even in one layout (988 and 991 seen against 990, as
+        // RewriteSwitchTest and RewriteTailTest allow): the executable's share is 0 or 990, the rest within 5
+        assertThat(traps[1] - traps[0]).as("traps of the 990 more iterations").isBetween(layout.equals("-pie") ? -5L : 985L, layout.equals("-pie") ? 5L : 995L);
     }
 }

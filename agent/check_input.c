@@ -124,41 +124,6 @@ static int scan_at(FILE *in, const char *s, int form, const char *fmt, va_list a
     return r;
 }
 
-/* each name in both forms; by asm labels, since <stdio.h> may rename scanf to __isoc99_scanf in this file too */
-#define SCANF_FORM(pre, id, form)                                                                              \
-    EXPORT int id##_vfscanf(FILE *f, const char *fmt, va_list ap) __asm__(pre "vfscanf");                     \
-    EXPORT int id##_vscanf(const char *fmt, va_list ap) __asm__(pre "vscanf");                                \
-    EXPORT int id##_vsscanf(const char *s, const char *fmt, va_list ap) __asm__(pre "vsscanf");               \
-    EXPORT int id##_fscanf(FILE *f, const char *fmt, ...) __asm__(pre "fscanf");                              \
-    EXPORT int id##_scanf(const char *fmt, ...) __asm__(pre "scanf");                                         \
-    EXPORT int id##_sscanf(const char *s, const char *fmt, ...) __asm__(pre "sscanf");                        \
-    int id##_vfscanf(FILE *f, const char *fmt, va_list ap) { return scan_at(f, NULL, form, fmt, ap, CALLER, "fscanf"); } \
-    int id##_vscanf(const char *fmt, va_list ap) { return scan_at(stdin, NULL, form, fmt, ap, CALLER, "scanf"); } \
-    int id##_vsscanf(const char *s, const char *fmt, va_list ap) { return scan_at(NULL, s, form, fmt, ap, CALLER, "sscanf"); } \
-    int id##_fscanf(FILE *f, const char *fmt, ...)                                                             \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = scan_at(f, NULL, form, fmt, ap, CALLER, "fscanf");                                             \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }                                                                                                          \
-    int id##_scanf(const char *fmt, ...)                                                                       \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = scan_at(stdin, NULL, form, fmt, ap, CALLER, "scanf");                                          \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }                                                                                                          \
-    int id##_sscanf(const char *s, const char *fmt, ...)                                                       \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = scan_at(NULL, s, form, fmt, ap, CALLER, "sscanf");                                             \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }
-
-SCANF_FORM("", gnu, 0)
-SCANF_FORM("__isoc99_", c99, 1)
+/* each name in both forms (check_scan.h) */
+MC_SCANF_ENTRY_POINTS(EXPORT, scan_at, "", gnu, 0)
+MC_SCANF_ENTRY_POINTS(EXPORT, scan_at, "__isoc99_", c99, 1)

@@ -220,46 +220,10 @@ static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_lis
     return r;
 }
 
-/* each name of the family, in each form: plain, __isoc99_ (what <stdio.h> calls in ISO modes, and, since it
- * renames scanf so, for this file too: hence the names by asm labels), __isoc23_ */
-#define SCANF_FORM(pre, id, form)                                                                              \
-    MC_EXPORT int id##_vfscanf(FILE *f, const char *fmt, va_list ap) __asm__(pre "vfscanf");                  \
-    MC_EXPORT int id##_vscanf(const char *fmt, va_list ap) __asm__(pre "vscanf");                             \
-    MC_EXPORT int id##_vsscanf(const char *s, const char *fmt, va_list ap) __asm__(pre "vsscanf");            \
-    MC_EXPORT int id##_fscanf(FILE *f, const char *fmt, ...) __asm__(pre "fscanf");                           \
-    MC_EXPORT int id##_scanf(const char *fmt, ...) __asm__(pre "scanf");                                      \
-    MC_EXPORT int id##_sscanf(const char *s, const char *fmt, ...) __asm__(pre "sscanf");                     \
-    int id##_vfscanf(FILE *f, const char *fmt, va_list ap) { return vfscanf_at(f, NULL, form, fmt, ap, CALLER, "fscanf"); } \
-    int id##_vscanf(const char *fmt, va_list ap) { return vfscanf_at(stdin, NULL, form, fmt, ap, CALLER, "scanf"); } \
-    int id##_vsscanf(const char *s, const char *fmt, va_list ap) { return vfscanf_at(NULL, s, form, fmt, ap, CALLER, "sscanf"); } \
-    int id##_fscanf(FILE *f, const char *fmt, ...)                                                             \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = vfscanf_at(f, NULL, form, fmt, ap, CALLER, "fscanf");                                          \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }                                                                                                          \
-    int id##_scanf(const char *fmt, ...)                                                                       \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = vfscanf_at(stdin, NULL, form, fmt, ap, CALLER, "scanf");                                       \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }                                                                                                          \
-    int id##_sscanf(const char *s, const char *fmt, ...)                                                       \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = vfscanf_at(NULL, s, form, fmt, ap, CALLER, "sscanf");                                          \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }
-
-SCANF_FORM("", gnu, 0)
-SCANF_FORM("__isoc99_", c99, 1)
-SCANF_FORM("__isoc23_", c23, 2)
+/* each name of the family, in each form (check_scan.h) */
+MC_SCANF_ENTRY_POINTS(MC_EXPORT, vfscanf_at, "", gnu, 0)
+MC_SCANF_ENTRY_POINTS(MC_EXPORT, vfscanf_at, "__isoc99_", c99, 1)
+MC_SCANF_ENTRY_POINTS(MC_EXPORT, vfscanf_at, "__isoc23_", c23, 2)
 
 /* ---- the wide scanf family (wscanf fwscanf swscanf, v-forms, __isoc99_/__isoc23_ names): the format is wide,
  * the conversions are scanf's (%s a multibyte string into a char array, %ls a wide one); the format is walked

@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <wchar.h>
 
 typedef void (*mc_scan_wrote)(const void *p, size_t n, const void *pc, const char *fn);
@@ -70,5 +71,44 @@ static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, 
             wrote(p, (width ? width : 1) * (wide ? sizeof(wchar_t) : 1), pc, fn);
     }
 }
+
+/* The six entry points of the family under one prefix of names (pre: "", "__isoc99_" - what <stdio.h> calls
+ * in ISO modes, and, since it renames scanf so, in the including file too: hence the names by asm labels -
+ * or "__isoc23_"), each a call of worker(in, s, form, fmt, ap, CALLER, name) with the including file's CALLER
+ * (the caller's address) and the name a report says; export makes them visible. */
+#define MC_SCANF_ENTRY_POINTS(export, worker, pre, id, form)                                                   \
+    export int id##_vfscanf(FILE *f, const char *fmt, va_list ap) __asm__(pre "vfscanf");                      \
+    export int id##_vscanf(const char *fmt, va_list ap) __asm__(pre "vscanf");                                 \
+    export int id##_vsscanf(const char *s, const char *fmt, va_list ap) __asm__(pre "vsscanf");                \
+    export int id##_fscanf(FILE *f, const char *fmt, ...) __asm__(pre "fscanf");                               \
+    export int id##_scanf(const char *fmt, ...) __asm__(pre "scanf");                                          \
+    export int id##_sscanf(const char *s, const char *fmt, ...) __asm__(pre "sscanf");                         \
+    int id##_vfscanf(FILE *f, const char *fmt, va_list ap) { return worker(f, NULL, form, fmt, ap, CALLER, "fscanf"); } \
+    int id##_vscanf(const char *fmt, va_list ap) { return worker(stdin, NULL, form, fmt, ap, CALLER, "scanf"); } \
+    int id##_vsscanf(const char *s, const char *fmt, va_list ap) { return worker(NULL, s, form, fmt, ap, CALLER, "sscanf"); } \
+    int id##_fscanf(FILE *f, const char *fmt, ...)                                                             \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = worker(f, NULL, form, fmt, ap, CALLER, "fscanf");                                              \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_scanf(const char *fmt, ...)                                                                       \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = worker(stdin, NULL, form, fmt, ap, CALLER, "scanf");                                           \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_sscanf(const char *s, const char *fmt, ...)                                                       \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = worker(NULL, s, form, fmt, ap, CALLER, "sscanf");                                              \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }
 
 #endif

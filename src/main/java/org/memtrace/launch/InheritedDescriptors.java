@@ -31,20 +31,30 @@ public final class InheritedDescriptors implements AutoCloseable {
     private static final int PER_MESSAGE = 64;
     private static final int AF_UNIX = 1, SOCK_SEQPACKET = 5, SOCK_CLOEXEC = 02000000, SOL_SOCKET = 1, SCM_RIGHTS = 1,
             SO_PEERCRED = 17, MSG_NOSIGNAL = 0x4000, SHUT_RDWR = 2, F_GETFD = 1;
-
-    private static final Linker LINKER = Linker.nativeLinker();
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
-    private static final MethodHandle SOCKET = function("socket", FunctionDescriptor.of(INT, INT, INT, INT));
-    private static final MethodHandle BIND = function("bind", FunctionDescriptor.of(INT, INT, ValueLayout.ADDRESS, INT));
-    private static final MethodHandle LISTEN = function("listen", FunctionDescriptor.of(INT, INT, INT));
-    private static final MethodHandle ACCEPT = function("accept", FunctionDescriptor.of(INT, INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
-    private static final MethodHandle GETSOCKOPT = function("getsockopt",
-            FunctionDescriptor.of(INT, INT, INT, INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
-    private static final MethodHandle SENDMSG = function("sendmsg", FunctionDescriptor.of(ValueLayout.JAVA_LONG, INT, ValueLayout.ADDRESS, INT));
-    private static final MethodHandle SHUTDOWN = function("shutdown", FunctionDescriptor.of(INT, INT, INT));
-    private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(INT, INT));
-    private static final MethodHandle FCNTL = LINKER.downcallHandle(LINKER.defaultLookup().find("fcntl").orElseThrow(),
-            FunctionDescriptor.of(INT, INT, INT, INT), Linker.Option.firstVariadicArg(2));
+
+    /**
+     * libc's functions, bound only when there are descriptors to hand over: binding them costs the JVM about
+     * 80 ms, which a run with none (nearly every run) would pay at start for nothing.
+     */
+    private static final class Libc {
+        private static final Linker LINKER = Linker.nativeLinker();
+        private static final MethodHandle SOCKET = function("socket", FunctionDescriptor.of(INT, INT, INT, INT));
+        private static final MethodHandle BIND = function("bind", FunctionDescriptor.of(INT, INT, ValueLayout.ADDRESS, INT));
+        private static final MethodHandle LISTEN = function("listen", FunctionDescriptor.of(INT, INT, INT));
+        private static final MethodHandle ACCEPT = function("accept", FunctionDescriptor.of(INT, INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+        private static final MethodHandle GETSOCKOPT = function("getsockopt",
+                FunctionDescriptor.of(INT, INT, INT, INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+        private static final MethodHandle SENDMSG = function("sendmsg", FunctionDescriptor.of(ValueLayout.JAVA_LONG, INT, ValueLayout.ADDRESS, INT));
+        private static final MethodHandle SHUTDOWN = function("shutdown", FunctionDescriptor.of(INT, INT, INT));
+        private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(INT, INT));
+        private static final MethodHandle FCNTL = LINKER.downcallHandle(LINKER.defaultLookup().find("fcntl").orElseThrow(),
+                FunctionDescriptor.of(INT, INT, INT, INT), Linker.Option.firstVariadicArg(2));
+
+        private static MethodHandle function(String name, FunctionDescriptor descriptor) {
+            return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), descriptor);
+        }
+    }
 
     /** What the launcher listed and is still open here: read once, the JVM never closes them. */
     private static final List<Integer> INHERITED = parse(System.getenv(LAUNCHER_VARIABLE));
@@ -61,10 +71,6 @@ public final class InheritedDescriptors implements AutoCloseable {
         this.directory = directory;
     }
 
-    private static MethodHandle function(String name, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), descriptor);
-    }
-
     /** The launcher's list ("3 5"), less what is not a number in 3..65535 or not open in this JVM. */
     static List<Integer> parse(String list) {
         List<Integer> fds = new ArrayList<>();
@@ -79,7 +85,7 @@ public final class InheritedDescriptors implements AutoCloseable {
 
     private static boolean isOpen(int fd) {
         try {
-            return (int) FCNTL.invokeExact(fd, F_GETFD, 0) >= 0;
+            return (int) Libc.FCNTL.invokeExact(fd, F_GETFD, 0) >= 0;
         } catch (Throwable e) {
             return false;
         }
@@ -102,10 +108,10 @@ public final class InheritedDescriptors implements AutoCloseable {
             MemorySegment address = arena.allocate(110);
             address.set(ValueLayout.JAVA_SHORT, 0, (short) AF_UNIX);
             MemorySegment.copy(name, 0, address, ValueLayout.JAVA_BYTE, 2, name.length);
-            int s = (int) SOCKET.invokeExact(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+            int s = (int) Libc.SOCKET.invokeExact(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
             if (s < 0) throw new IOException("socket() failed");
-            if ((int) BIND.invokeExact(s, address, 110) != 0 || (int) LISTEN.invokeExact(s, 4) != 0) {
-                int ignored = (int) CLOSE.invokeExact(s);
+            if ((int) Libc.BIND.invokeExact(s, address, 110) != 0 || (int) Libc.LISTEN.invokeExact(s, 4) != 0) {
+                int ignored = (int) Libc.CLOSE.invokeExact(s);
                 throw new IOException("cannot listen on " + socket);
             }
             pb.environment().put(PROGRAM_VARIABLE, socket.toString());
@@ -146,13 +152,13 @@ public final class InheritedDescriptors implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment credentials = arena.allocate(12), length = arena.allocate(INT);
             while (true) {
-                int c = (int) ACCEPT.invokeExact(s, MemorySegment.NULL, MemorySegment.NULL);
+                int c = (int) Libc.ACCEPT.invokeExact(s, MemorySegment.NULL, MemorySegment.NULL);
                 if (c < 0) return; // shut down: the program ended without connecting
                 length.set(INT, 0, 12);
-                boolean program = (int) GETSOCKOPT.invokeExact(c, SOL_SOCKET, SO_PEERCRED, credentials, length) == 0
+                boolean program = (int) Libc.GETSOCKOPT.invokeExact(c, SOL_SOCKET, SO_PEERCRED, credentials, length) == 0
                         && credentials.get(INT, 0) == pid;
                 if (program) send(arena, c);
-                int ignored = (int) CLOSE.invokeExact(c);
+                int ignored = (int) Libc.CLOSE.invokeExact(c);
                 if (program) return;
             }
         } catch (Throwable e) {
@@ -165,7 +171,7 @@ public final class InheritedDescriptors implements AutoCloseable {
     /** The serving thread owns the listener: closed by it alone, under the lock, so close() never shuts down a reused number. */
     private synchronized void closeListener(int s) {
         try {
-            int ignored = (int) CLOSE.invokeExact(s);
+            int ignored = (int) Libc.CLOSE.invokeExact(s);
         } catch (Throwable e) {
             // closing cannot fail in a way that matters here
         }
@@ -192,7 +198,7 @@ public final class InheritedDescriptors implements AutoCloseable {
             msg.set(ValueLayout.JAVA_LONG, 24, 1);
             msg.set(ValueLayout.ADDRESS, 32, control);
             msg.set(ValueLayout.JAVA_LONG, 40, control.byteSize());
-            if ((long) SENDMSG.invokeExact(c, msg, MSG_NOSIGNAL) < 0) return;
+            if ((long) Libc.SENDMSG.invokeExact(c, msg, MSG_NOSIGNAL) < 0) return;
         }
     }
 
@@ -205,9 +211,9 @@ public final class InheritedDescriptors implements AutoCloseable {
         if (listener < 0) return;
         try {
             if (serving) {
-                int ignored = (int) SHUTDOWN.invokeExact(listener, SHUT_RDWR);
+                int ignored = (int) Libc.SHUTDOWN.invokeExact(listener, SHUT_RDWR);
             } else {
-                int ignored = (int) CLOSE.invokeExact(listener);
+                int ignored = (int) Libc.CLOSE.invokeExact(listener);
             }
         } catch (Throwable e) {
             // nothing left to do: the socket goes with the directory

@@ -17,7 +17,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
-import org.memtrace.testutil.Gcc;
 
 /**
  * memtrace report on the reportwalk fixture (a global table, three heap blocks, a use after free), loaded
@@ -28,25 +27,16 @@ class ReportBrowserTest {
     @TempDir static Path dir;
     static String dom;
     /** The CSV rows: seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset,source. */
-    static List<String[]> rows = new ArrayList<>();
+    static List<String[]> rows;
 
     @BeforeAll
     static void render() throws Exception {
         Path chromium = Path.of("/usr/bin/chromium");
         Assumptions.assumeTrue(Files.isExecutable(chromium),
                 "chromium is not installed: run `. scripts/env.sh && memtrace_prereqs --with-test-tools` (CI does)");
-        Path exe = Gcc.compile(dir, "reportwalk.c", "reportwalk", "-O1", "-g", "-no-pie");
-        Path stream = dir.resolve("rw.stream");
-        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        Path html = dir.resolve("report.html");
-        r = Cli.run(dir, "report", stream.toString(), "-o", html.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        assertThat(r.stderr()).isEmpty();
-        Path csv = dir.resolve("rw.csv");
-        r = Cli.run(dir, "convert", stream.toString(), "--to", "csv", "-o", csv.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        for (String line : Files.readAllLines(csv).subList(1, Files.readAllLines(csv).size())) rows.add(line.split(",", -1));
+        ReportWalk walk = ReportWalk.build(dir);
+        rows = walk.rows();
+        Path html = walk.html();
 
         Path out = dir.resolve("dom.html");
         Process p = new ProcessBuilder(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",

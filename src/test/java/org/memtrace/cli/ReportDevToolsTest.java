@@ -19,7 +19,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.DevTools;
-import org.memtrace.testutil.Gcc;
 
 /**
  * The report of the reportwalk fixture in headless chromium, driven through the DevTools protocol the way a
@@ -35,26 +34,17 @@ class ReportDevToolsTest {
     static DevTools browser;
     static Path source;
     /** The CSV rows: seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset,source. */
-    static List<String[]> rows = new ArrayList<>();
+    static List<String[]> rows;
     static final Path SCREENSHOTS = Path.of("target", "report-screenshots");
 
     @BeforeAll
     static void load() throws Exception {
         Assumptions.assumeTrue(Files.isExecutable(DevTools.CHROMIUM),
                 "chromium is not installed: run `. scripts/env.sh && memtrace_prereqs --with-test-tools` (CI does)");
-        Path exe = Gcc.compile(dir, "reportwalk.c", "reportwalk", "-O1", "-g", "-no-pie");
+        ReportWalk walk = ReportWalk.build(dir, "--stack-depth", "1");
         source = dir.resolve("reportwalk.c");
-        Path stream = dir.resolve("rw.stream");
-        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "--stack-depth", "1", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        Path html = dir.resolve("report.html");
-        r = Cli.run(dir, "report", stream.toString(), "-o", html.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        Path csv = dir.resolve("rw.csv");
-        r = Cli.run(dir, "convert", stream.toString(), "--to", "csv", "-o", csv.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        List<String> lines = Files.readAllLines(csv);
-        for (String line : lines.subList(1, lines.size())) rows.add(line.split(",", -1));
+        rows = walk.rows();
+        Path html = walk.html();
 
         browser = DevTools.start(dir.resolve("profile"), 1400, 900);
         // watched before the page loads, so nothing it says while loading is missed

@@ -17,7 +17,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.memtrace.testutil.Cli;
-import org.memtrace.testutil.Gcc;
 
 /**
  * The report of the reportwalk fixture, used the way a person does: a script appended to a copy of the page
@@ -31,7 +30,7 @@ class ReportInteractionTest {
     static JsonNode seen;
     static String dom;
     /** The CSV rows: seq,kind,store,address,size,ip,instruction,thread,region,symbol,offset. */
-    static List<String[]> rows = new ArrayList<>();
+    static List<String[]> rows;
 
     /** What the appended script does and records: each entry a snapshot of the page after one action. */
     private static final String ACTIONS = """
@@ -100,18 +99,9 @@ class ReportInteractionTest {
         Path chromium = Path.of("/usr/bin/chromium");
         Assumptions.assumeTrue(Files.isExecutable(chromium),
                 "chromium is not installed: run `. scripts/env.sh && memtrace_prereqs --with-test-tools` (CI does)");
-        Path exe = Gcc.compile(dir, "reportwalk.c", "reportwalk", "-O1", "-g", "-no-pie");
-        Path stream = dir.resolve("rw.stream");
-        var r = Cli.run(dir, "run", "--mode", "fault", "-q", "--stack-depth", "1", "-o", "/dev/null", "--save-stream", stream.toString(), "--", exe.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        Path html = dir.resolve("report.html");
-        r = Cli.run(dir, "report", stream.toString(), "-o", html.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        Path csv = dir.resolve("rw.csv");
-        r = Cli.run(dir, "convert", stream.toString(), "--to", "csv", "-o", csv.toString());
-        assertThat(r.status()).as(r.stderr()).isZero();
-        List<String> lines = Files.readAllLines(csv);
-        for (String line : lines.subList(1, lines.size())) rows.add(line.split(",", -1));
+        ReportWalk walk = ReportWalk.build(dir, "--stack-depth", "1");
+        rows = walk.rows();
+        Path html = walk.html();
 
         Path acted = dir.resolve("acted.html");
         String page = Files.readString(html);

@@ -146,6 +146,7 @@ public final class CcServer {
                 if (active.get() == 0 && System.nanoTime() - lastRequest.get() > idle.toNanos()) {
                     removeSocket();
                     channel.close();
+                    SocketDirectory.tidy(socket);
                     return;
                 }
             }

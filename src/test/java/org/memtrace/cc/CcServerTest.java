@@ -12,7 +12,9 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -174,6 +176,32 @@ class CcServerTest {
         serving.join(10_000);
         assertThat(serving.isAlive()).isFalse();
         assertThat(socket).doesNotExist();
+    }
+
+    @Test
+    void anIdleServerTakesAwayItsEmptyLogDeadSocketsAndOldEmptyLogs() throws Exception {
+        Path ownLog = Files.createFile(run.resolve("cc-test.log"));
+        Path dead = run.resolve("cc-dead.sock");
+        try (var gone = java.nio.channels.ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            gone.bind(UnixDomainSocketAddress.of(dead)); // closing leaves the file, as a killed server does
+        }
+        FileTime old = FileTime.from(Instant.now().minus(SocketDirectory.STARTING).minusSeconds(60));
+        Path oldLog = Files.setLastModifiedTime(Files.createFile(run.resolve("cc-old.log")), old);
+        Path startingLog = Files.createFile(run.resolve("cc-starting.log"));
+        Path said = Files.setLastModifiedTime(Files.writeString(run.resolve("cc-said.log"), "memtrace: compile server: x\n"), old);
+        Path liveLog = Files.setLastModifiedTime(Files.createFile(run.resolve("cc-live.log")), old);
+        try (var live = java.nio.channels.ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            live.bind(UnixDomainSocketAddress.of(run.resolve("cc-live.sock")));
+            start(Duration.ofMillis(300));
+            serving.join(10_000);
+            assertThat(serving.isAlive()).isFalse();
+            try (var names = Files.list(run)) {
+                assertThat(names.map(p -> p.getFileName().toString()).sorted())
+                        .containsExactly("cc-live.log", "cc-live.sock", "cc-said.log", "cc-starting.log");
+            }
+        }
+        assertThat(List.of(ownLog, dead, oldLog)).noneMatch(Files::exists);
+        assertThat(List.of(startingLog, said, liveLog)).allMatch(Files::exists);
     }
 
     @Test

@@ -6,7 +6,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Locale;
@@ -181,7 +180,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");
         // refused outputs cost nothing: before any module is planned
-        checkOutputs(target, traced ? output : "-", saveStream, jsonSummary, reportFile);
+        RunOutputs.check(target, command.subList(1, command.size()), traced ? output : "-", saveStream, jsonSummary, reportFile);
         PlanChoice choice = check ? PlanChoice.probing(traced ? Probes.BOTH : Probes.CHECK) : PlanChoice.selecting(selective);
         RewriteMode rewrite = mode != RewriteMode.Mode.rewrite ? null
                 : RewriteMode.prepare(target, choice, chosen && selective == null ? p -> say(err, p) : null);
@@ -193,7 +192,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     + "build it with memtrace cc --check instead");
         recorder.ignoredOptions().forEach(p -> say(err, p));
         boolean created = traced && !"-".equals(output) && !Files.exists(RawPaths.path(output));
-        CountingOutputStream out = new CountingOutputStream(traced ? openOutput(output) : OutputStream.nullOutputStream());
+        CountingOutputStream out = new CountingOutputStream(traced ? RunOutputs.openTrace(output) : OutputStream.nullOutputStream());
 
         SymbolicNaming names = new SymbolicNaming();
         if (noDemangle) names.addressSpace().keepRawNames();
@@ -364,40 +363,6 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         return bufferMb;
     }
 
-    /**
-     * Refuses, before any file is opened, outputs that would destroy something: an output that is the
-     * program or its interpreter (opening it truncates it), two outputs naming one file (one would silently
-     * overwrite the other), an output that is a directory (found only after the trace file was created), an
-     * existing ELF file (a library the program loads: {@code -o libfoo.so} would truncate it before it is loaded).
-     */
-    static void checkOutputs(Target target, String output, Path saveStream, Path jsonSummary, Path reportFile) throws LaunchException {
-        Map<String, Path> outputs = new LinkedHashMap<>();
-        if (!"-".equals(output)) outputs.put("-o", RawPaths.path(output));
-        if (saveStream != null) outputs.put("--save-stream", saveStream);
-        if (jsonSummary != null) outputs.put("--json-summary", jsonSummary);
-        if (reportFile != null) outputs.put("--report", reportFile);
-        Map<String, String> what = Map.of("-o", "the trace to", "--save-stream", "the stream file", "--json-summary", "the summary to",
-                "--report", "the report to");
-        List<Path> programs = new ArrayList<>(target.interpreters());
-        programs.add(target.executable());
-        List<Map.Entry<String, Path>> seen = new ArrayList<>();
-        for (Map.Entry<String, Path> o : outputs.entrySet()) {
-            Path file = o.getValue();
-            if (OutputFile.isStandardOutput(file))
-                throw LaunchException.usage(o.getKey() + " -: memtrace run writes only its trace to standard output (-o -); name a file");
-            if (Files.isDirectory(file))
-                throw LaunchException.usage("cannot write " + what.get(o.getKey()) + " " + file + ": it is a directory");
-            for (Path program : programs)
-                if (OutputFile.sameFile(file, program))
-                    throw LaunchException.usage(o.getKey() + " " + file + " is the program " + program + " itself; memtrace would overwrite it");
-            OutputFile.refuseDestructive(file, List.of(), o.getKey() + " ");
-            for (Map.Entry<String, Path> before : seen)
-                if (OutputFile.sameFile(file, before.getValue()))
-                    throw LaunchException.usage(before.getKey() + " and " + o.getKey() + " name the same file " + file + "; give each its own");
-            seen.add(o);
-        }
-    }
-
     private static void deleteQuietly(Path file) {
         try {
             Files.deleteIfExists(file);
@@ -405,20 +370,4 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             // an empty trace left behind is all that happens
         }
     }
-
-    /**
-     * Opened before the program starts, so an unwritable path costs nothing but one line. Unbuffered: the
-     * text writer hands over its bytes in large chunks.
-     */
-    static OutputStream openOutput(String output) throws LaunchException {
-        // Not System.out, which swallows write errors: a full disk or a closed pipe must be said.
-        if ("-".equals(output)) return OutputFile.standardOutput();
-        Path file = RawPaths.path(output);
-        try {
-            return Files.newOutputStream(file);
-        } catch (IOException | RuntimeException e) {
-            throw LaunchException.usage("cannot write the trace to " + output + ": " + LaunchException.reason(e));
-        }
-    }
-
 }

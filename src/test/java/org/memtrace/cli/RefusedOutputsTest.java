@@ -64,4 +64,47 @@ class RefusedOutputsTest {
         assertRefused(Cli.run(dir, "run", "-o", old.toString(), "--", dir.resolve("missing").toString()), "no such file");
         assertThat(Files.readAllLines(old)).isEqualTo(List.of("# stats faults=0 steps=0 syscalls=0 windows-at-risk=0 untraced-faults=0"));
     }
+
+    @Test
+    void anOutputThatTheProgramsArgumentsNameIsRefusedAndKept() throws Exception {
+        Path input = Files.writeString(dir.resolve("in.txt"), "hello\n");
+        assertRefused(Cli.run(dir, "run", "-o", "in.txt", "--", "/bin/cat", "in.txt"), "the program's argument in.txt names");
+        assertRefused(Cli.run(dir, "run", "-o", "t.trace", "--json-summary", input.toString(), "--", program.toString(), "--file=./in.txt"),
+                "the program's argument --file=./in.txt names");
+        // a name the program is to write, not made yet: the two would write one file
+        assertRefused(Cli.run(dir, "run", "-o", "sorted.txt", "--", "/usr/bin/sort", "-o", "sorted.txt", "in.txt"),
+                "the program's argument sorted.txt names");
+        assertThat(Files.readString(input)).isEqualTo("hello\n");
+        assertThat(dir.resolve("t.trace")).doesNotExist();
+        assertThat(dir.resolve("sorted.txt")).doesNotExist();
+    }
+
+    @Test
+    void theTraceIsNeverWrittenThroughALinkNorOverAFileThatIsNoTrace() throws Exception {
+        Path precious = Files.writeString(dir.resolve("precious.txt"), "notes\n");
+        Path link = Files.createSymbolicLink(dir.resolve("link.trace"), precious.getFileName());
+        assertRefused(Cli.run(dir, "run", "-o", link.toString(), "--", program.toString()), "it is a symbolic link");
+        assertRefused(Cli.run(dir, "run", "-o", "precious.txt", "--", program.toString()),
+                "precious.txt: it exists and is not a memtrace text trace (it is left as it is)");
+        assertThat(Files.readString(precious)).isEqualTo("notes\n");
+        assertThat(Files.isSymbolicLink(link)).isTrue();
+        // an earlier trace under the name is replaced, and so is an empty file
+        Path again = dir.resolve("again.trace");
+        for (int i = 0; i < 2; i++) {
+            Cli.Result r = Cli.run(dir, "run", "-q", "-o", again.toString(), "--", program.toString());
+            assertThat(r.status()).as(r.stderr()).isZero();
+            assertThat(Files.readString(again)).startsWith(RunOutputs.TRACE_START);
+        }
+        Path empty = Files.createFile(dir.resolve("empty.trace"));
+        assertThat(Cli.run(dir, "run", "-q", "-o", empty.toString(), "--", program.toString()).status()).isZero();
+        assertThat(Files.readString(empty)).startsWith(RunOutputs.TRACE_START);
+    }
+
+    @Test
+    void anArgumentNamesItselfAndWhatFollowsItsFirstEqualsSign() {
+        assertThat(RunOutputs.named("--in=a=b")).containsExactly(Path.of("--in=a=b"), Path.of("a=b"));
+        assertThat(RunOutputs.named("x")).containsExactly(Path.of("x"));
+        assertThat(RunOutputs.named("k=")).containsExactly(Path.of("k="));
+        assertThat(RunOutputs.named("")).isEmpty();
+    }
 }

@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.memtrace.launch.LaunchException;
+import org.memtrace.launch.Recorder;
 import org.memtrace.launch.Target;
 
 /**
@@ -69,6 +70,7 @@ final class RunOutputs {
                     throw LaunchException.usage(before.getKey() + " and " + o.getKey() + " name the same file " + file + "; give each its own");
             seen.add(o);
         }
+        if (saveStream != null) Recorder.refuseNonStream(saveStream);
         if (!"-".equals(output)) {
             Path trace = RawPaths.path(output);
             refuseLink(trace, output);

@@ -1,9 +1,17 @@
 package org.memtrace.launch;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.function.Consumer;
+import org.memtrace.event.StreamLayout;
+import org.memtrace.mtr.MtrFile;
 import org.memtrace.trace.EventConsumer;
 
 /**
@@ -33,6 +41,31 @@ public sealed interface Recorder permits Tracer, InstrumentedRun {
                 throw LaunchException.usage("cannot write the stream file " + stream + ": permission denied");
         }
         return target;
+    }
+
+    /**
+     * The stream file replaces only an empty file or an earlier recording (a fault-mode stream or a
+     * {@code .mtr}, told by their first 8 bytes), and is never written through a link: a user's other file
+     * under that name is left as it is (docs/trust.md). Called by the run after its more specific checks of
+     * every output (the program itself, the program's arguments).
+     */
+    public static void refuseNonStream(Path stream) throws LaunchException {
+        if (Files.isSymbolicLink(stream))
+            throw LaunchException.usage("cannot write the stream file " + stream + ": it is a symbolic link (memtrace writes through none): name the file itself");
+        if (!Files.isRegularFile(stream, LinkOption.NOFOLLOW_LINKS)) return;
+        try (FileChannel ch = FileChannel.open(stream, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            if (ch.size() == 0) return;
+            ByteBuffer head = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+            while (head.hasRemaining() && ch.read(head) > 0) {
+                // until 8 bytes or the end
+            }
+            long magic = head.hasRemaining() ? 0 : head.getLong(0);
+            if (magic != StreamLayout.MAGIC && magic != MtrFile.MAGIC)
+                throw LaunchException.usage("cannot write the stream file " + stream
+                        + ": it exists and is not a recording memtrace saved (it is left as it is): name another file");
+        } catch (IOException e) {
+            throw LaunchException.usage("cannot write the stream file " + stream + ": " + LaunchException.reason(e));
+        }
     }
 
     /** The way that records {@code target}: its own probes when memtrace cc built it, else the fault agent. */

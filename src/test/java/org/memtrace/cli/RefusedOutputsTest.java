@@ -101,6 +101,25 @@ class RefusedOutputsTest {
     }
 
     @Test
+    void theStreamFileReplacesOnlyAnEarlierRecordingInEitherMode() throws Exception {
+        Path notes = Files.writeString(dir.resolve("notes.txt"), "notes\n");
+        Path link = Files.createSymbolicLink(dir.resolve("link.stream"), notes.getFileName());
+        for (String mode : List.of("rewrite", "fault")) {
+            assertRefused(Cli.run(dir, "run", "--mode", mode, "-o", "/dev/null", "--save-stream", "notes.txt", "--", program.toString()),
+                    "cannot write the stream file notes.txt: it exists and is not a recording memtrace saved (it is left as it is)");
+            assertRefused(Cli.run(dir, "run", "--mode", mode, "-o", "/dev/null", "--save-stream", "link.stream", "--", program.toString()),
+                    "it is a symbolic link");
+            Path stream = dir.resolve(mode + ".stream");
+            for (int i = 0; i < 2; i++) {
+                Cli.Result r = Cli.run(dir, "run", "-q", "--mode", mode, "-o", "/dev/null", "--save-stream", stream.toString(), "--", program.toString());
+                assertThat(r.status()).as(r.stderr()).isZero();
+                assertThat(Files.size(stream)).isPositive();
+            }
+        }
+        assertThat(Files.readString(notes)).isEqualTo("notes\n");
+    }
+
+    @Test
     void anArgumentNamesItselfAndWhatFollowsItsFirstEqualsSign() {
         assertThat(RunOutputs.named("--in=a=b")).containsExactly(Path.of("--in=a=b"), Path.of("a=b"));
         assertThat(RunOutputs.named("x")).containsExactly(Path.of("x"));

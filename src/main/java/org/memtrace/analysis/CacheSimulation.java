@@ -31,6 +31,12 @@ public final class CacheSimulation implements Analysis {
     private final CacheHierarchy caches;
     private final Naming naming;
     private final InstructionCounts byInstruction = new InstructionCounts();
+    /**
+     * Tags a key of {@link #byInstruction} that is a block's return address (Event.Block#lineAddress): named as
+     * the trace names the call, its line is the call's, looked up a byte before (not the next statement's). A
+     * non-canonical bit, so the instruction at the return address keeps its own counts and line.
+     */
+    private static final long CALL = 1L << 62;
     private final ObjectMisses byObject;
     private long accesses, blocks;
     private Output output;
@@ -87,9 +93,10 @@ public final class CacheSimulation implements Analysis {
     @Override
     public void block(long sequence, Event.Block b) {
         blocks++;
+        long at = b.lineAddress() == b.ip() ? b.ip() : b.ip() | CALL;
         BlockChunks.expand(b, caches.lineSize(), (address, size, write) -> {
             long r = caches.access(address, size, write);
-            byInstruction.add(b.ip(), write, r);
+            byInstruction.add(at, write, r);
             if (r != 0) byObject.add(address, CacheHierarchy.firstLevelMisses(r), CacheHierarchy.lastLevelMisses(r));
         });
     }
@@ -205,7 +212,7 @@ public final class CacheSimulation implements Analysis {
         Map<String, long[]> named = new HashMap<>();
         byInstruction.forEach((ip, c) -> {
             if (firstLevel(c) + lastLevel(c) == 0) return;
-            long[] sum = named.computeIfAbsent(naming.code(ip), k -> new long[2]);
+            long[] sum = named.computeIfAbsent(naming.code(ip & ~CALL), k -> new long[2]);
             sum[0] += firstLevel(c);
             sum[1] += lastLevel(c);
         });
@@ -220,7 +227,7 @@ public final class CacheSimulation implements Analysis {
     public List<Misses> topLines(int n, boolean lastLevel) {
         Map<String, long[]> lines = new HashMap<>();
         byInstruction.forEach((ip, c) -> {
-            String line = naming.source(ip);
+            String line = naming.source(lineAddress(ip));
             if (line == null || firstLevel(c) + lastLevel(c) == 0) return;
             long[] sum = lines.computeIfAbsent(line, k -> new long[2]);
             sum[0] += firstLevel(c);
@@ -233,11 +240,16 @@ public final class CacheSimulation implements Analysis {
     public Misses withoutLine() {
         long[] sum = new long[2];
         byInstruction.forEach((ip, c) -> {
-            if (naming.source(ip) != null) return;
+            if (naming.source(lineAddress(ip)) != null) return;
             sum[0] += firstLevel(c);
             sum[1] += lastLevel(c);
         });
         return new Misses("???", sum[0], sum[1]);
+    }
+
+    /** Where a key's line is looked up: a call's a byte before its return address. */
+    private static long lineAddress(long key) {
+        return (key & CALL) != 0 ? (key & ~CALL) - 1 : key;
     }
 
     private static long firstLevel(long[] c) { return c[InstructionCounts.L1_LOAD_MISSES] + c[InstructionCounts.L1_STORE_MISSES]; }
@@ -246,7 +258,7 @@ public final class CacheSimulation implements Analysis {
 
     /** The six counts per source line, and the hottest files annotated (cg_annotate's views). */
     public SourceAnnotation annotation() {
-        return new SourceAnnotation(byInstruction, naming);
+        return new SourceAnnotation(byInstruction, naming, CacheSimulation::lineAddress);
     }
 
     public List<Misses> topObjects(int n, boolean lastLevel) {

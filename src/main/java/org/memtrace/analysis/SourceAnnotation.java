@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongUnaryOperator;
 import org.memtrace.trace.Naming;
 
 /**
@@ -62,15 +63,20 @@ public final class SourceAnnotation {
             .thenComparing(Line::file).thenComparingInt(Line::line);
 
     private final List<Line> lines;
+    private final Naming naming;
     private final long[] withoutLine = new long[InstructionCounts.COUNTS];
     private final long[] total = new long[InstructionCounts.COUNTS];
 
-    /** Adds every instruction's counts to its line; instructions without one to {@link #withoutLine}. */
-    public SourceAnnotation(InstructionCounts counts, Naming naming) {
+    /**
+     * Adds every instruction's counts to its line; instructions without one to {@link #withoutLine}.
+     * {@code lineAddress}: where a key of {@code counts} has its line (a call's return address a byte before).
+     */
+    public SourceAnnotation(InstructionCounts counts, Naming naming, LongUnaryOperator lineAddress) {
+        this.naming = naming;
         Map<String, long[]> byLine = new HashMap<>();
         counts.forEach((ip, c) -> {
             add(total, c);
-            String source = naming.source(ip);
+            String source = naming.source(lineAddress.applyAsLong(ip));
             int colon = source == null ? -1 : source.lastIndexOf(':');
             add(colon < 0 ? withoutLine : byLine.computeIfAbsent(source, k -> new long[InstructionCounts.COUNTS]), c);
         });
@@ -100,7 +106,8 @@ public final class SourceAnnotation {
 
     /**
      * The {@code n} hottest files (by the sum of their lines, ordered as lines are), each annotated; a path
-     * relative to the compilation directory is looked up in {@code sourceDirs}, then in the current directory.
+     * relative to the compilation directory is looked up in {@code sourceDirs}, then in that directory when the
+     * debug information names it ({@link Naming#sourceLocation}), then in the current directory.
      */
     public List<AnnotatedFile> files(int n, List<Path> sourceDirs) {
         Map<String, List<Line>> byFile = new LinkedHashMap<>();
@@ -113,15 +120,15 @@ public final class SourceAnnotation {
         });
         sums.sort(HOTTEST);
         List<AnnotatedFile> files = new ArrayList<>();
-        for (Line f : sums.subList(0, Math.min(n, sums.size()))) files.add(annotate(f.file(), f.counts(), byFile.get(f.file()), sourceDirs));
+        for (Line f : sums.subList(0, Math.min(n, sums.size()))) files.add(annotate(f.file(), f.counts(), byFile.get(f.file()), sourceDirs, naming.sourceLocation(f.file())));
         return files;
     }
 
     /** {@code hot}: the file's lines with counts, hottest first. */
-    private static AnnotatedFile annotate(String file, long[] totals, List<Line> hot, List<Path> sourceDirs) {
+    private static AnnotatedFile annotate(String file, long[] totals, List<Line> hot, List<Path> sourceDirs, String location) {
         List<String> text;
         try {
-            text = read(Path.of(file), sourceDirs);
+            text = read(Path.of(file), sourceDirs, location);
         } catch (IOException e) {
             return new AnnotatedFile(file, totals, e.getMessage(), List.of());
         }
@@ -165,17 +172,26 @@ public final class SourceAnnotation {
     /**
      * The file's lines, or an exception whose message says in words why not. A path the line table gives
      * relative to the compilation directory is looked up in {@code sourceDirs} (cg_annotate's {@code -I}),
-     * then in the current directory. Only regular files are read: a trace's debug information could name a
+     * then at {@code location} (the compilation directory joined, or null), then in the current directory.
+     * Only regular files are read: a trace's debug information could name a
      * FIFO or a device, which would block or never end (docs/trust.md).
      */
-    static List<String> read(Path path, List<Path> sourceDirs) throws IOException {
+    static List<String> read(Path path, List<Path> sourceDirs, String location) throws IOException {
         String shown = "";
         if (!path.isAbsolute()) {
-            shown = " (relative to the compilation directory; looked up in " + (sourceDirs.isEmpty() ? "" : "--source-dir and ")
-                    + "the current directory)";
-            for (Path d : sourceDirs) {
-                if (!Files.exists(d.resolve(path))) continue;
-                path = d.resolve(path);
+            List<String> places = new ArrayList<>();
+            if (!sourceDirs.isEmpty()) places.add("--source-dir");
+            if (location != null) places.add(location);
+            places.add("the current directory");
+            String last = places.removeLast();
+            shown = " (relative to the compilation directory; looked up in " + (places.isEmpty() ? "" : String.join(", ", places) + " and ")
+                    + last + ")";
+            List<Path> candidates = new ArrayList<>();
+            for (Path d : sourceDirs) candidates.add(d.resolve(path));
+            if (location != null) candidates.add(Path.of(location));
+            for (Path c : candidates) {
+                if (!Files.exists(c)) continue;
+                path = c;
                 break;
             }
         }

@@ -97,7 +97,17 @@ public sealed interface Event
      * saw, or a compiled-in {@code rep} string instruction (then {@code what} is the {@link BlockFunction} code).
      */
     record Block(int tid, BlockOp op, boolean syscall, long ip, long destination, long source, long length, int what)
-            implements Event {}
+            implements Event {
+        /**
+         * The address whose source line is the block's: a call's {@code ip} is its return address (a system
+         * call's, the address after {@code syscall}), whose own line is the next statement's, so it is looked up
+         * one byte before, inside the call, as every unwinder does; a compiled-in {@code rep} instruction is its
+         * own {@code ip}.
+         */
+        public long lineAddress() {
+            return syscall || what < BlockFunction.REP_MOVS.code ? ip - 1 : ip;
+        }
+    }
 
     enum BlockFunction {
         MEMCPY(1), MEMMOVE(2), MEMSET(3), FREAD(4), FWRITE(5),

@@ -102,18 +102,18 @@ abstract class NamedRows implements Analysis {
 
     @Override
     public final void access(Access t) {
-        named(t.sequence(), t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.tid());
+        named(t.sequence(), t.store() ? 'S' : 'L', t.store(), t.address(), t.size(), t.ip(), t.ip(), t.tid());
     }
 
     @Override
     public final void block(long sequence, Event.Block b) {
         switch (b.op()) {
             case COPY -> {
-                named(sequence, 'Y', false, b.source(), b.length(), b.ip(), b.tid());
-                named(sequence, 'Y', true, b.destination(), b.length(), b.ip(), b.tid());
+                named(sequence, 'Y', false, b.source(), b.length(), b.ip(), b.lineAddress(), b.tid());
+                named(sequence, 'Y', true, b.destination(), b.length(), b.ip(), b.lineAddress(), b.tid());
             }
-            case STORE -> named(sequence, 'W', true, b.destination(), b.length(), b.ip(), b.tid());
-            case FETCH -> named(sequence, 'G', false, b.source(), b.length(), b.ip(), b.tid());
+            case STORE -> named(sequence, 'W', true, b.destination(), b.length(), b.ip(), b.lineAddress(), b.tid());
+            case FETCH -> named(sequence, 'G', false, b.source(), b.length(), b.ip(), b.lineAddress(), b.tid());
         }
     }
 
@@ -197,7 +197,8 @@ abstract class NamedRows implements Analysis {
         spanEnd = 0;
     }
 
-    private void named(long sequence, char kind, boolean store, long address, long size, long ip, int tid) {
+    /** {@code lineAt}: where the source line is looked up, {@code ip} but for a block's call (Event.Block#lineAddress). */
+    private void named(long sequence, char kind, boolean store, long address, long size, long ip, long lineAt, int tid) {
         if (ip != lastIp || lastIpGeneration != generation) {
             int codeSlot = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 48);
             if (codeGeneration[codeSlot] != generation || codeAddress[codeSlot] != ip) {
@@ -213,6 +214,11 @@ abstract class NamedRows implements Analysis {
             lastSource = codeSource[codeSlot];
         }
         int instruction = lastInstruction, source = lastSource;
+        if (lineAt != ip) {
+            // a block's call, rare: its line is not the one cached for an access at its return address
+            String line = naming.source(lineAt);
+            source = line == null ? NO_SYMBOL : texts.id(line);
+        }
         if (address >= spanStart && address < spanEnd) {
             row(sequence, kind, store, address, size, ip, instruction, tid, spanRegion, spanSymbol, address - spanBase,
                     source, spanStack, spanFreeStack);

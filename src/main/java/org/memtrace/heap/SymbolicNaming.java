@@ -164,6 +164,12 @@ public final class SymbolicNaming implements Naming {
         return space.source(ip);
     }
 
+    /** Where a source file lies; see {@link AddressSpace#sourceLocation}. */
+    @Override
+    public String sourceLocation(String file) {
+        return space.sourceLocation(file);
+    }
+
     /** The line, or the inlined calls' frames at the instruction; see {@link AddressSpace#inlinedSource}. */
     @Override
     public String inlinedSource(long ip) {

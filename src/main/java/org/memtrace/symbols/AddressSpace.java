@@ -200,6 +200,19 @@ public final class AddressSpace {
     }
 
     /**
+     * Where a file that {@link #source} named lies ({@link LineTable#location}), or null when no module's
+     * table says: asks only the tables already read, which hold every name {@link #source} gave.
+     */
+    public String sourceLocation(String file) {
+        for (ModuleImage image : images.values()) {
+            LineTable t = image.linesIfRead();
+            Optional<String> at = t == null ? Optional.empty() : t.location(file);
+            if (at.isPresent()) return at.get();
+        }
+        return null;
+    }
+
+    /**
      * {@link #sourceLine} as {@code file:line} ({@code src/main.c:12}), or null when the address has none;
      * remembered per address, as {@link #code} is, because a trace names the same instructions again and again.
      */

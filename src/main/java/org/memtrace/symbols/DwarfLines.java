@@ -333,8 +333,19 @@ public final class DwarfLines {
                 globalFile = Arrays.copyOf(globalFile, fileNames.size());
                 Arrays.fill(globalFile, old, globalFile.length, -1);
             }
-            if (globalFile[i] < 0) globalFile[i] = rows.fileIndex(displayName(i));
+            if (globalFile[i] < 0) globalFile[i] = rows.fileIndex(displayName(i), location(i));
             return globalFile[i];
+        }
+
+        /**
+         * Where the file lies when its name is relative and the compilation directory (DWARF 5's directory 0,
+         * DW_AT_comp_dir) is absolute: the two joined, as addr2line prints it, so that its source is found from
+         * any working directory; null otherwise (DWARF 4 tables do not hold the compilation directory).
+         */
+        private String location(int i) throws DwarfException {
+            String name = displayName(i);
+            if (version < 5 || name.startsWith("/") || directories.isEmpty() || !directories.getFirst().startsWith("/")) return null;
+            return normalize(join(directories.getFirst(), name));
         }
 
         /**
@@ -389,8 +400,11 @@ public final class DwarfLines {
         private final List<long[]> sequences = new ArrayList<>();
         private final List<String> fileNames = new ArrayList<>();
         private final Map<String, Integer> fileIndex = new HashMap<>();
+        /** Names as compiled to where they lie; of two units naming one file from different directories, the first. */
+        private final Map<String, String> locations = new HashMap<>();
 
-        int fileIndex(String name) {
+        int fileIndex(String name, String location) {
+            if (location != null) locations.putIfAbsent(name, location);
             return fileIndex.computeIfAbsent(name, n -> {
                 fileNames.add(n);
                 return fileNames.size() - 1;
@@ -454,7 +468,7 @@ public final class DwarfLines {
                 coveredTo = s[2];
             }
             return new LineTable(Arrays.copyOf(outStarts, n), Arrays.copyOf(outFiles, n), Arrays.copyOf(outLines, n),
-                    fileNames.toArray(String[]::new), null);
+                    fileNames.toArray(String[]::new), Map.copyOf(locations), null);
         }
     }
 }

@@ -1,6 +1,7 @@
 package org.memtrace.symbols;
 
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -16,6 +17,8 @@ public final class LineTable {
     private final int[] files;
     private final int[] lines;
     private final String[] fileNames;
+    /** File names as compiled to where they lie, for those relative to an absolute compilation directory. */
+    private final Map<String, String> locations;
     private final String problem;
     /**
      * For each bucket of {@code 1 << shift} addresses from the first row on, the row covering the bucket's
@@ -25,11 +28,12 @@ public final class LineTable {
     private final int[] buckets;
     private final int shift;
 
-    LineTable(long[] starts, int[] files, int[] lines, String[] fileNames, String problem) {
+    LineTable(long[] starts, int[] files, int[] lines, String[] fileNames, Map<String, String> locations, String problem) {
         this.starts = starts;
         this.files = files;
         this.lines = lines;
         this.fileNames = fileNames;
+        this.locations = locations;
         this.problem = problem;
         int n = starts.length;
         long span = n == 0 ? 0 : starts[n - 1] - starts[0];
@@ -47,7 +51,7 @@ public final class LineTable {
     }
 
     static LineTable unavailable(String problem) {
-        return new LineTable(new long[0], new int[0], new int[0], new String[0], problem);
+        return new LineTable(new long[0], new int[0], new int[0], new String[0], Map.of(), problem);
     }
 
     /** The line of the instruction at {@code address} (a link-time address); empty outside every sequence. */
@@ -63,6 +67,15 @@ public final class LineTable {
         int i = Arrays.binarySearch(starts, buckets[b], buckets[b + 1] + 1, address);
         if (i < 0) i = -i - 2;
         return files[i] != GAP ? i : -1;
+    }
+
+    /**
+     * Where a file this table names lies: its name joined with the compilation directory when the name is
+     * relative to it (the report's and cachesim's annotated source read it from there, whatever the current
+     * directory); empty for an absolute name or when the table does not say (DWARF 4).
+     */
+    public Optional<String> location(String file) {
+        return Optional.ofNullable(locations.get(file));
     }
 
     /** Row {@code i}'s start address, file name (null for a sequence's end) and line: run --check's table (DwarfLocals). */

@@ -99,6 +99,11 @@ public final class ModuleImage {
         return lines;
     }
 
+    /** The line table if something asked for it already, else null: never parses one. */
+    synchronized LineTable linesIfRead() {
+        return lines;
+    }
+
     private LineTable readLines() {
         if (elf == null) return LineTable.unavailable(problem);
         if (hasLines(elf)) return DwarfLines.read(elf, loads);

@@ -83,6 +83,14 @@ public interface Naming {
         return source(ip);
     }
 
+    /**
+     * Where the source file {@code file} (as {@link #source} names it) lies when it is named relative to its
+     * compilation directory and the debug information says which that is: the joined path; else null.
+     */
+    default String sourceLocation(String file) {
+        return null;
+    }
+
     /** The forged name of the block an allocation event created, as in Listing 2: {@code <malloc0006@fMallocHandle+45>}. */
     String block(Event.Alloc allocation);
 

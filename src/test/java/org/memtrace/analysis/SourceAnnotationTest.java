@@ -47,7 +47,7 @@ class SourceAnnotationTest {
         counts.add(6, true, 1);
         counts.add(9, false, 1);
         SourceAnnotation s = new SourceAnnotation(counts, new Lines(Map.of(1L, a + ":10", 2L, a + ":10", 3L, a + ":20",
-                4L, a + ":50", 5L, a + ":98", 6L, dir.resolve("b.c") + ":1")));
+                4L, a + ":50", 5L, a + ":98", 6L, dir.resolve("b.c") + ":1")), ip -> ip);
         assertThat(s.top(10)).extracting(SourceAnnotation.Line::name)
                 .containsExactly(dir.resolve("b.c") + ":1", a + ":10", a + ":20", a + ":50", a + ":98");
         assertThat(s.top(10).get(1).counts()).containsExactly(3, 0, 1, 0, 1, 0);
@@ -83,7 +83,7 @@ class SourceAnnotationTest {
         Files.write(dir.resolve("src/rel.c"), List.of("int x;", "int main(void) { return x; }"));
         InstructionCounts counts = new InstructionCounts();
         counts.add(1, false, 1);
-        SourceAnnotation s = new SourceAnnotation(counts, new Lines(Map.of(1L, "src/rel.c:2")));
+        SourceAnnotation s = new SourceAnnotation(counts, new Lines(Map.of(1L, "src/rel.c:2")), ip -> ip);
         SourceAnnotation.AnnotatedFile found = s.files(1, List.of(dir.resolve("nothing"), dir)).getFirst();
         assertThat(found.path()).isEqualTo("src/rel.c");
         assertThat(found.problem()).isNull();
@@ -98,12 +98,12 @@ class SourceAnnotationTest {
         Files.write(a, List.of("one", "two"));
         InstructionCounts counts = new InstructionCounts();
         counts.add(1, false, 1);
-        SourceAnnotation.AnnotatedFile f = new SourceAnnotation(counts, new Lines(Map.of(1L, a + ":7"))).files(1, List.of()).getFirst();
+        SourceAnnotation.AnnotatedFile f = new SourceAnnotation(counts, new Lines(Map.of(1L, a + ":7")), ip -> ip).files(1, List.of()).getFirst();
         assertThat(f.problem()).isEqualTo("the file has 2 lines but the line table names line 7: it changed since it was compiled");
         assertThat(f.chunks()).isEmpty();
         Path fifo = dir.resolve("fifo.c");
         new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor();
-        f = new SourceAnnotation(counts, new Lines(Map.of(1L, fifo + ":1"))).files(1, List.of()).getFirst();
+        f = new SourceAnnotation(counts, new Lines(Map.of(1L, fifo + ":1")), ip -> ip).files(1, List.of()).getFirst();
         assertThat(f.problem()).isEqualTo("not a regular file");
     }
 }

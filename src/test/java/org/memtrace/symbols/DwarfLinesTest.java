@@ -256,6 +256,7 @@ class DwarfLinesTest {
         assertThat(at(t, 0x400)).isEqualTo(new SourceLine("inc/b.h", 5));
         assertThat(at(t, 0x403)).isEqualTo(new SourceLine("/usr/include/stdio.h", 6));
         assertThat(at(t, 0x406)).isEqualTo(new SourceLine("inc/late.c", 7));
+        assertThat(t.location("inc/b.h")).as("DWARF 4's line table does not hold the compilation directory").isEmpty();
     }
 
     @Test
@@ -274,6 +275,10 @@ class DwarfLinesTest {
         assertThat(at(t, 0x1100)).isEqualTo(new SourceLine("inc/util.h", 1));
         assertThat(at(t, 0x1102)).isEqualTo(new SourceLine("src/main.c", 5));
         assertThat(at(t, 0x1104)).isEqualTo(new SourceLine("x.c", 6));
+        // where they lie: joined with the compilation directory, as addr2line prints them
+        assertThat(t.location("inc/util.h")).contains("/home/me/proj/inc/util.h");
+        assertThat(t.location("src/main.c")).contains("/home/me/proj/src/main.c");
+        assertThat(t.location("x.c")).contains("/home/me/proj/x.c");
     }
 
     @Test
@@ -285,6 +290,7 @@ class DwarfLinesTest {
         LineTable t = parse(unit, ByteBuffer.wrap(lineStr.toByteArray()));
         assertThat(at(t, 0x80000)).isEqualTo(new SourceLine("libio/fileops.c", 1));
         assertThat(at(t, 0x80001)).isEqualTo(new SourceLine("include/stdio.h", 2));
+        assertThat(t.location("libio/fileops.c")).isEmpty();
     }
 
     @Test

@@ -38,19 +38,20 @@ public final class HeapTotals implements Analysis {
     /** The block allocated by the last allocator call, 0 after any other call (heaptrack's lastAllocationPtr). */
     private long lastAllocated;
     private long freedAccesses, firstFreedSequence = -1;
-    private String firstFreedAddress, firstFreedInstruction;
+    private String firstFreedAddress, firstFreedInstruction, firstFreedSource;
     /** The first access to freed memory's stack (docs/stacks.md, "Access stacks"), null when none was recorded. */
     private Stack firstFreedStack;
     /** The first access to freed memory as the summary names it. */
-    private record First(long sequence, String address, String instruction, Stack stack) {}
+    private record First(long sequence, String address, String instruction, String source, Stack stack) {}
     /** Freed memory and the accesses to it that count, by the report's rule too. */
     private final FreedMemory<Boolean, First> freed = new FreedMemory<>(
-            (access, block) -> new First(access.sequence(), access.data(), access.code(), access.stack()), f -> {
+            (access, block) -> new First(access.sequence(), access.data(), access.code(), access.source(), access.stack()), f -> {
         if (freedAccesses++ == 0) {
             firstFreedSequence = f.sequence();
             firstFreedAddress = f.address();
             firstFreedInstruction = f.instruction();
             firstFreedStack = f.stack();
+            firstFreedSource = f.source();
         }
     });
 
@@ -176,6 +177,10 @@ public final class HeapTotals implements Analysis {
                         firstFreedSequence, firstFreedAddress, firstFreedInstruction));
         if (firstFreedStack != null && firstFreedStack.deep())
             for (String frame : firstFreedStack.names()) out.printf(Locale.ROOT, "      at %s%n", frame);
+        else if (firstFreedStack == null && firstFreedSource != null)
+            // rewrite and compiled-in probes record no callers (docs/stacks.md, "Access stacks"): say where they are
+            out.printf(Locale.ROOT, "      at %s(%s)  (its callers: trace with --mode fault, which records access stacks)%n",
+                    firstFreedInstruction, firstFreedSource);
         points.print(out);
     }
 

@@ -268,6 +268,28 @@ struct mc_block *mc_block_of(uintptr_t addr, int *inside)
     return NULL;
 }
 
+/* The live block whose requested bytes hold p, or NULL: a walk back over the block's shadow, eight granules
+ * a word while they are all addressable, at most `limit` bytes back (a pointer deep inside a large block is
+ * given up on: no block). Spindle's object-level check of a loop (check_shadow.c) asks it once per entry. */
+const struct mc_block *mc_live_block(uintptr_t p, size_t limit)
+{
+    if (!mc_addressable_range(p) || p < LEFT + 64) return NULL;
+    uintptr_t g = p & ~(uintptr_t)7, stop = p - (limit < p - LEFT ? limit : p - LEFT);
+    if (*MC_SHADOW(g) >= 0x80) return NULL;
+    while (g >= stop) {                       /* g's granule is addressable */
+        uint8_t s = *MC_SHADOW(g - 8);
+        if (s == MC_HEAP_LEFT) {
+            struct mc_block *b = header_at(g);
+            return b && b->magic == MC_LIVE && p < g + b->size ? b : NULL;
+        }
+        if (s != 0) return NULL;              /* another object's end or a redzone not a heap block's */
+        g -= 8;
+        uint64_t w;
+        while (!(g & 63) && g >= stop + 64 && (__builtin_memcpy(&w, MC_SHADOW(g - 64), 8), w == 0)) g -= 64;
+    }
+    return NULL;
+}
+
 static void release(void *p, uint8_t family, const void *pc)
 {
     if (!p) return;

@@ -235,6 +235,7 @@ static size_t chunk_extent(const struct mc_block *b)
 }
 
 /* The header of a block the pointer starts, live or in quarantine; NULL when p starts none. */
+__attribute__((target("general-regs-only")))
 static struct mc_block *header_at(uintptr_t p)
 {
     if ((p & 15) || !mc_addressable_range(p) || p < LEFT) return NULL;
@@ -270,7 +271,9 @@ struct mc_block *mc_block_of(uintptr_t addr, int *inside)
 
 /* The live block whose requested bytes hold p, or NULL: a walk back over the block's shadow, eight granules
  * a word while they are all addressable, at most `limit` bytes back (a pointer deep inside a large block is
- * given up on: no block). Spindle's object-level check of a loop (check_shadow.c) asks it once per entry. */
+ * given up on: no block). Spindle's object-level check of a loop (check_shadow.c) asks it once per entry,
+ * where only the general registers are saved (an unchecked vectorised body keeps values in the others). */
+__attribute__((target("general-regs-only")))
 const struct mc_block *mc_live_block(uintptr_t p, size_t limit)
 {
     if (!mc_addressable_range(p) || p < LEFT + 64) return NULL;

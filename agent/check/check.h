@@ -74,6 +74,8 @@ int mc_addressable_range(uintptr_t addr);                      /* whether addr h
 /* check_heap.c */
 struct mc_block *mc_block_of(uintptr_t addr, int *inside);     /* the block an address is in or next to */
 void mc_leak_check(void);
+/* the live block whose requested bytes hold p, looked for at most limit bytes back; NULL when none */
+const struct mc_block *mc_live_block(uintptr_t p, size_t limit);
 
 /* check_fakestack.c: fake frames (stack use after return); the base of the one an address is in, or 0; the
  * leak scan's roots in the frames in use */
@@ -87,6 +89,8 @@ void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *f
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
+/* an access at addr, addressable, outside the live block b its pointer came from: inside another object */
+void mc_report_into(const struct mc_block *b, uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 extern __thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec"))); /* run --check --stack-depth */
 extern __thread int mc_nframes __attribute__((tls_model("initial-exec")));
 extern __thread int mc_frame0_return __attribute__((tls_model("initial-exec"))); /* the site is a return address */

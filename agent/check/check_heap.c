@@ -235,6 +235,7 @@ static size_t chunk_extent(const struct mc_block *b)
 }
 
 /* The header of a block the pointer starts, live or in quarantine; NULL when p starts none. */
+__attribute__((target("general-regs-only")))
 static struct mc_block *header_at(uintptr_t p)
 {
     if ((p & 15) || !mc_addressable_range(p) || p < LEFT) return NULL;
@@ -264,6 +265,30 @@ struct mc_block *mc_block_of(uintptr_t addr, int *inside)
         if (s != 0 && s >= 0x80 && s != MC_HEAP_RIGHT && s != MC_HEAP_FREED) return NULL;
         if (g < 8) return NULL;
         g -= 8;
+    }
+    return NULL;
+}
+
+/* The live block whose requested bytes hold p, or NULL: a walk back over the block's shadow, eight granules
+ * a word while they are all addressable, at most `limit` bytes back (a pointer deep inside a large block is
+ * given up on: no block). Spindle's object-level check of a loop (check_shadow.c) asks it once per entry,
+ * where only the general registers are saved (an unchecked vectorised body keeps values in the others). */
+__attribute__((target("general-regs-only")))
+const struct mc_block *mc_live_block(uintptr_t p, size_t limit)
+{
+    if (!mc_addressable_range(p) || p < LEFT + 64) return NULL;
+    uintptr_t g = p & ~(uintptr_t)7, stop = p - (limit < p - LEFT ? limit : p - LEFT);
+    if (*MC_SHADOW(g) >= 0x80) return NULL;
+    while (g >= stop) {                       /* g's granule is addressable */
+        uint8_t s = *MC_SHADOW(g - 8);
+        if (s == MC_HEAP_LEFT) {
+            struct mc_block *b = header_at(g);
+            return b && b->magic == MC_LIVE && p < g + b->size ? b : NULL;
+        }
+        if (s != 0) return NULL;              /* another object's end or a redzone not a heap block's */
+        g -= 8;
+        uint64_t w;
+        while (!(g & 63) && g >= stop + 64 && (__builtin_memcpy(&w, MC_SHADOW(g - 64), 8), w == 0)) g -= 64;
     }
     return NULL;
 }

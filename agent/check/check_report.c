@@ -27,7 +27,8 @@
  * and the block's allocating and freeing calls likewise, under "  allocated at:" and "  freed at:".
  *
  * What it gets wrong: one frame of stack per site (the calling one, and the calls inlined there); a stack object is found only in a frame
- * gcc laid out (checked code); an overflow that lands inside another valid object is not seen at all.
+ * gcc laid out (checked code); an overflow that lands inside another valid object is seen only when a loop
+ * check's object-level test finds it (mc_report_into; check_shadow.c's mc_escapes), never for a single access.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -241,6 +242,7 @@ struct object {
     size_t size;
     int known;
     const struct mc_block *block;
+    const char *into;            /* the other object an addressable access landed in (mc_report_into), or NULL */
 };
 
 static void block_name(const struct mc_block *b, int freed, char *out, size_t n)
@@ -780,6 +782,7 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     else if (o.known && span_hi && first >= (long)o.size) put(&l, ", %ld..%ld bytes past its end", first - (long)o.size, last - (long)o.size);
     else if (o.known && o.distance < 0) put(&l, ", %ld byte%s before its start", -o.distance, plural((size_t)-o.distance));
     else if (o.known && o.offset >= (long)o.size) put(&l, ", %ld byte%s past its end", o.distance, plural((size_t)o.distance));
+    if (o.into) put(&l, ", inside %s", o.into);
     if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
     put(&l, ", thread %d", gettid());
     put(&j, "{\"kind\":\"%s\",\"access\":\"%s\",\"size\":%lu,\"address\":", o.json_kind, access == MC_WRITE ? "write" : "read",
@@ -806,7 +809,13 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
             put_json_site(&j, "freed", al, freed.line, &fr_free);
         }
     }
-    put(&j, "},\"offset\":%ld,\"distance\":%ld,\"by\":", o.offset, o.distance);
+    put(&j, "},\"offset\":%ld,\"distance\":%ld,", o.offset, o.distance);
+    if (o.into) {
+        put(&j, "\"into\":");
+        put_json(&j, o.into);
+        put(&j, ",");
+    }
+    put(&j, "\"by\":");
     put_json(&j, by);
     put(&j, ",\"at\":{\"code\":");
     put_json(&j, code);
@@ -818,6 +827,41 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     mc_sarif_result(o.json_kind, l.buf, (struct mc_site_ref){.code = code, .line = line}, allocated, freed);
     put_frames(&l);
     emit(&l, &j);
+}
+
+/* Spindle's object-level check failed: an access at addr, whose bytes are all addressable, left the live block
+ * b its pointer came from and landed in another object, which no redzone shows. Worded as a heap overflow of
+ * b, then ", inside" the object hit: "heap overflow: <malloc0001@run+20>+256 (a block of 16 bytes, ...)
+ * written 4 bytes by the loop, 240 bytes past its end, inside <malloc0002@run+31>+144 (a block of ...)". */
+void mc_report_into(const struct mc_block *b, uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by)
+{
+    struct object o, t;
+    memset(&o, 0, sizeof o);
+    memset(&t, 0, sizeof t);
+    pthread_mutex_lock(&report_lock);
+    describe_block(b, &o);
+    uintptr_t start = (uintptr_t)(b + 1);
+    o.offset = (long)(addr - start);
+    if (addr < start) {
+        o.kind = "heap underflow"; o.json_kind = "heap-underflow"; o.distance = -(long)(start - addr);
+    } else {
+        o.kind = "heap overflow"; o.json_kind = "heap-overflow"; o.distance = (long)(addr - start - b->size);
+    }
+    if (mc_continue && seen(o.kind, pc)) { pthread_mutex_unlock(&report_lock); return; }
+    int inside = 0;
+    const struct mc_block *other = mc_block_of(addr, &inside);
+    if (other && inside) { describe_block(other, &t); t.offset = (long)(addr - (uintptr_t)(other + 1)); }
+    else if (!global_object(addr, &t) && !stack_object(addr, &t)) {
+        snprintf(t.name, sizeof t.name, "0x%lx", (unsigned long)addr);
+        snprintf(t.desc, sizeof t.desc, "memory no checked object owns");
+    }
+    static char into[sizeof t.name + sizeof t.desc + 32];
+    if (t.known) snprintf(into, sizeof into, "%s%+ld (%s)", t.name, t.offset, t.desc);
+    else snprintf(into, sizeof into, "%s (%s)", t.name, t.desc);
+    o.into = into;
+    emit_access(&o, addr, size, access, pc, by, 0, 0);
+    pthread_mutex_unlock(&report_lock);
+    finish_error();
 }
 
 /* free, delete, realloc of something that is not a live block of theirs */

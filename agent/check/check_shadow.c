@@ -19,6 +19,8 @@
  *                                                        [min, max + size) whole, or each access's bytes when
  *                                                        the stride is over 64 bytes; single: one access
  *                                                        (reported as such, not "by the loop")
+ *                                                        and, strided, its range against the live
+ *                                                        block of its first access (mc_escapes)
  *   __asan_register_globals & co., __asan_handle_no_return, stack scope and alloca poisoning: what gcc's
  *   layout of globals and frames needs.
  * The slow path of `memtrace run --check --mode rewrite`'s trampolines is check_rwprobe.c's (a `rep movs`/
@@ -311,6 +313,19 @@ static uintptr_t mc_rows_first_bad(uintptr_t lo, uintptr_t hi, uint64_t step, ui
     return 0;
 }
 
+/* Spindle's object-level check of a loop whose accesses skip the bytes between them (a stride over 64 bytes,
+ * rows apart): every access may be addressable while the walk stepped over a redzone into the next block.
+ * Its accesses [lo, hi) must stay in the live block its first access is in (the object the pointer came
+ * from); that block when they do not, else NULL. A first access outside any live heap block (a global, the
+ * stack, deep in a block past the lookup's 64 KB) is not checked this way. */
+static const struct mc_block *mc_escapes(uintptr_t first, uintptr_t lo, uintptr_t hi)
+{
+    const struct mc_block *b = mc_live_block(first, 1u << 16);
+    if (!b) return NULL;
+    uintptr_t start = (uintptr_t)(b + 1);
+    return lo >= start && hi <= start + b->size ? NULL : b;
+}
+
 /* The loop check, called by the stub below with every register saved: [min(first,last), max+size). */
 __attribute__((target("general-regs-only"), used))
 static int mc_loop_check(uintptr_t first, uintptr_t last, uint64_t packed, uint64_t width)
@@ -325,13 +340,15 @@ static int mc_loop_check(uintptr_t first, uintptr_t last, uint64_t packed, uint6
     if (packed & MC_ROWS) {
         uint64_t rows = step ? (hi - size - lo) / step + 1 : 1;
         tc.c.accesses += rows * (size ? (width + size - 1) / size : 1);
-        return step && mc_rows_first_bad(lo, hi - size, step, width) != 0;
+        if (!step) return 0;
+        if (mc_rows_first_bad(lo, hi - size, step, width)) return 1;
+        return width < step && step > MC_STRIDED && mc_escapes(first, lo, hi - size + width) != NULL;
     }
     tc.c.accesses += step ? (hi - size - lo) / step + 1 : 1;
     if (step > MC_STRIDED && step > size) {        /* a column walk: its accesses, not the gaps between them */
         for (uintptr_t a = lo; a + size <= hi; a += step)
             if (mc_first_bad(a, size)) return 1;
-        return 0;
+        return !((packed >> 9) & 1) && mc_escapes(first, lo, hi) != NULL;
     }
     return mc_first_bad(lo, hi - lo) != 0;
 }
@@ -350,6 +367,16 @@ static void mc_loop_report(uintptr_t first, uintptr_t last, uint64_t packed, con
     uint64_t size = packed & 0xff;
     uintptr_t lo = first < last ? first : last, hi = (first < last ? last : first) + size;
     uint64_t step = packed >> 16;
+    uint64_t each = packed & MC_ROWS ? width : size;
+    if (step > MC_STRIDED && step > each && step && !mc_rows_first_bad(lo, hi - size, step, each)) {
+        /* every access addressable: the walk left its first access's block for another object */
+        const struct mc_block *b = mc_escapes(first, lo, hi - size + each);
+        if (!b) return;
+        uintptr_t start = (uintptr_t)(b + 1), a = first;
+        while (a >= start && a + each <= start + b->size) a = first < last ? a + step : a - step;
+        mc_report_into(b, a, each, (packed >> 8) & 1 ? MC_WRITE : MC_READ, pc, "the loop");
+        return;
+    }
     if (packed & MC_ROWS) {                        /* the first bad row's bad part, by the loop */
         uintptr_t a = lo;
         while (a + step <= hi - size && !mc_first_bad(a, width)) a += step;

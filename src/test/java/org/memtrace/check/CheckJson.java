@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * The grammar of MEMTRACE_CHECK_JSON's records (docs/check.md, "JSON"), checked field by field: every
@@ -36,7 +38,12 @@ final class CheckJson {
     static void validate(JsonNode n) {
         String kind = n.path("kind").asText();
         if (ACCESS_KINDS.contains(kind)) {
-            fields(n, frames(n, "kind", "access", "size", "address", "object", "offset", "distance", "by", "at", "thread"));
+            String[] names = frames(n, "kind", "access", "size", "address", "object", "offset", "distance", "by", "at", "thread");
+            if (n.has("into")) {   // the other object an addressable access landed in (a heap overflow past the redzone)
+                strings(n, "into");
+                names = Stream.concat(Arrays.stream(names), Stream.of("into")).toArray(String[]::new);
+            }
+            fields(n, names);
             assertThat(n.get("access").asText()).isIn("read", "write");
             ints(n, "size", "offset", "distance", "thread");
             strings(n, "address");

@@ -3,13 +3,19 @@
  * (docs/check.md, "Stack variables"), for a binary nobody rebuilt. What libc's input functions write into
  * the heap faults and is checked there (check_run.c); a stack buffer is not traced, and a global's writes by
  * libc's copy loops are checked one instruction at a time from wherever libc's cursor is, so an overflow of
- * either went unseen or was said at a libc address. The agent wraps gets, fgets and the scanf family (scanf,
- * fscanf, sscanf, their v-forms and their __isoc99_ names, which <stdio.h> calls) and, after the call, checks
- * what it wrote, as the compiled-in checker's check_io.c does: gets's and fgets's line and terminator (fgets
- * within its size), each assigned %s and %[...]'s string and terminator, %Nc's N characters, wide ones for
- * %ls %lc (check/check_scan.h walks the format). A range on the calling thread's stack is checked against its
- * frame's DWARF variable (check_locals.c), one in the executable's globals against its symbol
- * (check_globals.c, with MEMTRACE_CHECK=globals), and reported as memcpy's ranges are:
+ * either went unseen or was said at a libc address. The agent wraps gets, fgets, fgets_unlocked, fgetws,
+ * fgetws_unlocked, getline, getdelim, the scanf family (scanf, fscanf, sscanf, their v-forms, their __isoc99_
+ * names, which <stdio.h> calls, and __isoc23_ ones, glibc 2.38's) and the wide one (wscanf, fwscanf, swscanf,
+ * the same forms) and, after the call, checks what it wrote, as the compiled-in checker's check_io.c does:
+ * the line and its terminator (fgets's within its size), each assigned %s and %[...]'s string and terminator,
+ * %Nc's N characters, wide ones for %ls %lc (check/check_scan.h walks the format, a wide one by its ASCII
+ * copy). The _FORTIFY_SOURCE forms __fgets_chk, __fgets_unlocked_chk, __fgetws_chk, __fgetws_unlocked_chk,
+ * __gets_chk and __read_chk run the plain function, are checked as it is, and then give glibc's own verdict
+ * (__chk_fail, "*** buffer overflow detected ***") where it would have given it: glibc's _chk function stops
+ * at the size gcc knew, so the overflow it refuses would otherwise never be written nor named (the plain
+ * read's writes are checked by its system call, check_run.c). A range on the calling thread's stack is checked against its
+ * frame's DWARF variable (check_locals.c), one in the executable's globals against its symbol (check_globals.c,
+ * with MEMTRACE_CHECK=globals), and reported as memcpy's ranges are:
  *   memtrace: stack overflow: <stack:word@scan_word>+8 (a variable of 8 bytes, declared at line 26 of
  *   scan_word) written 9 bytes by scanf, 0 bytes past its end, at run_input+4709, thread 8104
  * While the call runs, libc's faults on the globals are not reported (the range after it is), so the report
@@ -18,11 +24,13 @@
  * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the
  * bytes past the buffer are written before the report (the first report stops the program before the
  * function returns into a smashed frame); the heap is left to its faults (said at libc's store, without the
- * function's name); the wide forms (wscanf, fgetws), fgets_unlocked, getline, the __isoc23_ names (glibc 2.38)
- * and the _FORTIFY_SOURCE _chk forms are not wrapped; a positional format (%1$s) is not walked; stack
- * variables only in frames with a frame pointer and DWARF (-O0 -g), as check_locals.c says.
+ * function's name); a _chk call whose range the check finds inside its object (a struct member: gcc's size is
+ * the member's) dies of glibc's verdict after the whole line was read, where glibc stops at the member's end;
+ * a positional format (%1$s) is not walked; stack variables only in frames with a frame pointer and DWARF
+ * (-O0 -g), as check_locals.c says, so the _chk forms (which gcc calls at -O1 and up) only for globals.
  */
 #include <stdio.h>
+#include <wchar.h>
 
 #include "agent.h"
 #include "check/check.h"
@@ -32,22 +40,46 @@
 
 char *gets(char *s); /* gone from C11's <stdio.h>, not from glibc nor from old programs */
 
+ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f);
+
 static struct {
     char *(*gets)(char *);
     char *(*fgets)(char *, int, FILE *);
-    int (*vfscanf[2])(FILE *, const char *, va_list);  /* plain (GNU %a), then __isoc99_ */
-    int (*vsscanf[2])(const char *, const char *, va_list);
+    wchar_t *(*fgetws)(wchar_t *, int, FILE *);
+    ssize_t (*getdelim)(char **, size_t *, int, FILE *);
+    ssize_t (*read)(int, void *, size_t);
+    void (*chk_fail)(void);
+    /* by the name the program called: plain (GNU %a), __isoc99_, __isoc23_ (else __isoc99_'s, or plain wide) */
+    int (*vfscanf[3])(FILE *, const char *, va_list);
+    int (*vsscanf[3])(const char *, const char *, va_list);
+    int (*vfwscanf[3])(FILE *, const wchar_t *, va_list);
+    int (*vswscanf[3])(const wchar_t *, const wchar_t *, va_list);
 } rl;
+
+static void *next(const char *pre, const char *name, void *otherwise)
+{
+    char full[40];
+    snprintf(full, sizeof full, "%s%s", pre, name);
+    void *f = dlsym(RTLD_NEXT, full);
+    return f ? f : otherwise;
+}
 
 /* At the agent's start, as check_locals_resolve: no dlsym later, inside a handler. */
 void check_input_resolve(void)
 {
     rl.gets = (typeof(rl.gets))dlsym(RTLD_NEXT, "gets");
     rl.fgets = (typeof(rl.fgets))dlsym(RTLD_NEXT, "fgets");
-    rl.vfscanf[0] = (typeof(rl.vfscanf[0]))dlsym(RTLD_NEXT, "vfscanf");
-    rl.vsscanf[0] = (typeof(rl.vsscanf[0]))dlsym(RTLD_NEXT, "vsscanf");
-    rl.vfscanf[1] = (typeof(rl.vfscanf[1]))dlsym(RTLD_NEXT, "__isoc99_vfscanf");
-    rl.vsscanf[1] = (typeof(rl.vsscanf[1]))dlsym(RTLD_NEXT, "__isoc99_vsscanf");
+    rl.fgetws = (typeof(rl.fgetws))dlsym(RTLD_NEXT, "fgetws");
+    rl.getdelim = (typeof(rl.getdelim))dlsym(RTLD_NEXT, "getdelim");
+    rl.read = (typeof(rl.read))dlsym(RTLD_NEXT, "read");
+    rl.chk_fail = (typeof(rl.chk_fail))dlsym(RTLD_NEXT, "__chk_fail");
+    static const char *const pre[3] = {"", "__isoc99_", "__isoc23_"};
+    for (int i = 0; i < 3; i++) {
+        rl.vfscanf[i] = (typeof(rl.vfscanf[0]))next(pre[i], "vfscanf", i ? (void *)rl.vfscanf[i - 1] : NULL);
+        rl.vsscanf[i] = (typeof(rl.vsscanf[0]))next(pre[i], "vsscanf", i ? (void *)rl.vsscanf[i - 1] : NULL);
+        rl.vfwscanf[i] = (typeof(rl.vfwscanf[0]))next(pre[i], "vfwscanf", i ? (void *)rl.vfwscanf[0] : NULL);
+        rl.vswscanf[i] = (typeof(rl.vswscanf[0]))next(pre[i], "vswscanf", i ? (void *)rl.vswscanf[0] : NULL);
+    }
 }
 
 /* a call of the program's, in a checked run: the agent's own calls and those inside its handlers pass through */
@@ -74,37 +106,131 @@ static void check_gathered(uintptr_t pc, const char *fn)
     ngot = 0;
 }
 
-EXPORT char *gets(char *s)
+/* after a line-reading call that returned r: its n bytes at s, checked; returns r */
+static void *line_read(void *r, const void *s, size_t n, uintptr_t pc, const char *fn)
 {
-    uintptr_t pc = CALLER;
+    if (r) {
+        gather(s, n, NULL, NULL);
+        check_gathered(pc, fn);
+    }
+    return r;
+}
+
+/* the bytes gets, fgets, fgetws wrote: the line and its terminator, within n characters of size w (n 0: none) */
+static size_t line_bytes(const void *s, size_t n, size_t w)
+{
+    int mine = enter_untraced();
+    size_t len = 0;
+    if (w == 1) while ((!n || len + 1 < n) && ((const char *)s)[len]) len++;
+    else while ((!n || len + 1 < n) && ((const wchar_t *)s)[len]) len++;
+    if (mine) leave_untraced();
+    return (len + 1) * w;
+}
+
+/* glibc's verdict on a _chk call that wrote more than the size gcc knew (dl bytes) and was not reported */
+static void fortify(size_t wrote, size_t dl)
+{
+    if (wrote > dl && rl.chk_fail) rl.chk_fail();
+}
+
+static char *gets_at(char *s, uintptr_t pc, size_t dl)
+{
     if (!wanted(pc)) return rl.gets(s);
     ts.in_input++;
     char *r = rl.gets(s);
     ts.in_input--;
-    if (!r) return r;
-    int mine = enter_untraced();
-    gather(s, mc_scan_len(s) + 1, NULL, NULL);
-    if (mine) leave_untraced();
-    check_gathered(pc, "gets");
+    size_t n = r ? line_bytes(s, 0, 1) : 0;
+    line_read(r, s, n, pc, "gets");
+    fortify(n, dl);
     return r;
 }
 
-EXPORT char *fgets(char *s, int n, FILE *f)
+static char *fgets_at(char *s, int n, FILE *f, uintptr_t pc, size_t dl)
 {
-    uintptr_t pc = CALLER;
     if (!wanted(pc)) return rl.fgets(s, n, f);
     ts.in_input++;
     char *r = rl.fgets(s, n, f);
     ts.in_input--;
-    if (!r) return r;
-    int mine = enter_untraced();
-    size_t len = 0; /* what it wrote: the line read and its terminator, within n */
-    while (len + 1 < (size_t)n && s[len]) len++;
-    gather(s, len + 1, NULL, NULL);
-    if (mine) leave_untraced();
-    check_gathered(pc, "fgets");
+    size_t k = r ? line_bytes(s, (size_t)n, 1) : 0;
+    line_read(r, s, k, pc, "fgets");
+    fortify(k, dl);
     return r;
 }
+
+static wchar_t *fgetws_at(wchar_t *s, int n, FILE *f, uintptr_t pc, size_t dl)
+{
+    if (!wanted(pc)) return rl.fgetws(s, n, f);
+    ts.in_input++;
+    wchar_t *r = rl.fgetws(s, n, f);
+    ts.in_input--;
+    size_t k = r ? line_bytes(s, (size_t)n, sizeof(wchar_t)) : 0;
+    line_read(r, s, k, pc, "fgetws");
+    fortify(k, dl);
+    return r;
+}
+
+char *__gets_chk(char *s, size_t dl);
+char *__fgets_chk(char *s, size_t dl, int n, FILE *f);
+char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f);
+wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f);
+wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f);
+ssize_t __read_chk(int fd, void *b, size_t n, size_t dl);
+
+EXPORT char *gets(char *s) { return gets_at(s, CALLER, SIZE_MAX); }
+EXPORT char *__gets_chk(char *s, size_t dl) { return gets_at(s, CALLER, dl); }
+EXPORT char *fgets(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER, SIZE_MAX); }
+EXPORT char *(fgets_unlocked)(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER, SIZE_MAX); }
+EXPORT char *__fgets_chk(char *s, size_t dl, int n, FILE *f) { return fgets_at(s, n, f, CALLER, dl); }
+EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f) { return fgets_at(s, n, f, CALLER, dl); }
+EXPORT wchar_t *fgetws(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER, SIZE_MAX); }
+EXPORT wchar_t *(fgetws_unlocked)(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER, SIZE_MAX); }
+/* dl counts wide characters */
+EXPORT wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f)
+{
+    return fgetws_at(s, n, f, CALLER, dl > SIZE_MAX / sizeof(wchar_t) ? SIZE_MAX : dl * sizeof(wchar_t));
+}
+EXPORT wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f)
+{
+    return fgetws_at(s, n, f, CALLER, dl > SIZE_MAX / sizeof(wchar_t) ? SIZE_MAX : dl * sizeof(wchar_t));
+}
+
+/* glibc's refuses n over dl before reading; here, when the program asked for a check, the read is made and its */
+/* bytes checked as one write of read at the program's call (not by its system call, check_run.c, which would */
+/* name libc's), then refused as glibc would                                                                   */
+EXPORT ssize_t __read_chk(int fd, void *b, size_t n, size_t dl)
+{
+    uintptr_t pc = CALLER;
+    if (n <= dl || !wanted(pc)) {
+        fortify(n, dl);
+        return rl.read(fd, b, n);
+    }
+    ts.in_input++;
+    ssize_t r = rl.read(fd, b, n);
+    ts.in_input--;
+    line_read(r > 0 ? b : NULL, b, r > 0 ? (size_t)r : 0, pc, "read");
+    fortify(n, dl);
+    return r;
+}
+
+/* getline and getdelim: the line and its terminator at *line (a *n larger than the buffer lets them overrun it) */
+static ssize_t getdelim_at(char **line, size_t *n, int delim, FILE *f, uintptr_t pc, const char *fn)
+{
+    if (!wanted(pc)) return rl.getdelim(line, n, delim, f);
+    ts.in_input++;
+    ssize_t r = rl.getdelim(line, n, delim, f);
+    ts.in_input--;
+    if (r < 0) return r;
+    int mine = enter_untraced();   /* line may point into the heap */
+    char *at = *line;
+    if (mine) leave_untraced();
+    line_read(at, at, (size_t)r + 1, pc, fn);
+    return r;
+}
+
+EXPORT ssize_t getline(char **line, size_t *n, FILE *f) { return getdelim_at(line, n, '\n', f, CALLER, "getline"); }
+EXPORT ssize_t getdelim(char **line, size_t *n, int d, FILE *f) { return getdelim_at(line, n, d, f, CALLER, "getdelim"); }
+/* what <stdio.h>'s inline getline calls (gcc -O1 and up): named getline, the program's call */
+EXPORT ssize_t __getdelim(char **line, size_t *n, int d, FILE *f) { return getdelim_at(line, n, d, f, CALLER, "getline"); }
 
 static int scan_at(FILE *in, const char *s, int form, const char *fmt, va_list ap, uintptr_t pc, const char *fn)
 {
@@ -124,6 +250,28 @@ static int scan_at(FILE *in, const char *s, int form, const char *fmt, va_list a
     return r;
 }
 
-/* each name in both forms (check_scan.h) */
+static int wscan_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt, va_list ap, uintptr_t pc, const char *fn)
+{
+    if (!wanted(pc)) return in ? rl.vfwscanf[form](in, fmt, ap) : rl.vswscanf[form](s, fmt, ap);
+    va_list walk;
+    va_copy(walk, ap);
+    ts.in_input++;
+    int r = in ? rl.vfwscanf[form](in, fmt, ap) : rl.vswscanf[form](s, fmt, ap);
+    ts.in_input--;
+    if (r > 0 && fmt) {
+        int mine = enter_untraced();
+        mc_wscanned(fmt, walk, r, NULL, fn, gather);
+        if (mine) leave_untraced();
+        check_gathered(pc, fn);
+    }
+    va_end(walk);
+    return r;
+}
+
+/* each name in each form (check_scan.h) */
 MC_SCANF_ENTRY_POINTS(EXPORT, scan_at, "", gnu, 0)
 MC_SCANF_ENTRY_POINTS(EXPORT, scan_at, "__isoc99_", c99, 1)
+MC_SCANF_ENTRY_POINTS(EXPORT, scan_at, "__isoc23_", c23, 2)
+MC_WSCANF_ENTRY_POINTS(EXPORT, wscan_at, "", wgnu, 0)
+MC_WSCANF_ENTRY_POINTS(EXPORT, wscan_at, "__isoc99_", wc99, 1)
+MC_WSCANF_ENTRY_POINTS(EXPORT, wscan_at, "__isoc23_", wc23, 2)

@@ -565,7 +565,7 @@ void check_syscall_out(long nr, const long *a, long ret, const ucontext_t *uc)
 {
     const char *fn = nr == SYS_read ? "read" : nr == SYS_pread64 ? "pread" : nr == SYS_recvfrom ? "recvfrom"
                    : nr == SYS_readv ? "readv" : nr == SYS_preadv ? "preadv" : nr == SYS_recvmsg ? "recvmsg" : NULL;
-    if (!fn || ret <= 0) return;
+    if (!fn || ret <= 0 || ts.in_input) return;   /* a wrapped input function's: its range, after it */
     const greg_t *gr = uc->uc_mcontext.gregs;
     uintptr_t ip = (uintptr_t)gr[REG_RIP], top = 0, sp = (uintptr_t)gr[REG_RSP];
     int frame = check_in_libc(ip) && !user_transfer(&top, sp, sizeof top, 0) && top >= 4096 && !check_in_libc(top) &&

@@ -149,8 +149,9 @@ function cls(n) {
     return "CWE-121 stack overflow" }
   if (n ~ /^g_/) return "global overflow/underflow"
   return "other" }
+BEGIN { split(tools, first, " ") }
 { c = cls($2)
-  if ($3 == "bad") { classes[c] = 1; if ($1 == "check-O0") total[c]++; if ($4 == "yes") found[c, $1]++ }
+  if ($3 == "bad") { classes[c] = 1; if ($1 == first[1]) total[c]++; if ($4 == "yes") found[c, $1]++ }
   else if ($1 != "native") { twins[$1]++; if ($4 == "yes" || $5 != "-") fp[$1]++; if ($6 == "no") diff[$1]++ } }
 END {
   nt = split(tools, cols, " ")

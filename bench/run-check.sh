@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `memtrace run --check` against Valgrind's memcheck (issue 23): CPU time (user + system of the whole run,
 # memtrace's JVM included, as /usr/bin/time would count it) of a few small programs, native, under
-# `valgrind --tool=memcheck --leak-check=full` and under `memtrace run --check`, each REPEAT times
-# (default 3), interleaved, the least kept. Programs: gzip -6 on a text of 20 000 lines (0.5 MB),
+# `valgrind --tool=memcheck --leak-check=full` and under `memtrace run --check` in each mode (`--mode fault`,
+# `--mode rewrite`; the default is rewrite, docs/check.md), each REPEAT times (default 3), interleaved, the
+# least kept. Programs: gzip -6 on a text of 20 000 lines (0.5 MB),
 # sort -n on its first 500 lines, and the bench kernel heap (malloc/free pairs) at -O2 -g. Usage: bench/run-check.sh. Keep runs small:
 # the machine is shared; the load is printed first.
 set -euo pipefail
@@ -43,18 +44,20 @@ declare -A cmd=(
   [heap]="$out/heap"
 )
 echo
-echo "| program | native s | memcheck | run --check | run --check / memcheck |"
-echo "|---|---|---|---|---|"
+echo "| program | native s | memcheck | run --check --mode fault | --mode rewrite | fault / memcheck | rewrite / memcheck |"
+echo "|---|---|---|---|---|---|---|"
 for p in gzip sort heap; do
-  n= v= c=
+  n= v= c= r=
   for ((i = 0; i < REPEAT; i++)); do
     # shellcheck disable=SC2086
     n=$(min "$(cpu ${cmd[$p]} | tail -1)" "$n")
     # shellcheck disable=SC2086
     v=$(min "$("$out/cputime" valgrind -q --tool=memcheck --leak-check=full ${cmd[$p]} 2>/dev/null | tail -1)" "$v")
     # shellcheck disable=SC2086
-    c=$(min "$(MEMTRACE_CHECK=noleaks "$out/cputime" "$mt" run --check -- ${cmd[$p]} 2>/dev/null | tail -1)" "$c")
+    c=$(min "$(MEMTRACE_CHECK=noleaks "$out/cputime" "$mt" run --check --mode fault -- ${cmd[$p]} 2>/dev/null | tail -1)" "$c")
+    # shellcheck disable=SC2086
+    r=$(min "$(MEMTRACE_CHECK=noleaks "$out/cputime" "$mt" run --check --mode rewrite -- ${cmd[$p]} 2>/dev/null | tail -1)" "$r")
   done
-  awk -v p="$p" -v n="$n" -v v="$v" -v c="$c" \
-    'BEGIN { printf "| %s | %.3f | %.1fx (%.2f s) | %.1fx (%.2f s) | %.2f |\n", p, n, v / n, v, c / n, c, c / v }'
+  awk -v p="$p" -v n="$n" -v v="$v" -v c="$c" -v r="$r" \
+    'BEGIN { printf "| %s | %.3f | %.1fx (%.2f s) | %.1fx (%.2f s) | %.1fx (%.2f s) | %.2f | %.2f |\n", p, n, v / n, v, c / n, c, r / n, r, c / v, r / v }'
 done

@@ -1,12 +1,13 @@
 /*
  * check_io.c: libc's input functions, checked by what they wrote into the program's buffer: read, pread, recv,
  * recvfrom, readv, preadv and recvmsg (the kernel's writes, which no instrumented store makes; a vector's
- * buffers each, in order, recvmsg's sender address and ancillary data too), fread, fgets, fgetws, gets and the
- * scanf family (libc's own copies, which no wrapper of memcpy sees). After the call, the bytes it wrote are
- * checked against the shadow as one write of the function ("written 48 bytes by read"): read's result, fread's
- * result times the element size, fgets's, fgetws's and gets's string and its terminator, and for scanf, fscanf,
- * sscanf, their v-forms and their __isoc99_/__isoc23_ names (<stdio.h> calls those), each assigned %s and
- * %[...]'s string and terminator, %Nc's N characters, %ls %lc %S %C's wide ones ("written 49 bytes by sscanf");
+ * buffers each, in order, recvmsg's sender address and ancillary data too), fread, fgets, fgetws, gets,
+ * getline, getdelim and the scanf family (libc's own copies, which no wrapper of memcpy sees). After the call,
+ * the bytes it wrote are checked against the shadow as one write of the function ("written 48 bytes by read"):
+ * read's result, fread's result times the element size, the string and its terminator of fgets, fgetws, gets,
+ * getline and getdelim, and for scanf, fscanf, sscanf, their v-forms and their __isoc99_/__isoc23_ names
+ * (<stdio.h> calls those), each assigned %s and %[...]'s string and terminator, %Nc's N characters, %ls %lc %S
+ * %C's wide ones ("written 49 bytes by sscanf");
  * the wide family (wscanf, fwscanf, swscanf, their v-forms and ISO names) the same way, by its format's
  * ASCII copy (a narrow %Nc there counts N bytes, exact for ASCII input).
  * Their _FORTIFY_SOURCE forms (__read_chk __pread_chk __recv_chk __recvfrom_chk __fread_chk __fgets_chk
@@ -18,7 +19,7 @@
  * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
  * overruns it; a scanf format of positional arguments (%1$s) is not walked, %m's buffers are the checked
  * malloc's, and a %Nc that failed half way (input ended) wrote characters its result does not count, which go
- * unchecked; getline's own buffer growth (its malloc is the checked one) is not checked here.
+ * unchecked.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@ static struct {
     char *(*fgets)(char *, int, FILE *);
     char *(*gets)(char *);
     wchar_t *(*fgetws)(wchar_t *, int, FILE *);
+    ssize_t (*getdelim)(char **, size_t *, int, FILE *);
     ssize_t (*readv)(int, const struct iovec *, int);
     ssize_t (*preadv)(int, const struct iovec *, int, off_t);
     ssize_t (*recvmsg)(int, struct msghdr *, int);
@@ -53,7 +55,7 @@ static struct {
 __attribute__((constructor(102))) static void resolve(void)
 {
 #define R(f) real.f = (typeof(real.f))dlsym(RTLD_NEXT, #f)
-    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets); R(gets); R(fgetws); R(readv); R(preadv); R(recvmsg);
+    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets); R(gets); R(fgetws); R(getdelim); R(readv); R(preadv); R(recvmsg);
 #undef R
     real.vfscanf[0] = (typeof(real.vfscanf[0]))dlsym(RTLD_NEXT, "vfscanf");
     real.vsscanf[0] = (typeof(real.vsscanf[0]))dlsym(RTLD_NEXT, "vsscanf");
@@ -163,6 +165,23 @@ static char *gets_at(char *s, const void *pc)
 
 MC_EXPORT char *gets(char *s) { return gets_at(s, CALLER); }
 
+/* getline and getdelim: the line and its terminator at *line, which they grow by the checked realloc when *n is
+ * too small; a *n larger than the block (the program's own count, wrong) lets them write past it */
+ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f);
+
+static ssize_t getdelim_at(char **line, size_t *n, int delim, FILE *f, const void *pc, const char *fn)
+{
+    if (!real.getdelim) resolve();
+    ssize_t r = real.getdelim(line, n, delim, f);
+    if (r >= 0) wrote(*line, (size_t)r + 1, pc, fn);
+    return r;
+}
+
+MC_EXPORT ssize_t getline(char **line, size_t *n, FILE *f) { return getdelim_at(line, n, '\n', f, CALLER, "getline"); }
+MC_EXPORT ssize_t getdelim(char **line, size_t *n, int d, FILE *f) { return getdelim_at(line, n, d, f, CALLER, "getdelim"); }
+/* what <stdio.h>'s inline getline calls (gcc -O1 and up): named getline, the program's call */
+MC_EXPORT ssize_t __getdelim(char **line, size_t *n, int d, FILE *f) { return getdelim_at(line, n, d, f, CALLER, "getline"); }
+
 /* ---- readv, preadv, recvmsg: the r bytes the kernel wrote fill the vector's buffers in order ---- */
 
 static void wrote_iov(const struct iovec *iov, long cnt, size_t r, const void *pc, const char *fn)
@@ -226,8 +245,8 @@ MC_SCANF_ENTRY_POINTS(MC_EXPORT, vfscanf_at, "__isoc99_", c99, 1)
 MC_SCANF_ENTRY_POINTS(MC_EXPORT, vfscanf_at, "__isoc23_", c23, 2)
 
 /* ---- the wide scanf family (wscanf fwscanf swscanf, v-forms, __isoc99_/__isoc23_ names): the format is wide,
- * the conversions are scanf's (%s a multibyte string into a char array, %ls a wide one); the format is walked
- * as its ASCII copy (its conversions are ASCII), at most its first 1023 characters. ---- */
+ * the conversions are scanf's (%s a multibyte string into a char array, %ls a wide one), walked as its ASCII
+ * copy (check_scan.h) ---- */
 
 static int (*real_vfwscanf[3])(FILE *, const wchar_t *, va_list);
 static int (*real_vswscanf[3])(const wchar_t *, const wchar_t *, va_list);
@@ -249,55 +268,15 @@ static int vfwscanf_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt,
     va_list walk;
     va_copy(walk, ap);
     int r = in ? real_vfwscanf[form](in, fmt, ap) : real_vswscanf[form](s, fmt, ap);
-    if (r > 0 && fmt) {
-        char narrow[1024];
-        size_t k = 0;
-        for (; fmt[k] && k + 1 < sizeof narrow; k++) narrow[k] = fmt[k] > 0 && fmt[k] < 0x80 ? (char)fmt[k] : '?';
-        narrow[k] = 0;
-        mc_scanned(narrow, walk, r, pc, fn, wrote);
-    }
+    if (r > 0 && fmt) mc_wscanned(fmt, walk, r, pc, fn, wrote);
     va_end(walk);
     return r;
 }
 
-#define WSCANF_FORM(pre, id, form)                                                                             \
-    MC_EXPORT int id##_vfwscanf(FILE *f, const wchar_t *fmt, va_list ap) __asm__(pre "vfwscanf");             \
-    MC_EXPORT int id##_vwscanf(const wchar_t *fmt, va_list ap) __asm__(pre "vwscanf");                        \
-    MC_EXPORT int id##_vswscanf(const wchar_t *s, const wchar_t *fmt, va_list ap) __asm__(pre "vswscanf");    \
-    MC_EXPORT int id##_fwscanf(FILE *f, const wchar_t *fmt, ...) __asm__(pre "fwscanf");                      \
-    MC_EXPORT int id##_wscanf(const wchar_t *fmt, ...) __asm__(pre "wscanf");                                 \
-    MC_EXPORT int id##_swscanf(const wchar_t *s, const wchar_t *fmt, ...) __asm__(pre "swscanf");             \
-    int id##_vfwscanf(FILE *f, const wchar_t *fmt, va_list ap) { return vfwscanf_at(f, NULL, form, fmt, ap, CALLER, "fwscanf"); } \
-    int id##_vwscanf(const wchar_t *fmt, va_list ap) { return vfwscanf_at(stdin, NULL, form, fmt, ap, CALLER, "wscanf"); } \
-    int id##_vswscanf(const wchar_t *s, const wchar_t *fmt, va_list ap) { return vfwscanf_at(NULL, s, form, fmt, ap, CALLER, "swscanf"); } \
-    int id##_fwscanf(FILE *f, const wchar_t *fmt, ...)                                                         \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = vfwscanf_at(f, NULL, form, fmt, ap, CALLER, "fwscanf");                                        \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }                                                                                                          \
-    int id##_wscanf(const wchar_t *fmt, ...)                                                                   \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = vfwscanf_at(stdin, NULL, form, fmt, ap, CALLER, "wscanf");                                     \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }                                                                                                          \
-    int id##_swscanf(const wchar_t *s, const wchar_t *fmt, ...)                                                \
-    {                                                                                                          \
-        va_list ap;                                                                                            \
-        va_start(ap, fmt);                                                                                     \
-        int r = vfwscanf_at(NULL, s, form, fmt, ap, CALLER, "swscanf");                                        \
-        va_end(ap);                                                                                            \
-        return r;                                                                                              \
-    }
 
-WSCANF_FORM("", wgnu, 0)
-WSCANF_FORM("__isoc99_", wc99, 1)
-WSCANF_FORM("__isoc23_", wc23, 2)
+MC_WSCANF_ENTRY_POINTS(MC_EXPORT, vfwscanf_at, "", wgnu, 0)
+MC_WSCANF_ENTRY_POINTS(MC_EXPORT, vfwscanf_at, "__isoc99_", wc99, 1)
+MC_WSCANF_ENTRY_POINTS(MC_EXPORT, vfwscanf_at, "__isoc23_", wc23, 2)
 
 /* ---- _FORTIFY_SOURCE forms: dl is the buffer's size as gcc knew it ---- */
 

@@ -6,7 +6,9 @@
  * %[...] the string and its terminator, %Nc N characters (1 without a width), l (or %S %C) wide ones; %n, %*,
  * the numbers and %m's buffers (their malloc is the checked one) are skipped; a format of positional
  * arguments (%1$s) is not walked. The strings are measured by hand (a wrapped strlen would report the bytes
- * past a buffer it reads).
+ * past a buffer it reads). The wide family (wscanf, fwscanf, swscanf) is walked by its format's ASCII copy
+ * (its conversions are ASCII: %s a multibyte string into a char array, %ls a wide one), at most its first 1023
+ * characters; a narrow %Nc there counts N bytes, exact for ASCII input.
  */
 #ifndef CHECK_SCAN_H
 #define CHECK_SCAN_H
@@ -72,6 +74,16 @@ static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, 
     }
 }
 
+/* the wide family's format, walked as its ASCII copy */
+static inline void mc_wscanned(const wchar_t *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote)
+{
+    char narrow[1024];
+    size_t k = 0;
+    for (; f[k] && k + 1 < sizeof narrow; k++) narrow[k] = f[k] > 0 && f[k] < 0x80 ? (char)f[k] : '?';
+    narrow[k] = 0;
+    mc_scanned(narrow, ap, n, pc, fn, wrote);
+}
+
 /* The six entry points of the family under one prefix of names (pre: "", "__isoc99_" - what <stdio.h> calls
  * in ISO modes, and, since it renames scanf so, in the including file too: hence the names by asm labels -
  * or "__isoc23_"), each a call of worker(in, s, form, fmt, ap, CALLER, name) with the including file's CALLER
@@ -107,6 +119,42 @@ static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, 
         va_list ap;                                                                                            \
         va_start(ap, fmt);                                                                                     \
         int r = worker(NULL, s, form, fmt, ap, CALLER, "sscanf");                                              \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }
+
+/* the same for the wide family: worker(in, s, form, fmt, ap, CALLER, name) with wide strings */
+#define MC_WSCANF_ENTRY_POINTS(export, worker, pre, id, form)                                                  \
+    export int id##_vfwscanf(FILE *f, const wchar_t *fmt, va_list ap) __asm__(pre "vfwscanf");                 \
+    export int id##_vwscanf(const wchar_t *fmt, va_list ap) __asm__(pre "vwscanf");                            \
+    export int id##_vswscanf(const wchar_t *s, const wchar_t *fmt, va_list ap) __asm__(pre "vswscanf");        \
+    export int id##_fwscanf(FILE *f, const wchar_t *fmt, ...) __asm__(pre "fwscanf");                          \
+    export int id##_wscanf(const wchar_t *fmt, ...) __asm__(pre "wscanf");                                     \
+    export int id##_swscanf(const wchar_t *s, const wchar_t *fmt, ...) __asm__(pre "swscanf");                 \
+    int id##_vfwscanf(FILE *f, const wchar_t *fmt, va_list ap) { return worker(f, NULL, form, fmt, ap, CALLER, "fwscanf"); } \
+    int id##_vwscanf(const wchar_t *fmt, va_list ap) { return worker(stdin, NULL, form, fmt, ap, CALLER, "wscanf"); } \
+    int id##_vswscanf(const wchar_t *s, const wchar_t *fmt, va_list ap) { return worker(NULL, s, form, fmt, ap, CALLER, "swscanf"); } \
+    int id##_fwscanf(FILE *f, const wchar_t *fmt, ...)                                                         \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = worker(f, NULL, form, fmt, ap, CALLER, "fwscanf");                                             \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_wscanf(const wchar_t *fmt, ...)                                                                   \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = worker(stdin, NULL, form, fmt, ap, CALLER, "wscanf");                                          \
+        va_end(ap);                                                                                            \
+        return r;                                                                                              \
+    }                                                                                                          \
+    int id##_swscanf(const wchar_t *s, const wchar_t *fmt, ...)                                                \
+    {                                                                                                          \
+        va_list ap;                                                                                            \
+        va_start(ap, fmt);                                                                                     \
+        int r = worker(NULL, s, form, fmt, ap, CALLER, "swscanf");                                             \
         va_end(ap);                                                                                            \
         return r;                                                                                              \
     }

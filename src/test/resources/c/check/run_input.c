@@ -1,16 +1,24 @@
-/* run --check's input functions into stack and global arrays (RunCheckInputTest): scanf %s into a local, gets
- * and fgets with a size larger than the array into a global; "good" reads lines that fit. Each case feeds its
- * own line to stdin through a pipe. */
+#define _GNU_SOURCE
+/* run --check's input functions into stack and global arrays (RunCheckInputTest): scanf %s into a local, gets,
+ * fgets, fgets_unlocked, getline and read with a size larger than the array into a global, fgetws and wscanf
+ * into a global wide array, glibc 2.38's __isoc23_sscanf (called when the run provides it: glibc 2.36 has it
+ * not), getline past a heap block; "good" reads lines that fit. Built -D_FORTIFY_SOURCE=2 -O2, fgets and read
+ * are glibc's __fgets_chk and __read_chk. Each case feeds its own line to stdin through a pipe. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <wchar.h>
 
 char *gets(char *s); /* gone from C11's <stdio.h>, not from glibc */
+extern int __isoc23_sscanf(const char *s, const char *fmt, ...) __attribute__((weak));
 
 char names[16]; /* NAMES */
 char after[16] = "after";
+wchar_t wide[8];
+wchar_t wafter[8] = L"after";
 static volatile int room = 64; /* more than names has: the compiler cannot see it */
+static volatile int fits = 15; /* less */
 
 static void feed(const char *s)
 {
@@ -43,6 +51,61 @@ static int fget_line(int bad)
     return names[0];
 }
 
+static int fget_unlocked(int bad)
+{
+    feed(bad ? "0123456789abcdefghij\n" : "0123456789abc\n");
+    if (!fgets_unlocked(names, room, stdin)) return -1; /* FGETS_UNLOCKED */
+    return names[0];
+}
+
+static int get_line_global(int bad)
+{
+    char *p = names;
+    size_t n = (size_t)room;
+    feed(bad ? "0123456789abcdefghij\n" : "0123456789abc\n");
+    if (getline(&p, &n, stdin) < 0) return -1; /* GETLINE */
+    return names[0];
+}
+
+static int get_line_heap(int bad)
+{
+    char *p = malloc(8);
+    size_t n = (size_t)room;
+    feed(bad ? "0123456789abcdefghij\n" : "012345\n");
+    if (getline(&p, &n, stdin) < 0) return -1; /* GETLINE_HEAP */
+    int r = p[0];
+    free(p);
+    return r;
+}
+
+static int read_global(int bad)
+{
+    feed("0123456789abcdefghij\n");
+    if (read(0, names, bad ? room : fits) < 0) return -1; /* READ */
+    return names[0];
+}
+
+static int fget_wide(int bad)
+{
+    feed(bad ? "0123456789\n" : "012345\n");
+    if (!fgetws(wide, room, stdin)) return -1; /* FGETWS */
+    return (int)wide[0];
+}
+
+static int scan_wide(int bad)
+{
+    feed(bad ? "overlong\n" : "exactly\n");
+    if (wscanf(L"%ls", wide) != 1) return -1; /* WSCANF */
+    return (int)wide[0];
+}
+
+static int scan_c23(int bad)
+{
+    const char *in = bad ? "0123456789abcdefghij" : "0123456789abc";
+    if ((__isoc23_sscanf ? __isoc23_sscanf(in, "%s", names) : sscanf(in, "%s", names)) != 1) return -1; /* ISOC23 */
+    return names[0];
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
@@ -50,7 +113,16 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "scanf") == 0) r = scan_word(bad); /* MAIN_SCANF */
     else if (strcmp(argv[1], "gets") == 0) r = get_line(bad);
     else if (strcmp(argv[1], "fgets") == 0) r = fget_line(bad);
-    else if (strcmp(argv[1], "all") == 0) r = get_line(bad) + fget_line(bad) + scan_word(bad);
-    printf("done %d %s\n", r, after);
+    else if (strcmp(argv[1], "fgets_unlocked") == 0) r = fget_unlocked(bad);
+    else if (strcmp(argv[1], "getline") == 0) r = get_line_global(bad);
+    else if (strcmp(argv[1], "getline_heap") == 0) r = get_line_heap(bad);
+    else if (strcmp(argv[1], "read") == 0) r = read_global(bad);
+    else if (strcmp(argv[1], "fgetws") == 0) r = fget_wide(bad);
+    else if (strcmp(argv[1], "wscanf") == 0) r = scan_wide(bad);
+    else if (strcmp(argv[1], "isoc23") == 0) r = scan_c23(bad);
+    else if (strcmp(argv[1], "all") == 0)   /* the narrow ones (a wide read would orient stdin) */
+        r = get_line(bad) + fget_line(bad) + scan_word(bad) + fget_unlocked(bad) + get_line_global(bad) +
+            get_line_heap(bad) + read_global(bad) + scan_c23(bad);
+    printf("done %d %s %ls\n", r, after, wafter);
     return 0;
 }

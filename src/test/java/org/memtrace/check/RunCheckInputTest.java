@@ -3,6 +3,7 @@ package org.memtrace.check;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
@@ -13,15 +14,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * {@code memtrace run --check}'s input functions into stack variables and globals (agent/check_input.c):
- * run_input.c, built by plain gcc, reads a word with scanf %s into a local array and lines with gets and with
- * fgets given more room than the global array has. Each overflow is reported after the call by the function's
- * name, with the variable (its function and declaration line, from DWARF) or the global (its symbol), and the
- * program's line, never a libc address; the twins, whose input fits, are silent with the native output.
+ * {@code memtrace run --check}'s input functions into stack variables and globals (agent/check_input.c, fault
+ * mode, which alone checks globals and these stack ranges): run_input.c, built by plain gcc, reads a word with
+ * scanf %s into a local array and lines with gets, fgets, fgets_unlocked, getline, read, fgetws, wscanf %ls and
+ * glibc 2.38's __isoc23_sscanf given more room than the global array has; built -O2 -D_FORTIFY_SOURCE=2, fgets,
+ * fgetws and read are glibc's __fgets_chk, __fgetws_chk and __read_chk. Each overflow is reported after the call
+ * by the function's name, with the variable (its function and declaration line, from DWARF) or the global (its
+ * symbol), and the program's line, never a libc address; the twins, whose input fits, are silent with the
+ * native output. Rewrite mode (the check runtime's check_io.c): getline past a heap block.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckInputTest {
     private static final Map<String, String> GLOBALS = Map.of("MEMTRACE_CHECK", "globals");
+    private static final List<String> FAULT = List.of("--mode", "fault");
     Path dir;
     Path source;
 
@@ -30,6 +35,7 @@ class RunCheckInputTest {
         dir = tmp;
         source = CheckBuilds.fixture(dir, "run_input.c");
         for (String o : List.of("-O0", "-O2")) gcc("gcc", o, "-g", "-o", "run_input" + o, "run_input.c");
+        gcc("gcc", "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", "run_input-O2F", "run_input.c");
     }
 
     private void gcc(String... args) throws Exception {
@@ -38,7 +44,13 @@ class RunCheckInputTest {
         assertThat(p.waitFor()).as(out).isZero();
     }
 
-    /** The report's first two lines (after "memtrace: ", before ", at"; then frame #0) of each case and build. */
+    private static CheckBuilds.Run fault(Path dir, String depth, Map<String, String> env, String... command) throws Exception {
+        List<String> options = new ArrayList<>(FAULT);
+        if (depth != null) options.addAll(List.of("--stack-depth", depth));
+        return CheckBuilds.runCheck(dir, options, env, command);
+    }
+
+    /** The report's first line (after "memtrace: ", before ", at"), then the frame of the call's line. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "-O0 | scanf | stack overflow: <stack:word@scan_word>+8 (a variable of 8 bytes, declared at line {WORD} of scan_word) written 9 bytes by scanf, 0 bytes past its end | SCANF | scan_word",
@@ -46,30 +58,62 @@ class RunCheckInputTest {
         "-O0 | fgets | global overflow: names+16 (a global of 16 bytes) written 22 bytes by fgets, 0 bytes past its end | FGETS | fget_line",
         "-O2 | gets  | global overflow: names+16 (a global of 16 bytes) written 17 bytes by gets, 0 bytes past its end | GETS | get_line",
         "-O2 | fgets | global overflow: names+16 (a global of 16 bytes) written 22 bytes by fgets, 0 bytes past its end | FGETS | fget_line",
+        "-O0 | fgets_unlocked | global overflow: names+16 (a global of 16 bytes) written 22 bytes by fgets, 0 bytes past its end | FGETS_UNLOCKED | fget_unlocked",
+        "-O0 | getline | global overflow: names+16 (a global of 16 bytes) written 22 bytes by getline, 0 bytes past its end | GETLINE | get_line_global",
+        "-O0 | fgetws | global overflow: wide+32 (a global of 32 bytes) written 48 bytes by fgetws, 0 bytes past its end | FGETWS | fget_wide",
+        "-O0 | wscanf | global overflow: wide+32 (a global of 32 bytes) written 36 bytes by wscanf, 0 bytes past its end | WSCANF | scan_wide",
+        "-O0 | isoc23 | global overflow: names+16 (a global of 16 bytes) written 21 bytes by sscanf, 0 bytes past its end | ISOC23 | scan_c23",
+        "-O2F | fgets | global overflow: names+16 (a global of 16 bytes) written 22 bytes by fgets, 0 bytes past its end | FGETS | fget_line",
+        "-O2F | read | global overflow: names+16 (a global of 16 bytes) written 21 bytes by read, 0 bytes past its end | READ | read_global",
+        "-O2F | fgetws | global overflow: wide+32 (a global of 32 bytes) written 48 bytes by fgetws, 0 bytes past its end | FGETWS | fget_wide",
     })
     void anOverflowByAnInputFunctionIsReportedAtTheCallsLine(String opt, String name, String report, String at, String function)
             throws Exception {
         String want = report.contains("{WORD}") ? report.replace("{WORD}", String.valueOf(CheckBuilds.line(source, "WORD"))) : report;
         String exe = "run_input" + opt;
-        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--stack-depth", "1"), GLOBALS, "./" + exe, name, "bad");
+        CheckBuilds.Run r = fault(dir, "1", GLOBALS, "./" + exe, name, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(1);
         assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at " + exe + "+").matches(".*, at " + exe + "\\+\\d+, thread \\d+");
         assertThat(r.stdout()).isEmpty(); // stopped at the report, before main printed
-        // the call's source line, from frame #0
-        CheckBuilds.Run two = CheckBuilds.runCheck(dir, List.of("--stack-depth", "2"), GLOBALS, "./" + exe, name, "bad");
-        assertThat(two.stderr().lines().toList()).as(two.stderr()).hasSize(3).element(1).asString()
-                .matches("    #0 run_input\\.c:" + CheckBuilds.line(source, at) + " \\(" + exe + "\\+\\d+\\) in " + function);
+        // the call's source line: frame #0, or the frame under glibc's inline _FORTIFY_SOURCE wrapper (its header's line)
+        CheckBuilds.Run two = fault(dir, "3", GLOBALS, "./" + exe, name, "bad");
+        List<String> frames = two.stderr().lines().filter(l -> l.startsWith("    #")).toList();
+        String call = "run_input\\.c:" + CheckBuilds.line(source, at) + " \\(" + exe + "\\+\\d+\\) in " + function + "( \\(inlined\\))?";
+        if (opt.equals("-O2F")) {
+            assertThat(frames).as(two.stderr()).hasSizeGreaterThan(1);
+            assertThat(frames.get(0)).matches("    #0 /usr/include/.*\\.h:\\d+ \\(" + exe + "\\+\\d+\\) in " + name + " \\(inlined\\)");
+            assertThat(frames.get(1)).matches("    #1 " + call);
+        } else {
+            assertThat(frames).as(two.stderr()).isNotEmpty().element(0).asString().matches("    #0 " + call);
+        }
+    }
+
+    /** Rewrite mode: the check runtime's getline, past a block whose size the program gave larger than it is. */
+    @Test
+    void getlinePastAHeapBlockInRewriteMode() throws Exception {
+        for (String opt : List.of("-O0", "-O2")) {
+            String exe = "run_input" + opt;
+            CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite", "--stack-depth", "1"), Map.of(), "./" + exe, "getline_heap", "bad");
+            assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+            assertThat(r.stderr().lines().toList()).as(r.stderr()).hasSize(1).element(0).asString().matches(
+                    "memtrace: heap overflow: <malloc0001@" + exe + "\\+(\\d+)>\\+8 \\(a block of 8 bytes, allocated at " + exe
+                    + "\\+\\1\\) written 22 bytes by getline, 0 bytes past its end, at " + exe + "\\+\\d+, thread \\d+");
+            CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./" + exe, "getline_heap", "good");
+            assertThat(good.stderr()).isEmpty();
+            assertThat(good.status()).isZero();
+            assertThat(good.stdout()).isEqualTo(CheckBuilds.run(dir, Map.of(), "./" + exe, "getline_heap", "good").stdout());
+        }
     }
 
     @Test
     void theTwinsAreSilentWithTheNativeOutput() throws Exception {
-        for (String opt : List.of("-O0", "-O2")) {
+        for (String opt : List.of("-O0", "-O2", "-O2F")) {
             String exe = "./run_input" + opt;
-            for (String c : List.of("scanf", "gets", "fgets", "all")) {
+            for (String c : List.of("all", "fgetws", "wscanf")) {   // all: every narrow case in one run
                 CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), exe, c, "good");
-                CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), GLOBALS, exe, c, "good");
+                CheckBuilds.Run good = fault(dir, null, GLOBALS, exe, c, "good");
                 assertThat(good.stderr()).as(opt + " " + c).isEmpty();
                 assertThat(good.status()).isZero();
                 assertThat(good.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
@@ -86,7 +130,7 @@ class RunCheckInputTest {
         for (String[] c : List.of(new String[] {"-O2", "scanf"}, new String[] {"-O0", "gets"}, new String[] {"-O0", "fgets"})) {
             String exe = "./run_input" + c[0];
             CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), exe, c[1], "bad");
-            CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), exe, c[1], "bad");
+            CheckBuilds.Run r = fault(dir, null, Map.of(), exe, c[1], "bad");
             assertThat(r.stderr()).as(c[0] + " " + c[1]).isEmpty();
             assertThat(r.status()).isZero();
             assertThat(r.stdout()).isEqualTo(native_.stdout());

@@ -42,8 +42,11 @@ REPEAT=${REPEAT:-3}
 LOSSLESS_ADDRESSES=${LOSSLESS_ADDRESSES:-raw}
 
 # configure and cmake want the compiler as one path: --skeleton's is a script of its own
-printf '#!/bin/sh\nexec "%s" cc --skeleton "$@"\n' "$mt" >"$out/bin/memtrace-cc-skeleton"
-chmod +x "$out/bin/memtrace-cc-skeleton"
+# (written only when it changes: a build of another run of this script may be running it)
+skel_cc=$(printf '#!/bin/sh\nexec "%s" cc --skeleton "$@"' "$mt")
+[ "$(cat "$out/bin/memtrace-cc-skeleton" 2>/dev/null)" = "$skel_cc" ] || {
+  printf '%s\n' "$skel_cc" >"$out/bin/memtrace-cc-skeleton.new" && chmod +x "$out/bin/memtrace-cc-skeleton.new" \
+    && mv "$out/bin/memtrace-cc-skeleton.new" "$out/bin/memtrace-cc-skeleton"; }
 cc_for() {
   case $1 in
     plain) echo gcc ;;

@@ -6,7 +6,7 @@
 # same rounds). Both versions' plans must be in
 # the cache (a `memtrace run` of each program with each version made them); the runtime is this checkout's
 # (it applies plans of both versions). Appends to bench/results/rewrite-ab.md (BENCH_RESULTS=off: not).
-# Usage: OLD=rewrite-19-tail-branches bench/rewrite-ab.sh [program ...]  (default: python3-json python3-small
+# Usage: OLD=rewrite-19-tail-branches [NEW=version, default this checkout's] bench/rewrite-ab.sh [program ...]  (default: python3-json python3-small
 #        sqlite3 gzip)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,7 +17,7 @@ mkdir -p "$out"
 make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so"
 rt="$out/lib/libmemtrace-rt.so"
 : "${OLD:?OLD=the planner version to compare with}"
-NEW=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
+NEW=${NEW:-$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")}
 ROUNDS=${ROUNDS:-5}
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
 key() { { printf '%s' "$1"; cat "$2"; } | sha256sum | cut -d' ' -f1; }
@@ -30,11 +30,12 @@ plans() { # version binary: the plan list, ':' between (the executable's first)
   done
   printf '%s' "$list"
 }
-awk 'BEGIN { srand(7); for (i = 0; i < 40000; i++) printf "line %d value %d %s\n", i, int(rand()*100000), (i % 7 ? "alpha" : "omega") }' | head -c 1048576 >"$out/gzip.in"
+awk 'BEGIN { srand(7); for (i = 0; i < 40000; i++) printf "line %d value %d %s\n", i, int(rand()*100000), (i % 7 ? "alpha" : "omega") }' >"$out/gzip.all"
+head -c 1048576 "$out/gzip.all" >"$out/gzip.in"
 awk 'BEGIN { print "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);"; print "BEGIN;";
   for (i = 0; i < 500; i++) printf "INSERT INTO t(b, c) VALUES (%c%s%d%c, %d.5);\n", 39, "name", i * 7919 % 1000, 39, i;
   print "COMMIT;"; print "SELECT count(*), sum(c), max(b) FROM t WHERE c > 100;" }' >"$out/sqlite3.sql"
-cat >"$out/json.py" <<'PY'
+cat >"$out/dumps.py" <<'PY'
 import json, re
 d = {str(i): [i, i * i, str(i)] for i in range(5000)}
 s = json.dumps(d)
@@ -42,7 +43,7 @@ print(len(s), len(re.findall(r"\d+", s)), sum(v[0] for v in json.loads(s).values
 PY
 cmd_of() { # program: the command line
   case $1 in
-    python3-json) echo "/usr/bin/python3 $out/json.py" ;;
+    python3-json) echo "/usr/bin/python3 $out/dumps.py" ;;
     python3-small) echo "/usr/bin/python3 -S -c print(sum(range(1000)))" ;;
     sqlite3) echo "/usr/bin/sqlite3 :memory: -init $out/sqlite3.sql .quit" ;;
     gzip) echo "/usr/bin/gzip -9c $out/gzip.in" ;;

@@ -196,6 +196,13 @@ static uint32_t jump_opcode(const struct rw_patch *p)
     return p->jump[e] == 0xe9 ? e : 4;
 }
 
+/* A `jmp rel8` (eb) to dead padding of the module, where the plan's `jmp rel32` to the trampoline is    */
+/* (PatchPlanner's neighbour eviction, docs/rewriting.md "Dead padding"): 2 bytes, not moved with the text. */
+static int short_jump(const struct rw_patch *p) { return p->jump[0] == 0xeb; }
+
+/* How many bytes a patch writes (and must find as planned) */
+static uint32_t jump_bytes(const struct rw_patch *p) { return short_jump(p) ? 2 : jump_opcode(p) + 5; }
+
 /* The executable segment of the object that holds [a, a+n), or NULL. */
 static const ElfW(Phdr) *code_bytes(const struct dl_phdr_info *exe, uint64_t a, uint64_t n)
 {
@@ -330,7 +337,7 @@ static const char *check_plan(const unsigned char *plan, size_t len)
         if ((uint64_t)fix[i] + 4 > h->text_size) return "the plan is damaged (a fix-up outside its text): ";
     const struct rw_patch *p = (const void *)(plan + patches_at);
     for (uint32_t i = 0; i < h->patches; i++)
-        if (jump_opcode(&p[i]) > 3) return "the plan is damaged (a jump without its e9): ";
+        if (!short_jump(&p[i]) && jump_opcode(&p[i]) > 3) return "the plan is damaged (a jump without its e9): ";
     /* the handler's binary search needs the places in increasing order, each trampoline inside the text */
     const struct rw_trap_place *t = (const void *)(plan + traps_at);
     for (uint32_t i = 0; i < h->traps; i++)
@@ -493,8 +500,8 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     const struct rw_patch *p = (const void *)(plan + patches_at);
     const uint32_t *fix = (const void *)(plan + fixups_at);
     for (uint32_t i = 0; i < h->patches; i++)
-        if (!code_bytes(o, p[i].address, jump_opcode(&p[i]) + 5)
-            || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, jump_opcode(&p[i]) + 5)) {
+        if (!code_bytes(o, p[i].address, jump_bytes(&p[i]))
+            || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, jump_bytes(&p[i]))) {
             *quiet = !h->module_id_len; /* without build-ids, differing bytes are another program */
             return "the module's code differs from its plan at an instruction: ";
         }
@@ -589,6 +596,10 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
         mt_sys3(SYS_madvise, from, to - from, 23 /* MADV_POPULATE_WRITE */);
         for (uint32_t i = 0; i < h->patches; i++) {
             if (code_segment(o, p[i].address) != ph) continue;
+            if (short_jump(&p[i])) { /* within the module: the same wherever the trampolines went */
+                rt_memcpy((void *)(bias + p[i].address), p[i].jump, 2);
+                continue;
+            }
             unsigned char jump[8];
             uint32_t e = jump_opcode(&p[i]);
             rt_memcpy(jump, p[i].jump, e + 5);

@@ -15,15 +15,19 @@ public sealed interface Decision {
      * shorter than the jump and its successors were moved with it (docs/rewriting.md, "Short instructions").
      * The {@code tail} ("Trampoline tails") is copies of the instructions after the last part, which keep their
      * own place, jump or int3: the trampoline runs them too and goes back after the last, so the short ones
-     * among them, left to the int3 fallback, take no trap when reached by falling through.
+     * among them, left to the int3 fallback, take no trap when reached by falling through. {@code via}, when
+     * not null: the one part is a short instruction whose first 2 bytes become a {@code jmp rel8} to dead
+     * padding nearby, where the {@code jmp rel32} goes instead (docs/rewriting.md, "Dead padding").
      */
-    record Patch(List<Part> parts, List<Part> tail) implements Decision {
+    record Patch(List<Part> parts, List<Part> tail, Via via) implements Decision {
         public Patch {
             parts = List.copyOf(parts);
             tail = List.copyOf(tail);
         }
 
-        public Patch(List<Part> parts) { this(parts, List.of()); }
+        public Patch(List<Part> parts) { this(parts, List.of(), null); }
+
+        public Patch(List<Part> parts, List<Part> tail) { this(parts, tail, null); }
 
         public Instruction instruction() { return parts.getFirst().instruction(); }
 
@@ -42,10 +46,17 @@ public sealed interface Decision {
         }
 
         /** The same patch with {@code copies} as its tail ("Trampoline tails"). */
-        public Patch withTail(List<Part> copies) { return new Patch(parts, copies); }
+        public Patch withTail(List<Part> copies) { return new Patch(parts, copies, via); }
 
         /** Sites of the whole trampoline: one per access of each part, and a rep string instruction's count. */
         public int sites() { return all().stream().mapToInt(Part::sites).sum(); }
+    }
+
+    /** Dead padding at {@code address} whose first 5 bytes, {@code old}, a patch's {@code jmp rel32} takes. */
+    record Via(long address, byte[] old) {
+        public Via {
+            old = old.clone();
+        }
     }
 
     /**

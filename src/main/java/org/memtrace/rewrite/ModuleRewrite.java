@@ -27,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-19-tail-branches";
+    static final String PLANNER_VERSION = "rewrite-20-padding-branch-tails";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -188,6 +188,7 @@ public final class ModuleRewrite {
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());
             for (int i = 0; i < patches.size(); i++) writes.add(jump(patches.get(i), linked.trampolines()[i]));
+            for (Decision.Patch p : patches) if (p.via() != null) writes.add(hop(p));
             List<PlanFile.Trap> traps = new ArrayList<>(trapped.size());
             int viaTrap = 0;
             for (int i = 0; i < trapped.size(); i++) {
@@ -203,7 +204,8 @@ public final class ModuleRewrite {
             Map<Long, Integer> lengths = new HashMap<>(), own = new HashMap<>();
             for (Decision.Patch t : trapped) lengths.put(t.instruction().address(), t.instruction().length());
             // a jump's room is every byte it replaces (a run's, not its first instruction's): prefix padding may fill it
-            for (Decision.Patch p : patches) own.put(p.instruction().address(), (int) (p.end() - p.instruction().address()));
+            for (Decision.Patch p : patches)
+                if (p.via() == null) own.put(p.instruction().address(), (int) (p.end() - p.instruction().address()));
             try {
                 Puns.Result punned = Puns.add(elf, writes, traps, lengths, own, base, room);
                 writes = punned.writes();
@@ -295,8 +297,19 @@ public final class ModuleRewrite {
         return glibc ? "glibc's: its functions are checked by what they do" : null;
     }
 
-    /** The {@code jmp rel32} from the instruction to its trampoline at {@code trampoline}. */
+    /**
+     * The {@code jmp rel32} from the instruction to its trampoline at {@code trampoline}; from the dead padding
+     * of {@link Decision.Patch#via} when the patch has one ({@link #hop} jumps there).
+     */
     static PlanFile.Patch jump(Decision.Patch p, long trampoline) throws RewriteException {
+        if (p.via() != null) {
+            long rel = trampoline - (p.via().address() + PatchPlanner.JUMP_LENGTH);
+            if (rel != (int) rel) throw new RewriteException("a trampoline is out of reach of the padding at 0x" + Long.toHexString(p.via().address()));
+            byte[] jump = new byte[PatchPlanner.JUMP_LENGTH];
+            jump[0] = (byte) 0xe9;
+            PatchPlanner.writeInt(jump, 1, (int) rel);
+            return new PlanFile.Patch(p.via().address(), p.via().old(), jump);
+        }
         long rel = trampoline - (p.instruction().address() + PatchPlanner.JUMP_LENGTH);
         if (rel != (int) rel) throw new RewriteException("a trampoline is out of reach of its instruction at 0x" + Long.toHexString(p.instruction().address()));
         byte[] jump = new byte[PatchPlanner.JUMP_LENGTH];
@@ -309,6 +322,13 @@ public final class ModuleRewrite {
         for (Decision.Part part : p.parts())
             for (byte b : part.bytes()) if (at < old.length) old[at++] = b;
         return new PlanFile.Patch(p.instruction().address(), old, jump);
+    }
+
+    /** The {@code jmp rel8} over the first 2 bytes of a patch's instruction to its {@link Decision.Patch#via} padding. */
+    static PlanFile.Patch hop(Decision.Patch p) {
+        byte[] old = java.util.Arrays.copyOf(p.parts().getFirst().bytes(), 2);
+        long rel = p.via().address() - (p.instruction().address() + 2);
+        return new PlanFile.Patch(p.instruction().address(), old, new byte[] {(byte) 0xeb, (byte) rel});
     }
 
     /** The counts a cached plan's selection file holds ("selected references"). */

@@ -83,6 +83,7 @@ public final class PatchPlanner {
         List<Instruction> all = code.instructions();
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already
         long hook = debugState(elf);
+        Padding padding = new Padding(all, code.bytes(), code.targets(), hook);
         for (int i = 0; i < all.size(); i++) {
             Instruction insn = all.get(i);
             if (insn.address() >= hook && insn.address() < hook + JUMP_LENGTH) continue;
@@ -94,7 +95,7 @@ public final class PatchPlanner {
             if (!traces(insn)) continue;
             Decision d = decide(insn, code.bytes().get(i));
             if (d instanceof Decision.Left l && l.reason() == Decision.Reason.SHORT && !code.movable().isEmpty()) {
-                Decision.Patch run = run(code, i, consumed);
+                Decision.Patch run = run(code, i, consumed, padding);
                 if (run == null) {
                     d = new Decision.Left(insn, Decision.Reason.NEIGHBOURS);
                 } else {
@@ -107,7 +108,9 @@ public final class PatchPlanner {
             }
             if (d instanceof Decision.Left l && (l.reason() == Decision.Reason.NEIGHBOURS || l.reason() == Decision.Reason.SHORT)) {
                 Decision.Part alone = trapPart(insn, code.bytes().get(i));
-                if (alone != null) d = new Decision.Trapped(new Decision.Patch(List.of(alone)));
+                Decision.Via via = alone == null ? null : padding.near(insn, consumed);
+                if (via != null) d = new Decision.Patch(List.of(alone), List.of(), via);
+                else if (alone != null) d = new Decision.Trapped(new Decision.Patch(List.of(alone)));
             }
             if (d instanceof Decision.Patch p) consumed = p.end();
             out.add(d);
@@ -282,7 +285,7 @@ public final class PatchPlanner {
      * yet; then every following short memory instruction. One function whose ways in are known, no branch
      * target inside the run, every part one a probe can record. Null when they cannot.
      */
-    private Decision.Patch run(Code code, int i, long consumed) {
+    private Decision.Patch run(Code code, int i, long consumed, Padding padding) {
         List<Instruction> all = code.instructions();
         Instruction first = all.get(i);
         Decision.Part own = part(first, code.bytes().get(i));
@@ -298,10 +301,21 @@ public final class PatchPlanner {
             end = next.nextAddress();
             closed = next.flow() != Flow.SEQUENTIAL;
         }
+        // a run that ends in a return or a jump short of 5 bytes: the dead padding after it (Padding), which lies
+        // outside the function's range, is room too
+        long dead = 0;
+        if (closed && end < start + JUMP_LENGTH && code.movable(start, end)) {
+            List<Decision.Part> nops = padding.after(end, start + JUMP_LENGTH);
+            if (nops != null) {
+                parts.addAll(nops);
+                dead = nops.getLast().instruction().nextAddress() - end;
+                end += dead;
+            }
+        }
         for (int k = i - 1; end < start + JUMP_LENGTH; k--) {
             if (k < 0 || code.targets().contains(start)) return null;
             Instruction before = all.get(k);
-            if (before.nextAddress() != start || before.address() < consumed || traces(before)
+            if (before.nextAddress() != start || before.address() < consumed || traces(before) || padding.taken(before.address())
                     || before.flow() != Flow.SEQUENTIAL) return null;
             Decision.Part p = part(before, code.bytes().get(k));
             if (p == null) return null;
@@ -321,7 +335,7 @@ public final class PatchPlanner {
             end = next.nextAddress();
             if (next.flow() != Flow.SEQUENTIAL) break; // a return ends the run
         }
-        return code.movable(start, end) ? new Decision.Patch(parts) : null;
+        return code.movable(start, end - dead) ? new Decision.Patch(parts) : null;
     }
 
     /**

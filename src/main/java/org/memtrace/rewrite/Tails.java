@@ -15,7 +15,8 @@ import org.memtrace.x86.Instruction;
  * on to run copies of the instructions after it, up to and including the last one the int3 fallback took
  * within {@link #LIMIT} instructions and before the first control transfer but a conditional jump (a trapped
  * return, indirect jump or call ends it; a conditional jump's copy leaves for its target when taken), and
- * then jumps back after that one. The instructions copied keep their own bytes, jump or
+ * then jumps back after that one; or up to a conditional jump to a trapped instruction, whose copy goes straight
+ * to that instruction's trampoline. The instructions copied keep their own bytes, jump or
  * int3, so a thread that arrives at one of them from elsewhere runs it as before; only falling through from
  * the patched instruction no longer traps. No control-flow knowledge is needed, unlike moving a run: the
  * copies run exactly what the originals would, in the same order, each probed as its own trampoline probes it.
@@ -79,6 +80,10 @@ final class Tails {
             // after a return, a jump or an emulated call nothing comes back here; else the tail goes back after
             // the copy, which must be an instruction whose bytes are there, not one a run moved
             if (trapped.contains(insn.address()) && (!falls || !inside.contains(expected))) keep = copies.size();
+            // a conditional jump to a trapped instruction: its copy goes straight to that one's trampoline
+            // (TrampolineWriter), where the original would trap (python3's `je` to a bare `ret`: 15,127 traps)
+            if (insn.flow() == Flow.CONDITIONAL_JUMP && copy.move() == Decision.Move.BRANCH
+                    && trapped.contains(insn.branchTarget().orElseThrow()) && !inside.contains(expected)) keep = copies.size();
             if (!falls) break;
         }
         return copies.subList(0, keep);

@@ -3,7 +3,9 @@ package org.memtrace.rewrite;
 import org.memtrace.format.SiteFormat;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
@@ -50,6 +52,14 @@ final class TrampolineWriter {
         var text = new StringBuilder("\t.text\ncursor_slot:\n\t.quad 0\n");
         var sites = new StringBuilder("\t.section memtrace_sites,\"a\",@progbits\n\t.balign 8\n");
         int site = 0;
+        // a direct jump or call to an instruction some trampoline starts with goes straight there: arriving at the
+        // instruction (its jump, its int3, its pun) would lead there anyway, after a trap for the int3 fallback's
+        // (a branch of a run or tail landing on a trapped return: 15,127 traps of python3's JSON bench); never to
+        // a sigprocmask site's, whose trap the handler emulates itself
+        Map<Long, String> entries = new HashMap<>();
+        for (int n = 0; n < patches.size(); n++)
+            if (patches.get(n).instruction().flow() != Flow.SYSTEM_CALL) entries.putIfAbsent(patches.get(n).instruction().address(), "mt_t" + n);
+        java.util.function.LongFunction<String> to = a -> entries.getOrDefault(a, "mt_base+" + a);
         for (int n = 0; n < patches.size(); n++) {
             Decision.Patch p = patches.get(n);
             text.append("mt_t").append(n).append(":\n");
@@ -61,10 +71,10 @@ final class TrampolineWriter {
                 for (int i = 0; i < partSites.size(); i++) labels.add("mt_s" + site++);
                 if (!labels.isEmpty()) probe(text, partSites, labels);
                 switch (part.move()) {
-                    case CALL -> call(text, part, "mt_base+" + part.instruction().branchTarget().orElseThrow());
+                    case CALL -> call(text, part, to.apply(part.instruction().branchTarget().orElseThrow()));
                     case INDIRECT_CALL -> call(text, part, "*" + callee(part.instruction()));
-                    case BRANCH -> text.append('\t').append(part.instruction().mnemonic()).append(" mt_base+")
-                            .append(part.instruction().branchTarget().orElseThrow()).append('\n');
+                    case BRANCH -> text.append('\t').append(part.instruction().mnemonic()).append(' ')
+                            .append(to.apply(part.instruction().branchTarget().orElseThrow())).append('\n');
                     case COPY -> body(text, part);
                 }
                 for (int i = 0; i < partSites.size(); i++)
@@ -76,7 +86,7 @@ final class TrampolineWriter {
             // after a tail, the instruction after its last copy
             Instruction last = p.all().getLast().instruction();
             if (last.flow() == Flow.SEQUENTIAL || last.flow() == Flow.CONDITIONAL_JUMP || last.flow() == Flow.SYSTEM_CALL)
-                text.append("\tjmp mt_base+").append(p.resume()).append('\n');
+                text.append("\tjmp ").append(to.apply(p.resume())).append('\n');
         }
         return text.append(sites).toString();
     }

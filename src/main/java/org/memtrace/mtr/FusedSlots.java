@@ -114,7 +114,8 @@ final class FusedSlots {
                     }
                     next = site + PackedSlots.unzigzag(x - 1);
                     if (table[5 * h + 1] == 0 && set < touched.length) touched[set++] = h;
-                    table[5 * h + 4] = table[5 * h + 1]; // codec 10's other follower (unread by 7 and 9)
+                    // codec 10's other follower (unread by 7 and 9): a re-grained hit names the follower itself
+                    if (table[5 * h + 1] != next) table[5 * h + 4] = table[5 * h + 1];
                     table[5 * h + 1] = next;
                 }
                 if (next != site) {

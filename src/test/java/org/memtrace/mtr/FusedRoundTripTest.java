@@ -92,7 +92,8 @@ class FusedRoundTripTest {
         int rows = 2_000;
         for (int row = 0; row < rows; row++) {
             for (int n = 11 + r.nextInt(2); n > 0; n--, k++) {
-                w.record(0x80_0000L + 4L * k, SITE_B);
+                // once, an odd byte: a re-grained hit, whose token names the follower and leaves the other one
+                w.record(0x80_0000L + 4L * k + (row == 1_000 && n == 5 ? 1 : 0), SITE_B);
                 w.record(0xa0_0000L + 8L * r.nextInt(1 << 14), SITE_C);
                 w.record(0x60_0000L + 8L * k, SITE_A);
             }
@@ -104,7 +105,7 @@ class FusedRoundTripTest {
         var c9 = streams(payloads.get(2));
         var c10 = streams(payloads.get(3));
         long others = Arrays.stream(c10.get(0)).filter(run -> (run & 3) == 2).count();
-        assertThat(others).as("hits at the other follower").isBetween(2L * rows - 4, 2L * rows);
+        assertThat(others).as("hits at the other follower").isBetween(2L * rows - 8, 2L * rows);
         assertThat(c9.get(1).length).as("codec 9's tokens").isGreaterThanOrEqualTo(2 * rows);
         assertThat(c10.get(1).length).as("codec 10's tokens (small random differences)").isLessThan(rows / 20);
     }

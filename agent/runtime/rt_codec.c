@@ -3,7 +3,7 @@
  * zstd frame (docs/compiled-in.md, "Codecs"; docs/trace-format.md, "Codec 7"; rt_writer.h lists the
  * writer's parts).
  *
- * A payload is codec 9 by default: rt_fused.c's one pass per chunk, which folds the records a site's stride
+ * A payload is codec 10 by default (9 with a second follower per entry): rt_fused.c's one pass per chunk, which folds the records a site's stride
  * predicts into run counts and writes the others as codec 6's tokens in two streams, zstd at level -3
  * (ZLEVEL_FUSED), a random index's miss as a short token (two bytes; docs/trace-format.md, "Codec 9").
  * Codec 7 (on request) is the same pass without short tokens. Codec 8 (on request) is rt_period.c's pass, each record predicted from the slot a period
@@ -276,8 +276,9 @@ static size_t pack(struct encoder *x, struct pack_state *ps, const char *s, cons
 /* The bits of a packing codec's table index: codec 5's 65,536 entries, codecs 3 and 4's 4,096. */
 static inline int table_bits(int codec) { return codec >= 5 ? WIDE_BITS : TABLE_BITS; }
 
-/* Words per table entry: codec 3's 1, 4's and 5's 2, 6's and 7's 4, 8's 1 (its far tokens' last address). */
-static inline size_t entry_words(int codec) { return codec == 3 || codec == 8 ? 1 : codec >= 6 ? 4 : 2; }
+/* Words per table entry: codec 3's 1, 4's and 5's 2, 6's 4, 7's, 9's and 10's 5 (rt_fused.h's table and its */
+/* other followers), 8's 1 (its far tokens' last address).                                                    */
+static inline size_t entry_words(int codec) { return codec == 3 || codec == 8 ? 1 : codec >= 7 ? 5 : codec == 6 ? 4 : 2; }
 
 /* Every chunk decodes on its own: the table is zero where a chunk starts. Codec 3's (4,096 entries) is */
 /* cleared whole; codecs 4 and 5 clear the entries the last chunk listed as set.                        */
@@ -326,7 +327,7 @@ void wr_encode_piece(struct encoder *x, const char *s1, const char *e1, const ch
         pc->records = x->pz.records;
         pc->dropped = x->pz.dropped;
         raw = (x->pz.slots + x->pz.records) * 16;
-    } else if (codec == 7 || codec == 9) {
+    } else if (codec == 7 || codec >= 9) {
         size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk, and a margin for its last tag */
         uint8_t *c = x->streams, *t = c + fused_room_ct(room);
         PROF_START;
@@ -449,11 +450,11 @@ int wr_codec_init(int codec)
         /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7, 9), 26 (8) */
         size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk (codecs 7-9), and a margin for its last tag */
         size_t scratch = codec == 8 ? 2 * rt.buf_size + rt.buf_size / 2 + 65536
-                       : codec == 7 || codec == 9 ? fused_room_head(room) + fused_room_v(room)
+                       : codec == 7 || codec >= 9 ? fused_room_head(room) + fused_room_v(room)
                                                   : rt.buf_size + rt.buf_size / 2 + 16;
         x->scratch = rt_map_own(scratch);
         /* a buffer and a tail: 2 buffers' slots (codecs 7 and 9 sized as their scratch was when it held all three streams) */
-        size_t frames = codec == 7 || codec == 9 ? 2 * rt.buf_size + 65536 : scratch;
+        size_t frames = codec == 7 || codec >= 9 ? 2 * rt.buf_size + 65536 : scratch;
         x->packed_cap = 2 * ZSTD_compressBound(frames) + 64 * (RT_MAX_CUTS + 2);
         x->packed = rt_map_own(x->packed_cap);
         x->table = rt_map_own(entry_words(codec < 3 ? 3 : codec) * sizeof(uint64_t) << table_bits(codec));
@@ -466,7 +467,7 @@ int wr_codec_init(int codec)
             x->pz.touched = x->touched;
             if (!x->streams || !x->pz.dd || !fused_params(x->cctx)) return 0;
         }
-        if (codec == 7 || codec == 9) { /* c and t; v is written into scratch */
+        if (codec == 7 || codec >= 9) { /* c and t; v is written into scratch */
             x->streams = rt_map_own(2 * fused_room_ct(room));
             x->fz.table = x->table;
             x->fz.touched = x->touched;

@@ -10,23 +10,27 @@
  * fast level then compresses: the streams keep apart bytes of different statistics (a random index's low bits
  * are near-uniform; its high bits and the runs are not), so the runs of c become zstd matches.
  *
- * What it gets wrong: the model is zero-order per entry (one stride, one successor); two sites hashed to one
- * entry share it and predict each other badly; a loop whose stride alternates (a 2-D walk's row ends) pays a
- * token at each change. zstd at its fast levels stores literals as they are: the random bits of t and v are
- * written whole (rt_writer.h, FUSED_HUFFMAN).
+ * Codec 10 (pack10) also keeps each entry's other follower: a record at it, at its stride, is a run's kind 2 in c
+ * alone (spmv's row ends: two tokens with their sites a row in codec 9; 0.681 -> 0.601 bytes an access).
+ *
+ * What it gets wrong: the model is zero-order per entry (one stride, one or two successors); two sites hashed
+ * to one entry share it and predict each other badly; a loop whose stride alternates (a 2-D walk's row ends)
+ * pays a token at each change (codec 10 keeps a second follower, not a second stride). zstd at its fast levels
+ * stores literals as they are: the random bits of t and v are written whole (rt_writer.h, FUSED_HUFFMAN).
  */
 #include "rt_fused.h"
 
 void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec)
 {
-    x->shorts = codec == 9;
-    uint64_t *tab = x->table;
+    x->shift = fused_shift(codec);
+    uint64_t *tab = x->table, *alt = tab + ((size_t)4 << FUSED_BITS);
     if (x->ntouched >= ((size_t)1 << FUSED_BITS)) {
-        for (size_t i = 0; i < ((size_t)4 << FUSED_BITS); i++) tab[i] = 0;
+        for (size_t i = 0; i < ((size_t)5 << FUSED_BITS); i++) tab[i] = 0;
     } else {
         for (size_t i = 0; i < x->ntouched; i++) {
             uint64_t *e = &tab[4 * (size_t)x->touched[i]];
             e[0] = e[1] = e[2] = e[3] = 0;
+            alt[x->touched[i]] = 0;
         }
     }
     x->ntouched = 0;
@@ -43,7 +47,7 @@ void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec)
 static inline size_t put_tag(struct fused *x, const uint64_t *in, const uint64_t *end, uint64_t run)
 {
     size_t n = fz_tag_words(in, end);
-    x->c = fz_varint(x->c, x->shorts ? run << 1 : run); /* codec 9: no short token follows */
+    x->c = fz_varint(x->c, run << x->shift); /* codecs 9 and 10: kind 0, a token of t */
     *x->t++ = 1;
     uint8_t *v = x->v;
     *v++ = 0;
@@ -73,9 +77,11 @@ static inline void touch(struct fused *x, size_t h)
 /* byte into one more zstd sequence, and zstd's time is c's sequences (spmv: 5.34 -> 4.93 ns an access beyond */
 /* native, 0.705 -> 0.681 bytes); elsewhere (smooth's row ends) the token byte mostly stays, which zstd matches */
 /* better than two bytes in v (smooth still 0.057 -> 0.065 bytes; bench/results/encoder.md).                  */
-static inline __attribute__((always_inline)) void pack_records(struct fused *x, const uint64_t *in, const uint64_t *end, const int shorts)
+static inline __attribute__((always_inline)) void pack_records(struct fused *x, const uint64_t *in, const uint64_t *end, const int shorts,
+                                                            const int alts)
 {
-    uint64_t *tab = x->table, *e = &tab[4 * x->h];
+    const int sh = alts ? 2 : 1; /* codec 9's run shift, 10's (shorts only) */
+    uint64_t *tab = x->table, *e = &tab[4 * x->h], *alt = tab + ((size_t)4 << FUSED_BITS);
     uint8_t *c = x->c, *t = x->t, *v = x->v;
     uint64_t site = x->site, last = x->last, run = x->run;
     const uint64_t *start = in;
@@ -113,11 +119,24 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
             continue;
         } else {
             in += 2;
-            if (__builtin_expect(!e[1], 0)) touch(x, (size_t)(e - tab) / 4);
+            uint64_t was = e[1], other = 0;
+            if (__builtin_expect(!was, 0)) touch(x, (size_t)(e - tab) / 4);
             e[1] = w1;
+            if (alts) { /* codec 10: the follower before this one becomes the other follower */
+                size_t h = (size_t)(e - tab) / 4;
+                other = alt[h];
+                alt[h] = was;
+            }
             if (w1 != site) SWITCH(w1);
             d = w0 - last;
             last = w0;
+            if (alts && w1 == other && d == e[3]) { /* the other follower at its stride: a hit of kind 2 */
+                uint64_t r = run << 2 | 2;
+                run = 0;
+                if (__builtin_expect(r < 0x80, 1)) *c++ = (uint8_t)r;
+                else c = fz_varint_fast(c, r);
+                continue;
+            }
             bit = 1;
         }
         /* a run before a token is short in loops that miss (spmv: 2, hash: 0 or 1): one byte, one store */
@@ -135,7 +154,7 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
         int regrain = __builtin_expect(q << g != d, 0);
         if (shorts) {
             a = fz_zigzag(q);
-            uint64_t r = run << 1;
+            uint64_t r = run << sh;
             run = 0;
             if (__builtin_expect(!(bit | regrain) && a < 0x10000 && (a >= 0x40 || (c != x->c0 && c[-1] == (uint8_t)(r | 1))), 1)) {
                 uint16_t two = (uint16_t)a;
@@ -187,12 +206,17 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
 /* One copy per codec, each its own function: with both inlined in fused_pack, codec 7's hits ran 20 % slower. */
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack7(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 0);
+    pack_records(x, in, end, 0, 0);
 }
 
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack9(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 1);
+    pack_records(x, in, end, 1, 0);
+}
+
+__attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack10(struct fused *x, const uint64_t *in, const uint64_t *end)
+{
+    pack_records(x, in, end, 1, 1);
 }
 
 void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only)
@@ -209,13 +233,14 @@ void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int ev
         }
         return;
     }
-    if (x->shorts) pack9(x, in, end);
+    if (x->shift == 2) pack10(x, in, end);
+    else if (x->shift) pack9(x, in, end);
     else pack7(x, in, end);
 }
 
 size_t fused_end(struct fused *x, uint8_t *dst)
 {
-    x->c = fz_varint(x->c, x->shorts ? x->run << 1 : x->run);
+    x->c = fz_varint(x->c, x->run << x->shift);
     x->run = 0;
     return fz_payload(dst, x->c0, x->c, x->t0, x->t, x->v0, x->v);
 }
@@ -234,7 +259,7 @@ static inline void copy_exact(uint8_t *dst, const uint8_t *src, size_t n)
 
 uint8_t *fused_end_at_v(struct fused *x, size_t *len)
 {
-    x->c = fz_varint(x->c, x->shorts ? x->run << 1 : x->run);
+    x->c = fz_varint(x->c, x->run << x->shift);
     x->run = 0;
     size_t nc = (size_t)(x->c - x->c0), nt = (size_t)(x->t - x->t0), nv = (size_t)(x->v - x->v0);
     uint8_t head[24], *h = fz_varint(fz_varint(head, nc), nt);

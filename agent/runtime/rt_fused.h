@@ -8,8 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FUSED_BITS 16 /* table entries: 1 << FUSED_BITS, 4 words each */
+#define FUSED_BITS 16 /* table entries: 1 << FUSED_BITS, 4 words each, then codec 10's other followers, 1 << FUSED_BITS words */
 #define FUSED_G0 6    /* the granule of an entry no record of the chunk has set */
+
+/* The run stream's low bits that say what follows a run (the writer and FusedSlots agree through it): codec 9 */
+/* one (a short token), codec 10 two (1 a short token, 2 a hit at the entry's other follower), codec 7 none.  */
+static inline int fused_shift(int codec) { return codec == 10 ? 2 : codec == 9; }
 
 /* The model's context: the table entry of a site. The reader (FusedSlots.java) computes the same. */
 static inline size_t fused_entry(uint64_t site) { return (size_t)((site * 0x9E3779B97F4A7C15ULL) >> (64 - FUSED_BITS)); }
@@ -81,7 +85,7 @@ static inline size_t fz_payload(uint8_t *dst, const uint8_t *c0, const uint8_t *
 
 /* The encoder's table and where one chunk stands between its runs of slots (a buffer's tail, the next head). */
 struct fused {
-    uint64_t *table;            /* 4 << FUSED_BITS words, zero where a chunk starts */
+    uint64_t *table;            /* 5 << FUSED_BITS words, zero where a chunk starts */
     uint32_t *touched;          /* the entries this chunk may have set, 1 << FUSED_BITS */
     size_t ntouched;
     uint8_t *c, *t, *v;         /* the three streams being written (room: see fused_room) */
@@ -90,7 +94,7 @@ struct fused {
     size_t h;
     uint64_t records, dropped;  /* of the chunk */
     size_t slots;               /* tag and event slots of the chunk */
-    int shorts;                 /* codec 9: its short tokens (rt_fused.c) */
+    int shift;                  /* the run stream's kinds: codec 7 none, 9 one bit (short tokens), 10 two (rt_fused.c) */
 };
 
 /* Bytes each stream may need for n slots: the run stream (c) and the token stream (t) one per slot and a */

@@ -318,7 +318,7 @@ __attribute__((constructor(101))) static void rt_init(int argc, char **argv, cha
     if (parent && *parent) adopt_memtrace(parent);
     if (out && *out) {
         resolve_path(out_path, sizeof out_path, out, rt.pid);
-        rt.to_file = rt_file_open(out_path, rt.pid, (int)mt_parse_long(getenv("MEMTRACE_CODEC"), 9));
+        rt.to_file = rt_file_open(out_path, rt.pid, (int)mt_parse_long(getenv("MEMTRACE_CODEC"), 10));
         if (!rt.to_file) {
             char msg[4200];
             size_t at = append(msg, 0, sizeof msg, "memtrace: cannot write ");

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         }
     }
     struct fused fz = {0};
-    fz.table = calloc((size_t)4 << FUSED_BITS, 8);
+    fz.table = calloc((size_t)5 << FUSED_BITS, 8);
 #ifdef PERIOD
     fz.dd = calloc(n + 4096, 8);
 #endif

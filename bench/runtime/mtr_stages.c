@@ -118,7 +118,7 @@ int main(int argc, char **argv)
         for (long i = 0; i < nch; i++) words[i] = filter(chs[i], words[i], best, keep);
     }
     struct fused fz = {0};
-    fz.table = calloc((size_t)4 << FUSED_BITS, 8);
+    fz.table = calloc((size_t)5 << FUSED_BITS, 8);
     fz.touched = calloc((size_t)1 << FUSED_BITS, 4);
     size_t room = 0;
     for (long i = 0; i < nch; i++)

@@ -10,7 +10,10 @@ package org.memtrace.mtr;
  * nothing stored. Each side lists the entries it sets on its own; only the table's contents must agree.
  * Codec 9 is codec 7 with one more token, the short token: each varint of the run stream is the run times 2,
  * plus 1 when a short token follows it, a record at the predicted site whose difference (granule-scaled,
- * zigzag) is the next two bytes of the value stream, little-endian; no token byte.
+ * zigzag) is the next two bytes of the value stream, little-endian; no token byte. Codec 10 is codec 9 whose
+ * entries also keep their other follower (the one before the last): each run is times 4, plus 1 for a short
+ * token, plus 2 for a hit at the other follower (a loop's exit and its way back in, spmv's row ends), which then
+ * swaps the two; every record whose site is not the entry's follower makes the follower the other one.
  */
 final class FusedSlots {
     /** The granule of an entry no record of the chunk has set: rt_fused.h's FUSED_G0. */
@@ -19,6 +22,11 @@ final class FusedSlots {
     static final int BITS = 16;
 
     private FusedSlots() {}
+
+    /** The run stream's low bits that say what follows a run: rt_fused.h's fused_shift. */
+    static int shift(int codec) {
+        return codec == MtrFile.CODEC_ZSTD_FUSED_OTHER ? 2 : codec == MtrFile.CODEC_ZSTD_FUSED_SHORT ? 1 : 0;
+    }
 
     static int entry(long site) {
         return (int) ((site * PackedSlots.HASH) >>> (64 - BITS));
@@ -29,14 +37,15 @@ final class FusedSlots {
      * payload is the varints |c| and |t|, then the run stream c (a varint per token and one at the end), the
      * token stream t (a byte per token) and the value stream v (the rest). Per entry the table holds: the last
      * address of its sites, the site after its last one, its granule plus 1 (0: G0), its stride. With
-     * {@code shorts}, codec 9's: a run's low bit says a short token follows it (the class comment).
+     * {@code shift} 1, codec 9's: a run's low bit says a short token follows it; 2, codec 10's: its low two bits
+     * say a short token or a hit at the other follower, kept as a fifth word per entry (the class comment).
      */
-    static void unpack(byte[] packed, int length, long[] words, int count, PackedSlots.Table reuse, boolean shorts) throws MtrFormatException {
-        String codec = shorts ? "codec 9" : "codec 7";
+    static void unpack(byte[] packed, int length, long[] words, int count, PackedSlots.Table reuse, int shift) throws MtrFormatException {
+        String codec = "codec " + (shift == 2 ? 10 : shift == 1 ? 9 : 7);
         PackedSlots.Streams streams = PackedSlots.Streams.of(packed, length, codec);
         PackedSlots.Cursor c = streams.runs(), v = streams.values();
         int tAt = streams.tokens(), tEnd = streams.tokensEnd();
-        long[] table = reuse.cleared(BITS, 4);
+        long[] table = reuse.cleared(BITS, 5); // 4 words (codec 7's), then the other follower (codec 10's)
         int[] touched = reuse.touched();
         int set = 0;
         long site = 0, last = 0, stride = 0, gw = 0;
@@ -45,20 +54,39 @@ final class FusedSlots {
             PackedSlots.Out out = new PackedSlots.Out(words, count);
             for (;;) {
                 long r = c.varint();
-                boolean isShort = shorts && (r & 1) != 0;
-                for (long run = shorts ? r >>> 1 : r; run > 0; run--) {
-                    long next = table[4 * h + 1];
+                int kind = (int) (r & ((1 << shift) - 1));
+                for (long run = r >>> shift; run > 0; run--) {
+                    long next = table[5 * h + 1];
                     if (next != site) {
-                        table[4 * h] = last;
+                        table[5 * h] = last;
                         site = next;
                         h = entry(site);
-                        last = table[4 * h];
-                        gw = table[4 * h + 2];
-                        stride = table[4 * h + 3];
+                        last = table[5 * h];
+                        gw = table[5 * h + 2];
+                        stride = table[5 * h + 3];
                     }
                     last += stride;
                     out.record(last, site);
                 }
+                if (kind == 3) throw new MtrFormatException(codec + " chunk: a run of kind 3");
+                if (kind == 2) { // the other follower at its stride; it and the follower swap
+                    long next = table[5 * h + 4], was = table[5 * h + 1];
+                    if (was == 0 && set < touched.length) touched[set++] = h;
+                    table[5 * h + 1] = next;
+                    table[5 * h + 4] = was;
+                    if (next != site) {
+                        table[5 * h] = last;
+                        site = next;
+                        h = entry(site);
+                        last = table[5 * h];
+                        gw = table[5 * h + 2];
+                        stride = table[5 * h + 3];
+                    }
+                    last += stride;
+                    out.record(last, site);
+                    continue;
+                }
+                boolean isShort = kind == 1;
                 long a, next;
                 boolean regrain = false;
                 int first = 0;
@@ -70,7 +98,7 @@ final class FusedSlots {
                     a = v.difference(first);
                 }
                 if ((first & 1) == 0) {
-                    next = table[4 * h + 1];
+                    next = table[5 * h + 1];
                 } else {
                     long x = v.varint();
                     if (x == 0) {
@@ -85,16 +113,18 @@ final class FusedSlots {
                         x--;
                     }
                     next = site + PackedSlots.unzigzag(x - 1);
-                    if (table[4 * h + 1] == 0 && set < touched.length) touched[set++] = h;
-                    table[4 * h + 1] = next;
+                    if (table[5 * h + 1] == 0 && set < touched.length) touched[set++] = h;
+                    // codec 10's other follower (unread by 7 and 9): a re-grained hit names the follower itself
+                    if (table[5 * h + 1] != next) table[5 * h + 4] = table[5 * h + 1];
+                    table[5 * h + 1] = next;
                 }
                 if (next != site) {
-                    table[4 * h] = last;
+                    table[5 * h] = last;
                     site = next;
                     h = entry(site);
-                    last = table[4 * h];
-                    gw = table[4 * h + 2];
-                    stride = table[4 * h + 3];
+                    last = table[5 * h];
+                    gw = table[5 * h + 2];
+                    stride = table[5 * h + 3];
                 }
                 long d = PackedSlots.unzigzag(a);
                 int g = gw == 0 ? G0 : (int) (gw - 1);
@@ -102,13 +132,13 @@ final class FusedSlots {
                     if (d == 0 || Long.numberOfTrailingZeros(d) >= g)
                         throw new MtrFormatException(codec + " chunk: a re-grained record whose difference fits its granule");
                     gw = Long.numberOfTrailingZeros(d) + 1;
-                    table[4 * h + 2] = gw;
+                    table[5 * h + 2] = gw;
                 } else {
                     d <<= g;
                 }
-                if (table[4 * h + 1] == 0 && set < touched.length) touched[set++] = h;
+                if (table[5 * h + 1] == 0 && set < touched.length) touched[set++] = h;
                 stride = d;
-                table[4 * h + 3] = d;
+                table[5 * h + 3] = d;
                 last += d;
                 out.record(last, site);
             }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Codecs 7, 8 and 9 both ways: hand-made chunks of slots go through the runtime's own encoders
+ * Codecs 7, 8, 9 and 10 both ways: hand-made chunks of slots go through the runtime's own encoders
  * (agent/runtime/rt_fused.c compiled with fused_probe.c, rt_period.c with period_probe.c) and come back
  * exactly through {@link FusedSlots} and {@link PeriodSlots}: constant strides, random
  * indexes, re-grained sites, differences past 56 bits (the varint's long form), tags, a chunk packed in two
@@ -79,6 +79,35 @@ class FusedRoundTripTest {
         long shorts = Arrays.stream(c9.get(0)).filter(run -> (run & 1) == 1).count();
         assertThat(shorts).as("short tokens").isBetween(19_990L, 20_000L);
         assertThat(c9.get(1).length).as("codec 9's t, codec 7's %d", c7.length).isEqualTo(c7.length - shorts);
+    }
+
+    @Test
+    void rowEndsAreHitsAtTheOtherFollower() throws Exception {
+        // spmv's rows: colidx[k], p[colidx[k]], a[k] for 11 or 12 k, then q[j], rowstr[j + 1], rowstr[j + 2]; the
+        // last site of the row is followed by q[j] at each row end and by colidx[k] otherwise. Codec 10 writes both
+        // as hits of kind 2 (the other follower, at its stride) where codec 9 writes two tokens with the site a row
+        var w = new Words();
+        var r = new SplittableRandom(5);
+        long k = 0;
+        int rows = 2_000;
+        for (int row = 0; row < rows; row++) {
+            for (int n = 11 + r.nextInt(2); n > 0; n--, k++) {
+                // once, an odd byte: a re-grained hit, whose token names the follower and leaves the other one
+                w.record(0x80_0000L + 4L * k + (row == 1_000 && n == 5 ? 1 : 0), SITE_B);
+                w.record(0xa0_0000L + 8L * r.nextInt(1 << 14), SITE_C);
+                w.record(0x60_0000L + 8L * k, SITE_A);
+            }
+            w.record(0x70_0000L + 8L * row, SITE_FAR);
+            w.record(0x90_0004L + 4L * row, SITE_FAR + 7);
+            w.record(0x90_0008L + 4L * row, SITE_FAR + 30);
+        }
+        List<byte[]> payloads = roundTrip(List.of(new Chunk(w.toArray())));
+        var c9 = streams(payloads.get(2));
+        var c10 = streams(payloads.get(3));
+        long others = Arrays.stream(c10.get(0)).filter(run -> (run & 3) == 2).count();
+        assertThat(others).as("hits at the other follower").isBetween(2L * rows - 8, 2L * rows);
+        assertThat(c9.get(1).length).as("codec 9's tokens").isGreaterThanOrEqualTo(2 * rows);
+        assertThat(c10.get(1).length).as("codec 10's tokens (small random differences)").isLessThan(rows / 20);
     }
 
     @Test
@@ -167,9 +196,9 @@ class FusedRoundTripTest {
         roundTrip(List.of(new Chunk(words, 2 * 777, false), new Chunk(words, 2 * 40, false)));
     }
 
-    /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. Returns codec 7's, 8's and 9's first payloads. */
+    /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. Returns codec 7's, 8's, 9's and 10's first payloads. */
     private static List<byte[]> roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
-        return List.of(roundTrip(chunks, 7), roundTrip(chunks, 8), roundTrip(chunks, 9));
+        return List.of(roundTrip(chunks, 7), roundTrip(chunks, 8), roundTrip(chunks, 9), roundTrip(chunks, 10));
     }
 
     private static byte[] roundTrip(List<Chunk> chunks, int codec) throws IOException, InterruptedException {
@@ -207,7 +236,7 @@ class FusedRoundTripTest {
             assertThat(records + dropped + slots).as("every slot counted").isEqualTo(c.words().length / 2);
             long[] decoded = new long[expected.length];
             try {
-                if (codec != 8) FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table, codec == 9);
+                if (codec != 8) FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table, FusedSlots.shift(codec));
                 else PeriodSlots.unpack(payload, payload.length, decoded, decoded.length, table);
             } catch (MtrFormatException e) {
                 throw new AssertionError("the reader refused codec " + codec + "'s chunk", e);

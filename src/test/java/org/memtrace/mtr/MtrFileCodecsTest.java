@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Gcc;
 
 /**
- * The Java reader decodes every codec the runtime writes (MEMTRACE_CODEC=0…9: 9 by default, the others on
+ * The Java reader decodes every codec the runtime writes (MEMTRACE_CODEC=0…10: 9 by default, the others on
  * request to measure the transforms, and in traces written before codec 5 became the default): the same
  * program's trace in each codec gives the reader the same access slots, in order, as codec 0 (stored as
  * they are) does. The runtime side of the same codecs is RuntimeTraceTest's.
@@ -86,7 +86,7 @@ class MtrFileCodecsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9})
+    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
     void everyCodecDecodesToTheSlotsStoredAsTheyAre(int codec) throws Exception {
         assertThat(stored).hasSize((int) (4 * N)); // n stores and n loads, two words each
         assertSameWords(codec, accessWords(loop, codec), stored);
@@ -97,7 +97,7 @@ class MtrFileCodecsTest {
      * re-grains it): every codec still gives back the slots codec 0 stores.
      */
     @ParameterizedTest
-    @ValueSource(ints = {3, 4, 5, 6, 7, 8, 9})
+    @ValueSource(ints = {3, 4, 5, 6, 7, 8, 9, 10})
     void randomIndicesOfEveryGranuleDecodeToTheStoredSlots(int codec) throws Exception {
         assertThat(storedRandom).hasSize((int) (8 * N)); // 4 loads a round, two words each
         assertSameWords(codec, accessWords(random, codec), storedRandom);

@@ -51,7 +51,7 @@ class MtrReaderChunksTest {
         try (MtrFile file = MtrFile.open(trace)) {
             assertThat(file.threads().values()).singleElement().satisfies(chunks -> {
                 assertThat(chunks).hasSizeGreaterThan(2 * Zstd.FRAMES_WITHOUT_CONTEXT);
-                assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_FUSED_SHORT));
+                assertThat(chunks).allSatisfy(c -> assertThat(c.codec()).isEqualTo(MtrFile.CODEC_ZSTD_FUSED_OTHER));
             });
             total = file.storedBytes();
             chunkCount = file.chunks();

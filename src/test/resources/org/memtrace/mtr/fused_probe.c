@@ -1,5 +1,5 @@
 /*
- * fused_probe.c: codec 7's or 9's writer (agent/runtime/rt_fused.c) alone, for FusedRoundTripTest. Reads chunks of
+ * fused_probe.c: codec 7's, 9's or 10's writer (agent/runtime/rt_fused.c) alone, for FusedRoundTripTest. Reads chunks of
  * slot words on stdin and writes what the runtime would hand zstd for each, one encoder (one table) for them
  * all, as the runtime's writer thread encodes the chunks of every thread in turn:
  *
@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 {
     int codec = argc > 1 ? atoi(argv[1]) : 7;
     struct fused fz = {0};
-    fz.table = calloc((size_t)4 << FUSED_BITS, sizeof(uint64_t));
+    fz.table = calloc((size_t)5 << FUSED_BITS, sizeof(uint64_t));
     fz.touched = calloc((size_t)1 << FUSED_BITS, sizeof(uint32_t));
     uint32_t head[3];
     while (fread(head, sizeof head, 1, stdin) == 1) {

@@ -8,20 +8,15 @@ import java.util.function.Consumer;
 
 /**
  * The text trace's output bytes: lines are put into one growing array, numbers digit by digit and names as
- * bytes made once ({@link NameBytes}), and handed to the stream in chunks of about {@link #CHUNK} bytes, written
- * by a thread of their own ({@link ChunkWriter}) while the next chunk is made; the last one by {@link #close}. The
+ * bytes made once ({@link NameBytes}), and handed to the stream in chunks of about {@link #CHUNK} bytes. The
  * put methods check nothing: {@link #room} is called first with a bound of what follows. A write error is
  * said once through {@code problems}; nothing is written after it ({@link #failed}).
  */
 final class LineBuffer {
-    /**
-     * Bytes are handed to the stream in chunks of about this size, each by a hand-over to the writing thread
-     * ({@link ChunkWriter}): large enough that the hand-overs cost nothing next to the formatting.
-     */
-    static final int CHUNK = 1 << 20;
+    /** Bytes are handed to the stream in chunks of about this size. */
+    static final int CHUNK = 1 << 16;
 
     private final OutputStream out;
-    private final ChunkWriter writer;
     private final Consumer<String> problems;
     private byte[] buf = new byte[CHUNK + 4096];
     private int len;
@@ -29,7 +24,6 @@ final class LineBuffer {
 
     LineBuffer(OutputStream out, Consumer<String> problems) {
         this.out = out;
-        this.writer = new ChunkWriter(out, CHUNK + 4096);
         this.problems = problems;
     }
 
@@ -135,34 +129,25 @@ final class LineBuffer {
 
     private static final byte[] HEX_BYTES = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
-    /** Hands the bytes to the writing thread once a chunk's worth is there. */
+    /** Hands the bytes to the stream once a chunk's worth is there. */
     void lineDone() {
-        if (len >= CHUNK) handOut();
+        if (len >= CHUNK) writeOut();
     }
 
-    /** Hands every byte put so far to the writing thread, taking an empty buffer back; a write that failed is said now. */
-    private void handOut() {
-        IOException error = writer.error();
+    /** Hands every byte put so far to the stream. */
+    void writeOut() {
+        if (len == 0) return;
         try {
-            if (error != null) fail(error);
-            else buf = writer.hand(buf, len);
+            out.write(buf, 0, len);
         } catch (IOException e) {
             fail(e);
         }
         len = 0;
     }
 
-    /** Writes what is left (unless a write failed), once the writing thread has written its chunks, and closes the stream. */
+    /** Writes what is left (unless a write failed) and closes the stream. */
     void close() {
-        try {
-            writer.finish();
-            IOException error = writer.error();
-            if (error != null && !failed) fail(error);
-            if (!failed && len > 0) out.write(buf, 0, len);
-        } catch (IOException e) {
-            if (!failed) fail(e);
-        }
-        len = 0;
+        if (!failed) writeOut();
         try {
             out.close();
         } catch (IOException e) {

@@ -13,14 +13,12 @@ import java.util.Arrays;
 final class SiteTails {
     private static final int SITE_BITS = 17;
 
-    /**
-     * Per slot, four words: the instruction address, the shape ({@link #shape}), the stamp and weight, unused:
-     * a pair's keys in one 64-byte stretch, so that a lookup reads one or two host cache lines, not one per
-     * field (the table is 4 MiB; python3's 40 K sites miss the caches in separate arrays).
-     */
-    private final long[] keys = new long[4 << SITE_BITS];
+    private final long[] ips = new long[1 << SITE_BITS];
+    private final long[] shapes = new long[1 << SITE_BITS];
+    private final int[] weights = new int[1 << SITE_BITS];
+    private final int[] stamps = new int[1 << SITE_BITS];
     private final byte[][] tails = new byte[1 << SITE_BITS][];
-    /** Starts at 1: the zero stamps of {@link #keys} are empty slots. */
+    /** Starts at 1: the zeros of {@link #stamps} are empty slots. */
     private int stamp = 1;
 
     /** {@code size} and {@code tid} as one key word. */
@@ -31,13 +29,13 @@ final class SiteTails {
     /** The tail kept for this site, thread, size and weight, now first of its pair; null when there is none. */
     byte[] find(long ip, long shape, int weight) {
         int slot = slot(ip);
-        long stampAndWeight = stampAndWeight(weight);
-        int k = 4 * slot;
-        if (keys[k] == ip && keys[k + 1] == shape && keys[k + 2] == stampAndWeight) return tails[slot];
-        if (keys[k + 4] == ip && keys[k + 5] == shape && keys[k + 6] == stampAndWeight) {
-            byte[] tail = tails[slot + 1];
-            move(slot, slot + 1);
-            keep(slot, ip, shape, stampAndWeight, tail);
+        if (stamps[slot] == stamp && ips[slot] == ip && shapes[slot] == shape && weights[slot] == weight)
+            return tails[slot];
+        int other = slot + 1;
+        if (stamps[other] == stamp && ips[other] == ip && shapes[other] == shape && weights[other] == weight) {
+            byte[] tail = tails[other];
+            move(slot, other);
+            keep(slot, ip, shape, weight, tail);
             return tail;
         }
         return null;
@@ -47,21 +45,16 @@ final class SiteTails {
     void add(long ip, long shape, int weight, byte[] tail) {
         int slot = slot(ip);
         move(slot + 1, slot);
-        keep(slot, ip, shape, stampAndWeight(weight), tail);
+        keep(slot, ip, shape, weight, tail);
     }
 
     /** Code names may differ from here on (a module, a mapping): the tails kept so far are stale. */
     void namesChanged() {
         if (stamp == Integer.MAX_VALUE) {
-            Arrays.fill(keys, 0);
+            Arrays.fill(stamps, 0);
             stamp = 0;
         }
         stamp++;
-    }
-
-    /** The current stamp and a weight as one key word: a slot of an older stamp (or an empty one, stamp 0) never matches. */
-    private long stampAndWeight(int weight) {
-        return (long) stamp << 32 | (weight & 0xffffffffL);
     }
 
     private static int slot(long ip) {
@@ -69,15 +62,15 @@ final class SiteTails {
     }
 
     private void move(int to, int from) {
-        System.arraycopy(keys, 4 * from, keys, 4 * to, 3);
-        tails[to] = tails[from];
+        keep(to, ips[from], shapes[from], weights[from], tails[from]);
+        stamps[to] = stamps[from];
     }
 
-    private void keep(int slot, long ip, long shape, long stampAndWeight, byte[] tail) {
-        int k = 4 * slot;
-        keys[k] = ip;
-        keys[k + 1] = shape;
-        keys[k + 2] = stampAndWeight;
+    private void keep(int slot, long ip, long shape, int weight, byte[] tail) {
+        stamps[slot] = stamp;
+        ips[slot] = ip;
+        shapes[slot] = shape;
+        weights[slot] = weight;
         tails[slot] = tail;
     }
 }

@@ -333,7 +333,7 @@ class MadtWriterTest {
         };
         var writer = new MadtWriter(broken, AddressMode.RAW, new FakeNaming(), problems::add);
         // enough lines for several chunks: the second chunk's write fails mid-trace
-        Event[] accesses = new Event[200_000];
+        Event[] accesses = new Event[20_000];
         java.util.Arrays.fill(accesses, new Event.Access(1, 1, 2, false, false));
         run(new FakeNaming(), InstructionShapes.UNKNOWN, writer, accesses);
         assertThat(writer.complete()).isFalse();

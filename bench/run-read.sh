@@ -8,8 +8,10 @@
 # -XX:TieredStopAtLevel=1 -jar JAR), the trace written to a file as a user's is; then the events of the trace,
 # each run's ratio to rw-disk and the JVM side's ns per event ((run - rw-disk) / events). With BEFORE_JAR, both
 # jars also print the last rw-disk recording, and the script says whether the two texts are the same bytes.
-# Commands: system python3 -c 'sum(range(10**5))' and gzip -9c of $SMALL_KB KB of text (default 100).
-# Usage: BEFORE_JAR=old.jar bench/run-read.sh [python3|gzip ...]
+# Commands: system python3 -c 'sum(range(10**5))', gzip -9c of $SMALL_KB KB of text (default 100), and the
+# long ones of issue 22: json (python3 on rewrite-side.sh's JSON script, 60 M events) and sed (rewrite-sweep.sh's
+# sed -E on 300 KB, 110 M events; each writes several GB of text: the output directory needs the room).
+# Usage: BEFORE_JAR=old.jar bench/run-read.sh [python3|gzip|json|sed ...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
@@ -40,7 +42,15 @@ for cmd in "${cmds[@]}"; do
   case $cmd in
     python3) bin=/usr/bin/python3; args=(-c "sum(range(10**5))") ;;
     gzip) bin=$(command -v gzip); args=(-9c "$out/small.txt") ;;
-    *) echo "unknown command $cmd (python3, gzip)" >&2; exit 2 ;;
+    json) bin=/usr/bin/python3; args=(-c 'import json, re
+d = {str(i): [i, i * i, str(i)] for i in range(5000)}
+s = json.dumps(d)
+print(len(s), len(re.findall(r"\d+", s)), sum(v[0] for v in json.loads(s).values()))') ;;
+    sed) bin=$(command -v sed)
+      seq 1 20000 | awk '{ printf "%d line %x %s\n", ($1 * 7919) % 1000, $1, ($1 % 3 ? "alpha" : "beta") }' >"$out/sed.all"
+      head -c 300000 "$out/sed.all" >"$out/sed.txt"
+      args=(-E 's/([0-9]+) line/<\1>/; /alpha/d' "$out/sed.txt") ;;
+    *) echo "unknown command $cmd (python3, gzip, json, sed)" >&2; exit 2 ;;
   esac
   rm -f "$out/$cmd.out"
   # once to plan (into the cache) and count the trace's events

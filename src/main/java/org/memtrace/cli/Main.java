@@ -29,7 +29,7 @@ public final class Main implements Runnable {
     public static void main(String[] args) {
         Checkpoints.mark("main");
         if (args.length == 2 && args[0].equals(StartUpTraining.ARGUMENT)) System.exit(startUpTraining(args[1]));
-        if (args.length > 0 && args[0].equals("run")) RunCommand.warmUp();
+        if (args.length > 0 && args[0].equals("run")) WarmUp.start(args);
         int status = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
         Checkpoints.mark("exit");
         System.exit(status);

@@ -23,7 +23,6 @@ import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.InstrumentedRun;
 import org.memtrace.launch.LaunchException;
-import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.Recorder;
 import org.memtrace.launch.RunResult;
 import org.memtrace.launch.Target;
@@ -32,7 +31,6 @@ import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
 import org.memtrace.rewrite.Selective;
 import org.memtrace.trace.InstructionShapes;
-import org.memtrace.x86.Decoder;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -260,24 +258,6 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 // the hook is running; it returns now that the report is out
             }
         }
-    }
-
-    /**
-     * Started by {@code main} before picocli parses {@code memtrace run}'s command line (0.3 s of loading
-     * and verifying picocli's classes, which the class-data archive cannot hold): the agent is extracted
-     * and Zydis bound on another thread meanwhile, so the run finds both done (docs/madt.md, "Start-up").
-     * Failures are left for the run to meet and report; a run that needs neither (a usage error, a
-     * program built with memtrace cc) loses nothing but the thread's work.
-     */
-    static void warmUp() {
-        Thread.ofPlatform().daemon().name("memtrace-warm-up").start(() -> {
-            try {
-                NativeFiles.agent();
-                new Decoder();
-            } catch (LaunchException | RuntimeException | LinkageError e) {
-                // see above
-            }
-        });
     }
 
     /** The notes on the run, then every analysis's results (the trace closed, the summary, the report). */

@@ -199,7 +199,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         InstructionShapes instructionShapes = compiledIn ? InstructionShapes.UNKNOWN : new BoundLater(names.addressSpace(), err);
         // one stage interprets the run once; the analyses only read its names
         List<Analysis> analyses = new ArrayList<>();
-        analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
+        // a text trace nobody keeps (--check alone, -o /dev/null) is not made: naming every access's source
+        // line was most of such a run's reading (the DWARF of libc and ld.so read for it)
+        if (traced && !RunOutputs.discarded(output)) analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
         Summary summary = new Summary(compiledIn);
         if (rewrite != null) summary.rewritten();
         analyses.add(summary.printTo(quiet ? null : err).jsonTo(jsonSummary));

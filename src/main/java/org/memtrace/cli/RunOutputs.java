@@ -113,6 +113,16 @@ final class RunOutputs {
         }
     }
 
+    /** Whether the trace goes to /dev/null (under any name): then it need not be made at all. */
+    static boolean discarded(String output) {
+        if ("-".equals(output)) return false;
+        try {
+            return OutputFile.sameFile(RawPaths.path(output), Path.of("/dev/null")) && !Files.isRegularFile(Path.of("/dev/null"));
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     /** The paths an argument may name: itself, and what follows its first '=' ({@code --input=data.txt}). */
     static List<Path> named(String argument) {
         List<Path> paths = new ArrayList<>(2);

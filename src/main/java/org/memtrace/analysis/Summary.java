@@ -2,7 +2,11 @@ package org.memtrace.analysis;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashSet;
@@ -278,10 +282,24 @@ public final class Summary implements Analysis {
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
         if (ending.cutShort() != null) j.put("incomplete", ending.cutShort());
+        // Written beside its name and renamed over it, as every output (docs/exit-status.md, "Outputs"): a link
+        // planted under the name is replaced, never written through, and a failed write leaves no half file.
+        Path absolute = json.toAbsolutePath();
+        Path partial = null;
         try {
-            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(json.toFile(), j);
+            // a device or FIFO (/dev/null) is written as it is: a rename would replace the device itself
+            if (Files.exists(absolute) && !Files.isRegularFile(absolute)) {
+                new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(absolute.toFile(), j);
+                return;
+            }
+            partial = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName() + ".", ".partial");
+            Files.setPosixFilePermissions(partial, PosixFilePermissions.fromString("rw-r--r--"));
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(partial.toFile(), j);
+            Files.move(partial, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            throw new IOException("cannot write the summary to " + json + ": " + e.getMessage(), e);
+            if (partial != null) Files.deleteIfExists(partial);
+            String reason = e instanceof FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage();
+            throw new IOException("cannot write the summary to " + json + ": " + reason, e);
         }
     }
 

@@ -183,6 +183,9 @@ public final class InstrumentedRun implements Recorder {
         pb.environment().put("MEMTRACE_STACK_DEPTH", Integer.toString(options.stackDepth()));
         // the runtime dies with this process and removes the three variables before main (agent/runtime/rt_init.c)
         pb.environment().put("MEMTRACE_PARENT", Long.toString(ProcessHandle.current().pid()));
+        // the runtime puts MEMTRACE_LD_PRELOAD back as LD_PRELOAD (agent/rewrite/rw_apply.c): only the user's own
+        // LD_PRELOAD, saved there by RewriteMode, never a value the user's environment held under that name
+        pb.environment().remove("MEMTRACE_LD_PRELOAD");
         pb.environment().putAll(environment);
         try {
             Process p = InheritedDescriptors.start(pb);

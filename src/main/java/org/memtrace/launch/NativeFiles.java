@@ -115,10 +115,18 @@ public final class NativeFiles {
     }
 
     private static Path[] candidates() {
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        Path cache = xdg != null && !xdg.isEmpty() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
+        Path cache = cacheDirectory(System.getenv("XDG_CACHE_HOME"), System.getProperty("user.home"));
         return new Path[] {cache.resolve("memtrace"),
                 Path.of(System.getProperty("java.io.tmpdir"), "memtrace-" + System.getProperty("user.name"))};
+    }
+
+    /**
+     * {@code XDG_CACHE_HOME} when it is an absolute path, else {@code ~/.cache}. A relative value is ignored, as
+     * the XDG specification says and as the rewrite plans' cache does (RewriteCache): it would put the code
+     * memtrace loads under whatever directory memtrace happens to be started in, perhaps another user's.
+     */
+    static Path cacheDirectory(String xdg, String home) {
+        return xdg != null && xdg.startsWith("/") ? Path.of(xdg) : Path.of(home, ".cache");
     }
 
     /** {@code dir/name} with {@code content}, in a directory checked as {@link OwnedPaths} says. */

@@ -137,7 +137,10 @@ public final class Tracer implements Recorder {
         // The agent puts the program's environment back as it was before main (agent/init.c): each variable
         // memtrace sets is restored from MEMTRACE_<name> when the user had one, removed when not.
         String preload = env.get("LD_PRELOAD");
+        // a MEMTRACE_LD_PRELOAD the user's environment holds (a careless or hostile parent's) would be put back as
+        // LD_PRELOAD for a program that had none: memtrace's names say only what memtrace saved
         if (preload != null) env.put("MEMTRACE_LD_PRELOAD", preload);
+        else env.remove("MEMTRACE_LD_PRELOAD");
         env.put("LD_PRELOAD", preload == null || preload.isBlank() ? agent.toString() : agent + ":" + preload);
         env.put("MEMTRACE_RING", ringFile.toString());
         env.put("MEMTRACE_REGIONS", Integer.toString(options.regions()));
@@ -151,6 +154,7 @@ public final class Tracer implements Recorder {
         // constructor takes it out again, so libraries opened later bind as the program starts did.
         String bindNow = env.get("LD_BIND_NOW");
         if (bindNow != null) env.put("MEMTRACE_LD_BIND_NOW", bindNow);
+        else env.remove("MEMTRACE_LD_BIND_NOW");
         if (!options.lazyBinding()) env.put("LD_BIND_NOW", "1");
         try {
             Process p = InheritedDescriptors.start(pb);

@@ -167,22 +167,39 @@ class ReaderFuzzTest {
             assertThat(reference.others()).as(as + ": every other event is a real one").containsAll(r.others());
             // damage to the first 8 bytes (the magic) leaves a file that is no trace at all: a usage error, 2
             boolean magicKept = bytes.length >= 8 && java.util.Arrays.equals(bytes, 0, 8, whole, 0, 8);
-            if (i % 10 == 0) printsOneLineErrors(file, !damaged ? 0 : magicKept ? 1 : 2, as);
+            if (i % 5 == 0) failsInOneLine(file, isMtr, i / 5, !damaged ? 0 : magicKept ? 1 : 2, as);
         }
         assertThat(damagedCases).isGreaterThan(50);
     }
 
     /**
-     * memtrace print in-process: status 1 for damage (2 for a file no longer recognisable as a trace), every message a
-     * "memtrace: " line, never an internal error.
+     * Every command that reads a trace, in turn (the n-th damaged case gets the n-th), each --to of convert
+     * included: one command in-process on the damaged file (outputs under fresh names).
      */
-    private static void printsOneLineErrors(Path file, int expected, String as) throws Exception {
+    static final List<List<String>> COMMANDS = List.of(List.of("print", "-q", "-o", "OUT"), List.of("cachesim", "--json", "OUT"),
+            List.of("report", "-o", "OUT"), List.of("skeleton", "--emit-c", "-o", "OUT"), List.of("convert", "--to", "lackey", "-o", "OUT"),
+            List.of("convert", "--to", "pinatrace", "-o", "OUT"), List.of("convert", "--to", "din", "-o", "OUT"),
+            List.of("convert", "--to", "xdin", "-o", "OUT"), List.of("convert", "--to", "csv", "-o", "OUT"),
+            List.of("convert", "--to", "parquet", "-o", "OUT"), List.of("convert", "--to", "drmemtrace", "-o", "OUT"));
+
+    /**
+     * Status 1 for damage (2 for a file no longer recognisable as a trace), every message a "memtrace: " line
+     * (print's summary table aside), never an internal error.
+     */
+    private static void failsInOneLine(Path file, boolean isMtr, int n, int expected, String as) throws Exception {
+        List<String> chosen = COMMANDS.get(n % COMMANDS.size());
+        // skeleton reads .mtr files only
+        List<String> command = !isMtr && chosen.getFirst().equals("skeleton") ? COMMANDS.getFirst() : chosen;
         StringWriter err = new StringWriter();
-        Path out = dir.resolve("printed.txt");
-        int status = timed(() -> Main.execute(new PrintWriter(new StringWriter()), new PrintWriter(err), "print", "-q", "-o", out.toString(),
-                file.toString()), as + " (print)");
-        assertThat(status).as(as + ": " + err).isEqualTo(expected);
-        assertThat(err.toString().lines()).as(as).allMatch(l -> l.startsWith("memtrace: ")).noneMatch(l -> l.contains("internal error"));
+        Path out = dir.resolve("out-" + file.getFileName() + "-" + n);
+        List<String> args = new ArrayList<>(command.stream().map(a -> a.equals("OUT") ? out.toString() : a).toList());
+        args.add(file.toString());
+        String what = as + " (" + String.join(" ", command) + ")";
+        int status = timed(() -> Main.execute(new PrintWriter(new StringWriter()), new PrintWriter(err), args.toArray(String[]::new)), what);
+        assertThat(status).as(what + ": " + err).isEqualTo(expected);
+        assertThat(err.toString().lines()).as(what).allMatch(l -> l.startsWith("memtrace: ") || command.getFirst().equals("print") && !l.contains("Exception"))
+                .noneMatch(l -> l.contains("internal error"));
+        if (expected != 0) assertThat(err.toString()).as(what).contains("memtrace: ");
     }
 
     private static Read read(Path file, boolean isMtr) throws IOException {

@@ -160,6 +160,25 @@ class TrustTest {
         assertThat(r.stdout().lines().sorted().toList()).isEqualTo(untraced).contains("parent LD_PRELOAD=", "child LD_BIND_NOW=x");
     }
 
+    /**
+     * MEMTRACE_LD_PRELOAD and MEMTRACE_LD_BIND_NOW are where memtrace saves the user's LD_PRELOAD and LD_BIND_NOW
+     * for the agent (or runtime) to put back. Set by a careless or hostile parent for a user who had neither,
+     * they were put back: the program and its child ran with an LD_PRELOAD (here a library that does not exist)
+     * and an LD_BIND_NOW they do not have untraced. Memtrace's names now hold only what memtrace saved.
+     */
+    @Test
+    void variablesNamedAsMemtracesOwnNeverGiveTheProgramAPreloadItDidNotHave() throws Exception {
+        Map<String, String> planted = Map.of("MEMTRACE_LD_PRELOAD", "/nonexistent/planted.so", "MEMTRACE_LD_BIND_NOW", "planted");
+        for (String mode : List.of("fault", "rewrite")) {
+            Result r = memtrace(List.of(), List.of(), planted, "run", "--mode", mode, "-q", "-o", dir.resolve("planted-" + mode + ".trace").toString(),
+                    "--", env.toString(), "parent");
+            assertThat(r.status()).as(r.stderr()).isZero();
+            assertThat(r.stderr()).as(mode).doesNotContain("planted");
+            assertThat(r.stdout().lines().toList()).as(mode).anyMatch(l -> l.startsWith("child PATH="))
+                    .noneMatch(l -> l.matches("(parent|child) LD_(PRELOAD|BIND_NOW)=.*"));
+        }
+    }
+
     @Test
     void aCompiledInProgramAndItsChildSeeTheEnvironmentTheyWouldUntraced() throws Exception {
         List<String> untraced = untracedEnvironment(envCc);

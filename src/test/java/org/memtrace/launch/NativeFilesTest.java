@@ -13,6 +13,20 @@ import org.junit.jupiter.api.io.TempDir;
 class NativeFilesTest {
     @TempDir Path dir;
 
+    /**
+     * A relative XDG_CACHE_HOME (set by a careless or hostile parent) is ignored, as the XDG specification says:
+     * it named a directory under wherever memtrace was started (as root, a user's project directory), where the
+     * agent would have been extracted and loaded from.
+     */
+    @Test
+    void aRelativeXdgCacheHomeIsIgnored() {
+        assertThat(NativeFiles.cacheDirectory("cache", "/home/u")).isEqualTo(Path.of("/home/u/.cache"));
+        assertThat(NativeFiles.cacheDirectory("./x/../cache", "/home/u")).isEqualTo(Path.of("/home/u/.cache"));
+        assertThat(NativeFiles.cacheDirectory("", "/home/u")).isEqualTo(Path.of("/home/u/.cache"));
+        assertThat(NativeFiles.cacheDirectory(null, "/home/u")).isEqualTo(Path.of("/home/u/.cache"));
+        assertThat(NativeFiles.cacheDirectory("/var/cache/u", "/home/u")).isEqualTo(Path.of("/var/cache/u"));
+    }
+
     @Test
     void extractsTheBuiltAgentToADirectoryNamedAfterItsContent() throws Exception {
         Path so = NativeFiles.agent();

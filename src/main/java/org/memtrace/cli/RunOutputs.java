@@ -123,12 +123,17 @@ final class RunOutputs {
         }
     }
 
-    /** The paths an argument may name: itself, and what follows its first '=' ({@code --input=data.txt}). */
+    /**
+     * The paths an argument may name: itself, what follows its first '=' ({@code --input=data.txt}), and what
+     * follows a short option's letter ({@code -oout.txt}).
+     */
     static List<Path> named(String argument) {
         List<Path> paths = new ArrayList<>(2);
         add(paths, argument);
         int eq = argument.indexOf('=');
         if (eq >= 0) add(paths, argument.substring(eq + 1));
+        // a value glued to a short option: sort -oout.txt, gcc -oprog
+        if (argument.length() > 2 && argument.charAt(0) == '-' && argument.charAt(1) != '-') add(paths, argument.substring(2));
         return paths;
     }
 

@@ -123,6 +123,8 @@ class RefusedOutputsTest {
     void anArgumentNamesItselfAndWhatFollowsItsFirstEqualsSign() {
         assertThat(RunOutputs.named("--in=a=b")).containsExactly(Path.of("--in=a=b"), Path.of("a=b"));
         assertThat(RunOutputs.named("x")).containsExactly(Path.of("x"));
+        assertThat(RunOutputs.named("-oout.txt")).containsExactly(Path.of("-oout.txt"), Path.of("out.txt"));
+        assertThat(RunOutputs.named("--o")).containsExactly(Path.of("--o"));
         assertThat(RunOutputs.named("k=")).containsExactly(Path.of("k="));
         assertThat(RunOutputs.named("")).isEmpty();
     }

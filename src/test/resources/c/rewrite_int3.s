@@ -4,13 +4,21 @@
 # times and returns cell+16's low byte: 55 (1 + 2 + ... + 10), equal natively and rewritten only if every
 # trapped instruction did its work with the registers and flags it found. at_load's trampoline has a tail
 # (docs/rewriting.md, "Trampoline tails"): falling through, at_store, at_push, at_pop and at_modify run as
-# copies in it without a trap of their own; at_icall, at_rep and leaf each take theirs.
+# copies in it without a trap of their own; at_icall, at_rep and leaf each take theirs. Guards of plain
+# instructions before and after keep the C start-up's alignment nops out of a jmp rel8's reach (127 bytes):
+# those dead bytes would be room for a jump (docs/rewriting.md, "Dead padding") and nothing would trap.
         .data
         .globl cell
 cell:
         .quad 0, 0, 0
 
         .text
+guard_before:                           # never called: 64 two-byte instructions, no padding among them
+        .rept 64
+        xor %eax, %eax
+        .endr
+        ret
+
         .globl leaf
 leaf:
         ret                             # 1 byte, reached by the call below: a load of the return address
@@ -71,4 +79,9 @@ at_rep:
         jmp .L6
         jmp .L7
         ud2
+guard_after:                            # never called, as guard_before
+        .rept 64
+        xor %eax, %eax
+        .endr
+        ret
         .section .note.GNU-stack,"",@progbits

@@ -68,7 +68,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             int payloadCrc = b.getInt();
             assertThat(b.getInt()).as("chunk header checksum").isEqualTo(headerCrc);
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isIn(0, 1, 2, 3, 4, 5, 6, 7, 9);
+            assertThat(codec).isIn(0, 1, 2, 3, 4, 5, 6, 7, 9, 10);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             assertThat(payloadCrc).as("payload checksum").isEqualTo(crc(b, b.position(), stored));
             byte[] payload = new byte[stored];
@@ -93,7 +93,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 if (r.codec == 3) raw = unpack(raw);
                 if (r.codec == 4 || r.codec == 5) raw = unpackPredicted(raw, r.codec == 4 ? TABLE_BITS : 16);
                 if (r.codec == 6) raw = unpackScaled(raw);
-                if (r.codec == 7 || r.codec == 9) raw = unpackFused(raw, r.codec == 9);
+                if (r.codec == 7 || r.codec == 9 || r.codec == 10) raw = unpackFused(raw, r.codec);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -270,7 +270,10 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
      * stride predict, then a codec 6 token split between the token stream and the value stream. Codec 9
      * ({@code shorts}, "Codec 9"): each run is doubled, plus 1 when a short token (two bytes of v) follows it.
      */
-    private static byte[] unpackFused(byte[] packed, boolean shorts) {
+    private static byte[] unpackFused(byte[] packed, int codec) {
+        boolean shorts = codec >= 9;
+        // the run stream's low bits: codec 9 a short token's flag, codec 10 a kind of 2 bits (docs/trace-format.md)
+        int shift = codec == 10 ? 2 : shorts ? 1 : 0;
         int bits = 16;
         ByteBuffer head = ByteBuffer.wrap(packed);
         int nc = (int) varint(head), nt = (int) varint(head);
@@ -279,14 +282,14 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
         ByteBuffer v = ByteBuffer.wrap(packed, head.position() + nc + nt, packed.length - head.position() - nc - nt).order(ByteOrder.LITTLE_ENDIAN);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteBuffer slot = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
-        long[] address = new long[1 << bits], follower = new long[1 << bits], stride = new long[1 << bits];
+        long[] address = new long[1 << bits], follower = new long[1 << bits], stride = new long[1 << bits], other = new long[1 << bits];
         int[] granule = new int[1 << bits];
         java.util.Arrays.fill(granule, 6);
         long site = 0;
         int h = 0;
         while (true) {
             long r = varint(c);
-            for (long n = shorts ? r >>> 1 : r; n > 0; n--) {
+            for (long n = r >>> shift; n > 0; n--) {
                 site = follower[h];
                 h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
                 address[h] += stride[h];
@@ -294,9 +297,23 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 slot.putLong(address[h]).putLong(site);
                 out.write(slot.array(), 0, 16);
             }
+            int kind = (int) (r & ((1 << shift) - 1));
+            assertThat(kind).as("a run's kind").isNotEqualTo(3);
+            if (codec == 10 && kind == 2) { // the other follower at its stride: the two followers swap
+                long next = other[h];
+                other[h] = follower[h];
+                follower[h] = next;
+                site = next;
+                h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
+                address[h] += stride[h];
+                slot.clear();
+                slot.putLong(address[h]).putLong(site);
+                out.write(slot.array(), 0, 16);
+                continue;
+            }
             int first = 0;
             long delta;
-            if (shorts && (r & 1) == 1) {
+            if (shorts && kind == 1) {
                 delta = (v.get() & 0xff) | (v.get() & 0xff) << 8;
             } else {
                 if (!t.hasRemaining()) break;
@@ -322,6 +339,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 } else {
                     next = site + unzigzag(x - 2);
                 }
+                if (codec == 10) other[h] = follower[h];
                 follower[h] = next;
             }
             site = next;

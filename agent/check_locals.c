@@ -3,14 +3,8 @@
  * for a binary nobody rebuilt: it has no redzones between its locals, so their extents come from its DWARF,
  * which memtrace read at launch (org.memtrace.symbols.DwarfLocals) and handed over as a file named by
  * MEMTRACE_CHECK_FRAMES (created O_EXCL 0600 by memtrace, opened here O_NOFOLLOW, every count checked against
- * its size before use). Layout, little-endian, addresses link-time (the executable's load bias is added here):
- *   "MTLOCAL1", u32 functions, variables, rows, files, string bytes
- *   functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 0}  sorted by low
- *   variables {i64 offset from the frame's CFA (%rbp + 16), u64 size, u32 name, u32 declaration line}
- *   rows      {u64 start, i32 file (-1: a sequence's end), u32 line}                  the line table, sorted
- *   files     {u32 name};  then the strings
- *   and, from the next multiple of 8, the inlined calls' table (check/check_inline.h), when the executable has any
- * Only functions that keep a frame pointer are listed, so a frame's CFA is its %rbp + 16.
+ * its size before use): its layout and the walk are check/check_frames.h's, shared with rewrite mode's check
+ * runtime (check/check_stackvars.c).
  *
  * The check is Spindle's object-level one where run --check's fault mode gets control with a stack pointer in
  * hand: memcpy, memmove and memset (wrappers.c, check_run.c's check_block), and strcpy, strcat, strncpy,
@@ -36,26 +30,9 @@
 #include <sys/stat.h>
 
 #include "agent.h"
-#include "check/check.h"
+#include "check/check_frames.h"
 
-int mc_snprintf(char *d, size_t n, const char *fmt, ...);
-
-struct lfn { uint64_t low, high; uint32_t name, first, count, pad; };
-struct lvar { int64_t off; uint64_t size; uint32_t name, line; };
-struct lrow { uint64_t start; int32_t file; uint32_t line; };
-
-static struct {
-    const struct lfn *fn;
-    const struct lvar *var;
-    const struct lrow *row;
-    const uint32_t *file;
-    const char *str;
-    uint32_t nfn, nvar, nrow, nfile, nstr;
-    const unsigned char *tail; /* the inlined calls' table, or NULL */
-    size_t ntail;
-    uintptr_t bias;
-    int ready;
-} lc;
+static struct mc_frames lc;
 
 /* MEMTRACE_CHECK_FRAMES, taken before init.c scrubs the environment */
 static char frames_path[4096];
@@ -71,8 +48,6 @@ static int exe_bias(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the first is the executable */
 }
 
-static const char *str_at(uint32_t at) { return at < lc.nstr ? lc.str + at : ""; }
-
 void check_locals_init(void)
 {
     if (!frames_path[0]) return;
@@ -83,28 +58,8 @@ void check_locals_init(void)
     long map = len >= 28 ? mt_sys6(SYS_mmap, 0, len, PROT_READ, MAP_PRIVATE, fd, 0) : -1;
     mt_sys1(SYS_close, fd);
     if (map < 0 && map > -4096) return;
-    const unsigned char *f = (const unsigned char *)map;
-    if (mt_strncmp((const char *)f, "MTLOCAL1", 8) != 0) return;
-    uint32_t h[5];
-    mt_memcpy(h, f + 8, sizeof h);
-    uint64_t need = 28 + (uint64_t)h[0] * sizeof(struct lfn) + (uint64_t)h[1] * sizeof(struct lvar) +
-                    (uint64_t)h[2] * sizeof(struct lrow) + (uint64_t)h[3] * 4;
-    uint64_t end = need + h[4], tail = (end + 7) & ~(uint64_t)7;
-    if (end > (uint64_t)len || (h[4] && f[end - 1] != 0)) return; /* a table that does not add up: none */
-    if (tail < (uint64_t)len) { lc.tail = f + tail; lc.ntail = (size_t)((uint64_t)len - tail); }
-    const unsigned char *at = f + 28;
-    lc.fn = (const struct lfn *)at; at += (size_t)h[0] * sizeof(struct lfn);
-    lc.var = (const struct lvar *)at; at += (size_t)h[1] * sizeof(struct lvar);
-    lc.row = (const struct lrow *)at; at += (size_t)h[2] * sizeof(struct lrow);
-    lc.file = (const uint32_t *)at; at += (size_t)h[3] * 4;
-    lc.str = (const char *)at;
-    lc.nfn = h[0]; lc.nvar = h[1]; lc.nrow = h[2]; lc.nfile = h[3]; lc.nstr = h[4];
-    for (uint32_t i = 0; i < lc.nfn; i++)
-        if (lc.fn[i].first > lc.nvar || lc.fn[i].count > lc.nvar - lc.fn[i].first) return;
-    for (uint32_t i = 0; i < lc.nrow; i++)
-        if (lc.row[i].file >= (int32_t)lc.nfile) return;
     dl_iterate_phdr(exe_bias, &lc.bias);
-    lc.ready = 1;
+    frames_parse(&lc, (const unsigned char *)map, (size_t)len); /* a table that does not add up: none */
 }
 
 /* The inlined calls' table that came behind the locals (check_report.c's frames), and the executable's bias. */
@@ -115,72 +70,29 @@ const unsigned char *check_locals_inlines(size_t *n, uintptr_t *bias)
     return lc.ready ? lc.tail : NULL;
 }
 
-/* The listed function whose code holds pc, or NULL. */
-static const struct lfn *fn_of(uintptr_t pc)
-{
-    if (!lc.ready || pc < lc.bias) return NULL;
-    uint64_t a = pc - lc.bias;
-    uint32_t lo = 0, hi = lc.nfn;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (lc.fn[mid].low <= a) lo = mid + 1; else hi = mid;
-    }
-    if (!lo || a >= lc.fn[lo - 1].high) return NULL;
-    return &lc.fn[lo - 1];
-}
-
 /* "file:line" of an address of the executable, or NULL; the text lives until 16 more are asked for (a */
 /* report asks for one per frame, under the report lock).                                              */
 const char *check_line_of(uintptr_t pc)
 {
     static char ring[16][512];
     static unsigned next;
-    if (!lc.ready || !lc.nrow || pc < lc.bias) return NULL;
-    uint64_t a = pc - lc.bias;
-    uint32_t lo = 0, hi = lc.nrow;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (lc.row[mid].start <= a) lo = mid + 1; else hi = mid;
-    }
-    if (!lo || lo == lc.nrow || lc.row[lo - 1].file < 0) return NULL; /* before the first, past the last, in a gap */
-    char *out = ring[next++ % 16];
-    mc_snprintf(out, sizeof ring[0], "%s:%u", str_at(lc.file[lc.row[lo - 1].file]), lc.row[lo - 1].line);
-    return out;
+    return frames_line_of(&lc, pc, ring[next++ % 16], sizeof ring[0]);
 }
 
-/* The variable of frame f (CFA cfa) that [p, p+n) belongs to, and whether the range fits in it. Returns */
-/* NULL when p is in no variable and below the frame's lowest one (not an object the table knows).       */
-static const struct lvar *object_of(const struct lfn *f, uintptr_t cfa, uintptr_t p, size_t n, int *fits)
-{
-    const struct lvar *in = NULL, *below = NULL, *above = NULL;
-    uintptr_t below_end = 0, above_beg = 0;
-    *fits = 0;
-    for (uint32_t i = f->first; i < f->first + f->count; i++) {
-        const struct lvar *v = &lc.var[i];
-        uintptr_t beg = cfa + (intptr_t)v->off, end = beg + v->size;
-        if (p >= beg && p < end) {
-            if (n <= end - p) { *fits = 1; return v; }
-            if (!in || v->size > in->size) in = v;
-        } else if (end <= p && (!below || end > below_end)) {
-            below = v;
-            below_end = end;
-        } else if (beg > p && (!above || beg < above_beg)) {
-            above = v;
-            above_beg = beg;
-        }
-    }
-    if (in) return in;
-    if (!below) return NULL; /* an alloca, a VLA or outgoing arguments: no extent known */
-    /* in the padding between two: a range that runs into the one above came from a pointer before it (an */
-    /* underflow, as ASan's redzone there says); one that does not belongs to the nearer                  */
-    if (above && (n > above_beg - p || above_beg - p < p - below_end)) return above;
-    return below;
-}
+/* a frame record of the program's, read as the program could (a page it protects answers EFAULT) */
+static int read_record(uint64_t w[2], uintptr_t at) { return user_transfer(w, at, 16, 0) != 0; }
 
 /* The range [p, p+n) a block function of the program (pc: its call's return address) reads or writes, when */
 /* it is on the stack in a frame the table describes: against that frame's variable. Returns whether it was */
 /* reported.                                                                                                 */
-static int stack_range_from(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t low);
+static int stack_range_from(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t low)
+{
+    struct mc_extent x;
+    mt_memzero(&x, sizeof x);
+    if (!frames_walk(&lc, p, n, pc, rbp, low, read_record, &x)) return 0;
+    check_report_extent(p, n, write, pc, by, &x);
+    return 1;
+}
 
 int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by)
 {
@@ -188,15 +100,8 @@ int check_stack_range(uintptr_t p, size_t n, int write, uintptr_t pc, const char
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     if (p < here || p - here > (64UL << 20)) return 0; /* not on this thread's stack */
     /* the caller's %rbp: saved by the frame whose return address is pc (the wrapper's), found upwards */
-    uintptr_t fp = here, rbp = 0;
-    for (int i = 0; i < 8; i++) {
-        uint64_t w[2];
-        if ((fp & 7) || user_transfer(w, fp, 16, 0)) return 0;
-        if (w[1] == pc) { rbp = w[0]; break; }
-        if (w[0] <= fp || w[0] - fp > (1UL << 20)) return 0;
-        fp = w[0];
-    }
-    return stack_range_from(p, n, write, pc, by, rbp, here);
+    uintptr_t rbp = frames_caller_rbp(here, pc, read_record);
+    return rbp ? stack_range_from(p, n, write, pc, by, rbp, here) : 0;
 }
 
 /* The same for a system call's buffer (check_syscall_out): pc is the libc function's return address into the */
@@ -205,40 +110,6 @@ int check_stack_range_at(uintptr_t p, size_t n, int write, uintptr_t pc, const c
 {
     if (!lc.ready || !n || p < sp || p - sp > (64UL << 20)) return 0;
     return stack_range_from(p, n, write, pc, by, rbp, sp);
-}
-
-/* the frames from the one whose %rbp is rbp (its code at pc) upwards: the variable p..p+n leaves, reported */
-static int stack_range_from(uintptr_t p, size_t n, int write, uintptr_t pc, const char *by, uintptr_t rbp, uintptr_t low)
-{
-    uintptr_t at = pc;
-    for (int depth = 0; rbp && depth < 256; depth++) {
-        const struct lfn *f = fn_of(at - 1);
-        if (!f || (rbp & 7) || rbp < low) return 0;
-        uintptr_t cfa = rbp + 16;
-        if (p < cfa) {
-            int fits;
-            const struct lvar *v = object_of(f, cfa, p, n, &fits);
-            if (!v || fits) return 0;
-            struct mc_extent x;
-            mt_memzero(&x, sizeof x);
-            x.beg = cfa + (intptr_t)v->off;
-            x.size = v->size;
-            x.region = "stack";
-            const char *fn = str_at(f->name);
-            mc_snprintf(x.name, sizeof x.name, "<stack:%s@%s>", str_at(v->name), mc_spell(fn));
-            if (v->line) mc_snprintf(x.desc, sizeof x.desc, "a variable of %lu bytes, declared at line %u of %s",
-                                     (unsigned long)v->size, v->line, mc_spell(fn));
-            else mc_snprintf(x.desc, sizeof x.desc, "a variable of %lu bytes of %s", (unsigned long)v->size, mc_spell(fn));
-            check_report_extent(p, n, write, pc, by, &x);
-            return 1;
-        }
-        uint64_t w[2];
-        if (user_transfer(w, rbp, 16, 0) || w[0] <= rbp || w[0] - rbp > (1UL << 20)) return 0;
-        low = cfa;
-        at = w[1];
-        rbp = w[0];
-    }
-    return 0;
 }
 
 /* ---- the string functions that write to a stack buffer ---- */

@@ -98,6 +98,10 @@ void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const cha
 struct mc_extent { uintptr_t beg; size_t size; const char *region; char name[256]; char desc[512]; };
 void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
                       const struct mc_extent *x);
+/* run --check --mode rewrite: a libc function's range that the shadow passed, against the executable's stack */
+/* variable it lies in (check_stackvars.c, from MEMTRACE_CHECK_FRAMES; nothing without that table)           */
+void mc_stackvars_init(void);
+void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by);
 void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access access, const void *pc, const char *why);
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,

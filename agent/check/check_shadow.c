@@ -163,7 +163,11 @@ __attribute__((constructor(101))) static void mc_constructor(void) { mc_init(); 
 
 /* For the rewrite runtime (rt_init): linked -z initfirst, it applies plans whose trampolines test the shadow
  * before this library's constructor runs, so it maps the shadow first through this entry. */
-MC_EXPORT void __memtrace_check_init(void) { mc_init(); }
+MC_EXPORT void __memtrace_check_init(void)
+{
+    mc_init();
+    mc_stackvars_init(); /* run --check's stack variables (check_stackvars.c): only a rewrite run has them */
+}
 
 int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }
 

@@ -160,7 +160,7 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
 
     /** The recorder of the run: the runtime's, as for a memtrace cc program, preloaded with the plans. */
     InstrumentedRun recorder(TraceOptions options, Consumer<String> problems) {
-        return new InstrumentedRun(options, problems, environment);
+        return new InstrumentedRun(options, problems, environment, probes == Probes.RECORD ? null : Path.of(program));
     }
 
     /**

@@ -17,7 +17,7 @@ import org.memtrace.symbols.LineTable;
 
 /**
  * {@code memtrace run --check}'s table of the executable's stack variables, source lines and inlined calls, from
- * its DWARF ({@link DwarfLocals}, {@link DwarfInlines}: the report's inlined frames, docs/check.md), handed to the fault-mode agent (agent/check_locals.c) as a file whose path is
+ * its DWARF ({@link DwarfLocals}, {@link DwarfInlines}: the report's inlined frames, docs/check.md), handed to the fault-mode agent (agent/check_locals.c), or in rewrite mode to the check runtime (agent/check/check_stackvars.c), as a file whose path is
  * {@code MEMTRACE_CHECK_FRAMES}: created afresh (O_EXCL, 0600, a random name next to the event ring) and
  * deleted when the run ends; the agent opens it with O_NOFOLLOW and checks every count against its size.
  * An executable without DWARF, or one that cannot be read, gets no file: the run is checked as before.

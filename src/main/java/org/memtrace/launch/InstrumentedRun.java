@@ -35,6 +35,8 @@ public final class InstrumentedRun implements Recorder {
     private final Consumer<String> problems;
     /** Added to the program's environment: the rewrite mode's preloaded runtime and plan (org.memtrace.rewrite). */
     private final Map<String, String> environment;
+    /** run --check --mode rewrite: the executable whose stack variables go to the check runtime (CheckFrames), or null. */
+    private final Path checkFramesOf;
     private Guarded consumer;
     private volatile Process process;
     /** When memtrace stops reading the trace, once it was asked to stop; 0 while it was not. */
@@ -44,15 +46,18 @@ public final class InstrumentedRun implements Recorder {
     private final RunState state = new RunState();
 
     public InstrumentedRun(TraceOptions options, Consumer<String> problems) {
-        this(options, problems, Map.of());
+        this(options, problems, Map.of(), null);
     }
 
     /**
      * A run whose program gets {@code environment} on top of its own: the rewrite mode preloads the runtime
-     * and names its plan (org.memtrace.rewrite), and records as a memtrace cc program does.
+     * and names its plan (org.memtrace.rewrite), and records as a memtrace cc program does. With
+     * {@code checkFramesOf} (run --check), that executable's stack variables from its DWARF are handed to the
+     * check runtime as fault mode hands them to the agent (agent/check/check_stackvars.c, docs/check.md).
      */
-    public InstrumentedRun(TraceOptions options, Consumer<String> problems, Map<String, String> environment) {
+    public InstrumentedRun(TraceOptions options, Consumer<String> problems, Map<String, String> environment, Path checkFramesOf) {
         this.environment = Map.copyOf(environment);
+        this.checkFramesOf = checkFramesOf;
         this.options = options;
         this.problems = problems;
     }
@@ -116,12 +121,14 @@ public final class InstrumentedRun implements Recorder {
         Recorder.validate(options);
         consumer = new Guarded(events, this::problem, "the trace stops here");
         boolean keep = options.saveStream() != null;
-        Path scratch = keep ? null : temporaryDirectory();
+        // the run's own directory also holds the stack-variable table, when there is one to hand over
+        Path scratch = keep && checkFramesOf == null ? null : temporaryDirectory();
         Path out = keep ? options.saveStream() : scratch.resolve("trace.mtr");
         try {
             if (keep) Files.deleteIfExists(out);
+            Path frames = checkFramesOf == null ? null : CheckFrames.write(checkFramesOf, scratch);
             long t0 = System.nanoTime();
-            Process p = start(out);
+            Process p = start(out, frames);
             Checkpoints.mark("program started");
             state.started(out);
             int status = Processes.waitUninterruptibly(p);
@@ -140,7 +147,7 @@ public final class InstrumentedRun implements Recorder {
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
         } finally {
-            if (!keep) deleteTree(scratch);
+            if (scratch != null) deleteTree(scratch);
         }
     }
 
@@ -176,7 +183,7 @@ public final class InstrumentedRun implements Recorder {
         if (p != null) Processes.stop(p);
     }
 
-    private Process start(Path out) throws LaunchException {
+    private Process start(Path out, Path frames) throws LaunchException {
         ProcessBuilder pb = options.processBuilder();
         pb.environment().put("MEMTRACE_OUT", out.toString());
         pb.environment().put("MEMTRACE_AUTOSTART", options.autostart() ? "1" : "0");
@@ -187,6 +194,9 @@ public final class InstrumentedRun implements Recorder {
         // LD_PRELOAD, saved there by RewriteMode, never a value the user's environment held under that name
         pb.environment().remove("MEMTRACE_LD_PRELOAD");
         pb.environment().putAll(environment);
+        // memtrace's own file or none: never a path the user's environment names (docs/trust.md)
+        if (frames != null) pb.environment().put("MEMTRACE_CHECK_FRAMES", frames.toString());
+        else pb.environment().remove("MEMTRACE_CHECK_FRAMES");
         try {
             Process p = InheritedDescriptors.start(pb);
             process = p;

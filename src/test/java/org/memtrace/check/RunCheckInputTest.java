@@ -90,6 +90,20 @@ class RunCheckInputTest {
         }
     }
 
+    /** Rewrite mode: the check runtime's scanf into a local, against its DWARF extent as in fault mode. */
+    @Test
+    void scanfIntoALocalInRewriteMode() throws Exception {
+        String want = "memtrace: stack overflow: <stack:word@scan_word>+8 (a variable of 8 bytes, declared at line "
+                + CheckBuilds.line(source, "WORD") + " of scan_word) written 9 bytes by scanf, 0 bytes past its end, at run_input-O0+";
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite", "--stack-depth", "1"), Map.of(), "./run_input-O0", "scanf", "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        assertThat(r.stderr().lines().toList()).as(r.stderr()).hasSize(1).element(0).asString().startsWith(want);
+        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./run_input-O0", "scanf", "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(CheckBuilds.run(dir, Map.of(), "./run_input-O0", "scanf", "good").stdout());
+    }
+
     /** Rewrite mode: the check runtime's getline, past a block whose size the program gave larger than it is. */
     @Test
     void getlinePastAHeapBlockInRewriteMode() throws Exception {

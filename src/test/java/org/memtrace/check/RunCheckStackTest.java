@@ -74,6 +74,33 @@ class RunCheckStackTest {
         assertThat(one.stderr().lines().toList()).hasSize(1).first().asString().startsWith("memtrace: " + want + ", at " + code + ", thread ");
     }
 
+    /**
+     * Rewrite mode's check runtime gets the same table (agent/check/check_stackvars.c): its wrappers give fault
+     * mode's line, the same site included (the call's return address), and the twins stay silent.
+     */
+    @ParameterizedTest
+    @CsvSource({"memcpy", "callee", "strcpy", "sprintf"})
+    void rewriteModeGivesFaultModesLine(String name) throws Exception {
+        CheckBuilds.Run fault = CheckBuilds.runCheck(dir, List.of("--mode", "fault", "--stack-depth", "1"), Map.of(), "./run_stack", name, "bad");
+        CheckBuilds.Run rewrite = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite", "--stack-depth", "1"), Map.of(), "./run_stack", name, "bad");
+        assertThat(rewrite.status()).as(rewrite.stderr()).isEqualTo(1);
+        List<String> lines = rewrite.stderr().lines().toList();
+        assertThat(lines).as(rewrite.stderr()).hasSize(1);
+        String faultLine = fault.stderr().lines().findFirst().orElseThrow();
+        assertThat(lines.getFirst().replaceAll("thread \\d+$", "")).startsWith("memtrace: stack overflow: <stack:")
+                .isEqualTo(faultLine.replaceAll("thread \\d+$", ""));
+        assertThat(rewrite.stdout()).isEmpty();
+    }
+
+    @Test
+    void rewriteModesTwinsAreSilentWithTheNativeOutput() throws Exception {
+        CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_stack", "all", "good");
+        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./run_stack", "all", "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
+    }
+
     @Test
     void theTwinsAreSilentWithTheNativeOutput() throws Exception {
         CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_stack", "all", "good");

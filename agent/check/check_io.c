@@ -333,8 +333,8 @@ MC_EXPORT size_t __fread_unlocked_chk(void *b, size_t dl, size_t size, size_t co
  * line cut to the buffer, the stream where the plain call would have left it. */
 static char *fgets_chk_at(char *s, size_t dl, int n, FILE *f, const void *pc, const char *fn)
 {
-    if (n > 0 && (size_t)n <= dl) return fgets_at(s, n, f, pc);   /* it cannot write past dl */
-    if (n <= 1 || dl == 0) return NULL;                             /* glibc's reads nothing, returns NULL */
+    if (n <= 1 || dl == 0) return NULL;                        /* glibc's reads nothing and returns NULL */
+    if ((size_t)n <= dl) return fgets_at(s, n, f, pc);         /* it cannot write past dl */
     if (!real.fgets) resolve();
     size_t len = 0;
     if (dl > 1) {
@@ -364,8 +364,8 @@ MC_EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f) { retur
 /* the same in wide characters (dl counts them) */
 static wchar_t *fgetws_chk_at(wchar_t *s, size_t dl, int n, FILE *f, const void *pc)
 {
-    if (n > 0 && (size_t)n <= dl) return fgetws_at(s, n, f, pc);
     if (n <= 1 || dl == 0) return NULL;
+    if ((size_t)n <= dl) return fgetws_at(s, n, f, pc);
     if (!real.fgetws) resolve();
     size_t len = 0;
     if (dl > 1) {

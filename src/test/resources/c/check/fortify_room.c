@@ -2,7 +2,8 @@
  * and fgetws into an 8-character stack array with a size of 64, which gcc -O2 -D_FORTIFY_SOURCE=2 or 3 turns into
  * __fgets_chk(b, 8, 64, f) and its kin. glibc 2.36's fails only when a line read does not fit: "good" reads lines
  * that do (the last one at the end of the input, no newline), "bad" a line of 7 characters and its newline, one
- * byte too many. `./fortify_room NAME good|bad`, `./fortify_room all good`; each line read is printed. */
+ * byte too many; fgets_one asks for a size of 1. `./fortify_room NAME good|bad`, `./fortify_room all good`; each
+ * line read is printed. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
-static volatile int room = 64; /* the size argument, unknown to gcc: the _chk call, not a warning */
+static volatile int room = 64, one = 1; /* the size arguments, unknown to gcc: the _chk calls, not warnings */
 
 static FILE *stream(int bad)
 {
@@ -56,12 +57,24 @@ static int fgetws_room(int bad)
     return n;
 }
 
+/* a size of 1: glibc's __fgets_chk reads nothing and returns NULL (the plain fgets an empty string) */
+static int fgets_one(int bad)
+{
+    FILE *f = stream(bad);
+    if (!f) exit(3);
+    char b[8] = "zz";
+    int n = printf("[%s %s]", fgets(b, one, f) ? "buffer" : "NULL", b);
+    fclose(f);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
     int bad = strcmp(argv[2], "bad") == 0, all = strcmp(argv[1], "all") == 0, n = 0;
     static const struct { const char *name; int (*run)(int); } cases[] = {
         {"fgets", fgets_room}, {"fgets_unlocked", fgets_unlocked_room}, {"fgetws", fgetws_room},
+        {"fgets_one", fgets_one},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (all || strcmp(argv[1], cases[i].name) == 0) n += cases[i].run(bad);

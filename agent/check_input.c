@@ -180,17 +180,26 @@ EXPORT char *gets(char *s) { return gets_at(s, CALLER, SIZE_MAX); }
 EXPORT char *__gets_chk(char *s, size_t dl) { return gets_at(s, CALLER, dl); }
 EXPORT char *fgets(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER, SIZE_MAX); }
 EXPORT char *(fgets_unlocked)(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER, SIZE_MAX); }
-EXPORT char *__fgets_chk(char *s, size_t dl, int n, FILE *f) { return fgets_at(s, n, f, CALLER, dl); }
-EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f) { return fgets_at(s, n, f, CALLER, dl); }
+/* glibc's _chk forms read nothing and return NULL given a size of 1 (the plain ones an empty string) or a dl of 0 */
+EXPORT char *__fgets_chk(char *s, size_t dl, int n, FILE *f)
+{
+    return n <= 1 || !dl ? NULL : fgets_at(s, n, f, CALLER, dl);
+}
+EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f)
+{
+    return n <= 1 || !dl ? NULL : fgets_at(s, n, f, CALLER, dl);
+}
 EXPORT wchar_t *fgetws(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER, SIZE_MAX); }
 EXPORT wchar_t *(fgetws_unlocked)(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER, SIZE_MAX); }
 /* dl counts wide characters */
 EXPORT wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f)
 {
+    if (n <= 1 || !dl) return NULL;
     return fgetws_at(s, n, f, CALLER, dl > SIZE_MAX / sizeof(wchar_t) ? SIZE_MAX : dl * sizeof(wchar_t));
 }
 EXPORT wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f)
 {
+    if (n <= 1 || !dl) return NULL;
     return fgetws_at(s, n, f, CALLER, dl > SIZE_MAX / sizeof(wchar_t) ? SIZE_MAX : dl * sizeof(wchar_t));
 }
 

@@ -10,10 +10,11 @@
  * %C's wide ones ("written 49 bytes by sscanf");
  * the wide family (wscanf, fwscanf, swscanf, their v-forms and ISO names) the same way, by its format's
  * ASCII copy (a narrow %Nc there counts N bytes, exact for ASCII input).
- * Their _FORTIFY_SOURCE forms (__read_chk __pread_chk __recv_chk __recvfrom_chk __fread_chk __fgets_chk
- * __fgetws_chk) are checked as the plain ones, and, as glibc's own _chk functions do, a length over the size gcc
- * knew fails before the call (mc_fortify_fail: an overflow if the shadow says so, else glibc's "buffer overflow
- * detected"); __gets_chk's after it, the line's length being known only then.
+ * Their _FORTIFY_SOURCE forms are checked as the plain ones and fail where glibc 2.36's own _chk functions fail
+ * (mc_fortify_fail: an overflow if the shadow says so, else an overflow of the member gcc knew): __read_chk
+ * __pread_chk __recv_chk __recvfrom_chk __fread_chk on a length over the size gcc knew, before the call;
+ * __fgets_chk __fgetws_chk (and their _unlocked forms) only on a line that does not fit that size, a larger
+ * size argument being no error while the lines fit; __gets_chk on a line that does not fit, after the call.
  * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the bytes
  * past the buffer are written before the report (the first report stops the program; in continue mode the write
  * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
@@ -22,6 +23,7 @@
  * unchecked.
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -323,30 +325,73 @@ MC_EXPORT size_t __fread_unlocked_chk(void *b, size_t dl, size_t size, size_t co
     return fread_at(b, size, count, f, CALLER);
 }
 
-MC_EXPORT char *__fgets_chk(char *s, size_t dl, int n, FILE *f)
+/* fgets's and fgetws's: glibc 2.36's reads at most min(n - 1, dl) characters and fails only when it read dl of them
+ * (the terminator would not fit), so a size n over dl is no error while the lines fit. The same here without
+ * writing past the buffer: at most dl - 1 characters are read into it; when they fill it without a newline, the
+ * next character decides (the end of the input: the line fits); a line that does not fit is read on, uncopied,
+ * as far as the plain call would have read it (n - 1 characters or its newline), and reported as the plain
+ * call's write of that line and its terminator (mc_fortify_fail). In continue mode the program goes on with the
+ * line cut to the buffer, the stream where the plain call would have left it. */
+static char *fgets_chk_at(char *s, size_t dl, int n, FILE *f, const void *pc, const char *fn)
 {
-    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n, dl, CALLER, "fgets");
-    return fgets_at(s, n, f, CALLER);
+    if (n <= 1 || dl == 0) return NULL;                        /* glibc's reads nothing and returns NULL */
+    if ((size_t)n <= dl) return fgets_at(s, n, f, pc);         /* it cannot write past dl */
+    if (!real.fgets) resolve();
+    size_t len = 0;
+    if (dl > 1) {
+        if (!real.fgets(s, (int)(dl < INT_MAX ? dl : INT_MAX), f)) return NULL;
+        while (len + 1 < dl && s[len]) len++;
+        if (len + 1 < dl || s[len - 1] == '\n') {   /* the line ended inside the buffer */
+            wrote(s, len + 1, pc, fn);
+            return s;
+        }
+    }
+    int c = getc(f);
+    if (c == EOF) {   /* the input ended with the buffer full but for its terminator: it fits */
+        if (!len) return NULL;
+        wrote(s, len + 1, pc, fn);
+        return s;
+    }
+    if (!len) s[0] = 0;
+    size_t got = len + 1;   /* the plain call's characters read so far */
+    while (c != '\n' && got < (size_t)n - 1 && (c = getc(f)) != EOF) got++;
+    mc_fortify_fail(s, got + 1, dl, pc, fn);
+    return s;
 }
 
-MC_EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f)
+MC_EXPORT char *__fgets_chk(char *s, size_t dl, int n, FILE *f) { return fgets_chk_at(s, dl, n, f, CALLER, "fgets"); }
+MC_EXPORT char *__fgets_unlocked_chk(char *s, size_t dl, int n, FILE *f) { return fgets_chk_at(s, dl, n, f, CALLER, "fgets"); }
+
+/* the same in wide characters (dl counts them) */
+static wchar_t *fgetws_chk_at(wchar_t *s, size_t dl, int n, FILE *f, const void *pc)
 {
-    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n, dl, CALLER, "fgets");
-    return fgets_at(s, n, f, CALLER);
+    if (n <= 1 || dl == 0) return NULL;
+    if ((size_t)n <= dl) return fgetws_at(s, n, f, pc);
+    if (!real.fgetws) resolve();
+    size_t len = 0;
+    if (dl > 1) {
+        if (!real.fgetws(s, (int)(dl < INT_MAX ? dl : INT_MAX), f)) return NULL;
+        while (len + 1 < dl && s[len]) len++;
+        if (len + 1 < dl || s[len - 1] == L'\n') {
+            wrote(s, (len + 1) * sizeof(wchar_t), pc, "fgetws");
+            return s;
+        }
+    }
+    wint_t c = getwc(f);
+    if (c == WEOF) {
+        if (!len) return NULL;
+        wrote(s, (len + 1) * sizeof(wchar_t), pc, "fgetws");
+        return s;
+    }
+    if (!len) s[0] = 0;
+    size_t got = len + 1;
+    while (c != L'\n' && got < (size_t)n - 1 && (c = getwc(f)) != WEOF) got++;
+    mc_fortify_fail(s, (got + 1) * sizeof(wchar_t), dl * sizeof(wchar_t), pc, "fgetws");
+    return s;
 }
 
-/* dl counts wide characters */
-MC_EXPORT wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f)
-{
-    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n * sizeof(wchar_t), dl * sizeof(wchar_t), CALLER, "fgetws");
-    return fgetws_at(s, n, f, CALLER);
-}
-
-MC_EXPORT wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f)
-{
-    if (n > 0 && (size_t)n > dl) mc_fortify_fail(s, (size_t)n * sizeof(wchar_t), dl * sizeof(wchar_t), CALLER, "fgetws");
-    return fgetws_at(s, n, f, CALLER);
-}
+MC_EXPORT wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f) { return fgetws_chk_at(s, dl, n, f, CALLER); }
+MC_EXPORT wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f) { return fgetws_chk_at(s, dl, n, f, CALLER); }
 
 /* glibc's reads at most dl - 1 characters and fails on a longer line; here the line is read, then checked */
 MC_EXPORT char *__gets_chk(char *s, size_t dl)

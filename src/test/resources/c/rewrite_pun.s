@@ -7,12 +7,20 @@
 # tail (docs/rewriting.md, "Trampoline tails"), so each at_* is reached by its own first byte (at_long, a
 # jump of its own, is reached by falling through from at_padded's trampoline). main loops 10
 # times without arguments, 1000 times with one, and returns cell+8's low byte: 3 added each time, 30 or 184.
+# Guards of plain instructions before and after keep the C start-up's alignment nops out of a jmp rel8's
+# reach (127 bytes): those dead bytes would be room for a jump (docs/rewriting.md, "Dead padding"), and the
+# short instructions here would be patched through them instead of punned.
         .data
         .globl cell
 cell:
         .quad 3, 0, 0
 
         .text
+guard_before:                           # never called: 4096 bytes of plain instructions (no padding among them,
+        .rept 2047                      # and a page's worth, so every address below keeps its offset in its page)
+        xor %eax, %eax
+        .endr
+        ud2
         .globl main
 main:
         push %rbx
@@ -81,5 +89,10 @@ at_evicted:
         jmp .Lh
         jmp .Lj
         jmp .Lk
+        ud2
+guard_after:                            # never called: more than a jmp rel8 reaches, no padding among it
+        .rept 64
+        xor %eax, %eax
+        .endr
         ud2
         .section .note.GNU-stack,"",@progbits

@@ -41,6 +41,7 @@ public final class HeapTotals implements Analysis {
     private String firstFreedAddress, firstFreedInstruction, firstFreedSource;
     /** The first access to freed memory's stack (docs/stacks.md, "Access stacks"), null when none was recorded. */
     private Stack firstFreedStack;
+    private boolean fromProbes;
     /** The first access to freed memory as the summary names it. */
     private record First(long sequence, String address, String instruction, String source, Stack stack) {}
     /** Freed memory and the accesses to it that count, by the report's rule too. */
@@ -162,6 +163,12 @@ public final class HeapTotals implements Analysis {
      * allocation and no access to freed memory. {@code atExit}: the trace reached the program's end, so what
      * is live is what the program never freed.
      */
+    /**
+     * The trace came from probes (rewrite mode, a {@code memtrace cc} program), which record no callers of an
+     * access: the summary then says where the first use after free's callers can be had.
+     */
+    public void fromProbes() { fromProbes = true; }
+
     public void print(PrintWriter out, long events, boolean atExit) {
         freed.release();
         if (blocks == 0 && freedAccesses == 0) return;
@@ -177,7 +184,7 @@ public final class HeapTotals implements Analysis {
                         firstFreedSequence, firstFreedAddress, firstFreedInstruction));
         if (firstFreedStack != null && firstFreedStack.deep())
             for (String frame : firstFreedStack.names()) out.printf(Locale.ROOT, "      at %s%n", frame);
-        else if (firstFreedStack == null && firstFreedSource != null)
+        else if (fromProbes && firstFreedStack == null && firstFreedSource != null)
             // rewrite and compiled-in probes record no callers (docs/stacks.md, "Access stacks"): say where they are
             out.printf(Locale.ROOT, "      at %s(%s)  (its callers: trace with --mode fault, which records access stacks)%n",
                     firstFreedInstruction, firstFreedSource);

@@ -379,6 +379,7 @@ public final class Summary implements Analysis {
         if (fallback != null)
             out.printf(Locale.ROOT, "  int3 fallback: %,d accesses recorded in %,d traps (instructions no jump could patch)%n",
                     fallback.accesses(), fallback.traps());
+        if (compiledIn || rewritten) heap.fromProbes();
         heap.print(out, events, atExit);
         if (rewritten)
             out.println("  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"

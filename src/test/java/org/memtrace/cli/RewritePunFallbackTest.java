@@ -38,8 +38,9 @@ class RewritePunFallbackTest {
             // as natively (99: the page was taken already)
             PunRun r = PunRun.of(dir, prog, dir.resolve("t" + n + ".trace"), command, n == 10 ? 30 : 184);
             // the executable's line as planned: its four at_* puns (PunsTest) and start-up code's (as RewritePunTest's)
-            assertThat(r.stderr()).contains("rewrite: " + (layout.equals("-pie") ? "17" : "9") + " memory instructions of " + prog + " rewritten, "
-                    + (layout.equals("-pie") ? "16 by a punned jump, 3" : "11 by a punned jump, 9") + " through the int3 fallback, 0 left untraced\n");
+            // rewrite-20's padding and tails take some of what was punned (PunsTest has the plan itself)
+            assertThat(r.stderr()).contains("rewrite: " + (layout.equals("-pie") ? "18" : "11") + " memory instructions of " + prog + " rewritten, "
+                    + (layout.equals("-pie") ? "15 by a punned jump, 3" : "10 by a punned jump, 8") + " through the int3 fallback, 0 left untraced\n");
             long planned = 0;
             for (Matcher p = Pattern.compile("rewritten, (\\d+) by a punned jump, ").matcher(r.stderr()); p.find(); )
                 planned += Long.parseLong(p.group(1));

@@ -40,8 +40,9 @@ class RewritePunTest {
             PunRun r = PunRun.of(dir, prog, dir.resolve("t" + n + ".trace"), command, n == 10 ? 30 : 184, true);
             // the summary as it happened: the executable's puns as planned (PunsTest: at_push's window is below 0
             // without PIE), and the runtime's record of every module's puns, written or kept as int3s, adds up
-            assertThat(r.stderr()).contains("rewrite: " + (layout.equals("-pie") ? "17" : "9") + " memory instructions of " + prog + " rewritten, "
-                    + (layout.equals("-pie") ? "17 by a punned jump, 3" : "12 by a punned jump, 9") + " through the int3 fallback, 0 left untraced\n");
+            // rewrite-20's padding and tails take some of what was punned (PunsTest has the plan itself)
+            assertThat(r.stderr()).contains("rewrite: " + (layout.equals("-pie") ? "18" : "11") + " memory instructions of " + prog + " rewritten, "
+                    + (layout.equals("-pie") ? "16 by a punned jump, 3" : "11 by a punned jump, 8") + " through the int3 fallback, 0 left untraced\n");
             long planned = 0;
             for (Matcher p = Pattern.compile("rewritten, (\\d+) by a punned jump, ").matcher(r.stderr()); p.find(); )
                 planned += Long.parseLong(p.group(1));
@@ -52,7 +53,7 @@ class RewritePunTest {
             assertThat(written + kept).as("every planned pun, written or kept").isEqualTo(planned);
             assertThat(kept).as("the reasons add up").isEqualTo((puns.group(3) == null ? 0 : Long.parseLong(puns.group(3)))
                     + (puns.group(4) == null ? 0 : Long.parseLong(puns.group(4))));
-            assertThat(written).as("the executable's puns among them").isGreaterThanOrEqualTo(layout.equals("-pie") ? 17 : 9);
+            assertThat(written).as("the executable's puns among them").isGreaterThanOrEqualTo(layout.equals("-pie") ? 16 : 8);
             traps[k++] = r.traps();
             String cell = r.address(at.get("cell")), cell8 = r.address(at.get("cell") + 8);
             assertThat(r.at(at.get("at_two"))).containsExactlyElementsOf(Collections.nCopies(n, "L" + cell));

@@ -41,7 +41,7 @@ public final class HeapTotals implements Analysis {
     private String firstFreedAddress, firstFreedInstruction, firstFreedSource;
     /** The first access to freed memory's stack (docs/stacks.md, "Access stacks"), null when none was recorded. */
     private Stack firstFreedStack;
-    private boolean fromProbes;
+    private String whereCallersAre;
     /** The first access to freed memory as the summary names it. */
     private record First(long sequence, String address, String instruction, String source, Stack stack) {}
     /** Freed memory and the accesses to it that count, by the report's rule too. */
@@ -165,9 +165,10 @@ public final class HeapTotals implements Analysis {
      */
     /**
      * The trace came from probes (rewrite mode, a {@code memtrace cc} program), which record no callers of an
-     * access: the summary then says where the first use after free's callers can be had.
+     * access: the summary then says where the first use after free's callers can be had ({@code
+     * whereCallersAre}, a phrase of the summary's line).
      */
-    public void fromProbes() { fromProbes = true; }
+    public void fromProbes(String whereCallersAre) { this.whereCallersAre = whereCallersAre; }
 
     public void print(PrintWriter out, long events, boolean atExit) {
         freed.release();
@@ -184,10 +185,9 @@ public final class HeapTotals implements Analysis {
                         firstFreedSequence, firstFreedAddress, firstFreedInstruction));
         if (firstFreedStack != null && firstFreedStack.deep())
             for (String frame : firstFreedStack.names()) out.printf(Locale.ROOT, "      at %s%n", frame);
-        else if (fromProbes && firstFreedStack == null && firstFreedSource != null)
+        else if (whereCallersAre != null && firstFreedStack == null && firstFreedSource != null)
             // rewrite and compiled-in probes record no callers (docs/stacks.md, "Access stacks"): say where they are
-            out.printf(Locale.ROOT, "      at %s(%s)  (its callers: trace with --mode fault, which records access stacks)%n",
-                    firstFreedInstruction, firstFreedSource);
+            out.printf(Locale.ROOT, "      at %s(%s)  (its callers: %s)%n", firstFreedInstruction, firstFreedSource, whereCallersAre);
         points.print(out);
     }
 

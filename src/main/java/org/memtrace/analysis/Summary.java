@@ -379,7 +379,9 @@ public final class Summary implements Analysis {
         if (fallback != null)
             out.printf(Locale.ROOT, "  int3 fallback: %,d accesses recorded in %,d traps (instructions no jump could patch)%n",
                     fallback.accesses(), fallback.traps());
-        if (compiledIn || rewritten) heap.fromProbes();
+        // a probe records no callers; fault mode's faults do (docs/stacks.md, "Access stacks")
+        if (rewritten) heap.fromProbes("trace with --mode fault, which records access stacks");
+        else if (compiledIn) heap.fromProbes("trace a build without memtrace cc by memtrace run --mode fault");
         heap.print(out, events, atExit);
         if (rewritten)
             out.println("  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"

@@ -12,12 +12,20 @@
 # memory glibc's malloc goes on with), links them, walks them back and checks each block's number, loops
 # 10 times without arguments or 1000 with one, and returns cell+8's low byte: 3 added each time, 30 or
 # 184; 96 when a block is missing or wrong, 97 or 98 when the break could not be moved.
+# Guards of plain instructions before and after keep the C start-up's alignment nops out of a jmp rel8's
+# reach (127 bytes): those dead bytes would be room for a jump (docs/rewriting.md, "Dead padding"), and the
+# short instructions here would be patched through them instead of punned.
         .data
         .globl cell
 cell:
         .quad 3, 0, 0
 
         .text
+guard_before:                           # never called: 4096 bytes of plain instructions (no padding among them,
+        .rept 2047                      # and a page's worth, so every address below keeps its offset in its page)
+        xor %eax, %eax
+        .endr
+        ud2
         .globl main
 main:
         push %rbx
@@ -134,6 +142,11 @@ move_break:
 # The resolver of an IFUNC the program's data refers to: ld.so calls it while it relocates the executable,
 # before any initializer runs, memtrace's runtime's included (it is linked -z initfirst, so it would run
 # before a preinit_array function).
+guard_after:                            # never called: more than a jmp rel8 reaches, no padding among it
+        .rept 64
+        xor %eax, %eax
+        .endr
+        ud2
         .section .data.rel.ro,"aw"
         .quad move_break
         .section .note.GNU-stack,"",@progbits

@@ -37,7 +37,8 @@ class RewritePunBrkTest {
             assertThat(nativeRun.waitFor()).as("native").isEqualTo(n == 10 ? 30 : 184);
             // as natively (96: a block lost, 97/98: no break moved)
             PunRun r = PunRun.of(dir, prog, dir.resolve("t" + n + ".trace"), command, n == 10 ? 30 : 184, true);
-            assertThat(r.stderr()).contains("rewrite: 15 memory instructions of " + prog + " rewritten, 19 by a punned jump, 14 through the int3 fallback, 0 left untraced\n");
+            // the counts as rewrite-20 plans them (its tails and padding take some of what was punned before)
+            assertThat(r.stderr()).contains("rewrite: 17 memory instructions of " + prog + " rewritten, 18 by a punned jump, 13 through the int3 fallback, 0 left untraced\n");
             traps[k++] = r.traps();
             r.assertChainedExact(at, n);
         }

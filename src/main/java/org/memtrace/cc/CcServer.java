@@ -119,7 +119,14 @@ public final class CcServer {
                 try {
                     client = channel.accept();
                 } catch (java.nio.channels.ClosedChannelException e) {
-                    return; // the watchdog closed it: idle
+                    // the watchdog closed it: idle; it tidies the directory after the close, and the server
+                    // has ended only when that is done (a test or a client may look at the directory next)
+                    try {
+                        watchdog.join();
+                    } catch (InterruptedException stop) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return;
                 }
                 lastRequest.set(System.nanoTime());
                 active.incrementAndGet();

@@ -6,7 +6,6 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashSet;
@@ -64,7 +63,8 @@ public final class Summary implements Analysis {
     private boolean atExit = true;
     private boolean selective;
     private PrintWriter table;
-    private Path json;
+    /** Where finish writes the JSON, and the name it is renamed to once complete (the same path for a device). */
+    private Path json, jsonName;
     /** Heap totals ride along with the counts: every command that prints a summary shows them. */
     private final HeapTotals heap = new HeapTotals();
 
@@ -96,9 +96,14 @@ public final class Summary implements Analysis {
         return this;
     }
 
-    /** At the end, also write the counts and the run's facts as JSON to {@code file}; null writes none. */
-    public Summary jsonTo(Path file) {
-        this.json = file;
+    /**
+     * At the end, also write the counts and the run's facts as JSON to {@code partial} and, once complete, rename
+     * it to {@code name} (as {@code Report.writeTo}: the caller's output file made {@code partial} beside the name,
+     * or gave the name itself for a device such as /dev/null); null writes none.
+     */
+    public Summary jsonTo(Path partial, Path name) {
+        this.json = partial;
+        this.jsonName = name;
         return this;
     }
 
@@ -282,24 +287,12 @@ public final class Summary implements Analysis {
         if (ending.exitStatus() != null) j.put("exitStatus", ending.exitStatus());
         if (ending.description() != null) j.put("ending", ending.description());
         if (ending.cutShort() != null) j.put("incomplete", ending.cutShort());
-        // Written beside its name and renamed over it, as every output (docs/exit-status.md, "Outputs"): a link
-        // planted under the name is replaced, never written through, and a failed write leaves no half file.
-        Path absolute = json.toAbsolutePath();
-        Path partial = null;
         try {
-            // a device or FIFO (/dev/null) is written as it is: a rename would replace the device itself
-            if (Files.exists(absolute) && !Files.isRegularFile(absolute)) {
-                new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(absolute.toFile(), j);
-                return;
-            }
-            partial = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName() + ".", ".partial");
-            Files.setPosixFilePermissions(partial, PosixFilePermissions.fromString("rw-r--r--"));
-            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(partial.toFile(), j);
-            Files.move(partial, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(json.toFile(), j);
+            if (!json.equals(jsonName)) Files.move(json, jsonName, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            if (partial != null) Files.deleteIfExists(partial);
             String reason = e instanceof FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage();
-            throw new IOException("cannot write the summary to " + json + ": " + reason, e);
+            throw new IOException("cannot write the summary to " + jsonName + ": " + reason, e);
         }
     }
 

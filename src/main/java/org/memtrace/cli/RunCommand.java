@@ -204,7 +204,10 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (traced && !RunOutputs.discarded(output)) analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
         Summary summary = new Summary(compiledIn);
         if (rewrite != null) summary.rewritten();
-        analyses.add(summary.printTo(quiet ? null : err).jsonTo(jsonSummary));
+        // the JSON summary and the report are written beside their names and renamed over them once complete:
+        // a link planted under a name is replaced, never written through, and a failed run leaves no half file
+        OutputFile jsonOutput = jsonSummary == null ? null : OutputFile.create(jsonSummary, List.of());
+        analyses.add(summary.printTo(quiet ? null : err).jsonTo(jsonOutput == null ? null : jsonOutput.file(), jsonSummary));
         OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile, List.of());
         if (reportOutput != null) {
             Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, 50, 12)
@@ -239,6 +242,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 progress.close();
                 closeQuietly(out);
                 if (reportOutput != null) reportOutput.close();
+                if (jsonOutput != null) jsonOutput.close();
                 // the run was refused after all: a trace file that memtrace created holds nothing, remove it
                 if (created) deleteQuietly(RawPaths.path(output));
                 throw e;
@@ -249,6 +253,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();
+                if (jsonOutput != null) jsonOutput.close();
             }
         } finally {
             progress.close();

@@ -65,8 +65,9 @@ final class RunOutputs {
                         throw LaunchException.usage(o.getKey() + " " + file + " is a file the program's argument " + argument
                                 + " names (its input or its output); memtrace would overwrite it: name another output");
             OutputFile.refuseDestructive(file, List.of(), o.getKey() + " ");
+            // any number of outputs may be thrown away into /dev/null; two outputs in one file destroy each other
             for (Map.Entry<String, Path> before : seen)
-                if (OutputFile.sameFile(file, before.getValue()))
+                if (OutputFile.sameFile(file, before.getValue()) && !discarded(file.toString()))
                     throw LaunchException.usage(before.getKey() + " and " + o.getKey() + " name the same file " + file + "; give each its own");
             seen.add(o);
         }

@@ -61,7 +61,7 @@ class SummaryTest {
     void theWritersWaitIsInTheJsonSummary(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         var s = new Summary(true);
         java.nio.file.Path json = dir.resolve("s.json");
-        s.jsonTo(json);
+        s.jsonTo(json, json);
         var in = stage(s, InstructionShapes.UNKNOWN);
         in.accept(new Event.Writer(1, 3_600_000, 4, 12));
         s.finish(Ending.offline(0, 1, 0, java.util.Map.of()));
@@ -80,7 +80,7 @@ class SummaryTest {
     void withoutAWriterThreadTheSummarySaysTheProgramWroteItsOwnTrace(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         var s = new Summary(true);
         java.nio.file.Path json = dir.resolve("s.json");
-        s.jsonTo(json);
+        s.jsonTo(json, json);
         var in = stage(s, InstructionShapes.UNKNOWN);
         in.accept(new Event.Writer(1, 0, 0, 15, true, 35_400_000, 15));
         s.finish(Ending.offline(0, 1, 0, java.util.Map.of()));
@@ -91,33 +91,6 @@ class SummaryTest {
         assertThat(text.toString()).contains("\n  program wrote its trace itself: 35 ms encoding and writing 15 buffers in its own threads"
                 + " (no writer thread in rewrite mode; the last buffers, written at exit, not counted)\n")
                 .doesNotContain("waited for the writer");
-    }
-
-    /**
-     * The JSON summary is written beside its name and renamed over it: a symbolic link planted under the name
-     * (`run --json-summary s.json` where s.json links to someone's file) is replaced, and the file it named is
-     * left as it was; before, the summary was written through the link. No partial file stays behind.
-     */
-    @Test
-    void theJsonSummaryReplacesALinkPlantedUnderItsNameAndNeverWritesThroughIt(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
-        java.nio.file.Path victim = java.nio.file.Files.writeString(dir.resolve("victim.txt"), "keep me\n");
-        java.nio.file.Path json = java.nio.file.Files.createSymbolicLink(dir.resolve("s.json"), victim);
-        var s = new Summary(true);
-        s.jsonTo(json);
-        stage(s, InstructionShapes.UNKNOWN).accept(new Event.Writer(1, 0, 0, 1));
-        s.finish(Ending.offline(0, 1, 0, java.util.Map.of()));
-        assertThat(java.nio.file.Files.readString(victim)).isEqualTo("keep me\n");
-        assertThat(java.nio.file.Files.isSymbolicLink(json)).isFalse();
-        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile()).get("writer").toString())
-                .isEqualTo("{\"waitMs\":0,\"waits\":0,\"buffers\":1}");
-        try (var files = java.nio.file.Files.list(dir)) {
-            assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("victim.txt", "s.json");
-        }
-        // a device is written as it is, never replaced by a file
-        var toNull = new Summary(true);
-        toNull.jsonTo(java.nio.file.Path.of("/dev/null"));
-        toNull.finish(Ending.offline(0, 1, 0, java.util.Map.of()));
-        assertThat(java.nio.file.Files.isRegularFile(java.nio.file.Path.of("/dev/null"))).isFalse();
     }
 
     @Test

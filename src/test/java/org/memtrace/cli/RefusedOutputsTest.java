@@ -100,6 +100,31 @@ class RefusedOutputsTest {
         assertThat(Files.readString(empty)).startsWith(RunOutputs.TRACE_START);
     }
 
+    /**
+     * The JSON summary is written beside its name and renamed over it: a symbolic link planted under the name is
+     * replaced and the file it named left as it was (before, the summary was written through the link); no
+     * partial file stays behind; a device is written as it is, never replaced by a file.
+     */
+    @Test
+    void theJsonSummaryReplacesALinkPlantedUnderItsNameAndNeverWritesThroughIt() throws Exception {
+        Path sub = Files.createDirectory(dir.resolve("json"));
+        Path victim = Files.writeString(sub.resolve("victim.txt"), "keep me\n");
+        Path json = Files.createSymbolicLink(sub.resolve("s.json"), victim.getFileName());
+        Cli.Result r = Cli.run(sub, "run", "-q", "-o", "/dev/null", "--json-summary", json.toString(), "--", program.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(Files.readString(victim)).isEqualTo("keep me\n");
+        assertThat(Files.isSymbolicLink(json)).isFalse();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile()).get("exitStatus").asInt()).isZero();
+        try (var files = Files.list(sub)) {
+            // (and the test's own files of the program's output)
+            assertThat(files.map(p -> p.getFileName().toString()).filter(n -> !n.matches("std(out|err)\\d+\\.txt")))
+                    .containsExactlyInAnyOrder("victim.txt", "s.json");
+        }
+        r = Cli.run(sub, "run", "-q", "-o", "/dev/null", "--json-summary", "/dev/null", "--", program.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(Files.isRegularFile(Path.of("/dev/null"))).isFalse();
+    }
+
     @Test
     void theStreamFileReplacesOnlyAnEarlierRecordingInEitherMode() throws Exception {
         Path notes = Files.writeString(dir.resolve("notes.txt"), "notes\n");

@@ -97,21 +97,21 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
                 }
             }
             List<ModulePlans.Outcome> outcomes = ModulePlans.prepare(jobs, cache);
-            switch (outcomes.getFirst().failure()) {
-                case null -> { }
-                case RewriteException e -> throw e;
-                case IOException e -> throw e;
-                default -> throw new IllegalStateException(outcomes.getFirst().failure());
-            }
-            ModuleRewrite.Prepared p = outcomes.getFirst().prepared();
+            ModuleRewrite.Prepared p = switch (outcomes.getFirst()) {
+                case ModulePlans.Outcome.Planned exe -> exe.prepared();
+                case ModulePlans.Outcome.Refused refused -> throw refused.why();
+                case ModulePlans.Outcome.Unreadable unreadable -> throw unreadable.why();
+            };
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             for (int i = 0; i < libs.size(); i++) {
-                ModulePlans.Outcome o = outcomes.get(i + 1);
-                if (o.failure() != null) {
-                    excluded.add(libs.get(i).getFileName() + " (" + o.failure().getMessage() + ")");
-                } else {
-                    libraries.add(new Library(libs.get(i), o.prepared()));
-                    plans.add(o.prepared().plan().toString());
+                // a library that cannot be planned is left out of the rewrite (and said so), the run goes on
+                switch (outcomes.get(i + 1)) {
+                    case ModulePlans.Outcome.Planned lib -> {
+                        libraries.add(new Library(libs.get(i), lib.prepared()));
+                        plans.add(lib.prepared().plan().toString());
+                    }
+                    case ModulePlans.Outcome.Refused refused -> excluded.add(libs.get(i).getFileName() + " (" + refused.why().getMessage() + ")");
+                    case ModulePlans.Outcome.Unreadable unreadable -> excluded.add(libs.get(i).getFileName() + " (" + unreadable.why().getMessage() + ")");
                 }
             }
             Checkpoints.mark("rewrite: the modules' plans");

@@ -16,8 +16,17 @@ public final class ModulePlans {
     /** One module to prepare for {@code choice}: the executable ({@code library} false) or a shared library. */
     public record Job(Path module, boolean library, PlanChoice choice) {}
 
-    /** A job's outcome: its plan, or why it has none ({@link IOException} or {@link RewriteException}). */
-    public record Outcome(ModuleRewrite.Prepared prepared, Exception failure) {}
+    /** A job's outcome: its plan, or why it has none. */
+    public sealed interface Outcome {
+        /** The module's plan. */
+        record Planned(ModuleRewrite.Prepared prepared) implements Outcome {}
+
+        /** The module or its cached plan could not be read or written. */
+        record Unreadable(IOException why) implements Outcome {}
+
+        /** The module cannot be rewritten (its code, its format). */
+        record Refused(RewriteException why) implements Outcome {}
+    }
 
     /** The heap below which modules are planned one at a time (the JVM's default is a quarter of the memory). */
     private static final long TWO_PLANS_HEAP = 3L << 30;
@@ -74,10 +83,12 @@ public final class ModulePlans {
             for (int i = next.getAndIncrement(); i < jobs.size(); i = next.getAndIncrement()) {
                 Job job = jobs.get(i);
                 try {
-                    outcomes[i] = new Outcome(job.library() ? ModuleRewrite.prepareLibrary(job.module(), cache, job.choice())
-                            : ModuleRewrite.prepare(job.module(), cache, job.choice()), null);
-                } catch (IOException | RewriteException e) {
-                    outcomes[i] = new Outcome(null, e);
+                    outcomes[i] = new Outcome.Planned(job.library() ? ModuleRewrite.prepareLibrary(job.module(), cache, job.choice())
+                            : ModuleRewrite.prepare(job.module(), cache, job.choice()));
+                } catch (IOException e) {
+                    outcomes[i] = new Outcome.Unreadable(e);
+                } catch (RewriteException e) {
+                    outcomes[i] = new Outcome.Refused(e);
                 } catch (RuntimeException | Error e) {
                     thrown[i] = e;
                 }

@@ -3,13 +3,15 @@ package org.memtrace.cli;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.List;
+import org.memtrace.launch.FileHead;
 import org.memtrace.launch.LaunchException;
 
 /**
@@ -90,9 +92,8 @@ final class OutputFile implements AutoCloseable {
 
     private static boolean isElf(Path file) {
         if (!Files.isRegularFile(file)) return false;
-        try (InputStream in = Files.newInputStream(file)) {
-            byte[] head = in.readNBytes(4);
-            return head.length == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
+        try (FileChannel ch = FileChannel.open(file)) {
+            return Arrays.equals(FileHead.of(ch, 4), new byte[] {0x7f, 'E', 'L', 'F'});
         } catch (IOException e) {
             return false; // unreadable: opening it for writing will say why
         }

@@ -2,7 +2,6 @@ package org.memtrace.cli;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -14,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.memtrace.launch.FileHead;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.Recorder;
 import org.memtrace.launch.Target;
@@ -154,11 +154,7 @@ final class RunOutputs {
 
     private static void refuseNonTrace(FileChannel ch, String output) throws IOException, LaunchException {
         if (ch.size() == 0) return;
-        ByteBuffer head = ByteBuffer.allocate(TRACE_START.length());
-        while (head.hasRemaining() && ch.read(head, head.position()) > 0) {
-            // read until full or end of file
-        }
-        if (!new String(head.array(), 0, head.position(), StandardCharsets.ISO_8859_1).equals(TRACE_START))
+        if (!new String(FileHead.of(ch, TRACE_START.length()), StandardCharsets.ISO_8859_1).equals(TRACE_START))
             throw LaunchException.usage("cannot write the trace to " + output + ": it exists and is not a memtrace text trace (it is left as it is): name another output");
     }
 }

@@ -55,11 +55,8 @@ public sealed interface Recorder permits Tracer, InstrumentedRun {
         if (!Files.isRegularFile(stream, LinkOption.NOFOLLOW_LINKS)) return;
         try (FileChannel ch = FileChannel.open(stream, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             if (ch.size() == 0) return;
-            ByteBuffer head = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-            while (head.hasRemaining() && ch.read(head) > 0) {
-                // until 8 bytes or the end
-            }
-            long magic = head.hasRemaining() ? 0 : head.getLong(0);
+            byte[] head = FileHead.of(ch, Long.BYTES);
+            long magic = head.length < Long.BYTES ? 0 : ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getLong();
             if (magic != StreamLayout.MAGIC && magic != MtrFile.MAGIC)
                 throw LaunchException.usage("cannot write the stream file " + stream
                         + ": it exists and is not a recording memtrace saved (it is left as it is): name another file");

@@ -13,6 +13,9 @@
  * Codec 10 (pack10) also keeps each entry's other follower: a record at it, at its stride, is a run's kind 2 in c
  * alone (spmv's row ends: two tokens with their sites a row in codec 9; 0.681 -> 0.601 bytes an access).
  *
+ * A loop of k sites at constant strides is all hits: past 16 of them a period skip (below) finds how far the
+ * hits go from the slots alone, four records a test, and leaves the table as the record-by-record pass would.
+ *
  * What it gets wrong: the model is zero-order per entry (one stride, one or two successors); two sites hashed
  * to one entry share it and predict each other badly; a loop whose stride alternates (a 2-D walk's row ends)
  * pays a token at each change (codec 10 keeps a second follower, not a second stride). zstd at its fast levels

@@ -13,6 +13,9 @@
  * Codec 10 (pack10) also keeps each entry's other follower: a record at it, at its stride, is a run's kind 2 in c
  * alone (spmv's row ends: two tokens with their sites a row in codec 9; 0.681 -> 0.601 bytes an access).
  *
+ * A loop of k sites at constant strides is all hits: past 16 of them a period skip (below) finds how far the
+ * hits go from the slots alone, four records a test, and leaves the table as the record-by-record pass would.
+ *
  * What it gets wrong: the model is zero-order per entry (one stride, one or two successors); two sites hashed
  * to one entry share it and predict each other badly; a loop whose stride alternates (a 2-D walk's row ends)
  * pays a token at each change (codec 10 keeps a second follower, not a second stride). zstd at its fast levels
@@ -62,6 +65,68 @@ static inline void touch(struct fused *x, size_t h)
     if (x->ntouched < ((size_t)1 << FUSED_BITS)) x->touched[x->ntouched++] = (uint32_t)h;
 }
 
+/* ---- the period skip: a stretch of hits found without the table ------------------------------------- */
+/*
+ * In a loop of k sites whose entries differ, the table model's prediction for record j is record j-k's site's
+ * follower and stride, which are record j-k's site and difference: so once the sites repeat with period k,
+ * record j is a hit exactly when its slot minus slot j-k equals slot j-k minus slot j-2k (both words: address
+ * and site). Proof, for j past A, the first record not yet encoded, given the k records before A each have the
+ * site k records back and the k sites' entries are pairwise distinct: site j's entry was last used by record j-k
+ * (no other site of the window shares it), so its last address is record j-k's; its stride was set by record
+ * j-k (a miss writes d, a hit has d equal to it already) to record j-k's difference from record j-2k; and the
+ * follower of site j-1's entry was set or confirmed by record j-k, the one after j-1-k, to site j-k = site j.
+ * Hits change nothing but the entries' last addresses, so a stretch of them is encoded as a run and the k
+ * entries' last addresses written once. The test is a few vector operations a record where the table's is a
+ * dozen instructions with a store, a multiply and two loads: gemm and smooth's loops are all hits.
+ */
+#define PERIOD_MAX 8 /* the longest period looked for (a probe group has up to 8 slots) */
+
+typedef uint64_t fz_v2 __attribute__((vector_size(16)));
+
+static inline fz_v2 slot_at(const uint64_t *w)
+{
+    fz_v2 x;
+    __builtin_memcpy(&x, w, 16);
+    return x;
+}
+
+/* The records from `in` (before `end`) that are hits by the argument above, 0 when the records before `in` */
+/* (from `start`, this call's, so of this chunk) show no period; *period gets k.                            */
+static size_t period_hits(const uint64_t *in, const uint64_t *start, const uint64_t *end, size_t *period)
+{
+    size_t k = 1, before = (size_t)(in - start) / 2;
+    uint64_t s = in[-1];
+    while (k <= PERIOD_MAX && (2 * k > before || in[-1 - 2 * (ptrdiff_t)k] != s)) k++;
+    if (k > PERIOD_MAX || 2 * k > before) return 0;
+    size_t h[PERIOD_MAX];
+    for (size_t i = 0; i < k; i++) {
+        const uint64_t *r = in - 2 * (k - i); /* the window's records, oldest first */
+        if (r[1] != r[1 - 2 * (ptrdiff_t)k] || r[1] >> 63) return 0;
+        h[i] = fused_entry(r[1]);
+        for (size_t j = 0; j < i; j++)
+            if (h[j] == h[i]) return 0;
+    }
+    const ptrdiff_t back = 2 * (ptrdiff_t)k;
+    const uint64_t *p = in;
+    /* four records a test while four remain, then one at a time up to the first that is not a hit */
+    while (end - p >= 8) {
+        fz_v2 m = slot_at(p - back), m2 = slot_at(p - 2 * back);
+        fz_v2 x0 = (slot_at(p) - m) - (m - m2);
+        m = slot_at(p + 2 - back), m2 = slot_at(p + 2 - 2 * back);
+        fz_v2 x1 = (slot_at(p + 2) - m) - (m - m2);
+        m = slot_at(p + 4 - back), m2 = slot_at(p + 4 - 2 * back);
+        fz_v2 x2 = (slot_at(p + 4) - m) - (m - m2);
+        m = slot_at(p + 6 - back), m2 = slot_at(p + 6 - 2 * back);
+        fz_v2 x3 = (slot_at(p + 6) - m) - (m - m2);
+        fz_v2 any = (x0 | x1) | (x2 | x3);
+        if (any[0] | any[1]) break;
+        p += 8;
+    }
+    while (p < end && p[0] - p[-back] == p[-back] - p[-2 * back] && p[1] == p[1 - back]) p += 2;
+    *period = k;
+    return (size_t)(p - in) / 2;
+}
+
 /* Every slot passes here once. A hit costs two loads of the slot and one of the entry's successor, a compare, */
 /* the entry switched when the site changes (a store, a load, a multiply), a subtraction, a compare with the  */
 /* entry's stride and a count; nothing is written. (The stride stays in the entry, not in a register: with one */
@@ -102,7 +167,18 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
             d = w0 - last;
             last = w0;
             if (__builtin_expect(d == e[3], 1)) {
-                run++;
+                /* every 16th hit of a run, a look for a period (above): past it, hits without the table */
+                if (__builtin_expect((++run & 15) == 0, 0)) {
+                    size_t k, n = period_hits(in, start, end, &k);
+                    if (n) {
+                        in += 2 * n;
+                        run += n;
+                        for (size_t i = 1; i <= k; i++) tab[4 * fused_entry(in[1 - 2 * (ptrdiff_t)i])] = in[-2 * (ptrdiff_t)i];
+                        site = in[-1];
+                        e = &tab[4 * fused_entry(site)];
+                        last = in[-2];
+                    }
+                }
                 continue;
             }
             bit = 0;

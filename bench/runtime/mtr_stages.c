@@ -2,7 +2,8 @@
  * mtr_stages.c: codec 7's or 9's encoder (agent/runtime/rt_fused.c) and zstd, stage by stage, on a real
  * program's slots: the chunks of a trace written with MEMTRACE_CODEC=0 (stored slots, one chunk a buffer).
  * Prints, per record, the encoding pass's and zstd's thread CPU time (fastest of 3 passes over the chunks),
- * the bytes before zstd (all, the run stream c, the token stream t) and after it.
+ * the bytes before zstd (all, the run stream c, the token stream t) and after it, and a checksum of the payloads
+ * before zstd (two builds of rt_fused.c that must write the same bytes print the same one).
  *
  *     MEMTRACE_CODEC=0 MEMTRACE_OUT=raw.mtr ./prog
  *     gcc -O2 -Iagent/runtime -o /tmp/mtr_stages bench/runtime/mtr_stages.c agent/runtime/rt_fused.c -lzstd
@@ -133,9 +134,11 @@ int main(int argc, char **argv)
     ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, -3); /* rt_writer.h's ZLEVEL_FUSED */
     double tpack = 1e9, tz = 1e9;
     size_t records = 0, in = 0, out = 0, nc = 0, nt = 0;
+    uint64_t sum = 0; /* FNV-1a of every payload before zstd: two builds of the encoder write the same bytes */
     for (int rep = 0; rep < 3; rep++) {
         double a = 0, b = 0;
         records = in = out = nc = nt = 0;
+        sum = 0xcbf29ce484222325ULL;
         for (long i = 0; i < nch; i++) {
             double t0 = now();
             fused_begin(&fz, c, t, p + fused_room_head(room), codec);
@@ -143,12 +146,14 @@ int main(int argc, char **argv)
             size_t len;
             uint8_t *pl = fused_end_at_v(&fz, &len);
             double t1 = now();
+            a += t1 - t0;
+            for (size_t j = 0; j < len; j++) sum = (sum ^ pl[j]) * 0x100000001b3ULL;
+            t1 = now(); /* the checksum is no stage's time */
             size_t nv = (size_t)(fz.v - fz.v0);
             const uint8_t *zin = mode[0] == 'v' ? fz.v0 : pl;
             size_t zlen = mode[0] == 'v' ? nv : mode[0] == 'c' ? len - nv : len;
             size_t zz = ZSTD_compress2(cc, z, zcap, zin, zlen);
             b += now() - t1;
-            a += t1 - t0;
             records += fz.records;
             in += len;
             out += zz;
@@ -163,8 +168,8 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("codec %d, %ld chunks, %zu records: pack %.3f ns/record (%.1f ms), zstd (%s) %.3f ns/record (%.1f ms); "
-           "before zstd %.3f B/record (c %.3f, t %.3f), after %.4f\n",
+           "before zstd %.3f B/record (c %.3f, t %.3f), after %.4f; payloads' FNV-1a %016llx\n",
            codec, nch, records, tpack * 1e9 / records, tpack * 1e3, mode, tz * 1e9 / records, tz * 1e3,
-           (double)in / records, (double)nc / records, (double)nt / records, (double)out / records);
+           (double)in / records, (double)nc / records, (double)nt / records, (double)out / records, (unsigned long long)sum);
     return 0;
 }

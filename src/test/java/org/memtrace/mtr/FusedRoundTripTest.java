@@ -196,6 +196,45 @@ class FusedRoundTripTest {
         roundTrip(List.of(new Chunk(words, 2 * 777, false), new Chunk(words, 2 * 40, false)));
     }
 
+    @Test
+    void periodicLoopsSkippedWithoutTheTableComeBack() throws Exception {
+        // rt_fused.c's period skip (hits found by slot j - slot j-k == slot j-k - slot j-2k, the table written
+        // once after): gemm's rows of 3 sites, one site, 8 sites and 9 (past PERIOD_MAX), a stride change at each
+        // place of a 4-record test, two sites of one table entry, a site twice a period, a tag amid a stretch,
+        // and the chunk split between two calls amid a stretch
+        long twin = SITE_A + 1;
+        while (FusedSlots.entry(twin) != FusedSlots.entry(SITE_A)) twin++;
+        var w = new Words();
+        for (int row = 0; row < 40; row++)
+            for (int j = 0; j < 256; j++) {
+                w.record(0x60_0000L + 2048L * row + 8L * j, SITE_A);
+                w.record(0x80_0000L + 8L * j, SITE_B);
+                w.record(0x60_0000L + 2048L * row + 8L * j, SITE_C);
+            }
+        for (int brk = 0; brk < 8; brk++) {
+            long address = 0x10_0000L * (brk + 1);
+            for (int j = 0; j < 60 + brk; j++) w.record(address += 8, SITE_FAR);
+            for (int j = 0; j < 60; j++) w.record(address += 24, SITE_FAR);
+        }
+        for (int sites : new int[] {8, 9})
+            for (int j = 0; j < 500; j++)
+                for (int s = 0; s < sites; s++) w.record(0x100_0000L * s + 16L * j + (j == 300 && s == 5 ? 8 : 0), SITE_FAR + s);
+        for (int j = 0; j < 500; j++) {
+            w.record(0x30_0000L + 8L * j, SITE_A);
+            w.record(0x40_0000L + 4L * j, twin);
+            if (j == 250) w.tag(j, 24);
+        }
+        for (int j = 0; j < 500; j++) {
+            w.record(0x50_0000L + 8L * j, SITE_A);
+            w.record(0x58_0000L + 8L * j, SITE_B);
+            w.record(0x50_0000L + 8L * j + 4, SITE_A);
+            w.record(0x5c_0000L - 8L * j, SITE_C);
+            if (j == 400) w.tag(j, 8);
+        }
+        long[] words = w.toArray();
+        roundTrip(List.of(new Chunk(words, 2 * (3 * 256 * 7 + 100), false), new Chunk(words)));
+    }
+
     /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. Returns codec 7's, 8's, 9's and 10's first payloads. */
     private static List<byte[]> roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
         return List.of(roundTrip(chunks, 7), roundTrip(chunks, 8), roundTrip(chunks, 9), roundTrip(chunks, 10));

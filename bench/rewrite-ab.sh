@@ -4,10 +4,13 @@
 # rw-disk column), each version's run alternating with the other's ROUNDS times (default 5), so both see the
 # same load. Prints per program the fastest CPU (user + sys) of each version, its ratio to native (run in the
 # same rounds). Both versions' plans must be in
-# the cache (a `memtrace run` of each program with each version made them); the runtime is this checkout's
-# (it applies plans of both versions). Appends to bench/results/rewrite-ab.md (BENCH_RESULTS=off: not).
-# Usage: OLD=rewrite-19-tail-branches [NEW=version, default this checkout's] bench/rewrite-ab.sh [program ...]  (default: python3-json python3-small
-#        sqlite3 gzip)
+# the cache (a `memtrace run` of each program with each version made them); the runtime is this checkout's,
+# for both versions unless OLD_RT names one built from the old version's commit (a plan file of another
+# format: rewrite-21 maps the text from the plan, version 5). RUN=1 adds a column: the whole `memtrace run -o
+# /dev/null` of this checkout (the JVM reading the stream included), CPU of it and its children.
+# Appends to bench/results/rewrite-ab.md (BENCH_RESULTS=off: not).
+# Usage: OLD=rewrite-19-tail-branches [OLD_RT=lib.so] [NEW=version, default this checkout's] [RUN=1] bench/rewrite-ab.sh [program ...]
+#        (default: python3-json python3-small sqlite3 gzip)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/bench/results.sh"
@@ -16,6 +19,7 @@ out="$root/bench/out/rewrite-ab"
 mkdir -p "$out"
 make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so"
 rt="$out/lib/libmemtrace-rt.so"
+old_rt=${OLD_RT:-$rt}
 : "${OLD:?OLD=the planner version to compare with}"
 NEW=${NEW:-$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")}
 ROUNDS=${ROUNDS:-5}
@@ -46,32 +50,44 @@ cmd_of() { # program: the command line
     python3-json) echo "/usr/bin/python3 $out/dumps.py" ;;
     python3-small) echo "/usr/bin/python3 -S -c print(sum(range(1000)))" ;;
     sqlite3) echo "/usr/bin/sqlite3 :memory: -init $out/sqlite3.sql .quit" ;;
-    gzip) echo "/usr/bin/gzip -9c $out/gzip.in" ;;
+    gzip) echo "/usr/bin/gzip -6c $out/gzip.in" ;;
   esac
 }
-cpu() { # plan-list (empty: native), command...: the CPU of one run, its stderr in $out/err
-  local p=$1; shift
-  /usr/bin/time -f '%U %S' -o "$out/time" env ${p:+LD_PRELOAD=$rt MEMTRACE_REWRITE_PLAN=$p MEMTRACE_OUT=$out/t.mtr} "$@" >/dev/null 2>"$out/err"
+cpu() { # runtime, plan-list (empty: native), command...: the CPU of one run, its stderr in $out/err
+  local r=$1 p=$2; shift 2
+  /usr/bin/time -f '%U %S' -o "$out/time" env ${p:+LD_PRELOAD=$r MEMTRACE_REWRITE_PLAN=$p MEMTRACE_OUT=$out/t.mtr} "$@" >/dev/null 2>"$out/err"
   rm -f "$out"/t.mtr*
   awk '{ printf "%.3f", $1 + $2 }' "$out/time"
 }
 min() { printf '%s\n' "$@" | sort -g | head -1; }
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(python3-json python3-small sqlite3 gzip)
-echo "OLD=$OLD NEW=$NEW ROUNDS=$ROUNDS; load: $(uptime | sed 's/.*load average/load average/')"
+run_cpu() { # command...: the CPU of one whole `memtrace run -o /dev/null` and its children
+  /usr/bin/time -f '%U %S' -o "$out/time" "$root/memtrace" run -o /dev/null -- "$@" >/dev/null 2>"$out/err"
+  awk '{ printf "%.3f", $1 + $2 }' "$out/time"
+}
+echo "OLD=$OLD OLD_RT=$old_rt NEW=$NEW ROUNDS=$ROUNDS RUN=${RUN:-0}; load: $(uptime | sed 's/.*load average/load average/')"
 echo
-printf '| program | native | %s | %s |\n|---|---|---|---|\n' "$OLD" "$NEW"
+if [ "${RUN:-0}" = 1 ]; then
+  printf '| program | native | %s | %s | memtrace run -o /dev/null (%s) |\n|---|---|---|---|---|\n' "$OLD" "$NEW" "$NEW"
+else
+  printf '| program | native | %s | %s |\n|---|---|---|---|\n' "$OLD" "$NEW"
+fi
 for p in "${progs[@]}"; do
   read -r -a c <<<"$(cmd_of "$p")"
   po=$(plans "$OLD" "${c[0]}") pn=$(plans "$NEW" "${c[0]}")
-  n=() o=() w=()
+  n=() o=() w=() m=()
   for _ in $(seq "$ROUNDS"); do
-    n+=("$(cpu '' "${c[@]}")")
-    o+=("$(cpu "$po" "${c[@]}")")
-    w+=("$(cpu "$pn" "${c[@]}")")
+    n+=("$(cpu '' '' "${c[@]}")")
+    o+=("$(cpu "$old_rt" "$po" "${c[@]}")")
+    w+=("$(cpu "$rt" "$pn" "${c[@]}")")
+    [ "${RUN:-0}" = 1 ] && m+=("$(run_cpu "${c[@]}")")
   done
   nb=$(min "${n[@]}") ob=$(min "${o[@]}") wb=$(min "${w[@]}")
-  printf '| %s | %s | %s (%.1fx) | %s (%.1fx) |\n' "$p" "$nb" "$ob" "$(awk -v a="$ob" -v b="$nb" 'BEGIN{print a/b}')" "$wb" "$(awk -v a="$wb" -v b="$nb" 'BEGIN{print a/b}')"
+  ratio() { awk -v a="$1" -v b="$nb" 'BEGIN{ if (b > 0) printf "%.1fx", a/b; else print "-" }'; }
+  row="| $p | $nb | $ob ($(ratio "$ob")) | $wb ($(ratio "$wb")) |"
+  if [ "${RUN:-0}" = 1 ]; then mb=$(min "${m[@]}"); row="$row $mb ($(ratio "$mb")) |"; fi
+  echo "$row"
 done
 echo
 echo "load: $(uptime | sed 's/.*load average/load average/')"

@@ -60,6 +60,7 @@
 
 #define RW_MAGIC 0x314e4c505752544dULL /* "MTRWPLN1" */
 #define RW_HEADER 104
+#define RW_TEXT_ALIGN 4096ULL /* the text's offset in the plan file is a multiple: it is mapped from there (PlanFile.TEXT_ALIGN) */
 #define RW_PATCH 24
 #define RW_TRAP 40
 
@@ -165,10 +166,19 @@ static int same(const unsigned char *a, const unsigned char *b, size_t n)
     return 1;
 }
 
-/* The plan file's bytes, mapped read-only and private (NULL when it cannot be trusted or mapped); *len its */
-/* size. Mapped, not read: libc's plan is 13 MB, and reading it cost a copy into as many fresh pages; memtrace */
-/* replaces a plan by renaming a new file over it, never by writing into it, so the mapping stays whole.      */
-static unsigned char *read_plan(const char *path, size_t *len)
+/* Where the trampoline text starts in a plan file whose header is h: a page boundary after the ids. */
+static uint64_t text_offset(const struct rw_header *h)
+{
+    uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
+    return (RW_HEADER + ids + RW_TEXT_ALIGN - 1) & ~(RW_TEXT_ALIGN - 1);
+}
+
+/* The plan file's bytes, mapped read-only and private (NULL when it cannot be trusted or mapped); *len its  */
+/* size, *fd_out the file, open, for apply_at to map the trampoline text from (the caller closes it). Mapped, */
+/* not read: libc's plan is 13 MB, and reading it cost a copy into as many fresh pages; memtrace replaces a   */
+/* plan by renaming a new file over it, never by writing into it, so the mapping stays whole. What follows   */
+/* the text (patches, fix-ups, int3 places: all of it is read) is faulted in at once; the text is not.      */
+static unsigned char *read_plan(const char *path, size_t *len, int *fd_out)
 {
     int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0) { say("cannot open the plan ", path); return NULL; }
@@ -180,10 +190,17 @@ static unsigned char *read_plan(const char *path, size_t *len)
         return NULL;
     }
     size_t n = (size_t)st.st_size;
-    long m = mt_sys6(SYS_mmap, 0, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0); /* all of it is read */
-    mt_sys1(SYS_close, fd);
-    if (m < 0 && m > -4096) { say("cannot read the plan ", path); return NULL; }
+    long m = mt_sys6(SYS_mmap, 0, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m < 0 && m > -4096) {
+        mt_sys1(SYS_close, fd);
+        say("cannot read the plan ", path);
+        return NULL;
+    }
+    const struct rw_header *h = (const void *)m;
+    uint64_t rest = (text_offset(h) + pad8(h->text_size)) & ~(RW_TEXT_ALIGN - 1); /* check_plan judges the numbers */
+    if (rest < n) mt_sys3(SYS_madvise, m + (long)rest, n - rest, 22 /* MADV_POPULATE_READ, Linux 5.14; ignored before */);
     *len = n;
+    *fd_out = fd;
     return (unsigned char *)m;
 }
 
@@ -324,11 +341,10 @@ uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
 static const char *check_plan(const unsigned char *plan, size_t len)
 {
     const struct rw_header *h = (const void *)plan;
-    uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
-    uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
+    uint64_t text_at = text_offset(h), patches_at = text_at + pad8(h->text_size);
     uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
     uint64_t traps_at = fixups_at + pad8(4ULL * h->fixups);
-    if (h->magic != RW_MAGIC || h->version != 4 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
+    if (h->magic != RW_MAGIC || h->version != 5 || h->tramp_id_len > sizeof rw[0].id || h->tramp_path_len >= sizeof rw[0].path
         || h->module_id_len > 64 || h->text_size > len || h->cursor_slot - h->text_address + 8 > h->text_size
         || traps_at + (uint64_t)h->traps * RW_TRAP != len)
         return "the plan is damaged or of another version: ";
@@ -483,22 +499,56 @@ static void pun_segment(struct rw_stubs *s, const unsigned char *plan_traps, uin
     }
 }
 
+/* The trampoline text of the plan (mapped at plan, open as fd) at the pages [at, at+size) that rw_place     */
+/* reserved, moved by `moved` from its link-time place, its cursor slot filled, read and execute: NULL, or  */
+/* why not. Mapped from the file, private: the page cache's pages, shared with every other run, and only    */
+/* the pages a thread runs are ever faulted in; copying it (libc's 9 MB, python3's 24 MB in all) was most  */
+/* of a warm start's CPU. The pages written here (the cursor slot's; all of them when the fix-ups move      */
+/* every rel32) become the process's own, so the file is never written; the bytes past the text on its last */
+/* page are the plan's patches, never run. Where the cache's file system refuses to execute its files       */
+/* (noexec), the text is copied into the reserved pages as before.                                          */
+static const char *fill_text(uint64_t at, uint64_t size, int fd, const unsigned char *plan, int64_t moved)
+{
+    const struct rw_header *h = (const void *)plan;
+    uint64_t text_at = text_offset(h), fixups_at = text_at + pad8(h->text_size) + (uint64_t)h->patches * RW_PATCH;
+    const uint32_t *fix = (const void *)(plan + fixups_at);
+    unsigned char *text = (unsigned char *)at;
+    uint64_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    for (int copy = 0; copy < 2; copy++) {
+        long m = copy ? mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+                      : mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, text_at);
+        if (m != (long)at) return "cannot map the trampolines: ";
+        /* every page written at once (Linux 5.14; ignored before), not a fault each: moved, each has fix-ups */
+        if (copy || (moved && h->fixups)) mt_sys3(SYS_madvise, at, size, 23 /* MADV_POPULATE_WRITE */);
+        if (copy) rt_memcpy(text, plan + text_at, h->text_size);
+        for (uint32_t i = 0; i < h->fixups && moved; i++) { /* at its link-time place the text is right as it is */
+            int32_t v;
+            rt_memcpy(&v, text + fix[i], 4);
+            v = (int32_t)((int64_t)v - moved);
+            rt_memcpy(text + fix[i], &v, 4);
+        }
+        /* initial-exec TLS: the cursor's offset from the thread pointer is the same in every thread */
+        *(uint64_t *)(text + (h->cursor_slot - h->text_address)) = (uint64_t)(uintptr_t)&__memtrace_cursor - tp;
+        if (mt_sys3(SYS_mprotect, at, size, PROT_READ | PROT_EXEC) == 0) return NULL;
+    }
+    return "cannot make the trampolines executable: ";
+}
+
 /*
  * A checked plan applied to the loaded object o: NULL when its jumps are written, else why not (nothing
  * of the object patched then, or, for "cannot write", the segments before it). *quiet is set when the
  * failure is no error (the executable's plan without a build-id met another program's bytes).
  */
-static const char *apply_at(const unsigned char *plan, const char *path, const struct dl_phdr_info *o, int *quiet)
+static const char *apply_at(const unsigned char *plan, int fd, const char *path, const struct dl_phdr_info *o, int *quiet)
 {
     const struct rw_header *h = (const void *)plan;
-    uint64_t ids = pad8((uint64_t)h->module_id_len + h->tramp_id_len + h->tramp_path_len);
-    uint64_t text_at = RW_HEADER + ids, patches_at = text_at + pad8(h->text_size);
+    uint64_t text_at = text_offset(h), patches_at = text_at + pad8(h->text_size);
     uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
     uint64_t traps_at = fixups_at + pad8(4ULL * h->fixups);
     *quiet = 0;
     if (rw_count == RW_MODULES) return "too many rewritten modules; not applied: ";
     const struct rw_patch *p = (const void *)(plan + patches_at);
-    const uint32_t *fix = (const void *)(plan + fixups_at);
     for (uint32_t i = 0; i < h->patches; i++)
         if (!code_bytes(o, p[i].address, jump_bytes(&p[i]))
             || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, jump_bytes(&p[i]))) {
@@ -518,24 +568,10 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
     if (!at) return "no room for the trampolines within 2 GB of the module: ";
     /* the text's displacement from its link-time place: every rel32 between it and the module changes by it */
     int64_t moved = (int64_t)(at - want);
-    unsigned char *text = (unsigned char *)at;
-    /* its pages at once (Linux 5.14; ignored before): libc's 9 MB of text faulted a page at a time cost */
-    /* more CPU than the copy itself on this paravirtualized machine */
-    mt_sys3(SYS_madvise, at, size, 23 /* MADV_POPULATE_WRITE */);
-    rt_memcpy(text, plan + text_at, h->text_size);
-    for (uint32_t i = 0; i < h->fixups && moved; i++) { /* at its link-time place the text is right as it is */
-        int32_t v;
-        rt_memcpy(&v, text + fix[i], 4);
-        v = (int32_t)((int64_t)v - moved);
-        rt_memcpy(text + fix[i], &v, 4);
-    }
-    /* initial-exec TLS: the cursor's offset from the thread pointer is the same in every thread */
-    uint64_t tp;
-    __asm__("mov %%fs:0, %0" : "=r"(tp));
-    *(uint64_t *)(text + (h->cursor_slot - h->text_address)) = (uint64_t)(uintptr_t)&__memtrace_cursor - tp;
-    if (mt_sys3(SYS_mprotect, at, size, PROT_READ | PROT_EXEC) != 0) {
+    const char *why = fill_text(at, size, fd, plan, moved);
+    if (why) {
         mt_sys2(SYS_munmap, at, size);
-        return "cannot make the trampolines executable: ";
+        return why;
     }
     /* the int3 fallback's table, at run time, before any int3 is written (rw_trap.c) */
     if (h->traps) {
@@ -633,7 +669,8 @@ static const char *apply_at(const unsigned char *plan, const char *path, const s
 static void apply_one(const char *path)
 {
     size_t len;
-    unsigned char *plan = read_plan(path, &len);
+    int fd;
+    unsigned char *plan = read_plan(path, &len, &fd);
     if (!plan) return;
     const struct rw_header *h = (const void *)plan;
     const char *why = check_plan(plan, len);
@@ -647,17 +684,19 @@ static void apply_one(const char *path)
         if (mt_build_id(&f.info, &id_len) && id_len) goto done;
     }
     int quiet;
-    why = apply_at(plan, path, &f.info, &quiet);
+    why = apply_at(plan, fd, path, &f.info, &quiet);
     if (why && !quiet) say(why, path);
 done:
     mt_sys2(SYS_munmap, plan, len);
+    mt_sys1(SYS_close, fd);
 }
 
 /* The plan at path applied to the object o, which dlopen has just mapped (rw_dlopen.c): NULL or why not. */
 const char *rw_apply_loaded(const char *path, const struct dl_phdr_info *o)
 {
     size_t len;
-    unsigned char *plan = read_plan(path, &len);
+    int fd;
+    unsigned char *plan = read_plan(path, &len, &fd);
     if (!plan) return "the plan cannot be read or is not memtrace's";
     const struct rw_header *h = (const void *)plan;
     const char *why = check_plan(plan, len);
@@ -665,8 +704,9 @@ const char *rw_apply_loaded(const char *path, const struct dl_phdr_info *o)
     const unsigned char *id = mt_build_id(o, &id_len);
     if (!why && (!id || id_len != h->module_id_len || !same(id, plan + RW_HEADER, id_len))) why = "the plan is for another build-id";
     int quiet;
-    if (!why) why = apply_at(plan, path, o, &quiet);
+    if (!why) why = apply_at(plan, fd, path, o, &quiet);
     mt_sys2(SYS_munmap, plan, len);
+    mt_sys1(SYS_close, fd);
     return why;
 }
 

@@ -19,8 +19,10 @@ import java.util.List;
  */
 record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked linked, List<Patch> patches, List<Trap> traps) {
     static final long MAGIC = 0x314e4c505752544dL; // "MTRWPLN1" read as u64 little-endian
-    static final int VERSION = 4;
+    static final int VERSION = 5;
     static final int HEADER = 104;
+    /** The text starts at a multiple of this in the file: the runtime maps it from there (MAP_PRIVATE), no copy. */
+    static final int TEXT_ALIGN = 4096;
     static final int PATCH = 24;
     static final int TRAP = 40;
 
@@ -79,8 +81,9 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
     byte[] bytes() {
         byte[] path = linked.file().toString().getBytes(StandardCharsets.UTF_8);
         int ids = pad(moduleBuildId.length + linked.buildId().length + path.length);
+        int textAt = (HEADER + ids + TEXT_ALIGN - 1) & -TEXT_ALIGN;
         int[] fixups = linked.fixups();
-        int size = HEADER + ids + pad(linked.text().length) + PATCH * patches.size() + pad(4 * fixups.length) + TRAP * traps.size();
+        int size = textAt + pad(linked.text().length) + PATCH * patches.size() + pad(4 * fixups.length) + TRAP * traps.size();
         ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
         b.putLong(MAGIC).putInt(VERSION).putInt(patches.size());
         b.putLong(linked.textAddress()).putLong(linked.text().length).putLong(linked.cursorSlot());
@@ -88,8 +91,8 @@ record PlanFile(Counts counts, byte[] moduleBuildId, TrampolineLinker.Linked lin
         for (int i = 0; i < 8; i++) b.putInt(i < counts.left().length ? counts.left()[i] : 0);
         b.putInt(counts.rewritten()).putInt(fixups.length).putInt(traps.size()).putInt(counts.trapped());
         b.put(moduleBuildId).put(linked.buildId()).put(path);
-        b.position(HEADER + ids).put(linked.text());
-        b.position(HEADER + ids + pad(linked.text().length));
+        b.position(textAt).put(linked.text());
+        b.position(textAt + pad(linked.text().length));
         for (Patch p : patches) {
             b.putLong(p.address()).put(p.old()).put(new byte[8 - p.old().length]).put(p.jump()).put(new byte[8 - p.jump().length]);
         }

@@ -44,6 +44,7 @@ final class Dwarf {
     static final int AT_DATA_BIT_OFFSET = 0x6b;
     static final int AT_STR_OFFSETS_BASE = 0x72;
     static final int AT_STMT_LIST = 0x10;
+    static final int AT_COMP_DIR = 0x1b;
     static final int AT_LOW_PC = 0x11;
     static final int AT_HIGH_PC = 0x12;
     static final int AT_RANGES = 0x55;

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongFunction;
 import java.util.function.LongPredicate;
 
 /**
@@ -60,14 +61,35 @@ public final class DwarfLines {
         try {
             ByteBuffer lineStr = contents(elf, ".debug_line_str");
             ByteBuffer str = contents(elf, ".debug_str");
+            LongFunction<String> compDirs = new LongFunction<>() {
+                private Map<Long, String> dirs;
+
+                @Override
+                public String apply(long offset) {
+                    // read only when a DWARF 4 unit asks: DWARF 5 tables name their directory themselves
+                    if (dirs == null) dirs = compDirs(elf);
+                    return dirs.get(offset);
+                }
+            };
             LineTable table = parse(elf.contentsOf(line.get()), lineStr, str,
-                    a -> code.stream().anyMatch(s -> s.isLoad() && s.isExecutable() && s.contains(a)));
+                    a -> code.stream().anyMatch(s -> s.isLoad() && s.isExecutable() && s.contains(a)), compDirs);
             return table.problem().map(p -> LineTable.unavailable(elf.path() + ": " + p)).orElse(table);
         } catch (ElfFormatException e) {
             return LineTable.unavailable(e.getMessage());
         } catch (RuntimeException e) {
             // The parser checks every read; this is the net under a mistake of its own, not an expected path.
             return LineTable.unavailable(elf.path() + ": .debug_line: " + e);
+        }
+    }
+
+    /** The units' compilation directories by line-table offset ({@link DwarfCompDirs}); none when unreadable. */
+    private static Map<Long, String> compDirs(ElfFile elf) {
+        try {
+            return DwarfCompDirs.read(new DwarfSections(contents(elf, ".debug_info"), contents(elf, ".debug_abbrev"),
+                    contents(elf, ".debug_str"), contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"),
+                    contents(elf, ".debug_addr")));
+        } catch (ElfFormatException e) {
+            return Map.of();
         }
     }
 
@@ -78,13 +100,21 @@ public final class DwarfLines {
 
     /** Parses the sections' bytes; {@code keep} says which sequence start addresses belong to code. */
     static LineTable parse(ByteBuffer line, ByteBuffer lineStr, ByteBuffer str, LongPredicate keep) {
+        return parse(line, lineStr, str, keep, offset -> null);
+    }
+
+    /**
+     * As above, with {@code compDirs} giving a DWARF 4 unit's compilation directory by the unit's offset (null:
+     * unknown), which its table leaves implicit and {@link LineTable#location} then joins.
+     */
+    static LineTable parse(ByteBuffer line, ByteBuffer lineStr, ByteBuffer str, LongPredicate keep, LongFunction<String> compDirs) {
         Rows rows = new Rows();
         DwarfCursor c = new DwarfCursor(line.slice().order(ByteOrder.LITTLE_ENDIAN));
         int unitStart = 0;
         try {
             while (c.position < c.limit) {
                 unitStart = c.position;
-                new Unit(c, lineStr.slice(), str.slice(), rows).run();
+                new Unit(c, lineStr.slice(), str.slice(), rows, compDirs).run();
             }
         } catch (DwarfException e) {
             return LineTable.unavailable(".debug_line unit at offset 0x" + Integer.toHexString(unitStart) + ": " + e.getMessage());
@@ -101,7 +131,7 @@ public final class DwarfLines {
         DwarfCursor c = new DwarfCursor(line.slice().order(ByteOrder.LITTLE_ENDIAN));
         if (offset < 0 || offset >= c.limit) throw new DwarfException("line table offset 0x" + Long.toHexString(offset) + " outside .debug_line");
         c.position = (int) offset;
-        Unit u = new Unit(c, lineStr.slice(), str.slice(), null);
+        Unit u = new Unit(c, lineStr.slice(), str.slice(), null, o -> null);
         u.run();
         String[] names = new String[u.fileNames.size()];
         for (int i = 0; i < names.length; i++) names[i] = u.fileNames.get(i) == null ? null : u.displayName(i);
@@ -114,6 +144,7 @@ public final class DwarfLines {
         private final ByteBuffer lineStr;
         private final ByteBuffer str;
         private final Rows rows;
+        private final LongFunction<String> compDirs;
         private final List<String> directories = new ArrayList<>();
         /** Per file entry: its name and directory index; resolved into the global file table on first use. */
         private final List<String> fileNames = new ArrayList<>();
@@ -122,14 +153,16 @@ public final class DwarfLines {
         private int version;
         private boolean offset64;
 
-        Unit(DwarfCursor c, ByteBuffer lineStr, ByteBuffer str, Rows rows) {
+        Unit(DwarfCursor c, ByteBuffer lineStr, ByteBuffer str, Rows rows, LongFunction<String> compDirs) {
             this.c = c;
+            this.compDirs = compDirs;
             this.lineStr = lineStr;
             this.str = str;
             this.rows = rows;
         }
 
         void run() throws DwarfException {
+            int unitOffset = c.position;
             long length = c.u32();
             if (length == 0xffffffffL) {
                 offset64 = true;
@@ -165,8 +198,10 @@ public final class DwarfLines {
                 readEntries(true, addressSize);
                 readEntries(false, addressSize);
             } else {
-                // DWARF 4 and earlier: directory 0 is the compilation directory, implicit; files count from 1.
-                directories.add("");
+                // DWARF 4 and earlier: directory 0 is the compilation directory, implicit (the unit DIE's
+                // DW_AT_comp_dir, when .debug_info gives it); files count from 1.
+                String compDir = compDirs.apply(unitOffset);
+                directories.add(compDir == null ? "" : compDir);
                 for (String d = c.cString(); !d.isEmpty(); d = c.cString()) directories.add(d);
                 fileNames.add(null);
                 fileDirectories.add(0L);
@@ -340,11 +375,12 @@ public final class DwarfLines {
         /**
          * Where the file lies when its name is relative and the compilation directory (DWARF 5's directory 0,
          * DW_AT_comp_dir) is absolute: the two joined, as addr2line prints it, so that its source is found from
-         * any working directory; null otherwise (DWARF 4 tables do not hold the compilation directory).
+         * any working directory; null otherwise (a DWARF 4 table leaves the compilation directory to the unit's
+         * DW_AT_comp_dir: without it, null).
          */
         private String location(int i) throws DwarfException {
             String name = displayName(i);
-            if (version < 5 || name.startsWith("/") || directories.isEmpty() || !directories.getFirst().startsWith("/")) return null;
+            if (name.startsWith("/") || directories.isEmpty() || !directories.getFirst().startsWith("/")) return null;
             return normalize(join(directories.getFirst(), name));
         }
 

@@ -96,6 +96,26 @@ class SourceLinesTest {
     }
 
     @Test
+    void aDwarf4ObjectCompiledByARelativePathElsewhereIsFoundThroughItsCompilationDirectory() throws Exception {
+        // The object is compiled in dir as `gcc -c src/lines_other.c`; the program is linked in another
+        // directory. DWARF 4's line table names `src/lines_other.c` and leaves its directory 0 implicit: the
+        // unit's DW_AT_comp_dir (dir) is where the file lies, as addr2line prints it.
+        for (String dwarf : List.of("-gdwarf-4", "-gdwarf-5")) {
+            build("other" + dwarf + ".o", List.of("-c", "-O0", dwarf), "src/lines_other.c");
+            Path elsewhere = Files.createDirectories(tmp.resolve("link" + dwarf));
+            Files.copy(dir.resolve("src/lines_main.c"), elsewhere.resolve("main.c"));
+            Path prog = elsewhere.resolve("prog");
+            Gcc.run(List.of("gcc", "-g", "-O0", dwarf, "-I" + dir.resolve("inc"), "-o", prog.toString(),
+                    elsewhere.resolve("main.c").toString(), dir.resolve("other" + dwarf + ".o").toString()));
+            ElfFile elf = ElfFile.read(prog);
+            LineTable lines = DwarfLines.read(elf, elf.loadSegments());
+            assertThat(lines.lineOf(function(elf, "other").value()).orElseThrow().file()).as(dwarf).isEqualTo("src/lines_other.c");
+            assertThat(lines.location("src/lines_other.c")).as(dwarf).contains(dir.resolve("src/lines_other.c").toString());
+            assertThat(lines.location("inc/util.h")).as(dwarf).contains(dir.resolve("inc/util.h").toString());
+        }
+    }
+
+    @Test
     void sharedLibraryLinesCountFromItsLinkTimeAddresses() throws Exception {
         for (String dwarf : List.of("-gdwarf-4", "-gdwarf-5")) {
             Path lib = build("liblines" + dwarf + ".so", List.of("-O2", dwarf, "-shared", "-fPIC"), "src/lines_lib.c");

@@ -33,6 +33,8 @@ public final class Summary implements Analysis {
     private boolean anyEvent;
     /** The instrumented files whose probes ran, by identity: each file's totals are one shared object. */
     private final Set<Event.SelectionTotals> modules = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The file of the last block run, in {@link #modules}: a block of the same file adds nothing (no set lookup per block). */
+    private Event.SelectionTotals lastModule;
     private final boolean compiledIn;
     /**
      * Threads whose start record names no creator (parent 0) after the first thread's: started without the
@@ -144,7 +146,10 @@ public final class Summary implements Analysis {
         if (!selective && site.selective()) selective = true;
         if (site.firstOfBlock()) {
             // every block that ran has run its first site, so its file is seen here, once per block run
-            modules.add(site.module());
+            if (site.module() != lastModule) {
+                lastModule = site.module();
+                modules.add(lastModule);
+            }
             blockExecutions++;
             weightedRefs += site.blockRefs();
             weightedMa += site.blockMa();

@@ -45,7 +45,8 @@ prints its records).
 @Fork(1)
 public class RunStageBenchmark {
     private long[] loopAddresses, blockAddresses, randomAddresses;
-    private Event.ProbeSite[] loopSites, blockSites, randomSites;
+    private Event.ProbeSite[] loopSites, blockSites, randomSites, manySites;
+    static final int MANY_SITES = 40_000;
     private Interpretation stage;
 
     @Setup
@@ -64,6 +65,14 @@ public class RunStageBenchmark {
         blockSites = new Event.ProbeSite[untyped.length];
         fill(untyped, sites, blockAddresses, blockSites);
         System.out.println("heapAndStack: " + untyped.length + " records per invocation");
+        // sites 7 bytes apart in libc's text, named as its functions: each record's drawn at random
+        Event.ProbeSite[] spread = new Event.ProbeSite[MANY_SITES];
+        for (int i = 0; i < MANY_SITES; i++)
+            spread[i] = new Event.ProbeSite(NamingBenchmark.LIBC_BIAS + 0x30000 + 7L * i, i % 3 == 0 ? Event.ProbeKind.STORE : Event.ProbeKind.LOAD,
+                    8, 0, 0, 1, 1, 0, 0, 0, Event.SelectionTotals.NONE);
+        java.util.Random random = new java.util.Random(11);
+        manySites = new Event.ProbeSite[untyped.length];
+        for (int i = 0; i < untyped.length; i++) manySites[i] = spread[random.nextInt(MANY_SITES)];
         randomAddresses = new long[world.accesses.length];
         randomSites = new Event.ProbeSite[world.accesses.length];
         fill(world.accesses, sites, randomAddresses, randomSites);
@@ -94,6 +103,12 @@ public class RunStageBenchmark {
     @Benchmark
     public void heapAndStack() {
         run(blockAddresses, blockSites);
+    }
+
+    /** Per invocation as {@link #heapAndStack}: the same records, each at one of {@value #MANY_SITES} sites. */
+    @Benchmark
+    public void manySites() {
+        run(blockAddresses, manySites);
     }
 
     @Benchmark

@@ -21,7 +21,9 @@
  * While the call runs, libc's faults on the globals are not reported (the range after it is), so the report
  * names the function and the program's line rather than a libc address.
  *
- * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the
+ * gets and __gets_chk read the line into the agent's memory first and check its range before storing it, so
+ * their report comes with the program's memory past the buffer untouched (the real __gets_chk stops there).
+ * What it gets wrong: the others' check is made after the call, as AddressSanitizer's interceptors make it, so the
  * bytes past the buffer are written before the report (the first report stops the program before the
  * function returns into a smashed frame); the heap is left to its faults (said at libc's store, without the
  * function's name); a _chk call whose range the check finds inside its object (a struct member: gcc's size is
@@ -133,16 +135,34 @@ static void fortify(size_t wrote, size_t dl)
     if (wrote > dl && rl.chk_fail) rl.chk_fail();
 }
 
+/* the agent's own pages for a long line (mc_read_line): outside the program's heap and untraced */
+static void *line_pages(void *old, size_t old_size, size_t size)
+{
+    if (!size) { mt_sys2(SYS_munmap, (long)old, (long)old_size); return NULL; }
+    return mt_map_pages(size);
+}
+
+/* gets and __gets_chk: the line is read into the agent's memory first and its range checked (stack variable,
+ * global, heap block: check_block) before a byte of it is stored, so an overflow is said with the program's
+ * memory past the buffer as it was; then __gets_chk's verdict on a line over dl, before the copy, as glibc's
+ * stops at dl. Stored when nothing stopped the program (continue mode: the whole line, as gets would). */
 static char *gets_at(char *s, uintptr_t pc, size_t dl)
 {
     if (!wanted(pc)) return rl.gets(s);
+    char small[1024];
+    struct mc_line l = {small, 0, sizeof small, 0};
     ts.in_input++;
-    char *r = rl.gets(s);
+    int got = mc_read_line(stdin, &l, line_pages);
     ts.in_input--;
-    size_t n = r ? line_bytes(s, 0, 1) : 0;
-    line_read(r, s, n, pc, "gets");
-    fortify(n, dl);
-    return r;
+    if (got) {
+        check_block(s, NULL, l.len + 1, pc, "gets");
+        fortify(l.len + 1, dl);
+        int mine = enter_untraced(); /* s may be a traced global or heap block: its range is checked above */
+        for (size_t i = 0; i <= l.len; i++) s[i] = l.p[i];
+        if (mine) leave_untraced();
+    }
+    mc_line_done(&l, line_pages);
+    return got ? s : NULL;
 }
 
 static char *fgets_at(char *s, int n, FILE *f, uintptr_t pc, size_t dl)

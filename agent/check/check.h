@@ -102,6 +102,7 @@ void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const 
 /* variable it lies in (check_stackvars.c, from MEMTRACE_CHECK_FRAMES; nothing without that table)           */
 void mc_stackvars_init(void);
 void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by);
+int mc_fortify_stack(uintptr_t d, size_t n, size_t dl, const void *pc, const char *by);
 void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access access, const void *pc, const char *why);
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,

@@ -94,8 +94,7 @@ static const struct lfn *frames_fn_of(const struct mc_frames *t, uintptr_t pc)
     return &t->fn[lo - 1];
 }
 
-/* "file:line" of an address of the executable into out, or NULL. */
-__attribute__((unused)) /* the agent's check_line_of; the runtime names lines by its own */
+/* "file:line" of an address of the executable into out, or NULL (check_line_of, the agent's and a rewrite run's). */
 static const char *frames_line_of(const struct mc_frames *t, uintptr_t pc, char *out, size_t size)
 {
     if (!t->ready || !t->nrow || pc < t->bias) return NULL;

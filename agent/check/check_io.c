@@ -14,8 +14,9 @@
  * (mc_fortify_fail: an overflow if the shadow says so, else an overflow of the member gcc knew): __read_chk
  * __pread_chk __recv_chk __recvfrom_chk __fread_chk on a length over the size gcc knew, before the call;
  * __fgets_chk __fgetws_chk (and their _unlocked forms) only on a line that does not fit that size, a larger
- * size argument being no error while the lines fit; __gets_chk on a line that does not fit, after the call.
- * What it gets wrong: the check is made after the call, as AddressSanitizer's interceptors make it, so the bytes
+ * size argument being no error while the lines fit; __gets_chk on a line that does not fit, before it is stored
+ * (gets and __gets_chk read the line aside and check it before storing a byte).
+ * What it gets wrong: the others' check is made after the call, as AddressSanitizer's interceptors make it, so the bytes
  * past the buffer are written before the report (the first report stops the program; in continue mode the write
  * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
  * overruns it; a scanf format of positional arguments (%1$s) is not walked, %m's buffers are the checked
@@ -26,6 +27,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -43,7 +45,6 @@ static struct {
     ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
     size_t (*fread)(void *, size_t, size_t, FILE *);
     char *(*fgets)(char *, int, FILE *);
-    char *(*gets)(char *);
     wchar_t *(*fgetws)(wchar_t *, int, FILE *);
     ssize_t (*getdelim)(char **, size_t *, int, FILE *);
     ssize_t (*readv)(int, const struct iovec *, int);
@@ -57,7 +58,7 @@ static struct {
 __attribute__((constructor(102))) static void resolve(void)
 {
 #define R(f) real.f = (typeof(real.f))dlsym(RTLD_NEXT, #f)
-    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets); R(gets); R(fgetws); R(getdelim); R(readv); R(preadv); R(recvmsg);
+    R(read); R(pread); R(recv); R(recvfrom); R(fread); R(fgets); R(fgetws); R(getdelim); R(readv); R(preadv); R(recvmsg);
 #undef R
     real.vfscanf[0] = (typeof(real.vfscanf[0]))dlsym(RTLD_NEXT, "vfscanf");
     real.vsscanf[0] = (typeof(real.vsscanf[0]))dlsym(RTLD_NEXT, "vsscanf");
@@ -158,15 +159,40 @@ MC_EXPORT wchar_t *(fgetws_unlocked)(wchar_t *s, int n, FILE *f) { return fgetws
 char *gets(char *s);
 char *__gets_chk(char *s, size_t dl);
 
-static char *gets_at(char *s, const void *pc)
+/* pages of the runtime's own for a long line (mc_read_line) */
+static void *line_pages(void *old, size_t old_size, size_t size)
 {
-    if (!real.gets) resolve();
-    char *r = real.gets(s);
-    if (r) wrote(s, mc_scan_len(s) + 1, pc, "gets");
-    return r;
+    if (!size) { munmap(old, old_size); return NULL; }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
 }
 
-MC_EXPORT char *gets(char *s) { return gets_at(s, CALLER); }
+/* gets and __gets_chk (dl: the size gcc knew, else SIZE_MAX): the line is read into the runtime's memory first,
+ * and its range checked before a byte of it is stored, so the report comes with the program's memory past the
+ * buffer untouched, as the real __gets_chk stops at dl; a line over dl is that function's verdict
+ * (mc_fortify_fail: the object's overflow, or glibc's abort). Stored when the program goes on (continue mode:
+ * the whole line of gets, __gets_chk's cut to dl as its fgets_chk_at's). */
+static char *gets_at(char *s, const void *pc, size_t dl)
+{
+    char small[1024];
+    struct mc_line l = {small, 0, sizeof small, 0};
+    int got = mc_read_line(stdin, &l, line_pages);
+    if (got) {
+        size_t n = l.len + 1;
+        if (n > dl) {
+            mc_fortify_fail(s, n, dl, pc, "gets");
+            n = dl;
+            l.p[n - 1] = 0;
+        } else {
+            wrote(s, n, pc, "gets");
+        }
+        for (size_t i = 0; i < n; i++) s[i] = l.p[i];
+    }
+    mc_line_done(&l, line_pages);
+    return got ? s : NULL;
+}
+
+MC_EXPORT char *gets(char *s) { return gets_at(s, CALLER, SIZE_MAX); }
 
 /* getline and getdelim: the line and its terminator at *line, which they grow by the checked realloc when *n is
  * too small; a *n larger than the block (the program's own count, wrong) lets them write past it */
@@ -393,12 +419,5 @@ static wchar_t *fgetws_chk_at(wchar_t *s, size_t dl, int n, FILE *f, const void 
 MC_EXPORT wchar_t *__fgetws_chk(wchar_t *s, size_t dl, int n, FILE *f) { return fgetws_chk_at(s, dl, n, f, CALLER); }
 MC_EXPORT wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t dl, int n, FILE *f) { return fgetws_chk_at(s, dl, n, f, CALLER); }
 
-/* glibc's reads at most dl - 1 characters and fails on a longer line; here the line is read, then checked */
-MC_EXPORT char *__gets_chk(char *s, size_t dl)
-{
-    if (!real.gets) resolve();
-    char *r = real.gets(s);
-    if (r && mc_scan_len(s) + 1 > dl) mc_fortify_fail(s, mc_scan_len(s) + 1, dl, CALLER, "gets");
-    if (r) wrote(s, mc_scan_len(s) + 1, CALLER, "gets");
-    return r;
-}
+/* glibc's reads at most dl - 1 characters and fails on a longer line: here the line is read aside and checked first */
+MC_EXPORT char *__gets_chk(char *s, size_t dl) { return dl ? gets_at(s, CALLER, dl) : NULL; }

@@ -406,13 +406,15 @@ MC_EXPORT char *__strncat_chk(char *d, const char *s, size_t max, size_t dl)
 /* A _chk length over the size gcc knows (dl): an overflow of the object when the shadow says so (reported as the
  * plain function's); else the bytes are all inside one object but past what gcc knew the destination to be, a
  * member of a struct (the string and printf functions get __builtin_object_size type 1 from glibc's headers):
- * an intra-object overflow. In continue mode the call then goes on (it writes inside the object). n <= dl (a
+ * an intra-object overflow; on the stack of a rewrite run (no redzones there) a stack overflow unless DWARF
+ * knows a variable that holds the bytes (mc_fortify_stack). In continue mode the call then goes on (it writes inside the object). n <= dl (a
  * size argument over dl, but an output that fits) is glibc's own verdict, "*** buffer overflow detected ***". */
 void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *fn)
 {
     if (n > dl) {
+        mc_init();
         if (mc_first_bad((uintptr_t)d, n)) check(d, n, MC_WRITE, pc, fn);
-        else { mc_init(); mc_report_field((uintptr_t)d, n, dl, pc, fn); }
+        else if (!mc_fortify_stack((uintptr_t)d, n, dl, pc, fn)) mc_report_field((uintptr_t)d, n, dl, pc, fn);
         return;
     }
     static void (*chk_fail)(void);

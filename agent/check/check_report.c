@@ -485,7 +485,8 @@ static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
  * own site), then "    #1 stack_loop.c:14 (plain-c-O0+4711) in bad" and on; the same frames go into the JSON
  * record ("frames") and the SARIF result ("stacks").
  * The function's name is the executable's .symtab's when the agent read it (check_function_of, weak: the
- * compiled-in runtime has none, and sets no frames); file:line the call-site table's, else the executable's
+ * compiled-in runtime has none; in a rewrite run it reads the .symtab itself, check_names.c, and finds the
+ * frames by mc_frames_above); file:line the call-site table's, else the executable's
  * DWARF line table's that memtrace handed the agent (check_line_of, weak too: check_locals.c), for a return
  * address the line of the call (the byte before it; #0 too when the report's site is a wrapper's return
  * address, mc_frame0_return, rather than a faulting instruction). */
@@ -525,7 +526,11 @@ static void add_frame(struct frames *f, const char *code, const char *line, cons
     f->ref[k] = (struct mc_site_ref){f->code[k], line ? f->line[k] : NULL, f->fn[k][0] ? f->fn[k] : NULL, inlined};
 }
 
-/* the function a code address of a checked object lies in, by its call-site table (the runtime has no .symtab) */
+/* a rewrite run's (check_names.c): the executable's function by its .symtab; weak, the agent has its own */
+__attribute__((weak)) const char *mc_exe_function(uintptr_t pc);
+
+/* the function a code address of a checked object lies in, by its call-site table, else (a rewrite run of a
+ * binary nobody rebuilt) by the executable's .symtab */
 static const char *site_function(const void *pc)
 {
     for (int i = 0; i < ntables; i++)
@@ -533,7 +538,7 @@ static const char *site_function(const void *pc)
             const struct site *c = &tables[i]->sites[j];
             if (c->func <= pc && pc < c->end) return c->name;
         }
-    return NULL;
+    return mc_exe_function ? mc_exe_function((uintptr_t)pc) : NULL;
 }
 
 /* One code address's frames into f: at (a return address when ret, else an instruction) named as the report
@@ -564,16 +569,32 @@ static int add_frames(struct frames *f, uintptr_t at, int ret, int always)
     return k;
 }
 
-/* The access's frames: its site, then the return addresses run --check found above it (mc_frames); none when
- * there are no return addresses and the site is in no inlined code (the report's line says it all). */
+/* A rewrite run's check runtime (check_stackvars.c): the program's return addresses above a site, by the
+ * frame-pointer chain from rbp (0: found from a wrapper's return address); weak, as only that runtime has it. */
+__attribute__((weak)) int mc_frames_above(uintptr_t at, int ret, uintptr_t rbp, uint64_t *out, int max);
+/* set by check_rwprobe.c around an access's report: its site is the instruction, the program's %rbp this */
+__thread int mc_site_insn __attribute__((tls_model("initial-exec")));
+__thread uintptr_t mc_site_rbp __attribute__((tls_model("initial-exec")));
+
+/* The access's frames: its site, then the return addresses run --check found above it (mc_frames: the agent's,
+ * or in a rewrite run the runtime's own, mc_frames_above); none when there are no return addresses and the
+ * site is in no inlined code (the report's line says it all). */
 static void name_frames(const void *pc)
 {
     fr.n = 0;
-    /* a fault's pc is the instruction; a wrapper's site, and every site of the runtime's (a check call's), a
-     * return address */
-    int ret0 = check_function_of ? mc_frame0_return : 1;
+    /* a fault's pc is the instruction, as a rewrite run's trampoline's; a wrapper's site, and every site of the
+     * runtime's (a check call's), a return address */
+    int ret0 = check_function_of ? mc_frame0_return : !mc_site_insn;
+    uint64_t own[MC_MAX_FRAMES];
+    int mine = 0;
+    if (!mc_nframes && mc_frames_above && mc_stack_depth > 1) {
+        int max = mc_stack_depth - 1 < MC_MAX_FRAMES - 1 ? mc_stack_depth - 1 : MC_MAX_FRAMES - 1;
+        mine = mc_frames_above((uintptr_t)pc, ret0, mc_site_insn ? mc_site_rbp : 0, own, max);
+        if (mine > 0) { mc_frames = own; mc_nframes = mine; }
+    }
     add_frames(&fr, (uintptr_t)pc, ret0, mc_nframes > 0);
     for (int i = 0; i < mc_nframes; i++) add_frames(&fr, (uintptr_t)mc_frames[i], 1, 1);
+    if (mine > 0) { mc_frames = NULL; mc_nframes = 0; }
     mc_sarif_stack(fr.ref, fr.n);
 }
 

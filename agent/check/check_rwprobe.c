@@ -15,7 +15,8 @@
  * itself (the linker resolves it; the runtime moves it with the text). __memtrace_rwcheck saves every
  * register it may change and the flags, does the exact test (general registers only, so the program's vector
  * state is untouched), and reports through check_report.c with the original instruction's address as the
- * site (named module+offset, or by a dynamic symbol, as fault mode's run --check names it); it returns past the
+ * site (named module+offset, or by a dynamic symbol, as fault mode's run --check names it), and the program's
+ * %rbp, from which the report's frames are walked as fault mode prints them (check_names.c); it returns past the
  * two words. A report saves the x87/SSE state (fxsave) around the reporting code, as the loop check does.
  *
  * A stack variable's check (MC_RW_STACK: an indexed access from %rbp in gcc -O0 code, which the trampoline found
@@ -64,8 +65,21 @@ static int mc_rw_check(uintptr_t addr, const uint32_t *words, uint64_t rcx)
     return size && (mc_shadow_first_bad(addr, size) != 0 || (addr == 0 && *MC_SHADOW(0) >= 0x80));
 }
 
+extern __thread int mc_site_insn __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t mc_site_rbp __attribute__((tls_model("initial-exec")));
+static void mc_rw_report_at(uintptr_t addr, const uint32_t *words, uint64_t rcx);
+
+/* rbp: the program's %rbp at the access, from which the report's frames are found (check_stackvars.c's mc_frames_above) */
 __attribute__((used))
-static void mc_rw_report(uintptr_t addr, const uint32_t *words, uint64_t rcx)
+static void mc_rw_report(uintptr_t addr, const uint32_t *words, uint64_t rcx, uintptr_t rbp)
+{
+    mc_site_insn = 1;
+    mc_site_rbp = rbp;
+    mc_rw_report_at(addr, words, rcx);
+    mc_site_insn = 0;
+}
+
+static void mc_rw_report_at(uintptr_t addr, const uint32_t *words, uint64_t rcx)
 {
     uint64_t size = rw_size(words, rcx);
     const char *pc = (const char *)&words[1] + (int32_t)words[1];
@@ -111,6 +125,7 @@ __asm__(
     "    fxsave (%rsp)\n"
     "    mov 80(%rbp), %rsi\n"
     "    mov 64(%rbp), %rdx\n"
+    "    mov (%rbp), %rcx\n"             /* the program's %rbp (the last push) */
     "    call mc_rw_report\n"
     "    fxrstor (%rsp)\n"
     "1:  mov %rbp, %rsp\n"

@@ -19,7 +19,12 @@
  * What it gets wrong: as fault mode, only the executable's frames that keep a frame pointer (gcc -O0, or
  * -fno-omit-frame-pointer) and their DW_OP_fbreg variables; allocas and VLAs are not checked; a frame's
  * variables are all taken as live. The input functions' ranges are checked after the call (the bytes
- * they wrote), so their overflow has happened when it is reported, as in fault mode.
+ * they wrote), so their overflow has happened when it is reported, as in fault mode (gets and __gets_chk
+ * excepted: check_io.c reads their line aside first).
+ * A _FORTIFY_SOURCE function's length over the size gcc knew, into a stack buffer the shadow says nothing of,
+ * is a stack overflow (mc_fortify_stack), named by the variable when DWARF knows it, else by gcc's size:
+ *   memtrace: stack overflow: <stack>+16 (an object of 16 bytes on the stack, the size _FORTIFY_SOURCE gave
+ *   memcpy; no variable known there) written 24 bytes by memcpy, 8 bytes past its end, at prog+4570, thread 8104
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -33,6 +38,7 @@
 #include "check_frames.h"
 
 static struct mc_frames table;
+static int rewritten; /* mc_stackvars_init ran: a rewrite run, whose stack frames have no redzones */
 
 static int exe_bias(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -40,23 +46,32 @@ static int exe_bias(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the first is the executable */
 }
 
-/* by hand: this runs before the wrappers know libc's functions */
-static int is_frames(const char *e)
+/* by hand: this runs before the wrappers know libc's functions; the value after the name k, or NULL */
+static const char *value_of(const char *e, const char *k)
 {
-    const char *k = "MEMTRACE_CHECK_FRAMES=";
     while (*k && *e == *k) e++, k++;
-    return !*k;
+    return *k ? NULL : e;
 }
 
-/* MEMTRACE_CHECK_FRAMES's table, and the variable out of the environment: the program and what it execs see */
-/* the environment they would see untraced.                                                                  */
+extern int mc_stack_depth;
+
+/* MEMTRACE_CHECK_FRAMES's table and MEMTRACE_CHECK_STACK_DEPTH, both variables out of the environment: the */
+/* program and what it execs see the environment they would see untraced.                                   */
 void mc_stackvars_init(void)
 {
     extern char **environ;
     const char *path = NULL;
+    rewritten = 1;
     char **w = environ;
     for (char **r = environ; r && *r; r++) {
-        if (is_frames(*r)) { path = *r + 22; continue; }
+        const char *depth = value_of(*r, "MEMTRACE_CHECK_STACK_DEPTH=");
+        if (value_of(*r, "MEMTRACE_CHECK_FRAMES=")) { path = *r + 22; continue; }
+        if (depth) { /* --stack-depth (the runtime took MEMTRACE_STACK_DEPTH out before this ran) */
+            int d = 0;
+            while (*depth >= '0' && *depth <= '9' && d < 1000) d = d * 10 + (*depth++ - '0');
+            if (d >= 1) mc_stack_depth = d;
+            continue;
+        }
         *w++ = *r;
     }
     if (w) *w = NULL;
@@ -79,6 +94,40 @@ static int read_record(uint64_t w[2], uintptr_t at)
     return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != 16;
 }
 
+/* "file:line" of an address of the executable, by the table's line rows, for a report's frames (check_report.c
+ * asks; the agent has its own, check_locals.c); the text lives until 16 more are asked for (under its lock) */
+const char *check_line_of(uintptr_t pc)
+{
+    static char ring[16][512];
+    static unsigned next;
+    return frames_line_of(&table, pc, ring[next++ % 16], sizeof ring[0]);
+}
+
+/* The program's return addresses above a report's site (check_report.c's frames, named by check_names.c): from
+ * the frame of the function holding at (an instruction; a return address when ret) whose %rbp is rbp (0: the
+ * one a wrapper's caller kept, found up the runtime's own chain), through each function the table says keeps a
+ * frame pointer, up to main's, as fault mode's stack ends there; at most max, into out. */
+int mc_frames_above(uintptr_t at, int ret, uintptr_t rbp, uint64_t *out, int max)
+{
+    if (!table.ready) return 0;
+    uintptr_t low = (uintptr_t)__builtin_frame_address(0);
+    if (!rbp && ret) rbp = frames_caller_rbp(low, at, read_record);
+    const struct lfn *f = frames_fn_of(&table, ret ? at - 1 : at);
+    int n = 0;
+    while (f && rbp && n < max && !(rbp & 7) && rbp >= low) {
+        const char *fn = frames_str(&table, f->name);
+        if (fn[0] == 'm' && fn[1] == 'a' && fn[2] == 'i' && fn[3] == 'n' && !fn[4]) break;
+        uint64_t w[2];
+        if (read_record(w, rbp)) break;
+        out[n++] = w[1];
+        if (w[0] <= rbp || w[0] - rbp > (1UL << 20)) break;
+        low = rbp;
+        rbp = w[0];
+        f = frames_fn_of(&table, w[1] - 1);
+    }
+    return n;
+}
+
 void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by)
 {
     if (!table.ready || !n) return;
@@ -88,4 +137,36 @@ void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void
     uintptr_t rbp = frames_caller_rbp(here, (uintptr_t)pc, read_record);
     struct mc_extent x; /* every field set by frames_walk */
     if (rbp && frames_walk(&table, p, n, (uintptr_t)pc, rbp, here, read_record, &x)) mc_report_extent(p, n, access, pc, by, &x);
+}
+
+/* A _chk function's write of n bytes at d, past the dl bytes gcc knew the destination to have, that the shadow
+ * finds addressable (mc_fortify_fail), in a rewrite run, where the stack has no redzones: when d is on this
+ * thread's stack it is the overflow of a stack object, not of a member inside one, unless DWARF knows a
+ * variable that holds all n bytes (a struct whose member gcc knew: then 0, an intra-object overflow). Reported
+ * as the stack overflow of d's variable when DWARF knows it, else of the dl bytes gcc knew; 1 when reported. */
+int mc_fortify_stack(uintptr_t d, size_t n, size_t dl, const void *pc, const char *by)
+{
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (!rewritten || d < here || d - here > (64UL << 20)) return 0;
+    struct mc_extent x;
+    __builtin_memset(&x, 0, sizeof x);
+    uintptr_t rbp = table.ready ? frames_caller_rbp(here, (uintptr_t)pc, read_record) : 0;
+    if (rbp && frames_walk(&table, d, n, (uintptr_t)pc, rbp, here, read_record, &x)) {
+        mc_report_extent(d, n, MC_WRITE, pc, by, &x);
+        return 1;
+    }
+    /* the range fits: in a variable (an intra-object overflow), or in none the table knows (a huge range */
+    /* from d leaves the variable d is in, when there is one)                                            */
+    if (rbp && frames_walk(&table, d, (size_t)1 << 40, (uintptr_t)pc, rbp, here, read_record, &x) &&
+        d >= x.beg && d - x.beg < x.size)
+        return 0;
+    __builtin_memset(&x, 0, sizeof x);
+    x.beg = d;
+    x.size = dl;
+    x.region = "stack";
+    mc_snprintf(x.name, sizeof x.name, "<stack>");
+    mc_snprintf(x.desc, sizeof x.desc, "an object of %lu bytes on the stack, the size _FORTIFY_SOURCE gave %s; no "
+                "variable known there", (unsigned long)dl, by);
+    mc_report_extent(d, n, MC_WRITE, pc, by, &x);
+    return 1;
 }

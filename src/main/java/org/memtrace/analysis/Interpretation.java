@@ -25,7 +25,7 @@ import org.memtrace.trace.Naming;
  */
 public final class Interpretation implements EventConsumer {
     private final Naming naming;
-    /** Allocation and free stacks, named when first seen (the naming is current then). */
+    /** Allocation and free stacks, named when first shown or before the modules change (StackTable.nameAll). */
     private final StackTable stacks;
     private final Names names;
     /** {@link Names#dataChanged}, made once: not a method reference object per allocation. */
@@ -182,6 +182,8 @@ public final class Interpretation implements EventConsumer {
     }
 
     private void other(Event event) {
+        // a module or mapping may change what a code address names: the stacks seen so far keep their names
+        if (event instanceof Event.Module || event instanceof Event.Mapping) stacks.nameAll();
         faults.observe(event);
         naming.observe(event);
         names.allChanged();

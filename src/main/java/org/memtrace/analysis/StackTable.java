@@ -10,7 +10,9 @@ import java.util.function.LongFunction;
 /**
  * Allocation and free stacks as {@link Stack}s with dense ids from 1, in the order first seen: a writer prints
  * a stack once and refers to it by id, a heap view groups by it. A stack is its return addresses; two calls
- * with the same addresses are one stack, whatever their blocks. Frames are named once, when first seen.
+ * with the same addresses are one stack, whatever their blocks. Frames are named once, when first asked for
+ * ({@link Stack#names}), or at the latest at {@link #nameAll}: naming every stack when first seen was most of
+ * {@code run --check}'s reading of a short program, for names nothing printed (issue 23).
  */
 public final class StackTable {
     private record Key(long[] frames) {
@@ -20,6 +22,8 @@ public final class StackTable {
 
     private final Map<Key, Stack> known = new HashMap<>();
     private final List<Stack> stacks = new ArrayList<>();
+    /** The stacks made since the last {@link #nameAll}, some perhaps named since. */
+    private final List<Stack> unnamed = new ArrayList<>();
     private final LongFunction<List<String>> names;
     private final LongFunction<String> frame;
 
@@ -47,15 +51,29 @@ public final class StackTable {
         Stack s = known.get(new Key(frames));
         if (s != null) return s;
         long[] copy = frames.clone();
-        List<String> named = new ArrayList<>(copy.length);
-        for (long f : copy) {
+        s = new Stack(stacks.size() + 1, copy, () -> name(copy, inlined));
+        stacks.add(s);
+        unnamed.add(s);
+        known.put(new Key(copy), s);
+        return s;
+    }
+
+    private List<String> name(long[] frames, boolean inlined) {
+        List<String> named = new ArrayList<>(frames.length);
+        for (long f : frames) {
             if (inlined) named.addAll(names.apply(f));
             else named.add(frame.apply(f));
         }
-        s = new Stack(stacks.size() + 1, copy, List.copyOf(named));
-        stacks.add(s);
-        known.put(new Key(copy), s);
-        return s;
+        return List.copyOf(named);
+    }
+
+    /**
+     * Names every stack not named yet, as the naming stands now: called before an event that may change what a
+     * code address names (a module loaded or a mapping changed), so that a stack reads as when it was seen.
+     */
+    public void nameAll() {
+        for (Stack s : unnamed) s.names();
+        unnamed.clear();
     }
 
     public int size() { return stacks.size(); }

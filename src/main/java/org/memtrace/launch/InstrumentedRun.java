@@ -197,6 +197,10 @@ public final class InstrumentedRun implements Recorder {
         // memtrace's own file or none: never a path the user's environment names (docs/trust.md)
         if (frames != null) pb.environment().put("MEMTRACE_CHECK_FRAMES", frames.toString());
         else pb.environment().remove("MEMTRACE_CHECK_FRAMES");
+        // the check runtime's report frames (--stack-depth): the runtime removes MEMTRACE_STACK_DEPTH before the
+        // check runtime starts, so it gets its own copy, which it takes out of the environment too
+        if (frames != null) pb.environment().put("MEMTRACE_CHECK_STACK_DEPTH", Integer.toString(options.stackDepth()));
+        else pb.environment().remove("MEMTRACE_CHECK_STACK_DEPTH");
         try {
             Process p = InheritedDescriptors.start(pb);
             process = p;

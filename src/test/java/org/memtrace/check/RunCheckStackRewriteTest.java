@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * accesses to stack variables"): run_stack_direct.c built by plain gcc -O0 -g writes past an int[10] in a loop,
  * past a struct's trailing array, reads table[-1] and past a long[4], and writes a[i - 1] one too far; each is
  * one exact line with the variable, its function and declaration line, the bytes and the distance, at the
- * indexed instruction itself ({@code disp(%rbp,%rax,scale)}, by objdump). The twins, and the same source at
+ * indexed instruction itself ({@code disp(%rbp,%rax,scale)}, by objdump), with its frames as fault mode names
+ * them (the instruction's file:line and function, then main's call). The twins, and the same source at
  * -O2 -g (whose stack is not checked), run silent with the native output.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -44,21 +45,24 @@ class RunCheckStackRewriteTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "loop    | stack overflow: <stack:buffer@loop>+40 (a variable of 40 bytes, declared at line {BUFFER} of loop) written 4 bytes, 0 bytes past its end",
-        "field   | stack overflow: <stack:r@field>+36 (a variable of 36 bytes, declared at line {RECORD} of field) written 4 bytes, 0 bytes past its end",
-        "under   | stack underflow: <stack:table@under>-4 (a variable of 64 bytes, declared at line {TABLE} of under) read 4 bytes, 4 bytes before its start",
-        "read    | stack overflow: <stack:window@read_past>+32 (a variable of 32 bytes, declared at line {WINDOW} of read_past) read 8 bytes, 0 bytes past its end",
-        "shifted | stack overflow: <stack:a@shifted>+24 (a variable of 24 bytes, declared at line {SHIFTED} of shifted) written 4 bytes, 0 bytes past its end",
+        "loop    | stack overflow: <stack:buffer@loop>+40 (a variable of 40 bytes, declared at line {BUFFER} of loop) written 4 bytes, 0 bytes past its end | LOOP | loop",
+        "field   | stack overflow: <stack:r@field>+36 (a variable of 36 bytes, declared at line {RECORD} of field) written 4 bytes, 0 bytes past its end | FIELD | field",
+        "under   | stack underflow: <stack:table@under>-4 (a variable of 64 bytes, declared at line {TABLE} of under) read 4 bytes, 4 bytes before its start | UNDER | under",
+        "read    | stack overflow: <stack:window@read_past>+32 (a variable of 32 bytes, declared at line {WINDOW} of read_past) read 8 bytes, 0 bytes past its end | READ | read_past",
+        "shifted | stack overflow: <stack:a@shifted>+24 (a variable of 24 bytes, declared at line {SHIFTED} of shifted) written 4 bytes, 0 bytes past its end | SHIFT | shifted",
     })
-    void anIndexedAccessPastAVariableIsReportedAtTheInstruction(String name, String report) throws Exception {
+    void anIndexedAccessPastAVariableIsReportedAtTheInstruction(String name, String report, String access, String function) throws Exception {
         String decl = report.replaceAll(".*\\{(\\w+)\\}.*", "$1");
         String want = report.replace("{" + decl + "}", Integer.toString(CheckBuilds.line(source, decl)));
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./direct", name, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
-        assertThat(lines).as(r.stderr()).hasSize(1);
+        assertThat(lines).as(r.stderr()).hasSize(3);
         assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at direct+").matches(".*, at direct\\+\\d+, thread \\d+");
         long at = Long.parseLong(lines.get(0).replaceAll(".*, at direct\\+(\\d+), thread.*", "$1"));
+        // the frames as fault mode names them: the instruction's file:line and function, then its caller up to main
+        assertThat(lines.get(1)).isEqualTo("    #0 run_stack_direct.c:" + CheckBuilds.line(source, access) + " (direct+" + at + ") in " + function);
+        assertThat(lines.get(2)).matches("    #1 run_stack_direct\\.c:\\d+ \\(direct\\+\\d+\\) in main");
         // the site is the indexed instruction itself, %rbp-based
         assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\S*\\s+\\S*-0x[0-9a-f]+\\(%rbp,%rax,[48]\\)");
         assertThat(r.stdout()).isEmpty(); // stopped at the report

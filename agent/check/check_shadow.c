@@ -27,7 +27,8 @@
  * `stos`/`lods` is tested there over its whole %rcx range each time). A SIGSEGV or SIGBUS that no check
  * foresaw (a wild pointer into unmapped memory, a write to read-only memory, an absolute operand rewrite mode
  * does not patch) is said by on_fault below as ASan says "SEGV on unknown address" (mc_report_segv: "null
- * dereference" in the first 64 KB, else "wild access" with the kernel's reason), then the program dies of the
+ * dereference" in the first 64 KB, else "wild access" with the kernel's reason; a ret that takes a smashed
+ * return address: "stack overflow", a stack smash, as fault mode says it), then the program dies of the
  * signal as natively; the program's own handler, when it has one, gets the signal instead.
  * Counters (checks executed, accesses they covered) are per thread and summed when a thread ends.
  *

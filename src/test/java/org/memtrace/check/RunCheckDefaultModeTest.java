@@ -11,6 +11,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.memtrace.testutil.Gcc;
 
 /**
  * {@code memtrace run --check} without {@code --mode} rewrites (docs/check.md, "Which mode run --check defaults
@@ -19,7 +20,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * padding before the next global ("Globals in rewrite mode"), and smashes its frame's return address by a
  * memcpy gcc expanded into moves ("Stack smashes in rewrite mode"). Every report is one exact line; the twins
  * run silent with the native output; the summary's rewrite counts show the mode, and fault mode (asked for)
- * does not see the global overflow without MEMTRACE_CHECK=globals.
+ * does not see the global overflow without MEMTRACE_CHECK=globals; an executable that cannot be rewritten is
+ * checked by faults.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckDefaultModeTest {
@@ -73,6 +75,24 @@ class RunCheckDefaultModeTest {
         assertThat(lines.getFirst()).startsWith("memtrace: check summary: ").endsWith("; 0 errors");
         // the rewrite's own count: only a rewrite run has it
         assertThat(lines.get(1)).matches("memtrace: check: \\d+ memory instructions of \\./extra checked, .*0 left unchecked");
+    }
+
+    /**
+     * An executable rewrite mode cannot plan (its trampolines out of reach: RunDefaultModeTest's) is checked in fault
+     * mode instead, with fault mode's checks on: its agent's summary, which a fault run without them never prints.
+     * (noleaks: the leak scan would read the 2 GB .bss.)
+     */
+    @Test
+    void anExecutableThatCannotBeRewrittenIsCheckedByFaults() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_huge_bss.c", "huge", "-O1", "-no-pie", "-mcmodel=medium", "-Wl,-Ttext-segment=0x10000");
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of("MEMTRACE_CHECK", "summary,noleaks"), prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo("3\n");
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(2);
+        assertThat(lines.get(0)).isEqualTo("memtrace: cannot rewrite " + prog + " (" + prog + ": its trampolines (up to 1 MB) fit neither below its "
+                + "code nor above it within 2 GB); checking it by page faults instead (--mode fault)");
+        assertThat(lines.get(1)).matches("memtrace: check summary: [1-9]\\d* accesses checked by .*; 0 errors");
     }
 
     @Test

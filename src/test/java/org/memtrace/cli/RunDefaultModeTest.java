@@ -56,19 +56,6 @@ class RunDefaultModeTest {
                 && l.field(0).startsWith("big+")).count()).isEqualTo(2);
     }
 
-    /** run --check's default is rewrite mode; where it cannot be, the run checks by faults, its checks on. */
-    @Test
-    void checkGoesToFaultModeWithItsChecksWhenTheExecutableCannotBeRewritten() throws Exception {
-        Path prog = Gcc.compile(dir, "rewrite_huge_bss.c", "huge", "-O1", "-no-pie", "-mcmodel=medium", "-Wl,-Ttext-segment=0x10000", "-DHEAP_OVERFLOW");
-        var r = Cli.run(dir, "run", "--check", "--stack-depth", "1", "--", prog.toString());
-        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
-        assertThat(r.stderr().lines().toList()).as(r.stderr()).hasSize(2);
-        assertThat(r.stderr().lines().toList().get(0)).isEqualTo("memtrace: cannot rewrite " + prog + " (" + prog
-                + ": its trampolines (up to 1 MB) fit neither below its code nor above it within 2 GB); checking it by page faults instead (--mode fault)");
-        assertThat(r.stderr().lines().toList().get(1)).matches("memtrace: heap overflow: <malloc0001@huge\\+\\d+>\\+16 \\(a block of 16 bytes, "
-                + "allocated at huge\\+\\d+\\) written 1 byte, 0 bytes past its end, at huge\\+\\d+, thread \\d+");
-    }
-
     @Test
     void aProgramBuiltWithMemtraceCcKeepsItsOwnProbes() throws Exception {
         Path prog = Gcc.compile(dir, "selftrace.c", "selftrace");

@@ -8,7 +8,8 @@
 # Appends a table per class and per case to bench/results/run-check-corpus-modes.md (BENCH_RESULTS=off: a trial).
 # Usage: bench/run-check-corpus-modes.sh  (JOBS=N runs at once, default 2; LEVELS="O0 O2"; MODES="fault rewrite";
 # CASES=REGEX only the cases whose name matches, e.g. CASES='stack' on this loaded machine, where each run takes
-# tens of seconds)
+# tens of seconds; TABLES_ONLY=on tabulates the last run's results.tsv again, all of it or as far as it got, with
+# the number of runs it holds)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 src="$root/src/test/resources/c/check/corpus"
@@ -17,6 +18,7 @@ JOBS=${JOBS:-2}
 LEVELS=${LEVELS:-O0}
 MODES=${MODES:-fault rewrite}
 CASES=${CASES:-.}
+if [ "${TABLES_ONLY:-off}" != on ]; then
 rm -rf "$out"; mkdir -p "$out"; cp "$src"/* "$out"/
 cd "$out"
 "$root/memtrace" cc --help >/dev/null 2>&1 || true   # builds the jar first if the sources changed
@@ -28,6 +30,8 @@ for level in $LEVELS; do
   # shellcheck disable=SC2086
   g++ -$level -g -w -o "plain-cxx-$level" main.cc corpus_io.c $cxxfiles
 done
+fi
+cd "$out"
 report_re='^memtrace: (heap (overflow|underflow)|stack (overflow|underflow|use after (scope|return))|global (overflow|underflow)|use after free|double free|invalid free|allocator mismatch|intra-object overflow|overlapping copy|null dereference|wild access|leaks?): '
 # one run: MODE LEVEL LANG CASE bad|good -> "mode level case bad|good found kind same-output status"
 one() {
@@ -45,6 +49,7 @@ one() {
 }
 export -f one
 export MT="$root/memtrace" report_re
+if [ "${TABLES_ONLY:-off}" != on ]; then
 {
   for level in $LEVELS; do for lang in c cxx; do
     for name in $(sed 's/CASE(\(.*\))/\1/' "cases_$lang.def" | grep -E "$CASES"); do for mode in $MODES; do
@@ -53,10 +58,11 @@ export MT="$root/memtrace" report_re
     for mode in $MODES; do echo "$mode $level $lang all good"; done
   done; done
 } | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _ >results.tsv
+fi
 
 . "$root/bench/results.sh"
 bench_results run-check-corpus-modes "$@"
-echo "gcc $(gcc -dumpfullversion); of $(wc -l <cases_c.def) C and $(wc -l <cases_cxx.def) C++ cases those matching '$CASES'; levels: $LEVELS"
+echo "gcc $(gcc -dumpfullversion); of $(wc -l <cases_c.def) C and $(wc -l <cases_cxx.def) C++ cases those matching '$CASES'; levels: $LEVELS; $(wc -l <results.tsv) runs"
 echo
 awk -F'\t' -v modes="$MODES" -v levels="$LEVELS" '
 function cls(n) {

@@ -101,6 +101,9 @@ void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const 
 /* run --check --mode rewrite: a libc function's range that the shadow passed, against the executable's stack */
 /* variable it lies in (check_stackvars.c, from MEMTRACE_CHECK_FRAMES; nothing without that table)           */
 void mc_stackvars_init(void);
+void mc_symglobals_init(void);                                 /* run --check --mode rewrite: globals' padding */
+const char *mc_stackvars_function(uintptr_t pc);               /* the table's function holding pc, or NULL */
+int mc_read_word(uint64_t *w, uintptr_t at);                   /* 0 when the 8 bytes at `at` could be read */
 void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by);
 int mc_fortify_stack(uintptr_t d, size_t n, size_t dl, const void *pc, const char *by);
 void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access access, const void *pc, const char *why);

@@ -420,6 +420,8 @@ static void classify(uintptr_t bad, struct object *o)
     memset(o, 0, sizeof *o);
     uint8_t v = *MC_SHADOW(bad);
     if (v < 0x80) v = *MC_SHADOW((bad | 7) + 1);     /* the byte after a partial granule: its neighbour says */
+    /* run --check's globals (check_symglobals.c): padding that ends in a granule the next global starts in */
+    if (v < 0x80 && global_object(bad, o)) v = MC_GLOBAL_RZ;
     switch (v) {
     case MC_HEAP_LEFT: case MC_HEAP_RIGHT: case MC_HEAP_FREED: {
         int inside = 0;

@@ -27,7 +27,8 @@
  * `stos`/`lods` is tested there over its whole %rcx range each time). A SIGSEGV or SIGBUS that no check
  * foresaw (a wild pointer into unmapped memory, a write to read-only memory, an absolute operand rewrite mode
  * does not patch) is said by on_fault below as ASan says "SEGV on unknown address" (mc_report_segv: "null
- * dereference" in the first 64 KB, else "wild access" with the kernel's reason), then the program dies of the
+ * dereference" in the first 64 KB, else "wild access" with the kernel's reason; a ret that takes a smashed
+ * return address: "stack overflow", a stack smash, as fault mode says it), then the program dies of the
  * signal as natively; the program's own handler, when it has one, gets the signal instead.
  * Counters (checks executed, accesses they covered) are per thread and summed when a thread ends.
  *
@@ -35,6 +36,7 @@
  * address of 2^47 or above faults in the check (as it would in the program). handle_no_return unpoisons the
  * thread's stack from the caller up, so the redzones of the live frames above a throw or longjmp are forgotten.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -105,6 +107,34 @@ void mc_rw_init(void);          /* check_rwprobe.c: the rewrite-mode trampolines
  * the program has none at start; a handler the program installs later replaces it, as it would ASan's. The
  * access's size is not known here (no decoder in this runtime): the line says "read" or "written" alone. A
  * fault by code in a rewrite-mode trampoline names the trampoline's address. */
+/* A ret that faults taking an overwritten return address (a non-canonical one: a general protection fault at the
+ * ret), or the fetch fault at an unmapped one it took (the quad just below %rsp is the address faulted at): at
+ * -O0 an overflow of a stack array (gcc's inline moves of a constant-size memcpy, which no wrapper sees) runs
+ * over the saved %rbp and the return address, where a binary nobody rebuilt has no redzone. Said as fault mode
+ * says it (agent/check_run.c): a stack smash of the function's frame, named by the DWARF table of run --check
+ * (check_stackvars.c) or the dynamic symbols, not as a wild access. Returns whether it was one. */
+static int smashed_return(siginfo_t *si, const greg_t *gr)
+{
+    uintptr_t ip = (uintptr_t)gr[REG_RIP], sp = (uintptr_t)gr[REG_RSP];
+    uint64_t target, code;
+    if (gr[REG_ERR] & 0x10) {
+        if ((si->si_code != SEGV_MAPERR && si->si_code != SEGV_ACCERR) || mc_read_word(&target, sp - 8) || target != ip) return 0;
+        mc_report_smash(sp - 8, target, NULL, NULL); /* the frame is gone: its ret is not known */
+        return 1;
+    }
+    if (si->si_code != SI_KERNEL || mc_read_word(&code, ip)) return 0;
+    unsigned char c0 = (unsigned char)code, c1 = (unsigned char)(code >> 8);
+    int ret = c0 == 0xc3 || c0 == 0xc2 || ((c0 == 0xf2 || c0 == 0xf3) && (c1 == 0xc3 || c1 == 0xc2));
+    if (!ret || mc_read_word(&target, sp)) return 0;
+    uint64_t top = target >> 47;
+    if (top == 0 || top == 0x1ffff) return 0; /* canonical: not why the ret faulted */
+    const char *fn = mc_stackvars_function(ip);
+    Dl_info di;
+    if (!fn && dladdr((const void *)ip, &di) && di.dli_sname && di.dli_saddr) fn = di.dli_sname;
+    mc_report_smash(sp, target, (const void *)ip, fn);
+    return 1;
+}
+
 static void on_fault(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -115,6 +145,7 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
         raise(sig);
         return;
     }
+    if (sig == SIGSEGV && smashed_return(si, gr)) return;
     if (gr[REG_ERR] & 0x10) return; /* an instruction fetch (a jump to nowhere): no data access to name */
     int write = (gr[REG_ERR] & 2) != 0;
     uintptr_t addr = (uintptr_t)si->si_addr;
@@ -167,6 +198,7 @@ MC_EXPORT void __memtrace_check_init(void)
 {
     mc_init();
     mc_stackvars_init(); /* run --check's stack variables (check_stackvars.c): only a rewrite run has them */
+    mc_symglobals_init(); /* and its globals' padding as redzones (check_symglobals.c) */
 }
 
 int mc_addressable_range(uintptr_t addr) { return mc_shadow_in_range(addr); }

@@ -170,3 +170,17 @@ int mc_fortify_stack(uintptr_t d, size_t n, size_t dl, const void *pc, const cha
     mc_report_extent(d, n, MC_WRITE, pc, by, &x);
     return 1;
 }
+
+/* The name of the table's function whose code holds pc (a smashed frame's, check_shadow.c), or NULL. */
+const char *mc_stackvars_function(uintptr_t pc)
+{
+    const struct lfn *f = frames_fn_of(&table, pc);
+    return f ? frames_str(&table, f->name) : NULL;
+}
+
+/* 8 bytes at `at`, 0 when they could be read (a smashed %rsp must not fault the handler) */
+int mc_read_word(uint64_t *w, uintptr_t at)
+{
+    struct iovec local = {w, 8}, remote = {(void *)at, 8};
+    return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != 8;
+}

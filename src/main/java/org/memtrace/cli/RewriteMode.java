@@ -32,10 +32,11 @@ import org.memtrace.x86.ZydisUnavailableException;
  * made (or found in the cache) before the program starts, and the environment that makes its runtime
  * apply them (docs/rewriting.md). A library that cannot be planned is excluded and counted, never fatal;
  * the executable must be. Libraries opened later by dlopen are planned while the program runs, when its
- * runtime asks ({@link DlopenPlanner}), and reported with the others.
+ * runtime asks ({@link DlopenPlanner}), and reported with the others. {@code unplanned}: the libraries among
+ * the excluded whose plan failed (a check run says each: their accesses go unchecked).
  */
 record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library> libraries, List<String> excluded,
-                   Map<String, String> environment, DlopenPlanner dlopen, Probes probes) implements AutoCloseable {
+                   List<String> unplanned, Map<String, String> environment, DlopenPlanner dlopen, Probes probes) implements AutoCloseable {
     /** The modes of {@code memtrace run}, spelled as on the command line. */
     enum Mode { fault, rewrite }
 
@@ -57,19 +58,25 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
 
     /**
      * The same, for {@code memtrace run} without {@code --mode}: when the executable cannot be rewritten (no
-     * plan for it: trampolines out of reach, not assembled) or the cache cannot be used, null after one line to
-     * {@code fallback}, and the run goes to fault mode, which needs neither. With {@code fallback} null that is
-     * an error (asked for, the mode must not quietly change).
+     * plan for it: trampolines out of reach, not assembled), the cache cannot be used or (a check) the processor
+     * has no BMI2, null after one line to {@code fallback}, and the run goes to fault mode, which needs none of
+     * them (and, for {@code --check}, checks there: the caller turns fault mode's checks on). With
+     * {@code fallback} null that is an error (asked for, the mode must not quietly change).
      */
     static RewriteMode prepare(Target target, PlanChoice choice, Consumer<String> fallback) throws LaunchException {
         Probes probes = choice.probes();
-        if (probes != Probes.RECORD && !bmi2())
+        if (probes != Probes.RECORD && !bmi2()) {
+            if (fallback != null) {
+                fallback.accept(faultInstead(target, "this processor has no BMI2, which the checks' shifts need", probes));
+                return null;
+            }
             throw LaunchException.usage("--check --mode rewrite needs a processor with BMI2 (its checks shift with shrx, which leaves "
                     + "the flags alone); use --mode fault");
+        }
         try {
             Path cache = RewriteCache.directory();
             List<Library> libraries = new ArrayList<>();
-            List<String> excluded = new ArrayList<>();
+            List<String> excluded = new ArrayList<>(), unplanned = new ArrayList<>();
             LoadedLibraries loaded;
             try {
                 loaded = LoadedLibraries.of(target.traced());
@@ -105,13 +112,18 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             List<String> plans = new ArrayList<>(List.of(p.plan().toString()));
             for (int i = 0; i < libs.size(); i++) {
                 // a library that cannot be planned is left out of the rewrite (and said so), the run goes on
-                switch (outcomes.get(i + 1)) {
+                String why = switch (outcomes.get(i + 1)) {
                     case ModulePlans.Outcome.Planned lib -> {
                         libraries.add(new Library(libs.get(i), lib.prepared()));
                         plans.add(lib.prepared().plan().toString());
+                        yield null;
                     }
-                    case ModulePlans.Outcome.Refused refused -> excluded.add(libs.get(i).getFileName() + " (" + refused.why().getMessage() + ")");
-                    case ModulePlans.Outcome.Unreadable unreadable -> excluded.add(libs.get(i).getFileName() + " (" + unreadable.why().getMessage() + ")");
+                    case ModulePlans.Outcome.Refused refused -> refused.why().getMessage();
+                    case ModulePlans.Outcome.Unreadable unreadable -> unreadable.why().getMessage();
+                };
+                if (why != null) {
+                    excluded.add(libs.get(i).getFileName() + " (" + why + ")");
+                    unplanned.add(libs.get(i).getFileName() + " (" + why + ")");
                 }
             }
             Checkpoints.mark("rewrite: the modules' plans");
@@ -129,23 +141,24 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
             DlopenPlanner dlopen = DlopenPlanner.start(cache, choice);
             environment.put("MEMTRACE_REWRITE_SOCKET", dlopen.socket().toString());
             Checkpoints.mark("rewrite: dlopen planner listening");
-            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), Map.copyOf(environment), dlopen, probes);
+            return new RewriteMode(target.traced().toString(), p, List.copyOf(libraries), List.copyOf(excluded), List.copyOf(unplanned), Map.copyOf(environment), dlopen, probes);
         } catch (RewriteException e) {
             if (fallback == null) throw LaunchException.usage("cannot rewrite " + target.traced() + ": " + e.getMessage());
-            fallback.accept(faultInstead(target, e.getMessage()));
+            fallback.accept(faultInstead(target, e.getMessage(), probes));
             return null;
         } catch (ZydisUnavailableException e) {
             // fault mode decodes with Zydis too: no way round it
             throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
         } catch (IOException e) {
             if (fallback == null) throw LaunchException.environment("cannot rewrite " + target.traced() + ": " + e.getMessage(), e);
-            fallback.accept(faultInstead(target, e.getMessage()));
+            fallback.accept(faultInstead(target, e.getMessage(), probes));
             return null;
         }
     }
 
-    private static String faultInstead(Target target, String why) {
-        return "cannot rewrite " + target.traced() + " (" + why + "); tracing it by page faults instead (--mode fault)";
+    private static String faultInstead(Target target, String why, Probes probes) {
+        return "cannot rewrite " + target.traced() + " (" + why + "); " + (probes == Probes.RECORD ? "tracing" : "checking")
+                + " it by page faults instead (--mode fault)";
     }
 
     /** Whether the processor has BMI2 (Haswell and later), as /proc/cpuinfo says; true when it cannot be read. */

@@ -45,8 +45,8 @@ final class WarmUp {
 
     /**
      * The mode {@code run}'s options (up to the program or {@code --}) choose as {@code RunCommand.defaultMode}
-     * would without looking at the program: an explicit {@code --mode}; else fault mode for {@code --check},
-     * {@code --regions} and {@code --buffer-mb} unless {@code --omega} is given; else rewrite mode (a program
+     * would without looking at the program: an explicit {@code --mode}; else fault mode for {@code --regions} and
+     * {@code --buffer-mb} unless {@code --omega} is given; else rewrite mode, {@code --check} included (a program
      * built with memtrace cc is the guess's miss: it needs neither the agent nor Zydis either).
      */
     static Guess guess(List<String> options) {
@@ -61,7 +61,7 @@ final class WarmUp {
             if (value == null && VALUED.contains(name)) value = i + 1 < options.size() ? options.get(++i) : "";
             switch (name) {
                 case "--mode" -> mode = value;
-                case "--check" -> check = faultOnly = true;
+                case "--check" -> check = true;
                 case "--regions", "--buffer-mb" -> faultOnly = true;
                 case "--omega" -> omega = true;
                 default -> { }

@@ -307,7 +307,7 @@ class CheckCorpusTest {
 
     /** memtrace run --check -- COMMAND with the globals' checks asked for (MEMTRACE_CHECK=globals), no other variable. */
     private CheckBuilds.Run runCheck(String... command) throws Exception {
-        return CheckBuilds.runCheck(dir, List.of(), Map.of("MEMTRACE_CHECK", "globals"), command);
+        return CheckBuilds.runCheck(dir, List.of("--mode", "fault"), Map.of("MEMTRACE_CHECK", "globals"), command);
     }
 
     /** The expectations of one level: NAME@LEVEL rows replace NAME's. */

@@ -50,7 +50,9 @@ class CheckInlinedFramesTest {
     private CheckBuilds.Run run(String mode, boolean cplus, Map<String, String> env, List<String> options, String... args) throws Exception {
         List<String> command = new ArrayList<>(List.of("./" + (mode.equals("run") ? "plain_" : "cc_") + (cplus ? "cxx" : "c")));
         command.addAll(List.of(args));
-        return mode.equals("run") ? CheckBuilds.runCheck(dir, options, env, command.toArray(String[]::new))
+        List<String> fault = new ArrayList<>(List.of("--mode", "fault")); // the frames of fault mode's reports
+        fault.addAll(options);
+        return mode.equals("run") ? CheckBuilds.runCheck(dir, fault, env, command.toArray(String[]::new))
                 : CheckBuilds.run(dir, env, command.toArray(String[]::new));
     }
 

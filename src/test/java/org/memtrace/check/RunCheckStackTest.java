@@ -59,7 +59,7 @@ class RunCheckStackTest {
         String want = report.replaceAll("\\{(\\w+)\\}", "%s");
         String decl = report.replaceAll(".*\\{(\\w+)\\}.*", "$1");
         want = want.formatted(line(decl));
-        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--stack-depth", "2"), Map.of(), "./run_stack", name, "bad");
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "fault", "--stack-depth", "2"), Map.of(), "./run_stack", name, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(3);
@@ -70,7 +70,7 @@ class RunCheckStackTest {
         assertThat(lines.get(2)).matches("    #1 run_stack\\.c:" + line(caller) + " \\(run_stack\\+\\d+\\) in " + up);
         assertThat(r.stdout()).isEmpty(); // stopped at the report, before main printed
         // with --stack-depth 1: the one line (the default, 12, gives the frames as above)
-        CheckBuilds.Run one = CheckBuilds.runCheck(dir, List.of("--stack-depth", "1"), Map.of(), "./run_stack", name, "bad");
+        CheckBuilds.Run one = CheckBuilds.runCheck(dir, List.of("--mode", "fault", "--stack-depth", "1"), Map.of(), "./run_stack", name, "bad");
         assertThat(one.stderr().lines().toList()).hasSize(1).first().asString().startsWith("memtrace: " + want + ", at " + code + ", thread ");
     }
 
@@ -104,7 +104,7 @@ class RunCheckStackTest {
     @Test
     void theTwinsAreSilentWithTheNativeOutput() throws Exception {
         CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_stack", "all", "good");
-        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of("--stack-depth", "4"), Map.of(), "./run_stack", "all", "good");
+        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of("--mode", "fault", "--stack-depth", "4"), Map.of(), "./run_stack", "all", "good");
         assertThat(good.stderr()).isEmpty();
         assertThat(good.status()).isZero();
         assertThat(good.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
@@ -115,7 +115,7 @@ class RunCheckStackTest {
     void withoutDwarfTheStackIsNotChecked() throws Exception {
         for (String c : List.of("memcpy", "callee")) {
             CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_stack_nodwarf", c, "bad");
-            CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./run_stack_nodwarf", c, "bad");
+            CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "fault"), Map.of(), "./run_stack_nodwarf", c, "bad");
             assertThat(r.stderr()).as(c).isEmpty();
             assertThat(r.status()).isZero();
             assertThat(r.stdout()).isEqualTo(native_.stdout());
@@ -126,7 +126,7 @@ class RunCheckStackTest {
     @Test
     void framesGoIntoTheJsonAndSarifRecords() throws Exception {
         Path json = dir.resolve("stack.json"), sarif = dir.resolve("stack.sarif");
-        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--stack-depth", "3"),
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "fault", "--stack-depth", "3"),
                 Map.of("MEMTRACE_CHECK_JSON", json.toString(), "MEMTRACE_CHECK_SARIF", sarif.toString()), "./run_stack", "callee", "bad");
         assertThat(r.status()).isEqualTo(1);
         List<JsonNode> records = CheckJson.records(Files.readString(json));

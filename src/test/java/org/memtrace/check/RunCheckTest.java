@@ -367,7 +367,7 @@ class RunCheckTest {
      */
     @Test
     void stackDepthPrintsTheFramesUnderAReport() throws Exception {
-        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--stack-depth", "3"), Map.of(), "./cases-O0", "loop_overflow", "bad");
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "fault", "--stack-depth", "3"), Map.of(), "./cases-O0", "loop_overflow", "bad");
         assertThat(r.status()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(3);

@@ -92,7 +92,7 @@ class AccessStackTest {
     /** run --check unwinds the faulting instruction's callers by .eh_frame: code without frame pointers shows them all. */
     @Test
     void runCheckPrintsTheAccessFramesWithoutFramePointers() throws Exception {
-        Cli.Result r = Cli.run(dir, "run", "--check", "--", path("uaf2"));
+        Cli.Result r = Cli.run(dir, "run", "--check", "--mode", "fault", "--", path("uaf2"));
         assertThat(r.status()).isNotZero();
         List<String> frames = rel(r.stderr()).lines().filter(l -> l.startsWith("    #")).limit(3).toList();
         assertThat(frames).containsExactly("    #0 uaf_stack.c:7 (uaf2+4512) in peek", "    #1 uaf_stack.c:11 (uaf2+4533) in inspect",

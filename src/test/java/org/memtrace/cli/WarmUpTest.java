@@ -20,6 +20,7 @@ class WarmUpTest {
         assertThat(guess("-q", "-o", "/dev/null", "/bin/true")).isEqualTo(new WarmUp.Guess(false, false));
         assertThat(guess("--omega", "0.5", "--regions", "heap", "--", "./p")).isEqualTo(new WarmUp.Guess(false, false));
         assertThat(guess("--check", "--mode", "rewrite", "./p")).isEqualTo(new WarmUp.Guess(false, true));
+        assertThat(guess("--check", "./p")).isEqualTo(new WarmUp.Guess(false, true)); // run --check's default since issue 23
         assertThat(guess("--mode=rewrite", "--buffer-mb=8", "./p")).isEqualTo(new WarmUp.Guess(false, false));
     }
 
@@ -27,7 +28,8 @@ class WarmUpTest {
     void faultModeWhenAskedOrImplied() {
         assertThat(guess("--mode", "fault", "--", "./p")).isEqualTo(new WarmUp.Guess(true, false));
         assertThat(guess("--mode=fault", "./p")).isEqualTo(new WarmUp.Guess(true, false));
-        assertThat(guess("--check", "./p")).isEqualTo(new WarmUp.Guess(true, true));
+        assertThat(guess("--check", "--mode", "fault", "./p")).isEqualTo(new WarmUp.Guess(true, true));
+        assertThat(guess("--check", "--regions", "heap", "./p")).isEqualTo(new WarmUp.Guess(true, true));
         assertThat(guess("--regions", "heap", "./p")).isEqualTo(new WarmUp.Guess(true, false));
         assertThat(guess("--buffer-mb=16", "./p")).isEqualTo(new WarmUp.Guess(true, false));
     }

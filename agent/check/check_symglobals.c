@@ -1,0 +1,188 @@
+/*
+ * check_symglobals.c: `memtrace run --check`'s global buffer overflows in rewrite mode (docs/check.md, "Globals in
+ * rewrite mode"), for a binary nobody rebuilt: gcc laid its globals out without redzones, but it did leave
+ * alignment padding between many of them (an array of 32 bytes or more starts on a 32-byte boundary, so
+ * `int counts[10]` is followed by 24 bytes nobody owns). That padding is poisoned here as the global redzones
+ * (0xf9) of the object before it, as ASan would for globals it did not compile if it could prove the gap, so the
+ * rewrite's check trampolines (every access through a register) and the libc wrappers (memset, strcpy, fgets,
+ * read ... by their ranges) report an access there as that global's overflow, or the next one's underflow:
+ *   memtrace: global overflow: counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end, at
+ *   globals+4533, thread 8104
+ *
+ * Which modules: the executable and every library the loader mapped at start but glibc's and memtrace's own
+ * (as the rewrite plans them), each read from its file's .symtab. Which gaps (the reading chosen): between two
+ * OBJECT symbols of non-zero size in the same .data or .bss section, when no other symbol of any kind (a label
+ * of no size, an assembler object without .size, a linker-defined marker) starts in the gap and the gap is
+ * shorter than the next object's alignment as its address shows (the largest power of two dividing it, at most
+ * 64): padding an aligned object explains. A module without .symtab (stripped: its .dynsym lists exported
+ * objects only, so a gap may hold a static one) gets nothing; .rodata gets nothing (gcc's string literals and
+ * constants there have no symbols); neither does the space before a section's first object or after its last.
+ * A granule (8 bytes) shared by the gap and the next object stays addressable; the one shared with the object
+ * before says how many of its bytes are (shadow 1..7), as for a heap block's end.
+ *
+ * What it gets wrong: an overflow that lands in the next object without touching padding (globals that follow
+ * each other with no gap: `history[32]` of shorts, 64 bytes, with a 32-aligned neighbour right after it; a
+ * one-past read when the next global starts in the same granule); underflows of a section's first object;
+ * accesses RIP-relative or absolute (`mov %eax, counts+40(%rip)`: an unrolled loop's constant index), which the
+ * rewrite does not patch; names have no definition site (no DWARF is read), and a static `history.0` is said
+ * `history`, as fault mode says it (agent/check_globals.c).
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* gcc's descriptor of a global (its ABI, version 8), as check_report.c reads it to name one */
+struct asan_global {
+    uintptr_t beg;
+    size_t size, size_with_redzone;
+    const char *name, *module_name;
+    uintptr_t has_dynamic_init;
+    void *location;
+    uintptr_t odr_indicator;
+};
+
+struct gobj { uintptr_t beg, end; uint32_t name; uint16_t sec; uint16_t marker; };
+
+/* glibc's libraries and memtrace's own: not planned by a check run (ModuleRewrite.unchecked), left alone here */
+static int left_alone(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    static const char *const glibc[] = {"libc.so", "libm.so", "libmvec.so", "libpthread.so", "libdl.so", "librt.so",
+        "libresolv.so", "libanl.so", "libutil.so", "libBrokenLocale.so", "libthread_db.so", "libmemusage.so",
+        "libpcprofile.so", "libSegFault.so", "libc_malloc_debug.so"};
+    for (size_t i = 0; i < sizeof glibc / sizeof *glibc; i++) {
+        size_t k = strlen(glibc[i]);
+        if (strncmp(b, glibc[i], k) == 0 && (b[k] == 0 || b[k] == '.')) return 1;
+    }
+    return strncmp(b, "libnss_", 7) == 0 || strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "libmemtrace-", 12) == 0 ||
+           strncmp(b, "linux-vdso", 10) == 0 || strstr(path, "/gconv/") != NULL;
+}
+
+static int section_is(const char *n, const char *want)
+{
+    size_t k = strlen(want);
+    return strncmp(n, want, k) == 0 && (n[k] == 0 || n[k] == '.');
+}
+
+/* insertion into a sorted run would be quadratic on a big .symtab: a shell sort, by start then objects first */
+static void sort(struct gobj *v, size_t n)
+{
+    for (size_t gap = n / 2; gap; gap /= 2)
+        for (size_t i = gap; i < n; i++)
+            for (size_t j = i; j >= gap && (v[j - gap].beg > v[j].beg || (v[j - gap].beg == v[j].beg && v[j - gap].marker > v[j].marker)); j -= gap) {
+                struct gobj t = v[j];
+                v[j] = v[j - gap];
+                v[j - gap] = t;
+            }
+}
+
+/* the largest power of two dividing a, at most 64 */
+static uintptr_t alignment(uintptr_t a)
+{
+    uintptr_t al = a & -a;
+    return al && al < 64 ? al : 64;
+}
+
+/* One module's gaps poisoned and its objects noted for the reports. f: its file mapped, len bytes. */
+static void module_globals(const unsigned char *f, size_t len, uintptr_t bias)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || !eh->e_shoff ||
+        eh->e_shoff > len || eh->e_shnum == 0 || (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len - eh->e_shoff || eh->e_shstrndx >= eh->e_shnum)
+        return;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff), *names = &sh[eh->e_shstrndx], *tab = NULL;
+    if (names->sh_offset > len || names->sh_size > len - names->sh_offset || !names->sh_size || f[names->sh_offset + names->sh_size - 1]) return;
+    unsigned char data[65536 / 8] = {0}; /* which sections are .data or .bss */
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type == SHT_SYMTAB) tab = &sh[i];
+        const char *nm = sh[i].sh_name < names->sh_size ? (const char *)f + names->sh_offset + sh[i].sh_name : "";
+        if ((sh[i].sh_flags & (SHF_ALLOC | SHF_WRITE | SHF_TLS)) == (SHF_ALLOC | SHF_WRITE) && (section_is(nm, ".data") || section_is(nm, ".bss")))
+            data[i >> 3] |= (unsigned char)(1 << (i & 7));
+    }
+    if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_offset > len || tab->sh_size > len - tab->sh_offset) return;
+    const Elf64_Shdr *str = &sh[tab->sh_link];
+    if (str->sh_offset > len || str->sh_size > len - str->sh_offset || !str->sh_size || f[str->sh_offset + str->sh_size - 1]) return;
+    const Elf64_Sym *sy = (const Elf64_Sym *)(f + tab->sh_offset);
+    size_t count = tab->sh_size / sizeof *sy, n = 0;
+    for (size_t i = 0; i < count; i++)
+        n += sy[i].st_shndx > 0 && sy[i].st_shndx < eh->e_shnum && (data[sy[i].st_shndx >> 3] >> (sy[i].st_shndx & 7) & 1);
+    if (!n) return;
+    struct gobj *v = mmap(NULL, n * sizeof *v, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (v == MAP_FAILED) return;
+    size_t k = 0, objects = 0;
+    for (size_t i = 0; i < count && k < n; i++) {
+        unsigned s = sy[i].st_shndx, type = ELF64_ST_TYPE(sy[i].st_info);
+        if (!(s > 0 && s < eh->e_shnum && (data[s >> 3] >> (s & 7) & 1)) || type == STT_SECTION || type == STT_FILE) continue;
+        int object = type == STT_OBJECT && sy[i].st_size && sy[i].st_name < str->sh_size;
+        v[k++] = (struct gobj){bias + sy[i].st_value, bias + sy[i].st_value + (object ? sy[i].st_size : 0), sy[i].st_name, (uint16_t)s, (uint16_t)!object};
+        objects += object;
+    }
+    sort(v, k);
+    /* descriptors and their names (a static's `.N` suffix dropped), where the reports look globals up */
+    size_t bytes = objects * sizeof(struct asan_global);
+    for (size_t i = 0; i < k; i++) if (!v[i].marker) bytes += strlen((const char *)f + str->sh_offset + v[i].name) + 1;
+    struct asan_global *g = objects ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+    if (g == MAP_FAILED) { munmap(v, n * sizeof *v); return; }
+    char *names_at = (char *)(g + objects);
+    size_t ng = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (v[i].marker) continue;
+        const char *nm = (const char *)f + str->sh_offset + v[i].name;
+        size_t l = strlen(nm), d = l;
+        while (d && nm[d - 1] >= '0' && nm[d - 1] <= '9') d--;
+        if (d < l && d > 1 && nm[d - 1] == '.') l = d - 1;
+        memcpy(names_at, nm, l);
+        names_at[l] = 0;
+        struct asan_global *o = &g[ng++];
+        *o = (struct asan_global){.beg = v[i].beg, .size = v[i].end - v[i].beg, .size_with_redzone = v[i].end - v[i].beg, .name = names_at};
+        names_at += l + 1;
+        /* the gap up to the next symbol of the same section: every object ending in it (aliases, overlaps) */
+        /* must end by then, and it must be alignment padding: then it is this object's redzone            */
+        uintptr_t end = v[i].end;
+        size_t j = i + 1;
+        for (; j < k && v[j].sec == v[i].sec && v[j].beg < end; j++)
+            if (v[j].end > end) end = v[j].end;
+        if (j >= k || v[j].sec != v[i].sec || v[j].marker || v[j].beg <= end || v[j].beg - end >= alignment(v[j].beg)) continue;
+        if (end != v[i].end) continue; /* an overlapping object ends later: its padding, named by it */
+        uintptr_t next = v[j].beg, rz = (end + 7) & ~(uintptr_t)7, stop = next & ~(uintptr_t)7;
+        if (!mc_addressable_range(end) || !mc_addressable_range(next)) continue;
+        if ((end & 7) && rz <= next) *MC_SHADOW(end & ~(uintptr_t)7) = (uint8_t)(end & 7);
+        if (stop > rz) mc_poison(rz, stop - rz, MC_GLOBAL_RZ);
+        if (stop > rz || ((end & 7) && rz <= next)) o->size_with_redzone = next - o->beg;
+    }
+    for (size_t i = 0; i < ng; i++) mc_note_global(&g[i]);
+    munmap(v, n * sizeof *v);
+}
+
+static int each_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    int *first = arg;
+    const char *path = *first ? "/proc/self/exe" : info->dlpi_name;
+    int exe = *first;
+    *first = 0;
+    if (!path || !*path || (!exe && left_alone(path))) return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    size_t len = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+    void *map = len >= sizeof(Elf64_Ehdr) ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED) return 0;
+    module_globals(map, len, info->dlpi_addr);
+    munmap(map, len);
+    return 0;
+}
+
+/* Called by __memtrace_check_init, before main, in a rewrite run only (a --check build has gcc's redzones). */
+void mc_symglobals_init(void)
+{
+    int first = 1;
+    dl_iterate_phdr(each_module, &first);
+}

@@ -1,0 +1,105 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * {@code memtrace run --check} without {@code --mode} rewrites (docs/check.md, "Which mode run --check defaults
+ * to"), and what rewrite mode checks beyond the heap: run_rewrite_extra.c built by plain gcc -O0 -g overflows a
+ * global array by a loop, a global struct by memset and a global char array by strcpy, each into the alignment
+ * padding before the next global ("Globals in rewrite mode"), and smashes its frame's return address by a
+ * memcpy gcc expanded into moves ("Stack smashes in rewrite mode"). Every report is one exact line; the twins
+ * run silent with the native output; the summary's rewrite counts show the mode, and fault mode (asked for)
+ * does not see the global overflow without MEMTRACE_CHECK=globals; an executable that cannot be rewritten is
+ * checked by faults.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunCheckDefaultModeTest {
+    Path dir;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        CheckBuilds.fixture(dir, "run_rewrite_extra.c");
+        Process p = new ProcessBuilder("gcc", "-O0", "-g", "-w", "-o", "extra", "run_rewrite_extra.c").directory(dir.toFile())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "loop   | global overflow: counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end",
+        "memset | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end",
+        "strcpy | global overflow: names+20 (a global of 20 bytes) written 24 bytes by strcpy, 0 bytes past its end",
+    })
+    void aGlobalOverflowIntoThePaddingBeforeTheNextIsReported(String name, String report) throws Exception {
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra", name, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(1);
+        assertThat(lines.get(0)).startsWith("memtrace: " + report + ", at extra+").matches(".*, at extra\\+\\d+, thread \\d+");
+        assertThat(r.stdout()).isEmpty(); // stopped at the report, before the program's line
+    }
+
+    /** The return address that gcc's inline moves overwrote is found when the ret takes it, as in fault mode. */
+    @Test
+    void anInlinedMemcpyOverItsReturnAddressIsAStackSmash() throws Exception {
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra", "smash", "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(139);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(2);
+        // the ret ran in the trampoline of the %rbp load before it (the rewrite moved it): no function to name
+        assertThat(lines.get(0)).matches("memtrace: stack overflow: <stack:return address> \\(a frame's return address, overwritten with "
+                + "0x4343434343434343: a stack smash, found when the return reached it\\) read 8 bytes, at (0x[0-9a-f]+|extra\\+\\d+), thread \\d+");
+        assertThat(lines.get(1)).startsWith("memtrace: the program was killed by SIGSEGV (signal 11)");
+    }
+
+    @Test
+    void theTwinsAreSilentWithTheNativeOutputAndTheRunIsRewritten() throws Exception {
+        CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./extra", "all", "good");
+        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of("MEMTRACE_CHECK", "summary"), "./extra", "all", "good");
+        assertThat(good.status()).as(good.stderr()).isZero();
+        assertThat(good.stdout()).isEqualTo(native_.stdout()).endsWith("done\n");
+        List<String> lines = good.stderr().lines().toList();
+        assertThat(lines.getFirst()).startsWith("memtrace: check summary: ").endsWith("; 0 errors");
+        // the rewrite's own count: only a rewrite run has it
+        assertThat(lines.get(1)).matches("memtrace: check: \\d+ memory instructions of \\./extra checked, .*0 left unchecked");
+    }
+
+    /**
+     * An executable rewrite mode cannot plan (its trampolines out of reach: RunDefaultModeTest's) is checked in fault
+     * mode instead, with fault mode's checks on: its agent's summary, which a fault run without them never prints.
+     * (noleaks: the leak scan would read the 2 GB .bss.)
+     */
+    @Test
+    void anExecutableThatCannotBeRewrittenIsCheckedByFaults() throws Exception {
+        Path prog = Gcc.compile(dir, "rewrite_huge_bss.c", "huge", "-O1", "-no-pie", "-mcmodel=medium", "-Wl,-Ttext-segment=0x10000");
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of("MEMTRACE_CHECK", "summary,noleaks"), prog.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo("3\n");
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(2);
+        assertThat(lines.get(0)).isEqualTo("memtrace: cannot rewrite " + prog + " (" + prog + ": its trampolines (up to 1 MB) fit neither below its "
+                + "code nor above it within 2 GB); checking it by page faults instead (--mode fault)");
+        assertThat(lines.get(1)).matches("memtrace: check summary: [1-9]\\d* accesses checked by .*; 0 errors");
+    }
+
+    @Test
+    void faultModeIsStillThereWhenAskedFor() throws Exception {
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "fault"), Map.of(), "./extra", "loop", "bad");
+        assertThat(r.stderr()).isEmpty(); // its globals are checked only with MEMTRACE_CHECK=globals
+        assertThat(r.status()).isZero();
+        assertThat(r.stdout()).isEqualTo("loop 9 18\ndone\n");
+    }
+}

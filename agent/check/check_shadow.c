@@ -21,6 +21,11 @@
  *                                                        (reported as such, not "by the loop")
  *                                                        and, strided, its range against the live
  *                                                        block of its first access (mc_escapes)
+ *   __memtrace_check_index(addr, base, size|write<<8|either<<9)
+ *                                                        a single indexed access (p[i], outside loops) whose
+ *                                                        bytes are addressable, 96 bytes or more from its base:
+ *                                                        still inside the live block of its base? (either: the
+ *                                                        base may be the index, addr - base the pointer)
  *   __asan_register_globals & co., __asan_handle_no_return, stack scope and alloca poisoning: what gcc's
  *   layout of globals and frames needs.
  * The slow path of `memtrace run --check --mode rewrite`'s trampolines is check_rwprobe.c's (a `rep movs`/
@@ -283,6 +288,22 @@ CHECK_COUNTED(__memtrace_slow_store1, 1, MC_WRITE, 0)
 CHECK_COUNTED(__memtrace_slow_store2, 2, MC_WRITE, 0)
 CHECK_COUNTED(__memtrace_slow_store4, 4, MC_WRITE, 0)
 CHECK_COUNTED(__memtrace_slow_store8, 8, MC_WRITE, 0)
+
+/* Spindle's object-level test of a single indexed access: every byte of p[i] is addressable, but i may have
+ * carried it over p's right redzone and the next chunk's left one into another live block. The block of the
+ * base (found at most 4 KB back: a base is mostly a block's start, found at once) must hold the access; a base
+ * in no live heap block (a global, the stack, a block's far inside) is not tested. */
+MC_EXPORT void __memtrace_check_index(uintptr_t a, uintptr_t base, uint64_t packed)
+{
+    if (__builtin_expect(!tc.registered, 0)) register_thread();
+    size_t size = packed & 0xff;
+    const struct mc_block *b = mc_live_block(base, 1u << 12);
+    if (!b && (packed >> 9 & 1)) b = mc_live_block(a - base, 1u << 12);
+    if (!b) return;
+    uintptr_t start = (uintptr_t)(b + 1);
+    if (a >= start && a + size <= start + b->size) return;
+    mc_report_into(b, a, size, packed >> 8 & 1 ? MC_WRITE : MC_READ, __builtin_return_address(0), NULL);
+}
 
 /* A range: gcc's check of an odd-sized access. */
 #define CHECK_N(name, access)                                                                  \

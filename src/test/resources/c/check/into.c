@@ -6,7 +6,9 @@
  *            a step: the second one lands in the next block), good 1; and a good walk down a column of a large
  *            matrix from a pointer into its middle (the block is found that far back)
  *   down     a loop writes downwards, 4096 bytes a step, from a block of 16 bytes: the second store lands inside
- *            the block allocated before it (an underflow); the good twin stores once */
+ *            the block allocated before it (an underflow); the good twin stores once
+ *   single   one store a[k], no loop, k the distance to the next block (in ints) plus 4: it lands in that
+ *            block's fifth int, past both redzones (built -O2 and -O0); the good twin stores a[3] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,11 @@ __attribute__((noinline)) static long column(int (*rows)[2000], int n, int k)
     long s = 0;
     for (int i = 0; i < n; i++) s += rows[i][k]; /* BAD_WALK */
     return s;
+}
+
+__attribute__((noinline)) static void poke(int *a, long k)
+{
+    a[k] = -1; /* BAD_SINGLE */
 }
 
 int main(int argc, char **argv)
@@ -64,6 +71,16 @@ int main(int argc, char **argv)
         printf("%ld %d\n", s, a[0]);
         free(prev);
         free(a);
+    } else if (strcmp(argv[1], "single") == 0) {
+        int *a = malloc(16); /* ALLOC_S */
+        int *b = malloc(64); /* ALLOC_T */
+        for (int i = 0; i < 16; i++) b[i] = i;
+        poke(a, strcmp(argv[2], "bad") == 0 ? (long)(b - a) + 4 : 3);
+        long s = 0;
+        for (int i = 0; i < 16; i++) s += b[i];
+        printf("%ld %d\n", s, a[3]);
+        free(a);
+        free(b);
     }
     return 0;
 }

@@ -29,6 +29,8 @@ public final class CheckRewriter {
     private static final Pattern FILE = Pattern.compile("^(\\d+)\\s+\"((?:[^\"\\\\]|\\\\.)*)\"(?:\\s+\"((?:[^\"\\\\]|\\\\.)*)\")?.*");
     private static final Pattern LOC = Pattern.compile("^(\\d+)\\s+(\\d+).*");
     private static final String LOC_MARK = "# memtrace-check-loc ";
+    /** A heap block's redzones: at least 32 bytes on the right and 64 on the left (agent/check/check_heap.c). */
+    private static final int INTO_REACH = 96;
     /** glibc's inline wrappers of _FORTIFY_SOURCE (memcpy calling __memcpy_chk): the line of their caller is kept. */
     private static final Pattern FORTIFY_HEADER = Pattern.compile("/bits/(string_fortified|strings_fortified|stdio2|wchar2|unistd|socket2)\\.h$");
 
@@ -69,36 +71,55 @@ public final class CheckRewriter {
      * Every remaining check of 1 to 8 bytes becomes an inline test of its shadow byte, calling the runtime
      * only when that byte is not 0 or the access crosses into the next granule. The registers it uses (%rax,
      * %rcx) and the flags are the call's to clobber: gcc planned a call there. The check still counts itself,
-     * in the thread's {@code __memtrace_check_inline}.
+     * in the thread's {@code __memtrace_check_inline}. An addressable indexed access outside loops whose base
+     * {@link IndexBase} finds is also tested against its base's heap block when it lies 96 bytes or more from
+     * that base ({@code __memtrace_check_index}: an index that carried it over both redzones into another block).
      */
     private static List<String> inline(List<String> lines) {
         List<String> out = new ArrayList<>(lines.size() + lines.size() / 2);
+        List<AsmLine> parsed = lines.stream().map(AsmLine::parse).toList();
+        boolean[] inLoop = IndexBase.inLoops(parsed);
         int n = 0;
-        for (String line : lines) {
-            AsmLine parsed = AsmLine.parse(line);
-            CheckCall c = CheckCall.of(parsed);
-            String callee = c == null ? "" : ((AsmLine.Instruction) parsed).operands().getFirst();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            CheckCall c = CheckCall.of(parsed.get(i));
+            String callee = c == null ? "" : ((AsmLine.Instruction) parsed.get(i)).operands().getFirst();
             if (c == null || c.size() == 0 || c.size() > 8 || callee.contains("noabort")) {
                 out.add(line);
                 continue;
             }
+            IndexBase.Base base = inLoop[i] ? null : IndexBase.of(parsed, i);
             String slow = ".Lmtc_x" + n, done = ".Lmtc_d" + n++;
+            if (base != null) out.addAll(base.setup());
             out.add("\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx");
             out.add("\tincq\t%fs:(%rcx)");
             out.add("\tmovq\t%rdi, %rax");
             out.add("\tshrq\t$3, %rax");
             out.add("\tcmpb\t$0, 2147450880(%rax)");
+            String fine = base != null ? ".Lmtc_i" + (n - 1) : done;
             if (c.size() == 1) {
-                out.add("\tje\t" + done);
+                out.add("\tje\t" + fine);
             } else {
                 out.add("\tjne\t" + slow);
                 out.add("\tleaq\t" + (c.size() - 1) + "(%rdi), %rcx");
                 out.add("\txorq\t%rdi, %rcx");
                 out.add("\tcmpq\t$7, %rcx");
-                out.add("\tjbe\t" + done);
+                out.add("\tjbe\t" + fine);
             }
             out.add(slow + ":");
             out.add("\tcall\t__memtrace_slow_" + (c.store() ? "store" : "load") + c.size() + "@PLT");
+            if (base != null) {
+                // addressable: an index under INTO_REACH bytes from its base cannot have crossed both redzones
+                out.add("\tjmp\t" + done);
+                out.add(fine + ":");
+                out.add("\tmovq\t%rdi, %rax");
+                out.add("\tsubq\t%rsi, %rax");
+                out.add("\taddq\t$" + INTO_REACH + ", %rax");
+                out.add("\tcmpq\t$" + 2 * INTO_REACH + ", %rax");
+                out.add("\tjb\t" + done);
+                out.add("\tmovl\t$" + (c.size() | (c.store() ? 1 << 8 : 0) | (base.either() ? 1 << 9 : 0)) + ", %edx");
+                out.add("\tcall\t__memtrace_check_index@PLT");
+            }
             out.add(done + ":");
         }
         return out;

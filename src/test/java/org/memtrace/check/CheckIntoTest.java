@@ -15,7 +15,9 @@ import org.junit.jupiter.api.io.TempDir;
  * An overflow that lands inside another live block (issue 23): a loop whose stride steps over the redzone
  * touches only addressable bytes, so no shadow test sees it; the loop check's object-level test (Spindle's:
  * the loop's range against the block its first access is in) reports it, naming both blocks, upwards and
- * downwards. into.c's twins (one iteration; a column walk from the middle of a large matrix) stay silent.
+ * downwards; a single indexed store (no loop) gets the same test from its base pointer, at -O2 and -O0.
+ * into.c's twins (one iteration; a column walk from the middle of a large matrix; an index in bounds) stay
+ * silent.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CheckIntoTest {
@@ -26,6 +28,7 @@ class CheckIntoTest {
         dir = tmp;
         source = CheckBuilds.fixture(dir, "into.c");
         CheckBuilds.build(dir, false, true, "-O2", "-g", "-o", "into", "into.c");
+        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "into0", "into.c");
     }
 
     @Test
@@ -62,14 +65,29 @@ class CheckIntoTest {
                 + "(a block of 4096 bytes, allocated at into.c:{ALLOC_PREV}), at into.c:{BAD_DOWN} (down+N), thread ") + "\\d+\n");
     }
 
+    /** One store, no loop: its base's block is looked up because its index took it 96 bytes or more away. */
+    @Test
+    void aSingleIndexedStoreIntoTheNextBlockIsReportedAtO2AndO0() throws Exception {
+        for (String program : new String[] {"./into", "./into0"}) {
+            CheckBuilds.Run bad = CheckBuilds.run(dir, Map.of(), program, "single", "bad");
+            assertThat(bad.status()).as(program).isEqualTo(1);
+            assertThat(bad.stderr()).as(program).matches(CheckBuilds.reportPattern(source, "memtrace: heap overflow: <malloc0001@main+N>+128 "
+                    + "(a block of 16 bytes, allocated at into.c:{ALLOC_S}) written 4 bytes, 112 bytes past its end, inside "
+                    + "<malloc0002@main+N>+16 (a block of 64 bytes, allocated at into.c:{ALLOC_T}), at into.c:{BAD_SINGLE} (poke+N), thread ")
+                    + "\\d+\n");
+        }
+    }
+
     @Test
     void theTwinsAreSilent() throws Exception {
-        Map<String, String> out = Map.of("stride", "32640 -1\n", "walk", "0 0\n", "down", "523776 -1\n");
+        Map<String, String> out = Map.of("stride", "32640 -1\n", "walk", "0 0\n", "down", "523776 -1\n", "single", "120 -1\n");
         for (var c : out.entrySet()) {
-            CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./into", c.getKey(), "good");
-            assertThat(good.stderr()).as(c.getKey()).isEmpty();
-            assertThat(good.stdout()).as(c.getKey()).isEqualTo(c.getValue());
-            assertThat(good.status()).as(c.getKey()).isZero();
+            for (String program : new String[] {"./into", "./into0"}) {
+                CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), program, c.getKey(), "good");
+                assertThat(good.stderr()).as(program + " " + c.getKey()).isEmpty();
+                assertThat(good.stdout()).as(program + " " + c.getKey()).isEqualTo(c.getValue());
+                assertThat(good.status()).as(program + " " + c.getKey()).isZero();
+            }
         }
     }
 }

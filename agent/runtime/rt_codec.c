@@ -445,7 +445,8 @@ int wr_codec_init(int codec)
 {
     for (int i = 0; i < 2; i++) {
         struct encoder *x = &wr_enc[i];
-        x->work_size = ZSTD_estimateCCtxSize(codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
+        /* codecs 7, 9, 10 compress at ZLEVEL_FUSED: a context sized for -3 failed python3's first chunk at level 1 */
+        x->work_size = ZSTD_estimateCCtxSize(codec == 7 || codec >= 9 ? ZLEVEL_FUSED : codec >= 3 ? ZLEVEL_PACKED : ZLEVEL);
         x->work = rt_map_own(x->work_size);
         /* the worst case: 20 bytes per 16-byte slot (codecs 3-5), 21 (6), 22 and a tag's margin (7, 9), 26 (8) */
         size_t room = rt.buf_size / 16 + 4096; /* slots of a chunk (codecs 7-9), and a margin for its last tag */

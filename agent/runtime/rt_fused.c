@@ -26,6 +26,7 @@
 void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec)
 {
     x->shift = fused_shift(codec);
+    x->many_sites = x->ntouched >= FUSED_MANY;
     uint64_t *tab = x->table, *alt = tab + ((size_t)4 << FUSED_BITS);
     if (x->ntouched >= ((size_t)1 << FUSED_BITS)) {
         for (size_t i = 0; i < ((size_t)5 << FUSED_BITS); i++) tab[i] = 0;
@@ -143,7 +144,7 @@ static size_t period_hits(const uint64_t *in, const uint64_t *start, const uint6
 /* native, 0.705 -> 0.681 bytes); elsewhere (smooth's row ends) the token byte mostly stays, which zstd matches */
 /* better than two bytes in v (smooth still 0.057 -> 0.065 bytes; bench/results/encoder.md).                  */
 static inline __attribute__((always_inline)) void pack_records(struct fused *x, const uint64_t *in, const uint64_t *end, const int shorts,
-                                                            const int alts)
+                                                            const int alts, const int prefetch)
 {
     const int sh = alts ? 2 : 1; /* codec 9's run shift, 10's (shorts only) */
     uint64_t *tab = x->table, *e = &tab[4 * x->h], *alt = tab + ((size_t)4 << FUSED_BITS);
@@ -161,6 +162,11 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
     } while (0)
     while (in < end) {
         uint64_t w0 = in[0], w1 = in[1], bit, site_before = site, d;
+        if (prefetch && __builtin_expect(end - in > 4, 1)) { /* the entry of the record after next (FUSED_MANY) */
+            size_t ph = fused_entry(in[5]);
+            __builtin_prefetch(&tab[4 * ph], 1);
+            if (alts) __builtin_prefetch(&alt[ph], 1);
+        }
         if (__builtin_expect(w1 == e[1], 1)) {
             in += 2;
             if (w1 != site) SWITCH(w1);
@@ -282,17 +288,28 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
 /* One copy per codec, each its own function: with both inlined in fused_pack, codec 7's hits ran 20 % slower. */
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack7(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 0, 0);
+    pack_records(x, in, end, 0, 0, 0);
 }
 
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack9(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 1, 0);
+    pack_records(x, in, end, 1, 0, 0);
 }
 
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack10(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 1, 1);
+    pack_records(x, in, end, 1, 1, 0);
+}
+
+/* Codec 10 for a chunk of many sites (FUSED_MANY): each record also fetches the entry of the record after next. */
+/* A program of thousands of sites (python3: 5,000-10,000 in a chunk of 65,536 records) finds most entries of the */
+/* 2.5 MB table out of cache; where a few hundred sites stay cached the fetch is a hash and a prefetch a record   */
+/* for nothing. bench/runtime/mtr_stages.c on python3's chunks (thread CPU, ns a record), all records fetching:   */
+/* chunks 100-199 (5,000-10,000 sites) 12.2-12.4 -> 10.4-10.9, chunks 400-599 (200-600 sites) 2.67 -> 3.24-3.32. */
+__attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack10_many(struct fused *x, const uint64_t *in,
+                                                                                                     const uint64_t *end)
+{
+    pack_records(x, in, end, 1, 1, 1);
 }
 
 void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only)
@@ -309,7 +326,8 @@ void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int ev
         }
         return;
     }
-    if (x->shift == 2) pack10(x, in, end);
+    if (x->shift == 2 && x->many_sites) pack10_many(x, in, end);
+    else if (x->shift == 2) pack10(x, in, end);
     else if (x->shift) pack9(x, in, end);
     else pack7(x, in, end);
 }

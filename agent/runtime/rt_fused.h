@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define FUSED_BITS 16 /* table entries: 1 << FUSED_BITS, 4 words each, then codec 10's other followers, 1 << FUSED_BITS words */
+#define FUSED_MANY 2048 /* entries set by a chunk past which the next fetches entries ahead (rt_fused.c, pack10_many) */
 #define FUSED_G0 6    /* the granule of an entry no record of the chunk has set */
 
 /* The run stream's low bits that say what follows a run (the writer and FusedSlots agree through it): codec 9 */
@@ -88,6 +89,7 @@ struct fused {
     uint64_t *table;            /* 5 << FUSED_BITS words, zero where a chunk starts */
     uint32_t *touched;          /* the entries this chunk may have set, 1 << FUSED_BITS */
     size_t ntouched;
+    int many_sites;             /* the last chunk set entries past FUSED_MANY: this one fetches entries ahead */
     uint8_t *c, *t, *v;         /* the three streams being written (room: see fused_room) */
     uint8_t *c0, *t0, *v0;      /* where they start */
     uint64_t site, last, run;   /* the stride is the entry's, e[3] */

@@ -12,7 +12,8 @@
 # each variant's x native (CPU, then wall), the accesses, bytes per access of both traces on disk, the entropy
 # bound of the full trace in bytes per access (bench/trace-figures.sh's bound_of: "-" without the test classes),
 # the ms the program waited for the writer (full, skeleton: their summaries), and the lossless check
-# (bench/lossless.sh: the full and skeleton traces print the same accesses, and the two builds print the same
+# (bench/lossless.sh: the full and skeleton traces print the same accesses, thread by thread when there are
+# several, and the two builds print the same
 # output; "equal" or where they first differ; raw lines with the code field left out, unless
 # LOSSLESS_ADDRESSES=both, which also compares the symbolic lines at twice the cost), then geomean rows. The
 # native output must also be the full build's, else a note says so. Every build has bench/lossless.sh's fixed

@@ -288,14 +288,19 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
-     * Why the trace of a program killed by a signal that left no end record (SIGKILL: nothing of the program
-     * runs to record it) stops short, or null. The runtime of rewrite mode and of a compiled-in program writes
-     * its buffers only at the end, so what they held is lost; without the mark the trace would look whole.
+     * Why the trace of a program that left no end record stops short, or null: killed by a signal nothing of
+     * it ran to record (SIGKILL), or gone without its runtime finishing (a raw exit system call, seccomp's
+     * strict mode). The runtime of rewrite mode and of a compiled-in program writes its buffers only at the
+     * end, so what they held is lost; without the mark the trace would look whole.
      */
     static String killedUnrecorded(RunResult result) {
-        if (result.exit().isPresent() || result.exitStatus() <= 128 || !result.attached()) return null;
-        return "the program was killed by " + Signals.name(result.exitStatus() - 128)
-                + " before it could record its end: the trace ends there or earlier";
+        if (result.exit().isPresent() || !result.attached()) return null;
+        if (result.exitStatus() > 128)
+            return "the program was killed by " + Signals.name(result.exitStatus() - 128)
+                    + " before it could record its end: the trace ends there or earlier";
+        return result.incomplete()
+                ? "the program ended without recording its end (a raw exit system call, or its runtime could not finish): the trace ends there or earlier"
+                : null;
     }
 
     /** The trace's stream, counting the bytes written for the progress line (read from its thread). */

@@ -39,6 +39,21 @@ class KilledProgramTest {
         assertThat(lines.getLast()).isEqualTo("# incomplete " + mark);
     }
 
+    /** A raw exit system call (seccomp's strict mode allows no other) skips the runtime's end: status 1, marked. */
+    @Test
+    void aProgramLeavingByARawExitInRewriteModeLeavesATraceMarkedIncomplete() throws Exception {
+        Path trace = dir.resolve("exit.trace");
+        Cli.Result r = Cli.run(dir, "run", "--mode", "rewrite", "-o", trace.toString(), "--", program.toString(), "exit");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        String mark = "the program ended without recording its end (a raw exit system call, or its runtime could not finish): "
+                + "the trace ends there or earlier";
+        assertThat(r.stderr()).contains("the program exited with status 0", "the trace is incomplete: " + mark)
+                .doesNotContain("its plan was not applied");
+        List<String> lines = Files.readAllLines(trace);
+        TraceFile.parse(lines);
+        assertThat(lines.getLast()).isEqualTo("# incomplete " + mark);
+    }
+
     /** Fault mode's agent sees the kill(2) a program sends itself and records it: that trace is whole. */
     @Test
     void aProgramKillingItselfInFaultModeRecordsItsEnd() throws Exception {

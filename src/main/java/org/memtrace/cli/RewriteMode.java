@@ -182,10 +182,10 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
      * MT_FALLBACK: written, or kept their int3 and why); the code the program made at run time ({@code generatedCode}:
      * executable anonymous mappings and their bytes), which no plan covers; what was excluded.
      */
-    List<String> counts(Optional<Event.Fallback> fallback, Set<String> reported, Summary.GeneratedCode generated) {
+    List<String> counts(Optional<Event.Fallback> fallback, Set<String> reported, Summary.GeneratedCode generated, boolean cut) {
         List<String> lines = new ArrayList<>(), unapplied = new ArrayList<>();
-        lines.add(line(program, prepared, reported, unapplied));
-        for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared(), reported, unapplied));
+        lines.add(line(program, prepared, reported, unapplied, cut));
+        for (Library l : libraries) lines.add(line(l.path().toString(), l.prepared(), reported, unapplied, cut));
         DlopenPlanner.Summary opened = dlopen.summary();
         lines.addAll(opened.rewritten());
         fallback.filter(f -> f.knowsPuns() && f.puns() + f.punsBytes() + f.punsPage() > 0).ifPresent(f -> {
@@ -219,8 +219,10 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
      * a plan the runtime refused (no room within 2 GB, other bytes: its own line on stderr says which) left the
      * module untraced, which the line says instead of the planner's counts, and {@code unapplied} gets its name.
      */
-    private String line(String module, ModuleRewrite.Prepared p, Set<String> reported, List<String> unapplied) {
-        if (p.rewritten() > 0 && !reported.contains(p.trampolines().toString())) {
+    private String line(String module, ModuleRewrite.Prepared p, Set<String> reported, List<String> unapplied, boolean cut) {
+        // a trace cut short (the program killed before its runtime wrote its buffers) says nothing of whether a
+        // plan was applied
+        if (p.rewritten() > 0 && !cut && !reported.contains(p.trampolines().toString())) {
             unapplied.add(Path.of(module).getFileName() + " (its plan not applied at run time)");
             return kind() + module + ": its plan was not applied at run time (the runtime's line above says why); " + notReached();
         }

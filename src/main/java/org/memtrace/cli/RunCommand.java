@@ -19,6 +19,7 @@ import org.memtrace.report.Report;
 import org.memtrace.rewrite.PlanChoice;
 import org.memtrace.rewrite.Probes;
 import org.memtrace.event.Event;
+import org.memtrace.event.Signals;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.InstrumentedRun;
@@ -266,7 +267,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             try {
                 int status = report(err, result, stage, recorder);
-                if (rewrite != null && (!quiet || check && checkSummary())) for (String line : rewrite.counts(summary.fallback(), summary.modulePaths(), summary.generatedCode())) say(err, line);
+                if (rewrite != null && (!quiet || check && checkSummary())) for (String line : rewrite.counts(summary.fallback(), summary.modulePaths(), summary.generatedCode(),
+                        result.interrupted() || killedUnrecorded(result) != null)) say(err, line);
                 return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();
@@ -288,7 +290,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private int report(PrintWriter err, RunResult result, Interpretation stage, Recorder recorder) {
         if (!result.attached()) say(err, recorder.nothingRecorded());
         if (result.lost() > 0) say(err, recorder.lost(result.lost()));
-        String cutShort = result.interrupted() ? INTERRUPTED : null;
+        String cutShort = result.interrupted() ? INTERRUPTED : killedUnrecorded(result);
         List<String> problems = stage.finish(new Ending(stage.records(), stage.events(), result.lost(), result.elapsed(),
                 result.exitStatus(), result.describe(), Map.of(), cutShort));
         problems.forEach(p -> say(err, p));
@@ -300,6 +302,22 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         err.flush();
         boolean incomplete = !traceWhole || result.incomplete() || result.interrupted() || !problems.isEmpty();
         return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
+    }
+
+    /**
+     * Why the trace of a program that left no end record stops short, or null: killed by a signal nothing of
+     * it ran to record (SIGKILL), or gone without its runtime finishing (a raw exit system call, seccomp's
+     * strict mode). The runtime of rewrite mode and of a compiled-in program writes its buffers only at the
+     * end, so what they held is lost; without the mark the trace would look whole.
+     */
+    static String killedUnrecorded(RunResult result) {
+        if (result.exit().isPresent() || !result.attached()) return null;
+        if (result.exitStatus() > 128)
+            return "the program was killed by " + Signals.name(result.exitStatus() - 128)
+                    + " before it could record its end: the trace ends there or earlier";
+        return result.incomplete()
+                ? "the program ended without recording its end (a raw exit system call, or its runtime could not finish): the trace ends there or earlier"
+                : null;
     }
 
     /** The trace's stream, counting the bytes written for the progress line (read from its thread). */

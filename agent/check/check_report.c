@@ -36,6 +36,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -180,14 +181,32 @@ static void put_json(struct out *o, const char *s)
     put(o, "\"");
 }
 
-static void write_all(int fd, const char *s, size_t n)
+/* 0 when all n bytes were written, else -1 with errno set (a short write past a full disk: ENOSPC) */
+static int write_all(int fd, const char *s, size_t n)
 {
     while (n) {
         ssize_t k = write(fd, s, n);
-        if (k <= 0) return;
+        if (k <= 0) {
+            if (k == 0) errno = ENOSPC;
+            return -1;
+        }
         s += k;
         n -= (size_t)k;
     }
+    return 0;
+}
+
+/* A report that did not reach its log file (a full disk): said once per log, as one line, so that a user never
+ * takes a log cut short for a complete one. */
+void mc_log_failed(const char *what, const char *path, int err)
+{
+    static int said_json, said_sarif;
+    int *said = what[0] == 'J' ? &said_json : &said_sarif;
+    if (*said) return;
+    *said = 1;
+    char msg[600];
+    int k = snprintf(msg, sizeof msg, "memtrace: check: cannot write the %s log %s (it is incomplete): %s\n", what, path, strerror(err));
+    write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
 }
 
 static void emit(struct out *line, struct out *json)
@@ -200,8 +219,10 @@ static void emit(struct out *line, struct out *json)
         int fd = open(json_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
             put(json, "}\n");
-            write_all(fd, json->buf, json->len);
+            if (write_all(fd, json->buf, json->len) != 0) mc_log_failed("JSON", json_path, errno);
             close(fd);
+        } else {
+            mc_log_failed("JSON", json_path, errno);
         }
     }
 }
@@ -1214,7 +1235,8 @@ void mc_init_report(void)
         int fd = open(json, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 || strlen(json) >= sizeof json_path) {
             char msg[600];
-            int k = snprintf(msg, sizeof msg, "memtrace: check: cannot create %s (it must not exist yet): %m\n", json);
+            int k = snprintf(msg, sizeof msg, "memtrace: check: cannot create %s: %m%s\n", json,
+                             errno == EEXIST ? " (memtrace writes no log over an existing file: name a new one)" : "");
             write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
             _exit(2);
         }
@@ -1230,7 +1252,8 @@ void mc_init_report(void)
     const char *sarif = getenv("MEMTRACE_CHECK_SARIF");
     if (sarif && *sarif && mc_sarif_init(sarif) != 0) {
         char msg[600];
-        int k = snprintf(msg, sizeof msg, "memtrace: check: cannot create %s (it must not exist yet): %m\n", sarif);
+        int k = snprintf(msg, sizeof msg, "memtrace: check: cannot create %s: %m%s\n", sarif,
+                         errno == EEXIST ? " (memtrace writes no log over an existing file: name a new one)" : "");
         write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
         _exit(2);
     }

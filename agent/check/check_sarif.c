@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -105,15 +106,20 @@ static void add_uri(struct buf *b, const char *file, size_t len)
     add(b, "\"");
 }
 
-static void write_all(int fd, const char *s, size_t n, off_t at)
+/* 0 when all n bytes were written at `at`, else -1 with errno set (a full disk: ENOSPC) */
+static int write_all(int fd, const char *s, size_t n, off_t at)
 {
     while (n) {
         ssize_t k = pwrite(fd, s, n, at);
-        if (k <= 0) return;
+        if (k <= 0) {
+            if (k == 0) errno = ENOSPC;
+            return -1;
+        }
         s += k;
         n -= (size_t)k;
         at += k;
     }
+    return 0;
 }
 
 int mc_sarif_init(const char *file)
@@ -131,7 +137,14 @@ int mc_sarif_init(const char *file)
         add(&b, "%s\n{\"id\":\"%s\",\"shortDescription\":{\"text\":\"%s\"},\"defaultConfiguration\":{\"level\":\"error\"}}",
             i ? "," : "", rules[i][0], rules[i][1]);
     add(&b, "]}},\"columnKind\":\"utf16CodeUnits\",\"results\":[%s", TAIL);
-    write_all(fd, head, b.len, 0);
+    if (write_all(fd, head, b.len, 0) != 0) {
+        /* no log at all rather than an empty file that no SARIF reader takes (the caller says why and stops) */
+        int err = errno;
+        close(fd);
+        unlink(file);
+        errno = err;
+        return -1;
+    }
     close(fd);
     /* an absolute path, so that a chdir of the program's does not move the file */
     if (file[0] != '/' && getcwd(path, sizeof path) && strlen(path) + strlen(file) + 2 < sizeof path) {
@@ -238,14 +251,17 @@ void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, 
     add(&b, "}%s", TAIL);
     if (b.len >= b.n - 1) return;          /* cut short: better no result than a broken document */
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+        mc_log_failed("SARIF", path, errno);
+        return;
+    }
     flock(fd, LOCK_EX);
     struct stat st;
     char before;
     off_t end = fstat(fd, &st) == 0 ? st.st_size - (off_t)(sizeof TAIL - 1) : -1;
     if (end > 0 && pread(fd, &before, 1, end - 1) == 1) {
-        if (before != '[') write_all(fd, ",", 1, end++);
-        write_all(fd, text, b.len, end);
+        if ((before != '[' && write_all(fd, ",", 1, end++) != 0) || write_all(fd, text, b.len, end) != 0)
+            mc_log_failed("SARIF", path, errno);
     }
     flock(fd, LOCK_UN);
     close(fd);

@@ -83,7 +83,7 @@ class CheckOutputTest {
         Path existing = Files.writeString(dir.resolve("keep.json"), "mine\n");
         CheckBuilds.Run json = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_JSON", existing.toString()), "./cases", "heap_overflow", "bad");
         assertThat(json.status()).isEqualTo(2);
-        assertThat(json.stderr()).startsWith("memtrace: check: cannot create " + existing + " (it must not exist yet)");
+        assertThat(json.stderr()).startsWith("memtrace: check: cannot create " + existing + ": File exists (memtrace writes no log over an existing file: name a new one)");
         assertThat(Files.readString(existing)).isEqualTo("mine\n");
         CheckBuilds.Run code = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_EXITCODE", "x"), "./cases", "heap_overflow", "good");
         assertThat(code.status()).isEqualTo(2);
@@ -176,8 +176,16 @@ class CheckOutputTest {
 
         CheckBuilds.Run kept = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_SARIF", log.toString()), "./sarif", "bad");
         assertThat(kept.status()).isEqualTo(2);
-        assertThat(kept.stderr()).startsWith("memtrace: check: cannot create " + log + " (it must not exist yet)");
+        assertThat(kept.stderr()).startsWith("memtrace: check: cannot create " + log + ": File exists (memtrace writes no log over an existing file: name a new one)");
         assertThat(new ObjectMapper().readTree(Files.readString(log)).get("runs").get(0).get("results")).hasSize(2);
+        // a log the disk has no room for (a file size limit gives EFBIG as a full disk gives ENOSPC): no empty
+        // file that no SARIF reader takes, one line, and the program does not run unchecked-for-nothing
+        Path full = dir.resolve("full.sarif");
+        CheckBuilds.Run limited = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_SARIF", full.toString()),
+                "sh", "-c", "ulimit -f 1; trap '' XFSZ; exec ./sarif bad");
+        assertThat(limited.status()).isEqualTo(2);
+        assertThat(limited.stderr()).isEqualTo("memtrace: check: cannot create " + full + ": File too large\n");
+        assertThat(full).doesNotExist();
         Path quiet = dir.resolve("quiet.sarif");
         CheckBuilds.Run good = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_SARIF", quiet.toString()), "./sarif", "good");
         assertThat(good.status()).isZero();

@@ -176,6 +176,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         // --check: the heap alone is traced (bit 0x100 turns the agent's checks on); the trace is kept only when asked for
         boolean traced = !check || spec.commandLine().getParseResult().hasMatchedOption("-o");
         if (check && !traced) quiet = true;
+        if (check) CheckSettings.refuseBad(System.getenv());
         if (check && omega != null)
             throw LaunchException.usage("--omega traces a selection of the accesses and --check checks them all: use one of them");
         // without --mode: chosen from what was asked for and from the program (docs/rewriting.md, "The default mode")

@@ -28,7 +28,8 @@
  *
  * What it gets wrong: one frame of stack per site (the calling one, and the calls inlined there); a stack object is found only in a frame
  * gcc laid out (checked code); an overflow that lands inside another valid object is seen only when a loop
- * check's object-level test finds it (mc_report_into; check_shadow.c's mc_escapes), never for a single access.
+ * check's object-level test finds it (mc_report_into; check_shadow.c's mc_escapes) or an indexed access 96 bytes
+ * or more from its base is looked up (__memtrace_check_index), never for other single accesses.
  */
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -197,6 +198,40 @@ static int write_all(int fd, const char *s, size_t n)
     return 0;
 }
 
+/* Where reports go: standard error, or the copy of it kept when the program closed its stderr stream
+ * (mc_keep_stderr): coreutils' close_stdout, run by atexit before the leak check, closes descriptor 2, and
+ * the leak report (status 23) would be lost without a word. */
+static volatile int report_fd = 2;
+
+/* A copy of descriptor 2 at the highest free number below min(RLIMIT_NOFILE, 1024) (out of the way of a
+ * program that opens files lowest-first, as rt_fd.c keeps the trace's), close-on-exec; taken only when the
+ * program is about to close its stderr, so that a program that never does keeps every number it had. */
+static void mc_keep_stderr(void)
+{
+    if (report_fd != 2 || fcntl(2, F_GETFD) < 0) return;
+    struct rlimit r;
+    long top = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (rlim_t)top) top = (long)r.rlim_cur;
+    for (long at = top - 1; at > 2 && at >= top - 64; at--) {
+        int fd = fcntl(2, F_DUPFD_CLOEXEC, (int)at);
+        if (fd < 0) continue;
+        if (fd < top) {
+            report_fd = fd;
+            return;
+        }
+        close(fd);
+    }
+}
+
+/* The program's fclose(stderr): the runtime keeps its copy first (above), then libc's fclose runs. */
+MC_EXPORT int fclose(FILE *f)
+{
+    static int (*real_fclose)(FILE *);
+    if (!real_fclose) real_fclose = (int (*)(FILE *))dlsym(RTLD_NEXT, "fclose");
+    if (f == stderr) mc_keep_stderr();
+    return real_fclose(f);
+}
+
 /* A report that did not reach its log file (a full disk): said once per log, as one line, so that a user never
  * takes a log cut short for a complete one. */
 void mc_log_failed(const char *what, const char *path, int err)
@@ -207,14 +242,14 @@ void mc_log_failed(const char *what, const char *path, int err)
     *said = 1;
     char msg[600];
     int k = snprintf(msg, sizeof msg, "memtrace: check: cannot write the %s log %s (it is incomplete): %s\n", what, path, strerror(err));
-    write_all(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+    write_all(report_fd, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
 }
 
 static void emit(struct out *line, struct out *json)
 {
     put(line, "\n");
     fflush(stdout);           /* the program's own output first: a report never hides it */
-    write_all(2, line->buf, line->len);
+    write_all(report_fd, line->buf, line->len);
     if (json_path[0]) {
         /* opened for each record, so that no descriptor of the program's is taken between them */
         int fd = open(json_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
@@ -1139,7 +1174,7 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
     put(&l, "memtrace: leaks: %lu block%s, %lu bytes, from %lu call%s", (unsigned long)blocks, plural(blocks),
         (unsigned long)bytes, (unsigned long)nsites, plural(nsites));
     put(&l, "\n");
-    write_all(2, l.buf, l.len);
+    write_all(report_fd, l.buf, l.len);
     leaked = 1;
     pthread_mutex_unlock(&report_lock);
 }

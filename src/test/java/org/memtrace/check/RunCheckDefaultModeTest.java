@@ -47,8 +47,11 @@ class RunCheckDefaultModeTest {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra", name, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
-        assertThat(lines).as(r.stderr()).hasSize(1);
         assertThat(lines.get(0)).startsWith("memtrace: " + report + ", at extra+").matches(".*, at extra\\+\\d+, thread \\d+");
+        // then its frames with their lines, as fault mode gives them: the function that overflowed, then main
+        assertThat(lines.subList(1, lines.size())).as(r.stderr()).hasSize(2)
+                .allMatch(l -> l.matches("    #\\d run_rewrite_extra\\.c:\\d+ \\(extra\\+\\d+\\) in \\w+"));
+        assertThat(lines.get(2)).endsWith(" in main");
         assertThat(r.stdout()).isEmpty(); // stopped at the report, before the program's line
     }
 

@@ -27,6 +27,18 @@
 #include <stdint.h>
 
 #define MC_EXPORT __attribute__((visibility("default")))
+
+/* gcc's descriptor of one instrumented global (its ASan ABI, version 8): registered by a module's
+ * constructor (check_shadow.c), named in reports (check_report.c), told apart from symbols (check_symglobals.c) */
+struct asan_location { const char *file; int line, column; };
+struct asan_global {
+    uintptr_t beg;
+    size_t size, size_with_redzone;
+    const char *name, *module_name;
+    uintptr_t has_dynamic_init;
+    struct asan_location *location;
+    uintptr_t odr_indicator;
+};
 #define MC_SHADOW_OFFSET 0x7fff8000ULL
 #define MC_SHADOW_END 0x10007fff8000ULL       /* the shadow is [MC_SHADOW_OFFSET, MC_SHADOW_END) */
 #define MC_SHADOW(a) ((uint8_t *)(((uintptr_t)(a) >> 3) + MC_SHADOW_OFFSET))

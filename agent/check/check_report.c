@@ -129,15 +129,6 @@ static void where(const void *pc, char *out, size_t n)
 
 /* ---- globals gcc registered ---- */
 
-struct asan_location { const char *file; int line, column; };
-struct asan_global {
-    uintptr_t beg;
-    size_t size, size_with_redzone;
-    const char *name, *module_name;
-    uintptr_t has_dynamic_init;
-    struct asan_location *location;
-    uintptr_t odr_indicator;
-};
 #define MAX_GLOBALS 65536
 static const struct asan_global *globals[MAX_GLOBALS];
 static int nglobals;

@@ -493,15 +493,6 @@ MC_EXPORT void __asan_version_mismatch_check_v8(void) {}
 MC_EXPORT void __asan_before_dynamic_init(const char *module) {}
 MC_EXPORT void __asan_after_dynamic_init(void) {}
 
-/* gcc's descriptor of one instrumented global (its ABI, version 8). */
-struct asan_global {
-    uintptr_t beg;
-    size_t size, size_with_redzone;
-    const char *name, *module_name;
-    uintptr_t has_dynamic_init;
-    void *location;
-    uintptr_t odr_indicator;
-};
 
 /* The module's descriptor array itself (gcc puts it in .data, after the module's globals, where the next
  * module's first global follows it; the program never touches it) is poisoned as a global redzone too, as

@@ -37,15 +37,6 @@
 
 #include "check.h"
 
-/* gcc's descriptor of a global (its ABI, version 8), as check_report.c reads it to name one */
-struct asan_global {
-    uintptr_t beg;
-    size_t size, size_with_redzone;
-    const char *name, *module_name;
-    uintptr_t has_dynamic_init;
-    void *location;
-    uintptr_t odr_indicator;
-};
 
 struct gobj { uintptr_t beg, end; uint32_t name; uint16_t sec; uint16_t marker; };
 

@@ -169,7 +169,6 @@ final class LoopAnalysis {
         }
         int every = computedEveryIteration(items) + nested;
         if (searches(body, loop.exit(), writers, induction) && every <= slots.size()) return Reason.SHORT_SEARCH;
-        if (breakSearch(body, markers, markerAt, writers, induction) && every <= slots.size() + 1) return Reason.SHORT_SEARCH;
         if (loggedEveryIteration(items) >= every) return Reason.MOSTLY_LOGGED;
         long[] steps = new long[slots.size()];
         int[] stepSlots = new int[slots.size()];
@@ -191,22 +190,6 @@ final class LoopAnalysis {
         return new Loop(header, loop.entryInstruction(), loop.end().index(), loop.exitTaken(), loop.mayBeEmpty(), List.copyOf(slots), steps,
                 stepSlots, trip, List.copyOf(items), List.copyOf(markers), exitItem, tripBeforeExit, loop.entryTaken(),
                 entryItem, entryMask, List.of());
-    }
-
-    /**
-     * Whether a side exit's condition depends on data the body loads (a search by {@code break}: picosat's
-     * {@code while (++l != eol) { ...; if (new_lit->val != FALSE) break; }}): such a loop runs as long as the
-     * data say, like a search by its own jump, and on a SAT solver's clauses that is one or two iterations a
-     * run. Its run logs the slots and the exit's or the side exit's value, which pack worse than the strided
-     * records full mode writes for the accesses it computes (picosat's watch loop: 551,689 runs computing
-     * 2.5 accesses each made the skeleton trace larger than full mode's), so it pays only when an iteration
-     * computes more than the records a run adds.
-     */
-    static boolean breakSearch(List<FunctionPlanner.Decoded> body, List<Marker> markers, List<Integer> markerAt,
-                               Map<Register, List<Integer>> writers, Map<Register, Update> induction) {
-        for (int i = 0; i < markers.size(); i++)
-            if (markers.get(i).exit() && searches(body, markerAt.get(i), writers, induction)) return true;
-        return false;
     }
 
     /** The accesses the replay computes in every iteration: each saves one record per iteration. */

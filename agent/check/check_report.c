@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -193,6 +194,19 @@ static int write_all(int fd, const char *s, size_t n)
  * (mc_keep_stderr): coreutils' close_stdout, run by atexit before the leak check, closes descriptor 2, and
  * the leak report (status 23) would be lost without a word. */
 static volatile int report_fd = 2;
+/* the kept copy's file: a program may put a file of its own on that number later (dup2), and a report must
+ * never go into it */
+static dev_t report_dev;
+static ino_t report_ino;
+
+/* The descriptor a report is written on now: 2, or the kept copy while it is still the file kept; -1 when the
+ * program took the number (the report is then lost, never written into the program's file). */
+static int report_out(void)
+{
+    if (report_fd == 2) return 2;
+    struct stat s;
+    return fstat(report_fd, &s) == 0 && s.st_dev == report_dev && s.st_ino == report_ino ? report_fd : -1;
+}
 
 /* A copy of descriptor 2 at the highest free number below min(RLIMIT_NOFILE, 1024) (out of the way of a
  * program that opens files lowest-first, as rt_fd.c keeps the trace's), close-on-exec; taken only when the
@@ -206,7 +220,10 @@ static void mc_keep_stderr(void)
     for (long at = top - 1; at > 2 && at >= top - 64; at--) {
         int fd = fcntl(2, F_DUPFD_CLOEXEC, (int)at);
         if (fd < 0) continue;
-        if (fd < top) {
+        struct stat s;
+        if (fd < top && fstat(fd, &s) == 0) {
+            report_dev = s.st_dev;
+            report_ino = s.st_ino;
             report_fd = fd;
             return;
         }
@@ -233,14 +250,16 @@ void mc_log_failed(const char *what, const char *path, int err)
     *said = 1;
     char msg[600];
     int k = snprintf(msg, sizeof msg, "memtrace: check: cannot write the %s log %s (it is incomplete): %s\n", what, path, strerror(err));
-    write_all(report_fd, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+    int out = report_out();
+    if (out >= 0) write_all(out, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
 }
 
 static void emit(struct out *line, struct out *json)
 {
     put(line, "\n");
     fflush(stdout);           /* the program's own output first: a report never hides it */
-    write_all(report_fd, line->buf, line->len);
+    int out = report_out();
+    if (out >= 0) write_all(out, line->buf, line->len);
     if (json_path[0]) {
         /* opened for each record, so that no descriptor of the program's is taken between them */
         int fd = open(json_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
@@ -1165,7 +1184,8 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
     put(&l, "memtrace: leaks: %lu block%s, %lu bytes, from %lu call%s", (unsigned long)blocks, plural(blocks),
         (unsigned long)bytes, (unsigned long)nsites, plural(nsites));
     put(&l, "\n");
-    write_all(report_fd, l.buf, l.len);
+    int out = report_out();
+    if (out >= 0) write_all(out, l.buf, l.len);
     leaked = 1;
     pthread_mutex_unlock(&report_lock);
 }

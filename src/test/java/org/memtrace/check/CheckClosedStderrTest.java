@@ -34,4 +34,20 @@ class CheckClosedStderrTest {
         assertThat(run.stderr()).contains("memtrace: leak: <malloc0001@").contains("(a block of 16 bytes, allocated at ")
                 .endsWith("memtrace: leaks: 1 block, 16 bytes, from 1 call\n");
     }
+
+    /**
+     * The copy of stderr is the checker's only while it is the file kept: a program that puts its own file on
+     * that number later (dup2) never gets a report written into it (the report is lost; the status still says
+     * leaks). Before, the leak lines went into the program's file.
+     */
+    @Test
+    void aFileTheProgramPutsOnTheKeptNumberNeverGetsAReport() throws Exception {
+        CheckBuilds.fixture(dir, "close_stderr.c");
+        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "built", "close_stderr.c");
+        CheckBuilds.Run built = CheckBuilds.run(dir, Map.of(), "./built", "take");
+        assertThat(built.status()).as(built.stderr()).isEqualTo(23);
+        assertThat(built.stdout()).isEqualTo("ok\n");
+        assertThat(built.stderr()).isEmpty();
+        assertThat(dir.resolve("mine.txt")).isEmptyFile();
+    }
 }

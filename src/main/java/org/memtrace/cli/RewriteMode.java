@@ -122,8 +122,9 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
                     case ModulePlans.Outcome.Unreadable unreadable -> unreadable.why().getMessage();
                 };
                 if (why != null) {
-                    excluded.add(libs.get(i).getFileName() + " (" + why + ")");
-                    unplanned.add(libs.get(i).getFileName() + " (" + why + ")");
+                    String entry = libs.get(i).getFileName() + " (" + why + ")";
+                    excluded.add(entry);
+                    unplanned.add(entry);
                 }
             }
             Checkpoints.mark("rewrite: the modules' plans");

@@ -175,9 +175,20 @@ public final class DevTools implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
+        // chromium's own processes (renderer, utility, zygote) may outlive the browser process for a moment and
+        // still write the profile, which a test's temporary directory then fails to delete: wait for them too
+        List<ProcessHandle> helpers = chromium.descendants().toList();
         socket.abort();
         chromium.destroy();
         if (!chromium.waitFor(20, TimeUnit.SECONDS)) chromium.destroyForcibly();
+        for (ProcessHandle h : helpers) {
+            h.destroy();
+            try {
+                h.onExit().get(20, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                h.destroyForcibly();
+            }
+        }
     }
 
     /** Joins the parts of each message and hands it out: a reply to its command, an event to the list. */

@@ -18,7 +18,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/bench/results.sh"
 out="$root/bench/out/real-run"
 mkdir -p "$out/data"
-mt="$root/memtrace"
+mt="${MEMTRACE:-$root/memtrace}" # MEMTRACE: an installed copy, so that editing the checkout while it runs changes nothing
 export MEMTRACE_CDS=${MEMTRACE_CDS:-off}
 LIMIT=${LIMIT:-300}
 "$mt" --version >/dev/null # builds on first use, outside the timings

@@ -3,7 +3,7 @@
 #   make install PREFIX=/opt/mt   installs (default PREFIX /usr/local; DESTDIR for staging)
 #   make uninstall PREFIX=/opt/mt removes exactly what install put there
 # Installed: PREFIX/bin/{memtrace,memtrace-cc,memtrace-c++}; PREFIX/lib/memtrace/ (the jar, the agent, the
-# runtime libmemtrace-rt.so that programs built by memtrace cc load, the gcc wrapper, the launcher's scripts);
+# runtime libmemtrace-rt.so that programs built by memtrace cc load, the check runtime, the gcc wrapper, the launcher's scripts);
 # a man page per command in PREFIX/share/man/man1; bash and zsh completion. The installed launcher needs a
 # JDK 25 and the runtime libraries (libzydis4.0, libzstd), not Maven nor the sources.
 PREFIX ?= /usr/local
@@ -20,7 +20,7 @@ JAVA = $(shell bash -c '. scripts/env.sh && memtrace_find_jdk && echo "$$JAVA_HO
 
 PAGES = memtrace memtrace-run memtrace-analyze memtrace-print memtrace-cc memtrace-cachesim memtrace-convert \
         memtrace-report memtrace-skeleton memtrace-help
-NATIVE = libmemtrace-agent.so libmemtrace-rt.so memtrace-cc-wrapper
+NATIVE = libmemtrace-agent.so libmemtrace-rt.so libmemtrace-check.so memtrace-cc-wrapper
 SCRIPTS = env.sh cc-client.sh
 
 all: $(GEN)/stamp

@@ -96,6 +96,9 @@ public final class Access {
     /** {@link Naming#code}: the instruction as {@code function+offset}. */
     public String code() { return names.code(ip); }
 
+    /** {@link Naming#code} of another instruction, {@code ip}: the access before this one's, say. */
+    String codeAt(long ip) { return names.code(ip); }
+
     /** {@link Naming#inlinedSource}: the instruction's {@code file:line} (with the calls inlined there), or null. */
     public String source() { return names.source(ip); }
 

@@ -28,7 +28,11 @@ import org.memtrace.symbols.LongMap;
  *       (the 4-vector group aligned to its own size) began in memory that is not freed is that: the string
  *       was there, and the vector only spills into a freed neighbour. Such a group never crosses a page, so
  *       the read cannot fault. A string wholly in freed memory still counts: the function's first load
- *       starts at the string.</li>
+ *       starts at the string. Their entry paths load unaligned vectors from the string's start on ({@code
+ *       __stpcpy_evex}: {@code (%rsi)}, then {@code 0x20(%rsi)}, when the string lies low enough in its
+ *       128 bytes): such a load is an over-read too when the thread's access right before it was a load by
+ *       the same function, lower in the same group and not itself a use after free. Over-reads are counted
+ *       apart ({@link #overReads}), as what they are.</li>
  * </ul>
  *
  * What it gets wrong: a string that runs from a live block on into freed memory (an overflow) is missed
@@ -54,6 +58,11 @@ public final class FreedMemory<B, R> {
     private final BiFunction<Access, B, R> row;
     private final FreedAccessFilter<R> filter;
     private boolean anyFreed;
+    private long overReads;
+    /** The access before this one (0 ip: none since the last allocator call), and whether it counted. */
+    private long previousIp, previousAddress;
+    private int previousTid;
+    private boolean previousLoad, previousCounted;
     /**
      * Pages found clean (no freed piece on them) by the page's hash, valid while their stamp is the current
      * one: the next allocator call takes a new stamp. A run's accesses move between a few pages (the stack,
@@ -78,6 +87,7 @@ public final class FreedMemory<B, R> {
             cleanStamp = 0;
         }
         cleanStamp++;
+        previousIp = 0;
         boolean allocates = a.function() != Event.AllocFunction.FREE && a.function() != Event.AllocFunction.MUNMAP
                 && a.result() != 0 && a.result() != -1;
         long extent = a.usable() > 0 ? a.usable() : Math.max(1, HeapTotals.requested(a));
@@ -128,6 +138,13 @@ public final class FreedMemory<B, R> {
     /** An access: counted (through the sink, maybe later: {@link FreedAccessFilter}) when it is a use after free. */
     public void access(Access access) {
         if (!anyFreed) return;
+        long ip = previousIp, before = previousAddress;
+        boolean load = previousLoad, counted = previousCounted, sameThread = previousTid == access.tid();
+        previousIp = access.ip();
+        previousAddress = access.address();
+        previousTid = access.tid();
+        previousLoad = !access.store();
+        previousCounted = false;
         long address = access.address();
         long page = address >>> 12;
         int slot = (int) ((page * 0x9E3779B97F4A7C15L) >>> 64 - CLEAN_BITS);
@@ -141,7 +158,12 @@ public final class FreedMemory<B, R> {
             return;
         }
         String code = access.code();
-        if (!access.store() && overRead(code, address, access.size())) return;
+        if (!access.store() && (overRead(code, address, access.size())
+                || sameThread && load && !counted && ip != 0 && continues(code, address, access.size(), before, access.codeAt(ip)))) {
+            overReads++;
+            return;
+        }
+        previousCounted = true;
         B block = s.value();
         filter.freed(code, address, () -> row.apply(access, block));
     }
@@ -161,6 +183,21 @@ public final class FreedMemory<B, R> {
         }
         return false;
     }
+
+    /**
+     * Whether a vector load at {@code address} by {@code code} continues a scan whose previous load, by
+     * {@code previousCode}, was at {@code before}: both in one aligned group of four vectors, this one after.
+     */
+    static boolean continues(String code, long address, int size, long before, String previousCode) {
+        if (size != 16 && size != 32 && size != 64) return false;
+        long group = 4L * size;
+        if ((address & (group - 1)) + size > group || before >= address || (before & -group) != (address & -group)) return false;
+        String function = FreedAccessFilter.function(code);
+        return scan(function) && previousCode != null && function.equals(FreedAccessFilter.function(previousCode));
+    }
+
+    /** Loads of freed memory that were a string function's vector over-read, not counted as use after free. */
+    public long overReads() { return overReads; }
 
     /** {@code __strlen_evex}, {@code __strchr_sse2}, {@code __memchr_avx2_rtm}: a scan's ifunc variant. */
     static boolean scan(String function) {

@@ -188,6 +188,11 @@ public final class HeapTotals implements Analysis {
         else if (whereCallersAre != null && firstFreedStack == null && firstFreedSource != null)
             // rewrite and compiled-in probes record no callers (docs/stacks.md, "Access stacks"): say where they are
             out.printf(Locale.ROOT, "      at %s(%s)  (its callers: %s)%n", firstFreedInstruction, firstFreedSource, whereCallersAre);
+        // glibc's vector string code reads whole aligned vectors past a string's end (FreedMemory): harmless, said apart
+        if (freed.overReads() > 0)
+            out.printf(Locale.ROOT, "    %-24s %,13d load%s of freed memory past a string's end by libc's vector string code "
+                    + "(harmless: within the aligned vectors the string ends in; not a use after free)%n",
+                    "read past a string's end", freed.overReads(), freed.overReads() == 1 ? "" : "s");
         points.print(out);
     }
 
@@ -215,6 +220,7 @@ public final class HeapTotals implements Analysis {
         m.put("temporaryBlocks", temporaryBlocks);
         m.put("temporaryBytes", temporaryBytes);
         m.put("freedMemoryAccesses", freedAccesses);
+        m.put("stringOverReads", freed.overReads());
         if (freedAccesses > 0) {
             Map<String, Object> first = new LinkedHashMap<>();
             first.put("sequence", firstFreedSequence);

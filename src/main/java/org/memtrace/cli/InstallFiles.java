@@ -21,7 +21,7 @@ import picocli.CommandLine.Model.OptionSpec;
 /**
  * What {@code make install} puts next to the jar (docs/install.md), written from the commands' own models so
  * that the help text stays the one source: a man page per command ({@code memtrace.1}, {@code memtrace-run.1},
- * …, roff), bash and zsh completion, and the native files the jar carries (the agent, the runtime and the gcc
+ * …, roff), bash and zsh completion, and the native files the jar carries (the agent, the runtime, the check runtime and the gcc
  * wrapper), which an installed memtrace uses in place instead of extracting them.
  * {@code java -cp memtrace.jar org.memtrace.cli.InstallFiles DIR} writes DIR/man/, DIR/bash/memtrace,
  * DIR/zsh/_memtrace and DIR/lib/.
@@ -29,7 +29,7 @@ import picocli.CommandLine.Model.OptionSpec;
 public final class InstallFiles {
     private InstallFiles() {}
 
-    static final List<String> NATIVE = List.of("libmemtrace-agent.so", "libmemtrace-rt.so", "memtrace-cc-wrapper");
+    static final List<String> NATIVE = List.of("libmemtrace-agent.so", "libmemtrace-rt.so", "libmemtrace-check.so", "memtrace-cc-wrapper");
 
     public static void main(String[] args) throws IOException, LaunchException {
         if (args.length != 1) {

@@ -317,7 +317,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             return "the program was killed by " + Signals.name(result.exitStatus() - 128)
                     + " before it could record its end: the trace ends there or earlier";
         return result.incomplete()
-                ? "the program ended without recording its end (a raw exit system call, or its runtime could not finish): the trace ends there or earlier"
+                ? "the program ended without recording its end (a raw exit system call, its runtime could not finish, or its trace could not be written): the trace ends there or earlier"
                 : null;
     }
 

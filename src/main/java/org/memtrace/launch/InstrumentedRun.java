@@ -137,13 +137,18 @@ public final class InstrumentedRun implements Recorder {
             Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
             // stopped: the file is read from now on, for a moment
             if (stopBy != 0) stopBy = System.nanoTime() + Processes.REPLAY_BUDGET_NS;
-            // The runtime creates (or truncates) the file at its first write: an empty file means it never wrote.
-            boolean wrote = Files.exists(out) && Files.size(out) > 0;
+            // The runtime creates (or truncates) the file and writes its header at once (rt_file.c, open_out): no
+            // file means it never started; an empty one, that its first write failed (a full disk: its own line
+            // on standard error says why), so the run recorded but nothing of it could be kept.
+            boolean created = Files.exists(out);
+            boolean wrote = created && Files.size(out) > 0;
+            if (created && !wrote)
+                problem("nothing of the trace could be written to " + out + " (the line above says why): it is empty and incomplete");
             long lost = wrote ? replay(out) : 0;
             Checkpoints.mark("trace read");
             if (stopBy != 0 && wrote && !keep) keepStopped(out);
             consumer.finish();
-            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, wrote, incomplete, stopBy != 0);
+            return new RunResult(status, Optional.ofNullable(lastExit), lost, elapsed, created, incomplete, stopBy != 0);
         } catch (IOException e) {
             throw LaunchException.environment("cannot prepare the trace file " + out + ": " + e.getMessage(), e);
         } finally {

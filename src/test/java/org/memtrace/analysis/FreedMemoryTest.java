@@ -13,7 +13,8 @@ import org.memtrace.trace.Naming;
 class FreedMemoryTest {
     /** Instructions by address: the program's, malloc's and strlen's AVX2/EVEX loops. */
     private static final Map<Long, String> CODE = Map.of(0x401000L, "main+16", 0x402000L, "__strlen_evex+229",
-            0x402100L, "__strlen_evex+24", 0x403000L, "_int_malloc+709", 0x404000L, "__strchr_avx2+90");
+            0x402100L, "__strlen_evex+24", 0x403000L, "_int_malloc+709", 0x404000L, "__strchr_avx2+90",
+            0x405000L, "__stpcpy_evex+629", 0x405006L, "__stpcpy_evex+635");
     private static final Naming NAMING = new Naming() {
         @Override public void observe(Event event) {}
         @Override public String region(long address) { return "[heap]"; }
@@ -87,6 +88,30 @@ class FreedMemoryTest {
         load(0x401000, 0x101e0, 32);                             // 3: the program's own load
         freed.release();
         assertThat(counted).containsExactly("A@10200 by __strlen_evex+229", "A@101f0 by __strlen_evex+24", "A@101e0 by main+16");
+    }
+
+    /**
+     * `memtrace run -- ls /`'s two false uses after free: stpcpy's entry path loads (%rsi) then 0x20(%rsi),
+     * unaligned, from a 5-byte string in a block split out of a freed stdio buffer; the second load lies in
+     * the freed rest. It is an over-read, counted apart; a load that starts a scan in freed memory is not.
+     */
+    @Test
+    void aStringFunctionsUnalignedSecondVectorPastALiveBlockIsAnOverRead() {
+        call(Event.AllocFunction.MALLOC, 0x10000, 0x1000, "A", 0x1000);
+        call(Event.AllocFunction.FREE, 0, 0, null, 0x10000);
+        call(Event.AllocFunction.MALLOC, 0x10040, 0x18, "B", 0x6);
+        load(0x405000, 0x10040, 32);                             // the string, in B
+        load(0x405006, 0x10060, 32);                             // over-read: in A's freed rest, same 128 bytes
+        load(0x405000, 0x10100, 32);                             // 1: a new scan of a string in freed memory
+        load(0x405006, 0x10120, 32);                             // 2: its continuation, after a counted load
+        load(0x401000, 0x10200, 8);                              // 3: the program's own load of freed memory
+        load(0x405006, 0x10220, 32);                             // 4: the access before is not stpcpy's
+        load(0x405000, 0x10048, 32);                             // B again
+        load(0x405006, 0x10070, 32);                             // 5: it would leave its 128 bytes (0x70 + 32 > 0x80)
+        freed.release();
+        assertThat(counted).containsExactly("A@10100 by __stpcpy_evex+629", "A@10120 by __stpcpy_evex+635", "A@10200 by main+16",
+                "A@10220 by __stpcpy_evex+635", "A@10070 by __stpcpy_evex+635");
+        assertThat(freed.overReads()).isEqualTo(1);
     }
 
     @Test

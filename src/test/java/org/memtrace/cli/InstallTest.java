@@ -90,6 +90,11 @@ class InstallTest {
         ok(elsewhere, "./mt", "run", "-q", "-o", "plain.trace", "--", "./plain");
         assertThat(Files.readString(elsewhere.resolve("plain.trace")).lines().filter(l -> l.startsWith("S") && l.contains(":g+")).count())
                 .isEqualTo(10);
+        // run --check loads the installed check runtime (make install once left it out: "missing from the installation")
+        Outcome checked = exec(elsewhere, Map.of(), "./mt", "run", "--check", "--", "./plain");
+        assertThat(checked.status()).as(checked.err()).isZero();
+        assertThat(checked.out()).isEqualTo("9\n");
+        assertThat(checked.err()).isEmpty();
 
         // the installed single-path driver; its program loads the installed runtime
         ok(elsewhere, prefix.resolve("bin/memtrace-cc").toString(), "-O0", "-o", "s", "s.c");

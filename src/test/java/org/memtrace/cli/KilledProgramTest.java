@@ -45,7 +45,7 @@ class KilledProgramTest {
         Path trace = dir.resolve("exit.trace");
         Cli.Result r = Cli.run(dir, "run", "--mode", "rewrite", "-o", trace.toString(), "--", program.toString(), "exit");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
-        String mark = "the program ended without recording its end (a raw exit system call, or its runtime could not finish): "
+        String mark = "the program ended without recording its end (a raw exit system call, its runtime could not finish, or its trace could not be written): "
                 + "the trace ends there or earlier";
         assertThat(r.stderr()).contains("the program exited with status 0", "the trace is incomplete: " + mark)
                 .doesNotContain("its plan was not applied");

@@ -170,6 +170,23 @@ class UserDataTest {
             Outcome read = memtrace("print", "-q", "-o", dir.resolve("cut.txt").toString(), small.resolve("cut.mtr").toString());
             assertThat(read.status()).as(read.err()).isEqualTo(1);
             assertThat(read.err()).contains("the trace");
+            // memtrace run --save-stream on a disk with no byte free: the runtime's header write fails, so the file
+            // is empty; that is said as an incomplete trace, not as a runtime that never started
+            Files.delete(small.resolve("cut.mtr"));
+            Files.write(small.resolve("filler2"), new byte[(int) Files.getFileStore(small).getUsableSpace()]);
+            Path err = dir.resolve("run-full.err"), text = dir.resolve("run-full.trace");
+            Process run = Cli.start(dir, dir.resolve("run-full.out"), err, "run", "-q", "-o", text.toString(),
+                    "--save-stream", small.resolve("s.mtr").toString(), "--", prog.toString());
+            assertThat(run.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            String said = Files.readString(err);
+            assertThat(run.exitValue()).as(said).isEqualTo(1);
+            assertThat(Files.readString(dir.resolve("run-full.out"))).startsWith("hello from the program");
+            assertThat(said).contains("memtrace: cannot write the trace " + small.resolve("s.mtr") + ": no space left on device",
+                    "memtrace: nothing of the trace could be written to " + small.resolve("s.mtr")
+                            + " (the line above says why): it is empty and incomplete",
+                    "memtrace: the trace is incomplete: the program ended without recording its end")
+                    .doesNotContain("wrote no trace");
+            assertThat(Files.readAllLines(text).getLast()).startsWith("# incomplete the program ended without recording its end");
         } finally {
             new ProcessBuilder("umount", small.toString()).start().waitFor(10, TimeUnit.SECONDS);
         }

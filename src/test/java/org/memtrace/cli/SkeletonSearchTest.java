@@ -17,13 +17,16 @@ import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TraceFile;
 
 /**
- * A search by {@code break} falls back to full records (issue 27: {@code --skeleton} never loses to full
+ * A search by {@code break} on data reached through a loaded pointer falls back to full records (issue 27: {@code --skeleton} never loses to full
  * mode): {@code skel_watch.c}'s watch loop, picosat's at -O2, computes two accesses an iteration but its side
  * exit reads a loaded literal, so a run lasts one or two iterations and its entry value and side-exit marker
  * cost more than full mode's strided records. The skeleton build declines it for reason 15 and gives it the
- * full build's probes, instruction for instruction; its trace holds the full build's events. (Not asserted: the
- * size. Declined, the skeleton trace is still larger than full mode's, 345,056 against 312,984 bytes, because
- * the computed fills before it move the chunk cuts: its first chunk holds 631,664 raw bytes, full mode's 274,112.)
+ * full build's probes, instruction for instruction; its trace holds the full build's events. A search by break on an
+ * array it strides through keeps its skeleton loop (skel_shapes.c's brk, skel_continue.c, skel_layout.c: SkeletonTraceTest).
+ * (Not asserted: the size, which the chunk cuts decide: main's computed fills move the cuts before the watch loop, and
+ * where they fall follows the stack's addresses. Declined, the skeleton trace was 345,056 bytes against full mode's
+ * 312,984 in one environment, its first chunk holding 631,664 raw bytes against 274,112; run with {@code env -i}
+ * from another directory, 312,272 against 314,776.)
  */
 class SkeletonSearchTest {
     @TempDir static Path dir;

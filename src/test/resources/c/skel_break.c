@@ -7,12 +7,16 @@
  * tests the break right after the loop body's last access, a logged load, and a replay that took that side
  * exit's marker for an iteration already passed read "N skeleton loop runs do not match their records", one
  * for each run that ends by the break (exit status 1).
+ * Each literal is also copied to the clause's second row (`l[MAX]`, a computed store at the same base): with
+ * picosat's two accesses an iteration such a search by break is declined (reason 15, skel_watch.c); with
+ * three it pays for its records and stays a skeleton loop, whose replay this checks.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 typedef struct Lit { signed char val; } Lit;
-typedef struct Cls { unsigned size; Lit *lits[]; } Cls;
+enum { MAX = 8 };
+typedef struct Cls { unsigned size; Lit *lits[MAX]; Lit *was[MAX]; } Cls;
 
 __attribute__((noinline)) long walk(Cls **cs, int n, Lit *first)
 {
@@ -22,6 +26,7 @@ __attribute__((noinline)) long walk(Cls **cs, int n, Lit *first)
         while (++l != eol) {
             Lit *lit = *l;
             *l = prev;
+            l[MAX] = prev;
             prev = lit;
             if (lit->val != -1) break;
         }
@@ -39,7 +44,7 @@ int main(void)
     for (int i = 0; i < 64; i++) lits[i].val = i % 3 == 0 ? 1 : -1;
     for (int k = 0; k < N; k++) {
         unsigned size = 3 + k % 6;
-        cs[k] = malloc(sizeof *cs[k] + size * sizeof(Lit *));
+        cs[k] = malloc(sizeof *cs[k]);
         cs[k]->size = size;
         for (unsigned j = 0; j < size; j++) {
             seed = seed * 1103515245 + 12345;

@@ -72,7 +72,7 @@ cc_for() {
 for p in "${programs[@]}"; do if is_real "$p"; then fetch_sources; break; fi; done
 make_inputs
 # The issue's anchors run bzip2 -9 on the same 1.1 MB as gzip -6 (bench/cc.sh's bzip2 reads 200 KB of it), and
-# sqlite3 gets a workload of some 40 ms natively (cc.sh's 6 ms was mostly each checker's start): 20,000 rows,
+# sqlite3 gets a workload of some 80 ms natively (cc.sh's 6 ms was mostly each checker's start): 20,000 rows,
 # an index, a join, grouping and sorting. Written over cc.sh's inputs when they differ (builds are kept).
 cmp -s "$out/gzip.in" "$out/bzip2.in" || cp "$out/gzip.in" "$out/bzip2.in"
 awk 'BEGIN { print "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);"; print "BEGIN;";

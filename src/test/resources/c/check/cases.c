@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 struct rec { long a, b, c, d; };
 
@@ -52,8 +51,7 @@ __attribute__((noinline)) static void reused_after_free(int n, int bad)
 }
 
 /* A million malloc/free pairs (chunks of 160 bytes: 160 MB if none were reused): the quarantine lets its oldest
- * chunks go rather than grow the arena, so the process stays small (its peak is printed past 64 MB), and the
- * block freed 1,000 frees before the end is still caught. */
+ * chunks go rather than grow the arena, and the block freed 1,000 frees before the end is still caught. */
 __attribute__((noinline)) static void recycled_after_free(int n, int bad)
 {
     int *recent = NULL, live[16] = {0};
@@ -64,8 +62,6 @@ __attribute__((noinline)) static void recycled_after_free(int n, int bad)
         free(q); /* FREE:recycled_after_free */
     }
     sink = (bad ? recent : live)[1]; /* BAD:recycled_after_free */
-    struct rusage u;
-    if (getrusage(RUSAGE_SELF, &u) == 0 && u.ru_maxrss > 65536) printf("peak %ld KB\n", u.ru_maxrss);
 }
 
 __attribute__((noinline)) static void double_free(int n, int bad)

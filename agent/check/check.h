@@ -70,7 +70,7 @@ struct mc_block {
     const void *free_pc;   /* return address of the freeing call */
     struct mc_block *prev, *next; /* the live list, or the quarantine (next only) */
     uint8_t family, fn;    /* enum mc_family; which function: 0 malloc, 1 calloc, 2 realloc, 3 aligned, 4 new */
-    uint16_t unused;
+    uint16_t arena_class;  /* check_heap.c: its arena size class + 1; 0 for a chunk of glibc's */
     uint32_t tid;          /* the allocating thread */
 };
 #define MC_LIVE 0x4d544c56u

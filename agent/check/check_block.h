@@ -110,6 +110,20 @@ static inline void mc_unlink_live(struct mc_lists *l, struct mc_block *b, mc_vie
     if (h->next) view(h->next)->prev = h->prev;
 }
 
+/* The quarantine's oldest block taken out of it (magic cleared, next NULL), or NULL when it is empty. */
+static inline struct mc_block *mc_quarantine_pop(struct mc_lists *l, mc_view_fn view)
+{
+    struct mc_block *o = l->q_head;
+    if (!o) return NULL;
+    struct mc_block *oh = view(o);
+    l->q_head = oh->next;
+    if (!l->q_head) l->q_tail = NULL;
+    l->q_bytes -= oh->size;
+    oh->magic = 0;
+    oh->next = NULL;
+    return o;
+}
+
 /* A block off the live list into the quarantine, its bytes poisoned as freed by pc. Returns the blocks the
  * quarantine lets go of (linked through next, magic cleared), for the caller to release outside its lock. */
 static inline struct mc_block *mc_quarantine(struct mc_lists *l, struct mc_block *b, const void *pc, mc_view_fn view)
@@ -124,12 +138,8 @@ static inline struct mc_block *mc_quarantine(struct mc_lists *l, struct mc_block
     l->q_bytes += h->size;
     struct mc_block *out = NULL;
     while (l->q_bytes > l->q_limit && l->q_head) {
-        struct mc_block *o = l->q_head, *oh = view(o);
-        l->q_head = oh->next;
-        if (!l->q_head) l->q_tail = NULL;
-        l->q_bytes -= oh->size;
-        oh->magic = 0;
-        oh->next = out;
+        struct mc_block *o = mc_quarantine_pop(l, view);
+        view(o)->next = out;
         out = o;
     }
     return out;

@@ -9,8 +9,9 @@
  * says live is released (its family must match: malloc with free, new with delete, new[] with delete[]); a
  * header in quarantine is a double free; anything else is an invalid free, named by what the address is
  * (a stack or global variable, the middle of a block, nothing known). A released block's bytes are poisoned
- * and it waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB) before glibc gets it back,
- * so that a use after free is caught even after more allocations. The layout, lists and leak scan are
+ * and it waits in a FIFO quarantine (MEMTRACE_CHECK_QUARANTINE bytes, default 64 MB) before it is reused,
+ * so that a use after free is caught even after more allocations; the oldest blocks leave it early, down to
+ * 4 MB of chunks, when the arena would otherwise grow. The layout, lists and leak scan are
  * check_block.h's, which the agent's `memtrace run --check` (check_run.c) shares.
  *
  * Leaks at exit (LeakSanitizer's definition): every live block not reachable from a root through pointers
@@ -19,7 +20,9 @@
  * its stack from its stack pointer up, registers included by being spilled into that stack.
  *
  * What it gets wrong: stacks and registers of other threads still running at exit are not roots (their
- * blocks may be reported); thread-local storage of other threads is not scanned; a block whose header a
+ * blocks may be reported); thread-local storage of other threads is not scanned; a use after free of a block
+ * freed more than 4 MB of chunks ago, in a program that keeps allocating, may land in a reused chunk and go
+ * unseen (ASan's quarantine has the same limit at 256 MB); a block whose header a
  * wild write destroyed is reported as an invalid free. glibc's own metadata between two blocks is not
  * poisoned beyond the redzones.
  */
@@ -62,7 +65,14 @@ static void heap_give(int held)
 }
 static struct mc_lists lists = {.q_limit = 64u << 20};   /* the live list, the quarantine (check_block.h) */
 
-void mc_set_quarantine(size_t bytes) { lists.q_limit = bytes; }
+/* The arena grows only when the quarantine holds at most this many bytes of its chunks (below). */
+static size_t recycle_floor = 4u << 20;
+
+void mc_set_quarantine(size_t bytes)
+{
+    lists.q_limit = bytes;
+    recycle_floor = bytes / 16;
+}
 
 /* The calling thread's id for block headers: gettid() is a system call, so it is asked once per thread (a
  * forked child forgets the value its parent's thread had). Measured on bench/programs/heap.c (400 rounds): the
@@ -129,13 +139,72 @@ static void arena_init(void)
     (void)madvise(MC_SHADOW(arena_base), ARENA_SIZE >> 3, MADV_HUGEPAGE);
 }
 
-static int in_arena(const void *chunk) { return (uintptr_t)chunk - arena_base < arena_end - arena_base; }
+/* The bytes from a block's chunk to the end of its right redzone: what allocate() poisoned. */
+static size_t chunk_extent(const struct mc_block *b)
+{
+    uintptr_t user = (uintptr_t)(b + 1);
+    size_t body = (b->size + 7) & ~(size_t)7;
+    return user - (uintptr_t)b->chunk + body + (b->size >= LARGE ? 16384 : mc_right_redzone(b->size));
+}
 
-/* A chunk of the class of total bytes, or NULL (the arena is full or missing); the caller holds heap_lock. */
-static void *arena_take(size_t total, size_t *bytes)
+/* ---- the quarantine recycles ----
+ * A quarantine of 64 MB that only lets go when it is full makes a program that frees and allocates small
+ * blocks run through fresh memory until then: bench/programs/heap.c's 400 K pairs of 16-byte blocks (112-byte
+ * chunks, 45 MB) never reused a chunk, and 77 % of its checked run was the kernel zeroing the arena's new pages
+ * (perf, clear_page_erms). So the arena grows only when the quarantine holds no more than recycle_floor bytes
+ * of arena chunks (a sixteenth of MEMTRACE_CHECK_QUARANTINE: 4 MB): before that, the oldest blocks leave the
+ * quarantine (arena chunks to their free lists, glibc's to glibc) until the class asked for has a chunk. A use
+ * after free is still caught for at least the last 4 MB of freed chunks (some 37,000 blocks of 16 bytes), and
+ * for up to the whole quarantine when no allocation needs the memory. heap.c's checked run: 0.0213 -> 0.0176 s
+ * CPU (least of 15, load 23; floors of 1 MB 0.0171, none 0.0158; bench/results/check.md). */
+static size_t q_arena;                  /* bytes of arena chunks (their classes' sizes) in the quarantine */
+
+/* The bytes of a chunk of class c (arena_class's *bytes). */
+static size_t class_bytes(unsigned c)
+{
+    if (c < 64) return (size_t)(c + 1) << 4;
+    unsigned k = 10 + (c - 64) / 4;
+    return ((size_t)1 << k) + (size_t)((c - 64) % 4 + 1) * ((size_t)1 << (k - 2));
+}
+
+/* A block the quarantine let go of: an arena chunk back to its class's list (under heap_lock), glibc's onto
+ * *to_libc for free_to_libc once the lock is given back. A free chunk's first word links its class's list: it
+ * overwrites the header's magic (0 since the quarantine let go of it; a 16-aligned pointer's low half is
+ * neither magic), so the chunk stays no block. */
+static void let_go(struct mc_block *o, struct mc_block **to_libc)
+{
+    if (o->arena_class) {
+        unsigned c = o->arena_class - 1u;
+        q_arena -= class_bytes(c);
+        *(void **)o->chunk = arena_free[c];
+        arena_free[c] = o->chunk;
+    } else {
+        o->next = *to_libc;
+        *to_libc = o;
+    }
+}
+
+static void free_to_libc(struct mc_block *o)
+{
+    while (o) {
+        struct mc_block *next = o->next;
+        /* glibc may hand the chunk to anyone now, the runtime's own __libc_memalign included (the leak scan's
+         * arrays, which its wrapped memset checks): shadow that still said "freed" made MEMTRACE_CHECK_QUARANTINE=0
+         * report a wild access at exit. A block allocated there poisons its redzones again. */
+        mc_unpoison((uintptr_t)o->chunk, chunk_extent(o));
+        __libc_free(o->chunk);
+        o = next;
+    }
+}
+
+/* A chunk of the class of total bytes (its class through *c, its size through *bytes), or NULL (the arena is
+ * full or missing); the caller holds heap_lock. Blocks the quarantine let go of to find one are put on *to_libc
+ * when they are glibc's. */
+static void *arena_take(size_t total, unsigned *c_out, size_t *bytes, struct mc_block **to_libc)
 {
     if (!arena_end) arena_init();
-    unsigned c = arena_class(total, bytes);
+    unsigned c = *c_out = arena_class(total, bytes);
+    while (!arena_free[c] && q_arena > recycle_floor) let_go(mc_quarantine_pop(&lists, mc_view_self), to_libc);
     void *p = arena_free[c];
     if (p) {
         arena_free[c] = *(void **)p;
@@ -145,16 +214,6 @@ static void *arena_take(size_t total, size_t *bytes)
     p = (void *)arena_top;
     arena_top += *bytes;
     return p;
-}
-
-/* A free chunk's first word links its class's list: it overwrites the header's magic (0 since the quarantine
- * let go of it; a 16-aligned pointer's low half is neither magic), so the chunk stays no block. */
-static void arena_give(void *chunk, size_t total)
-{
-    size_t bytes;
-    unsigned c = arena_class(total, &bytes);
-    *(void **)chunk = arena_free[c];
-    arena_free[c] = chunk;
 }
 
 /* A small chunk's shadow (left redzone, the requested bytes, right redzone: at most SMALL_CHUNK / 8 bytes) in
@@ -195,14 +254,21 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     /* one lock for the chunk and the live list (glibc's allocator does not call back into this one) */
     int held = heap_take();
     char *chunk = NULL;
+    struct mc_block *to_libc = NULL;
+    uint16_t cls = 0;
     if (total <= ARENA_MAX && align == 16) {
         size_t bytes;
-        chunk = arena_take(total, &bytes);
-        if (chunk) total = bytes;     /* the class's slack is right redzone too */
+        unsigned c;
+        chunk = arena_take(total, &c, &bytes, &to_libc);
+        if (chunk) {
+            total = bytes;     /* the class's slack is right redzone too */
+            cls = (uint16_t)(c + 1);
+        }
     }
     if (!chunk) chunk = __libc_memalign(align, total);
     if (!chunk) {
         heap_give(held);
+        free_to_libc(to_libc);
         return NULL;
     }
     uintptr_t user = (uintptr_t)chunk + left;
@@ -214,6 +280,7 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     b->family = family;
     b->fn = fn;
     b->tid = tid;
+    b->arena_class = cls;
     if (total <= SMALL_CHUNK) {
         small_shadow((uintptr_t)chunk, left, size, total);
     } else {
@@ -223,15 +290,8 @@ static void *allocate(size_t size, size_t align, uint8_t family, uint8_t fn, con
     }
     mc_link_live(&lists, b, mc_view_self);
     heap_give(held);
+    free_to_libc(to_libc);
     return (void *)user;
-}
-
-/* The bytes from a block's chunk to the end of its right redzone: what allocate() poisoned. */
-static size_t chunk_extent(const struct mc_block *b)
-{
-    uintptr_t user = (uintptr_t)(b + 1);
-    size_t body = (b->size + 7) & ~(size_t)7;
-    return user - (uintptr_t)b->chunk + body + (b->size >= LARGE ? 16384 : mc_right_redzone(b->size));
 }
 
 /* The header of a block the pointer starts, live or in quarantine; NULL when p starts none. */
@@ -316,27 +376,15 @@ static void release(void *p, uint8_t family, const void *pc)
         if (b->magic != MC_LIVE) { heap_give(held); return; }
     }
     mc_unlink_live(&lists, b, mc_view_self);
+    if (b->arena_class) q_arena += class_bytes(b->arena_class - 1u);
     struct mc_block *out = mc_quarantine(&lists, b, pc, mc_view_self), *to_libc = NULL;
-    while (out) {       /* the arena's chunks go back to their free lists under the lock, glibc's after it */
+    while (out) {
         struct mc_block *o = out;
         out = o->next;
-        if (in_arena(o->chunk)) {
-            arena_give(o->chunk, chunk_extent(o));
-        } else {
-            o->next = to_libc;
-            to_libc = o;
-        }
+        let_go(o, &to_libc);
     }
     heap_give(held);
-    while (to_libc) {
-        struct mc_block *o = to_libc;
-        to_libc = o->next;
-        /* glibc may hand the chunk to anyone now, the runtime's own __libc_memalign included (the leak scan's
-         * arrays, which its wrapped memset checks): shadow that still said "freed" made MEMTRACE_CHECK_QUARANTINE=0
-         * report a wild access at exit. A block allocated there poisons its redzones again. */
-        mc_unpoison((uintptr_t)o->chunk, chunk_extent(o));
-        __libc_free(o->chunk);
-    }
+    free_to_libc(to_libc);
 }
 
 const char *mc_family_name(int f) { return mc_alloc_name(f); }

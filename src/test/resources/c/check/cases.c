@@ -50,6 +50,20 @@ __attribute__((noinline)) static void reused_after_free(int n, int bad)
     for (int i = 0; i < 64; i++) free(others[i]);
 }
 
+/* A million malloc/free pairs (chunks of 160 bytes: 160 MB if none were reused): the quarantine lets its oldest
+ * chunks go rather than grow the arena, and the block freed 1,000 frees before the end is still caught. */
+__attribute__((noinline)) static void recycled_after_free(int n, int bad)
+{
+    int *recent = NULL, live[16] = {0};
+    for (int i = 0; i < 1000000; i++) {
+        int *volatile q = malloc(n * sizeof *q); /* ALLOC:recycled_after_free */
+        q[0] = i;
+        if (i == 999000) recent = q;
+        free(q); /* FREE:recycled_after_free */
+    }
+    sink = (bad ? recent : live)[1]; /* BAD:recycled_after_free */
+}
+
 __attribute__((noinline)) static void double_free(int n, int bad)
 {
     char *volatile p = malloc(n); /* ALLOC:double_free */
@@ -148,7 +162,8 @@ int main(int argc, char **argv)
     int bad = strcmp(argv[2], "bad") == 0, n = argc > 3 ? atoi(argv[3]) : 16;
     struct { const char *name; void (*run)(int, int); } cases[] = {
         {"heap_overflow", heap_overflow}, {"heap_underflow", heap_underflow}, {"use_after_free", use_after_free},
-        {"reused_after_free", reused_after_free}, {"double_free", double_free}, {"free_stack", free_stack},
+        {"reused_after_free", reused_after_free}, {"recycled_after_free", recycled_after_free},
+        {"double_free", double_free}, {"free_stack", free_stack},
         {"free_global", free_global}, {"free_middle", free_middle}, {"stack_overflow", stack_overflow},
         {"global_overflow", global_overflow}, {"memcpy_overflow", memcpy_overflow},
         {"strcpy_overflow", strcpy_overflow}, {"leak", leak}, {"loop_overflow", loop_overflow},

@@ -85,6 +85,8 @@ class CheckCasesTest {
                 + "freed at F\\) read 4 bytes, at B \\(use_after_free\\+\\d+\\)");
         e.put("reused_after_free", "use after free: <freed:0001@reused_after_free\\+\\d+>\\+4 \\(a block of 64 bytes, allocated at A, "
                 + "freed at F\\) read 4 bytes, at B \\(reused_after_free\\+\\d+\\)");
+        e.put("recycled_after_free", "use after free: <freed:\\d+@recycled_after_free\\+\\d+>\\+4 \\(a block of 64 bytes, "
+                + "allocated at A, freed at F\\) read 4 bytes, at B \\(recycled_after_free\\+\\d+\\)");
         e.put("double_free", "double free: free of <freed:0001@double_free\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at A, "
                 + "freed at F\\), at B \\(double_free\\+\\d+\\)");
         e.put("free_stack", "invalid free: free of <stack:local@free_stack>\\+0 \\(a variable of 32 bytes, declared at line \\d+ "

@@ -114,6 +114,8 @@ void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const 
 /* variable it lies in (check_stackvars.c, from MEMTRACE_CHECK_FRAMES; nothing without that table)           */
 void mc_stackvars_init(void);
 void mc_symglobals_init(void);                                 /* run --check --mode rewrite: globals' padding */
+/* the same, a range that starts in a global read from .symtab and runs past its end; 1 when reported */
+int mc_symglobal_check(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by);
 const char *mc_stackvars_function(uintptr_t pc);               /* the table's function holding pc, or NULL */
 int mc_read_word(uint64_t *w, uintptr_t at);                   /* 0 when the 8 bytes at `at` could be read */
 void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by);

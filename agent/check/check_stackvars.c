@@ -12,7 +12,8 @@
  * memset strcpy strcat ...; check_format.c: the sprintf family's destination; check_io.c: read fgets gets
  * scanf ... by what they wrote) and finds addressable, when it lies on the calling thread's stack: the
  * program's frame that holds it is found on the frame-pointer chain from the wrapper's return address, and
- * the range must stay inside the variable it belongs to. Reported as fault mode reports it:
+ * the range must stay inside the variable it belongs to (a range that starts in a global: check_symglobals.c's
+ * object check, mc_symglobal_check). Reported as fault mode reports it:
  *   memtrace: stack overflow: <stack:buf@run>+24 (a variable of 24 bytes, declared at line 7 of run) written
  *   40 bytes by memset, 0 bytes past its end, at plain-O0-s_memset_sizeof+4534, thread 8104
  *
@@ -130,7 +131,8 @@ int mc_frames_above(uintptr_t at, int ret, uintptr_t rbp, uint64_t *out, int max
 
 void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by)
 {
-    if (!table.ready || !n) return;
+    if (!n || mc_symglobal_check(p, n, access, pc, by)) return; /* a global's range: check_symglobals.c */
+    if (!table.ready) return;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     if (p < here || p - here > (64UL << 20)) return; /* not on this thread's stack */
     /* the program's %rbp: saved by the frame whose return address is pc (the wrapper's), found upwards */

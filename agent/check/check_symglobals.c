@@ -18,11 +18,17 @@
  * objects only, so a gap may hold a static one) gets nothing; .rodata gets nothing (gcc's string literals and
  * constants there have no symbols); neither does the space before a section's first object or after its last.
  * A granule (8 bytes) shared by the gap and the next object stays addressable; the one shared with the object
- * before says how many of its bytes are (shadow 1..7), as for a heap block's end.
+ * before says how many of its bytes are (shadow 1..7), as for a heap block's end. The padding after crtstuff's
+ * __dso_handle (8 bytes, no size in .symtab), before .data's first object, is that object's left redzone.
+ * The libc wrappers' ranges the shadow passed are also checked against the global they start in
+ * (mc_symglobal_check): one that runs past its end is its overflow even with no padding after it:
+ *   memtrace: global overflow: label+16 (a global of 16 bytes) written 21 bytes by strcpy, 0 bytes past its
+ *   end, at extra+4815, thread 8104
  *
- * What it gets wrong: an overflow that lands in the next object without touching padding (globals that follow
- * each other with no gap: `history[32]` of shorts, 64 bytes, with a 32-aligned neighbour right after it; a
- * one-past read when the next global starts in the same granule); underflows of a section's first object;
+ * What it gets wrong: a direct load or store that lands in the next object without touching padding (globals
+ * that follow each other with no gap: `history[32]` of shorts, 64 bytes, with a 32-aligned neighbour right after
+ * it; a one-past read when the next global starts in the same granule); underflows of .bss's first object and
+ * of one after any other symbol of no size;
  * accesses RIP-relative or absolute (`mov %eax, counts+40(%rip)`: an unrolled loop's constant index), which the
  * rewrite does not patch; names have no definition site (no DWARF is read), and a static `history.0` is said
  * `history`, as fault mode says it (agent/check_globals.c).
@@ -36,6 +42,8 @@
 #include <unistd.h>
 
 #include "check.h"
+
+int mc_snprintf(char *d, size_t n, const char *fmt, ...);
 
 
 struct gobj { uintptr_t beg, end; uint32_t name; uint16_t sec; uint16_t marker; };
@@ -79,6 +87,76 @@ static uintptr_t alignment(uintptr_t a)
 {
     uintptr_t al = a & -a;
     return al && al < 64 ? al : 64;
+}
+
+/* The objects of every module, sorted by start, for the libc wrappers' object-level check (mc_symglobal_check):
+ * a range that starts inside a global must end inside it, whether or not padding follows. ends[i] is the
+ * largest end of objects 0..i, so that an object nested in or overlapping a larger one never looks overrun. */
+static struct { const struct asan_global *g; uintptr_t *ends; size_t n; } mods[64];
+static int nmods;
+
+static void note_module(const struct asan_global *g, size_t n)
+{
+    if (!n || nmods >= (int)(sizeof mods / sizeof *mods)) return;
+    uintptr_t *ends = mmap(NULL, n * sizeof *ends, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ends == MAP_FAILED) return;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t e = g[i].beg + g[i].size;
+        ends[i] = i && ends[i - 1] > e ? ends[i - 1] : e;
+    }
+    mods[nmods].g = g;
+    mods[nmods].ends = ends;
+    mods[nmods].n = n;
+    nmods++;
+}
+
+/* crtbeginS.o's __dso_handle (`void *__dso_handle = &__dso_handle`, the first quad of an executable's .data)
+ * has no size in .symtab, so the gap after it would not count as padding; it is 8 bytes, and the padding from
+ * there to the next object (level_table-8 at -O0 and -O2: an index of -1 into .data's first array) is poisoned
+ * as that object's left redzone (no object noted before it: the reports say the next one's underflow). */
+static void dso_handle_guard(const unsigned char *f, const Elf64_Shdr *str, const struct gobj *v, size_t k)
+{
+    for (size_t i = 0; i + 1 < k; i++) {
+        if (!v[i].marker || v[i].name >= str->sh_size || strcmp((const char *)f + str->sh_offset + v[i].name, "__dso_handle") != 0)
+            continue;
+        const struct gobj *next = &v[i + 1];
+        uintptr_t end = v[i].beg + 8;
+        if ((v[i].beg & 7) || next->sec != v[i].sec || next->marker || next->beg <= end || next->beg - end >= alignment(next->beg))
+            return;
+        uintptr_t stop = next->beg & ~(uintptr_t)7;
+        if (stop > end && mc_addressable_range(end) && mc_addressable_range(next->beg)) mc_poison(end, stop - end, MC_GLOBAL_RZ);
+        return;
+    }
+}
+
+/* A libc wrapper's range [p, p+n), which the shadow passed, that starts inside a global of a module read here and
+ * runs past its end into whatever follows (the next global, with no padding between: strcpy into name_buffer[16]
+ * then kept.0): that global's overflow, reported as the object the pointer came from (Spindle's object-level
+ * check). 1 when reported. */
+int mc_symglobal_check(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by)
+{
+    for (int m = 0; m < nmods; m++) {
+        const struct asan_global *g = mods[m].g;
+        size_t lo = 0, hi = mods[m].n;
+        if (!hi || p < g[0].beg || p >= mods[m].ends[hi - 1]) continue;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g[mid].beg <= p) lo = mid + 1; else hi = mid;
+        }
+        if (!lo || mods[m].ends[lo - 1] <= p || n <= mods[m].ends[lo - 1] - p) return 0; /* in none, or fits */
+        size_t i = lo - 1; /* the object that ends last of those starting at or before p: it holds p */
+        while (i && g[i].beg + g[i].size != mods[m].ends[lo - 1]) i--;
+        struct mc_extent x;
+        __builtin_memset(&x, 0, sizeof x);
+        x.beg = g[i].beg;
+        x.size = g[i].size;
+        x.region = "global";
+        mc_snprintf(x.name, sizeof x.name, "%s", g[i].name);
+        mc_snprintf(x.desc, sizeof x.desc, "a global of %lu bytes", (unsigned long)g[i].size);
+        mc_report_extent(p, n, access, pc, by, &x);
+        return 1;
+    }
+    return 0;
 }
 
 /* One module's gaps poisoned and its objects noted for the reports. f: its file mapped, len bytes. */
@@ -149,6 +227,8 @@ static void module_globals(const unsigned char *f, size_t len, uintptr_t bias)
         if (stop > rz || ((end & 7) && rz <= next)) o->size_with_redzone = next - o->beg;
     }
     for (size_t i = 0; i < ng; i++) mc_note_global(&g[i]);
+    dso_handle_guard(f, str, v, k);
+    note_module(g, ng);
     munmap(v, n * sizeof *v);
 }
 

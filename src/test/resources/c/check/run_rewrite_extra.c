@@ -1,8 +1,10 @@
 /* run --check's rewrite mode (the default): a global array overflowed into the alignment padding before the next
  * one (docs/check.md, "Globals in rewrite mode"), by a loop, by memset and by strcpy, and an inlined memcpy
  * (gcc -O0 expands a constant-size memcpy into moves, which no wrapper sees) running over its frame's return
- * address ("Stack smashes in rewrite mode"). Each case does it when its second argument is "bad"; "good" does
- * the same work within bounds (smash has no twin). Usage: run_rewrite_extra loop|memset|strcpy|under|smash|all bad|good */
+ * address ("Stack smashes in rewrite mode"); strcpy past a global that the next one follows with no padding
+ * (checked by the object its pointer is in), and .data's first global read at -1 (the padding after crtstuff's
+ * __dso_handle). Each case does it when its second argument is "bad"; "good" does the same work within bounds
+ * (smash has no twin). Usage: run_rewrite_extra loop|memset|strcpy|adjacent|under|smash|all bad|good */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,8 @@ int counts[10];                 /* COUNTS: 40 bytes; the next array starts 32-al
 int totals[10];                 /* TOTALS */
 struct config { int flags; char name[20]; } current; /* CURRENT: 24 bytes */
 char names[20];                 /* NAMES */
-long level_table[8] = {10, 20, 30, 40, 50, 60, 70, 80}; /* LEVELS */
+long level_table[8] = {10, 20, 30, 40, 50, 60, 70, 80}; /* LEVELS: .data's first object */
+static char label[16];          /* LABEL: 16 bytes, 16-aligned: whatever follows it starts right at its end */
 
 static volatile size_t sink;
 
@@ -32,6 +35,12 @@ static void copy(const char *s)
 {
     strcpy(names, s); /* STRCPY */
     printf("strcpy %s\n", names);
+}
+
+static void adjacent(const char *s)
+{
+    strcpy(label, s); /* ADJACENT */
+    printf("adjacent %s\n", label);
 }
 
 static void under(int level)
@@ -58,6 +67,7 @@ int main(int argc, char **argv)
     if (all || strcmp(argv[1], "loop") == 0) loop(bad ? 10 : 9);
     if (all || strcmp(argv[1], "memset") == 0) clear(bad ? sizeof current + 1 : sizeof current);
     if (all || strcmp(argv[1], "strcpy") == 0) copy(bad ? "abcdefghijklmnopqrstuvw" : "abcdefghijklmnopqrs");
+    if (all || strcmp(argv[1], "adjacent") == 0) adjacent(bad ? "abcdefghijklmnopqrst" : "abcdefghijklmno");
     if (all || strcmp(argv[1], "under") == 0) under(bad ? 0 : 1);
     if (strcmp(argv[1], "smash") == 0 && bad) smash('C');
     puts("done");

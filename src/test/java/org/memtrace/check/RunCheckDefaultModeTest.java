@@ -17,7 +17,8 @@ import org.memtrace.testutil.Gcc;
  * {@code memtrace run --check} without {@code --mode} rewrites (docs/check.md, "Which mode run --check defaults
  * to"), and what rewrite mode checks beyond the heap: run_rewrite_extra.c built by plain gcc -O0 -g overflows a
  * global array by a loop, a global struct by memset and a global char array by strcpy, each into the alignment
- * padding before the next global ("Globals in rewrite mode"), and smashes its frame's return address by a
+ * padding before the next global ("Globals in rewrite mode"), a global char array by strcpy into the global right
+ * after it (no padding: the object its pointer is in), reads .data's first global at -1, and smashes its frame's return address by a
  * memcpy gcc expanded into moves ("Stack smashes in rewrite mode"). Every report is one exact line; the twins
  * run silent with the native output; the summary's rewrite counts show the mode, and fault mode (asked for)
  * does not see the global overflow without MEMTRACE_CHECK=globals; an executable that cannot be rewritten is
@@ -31,10 +32,34 @@ class RunCheckDefaultModeTest {
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
         CheckBuilds.fixture(dir, "run_rewrite_extra.c");
-        Process p = new ProcessBuilder("gcc", "-O0", "-g", "-w", "-o", "extra", "run_rewrite_extra.c").directory(dir.toFile())
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor()).as(out).isZero();
+        for (String[] b : new String[][] {{"-O0", "extra"}, {"-O2", "extra-O2"}}) {
+            Process p = new ProcessBuilder("gcc", b[0], "-g", "-w", "-o", b[1], "run_rewrite_extra.c").directory(dir.toFile())
+                    .redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor()).as(out).isZero();
+        }
+    }
+
+    /**
+     * The same two checks at -O2, where gcc lays .bss out in another order (label last: nothing follows it but the
+     * page's end, still past the object its pointer is in) and indexes level_table from a lea'd register; the
+     * twins silent with the native output.
+     */
+    @Test
+    void theObjectChecksHoldAtO2AndTheTwinsStaySilent() throws Exception {
+        CheckBuilds.Run adjacent = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra-O2", "adjacent", "bad");
+        assertThat(adjacent.status()).as(adjacent.stderr()).isEqualTo(1);
+        assertThat(adjacent.stderr().lines().findFirst().orElse("")).matches("memtrace: global overflow: label\\+16 \\(a global of 16 "
+                + "bytes\\) written 21 bytes by strcpy, 0 bytes past its end, at extra-O2\\+\\d+, thread \\d+");
+        CheckBuilds.Run under = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra-O2", "under", "bad");
+        assertThat(under.status()).as(under.stderr()).isEqualTo(1);
+        assertThat(under.stderr().lines().findFirst().orElse("")).matches("memtrace: global underflow: level_table-8 \\(a global of 64 "
+                + "bytes\\) read 8 bytes, 8 bytes before its start, at extra-O2\\+\\d+, thread \\d+");
+        CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./extra-O2", "all", "good");
+        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra-O2", "all", "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(native_.stdout()).endsWith("done\n");
     }
 
     @ParameterizedTest
@@ -42,8 +67,12 @@ class RunCheckDefaultModeTest {
         "loop   | global overflow: counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end",
         "memset | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end",
         "strcpy | global overflow: names+20 (a global of 20 bytes) written 24 bytes by strcpy, 0 bytes past its end",
+        // no padding after label: strcpy's range is checked against the global its pointer is in
+        "adjacent | global overflow: label+16 (a global of 16 bytes) written 21 bytes by strcpy, 0 bytes past its end",
+        // .data's first object, after crtstuff's __dso_handle (8 bytes, no size in .symtab) and 16 bytes of padding
+        "under  | global underflow: level_table-8 (a global of 64 bytes) read 8 bytes, 8 bytes before its start",
     })
-    void aGlobalOverflowIntoThePaddingBeforeTheNextIsReported(String name, String report) throws Exception {
+    void aGlobalOverflowOrUnderflowIsReported(String name, String report) throws Exception {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra", name, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();

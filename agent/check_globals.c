@@ -31,10 +31,9 @@
  * executable's .data and .bss costs a fault, so all this is asked for (MEMTRACE_CHECK=globals), not done by
  * default: gzip -6 of 300 KB, whose window is in .bss, ran over 300 s checked so against 7.5 s without.
  */
-#include <elf.h>
-
 #include "agent.h"
 #include "check/check.h"
+#include "mt_elf.h"
 
 int mc_snprintf(char *d, size_t n, const char *fmt, ...);
 
@@ -43,7 +42,8 @@ struct gsym { uintptr_t beg; size_t size; const char *name; };
 static struct {
     struct gsym *sym;            /* sorted by beg */
     size_t n;
-    struct gsym *fn;             /* the executable's functions, sorted: a smashed frame's name */
+    struct mt_elf elf;           /* the executable's headers and symbols (mt_elf.c), kept: the names are its strings */
+    struct mt_elf_fn *fn;        /* the executable's functions, sorted: a smashed frame's name */
     size_t nfn;
     uintptr_t sec_s[8], sec_e[8]; /* .data and .bss (and their kin): where padding is an overflow */
     int nsec;
@@ -88,71 +88,44 @@ int check_globals_wanted(void)
     return 0;
 }
 
-/* Name idx of the string table s in the file f of len bytes; "" when the table or the index is outside the */
-/* file or the table does not end in a NUL (a damaged or crafted executable must not make the agent read    */
-/* past its mapping, here or when a report prints the name).                                               */
-static const char *strtab_name(const unsigned char *f, uint64_t len, const Elf64_Shdr *s, uint64_t idx)
+/* an OBJECT symbol of non-zero size in a writable section */
+static int writable_object(const struct mt_elf *e, const Elf64_Sym *s)
 {
-    if (s->sh_size == 0 || s->sh_offset > len || s->sh_size > len - s->sh_offset || f[s->sh_offset + s->sh_size - 1] != 0 ||
-        idx >= s->sh_size)
-        return "";
-    return (const char *)f + s->sh_offset + idx;
+    unsigned sec = mt_elf_sym_section(e, s);
+    return ELF64_ST_TYPE(s->st_info) == STT_OBJECT && s->st_size && sec && (e->sh[sec].sh_flags & SHF_WRITE);
 }
 
-/* The executable's global objects, from its file (kept mapped: the names point into it). */
+/* The executable's global objects and functions, from its file read by the bounded reader (common/mt_elf.c: */
+/* every offset checked against the file, so a damaged or crafted executable leaves them unknown, no worse). */
 void check_globals_init(void)
 {
-    long fd = mt_sys3(SYS_open, "/proc/self/exe", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return;
-    long len = mt_sys3(SYS_lseek, fd, 0, SEEK_END);
-    long map = len > (long)sizeof(Elf64_Ehdr) ? mt_sys6(SYS_mmap, 0, len, PROT_READ, MAP_PRIVATE, fd, 0) : -1;
-    mt_sys1(SYS_close, fd);
-    if (map < 0 && map > -4096) return;
-    const unsigned char *f = (const unsigned char *)map;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-    if (mt_strncmp((const char *)eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || !eh->e_shoff ||
-        eh->e_shoff > (uint64_t)len || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > (uint64_t)len || eh->e_shstrndx >= eh->e_shnum)
-        return;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+    const struct mt_elf *e = &gl.elf;
+    if (mt_elf_read("/proc/self/exe", MT_ELF_DYNSYM, &gl.elf) != 0) return;
+    const Elf64_Shdr *sh = e->sh;
     dl_iterate_phdr(main_bias, &gl.bias);
-    const Elf64_Shdr *tab = NULL;
-    for (int i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type == SHT_SYMTAB) tab = &sh[i];
-        if (sh[i].sh_type == SHT_DYNSYM && (!tab || tab->sh_type == SHT_DYNSYM)) tab = &sh[i];
-        const char *nm = strtab_name(f, (uint64_t)len, &sh[eh->e_shstrndx], sh[i].sh_name);
+    for (unsigned i = 0; i < e->nsh; i++) {
+        const char *nm = mt_elf_section_name(e, i);
         if ((sh[i].sh_flags & (SHF_ALLOC | SHF_WRITE)) == (SHF_ALLOC | SHF_WRITE) && gl.nsec < 8 &&
             (name_is(nm, ".data") || name_is(nm, ".bss"))) {
             gl.sec_s[gl.nsec] = gl.bias + sh[i].sh_addr;
             gl.sec_e[gl.nsec++] = gl.bias + sh[i].sh_addr + sh[i].sh_size;
         }
     }
-    if (tab) gl.dynsym = tab->sh_type == SHT_DYNSYM;
-    int wanted = check_globals_wanted(); /* the functions are read always: a smash's and a stack's names */
-    if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_offset > (uint64_t)len || tab->sh_size > (uint64_t)len - tab->sh_offset)
-        return;
-    const Elf64_Sym *sy = (const Elf64_Sym *)(f + tab->sh_offset);
-    size_t count = tab->sh_size / sizeof *sy;
-    const Elf64_Shdr *str = &sh[tab->sh_link];
-    size_t n = 0, nf = 0;
-    for (size_t i = 0; i < count; i++)
-        nf += ELF64_ST_TYPE(sy[i].st_info) == STT_FUNC && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum;
-    gl.fn = nf ? agent_map(nf * sizeof *gl.fn) : NULL;
-    for (size_t i = 0; gl.fn && i < count; i++)
-        if (ELF64_ST_TYPE(sy[i].st_info) == STT_FUNC && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum)
-            gl.fn[gl.nfn++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, strtab_name(f, (uint64_t)len, str, sy[i].st_name)};
-    sort(gl.fn, gl.nfn);
-    if (!wanted) return;
-    for (size_t i = 0; i < count; i++)
-        if (ELF64_ST_TYPE(sy[i].st_info) == STT_OBJECT && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum &&
-            (sh[sy[i].st_shndx].sh_flags & SHF_WRITE))
-            n++;
+    gl.dynsym = e->dynsym;
+    if (!e->sym) return;
+    /* the functions are read always: a smash's and a stack's names */
+    gl.fn = mt_elf_functions(e, gl.bias, &gl.nfn);
+    if (!check_globals_wanted()) return;
+    const Elf64_Sym *sy = e->sym;
+    size_t n = 0;
+    for (size_t i = 0; i < e->nsym; i++)
+        n += writable_object(e, &sy[i]);
     if (!n) return;
     gl.sym = agent_map(n * sizeof *gl.sym);
     if (!gl.sym) return;
-    for (size_t i = 0; i < count; i++)
-        if (ELF64_ST_TYPE(sy[i].st_info) == STT_OBJECT && sy[i].st_size && sy[i].st_shndx && sy[i].st_shndx < eh->e_shnum &&
-            (sh[sy[i].st_shndx].sh_flags & SHF_WRITE))
-            gl.sym[gl.n++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, strtab_name(f, (uint64_t)len, str, sy[i].st_name)};
+    for (size_t i = 0; i < e->nsym; i++)
+        if (writable_object(e, &sy[i]))
+            gl.sym[gl.n++] = (struct gsym){gl.bias + sy[i].st_value, sy[i].st_size, mt_elf_sym_name(e, &sy[i])};
     sort(gl.sym, gl.n);
     gl.ready = 1;
 }
@@ -270,11 +243,5 @@ int check_global_range(uintptr_t p, size_t n, int write, uintptr_t pc, const cha
 /* The executable's function holding pc (its .symtab names static ones, which dladdr cannot), or NULL. */
 const char *check_function_of(uintptr_t pc)
 {
-    size_t lo = 0, hi = gl.nfn;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (gl.fn[mid].beg <= pc) lo = mid + 1; else hi = mid;
-    }
-    if (!lo || pc - gl.fn[lo - 1].beg >= gl.fn[lo - 1].size) return NULL;
-    return gl.fn[lo - 1].name;
+    return mt_elf_function_at(gl.fn, gl.nfn, pc);
 }

@@ -39,11 +39,11 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "mt_common.h"
 #include "check_inline.h"
 
 /* the runtime's own messages are formatted by libc, not by the checked wrappers (check_format.c) */
@@ -214,21 +214,16 @@ static int report_out(void)
 static void mc_keep_stderr(void)
 {
     if (report_fd != 2 || fcntl(2, F_GETFD) < 0) return;
-    struct rlimit r;
-    long top = 1024;
-    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (rlim_t)top) top = (long)r.rlim_cur;
-    for (long at = top - 1; at > 2 && at >= top - 64; at--) {
-        int fd = fcntl(2, F_DUPFD_CLOEXEC, (int)at);
-        if (fd < 0) continue;
-        struct stat s;
-        if (fd < top && fstat(fd, &s) == 0) {
-            report_dev = s.st_dev;
-            report_ino = s.st_ino;
-            report_fd = fd;
-            return;
-        }
+    int fd = mt_dup_high(2);
+    struct stat s;
+    if (fd < 0) return;
+    if (fstat(fd, &s) != 0) {
         close(fd);
+        return;
     }
+    report_dev = s.st_dev;
+    report_ino = s.st_ino;
+    report_fd = fd;
 }
 
 /* The program's fclose(stderr): the runtime keeps its copy first (above), then libc's fclose runs. */

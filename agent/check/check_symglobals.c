@@ -10,8 +10,9 @@
  *   globals+4533, thread 8104
  *
  * Which modules: the executable and every library the loader mapped at start but glibc's and memtrace's own
- * (as the rewrite plans them), each read from its file's .symtab. Which gaps (the reading chosen): between two
- * OBJECT symbols of non-zero size in the same .data or .bss section, when no other symbol of any kind (a label
+ * (as the rewrite plans them), each read from its file's .symtab (by common/mt_elf.c, which checks every offset
+ * against the file: a truncated or crafted library gets nothing here, never a read past its parts). Which
+ * gaps (the reading chosen): between two OBJECT symbols of non-zero size in the same .data or .bss section, when no other symbol of any kind (a label
  * of no size, an assembler object without .size, a linker-defined marker) starts in the gap and the gap is
  * shorter than the next object's alignment as its address shows (the largest power of two dividing it, at most
  * 64): padding an aligned object explains. A module without .symtab (stripped: its .dynsym lists exported
@@ -33,15 +34,12 @@
  * rewrite does not patch; names have no definition site (no DWARF is read), and a static `history.0` is said
  * `history`, as fault mode says it (agent/check_globals.c).
  */
-#include <elf.h>
-#include <fcntl.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "mt_elf.h"
 
 int mc_snprintf(char *d, size_t n, const char *fmt, ...);
 
@@ -114,10 +112,10 @@ static void note_module(const struct asan_global *g, size_t n)
  * has no size in .symtab, so the gap after it would not count as padding; it is 8 bytes, and the padding from
  * there to the next object (level_table-8 at -O0 and -O2: an index of -1 into .data's first array) is poisoned
  * as that object's left redzone (no object noted before it: the reports say the next one's underflow). */
-static void dso_handle_guard(const unsigned char *f, const Elf64_Shdr *str, const struct gobj *v, size_t k)
+static void dso_handle_guard(const struct mt_elf *e, const struct gobj *v, size_t k)
 {
     for (size_t i = 0; i + 1 < k; i++) {
-        if (!v[i].marker || v[i].name >= str->sh_size || strcmp((const char *)f + str->sh_offset + v[i].name, "__dso_handle") != 0)
+        if (!v[i].marker || v[i].name >= e->nstr || strcmp(e->str + v[i].name, "__dso_handle") != 0)
             continue;
         const struct gobj *next = &v[i + 1];
         uintptr_t end = v[i].beg + 8;
@@ -159,51 +157,46 @@ int mc_symglobal_check(uintptr_t p, size_t n, enum mc_access access, const void 
     return 0;
 }
 
-/* One module's gaps poisoned and its objects noted for the reports. f: its file mapped, len bytes. */
-static void module_globals(const unsigned char *f, size_t len, uintptr_t bias)
+/* One module's gaps poisoned and its objects noted for the reports. e: its file's headers and .symtab, as the */
+/* bounded reader (common/mt_elf.c) read them. */
+static void module_globals(const struct mt_elf *e, uintptr_t bias)
 {
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || !eh->e_shoff ||
-        eh->e_shoff > len || eh->e_shnum == 0 || (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len - eh->e_shoff || eh->e_shstrndx >= eh->e_shnum)
-        return;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff), *names = &sh[eh->e_shstrndx], *tab = NULL;
-    if (names->sh_offset > len || names->sh_size > len - names->sh_offset || !names->sh_size || f[names->sh_offset + names->sh_size - 1]) return;
+    const Elf64_Shdr *sh = e->sh;
+    if (!e->sym || !e->shstr) return;
     unsigned char data[65536 / 8] = {0}; /* which sections are .data or .bss */
-    for (int i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type == SHT_SYMTAB) tab = &sh[i];
-        const char *nm = sh[i].sh_name < names->sh_size ? (const char *)f + names->sh_offset + sh[i].sh_name : "";
+    for (unsigned i = 0; i < e->nsh; i++) {
+        const char *nm = mt_elf_section_name(e, i);
         if ((sh[i].sh_flags & (SHF_ALLOC | SHF_WRITE | SHF_TLS)) == (SHF_ALLOC | SHF_WRITE) && (section_is(nm, ".data") || section_is(nm, ".bss")))
             data[i >> 3] |= (unsigned char)(1 << (i & 7));
     }
-    if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_offset > len || tab->sh_size > len - tab->sh_offset) return;
-    const Elf64_Shdr *str = &sh[tab->sh_link];
-    if (str->sh_offset > len || str->sh_size > len - str->sh_offset || !str->sh_size || f[str->sh_offset + str->sh_size - 1]) return;
-    const Elf64_Sym *sy = (const Elf64_Sym *)(f + tab->sh_offset);
-    size_t count = tab->sh_size / sizeof *sy, n = 0;
-    for (size_t i = 0; i < count; i++)
-        n += sy[i].st_shndx > 0 && sy[i].st_shndx < eh->e_shnum && (data[sy[i].st_shndx >> 3] >> (sy[i].st_shndx & 7) & 1);
+    const Elf64_Sym *sy = e->sym;
+    size_t count = e->nsym, n = 0;
+    for (size_t i = 0; i < count; i++) {
+        unsigned s = mt_elf_sym_section(e, &sy[i]);
+        n += s && (data[s >> 3] >> (s & 7) & 1);
+    }
     if (!n) return;
     struct gobj *v = mmap(NULL, n * sizeof *v, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (v == MAP_FAILED) return;
     size_t k = 0, objects = 0;
     for (size_t i = 0; i < count && k < n; i++) {
-        unsigned s = sy[i].st_shndx, type = ELF64_ST_TYPE(sy[i].st_info);
-        if (!(s > 0 && s < eh->e_shnum && (data[s >> 3] >> (s & 7) & 1)) || type == STT_SECTION || type == STT_FILE) continue;
-        int object = type == STT_OBJECT && sy[i].st_size && sy[i].st_name < str->sh_size;
+        unsigned s = mt_elf_sym_section(e, &sy[i]), type = ELF64_ST_TYPE(sy[i].st_info);
+        if (!(s && (data[s >> 3] >> (s & 7) & 1)) || type == STT_SECTION || type == STT_FILE) continue;
+        int object = type == STT_OBJECT && sy[i].st_size && sy[i].st_name < e->nstr;
         v[k++] = (struct gobj){bias + sy[i].st_value, bias + sy[i].st_value + (object ? sy[i].st_size : 0), sy[i].st_name, (uint16_t)s, (uint16_t)!object};
         objects += object;
     }
     sort(v, k);
     /* descriptors and their names (a static's `.N` suffix dropped), where the reports look globals up */
     size_t bytes = objects * sizeof(struct asan_global);
-    for (size_t i = 0; i < k; i++) if (!v[i].marker) bytes += strlen((const char *)f + str->sh_offset + v[i].name) + 1;
+    for (size_t i = 0; i < k; i++) if (!v[i].marker) bytes += strlen(e->str + v[i].name) + 1;
     struct asan_global *g = objects ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
     if (g == MAP_FAILED) { munmap(v, n * sizeof *v); return; }
     char *names_at = (char *)(g + objects);
     size_t ng = 0;
     for (size_t i = 0; i < k; i++) {
         if (v[i].marker) continue;
-        const char *nm = (const char *)f + str->sh_offset + v[i].name;
+        const char *nm = e->str + v[i].name;
         size_t l = strlen(nm), d = l;
         while (d && nm[d - 1] >= '0' && nm[d - 1] <= '9') d--;
         if (d < l && d > 1 && nm[d - 1] == '.') l = d - 1;
@@ -227,7 +220,7 @@ static void module_globals(const unsigned char *f, size_t len, uintptr_t bias)
         if (stop > rz || ((end & 7) && rz <= next)) o->size_with_redzone = next - o->beg;
     }
     for (size_t i = 0; i < ng; i++) mc_note_global(&g[i]);
-    dso_handle_guard(f, str, v, k);
+    dso_handle_guard(e, v, k);
     note_module(g, ng);
     munmap(v, n * sizeof *v);
 }
@@ -239,15 +232,10 @@ static int each_module(struct dl_phdr_info *info, size_t size, void *arg)
     int exe = *first;
     *first = 0;
     if (!path || !*path || (!exe && left_alone(path))) return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    struct stat st;
-    size_t len = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
-    void *map = len >= sizeof(Elf64_Ehdr) ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (map == MAP_FAILED) return 0;
-    module_globals(map, len, info->dlpi_addr);
-    munmap(map, len);
+    struct mt_elf e;
+    if (mt_elf_read(path, 0, &e) != 0) return 0;
+    module_globals(&e, info->dlpi_addr);
+    mt_elf_free(&e);
     return 0;
 }
 

@@ -202,6 +202,9 @@ int mt_own_text(const void *inside, uint64_t *start, uint64_t *end, char *path, 
 /* Puts the descriptors memtrace was started with back on their numbers, from the JVM's socket at path
  * (MEMTRACE_FDS; mt_fds.c). Called before the library opens anything of its own. */
 void mt_inherit_fds(const char *path);
+/* A close-on-exec copy of fd at the highest free number below min(RLIMIT_NOFILE, 1024), among the 64 top ones */
+/* and above fd; -1 when none is free. */
+int mt_dup_high(int fd);
 
 /* ---- the boot arena (mt_boot.c) ------------------------------------------------------------------- */
 

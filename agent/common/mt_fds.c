@@ -10,12 +10,16 @@
  * the connection. The received descriptors are the same open file descriptions (offsets, pipe ends,
  * sockets), not files opened again. The variable is taken out of the environment by the caller's scrub.
  *
+ * mt_dup_high: a descriptor of memtrace's own (the runtime's trace file, the check runtime's copy of stderr)
+ * moved out of the way of a program that opens files lowest-first.
+ *
  * What it gets wrong: a program that never loads the agent or runtime (a static one) gets none of them;
  * the numbers get no close-on-exec flag, as an inherited descriptor never has one. Raw system calls
  * throughout: the runtime wraps close and dup2.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -87,4 +91,17 @@ void mt_inherit_fds(const char *path)
         }
     }
     mt_sys1(SYS_close, s);
+}
+
+int mt_dup_high(int fd)
+{
+    struct rlimit r;
+    long top = 1024;
+    if (mt_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&r) == 0 && r.rlim_cur < (rlim_t)top) top = (long)r.rlim_cur;
+    /* F_DUPFD takes the lowest free number at or above its argument: from the top down until one is free */
+    for (long at = top - 1; at > fd && at >= top - 64; at--) {
+        long high = mt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, at);
+        if (high >= 0) return (int)high;
+    }
+    return -1;
 }

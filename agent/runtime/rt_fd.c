@@ -27,7 +27,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "rt.h"
@@ -43,18 +42,10 @@ static struct {
 /* The highest number below min(RLIMIT_NOFILE, 1024) that is free, fd itself if none is (or fd is there). */
 static int move_high(int fd)
 {
-    struct rlimit r;
-    long top = 1024;
-    if (mt_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&r) == 0 && r.rlim_cur < (rlim_t)top) top = (long)r.rlim_cur;
-    /* F_DUPFD takes the lowest free number at or above its argument: from the top down until one is free */
-    for (long at = top - 1; at > fd && at >= top - 64; at--) {
-        long high = mt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, at);
-        if (high >= 0) {
-            mt_sys1(SYS_close, fd);
-            return (int)high;
-        }
-    }
-    return fd;
+    int high = mt_dup_high(fd);
+    if (high < 0) return fd;
+    mt_sys1(SYS_close, fd);
+    return high;
 }
 
 static int same_file(int fd)

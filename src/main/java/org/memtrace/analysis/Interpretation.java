@@ -33,6 +33,11 @@ public final class Interpretation implements EventConsumer {
     private final AccessInterpreter faults;
     /** The analyses still running: one that threw is dropped, the others go on. */
     private Analysis[] analyses;
+    /**
+     * Of {@link #analyses}, those that take probe records ({@link Analysis#probe} overridden: the summary, the
+     * report): the others are not called once per record for nothing.
+     */
+    private Analysis[] probers;
     private final List<String> crashes = new ArrayList<>();
     private final Access access;
     private long sequence, records;
@@ -51,6 +56,7 @@ public final class Interpretation implements EventConsumer {
         this.dataChanged = names::dataChanged;
         this.faults = new AccessInterpreter(shapes);
         this.analyses = analyses.toArray(Analysis[]::new);
+        this.probers = Arrays.stream(this.analyses).filter(Interpretation::takesProbes).toArray(Analysis[]::new);
         this.access = new Access(names);
     }
 
@@ -111,14 +117,14 @@ public final class Interpretation implements EventConsumer {
     @Override
     public void probe(int tid, long address, Event.ProbeSite site) {
         records++;
-        for (Analysis x : analyses) {
+        for (Analysis x : probers) {
             try {
                 x.probe(tid, address, site);
             } catch (RuntimeException e) {
                 crashed(x, e);
             }
         }
-        int weight = site.mode() == Event.SelectionMode.LOG ? Access.UNWEIGHTED : site.weight();
+        int weight = site.logged() ? Access.UNWEIGHTED : site.weight();
         boolean store = site.kind() == Event.ProbeKind.STORE;
         deliver(access.set(sequence++, tid, site.ip(), address, site.size(), store, weight));
         if (site.kind() == Event.ProbeKind.MODIFY) deliver(access.asStore(sequence++));
@@ -159,6 +165,16 @@ public final class Interpretation implements EventConsumer {
     private void crashed(Analysis x, RuntimeException e) {
         crashes.add(sentence(x, e));
         analyses = Arrays.stream(analyses).filter(a -> a != x).toArray(Analysis[]::new);
+        probers = Arrays.stream(probers).filter(a -> a != x).toArray(Analysis[]::new);
+    }
+
+    /** Whether the analysis overrides {@link Analysis#probe}. */
+    private static boolean takesProbes(Analysis x) {
+        try {
+            return x.getClass().getMethod("probe", int.class, long.class, Event.ProbeSite.class).getDeclaringClass() != Analysis.class;
+        } catch (NoSuchMethodException e) {
+            return true;
+        }
     }
 
     private static String sentence(Analysis x, RuntimeException e) {

@@ -57,6 +57,12 @@ public sealed interface Event
             };
         }
 
+        /** {@code mode() == SelectionMode.LOG}, without the switch: asked per record. */
+        public boolean logged() {
+            int m = flags & MODE_MASK;
+            return m != 0x04 && m != 0x08;
+        }
+
         public boolean firstOfBlock() { return (flags & FIRST_OF_BLOCK) != 0; }
 
         public boolean computed() { return (flags & COMPUTED) != 0; }
@@ -72,7 +78,8 @@ public sealed interface Event
 
         /** Whether this site comes from a selective build: its records stand for others, or its file left some out. */
         public boolean selective() {
-            return mode() != SelectionMode.LOG || weightMa != 1 || weightAia != 1
+            // asked per record (the summary): the mode's bits tested here, not through mode()'s switch
+            return !logged() || weightMa != 1 || weightAia != 1
                     || (firstOfBlock() && blockMa != blockRefs) || module.ma() != module.references();
         }
     }

@@ -82,7 +82,7 @@ public final class MadtWriter implements Analysis {
             out.room(64 + region.length);
             out.put(letter);
             out.put((byte) '#');
-            out.putDecimal(t.sequence());
+            out.putSequence(t.sequence());
             out.put((byte) ':');
             out.putHex(t.address());
             out.put((byte) ',');
@@ -98,7 +98,7 @@ public final class MadtWriter implements Analysis {
             out.room(52 + data.length + region.length + tail.length);
             out.put(letter);
             out.put((byte) '$');
-            out.putDecimal(t.sequence());
+            out.putSequence(t.sequence());
             out.put((byte) ':');
             out.put(data);
             if (span != null) out.putDecimal(t.address() - span.origin());

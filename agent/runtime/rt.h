@@ -102,6 +102,8 @@ struct rt_thread {
     int handed;                 /* began in a buffer handed over (rt_thread_start.c): ends into the sink    */
     int start_pending;          /* began before the runtime ran (a constructor's thread): MT_THREAD start   */
     uint64_t start_parent;      /* goes with its first event (rt_emit)                                      */
+    int vectors_saved;          /* in the SIGSEGV handler's buffer hand-over: sigreturn restores every vector */
+                                /* register, so the runtime may use AVX-512 there (rt_plan.c)                */
 };
 
 /* FINISHING: the final flush is writing every buffer; a thread whose buffer fills waits for it to end. */

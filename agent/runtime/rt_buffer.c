@@ -274,7 +274,10 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
         rt_self.internal = saved;
         rt_thread_begin(0, 1);
     } else if (rt_self.buf && rdx <= rt_self.buf->end && rdx + disp >= rt_self.buf->end) {
+        int vs = rt_self.vectors_saved;
+        rt_self.vectors_saved = 1; /* a signal frame: sigreturn restores every vector register (rt_plan.c) */
         swap_buffer();
+        rt_self.vectors_saved = vs;
         rt_self.internal = saved;
     } else if (!rt_self.buf && sink && rdx >= sink && rdx <= sink + SINK_SIZE && rdx + disp >= sink + SINK_SIZE) {
         __memtrace_cursor = sink; /* a thread past its end: the sink starts over */

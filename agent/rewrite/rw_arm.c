@@ -1,27 +1,30 @@
 /*
- * rw_arm.c: access stacks in `memtrace run --mode rewrite` (docs/stacks.md, "Access stacks"). Part of
+ * rw_arm.c: access stacks in `memtrace run` (rewrite mode; docs/stacks.md, "Access stacks"). Part of
  * libmemtrace-rt.so. A probe stores a slot and never compares, so which accesses get their callers is decided
- * per place: with --stack-depth above 1, rw_apply.c writes each planned `jmp rel32` with an `int3` (0xcc) over
- * its e9 ("armed"), after the module's puns are written, and gives this file the table of those places
- * (rw_arm_add). The first RW_ARM_RUNS executions of each trap; rw_trap.c's handler hands them here (rw_arm):
- * the program's registers are unwound at the instruction itself by its module's .eh_frame (mt_unwind, as
- * fault mode's send_context does), the stack goes into the thread's buffer as an MT_CONTEXT with flag
- * MT_CONTEXT_INSTRUCTION (word 0 the instruction: the stack belongs to that trampoline's next records only,
- * docs/event-stream.md), and the thread goes on at the jump's trampoline, as the jump would have sent it.
- * The last armed execution writes the e9 back (through /proc/self/mem, which writes a read-only code page
- * without an mprotect another thread could race; mprotect under a lock where the kernel refuses): from then on
- * the place costs what an unarmed one does, and nothing on the probes' path tests anything.
- *
- * Not armed: short jumps (`eb` to dead padding), and a jump whose e9 lies within 8 bytes after an int3 place
- * of the plan, whose punned jump's rel32 may read that e9 (a pun reads at most 3 prefixes, its e9 and 4 bytes).
+ * per trampoline: with --stack-depth above 1, rw_apply.c writes an `int3` (0xcc) over the first byte of each
+ * trampoline that starts with its probe's `lea -128(%rsp),%rsp` (48 8d 64 24 80) and gives this file their
+ * table (rw_arm_add). A trampoline is entered in the state its module instruction would run in, whether by
+ * the instruction's jump, by its int3 or punned jump, or by a branch written straight to it in another
+ * trampoline (docs/rewriting.md: an emulated call to a function whose first instruction is patched), so its
+ * first RW_ARM_RUNS entries trap, and rw_trap.c's handler hands them here (rw_arm): the registers are
+ * unwound at the module instruction by its module's .eh_frame (mt_unwind, as fault mode's send_context does),
+ * the stack goes into the thread's buffer as an MT_CONTEXT with flag MT_CONTEXT_INSTRUCTION (word 0 the
+ * instruction: the stack belongs to that trampoline's next records, docs/event-stream.md), and the handler
+ * emulates the lea (rsp - 128) and sends the thread on after it. The last armed entry writes the 0x48 back
+ * (through /proc/self/mem, which writes a read-only page without an mprotect another thread could race;
+ * mprotect under a lock where the kernel refuses): from then on the trampoline costs what it did, and
+ * nothing on the probes' path tests anything. The module's code is not touched, so no punned jump's bytes
+ * change.
  *
  * How it reads: nothing on stderr; the stacks are MT_CONTEXT records, which Java joins to the records that
  * follow (analysis.Interpretation).
  *
- * What it gets wrong: only an instruction's first RW_ARM_RUNS executions (in the whole process, all threads)
- * get a stack, counted also when the runtime's own libc calls, a stopped recording or a vfork child run it (no
- * stack is sent then); an instruction moved into another's trampoline (a group, a tail) has a stack only when
- * its jump's place was the one that trapped; a trap costs a signal (some µs) and an unwind, 4 per place.
+ * What it gets wrong: only a trampoline's first RW_ARM_RUNS entries (in the whole process, all threads) send
+ * a stack, counted also when the runtime's own libc calls, a stopped recording or a vfork child enter it (no
+ * stack is sent then); the instructions a trampoline moved after its first share its stack only while the
+ * records go forward in the same function; a trap costs a signal (some µs) and an unwind, at most 4 per
+ * trampoline entered; arming writes one byte per trampoline, so the trampoline text's pages become the
+ * process's own (copied from the page cache at start: libc's 9 MB) instead of shared.
  */
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -57,7 +57,7 @@ enum mt_type {
     MT_FORK = 12,     /* the program forked a child (which runs untraced) */
     MT_WRITER = 13,   /* compiled-in runtime: how long the program waited for its trace writer, just before MT_EXIT */
     MT_FALLBACK = 14, /* rewrite mode: the int3 fallback's traps and the accesses they recorded, just before MT_EXIT */
-    MT_CONTEXT = 15,  /* fault mode, access stacks: the calling context of the thread's next accesses */
+    MT_CONTEXT = 15,  /* access stacks: the calling context of the thread's next accesses (fault mode) or of one place's */
 };
 
 /* 8 bytes at the start of every record. */
@@ -92,6 +92,9 @@ struct mt_access {
 /* it before an MT_ACCESS whose return addresses (above the faulting instruction's frame, innermost first,  */
 /* at most depth - 1, MT_FRAME_CFI as in MT_ALLOC's) differ from those of the thread's last MT_ACCESS; the   */
 /* thread's accesses until its next MT_CONTEXT have them. (size - 8) / 8 words; none: the walk found none.   */
+/* Flag MT_CONTEXT_INSTRUCTION (access stack format 2, rewrite mode: agent/rewrite/rw_arm.c): word 0 is the   */
+/* instruction whose trampoline's next records alone have the stack (words 1.., at most depth - 1).          */
+#define MT_CONTEXT_INSTRUCTION 0x01
 struct mt_context {
     struct mt_rec_header h;
     uint64_t callers[MT_STACK_MAX_CONTEXT];

@@ -499,6 +499,33 @@ static void pun_segment(struct rw_stubs *s, const unsigned char *plan_traps, uin
     }
 }
 
+/* The armed places by address, for rw_arm.c's binary search (a plan's patches need not be in order: the */
+/* hops and puns come after the planner's jumps): a heapsort, no libc and no memory of its own.            */
+static void sift(struct rw_arm_entry *e, uint32_t at, uint32_t n)
+{
+    for (;;) {
+        uint32_t big = at, l = 2 * at + 1, r = l + 1;
+        if (l < n && e[l].at > e[big].at) big = l;
+        if (r < n && e[r].at > e[big].at) big = r;
+        if (big == at) return;
+        struct rw_arm_entry x = e[at];
+        e[at] = e[big];
+        e[big] = x;
+        at = big;
+    }
+}
+
+static void sort_armed(struct rw_arm_entry *e, uint32_t n)
+{
+    for (uint32_t i = n / 2; i-- > 0;) sift(e, i, n);
+    for (uint32_t k = n; k-- > 1;) {
+        struct rw_arm_entry x = e[0];
+        e[0] = e[k];
+        e[k] = x;
+        sift(e, 0, k);
+    }
+}
+
 /* The trampoline text of the plan (mapped at plan, open as fd) at the pages [at, at+size) that rw_place     */
 /* reserved, moved by `moved` from its link-time place, its cursor slot filled, read and execute: NULL, or  */
 /* why not. Mapped from the file, private: the page cache's pages, shared with every other run, and only    */
@@ -533,6 +560,72 @@ static const char *fill_text(uint64_t at, uint64_t size, int fd, const unsigned 
         if (mt_sys3(SYS_mprotect, at, size, PROT_READ | PROT_EXEC) == 0) return NULL;
     }
     return "cannot make the trampolines executable: ";
+}
+
+/* The trampolines of the text at [at, at+size) armed for access stacks (rw_arm.c): their table, then their */
+/* int3s. 0, or -1 when there is no memory (nothing written then).                                         */
+static int arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int64_t moved, const struct rw_patch *p,
+                    const struct rw_trap_place *tplace, uint64_t bias)
+{
+    const struct rw_header *h = (const void *)plan;
+    size_t bytes = ((size_t)(h->patches + h->traps) * sizeof(struct rw_arm_entry) + rt.page - 1) & ~((size_t)rt.page - 1);
+    struct rw_arm_entry *e = rt_map(bytes);
+    if (!e) return -1;
+    static const unsigned char lea[RW_ARM_LEA] = {0x48, 0x8d, 0x64, 0x24, 0x80};
+    /* PatchPlanner's evictions: a `jmp rel8` at an instruction to dead padding where the `jmp rel32` to its */
+    /* trampoline is; that trampoline stands for the instruction, not for the padding (by padding address)  */
+    uint32_t n = 0, evictions = 0;
+    for (uint32_t i = 0; i < h->patches; i++) evictions += short_jump(&p[i]);
+    size_t ebytes = ((size_t)evictions * sizeof *e + rt.page - 1) & ~((size_t)rt.page - 1);
+    struct rw_arm_entry *ev = evictions ? rt_map(ebytes) : NULL;
+    if (evictions && !ev) { mt_sys2(SYS_munmap, e, bytes); return -1; }
+    for (uint32_t i = 0, k = 0; i < h->patches; i++)
+        if (short_jump(&p[i])) {
+            ev[k].at = p[i].address + 2 + (uint64_t)(int64_t)(int8_t)p[i].jump[1];
+            ev[k++].insn = p[i].address;
+        }
+    sort_armed(ev, evictions);
+    for (uint32_t i = 0; i < h->patches + h->traps; i++) {
+        uint64_t to, insn;
+        if (i < h->patches) {
+            if (short_jump(&p[i])) continue;
+            uint32_t k = jump_opcode(&p[i]);
+            int32_t rel;
+            rt_memcpy(&rel, p[i].jump + k + 1, 4);
+            to = p[i].address + k + 5 + (uint64_t)(int64_t)rel + (uint64_t)moved + bias; /* the jump as written */
+            insn = p[i].address;
+            uint32_t a = 0, b = evictions;
+            while (a < b) {
+                uint32_t m = a + (b - a) / 2;
+                if (ev[m].at < insn) a = m + 1;
+                else b = m;
+            }
+            if (a < evictions && ev[a].at == insn) insn = ev[a].insn;
+            insn += bias;
+        } else {
+            const struct rw_trap_place *t = &tplace[i - h->patches];
+            if (t->flags & RW_TRAP_SIGMASK) continue; /* the handler makes the call: no trampoline runs */
+            to = at + (t->tramp - h->text_address);
+            insn = bias + t->address;
+        }
+        if (to < at || to + RW_ARM_LEA > at + size || !same((const void *)to, lea, RW_ARM_LEA)) continue;
+        e[n].at = to;
+        e[n].insn = insn;
+        e[n].runs = 0;
+        n++;
+    }
+    sort_armed(e, n);
+    uint32_t m = 0; /* one entry per trampoline */
+    for (uint32_t i = 0; i < n; i++)
+        if (!m || e[m - 1].at != e[i].at) e[m++] = e[i];
+    int ok = m && rw_arm_add(bias, e, m);
+    if (ok && mt_sys3(SYS_mprotect, at, size, PROT_READ | PROT_WRITE) == 0) {
+        for (uint32_t i = 0; i < m; i++) *(volatile unsigned char *)e[i].at = 0xcc;
+        mt_sys3(SYS_mprotect, at, size, PROT_READ | PROT_EXEC);
+    } else if (ok) rw_arm_forget(bias);
+    mt_sys2(SYS_munmap, e, bytes);
+    if (ev) mt_sys2(SYS_munmap, ev, ebytes);
+    return 0;
 }
 
 /*
@@ -592,6 +685,12 @@ static const char *apply_at(const unsigned char *plan, int fd, const char *path,
             mt_sys2(SYS_munmap, at, size);
             return "too many modules with int3 places; not applied: ";
         }
+    }
+    /* access stacks (rw_arm.c): each trampoline's first byte an int3 for its first entries, so a branch   */
+    /* straight to a trampoline (docs/rewriting.md) traps too; only one that starts with the probe's lea   */
+    if (rt.stack_depth > 1 && arm_text(plan, at, size, moved, p, tplace, bias) != 0) {
+        mt_sys2(SYS_munmap, at, size);
+        return "no memory for the access stacks' table: ";
     }
     /* From here the module's own code may be running through trampolines, libc's included: nothing below */
     /* calls into libc (raw system calls and the runtime's own copies only) until every jump is written.    */
@@ -716,6 +815,7 @@ void rw_forget(uint64_t bias)
     for (int i = 0; i < rw_count; i++) {
         if (rw[i].module_bias != bias) continue;
         rw_trap_forget(bias);
+        rw_arm_forget(bias);
         if (rw[i].text) mt_sys2(SYS_munmap, rw[i].text, rw[i].text_size);
         for (uint32_t k = 0; k < rw[i].stub_count; k++) mt_sys2(SYS_munmap, rw[i].stub_pages[k], rt.page);
         if (rw[i].stub_pages) mt_sys2(SYS_munmap, rw[i].stub_pages, ((size_t)rw[i].stub_cap * 8 + rt.page - 1) & ~((size_t)rt.page - 1));

@@ -136,7 +136,7 @@ int rw_trap(const siginfo_t *si, ucontext_t *uc)
             if (t->e[m].at < pc) a = m + 1;
             else b = m;
         }
-        if (a == t->n || t->e[a].at != pc || *(const volatile unsigned char *)pc != 0xcc) return 0;
+        if (a == t->n || t->e[a].at != pc || *(const volatile unsigned char *)pc != 0xcc) break;
         if (t->e[a].flags & RW_TRAP_SIGMASK) {
             if (uc->uc_mcontext.gregs[REG_RAX] == SYS_rt_sigprocmask) sigmask_call(uc, pc + 2);
             else uc->uc_mcontext.gregs[REG_RIP] = (greg_t)t->e[a].to; /* another call after all: made out of line */
@@ -150,7 +150,7 @@ int rw_trap(const siginfo_t *si, ucontext_t *uc)
         __atomic_add_fetch(&accesses, t->e[a].accesses, __ATOMIC_RELAXED);
         return 1;
     }
-    return 0;
+    return rw_arm(uc, pc); /* a trampoline armed for access stacks (rw_arm.c) */
 }
 
 void rw_trap_forked(void)

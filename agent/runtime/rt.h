@@ -187,6 +187,18 @@ int rw_trap(const siginfo_t *si, ucontext_t *uc); /* 1: one of ours, the context
 void rw_trap_forked(void);          /* in a fork child: its counts start at 0 */
 void rw_trap_report(void);          /* MT_FALLBACK, when a table was ever added */
 extern uint64_t rw_puns[3];        /* rw_apply.c: puns written, kept their int3 (bytes changed, no stub page) */
+/* agent/rewrite/rw_arm.c: access stacks, the first RW_ARM_RUNS entries of each trampoline trapped */
+struct rw_arm_entry {
+    uint64_t at;        /* the trampoline's first byte, an int3 over its probe's `lea -128(%rsp),%rsp` */
+    uint64_t insn;      /* the module's instruction the trampoline stands for */
+    uint32_t runs;      /* entries that trapped so far */
+    uint32_t pad;
+};
+#define RW_ARM_RUNS 4
+#define RW_ARM_LEA 5    /* bytes of the probe's first instruction, 48 8d 64 24 80, which the handler emulates */
+int rw_arm_add(uint64_t module_bias, const struct rw_arm_entry *e, uint32_t n); /* sorted by at; 0: no room */
+void rw_arm_forget(uint64_t module_bias);
+int rw_arm(ucontext_t *uc, uint64_t pc);   /* 1: pc is an armed trampoline: its stack sent, the thread past its lea */
 /* agent/rewrite/rw_dlopen.c: libraries opened by dlopen, rewritten before their constructors */
 void rw_dlopen_init(const char *socket);
 void rw_dlopen_returned(void);      /* after dlopen/dlclose: the scan, when ld.so could not be hooked */

@@ -48,6 +48,8 @@ public final class Interpretation implements EventConsumer {
     private final Map<Integer, long[]> contexts = new HashMap<>();
     private int contextTid;
     private long[] context;
+    /** Rewrite mode's access stacks, per thread: the place that trapped and the records it covers so far. */
+    private final Map<Integer, PlaceStack> placeStacks = new HashMap<>();
 
     public Interpretation(Naming naming, InstructionShapes shapes, List<? extends Analysis> analyses) {
         this.naming = naming;
@@ -79,6 +81,8 @@ public final class Interpretation implements EventConsumer {
                 each(x -> x.block(n, b));
             }
             case Event.Alloc a -> allocation(a);
+            case Event.Context c when c.instruction() != Event.Context.ANY ->
+                placeStacks.put(c.tid(), new PlaceStack(c.instruction(), function(c.instruction()), c.callers()));
             case Event.Context c -> {
                 contexts.put(c.tid(), c.callers());
                 if (c.tid() == contextTid) context = c.callers();
@@ -126,8 +130,53 @@ public final class Interpretation implements EventConsumer {
         }
         int weight = site.logged() ? Access.UNWEIGHTED : site.weight();
         boolean store = site.kind() == Event.ProbeKind.STORE;
-        deliver(access.set(sequence++, tid, site.ip(), address, site.size(), store, weight));
+        long[] callers = placeStacks.isEmpty() ? null : placeStack(tid, site);
+        deliver(access.set(sequence++, tid, site.ip(), address, site.size(), store, weight, callers));
         if (site.kind() == Event.ProbeKind.MODIFY) deliver(access.asStore(sequence++));
+    }
+
+    /**
+     * Rewrite mode's stack of a probe record (docs/stacks.md, "Access stacks"): the callers sent when the thread
+     * trapped at a place hold for the records that follow while they go forward in the same function from that
+     * place: the place's trampoline, and code after it in the same call. A record that goes back (a loop, the
+     * same instruction again, a call of the function again) or leaves the function ends them: never a stack
+     * that is not the access's own.
+     */
+    private long[] placeStack(int tid, Event.ProbeSite site) {
+        PlaceStack s = placeStacks.get(tid);
+        if (s == null) return null;
+        long ip = site.ip();
+        boolean onward = ip > s.last || ip == s.last && site != s.lastSite && s.lastSite != null;
+        if (!onward || ip < s.instruction || s.function == null || !s.function.equals(function(ip))) {
+            placeStacks.remove(tid);
+            return null;
+        }
+        s.last = ip;
+        s.lastSite = site;
+        return s.callers;
+    }
+
+    /** The function an instruction lies in, as the trace names code ({@code peek} of {@code peek+16}); null: no symbol. */
+    private String function(long ip) {
+        String code = naming.code(ip);
+        int plus = code == null ? -1 : code.lastIndexOf('+');
+        return plus <= 0 ? null : code.substring(0, plus);
+    }
+
+    /** A place's stack and how far its records have gone ({@link #placeStack}). */
+    private static final class PlaceStack {
+        final long instruction;
+        final String function;
+        final long[] callers;
+        long last;
+        Event.ProbeSite lastSite;
+
+        PlaceStack(long instruction, String function, long[] callers) {
+            this.instruction = instruction;
+            this.function = function;
+            this.callers = callers;
+            this.last = instruction - 1;
+        }
     }
 
     private void deliver(Access a) {

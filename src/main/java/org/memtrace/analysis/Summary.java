@@ -377,8 +377,9 @@ public final class Summary implements Analysis {
         if (fallback != null)
             out.printf(Locale.ROOT, "  int3 fallback: %,d accesses recorded in %,d traps (instructions no jump could patch)%n",
                     fallback.accesses(), fallback.traps());
-        // a probe records no callers; fault mode's faults do (docs/stacks.md, "Access stacks")
-        if (rewritten) heap.fromProbes("trace with --mode fault, which records access stacks");
+        // a probe records no callers: rewrite mode's first executions of a place and fault mode's faults do
+        // (docs/stacks.md, "Access stacks")
+        if (rewritten) heap.fromProbes("recorded for an instruction's first 4 executions only; --mode fault records every access's");
         else if (compiledIn) heap.fromProbes("trace a build without memtrace cc by memtrace run --mode fault");
         heap.print(out, events, atExit);
         if (rewritten)

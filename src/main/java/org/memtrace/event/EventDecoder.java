@@ -211,9 +211,12 @@ public final class EventDecoder {
                         : new Event.Fallback(tid, r.u64(8), r.u64(16));
             }
             case MT_CONTEXT -> {
-                long[] callers = new long[(size - 8) / 8];
-                for (int i = 0; i < callers.length; i++) callers[i] = r.u64(8 + 8L * i);
-                yield new Event.Context(tid, callers);
+                // format 2 (rewrite mode): word 0 is the instruction whose trampoline's records have the stack
+                int first = (flags & CONTEXT_INSTRUCTION) != 0 ? 1 : 0;
+                if (first == 1) r.need(16);
+                long[] callers = new long[(size - 8) / 8 - first];
+                for (int i = 0; i < callers.length; i++) callers[i] = r.u64(8 + 8L * (i + first));
+                yield new Event.Context(tid, callers, first == 1 ? r.u64(8) : Event.Context.ANY);
             }
             default -> throw r.bad("unknown record type " + type);
         };

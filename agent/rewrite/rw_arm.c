@@ -1,0 +1,157 @@
+/*
+ * rw_arm.c: access stacks in `memtrace run` (rewrite mode; docs/stacks.md, "Access stacks"). Part of
+ * libmemtrace-rt.so. A probe stores a slot and never compares, so which accesses get their callers is decided
+ * per trampoline: with --stack-depth above 1, rw_apply.c writes an `int3` (0xcc) over the first byte of each
+ * trampoline that starts with its probe's `lea -128(%rsp),%rsp` (48 8d 64 24 80) and gives this file their
+ * table (rw_arm_add). A trampoline is entered in the state its module instruction would run in, whether by
+ * the instruction's jump, by its int3 or punned jump, or by a branch written straight to it in another
+ * trampoline (docs/rewriting.md: an emulated call to a function whose first instruction is patched), so its
+ * first RW_ARM_RUNS entries trap, and rw_trap.c's handler hands them here (rw_arm): the registers are
+ * unwound at the module instruction by its module's .eh_frame (mt_unwind, as fault mode's send_context does),
+ * the stack goes into the thread's buffer as an MT_CONTEXT with flag MT_CONTEXT_INSTRUCTION (word 0 the
+ * instruction: the stack belongs to that trampoline's next records, docs/event-stream.md), and the handler
+ * emulates the lea (rsp - 128) and sends the thread on after it. The last armed entry writes the 0x48 back
+ * (through /proc/self/mem, which writes a read-only page without an mprotect another thread could race;
+ * mprotect under a lock where the kernel refuses): from then on the trampoline costs what it did, and
+ * nothing on the probes' path tests anything. The module's code is not touched, so no punned jump's bytes
+ * change.
+ *
+ * How it reads: nothing on stderr; the stacks are MT_CONTEXT records, which Java joins to the records that
+ * follow (analysis.Interpretation).
+ *
+ * What it gets wrong: only a trampoline's first RW_ARM_RUNS entries (in the whole process, all threads) send
+ * a stack, counted also when the runtime's own libc calls, a stopped recording or a vfork child enter it (no
+ * stack is sent then); the instructions a trampoline moved after its first share its stack only while the
+ * records go forward in the same function; a trap costs a signal (some µs) and an unwind, at most 4 per
+ * trampoline entered; arming writes one byte per trampoline, so the trampoline text's pages become the
+ * process's own (copied from the page cache at start: libc's 9 MB) instead of shared.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include "../runtime/rt.h"
+
+extern void *__libc_stack_end;
+
+#define RW_ARM_TABLES 512
+
+struct rw_arm_table {
+    uint64_t lo, hi, module_bias;
+    uint32_t n;
+    struct rw_arm_entry e[];
+};
+
+static struct rw_arm_table *volatile arm_tables[RW_ARM_TABLES];
+static int arm_used;
+static rt_lock write_lock; /* the mprotect way of writing an e9 back */
+
+int rw_arm_add(uint64_t module_bias, const struct rw_arm_entry *e, uint32_t n)
+{
+    if (!n) return 1;
+    if (arm_used == RW_ARM_TABLES) return 0;
+    struct rw_arm_table *t = rt_map(sizeof *t + (size_t)n * sizeof *e);
+    if (!t) return 0;
+    rt_memcpy(t->e, e, (size_t)n * sizeof *e);
+    t->lo = e[0].at;
+    t->hi = e[n - 1].at;
+    t->module_bias = module_bias;
+    t->n = n;
+    __atomic_store_n(&arm_tables[arm_used], t, __ATOMIC_RELEASE); /* before any of its int3 is written */
+    arm_used++;
+    return 1;
+}
+
+void rw_arm_forget(uint64_t module_bias)
+{
+    for (int i = 0; i < arm_used; i++) {
+        struct rw_arm_table *t = arm_tables[i];
+        if (t && t->module_bias == module_bias) __atomic_store_n(&arm_tables[i], NULL, __ATOMIC_RELEASE);
+    }
+}
+
+static struct rw_arm_entry *rw_arm_find(uint64_t pc)
+{
+    for (int i = 0; i < RW_ARM_TABLES; i++) {
+        struct rw_arm_table *t = __atomic_load_n(&arm_tables[i], __ATOMIC_ACQUIRE);
+        if (!t) {
+            if (i >= __atomic_load_n(&arm_used, __ATOMIC_RELAXED)) break;
+            continue;
+        }
+        if (pc < t->lo || pc > t->hi) continue;
+        uint32_t a = 0, b = t->n;
+        while (a < b) {
+            uint32_t m = a + (b - a) / 2;
+            if (t->e[m].at < pc) a = m + 1;
+            else b = m;
+        }
+        if (a < t->n && t->e[a].at == pc) return &t->e[a];
+    }
+    return NULL;
+}
+
+/* The byte back over the int3 at `at`: /proc/self/mem first, else the page made writable for the store. */
+static void write_back(uint64_t at, unsigned char byte)
+{
+    unsigned char e9 = byte;
+    long fd = mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+    if (fd >= 0) {
+        long w = mt_sys4(SYS_pwrite64, fd, &e9, 1, at);
+        mt_sys1(SYS_close, fd);
+        if (w == 1) return;
+    }
+    uint64_t old = rt_block_signals(), page = at & ~((uint64_t)rt.page - 1);
+    rt_lock_take(&write_lock);
+    if (mt_sys3(SYS_mprotect, page, rt.page, PROT_READ | PROT_WRITE | PROT_EXEC) == 0) {
+        *(volatile unsigned char *)at = byte;
+        mt_sys3(SYS_mprotect, page, rt.page, PROT_READ | PROT_EXEC);
+    }
+    rt_lock_drop(&write_lock);
+    rt_restore_signals(old);
+}
+
+/* The stack of the instruction at insn, in the state uc holds, as an MT_CONTEXT into the thread's buffer. */
+static void send_stack(ucontext_t *uc, uint64_t insn)
+{
+    if (rt_self.internal || rt.state != RT_RUNNING || !rt.recording) return;
+    char *c = __memtrace_cursor;
+    /* the sink (the runtime's own libc calls), or a thread past its end: no buffer of the program's */
+    if (c && (!rt_self.buf || c < rt_self.buf->base || c > rt_self.buf->end)) return;
+    if (rt_in_vfork_child()) return;
+    greg_t *g = uc->uc_mcontext.gregs;
+    struct {
+        struct mt_rec_header h;
+        uint64_t w[1 + MT_STACK_MAX_CONTEXT];
+    } r;
+    int max = rt.stack_depth - 1 < MT_STACK_MAX_CONTEXT ? rt.stack_depth - 1 : MT_STACK_MAX_CONTEXT, n = 0;
+    uintptr_t sp = (uintptr_t)g[REG_RSP], tp, hi = 0, end = (uintptr_t)__libc_stack_end;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    if (end > sp && end - sp < (1UL << 30)) hi = end;
+    else if (tp > sp && tp - sp < (1UL << 30)) hi = tp;
+    /* mt_unwind looks a return address's row up one byte before it: insn + 1 finds the instruction's own */
+    if (hi) n = mt_unwind(insn + 1, sp, (uintptr_t)g[REG_RBP], sp, hi, r.w + 1, max);
+    r.w[0] = insn;
+    r.h.type = MT_CONTEXT;
+    r.h.flags = MT_CONTEXT_INSTRUCTION;
+    r.h.size = (uint16_t)(sizeof r.h + 8 * (n + 1));
+    r.h.tid = (uint32_t)rt_tid();
+    /* a loop that keeps its cursor in a register: the record goes after its slots, the register after it */
+    int reg = rt_signal_cursor(uc);
+    greg_t adopted = reg >= 0 ? g[reg] : 0;
+    rt_emit(&r, r.h.size);
+    if (reg >= 0 && g[reg] == adopted) g[reg] = (greg_t)__memtrace_cursor;
+}
+
+int rw_arm(ucontext_t *uc, uint64_t pc)
+{
+    struct rw_arm_entry *e = rw_arm_find(pc);
+    if (!e) return 0;
+    uint32_t run = __atomic_add_fetch(&e->runs, 1, __ATOMIC_RELAXED);
+    if (run <= RW_ARM_RUNS) send_stack(uc, e->insn);
+    if (run == RW_ARM_RUNS) write_back(pc, 0x48);
+    /* the probe's `lea -128(%rsp),%rsp`, emulated (flags untouched, as lea leaves them); a thread that */
+    /* trapped before another wrote the byte back comes here too */
+    greg_t *g = uc->uc_mcontext.gregs;
+    g[REG_RSP] -= 128;
+    g[REG_RIP] = (greg_t)(pc + RW_ARM_LEA);
+    return 1;
+}

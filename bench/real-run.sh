@@ -8,15 +8,17 @@
 # A cell is "ok" when the exit status, standard output (byte for byte) and standard error (memtrace's own
 # "memtrace:" lines left out) equal native's; otherwise it names what differs: "st N" (the status), "out",
 # "err", "timeout", "java" (a Java stack trace on standard error), "print" (the printed stream differs from
-# the trace), "N reports" (check lines). CPU seconds (user + system of the process tree) natively and of each
+# the trace), "N reports" (check lines), "leak" (the check lines are all leak lines; their status 23,
+# LeakSanitizer's, is then not counted as a difference). CPU seconds (user + system of the process tree) natively and of each
 # whole memtrace run (JVM included), measured one program after the other, interleaved.
 # Sources of the programs built here are in bench/sweep/. Appends to bench/results/real-run.md
-# (BENCH_RESULTS=off: not). LIMIT: seconds of wall clock per memtrace run (default 300).
+# (BENCH_RESULTS=off: not). LIMIT: seconds of wall clock per memtrace run (default 300). OUT: the scratch
+# directory (default bench/out/real-run), so that two sweeps can run side by side.
 # Usage: bench/real-run.sh [name ...]   (default: every row; names as in the table)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/bench/results.sh"
-out="$root/bench/out/real-run"
+out="${OUT:-$root/bench/out/real-run}"
 mkdir -p "$out/data"
 mt="${MEMTRACE:-$root/memtrace}" # MEMTRACE: an installed copy, so that editing the checkout while it runs changes nothing
 export MEMTRACE_CDS=${MEMTRACE_CDS:-off}
@@ -68,17 +70,19 @@ mode() {
     <"$in" >"$n.$m.out" 2>"$n.$m.all"
   local s=$? cell=()
   grep -v '^memtrace: ' "$n.$m.all" >"$n.$m.err"
+  local r=0 leak=
+  if [ "$m" = check ]; then
+    r=$(grep -c '^memtrace: ' "$n.$m.all")
+    # leak lines alone: LeakSanitizer's status 23 is what a leak gives, not a difference
+    [ "$r" != 0 ] && ! grep '^memtrace: ' "$n.$m.all" | grep -qv '^memtrace: leaks\?: ' && leak=1
+  fi
   if [ $s = 124 ]; then cell+=(timeout); else
-    [ "$s" = "$ns" ] || cell+=("st $s")
+    [ "$s" = "$ns" ] || { [ -n "$leak" ] && [ "$s" = 23 ]; } || cell+=("st $s")
     cmp -s "$n.nout" "$n.$m.out" || cell+=(out)
     cmp -s "$n.nerr" "$n.$m.err" || cell+=(err)
   fi
   grep -q '^	at [a-z].*(.*\.java:[0-9]*)\|^Exception in thread\|^java\.' "$n.$m.all" && cell+=(java)
-  if [ "$m" = check ]; then
-    local r
-    r=$(grep -c '^memtrace: ' "$n.$m.all")
-    [ "$r" = 0 ] || cell+=("$r reports")
-  fi
+  if [ -n "$leak" ]; then cell+=(leak); elif [ "$r" != 0 ]; then cell+=("$r reports"); fi
   if [ "$m" = trace ] && [ $s != 124 ]; then
     timeout "$LIMIT" "$mt" print -o "$out/t.print" "$out/t.mtr" >/dev/null 2>"$n.print.err" && cmp -s "$out/t.trace" "$out/t.print" \
       || cell+=(print)

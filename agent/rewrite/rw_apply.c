@@ -563,14 +563,15 @@ static const char *fill_text(uint64_t at, uint64_t size, int fd, const unsigned 
 }
 
 /* The trampolines of the text at [at, at+size) armed for access stacks (rw_arm.c): their table, then their */
-/* int3s. 0, or -1 when there is no memory (nothing written then).                                         */
-static int arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int64_t moved, const struct rw_patch *p,
+/* int3s; none without memory for the table (nothing written then).                                         */
+static void arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int64_t moved, const struct rw_patch *p,
                     const struct rw_trap_place *tplace, uint64_t bias)
 {
     const struct rw_header *h = (const void *)plan;
+    if (!h->patches && !h->traps) return; /* nothing planned (a --check plan of code that only calls) */
     size_t bytes = ((size_t)(h->patches + h->traps) * sizeof(struct rw_arm_entry) + rt.page - 1) & ~((size_t)rt.page - 1);
     struct rw_arm_entry *e = rt_map(bytes);
-    if (!e) return -1;
+    if (!e) return;
     static const unsigned char lea[RW_ARM_LEA] = {0x48, 0x8d, 0x64, 0x24, 0x80};
     /* PatchPlanner's evictions: a `jmp rel8` at an instruction to dead padding where the `jmp rel32` to its */
     /* trampoline is; that trampoline stands for the instruction, not for the padding (by padding address)  */
@@ -578,7 +579,7 @@ static int arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int64
     for (uint32_t i = 0; i < h->patches; i++) evictions += short_jump(&p[i]);
     size_t ebytes = ((size_t)evictions * sizeof *e + rt.page - 1) & ~((size_t)rt.page - 1);
     struct rw_arm_entry *ev = evictions ? rt_map(ebytes) : NULL;
-    if (evictions && !ev) { mt_sys2(SYS_munmap, e, bytes); return -1; }
+    if (evictions && !ev) { mt_sys2(SYS_munmap, e, bytes); return; }
     for (uint32_t i = 0, k = 0; i < h->patches; i++)
         if (short_jump(&p[i])) {
             ev[k].at = p[i].address + 2 + (uint64_t)(int64_t)(int8_t)p[i].jump[1];
@@ -625,7 +626,6 @@ static int arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int64
     } else if (ok) rw_arm_forget(bias);
     mt_sys2(SYS_munmap, e, bytes);
     if (ev) mt_sys2(SYS_munmap, ev, ebytes);
-    return 0;
 }
 
 /*
@@ -688,10 +688,8 @@ static const char *apply_at(const unsigned char *plan, int fd, const char *path,
     }
     /* access stacks (rw_arm.c): each trampoline's first byte an int3 for its first entries, so a branch   */
     /* straight to a trampoline (docs/rewriting.md) traps too; only one that starts with the probe's lea   */
-    if (rt.stack_depth > 1 && arm_text(plan, at, size, moved, p, tplace, bias) != 0) {
-        mt_sys2(SYS_munmap, at, size);
-        return "no memory for the access stacks' table: ";
-    }
+    /* without memory for its table a module is traced all the same, its accesses without callers */
+    if (rt.stack_depth > 1) arm_text(plan, at, size, moved, p, tplace, bias);
     /* From here the module's own code may be running through trampolines, libc's included: nothing below */
     /* calls into libc (raw system calls and the runtime's own copies only) until every jump is written.    */
     struct rw_applied *a = &rw[rw_count];

@@ -127,6 +127,25 @@ class RunCheckDefaultModeTest {
         assertThat(lines.get(1)).matches("memtrace: check summary: [1-9]\\d* accesses checked by .*; 0 errors");
     }
 
+    /**
+     * An executable whose code makes no access the check plans (main only calls libc at -O2) is applied all the
+     * same, with nothing to arm for access stacks: the wrapper's report alone, no line about the module (the
+     * arming once failed on an empty plan and left the module unrewritten), and the twin silent.
+     */
+    @Test
+    void anExecutableWithNothingToCheckIsStillRewritten() throws Exception {
+        Path prog = Gcc.compile(dir, "run_calls_only.c", "calls", "-O2", "-g");
+        CheckBuilds.Run bad = CheckBuilds.runCheck(dir, List.of(), Map.of(), prog.toString());
+        assertThat(bad.status()).as(bad.stderr()).isEqualTo(1);
+        assertThat(bad.stderr().lines().toList()).as(bad.stderr()).hasSize(1).first().asString()
+                .matches("memtrace: heap overflow: <malloc0001@calls\\+\\d+>\\+10 \\(a block of 10 bytes, allocated at calls\\+\\d+\\) "
+                        + "written 11 bytes by memset, 0 bytes past its end, at calls\\+\\d+, thread \\d+");
+        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of(), prog.toString(), "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo("aaaaaaaaa\n");
+    }
+
     @Test
     void faultModeIsStillThereWhenAskedFor() throws Exception {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "fault"), Map.of(), "./extra", "loop", "bad");

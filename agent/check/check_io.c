@@ -4,8 +4,7 @@
  * buffers each, in order, recvmsg's sender address and ancillary data too), fread, fgets, fgetws, gets,
  * getline, getdelim and the scanf family (libc's own copies, which no wrapper of memcpy sees). After the call,
  * the bytes it wrote are checked against the shadow as one write of the function ("written 48 bytes by read"):
- * read's result, fread's result times the element size, the string and its terminator of fgets, fgetws, gets,
- * getline and getdelim, and for scanf, fscanf, sscanf, their v-forms and their __isoc99_/__isoc23_ names
+ * read's result, fread's result times the element size, the string and its terminator of getline and getdelim, and for scanf, fscanf, sscanf, their v-forms and their __isoc99_/__isoc23_ names
  * (<stdio.h> calls those), each assigned %s and %[...]'s string and terminator, %Nc's N characters, %ls %lc %S
  * %C's wide ones ("written 49 bytes by sscanf");
  * the wide family (wscanf, fwscanf, swscanf, their v-forms and ISO names) the same way, by its format's
@@ -15,13 +14,16 @@
  * __pread_chk __recv_chk __recvfrom_chk __fread_chk on a length over the size gcc knew, before the call;
  * __fgets_chk __fgetws_chk (and their _unlocked forms) only on a line that does not fit that size, a larger
  * size argument being no error while the lines fit; __gets_chk on a line that does not fit, before it is stored
- * (gets and __gets_chk read the line aside and check it before storing a byte).
+ * (gets, __gets_chk, fgets and fgetws read the line aside and check it, with its terminator, before storing a
+ * byte: "written 49 bytes by fgets" with the program's memory past the buffer untouched).
  * What it gets wrong: the others' check is made after the call, as AddressSanitizer's interceptors make it, so the bytes
  * past the buffer are written before the report (the first report stops the program; in continue mode the write
  * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
  * overruns it; a scanf format of positional arguments (%1$s) is not walked, %m's buffers are the checked
  * malloc's, and a %Nc that failed half way (input ended) wrote characters its result does not count, which go
- * unchecked.
+ * unchecked. fgets and fgetws read aside: a stream whose error flag was set before the call hides an error of this
+ * one (glibc clears the flag for the call), and a line cut by a read error leaves the buffer as it was, where
+ * glibc's holds the part read (both return NULL).
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -125,16 +127,65 @@ static size_t fread_at(void *b, size_t size, size_t count, FILE *f, const void *
 MC_EXPORT size_t fread(void *b, size_t size, size_t count, FILE *f) { return fread_at(b, size, count, f, CALLER); }
 MC_EXPORT size_t (fread_unlocked)(void *b, size_t size, size_t count, FILE *f) { return fread_at(b, size, count, f, CALLER); }
 
+/* pages of the runtime's own for a long line (mc_read_line, fgets' read aside) */
+static void *line_pages(void *old, size_t old_size, size_t size)
+{
+    if (!size) { munmap(old, old_size); return NULL; }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* fgets and fgetws (wide: in wchar_t characters): the line, at most n - 1 characters with its newline,
+ * read aside into the runtime's memory as gets's, and its range with the terminator checked before a byte of it
+ * is stored: the report comes with the program's memory past the buffer untouched. NULL as libc's: the input
+ * ended before a character, or a read error. A line that no memory of the runtime holds is cut there. */
+static void *fgets_aside(void *s, int n, FILE *f, int wide, const void *pc, const char *fn)
+{
+    size_t unit = wide ? sizeof(wchar_t) : 1, len = 0, cap = 1024 / unit;
+    union { char c[1024]; wchar_t w[1024 / sizeof(wchar_t)]; } small;
+    char *p = small.c;
+    int mapped = 0, failed = 0;
+    flockfile(f);
+    int had_error = ferror(f) != 0;   /* libc's fails only on an error of this call */
+    while (len + 1 < (size_t)n) {
+        wint_t c = wide ? getwc_unlocked(f) : (wint_t)getc_unlocked(f);
+        if (wide ? c == WEOF : (int)c == EOF) {
+            failed = !had_error && ferror(f);
+            break;
+        }
+        if (len + 1 >= cap) {
+            char *q = line_pages(NULL, 0, 2 * cap * unit);
+            if (!q) { wide ? (void)ungetwc(c, f) : (void)ungetc((int)c, f); break; }
+            for (size_t i = 0; i < len * unit; i++) q[i] = p[i];
+            if (mapped) line_pages(p, cap * unit, 0);
+            p = q;
+            cap *= 2;
+            mapped = 1;
+        }
+        if (wide) ((wchar_t *)p)[len++] = (wchar_t)c;
+        else p[len++] = (char)c;
+        if (c == (wide ? L'\n' : '\n')) break;
+    }
+    funlockfile(f);
+    void *r = NULL;
+    if (n == 1 || (len && !failed)) {
+        wrote(s, (len + 1) * unit, pc, fn);
+        /* by hand: the runtime's memcpy would check (and report) the range again */
+        for (size_t i = 0; i < len * unit; i++) ((char *)s)[i] = p[i];
+        for (size_t i = 0; i < unit; i++) ((char *)s)[len * unit + i] = 0;
+        r = s;
+    }
+    if (mapped) line_pages(p, cap * unit, 0);
+    return r;
+}
+
 static char *fgets_at(char *s, int n, FILE *f, const void *pc)
 {
-    if (!real.fgets) resolve();
-    char *r = real.fgets(s, n, f);
-    if (r) {
-        size_t len = 0;   /* what it wrote: the line read and its terminator, within n */
-        while (len + 1 < (size_t)n && s[len]) len++;
-        wrote(s, len + 1, pc, "fgets");
+    if (n <= 0) {
+        if (!real.fgets) resolve();
+        return real.fgets(s, n, f);
     }
-    return r;
+    return fgets_aside(s, n, f, 0, pc, "fgets");
 }
 
 MC_EXPORT char *fgets(char *s, int n, FILE *f) { return fgets_at(s, n, f, CALLER); }
@@ -142,14 +193,11 @@ MC_EXPORT char *(fgets_unlocked)(char *s, int n, FILE *f) { return fgets_at(s, n
 
 static wchar_t *fgetws_at(wchar_t *s, int n, FILE *f, const void *pc)
 {
-    if (!real.fgetws) resolve();
-    wchar_t *r = real.fgetws(s, n, f);
-    if (r) {
-        size_t len = 0;   /* as fgets: the line and its terminator, within n wide characters */
-        while (len + 1 < (size_t)n && s[len]) len++;
-        wrote(s, (len + 1) * sizeof(wchar_t), pc, "fgetws");
+    if (n <= 0) {
+        if (!real.fgetws) resolve();
+        return real.fgetws(s, n, f);
     }
-    return r;
+    return fgets_aside(s, n, f, 1, pc, "fgetws");
 }
 
 MC_EXPORT wchar_t *fgetws(wchar_t *s, int n, FILE *f) { return fgetws_at(s, n, f, CALLER); }
@@ -158,14 +206,6 @@ MC_EXPORT wchar_t *(fgetws_unlocked)(wchar_t *s, int n, FILE *f) { return fgetws
 /* gets is gone from C11's <stdio.h> but not from glibc, nor from old programs */
 char *gets(char *s);
 char *__gets_chk(char *s, size_t dl);
-
-/* pages of the runtime's own for a long line (mc_read_line) */
-static void *line_pages(void *old, size_t old_size, size_t size)
-{
-    if (!size) { munmap(old, old_size); return NULL; }
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
 
 /* gets and __gets_chk (dl: the size gcc knew, else SIZE_MAX): the line is read into the runtime's memory first,
  * and its range checked before a byte of it is stored, so the report comes with the program's memory past the

@@ -2,7 +2,8 @@
 /* run --check's input functions into stack and global arrays (RunCheckInputTest): scanf %s into a local, gets,
  * fgets, fgets_unlocked, getline and read with a size larger than the array into a global, fgetws and wscanf
  * into a global wide array, glibc 2.38's __isoc23_sscanf (called when the run provides it: glibc 2.36 has it
- * not), getline past a heap block; "good" reads lines that fit. Built -D_FORTIFY_SOURCE=2 -O2, fgets and read
+ * not), getline, fgets and fgetws past a heap block, fgets past a local, and fgets's and fgetws's edges (size 1,
+ * a last line without newline, end of input); "good" reads lines that fit. Built -D_FORTIFY_SOURCE=2 -O2, fgets and read
  * are glibc's __fgets_chk and __read_chk. Each case feeds its own line to stdin through a pipe. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,82 @@ static int fget_wide(int bad)
     return (int)wide[0];
 }
 
+/* fgets and fgetws into a heap block and a local, the line checked before it is stored (check_io.c) */
+static int fget_heap(int bad)
+{
+    char *p = malloc(8); /* FGETS_HEAP_ALLOC */
+    feed(bad ? "0123456789abcdef\n" : "012345\n");
+    if (!fgets(p, room, stdin)) return -1; /* FGETS_HEAP */
+    int r = p[0];
+    free(p);
+    return r;
+}
+
+static int fget_stack(int bad)
+{
+    char line[8]; /* LINE */
+    feed(bad ? "0123456789abcdef\n" : "012345\n");
+    if (!fgets(line, room, stdin)) return -1; /* FGETS_STACK */
+    return line[0];
+}
+
+/* a line of 256 KB into a local of main's callee, given room for it: natively fgets's copy runs past the top of
+ * the stack and dies of SIGSEGV in libc; checked before it is stored, it is a report */
+static int fget_far(int bad)
+{
+    static char text[1 << 18];
+    char line[8]; /* FAR_LINE */
+    memset(text, 'P', sizeof text - 1);
+    FILE *f = fmemopen(text, sizeof text - 1, "r");
+    if (!f) return -1;
+    char *r = fgets(line, bad ? (int)sizeof text : (int)sizeof line, f); /* FGETS_FAR */
+    fclose(f);
+    return r ? line[0] : -1;
+}
+
+static int fget_wide_heap(int bad)
+{
+    wchar_t *p = malloc(4 * sizeof(wchar_t)); /* FGETWS_HEAP_ALLOC */
+    feed(bad ? "0123456789\n" : "01\n");
+    if (!fgetws(p, room, stdin)) return -1; /* FGETWS_HEAP */
+    int r = (int)p[0];
+    free(p);
+    return r;
+}
+
+/* what glibc does at the edges: size 1 (the terminator alone, no character read), a last line without its
+ * newline, the end of input (NULL, the buffer as it was), size 0 (NULL) */
+static int fget_edges(int bad)
+{
+    char b[4] = "xyz";
+    (void)bad;
+    feed("ab");
+    char *one = fgets(b, 1, stdin);
+    printf("one %d [%s]", one == b, b);
+    char *last = fgets(b, 4, stdin);
+    printf(" last %d [%s]", last == b, b);
+    strcpy(b, "xyz");
+    char *end = fgets(b, 4, stdin);
+    char *none = fgets(b, 0, stdin);
+    printf(" eof %d %d [%s] %d\n", end == NULL, none == NULL, b, feof(stdin) != 0);
+    return 0;
+}
+
+static int fget_wide_edges(int bad)
+{
+    wchar_t b[4] = L"xyz";
+    (void)bad;
+    feed("ab");
+    wchar_t *one = fgetws(b, 1, stdin);
+    printf("one %d [%ls]", one == b, b);
+    wchar_t *last = fgetws(b, 4, stdin);
+    printf(" last %d [%ls]", last == b, b);
+    wcscpy(b, L"xyz");
+    wchar_t *end = fgetws(b, 4, stdin);
+    printf(" eof %d [%ls] %d\n", end == NULL, b, feof(stdin) != 0);
+    return 0;
+}
+
 static int scan_wide(int bad)
 {
     feed(bad ? "overlong\n" : "exactly\n");
@@ -120,9 +197,15 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "fgetws") == 0) r = fget_wide(bad);
     else if (strcmp(argv[1], "wscanf") == 0) r = scan_wide(bad);
     else if (strcmp(argv[1], "isoc23") == 0) r = scan_c23(bad);
+    else if (strcmp(argv[1], "fgets_heap") == 0) r = fget_heap(bad);
+    else if (strcmp(argv[1], "fgets_stack") == 0) r = fget_stack(bad);
+    else if (strcmp(argv[1], "fgets_far") == 0) r = fget_far(bad);
+    else if (strcmp(argv[1], "fgetws_heap") == 0) r = fget_wide_heap(bad);
+    else if (strcmp(argv[1], "fgets_edges") == 0) r = fget_edges(bad);
+    else if (strcmp(argv[1], "fgetws_edges") == 0) r = fget_wide_edges(bad);
     else if (strcmp(argv[1], "all") == 0)   /* the narrow ones (a wide read would orient stdin) */
         r = get_line(bad) + fget_line(bad) + scan_word(bad) + fget_unlocked(bad) + get_line_global(bad) +
-            get_line_heap(bad) + read_global(bad) + scan_c23(bad);
+            get_line_heap(bad) + read_global(bad) + scan_c23(bad) + fget_heap(bad) + fget_stack(bad);
     printf("done %d %s %ls\n", r, after, wafter);
     return 0;
 }

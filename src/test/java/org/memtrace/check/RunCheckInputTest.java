@@ -21,7 +21,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * fgetws and read are glibc's __fgets_chk, __fgetws_chk and __read_chk. Each overflow is reported after the call
  * by the function's name, with the variable (its function and declaration line, from DWARF) or the global (its
  * symbol), and the program's line, never a libc address; the twins, whose input fits, are silent with the
- * native output. Rewrite mode (the check runtime's check_io.c): getline past a heap block.
+ * native output. Rewrite mode (the check runtime's check_io.c): getline past a heap block; fgets and fgetws past
+ * a heap block and a local, checked before the line is stored, there and in a {@code memtrace cc --check} build
+ * (the same check_io.c), with glibc's results at size 1, a last line without newline and the end of input.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckInputTest {
@@ -36,6 +38,7 @@ class RunCheckInputTest {
         source = CheckBuilds.fixture(dir, "run_input.c");
         for (String o : List.of("-O0", "-O2")) gcc("gcc", o, "-g", "-o", "run_input" + o, "run_input.c");
         gcc("gcc", "-O2", "-g", "-D_FORTIFY_SOURCE=2", "-o", "run_input-O2F", "run_input.c");
+        CheckBuilds.build(dir, false, true, "-O0", "-g", "-o", "run_input-cc", "run_input.c");
     }
 
     private void gcc(String... args) throws Exception {
@@ -119,6 +122,82 @@ class RunCheckInputTest {
             assertThat(good.status()).isZero();
             assertThat(good.stdout()).isEqualTo(CheckBuilds.run(dir, Map.of(), "./" + exe, "getline_heap", "good").stdout());
         }
+    }
+
+    /**
+     * Rewrite mode and a cc --check build: fgets and fgetws read the line aside and check it with its terminator
+     * before a byte is stored (check_io.c). fgets_far's 256 KB line into an 8-byte local, which natively runs past
+     * the stack's top and dies of SIGSEGV inside libc, is a report: nothing was written.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "-O0 | fgets_heap  | heap overflow: <malloc0001@EXE\\+(\\d+)>\\+8 \\(a block of 8 bytes, allocated at EXE\\+\\1\\) written 18 bytes by fgets",
+        "-O2 | fgets_heap  | heap overflow: <malloc0001@EXE\\+(\\d+)>\\+8 \\(a block of 8 bytes, allocated at EXE\\+\\1\\) written 18 bytes by fgets",
+        "-O0 | fgetws_heap | heap overflow: <malloc0001@EXE\\+(\\d+)>\\+16 \\(a block of 16 bytes, allocated at EXE\\+\\1\\) written 48 bytes by fgetws",
+        "-O2 | fgetws_heap | heap overflow: <malloc0001@EXE\\+(\\d+)>\\+16 \\(a block of 16 bytes, allocated at EXE\\+\\1\\) written 48 bytes by fgetws",
+        "-O0 | fgets_stack | stack overflow: <stack:line@fget_stack>\\+8 \\(a variable of 8 bytes, declared at line {LINE} of fget_stack\\) written 18 bytes by fgets",
+        "-O0 | fgets_far   | stack overflow: <stack:line@fget_far>\\+8 \\(a variable of 8 bytes, declared at line {FAR_LINE} of fget_far\\) written 262144 bytes by fgets",
+    })
+    void fgetsPastItsBufferIsReportedBeforeItStoresInRewriteMode(String opt, String name, String report) throws Exception {
+        String exe = "run_input" + opt;
+        String want = "memtrace: " + lines(report).replace("EXE", exe)
+                + ", 0 bytes past its end, at " + exe + "\\+\\d+, thread \\d+";
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--stack-depth", "1"), Map.of(), "./" + exe, name, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        assertThat(r.stderr().lines().toList()).as(r.stderr()).hasSize(1).element(0).asString().matches(want);
+        assertThat(r.stdout()).isEmpty();
+        CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./" + exe, name, "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(CheckBuilds.run(dir, Map.of(), "./" + exe, name, "good").stdout()).startsWith("done ");
+        if (name.equals("fgets_far")) assertThat(CheckBuilds.run(dir, Map.of(), "./" + exe, name, "bad").status()).isEqualTo(128 + 11);
+    }
+
+    /** The same wrappers in a cc --check build: the report names the call's and the allocation's lines. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "fgets_heap  | heap overflow: <malloc0001@fget_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{FGETS_HEAP_ALLOC}) written 18 bytes by fgets, 0 bytes past its end, at run_input.c:{FGETS_HEAP} (fget_heap+N)",
+        "fgetws_heap | heap overflow: <malloc0001@fget_wide_heap+N>+16 (a block of 16 bytes, allocated at run_input.c:{FGETWS_HEAP_ALLOC}) written 48 bytes by fgetws, 0 bytes past its end, at run_input.c:{FGETWS_HEAP} (fget_wide_heap+N)",
+        "fgets_stack | stack overflow: <stack:line@fget_stack>+8 (a variable of 8 bytes, declared at line {LINE} of fget_stack) written 18 bytes by fgets, 0 bytes past its end, at run_input.c:{FGETS_STACK} (fget_stack+N)",
+        "fgets_far   | stack overflow: <stack:line@fget_far>+8 (a variable of 8 bytes, declared at line {FAR_LINE} of fget_far) written 262144 bytes by fgets, 0 bytes past its end, at run_input.c:{FGETS_FAR} (fget_far+N)",
+    })
+    void fgetsPastItsBufferIsReportedBeforeItStoresInACheckBuild(String name, String report) throws Exception {
+        CheckBuilds.Run r = CheckBuilds.run(dir, Map.of(), "./run_input-cc", name, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        assertThat(r.stderr().lines().toList()).as(r.stderr()).hasSize(1).element(0).asString()
+                .matches("memtrace: " + CheckBuilds.reportPattern(source, report) + ", thread \\d+");
+        CheckBuilds.Run good = CheckBuilds.run(dir, Map.of(), "./run_input-cc", name, "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good").stdout());
+    }
+
+    /** glibc's results at the edges, kept: size 1 stores the terminator alone and returns the buffer, a last line
+     * without its newline is returned as it is, the end of input returns NULL with the buffer as it was, size 0 NULL. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "fgets_edges  | one 1 [] last 1 [ab] eof 1 1 [xyz] 1",
+        "fgetws_edges | one 1 [] last 1 [ab] eof 1 [xyz] 1",
+    })
+    void fgetsAtItsEdgesAnswersAsGlibc(String name, String line) throws Exception {
+        String want = line + "\ndone 0 after after\n";
+        assertThat(CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good").stdout()).isEqualTo(want);
+        for (String opt : List.of("-O0", "-O2")) {
+            CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./run_input" + opt, name, "good");
+            assertThat(r.stderr()).as(opt).isEmpty();
+            assertThat(r.stdout()).as(opt).isEqualTo(want);
+        }
+        CheckBuilds.Run cc = CheckBuilds.run(dir, Map.of(), "./run_input-cc", name, "good");
+        assertThat(cc.stderr()).isEmpty();
+        assertThat(cc.stdout()).isEqualTo(want);
+    }
+
+    /** A pattern's {KEY}s as the lines of their markers in run_input.c. */
+    private String lines(String pattern) throws Exception {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{(\\w+)\\}").matcher(pattern);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) m.appendReplacement(b, String.valueOf(CheckBuilds.line(source, m.group(1))));
+        return m.appendTail(b).toString();
     }
 
     @Test

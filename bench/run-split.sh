@@ -6,15 +6,17 @@
 #   null       `memtrace run -q -o /dev/null` (no text trace is made: the summary alone)
 #   text       `memtrace run -q -o FILE`, the default text trace (memtrace.out's format) to a file
 #   mtr        `memtrace run -q -o /dev/null --save-stream FILE.mtr` (-o always writes text, whatever its name)
+#   rec        `memtrace run -q --record-only FILE.mtr`: the recording kept, nothing decoded (print reads it later)
 # each memtrace run as the whole process tree and as the JVM alone (its own CPU, read from /proc while it is
 # a zombie: the program is its child), for every jar in $JARS (default this checkout's target/memtrace.jar),
 # as the launcher runs `run` (java --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -XX:TieredStopAtLevel=1
 # -jar JAR); an entry JAR,FLAG,... runs that jar with the FLAGs instead of -XX:TieredStopAtLevel=1 (JIT choices
 # for the reading stage). With LACKEY=1 also `valgrind --tool=lackey --trace-mem=yes --log-file=FILE` once per workload.
-# Figures are the fastest of $REPEAT rounds (default 2); ratios are to native and to rw.
+# Figures are the fastest of $REPEAT rounds (default 2); ratios are to native and to rw. $MODES picks the
+# memtrace runs (default "null text mtr rec").
 # Workloads: python3 (json.dumps of range(20000), 29 M events), gzip (-6 of 1 MB of text), sqlite3 (a
 # 2000-row table: insert, index, group by).
-# Usage: JARS="old.jar new.jar" LACKEY=1 bench/run-split.sh [python3|gzip|sqlite3 ...]
+# Usage: JARS="old.jar new.jar" LACKEY=1 MODES="null rec" bench/run-split.sh [python3|gzip|sqlite3 ...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/scripts/env.sh"
@@ -24,6 +26,7 @@ bench_results run-split "$@"
 out="$root/bench/out/run-split"
 mkdir -p "$out"
 REPEAT=${REPEAT:-2}
+read -r -a modes <<<"${MODES:-null text mtr rec}"
 export MEMTRACE_CDS=off
 # builds on first use, outside the timings (not needed when the jars are given)
 [ -n "${JARS:-}" ] || "$root/memtrace" --version >/dev/null
@@ -98,11 +101,17 @@ for cmd in "${cmds[@]}"; do
     echo "rw - $(split env LD_PRELOAD="$rt" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$cmd.rw.mtr" "${argv[@]}")" >>"$out/$cmd.times"
     for j in "${!jars[@]}"; do
       variant "$j"
-      echo "null $j $(split "${java[@]}" run -q -o /dev/null -- "${argv[@]}")" >>"$out/$cmd.times"
-      rm -f "$out/$cmd.out"
-      echo "text $j $(split "${java[@]}" run -q -o "$out/$cmd.out" -- "${argv[@]}")" >>"$out/$cmd.times"
-      rm -f "$out/$cmd.mtr"
-      echo "mtr $j $(split "${java[@]}" run -q -o /dev/null --save-stream "$out/$cmd.mtr" -- "${argv[@]}")" >>"$out/$cmd.times"
+      for m in "${modes[@]}"; do
+        rm -f "$out/$cmd.out" "$out/$cmd.mtr"
+        case $m in
+          null) opts=(-o /dev/null) ;;
+          text) opts=(-o "$out/$cmd.out") ;;
+          mtr) opts=(-o /dev/null --save-stream "$out/$cmd.mtr") ;;
+          rec) opts=(--record-only "$out/$cmd.mtr") ;;
+          *) echo "unknown mode $m (null, text, mtr, rec)" >&2; exit 2 ;;
+        esac
+        echo "$m $j $(split "${java[@]}" run -q "${opts[@]}" -- "${argv[@]}")" >>"$out/$cmd.times"
+      done
     done
   done
   if [ "${LACKEY:-0}" = 1 ]; then

@@ -90,6 +90,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE (the .mtr file for a program built with memtrace cc).")
     Path saveStream;
 
+    @Option(names = "--record-only", paramLabel = "FILE",
+            description = "Only record: keep the raw event stream in FILE (as --save-stream does) and decode none of it: no text trace, no summary, "
+                    + "one line on what was recorded and how the program ended (incomplete when the recording is cut short); "
+                    + "memtrace print, report, cachesim and convert read FILE later. Not with -o FILE, --check, --report, --json-summary.")
+    Path recordOnly;
+
     @Option(names = {"-q", "--quiet"}, description = "Do not print the summary at the end.")
     boolean quiet;
 
@@ -158,7 +164,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private TraceOptions options(boolean traced) throws LaunchException {
         boolean faultCheck = check && mode != RewriteMode.Mode.rewrite;
         boolean autostart = !noAutostart && !(check && !faultCheck && !traced);
-        return new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), autostart, bufferSize(), saveStream, lazyBinding,
+        return new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), autostart, bufferSize(),
+                recordOnly != null ? recordOnly : saveStream, lazyBinding,
                 "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"), stackDepth());
     }
 
@@ -173,6 +180,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Checkpoints.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         command = RawPaths.program(command);
+        if (recordOnly != null) RecordOnly.refuse(spec.commandLine().getParseResult(), output);
         // --check: the heap alone is traced (bit 0x100 turns the agent's checks on); the trace is kept only when asked for
         boolean traced = !check || spec.commandLine().getParseResult().hasMatchedOption("-o");
         if (check && !traced) quiet = true;
@@ -189,7 +197,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");
         // refused outputs cost nothing: before any module is planned
-        RunOutputs.check(target, command.subList(1, command.size()), traced ? output : "-", saveStream, jsonSummary, reportFile);
+        if (recordOnly != null) RunOutputs.check(target, command.subList(1, command.size()), "-", recordOnly, "--record-only", null, null);
+        else RunOutputs.check(target, command.subList(1, command.size()), traced ? output : "-", saveStream, "--save-stream", jsonSummary, reportFile);
         PlanChoice choice = check ? PlanChoice.probing(traced ? Probes.BOTH : Probes.CHECK) : PlanChoice.selecting(selective);
         RewriteMode rewrite = mode != RewriteMode.Mode.rewrite ? null
                 : RewriteMode.prepare(target, choice, chosen && selective == null ? p -> say(err, p) : null);
@@ -208,6 +217,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");
         recorder.ignoredOptions().forEach(p -> say(err, p));
+        if (recordOnly != null) {
+            try {
+                return RecordOnly.run(recorder, recordOnly, quiet, err);
+            } finally {
+                if (rewrite != null) rewrite.close();
+            }
+        }
         boolean created = traced && !"-".equals(output) && !Files.exists(RawPaths.path(output));
         CountingOutputStream out = new CountingOutputStream(traced ? RunOutputs.openTrace(output) : OutputStream.nullOutputStream());
 

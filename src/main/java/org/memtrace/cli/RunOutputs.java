@@ -38,14 +38,14 @@ final class RunOutputs {
      * file, a directory, an existing ELF file (a library the program loads), and for the trace a symbolic
      * link or an existing file that is not an earlier trace.
      */
-    static void check(Target target, List<String> arguments, String output, Path saveStream, Path jsonSummary, Path reportFile)
-            throws LaunchException {
+    static void check(Target target, List<String> arguments, String output, Path saveStream, String streamOption, Path jsonSummary,
+                      Path reportFile) throws LaunchException {
         Map<String, Path> outputs = new LinkedHashMap<>();
         if (!"-".equals(output)) outputs.put("-o", RawPaths.path(output));
-        if (saveStream != null) outputs.put("--save-stream", saveStream);
+        if (saveStream != null) outputs.put(streamOption, saveStream);
         if (jsonSummary != null) outputs.put("--json-summary", jsonSummary);
         if (reportFile != null) outputs.put("--report", reportFile);
-        Map<String, String> what = Map.of("-o", "the trace to", "--save-stream", "the stream file", "--json-summary", "the summary to",
+        Map<String, String> what = Map.of("-o", "the trace to", "--save-stream", "the stream file", "--record-only", "the stream file", "--json-summary", "the summary to",
                 "--report", "the report to");
         List<Path> programs = new ArrayList<>(target.interpreters());
         programs.add(target.executable());

@@ -43,6 +43,8 @@ public final class InstrumentedRun implements Recorder {
     private volatile long stopBy;
     private boolean incomplete;
     private Event.Exit lastExit;
+    /** run --record-only: the end record's count of records and the file's size. */
+    private long records, bytes;
     private final RunState state = new RunState();
 
     public InstrumentedRun(TraceOptions options, Consumer<String> problems) {
@@ -118,8 +120,26 @@ public final class InstrumentedRun implements Recorder {
      */
     @Override
     public RunResult run(EventConsumer events) throws LaunchException {
-        Recorder.validate(options);
         consumer = new Guarded(events, this::problem, "the trace stops here");
+        return execute(true);
+    }
+
+    /**
+     * The runtime writes the .mtr file as in {@link #run}, and memtrace only checks its structure once the
+     * program has ended: every chunk header and payload against its CRC32C and the end record a clean end
+     * writes (MtrFile), with no record decoded. A crash the runtime recorded has its end record, so the exit
+     * status alone says how the program ended.
+     */
+    @Override
+    public Recorded record() throws LaunchException {
+        if (options.saveStream() == null) throw new IllegalStateException("record() needs the stream file");
+        consumer = new Guarded(event -> {}, this::problem, "the stream file stops here");
+        RunResult result = execute(false);
+        return new Recorded(result, records, bytes, "records");
+    }
+
+    private RunResult execute(boolean decode) throws LaunchException {
+        Recorder.validate(options);
         boolean keep = options.saveStream() != null;
         // the run's own directory also holds the stack-variable table, when there is one to hand over
         Path scratch = keep && checkFramesOf == null ? null : temporaryDirectory();
@@ -144,7 +164,7 @@ public final class InstrumentedRun implements Recorder {
             boolean wrote = created && Files.size(out) > 0;
             if (created && !wrote)
                 problem("nothing of the trace could be written to " + out + " (the line above says why): it is empty and incomplete");
-            long lost = wrote ? replay(out) : 0;
+            long lost = !wrote ? 0 : decode ? replay(out) : verify(out);
             Checkpoints.mark("trace read");
             if (stopBy != 0 && wrote && !keep) keepStopped(out);
             consumer.finish();
@@ -224,6 +244,20 @@ public final class InstrumentedRun implements Recorder {
             return r.dropped();
         } catch (Stopped e) {
             return 0;
+        } catch (IOException | MtrFormatException e) {
+            problem("cannot read the trace the program wrote (" + file + "): " + e.getMessage());
+            return 0;
+        }
+    }
+
+    /** Checks the file's structure and checksums without decoding a record; returns the records the runtime dropped. */
+    private long verify(Path file) {
+        try (MtrFile mtr = MtrFile.open(file)) {
+            bytes = Files.size(file);
+            mtr.problem().ifPresent(this::problem);
+            mtr.damaged().ifPresent(this::problem);
+            records = mtr.end().map(MtrFile.End::records).orElse(0L);
+            return mtr.end().map(MtrFile.End::dropped).orElse(0L);
         } catch (IOException | MtrFormatException e) {
             problem("cannot read the trace the program wrote (" + file + "): " + e.getMessage());
             return 0;

@@ -83,6 +83,13 @@ public sealed interface Recorder permits Tracer, InstrumentedRun {
     /** Runs the program to its end, handing every recorded event to {@code consumer}, then finishes it. */
     RunResult run(EventConsumer consumer) throws LaunchException;
 
+    /**
+     * Runs the program to its end keeping its raw recording in the options' stream file, without decoding
+     * its records (run --record-only); the file's structure is checked and any damage or early end is said
+     * through the problems, which mark the result incomplete.
+     */
+    Recorded record() throws LaunchException;
+
     /** Ends the run from outside (memtrace got SIGINT/SIGTERM); the run's thread still delivers what was recorded. */
     void requestStop();
 

@@ -14,6 +14,7 @@ import org.memtrace.event.Event;
 import org.memtrace.event.EventDecoder;
 import org.memtrace.event.RingReader;
 import org.memtrace.event.StreamFormatException;
+import org.memtrace.event.StreamLayout;
 import org.memtrace.event.StreamWriter;
 import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.Guarded;
@@ -53,6 +54,9 @@ public final class Tracer implements Recorder {
     private boolean incomplete;
     private boolean attached;
     private Event.Exit lastExit;
+    /** run --record-only: the records are saved as they come and not decoded, save the hello and the exit. */
+    private boolean recordOnly;
+    private long records;
     private final RunState state = new RunState();
 
     public Tracer(TraceOptions options, Consumer<String> problems) {
@@ -86,8 +90,35 @@ public final class Tracer implements Recorder {
 
     @Override
     public RunResult run(EventConsumer events) throws LaunchException {
-        Target target = Recorder.validate(options);
         consumer = new Guarded(events, this::problem, "the program keeps running, the trace stops here");
+        return execute();
+    }
+
+    /**
+     * The ring is drained as in {@link #run} (the agent waits when it is full) and every record goes to the
+     * stream file as it is; only the hello (the agent attached) and the exit records (how the program ended)
+     * are decoded.
+     */
+    @Override
+    public Recorded record() throws LaunchException {
+        if (options.saveStream() == null) throw new IllegalStateException("record() needs the stream file");
+        recordOnly = true;
+        consumer = new Guarded(event -> {}, this::problem, "the stream file stops here");
+        RunResult result = execute();
+        long bytes = result.attached() ? fileSize(options.saveStream()) : 0;
+        return new Recorded(result, records, bytes, "records");
+    }
+
+    private static long fileSize(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    private RunResult execute() throws LaunchException {
+        Target target = Recorder.validate(options);
         Path agent = agentSource.path();
         Checkpoints.mark("agent extracted");
         Path ringFile = createRingFile();
@@ -204,6 +235,10 @@ public final class Tracer implements Recorder {
     }
 
     private void record(MemorySegment segment, long offset, int size, long position) {
+        if (recordOnly) {
+            saveOnly(segment, offset, size, position);
+            return;
+        }
         if (saver != null) {
             try {
                 saver.write(segment, offset, size);
@@ -222,6 +257,25 @@ public final class Tracer implements Recorder {
             }
             case Event.Exit x -> lastExit = x;
             case null, default -> {}
+        }
+    }
+
+    private void saveOnly(MemorySegment segment, long offset, int size, long position) {
+        records++;
+        if (saver != null) {
+            try {
+                saver.write(segment, offset, size);
+            } catch (IOException e) {
+                problem("cannot save the event stream to " + options.saveStream() + ": " + e.getMessage());
+                closeSaverQuietly();
+            }
+        }
+        int type = EventDecoder.type(segment, offset);
+        if (type == StreamLayout.MT_HELLO) {
+            attached = true;
+            Checkpoints.mark("agent attached");
+        } else if (type == StreamLayout.MT_EXIT && EventDecoder.decode(segment, offset, position) instanceof Event.Exit x) {
+            lastExit = x;
         }
     }
 

@@ -229,6 +229,18 @@ public final class MtrFile implements AutoCloseable {
 
     public Optional<End> end() { return Optional.ofNullable(end); }
 
+    /**
+     * The first chunk whose payload does not match its checksum, as a sentence, or empty: what a reader would
+     * find while decoding, found without decoding (run --record-only; CRC32C runs at memory speed).
+     */
+    public Optional<String> damaged() {
+        for (List<Chunk> chunks : threads.values())
+            for (Chunk c : chunks)
+                if (c.checked() && crc(c.offset(), c.storedLength()) != c.crc())
+                    return Optional.of("the chunk at offset " + (c.offset() - CHUNK_HEADER_SIZE) + " is damaged (its checksum does not match)");
+        return Optional.empty();
+    }
+
     /** Why the file is incomplete or damaged, when it is: one sentence for a {@code memtrace:} line. */
     public Optional<String> problem() { return Optional.ofNullable(problem); }
 

@@ -9,8 +9,9 @@ int main(int argc, char **argv)
 {
     (void)argv;
     char *p = malloc(10);
-    memset(p, 'a', (size_t)(11 - argc));
+    memset(p, 'a', (size_t)(12 - argc));
     p[9] = 0;
     puts(p);
+    free(p);
     return 0;
 }

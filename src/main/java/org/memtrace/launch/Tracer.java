@@ -239,14 +239,7 @@ public final class Tracer implements Recorder {
             saveOnly(segment, offset, size, position);
             return;
         }
-        if (saver != null) {
-            try {
-                saver.write(segment, offset, size);
-            } catch (IOException e) {
-                problem("cannot save the event stream to " + options.saveStream() + ": " + e.getMessage());
-                closeSaverQuietly();
-            }
-        }
+        save(segment, offset, size);
         // Faults go to the consumer by their fields, other records as events, in the ring's order; the
         // tracer's own interest (hello, exit) is looked at after the consumer had the event, which changes
         // nothing it sees.
@@ -260,16 +253,20 @@ public final class Tracer implements Recorder {
         }
     }
 
+    /** The record into the stream file, when there is one; a failed write said once and the file given up. */
+    private void save(MemorySegment segment, long offset, int size) {
+        if (saver == null) return;
+        try {
+            saver.write(segment, offset, size);
+        } catch (IOException e) {
+            problem("cannot save the event stream to " + options.saveStream() + ": " + e.getMessage());
+            closeSaverQuietly();
+        }
+    }
+
     private void saveOnly(MemorySegment segment, long offset, int size, long position) {
         records++;
-        if (saver != null) {
-            try {
-                saver.write(segment, offset, size);
-            } catch (IOException e) {
-                problem("cannot save the event stream to " + options.saveStream() + ": " + e.getMessage());
-                closeSaverQuietly();
-            }
-        }
+        save(segment, offset, size);
         int type = EventDecoder.type(segment, offset);
         if (type == StreamLayout.MT_HELLO) {
             attached = true;

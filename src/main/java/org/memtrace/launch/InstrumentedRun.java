@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -145,7 +146,8 @@ public final class InstrumentedRun implements Recorder {
         Path scratch = keep && checkFramesOf == null ? null : temporaryDirectory();
         Path out = keep ? options.saveStream() : scratch.resolve("trace.mtr");
         try {
-            if (keep) Files.deleteIfExists(out);
+            // only a regular file (an earlier recording, Recorder.refuseNonStream): never a device node or a link
+            if (keep && Files.isRegularFile(out, LinkOption.NOFOLLOW_LINKS)) Files.delete(out);
             Path frames = checkFramesOf == null ? null : CheckFrames.write(checkFramesOf, scratch);
             long t0 = System.nanoTime();
             Process p = start(out, frames);

@@ -52,7 +52,11 @@ public sealed interface Recorder permits Tracer, InstrumentedRun {
     public static void refuseNonStream(Path stream) throws LaunchException {
         if (Files.isSymbolicLink(stream))
             throw LaunchException.usage("cannot write the stream file " + stream + ": it is a symbolic link (memtrace writes through none): name the file itself");
-        if (!Files.isRegularFile(stream, LinkOption.NOFOLLOW_LINKS)) return;
+        if (!Files.exists(stream, LinkOption.NOFOLLOW_LINKS)) return;
+        // a device or a FIFO: the runtime replaces the file it writes (rt_file.c) and memtrace reads it back, so
+        // /dev/null named here was once deleted and recreated as a regular file by a run as root
+        if (!Files.isRegularFile(stream, LinkOption.NOFOLLOW_LINKS))
+            throw LaunchException.usage("cannot write the stream file " + stream + ": it is not a regular file (a device, a FIFO or a directory): name a file");
         try (FileChannel ch = FileChannel.open(stream, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             if (ch.size() == 0) return;
             byte[] head = FileHead.of(ch, Long.BYTES);

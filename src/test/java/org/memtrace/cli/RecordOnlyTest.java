@@ -100,6 +100,8 @@ class RecordOnlyTest {
                 "memtrace: -o -: --record-only makes no text trace (memtrace print FILE writes it from the recording)");
         assertRefused(Cli.run(dir, "run", "--record-only", rec, "--save-stream", "s.rec", "--", prog),
                 "memtrace: --record-only FILE already keeps the stream in FILE: drop --save-stream");
+        assertRefused(Cli.run(dir, "run", "--record-only", "/dev/null", "--", prog),
+                "memtrace: cannot write the stream file /dev/null: it is not a regular file (a device, a FIFO or a directory): name a file");
         assertRefused(Cli.run(dir, "run", "--record-only", loop.toString(), "--", prog),
                 "memtrace: --record-only " + prog + " is the program " + prog + " itself; memtrace would overwrite it");
         assertThat(file).doesNotExist();

@@ -34,8 +34,8 @@
  * checked); the kernel's accesses are not checked but the writes of read, pread64, recvfrom, readv, preadv, recvmsg; an overflow that lands inside
  * another live block is not seen (as with redzones anywhere); a block freed out of quarantine and handed out
  * again is the new block; blocks glibc served (the heap's reservation full, a forked child) are unchecked;
- * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
- * threads other than the exiting one are not leak roots; a stack overflow is seen when it smashed a return
+ * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); registers of
+ * threads other than the exiting one are not leak roots (their stacks are, as anonymous memory); a stack overflow is seen when it smashed a return
  * address and the ret faults on it, or, in an executable with DWARF and frame pointers, when memcpy & co. or a
  * wrapped string function's range leaves its stack variable (check_locals.c); a direct store past a local that
  * stays inside its frame, or writes a canonical mapped address there, is missed.

@@ -16,11 +16,12 @@
  *
  * Leaks at exit (LeakSanitizer's definition): every live block not reachable from a root through pointers
  * (interior pointers count) is a leak, except the dynamic loader's own (threads' TLS vectors). Roots: the
- * writable segments of every loaded module, the calling thread's thread-local variables of every module, and
- * its stack from its stack pointer up, registers included by being spilled into that stack.
+ * writable segments of every loaded module, the calling thread's thread-local variables of every module, its
+ * stack from its stack pointer up, registers included by being spilled into that stack, and the program's own
+ * anonymous mappings (check_block.h, mc_scan_anon: other threads' stacks and TLS, memory it mmap'd itself)
+ * but for memtrace's own ranges and the blocks in glibc's chunks.
  *
- * What it gets wrong: stacks and registers of other threads still running at exit are not roots (their
- * blocks may be reported); thread-local storage of other threads is not scanned; a use after free of a block
+ * What it gets wrong: registers of other threads still running at exit are not roots; a use after free of a block
  * freed more than 4 MB of chunks ago, in a program that keeps allocating, may land in a reused chunk and go
  * unseen (ASan's quarantine has the same limit at 256 MB); a block whose header a
  * wild write destroyed is reported as an invalid free. glibc's own metadata between two blocks is not

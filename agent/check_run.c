@@ -34,8 +34,8 @@
  * checked); the kernel's accesses are not checked but the writes of read, pread64, recvfrom, readv, preadv, recvmsg; an overflow that lands inside
  * another live block is not seen (as with redzones anywhere); a block freed out of quarantine and handed out
  * again is the new block; blocks glibc served (the heap's reservation full, a forked child) are unchecked;
- * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); stacks of
- * threads other than the exiting one are not leak roots; a stack overflow is seen when it smashed a return
+ * code is named by dynamic symbols or module+offset (an unmodified binary has no call-site table); registers of
+ * threads other than the exiting one are not leak roots (their stacks are, as anonymous memory); a stack overflow is seen when it smashed a return
  * address and the ret faults on it, or, in an executable with DWARF and frame pointers, when memcpy & co. or a
  * wrapped string function's range leaves its stack variable (check_locals.c); a direct store past a local that
  * stays inside its frame, or writes a canonical mapped address there, is missed.
@@ -164,6 +164,7 @@ void check_init(int regions)
     }
     long got = mt_sys6(SYS_mmap, (long)MC_SHADOW_OFFSET, (long)(MC_SHADOW_END - MC_SHADOW_OFFSET), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == (long)MC_SHADOW_OFFSET) mt_own_add((void *)got, MC_SHADOW_END - MC_SHADOW_OFFSET);
     if (got != (long)MC_SHADOW_OFFSET) {
         static const char msg[] = "memtrace: check: cannot map the shadow memory at 0x7fff8000 (another mapping is "
                                   "there, or the address space is limited); the program cannot run checked\n";
@@ -657,6 +658,11 @@ __attribute__((noinline)) void mc_leak_check(void)
     dl_iterate_phdr(scan_module, &s);
     uintptr_t top = (uintptr_t)__libc_stack_end, here = (uintptr_t)__builtin_frame_address(0);
     if (top > here && top - here < (1UL << 30)) mc_scan_range(&s, here, page_up(top));
+    /* and the program's own anonymous mappings (pymalloc's arenas, other threads' stacks); the heap's blocks
+     * live in the agent's shared mapping, which has a path, so nothing of the heap is cut here */
+    size_t cap = 1 << 20;
+    char *maps = agent_map(cap);
+    if (maps) { mc_scan_anon(&s, maps, cap, NULL); mt_sys2(SYS_munmap, (long)maps, (long)cap); }
     mc_scan_reachable(&s);
     const struct mc_block **sites = agent_map(n * sizeof *sites);
     size_t *counts = agent_map(n * sizeof *counts), *bytes = agent_map(n * sizeof *bytes);

@@ -125,7 +125,7 @@ static unsigned char *map_chunk_near(uintptr_t ip)
         if (hint > ip || hint < 0x100000) return NULL;
         long p = mt_sys6(SYS_mmap, (long)hint, CHUNK_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-        if ((uintptr_t)p == hint) return (unsigned char *)p;
+        if ((uintptr_t)p == hint) { mt_own_add((void *)p, CHUNK_SIZE); return (unsigned char *)p; }
         if (!mt_failed(p)) mt_sys2(SYS_munmap, p, CHUNK_SIZE); /* a kernel that took the hint loosely */
     }
     return NULL;

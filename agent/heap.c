@@ -95,6 +95,7 @@ void heap_init(void)
     long live = mt_sys6(SYS_mmap, 0, (long)(HEAP_RESERVE / 16 / 8), PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mt_failed(live)) meta = NULL;
+    else mt_own_add((void *)live, HEAP_RESERVE / 16 / 8);
     /* One SLAB more for the program's view, so that it can start at a SLAB boundary. */
     if (mt_sys2(SYS_ftruncate, fd, (long)HEAP_RESERVE) == 0 && meta) {
         view = mt_sys6(SYS_mmap, (long)HEAP_HINT, (long)(HEAP_RESERVE + SLAB), PROT_NONE,

@@ -20,9 +20,11 @@
 #ifndef MEMTRACE_CHECK_BLOCK_H
 #define MEMTRACE_CHECK_BLOCK_H
 
+#include <fcntl.h>
 #include <link.h>
 
 #include "check.h"
+#include "mt_common.h"
 
 typedef struct mc_block *(*mc_view_fn)(const struct mc_block *b);
 
@@ -220,6 +222,81 @@ static inline void mc_scan_module(struct mc_scan *s, const struct dl_phdr_info *
             uintptr_t a = (uintptr_t)info->dlpi_tls_data;
             mc_scan_range(s, a, a + ph->p_memsz);
         }
+    }
+}
+
+/* The first range memtrace mapped (mt_own) or the caller excludes (cut) that overlaps [at, e): its start
+ * (at least at; e when none) and, in *end, its end. */
+static inline uintptr_t mc_next_cut(uintptr_t at, uintptr_t e, uintptr_t (*cut)(uintptr_t at, uintptr_t e, uintptr_t *end),
+                                    uintptr_t *end)
+{
+    const struct mt_own *o = &__memtrace_own;
+    uintptr_t best = e;
+    *end = e;
+    for (int i = 0; i < o->n; i++) {
+        uintptr_t cs = o->start[i] > at ? o->start[i] : at;
+        if (o->start[i] < e && at < o->end[i] && cs < best) { best = cs; *end = o->end[i]; }
+    }
+    uintptr_t cend, c = cut ? cut(at, best, &cend) : best;
+    if (c < best) { best = c; *end = cend; }
+    return best;
+}
+
+/* [a, e) but what mc_next_cut leaves out, word by word, only pages resident (mincore: a page never touched
+ * is all zeros; the cost is the memory the program wrote, not what it reserved). */
+static inline void mc_scan_resident(struct mc_scan *s, uintptr_t a, uintptr_t e,
+                                    uintptr_t (*cut)(uintptr_t at, uintptr_t e, uintptr_t *end))
+{
+    unsigned char resident[256];
+    while (a < e) {
+        uintptr_t cut_end, c = mc_next_cut(a, e, cut, &cut_end);
+        for (uintptr_t at = a; at < c;) {
+            uintptr_t to = c - at > sizeof resident * 4096 ? at + sizeof resident * 4096 : c;
+            if (mt_sys3(SYS_mincore, at, (to - at + 4095) & ~(uintptr_t)4095, resident) != 0) mc_scan_range(s, at, to);
+            else
+                for (size_t i = 0; at + i * 4096 < to; i++)
+                    if (resident[i] & 1) mc_scan_range(s, at + i * 4096, at + (i + 1) * 4096 < to ? at + (i + 1) * 4096 : to);
+            at = to;
+        }
+        if (c >= e) return;
+        a = cut_end > c ? cut_end : c + 4096;
+    }
+}
+
+/* The program's own anonymous memory as roots, as memcheck takes every mapping the program made: memory it
+ * maps itself (pymalloc's arenas hold the only pointers to some of python3's malloc'd blocks) and the stacks
+ * and thread-local blocks of threads other than the exiting one. buf (cap bytes, the caller's own pages)
+ * receives /proc/self/maps, read with raw system calls; each private, readable and writable mapping without
+ * a path is scanned once, word by word, but the ranges memtrace mapped itself (mt_own: the shadow, the check
+ * runtime's arena and fake stacks, trace buffers, the agent's pages) and those `cut` gives (the caller's
+ * blocks outside its own mappings, live or in quarantine: a freed block is never a root, a live one is
+ * scanned by reachability), page by page as resident. The kernel merges neighbouring anonymous mappings into
+ * one line, hence cuts, not skips. Named mappings ([stack], [heap], files) are not anonymous: the modules'
+ * segments and the exiting thread's stack are the caller's to scan. */
+static inline void mc_scan_anon(struct mc_scan *s, char *buf, size_t cap,
+                                uintptr_t (*cut)(uintptr_t at, uintptr_t e, uintptr_t *end))
+{
+    if (__memtrace_own.full || cap < 2 || s->n == 0) return;
+    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return;
+    size_t len = 0;
+    for (long r; len < cap - 1 && (r = mt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)r;
+    mt_sys1(SYS_close, fd);
+    buf[len] = 0;
+    for (char *p = buf; *p;) {
+        char *line = p;
+        while (*p && *p != '\n') p++;
+        if (!*p) break;                         /* a line cut at the buffer's end */
+        *p++ = 0;
+        uintptr_t a = 0, e = 0;
+        char *c = line;
+        for (; *c && *c != '-'; c++) a = a * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
+        if (*c) c++;
+        for (; *c && *c != ' '; c++) e = e * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
+        if (*c) c++;
+        if (c[0] != 'r' || c[1] != 'w' || c[2] == 0 || c[3] != 'p') continue;
+        for (int f = 0; f < 4 && *c; f++) { while (*c && *c != ' ') c++; while (*c == ' ') c++; } /* perms..inode */
+        if (*c == 0 && a < e) mc_scan_resident(s, a, e, cut);
     }
 }
 

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mt_common.h"
 #include "check.h"
 
 #define FS_CLASSES 11
@@ -70,6 +71,7 @@ static uintptr_t take_slot(void)
     if (!fs_base) {
         void *p = mmap(NULL, FS_SLOT * FS_SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         fs_base = p == MAP_FAILED ? (uintptr_t)-1 : (uintptr_t)p;
+        if (p != MAP_FAILED) mt_own_add(p, FS_SLOT * FS_SLOTS);
         if (p != MAP_FAILED) pthread_key_create(&fs_key, slot_released);
     }
     if (fs_base != (uintptr_t)-1)

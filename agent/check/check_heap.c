@@ -16,11 +16,12 @@
  *
  * Leaks at exit (LeakSanitizer's definition): every live block not reachable from a root through pointers
  * (interior pointers count) is a leak, except the dynamic loader's own (threads' TLS vectors). Roots: the
- * writable segments of every loaded module, the calling thread's thread-local variables of every module, and
- * its stack from its stack pointer up, registers included by being spilled into that stack.
+ * writable segments of every loaded module, the calling thread's thread-local variables of every module, its
+ * stack from its stack pointer up, registers included by being spilled into that stack, and the program's own
+ * anonymous mappings (check_block.h, mc_scan_anon: other threads' stacks and TLS, memory it mmap'd itself)
+ * but for memtrace's own ranges and the blocks in glibc's chunks.
  *
- * What it gets wrong: stacks and registers of other threads still running at exit are not roots (their
- * blocks may be reported); thread-local storage of other threads is not scanned; a use after free of a block
+ * What it gets wrong: registers of other threads still running at exit are not roots; a use after free of a block
  * freed more than 4 MB of chunks ago, in a program that keeps allocating, may land in a reused chunk and go
  * unseen (ASan's quarantine has the same limit at 256 MB); a block whose header a
  * wild write destroyed is reported as an invalid free. glibc's own metadata between two blocks is not
@@ -127,6 +128,7 @@ static void arena_init(void)
     void *m = mmap(NULL, ARENA_SIZE + (2u << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (m == MAP_FAILED) { arena_end = 1; return; }     /* glibc for every block */
+    mt_own_add(m, ARENA_SIZE + (2u << 20));
     arena_base = arena_top = ((uintptr_t)m + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
     arena_end = arena_base + ARENA_SIZE;
     if (!mc_addressable_range(arena_base) || !mc_addressable_range(arena_end - 1)) {
@@ -535,6 +537,38 @@ static int from_loader(const void *pc)
     return dladdr(pc, &info) && info.dli_fname && strstr(info.dli_fname, "/ld-linux");
 }
 
+/* The blocks in glibc's chunks (past ARENA_MAX, or no arena), live and in quarantine, sorted by address: what
+ * the scan of the program's anonymous mappings cuts out (glibc maps a large chunk as one). */
+static struct mc_block **glibc_blocks;
+static size_t glibc_n;
+
+static uintptr_t glibc_chunk_end(const struct mc_block *b) { return (uintptr_t)b->chunk + chunk_extent(b); }
+
+static uintptr_t glibc_cut(uintptr_t at, uintptr_t e, uintptr_t *end)
+{
+    size_t lo = 0, hi = glibc_n;        /* the first chunk ending past at */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (glibc_chunk_end(glibc_blocks[mid]) <= at) lo = mid + 1; else hi = mid;
+    }
+    if (lo == glibc_n || (uintptr_t)glibc_blocks[lo]->chunk >= e) return e;
+    *end = glibc_chunk_end(glibc_blocks[lo]);
+    return (uintptr_t)glibc_blocks[lo]->chunk > at ? (uintptr_t)glibc_blocks[lo]->chunk : at;
+}
+
+static void collect_glibc_blocks(void)
+{
+    size_t n = 0;
+    for (struct mc_block *b = lists.live; b; b = b->next) n += b->arena_class == 0;
+    for (struct mc_block *b = lists.q_head; b; b = b->next) n += b->arena_class == 0;
+    glibc_blocks = n ? __libc_memalign(16, n * sizeof *glibc_blocks) : NULL;
+    glibc_n = 0;
+    if (!glibc_blocks) return;
+    for (struct mc_block *b = lists.live; b; b = b->next) if (b->arena_class == 0) glibc_blocks[glibc_n++] = b;
+    for (struct mc_block *b = lists.q_head; b; b = b->next) if (b->arena_class == 0) glibc_blocks[glibc_n++] = b;
+    mc_sort_blocks(glibc_blocks, glibc_n);
+}
+
 /* a fake frame in use (check_fakestack.c) holds locals, as the stack does */
 static void scan_fake_frame(void *s, uintptr_t from, uintptr_t to) { mc_scan_range(s, from, to); }
 
@@ -566,6 +600,11 @@ __attribute__((noinline)) void mc_leak_check(void)
     dl_iterate_phdr(scan_module, &s);
     if (base) mc_scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
     mc_fake_frames_scan(scan_fake_frame, &s);
+    /* and the program's own anonymous mappings (pymalloc's arenas, other threads' stacks) */
+    size_t cap = 1 << 20;
+    char *maps = mt_map_pages(cap);
+    collect_glibc_blocks();
+    if (maps) { mc_scan_anon(&s, maps, cap, glibc_cut); munmap(maps, cap); }
     mc_scan_reachable(&s);
     /* group the leaks by allocation site */
     const struct mc_block **sites = __libc_memalign(16, n * sizeof *sites);

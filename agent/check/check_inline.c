@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mt_common.h"
 #include "check.h"
 #include "check_inline.h"
 
@@ -58,6 +59,7 @@ static int load(int fd, struct mc_inlines *t)
         if (n < 20 || n > ((size_t)1 << 30)) return -1;
         void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) return -1;
+        mt_own_add(p, n);
         if (read_at(fd, p, n, (off_t)sh[i].sh_offset) || mc_inlines_parse(p, n, t)) {
             munmap(p, n);
             return -1;

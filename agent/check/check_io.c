@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "mt_common.h"
 #include "check.h"
 #include "check_scan.h"
 
@@ -132,7 +133,9 @@ static void *line_pages(void *old, size_t old_size, size_t size)
 {
     if (!size) { munmap(old, old_size); return NULL; }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED) return NULL;
+    mt_own_add(p, size);
+    return p;
 }
 
 /* fgets and fgetws (wide: in wchar_t characters): the line, at most n - 1 characters with its newline,

@@ -181,6 +181,7 @@ void mc_init(void)
     void *want = (void *)MC_SHADOW_OFFSET;
     void *got = mmap(want, MC_SHADOW_END - MC_SHADOW_OFFSET, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == want) mt_own_add(got, MC_SHADOW_END - MC_SHADOW_OFFSET);
     if (got != want) {
         static const char msg[] = "memtrace: check: cannot map the shadow memory at 0x7fff8000 (another mapping is "
                                   "there, or the address space is limited); the program cannot run checked\n";

@@ -72,11 +72,50 @@ static inline void mt_memzero(void *d, size_t n)
     while (n--) *dd++ = 0;
 }
 
+/* ---- memtrace's own mappings: never the program's leak roots (check_block.h, mc_scan_anon) ---------- */
+
+/* One table per process: each memtrace library has a weak, exported copy and the loader binds every
+ * library's references to the first one (the agent's or the tracing runtime's), so the check runtime beside
+ * the tracing runtime sees the trace buffers too. A range is added when mapped and never taken out (a later
+ * program mapping at a stale range is then not scanned); adjacent ranges merge (mmap maps top-down). Past
+ * MT_OWN_MAX ranges `full` is set and the leak scan leaves every anonymous mapping out. */
+#define MT_OWN_MAX 1024
+struct mt_own {
+    uintptr_t start[MT_OWN_MAX], end[MT_OWN_MAX];
+    int n, full, lock;
+};
+__attribute__((weak, visibility("default"))) struct mt_own __memtrace_own;
+
+static inline void mt_own_add(const void *p, size_t n)
+{
+    struct mt_own *o = &__memtrace_own;
+    uintptr_t s = (uintptr_t)p, e = s + ((n + 4095) & ~(size_t)4095);
+    if (!p || !n) return;
+    while (__atomic_exchange_n(&o->lock, 1, __ATOMIC_ACQUIRE)) __builtin_ia32_pause();
+    int last = o->n - 1;
+    if (last >= 0 && o->start[last] == e) o->start[last] = s;
+    else if (last >= 0 && o->end[last] == s) o->end[last] = e;
+    else if (o->n < MT_OWN_MAX) { o->start[o->n] = s; o->end[o->n] = e; o->n++; }
+    else o->full = 1;
+    __atomic_store_n(&o->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Whether [s, e) overlaps a range memtrace mapped (read at exit, after the last mapping: no lock). */
+static inline int mt_own_overlaps(uintptr_t s, uintptr_t e)
+{
+    const struct mt_own *o = &__memtrace_own;
+    for (int i = 0; i < o->n; i++)
+        if (o->start[i] < e && s < o->end[i]) return 1;
+    return 0;
+}
+
 /* Anonymous private pages straight from the kernel (never from the traced allocator); NULL on failure. */
 static inline void *mt_map_pages(size_t n)
 {
     long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return mt_failed(p) ? NULL : (void *)p;
+    if (mt_failed(p)) return NULL;
+    mt_own_add((void *)p, n);
+    return (void *)p;
 }
 
 /* ---- numbers from the environment (mt_proc.c) ----------------------------------------------------- */

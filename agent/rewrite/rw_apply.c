@@ -331,7 +331,7 @@ uint64_t rw_place(uint64_t want, uint64_t size, uint64_t lo, uint64_t hi)
         }
         if (!placeable(at, size) || !reaches(at, size, lo, hi)) continue;
         long m = mt_sys6(SYS_mmap, at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-        if (m == (long)at) return at;
+        if (m == (long)at) { mt_own_add((void *)m, size); return at; }
         if (m > 0) mt_sys2(SYS_munmap, m, size); /* a kernel before 4.17 takes the flag for a hint */
     }
     return 0;
@@ -858,6 +858,7 @@ void rw_apply(void)
     /* otherwise lie where the kernel puts them, under the libraries, where their punned jumps' stub pages go */
     long sink = rw_sink ? (long)rw_sink : mt_sys6(SYS_mmap, RW_SINK_HINT, RW_SINK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     rw_sink = sink > 0 ? (char *)sink : NULL;
+    if (rw_sink) mt_own_add(rw_sink, RW_SINK);
     /* libraries opened later: rewritten inside dlopen, before their constructors (rw_dlopen.c) */
     rw_dlopen_init(socket[0] ? socket : NULL);
 }

@@ -220,7 +220,7 @@ final class LoopAnalysis {
                 }
                 for (Operand o : insn.operands()) {
                     if (!(o instanceof RegisterOperand r) || !r.read() || r.register().isNone()) continue;
-                    for (int w : writers.getOrDefault(r.register().enclosing(), List.of()))
+                    for (int w : reaching(writers.getOrDefault(r.register().enclosing(), List.of()), p))
                         if (!body.get(w).instruction().accesses().isEmpty() && dependsOnLoad(body.get(w), writers, body))
                             return true;
                 }
@@ -228,6 +228,17 @@ final class LoopAnalysis {
             }
         }
         return false;
+    }
+
+    /**
+     * The writers of a register whose value can reach position {@code p} of the body: the last one before it
+     * when there is one (bench's chase loop loads {@code rdx} by a strided access, tests it, then loads through
+     * it: the test sees the strided load only), else the ones after it, through the back edge.
+     */
+    static List<Integer> reaching(List<Integer> writers, int p) {
+        int before = -1;
+        for (int w : writers) if (w < p && w > before) before = w;
+        return before >= 0 ? List.of(before) : writers;
     }
 
     /** The accesses the replay computes in every iteration: each saves one record per iteration. */

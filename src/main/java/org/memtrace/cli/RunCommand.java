@@ -193,6 +193,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Selective selective = selective();
         TraceOptions options = options(traced);
         Target target = Recorder.validate(options);
+        if (InstrumentedRun.isChecked(target.traced()))
+            throw LaunchException.usage(target.traced() + " was built with memtrace cc --check and checks itself: run it directly "
+                    + "(memtrace run cannot trace or check it; build it with memtrace cc to trace it)");
         if (check && mode == RewriteMode.Mode.rewrite && InstrumentedRun.isInstrumented(target.traced()))
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");

@@ -30,6 +30,7 @@ import org.memtrace.trace.Guarded;
  */
 public final class InstrumentedRun implements Recorder {
     private static final String RUNTIME = "libmemtrace-rt.so";
+    private static final String CHECK_RUNTIME = "libmemtrace-check.so";
     private static final int DT_NEEDED = 1;
 
     private final TraceOptions options;
@@ -93,6 +94,19 @@ public final class InstrumentedRun implements Recorder {
         try {
             ElfFile elf = ElfFile.read(program);
             return elf.section("memtrace_sites").isPresent() || needs(elf, RUNTIME);
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Whether memtrace cc --check built the program: it loads the check runtime, whose shadow and allocator a
+     * second checker or the tracer cannot share (such a run hung in rewrite mode and failed to map its shadow
+     * in fault mode); it checks itself when run directly.
+     */
+    public static boolean isChecked(Path program) {
+        try {
+            return needs(ElfFile.read(program), CHECK_RUNTIME);
         } catch (IOException | RuntimeException e) {
             return false;
         }

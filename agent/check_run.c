@@ -660,9 +660,7 @@ __attribute__((noinline)) void mc_leak_check(void)
     if (top > here && top - here < (1UL << 30)) mc_scan_range(&s, here, page_up(top));
     /* and the program's own anonymous mappings (pymalloc's arenas, other threads' stacks); the heap's blocks
      * live in the agent's shared mapping, which has a path, so nothing of the heap is cut here */
-    size_t cap = 1 << 20;
-    char *maps = agent_map(cap);
-    if (maps) { mc_scan_anon(&s, maps, cap, NULL); mt_sys2(SYS_munmap, (long)maps, (long)cap); }
+    mc_scan_anon(&s, NULL);
     mc_scan_reachable(&s);
     const struct mc_block **sites = agent_map(n * sizeof *sites);
     size_t *counts = agent_map(n * sizeof *counts), *bytes = agent_map(n * sizeof *bytes);

@@ -263,41 +263,34 @@ static inline void mc_scan_resident(struct mc_scan *s, uintptr_t a, uintptr_t e,
     }
 }
 
+struct mc_anon {
+    struct mc_scan *s;
+    uintptr_t (*cut)(uintptr_t at, uintptr_t e, uintptr_t *end);
+};
+
+/* One maps line for mc_scan_anon: scanned when private, readable, writable and without a path. */
+static inline void mc_scan_anon_line(const struct mt_map_line *m, void *arg)
+{
+    const struct mc_anon *a = arg;
+    if ((m->prot & (PROT_READ | PROT_WRITE)) == (PROT_READ | PROT_WRITE) && m->is_private && m->path_len == 0)
+        mc_scan_resident(a->s, m->start, m->end, a->cut);
+}
+
 /* The program's own anonymous memory as roots, as memcheck takes every mapping the program made: memory it
  * maps itself (pymalloc's arenas hold the only pointers to some of python3's malloc'd blocks) and the stacks
- * and thread-local blocks of threads other than the exiting one. buf (cap bytes, the caller's own pages)
- * receives /proc/self/maps, read with raw system calls; each private, readable and writable mapping without
- * a path is scanned once, word by word, but the ranges memtrace mapped itself (mt_own: the shadow, the check
- * runtime's arena and fake stacks, trace buffers, the agent's pages) and those `cut` gives (the caller's
- * blocks outside its own mappings, live or in quarantine: a freed block is never a root, a live one is
- * scanned by reachability), page by page as resident. The kernel merges neighbouring anonymous mappings into
- * one line, hence cuts, not skips. Named mappings ([stack], [heap], files) are not anonymous: the modules'
- * segments and the exiting thread's stack are the caller's to scan. */
-static inline void mc_scan_anon(struct mc_scan *s, char *buf, size_t cap,
-                                uintptr_t (*cut)(uintptr_t at, uintptr_t e, uintptr_t *end))
+ * and thread-local blocks of threads other than the exiting one. /proc/self/maps is read by mt_maps_each
+ * (raw system calls, memtrace's own pages); each private, readable and writable mapping without a path is
+ * scanned once, word by word, but the ranges memtrace mapped itself (mt_own: the shadow, the check runtime's
+ * arena and fake stacks, trace buffers, the agent's pages) and those `cut` gives (the caller's blocks outside
+ * its own mappings, live or in quarantine: a freed block is never a root, a live one is scanned by
+ * reachability), page by page as resident. The kernel merges neighbouring anonymous mappings into one line,
+ * hence cuts, not skips. Named mappings ([stack], [heap], files) are not anonymous: the modules' segments and
+ * the exiting thread's stack are the caller's to scan. */
+static inline void mc_scan_anon(struct mc_scan *s, uintptr_t (*cut)(uintptr_t at, uintptr_t e, uintptr_t *end))
 {
-    if (__memtrace_own.full || cap < 2 || s->n == 0) return;
-    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return;
-    size_t len = 0;
-    for (long r; len < cap - 1 && (r = mt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)r;
-    mt_sys1(SYS_close, fd);
-    buf[len] = 0;
-    for (char *p = buf; *p;) {
-        char *line = p;
-        while (*p && *p != '\n') p++;
-        if (!*p) break;                         /* a line cut at the buffer's end */
-        *p++ = 0;
-        uintptr_t a = 0, e = 0;
-        char *c = line;
-        for (; *c && *c != '-'; c++) a = a * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
-        if (*c) c++;
-        for (; *c && *c != ' '; c++) e = e * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
-        if (*c) c++;
-        if (c[0] != 'r' || c[1] != 'w' || c[2] == 0 || c[3] != 'p') continue;
-        for (int f = 0; f < 4 && *c; f++) { while (*c && *c != ' ') c++; while (*c == ' ') c++; } /* perms..inode */
-        if (*c == 0 && a < e) mc_scan_resident(s, a, e, cut);
-    }
+    if (__memtrace_own.full || s->n == 0) return;
+    struct mc_anon a = {s, cut};
+    mt_maps_each(mc_scan_anon_line, &a);
 }
 
 /* After the roots: the blocks reachable from marked ones, until none is left to scan. */

@@ -601,10 +601,8 @@ __attribute__((noinline)) void mc_leak_check(void)
     if (base) mc_scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
     mc_fake_frames_scan(scan_fake_frame, &s);
     /* and the program's own anonymous mappings (pymalloc's arenas, other threads' stacks) */
-    size_t cap = 1 << 20;
-    char *maps = mt_map_pages(cap);
     collect_glibc_blocks();
-    if (maps) { mc_scan_anon(&s, maps, cap, glibc_cut); munmap(maps, cap); }
+    mc_scan_anon(&s, glibc_cut);
     mc_scan_reachable(&s);
     /* group the leaks by allocation site */
     const struct mc_block **sites = __libc_memalign(16, n * sizeof *sites);

@@ -1,15 +1,15 @@
 /*
  * mt_proc.c (shared by the agent and the runtime): the process as it describes itself to a trace. Numbers
- * from the environment; /proc/self/maps read with raw system calls into private pages and cut into
- * lines; loaded objects walked with dl_iterate_phdr (new ones since the last walk); the library's own
- * code found by an address inside it; the path behind a file descriptor. It builds the MT_MODULE and
- * MT_MAPPING records from them, so the two libraries write those records one way.
+ * from the environment (its /proc/self/maps lines are mt_maps.c's); loaded objects walked with
+ * dl_iterate_phdr (new ones since the last walk); the library's own code found by an address inside it;
+ * the path behind a file descriptor. It builds the MT_MODULE and MT_MAPPING records from them, so the two
+ * libraries write those records one way.
  *
  * How its output reads: mt_module_record lays out {header, load bias, build-id length, path length} and
  * the tail build-id bytes then path bytes (no NUL), padded to 8; mt_mapping_record {header, start, end,
  * offset, prot, path length} and the path (include/memtrace_stream.h). The thread id is the sender's.
  *
- * What it gets wrong: a maps file past 1 MiB is cut there (its last lines are not reported); paths are
+ * What it gets wrong: paths are
  * cut at MT_PATH_MAX (1,024 bytes) and build-ids at 64; mt_parse_long reads the leading decimal digits
  * and nothing else, so "-1" or "abc" read as 0 rather than as the default (the variables it reads are
  * memtrace's own, which it writes as plain numbers). mt_modules_new counts objects, so an object
@@ -27,58 +27,6 @@ long mt_parse_long(const char *s, long dflt)
     long v = 0;
     while (*s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
     return v;
-}
-
-/* A hexadecimal field of a maps line, up to `stop`; *p is left at the stop character. */
-static uintptr_t parse_hex(const char **p, char stop)
-{
-    const char *c = *p;
-    uintptr_t v = 0;
-    for (; *c && *c != stop; c++) v = v * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
-    *p = c;
-    return v;
-}
-
-int mt_maps_each(void (*fn)(const struct mt_map_line *, void *), void *arg)
-{
-    size_t cap = 1 << 20;
-    char *buf = mt_map_pages(cap);
-    if (!buf) return -1;
-    int rc = mt_maps_each_in(buf, cap, fn, arg);
-    mt_sys2(SYS_munmap, buf, cap);
-    return rc;
-}
-
-int mt_maps_each_in(char *buf, size_t cap, void (*fn)(const struct mt_map_line *, void *), void *arg)
-{
-    int fd = (int)mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    size_t len = 0;
-    for (long n; len < cap - 1 && (n = mt_sys3(SYS_read, fd, buf + len, cap - 1 - len)) > 0;) len += (size_t)n;
-    mt_sys1(SYS_close, fd);
-    buf[len] = 0;
-    struct mt_map_line m;
-    for (const char *p = buf; *p;) {
-        mt_memzero(&m, sizeof m - sizeof m.path);
-        m.start = parse_hex(&p, '-'); if (*p) p++;
-        m.end = parse_hex(&p, ' '); if (*p) p++;
-        for (int i = 0; i < 5; i++) if (!p[i]) goto cut; /* a line cut at the buffer's end */
-        m.prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0);
-        m.is_private = p[3] == 'p';
-        p += 5;
-        m.offset = parse_hex(&p, ' ');
-        for (int f = 0; f < 2; f++) { while (*p == ' ') p++; while (*p && *p != ' ') p++; } /* dev, inode */
-        while (*p == ' ') p++;
-        size_t k = 0;
-        while (*p && *p != '\n') { if (k < MT_PATH_MAX) m.path[k++] = *p; p++; }
-        m.path[k] = 0;
-        m.path_len = k;
-        if (*p) p++;
-        MT_ASSERT(m.start < m.end && !(m.start & 0xfff) && !(m.end & 0xfff), "a maps line spans whole pages");
-        fn(&m, arg);
-    }
-cut:
-    return 0;
 }
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }

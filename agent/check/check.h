@@ -149,5 +149,6 @@ extern int mc_keep_mangled;                                     /* MEMTRACE_CHEC
 struct mc_counts { uint64_t checks, accesses, loop_checks, range_checks, libc_checks; };
 void mc_count_libc(void);
 void mc_counts_total(struct mc_counts *out);
+void mc_counts_stopped(void);   /* a report stops the program: the checks its run did not reach are not counted */
 
 #endif

@@ -274,6 +274,7 @@ static void finish_error(void)
 {
     errors++;
     if (!mc_continue) {
+        mc_counts_stopped();
         if (summary_on) summary();
         fflush(NULL);
         _exit(exit_code);

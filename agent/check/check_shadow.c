@@ -57,10 +57,12 @@ static int shadow_ready;
 
 struct thread_counts {
     struct mc_counts c;
+    uint64_t rest;      /* while a slow path reports: the checks of its run after it (rest_of_run) */
     int registered;
 };
 static __thread struct thread_counts tc __attribute__((tls_model("initial-exec")));
-/* checks the rewriter inlined (shadow byte 0: no call) count themselves here */
+/* checks the rewriter inlined (shadow byte 0: no call) are counted here, a run of them at once at its first check
+ * (memtrace cc's CheckRewriter: a run has no label, jump or call between its checks) */
 MC_EXPORT __thread uint64_t __memtrace_check_inline __attribute__((tls_model("initial-exec")));
 static struct mc_counts ended;          /* threads that ended */
 static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -92,6 +94,24 @@ void mc_counts_total(struct mc_counts *out)
     out->range_checks += tc.c.range_checks; out->libc_checks += tc.c.libc_checks;
     out->checks += __memtrace_check_inline; out->accesses += __memtrace_check_inline;
     pthread_mutex_unlock(&counts_lock);
+}
+
+/* The checks of an inlined run after the one whose slow call returns to ret: the rewriter follows such a call
+ * by `nopl 0x6d74NNNN(%rax)` (0f 1f 80, then NNNN their number and "mt" in the displacement). They were counted at
+ * the run's start; a report that stops the program takes them back off (mc_counts_stopped). */
+static uint64_t rest_of_run(const void *ret)
+{
+    const uint8_t *p = ret;
+    uint32_t disp;
+    if (p[0] != 0x0f || p[1] != 0x1f || p[2] != 0x80) return 0;
+    memcpy(&disp, p + 3, sizeof disp);
+    return disp >> 16 == 0x6d74 ? (disp & 0xffff) : 0;
+}
+
+void mc_counts_stopped(void)
+{
+    __memtrace_check_inline -= tc.rest;
+    tc.rest = 0;
 }
 
 void mc_count_libc(void)
@@ -258,7 +278,9 @@ uintptr_t mc_first_bad(uintptr_t addr, size_t size) { return mc_shadow_first_bad
         } else if (mc_first_bad(a, (size)) == 0) {                                             \
             return;                                                                            \
         }                                                                                      \
+        if (!(count)) tc.rest = rest_of_run(__builtin_return_address(0));                      \
         mc_report_access(a, (size), access, __builtin_return_address(0), NULL);                \
+        tc.rest = 0;                                                                           \
     }
 CHECK(__asan_load1, 1, MC_READ)
 CHECK(__asan_load2, 2, MC_READ)
@@ -303,7 +325,9 @@ MC_EXPORT void __memtrace_check_index(uintptr_t a, uintptr_t base, uint64_t pack
     if (!b) return;
     uintptr_t start = (uintptr_t)(b + 1);
     if (a >= start && a + size <= start + b->size) return;
+    tc.rest = rest_of_run(__builtin_return_address(0));
     mc_report_into(b, a, size, packed >> 8 & 1 ? MC_WRITE : MC_READ, __builtin_return_address(0), NULL);
+    tc.rest = 0;
 }
 
 /* A range: gcc's check of an odd-sized access. */

@@ -29,6 +29,14 @@ public final class CheckRewriter {
     private static final Pattern FILE = Pattern.compile("^(\\d+)\\s+\"((?:[^\"\\\\]|\\\\.)*)\"(?:\\s+\"((?:[^\"\\\\]|\\\\.)*)\")?.*");
     private static final Pattern LOC = Pattern.compile("^(\\d+)\\s+(\\d+).*");
     private static final String LOC_MARK = "# memtrace-check-loc ";
+    /** The labels gcc's -g puts for the debug info's locations and scopes: no jump leads to them. */
+    private static final Pattern DEBUG_LABEL = Pattern.compile("\\.L(VL|BB|BE|BI|VU)\\d+");
+    /**
+     * The displacement of the {@code nopl} after a slow call whose run has checks left, plus their number: the
+     * runtime reads it at the call's return address and takes them back off the count when that check stops the
+     * program (check_shadow.c, rest_of_run). Executed on slow paths only.
+     */
+    private static final int REST_MARK = 0x6d740000;
     /** A heap block's redzones: at least 32 bytes on the right and 64 on the left (agent/check/check_heap.c). */
     private static final int INTO_REACH = 96;
     /** glibc's inline wrappers of _FORTIFY_SOURCE (memcpy calling __memcpy_chk): the line of their caller is kept. */
@@ -70,8 +78,10 @@ public final class CheckRewriter {
     /**
      * Every remaining check of 1 to 8 bytes becomes an inline test of its shadow byte, calling the runtime
      * only when that byte is not 0 or the access crosses into the next granule. The registers it uses (%rax,
-     * %rcx) and the flags are the call's to clobber: gcc planned a call there. The check still counts itself,
-     * in the thread's {@code __memtrace_check_inline}. An addressable indexed access outside loops whose base
+     * %rcx) and the flags are the call's to clobber: gcc planned a call there. The checks are counted in the
+     * thread's {@code __memtrace_check_inline} once per run ({@link #runs}), not each: one {@code addq} at a run's
+     * first check stands for all of them (a chain of increments of one memory word was 8 % of bzip2's run).
+     * An addressable indexed access outside loops whose base
      * {@link IndexBase} finds is also tested against its base's heap block when it lies 96 bytes or more from
      * that base ({@code __memtrace_check_index}: an index that carried it over both redzones into another block).
      */
@@ -79,25 +89,34 @@ public final class CheckRewriter {
         List<String> out = new ArrayList<>(lines.size() + lines.size() / 2);
         List<AsmLine> parsed = lines.stream().map(AsmLine::parse).toList();
         boolean[] inLoop = IndexBase.inLoops(parsed);
-        int n = 0;
+        int[] run = runs(parsed);
+        int n = 0, rest = 0;
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
-            CheckCall c = CheckCall.of(parsed.get(i));
-            String callee = c == null ? "" : ((AsmLine.Instruction) parsed.get(i)).operands().getFirst();
-            if (c == null || c.size() == 0 || c.size() > 8 || callee.contains("noabort")) {
+            CheckCall c = inlined(parsed.get(i));
+            if (c == null) {
                 out.add(line);
                 continue;
             }
             IndexBase.Base base = inLoop[i] ? null : IndexBase.of(parsed, i);
             String slow = ".Lmtc_x" + n, done = ".Lmtc_d" + n++;
             if (base != null) out.addAll(base.setup());
-            out.add("\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx");
-            out.add("\tincq\t%fs:(%rcx)");
+            if (run[i] > 0) {
+                out.add("\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx");
+                out.add(run[i] == 1 ? "\tincq\t%fs:(%rcx)" : "\taddq\t$" + run[i] + ", %fs:(%rcx)");
+                rest = run[i];
+            }
+            String restMark = --rest > 0 ? "\tnopl\t" + (REST_MARK + rest) + "(%rax)" : null;
             out.add("\tmovq\t%rdi, %rax");
             out.add("\tshrq\t$3, %rax");
             out.add("\tcmpb\t$0, 2147450880(%rax)");
             String fine = base != null ? ".Lmtc_i" + (n - 1) : done;
             if (c.size() == 1) {
+                out.add("\tje\t" + fine);
+            } else if (c.size() == 8) {
+                // 8 bytes cross into the next granule unless they start one
+                out.add("\tjne\t" + slow);
+                out.add("\ttestb\t$7, %dil");
                 out.add("\tje\t" + fine);
             } else {
                 out.add("\tjne\t" + slow);
@@ -108,6 +127,7 @@ public final class CheckRewriter {
             }
             out.add(slow + ":");
             out.add("\tcall\t__memtrace_slow_" + (c.store() ? "store" : "load") + c.size() + "@PLT");
+            if (restMark != null) out.add(restMark);
             if (base != null) {
                 // addressable: an index under INTO_REACH bytes from its base cannot have crossed both redzones
                 out.add("\tjmp\t" + done);
@@ -119,10 +139,53 @@ public final class CheckRewriter {
                 out.add("\tjb\t" + done);
                 out.add("\tmovl\t$" + (c.size() | (c.store() ? 1 << 8 : 0) | (base.either() ? 1 << 9 : 0)) + ", %edx");
                 out.add("\tcall\t__memtrace_check_index@PLT");
+                if (restMark != null) out.add(restMark);
             }
             out.add(done + ":");
         }
         return out;
+    }
+
+    /** The check a line calls when {@link #inline} tests it inline (1 to 8 bytes, an aborting check), else null. */
+    private static CheckCall inlined(AsmLine line) {
+        CheckCall c = CheckCall.of(line);
+        if (c == null || c.size() == 0 || c.size() > 8) return null;
+        return ((AsmLine.Instruction) line).operands().getFirst().contains("noabort") ? null : c;
+    }
+
+    /**
+     * Runs of inlined checks: checks with no label (but debug info's), jump, return, other call, section change or inline assembly
+     * between them, so that whoever executes a run's first check executes all of its checks, unless a check stops
+     * the program or an access faults in between (check_shadow.c takes a stopping check's rest back off). At a
+     * run's first check the number of checks of the run, 0 at the others.
+     */
+    static int[] runs(List<AsmLine> parsed) {
+        int[] run = new int[parsed.size()];
+        int first = -1;
+        for (int i = 0; i < parsed.size(); i++) {
+            AsmLine l = parsed.get(i);
+            if (inlined(l) != null) {
+                if (first < 0) first = i;
+                run[first]++;
+            } else if (endsRun(l)) {
+                first = -1;
+            }
+        }
+        return run;
+    }
+
+    private static boolean endsRun(AsmLine l) {
+        return switch (l) {
+            case AsmLine.Label x -> !DEBUG_LABEL.matcher(x.name()).matches();
+            case AsmLine.Directive d -> !d.name().equals(".loc") && !d.name().startsWith(".cfi_");
+            case AsmLine.Instruction in -> {
+                String m = in.mnemonic();
+                yield in.isJump() || m.startsWith("call") || m.startsWith("ret") || m.startsWith("loop") || m.startsWith("sys")
+                        || m.startsWith("int") || m.startsWith("xbegin") || m.startsWith("xabort") || m.equals("ud2")
+                        || m.equals("hlt") || m.startsWith("lret") || m.startsWith("iret");
+            }
+            case AsmLine.Other o -> false;
+        };
     }
 
     /** How often each jump label is named outside its own definition. */

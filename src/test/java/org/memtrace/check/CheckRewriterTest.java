@@ -90,15 +90,48 @@ class CheckRewriterTest {
         // at the first check: the base is %rdi itself; the descriptor lists the three accesses
         assertThat(text).contains("\tleaq\t.Lmtc_g0(%rip), %rsi\n\tcall\t__memtrace_check_group@PLT");
         assertThat(text).contains(".Lmtc_g0:\n\t.long\t3, 20\n\t.long\t0, 8\n\t.long\t8, 8\n\t.long\t16, 260");
-        // stack slots keep their own checks (redzones lie between), and a call ends the block
-        String inlined = "%rdi\n\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx\n\tincq\t%fs:(%rcx)\n\tmovq\t%rdi, %rax\n"
-                + "\tshrq\t$3, %rax\n\tcmpb\t$0, 2147450880(%rax)\n";
-        assertThat(text).contains("leaq\t35(%rsp), " + inlined + "\tje\t.Lmtc_d0\n.Lmtc_x0:\n\tcall\t__memtrace_slow_load1@PLT\n.Lmtc_d0:");
-        assertThat(text).contains("leaq\t40(%rsp), " + inlined);
-        // an 8-byte check also goes the slow way when it crosses into the next granule
-        assertThat(text).contains("leaq\t32(%rbx), " + inlined + "\tjne\t.Lmtc_x2\n\tleaq\t7(%rdi), %rcx\n\txorq\t%rdi, %rcx\n"
-                + "\tcmpq\t$7, %rcx\n\tjbe\t.Lmtc_d2\n.Lmtc_x2:\n\tcall\t__memtrace_slow_load8@PLT");
+        // stack slots keep their own checks (redzones lie between), and a call ends the block; the two stack
+        // checks are one run, counted at once at its first (whose slow path marks the one check left after it)
+        String count = "%rdi\n\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx\n\t";
+        String test = "\tmovq\t%rdi, %rax\n\tshrq\t$3, %rax\n\tcmpb\t$0, 2147450880(%rax)\n";
+        assertThat(text).contains("leaq\t35(%rsp), " + count + "addq\t$2, %fs:(%rcx)\n" + test + "\tje\t.Lmtc_d0\n.Lmtc_x0:\n"
+                + "\tcall\t__memtrace_slow_load1@PLT\n\tnopl\t1836318721(%rax)\n.Lmtc_d0:");
+        assertThat(text).contains("leaq\t40(%rsp), %rdi\n" + test + "\tje\t.Lmtc_d1\n.Lmtc_x1:\n\tcall\t__memtrace_slow_load1@PLT\n.Lmtc_d1:");
+        // an 8-byte check also goes the slow way when it crosses into the next granule (does not start one)
+        assertThat(text).contains("leaq\t32(%rbx), " + count + "incq\t%fs:(%rcx)\n" + test + "\tjne\t.Lmtc_x2\n\ttestb\t$7, %dil\n"
+                + "\tje\t.Lmtc_d2\n.Lmtc_x2:\n\tcall\t__memtrace_slow_load8@PLT\n.Lmtc_d2:");
+        assertThat(text.split("__memtrace_check_inline", -1)).as("two runs, two counts").hasSize(3);
         assertThat(text).doesNotContain("__asan_");
+    }
+
+    /**
+     * A run of inlined checks ends at a label, a jump, any other call or a section change, not at a .loc or a
+     * label of the debug info.
+     */
+    @Test
+    void aRunOfChecksEndsWhereControlMayLeaveOrEnter() {
+        String asm = """
+                \tcall\t__asan_load4@PLT
+                .LVL12:
+                \t.loc 1 5 3
+                \tcall\t__asan_store2@PLT
+                \tcall\t__asan_load16@PLT
+                \tcall\t__asan_load1@PLT
+                .L3:
+                \tcall\t__asan_load1@PLT
+                \tjne\t.L3
+                \tcall\t__asan_load8@PLT
+                \tcall\tfree@PLT
+                \tcall\t__asan_load8@PLT
+                \t.section\t.text.unlikely
+                \tcall\t__asan_load8@PLT
+                \tcall\t__asan_load1_noabort@PLT
+                \tcall\t__asan_loadN@PLT
+                \tcall\t__asan_load2@PLT
+                """;
+        // the 16-byte, noabort and N-byte checks stay calls (counting themselves): they end a run like any call
+        assertThat(CheckRewriter.runs(lines(asm).stream().map(AsmLine::parse).toList()))
+                .containsExactly(2, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1);
     }
 
     @Test

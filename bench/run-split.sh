@@ -14,8 +14,9 @@
 # for the reading stage). With LACKEY=1 also `valgrind --tool=lackey --trace-mem=yes --log-file=FILE` once per workload.
 # Figures are the fastest of $REPEAT rounds (default 2); ratios are to native and to rw. $MODES picks the
 # memtrace runs (default "null text mtr rec").
-# Workloads: python3 (json.dumps of range(20000), 29 M events), gzip (-6 of 1 MB of text), sqlite3 (a
-# 2000-row table: insert, index, group by).
+# Workloads: python3 (json.dumps of range(20000), 29 M events), pyre (json.dumps and loads of 5,000 dicts and a
+# regex over the text), gzip (-6 of 1 MB of text), gzip9 (-9 of it), sort (its lines), sqlite3 (a 2000-row
+# table: insert, index, group by).
 # Usage: JARS="old.jar new.jar" LACKEY=1 MODES="null rec" bench/run-split.sh [python3|gzip|sqlite3 ...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,9 +84,12 @@ printf '%-8s %-6s %8s %8s %8s %8s %8s %s\n' program what total jvm x-native x-rw
 for cmd in "${cmds[@]}"; do
   case $cmd in
     python3) argv=(/usr/bin/python3 -c 'import json; json.dumps(list(range(20000)))') ;;
+    pyre) argv=(/usr/bin/python3 -c 'import json, re; s = json.dumps([{"k": i, "v": str(i) * 3} for i in range(5000)]); print(len(re.findall(r"[0-9]+", s)), len(json.loads(s)))') ;;
     gzip) argv=("$(command -v gzip)" -6 -c "$out/in.txt") ;;
+    gzip9) argv=("$(command -v gzip)" -9 -c "$out/in.txt") ;;
+    sort) argv=("$(command -v sort)" "$out/in.txt") ;;
     sqlite3) argv=("$(command -v sqlite3)" :memory: ".read $out/q.sql") ;;
-    *) echo "unknown program $cmd (python3, gzip, sqlite3)" >&2; exit 2 ;;
+    *) echo "unknown program $cmd (python3, pyre, gzip, gzip9, sort, sqlite3)" >&2; exit 2 ;;
   esac
   bin=${argv[0]}
   # once to plan (into the cache) and count the trace's events

@@ -1,7 +1,10 @@
-/* RewriteFixedLayoutTest: libc's malloc, memset, strlen and free at work on one block, under a layout without
- * randomization (libraries just below the stack) and a randomized one: the same accesses by instruction. */
+/* RewriteFixedLayoutTest: libc's malloc, memset, strlen and free at work on one block, and the program's own
+ * loops over a global array (1,000 stores, then 1,000 loads), under a layout without randomization (libraries
+ * just below the stack) and a randomized one: the same accesses by instruction, the same number in all. */
 #include <stdlib.h>
 #include <string.h>
+
+int cells[1000];
 
 int main(int argc, char **argv)
 {
@@ -12,6 +15,9 @@ int main(int argc, char **argv)
     p[n] = 0;
     size_t len = strlen(p);
     free(p);
+    for (int i = 0; i < 1000; i++) cells[i] = i * argc;
+    long sum = 0;
+    for (int i = 0; i < 1000; i++) sum += cells[i];
     (void)argv;
-    return len == n ? 0 : 1;
+    return len == n && sum == 499500L * argc ? 0 : 1;
 }

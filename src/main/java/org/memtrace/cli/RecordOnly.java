@@ -61,7 +61,7 @@ final class RecordOnly {
             String cutShort = result.interrupted() ? RunCommand.INTERRUPTED
                     : !recorder.compiledIn() || result.incomplete() ? RunCommand.killedUnrecorded(result) : null;
             boolean incomplete = !result.attached() || result.incomplete() || result.lost() > 0 || cutShort != null || result.interrupted();
-            if (!quiet || incomplete || result.killedBySignal())
+            if (!quiet || incomplete || result.killedBySignal() || result.executed())
                 RunCommand.say(err, line(recorded, file, incomplete, cutShort));
             return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
         } finally {

@@ -314,7 +314,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         List<String> problems = stage.finish(new Ending(stage.records(), stage.events(), result.lost(), result.elapsed(),
                 result.exitStatus(), result.describe(), Map.of(), cutShort));
         problems.forEach(p -> say(err, p));
-        if (!quiet || result.killedBySignal()) say(err, result.describe());
+        if (!quiet || result.killedBySignal() || result.executed()) say(err, result.describe());
         boolean traceWhole = stage.complete();
         if (!quiet && !"-".equals(output) && traceWhole)
             say(err, "trace written to " + output + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));

@@ -22,6 +22,15 @@ public record RunResult(int exitStatus, Optional<Event.Exit> exit, long lost, Du
         return exit.map(x -> x.kind() == Event.ExitKind.SIGNAL).orElse(exitStatus > 128);
     }
 
+    /**
+     * Whether the program executed another program, which ran untraced: the trace is of the first alone (a
+     * wrapper such as setarch, env or a version manager's shim leaves a trace of a few thousand accesses), so
+     * memtrace says it even under -q.
+     */
+    public boolean executed() {
+        return exit.filter(x -> x.kind() == Event.ExitKind.EXEC).isPresent();
+    }
+
     /** One line for the user: how the program ended. */
     public String describe() {
         if (exit.isPresent() && exit.get().kind() == Event.ExitKind.SIGNAL) {

@@ -8,8 +8,9 @@
 # Needs: JAVA_HOME, the jar in $jar, the Java options in $memtrace_cc_java_options (an array).
 
 # The directory of the sockets: the user's runtime directory, else ${TMPDIR:-/tmp}/memtrace-cc-UID; made
-# 0700 and then checked (a real directory, not a link, ours, mode 700): anyone else able to write there could
-# put a server of theirs in the path of our compiles. Sets memtrace_cc_dir and memtrace_cc_key (the jar's
+# 0700 and then checked (a real directory, not a link, ours, mode 700, under directories no one else can
+# change: memtrace_safe_above): anyone else able to write there could put a server of theirs in the path of
+# our compiles. Sets memtrace_cc_dir and memtrace_cc_key (the jar's
 # identity, below) from one stat, or says why not and returns 1. A compile pays for every process it starts
 # here (configure runs hundreds of them), hence builtins wherever they do.
 memtrace_cc_socket_dir() {
@@ -18,6 +19,10 @@ memtrace_cc_socket_dir() {
     dir="$XDG_RUNTIME_DIR/memtrace"
   else
     dir="${TMPDIR:-/tmp}/memtrace-cc-$EUID"
+  fi
+  if ! memtrace_safe_above "$dir"; then
+    echo "memtrace cc: note: compile server off: a directory above $dir is a link or others can write it" >&2
+    return 1
   fi
   [ -e "$dir" ] || [ -L "$dir" ] || mkdir -m 0700 "$dir" 2>/dev/null
   facts=$(stat -L -c '%u %a %Y %s %i' -- "$dir" "$jar" 2>/dev/null) || facts=
@@ -95,7 +100,8 @@ memtrace_cc_client() {
     entry=${reply[i]}
     if [[ $entry == *=* ]]; then export "${entry%%=*}=${entry#*=}"; else unset "$entry"; fi
   done
-  state=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-cc-XXXXXX") || return 0
+  # in the checked directory: a hostile TMPDIR's would let others swap the lists of outputs gcc's steps read
+  state=$(mktemp -d "$memtrace_cc_dir/state-XXXXXX") || return 0
   export MEMTRACE_CC_STATE="$state" MEMTRACE_CC_SOCKET="$sock"
   # the state directory goes when this script ends, however it ends (exit runs the EXIT trap)
   trap 'rm -rf "$state"' EXIT

@@ -11,6 +11,23 @@ memtrace_release_is_25() {
   return 1
 }
 
+# memtrace_safe_above DIR: whether DIR is absolute and every directory above it that exists is a directory
+# (not a link) of root's or the user's that no one else can write unless it is sticky (/tmp), as
+# launch/OwnedPaths.java asks of the agent's: otherwise someone else could rename DIR away between our check
+# of it and its use, and put their own AOT cache or compile server in its place. One stat for the lot.
+memtrace_safe_above() {
+  local d=$1 above=() uid mode
+  [[ $d == /* ]] || return 1
+  while d=${d%/*}; [ -n "$d" ]; do { [ -e "$d" ] || [ -L "$d" ]; } && above+=("$d"); done
+  above+=(/)
+  while read -r uid mode; do
+    mode=$((16#$mode))
+    [ "$uid" = 0 ] || [ "$uid" = "$EUID" ] || return 1
+    (( (mode & 8#170000) == 8#040000 )) || return 1
+    (( (mode & 8#022) == 0 || (mode & 8#1000) )) || return 1
+  done < <(stat -c '%u %f' -- "${above[@]}" 2>/dev/null || echo "-1 0")
+}
+
 # memtrace_inherited_fds: sets MEMTRACE_INHERITED_FDS to the descriptors above 2 this shell has and would
 # pass on to a program it execs ("3 5"), for the JVM to hand to the traced program
 # (launch/InheritedDescriptors.java; docs/trust.md, "Descriptors"). The glob's own directory descriptor is

@@ -211,6 +211,7 @@ void *rt_next(const char *name);    /* dlsym(RTLD_NEXT, name), its accesses in r
 int rt_file_open(const char *path, int pid, int codec);
 /* Set when rt_file_open refused an existing file that holds something other than a trace. */
 extern int rt_file_refused_foreign;
+extern int rt_file_not_regular;
 
 /* CRC32C of the .mtr file's checksums (rt_crc.c): rt_crc_init once before the first, then chained from 0. */
 void rt_crc_init(void);

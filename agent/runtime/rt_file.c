@@ -152,7 +152,11 @@ static int open_named(const char *path)
     fd = (int)mt_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0) return fd;
     struct stat st;
-    if (mt_sys2(SYS_fstat, fd, (long)&st) != 0 || !S_ISREG(st.st_mode)) return fd;
+    if (mt_sys2(SYS_fstat, fd, (long)&st) != 0) return fd;
+    if (!S_ISREG(st.st_mode)) {
+        rt_file_not_regular = 1;
+        return fd;
+    }
     if (st.st_size > 0 && !holds_trace(path, fd)) {
         mt_sys1(SYS_close, fd);
         return -EEXIST;
@@ -163,6 +167,9 @@ static int open_named(const char *path)
 
 /* Why rt_file_open failed, for its caller's message: an existing file that is not a trace was refused. */
 int rt_file_refused_foreign;
+/* The trace is a device or a FIFO (/dev/null): its fork children and descendants are not traced, since */
+/* `<file>.<pid>` would be a new file beside it, /dev/null.1234 in /dev.                                */
+int rt_file_not_regular;
 
 /* Never through a symbolic link, and readable by the user alone. `fresh`: a fork child's file, a name */
 /* made up next to the trace, must be new (O_EXCL): a leftover of an earlier process with this pid is   */
@@ -353,7 +360,7 @@ void rt_file_fork_child(const char *path, int pid)
     for (struct rt_buf *b; (b = wr_dequeue());) rt_buf_put(b);
     rt_fd_drop();
     wr.writer_running = 0;
-    if (!open_out(path, pid, 1)) {
+    if (rt_file_not_regular || !open_out(path, pid, 1)) {
         rt.to_file = 0;
         return;
     }

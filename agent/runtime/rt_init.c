@@ -255,9 +255,17 @@ static void resolve_path(char *dst, size_t cap, const char *templ, int pid)
     }
 }
 
+/* A trace that is not a regular file (/dev/null) has no `<file>.%p` beside it: descendants run untraced. */
 static void set_descendants_env(void)
 {
     extern char **environ;
+    if (rt_file_not_regular) {
+        char **w = environ;
+        for (char **r = environ; r && *r; r++)
+            if (rt_strncmp(*r, "MEMTRACE_OUT=", 13) != 0) *w++ = *r;
+        if (w) *w = NULL;
+        return;
+    }
     size_t at = append(child_env, 0, sizeof child_env, "MEMTRACE_OUT=");
     at = append(child_env, at, sizeof child_env, out_path);
     append(child_env, at, sizeof child_env, ".%p");

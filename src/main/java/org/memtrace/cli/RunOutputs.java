@@ -29,6 +29,8 @@ import org.memtrace.launch.Target;
 final class RunOutputs {
     /** How every text trace begins (the Hello event's comment line, madt/CommentLines). */
     static final String TRACE_START = "# agent pid=";
+    /** How a text trace that recorded nothing begins: its mark alone (a program killed before its first event). */
+    static final String EMPTY_TRACE_START = "# incomplete ";
 
     private RunOutputs() {}
 
@@ -154,7 +156,8 @@ final class RunOutputs {
 
     private static void refuseNonTrace(FileChannel ch, String output) throws IOException, LaunchException {
         if (ch.size() == 0) return;
-        if (!new String(FileHead.of(ch, TRACE_START.length()), StandardCharsets.ISO_8859_1).equals(TRACE_START))
+        String head = new String(FileHead.of(ch, Math.max(TRACE_START.length(), EMPTY_TRACE_START.length())), StandardCharsets.ISO_8859_1);
+        if (!head.startsWith(TRACE_START) && !head.startsWith(EMPTY_TRACE_START))
             throw LaunchException.usage("cannot write the trace to " + output + ": it exists and is not a memtrace text trace (it is left as it is): name another output");
     }
 }

@@ -98,6 +98,12 @@ class RefusedOutputsTest {
         Path empty = Files.createFile(dir.resolve("empty.trace"));
         assertThat(Cli.run(dir, "run", "-q", "-o", empty.toString(), "--", program.toString()).status()).isZero();
         assertThat(Files.readString(empty)).startsWith(RunOutputs.TRACE_START);
+        // the trace of a program killed before its first event is its mark alone: it was refused as "not a trace"
+        Path killed = Files.writeString(dir.resolve("killed.trace"),
+                "# incomplete the program was killed by SIGKILL before it could record its end: the trace ends there or earlier\n");
+        Cli.Result r = Cli.run(dir, "run", "-q", "-o", killed.toString(), "--", program.toString());
+        assertThat(r.status()).as(r.stderr()).isZero();
+        assertThat(Files.readString(killed)).startsWith(RunOutputs.TRACE_START);
     }
 
     /**

@@ -213,6 +213,26 @@ class TrustTest {
         assertThat((Integer) Files.getAttribute(childTrace, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 0777).isEqualTo(0600);
     }
 
+    /** A trace named /dev/null (or a FIFO) has no `<file>.<pid>` beside it: a fork child made /dev/null.<pid>. */
+    @Test
+    void aDeviceTracesForkChildMakesNoFileBesideTheDevice() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(forkCc.toString()).redirectErrorStream(true);
+        pb.environment().put("MEMTRACE_OUT", "/dev/null");
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).matches("child \\d+ status 0\n");
+        assertThat(Path.of("/dev/null." + out.split(" ")[1])).doesNotExist();
+        // nor is an exec'd descendant told to write one: MEMTRACE_OUT is gone from the program's environment
+        pb = new ProcessBuilder(envCc.toString(), "parent").redirectErrorStream(true);
+        pb.environment().put("MEMTRACE_OUT", "/dev/null");
+        p = pb.start();
+        out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).doesNotContain("MEMTRACE_OUT");
+    }
+
     /** A compiled-in program's own trace name (MEMTRACE_OUT) never empties a file that holds something else. */
     @Test
     void theRuntimeNeverOverwritesAFileThatIsNotATrace() throws Exception {

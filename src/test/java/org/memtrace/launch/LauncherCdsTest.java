@@ -86,6 +86,26 @@ class LauncherCdsTest {
         assertThat(Files.readString(notADirectory)).isEqualTo("x");
     }
 
+    /**
+     * A cache under a directory others can write (HOME kept by sudo -E, a world-writable one) could be renamed
+     * away between the check and the JVM's mapping, and another archive put in its place: no cache is made.
+     */
+    @Test
+    void aCacheUnderADirectoryOthersCanWriteIsNeverUsed() throws Exception {
+        Path open = Files.createDirectories(dir.resolve("open"));
+        Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        assertThat(launch(open.resolve("cache"), "--version")).isEqualTo(new Outcome(0, "probe --version\n", ""));
+        try (Stream<Path> files = Files.list(open)) {
+            assertThat(files).isEmpty();
+        }
+        // sticky, as /tmp: others cannot rename what is ours there, so the cache is made
+        assertThat(new ProcessBuilder("chmod", "1777", open.toString()).start().waitFor()).isZero();
+        cache = open.resolve("cache");
+        launch(cache, "--version");
+        waitForTraining();
+        assertThat(archives()).singleElement();
+    }
+
     @Test
     void aFailedTrainingLeavesAMarkerInsteadOfAnArchive() throws Exception {
         // a jar whose program fails: the training run fails with it

@@ -228,8 +228,13 @@ static void send_stack(ucontext_t *uc, uint64_t insn, uint64_t from)
     r.h.size = (uint16_t)(sizeof r.h + 8 * (n + 1));
     r.h.tid = (uint32_t)rt_tid();
     /* a loop that keeps its cursor in a register: the record goes after its slots, the register after it */
+    char *before = __memtrace_cursor;
     int reg = rt_signal_cursor(uc);
     greg_t adopted = reg >= 0 ? g[reg] : 0;
+    /* a register equal to the cursor (no loop's ahead of it) may be a loop's before its first move or any */
+    /* callee-saved register that still holds an interrupted loop's cursor in a signal handler (the         */
+    /* runtime's program_handler keeps its own values there): neither moved safely, so no stack this time   */
+    if (reg >= 0 && (char *)adopted == before) return;
     rt_emit(&r, r.h.size);
     if (reg >= 0 && g[reg] == adopted) g[reg] = (greg_t)__memtrace_cursor;
 }

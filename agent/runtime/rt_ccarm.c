@@ -22,7 +22,10 @@
  * What it gets wrong: modules loaded by dlopen after start are not armed (their accesses have no callers);
  * skeleton sites (kinds 7-9) are not armed; a label that is not a REX.W lea (a build older than the site
  * table's forms) is left alone; the module's code pages written (one byte per probe) become the process's
- * own; the first RW_ARM_RUNS executions are counted while recording is stopped too (MEMTRACE_AUTOSTART=0).
+ * own; the first RW_ARM_RUNS executions are counted while recording is stopped too (MEMTRACE_AUTOSTART=0); a
+ * debugger that stops on SIGTRAP stops at each armed execution; a probe run with SIGTRAP blocked by a raw
+ * system call kills the process (as rewrite mode's traps); objects past the 64th with a site table are not
+ * armed.
  */
 #include <link.h>
 #include <sys/mman.h>

@@ -1,8 +1,9 @@
 /*
- * mt_elf.c (shared by the agent and the check runtime): the one reader of an ELF file's section headers and
- * symbol table inside the traced process: the executable's .symtab that names a report's frames
+ * mt_elf.c (shared by the agent, the check runtime and the runtime): the one reader of an ELF file's section
+ * headers and symbol table inside the traced process: the executable's .symtab that names a report's frames
  * (check/check_names.c, check_globals.c's check_function_of), the globals whose padding a rewrite run poisons
- * (check/check_symglobals.c, every library's) and those fault mode checks (check_globals.c).
+ * (check/check_symglobals.c, every library's), those fault mode checks (check_globals.c) and where a
+ * `memtrace cc` module's site table is (runtime/rt_ccarm.c, section headers only).
  *
  * What it reads: the ELF header, the section headers, the section names, the first SHT_SYMTAB (or, asked for,
  * the first SHT_DYNSYM when there is none) and the string table its sh_link names, each copied by pread into
@@ -124,7 +125,7 @@ int mt_elf_read(const char *path, int flags, struct mt_elf *e)
     }
     e->nsh = eh.e_shnum;
     if (eh.e_shstrndx < e->nsh) e->shstr = strings(fd, e->len, &e->sh[eh.e_shstrndx], &e->nshstr);
-    if (!symbols(fd, e, SHT_SYMTAB) && (flags & MT_ELF_DYNSYM)) symbols(fd, e, SHT_DYNSYM);
+    if (!(flags & MT_ELF_SECTIONS) && !symbols(fd, e, SHT_SYMTAB) && (flags & MT_ELF_DYNSYM)) symbols(fd, e, SHT_DYNSYM);
     mt_sys1(SYS_close, fd);
     return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * mt_elf.h: one bounded reader of an ELF file's section headers and symbol table (mt_elf.c), shared by the
- * fault-mode agent (check_globals.c) and the check runtime (check/check_names.c, check/check_symglobals.c).
+ * fault-mode agent (check_globals.c), the check runtime (check/check_names.c, check/check_symglobals.c) and the
+ * runtime (runtime/rt_ccarm.c: a `memtrace cc` module's site table).
  * Only <elf.h> and the C types here, so that the check runtime's files include it without the agent's headers.
  */
 #ifndef MEMTRACE_ELF_H
@@ -25,6 +26,7 @@ struct mt_elf {
 };
 
 #define MT_ELF_DYNSYM 1      /* mt_elf_read's flag: take .dynsym when there is no .symtab */
+#define MT_ELF_SECTIONS 2    /* mt_elf_read's flag: the section headers and their names only, no symbols */
 
 /* The file at path read: 0 with *e filled (sym may still be NULL), or -1 with *e zeroed and nothing held when
  * it is not a 64-bit little-endian ELF file whose section headers lie inside it. */

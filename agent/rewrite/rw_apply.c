@@ -499,33 +499,6 @@ static void pun_segment(struct rw_stubs *s, const unsigned char *plan_traps, uin
     }
 }
 
-/* The armed places by address, for rw_arm.c's binary search (a plan's patches need not be in order: the */
-/* hops and puns come after the planner's jumps): a heapsort, no libc and no memory of its own.            */
-static void sift(struct rw_arm_entry *e, uint32_t at, uint32_t n)
-{
-    for (;;) {
-        uint32_t big = at, l = 2 * at + 1, r = l + 1;
-        if (l < n && e[l].at > e[big].at) big = l;
-        if (r < n && e[r].at > e[big].at) big = r;
-        if (big == at) return;
-        struct rw_arm_entry x = e[at];
-        e[at] = e[big];
-        e[big] = x;
-        at = big;
-    }
-}
-
-static void sort_armed(struct rw_arm_entry *e, uint32_t n)
-{
-    for (uint32_t i = n / 2; i-- > 0;) sift(e, i, n);
-    for (uint32_t k = n; k-- > 1;) {
-        struct rw_arm_entry x = e[0];
-        e[0] = e[k];
-        e[k] = x;
-        sift(e, 0, k);
-    }
-}
-
 /* The trampoline text of the plan (mapped at plan, open as fd) at the pages [at, at+size) that rw_place     */
 /* reserved, moved by `moved` from its link-time place, its cursor slot filled, read and execute: NULL, or  */
 /* why not. Mapped from the file, private: the page cache's pages, shared with every other run, and only    */
@@ -585,7 +558,7 @@ static void arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int6
             ev[k].at = p[i].address + 2 + (uint64_t)(int64_t)(int8_t)p[i].jump[1];
             ev[k++].insn = p[i].address;
         }
-    sort_armed(ev, evictions);
+    rw_arm_sort(ev, evictions);
     for (uint32_t i = 0; i < h->patches + h->traps; i++) {
         uint64_t to, insn;
         if (i < h->patches) {
@@ -613,9 +586,11 @@ static void arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int6
         e[n].at = to;
         e[n].insn = insn;
         e[n].runs = 0;
+        e[n].byte = lea[0];
+        e[n].flags = 0;
         n++;
     }
-    sort_armed(e, n);
+    rw_arm_sort(e, n);
     uint32_t m = 0; /* one entry per trampoline */
     for (uint32_t i = 0; i < n; i++)
         if (!m || e[m - 1].at != e[i].at) e[m++] = e[i];

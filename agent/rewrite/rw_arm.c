@@ -25,6 +25,11 @@
  * records go forward in the same function; a trap costs a signal (some µs) and an unwind, at most 4 per
  * trampoline entered; arming writes one byte per trampoline, so the trampoline text's pages become the
  * process's own (copied from the page cache at start: libc's 9 MB) instead of shared.
+ *
+ * A `memtrace cc` build's probes are armed the same way (rt_ccarm.c builds their table at start): the int3
+ * covers the first byte of a probe's first site label, a `lea EA,reg` with any addressing, so the handler
+ * emulates any REX.W lea (rw_arm_lea, emulate) and unwinds at the probe itself (RW_ARM_UNWIND_AT: its %rsp
+ * moves are described by the function's CFI), the stack sent for the group's first instruction.
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -43,7 +48,7 @@ struct rw_arm_table {
 
 static struct rw_arm_table *volatile arm_tables[RW_ARM_TABLES];
 static int arm_used;
-static rt_lock write_lock; /* the mprotect way of writing an e9 back */
+static rt_lock write_lock; /* the mprotect way of writing a byte back */
 
 int rw_arm_add(uint64_t module_bias, const struct rw_arm_entry *e, uint32_t n)
 {
@@ -90,12 +95,12 @@ static struct rw_arm_entry *rw_arm_find(uint64_t pc)
 }
 
 /* The byte back over the int3 at `at`: /proc/self/mem first, else the page made writable for the store. */
-static void write_back(uint64_t at, unsigned char byte)
+void rw_arm_write(uint64_t at, unsigned char byte)
 {
-    unsigned char e9 = byte;
+    unsigned char b = byte;
     long fd = mt_sys4(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
     if (fd >= 0) {
-        long w = mt_sys4(SYS_pwrite64, fd, &e9, 1, at);
+        long w = mt_sys4(SYS_pwrite64, fd, &b, 1, at);
         mt_sys1(SYS_close, fd);
         if (w == 1) return;
     }
@@ -109,8 +114,96 @@ static void write_back(uint64_t at, unsigned char byte)
     rt_restore_signals(old);
 }
 
-/* The stack of the instruction at insn, in the state uc holds, as an MT_CONTEXT into the thread's buffer. */
-static void send_stack(ucontext_t *uc, uint64_t insn)
+/* The armed places by address, for rw_arm_find's binary search (a plan's patches need not be in order: the */
+/* hops and puns come after the planner's jumps; a cc site table is by object): a heapsort, no libc.       */
+static void sift(struct rw_arm_entry *e, uint32_t at, uint32_t n)
+{
+    for (;;) {
+        uint32_t big = at, l = 2 * at + 1, r = l + 1;
+        if (l < n && e[l].at > e[big].at) big = l;
+        if (r < n && e[r].at > e[big].at) big = r;
+        if (big == at) return;
+        struct rw_arm_entry x = e[at];
+        e[at] = e[big];
+        e[big] = x;
+        at = big;
+    }
+}
+
+void rw_arm_sort(struct rw_arm_entry *e, uint32_t n)
+{
+    for (uint32_t i = n / 2; i-- > 0;) sift(e, i, n);
+    for (uint32_t k = n; k-- > 1;) {
+        struct rw_arm_entry x = e[0];
+        e[0] = e[k];
+        e[k] = x;
+        sift(e, 0, k);
+    }
+}
+
+/* The length of the REX.W lea whose first byte is `first` and whose others are at b + 1: REX.W, 8d, ModRM */
+/* of a memory operand, SIB, disp8 or disp32; 0 for anything else (a prefix, no REX.W, a register operand). */
+int rw_arm_lea(const unsigned char *b, unsigned char first)
+{
+    if ((first & 0xf8) != 0x48 || b[1] != 0x8d) return 0;
+    unsigned mod = b[2] >> 6, rm = b[2] & 7;
+    if (mod == 3) return 0;
+    int n = 3;
+    if (rm == 4) {
+        if (mod == 0 && (b[3] & 7) == 5) n += 4; /* no base: disp32 */
+        n++;
+    } else if (mod == 0 && rm == 5) {
+        n += 4; /* rip-relative */
+    }
+    return n + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
+}
+
+/* ucontext's registers by their encoding number (rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8 … r15) */
+static const int greg_of[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                                REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+
+/* The lea at pc (its first byte `first`, under the int3), run on uc's registers: flags untouched, as lea */
+/* leaves them; rip past it. */
+static void emulate(ucontext_t *uc, uint64_t pc, unsigned char first)
+{
+    const unsigned char *b = (const unsigned char *)pc;
+    greg_t *g = uc->uc_mcontext.gregs;
+    int len = rw_arm_lea(b, first);
+    unsigned mod = b[2] >> 6, rm = b[2] & 7, reg = ((first >> 2) & 1) << 3 | ((b[2] >> 3) & 7);
+    uint64_t ea = 0;
+    const unsigned char *d = b + 3;
+    if (rm == 4) {
+        unsigned sib = b[3], index = ((first >> 1) & 1) << 3 | ((sib >> 3) & 7), base = (first & 1) << 3 | (sib & 7);
+        d++;
+        if (index != 4) ea += (uint64_t)g[greg_of[index]] << (sib >> 6);
+        if (mod == 0 && (sib & 7) == 5) {
+            int32_t v;
+            rt_memcpy(&v, d, 4);
+            ea += (uint64_t)(int64_t)v;
+        } else {
+            ea += (uint64_t)g[greg_of[base]];
+        }
+    } else if (mod == 0 && rm == 5) {
+        int32_t v;
+        rt_memcpy(&v, d, 4);
+        ea = pc + (uint64_t)len + (uint64_t)(int64_t)v;
+    } else {
+        ea = (uint64_t)g[greg_of[(first & 1) << 3 | rm]];
+    }
+    if (mod == 1) {
+        ea += (uint64_t)(int64_t)(int8_t)*d;
+    } else if (mod == 2) {
+        int32_t v;
+        rt_memcpy(&v, d, 4);
+        ea += (uint64_t)(int64_t)v;
+    }
+    g[greg_of[reg]] = (greg_t)ea;
+    g[REG_RIP] = (greg_t)(pc + (uint64_t)len);
+}
+
+/* The stack of the instruction at insn, in the state uc holds (the code at `from`: insn itself, or a cc  */
+/* probe before it), as an MT_CONTEXT into the thread's buffer. */
+static void send_stack(ucontext_t *uc, uint64_t insn, uint64_t from)
 {
     if (rt_self.internal || rt.state != RT_RUNNING || !rt.recording) return;
     char *c = __memtrace_cursor;
@@ -127,16 +220,21 @@ static void send_stack(ucontext_t *uc, uint64_t insn)
     __asm__("mov %%fs:0, %0" : "=r"(tp));
     if (end > sp && end - sp < (1UL << 30)) hi = end;
     else if (tp > sp && tp - sp < (1UL << 30)) hi = tp;
-    /* mt_unwind looks a return address's row up one byte before it: insn + 1 finds the instruction's own */
-    if (hi) n = mt_unwind(insn + 1, sp, (uintptr_t)g[REG_RBP], sp, hi, r.w + 1, max);
+    /* mt_unwind looks a return address's row up one byte before it: from + 1 finds the instruction's own */
+    if (hi) n = mt_unwind(from + 1, sp, (uintptr_t)g[REG_RBP], sp, hi, r.w + 1, max);
     r.w[0] = insn;
     r.h.type = MT_CONTEXT;
     r.h.flags = MT_CONTEXT_INSTRUCTION;
     r.h.size = (uint16_t)(sizeof r.h + 8 * (n + 1));
     r.h.tid = (uint32_t)rt_tid();
     /* a loop that keeps its cursor in a register: the record goes after its slots, the register after it */
+    char *before = __memtrace_cursor;
     int reg = rt_signal_cursor(uc);
     greg_t adopted = reg >= 0 ? g[reg] : 0;
+    /* a register equal to the cursor (no loop's ahead of it) may be a loop's before its first move or any */
+    /* callee-saved register that still holds an interrupted loop's cursor in a signal handler (the         */
+    /* runtime's program_handler keeps its own values there): neither moved safely, so no stack this time   */
+    if (reg >= 0 && (char *)adopted == before) return;
     rt_emit(&r, r.h.size);
     if (reg >= 0 && g[reg] == adopted) g[reg] = (greg_t)__memtrace_cursor;
 }
@@ -146,12 +244,9 @@ int rw_arm(ucontext_t *uc, uint64_t pc)
     struct rw_arm_entry *e = rw_arm_find(pc);
     if (!e) return 0;
     uint32_t run = __atomic_add_fetch(&e->runs, 1, __ATOMIC_RELAXED);
-    if (run <= RW_ARM_RUNS) send_stack(uc, e->insn);
-    if (run == RW_ARM_RUNS) write_back(pc, 0x48);
-    /* the probe's `lea -128(%rsp),%rsp`, emulated (flags untouched, as lea leaves them); a thread that */
-    /* trapped before another wrote the byte back comes here too */
-    greg_t *g = uc->uc_mcontext.gregs;
-    g[REG_RSP] -= 128;
-    g[REG_RIP] = (greg_t)(pc + RW_ARM_LEA);
+    if (run <= RW_ARM_RUNS) send_stack(uc, e->insn, e->flags & RW_ARM_UNWIND_AT ? e->at : e->insn);
+    if (run == RW_ARM_RUNS) rw_arm_write(pc, e->byte);
+    /* a thread that trapped before another wrote the byte back comes here too */
+    emulate(uc, pc, e->byte);
     return 1;
 }

@@ -121,6 +121,7 @@ struct rt_global {
     volatile int swapping;      /* threads handing over a buffer (rt_buffer.c, enter_swap) */
     int pid;
     int stack_depth;            /* MEMTRACE_STACK_DEPTH: frames per allocation stack (1: the caller only) */
+    int ccarm;                  /* rt_ccarm.c arms `memtrace cc` probes: SIGTRAP is kept (rt_signal.c) */
     uint64_t seq;               /* the global event sequence */
     uint64_t text_start, text_end; /* the runtime's own code */
     rt_lock registry_lock;
@@ -188,16 +189,28 @@ void rw_trap_forked(void);          /* in a fork child: its counts start at 0 */
 void rw_trap_report(void);          /* MT_FALLBACK, when a table was ever added */
 extern uint64_t rw_puns[3];        /* rw_apply.c: puns written, kept their int3 (bytes changed, no stub page) */
 /* agent/rewrite/rw_arm.c: access stacks, the first RW_ARM_RUNS entries of each trampoline trapped */
+/* (and, from rt_ccarm.c, the probes of a `memtrace cc` build): at is an int3 over the first byte of a REX.W */
+/* lea, which the handler emulates */
 struct rw_arm_entry {
-    uint64_t at;        /* the trampoline's first byte, an int3 over its probe's `lea -128(%rsp),%rsp` */
-    uint64_t insn;      /* the module's instruction the trampoline stands for */
+    uint64_t at;        /* the int3: a trampoline's first byte (its probe's `lea -128(%rsp),%rsp`), or a cc */
+                        /* probe's first site label (its `lea EA,reg`) */
+    uint64_t insn;      /* the module's instruction the stack is of (word 0 of the MT_CONTEXT) */
     uint32_t runs;      /* entries that trapped so far */
-    uint32_t pad;
+    uint8_t byte;       /* the byte the int3 covers (the lea's REX prefix), written back after the last run */
+    uint8_t flags;      /* RW_ARM_UNWIND_AT: unwind at `at` (a cc probe, inside the function's CFI) not insn */
+    uint16_t pad;
 };
 #define RW_ARM_RUNS 4
-#define RW_ARM_LEA 5    /* bytes of the probe's first instruction, 48 8d 64 24 80, which the handler emulates */
+#define RW_ARM_LEA 5    /* bytes of the rewrite probe's first instruction, 48 8d 64 24 80 */
+#define RW_ARM_UNWIND_AT 1
 int rw_arm_add(uint64_t module_bias, const struct rw_arm_entry *e, uint32_t n); /* sorted by at; 0: no room */
 void rw_arm_forget(uint64_t module_bias);
+void rw_arm_sort(struct rw_arm_entry *e, uint32_t n); /* by at: a heapsort, no libc, no memory of its own */
+int rw_arm_lea(const unsigned char *b, unsigned char first); /* the length of a REX.W lea at b, else 0 */
+void rw_arm_write(uint64_t at, unsigned char byte); /* one byte of code: /proc/self/mem, else mprotect */
+/* agent/runtime/rt_ccarm.c: the probes of the `memtrace cc` modules loaded at start, armed for access stacks */
+int rt_ccarm_prepare(void);         /* their tables made (before rt_signal_init): 1 when any probe will be armed */
+void rt_ccarm_write(void);          /* their int3s written (once the SIGTRAP handler is in place) */
 int rw_arm(ucontext_t *uc, uint64_t pc);   /* 1: pc is an armed trampoline: its stack sent, the thread past its lea */
 /* agent/rewrite/rw_dlopen.c: libraries opened by dlopen, rewritten before their constructors */
 void rw_dlopen_init(const char *socket);

@@ -316,11 +316,14 @@ __attribute__((constructor(101))) static void rt_init(int argc, char **argv, cha
     if (kb > 1024 * 1024) kb = 1024 * 1024;
     rt.buf_size = ((size_t)kb * 1024 + (size_t)rt.page - 1) & ~(size_t)(rt.page - 1);
     rt_buffer_init();
-    rt_signal_init();
     const char *out = getenv("MEMTRACE_OUT");
     int autostart = mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
     rt.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), MT_STACK_DEPTH_DEFAULT);
     const char *parent = getenv("MEMTRACE_PARENT");
+    /* a recording run's `memtrace cc` probes armed for access stacks (rt_ccarm.c): SIGTRAP kept for them */
+    rt.ccarm = rt.stack_depth > 1 && ((out && *out) || (parent && *parent)) && rt_ccarm_prepare();
+    rt_signal_init();
+    if (rt.ccarm) rt_ccarm_write();
     /* memtrace's own descriptors back on their numbers before the trace file takes one (rt_fd.c) */
     if (parent && *parent) mt_inherit_fds(getenv("MEMTRACE_FDS"));
     if (parent && *parent) adopt_memtrace(parent);

@@ -20,7 +20,7 @@
  * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's.
  *
  * In rewrite mode (rw_planned at start) SIGTRAP is kept the same way: the int3 fallback (rw_trap.c) lives
- * on it. Its handler stays the runtime's (SA_NODEFER, SIGTRAP never in its mask), the program's action is
+ * on it; so it is when `memtrace cc` probes are armed for access stacks (rt.ccarm, rt_ccarm.c). Its handler stays the runtime's (SA_NODEFER, SIGTRAP never in its mask), the program's action is
  * only recorded and called for every SIGTRAP that is not the fallback's (raise, kill, the program's own
  * int3), SIG_IGN ignores a sent one and a trap dies as the kernel would kill, and sigprocmask,
  * pthread_sigmask and the masks of the program's handlers never block it: a blocked trap kills.
@@ -205,7 +205,7 @@ void rt_signal_init(void)
     s.sigprocmask = (typeof(s.sigprocmask))rt_next("sigprocmask");
     s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) s.owned[fatal_signals[i]] = 1;
-    s.trap = rw_planned();
+    s.trap = rw_planned() || rt.ccarm;
     for (int sig = 1; sig < 65; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
         /* A sigaction through this library before now (a preinit_array, an earlier constructor) set the */

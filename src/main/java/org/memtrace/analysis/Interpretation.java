@@ -48,7 +48,7 @@ public final class Interpretation implements EventConsumer {
     private final Map<Integer, long[]> contexts = new HashMap<>();
     private int contextTid;
     private long[] context;
-    /** Rewrite mode's access stacks, per thread: the place that trapped and the records it covers so far. */
+    /** Rewrite mode's and cc builds' access stacks, per thread: the place that trapped and the records it covers so far. */
     private final Map<Integer, PlaceStack> placeStacks = new HashMap<>();
 
     public Interpretation(Naming naming, InstructionShapes shapes, List<? extends Analysis> analyses) {
@@ -136,9 +136,10 @@ public final class Interpretation implements EventConsumer {
     }
 
     /**
-     * Rewrite mode's stack of a probe record (docs/stacks.md, "Access stacks"): the callers sent when the thread
-     * trapped at a place hold for the records that follow while they go forward in the same function from that
-     * place: the place's trampoline, and code after it in the same call. A record that goes back (a loop, the
+     * Rewrite mode's or a cc build's stack of a probe record (docs/stacks.md, "Access stacks"): the callers sent
+     * when the thread trapped at a place (a trampoline, a compiled-in probe) hold for the records that follow
+     * while they go forward in the same function from that place: the place's trampoline or probe group, and
+     * code after it in the same call. A record that goes back (a loop, the
      * same instruction again, a call of the function again) or leaves the function ends them: never a stack
      * that is not the access's own.
      */

@@ -377,10 +377,12 @@ public final class Summary implements Analysis {
         if (fallback != null)
             out.printf(Locale.ROOT, "  int3 fallback: %,d accesses recorded in %,d traps (instructions no jump could patch)%n",
                     fallback.accesses(), fallback.traps());
-        // a probe records no callers: rewrite mode's first executions of a place and fault mode's faults do
-        // (docs/stacks.md, "Access stacks")
+        // a probe records no callers: the first executions of a rewrite trampoline or of a memtrace cc probe
+        // and fault mode's faults do (docs/stacks.md, "Access stacks")
         if (rewritten) heap.fromProbes("recorded for an instruction's first 4 executions only; --mode fault records every access's");
-        else if (compiledIn) heap.fromProbes("trace a build without memtrace cc by memtrace run --mode fault");
+        else if (compiledIn)
+            heap.fromProbes("recorded for an instruction's first 4 executions only; a build without memtrace cc under"
+                    + " memtrace run --mode fault records every access's");
         heap.print(out, events, atExit);
         if (rewritten)
             out.println("  only rewritten code is traced: ld.so's start-up, memtrace's runtime and the modules the rewrite lines name untraced"

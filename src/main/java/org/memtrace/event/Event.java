@@ -224,7 +224,8 @@ public sealed interface Event
      * Access stacks (MT_CONTEXT, docs/event-stream.md): the return addresses above an instruction's frame,
      * innermost first (bit 63 set on a frame found by .eh_frame, as {@link Alloc#callers}); none: the walk found
      * none. Fault mode's ({@code instruction} {@link #ANY}) hold for the thread's accesses from here to its next
-     * context; rewrite mode's (format 2) only for the records of {@code instruction}'s trampoline that follow.
+     * context; rewrite mode's and a {@code memtrace cc} build's (format 2) only for the records of {@code
+     * instruction}'s trampoline or probe that follow.
      */
     record Context(int tid, long[] callers, long instruction) implements Event {
         public static final long ANY = -1;

@@ -66,7 +66,7 @@ public final class StreamLayout {
     public static final int BLK_SYSCALL = 0x10;
     /** MT_WRITER's flags: no writer thread ran (rewrite mode), the program's threads wrote their own buffers. */
     public static final int WRITER_NONE = 0x01;
-    /** MT_CONTEXT's flags: access stack format 2 (rewrite mode), word 0 the instruction the stack belongs to. */
+    /** MT_CONTEXT's flags: access stack format 2 (rewrite mode, cc builds), word 0 the instruction the stack belongs to. */
     public static final int CONTEXT_INSTRUCTION = 0x01;
     public static final int MAP_TRACED = 0x01;
     public static final int RANGE_ADD = 1;

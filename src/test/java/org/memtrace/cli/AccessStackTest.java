@@ -19,7 +19,9 @@ import org.memtrace.testutil.Gcc;
  * -fomit-frame-pointer -g} (the frames found by .eh_frame alone; the load is peek's first instruction). Fault
  * mode's summary and report show the accessing code's whole stack with its lines, cut at {@code --stack-depth},
  * none at depth 1; {@code run --check} prints the same frames under its report; rewrite mode's the same frames,
- * from the load trampoline's first entries.
+ * from the load trampoline's first entries; a {@code memtrace cc} build's the same frames from its probe's
+ * first executions (agent/runtime/rt_ccarm.c), in a {@code memtrace run} and in a {@code .mtr} the program
+ * wrote alone, and none for an execution after the first 4 (uaf_late.c).
  */
 class AccessStackTest {
     @TempDir static Path dir;
@@ -28,6 +30,19 @@ class AccessStackTest {
     static void build() throws Exception {
         Gcc.compile(dir, "uaf_stack.c", "uaf0", "-O0", "-g");
         Gcc.compile(dir, "uaf_stack.c", "uaf2", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
+        try (var in = AccessStackTest.class.getResourceAsStream("/c/uaf_late.c")) {
+            Files.copy(in, dir.resolve("uaf_late.c"));
+        }
+        cc("uaf_stack.c", "uaf0-cc", "-O0", "-g");
+        cc("uaf_stack.c", "uaf2-cc", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
+        cc("uaf_late.c", "late2-cc", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
+    }
+
+    private static void cc(String source, String out, String... flags) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("cc"));
+        args.addAll(List.of(flags));
+        args.addAll(List.of("-o", path(out), path(source)));
+        run(args.toArray(String[]::new));
     }
 
     private static String path(String name) {
@@ -104,6 +119,72 @@ class AccessStackTest {
                         + " --mode fault records every access's)");
     }
 
+    /**
+     * A {@code memtrace cc} build: the probe before peek's load is armed at start, its first execution traps and
+     * sends the frames fault mode finds (the instruction is the probe's, so its offset is the cc build's).
+     */
+    @Test
+    void ccBuildShowsTheAccessingStackOfAProbesFirstExecutions() throws Exception {
+        assertThat(useAfterFreeOf("uaf0-cc")).containsExactly(
+                " use after free 1 access to freed memory, the first at event 18: <freed:0001@main+146>+4 by peek+239",
+                " at peek+239(uaf_stack.c:7)", " at inspect+186(uaf_stack.c:11)", " at main+434(uaf_stack.c:18)");
+        assertThat(useAfterFreeOf("uaf2-cc")).containsExactly(
+                " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
+                " at peek+81(uaf_stack.c:7)", " at inspect+71(uaf_stack.c:11)", " at main+292(uaf_stack.c:18)");
+        assertThat(useAfterFreeOf("uaf2-cc", "--stack-depth", "2")).containsExactly(
+                " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
+                " at peek+81(uaf_stack.c:7)", " at inspect+71(uaf_stack.c:11)");
+    }
+
+    /** The program run alone writes the same MT_CONTEXT into its .mtr; print reads it as run does. */
+    @Test
+    void ccBuildRunAloneWritesTheAccessStack() throws Exception {
+        Path mtr = dir.resolve("uaf2-cc.mtr");
+        ProcessBuilder pb = new ProcessBuilder(path("uaf2-cc")).directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put("MEMTRACE_OUT", mtr.toString());
+        assertThat(pb.start().waitFor()).isZero();
+        String err = rel(run("print", "-o", "/dev/null", mtr.toString()).stderr());
+        assertThat(err.lines().dropWhile(l -> !l.startsWith("    use after free")).limit(4).map(l -> l.replaceAll("\\s+", " ")))
+                .containsExactly(" use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
+                        " at peek+81(uaf_stack.c:7)", " at inspect+71(uaf_stack.c:11)", " at main+292(uaf_stack.c:18)");
+    }
+
+    /**
+     * Only a probe's first 4 executions send a stack: peek's 7th (the use after free) has its instruction alone,
+     * and the runs after the byte is written back record what a depth-1 run records. At depth 1 nothing is armed.
+     */
+    @Test
+    void ccBuildGivesNoStackAfterTheFirstExecutionsNorAtDepthOne() throws Exception {
+        String note = " (its callers: recorded for an instruction's first 4 executions only; a build without memtrace cc"
+                + " under memtrace run --mode fault records every access's)";
+        assertThat(useAfterFreeOf("late2-cc").subList(0, 2)).containsExactly(
+                " use after free 1 access to freed memory, the first at event 42: <freed:0002@main+517>+4 by peek+81",
+                " at peek+81(uaf_late.c:9)" + note);
+        assertThat(useAfterFreeOf("uaf2-cc", "--stack-depth", "1").subList(0, 2)).containsExactly(
+                " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
+                " at peek+81(uaf_stack.c:7)" + note);
+        Path one = dir.resolve("late-1.trace"), twelve = dir.resolve("late-12.trace");
+        run("run", "-q", "--stack-depth", "1", "-o", one.toString(), "--", path("late2-cc"));
+        run("run", "-q", "--stack-depth", "12", "-o", twelve.toString(), "--", path("late2-cc"));
+        assertThat(accesses(twelve)).isEqualTo(accesses(one)).hasSize(48);
+    }
+
+    /** A trace's access lines without what differs between two runs (the pid, the stack's place). */
+    private static List<String> accesses(Path trace) throws Exception {
+        return Files.readAllLines(trace).stream().filter(l -> l.startsWith("L") || l.startsWith("S"))
+                .map(l -> l.replaceAll("\\[stack\\]\\+[0-9]+", "[stack]").replaceAll(",[0-9]+,([^,]*)$", ",$1")).toList();
+    }
+
+    /** The whole run's use-after-free lines: every run passes through the launcher, whatever the build. */
+    private static List<String> useAfterFreeOf(String program, String... options) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("run", "-o", "/dev/null"));
+        args.addAll(List.of(options));
+        args.addAll(List.of("--", path(program)));
+        String err = rel(run(args.toArray(String[]::new)).stderr());
+        return err.lines().dropWhile(l -> !l.startsWith("    use after free")).takeWhile(l -> !l.startsWith("    program points"))
+                .map(l -> l.replaceAll("\\s+", " ")).toList();
+    }
+
     private static List<String> eventless(List<String> lines) {
         return lines.stream().map(l -> l.replaceFirst("at event [0-9,]+:", "at event N:")).toList();
     }
@@ -119,17 +200,33 @@ class AccessStackTest {
         reportRowHasTheAccessStack("rewrite");
     }
 
+    @Test
+    void reportRowHasTheAccessStackOfACcBuild() throws Exception {
+        JsonNode row = freedAccess("cc", "uaf2-cc");
+        assertThat(row.get("instruction").asText()).isEqualTo("peek+81");
+        assertThat(row.get("accessStack")).extracting(JsonNode::asText)
+                .containsExactly("peek+81(uaf_stack.c:7)", "inspect+71(uaf_stack.c:11)", "main+292(uaf_stack.c:18)");
+    }
+
     private static void reportRowHasTheAccessStack(String mode) throws Exception {
-        Path page = dir.resolve("uaf2-" + mode + ".html");
-        run("run", "--mode", mode, "-q", "-o", "/dev/null", "--report", page.toString(), "--", path("uaf2"));
-        String html = rel(Files.readString(page));
-        int start = html.indexOf("const DATA = ") + "const DATA = ".length();
-        JsonNode row = new ObjectMapper().readTree(html.substring(start, html.indexOf('\n', start)).replaceAll(";\\s*$", ""))
-                .get("freedAccesses").get(0);
+        JsonNode row = freedAccess(mode, "uaf2");
         assertThat(row.get("instruction").asText()).isEqualTo("peek+0");
         assertThat(row.get("accessStack")).extracting(JsonNode::asText)
                 .containsExactly("peek+0(uaf_stack.c:7)", "inspect+5(uaf_stack.c:11)", "main+32(uaf_stack.c:18)");
         assertThat(row.get("freeStack")).extracting(JsonNode::asText).containsExactly("main+22(uaf_stack.c:17)");
+    }
+
+    /** The report's first use-after-free row (its JSON), of a run in mode ("cc": the launcher's choice for a cc build). */
+    private static JsonNode freedAccess(String mode, String program) throws Exception {
+        Path page = dir.resolve(program + "-" + mode + ".html");
+        List<String> args = new java.util.ArrayList<>(List.of("run"));
+        if (!mode.equals("cc")) args.addAll(List.of("--mode", mode));
+        args.addAll(List.of("-q", "-o", "/dev/null", "--report", page.toString(), "--", path(program)));
+        run(args.toArray(String[]::new));
+        String html = rel(Files.readString(page));
+        int start = html.indexOf("const DATA = ") + "const DATA = ".length();
+        return new ObjectMapper().readTree(html.substring(start, html.indexOf('\n', start)).replaceAll(";\\s*$", ""))
+                .get("freedAccesses").get(0);
     }
 
     /** run --check unwinds the faulting instruction's callers by .eh_frame: code without frame pointers shows them all. */

@@ -100,6 +100,7 @@ struct rt_thread {
     int internal;               /* the runtime's own code is running: wrappers pass through (RT_PRIVATE_HEAP: */
                                 /* and allocations come from the runtime's arena, not the program's heap)   */
     int handed;                 /* began in a buffer handed over (rt_thread_start.c): ends into the sink    */
+    int raw_clone;              /* made by the program's clone (rt_thread_start.c): no pthread, no key destructor */
     int start_pending;          /* began before the runtime ran (a constructor's thread): MT_THREAD start   */
     uint64_t start_parent;      /* goes with its first event (rt_emit)                                      */
     int vectors_saved;          /* in the SIGSEGV handler's buffer hand-over: sigreturn restores every vector */

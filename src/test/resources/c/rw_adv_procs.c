@@ -2,7 +2,8 @@
  * rw_adv_procs.c: processes and threads made every way libc offers and one it does not, for memtrace run
  * --mode rewrite (RewriteAdversarialTest). In order: fork (the child stores forked[0..100) and exits 7),
  * vfork (the child stores vforked = 1 and _exits), posix_spawn of /bin/echo, system("echo ..."), a raw clone
- * (libc's clone wrapper, CLONE_VM | CLONE_THREAD and no CLONE_SETTLS: the child shares its creator's TLS)
+ * (libc's clone wrapper, CLONE_VM | CLONE_THREAD and no CLONE_SETTLS: natively the child shares its creator's
+ * TLS; memtrace's runtime gives it a copy, RewriteProcessesTest)
  * whose child stores cloned[0..100) while its creator waits on the futex of CLONE_CHILD_CLEARTID, and last an
  * execve of itself with the argument "again", which prints "again" and exits 0. Every line is flushed
  * before the next step, so the order is fixed.

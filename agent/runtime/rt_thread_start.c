@@ -22,6 +22,7 @@
  * _thread_db_sizeof_pthread) with the TCB's self pointers at the copy, its cursor at a buffer of its own
  * and the runtime's state a fresh thread's, passed with CLONE_SETTLS. The child records under its own tid
  * like a pthread (MT_THREAD start, parent its creator; exit with its function's value when it returns).
+ * A clone without CLONE_VM is a process: it is made as fork is (rt_clone_process, rt_init.c).
  *
  * How it reads: nothing of its own; the thread's records are in its first buffer as always. A raw clone's
  * child is in the trace as a thread of its own. One line on stderr if glibc does not say where its static
@@ -236,6 +237,8 @@ RT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     pid_t *ctid = va_arg(ap, pid_t *);
     va_end(ap);
     if (!real_clone) real_clone = (typeof(real_clone))rt_next("clone");
+    if (!(flags & (CLONE_VM | CLONE_SETTLS)) && fn && stack && !rt_self.internal && rt.state == RT_RUNNING)
+        return rt_clone_process(real_clone, fn, stack, flags, arg, ptid, tls, ctid);
     /* the child shares the creator's memory and would run on its TLS: its cursor, at once (a vfork child */
     /* waits, its creator stopped; CLONE_SETTLS brings a TLS of the program's)                             */
     if ((flags & (CLONE_VM | CLONE_SETTLS | CLONE_VFORK)) != CLONE_VM || !fn || !stack || rt_self.internal

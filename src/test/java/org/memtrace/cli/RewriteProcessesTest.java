@@ -18,7 +18,7 @@ import org.memtrace.testutil.TraceFile;
 /**
  * Processes and threads under {@code memtrace run --mode rewrite} (docs/rewriting.md, "Adversarial programs"):
  * fork, vfork (whose child's store its parent sees, as natively), posix_spawn, system, a raw clone without a
- * TLS of its own (given a copy of its creator's) and an exec, in an {@code -fcf-protection} (endbr64) build; and threads that a linked
+ * TLS of its own (given a copy of its creator's), a clone without CLONE_VM (a fork) and an exec, in an {@code -fcf-protection} (endbr64) build; and threads that a linked
  * library's constructor starts before memtrace's runtime rewrites the code.
  */
 class RewriteProcessesTest {
@@ -46,6 +46,7 @@ class RewriteProcessesTest {
                 from system
                 system returned 0
                 clone child stored cloned[99] 1099
+                clone process exited 9, parent's forked[99] 0
                 again
                 """);
         Path trace = dir.resolve("procs.trace");
@@ -54,11 +55,12 @@ class RewriteProcessesTest {
         assertThat(t.comments().getLast()).as("the trace ends at the exec").startsWith("exec /proc/self/exe tid=");
         long vforked = symbol(prog, "vforked"), forked = symbol(prog, "forked");
         // the parent's own accesses: printf's argument loads; the children's stores are not in its trace (the fork
-        // child writes a trace of its own, the vfork child records into the sink)
+        // child and the clone without CLONE_VM write a trace of their own, the vfork child records into the sink)
         assertThat(t.lines().stream().filter(l -> l.access() && l.number(0) == vforked).map(l -> String.valueOf(l.type()))).containsExactly("L");
         assertThat(t.lines().stream().filter(l -> l.access() && l.number(0) >= forked && l.number(0) < forked + 800)
-                .map(l -> l.type() + l.field(0))).containsExactly("L0x" + Long.toHexString(forked + 99 * 8));
-        assertThat(t.comments().stream().filter(c -> c.startsWith("fork "))).as("fork and vfork").hasSize(2);
+                .map(l -> l.type() + l.field(0))).containsExactly("L0x" + Long.toHexString(forked + 99 * 8), "L0x" + Long.toHexString(forked + 99 * 8));
+        // the clone without CLONE_VM is a fork (its child once wrote its full buffers into this trace)
+        assertThat(t.comments().stream().filter(c -> c.startsWith("fork "))).as("fork, vfork and clone").hasSize(3);
         // the clone child ran on a copy of main's TLS (rt_thread_start.c): its 100 stores under a thread of its own
         String main = mainThread(t);
         long cloned = symbol(prog, "cloned");

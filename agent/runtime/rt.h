@@ -100,6 +100,7 @@ struct rt_thread {
     int internal;               /* the runtime's own code is running: wrappers pass through (RT_PRIVATE_HEAP: */
                                 /* and allocations come from the runtime's arena, not the program's heap)   */
     int handed;                 /* began in a buffer handed over (rt_thread_start.c): ends into the sink    */
+    int raw_clone;              /* made by the program's clone (rt_thread_start.c): no pthread, no key destructor */
     int start_pending;          /* began before the runtime ran (a constructor's thread): MT_THREAD start   */
     uint64_t start_parent;      /* goes with its first event (rt_emit)                                      */
     int vectors_saved;          /* in the SIGSEGV handler's buffer hand-over: sigreturn restores every vector */
@@ -217,6 +218,9 @@ void rw_dlopen_init(const char *socket);
 void rw_dlopen_returned(void);      /* after dlopen/dlclose: the scan, when ld.so could not be hooked */
 void rt_modules_resync(void);       /* rt_init.c: objects went (dlclose): the next new ones are reported */
 int rt_in_vfork_child(void);        /* a vfork child, sharing its parent's memory (rt_init.c) */
+/* rt_init.c: the program's clone without CLONE_VM, made as a fork is (its child's part run before fn) */
+int rt_clone_process(int (*real)(int (*)(void *), void *, int, void *, ...), int (*fn)(void *), void *stack, int flags,
+                     void *arg, pid_t *ptid, void *tls, pid_t *ctid);
 int rw_planned(void);               /* libraries are (or will be, at start) rewritten: no writer thread */
 char *rw_sink_enter(void);          /* the thread's cursor to the sink while libraries are rewritten; the old one */
 void rw_sink_leave(char *saved);    /* the thread's cursor back */

@@ -138,8 +138,9 @@ static void adopt(struct rt_buf *b, char *cursor, uint64_t old, uint64_t parent,
     rt_self.buf = b;
     rt_self.slot = registry_add(rt_tid(), b);
     __memtrace_cursor = cursor;
-    /* Only pthread threads run key destructors; the main thread ends through exit. */
-    if (rt_tid() != rt.pid) {
+    /* Only pthread threads run key destructors; the main thread ends through exit, a raw clone's child */
+    /* when its function returns (rt_thread_start.c).                                                    */
+    if (rt_tid() != rt.pid && !rt_self.raw_clone) {
         char *saved = rw_sink_enter(); /* rewritten libc's work for the runtime: not the thread's accesses */
         pthread_setspecific(exit_key, (void *)1);
         rw_sink_leave(saved);

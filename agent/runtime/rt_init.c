@@ -10,7 +10,8 @@
  * MT_EXIT normal and write the rest (rt_finish). execve and the other exec functions record MT_EXIT exec
  * with the path and close the file with its end record first; if the exec fails, the end record is cut
  * off again and tracing goes on. fork: the parent records MT_FORK; the child (its forking thread alone)
- * starts `<file>.<child pid>` with its own header, hello, modules and mappings. Processes started later by
+ * starts `<file>.<child pid>` with its own header, hello, modules and mappings; so does the child of a
+ * clone without CLONE_VM (rt_clone_process), before its function, whose return is its exit. Processes started later by
  * this one (exec, system, posix_spawn) see MEMTRACE_OUT=<file>.%p, so an instrumented descendant writes
  * `<file>.<its pid>` instead of overwriting this trace. Started by `memtrace run` (MEMTRACE_PARENT=<its
  * pid>), the process dies with memtrace, gets the descriptors memtrace was started with on their numbers
@@ -479,45 +480,100 @@ RT_EXPORT int execle(const char *path, const char *arg, ...)
 
 /* ---- fork ----------------------------------------------------------------------------------------- */
 
-static pid_t fork_common(void)
+/* A fork in three parts, so that a clone without CLONE_VM (rt_clone_process) runs the child's part in its */
+/* function: before the system call, then in the child or the parent.                                    */
+struct fork_state {
+    int parent;
+    int saved;
+    uint64_t old;
+};
+
+static void fork_before(struct fork_state *f)
 {
-    pid_t (*next)(void) = (pid_t (*)(void))next_fn("fork");
-    if (rt.state != RT_RUNNING) return next();
-    int parent = rt.pid;
-    uint64_t old = rt_block_signals();
-    int saved = rt_self.internal;
+    f->parent = rt.pid;
+    f->old = rt_block_signals();
+    f->saved = rt_self.internal;
     rt_self.internal = 1; /* the program's atfork handlers run inside: their calls go unrecorded */
     rt_file_fork_prepare();
     rt_lock_take(&rt.registry_lock);
-    pid_t p = next();
-    if (p == 0) {
-        rt_after_fork_child();
-        rt_own_fork_child();
-        maps_lock.owner = 0;
-        rw_trap_forked();
-        rt_self.internal = saved;
-        if (rt.to_file) {
-            size_t at = append(out_path, rt_strlen(out_path), sizeof out_path, ".");
-            append_number(out_path, at, sizeof out_path, rt.pid);
-            rt_file_fork_child(out_path, rt.pid);
-            if (rt.to_file && !by_memtrace) set_descendants_env();
-        }
-        rt_restore_signals(old);
-        int recording = rt.recording;
-        rt.recording = 0;
-        rt_report_process((uint64_t)parent);
-        if (recording) control(1, 0);
-        return 0;
+}
+
+static void fork_in_child(const struct fork_state *f)
+{
+    rt_after_fork_child();
+    rt_own_fork_child();
+    maps_lock.owner = 0;
+    rw_trap_forked();
+    rt_self.internal = f->saved;
+    if (rt.to_file) {
+        size_t at = append(out_path, rt_strlen(out_path), sizeof out_path, ".");
+        append_number(out_path, at, sizeof out_path, rt.pid);
+        rt_file_fork_child(out_path, rt.pid);
+        if (rt.to_file && !by_memtrace) set_descendants_env();
     }
+    rt_restore_signals(f->old);
+    int recording = rt.recording;
+    rt.recording = 0;
+    rt_report_process((uint64_t)f->parent);
+    if (recording) control(1, 0);
+}
+
+static void fork_in_parent(const struct fork_state *f, pid_t p)
+{
     rt_lock_drop(&rt.registry_lock);
     rt_file_fork_parent();
-    rt_self.internal = saved;
-    rt_restore_signals(old);
+    rt_self.internal = f->saved;
+    rt_restore_signals(f->old);
     if (p > 0) {
         RT_REC(MT_FORK, struct mt_fork, r);
         r.child_pid = (uint64_t)p;
         rt_emit(&r, sizeof r);
     }
+}
+
+static pid_t fork_common(void)
+{
+    pid_t (*next)(void) = (pid_t (*)(void))next_fn("fork");
+    if (rt.state != RT_RUNNING) return next();
+    struct fork_state f;
+    fork_before(&f);
+    pid_t p = next();
+    if (p == 0) {
+        fork_in_child(&f);
+        return 0;
+    }
+    fork_in_parent(&f, p);
+    return p;
+}
+
+/* A clone without CLONE_VM makes a process, as fork does, but its child starts in fn on a stack of its own. */
+/* It was left alone: the child, on a copy of the runtime's state, wrote its full buffers into its parent's */
+/* trace file ("the end record counts 101 chunks, the file holds 206"). Now it is a fork child (a trace of  */
+/* its own, MT_FORK in the parent's), and its end, when fn returns, is recorded as its exit with fn's value. */
+struct clone_process {
+    struct fork_state f;
+    int (*fn)(void *);
+    void *arg;
+};
+
+static int clone_process_child(void *p)
+{
+    struct clone_process c = *(struct clone_process *)p; /* the parent's stack, copied into the child's memory */
+    fork_in_child(&c.f);
+    int r = c.fn(c.arg);
+    rt_finish(MT_EXIT_NORMAL, (uint64_t)(int64_t)r, 0, 0, NULL); /* glibc's clone makes the exit system call next */
+    return r;
+}
+
+int rt_clone_process(int (*real)(int (*)(void *), void *, int, void *, ...), int (*fn)(void *), void *stack, int flags,
+                     void *arg, pid_t *ptid, void *tls, pid_t *ctid)
+{
+    struct clone_process c = {.fn = fn, .arg = arg};
+    fork_before(&c.f);
+    int p = real(clone_process_child, stack, flags, &c, ptid, tls, ctid);
+    int e = errno;
+    fork_in_parent(&c.f, p);
+    errno = e;
     return p;
 }
 

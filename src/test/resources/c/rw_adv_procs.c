@@ -2,14 +2,17 @@
  * rw_adv_procs.c: processes and threads made every way libc offers and one it does not, for memtrace run
  * --mode rewrite (RewriteAdversarialTest). In order: fork (the child stores forked[0..100) and exits 7),
  * vfork (the child stores vforked = 1 and _exits), posix_spawn of /bin/echo, system("echo ..."), a raw clone
- * (libc's clone wrapper, CLONE_VM | CLONE_THREAD and no CLONE_SETTLS: the child shares its creator's TLS)
- * whose child stores cloned[0..100) while its creator waits on the futex of CLONE_CHILD_CLEARTID, and last an
+ * (libc's clone wrapper, CLONE_VM | CLONE_THREAD and no CLONE_SETTLS: natively the child shares its creator's
+ * TLS; memtrace's runtime gives it a copy, RewriteProcessesTest)
+ * whose child stores cloned[0..100) while its creator waits on the futex of CLONE_CHILD_CLEARTID, a clone
+ * without CLONE_VM (a process, as fork makes, whose child stores forked[0..100) and returns 9), and last an
  * execve of itself with the argument "again", which prints "again" and exits 0. Every line is flushed
  * before the next step, so the order is fixed.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,13 @@ static int child_fn(void *arg)
 {
     for (long i = 0; i < 100; i++) cloned[i] = i + (long)arg;
     return 0;
+}
+
+static int process_fn(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < 100; i++) forked[i] = i;
+    return 9;
 }
 
 int main(int argc, char **argv)
@@ -67,6 +77,11 @@ int main(int argc, char **argv)
     pid_t t;
     while ((t = clone_tid) != 0) syscall(SYS_futex, &clone_tid, FUTEX_WAIT, t, 0, 0, 0);
     printf("clone child stored cloned[99] %ld\n", cloned[99]);
+
+    p = clone(process_fn, stack + (1 << 16), SIGCHLD, 0);
+    if (p < 0) return 4;
+    waitpid(p, &st, 0);
+    printf("clone process exited %d, parent's forked[99] %ld\n", WEXITSTATUS(st), forked[99]);
 
     execl("/proc/self/exe", argv[0], "again", (char *)0);
     return 3;

@@ -1,53 +1,62 @@
 /*
- * check_names.c: the frames of `memtrace run --check --mode rewrite`'s reports, named as fault mode names them
- * (docs/check.md, "Stacks (--stack-depth N)"): under the report's line, "    #0 file.c:N (prog+OFF) in function",
- * then one line per caller up to main. A binary nobody rebuilt has no call-site table (memtrace cc --check's),
- * so the runtime takes the function from the executable's .symtab (read from /proc/self/exe when a report
- * first needs it, into private pages: dladdr knows only exported names), the line from the DWARF line
- * table memtrace handed over with the stack variables (check_stackvars.c, check_line_of), and the callers
- * from the program's frame-pointer chain: from the %rbp the access's trampoline saved (check_rwprobe.c), or
- * the one the wrapper's caller kept (found up the runtime's own chain, frames_caller_rbp), through each
- * function the DWARF table lists as keeping a frame pointer. The .symtab is read by common/mt_elf.c (every
- * offset checked against the file: a truncated or crafted executable leaves its functions unnamed, nothing
- * worse), its functions sorted once and looked up by binary search.
+ * check_names.c: the functions that name code in `memtrace run --check`'s reports (both modes) and in a
+ * `memtrace cc --check` build's reports for code no call-site table covers (docs/check.md, "Reports" and
+ * "Stacks (--stack-depth N)"). A binary nobody rebuilt has no call-site table, and dladdr knows only exported
+ * names, so a report asks here for the function holding a code address: the module that holds it (dladdr1's
+ * link map: its load bias and file name; the executable through /proc/self/exe), its .symtab read once, when a
+ * report first names code of it, into private pages, its functions sorted and looked up by binary search.
+ * check_report.c then names the allocating call of a block `<malloc0001@make+24>`, its site `make+24` (and
+ * `uaf.c:3` from the DWARF line table memtrace handed over: check_stackvars.c, check_line_of), and each frame's
+ * function; the callers come from the program's frame-pointer chain (check_stackvars.c, mc_frames_above). The
+ * .symtab is read by common/mt_elf.c (every offset checked against the file: a truncated or crafted file
+ * leaves its functions unnamed, nothing worse). No file but a loaded module's own is read.
  *
- * What it gets wrong: callers only through frames with a frame pointer (gcc -O0, -fno-omit-frame-pointer):
- * where fault mode unwinds -O2 code by .eh_frame, rewrite mode shows the site's own line and function
- * alone (no callers: the #0 line then is not printed, as fault mode prints none for a site in main); no
- * library's names or lines; a .symtab over 256 MB is not read (functions then unnamed).
+ * What it gets wrong: a module whose file was replaced since it was loaded (or loaded by a relative name from
+ * another directory than the one the program is in now) names its code by that file's table, possibly wrongly;
+ * a stripped module (Debian's libc) has no .symtab and is left to dladdr's exported names, else module+offset;
+ * a .symtab over 256 MB is not read; modules past the first 64 are not looked at.
  */
+#include <dlfcn.h>
 #include <link.h>
 
 #include "check.h"
 #include "mt_elf.h"
 
-static struct {
-    int state; /* 0 not read, 1 read, -1 none */
-    struct mt_elf elf;  /* kept: the table's names are its strings */
+#define MAX_MODULES 64
+static struct module {
+    uintptr_t base;       /* dladdr's dli_fbase: which module */
+    int ok;
+    struct mt_elf elf;    /* kept: the table's names are its strings */
     struct mt_elf_fn *fn;
     size_t nfn;
-} st;
+} modules[MAX_MODULES];
+static int nmodules;
 
-static int exe_bias(struct dl_phdr_info *info, size_t size, void *arg)
+/* The module holding pc, its .symtab read the first time (under check_report.c's lock), or NULL. */
+static const struct module *module_of(uintptr_t pc)
 {
-    *(uintptr_t *)arg = info->dlpi_addr;
-    return 1; /* the first is the executable */
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!pc || !dladdr1((void *)pc, &info, (void **)&map, RTLD_DL_LINKMAP) || !map) return NULL;
+    uintptr_t base = (uintptr_t)info.dli_fbase;
+    for (int i = 0; i < nmodules; i++)
+        if (modules[i].base == base) return modules[i].ok ? &modules[i] : NULL;
+    if (nmodules == MAX_MODULES) return NULL;
+    struct module *m = &modules[nmodules++];
+    m->base = base;
+    /* the executable's link map has an empty name: its file is /proc/self/exe */
+    const char *file = map->l_name && map->l_name[0] ? map->l_name : "/proc/self/exe";
+    if (mt_elf_read(file, 0, &m->elf) != 0) return NULL;
+    m->fn = mt_elf_functions(&m->elf, map->l_addr, &m->nfn);
+    m->ok = m->fn != NULL;
+    return m->ok ? m : NULL;
 }
 
-/* the executable's functions, sorted once (mt_elf.c: every offset checked against the file) */
-static void load(void)
+/* The function holding pc by its module's .symtab, its start into *beg, or NULL (check_report.c asks). */
+const char *mc_code_function(uintptr_t pc, uintptr_t *beg)
 {
-    st.state = -1;
-    uintptr_t bias = 0;
-    dl_iterate_phdr(exe_bias, &bias);
-    if (mt_elf_read("/proc/self/exe", 0, &st.elf) != 0) return;
-    st.fn = mt_elf_functions(&st.elf, bias, &st.nfn);
-    if (st.fn) st.state = 1;
-}
-
-/* The executable's function holding pc, by its .symtab, or NULL (check_report.c's site_function asks). */
-const char *mc_exe_function(uintptr_t pc)
-{
-    if (!st.state) load();
-    return st.state > 0 ? mt_elf_function_at(st.fn, st.nfn, pc) : NULL;
+    const struct module *m = module_of(pc);
+    const struct mt_elf_fn *f = m ? mt_elf_function_entry(m->fn, m->nfn, pc) : NULL;
+    if (f && beg) *beg = (uintptr_t)f->beg;
+    return f ? f->name : NULL;
 }

@@ -9,8 +9,10 @@
  * allocation counter and the allocating call's return address as function+offset; globals by name; stack
  * variables <stack:buf@bad> from the frame description gcc stores at the frame's base. Code is named by the
  * call-site tables that `memtrace cc --check` puts in every object it builds (function, offset of the
- * return address, file:line from the assembly's .loc), else by dladdr, else module+offset: all independent
- * of where ASLR put things, so two runs' reports diff.
+ * return address, file:line from the assembly's .loc), else by the function its module's .symtab says holds it
+ * (check_names.c: a binary nobody rebuilt, static functions included) with the executable's DWARF line
+ * (check_line_of), else by dladdr, else module+offset: all independent of where ASLR put things, so two runs'
+ * reports diff.
  * C++ symbols are spelled as the source spells them (Foo::bar(int)+115) by the system's c++filt
  * (check_demangle.c), unless MEMTRACE_CHECK has `mangled`.
  *
@@ -86,8 +88,18 @@ static const struct site *site_of(const void *pc)
     return NULL;
 }
 
-/* code: "bad+115" and, when known, line "x.c:39" */
-static void name_code(const void *pc, char *code, size_t n, const char **line)
+/* The function holding a code address by its module's .symtab, its start into *beg (check_names.c; weak: */
+/* the fault-mode agent links it too, a test's runtime may not).                                       */
+__attribute__((weak)) const char *mc_code_function(uintptr_t pc, uintptr_t *beg);
+/* "file:line" of an address of the executable, by its DWARF line table (check_stackvars.c, check_locals.c) */
+__attribute__((weak)) const char *check_line_of(uintptr_t pc);
+#define LINE_MAX_TEXT 512
+
+/* code: "bad+115" and, when known, line "x.c:39". The call-site table names both; code no table covers is named
+ * function+offset by its module's .symtab, else by an exported symbol (dladdr), else module+offset; its line,
+ * when lbuf is given (LINE_MAX_TEXT bytes, which *line then points into), is the executable's DWARF line
+ * table's: at pc, or when ret (pc a return address) at the call before it, as ASan and memcheck name a caller. */
+static void name_code(const void *pc, int ret, char *code, size_t n, const char **line, char *lbuf)
 {
     *line = NULL;
     const struct site *s = site_of(pc);
@@ -105,6 +117,16 @@ static void name_code(const void *pc, char *code, size_t n, const char **line)
                 return;
             }
         }
+    if (lbuf && check_line_of && pc) {
+        const char *l = check_line_of((uintptr_t)pc - (ret ? 1 : 0));
+        if (l) { snprintf(lbuf, LINE_MAX_TEXT, "%s", l); *line = lbuf; }
+    }
+    uintptr_t beg = 0;
+    const char *fn = mc_code_function ? mc_code_function((uintptr_t)pc, &beg) : NULL;
+    if (fn) {
+        snprintf(code, n, "%s+%ld", mc_spell(fn), (long)((uintptr_t)pc - beg));
+        return;
+    }
     Dl_info info;
     if (pc && dladdr(pc, &info)) {
         if (info.dli_sname) {
@@ -122,9 +144,9 @@ static void name_code(const void *pc, char *code, size_t n, const char **line)
 /* "x.c:28" when the line is known, else "bad+26" */
 static void where(const void *pc, char *out, size_t n)
 {
-    char code[1024];
+    char code[1024], lbuf[LINE_MAX_TEXT];
     const char *line;
-    name_code(pc, code, sizeof code, &line);
+    name_code(pc, 1, code, sizeof code, &line, lbuf);
     snprintf(out, n, "%s", line ? line : code);
 }
 
@@ -312,7 +334,7 @@ static void block_name(const struct mc_block *b, int freed, char *out, size_t n)
 {
     char code[1024];
     const char *line;
-    name_code(b->alloc_pc, code, sizeof code, &line);
+    name_code(b->alloc_pc, 1, code, sizeof code, &line, NULL);
     static const char *kinds[] = {"malloc", "calloc", "realloc", "malloc", "new"};
     const char *k = b->family == MC_NEW_ARRAY ? "new[]" : kinds[b->fn < 5 ? b->fn : 0];
     if (freed) snprintf(out, n, "<freed:%04u@%s>", b->number, code);
@@ -364,7 +386,7 @@ static int frame_object(uintptr_t g, uintptr_t addr, struct object *o)
     const void *pc = *(const void **)(g + 16);
     char fn[1024];
     const char *line;
-    name_code(pc, fn, sizeof fn, &line);
+    name_code(pc, 1, fn, sizeof fn, &line, NULL);
     char *plus = strrchr(fn, '+');
     if (plus && strcmp(plus, "+0") == 0) *plus = 0;
     long off = (long)(addr - g), best = -1, bestd = 0;
@@ -560,7 +582,6 @@ __thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec")));
 __thread int mc_nframes __attribute__((tls_model("initial-exec")));
 __thread int mc_frame0_return __attribute__((tls_model("initial-exec")));
 __attribute__((weak)) const char *check_function_of(uintptr_t pc);
-__attribute__((weak)) const char *check_line_of(uintptr_t pc);
 /* Inlined frames (docs/check.md, "Inlined frames"): the table of the module that holds pc (built by memtrace
  * from its DWARF: check_inline.h) and the module's load bias, or NULL; the agent's (check_inlines.c: the
  * executable's, handed over behind MEMTRACE_CHECK_FRAMES) or the runtime's (check_inline.c: the section
@@ -591,11 +612,8 @@ static void add_frame(struct frames *f, const char *code, const char *line, cons
     f->ref[k] = (struct mc_site_ref){f->code[k], line ? f->line[k] : NULL, f->fn[k][0] ? f->fn[k] : NULL, inlined};
 }
 
-/* a rewrite run's (check_names.c): the executable's function by its .symtab; weak, the agent has its own */
-__attribute__((weak)) const char *mc_exe_function(uintptr_t pc);
-
-/* the function a code address of a checked object lies in, by its call-site table, else (a rewrite run of a
- * binary nobody rebuilt) by the executable's .symtab */
+/* the function a code address of a checked object lies in, by its call-site table, else (a binary nobody
+ * rebuilt) by its module's .symtab */
 static const char *site_function(const void *pc)
 {
     for (int i = 0; i < ntables; i++)
@@ -603,7 +621,7 @@ static const char *site_function(const void *pc)
             const struct site *c = &tables[i]->sites[j];
             if (c->func <= pc && pc < c->end) return c->name;
         }
-    return mc_exe_function ? mc_exe_function((uintptr_t)pc) : NULL;
+    return mc_code_function ? mc_code_function((uintptr_t)pc, NULL) : NULL;
 }
 
 /* One code address's frames into f: at (a return address when ret, else an instruction) named as the report
@@ -614,7 +632,7 @@ static int add_frames(struct frames *f, uintptr_t at, int ret, int always)
     uintptr_t call = ret ? at - 1 : at, bias = 0;
     const char *line, *fn = check_function_of ? check_function_of(call) : site_function((const void *)call);
     char code[512];
-    name_code((const void *)at, code, sizeof code, &line);
+    name_code((const void *)at, ret, code, sizeof code, &line, NULL);
     if (!line && check_line_of) line = check_line_of(call);
     const struct mc_inl_call *chain[MC_MAX_FRAMES];
     const struct mc_inlines *t = mc_stack_depth > 1 && mc_inline_table ? mc_inline_table(call, &bias) : NULL;
@@ -641,15 +659,17 @@ __attribute__((weak)) int mc_frames_above(uintptr_t at, int ret, uintptr_t rbp, 
 __thread int mc_site_insn __attribute__((tls_model("initial-exec")));
 __thread uintptr_t mc_site_rbp __attribute__((tls_model("initial-exec")));
 
+/* whether the report's site is a return address: a fault's pc is the instruction, as a rewrite run's
+ * trampoline's; a wrapper's site, and every site of the runtime's (a check call's), a return address */
+static int site_ret(void) { return check_function_of ? mc_frame0_return : !mc_site_insn; }
+
 /* The access's frames: its site, then the return addresses run --check found above it (mc_frames: the agent's,
  * or in a rewrite run the runtime's own, mc_frames_above); none when there are no return addresses and the
  * site is in no inlined code (the report's line says it all). */
 static void name_frames(const void *pc)
 {
     fr.n = 0;
-    /* a fault's pc is the instruction, as a rewrite run's trampoline's; a wrapper's site, and every site of the
-     * runtime's (a check call's), a return address */
-    int ret0 = check_function_of ? mc_frame0_return : !mc_site_insn;
+    int ret0 = site_ret();
     uint64_t own[MC_MAX_FRAMES];
     int mine = 0;
     if (!mc_nframes && mc_frames_above && mc_stack_depth > 1) {
@@ -852,9 +872,9 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
                         const char *by, uintptr_t span_lo, uintptr_t span_hi)
 {
     struct object o = *op;
-    char code[1024], lbuf[8192], jbuf[8192];
+    char code[1024], lbuf[8192], jbuf[8192], sline[LINE_MAX_TEXT];
     const char *line;
-    name_code(pc, code, sizeof code, &line);
+    name_code(pc, site_ret(), code, sizeof code, &line, sline);
     struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
     const char *verb = access == MC_WRITE ? "written" : "read";
     put(&l, "memtrace: %s: %s", o.kind, o.name);
@@ -881,16 +901,16 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
     put_json(&j, o.name);
     put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region, (unsigned long)o.size);
     put_json(&j, o.desc);
-    char a[1024], al[1024];
+    char a[1024], al[1024], aline[LINE_MAX_TEXT], fline[LINE_MAX_TEXT];
     struct mc_site_ref allocated = {.code = NULL}, freed = {.code = NULL};
     if (o.block) {
         int was_freed = o.block->magic == MC_QUARANTINED;
         name_block_frames(o.block->alloc_pc, was_freed ? o.block->free_pc : NULL);
-        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        name_code(o.block->alloc_pc, 1, a, sizeof a, &allocated.line, aline);
         allocated.code = a;
         put_json_site(&j, "allocated", a, allocated.line, &fr_alloc);
         if (was_freed) {
-            name_code(o.block->free_pc, al, sizeof al, &freed.line);
+            name_code(o.block->free_pc, 1, al, sizeof al, &freed.line, fline);
             freed.code = al;
             put_json_site(&j, "freed", al, freed.line, &fr_free);
         }
@@ -991,9 +1011,9 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
         }
     }
     const char *jkind = kind[0] == 'd' ? "double-free" : kind[0] == 'i' ? "invalid-free" : "allocator-mismatch";
-    char code[1024], lbuf[8192], jbuf[8192];
+    char code[1024], lbuf[8192], jbuf[8192], sline[LINE_MAX_TEXT];
     const char *line;
-    name_code(pc, code, sizeof code, &line);
+    name_code(pc, site_ret(), code, sizeof code, &line, sline);
     struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
     put(&l, "memtrace: %s: %s of %s", kind, what, o.name);
     if (o.known) put(&l, "%+ld", o.offset);
@@ -1016,14 +1036,14 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     put(&j, ",\"line\":");
     put_json(&j, line);
     put(&j, "},\"thread\":%d", gettid());
-    char a[1024], al[1024];
+    char a[1024], al[1024], aline[LINE_MAX_TEXT], fline[LINE_MAX_TEXT];
     struct mc_site_ref allocated = {.code = NULL}, freed = {.code = NULL};
     if (o.block) {
         name_block_frames(o.block->alloc_pc, o.block->magic == MC_QUARANTINED ? o.block->free_pc : NULL);
-        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        name_code(o.block->alloc_pc, 1, a, sizeof a, &allocated.line, aline);
         allocated.code = a;
         if (o.block->magic == MC_QUARANTINED) {
-            name_code(o.block->free_pc, al, sizeof al, &freed.line);
+            name_code(o.block->free_pc, 1, al, sizeof al, &freed.line, fline);
             freed.code = al;
         }
     }
@@ -1054,9 +1074,9 @@ void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const 
         snprintf(o.desc, sizeof o.desc, "memory no checked object owns");
         o.region = "unknown";
     }
-    char code[1024], lbuf[8192], jbuf[8192], addrname[1400];
+    char code[1024], lbuf[8192], jbuf[8192], addrname[1400], sline[LINE_MAX_TEXT];
     const char *line;
-    name_code(pc, code, sizeof code, &line);
+    name_code(pc, site_ret(), code, sizeof code, &line, sline);
     if (o.known) snprintf(addrname, sizeof addrname, "%s%+ld", o.name, o.offset);
     else snprintf(addrname, sizeof addrname, "%s", o.name);
     struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
@@ -1072,10 +1092,10 @@ void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const 
     put_json(&j, o.name);
     put(&j, ",\"region\":\"%s\",\"size\":%lu,\"description\":", o.region ? o.region : "unknown", (unsigned long)o.size);
     put_json(&j, o.desc);
-    char a[1024];
+    char a[1024], aline[LINE_MAX_TEXT];
     struct mc_site_ref allocated = {.code = NULL}, none = {.code = NULL};
     if (o.block) {
-        name_code(o.block->alloc_pc, a, sizeof a, &allocated.line);
+        name_code(o.block->alloc_pc, 1, a, sizeof a, &allocated.line, aline);
         allocated.code = a;
         put(&j, ",\"allocated\":{\"code\":");
         put_json(&j, a);
@@ -1118,11 +1138,11 @@ void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t size, const void *pc
 {
     pthread_mutex_lock(&report_lock);
     if (mc_continue && seen("overlap", pc)) { pthread_mutex_unlock(&report_lock); return; }
-    char d[1400], s[1400], code[1024], lbuf[8192], jbuf[8192];
+    char d[1400], s[1400], code[1024], lbuf[8192], jbuf[8192], sline[LINE_MAX_TEXT];
     const char *line;
     name_any(dst, d, sizeof d);
     name_any(src, s, sizeof s);
-    name_code(pc, code, sizeof code, &line);
+    name_code(pc, site_ret(), code, sizeof code, &line, sline);
     struct out l = {lbuf, sizeof lbuf, 0}, j = {jbuf, sizeof jbuf, 0};
     put(&l, "memtrace: overlapping copy: %s of %lu byte%s from %s to %s", fn, (unsigned long)size, plural(size), s, d);
     if (line) put(&l, ", at %s (%s)", line, code); else put(&l, ", at %s", code);
@@ -1159,9 +1179,9 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
         if (counts[i] > 1)
             put(&l, ", with %lu more block%s from the same call, %lu bytes in all", (unsigned long)(counts[i] - 1),
                 plural(counts[i] - 1), (unsigned long)site_bytes[i]);
-        char a[1024];
+        char a[1024], aline[LINE_MAX_TEXT];
         const char *ln;
-        name_code(sites[i]->alloc_pc, a, sizeof a, &ln);
+        name_code(sites[i]->alloc_pc, 1, a, sizeof a, &ln, aline);
         put(&j, "{\"kind\":\"leak\",\"object\":{\"name\":");
         put_json(&j, o.name);
         put(&j, ",\"region\":\"heap\",\"size\":%lu,\"description\":", (unsigned long)o.size);

@@ -203,7 +203,7 @@ struct mt_elf_fn *mt_elf_functions(const struct mt_elf *e, uint64_t bias, size_t
     return v;
 }
 
-const char *mt_elf_function_at(const struct mt_elf_fn *v, size_t n, uint64_t pc)
+const struct mt_elf_fn *mt_elf_function_entry(const struct mt_elf_fn *v, size_t n, uint64_t pc)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -219,5 +219,11 @@ const char *mt_elf_function_at(const struct mt_elf_fn *v, size_t n, uint64_t pc)
         if (best && f->beg != best->beg) break;
         if (pc - f->beg < f->size) best = f;
     }
-    return best ? best->name : NULL;
+    return best;
+}
+
+const char *mt_elf_function_at(const struct mt_elf_fn *v, size_t n, uint64_t pc)
+{
+    const struct mt_elf_fn *f = mt_elf_function_entry(v, n, pc);
+    return f ? f->name : NULL;
 }

@@ -44,6 +44,8 @@ unsigned mt_elf_sym_section(const struct mt_elf *e, const Elf64_Sym *s);
 struct mt_elf_fn { uint64_t beg, size; const char *name; size_t order; };
 /* Their table, its count in *n (0 and NULL when none); the names point into e's strings: keep e. */
 struct mt_elf_fn *mt_elf_functions(const struct mt_elf *e, uint64_t bias, size_t *n);
+/* The function holding pc (its start, for a report's function+offset), by binary search, or NULL. */
+const struct mt_elf_fn *mt_elf_function_entry(const struct mt_elf_fn *v, size_t n, uint64_t pc);
 /* The name of the function holding pc, by binary search, or NULL. */
 const char *mt_elf_function_at(const struct mt_elf_fn *v, size_t n, uint64_t pc);
 

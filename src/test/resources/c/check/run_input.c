@@ -70,7 +70,7 @@ static int get_line_global(int bad)
 
 static int get_line_heap(int bad)
 {
-    char *p = malloc(8);
+    char *p = malloc(8); /* GETLINE_HEAP_ALLOC */
     size_t n = (size_t)room;
     feed(bad ? "0123456789abcdefghij\n" : "012345\n");
     if (getline(&p, &n, stdin) < 0) return -1; /* GETLINE_HEAP */

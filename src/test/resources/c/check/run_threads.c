@@ -13,7 +13,7 @@ static void *work(void *arg)
     long id = (long)arg, sum = 0;
     for (int r = 0; r < 200; r++) {
         int n = 10 + (r % 50);
-        int *a = malloc(n * sizeof *a);
+        int *a = malloc(n * sizeof *a); /* ALLOC:threads */
         for (int i = 0; i < n; i++) a[i] = (int)(i + id);
         for (int i = 0; i < n; i++) sum += a[i];
         if (bad && id == 2 && r == 150) sum += a[n]; /* BAD:threads */

@@ -82,12 +82,12 @@ class CheckInputTest {
      * frame, from the caller's %rbp), rewrite mode in the wrapper. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "read_heap  | fault   | heap overflow: <malloc0001@input-plain+N>+32 (a block of 32 bytes, allocated at input-plain+N) written 48 bytes by read, 0 bytes past its end, at input-plain+N",
-        "read_heap  | rewrite | heap overflow: <malloc0001@input-plain+N>+32 (a block of 32 bytes, allocated at input-plain+N) written 48 bytes by read, 0 bytes past its end, at input-plain+N",
-        "read_stack | fault   | stack overflow: <stack:small@read_stack>+32 (a variable of 32 bytes, declared at line {SMALL} of read_stack) written 48 bytes by read, 0 bytes past its end, at input-plain+N",
-        "pread_heap | fault   | heap overflow: <malloc0003@input-plain+N>+40 (a block of 40 bytes, allocated at input-plain+N) written 48 bytes by pread, 0 bytes past its end, at input-plain+N",
-        "recv_heap  | fault   | heap overflow: <malloc0001@input-plain+N>+32 (a block of 32 bytes, allocated at input-plain+N) written 48 bytes by recvfrom, 0 bytes past its end, at input-plain+N",
-        "recv_heap  | rewrite | heap overflow: <malloc0001@input-plain+N>+32 (a block of 32 bytes, allocated at input-plain+N) written 48 bytes by recv, 0 bytes past its end, at input-plain+N",
+        "read_heap  | fault   | heap overflow: <malloc0001@read_heap+N>+32 (a block of 32 bytes, allocated at input.c:{READ_ALLOC}) written 48 bytes by read, 0 bytes past its end, at input.c:{READ} (read_heap+N)",
+        "read_heap  | rewrite | heap overflow: <malloc0001@read_heap+N>+32 (a block of 32 bytes, allocated at input.c:{READ_ALLOC}) written 48 bytes by read, 0 bytes past its end, at input.c:{READ} (read_heap+N)",
+        "read_stack | fault   | stack overflow: <stack:small@read_stack>+32 (a variable of 32 bytes, declared at line {SMALL} of read_stack) written 48 bytes by read, 0 bytes past its end, at input.c:{READ_STACK} (read_stack+N)",
+        "pread_heap | fault   | heap overflow: <malloc0003@pread_heap+N>+40 (a block of 40 bytes, allocated at input.c:{PREAD_ALLOC}) written 48 bytes by pread, 0 bytes past its end, at input.c:{PREAD} (pread_heap+N)",
+        "recv_heap  | fault   | heap overflow: <malloc0001@recv_heap+N>+32 (a block of 32 bytes, allocated at input.c:{RECV_ALLOC}) written 48 bytes by recvfrom, 0 bytes past its end, at input.c:{RECV} (recv_heap+N)",
+        "recv_heap  | rewrite | heap overflow: <malloc0001@recv_heap+N>+32 (a block of 32 bytes, allocated at input.c:{RECV_ALLOC}) written 48 bytes by recv, 0 bytes past its end, at input.c:{RECV} (recv_heap+N)",
     })
     void runCheckSeesTheKernelsWrites(String name, String mode, String report) throws Exception {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", mode), Map.of(), "./input-plain", name, "bad");

@@ -84,12 +84,12 @@ class CheckScanTest {
      * frame), and sscanf's store into the heap by its fault; rewrite mode checks in the wrappers. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "readv_heap   | fault   | heap overflow: <malloc0001@scan-plain+N>+16 (a block of 16 bytes, allocated at scan-plain+N) written 32 bytes by readv, 0 bytes past its end, at scan-plain+N",
-        "readv_heap   | rewrite | heap overflow: <malloc0001@scan-plain+N>+16 (a block of 16 bytes, allocated at scan-plain+N) written 32 bytes by readv, 0 bytes past its end, at scan-plain+N",
-        "recvmsg_heap | fault   | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 48 bytes by recvmsg, 0 bytes past its end, at recvmsg+N",
-        "recvmsg_heap | rewrite | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 48 bytes by recvmsg, 0 bytes past its end, at scan-plain+N",
-        "sscanf_heap  | rewrite | heap overflow: <malloc0001@scan-plain+N>+32 (a block of 32 bytes, allocated at scan-plain+N) written 49 bytes by sscanf, 0 bytes past its end, at scan-plain+N",
-        "swscanf_heap | rewrite | heap overflow: <malloc0001@scan-plain+N>+128 (a block of 128 bytes, allocated at scan-plain+N) written 196 bytes by swscanf, 0 bytes past its end, at scan-plain+N",
+        "readv_heap   | fault   | heap overflow: <malloc0001@readv_heap+N>+16 (a block of 16 bytes, allocated at scan.c:{READV_ALLOC}) written 32 bytes by readv, 0 bytes past its end, at scan.c:{READV} (readv_heap+N)",
+        "readv_heap   | rewrite | heap overflow: <malloc0001@readv_heap+N>+16 (a block of 16 bytes, allocated at scan.c:{READV_ALLOC}) written 32 bytes by readv, 0 bytes past its end, at scan.c:{READV} (readv_heap+N)",
+        "recvmsg_heap | fault   | heap overflow: <malloc0001@recvmsg_heap+N>+32 (a block of 32 bytes, allocated at scan.c:{RECVMSG_ALLOC}) written 48 bytes by recvmsg, 0 bytes past its end, at recvmsg+N",
+        "recvmsg_heap | rewrite | heap overflow: <malloc0001@recvmsg_heap+N>+32 (a block of 32 bytes, allocated at scan.c:{RECVMSG_ALLOC}) written 48 bytes by recvmsg, 0 bytes past its end, at scan.c:{RECVMSG} (recvmsg_heap+N)",
+        "sscanf_heap  | rewrite | heap overflow: <malloc0001@sscanf_heap+N>+32 (a block of 32 bytes, allocated at scan.c:{SSCANF_ALLOC}) written 49 bytes by sscanf, 0 bytes past its end, at scan.c:{SSCANF} (sscanf_heap+N)",
+        "swscanf_heap | rewrite | heap overflow: <malloc0001@swscanf_heap+N>+128 (a block of 128 bytes, allocated at scan.c:{SWSCANF_ALLOC}) written 196 bytes by swscanf, 0 bytes past its end, at scan.c:{SWSCANF} (swscanf_heap+N)",
     })
     void runCheckSeesThem(String name, String mode, String report) throws Exception {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", mode), Map.of(), "./scan-plain", name, "bad");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -26,12 +27,16 @@ import org.memtrace.testutil.Gcc;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckDefaultModeTest {
-    Path dir;
+    Path dir, source;
+
+    private int line(String key) throws Exception {
+        return CheckBuilds.line(source, key);
+    }
 
     @BeforeAll
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
-        CheckBuilds.fixture(dir, "run_rewrite_extra.c");
+        source = CheckBuilds.fixture(dir, "run_rewrite_extra.c");
         for (String[] b : new String[][] {{"-O0", "extra"}, {"-O2", "extra-O2"}}) {
             Process p = new ProcessBuilder("gcc", b[0], "-g", "-w", "-o", b[1], "run_rewrite_extra.c").directory(dir.toFile())
                     .redirectErrorStream(true).start();
@@ -50,11 +55,12 @@ class RunCheckDefaultModeTest {
         CheckBuilds.Run adjacent = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra-O2", "adjacent", "bad");
         assertThat(adjacent.status()).as(adjacent.stderr()).isEqualTo(1);
         assertThat(adjacent.stderr().lines().findFirst().orElse("")).matches("memtrace: global overflow: label\\+16 \\(a global of 16 "
-                + "bytes\\) written 21 bytes by strcpy, 0 bytes past its end, at extra-O2\\+\\d+, thread \\d+");
+                + "bytes\\) written 21 bytes by strcpy, 0 bytes past its end, at run_rewrite_extra\\.c:" + line("ADJACENT")
+                + " \\(main\\+\\d+\\), thread \\d+"); // adjacent() and under() inlined into main at -O2
         CheckBuilds.Run under = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra-O2", "under", "bad");
         assertThat(under.status()).as(under.stderr()).isEqualTo(1);
         assertThat(under.stderr().lines().findFirst().orElse("")).matches("memtrace: global underflow: level_table-8 \\(a global of 64 "
-                + "bytes\\) read 8 bytes, 8 bytes before its start, at extra-O2\\+\\d+, thread \\d+");
+                + "bytes\\) read 8 bytes, 8 bytes before its start, at run_rewrite_extra\\.c:" + line("UNDER") + " \\(main\\+\\d+\\), thread \\d+");
         CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./extra-O2", "all", "good");
         CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra-O2", "all", "good");
         assertThat(good.stderr()).isEmpty();
@@ -64,23 +70,24 @@ class RunCheckDefaultModeTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "loop   | global overflow: counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end",
-        "memset | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end",
-        "strcpy | global overflow: names+20 (a global of 20 bytes) written 24 bytes by strcpy, 0 bytes past its end",
+        "loop   | global overflow: counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end | LOOP | loop",
+        "memset | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end | MEMSET | clear",
+        "strcpy | global overflow: names+20 (a global of 20 bytes) written 24 bytes by strcpy, 0 bytes past its end | STRCPY | copy",
         // no padding after label: strcpy's range is checked against the global its pointer is in
-        "adjacent | global overflow: label+16 (a global of 16 bytes) written 21 bytes by strcpy, 0 bytes past its end",
+        "adjacent | global overflow: label+16 (a global of 16 bytes) written 21 bytes by strcpy, 0 bytes past its end | ADJACENT | adjacent",
         // .data's first object, after crtstuff's __dso_handle (8 bytes, no size in .symtab) and 16 bytes of padding
-        "under  | global underflow: level_table-8 (a global of 64 bytes) read 8 bytes, 8 bytes before its start",
+        "under  | global underflow: level_table-8 (a global of 64 bytes) read 8 bytes, 8 bytes before its start | UNDER | under",
     })
-    void aGlobalOverflowOrUnderflowIsReported(String name, String report) throws Exception {
+    void aGlobalOverflowOrUnderflowIsReported(String name, String report, String at, String function) throws Exception {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./extra", name, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
-        assertThat(lines.get(0)).startsWith("memtrace: " + report + ", at extra+").matches(".*, at extra\\+\\d+, thread \\d+");
+        String site = "run_rewrite_extra.c:" + line(at) + " (" + function + "+";
+        assertThat(lines.get(0)).startsWith("memtrace: " + report + ", at " + site).matches(".*\\+\\d+\\), thread \\d+");
         // then its frames with their lines, as fault mode gives them: the function that overflowed, then main
-        assertThat(lines.subList(1, lines.size())).as(r.stderr()).hasSize(2)
-                .allMatch(l -> l.matches("    #\\d run_rewrite_extra\\.c:\\d+ \\(extra\\+\\d+\\) in \\w+"));
-        assertThat(lines.get(2)).endsWith(" in main");
+        assertThat(lines.subList(1, lines.size())).as(r.stderr()).hasSize(2);
+        assertThat(lines.get(1)).startsWith("    #0 " + site).matches(".*\\+\\d+\\) in " + function);
+        assertThat(lines.get(2)).matches("    #1 run_rewrite_extra\\.c:\\d+ \\(main\\+\\d+\\) in main");
         assertThat(r.stdout()).isEmpty(); // stopped at the report, before the program's line
     }
 
@@ -135,11 +142,12 @@ class RunCheckDefaultModeTest {
     @Test
     void anExecutableWithNothingToCheckIsStillRewritten() throws Exception {
         Path prog = Gcc.compile(dir, "run_calls_only.c", "calls", "-O2", "-g");
+        String file = Pattern.quote(dir.resolve("run_calls_only.c").toString()); // compiled by its absolute path
         CheckBuilds.Run bad = CheckBuilds.runCheck(dir, List.of(), Map.of(), prog.toString());
         assertThat(bad.status()).as(bad.stderr()).isEqualTo(1);
         assertThat(bad.stderr().lines().toList()).as(bad.stderr()).hasSize(1).first().asString()
-                .matches("memtrace: heap overflow: <malloc0001@calls\\+\\d+>\\+10 \\(a block of 10 bytes, allocated at calls\\+\\d+\\) "
-                        + "written 11 bytes by memset, 0 bytes past its end, at calls\\+\\d+, thread \\d+");
+                .matches("memtrace: heap overflow: <malloc0001@main\\+\\d+>\\+10 \\(a block of 10 bytes, allocated at " + file + ":11\\) "
+                        + "written 11 bytes by memset, 0 bytes past its end, at " + file + ":12 \\(main\\+\\d+\\), thread \\d+");
         CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of(), prog.toString(), "good");
         assertThat(good.stderr()).isEmpty();
         assertThat(good.status()).isZero();

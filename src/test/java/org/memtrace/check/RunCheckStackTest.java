@@ -63,15 +63,18 @@ class RunCheckStackTest {
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(3);
-        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at run_stack+").matches(".*, at run_stack\\+(\\d+), thread \\d+");
-        String code = lines.get(0).replaceAll(".*, at (run_stack\\+\\d+), thread.*", "$1");
-        assertThat(lines.get(1)).isEqualTo("    #0 run_stack.c:" + line(at) + " (" + code + ") in " + function);
+        // the site as a --check build names it: file:line from the DWARF line table, the function from the .symtab
+        String site = "run_stack.c:" + line(at);
+        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at " + site + " (" + function + "+")
+                .matches(".*, at run_stack\\.c:\\d+ \\(" + function + "\\+\\d+\\), thread \\d+");
+        String code = lines.get(0).replaceAll(".*, at run_stack\\.c:\\d+ \\((" + function + "\\+\\d+)\\), thread.*", "$1");
+        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + code + ") in " + function);
         String up = name.equals("callee") ? "callee_fills" : "main";
-        assertThat(lines.get(2)).matches("    #1 run_stack\\.c:" + line(caller) + " \\(run_stack\\+\\d+\\) in " + up);
+        assertThat(lines.get(2)).matches("    #1 run_stack\\.c:" + line(caller) + " \\(" + up + "\\+\\d+\\) in " + up);
         assertThat(r.stdout()).isEmpty(); // stopped at the report, before main printed
         // with --stack-depth 1: the one line (the default, 12, gives the frames as above)
         CheckBuilds.Run one = CheckBuilds.runCheck(dir, List.of("--mode", "fault", "--stack-depth", "1"), Map.of(), "./run_stack", name, "bad");
-        assertThat(one.stderr().lines().toList()).hasSize(1).first().asString().startsWith("memtrace: " + want + ", at " + code + ", thread ");
+        assertThat(one.stderr().lines().toList()).hasSize(1).first().asString().startsWith("memtrace: " + want + ", at " + site + " (" + code + "), thread ");
     }
 
     /**
@@ -142,7 +145,7 @@ class RunCheckStackTest {
         for (int i = 0; i < 3; i++) {
             assertThat(frames.get(i).get("line").asText()).isEqualTo("run_stack.c:" + line(want[i][0]));
             assertThat(frames.get(i).get("function").asText()).isEqualTo(want[i][1]);
-            assertThat(frames.get(i).get("code").asText()).matches("run_stack\\+\\d+");
+            assertThat(frames.get(i).get("code").asText()).matches(want[i][1] + "\\+\\d+");
         }
         assertThat(frames.get(0).get("code").asText()).isEqualTo(n.get("at").get("code").asText());
 

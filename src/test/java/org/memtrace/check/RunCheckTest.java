@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,13 +32,13 @@ import org.memtrace.testutil.Cli;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckTest {
-    Path dir;
+    Path dir, source, cxxSource;
 
     @BeforeAll
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
-        CheckBuilds.fixture(dir, "cases.c");
-        CheckBuilds.fixture(dir, "cases.cc");
+        source = CheckBuilds.fixture(dir, "cases.c");
+        cxxSource = CheckBuilds.fixture(dir, "cases.cc");
         CheckBuilds.fixture(dir, "run_threads.c");
         for (String level : List.of("O0", "O2")) {
             gcc("gcc", "-" + level, "-g", "-o", "cases-" + level, "cases.c");
@@ -64,40 +66,54 @@ class RunCheckTest {
     }
 
     /**
-     * The C cases of the heap classes: the report after "memtrace: " as a regex, M standing for the module. In
-     * rewrite mode the check runtime's strcpy wrapper sees the whole copy, as for a --check build.
+     * The C cases of the heap classes: the report after "memtrace: " as a regex, each site named as a --check build
+     * names it (the function from the executable's .symtab, file:line from its DWARF): {A}, {F} and {B} stand for
+     * the case's ALLOC, FREE and BAD lines of cases.c. In rewrite mode the check runtime's strcpy wrapper sees the
+     * whole copy, as for a --check build.
      */
     private static Map<String, String> heapCases(String mode) {
         Map<String, String> e = new LinkedHashMap<>();
-        e.put("heap_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at M\\+\\d+\\) "
-                + "written 1 byte, 0 bytes past its end, at M\\+\\d+");
-        e.put("heap_underflow", "heap underflow: <malloc0001@M\\+\\d+>-8 \\(a block of 128 bytes, allocated at M\\+\\d+\\) "
-                + "read 8 bytes, 8 bytes before its start, at M\\+\\d+");
-        e.put("use_after_free", "use after free: <freed:0001@M\\+\\d+>\\+8 \\(a block of 64 bytes, allocated at M\\+\\d+, "
-                + "freed at M\\+\\d+\\) read 4 bytes, at M\\+\\d+");
-        e.put("reused_after_free", "use after free: <freed:0001@M\\+\\d+>\\+4 \\(a block of 64 bytes, allocated at M\\+\\d+, "
-                + "freed at M\\+\\d+\\) read 4 bytes, at M\\+\\d+");
-        e.put("double_free", "double free: free of <freed:0001@M\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at M\\+\\d+, "
-                + "freed at M\\+\\d+\\), at M\\+\\d+");
+        e.put("heap_overflow", "heap overflow: <malloc0001@heap_overflow\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at {A}\\) "
+                + "written 1 byte, 0 bytes past its end, at {B} \\(heap_overflow\\+\\d+\\)");
+        e.put("heap_underflow", "heap underflow: <malloc0001@heap_underflow\\+\\d+>-8 \\(a block of 128 bytes, allocated at {A}\\) "
+                + "read 8 bytes, 8 bytes before its start, at {B} \\(heap_underflow\\+\\d+\\)");
+        e.put("use_after_free", "use after free: <freed:0001@use_after_free\\+\\d+>\\+8 \\(a block of 64 bytes, allocated at {A}, "
+                + "freed at {F}\\) read 4 bytes, at {B} \\(use_after_free\\+\\d+\\)");
+        e.put("reused_after_free", "use after free: <freed:0001@reused_after_free\\+\\d+>\\+4 \\(a block of 64 bytes, allocated at {A}, "
+                + "freed at {F}\\) read 4 bytes, at {B} \\(reused_after_free\\+\\d+\\)");
+        e.put("double_free", "double free: free of <freed:0001@double_free\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at {A}, "
+                + "freed at {F}\\), at {B} \\(double_free\\+\\d+\\)");
         // check_report.c names a pointer into the freeing thread's stack so, debug info or not
-        e.put("free_stack", "invalid free: free of <stack> \\(memory on the stack of thread \\d+\\), at M\\+\\d+");
+        e.put("free_stack", "invalid free: free of <stack> \\(memory on the stack of thread \\d+\\), at {B} \\(free_stack\\+\\d+\\)");
         // rewrite mode knows the globals' extents from the symbols (check_symglobals.c): the global is named
-        e.put("free_global", mode.equals("rewrite") ? "invalid free: free of table\\+0 \\(a global of 40 bytes\\), at M\\+\\d+"
-                : "invalid free: free of 0x[0-9a-f]+ \\(not memory this allocator gave out\\), at M\\+\\d+");
-        e.put("free_middle", "invalid free: free of <malloc0001@M\\+\\d+>\\+8 \\(a block of 16 bytes, allocated at M\\+\\d+\\), "
-                + "at M\\+\\d+");
-        e.put("memcpy_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at M\\+\\d+\\) "
-                + "written 17 bytes by memcpy, 0 bytes past its end, at M\\+\\d+");
+        e.put("free_global", (mode.equals("rewrite") ? "invalid free: free of table\\+0 \\(a global of 40 bytes\\)"
+                : "invalid free: free of 0x[0-9a-f]+ \\(not memory this allocator gave out\\)") + ", at {B} \\(free_global\\+\\d+\\)");
+        e.put("free_middle", "invalid free: free of <malloc0001@free_middle\\+\\d+>\\+8 \\(a block of 16 bytes, allocated at {A}\\), "
+                + "at {B} \\(free_middle\\+\\d+\\)");
+        e.put("memcpy_overflow", "heap overflow: <malloc0001@memcpy_overflow\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at {A}\\) "
+                + "written 17 bytes by memcpy, 0 bytes past its end, at {B} \\(memcpy_overflow\\+\\d+\\)");
         // fault mode: libc's strcpy writes its last 16 bytes with one vector store, the access reported
-        e.put("strcpy_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at M\\+\\d+\\) "
-                + (mode.equals("rewrite") ? "written 17 bytes by strcpy, 0 bytes past its end, at M\\+\\d+"
+        e.put("strcpy_overflow", "heap overflow: <malloc0001@strcpy_overflow\\+\\d+>\\+16 \\(a block of 16 bytes, allocated at {A}\\) "
+                + (mode.equals("rewrite") ? "written 17 bytes by strcpy, 0 bytes past its end, at {B} \\(strcpy_overflow\\+\\d+\\)"
                         : "written \\d+ bytes, 0 bytes past its end, at libc\\.so\\.6\\+\\d+"));
-        e.put("leak", "leak: <malloc0001@M\\+\\d+> \\(a block of 16 bytes, allocated at M\\+\\d+\\) unreachable at exit");
-        e.put("loop_overflow", "heap overflow: <malloc0001@M\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at M\\+\\d+\\) "
-                + "written 4 bytes, 0 bytes past its end, at M\\+\\d+");
-        e.put("struct_fields", "heap overflow: <malloc0001@M\\+\\d+>\\+24 \\(a block of 24 bytes, allocated at M\\+\\d+\\) "
-                + "read 8 bytes, 0 bytes past its end, at M\\+\\d+");
+        e.put("leak", "leak: <malloc0001@leak\\+\\d+> \\(a block of 16 bytes, allocated at {A}\\) unreachable at exit");
+        e.put("loop_overflow", "heap overflow: <malloc0001@loop_overflow\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at {A}\\) "
+                + "written 4 bytes, 0 bytes past its end, at {B} \\(loop_overflow\\+\\d+\\)");
+        e.put("struct_fields", "heap overflow: <malloc0001@struct_fields\\+\\d+>\\+24 \\(a block of 24 bytes, allocated at {A}\\) "
+                + "read 8 bytes, 0 bytes past its end, at {B:fields} \\(fields\\+\\d+\\)");
         return e;
+    }
+
+    /** A case's pattern with {A}, {F}, {B} (or {B:key}) replaced by the lines of its markers in source. */
+    private static String sites(Path source, String file, String name, String pattern) throws Exception {
+        Matcher m = Pattern.compile("\\{([AFB])(?::(\\w+))?\\}").matcher(pattern);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            String kind = switch (m.group(1)) { case "A" -> "ALLOC"; case "F" -> "FREE"; default -> "BAD"; };
+            String key = kind + ":" + (m.group(2) != null ? m.group(2) : name);
+            m.appendReplacement(b, Matcher.quoteReplacement(Pattern.quote(file + ":" + CheckBuilds.line(source, key))));
+        }
+        return m.appendTail(b).toString();
     }
 
     @ParameterizedTest
@@ -105,7 +121,7 @@ class RunCheckTest {
     void everyHeapClassIsReportedAsCompiledInAndEveryTwinIsSilent(String level, String mode) throws Exception {
         String binary = "cases-" + level;
         for (var c : heapCases(mode).entrySet()) {
-            String want = c.getValue().replace("M", binary.replace("-", "\\-"));
+            String want = sites(source, "cases.c", c.getKey(), c.getValue());
             CheckBuilds.Run bad = check(mode, Map.of(), "./" + binary, c.getKey(), "bad");
             String first = bad.stderr().lines().findFirst().orElse("");
             boolean leak = c.getKey().equals("leak");
@@ -128,24 +144,28 @@ class RunCheckTest {
     @ParameterizedTest
     @CsvSource({"O0, fault", "O2, fault", "O0, rewrite", "O2, rewrite"})
     void cxxMismatchesOverflowsAndUseAfterDeleteAreReported(String level, String mode) throws Exception {
-        String binary = "cxx-" + level, m = binary.replace("-", "\\-");
+        String binary = "cxx-" + level;
         boolean rw = mode.equals("rewrite");
         String first = rw ? "0002" : "0001", second = rw ? "0003" : "0002";
         Map<String, String> e = new LinkedHashMap<>();
-        e.put("malloc_delete", "allocator mismatch: delete of <malloc" + first + "@M\\+\\d+>\\+0 \\(a block of 64 bytes, "
-                + "allocated at M\\+\\d+, from malloc\\), at M\\+\\d+");
-        e.put("array_delete", "allocator mismatch: delete of <new\\[\\]" + first + "@M\\+\\d+>\\+0 \\(a block of 64 bytes, "
-                + "allocated at M\\+\\d+, from new\\[\\]\\), at M\\+\\d+");
-        e.put("new_overflow", "heap overflow: <new\\[\\]" + first + "@M\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at M\\+\\d+\\) "
-                + "written 4 bytes, 0 bytes past its end, at M\\+\\d+");
-        e.put("use_after_delete", "use after free: <freed:" + second + "@M\\+\\d+>\\+0 \\(a block of 16 bytes, allocated at M\\+\\d+, "
-                + "freed at M\\+\\d+\\) read 8 bytes, at M\\+\\d+");
-        e.put("vector_overflow", "heap overflow: <new" + first + "@M\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at M\\+\\d+\\) "
-                + "written 4 bytes, 0 bytes past its end, at M\\+\\d+");
+        e.put("malloc_delete", "allocator mismatch: delete of <malloc" + first + "@malloc_delete\\(int, int\\)\\+\\d+>\\+0 \\(a block of "
+                + "64 bytes, allocated at {A}, from malloc\\), at {B} \\(malloc_delete\\(int, int\\)\\+\\d+\\)");
+        e.put("array_delete", "allocator mismatch: delete of <new\\[\\]" + first + "@array_delete\\(int, int\\)\\+\\d+>\\+0 \\(a block of "
+                + "64 bytes, allocated at {A}, from new\\[\\]\\), at {B} \\(array_delete\\(int, int\\)\\+\\d+\\)");
+        e.put("new_overflow", "heap overflow: <new\\[\\]" + first + "@new_overflow\\(int, int\\)\\+\\d+>\\+64 \\(a block of 64 bytes, "
+                + "allocated at {A}\\) written 4 bytes, 0 bytes past its end, at {B} \\(new_overflow\\(int, int\\)\\+\\d+\\)");
+        e.put("use_after_delete", "use after free: <freed:" + second + "@use_after_delete\\(int, int\\)\\+\\d+>\\+0 \\(a block of 16 bytes, "
+                + "allocated at {A}, freed at {F}\\) read 8 bytes, at {B} \\(use_after_delete\\(int, int\\)\\+\\d+\\)");
+        // the vector's block comes from libstdc++'s allocator, its own function at -O0 and inlined at -O2; its line is
+        // that of the installed gcc's header (bits/new_allocator.h), whose version and line vary with gcc
+        String vectorNew = level.equals("O0") ? "std::__new_allocator<int>::allocate\\(unsigned long, void const\\*\\)" : "vector_overflow\\(int, int\\)";
+        e.put("vector_overflow", "heap overflow: <new" + first + "@" + vectorNew + "\\+\\d+>\\+64 \\(a block of 64 bytes, allocated at "
+                + "/usr/include/c\\+\\+/\\d+/bits/new_allocator\\.h:\\d+\\) "
+                + "written 4 bytes, 0 bytes past its end, at {B} \\(vector_overflow\\(int, int\\)\\+\\d+\\)");
         for (var c : e.entrySet()) {
             CheckBuilds.Run bad = check(mode, Map.of(), "./" + binary, c.getKey(), "bad");
             assertThat(bad.stderr().lines().findFirst().orElse("")).as(level + " " + c.getKey())
-                    .matches("memtrace: " + c.getValue().replace("M", m) + ", thread \\d+");
+                    .matches("memtrace: " + sites(cxxSource, "cases.cc", c.getKey(), c.getValue()) + ", thread \\d+");
             assertThat(bad.status()).isEqualTo(1);
             CheckBuilds.Run good = check(mode, Map.of(), "./" + binary, c.getKey(), "good");
             assertThat(good.stderr()).as(level + " twin of " + c.getKey()).isEmpty();
@@ -163,10 +183,13 @@ class RunCheckTest {
         assertThat(good.status()).isZero();
         CheckBuilds.Run bad = check(mode, Map.of(), "./threads", "bad");
         List<String> lines = bad.stderr().lines().toList();
-        assertThat(lines.getFirst()).matches("memtrace: heap overflow: <malloc\\d{4}@threads\\+\\d+>\\+40 \\(a block of 40 bytes, "
-                + "allocated at threads\\+\\d+\\) read 4 bytes, 0 bytes past its end, at threads\\+\\d+, thread \\d+");
+        Path source = dir.resolve("run_threads.c");
+        int alloc = CheckBuilds.line(source, "ALLOC:threads"), at = CheckBuilds.line(source, "BAD:threads");
+        assertThat(lines.getFirst()).matches("memtrace: heap overflow: <malloc\\d{4}@work\\+\\d+>\\+40 \\(a block of 40 bytes, "
+                + "allocated at run_threads\\.c:" + alloc + "\\) read 4 bytes, 0 bytes past its end, at run_threads\\.c:" + at
+                + " \\(work\\+\\d+\\), thread \\d+");
         // fault mode unwinds the access by .eh_frame (docs/stacks.md, "Access stacks"): the thread's function first
-        if (mode.equals("fault")) assertThat(lines.get(1)).matches("    #0 run_threads\\.c:\\d+ \\(threads\\+\\d+\\) in work");
+        if (mode.equals("fault")) assertThat(lines.get(1)).matches("    #0 run_threads\\.c:" + at + " \\(work\\+\\d+\\) in work");
         else assertThat(lines).hasSize(1);
         assertThat(bad.status()).isEqualTo(1);
     }
@@ -187,11 +210,12 @@ class RunCheckTest {
         assertThat(n.get("size").asInt()).isEqualTo(4);
         assertThat(n.get("offset").asInt()).isEqualTo(8);
         assertThat(n.get("object").get("size").asInt()).isEqualTo(64);
-        assertThat(n.get("object").get("name").asText()).matches("<freed:0001@cases-O2\\+\\d+>");
+        assertThat(n.get("object").get("name").asText()).matches("<freed:0001@use_after_free\\+\\d+>");
         assertThat(records.get(1).get("kind").asText()).isEqualTo("summary");
         // the report's frames (fault mode: unwound by .eh_frame, -O2 code included), then the summary
         List<String> lines = r.stderr().lines().toList();
-        if (mode.equals("fault")) assertThat(lines.get(1)).matches("    #0 cases\\.c:\\d+ \\(cases-O2\\+\\d+\\) in use_after_free");
+        if (mode.equals("fault")) assertThat(lines.get(1)).matches("    #0 cases\\.c:" + CheckBuilds.line(source, "BAD:use_after_free")
+                + " \\(use_after_free\\+\\d+\\) in use_after_free");
         assertThat(lines.stream().filter(l -> !l.startsWith("    #")).toList()).element(1).asString().startsWith("memtrace: check summary: ");
         // an existing JSON file is never overwritten: one line, status 2
         CheckBuilds.Run again = check(mode, Map.of("MEMTRACE_CHECK_JSON", json.toString()), "./cases-O2", "use_after_free", "good");
@@ -233,8 +257,11 @@ class RunCheckTest {
         assertThat(r.status()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).hasSize(3);
+        Path source = dir.resolve("demangle.cc");
+        int alloc = CheckBuilds.line(source, "ALLOC"), at = CheckBuilds.line(source, "BAD");
         assertThat(lines.get(0)).matches("memtrace: heap overflow: <new\\[\\]0001@Foo::Foo\\(int\\)\\+(\\d+)>\\+16 \\(a block of 16 bytes, "
-                + "allocated at Foo::Foo\\(int\\)\\+\\d+\\) written 4 bytes, 0 bytes past its end, at Foo::bar\\(int\\)\\+\\d+, thread \\d+");
+                + "allocated at demangle\\.cc:" + alloc + "\\) written 4 bytes, 0 bytes past its end, at demangle\\.cc:" + at
+                + " \\(Foo::bar\\(int\\)\\+\\d+\\), thread \\d+");
         assertThat(lines.get(1)).matches("    #0 demangle\\.cc:\\d+ \\(Foo::bar\\(int\\)\\+\\d+\\) in Foo::bar\\(int\\)");
         assertThat(lines.get(2)).matches("    #1 demangle\\.cc:\\d+ \\(main\\+\\d+\\) in main");
         Path log = dir.resolve("demangle.sarif");
@@ -245,14 +272,15 @@ class RunCheckTest {
         JsonNode result = results.get(0);
         assertThat(result.get("ruleId").asText()).isEqualTo("heap-overflow");
         assertThat(result.get("message").get("text").asText()).isEqualTo(sarif.stderr().lines().findFirst().orElseThrow().substring("memtrace: ".length()));
-        // no call-site table: no file:line, the code's name only
-        assertThat(result.get("locations").get(0).has("physicalLocation")).isFalse();
+        // no call-site table: file:line from the executable's DWARF line table, the code's name by its .symtab
+        assertThat(result.get("locations").get(0).get("physicalLocation").get("region").get("startLine").asInt()).isEqualTo(at);
         assertThat(result.get("locations").get(0).get("logicalLocations").get(0).get("fullyQualifiedName").asText()).matches("Foo::bar\\(int\\)\\+\\d+");
         assertThat(result.get("relatedLocations").get(0).get("logicalLocations").get(0).get("fullyQualifiedName").asText())
                 .matches("Foo::Foo\\(int\\)\\+\\d+");
         CheckBuilds.Run raw = check(Map.of("MEMTRACE_CHECK", "mangled"), "./demangle", "bad");
         List<String> rawLines = raw.stderr().lines().toList();
-        assertThat(rawLines.getFirst()).matches("memtrace: heap overflow: <new\\[\\]0001@_ZN3FooC2Ei\\+\\d+>\\+16 .* at _ZN3Foo3barEi\\+\\d+, thread \\d+");
+        assertThat(rawLines.getFirst()).matches("memtrace: heap overflow: <new\\[\\]0001@_ZN3FooC2Ei\\+\\d+>\\+16 .* at demangle\\.cc:" + at
+                + " \\(_ZN3Foo3barEi\\+\\d+\\), thread \\d+");
         assertThat(rawLines.get(1)).matches("    #0 demangle\\.cc:\\d+ \\(_ZN3Foo3barEi\\+\\d+\\) in _ZN3Foo3barEi");
     }
 
@@ -373,11 +401,13 @@ class RunCheckTest {
         assertThat(r.status()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(3);
-        assertThat(lines.get(0)).matches("memtrace: heap overflow: <malloc0001@cases-O0\\+\\d+>\\+64 .*, at cases-O0\\+(\\d+), thread \\d+");
-        String at = lines.get(0).replaceAll(".*, at (cases-O0\\+\\d+), thread.*", "$1");
+        String site = "cases.c:" + CheckBuilds.line(source, "BAD:loop_overflow");
+        assertThat(lines.get(0)).matches("memtrace: heap overflow: <malloc0001@loop_overflow\\+\\d+>\\+64 .*, at " + Pattern.quote(site)
+                + " \\(loop_overflow\\+(\\d+)\\), thread \\d+");
+        String at = lines.get(0).replaceAll(".*, at cases\\.c:\\d+ \\((loop_overflow\\+\\d+)\\), thread.*", "$1");
         // file:line from the executable's DWARF line table (cases.c is built -g)
-        assertThat(lines.get(1)).matches("    #0 cases\\.c:\\d+ \\(" + at.replace("+", "\\+") + "\\) in loop_overflow");
-        assertThat(lines.get(2)).matches("    #1 cases\\.c:\\d+ \\(cases-O0\\+\\d+\\) in main");
+        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + at + ") in loop_overflow");
+        assertThat(lines.get(2)).matches("    #1 cases\\.c:\\d+ \\(main\\+\\d+\\) in main");
     }
 
     /**

@@ -12,13 +12,17 @@
 # memcheck: an error, status 99); the kind is the tool's first word for it. Under run --check and memcheck
 # the twins of a build run in one process (`corpus all good`), so their column counts runs, not twins. Prints a table per class and one
 # per case, appended to bench/results/check-corpus.md (bench/results.sh; BENCH_RESULTS=off for a trial run).
+# CORPUS=corpus2 runs the second corpus (src/test/resources/c/check/corpus2: 33 C and 10 C++ cases written as an
+# outside judge would, with the first corpus's driver and a shared data file, corpus2_data.c) into
+# bench/results/check-corpus2.md.
 # Usage: bench/check-corpus.sh  (JOBS=N runs N cases at once, default 2; MEMCHECK=off, RUNCHECK=off skip those;
 # TABLES_ONLY=on tabulates the results.tsv of the last run again; SLOW_LEVELS="O0 O2" the levels run --check and memcheck run at, default O0 (each run of either costs
 # seconds: a JVM, a valgrind); REUSE=on keeps the builds of the last run when they are there)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-src="$root/src/test/resources/c/check/corpus"
-out="$root/bench/out/check-corpus"
+CORPUS=${CORPUS:-corpus}
+src="$root/src/test/resources/c/check/$CORPUS"
+out="$root/bench/out/check-$CORPUS"
 mt="$root/memtrace"
 JOBS=${JOBS:-2}
 MEMCHECK=${MEMCHECK:-on}
@@ -27,6 +31,7 @@ SLOW_LEVELS=${SLOW_LEVELS:-O0}
 if [ "${REUSE:-off}" != on ] || [ ! -x "$out/asan-cxx-O2F" ]; then
   rm -rf "$out"
   mkdir -p "$out"
+  cp "$src/../corpus/"{main.c,main.cc,corpus_io.c,corpus.h} "$out"/   # the driver every corpus shares
   cp "$src"/* "$out"/
   REUSE=off
 fi
@@ -34,7 +39,7 @@ cd "$out"
 if [ "${TABLES_ONLY:-off}" != on ]; then
 rm -f ./*.err ./*.out ./*.native results.tsv
 "$mt" cc --help >/dev/null 2>&1 || true   # builds the jar first if the sources changed
-cfiles=$(sed 's/CASE(\(.*\))/\1.c/' cases_c.def | tr '\n' ' ')
+cfiles="$(sed 's/CASE(\(.*\))/\1.c/' cases_c.def | tr '\n' ' ') $(ls ./*_data.c 2>/dev/null | tr '\n' ' ')"
 cxxfiles=$(sed 's/CASE(\(.*\))/\1.cc/' cases_cxx.def | tr '\n' ' ')
 declare -A flags=([O0]="-O0 -g" [O2]="-O2 -g" [O2F]="-O2 -g -D_FORTIFY_SOURCE=2")
 for level in O0 O2 O2F; do
@@ -108,13 +113,13 @@ export MT="$mt"
 fi
 
 . "$root/bench/results.sh"
-bench_results check-corpus "$@"
+bench_results "check-$CORPUS" "$@"
 echo "gcc $(gcc -dumpfullversion), $(valgrind --version 2>/dev/null || echo 'no valgrind'); $(wc -l <cases_c.def) C and $(wc -l <cases_cxx.def) C++ cases"
 echo
 # the class of a case, by its name
 awk -F'\t' '
 function cls(n) {
-  if (n ~ /^(heap_|realloc_shrink|cxx_new_array_overflow|cxx_vector|cxx_string_copy)/) {
+  if (n ~ /^(heap_|realloc_shrink|cxx_new_array_overflow|cxx_vector|cxx_string_copy|cxx_heap_)/) {
     if (n ~ /underwrite/) return "CWE-124 heap underwrite"; if (n ~ /underread/) return "CWE-127 heap underread";
     if (n ~ /overread/) return "CWE-126 heap overread"; return "CWE-122 heap overflow" }
   if (n ~ /^(stack_|cxx_stack_)/) {
@@ -128,6 +133,8 @@ function cls(n) {
   if (n ~ /^(free_|cxx_delete_)/) return "CWE-590 free of non-heap"
   if (n ~ /^cxx_(new_array_delete|malloc_delete|new_free|new_delete_array)/) return "CWE-762 allocator mismatch"
   if (n ~ /^null_/) return "CWE-476 NULL dereference"
+  if (n ~ /^overlap_/) return "overlapping copy"
+  if (n ~ /^intra_/) return "intra-object overflow"
   if (n ~ /leak/) return "CWE-401 leak"
   return "other" }
 $6 ~ /^memtrace:_the_program/ { $5 = "no"; $6 = "-" }

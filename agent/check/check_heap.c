@@ -415,6 +415,12 @@ static void *reallocate(void *old, size_t n, const void *pc)
         return NULL;
     }
     if (b->family != MC_MALLOC) mc_report_free("allocator mismatch", (uintptr_t)old, b, pc, "realloc");
+    /* glibc frees the block and returns NULL (REALLOC_ZERO_BYTES_FREES), as run --check's check_realloc does:
+     * a caller that takes NULL for "failed, old still valid" and frees old again double-frees natively too */
+    if (n == 0) {
+        release(old, b->family, pc);
+        return NULL;
+    }
     void *p = allocate(n, 16, MC_MALLOC, 2, pc);
     if (!p) return NULL;
     memcpy(p, old, b->size < n ? b->size : n);

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Cli;
 
@@ -187,13 +188,31 @@ class CheckCorpusTest {
 
     Path dir;
 
+    /** The corpus's resource directory under /c/check/; its driver files may come from the first corpus's. */
+    String corpus() { return "corpus"; }
+
+    /** C files every C case is linked with besides the driver (data another case's translation unit uses). */
+    List<String> sharedSources() { return List.of(); }
+
+    /** The expectations: cc --check's first report per C and C++ case, run --check's per case it finds. */
+    String ccCheckC() { return C_CHECK; }
+    String ccCheckCxx() { return CXX_CHECK; }
+    String runCheckExpected() { return RUN_CHECK; }
+
+    /** The levels run --check is tested at, and its options and environment (here fault mode, with globals). */
+    List<String> runLevels() { return List.of("O0", "O2"); }
+    List<String> runOptions() { return List.of("--mode", "fault"); }
+    Map<String, String> runEnv() { return Map.of("MEMTRACE_CHECK", "globals"); }
+
     @BeforeAll
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
         List<String> files = new ArrayList<>(List.of("corpus.h", "corpus_io.c", "main.c", "main.cc", "cases_c.def", "cases_cxx.def"));
         copy("cases_c.def");
         copy("cases_cxx.def");
-        List<String> c = cases("c").stream().map(n -> n + ".c").toList(), cxx = cases("cxx").stream().map(n -> n + ".cc").toList();
+        List<String> c = new ArrayList<>(cases("c").stream().map(n -> n + ".c").toList());
+        List<String> cxx = cases("cxx").stream().map(n -> n + ".cc").toList();
+        c.addAll(sharedSources());
         files.addAll(c);
         files.addAll(cxx);
         for (String f : files) if (!Files.exists(dir.resolve(f))) copy(f);
@@ -231,7 +250,8 @@ class CheckCorpusTest {
     }
 
     private void copy(String name) throws IOException {
-        try (InputStream in = CheckCorpusTest.class.getResourceAsStream("/c/check/corpus/" + name)) {
+        InputStream own = CheckCorpusTest.class.getResourceAsStream("/c/check/" + corpus() + "/" + name);
+        try (InputStream in = own != null ? own : CheckCorpusTest.class.getResourceAsStream("/c/check/corpus/" + name)) {
             if (in == null) throw new IOException("no corpus file " + name);
             Files.copy(in, dir.resolve(name));
         }
@@ -253,7 +273,7 @@ class CheckCorpusTest {
     void everyBugIsReportedExactlyByCcCheckAndEveryTwinIsSilent(String build) throws Exception {
         String lang = build.substring(0, build.indexOf('-'));
         String level = build.substring(build.indexOf('-') + 1);
-        Map<String, String> expected = forLevel(CheckRecallTest.parse(lang.equals("c") ? C_CHECK : CXX_CHECK), level);
+        Map<String, String> expected = forLevel(CheckRecallTest.parse(lang.equals("c") ? ccCheckC() : ccCheckCxx()), level);
         assertThat(expected.keySet()).as("every case has an expected report").containsExactlyElementsOf(cases(lang));
         List<String> failures = new ArrayList<>();
         for (var c : expected.entrySet()) {
@@ -279,10 +299,10 @@ class CheckCorpusTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"O0", "O2"})
+    @MethodSource("runLevels")
     void runCheckFindsTheHeapBugsOfPlainBuildsAndNoTwin(String level) throws Exception {
         List<String> failures = new ArrayList<>();
-        for (var c : forLevel(CheckRecallTest.parse(RUN_CHECK), level).entrySet()) {
+        for (var c : forLevel(CheckRecallTest.parse(runCheckExpected()), level).entrySet()) {
             String name = c.getKey(), lang = name.startsWith("cxx_") ? "cxx" : "c", binary = "plain-" + lang + "-" + level;
             boolean leak = c.getValue().startsWith("leak:");
             String want = "memtrace: " + regex(c.getValue().replace("{M}", binary), "") + (leak ? "" : ", thread \\d+");
@@ -305,9 +325,9 @@ class CheckCorpusTest {
         assertThat(failures).isEmpty();
     }
 
-    /** memtrace run --check -- COMMAND with the globals' checks asked for (MEMTRACE_CHECK=globals), no other variable. */
+    /** memtrace run --check RUNOPTIONS -- COMMAND with runEnv() as the only variables. */
     private CheckBuilds.Run runCheck(String... command) throws Exception {
-        return CheckBuilds.runCheck(dir, List.of("--mode", "fault"), Map.of("MEMTRACE_CHECK", "globals"), command);
+        return CheckBuilds.runCheck(dir, runOptions(), runEnv(), command);
     }
 
     /** The expectations of one level: NAME@LEVEL rows replace NAME's. */

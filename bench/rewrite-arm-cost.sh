@@ -4,7 +4,10 @@
 # bench/run-split.sh's `rw` row runs it, CPU time (user + system, getrusage of the children) of
 #   native       the program alone
 #   d1           MEMTRACE_STACK_DEPTH=1: nothing armed
-#   d12          the default depth 12: each trampoline's first RW_ARM_RUNS entries trap and send a stack
+#   d12          the default depth 12: nothing armed since access stacks became opt-in (run --access-stacks);
+#                a runtime from before that arms here, as d12a does
+#   d12a         depth 12 and MEMTRACE_ACCESS_STACKS=1 (--access-stacks): each trampoline's first RW_ARM_RUNS
+#                entries trap and send a stack
 # for this checkout's runtime and for each extra runtime in $RTS ("name=path/libmemtrace-rt.so ...", e.g. a
 # build of an older commit or of RW_ARM_RUNS=1), interleaved round by round, the fastest of $ROUNDS (default 2).
 # Workloads: pyre (json.dumps/loads of 5,000 dicts, a regex), python3 (json.dumps of range(20000), run-split's),
@@ -44,8 +47,8 @@ for cmd in "${cmds[@]}"; do
   for _ in $(seq "${ROUNDS:-2}"); do
     echo "native $(cpu "${argv[@]}")" >>"$out/$cmd.times"
     for v in "${rts[@]}"; do
-      for d in 1 12; do
-        echo "${v%%=*}-d$d $(cpu env MEMTRACE_STACK_DEPTH=$d LD_PRELOAD="${v#*=}" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$cmd.mtr" "${argv[@]}")" >>"$out/$cmd.times"
+      for d in 1 12 12a; do
+        echo "${v%%=*}-d$d $(cpu env MEMTRACE_STACK_DEPTH=${d%a} MEMTRACE_ACCESS_STACKS=$([ "$d" = 12a ] && echo 1 || echo 0) LD_PRELOAD="${v#*=}" MEMTRACE_REWRITE_PLAN="$all" MEMTRACE_OUT="$out/$cmd.mtr" "${argv[@]}")" >>"$out/$cmd.times"
       done
     done
   done

@@ -664,7 +664,7 @@ static const char *apply_at(const unsigned char *plan, int fd, const char *path,
     /* access stacks (rw_arm.c): each trampoline's first byte an int3 for its first entries, so a branch   */
     /* straight to a trampoline (docs/rewriting.md) traps too; only one that starts with the probe's lea   */
     /* without memory for its table a module is traced all the same, its accesses without callers */
-    if (rt.stack_depth > 1) arm_text(plan, at, size, moved, p, tplace, bias);
+    if (rt.stack_depth > 1 && rt.access_stacks) arm_text(plan, at, size, moved, p, tplace, bias);
     /* From here the module's own code may be running through trampolines, libc's included: nothing below */
     /* calls into libc (raw system calls and the runtime's own copies only) until every jump is written.    */
     struct rw_applied *a = &rw[rw_count];

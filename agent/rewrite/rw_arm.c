@@ -1,7 +1,8 @@
 /*
  * rw_arm.c: access stacks in `memtrace run` (rewrite mode; docs/stacks.md, "Access stacks"). Part of
  * libmemtrace-rt.so. A probe stores a slot and never compares, so which accesses get their callers is decided
- * per trampoline: with --stack-depth above 1, rw_apply.c writes an `int3` (0xcc) over the first byte of each
+ * per trampoline: with --access-stacks (MEMTRACE_ACCESS_STACKS=1; opt-in, as it costs: below) and
+ * --stack-depth above 1, rw_apply.c writes an `int3` (0xcc) over the first byte of each
  * trampoline that starts with its probe's `lea -128(%rsp),%rsp` (48 8d 64 24 80) and gives this file their
  * table (rw_arm_add). A trampoline is entered in the state its module instruction would run in, whether by
  * the instruction's jump, by its int3 or punned jump, or by a branch written straight to it in another
@@ -24,7 +25,9 @@
  * stack is sent then); the instructions a trampoline moved after its first share its stack only while the
  * records go forward in the same function; a trap costs a signal (some µs) and an unwind, at most 4 per
  * trampoline entered; arming writes one byte per trampoline, so the trampoline text's pages become the
- * process's own (copied from the page cache at start: libc's 9 MB) instead of shared.
+ * process's own (copied from the page cache at start: libc's 9 MB) instead of shared. So it is opt-in:
+ * python3 -S -c pass enters 31,000 trampolines (43,000 for a json.dumps), and the copy, the traps and the
+ * write-backs took its CPU from 0.5 s to 1.6 s (bench/results/rewrite-arm-cost.md).
  *
  * A `memtrace cc` build's probes are armed the same way (rt_ccarm.c builds their table at start): the int3
  * covers the first byte of a probe's first site label, a `lea EA,reg` with any addressing, so the handler
@@ -208,8 +211,8 @@ static void send_stack(ucontext_t *uc, uint64_t insn, uint64_t from)
     if (rt_self.internal || rt.state != RT_RUNNING || !rt.recording) return;
     char *c = __memtrace_cursor;
     /* the sink (the runtime's own libc calls), or a thread past its end: no buffer of the program's */
+    /* (a vfork child's cursor is the sink too, rt_vfork_child: no getpid per trap to tell it) */
     if (c && (!rt_self.buf || c < rt_self.buf->base || c > rt_self.buf->end)) return;
-    if (rt_in_vfork_child()) return;
     greg_t *g = uc->uc_mcontext.gregs;
     struct {
         struct mt_rec_header h;

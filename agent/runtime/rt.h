@@ -122,6 +122,7 @@ struct rt_global {
     volatile int swapping;      /* threads handing over a buffer (rt_buffer.c, enter_swap) */
     int pid;
     int stack_depth;            /* MEMTRACE_STACK_DEPTH: frames per allocation stack (1: the caller only) */
+    int access_stacks;          /* MEMTRACE_ACCESS_STACKS=1 (run --access-stacks): rewrite mode arms (rw_arm.c) */
     int ccarm;                  /* rt_ccarm.c arms `memtrace cc` probes: SIGTRAP is kept (rt_signal.c) */
     uint64_t seq;               /* the global event sequence */
     uint64_t text_start, text_end; /* the runtime's own code */

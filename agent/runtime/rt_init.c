@@ -287,7 +287,7 @@ static void adopt_memtrace(const char *parent)
     char **w = environ;
     for (char **r = environ; r && *r; r++)
         if (rt_strncmp(*r, "MEMTRACE_OUT=", 13) != 0 && rt_strncmp(*r, "MEMTRACE_AUTOSTART=", 19) != 0
-            && rt_strncmp(*r, "MEMTRACE_PARENT=", 16) != 0
+            && rt_strncmp(*r, "MEMTRACE_PARENT=", 16) != 0 && rt_strncmp(*r, "MEMTRACE_ACCESS_STACKS=", 23) != 0
             && rt_strncmp(*r, "MEMTRACE_STACK_DEPTH=", 21) != 0 && rt_strncmp(*r, "MEMTRACE_FDS=", 13) != 0)
             *w++ = *r;
     if (w) *w = NULL;
@@ -320,6 +320,8 @@ __attribute__((constructor(101))) static void rt_init(int argc, char **argv, cha
     const char *out = getenv("MEMTRACE_OUT");
     int autostart = mt_parse_long(getenv("MEMTRACE_AUTOSTART"), 1) != 0;
     rt.stack_depth = (int)mt_parse_long(getenv("MEMTRACE_STACK_DEPTH"), MT_STACK_DEPTH_DEFAULT);
+    /* rewrite mode's access stacks cost a trap per trampoline entered and its pages copied: opt-in */
+    rt.access_stacks = mt_parse_long(getenv("MEMTRACE_ACCESS_STACKS"), 0) == 1;
     const char *parent = getenv("MEMTRACE_PARENT");
     /* a recording run's `memtrace cc` probes armed for access stacks (rt_ccarm.c): SIGTRAP kept for them */
     rt.ccarm = rt.stack_depth > 1 && ((out && *out) || (parent && *parent)) && rt_ccarm_prepare();

@@ -53,6 +53,8 @@ public final class Summary implements Analysis {
     private int firstThread = -1;
     /** A run of rewrite mode (said by the run, or by the trace's MT_FALLBACK record, which only it writes). */
     private boolean rewritten;
+    /** Rewrite mode's trampolines were armed (run --access-stacks); a saved trace does not say: as if they were. */
+    private boolean accessStacks = true;
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
     /** The compiled-in runtime's writer as the program ended (MT_WRITER), null when the trace has none. */
@@ -85,10 +87,12 @@ public final class Summary implements Analysis {
 
     /**
      * The probes come from rewrite mode's trampolines, not from a {@code memtrace cc} build: the last line says
-     * what that mode leaves out. A saved trace says so itself by its int3 fallback record.
+     * what that mode leaves out. A saved trace says so itself by its int3 fallback record. {@code accessStacks}:
+     * its trampolines were armed for access stacks (run --access-stacks), else the heap's note says none were.
      */
-    public Summary rewritten() {
+    public Summary rewritten(boolean accessStacks) {
         this.rewritten = true;
+        this.accessStacks = accessStacks;
         return this;
     }
 
@@ -379,7 +383,9 @@ public final class Summary implements Analysis {
                     fallback.accesses(), fallback.traps());
         // a probe records no callers: the first executions of a rewrite trampoline or of a memtrace cc probe
         // and fault mode's faults do (docs/stacks.md, "Access stacks")
-        if (rewritten) heap.fromProbes("recorded for an instruction's first 4 executions only; --mode fault records every access's");
+        if (rewritten && !accessStacks)
+            heap.fromProbes("not recorded: --access-stacks records an instruction's first 4 executions'; --mode fault every access's");
+        else if (rewritten) heap.fromProbes("recorded for an instruction's first 4 executions only; --mode fault records every access's");
         else if (compiledIn)
             heap.fromProbes("recorded for an instruction's first 4 executions only; a build without memtrace cc under"
                     + " memtrace run --mode fault records every access's");

@@ -172,9 +172,14 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
         }
     }
 
-    /** The recorder of the run: the runtime's, as for a memtrace cc program, preloaded with the plans. */
-    InstrumentedRun recorder(TraceOptions options, Consumer<String> problems) {
-        return new InstrumentedRun(options, problems, environment, probes == Probes.RECORD ? null : Path.of(program));
+    /**
+     * The recorder of the run: the runtime's, as for a memtrace cc program, preloaded with the plans; with
+     * {@code accessStacks} it arms the trampolines for access stacks (agent/rewrite/rw_arm.c).
+     */
+    InstrumentedRun recorder(TraceOptions options, boolean accessStacks, Consumer<String> problems) {
+        Map<String, String> env = new HashMap<>(environment);
+        if (accessStacks) env.put("MEMTRACE_ACCESS_STACKS", "1");
+        return new InstrumentedRun(options, problems, env, probes == Probes.RECORD ? null : Path.of(program));
     }
 
     /**

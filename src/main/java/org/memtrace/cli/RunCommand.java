@@ -87,6 +87,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     + "frames come from each module's .eh_frame, or its frame pointers (docs/stacks.md).")
     int stackDepth;
 
+    @Option(names = "--access-stacks",
+            description = "In rewrite mode: also record the callers of each instruction's first 4 executions (to --stack-depth), "
+                    + "which costs a trap per trampoline entered (python3's start-up: 3x its CPU; docs/stacks.md). "
+                    + "Without it an access shows its instruction alone; allocation and free stacks are recorded either way.")
+    boolean accessStacks;
+
     @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE (the .mtr file for a program built with memtrace cc).")
     Path saveStream;
 
@@ -214,7 +220,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (check && rewrite != null) // a library left as it was: its accesses go unchecked, which the user must hear
             for (String lib : rewrite.unplanned()) say(err, "check: " + lib + ": cannot be rewritten, its own accesses are not checked");
         // chosen once: from here on the run only calls the recorder
-        Recorder recorder = rewrite != null ? rewrite.recorder(options, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
+        Recorder recorder = rewrite != null ? rewrite.recorder(options, accessStacks, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
         boolean compiledIn = recorder.compiledIn();
         if (faultCheck && compiledIn)
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
@@ -241,7 +247,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         // line was most of such a run's reading (the DWARF of libc and ld.so read for it)
         if (traced && !RunOutputs.discarded(output)) analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
         Summary summary = new Summary(compiledIn);
-        if (rewrite != null) summary.rewritten();
+        if (rewrite != null) summary.rewritten(accessStacks);
         // the JSON summary and the report are written beside their names and renamed over them once complete:
         // a link planted under a name is replaced, never written through, and a failed run leaves no half file
         OutputFile jsonOutput = jsonSummary == null ? null : OutputFile.create(jsonSummary, List.of());

@@ -120,7 +120,7 @@ class SummaryTest {
     @Test
     void theLastLineSaysWhatTheModeLeavesOut() {
         assertThat(lastLine(new Summary(true), null)).isEqualTo(CC_LINE);
-        assertThat(lastLine(new Summary(true).rewritten(), null)).isEqualTo(REWRITE_LINE);
+        assertThat(lastLine(new Summary(true).rewritten(true), null)).isEqualTo(REWRITE_LINE);
         // a saved rewrite-mode trace, printed: its int3 fallback record says which mode wrote it
         assertThat(lastLine(new Summary(true), new Event.Fallback(1, 3, 4)))
                 .isEqualTo("  int3 fallback: 4 accesses recorded in 3 traps (instructions no jump could patch)\n" + REWRITE_LINE);
@@ -130,7 +130,7 @@ class SummaryTest {
     /** Threads whose start names no creator, after the process's first: counted once each, said in a line. */
     @Test
     void threadsStartedWithoutTheWrapperAreCountedOnce() {
-        var s = new Summary(true).rewritten();
+        var s = new Summary(true).rewritten(true);
         var in = stage(s, InstructionShapes.UNKNOWN);
         in.accept(new Event.ThreadEvent(10, true, 0));  // the process's first thread
         in.accept(new Event.ThreadEvent(11, true, 10)); // through pthread_create: its creator named

@@ -136,14 +136,15 @@ class RunCheckDefaultModeTest {
 
     /**
      * An executable whose code makes no access the check plans (main only calls libc at -O2) is applied all the
-     * same, with nothing to arm for access stacks: the wrapper's report alone, no line about the module (the
-     * arming once failed on an empty plan and left the module unrewritten), and the twin silent.
+     * same, with nothing to arm for access stacks (asked for by --access-stacks): the wrapper's report alone, no
+     * line about the module (the arming once failed on an empty plan and left the module unrewritten), and the
+     * twin silent.
      */
     @Test
     void anExecutableWithNothingToCheckIsStillRewritten() throws Exception {
         Path prog = Gcc.compile(dir, "run_calls_only.c", "calls", "-O2", "-g");
         String file = Pattern.quote(dir.resolve("run_calls_only.c").toString()); // compiled by its absolute path
-        CheckBuilds.Run bad = CheckBuilds.runCheck(dir, List.of(), Map.of(), prog.toString());
+        CheckBuilds.Run bad = CheckBuilds.runCheck(dir, List.of("--access-stacks"), Map.of(), prog.toString());
         assertThat(bad.status()).as(bad.stderr()).isEqualTo(1);
         assertThat(bad.stderr().lines().toList()).as(bad.stderr()).hasSize(1).first().asString()
                 .matches("memtrace: heap overflow: <malloc0001@main\\+\\d+>\\+10 \\(a block of 10 bytes, allocated at " + file + ":11\\) "

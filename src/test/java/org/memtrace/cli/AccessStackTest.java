@@ -19,7 +19,7 @@ import org.memtrace.testutil.Gcc;
  * -fomit-frame-pointer -g} (the frames found by .eh_frame alone; the load is peek's first instruction). Fault
  * mode's summary and report show the accessing code's whole stack with its lines, cut at {@code --stack-depth},
  * none at depth 1; {@code run --check} prints the same frames under its report; rewrite mode's the same frames,
- * from the load trampoline's first entries; a {@code memtrace cc} build's the same frames from its probe's
+ * from the load trampoline's first entries, with {@code --access-stacks} (none without: the note says so); a {@code memtrace cc} build's the same frames from its probe's
  * first executions (agent/runtime/rt_ccarm.c), in a {@code memtrace run} and in a {@code .mtr} the program
  * wrote alone, and none for an execution after the first 4 (uaf_late.c).
  */
@@ -101,10 +101,10 @@ class AccessStackTest {
      */
     @Test
     void rewriteModeShowsTheAccessingStackOfAPlacesFirstExecutions() throws Exception {
-        assertThat(eventless(useAfterFreeIn("rewrite", "uaf0"))).containsExactly(
+        assertThat(eventless(useAfterFreeIn("rewrite", "uaf0", "--access-stacks"))).containsExactly(
                 " use after free 1 access to freed memory, the first at event N: <freed:0001@main+18>+4 by peek+16",
                 " at peek+16(uaf_stack.c:7)", " at inspect+24(uaf_stack.c:11)", " at main+60(uaf_stack.c:18)");
-        assertThat(eventless(useAfterFreeIn("rewrite", "uaf2"))).containsExactly(
+        assertThat(eventless(useAfterFreeIn("rewrite", "uaf2", "--access-stacks"))).containsExactly(
                 " use after free 1 access to freed memory, the first at event N: <freed:0001@main+11>+4 by peek+0",
                 " at peek+0(uaf_stack.c:7)", " at inspect+5(uaf_stack.c:11)", " at main+32(uaf_stack.c:18)");
     }
@@ -113,10 +113,19 @@ class AccessStackTest {
     @Test
     void rewriteModeAtDepthOneRecordsNoAccessStack() throws Exception {
         // at depth 1 no "program points" line ends the section: the two lines of the use after free
-        assertThat(eventless(useAfterFreeIn("rewrite", "uaf2", "--stack-depth", "1")).subList(0, 2)).containsExactly(
+        assertThat(eventless(useAfterFreeIn("rewrite", "uaf2", "--access-stacks", "--stack-depth", "1")).subList(0, 2)).containsExactly(
                 " use after free 1 access to freed memory, the first at event N: <freed:0001@main+11>+4 by peek+0",
                 " at peek+0(uaf_stack.c:7) (its callers: recorded for an instruction's first 4 executions only;"
                         + " --mode fault records every access's)");
+    }
+
+    /** Without --access-stacks no trampoline is armed at the default depth either (their cost: docs/stacks.md). */
+    @Test
+    void rewriteModeRecordsNoAccessStackWithoutTheOption() throws Exception {
+        assertThat(eventless(useAfterFreeIn("rewrite", "uaf2"))).containsExactly(
+                " use after free 1 access to freed memory, the first at event N: <freed:0001@main+11>+4 by peek+0",
+                " at peek+0(uaf_stack.c:7) (its callers: not recorded: --access-stacks records an instruction's first 4"
+                        + " executions'; --mode fault every access's)");
     }
 
     /**
@@ -197,7 +206,7 @@ class AccessStackTest {
 
     @Test
     void reportRowHasTheAccessStackInRewriteMode() throws Exception {
-        reportRowHasTheAccessStack("rewrite");
+        reportRowHasTheAccessStack("rewrite", "--access-stacks");
     }
 
     @Test
@@ -208,8 +217,8 @@ class AccessStackTest {
                 .containsExactly("peek+81(uaf_stack.c:7)", "inspect+71(uaf_stack.c:11)", "main+292(uaf_stack.c:18)");
     }
 
-    private static void reportRowHasTheAccessStack(String mode) throws Exception {
-        JsonNode row = freedAccess(mode, "uaf2");
+    private static void reportRowHasTheAccessStack(String mode, String... options) throws Exception {
+        JsonNode row = freedAccess(mode, "uaf2", options);
         assertThat(row.get("instruction").asText()).isEqualTo("peek+0");
         assertThat(row.get("accessStack")).extracting(JsonNode::asText)
                 .containsExactly("peek+0(uaf_stack.c:7)", "inspect+5(uaf_stack.c:11)", "main+32(uaf_stack.c:18)");
@@ -217,10 +226,11 @@ class AccessStackTest {
     }
 
     /** The report's first use-after-free row (its JSON), of a run in mode ("cc": the launcher's choice for a cc build). */
-    private static JsonNode freedAccess(String mode, String program) throws Exception {
+    private static JsonNode freedAccess(String mode, String program, String... options) throws Exception {
         Path page = dir.resolve(program + "-" + mode + ".html");
         List<String> args = new java.util.ArrayList<>(List.of("run"));
         if (!mode.equals("cc")) args.addAll(List.of("--mode", mode));
+        args.addAll(List.of(options));
         args.addAll(List.of("-q", "-o", "/dev/null", "--report", page.toString(), "--", path(program)));
         run(args.toArray(String[]::new));
         String html = rel(Files.readString(page));

@@ -11,8 +11,10 @@
  *   __asan_loadN / __asan_storeN(addr, size)              asan-instrumentation-with-call-threshold=0)
  *   __memtrace_slow_{load,store}{1,2,4,8}(addr)          the slow path of a check the rewriter inlined
  *                                                        (shadow byte not 0, or a granule crossed)
- *   __memtrace_check_group(base, desc)                   one check for a block's accesses from one base
- *                                                        (memtrace's pruning), exact when the span is not
+ *   __memtrace_slow_group(base, desc)                    one check for a block's accesses from one base
+ *                                                        (memtrace's pruning), exact when the span is not;
+ *                                                        the rewriter tests a span up to 57 bytes inline and
+ *                                                        calls it when that span's shadow is not all 0
  *   __memtrace_check_loop(first, last, size|write<<8|single<<9|rows<<10|step<<16[, width in %rcx])
  *                                                        one check for all the accesses of a loop, called at
  *                                                        the loop's entry; saves every register and the flags;
@@ -64,6 +66,8 @@ static __thread struct thread_counts tc __attribute__((tls_model("initial-exec")
 /* checks the rewriter inlined (shadow byte 0: no call) are counted here, a run of them at once at its first check
  * (memtrace cc's CheckRewriter: a run has no label, jump or call between its checks) */
 MC_EXPORT __thread uint64_t __memtrace_check_inline __attribute__((tls_model("initial-exec")));
+/* group checks, counted inline by each group (BlockMerge): [0] the group checks, [1] the accesses they stand for */
+MC_EXPORT __thread uint64_t __memtrace_check_grouped[2] __attribute__((tls_model("initial-exec")));
 static struct mc_counts ended;          /* threads that ended */
 static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t counts_key;
@@ -74,7 +78,10 @@ static void thread_ended(void *unused)
     ended.checks += tc.c.checks; ended.accesses += tc.c.accesses; ended.loop_checks += tc.c.loop_checks;
     ended.range_checks += tc.c.range_checks; ended.libc_checks += tc.c.libc_checks;
     ended.checks += __memtrace_check_inline; ended.accesses += __memtrace_check_inline;
+    ended.checks += __memtrace_check_grouped[0]; ended.range_checks += __memtrace_check_grouped[0];
+    ended.accesses += __memtrace_check_grouped[1];
     __memtrace_check_inline = 0;
+    __memtrace_check_grouped[0] = __memtrace_check_grouped[1] = 0;
     memset(&tc.c, 0, sizeof tc.c);
     pthread_mutex_unlock(&counts_lock);
 }
@@ -93,6 +100,8 @@ void mc_counts_total(struct mc_counts *out)
     out->checks += tc.c.checks; out->accesses += tc.c.accesses; out->loop_checks += tc.c.loop_checks;
     out->range_checks += tc.c.range_checks; out->libc_checks += tc.c.libc_checks;
     out->checks += __memtrace_check_inline; out->accesses += __memtrace_check_inline;
+    out->checks += __memtrace_check_grouped[0]; out->range_checks += __memtrace_check_grouped[0];
+    out->accesses += __memtrace_check_grouped[1];
     pthread_mutex_unlock(&counts_lock);
 }
 
@@ -315,7 +324,13 @@ CHECK_COUNTED(__memtrace_slow_store8, 8, MC_WRITE, 0)
 /* Spindle's object-level test of a single indexed access: every byte of p[i] is addressable, but i may have
  * carried it over p's right redzone and the next chunk's left one into another live block. The block of the
  * base (found at most 4 KB back: a base is mostly a block's start, found at once) must hold the access; a base
- * in no live heap block (a global, the stack, a block's far inside) is not tested. */
+ * in no live heap block (a global, the stack, a block's far inside) is not tested. The rewriter tests a base
+ * that starts a live block inline and calls this only when that test fails (or a base was not one). */
+/* The rewriter's inline fast path of this test reads a block's header at fixed offsets from its start
+ * (CheckRewriter.liveBlockHolds): */
+_Static_assert(sizeof(struct mc_block) == 64 && offsetof(struct mc_block, magic) == 0 && offsetof(struct mc_block, size) == 8,
+               "CheckRewriter.liveBlockHolds reads magic at -64 and size at -56 from a block's start");
+
 MC_EXPORT void __memtrace_check_index(uintptr_t a, uintptr_t base, uint64_t packed)
 {
     if (__builtin_expect(!tc.registered, 0)) register_thread();
@@ -347,15 +362,14 @@ CHECK_N(__asan_storeN_noabort, MC_WRITE)
 
 /* memtrace's one check for a block's accesses from one base: desc = {count, span, then per access
  * {offset from base, size | store << 8}}. The span [base, base+span) all addressable is the common case;
- * otherwise each access is checked exactly, so that a span over bytes no access touches reports nothing. */
+ * otherwise each access is checked exactly, so that a span over bytes no access touches reports nothing.
+ * The group counted itself (__memtrace_check_grouped); a span up to 57 bytes comes here only when its shadow
+ * is not all 0. */
 struct group { uint32_t count, span; struct { int32_t offset; uint32_t size; } access[]; };
 
-MC_EXPORT void __memtrace_check_group(uintptr_t base, const struct group *g)
+MC_EXPORT void __memtrace_slow_group(uintptr_t base, const struct group *g)
 {
     if (__builtin_expect(!tc.registered, 0)) register_thread();
-    tc.c.checks++;
-    tc.c.range_checks++;
-    tc.c.accesses += g->count;
     /* a span of up to 8 granules whose shadow is all 0, tested here: mc_first_bad is a call (its target
      * attribute keeps it out of line), 4 % of bench/programs/heap.c's checked run besides this function's 7 % */
     if (g->span) {

@@ -88,7 +88,13 @@ class CheckRewriterTest {
         assertThat(r.ranges()).isEqualTo(1);
         String text = String.join("\n", r.lines());
         // at the first check: the base is %rdi itself; the descriptor lists the three accesses
-        assertThat(text).contains("\tleaq\t.Lmtc_g0(%rip), %rsi\n\tcall\t__memtrace_check_group@PLT");
+        // counted inline; its span of 20 bytes is tested inline (the 8 shadow bytes from its first, shifted past
+        // its last), the runtime called only when that shadow is not all 0
+        assertThat(text).contains("\tmovq\t__memtrace_check_grouped@gottpoff(%rip), %rcx\n\tincq\t%fs:(%rcx)\n"
+                + "\taddq\t$3, %fs:8(%rcx)\n\tmovq\t%rdi, %rax\n\tshrq\t$3, %rax\n\tleaq\t19(%rdi), %rcx\n\tshrq\t$3, %rcx\n"
+                + "\tsubq\t%rax, %rcx\n\tmovq\t2147450880(%rax), %rax\n\txorl\t$7, %ecx\n\tshll\t$3, %ecx\n\tshlq\t%cl, %rax\n"
+                + "\ttestq\t%rax, %rax\n\tje\t.Lmtc_gd0\n\tleaq\t.Lmtc_g0(%rip), %rsi\n\tcall\t__memtrace_slow_group@PLT\n"
+                + ".Lmtc_gd0:");
         assertThat(text).contains(".Lmtc_g0:\n\t.long\t3, 20\n\t.long\t0, 8\n\t.long\t8, 8\n\t.long\t16, 260");
         // stack slots keep their own checks (redzones lie between), and a call ends the block; the two stack
         // checks are one run, counted at once at its first (whose slow path marks the one check left after it)

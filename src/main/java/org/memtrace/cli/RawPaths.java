@@ -51,6 +51,8 @@ final class RawPaths {
 
     /** The path an argument names: the launcher's bytes, or the argument itself. */
     static Path path(String argument) {
+        // Path.of("") is the working directory: "-o ''" would name it, not fail as a missing name should
+        if (argument.isEmpty()) throw new CommandLine.TypeConversionException("an empty file name");
         if (!argument.startsWith(PREFIX)) return Path.of(argument);
         byte[] bytes;
         try {

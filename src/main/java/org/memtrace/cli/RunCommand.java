@@ -248,7 +248,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         analyses.add(summary.printTo(quiet ? null : err).jsonTo(jsonOutput == null ? null : jsonOutput.file(), jsonSummary));
         OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile, List.of());
         if (reportOutput != null) {
-            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, 50, 12)
+            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, reportFile.toString(), 50, 12)
                     .simulate(ReportCommand.hierarchy(ReportCommand.DEFAULT_CACHES), List.of());
             htmlReport.fact("command", String.join(" ", command));
             analyses.add(htmlReport);
@@ -386,6 +386,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private static final int CHECK_REGIONS = Event.RegionKind.HEAP.bit | 0x100;
 
     private int regionBits() {
+        // --regions=,,, splits into no region at all: a run that records nothing is no run anyone asked for
+        if (regions.isEmpty()) throw new CommandLine.ParameterException(spec.commandLine(), "--regions names no region (use data, heap, anon, file)");
         int bits = 0;
         for (String r : regions) {
             try {

@@ -2,6 +2,7 @@ package org.memtrace.cli;
 
 import java.io.IOException;
 import java.lang.reflect.Constructor;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,6 +48,13 @@ final class RawPaths {
         } catch (IOException | RuntimeException e) {
             throw LaunchException.usage("cannot run " + program + ": " + LaunchException.reason(e instanceof IOException io ? io : new IOException(e)));
         }
+    }
+
+    /** The path {@code argument} names with {@code suffix} appended to its last name ("t" and ".mtr": "t.mtr"). */
+    static Path withSuffix(String argument, String suffix) {
+        // the launcher's bytes are hex: the suffix joins them as hex too, not as text after the hex
+        if (argument.startsWith(PREFIX)) return path(argument + HexFormat.of().formatHex(suffix.getBytes(StandardCharsets.UTF_8)));
+        return path(argument + suffix);
     }
 
     /** The path an argument names: the launcher's bytes, or the argument itself. */

@@ -166,7 +166,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         boolean autostart = !noAutostart && !(check && !faultCheck && !traced);
         return new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), autostart, bufferSize(),
                 recordOnly != null ? recordOnly : saveStream, lazyBinding,
-                "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"), stackDepth());
+                "-".equals(output), "-".equals(output) ? null : RawPaths.withSuffix(output, ".mtr"), stackDepth());
     }
 
     private int stackDepth() throws LaunchException {
@@ -317,7 +317,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (!quiet || result.killedBySignal() || result.executed()) say(err, result.describe());
         boolean traceWhole = stage.complete();
         if (!quiet && !"-".equals(output) && traceWhole)
-            say(err, "trace written to " + output + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));
+            say(err, "trace written to " + RawPaths.path(output) + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));
         else if (cutShort != null) say(err, "the trace is incomplete: " + cutShort);
         err.flush();
         boolean incomplete = !traceWhole || result.incomplete() || result.interrupted() || !problems.isEmpty();

@@ -31,6 +31,9 @@ public final class CoherentCaches {
         void transfer(int requester, int holder, long lineAddress, boolean dirty, boolean store);
     }
 
+    /** The most cores simulated: what the largest machines have, and private levels that fit in memory. */
+    public static final int MAX_CORES = 1024;
+
     private final int cores, privateLevels, lineBits;
     /** levels[core][i]: the core's private levels, then the shared level (the same object in every row) if any. */
     private final CacheLevel[][] levels;
@@ -45,7 +48,8 @@ public final class CoherentCaches {
      */
     public CoherentCaches(List<CacheGeometry> geometries, boolean sharedLast, int cores, Policy policy, long seed) {
         if (geometries.isEmpty()) throw new IllegalArgumentException("no cache level");
-        if (cores < 1) throw new IllegalArgumentException("--cores must be at least 1, not " + cores);
+        // each core's private levels are allocated up front: --cores=2147483647 ran the JVM out of memory
+        if (cores < 1 || cores > MAX_CORES) throw new IllegalArgumentException("--cores must be 1 to " + MAX_CORES + ", not " + cores);
         int line = geometries.getFirst().lineSize();
         for (CacheGeometry g : geometries)
             if (g.lineSize() != line)

@@ -89,7 +89,7 @@ final class ConvertCommand implements Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
         // Check the input before creating anything beside the output.
-        if (!Files.isRegularFile(trace)) throw LaunchException.usage("no trace file " + trace);
+        TraceInput.requireFile(trace);
         if (partitionBy != null || maxRowsPerFile != null) return dataset(err);
         if (format == ExportFormat.DRMEMTRACE) return drmemtrace(err);
         TraceInput.Outcome read;

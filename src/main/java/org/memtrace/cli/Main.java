@@ -45,7 +45,14 @@ public final class Main implements Runnable {
     }
 
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        return commandLine(out, err, args.length > 0 ? args[0] : null).execute(args);
+        try {
+            return commandLine(out, err, args.length > 0 ? args[0] : null).execute(args);
+        } catch (OutOfMemoryError e) {
+            // picocli hands only exceptions to the handlers: an error would end the JVM with a stack trace
+            err.println("memtrace: out of memory: " + e.getMessage());
+            err.flush();
+            return 1;
+        }
     }
 
     /** Every command, in the order help lists them; register a new command here. */

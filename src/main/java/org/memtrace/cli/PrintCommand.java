@@ -61,6 +61,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
     public Integer call() throws LaunchException {
         PrintWriter err = spec.commandLine().getErr();
         boolean compiledIn = TraceInput.compiledIn(file);
+        if (output.isEmpty()) throw LaunchException.usage("-o: an empty file name; name a file, or - for standard output");
         try (OutputFile target = OutputFile.create(RawPaths.path(output), List.of(file))) {
             OutputStream out = open(target);
             SymbolicNaming names = new SymbolicNaming();

@@ -2,6 +2,7 @@ package org.memtrace.cli;
 
 import java.io.IOException;
 import java.lang.reflect.Constructor;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,8 +50,17 @@ final class RawPaths {
         }
     }
 
+    /** The path {@code argument} names with {@code suffix} appended to its last name ("t" and ".mtr": "t.mtr"). */
+    static Path withSuffix(String argument, String suffix) {
+        // the launcher's bytes are hex: the suffix joins them as hex too, not as text after the hex
+        if (argument.startsWith(PREFIX)) return path(argument + HexFormat.of().formatHex(suffix.getBytes(StandardCharsets.UTF_8)));
+        return path(argument + suffix);
+    }
+
     /** The path an argument names: the launcher's bytes, or the argument itself. */
     static Path path(String argument) {
+        // Path.of("") is the working directory: "-o ''" would name it, not fail as a missing name should
+        if (argument.isEmpty()) throw new CommandLine.TypeConversionException("an empty file name");
         if (!argument.startsWith(PREFIX)) return Path.of(argument);
         byte[] bytes;
         try {

@@ -72,7 +72,7 @@ final class ReportCommand implements Callable<Integer> {
             InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN
                     : TraceInput.shapes(naming.addressSpace(), spec.commandLine().getErr());
             // the page is written to the temporary file and named (or copied to standard output) here
-            Report report = new Report(naming, compiledIn).writeTo(file.temporary(), file.temporary(), top, heatMaps);
+            Report report = new Report(naming, compiledIn).writeTo(file.temporary(), null, file.shown(), top, heatMaps);
             if (hierarchy != null) report.simulate(hierarchy, sourceDirs);
             Interpretation stage = new Interpretation(naming, shapes, List.of(report));
             TraceInput.Outcome o = TraceInput.replay(trace, stage,

@@ -172,7 +172,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         boolean autostart = !noAutostart && !(check && !faultCheck && !traced);
         return new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), autostart, bufferSize(),
                 recordOnly != null ? recordOnly : saveStream, lazyBinding,
-                "-".equals(output), "-".equals(output) ? null : RawPaths.path(output + ".mtr"), stackDepth());
+                "-".equals(output), "-".equals(output) ? null : RawPaths.withSuffix(output, ".mtr"), stackDepth());
     }
 
     private int stackDepth() throws LaunchException {
@@ -254,7 +254,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         analyses.add(summary.printTo(quiet ? null : err).jsonTo(jsonOutput == null ? null : jsonOutput.file(), jsonSummary));
         OutputFile reportOutput = reportFile == null ? null : OutputFile.create(reportFile, List.of());
         if (reportOutput != null) {
-            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, 50, 12)
+            Report htmlReport = new Report(names, compiledIn).writeTo(reportOutput.file(), reportFile, reportFile.toString(), 50, 12)
                     .simulate(ReportCommand.hierarchy(ReportCommand.DEFAULT_CACHES), List.of());
             htmlReport.fact("command", String.join(" ", command));
             analyses.add(htmlReport);
@@ -323,7 +323,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (!quiet || result.killedBySignal() || result.executed()) say(err, result.describe());
         boolean traceWhole = stage.complete();
         if (!quiet && !"-".equals(output) && traceWhole)
-            say(err, "trace written to " + output + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));
+            say(err, "trace written to " + RawPaths.path(output) + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));
         else if (cutShort != null) say(err, "the trace is incomplete: " + cutShort);
         err.flush();
         boolean incomplete = !traceWhole || result.incomplete() || result.interrupted() || !problems.isEmpty();
@@ -392,6 +392,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private static final int CHECK_REGIONS = Event.RegionKind.HEAP.bit | 0x100;
 
     private int regionBits() {
+        // --regions=,,, splits into no region at all: a run that records nothing is no run anyone asked for
+        if (regions.isEmpty()) throw new CommandLine.ParameterException(spec.commandLine(), "--regions names no region (use data, heap, anon, file)");
         int bits = 0;
         for (String r : regions) {
             try {

@@ -42,6 +42,7 @@ final class RunOutputs {
      */
     static void check(Target target, List<String> arguments, String output, Path saveStream, String streamOption, Path jsonSummary,
                       Path reportFile) throws LaunchException {
+        if (output.isEmpty()) throw LaunchException.usage("-o: an empty file name; name a file, or - for standard output");
         Map<String, Path> outputs = new LinkedHashMap<>();
         if (!"-".equals(output)) outputs.put("-o", RawPaths.path(output));
         if (saveStream != null) outputs.put(streamOption, saveStream);

@@ -43,9 +43,17 @@ final class TraceInput {
         }
     }
 
+    /** Refuses a trace input that is no regular file, saying what it is instead (a directory is no missing file). */
+    static void requireFile(Path file) throws LaunchException {
+        if (Files.isRegularFile(file)) return;
+        if (Files.isDirectory(file)) throw LaunchException.usage(file + " is a directory, not a trace file");
+        if (Files.exists(file)) throw LaunchException.usage(file + " is not a regular file (a device, FIFO or socket), not a trace file");
+        throw LaunchException.usage("no trace file " + file);
+    }
+
     /** Whether {@code file} is a {@code .mtr} file (else a saved stream); anything else is a usage error. */
     static boolean compiledIn(Path file) throws LaunchException {
-        if (!Files.isRegularFile(file)) throw LaunchException.usage("no trace file " + file);
+        requireFile(file);
         byte[] head;
         try (InputStream in = Files.newInputStream(file)) {
             head = in.readNBytes(8);

@@ -25,6 +25,7 @@ import org.memtrace.cache.LevelStats;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
+import org.memtrace.launch.LaunchException;
 import org.memtrace.trace.Naming;
 
 /**
@@ -37,7 +38,10 @@ public final class Report implements Analysis {
     private final Naming naming;
     private final Summary summary;
     private final ReportAnalysis analysis;
+    /** Where the page is written; null for no page. The page's final name, or null when the caller names it. */
     private Path partial, page;
+    /** How messages name the page: its final name, never the partial file's. */
+    private String shown;
     private int top, heatMaps;
     /** Regions by start address, latest description wins; see {@link #regions}. */
     private final TreeMap<Long, Region> regions = new TreeMap<>();
@@ -63,11 +67,13 @@ public final class Report implements Analysis {
 
     /**
      * Have {@link #finish} write the page to {@code partial} and, once complete, rename it to {@code page}
-     * (so that no page that looks finished is left behind by a failure).
+     * (so that no page that looks finished is left behind by a failure); a null {@code page}: the caller
+     * names it. Errors name the page {@code shown} (a user never typed the partial file's name).
      */
-    public Report writeTo(Path partial, Path page, int top, int heatMaps) {
+    public Report writeTo(Path partial, Path page, String shown, int top, int heatMaps) {
         this.partial = partial;
         this.page = page;
+        this.shown = shown;
         this.top = top;
         this.heatMaps = heatMaps;
         return this;
@@ -117,16 +123,15 @@ public final class Report implements Analysis {
         if (ending.elapsed() != null) fact("elapsed seconds", ending.elapsed().toNanos() / 1e9);
         if (ending.description() != null) fact("ending", ending.description());
         atExit = ending.cutShort() == null;
-        if (page == null) return;
+        if (partial == null) return;
         try {
             try (Writer w = Files.newBufferedWriter(partial, StandardCharsets.UTF_8)) {
                 write(w, ending.events(), ending.lost(), top, heatMaps);
             }
-            // the same path: the caller names the page itself
-            if (!partial.equals(page)) Files.move(partial, page, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            if (page != null) Files.move(partial, page, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            String reason = e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage();
-            throw new IOException("cannot write " + page + ": " + reason, e);
+            // the reason alone: a file system exception's message is the partial file's name
+            throw new IOException("cannot write " + shown + ": " + LaunchException.reason(e), e);
         }
     }
 

@@ -125,6 +125,36 @@ class InstallTest {
         }
     }
 
+    /**
+     * A TMPDIR or runtime directory under a directory others can write (docs/trust.md, "Adversarial pass"):
+     * someone else could rename the socket directory away between the check and the connect, so the server is
+     * off, with a note, and the compile runs in a JVM of its own, making nothing of memtrace's there.
+     */
+    @Test
+    void aSocketDirectoryUnderOneOthersCanWriteLeavesTheCompileToItsOwnJvm() throws Exception {
+        Path hostile = Files.createDirectory(dir.resolve("hostile"));
+        Files.setPosixFilePermissions(hostile, PosixFilePermissions.fromString("rwxrwxrwx")); // no sticky bit
+        Path run = Files.createDirectory(hostile.resolve("run"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path work = Files.createDirectories(dir.resolve("hostile-work"));
+        Files.writeString(work.resolve("a.c"), "int g; int f(void) { return g; }\n");
+        String mt = prefix.resolve("bin/memtrace").toString();
+        Map<String, Map<String, String>> envs = Map.of(run.resolve("memtrace").toString(), Map.of("XDG_RUNTIME_DIR", run.toString()),
+                hostile.resolve("memtrace-cc-" + uid()).toString(), Map.of("XDG_RUNTIME_DIR", "", "TMPDIR", hostile.toString()));
+        for (var e : envs.entrySet()) {
+            Outcome o = exec(work, e.getValue(), mt, "cc", "-c", "a.c");
+            assertThat(o.status()).as(o.err()).isZero();
+            assertThat(o.err()).isEqualTo("memtrace cc: note: compile server off: a directory above " + e.getKey()
+                    + " is a link or others can write it\n");
+            assertThat(ok(work, "nm", "-u", "a.o").out()).contains("memtrace_start");
+            try (Stream<Path> files = Files.list(hostile)) {
+                assertThat(files.map(p -> p.getFileName().toString())).containsExactly("run");
+            }
+            try (Stream<Path> files = Files.list(run)) {
+                assertThat(files).isEmpty();
+            }
+        }
+    }
+
     /** The server's plan and the driver's own JVM answer alike: help, refusals, warnings, the object built. */
     @Test
     void withAndWithoutTheServerTheDriverSaysAndBuildsTheSame() throws Exception {

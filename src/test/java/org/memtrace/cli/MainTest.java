@@ -107,4 +107,35 @@ class MainTest {
         System.arraycopy(b, 0, r, a.length, b.length);
         return r;
     }
+
+    /** The bad command-line battery of docs/trust.md ("Adversarial pass"): what failed it, one line each now. */
+    @Test
+    void aDirectoryGivenAsTheTraceIsSaidToBeOne() {
+        for (String command : List.of("print", "cachesim", "report", "skeleton", "convert")) {
+            String[] args = switch (command) {
+                case "convert" -> new String[] {command, "--to", "csv", "-o", dir.resolve("c.csv").toString(), dir.toString()};
+                case "skeleton" -> new String[] {command, "--emit-c", "-o", dir.resolve("s.c").toString(), dir.toString()};
+                default -> new String[] {command, dir.toString()};
+            };
+            assertUsageError(memtrace(args), dir + " is a directory, not a trace file");
+        }
+        assertUsageError(memtrace("print", dir.resolve("missing.mtr").toString()), "no trace file " + dir.resolve("missing.mtr"));
+    }
+
+    @Test
+    void anEmptyFileNameIsRefusedNotTakenForTheWorkingDirectory() throws Exception {
+        Path program = Gcc.compile(dir, "global_array.c", "global_array", "-no-pie");
+        assertUsageError(memtrace("run", "-o", "", "--", program.toString()), "-o: an empty file name");
+        assertUsageError(memtrace("run", "--json-summary=", "--", program.toString()), "'--json-summary': an empty file name");
+        assertUsageError(memtrace("report", "-o", "", program.toString()), "'--output': an empty file name");
+        assertUsageError(memtrace("print", ""), "(FILE): an empty file name");
+    }
+
+    @Test
+    void numbersPastWhatCanBeSimulatedOrRecordedAreRefused() {
+        // --cores=2147483647 ended the JVM with an OutOfMemoryError and its stack trace
+        assertUsageError(memtrace("cachesim", "--cores=2147483647", dir.toString()), "--cores must be 1 to 1024, not 2147483647");
+        // --regions=,,, split into no region and recorded nothing, status 0
+        assertUsageError(memtrace("run", "--regions=,,,", "--", "/bin/true"), "--regions names no region");
+    }
 }

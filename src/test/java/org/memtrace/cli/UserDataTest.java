@@ -308,6 +308,14 @@ class UserDataTest {
     }
 
     @Test
+    void aTraceNamedInBytesGetsItsBinaryTraceNameInBytesToo() {
+        // run -o $'t\xff' ended in "internal error: ... not hex": ".mtr" was appended to the hex as text
+        byte[] name = {'/', 't', (byte) 0xff, (byte) 0xfe};
+        assertThat(bytes(RawPaths.withSuffix(raw(name), ".mtr"))).isEqualTo(concat(name, new byte[] {'.', 'm', 't', 'r'}));
+        assertThat(RawPaths.withSuffix("/t.txt", ".mtr")).isEqualTo(Path.of("/t.txt.mtr"));
+    }
+
+    @Test
     void aProgramInADirectoryNamedInBytesIsRunAndItsAccessesNamed() throws Exception {
         byte[] parent = (dir + "/").getBytes(java.nio.charset.StandardCharsets.UTF_8);
         Path sub = Files.createDirectory(RawPaths.path(raw(concat(parent, new byte[] {'d', (byte) 0xff}))));

@@ -57,8 +57,8 @@ int main(int argc, char **argv)
     if (argc < 3) return 2;
     int bad = std::strcmp(argv[2], "bad") == 0, n = argc > 3 ? std::atoi(argv[3]) : 16;
     std::string name = argv[1];
-    if (name == "malloc_delete") malloc_delete(n, bad);
-    else if (name == "array_delete") array_delete(n, bad);
+    if (name == "malloc_delete") malloc_delete(n, bad); /* BAD:malloc_delete_tail */
+    else if (name == "array_delete") array_delete(n, bad); /* BAD:array_delete_tail */
     else if (name == "new_overflow") new_overflow(n, bad);
     else if (name == "use_after_delete") use_after_delete(n, bad);
     else if (name == "vector_overflow") vector_overflow(n, bad);

@@ -185,8 +185,9 @@ public final class HeapTotals implements Analysis {
                         firstFreedSequence, firstFreedAddress, firstFreedInstruction));
         if (firstFreedStack != null && firstFreedStack.deep())
             for (String frame : firstFreedStack.names()) out.printf(Locale.ROOT, "      at %s%n", frame);
-        else if (whereCallersAre != null && firstFreedStack == null && firstFreedSource != null)
-            // rewrite and compiled-in probes record no callers (docs/stacks.md, "Access stacks"): say where they are
+        else if (whereCallersAre != null && firstFreedSource != null)
+            // a probe's access has no stack or one frame only (docs/stacks.md, "Access stacks"): its line, and where
+            // its callers are recorded
             out.printf(Locale.ROOT, "      at %s(%s)  (its callers: %s)%n", firstFreedInstruction, firstFreedSource, whereCallersAre);
         // glibc's vector string code reads whole aligned vectors past a string's end (FreedMemory): harmless, said apart
         if (freed.overReads() > 0)

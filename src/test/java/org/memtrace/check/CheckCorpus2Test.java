@@ -25,8 +25,8 @@ class CheckCorpus2Test extends CheckCorpusTest {
             free_struct_member | invalid free: free of <stack:m@send>+4 (a variable of 36 bytes, declared at line {n} of send), at {BAD} (send+{n})
             global_enum_names@O0 | global overflow: color_names+32 (a global of 32 bytes, defined at global_enum_names.c:{n}) read 8 bytes, 0 bytes past its end, at {BAD} (show+{n})
             global_enum_names@O2 | global overflow: color_names+32 (a global of 32 bytes, defined at global_enum_names.c:{n}) read 8 bytes, 0 bytes past its end, at {BAD} (global_enum_names_bad+{n})
-            global_extern_table@O0 | global overflow: limits+40 (a global of 40 bytes, defined at ./corpus2_data.c:{n}) read 4 bytes, 0 bytes past its end, at {BAD} (show+{n})
-            global_extern_table@O2 | global overflow: limits+40 (a global of 40 bytes, defined at ./corpus2_data.c:{n}) read 4 bytes, 0 bytes past its end, at {BAD} (global_extern_table_bad+{n})
+            global_extern_table@O0 | global overflow: limits+40 (a global of 40 bytes, defined at corpus2_data.c:{n}) read 4 bytes, 0 bytes past its end, at {BAD} (show+{n})
+            global_extern_table@O2 | global overflow: limits+40 (a global of 40 bytes, defined at corpus2_data.c:{n}) read 4 bytes, 0 bytes past its end, at {BAD} (global_extern_table_bad+{n})
             global_struct_loop@O0 | global overflow: options+96 (a global of 96 bytes, defined at global_struct_loop.c:{n}) written 12 bytes by memset, 0 bytes past its end, at {BAD} (reset+{n})
             global_struct_loop@O2 | global overflow: options+96 (a global of 96 bytes, defined at global_struct_loop.c:{n}) written 12 bytes by memset, 0 bytes past its end, at {BAD} (global_struct_loop_bad+{n})
             heap_2d_index | heap overflow: <malloc0001@fill+{n}>+240 (a block of 240 bytes, allocated at heap_2d_index.c:{n}) written 8 bytes, 0 bytes past its end, at {BAD} (fill+{n})
@@ -102,42 +102,42 @@ class CheckCorpus2Test extends CheckCorpusTest {
      * the access), the use after return (the real stack stays addressable), the intra-object overflow.
      */
     static final String RUN2_CHECK = """
-            double_free_cleanup | double free: free of <freed:0002@{M}+{n}>+0 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
-            double_free_realloc_zero | double free: free of <freed:0001@{M}+{n}>+0 (a block of 40 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
-            free_middle_advanced | invalid free: free of <malloc0001@{M}+{n}>+3 (a block of 24 bytes, allocated at {M}+{n}), at {M}+{n}
-            free_struct_member | invalid free: free of <stack> (memory on the stack of thread {n}), at {M}+{n}
-            heap_2d_index | heap overflow: <malloc0001@{M}+{n}>+240 (a block of 240 bytes, allocated at {M}+{n}) written 8 bytes, 0 bytes past its end, at {M}+{n}
-            heap_calloc_elem | heap overflow: <calloc0001@{M}+{n}>+32 (a block of 32 bytes, allocated at {M}+{n}) written 4 bytes, 0 bytes past its end, at {M}+{n}
-            heap_fgets_size | heap overflow: <malloc0003@{M}+{n}>+32 (a block of 32 bytes, allocated at {M}+{n}) written 51 bytes by fgets, 0 bytes past its end, at {M}+{n}
-            heap_hash_index | heap overflow: <calloc0001@{M}+{n}>+128 (a block of 128 bytes, allocated at {M}+{n}) read 8 bytes, 0 bytes past its end, at {M}+{n}
-            heap_memcpy_nul | heap overflow: <malloc0001@{M}+{n}>+12 (a block of 12 bytes, allocated at {M}+{n}) written 13 bytes by memcpy, 0 bytes past its end, at {M}+{n}
-            heap_memmove_insert | heap overflow: <malloc0001@{M}+{n}>+24 (a block of 24 bytes, allocated at {M}+{n}) written 24 bytes by memmove, 0 bytes past its end, at {M}+{n}
-            heap_scan_overread | heap overflow: <malloc0001@{M}+{n}>+18 (a block of 18 bytes, allocated at {M}+{n}) read 1 byte, 0 bytes past its end, at {M}+{n}
-            heap_strcat_room | heap overflow: <malloc0001@{M}+{n}>+24 (a block of 24 bytes, allocated at {M}+{n}) written 14 bytes by strcat, 0 bytes past its end, at {M}+{n}
-            heap_strcpy_len | heap overflow: <malloc0001@{M}+{n}>+13 (a block of 13 bytes, allocated at {M}+{n}) written 14 bytes by strcpy, 0 bytes past its end, at {M}+{n}
-            heap_trim_underread | heap underflow: <malloc0001@{M}+{n}>-1 (a block of 5 bytes, allocated at {M}+{n}) read 1 byte, 1 byte before its start, at {M}+{n}
-            leak_cycle | leak: <malloc0001@{M}+{n}> (a block of 16 bytes, allocated at {M}+{n}) unreachable at exit
-            leak_realloc_fail | leak: <malloc0001@{M}+{n}> (a block of 64 bytes, allocated at {M}+{n}) unreachable at exit
-            leak_strdup_loop | leak: <malloc0001@{M}+{n}> (a block of 4 bytes, allocated at {M}+{n}) unreachable at exit, with 1 more block from the same call, 8 bytes in all
-            overlap_memcpy | overlapping copy: memcpy of 40 bytes from <malloc0001@{M}+{n}>+4 to <malloc0001@{M}+{n}>+{n}, at {M}+{n}
-            overlap_strcpy | overlapping copy: strcpy of 13 bytes from <malloc0001@{M}+{n}>+1 to <malloc0001@{M}+{n}>+{n}, at {M}+{n}
-            stack_negative_underwrite | stack underflow: <stack:slots@set_slot>-4 (a variable of 32 bytes, declared at line {n} of set_slot) written 4 bytes, 4 bytes before its start, at {M}+{n}
-            stack_snprintf_pos | stack overflow: <stack:buf@list>+26 (a variable of 24 bytes, declared at line {n} of list) written 6 bytes by snprintf, 2 bytes past its end, at {M}+{n}
-            stack_sprintf_int | stack overflow: <stack:text@show_small>+8 (a variable of 8 bytes, declared at line {n} of show_small) written 12 bytes by sprintf, 0 bytes past its end, at {M}+{n}
-            stack_strncpy_overread | stack overflow: <stack:buf@copy>+16 (a variable of 16 bytes, declared at line {n} of copy) read 23 bytes by strlen, 0 bytes past its end, at {M}+{n}
-            uaf_ctx_destroy | use after free: <freed:0001@{M}+{n}>+4 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 4 bytes, at {M}+{n}
-            uaf_realloc_cached | use after free: <freed:0001@{M}+{n}>+12 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}) written 4 bytes, at {M}+{n}
-            uaf_shared_buffer | use after free: <freed:0001@{M}+{n}>+7 (a block of 32 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 1 byte, at {M}+{n}
-            cxx_double_delete_owners | double free: delete of <freed:0002@{M}+{n}>+0 (a block of 24 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
-            cxx_heap_member_index | heap overflow: <new0002@{M}+{n}>+44 (a block of 44 bytes, allocated at {M}+{n}) read 4 bytes, 0 bytes past its end, at {M}+{n}
-            cxx_heap_string_data | heap overflow: <new0002@std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_construct(unsigned long, char)+{n}>+21 (a block of 21 bytes, allocated at std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_construct(unsigned long, char)+{n}) written 40 bytes by memcpy, 0 bytes past its end, at {M}+{n}
-            cxx_leak_throw | leak: <new[]0002@{M}+{n}> (a block of 48 bytes, allocated at {M}+{n}) unreachable at exit
-            cxx_new_array_delete_dtor | invalid free: delete of <new[]0002@{M}+{n}>+8 (a block of 32 bytes, allocated at {M}+{n}), at {M}+{n}
-            cxx_uaf_map_erase | use after free: <freed:0002@{M}+{n}>+24 (a block of 48 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at std::_Rb_tree_increment(std::_Rb_tree_node_base*)+{n}
-            cxx_uaf_string_temp | use after free: <freed:0005@std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_mutate(unsigned long, unsigned long, char const*, unsigned long)+{n}>+0 (a block of 65 bytes, allocated at std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_mutate(unsigned long, unsigned long, char const*, unsigned long)+{n}, freed at {M}+{n}) read 34 bytes by strlen, at {M}+{n}
-            cxx_uaf_vector_iter | use after free: <freed:0002@{M}+{n}>+0 (a block of 32 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
-            cxx_uaf_vector_ref | use after free: <freed:0002@{M}+{n}>+0 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}) written 4 bytes, at {M}+{n}
-            cxx_use_after_delete_virtual | use after free: <freed:0002@{M}+{n}>+0 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
+            double_free_cleanup | double free: free of <freed:0002@run+{n}>+0 (a block of 16 bytes, allocated at double_free_cleanup.c:18, freed at double_free_cleanup.c:23), at double_free_cleanup.c:11 (record_free+{n})
+            double_free_realloc_zero | double free: free of <freed:0001@shrink+{n}>+0 (a block of 40 bytes, allocated at double_free_realloc_zero.c:8, freed at double_free_realloc_zero.c:10), at double_free_realloc_zero.c:13 (shrink+{n})
+            free_middle_advanced | invalid free: free of <malloc0001@parse+{n}>+3 (a block of 24 bytes, allocated at free_middle_advanced.c:9), at free_middle_advanced.c:14 (parse+{n})
+            free_struct_member | invalid free: free of <stack> (memory on the stack of thread {n}), at free_struct_member.c:17 (send+{n})
+            heap_2d_index | heap overflow: <malloc0001@fill+{n}>+240 (a block of 240 bytes, allocated at heap_2d_index.c:8) written 8 bytes, 0 bytes past its end, at heap_2d_index.c:11 (fill+{n})
+            heap_calloc_elem | heap overflow: <calloc0001@fill+{n}>+32 (a block of 32 bytes, allocated at heap_calloc_elem.c:8) written 4 bytes, 0 bytes past its end, at heap_calloc_elem.c:9 (fill+{n})
+            heap_fgets_size | heap overflow: <malloc0003@read_line+{n}>+32 (a block of 32 bytes, allocated at heap_fgets_size.c:11) written 51 bytes by fgets, 0 bytes past its end, at heap_fgets_size.c:12 (read_line+{n})
+            heap_hash_index | heap overflow: <calloc0001@lookup+{n}>+128 (a block of 128 bytes, allocated at heap_hash_index.c:15) read 8 bytes, 0 bytes past its end, at heap_hash_index.c:18 (lookup+{n})
+            heap_memcpy_nul | heap overflow: <malloc0001@field+{n}>+12 (a block of 12 bytes, allocated at heap_memcpy_nul.c:8) written 13 bytes by memcpy, 0 bytes past its end, at heap_memcpy_nul.c:9 (field+{n})
+            heap_memmove_insert | heap overflow: <malloc0001@insert+{n}>+24 (a block of 24 bytes, allocated at heap_memmove_insert.c:9) written 24 bytes by memmove, 0 bytes past its end, at heap_memmove_insert.c:11 (insert+{n})
+            heap_scan_overread | heap overflow: <malloc0001@split+{n}>+18 (a block of 18 bytes, allocated at heap_scan_overread.c:10) read 1 byte, 0 bytes past its end, at heap_scan_overread.c:16 (split+{n})
+            heap_strcat_room | heap overflow: <malloc0001@join+{n}>+24 (a block of 24 bytes, allocated at heap_strcat_room.c:9) written 14 bytes by strcat, 0 bytes past its end, at heap_strcat_room.c:12 (join+{n})
+            heap_strcpy_len | heap overflow: <malloc0001@dup_name+{n}>+13 (a block of 13 bytes, allocated at heap_strcpy_len.c:9) written 14 bytes by strcpy, 0 bytes past its end, at heap_strcpy_len.c:10 (dup_name+{n})
+            heap_trim_underread | heap underflow: <malloc0001@trim+{n}>-1 (a block of 5 bytes, allocated at heap_trim_underread.c:10) read 1 byte, 1 byte before its start, at heap_trim_underread.c:16 (trim+{n})
+            leak_cycle | leak: <malloc0001@run+{n}> (a block of 16 bytes, allocated at leak_cycle.c:10) unreachable at exit
+            leak_realloc_fail | leak: <malloc0001@grow+{n}> (a block of 64 bytes, allocated at leak_realloc_fail.c:8) unreachable at exit
+            leak_strdup_loop | leak: <malloc0001@run+{n}> (a block of 4 bytes, allocated at leak_strdup_loop.c:13) unreachable at exit, with 1 more block from the same call, 8 bytes in all
+            overlap_memcpy | overlapping copy: memcpy of 40 bytes from <malloc0001@drop_prefix+{n}>+4 to <malloc0001@drop_prefix+{n}>+0, at overlap_memcpy.c:12 (drop_prefix+{n})
+            overlap_strcpy | overlapping copy: strcpy of 13 bytes from <malloc0001@unquote+{n}>+1 to <malloc0001@unquote+{n}>+0, at overlap_strcpy.c:13 (unquote+{n})
+            stack_negative_underwrite | stack underflow: <stack:slots@set_slot>-4 (a variable of 32 bytes, declared at line 8 of set_slot) written 4 bytes, 4 bytes before its start, at stack_negative_underwrite.c:10 (set_slot+{n})
+            stack_snprintf_pos | stack overflow: <stack:buf@list>+26 (a variable of 24 bytes, declared at line 9 of list) written 6 bytes by snprintf, 2 bytes past its end, at stack_snprintf_pos.c:13 (list+{n})
+            stack_sprintf_int | stack overflow: <stack:text@show_small>+8 (a variable of 8 bytes, declared at line 8 of show_small) written 12 bytes by sprintf, 0 bytes past its end, at stack_sprintf_int.c:9 (show_small+{n})
+            stack_strncpy_overread | stack overflow: <stack:buf@copy>+16 (a variable of 16 bytes, declared at line 8 of copy) read 23 bytes by strlen, 0 bytes past its end, at stack_strncpy_overread.c:13 (copy+{n})
+            uaf_ctx_destroy | use after free: <freed:0001@dispatch+{n}>+4 (a block of 16 bytes, allocated at uaf_ctx_destroy.c:12, freed at uaf_ctx_destroy.c:8) read 4 bytes, at uaf_ctx_destroy.c:19 (dispatch+{n})
+            uaf_realloc_cached | use after free: <freed:0001@run+{n}>+12 (a block of 16 bytes, allocated at uaf_realloc_cached.c:19, freed at uaf_realloc_cached.c:12) written 4 bytes, at uaf_realloc_cached.c:24 (run+{n})
+            uaf_shared_buffer | use after free: <freed:0001@run+{n}>+7 (a block of 32 bytes, allocated at uaf_shared_buffer.c:13, freed at uaf_shared_buffer.c:9) read 1 byte, at uaf_shared_buffer.c:17 (run+{n})
+            cxx_double_delete_owners | double free: delete of <freed:0002@cxx_double_delete_owners::run(bool)+{n}>+0 (a block of 24 bytes, allocated at cxx_double_delete_owners.cc:10, freed at /usr/include/c++/12/bits/unique_ptr.h:{n}), at /usr/include/c++/12/bits/unique_ptr.h:{n} (std::default_delete<cxx_double_delete_owners::buffer>::operator()(cxx_double_delete_owners::buffer*) const+{n})
+            cxx_heap_member_index | heap overflow: <new0002@cxx_heap_member_index::run(unsigned int)+{n}>+44 (a block of 44 bytes, allocated at cxx_heap_member_index.cc:14) read 4 bytes, 0 bytes past its end, at cxx_heap_member_index.cc:9 (cxx_heap_member_index::histogram::add(unsigned int)+{n})
+            cxx_heap_string_data | heap overflow: <new0002@std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_construct(unsigned long, char)+{n}>+21 (a block of 21 bytes, allocated at std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_construct(unsigned long, char)+{n}) written 40 bytes by memcpy, 0 bytes past its end, at cxx_heap_string_data.cc:13 (cxx_heap_string_data::run(bool)+{n})
+            cxx_leak_throw | leak: <new[]0002@cxx_leak_throw::load(bool)+{n}> (a block of 48 bytes, allocated at cxx_leak_throw.cc:13) unreachable at exit
+            cxx_new_array_delete_dtor | invalid free: delete of <new[]0002@cxx_new_array_delete_dtor::run(bool)+{n}>+8 (a block of 32 bytes, allocated at cxx_new_array_delete_dtor.cc:13), at cxx_new_array_delete_dtor.cc:14 (cxx_new_array_delete_dtor::run(bool)+{n})
+            cxx_uaf_map_erase | use after free: <freed:0002@std::__new_allocator<std::_Rb_tree_node<std::pair<int const, long> > >::allocate(unsigned long, void const*)+{n}>+24 (a block of 48 bytes, allocated at /usr/include/c++/12/bits/new_allocator.h:{n}, freed at /usr/include/c++/12/bits/new_allocator.h:{n}) read 8 bytes, at std::_Rb_tree_increment(std::_Rb_tree_node_base*)+{n}
+            cxx_uaf_string_temp | use after free: <freed:0005@std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_mutate(unsigned long, unsigned long, char const*, unsigned long)+{n}>+0 (a block of 65 bytes, allocated at std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_mutate(unsigned long, unsigned long, char const*, unsigned long)+{n}, freed at cxx_uaf_string_temp.cc:13) read 34 bytes by strlen, at cxx_uaf_string_temp.cc:14 (cxx_uaf_string_temp::run(bool)+{n})
+            cxx_uaf_vector_iter | use after free: <freed:0002@std::__new_allocator<long>::allocate(unsigned long, void const*)+{n}>+0 (a block of 32 bytes, allocated at /usr/include/c++/12/bits/new_allocator.h:{n}, freed at /usr/include/c++/12/bits/new_allocator.h:{n}) read 8 bytes, at cxx_uaf_vector_iter.cc:15 (cxx_uaf_vector_iter::run(bool)+{n})
+            cxx_uaf_vector_ref | use after free: <freed:0002@std::__new_allocator<int>::allocate(unsigned long, void const*)+{n}>+0 (a block of 16 bytes, allocated at /usr/include/c++/12/bits/new_allocator.h:{n}, freed at /usr/include/c++/12/bits/new_allocator.h:{n}) written 4 bytes, at cxx_uaf_vector_ref.cc:15 (cxx_uaf_vector_ref::run(bool)+{n})
+            cxx_use_after_delete_virtual | use after free: <freed:0002@cxx_use_after_delete_virtual::run(bool)+{n}>+0 (a block of 16 bytes, allocated at cxx_use_after_delete_virtual.cc:17, freed at cxx_use_after_delete_virtual.cc:10) read 8 bytes, at cxx_use_after_delete_virtual.cc:21 (cxx_use_after_delete_virtual::run(bool)+{n})
             """;
 
     @Override String corpus() { return "corpus2"; }

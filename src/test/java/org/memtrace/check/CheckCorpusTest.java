@@ -124,66 +124,96 @@ class CheckCorpusTest {
      * stack variables from the -O0 build's DWARF, by memcpy, strcpy, strncat and sprintf (-O2 keeps no frame pointer: none).
      */
     static final String RUN_CHECK = """
-            double_free_alias | double free: free of <freed:0001@{M}+{n}>+0 (a block of 80 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
-            double_free_error_path | double free: free of <freed:0001@{M}+{n}>+0 (a block of 9 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
-            double_free_simple | double free: free of <freed:0001@{M}+{n}>+0 (a block of 100 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
-            free_alloca | invalid free: free of <stack> (memory on the stack of thread {n}), at {M}+{n}
-            free_global_array | invalid free: free of 0x{any} (not memory this allocator gave out), at {M}+{n}
-            free_middle | invalid free: free of <malloc0001@{M}+{n}>+3 (a block of 32 bytes, allocated at {M}+{n}), at {M}+{n}
-            free_stack_array | invalid free: free of <stack> (memory on the stack of thread {n}), at {M}+{n}
-            free_string_literal | invalid free: free of 0x{any} (not memory this allocator gave out), at {M}+{n}
-            global_loop_overflow | global overflow: global_counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end, at {M}+{n}
-            global_memset_overflow | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end, at {M}+{n}
-            global_static_local@O0 | global overflow: history+64 (a global of 64 bytes) read 2 bytes, 0 bytes past its end, at {M}+{n}
+            double_free_alias@O0 | double free: free of <freed:0001@run+{n}>+0 (a block of 80 bytes, allocated at double_free_alias.c:13, freed at double_free_alias.c:8), at double_free_alias.c:17 (run+{n})
+            double_free_alias@O2 | double free: free of <freed:0001@double_free_alias_bad+{n}>+0 (a block of 80 bytes, allocated at double_free_alias.c:13, freed at double_free_alias.c:8), at main.c:31 (main+{n})
+            double_free_error_path | double free: free of <freed:0001@parse+{n}>+0 (a block of 9 bytes, allocated at double_free_error_path.c:8, freed at double_free_error_path.c:12), at double_free_error_path.c:18 (parse+{n})
+            double_free_simple@O0 | double free: free of <freed:0001@double_free_simple_bad+{n}>+0 (a block of 100 bytes, allocated at double_free_simple.c:7, freed at double_free_simple.c:10), at double_free_simple.c:11 (double_free_simple_bad+{n})
+            double_free_simple@O2 | double free: free of <freed:0001@double_free_simple_bad+{n}>+0 (a block of 100 bytes, allocated at double_free_simple.c:7, freed at double_free_simple.c:10), at main.c:31 (main+{n})
+            free_alloca | invalid free: free of <stack> (memory on the stack of thread {n}), at free_alloca.c:13 (run+{n})
+            free_global_array@O0 | invalid free: free of 0x55c338f9c180 (not memory this allocator gave out), at free_global_array.c:12 (run+{n})
+            free_global_array@O2 | invalid free: free of 0x555b3b1a2160 (not memory this allocator gave out), at main.c:31 (main+{n})
+            free_middle@O0 | invalid free: free of <malloc0001@run+{n}>+3 (a block of 32 bytes, allocated at free_middle.c:8), at free_middle.c:13 (run+{n})
+            free_middle@O2 | invalid free: free of <malloc0001@run+{n}>+3 (a block of 32 bytes, allocated at free_middle.c:8), at main.c:31 (main+{n})
+            free_stack_array@O0 | invalid free: free of <stack> (memory on the stack of thread {n}), at free_stack_array.c:13 (run+{n})
+            free_stack_array@O2 | invalid free: free of <stack> (memory on the stack of thread {n}), at free_stack_array.c:13 (free_stack_array_bad+{n})
+            free_string_literal@O0 | invalid free: free of 0x55c54c837463 (not memory this allocator gave out), at free_string_literal.c:16 (run+{n})
+            free_string_literal@O2 | invalid free: free of 0x556258cf34a0 (not memory this allocator gave out), at main.c:31 (main+{n})
+            global_loop_overflow@O0 | global overflow: global_counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end, at global_loop_overflow.c:8 (fill+{n})
+            global_loop_overflow@O2 | global overflow: global_counts+40 (a global of 40 bytes) written 4 bytes, 0 bytes past its end, at global_loop_overflow.c:8 (global_loop_overflow_bad+{n})
+            global_memset_overflow@O0 | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end, at global_memset_overflow.c:10 (clear+{n})
+            global_memset_overflow@O2 | global overflow: current+24 (a global of 24 bytes) written 25 bytes by memset, 0 bytes past its end, at global_memset_overflow.c:10 (global_memset_overflow_bad+{n})
+            global_static_local@O0 | global overflow: history+64 (a global of 64 bytes) read 2 bytes, 0 bytes past its end, at global_static_local.c:9 (sum+{n})
             global_strcpy_overflow | global overflow: name_buffer+16 (a global of 16 bytes) written 16 bytes, 0 bytes past its end, at libc.so.6+{n}
-            global_underread | global underflow: level_table-8 (a global of 64 bytes) read 8 bytes, 8 bytes before its start, at {M}+{n}
-            heap_loop_overflow | heap overflow: <malloc0001@{M}+{n}>+40 (a block of 40 bytes, allocated at {M}+{n}) written 4 bytes, 0 bytes past its end, at {M}+{n}
-            heap_memcpy_overflow | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) written {8|16} bytes, 0 bytes past its end, at {M}+{n}
-            heap_overread@O0 | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) read 99 bytes by memcpy, 0 bytes past its end, at {M}+{n}
-            heap_overread@O2 | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) read 96 bytes, 0 bytes past its end, at {M}+{n}
-            heap_ptr_walk | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) written {1 byte|51 bytes by memset}, 0 bytes past its end, at {M}+{n}
-            heap_sizeof_pointer | heap overflow: <malloc0001@{M}+{n}>+{10|32} (a block of 10 bytes, allocated at {M}+{n}) written {4|8} bytes, {0|22} bytes past its end, at {M}+{n}
-            heap_snprintf_size | heap overflow: <malloc0001@{M}+{n}>+20 (a block of 20 bytes, allocated at {M}+{n}) written {n} bytes, 0 bytes past its end, at {any}
-            heap_sprintf_overflow | heap overflow: <malloc0001@{M}+{n}>+16 (a block of 16 bytes, allocated at {M}+{n}) written {n} byte{any}, 0 bytes past its end, at {any}
-            heap_strcat_overflow | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) written {n} bytes, 0 bytes past its end, at libc.so.6+{n}
-            heap_strcpy_nul | heap overflow: <malloc0001@{M}+{n}>+10 (a block of 10 bytes, allocated at {M}+{n}) written {n} bytes, 0 bytes past its end, at libc.so.6+{n}
-            heap_strncpy_overflow | heap overflow: <malloc0001@{M}+{n}>+50 (a block of 50 bytes, allocated at {M}+{n}) written {n} bytes, 0 bytes past its end, at libc.so.6+{n}
-            heap_struct_array | heap overflow: <malloc0001@{M}+{n}>+80 (a block of 80 bytes, allocated at {M}+{n}) written 4 bytes, 0 bytes past its end, at {M}+{n}
-            heap_underread | heap underflow: <malloc0001@{M}+{n}>-8 (a block of 100 bytes, allocated at {M}+{n}) read {n} bytes, 8 bytes before its start, at {any}
-            heap_underwrite | heap underflow: <malloc0001@{M}+{n}>-8 (a block of 100 bytes, allocated at {M}+{n}) written 1 byte, 8 bytes before its start, at {M}+{n}
-            heap_wcsncpy_overflow | heap overflow: <malloc0001@{M}+{n}>+200 (a block of 200 bytes, allocated at {M}+{n}) written {n} bytes, 0 bytes past its end, at {any}
+            global_underread@O0 | global underflow: level_table-8 (a global of 64 bytes) read 8 bytes, 8 bytes before its start, at global_underread.c:10 (show+{n})
+            global_underread@O2 | global underflow: level_table-8 (a global of 64 bytes) read 8 bytes, 8 bytes before its start, at global_underread.c:10 (global_underread_bad+{n})
+            heap_loop_overflow | heap overflow: <malloc0001@heap_loop_overflow_bad+{n}>+40 (a block of 40 bytes, allocated at heap_loop_overflow.c:7) written 4 bytes, 0 bytes past its end, at heap_loop_overflow.c:8 (heap_loop_overflow_bad+{n})
+            heap_memcpy_overflow@O0 | heap overflow: <malloc0001@heap_memcpy_overflow_bad+{n}>+50 (a block of 50 bytes, allocated at heap_memcpy_overflow.c:8) written 8 bytes, 0 bytes past its end, at heap_memcpy_overflow.c:12 (heap_memcpy_overflow_bad+{n})
+            heap_memcpy_overflow@O2 | heap overflow: <malloc0001@heap_memcpy_overflow_bad+{n}>+50 (a block of 50 bytes, allocated at heap_memcpy_overflow.c:8) written 16 bytes, 0 bytes past its end, at heap_memcpy_overflow.c:12 (heap_memcpy_overflow_bad+{n})
+            heap_overread@O0 | heap overflow: <malloc0001@heap_overread_bad+{n}>+50 (a block of 50 bytes, allocated at heap_overread.c:8) read 99 bytes by memcpy, 0 bytes past its end, at heap_overread.c:14 (heap_overread_bad+{n})
+            heap_overread@O2 | heap overflow: <malloc0001@heap_overread_bad+{n}>+50 (a block of 50 bytes, allocated at heap_overread.c:8) read 96 bytes, 0 bytes past its end, at heap_overread.c:14 (heap_overread_bad+{n})
+            heap_ptr_walk@O0 | heap overflow: <malloc0001@heap_ptr_walk_bad+{n}>+50 (a block of 50 bytes, allocated at heap_ptr_walk.c:8) written 1 byte, 0 bytes past its end, at heap_ptr_walk.c:9 (heap_ptr_walk_bad+{n})
+            heap_ptr_walk@O2 | heap overflow: <malloc0001@heap_ptr_walk_bad+{n}>+50 (a block of 50 bytes, allocated at heap_ptr_walk.c:8) written 51 bytes by memset, 0 bytes past its end, at heap_ptr_walk.c:9 (heap_ptr_walk_bad+{n})
+            heap_sizeof_pointer@O0 | heap overflow: <malloc0001@fill+{n}>+10 (a block of 10 bytes, allocated at heap_sizeof_pointer.c:7) written 4 bytes, 0 bytes past its end, at heap_sizeof_pointer.c:8 (fill+{n})
+            heap_sizeof_pointer@O2 | heap overflow: <malloc0001@heap_sizeof_pointer_bad+{n}>+32 (a block of 10 bytes, allocated at heap_sizeof_pointer.c:7) written 8 bytes, 22 bytes past its end, at heap_sizeof_pointer.c:8 (heap_sizeof_pointer_bad+{n})
+            heap_snprintf_size | heap overflow: <malloc0001@format+{n}>+20 (a block of 20 bytes, allocated at heap_snprintf_size.c:9) written 64 bytes, 0 bytes past its end, at libc.so.6+{n}
+            heap_sprintf_overflow | heap overflow: <malloc0001@heap_sprintf_overflow_bad+{n}>+16 (a block of 16 bytes, allocated at heap_sprintf_overflow.c:8) written 1 byte, 0 bytes past its end, at _IO_default_xsputn+{n}
+            heap_strcat_overflow@O0 | heap overflow: <malloc0001@append+{n}>+50 (a block of 50 bytes, allocated at heap_strcat_overflow.c:8) written 32 bytes, 0 bytes past its end, at libc.so.6+{n}
+            heap_strcat_overflow@O2 | heap overflow: <malloc0001@heap_strcat_overflow_bad+{n}>+50 (a block of 50 bytes, allocated at heap_strcat_overflow.c:8) written 32 bytes, 0 bytes past its end, at libc.so.6+{n}
+            heap_strcpy_nul | heap overflow: <malloc0001@heap_strcpy_nul_bad+{n}>+10 (a block of 10 bytes, allocated at heap_strcpy_nul.c:10) written 8 bytes, 0 bytes past its end, at libc.so.6+{n}
+            heap_strncpy_overflow | heap overflow: <malloc0001@heap_strncpy_overflow_bad+{n}>+50 (a block of 50 bytes, allocated at heap_strncpy_overflow.c:8) written 32 bytes, 0 bytes past its end, at libc.so.6+{n}
+            heap_struct_array@O0 | heap overflow: <malloc0001@fill+{n}>+80 (a block of 80 bytes, allocated at heap_struct_array.c:9) written 4 bytes, 0 bytes past its end, at heap_struct_array.c:11 (fill+{n})
+            heap_struct_array@O2 | heap overflow: <malloc0001@heap_struct_array_bad+{n}>+80 (a block of 80 bytes, allocated at heap_struct_array.c:9) written 4 bytes, 0 bytes past its end, at heap_struct_array.c:11 (heap_struct_array_bad+{n})
+            heap_underread@O0 | heap underflow: <malloc0001@read_at+{n}>-8 (a block of 100 bytes, allocated at heap_underread.c:8) read 8 bytes, 8 bytes before its start, at heap_underread.c:13 (read_at+{n})
+            heap_underread@O2 | heap underflow: <malloc0001@read_at+{n}>-8 (a block of 100 bytes, allocated at heap_underread.c:8) read 16 bytes, 8 bytes before its start, at heap_underread.c:13 (read_at+{n})
+            heap_underwrite@O0 | heap underflow: <malloc0001@write_at+{n}>-8 (a block of 100 bytes, allocated at heap_underwrite.c:8) written 1 byte, 8 bytes before its start, at heap_underwrite.c:12 (write_at+{n})
+            heap_underwrite@O2 | heap underflow: <malloc0001@heap_underwrite_bad+{n}>-8 (a block of 100 bytes, allocated at heap_underwrite.c:8) written 1 byte, 8 bytes before its start, at heap_underwrite.c:12 (heap_underwrite_bad+{n})
+            heap_wcsncpy_overflow | heap overflow: <malloc0001@copy+{n}>+200 (a block of 200 bytes, allocated at heap_wcsncpy_overflow.c:8) written 64 bytes, 0 bytes past its end, at libc.so.6+{n}
             leak_early_return | leak: <malloc0001@{any}> (a block of 6 bytes, allocated at {any}) unreachable at exit
-            leak_list | leak: <malloc0001@{M}+{n}> (a block of 16 bytes, allocated at {M}+{n}) unreachable at exit, with 2 more blocks from the same call, 48 bytes in all
-            leak_lost_pointer | leak: <malloc0001@{M}+{n}> (a block of 100 bytes, allocated at {M}+{n}) unreachable at exit
-            null_check_after | null dereference: NULL+0 (the page at address 0, never mapped) written 4 bytes, at {M}+{n}
+            leak_list | leak: <malloc0001@run+{n}> (a block of 16 bytes, allocated at leak_list.c:11) unreachable at exit, with 2 more blocks from the same call, 48 bytes in all
+            leak_lost_pointer | leak: <malloc0001@run+{n}> (a block of 100 bytes, allocated at leak_lost_pointer.c:8) unreachable at exit
+            null_check_after@O0 | null dereference: NULL+0 (the page at address 0, never mapped) written 4 bytes, at null_check_after.c:8 (run+{n})
+            null_check_after@O2 | null dereference: NULL+0 (the page at address 0, never mapped) written 4 bytes, at null_check_after.c:8 (null_check_after_bad+{n})
             null_strlen | null dereference: NULL+0 (the page at address 0, never mapped) read {n} bytes, at libc.so.6+{n}
-            null_struct_field | null dereference: NULL+8 (the page at address 0, never mapped) read 8 bytes, at {M}+{n}
-            realloc_shrink | heap overflow: <realloc0002@{M}+{n}>+16 (a block of 16 bytes, allocated at {M}+{n}) written 64 bytes by memset, 0 bytes past its end, at {M}+{n}
-            uaf_alias_write | use after free: <freed:0001@{M}+{n}>+8 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
-            uaf_list_next | use after free: <freed:0005@{M}+{n}>+0 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
-            uaf_memcpy | use after free: <freed:0001@{M}+{n}>+0 (a block of 64 bytes, allocated at {M}+{n}, freed at {M}+{n}) read {n} bytes{any}, at {M}+{n}
-            uaf_printf | use after free: <freed:0001@{M}+{n}>+0 (a block of 32 bytes, allocated at {M}+{n}, freed at {M}+{n}) read {n} byte{any}, at libc.so.6+{n}
-            uaf_read | use after free: <freed:0001@{M}+{n}>+0 (a block of 400 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 4 bytes, at {M}+{n}
-            uaf_realloc_stale | use after free: <freed:0001@{M}+{n}>+4 (a block of 16 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 4 bytes, at {M}+{n}
-            cxx_delete_stack | invalid free: delete of <stack> (memory on the stack of thread {n}), at {M}+{n}
-            cxx_delete_static | invalid free: delete[] of 0x{any} (not memory this allocator gave out), at {M}+{n}
-            cxx_double_delete | double free: delete[] of <freed:000{n}@{M}+{n}>+0 (a block of 7 bytes, allocated at {M}+{n}, freed at {M}+{n}), at {M}+{n}
-            cxx_leak_member | leak: <new[]000{n}@{M}+{n}> (a block of 64 bytes, allocated at {M}+{n}) unreachable at exit
-            cxx_malloc_delete | allocator mismatch: delete[] of <malloc000{n}@{M}+{n}>+0 (a block of 100 bytes, allocated at {M}+{n}, from malloc), at {M}+{n}
-            cxx_new_array_delete | allocator mismatch: delete of <new[]000{n}@{M}+{n}>+0 (a block of 80 bytes, allocated at {M}+{n}, from new[]), at {M}+{n}
-            cxx_new_array_overflow | heap overflow: <new[]000{n}@{M}+{n}>+40 (a block of 40 bytes, allocated at {M}+{n}) written 2 bytes, 0 bytes past its end, at {M}+{n}
-            cxx_new_delete_array | allocator mismatch: delete[] of <new000{n}@{M}+{n}>+0 (a block of 4 bytes, allocated at {M}+{n}, from new), at {M}+{n}
-            cxx_new_free | allocator mismatch: free of <new000{n}@{M}+{n}>+0 (a block of 16 bytes, allocated at {M}+{n}, from new), at {M}+{n}
-            cxx_string_copy | heap overflow: <new[]000{n}@{M}+{n}>+23 (a block of 23 bytes, allocated at {M}+{n}) written {n} bytes, 0 bytes past its end, at libc.so.6+{n}
-            cxx_uaf_iterator | use after free: <freed:000{n}@{M}+{n}>+0 (a block of 32 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
-            cxx_use_after_delete@O0 | use after free: <freed:000{n}@{M}+{n}>+0 (a block of 8 bytes, allocated at {M}+{n}, freed at {M}+{n}) read 8 bytes, at {M}+{n}
-            cxx_vector_index | heap overflow: <new000{n}@{M}+{n}>+40 (a block of 40 bytes, allocated at {M}+{n}) written 4 bytes, 0 bytes past its end, at {M}+{n}
-            stack_memcpy_overflow@O0 | stack overflow: <stack:return address@stack_memcpy_overflow_bad> (the return address in stack_memcpy_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at {M}+{n}
-            stack_overread@O0 | stack overflow: <stack:source@copy>+50 (a variable of 50 bytes, declared at line {n} of copy) read 99 bytes by memcpy, 0 bytes past its end, at {M}+{n}
-            stack_sprintf_overflow@O0 | stack overflow: <stack:line@stack_sprintf_overflow_bad>+8 (a variable of 8 bytes, declared at line {n} of stack_sprintf_overflow_bad) written 15 bytes by sprintf, 0 bytes past its end, at {M}+{n}
-            stack_strcpy_overflow@O0 | stack overflow: <stack:dest@stack_strcpy_overflow_bad>+10 (a variable of 10 bytes, declared at line {n} of stack_strcpy_overflow_bad) written 11 bytes by strcpy, 0 bytes past its end, at {M}+{n}
-            stack_strncat_overflow@O0 | stack overflow: <stack:dest@stack_strncat_overflow_bad>+50 (a variable of 50 bytes, declared at line {n} of stack_strncat_overflow_bad) written 100 bytes by strncat, 0 bytes past its end, at {M}+{n}
-            stack_underwrite@O0 | stack underflow: <stack:dataBuffer@write_at>-8 (a variable of 100 bytes, declared at line {n} of write_at) written 100 bytes by strcpy, 8 bytes before its start, at {M}+{n}
+            null_struct_field@O0 | null dereference: NULL+8 (the page at address 0, never mapped) read 8 bytes, at null_struct_field.c:18 (show+{n})
+            null_struct_field@O2 | null dereference: NULL+8 (the page at address 0, never mapped) read 8 bytes, at null_struct_field.c:18 (null_struct_field_bad.cold+{n})
+            realloc_shrink | heap overflow: <realloc0002@shrink+{n}>+16 (a block of 16 bytes, allocated at realloc_shrink.c:10) written 64 bytes by memset, 0 bytes past its end, at realloc_shrink.c:11 (shrink+{n})
+            uaf_alias_write@O0 | use after free: <freed:0001@run+{n}>+8 (a block of 16 bytes, allocated at uaf_alias_write.c:12, freed at uaf_alias_write.c:8) read 8 bytes, at uaf_alias_write.c:17 (run+{n})
+            uaf_alias_write@O2 | use after free: <freed:0001@uaf_alias_write_bad+{n}>+8 (a block of 16 bytes, allocated at uaf_alias_write.c:12, freed at uaf_alias_write.c:8) read 8 bytes, at uaf_alias_write.c:17 (uaf_alias_write_bad+{n})
+            uaf_list_next@O0 | use after free: <freed:0005@build+{n}>+0 (a block of 16 bytes, allocated at uaf_list_next.c:11, freed at uaf_list_next.c:25) read 8 bytes, at uaf_list_next.c:23 (uaf_list_next_bad+{n})
+            uaf_list_next@O2 | use after free: <freed:0005@uaf_list_next_bad+{n}>+0 (a block of 16 bytes, allocated at uaf_list_next.c:11, freed at uaf_list_next.c:25) read 8 bytes, at uaf_list_next.c:23 (uaf_list_next_bad+{n})
+            uaf_memcpy@O0 | use after free: <freed:0001@run+{n}>+0 (a block of 64 bytes, allocated at uaf_memcpy.c:14, freed at uaf_memcpy.c:8) read 8 bytes, at uaf_memcpy.c:18 (run+{n})
+            uaf_memcpy@O2 | use after free: <freed:0001@run+{n}>+0 (a block of 64 bytes, allocated at uaf_memcpy.c:14, freed at uaf_memcpy.c:8) read 16 bytes, at uaf_memcpy.c:18 (run+{n})
+            uaf_printf | use after free: <freed:0001@uaf_printf_bad+{n}>+0 (a block of 32 bytes, allocated at uaf_printf.c:9, freed at uaf_printf.c:11) read 32 bytes, at libc.so.6+{n}
+            uaf_read | use after free: <freed:0001@uaf_read_bad+{n}>+0 (a block of 400 bytes, allocated at uaf_read.c:7, freed at uaf_read.c:9) read 4 bytes, at uaf_read.c:10 (uaf_read_bad+{n})
+            uaf_realloc_stale | use after free: <freed:0001@grow+{n}>+4 (a block of 16 bytes, allocated at uaf_realloc_stale.c:7, freed at uaf_realloc_stale.c:10) read 4 bytes, at uaf_realloc_stale.c:12 (grow+{n})
+            cxx_delete_stack | invalid free: delete of <stack> (memory on the stack of thread {n}), at cxx_delete_stack.cc:13 (cxx_delete_stack::run(bool)+{n})
+            cxx_delete_static@O0 | invalid free: delete[] of 0x564628db8160 (not memory this allocator gave out), at cxx_delete_static.cc:14 (cxx_delete_static::run(bool)+{n})
+            cxx_delete_static@O2 | invalid free: delete[] of 0x555c4cbf5100 (not memory this allocator gave out), at main.cc:31 (main+{n})
+            cxx_double_delete@O0 | double free: delete[] of <freed:0001@cxx_double_delete::text::text(char const*)+{n}>+0 (a block of 7 bytes, allocated at cxx_double_delete.cc:16, freed at cxx_double_delete.cc:18), at cxx_double_delete.cc:18 (cxx_double_delete::text::~text()+{n})
+            cxx_double_delete@O2 | double free: delete[] of <freed:0001@cxx_double_delete::run(bool)+{n}>+0 (a block of 7 bytes, allocated at cxx_double_delete.cc:16, freed at cxx_double_delete.cc:18), at main.cc:31 (main+{n})
+            cxx_leak_member@O0 | leak: <new[]0002@cxx_leak_member::holder::holder(unsigned long)+{n}> (a block of 64 bytes, allocated at cxx_leak_member.cc:10) unreachable at exit
+            cxx_leak_member@O2 | leak: <new[]0001@cxx_leak_member::run(bool)+{n}> (a block of 64 bytes, allocated at cxx_leak_member.cc:10) unreachable at exit
+            cxx_malloc_delete@O0 | allocator mismatch: delete[] of <malloc0001@cxx_malloc_delete::bad()+{n}>+0 (a block of 100 bytes, allocated at cxx_malloc_delete.cc:9, from malloc), at cxx_malloc_delete.cc:12 (cxx_malloc_delete::bad()+{n})
+            cxx_malloc_delete@O2 | allocator mismatch: delete[] of <malloc0001@cxx_malloc_delete::bad()+{n}>+0 (a block of 100 bytes, allocated at cxx_malloc_delete.cc:9, from malloc), at main.cc:31 (main+{n})
+            cxx_new_array_delete@O0 | allocator mismatch: delete of <new[]0001@cxx_new_array_delete::bad()+{n}>+0 (a block of 80 bytes, allocated at cxx_new_array_delete.cc:7, from new[]), at cxx_new_array_delete.cc:10 (cxx_new_array_delete::bad()+{n})
+            cxx_new_array_delete@O2 | allocator mismatch: delete of <new[]0001@cxx_new_array_delete::bad()+{n}>+0 (a block of 80 bytes, allocated at cxx_new_array_delete.cc:7, from new[]), at main.cc:31 (main+{n})
+            cxx_new_array_overflow | heap overflow: <new[]0001@cxx_new_array_overflow::fill(unsigned long, unsigned long)+{n}>+40 (a block of 40 bytes, allocated at cxx_new_array_overflow.cc:7) written 2 bytes, 0 bytes past its end, at cxx_new_array_overflow.cc:8 (cxx_new_array_overflow::fill(unsigned long, unsigned long)+{n})
+            cxx_new_delete_array@O0 | allocator mismatch: delete[] of <new0001@cxx_new_delete_array::bad()+{n}>+0 (a block of 4 bytes, allocated at cxx_new_delete_array.cc:7, from new), at cxx_new_delete_array.cc:9 (cxx_new_delete_array::bad()+{n})
+            cxx_new_delete_array@O2 | allocator mismatch: delete[] of <new0001@cxx_new_delete_array::bad()+{n}>+0 (a block of 4 bytes, allocated at cxx_new_delete_array.cc:7, from new), at main.cc:31 (main+{n})
+            cxx_new_free@O0 | allocator mismatch: free of <new0001@cxx_new_free::bad()+{n}>+0 (a block of 16 bytes, allocated at cxx_new_free.cc:10, from new), at cxx_new_free.cc:12 (cxx_new_free::bad()+{n})
+            cxx_new_free@O2 | allocator mismatch: free of <new0001@cxx_new_free::bad()+{n}>+0 (a block of 16 bytes, allocated at cxx_new_free.cc:10, from new), at main.cc:31 (main+{n})
+            cxx_string_copy | heap overflow: <new[]0002@cxx_string_copy::run(unsigned long)+{n}>+23 (a block of 23 bytes, allocated at cxx_string_copy.cc:10) written 16 bytes, 0 bytes past its end, at libc.so.6+{n}
+            cxx_uaf_iterator@O0 | use after free: <freed:0001@std::__new_allocator<long>::allocate(unsigned long, void const*)+{n}>+0 (a block of 32 bytes, allocated at /usr/include/c++/12/bits/new_allocator.h:{n}, freed at /usr/include/c++/12/bits/new_allocator.h:{n}) read 8 bytes, at cxx_uaf_iterator.cc:12 (cxx_uaf_iterator::run(bool)+{n})
+            cxx_uaf_iterator@O2 | use after free: <freed:0001@cxx_uaf_iterator::run(bool)+{n}>+0 (a block of 32 bytes, allocated at /usr/include/c++/12/bits/new_allocator.h:{n}, freed at /usr/include/c++/12/bits/new_allocator.h:{n}) read 8 bytes, at cxx_uaf_iterator.cc:12 (cxx_uaf_iterator::run(bool)+{n})
+            cxx_use_after_delete@O0 | use after free: <freed:0001@cxx_use_after_delete::bad()+{n}>+0 (a block of 8 bytes, allocated at cxx_use_after_delete.cc:16, freed at cxx_use_after_delete.cc:18) read 8 bytes, at cxx_use_after_delete.cc:12 (cxx_use_after_delete::counter::add(long)+{n})
+            cxx_vector_index@O0 | heap overflow: <new0001@std::__new_allocator<int>::allocate(unsigned long, void const*)+{n}>+40 (a block of 40 bytes, allocated at /usr/include/c++/12/bits/new_allocator.h:{n}) written 4 bytes, 0 bytes past its end, at cxx_vector_index.cc:9 (cxx_vector_index::run(unsigned long)+{n})
+            cxx_vector_index@O2 | heap overflow: <new0001@cxx_vector_index::run(unsigned long)+{n}>+40 (a block of 40 bytes, allocated at /usr/include/c++/12/bits/new_allocator.h:{n}) written 4 bytes, 0 bytes past its end, at cxx_vector_index.cc:9 (cxx_vector_index::run(unsigned long)+{n})
+            stack_memcpy_overflow@O0 | stack overflow: <stack:return address@stack_memcpy_overflow_bad> (the return address in stack_memcpy_overflow_bad's frame, overwritten with 0x4343434343434343: a stack smash, found at its return) read 8 bytes, at stack_memcpy_overflow.c:14 (stack_memcpy_overflow_bad+{n})
+            stack_overread@O0 | stack overflow: <stack:source@copy>+50 (a variable of 50 bytes, declared at line 7 of copy) read 99 bytes by memcpy, 0 bytes past its end, at stack_overread.c:13 (copy+{n})
+            stack_sprintf_overflow@O0 | stack overflow: <stack:line@stack_sprintf_overflow_bad>+8 (a variable of 8 bytes, declared at line 7 of stack_sprintf_overflow_bad) written 15 bytes by sprintf, 0 bytes past its end, at stack_sprintf_overflow.c:8 (stack_sprintf_overflow_bad+{n})
+            stack_strcpy_overflow@O0 | stack overflow: <stack:dest@stack_strcpy_overflow_bad>+10 (a variable of 10 bytes, declared at line 7 of stack_strcpy_overflow_bad) written 11 bytes by strcpy, 0 bytes past its end, at stack_strcpy_overflow.c:8 (stack_strcpy_overflow_bad+{n})
+            stack_strncat_overflow@O0 | stack overflow: <stack:dest@stack_strncat_overflow_bad>+50 (a variable of 50 bytes, declared at line 7 of stack_strncat_overflow_bad) written 100 bytes by strncat, 0 bytes past its end, at stack_strncat_overflow.c:11 (stack_strncat_overflow_bad+{n})
+            stack_underwrite@O0 | stack underflow: <stack:dataBuffer@write_at>-8 (a variable of 100 bytes, declared at line 7 of write_at) written 100 bytes by strcpy, 8 bytes before its start, at stack_underwrite.c:14 (write_at+{n})
             """;
 
     Path dir;

@@ -245,7 +245,8 @@ class AccessStackTest {
         Cli.Result r = Cli.run(dir, "run", "--check", "--mode", "fault", "--", path("uaf2"));
         assertThat(r.status()).isNotZero();
         List<String> frames = rel(r.stderr()).lines().filter(l -> l.startsWith("    #")).limit(3).toList();
-        assertThat(frames).containsExactly("    #0 uaf_stack.c:7 (uaf2+4512) in peek", "    #1 uaf_stack.c:11 (uaf2+4533) in inspect",
-                "    #2 uaf_stack.c:18 (uaf2+4240) in main");
+        // code no call-site table covers is named by its function (.symtab), as ASan names it
+        assertThat(frames).containsExactly("    #0 uaf_stack.c:7 (peek+0) in peek", "    #1 uaf_stack.c:11 (inspect+5) in inspect",
+                "    #2 uaf_stack.c:18 (main+32) in main");
     }
 }

@@ -323,8 +323,10 @@ __attribute__((constructor(101))) static void rt_init(int argc, char **argv, cha
     /* rewrite mode's access stacks cost a trap per trampoline entered and its pages copied: opt-in */
     rt.access_stacks = mt_parse_long(getenv("MEMTRACE_ACCESS_STACKS"), 0) == 1;
     const char *parent = getenv("MEMTRACE_PARENT");
-    /* a recording run's `memtrace cc` probes armed for access stacks (rt_ccarm.c): SIGTRAP kept for them */
-    rt.ccarm = rt.stack_depth > 1 && ((out && *out) || (parent && *parent)) && rt_ccarm_prepare();
+    /* a recording run's `memtrace cc` probes armed for access stacks (rt_ccarm.c) when asked, as rewrite mode's */
+    /* trampolines: SIGTRAP kept for them. Opt-in: a full build of skel_sites.c recorded records no site table */
+    /* describes when armed (SkeletonSitesTest, not yet understood)                                            */
+    rt.ccarm = rt.access_stacks && rt.stack_depth > 1 && ((out && *out) || (parent && *parent)) && rt_ccarm_prepare();
     rt_signal_init();
     if (rt.ccarm) rt_ccarm_write();
     /* memtrace's own descriptors back on their numbers before the trace file takes one (rt_fd.c) */

@@ -96,6 +96,12 @@ public final class Summary implements Analysis {
         return this;
     }
 
+    /** A memtrace cc build run by memtrace run: {@code on} when its probes were armed (run --access-stacks). */
+    public Summary accessStacks(boolean on) {
+        this.accessStacks = on;
+        return this;
+    }
+
     /** At the end, print the table on {@code out} (the stage's {@link #finish}); null prints nothing. */
     public Summary printTo(PrintWriter out) {
         this.table = out;
@@ -386,6 +392,9 @@ public final class Summary implements Analysis {
         if (rewritten && !accessStacks)
             heap.fromProbes("not recorded: --access-stacks records an instruction's first 4 executions'; --mode fault every access's");
         else if (rewritten) heap.fromProbes("recorded for an instruction's first 4 executions only; --mode fault records every access's");
+        else if (compiledIn && !accessStacks)
+            heap.fromProbes("not recorded: --access-stacks records an instruction's first 4 executions'; a build without"
+                    + " memtrace cc under memtrace run --mode fault every access's");
         else if (compiledIn)
             heap.fromProbes("recorded for an instruction's first 4 executions only; a build without memtrace cc under"
                     + " memtrace run --mode fault records every access's");

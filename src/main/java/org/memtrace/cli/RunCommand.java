@@ -220,7 +220,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (check && rewrite != null) // a library left as it was: its accesses go unchecked, which the user must hear
             for (String lib : rewrite.unplanned()) say(err, "check: " + lib + ": cannot be rewritten, its own accesses are not checked");
         // chosen once: from here on the run only calls the recorder
-        Recorder recorder = rewrite != null ? rewrite.recorder(options, accessStacks, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p));
+        Recorder recorder = rewrite != null ? rewrite.recorder(options, accessStacks, p -> say(err, p)) : Recorder.choose(target, options, p -> say(err, p), accessStacks);
         boolean compiledIn = recorder.compiledIn();
         if (faultCheck && compiledIn)
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
@@ -248,6 +248,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         if (traced && !RunOutputs.discarded(output)) analyses.add(new MadtWriter(out, addresses, names, p -> say(err, p)));
         Summary summary = new Summary(compiledIn);
         if (rewrite != null) summary.rewritten(accessStacks);
+        else if (compiledIn) summary.accessStacks(accessStacks);
         // the JSON summary and the report are written beside their names and renamed over them once complete:
         // a link planted under a name is replaced, never written through, and a failed run leaves no half file
         OutputFile jsonOutput = jsonSummary == null ? null : OutputFile.create(jsonSummary, List.of());

@@ -9,6 +9,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.memtrace.event.StreamLayout;
 import org.memtrace.mtr.MtrFile;
@@ -70,8 +71,11 @@ public sealed interface Recorder permits Tracer, InstrumentedRun {
     }
 
     /** The way that records {@code target}: its own probes when memtrace cc built it, else the fault agent. */
-    static Recorder choose(Target target, TraceOptions options, Consumer<String> problems) {
-        return InstrumentedRun.isInstrumented(target.traced()) ? new InstrumentedRun(options, problems)
+    static Recorder choose(Target target, TraceOptions options, Consumer<String> problems, boolean accessStacks) {
+        // a memtrace cc build's probes are armed for access stacks only when asked (run --access-stacks), as
+        // rewrite mode's trampolines (agent/runtime/rt_ccarm.c; docs/stacks.md)
+        return InstrumentedRun.isInstrumented(target.traced())
+                ? new InstrumentedRun(options, problems, accessStacks ? Map.of("MEMTRACE_ACCESS_STACKS", "1") : Map.of(), null)
                 : new Tracer(options, problems);
     }
 

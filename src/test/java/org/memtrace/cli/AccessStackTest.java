@@ -134,13 +134,13 @@ class AccessStackTest {
      */
     @Test
     void ccBuildShowsTheAccessingStackOfAProbesFirstExecutions() throws Exception {
-        assertThat(useAfterFreeOf("uaf0-cc")).containsExactly(
+        assertThat(useAfterFreeOf("uaf0-cc", "--access-stacks")).containsExactly(
                 " use after free 1 access to freed memory, the first at event 18: <freed:0001@main+146>+4 by peek+239",
                 " at peek+239(uaf_stack.c:7)", " at inspect+186(uaf_stack.c:11)", " at main+434(uaf_stack.c:18)");
-        assertThat(useAfterFreeOf("uaf2-cc")).containsExactly(
+        assertThat(useAfterFreeOf("uaf2-cc", "--access-stacks")).containsExactly(
                 " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
                 " at peek+81(uaf_stack.c:7)", " at inspect+71(uaf_stack.c:11)", " at main+292(uaf_stack.c:18)");
-        assertThat(useAfterFreeOf("uaf2-cc", "--stack-depth", "2")).containsExactly(
+        assertThat(useAfterFreeOf("uaf2-cc", "--access-stacks", "--stack-depth", "2")).containsExactly(
                 " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
                 " at peek+81(uaf_stack.c:7)", " at inspect+71(uaf_stack.c:11)");
     }
@@ -151,6 +151,7 @@ class AccessStackTest {
         Path mtr = dir.resolve("uaf2-cc.mtr");
         ProcessBuilder pb = new ProcessBuilder(path("uaf2-cc")).directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD);
         pb.environment().put("MEMTRACE_OUT", mtr.toString());
+        pb.environment().put("MEMTRACE_ACCESS_STACKS", "1");
         assertThat(pb.start().waitFor()).isZero();
         String err = rel(run("print", "-o", "/dev/null", mtr.toString()).stderr());
         assertThat(err.lines().dropWhile(l -> !l.startsWith("    use after free")).limit(4).map(l -> l.replaceAll("\\s+", " ")))
@@ -166,15 +167,20 @@ class AccessStackTest {
     void ccBuildGivesNoStackAfterTheFirstExecutionsNorAtDepthOne() throws Exception {
         String note = " (its callers: recorded for an instruction's first 4 executions only; a build without memtrace cc"
                 + " under memtrace run --mode fault records every access's)";
-        assertThat(useAfterFreeOf("late2-cc").subList(0, 2)).containsExactly(
+        assertThat(useAfterFreeOf("late2-cc", "--access-stacks").subList(0, 2)).containsExactly(
                 " use after free 1 access to freed memory, the first at event 42: <freed:0002@main+517>+4 by peek+81",
                 " at peek+81(uaf_late.c:9)" + note);
-        assertThat(useAfterFreeOf("uaf2-cc", "--stack-depth", "1").subList(0, 2)).containsExactly(
+        assertThat(useAfterFreeOf("uaf2-cc", "--access-stacks", "--stack-depth", "1").subList(0, 2)).containsExactly(
                 " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
                 " at peek+81(uaf_stack.c:7)" + note);
+        // without --access-stacks nothing is armed, and the note says how to get them
+        assertThat(useAfterFreeOf("uaf2-cc").subList(0, 2)).containsExactly(
+                " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
+                " at peek+81(uaf_stack.c:7) (its callers: not recorded: --access-stacks records an instruction's first 4"
+                        + " executions'; a build without memtrace cc under memtrace run --mode fault every access's)");
         Path one = dir.resolve("late-1.trace"), twelve = dir.resolve("late-12.trace");
         run("run", "-q", "--stack-depth", "1", "-o", one.toString(), "--", path("late2-cc"));
-        run("run", "-q", "--stack-depth", "12", "-o", twelve.toString(), "--", path("late2-cc"));
+        run("run", "-q", "--access-stacks", "--stack-depth", "12", "-o", twelve.toString(), "--", path("late2-cc"));
         assertThat(accesses(twelve)).isEqualTo(accesses(one)).hasSize(48);
     }
 
@@ -211,7 +217,7 @@ class AccessStackTest {
 
     @Test
     void reportRowHasTheAccessStackOfACcBuild() throws Exception {
-        JsonNode row = freedAccess("cc", "uaf2-cc");
+        JsonNode row = freedAccess("cc", "uaf2-cc", "--access-stacks");
         assertThat(row.get("instruction").asText()).isEqualTo("peek+81");
         assertThat(row.get("accessStack")).extracting(JsonNode::asText)
                 .containsExactly("peek+81(uaf_stack.c:7)", "inspect+71(uaf_stack.c:11)", "main+292(uaf_stack.c:18)");

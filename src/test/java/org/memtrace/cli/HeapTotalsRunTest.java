@@ -98,8 +98,9 @@ class HeapTotalsRunTest {
     void compiledInRunAndPrint() throws Exception {
         assertHeapLines(ccRun.stderr());
         // probes record no callers: the line of the access, and where its callers are recorded
-        assertThat(ccRun.stderr()).containsPattern("\n      at main\\+\\d+\\(heap_totals\\.c:\\d+\\)  \\(its callers: recorded for an "
-                + "instruction's first 4 executions only; a build without memtrace cc under memtrace run --mode fault records every access's\\)\n");
+        assertThat(ccRun.stderr()).containsPattern("\n      at main\\+\\d+\\(heap_totals\\.c:\\d+\\)  \\(its callers: not recorded: "
+                + "--access-stacks records an instruction's first 4 executions'; a build without memtrace cc under memtrace run --mode fault "
+                + "every access's\\)\n");
         assertThat(faultRun.stderr()).doesNotContain("its callers:");
         JsonNode heap = new ObjectMapper().readTree(dir.resolve("htcc.json").toFile()).get("heap");
         assertHeapJson(heap);

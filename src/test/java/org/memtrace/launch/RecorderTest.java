@@ -35,7 +35,7 @@ class RecorderTest {
     }
 
     private static Recorder choose(TraceOptions options) throws LaunchException {
-        return Recorder.choose(Recorder.validate(options), options, new ArrayList<String>()::add);
+        return Recorder.choose(Recorder.validate(options), options, new ArrayList<String>()::add, false);
     }
 
     @Test

@@ -160,7 +160,10 @@ class ElfReaderTest {
         }
         CheckBuilds.Run intact = CheckBuilds.runCheck(dir, List.of("--mode", mode), Map.of(), target.toString());
         assertThat(r.status()).as(r.stderr()).isEqualTo(23);
-        assertThat(r.stderr().replace("broken", "target")).isEqualTo(intact.stderr());
+        // without section headers neither .symtab nor DWARF is found: the copy is named module+offset, the intact
+        // program by function and line
+        assertThat(intact.stderr().lines().toList()).hasSize(2).first().asString()
+                .matches("memtrace: leak: <malloc0001@lose\\+\\d+> \\(a block of 16 bytes, allocated at .*elf_target\\.c:\\d+\\) unreachable at exit");
         assertThat(r.stderr().lines().toList()).hasSize(2).first().asString()
                 .matches("memtrace: leak: <malloc0001@broken\\+\\d+> \\(a block of 16 bytes, allocated at broken\\+\\d+\\) unreachable at exit");
     }

@@ -47,7 +47,9 @@ class MultiCoreCacheSimTest {
         JsonNode j = simulate("pair");
         JsonNode top = j.get("sharedLines").get(0);
         assertThat(top.get("object").asText()).isEqualTo("pair+0");
-        assertThat(top.get("falseSharing").asLong()).as(top.toString()).isGreaterThan(1000);
+        // how often the two workers' writes interleave is the scheduler's: 714 of 40,000 at load 20 on 2 cores
+        // (thousands when quiet); the padded twin's pair lines see none, so 100 still tells the two apart
+        assertThat(top.get("falseSharing").asLong()).as(top.toString()).isGreaterThan(100);
         // main's reads of both counters after the joins are the only true sharing: it reads what the workers wrote
         assertThat(top.get("trueSharing").asLong()).as(top.toString()).isLessThanOrEqualTo(2);
         List<String> written = new ArrayList<>();

@@ -606,6 +606,7 @@ __attribute__((noinline)) void mc_leak_check(void)
     dl_iterate_phdr(scan_module, &s);
     if (base) mc_scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
     mc_fake_frames_scan(scan_fake_frame, &s);
+    mc_thread_starts_scan(scan_fake_frame, &s);
     /* and the program's own anonymous mappings (pymalloc's arenas, other threads' stacks) */
     collect_glibc_blocks();
     mc_scan_anon(&s, glibc_cut);

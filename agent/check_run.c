@@ -604,7 +604,7 @@ static int grow_stack(struct mc_scan *s)
     if (!grown) return 0;
     if (s->stack) {
         mt_memcpy(grown, s->stack, s->depth * sizeof *grown);
-        mt_sys2(SYS_munmap, (long)s->stack, (long)(s->cap * sizeof *grown));
+        mt_unmap_pages(s->stack, s->cap * sizeof *grown);
     }
     s->stack = grown;
     s->cap = cap;

@@ -132,6 +132,7 @@ static void arena_init(void)
     arena_base = arena_top = ((uintptr_t)m + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
     arena_end = arena_base + ARENA_SIZE;
     if (!mc_addressable_range(arena_base) || !mc_addressable_range(arena_end - 1)) {
+        mt_own_remove(m, ARENA_SIZE + (2u << 20));
         munmap(m, ARENA_SIZE + (2u << 20));
         arena_base = arena_top = 0;
         arena_end = 1;

@@ -138,7 +138,7 @@ static void fortify(size_t wrote, size_t dl)
 /* the agent's own pages for a long line (mc_read_line): outside the program's heap and untraced */
 static void *line_pages(void *old, size_t old_size, size_t size)
 {
-    if (!size) { mt_sys2(SYS_munmap, (long)old, (long)old_size); return NULL; }
+    if (!size) { mt_unmap_pages(old, old_size); return NULL; }
     return mt_map_pages(size);
 }
 

@@ -134,7 +134,7 @@ void mc_counts_total(struct mc_counts *out)
 {
     *out = (struct mc_counts){.checks = cs.accesses + cs.libc_checks, .accesses = cs.accesses, .libc_checks = cs.libc_checks};
 }
-void mc_count_libc(void) { count(&cs.libc_checks); }
+void mc_count_libc(const void *pc) { count(&cs.libc_checks); } /* the agent's own calls never get here (FROM_AGENT) */
 void mc_counts_stopped(void) {} /* counts each access as it is checked: nothing was counted ahead */
 
 static int libc_text(struct dl_phdr_info *info, size_t size, void *arg)
@@ -604,7 +604,7 @@ static int grow_stack(struct mc_scan *s)
     if (!grown) return 0;
     if (s->stack) {
         mt_memcpy(grown, s->stack, s->depth * sizeof *grown);
-        mt_sys2(SYS_munmap, (long)s->stack, (long)(s->cap * sizeof *grown));
+        mt_unmap_pages(s->stack, s->cap * sizeof *grown);
     }
     s->stack = grown;
     s->cap = cap;

@@ -181,7 +181,7 @@ static int runs_insert(uintptr_t s, uintptr_t e, int dirty)
         if (!t) return 0;
         if (heap.runs) {
             mt_memcpy(t, heap.runs, sizeof *t * (size_t)heap.nruns);
-            mt_sys2(SYS_munmap, (long)heap.runs, (long)(sizeof *t * (size_t)heap.capruns));
+            mt_unmap_pages(heap.runs, sizeof *t * (size_t)heap.capruns);
         }
         heap.runs = t;
         heap.capruns = cap;

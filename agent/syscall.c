@@ -67,7 +67,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
         if (copied) {
             __atomic_store_n(copied, 1, __ATOMIC_RELEASE);
             mt_sys3(SYS_futex, (long)copied, FUTEX_WAKE, 1);
-            mt_sys2(SYS_munmap, (long)copied, g.page);
+            mt_unmap_pages((void *)copied, (size_t)g.page);
         }
         g.active = 0;
         ts.dispatch_on = 0;
@@ -87,7 +87,7 @@ static long do_fork_like(long nr, long *a, ucontext_t *uc)
                 break;
         }
     }
-    if (copied) mt_sys2(SYS_munmap, (long)copied, g.page);
+    if (copied) mt_unmap_pages((void *)copied, (size_t)g.page);
     spin_unlock(&g.lock);
     heap_fork_done(0);
     if (ret > 0) {

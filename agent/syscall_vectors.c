@@ -18,7 +18,7 @@
 
 void iov_release(struct iov_copy *c)
 {
-    if (c->v && c->v != c->small) mt_sys2(SYS_munmap, (long)c->v, sizeof(struct iovec) * (size_t)c->cap);
+    if (c->v && c->v != c->small) mt_unmap_pages(c->v, sizeof(struct iovec) * (size_t)c->cap);
     c->v = NULL;
 }
 
@@ -92,7 +92,7 @@ void redirected_release(struct redirected *rd)
 {
     for (int i = 0; i < rd->niov; i++) iov_release(&rd->iov[i]);
     rd->niov = 0;
-    if (rd->mm) mt_sys2(SYS_munmap, (long)rd->mm, (long)rd->mm_bytes);
+    if (rd->mm) mt_unmap_pages((void *)rd->mm, (size_t)rd->mm_bytes);
     rd->mm = NULL;
 }
 

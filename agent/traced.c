@@ -56,7 +56,7 @@ static void *span_reserve(void *base, int n, int *cap, int first_cap, size_t siz
     if (!m) return NULL;
     if (base) {
         mt_memcpy(m, base, size * (size_t)n);
-        mt_sys2(SYS_munmap, base, size * (size_t)*cap);
+        mt_unmap_pages((void *)base, size * (size_t)*cap);
     }
     *cap = c;
     return m;
@@ -496,7 +496,7 @@ int open_locked(uintptr_t s, uintptr_t e)
         if (!n) return 0; /* out of memory: the caller falls back (a system call opens everything) */
         if (g.open) {
             mt_memcpy(n, g.open, sizeof(struct opening) * (size_t)g.nopen);
-            mt_sys2(SYS_munmap, g.open, sizeof(struct opening) * (size_t)g.capopen);
+            mt_unmap_pages(g.open, sizeof(struct opening) * (size_t)g.capopen);
         }
         g.open = n;
         g.capopen = cap;

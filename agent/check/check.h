@@ -93,6 +93,8 @@ const struct mc_block *mc_live_block(uintptr_t p, size_t limit);
  * leak scan's roots in the frames in use */
 uintptr_t mc_fake_frame_of(uintptr_t addr) __attribute__((weak));
 void mc_fake_frames_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s);
+/* check_shadow.c: the arguments of threads pthread_create made that have not started yet (leak roots) */
+void mc_thread_starts_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s);
 extern int __asan_option_detect_stack_use_after_return __attribute__((weak));
 
 /* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */
@@ -147,7 +149,9 @@ extern int mc_keep_mangled;                                     /* MEMTRACE_CHEC
 
 /* counters of the run, summed over threads (check_shadow.c) */
 struct mc_counts { uint64_t checks, accesses, loop_checks, range_checks, libc_checks; };
-void mc_count_libc(void);
+/* a libc function checked for its caller at pc: counted unless memtrace's own code called it (the runtime's
+ * reports and start-up, the tracing runtime beside it in a rewrite run), whose calls bind to these wrappers */
+void mc_count_libc(const void *pc);
 void mc_counts_total(struct mc_counts *out);
 void mc_counts_stopped(void);   /* a report stops the program: the checks its run did not reach are not counted */
 

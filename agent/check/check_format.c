@@ -67,7 +67,7 @@ int mc_snprintf(char *d, size_t n, const char *fmt, ...)
 static void check(const void *p, size_t n, enum mc_access access, const void *pc, const char *fn)
 {
     mc_init();
-    mc_count_libc();
+    mc_count_libc(pc);
     if (mc_first_bad((uintptr_t)p, n)) mc_report_access((uintptr_t)p, n, access, pc, fn);
     else mc_check_stack_var((uintptr_t)p, n, access, pc, fn);
 }

@@ -132,6 +132,7 @@ static void arena_init(void)
     arena_base = arena_top = ((uintptr_t)m + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
     arena_end = arena_base + ARENA_SIZE;
     if (!mc_addressable_range(arena_base) || !mc_addressable_range(arena_end - 1)) {
+        mt_own_remove(m, ARENA_SIZE + (2u << 20));
         munmap(m, ARENA_SIZE + (2u << 20));
         arena_base = arena_top = 0;
         arena_end = 1;
@@ -606,6 +607,7 @@ __attribute__((noinline)) void mc_leak_check(void)
     dl_iterate_phdr(scan_module, &s);
     if (base) mc_scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
     mc_fake_frames_scan(scan_fake_frame, &s);
+    mc_thread_starts_scan(scan_fake_frame, &s);
     /* and the program's own anonymous mappings (pymalloc's arenas, other threads' stacks) */
     collect_glibc_blocks();
     mc_scan_anon(&s, glibc_cut);

@@ -61,6 +61,7 @@ static int load(int fd, struct mc_inlines *t)
         if (p == MAP_FAILED) return -1;
         mt_own_add(p, n);
         if (read_at(fd, p, n, (off_t)sh[i].sh_offset) || mc_inlines_parse(p, n, t)) {
+            mt_own_remove(p, n);
             munmap(p, n);
             return -1;
         }

@@ -78,7 +78,7 @@ static void wrote(const void *p, size_t n, const void *pc, const char *fn)
 {
     if (!n) return;
     mc_init();
-    mc_count_libc();
+    mc_count_libc(pc);
     if (mc_first_bad((uintptr_t)p, n)) mc_report_access((uintptr_t)p, n, MC_WRITE, pc, fn);
     else mc_check_stack_var((uintptr_t)p, n, MC_WRITE, pc, fn);
 }
@@ -131,7 +131,7 @@ MC_EXPORT size_t (fread_unlocked)(void *b, size_t size, size_t count, FILE *f) {
 /* pages of the runtime's own for a long line (mc_read_line, fgets' read aside) */
 static void *line_pages(void *old, size_t old_size, size_t size)
 {
-    if (!size) { munmap(old, old_size); return NULL; }
+    if (!size) { mt_own_remove(old, old_size); munmap(old, old_size); return NULL; }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     mt_own_add(p, size);

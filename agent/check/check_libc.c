@@ -62,7 +62,7 @@ static void copy(void *d, const void *s, size_t n)
 static void check(const void *p, size_t n, enum mc_access access, const void *pc, const char *fn)
 {
     mc_init();
-    mc_count_libc();
+    mc_count_libc(pc);
     uintptr_t bad = mc_first_bad((uintptr_t)p, n);
     if (bad) mc_report_access((uintptr_t)p, n, access, pc, fn);
     else mc_check_stack_var((uintptr_t)p, n, access, pc, fn);

@@ -37,13 +37,19 @@
  * dereference" in the first 64 KB, else "wild access" with the kernel's reason; a ret that takes a smashed
  * return address: "stack overflow", a stack smash, as fault mode says it), then the program dies of the
  * signal as natively; the program's own handler, when it has one, gets the signal instead.
- * Counters (checks executed, accesses they covered) are per thread and summed when a thread ends.
+ * Counters (checks executed, accesses they covered) are per thread, each thread's linked in a list from its start
+ * (pthread_create's wrapper) or its first call here, and summed at exit over ended and running threads; a libc
+ * check is counted only when the program called the function, not this runtime or the tracing runtime.
  *
- * What it gets wrong: the counts of threads still running at exit are not in the summary; an access at an
+ * What it gets wrong: a thread libc starts without pthread_create's PLT entry (a SIGEV_THREAD timer's) is counted
+ * only if it calls this runtime (then wholly: its inline counters ran from its start) or is running at exit; a
+ * forked child's summary holds its parent's counts up to the fork, as its memory does; an access at an
  * address of 2^47 or above faults in the check (as it would in the program). handle_no_return unpoisons the
  * thread's stack from the caller up, so the redzones of the live frames above a throw or longjmp are forgotten.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -61,6 +67,10 @@ struct thread_counts {
     struct mc_counts c;
     uint64_t rest;      /* while a slow path reports: the checks of its run after it (rest_of_run) */
     int registered;
+    /* every registered thread's counters, linked while it runs (counts_lock), so the summary sums the threads
+     * still running at exit too, whichever thread calls exit; its inline counters' addresses, read from there */
+    struct thread_counts *prev, *next;
+    uint64_t *inline_checks, *grouped;
 };
 static __thread struct thread_counts tc __attribute__((tls_model("initial-exec")));
 /* checks the rewriter inlined (shadow byte 0: no call) are counted here, a run of them at once at its first check
@@ -69,26 +79,48 @@ MC_EXPORT __thread uint64_t __memtrace_check_inline __attribute__((tls_model("in
 /* group checks, counted inline by each group (BlockMerge): [0] the group checks, [1] the accesses they stand for */
 MC_EXPORT __thread uint64_t __memtrace_check_grouped[2] __attribute__((tls_model("initial-exec")));
 static struct mc_counts ended;          /* threads that ended */
+static struct thread_counts *running;   /* registered threads that have not ended */
 static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t counts_key;
+
+/* out += a thread's counts, its inline ones included */
+static void add_thread(struct mc_counts *out, const struct thread_counts *t)
+{
+    uint64_t inl = __atomic_load_n(t->inline_checks, __ATOMIC_RELAXED);
+    uint64_t groups = __atomic_load_n(&t->grouped[0], __ATOMIC_RELAXED), grouped = __atomic_load_n(&t->grouped[1], __ATOMIC_RELAXED);
+    out->checks += t->c.checks + inl + groups;
+    out->accesses += t->c.accesses + inl + grouped;
+    out->loop_checks += t->c.loop_checks;
+    out->range_checks += t->c.range_checks + groups;
+    out->libc_checks += t->c.libc_checks;
+}
 
 static void thread_ended(void *unused)
 {
     pthread_mutex_lock(&counts_lock);
-    ended.checks += tc.c.checks; ended.accesses += tc.c.accesses; ended.loop_checks += tc.c.loop_checks;
-    ended.range_checks += tc.c.range_checks; ended.libc_checks += tc.c.libc_checks;
-    ended.checks += __memtrace_check_inline; ended.accesses += __memtrace_check_inline;
-    ended.checks += __memtrace_check_grouped[0]; ended.range_checks += __memtrace_check_grouped[0];
-    ended.accesses += __memtrace_check_grouped[1];
+    add_thread(&ended, &tc);
+    if (tc.prev) tc.prev->next = tc.next; else running = tc.next;
+    if (tc.next) tc.next->prev = tc.prev;
     __memtrace_check_inline = 0;
     __memtrace_check_grouped[0] = __memtrace_check_grouped[1] = 0;
     memset(&tc.c, 0, sizeof tc.c);
+    /* tc.registered stays: a later destructor's checks are not counted, and never link this TLS again, which
+     * may be gone when the summary would read it */
     pthread_mutex_unlock(&counts_lock);
 }
 
 static void register_thread(void)
 {
+    /* registered first: a signal handler's check in between must not take the lock again */
     tc.registered = 1;
+    tc.inline_checks = &__memtrace_check_inline;
+    tc.grouped = __memtrace_check_grouped;
+    pthread_mutex_lock(&counts_lock);
+    tc.prev = NULL;
+    tc.next = running;
+    if (running) running->prev = &tc;
+    running = &tc;
+    pthread_mutex_unlock(&counts_lock);
     /* the main thread's counts are read at exit; other threads add theirs when they end */
     if (getpid() != gettid()) pthread_setspecific(counts_key, &tc);
 }
@@ -97,12 +129,58 @@ void mc_counts_total(struct mc_counts *out)
 {
     pthread_mutex_lock(&counts_lock);
     *out = ended;
-    out->checks += tc.c.checks; out->accesses += tc.c.accesses; out->loop_checks += tc.c.loop_checks;
-    out->range_checks += tc.c.range_checks; out->libc_checks += tc.c.libc_checks;
-    out->checks += __memtrace_check_inline; out->accesses += __memtrace_check_inline;
-    out->checks += __memtrace_check_grouped[0]; out->range_checks += __memtrace_check_grouped[0];
-    out->accesses += __memtrace_check_grouped[1];
+    for (const struct thread_counts *t = running; t; t = t->next) add_thread(out, t);
+    if (!tc.registered) { /* a thread started without pthread_create (a raw clone) that calls exit */
+        tc.inline_checks = &__memtrace_check_inline;
+        tc.grouped = __memtrace_check_grouped;
+        add_thread(out, &tc);
+    }
     pthread_mutex_unlock(&counts_lock);
+}
+
+/* A thread whose checks are all inline (counted in __memtrace_check_inline, no call of this runtime) would
+ * never register, and its counts would go with its TLS when it ends: pthread_create starts every thread here,
+ * registered before the program's start routine runs. The start records come from a static pool (a malloc would
+ * be a block of the program's, numbered among its own); the pool is a leak root while a thread has not started
+ * (natively its argument waits in the thread's descriptor, on the new stack: anonymous memory, a root). Past
+ * 64 threads starting at once the thread starts as before, registered at its first call of the runtime. */
+struct thread_start { void *(*fn)(void *); void *arg; int busy; };
+static struct thread_start starts[64];
+
+static void *thread_start(void *p)
+{
+    struct thread_start *s = p;
+    void *(*fn)(void *) = s->fn, *arg = s->arg;
+    s->fn = NULL;
+    s->arg = NULL;
+    __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+    if (!tc.registered) register_thread();
+    return fn(arg);
+}
+
+MC_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static typeof(&pthread_create) next;
+    if (!next) next = (typeof(next))dlsym(RTLD_NEXT, "pthread_create");
+    if (!next) return EAGAIN;
+    for (unsigned i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+        struct thread_start *s = &starts[i];
+        if (__atomic_exchange_n(&s->busy, 1, __ATOMIC_ACQUIRE)) continue;
+        s->fn = fn;
+        s->arg = arg;
+        int rc = next(t, attr, thread_start, s);
+        if (rc) { s->fn = NULL; s->arg = NULL; __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE); }
+        return rc;
+    }
+    return next(t, attr, fn, arg);
+}
+
+/* a thread not started yet: its argument is a root (mc_leak_check) */
+void mc_thread_starts_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s)
+{
+    for (unsigned i = 0; i < sizeof starts / sizeof starts[0]; i++)
+        if (__atomic_load_n(&starts[i].busy, __ATOMIC_ACQUIRE) && starts[i].arg)
+            scan(s, (uintptr_t)&starts[i].arg, (uintptr_t)(&starts[i].arg + 1));
 }
 
 /* The checks of an inlined run after the one whose slow call returns to ret: the rewriter follows such a call
@@ -123,8 +201,41 @@ void mc_counts_stopped(void)
     tc.rest = 0;
 }
 
-void mc_count_libc(void)
+/* The code of memtrace's own that calls libc through these wrappers: this library's text and, in a rewrite run,
+ * the tracing runtime's (both call memcpy, strlen, strcmp... through their PLT, which binds to the wrappers). */
+static struct { uintptr_t s[2], e[2]; int known; } own_code;
+
+static int own_text(struct dl_phdr_info *info, size_t size, void *arg)
 {
+    /* no libc string function here: it would be a wrapper, which asks own_caller */
+    static const char rt_name[] = "/libmemtrace-rt.so";
+    uintptr_t mine = (uintptr_t)&own_text;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    size_t len = mt_strlen(name);
+    int rt = len >= sizeof rt_name - 1 && mt_strncmp(name + len - (sizeof rt_name - 1), rt_name, sizeof rt_name) == 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        int k = mine >= s && mine < e ? 0 : rt ? 1 : -1;
+        if (k >= 0) { own_code.s[k] = s; own_code.e[k] = e; }
+    }
+    return 0;
+}
+
+static int own_caller(const void *pc)
+{
+    if (__builtin_expect(!__atomic_load_n(&own_code.known, __ATOMIC_ACQUIRE), 0)) {
+        dl_iterate_phdr(own_text, NULL); /* libc's own calls inside are not the wrappers' */
+        __atomic_store_n(&own_code.known, 1, __ATOMIC_RELEASE);
+    }
+    uintptr_t a = (uintptr_t)pc;
+    return (a >= own_code.s[0] && a < own_code.e[0]) || (a >= own_code.s[1] && a < own_code.e[1]);
+}
+
+void mc_count_libc(const void *pc)
+{
+    if (own_caller(pc)) return;
     if (__builtin_expect(!tc.registered, 0)) register_thread();
     tc.c.checks++;
     tc.c.libc_checks++;
@@ -221,6 +332,7 @@ void mc_init(void)
     mc_poison(0, 1u << 16, MC_NULL_PAGE);
     mc_rw_init();
     pthread_key_create(&counts_key, thread_ended);
+    if (!tc.registered) register_thread(); /* the main thread, whose counts are read at exit */
     mc_init_report();
     catch_faults();
 }

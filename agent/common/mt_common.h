@@ -76,9 +76,10 @@ static inline void mt_memzero(void *d, size_t n)
 
 /* One table per process: each memtrace library has a weak, exported copy and the loader binds every
  * library's references to the first one (the agent's or the tracing runtime's), so the check runtime beside
- * the tracing runtime sees the trace buffers too. A range is added when mapped and never taken out (a later
- * program mapping at a stale range is then not scanned); adjacent ranges merge (mmap maps top-down). Past
- * MT_OWN_MAX ranges `full` is set and the leak scan leaves every anonymous mapping out. */
+ * the tracing runtime sees the trace buffers too. A range is added when mapped and taken out when unmapped
+ * (mt_own_remove, mt_unmap_pages: the kernel hands the hole to the program's next mmap, which the leak scan must
+ * see); adjacent ranges merge (mmap maps top-down). Past MT_OWN_MAX ranges `full` is set and the leak scan leaves
+ * every anonymous mapping out. */
 #define MT_OWN_MAX 1024
 struct mt_own {
     uintptr_t start[MT_OWN_MAX], end[MT_OWN_MAX];
@@ -100,6 +101,35 @@ static inline void mt_own_add(const void *p, size_t n)
     __atomic_store_n(&o->lock, 0, __ATOMIC_RELEASE);
 }
 
+/* [p, p + n) is unmapped (or about to be): no longer memtrace's. A range it cuts in two takes a second entry, or
+ * stays whole when the table has no room (the rest then left out of the scan as before). */
+static inline void mt_own_remove(const void *p, size_t n)
+{
+    struct mt_own *o = &__memtrace_own;
+    uintptr_t s = (uintptr_t)p & ~(uintptr_t)4095, e = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+    if (!p || !n) return;
+    while (__atomic_exchange_n(&o->lock, 1, __ATOMIC_ACQUIRE)) __builtin_ia32_pause();
+    for (int i = 0; i < o->n; i++) {
+        if (o->end[i] <= s || e <= o->start[i]) continue;
+        if (s <= o->start[i] && o->end[i] <= e) {           /* all of it: the last entry takes its place */
+            o->n--;
+            o->start[i] = o->start[o->n];
+            o->end[i] = o->end[o->n];
+            i--;
+        } else if (s <= o->start[i]) {
+            o->start[i] = e;
+        } else if (o->end[i] <= e) {
+            o->end[i] = s;
+        } else if (o->n < MT_OWN_MAX) {                     /* from its middle: two ranges */
+            o->start[o->n] = e;
+            o->end[o->n] = o->end[i];
+            o->n++;
+            o->end[i] = s;
+        }
+    }
+    __atomic_store_n(&o->lock, 0, __ATOMIC_RELEASE);
+}
+
 /* Whether [s, e) overlaps a range memtrace mapped (read at exit, after the last mapping: no lock). */
 static inline int mt_own_overlaps(uintptr_t s, uintptr_t e)
 {
@@ -116,6 +146,13 @@ static inline void *mt_map_pages(size_t n)
     if (mt_failed(p)) return NULL;
     mt_own_add((void *)p, n);
     return (void *)p;
+}
+
+/* Pages of mt_map_pages (or any range mt_own_add took) back to the kernel. */
+static inline void mt_unmap_pages(void *p, size_t n)
+{
+    mt_own_remove(p, n);
+    mt_sys2(SYS_munmap, (long)p, (long)n);
 }
 
 /* ---- numbers from the environment (mt_proc.c) ----------------------------------------------------- */

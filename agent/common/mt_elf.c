@@ -41,7 +41,7 @@ static void give(const void *p, size_t n)
 {
     if (!p) return;
     if (mt_elf_release) mt_elf_release((void *)p, n);
-    else mt_sys2(SYS_munmap, p, n);
+    else mt_unmap_pages((void *)p, n);
 }
 
 /* whether [off, off+size) lies inside a file of len bytes, without overflow */

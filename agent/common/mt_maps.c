@@ -28,7 +28,7 @@ int mt_maps_each(void (*fn)(const struct mt_map_line *, void *), void *arg)
     char *buf = mt_map_pages(cap);
     if (!buf) return -1;
     int rc = mt_maps_each_in(buf, cap, fn, arg);
-    mt_sys2(SYS_munmap, buf, cap);
+    mt_unmap_pages(buf, cap);
     return rc;
 }
 

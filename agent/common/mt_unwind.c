@@ -499,10 +499,10 @@ static int build(struct module *m)
     rows = NULL;
     ok = 0;
 out:
-    if (hdr) mt_sys2(SYS_munmap, hdr, hdr_map);
-    if (eh) mt_sys2(SYS_munmap, eh, eh_map);
+    if (hdr) mt_unmap_pages(hdr, hdr_map);
+    if (eh) mt_unmap_pages(eh, eh_map);
     /* pages from mt_unwind_pages stay listed as their owner's: kept (a compile that disagrees with its count, never seen) */
-    if (rows && !mt_unwind_pages) mt_sys2(SYS_munmap, rows, rows_map);
+    if (rows && !mt_unwind_pages) mt_unmap_pages(rows, rows_map);
     mt_sys1(SYS_close, fd);
     return ok;
 }

@@ -197,7 +197,7 @@ for p in "${programs[@]}"; do
     verify "$p" native >/dev/null
     verified="$(verify "$p" asan); $(verify "$p" check)"
   fi
-  awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]}" -v c="${best[check]}" -v v="${best[scalar]:-}" \
+  awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]:-}" -v c="${best[check]}" -v v="${best[scalar]:-}" \
       -v m="${best[memcheck]:-}" -v f="${best[fault]:-}" -v w="${best[rewrite]:-}" -v z="${best[rw-alone]:-}" \
       -v ec="$exec_check" -v ea="$exec_all" -v r="$removed" -v e="$errors" -v ok="$verified" -v geo="$geo" '
     function ratio(x, fmt) { if (x == "") return "-"; if (x ~ />/) return x " s"; return sprintf(fmt, x / n) }

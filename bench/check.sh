@@ -29,6 +29,14 @@
 # (default: the kernels below, then gzip bzip2 sqlite3). Keep runs small: the machine is shared; say the load
 # (printed first). The output is appended to bench/results/check.md (bench/results.sh; BENCH_RESULTS=off for
 # a trial run).
+# Correctness of the real programs (the "verified" column): each build's output of the workload against the
+# native build's (gzip's compressed bytes, sqlite3's query results, bzip2's), and any report its run wrote
+# (`memtrace:` or ASan's `==PID==ERROR`); gzip's own test suite, `make check` in each build's tree (CC the
+# build's compiler, MEMTRACE_CHECK unset: the first report stops the program and fails its test), its tally and
+# the tests whose logs hold a report; sqlite3 a second script of SQL features (bench/check-sqlite3.sql: window
+# functions, recursive CTEs, json, triggers, blobs, string functions) compared with native's. gzip's suite takes
+# minutes of wall clock (its tests sleep): a result newer than the build is reused. VERIFY=off leaves it out;
+# ALL=off leaves the check-all build out (sqlite3's amalgamation takes 10-15 minutes per build at load 20).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$root/bench/out/check"
@@ -40,6 +48,8 @@ SLOW_REPEAT=${SLOW_REPEAT:-1}
 MEMCHECK=${MEMCHECK:-on}
 RUNCHECK=${RUNCHECK:-on}
 SCALAR=${SCALAR:-off}
+VERIFY=${VERIFY:-on}
+ALL=${ALL:-on}
 FAULT_LIMIT=${FAULT_LIMIT:-20}
 SLOW_LIMIT=${SLOW_LIMIT:-120}
 LIMIT=${LIMIT:-60}
@@ -100,13 +110,44 @@ print("%.6f" % ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru
 PY
 }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || (a !~ />/ && (b ~ />/ || a + 0 < b + 0))) print a; else print b }'; }
-builds=(native asan all check)
+builds=(native asan)
+[ "$ALL" = off ] || builds+=(all)
+builds+=(check)
 [ "$SCALAR" = off ] || builds+=(scalar)
 slow=()
 [ "$MEMCHECK" = off ] || slow+=(memcheck)
 [ "$RUNCHECK" = off ] || slow+=(fault rewrite rw-alone)
-echo "| program | native s | asan | check-all | scalar | check | memcheck | run --check fault | run --check rewrite | rewrite (program alone) | checks executed (check / check-all) | removed statically | errors (check) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+# verify P V: one word for the table, whether build V of real program P runs correctly: "ok" (output as native's,
+# no report; gzip: "ok 26/26", its make check's tally), else what went wrong
+verify() {
+  local p=$1 v=$2 o="$out/$1.$2.out" e="$out/$1.$2.err" what=() bad=0
+  # shellcheck disable=SC2046 # the workload is words
+  $(workload "$p" "$out/$v/$p") >"$o" 2>"$e" || what+=("exit $?")
+  [ "$v" = native ] || cmp -s "$o" "$out/$p.native.out" || what+=("output differs")
+  grep -qE '^memtrace: |==[0-9]+==ERROR' "$e" && what+=("report: $(grep -m1 -E '^memtrace: |==[0-9]+==ERROR' "$e" | cut -c1-80)")
+  if [ "$p" = sqlite3 ]; then
+    "$out/$v/sqlite3" :memory: <"$root/bench/check-sqlite3.sql" >"$o.2" 2>"$e.2" || what+=("features: exit $?")
+    [ "$v" = native ] || cmp -s "$o.2" "$out/$p.native.out.2" || what+=("features: output differs")
+    grep -qE '^memtrace: |==[0-9]+==ERROR' "$e.2" && what+=("features: report")
+  fi
+  local tally=""
+  if [ "$p" = gzip ]; then
+    local d="$out/$v/gzip-build"
+    if [ ! "$d/tests/test-suite.log" -nt "$d/gzip" ]; then
+      (cd "$d" && env -u MEMTRACE_CHECK make -s check CC="$(cc_for "$v")" >"$d/make-check.log" 2>&1) || true
+    fi
+    local total pass
+    total=$(sed -n 's/^# TOTAL: *//p' "$d/tests/test-suite.log")
+    pass=$(sed -n 's/^# PASS: *//p' "$d/tests/test-suite.log")
+    tally=" $pass/$total"
+    [ "$pass" = "$total" ] || what+=("make check $pass/$total")
+    bad=$(grep -lE '^memtrace: |==[0-9]+==ERROR' "$d"/tests/*.log 2>/dev/null | grep -vc test-suite.log || true)
+    [ "$bad" = 0 ] || what+=("$bad tests reported")
+  fi
+  if [ ${#what[@]} -eq 0 ]; then echo "ok$tally"; else local IFS=';'; echo "${what[*]}"; fi
+}
+echo "| program | native s | asan | check-all | scalar | check | memcheck | run --check fault | run --check rewrite | rewrite (program alone) | checks executed (check / check-all) | removed statically | errors (check) | verified (asan; check) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 geo="$out/geomean-$$.txt"
 : >"$geo"
 for p in "${programs[@]}"; do
@@ -151,21 +192,26 @@ for p in "${programs[@]}"; do
   exec_all=$(sed -E 's/.* checked by ([0-9]+) checks.*/\1/' <<<"$sum_all")
   removed=$(sed -E 's/.*statically ([0-9]+ of [0-9]+) checks removed.*/\1/' <<<"$sum_check")
   errors=$(sed -E 's/.*; ([0-9]+) errors?$/\1/' <<<"$sum_check")
-  awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]}" -v c="${best[check]}" -v v="${best[scalar]:-}" \
+  verified=-
+  if [ "$VERIFY" != off ] && is_real "$p"; then
+    verify "$p" native >/dev/null
+    verified="$(verify "$p" asan); $(verify "$p" check)"
+  fi
+  awk -v p="$p" -v n="${best[native]}" -v a="${best[asan]}" -v l="${best[all]:-}" -v c="${best[check]}" -v v="${best[scalar]:-}" \
       -v m="${best[memcheck]:-}" -v f="${best[fault]:-}" -v w="${best[rewrite]:-}" -v z="${best[rw-alone]:-}" \
-      -v ec="$exec_check" -v ea="$exec_all" -v r="$removed" -v e="$errors" -v geo="$geo" '
+      -v ec="$exec_check" -v ea="$exec_all" -v r="$removed" -v e="$errors" -v ok="$verified" -v geo="$geo" '
     function ratio(x, fmt) { if (x == "") return "-"; if (x ~ />/) return x " s"; return sprintf(fmt, x / n) }
     function g(x) { return (x == "" || x ~ />/ || n <= 0) ? 0 : x / n }
     BEGIN {
-      printf "| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d (%.1f %%) | %s | %s |\n", p, n,
+      printf "| %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d (%.1f %%) | %s | %s | %s |\n", p, n,
         ratio(a, "%.2fx"), ratio(l, "%.2fx"), ratio(v, "%.2fx"), ratio(c, "%.2fx"), ratio(m, "%.1fx"),
-        ratio(f, "%.1fx"), ratio(w, "%.1fx"), ratio(z, "%.1fx"), ec, ea, (ea > 0 ? 100 * ec / ea : 0), r, e
+        ratio(f, "%.1fx"), ratio(w, "%.1fx"), ratio(z, "%.1fx"), ec, ea, (ea > 0 ? 100 * ec / ea : 0), r, e, ok
       printf "%f %f %f %f %f %f %f %f\n", g(a), g(l), g(v), g(c), g(m), g(f), g(w), g(z) >>geo
     }'
   unset best
 done
 awk '{ for (i = 1; i <= 8; i++) if ($i > 0) { s[i] += log($i); k[i]++ } }
   function gm(i, fmt) { return k[i] ? sprintf(fmt, exp(s[i] / k[i])) (k[i] < NR ? " (" k[i] ")" : "") : "-" }
-  END { if (NR) printf "| geomean | | %s | %s | %s | %s | %s | %s | %s | %s | | | |\n", gm(1, "%.2fx"), gm(2, "%.2fx"),
+  END { if (NR) printf "| geomean | | %s | %s | %s | %s | %s | %s | %s | %s | | | | |\n", gm(1, "%.2fx"), gm(2, "%.2fx"),
     gm(3, "%.2fx"), gm(4, "%.2fx"), gm(5, "%.1fx"), gm(6, "%.1fx"), gm(7, "%.1fx"), gm(8, "%.1fx") }' "$geo"
 echo "load after: $(uptime | sed 's/.*load average: //')"

@@ -121,6 +121,10 @@ int mc_symglobal_check(uintptr_t p, size_t n, enum mc_access access, const void 
 const char *mc_stackvars_function(uintptr_t pc);               /* the table's function holding pc, or NULL */
 int mc_read_word(uint64_t *w, uintptr_t at);                   /* 0 when the 8 bytes at `at` could be read */
 void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void *pc, const char *by);
+/* a rewrite run (mc_stackvars_init ran; mc_symglobals_init runs with it): only then has mc_check_stack_var a
+ * table or globals to check against, so the wrappers test this first and a --check build makes no call (its
+ * 3.8 M libc calls in bench/check.sh's sqlite3 workload paid two calls with 800-byte frames each) */
+extern int mc_rewritten;
 int mc_fortify_stack(uintptr_t d, size_t n, size_t dl, const void *pc, const char *by);
 void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access access, const void *pc, const char *why);
 void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, const void *pc, const char *what);

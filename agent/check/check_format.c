@@ -69,7 +69,7 @@ static void check(const void *p, size_t n, enum mc_access access, const void *pc
     mc_init();
     mc_count_libc(pc);
     if (mc_first_bad((uintptr_t)p, n)) mc_report_access((uintptr_t)p, n, access, pc, fn);
-    else mc_check_stack_var((uintptr_t)p, n, access, pc, fn);
+    else if (mc_rewritten) mc_check_stack_var((uintptr_t)p, n, access, pc, fn);
 }
 
 /* The bytes a string read stops at: its terminator, its limit (max, when limited), or the first byte that may

@@ -80,7 +80,7 @@ static void wrote(const void *p, size_t n, const void *pc, const char *fn)
     mc_init();
     mc_count_libc(pc);
     if (mc_first_bad((uintptr_t)p, n)) mc_report_access((uintptr_t)p, n, MC_WRITE, pc, fn);
-    else mc_check_stack_var((uintptr_t)p, n, MC_WRITE, pc, fn);
+    else if (mc_rewritten) mc_check_stack_var((uintptr_t)p, n, MC_WRITE, pc, fn);
 }
 
 static ssize_t read_at(int fd, void *b, size_t n, const void *pc)

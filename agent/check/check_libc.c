@@ -65,7 +65,7 @@ static void check(const void *p, size_t n, enum mc_access access, const void *pc
     mc_count_libc(pc);
     uintptr_t bad = mc_first_bad((uintptr_t)p, n);
     if (bad) mc_report_access((uintptr_t)p, n, access, pc, fn);
-    else mc_check_stack_var((uintptr_t)p, n, access, pc, fn);
+    else if (mc_rewritten) mc_check_stack_var((uintptr_t)p, n, access, pc, fn);
 }
 
 static void overlap(const void *d, const void *s, size_t n, const void *pc, const char *fn)

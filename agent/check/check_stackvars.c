@@ -39,7 +39,7 @@
 #include "check_frames.h"
 
 static struct mc_frames table;
-static int rewritten; /* mc_stackvars_init ran: a rewrite run, whose stack frames have no redzones */
+int mc_rewritten; /* mc_stackvars_init ran: a rewrite run, whose stack frames have no redzones */
 
 static int exe_bias(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -62,7 +62,7 @@ void mc_stackvars_init(void)
 {
     extern char **environ;
     const char *path = NULL;
-    rewritten = 1;
+    mc_rewritten = 1;
     char **w = environ;
     for (char **r = environ; r && *r; r++) {
         const char *depth = value_of(*r, "MEMTRACE_CHECK_STACK_DEPTH=");
@@ -149,7 +149,7 @@ void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void
 int mc_fortify_stack(uintptr_t d, size_t n, size_t dl, const void *pc, const char *by)
 {
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    if (!rewritten || d < here || d - here > (64UL << 20)) return 0;
+    if (!mc_rewritten || d < here || d - here > (64UL << 20)) return 0;
     struct mc_extent x;
     __builtin_memset(&x, 0, sizeof x);
     uintptr_t rbp = table.ready ? frames_caller_rbp(here, (uintptr_t)pc, read_record) : 0;

@@ -17,7 +17,8 @@ import org.memtrace.x86.Register;
 /**
  * The assembly text of a module's trampolines and its site table (docs/rewriting.md, "Trampolines"). Each
  * trampoline is the group probe of docs/compiled-in.md in its GOT form (so the runtime's full-buffer and
- * signal handling recognize it byte for byte), then the instruction's own bytes and a jump back. Addresses
+ * signal handling recognize it byte for byte), then the instruction's own bytes and a jump back; consecutive
+ * parts of a trampoline share one such probe where {@link ProbeRuns} allows. Addresses
  * of the module are written {@code mt_base+ADDR} (link-time addresses; the linker script sets
  * {@code mt_base} to 0 and places the text at {@link #base}), so the linker computes every {@code rel32}
  * and refuses one that does not reach. The cursor's offset from the thread pointer, known only at run

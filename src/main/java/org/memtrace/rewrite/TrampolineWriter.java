@@ -17,7 +17,8 @@ import org.memtrace.x86.Register;
 /**
  * The assembly text of a module's trampolines and its site table (docs/rewriting.md, "Trampolines"). Each
  * trampoline is the group probe of docs/compiled-in.md in its GOT form (so the runtime's full-buffer and
- * signal handling recognize it byte for byte), then the instruction's own bytes and a jump back. Addresses
+ * signal handling recognize it byte for byte), then the instruction's own bytes and a jump back; consecutive
+ * parts of a trampoline share one such probe where {@link ProbeRuns} allows. Addresses
  * of the module are written {@code mt_base+ADDR} (link-time addresses; the linker script sets
  * {@code mt_base} to 0 and places the text at {@link #base}), so the linker computes every {@code rel32}
  * and refuses one that does not reach. The cursor's offset from the thread pointer, known only at run
@@ -63,22 +64,29 @@ final class TrampolineWriter {
         for (int n = 0; n < patches.size(); n++) {
             Decision.Patch p = patches.get(n);
             text.append("mt_t").append(n).append(":\n");
-            int partNo = 0;
-            for (Decision.Part part : p.all()) {
-                if (probes.checks()) CheckProbe.emit(text, part, "mt_c" + n + "_" + partNo++, slots);
-                List<Site> partSites = probes.records() ? sites(part) : List.of();
-                List<String> labels = new ArrayList<>();
-                for (int i = 0; i < partSites.size(); i++) labels.add("mt_s" + site++);
-                if (!labels.isEmpty()) probe(text, partSites, labels);
-                switch (part.move()) {
-                    case CALL -> call(text, part, to.apply(part.instruction().branchTarget().orElseThrow()));
-                    case INDIRECT_CALL -> call(text, part, "*" + callee(part.instruction()));
-                    case BRANCH -> text.append('\t').append(part.instruction().mnemonic()).append(' ')
-                            .append(to.apply(part.instruction().branchTarget().orElseThrow())).append('\n');
-                    case COPY -> body(text, part);
+            List<Decision.Part> all = p.all();
+            for (int k = 0; k < all.size();) {
+                // record-only: a run of parts shares one probe (ProbeRuns); checked, each part has its own
+                List<Long> run = probes.checks() || !probes.records() ? List.of(0L) : ProbeRuns.run(all, k);
+                List<Site> runSites = new ArrayList<>();
+                List<List<Site>> own = new ArrayList<>();
+                for (int m = 0; m < run.size(); m++) {
+                    Decision.Part part = all.get(k + m);
+                    if (probes.checks()) CheckProbe.emit(text, part, "mt_c" + n + "_" + (k + m), slots);
+                    own.add(probes.records() ? sites(part, run.get(m)) : List.of());
+                    runSites.addAll(own.getLast());
                 }
-                for (int i = 0; i < partSites.size(); i++)
-                    entry(sites, labels.get(i), part, partSites.get(i), weights.fields(part.instruction().address(), i));
+                List<String> labels = new ArrayList<>();
+                for (int i = 0; i < runSites.size(); i++) labels.add("mt_s" + site++);
+                if (!labels.isEmpty()) probe(text, runSites, labels);
+                int label = 0;
+                for (int m = 0; m < run.size(); m++) {
+                    Decision.Part part = all.get(k + m);
+                    move(text, part, to);
+                    for (int i = 0; i < own.get(m).size(); i++)
+                        entry(sites, labels.get(label++), part, own.get(m).get(i), weights.fields(part.instruction().address(), i));
+                }
+                k += run.size();
             }
             // after a call, a return or a jump nothing falls through; after a conditional jump, the run's end
             // (a conditional jump inside a tail falls through to the next copy);
@@ -89,6 +97,17 @@ final class TrampolineWriter {
                 text.append("\tjmp ").append(to.apply(p.resume())).append('\n');
         }
         return text.append(sites).toString();
+    }
+
+    /** A part's own bytes, or its call or branch written anew, after its probe. */
+    private static void move(StringBuilder text, Decision.Part part, java.util.function.LongFunction<String> to) {
+        switch (part.move()) {
+            case CALL -> call(text, part, to.apply(part.instruction().branchTarget().orElseThrow()));
+            case INDIRECT_CALL -> call(text, part, "*" + callee(part.instruction()));
+            case BRANCH -> text.append('\t').append(part.instruction().mnemonic()).append(' ')
+                    .append(to.apply(part.instruction().branchTarget().orElseThrow())).append('\n');
+            case COPY -> body(text, part);
+        }
     }
 
     /**
@@ -106,7 +125,10 @@ final class TrampolineWriter {
      * writes them (docs/compiled-in.md, "The probe"): its pointers (kinds 4, 5) and then its count (%rcx,
      * kind 6), the size one element's, the direction flag assumed clear.
      */
-    static List<Site> sites(Decision.Part part) {
+    static List<Site> sites(Decision.Part part) { return sites(part, 0); }
+
+    /** The same, for a part that runs when %rsp is {@code rspDelta} from where it was at the probe (ProbeRuns). */
+    static List<Site> sites(Decision.Part part, long rspDelta) {
         List<Site> out = new ArrayList<>();
         boolean rep = part.repString();
         int element = 0;
@@ -118,7 +140,7 @@ final class TrampolineWriter {
             List<String> reads = new ArrayList<>();
             if (!m.base().isNone()) reads.add(name(m.base()));
             if (!m.index().isNone()) reads.add(name(m.index()));
-            out.add(new Site(address(m), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), index(part, a),
+            out.add(new Site(address(m, STACK_STEP + rspDelta), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), index(part, a),
                     a.implicitStack() ? FLAG_IMPLICIT_STACK : 0));
             element = a.sizeBytes();
         }
@@ -217,7 +239,7 @@ final class TrampolineWriter {
     static String address(MemoryOperand m) { return address(m, STACK_STEP); }
 
     /** The operand's address with {@code step} added to a %rsp-based one; without its segment. */
-    private static String address(MemoryOperand m, int step) {
+    private static String address(MemoryOperand m, long step) {
         long disp = m.displacement();
         if (m.isRipRelative()) return "mt_base+" + m.staticAddress().orElseThrow() + "(%rip)";
         if (m.base().isStackPointer()) disp += step;
@@ -231,6 +253,13 @@ final class TrampolineWriter {
     }
 
     private static String name(Register r) { return r.isNone() ? "" : r.enclosing().name(); }
+
+    /** Whether {@link #scratch} finds its two registers beside addresses {@code after} read. */
+    static boolean hasScratch(List<Site> after) {
+        int free = 0;
+        for (String r : SCRATCH) if (after.stream().noneMatch(a -> a.reads().contains(r))) free++;
+        return free >= 2;
+    }
 
     /** The cursor's register and its offset's: the first two scratch registers no address after the cursor load reads. */
     private static String[] scratch(List<Site> after) {

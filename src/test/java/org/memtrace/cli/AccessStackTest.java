@@ -36,6 +36,10 @@ class AccessStackTest {
         cc("uaf_stack.c", "uaf0-cc", "-O0", "-g");
         cc("uaf_stack.c", "uaf2-cc", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
         cc("uaf_late.c", "late2-cc", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
+        try (var in = AccessStackTest.class.getResourceAsStream("/c/uaf_loop.c")) {
+            Files.copy(in, dir.resolve("uaf_loop.c"));
+        }
+        cc("uaf_loop.c", "loop2-cc", "-O2", "-fno-tree-vectorize", "-no-pie", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
     }
 
     private static void cc(String source, String out, String... flags) throws Exception {
@@ -143,6 +147,20 @@ class AccessStackTest {
         assertThat(useAfterFreeOf("uaf2-cc", "--access-stacks", "--stack-depth", "2")).containsExactly(
                 " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
                 " at peek+81(uaf_stack.c:7)", " at inspect+71(uaf_stack.c:11)");
+    }
+
+    /**
+     * A loop that keeps its cursor in a register (uaf_loop.c): its probe's first execution, the first use after
+     * free, sends sum's callers while the register still equals the cursor in memory; the record goes at the
+     * cursor and the register after it (rw_arm.c), and all 64 reads follow.
+     */
+    @Test
+    void ccBuildShowsTheStackOfALoopsFirstExecution() throws Exception {
+        List<String> lines = useAfterFreeOf("loop2-cc", "--access-stacks");
+        assertThat(lines.stream().filter(l -> l.startsWith(" at "))).hasSize(2);
+        assertThat(lines.get(0)).matches(" use after free 64 accesses to freed memory, the first at event [0-9]+: <freed:0001@main\\+[0-9]+>\\+0 by sum\\+[0-9]+");
+        assertThat(lines.get(1)).matches(" at sum\\+[0-9]+\\(uaf_loop.c:9\\)");
+        assertThat(lines.get(2)).matches(" at main\\+[0-9]+\\(uaf_loop.c:17\\)");
     }
 
     /** The program run alone writes the same MT_CONTEXT into its .mtr; print reads it as run does. */

@@ -88,6 +88,17 @@ class AccessStackTest {
                 " at peek+0(uaf_stack.c:7)", " at inspect+5(uaf_stack.c:11)", " at main+32(uaf_stack.c:18)");
     }
 
+    /** --access-stacks arms nothing in fault mode, which records every access's stack: said in one line, the frames as without it. */
+    @Test
+    void faultModeSaysAccessStacksChangeNothing() throws Exception {
+        Cli.Result r = run("run", "--mode", "fault", "--access-stacks", "-o", "/dev/null", "--", path("uaf2"));
+        assertThat(r.stderr().lines().filter(l -> l.contains("--access-stacks"))).containsExactly(
+                "memtrace: --access-stacks has no effect in fault mode: it records every access's stack already (to --stack-depth)");
+        assertThat(useAfterFree("uaf2", "--access-stacks")).isEqualTo(useAfterFree("uaf2"));
+        Cli.Result rewritten = run("run", "--mode", "rewrite", "--access-stacks", "-o", "/dev/null", "--", path("uaf2"));
+        assertThat(rewritten.stderr()).doesNotContain("has no effect");
+    }
+
     @Test
     void depthCutsTheAccessStackAndOneRecordsNone() throws Exception {
         assertThat(useAfterFree("uaf2", "--stack-depth", "2")).containsExactly(

@@ -161,6 +161,24 @@ class AccessStackTest {
     }
 
     /**
+     * A trace the program wrote alone unarmed says so (its MT_HELLO's flags): print's note is "not recorded", as
+     * run's, not the armed run's "first 4 executions only".
+     */
+    @Test
+    void ccBuildRunAloneUnarmedSaysItsStacksWereNotRecorded() throws Exception {
+        Path mtr = dir.resolve("uaf2-cc-unarmed.mtr");
+        ProcessBuilder pb = new ProcessBuilder(path("uaf2-cc")).directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put("MEMTRACE_OUT", mtr.toString());
+        pb.environment().remove("MEMTRACE_ACCESS_STACKS");
+        assertThat(pb.start().waitFor()).isZero();
+        String err = rel(run("print", "-o", "/dev/null", mtr.toString()).stderr());
+        assertThat(err.lines().dropWhile(l -> !l.startsWith("    use after free")).limit(2).map(l -> l.replaceAll("\\s+", " ")))
+                .containsExactly(" use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
+                        " at peek+81(uaf_stack.c:7) (its callers: not recorded: --access-stacks records an instruction's first 4"
+                                + " executions'; a build without memtrace cc under memtrace run --mode fault every access's)");
+    }
+
+    /**
      * A loop that keeps its cursor in a register (uaf_loop.c): its probe's first execution, the first use after
      * free, sends sum's callers while the register still equals the cursor in memory; the record goes at the
      * cursor and the register after it (rw_arm.c), and all 64 reads follow.

@@ -68,7 +68,11 @@ struct mt_rec_header {
     uint32_t tid;     /* kernel thread id of the thread that produced the record */
 };
 
-/* MT_HELLO */
+/* MT_HELLO: flags. A runtime that says whether it armed probes or trampolines for access stacks sets     */
+/* MT_HELLO_ARMING_SAID, and MT_HELLO_ARMED when it did (docs/stacks.md, "Access stacks"); an older one sets */
+/* neither, nor does the fault agent (which unwinds every fault).                                          */
+#define MT_HELLO_ARMED 0x01
+#define MT_HELLO_ARMING_SAID 0x02
 struct mt_hello {
     struct mt_rec_header h;
     uint64_t pid;

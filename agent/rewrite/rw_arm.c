@@ -32,7 +32,12 @@
  * A `memtrace cc` build's probes are armed the same way (rt_ccarm.c builds their table at start): the int3
  * covers the first byte of a probe's first site label, a `lea EA,reg` with any addressing, so the handler
  * emulates any REX.W lea (rw_arm_lea, emulate) and unwinds at the probe itself (RW_ARM_UNWIND_AT: its %rsp
- * moves are described by the function's CFI), the stack sent for the group's first instruction.
+ * moves are described by the function's CFI), the stack sent for the group's first instruction. The record
+ * goes at the cursor in memory (a trampoline's or a group probe's int3 is before its cursor load), or, for a
+ * loop's probe (RW_ARM_LOOP), at the register rt_ccarm.c found its store uses, which then moves past it. No
+ * other register is looked at: guessing a loop's register among them (as a program's signal handler must,
+ * rt_signal_cursor) took a dead register a probe had left its cursor in, pointing into a buffer since
+ * recycled, and wrote the record after stale slots (CcArmedBuffersTest).
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -204,9 +209,9 @@ static void emulate(ucontext_t *uc, uint64_t pc, unsigned char first)
     g[REG_RIP] = (greg_t)(pc + (uint64_t)len);
 }
 
-/* The stack of the instruction at insn, in the state uc holds (the code at `from`: insn itself, or a cc  */
-/* probe before it), as an MT_CONTEXT into the thread's buffer. */
-static void send_stack(ucontext_t *uc, uint64_t insn, uint64_t from)
+/* The stack of e's instruction, in the state uc holds (at e's int3: the instruction itself, or a cc probe  */
+/* before it), as an MT_CONTEXT into the thread's buffer. */
+static void send_stack(ucontext_t *uc, const struct rw_arm_entry *e)
 {
     if (rt_self.internal || rt.state != RT_RUNNING || !rt.recording) return;
     char *c = __memtrace_cursor;
@@ -214,6 +219,18 @@ static void send_stack(ucontext_t *uc, uint64_t insn, uint64_t from)
     /* (a vfork child's cursor is the sink too, rt_vfork_child: no getpid per trap to tell it) */
     if (c && (!rt_self.buf || c < rt_self.buf->base || c > rt_self.buf->end)) return;
     greg_t *g = uc->uc_mcontext.gregs;
+    /* Where the record goes. A trampoline's or a group probe's int3 stands before its cursor load, so the */
+    /* cursor in memory is where the thread's records end and no register holds it: none is looked at (a   */
+    /* dead register a probe left its cursor in, from a buffer since recycled, points past the cursor and  */
+    /* looks like a loop's: adopting one wrote the record after a stretch of stale slots). A loop's probe  */
+    /* (RW_ARM_LOOP) has its cursor in the register rt_ccarm.c read from its store, at or past the one in  */
+    /* memory: the record goes there and the register moves past it. Anything else: no stack this time.   */
+    int reg = e->flags & RW_ARM_LOOP ? e->cursor : -1;
+    if (reg >= 0 && (char *)g[reg] != c) {
+        char *v = (char *)g[reg];
+        if (!rt_past_cursor(v) || (v - rt_self.buf->base) % 16) return;
+        __memtrace_cursor = v;
+    }
     struct {
         struct mt_rec_header h;
         uint64_t w[1 + MT_STACK_MAX_CONTEXT];
@@ -223,23 +240,17 @@ static void send_stack(ucontext_t *uc, uint64_t insn, uint64_t from)
     __asm__("mov %%fs:0, %0" : "=r"(tp));
     if (end > sp && end - sp < (1UL << 30)) hi = end;
     else if (tp > sp && tp - sp < (1UL << 30)) hi = tp;
+    uint64_t from = e->flags & RW_ARM_UNWIND_AT ? e->at : e->insn;
     /* mt_unwind looks a return address's row up one byte before it: from + 1 finds the instruction's own */
     if (hi) n = mt_unwind(from + 1, sp, (uintptr_t)g[REG_RBP], sp, hi, r.w + 1, max);
-    r.w[0] = insn;
+    r.w[0] = e->insn;
     r.h.type = MT_CONTEXT;
     r.h.flags = MT_CONTEXT_INSTRUCTION;
     r.h.size = (uint16_t)(sizeof r.h + 8 * (n + 1));
     r.h.tid = (uint32_t)rt_tid();
-    /* a loop that keeps its cursor in a register: the record goes after its slots, the register after it */
-    char *before = __memtrace_cursor;
-    int reg = rt_signal_cursor(uc);
-    greg_t adopted = reg >= 0 ? g[reg] : 0;
-    /* a register equal to the cursor (no loop's ahead of it) may be a loop's before its first move or any */
-    /* callee-saved register that still holds an interrupted loop's cursor in a signal handler (the         */
-    /* runtime's program_handler keeps its own values there): neither moved safely, so no stack this time   */
-    if (reg >= 0 && (char *)adopted == before) return;
     rt_emit(&r, r.h.size);
-    if (reg >= 0 && g[reg] == adopted) g[reg] = (greg_t)__memtrace_cursor;
+    /* the loop's register after the record (in a fresh buffer if it filled the old one) */
+    if (reg >= 0) g[reg] = (greg_t)__memtrace_cursor;
 }
 
 int rw_arm(ucontext_t *uc, uint64_t pc)
@@ -247,7 +258,7 @@ int rw_arm(ucontext_t *uc, uint64_t pc)
     struct rw_arm_entry *e = rw_arm_find(pc);
     if (!e) return 0;
     uint32_t run = __atomic_add_fetch(&e->runs, 1, __ATOMIC_RELAXED);
-    if (run <= RW_ARM_RUNS) send_stack(uc, e->insn, e->flags & RW_ARM_UNWIND_AT ? e->at : e->insn);
+    if (run <= RW_ARM_RUNS) send_stack(uc, e);
     if (run == RW_ARM_RUNS) rw_arm_write(pc, e->byte);
     /* a thread that trapped before another wrote the byte back comes here too */
     emulate(uc, pc, e->byte);

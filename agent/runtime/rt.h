@@ -199,12 +199,15 @@ struct rw_arm_entry {
     uint64_t insn;      /* the module's instruction the stack is of (word 0 of the MT_CONTEXT) */
     uint32_t runs;      /* entries that trapped so far */
     uint8_t byte;       /* the byte the int3 covers (the lea's REX prefix), written back after the last run */
-    uint8_t flags;      /* RW_ARM_UNWIND_AT: unwind at `at` (a cc probe, inside the function's CFI) not insn */
-    uint16_t pad;
+    uint8_t flags;      /* RW_ARM_UNWIND_AT: unwind at `at` (a cc probe, inside the function's CFI) not insn; */
+                        /* RW_ARM_LOOP: a cc probe in a loop that keeps its cursor in a register, `cursor` */
+    uint8_t cursor;     /* RW_ARM_LOOP: that register's signal-context index (REG_R11 …) */
+    uint8_t pad;
 };
 #define RW_ARM_RUNS 4
 #define RW_ARM_LEA 5    /* bytes of the rewrite probe's first instruction, 48 8d 64 24 80 */
 #define RW_ARM_UNWIND_AT 1
+#define RW_ARM_LOOP 2
 int rw_arm_add(uint64_t module_bias, const struct rw_arm_entry *e, uint32_t n); /* sorted by at; 0: no room */
 void rw_arm_forget(uint64_t module_bias);
 void rw_arm_sort(struct rw_arm_entry *e, uint32_t n); /* by at: a heapsort, no libc, no memory of its own */

@@ -7,7 +7,10 @@
  * probe's first site label. That label is the first instruction every probe form runs that is the same in
  * all of them (GOT and executable group probes, saved registers or none, a loop's probes, a single
  * instruction's): `lea EA,reg` of the group's last site, before the cursor is loaded, so the MT_CONTEXT the
- * handler writes lands where the probe then stores (a loop's cursor register is adopted by rw_arm.c). The
+ * handler writes lands where the probe then stores. Each armed probe's form is read from its code up to its
+ * first store (probe_form): a group probe loads the cursor after the label, so no register holds it at the
+ * trap; a loop's probe (docs/compiled-in.md, "A loop's cursor") stores through its register C at once, and
+ * the entry names C, which rw_arm.c writes the record at and moves past it; anything else is not armed. The
  * probe's own first instruction differs by form (`lea -128(%rsp),%rsp`, `-136`, `-144`, none at all) and is
  * not in the site table. Which label is a probe's first: the site labels and instructions sorted by address,
  * a label whose previous label has a site's instruction between them (a group's labels all lie in its probe,
@@ -83,6 +86,45 @@ static int32_t field(const unsigned char *p)
     return v;
 }
 
+/* The length of a load a group probe makes between its first site label's lea and its first store, else */
+/* 0: `mov %fs:disp32,C` or `mov %fs:(T),C` (the cursor), `mov %fs:0,C` (an %fs operand's thread pointer),  */
+/* `mov x(%rip),T` (the cursor's GOT slot): REX.W 8b, with the %fs prefix or rip-relative.                  */
+static int probe_load(const unsigned char *p)
+{
+    int fs = p[0] == 0x64;
+    const unsigned char *q = p + fs;
+    if ((q[0] & 0xf8) != 0x48 || q[1] != 0x8b || q[2] >> 6) return 0;
+    int rm = q[2] & 7;
+    if (fs && rm == 4) return q[3] == 0x25 ? 9 : 0;
+    if (fs) return rm == 5 ? 0 : 4;
+    return rm == 5 ? 7 : 0;
+}
+
+/* Which form the probe whose first site label is the lea at b (len bytes) has, from what runs up to its */
+/* first store: a loop's (the store right after the label's lea, or after the lea that takes 152 off an   */
+/* %rsp-based address) sets *cursor to its cursor register's context index and returns 1; a group's      */
+/* (loads before the store: the cursor in no register at the label) returns 1, *cursor -1; anything else */
+/* 0. The loop's register is the one the trap handler (rw_arm.c) puts the record at and moves.           */
+static int probe_form(const unsigned char *b, int len, int *cursor)
+{
+    const unsigned char *p = b + len;
+    int loaded = 0;
+    for (int k = 0; k < 6; k++) {
+        long disp;
+        int loop, c = rt_probe_store(p, &disp, &loop);
+        if (c >= 0 && (loop ? !loaded : loaded)) {
+            *cursor = loop ? c : -1;
+            return 1;
+        }
+        int n = probe_load(p);
+        loaded |= n > 0;
+        if (!n) n = rw_arm_lea(p, p[0]);
+        if (!n) return 0;
+        p += n;
+    }
+    return 0;
+}
+
 /* One module: its probes' first labels into m->e (n entries, sorted). */
 static void arm_module(struct armed_module *m, uint64_t bias, const unsigned char *t, uint32_t n)
 {
@@ -113,13 +155,17 @@ static void arm_module(struct armed_module *m, uint64_t bias, const unsigned cha
         while (j < k && insn[j].at <= l) j++;
         const unsigned char *b = (const unsigned char *)(uintptr_t)l;
         /* the group's first instruction, a load/store/modify/rep site's probe, its label a lea in one segment */
-        if (j == k || label[i].pad < 1 || label[i].pad > 6 || !rw_arm_lea(b, b[0]) || !in_code(m, l + 15)) continue;
+        /* (a group or a loop's probe, read up to its first store: within 80 bytes)                          */
+        int cursor, len = rw_arm_lea(b, b[0]);
+        if (j == k || label[i].pad < 1 || label[i].pad > 6 || !len || !in_code(m, l + 80) || !probe_form(b, len, &cursor))
+            continue;
         struct rw_arm_entry *e = &label[heads++];
         e->at = l;
         e->insn = insn[j].at;
         e->runs = 0;
         e->byte = b[0];
-        e->flags = RW_ARM_UNWIND_AT;
+        e->flags = RW_ARM_UNWIND_AT | (cursor >= 0 ? RW_ARM_LOOP : 0);
+        e->cursor = cursor >= 0 ? (uint8_t)cursor : 0;
         e->pad = 0;
     }
     if (heads && rw_arm_add(bias, label, heads)) {

@@ -182,6 +182,9 @@ void rt_report_process(uint64_t parent)
     h.page_size = (uint64_t)rt.page;
     h.agent_text_start = rt.text_start;
     h.agent_text_end = rt.text_end;
+    /* whether accesses get stacks: a cc build's probes (rt_ccarm.c) or rewrite mode's trampolines (rw_apply.c) */
+    int armed = rt.ccarm || (rw_planned() && rt.access_stacks && rt.stack_depth > 1);
+    h.h.flags = MT_HELLO_ARMING_SAID | (armed ? MT_HELLO_ARMED : 0);
     rt_emit(&h, sizeof h);
     RT_REC(MT_THREAD, struct mt_thread, t);
     t.h.flags = MT_THREAD_START;

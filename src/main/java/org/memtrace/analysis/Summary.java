@@ -53,8 +53,13 @@ public final class Summary implements Analysis {
     private int firstThread = -1;
     /** A run of rewrite mode (said by the run, or by the trace's MT_FALLBACK record, which only it writes). */
     private boolean rewritten;
-    /** Rewrite mode's trampolines were armed (run --access-stacks); a saved trace does not say: as if they were. */
+    /**
+     * Rewrite mode's trampolines or a cc build's probes were armed (run --access-stacks): the runtime's MT_HELLO
+     * says so (a saved trace too); a trace from a runtime that did not say counts as armed.
+     */
     private boolean accessStacks = true;
+    /** The run said (rewritten, accessStacks): its word, which knows --access-stacks at depth 1, stands over the trace's. */
+    private boolean runSaid;
     private long loads, stores, copies, blockStores, fetches, allocations, releases, faults, windowsAtRisk;
     private long probes, blockExecutions, weightedRefs, weightedMa, weightedAia, computed;
     /** The compiled-in runtime's writer as the program ended (MT_WRITER), null when the trace has none. */
@@ -93,12 +98,14 @@ public final class Summary implements Analysis {
     public Summary rewritten(boolean accessStacks) {
         this.rewritten = true;
         this.accessStacks = accessStacks;
+        this.runSaid = true;
         return this;
     }
 
     /** A memtrace cc build run by memtrace run: {@code on} when its probes were armed (run --access-stacks). */
     public Summary accessStacks(boolean on) {
         this.accessStacks = on;
+        this.runSaid = true;
         return this;
     }
 
@@ -202,6 +209,8 @@ public final class Summary implements Analysis {
                 else if (t.tid() != firstThread) threadsWithoutCreator.add(t.tid());
             }
             case Event.Module m -> modulePaths.add(m.path());
+            // a saved trace: the runtime says whether it armed; one that does not leaves the default
+            case Event.Hello h when !runSaid && (h.flags() & Event.Hello.ARMING_SAID) != 0 -> accessStacks = (h.flags() & Event.Hello.ARMED) != 0;
             case Event.Fallback f -> {
                 fallback = f; // cumulative too
                 rewritten = true;

@@ -88,9 +88,10 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     int stackDepth;
 
     @Option(names = "--access-stacks",
-            description = "In rewrite mode: also record the callers of each instruction's first 4 executions (to --stack-depth), "
-                    + "which costs a trap per trampoline entered (python3's start-up: 3x its CPU; docs/stacks.md). "
-                    + "Without it an access shows its instruction alone; allocation and free stacks are recorded either way.")
+            description = "In rewrite mode and for a program built with memtrace cc: also record the callers of each instruction's first 4 "
+                    + "executions (to --stack-depth), which costs a trap per trampoline or probe entered (python3's start-up: 3x its CPU; "
+                    + "docs/stacks.md). Without it an access shows its instruction alone; allocation and free stacks are recorded either way. "
+                    + "Fault mode records every access's stack without it.")
     boolean accessStacks;
 
     @Option(names = "--save-stream", paramLabel = "FILE", description = "Also save the raw event stream to FILE (the .mtr file for a program built with memtrace cc).")
@@ -226,6 +227,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw LaunchException.usage("--check needs a program memtrace cc did not build (its probes record, they do not check); "
                     + "build it with memtrace cc --check instead");
         recorder.ignoredOptions().forEach(p -> say(err, p));
+        // fault mode unwinds every fault's callers already (agent/fault.c, send_context): nothing to arm
+        if (accessStacks && rewrite == null && !compiledIn)
+            say(err, "--access-stacks has no effect in fault mode: it records every access's stack already (to --stack-depth)");
         if (recordOnly != null) {
             try {
                 return RecordOnly.run(recorder, recordOnly, quiet, err);

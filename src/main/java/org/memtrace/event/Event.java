@@ -11,8 +11,19 @@ public sealed interface Event
     /** Kernel thread id of the thread that produced the event. */
     int tid();
 
-    record Hello(int tid, long pid, long pageSize, long agentTextStart, long agentTextEnd, int regions)
-            implements Event {}
+    /**
+     * {@code flags}: the header's (MT_HELLO_ARMED, MT_HELLO_ARMING_SAID: whether the runtime armed its probes or
+     * trampolines for access stacks, when it says; docs/event-stream.md).
+     */
+    record Hello(int tid, long pid, long pageSize, long agentTextStart, long agentTextEnd, int regions, int flags)
+            implements Event {
+        public static final int ARMED = 0x01, ARMING_SAID = 0x02;
+
+        /** A hello that says nothing of arming: the fault agent's, and a runtime's before it said. */
+        public Hello(int tid, long pid, long pageSize, long agentTextStart, long agentTextEnd, int regions) {
+            this(tid, pid, pageSize, agentTextStart, agentTextEnd, regions, 0);
+        }
+    }
 
     /**
      * A data access caught by a page fault. {@code write} is what the CPU reported; {@code sameStep} marks

@@ -121,7 +121,7 @@ public final class EventDecoder {
         return switch (type) {
             case MT_HELLO -> {
                 r.need(48);
-                yield new Event.Hello(tid, r.u64(8), r.u64(16), r.u64(24), r.u64(32), (int) r.u64(40));
+                yield new Event.Hello(tid, r.u64(8), r.u64(16), r.u64(24), r.u64(32), (int) r.u64(40), flags);
             }
             case MT_ACCESS -> {
                 r.need(24);

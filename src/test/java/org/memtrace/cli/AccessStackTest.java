@@ -36,6 +36,10 @@ class AccessStackTest {
         cc("uaf_stack.c", "uaf0-cc", "-O0", "-g");
         cc("uaf_stack.c", "uaf2-cc", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
         cc("uaf_late.c", "late2-cc", "-O2", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
+        try (var in = AccessStackTest.class.getResourceAsStream("/c/uaf_loop.c")) {
+            Files.copy(in, dir.resolve("uaf_loop.c"));
+        }
+        cc("uaf_loop.c", "loop2-cc", "-O2", "-fno-tree-vectorize", "-no-pie", "-fomit-frame-pointer", "-g", "-Wno-use-after-free");
     }
 
     private static void cc(String source, String out, String... flags) throws Exception {
@@ -82,6 +86,17 @@ class AccessStackTest {
         assertThat(useAfterFree("uaf2")).containsExactly(
                 " use after free 1 access to freed memory, the first at event 4: <freed:0001@main+11>+4 by peek+0",
                 " at peek+0(uaf_stack.c:7)", " at inspect+5(uaf_stack.c:11)", " at main+32(uaf_stack.c:18)");
+    }
+
+    /** --access-stacks arms nothing in fault mode, which records every access's stack: said in one line, the frames as without it. */
+    @Test
+    void faultModeSaysAccessStacksChangeNothing() throws Exception {
+        Cli.Result r = run("run", "--mode", "fault", "--access-stacks", "-o", "/dev/null", "--", path("uaf2"));
+        assertThat(r.stderr().lines().filter(l -> l.contains("--access-stacks"))).containsExactly(
+                "memtrace: --access-stacks has no effect in fault mode: it records every access's stack already (to --stack-depth)");
+        assertThat(useAfterFree("uaf2", "--access-stacks")).isEqualTo(useAfterFree("uaf2"));
+        Cli.Result rewritten = run("run", "--mode", "rewrite", "--access-stacks", "-o", "/dev/null", "--", path("uaf2"));
+        assertThat(rewritten.stderr()).doesNotContain("has no effect");
     }
 
     @Test
@@ -143,6 +158,38 @@ class AccessStackTest {
         assertThat(useAfterFreeOf("uaf2-cc", "--access-stacks", "--stack-depth", "2")).containsExactly(
                 " use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
                 " at peek+81(uaf_stack.c:7)", " at inspect+71(uaf_stack.c:11)");
+    }
+
+    /**
+     * A trace the program wrote alone unarmed says so (its MT_HELLO's flags): print's note is "not recorded", as
+     * run's, not the armed run's "first 4 executions only".
+     */
+    @Test
+    void ccBuildRunAloneUnarmedSaysItsStacksWereNotRecorded() throws Exception {
+        Path mtr = dir.resolve("uaf2-cc-unarmed.mtr");
+        ProcessBuilder pb = new ProcessBuilder(path("uaf2-cc")).directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put("MEMTRACE_OUT", mtr.toString());
+        pb.environment().remove("MEMTRACE_ACCESS_STACKS");
+        assertThat(pb.start().waitFor()).isZero();
+        String err = rel(run("print", "-o", "/dev/null", mtr.toString()).stderr());
+        assertThat(err.lines().dropWhile(l -> !l.startsWith("    use after free")).limit(2).map(l -> l.replaceAll("\\s+", " ")))
+                .containsExactly(" use after free 1 access to freed memory, the first at event 7: <freed:0001@main+139>+4 by peek+81",
+                        " at peek+81(uaf_stack.c:7) (its callers: not recorded: --access-stacks records an instruction's first 4"
+                                + " executions'; a build without memtrace cc under memtrace run --mode fault every access's)");
+    }
+
+    /**
+     * A loop that keeps its cursor in a register (uaf_loop.c): its probe's first execution, the first use after
+     * free, sends sum's callers while the register still equals the cursor in memory; the record goes at the
+     * cursor and the register after it (rw_arm.c), and all 64 reads follow.
+     */
+    @Test
+    void ccBuildShowsTheStackOfALoopsFirstExecution() throws Exception {
+        List<String> lines = useAfterFreeOf("loop2-cc", "--access-stacks");
+        assertThat(lines.stream().filter(l -> l.startsWith(" at "))).hasSize(2);
+        assertThat(lines.get(0)).matches(" use after free 64 accesses to freed memory, the first at event [0-9]+: <freed:0001@main\\+[0-9]+>\\+0 by sum\\+[0-9]+");
+        assertThat(lines.get(1)).matches(" at sum\\+[0-9]+\\(uaf_loop.c:9\\)");
+        assertThat(lines.get(2)).matches(" at main\\+[0-9]+\\(uaf_loop.c:17\\)");
     }
 
     /** The program run alone writes the same MT_CONTEXT into its .mtr; print reads it as run does. */

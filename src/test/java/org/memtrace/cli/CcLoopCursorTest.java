@@ -11,6 +11,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.testutil.TracedRun;
@@ -18,7 +20,9 @@ import org.memtrace.testutil.TracedRun;
 /**
  * A loop that keeps its probes' cursor in a register (docs/compiled-in.md, "A loop's cursor"): no save and
  * no cursor load inside it, and with buffers so small that they fill hundreds of times inside the loop, the
- * real runtime still records every access in order.
+ * real runtime still records every access in order. The buffer and signal cases run also with the probes
+ * armed for access stacks (MEMTRACE_ACCESS_STACKS=1, agent/runtime/rt_ccarm.c): the loop probe's first
+ * executions trap, and the handler writes the stack at the loop's register and moves it past the record.
  */
 class CcLoopCursorTest {
     @TempDir Path dir;
@@ -40,8 +44,9 @@ class CcLoopCursorTest {
 
     private static final int ROUNDS = 100;
 
-    @Test
-    void aLoopsProbesStoreOnlyRecordsAndTheCursorAndLoseNothingWhenBuffersFill() throws Exception {
+    @ParameterizedTest(name = "armed {0}")
+    @ValueSource(booleans = {false, true})
+    void aLoopsProbesStoreOnlyRecordsAndTheCursorAndLoseNothingWhenBuffersFill(boolean armed) throws Exception {
         Files.writeString(dir.resolve("loops.c"), PROGRAM);
         List<String> flags = List.of("-O2", "-g", "-fno-tree-vectorize", "-no-pie");
         var build = new ArrayList<>(Cli.command("cc", "--keep-asm", dir.resolve("asm").toString()));
@@ -63,7 +68,7 @@ class CcLoopCursorTest {
 
         String expected = run(List.of(dir.resolve("plain").toString(), "" + ROUNDS), null).stdout();
         Path mtr = dir.resolve("loops.mtr");
-        TracedRun traced = run(List.of(dir.resolve("loops").toString(), "" + ROUNDS), mtr);
+        TracedRun traced = run(List.of(dir.resolve("loops").toString(), "" + ROUNDS), mtr, armed);
         assertThat(traced.stdout()).as("the program computes what the plain build does").isEqualTo(expected);
         var printed = Cli.run(dir, "print", "-o", "loops.trace", mtr.toString());
         assertThat(printed.status()).as(printed.stderr()).isZero();
@@ -139,8 +144,9 @@ class CcLoopCursorTest {
      * records; before probes were rewound, a signal in mid-probe cost a slot of the loop and one of the
      * handler's.)
      */
-    @Test
-    void aSignalHandlerInsideTheLoopAddsItsRecordsAndLosesNoneOfTheLoops() throws Exception {
+    @ParameterizedTest(name = "armed {0}")
+    @ValueSource(booleans = {false, true})
+    void aSignalHandlerInsideTheLoopAddsItsRecordsAndLosesNoneOfTheLoops(boolean armed) throws Exception {
         Files.writeString(dir.resolve("timer.c"), """
                 #include <signal.h>
                 #include <stdio.h>
@@ -173,7 +179,7 @@ class CcLoopCursorTest {
         assertThat(run(build, null).status()).isZero();
         assertThat(loopBodies(Files.readString(dir.resolve("asm").resolve("timer.s")))).hasSize(1);
         Path mtr = dir.resolve("timer.mtr");
-        TracedRun traced = run(List.of(dir.resolve("timer").toString()), mtr);
+        TracedRun traced = run(List.of(dir.resolve("timer").toString()), mtr, armed);
         assertThat(traced.status()).isZero();
         String[] out = traced.stdout().strip().split(" ");
         long rounds = Long.parseLong(out[0]), ticks = Long.parseLong(out[1]);
@@ -215,6 +221,10 @@ class CcLoopCursorTest {
     }
 
     private TracedRun run(List<String> command, Path mtr) throws Exception {
-        return TracedRun.run(dir, command, mtr, 8);
+        return run(command, mtr, false);
+    }
+
+    private TracedRun run(List<String> command, Path mtr, boolean armed) throws Exception {
+        return TracedRun.run(dir, command, mtr, 8, armed ? java.util.Map.of("MEMTRACE_ACCESS_STACKS", "1") : java.util.Map.of());
     }
 }

@@ -104,6 +104,7 @@ const void *mc_user_frame(const void *pc, uintptr_t fp);
 /* check_report.c: 1 when the function holding code address pc is the C++ library's allocation plumbing      */
 /* (std::, __gnu_cxx::, operator new and delete, by its symbol), 0 when it is not, -1 when no symbol names it */
 int mc_plumbing(uintptr_t pc);
+int mc_plumbing_known(uintptr_t pc);                            /* the same from its cache alone; -2: not known */
 int mc_plumbing_name(const char *name);
 
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */

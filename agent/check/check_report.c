@@ -169,11 +169,17 @@ int mc_plumbing_name(const char *s)
 /* and read whole, so threads may race on a slot (a lost verdict is looked up again).                         */
 static uint64_t plumbing_seen[4096];
 
+int mc_plumbing_known(uintptr_t pc)
+{
+    uint64_t v = __atomic_load_n(&plumbing_seen[(pc * 0x9E3779B97F4A7C15ull) >> 52], __ATOMIC_RELAXED);
+    return (v >> 63) && (v & 0xffffffffffffull) == pc ? (int)((v >> 48) & 3) - 1 : -2;
+}
+
 int mc_plumbing(uintptr_t pc)
 {
     uint64_t *slot = &plumbing_seen[(pc * 0x9E3779B97F4A7C15ull) >> 52];
-    uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if ((v >> 63) && (v & 0xffffffffffffull) == pc) return (int)((v >> 48) & 3) - 1;
+    int known = mc_plumbing_known(pc);
+    if (known != -2) return known;
     /* the module tables are the report's: a report in progress (or one allocating) leaves the caller as it is */
     if (pthread_mutex_trylock(&report_lock) != 0) return -1;
     const char *fn = mc_code_function ? mc_code_function(pc, NULL) : NULL;

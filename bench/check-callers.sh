@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cost of naming allocation and free sites by the user's call (agent/check/check_callers.c, issue 23): the same
-# `memtrace cc --check -O2 -g` binaries run with the check runtime of BASE (default HEAD~1, built from `git
+# `memtrace cc --check -O2 -g` binaries run with the check runtime of BASE (default 38ee411d, the runtime before it, built from `git
 # archive` into /tmp) and of the working tree's build, preloaded so that each replaces the one the rpath names
 # (the loader matches the soname). Programs: bench/programs/heap.c enlarged as bench/check.sh runs it (400 k
 # malloc and free from main: the cache probe only) and bench/callers/vectors.cc (200 k std::vector built and
@@ -9,7 +9,7 @@
 # CPU time (user + sys, getrusage of the child) of each. Appends a table to bench/results/check-callers.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BASE=${BASE:-HEAD~1}
+BASE=${BASE:-38ee411d}
 REPEAT=${REPEAT:-10}
 work=$(mktemp -d /tmp/check-callers.XXXXXX)
 . "$root/bench/enlarge.sh"

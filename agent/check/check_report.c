@@ -26,7 +26,10 @@
  * "(inlined)", then the function the code lies in (docs/check.md, "Inlined frames"):
  *       #0 x.c:14 (main+405) in set (inlined)
  *       #1 x.c:34 (main+405) in main
- * and the block's allocating and freeing calls likewise, under "  allocated at:" and "  freed at:".
+ * and the block's allocating and freeing calls likewise, under "  allocated at:" and "  freed at:". A block the
+ * C++ library allocated or freed for the program is said by the program's call (check_callers.c found it, or its
+ * inlined frames give it) and the library function it went through (docs/check.md, "Sites in the user's code"):
+ *   (a block of 64 bytes, allocated at cases.cc:50, through std::vector<int, std::allocator<int> >::vector(...))
  *
  * What it gets wrong: one frame of stack per site (the calling one, and the calls inlined there); a stack object is found only in a frame
  * gcc laid out (checked code); an overflow that lands inside another valid object is seen only when a loop

@@ -215,6 +215,36 @@ static int borrow_stderr(void)
 
 /* ---- blocks ---- */
 
+/* Whether pc's function is the C++ library's allocation plumbing (check_report.c's mc_plumbing): a verdict */
+/* not known yet is looked up with all traced memory open, as a report names code (the loader's link maps and */
+/* the module tables may lie on the traced heap).                                                            */
+static int plumbing(uintptr_t pc)
+{
+    int p = mc_plumbing_known(pc);
+    if (p != -2) return p;
+    world(1);
+    p = mc_plumbing(pc);
+    world(0);
+    return p;
+}
+
+/* A block's allocating or freeing site (docs/check.md, "Sites in the user's code"): the wrapper's caller pc, */
+/* or, when pc lies in the C++ library's plumbing, the first caller above it that does not (unwound by        */
+/* .eh_frame from the wrapper's frame, as allocation stacks are). Called outside cs.lock (world takes g.lock). */
+__attribute__((noinline)) static uintptr_t user_frame(uintptr_t pc)
+{
+    if (!pc || plumbing(pc) != 1) return pc;
+    uint64_t buf[16];
+    int n = mt_frames_above((uintptr_t)__builtin_frame_address(0), pc, 17, buf);
+    for (int i = 0; i < n; i++) {
+        uintptr_t at = (uintptr_t)(buf[i] & ~MT_FRAME_CFI);
+        int p = plumbing(at);
+        if (p == 0) return at;
+        if (p < 0) break;
+    }
+    return pc;
+}
+
 /* A checked block of n bytes aligned to al (a power of two); NULL when the reservation is full. */
 void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zero)
 {
@@ -243,7 +273,7 @@ void *check_alloc(size_t n, size_t al, int family, int fn, uintptr_t pc, int zer
     if (zero && dirty) mt_memzero(heap_alias((void *)user), n);
     h->size = n;
     h->chunk = (void *)chunk;
-    h->alloc_pc = (const void *)pc;
+    h->alloc_pc = (const void *)user_frame(pc);
     h->free_pc = NULL;
     h->family = (uint8_t)family;
     h->fn = (uint8_t)fn;
@@ -328,6 +358,7 @@ int check_free(void *ptr, int family, uintptr_t pc, const char *what)
     }
     struct mc_block *h = A(b);
     if (h->family != family) report_free("allocator mismatch", u, b, pc, what);
+    uintptr_t site = user_frame(pc);
     enter_critical();
     spin_lock(&cs.lock);
     if (h->magic != MC_LIVE) { /* another thread freed it meanwhile */
@@ -336,7 +367,7 @@ int check_free(void *ptr, int family, uintptr_t pc, const char *what)
         return 0;
     }
     mc_unlink_live(&cs.l, b, A);
-    struct mc_block *out = mc_quarantine(&cs.l, b, (const void *)pc, A);
+    struct mc_block *out = mc_quarantine(&cs.l, b, (const void *)site, A);
     spin_unlock(&cs.lock);
     leave_critical();
     while (out) {

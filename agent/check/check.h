@@ -100,6 +100,15 @@ extern int __asan_option_detect_stack_use_after_return __attribute__((weak));
 /* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */
 void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *fn);
 
+/* check_callers.c: the first caller of pc that is not the C++ library's allocation plumbing (pc when pc is the */
+/* program's own); fp is the frame of the runtime's wrapper that returns to pc                                */
+const void *mc_user_frame(const void *pc, uintptr_t fp);
+/* check_report.c: 1 when the function holding code address pc is the C++ library's allocation plumbing      */
+/* (std::, __gnu_cxx::, operator new and delete, by its symbol), 0 when it is not, -1 when no symbol names it */
+int mc_plumbing(uintptr_t pc);
+int mc_plumbing_known(uintptr_t pc);                            /* the same from its cache alone; -2: not known */
+int mc_plumbing_name(const char *name);
+
 /* check_report.c: one report of an access, free or leak; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);

@@ -392,7 +392,9 @@ static void release(void *p, uint8_t family, const void *pc)
 
 const char *mc_family_name(int f) { return mc_alloc_name(f); }
 
-#define CALLER __builtin_return_address(0)
+/* the program's call: the return address, or, when that lies in the C++ library's allocation plumbing (a
+ * container's allocator), the first caller that does not (check_callers.c) */
+#define CALLER mc_user_frame(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0))
 
 MC_EXPORT void *malloc(size_t n) { return allocate(n, 16, MC_MALLOC, 0, CALLER); }
 MC_EXPORT void free(void *p) { release(p, MC_MALLOC, CALLER); }

@@ -26,7 +26,10 @@
  * "(inlined)", then the function the code lies in (docs/check.md, "Inlined frames"):
  *       #0 x.c:14 (main+405) in set (inlined)
  *       #1 x.c:34 (main+405) in main
- * and the block's allocating and freeing calls likewise, under "  allocated at:" and "  freed at:".
+ * and the block's allocating and freeing calls likewise, under "  allocated at:" and "  freed at:". A block the
+ * C++ library allocated or freed for the program is said by the program's call (check_callers.c found it, or its
+ * inlined frames give it) and the library function it went through (docs/check.md, "Sites in the user's code"):
+ *   (a block of 64 bytes, allocated at cases.cc:50, through std::vector<int, std::allocator<int> >::vector(...))
  *
  * What it gets wrong: one frame of stack per site (the calling one, and the calls inlined there); a stack object is found only in a frame
  * gcc laid out (checked code); an overflow that lands inside another valid object is seen only when a loop
@@ -42,6 +45,8 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -148,6 +153,86 @@ static void where(const void *pc, char *out, size_t n)
     const char *line;
     name_code(pc, 1, code, sizeof code, &line, lbuf);
     snprintf(out, n, "%s", line ? line : code);
+}
+
+/* ---- the C++ library's allocation plumbing (docs/check.md, "Sites in the user's code") ---- */
+
+/* Whether a function's name, as its symbol spells it or demangled, is the C++ library's: std::, __gnu_cxx::,
+ * operator new and delete (docs/stacks.md's rule for naming blocks). */
+int mc_plumbing_name(const char *s)
+{
+    static const char *const prefixes[] = {"_ZNSt", "_ZNKSt", "_ZSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_Znw", "_Zna",
+                                           "_Zdl", "_Zda", "std::", "__gnu_cxx::", "operator new", "operator delete"};
+    /* compared by hand: libc's strncmp here is the runtime's checked one, and would count in the summary */
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        const char *a = s, *b = prefixes[i];
+        while (*b && *a == *b) a++, b++;
+        if (!*b) return 1;
+    }
+    return 0;
+}
+
+/* Verdicts by return address, one word each: the address, its verdict + 1 in bits 48-49, bit 63 set. Written */
+/* and read whole, so threads may race on a slot (a lost verdict is looked up again).                         */
+static uint64_t plumbing_seen[4096];
+
+int mc_plumbing_known(uintptr_t pc)
+{
+    uint64_t v = __atomic_load_n(&plumbing_seen[(pc * 0x9E3779B97F4A7C15ull) >> 52], __ATOMIC_RELAXED);
+    return (v >> 63) && (v & 0xffffffffffffull) == pc ? (int)((v >> 48) & 3) - 1 : -2;
+}
+
+int mc_plumbing(uintptr_t pc)
+{
+    uint64_t *slot = &plumbing_seen[(pc * 0x9E3779B97F4A7C15ull) >> 52];
+    int known = mc_plumbing_known(pc);
+    if (known != -2) return known;
+    /* the module tables are the report's: a report in progress (or one allocating) leaves the caller as it is */
+    if (pthread_mutex_trylock(&report_lock) != 0) return -1;
+    const char *fn = mc_code_function ? mc_code_function(pc, NULL) : NULL;
+    Dl_info info;
+    if (!fn && dladdr((void *)pc, &info)) fn = info.dli_sname;
+    int p = fn ? mc_plumbing_name(fn) : -1;
+    pthread_mutex_unlock(&report_lock);
+    __atomic_store_n(slot, pc | (uint64_t)(p + 1) << 48 | 1ULL << 63, __ATOMIC_RELAXED);
+    return p;
+}
+
+/* n bytes at `at` into buf, 0 when they could be read (a stray address never faults the report) */
+static int read_code(void *buf, uintptr_t at, size_t n)
+{
+    struct iovec local = {buf, n}, remote = {(void *)at, n};
+    return mt_sys6(SYS_process_vm_readv, mt_sys0(SYS_getpid), (long)&local, 1, (long)&remote, 1, 0) != (long)n;
+}
+
+/* The function the call before return address pc went to, when that is the C++ library's plumbing but not
+ * operator new or delete themselves: a direct call (e8 rel32) to a function's start, or to a PLT stub (jmp
+ * *GOT, after endbr64 and bnd) whose slot holds one. Its name (demangled) into out; 0 when there is none. */
+static int through(const void *pc, char *out, size_t n)
+{
+    uint8_t call[5], stub[11];
+    if (!pc || read_code(call, (uintptr_t)pc - 5, 5) || call[0] != 0xe8) return 0;
+    int32_t rel = (int32_t)((uint32_t)call[1] | (uint32_t)call[2] << 8 | (uint32_t)call[3] << 16 | (uint32_t)call[4] << 24);
+    uintptr_t target = (uintptr_t)pc + rel, beg = 0;
+    const char *fn = mc_code_function ? mc_code_function(target, &beg) : NULL;
+    if (!fn || beg != target) {
+        fn = NULL;
+        if (read_code(stub, target, sizeof stub)) return 0;
+        int k = stub[0] == 0xf3 && stub[1] == 0x0f && stub[2] == 0x1e && stub[3] == 0xfa ? 4 : 0;   /* endbr64 */
+        if (stub[k] == 0xf2) k++;
+        if (stub[k] != 0xff || stub[k + 1] != 0x25) return 0;
+        rel = (int32_t)((uint32_t)stub[k + 2] | (uint32_t)stub[k + 3] << 8 | (uint32_t)stub[k + 4] << 16 | (uint32_t)stub[k + 5] << 24);
+        uint64_t slot;
+        if (read_code(&slot, target + k + 6 + rel, 8)) return 0;
+        Dl_info info;
+        if (mc_code_function) fn = mc_code_function((uintptr_t)slot, &beg);
+        if (fn && beg != slot) fn = NULL;
+        if (!fn && dladdr((void *)(uintptr_t)slot, &info) && info.dli_sname && (uintptr_t)info.dli_saddr == slot) fn = info.dli_sname;
+    }
+    /* operator new and delete themselves are the allocator, not a way through the library */
+    if (!fn || !mc_plumbing_name(fn) || (fn[0] == '_' && fn[1] == 'Z' && (fn[2] == 'n' || fn[2] == 'd'))) return 0;
+    snprintf(out, n, "%s", mc_spell(fn));
+    return 1;
 }
 
 /* ---- globals gcc registered ---- */
@@ -341,14 +426,16 @@ static void block_name(const struct mc_block *b, int freed, char *out, size_t n)
     else snprintf(out, n, "<%s%04u@%s>", k, b->number, code);
 }
 
+static void block_where(const void *pc, char *out, size_t n);
+
 static void describe_block(const struct mc_block *b, struct object *o)
 {
     char at[1024], fat[1024];
     int freed = b->magic == MC_QUARANTINED;
     block_name(b, freed, o->name, sizeof o->name);
-    where(b->alloc_pc, at, sizeof at);
+    block_where(b->alloc_pc, at, sizeof at);
     if (freed) {
-        where(b->free_pc, fat, sizeof fat);
+        block_where(b->free_pc, fat, sizeof fat);
         snprintf(o->desc, sizeof o->desc, "a block of %lu bytes, allocated at %s, freed at %s", (unsigned long)b->size, at, fat);
     } else {
         snprintf(o->desc, sizeof o->desc, "a block of %lu bytes, allocated at %s", (unsigned long)b->size, at);
@@ -652,6 +739,50 @@ static int add_frames(struct frames *f, uintptr_t at, int ret, int always)
     return k;
 }
 
+/* A block's allocating or freeing call (return address pc) lies in calls of the C++ library's plumbing that
+ * gcc inlined into the program's function (std::vector's constructor at -O2): the line of the program's own
+ * call into them into lbuf (LINE_MAX_TEXT bytes), the outermost plumbing function into via; 0 otherwise. */
+static int inlined_user_line(const void *pc, char *lbuf, char *via, size_t nvia)
+{
+    uintptr_t call = (uintptr_t)pc - 1, bias = 0;
+    const struct mc_inl_call *chain[MC_MAX_FRAMES];
+    const struct mc_inlines *t = pc && mc_stack_depth > 1 && mc_inline_table ? mc_inline_table(call, &bias) : NULL;
+    int k = t && call >= bias ? mc_inlines_chain(t, call - bias, chain, MC_MAX_FRAMES) : 0;
+    if (!k || !mc_plumbing_name(mc_inlines_str(t, chain[0]->name))) return 0;
+    for (int i = 1; i <= k; i++) {
+        const char *fn = i < k ? mc_inlines_str(t, chain[i]->name)
+                               : check_function_of ? check_function_of(call) : site_function((const void *)call);
+        if (fn && mc_plumbing_name(fn)) continue;
+        const char *file = chain[i - 1]->file != 0xffffffffu ? mc_inlines_str(t, chain[i - 1]->file) : NULL;
+        if (!file || !chain[i - 1]->line) return 0;
+        snprintf(lbuf, LINE_MAX_TEXT, "%s:%u", file, chain[i - 1]->line);
+        snprintf(via, nvia, "%s", mc_spell(mc_inlines_str(t, chain[i - 1]->name)));
+        return 1;
+    }
+    return 0;
+}
+
+/* A block's site for its description: "cases.cc:49, through std::vector<int>::vector(...)" when the program's
+ * call went through the C++ library's plumbing (inlined there, or called: the call before the return address
+ * check_callers.c kept), else where(pc). */
+static void block_where(const void *pc, char *out, size_t n)
+{
+    char at[LINE_MAX_TEXT], via[1024];
+    if (!inlined_user_line(pc, at, via, sizeof via)) {
+        where(pc, at, sizeof at);
+        if (!through(pc, via, sizeof via)) via[0] = 0;
+    }
+    if (via[0]) snprintf(out, n, "%s, through %s", at, via);
+    else snprintf(out, n, "%s", at);
+}
+
+/* The line of a block's site for JSON and SARIF: the program's line when the call lies in inlined plumbing */
+static void block_line(const void *pc, const char **line, char *lbuf)
+{
+    char via[1024];
+    if (inlined_user_line(pc, lbuf, via, sizeof via)) *line = lbuf;
+}
+
 /* A rewrite run's check runtime (check_stackvars.c): the program's return addresses above a site, by the
  * frame-pointer chain from rbp (0: found from a wrapper's return address); weak, as only that runtime has it. */
 __attribute__((weak)) int mc_frames_above(uintptr_t at, int ret, uintptr_t rbp, uint64_t *out, int max);
@@ -907,10 +1038,12 @@ static void emit_access(const struct object *op, uintptr_t bad, size_t size, enu
         int was_freed = o.block->magic == MC_QUARANTINED;
         name_block_frames(o.block->alloc_pc, was_freed ? o.block->free_pc : NULL);
         name_code(o.block->alloc_pc, 1, a, sizeof a, &allocated.line, aline);
+        block_line(o.block->alloc_pc, &allocated.line, aline);
         allocated.code = a;
         put_json_site(&j, "allocated", a, allocated.line, &fr_alloc);
         if (was_freed) {
             name_code(o.block->free_pc, 1, al, sizeof al, &freed.line, fline);
+            block_line(o.block->free_pc, &freed.line, fline);
             freed.code = al;
             put_json_site(&j, "freed", al, freed.line, &fr_free);
         }
@@ -1041,9 +1174,11 @@ void mc_report_free(const char *kind, uintptr_t ptr, const struct mc_block *b, c
     if (o.block) {
         name_block_frames(o.block->alloc_pc, o.block->magic == MC_QUARANTINED ? o.block->free_pc : NULL);
         name_code(o.block->alloc_pc, 1, a, sizeof a, &allocated.line, aline);
+        block_line(o.block->alloc_pc, &allocated.line, aline);
         allocated.code = a;
         if (o.block->magic == MC_QUARANTINED) {
             name_code(o.block->free_pc, 1, al, sizeof al, &freed.line, fline);
+            block_line(o.block->free_pc, &freed.line, fline);
             freed.code = al;
         }
     }
@@ -1096,6 +1231,7 @@ void mc_report_field(uintptr_t d, size_t n, size_t field, const void *pc, const 
     struct mc_site_ref allocated = {.code = NULL}, none = {.code = NULL};
     if (o.block) {
         name_code(o.block->alloc_pc, 1, a, sizeof a, &allocated.line, aline);
+        block_line(o.block->alloc_pc, &allocated.line, aline);
         allocated.code = a;
         put(&j, ",\"allocated\":{\"code\":");
         put_json(&j, a);
@@ -1182,6 +1318,7 @@ void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *
         char a[1024], aline[LINE_MAX_TEXT];
         const char *ln;
         name_code(sites[i]->alloc_pc, 1, a, sizeof a, &ln, aline);
+        block_line(sites[i]->alloc_pc, &ln, aline);
         put(&j, "{\"kind\":\"leak\",\"object\":{\"name\":");
         put_json(&j, o.name);
         put(&j, ",\"region\":\"heap\",\"size\":%lu,\"description\":", (unsigned long)o.size);

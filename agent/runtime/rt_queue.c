@@ -4,9 +4,9 @@
  *
  * A full buffer is queued here by the thread that filled it, which plans its chunks (rt_plan.c), takes a free
  * buffer and goes on; a writer thread (on the second core, when there is one) takes buffers off the queue in
- * order, has them encoded (rt_codec.c) and appends the chunks to the file (rt_file.c). When the writer is the
- * pool's spare buffers behind (one per thread and three), a producer that needs a free buffer encodes the next
- * queued one itself (a second encoder, one such helper at a time) instead of sleeping, so both cores encode; every buffer
+ * order, has them encoded (rt_codec.c) and appends the chunks to the file (rt_file.c). When the writer is more
+ * than about two buffers per thread behind, a producer that needs a free buffer encodes the next queued one
+ * itself (a second encoder, one such helper at a time) instead of sleeping, so both cores encode; every buffer
  * taken gets a ticket in queue order and chunks reach the file in ticket order. Nothing is ever dropped for
  * speed. What it counts reads in the trace's MT_WRITER record (the program's waits for a free buffer) and in
  * the summary ("program waited for the writer"). Without a writer thread (rewrite mode) the thread that filled
@@ -75,11 +75,7 @@ struct rt_buf *rt_buf_get(void)
         rt_lock_take(&wr.queue_lock);
         struct rt_buf *b = wr.free_list;
         if (b) wr.free_list = b->next;
-        /* The pool: one buffer per thread and three more (the one queued, the one whose tail the next chunk */
-        /* still reads, one in hand). Each new 1 MB buffer's pages cost 0.3-3 ms of zeroing in this machine's */
-        /* VM (MADV_POPULATE_WRITE under strace -T); 2 per thread and 4 more made gemm's traced run 6 buffers, */
-        /* 4 now: its CPU 42.2 -> 39.1 ms (median of 15, load 19; bench/results/encoder.md).                  */
-        else if (!rt.to_file || rt.state != RT_RUNNING || wr.nbufs < rt.live_threads + 3) b = new_buffer();
+        else if (!rt.to_file || rt.state != RT_RUNNING || wr.nbufs < 2 * rt.live_threads + 4) b = new_buffer();
         rt_lock_drop(&wr.queue_lock);
         if (!b && (wr.ndescs == MAX_BUFS || !wr.writer_running)) {
             /* no writer to wait for (or no room for one more): the program must go on with a new buffer; */

@@ -196,6 +196,16 @@ static int sscan_far(int bad)
     return word[0];
 }
 
+/* the same with swscanf's %ls: 64 K wide characters into a local of two */
+static int swscan_far(int bad)
+{
+    static wchar_t text[1 << 16];
+    wchar_t word[2]; /* SWSCANF_FAR_WORD */
+    wmemset(text, L'W', sizeof text / sizeof *text - 1);
+    if (swscanf(bad ? text : L"w", L"%ls", word) != 1) return -1; /* SWSCANF_FAR */
+    return (int)word[0];
+}
+
 /* sscanf past a heap block whose neighbour holds a canary, amid conversions whose results (the count, numbers,
  * %c, %n, %[, errno: ERANGE from the too large number) the good run prints */
 static int sscan_heap(int bad)
@@ -239,6 +249,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "fgetws_edges") == 0) r = fget_wide_edges(bad);
     else if (strcmp(argv[1], "sscanf_far") == 0) r = sscan_far(bad);
     else if (strcmp(argv[1], "sscanf_heap") == 0) r = sscan_heap(bad);
+    else if (strcmp(argv[1], "swscanf_far") == 0) r = swscan_far(bad);
     else if (strcmp(argv[1], "all") == 0)   /* the narrow ones (a wide read would orient stdin) */
         r = get_line(bad) + fget_line(bad) + scan_word(bad) + fget_unlocked(bad) + get_line_global(bad) +
             get_line_heap(bad) + read_global(bad) + scan_c23(bad) + fget_heap(bad) + fget_stack(bad);

@@ -137,12 +137,12 @@ static inline void mc_wscanned(const wchar_t *f, va_list ap, int n, const void *
 #define MC_SCAN_ARGS 32
 
 /* The pointer arguments the format takes, or -1 when it is not run aside (gnu: the plain names, where %as is a
- * malloc), and in size[i] the scratch bytes the i-th may store given an input of len characters (wide: a wide
+ * malloc), 0 when none stores a string or characters (numbers only: nothing to check), and in size[i] the scratch bytes the i-th may store given an input of len characters (wide: a wide
  * input, whose character is at most MB_LEN_MAX, 16, bytes of a multibyte %s): %s %[ %c as many characters as
  * their width or the input has (a wchar_t each for %ls), with the terminator; 16 for a number (long double). */
 static inline int mc_scan_args(const char *f, int gnu, size_t len, int wide, size_t *size)
 {
-    int args = 0;
+    int args = 0, strings = 0;
     while (*f) {
         if (*f++ != '%') continue;
         if (*f == '%') { f++; continue; }
@@ -176,10 +176,11 @@ static inline int mc_scan_args(const char *f, int gnu, size_t len, int wide, siz
             size_t chars = width && width < len ? width : len;
             size_t unit = longs == 1 || c == 'S' || c == 'C' ? sizeof(wchar_t) : wide ? 16 : 1;
             n = ((chars + 1) * unit + 15) & ~(size_t)15;
+            strings++;
         }
         size[args++] = n;
     }
-    return args;
+    return strings ? args : 0;
 }
 
 /* the scratch destinations and, after the call aside, the bytes each assigned conversion stored (0: none) */

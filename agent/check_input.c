@@ -23,7 +23,10 @@
  *
  * gets and __gets_chk read the line into the agent's memory first and check its range before storing it, so
  * their report comes with the program's memory past the buffer untouched (the real __gets_chk stops there).
- * What it gets wrong: the others' check is made after the call, as AddressSanitizer's interceptors make it, so the
+ * sscanf and swscanf (v-forms, ISO names) are run aside into the agent's memory first, untraced, and their
+ * ranges on the stack and in the globals checked before the real call stores (check_scan.h, mc_scan_before).
+ * What it gets wrong: the others' check (scanf's stream forms among them) is made after the call, as
+ * AddressSanitizer's interceptors make it, so the
  * bytes past the buffer are written before the report (the first report stops the program before the
  * function returns into a smashed frame); the heap is left to its faults (said at libc's store, without the
  * function's name); a _chk call whose range the check finds inside its object (a struct member: gcc's size is
@@ -261,9 +264,35 @@ EXPORT ssize_t getdelim(char **line, size_t *n, int d, FILE *f) { return getdeli
 /* what <stdio.h>'s inline getline calls (gcc -O1 and up): named getline, the program's call */
 EXPORT ssize_t __getdelim(char **line, size_t *n, int d, FILE *f) { return getdelim_at(line, n, d, f, CALLER, "getline"); }
 
+/* sscanf and swscanf: run aside into the agent's memory, untraced (the input may be in traced globals or the
+ * heap, read again by the real call), and each destination on the stack or in the globals checked before the real
+ * call stores (check_scan.h); a heap destination is checked by the real call's faults, before each store. Returns
+ * 0 when the format is not run aside: the check is then made after the call. */
+static int aside(mc_vsscanf v, mc_vswscanf wv, const void *s, const void *fmt, int gnu, va_list ap, uintptr_t pc,
+                 const char *fn)
+{
+    if (!s || !fmt) return 0;
+    char scratch[2048] __attribute__((aligned(16)));
+    int mine = enter_untraced();
+    ts.in_input++;
+    int done = mc_scan_before(v, wv, s, fmt, gnu, ap, scratch, sizeof scratch, line_pages, NULL, fn, gather);
+    ts.in_input--;
+    if (mine) leave_untraced();
+    if (done) check_gathered(pc, fn);
+    if (done) ts.in_input++;   /* the real call's faults on the globals: checked above (stored() ends it) */
+    return done;
+}
+
+static int stored(int r)
+{
+    ts.in_input--;
+    return r;
+}
+
 static int scan_at(FILE *in, const char *s, int form, const char *fmt, va_list ap, uintptr_t pc, const char *fn)
 {
     if (!wanted(pc)) return in ? rl.vfscanf[form](in, fmt, ap) : rl.vsscanf[form](s, fmt, ap);
+    if (!in && aside(rl.vsscanf[form], NULL, s, fmt, form == 0, ap, pc, fn)) return stored(rl.vsscanf[form](s, fmt, ap));
     va_list walk;
     va_copy(walk, ap);
     ts.in_input++;
@@ -282,6 +311,7 @@ static int scan_at(FILE *in, const char *s, int form, const char *fmt, va_list a
 static int wscan_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt, va_list ap, uintptr_t pc, const char *fn)
 {
     if (!wanted(pc)) return in ? rl.vfwscanf[form](in, fmt, ap) : rl.vswscanf[form](s, fmt, ap);
+    if (!in && aside(NULL, rl.vswscanf[form], s, fmt, form == 0, ap, pc, fn)) return stored(rl.vswscanf[form](s, fmt, ap));
     va_list walk;
     va_copy(walk, ap);
     ts.in_input++;

@@ -16,7 +16,10 @@
  * size argument being no error while the lines fit; __gets_chk on a line that does not fit, before it is stored
  * (gets, __gets_chk, fgets and fgetws read the line aside and check it, with its terminator, before storing a
  * byte: "written 49 bytes by fgets" with the program's memory past the buffer untouched).
- * What it gets wrong: the others' check is made after the call, as AddressSanitizer's interceptors make it, so the bytes
+ * sscanf and swscanf (v-forms, ISO names) are run aside first into the runtime's own destinations and each range
+ * checked before the real call stores (mc_scan_before, check_scan.h), but for a positional format, %m and GNU %as.
+ * What it gets wrong: the others' check (scanf's stream forms among them) is made after the call, as
+ * AddressSanitizer's interceptors make it, so the bytes
  * past the buffer are written before the report (the first report stops the program; in continue mode the write
  * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
  * overruns it; a scanf format of positional arguments (%1$s) is not walked, %m's buffers are the checked
@@ -303,6 +306,11 @@ static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_lis
         real.vfscanf[2] = (typeof(real.vfscanf[2]))dlsym(RTLD_NEXT, "__isoc23_vfscanf");
         if (!real.vfscanf[2] || !real.vsscanf[2]) real.vfscanf[2] = real.vfscanf[1], real.vsscanf[2] = real.vsscanf[1];
     }
+    /* sscanf: run aside first, each destination checked before the real call stores (check_scan.h) */
+    char scratch[2048] __attribute__((aligned(16)));
+    if (!in && fmt && s && mc_scan_before(real.vsscanf[form], NULL, s, fmt, form == 0, ap, scratch, sizeof scratch,
+                                          line_pages, pc, fn, wrote))
+        return real.vsscanf[form](s, fmt, ap);
     va_list walk;
     va_copy(walk, ap);
     int r = in ? real.vfscanf[form](in, fmt, ap) : real.vsscanf[form](s, fmt, ap);
@@ -337,6 +345,10 @@ static int vfwscanf_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt,
             real_vswscanf[form] = (typeof(real_vswscanf[0]))dlsym(RTLD_NEXT, "vswscanf");
         }
     }
+    char scratch[2048] __attribute__((aligned(16)));
+    if (!in && fmt && s && mc_scan_before(NULL, real_vswscanf[form], s, fmt, form == 0, ap, scratch, sizeof scratch,
+                                          line_pages, pc, fn, wrote))
+        return real_vswscanf[form](s, fmt, ap);
     va_list walk;
     va_copy(walk, ap);
     int r = in ? real_vfwscanf[form](in, fmt, ap) : real_vswscanf[form](s, fmt, ap);

@@ -3,8 +3,10 @@
  * fgets, fgets_unlocked, getline and read with a size larger than the array into a global, fgetws and wscanf
  * into a global wide array, glibc 2.38's __isoc23_sscanf (called when the run provides it: glibc 2.36 has it
  * not), getline, fgets and fgetws past a heap block, fgets past a local, and fgets's and fgetws's edges (size 1,
- * a last line without newline, end of input); "good" reads lines that fit. Built -D_FORTIFY_SOURCE=2 -O2, fgets and read
+ * a last line without newline, end of input), sscanf past a local far from the stack's top and past a heap
+ * block (checked before they store); "good" reads lines that fit. Built -D_FORTIFY_SOURCE=2 -O2, fgets and read
  * are glibc's __fgets_chk and __read_chk. Each case feeds its own line to stdin through a pipe. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +185,48 @@ static int scan_c23(int bad)
     return names[0];
 }
 
+/* sscanf of a 256 KB word into a local of main's callee: natively the copy runs past the top of the stack and
+ * dies of SIGSEGV in libc; run aside first (check_scan.h), it is a report before a byte is stored */
+static int sscan_far(int bad)
+{
+    static char text[1 << 18];
+    char word[8]; /* SSCANF_FAR_WORD */
+    memset(text, 'P', sizeof text - 1);
+    if (sscanf(bad ? text : "seven77", "%s", word) != 1) return -1; /* SSCANF_FAR */
+    return word[0];
+}
+
+/* the same with swscanf's %ls: 64 K wide characters into a local of two */
+static int swscan_far(int bad)
+{
+    static wchar_t text[1 << 16];
+    wchar_t word[2]; /* SWSCANF_FAR_WORD */
+    wmemset(text, L'W', sizeof text / sizeof *text - 1);
+    if (swscanf(bad ? text : L"w", L"%ls", word) != 1) return -1; /* SWSCANF_FAR */
+    return (int)word[0];
+}
+
+/* sscanf past a heap block whose neighbour holds a canary, amid conversions whose results (the count, numbers,
+ * %c, %n, %[, errno: ERANGE from the too large number) the good run prints */
+static int sscan_heap(int bad)
+{
+    char *p = malloc(8); /* SSCANF_HEAP_ALLOC */
+    char *canary = malloc(8);
+    strcpy(canary, "canary");
+    int a = 0, n = 0;
+    long big = 0;
+    double d = 0;
+    char c = 0, set[8] = "";
+    errno = 0;
+    const char *in = bad ? "12 0123456789abcdef 2.5 x 99999999999999999999999 yz" : "12 0123456 2.5 x 99999999999999999999999 yz";
+    int r = sscanf(in, "%d %s %lf %c %ld %n%7[xyz]", &a, p, &d, &c, &big, &n, set); /* SSCANF_HEAP */
+    int e = errno;
+    printf("sscanf %d %d %s %g %c %ld %d %s errno %d %s\n", r, a, p, d, c, big, n, set, e, canary);
+    free(canary);
+    free(p);
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
@@ -203,6 +247,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "fgetws_heap") == 0) r = fget_wide_heap(bad);
     else if (strcmp(argv[1], "fgets_edges") == 0) r = fget_edges(bad);
     else if (strcmp(argv[1], "fgetws_edges") == 0) r = fget_wide_edges(bad);
+    else if (strcmp(argv[1], "sscanf_far") == 0) r = sscan_far(bad);
+    else if (strcmp(argv[1], "sscanf_heap") == 0) r = sscan_heap(bad);
+    else if (strcmp(argv[1], "swscanf_far") == 0) r = swscan_far(bad);
     else if (strcmp(argv[1], "all") == 0)   /* the narrow ones (a wide read would orient stdin) */
         r = get_line(bad) + fget_line(bad) + scan_word(bad) + fget_unlocked(bad) + get_line_global(bad) +
             get_line_heap(bad) + read_global(bad) + scan_c23(bad) + fget_heap(bad) + fget_stack(bad);

@@ -23,7 +23,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * symbol), and the program's line, never a libc address; the twins, whose input fits, are silent with the
  * native output. Rewrite mode (the check runtime's check_io.c): getline past a heap block; fgets and fgetws past
  * a heap block and a local, checked before the line is stored, there and in a {@code memtrace cc --check} build
- * (the same check_io.c), with glibc's results at size 1, a last line without newline and the end of input.
+ * (the same check_io.c), with glibc's results at size 1, a last line without newline and the end of input;
+ * sscanf and swscanf past a local far from the stack's top and sscanf past a heap block, checked before they
+ * store in all three (check_scan.h's run aside).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckInputTest {
@@ -237,5 +239,54 @@ class RunCheckInputTest {
             assertThat(r.status()).isZero();
             assertThat(r.stdout()).isEqualTo(native_.stdout());
         }
+    }
+
+    /**
+     * sscanf is run aside into the runtime's memory first and each destination checked before the real call
+     * stores (check_scan.h): sscanf_far's 256 KB word into an 8-byte local, which natively (and checked after the
+     * call) runs past the stack's top and dies of SIGSEGV inside libc, is a report in a cc --check build on the
+     * real stack (MEMTRACE_CHECK=noreturn: no fake frame), in run --check's rewrite mode and in fault mode; the
+     * same for swscanf's %ls; the heap block's overflow (not fatal natively) in cc --check and rewrite mode.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "cc      | sscanf_far  | stack overflow: <stack:word@sscan_far>+8 (a variable of 8 bytes, declared at line {SSCANF_FAR_WORD} of sscan_far) written 262144 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_FAR} (sscan_far+N)",
+        "rewrite | sscanf_far  | stack overflow: <stack:word@sscan_far>+8 (a variable of 8 bytes, declared at line {SSCANF_FAR_WORD} of sscan_far) written 262144 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_FAR} (sscan_far+N)",
+        "fault   | sscanf_far  | stack overflow: <stack:word@sscan_far>+8 (a variable of 8 bytes, declared at line {SSCANF_FAR_WORD} of sscan_far) written 262144 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_FAR} (sscan_far+N)",
+        "cc      | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
+        "rewrite | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
+        "fault   | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
+        "cc      | sscanf_heap | heap overflow: <malloc0001@sscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{SSCANF_HEAP_ALLOC}) written 17 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_HEAP} (sscan_heap+N)",
+        "rewrite | sscanf_heap | heap overflow: <malloc0001@sscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{SSCANF_HEAP_ALLOC}) written 17 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_HEAP} (sscan_heap+N)",
+    })
+    void sscanfPastItsDestinationIsReportedBeforeItStores(String how, String name, String report) throws Exception {
+        CheckBuilds.Run r = scanRun(how, name, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        assertThat(r.stderr().lines().toList()).as(r.stderr()).hasSize(1).element(0).asString()
+                .matches("memtrace: " + CheckBuilds.reportPattern(source, report) + ", thread \\d+");
+        assertThat(r.stdout()).isEmpty();
+        if (name.endsWith("_far")) assertThat(CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "bad").status()).isEqualTo(128 + 11);
+    }
+
+    /** The twins, whose words fit, answer as natively: the count, the numbers, %c, %n, %[, errno (ERANGE). */
+    @ParameterizedTest
+    @CsvSource({"cc, sscanf_far", "rewrite, sscanf_far", "fault, sscanf_far", "cc, swscanf_far", "rewrite, swscanf_far",
+        "fault, swscanf_far", "cc, sscanf_heap", "rewrite, sscanf_heap", "fault, sscanf_heap"})
+    void sscanfThatFitsAnswersAsNatively(String how, String name) throws Exception {
+        CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good");
+        if (name.equals("sscanf_heap"))
+            assertThat(native_.stdout()).startsWith("sscanf 6 12 0123456 2.5 x 9223372036854775807 41 yz errno 34 canary\n");
+        CheckBuilds.Run good = scanRun(how, name, "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(native_.stdout()).contains("done ");
+    }
+
+    private CheckBuilds.Run scanRun(String how, String name, String input) throws Exception {
+        return switch (how) {
+            case "cc" -> CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "noreturn"), "./run_input-cc", name, input);
+            case "rewrite" -> CheckBuilds.runCheck(dir, List.of("--stack-depth", "1"), Map.of(), "./run_input-O0", name, input);
+            default -> fault(dir, "1", GLOBALS, "./run_input-O0", name, input);
+        };
     }
 }

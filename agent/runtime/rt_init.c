@@ -67,8 +67,8 @@ static void report_module(const struct mt_module_info *m, void *arg)
 /* ---- the runtime's own mappings ------------------------------------------------------------------ */
 /* The writer's buffers, codec tables, zstd contexts, its thread's stack and the maps reader's buffer are */
 /* the runtime's, not the program's: they differ with the codec and the buffer size, and a summary's      */
-/* "memory regions" must not. They are listed here as they are mapped (adjacent ones merged: own_pages   */
-/* hands them out one after the other, so they make one range) and left out of the MT_MAPPING records. Past */
+/* "memory regions" must not. They are listed here as they are mapped (adjacent ones merged: the kernel  */
+/* maps top-down, so a pool's buffers make one range) and left out of the MT_MAPPING records. Past       */
 /* OWN_MAX separate ranges a mapping is not listed and is reported as the program's would be.           */
 #define OWN_MAX 64
 struct own_range {
@@ -78,43 +78,11 @@ static struct own_range own[OWN_MAX];
 static int nown;
 static rt_lock own_lock;
 
-/* Where they lie: in a region of their own, 1 TB below this library's code, one after the other. Placed */
-/* by the kernel (the highest gap below the program's last mapping) each one pushed every later mapping   */
-/* of the program down by its size: a thread's stack moved with the unwind tables, the size of the      */
-/* program's .eh_frame (a --skeleton build's full twin put zstd's I/O threads' stacks 40 KB lower), and   */
-/* with the buffers the pool had grown to when the thread was made, which depend on how many records the */
-/* program wrote and how far the writer was behind (zstd's third thread moved 1 MB from run to run of one */
-/* build). Where the region cannot be had (something mapped there, an old kernel that takes the flag as a */
-/* hint, a library placed below 2 TB), the kernel places the mapping as before. 0: not chosen yet.        */
-static uintptr_t own_next;
-#define OWN_BELOW (1ull << 40)
-
-static void *own_pages(size_t n)
-{
-    uintptr_t at = __atomic_load_n(&own_next, __ATOMIC_RELAXED);
-    if (!at) {
-        uintptr_t code = (uintptr_t)&own_pages & ~(uintptr_t)((1u << 30) - 1);
-        uintptr_t base = code > 2 * OWN_BELOW ? code - OWN_BELOW : 1; /* 1: never there */
-        __atomic_compare_exchange_n(&own_next, &at, base, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-        at = __atomic_load_n(&own_next, __ATOMIC_RELAXED);
-    }
-    if (at != 1) {
-        at = __atomic_fetch_add(&own_next, n, __ATOMIC_RELAXED);
-        long p = mt_sys6(SYS_mmap, (long)at, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-        if (!mt_failed(p)) {
-            mt_own_add((void *)p, n);
-            return (void *)p;
-        }
-    }
-    return rt_map(n);
-}
-
 void *rt_map_own(size_t n)
 {
-    n = (n + 4095) & ~(size_t)4095;
-    void *p = own_pages(n);
+    void *p = rt_map(n);
     if (!p) return NULL;
-    uintptr_t s = (uintptr_t)p, e = s + n;
+    uintptr_t s = (uintptr_t)p, e = s + ((n + 4095) & ~(size_t)4095);
     rt_lock_take(&own_lock);
     int i = 0;
     while (i < nown && own[i].end != s && own[i].start != e) i++;

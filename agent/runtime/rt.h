@@ -105,6 +105,9 @@ struct rt_thread {
     uint64_t start_parent;      /* goes with its first event (rt_emit)                                      */
     int vectors_saved;          /* in the SIGSEGV handler's buffer hand-over: sigreturn restores every vector */
                                 /* register, so the runtime may use AVX-512 there (rt_plan.c)                */
+    volatile int emitting;      /* rt_emit_seq between its first write and its claim: a program handler's  */
+    volatile int deferred;      /* records would be overwritten, so its signal waits (rt_signal_defer) with */
+    uint64_t deferred_mask;     /* the interrupted code's mask, restored after the claim                   */
 };
 
 /* FINISHING: the final flush is writing every buffer; a thread whose buffer fills waits for it to end. */

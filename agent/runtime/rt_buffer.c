@@ -15,13 +15,12 @@
  * returns, and the store runs again.
  *
  * Wrapper events go into the same buffer as tag slots (rt_emit): the slots are written past the cursor
- * first and claimed with one compare-and-swap of the cursor, so a signal handler whose probes write in
- * between makes the emitter try again instead of mixing slots. Each event carries the next value of one
- * process-wide counter, which orders events across threads.
+ * first and claimed with one compare-and-swap of the cursor. The program's signal handlers never run from
+ * the emitter's read of the cursor to its claim: their records would go where the emitter still writes
+ * (rt_signal.c defers the signal to the claim). Each event carries the next value of one process-wide
+ * counter, which orders events across threads.
  *
- * What it gets wrong: a signal handler that fills and flushes the buffer and then writes exactly back to
- * the cursor an interrupted rt_emit had read would let that emit's claim succeed over the handler's slots
- * (an ABA race; it needs a handler writing a whole buffer's worth). A program whose own code stores %rax
+ * What it gets wrong: a program whose own code stores %rax
  * through a null register C right after loading C with `mov %fs:(T),C`, in a thread that never ran a probe,
  * would be taken for a probe. A loop that keeps its cursor in a register (docs/compiled-in.md, "A loop's
  * cursor") leaves the cursor in memory behind while it runs: another thread's exit flush misses what the
@@ -350,15 +349,45 @@ void rt_discard_access_slots(int count)
 
 /* ---- events --------------------------------------------------------------------------------------- */
 
+/* From its read of the cursor to its claim, rt_emit_seq writes an event past the cursor: a program handler */
+/* entered there would record at the same place, and the writes still to come would overwrite its records */
+/* (a failed claim only wrote the event again: CcSignalStressTest). Its signal waits until the claim      */
+/* (rt_signal.c, defer) and is delivered when the interrupted mask comes back here.                        */
+static void emit_open(void)
+{
+    rt_self.emitting = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void emit_close(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    rt_self.emitting = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (rt_self.deferred) {
+        rt_self.deferred = 0;
+        mt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &rt_self.deferred_mask, 0, 8);
+    }
+}
+
 void rt_emit_seq(const void *rec, size_t len, uint64_t seq)
 {
     if (rt_self.internal || rt.state != RT_RUNNING) return;
     size_t bytes = 16 + ((len + 15) / 16) * 16;
     for (;;) {
+        emit_open();
         char *c = __memtrace_cursor;
-        if (!c) { rt_thread_begin(0, 1); continue; }
-        if (!rt_self.buf) return; /* a thread past its end writes to the sink (rt_thread_end): nowhere to emit */
+        if (!c) {
+            emit_close();
+            rt_thread_begin(0, 1);
+            continue;
+        }
+        if (!rt_self.buf) { /* a thread past its end writes to the sink (rt_thread_end): nowhere to emit */
+            emit_close();
+            return;
+        }
         if (c + bytes > rt_self.buf->end) {
+            emit_close();
             rt_flush_current();
             if (rt.state != RT_RUNNING) return;
             continue;
@@ -368,8 +397,9 @@ void rt_emit_seq(const void *rec, size_t len, uint64_t seq)
         slot[1] = (1ULL << 63) | ((uint64_t)len << 8) | 1;
         rt_memcpy(c + 16, rec, len);
         rt_memzero(c + 16 + len, bytes - 16 - len);
-        if (__atomic_compare_exchange_n(&__memtrace_cursor, &c, c + bytes, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            return;
+        int claimed = __atomic_compare_exchange_n(&__memtrace_cursor, &c, c + bytes, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        emit_close();
+        if (claimed) return;
     }
 }
 

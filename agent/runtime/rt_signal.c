@@ -17,7 +17,8 @@
  * with the program's flags and mask (and reported back as the program set it): a loop that keeps its
  * probes' cursor in a register (docs/compiled-in.md, "A loop's cursor") may be running, so the handler's
  * probes start where the loop's records end, and the loop goes on after the handler's; a probe stopped
- * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's.
+ * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's; a signal that
+ * comes while the runtime writes an event past the cursor waits until the event is claimed (defer).
  *
  * In rewrite mode (rw_planned at start) SIGTRAP is kept the same way: the int3 fallback (rw_trap.c) lives
  * on it; so it is when `memtrace cc` probes are armed for access stacks (rt.ccarm, rt_ccarm.c). Its handler stays the runtime's (SA_NODEFER, SIGTRAP never in its mask), the program's action is
@@ -86,6 +87,7 @@ static struct {
 static void on_signal(int sig, siginfo_t *si, void *ucv);
 static void program_handler(int sig, siginfo_t *si, void *ucv);
 static void call_program(void *h, int flags, int sig, siginfo_t *si, ucontext_t *uc);
+static int install_program(int sig, const struct sigaction *act);
 
 /* The signals the runtime lives on: never blocked for the program, always the runtime's handler. */
 static int kept(int sig) { return sig == SIGSEGV || (sig == SIGTRAP && s.trap); }
@@ -170,10 +172,31 @@ static void call_program(void *h, int flags, int sig, siginfo_t *si, ucontext_t 
     if (c >= 0 && uc->uc_mcontext.gregs[c] == adopted) uc->uc_mcontext.gregs[c] = (greg_t)__memtrace_cursor;
 }
 
+/* A signal that came while rt_emit_seq wrote an event past the cursor and had not claimed it: the   */
+/* program's handler would record over those slots, and the emitter's remaining writes then over the  */
+/* handler's records (CcSignalStressTest: the trace broke at "a tag's record ends inside a slot").    */
+/* The signal is sent again with its siginfo and stays blocked on return (the interrupted mask kept   */
+/* aside); the emitter unblocks it once its event is claimed, and it is delivered there. A one-shot   */
+/* handler the kernel has reset already (SA_RESETHAND) is installed again for that delivery.           */
+static void defer(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (!rt_self.deferred) {
+        rt_memcpy(&rt_self.deferred_mask, &uc->uc_sigmask, sizeof rt_self.deferred_mask);
+        rt_self.deferred = 1;
+    }
+    sigaddset(&uc->uc_sigmask, sig);
+    if (s.app[sig].sa_flags & SA_RESETHAND) install_program(sig, &s.app[sig]);
+    mt_sys4(SYS_rt_tgsigqueueinfo, rt.pid, rt_tid(), sig, si);
+}
+
 /* The program's handler for sig, entered with the mask and flags the program asked for. */
 static void program_handler(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
+    if (rt_self.emitting) {
+        defer(sig, si, uc);
+        return;
+    }
     struct sigaction *a = &s.app[sig];
     void *h = (void *)a->sa_sigaction;
     int flags = a->sa_flags;

@@ -25,7 +25,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * a heap block and a local, checked before the line is stored, there and in a {@code memtrace cc --check} build
  * (the same check_io.c), with glibc's results at size 1, a last line without newline and the end of input;
  * sscanf and swscanf past a local far from the stack's top and sscanf past a heap block, checked before they
- * store in all three (check_scan.h's run aside).
+ * store in all three (check_scan.h's run aside); scanf from a file past a local far from the stack's top,
+ * fscanf from a pipe past a heap block and scanf past a global, checked before they store in all three (the one
+ * real call into the runtime's slots, check_scan.h's mc_fscan_run).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckInputTest {
@@ -276,6 +278,47 @@ class RunCheckInputTest {
         CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good");
         if (name.equals("sscanf_heap"))
             assertThat(native_.stdout()).startsWith("sscanf 6 12 0123456 2.5 x 9223372036854775807 41 yz errno 34 canary\n");
+        CheckBuilds.Run good = scanRun(how, name, "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(native_.stdout()).contains("done ");
+    }
+
+    /**
+     * scanf and fscanf, whose stream cannot be read twice, make their one real call into the runtime's slots (%s
+     * as glibc's %ms, check_scan.h) and each range is checked before it is copied: scanf_far's 256 KB word from a
+     * file into an 8-byte local, which natively runs past the stack's top and dies of SIGSEGV inside libc, is a
+     * report in all three; fscanf's %[ from a pipe past a heap block, and scanf's %20c past a 16-byte global.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "cc      | scanf_far    | stack overflow: <stack:word@scan_far>+8 (a variable of 8 bytes, declared at line {SCANF_FAR_WORD} of scan_far) written 262145 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_FAR} (scan_far+N)",
+        "rewrite | scanf_far    | stack overflow: <stack:word@scan_far>+8 (a variable of 8 bytes, declared at line {SCANF_FAR_WORD} of scan_far) written 262145 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_FAR} (scan_far+N)",
+        "fault   | scanf_far    | stack overflow: <stack:word@scan_far>+8 (a variable of 8 bytes, declared at line {SCANF_FAR_WORD} of scan_far) written 262145 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_FAR} (scan_far+N)",
+        "cc      | fscanf_heap  | heap overflow: <malloc0001@fscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{FSCANF_HEAP_ALLOC}) written 15 bytes by fscanf, 0 bytes past its end, at run_input.c:{FSCANF_HEAP} (fscan_heap+N)",
+        "rewrite | fscanf_heap  | heap overflow: <malloc0001@fscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{FSCANF_HEAP_ALLOC}) written 15 bytes by fscanf, 0 bytes past its end, at run_input.c:{FSCANF_HEAP} (fscan_heap+N)",
+        "fault   | fscanf_heap  | heap overflow: <malloc0001@fscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{FSCANF_HEAP_ALLOC}) written 15 bytes by fscanf, 0 bytes past its end, at run_input.c:{FSCANF_HEAP} (fscan_heap+N)",
+        "cc      | scanf_global | global overflow: names+16 (a global of 16 bytes, defined at run_input.c:{NAMES}) written 20 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_GLOBAL} (scan_global+N)",
+        "rewrite | scanf_global | global overflow: names+16 (a global of 16 bytes) written 20 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_GLOBAL} (scan_global+N)",
+        "fault   | scanf_global | global overflow: names+16 (a global of 16 bytes) written 20 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_GLOBAL} (scan_global+N)",
+    })
+    void streamScanfPastItsDestinationIsReportedBeforeItStores(String how, String name, String report) throws Exception {
+        sscanfPastItsDestinationIsReportedBeforeItStores(how, name, report);
+    }
+
+    /**
+     * The stream twins answer as natively: the count, the numbers of every size, %n and %hhn, %5s, %[, %3c, %3ls,
+     * errno (ERANGE), what the stream still holds (scanf_far's next word), a partial match and the end of input.
+     */
+    @ParameterizedTest
+    @CsvSource({"cc, scanf_far", "rewrite, scanf_far", "fault, scanf_far", "cc, fscanf_heap", "rewrite, fscanf_heap",
+        "fault, fscanf_heap", "cc, scanf_global", "rewrite, scanf_global", "fault, scanf_global"})
+    void streamScanfThatFitsAnswersAsNatively(String how, String name) throws Exception {
+        CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good");
+        if (name.equals("fscanf_heap"))
+            assertThat(native_.stdout()).isEqualTo("fscanf 10 12 abcde 8 letters xyz 2.5 9223372036854775807 4464 wid 55 letters "
+                    + "errno 34 canary\npartial 1 4 8 -1\neof -1 1 xyz\ndone -1 after after\n");
+        if (name.equals("scanf_far")) assertThat(native_.stdout()).startsWith("scanf seven77 1 next\n");
         CheckBuilds.Run good = scanRun(how, name, "good");
         assertThat(good.stderr()).isEmpty();
         assertThat(good.status()).isZero();

@@ -8,7 +8,8 @@
  * arguments (%1$s) is not walked. The strings are measured by hand (a wrapped strlen would report the bytes
  * past a buffer it reads). The wide family (wscanf, fwscanf, swscanf) is walked by its format's ASCII copy
  * (its conversions are ASCII: %s a multibyte string into a char array, %ls a wide one), at most its first 1023
- * characters; a narrow %Nc there counts N bytes, exact for ASCII input. sscanf and swscanf, whose input is all
+ * characters; a narrow %Nc there counts N bytes, exact for ASCII input, a narrow %s or %[ its string and two
+ * terminators (glibc's). sscanf and swscanf, whose input is all
  * in memory, are first run aside into scratch destinations (mc_scan_before), so their ranges are checked before
  * the real call stores; the stream forms, which cannot be read twice, make their one real call into the
  * runtime's own slots, %s as glibc's %ms and the like (mc_fscan_run), and each range is checked before it is
@@ -78,7 +79,10 @@ static inline void mc_line_done(struct mc_line *l, mc_line_map map)
     if (l->mapped) map(l->p, l->cap, 0);
 }
 
-static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote)
+/* wfam: the wide family's format, whose narrow %s and %[ store two terminators (glibc writes wcrtomb's L'\0' and
+ * then its own) */
+static inline void mc_scanned_as(const char *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote,
+                                 int wfam)
 {
     while (n > 0 && *f) {
         if (*f++ != '%') continue;
@@ -112,10 +116,15 @@ static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, 
         int wide = longs == 1 || c == 'S' || c == 'C';
         if (alloc || !p) continue;
         if (c == 's' || c == 'S' || c == '[')
-            wrote(p, wide ? (mc_scan_wlen(p) + 1) * sizeof(wchar_t) : mc_scan_len(p) + 1, pc, fn);
+            wrote(p, wide ? (mc_scan_wlen(p) + 1) * sizeof(wchar_t) : mc_scan_len(p) + 1 + (wfam != 0), pc, fn);
         else if (c == 'c' || c == 'C')
             wrote(p, (width ? width : 1) * (wide ? sizeof(wchar_t) : 1), pc, fn);
     }
+}
+
+static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote)
+{
+    mc_scanned_as(f, ap, n, pc, fn, wrote, 0);
 }
 
 /* the wide family's format, walked as its ASCII copy */
@@ -125,7 +134,7 @@ static inline void mc_wscanned(const wchar_t *f, va_list ap, int n, const void *
     size_t k = 0;
     for (; f[k] && k + 1 < sizeof narrow; k++) narrow[k] = f[k] > 0 && f[k] < 0x80 ? (char)f[k] : '?';
     narrow[k] = 0;
-    mc_scanned(narrow, ap, n, pc, fn, wrote);
+    mc_scanned_as(narrow, ap, n, pc, fn, wrote, 1);
 }
 
 /* ---- sscanf and swscanf checked before they store (issue 23): their input is all in memory, so the call is

@@ -228,6 +228,15 @@ static int sscan_heap(int bad)
     return r;
 }
 
+/* swscanf's %s into a char array: glibc stores the word and two terminators (wcrtomb's and its own), so "abc"
+ * overflows a local of 4 by one byte */
+static int swscan_narrow(int bad)
+{
+    char b[4]; /* SWSCANF_NARROW_WORD */
+    if (swscanf(bad ? L"abc" : L"ab", L"%s", b) != 1) return -1; /* SWSCANF_NARROW */
+    return b[0];
+}
+
 /* stdin from a file of n bytes of text (a pipe holds 64 KB only) */
 static void feed_file(const char *text, size_t n)
 {
@@ -315,6 +324,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "sscanf_far") == 0) r = sscan_far(bad);
     else if (strcmp(argv[1], "sscanf_heap") == 0) r = sscan_heap(bad);
     else if (strcmp(argv[1], "swscanf_far") == 0) r = swscan_far(bad);
+    else if (strcmp(argv[1], "swscanf_narrow") == 0) r = swscan_narrow(bad);
     else if (strcmp(argv[1], "scanf_far") == 0) r = scan_far(bad);
     else if (strcmp(argv[1], "fscanf_heap") == 0) r = fscan_heap(bad);
     else if (strcmp(argv[1], "scanf_global") == 0) r = scan_global(bad);

@@ -248,7 +248,8 @@ class RunCheckInputTest {
      * stores (check_scan.h): sscanf_far's 256 KB word into an 8-byte local, which natively (and checked after the
      * call) runs past the stack's top and dies of SIGSEGV inside libc, is a report in a cc --check build on the
      * real stack (MEMTRACE_CHECK=noreturn: no fake frame), in run --check's rewrite mode and in fault mode; the
-     * same for swscanf's %ls; the heap block's overflow (not fatal natively) in cc --check and rewrite mode.
+     * same for swscanf's %ls; swscanf's %s into a char array, whose two terminators (glibc's) overflow by one; the
+     * heap block's overflow (not fatal natively) in cc --check and rewrite mode.
      */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
@@ -258,6 +259,9 @@ class RunCheckInputTest {
         "cc      | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
         "rewrite | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
         "fault   | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
+        "cc      | swscanf_narrow | stack overflow: <stack:b@swscan_narrow>+4 (a variable of 4 bytes, declared at line {SWSCANF_NARROW_WORD} of swscan_narrow) written 5 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_NARROW} (swscan_narrow+N)",
+        "rewrite | swscanf_narrow | stack overflow: <stack:b@swscan_narrow>+4 (a variable of 4 bytes, declared at line {SWSCANF_NARROW_WORD} of swscan_narrow) written 5 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_NARROW} (swscan_narrow+N)",
+        "fault   | swscanf_narrow | stack overflow: <stack:b@swscan_narrow>+4 (a variable of 4 bytes, declared at line {SWSCANF_NARROW_WORD} of swscan_narrow) written 5 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_NARROW} (swscan_narrow+N)",
         "cc      | sscanf_heap | heap overflow: <malloc0001@sscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{SSCANF_HEAP_ALLOC}) written 17 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_HEAP} (sscan_heap+N)",
         "rewrite | sscanf_heap | heap overflow: <malloc0001@sscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{SSCANF_HEAP_ALLOC}) written 17 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_HEAP} (sscan_heap+N)",
     })
@@ -273,7 +277,7 @@ class RunCheckInputTest {
     /** The twins, whose words fit, answer as natively: the count, the numbers, %c, %n, %[, errno (ERANGE). */
     @ParameterizedTest
     @CsvSource({"cc, sscanf_far", "rewrite, sscanf_far", "fault, sscanf_far", "cc, swscanf_far", "rewrite, swscanf_far",
-        "fault, swscanf_far", "cc, sscanf_heap", "rewrite, sscanf_heap", "fault, sscanf_heap"})
+        "fault, swscanf_far", "cc, swscanf_narrow", "rewrite, swscanf_narrow", "fault, swscanf_narrow", "cc, sscanf_heap", "rewrite, sscanf_heap", "fault, sscanf_heap"})
     void sscanfThatFitsAnswersAsNatively(String how, String name) throws Exception {
         CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good");
         if (name.equals("sscanf_heap"))

@@ -300,7 +300,8 @@ MC_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
     return r;
 }
 
-/* ---- scanf's family: after the call, what each assigned conversion stored (check_scan.h) ---- */
+/* ---- scanf's family: a stream form's one call into the runtime's slots, sscanf's run aside, else after the
+ * call what each assigned conversion stored (check_scan.h) ---- */
 
 /* a stream call made into the runtime's slots: each range checked, then stored; its result */
 static int fscanned(struct mc_fscan *st, const void *pc, const char *fn)

@@ -152,6 +152,7 @@ struct thread_state {
     siginfo_t deferred[8];
     int in_handler;              /* inside one of our signal handlers: signals are blocked already */
     int in_input;                /* inside a wrapped input function (check_input.c): its global writes checked after it */
+    struct mc_arena *scan_arena; /* a stream scanf's arena (check_scan.h): glibc's mallocs meanwhile go there */
     stack_t alt;                 /* the agent's alternate signal stack for this thread */
     stack_t app_alt;             /* the one the program set with sigaltstack (ss_sp 0: none) */
     uintptr_t new_caller;        /* operator new's caller, the site of the malloc it makes (0: none) */

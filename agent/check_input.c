@@ -25,7 +25,10 @@
  * their report comes with the program's memory past the buffer untouched (the real __gets_chk stops there).
  * sscanf and swscanf (v-forms, ISO names) are run aside into the agent's memory first, untraced, and their
  * ranges on the stack and in the globals checked before the real call stores (check_scan.h, mc_scan_before).
- * What it gets wrong: the others' check (scanf's stream forms among them) is made after the call, as
+ * scanf's and wscanf's stream forms make their one real call, untraced, into the agent's slots (%s as glibc's %ms,
+ * its malloc served by an arena: ts.scan_arena, wrappers.c), and each range is checked (stack variable, global,
+ * heap block: check_block) before it is copied (check_scan.h, mc_fscan_run), but for what that cannot express.
+ * What it gets wrong: the others' check is made after the call, as
  * AddressSanitizer's interceptors make it, so the
  * bytes past the buffer are written before the report (the first report stops the program before the
  * function returns into a smashed frame); the heap is left to its faults (said at libc's store, without the
@@ -289,14 +292,38 @@ static int stored(int r)
     return r;
 }
 
+/* fscanf and fwscanf: the one real call into the agent's slots, untraced (check_scan.h), then each range checked
+ * (stack variable, global, heap block: check_block) before it is copied. Returns 0 when the call was not made:
+ * the caller makes it and checks after it. */
+static int streamed(FILE *in, mc_vfscanf v, mc_vfwscanf wv, const void *fmt, int gnu, va_list ap, uintptr_t pc,
+                    const char *fn, int *r)
+{
+    struct mc_fscan st;
+    int mine = enter_untraced();
+    ts.in_input++;
+    int done = mc_fscan_run(&st, v, wv, in, fmt, gnu, ap, line_pages, &ts.scan_arena);
+    ts.in_input--;
+    if (mine) leave_untraced();
+    if (!done) return 0;
+    for (int k = 0; k < st.args; k++) check_block(st.dest[k], NULL, mc_fscan_range(&st, k), pc, fn);
+    mine = enter_untraced();   /* the destinations may be traced globals or heap blocks: checked above */
+    mc_fscan_store(&st);
+    if (mine) leave_untraced();
+    errno = st.err;
+    *r = st.r;
+    return 1;
+}
+
 static int scan_at(FILE *in, const char *s, int form, const char *fmt, va_list ap, uintptr_t pc, const char *fn)
 {
     if (!wanted(pc)) return in ? rl.vfscanf[form](in, fmt, ap) : rl.vsscanf[form](s, fmt, ap);
+    int r;
+    if (in && streamed(in, rl.vfscanf[form], NULL, fmt, form == 0, ap, pc, fn, &r)) return r;
     if (!in && aside(rl.vsscanf[form], NULL, s, fmt, form == 0, ap, pc, fn)) return stored(rl.vsscanf[form](s, fmt, ap));
     va_list walk;
     va_copy(walk, ap);
     ts.in_input++;
-    int r = in ? rl.vfscanf[form](in, fmt, ap) : rl.vsscanf[form](s, fmt, ap);
+    r = in ? rl.vfscanf[form](in, fmt, ap) : rl.vsscanf[form](s, fmt, ap);
     ts.in_input--;
     if (r > 0) {
         int mine = enter_untraced();
@@ -311,11 +338,13 @@ static int scan_at(FILE *in, const char *s, int form, const char *fmt, va_list a
 static int wscan_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt, va_list ap, uintptr_t pc, const char *fn)
 {
     if (!wanted(pc)) return in ? rl.vfwscanf[form](in, fmt, ap) : rl.vswscanf[form](s, fmt, ap);
+    int r;
+    if (in && streamed(in, NULL, rl.vfwscanf[form], fmt, form == 0, ap, pc, fn, &r)) return r;
     if (!in && aside(NULL, rl.vswscanf[form], s, fmt, form == 0, ap, pc, fn)) return stored(rl.vswscanf[form](s, fmt, ap));
     va_list walk;
     va_copy(walk, ap);
     ts.in_input++;
-    int r = in ? rl.vfwscanf[form](in, fmt, ap) : rl.vswscanf[form](s, fmt, ap);
+    r = in ? rl.vfwscanf[form](in, fmt, ap) : rl.vswscanf[form](s, fmt, ap);
     ts.in_input--;
     if (r > 0 && fmt) {
         int mine = enter_untraced();

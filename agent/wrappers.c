@@ -22,6 +22,7 @@
  * opens its pages even with other threads running (counted as a window at risk).
  */
 #include "agent.h"
+#include "check/check_scan.h"
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Wrappers                                                                                         */
@@ -226,6 +227,7 @@ EXPORT void *realloc(void *old, size_t n)
         return p;
     }
     if (!hooks_ready) return boot_alloc(n);
+    if (ts.scan_arena && (!old || mc_arena_owns(ts.scan_arena, old))) return mc_arena_realloc(ts.scan_arena, old, n);
     if (chk.on) return checked(MT_FN_REALLOC, CALLER, check_realloc(old, n, CALLER), n, (long)old, (long)n, 0);
     if (heap_owns(old) || (!old && heap_serves())) {
         enum heap_bad bad = old ? heap_check(old) : HEAP_OK;
@@ -266,6 +268,7 @@ EXPORT void free(void *p)
 {
     if (!p || is_boot(p)) return;
     if (!hooks_ready) return;
+    if (ts.scan_arena && mc_arena_owns(ts.scan_arena, p)) return mc_arena_free(ts.scan_arena, p);
     /* untraced code (libc inside a wrapper, the check report's posix_spawn of c++filt at exit) mallocs from */
     /* the check heap too: its blocks go back there, never to heap.c, which would take them for invalid   */
     if (chk.on && (!ts.untraced || heap_owns(p))) {
@@ -338,6 +341,8 @@ static size_t mt_page(void) { return (size_t)g.page; }
 #define AGENT_NEW(name, ret, params, args, event, al, size, a0, a1) \
     EXPORT ret name params \
     { \
+        if (event == MT_FN_MALLOC && __builtin_expect(ts.scan_arena != NULL, 0)) \
+            return mc_arena_malloc(ts.scan_arena, size); /* a stream scanf's %m buffer (check_scan.h) */ \
         uintptr_t site = ts.new_caller ? ts.new_caller : CALLER; \
         ts.new_caller = 0; \
         if (!hooks_ready) return alignment(al) ? mt_boot_alloc(size, alignment(al)) : NULL; \

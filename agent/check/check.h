@@ -88,6 +88,9 @@ struct mc_block *mc_block_of(uintptr_t addr, int *inside);     /* the block an a
 void mc_leak_check(void);
 /* the live block whose requested bytes hold p, looked for at most limit bytes back; NULL when none */
 const struct mc_block *mc_live_block(uintptr_t p, size_t limit);
+/* the arena glibc's mallocs go to while a stream scanf runs on this thread (check_scan.h), else NULL */
+struct mc_arena;
+extern __thread struct mc_arena *mc_arena_now __attribute__((tls_model("initial-exec")));
 
 /* check_fakestack.c: fake frames (stack use after return); the base of the one an address is in, or 0; the
  * leak scan's roots in the frames in use */

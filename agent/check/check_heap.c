@@ -39,6 +39,7 @@
 
 #include "check.h"
 #include "check_block.h"
+#include "check_scan.h"
 
 extern void *__libc_memalign(size_t align, size_t size);
 extern void __libc_free(void *p);
@@ -396,8 +397,19 @@ const char *mc_family_name(int f) { return mc_alloc_name(f); }
  * container's allocator), the first caller that does not (check_callers.c) */
 #define CALLER mc_user_frame(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0))
 
-MC_EXPORT void *malloc(size_t n) { return allocate(n, 16, MC_MALLOC, 0, CALLER); }
-MC_EXPORT void free(void *p) { release(p, MC_MALLOC, CALLER); }
+/* while a stream scanf runs on this thread (check_scan.h, mc_fscan_run), glibc's mallocs for its %m buffers */
+__thread struct mc_arena *mc_arena_now __attribute__((tls_model("initial-exec")));
+
+MC_EXPORT void *malloc(size_t n)
+{
+    if (__builtin_expect(mc_arena_now != NULL, 0)) return mc_arena_malloc(mc_arena_now, n);
+    return allocate(n, 16, MC_MALLOC, 0, CALLER);
+}
+MC_EXPORT void free(void *p)
+{
+    if (__builtin_expect(mc_arena_now != NULL, 0) && mc_arena_owns(mc_arena_now, p)) return mc_arena_free(mc_arena_now, p);
+    release(p, MC_MALLOC, CALLER);
+}
 MC_EXPORT void cfree(void *p) { release(p, MC_MALLOC, CALLER); }
 
 MC_EXPORT void *calloc(size_t n, size_t m)
@@ -431,7 +443,12 @@ static void *reallocate(void *old, size_t n, const void *pc)
     return p;
 }
 
-MC_EXPORT void *realloc(void *old, size_t n) { return reallocate(old, n, CALLER); }
+MC_EXPORT void *realloc(void *old, size_t n)
+{
+    if (__builtin_expect(mc_arena_now != NULL, 0) && (!old || mc_arena_owns(mc_arena_now, old)))
+        return mc_arena_realloc(mc_arena_now, old, n);
+    return reallocate(old, n, CALLER);
+}
 
 MC_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {

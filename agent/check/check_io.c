@@ -17,8 +17,12 @@
  * (gets, __gets_chk, fgets and fgetws read the line aside and check it, with its terminator, before storing a
  * byte: "written 49 bytes by fgets" with the program's memory past the buffer untouched).
  * sscanf and swscanf (v-forms, ISO names) are run aside first into the runtime's own destinations and each range
- * checked before the real call stores (mc_scan_before, check_scan.h), but for a positional format, %m and GNU %as.
- * What it gets wrong: the others' check (scanf's stream forms among them) is made after the call, as
+ * checked before the real call stores (mc_scan_before, check_scan.h), but for a positional format, %m and GNU %as;
+ * the stream forms (scanf fscanf wscanf fwscanf, v-forms, ISO names) make their one real call into the runtime's
+ * slots (%s as glibc's %ms, its malloc served by an arena: mc_arena_now, check_heap.c) and each range is checked
+ * before it is copied to the program's destination (mc_fscan_run, check_scan.h), but for what that cannot express
+ * (a positional format, %m, a stream without a descriptor, ...: docs/check.md).
+ * What it gets wrong: the others' check is made after the call, as
  * AddressSanitizer's interceptors make it, so the bytes
  * past the buffer are written before the report (the first report stops the program; in continue mode the write
  * stays, as it did natively); a size argument larger than the buffer is not an error until the data read
@@ -296,7 +300,16 @@ MC_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
     return r;
 }
 
-/* ---- scanf's family: after the call, what each assigned conversion stored (check_scan.h) ---- */
+/* ---- scanf's family: a stream form's one call into the runtime's slots, sscanf's run aside, else after the
+ * call what each assigned conversion stored (check_scan.h) ---- */
+
+/* a stream call made into the runtime's slots: each range checked, then stored; its result */
+static int fscanned(struct mc_fscan *st, const void *pc, const char *fn)
+{
+    for (int k = 0; k < st->args; k++) wrote(st->dest[k], mc_fscan_range(st, k), pc, fn);
+    mc_fscan_store(st);
+    return st->r;
+}
 
 static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_list ap, const void *pc, const char *fn)
 {
@@ -306,6 +319,10 @@ static int vfscanf_at(FILE *in, const char *s, int form, const char *fmt, va_lis
         real.vfscanf[2] = (typeof(real.vfscanf[2]))dlsym(RTLD_NEXT, "__isoc23_vfscanf");
         if (!real.vfscanf[2] || !real.vsscanf[2]) real.vfscanf[2] = real.vfscanf[1], real.vsscanf[2] = real.vsscanf[1];
     }
+    /* fscanf: the one real call into the runtime's slots, each range checked before it is copied (check_scan.h) */
+    struct mc_fscan st;
+    if (in && mc_fscan_run(&st, real.vfscanf[form], NULL, in, fmt, form == 0, ap, line_pages, &mc_arena_now))
+        return fscanned(&st, pc, fn);
     /* sscanf: run aside first, each destination checked before the real call stores (check_scan.h) */
     char scratch[2048] __attribute__((aligned(16)));
     if (!in && fmt && s && mc_scan_before(real.vsscanf[form], NULL, s, fmt, form == 0, ap, scratch, sizeof scratch,
@@ -345,6 +362,9 @@ static int vfwscanf_at(FILE *in, const wchar_t *s, int form, const wchar_t *fmt,
             real_vswscanf[form] = (typeof(real_vswscanf[0]))dlsym(RTLD_NEXT, "vswscanf");
         }
     }
+    struct mc_fscan st;
+    if (in && mc_fscan_run(&st, NULL, real_vfwscanf[form], in, fmt, form == 0, ap, line_pages, &mc_arena_now))
+        return fscanned(&st, pc, fn);
     char scratch[2048] __attribute__((aligned(16)));
     if (!in && fmt && s && mc_scan_before(NULL, real_vswscanf[form], s, fmt, form == 0, ap, scratch, sizeof scratch,
                                           line_pages, pc, fn, wrote))

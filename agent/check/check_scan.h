@@ -8,9 +8,12 @@
  * arguments (%1$s) is not walked. The strings are measured by hand (a wrapped strlen would report the bytes
  * past a buffer it reads). The wide family (wscanf, fwscanf, swscanf) is walked by its format's ASCII copy
  * (its conversions are ASCII: %s a multibyte string into a char array, %ls a wide one), at most its first 1023
- * characters; a narrow %Nc there counts N bytes, exact for ASCII input. sscanf and swscanf, whose input is all
+ * characters; a narrow %Nc there counts N bytes, exact for ASCII input, a narrow %s or %[ its string and two
+ * terminators (glibc's). sscanf and swscanf, whose input is all
  * in memory, are first run aside into scratch destinations (mc_scan_before), so their ranges are checked before
- * the real call stores; the stream forms cannot be read twice and are checked after the call.
+ * the real call stores; the stream forms, which cannot be read twice, make their one real call into the
+ * runtime's own slots, %s as glibc's %ms and the like (mc_fscan_run), and each range is checked before it is
+ * copied to the program's destination; mc_scanned's walk after the call remains for what neither expresses.
  */
 #ifndef CHECK_SCAN_H
 #define CHECK_SCAN_H
@@ -76,7 +79,10 @@ static inline void mc_line_done(struct mc_line *l, mc_line_map map)
     if (l->mapped) map(l->p, l->cap, 0);
 }
 
-static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote)
+/* wfam: the wide family's format, whose narrow %s and %[ store two terminators (glibc writes wcrtomb's L'\0' and
+ * then its own) */
+static inline void mc_scanned_as(const char *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote,
+                                 int wfam)
 {
     while (n > 0 && *f) {
         if (*f++ != '%') continue;
@@ -110,10 +116,15 @@ static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, 
         int wide = longs == 1 || c == 'S' || c == 'C';
         if (alloc || !p) continue;
         if (c == 's' || c == 'S' || c == '[')
-            wrote(p, wide ? (mc_scan_wlen(p) + 1) * sizeof(wchar_t) : mc_scan_len(p) + 1, pc, fn);
+            wrote(p, wide ? (mc_scan_wlen(p) + 1) * sizeof(wchar_t) : mc_scan_len(p) + 1 + (wfam != 0), pc, fn);
         else if (c == 'c' || c == 'C')
             wrote(p, (width ? width : 1) * (wide ? sizeof(wchar_t) : 1), pc, fn);
     }
+}
+
+static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote)
+{
+    mc_scanned_as(f, ap, n, pc, fn, wrote, 0);
 }
 
 /* the wide family's format, walked as its ASCII copy */
@@ -123,7 +134,7 @@ static inline void mc_wscanned(const wchar_t *f, va_list ap, int n, const void *
     size_t k = 0;
     for (; f[k] && k + 1 < sizeof narrow; k++) narrow[k] = f[k] > 0 && f[k] < 0x80 ? (char)f[k] : '?';
     narrow[k] = 0;
-    mc_scanned(narrow, ap, n, pc, fn, wrote);
+    mc_scanned_as(narrow, ap, n, pc, fn, wrote, 1);
 }
 
 /* ---- sscanf and swscanf checked before they store (issue 23): their input is all in memory, so the call is
@@ -281,6 +292,295 @@ static inline int mc_scan_before(mc_vsscanf v, mc_vswscanf wv, const void *s, co
     }
     va_end(dest);
     return 1;
+}
+
+/* ---- the stream forms checked before they store (issue 23): a stream cannot be read twice, so its one real
+ * call is made with a rewritten format whose destinations are the runtime's own: each assigning %s %[ %c (and
+ * %ls %l[ %lc %S %C) becomes glibc's assignment-allocating form (%ms %m[ %mNc %mls ...) into a char ** slot,
+ * each number and %p into a slot of its own, each %n (any size) a %lln into a slot preset to -1. glibc's
+ * mallocs for %m, made while the call runs, are served by an arena of the runtime's (struct mc_arena: the
+ * allocators of each mode hand them over while *hook points at it), so the program's blocks are neither
+ * numbered differently nor touched; glibc shrinks each %m buffer to the bytes it stored (the terminator
+ * included where it writes one), so the block's requested size is the range to check. Afterwards what was
+ * assigned (a non-NULL %m slot: glibc frees and clears the slot of a conversion that failed; the first r counted
+ * conversions for the numbers; a %n slot no longer -1) is checked at the program's destination, and only then
+ * copied there. The stream's buffers are allocated before the call (_IO_doallocbuf, _IO_wdoallocbuf: the
+ * first read would do it inside the call, into the arena). Not expressible so, and left to the check after the
+ * call: a positional format (%1$s), more than MC_SCAN_ARGS arguments, the program's own %m or GNU %as, a format
+ * over 1023 characters, a string conversion with a size other than l, a NULL destination (glibc's
+ * conversion error), a stream without a descriptor (fmemopen, fopencookie: a cookie's functions are the
+ * program's, whose mallocs the arena would take), a wide call on a byte stream or a narrow one on a wide
+ * stream (glibc refuses them). ---- */
+#define MC_ARENA_MAPS 16
+struct mc_arena_head { size_t size, cap; };   /* before each block: the size asked for, the room */
+struct mc_arena {
+    mc_line_map map;
+    size_t used;                              /* of small, bump-allocated */
+    struct mc_arena_head *maps[MC_ARENA_MAPS];  /* larger blocks, mapped each */
+    char small[2048] __attribute__((aligned(16)));
+};
+
+static inline int mc_arena_owns(const struct mc_arena *a, const void *p)
+{
+    if ((const char *)p > a->small && (const char *)p < a->small + sizeof a->small) return 1;
+    for (int i = 0; i < MC_ARENA_MAPS; i++)
+        if (a->maps[i] && (const void *)(a->maps[i] + 1) == p) return 1;
+    return 0;
+}
+
+static inline void *mc_arena_malloc(struct mc_arena *a, size_t n)
+{
+    size_t need = (n + 15) & ~(size_t)15;
+    struct mc_arena_head *h;
+    if (need < n || need > (SIZE_MAX >> 2)) goto none;
+    if (need + sizeof *h <= sizeof a->small - a->used) {
+        h = (struct mc_arena_head *)(a->small + a->used);
+        a->used += need + sizeof *h;
+        h->cap = need;
+    } else {
+        int i = 0;
+        while (i < MC_ARENA_MAPS && a->maps[i]) i++;
+        size_t len = (need + sizeof *h + 4095) & ~(size_t)4095;
+        if (i == MC_ARENA_MAPS || !(h = a->map(NULL, 0, len))) goto none;
+        a->maps[i] = h;
+        h->cap = len - sizeof *h;
+    }
+    h->size = n;
+    return h + 1;
+none:
+    errno = ENOMEM;
+    return NULL;
+}
+
+static inline void mc_arena_free(struct mc_arena *a, void *p)
+{
+    if (!p) return;
+    struct mc_arena_head *h = (struct mc_arena_head *)p - 1;
+    for (int i = 0; i < MC_ARENA_MAPS; i++)
+        if (a->maps[i] == h) {
+            a->maps[i] = NULL;
+            a->map(h, h->cap + sizeof *h, 0);
+            return;
+        }
+    if ((char *)p + h->cap == a->small + a->used) a->used -= h->cap + sizeof *h;   /* the last one's room */
+}
+
+static inline void *mc_arena_realloc(struct mc_arena *a, void *p, size_t n)
+{
+    if (!p) return mc_arena_malloc(a, n);
+    struct mc_arena_head *h = (struct mc_arena_head *)p - 1;
+    if (n <= h->cap) {
+        h->size = n;
+        return p;
+    }
+    size_t need = (n + 15) & ~(size_t)15;
+    if ((char *)p + h->cap == a->small + a->used && need >= n && (char *)p + need <= a->small + sizeof a->small) {
+        a->used += need - h->cap;   /* the last small block grows in place */
+        h->cap = need;
+        h->size = n;
+        return p;
+    }
+    char *q = mc_arena_malloc(a, n);
+    if (!q) return NULL;
+    for (size_t i = 0; i < h->size; i++) q[i] = ((char *)p)[i];
+    mc_arena_free(a, p);
+    return q;
+}
+
+static inline size_t mc_arena_size(const void *p) { return ((const struct mc_arena_head *)p - 1)->size; }
+
+enum { MC_FS_NUM = 1, MC_FS_STR, MC_FS_N };
+
+struct mc_fscan {
+    int args, r, err;                   /* the program's pointer arguments; the call's result and errno */
+    void *dest[MC_SCAN_ARGS];           /* the program's destinations */
+    void *at[MC_SCAN_ARGS];             /* the call's: a slot below */
+    unsigned char kind[MC_SCAN_ARGS], size[MC_SCAN_ARGS];   /* MC_FS_*; a number's or %n's bytes */
+    signed char counted[MC_SCAN_ARGS];  /* a number's place among the conversions the result counts */
+    union { long long n; long double d; char *s; } slot[MC_SCAN_ARGS];
+    struct mc_arena arena;
+};
+
+/* the rewritten format: the original's characters (wide or narrow) with ASCII put in */
+struct mc_fmt_out { char *c; wchar_t *w; size_t n; };
+static inline void mc_fmt_orig(struct mc_fmt_out *o, const void *orig, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (o->w) o->w[o->n++] = ((const wchar_t *)orig)[i];
+        else o->c[o->n++] = ((const char *)orig)[i];
+}
+static inline void mc_fmt_put(struct mc_fmt_out *o, const char *s)
+{
+    for (; *s; s++)
+        if (o->w) o->w[o->n++] = (wchar_t)*s;
+        else o->c[o->n++] = *s;
+}
+
+typedef int (*mc_vfscanf)(FILE *, const char *, va_list);
+typedef int (*mc_vfwscanf)(FILE *, const wchar_t *, va_list);
+
+static inline int mc_fscan_call(mc_vfscanf v, mc_vfwscanf wv, FILE *in, const void *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = wv ? wv(in, fmt, ap) : v(in, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+extern void _IO_doallocbuf(FILE *);
+extern void _IO_wdoallocbuf(FILE *);
+
+/* Makes v's (narrow) or wv's (wide fmt) one real call on in for the format fmt and the program's ap (left as it
+ * was) into st's slots, glibc's mallocs served by st->arena (map: pages for it) while *hook points at it.
+ * Returns 0 when it was not made (the format or the stream: nothing read; the caller makes the call itself
+ * and checks after it), else 1 with st->r and st->err the call's result and errno; then mc_fscan_range says
+ * each range to check, mc_fscan_store copies them and frees the arena. */
+static inline int mc_fscan_run(struct mc_fscan *st, mc_vfscanf v, mc_vfwscanf wv, FILE *in, const void *fmt, int gnu,
+                               va_list ap, mc_line_map map, struct mc_arena **hook)
+{
+    char f[1024];
+    size_t len = 0;
+    if (!in || !fmt) return 0;
+    for (; wv ? ((const wchar_t *)fmt)[len] != 0 : ((const char *)fmt)[len] != 0; len++) {
+        if (len + 1 >= sizeof f) return 0;
+        int c = wv ? (((const wchar_t *)fmt)[len] > 0 && ((const wchar_t *)fmt)[len] < 0x80 ? (int)((const wchar_t *)fmt)[len] : '?')
+                   : ((const char *)fmt)[len];
+        f[len] = (char)c;
+    }
+    f[len] = 0;
+    union { char c[1024 + 3 * MC_SCAN_ARGS]; wchar_t w[1024 + 3 * MC_SCAN_ARGS]; } out;
+    struct mc_fmt_out o = {wv ? NULL : out.c, wv ? out.w : NULL, 0};
+    size_t i = 0, copied = 0;
+    int args = 0, counted = 0;
+    while (f[i]) {
+        if (f[i++] != '%') continue;
+        if (f[i] == '%') { i++; continue; }
+        size_t d = i;
+        while (f[d] >= '0' && f[d] <= '9') d++;
+        if (f[d] == '$') return 0;
+        int skip = 0;
+        for (; f[i] == '*' || f[i] == '\'' || f[i] == 'I'; i++) skip |= f[i] == '*';
+        while (f[i] >= '0' && f[i] <= '9') i++;
+        size_t mod = i;
+        int h = 0, l = 0, big = 0;
+        for (;; i++) {
+            if (f[i] == 'h') h++;
+            else if (f[i] == 'l') l++;
+            else if (f[i] == 'L' || f[i] == 'q' || f[i] == 'j' || f[i] == 'z' || f[i] == 't') big++;
+            else if (f[i] == 'm' || (f[i] == 'a' && gnu && (f[i + 1] == 's' || f[i + 1] == 'S' || f[i + 1] == '['))) return 0;
+            else break;
+        }
+        size_t conv = i;
+        char c = f[i++];
+        if (!c) return 0;
+        if (c == '[') {
+            if (f[i] == '^') i++;
+            if (f[i] == ']') i++;
+            while (f[i] && f[i] != ']') i++;
+            if (!f[i]) return 0;
+            i++;
+        }
+        if (skip) continue;
+        if (args == MC_SCAN_ARGS) return 0;
+        int k = args++, mods = h + l + big;
+        st->counted[k] = -1;
+        if (c == 's' || c == 'S' || c == '[' || c == 'c' || c == 'C') {
+            if (mods > 1 || h || big || (l && (c == 'S' || c == 'C'))) return 0;
+            mc_fmt_orig(&o, fmt, copied, mod);   /* the width, then m before the l or the conversion */
+            mc_fmt_put(&o, "m");
+            copied = mod;
+            st->kind[k] = MC_FS_STR;
+            st->slot[k].s = NULL;
+            st->at[k] = &st->slot[k].s;
+            counted++;
+            continue;
+        }
+        size_t n = h == 1 ? 2 : h ? 1 : l || big ? 8 : 4;
+        if (c == 'n') {
+            mc_fmt_orig(&o, fmt, copied, mod);   /* any size becomes %lln */
+            mc_fmt_put(&o, "ll");
+            copied = conv;
+            st->kind[k] = MC_FS_N;
+            st->slot[k].n = -1;
+        } else {
+            if (c == 'e' || c == 'E' || c == 'f' || c == 'F' || c == 'g' || c == 'G' || c == 'a' || c == 'A') {
+                if (h) return 0;
+                n = big || l > 1 ? 10 : l ? 8 : 4;   /* an x87 long double stores 10 bytes */
+            } else if (c == 'p') {
+                n = sizeof(void *);
+            } else if (!(c == 'd' || c == 'i' || c == 'o' || c == 'u' || c == 'x' || c == 'X' || c == 'b')) {
+                return 0;
+            }
+            st->kind[k] = MC_FS_NUM;
+            st->counted[k] = (signed char)counted++;
+            st->slot[k].n = 0;
+        }
+        st->size[k] = (unsigned char)n;
+        st->at[k] = &st->slot[k];
+    }
+    mc_fmt_orig(&o, fmt, copied, len);
+    if (wv) out.w[o.n] = 0;
+    else out.c[o.n] = 0;
+    va_list dest;
+    va_copy(dest, ap);
+    int null = 0;
+    for (int k = 0; k < args; k++) null |= !(st->dest[k] = va_arg(dest, void *));
+    va_end(dest);
+    if (null) return 0;   /* glibc's conversion error (a string's), or its fault (a number's) */
+    if (in->_fileno < 0) return 0;
+    int saved = errno;
+    if (wv ? fwide(in, 1) <= 0 : fwide(in, 0) > 0) return 0;
+    flockfile(in);   /* the buffers the first read would allocate inside the call */
+    _IO_doallocbuf(in);
+    if (wv) _IO_wdoallocbuf(in);
+    funlockfile(in);
+    st->args = args;
+    for (int k = args; k < MC_SCAN_ARGS; k++) st->at[k] = NULL;
+    st->arena.map = map;
+    st->arena.used = 0;
+    for (int k = 0; k < MC_ARENA_MAPS; k++) st->arena.maps[k] = NULL;
+    struct mc_fscan *a = st;
+    errno = saved;
+    *hook = &st->arena;
+    st->r = mc_fscan_call(v, wv, in, wv ? (const void *)out.w : (const void *)out.c, MC_SCAN_AT(a));
+    *hook = NULL;
+    st->err = errno;
+    return 1;
+}
+
+/* the bytes the call stored for the program's k-th argument (0: none) */
+static inline size_t mc_fscan_range(const struct mc_fscan *st, int k)
+{
+    switch (st->kind[k]) {
+    case MC_FS_STR: return st->slot[k].s ? mc_arena_size(st->slot[k].s) : 0;
+    case MC_FS_N: return st->slot[k].n >= 0 ? st->size[k] : 0;
+    default: return st->counted[k] < st->r ? st->size[k] : 0;
+    }
+}
+
+/* what the call stored, copied into the program's destinations (by hand: the runtime's memcpy would check the
+ * ranges again); the arena given back; errno as the call left it */
+static inline void mc_fscan_store(struct mc_fscan *st)
+{
+    for (int k = 0; k < st->args; k++) {
+        size_t n = mc_fscan_range(st, k);
+        const char *from = st->kind[k] == MC_FS_STR ? st->slot[k].s : (const char *)&st->slot[k];
+        union { signed char c; short h; int i; long long l; } v;
+        if (st->kind[k] == MC_FS_N) {   /* %lln's count, as the program's size takes it */
+            long long c = st->slot[k].n;
+            if (n == 1) v.c = (signed char)c;
+            else if (n == 2) v.h = (short)c;
+            else if (n == 4) v.i = (int)c;
+            else v.l = c;
+            from = (const char *)&v;
+        }
+        for (size_t i = 0; i < n; i++) ((char *)st->dest[k])[i] = from[i];
+        if (st->kind[k] == MC_FS_STR) mc_arena_free(&st->arena, st->slot[k].s);
+    }
+    for (int i = 0; i < MC_ARENA_MAPS; i++)   /* anything glibc left (it frees what it allocates) */
+        if (st->arena.maps[i]) st->arena.map(st->arena.maps[i], st->arena.maps[i]->cap + sizeof(struct mc_arena_head), 0);
+    errno = st->err;
 }
 
 /* The six entry points of the family under one prefix of names (pre: "", "__isoc99_" - what <stdio.h> calls

@@ -4,7 +4,8 @@
  * into a global wide array, glibc 2.38's __isoc23_sscanf (called when the run provides it: glibc 2.36 has it
  * not), getline, fgets and fgetws past a heap block, fgets past a local, and fgets's and fgetws's edges (size 1,
  * a last line without newline, end of input), sscanf past a local far from the stack's top and past a heap
- * block (checked before they store); "good" reads lines that fit. Built -D_FORTIFY_SOURCE=2 -O2, fgets and read
+ * block (checked before they store), scanf of a long word from a file, fscanf of every kind of conversion from a
+ * pipe past a heap block, scanf %Nc past a global (checked before they store too); "good" reads lines that fit. Built -D_FORTIFY_SOURCE=2 -O2, fgets and read
  * are glibc's __fgets_chk and __read_chk. Each case feeds its own line to stdin through a pipe. */
 #include <errno.h>
 #include <stdio.h>
@@ -227,6 +228,79 @@ static int sscan_heap(int bad)
     return r;
 }
 
+/* swscanf's %s into a char array: glibc stores the word and two terminators (wcrtomb's and its own), so "abc"
+ * overflows a local of 4 by one byte */
+static int swscan_narrow(int bad)
+{
+    char b[4]; /* SWSCANF_NARROW_WORD */
+    if (swscanf(bad ? L"abc" : L"ab", L"%s", b) != 1) return -1; /* SWSCANF_NARROW */
+    return b[0];
+}
+
+/* stdin from a file of n bytes of text (a pipe holds 64 KB only) */
+static void feed_file(const char *text, size_t n)
+{
+    FILE *t = tmpfile();
+    if (!t || fwrite(text, 1, n, t) != n || fflush(t) || lseek(fileno(t), 0, SEEK_SET) || dup2(fileno(t), 0) < 0) exit(3);
+    fclose(t);
+    clearerr(stdin);
+}
+
+/* scanf of a 256 KB word from a file into a local of main's callee: natively the copy runs past the top of the
+ * stack and dies of SIGSEGV in libc; made into the runtime's %ms (check_scan.h), it is a report before a byte of
+ * the word is stored. The next characters are still the stream's. */
+static int scan_far(int bad)
+{
+    static char text[(1 << 18) + 8];
+    char word[8]; /* SCANF_FAR_WORD */
+    memset(text, 'P', 1 << 18);
+    strcpy(text + (1 << 18), " next");
+    feed_file(bad ? text : "seven77 next", bad ? strlen(text) : 12);
+    if (scanf("%s", word) != 1) return -1; /* SCANF_FAR */
+    char next[8] = "";
+    printf("scanf %s %d %s\n", word, scanf("%7s", next), next);
+    return word[0];
+}
+
+/* fscanf from a pipe with every kind of conversion, a partial match and the end of input; bad: the %[ past a
+ * heap block whose neighbour holds a canary */
+static int fscan_heap(int bad)
+{
+    char *p = malloc(8); /* FSCANF_HEAP_ALLOC */
+    char *canary = malloc(8);
+    strcpy(canary, "canary");
+    int a = 0, n = -1, m = -1, x = 7, y = 8;
+    long big = 0;
+    double d = 0;
+    char w[6] = "", c3[4] = "...";
+    signed char hh = 0;
+    short h = 0;
+    wchar_t ws[4] = L"";
+    errno = 0;
+    feed(bad ? "12 abcdefgh xyz 2.5 99999999999999999999 70000 wid 300 letterstoolong 4,\n" :
+               "12 abcdefgh xyz 2.5 99999999999999999999 70000 wid 300 letters 4,\n");
+    const char *f = "%d %5s%n%[a-z] %3c %lf %ld %hd %3ls %hhd %hhn%[a-z]";
+    int r = fscanf(stdin, f, &a, w, &n, p, c3, &d, &big, &h, ws, &hh, &hh, p); /* FSCANF_HEAP */
+    int e = errno;
+    printf("fscanf %d %d %s %d %s %.3s %g %ld %d %ls %d %s errno %d %s\n", r, a, w, n, p, c3, d, big, h, ws, hh, p, e, canary);
+    r = fscanf(stdin, "%d,%d%n", &x, &y, &m);   /* a partial match: x only */
+    printf("partial %d %d %d %d\n", r, x, y, m);
+    r = fscanf(stdin, "%5c", c3);   /* the end of input */
+    printf("eof %d %d %.3s\n", r, feof(stdin) != 0, c3);
+    free(canary);
+    free(p);
+    return r;
+}
+
+/* scanf %Nc and %Ns past a global: the width is the program's, larger than the array */
+static int scan_global(int bad)
+{
+    feed(bad ? "0123456789abcdefghij" : "0123456789abc");
+    int r = bad ? scanf("%20c", names) : scanf("%13c", names); /* SCANF_GLOBAL */
+    printf("global %d %.13s\n", r, names);
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
@@ -250,6 +324,10 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "sscanf_far") == 0) r = sscan_far(bad);
     else if (strcmp(argv[1], "sscanf_heap") == 0) r = sscan_heap(bad);
     else if (strcmp(argv[1], "swscanf_far") == 0) r = swscan_far(bad);
+    else if (strcmp(argv[1], "swscanf_narrow") == 0) r = swscan_narrow(bad);
+    else if (strcmp(argv[1], "scanf_far") == 0) r = scan_far(bad);
+    else if (strcmp(argv[1], "fscanf_heap") == 0) r = fscan_heap(bad);
+    else if (strcmp(argv[1], "scanf_global") == 0) r = scan_global(bad);
     else if (strcmp(argv[1], "all") == 0)   /* the narrow ones (a wide read would orient stdin) */
         r = get_line(bad) + fget_line(bad) + scan_word(bad) + fget_unlocked(bad) + get_line_global(bad) +
             get_line_heap(bad) + read_global(bad) + scan_c23(bad) + fget_heap(bad) + fget_stack(bad);

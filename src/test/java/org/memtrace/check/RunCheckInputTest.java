@@ -25,7 +25,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * a heap block and a local, checked before the line is stored, there and in a {@code memtrace cc --check} build
  * (the same check_io.c), with glibc's results at size 1, a last line without newline and the end of input;
  * sscanf and swscanf past a local far from the stack's top and sscanf past a heap block, checked before they
- * store in all three (check_scan.h's run aside).
+ * store in all three (check_scan.h's run aside); scanf from a file past a local far from the stack's top,
+ * fscanf from a pipe past a heap block and scanf past a global, checked before they store in all three (the one
+ * real call into the runtime's slots, check_scan.h's mc_fscan_run).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckInputTest {
@@ -246,7 +248,8 @@ class RunCheckInputTest {
      * stores (check_scan.h): sscanf_far's 256 KB word into an 8-byte local, which natively (and checked after the
      * call) runs past the stack's top and dies of SIGSEGV inside libc, is a report in a cc --check build on the
      * real stack (MEMTRACE_CHECK=noreturn: no fake frame), in run --check's rewrite mode and in fault mode; the
-     * same for swscanf's %ls; the heap block's overflow (not fatal natively) in cc --check and rewrite mode.
+     * same for swscanf's %ls; swscanf's %s into a char array, whose two terminators (glibc's) overflow by one; the
+     * heap block's overflow (not fatal natively) in cc --check and rewrite mode.
      */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
@@ -256,6 +259,9 @@ class RunCheckInputTest {
         "cc      | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
         "rewrite | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
         "fault   | swscanf_far | stack overflow: <stack:word@swscan_far>+8 (a variable of 8 bytes, declared at line {SWSCANF_FAR_WORD} of swscan_far) written 262144 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_FAR} (swscan_far+N)",
+        "cc      | swscanf_narrow | stack overflow: <stack:b@swscan_narrow>+4 (a variable of 4 bytes, declared at line {SWSCANF_NARROW_WORD} of swscan_narrow) written 5 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_NARROW} (swscan_narrow+N)",
+        "rewrite | swscanf_narrow | stack overflow: <stack:b@swscan_narrow>+4 (a variable of 4 bytes, declared at line {SWSCANF_NARROW_WORD} of swscan_narrow) written 5 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_NARROW} (swscan_narrow+N)",
+        "fault   | swscanf_narrow | stack overflow: <stack:b@swscan_narrow>+4 (a variable of 4 bytes, declared at line {SWSCANF_NARROW_WORD} of swscan_narrow) written 5 bytes by swscanf, 0 bytes past its end, at run_input.c:{SWSCANF_NARROW} (swscan_narrow+N)",
         "cc      | sscanf_heap | heap overflow: <malloc0001@sscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{SSCANF_HEAP_ALLOC}) written 17 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_HEAP} (sscan_heap+N)",
         "rewrite | sscanf_heap | heap overflow: <malloc0001@sscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{SSCANF_HEAP_ALLOC}) written 17 bytes by sscanf, 0 bytes past its end, at run_input.c:{SSCANF_HEAP} (sscan_heap+N)",
     })
@@ -271,11 +277,52 @@ class RunCheckInputTest {
     /** The twins, whose words fit, answer as natively: the count, the numbers, %c, %n, %[, errno (ERANGE). */
     @ParameterizedTest
     @CsvSource({"cc, sscanf_far", "rewrite, sscanf_far", "fault, sscanf_far", "cc, swscanf_far", "rewrite, swscanf_far",
-        "fault, swscanf_far", "cc, sscanf_heap", "rewrite, sscanf_heap", "fault, sscanf_heap"})
+        "fault, swscanf_far", "cc, swscanf_narrow", "rewrite, swscanf_narrow", "fault, swscanf_narrow", "cc, sscanf_heap", "rewrite, sscanf_heap", "fault, sscanf_heap"})
     void sscanfThatFitsAnswersAsNatively(String how, String name) throws Exception {
         CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good");
         if (name.equals("sscanf_heap"))
             assertThat(native_.stdout()).startsWith("sscanf 6 12 0123456 2.5 x 9223372036854775807 41 yz errno 34 canary\n");
+        CheckBuilds.Run good = scanRun(how, name, "good");
+        assertThat(good.stderr()).isEmpty();
+        assertThat(good.status()).isZero();
+        assertThat(good.stdout()).isEqualTo(native_.stdout()).contains("done ");
+    }
+
+    /**
+     * scanf and fscanf, whose stream cannot be read twice, make their one real call into the runtime's slots (%s
+     * as glibc's %ms, check_scan.h) and each range is checked before it is copied: scanf_far's 256 KB word from a
+     * file into an 8-byte local, which natively runs past the stack's top and dies of SIGSEGV inside libc, is a
+     * report in all three; fscanf's %[ from a pipe past a heap block, and scanf's %20c past a 16-byte global.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "cc      | scanf_far    | stack overflow: <stack:word@scan_far>+8 (a variable of 8 bytes, declared at line {SCANF_FAR_WORD} of scan_far) written 262145 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_FAR} (scan_far+N)",
+        "rewrite | scanf_far    | stack overflow: <stack:word@scan_far>+8 (a variable of 8 bytes, declared at line {SCANF_FAR_WORD} of scan_far) written 262145 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_FAR} (scan_far+N)",
+        "fault   | scanf_far    | stack overflow: <stack:word@scan_far>+8 (a variable of 8 bytes, declared at line {SCANF_FAR_WORD} of scan_far) written 262145 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_FAR} (scan_far+N)",
+        "cc      | fscanf_heap  | heap overflow: <malloc0001@fscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{FSCANF_HEAP_ALLOC}) written 15 bytes by fscanf, 0 bytes past its end, at run_input.c:{FSCANF_HEAP} (fscan_heap+N)",
+        "rewrite | fscanf_heap  | heap overflow: <malloc0001@fscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{FSCANF_HEAP_ALLOC}) written 15 bytes by fscanf, 0 bytes past its end, at run_input.c:{FSCANF_HEAP} (fscan_heap+N)",
+        "fault   | fscanf_heap  | heap overflow: <malloc0001@fscan_heap+N>+8 (a block of 8 bytes, allocated at run_input.c:{FSCANF_HEAP_ALLOC}) written 15 bytes by fscanf, 0 bytes past its end, at run_input.c:{FSCANF_HEAP} (fscan_heap+N)",
+        "cc      | scanf_global | global overflow: names+16 (a global of 16 bytes, defined at run_input.c:{NAMES}) written 20 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_GLOBAL} (scan_global+N)",
+        "rewrite | scanf_global | global overflow: names+16 (a global of 16 bytes) written 20 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_GLOBAL} (scan_global+N)",
+        "fault   | scanf_global | global overflow: names+16 (a global of 16 bytes) written 20 bytes by scanf, 0 bytes past its end, at run_input.c:{SCANF_GLOBAL} (scan_global+N)",
+    })
+    void streamScanfPastItsDestinationIsReportedBeforeItStores(String how, String name, String report) throws Exception {
+        sscanfPastItsDestinationIsReportedBeforeItStores(how, name, report);
+    }
+
+    /**
+     * The stream twins answer as natively: the count, the numbers of every size, %n and %hhn, %5s, %[, %3c, %3ls,
+     * errno (ERANGE), what the stream still holds (scanf_far's next word), a partial match and the end of input.
+     */
+    @ParameterizedTest
+    @CsvSource({"cc, scanf_far", "rewrite, scanf_far", "fault, scanf_far", "cc, fscanf_heap", "rewrite, fscanf_heap",
+        "fault, fscanf_heap", "cc, scanf_global", "rewrite, scanf_global", "fault, scanf_global"})
+    void streamScanfThatFitsAnswersAsNatively(String how, String name) throws Exception {
+        CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), "./run_input-O0", name, "good");
+        if (name.equals("fscanf_heap"))
+            assertThat(native_.stdout()).isEqualTo("fscanf 10 12 abcde 8 letters xyz 2.5 9223372036854775807 4464 wid 55 letters "
+                    + "errno 34 canary\npartial 1 4 8 -1\neof -1 1 xyz\ndone -1 after after\n");
+        if (name.equals("scanf_far")) assertThat(native_.stdout()).startsWith("scanf seven77 1 next\n");
         CheckBuilds.Run good = scanRun(how, name, "good");
         assertThat(good.stderr()).isEmpty();
         assertThat(good.status()).isZero();

@@ -238,6 +238,11 @@ class RunCheckTest {
         if (mode.equals("fault")) assertThat(lines.get(1)).matches("    #0 cases\\.c:" + CheckBuilds.line(source, "BAD:use_after_free")
                 + " \\(use_after_free\\+\\d+\\) in use_after_free");
         assertThat(lines.stream().filter(l -> !l.startsWith("    #")).toList()).element(1).asString().startsWith("memtrace: check summary: ");
+        // its good twin: nothing on stderr, neither the runtime's summary nor memtrace's rewrite counts
+        CheckBuilds.Run clean = check(mode, Map.of("MEMTRACE_CHECK", "continue"), "./cases-O2", "use_after_free", "good");
+        assertThat(clean.stderr()).isEmpty();
+        assertThat(clean.stdout()).isEqualTo("done\n");
+        assertThat(clean.status()).isZero();
         // an existing JSON file is never overwritten: one line, status 2
         CheckBuilds.Run again = check(mode, Map.of("MEMTRACE_CHECK_JSON", json.toString()), "./cases-O2", "use_after_free", "good");
         assertThat(again.status()).isEqualTo(2);

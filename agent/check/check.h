@@ -95,6 +95,7 @@ uintptr_t mc_fake_frame_of(uintptr_t addr) __attribute__((weak));
 void mc_fake_frames_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s);
 /* check_shadow.c: the arguments of threads pthread_create made that have not started yet (leak roots) */
 void mc_thread_starts_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s);
+void mc_threads_each(void (*each)(uintptr_t tp, void *arg), void *arg);  /* running threads' thread pointers */
 extern int __asan_option_detect_stack_use_after_return __attribute__((weak));
 
 /* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */

@@ -159,6 +159,8 @@ void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, 
 
 /* check_demangle.c: a C++ symbol's source spelling by the system's c++filt (the name itself when not mangled) */
 const char *mc_spell(const char *name);
+const char *mc_spell_function(const char *name);     /* spelled, without a template function's return type */
+const char *mc_skip_return_type(const char *demangled);
 extern int mc_keep_mangled;                                     /* MEMTRACE_CHECK=mangled */
 
 /* counters of the run, summed over threads (check_shadow.c) */

@@ -233,7 +233,7 @@ static int through(const void *pc, char *out, size_t n)
     }
     /* operator new and delete themselves are the allocator, not a way through the library */
     if (!fn || !mc_plumbing_name(fn) || (fn[0] == '_' && fn[1] == 'Z' && (fn[2] == 'n' || fn[2] == 'd'))) return 0;
-    snprintf(out, n, "%s", mc_spell(fn));
+    snprintf(out, n, "%s", mc_spell_function(fn));
     return 1;
 }
 
@@ -705,7 +705,7 @@ static void add_frame(struct frames *f, const char *code, const char *line, cons
     int k = f->n++;
     snprintf(f->code[k], sizeof f->code[k], "%s", code);
     snprintf(f->line[k], sizeof f->line[k], "%s", line ? line : "");
-    snprintf(f->fn[k], sizeof f->fn[k], "%s", fn ? mc_spell(fn) : "");
+    snprintf(f->fn[k], sizeof f->fn[k], "%s", fn ? mc_spell_function(fn) : "");
     f->inlined[k] = inlined;
     f->ref[k] = (struct mc_site_ref){f->code[k], line ? f->line[k] : NULL, f->fn[k][0] ? f->fn[k] : NULL, inlined};
 }
@@ -767,7 +767,7 @@ static int inlined_user_line(const void *pc, char *lbuf, char *via, size_t nvia)
         const char *file = chain[i - 1]->file != 0xffffffffu ? mc_inlines_str(t, chain[i - 1]->file) : NULL;
         if (!file || !chain[i - 1]->line) return 0;
         snprintf(lbuf, LINE_MAX_TEXT, "%s:%u", file, chain[i - 1]->line);
-        snprintf(via, nvia, "%s", mc_spell(mc_inlines_str(t, chain[i - 1]->name)));
+        snprintf(via, nvia, "%s", mc_spell_function(mc_inlines_str(t, chain[i - 1]->name)));
         return 1;
     }
     return 0;

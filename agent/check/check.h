@@ -98,6 +98,7 @@ uintptr_t mc_fake_frame_of(uintptr_t addr) __attribute__((weak));
 void mc_fake_frames_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s);
 /* check_shadow.c: the arguments of threads pthread_create made that have not started yet (leak roots) */
 void mc_thread_starts_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), void *s);
+void mc_threads_each(void (*each)(uintptr_t tp, void *arg), void *arg);  /* running threads' thread pointers */
 extern int __asan_option_detect_stack_use_after_return __attribute__((weak));
 
 /* check_libc.c: a _FORTIFY_SOURCE _chk function given a length n over the destination size dl gcc knew */
@@ -161,6 +162,8 @@ void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, 
 
 /* check_demangle.c: a C++ symbol's source spelling by the system's c++filt (the name itself when not mangled) */
 const char *mc_spell(const char *name);
+const char *mc_spell_function(const char *name);     /* spelled, without a template function's return type */
+const char *mc_skip_return_type(const char *demangled);
 extern int mc_keep_mangled;                                     /* MEMTRACE_CHECK=mangled */
 
 /* counters of the run, summed over threads (check_shadow.c) */

@@ -11,6 +11,9 @@
  * on /dev/null, through posix_spawn (no fork of a big process, no handler of the program's runs in the child).
  * Answers are cached (64 names), so a report spawns it at most once per new name, ~2 ms each.
  *
+ * A report's `through F` and `in F` name a function without the return type c++filt prints before a template
+ * function's name (mc_spell_function): `std::vector<int>::_M_realloc_insert<int const&>(...)`, not `void std::...`.
+ *
  * When c++filt is missing, untrusted or fails, or MEMTRACE_CHECK has `mangled`, the name stays as the symbol
  * table spells it: a raw name is still a correct name.
  *
@@ -123,6 +126,40 @@ static int run_cxxfilt(const char *name, char *out, size_t n)
 #define NAME_MAX_LEN 1024
 static struct { char raw[NAME_MAX_LEN], spelled[NAME_MAX_LEN]; int ok; } cache[CACHE];
 static int ncache, next_slot;
+
+/* A demangled function name without the return type c++filt prints before a template function's name
+ * ("void std::vector<int>::_M_realloc_insert<int const&>(...)" is std::vector<int>::_M_realloc_insert<int
+ * const&>(...)): the qualified name and its parameters, as every other function is spelled. The return type is
+ * what stands before the last space outside brackets ahead of the parameter list, when the name ends in its
+ * template arguments ('>'); "(anonymous namespace)" is part of a name, and at "operator" the name has begun
+ * (its symbol may hold brackets, "operator< <int>"). Any other name is returned as it is. */
+const char *mc_skip_return_type(const char *s)
+{
+    if (!s) return s;
+    int depth = 0;
+    long space = -1, end = -1;
+    for (long i = 0; s[i]; i++) {
+        char c = s[i];
+        if (depth == 0 && c == 'o' && strncmp(s + i, "operator", 8) == 0 && (i == 0 || s[i - 1] == ' ' || s[i - 1] == ':')) {
+            return space >= 0 && s[i - 1] == ' ' && i - 1 == space ? s + space + 1 : s;
+        }
+        if (depth == 0 && c == '(') {
+            if (strncmp(s + i, "(anonymous namespace)", 21) == 0) { i += 20; continue; }
+            end = i;
+            break;
+        }
+        if (c == '<' || c == '(' || c == '[' || c == '{') depth++;
+        else if ((c == '>' || c == ')' || c == ']' || c == '}') && depth > 0) depth--;
+        else if (c == ' ' && depth == 0) space = i;
+    }
+    return end > 0 && space >= 0 && s[end - 1] == '>' ? s + space + 1 : s;
+}
+
+/* A function's name for a report's `through F` and `in F`: spelled (mc_spell), without a return type */
+const char *mc_spell_function(const char *name)
+{
+    return mc_skip_return_type(mc_spell(name));
+}
 
 const char *mc_spell(const char *name)
 {

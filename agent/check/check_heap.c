@@ -17,7 +17,8 @@
  * Leaks at exit (LeakSanitizer's definition): every live block not reachable from a root through pointers
  * (interior pointers count) is a leak, except the dynamic loader's own (threads' TLS vectors). Roots: the
  * writable segments of every loaded module, the calling thread's thread-local variables of every module, its
- * stack from its stack pointer up, registers included by being spilled into that stack, and the program's own
+ * stack from its stack pointer up, registers included by being spilled into that stack, every other running
+ * thread's static TLS and DTV (the threads the runtime registered: pthread_create's), and the program's own
  * anonymous mappings (check_block.h, mc_scan_anon: other threads' stacks and TLS, memory it mmap'd itself)
  * but for memtrace's own ranges and the blocks in glibc's chunks.
  *
@@ -549,10 +550,43 @@ static int is_runtime(const struct dl_phdr_info *info)
     return 0;
 }
 
+/* The modules' blocks in static TLS, as offsets below the thread pointer (the same in every thread: x86-64's
+ * TLS variant II) with their lengths; dlopen'd modules outside it get their blocks from the loader's malloc,
+ * found through the DTV (below). */
+#define TLS_MODULES 64
+struct tls_layout {
+    struct mc_scan *s;
+    uintptr_t tp, static_size, off[TLS_MODULES], len[TLS_MODULES];
+    int n;
+};
+
 static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
 {
-    if (!is_runtime(info)) mc_scan_module(data, info, size, 1);
+    struct tls_layout *t = data;
+    if (is_runtime(info)) return 0;
+    mc_scan_module(t->s, info, size, 1);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_TLS || size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(void *)) continue;
+        uintptr_t a = (uintptr_t)info->dlpi_tls_data;
+        if (a && a < t->tp && t->tp - a <= t->static_size && t->n < TLS_MODULES) {
+            t->off[t->n] = t->tp - a;
+            t->len[t->n++] = ph->p_memsz;
+        }
+    }
     return 0;
+}
+
+/* Another running thread's TLS as a root (LeakSanitizer's: __thread void *p = malloc(..) in a thread still
+ * running at exit is reachable): each module's block in its static TLS, and the thread control block's first
+ * words, whose DTV pointer leads (through the loader's blocks, scanned once reached) to its dynamic TLS. Not
+ * left to the scan of anonymous memory: a thread's stack and TLS are not always there (a stack the program
+ * gave it, a mapping cut as memtrace's own). */
+static void scan_thread_tls(uintptr_t tp, void *arg)
+{
+    struct tls_layout *t = arg;
+    for (int i = 0; i < t->n; i++) mc_scan_range(t->s, tp - t->off[i], tp - t->off[i] + t->len[i]);
+    mc_scan_range(t->s, tp, tp + 2 * sizeof(void *));
 }
 
 /* The dynamic loader's own allocations (threads' TLS vectors, which only thread descriptors in glibc's stack
@@ -609,6 +643,17 @@ __attribute__((noinline)) void mc_leak_check(void)
         if (pthread_attr_getstack(&attr, &base, &size) != 0) base = NULL;
         pthread_attr_destroy(&attr);
     }
+    /* static TLS's size bounds which modules' blocks are there (glibc's private call, as LeakSanitizer asks it;
+     * looked up before the lock: dlsym may allocate) */
+    static void (*static_info)(size_t *size, size_t *align);
+    if (!static_info) static_info = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+    struct tls_layout tls = {.n = 0};
+    if (static_info) {
+        size_t ssize = 0, salign = 0;
+        static_info(&ssize, &salign);
+        tls.static_size = ssize;
+    }
+    __asm__("mov %%fs:0, %0" : "=r"(tls.tp));
     pthread_mutex_lock(&heap_lock);
     size_t n = 0;
     for (struct mc_block *b = lists.live; b; b = b->next) n++;
@@ -622,9 +667,12 @@ __attribute__((noinline)) void mc_leak_check(void)
     for (struct mc_block *b = lists.live; b; b = b->next) s.blocks[k++] = b;
     s.n = n;
     mc_sort_blocks(s.blocks, n);
-    /* roots: the other modules' writable data (is_runtime), then this thread's stack */
-    dl_iterate_phdr(scan_module, &s);
+    /* roots: the other modules' writable data (is_runtime) and this thread's TLS, then this thread's stack, the
+     * other running threads' TLS */
+    tls.s = &s;
+    dl_iterate_phdr(scan_module, &tls);
     if (base) mc_scan_range(&s, (uintptr_t)__builtin_frame_address(0), (uintptr_t)base + size);
+    mc_threads_each(scan_thread_tls, &tls);
     mc_fake_frames_scan(scan_fake_frame, &s);
     mc_thread_starts_scan(scan_fake_frame, &s);
     /* and the program's own anonymous mappings (pymalloc's arenas, other threads' stacks) */

@@ -17,7 +17,9 @@
  * (check_demangle.c), unless MEMTRACE_CHECK has `mangled`.
  *
  * Options (environment, read once at start): MEMTRACE_CHECK=continue[,summary][,noleaks][,mangled][,globals][,noreturn] (report each distinct
- * error once, by kind and code site, and go on; the summary is then printed always), MEMTRACE_CHECK=summary,
+ * error once, by kind and code site, and go on; the summary is then printed at exit when the run reported
+ * something: a run that found nothing prints nothing the program did not, as ASan's halt_on_error=0),
+ * MEMTRACE_CHECK=summary (the summary always, also of a clean run),
  * MEMTRACE_CHECK_EXITCODE=N (default 1; leaks alone exit 23, as LeakSanitizer), MEMTRACE_CHECK_QUARANTINE=BYTES,
  * MEMTRACE_CHECK_JSON=FILE (created, never overwritten: an existing file is refused with a line),
  * MEMTRACE_CHECK_SARIF=FILE (the same, as a SARIF 2.1.0 log: check_sarif.c).
@@ -231,7 +233,7 @@ static int through(const void *pc, char *out, size_t n)
     }
     /* operator new and delete themselves are the allocator, not a way through the library */
     if (!fn || !mc_plumbing_name(fn) || (fn[0] == '_' && fn[1] == 'Z' && (fn[2] == 'n' || fn[2] == 'd'))) return 0;
-    snprintf(out, n, "%s", mc_spell(fn));
+    snprintf(out, n, "%s", mc_spell_function(fn));
     return 1;
 }
 
@@ -376,13 +378,22 @@ static void emit(struct out *line, struct out *json)
 }
 
 static void summary(void);
+static int leaked;
+
+/* Whether the summary line is printed: always when asked (`summary`); in continue mode under the reports a run
+ * printed, never after a clean run, whose stderr stays the program's own (test suites compare it with an empty
+ * file; ASan's halt_on_error=0 is as silent) */
+static int want_summary(void)
+{
+    return summary_on || (mc_continue && (errors || leaked));
+}
 
 static void finish_error(void)
 {
     errors++;
     if (!mc_continue) {
         mc_counts_stopped();
-        if (summary_on) summary();
+        if (want_summary()) summary();
         fflush(NULL);
         _exit(exit_code);
     }
@@ -694,7 +705,7 @@ static void add_frame(struct frames *f, const char *code, const char *line, cons
     int k = f->n++;
     snprintf(f->code[k], sizeof f->code[k], "%s", code);
     snprintf(f->line[k], sizeof f->line[k], "%s", line ? line : "");
-    snprintf(f->fn[k], sizeof f->fn[k], "%s", fn ? mc_spell(fn) : "");
+    snprintf(f->fn[k], sizeof f->fn[k], "%s", fn ? mc_spell_function(fn) : "");
     f->inlined[k] = inlined;
     f->ref[k] = (struct mc_site_ref){f->code[k], line ? f->line[k] : NULL, f->fn[k][0] ? f->fn[k] : NULL, inlined};
 }
@@ -756,7 +767,7 @@ static int inlined_user_line(const void *pc, char *lbuf, char *via, size_t nvia)
         const char *file = chain[i - 1]->file != 0xffffffffu ? mc_inlines_str(t, chain[i - 1]->file) : NULL;
         if (!file || !chain[i - 1]->line) return 0;
         snprintf(lbuf, LINE_MAX_TEXT, "%s:%u", file, chain[i - 1]->line);
-        snprintf(via, nvia, "%s", mc_spell(mc_inlines_str(t, chain[i - 1]->name)));
+        snprintf(via, nvia, "%s", mc_spell_function(mc_inlines_str(t, chain[i - 1]->name)));
         return 1;
     }
     return 0;
@@ -933,7 +944,7 @@ void mc_report_segv(uintptr_t addr, int known, size_t size, enum mc_access acces
     o.region = "unknown";
     emit_access(&o, addr, size, access, pc, NULL, 0, 0);
     errors++;
-    if (summary_on) summary();
+    if (want_summary()) summary();
     pthread_mutex_unlock(&report_lock);
     fflush(NULL);
 }
@@ -994,7 +1005,7 @@ void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const cha
     o.region = "stack";
     emit_access(&o, slot, 8, MC_READ, pc ? pc : (const void *)target, NULL, 0, 0);
     errors++;
-    if (summary_on) summary();
+    if (want_summary()) summary();
     pthread_mutex_unlock(&report_lock);
     fflush(NULL);
 }
@@ -1299,8 +1310,6 @@ void mc_report_overlap(uintptr_t dst, uintptr_t src, size_t size, const void *pc
     finish_error();
 }
 
-static int leaked;
-
 void mc_report_leaks(size_t blocks, size_t bytes, const struct mc_block *const *sites, const size_t *counts,
                      const size_t *site_bytes, size_t nsites)
 {
@@ -1373,7 +1382,7 @@ static void summary(void)
 static void at_exit(void)
 {
     if (mc_leaks_on) mc_leak_check();
-    if (summary_on) summary();
+    if (want_summary()) summary();
     if (leaked || (mc_continue && errors)) {
         fflush(NULL);
         _exit(errors ? exit_code : 23);
@@ -1387,7 +1396,7 @@ void mc_init_report(void)
         char buf[256];
         snprintf(buf, sizeof buf, "%s", mode);
         for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-            if (strcmp(w, "continue") == 0) mc_continue = summary_on = 1;
+            if (strcmp(w, "continue") == 0) mc_continue = 1;
             else if (strcmp(w, "stop") == 0) mc_continue = 0;
             else if (strcmp(w, "summary") == 0) summary_on = 1;
             else if (strcmp(w, "noleaks") == 0) mc_leaks_on = 0;

@@ -73,6 +73,7 @@ struct thread_counts {
      * still running at exit too, whichever thread calls exit; its inline counters' addresses, read from there */
     struct thread_counts *prev, *next;
     uint64_t *inline_checks, *grouped;
+    uintptr_t tp;       /* its thread pointer (%fs:0): its static TLS lies below, its DTV's address above */
 };
 static __thread struct thread_counts tc __attribute__((tls_model("initial-exec")));
 /* checks the rewriter inlined (shadow byte 0: no call) are counted here, a run of them at once at its first check
@@ -117,6 +118,7 @@ static void register_thread(void)
     tc.registered = 1;
     tc.inline_checks = &__memtrace_check_inline;
     tc.grouped = __memtrace_check_grouped;
+    __asm__("mov %%fs:0, %0" : "=r"(tc.tp));
     pthread_mutex_lock(&counts_lock);
     tc.prev = NULL;
     tc.next = running;
@@ -183,6 +185,18 @@ void mc_thread_starts_scan(void (*scan)(void *s, uintptr_t from, uintptr_t to), 
     for (unsigned i = 0; i < sizeof starts / sizeof starts[0]; i++)
         if (__atomic_load_n(&starts[i].busy, __ATOMIC_ACQUIRE) && starts[i].arg)
             scan(s, (uintptr_t)&starts[i].arg, (uintptr_t)(&starts[i].arg + 1));
+}
+
+/* Every running thread's thread pointer but the caller's, to each (mc_leak_check: their TLS is a root, as
+ * LeakSanitizer takes it). Under counts_lock: a thread that ends leaves the list before its TLS can go. */
+void mc_threads_each(void (*each)(uintptr_t tp, void *arg), void *arg)
+{
+    uintptr_t self;
+    __asm__("mov %%fs:0, %0" : "=r"(self));
+    pthread_mutex_lock(&counts_lock);
+    for (const struct thread_counts *t = running; t; t = t->next)
+        if (t->tp && t->tp != self) each(t->tp, arg);
+    pthread_mutex_unlock(&counts_lock);
 }
 
 /* The checks of an inlined run after the one whose slow call returns to ret: the rewriter follows such a call

@@ -387,10 +387,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         err.flush();
     }
 
-    /** Whether the check runtime prints its summary (MEMTRACE_CHECK has summary or continue): the rewrite's counts go with it. */
+    /**
+     * Whether the user asked for the check summary (MEMTRACE_CHECK has summary): the rewrite's counts go with it.
+     * Not for continue alone, whose clean run prints nothing the program did not (docs/check.md).
+     */
     private static boolean checkSummary() {
         String v = System.getenv("MEMTRACE_CHECK");
-        return v != null && java.util.Arrays.stream(v.split(",")).anyMatch(w -> w.equals("summary") || w.equals("continue"));
+        return v != null && java.util.Arrays.stream(v.split(",")).anyMatch(w -> w.equals("summary"));
     }
 
     /** The heap, and the agent's check bit (agent/check_run.c). */

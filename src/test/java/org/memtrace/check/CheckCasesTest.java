@@ -56,7 +56,7 @@ class CheckCasesTest {
                 + "through std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string<.+>\\(.+\\)\\) "
                 + "written 1 byte, 0 bytes past its end, at B \\(string_overflow\\(int, int\\)\\+\\d+\\)");
         e.put("unique_ptr_uaf", "use after free: <freed:\\d+@unique_ptr_uaf\\(int, int\\)\\+\\d+>\\+0 \\(a block of 64 bytes, allocated at A, "
-                + "through .*std::make_unique<int \\[\\]>\\(unsigned long\\), freed at F, through std::unique_ptr<int \\[\\], "
+                + "through std::make_unique<int \\[\\]>\\(unsigned long\\), freed at F, through std::unique_ptr<int \\[\\], "
                 + "std::default_delete<int \\[\\]> >::reset\\(.*\\)\\) read 4 bytes, at B \\(unique_ptr_uaf\\(int, int\\)\\+\\d+\\)");
         e.put("vector_stale", "use after free: <freed:\\d+@vector_stale\\(int, int\\)\\+\\d+>\\+0 \\(a block of 64 bytes, allocated at A, "
                 + "through " + vector + ", freed at F, through std::vector<int, std::allocator<int> >::push_back\\(int&&\\)\\) "

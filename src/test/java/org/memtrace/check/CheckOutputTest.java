@@ -71,6 +71,15 @@ class CheckOutputTest {
         assertThat(lines.get(1)).matches("memtrace: check summary: \\d+ accesses checked by \\d+ checks .*; 1 error");
         assertThat(lines).hasSize(2);
         assertThat(r.status()).isEqualTo(1);
+        // a run that found nothing prints nothing the program did not (test suites compare stderr with an empty
+        // file); the summary is there when asked for
+        CheckBuilds.Run clean = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "continue"), "./cases", "double_free", "good");
+        assertThat(clean.stderr()).isEmpty();
+        assertThat(clean.stdout()).isEqualTo("done\n");
+        assertThat(clean.status()).isZero();
+        CheckBuilds.Run asked = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK", "continue,summary"), "./cases", "double_free", "good");
+        assertThat(asked.stderr()).matches("memtrace: check summary: \\d+ accesses checked by \\d+ checks .*; 0 errors\n");
+        assertThat(asked.status()).isZero();
         CheckBuilds.Run code = CheckBuilds.run(dir, Map.of("MEMTRACE_CHECK_EXITCODE", "77"), "./cases", "heap_overflow", "bad");
         assertThat(code.status()).isEqualTo(77);
     }

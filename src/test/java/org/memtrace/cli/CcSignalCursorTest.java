@@ -1,0 +1,92 @@
+package org.memtrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.memtrace.testutil.Cli;
+import org.memtrace.testutil.Gcc;
+
+/**
+ * Which register a program's signal handler (or a fatal signal) takes as the interrupted code's cursor:
+ * only the one the code at the interrupted pc says holds it (a loop's, read from the executable's site
+ * table and probes, agent/runtime/rt_ccarm.c; a probe's in its window, rt_probe.c), never one that merely
+ * points past the cursor in the thread's buffer. sig_stale.c faults, outside any probe, with such a
+ * pointer in %rdx, %r11 and %rcx, as a dead register a probe left its cursor in does once the buffer has
+ * been reused. When the runtime guessed, the handler's records went after a stretch of stale slots: 5,821
+ * records no site table describes and 177,259 accesses to data[] for 128,000 (print exit 1); a crash
+ * there flushed 46 records of site 0, or earlier rounds' accesses again.
+ */
+class CcSignalCursorTest {
+    @TempDir static Path dir;
+    static Path prog;
+
+    @BeforeAll
+    static void build() throws Exception {
+        Path source = dir.resolve("sig_stale.c");
+        try (InputStream in = CcSignalCursorTest.class.getResourceAsStream("/c/sig_stale.c")) {
+            Files.copy(in, source);
+        }
+        prog = dir.resolve("stale");
+        List<String> cc = new ArrayList<>(Cli.command("cc"));
+        cc.addAll(List.of("-O2", "-g", "-no-pie", "-o", prog.toString(), source.toString()));
+        Gcc.run(cc);
+    }
+
+    /** What one run recorded: bytes of data[] accessed, stores to handled, the program's line and status. */
+    private record Counts(long data, long handledStores, String stdout, int status) {
+    }
+
+    private static Counts run(String name, long rounds, String how) throws Exception {
+        Path mtr = dir.resolve(name + ".mtr"), text = dir.resolve(name + ".trace");
+        ProcessBuilder pb = new ProcessBuilder(prog.toString(), "" + rounds, how);
+        pb.environment().putAll(Map.of("MEMTRACE_OUT", mtr.toString(), "MEMTRACE_BUFFER_KB", "16"));
+        pb.redirectError(ProcessBuilder.Redirect.DISCARD);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes()).strip();
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        Cli.Result printed = Cli.run(dir, "print", "-q", "-o", text.toString(), mtr.toString());
+        assertThat(printed.status()).as(name + ": " + printed.stderr()).isZero();
+        assertThat(printed.stderr()).as(name).isEmpty();
+        long data = 0, handled = 0;
+        for (String l : Files.readAllLines(text)) {
+            if (!l.startsWith("L") && !l.startsWith("S")) continue;
+            String[] f = l.split(",");
+            String var = f[0].substring(f[0].indexOf(':') + 1);
+            if (var.startsWith("data[")) data += Long.parseLong(f[3]);
+            if (var.startsWith("handled") && l.startsWith("S")) handled++;
+        }
+        Files.delete(text);
+        return new Counts(data, handled, out, p.exitValue());
+    }
+
+    @Test
+    void aHandlerOutsideEveryProbeRecordsAtTheCursorWhateverRegistersPointPastIt() throws Exception {
+        long rounds = 2000;
+        Counts plain = run("plain", rounds, "plain");
+        Counts fault = run("fault", rounds, "fault");
+        assertThat(plain.stdout()).isEqualTo(rounds + " 0");
+        assertThat(fault.stdout()).as("the handler ran once a round").isEqualTo(rounds + " " + rounds);
+        assertThat(plain.data()).as("data[] read and written whole a round").isEqualTo(2 * 8 * 64 * rounds);
+        assertThat(fault.data()).as("the same accesses as the run without signals").isEqualTo(plain.data());
+        assertThat(fault.handledStores()).as("the handler's store, once a fault").isEqualTo(rounds);
+    }
+
+    @Test
+    void aCrashOutsideEveryProbeWritesTheBufferUpToTheCursorOnly() throws Exception {
+        for (long rounds : new long[] {1, 101, 102}) {
+            Counts crash = run("crash" + rounds, rounds, "crash");
+            assertThat(crash.status()).as("killed by SIGSEGV").isEqualTo(128 + 11);
+            assertThat(crash.stdout()).isEqualTo(rounds + " 0");
+            assertThat(crash.data()).as("%d rounds: every access to data[] once", rounds).isEqualTo(2 * 8 * 64 * rounds);
+        }
+    }
+}

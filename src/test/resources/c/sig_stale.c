@@ -2,7 +2,8 @@
  * no probe uses it, when a signal lands. A probe whose cursor register C is dead leaves the cursor in C;
  * once the buffer is written and comes back from the pool, that stale value points past the new cursor.
  * Here the stale value is made on purpose (the cursor read plus 48 slots, in %rdx, %r11 and %rcx, the
- * first of the probes' scratch registers) and a store through inline assembly, which no probe precedes,
+ * first of the probes' scratch registers; the cursor is the runtime's __memtrace_cursor, or the copy a
+ * `memtrace cc` executable defines, found by dlsym; without memtrace the value is null) and a store through inline assembly, which no probe precedes,
  * faults on a page the program protected: its SIGSEGV handler counts the fault (a traced store) and opens
  * the page again. Each round first adds to data[] (traced), so with small buffers they fill and are
  * reused all the time. Arguments: rounds, then "fault" (the page protected each round), "plain" (never)
@@ -10,6 +11,7 @@
  * It prints rounds and faults handled.
  * What it gets wrong: the stale value lies past the buffer's end when the cursor is within 48 slots of
  * it (the runtime then had nothing to take even when it guessed). */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-extern __thread char *__memtrace_cursor; /* the executable's copy, which `memtrace cc` objects define */
 
 long data[64];
 static volatile long handled;
@@ -31,6 +32,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     mprotect(page, pagesize, PROT_READ | PROT_WRITE);
 }
 
+static char **cursor; /* this thread's __memtrace_cursor */
+
+/* A pointer 48 slots past the thread's cursor. */
+static char *past_cursor(void) { return cursor ? *cursor + 16 * 48 : NULL; }
+
 static __attribute__((noinline)) void store(long v, char *stale)
 {
     register char *r11 __asm__("r11") = stale;
@@ -42,6 +48,7 @@ int main(int argc, char **argv)
     long rounds = argc > 1 ? atol(argv[1]) : 1000;
     const char *how = argc > 2 ? argv[2] : "fault";
     pagesize = sysconf(_SC_PAGESIZE);
+    cursor = dlsym(RTLD_DEFAULT, "__memtrace_cursor");
     page = mmap(NULL, pagesize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (strcmp(how, "crash")) {
         struct sigaction sa;
@@ -53,13 +60,13 @@ int main(int argc, char **argv)
     for (long r = 0; r < rounds; r++) {
         for (long i = 0; i < 64; i++) data[i] += r;
         if (!strcmp(how, "fault")) mprotect(page, pagesize, PROT_NONE);
-        store(r, __memtrace_cursor + 16 * 48);
+        store(r, past_cursor());
     }
     printf("%ld %ld\n", rounds, handled);
     fflush(stdout);
     if (!strcmp(how, "crash")) {
         mprotect(page, pagesize, PROT_NONE);
-        store(rounds, __memtrace_cursor + 16 * 48);
+        store(rounds, past_cursor());
     }
     return 0;
 }

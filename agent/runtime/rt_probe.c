@@ -25,8 +25,9 @@
  * the cursor's value exists only in probes). A probe whose commit store `mov C,%fs:…` is the first
  * instruction of a page is not rewound when stopped there (the 4 or 7 bytes before it are not read across
  * a page boundary); its C, past the cursor, becomes the cursor (commit_at: the store at pc is to the
- * cursor's own address), and its records come before the handler's instead of after. Rewinding never lets a probe finish when every instruction is
- * interrupted (a SIGTRAP handler with the trap flag set), as with Linux's restartable sequences.
+ * cursor's own address), and its records come before the handler's instead of after. Rewinding never
+ * lets a probe finish when every instruction is interrupted (a SIGTRAP handler with the trap flag set),
+ * as with Linux's restartable sequences.
  */
 #include "mt_probe.h"
 #include "rt.h"

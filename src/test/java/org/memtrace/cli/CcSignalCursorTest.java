@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Cli;
 import org.memtrace.testutil.Gcc;
 
@@ -112,5 +114,50 @@ class CcSignalCursorTest {
         assertThat(counts.get(0).data()).isEqualTo(2 * 8 * 64 * rounds);
         assertThat(counts.get(1).data()).as("the same accesses as the run without signals").isEqualTo(counts.get(0).data());
         assertThat(counts.get(1).handledStores()).as("the handler's store, once a fault").isEqualTo(rounds);
+    }
+
+    /**
+     * A program that single-steps its own malloc and free (sig_step.c: the trap flag and a SIGTRAP handler
+     * with a traced store) steps through the runtime's wrappers too, also inside rt_emit_seq's window,
+     * where a handler's records would be overwritten: there the steps go on unseen (rt_signal.c,
+     * in_emit_window). Before, the window deferred the trap with SIGTRAP blocked and the next step killed
+     * the program (status 133); armed for access stacks, where SIGTRAP is the runtime's, it looped on.
+     */
+    @ParameterizedTest(name = "armed {0}")
+    @ValueSource(booleans = {false, true})
+    void aProgramSteppingThroughTheRuntimeRecordsEveryStepOnce(boolean armed) throws Exception {
+        Path source = dir.resolve("sig_step.c");
+        if (!Files.exists(source)) {
+            try (InputStream in = CcSignalCursorTest.class.getResourceAsStream("/c/sig_step.c")) {
+                Files.copy(in, source);
+            }
+        }
+        Path step = dir.resolve("step");
+        if (!Files.exists(step)) {
+            List<String> cc = new ArrayList<>(Cli.command("cc"));
+            cc.addAll(List.of("-O2", "-g", "-no-pie", "-o", step.toString(), source.toString()));
+            Gcc.run(cc);
+        }
+        Path mtr = dir.resolve("step-" + armed + ".mtr"), text = dir.resolve("step-" + armed + ".trace");
+        ProcessBuilder pb = new ProcessBuilder(step.toString(), "4");
+        pb.environment().putAll(Map.of("MEMTRACE_OUT", mtr.toString(), "STEPS", "1"));
+        if (armed) pb.environment().put("MEMTRACE_ACCESS_STACKS", "1");
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes()).strip();
+        String err = new String(p.getErrorStream().readAllBytes()).strip();
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isZero();
+        assertThat(out).as("each stepped call counted steps").isEqualTo("4 1");
+        assertThat(err).startsWith("steps ");
+        long steps = Long.parseLong(err.substring(6));
+        Cli.Result printed = Cli.run(dir, "print", "-q", "-o", text.toString(), mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        long stores = 0, allocations = 0;
+        for (String l : Files.readAllLines(text)) {
+            if (l.startsWith("S") && l.contains(":steps+0,")) stores++;
+            if (l.startsWith("M") && l.contains("@stepped+")) allocations++;
+        }
+        assertThat(stores).as("the handler's store, once a step").isEqualTo(steps);
+        assertThat(allocations).as("the stepped mallocs").isEqualTo(4);
     }
 }

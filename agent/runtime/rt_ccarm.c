@@ -37,7 +37,8 @@
  * armed. Loops past the executable's 8,192nd, a loop whose exit lies more than 64 KB after one of its
  * probes, and every loop when /proc/self/exe cannot be read, are not known: a handler there records at the
  * cursor in memory, over the loop's records since its entry (as a guess that found nothing did); the first
- * signal that needs the loops pays for reading the site table (two sorts of its labels; not measured).
+ * signal that lands in the executable's code pays for reading the site table (two sorts of its labels):
+ * 28-66 ms of wall clock for sqlite3's 80,633 sites at load average 24, the next such signal 18-24 us.
  */
 #include <link.h>
 #include <sys/mman.h>

@@ -35,9 +35,10 @@
  * moves are described by the function's CFI), the stack sent for the group's first instruction. The record
  * goes at the cursor in memory (a trampoline's or a group probe's int3 is before its cursor load), or, for a
  * loop's probe (RW_ARM_LOOP), at the register rt_ccarm.c found its store uses, which then moves past it. No
- * other register is looked at: guessing a loop's register among them (as a program's signal handler must,
- * rt_signal_cursor) took a dead register a probe had left its cursor in, pointing into a buffer since
- * recycled, and wrote the record after stale slots (CcArmedBuffersTest).
+ * other register is looked at: guessing a loop's register among them (as a program's signal handler then
+ * did, rt_signal_cursor; it now reads the same forms, rt_loop_register) took a dead register a probe had
+ * left its cursor in, pointing into a buffer since recycled, and wrote the record after stale slots
+ * (CcArmedBuffersTest).
  */
 #include <fcntl.h>
 #include <sys/mman.h>

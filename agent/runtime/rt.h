@@ -151,15 +151,17 @@ void rt_emit(const void *rec, size_t len);
 void rt_emit_seq(const void *rec, size_t len, uint64_t seq);
 uint64_t rt_next_seq(void);
 void rt_after_fork_child(void);
-int rt_adopt_loop_cursor(const ucontext_t *uc); /* a signal in a loop that keeps its cursor in a register: the   */
-                                                /* register made the cursor; its context index, or -1          */
+int rt_adopt_loop_cursor(const ucontext_t *uc); /* a signal inside a loop that keeps its cursor in a register C */
+                                                /* (rt_loop_register): C made the cursor; its index, or -1     */
 int rt_past_cursor(const char *v);        /* v lies in the thread's buffer past the cursor */
 int rt_signal_cursor(ucontext_t *uc);      /* a program handler interrupts probes: the register that is */
-                                           /* their cursor (adopted if a loop's, the probe rewound if it  */
-                                           /* stopped mid-store), or -1                                   */
+                                           /* their cursor, known from the code at the pc (a loop's,      */
+                                           /* adopted; a probe's in its window, rewound if it stopped     */
+                                           /* mid-store), or -1: no register is ever guessed              */
 void rt_discard_access_slots(int count);   /* memtrace_start: drop what probes wrote while stopped (counted) */
 
 /* rt_probe.c */
+long rt_cursor_tpoff(void);                /* __memtrace_cursor's offset from the thread pointer */
 int rt_probe_store(const unsigned char *pc, long *disp, int *loop); /* pc is a probe's first store `mov A,d(C)`: */
                                            /* C's context index (d in *disp, *loop for a loop's form), or -1 */
 int rt_probe_window(greg_t *gr);           /* a probe stopped after its first store and before its cursor    */
@@ -219,6 +221,9 @@ void rw_arm_write(uint64_t at, unsigned char byte); /* one byte of code: /proc/s
 /* agent/runtime/rt_ccarm.c: the probes of the `memtrace cc` modules loaded at start, armed for access stacks */
 int rt_ccarm_prepare(void);         /* their tables made (before rt_signal_init): 1 when any probe will be armed */
 void rt_ccarm_write(void);          /* their int3s written (once the SIGTRAP handler is in place) */
+void rt_loops_init(void);           /* the executable's code noted, before any signal */
+int rt_loop_register(uint64_t pc);  /* pc inside a loop that keeps its cursor in a register: its context index, */
+                                    /* else -1 (the executable's loops read at the first call, signals blocked) */
 int rw_arm(ucontext_t *uc, uint64_t pc);   /* 1: pc is an armed trampoline: its stack sent, the thread past its lea */
 /* agent/rewrite/rw_dlopen.c: libraries opened by dlopen, rewritten before their constructors */
 void rw_dlopen_init(const char *socket);
@@ -258,6 +263,7 @@ void rt_fd_hold(void);                     /* around a write: a dup2 onto the nu
 void rt_fd_release(void);
 void rt_fd_drop(void);                     /* a fork's child lets the parent's go */
 
+MT_DEBUG_ONLY(extern __thread int rt_debug_emit_fault;) /* memtrace_debug_break("emit"): the next event faults */
 /* rt_debug.c: MT_DEBUG's checks of what this header and mt_file.h promise (empty in the product's build) */
 struct mtr_chunk_header;
 void rt_check_buf(const struct rt_buf *b);  /* a buffer queued for the writer, planned */

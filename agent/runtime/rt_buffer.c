@@ -36,6 +36,7 @@ struct rt_global rt;
 __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
 /* In .tdata, not .tbss, though it starts null: rt_thread_start.c writes a new thread's first buffer into */
 /* its initialization image around pthread_create.                                                      */
+MT_DEBUG_ONLY(__thread int rt_debug_emit_fault __attribute__((tls_model("initial-exec")));)
 RT_EXPORT __thread char *__memtrace_cursor __attribute__((tls_model("initial-exec"), section(".tdata")));
 
 static pthread_key_t exit_key;
@@ -290,18 +291,19 @@ int rt_probe_fault(siginfo_t *si, ucontext_t *uc)
     return 1;
 }
 
+/* Knowledge, not a guess: only the register of the loop pc is in is taken (a scratch register merely   */
+/* pointing past the cursor was: a dead one a probe had left its cursor in, from a buffer since recycled, */
+/* made the records between the cursor and it, stale slots, part of the trace).                          */
 int rt_adopt_loop_cursor(const ucontext_t *uc)
 {
-    static const int scratch[] = {REG_RDX, REG_R11, REG_R10, REG_R9, REG_R8, REG_RSI, REG_RDI, REG_RCX, REG_RBX,
-                                  REG_R14, REG_R15};
-    for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
-        char *v = (char *)uc->uc_mcontext.gregs[scratch[i]];
-        if (rt_past_cursor(v) && (v - rt_self.buf->base) % 16 == 0) {
-            __memtrace_cursor = v;
-            return scratch[i];
-        }
-    }
-    return -1;
+    const greg_t *gr = uc->uc_mcontext.gregs;
+    int c = rt_loop_register((uint64_t)gr[REG_RIP]);
+    if (c < 0) return -1;
+    char *v = (char *)gr[c];
+    if (v == __memtrace_cursor) return c; /* also 0 in a thread without a buffer yet */
+    if (!rt_past_cursor(v) || (v - rt_self.buf->base) % 16) return -1;
+    __memtrace_cursor = v;
+    return c;
 }
 
 int rt_signal_cursor(ucontext_t *uc)
@@ -311,18 +313,12 @@ int rt_signal_cursor(ucontext_t *uc)
     /* The runtime's own code holds buffer pointers of its own (rt_emit claims its slots by a            */
     /* compare-and-swap, which a handler's records make fail): none of them is a probe's cursor.         */
     if (pc >= rt.text_start && pc < rt.text_end) return -1;
+    /* Inside a loop its register is the cursor; then a probe stopped in its window (a loop's or a group  */
+    /* probe's, whose C is the cursor once its first store has run or is next) is rewound and names its C. */
+    /* Anywhere else no register is the cursor: after a commit C equals it, or a dead C holds a stale one. */
+    int loop = rt_adopt_loop_cursor(uc);
     int c = rt_probe_window(gr);
-    if (c >= 0 || !rt_self.buf || !__memtrace_cursor) return c;
-    c = rt_adopt_loop_cursor(uc);
-    if (c >= 0) return c;
-    /* A register equal to the cursor is a probe's: at its first store (where a signal that waited for  */
-    /* the full-buffer handler arrives), a loop's before its first probe moved it, or a probe's that     */
-    /* has stored it already and restores the register next (handing it over is then harmless).         */
-    static const int scratch[] = {REG_RDX, REG_R11, REG_R10, REG_R9, REG_R8, REG_RSI, REG_RDI, REG_RCX, REG_RBX,
-                                  REG_R14, REG_R15};
-    for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++)
-        if ((char *)gr[scratch[i]] == __memtrace_cursor) return scratch[i];
-    return -1;
+    return c >= 0 ? c : loop;
 }
 
 void rt_discard_access_slots(int count)
@@ -395,6 +391,10 @@ void rt_emit_seq(const void *rec, size_t len, uint64_t seq)
         uint64_t *slot = (uint64_t *)c;
         slot[0] = seq;
         slot[1] = (1ULL << 63) | ((uint64_t)len << 8) | 1;
+        MT_DEBUG_ONLY(if (rt_debug_emit_fault) { /* memtrace_debug_break("emit"): the runtime faults here */
+            rt_debug_emit_fault = 0;
+            (void)*(volatile char *)8;
+        })
         rt_memcpy(c + 16, rec, len);
         rt_memzero(c + 16 + len, bytes - 16 - len);
         int claimed = __atomic_compare_exchange_n(&__memtrace_cursor, &c, c + bytes, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);

@@ -13,7 +13,9 @@
  *
  * memtrace_debug_break("buffer"), exported by the MT_DEBUG build only, moves the calling thread's
  * buffer's `from` past its cursor, so that the buffer's next hand-over to the writer (a full buffer, a
- * stop, the exit) breaks the first invariant (launch.DebugBuildTest).
+ * stop, the exit) breaks the first invariant (launch.DebugBuildTest); memtrace_debug_break("emit") makes the
+ * thread's next event fault inside rt_emit_seq's window (a read of address 8), which the runtime must take
+ * as its own fault, never the program's (rt_signal.c, in_emit_window; DebugBuildTest).
  *
  * How its output reads: nothing while the invariants hold; else the one line of mt_invariant_broken and
  * SIGABRT (status 134).
@@ -72,6 +74,7 @@ void rt_check_chunk(const struct mtr_chunk_header *h, const void *payload, int c
 #ifdef MT_DEBUG
 RT_EXPORT void memtrace_debug_break(const char *what)
 {
+    if (rt_strncmp(what, "emit", 5) == 0) rt_debug_emit_fault = 1;
     if (rt_strncmp(what, "buffer", 7) != 0 || !rt_self.buf) return;
     rt_self.buf->from = rt_self.buf->end;
 }

@@ -24,9 +24,10 @@
  * probe's tail and holds the thread's cursor in a register would be rewound (no compiler output does:
  * the cursor's value exists only in probes). A probe whose commit store `mov C,%fs:…` is the first
  * instruction of a page is not rewound when stopped there (the 4 or 7 bytes before it are not read across
- * a page boundary); its C, past the cursor, is then handed over like a loop's, and its records come before
- * the handler's instead of after. Rewinding never lets a probe finish when every instruction is
- * interrupted (a SIGTRAP handler with the trap flag set), as with Linux's restartable sequences.
+ * a page boundary); its C, past the cursor, becomes the cursor (commit_at: the store at pc is to the
+ * cursor's own address), and its records come before the handler's instead of after. Rewinding never
+ * lets a probe finish when every instruction is interrupted (a SIGTRAP handler with the trap flag set),
+ * as with Linux's restartable sequences.
  */
 #include "mt_probe.h"
 #include "rt.h"
@@ -38,7 +39,7 @@ static const int context_index[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RS
                                       REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
 
 /* The cursor's offset from the thread pointer: what an executable's probe reads as `%fs:disp32`. */
-static long cursor_tpoff(void)
+long rt_cursor_tpoff(void)
 {
     char *tp;
     __asm__("mov %%fs:0, %0" : "=r"(tp));
@@ -47,7 +48,7 @@ static long cursor_tpoff(void)
 
 int rt_probe_store(const unsigned char *pc, long *disp, int *loop)
 {
-    return mt_probe_store(pc, disp, loop, cursor_tpoff());
+    return mt_probe_store(pc, disp, loop, rt_cursor_tpoff());
 }
 
 /* One instruction of the forms probes are made of: [%fs prefix] REX.W 89/8b/8d with a memory operand. */
@@ -109,7 +110,7 @@ static int commit(const unsigned char *p, int c)
 {
     struct insn i;
     if (!decode(p, &i) || !i.fs || i.op != 0x89 || i.reg != c || i.index >= 0) return 0;
-    return i.base < 0 ? i.disp == cursor_tpoff() : i.base != RIP && i.disp == 0;
+    return i.base < 0 ? i.disp == rt_cursor_tpoff() : i.base != RIP && i.disp == 0;
 }
 
 /* The group's first store, from the label `.Lmt_s<sn>` in front of its last address `lea`: `mov A,d(C)`  */
@@ -214,27 +215,36 @@ static int walk(const unsigned char *pc, const greg_t *gr, struct tail *t)
     return 0;
 }
 
+/* pc at a group probe's commit whose `lea` lies on the page before, not read (at_commit): its slots are */
+/* written up to C, which becomes the cursor, so that a handler's records follow them (not rewound, but   */
+/* each once and in order). The store is a commit, not a program's store to its own TLS: its address is  */
+/* the cursor's (T, in the GOT form, holds the cursor's offset).                                          */
+static int commit_at(const unsigned char *pc, const greg_t *gr)
+{
+    struct insn i;
+    if (!decode(pc, &i) || !i.fs || i.op != 0x89 || !commit(pc, i.reg) || mt_probe_greg(i.reg) < 0) return -1;
+    if (i.base >= 0 && gr[context_index[i.base]] != (greg_t)rt_cursor_tpoff()) return -1;
+    char *v = (char *)gr[context_index[i.reg]];
+    if (!rt_past_cursor(v) || (v - rt_self.buf->base) % 16) return -1;
+    __memtrace_cursor = v;
+    return mt_probe_greg(i.reg);
+}
+
 int rt_probe_window(greg_t *gr)
 {
     const unsigned char *pc = (const unsigned char *)gr[REG_RIP];
     struct tail t;
     rt_memzero(&t, sizeof t);
     t.a = t.c = -1;
-    if (!at_commit(pc, gr, &t) && !walk(pc, gr, &t)) return -1;
+    if (!at_commit(pc, gr, &t) && !walk(pc, gr, &t)) return commit_at(pc, gr);
     int last = t.n - 1;
     char *cursor = __memtrace_cursor;
-    if (t.ahead & 1u << 2 * last) {
-        /* The first store is still to run: nothing to undo, but C is the cursor (also 0 in a thread that */
-        /* has no buffer yet) or, in a loop, lies past it.                                                */
-        if (t.base == cursor) return mt_probe_greg(t.c);
-        if (t.group || !rt_past_cursor(t.base) || (t.base - rt_self.buf->base) % 16) return -1;
-        __memtrace_cursor = t.base;
-        return mt_probe_greg(t.c);
-    }
-    /* The group's slots lie at the cursor (a group probe) or past it in the thread's buffer (a loop's). */
-    if (!rt_self.buf || !cursor || (t.base != cursor && (t.group || !rt_past_cursor(t.base)))
-        || (t.base - rt_self.buf->base) % 16 || t.base + 16 * t.n > rt_self.buf->end)
-        return -1;
+    /* C is the cursor: a group probe's, loaded from memory, or a loop's, which the caller made the cursor */
+    /* (rt_adopt_loop_cursor) when pc lies in its loop. Else pc is in no probe (or in a loop not known).    */
+    if (t.base != cursor) return -1;
+    /* The first store is still to run: nothing to undo (C is 0 in a thread that has no buffer yet). */
+    if (t.ahead & 1u << 2 * last) return mt_probe_greg(t.c);
+    if (!rt_self.buf || !cursor || (t.base - rt_self.buf->base) % 16 || t.base + 16 * t.n > rt_self.buf->end) return -1;
     uint64_t *slot = (uint64_t *)(t.base + 16 * last);
     uint64_t label;
     if (t.lea_ahead & 1u << last) label = t.site[last];

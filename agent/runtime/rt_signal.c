@@ -17,8 +17,11 @@
  * with the program's flags and mask (and reported back as the program set it): a loop that keeps its
  * probes' cursor in a register (docs/compiled-in.md, "A loop's cursor") may be running, so the handler's
  * probes start where the loop's records end, and the loop goes on after the handler's; a probe stopped
- * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's; a signal that
- * comes while the runtime writes an event past the cursor waits until the event is claimed (defer).
+ * after its first store is rewound to it (rt_probe.c), so its slots follow the handler's; no other
+ * register is taken for the cursor, whatever it points to; a signal that comes while the runtime writes an
+ * event past the cursor waits until the event is claimed (defer), and a synchronous fault there, which
+ * cannot be the program's, is the runtime's own: reported on one line, the process dies of it
+ * (in_emit_window).
  *
  * In rewrite mode (rw_planned at start) SIGTRAP is kept the same way: the int3 fallback (rw_trap.c) lives
  * on it; so it is when `memtrace cc` probes are armed for access stacks (rt.ccarm, rt_ccarm.c). Its handler stays the runtime's (SA_NODEFER, SIGTRAP never in its mask), the program's action is
@@ -87,6 +90,7 @@ static struct {
 static void on_signal(int sig, siginfo_t *si, void *ucv);
 static void program_handler(int sig, siginfo_t *si, void *ucv);
 static void call_program(void *h, int flags, int sig, siginfo_t *si, ucontext_t *uc);
+static void defer(int sig, siginfo_t *si, ucontext_t *uc);
 static int install_program(int sig, const struct sigaction *act);
 
 /* The signals the runtime lives on: never blocked for the program, always the runtime's handler. */
@@ -128,11 +132,50 @@ static void die(int sig, siginfo_t *si, ucontext_t *uc)
     mt_sys3(SYS_tgkill, rt.pid, rt_tid(), sig);
 }
 
+/* A synchronous signal raised inside rt_emit_seq's window (from its read of the cursor to its claim) is not  */
+/* the program's: the window reads only the record the runtime built on its own stack and the thread's      */
+/* runtime variables, writes only the thread's buffer below its end (checked before) and calls nothing, so  */
+/* nothing there touches the program's memory or needs a page the program maps or protects, and the frame   */
+/* is in place before it opens (docs/compiled-in.md, "Signal handlers"). Deferring is impossible (the       */
+/* instruction faults again) and the program's handler must not run there (its records would be overwritten */
+/* by the event's remaining writes, the event then written twice), nor would it see such a fault natively.  */
+/* So a fault there is the runtime's own: one line on stderr and the process dies of it, its trace written  */
+/* up to the cursor (the unclaimed event left out). A single step (the trap flag's SIGTRAP) goes on unseen: */
+/* the runtime's instructions are none of the program's, and the step after the window is delivered.       */
+static int in_emit_window(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    if (!rt_self.emitting || si->si_code <= 0) return 0;
+    if (sig == SIGTRAP) return si->si_code == TRAP_TRACE;
+    if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL) return 0;
+    char msg[160];
+    size_t at = 0;
+    const char *head = "memtrace: the runtime faulted writing an event (signal ";
+    for (const char *c = head; *c; c++) msg[at++] = *c;
+    uint64_t v[3] = {(uint64_t)sig, (uint64_t)uc->uc_mcontext.gregs[REG_RIP], (uint64_t)(uintptr_t)si->si_addr};
+    const char *between[3] = {" at 0x", ", address 0x", "); the program's handler is not called\n"};
+    for (int k = 0; k < 3; k++) {
+        int shift = 60;
+        if (k == 0) {
+            for (uint64_t d = v[0] >= 10 ? 10 : 1; d; d /= 10) msg[at++] = (char)('0' + v[0] / d % 10);
+        } else {
+            while (shift > 0 && !(v[k] >> shift)) shift -= 4;
+            for (; shift >= 0; shift -= 4) msg[at++] = "0123456789abcdef"[(v[k] >> shift) & 15];
+        }
+        for (const char *c = between[k]; *c; c++) msg[at++] = *c;
+    }
+    mt_sys3(SYS_write, 2, msg, at);
+    rt_self.emitting = 0;
+    rt_self.deferred = 0; /* signals it deferred stay pending, blocked until the handler returns: then it dies */
+    die(sig, si, uc);
+    return 1;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
     if (sig == SIGSEGV && rt_probe_fault(si, uc)) return;
     if (sig == SIGTRAP && s.trap && rw_trap(si, uc)) return;
+    if (in_emit_window(sig, si, uc)) return;
     struct sigaction *a = &s.app[sig];
     int sync = si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP);
     if (a->sa_handler == SIG_IGN && !sync) return;
@@ -140,7 +183,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         die(sig, si, uc);
         return;
     }
-    /* The program's handler (only SIGSEGV's and a kept SIGTRAP's come here while the program has one). */
+    /* The program's handler (only SIGSEGV's and a kept SIGTRAP's come here while the program has one). One */
+    /* sent (kill, sigqueue) while the runtime writes an event waits for its claim, as program_handler's do. */
+    if (rt_self.emitting) {
+        defer(sig, si, uc);
+        return;
+    }
     void *h = (void *)a->sa_sigaction;
     int flags = a->sa_flags;
     sigset_t mask = uc->uc_sigmask, old;
@@ -185,7 +233,7 @@ static void defer(int sig, siginfo_t *si, ucontext_t *uc)
         rt_self.deferred = 1;
     }
     sigaddset(&uc->uc_sigmask, sig);
-    if (s.app[sig].sa_flags & SA_RESETHAND) install_program(sig, &s.app[sig]);
+    if ((s.app[sig].sa_flags & SA_RESETHAND) && !kept(sig)) install_program(sig, &s.app[sig]);
     mt_sys4(SYS_rt_tgsigqueueinfo, rt.pid, rt_tid(), sig, si);
 }
 
@@ -193,6 +241,7 @@ static void defer(int sig, siginfo_t *si, ucontext_t *uc)
 static void program_handler(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
+    if (in_emit_window(sig, si, uc)) return;
     if (rt_self.emitting) {
         defer(sig, si, uc);
         return;
@@ -229,6 +278,7 @@ void rt_signal_init(void)
     s.pthread_sigmask = (typeof(s.pthread_sigmask))rt_next("pthread_sigmask");
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) s.owned[fatal_signals[i]] = 1;
     s.trap = rw_planned() || rt.ccarm;
+    rt_loops_init();
     for (int sig = 1; sig < 65; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
         /* A sigaction through this library before now (a preinit_array, an earlier constructor) set the */

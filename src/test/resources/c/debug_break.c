@@ -1,17 +1,28 @@
 /* Breaks one invariant of the memtrace library it runs under, on purpose, through memtrace_debug_break,
  * which only MT_DEBUG builds export (agent/common/mt_common.h): argv[1] names it ("ranges": the agent's
- * traced set; "buffer": the runtime's current buffer; "none": nothing), argv[2] is a file standard error
- * goes to (memtrace keeps the program's own). Then it maps and touches memory (a change of the traced set)
- * and stops recording (the runtime hands its buffer over): the next check made in the normal course
- * aborts. Exits 77 without the hook (a product build), 0 when nothing fired. */
+ * traced set; "buffer": the runtime's current buffer; "emit": the runtime's next event faults while it
+ * writes it, and a SIGSEGV handler of the program's says so on standard error and exits 5 if it is
+ * called; "none": nothing), argv[2] is a file standard error goes to (memtrace keeps the program's own).
+ * Then it maps and touches memory (a change of the traced set, an event) and stops recording (the runtime
+ * hands its buffer over): the next check made in the normal course aborts. Exits 77 without the hook (a
+ * product build), 0 when nothing fired. */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 static int table[1024];
+
+static void on_segv(int sig)
+{
+    (void)sig;
+    static const char msg[] = "the program's SIGSEGV handler ran\n";
+    write(2, msg, sizeof msg - 1);
+    _exit(5);
+}
 
 int main(int argc, char **argv)
 {
@@ -24,6 +35,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "no memtrace_debug_break\n");
         return 77;
     }
+    if (strcmp(argv[1], "emit") == 0) signal(SIGSEGV, on_segv);
     if (strcmp(argv[1], "none") != 0) debug_break(argv[1]);
     char *p = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return 4;

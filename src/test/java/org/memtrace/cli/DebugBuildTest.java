@@ -157,4 +157,24 @@ class DebugBuildTest {
         assertThat(Files.readString(err)).matches("memtrace: invariant broken at rt_debug\\.c:\\d+: "
                 + "a queued buffer's bounds, cuts and tail are in order \\(b->base <= b->from && b->from <= b->used && b->used <= b->end\\)\n");
     }
+
+    /**
+     * A synchronous fault inside rt_emit_seq's window (between its read of the cursor and its claim) cannot
+     * come from the program's memory, so the runtime takes one as its own (rt_signal.c, in_emit_window):
+     * the program's SIGSEGV handler, which would record where the event is still being written, is not
+     * called; one line says so and the program dies of the signal with the trace readable up to there.
+     */
+    @Test
+    void aFaultWhileTheRuntimeWritesAnEventIsTheRuntimesNotTheProgramsHandlers() throws Exception {
+        Path prog = dir.resolve("debug_break-cc");
+        Path err = dir.resolve("emit-cc.err"), mtr = dir.resolve("emit.mtr");
+        ProcessBuilder broken = new ProcessBuilder(prog.toString(), "emit", err.toString()).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        broken.environment().put("MEMTRACE_OUT", mtr.toString());
+        assertThat(broken.start().waitFor()).isEqualTo(128 + 11);
+        assertThat(Files.readString(err)).matches("memtrace: the runtime faulted writing an event \\(signal 11 at 0x[0-9a-f]+, "
+                + "address 0x8\\); the program's handler is not called\n");
+        var printed = Cli.run(dir, "print", "-q", "-o", dir.resolve("emit.trace").toString(), mtr.toString());
+        assertThat(printed.status()).as(printed.stderr()).isZero();
+        assertThat(Files.readString(dir.resolve("emit.trace"))).contains("# fatal signal 11 (SIGSEGV) ip=rt_emit_seq+");
+    }
 }

@@ -5,7 +5,8 @@
  * named by MEMTRACE_REWRITE_PLAN (':' between them; written by org.memtrace.rewrite in memtrace's own cache
  * directory: the executable's and those of the libraries loaded at start, libc included), finds the loaded
  * object the plan is for (by GNU build-id; a plan without one is the main program's), maps the plan's
- * trampolines within rel32 reach of it (their link-time place first, else that place moved by a multiple
+ * trampolines within rel32 reach of it, every plan's before any plan is applied (their link-time place
+ * first, else that place moved by a multiple
  * of 16 MB, else below or above the object in 16 MB steps; MAP_FIXED_NOREPLACE), moves every rel32
  * between trampolines and module by the text's displacement (the plan's fix-ups, and the jumps it
  * writes), fills the cursor slot with the offset of
@@ -41,7 +42,9 @@
  * after patching; code that runs before the constructor (preinit_array, libc's start-up) or after the
  * runtime's end (exit handlers) runs unrewritten. A punned jump's stub page that lies in the brk heap's
  * way (more than 32 MB above the break) makes brk fail once the heap reaches it (malloc then uses mmap). Stub pages
- * are a memfd's, each a mapping of its own in /proc/self/maps. The runtime's own libc calls while the program records
+ * are a memfd's, each a mapping of its own in /proc/self/maps, many of them of the same memfd page (each sees
+ * the others' stubs, which none of its puns jump to). A stub page that meets another module's text keeps
+ * its puns' int3s. The runtime's own libc calls while the program records
  * (dlsym in its wrappers) are recorded as the calling thread's. Without a writer thread, the thread whose
  * buffer is full compresses it.
  */
@@ -93,6 +96,7 @@ struct rw_trap_place {
 _Static_assert(sizeof(struct rw_trap_place) == RW_TRAP, "plan trap");
 
 #define RW_MODULES 256 /* at once: dlclose frees an entry */
+#define RW_PENDING 128 /* start-up plans whose texts are placed before any is applied (rw_apply) */
 
 /* The trampoline files applied, reported as modules (rw_report): each at the bias that places its text. */
 static struct rw_applied {
@@ -173,6 +177,13 @@ static uint64_t text_offset(const struct rw_header *h)
     return (RW_HEADER + ids + RW_TEXT_ALIGN - 1) & ~(RW_TEXT_ALIGN - 1);
 }
 
+/* Where the plan files are mapped while they are applied (a hint; the next one after the last): not under */
+/* the libraries, where the kernel would put them, and where their texts (ModuleRewrite.spread) and stub    */
+/* pages go; all of the start-up plans are mapped at once (rw_apply). 92 TB: more than 2 GB from every      */
+/* module (a PIE at 85 TB, libraries from 112 TB), between the stub file's view (88 TB) and the sink (96 TB). */
+#define RW_PLAN_HINT 0x5c0000000000ULL
+static uint64_t plan_next = RW_PLAN_HINT;
+
 /* The plan file's bytes, mapped read-only and private (NULL when it cannot be trusted or mapped); *len its  */
 /* size, *fd_out the file, open, for apply_at to map the trampoline text from (the caller closes it). Mapped, */
 /* not read: libc's plan is 13 MB, and reading it cost a copy into as many fresh pages; memtrace replaces a   */
@@ -190,7 +201,8 @@ static unsigned char *read_plan(const char *path, size_t *len, int *fd_out)
         return NULL;
     }
     size_t n = (size_t)st.st_size;
-    long m = mt_sys6(SYS_mmap, 0, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    long m = mt_sys6(SYS_mmap, (long)plan_next, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == (long)plan_next) plan_next += (n + RW_TEXT_ALIGN - 1) & ~(RW_TEXT_ALIGN - 1);
     if (m < 0 && m > -4096) {
         mt_sys1(SYS_close, fd);
         say("cannot read the plan ", path);
@@ -363,8 +375,9 @@ static const char *check_plan(const unsigned char *plan, size_t len)
     return NULL;
 }
 
-/* The punned jumps' stub pages of one module being applied: a set of the pages tried (page|1 mapped by us, */
-/* page|2 refused), and the break's reserve, which no stub takes (a brk heap grows there).                  */
+/* The punned jumps' stub pages of one module being applied: a set of the pages its puns need (page|4 not   */
+/* tried yet, page|1 mapped by us, page|2 refused), and the break's reserve, which no stub takes (a brk heap */
+/* grows there).                                                                                           */
 /* The reserve is the 32 MB above the break, not more: the kernel starts a break anywhere up to 1 GB after */
 /* the executable's end, and python3 (non-PIE) has 1-byte puns whose stubs have one address each, some 5  */
 /* per MB from 257 MB to 2 GB past its end; refusing 256 MB above the break kept 1,000 of them on average */
@@ -375,67 +388,123 @@ static const char *check_plan(const unsigned char *plan, size_t len)
 /* written through one writable view of the whole file (alias), which is unmapped once the module is applied. */
 /* Anonymous pages mapped writable and then mprotect'ed executable cost libc's 4,000 stub pages as many      */
 /* faults and ~700 mprotects, each a TLB flush; a stub page that is never run is now never faulted in.      */
+/* A stub page holds one to a few 14-byte stubs (a 1- or 2-byte pun's stub has one address), so the stub    */
+/* pages share the memfd's pages: each is mapped from a memfd page whose 16-byte slots its own stubs leave  */
+/* free in every other page mapped from it (stub_plan). libc's 1,192 stub pages take 25 memfd pages: each    */
+/* page of the memfd cost a page allocated and zeroed (MADV_POPULATE_WRITE), 14 % of sqlite3's start.       */
 struct rw_stubs {
     uint64_t *seen;
     uint32_t *slot; /* seen[k]'s page in the memfd */
     uint32_t cap;
     uint64_t brk_lo, brk_hi;
     struct rw_applied *a;
-    unsigned char *alias; /* the memfd's pages, writable, a->stub_cap of them */
+    unsigned char *alias; /* the memfd's pages, writable, `pages` of them */
     int fd;
+    uint32_t pages;
 };
 
 #define RW_HEAP_ROOM (32ULL << 20) /* Puns.HEAP_ROOM */
-#define RW_STUB_CHUNK 64u /* memfd pages made at once (the last chunk's unused ones cost memory only) */
+#define RW_STUB_SCAN 64u /* memfd pages a stub page's slots are tried in (the last ones made) before a new one */
+
+/* The entry of the set for page: its index, at an empty entry when the page is not in it. */
+static uint32_t stub_entry(const struct rw_stubs *s, uint64_t page)
+{
+    uint32_t k = (uint32_t)(((page >> 12) * 0x9E3779B97F4A7C15ULL) >> 40) & (s->cap - 1);
+    while (s->seen[k] && (s->seen[k] & ~7ULL) != page) k = (k + 1) & (s->cap - 1);
+    return k;
+}
 
 /* Where the stub page at page is written (in the alias), or NULL when it is not ours: mapped now, or before. */
 static unsigned char *stub_page(struct rw_stubs *s, uint64_t page)
 {
-    uint32_t k = (uint32_t)(((page >> 12) * 0x9E3779B97F4A7C15ULL) >> 40) & (s->cap - 1);
-    for (; s->seen[k]; k = (k + 1) & (s->cap - 1))
-        if ((s->seen[k] & ~3ULL) == page) return s->seen[k] & 1 ? s->alias + (uint64_t)s->slot[k] * (uint64_t)rt.page : NULL;
+    uint32_t k = stub_entry(s, page);
+    if (!(s->seen[k] & 4)) return s->seen[k] & 1 ? s->alias + (uint64_t)s->slot[k] * (uint64_t)rt.page : NULL;
     int ok = 0;
-    uint32_t n = s->a->stub_count;
     if (!(page < s->brk_hi && page + (uint64_t)rt.page > s->brk_lo) && placeable(page, (uint64_t)rt.page)
-        && n < s->a->stub_cap) {
+        && s->a->stub_count < s->a->stub_cap) {
         long m = mt_sys6(SYS_mmap, page, rt.page, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE, s->fd,
-                         (uint64_t)n * (uint64_t)rt.page);
+                         (uint64_t)s->slot[k] * (uint64_t)rt.page);
         if (m == (long)page) {
             ok = 1;
             s->a->stub_pages[s->a->stub_count++] = page;
-            s->slot[k] = n;
-            /* the next RW_STUB_CHUNK pages of the memfd at once: a fault each, where the stub is written, */
-            /* cost more than the rest of placing libc's 4,000 stub pages                                 */
-            if (n % RW_STUB_CHUNK == 0) {
-                uint32_t c = s->a->stub_cap - n < RW_STUB_CHUNK ? s->a->stub_cap - n : RW_STUB_CHUNK;
-                mt_sys3(SYS_madvise, (long)(s->alias + (uint64_t)n * (uint64_t)rt.page), (long)c * rt.page, 23 /* MADV_POPULATE_WRITE */);
-            }
         } else if (m > 0) mt_sys2(SYS_munmap, m, rt.page); /* a kernel before 4.17 takes the flag for a hint */
     }
     s->seen[k] = page | (ok ? 1 : 2);
-    return ok ? s->alias + (uint64_t)n * (uint64_t)rt.page : NULL;
+    return ok ? s->alias + (uint64_t)s->slot[k] * (uint64_t)rt.page : NULL;
 }
 
-/* The memfd of a module's stub pages and its writable view, for pages stub pages: 0, or -1 when there is */
-/* none (every pun keeps its int3). MFD_EXEC where the kernel knows it (6.3 on, whose vm.memfd_noexec may */
-/* seal a memfd made without it against execution); MFD_CLOEXEC: a program's exec does not inherit it.    */
+/* The memfd of a module's stub pages and its writable view, `pages` pages made at once: 0, or -1 when there */
+/* is none (every pun keeps its int3). MFD_EXEC where the kernel knows it (6.3 on, whose vm.memfd_noexec may */
+/* seal a memfd made without it against execution); MFD_CLOEXEC: a program's exec does not inherit it.      */
 #define RW_ALIAS_HINT 0x580000000000UL /* 88 TB: not under the libraries, where the kernel would put it, and their stubs go */
-static int stub_file(struct rw_stubs *s, uint64_t pages)
+static int stub_file(struct rw_stubs *s, uint32_t pages)
 {
     const unsigned int mfd_exec = 0x10; /* MFD_EXEC */
     long fd = mt_sys2(SYS_memfd_create, (long)RW_STUBS_NAME, MFD_CLOEXEC | mfd_exec);
     if (fd == -EINVAL) fd = mt_sys2(SYS_memfd_create, (long)RW_STUBS_NAME, MFD_CLOEXEC); /* before 6.3 */
     if (fd < 0) return -1;
-    uint64_t size = pages * (uint64_t)rt.page;
+    uint64_t size = (uint64_t)pages * (uint64_t)rt.page;
     long m = mt_sys2(SYS_ftruncate, fd, size) == 0 ? mt_sys6(SYS_mmap, RW_ALIAS_HINT, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : -1;
     if (m < 0 && m > -4096) m = -1;
     if (m == -1) {
         mt_sys1(SYS_close, fd);
         return -1;
     }
+    /* every page at once: a fault each, where the stubs are written, cost more than placing them */
+    mt_sys3(SYS_madvise, m, size, 23 /* MADV_POPULATE_WRITE, Linux 5.14; ignored before */);
     s->fd = (int)fd;
     s->alias = (unsigned char *)m;
+    s->pages = pages;
     return 0;
+}
+
+/*
+ * The stub pages of the module's puns (n places at plan_traps, bias) entered in the set, each given a page of
+ * the memfd where no other stub page mapped from it has a stub in the same 16-byte slots (first fit among
+ * the last RW_STUB_SCAN memfd pages), and the memfd made: 0, or -1 without memory or memfd (every pun keeps
+ * its int3 then). Every planned pun's pages, whether or not its bytes turn out as planned: a slot too many
+ * costs nothing. The set (seen, slot, cap) is allocated by the caller.
+ */
+static int stub_plan(struct rw_stubs *s, const unsigned char *plan_traps, uint32_t n, uint64_t bias)
+{
+    const struct rw_trap_place *tplace = (const void *)plan_traps;
+    uint64_t page = (uint64_t)rt.page;
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < n; i++) most += tplace[i].pun_len ? 2 : 0;
+    /* per stub page (in the order first met): its slots and its entry; per memfd page: the slots taken */
+    size_t bytes = ((size_t)most * (32 + 4 + 32) + page - 1) & ~(size_t)(page - 1);
+    uint64_t (*want)[4] = rt_map(bytes);
+    if (!want) return -1;
+    uint32_t *entry = (uint32_t *)(want + most);
+    uint64_t (*taken)[4] = (void *)(entry + most);
+    uint32_t used = 0, pages = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!tplace[i].pun_len) continue;
+        uint64_t stub = bias + tplace[i].stub;
+        for (uint64_t p = stub & ~(page - 1); p <= ((stub + 13) & ~(page - 1)); p += page) {
+            if (!p) continue; /* no stub page at 0: stub_page finds none and the pun keeps its int3 */
+            uint32_t k = stub_entry(s, p), d;
+            if (!s->seen[k]) {
+                s->seen[k] = p | 4;
+                s->slot[k] = used;
+                entry[used++] = k;
+            }
+            d = s->slot[k];
+            uint64_t from = stub > p ? stub - p : 0, to = stub + 14 - p < page ? stub + 14 - p : page; /* [from, to) */
+            for (uint64_t b = from >> 4; b <= (to - 1) >> 4; b++) want[d][b >> 6] |= 1ULL << (b & 63);
+        }
+    }
+    for (uint32_t d = 0; d < used; d++) {
+        uint32_t j = pages > RW_STUB_SCAN ? pages - RW_STUB_SCAN : 0;
+        for (; j < pages; j++)
+            if (!((taken[j][0] & want[d][0]) | (taken[j][1] & want[d][1]) | (taken[j][2] & want[d][2]) | (taken[j][3] & want[d][3])))
+                break;
+        if (j == pages) pages++;
+        for (int w = 0; w < 4; w++) taken[j][w] |= want[d][w];
+        s->slot[entry[d]] = j;
+    }
+    mt_sys2(SYS_munmap, want, bytes);
+    return pages ? stub_file(s, pages) : 0;
 }
 
 /* The set of pages tried and the memfd's writable view unmapped, the memfd closed (its pages stay mapped). */
@@ -443,7 +512,7 @@ static void stub_done(struct rw_stubs *s)
 {
     uint64_t page = (uint64_t)rt.page;
     if (s->seen) mt_sys2(SYS_munmap, s->seen, ((uint64_t)s->cap * 12 + page - 1) & ~(page - 1));
-    if (s->alias) mt_sys2(SYS_munmap, s->alias, (uint64_t)s->a->stub_cap * page);
+    if (s->alias) mt_sys2(SYS_munmap, s->alias, (uint64_t)s->pages * page);
     if (s->fd >= 0) mt_sys1(SYS_close, s->fd);
     s->seen = NULL;
     s->alias = NULL;
@@ -603,36 +672,55 @@ static void arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int6
     if (ev) mt_sys2(SYS_munmap, ev, ebytes);
 }
 
+/* The text's pages [at, at+size) reserved for a plan that is not applied after all: given back. */
+static const char *unreserve(uint64_t at, uint64_t size, const char *why)
+{
+    if (at) mt_sys2(SYS_munmap, at, size);
+    return why;
+}
+
+/* The pages of the plan's text (size bytes, page-rounded) at its link-time place for the object o, else   */
+/* the nearest rw_place finds: 0 when there is no room.                                                    */
+static uint64_t reserve_text(const struct rw_header *h, const struct dl_phdr_info *o, uint64_t *size)
+{
+    uint64_t page = (uint64_t)rt.page, lo, hi;
+    span(o, &lo, &hi);
+    *size = (h->text_size + page - 1) & ~(page - 1);
+    return rw_place(o->dlpi_addr + h->text_address, *size, lo, hi);
+}
+
 /*
  * A checked plan applied to the loaded object o: NULL when its jumps are written, else why not (nothing
  * of the object patched then, or, for "cannot write", the segments before it). *quiet is set when the
- * failure is no error (the executable's plan without a build-id met another program's bytes).
+ * failure is no error (the executable's plan without a build-id met another program's bytes). The text goes
+ * to `reserved`, the pages reserve_text took for it (given back when the plan is not applied), or, when 0,
+ * where reserve_text finds room now.
  */
-static const char *apply_at(const unsigned char *plan, int fd, const char *path, const struct dl_phdr_info *o, int *quiet)
+static const char *apply_at(const unsigned char *plan, int fd, const char *path, const struct dl_phdr_info *o, int *quiet,
+                            uint64_t reserved)
 {
     const struct rw_header *h = (const void *)plan;
     uint64_t text_at = text_offset(h), patches_at = text_at + pad8(h->text_size);
     uint64_t fixups_at = patches_at + (uint64_t)h->patches * RW_PATCH;
     uint64_t traps_at = fixups_at + pad8(4ULL * h->fixups);
+    uint64_t page = (uint64_t)rt.page, bias = o->dlpi_addr;
+    uint64_t want = bias + h->text_address, size = (h->text_size + page - 1) & ~(page - 1);
     *quiet = 0;
-    if (rw_count == RW_MODULES) return "too many rewritten modules; not applied: ";
+    if (rw_count == RW_MODULES) return unreserve(reserved, size, "too many rewritten modules; not applied: ");
     const struct rw_patch *p = (const void *)(plan + patches_at);
     for (uint32_t i = 0; i < h->patches; i++)
         if (!code_bytes(o, p[i].address, jump_bytes(&p[i]))
             || !same((const void *)(o->dlpi_addr + p[i].address), p[i].old, jump_bytes(&p[i]))) {
             *quiet = !h->module_id_len; /* without build-ids, differing bytes are another program */
-            return "the module's code differs from its plan at an instruction: ";
+            return unreserve(reserved, size, "the module's code differs from its plan at an instruction: ");
         }
     const struct rw_trap_place *tplace = (const void *)(plan + traps_at);
     for (uint32_t i = 0; i < h->traps; i++)
         if (!code_bytes(o, tplace[i].address, 1) || *(const unsigned char *)(o->dlpi_addr + tplace[i].address) != tplace[i].old) {
             *quiet = !h->module_id_len;
-            return "the module's code differs from its plan at an instruction: ";
+            return unreserve(reserved, size, "the module's code differs from its plan at an instruction: ");
         }
-    uint64_t page = (uint64_t)rt.page, bias = o->dlpi_addr, lo, hi;
-    span(o, &lo, &hi);
-    uint64_t want = bias + h->text_address, size = (h->text_size + page - 1) & ~(page - 1);
-    uint64_t at = rw_place(want, size, lo, hi);
+    uint64_t at = reserved ? reserved : reserve_text(h, o, &size);
     if (!at) return "no room for the trampolines within 2 GB of the module: ";
     /* the text's displacement from its link-time place: every rel32 between it and the module changes by it */
     int64_t moved = (int64_t)(at - want);
@@ -670,7 +758,7 @@ static const char *apply_at(const unsigned char *plan, int fd, const char *path,
     struct rw_applied *a = &rw[rw_count];
     a->text = 0; /* set once a segment is patched: its trampolines must stay then */
     /* the punned jumps' stub pages: at most two per place; the set of pages tried, four slots per page */
-    struct rw_stubs stubs = {0, 0, 0, 0, 0, a, 0, -1};
+    struct rw_stubs stubs = {0, 0, 0, 0, 0, a, 0, -1, 0};
     a->stub_pages = NULL;
     a->stub_count = a->stub_cap = 0;
     uint32_t puns = 0;
@@ -680,7 +768,7 @@ static const char *apply_at(const unsigned char *plan, int fd, const char *path,
         stubs.seen = rt_map((size_t)stubs.cap * 12);
         stubs.slot = stubs.seen ? (uint32_t *)(stubs.seen + stubs.cap) : NULL;
         a->stub_pages = rt_map((size_t)puns * 16);
-        if (stubs.seen && a->stub_pages && stub_file(&stubs, 2ULL * puns) == 0) a->stub_cap = 2 * puns;
+        if (stubs.seen && a->stub_pages && stub_plan(&stubs, plan + traps_at, h->traps, bias) == 0) a->stub_cap = 2 * puns;
         else { /* no memory: every place keeps its int3 */
             stub_done(&stubs);
             if (a->stub_pages) mt_sys2(SYS_munmap, a->stub_pages, ((size_t)puns * 16 + page - 1) & ~(page - 1));
@@ -737,17 +825,28 @@ static const char *apply_at(const unsigned char *plan, int fd, const char *path,
     return NULL;
 }
 
-/* One plan applied to the object it names; silent when no loaded object is its module. */
-static void apply_one(const char *path)
-{
+/* A start-up plan read and its module found, its text's pages reserved (rw_apply's first pass). */
+struct rw_pending {
+    const char *path;
+    unsigned char *plan;
     size_t len;
     int fd;
-    unsigned char *plan = read_plan(path, &len, &fd);
-    if (!plan) return;
-    const struct rw_header *h = (const void *)plan;
-    const char *why = check_plan(plan, len);
+    struct dl_phdr_info info;
+    uint64_t text, text_size;
+};
+
+/* The plan at path read and checked, and the loaded object it is for found: 1, or 0 when it is not applied */
+/* (nothing left open or mapped then); silent when no loaded object is its module.                         */
+static int find_one(const char *path, struct rw_pending *w)
+{
+    w->path = path;
+    w->text = 0;
+    w->plan = read_plan(path, &w->len, &w->fd);
+    if (!w->plan) return 0;
+    const struct rw_header *h = (const void *)w->plan;
+    const char *why = check_plan(w->plan, w->len);
     if (why) { say(why, path); goto done; }
-    struct rw_find f = {plan + RW_HEADER, h->module_id_len, (uint64_t)(uintptr_t)rw_apply, 0, {0}};
+    struct rw_find f = {w->plan + RW_HEADER, h->module_id_len, (uint64_t)(uintptr_t)rw_apply, 0, {0}};
     dl_iterate_phdr(find_object, &f);
     /* another program (an exec'd child inherits the environment): not ours to rewrite, and not an error */
     if (!f.found) goto done;
@@ -755,12 +854,22 @@ static void apply_one(const char *path)
         uint32_t id_len;
         if (mt_build_id(&f.info, &id_len) && id_len) goto done;
     }
-    int quiet;
-    why = apply_at(plan, fd, path, &f.info, &quiet);
-    if (why && !quiet) say(why, path);
+    w->info = f.info;
+    return 1;
 done:
-    mt_sys2(SYS_munmap, plan, len);
-    mt_sys1(SYS_close, fd);
+    mt_sys2(SYS_munmap, w->plan, w->len);
+    mt_sys1(SYS_close, w->fd);
+    return 0;
+}
+
+/* The plan found by find_one applied to its object (at its reserved text, when there is one), then closed. */
+static void apply_one(struct rw_pending *w)
+{
+    int quiet;
+    const char *why = apply_at(w->plan, w->fd, w->path, &w->info, &quiet, w->text);
+    if (why && !quiet) say(why, w->path);
+    mt_sys2(SYS_munmap, w->plan, w->len);
+    mt_sys1(SYS_close, w->fd);
 }
 
 /* The plan at path applied to the object o, which dlopen has just mapped (rw_dlopen.c): NULL or why not. */
@@ -776,8 +885,9 @@ const char *rw_apply_loaded(const char *path, const struct dl_phdr_info *o)
     const unsigned char *id = mt_build_id(o, &id_len);
     if (!why && (!id || id_len != h->module_id_len || !same(id, plan + RW_HEADER, id_len))) why = "the plan is for another build-id";
     int quiet;
-    if (!why) why = apply_at(plan, fd, path, o, &quiet);
+    if (!why) why = apply_at(plan, fd, path, o, &quiet, 0);
     mt_sys2(SYS_munmap, plan, len);
+    plan_next = RW_PLAN_HINT;
     mt_sys1(SYS_close, fd);
     return why;
 }
@@ -818,16 +928,30 @@ void rw_apply(void)
     for (; sock && sock[k] && k < sizeof socket - 1; k++) socket[k] = sock[k];
     socket[k] = 0;
     restore_environment();
-    /* a list of plans, ':' between them (memtrace's cache paths have none): the executable's first */
+    /* a list of plans, ':' between them (memtrace's cache paths have none): the executable's first. Every   */
+    /* text is placed before any plan is applied: a module's punned jumps' stub pages lie anywhere within    */
+    /* 2 GB of it, often on another module's link-time text place, and a text that must move has every page */
+    /* copied (fill_text); a stub page that meets a text keeps its pun's int3 instead ("no stub page").     */
+    static struct rw_pending pending[RW_PENDING];
+    int found = 0;
     for (char *p = plans; *p;) {
         char *e = p;
         while (*e && *e != ':') e++;
         int last = !*e;
         *e = 0;
-        if (*p) apply_one(p);
+        if (*p) {
+            if (found == RW_PENDING) apply_one(&pending[--found]); /* more plans than places: one applied early */
+            struct rw_pending *w = &pending[found];
+            if (find_one(p, w)) {
+                w->text = reserve_text((const void *)w->plan, &w->info, &w->text_size);
+                found++;
+            }
+        }
         if (last) break;
         p = e + 1;
     }
+    for (int i = 0; i < found; i++) apply_one(&pending[i]);
+    plan_next = RW_PLAN_HINT; /* every plan unmapped: a dlopen'ed library's maps there again */
     /* rewritten library code run by the runtime's own threads (the writer's zstd calls memcpy) records here: */
     /* mapped once the plans are applied and far from every module (a hint, 96 TB), as its 256 MB would     */
     /* otherwise lie where the kernel puts them, under the libraries, where their punned jumps' stub pages go */

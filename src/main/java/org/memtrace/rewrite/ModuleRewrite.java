@@ -27,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-22-probe-runs";
+    static final String PLANNER_VERSION = "rewrite-23-spread-texts";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -242,18 +242,45 @@ public final class ModuleRewrite {
      * from its end as a rel32 from its first byte allows, because the kernel starts its brk heap just after
      * its last segment and a mapping in the heap's way makes brk fail (malloc then goes on with mmap, but a
      * program that calls sbrk itself would not).
+     * A position-independent module's text lies {@link #spread} below it, not right below: the loader maps
+     * libraries next to each other, so the place right below one is the next library's (or the plan file's
+     * own mapping, top-down below them), and a text the runtime must move has every page copied to move its
+     * rel32s (MADV_POPULATE_WRITE, most of a warm start's cost); at its link-time place it is the page
+     * cache's pages, mapped and never written but for the cursor slot's page.
      */
     static long textBase(Path module, ElfFile elf, long room) throws RewriteException {
         long lowest = elf.loadSegments().stream().mapToLong(ElfSegment::vaddr).min()
                 .orElseThrow(() -> new RewriteException(module + " has no loadable segment"));
-        long below = (lowest - room) & ~0xfffL;
-        if (elf.type() != ElfFile.ET_EXEC || (lowest - room >= LOWEST_MAPPING && below >= LOWEST_MAPPING)) return below;
         long end = elf.loadSegments().stream().mapToLong(s -> s.vaddr() + s.memSize()).max().orElseThrow();
+        if (elf.type() == ElfFile.ET_DYN)
+            return (lowest - room - spread(elf.buildId().orElse(new byte[0]), end - lowest + room)) & ~0xfffL;
+        long below = (lowest - room) & ~0xfffL;
+        if (lowest - room >= LOWEST_MAPPING && below >= LOWEST_MAPPING) return below;
         long above = (lowest + REACH - room) & ~0xfffL;
         if (above < ((end + 0xfff) & ~0xfffL))
             throw new RewriteException(module + ": its trampolines (up to " + ((room + 0xfffff) >> 20)
                     + " MB) fit neither below its code nor above it within 2 GB");
         return above;
+    }
+
+    /** The least and most distance {@link #spread} puts between a position-independent module and its text. */
+    static final long SPREAD_MIN = 64L << 20, SPREAD_MAX = 1L << 30;
+
+    /**
+     * How far below a position-independent module its text ends: SPREAD_MIN to SPREAD_MAX, in 64 KB steps
+     * drawn from the module's build-id, so two modules' texts rarely meet (libc's 8 MB and another 8 MB
+     * overlap at about 1.7 % of the pairs' distances) whatever libraries a program loads next to each other.
+     * Past the first 64 MB under the libraries, which the loader's mappings, the plan files' and the
+     * program's first mappings take. Less when module and text would not be within a rel32 of each other
+     * ({@code span}: the module's bytes and the text's): never past the runtime's reach.
+     */
+    static long spread(byte[] buildId, long span) {
+        long h = 0;
+        for (byte b : buildId) h = h * 31 + (b & 0xff);
+        long steps = (SPREAD_MAX - SPREAD_MIN) >> 16;
+        long d = SPREAD_MIN + (Math.floorMod(h * 0x9E3779B97F4A7C15L >>> 17, steps) << 16);
+        long most = REACH - span - (16L << 20);
+        return Math.max(0, Math.min(d, most));
     }
 
     /**

@@ -175,7 +175,9 @@ public final class InstructionTally {
             int phentsize = h.getShort(54) & 0xffff, phnum = h.getShort(56) & 0xffff;
             ByteBuffer ph = ByteBuffer.allocate(phentsize * phnum).order(ByteOrder.LITTLE_ENDIAN);
             ch.read(ph, phoff);
-            long lo = Long.MAX_VALUE, hi = 0;
+            // signed: a trampoline file's segments lie below its module's bias, at "negative" addresses
+            // (up to 1 GB and more below it: ModuleRewrite.spread), and must not span up to the bias
+            long lo = Long.MAX_VALUE, hi = Long.MIN_VALUE;
             for (int i = 0; i < phnum; i++) {
                 int at = i * phentsize;
                 if (ph.getInt(at) != 1) continue;

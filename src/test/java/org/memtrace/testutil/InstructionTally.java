@@ -175,7 +175,10 @@ public final class InstructionTally {
             int phentsize = h.getShort(54) & 0xffff, phnum = h.getShort(56) & 0xffff;
             ByteBuffer ph = ByteBuffer.allocate(phentsize * phnum).order(ByteOrder.LITTLE_ENDIAN);
             ch.read(ph, phoff);
-            long lo = Long.MAX_VALUE, hi = 0;
+            // signed, from the lowest: a trampoline file whose text is planned below its module has segments at
+            // negative link-time addresses (0xffff...), and a span ending at 0 would cover every module between
+            // the text and the trampoline file's bias (python3's libc text placed 16 MB above libc took ld.so)
+            long lo = Long.MAX_VALUE, hi = Long.MIN_VALUE;
             for (int i = 0; i < phnum; i++) {
                 int at = i * phentsize;
                 if (ph.getInt(at) != 1) continue;

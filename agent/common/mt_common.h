@@ -139,9 +139,15 @@ static inline int mt_own_overlaps(uintptr_t s, uintptr_t e)
     return 0;
 }
 
+/* Where mt_map_pages takes its pages when set: the runtime's region of its own (rt_init.c), so that none of */
+/* them lies where the kernel would put the program's next mapping. NULL (the agent, the check library): the */
+/* kernel's choice. Each object has its own (hidden).                                                     */
+__attribute__((weak, visibility("hidden"))) void *(*mt_pages_from)(size_t n);
+
 /* Anonymous private pages straight from the kernel (never from the traced allocator); NULL on failure. */
 static inline void *mt_map_pages(size_t n)
 {
+    if (mt_pages_from) return mt_pages_from(n);
     long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mt_failed(p)) return NULL;
     mt_own_add((void *)p, n);

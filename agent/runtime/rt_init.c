@@ -65,11 +65,58 @@ static void report_module(const struct mt_module_info *m, void *arg)
 }
 
 /* ---- the runtime's own mappings ------------------------------------------------------------------ */
+/* Where they lie: every page the runtime maps (rt_map, rt_map_own, mt_map_pages: the writer's buffers as  */
+/* the pool grows, codec tables, zstd contexts, its thread's stack, the unwind tables built from each      */
+/* module's .eh_frame, the maps reader's buffer, rewrite mode's tables, short-lived ones too) is taken one */
+/* after the other from a region of its own at OWN_BASE (100 TB), MAP_FIXED_NOREPLACE. Placed by the kernel */
+/* (the highest gap below the program's last mapping) each one moved every later mapping of the program    */
+/* by its size: a --skeleton build's unwind tables are smaller than its full twin's (zstd's I/O threads'   */
+/* stacks 40 KB apart), and the buffers the pool had grown to when a thread was made depend on how far the  */
+/* writer was behind (zstd's third thread's stack moved 1 MB from run to run); a short-lived mapping made   */
+/* while another thread maps leaves a hole there. The region is clear of everything else memtrace places:  */
+/* rewrite mode's trampoline texts and stub pages lie within 2 GB of their modules (rw_place), which are    */
+/* at 4 MB (non-PIE), at 85 TB (PIE) or under the stack (libraries, from 112 TB up with the largest          */
+/* randomization); its stub file's view is hinted at 88 TB and its sink at 96 TB (+256 MB); --check's      */
+/* shadow ends at 16 TB and the fault-mode agent's heap lies at 32 TB. A place in the region that the      */
+/* program holds (EEXIST) is stepped over by 1 GB (that mapping of the program's is then left out of the    */
+/* MT_MAPPING records with the region); past OWN_ROOM, or where the kernel cannot place it there (before    */
+/* Linux 4.17 the flag is a hint), a mapping goes where the kernel puts it, as before.                      */
+#define OWN_BASE 0x640000000000ULL
+#define OWN_ROOM (1ULL << 40)
+static uintptr_t own_next = OWN_BASE;
+
+static void *own_pages(size_t n)
+{
+    n = (n + 4095) & ~(size_t)4095;
+    for (int tries = 0; tries < 8; tries++) {
+        uintptr_t at = __atomic_fetch_add(&own_next, n, __ATOMIC_RELAXED);
+        if (at + n > OWN_BASE + OWN_ROOM) break;
+        long p = mt_sys6(SYS_mmap, (long)at, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == (long)at) {
+            mt_own_add((void *)p, n);
+            return (void *)p;
+        }
+        if (!mt_failed(p)) { /* taken as a hint: placed elsewhere */
+            mt_sys2(SYS_munmap, p, (long)n);
+            break;
+        }
+        if (p != -EEXIST) break;
+        __atomic_fetch_add(&own_next, 1ULL << 30, __ATOMIC_RELAXED);
+    }
+    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mt_failed(p)) return NULL;
+    mt_own_add((void *)p, n);
+    return (void *)p;
+}
+
+/* Whether p lies in the region (its pages are left out of the MT_MAPPING records as one range). */
+static int in_region(uintptr_t p) { return p >= OWN_BASE && p < __atomic_load_n(&own_next, __ATOMIC_RELAXED); }
+
 /* The writer's buffers, codec tables, zstd contexts, its thread's stack and the maps reader's buffer are */
 /* the runtime's, not the program's: they differ with the codec and the buffer size, and a summary's      */
-/* "memory regions" must not. They are listed here as they are mapped (adjacent ones merged: the kernel  */
-/* maps top-down, so a pool's buffers make one range) and left out of the MT_MAPPING records. Past       */
-/* OWN_MAX separate ranges a mapping is not listed and is reported as the program's would be.           */
+/* "memory regions" must not. The region's pages are left out of the MT_MAPPING records as a whole; one   */
+/* the kernel placed instead is listed here as it is mapped (adjacent ones merged) and left out too. Past  */
+/* OWN_MAX separate ranges such a mapping is not listed and is reported as the program's would be.        */
 #define OWN_MAX 64
 struct own_range {
     uintptr_t start, end;
@@ -81,7 +128,7 @@ static rt_lock own_lock;
 void *rt_map_own(size_t n)
 {
     void *p = rt_map(n);
-    if (!p) return NULL;
+    if (!p || in_region((uintptr_t)p)) return p;
     uintptr_t s = (uintptr_t)p, e = s + ((n + 4095) & ~(size_t)4095);
     rt_lock_take(&own_lock);
     int i = 0;
@@ -100,7 +147,7 @@ void rt_own_fork_child(void) { own_lock.owner = 0; }
 /* an anonymous line they cover in part is reported as the pieces they leave (arg: the list's copy).    */
 struct own_list {
     int n;
-    struct own_range r[OWN_MAX];
+    struct own_range r[OWN_MAX + 1]; /* and the region */
 };
 
 static void report_mapping(const struct mt_map_line *line, void *arg)
@@ -169,6 +216,7 @@ void rt_scan_new_modules(void)
     l.n = nown;
     for (int i = 0; i < nown; i++) l.r[i] = own[i];
     rt_lock_drop(&own_lock);
+    l.r[l.n++] = (struct own_range){OWN_BASE, __atomic_load_n(&own_next, __ATOMIC_RELAXED)};
     if (maps_buf) mt_maps_each_in(maps_buf, MAPS_CAP, report_mapping, &l);
     else mt_maps_each(report_mapping, &l);
     rt_lock_drop(&maps_lock);
@@ -312,6 +360,7 @@ __attribute__((constructor(101))) static void rt_init(int argc, char **argv, cha
     if (!environ && envp) environ = envp;
     rt.page = sysconf(_SC_PAGESIZE);
     rt.pid = (int)mt_sys0(SYS_getpid);
+    mt_pages_from = own_pages;  /* before anything is mapped: the runtime's pages in a region of their own */
     mt_unwind_pages = rt_map_own; /* the stacks' unwind tables are the runtime's, not the program's mappings */
     rt_wrappers_init();
     mt_own_text((const void *)(uintptr_t)rt_init, &rt.text_start, &rt.text_end, NULL, 0);

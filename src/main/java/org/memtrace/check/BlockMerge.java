@@ -17,7 +17,8 @@ import java.util.Map;
  * variables and the redzone between, were a base's origin unknown) costs time but reports nothing.
  *
  * <p>A block ends at a jump target, a jump, a return, any call but a check (a call may free the object or
- * move the pointer), inline assembly's #APP and #NO_APP and any directive but {@code .loc} and {@code .cfi_*}. Bases are
+ * move the pointer), gcc's writes to the shadow (a variable's scope starts or ends), inline assembly's #APP and
+ * #NO_APP and any directive but {@code .loc} and {@code .cfi_*}. Bases are
  * {@link Linear} values with the same register terms, so one loaded pointer is one base. Stack addresses
  * (terms in %rsp, or %rbp in a function that sets it up as frame pointer) never merge: gcc puts redzones
  * between a frame's variables, so the span between two of them is not all addressable: it would mostly take
@@ -57,6 +58,19 @@ final class BlockMerge {
 
     private record Member(int line, Linear address, CheckCall call) {}
 
+    /**
+     * Whether gcc's own code writes the shadow here (the checks are calls, so in gcc's output only its frame
+     * set-up and scope poisoning name the shadow's offset: {@code movw $0, 2147450880(%rax)}, or at -O0
+     * {@code addq $2147450880, %rax} before {@code movw $0, (%rax)}). A variable's scope starting there makes
+     * its bytes addressable from then on: a group check before it, over the accesses after it, would find them
+     * still poisoned ({@code stack use after scope} on correct code, two structs declared in a loop body and
+     * addressed from ASan's frame base %rbx, which is no %rsp or %rbp base).
+     */
+    private static boolean touchesShadow(AsmLine.Instruction in) {
+        for (String o : in.operands()) if (o.contains("2147450880")) return true;
+        return false;
+    }
+
     static void apply(List<AsmLine> parsed, Edits edits) {
         boolean framePointer = false;
         Symbolic s = new Symbolic();
@@ -68,7 +82,8 @@ final class BlockMerge {
                         && !x.name().startsWith(".LBE") && !x.name().startsWith(".LCFI");
                 case AsmLine.Directive d -> !d.name().equals(".loc") && !d.name().startsWith(".cfi");
                 case AsmLine.Other o -> false;
-                case AsmLine.Instruction in -> in.isJump() || in.mnemonic().startsWith("ret") || CheckCall.otherCall(in);
+                case AsmLine.Instruction in -> in.isJump() || in.mnemonic().startsWith("ret") || CheckCall.otherCall(in)
+                        || touchesShadow(in);
             };
             if (l instanceof AsmLine.Label x && !x.name().startsWith(".L")) framePointer = false;  // a new function
             if (l instanceof AsmLine.Instruction in && in.mnemonic().startsWith("mov") && in.operands().equals(List.of("%rsp", "%rbp"))) {

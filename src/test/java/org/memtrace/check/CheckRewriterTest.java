@@ -111,6 +111,47 @@ class CheckRewriterTest {
     }
 
     /**
+     * Two structs of ASan's frame (based at %rbx, so not kept apart as %rsp slots are), the second's scope
+     * starting between their stores: gcc's shadow write (the -O0 form through a register, the -O2 form as a
+     * displacement) ends the block, so no group check before it covers the second struct, still poisoned there.
+     */
+    @Test
+    void aScopeStartingEndsTheBlockOfAGroupCheck() {
+        String asm = """
+                main:
+                \tleaq\t-64(%rbx), %rax
+                \tshrq\t$3, %rax
+                \taddq\t$2147450880, %rax
+                \tmovw\t$0, (%rax)
+                \tleaq\t-64(%rbx), %rdi
+                \tcall\t__asan_store8@PLT
+                \tmovq\t%rdx, -64(%rbx)
+                \tleaq\t-56(%rbx), %rdi
+                \tcall\t__asan_store8@PLT
+                \tmovq\t$0, -56(%rbx)
+                \tleaq\t-32(%rbx), %rax
+                \tshrq\t$3, %rax
+                \tmovw\t$0, 2147450880(%rax)
+                \tleaq\t-32(%rbx), %rdi
+                \tcall\t__asan_store8@PLT
+                \tmovq\t%rdx, -32(%rbx)
+                \tleaq\t-24(%rbx), %rdi
+                \tcall\t__asan_store8@PLT
+                \tmovq\t$0, -24(%rbx)
+                \tret
+                """;
+        CheckRewriter.Result r = CheckRewriter.rewrite(lines(asm), true);
+        assertThat(r.checks()).isEqualTo(4);
+        assertThat(r.ranges()).as("one group per struct").isEqualTo(2);
+        assertThat(r.merged()).isEqualTo(2);
+        String text = String.join("\n", r.lines());
+        assertThat(text).contains(".Lmtc_g0:\n\t.long\t2, 16\n").contains(".Lmtc_g1:\n\t.long\t2, 16\n");
+        assertThat(text.indexOf("call\t__memtrace_slow_group@PLT\n.Lmtc_gd1:"))
+                .as("the second struct's group check after its scope starts")
+                .isGreaterThan(text.indexOf("movw\t$0, 2147450880(%rax)"));
+    }
+
+    /**
      * A run of inlined checks ends at a label, a jump, any other call or a section change, not at a .loc or a
      * label of the debug info.
      */

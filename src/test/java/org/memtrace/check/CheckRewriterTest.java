@@ -99,13 +99,19 @@ class CheckRewriterTest {
         // stack slots keep their own checks (redzones lie between), and a call ends the block; the two stack
         // checks are one run, counted at once at its first (whose slow path marks the one check left after it)
         String count = "%rdi\n\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx\n\t";
-        String test = "\tmovq\t%rdi, %rax\n\tshrq\t$3, %rax\n\tcmpb\t$0, 2147450880(%rax)\n";
-        assertThat(text).contains("leaq\t35(%rsp), " + count + "addq\t$2, %fs:(%rcx)\n" + test + "\tje\t.Lmtc_d0\n.Lmtc_x0:\n"
-                + "\tcall\t__memtrace_slow_load1@PLT\n\tnopl\t1836318721(%rax)\n.Lmtc_d0:");
-        assertThat(text).contains("leaq\t40(%rsp), %rdi\n" + test + "\tje\t.Lmtc_d1\n.Lmtc_x1:\n\tcall\t__memtrace_slow_load1@PLT\n.Lmtc_d1:");
-        // an 8-byte check also goes the slow way when it crosses into the next granule (does not start one)
-        assertThat(text).contains("leaq\t32(%rbx), " + count + "incq\t%fs:(%rcx)\n" + test + "\tjne\t.Lmtc_x2\n\ttestb\t$7, %dil\n"
-                + "\tje\t.Lmtc_d2\n.Lmtc_x2:\n\tcall\t__memtrace_slow_load8@PLT\n.Lmtc_d2:");
+        String shadow = "\tmovq\t%rdi, %rax\n\tshrq\t$3, %rax\n";
+        // one byte: its shadow byte 0, or a partial granule's k with the byte's offset under k, else the runtime
+        String test = shadow + "\tmovsbl\t2147450880(%rax), %ecx\n\ttestl\t%ecx, %ecx\n";
+        String partial = "\tmovl\t%edi, %eax\n\tandl\t$7, %eax\n\tcmpl\t%ecx, %eax\n";
+        assertThat(text).contains("leaq\t35(%rsp), " + count + "addq\t$2, %fs:(%rcx)\n" + test + "\tje\t.Lmtc_d0\n" + partial
+                + "\tjl\t.Lmtc_d0\n.Lmtc_x0:\n\tcall\t__memtrace_slow_load1@PLT\n\tnopl\t1836318721(%rax)\n.Lmtc_d0:");
+        assertThat(text).contains("leaq\t40(%rsp), %rdi\n" + test + "\tje\t.Lmtc_d1\n" + partial + "\tjl\t.Lmtc_d1\n.Lmtc_x1:\n"
+                + "\tcall\t__memtrace_slow_load1@PLT\n.Lmtc_d1:");
+        // eight bytes: the shadow word of its granule and the next one 0 (wherever it starts), else one that starts
+        // its granule needs that granule's byte 0 only, and one that does not goes to the runtime
+        assertThat(text).contains("leaq\t32(%rbx), " + count + "incq\t%fs:(%rcx)\n" + shadow + "\tcmpw\t$0, 2147450880(%rax)\n"
+                + "\tje\t.Lmtc_d2\n\ttestb\t$7, %dil\n\tjne\t.Lmtc_x2\n\tcmpb\t$0, 2147450880(%rax)\n\tje\t.Lmtc_d2\n.Lmtc_x2:\n"
+                + "\tcall\t__memtrace_slow_load8@PLT\n.Lmtc_d2:");
         assertThat(text.split("__memtrace_check_inline", -1)).as("two runs, two counts").hasSize(3);
         assertThat(text).doesNotContain("__asan_");
     }

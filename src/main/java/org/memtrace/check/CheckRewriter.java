@@ -30,6 +30,8 @@ public final class CheckRewriter {
     private static final Pattern LOC = Pattern.compile("^(\\d+)\\s+(\\d+).*");
     private static final String LOC_MARK = "# memtrace-check-loc ";
     /** The labels gcc's -g puts for the debug info's locations and scopes: no jump leads to them. */
+    /** The return point of an out-of-line slow path ({@link #outOfLine}): a call site. */
+    private static final Pattern RETURN_POINT = Pattern.compile("\\.Lmtc_q\\d+");
     private static final Pattern DEBUG_LABEL = Pattern.compile("\\.L(VL|BB|BE|BI|VU)\\d+");
     /**
      * The displacement of the {@code nopl} after a slow call whose run has checks left, plus their number: the
@@ -109,28 +111,19 @@ public final class CheckRewriter {
                 rest = run[i];
             }
             String restMark = --rest > 0 ? "\tnopl\t" + (REST_MARK + rest) + "(%rax)" : null;
-            out.add("\tmovq\t%rdi, %rax");
-            out.add("\tshrq\t$3, %rax");
-            out.add("\tcmpb\t$0, 2147450880(%rax)");
-            String fine = base != null ? ".Lmtc_i" + (n - 1) : done;
-            if (c.size() == 1) {
-                out.add("\tje\t" + fine);
-            } else if (c.size() == 8) {
-                // 8 bytes cross into the next granule unless they start one
-                out.add("\tjne\t" + slow);
-                out.add("\ttestb\t$7, %dil");
-                out.add("\tje\t" + fine);
-            } else {
-                out.add("\tjne\t" + slow);
-                out.add("\tleaq\t" + (c.size() - 1) + "(%rdi), %rcx");
-                out.add("\txorq\t%rdi, %rcx");
-                out.add("\tcmpq\t$7, %rcx");
-                out.add("\tjbe\t" + fine);
+            String callee = "__memtrace_slow_" + (c.store() ? "store" : "load") + c.size() + "@PLT";
+            if (base == null) {
+                out.addAll(outOfLine(c.size(), n - 1, callee, restMark));
+                continue;
             }
+            String fine = ".Lmtc_i" + (n - 1);
+            out.addAll(firstTest(c.size()));
+            out.add("\tje\t" + fine);
+            out.addAll(exactTests(c.size(), fine, slow));
             out.add(slow + ":");
-            out.add("\tcall\t__memtrace_slow_" + (c.store() ? "store" : "load") + c.size() + "@PLT");
+            out.add("\tcall\t" + callee);
             if (restMark != null) out.add(restMark);
-            if (base != null) {
+            {
                 // addressable: an index under INTO_REACH bytes from its base cannot have crossed both redzones
                 out.add("\tjmp\t" + done);
                 out.add(fine + ":");
@@ -146,6 +139,91 @@ public final class CheckRewriter {
             }
             out.add(done + ":");
         }
+        return out;
+    }
+
+    /**
+     * A kept check of 1 to 8 bytes with no index test: its first compare in line, falling through when it is 0
+     * (the common case), and everything else out of line, in the section's subsection 1 (after all of its
+     * functions' code): the exact tests, and the runtime entered as if called from the line after the compare
+     * ({@code leaq ret(%rip), %rcx; pushq %rcx; jmp slow}: the same stack alignment as gcc's call). So the fast
+     * path takes no branch (jumping over the slow code in line was 9 % of sqlite3's checked run), and the slow
+     * call's return address ({@code .Lmtc_qN}, a site of the table, followed by the run's rest mark, which the
+     * fast path executes as a nop) is where the check stands: its function, line, inlined frames (DWARF) and
+     * unwind rules are the check's own. The out-of-line instructions themselves have no unwind rules (a debugger
+     * stopped on one cannot walk back); a return that no call pushed would trip a CET shadow stack, which the
+     * process enables only when every module is marked for it, and the check runtime is not.
+     */
+    private static List<String> outOfLine(int size, int n, String callee, String restMark) {
+        String away = ".Lmtc_o" + n, back = ".Lmtc_q" + n, slow = ".Lmtc_x" + n;
+        List<String> out = new ArrayList<>(firstTest(size));
+        out.add("\tjne\t" + away);
+        out.add(back + ":");
+        if (restMark != null) out.add(restMark);
+        out.add("\t.subsection\t1");
+        out.add(away + ":");
+        out.addAll(exactTests(size, back, slow));
+        out.add(slow + ":");
+        out.add("\tleaq\t" + back + "(%rip), %rcx");
+        out.add("\tpushq\t%rcx");
+        out.add("\tjmp\t" + callee);
+        out.add("\t.subsection\t0");
+        return out;
+    }
+
+    /**
+     * The first compare of the inline test of an access of 1, 2, 4 or 8 bytes at %rdi: zero when the access may
+     * be made. The shadow bytes of the access's granule and (for more than one byte) of the next one are both 0,
+     * so every byte is addressable wherever in the granule it starts (ASan's test reads only the first granule
+     * and misses an unaligned access that crosses into the next). One byte: its shadow byte, kept in %ecx.
+     */
+    static List<String> firstTest(int size) {
+        List<String> out = new ArrayList<>(List.of("\tmovq\t%rdi, %rax", "\tshrq\t$3, %rax"));
+        if (size == 1) {
+            out.add("\tmovsbl\t2147450880(%rax), %ecx");
+            out.add("\ttestl\t%ecx, %ecx");
+        } else {
+            out.add("\tcmpw\t$0, 2147450880(%rax)");
+        }
+        return out;
+    }
+
+    /**
+     * The exact tests after a first compare that was not 0, jumping to {@code fine} when the access may be made
+     * and to {@code slow}, the runtime's exact test, which follows them, otherwise: an 8-byte access that
+     * starts its granule needs that granule's byte 0 (the next granule is a block's redzone after its last field);
+     * a shorter one that stays in its granule, that granule's byte 0 or k with its last byte under k (a partial
+     * last granule: a block of 20 bytes' bytes 16..19). Anything else (a poisoned byte, an access across into a
+     * partial or poisoned granule) is the runtime's. Before, a 2- or 4-byte access tested its crossing with three
+     * more instructions on the fast path and every access to a partial granule called the runtime (2-3 % of
+     * sqlite3's checked run). %rax, %rcx and the flags are the call's to clobber.
+     */
+    static List<String> exactTests(int size, String fine, String slow) {
+        List<String> out = new ArrayList<>();
+        if (size == 1) {
+            out.add("\tmovl\t%edi, %eax");
+            out.add("\tandl\t$7, %eax");
+            out.add("\tcmpl\t%ecx, %eax");
+            out.add("\tjl\t" + fine);
+            return out;
+        }
+        if (size == 8) {
+            out.add("\ttestb\t$7, %dil");
+            out.add("\tjne\t" + slow);
+            out.add("\tcmpb\t$0, 2147450880(%rax)");
+            out.add("\tje\t" + fine);
+            return out;
+        }
+        out.add("\tmovsbl\t2147450880(%rax), %ecx");
+        out.add("\tmovl\t%edi, %eax");
+        out.add("\tandl\t$7, %eax");
+        out.add("\taddl\t$" + (size - 1) + ", %eax");
+        out.add("\tcmpl\t$7, %eax");
+        out.add("\tja\t" + slow);
+        out.add("\ttestl\t%ecx, %ecx");
+        out.add("\tje\t" + fine);
+        out.add("\tcmpl\t%ecx, %eax");
+        out.add("\tjl\t" + fine);
         return out;
     }
 
@@ -292,6 +370,9 @@ public final class CheckRewriter {
                     }
                 }
                 case AsmLine.Label x -> {
+                    // the return point of an out-of-line slow path's call (outOfLine) is a call site too
+                    if (RETURN_POINT.matcher(x.name()).matches() && !comdat && !inlineAsm && function != null)
+                        sites.add(new Site(x.name(), functionLabel, functionEnd, function, loc));
                     if (x.name().equals(pendingFunction)) {
                         function = x.name();
                         functionEnd = ".Lmtc_e" + labels;

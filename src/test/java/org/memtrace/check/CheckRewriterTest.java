@@ -99,13 +99,23 @@ class CheckRewriterTest {
         // stack slots keep their own checks (redzones lie between), and a call ends the block; the two stack
         // checks are one run, counted at once at its first (whose slow path marks the one check left after it)
         String count = "%rdi\n\tmovq\t__memtrace_check_inline@gottpoff(%rip), %rcx\n\t";
-        String test = "\tmovq\t%rdi, %rax\n\tshrq\t$3, %rax\n\tcmpb\t$0, 2147450880(%rax)\n";
-        assertThat(text).contains("leaq\t35(%rsp), " + count + "addq\t$2, %fs:(%rcx)\n" + test + "\tje\t.Lmtc_d0\n.Lmtc_x0:\n"
-                + "\tcall\t__memtrace_slow_load1@PLT\n\tnopl\t1836318721(%rax)\n.Lmtc_d0:");
-        assertThat(text).contains("leaq\t40(%rsp), %rdi\n" + test + "\tje\t.Lmtc_d1\n.Lmtc_x1:\n\tcall\t__memtrace_slow_load1@PLT\n.Lmtc_d1:");
-        // an 8-byte check also goes the slow way when it crosses into the next granule (does not start one)
-        assertThat(text).contains("leaq\t32(%rbx), " + count + "incq\t%fs:(%rcx)\n" + test + "\tjne\t.Lmtc_x2\n\ttestb\t$7, %dil\n"
-                + "\tje\t.Lmtc_d2\n.Lmtc_x2:\n\tcall\t__memtrace_slow_load8@PLT\n.Lmtc_d2:");
+        String shadow = "\tmovq\t%rdi, %rax\n\tshrq\t$3, %rax\n";
+        // one byte: its shadow byte 0 in line, falling through; out of line (subsection 1) a partial granule's k
+        // with the byte's offset under k, else the runtime, entered as if called from the line after the test
+        // (.Lmtc_q0, a site; the run's rest mark after it)
+        String test = shadow + "\tmovsbl\t2147450880(%rax), %ecx\n\ttestl\t%ecx, %ecx\n";
+        String partial = "\tmovl\t%edi, %eax\n\tandl\t$7, %eax\n\tcmpl\t%ecx, %eax\n";
+        assertThat(text).contains("leaq\t35(%rsp), " + count + "addq\t$2, %fs:(%rcx)\n" + test + "\tjne\t.Lmtc_o0\n.Lmtc_q0:\n"
+                + "\tnopl\t1836318721(%rax)\n\t.subsection\t1\n.Lmtc_o0:\n" + partial + "\tjl\t.Lmtc_q0\n.Lmtc_x0:\n"
+                + "\tleaq\t.Lmtc_q0(%rip), %rcx\n\tpushq\t%rcx\n\tjmp\t__memtrace_slow_load1@PLT\n\t.subsection\t0\n");
+        assertThat(text).contains("leaq\t40(%rsp), %rdi\n" + test + "\tjne\t.Lmtc_o1\n.Lmtc_q1:\n\t.subsection\t1\n.Lmtc_o1:\n"
+                + partial + "\tjl\t.Lmtc_q1\n.Lmtc_x1:\n\tleaq\t.Lmtc_q1(%rip), %rcx\n\tpushq\t%rcx\n\tjmp\t__memtrace_slow_load1@PLT\n");
+        // eight bytes: the shadow word of its granule and the next one 0 (wherever it starts), else one that starts
+        // its granule needs that granule's byte 0 only, and one that does not goes to the runtime
+        assertThat(text).contains("leaq\t32(%rbx), " + count + "incq\t%fs:(%rcx)\n" + shadow + "\tcmpw\t$0, 2147450880(%rax)\n"
+                + "\tjne\t.Lmtc_o2\n.Lmtc_q2:\n\t.subsection\t1\n.Lmtc_o2:\n\ttestb\t$7, %dil\n\tjne\t.Lmtc_x2\n"
+                + "\tcmpb\t$0, 2147450880(%rax)\n\tje\t.Lmtc_q2\n.Lmtc_x2:\n\tleaq\t.Lmtc_q2(%rip), %rcx\n\tpushq\t%rcx\n"
+                + "\tjmp\t__memtrace_slow_load8@PLT\n\t.subsection\t0\n");
         assertThat(text.split("__memtrace_check_inline", -1)).as("two runs, two counts").hasSize(3);
         assertThat(text).doesNotContain("__asan_");
     }
@@ -193,6 +203,14 @@ class CheckRewriterTest {
         assertThat(text).contains("f:\n.Lmtc_f0:").contains("call\tmalloc@PLT\n.Lmtc_r1:").contains(".Lmtc_e0:\n\t.size\tf, .-f")
                 .contains("\t.quad\t.Lmtc_r1, .Lmtc_f0, .Lmtc_e0, .Lmtc_s0, .Lmtc_s1")
                 .contains(".Lmtc_s0:\n\t.string\t\"f\"").contains(".Lmtc_s1:\n\t.string\t\"x.c:39\"");
+        // an out-of-line slow path returns to the line after its check: that return point is the call site, named
+        // with the check's line
+        CheckRewriter.Result checked = CheckRewriter.rewrite(lines("\t.file 1 \"x.c\"\n\t.type\tf, @function\nf:\n\t.loc 1 7 5\n"
+                + "\tmovq\t%rbx, %rdi\n\tcall\t__asan_load4@PLT\n\tmovl\t(%rbx), %eax\n\tret\n\t.size\tf, .-f\n"), false);
+        assertThat(checked.sites()).isEqualTo(1);
+        assertThat(String.join("\n", checked.lines())).contains("\tjne\t.Lmtc_o0\n.Lmtc_q0:\n")
+                .contains("\tleaq\t.Lmtc_q0(%rip), %rcx\n\tpushq\t%rcx\n\tjmp\t__memtrace_slow_load4@PLT\n\t.subsection\t0\n")
+                .contains("\t.quad\t.Lmtc_q0, .Lmtc_f0, .Lmtc_e0, .Lmtc_s0, .Lmtc_s1").contains(".Lmtc_s1:\n\t.string\t\"x.c:7\"");
     }
 
     @Test

@@ -101,9 +101,11 @@ if [ "${TABLES_ONLY:-off}" != on ]; then
   configs="plain-O0"
   for t in $tools; do case $t in asan-O0|asan-O2|check-O0|check-O2) configs="$configs $t" ;; esac; done
   for f in $files; do for c in $configs; do echo "$c $f"; done; done | xargs -P "$JOBS" -L 1 bash -c 'build "$@"' _
-  # the cases: every `vflag == N` of the file's main
+  # the cases: every `vflag == N` of the file's main, but memory_leak_001, which allocates in an endless loop
+  # (natively it ran into the timeout with 5 GB resident, and would exhaust the machine's memory)
   for f in $files; do
     for n in $(sed -n 's/.*vflag *== *\([0-9]*\) *||.*/\1/p' "$ITC_DIR/01.w_Defects/$f.c"); do
+      [ "$f $n" != "memory_leak 1" ] || continue
       for t in $tools; do echo "$t $f $n"; done
     done
   done | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _ >results.tsv 2>runs.log   # bash's "Aborted" lines
@@ -117,7 +119,7 @@ awk -F'\t' -v tools="$tools" '
 function cls(n) {
   if (n ~ /^buffer_overrun_dynamic/) return "heap overflow (buffer_overrun_dynamic)"
   if (n ~ /^buffer_underrun_dynamic/) return "heap underflow (buffer_underrun_dynamic)"
-  if (n ~ /^littlemem_st/) return "heap overflow, struct too small (littlemem_st)"
+  if (n ~ /^littlemem_st/) return "stack/global overflow, struct on a small buffer (littlemem_st)"
   if (n ~ /^overrun_st/) return "stack/global overflow (overrun_st)"
   if (n ~ /^underrun_st/) return "stack/global underflow (underrun_st)"
   if (n ~ /^double_free/) return "double free"

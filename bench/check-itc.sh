@@ -55,14 +55,14 @@ build() {
   printf '%s\n' '#include <stdio.h>' '#include <stdlib.h>' 'volatile int vflag; int idx, sink; double dsink; void *psink;' \
     "void $fn(void);" \
     'int main(int argc, char **argv) { if (argc != 2) return 2; vflag = atoi(argv[1]); '"$fn"'(); printf("done\n"); return 0; }' \
-    >"driver-$file.c"
+    >"driver-$config-$file.c"   # one per build: the builds of a file run in parallel
   case $config in
     plain-O0) cc="gcc -O0 -g -w" ;;
     asan-O0|asan-O2) cc="gcc -${config#asan-} -g -w -fsanitize=address" ;;
     check-O0|check-O2) cc="$MT cc --check -${config#check-} -g -w" ;;
   esac
   # shellcheck disable=SC2086
-  $cc -pthread -I"$ITC_DIR/include" -o "$config-$file" "driver-$file.c" "$ITC_DIR/01.w_Defects/$file.c" -lm \
+  $cc -pthread -I"$ITC_DIR/include" -o "$config-$file" "driver-$config-$file.c" "$ITC_DIR/01.w_Defects/$file.c" -lm \
     >"build-$config-$file.log" 2>&1 || echo "build failed: $config $file" >&2
 }
 

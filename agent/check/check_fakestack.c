@@ -14,7 +14,9 @@
  * Output: nothing of its own; check_report.c names the frame (mc_fake_frame_of below gives its base).
  *
  * Layout: one reservation (MAP_NORESERVE) of FS_SLOTS slots of FS_SLOT bytes, a slot per thread that used
- * fake frames (released when the thread ends). A slot holds, for each class N of 0..10, FS_CLASS bytes of
+ * fake frames (released when the thread ends); inaccessible until a thread takes the slot, so that an index
+ * far past a local (`buf[rand()]`, gigabytes) faults as a wild access, as on the real stack, instead of
+ * writing silently into a slot no thread used (shadow 0). A slot holds, for each class N of 0..10, FS_CLASS bytes of
  * frames of 64 << N bytes aligned on their size, then one flag byte per frame (1: in use). Frames are handed
  * out round robin from a per-thread hint, skipping frames in use, so a retired frame is not reused before the
  * class's other frames were: the window in which a use after return is still seen (4,096 calls for the
@@ -69,14 +71,20 @@ static uintptr_t take_slot(void)
     mc_init();       /* a frame before the module's constructor ran __asan_init */
     pthread_mutex_lock(&fs_lock);
     if (!fs_base) {
-        void *p = mmap(NULL, FS_SLOT * FS_SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *p = mmap(NULL, FS_SLOT * FS_SLOTS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         fs_base = p == MAP_FAILED ? (uintptr_t)-1 : (uintptr_t)p;
         if (p != MAP_FAILED) mt_own_add(p, FS_SLOT * FS_SLOTS);
         if (p != MAP_FAILED) pthread_key_create(&fs_key, slot_released);
     }
     if (fs_base != (uintptr_t)-1)
         for (int i = 0; i < FS_SLOTS; i++)
-            if (!fs_used[i]) { fs_used[i] = 1; slot = fs_base + (uintptr_t)i * FS_SLOT; break; }
+            if (!fs_used[i]) {
+                slot = fs_base + (uintptr_t)i * FS_SLOT;
+                /* read-write from its first use on (a slot given back stays so) */
+                if (mprotect((void *)slot, FS_SLOT, PROT_READ | PROT_WRITE) != 0) { slot = 0; break; }
+                fs_used[i] = 1;
+                break;
+            }
     pthread_mutex_unlock(&fs_lock);
     if (slot) pthread_setspecific(fs_key, (void *)slot);
     return slot;

@@ -107,6 +107,11 @@ static uint32_t thread_id(void)
 #define ARENA_SIZE ((size_t)64 << 30)
 #define ARENA_CLASSES (64 + 6 * 4)
 static uintptr_t arena_base, arena_top, arena_end;
+/* The arena is reserved inaccessible and opened (read-write) ARENA_STEP bytes at a time as arena_top reaches
+ * arena_open: an index far past a block (`p[rand()]`, Juliet's CWE129_rand) then faults, a wild access, as
+ * natively and under ASan, where a read-write reservation let it write silently into shadow-0 memory. */
+#define ARENA_STEP ((uintptr_t)32 << 20)
+static uintptr_t arena_open;
 static void *arena_free[ARENA_CLASSES];
 
 /* The class of a chunk of total bytes (at most ARENA_MAX) and, through *bytes, its size: 16-byte steps to
@@ -127,11 +132,10 @@ static inline __attribute__((always_inline)) unsigned arena_class(size_t total, 
 
 static void arena_init(void)
 {
-    void *m = mmap(NULL, ARENA_SIZE + (2u << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *m = mmap(NULL, ARENA_SIZE + (2u << 20), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) { arena_end = 1; return; }     /* glibc for every block */
     mt_own_add(m, ARENA_SIZE + (2u << 20));
-    arena_base = arena_top = ((uintptr_t)m + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
+    arena_base = arena_top = arena_open = ((uintptr_t)m + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
     arena_end = arena_base + ARENA_SIZE;
     if (!mc_addressable_range(arena_base) || !mc_addressable_range(arena_end - 1)) {
         mt_own_remove(m, ARENA_SIZE + (2u << 20));
@@ -216,6 +220,12 @@ static void *arena_take(size_t total, unsigned *c_out, size_t *bytes, struct mc_
         return p;
     }
     if (arena_end - arena_top < *bytes) return NULL;
+    if (arena_top + *bytes > arena_open) {
+        uintptr_t to = (arena_top + *bytes + ARENA_STEP - 1) & ~(ARENA_STEP - 1);
+        if (to > arena_end) to = arena_end;
+        if (mprotect((void *)arena_open, to - arena_open, PROT_READ | PROT_WRITE) != 0) return NULL;
+        arena_open = to;
+    }
     p = (void *)arena_top;
     arena_top += *bytes;
     return p;

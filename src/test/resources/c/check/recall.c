@@ -479,6 +479,22 @@ __attribute__((noinline)) static void double_free_loop(int n, int bad)
     if (bad) free(p[n % 4]); /* BAD:double_free_loop */
 }
 
+/* gcc -O2 deletes stores to a block that is freed right after, then the malloc/free pair itself, and with them
+ * the overflow or double free they held (ASan -O2 finds neither): --check builds keep free() no builtin */
+__attribute__((noinline)) static void written_then_freed(int n, int bad)
+{
+    char *p = malloc(8);
+    for (int i = 0; i < 8 + bad; i++) p[i] = 1; /* BAD:written_then_freed */
+    free(p);
+}
+
+__attribute__((noinline)) static void double_free_unused(int n, int bad)
+{
+    char *p = malloc(8);
+    free(p);
+    if (bad) free(p); /* BAD:double_free_unused */
+}
+
 /* ---- invalid free (CWE-590, CWE-761) ---- */
 
 __attribute__((noinline)) static void free_alloca(int n, int bad)
@@ -627,6 +643,14 @@ __attribute__((noinline)) static void leak_tls(int n, int bad)
     forget(p);
 }
 
+/* only written, never read: gcc -O2 deletes such an allocation when malloc is a builtin */
+__attribute__((noinline)) static void leak_written_only(int n, int bad)
+{
+    char *p = malloc(16);
+    p[0] = 1;
+    if (!bad) free(p);
+}
+
 __attribute__((noinline)) static void strcat_overlap(int n, int bad)
 {
     char *p = malloc(n);
@@ -653,10 +677,11 @@ int main(int argc, char **argv)
         C(global_struct_overflow), C(static_overflow), C(global_underflow), C(global_memcpy_overflow),
         C(use_after_scope), C(use_after_return), C(use_after_realloc), C(use_after_free_memcpy), C(use_after_free_write),
         C(use_after_free_strlen), C(use_after_free_reused), C(double_free_realloc), C(double_free_loop),
+        C(written_then_freed), C(double_free_unused),
         C(free_alloca), C(free_static_local), C(free_struct_stack), C(free_string_literal),
         C(free_after_increment), C(null_read), C(null_write), C(strlen_null),
         C(wprintf_after_free), C(swprintf_overflow), C(leak_calloc), C(leak_strdup), C(leak_realloc),
-        C(leak_list), C(leak_interior), C(leak_tls), C(strcat_overlap),
+        C(leak_list), C(leak_interior), C(leak_tls), C(leak_written_only), C(strcat_overlap),
 #undef C
     };
     if (strcmp(argv[1], "list") == 0) {

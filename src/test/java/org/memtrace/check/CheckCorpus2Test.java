@@ -19,7 +19,7 @@ class CheckCorpus2Test extends CheckCorpusTest {
     /** cc --check: the first report of each C case ({any}: a frame in no site table, which names may yet improve). */
     static final String C2_CHECK = """
             double_free_cleanup@O0 | double free: free of <freed:0002@run+{n}>+0 (a block of 16 bytes, allocated at double_free_cleanup.c:{n}, freed at double_free_cleanup.c:{n}), at {BAD} (record_free+{n})
-            double_free_cleanup@O2 | double free: free of <freed:0001@run+{n}>+0 (a block of 16 bytes, allocated at double_free_cleanup.c:{n}, freed at double_free_cleanup.c:{n}), at {BAD} (run+{n})
+            double_free_cleanup@O2 | double free: free of <freed:0002@run+{n}>+0 (a block of 16 bytes, allocated at double_free_cleanup.c:{n}, freed at double_free_cleanup.c:{n}), at {BAD} (run+{n})
             double_free_realloc_zero | double free: free of <freed:0001@shrink+{n}>+0 (a block of 40 bytes, allocated at double_free_realloc_zero.c:{n}, freed at double_free_realloc_zero.c:{n}), at {BAD} (shrink+{n})
             free_middle_advanced | invalid free: free of <malloc0001@parse+{n}>+3 (a block of 24 bytes, allocated at free_middle_advanced.c:{n}), at {BAD} (parse+{n})
             free_struct_member | invalid free: free of <stack:m@send>+4 (a variable of 36 bytes, declared at line {n} of send), at {BAD} (send+{n})

@@ -84,6 +84,8 @@ class CheckRecallTest {
             use_after_free_reused | use after free: <freed:0002@use_after_free_reused+{n}>+0 (a block of 16 bytes, allocated at recall.c:{n}, freed at recall.c:{n}) read 1 byte, at {BAD} (use_after_free_reused+{n})
             double_free_realloc | double free: free of <freed:0002@double_free_realloc+{n}>+0 (a block of 16 bytes, allocated at recall.c:{n}, freed at recall.c:{n}), at {BAD} (double_free_realloc+{n})
             double_free_loop | double free: free of <freed:0002@double_free_loop+{n}>+0 (a block of 16 bytes, allocated at recall.c:{n}, freed at recall.c:{n}), at {BAD} (double_free_loop+{n})
+            written_then_freed | heap overflow: <malloc0002@written_then_freed+{n}>+8 (a block of 8 bytes, allocated at recall.c:{n}) written 1 byte{| by the loop}, 0 bytes past its end, at {BAD} (written_then_freed+{n})
+            double_free_unused | double free: free of <freed:0002@double_free_unused+{n}>+0 (a block of 8 bytes, allocated at recall.c:{n}, freed at recall.c:{n}), at {BAD} (double_free_unused+{n})
             free_alloca | invalid free: free of <stack:alloca>+0 (an alloca of 16 bytes), at {BAD} (free_alloca+{n})
             free_static_local | invalid free: free of local+0 (a global of 64 bytes, defined at recall.c:{n}), at {BAD} (free_static_local+{n})
             free_struct_stack | invalid free: free of <stack:f@free_struct_stack>+0 (a variable of 44 bytes, declared at line {n} of free_struct_stack), at {BAD} (free_struct_stack+{n})
@@ -100,6 +102,7 @@ class CheckRecallTest {
             leak_list | leak: <malloc0002@leak_list+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit, with 15 more blocks from the same call, 256 bytes in all
             leak_interior | leak: <malloc0002@leak_interior+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit
             leak_tls | leak: <malloc0002@leak_tls+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit
+            leak_written_only | leak: <malloc0002@leak_written_only+{n}> (a block of 16 bytes, allocated at recall.c:{n}) unreachable at exit
             strcat_overlap | overlapping copy: {strcat|strcpy} of 3 bytes from <malloc0002@strcat_overlap+{n}>+1 to <malloc0002@strcat_overlap+{n}>+{0|3}, at {BAD} (strcat_overlap+{n})
             """;
 
@@ -109,7 +112,7 @@ class CheckRecallTest {
             new_delete_array | allocator mismatch: delete[] of <new0002@new_delete_array(int, int)+{n}>+0 (a block of 8 bytes, allocated at recall.cc:{n}, from new), at {BAD} (new_delete_array(int, int)+{n})
             malloc_delete_array | allocator mismatch: delete[] of <malloc0002@malloc_delete_array(int, int)+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (malloc_delete_array(int, int)+{n})
             strdup_delete | allocator mismatch: delete[] of <malloc0002@strdup_delete(int, int)+{n}>+0 (a block of 9 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (strdup_delete(int, int)+{n})
-            realloc_delete | allocator mismatch: delete of <malloc0002@realloc_delete(int, int)+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (realloc_delete(int, int)+{n})
+            realloc_delete | allocator mismatch: delete of <realloc0002@realloc_delete(int, int)+{n}>+0 (a block of 16 bytes, allocated at recall.cc:{n}, from malloc), at {BAD} (realloc_delete(int, int)+{n})
             double_delete | double free: delete of <freed:0002@double_delete(int, int)+{n}>+0 (a block of 24 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}), at {BAD} (double_delete(int, int)+{n})
             double_delete_array | double free: delete[] of <freed:0002@double_delete_array(int, int)+{n}>+0 (a block of 64 bytes, allocated at recall.cc:{n}, freed at recall.cc:{n}), at {BAD} (double_delete_array(int, int)+{n})
             delete_stack | invalid free: delete of <stack:local@delete_stack(int, int)>+0 (a variable of 24 bytes, declared at line {n} of delete_stack(int, int)), at {BAD} (delete_stack(int, int)+{n})

@@ -13,7 +13,7 @@
 # each file's cases at once (N = F*1000+888) with MEMTRACE_CHECK=continue, a JVM each (PER_CASE=on runs them
 # case by case instead: a JVM per case). A run is "quiet" when it prints no `memtrace:` line, exits as the
 # native run and prints what it printed (thread ids and addresses masked: they differ between any two runs);
-# a report is a line of one of the checker's kinds (report_re below), not memtrace's notes.
+# a report is a line of one of the checker's kinds (report_re, bench/check-kinds.sh), not memtrace's notes.
 # Writes bench/results/check-itc-fp.md (BENCH_RESULTS=off for a trial run).
 # Usage: ITC=/tmp/itc bench/check-itc-fp.sh   (SUITE=01.w_Defects FILES="data_overflow race_condition" runs
 # those files of the defect half; JOBS=N, default 2; TOOLS="check-O0 rewrite" only those columns;
@@ -87,11 +87,8 @@ one() {
     "$same" "${rep:--}"
   [ "$tool" != native ] || echo "$st" >"runs/native-$num.st"
 }
-# a report's first line (agent/check/check_report.c's kinds); memtrace's notes (`check summary:`, rewrite
-# mode's `check: N memory instructions ... checked`) have the same shape and are not reports
-report_re='^memtrace: (heap (overflow|underflow)|stack (overflow|underflow|use after (scope|return))|global (overflow|underflow)|use after free|double free|invalid free|allocator mismatch|intra-object overflow|overlapping copy|null dereference|wild access|leaks?): '
+. "$root/bench/check-kinds.sh"
 export -f one
-export report_re
 { cat cases.txt; [ "${PER_CASE:-off}" = on ] || cat filecases.txt; } | sed 's/^/native /' |
   xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _ >results.tsv
 for t in asan-O0 $tools; do

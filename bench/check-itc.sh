@@ -66,24 +66,23 @@ build() {
     >"build-$config-$file.log" 2>&1 || echo "build failed: $config $file" >&2
 }
 
-# the first line of a report (agent/check/check_report.c's kinds), as bench/check-recall.sh reads it
-report_re='^memtrace: (heap (overflow|underflow)|stack (overflow|underflow|use after (scope|return))|global (overflow|underflow)|use after free|double free|invalid free|allocator mismatch|intra-object overflow|overlapping copy|null dereference|wild access|leaks?): '
+. "$root/bench/check-kinds.sh"
 
 # one run: TOOL FILE N -> "tool case found kind status"
 one() {
   local tool=$1 file=$2 n=$3 st=0 kind= tag="$1-$2-$3"
   case $tool in
     native) timeout 60 "./plain-O0-$file" "$n" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            [ "$st" -eq 0 ] || kind=$(grep -m1 -o -E 'double free|free\(\): [a-z ]*|munmap_chunk\(\): [a-z ]*|stack smashing|buffer overflow detected|corrupted [a-z ]*|malloc\(\): [a-z ]*' "$tag.err" || echo "status $st") ;;
+            [ "$st" -eq 0 ] || kind=$(native_kind "$tag.err" "$st") ;;
     check-O0|check-O2)
             env -u MEMTRACE_CHECK timeout 60 "./$tool-$file" "$n" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            kind=$(grep -m1 -E "$report_re" "$tag.err" | sed 's/^memtrace: \([^:]*\):.*/\1/' || true) ;;
+            kind=$(memtrace_kind "$tag.err") ;;
     rewrite|fault)
             timeout 180 "$MT" run --check --mode "$tool" -- "./plain-O0-$file" "$n" </dev/null >"$tag.out" 2>"$tag.err" || st=$?
-            kind=$(grep -m1 -E "$report_re" "$tag.err" | sed 's/^memtrace: \([^:]*\):.*/\1/' || true) ;;
+            kind=$(memtrace_kind "$tag.err") ;;
     asan-O0|asan-O2)
             timeout 60 "./$tool-$file" "$n" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            kind=$(grep -m1 -o 'ERROR: [A-Za-z]*Sanitizer: [A-Za-z-]*' "$tag.err" | sed 's/.*LeakSanitizer: .*/leak/; s/.*Sanitizer: //' || true) ;;
+            kind=$(asan_kind "$tag.err") ;;
   esac
   local found=no
   case $tool in
@@ -95,7 +94,6 @@ one() {
   printf '%s\t%s_%03d\t%s\t%s\t%s\n' "$tool" "$file" "$n" "$found" "${kind// /_}" "$st"
 }
 export -f build one
-export report_re
 
 if [ "${TABLES_ONLY:-off}" != on ]; then
   configs="plain-O0"

@@ -68,8 +68,7 @@ helpers() {
     echo "build failed: helpers $config $lang" >&2
 }
 
-# the first line of a report of memtrace run --check (agent/check/check_report.c's kinds)
-report_re='^memtrace: (heap (overflow|underflow)|stack (overflow|underflow|use after (scope|return))|global (overflow|underflow)|use after free|double free|invalid free|allocator mismatch|intra-object overflow|overlapping copy|null dereference|wild access|leaks?): '
+. "$root/bench/check-kinds.sh"
 
 # one run: TOOL CASE bad|good -> "tool case mode found kind same-output status"
 one() {
@@ -77,7 +76,7 @@ one() {
   case $tool in
     native) timeout 60 "./plain-O0-$name" "$mode" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
             if [ "$st" -ne 0 ]; then   # glibc's own aborts, or a crash
-              kind=$(grep -m1 -o -E 'double free|free\(\): [a-z ]*|munmap_chunk\(\): [a-z ]*|stack smashing|buffer overflow detected|corrupted [a-z ]*|malloc\(\): [a-z ]*' "$tag.err" || echo "status $st")
+              kind=$(native_kind "$tag.err" "$st")
             fi ;;
     check-O0|check-O2)
             env -u MEMTRACE_CHECK ${CHECK_LIB_DIR:+LD_LIBRARY_PATH=$CHECK_LIB_DIR} timeout 60 "./$tool-$name" "$mode" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
@@ -86,10 +85,10 @@ one() {
             timeout 180 "$MT" run --check --mode "$tool" -- "./plain-O0-$name" "$mode" </dev/null >"$tag.out" 2>"$tag.err" || st=$?
             # a report's kind only: memtrace's own notes ("the program was killed by ...", "the trace is
             # incomplete: ...") have the same shape and are not detections
-            kind=$(grep -m1 -E "$report_re" "$tag.err" | sed 's/^memtrace: \([^:]*\):.*/\1/' || true) ;;
+            kind=$(memtrace_kind "$tag.err") ;;
     asan-O0|asan-O2)
             timeout 60 "./$tool-$name" "$mode" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            kind=$(grep -m1 -o 'ERROR: [A-Za-z]*Sanitizer: [A-Za-z-]*' "$tag.err" | sed 's/.*LeakSanitizer: .*/leak/; s/.*Sanitizer: //' || true) ;;
+            kind=$(asan_kind "$tag.err") ;;
   esac
   local found=no
   case $tool in

@@ -266,8 +266,9 @@ void mc_rw_init(void);          /* check_rwprobe.c: the rewrite-mode trampolines
  * on unknown address" (check_report.c, mc_report_segv), then the program dies of the signal as natively: the
  * handler puts the default action back and returns, so the instruction faults again. Installed only where
  * the program has none at start; a handler the program installs later replaces it, as it would ASan's. The
- * access's size is not known here (no decoder in this runtime): the line says "read" or "written" alone. A
- * fault by code in a rewrite-mode trampoline names the trampoline's address. */
+ * access's size is read off the instruction (operand_bytes; "read"/"written" alone for a form it does not
+ * know); a fault by an instruction a rewrite moved into a trampoline behind its check is named by the
+ * instruction's own address (moved_from), one moved without a check by the trampoline's address. */
 /* A ret that faults taking an overwritten return address (a non-canonical one: a general protection fault at the
  * ret), or the fetch fault at an unmapped one it took (the quad just below %rsp is the address faulted at): at
  * -O0 an overflow of a stack array (gcc's inline moves of a constant-size memcpy, which no wrapper sees) runs
@@ -296,6 +297,130 @@ static int smashed_return(siginfo_t *si, const greg_t *gr)
     return 1;
 }
 
+extern __thread int mc_site_insn __attribute__((tls_model("initial-exec")));    /* check_report.c */
+extern __thread uintptr_t mc_site_rbp __attribute__((tls_model("initial-exec")));
+
+/* The bytes the memory operand of the instruction at ip spans, for the report of a fault (0: not known). No
+ * library decoder here: a checked program runs where Zydis may not be installed, and a dlopen inside the
+ * handler would, in a rewrite run, stop the dying thread to have the library planned and rewritten. The forms
+ * compilers emit for plain loads and stores are read instead: legacy prefixes, REX, one-byte opcodes (mov,
+ * the ALU group, test, xchg, inc/dec, shifts, movsxd, push/pop, string moves and stores) and the 0F map's
+ * movzx/movsx, cmov, imul, cmpxchg, xadd, movnti and SSE moves and scalar arithmetic. Anything else (VEX,
+ * EVEX, the 0F38/0F3A maps, x87): 0, and the report says "read"/"written" alone, as before. */
+static size_t operand_bytes(const unsigned char *p)
+{
+    int osize = 0, rep = 0, repne = 0, w = 0;
+    for (int i = 0; i < 14; i++, p++) {
+        unsigned c = *p;
+        if (c == 0x66) osize = 1;
+        else if (c == 0xf3) rep = 1;
+        else if (c == 0xf2) repne = 1;
+        else if (c == 0x67 || c == 0xf0 || c == 0x2e || c == 0x36 || c == 0x3e || c == 0x26 || c == 0x64 || c == 0x65) continue;
+        else break;
+    }
+    if ((*p & 0xf0) == 0x40) { w = (*p & 8) != 0; p++; }
+    size_t v = w ? 8 : osize ? 2 : 4;   /* the operand size of a 16/32/64-bit form */
+    unsigned op = *p++, reg = (*p >> 3) & 7;
+    if (op < 0x40 && (op & 7) < 4) return (op & 1) ? v : 1;                        /* add, or, adc, sbb, and, sub, xor, cmp */
+    switch (op) {
+    case 0x88: case 0x8a: case 0xc6: case 0x80: case 0x84: case 0x86: case 0xf6: case 0xfe:
+    case 0xc0: case 0xd0: case 0xd2: case 0xa4: case 0xaa: case 0xac:
+        return 1;
+    case 0x89: case 0x8b: case 0xc7: case 0x81: case 0x83: case 0x85: case 0x87: case 0xf7:
+    case 0xc1: case 0xd1: case 0xd3: case 0xa5: case 0xab: case 0xad:
+        return v;
+    case 0x63: return 4;                                                               /* movsxd: the source */
+    case 0x8f: return 8;                                                               /* pop r/m64 */
+    case 0xff: return reg == 6 ? 8 : reg < 2 ? v : 0;                                  /* push; inc, dec */
+    case 0x0f: break;
+    default: return 0;
+    }
+    op = *p++;
+    if (op >= 0x40 && op <= 0x4f) return v;                                            /* cmovcc */
+    switch (op) {
+    case 0xb6: case 0xbe: case 0xb0: case 0xc0: return 1;                              /* movzx, movsx, cmpxchg, xadd */
+    case 0xb7: case 0xbf: return 2;
+    case 0xaf: case 0xb1: case 0xc1: case 0xc3: return v;                              /* imul, cmpxchg, xadd, movnti */
+    case 0x10: case 0x11: case 0x51: case 0x58: case 0x59: case 0x5c: case 0x5d: case 0x5e: case 0x5f:
+        return rep ? 4 : repne ? 8 : 16;                                               /* movss/sd/ups/upd, scalar or packed arithmetic */
+    case 0x5a: return rep ? 4 : repne ? 8 : osize ? 16 : 8;                            /* cvtss2sd, cvtsd2ss, cvtpd2ps, cvtps2pd */
+    case 0x2a: return rep || repne ? (w ? 8 : 4) : 8;                                  /* cvtsi2ss/sd; cvtpi2ps */
+    case 0x2c: case 0x2d: return rep ? 4 : repne ? 8 : osize ? 16 : 8;                 /* cvt(t)ss2si, cvt(t)sd2si */
+    case 0x2e: case 0x2f: return osize ? 8 : 4;                                        /* ucomisd/ss, comisd/ss */
+    case 0x28: case 0x29: case 0x2b: case 0xe7: return 16;                             /* movaps/apd, movntps, movntdq */
+    case 0x12: case 0x13: case 0x16: case 0x17: case 0xd6: return 8;                   /* movlps/hps/lpd/hpd, movq */
+    case 0x6f: case 0x7f: return osize || rep ? 16 : 8;                                /* movdqa, movdqu; mmx movq */
+    case 0x6e: return w ? 8 : 4;                                                       /* movd/movq to a register */
+    case 0x7e: return rep ? 8 : w ? 8 : 4;                                             /* movq xmm, m64; movd/movq from one */
+    }
+    return 0;
+}
+
+static int same(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    while (n && *a == *b) n--, a++, b++; /* by hand: libc's memcmp here is the checked wrapper */
+    return n == 0;
+}
+
+/* A rewrite run's trampoline copy of a checked instruction (org.memtrace.rewrite.CheckProbe) follows its check,
+ * which ends `call *0x7fff9ff8; .long desc; .long INSN - .` (more words for a stack variable's) and then
+ * `pop %rcx; pop %rax; lea 128(%rsp),%rsp`: the instruction's own address in its module, so that a fault there is
+ * named by its line and function as any check's report, rather than by the trampoline's address. ip itself
+ * when the bytes before it are not those (not in a trampoline, or an unchecked copy such as a RIP-relative one). */
+static uintptr_t moved_from(uintptr_t ip)
+{
+    static const unsigned char tail[10] = {0x59, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
+    static const unsigned char call[7] = {0xff, 0x14, 0x25, 0xf8, 0x9f, 0xff, 0x7f};
+    enum { WINDOW = 264 };
+    unsigned char b[WINDOW];
+    /* words of ip's own page only: the page before may be the module's or unmapped */
+    uintptr_t from = (ip - 256) & ~(uintptr_t)7, page = ip & ~(uintptr_t)4095, n = 0;
+    if (ip < 256 || from < page) from = page;
+    for (uint64_t w; from + n < ip && n + 8 <= WINDOW && !mc_read_word(&w, from + n); n += 8)
+        __builtin_memcpy(b + n, &w, 8);
+    size_t end = ip - from;
+    if (end > n || end < sizeof tail || !same(b + end - sizeof tail, tail, sizeof tail)) return ip;
+    /* the last call before the tail: the instruction's check (the words after it: desc, then INSN - .) */
+    for (size_t c = end - sizeof tail; c-- > 0;) {
+        if (c + sizeof call + 8 > end - sizeof tail || !same(b + c, call, sizeof call)) continue;
+        int32_t rel;
+        __builtin_memcpy(&rel, b + c + sizeof call + 4, 4);
+        return from + c + sizeof call + 4 + (intptr_t)rel;
+    }
+    return ip;
+}
+
+/* Whether the instruction at p is a check's own read of the shadow (its displacement the shadow's base,
+ * 0x7fff8000): a non-canonical address's shadow is non-canonical too, so the check faults before the access. */
+static int shadow_load(const unsigned char *p)
+{
+    static const unsigned char base[4] = {0x00, 0x80, 0xff, 0x7f};
+    for (int i = 2; i <= 8; i++)
+        if (same(p + i, base, 4)) return 1;
+    return 0;
+}
+
+/* A rewrite run's check (CheckProbe) faulting at its first shadow read, `movzbl 0x7fff8000(%rcx),%ecx; jrcxz;
+ * call *0x7fff9ff8; .long desc; .long INSN - .`: the access it tests, from its words (size, write, the
+ * instruction's address); its address is %rax. 0 when the bytes at ip are not that. */
+static int check_fault(uintptr_t ip, const greg_t *gr, uintptr_t *addr, size_t *size, int *write, uintptr_t *insn)
+{
+    static const unsigned char head[7] = {0x0f, 0xb6, 0x89, 0x00, 0x80, 0xff, 0x7f};
+    static const unsigned char call[7] = {0xff, 0x14, 0x25, 0xf8, 0x9f, 0xff, 0x7f};
+    const unsigned char *p = (const unsigned char *)ip;
+    if (!same(p, head, 7) || p[7] != 0xe3 || !same(p + 9, call, 7)) return 0;
+    uint32_t desc;
+    int32_t rel;
+    __builtin_memcpy(&desc, p + 16, 4);
+    __builtin_memcpy(&rel, p + 20, 4);
+    if (desc & 0x60000) return 0; /* a range (rep string) or a stack variable's: not this form */
+    *addr = (uintptr_t)gr[REG_RAX];
+    *size = desc & 0xffff;
+    *write = (desc & 0x10000) != 0;
+    *insn = ip + 20 + (intptr_t)rel;
+    return 1;
+}
+
 static void on_fault(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -315,7 +440,17 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
                     : si->si_code == SEGV_MAPERR ? "unmapped memory"
                     : si->si_code == SEGV_ACCERR ? (write ? "memory that may not be written" : "memory that may not be read")
                     : "a non-canonical address";
-    mc_report_segv(addr, si->si_code != SI_KERNEL, 0, write ? MC_WRITE : MC_READ, (const void *)gr[REG_RIP], why);
+    uintptr_t ip = (uintptr_t)gr[REG_RIP], site = ip;
+    int known = si->si_code != SI_KERNEL;
+    size_t size = 0;
+    if (check_fault(ip, gr, &addr, &size, &write, &site)) known = 1;
+    else if (shadow_load((const unsigned char *)ip)) size = 0; /* a --check build's inline check: the access is not known */
+    else size = operand_bytes((const unsigned char *)ip), site = moved_from(ip);
+    /* the faulting instruction's own address, not a return address: its line is the table's at it */
+    mc_site_insn = 1;
+    mc_site_rbp = (uintptr_t)gr[REG_RBP];
+    mc_report_segv(addr, known, size, write ? MC_WRITE : MC_READ, (const void *)site, why);
+    mc_site_insn = 0;
 }
 
 static void catch_faults(void)

@@ -31,7 +31,8 @@ import org.memtrace.x86.MemoryOperand;
  * <p>Not checked, since no redzone is there in a binary nobody rebuilt: stack slots (implicit ones, and operands
  * based on {@code %rsp}), RIP-relative and absolute operands (globals), {@code %fs}/{@code %gs} operands (thread-local
  * storage). An indexed access from {@code %rbp} in gcc -O0 code with DWARF is checked against its stack variable
- * instead of the shadow ({@link StackSlots}; the sequence at {@code stack}).
+ * instead of the shadow ({@link StackSlots}; the sequence at {@code stack}); one without an index there is a slot
+ * of the function's own frame, whose shadow is 0, and is not checked at all ({@link StackSlots#frameSlot}).
  */
 final class CheckProbe {
     /** The quad the check runtime fills with its slow path's address: the shadow of the null page's last 64 bytes. */
@@ -49,13 +50,20 @@ final class CheckProbe {
     }
 
     /** The accesses of {@code part} its check tests. */
-    static List<MemoryAccess> checks(Decision.Part part) {
-        return part.accesses().stream().filter(CheckProbe::checked).toList();
+    static List<MemoryAccess> checks(Decision.Part part) { return checks(part, StackSlots.NONE); }
+
+    /** The same, but for the frame slots of the functions {@code slots} knows ({@link StackSlots#frameSlot}). */
+    static List<MemoryAccess> checks(Decision.Part part, StackSlots slots) {
+        long at = part.instruction().address();
+        return part.accesses().stream().filter(a -> checked(a) && !slots.frameSlot(at, a)).toList();
     }
 
     /** Whether {@code p}'s trampoline checks anything (a patch that does not is not written in a check plan). */
-    static boolean checksAny(Decision.Patch p) {
-        return p.parts().stream().anyMatch(part -> !checks(part).isEmpty());
+    static boolean checksAny(Decision.Patch p) { return checksAny(p, StackSlots.NONE); }
+
+    /** The same, the frame slots {@code slots} knows not checked. */
+    static boolean checksAny(Decision.Patch p, StackSlots slots) {
+        return p.parts().stream().anyMatch(part -> !checks(part, slots).isEmpty());
     }
 
     /** The most bytes the checks of {@code p} take. */
@@ -65,7 +73,7 @@ final class CheckProbe {
     static long bound(Decision.Patch p, StackSlots slots) {
         long n = 0;
         for (Decision.Part part : p.all())
-            for (MemoryAccess a : checks(part)) {
+            for (MemoryAccess a : checks(part, slots)) {
                 var slot = slots.slotOf(part.instruction().address(), a);
                 n += slot.isEmpty() ? 96 : 160 + 4L * (slot.get().variable().length() + slot.get().function().length());
             }
@@ -77,7 +85,7 @@ final class CheckProbe {
 
     /** The same, an access {@code slots} names a stack variable for checked against that variable instead. */
     static void emit(StringBuilder s, Decision.Part part, String label, StackSlots slots) {
-        List<MemoryAccess> checks = checks(part);
+        List<MemoryAccess> checks = checks(part, slots);
         for (int i = 0; i < checks.size(); i++) {
             MemoryAccess a = checks.get(i);
             String l = label + "_" + i;

@@ -149,18 +149,18 @@ public final class ModuleRewrite {
         for (Decision d : decisions) {
             switch (d) {
                 case Decision.Patch p -> {
-                    if (probes == Probes.CHECK && !CheckProbe.checksAny(p)) continue; // nothing to check: left as it is
+                    if (probes == Probes.CHECK && !CheckProbe.checksAny(p, slots)) continue; // nothing to check: left as it is
                     patches.add(p);
                     room += TrampolineWriter.bound(p) + (probes.checks() ? CheckProbe.bound(p, slots) : 0);
                     for (Decision.Part part : p.parts())
-                        if (probes == Probes.CHECK ? !CheckProbe.checks(part).isEmpty() : !part.accesses().isEmpty()) {
+                        if (probes == Probes.CHECK ? !CheckProbe.checks(part, slots).isEmpty() : !part.accesses().isEmpty()) {
                             rewritten++;
                             patched.add(part.instruction().address());
                         }
                 }
                 case Decision.Trapped t -> {
                     // a check plan traps only what it checks; the trap's trampoline checks or records as the others do
-                    if (probes == Probes.CHECK && !CheckProbe.checksAny(t.patch())) continue;
+                    if (probes == Probes.CHECK && !CheckProbe.checksAny(t.patch(), slots)) continue;
                     trapped.add(t.patch());
                     room += TrampolineWriter.bound(t.patch()) + (probes.checks() ? CheckProbe.bound(t.patch(), slots) : 0);
                     for (Decision.Part part : t.patch().parts()) patched.add(part.instruction().address());
@@ -171,7 +171,8 @@ public final class ModuleRewrite {
                 }
                 case Decision.Covered c -> { } // counted with the patch that moved it
                 case Decision.Left l -> {
-                    if (probes != Probes.CHECK || l.instruction().accesses().stream().anyMatch(CheckProbe::checked))
+                    if (probes != Probes.CHECK || l.instruction().accesses().stream()
+                            .anyMatch(a -> CheckProbe.checked(a) && !slots.frameSlot(l.instruction().address(), a)))
                         left[l.reason().ordinal()]++;
                 }
             }

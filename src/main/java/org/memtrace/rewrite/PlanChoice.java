@@ -31,8 +31,14 @@ public record PlanChoice(Selective selective, Probes probes) {
         return new PlanChoice(selective, Probes.RECORD);
     }
 
+    /**
+     * The version of what a check plan checks, in its key only: a change there plans the check plans again and
+     * leaves the tracing plans (libc's among them) cached. 2: frame slots of -O0 functions not checked.
+     */
+    static final String CHECKS_VERSION = "2";
+
     /** What the cache key adds for this choice: nothing for {@link #TRACE}, so its plans keep their names. */
     String key() {
-        return (probes != Probes.RECORD ? "+" + probes : "") + (selective != null ? "\0" + selective.key() + "\0" : "");
+        return (probes != Probes.RECORD ? "+" + probes + "-v" + CHECKS_VERSION : "") + (selective != null ? "\0" + selective.key() + "\0" : "");
     }
 }

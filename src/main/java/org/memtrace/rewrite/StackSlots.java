@@ -20,7 +20,7 @@ import org.memtrace.x86.MemoryOperand;
  * ({@code a[i - 1]} as {@code a - 4}), which would name the variable below. Where two variables hold the
  * displacement (scopes sharing a slot) the check is against their hull. Accesses through another register
  * (a pointer to a local, gcc's {@code lea} then {@code add} of a char array's index) and {@code %rbp}-based
- * accesses with no index (in bounds by construction) are not checked here.
+ * accesses with no index (in bounds by construction) are not checked here, nor against the shadow ({@link #frameSlot}).
  */
 final class StackSlots {
     /** The variable an access is checked against: {@code [cfaOffset, cfaOffset + size)} from the frame's CFA. */
@@ -35,6 +35,21 @@ final class StackSlots {
     }
 
     boolean isEmpty() { return functions.isEmpty(); }
+
+    /**
+     * Whether {@code a}, made by the instruction at {@code address}, is a frame slot {@code disp(%rbp)} (no index)
+     * of an unoptimised frame-pointer function: an address in its own stack frame, whose shadow nobody poisons in
+     * a binary nobody rebuilt, so the shadow test can never fail and the access is not checked (issue 22, slow22:
+     * gcc -O0 loops are made of such accesses, each a trampoline round trip for nothing). An indexed one is
+     * {@link #slotOf}'s.
+     */
+    boolean frameSlot(long address, MemoryAccess a) {
+        MemoryOperand m = a.operand();
+        if (functions.isEmpty() || a.implicitStack() || a.sizeBytes() <= 0) return false;
+        if (!m.base().isFramePointer() || m.base().widthBits() != 64 || !m.index().isNone() || m.segment().isSegmentWithBase())
+            return false;
+        return functionAt(address) != null;
+    }
 
     /** The variable that {@code a}, made by the instruction at {@code address}, is checked against, if any. */
     Optional<Slot> slotOf(long address, MemoryAccess a) {

@@ -66,4 +66,47 @@ class CheckProbeTest {
         assertThat(linked.text().length).isLessThanOrEqualTo((int) (TrampolineWriter.bound(loadPatch) + CheckProbe.bound(loadPatch)
                 + TrampolineWriter.bound(storePatch) + CheckProbe.bound(storePatch) + 64));
     }
+
+    /**
+     * ITC's redundant_cond_014 shape (issue 22, slow22): a gcc -O0 loop whose every instruction reads or writes a
+     * local through {@code disp(%rbp)} took a check trampoline per access, 18x native under run --check, for a
+     * test that cannot fail (nobody poisons a stack's shadow). With the function's DWARF those frame slots are
+     * not checked, so the loop is left as it is; an indexed local and an access through a pointer still are.
+     */
+    @Test
+    void frameSlotsOfAnUnoptimisedFunctionAreNotCheckedIndexedAndPointerAccessesAre() throws Exception {
+        Files.writeString(dir.resolve("slots.c"), """
+                volatile int sink;
+                __attribute__((noinline)) void count(int a, int *p) {
+                  int b = 0; int buf[4] = {0};
+                  do { b += a; a--; } while (10 < a);
+                  buf[a & 3] = b;
+                  *p = b + buf[1];
+                  sink = b;
+                }
+                int main(void) { int x; count(100, &x); return x & 1; }
+                """);
+        ElfFile elf = ElfFile.read(Gcc.compile(dir, "slots.c", "slots", "-O0", "-g"));
+        ElfSymbol count = elf.symtab().stream().filter(s -> s.name().equals("count")).findFirst().orElseThrow();
+        StackSlots slots = new StackSlots(org.memtrace.symbols.DwarfLocals.read(elf));
+        List<Decision.Part> parts = new java.util.ArrayList<>();
+        for (Decision d : new PatchPlanner(new Decoder()).plan(elf)) {
+            Decision.Patch p = d instanceof Decision.Patch q ? q : d instanceof Decision.Trapped t ? t.patch() : null;
+            if (p == null) continue;
+            for (Decision.Part part : p.all()) {
+                long a = part.instruction().address();
+                if (a >= count.value() && a < count.value() + count.size()) parts.add(part);
+            }
+        }
+        // an instruction may be a part twice (moved with a run, copied in a tail): counted once
+        long withoutDwarf = parts.stream().filter(p -> !CheckProbe.checks(p).isEmpty()).map(p -> p.instruction().address()).distinct().count();
+        List<Decision.Part> checked = parts.stream().filter(p -> !CheckProbe.checks(p, slots).isEmpty()).toList();
+        // without DWARF every disp(%rbp) access is tested against the shadow: the loop's five among them
+        assertThat(withoutDwarf).isGreaterThanOrEqualTo(9);
+        // with it: the indexed store buf[a & 3] (against buf) and the store through p (the shadow), nothing else
+        assertThat(checked.stream().map(p -> p.instruction().address()).distinct()).hasSize(2);
+        assertThat(checked).anySatisfy(p -> assertThat(slots.slotOf(p.instruction().address(), CheckProbe.checks(p, slots).getFirst()))
+                .hasValueSatisfying(v -> assertThat(v.variable()).isEqualTo("buf")));
+        assertThat(checked).anySatisfy(p -> assertThat(CheckProbe.checks(p, slots).getFirst().operand().base().isFramePointer()).isFalse());
+    }
 }

@@ -70,26 +70,8 @@ build() {
 
 # one run: TOOL FILE N -> "tool case found kind status"
 one() {
-  local tool=$1 file=$2 n=$3 st=0 kind= tag="$1-$2-$3"
-  case $tool in
-    native) timeout 60 "./plain-O0-$file" "$n" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            [ "$st" -eq 0 ] || kind=$(native_kind "$tag.err" "$st") ;;
-    check-O0|check-O2)
-            env -u MEMTRACE_CHECK timeout 60 "./$tool-$file" "$n" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            kind=$(memtrace_kind "$tag.err") ;;
-    rewrite|fault)
-            timeout 180 "$MT" run --check --mode "$tool" -- "./plain-O0-$file" "$n" </dev/null >"$tag.out" 2>"$tag.err" || st=$?
-            kind=$(memtrace_kind "$tag.err") ;;
-    asan-O0|asan-O2)
-            timeout 60 "./$tool-$file" "$n" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            kind=$(asan_kind "$tag.err") ;;
-  esac
-  local found=no
-  case $tool in
-    native) [ "$st" -ne 0 ] && found=yes ;;
-    asan*) [ -n "$kind" ] && found=yes ;;
-    *) [ -n "$kind" ] && [ "$st" -ne 0 ] && found=yes ;;
-  esac
+  local tool=$1 file=$2 n=$3 st kind found tag="$1-$2-$3"
+  run_case "$tool" "$file" "$n" "$tag"
   kind=${kind:--}
   printf '%s\t%s_%03d\t%s\t%s\t%s\n' "$tool" "$file" "$n" "$found" "${kind// /_}" "$st"
 }

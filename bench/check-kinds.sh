@@ -21,4 +21,32 @@ native_kind() {
   grep -m1 -o -E 'double free|free\(\): [a-z ]*|munmap_chunk\(\): [a-z ]*|stack smashing|buffer overflow detected|corrupted [a-z ]*|malloc\(\): [a-z ]*' "$1" ||
     echo "status $2"
 }
-export -f memtrace_kind asan_kind native_kind
+
+# run_case TOOL NAME ARG TAG: runs NAME's build for TOOL (./plain-O0-NAME natively and under `run --check`,
+# ./TOOL-NAME for the other builds) with ARG, its output in TAG.out and TAG.err; sets the caller's st (the
+# status), kind (what the tool said, or nothing) and found (yes when the tool detected something)
+run_case() {
+  local tool=$1 name=$2 arg=$3 tag=$4
+  st=0 kind= found=no
+  case $tool in
+    native) timeout 60 "./plain-O0-$name" "$arg" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
+            [ "$st" -eq 0 ] || kind=$(native_kind "$tag.err" "$st") ;;   # glibc's own aborts, or a crash
+    check-O0|check-O2)
+            env -u MEMTRACE_CHECK ${CHECK_LIB_DIR:+LD_LIBRARY_PATH=$CHECK_LIB_DIR} timeout 60 "./$tool-$name" "$arg" \
+              >"$tag.out" 2>"$tag.err" </dev/null || st=$?
+            kind=$(memtrace_kind "$tag.err") ;;
+    rewrite|fault)
+            timeout 180 "$MT" run --check --mode "$tool" -- "./plain-O0-$name" "$arg" </dev/null >"$tag.out" 2>"$tag.err" || st=$?
+            kind=$(memtrace_kind "$tag.err") ;;
+    asan-O0|asan-O2)
+            timeout 60 "./$tool-$name" "$arg" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
+            kind=$(asan_kind "$tag.err") ;;
+  esac
+  case $tool in
+    native) [ "$st" -ne 0 ] && found=yes ;;
+    asan*) [ -n "$kind" ] && found=yes ;;
+    *) [ -n "$kind" ] && [ "$st" -ne 0 ] && found=yes ;;
+  esac
+  return 0
+}
+export -f memtrace_kind asan_kind native_kind run_case

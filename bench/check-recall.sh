@@ -72,30 +72,8 @@ helpers() {
 
 # one run: TOOL CASE bad|good -> "tool case mode found kind same-output status"
 one() {
-  local tool=$1 name=$2 mode=$3 st=0 kind=- tag="$1-$2-$3"
-  case $tool in
-    native) timeout 60 "./plain-O0-$name" "$mode" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            if [ "$st" -ne 0 ]; then   # glibc's own aborts, or a crash
-              kind=$(native_kind "$tag.err" "$st")
-            fi ;;
-    check-O0|check-O2)
-            env -u MEMTRACE_CHECK ${CHECK_LIB_DIR:+LD_LIBRARY_PATH=$CHECK_LIB_DIR} timeout 60 "./$tool-$name" "$mode" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            kind=$(sed -n '1s/^memtrace: \([^:]*\):.*/\1/p' "$tag.err") ;;
-    fault|rewrite)
-            timeout 180 "$MT" run --check --mode "$tool" -- "./plain-O0-$name" "$mode" </dev/null >"$tag.out" 2>"$tag.err" || st=$?
-            # a report's kind only: memtrace's own notes ("the program was killed by ...", "the trace is
-            # incomplete: ...") have the same shape and are not detections
-            kind=$(memtrace_kind "$tag.err") ;;
-    asan-O0|asan-O2)
-            timeout 60 "./$tool-$name" "$mode" >"$tag.out" 2>"$tag.err" </dev/null || st=$?
-            kind=$(asan_kind "$tag.err") ;;
-  esac
-  local found=no
-  case $tool in
-    native) [ "$st" -ne 0 ] && found=yes ;;
-    asan*) [ -n "$kind" ] && found=yes ;;
-    *) [ -n "$kind" ] && [ "$st" -ne 0 ] && found=yes ;;
-  esac
+  local tool=$1 name=$2 mode=$3 st kind found tag="$1-$2-$3"
+  run_case "$tool" "$name" "$mode" "$tag"
   [ -n "$kind" ] || kind=-
   local same=-
   if [ "$mode" = good ] && [ "$tool" != native ]; then

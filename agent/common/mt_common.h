@@ -144,14 +144,19 @@ static inline int mt_own_overlaps(uintptr_t s, uintptr_t e)
 /* kernel's choice. Each object has its own (hidden).                                                     */
 __attribute__((weak, visibility("hidden"))) void *(*mt_pages_from)(size_t n);
 
-/* Anonymous private pages straight from the kernel (never from the traced allocator); NULL on failure. */
-static inline void *mt_map_pages(size_t n)
+/* Anonymous private pages where the kernel puts them, listed as memtrace's own; NULL on failure. */
+static inline void *mt_map_pages_anywhere(size_t n)
 {
-    if (mt_pages_from) return mt_pages_from(n);
     long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mt_failed(p)) return NULL;
     mt_own_add((void *)p, n);
     return (void *)p;
+}
+
+/* Anonymous private pages straight from the kernel (never from the traced allocator); NULL on failure. */
+static inline void *mt_map_pages(size_t n)
+{
+    return mt_pages_from ? mt_pages_from(n) : mt_map_pages_anywhere(n);
 }
 
 /* Pages of mt_map_pages (or any range mt_own_add took) back to the kernel. */

@@ -103,10 +103,7 @@ static void *own_pages(size_t n)
         if (p != -EEXIST) break;
         __atomic_fetch_add(&own_next, 1ULL << 30, __ATOMIC_RELAXED);
     }
-    long p = mt_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mt_failed(p)) return NULL;
-    mt_own_add((void *)p, n);
-    return (void *)p;
+    return mt_map_pages_anywhere(n);
 }
 
 /* Whether p lies in the region (its pages are left out of the MT_MAPPING records as one range). */

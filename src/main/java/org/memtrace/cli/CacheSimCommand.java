@@ -18,6 +18,7 @@ import org.memtrace.cache.CacheHierarchy;
 import org.memtrace.cache.CoherentCaches;
 import org.memtrace.cache.Policy;
 import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.LaunchException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -120,7 +121,7 @@ final class CacheSimCommand implements Callable<Integer> {
                 try {
                     jsonFile.commit();
                 } catch (IOException e) {
-                    throw LaunchException.environment("cannot write " + jsonFile.shown() + ": " + LaunchException.reason(e), e);
+                    throw LaunchException.environment("cannot write " + jsonFile.shown() + ": " + IoReason.of(e), e);
                 }
             }
             out.flush();
@@ -128,7 +129,7 @@ final class CacheSimCommand implements Callable<Integer> {
             // the simulation of what precedes the damage is printed, and the damage said
             return TraceInput.reportProblems(trace, read, err);
         } catch (IOException e) {
-            throw LaunchException.environment("cannot write " + json + ": " + LaunchException.reason(e), e);
+            throw LaunchException.environment("cannot write " + json + ": " + IoReason.of(e), e);
         }
     }
 

@@ -12,6 +12,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.LaunchException;
 
 /**
@@ -50,7 +51,7 @@ final class OutputDirectory implements AutoCloseable {
             partial.toFile().deleteOnExit();   // with what is below it, deleted first (reverse order)
             return new OutputDirectory(absolute, partial);
         } catch (IOException | RuntimeException e) {
-            throw LaunchException.usage("cannot write " + target + ": " + LaunchException.reason(e));
+            throw LaunchException.usage("cannot write " + target + ": " + IoReason.of(e));
         }
     }
 

@@ -11,6 +11,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.List;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.FileHead;
 import org.memtrace.launch.LaunchException;
 
@@ -64,7 +65,7 @@ final class OutputFile implements AutoCloseable {
             temporary.toFile().deleteOnExit();
             return new OutputFile(absolute, target.toString(), temporary, false);
         } catch (IOException | RuntimeException e) {
-            throw LaunchException.usage("cannot write " + target + ": " + LaunchException.reason(e));
+            throw LaunchException.usage("cannot write " + target + ": " + IoReason.of(e));
         }
     }
 

@@ -10,6 +10,7 @@ import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
 import org.memtrace.analysis.Summary;
 import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.madt.AddressMode;
 import org.memtrace.madt.MadtWriter;
@@ -103,7 +104,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
         try {
             return target.open();
         } catch (IOException e) {
-            throw LaunchException.usage("cannot write " + target.shown() + ": " + LaunchException.reason(e));
+            throw LaunchException.usage("cannot write " + target.shown() + ": " + IoReason.of(e));
         }
     }
 
@@ -111,7 +112,7 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
         try {
             target.commit();
         } catch (IOException e) {
-            problems.add("cannot write " + target.shown() + ": " + LaunchException.reason(e));
+            problems.add("cannot write " + target.shown() + ": " + IoReason.of(e));
         }
     }
 }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.LaunchException;
 import picocli.CommandLine;
 
@@ -46,7 +47,7 @@ final class RawPaths {
             named.set(0, link.toString());
             return named;
         } catch (IOException | RuntimeException e) {
-            throw LaunchException.usage("cannot run " + program + ": " + LaunchException.reason(e instanceof IOException io ? io : new IOException(e)));
+            throw LaunchException.usage("cannot run " + program + ": " + IoReason.of(e instanceof IOException io ? io : new IOException(e)));
         }
     }
 

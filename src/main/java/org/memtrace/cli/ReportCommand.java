@@ -11,6 +11,7 @@ import org.memtrace.cache.CacheGeometry;
 import org.memtrace.cache.CacheHierarchy;
 import org.memtrace.cache.Policy;
 import org.memtrace.heap.SymbolicNaming;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.report.Report;
 import org.memtrace.trace.InstructionShapes;
@@ -85,7 +86,7 @@ final class ReportCommand implements Callable<Integer> {
             file.commit();
             return TraceInput.reportProblems(trace, o, spec.commandLine().getErr());
         } catch (IOException e) {
-            throw LaunchException.environment("cannot write " + output + ": " + LaunchException.reason(e), e);
+            throw LaunchException.environment("cannot write " + output + ": " + IoReason.of(e), e);
         }
     }
 

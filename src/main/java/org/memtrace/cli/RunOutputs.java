@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.FileHead;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.Recorder;
@@ -82,7 +83,7 @@ final class RunOutputs {
                 try (FileChannel ch = FileChannel.open(trace, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
                     refuseNonTrace(ch, output);
                 } catch (IOException e) {
-                    throw LaunchException.usage("cannot write the trace to " + output + ": " + LaunchException.reason(e));
+                    throw LaunchException.usage("cannot write the trace to " + output + ": " + IoReason.of(e));
                 }
             }
         }
@@ -113,7 +114,7 @@ final class RunOutputs {
             }
             return Channels.newOutputStream(ch);
         } catch (IOException | RuntimeException e) {
-            throw LaunchException.usage("cannot write the trace to " + output + ": " + LaunchException.reason(e));
+            throw LaunchException.usage("cannot write the trace to " + output + ": " + IoReason.of(e));
         }
     }
 

@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.mtr.MtrFormatException;
 import org.memtrace.skeleton.SkeletonProgram;
@@ -63,7 +64,7 @@ final class SkeletonCommand implements Callable<Integer> {
         } catch (MtrFormatException e) {
             throw LaunchException.environment(trace + ": " + e.getMessage(), e);
         } catch (IOException e) {
-            throw LaunchException.environment("cannot write " + output + ": " + LaunchException.reason(e), e);
+            throw LaunchException.environment("cannot write " + output + ": " + IoReason.of(e), e);
         }
     }
 

@@ -14,6 +14,7 @@ import org.memtrace.event.EventSink;
 import org.memtrace.event.SavedStream;
 import org.memtrace.event.StreamFormatException;
 import org.memtrace.event.StreamLayout;
+import org.memtrace.io.IoReason;
 import org.memtrace.launch.LaunchException;
 import org.memtrace.mtr.MtrFile;
 import org.memtrace.mtr.MtrFormatException;
@@ -58,7 +59,7 @@ final class TraceInput {
         try (InputStream in = Files.newInputStream(file)) {
             head = in.readNBytes(8);
         } catch (IOException e) {
-            throw LaunchException.usage("cannot read " + file + ": " + LaunchException.reason(e));
+            throw LaunchException.usage("cannot read " + file + ": " + IoReason.of(e));
         }
         if (MtrFile.hasMagic(head)) return true;
         long magic = 0;
@@ -185,7 +186,7 @@ final class TraceInput {
         } catch (MtrFormatException e) {
             throw LaunchException.environment(file + ": " + e.getMessage(), e);
         } catch (IOException e) {
-            throw LaunchException.environment("cannot read " + file + ": " + LaunchException.reason(e), e);
+            throw LaunchException.environment("cannot read " + file + ": " + IoReason.of(e), e);
         }
     }
 
@@ -205,7 +206,7 @@ final class TraceInput {
         } catch (StreamFormatException e) {
             problems.add(file + ": " + e.getMessage() + "; the rest of the stream is ignored");
         } catch (IOException e) {
-            throw LaunchException.environment("cannot read " + file + ": " + LaunchException.reason(e), e);
+            throw LaunchException.environment("cannot read " + file + ": " + IoReason.of(e), e);
         }
         return new Outcome(events[0], lost, problems);
     }

@@ -16,14 +16,4 @@ public final class LaunchException extends Exception {
     public static LaunchException environment(String message, Throwable cause) { return new LaunchException(message, false, cause); }
 
     public boolean usage() { return usage; }
-
-    /** Why a file could not be created, in a few words rather than the exception's bare path. */
-    public static String reason(Exception e) {
-        return switch (e) {
-            case java.nio.file.AccessDeniedException a -> "permission denied";
-            case java.nio.file.NoSuchFileException n -> "no such directory";
-            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
-            default -> String.valueOf(e.getMessage());
-        };
-    }
 }

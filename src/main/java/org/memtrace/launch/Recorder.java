@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.memtrace.event.StreamLayout;
+import org.memtrace.io.IoReason;
 import org.memtrace.mtr.MtrFile;
 import org.memtrace.trace.EventConsumer;
 
@@ -66,7 +67,7 @@ public sealed interface Recorder permits Tracer, InstrumentedRun {
                 throw LaunchException.usage("cannot write the stream file " + stream
                         + ": it exists and is not a recording memtrace saved (it is left as it is): name another file");
         } catch (IOException e) {
-            throw LaunchException.usage("cannot write the stream file " + stream + ": " + LaunchException.reason(e));
+            throw LaunchException.usage("cannot write the stream file " + stream + ": " + IoReason.of(e));
         }
     }
 

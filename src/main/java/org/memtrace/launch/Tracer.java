@@ -16,6 +16,7 @@ import org.memtrace.event.RingReader;
 import org.memtrace.event.StreamFormatException;
 import org.memtrace.event.StreamLayout;
 import org.memtrace.event.StreamWriter;
+import org.memtrace.io.IoReason;
 import org.memtrace.trace.EventConsumer;
 import org.memtrace.trace.Guarded;
 
@@ -281,7 +282,7 @@ public final class Tracer implements Recorder {
         try {
             saver = new StreamWriter(options.saveStream());
         } catch (IOException e) {
-            throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": " + LaunchException.reason(e));
+            throw LaunchException.usage("cannot write the stream file " + options.saveStream() + ": " + IoReason.of(e));
         }
     }
 

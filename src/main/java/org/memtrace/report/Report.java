@@ -25,6 +25,7 @@ import org.memtrace.cache.LevelStats;
 import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Summary;
 import org.memtrace.event.Event;
+import org.memtrace.io.IoReason;
 import org.memtrace.trace.Naming;
 
 /**
@@ -130,20 +131,10 @@ public final class Report implements Analysis {
             if (page != null) Files.move(partial, page, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             // the reason alone: a file system exception's message is the partial file's name
-            throw new IOException("cannot write " + shown + ": " + reason(e), e);
+            throw new IOException("cannot write " + shown + ": " + IoReason.of(e), e);
         }
     }
 
-    /** Why the page could not be written, in a few words (report may not use launch, whose LaunchException.reason
-     *  says the same for the commands' other outputs). */
-    private static String reason(IOException e) {
-        return switch (e) {
-            case java.nio.file.AccessDeniedException a -> "permission denied";
-            case java.nio.file.NoSuchFileException n -> "no such directory";
-            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
-            default -> String.valueOf(e.getMessage());
-        };
-    }
 
     @Override
     public void fault(int tid, long ip, long address, boolean write) {

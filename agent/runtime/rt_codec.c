@@ -299,6 +299,15 @@ static void clear_table(struct encoder *x, int codec)
     x->ntouched = 0;
 }
 
+/* zstd's hash table for a chunk of codec 7, 9 or 10 (rt_writer.h, FUSED_HASHLOG_DENSE): small where the token */
+/* stream holds a byte for half the records or more, else zstd's default for the level (0). A function of the   */
+/* chunk's own payload, never of the chunks before: a skeleton build's chunk equal to the full build's is the  */
+/* same frame.                                                                                                  */
+static int fused_hashlog(const struct fused *fz)
+{
+    return fz->records && (uint64_t)(fz->t - fz->t0) * 2 >= fz->records ? FUSED_HASHLOG_DENSE : 0;
+}
+
 /* One chunk from a thread's slots [s1, e1) followed by [s2, e2) (a buffer's tail and the next buffer's head; */
 /* codecs 3 and 4 only) into the encoder's next piece, transformed in place when the buffer is ours (queued), */
 /* else into scratch (another thread's live buffer at the end). A piece with no slots to write is counted    */
@@ -343,6 +352,7 @@ void wr_encode_piece(struct encoder *x, const char *s1, const char *e1, const ch
         pc->records = x->fz.records;
         pc->dropped = x->fz.dropped;
         raw = (x->fz.slots + x->fz.records) * 16;
+        ZSTD_CCtx_setParameter(x->cctx, ZSTD_c_hashLog, fused_hashlog(&x->fz));
     } else if (codec >= 3) {
         struct pack_state ps = {0, 0, 0};
         struct scaled_state ss = {0, 0, 0, G0};

@@ -66,6 +66,17 @@
 #ifndef FUSED_HUFFMAN
 #define FUSED_HUFFMAN 0
 #endif
+/* zstd's hash table (hashLog) for a chunk of codecs 7, 9 and 10 whose token stream holds a byte for half its */
+/* records or more (fused_hashlog in rt_codec.c: most records are large random differences, chase's and hash's */
+/* pointers): its streams are mostly literals, and level -3's table (2^12-2^13 entries, 16-32 KB, the L1      */
+/* cache's size) costs zstd time at each look for a match that then rarely comes; 2^10 entries take 4 KB.     */
+/* bench/runtime/mtr_stages.c (thread CPU, zstd ns a record, bytes a record after zstd; min of 3, load 24):    */
+/* chase 3.10 -> 2.50 ns, 3.0531 -> 3.0549 B; hash 2.89 -> 2.10, 2.9305 -> 2.9682 (+1.3 %). Every other chunk  */
+/* keeps zstd's default; for all chunks alike 2^10 cost smooth 5.5 % and the zstd program's trace 4 % more     */
+/* bytes, and python3's start-up chunk (2.6 bytes a record before zstd, compressible) 8 %. 0: never.          */
+#ifndef FUSED_HASHLOG_DENSE
+#define FUSED_HASHLOG_DENSE 10
+#endif
 
 /* The writer's state: the file (rt_file.c), the pool and the queue (rt_queue.c), counted chunks and waits. */
 struct rt_writer {

@@ -14,6 +14,8 @@
  * KEEP > 0: only the access records of the KEEP commonest sites of the last chunk read are kept (tags as they
  * are), so that a loop's cost can be told from what surrounds it (spmv, KEEP 3: its inner loop without the
  * row ends and the other loops).
+ * zstd's parameters are the runtime's (level -3, its default shortest match and hash table) unless the
+ * environment sets MTR_ZLEVEL, MTR_MINMATCH or MTR_HASHLOG (bench/results/encoder.md, 2026-12-07 14:10).
  *
  * What it gets wrong: chunks are buffers (codec 0 plans no cuts), not the runtime's planned chunks; every
  * chunk is read from memory the harness filled, not from a buffer another core just wrote; zstd is the system
@@ -131,7 +133,11 @@ int main(int argc, char **argv)
     uint8_t *z = malloc(zcap);
     ZSTD_CCtx *cc = ZSTD_createCCtx();
     ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 1);
-    ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, -3); /* rt_writer.h's ZLEVEL_FUSED */
+    /* rt_writer.h's ZLEVEL_FUSED and FUSED_MINMATCH, or MTR_ZLEVEL, MTR_MINMATCH and MTR_HASHLOG (0: zstd's default) */
+    const char *zl = getenv("MTR_ZLEVEL"), *mm = getenv("MTR_MINMATCH"), *hl = getenv("MTR_HASHLOG");
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, zl ? atoi(zl) : -3);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_minMatch, mm ? atoi(mm) : 0);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_hashLog, hl ? atoi(hl) : 0);
     double tpack = 1e9, tz = 1e9;
     size_t records = 0, in = 0, out = 0, nc = 0, nt = 0;
     uint64_t sum = 0; /* FNV-1a of every payload before zstd: two builds of the encoder write the same bytes */

@@ -614,7 +614,6 @@ static void arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int6
     size_t bytes = ((size_t)(h->patches + h->traps) * sizeof(struct rw_arm_entry) + rt.page - 1) & ~((size_t)rt.page - 1);
     struct rw_arm_entry *e = rt_map(bytes);
     if (!e) return;
-    static const unsigned char lea[RW_ARM_LEA] = {0x48, 0x8d, 0x64, 0x24, 0x80};
     /* PatchPlanner's evictions: a `jmp rel8` at an instruction to dead padding where the `jmp rel32` to its */
     /* trampoline is; that trampoline stands for the instruction, not for the padding (by padding address)  */
     uint32_t n = 0, evictions = 0;
@@ -651,11 +650,13 @@ static void arm_text(const unsigned char *plan, uint64_t at, uint64_t size, int6
             to = at + (t->tramp - h->text_address);
             insn = bias + t->address;
         }
-        if (to < at || to + RW_ARM_LEA > at + size || !same((const void *)to, lea, RW_ARM_LEA)) continue;
+        /* a probe that saves registers starts with `lea -128(%rsp),%rsp`, one in dead registers with its last  */
+        /* site's `lea EA,A` (TrampolineWriter): rw_arm emulates either, as any REX.W lea                    */
+        if (to < at || to + 15 > at + size || !rw_arm_lea((const unsigned char *)to, *(const unsigned char *)to)) continue;
         e[n].at = to;
         e[n].insn = insn;
         e[n].runs = 0;
-        e[n].byte = lea[0];
+        e[n].byte = *(const unsigned char *)to;
         e[n].flags = 0;
         n++;
     }

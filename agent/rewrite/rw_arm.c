@@ -3,7 +3,8 @@
  * libmemtrace-rt.so. A probe stores a slot and never compares, so which accesses get their callers is decided
  * per trampoline: with --access-stacks (MEMTRACE_ACCESS_STACKS=1; opt-in, as it costs: below) and
  * --stack-depth above 1, rw_apply.c writes an `int3` (0xcc) over the first byte of each
- * trampoline that starts with its probe's `lea -128(%rsp),%rsp` (48 8d 64 24 80) and gives this file their
+ * trampoline that starts with a REX.W lea (its probe's `lea -128(%rsp),%rsp`, 48 8d 64 24 80, or, in a probe
+ * that saves no register, its last site's `lea EA,A`; or a moved instruction's) and gives this file their
  * table (rw_arm_add). A trampoline is entered in the state its module instruction would run in, whether by
  * the instruction's jump, by its int3 or punned jump, or by a branch written straight to it in another
  * trampoline (docs/rewriting.md: an emulated call to a function whose first instruction is patched), so its
@@ -11,7 +12,7 @@
  * unwound at the module instruction by its module's .eh_frame (mt_unwind, as fault mode's send_context does),
  * the stack goes into the thread's buffer as an MT_CONTEXT with flag MT_CONTEXT_INSTRUCTION (word 0 the
  * instruction: the stack belongs to that trampoline's next records, docs/event-stream.md), and the handler
- * emulates the lea (rsp - 128) and sends the thread on after it. The last armed entry writes the 0x48 back
+ * emulates the lea and sends the thread on after it. The last armed entry writes the first byte back
  * (through /proc/self/mem, which writes a read-only page without an mprotect another thread could race;
  * mprotect under a lock where the kernel refuses): from then on the trampoline costs what it did, and
  * nothing on the probes' path tests anything. The module's code is not touched, so no punned jump's bytes

@@ -210,7 +210,6 @@ struct rw_arm_entry {
     uint8_t pad;
 };
 #define RW_ARM_RUNS 4
-#define RW_ARM_LEA 5    /* bytes of the rewrite probe's first instruction, 48 8d 64 24 80 */
 #define RW_ARM_UNWIND_AT 1
 #define RW_ARM_LOOP 2
 int rw_arm_add(uint64_t module_bias, const struct rw_arm_entry *e, uint32_t n); /* sorted by at; 0: no room */

@@ -10,7 +10,8 @@
  * store and the move of its cursor?", and if so rewinds it. A probe's first store writes the highest slot
  * of its group, and everything it does from there up to the cursor's move (`lea 16n(C),C`, then in a group
  * probe the store of C to the cursor in memory) is stores at or above the cursor, `lea`s into its address
- * register A, the GOT form's `mov 16(%rsp),%rax` reload and the advance of C: registers the probe owns and
+ * register A, the GOT form's `mov 16(%rsp),%rax` reload (or an unsaved probe's reload of the cursor's offset
+ * into A) and the advance of C: registers the probe owns and
  * memory beyond the cursor, nothing the program sees. So the probe can run again from its first store,
  * once A holds again what that store wrote (the address word, read back from the slot) and C is the
  * cursor: a signal handler's records then go first and the probe writes its slots after them, as if the
@@ -22,7 +23,9 @@
  *
  * What it gets wrong: the forms are recognized by their bytes, so program code that looks exactly like a
  * probe's tail and holds the thread's cursor in a register would be rewound (no compiler output does:
- * the cursor's value exists only in probes). A probe whose commit store `mov C,%fs:…` is the first
+ * the cursor's value exists only in probes). A rewrite probe that saves no register (TrampolineWriter)
+ * loads the cursor's offset into A again after its last store (`mov cursor_slot(%rip),A`) and commits
+ * through it: one more write of A in the tail. A probe whose commit store `mov C,%fs:…` is the first
  * instruction of a page is not rewound when stopped there (the 4 or 7 bytes before it are not read across
  * a page boundary); its C, past the cursor, becomes the cursor (commit_at: the store at pc is to the
  * cursor's own address), and its records come before the handler's instead of after. Rewinding never
@@ -183,6 +186,10 @@ static int walk(const unsigned char *pc, const greg_t *gr, struct tail *t)
                 t->site[slot] = label;
                 t->lea_ahead |= 1u << slot;
             }
+            pending = 0;
+        } else if (i.op == 0x8b && i.base == RIP) { /* mov cursor_slot(%rip),A: an unsaved probe's offset for its commit */
+            if (t->a >= 0 && i.reg != t->a) return 0;
+            t->a = i.reg;
             pending = 0;
         } else if (i.op == 0x8b) { /* mov 16(%rsp),%rax: the GOT form's reload of the program's %rax */
             if (i.reg != 0 || i.base != 4 || i.index >= 0 || i.disp != 16 || t->a > 0) return 0;

@@ -27,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-23-spread-texts";
+    static final String PLANNER_VERSION = "rewrite-24-probes-in-dead-registers";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -130,11 +130,14 @@ public final class ModuleRewrite {
         if (elf.type() != ElfFile.ET_EXEC && elf.type() != ElfFile.ET_DYN)
             throw new RewriteException(module + " is neither an executable nor a shared library");
         List<Decision> decisions;
+        DeadRegisters dead;
         Selective.Chosen selection = null;
         try {
             if (selective != null) selection = selective.choose(elf);
             Selective.Chosen s = selection;
-            decisions = (s == null ? new PatchPlanner(new Decoder()) : new PatchPlanner(new Decoder(), s::traced, selective.options().includeStack())).plan(elf);
+            PatchPlanner planner = s == null ? new PatchPlanner(new Decoder()) : new PatchPlanner(new Decoder(), s::traced, selective.options().includeStack());
+            decisions = planner.plan(elf);
+            dead = new DeadRegisters(planner.swept());
         } catch (ElfFormatException e) {
             throw new RewriteException(module + ": " + e.getMessage());
         }
@@ -184,7 +187,7 @@ public final class ModuleRewrite {
             List<Decision.Patch> all = new ArrayList<>(patches);
             all.addAll(trapped);
             TrampolineLinker.Linked linked = TrampolineLinker.link(all, probes,
-                    selection == null ? SiteWeights.FULL : selection.siteWeights(patched), slots, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
+                    selection == null ? SiteWeights.FULL : selection.siteWeights(patched), slots, dead, base, elf.buildId().orElse(new byte[0]), work, linkedFile);
             if (linked.text().length > room)
                 throw new RewriteException(module + ": the trampolines came out larger than their bound (" + linked.text().length + " bytes)");
             List<PlanFile.Patch> writes = new ArrayList<>(patches.size());

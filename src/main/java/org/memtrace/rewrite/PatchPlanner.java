@@ -76,9 +76,15 @@ public final class PatchPlanner {
         }
     }
 
+    /** The instructions the last {@link #plan} swept, in address order (what follows each patch: {@link DeadRegisters}). */
+    private List<Instruction> swept = List.of();
+
+    List<Instruction> swept() { return swept; }
+
     /** One decision per memory instruction of {@code elf}'s code, in address order. */
     public List<Decision> plan(ElfFile elf) throws ElfFormatException {
         Code code = sweep(elf);
+        swept = code.instructions();
         List<Decision> out = new ArrayList<>();
         List<Instruction> all = code.instructions();
         long consumed = Long.MIN_VALUE; // the bytes before this belong to a patch already

@@ -52,13 +52,19 @@ final class TrampolineLinker {
     /** The same, the direct accesses to the stack variables {@code slots} names checked against them. */
     static Linked link(List<Decision.Patch> patches, Probes probes, SiteWeights weights, StackSlots slots, long base, byte[] moduleId,
             Path work, Path out) throws IOException, RewriteException {
+        return link(patches, probes, weights, slots, DeadRegisters.NONE, base, moduleId, work, out);
+    }
+
+    /** The same, recording probes in the registers {@code dead} finds dead where there are enough (no saves). */
+    static Linked link(List<Decision.Patch> patches, Probes probes, SiteWeights weights, StackSlots slots, DeadRegisters dead, long base,
+            byte[] moduleId, Path work, Path out) throws IOException, RewriteException {
         Path source = work.resolve("trampolines.s"), object = work.resolve("trampolines.o"), script = work.resolve("trampolines.ld");
         var trailer = new StringBuilder("\t.section ").append(REWRITTEN_SECTION).append(",\"\",@progbits\n");
         for (byte b : moduleId) trailer.append("\t.byte ").append(b & 0xff).append('\n');
         // written as it is, not appended to: libc's assembly is 54 MB, which each copy of it (a builder, its
         // string, its encoding) cost the planner's allocation and collections once more
         try (OutputStream file = Files.newOutputStream(source)) {
-            file.write(TrampolineWriter.assembly(patches, probes, weights, slots).getBytes(StandardCharsets.US_ASCII));
+            file.write(TrampolineWriter.assembly(patches, probes, weights, slots, dead).getBytes(StandardCharsets.US_ASCII));
             file.write(trailer.toString().getBytes(StandardCharsets.US_ASCII));
         }
         Files.writeString(script, "mt_base = 0;\nSECTIONS {\n  . = 0x" + Long.toHexString(base) + ";\n"

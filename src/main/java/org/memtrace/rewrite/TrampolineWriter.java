@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
@@ -50,6 +51,11 @@ final class TrampolineWriter {
 
     /** The same, the direct accesses to the stack variables {@code slots} names checked against them. */
     static String assembly(List<Decision.Patch> patches, Probes probes, SiteWeights weights, StackSlots slots) {
+        return assembly(patches, probes, weights, slots, DeadRegisters.NONE);
+    }
+
+    /** The same, a recording probe keeping its registers in those {@code dead} finds dead where it can. */
+    static String assembly(List<Decision.Patch> patches, Probes probes, SiteWeights weights, StackSlots slots, DeadRegisters dead) {
         var text = new StringBuilder("\t.text\ncursor_slot:\n\t.quad 0\n");
         var sites = new StringBuilder("\t.section memtrace_sites,\"a\",@progbits\n\t.balign 8\n");
         int site = 0;
@@ -78,7 +84,7 @@ final class TrampolineWriter {
                 }
                 List<String> labels = new ArrayList<>();
                 for (int i = 0; i < runSites.size(); i++) labels.add("mt_s" + site++);
-                if (!labels.isEmpty()) probe(text, runSites, labels);
+                if (!labels.isEmpty()) probe(text, runSites, labels, probes.checks() ? Set.of() : dead.at(p, k));
                 int label = 0;
                 for (int m = 0; m < run.size(); m++) {
                     Decision.Part part = all.get(k + m);
@@ -115,7 +121,10 @@ final class TrampolineWriter {
      * over what the probe pushed), the registers that reads, whether the thread pointer is added (an
      * {@code %fs} operand), and its site table fields.
      */
-    record Site(String address, List<String> reads, boolean fs, int kind, int size, int access, int flags) {}
+    record Site(String address, List<String> reads, boolean fs, int kind, int size, int access, int flags, MemoryOperand operand, long rspDelta) {
+        /** The address as a {@code lea} source when the probe moved %rsp by {@code step} (a %rsp-based one stepped over it). */
+        String address(long step) { return operand == null ? address : TrampolineWriter.address(operand, step + rspDelta); }
+    }
 
     static final int KIND_REP_DESTINATION = SiteFormat.REP_DESTINATION, KIND_REP_SOURCE = SiteFormat.REP_SOURCE,
             KIND_REP_COUNT = SiteFormat.REP_COUNT;
@@ -141,11 +150,11 @@ final class TrampolineWriter {
             if (!m.base().isNone()) reads.add(name(m.base()));
             if (!m.index().isNone()) reads.add(name(m.index()));
             out.add(new Site(address(m, STACK_STEP + rspDelta), reads, m.segment().name().equals("fs"), kind, a.sizeBytes(), index(part, a),
-                    a.implicitStack() ? FLAG_IMPLICIT_STACK : 0));
+                    a.implicitStack() ? FLAG_IMPLICIT_STACK : 0, m, rspDelta));
             element = a.sizeBytes();
         }
         if (rep && !out.isEmpty())
-            out.add(new Site("(%rcx)", List.of("rcx"), false, KIND_REP_COUNT, element, part.instruction().accesses().size(), 0));
+            out.add(new Site("(%rcx)", List.of("rcx"), false, KIND_REP_COUNT, element, part.instruction().accesses().size(), 0, null, 0));
         return out;
     }
 
@@ -161,8 +170,13 @@ final class TrampolineWriter {
      * site is always the last (the planner sees to it): the thread pointer is added to its address before the
      * cursor is loaded, in the compiled-in form {@code mov %fs:0,C; lea (%rax,C),%rax}.
      */
-    private static void probe(StringBuilder s, List<Site> a, List<String> labels) {
+    private static void probe(StringBuilder s, List<Site> a, List<String> labels, Set<String> dead) {
         int n = a.size();
+        String[] free = unsaved(a, dead);
+        if (free != null) {
+            unsavedProbe(s, a, labels, free[0], free[1]);
+            return;
+        }
         String[] pair = scratch(a.subList(0, n - 1));
         String c = pair[0], t = pair[1];
         s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %").append(c).append("\n\tpush %").append(t).append('\n');
@@ -181,10 +195,48 @@ final class TrampolineWriter {
         s.append("\tpop %").append(t).append("\n\tpop %").append(c).append("\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
     }
 
-    private static void store(StringBuilder s, String label, String c, int slot) {
-        s.append("\tmov %rax,").append(slot == 0 ? "" : 16 * slot).append("(%").append(c).append(")\n");
-        s.append("\tlea ").append(label).append("(%rip),%rax\n");
-        s.append("\tmov %rax,").append(16 * slot + 8).append("(%").append(c).append(")\n");
+    private static void store(StringBuilder s, String label, String c, int slot) { store(s, label, "rax", c, slot); }
+
+    private static void store(StringBuilder s, String label, String a, String c, int slot) {
+        s.append("\tmov %").append(a).append(',').append(slot == 0 ? "" : 16 * slot).append("(%").append(c).append(")\n");
+        s.append("\tlea ").append(label).append("(%rip),%").append(a).append('\n');
+        s.append("\tmov %").append(a).append(',').append(16 * slot + 8).append("(%").append(c).append(")\n");
+    }
+
+    /**
+     * The address and cursor registers of a probe that saves none (A, C): two registers dead at the probe that
+     * no site's address reads, A %rax when it is one of them, C from the scratch list (the runtime finds a
+     * cursor only in those: mt_probe_greg); null when there are not two.
+     */
+    private static String[] unsaved(List<Site> a, Set<String> dead) {
+        List<String> free = new ArrayList<>();
+        for (String r : SCRATCH) if (dead.contains(r) && a.stream().noneMatch(x -> x.reads().contains(r))) free.add(r);
+        String address = dead.contains("rax") && a.stream().noneMatch(x -> x.reads().contains("rax")) ? "rax" : free.size() > 1 ? free.removeLast() : null;
+        return address == null || free.isEmpty() ? null : new String[] {address, free.getFirst()};
+    }
+
+    /**
+     * The GOT form's group probe in two registers the program no longer needs ({@link DeadRegisters}): nothing
+     * saved, %rsp not moved, nothing stored on the stack, %rsp-based addresses not stepped. The cursor's
+     * offset is loaded into C itself ({@code mov %fs:(C),C}) and again into A for the commit, after the last
+     * slot's store, so no third register holds it: {@code mov cursor_slot(%rip),A; lea 16n(C),C; mov
+     * C,%fs:(A)}. The runtime's readers of probes take A for %rax and that reload as one more write of A
+     * (rt_probe.c, mt_probe.h).
+     */
+    private static void unsavedProbe(StringBuilder s, List<Site> a, List<String> labels, String address, String c) {
+        int n = a.size();
+        s.append(labels.get(n - 1)).append(":\n\tlea ").append(a.get(n - 1).address(0)).append(",%").append(address).append('\n');
+        if (a.get(n - 1).fs()) s.append("\tmov %fs:0,%").append(c).append("\n\tlea (%").append(address).append(",%").append(c).append("),%").append(address).append('\n');
+        s.append("\tmov cursor_slot(%rip),%").append(c).append("\n\tmov %fs:(%").append(c).append("),%").append(c).append('\n');
+        store(s, labels.get(n - 1), address, c, n - 1);
+        for (int i = 0; i < n - 1; i++) {
+            if (a.get(i).fs()) throw new IllegalStateException("an %fs operand that is not the last access");
+            s.append(labels.get(i)).append(":\n\tlea ").append(a.get(i).address(0)).append(",%").append(address).append('\n');
+            store(s, labels.get(i), address, c, i);
+        }
+        s.append("\tmov cursor_slot(%rip),%").append(address).append('\n');
+        s.append("\tlea ").append(16 * n).append("(%").append(c).append("),%").append(c).append('\n');
+        s.append("\tmov %").append(c).append(",%fs:(%").append(address).append(")\n");
     }
 
     /** The instruction's bytes, its RIP-relative displacement re-aimed from here. */

@@ -1,0 +1,130 @@
+package org.memtrace.rewrite;
+
+import org.memtrace.x86.Flow;
+import org.memtrace.x86.Instruction;
+import org.memtrace.x86.MemoryOperand;
+import org.memtrace.x86.Operand;
+import org.memtrace.x86.Register;
+import org.memtrace.x86.RegisterOperand;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The general registers a trampoline's probe may use without saving them (docs/rewriting.md, "Probes without
+ * saved registers"): those the code from the probe on overwrites whole before it reads them, along the one way
+ * it may run, the trampoline's parts and then the module's instructions after the patch, through direct jumps
+ * and both ways of conditional ones (dead only where dead on every way), at most 64 instructions ahead. A probe that saves nothing moves no stack pointer and stores nothing but its slots: on this
+ * machine 0.6 ns a probe against 1.8 ns for the three pushes and pops of the GOT form (bench/results/rewrite-side.md).
+ * The rules are {@code memtrace cc}'s (instrument.ProbeGroups): only a 32- or 64-bit write by an instruction
+ * known to overwrite its destination kills a register; any other write, a partial one or a conditional one
+ * counts as a read; a way ends, every undecided register live, at a call, an indirect jump, a return, a
+ * system call or a trap (after its own reads), where the module's code is not contiguous, and when the
+ * budget is spent (a loop's way back comes round again until then).
+ */
+final class DeadRegisters {
+    /** No register dead anywhere: every probe saves what it uses (tests, plans of code not swept). */
+    static final DeadRegisters NONE = new DeadRegisters(List.of());
+
+    private static final Set<String> GENERAL = Set.of("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+            "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15");
+    private static final Set<String> OVERWRITING = Set.of("mov", "movzx", "movsx", "movsxd", "lea", "pop", "imul", "movd", "movq");
+    /** How far past the patch the walk looks (straight-line code rarely runs longer before a branch). */
+    private static final int MOST = 64;
+
+    private final List<Instruction> code;
+    private final Map<Long, Integer> index = new HashMap<>();
+
+    /** Over {@code code}, the module's instructions in address order (the planner's sweep). */
+    DeadRegisters(List<Instruction> code) {
+        this.code = code;
+        for (int i = 0; i < code.size(); i++) index.put(code.get(i).address(), i);
+    }
+
+    /** The 64-bit names of the registers dead where {@code p}'s part {@code from} is probed. */
+    Set<String> at(Decision.Patch p, int from) {
+        Set<String> dead = new HashSet<>(), live = new HashSet<>();
+        List<Decision.Part> all = p.all();
+        for (int k = from; k < all.size(); k++) {
+            Instruction insn = all.get(k).instruction();
+            step(insn, dead, live);
+            if (insn.flow() == Flow.SEQUENTIAL) continue;
+            // a run's last part may be a conditional jump written anew: on to the run's end or to its target
+            if (insn.flow() == Flow.CONDITIONAL_JUMP && k == all.size() - 1 && insn.branchTarget().isPresent())
+                join(dead, live, both(index.get(p.resume()), index.get(insn.branchTarget().getAsLong()), MOST));
+            return dead;
+        }
+        join(dead, live, from(index.get(p.resume()), MOST));
+        return dead;
+    }
+
+    /**
+     * The registers dead at the module's instruction {@code i} (null: none known), looking at most
+     * {@code budget} instructions ahead along every way: through direct jumps, and on both ways of a
+     * conditional jump (dead only where dead on both).
+     */
+    private Set<String> from(Integer i, int budget) {
+        Set<String> dead = new HashSet<>(), live = new HashSet<>();
+        for (int n = 0; i != null && i < code.size() && n < budget; n++) {
+            Instruction insn = code.get(i);
+            step(insn, dead, live);
+            switch (insn.flow()) {
+                case SEQUENTIAL -> {
+                    if (i + 1 >= code.size() || code.get(i + 1).address() != insn.nextAddress()) return dead;
+                    i++;
+                }
+                case JUMP -> {
+                    if (insn.branchTarget().isEmpty()) return dead;
+                    i = index.get(insn.branchTarget().getAsLong());
+                }
+                case CONDITIONAL_JUMP -> {
+                    if (insn.branchTarget().isPresent()) {
+                        Integer next = i + 1 < code.size() && code.get(i + 1).address() == insn.nextAddress() ? i + 1 : null;
+                        join(dead, live, both(next, index.get(insn.branchTarget().getAsLong()), (budget - n) / 2));
+                    }
+                    return dead;
+                }
+                default -> { return dead; }
+            }
+        }
+        return dead;
+    }
+
+    /** What is dead on both ways. */
+    private Set<String> both(Integer a, Integer b, int budget) {
+        if (a == null || b == null || budget < 4) return Set.of();
+        Set<String> dead = from(a, budget);
+        dead.retainAll(from(b, budget));
+        return dead;
+    }
+
+    /** The registers dead further on added to {@code dead}, but for those read before. */
+    private static void join(Set<String> dead, Set<String> live, Set<String> further) {
+        for (String r : further) if (!live.contains(r)) dead.add(r);
+    }
+
+    /** One instruction's reads and overwrites. */
+    private static void step(Instruction insn, Set<String> dead, Set<String> live) {
+        Set<String> overwritten = new HashSet<>(2);
+        for (Operand o : insn.operands()) {
+            if (o instanceof MemoryOperand m) {
+                read(m.base(), dead, live);
+                read(m.index(), dead, live);
+            } else if (o instanceof RegisterOperand r && !r.register().isNone()) {
+                int width = r.register().widthBits();
+                String whole = r.register().enclosing().name();
+                if (r.write() && !r.read() && (width == 64 || width == 32) && OVERWRITING.contains(insn.mnemonic()) && GENERAL.contains(whole))
+                    overwritten.add(whole);
+                else if (r.read() || r.write()) read(r.register(), dead, live);
+            }
+        }
+        for (String r : overwritten) if (!live.contains(r)) dead.add(r);
+    }
+
+    private static void read(Register r, Set<String> dead, Set<String> live) {
+        if (!r.isNone() && !dead.contains(r.enclosing().name())) live.add(r.enclosing().name());
+    }
+}

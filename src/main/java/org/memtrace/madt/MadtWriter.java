@@ -49,8 +49,11 @@ public final class MadtWriter implements Analysis {
         this(out, mode, naming, problems, Runtime.getRuntime().availableProcessors() > 1);
     }
 
-    /** {@code threaded}: the lines' bytes made and written on a thread of their own ({@link LinePipe}). */
-    MadtWriter(OutputStream out, AddressMode mode, Naming naming, Consumer<String> problems, boolean threaded) {
+    /**
+     * {@code threaded}: the lines' bytes made and written on a thread of their own ({@link LinePipe}), else on
+     * the caller's (what one processor gets; a benchmark compares the two).
+     */
+    public MadtWriter(OutputStream out, AddressMode mode, Naming naming, Consumer<String> problems, boolean threaded) {
         this.lines = new LinePipe(out, mode, problems, threaded);
         this.mode = mode;
         this.naming = naming;

@@ -53,7 +53,7 @@ rows=$(
 rm -f "$out/report.html" "$out/trace.din"
 echo "Trace: bench/programs/$prog.c built with \`memtrace cc -O2\`, $accesses probe records${BEFORE_JAR:+; before: $BEFORE_JAR}."
 echo "CPU seconds (user+sys, /usr/bin/time), the fastest of ${REPEAT:-3} runs, each in a fresh JVM, and that run's wall"
-echo "seconds in parentheses;X
+echo "seconds in parentheses; GCs: the young collections of that run."
 echo
 if [ ${#jars[@]} = 2 ]; then
   echo "| command | before CPU s (wall) | before GCs | after CPU s (wall) | after GCs |"

@@ -9,9 +9,9 @@ import org.memtrace.trace.Naming;
 /**
  * The text trace's bytes, made and written on a thread of their own: the interpretation stage's thread (which
  * reads the trace, names each access and keeps the summary) puts each access line's fields and names into a
- * batch, and this thread turns them into bytes ({@link NameBytes}, {@link LineBuffer}) and writes them. On the
- * two cores of the machine it was measured on, the formatting and the writes were 30-40 % of the reading
- * thread's time on a rewritten python3's trace (bench/results/offline-mtr.md, 2026-12-07). Lines come out in the order they
+ * batch, and this thread turns them into bytes ({@link NameBytes}, {@link LineBuffer}) and writes them: the
+ * formatting and the writes were 30-40 % of the reading thread's time (JFR, bench/results/run-split.md,
+ * 2026-12-07; which commands use the thread: {@link MadtWriter}). Lines come out in the order they
  * were put, one consumer taking the batches first in, first out: the trace is the same bytes as when one
  * thread did both.
  *

@@ -44,14 +44,20 @@ public final class MadtWriter implements Analysis {
         void append(StringBuilder sb, boolean symbolic);
     }
 
-    /** {@code naming}: the stage's, read only, for the names of lines other than loads and stores. */
+    /**
+     * {@code naming}: the stage's, read only, for the names of lines other than loads and stores. The lines
+     * are made on the caller's thread: what {@code memtrace run} uses (see the other constructor for why).
+     */
     public MadtWriter(OutputStream out, AddressMode mode, Naming naming, Consumer<String> problems) {
-        this(out, mode, naming, problems, Runtime.getRuntime().availableProcessors() > 1);
+        this(out, mode, naming, problems, false);
     }
 
     /**
      * {@code threaded}: the lines' bytes made and written on a thread of their own ({@link LinePipe}), else on
-     * the caller's (what one processor gets; a benchmark compares the two).
+     * the caller's. Measured at load 25 on two cores (bench/results/run-split.md, 2026-12-07): {@code print} of
+     * gemm (C2), the reading thread 33-40 % less CPU and the two threads together what one took; {@code run -o
+     * FILE} of python3 (C1, as the launcher runs {@code run}), the reading thread only 10 % less and 42 % more
+     * CPU in all. So {@code print} asks for the thread and {@code run} does not.
      */
     public MadtWriter(OutputStream out, AddressMode mode, Naming naming, Consumer<String> problems, boolean threaded) {
         this.lines = new LinePipe(out, mode, problems, threaded);

@@ -51,8 +51,8 @@ public class RunStageBenchmark {
     static final int MANY_SITES = 40_000;
     private Interpretation stage;
     /**
-     * The text's bytes made and written on the writer's own thread (MadtWriter's default on two processors and
-     * more), or on this one: with the thread, the time per record is the slower of the two threads'.
+     * The text's bytes made and written on the writer's own thread (what {@code print} does on two processors),
+     * or on this one (what {@code run} does): with the thread, the time per record is the slower of the two threads'.
      */
     @Param({"true", "false"})
     public boolean threaded;

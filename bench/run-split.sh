@@ -12,7 +12,7 @@
 # as the launcher runs `run` (java --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -XX:TieredStopAtLevel=1
 # -jar JAR); an entry JAR,FLAG,... runs that jar with the FLAGs instead of -XX:TieredStopAtLevel=1 (JIT choices
 # for the reading stage). With LACKEY=1 also `valgrind --tool=lackey --trace-mem=yes --log-file=FILE` once per workload.
-# Figures are the fastest of $REPEAT rounds (default 2); ratios are to native and to rw. $MODES picks the
+# Figures are the fastest of $REPEAT rounds (default 2), by CPU (its wall seconds beside); ratios are to native and to rw. $MODES picks the
 # memtrace runs (default "null text mtr rec").
 # Workloads: python3 (json.dumps of range(20000), 29 M events), pyre (json.dumps and loads of 5,000 dicts and a
 # regex over the text), gzip (-6 of 1 MB of text), gzip9 (-9 of it), sort (its lines), sqlite3 (a 2000-row
@@ -45,17 +45,20 @@ variant() {
   java=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC "${flags[@]}" -jar "${entry%%,*}")
 }
 
-# split CMD...: "TOTAL SELF", the CPU seconds of CMD's whole process tree and of CMD's own process
+# split CMD...: "TOTAL SELF WALL", the CPU seconds of CMD's whole process tree and of CMD's own process, and
+# its wall seconds (the JVM's text trace is made on two threads: on two cores its CPU and its wall part)
 split() {
   python3 - "$@" <<'PY'
-import os, subprocess, sys
+import os, subprocess, sys, time
 tick = os.sysconf('SC_CLK_TCK')
+start = time.monotonic()
 p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)   # a zombie still has its times in /proc
+wall = time.monotonic() - start
 f = open('/proc/%d/stat' % p.pid).read().rsplit(')', 1)[1].split()
 ut, st, cut, cst = (int(x) / tick for x in f[11:15])
 p.wait()
-print("%.2f %.2f" % (ut + st + cut + cst, ut + st))
+print("%.2f %.2f %.2f" % (ut + st + cut + cst, ut + st, wall))
 PY
 }
 
@@ -80,7 +83,7 @@ PY
 best() { python3 -c 'import sys; v=[l.split() for l in sys.stdin if l.strip()]; b=min(v, key=lambda x: float(x[0])); print(*b)'; }
 cmds=("$@")
 [ ${#cmds[@]} -gt 0 ] || cmds=(python3 gzip sqlite3)
-printf '%-8s %-6s %8s %8s %8s %8s %8s %s\n' program what total jvm x-native x-rw events jar
+printf '%-8s %-6s %8s %8s %8s %8s %8s %8s %s\n' program what total jvm wall x-native x-rw events jar
 for cmd in "${cmds[@]}"; do
   case $cmd in
     python3) argv=(/usr/bin/python3 -c 'import json; json.dumps(list(range(20000)))') ;;
@@ -127,14 +130,14 @@ import sys
 cmd, events, nbytes, times, jars = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 best = {}
 for line in open(times):
-    what, jar, total, own = line.split()
+    what, jar, total, own, wall = line.split()
     k = (what, jar)
-    if k not in best or float(total) < best[k][0]: best[k] = (float(total), float(own))
+    if k not in best or float(total) < best[k][0]: best[k] = (float(total), float(own), float(wall))
 native, rw = best[('native', '-')][0], best[('rw', '-')][0]
-for (what, jar), (total, own) in best.items():
+for (what, jar), (total, own, wall) in best.items():
     name = '-' if jar == '-' else jars[int(jar)].rsplit('/', 1)[-1].replace('-XX:', '')
     jvm = '-' if jar == '-' else '%.2f' % own
-    print('%-8s %-6s %8.2f %8s %8.1f %8.1f %8d %s' % (cmd, what, total, jvm, total / max(native, 0.01), total / max(rw, 0.01), events, name))
+    print('%-8s %-6s %8.2f %8s %8.2f %8.1f %8.1f %8d %s' % (cmd, what, total, jvm, wall, total / max(native, 0.01), total / max(rw, 0.01), events, name))
 print('%s: %d events, text trace %d bytes' % (cmd, events, nbytes))
 PY
   rm -f "$out/$cmd.out" "$out/$cmd.mtr" "$out/$cmd.rw.mtr"

@@ -68,7 +68,8 @@ final class PrintCommand implements java.util.concurrent.Callable<Integer> {
             SymbolicNaming names = new SymbolicNaming();
             if (noDemangle) names.addressSpace().keepRawNames();
             InstructionShapes shapes = compiledIn ? InstructionShapes.UNKNOWN : TraceInput.shapes(names.addressSpace(), err);
-            MadtWriter text = new MadtWriter(out, addresses, names, problems::add);
+            // the text's bytes on a second thread where there is a second processor (MadtWriter: measured for print)
+            MadtWriter text = new MadtWriter(out, addresses, names, problems::add, Runtime.getRuntime().availableProcessors() > 1);
             Interpretation stage = new Interpretation(names, shapes, List.of(text, new Summary(compiledIn).printTo(quiet ? null : err)));
             Guarded guarded = new Guarded(stage, problems::add, "the trace stops here");
 

@@ -22,11 +22,15 @@ import org.memtrace.trace.Naming;
  * ({@link LineBuffer}): numbers digit by digit, names as their escaped UTF-8 bytes, kept per name
  * ({@link NameBytes}), and a symbolic line's end after its region made once per instruction and thread
  * ({@link SiteTails}). The rare other lines go through a StringBuilder ({@link CommentLines} for the
- * {@code #} comments).
+ * {@code #} comments). The names are asked for here, on the stage's thread; the bytes are made and written
+ * on a thread of the writer's own ({@link LinePipe}), in the same order.
  */
 public final class MadtWriter implements Analysis {
-    private final LineBuffer out;
+    private final LinePipe lines;
+    /** The code and source names of the lines' ends, as bytes (the data names' are the text writer's thread's). */
     private final NameBytes names = new NameBytes();
+    /** Where a line's end is put together, to be cut out as its own bytes. */
+    private final LineBuffer scratch = new LineBuffer(OutputStream.nullOutputStream(), p -> {});
     private final SiteTails tails = new SiteTails();
     private final AddressMode mode;
     private final Naming naming;
@@ -40,21 +44,35 @@ public final class MadtWriter implements Analysis {
         void append(StringBuilder sb, boolean symbolic);
     }
 
-    /** {@code naming}: the stage's, read only, for the names of lines other than loads and stores. */
+    /**
+     * {@code naming}: the stage's, read only, for the names of lines other than loads and stores. The lines
+     * are made on the caller's thread: what {@code memtrace run} uses (see the other constructor for why).
+     */
     public MadtWriter(OutputStream out, AddressMode mode, Naming naming, Consumer<String> problems) {
-        this.out = new LineBuffer(out, problems);
+        this(out, mode, naming, problems, false);
+    }
+
+    /**
+     * {@code threaded}: the lines' bytes made and written on a thread of their own ({@link LinePipe}), else on
+     * the caller's. Measured at load 25 on two cores (bench/results/run-split.md, 2026-12-07): {@code print} of
+     * gemm (C2), the reading thread 33-40 % less CPU and the two threads together what one took; {@code run -o
+     * FILE} of python3 (C1, as the launcher runs {@code run}), the reading thread only 10 % less and 42 % more
+     * CPU in all. So {@code print} asks for the thread and {@code run} does not.
+     */
+    public MadtWriter(OutputStream out, AddressMode mode, Naming naming, Consumer<String> problems, boolean threaded) {
+        this.lines = new LinePipe(out, mode, problems, threaded);
         this.mode = mode;
         this.naming = naming;
     }
 
     /** Whether nothing failed: a failed trace is incomplete. */
     @Override
-    public boolean complete() { return !out.failed(); }
+    public boolean complete() { return !lines.failed(); }
 
     /** The events outside Table I, as comments; the numbered ones come through the other methods. */
     @Override
     public void event(Event event) {
-        if (out.failed()) return;
+        if (lines.failed()) return;
         switch (event) {
             case Event.Access a -> {}
             case Event.Probe p -> {}
@@ -71,42 +89,20 @@ public final class MadtWriter implements Analysis {
 
     @Override
     public void access(Access t) {
-        if (out.failed()) return;
-        // A span names the data and region of every address in it: its bytes are made once (NameBytes.span).
+        if (lines.failed()) return;
+        // The names are the stage's objects, asked for here (the naming moves on with the trace); their bytes
+        // and the line are made on the text writer's thread (LinePipe). A span names the data and region of
+        // every address in it; the region is the same on the # and the $ line.
         Naming.Span span = t.span();
-        int spanSlot = span == null ? -1 : names.span(span);
-        // The region is the same on the # and the $ line: looked up once per access, not once per line.
-        byte[] region = span == null ? names.name(t.region()) : names.spanRegion(spanSlot);
-        byte letter = (byte) (t.store() ? 'S' : 'L');
-        if (mode.raw()) {
-            out.room(64 + region.length);
-            out.put(letter);
-            out.put((byte) '#');
-            out.putSequence(t.sequence());
-            out.put((byte) ':');
-            out.putHex(t.address());
-            out.put((byte) ',');
-            out.put(region);
-            out.put((byte) ',');
-            out.putHex(t.ip());
-            putSizeThreadWeight(t);
-            out.put((byte) '\n');
-        }
+        String region = span == null ? t.region() : null;
+        Object data = span;
+        byte[] tail = null;
         if (mode.symbolic()) {
-            byte[] data = span == null ? names.data(t.address(), t.data()) : names.spanBase(spanSlot);
-            byte[] tail = siteTail(t);
-            out.room(52 + data.length + region.length + tail.length);
-            out.put(letter);
-            out.put((byte) '$');
-            out.putSequence(t.sequence());
-            out.put((byte) ':');
-            out.put(data);
-            if (span != null) out.putDecimal(t.address() - span.origin());
-            out.put((byte) ',');
-            out.put(region);
-            out.put(tail);
+            if (span == null) data = t.data();
+            tail = siteTail(t);
         }
-        out.lineDone();
+        lines.access(t.sequence(), t.address(), t.ip(), t.size(), t.tid(), t.weighted() ? t.weight() : Access.UNWEIGHTED,
+                t.store(), data, region, tail);
     }
 
     /** The end of a symbolic access line after its region ({@link SiteTails}), made when the site has none. */
@@ -119,17 +115,16 @@ public final class MadtWriter implements Analysis {
         byte[] code = names.name(t.code());
         String sourceName = t.source();
         byte[] source = sourceName == null ? null : names.name(sourceName);
-        int start = out.mark();
-        out.room(64 + code.length + (source == null ? 0 : source.length));
-        out.put((byte) ',');
-        out.put(code);
-        putSizeThreadWeight(t);
+        scratch.room(64 + code.length + (source == null ? 0 : source.length));
+        scratch.put((byte) ',');
+        scratch.put(code);
+        putSizeThreadWeight(scratch, t.size(), t.tid(), t.weighted() ? t.weight() : Access.UNWEIGHTED);
         if (source != null) {
-            out.put((byte) ',');
-            out.put(source);
+            scratch.put((byte) ',');
+            scratch.put(source);
         }
-        out.put((byte) '\n');
-        tail = out.cut(start);
+        scratch.put((byte) '\n');
+        tail = scratch.cut(0);
         tails.add(ip, shape, weight, tail);
         return tail;
     }
@@ -141,20 +136,20 @@ public final class MadtWriter implements Analysis {
     }
 
     /** The fields both forms of an access line end with: {@code ,size,tid} and {@code ,weight} when weighted. */
-    private void putSizeThreadWeight(Access t) {
+    static void putSizeThreadWeight(LineBuffer out, int size, int tid, int weight) {
         out.put((byte) ',');
-        out.putDecimal(t.size());
+        out.putDecimal(size);
         out.put((byte) ',');
-        out.putDecimal(t.tid());
-        if (t.weighted()) {
+        out.putDecimal(tid);
+        if (weight != Access.UNWEIGHTED) {
             out.put((byte) ',');
-            out.putDecimal(t.weight());
+            out.putDecimal(weight);
         }
     }
 
     @Override
     public void block(long sequence, Event.Block b) {
-        if (out.failed()) return;
+        if (lines.failed()) return;
         String via = b.syscall() ? Syscalls.name(b.what())
                 : Event.BlockFunction.of(b.what()).name().toLowerCase(Locale.ROOT);
         switch (b.op()) {
@@ -208,7 +203,7 @@ public final class MadtWriter implements Analysis {
      */
     @Override
     public void allocation(Allocation allocation) {
-        if (out.failed()) return;
+        if (lines.failed()) return;
         Event.Alloc a = allocation.event();
         AllocLine line = AllocLine.of(a);
         if (allocation.sequence() < 0) return; // free(NULL) releases nothing and prints no line
@@ -277,9 +272,7 @@ public final class MadtWriter implements Analysis {
         if (text.isEmpty()) return;
         byte[] b = text.toString().getBytes(StandardCharsets.UTF_8);
         text.setLength(0);
-        out.room(b.length);
-        out.put(b);
-        out.lineDone();
+        lines.text(b);
     }
 
     @Override
@@ -288,11 +281,11 @@ public final class MadtWriter implements Analysis {
     @Override
     public void finish(Ending ending) {
         // the last line of a trace memtrace stopped early: without it the trace would look whole (docs/trace-format.md)
-        if (!out.failed() && ending.cutShort() != null) {
+        if (!lines.failed() && ending.cutShort() != null) {
             text.append("# incomplete ").append(ending.cutShort().replace('\n', ' ')).append('\n');
             flushText();
         }
-        out.close();
+        lines.close();
     }
 
     /**

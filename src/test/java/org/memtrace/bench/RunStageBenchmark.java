@@ -18,6 +18,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -26,7 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The hot path of {@code memtrace run} on a program that records itself (memtrace cc, {@code --mode rewrite}):
  * probe records by their fields into the interpretation stage that {@code RunCommand} builds, with the MadT
- * text writer (symbolic lines, to a null stream) and the summary, as {@code MtrReader} hands them over. The
+ * text writer (symbolic lines, to a null stream; its bytes on its own thread or on this one, {@link #threaded})
+ * and the summary, as {@code MtrReader} hands them over. The
  * records are {@link NamingBenchmark}'s streams (libc's real symbols, 20 000 heap blocks, the stack), each
  * instruction a probe site: {@code loops} walks arrays, {@code random} is uniformly anywhere (the caches'
  * worst case), {@code heapAndStack} is {@code loops} without libc's globals (typed by its debug file, so named
@@ -48,6 +50,12 @@ public class RunStageBenchmark {
     private Event.ProbeSite[] loopSites, blockSites, randomSites, manySites;
     static final int MANY_SITES = 40_000;
     private Interpretation stage;
+    /**
+     * The text's bytes made and written on the writer's own thread (what {@code print} does on two processors),
+     * or on this one (what {@code run} does): with the thread, the time per record is the slower of the two threads'.
+     */
+    @Param({"true", "false"})
+    public boolean threaded;
 
     @Setup
     public void setUp() {
@@ -77,7 +85,7 @@ public class RunStageBenchmark {
         randomSites = new Event.ProbeSite[world.accesses.length];
         fill(world.accesses, sites, randomAddresses, randomSites);
         stage = new Interpretation(world.naming, InstructionShapes.UNKNOWN, List.of(
-                new MadtWriter(OutputStream.nullOutputStream(), AddressMode.SYMBOLIC, world.naming, p -> {}), new Summary(true)));
+                new MadtWriter(OutputStream.nullOutputStream(), AddressMode.SYMBOLIC, world.naming, p -> {}, threaded), new Summary(true)));
         // libc's DWARF types are read at the first typed global (a second or more): not in a measurement
         run(randomAddresses, randomSites);
     }

@@ -340,6 +340,58 @@ class MadtWriterTest {
         assertThat(problems).singleElement().asString().contains("No space left on device");
     }
 
+    /**
+     * The text writer's thread (LinePipe) changes no byte: a stream of several batches' lines, accesses of
+     * blocks that are freed and reallocated between them, comments and allocation lines among them, in each
+     * address mode, gives the same bytes whether the lines are made on the stage's thread or on the writer's.
+     */
+    @Test
+    void theWritersThreadWritesTheSameBytesAsTheStagesThread() {
+        java.util.Random random = new java.util.Random(22);
+        Event.ProbeSite load = site(0x401010, Event.ProbeKind.LOAD, 8, 0, 1, 1);
+        Event.ProbeSite modify = site(0x401020, Event.ProbeKind.MODIFY, 4, 0x04, 3, 5);
+        List<Event> events = new ArrayList<>();
+        for (int i = 0; i < 3 * LinePipe.BATCH + 17; i++) {
+            int pick = random.nextInt(100);
+            long block = 0x500000 + 0x1000L * random.nextInt(8);
+            if (pick < 2) events.add(alloc(AllocFunction.MALLOC, block, 64 + pick));
+            else if (pick < 3) events.add(alloc(AllocFunction.FREE, 0, block));
+            else if (pick < 4) events.add(new Event.ThreadEvent(TID + 1, true, TID));
+            else if (pick < 40) events.add(new Event.Probe(TID + pick % 3, block + random.nextInt(64), modify));
+            else if (pick < 70) events.add(new Event.Probe(TID, 0x404000 + random.nextInt(1 << 16), load));
+            else events.add(new Event.Access(TID, 0x401049 + pick, 0x404000 + random.nextInt(256), pick % 2 == 0, false));
+        }
+        Event[] all = events.toArray(Event[]::new);
+        for (AddressMode mode : AddressMode.values()) {
+            byte[][] texts = new byte[2][];
+            for (int threaded = 0; threaded < 2; threaded++) {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                FakeNaming naming = new FakeNaming();
+                run(naming, InstructionShapes.UNKNOWN, new MadtWriter(out, mode, naming, p -> { throw new AssertionError(p); }, threaded == 1), all);
+                texts[threaded] = out.toByteArray();
+            }
+            assertThat(new String(texts[0], StandardCharsets.UTF_8).lines().count()).as(mode.name()).isGreaterThan(3 * LinePipe.BATCH);
+            assertThat(texts[1]).as(mode.name()).isEqualTo(texts[0]);
+        }
+    }
+
+    @Test
+    void aWriteErrorIsReportedOnceOnEitherThread() {
+        for (boolean threaded : new boolean[] {false, true}) {
+            List<String> problems = new ArrayList<>();
+            OutputStream broken = new OutputStream() {
+                @Override public void write(int b) throws IOException { throw new IOException("Broken pipe"); }
+                @Override public void write(byte[] b, int o, int l) throws IOException { throw new IOException("Broken pipe"); }
+            };
+            var writer = new MadtWriter(broken, AddressMode.SYMBOLIC, new FakeNaming(), problems::add, threaded);
+            Event[] accesses = new Event[4 * LinePipe.BATCH];
+            java.util.Arrays.fill(accesses, new Event.Access(1, 1, 2, false, false));
+            run(new FakeNaming(), InstructionShapes.UNKNOWN, writer, accesses);
+            assertThat(writer.complete()).as("threaded " + threaded).isFalse();
+            assertThat(problems).as("threaded " + threaded).singleElement().asString().contains("Broken pipe");
+        }
+    }
+
     @Test
     void namesAreEscapedSoThatNoNameSplitsAFieldOrALine() {
         assertThat(MadtWriter.field("we,ird file.dat")).isEqualTo("we%2Cird%20file.dat");

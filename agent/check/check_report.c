@@ -388,6 +388,16 @@ static int want_summary(void)
     return summary_on || (mc_continue && (errors || leaked));
 }
 
+/* A report whose caller cannot go on (gcc's noreturn __asan_report_*): stop as a first error stops, also in
+ * continue mode. */
+void mc_stop(void)
+{
+    mc_counts_stopped();
+    if (want_summary()) summary();
+    fflush(NULL);
+    _exit(exit_code);
+}
+
 static void finish_error(void)
 {
     errors++;

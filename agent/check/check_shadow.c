@@ -28,6 +28,9 @@
  *                                                        bytes are addressable, 96 bytes or more from its base:
  *                                                        still inside the live block of its base? (either: the
  *                                                        base may be the index, addr - base the pointer)
+ *   __asan_report_{load,store}{1,2,4,8,16,_n}[_noabort](addr[, size])
+ *                                                        gcc's inline checks' reports (its default threshold):
+ *                                                        called only when gcc's own shadow test failed
  *   __asan_register_globals & co., __asan_handle_no_return, stack scope and alloca poisoning: what gcc's
  *   layout of globals and frames needs.
  * The slow path of `memtrace run --check --mode rewrite`'s trampolines is check_rwprobe.c's (a `rep movs`/
@@ -604,6 +607,59 @@ CHECK_COUNTED(__memtrace_slow_store1, 1, MC_WRITE, 0)
 CHECK_COUNTED(__memtrace_slow_store2, 2, MC_WRITE, 0)
 CHECK_COUNTED(__memtrace_slow_store4, 4, MC_WRITE, 0)
 CHECK_COUNTED(__memtrace_slow_store8, 8, MC_WRITE, 0)
+
+/* gcc's inline instrumentation (-fsanitize=address at its default call threshold) tests the shadow itself and
+ * calls these only when its test failed: __asan_report_{load,store}{1,2,4,8,16}(addr) and _n(addr, size) do not
+ * return (gcc keeps nothing live across them), so they report even when the exact test here finds every byte
+ * addressable (a silent stop would hide why) and then stop the program, also in continue mode; the _noabort
+ * forms (-fsanitize-recover=address) report only what the exact test finds and return. Each counts as one
+ * executed check (gcc's passing inline tests are not counted: no as step counts them yet). The return address
+ * is in gcc's report block, which carries the access's line. Not used by `memtrace cc --check` yet (its checks
+ * are calls): docs/check.md, "gcc's inline checks"; CheckInlineReportTest. */
+#define REPORT_AT(name, size, access, noreturn)                                                \
+    MC_EXPORT void name(uintptr_t a)                                                           \
+    {                                                                                          \
+        if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
+        tc.c.checks++;                                                                         \
+        tc.c.accesses++;                                                                       \
+        if ((noreturn) || mc_first_bad(a, (size)) != 0)                                        \
+            mc_report_access(a, (size), access, __builtin_return_address(0), NULL);            \
+        if (noreturn) mc_stop();                                                               \
+    }
+#define REPORT_N(name, access, noreturn)                                                       \
+    MC_EXPORT void name(uintptr_t a, size_t size)                                              \
+    {                                                                                          \
+        if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
+        tc.c.checks++;                                                                         \
+        tc.c.accesses++;                                                                       \
+        if ((noreturn) || mc_first_bad(a, size) != 0)                                          \
+            mc_report_access(a, size, access, __builtin_return_address(0), NULL);              \
+        if (noreturn) mc_stop();                                                               \
+    }
+REPORT_AT(__asan_report_load1, 1, MC_READ, 1)
+REPORT_AT(__asan_report_load2, 2, MC_READ, 1)
+REPORT_AT(__asan_report_load4, 4, MC_READ, 1)
+REPORT_AT(__asan_report_load8, 8, MC_READ, 1)
+REPORT_AT(__asan_report_load16, 16, MC_READ, 1)
+REPORT_AT(__asan_report_store1, 1, MC_WRITE, 1)
+REPORT_AT(__asan_report_store2, 2, MC_WRITE, 1)
+REPORT_AT(__asan_report_store4, 4, MC_WRITE, 1)
+REPORT_AT(__asan_report_store8, 8, MC_WRITE, 1)
+REPORT_AT(__asan_report_store16, 16, MC_WRITE, 1)
+REPORT_AT(__asan_report_load1_noabort, 1, MC_READ, 0)
+REPORT_AT(__asan_report_load2_noabort, 2, MC_READ, 0)
+REPORT_AT(__asan_report_load4_noabort, 4, MC_READ, 0)
+REPORT_AT(__asan_report_load8_noabort, 8, MC_READ, 0)
+REPORT_AT(__asan_report_load16_noabort, 16, MC_READ, 0)
+REPORT_AT(__asan_report_store1_noabort, 1, MC_WRITE, 0)
+REPORT_AT(__asan_report_store2_noabort, 2, MC_WRITE, 0)
+REPORT_AT(__asan_report_store4_noabort, 4, MC_WRITE, 0)
+REPORT_AT(__asan_report_store8_noabort, 8, MC_WRITE, 0)
+REPORT_AT(__asan_report_store16_noabort, 16, MC_WRITE, 0)
+REPORT_N(__asan_report_load_n, MC_READ, 1)
+REPORT_N(__asan_report_store_n, MC_WRITE, 1)
+REPORT_N(__asan_report_load_n_noabort, MC_READ, 0)
+REPORT_N(__asan_report_store_n_noabort, MC_WRITE, 0)
 
 /* Spindle's object-level test of a single indexed access: every byte of p[i] is addressable, but i may have
  * carried it over p's right redzone and the next chunk's left one into another live block. The block of the

@@ -51,10 +51,30 @@ comparable() {
     { print }'
 }
 
-# the comparable lines of a trace of several threads, thread by thread: how the threads interleave, and so
-# the global sequence numbers, change from run to run; each thread's own lines, in their order, do not
+# The lines of `memtrace print` of a trace of several threads, thread by thread (before `comparable` or
+# `raw_comparable`, which pair and normalize the lines this passes on). How the threads interleave changes
+# from run to run, and with it three things that are not the program's: the global sequence numbers (left
+# out); the stack numbers of allocation events (",sN": numbered by first use over all threads, so two threads'
+# first allocations swap numbers: "s", the "# stack" lines are compared as "#" anyway); and the kernel's thread
+# ids, which other runs (no PID namespace) give other values: each thread is named by its rank among the
+# "# thread T start" lines (main first), in which one creating thread's threads come in the order it makes them
+# (threads made by several threads at once can swap ranks: not handled). Each line is keyed by the tid field of
+# its kind (docs/trace-format.md; the last field is the tid only for raw loads and stores: a block event ends
+# with its "via", an allocation with its stack, a symbolic access with its source line), comment lines by "#",
+# and sorted stably: each thread's own lines, raw and symbolic twins together, in their order.
 per_thread() {
-  sed 's/^\([A-Z][#$]\)[0-9]*:/\1:/' | awk -F, '{ print $NF "\t" $0 }' | sort -s -t "$(printf '\t')" -k1,1 | cut -f2-
+  awk -F, -v OFS=, '
+    /^# thread [0-9]+ start/ { split($0, w, " "); if (!(w[3] in rank)) rank[w[3]] = n++ }
+    /^#/ { print "#\t" $0; next }
+    { t = substr($0, 1, 1)
+      f = (t == "L" || t == "S" || t == "W" || t == "G") ? 5 : t == "Y" ? 7 : (t == "M" || t == "C" || t == "P" || t == "U") ? 3 \
+        : (t == "R" || t == "E") ? 4 : t == "F" ? 2 : 0
+      if (f == 0) { print "?\t" $0; next }
+      sub(/^[A-Z][#$][0-9]*:/, substr($0, 1, 2) ":")
+      k = ($f in rank) ? sprintf("%06d", rank[$f]) : "t" $f
+      $f = k
+      if ($NF ~ /^s[0-9]+$/) $NF = "s"
+      print k "\t" $0 }' | LC_ALL=C sort -s -t "$(printf '\t')" -k1,1 | cut -f2-
 }
 
 # the lines of `memtrace print --addresses raw` with the code field (which the probes move) made "-": the
@@ -96,8 +116,8 @@ lossless() {
   [ "$p" != threads ] && [ "$(threads_of "$out/$p.full.mtr")" -le 1 ] || group=per_thread
   # threads' sum races with the other thread's stores by design: its output differs from run to run
   if [ "$p" != threads ] && ! cmp -s "$out/$p.full.stdout" "$out/$p.skel.stdout"; then echo stdout; return; fi
-  c=$(cmp <({ "$mt" print --addresses "$a" "$out/$p.full.mtr" 2>"$out/$p.full.summary"; echo $? >"$out/$p.full.print"; } | $keep | $group) \
-          <({ "$mt" print --addresses "$a" "$out/$p.skel.mtr" 2>"$out/$p.skel.summary"; echo $? >"$out/$p.skel.print"; } | $keep | $group) 2>&1) || true
+  c=$(cmp <({ "$mt" print --addresses "$a" "$out/$p.full.mtr" 2>"$out/$p.full.summary"; echo $? >"$out/$p.full.print"; } | $group | $keep) \
+          <({ "$mt" print --addresses "$a" "$out/$p.skel.mtr" 2>"$out/$p.skel.summary"; echo $? >"$out/$p.skel.print"; } | $group | $keep) 2>&1) || true
   if [ -z "$c" ] && [ "$(cat "$out/$p.full.print")" = 0 ] && [ "$(cat "$out/$p.skel.print")" = 0 ]; then echo equal; return; fi
   [ -n "$c" ] || { echo "print-failed"; return; }
   # "… differ: byte B, line N" or "cmp: EOF on … after byte B, line N" (one trace is a prefix of the other)

@@ -33,46 +33,157 @@ public final class EntropyBound {
     private EntropyBound() {
     }
 
-    /** Counts of values: a hash map of boxed longs, enough for the few thousand distinct values a site shows. */
-    private static final class Histogram {
-        final Map<Long, long[]> counts = new HashMap<>();
-        long n;
+    /**
+     * Counts of (context, value) pairs in one open-addressed table of primitives: a context is a site's number
+     * (its own differences, or which site follows it), a value a difference or a site's number. sqlite3's 542 M
+     * accesses did not finish in 50 min with a boxed map per context (about 100 bytes and three allocations a
+     * distinct value, the heap full); here 20 bytes a slot and no allocation but the table's growth.
+     */
+    static final class PairCounts {
+        private int[] context = new int[1 << 16];
+        private long[] value = new long[1 << 16], count = new long[1 << 16];
+        private int size;
 
-        void add(long v) {
-            counts.computeIfAbsent(v, k -> new long[1])[0]++;
-            n++;
+        PairCounts() {
+            java.util.Arrays.fill(context, -1);
         }
 
-        /** Σ c·log2(n/c), in bits. */
-        double bits() {
+        void add(int c, long v) {
+            int mask = context.length - 1;
+            for (int i = slot(c, v, mask); ; i = (i + 1) & mask) {
+                if (context[i] == c && value[i] == v) {
+                    count[i]++;
+                    return;
+                }
+                if (context[i] < 0) {
+                    context[i] = c;
+                    value[i] = v;
+                    count[i] = 1;
+                    if (++size * 2 > context.length) grow();
+                    return;
+                }
+            }
+        }
+
+        private static int slot(int c, long v, int mask) {
+            long h = (v + c * 0x9E3779B97F4A7C15L) * 0xBF58476D1CE4E5B9L;
+            return (int) (h ^ (h >>> 31)) & mask;
+        }
+
+        private void grow() {
+            int[] oc = context;
+            long[] ov = value, on = count;
+            context = new int[oc.length * 2];
+            value = new long[oc.length * 2];
+            count = new long[oc.length * 2];
+            java.util.Arrays.fill(context, -1);
+            int mask = context.length - 1;
+            for (int j = 0; j < oc.length; j++) {
+                if (oc[j] < 0) continue;
+                int i = slot(oc[j], ov[j], mask);
+                while (context[i] >= 0) i = (i + 1) & mask;
+                context[i] = oc[j];
+                value[i] = ov[j];
+                count[i] = on[j];
+            }
+        }
+
+        /** Σ c·log2(n/c) over the pairs, n the count of the pair's context ({@code totals[context]}), in bits. */
+        double bits(long[] totals) {
             double b = 0;
-            for (long[] c : counts.values()) b += c[0] * (Math.log((double) n / c[0]) / Math.log(2));
+            for (int i = 0; i < context.length; i++)
+                if (context[i] >= 0) b += count[i] * (Math.log((double) totals[context[i]] / count[i]) / Math.log(2));
             return b;
         }
     }
 
-    /** One thread's state: each site's last address and difference histogram, each site's successors. */
-    private static final class ThreadModel {
-        final Map<Long, long[]> last = new HashMap<>();        // by the site's address
-        final Map<Long, Histogram> deltas = new HashMap<>();
-        final Map<Long, Histogram> next = new HashMap<>();     // by the previous site's address (0 before the first)
-        long previous;
+    /** One thread's sites by address (open addressing: few thousand), numbered from a count all threads share. */
+    private static final class ThreadSites {
+        long[] ips = new long[256];
+        int[] ids = new int[256];
+        int size;
+        int previous; // the number of the thread's last site, at first its own "before the first access"
+
+        int id(long ip, Model m) {
+            int mask = ips.length - 1;
+            for (int i = (int) ((ip * 0x9E3779B97F4A7C15L) >>> 40) & mask; ; i = (i + 1) & mask) {
+                if (ids[i] != 0 && ips[i] == ip) return ids[i];
+                if (ids[i] == 0) {
+                    int id = m.newSite();
+                    ips[i] = ip;
+                    ids[i] = id;
+                    if (++size * 2 > ips.length) grow();
+                    return id;
+                }
+            }
+        }
+
+        private void grow() {
+            long[] oi = ips;
+            int[] od = ids;
+            ips = new long[oi.length * 2];
+            ids = new int[oi.length * 2];
+            int mask = ips.length - 1;
+            for (int j = 0; j < oi.length; j++) {
+                if (od[j] == 0) continue;
+                int i = (int) ((oi[j] * 0x9E3779B97F4A7C15L) >>> 40) & mask;
+                while (ids[i] != 0) i = (i + 1) & mask;
+                ips[i] = oi[j];
+                ids[i] = od[j];
+            }
+        }
     }
 
-    private static final class Model implements MtrReader.Accesses {
-        final Map<Integer, ThreadModel> threads = new HashMap<>();
+    /**
+     * The model of the class comment over a stream of accesses. Each thread's sites are contexts of their own
+     * (the same instruction in two threads is two), and so is each thread's "before its first access".
+     */
+    static final class Model implements MtrReader.Accesses {
+        private final Map<Integer, ThreadSites> threads = new HashMap<>();
+        private final PairCounts deltas = new PairCounts(), next = new PairCounts();
+        private long[] last = new long[1024], siteCount = new long[1024], successorCount = new long[1024];
+        private int sites = 1; // 0 is no site: ThreadSites' empty slot
+        private int lastTid = -1;
+        private ThreadSites thread;
         long accesses;
+
+        private int newSite() {
+            if (sites == last.length) {
+                last = java.util.Arrays.copyOf(last, sites * 2);
+                siteCount = java.util.Arrays.copyOf(siteCount, sites * 2);
+                successorCount = java.util.Arrays.copyOf(successorCount, sites * 2);
+            }
+            return sites++;
+        }
 
         @Override
         public void access(int tid, long address, Event.ProbeSite site) {
             accesses++;
-            ThreadModel t = threads.computeIfAbsent(tid, k -> new ThreadModel());
-            long ip = site.ip();
-            long[] last = t.last.computeIfAbsent(ip, k -> new long[1]);
-            t.deltas.computeIfAbsent(ip, k -> new Histogram()).add(address - last[0]);
-            last[0] = address;
-            t.next.computeIfAbsent(t.previous, k -> new Histogram()).add(ip);
-            t.previous = ip;
+            if (tid != lastTid) {
+                thread = threads.computeIfAbsent(tid, k -> {
+                    ThreadSites t = new ThreadSites();
+                    t.previous = newSite();
+                    return t;
+                });
+                lastTid = tid;
+            }
+            int id = thread.id(site.ip(), this);
+            deltas.add(id, address - last[id]);
+            siteCount[id]++;
+            last[id] = address;
+            next.add(thread.previous, id);
+            successorCount[thread.previous]++;
+            thread.previous = id;
+        }
+
+        /** The address part, in bits. */
+        double addressBits() {
+            return deltas.bits(siteCount);
+        }
+
+        /** The site part, in bits. */
+        double siteBits() {
+            return next.bits(successorCount);
         }
     }
 
@@ -90,11 +201,7 @@ public final class EntropyBound {
             System.exit(1);
             return;
         }
-        double address = 0, site = 0;
-        for (ThreadModel t : model.threads.values()) {
-            for (Histogram h : t.deltas.values()) address += h.bits();
-            for (Histogram h : t.next.values()) site += h.bits();
-        }
+        double address = model.addressBits(), site = model.siteBits();
         long n = Math.max(1, model.accesses), bytes = Files.size(path);
         System.out.printf(java.util.Locale.ROOT,
                 "accesses %d file-bytes %d file-B/access %.4f bound-B/access %.4f address-B/access %.4f site-B/access %.4f%n",

@@ -49,7 +49,7 @@ class SkeletonTraceTest {
 
     @BeforeAll
     static void fixture() throws Exception {
-        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_stacks.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c", "skel_cond.c", "skel_break.c")) {
+        for (String c : List.of("skel_kernels.c", "skel_threads.c", "skel_stacks.c", "skel_workers.c", "skel_shapes.c", "skel_irregular.c", "skel_calls.c", "skel_continue.c", "skel_layout.c", "skel_top.c", "skel_mid.c", "skel_outer.c", "skel_cond.c", "skel_break.c")) {
             try (InputStream in = SkeletonTraceTest.class.getResourceAsStream("/c/" + c)) {
                 Files.copy(in, dir.resolve(c));
             }
@@ -108,24 +108,47 @@ class SkeletonTraceTest {
             assertThat(sym.matches() && sym.group(2).equals("$") && sym.group(3).equals(raw.group(3)))
                     .as("symbolic twin of %s", lines.get(i - 1)).isTrue();
             // a call's stack reference (",sN" after the tid, docs/trace-format.md) names stacks whose frames are code
-            // addresses, which differ between the two builds: dropped, so that the tid is the last field
+            // addresses, which differ between the two builds, and numbers them by first use over all threads: dropped
             String[] r = raw.group(4).replaceAll(",s\\d+$", "").split(",", -1);
             String[] s = sym.group(4).replaceAll(",s\\d+$", "").split(",", -1);
-            boolean access = "LS".indexOf(raw.group(1)) >= 0;
-            if (access) {
-                s[2] = s[2].replaceAll("\\+\\d+$", "");
-                r[2] = s[2];
+            int code = codeField(raw.group(1));
+            if (code >= 0) {
+                s[code] = s[code].replaceAll("\\+\\d+$", "");
+                r[code] = s[code];
             }
-            String tid = r[r.length - 1];
-            String rawText = raw.group(1) + "#:" + String.join(",", List.of(r).subList(0, r.length - 1));
-            String symText = CALL_SITE.matcher(sym.group(1) + "$:" + String.join(",", List.of(s).subList(0, s.length - 1)))
-                    .replaceAll("@$1>");
+            // the tid is the last field only of a raw load or store: a block event ends with its "via"
+            int at = tidField(raw.group(1));
+            String tid = r[at];
+            r[at] = s[at] = "";
+            String rawText = raw.group(1) + "#:" + String.join(",", r);
+            String symText = CALL_SITE.matcher(sym.group(1) + "$:" + String.join(",", s)).replaceAll("@$1>");
             byThread.computeIfAbsent(tid, t -> new ArrayList<>()).add(rawText);
             byThread.get(tid).add(symText);
         }
         List<List<String>> groups = new ArrayList<>(byThread.values());
         groups.sort((a, b) -> a.toString().compareTo(b.toString()));
         return groups;
+    }
+
+    /** The code field of an event line of kind {@code k} (docs/trace-format.md), -1 when it has none. */
+    private static int codeField(String k) {
+        return switch (k) {
+            case "L", "S" -> 2;
+            case "W", "G" -> 3;
+            case "Y" -> 5;
+            default -> -1;
+        };
+    }
+
+    /** The tid field of an event line of kind {@code k} once its stack reference is dropped (docs/trace-format.md). */
+    private static int tidField(String k) {
+        return switch (k) {
+            case "L", "S", "W", "G" -> 4;
+            case "Y" -> 6;
+            case "R", "E" -> 3;
+            case "F" -> 1;
+            default -> 2; // M, C, P, U
+        };
     }
 
     @ParameterizedTest
@@ -190,6 +213,27 @@ class SkeletonTraceTest {
         // stacks mapped after the start-up scan: region [unknown]
         long workerStores = skel.lines().stream().filter(l -> l.startsWith("S#") && l.contains(",[unknown],")).count();
         assertThat(workerStores).isBetween(3 * 256L, 3 * 256L + 30);
+    }
+
+    /**
+     * Three workers at once, each running computed loops and memcpy and memset over blocks of its own
+     * (skel_workers.c), as zstd's thread pools do: the threads interleave differently in every run, and so do
+     * their block events, whose line ends with its "via" (memcpy, memset), not its tid. Compared thread by thread,
+     * by each kind's tid field (a comparison keyed by the last field put the three workers' memsets in one group,
+     * in the order they happened to run), the skeleton build's trace and a second run of the full build are the
+     * first run's.
+     */
+    @Test
+    void concurrentWorkersCompareThreadByThread() throws Exception {
+        Printed full = build("skel_workers.c", "-O2", false), skel = build("skel_workers.c", "-O2", true);
+        assertSame(full, skel, 4); // main and three workers
+        assertSame(full, run(trace("skel_workers.c", "-O2", false).getParent(), "again", 1024), 4);
+        assertThat(skel.counts().get("computed")).isGreaterThan(0);
+        // the workers' 4 memcpys and 4 memsets each are there to compare: block events of the threads not main
+        String main = skel.lines().stream().filter(l -> l.endsWith(" start parent=0")).findFirst().orElseThrow().split(" ")[2];
+        for (String via : List.of("memcpy", "memset"))
+            assertThat(skel.lines().stream().filter(l -> l.matches("[WY]#\\d+:.*," + via) && !l.endsWith("," + main + "," + via)).count())
+                    .as(via).isEqualTo(12);
     }
 
     /**

@@ -13,12 +13,14 @@ bench_results() {
   mkdir -p "$root/bench/results"
   [ -f "$bench_results_file" ] ||
     printf '# bench/%s.sh\n\nEvery run of the bench appends its output here, newest last.\n' "$name" >"$bench_results_file"
+  # the tree's state before this run's heading is appended: the heading itself is a change of the tree
+  local commit changes
+  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  changes=$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' with local changes')
   {
     printf '\n## %s: `bench/%s.sh%s`\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$name" "${*:+ $*}"
     printf 'Commit %s%s; load average %s at the start (%s cores).\n\n```\n' \
-      "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-      "$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' with local changes')" \
-      "$(cut -d' ' -f1-3 /proc/loadavg)" "$(nproc)"
+      "$commit" "$changes" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(nproc)"
   } >>"$bench_results_file"
   exec 8>&1
   exec > >(tee -a "$bench_results_file")

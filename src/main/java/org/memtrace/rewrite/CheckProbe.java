@@ -74,7 +74,8 @@ final class CheckProbe {
         long n = 0;
         for (Decision.Part part : p.all())
             for (MemoryAccess a : checks(part, slots)) {
-                var slot = slots.slotOf(part.instruction().address(), a);
+                long at = part.instruction().address();
+                var slot = slots.constantOf(at, a).map(FrameConstants.Finding::slot).or(() -> slots.slotOf(at, a));
                 n += slot.isEmpty() ? 96 : 160 + 4L * (slot.get().variable().length() + slot.get().function().length());
             }
         return n;
@@ -90,6 +91,11 @@ final class CheckProbe {
             MemoryAccess a = checks.get(i);
             String l = label + "_" + i;
             int desc = (a.write() ? WRITE : 0);
+            var constant = part.repString() ? java.util.Optional.<FrameConstants.Finding>empty() : slots.constantOf(part.instruction().address(), a);
+            if (constant.isPresent()) {
+                outside(s, part, a, constant.get(), desc, l);
+                continue;
+            }
             var slot = part.repString() ? java.util.Optional.<StackSlots.Slot>empty() : slots.slotOf(part.instruction().address(), a);
             if (slot.isPresent()) {
                 stack(s, part, a, slot.get(), desc, l);
@@ -148,6 +154,25 @@ final class CheckProbe {
                 .append(part.instruction().address()).append(" - .\n\t.long ").append(v.size()).append("\n\t.long ")
                 .append(v.line()).append("\n\t.long ").append(l).append("_names - .\n");
         s.append(l).append("_done:\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
+    }
+
+    /**
+     * A frame slot {@code disp(%rbp)} statically outside its variable ({@link FrameConstants}): no test, the
+     * runtime's slow path is called each time with %rax = the address, %rcx = its offset in the variable (a
+     * constant) and the five words of {@link #stack}, so the report is the indexed access's.
+     */
+    private static void outside(StringBuilder s, Decision.Part part, MemoryAccess a, FrameConstants.Finding f, int desc, String l) {
+        StackSlots.Slot v = f.slot();
+        s.append("\tjmp ").append(l).append("_start\n").append(l).append("_names:\n");
+        s.append("\t.asciz \"").append(escape(v.variable())).append("\"\n\t.asciz \"").append(escape(v.function())).append("\"\n");
+        s.append(l).append("_start:\n");
+        s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n");
+        s.append("\tlea ").append(TrampolineWriter.address(a.operand())).append(",%rax\n");
+        s.append("\tmov $").append(f.offset()).append(",%rcx\n");
+        s.append("\tcall *").append(SLOT).append("\n\t.long ").append(desc | a.sizeBytes() | STACK).append("\n\t.long mt_base+")
+                .append(part.instruction().address()).append(" - .\n\t.long ").append(v.size()).append("\n\t.long ")
+                .append(v.line()).append("\n\t.long ").append(l).append("_names - .\n");
+        s.append("\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
     }
 
     /** A name as the assembler's string: printable ASCII as it is, every other byte (UTF-8) in octal. */

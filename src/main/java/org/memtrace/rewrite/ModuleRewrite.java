@@ -142,7 +142,7 @@ public final class ModuleRewrite {
             throw new RewriteException(module + ": " + e.getMessage());
         }
         // run --check: direct accesses to the stack variables of unoptimised frame-pointer functions (DWARF)
-        StackSlots slots = probes.checks() ? new StackSlots(DwarfLocals.read(elf)) : StackSlots.NONE;
+        StackSlots slots = probes.checks() ? StackSlots.of(elf) : StackSlots.NONE;
         List<Decision.Patch> patches = new ArrayList<>();
         Set<Long> patched = new HashSet<>();
         List<Decision.Patch> trapped = new ArrayList<>(); // linked after the patches: trampoline patches.size() + k

@@ -2,7 +2,9 @@ package org.memtrace.rewrite;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.DwarfLocals;
 import org.memtrace.x86.MemoryAccess;
 import org.memtrace.x86.MemoryOperand;
@@ -20,7 +22,8 @@ import org.memtrace.x86.MemoryOperand;
  * ({@code a[i - 1]} as {@code a - 4}), which would name the variable below. Where two variables hold the
  * displacement (scopes sharing a slot) the check is against their hull. Accesses through another register
  * (a pointer to a local, gcc's {@code lea} then {@code add} of a char array's index) and {@code %rbp}-based
- * accesses with no index (in bounds by construction) are not checked here, nor against the shadow ({@link #frameSlot}).
+ * accesses with no index are not checked here, nor against the shadow ({@link #frameSlot}), but for those
+ * statically outside every variable, which are reported whenever they run ({@link FrameConstants}).
  */
 final class StackSlots {
     /** The variable an access is checked against: {@code [cfaOffset, cfaOffset + size)} from the frame's CFA. */
@@ -29,10 +32,23 @@ final class StackSlots {
     static final StackSlots NONE = new StackSlots(List.of());
 
     private final List<DwarfLocals.Function> functions; // sorted by low, unoptimised ones only
+    private final Map<Long, FrameConstants.Finding> constants; // by instruction: frame slots statically out of bounds
 
-    StackSlots(List<DwarfLocals.Function> functions) {
+    StackSlots(List<DwarfLocals.Function> functions) { this(functions, Map.of()); }
+
+    private StackSlots(List<DwarfLocals.Function> functions, Map<Long, FrameConstants.Finding> constants) {
         this.functions = functions.stream().filter(DwarfLocals.Function::unoptimised).toList();
+        this.constants = constants;
     }
+
+    /** The stack variables of {@code elf}'s DWARF, with its constant frame accesses classified ({@link FrameConstants}). */
+    static StackSlots of(ElfFile elf) {
+        List<DwarfLocals.Function> functions = DwarfLocals.read(elf);
+        return new StackSlots(functions, FrameConstants.of(elf, functions));
+    }
+
+    /** How many constant frame accesses are reported unconditionally (statically out of bounds). */
+    int constantFindings() { return constants.size(); }
 
     boolean isEmpty() { return functions.isEmpty(); }
 
@@ -48,7 +64,17 @@ final class StackSlots {
         if (functions.isEmpty() || a.implicitStack() || a.sizeBytes() <= 0) return false;
         if (!m.base().isFramePointer() || m.base().widthBits() != 64 || !m.index().isNone() || m.segment().isSegmentWithBase())
             return false;
-        return functionAt(address) != null;
+        return functionAt(address) != null && !constants.containsKey(address);
+    }
+
+    /**
+     * The variable a frame slot {@code disp(%rbp)} made by the instruction at {@code address} is statically
+     * outside of ({@link FrameConstants}): its trampoline reports it whenever it runs.
+     */
+    Optional<FrameConstants.Finding> constantOf(long address, MemoryAccess a) {
+        MemoryOperand m = a.operand();
+        if (constants.isEmpty() || a.implicitStack() || !m.base().isFramePointer() || !m.index().isNone()) return Optional.empty();
+        return Optional.ofNullable(constants.get(address));
     }
 
     /** The variable that {@code a}, made by the instruction at {@code address}, is checked against, if any. */

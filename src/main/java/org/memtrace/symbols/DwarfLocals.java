@@ -35,11 +35,20 @@ public final class DwarfLocals {
      * A function's code {@code [low, high)} (link-time addresses) and its variables; {@code unoptimised} when its
      * unit's producer is gcc's with no {@code -O} but {@code -O0} (gcc records its switches there): only then do
      * its indexed accesses name their variable by their displacement (docs/check.md, "Direct accesses").
+     * {@code described} when every variable and parameter of its body is in {@code locals} or static (a
+     * {@code DW_OP_addr} location), none in another kind of location (a VLA's {@code DW_OP_fbreg N; DW_OP_deref},
+     * a location list), and it takes no variable arguments (whose register save area gcc lays out in the frame
+     * with no DWARF): only then is a frame byte no variable holds known to be no variable's.
      */
-    public record Function(String name, long low, long high, List<Local> locals, boolean unoptimised) {}
+    public record Function(String name, long low, long high, List<Local> locals, boolean unoptimised, boolean described) {
+        /** The same function with its variables and the flags as they were read (the walk fills locals first). */
+        Function described(boolean d) { return new Function(name, low, high, locals, unoptimised, d); }
+    }
 
     private static final int TAG_FORMAL_PARAMETER = 0x05;
     private static final int TAG_LEXICAL_BLOCK = 0x0b;
+    private static final int TAG_UNSPECIFIED_PARAMETERS = 0x18;
+    private static final int OP_ADDR = 0x03;
     private static final int AT_FRAME_BASE = 0x40;
     private static final int AT_DECL_LINE = 0x3b;
     private static final int AT_PRODUCER = 0x25;
@@ -89,12 +98,12 @@ public final class DwarfLocals {
         boolean children;
         String name, producer;
         long low, high, type, line, fbreg;
-        boolean highIsOffset, cfaBase, fbregSet;
+        boolean highIsOffset, cfaBase, fbregSet, located, staticAddress;
 
         void clear() {
             name = producer = null;
             low = high = type = line = fbreg = -1;
-            highIsOffset = cfaBase = fbregSet = false;
+            highIsOffset = cfaBase = fbregSet = located = staticAddress = false;
         }
     }
 
@@ -112,6 +121,8 @@ public final class DwarfLocals {
             // per depth: the function whose body this depth is in (null outside one, or in an inlined call)
             Function[] open = new Function[MAX_DEPTH];
             List<List<Local>> lists = new ArrayList<>();
+            java.util.Set<Function> undescribed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            int unitStart = out.size();
             int depth = 0;
             boolean unoptimised = false;
             while (uc.position < u.end()) {
@@ -134,16 +145,18 @@ public final class DwarfLocals {
                     if (die.low >= 0 && die.high >= 0 && die.cfaBase && die.name != null) {
                         long high = die.highIsOffset ? die.low + die.high : die.high;
                         List<Local> locals = new ArrayList<>();
-                        mine = new Function(die.name, die.low, high, locals, unoptimised);
+                        mine = new Function(die.name, die.low, high, locals, unoptimised, true);
                         out.add(mine);
                         lists.add(locals);
                     }
                 } else if (die.tag == TAG_INLINED_SUBROUTINE) {
                     mine = null;
-                } else if ((die.tag == TAG_VARIABLE || die.tag == TAG_FORMAL_PARAMETER) && in != null && die.fbregSet
-                        && die.name != null && die.type >= 0) {
-                    long size = types.sizeOf(die.type);
-                    if (size > 0) in.locals().add(new Local(die.name, die.fbreg, size, (int) Math.max(0, die.line)));
+                } else if ((die.tag == TAG_VARIABLE || die.tag == TAG_FORMAL_PARAMETER) && in != null) {
+                    long size = die.fbregSet && die.type >= 0 ? types.sizeOf(die.type) : -1;
+                    if (size > 0 && die.name != null) in.locals().add(new Local(die.name, die.fbreg, size, (int) Math.max(0, die.line)));
+                    else if (die.located && !die.staticAddress) undescribed.add(in); // a frame slot not known
+                } else if (die.tag == TAG_UNSPECIFIED_PARAMETERS && in != null) {
+                    undescribed.add(in); // variadic: gcc's register save area is in the frame, in no variable
                 } else if (die.tag != TAG_LEXICAL_BLOCK) {
                     mine = null; // a nested type's or other DIE's children are no frame's
                 }
@@ -152,6 +165,7 @@ public final class DwarfLocals {
                     open[depth++] = mine;
                 }
             }
+            for (int i = unitStart; i < out.size(); i++) if (undescribed.contains(out.get(i))) out.set(i, out.get(i).described(false));
             c.position = u.end();
         }
         return out;
@@ -183,6 +197,8 @@ public final class DwarfLocals {
             case AT_FRAME_BASE -> die.cfaBase = f.kind == DwarfForm.Kind.BLOCK && f.value == 1
                     && (s.info().get(f.blockStart) & 0xff) == OP_CALL_FRAME_CFA;
             case AT_LOCATION -> {
+                die.located = true;
+                die.staticAddress = f.kind == DwarfForm.Kind.BLOCK && f.value == 9 && (s.info().get(f.blockStart) & 0xff) == OP_ADDR;
                 if (f.kind == DwarfForm.Kind.BLOCK && f.value >= 2 && (s.info().get(f.blockStart) & 0xff) == OP_FBREG) {
                     DwarfCursor e = new DwarfCursor(s.info());
                     e.position = f.blockStart + 1;

@@ -11,6 +11,7 @@ import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSymbol;
 import org.memtrace.testutil.Gcc;
 import org.memtrace.x86.Decoder;
+import org.memtrace.x86.MemoryAccess;
 
 /**
  * The check trampolines of {@code memtrace run --check --mode rewrite} (CheckProbe): which accesses get a
@@ -108,5 +109,44 @@ class CheckProbeTest {
         assertThat(checked).anySatisfy(p -> assertThat(slots.slotOf(p.instruction().address(), CheckProbe.checks(p, slots).getFirst()))
                 .hasValueSatisfying(v -> assertThat(v.variable()).isEqualTo("buf")));
         assertThat(checked).anySatisfy(p -> assertThat(CheckProbe.checks(p, slots).getFirst().operand().base().isFramePointer()).isFalse());
+    }
+
+    /**
+     * A frame slot statically past its variable (FrameConstants: {@code tag[5] = 'z'} of a {@code char[5]}, over
+     * the saved %rbp) is patched, and its trampoline calls the slow path with no test: the address, the offset
+     * in the variable as a constant, the stack descriptor and the variable's size, line and names.
+     */
+    @Test
+    void aConstantSlotPastItsVariableCallsTheSlowPathWithoutATest() throws Exception {
+        Files.writeString(dir.resolve("smash.c"), """
+                volatile int sink; int idx;
+                __attribute__((noinline)) void smash(int bad) { char tag[5]; tag[0] = 1; if (bad) tag[5] = 'z'; sink = tag[idx]; }
+                int main(int argc, char **argv) { smash(argc > 1); return 0; }
+                """);
+        ElfFile elf = ElfFile.read(Gcc.compile(dir, "smash.c", "smash", "-O0", "-g"));
+        ElfSymbol smash = elf.symtab().stream().filter(s -> s.name().equals("smash")).findFirst().orElseThrow();
+        StackSlots slots = StackSlots.of(elf);
+        assertThat(slots.constantFindings()).isEqualTo(1);
+        List<Decision.Part> flagged = new java.util.ArrayList<>();
+        for (Decision d : new PatchPlanner(new Decoder()).plan(elf)) {
+            Decision.Patch p = d instanceof Decision.Patch q ? q : d instanceof Decision.Trapped t ? t.patch() : null;
+            if (p == null) continue;
+            for (Decision.Part part : p.all()) {
+                long a = part.instruction().address();
+                if (a >= smash.value() && a < smash.value() + smash.size()
+                        && part.accesses().stream().anyMatch(x -> slots.constantOf(a, x).isPresent())) flagged.add(part);
+            }
+        }
+        assertThat(flagged).isNotEmpty();
+        Decision.Part part = flagged.getFirst();
+        MemoryAccess store = part.accesses().stream().filter(x -> slots.constantOf(part.instruction().address(), x).isPresent()).findFirst().orElseThrow();
+        assertThat(CheckProbe.checks(part, slots)).contains(store); // no longer a frame slot left alone
+        var found = slots.constantOf(part.instruction().address(), store).orElseThrow();
+        assertThat(found.slot().variable()).isEqualTo("tag");
+        assertThat(found.offset()).isEqualTo(5);
+        StringBuilder text = new StringBuilder();
+        CheckProbe.emit(text, part, "t", slots);
+        assertThat(text.toString()).doesNotContain("jrcxz").contains("mov $5,%rcx", "call *" + CheckProbe.SLOT,
+                ".long " + (CheckProbe.WRITE | CheckProbe.STACK | 1) + "\n", ".asciz \"tag\"", ".asciz \"smash\"");
     }
 }

@@ -65,6 +65,28 @@ class DwarfLocalsTest {
         }
     }
 
+    /**
+     * Whether every frame variable is known (FrameConstants classifies only those functions): a VLA's location
+     * is an expression of the frame, a variadic function's register save area is in no variable; a static
+     * local is at its own address and leaves the function described.
+     */
+    @Test
+    void aFunctionIsDescribedWhenDwarfPlacesEveryFrameVariable(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("d.c"), """
+                #include <stdarg.h>
+                int plain(int n) { static int calls; int a[4] = {n}; calls++; return a[0] + calls; }
+                int vla(int n) { int v[n]; int k = 1; v[0] = k; return v[0]; }
+                int vsum(int n, ...) { va_list ap; va_start(ap, n); int s = va_arg(ap, int); va_end(ap); return s + n; }
+                int main(void) { return plain(1) + vla(2) + vsum(1, 2); }
+                """);
+        Path prog = dir.resolve("d");
+        Gcc.run(List.of("gcc", "-O0", "-g", "-o", prog.toString(), dir.resolve("d.c").toString()));
+        var byName = new java.util.HashMap<String, Boolean>();
+        for (DwarfLocals.Function f : DwarfLocals.read(ElfFile.read(prog))) byName.put(f.name(), f.described());
+        assertThat(byName).containsEntry("plain", true)
+                .containsEntry("vla", false).containsEntry("vsum", false);
+    }
+
     @Test
     void optimisedCodeWithoutAFramePointerIsLeftOut(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("l.c"), SOURCE);

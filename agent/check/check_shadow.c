@@ -249,14 +249,16 @@ static int own_caller(const void *pc)
     return (a >= own_code.s[0] && a < own_code.e[0]) || (a >= own_code.s[1] && a < own_code.e[1]);
 }
 
-void mc_count_libc(const void *pc)
+void mc_count_libc_n(const void *pc, unsigned n)
 {
     if (own_caller(pc)) return;
     if (__builtin_expect(!tc.registered, 0)) register_thread();
-    tc.c.checks++;
-    tc.c.libc_checks++;
-    tc.c.accesses++;
+    tc.c.checks += n;
+    tc.c.libc_checks += n;
+    tc.c.accesses += n;
 }
+
+void mc_count_libc(const void *pc) { mc_count_libc_n(pc, 1); }
 
 void mc_init_report(void);      /* check_report.c: reads MEMTRACE_CHECK* */
 void mc_rw_init(void);          /* check_rwprobe.c: the rewrite-mode trampolines' slot */

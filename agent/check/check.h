@@ -171,6 +171,7 @@ struct mc_counts { uint64_t checks, accesses, loop_checks, range_checks, libc_ch
 /* a libc function checked for its caller at pc: counted unless memtrace's own code called it (the runtime's
  * reports and start-up, the tracing runtime beside it in a rewrite run), whose calls bind to these wrappers */
 void mc_count_libc(const void *pc);
+void mc_count_libc_n(const void *pc, unsigned n);   /* n ranges of one call (memcpy's two) */
 void mc_counts_total(struct mc_counts *out);
 void mc_stop(void) __attribute__((noreturn));   /* stop after a report whose caller cannot go on */
 void mc_counts_stopped(void);   /* a report stops the program: the checks its run did not reach are not counted */

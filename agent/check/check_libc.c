@@ -13,6 +13,8 @@
  * gcc inlined as plain moves, are checked by gcc's instrumentation or not at all); a string function whose
  * source is not terminated reads until libc's function stops or faults before the check sees it; memcmp and
  * strncmp are charged for their whole length even when they would stop early.
+ * Cost: each range's shadow is tested inline (clean: up to 8 granules read as one word), the exact walk
+ * (mc_first_bad) only when that word is not all addressable; memcpy's two ranges are counted in one call.
  */
 #include <dlfcn.h>
 #include <stddef.h>
@@ -59,13 +61,46 @@ static void copy(void *d, const void *s, size_t n)
     else for (size_t i = n; i-- > 0;) dd[i] = ss[i];
 }
 
-static void check(const void *p, size_t n, enum mc_access access, const void *pc, const char *fn)
+static int ready;   /* mc_init ran: the shadow is there (a call less per range than asking mc_init each time) */
+
+/* Whether the shadow passes [a, a+n) (n > 0) at a glance: the shadow bytes of its granules, up to 8 of them
+ * (n up to 57 bytes), read as one word: every granule but the last wholly addressable (0), the last 0 or
+ * addressable up to the range's end (a string's block of 10 bytes). Otherwise (a poisoned byte, a longer
+ * range) the exact test decides. The word may reach 7 bytes past the range's shadow: the shadow is one
+ * mapping, and the top of the address space is left to the exact test. */
+static inline __attribute__((always_inline)) int clean(uintptr_t a, size_t n)
 {
-    mc_init();
-    mc_count_libc(pc);
-    uintptr_t bad = mc_first_bad((uintptr_t)p, n);
-    if (bad) mc_report_access((uintptr_t)p, n, access, pc, fn);
+    uintptr_t e = a + n - 1, k = (e >> 3) - (a >> 3);    /* granules - 1 */
+    if (k > 7 || a > ((uintptr_t)1 << 47) - 128) return 0;
+    uint64_t w = *(const uint64_t __attribute__((may_alias, aligned(1))) *)MC_SHADOW(a);
+    int8_t last = (int8_t)(w >> (8 * k));
+    return (w & ((1ULL << (8 * k)) - 1)) == 0 && (last == 0 || last > (int8_t)(e & 7));
+}
+
+/* Inlined in each wrapper with the shadow's quick test: the wrappers' calls into the rest of the runtime
+ * (mc_init, mc_first_bad) were a third of their cost on sqlite3's 3.8 M libc calls. */
+static inline __attribute__((always_inline)) void test(const void *p, size_t n, enum mc_access access, const void *pc, const char *fn)
+{
+    if (__builtin_expect(n && !clean((uintptr_t)p, n), 0) && mc_first_bad((uintptr_t)p, n))
+        mc_report_access((uintptr_t)p, n, access, pc, fn);
     else if (mc_rewritten) mc_check_stack_var((uintptr_t)p, n, access, pc, fn);
+}
+
+static inline __attribute__((always_inline)) void check(const void *p, size_t n, enum mc_access access, const void *pc, const char *fn)
+{
+    if (__builtin_expect(!ready, 0)) { mc_init(); ready = 1; }
+    mc_count_libc_n(pc, 1);
+    test(p, n, access, pc, fn);
+}
+
+/* two ranges, [s, s+sn) read and then [d, d+dn) (read or written), counted in one call */
+static inline __attribute__((always_inline)) void check2(const void *s, size_t sn, const void *d, size_t dn, enum mc_access access,
+                                                          const void *pc, const char *fn)
+{
+    if (__builtin_expect(!ready, 0)) { mc_init(); ready = 1; }
+    mc_count_libc_n(pc, 2);
+    test(s, sn, MC_READ, pc, fn);
+    test(d, dn, access, pc, fn);
 }
 
 static void overlap(const void *d, const void *s, size_t n, const void *pc, const char *fn)
@@ -90,8 +125,7 @@ static void overlap2(const void *d, size_t dn, const void *s, size_t sn, const v
 static void *memcpy_at(void *d, const void *s, size_t n, const void *pc)
 {
     if (n) { GUARD(s, MC_READ, "memcpy"); GUARD(d, MC_WRITE, "memcpy"); }
-    check(s, n, MC_READ, pc, "memcpy");
-    check(d, n, MC_WRITE, pc, "memcpy");
+    check2(s, n, d, n, MC_WRITE, pc, "memcpy");
     overlap(d, s, n, pc, "memcpy");
     if (real.memcpy) return real.memcpy(d, s, n);
     copy(d, s, n);
@@ -103,8 +137,7 @@ MC_EXPORT void *memcpy(void *d, const void *s, size_t n) { return memcpy_at(d, s
 static void *memmove_at(void *d, const void *s, size_t n, const void *pc)
 {
     if (n) { GUARD(s, MC_READ, "memmove"); GUARD(d, MC_WRITE, "memmove"); }
-    check(s, n, MC_READ, pc, "memmove");
-    check(d, n, MC_WRITE, pc, "memmove");
+    check2(s, n, d, n, MC_WRITE, pc, "memmove");
     copy(d, s, n);
     return d;
 }
@@ -133,8 +166,7 @@ static int compare(const void *a, const void *b, size_t n)
 static int memcmp_at(const void *a, const void *b, size_t n, const void *pc)
 {
     if (n) { GUARD(a, MC_READ, "memcmp"); GUARD(b, MC_READ, "memcmp"); }
-    check(a, n, MC_READ, pc, "memcmp");
-    check(b, n, MC_READ, pc, "memcmp");
+    check2(a, n, b, n, MC_READ, pc, "memcmp");
     return compare(a, b, n);
 }
 
@@ -142,8 +174,7 @@ MC_EXPORT int memcmp(const void *a, const void *b, size_t n) { return memcmp_at(
 
 static int bcmp_at(const void *a, const void *b, size_t n, const void *pc)
 {
-    check(a, n, MC_READ, pc, "bcmp");
-    check(b, n, MC_READ, pc, "bcmp");
+    check2(a, n, b, n, MC_READ, pc, "bcmp");
     return compare(a, b, n);
 }
 
@@ -176,8 +207,7 @@ static char *strcpy_at(char *d, const char *s, const void *pc)
     GUARD(s, MC_READ, "strcpy");
     GUARD(d, MC_WRITE, "strcpy");
     size_t n = len_of(s) + 1;
-    check(s, n, MC_READ, pc, "strcpy");
-    check(d, n, MC_WRITE, pc, "strcpy");
+    check2(s, n, d, n, MC_WRITE, pc, "strcpy");
     overlap(d, s, n, pc, "strcpy");
     copy(d, s, n);
     return d;
@@ -190,8 +220,7 @@ static char *stpcpy_at(char *d, const char *s, const void *pc)
     GUARD(s, MC_READ, "stpcpy");
     GUARD(d, MC_WRITE, "stpcpy");
     size_t n = len_of(s) + 1;
-    check(s, n, MC_READ, pc, "stpcpy");
-    check(d, n, MC_WRITE, pc, "stpcpy");
+    check2(s, n, d, n, MC_WRITE, pc, "stpcpy");
     overlap(d, s, n, pc, "stpcpy");
     copy(d, s, n);
     return d + n - 1;
@@ -252,8 +281,7 @@ static int strcmp_at(const char *a, const char *b, const void *pc)
     GUARD(b, MC_READ, "strcmp");
     size_t i = 0;
     while (a[i] && a[i] == b[i]) i++;
-    check(a, i + 1, MC_READ, pc, "strcmp");
-    check(b, i + 1, MC_READ, pc, "strcmp");
+    check2(a, i + 1, b, i + 1, MC_READ, pc, "strcmp");
     return (unsigned char)a[i] - (unsigned char)b[i];
 }
 
@@ -265,8 +293,7 @@ static int strncmp_at(const char *a, const char *b, size_t max, const void *pc)
     size_t i = 0;
     while (i < max && a[i] && a[i] == b[i]) i++;
     size_t n = i < max ? i + 1 : max;
-    check(a, n, MC_READ, pc, "strncmp");
-    check(b, n, MC_READ, pc, "strncmp");
+    check2(a, n, b, n, MC_READ, pc, "strncmp");
     return i < max ? (unsigned char)a[i] - (unsigned char)b[i] : 0;
 }
 

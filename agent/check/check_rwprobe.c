@@ -7,7 +7,8 @@
  * with the address of __memtrace_rwcheck when it maps the shadow. The slot is the shadow of the null page's
  * last 64 bytes ([0xffc0, 0x10000), under mmap_min_addr: never mapped), so a trampoline reaches it with an
  * absolute disp32 and no relocation, and the plan and the runtime that applies it (agent/rewrite/rw_apply.c)
- * know nothing of checking.
+ * know nothing of checking. Filled only in a rewrite run (__memtrace_check_init): a --check build keeps the
+ * whole null page's shadow 0xfe, which its index test relies on.
  *
  * The call: %rax = the access's address; the return address points at two inline words, a descriptor (the
  * access's size in its low 16 bits, MC_RW_WRITE, MC_RW_RANGE: the size is in %rcx instead, a rep string's
@@ -43,7 +44,7 @@
 void __memtrace_rwcheck(void);
 int mc_snprintf(char *d, size_t n, const char *fmt, ...);
 
-/* Called by mc_init once the shadow is mapped and the null page poisoned. */
+/* Called by __memtrace_check_init (a rewrite run) once the shadow is mapped and the null page poisoned. */
 void mc_rw_init(void)
 {
     *(volatile uint64_t *)(uintptr_t)MC_RW_SLOT = (uint64_t)(uintptr_t)__memtrace_rwcheck;

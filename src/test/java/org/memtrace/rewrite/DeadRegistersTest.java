@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -89,6 +91,27 @@ class DeadRegistersTest {
         assertThat(new DeadRegisters(code).at(first(code, b), 0)).containsExactlyInAnyOrder("rax", "r8");
         // mov (%rdi),%eax; mov $0,%r8d: the code ends before %rcx is overwritten
         assertThat(new DeadRegisters(code.subList(0, 2)).at(first(code, b), 0)).containsExactlyInAnyOrder("rax", "r8");
+    }
+
+    /**
+     * In code with landing pads (a call-site range that has one) nothing is dead: an instruction there that faults may be unwound from
+     * (gcc's -fnon-call-exceptions, glibc's asynchronous cancellation) into a pad that reads the registers it
+     * stopped with, the probe's. A way that reaches such a function ends there.
+     */
+    @Test
+    void aFunctionWithLandingPadsHasNoDeadRegistersAndEndsAWayThatReachesIt() {
+        // 0: mov (%rdi),%eax; 2: mov $0,%r8d; 8: jmp 0xf; a: ud2 (pad) ... f: mov $0,%ecx; 14: mov $0,%edx; 19: ret
+        int[] b = {0x8b, 0x07, 0x41, 0xb8, 0, 0, 0, 0, 0xeb, 0x05, 0x0f, 0x0b, 0x90, 0x90, 0x90,
+            0xb9, 0, 0, 0, 0, 0xba, 0, 0, 0, 0, 0xc3};
+        List<Instruction> code = code(b);
+        Decision.Patch p = first(code, b);
+        assertThat(new DeadRegisters(code).at(p, 0)).containsExactlyInAnyOrder("rax", "r8", "rcx", "rdx");
+        // the probed instruction's function has pads
+        assertThat(new DeadRegisters(code, new TreeMap<>(Map.of(AT, AT + b.length))).at(p, 0)).isEmpty();
+        // the function jumped to (a tail call) has them: only what was overwritten before it
+        assertThat(new DeadRegisters(code, new TreeMap<>(Map.of(AT + 0xf, AT + b.length))).at(p, 0)).containsExactlyInAnyOrder("rax", "r8");
+        // a function before, not covering any of it
+        assertThat(new DeadRegisters(code, new TreeMap<>(Map.of(AT - 0x100, AT))).at(p, 0)).hasSize(4);
     }
 
     @Test

@@ -1,5 +1,7 @@
 package org.memtrace.rewrite;
 
+import org.memtrace.symbols.ElfFile;
+import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryOperand;
@@ -7,11 +9,14 @@ import org.memtrace.x86.Operand;
 import org.memtrace.x86.Register;
 import org.memtrace.x86.RegisterOperand;
 
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The general registers a trampoline's probe may use without saving them (docs/rewriting.md, "Probes without
@@ -24,6 +29,12 @@ import java.util.Set;
  * counts as a read; a way ends, every undecided register live, at a call, an indirect jump, a return, a
  * system call or a trap (after its own reads), where the module's code is not contiguous, and when the
  * budget is spent (a loop's way back comes round again until then).
+ *
+ * <p>Nor is a register dead in a call-site range that has a landing pad (or in a function whose LSDA could not
+ * be read), at the probe or anywhere a way goes: an unwinder leaving from an instruction that faults there
+ * (gcc's {@code -fnon-call-exceptions}, glibc's asynchronous cancellation, which unwinds from the signal
+ * frame) enters the pad with the registers the instruction stopped with, the probe's among them, and the pad
+ * may read one that the way on overwrites. An exception a call throws is no such case: a way ends at a call.
  */
 final class DeadRegisters {
     /** No register dead anywhere: every probe saves what it uses (tests, plans of code not swept). */
@@ -37,11 +48,43 @@ final class DeadRegisters {
 
     private final List<Instruction> code;
     private final Map<Long, Integer> index = new HashMap<>();
+    /** Start to end of the code with landing pads, disjoint. */
+    private final TreeMap<Long, Long> padded;
 
-    /** Over {@code code}, the module's instructions in address order (the planner's sweep). */
-    DeadRegisters(List<Instruction> code) {
+    /** Over {@code code}, the module's instructions in address order (the planner's sweep), no landing pads. */
+    DeadRegisters(List<Instruction> code) { this(code, new TreeMap<>()); }
+
+    /** The same, in a module whose code {@code padded} (start to end) has landing pads. */
+    DeadRegisters(List<Instruction> code, TreeMap<Long, Long> padded) {
         this.code = code;
+        this.padded = padded;
         for (int i = 0; i < code.size(); i++) index.put(code.get(i).address(), i);
+    }
+
+    /**
+     * Over {@code code}, {@code elf}'s instructions the planner swept, its LSDAs' call sites read: those with a
+     * landing pad, and the whole of a function whose LSDA could not be.
+     */
+    static DeadRegisters of(ElfFile elf, List<Instruction> code) throws ElfFormatException {
+        List<EhFrame.Range> ranges = new ArrayList<>();
+        for (EhFrame.Fde f : EhFrame.of(elf).fdes()) {
+            if (f.opaque()) ranges.add(new EhFrame.Range(f.start(), f.end()));
+            else ranges.addAll(f.padded());
+        }
+        ranges.sort(Comparator.comparingLong(EhFrame.Range::start));
+        TreeMap<Long, Long> padded = new TreeMap<>();
+        for (EhFrame.Range r : ranges) {
+            var last = padded.lastEntry();
+            if (last != null && r.start() <= last.getValue()) padded.put(last.getKey(), Math.max(last.getValue(), r.end()));
+            else padded.put(r.start(), r.end());
+        }
+        return new DeadRegisters(code, padded);
+    }
+
+    /** {@code address} lies in code with landing pads. */
+    private boolean padded(long address) {
+        var f = padded.floorEntry(address);
+        return f != null && address < f.getValue();
     }
 
     /** The 64-bit names of the registers dead where {@code p}'s part {@code from} is probed. */
@@ -50,6 +93,7 @@ final class DeadRegisters {
         List<Decision.Part> all = p.all();
         for (int k = from; k < all.size(); k++) {
             Instruction insn = all.get(k).instruction();
+            if (padded(insn.address())) return dead;
             step(insn, dead, live);
             if (insn.flow() == Flow.SEQUENTIAL) continue;
             // a run's last part may be a conditional jump written anew: on to the run's end or to its target
@@ -70,6 +114,7 @@ final class DeadRegisters {
         Set<String> dead = new HashSet<>(), live = new HashSet<>();
         for (int n = 0; i != null && i < code.size() && n < budget; n++) {
             Instruction insn = code.get(i);
+            if (padded(insn.address())) return dead;
             step(insn, dead, live);
             switch (insn.flow()) {
                 case SEQUENTIAL -> {

@@ -26,13 +26,18 @@ import org.memtrace.symbols.ElfSection;
 record EhFrame(List<Fde> fdes) {
     /**
      * One FDE: the code it describes, its landing pads, and whether it has an LSDA whose landing pads could not
-     * be read (then anything in it may be entered by the unwinder).
+     * be read (then anything in it may be entered by the unwinder); {@code padded}, the call-site ranges that
+     * have a landing pad (an unwinder leaving from an instruction there enters one; DeadRegisters).
      */
-    record Fde(long start, long end, List<Long> landingPads, boolean opaque) {
+    record Fde(long start, long end, List<Long> landingPads, boolean opaque, List<Range> padded) {
         Fde {
             landingPads = List.copyOf(landingPads);
+            padded = List.copyOf(padded);
         }
     }
+
+    /** Code from {@code start} to {@code end}. */
+    record Range(long start, long end) {}
 
     private static final int DW_EH_PE_OMIT = 0xff;
 
@@ -75,6 +80,7 @@ record EhFrame(List<Fde> fdes) {
                     long start = pointer(b, cie.fdeEncoding, address);
                     long range = pointer(b, cie.fdeEncoding & 0x0f, address);
                     List<Long> pads = List.of();
+                    List<Range> padded = new ArrayList<>();
                     boolean opaque = false;
                     if (cie.augmented) {
                         long augLength = uleb(b);
@@ -85,13 +91,13 @@ record EhFrame(List<Fde> fdes) {
                             b.position(data);
                             long lsdaAddress = pointer(b, cie.lsdaEncoding, address);
                             if (lsda) {
-                                pads = landingPads(table, tableAddress, lsdaAddress, start);
+                                pads = landingPads(table, tableAddress, lsdaAddress, start, padded);
                                 opaque = pads == null;
                             }
                         }
                         b.position(Math.toIntExact(data + augLength));
                     }
-                    if (start != 0 && range > 0) out.add(new Fde(start, start + range, pads == null ? List.of() : pads, opaque));
+                    if (start != 0 && range > 0) out.add(new Fde(start, start + range, pads == null ? List.of() : pads, opaque, padded));
                 }
                 at = next;
             }
@@ -103,9 +109,10 @@ record EhFrame(List<Fde> fdes) {
 
     /**
      * The landing pads an LSDA at {@code lsda} names (its call-site table's non-zero landing pad fields, from
-     * its {@code lpstart}, by default the function's {@code start}); null when it cannot be read.
+     * its {@code lpstart}, by default the function's {@code start}); null when it cannot be read. The call
+     * sites that have one go to {@code ranges} (from the function's {@code start}).
      */
-    static List<Long> landingPads(byte[] table, long tableAddress, long lsda, long start) {
+    static List<Long> landingPads(byte[] table, long tableAddress, long lsda, long start, List<Range> ranges) {
         if (lsda < tableAddress || lsda >= tableAddress + table.length) return null;
         ByteBuffer b = ByteBuffer.wrap(table).order(ByteOrder.LITTLE_ENDIAN);
         try {
@@ -120,11 +127,13 @@ record EhFrame(List<Fde> fdes) {
             long end = b.position() + length;
             List<Long> pads = new ArrayList<>();
             while (b.position() < end) {
-                pointer(b, siteEncoding, tableAddress); // the call site's start
-                pointer(b, siteEncoding, tableAddress); // its length
+                long site = pointer(b, siteEncoding, tableAddress), span = pointer(b, siteEncoding, tableAddress);
                 long pad = pointer(b, siteEncoding, tableAddress);
                 uleb(b); // its action
-                if (pad != 0) pads.add(lpStart + pad);
+                if (pad != 0) {
+                    pads.add(lpStart + pad);
+                    ranges.add(new Range(start + site, start + site + span));
+                }
             }
             return b.position() == end ? pads : null;
         } catch (RuntimeException e) {

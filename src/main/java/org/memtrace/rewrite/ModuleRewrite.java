@@ -27,7 +27,7 @@ import org.memtrace.x86.Decoder;
  */
 public final class ModuleRewrite {
     /** Changes whenever the planner or the trampolines change, so an older plan is not taken for a current one. */
-    static final String PLANNER_VERSION = "rewrite-24-probes-in-dead-registers";
+    static final String PLANNER_VERSION = "rewrite-25-no-dead-registers-by-landing-pads";
     /** Room left between the trampolines and the module's first byte. */
     private static final long GAP = 0x10000;
     /** The lowest address a mapping may take: the usual {@code vm.mmap_min_addr} (the runtime's floor too). */
@@ -137,7 +137,7 @@ public final class ModuleRewrite {
             Selective.Chosen s = selection;
             PatchPlanner planner = s == null ? new PatchPlanner(new Decoder()) : new PatchPlanner(new Decoder(), s::traced, selective.options().includeStack());
             decisions = planner.plan(elf);
-            dead = new DeadRegisters(planner.swept());
+            dead = DeadRegisters.of(elf, planner.swept());
         } catch (ElfFormatException e) {
             throw new RewriteException(module + ": " + e.getMessage());
         }

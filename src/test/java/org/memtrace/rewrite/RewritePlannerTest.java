@@ -142,8 +142,9 @@ class RewritePlannerTest {
         for (ElfSymbol s : ElfFile.read(named).symtab()) f.put(s.name(), s.value());
         ElfFile stripped = ElfFile.read(Gcc.compile(dir, "rewrite_fde.s", "fde-stripped", "-no-pie", "-s"));
         assertThat(stripped.symtab()).isEmpty();
-        assertThat(EhFrame.of(stripped).fdes()).contains(new EhFrame.Fde(f.get("short_run"), f.get("short_run") + 9, List.of(), false),
-                new EhFrame.Fde(f.get("with_lsda"), f.get("with_lsda") + 9, List.of(f.get("with_lsda") + 2), false));
+        assertThat(EhFrame.of(stripped).fdes()).contains(new EhFrame.Fde(f.get("short_run"), f.get("short_run") + 9, List.of(), false, List.of()),
+                new EhFrame.Fde(f.get("with_lsda"), f.get("with_lsda") + 9, List.of(f.get("with_lsda") + 2), false,
+                        List.of(new EhFrame.Range(f.get("with_lsda"), f.get("with_lsda") + 9))));
         Map<Long, Decision> d = new HashMap<>();
         for (Decision x : new PatchPlanner(new Decoder()).plan(stripped)) d.put(x.instruction().address(), x);
         assertThat(((Decision.Patch) d.get(f.get("short_run"))).parts()).extracting(p -> p.instruction().mnemonic())

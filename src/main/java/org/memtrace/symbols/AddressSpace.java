@@ -246,6 +246,7 @@ public final class AddressSpace {
 
     /** {@code @module} for an object whose plain name a module ranked before its own has too; else empty. */
     private String moduleQualifier(LoadedModule m, SymbolIndex.Symbol s) {
+        if (clashing.isEmpty()) return "";   // the usual case, without hashing the module per name
         Set<String> clashes = clashing.get(m);
         return clashes != null && clashes.contains(s.name()) ? "@" + m.name() : "";
     }

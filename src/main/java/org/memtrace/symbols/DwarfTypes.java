@@ -44,6 +44,8 @@ public final class DwarfTypes {
     private final long[] typeOffsets;
     private final String problem;
     private final Map<Long, Type> types = new HashMap<>();
+    /** By variable, as {@link #addresses}: how {@link #path} names it, null until it first does. */
+    private final Layout[] layouts;
 
     private DwarfTypes(DwarfSections sections, List<DwarfUnit> units, long[] addresses, long[] typeOffsets, String problem) {
         this.sections = sections;
@@ -52,6 +54,7 @@ public final class DwarfTypes {
         this.addresses = addresses;
         this.typeOffsets = typeOffsets;
         this.problem = problem;
+        this.layouts = new Layout[addresses.length];
     }
 
     /** No types: a module without {@code .debug_info}, or one whose debug information could not be read. */
@@ -108,50 +111,144 @@ public final class DwarfTypes {
      * followed by {@code +} and the offset left inside the innermost part: {@code [3].value+0}, {@code .inner.flags+2}.
      * Null when no variable with a known type starts there or the offset lies outside it; the caller then
      * keeps {@code symbol+offset}.
+     *
+     * <p>A variable that is an array is named by arithmetic: its indices from the offset and the strides, worked
+     * out once, then the path inside the element from a table by offset in the element, filled as bytes are
+     * named (for elements up to {@link #ELEMENT_TABLE_MAX} bytes). A trace names most bytes of its arrays, each
+     * once per cache miss, and walking the types per address was 45 % of print's reading thread on a matrix
+     * product (issue 22). Anything else walks the types as {@link #walkPath} does; both give the same names.
      */
     public synchronized String path(long start, long offset) {
+        int i = Arrays.binarySearch(addresses, start);
+        if (i < 0 || offset < 0) return null;
+        Layout l = layouts[i];
+        if (l == null) layouts[i] = l = layout(typeOffsets[i]);
+        if (!(l instanceof ArrayLayout a)) return walkPath(start, offset);
+        if (a.size() > 0 && offset >= a.size()) return null;
+        String inElement;
+        long left = offset;
+        StringBuilder path = new StringBuilder(24);
+        for (long stride : a.strides()) {
+            long index = left / stride;
+            path.append('[').append(index).append(']');
+            left -= index * stride;
+        }
+        if (a.suffixes() != null) {
+            inElement = a.suffixes()[(int) left];
+            if (inElement == null) {
+                inElement = elementPath(a.element(), left);
+                // Not kept when the types do not decode: the walk asks again each time, and so does this.
+                if (inElement != NO_PATH) a.suffixes()[(int) left] = inElement;
+            }
+        } else {
+            inElement = elementPath(a.element(), left);
+        }
+        return inElement == NO_PATH ? null : path.append(inElement).toString();
+    }
+
+    /** Element paths this long or shorter are kept by offset in the element: a few KiB of references per array type. */
+    static final int ELEMENT_TABLE_MAX = 4096;
+    /** An element path whose types do not decode: the whole name is null, as {@link #walkPath} gives. */
+    private static final String NO_PATH = new String("(none)");
+
+    /** How {@link #path} names a variable's bytes, decided at its first name. */
+    private sealed interface Layout permits ArrayLayout, Walked {}
+
+    /**
+     * An array with a known element size: offset {@code o} is indices {@code o / strides[d]} (what is left
+     * carried inward), then the element's own path ({@code suffixes} by offset in the element, when kept).
+     */
+    private record ArrayLayout(long size, long[] strides, long element, String[] suffixes) implements Layout {}
+
+    /** Anything else, and an array {@link #walkPath} stops inside: named by walking its types. */
+    private record Walked() implements Layout {}
+
+    private static final Walked WALKED = new Walked();
+
+    /** What {@link #walkPath}'s first step at depth 0 does for the type at {@code typeOffset}, worked out once. */
+    private Layout layout(long typeOffset) {
+        try {
+            Type t = type(typeOffset, 0);
+            long size = size(t, 0);
+            if (!(t instanceof Array a)) return WALKED;
+            long elementSize = size(type(a.element(), 0), 0);
+            if (elementSize <= 0) return WALKED;
+            long stride = elementSize;
+            long[] strides = new long[a.counts().length];
+            for (int d = strides.length - 1; d >= 0; d--) {
+                strides[d] = stride;
+                if (d > 0 && a.counts()[d] < 0) return WALKED;
+                stride = Math.multiplyExact(stride, Math.max(0, a.counts()[d]));
+            }
+            // A zero stride (an inner dimension of 0) makes the walk divide by zero for every offset: it names none.
+            if (strides[0] == 0) return WALKED;
+            return new ArrayLayout(size, strides, a.element(), elementSize <= ELEMENT_TABLE_MAX ? new String[(int) elementSize] : null);
+        } catch (DwarfException | RuntimeException e) {
+            return WALKED;
+        }
+    }
+
+    /** The path of byte {@code left} of an element of type {@code element}, as the walk goes on from depth 1; {@link #NO_PATH} when a type does not decode. */
+    private String elementPath(long element, long left) {
+        try {
+            StringBuilder path = new StringBuilder();
+            return walk(type(element, 0), left, 1, path);
+        } catch (DwarfException | RuntimeException e) {
+            return NO_PATH;
+        }
+    }
+
+    /**
+     * {@link #path} by walking the variable's types from the outermost in, one step per array or member: the
+     * definition of its names, which {@link #path}'s arithmetic on arrays must equal (DwarfTypesTest compares
+     * them byte for byte).
+     */
+    public synchronized String walkPath(long start, long offset) {
         int i = Arrays.binarySearch(addresses, start);
         if (i < 0 || offset < 0) return null;
         try {
             Type t = type(typeOffsets[i], 0);
             long size = size(t, 0);
             if (size > 0 && offset >= size) return null;
-            StringBuilder path = new StringBuilder();
-            long left = offset;
-            for (int depth = 0; depth < MAX_DEPTH; depth++) {
-                if (t instanceof Array a) {
-                    long elementSize = size(type(a.element(), depth), depth);
-                    if (elementSize <= 0) break;
-                    long stride = elementSize;
-                    long[] strides = new long[a.counts().length];
-                    for (int d = strides.length - 1; d >= 0; d--) {
-                        strides[d] = stride;
-                        if (d > 0 && a.counts()[d] < 0) { stride = -1; break; }
-                        stride = Math.multiplyExact(stride, Math.max(0, a.counts()[d]));
-                    }
-                    if (stride < 0) break;
-                    for (int d = 0; d < strides.length; d++) {
-                        long index = left / strides[d];
-                        path.append('[').append(index).append(']');
-                        left -= index * strides[d];
-                    }
-                    t = type(a.element(), depth);
-                } else if (t instanceof Aggregate g) {
-                    Member m = g.memberAt(left, this, depth);
-                    if (m == null) break;
-                    if (m.name() != null) path.append('.').append(m.name());
-                    left -= m.start();
-                    if (m.bitField()) break;
-                    t = type(m.type(), depth);
-                } else {
-                    break;
-                }
-            }
-            return path.append('+').append(left).toString();
+            return walk(t, offset, 0, new StringBuilder());
         } catch (DwarfException | RuntimeException e) {
             // A type that does not decode leaves this variable its plain name; the rest keep theirs.
             return null;
         }
+    }
+
+    /** Appends the path of byte {@code left} of type {@code t} to {@code path}, steps from {@code first} on, and {@code +} what is left. */
+    private String walk(Type t, long left, int first, StringBuilder path) throws DwarfException {
+        for (int depth = first; depth < MAX_DEPTH; depth++) {
+            if (t instanceof Array a) {
+                long elementSize = size(type(a.element(), depth), depth);
+                if (elementSize <= 0) break;
+                long stride = elementSize;
+                long[] strides = new long[a.counts().length];
+                for (int d = strides.length - 1; d >= 0; d--) {
+                    strides[d] = stride;
+                    if (d > 0 && a.counts()[d] < 0) { stride = -1; break; }
+                    stride = Math.multiplyExact(stride, Math.max(0, a.counts()[d]));
+                }
+                if (stride < 0) break;
+                for (int d = 0; d < strides.length; d++) {
+                    long index = left / strides[d];
+                    path.append('[').append(index).append(']');
+                    left -= index * strides[d];
+                }
+                t = type(a.element(), depth);
+            } else if (t instanceof Aggregate g) {
+                Member m = g.memberAt(left, this, depth);
+                if (m == null) break;
+                if (m.name() != null) path.append('.').append(m.name());
+                left -= m.start();
+                if (m.bitField()) break;
+                t = type(m.type(), depth);
+            } else {
+                break;
+            }
+        }
+        return path.append('+').append(left).toString();
     }
 
     /**

@@ -25,7 +25,7 @@ public final class ModuleImage {
     private final ElfFile debug;
     private final DebugFiles debugFiles;
     private LineTable lines;
-    private DwarfTypes types;
+    private volatile DwarfTypes types;
     private DwarfInlines inlines;
     private final Demangler demangler;
 
@@ -118,9 +118,14 @@ public final class ModuleImage {
      * The types of the module's global and static variables, from its own {@code .debug_info} or else its
      * separate debug file's; read on the first name asked inside a variable of this module, once.
      */
-    public synchronized DwarfTypes types() {
-        if (types == null) types = readTypes();
-        return types;
+    public DwarfTypes types() {
+        // Read without the lock once set: every global's name asks (issue 22), and a lock per name costs.
+        DwarfTypes t = types;
+        if (t != null) return t;
+        synchronized (this) {
+            if (types == null) types = readTypes();
+            return types;
+        }
     }
 
     private DwarfTypes readTypes() {

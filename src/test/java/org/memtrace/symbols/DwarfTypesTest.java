@@ -110,10 +110,74 @@ class DwarfTypesTest {
             damaged.put(at, (byte) (damaged.get(at) ^ (1 + random.nextInt(255))));
             try {
                 DwarfTypes t = DwarfTypes.parse(damaged, abbrev, str);
-                for (long v : variables) for (int off = 0; off < 64; off += 3) t.path(v, off);
+                for (long v : variables) for (int off = 0; off < 64; off += 3) assertThat(t.path(v, off)).isEqualTo(t.walkPath(v, off));
             } catch (DwarfException expected) {
                 assertThat(expected.getMessage()).isNotBlank();
             }
         }
+    }
+
+    /**
+     * Arrays are named by arithmetic (indices, then the element's path from a table): every byte of every
+     * global of array_shapes.c, and bytes past the end, is named exactly as the walk over the types names it,
+     * first with the table empty and again with it filled; a few names are spelled out.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"-gdwarf-4", "-gdwarf-5"})
+    void arraysByArithmeticEqualTheWalk(String flags) throws Exception {
+        Path exe = Gcc.compile(dir, "array_shapes.c", "array_shapes", flags);
+        ModuleImage image = ModuleImage.load(exe.toString(), DebugFiles.system());
+        DwarfTypes types = image.types();
+        assertThat(types.problem()).isEmpty();
+        int compared = 0;
+        for (int round = 0; round < 2; round++) {
+            for (SymbolIndex.Symbol o : image.symbols().objects()) {
+                if (!types.typed(o.start())) continue;
+                long size = o.end() - o.start();
+                for (long off = -2; off < size + 48; off++) {
+                    assertThat(types.path(o.start(), off)).as(o.name() + "+" + off).isEqualTo(types.walkPath(o.start(), off));
+                    compared++;
+                }
+                for (long far : new long[] {size * 2, 1L << 40, Long.MAX_VALUE}) {
+                    assertThat(types.path(o.start(), far)).as(o.name() + "+" + far).isEqualTo(types.walkPath(o.start(), far));
+                }
+            }
+        }
+        assertThat(compared).isGreaterThan(2 * 10_000);
+        Map<String, Long> s = starts(image);
+        Map<String, String> expected = new java.util.LinkedHashMap<>();
+        expected.put("padded+96", "padded[4].c+0");
+        expected.put("padded+101", "padded[4]+5");            // padding after c
+        expected.put("padded+112", "padded[4].s+0");           // the last element's last member
+        expected.put("padded+119", "padded[4]+23");            // the last byte: tail padding
+        expected.put("cube+472", "cube[2][3][4]+0");
+        expected.put("cube+479", "cube[2][3][4]+7");
+        expected.put("rows_of_rows+92", "rows_of_rows[3][5]+0"); // a typedef'd row: an array of arrays
+        expected.put("nests+114", "nests[2][1].pair[1][2]+0"); // 20-byte elements, pair at 4
+        expected.put("nests+116", "nests[2][1].tag+0");
+        expected.put("nests+119", "nests[2][1]+19");          // tail padding of the last element
+        expected.put("unions+27", "unions[3].i+3");            // a union names its first member covering the byte
+        expected.put("unions+28", "unions[3].bytes[4]+0");
+        expected.put("unions+31", "unions[3]+7");
+        expected.put("bitses+9", "bitses[2].b+1");             // byte 1 of a and b's storage: b's
+        expected.put("bitses+11", "bitses[2].after+0");
+        expected.put("bigs+10020", "bigs[1].tail[2]+0");      // an element past the table: walked
+        expected.put("bigs+5004", "bigs[0].tail[1]+0");
+        expected.put("bigs+4999", "bigs[0].head[4999]+0");
+        expected.put("fam+0", "fam.n+0");
+        expected.put("fam+12", "fam+12");                      // the flexible member has no size: outside the struct
+        expected.put("fams+4", "fams[1].n+0");
+        expected.put("one+0", "one[0]+0");
+        expected.put("last+48", "last[6]+0");
+        expected.put("last+55", "last[6]+7");
+        expected.forEach((where, name) -> {
+            int plus = where.lastIndexOf('+');
+            assertThat(variable(image, s, where.substring(0, plus), Long.parseLong(where.substring(plus + 1))))
+                    .as(where + " " + flags).isEqualTo(name);
+        });
+        assertThat(types.path(s.get("padded"), 120)).isNull();    // one past the end: the caller's plain name
+        // gcc gives a zero-length array no count: indexed as one of unknown length (no ELF size covers it anyway)
+        assertThat(types.path(s.get("zero"), 8)).isEqualTo("[2]+0");
+        assertThat(types.path(s.get("inner_zero"), 0)).isNull();   // strides of 0: the walk names no byte either
     }
 }

@@ -5,10 +5,8 @@ import org.memtrace.format.SiteFormat;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
-import org.memtrace.x86.MemoryOperand;
-import org.memtrace.x86.Operand;
 import org.memtrace.x86.Register;
-import org.memtrace.x86.RegisterOperand;
+import org.memtrace.x86.RegisterEffect;
 
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -57,13 +55,6 @@ final class ProbeGroups {
     }
 
     static final Register RAX = Register.named("rax"), RSP = Register.named("rsp");
-
-    private static final Set<Register> GENERAL = Set.copyOf(named("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-            "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"));
-
-    /** Instructions after which a written 32- or 64-bit general register holds nothing of its old value. */
-    private static final Set<String> OVERWRITING = Set.of("mov", "movzx", "movsx", "movsxd", "lea", "pop", "imul",
-            "movd", "movq");
 
     private ProbeGroups() {
     }
@@ -139,22 +130,13 @@ final class ProbeGroups {
                 break;
             }
             Instruction insn = d.instruction();
-            List<Register> overwritten = new ArrayList<>(2);
-            for (Operand o : insn.operands()) {
-                if (o instanceof MemoryOperand m) {
-                    read(m.base(), dead, live);
-                    read(m.index(), dead, live);
-                } else if (o instanceof RegisterOperand r && !r.register().isNone()) {
-                    int width = r.register().widthBits();
-                    if (r.write() && !r.read() && (width == 64 || width == 32) && OVERWRITING.contains(insn.mnemonic())
-                            && GENERAL.contains(r.register().enclosing())) {
-                        overwritten.add(r.register().enclosing());
-                    } else if (r.read() || r.write()) {
-                        read(r.register(), dead, live);
-                    }
+            RegisterEffect e = RegisterEffect.of(insn);
+            for (Register r : e.read()) {
+                if (!dead.contains(r)) {
+                    live.add(r);
                 }
             }
-            for (Register r : overwritten) {
+            for (Register r : e.overwritten()) {
                 if (!live.contains(r)) {
                     dead.add(r);
                 }
@@ -164,12 +146,6 @@ final class ProbeGroups {
             }
         }
         return dead;
-    }
-
-    private static void read(Register r, Set<Register> dead, Set<Register> live) {
-        if (!r.isNone() && !dead.contains(r.enclosing())) {
-            live.add(r.enclosing());
-        }
     }
 
     /**

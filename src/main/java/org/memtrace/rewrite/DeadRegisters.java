@@ -4,10 +4,8 @@ import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfFormatException;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
-import org.memtrace.x86.MemoryOperand;
-import org.memtrace.x86.Operand;
 import org.memtrace.x86.Register;
-import org.memtrace.x86.RegisterOperand;
+import org.memtrace.x86.RegisterEffect;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -40,9 +38,6 @@ final class DeadRegisters {
     /** No register dead anywhere: every probe saves what it uses (tests, plans of code not swept). */
     static final DeadRegisters NONE = new DeadRegisters(List.of());
 
-    private static final Set<String> GENERAL = Set.of("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-            "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15");
-    private static final Set<String> OVERWRITING = Set.of("mov", "movzx", "movsx", "movsxd", "lea", "pop", "imul", "movd", "movq");
     /** How far past the patch the walk looks (straight-line code rarely runs longer before a branch). */
     private static final int MOST = 64;
 
@@ -151,25 +146,10 @@ final class DeadRegisters {
         for (String r : further) if (!live.contains(r)) dead.add(r);
     }
 
-    /** One instruction's reads and overwrites. */
+    /** One instruction's reads and overwrites: a register read before it is overwritten stays live. */
     private static void step(Instruction insn, Set<String> dead, Set<String> live) {
-        Set<String> overwritten = new HashSet<>(2);
-        for (Operand o : insn.operands()) {
-            if (o instanceof MemoryOperand m) {
-                read(m.base(), dead, live);
-                read(m.index(), dead, live);
-            } else if (o instanceof RegisterOperand r && !r.register().isNone()) {
-                int width = r.register().widthBits();
-                String whole = r.register().enclosing().name();
-                if (r.write() && !r.read() && (width == 64 || width == 32) && OVERWRITING.contains(insn.mnemonic()) && GENERAL.contains(whole))
-                    overwritten.add(whole);
-                else if (r.read() || r.write()) read(r.register(), dead, live);
-            }
-        }
-        for (String r : overwritten) if (!live.contains(r)) dead.add(r);
-    }
-
-    private static void read(Register r, Set<String> dead, Set<String> live) {
-        if (!r.isNone() && !dead.contains(r.enclosing().name())) live.add(r.enclosing().name());
+        RegisterEffect e = RegisterEffect.of(insn);
+        for (Register r : e.read()) if (!dead.contains(r.name())) live.add(r.name());
+        for (Register r : e.overwritten()) if (!live.contains(r.name())) dead.add(r.name());
     }
 }

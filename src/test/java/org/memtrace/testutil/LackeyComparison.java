@@ -66,6 +66,11 @@ public final class LackeyComparison {
             return u;
         }
 
+        /** How many instructions' addresses differ in a control run too (the program's own dependence on placement). */
+        public int placed() {
+            return differences.getOrDefault(PLACED, 0);
+        }
+
         public String row() {
             return String.format("| %s | %d | %d | %d | %s | %s | ld.so %d compared, %d equal | %d control runs%s |", program, compared, equalCounts,
                     equalAddresses, differences.isEmpty() ? "none" : differences, excluded, ldSoCompared, ldSoEqual, controls, parted ? ", one parted" : "");
@@ -94,7 +99,7 @@ public final class LackeyComparison {
 
     /** At most this many control runs (cheap: memtrace's), fewer once one parts from the compared run in {@link #PARTED} instructions. */
     static final int CONTROLS = 4;
-    static final int PARTED = 200;
+    static final int PARTED = 1_000;
 
     /** Whether memtrace's instruction {@code b} differs from its control run's (or ran in one of them only). */
     static boolean placed(InstructionTally.Site b, InstructionTally.Site control) {
@@ -215,7 +220,7 @@ public final class LackeyComparison {
         var m = MemtraceRun.run(dir, command, memtraceEnv, stdin, memtrace, true);
         if (m.status() != 0) throw new AssertionError("memtrace run failed (" + m.status() + "): " + m.stderr());
         // compared at a fixed placement (ASLR off), so the figures reproduce; then controls: the same run again, its
-        // mappings elsewhere (ASLR on), until one of them parts from the fixed run in PARTED instructions (a
+        // mappings elsewhere (ASLR on), until one of them parts from the fixed run in PARTED instructions or more (a
         // placement-dependent program, python3, has placements that do other work) or CONTROLS were run; an
         // instruction any control run differs in is the program's own dependence on placement (PLACED)
         Set<String> placed = new java.util.HashSet<>();

@@ -40,6 +40,28 @@ class MappingLogTest {
         assertThat(log.region(0x7f62d0a08000L)).isNotEqualTo(first).isNotEqualTo(MappingLog.STACK); // adjacent, not merged
     }
 
+    /** Only the program's calls after its execve count; strace pads a 4-digit pid with two spaces. */
+    @Test
+    void memtracesRunKeepsTheProgramsCallsAfterItsExecve(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        var trace = dir.resolve("t");
+        var calls = dir.resolve("s");
+        java.nio.file.Files.writeString(trace, "# agent pid=9005 page-size=4096 regions=0\n# thread 9005 start parent=0\n");
+        java.nio.file.Files.writeString(calls, String.join("\n",
+                "9005  execve(\"/usr/lib/jvm/x/lib/jspawnhelper\", [...]) = 0",
+                "9005  brk(NULL)                         = 0x5555555d0000",
+                "9005  brk(0x5555555f1000)               = 0x5555555f1000",
+                "9006  mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7ffff7000000",
+                "9005  execve(\"/usr/bin/sqlite3\", [\"/usr/bin/sqlite3\"]) = 0",
+                "9005  brk(NULL <unfinished ...>",
+                "9005  <... brk resumed>)                = 0x5555555a0000",
+                "9005  brk(0x5555555c1000)               = 0x5555555c1000", ""));
+        MappingLog log = new MappingLog();
+        MemtraceRun.mappings(trace, calls, log);
+        assertThat(log.kind(log.region(0x5555555b0000L))).isEqualTo("brk");
+        assertThat(log.region(0x5555555e0000L)).isEqualTo(MappingLog.STACK); // jspawnhelper's heap, before the execve
+        assertThat(log.region(0x7ffff7000000L)).isEqualTo(MappingLog.STACK); // another process
+    }
+
     /** Valgrind reads an object's symbols while it maps it: those lines start on the call's line, its result comes later. */
     @Test
     void lackeysLogWithAResultAfterTheSymbolLines() throws Exception {

@@ -87,7 +87,8 @@ public final class MemtraceRun {
             }
             int resumed = line.indexOf(" resumed>");
             if (resumed >= 0 && unfinished.containsKey(pid)) line = unfinished.remove(pid) + line.substring(resumed + 9);
-            if (line.startsWith(pid + " execve(") && line.endsWith(" = 0")) kept.clear();
+            // strace pads the pid to its column ("9005  brk(…"): a 4-digit pid has two spaces after it
+            if (line.substring(pid.length()).stripLeading().startsWith("execve(") && line.endsWith(" = 0")) kept.clear();
             else kept.add(line);
         }
         kept.forEach(log::straceLine);

@@ -82,6 +82,8 @@ memtrace_prereqs() {
   fi
   if [ "${1:-}" = "--with-test-tools" ] || [ "${1:-}" = "--with-bench-tools" ]; then
     command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+    # strace: RewriteLackeyTest logs the mappings of memtrace's run with it (Valgrind logs its own)
+    command -v strace >/dev/null 2>&1 || missing+=(strace)
     command -v bc >/dev/null 2>&1 || missing+=(bc)
     # libc's separate debug symbols: the tests check that libc internals are named through them
     dpkg -s libc6-dbg >/dev/null 2>&1 || missing+=(libc6-dbg)

@@ -63,8 +63,18 @@ class RewriteLackeyTest {
         // threads: libc's switch to multi-threaded mode in the first pthread_create (_IO_enable_locks and the block
         // before it: 4 instructions) runs twice under Valgrind, once rewritten; not explained yet
         assertThat(o.unexpected().getOrDefault("counts differ", 0)).isLessThanOrEqualTo(name.equals("threads") ? 4 : 0);
+        assertThat(o.unexpected().getOrDefault("addresses differ", 0)).as("addresses differ").isLessThanOrEqualTo(ADDRESSES.get(name));
         assertThat(o.inExecutable()).as("differences in the executable's instructions").isZero();
     }
+
+    /**
+     * The most instructions whose ordered accesses may differ from Lackey's unexpectedly, per program (named through
+     * the mappings, InstructionTally; measured: docs/rewriting.md, "Compared with Lackey").
+     */
+    private static final Map<String, Integer> ADDRESSES = Map.of("gemm", 2, "hash", 2, "stencil", 2, "chase", 2, "qsort", 2, "heap", 2,
+            "threads", 60, "gzip -c", 4, "sqlite3", 40, "python3 -S", 300);
+    /** python3's bound when no control run fell on Lackey's side of its placement dependence (measured 2,758-2,766). */
+    private static final int PYTHON_ONE_WAY = 3_000;
 
     @Test
     void gzipOfASmallFileEqualsLackeysPerInstruction() throws Exception {
@@ -114,6 +124,15 @@ class RewriteLackeyTest {
         assertThat(o.ldSoCompared()).as("ld.so's instructions compared").isPositive();
         assertThat(o.differences()).doesNotContainKey("left by the plan, yet recorded");
         long counts = o.unexpected().entrySet().stream().filter(e -> !e.getKey().equals("addresses differ")).mapToLong(Map.Entry::getValue).sum();
+        // a program whose work depends on where its memory lies differs from itself between native runs (python3:
+        // LackeyComparison.PLACED); that is counted apart, and what is left must be small
         assertThat(counts).as("instructions whose loads and stores differ from Lackey's unexpectedly").isLessThanOrEqualTo(o.compared() / 50);
+        // python3 works one of two ways by placement (docs/rewriting.md, "Placement, measured"): Lackey's run and
+        // some native ones one way, setarch -R's the other, about 2,800 instructions apart. Unless a control run fell
+        // on the other way (and so named them: 2,000 or more placed), the compared run's differences are bounded by that
+        int bound = ADDRESSES.get(o.program());
+        if (o.program().startsWith("python3") && o.placed() < 2_000) bound = PYTHON_ONE_WAY;
+        assertThat(o.unexpected().getOrDefault("addresses differ", 0)).as("instructions whose ordered accesses differ from Lackey's unexpectedly")
+                .isLessThanOrEqualTo(bound);
     }
 }

@@ -15,10 +15,14 @@ import java.util.Map;
  * One tool's data accesses, per thread and per instruction named {@code module+offset} (the module's file name,
  * the offset from its load bias), so that two runs that load libraries at different addresses compare. Per
  * instruction: loads, stores, bytes loaded and stored, and a hash of the ordered accesses where each data address is
- * named as memtrace names it relative to something both runs share: {@code module+offset} inside a loaded
- * object (its globals), else its difference to the first such address the same instruction touched in the same
- * thread (stack, heap and anonymous memory lie at other addresses under Valgrind; their strides and order do
- * not). Fed by {@link LackeyRun} and {@link MemtraceRun}; compared by {@link LackeyComparison}.
+ * named by what both runs share, never by where a mapping lies: {@code module+offset} inside a loaded object
+ * (its globals), else by the mapping that holds it ({@link MappingLog}: the brk heap, each mmap, the main stack)
+ * and its difference to the first address the same instruction touched in that mapping, the mappings numbered
+ * in the order the instruction first touched them ({@code mmap1Δ64}: the second mapping it touched, 64 bytes past its
+ * first access there). Stack, heap and anonymous memory lie at other
+ * addresses under Valgrind, and natively next to each other where Valgrind leaves gaps; an instruction's strides
+ * and order within a mapping, and which mapping it goes to next, do not. Fed by {@link LackeyRun} and {@link
+ * MemtraceRun}; compared by {@link LackeyComparison}.
  */
 public final class InstructionTally {
     /** A loaded ELF object: file name (of its real path), load bias, and the [lo, hi) it spans. */
@@ -29,18 +33,19 @@ public final class InstructionTally {
     /** The accesses of one instruction in one thread. */
     public static final class Site {
         public long loads, stores, loadBytes, storeBytes, hash = 17;
-        /** The hash with every difference of 1 MB or more made one token: equal when only other mappings' places differ. */
-        public long near = 17;
         /** rep movs/stos/lods: memtrace records a block, Lackey an access per element; bytes compare. */
         public boolean rep;
-        /** Set by the first access outside every module: later ones are named relative to it. */
-        long base;
-        boolean based;
-        /** The first few accesses, named, for a difference's message. */
+        /** Per mapping this instruction touched, in that order: {region id, first address}. */
+        final List<long[]> bases = new ArrayList<>(1);
+        /** The first {@link #NAMED} accesses, named, for a difference's message. */
         public final List<String> first = new ArrayList<>(4);
     }
 
+    /** How many of an instruction's accesses are kept named for a difference's message. */
+    public static final int NAMED = 16;
     private final List<Module> modules = new ArrayList<>();
+    /** The mappings outside the modules, as the run's system calls made them. */
+    public final MappingLog mappings = new MappingLog();
     /** thread index (creation order, 0 the main thread) → instruction name → site. */
     private final List<Map<String, Site>> threads = new ArrayList<>();
     private Module last;
@@ -116,8 +121,18 @@ public final class InstructionTally {
 
     public Site site(int thread, String instruction) {
         while (threads.size() <= thread) threads.add(new HashMap<>());
-        return threads.get(thread).computeIfAbsent(instruction, k -> new Site());
+        Site s = threads.get(thread).get(instruction);
+        if (s == null) {
+            threads.get(thread).put(instruction, s = new Site());
+            if (thread == 0 && instruction.equals(TRACE)) traced = s;
+        }
+        return s;
     }
+
+    /** -Dlackey.trace=module+offset: every named access of that instruction in thread 0 ({@link #tracedAccesses}), to see where two runs part. */
+    private static final String TRACE = System.getProperty("lackey.trace", "");
+    private Site traced;
+    public final List<String> tracedAccesses = new ArrayList<>();
 
     /** One access ('L' or 'S') of {@code size} bytes at {@code address} by the instruction of {@code site}. */
     public void access(Site s, char kind, long address, int size) {
@@ -135,17 +150,17 @@ public final class InstructionTally {
             token = m.name().hashCode() * 0x9E3779B97F4A7C15L + (address - m.bias());
             named = m.name() + "+" + Long.toHexString(address - m.bias());
         } else {
-            if (!s.based) {
-                s.based = true;
-                s.base = address;
-            }
-            token = address - s.base;
-            named = "Δ" + token;
+            int region = mappings.region(address);
+            int ordinal = 0;
+            while (ordinal < s.bases.size() && s.bases.get(ordinal)[0] != region) ordinal++;
+            if (ordinal == s.bases.size()) s.bases.add(new long[] {region, address});
+            long delta = address - s.bases.get(ordinal)[1];
+            token = ((long) ordinal << 48) ^ delta;
+            named = mappings.kind(region) + ordinal + "Δ" + delta;
         }
         s.hash = (s.hash * 0x100000001B3L) ^ (token * 31 + kind * 7 + size);
-        long far = m == null && Math.abs(token) >= 1 << 20 ? 0x7fffffffL : token;
-        s.near = (s.near * 0x100000001B3L) ^ (far * 31 + kind * 7 + size);
-        if (s.first.size() < 4) s.first.add(kind + named + "/" + size);
+        if (s == traced) tracedAccesses.add(kind + named + "/" + size);
+        if (s.first.size() < NAMED) s.first.add(kind + named + "/" + size);
     }
 
     /** A rep string instruction's block: {@code bytes} loaded or stored at once. */

@@ -17,8 +17,10 @@ import java.util.concurrent.TimeUnit;
  * same log, in order with the trace: {@code -v -v} prints {@code Reading syms from PATH} and then the text's
  * {@code svma 0x…, avma 0x…} for each object it maps (load bias = avma − svma), {@code Discarding syms at
  * 0xA-0xB} when one is unmapped, and {@code --trace-sched=yes} a {@code SCHED[n]:} line whenever thread n
- * takes the CPU (Valgrind runs one thread at a time; n counts threads in creation order, 1 the main one). The
- * log goes through a FIFO: a python3 start-up is gigabytes of text.
+ * takes the CPU (Valgrind runs one thread at a time; n counts threads in creation order, 1 the main one), and
+ * {@code --trace-syscalls=yes} the program's mmap, mremap and brk calls with their results, which place the
+ * mappings its other accesses are named by ({@link MappingLog}). The log goes through a FIFO: a python3 start-up
+ * is gigabytes of text.
  */
 public final class LackeyRun {
     private LackeyRun() {}
@@ -32,7 +34,7 @@ public final class LackeyRun {
         Gcc.run(List.of("mkfifo", fifo.toString()));
         // valgrind.bin itself: Debian's valgrind script adds LD_LIBRARY_PATH and PWD to the program's environment
         String valgrind = Files.isExecutable(Path.of("/usr/bin/valgrind.bin")) ? "/usr/bin/valgrind.bin" : "valgrind";
-        List<String> cmd = new ArrayList<>(List.of(valgrind, "-v", "-v", "--trace-sched=yes", "--tool=lackey",
+        List<String> cmd = new ArrayList<>(List.of(valgrind, "-v", "-v", "--trace-sched=yes", "--trace-syscalls=yes", "--tool=lackey",
                 "--trace-mem=yes", "--log-file=" + fifo));
         cmd.addAll(command);
         Path out = dir.resolve("lackey.stdout");
@@ -50,7 +52,7 @@ public final class LackeyRun {
     }
 
     static void parse(BufferedReader in, InstructionTally tally) throws IOException {
-        String pendingSyms = null;
+        String pendingSyms = null, pendingCall = null;
         int thread = 0;
         long ip = 0;
         boolean counted = false;
@@ -97,6 +99,27 @@ public final class LackeyRun {
                     tally.access(site, kind, address, size);
                 }
                 continue;
+            }
+            if (pendingCall != null && line.startsWith(" --> ")) {
+                tally.mappings.valgrindLine(pendingCall + line);
+                pendingCall = null;
+                continue;
+            }
+            int call = line.indexOf("SYSCALL[");
+            if (call >= 0) {
+                // a call's result follows on its line, or (when Valgrind reads an object's symbols while it maps
+                // it) on a later line of its own starting " --> ", the symbol lines starting on the call's line
+                int inner = line.indexOf(")--", call);
+                if (inner >= 0) {
+                    pendingCall = line.substring(0, inner + 1);
+                    line = line.substring(inner + 1);
+                } else if (line.contains(" --> ")) {
+                    tally.mappings.valgrindLine(line);
+                    continue;
+                } else {
+                    pendingCall = line;
+                    continue;
+                }
             }
             if (!line.startsWith("--")) continue;
             int at = line.indexOf("-- ", 2);

@@ -39,6 +39,14 @@ final class CheckBuilds {
         assertThat(r.status()).as(r.stderr()).isZero();
     }
 
+    /** A build tool (gcc, objdump) in {@code dir}: it must succeed; its output, both streams. */
+    static String tool(Path dir, String... args) throws Exception {
+        Process p = new ProcessBuilder(args).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
+        return out;
+    }
+
     /** COMMAND (a built program) in {@code dir}, with the checker's variables of {@code env} only. */
     static Run run(Path dir, Map<String, String> env, String... command) throws Exception {
         return finish(new ProcessBuilder(command), dir, env, 120, command);

@@ -33,16 +33,9 @@ class RunCheckStackConstTest {
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
         source = CheckBuilds.fixture(dir, "run_stack_const.c");
-        run("gcc", "-O0", "-g", "-o", "const", "run_stack_const.c");
-        run("gcc", "-O2", "-g", "-w", "-o", "const-O2", "run_stack_const.c");
-        disassembly = run("objdump", "-d", "--no-show-raw-insn", "const");
-    }
-
-    private String run(String... args) throws Exception {
-        Process p = new ProcessBuilder(args).directory(dir.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor()).as(out).isZero();
-        return out;
+        CheckBuilds.tool(dir, "gcc", "-O0", "-g", "-o", "const", "run_stack_const.c");
+        CheckBuilds.tool(dir, "gcc", "-O2", "-g", "-w", "-o", "const-O2", "run_stack_const.c");
+        disassembly = CheckBuilds.tool(dir, "objdump", "-d", "--no-show-raw-insn", "const");
     }
 
     @ParameterizedTest

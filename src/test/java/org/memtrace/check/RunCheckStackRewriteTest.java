@@ -33,16 +33,9 @@ class RunCheckStackRewriteTest {
     void build(@TempDir Path tmp) throws Exception {
         dir = tmp;
         source = CheckBuilds.fixture(dir, "run_stack_direct.c");
-        run("gcc", "-O0", "-g", "-o", "direct", "run_stack_direct.c");
-        run("gcc", "-O2", "-g", "-o", "direct-O2", "run_stack_direct.c");
-        disassembly = run("objdump", "-d", "--no-show-raw-insn", "direct");
-    }
-
-    private String run(String... args) throws Exception {
-        Process p = new ProcessBuilder(args).directory(dir.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor()).as(out).isZero();
-        return out;
+        CheckBuilds.tool(dir, "gcc", "-O0", "-g", "-o", "direct", "run_stack_direct.c");
+        CheckBuilds.tool(dir, "gcc", "-O2", "-g", "-o", "direct-O2", "run_stack_direct.c");
+        disassembly = CheckBuilds.tool(dir, "objdump", "-d", "--no-show-raw-insn", "direct");
     }
 
     @ParameterizedTest

@@ -622,26 +622,19 @@ CHECK_COUNTED(__memtrace_slow_store8, 8, MC_WRITE, 0)
  * executed check (gcc's passing inline tests are not counted: no as step counts them yet). The return address
  * is in gcc's report block, which carries the access's line. Not used by `memtrace cc --check` yet (its checks
  * are calls): docs/check.md, "gcc's inline checks"; CheckInlineReportTest. */
-#define REPORT_AT(name, size, access, noreturn)                                                \
-    MC_EXPORT void name(uintptr_t a)                                                           \
-    {                                                                                          \
-        if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
-        tc.c.checks++;                                                                         \
-        tc.c.accesses++;                                                                       \
-        if ((noreturn) || mc_first_bad(a, (size)) != 0)                                        \
-            mc_report_access(a, (size), access, __builtin_return_address(0), NULL);            \
-        if (noreturn) mc_stop();                                                               \
-    }
-#define REPORT_N(name, access, noreturn)                                                       \
-    MC_EXPORT void name(uintptr_t a, size_t size)                                              \
-    {                                                                                          \
-        if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
-        tc.c.checks++;                                                                         \
-        tc.c.accesses++;                                                                       \
-        if ((noreturn) || mc_first_bad(a, size) != 0)                                          \
-            mc_report_access(a, size, access, __builtin_return_address(0), NULL);              \
-        if (noreturn) mc_stop();                                                               \
-    }
+static inline __attribute__((always_inline)) void report_entry(uintptr_t a, size_t size, enum mc_access access,
+                                                                int noreturn, const void *pc)
+{
+    if (__builtin_expect(!tc.registered, 0)) register_thread();
+    tc.c.checks++;
+    tc.c.accesses++;
+    if (noreturn || mc_first_bad(a, size) != 0) mc_report_access(a, size, access, pc, NULL);
+    if (noreturn) mc_stop();
+}
+#define REPORT_AT(name, size, access, noreturn) \
+    MC_EXPORT void name(uintptr_t a) { report_entry(a, (size), access, (noreturn), __builtin_return_address(0)); }
+#define REPORT_N(name, access, noreturn) \
+    MC_EXPORT void name(uintptr_t a, size_t size) { report_entry(a, size, access, (noreturn), __builtin_return_address(0)); }
 REPORT_AT(__asan_report_load1, 1, MC_READ, 1)
 REPORT_AT(__asan_report_load2, 2, MC_READ, 1)
 REPORT_AT(__asan_report_load4, 4, MC_READ, 1)

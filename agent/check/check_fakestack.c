@@ -149,13 +149,13 @@ static inline __attribute__((always_inline)) uintptr_t fs_malloc(int c, size_t s
     if (size > fsize) return 0;   /* gcc picks the class its frame fills; the last word is redzone */
     uintptr_t slot = fs_me.slot;
     if (!slot && !(slot = fs_me.slot = take_slot())) return 0;
-    uint32_t w = fs_window(c), h = fs_me.hint[c], pos;
+    uint32_t n = (uint32_t)(FS_CLASS >> (6 + c)), w = fs_window(c), h = fs_me.hint[c], pos;
     uint8_t *flags = flags_of(slot, c);
     for (uint32_t tries = 0; tries < w; tries++) {
         pos = h++ & (w - 1);
         if (!flags[pos]) goto found;
     }
-    if ((pos = past_window(flags, w, (uint32_t)(FS_CLASS >> (6 + c)))) == (uint32_t)(FS_CLASS >> (6 + c))) return 0;
+    if ((pos = past_window(flags, w, n)) == n) return 0;
 found:
     fs_me.hint[c] = h;
     flags[pos] = 1;

@@ -140,19 +140,14 @@ final class CheckProbe {
         int n = a.sizeBytes();
         long d = m.displacement() - 16 - v.cfaOffset();
         long limit = v.size() - n + 1;
-        // the names first, jumped over (after the slow call they could put jrcxz's target out of its reach)
-        s.append("\tjmp ").append(l).append("_start\n").append(l).append("_names:\n");
-        s.append("\t.asciz \"").append(escape(v.variable())).append("\"\n\t.asciz \"").append(escape(v.function())).append("\"\n");
-        s.append(l).append("_start:\n");
+        names(s, v, l);
         s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n\tpush %rdx\n");
         s.append("\tlea ").append(d).append("(,%").append(m.index().name()).append(',').append(Math.max(1, m.scale())).append("),%rax\n");
         s.append("\tlea ").append(-limit).append("(%rax),%rcx\n\tnot %rcx\n");
         s.append("\tmov $63,%edx\n\tshrx %rdx,%rcx,%rcx\n\tmov $32,%edx\n\tshrx %rdx,%rax,%rdx\n");
         s.append("\tlea (%rcx,%rdx),%rcx\n\tjrcxz ").append(l).append("_done\n");
         s.append("\tmov %rax,%rcx\n\tlea ").append(16 + v.cfaOffset()).append("(%rbp,%rcx),%rax\n");
-        s.append("\tcall *").append(SLOT).append("\n\t.long ").append(desc | n | STACK).append("\n\t.long mt_base+")
-                .append(part.instruction().address()).append(" - .\n\t.long ").append(v.size()).append("\n\t.long ")
-                .append(v.line()).append("\n\t.long ").append(l).append("_names - .\n");
+        slowCall(s, part, v, desc | n, l);
         s.append(l).append("_done:\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
     }
 
@@ -163,16 +158,26 @@ final class CheckProbe {
      */
     private static void outside(StringBuilder s, Decision.Part part, MemoryAccess a, FrameConstants.Finding f, int desc, String l) {
         StackSlots.Slot v = f.slot();
-        s.append("\tjmp ").append(l).append("_start\n").append(l).append("_names:\n");
-        s.append("\t.asciz \"").append(escape(v.variable())).append("\"\n\t.asciz \"").append(escape(v.function())).append("\"\n");
-        s.append(l).append("_start:\n");
+        names(s, v, l);
         s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n");
         s.append("\tlea ").append(TrampolineWriter.address(a.operand())).append(",%rax\n");
         s.append("\tmov $").append(f.offset()).append(",%rcx\n");
-        s.append("\tcall *").append(SLOT).append("\n\t.long ").append(desc | a.sizeBytes() | STACK).append("\n\t.long mt_base+")
+        slowCall(s, part, v, desc | a.sizeBytes(), l);
+        s.append("\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
+    }
+
+    /** A stack check's variable and function names, jumped over (after the slow call they could put jrcxz's target out of its reach). */
+    private static void names(StringBuilder s, StackSlots.Slot v, String l) {
+        s.append("\tjmp ").append(l).append("_start\n").append(l).append("_names:\n");
+        s.append("\t.asciz \"").append(escape(v.variable())).append("\"\n\t.asciz \"").append(escape(v.function())).append("\"\n");
+        s.append(l).append("_start:\n");
+    }
+
+    /** The runtime's slow path for a stack variable: the call and its five inline words (descriptor, site, size, line, names). */
+    private static void slowCall(StringBuilder s, Decision.Part part, StackSlots.Slot v, int descriptor, String l) {
+        s.append("\tcall *").append(SLOT).append("\n\t.long ").append(descriptor | STACK).append("\n\t.long mt_base+")
                 .append(part.instruction().address()).append(" - .\n\t.long ").append(v.size()).append("\n\t.long ")
                 .append(v.line()).append("\n\t.long ").append(l).append("_names - .\n");
-        s.append("\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
     }
 
     /** A name as the assembler's string: printable ASCII as it is, every other byte (UTF-8) in octal. */

@@ -40,8 +40,12 @@ final class LinePipe {
         int count;
         boolean last;
         final long[] words = new long[WORDS * BATCH];
-        /** Per line: a {@link Naming.Span}, a data name or null (raw lines without a span), or a whole line's bytes; the region; the tail. */
-        final Object[] refs = new Object[3 * BATCH];
+        /** Per access line: its span, or else its data name (null when only the raw form is written) and region. */
+        final Naming.Span[] spans = new Naming.Span[BATCH];
+        final String[] dataNames = new String[BATCH];
+        final String[] regions = new String[BATCH];
+        /** Per line: an access line's tail ({@link SiteTails}), or a {@code TEXT} entry's whole lines. */
+        final byte[][] bytes = new byte[BATCH][];
     }
 
     private final AddressMode mode;
@@ -79,12 +83,12 @@ final class LinePipe {
     }
 
     /**
-     * An access line: {@code data} is the access's {@link Naming.Span} when it has one, else its data name
-     * (null when only the raw form is written); {@code region} its region when it has no span; {@code tail}
-     * the symbolic line's end ({@link SiteTails}), null when only the raw form is written.
+     * An access line: {@code span} the access's {@link Naming.Span} when it has one, else {@code dataName} its
+     * data name (null when only the raw form is written) and {@code region} its region; {@code tail} the
+     * symbolic line's end ({@link SiteTails}), null when only the raw form is written.
      */
-    void access(long sequence, long address, long ip, int size, int tid, int weight, boolean store, Object data, String region,
-                byte[] tail) {
+    void access(long sequence, long address, long ip, int size, int tid, int weight, boolean store, Naming.Span span,
+                String dataName, String region, byte[] tail) {
         Batch b = filling;
         int i = b.count;
         long[] w = b.words;
@@ -94,10 +98,10 @@ final class LinePipe {
         w[at + 2] = ip;
         w[at + 3] = (long) size << 32 | (tid & 0xffffffffL);
         w[at + 4] = (long) weight << 8 | (store ? STORE : LOAD);
-        Object[] r = b.refs;
-        r[3 * i] = data;
-        r[3 * i + 1] = region;
-        r[3 * i + 2] = tail;
+        b.spans[i] = span;
+        b.dataNames[i] = dataName;
+        b.regions[i] = region;
+        b.bytes[i] = tail;
         if ((b.count = i + 1) == BATCH) handOver(false);
     }
 
@@ -106,7 +110,7 @@ final class LinePipe {
         Batch b = filling;
         int i = b.count;
         b.words[Batch.WORDS * i + 4] = TEXT;
-        b.refs[3 * i] = lines;
+        b.bytes[i] = lines;
         if ((b.count = i + 1) == BATCH) handOver(false);
     }
 
@@ -180,27 +184,30 @@ final class LinePipe {
 
     private void write(Batch b) {
         long[] w = b.words;
-        Object[] r = b.refs;
         for (int i = 0; i < b.count && !out.failed(); i++) {
             if ((byte) w[Batch.WORDS * i + 4] == TEXT) {
-                byte[] lines = (byte[]) r[3 * i];
+                byte[] lines = b.bytes[i];
                 out.room(lines.length);
                 out.put(lines);
                 out.lineDone();
             } else {
-                line(w, Batch.WORDS * i, r, 3 * i);
+                line(b, i);
             }
         }
-        java.util.Arrays.fill(r, 0, 3 * b.count, null);
+        java.util.Arrays.fill(b.spans, 0, b.count, null);
+        java.util.Arrays.fill(b.dataNames, 0, b.count, null);
+        java.util.Arrays.fill(b.regions, 0, b.count, null);
+        java.util.Arrays.fill(b.bytes, 0, b.count, null);
     }
 
     /** One access's lines, {@code #} and/or {@code $} (docs/trace-format.md), from its words and objects. */
-    private void line(long[] w, int at, Object[] r, int ref) {
+    private void line(Batch b, int i) {
+        long[] w = b.words;
+        int at = Batch.WORDS * i;
         // A span names the data and region of every address in it: its bytes are made once (NameBytes.span).
-        Object data = r[ref];
-        Naming.Span span = data instanceof Naming.Span s ? s : null;
+        Naming.Span span = b.spans[i];
         int spanSlot = span == null ? -1 : names.span(span);
-        byte[] region = span == null ? names.name((String) r[ref + 1]) : names.spanRegion(spanSlot);
+        byte[] region = span == null ? names.name(b.regions[i]) : names.spanRegion(spanSlot);
         byte letter = (byte) ((byte) w[at + 4] == STORE ? 'S' : 'L');
         long sequence = w[at], address = w[at + 1];
         if (mode.raw()) {
@@ -218,8 +225,8 @@ final class LinePipe {
             out.put((byte) '\n');
         }
         if (mode.symbolic()) {
-            byte[] name = span == null ? names.data(address, (String) data) : names.spanBase(spanSlot);
-            byte[] tail = (byte[]) r[ref + 2];
+            byte[] name = span == null ? names.data(address, b.dataNames[i]) : names.spanBase(spanSlot);
+            byte[] tail = b.bytes[i];
             out.room(52 + name.length + region.length + tail.length);
             out.put(letter);
             out.put((byte) '$');

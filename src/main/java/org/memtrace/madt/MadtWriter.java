@@ -95,14 +95,10 @@ public final class MadtWriter implements Analysis {
         // every address in it; the region is the same on the # and the $ line.
         Naming.Span span = t.span();
         String region = span == null ? t.region() : null;
-        Object data = span;
-        byte[] tail = null;
-        if (mode.symbolic()) {
-            if (span == null) data = t.data();
-            tail = siteTail(t);
-        }
+        String dataName = span == null && mode.symbolic() ? t.data() : null;
+        byte[] tail = mode.symbolic() ? siteTail(t) : null;
         lines.access(t.sequence(), t.address(), t.ip(), t.size(), t.tid(), t.weighted() ? t.weight() : Access.UNWEIGHTED,
-                t.store(), data, region, tail);
+                t.store(), span, dataName, region, tail);
     }
 
     /** The end of a symbolic access line after its region ({@link SiteTails}), made when the site has none. */

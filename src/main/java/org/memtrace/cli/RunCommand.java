@@ -343,7 +343,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      */
     static String killedUnrecorded(RunResult result) {
         if (result.exit().isPresent() || !result.attached()) return null;
-        if (result.exitStatus() > 128)
+        if (RunResult.signalStatus(result.exitStatus()))
             return "the program was killed by " + Signals.name(result.exitStatus() - 128)
                     + " before it could record its end: the trace ends there or earlier";
         return result.incomplete()

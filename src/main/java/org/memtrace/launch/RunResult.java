@@ -19,7 +19,21 @@ public record RunResult(int exitStatus, Optional<Event.Exit> exit, long lost, Du
                         boolean incomplete, boolean interrupted) {
 
     public boolean killedBySignal() {
-        return exit.map(x -> x.kind() == Event.ExitKind.SIGNAL).orElse(exitStatus > 128);
+        if (exit.isPresent() && exit.get().kind() == Event.ExitKind.SIGNAL) return true;
+        // a recorded exit whose code is the status: exit(200) is no signal, whatever the number
+        if (exit.isPresent() && exit.get().kind() == Event.ExitKind.NORMAL && (exit.get().value() & 0xff) == exitStatus)
+            return false;
+        return signalStatus(exitStatus);
+    }
+
+    /**
+     * Whether a status with no exit record to explain it means a signal: Java reports a child a signal killed
+     * as 128+signal, which {@code exit(200)} also gives; Linux's signals stop at 64, so 193-255 is an exit
+     * code. A status in 129-192 with no record stays ambiguous (a program that ends with {@code exit(130)}
+     * and leaves no record reads as SIGINT); with the NORMAL record the runtime writes, it does not.
+     */
+    public static boolean signalStatus(int status) {
+        return status > 128 && status <= 128 + 64;
     }
 
     /**
@@ -42,7 +56,7 @@ public record RunResult(int exitStatus, Optional<Event.Exit> exit, long lost, Du
         }
         String after = exit.filter(x -> x.kind() == Event.ExitKind.EXEC)
                 .map(x -> "the program executed " + x.path() + ", which ran untraced; it ").orElse("the program ");
-        if (exitStatus > 128)
+        if (killedBySignal())
             return after + "was killed by " + Signals.name(exitStatus - 128) + " (signal " + (exitStatus - 128) + ")";
         return after + "exited with status " + exitStatus;
     }

@@ -24,6 +24,12 @@ class RunResultTest {
                         + " the trace is complete up to the crash");
         assertThat(result(137, null).describe()).isEqualTo("the program was killed by SIGKILL (signal 9)");
         assertThat(result(137, null).killedBySignal()).isTrue();
+        // exit(200) with its record, and without one: a status past 128+64 is no signal's
+        assertThat(result(200, new Event.Exit(1, Event.ExitKind.NORMAL, 200, 0, 0, "")).describe())
+                .isEqualTo("the program exited with status 200");
+        assertThat(result(130, new Event.Exit(1, Event.ExitKind.NORMAL, 130, 0, 0, "")).killedBySignal()).isFalse();
+        assertThat(result(200, null).describe()).isEqualTo("the program exited with status 200");
+        assertThat(result(200, null).killedBySignal()).isFalse();
         assertThat(result(0, new Event.Exit(1, Event.ExitKind.EXEC, 0, 0, 0, "/bin/ls")).describe())
                 .isEqualTo("the program executed /bin/ls, which ran untraced; it exited with status 0");
     }

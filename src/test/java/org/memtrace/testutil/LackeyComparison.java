@@ -49,10 +49,14 @@ public final class LackeyComparison {
     /** ld.so's file name, as both tallies name its instructions. */
     static final String LD_SO = "ld-linux-x86-64.so.2";
 
-    /** One comparison's figures: instructions compared, equal counts, equal addresses, the rest by reason. */
+    /**
+     * One comparison's figures: instructions compared, equal counts, equal addresses, the rest by reason; and both
+     * tallies' instructions per thread (in the window), for a test that knows what a thread's own code does.
+     */
     public record Outcome(String program, int compared, int equalCounts, int equalAddresses, int inExecutable, int ldSoCompared,
             int ldSoEqual, Map<String, Integer> excluded, Map<String, Integer> differences, List<String> examples, long lackeyOutside,
-            long memtraceOutside, int controls, boolean parted) {
+            long memtraceOutside, int controls, boolean parted, List<Map<String, InstructionTally.Site>> lackeyThreads,
+            List<Map<String, InstructionTally.Site>> memtraceThreads) {
         /** The differences but the expected ones (Valgrind's clone3/rseq, a placement-dependent program's, …). */
         public Map<String, Integer> unexpected() {
             Map<String, Integer> u = new TreeMap<>(differences);
@@ -318,7 +322,7 @@ public final class LackeyComparison {
         Files.write(report.resolve(label.replaceAll("[^A-Za-z0-9]+", "_") + ".txt"), examples);
         if (examples.size() > 40) examples.subList(40, examples.size()).clear();
         return new Outcome(label, compared, equalCounts, equalAddresses, inExecutable, ldSoCompared, ldSoEqual, excluded, differences, examples,
-                lackey.outside, memtrace.outside, controls, parted);
+                lackey.outside, memtrace.outside, controls, parted, lackey.threads(), memtrace.threads());
     }
 
     private static void note(List<String> examples, int thread, String k, InstructionTally.Site a, InstructionTally.Site b) {

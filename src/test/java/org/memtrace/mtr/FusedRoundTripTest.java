@@ -235,6 +235,26 @@ class FusedRoundTripTest {
         roundTrip(List.of(new Chunk(words, 2 * (3 * 256 * 7 + 100), false), new Chunk(words)));
     }
 
+    @Test
+    void periodSkipOfEachLengthStopsAtEachPlaceOfItsTest() throws Exception {
+        // rt_fused.c's period_run tests R records at a time against predictions (R = 4, 4, 6, 4, 5, 6 for periods
+        // 1-6; 7 and 8 the older test): for periods 1-8, one record off its lane's stride, then one at its lane's
+        // address under another site, at each of 8 places in turn, past the first 16 hits; each must come back
+        for (int k = 1; k <= 8; k++)
+            for (int site = 0; site < 2; site++) {
+                var w = new Words();
+                for (int brk = 0; brk < 8; brk++) {
+                    int at = 40 * k + brk;
+                    for (int n = 0; n < 60 * k; n++) {
+                        int s = n % k, j = n / k;
+                        long address = 0x100_0000L * (s + 1) + 0x1000L * brk + (8L + 8 * s) * j + (n == at && site == 0 ? 8 : 0);
+                        w.record(address, n == at && site == 1 ? SITE_FAR + 20 : SITE_FAR + s);
+                    }
+                }
+                roundTrip(List.of(new Chunk(w.toArray())));
+            }
+    }
+
     /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. Returns codec 7's, 8's, 9's and 10's first payloads. */
     private static List<byte[]> roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
         return List.of(roundTrip(chunks, 7), roundTrip(chunks, 8), roundTrip(chunks, 9), roundTrip(chunks, 10));

@@ -59,8 +59,8 @@ public final class DwarfLines {
         Optional<ElfSection> line = elf.section(".debug_line");
         if (line.isEmpty() || line.get().fileSize() == 0) return LineTable.unavailable(elf.path() + " has no .debug_line");
         try {
-            ByteBuffer lineStr = contents(elf, ".debug_line_str");
-            ByteBuffer str = contents(elf, ".debug_str");
+            ByteBuffer lineStr = DwarfSections.contents(elf, ".debug_line_str");
+            ByteBuffer str = DwarfSections.contents(elf, ".debug_str");
             LongFunction<String> compDirs = new LongFunction<>() {
                 private Map<Long, String> dirs;
 
@@ -85,17 +85,10 @@ public final class DwarfLines {
     /** The units' compilation directories by line-table offset ({@link DwarfCompDirs}); none when unreadable. */
     private static Map<Long, String> compDirs(ElfFile elf) {
         try {
-            return DwarfCompDirs.read(new DwarfSections(contents(elf, ".debug_info"), contents(elf, ".debug_abbrev"),
-                    contents(elf, ".debug_str"), contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"),
-                    contents(elf, ".debug_addr")));
+            return DwarfCompDirs.read(DwarfSections.read(elf));
         } catch (ElfFormatException e) {
             return Map.of();
         }
-    }
-
-    private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
-        Optional<ElfSection> s = elf.section(name);
-        return s.isPresent() ? elf.contentsOf(s.get()) : ByteBuffer.allocate(0);
     }
 
     /** Parses the sections' bytes; {@code keep} says which sequence start addresses belong to code. */

@@ -162,14 +162,14 @@ final class DwarfDies {
     boolean readDie(DwarfCursor c, DwarfUnit u, Die die, boolean names) throws DwarfException {
         long code = c.uleb();
         if (code == 0) return false;
-        DwarfAbbrev a = code < u.abbrevs().length ? u.abbrevs()[(int) code] : null;
-        if (a == null) throw new DwarfException("DIE at 0x" + Integer.toHexString(c.position) + " uses undefined abbreviation " + code);
+        DwarfAbbrev a = u.abbrev(code, c.position);
         die.tag = a.tag();
         die.hasChildren = a.hasChildren();
         die.clear();
         boolean wanted = names || a.fixedLocation();
-        if (!wanted && a.fixedSize() >= 0 && u.addressSize() == 8 && !u.offset64() && u.version() >= 3) {
-            c.skip(a.fixedSize());
+        int size = u.fixedSize(a);
+        if (!wanted && size >= 0) {
+            c.skip(size);
             return true;
         }
         for (int i = 0; i < a.attributes().length; i++) {

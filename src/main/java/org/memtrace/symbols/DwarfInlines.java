@@ -385,13 +385,13 @@ public final class DwarfInlines {
         private boolean readDie(DwarfCursor c, DwarfUnit u, Die die, boolean all) throws DwarfException {
             long code = c.uleb();
             if (code == 0) return false;
-            DwarfAbbrev a = code < u.abbrevs().length ? u.abbrevs()[(int) code] : null;
-            if (a == null) throw new DwarfException("DIE at 0x" + Integer.toHexString(c.position) + " uses undefined abbreviation " + code);
+            DwarfAbbrev a = u.abbrev(code, c.position);
             die.tag = a.tag();
             die.children = a.hasChildren();
             die.clear();
-            if (!all && a.tag() != TAG_INLINED_SUBROUTINE && a.fixedSize() >= 0 && u.addressSize() == 8 && !u.offset64() && u.version() >= 3) {
-                c.skip(a.fixedSize());
+            int size = u.fixedSize(a);
+            if (!all && a.tag() != TAG_INLINED_SUBROUTINE && size >= 0) {
+                c.skip(size);
                 return true;
             }
             for (int i = 0; i < a.attributes().length; i++) attribute(c, u, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i]);

@@ -58,14 +58,7 @@ final class DwarfCompDirs {
             case STRING_OFFSET -> f.form == FORM_LINE_STRP
                     ? DwarfCursor.stringAt(s.lineStr(), f.value, ".debug_line_str")
                     : DwarfCursor.stringAt(s.str(), f.value, ".debug_str");
-            default -> {
-                int entry = u.offset64() ? 8 : 4;
-                long base = u.strOffsetsBase() >= 0 ? u.strOffsetsBase() : 8;
-                long at = base + f.value * entry;
-                if (f.value < 0 || at < 0 || at + entry > s.strOffsets().limit()) throw new DwarfException("string index " + f.value + " outside .debug_str_offsets");
-                long offset = u.offset64() ? s.strOffsets().getLong((int) at) : s.strOffsets().getInt((int) at) & 0xffffffffL;
-                yield DwarfCursor.stringAt(s.str(), offset, ".debug_str");
-            }
+            default -> s.indexedString(u, f.value);
         };
     }
 }

@@ -59,8 +59,7 @@ public final class DwarfInlines {
         Optional<ElfSection> info = elf.section(".debug_info");
         if (info.isEmpty() || info.get().fileSize() == 0) return none(elf.path() + " has no .debug_info");
         try {
-            DwarfSections s = new DwarfSections(elf.contentsOf(info.get()), contents(elf, ".debug_abbrev"), contents(elf, ".debug_str"),
-                    contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"), contents(elf, ".debug_addr"));
+            DwarfSections s = DwarfSections.read(elf);
             return new Reader(s, contents(elf, ".debug_line"), contents(elf, ".debug_ranges"), contents(elf, ".debug_rnglists")).index(demangler);
         } catch (ElfFormatException e) {
             return none(e.getMessage());
@@ -363,14 +362,7 @@ public final class DwarfInlines {
                 case FORM_STRING -> DwarfCursor.stringAt(s.info(), value, ".debug_info");
                 case FORM_STRP -> DwarfCursor.stringAt(s.str(), value, ".debug_str");
                 case FORM_LINE_STRP -> DwarfCursor.stringAt(s.lineStr(), value, ".debug_line_str");
-                default -> {
-                    int entry = u.offset64() ? 8 : 4;
-                    long base = u.strOffsetsBase() >= 0 ? u.strOffsetsBase() : 8;
-                    long at = base + value * entry;
-                    if (value < 0 || at < 0 || at + entry > s.strOffsets().limit()) throw new DwarfException("string index " + value + " outside .debug_str_offsets");
-                    long offset = u.offset64() ? s.strOffsets().getLong((int) at) : s.strOffsets().getInt((int) at) & 0xffffffffL;
-                    yield DwarfCursor.stringAt(s.str(), offset, ".debug_str");
-                }
+                default -> s.indexedString(u, value);
             };
         }
 
@@ -393,13 +385,13 @@ public final class DwarfInlines {
         private boolean readDie(DwarfCursor c, DwarfUnit u, Die die, boolean all) throws DwarfException {
             long code = c.uleb();
             if (code == 0) return false;
-            DwarfAbbrev a = code < u.abbrevs().length ? u.abbrevs()[(int) code] : null;
-            if (a == null) throw new DwarfException("DIE at 0x" + Integer.toHexString(c.position) + " uses undefined abbreviation " + code);
+            DwarfAbbrev a = u.abbrev(code, c.position);
             die.tag = a.tag();
             die.children = a.hasChildren();
             die.clear();
-            if (!all && a.tag() != TAG_INLINED_SUBROUTINE && a.fixedSize() >= 0 && u.addressSize() == 8 && !u.offset64() && u.version() >= 3) {
-                c.skip(a.fixedSize());
+            int size = u.fixedSize(a);
+            if (!all && a.tag() != TAG_INLINED_SUBROUTINE && size >= 0) {
+                c.skip(size);
                 return true;
             }
             for (int i = 0; i < a.attributes().length; i++) attribute(c, u, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i]);

@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,7 +23,7 @@ import java.util.function.LongPredicate;
  * sequence covers its rows up to its end address, and the addresses between sequences, like rows of line
  * 0, have no line. Columns are not kept.
  * Sequences that do not start in an executable segment (functions the linker discarded keep their rows at
- * address 0) are dropped, as is a sequence overlapping one that starts lower.
+ * address 0) are dropped, as is a sequence overlapping one that starts lower ({@link LineRows} chooses).
  */
 public final class DwarfLines {
 
@@ -59,8 +58,8 @@ public final class DwarfLines {
         Optional<ElfSection> line = elf.section(".debug_line");
         if (line.isEmpty() || line.get().fileSize() == 0) return LineTable.unavailable(elf.path() + " has no .debug_line");
         try {
-            ByteBuffer lineStr = contents(elf, ".debug_line_str");
-            ByteBuffer str = contents(elf, ".debug_str");
+            ByteBuffer lineStr = DwarfSections.contents(elf, ".debug_line_str");
+            ByteBuffer str = DwarfSections.contents(elf, ".debug_str");
             LongFunction<String> compDirs = new LongFunction<>() {
                 private Map<Long, String> dirs;
 
@@ -85,17 +84,10 @@ public final class DwarfLines {
     /** The units' compilation directories by line-table offset ({@link DwarfCompDirs}); none when unreadable. */
     private static Map<Long, String> compDirs(ElfFile elf) {
         try {
-            return DwarfCompDirs.read(new DwarfSections(contents(elf, ".debug_info"), contents(elf, ".debug_abbrev"),
-                    contents(elf, ".debug_str"), contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"),
-                    contents(elf, ".debug_addr")));
+            return DwarfCompDirs.read(DwarfSections.read(elf));
         } catch (ElfFormatException e) {
             return Map.of();
         }
-    }
-
-    private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
-        Optional<ElfSection> s = elf.section(name);
-        return s.isPresent() ? elf.contentsOf(s.get()) : ByteBuffer.allocate(0);
     }
 
     /** Parses the sections' bytes; {@code keep} says which sequence start addresses belong to code. */
@@ -108,7 +100,7 @@ public final class DwarfLines {
      * unknown), which its table leaves implicit and {@link LineTable#location} then joins.
      */
     static LineTable parse(ByteBuffer line, ByteBuffer lineStr, ByteBuffer str, LongPredicate keep, LongFunction<String> compDirs) {
-        Rows rows = new Rows();
+        LineRows rows = new LineRows();
         DwarfCursor c = new DwarfCursor(line.slice().order(ByteOrder.LITTLE_ENDIAN));
         int unitStart = 0;
         try {
@@ -143,7 +135,7 @@ public final class DwarfLines {
         private final DwarfCursor c;
         private final ByteBuffer lineStr;
         private final ByteBuffer str;
-        private final Rows rows;
+        private final LineRows rows;
         private final LongFunction<String> compDirs;
         private final List<String> directories = new ArrayList<>();
         /** Per file entry: its name and directory index; resolved into the global file table on first use. */
@@ -153,7 +145,7 @@ public final class DwarfLines {
         private int version;
         private boolean offset64;
 
-        Unit(DwarfCursor c, ByteBuffer lineStr, ByteBuffer str, Rows rows, LongFunction<String> compDirs) {
+        Unit(DwarfCursor c, ByteBuffer lineStr, ByteBuffer str, LineRows rows, LongFunction<String> compDirs) {
             this.c = c;
             this.compDirs = compDirs;
             this.lineStr = lineStr;
@@ -423,88 +415,5 @@ public final class DwarfLines {
         }
         String joined = String.join("/", parts);
         return absolute ? "/" + joined : joined.isEmpty() ? "." : joined;
-    }
-
-    /** Rows of all units, grouped in sequences, and the global file table. */
-    private static final class Rows {
-        private long[] addresses = new long[1024];
-        private int[] files = new int[1024];
-        private int[] lines = new int[1024];
-        private int size;
-        private int sequenceStart;
-        /** Per sequence: first row, row count (end included), end address. */
-        private final List<long[]> sequences = new ArrayList<>();
-        private final List<String> fileNames = new ArrayList<>();
-        private final Map<String, Integer> fileIndex = new HashMap<>();
-        /** Names as compiled to where they lie; of two units naming one file from different directories, the first. */
-        private final Map<String, String> locations = new HashMap<>();
-
-        int fileIndex(String name, String location) {
-            if (location != null) locations.putIfAbsent(name, location);
-            return fileIndex.computeIfAbsent(name, n -> {
-                fileNames.add(n);
-                return fileNames.size() - 1;
-            });
-        }
-
-        void add(long address, int file, long line) {
-            if (size == addresses.length) {
-                addresses = Arrays.copyOf(addresses, size * 2);
-                files = Arrays.copyOf(files, size * 2);
-                lines = Arrays.copyOf(lines, size * 2);
-            }
-            addresses[size] = address;
-            // Line 0 marks code that comes from no line (DWARF 4, 6.2.2): it has no line, like a gap.
-            files[size] = line == 0 ? LineTable.GAP : file;
-            lines[size] = (int) line;
-            size++;
-        }
-
-        void endSequence(long address) {
-            add(address, LineTable.GAP, 0);
-            sequences.add(new long[] {sequenceStart, size - sequenceStart, address});
-            sequenceStart = size;
-        }
-
-        boolean sequenceClosed() {
-            return sequenceStart == size;
-        }
-
-        LineTable build(LongPredicate keep) {
-            List<long[]> kept = new ArrayList<>();
-            for (long[] s : sequences) {
-                int first = (int) s[0];
-                int count = (int) s[1];
-                if (count < 2 || addresses[first] >= s[2] || !keep.test(addresses[first])) continue;
-                boolean ordered = true;
-                for (int i = first + 1; i < first + count && ordered; i++) ordered = addresses[i] >= addresses[i - 1];
-                // DWARF requires addresses to grow within a sequence; a sequence that goes back is dropped, not guessed at.
-                if (ordered) kept.add(s);
-            }
-            kept.sort((a, b) -> Long.compare(addresses[(int) a[0]], addresses[(int) b[0]]));
-            long[] outStarts = new long[size];
-            int[] outFiles = new int[size];
-            int[] outLines = new int[size];
-            int n = 0;
-            long coveredTo = Long.MIN_VALUE;
-            for (long[] s : kept) {
-                int first = (int) s[0];
-                if (addresses[first] < coveredTo) continue;
-                for (int i = first; i < first + (int) s[1]; i++) {
-                    if (n > 0 && outStarts[n - 1] == addresses[i]) {
-                        n--;
-                    } else if (n > 0 && outFiles[n - 1] == files[i] && outLines[n - 1] == lines[i]) {
-                        continue;
-                    }
-                    outStarts[n] = addresses[i];
-                    outFiles[n] = files[i];
-                    outLines[n] = lines[i];
-                    n++;
-                }
-                coveredTo = s[2];
-            }
-            return new LineTable(Arrays.copyOf(outStarts, n), Arrays.copyOf(outFiles, n), Arrays.copyOf(outLines, n),
-                    fileNames.toArray(String[]::new), Map.copyOf(locations), null);
-        }
     }
 }

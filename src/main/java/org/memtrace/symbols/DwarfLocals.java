@@ -63,8 +63,7 @@ public final class DwarfLocals {
         Optional<ElfSection> info = elf.section(".debug_info");
         if (info.isEmpty() || info.get().fileSize() == 0) return List.of();
         try {
-            DwarfSections s = new DwarfSections(elf.contentsOf(info.get()), contents(elf, ".debug_abbrev"), contents(elf, ".debug_str"),
-                    contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"), contents(elf, ".debug_addr"));
+            DwarfSections s = DwarfSections.read(elf);
             DwarfTypes types = DwarfTypes.read(elf);
             List<Function> all = walk(s, types);
             List<Function> framed = new ArrayList<>();
@@ -75,11 +74,6 @@ public final class DwarfLocals {
             // Every read is checked; a flaw leaves the run without stack checks rather than with half of them.
             return List.of();
         }
-    }
-
-    private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
-        Optional<ElfSection> s = elf.section(name);
-        return s.isPresent() ? elf.contentsOf(s.get()) : ByteBuffer.allocate(0);
     }
 
     /** Whether the code at {@code low} sets up a frame pointer first: [endbr64] push %rbp; mov %rsp,%rbp. */
@@ -179,13 +173,13 @@ public final class DwarfLocals {
                 if (f.kind == DwarfForm.Kind.INLINE_STRING) die.name = DwarfCursor.stringAt(s.info(), f.value, ".debug_info");
                 else if (f.kind == DwarfForm.Kind.STRING_OFFSET)
                     die.name = DwarfCursor.stringAt(f.form == FORM_STRP ? s.str() : s.lineStr(), f.value, ".debug_str");
-                else if (f.kind == DwarfForm.Kind.STRING_INDEX) die.name = indexedString(s, u, f.value);
+                else if (f.kind == DwarfForm.Kind.STRING_INDEX) die.name = s.indexedString(u, f.value);
             }
             case AT_PRODUCER -> {
                 if (f.kind == DwarfForm.Kind.INLINE_STRING) die.producer = DwarfCursor.stringAt(s.info(), f.value, ".debug_info");
                 else if (f.kind == DwarfForm.Kind.STRING_OFFSET)
                     die.producer = DwarfCursor.stringAt(f.form == FORM_STRP ? s.str() : s.lineStr(), f.value, ".debug_str");
-                else if (f.kind == DwarfForm.Kind.STRING_INDEX) die.producer = indexedString(s, u, f.value);
+                else if (f.kind == DwarfForm.Kind.STRING_INDEX) die.producer = s.indexedString(u, f.value);
             }
             case AT_LOW_PC -> die.low = f.kind == DwarfForm.Kind.ADDRESS ? f.value : indexedAddress(s, u, f);
             case AT_HIGH_PC -> {
@@ -225,15 +219,6 @@ public final class DwarfLocals {
     /** An {@code addrx} address: .debug_addr from the unit's base (8 when the unit DIE gave none, as gcc's single-unit files). */
     private static long indexedAddress(DwarfSections s, DwarfUnit u, DwarfForm f) {
         return -1; // gcc writes DW_FORM_addr outside split DWARF, which is not read here
-    }
-
-    private static String indexedString(DwarfSections s, DwarfUnit u, long index) throws DwarfException {
-        int entry = u.offset64() ? 8 : 4;
-        long base = u.strOffsetsBase() >= 0 ? u.strOffsetsBase() : 8;
-        long at = base + index * entry;
-        if (index < 0 || at < 0 || at + entry > s.strOffsets().limit()) throw new DwarfException("string index " + index + " outside .debug_str_offsets");
-        long offset = u.offset64() ? s.strOffsets().getLong((int) at) : s.strOffsets().getInt((int) at) & 0xffffffffL;
-        return DwarfCursor.stringAt(s.str(), offset, ".debug_str");
     }
 
     /**

@@ -3,13 +3,13 @@ package org.memtrace.symbols;
 import static org.memtrace.symbols.Dwarf.*;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.memtrace.symbols.DwarfDies.Die;
 
 /**
  * The types of a module's global and static variables, from its DWARF {@code .debug_info} and
@@ -29,16 +29,11 @@ import java.util.Optional;
  */
 public final class DwarfTypes {
 
-
     /** Type chains longer than this (typedefs of typedefs, nesting) are taken as corrupt: no cycle can hang a lookup. */
     private static final int MAX_DEPTH = 64;
-    private static final DwarfTypes NONE = new DwarfTypes(null, List.of(), new long[0], new long[0], null);
+    private static final DwarfTypes NONE = new DwarfTypes(DwarfDies.NONE, new long[0], new long[0], null);
 
-    private final DwarfSections sections;
-    /** The attribute reader every DIE of this walk reuses. */
-    private final DwarfForm formReader = new DwarfForm();
-    private final List<DwarfUnit> units;
-    private final long[] unitStarts;
+    private final DwarfDies dies;
     /** Variables with a fixed address, sorted by address, and the .debug_info offset of each one's type DIE. */
     private final long[] addresses;
     private final long[] typeOffsets;
@@ -47,10 +42,8 @@ public final class DwarfTypes {
     /** By variable, as {@link #addresses}: how {@link #path} names it, null until it first does. */
     private final Layout[] layouts;
 
-    private DwarfTypes(DwarfSections sections, List<DwarfUnit> units, long[] addresses, long[] typeOffsets, String problem) {
-        this.sections = sections;
-        this.units = units;
-        this.unitStarts = units.stream().mapToLong(DwarfUnit::start).toArray();
+    private DwarfTypes(DwarfDies dies, long[] addresses, long[] typeOffsets, String problem) {
+        this.dies = dies;
         this.addresses = addresses;
         this.typeOffsets = typeOffsets;
         this.problem = problem;
@@ -59,7 +52,7 @@ public final class DwarfTypes {
 
     /** No types: a module without {@code .debug_info}, or one whose debug information could not be read. */
     public static DwarfTypes none(String why) {
-        return why == null ? NONE : new DwarfTypes(null, List.of(), new long[0], new long[0], why);
+        return why == null ? NONE : new DwarfTypes(DwarfDies.NONE, new long[0], new long[0], why);
     }
 
     /** Indexes the variables of {@code elf}'s {@code .debug_info}; never throws. */
@@ -67,9 +60,7 @@ public final class DwarfTypes {
         Optional<ElfSection> info = elf.section(".debug_info");
         if (info.isEmpty() || info.get().fileSize() == 0) return none(elf.path() + " has no .debug_info");
         try {
-            DwarfSections s = new DwarfSections(elf.contentsOf(info.get()), contents(elf, ".debug_abbrev"), contents(elf, ".debug_str"),
-                    contents(elf, ".debug_line_str"), contents(elf, ".debug_str_offsets"), contents(elf, ".debug_addr"));
-            return index(s);
+            return index(DwarfSections.read(elf));
         } catch (ElfFormatException e) {
             return none(e.getMessage());
         } catch (DwarfException e) {
@@ -86,9 +77,10 @@ public final class DwarfTypes {
         return index(new DwarfSections(info, abbrev, str, empty, empty, empty));
     }
 
-    private static ByteBuffer contents(ElfFile elf, String name) throws ElfFormatException {
-        Optional<ElfSection> s = elf.section(name);
-        return s.isPresent() ? elf.contentsOf(s.get()) : ByteBuffer.allocate(0);
+    private static DwarfTypes index(DwarfSections s) throws DwarfException {
+        DwarfDies dies = DwarfDies.read(s);
+        DwarfDies.Variables v = dies.variables();
+        return new DwarfTypes(dies, v.addresses(), v.typeOffsets(), null);
     }
 
     /** Why there are no field names, if there are none. */
@@ -173,19 +165,29 @@ public final class DwarfTypes {
             if (!(t instanceof Array a)) return WALKED;
             long elementSize = size(type(a.element(), 0), 0);
             if (elementSize <= 0) return WALKED;
-            long stride = elementSize;
-            long[] strides = new long[a.counts().length];
-            for (int d = strides.length - 1; d >= 0; d--) {
-                strides[d] = stride;
-                if (d > 0 && a.counts()[d] < 0) return WALKED;
-                stride = Math.multiplyExact(stride, Math.max(0, a.counts()[d]));
-            }
+            long[] strides = strides(a, elementSize);
+            if (strides == null) return WALKED;
             // A zero stride (an inner dimension of 0) makes the walk divide by zero for every offset: it names none.
             if (strides[0] == 0) return WALKED;
             return new ArrayLayout(size, strides, a.element(), elementSize <= ELEMENT_TABLE_MAX ? new String[(int) elementSize] : null);
         } catch (DwarfException | RuntimeException e) {
             return WALKED;
         }
+    }
+
+    /**
+     * The bytes between consecutive indices of each dimension of {@code a}, outermost first; null when a count
+     * other than the outermost is unknown (no stride past it is known).
+     */
+    private static long[] strides(Array a, long elementSize) {
+        long stride = elementSize;
+        long[] strides = new long[a.counts().length];
+        for (int d = strides.length - 1; d >= 0; d--) {
+            strides[d] = stride;
+            if (d > 0 && a.counts()[d] < 0) return null;
+            stride = Math.multiplyExact(stride, Math.max(0, a.counts()[d]));
+        }
+        return strides;
     }
 
     /** The path of byte {@code left} of an element of type {@code element}, as the walk goes on from depth 1; {@link #NO_PATH} when a type does not decode. */
@@ -223,14 +225,8 @@ public final class DwarfTypes {
             if (t instanceof Array a) {
                 long elementSize = size(type(a.element(), depth), depth);
                 if (elementSize <= 0) break;
-                long stride = elementSize;
-                long[] strides = new long[a.counts().length];
-                for (int d = strides.length - 1; d >= 0; d--) {
-                    strides[d] = stride;
-                    if (d > 0 && a.counts()[d] < 0) { stride = -1; break; }
-                    stride = Math.multiplyExact(stride, Math.max(0, a.counts()[d]));
-                }
-                if (stride < 0) break;
+                long[] strides = strides(a, elementSize);
+                if (strides == null) break;
                 for (int d = 0; d < strides.length; d++) {
                     long index = left / strides[d];
                     path.append('[').append(index).append(']');
@@ -314,10 +310,10 @@ public final class DwarfTypes {
     private Type decodeType(long offset, int depth) throws DwarfException {
         if (offset < 0) return new Leaf(0);
         if (depth > MAX_DEPTH) throw new DwarfException("type chain longer than " + MAX_DEPTH + " at 0x" + Long.toHexString(offset));
-        DwarfUnit u = unitOf(offset);
-        DwarfCursor c = cursor(u, offset);
+        DwarfUnit u = dies.unitOf(offset);
+        DwarfCursor c = dies.cursor(u, offset);
         Die die = new Die();
-        readDie(c, u, die, true);
+        dies.readDie(c, u, die, true);
         return switch (die.tag) {
             case TAG_TYPEDEF, TAG_CONST, TAG_VOLATILE, TAG_RESTRICT, TAG_ATOMIC -> type(die.type, depth + 1);
             case TAG_STRUCTURE, TAG_CLASS, TAG_UNION -> die.declaration || !die.hasChildren ? new Leaf(Math.max(0, die.byteSize))
@@ -332,7 +328,7 @@ public final class DwarfTypes {
     private List<Member> members(DwarfCursor c, DwarfUnit u, boolean union) throws DwarfException {
         List<Member> list = new ArrayList<>();
         Die m = new Die();
-        forEachChild(c, u, m, () -> {
+        dies.forEachChild(c, u, m, () -> {
             if (m.tag != TAG_MEMBER) return;
             long start = union || m.memberLocation < 0 ? 0 : m.memberLocation;
             if (m.bitSize > 0) {
@@ -356,7 +352,7 @@ public final class DwarfTypes {
     private Type array(DwarfCursor c, DwarfUnit u, long element) throws DwarfException {
         List<Long> counts = new ArrayList<>();
         Die s = new Die();
-        forEachChild(c, u, s, () -> {
+        dies.forEachChild(c, u, s, () -> {
             if (s.tag != TAG_SUBRANGE) return;
             long lower = Math.max(0, s.lowerBound);
             if (s.count >= 0) counts.add(s.count);
@@ -365,234 +361,5 @@ public final class DwarfTypes {
         });
         if (counts.isEmpty()) return new Leaf(0);
         return new Array(element, counts.stream().mapToLong(Long::longValue).toArray());
-    }
-
-    private interface ChildAction {
-        void run() throws DwarfException;
-    }
-
-    /** Reads the direct children of the DIE just read, skipping grandchildren, calling {@code action} on each. */
-    private void forEachChild(DwarfCursor c, DwarfUnit u, Die die, ChildAction action) throws DwarfException {
-        int depth = 1;
-        while (depth > 0) {
-            if (!readDie(c, u, die, depth == 1)) {
-                depth--;
-                continue;
-            }
-            if (depth == 1) action.run();
-            if (die.hasChildren) depth++;
-        }
-    }
-
-    // ---- the index ----
-
-    private static DwarfTypes index(DwarfSections s) throws DwarfException {
-        ByteBuffer info = s.info();
-        List<DwarfUnit> units = new ArrayList<>();
-        Map<Long, DwarfAbbrev[]> abbrevTables = new HashMap<>();
-        DwarfCursor c = new DwarfCursor(info);
-        while (c.position < c.limit) {
-            units.add(DwarfUnit.read(c, s, abbrevTables));
-            c.position = units.getLast().end();
-        }
-        DwarfTypes types = new DwarfTypes(s, units, new long[0], new long[0], null);
-        long[] addresses = new long[256];
-        long[] typeOffsets = new long[256];
-        int n = 0;
-        Die die = new Die();
-        for (DwarfUnit u : units) {
-            DwarfCursor uc = types.cursor(u, u.firstDie());
-            uc.limit(u.end());
-            while (uc.position < u.end()) {
-                if (!types.readDie(uc, u, die, false) || die.tag != TAG_VARIABLE || die.location < 0) continue;
-                long type = die.type;
-                // A definition that completes an earlier declaration (DW_AT_specification) or an inlined
-                // copy (abstract origin) carries its type on the DIE it refers to.
-                long other = die.specification >= 0 ? die.specification : die.abstractOrigin;
-                long location = die.location;
-                if (type < 0 && other >= 0) {
-                    Die referred = new Die();
-                    DwarfUnit ou = types.unitOf(other);
-                    types.readDie(types.cursor(ou, other), ou, referred, true);
-                    type = referred.type;
-                }
-                if (type < 0) continue;
-                if (n == addresses.length) {
-                    addresses = Arrays.copyOf(addresses, 2 * n);
-                    typeOffsets = Arrays.copyOf(typeOffsets, 2 * n);
-                }
-                addresses[n] = location;
-                typeOffsets[n] = type;
-                n++;
-            }
-        }
-        Integer[] order = new Integer[n];
-        for (int i = 0; i < n; i++) order[i] = i;
-        final long[] a = addresses;
-        Arrays.sort(order, (x, y) -> Long.compare(a[x], a[y]) != 0 ? Long.compare(a[x], a[y]) : Integer.compare(x, y));
-        long[] sortedAddresses = new long[n];
-        long[] sortedTypes = new long[n];
-        int kept = 0;
-        for (int i = 0; i < n; i++) {
-            // Two variables at one address (aliases): the first in the file names it.
-            if (kept > 0 && sortedAddresses[kept - 1] == addresses[order[i]]) continue;
-            sortedAddresses[kept] = addresses[order[i]];
-            sortedTypes[kept] = typeOffsets[order[i]];
-            kept++;
-        }
-        return new DwarfTypes(s, units, Arrays.copyOf(sortedAddresses, kept), Arrays.copyOf(sortedTypes, kept), null);
-    }
-
-    private DwarfUnit unitOf(long offset) throws DwarfException {
-        int i = Arrays.binarySearch(unitStarts, offset);
-        if (i < 0) i = -i - 2;
-        if (i < 0 || offset < units.get(i).firstDie() || offset >= units.get(i).end()) {
-            throw new DwarfException("reference 0x" + Long.toHexString(offset) + " is in no unit's DIEs");
-        }
-        return units.get(i);
-    }
-
-    private DwarfCursor cursor(DwarfUnit u, long offset) {
-        DwarfCursor c = new DwarfCursor(sections.info());
-        c.position = (int) offset;
-        c.limit(u.end());
-        return c;
-    }
-
-    // ---- DIEs ----
-
-    /** The attributes of one DIE that naming uses; -1 (null for the name) when absent. */
-    private static final class Die {
-        int tag;
-        boolean hasChildren;
-        String name;
-        long byteSize;
-        long bitOffset;
-        long bitSize;
-        long dataBitOffset;
-        long memberLocation;
-        long upperBound;
-        long lowerBound;
-        long count;
-        long type;
-        long specification;
-        long abstractOrigin;
-        long location;
-        boolean declaration;
-
-        void clear() {
-            name = null;
-            byteSize = bitOffset = bitSize = dataBitOffset = memberLocation = -1;
-            upperBound = lowerBound = count = type = specification = abstractOrigin = location = -1;
-            declaration = false;
-        }
-    }
-
-    /**
-     * Reads the DIE at the cursor into {@code die}; false for the null entry that ends a list of children.
-     * Strings are decoded only when {@code names}: the index never needs them.
-     */
-    private boolean readDie(DwarfCursor c, DwarfUnit u, Die die, boolean names) throws DwarfException {
-        long code = c.uleb();
-        if (code == 0) return false;
-        DwarfAbbrev a = code < u.abbrevs().length ? u.abbrevs()[(int) code] : null;
-        if (a == null) throw new DwarfException("DIE at 0x" + Integer.toHexString(c.position) + " uses undefined abbreviation " + code);
-        die.tag = a.tag();
-        die.hasChildren = a.hasChildren();
-        die.clear();
-        boolean wanted = names || a.fixedLocation();
-        if (!wanted && a.fixedSize() >= 0 && u.addressSize() == 8 && !u.offset64() && u.version() >= 3) {
-            c.skip(a.fixedSize());
-            return true;
-        }
-        for (int i = 0; i < a.attributes().length; i++) {
-            attribute(c, u, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i], names);
-        }
-        return true;
-    }
-
-    private void attribute(DwarfCursor c, DwarfUnit u, Die die, int at, int form, long implicit, boolean names) throws DwarfException {
-        DwarfForm f = formReader;
-        f.read(c, u, form, implicit);
-        form = f.form;
-        long value = f.value;
-        int blockStart = f.blockStart;
-        boolean reference = f.kind == DwarfForm.Kind.REFERENCE;
-        switch (f.kind) {
-            case SKIPPED -> { return; }
-            case INLINE_STRING -> {
-                if (at == AT_NAME && names) die.name = DwarfCursor.stringAt(sections.info(), value, ".debug_info");
-                return;
-            }
-            case STRING_OFFSET -> {
-                if (at == AT_NAME && names) {
-                    die.name = DwarfCursor.stringAt(form == FORM_STRP ? sections.str() : sections.lineStr(), value,
-                            form == FORM_STRP ? ".debug_str" : ".debug_line_str");
-                }
-                return;
-            }
-            case STRING_INDEX -> {
-                if (at == AT_NAME && names) die.name = indexedString(u, value);
-                return;
-            }
-            default -> { }
-        }
-        switch (at) {
-            case AT_TYPE -> die.type = reference ? value : -1;
-            case AT_SPECIFICATION -> die.specification = reference ? value : -1;
-            case AT_ABSTRACT_ORIGIN -> die.abstractOrigin = reference ? value : -1;
-            case AT_BYTE_SIZE -> die.byteSize = constant(form, value);
-            case AT_BIT_SIZE -> die.bitSize = constant(form, value);
-            case AT_BIT_OFFSET -> die.bitOffset = constant(form, value);
-            case AT_DATA_BIT_OFFSET -> die.dataBitOffset = constant(form, value);
-            case AT_UPPER_BOUND -> die.upperBound = constant(form, value);
-            case AT_COUNT -> die.count = constant(form, value);
-            case AT_LOWER_BOUND -> die.lowerBound = constant(form, value);
-            case AT_DATA_MEMBER_LOCATION -> die.memberLocation = blockStart >= 0
-                    ? plusUconst(blockStart, (int) value) : constant(form, value);
-            case AT_LOCATION -> die.location = blockStart >= 0 ? fixedAddress(blockStart, (int) value, u) : -1;
-            case AT_DECLARATION -> die.declaration = value != 0;
-            default -> { }
-        }
-    }
-
-    /**
-     * A constant attribute, or -1 when it is not one (a reference: a VLA bound) or is negative or huge (gcc
-     * writes the upper bound of a zero-length array as -1).
-     */
-    private static long constant(int form, long value) {
-        boolean isConstant = switch (form) {
-            case FORM_DATA1, FORM_DATA2, FORM_DATA4, FORM_DATA8, FORM_SDATA, FORM_UDATA, FORM_IMPLICIT_CONST -> true;
-            default -> false;
-        };
-        if (!isConstant) return -1;
-        return value < 0 || value > (1L << 48) ? -1 : value;
-    }
-
-    /** A DWARF 2 member location, {@code DW_OP_plus_uconst n}; -1 for any other expression. */
-    private long plusUconst(int start, int length) throws DwarfException {
-        if (length < 2 || sections.info().get(start) != OP_PLUS_UCONST) return -1;
-        DwarfCursor c = new DwarfCursor(sections.info());
-        c.position = start + 1;
-        c.limit(start + length);
-        long n = c.uleb();
-        return c.position == start + length ? n : -1;
-    }
-
-    /** The address of a location that is exactly {@code DW_OP_addr a} (a global or static); -1 otherwise (TLS, registers, lists). */
-    private long fixedAddress(int start, int length, DwarfUnit u) throws DwarfException {
-        if (length != 1 + u.addressSize() || sections.info().get(start) != OP_ADDR) return -1;
-        DwarfCursor c = new DwarfCursor(sections.info());
-        c.position = start + 1;
-        return u.addressSize() == 8 ? c.u64() : c.u32();
-    }
-
-    private String indexedString(DwarfUnit u, long index) throws DwarfException {
-        int entry = u.offset64() ? 8 : 4;
-        long base = u.strOffsetsBase() >= 0 ? u.strOffsetsBase() : 8;
-        long at = base + index * entry;
-        if (index < 0 || at < 0 || at + entry > sections.strOffsets().limit()) throw new DwarfException("string index " + index + " outside .debug_str_offsets");
-        long offset = u.offset64() ? sections.strOffsets().getLong((int) at) : sections.strOffsets().getInt((int) at) & 0xffffffffL;
-        return DwarfCursor.stringAt(sections.str(), offset, ".debug_str");
     }
 }

@@ -51,6 +51,22 @@ record DwarfUnit(long start, int firstDie, int end, int version, int addressSize
         return new DwarfUnit(start, firstDie, end, version, addressSize, offset64, abbrevs, strOffsetsBase);
     }
 
+    /** The abbreviation of the DIE whose code {@code code} ends at {@code position}; a code the unit's table lacks is a flaw. */
+    DwarfAbbrev abbrev(long code, int position) throws DwarfException {
+        DwarfAbbrev a = code < abbrevs.length ? abbrevs[(int) code] : null;
+        if (a == null) throw new DwarfException("DIE at 0x" + Integer.toHexString(position) + " uses undefined abbreviation " + code);
+        return a;
+    }
+
+    /**
+     * The bytes of every DIE of abbreviation {@code a} in this unit, when they are the same for each; else -1.
+     * {@link DwarfAbbrev#fixedSize} counts 8-byte addresses and 4-byte offsets, and DWARF 2's ref_addr is as
+     * wide as an address: other units' DIEs are read attribute by attribute.
+     */
+    int fixedSize(DwarfAbbrev a) {
+        return addressSize == 8 && !offset64 && version >= 3 ? a.fixedSize() : -1;
+    }
+
     /** DW_AT_str_offsets_base of the unit DIE, read by skipping its other attributes; -1 when absent. */
     private static long strOffsetsBase(DwarfCursor c, DwarfAbbrev[] abbrevs, int end) throws DwarfException {
         if (c.position >= end) return -1;

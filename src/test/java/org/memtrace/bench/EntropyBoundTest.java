@@ -9,7 +9,11 @@ import org.memtrace.event.Event;
 /** The entropy bound's model (bench/corpus.sh's bound column) on access streams whose entropy is known. */
 class EntropyBoundTest {
     private static Event.ProbeSite site(long ip) {
-        return new Event.ProbeSite(ip, null, 8, 0, 0, 0, 0, 0, 0, 0, null);
+        return site(ip, Event.ProbeKind.LOAD);
+    }
+
+    private static Event.ProbeSite site(long ip, Event.ProbeKind kind) {
+        return new Event.ProbeSite(ip, kind, 8, 0, 0, 0, 0, 0, 0, 0, null);
     }
 
     private static double log2(double x) {
@@ -58,5 +62,29 @@ class EntropyBoundTest {
         }
         // B's and C's successors are all A: 0 bits; A's are 50 B and 50 C
         assertThat(m.siteBits()).isCloseTo(100, within(1e-6));
+    }
+
+    /**
+     * A read-modify-write record (addl $1, (%rax,%rcx,4)) is a load and a store, as the summary's loads and
+     * stores count it, so the bound is per the table's accesses; its store's address is the load's: no bits.
+     * Counted once, a histogram's 1,000 increments were 1,004 accesses against the summary's 2,004.
+     */
+    @Test
+    void aModifyIsALoadAndAStoreThatCostNoMoreBits() {
+        EntropyBound.Model loads = new EntropyBound.Model(), modifies = new EntropyBound.Model();
+        for (int i = 0; i < 1000; i++) {
+            long a = 0x5000 + 4L * (i * 7919 % 256);
+            loads.access(1, a, site(0x400));
+            modifies.access(1, a, site(0x400, Event.ProbeKind.MODIFY));
+            modifies.access(1, 0x9000 + 8L * i, site(0x410, Event.ProbeKind.STORE));
+            loads.access(1, 0x9000 + 8L * i, site(0x410, Event.ProbeKind.STORE));
+        }
+        assertThat(loads.accesses).isEqualTo(2000);
+        assertThat(modifies.accesses).isEqualTo(3000);
+        assertThat(modifies.addressBits()).isCloseTo(loads.addressBits(), within(1e-6));
+        assertThat(modifies.siteBits()).isCloseTo(loads.siteBits(), within(1e-6));
+        double bound = (modifies.addressBits() + modifies.siteBits()) / 8 / 3000;
+        assertThat(modifies.figures(6000)).startsWith("accesses 3000 file-bytes 6000 file-B/access 2.0000 bound-B/access "
+                + String.format(java.util.Locale.ROOT, "%.4f ", bound));
     }
 }

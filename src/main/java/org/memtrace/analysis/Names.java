@@ -121,7 +121,8 @@ final class Names {
             spanLine[s] = line;
             spanStamp[s] = pageSpanStamp[p];
         }
-        return span == NO_SPAN ? null : span;
+        // a typed global's span says "none" for all of the global: its page slot keeps it, as any span
+        return span == NO_SPAN || !span.named() ? null : span;
     }
 
     /** Whether a span kept for the address's line or page (when {@code key} matched) is valid for it, as {@link #dataSlot} checks. */

@@ -98,8 +98,8 @@ public final class SymbolicNaming implements Naming {
 
     /**
      * A heap block's piece (within its region, for a mapped block), a module's global without a DWARF type or
-     * the module between globals, or the stretch of a region between blocks; null for a typed global (its
-     * bytes are named by field and index) and where
+     * the module between globals, or the stretch of a region between blocks; for a typed global (its bytes
+     * are named by field and index) a span without a base over the global ({@link Span#named}); null where
      * {@link #data} would print a bare number or {@link #region} {@code [anon]} for want of a region.
      */
     @Override

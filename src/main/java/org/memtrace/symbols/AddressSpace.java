@@ -313,8 +313,8 @@ public final class AddressSpace {
 
     /**
      * In a module's segment, the stretch around {@code address} named alike: a global without a DWARF type
-     * (so without fields), or the module's region between globals; null for a typed global, whose bytes are
-     * named by field and index, and outside modules.
+     * (so without fields), or the module's region between globals; for a typed global, whose bytes are named
+     * by field and index, the global's own bytes with a null {@code base}; null outside modules.
      */
     public ObjectSpan moduleSpan(long address) {
         int i = segmentIndex(address);
@@ -326,7 +326,7 @@ public final class AddressSpace {
         Region region = segmentRegions[i];
         SymbolIndex.Symbol s = run.symbol();
         if (s == null) return new ObjectSpan(region.name(), region.start(), start, end, region);
-        if (m.image().types().typed(s.start())) return null;
+        if (m.image().types().typed(s.start())) return new ObjectSpan(null, 0, start, end, region);
         return new ObjectSpan(s.name() + s.qualifier() + moduleQualifier(m, s), m.bias() + s.start(), start, end, region);
     }
 

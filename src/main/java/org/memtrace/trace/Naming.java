@@ -51,13 +51,17 @@ public interface Naming {
         public boolean contains(long address) {
             return address >= start && address < end;
         }
+
+        /** False for a span without a base: its addresses are not named {@code base+offset} (a typed global). */
+        public boolean named() { return base != null; }
     }
 
     /**
      * The span of addresses named like {@code address}, or null when its names are not {@code base+offset}
-     * (a global, which may be named down to a field) or the naming cannot tell (the default). It holds as
-     * long as the names do: until the next event the naming observes that may change them
-     * ({@link #changedByAllocation} tells where).
+     * or the naming cannot tell (the default). A span whose {@code base} is null ({@link Span#named} false)
+     * says that no address of it has one: a typed global, which may be named down to a field, so that a
+     * cache asks once per global, not once per address. It holds as long as the names do: until the next
+     * event the naming observes that may change them ({@link #changedByAllocation} tells where).
      */
     default Span span(long address) {
         return null;

@@ -181,4 +181,40 @@ class NamesTest {
         opaqueIn.accept(new Event.Access(TID, IP, B, false, false));
         assertThat(counting.lookups(B)).isEqualTo(2);
     }
+    /**
+     * A typed global has no span, said by a span without a base over the whole global: its addresses, line
+     * after line, ask the naming once per page, not once per line the cache has not seen (the
+     * global's names are by field and index: {@link Access#span} stays null for every one of them).
+     */
+    @Test
+    void aTypedGlobalIsAskedForItsSpanOnce() {
+        long global = 0x60_0000L, size = 1 << 16;
+        List<Long> asked = new ArrayList<>();
+        Naming typed = new Naming() {
+            @Override public void observe(Event event) {}
+            @Override public String region(long address) { return "prog"; }
+            @Override public String data(long address) { return "g[" + (address - global) / 8 + "]"; }
+            @Override public String object(long address) { return "g+" + (address - global); }
+            @Override public String code(long ip) { return null; }
+            @Override public String block(Event.Alloc allocation) { return null; }
+            @Override public Span span(long address) {
+                asked.add(address);
+                return address >= global && address < global + size ? new Span(null, 0, global, global + size, "prog") : null;
+            }
+        };
+        List<Naming.Span> spans = new ArrayList<>();
+        Interpretation stage = new Interpretation(typed, InstructionShapes.UNKNOWN, List.of(new Analysis() {
+            @Override
+            public void access(Access access) {
+                spans.add(access.span());
+            }
+        }));
+        for (long a = global; a < global + size; a += 64) stage.accept(new Event.Access(TID, IP, a, false, false));
+        stage.accept(new Event.Access(TID, IP, global + size, false, false));
+        assertThat(spans).hasSize((int) (size / 64) + 1).containsOnlyNulls();
+        // once per 4 KiB page (the span's slot is by page), where it was once per 64-byte line
+        List<Long> pages = new ArrayList<>();
+        for (long a = global; a <= global + size; a += 4096) pages.add(a);
+        assertThat(asked).isEqualTo(pages);
+    }
 }

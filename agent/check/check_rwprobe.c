@@ -27,6 +27,11 @@
  *   memtrace: stack overflow: <stack:buffer@loop>+40 (a variable of 40 bytes, declared at line 16 of loop)
  *   written 4 bytes, 0 bytes past its end, at direct+4533, thread 27475
  *
+ * A global's check (MC_RW_GLOBAL: an access through a pointer from a `lea` of a global in gcc -O0 code,
+ * org.memtrace.rewrite.LeaOrigins) has the same words, the names an empty function's; it is reported as the
+ * globals of check_symglobals.c are: global overflow: counts+40 (a global of 40 bytes) written 4 bytes, ...
+ * A pointer from a `lea` of a variable is a stack variable's check.
+ *
  * What it gets wrong: the accesses the inline part passes are not counted (the count would cost a flag-saving
  * increment per access), so the summary counts only the slow paths and the libc checks; a report in continue
  * mode may clobber the upper halves of the program's AVX registers (the reporting code calls libc).
@@ -40,6 +45,7 @@
 #define MC_RW_WRITE 0x10000u
 #define MC_RW_RANGE 0x20000u
 #define MC_RW_STACK 0x40000u           /* a stack variable's check (StackSlots): three more words follow */
+#define MC_RW_GLOBAL 0x80000u          /* a global's check (LeaOrigins): the same three words, no function name */
 
 void __memtrace_rwcheck(void);
 int mc_snprintf(char *d, size_t n, const char *fmt, ...);
@@ -60,7 +66,7 @@ __attribute__((target("general-regs-only"), used))
 static int mc_rw_check(uintptr_t addr, const uint32_t *words, uint64_t rcx)
 {
     uint64_t size = rw_size(words, rcx);
-    if (words[0] & MC_RW_STACK) return 1; /* the trampoline found it outside its variable */
+    if (words[0] & (MC_RW_STACK | MC_RW_GLOBAL)) return 1; /* the trampoline found it outside its object */
     /* mc_shadow_first_bad's 0 means "none bad": an access at address 0 itself (a NULL store) is the one case */
     /* whose first bad byte is 0; the null page's shadow says it is bad */
     return size && (mc_shadow_first_bad(addr, size) != 0 || (addr == 0 && *MC_SHADOW(0) >= 0x80));
@@ -98,6 +104,17 @@ static void mc_rw_report_at(uintptr_t addr, const uint32_t *words, uint64_t rcx)
         mc_report_extent(addr, size, (words[0] & MC_RW_WRITE) ? MC_WRITE : MC_READ, pc, NULL, &x);
         return;
     }
+    if (words[0] & MC_RW_GLOBAL) { /* %rcx: the offset in the global its pointer came from; words: size, 0, name */
+        struct mc_extent x;
+        __builtin_memset(&x, 0, sizeof x);
+        x.beg = addr - rcx;
+        x.size = words[2];
+        x.region = "global";
+        mc_snprintf(x.name, sizeof x.name, "%s", (const char *)&words[4] + (int32_t)words[4]);
+        mc_snprintf(x.desc, sizeof x.desc, "a global of %u bytes", words[2]);
+        mc_report_extent(addr, size, (words[0] & MC_RW_WRITE) ? MC_WRITE : MC_READ, pc, NULL, &x);
+        return;
+    }
     mc_report_access(addr, size, (words[0] & MC_RW_WRITE) ? MC_WRITE : MC_READ, pc, NULL);
 }
 
@@ -131,7 +148,7 @@ __asm__(
     "    fxrstor (%rsp)\n"
     "1:  mov %rbp, %rsp\n"
     "    mov 80(%rsp), %rsi\n"
-    "    testl $0x40000, (%rsi)\n"       /* MC_RW_STACK: five words */
+    "    testl $0xc0000, (%rsi)\n"       /* MC_RW_STACK, MC_RW_GLOBAL: five words */
     "    jz 2f\n"
     "    addq $12, 80(%rsp)\n"
     "2:  addq $8, 80(%rsp)\n"           /* return past the words (the flags come back below) */

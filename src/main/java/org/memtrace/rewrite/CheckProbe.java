@@ -37,7 +37,7 @@ import org.memtrace.x86.MemoryOperand;
 final class CheckProbe {
     /** The quad the check runtime fills with its slow path's address: the shadow of the null page's last 64 bytes. */
     static final long SLOT = 0x7fff9ff8L;
-    static final int WRITE = 0x10000, RANGE = 0x20000, STACK = 0x40000;
+    static final int WRITE = 0x10000, RANGE = 0x20000, STACK = 0x40000, GLOBAL = 0x80000;
 
     private CheckProbe() {}
 
@@ -76,7 +76,9 @@ final class CheckProbe {
             for (MemoryAccess a : checks(part, slots)) {
                 long at = part.instruction().address();
                 var slot = slots.constantOf(at, a).map(FrameConstants.Finding::slot).or(() -> slots.slotOf(at, a));
-                n += slot.isEmpty() ? 96 : 160 + 4L * (slot.get().variable().length() + slot.get().function().length());
+                var origin = slots.originOf(at, a);
+                if (origin.isPresent()) n += 200 + 4L * names(origin.get()).length();
+                else n += slot.isEmpty() ? 96 : 160 + 4L * (slot.get().variable().length() + slot.get().function().length());
             }
         return n;
     }
@@ -99,6 +101,11 @@ final class CheckProbe {
             var slot = part.repString() ? java.util.Optional.<StackSlots.Slot>empty() : slots.slotOf(part.instruction().address(), a);
             if (slot.isPresent()) {
                 stack(s, part, a, slot.get(), desc, l);
+                continue;
+            }
+            var origin = part.repString() ? java.util.Optional.<LeaOrigins.Origin>empty() : slots.originOf(part.instruction().address(), a);
+            if (origin.isPresent()) {
+                object(s, part, a, origin.get(), desc, l);
                 continue;
             }
             s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n");
@@ -166,6 +173,45 @@ final class CheckProbe {
         s.append("\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
     }
 
+    /**
+     * An access through a pointer from a {@code lea} of an object ({@link LeaOrigins}) checked against that object,
+     * {@code [start - slack, start + size)}: o = EA - start (EA + ~start + 1, flag-free), then {@link #stack}'s test
+     * of o + slack against size + slack - n + 1. Out of it, the slow path as for a stack variable, %rcx = o, the
+     * descriptor saying {@link #STACK} for a variable of the frame, {@link #GLOBAL} for a global (its name, and an
+     * empty function name).
+     */
+    private static void object(StringBuilder s, Decision.Part part, MemoryAccess a, LeaOrigins.Origin origin, int desc, String l) {
+        int n = a.sizeBytes();
+        long slack = origin instanceof LeaOrigins.Global g ? g.slack() : 0;
+        long limit = origin.size() + slack - n + 1;
+        String start = switch (origin) {
+            case LeaOrigins.Global g -> "mt_base+" + g.start() + "(%rip)";
+            case LeaOrigins.Local v -> (16 + v.slot().cfaOffset()) + "(%rbp)";
+        };
+        StackSlots.Slot v = switch (origin) {
+            case LeaOrigins.Global g -> new StackSlots.Slot(g.name(), "", 0, 0, g.size());
+            case LeaOrigins.Local local -> local.slot();
+        };
+        names(s, v, l);
+        s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n\tpush %rdx\n");
+        s.append("\tlea ").append(TrampolineWriter.address(a.operand())).append(",%rax\n");
+        s.append("\tlea ").append(start).append(",%rcx\n\tnot %rcx\n\tlea ").append(1 + slack).append("(%rax,%rcx),%rax\n");
+        s.append("\tlea ").append(-limit).append("(%rax),%rcx\n\tnot %rcx\n");
+        s.append("\tmov $63,%edx\n\tshrx %rdx,%rcx,%rcx\n\tmov $32,%edx\n\tshrx %rdx,%rax,%rdx\n");
+        s.append("\tlea (%rcx,%rdx),%rcx\n\tjrcxz ").append(l).append("_done\n");
+        s.append("\tlea ").append(-slack).append("(%rax),%rcx\n\tlea ").append(start).append(",%rax\n\tlea (%rax,%rcx),%rax\n");
+        int kind = origin instanceof LeaOrigins.Global ? GLOBAL : 0;
+        slowCall(s, part, v, desc | n | kind, l);
+        s.append(l).append("_done:\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
+    }
+
+    private static String names(LeaOrigins.Origin o) {
+        return switch (o) {
+            case LeaOrigins.Global g -> g.name();
+            case LeaOrigins.Local v -> v.slot().variable() + v.slot().function();
+        };
+    }
+
     /** A stack check's variable and function names, jumped over (after the slow call they could put jrcxz's target out of its reach). */
     private static void names(StringBuilder s, StackSlots.Slot v, String l) {
         s.append("\tjmp ").append(l).append("_start\n").append(l).append("_names:\n");
@@ -175,7 +221,8 @@ final class CheckProbe {
 
     /** The runtime's slow path for a stack variable: the call and its five inline words (descriptor, site, size, line, names). */
     private static void slowCall(StringBuilder s, Decision.Part part, StackSlots.Slot v, int descriptor, String l) {
-        s.append("\tcall *").append(SLOT).append("\n\t.long ").append(descriptor | STACK).append("\n\t.long mt_base+")
+        int kind = (descriptor & GLOBAL) != 0 ? 0 : STACK;
+        s.append("\tcall *").append(SLOT).append("\n\t.long ").append(descriptor | kind).append("\n\t.long mt_base+")
                 .append(part.instruction().address()).append(" - .\n\t.long ").append(v.size()).append("\n\t.long ")
                 .append(v.line()).append("\n\t.long ").append(l).append("_names - .\n");
     }

@@ -33,18 +33,29 @@ final class StackSlots {
 
     private final List<DwarfLocals.Function> functions; // sorted by low, unoptimised ones only
     private final Map<Long, FrameConstants.Finding> constants; // by instruction: frame slots statically out of bounds
+    private final Map<Long, LeaOrigins.Finding> origins; // by instruction: pointers from a lea of an object
 
-    StackSlots(List<DwarfLocals.Function> functions) { this(functions, Map.of()); }
+    StackSlots(List<DwarfLocals.Function> functions) { this(functions, Map.of(), Map.of()); }
 
-    private StackSlots(List<DwarfLocals.Function> functions, Map<Long, FrameConstants.Finding> constants) {
+    private StackSlots(List<DwarfLocals.Function> functions, Map<Long, FrameConstants.Finding> constants, Map<Long, LeaOrigins.Finding> origins) {
         this.functions = functions.stream().filter(DwarfLocals.Function::unoptimised).toList();
         this.constants = constants;
+        this.origins = origins;
     }
 
-    /** The stack variables of {@code elf}'s DWARF, with its constant frame accesses classified ({@link FrameConstants}). */
+    /**
+     * The stack variables of {@code elf}'s DWARF, with its constant frame accesses classified ({@link FrameConstants})
+     * and the accesses through a pointer from a {@code lea} of a global or a variable found ({@link LeaOrigins}).
+     */
     static StackSlots of(ElfFile elf) {
         List<DwarfLocals.Function> functions = DwarfLocals.read(elf);
-        return new StackSlots(functions, FrameConstants.of(elf, functions));
+        return new StackSlots(functions, FrameConstants.of(elf, functions), LeaOrigins.of(elf, functions));
+    }
+
+    /** The object the pointer of {@code a}, made by the instruction at {@code address}, came from ({@link LeaOrigins}). */
+    Optional<LeaOrigins.Origin> originOf(long address, MemoryAccess a) {
+        LeaOrigins.Finding f = origins.get(address);
+        return f != null && !a.implicitStack() && f.operand().equals(a.operand()) ? Optional.of(f.origin()) : Optional.empty();
     }
 
     /** How many constant frame accesses are reported unconditionally (statically out of bounds). */

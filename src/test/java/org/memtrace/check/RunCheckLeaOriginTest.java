@@ -1,0 +1,86 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@code memtrace run --check}'s accesses through a pointer from a {@code lea} of a global or a stack variable
+ * (docs/check.md, "Pointers from a lea of a global or a variable"): run_lea_origin.c built by plain gcc -O0 -g
+ * writes one past {@code int counts[8]} (whose neighbour follows with no padding, so the shadow sees nothing) and
+ * a function's {@code static short history[16]}, through {@code lea sym(%rip)} and an index register; one past a
+ * {@code char buf[5]} through {@code p = buf; *(p + n)}; one past the second array of a table of pointers to
+ * locals ({@code rows[1][5]}); one before a {@code long t[4]} through {@code *(p - n)}. Each is one exact line
+ * naming the object, at the access through the register. The twins (the in-bounds index), a pointer folded to
+ * the start of the global after the one it points past (read back below it), and the -O2 build run silent with
+ * the native output.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunCheckLeaOriginTest {
+    Path dir;
+    Path source;
+    String disassembly;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        source = CheckBuilds.fixture(dir, "run_lea_origin.c");
+        CheckBuilds.tool(dir, "gcc", "-O0", "-g", "-o", "lea", "run_lea_origin.c");
+        CheckBuilds.tool(dir, "gcc", "-O2", "-g", "-w", "-o", "lea-O2", "run_lea_origin.c");
+        disassembly = CheckBuilds.tool(dir, "objdump", "-d", "--no-show-raw-insn", "lea");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "global  | global  | global overflow: counts+32 (a global of 32 bytes) written 4 bytes, 0 bytes past its end | GLOBAL",
+        "static  | statics | global overflow: history+32 (a global of 32 bytes) written 2 bytes, 0 bytes past its end | STATIC",
+        "pointer | pointer | stack overflow: <stack:buf@pointer>+5 (a variable of 5 bytes, declared at line {BUF} of pointer) written 1 byte, 0 bytes past its end | POINTER",
+        "pbuf    | pbuf    | stack overflow: <stack:two@pbuf>+20 (a variable of 20 bytes, declared at line {TWO} of pbuf) written 4 bytes, 0 bytes past its end | PBUF",
+        "under   | under   | stack underflow: <stack:t@under>-8 (a variable of 32 bytes, declared at line {TABLE} of under) read 8 bytes, 8 bytes before its start | UNDER",
+    })
+    void anAccessThroughAPointerFromALeaIsCheckedAgainstItsObject(String arg, String function, String report, String access) throws Exception {
+        Matcher decl = Pattern.compile("\\{(\\w+)\\}").matcher(report);
+        String want = decl.find() ? report.replace(decl.group(), Integer.toString(CheckBuilds.line(source, decl.group(1)))) : report;
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./lea", arg, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(3);
+        String site = "run_lea_origin.c:" + CheckBuilds.line(source, access);
+        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at " + site + " (" + function + "+")
+                .matches(".*, at " + Pattern.quote(site) + " \\(" + function + "\\+\\d+\\), thread \\d+");
+        long offset = Long.parseLong(lines.get(0).replaceAll(".*, at \\S+ \\(" + function + "\\+(\\d+)\\), thread.*", "$1"));
+        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + offset + ") in " + function);
+        assertThat(lines.get(2)).matches("    #1 run_lea_origin\\.c:\\d+ \\(main\\+\\d+\\) in main");
+        // the site is the access through the lea's register: neither %rbp nor %rip in its operand
+        Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + function + ">:$").matcher(disassembly);
+        assertThat(start.find()).as(function).isTrue();
+        long at = Long.parseLong(start.group(1), 16) + offset;
+        assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\w*\\s+\\S*\\((%r[a-z0-9]+)(,%r\\w+,\\d)?\\)")
+                .doesNotContainPattern("(?m)^\\s+" + Long.toHexString(at) + ":.*\\(%r(bp|ip)");
+        assertThat(r.stdout()).isEmpty(); // stopped at the report
+    }
+
+    @Test
+    void theTwinsAreSilentWithTheNativeOutput() throws Exception {
+        for (String build : List.of("./lea", "./lea-O2"))
+            for (String[] twin : List.of(new String[] {"global", "good"}, new String[] {"static", "good"}, new String[] {"pointer", "good"},
+                    new String[] {"pbuf", "good"}, new String[] {"under", "good"}, new String[] {"folded", "good"},
+                    new String[] {"folded", "bad"}, new String[] {"all", "good"})) {
+                CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), build, twin[0], twin[1]);
+                CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of(), build, twin[0], twin[1]);
+                assertThat(good.stderr()).as(build + " " + String.join(" ", twin)).isEmpty();
+                assertThat(good.status()).isZero();
+                assertThat(good.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
+            }
+    }
+}

@@ -121,6 +121,7 @@ void mc_report_into(const struct mc_block *b, uintptr_t addr, size_t size, enum 
 extern __thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec"))); /* run --check --stack-depth */
 extern __thread int mc_nframes __attribute__((tls_model("initial-exec")));
 extern __thread int mc_frame0_return __attribute__((tls_model("initial-exec"))); /* the site is a return address */
+extern int mc_stack_depth;   /* frames a report names (check_stacks.c): MEMTRACE_STACK_DEPTH, --stack-depth */
 void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const char *fn);
 struct mc_extent { uintptr_t beg; size_t size; const char *region; char name[256]; char desc[512]; };
 void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,

@@ -23,8 +23,6 @@
 #include "check.h"
 #include "check_inline.h"
 
-extern int mc_stack_depth;
-
 #define MAX_MODULES 64
 static struct { uintptr_t base; int ok; struct mc_inlines t; } modules[MAX_MODULES];
 static int nmodules;

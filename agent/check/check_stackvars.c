@@ -54,8 +54,6 @@ static const char *value_of(const char *e, const char *k)
     return *k ? NULL : e;
 }
 
-extern int mc_stack_depth;
-
 /* MEMTRACE_CHECK_FRAMES's table and MEMTRACE_CHECK_STACK_DEPTH, both variables out of the environment: the */
 /* program and what it execs see the environment they would see untraced.                                   */
 void mc_stackvars_init(void)

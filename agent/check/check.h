@@ -155,6 +155,7 @@ extern int mc_leaks_on;
 struct mc_site_ref { const char *code, *line, *function; int inlined; };  /* function, inlined: a stack's frames */
 int mc_sarif_init(const char *file);                             /* -1: it exists or cannot be created */
 void mc_log_failed(const char *what, const char *path, int err); /* one line, once per log: "JSON" or "SARIF" */
+void mc_log_path(char *out, size_t n, const char *file);         /* a log's absolute path (check_output.c) */
 void mc_sarif_stack(const struct mc_site_ref *frames, int n);  /* the next result's stack (run --check --stack-depth) */
 /* the next result's allocating and freeing calls' frames, when inlined code made them (n 0: none) */
 void mc_sarif_block_stacks(const struct mc_site_ref *alloc, int nalloc, const struct mc_site_ref *freed, int nfreed);

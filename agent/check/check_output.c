@@ -160,12 +160,18 @@ int mc_json_log(const char *json)
     int fd = open(json, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 || strlen(json) >= sizeof json_path) return -1;
     close(fd);
-    /* an absolute path, so that a chdir of the program's does not move the file */
-    if (json[0] != '/' && getcwd(json_path, sizeof json_path) && strlen(json_path) + strlen(json) + 2 < sizeof json_path) {
-        strcat(json_path, "/");
-        strcat(json_path, json);
-    } else {
-        snprintf(json_path, sizeof json_path, "%s", json);
-    }
+    mc_log_path(json_path, sizeof json_path, json);
     return 0;
+}
+
+/* A log's path as the runtime keeps it: absolute, so that a chdir of the program's does not move the file (as
+ * given when the working directory is not known or the whole is too long). */
+void mc_log_path(char *out, size_t n, const char *file)
+{
+    if (file[0] != '/' && getcwd(out, n) && strlen(out) + strlen(file) + 2 < n) {
+        strcat(out, "/");
+        strcat(out, file);
+    } else {
+        snprintf(out, n, "%s", file);
+    }
 }

@@ -146,13 +146,7 @@ int mc_sarif_init(const char *file)
         return -1;
     }
     close(fd);
-    /* an absolute path, so that a chdir of the program's does not move the file */
-    if (file[0] != '/' && getcwd(path, sizeof path) && strlen(path) + strlen(file) + 2 < sizeof path) {
-        strcat(path, "/");
-        strcat(path, file);
-    } else {
-        mc_snprintf(path, sizeof path, "%s", file);
-    }
+    mc_log_path(path, sizeof path, file);
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,18 +41,25 @@ void mc_put(struct mc_out *o, const char *fmt, ...)
     if (k > 0) o->len = o->len + (size_t)k < o->n ? o->len + (size_t)k : o->n - 1;
 }
 
-/* a JSON string: the names memtrace makes need only quotes and backslashes escaped, control bytes as \u */
-void mc_put_json(struct mc_out *o, const char *s)
+/* a JSON string of s's first max bytes at most: the names memtrace makes need only quotes and backslashes
+ * escaped, control bytes as \u */
+void mc_put_json_n(struct mc_out *o, const char *s, size_t max)
 {
-    if (!s) { mc_put(o, "null"); return; }
     mc_put(o, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    for (size_t i = 0; s[i] && i < max; i++) {
+        unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') mc_put(o, "\\%c", c);
         else if (c < 0x20) mc_put(o, "\\u%04x", c);
         else mc_put(o, "%c", c);
     }
     mc_put(o, "\"");
+}
+
+/* a JSON string, or null */
+void mc_put_json(struct mc_out *o, const char *s)
+{
+    if (!s) mc_put(o, "null");
+    else mc_put_json_n(o, s, SIZE_MAX);
 }
 
 /* 0 when all n bytes were written, else -1 with errno set (a short write past a full disk: ENOSPC) */

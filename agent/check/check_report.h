@@ -1,7 +1,8 @@
 /*
- * check_report.h: what the files that make the checker's reports share, and no other file includes. The
- * reports are the same in `memtrace cc --check`'s runtime and, linked in unchanged, in run --check's
- * fault-mode agent (agent.h); their grammar, as a line and as JSON, is docs/check.md's. One job a file:
+ * check_report.h: what the files that make the checker's reports share (check_sarif.c too, which writes them
+ * as SARIF through the same buffers), and no other file includes. The reports are the same in `memtrace cc
+ * --check`'s runtime and, linked in unchanged, in run --check's fault-mode agent (agent.h); their grammar, as
+ * a line and as JSON, is docs/check.md's. One job a file:
  *   check_sites.c    code named: "bad+115" and "x.c:39" by the call-site tables memtrace cc --check puts in each
  *                    object, else .symtab (check_names.c), dladdr, module+offset; the C++ library's plumbing
  *   check_objects.c  what an address is (a heap block, a global, a stack variable, an alloca) and so which
@@ -40,6 +41,7 @@ extern pthread_mutex_t mc_report_lock;
 struct mc_out { char *buf; size_t n, len; };
 __attribute__((format(printf, 2, 3))) void mc_put(struct mc_out *o, const char *fmt, ...);
 void mc_put_json(struct mc_out *o, const char *s);              /* a JSON string, or null */
+void mc_put_json_n(struct mc_out *o, const char *s, size_t max);  /* of max bytes at most */
 /* the line's end: ", at x.c:39 (bad+115), thread 8104" (", at bad+115" without a line) */
 void mc_put_at(struct mc_out *l, const char *code, const char *line);
 int mc_write_all(int fd, const char *s, size_t n);               /* 0, or -1 with errno */

@@ -22,7 +22,7 @@
  *   modules.c   loaded objects and the memory map, reported at start and after dlopen
  *   limits.c    the program's RLIMIT_AS kept apart from the agent's space; raw-clone threads and io_uring refused
  *   check_run.c memtrace run --check: checked blocks, the fault-time heap check, leaks; reports through
- *               check/check_report.c (the compiled-in checker's), linked in unchanged
+ *               the compiled-in checker's report files (check/check_report.h lists them), linked in unchanged
  *   common/     what the agent shares with the runtime (common/mt_common.h): the maps parser, the module
  *               walk and its records, the boot arena, the string helpers, MT_ASSERT (-DMT_DEBUG)
  */

@@ -2,7 +2,7 @@
  * check_inlines.c: `memtrace run --check`'s inlined frames (docs/check.md, "Inlined frames"): the executable's
  * table of inlined calls, which memtrace built from its DWARF (org.memtrace.symbols.DwarfInlines.encode) and
  * handed over behind the stack-variable table of MEMTRACE_CHECK_FRAMES (check_locals.c keeps the mapping),
- * parsed once (check/check_inline.h checks every count) and given to check_report.c for the frames it names.
+ * parsed once (check/check_inline.h checks every count) and given to check_stacks.c for the frames it names.
  *
  * What it gets wrong: only the executable's inlined calls are known (libraries' frames show the function alone);
  * an address outside the executable that lands in its table's range after the bias is taken off is not one

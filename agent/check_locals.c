@@ -62,7 +62,7 @@ void check_locals_init(void)
     frames_parse(&lc, (const unsigned char *)map, (size_t)len); /* a table that does not add up: none */
 }
 
-/* The inlined calls' table that came behind the locals (check_report.c's frames), and the executable's bias. */
+/* The inlined calls' table that came behind the locals (check_stacks.c's frames), and the executable's bias. */
 const unsigned char *check_locals_inlines(size_t *n, uintptr_t *bias)
 {
     *n = lc.ready ? lc.ntail : 0;

@@ -6,7 +6,8 @@
  * The blocks have the compiled-in checker's layout, on heap.c's memory: [left redzone whose last 64 bytes are
  * the header (struct mc_block, check/check.h) | the requested bytes | right redzone of 32 bytes to 2 KB], and
  * the same shadow memory ((addr >> 3) + 0x7fff8000, mapped here as the compiled-in runtime maps it), so that
- * check/check_report.c, linked into the agent unchanged, names blocks and words reports exactly as it does
+ * the checker's report files (check/check_report.h), linked into the agent unchanged, name blocks and word
+ * reports exactly as they do
  * there. The agent writes headers and shadow through heap.c's alias view (the program's view is protected).
  * The block logic itself (layout, live list, quarantine, leak scan, shadow test) is check/check_block.h's,
  * shared with the compiled-in runtime; what is here is the agent's memory, locks and entry points.
@@ -63,7 +64,7 @@ static struct {
 void mc_set_quarantine(size_t bytes) { cs.l.q_limit = bytes; }
 void mc_init_report(void);
 
-/* check_report.c formats its messages through these: in libmemtrace-check.so they reach libc's vsnprintf past */
+/* the report files format their messages through these: in libmemtrace-check.so they reach libc's vsnprintf past */
 /* the checked printf wrappers (check_format.c); the agent wraps no printf, so libc's serves directly. */
 int mc_vsnprintf(char *d, size_t n, const char *fmt, va_list ap) { return vsnprintf(d, n, fmt, ap); }
 int mc_snprintf(char *d, size_t n, const char *fmt, ...)
@@ -77,7 +78,7 @@ int mc_snprintf(char *d, size_t n, const char *fmt, ...)
 
 static struct mc_block *A(const struct mc_block *b) { return heap_alias(b); }
 
-/* --stack-depth N > 1: the frames a report prints under its line (check_report.c's mc_frames): when a fault */
+/* --stack-depth N > 1: the frames a report prints under its line (check_stacks.c's mc_frames): when a fault */
 /* is being checked (check_fault_gr, this thread's), unwound from the faulting instruction's registers by     */
 /* each module's .eh_frame (mt_unwind, as fault mode's access stacks: docs/stacks.md, "Access stacks"), so    */
 /* code without frame pointers (libc's strcpy, -O2 programs) shows every caller; else above the wrapper's    */
@@ -153,7 +154,7 @@ static int libc_text(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* After heap_init: the shadow, the options (check_report.c), libc's extent. Without a heap of our own    */
+/* After heap_init: the shadow, the options (check_outcome.c), libc's extent. Without a heap of our own    */
 /* nothing can be checked: said once, and the run goes on unchecked.                                       */
 void check_init(int regions)
 {
@@ -180,7 +181,7 @@ void check_init(int regions)
     mc_init_report();
 }
 
-/* ---- reports: all traced memory open while check_report.c works ---- */
+/* ---- reports: all traced memory open while the report files work ---- */
 
 static void world(int open)
 {
@@ -215,7 +216,7 @@ static int borrow_stderr(void)
 
 /* ---- blocks ---- */
 
-/* Whether pc's function is the C++ library's allocation plumbing (check_report.c's mc_plumbing): a verdict */
+/* Whether pc's function is the C++ library's allocation plumbing (check_sites.c's mc_plumbing): a verdict */
 /* not known yet is looked up with all traced memory open, as a report names code (the loader's link maps and */
 /* the module tables may lie on the traced heap).                                                            */
 static int plumbing(uintptr_t pc)
@@ -296,7 +297,7 @@ static struct mc_block *header_at(uintptr_t p)
     return mc_header_at(p, A);
 }
 
-/* The block an address is in or next to (check_report.c asks; everything is open then). */
+/* The block an address is in or next to (check_objects.c asks; everything is open then). */
 struct mc_block *mc_block_of(uintptr_t addr, int *inside)
 {
     if (!heap_owns((void *)addr)) return NULL;
@@ -662,7 +663,7 @@ static int from_loader(const void *pc)
 
 extern void *__libc_stack_end;
 
-/* At exit (check_report.c's atexit handler): unreachable live blocks, grouped by allocating call. Runs with */
+/* At exit (check_outcome.c's atexit handler): unreachable live blocks, grouped by allocating call. Runs with */
 /* all traced memory open: roots and blocks are read in place.                                              */
 __attribute__((noinline)) void mc_leak_check(void)
 {

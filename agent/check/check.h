@@ -5,8 +5,10 @@
  *                   how many of the 8 bytes at addr are addressable) and the __asan_* entry points gcc's
  *                   outline instrumentation calls, plus memtrace's own loop and range checks
  *   check_heap.c    the allocator wrappers: redzones, quarantine, free checks, leaks at exit
- *   check_report.c  names (heap blocks the memtrace way, globals, stack variables, code sites), the one-line
- *                   reports, the JSON lines, the summary, stop or continue
+ *   check_report.c  the reports of bad accesses, and beside it, one job a file (check_report.h lists them):
+ *                   check_misuse.c, check_objects.c, check_sites.c, check_stacks.c, check_output.c and
+ *                   check_outcome.c: misused calls' reports, names of objects and code, frames, where reports
+ *                   go, the options, continue mode, leaks, the summary, stop or continue
  *   check_libc.c    libc's memory and string functions checked by what they read and write
  *   check_format.c  the printf family, puts, fputs and the wide-string functions, the same way
  *   check_demangle.c C++ names spelled by the system's c++filt for the reports
@@ -29,7 +31,7 @@
 #define MC_EXPORT __attribute__((visibility("default")))
 
 /* gcc's descriptor of one instrumented global (its ASan ABI, version 8): registered by a module's
- * constructor (check_shadow.c), named in reports (check_report.c), told apart from symbols (check_symglobals.c) */
+ * constructor (check_shadow.c), named in reports (check_objects.c), told apart from symbols (check_symglobals.c) */
 struct asan_location { const char *file; int line, column; };
 struct asan_global {
     uintptr_t beg;
@@ -107,13 +109,13 @@ void mc_fortify_fail(void *d, size_t n, size_t dl, const void *pc, const char *f
 /* check_callers.c: the first caller of pc that is not the C++ library's allocation plumbing (pc when pc is the */
 /* program's own); fp is the frame of the runtime's wrapper that returns to pc                                */
 const void *mc_user_frame(const void *pc, uintptr_t fp);
-/* check_report.c: 1 when the function holding code address pc is the C++ library's allocation plumbing      */
+/* check_sites.c: 1 when the function holding code address pc is the C++ library's allocation plumbing      */
 /* (std::, __gnu_cxx::, operator new and delete, by its symbol), 0 when it is not, -1 when no symbol names it */
 int mc_plumbing(uintptr_t pc);
 int mc_plumbing_known(uintptr_t pc);                            /* the same from its cache alone; -2: not known */
 int mc_plumbing_name(const char *name);
 
-/* check_report.c: one report of an access, free or leak; returns when the run goes on. */
+/* check_report.c, check_misuse.c, check_outcome.c (leaks): one report; returns when the run goes on. */
 void mc_report_access(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by);
 void mc_report_loop(uintptr_t bad, size_t size, enum mc_access access, const void *pc, uintptr_t span_lo, uintptr_t span_hi);
 /* an access at addr, addressable, outside the live block b its pointer came from: inside another object */
@@ -121,6 +123,7 @@ void mc_report_into(const struct mc_block *b, uintptr_t addr, size_t size, enum 
 extern __thread const uint64_t *mc_frames __attribute__((tls_model("initial-exec"))); /* run --check --stack-depth */
 extern __thread int mc_nframes __attribute__((tls_model("initial-exec")));
 extern __thread int mc_frame0_return __attribute__((tls_model("initial-exec"))); /* the site is a return address */
+extern int mc_stack_depth;   /* frames a report names (check_stacks.c): MEMTRACE_STACK_DEPTH, --stack-depth */
 void mc_report_smash(uintptr_t slot, uintptr_t target, const void *pc, const char *fn);
 struct mc_extent { uintptr_t beg; size_t size; const char *region; char name[256]; char desc[512]; };
 void mc_report_extent(uintptr_t addr, size_t size, enum mc_access access, const void *pc, const char *by,
@@ -154,6 +157,7 @@ extern int mc_leaks_on;
 struct mc_site_ref { const char *code, *line, *function; int inlined; };  /* function, inlined: a stack's frames */
 int mc_sarif_init(const char *file);                             /* -1: it exists or cannot be created */
 void mc_log_failed(const char *what, const char *path, int err); /* one line, once per log: "JSON" or "SARIF" */
+void mc_log_path(char *out, size_t n, const char *file);         /* a log's absolute path (check_output.c) */
 void mc_sarif_stack(const struct mc_site_ref *frames, int n);  /* the next result's stack (run --check --stack-depth) */
 /* the next result's allocating and freeing calls' frames, when inlined code made them (n 0: none) */
 void mc_sarif_block_stacks(const struct mc_site_ref *alloc, int nalloc, const struct mc_site_ref *freed, int nfreed);

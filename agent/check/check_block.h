@@ -2,7 +2,7 @@
  * check_block.h: the block logic both checkers share, as static inline functions: the compiled-in runtime's
  * allocator (check_heap.c, check_shadow.c: libmemtrace-check.so) and the fault-mode agent's `memtrace run
  * --check` (check_run.c: libmemtrace-agent.so). One layout, one quarantine, one leak scan, one shadow test,
- * so that both report the same blocks the same way (check_report.c names them).
+ * so that both report the same blocks the same way (check_objects.c names them).
  *
  *   shadow     mc_shadow_first_bad (the first byte of a range that may not be touched), mc_shadow_in_range
  *   layout     mc_right_redzone, mc_header_at (the header a block start has, if any), family names

@@ -4,12 +4,12 @@
  * docs/check.md, "Sites in the user's code". A block allocated by a C++ container is made by libstdc++'s
  * templates (`std::__new_allocator<int>::allocate` calls operator new), so the allocating call's return address
  * names the library, not the line of the user's that made the vector. When that return address lies in the C++
- * library's allocation plumbing (mc_plumbing, check_report.c: a function whose symbol is `std::…`,
+ * library's allocation plumbing (mc_plumbing, check_sites.c: a function whose symbol is `std::…`,
  * `__gnu_cxx::…` or operator new/delete, the rule docs/stacks.md names blocks by), the callers are unwound from
  * the wrapper's frame (common/mt_unwind.c: each module's .eh_frame, so libstdc++'s code without frame pointers
  * is crossed) and the first return address that is not plumbing becomes the block's allocating (or freeing)
  * site: `<new0002@vector_overflow(int, int)+345>`. The report then says which library call it went through
- * (check_report.c, from the call instruction before that return address).
+ * (check_sites.c, from the call instruction before that return address).
  *
  * Cost: a cache probe per allocation and free whose caller is the program's own (mc_plumbing's table of 4,096
  * return addresses); a walk of a few frames, some 10 ns each, per one made through the plumbing.

@@ -11,7 +11,7 @@
  * larger ones by __asan_stack_free_N(frame, size). A pointer to a local kept past the return then reads
  * shadow 0xf5: "stack use after return", the variable named from the retired frame's description.
  *
- * Output: nothing of its own; check_report.c names the frame (mc_fake_frame_of below gives its base).
+ * Output: nothing of its own; check_objects.c names the frame (mc_fake_frame_of below gives its base).
  *
  * Layout: one reservation (MAP_NORESERVE) of FS_SLOTS slots of FS_SLOT bytes, a slot per thread that used
  * fake frames (released when the thread ends); inaccessible until a thread takes the slot, so that an index
@@ -172,7 +172,7 @@ static inline __attribute__((always_inline)) void fs_free(int c, uintptr_t frame
     **(uint8_t **)(frame + fsize - 8) = 0;
 }
 
-/* the base of the fake frame an address lies in, or 0 (check_report.c names its variables from it) */
+/* the base of the fake frame an address lies in, or 0 (check_objects.c names its variables from it) */
 uintptr_t mc_fake_frame_of(uintptr_t addr)
 {
     uintptr_t base = fs_base;

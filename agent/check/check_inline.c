@@ -23,8 +23,6 @@
 #include "check.h"
 #include "check_inline.h"
 
-extern int mc_stack_depth;
-
 #define MAX_MODULES 64
 static struct { uintptr_t base; int ok; struct mc_inlines t; } modules[MAX_MODULES];
 static int nmodules;
@@ -70,7 +68,7 @@ static int load(int fd, struct mc_inlines *t)
     return -1;
 }
 
-/* called by check_report.c under its lock */
+/* called by check_stacks.c under mc_report_lock */
 const struct mc_inlines *mc_inline_table(uintptr_t pc, uintptr_t *bias)
 {
     Dl_info info;

@@ -5,7 +5,7 @@
  * names, so a report asks here for the function holding a code address: the module that holds it (dladdr1's
  * link map: its load bias and file name; the executable through /proc/self/exe), its .symtab read once, when a
  * report first names code of it, into private pages, its functions sorted and looked up by binary search.
- * check_report.c then names the allocating call of a block `<malloc0001@make+24>`, its site `make+24` (and
+ * check_sites.c then names the allocating call of a block `<malloc0001@make+24>`, its site `make+24` (and
  * `uaf.c:3` from the DWARF line table memtrace handed over: check_stackvars.c, check_line_of), and each frame's
  * function; the callers come from the program's frame-pointer chain (check_stackvars.c, mc_frames_above). The
  * .symtab is read by common/mt_elf.c (every offset checked against the file: a truncated or crafted file
@@ -32,7 +32,7 @@ static struct module {
 } modules[MAX_MODULES];
 static int nmodules;
 
-/* The module holding pc, its .symtab read the first time (under check_report.c's lock), or NULL. */
+/* The module holding pc, its .symtab read the first time (under mc_report_lock), or NULL. */
 static const struct module *module_of(uintptr_t pc)
 {
     Dl_info info;
@@ -52,7 +52,7 @@ static const struct module *module_of(uintptr_t pc)
     return m->ok ? m : NULL;
 }
 
-/* The function holding pc by its module's .symtab, its start into *beg, or NULL (check_report.c asks). */
+/* The function holding pc by its module's .symtab, its start into *beg, or NULL (check_sites.c asks). */
 const char *mc_code_function(uintptr_t pc, uintptr_t *beg)
 {
     const struct module *m = module_of(pc);

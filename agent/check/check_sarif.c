@@ -39,9 +39,7 @@
 #include <unistd.h>
 
 #include "check.h"
-
-int mc_snprintf(char *d, size_t n, const char *fmt, ...);
-int mc_vsnprintf(char *d, size_t n, const char *fmt, va_list ap);
+#include "check_report.h"
 
 static char path[4096];
 
@@ -67,43 +65,19 @@ static const char *const rules[][2] = {
 #define NRULES (sizeof rules / sizeof rules[0])
 static const char TAIL[] = "\n]}]}\n";
 
-struct buf { char *p; size_t n, len; };
-
-__attribute__((format(printf, 2, 3))) static void add(struct buf *b, const char *fmt, ...)
-{
-    if (b->len >= b->n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = mc_vsnprintf(b->p + b->len, b->n - b->len, fmt, ap);
-    va_end(ap);
-    if (k > 0) b->len = b->len + (size_t)k < b->n ? b->len + (size_t)k : b->n - 1;
-}
-
-static void add_string(struct buf *b, const char *s, size_t max)
-{
-    add(b, "\"");
-    for (size_t i = 0; s[i] && i < max; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') add(b, "\\%c", c);
-        else if (c < 0x20) add(b, "\\u%04x", c);
-        else add(b, "%c", c);
-    }
-    add(b, "\"");
-}
-
 /* a path as a URI reference: every byte but unreserved ones and '/' percent-encoded */
-static void add_uri(struct buf *b, const char *file, size_t len)
+static void add_uri(struct mc_out *b, const char *file, size_t len)
 {
-    add(b, "\"%s", file[0] == '/' ? "file://" : "");
+    mc_put(b, "\"%s", file[0] == '/' ? "file://" : "");
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)file[i];
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_'
             || c == '~' || c == '/')
-            add(b, "%c", c);
+            mc_put(b, "%c", c);
         else
-            add(b, "%%%02X", c);
+            mc_put(b, "%%%02X", c);
     }
-    add(b, "\"");
+    mc_put(b, "\"");
 }
 
 /* 0 when all n bytes were written at `at`, else -1 with errno set (a full disk: ENOSPC) */
@@ -130,13 +104,13 @@ int mc_sarif_init(const char *file)
         return -1;
     }
     char head[8192];
-    struct buf b = {head, sizeof head, 0};
-    add(&b, "{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{\"tool\":{\"driver\":"
+    struct mc_out b = {head, sizeof head, 0};
+    mc_put(&b, "{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{\"tool\":{\"driver\":"
             "{\"name\":\"memtrace\",\"rules\":[");
     for (size_t i = 0; i < NRULES; i++)
-        add(&b, "%s\n{\"id\":\"%s\",\"shortDescription\":{\"text\":\"%s\"},\"defaultConfiguration\":{\"level\":\"error\"}}",
+        mc_put(&b, "%s\n{\"id\":\"%s\",\"shortDescription\":{\"text\":\"%s\"},\"defaultConfiguration\":{\"level\":\"error\"}}",
             i ? "," : "", rules[i][0], rules[i][1]);
-    add(&b, "]}},\"columnKind\":\"utf16CodeUnits\",\"results\":[%s", TAIL);
+    mc_put(&b, "]}},\"columnKind\":\"utf16CodeUnits\",\"results\":[%s", TAIL);
     if (write_all(fd, head, b.len, 0) != 0) {
         /* no log at all rather than an empty file that no SARIF reader takes (the caller says why and stops) */
         int err = errno;
@@ -146,50 +120,44 @@ int mc_sarif_init(const char *file)
         return -1;
     }
     close(fd);
-    /* an absolute path, so that a chdir of the program's does not move the file */
-    if (file[0] != '/' && getcwd(path, sizeof path) && strlen(path) + strlen(file) + 2 < sizeof path) {
-        strcat(path, "/");
-        strcat(path, file);
-    } else {
-        mc_snprintf(path, sizeof path, "%s", file);
-    }
+    mc_log_path(path, sizeof path, file);
     return 0;
 }
 
 /* a location: the file:line when known, and always the code's name */
-static void add_location(struct buf *b, struct mc_site_ref s)
+static void add_location(struct mc_out *b, struct mc_site_ref s)
 {
     const char *colon = s.line ? strrchr(s.line, ':') : NULL;
     if (colon && colon > s.line && colon[1]) {
-        add(b, "\"physicalLocation\":{\"artifactLocation\":{\"uri\":");
+        mc_put(b, "\"physicalLocation\":{\"artifactLocation\":{\"uri\":");
         add_uri(b, s.line, (size_t)(colon - s.line));
-        if (s.line[0] != '/') add(b, ",\"uriBaseId\":\"%%SRCROOT%%\"");
-        add(b, "},\"region\":{\"startLine\":%s}},", colon + 1);
+        if (s.line[0] != '/') mc_put(b, ",\"uriBaseId\":\"%%SRCROOT%%\"");
+        mc_put(b, "},\"region\":{\"startLine\":%s}},", colon + 1);
     }
-    add(b, "\"logicalLocations\":[{\"fullyQualifiedName\":");
-    add_string(b, s.code ? s.code : "?", 4096);
-    add(b, "}");
+    mc_put(b, "\"logicalLocations\":[{\"fullyQualifiedName\":");
+    mc_put_json_n(b, s.code ? s.code : "?", 4096);
+    mc_put(b, "}");
     if (s.function) {
         /* a stack frame's function (an inlined one's code is the function it was inlined into) */
-        add(b, ",{\"name\":");
-        add_string(b, s.function, 4096);
-        add(b, ",\"kind\":\"function\"}");
+        mc_put(b, ",{\"name\":");
+        mc_put_json_n(b, s.function, 4096);
+        mc_put(b, ",\"kind\":\"function\"}");
     }
-    add(b, "]");
+    mc_put(b, "]");
 }
 
 /* one "stacks" entry: the frames innermost first, an inlined one with "properties": {"inlined": true} */
-static void add_stack(struct buf *b, const char *message, const struct mc_site_ref *frames, int n)
+static void add_stack(struct mc_out *b, const char *message, const struct mc_site_ref *frames, int n)
 {
-    add(b, "{");
-    if (message) add(b, "\"message\":{\"text\":\"%s\"},", message);
-    add(b, "\"frames\":[");
+    mc_put(b, "{");
+    if (message) mc_put(b, "\"message\":{\"text\":\"%s\"},", message);
+    mc_put(b, "\"frames\":[");
     for (int k = 0; k < n; k++) {
-        add(b, "%s{\"location\":{", k ? "," : "");
+        mc_put(b, "%s{\"location\":{", k ? "," : "");
         add_location(b, frames[k]);
-        add(b, "}%s}", frames[k].inlined ? ",\"properties\":{\"inlined\":true}" : "");
+        mc_put(b, "}%s}", frames[k].inlined ? ",\"properties\":{\"inlined\":true}" : "");
     }
-    add(b, "]}");
+    mc_put(b, "]}");
 }
 
 /* the frames of the result mc_sarif_result writes next, as one "stacks" entry (the report's own lock holds) */
@@ -220,35 +188,35 @@ void mc_sarif_result(const char *rule, const char *line, struct mc_site_ref at, 
     size_t index = 0;
     while (index < NRULES && strcmp(rules[index][0], rule) != 0) index++;
     static char text[32768];
-    struct buf b = {text, sizeof text, 0};
-    add(&b, "\n{\"ruleId\":\"%s\",\"ruleIndex\":%lu,\"level\":\"error\",\"message\":{\"text\":", rule, (unsigned long)index);
+    struct mc_out b = {text, sizeof text, 0};
+    mc_put(&b, "\n{\"ruleId\":\"%s\",\"ruleIndex\":%lu,\"level\":\"error\",\"message\":{\"text\":", rule, (unsigned long)index);
     const char *m = strncmp(line, "memtrace: ", 10) == 0 ? line + 10 : line;
     size_t mlen = strcspn(m, "\n");
-    add_string(&b, m, mlen);
-    add(&b, "},\"locations\":[{");
+    mc_put_json_n(&b, m, mlen);
+    mc_put(&b, "},\"locations\":[{");
     add_location(&b, at);
-    add(&b, "}]");
+    mc_put(&b, "}]");
     int id = 0;
     if (allocated.code) {
-        add(&b, ",\"relatedLocations\":[{\"id\":%d,\"message\":{\"text\":\"allocated\"},", ++id);
+        mc_put(&b, ",\"relatedLocations\":[{\"id\":%d,\"message\":{\"text\":\"allocated\"},", ++id);
         add_location(&b, allocated);
-        add(&b, "}");
+        mc_put(&b, "}");
         if (freed.code) {
-            add(&b, ",{\"id\":%d,\"message\":{\"text\":\"freed\"},", ++id);
+            mc_put(&b, ",{\"id\":%d,\"message\":{\"text\":\"freed\"},", ++id);
             add_location(&b, freed);
-            add(&b, "}");
+            mc_put(&b, "}");
         }
-        add(&b, "]");
+        mc_put(&b, "]");
     }
     if (nframes > 0 || nalloc > 0 || nfree > 0) {
-        add(&b, ",\"stacks\":[");
+        mc_put(&b, ",\"stacks\":[");
         int any = 0;
         if (nframes > 0) { add_stack(&b, NULL, frames, nframes); any = 1; }
-        if (nalloc > 0) { add(&b, any ? "," : ""); add_stack(&b, "allocated", alloc_frames, nalloc); any = 1; }
-        if (nfree > 0) { add(&b, any ? "," : ""); add_stack(&b, "freed", free_frames, nfree); }
-        add(&b, "]");
+        if (nalloc > 0) { mc_put(&b, any ? "," : ""); add_stack(&b, "allocated", alloc_frames, nalloc); any = 1; }
+        if (nfree > 0) { mc_put(&b, any ? "," : ""); add_stack(&b, "freed", free_frames, nfree); }
+        mc_put(&b, "]");
     }
-    add(&b, "}%s", TAIL);
+    mc_put(&b, "}%s", TAIL);
     if (b.len >= b.n - 1) return;          /* cut short: better no result than a broken document */
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {

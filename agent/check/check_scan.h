@@ -41,6 +41,77 @@ static inline size_t mc_scan_wlen(const wchar_t *s)
     return n;
 }
 
+/* ---- the format's reader, one for the three walks below (what was stored, the call run aside, the stream's
+ * call rewritten) ---- */
+
+/* A format's ASCII copy into out (cap bytes; a wide format's characters past ASCII as '?', a narrow one's bytes
+ * as they are): 1 when it all fitted, 0 when it has cap characters or more (out then holds the first cap - 1). */
+static inline int mc_scan_ascii(const void *fmt, int wide, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (; wide ? ((const wchar_t *)fmt)[k] != 0 : ((const char *)fmt)[k] != 0; k++) {
+        if (k + 1 >= cap) {
+            out[k] = 0;
+            return 0;
+        }
+        wchar_t c = wide ? ((const wchar_t *)fmt)[k] : (wchar_t)(unsigned char)((const char *)fmt)[k];
+        out[k] = wide ? (c > 0 && c < 0x80 ? (char)c : '?') : (char)c;
+    }
+    out[k] = 0;
+    return 1;
+}
+
+/* One conversion of a scanf format, as glibc reads it: %, the flags (* assigns nothing; ' and I are taken and
+ * change no size), the width, the size modifiers, the conversion and a %[ set. */
+struct mc_scan_conv {
+    char c;                  /* the conversion: s [ c S C n d i ... */
+    int skip;                /* %*: assigns nothing */
+    int alloc;               /* %m, or GNU's %as %aS %a[ (gnu): glibc allocates the destination */
+    int h, l, big;           /* how many h, l, and L q j z t */
+    size_t width;            /* 0 when none (saturated, never wrapped) */
+    size_t mod, conv;        /* offsets in the format: the first size modifier (after the width), the conversion */
+};
+
+/* Reads the next conversion of f from *at (an offset, moved past it): 1 with *cv, 0 at the format's end, -1
+ * where the format is not walked: a positional argument (%1$s), a conversion or a %[ set cut off by the end. */
+static inline int mc_scan_next(const char *f, size_t *at, int gnu, struct mc_scan_conv *cv)
+{
+    size_t i = *at;
+    for (;;) {
+        if (!f[i]) return 0;
+        if (f[i++] != '%') continue;
+        if (f[i] == '%') { i++; continue; }
+        break;
+    }
+    size_t d = i;
+    while (f[d] >= '0' && f[d] <= '9') d++;
+    if (f[d] == '$') return -1;
+    *cv = (struct mc_scan_conv){0};
+    for (; f[i] == '*' || f[i] == '\'' || f[i] == 'I'; i++) cv->skip |= f[i] == '*';
+    for (; f[i] >= '0' && f[i] <= '9'; i++)
+        cv->width = cv->width <= (SIZE_MAX - 9) / 10 ? cv->width * 10 + (size_t)(f[i] - '0') : SIZE_MAX;
+    cv->mod = i;
+    for (;; i++) {
+        if (f[i] == 'h') cv->h++;
+        else if (f[i] == 'l') cv->l++;
+        else if (f[i] == 'L' || f[i] == 'q' || f[i] == 'j' || f[i] == 'z' || f[i] == 't') cv->big++;
+        else if (f[i] == 'm' || (f[i] == 'a' && gnu && (f[i + 1] == 's' || f[i + 1] == 'S' || f[i + 1] == '['))) cv->alloc = 1;
+        else break;
+    }
+    cv->conv = i;
+    cv->c = f[i++];
+    if (!cv->c) return -1;
+    if (cv->c == '[') {   /* a ']' first in the set is one of its characters */
+        if (f[i] == '^') i++;
+        if (f[i] == ']') i++;
+        while (f[i] && f[i] != ']') i++;
+        if (!f[i]) return -1;
+        i++;
+    }
+    *at = i;
+    return 1;
+}
+
 /* gets's line, read from f into memory of the checker's own before a byte of it is stored (issue 23: the real
  * __gets_chk stops at its size, so the program's memory past a buffer must be untouched when the overflow is
  * said): the characters up to the newline or the end of the input, the newline not kept, then a terminator.
@@ -84,41 +155,20 @@ static inline void mc_line_done(struct mc_line *l, mc_line_map map)
 static inline void mc_scanned_as(const char *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote,
                                  int wfam)
 {
-    while (n > 0 && *f) {
-        if (*f++ != '%') continue;
-        if (*f == '%') { f++; continue; }
-        const char *d = f;
-        while (*d >= '0' && *d <= '9') d++;
-        if (*d == '$') return;
-        int skip = *f == '*';
-        f += skip;
-        size_t width = 0, longs = 0, alloc = 0;
-        while (*f >= '0' && *f <= '9') width = width * 10 + (size_t)(*f++ - '0');
-        for (;; f++) {
-            if (*f == 'l') longs++;
-            else if (*f == 'm') alloc = 1;
-            else if (*f != 'h' && *f != 'j' && *f != 'z' && *f != 't' && *f != 'L' && *f != 'q') break;
-        }
-        char c = *f;
-        if (!c) return;
-        f++;
-        if (c == '[') {   /* a ']' first in the set is one of its characters */
-            if (*f == '^') f++;
-            if (*f == ']') f++;
-            while (*f && *f != ']') f++;
-            if (!*f) return;
-            f++;
-        }
-        if (skip) continue;
+    struct mc_scan_conv cv;
+    size_t at = 0;
+    while (n > 0 && mc_scan_next(f, &at, 0, &cv) > 0) {
+        if (cv.skip) continue;
         void *p = va_arg(ap, void *);
+        char c = cv.c;
         if (c == 'n') continue;   /* not counted in the result */
         n--;
-        int wide = longs == 1 || c == 'S' || c == 'C';
-        if (alloc || !p) continue;
+        int wide = cv.l == 1 || c == 'S' || c == 'C';
+        if (cv.alloc || !p) continue;
         if (c == 's' || c == 'S' || c == '[')
             wrote(p, wide ? (mc_scan_wlen(p) + 1) * sizeof(wchar_t) : mc_scan_len(p) + 1 + (wfam != 0), pc, fn);
         else if (c == 'c' || c == 'C')
-            wrote(p, (width ? width : 1) * (wide ? sizeof(wchar_t) : 1), pc, fn);
+            wrote(p, (cv.width ? cv.width : 1) * (wide ? sizeof(wchar_t) : 1), pc, fn);
     }
 }
 
@@ -131,9 +181,7 @@ static inline void mc_scanned(const char *f, va_list ap, int n, const void *pc, 
 static inline void mc_wscanned(const wchar_t *f, va_list ap, int n, const void *pc, const char *fn, mc_scan_wrote wrote)
 {
     char narrow[1024];
-    size_t k = 0;
-    for (; f[k] && k + 1 < sizeof narrow; k++) narrow[k] = f[k] > 0 && f[k] < 0x80 ? (char)f[k] : '?';
-    narrow[k] = 0;
+    mc_scan_ascii(f, 1, narrow, sizeof narrow);   /* a longer one: its first 1023 characters */
     mc_scanned_as(narrow, ap, n, pc, fn, wrote, 1);
 }
 
@@ -153,44 +201,24 @@ static inline void mc_wscanned(const wchar_t *f, va_list ap, int n, const void *
  * their width or the input has (a wchar_t each for %ls), with the terminator; 16 for a number (long double). */
 static inline int mc_scan_args(const char *f, int gnu, size_t len, int wide, size_t *size)
 {
-    int args = 0, strings = 0;
-    while (*f) {
-        if (*f++ != '%') continue;
-        if (*f == '%') { f++; continue; }
-        const char *d = f;
-        while (*d >= '0' && *d <= '9') d++;
-        if (*d == '$') return -1;
-        int skip = *f == '*';
-        f += skip;
-        size_t width = 0, longs = 0;
-        while (*f >= '0' && *f <= '9') width = width < len ? width * 10 + (size_t)(*f - '0') : width, f++;
-        for (;; f++) {
-            if (*f == 'm') return -1;
-            if (*f == 'a' && gnu && (f[1] == 's' || f[1] == 'S' || f[1] == '[')) return -1;
-            if (*f == 'l') longs++;
-            else if (*f != 'h' && *f != 'j' && *f != 'z' && *f != 't' && *f != 'L' && *f != 'q') break;
-        }
-        char c = *f;
-        if (!c) return -1;
-        f++;
-        if (c == '[') {
-            if (*f == '^') f++;
-            if (*f == ']') f++;
-            while (*f && *f != ']') f++;
-            if (!*f) return -1;
-            f++;
-        }
-        if (skip) continue;
+    int args = 0, strings = 0, more;
+    struct mc_scan_conv cv;
+    size_t at = 0;
+    while ((more = mc_scan_next(f, &at, gnu, &cv)) > 0) {
+        if (cv.alloc) return -1;
+        if (cv.skip) continue;
         if (args == MC_SCAN_ARGS) return -1;
         size_t n = 16;
+        char c = cv.c;
         if (c == 's' || c == 'S' || c == '[' || c == 'c' || c == 'C') {
-            size_t chars = width && width < len ? width : len;
-            size_t unit = longs == 1 || c == 'S' || c == 'C' ? sizeof(wchar_t) : wide ? 16 : 1;
+            size_t chars = cv.width && cv.width < len ? cv.width : len;
+            size_t unit = cv.l == 1 || c == 'S' || c == 'C' ? sizeof(wchar_t) : wide ? 16 : 1;
             n = ((chars + 1) * unit + 15) & ~(size_t)15;
             strings++;
         }
         size[args++] = n;
     }
+    if (more < 0) return -1;
     return strings ? args : 0;
 }
 
@@ -258,11 +286,7 @@ static inline int mc_scan_before(mc_vsscanf v, mc_vswscanf wv, const void *s, co
     char narrow[1024];
     const char *f = fmt;
     if (wv) {   /* the wide format's conversions, by its ASCII copy as mc_wscanned walks it */
-        const wchar_t *w = fmt;
-        size_t k = 0;
-        for (; w[k] && k + 1 < sizeof narrow; k++) narrow[k] = w[k] > 0 && w[k] < 0x80 ? (char)w[k] : '?';
-        if (w[k]) return 0;
-        narrow[k] = 0;
+        if (!mc_scan_ascii(fmt, 1, narrow, sizeof narrow)) return 0;
         f = narrow;
     }
     size_t len = wv ? mc_scan_wlen(s) : mc_scan_len(s), size[MC_SCAN_ARGS], total = 0;
@@ -440,49 +464,20 @@ static inline int mc_fscan_run(struct mc_fscan *st, mc_vfscanf v, mc_vfwscanf wv
                                va_list ap, mc_line_map map, struct mc_arena **hook)
 {
     char f[1024];
-    size_t len = 0;
-    if (!in || !fmt) return 0;
-    for (; wv ? ((const wchar_t *)fmt)[len] != 0 : ((const char *)fmt)[len] != 0; len++) {
-        if (len + 1 >= sizeof f) return 0;
-        int c = wv ? (((const wchar_t *)fmt)[len] > 0 && ((const wchar_t *)fmt)[len] < 0x80 ? (int)((const wchar_t *)fmt)[len] : '?')
-                   : ((const char *)fmt)[len];
-        f[len] = (char)c;
-    }
-    f[len] = 0;
+    if (!in || !fmt || !mc_scan_ascii(fmt, wv != NULL, f, sizeof f)) return 0;
+    size_t len = mc_scan_len(f);
     union { char c[1024 + 3 * MC_SCAN_ARGS]; wchar_t w[1024 + 3 * MC_SCAN_ARGS]; } out;
     struct mc_fmt_out o = {wv ? NULL : out.c, wv ? out.w : NULL, 0};
-    size_t i = 0, copied = 0;
-    int args = 0, counted = 0;
-    while (f[i]) {
-        if (f[i++] != '%') continue;
-        if (f[i] == '%') { i++; continue; }
-        size_t d = i;
-        while (f[d] >= '0' && f[d] <= '9') d++;
-        if (f[d] == '$') return 0;
-        int skip = 0;
-        for (; f[i] == '*' || f[i] == '\'' || f[i] == 'I'; i++) skip |= f[i] == '*';
-        while (f[i] >= '0' && f[i] <= '9') i++;
-        size_t mod = i;
-        int h = 0, l = 0, big = 0;
-        for (;; i++) {
-            if (f[i] == 'h') h++;
-            else if (f[i] == 'l') l++;
-            else if (f[i] == 'L' || f[i] == 'q' || f[i] == 'j' || f[i] == 'z' || f[i] == 't') big++;
-            else if (f[i] == 'm' || (f[i] == 'a' && gnu && (f[i + 1] == 's' || f[i + 1] == 'S' || f[i + 1] == '['))) return 0;
-            else break;
-        }
-        size_t conv = i;
-        char c = f[i++];
-        if (!c) return 0;
-        if (c == '[') {
-            if (f[i] == '^') i++;
-            if (f[i] == ']') i++;
-            while (f[i] && f[i] != ']') i++;
-            if (!f[i]) return 0;
-            i++;
-        }
-        if (skip) continue;
+    size_t at = 0, copied = 0;
+    int args = 0, counted = 0, more;
+    struct mc_scan_conv cv;
+    while ((more = mc_scan_next(f, &at, gnu, &cv)) > 0) {
+        if (cv.alloc) return 0;
+        if (cv.skip) continue;
         if (args == MC_SCAN_ARGS) return 0;
+        char c = cv.c;
+        int h = cv.h, l = cv.l, big = cv.big;
+        size_t mod = cv.mod, conv = cv.conv;
         int k = args++, mods = h + l + big;
         st->counted[k] = -1;
         if (c == 's' || c == 'S' || c == '[' || c == 'c' || c == 'C') {
@@ -519,6 +514,7 @@ static inline int mc_fscan_run(struct mc_fscan *st, mc_vfscanf v, mc_vfwscanf wv
         st->size[k] = (unsigned char)n;
         st->at[k] = &st->slot[k];
     }
+    if (more < 0) return 0;
     mc_fmt_orig(&o, fmt, copied, len);
     if (wv) out.w[o.n] = 0;
     else out.c[o.n] = 0;

@@ -263,7 +263,7 @@ void mc_count_libc_n(const void *pc, unsigned n)
 
 void mc_count_libc(const void *pc) { mc_count_libc_n(pc, 1); }
 
-void mc_init_report(void);      /* check_report.c: reads MEMTRACE_CHECK* */
+void mc_init_report(void);      /* check_outcome.c: reads MEMTRACE_CHECK* */
 void mc_rw_init(void);          /* check_rwprobe.c: the rewrite-mode trampolines' slot */
 
 /* SIGSEGV and SIGBUS that no check foresaw (a wild pointer into unmapped memory, a write to read-only memory,
@@ -302,7 +302,7 @@ static int smashed_return(siginfo_t *si, const greg_t *gr)
     return 1;
 }
 
-extern __thread int mc_site_insn __attribute__((tls_model("initial-exec")));    /* check_report.c */
+extern __thread int mc_site_insn __attribute__((tls_model("initial-exec")));    /* check_stacks.c */
 extern __thread uintptr_t mc_site_rbp __attribute__((tls_model("initial-exec")));
 
 /* The bytes the memory operand of the instruction at ip spans, for the report of a fault (0: not known). No
@@ -882,7 +882,7 @@ MC_EXPORT void __asan_after_dynamic_init(void) {}
 /* The module's descriptor array itself (gcc puts it in .data, after the module's globals, where the next
  * module's first global follows it; the program never touches it) is poisoned as a global redzone too, as
  * ASan's build has it: so a read just before the next module's first global (level_table[-1]) is that
- * global's underflow (check_report.c names the nearest global above), where no redzone used to be. */
+ * global's underflow (check_objects.c names the nearest global above), where no redzone used to be. */
 MC_EXPORT void __asan_register_globals(struct asan_global *g, size_t n)
 {
     mc_init();

@@ -54,8 +54,6 @@ static const char *value_of(const char *e, const char *k)
     return *k ? NULL : e;
 }
 
-extern int mc_stack_depth;
-
 /* MEMTRACE_CHECK_FRAMES's table and MEMTRACE_CHECK_STACK_DEPTH, both variables out of the environment: the */
 /* program and what it execs see the environment they would see untraced.                                   */
 void mc_stackvars_init(void)
@@ -95,7 +93,7 @@ static int read_record(uint64_t w[2], uintptr_t at)
     return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != 16;
 }
 
-/* "file:line" of an address of the executable, by the table's line rows, for a report's frames (check_report.c
+/* "file:line" of an address of the executable, by the table's line rows, for a report's frames (check_stacks.c
  * asks; the agent has its own, check_locals.c); the text lives until 16 more are asked for (under its lock) */
 const char *check_line_of(uintptr_t pc)
 {
@@ -104,7 +102,7 @@ const char *check_line_of(uintptr_t pc)
     return frames_line_of(&table, pc, ring[next++ % 16], sizeof ring[0]);
 }
 
-/* The program's return addresses above a report's site (check_report.c's frames, named by check_names.c): from
+/* The program's return addresses above a report's site (check_stacks.c's frames, named by check_names.c): from
  * the frame of the function holding at (an instruction; a return address when ret) whose %rbp is rbp (0: the
  * one a wrapper's caller kept, found up the runtime's own chain), through each function the table says keeps a
  * frame pointer, up to main's, as fault mode's stack ends there; at most max, into out. */

@@ -1,4 +1,4 @@
-/* libc's input functions scanf's family (%ls too), the wide one (swscanf, fwscanf), fgetws, gets, readv and recvmsg writing past a buffer (CheckScanTest): 48 bytes
+/* libc's input functions scanf's family (%ls too, %'s), the wide one (swscanf, fwscanf), fgetws, gets, readv and recvmsg writing past a buffer (CheckScanTest): 48 bytes
  * of 'P' (from stdin, a string, a memory stream, a pipe, a socket pair) into a heap block, a stack array and a
  * global array, 16 bytes too many; "good" reads the same data into a buffer large enough, as Juliet's good
  * functions do. `./scan NAME bad|good`, `./scan all good`. */
@@ -51,6 +51,17 @@ static long sscanf_heap(int bad)
 {
     char *b = malloc((bad ? 32 : 49) + extra); /* SSCANF_ALLOC */
     long r = sscanf(data, "%s", b); /* SSCANF */
+    r += b[0];
+    free(b);
+    return r;
+}
+
+/* glibc takes the ' and I flags before the width of any conversion (a %s too, grouping nothing): the walk of
+ * the format must read them so, or it takes ' for the conversion and misses the string */
+static long sscanf_flag_heap(int bad)
+{
+    char *b = malloc((bad ? 32 : 49) + extra); /* SSCANF_FLAG_ALLOC */
+    long r = sscanf(data, "%'s", b); /* SSCANF_FLAG */
     r += b[0];
     free(b);
     return r;
@@ -158,7 +169,7 @@ int main(int argc, char **argv)
         {"scanf_stack", scanf_stack}, {"sscanf_heap", sscanf_heap}, {"sscanf_set_global", sscanf_set_global},
         {"fscanf_chars_heap", fscanf_chars_heap}, {"gets_stack", gets_stack}, {"readv_heap", readv_heap},
         {"recvmsg_heap", recvmsg_heap}, {"sscanf_wide_heap", sscanf_wide_heap}, {"fgetws_stack", fgetws_stack},
-        {"swscanf_heap", swscanf_heap}, {"fwscanf_stack", fwscanf_stack},
+        {"swscanf_heap", swscanf_heap}, {"fwscanf_stack", fwscanf_stack}, {"sscanf_flag_heap", sscanf_flag_heap},
     };
     long r = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

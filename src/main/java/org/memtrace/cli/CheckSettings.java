@@ -8,7 +8,7 @@ import java.util.Map;
 import org.memtrace.launch.LaunchException;
 
 /**
- * {@code run --check}'s settings that the check runtime reads from the environment (agent/check/check_report.c,
+ * {@code run --check}'s settings that the check runtime reads from the environment (agent/check/check_outcome.c,
  * mc_init_report; docs/check.md, "Settings"), refused here before the program starts: the runtime would refuse
  * them too, with the same line and status 2, but only after the program had started, and memtrace would then
  * add a second line guessing why nothing was recorded. The words and messages are the runtime's; the test

@@ -39,7 +39,7 @@ import org.memtrace.x86.Operand;
  * it does not see: accesses through a pointer register ({@code lea 0x10(%rsp),%rdi}, a loop's cursor), a VLA or
  * alloca (addressed from {@code %rbp} or a register), an access that lands inside a neighbouring variable.
  */
-final class RspFrames {
+public final class RspFrames {
     /** An indexed access checked against {@code slot}; the CFA is {@code %rsp + rspToCfa} at its instruction. */
     record Indexed(StackSlots.Slot slot, long rspToCfa) {}
 
@@ -80,6 +80,36 @@ final class RspFrames {
                     }
         }
         return constants.isEmpty() && indexed.isEmpty() ? Found.NONE : new Found(Map.copyOf(constants), Map.copyOf(indexed));
+    }
+
+    /**
+     * The optimised functions of {@code functions} whose every {@code call} has the CFA at the same {@code %rsp + k},
+     * with that k, by their low address: the check runtime finds such a caller's frame from the wrapper's return
+     * address (its slot + 8 is the caller's {@code %rsp} at the call), so a libc range into its variables is
+     * checked (launch.CheckFrames, agent/check/check_frames.h). One whose calls disagree (a push between) is left out.
+     */
+    public static Map<Long, Long> cfaAtCalls(ElfFile elf, List<DwarfLocals.Function> functions) {
+        Map<Long, Long> out = new HashMap<>();
+        CfaRows cfa = null;
+        Decoder decoder = null;
+        for (DwarfLocals.Function f : functions) {
+            if (f.unoptimised() || f.locals().isEmpty() || f.high() - f.low() > (1 << 24)) continue;
+            ByteBuffer b = elf.bytesAt(f.low(), (int) (f.high() - f.low()));
+            if (b == null || b.remaining() < f.high() - f.low()) continue;
+            byte[] code = new byte[b.remaining()];
+            b.get(code);
+            if (decoder == null) { decoder = new Decoder(); cfa = CfaRows.of(elf); }
+            Long k = null;
+            boolean same = true;
+            for (Instruction insn : decoder.decodeAll(code, 0, code.length, f.low())) {
+                if (!insn.mnemonic().equals("call")) continue;
+                Optional<Long> here = cfa.rspOffset(insn.address());
+                if (here.isEmpty() || (k != null && !k.equals(here.get()))) { same = false; break; }
+                k = here.get();
+            }
+            if (same && k != null) out.put(f.low(), k);
+        }
+        return out;
     }
 
     /** A constant access {@code [at, at + n)} from the CFA that overlaps a variable and has bytes in none; else null. */

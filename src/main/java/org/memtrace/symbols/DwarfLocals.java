@@ -293,11 +293,17 @@ public final class DwarfLocals {
 
     /**
      * The agent's table (agent/check_locals.c): "MTLOCAL1", then u32 counts of functions, variables, line rows,
-     * files and string bytes; functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 0};
+     * files and string bytes; functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 frame};
      * variables {i64 CFA offset, u64 size, u32 name, u32 line}; rows {u64 start, i32 file (-1: a sequence's end),
      * u32 line}; files {u32 name}; then the NUL-terminated strings. Little-endian, addresses link-time.
      */
-    public static byte[] encode(List<Function> functions, LineTable lines) {
+    public static byte[] encode(List<Function> functions, LineTable lines) { return encode(functions, lines, f -> 0); }
+
+    /**
+     * The same, each function's last word {@code frame.applyAsInt(f)}: 0 for a frame-pointer function (its CFA is
+     * {@code %rbp + 16}), k + 1 for an optimised one whose every call has the CFA at {@code %rsp + k}.
+     */
+    public static byte[] encode(List<Function> functions, LineTable lines, java.util.function.ToIntFunction<Function> frame) {
         ByteArrayOutputStream strings = new ByteArrayOutputStream();
         Map<String, Integer> interned = new HashMap<>();
         java.util.function.ToIntFunction<String> str = t -> interned.computeIfAbsent(t, k -> {
@@ -322,7 +328,8 @@ public final class DwarfLocals {
         b.putInt(0);
         int first = 0;
         for (Function fn : functions) {
-            b.putLong(fn.low()).putLong(fn.high()).putInt(str.applyAsInt(fn.name())).putInt(first).putInt(fn.locals().size()).putInt(0);
+            b.putLong(fn.low()).putLong(fn.high()).putInt(str.applyAsInt(fn.name())).putInt(first).putInt(fn.locals().size())
+                    .putInt(frame.applyAsInt(fn));
             first += fn.locals().size();
         }
         for (Function fn : functions)

@@ -13,14 +13,15 @@ import org.memtrace.symbols.ElfSection;
 
 /**
  * Where the canonical frame address is at each instruction, from a module's {@code .eh_frame} call frame
- * information (docs/check.md, "Constant offsets past a stack variable", -O2): only the CFA rule is followed
+ * information (docs/check.md, "Stack variables of optimised code"): only the CFA rule is followed
  * ({@code DW_CFA_def_cfa*}, advances, {@code remember_state}/{@code restore_state}); where it is {@code %rsp + k}
  * the row says k, so an operand {@code disp(%rsp)} there is {@code disp - k} from the CFA, the origin of DWARF's
  * {@code DW_OP_fbreg} in gcc's functions (frame base {@code DW_OP_call_frame_cfa}).
  *
- * <p>What it gets wrong: nothing it answers for, it hopes; it answers nothing (empty) at a pc whose CFA is
- * another register's ({@code %rbp}), an expression, or in an FDE it could not read to the end (an unknown
- * opcode, a truncated record): fewer accesses classified, never a wrong offset.
+ * <p>What it gets wrong: it answers nothing (empty) at a pc whose CFA is another register's ({@code %rbp}), an
+ * expression, in code without CFI, or in an FDE it could not read to the end (an unknown opcode, a truncated
+ * record): fewer accesses classified, never a wrong offset. The rows trust the CFI: gcc's is exact at every
+ * instruction; hand-written assembly with wrong CFI would give wrong offsets.
  */
 final class CfaRows {
     private static final int RSP = 7;

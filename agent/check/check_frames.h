@@ -7,12 +7,14 @@
  * program's frame records and report. Layout, little-endian, addresses link-time (the executable's load bias
  * is added by the reader):
  *   "MTLOCAL1", u32 functions, variables, rows, files, string bytes
- *   functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 0}  sorted by low
+ *   functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 frame}  sorted by low
  *   variables {i64 offset from the frame's CFA (%rbp + 16), u64 size, u32 name, u32 declaration line}
  *   rows      {u64 start, i32 file (-1: a sequence's end), u32 line}                  the line table, sorted
  *   files     {u32 name};  then the strings
  *   and, from the next multiple of 8, the inlined calls' table (check/check_inline.h), when the executable has any
- * Only functions that keep a frame pointer are listed, so a frame's CFA is its %rbp + 16.
+ * A function's frame is 0 when it keeps a frame pointer (its CFA is %rbp + 16); k + 1 for an optimised one
+ * without, whose every call has its CFA at %rsp + k (org.memtrace.rewrite.RspFrames): its frame is found only
+ * from a call's return address (frames_rsp_caller), and it ends a frame-pointer walk.
  *
  * What it gets wrong: a range that starts below a frame's lowest variable (an alloca, a VLA, outgoing
  * arguments) is not checked; frames without a frame pointer (-O1 and up) end the walk, as does any function
@@ -28,7 +30,7 @@
 
 int mc_snprintf(char *d, size_t n, const char *fmt, ...);
 
-struct lfn { uint64_t low, high; uint32_t name, first, count, pad; };
+struct lfn { uint64_t low, high; uint32_t name, first, count, frame; };
 struct lvar { int64_t off; uint64_t size; uint32_t name, line; };
 struct lrow { uint64_t start; int32_t file; uint32_t line; };
 
@@ -139,6 +141,18 @@ static const struct lvar *frames_object_of(const struct mc_frames *t, const stru
     return below;
 }
 
+/* The extent of variable v of function f's frame (CFA cfa) into x, named as the reports name it. */
+static void frames_name(const struct mc_frames *t, const struct lfn *f, const struct lvar *v, uintptr_t cfa, struct mc_extent *x)
+{
+    x->beg = cfa + (intptr_t)v->off;
+    x->size = v->size;
+    x->region = "stack";
+    const char *fn = frames_str(t, f->name);
+    mc_snprintf(x->name, sizeof x->name, "<stack:%s@%s>", frames_str(t, v->name), mc_spell(fn));
+    if (v->line) mc_snprintf(x->desc, sizeof x->desc, "a variable of %lu bytes, declared at line %u of %s",
+                             (unsigned long)v->size, v->line, mc_spell(fn));
+    else mc_snprintf(x->desc, sizeof x->desc, "a variable of %lu bytes of %s", (unsigned long)v->size, mc_spell(fn));
+}
 /* The frames from the one whose %rbp is rbp (its code at pc, a return address) upwards, none below low: when */
 /* [p, p+n) leaves the variable of its frame it belongs to, that variable into x and 1. read16 reads a frame  */
 /* record (saved %rbp, return address), 0 when it could.                                                     */
@@ -148,20 +162,13 @@ static int frames_walk(const struct mc_frames *t, uintptr_t p, size_t n, uintptr
     uintptr_t at = pc;
     for (int depth = 0; rbp && depth < 256; depth++) {
         const struct lfn *f = frames_fn_of(t, at - 1);
-        if (!f || (rbp & 7) || rbp < low) return 0;
+        if (!f || f->frame || (rbp & 7) || rbp < low) return 0;
         uintptr_t cfa = rbp + 16;
         if (p < cfa) {
             int fits;
             const struct lvar *v = frames_object_of(t, f, cfa, p, n, &fits);
             if (!v || fits) return 0;
-            x->beg = cfa + (intptr_t)v->off;
-            x->size = v->size;
-            x->region = "stack";
-            const char *fn = frames_str(t, f->name);
-            mc_snprintf(x->name, sizeof x->name, "<stack:%s@%s>", frames_str(t, v->name), mc_spell(fn));
-            if (v->line) mc_snprintf(x->desc, sizeof x->desc, "a variable of %lu bytes, declared at line %u of %s",
-                                     (unsigned long)v->size, v->line, mc_spell(fn));
-            else mc_snprintf(x->desc, sizeof x->desc, "a variable of %lu bytes of %s", (unsigned long)v->size, mc_spell(fn));
+            frames_name(t, f, v, cfa, x);
             return 1;
         }
         uint64_t w[2];
@@ -185,6 +192,37 @@ static uintptr_t frames_caller_rbp(uintptr_t fp, uintptr_t pc, int (*read16)(uin
         fp = w[0];
     }
     return 0;
+}
+
+/* An optimised caller (frame k + 1) of the function whose return address is pc, found up the runtime's own  */
+/* chain from fp: when [p, p+n) starts inside one of its variables and runs past that variable's end, the    */
+/* variable into x and 1. Its CFA is the return address's slot + 8 + k. A range that starts in no variable  */
+/* is not judged: optimised code keeps spills and temporaries between its variables, which DWARF never names. */
+static int frames_rsp_caller(const struct mc_frames *t, uintptr_t p, size_t n, uintptr_t pc, uintptr_t fp,
+                             int (*read16)(uint64_t w[2], uintptr_t at), struct mc_extent *x)
+{
+    const struct lfn *f = frames_fn_of(t, pc - 1);
+    if (!f || !f->frame) return 0;
+    for (int i = 0; i < 16; i++) {
+        uint64_t w[2];
+        if ((fp & 7) || read16(w, fp)) return 0;
+        if (w[1] == pc) break;
+        if (i == 15 || w[0] <= fp || w[0] - fp > (1UL << 20)) return 0;
+        fp = w[0];
+    }
+    uintptr_t cfa = fp + 16 + (f->frame - 1);
+    if (p >= cfa) return 0;
+    const struct lvar *in = NULL;
+    for (uint32_t i = f->first; i < f->first + f->count; i++) {
+        const struct lvar *v = &t->var[i];
+        uintptr_t beg = cfa + (intptr_t)v->off, end = beg + v->size;
+        if (p < beg || p >= end) continue;
+        if (n <= end - p) return 0; /* a variable holds it (scopes sharing a slot: any one) */
+        if (!in || v->size > in->size) in = v;
+    }
+    if (!in) return 0;
+    frames_name(t, f, in, cfa, x);
+    return 1;
 }
 
 #endif

@@ -18,7 +18,8 @@
  *   40 bytes by memset, 0 bytes past its end, at plain-O0-s_memset_sizeof+4534, thread 8104
  *
  * What it gets wrong: as fault mode, only the executable's frames that keep a frame pointer (gcc -O0, or
- * -fno-omit-frame-pointer) and their DW_OP_fbreg variables; allocas and VLAs are not checked; a frame's
+ * -fno-omit-frame-pointer) and their DW_OP_fbreg variables, but for the wrapper's direct caller when it is an
+ * optimised function the table gives its CFA for (frames_rsp_caller: a range from inside a variable past its end); allocas and VLAs are not checked; a frame's
  * variables are all taken as live. The input functions' ranges are checked after the call (the bytes
  * they wrote), so their overflow has happened when it is reported, as in fault mode (gets and __gets_chk
  * excepted: check_io.c reads their line aside first).
@@ -113,7 +114,7 @@ int mc_frames_above(uintptr_t at, int ret, uintptr_t rbp, uint64_t *out, int max
     if (!rbp && ret) rbp = frames_caller_rbp(low, at, read_record);
     const struct lfn *f = frames_fn_of(&table, ret ? at - 1 : at);
     int n = 0;
-    while (f && rbp && n < max && !(rbp & 7) && rbp >= low) {
+    while (f && !f->frame && rbp && n < max && !(rbp & 7) && rbp >= low) {
         const char *fn = frames_str(&table, f->name);
         if (fn[0] == 'm' && fn[1] == 'a' && fn[2] == 'i' && fn[3] == 'n' && !fn[4]) break;
         uint64_t w[2];
@@ -136,7 +137,9 @@ void mc_check_stack_var(uintptr_t p, size_t n, enum mc_access access, const void
     /* the program's %rbp: saved by the frame whose return address is pc (the wrapper's), found upwards */
     uintptr_t rbp = frames_caller_rbp(here, (uintptr_t)pc, read_record);
     struct mc_extent x; /* every field set by frames_walk */
-    if (rbp && frames_walk(&table, p, n, (uintptr_t)pc, rbp, here, read_record, &x)) mc_report_extent(p, n, access, pc, by, &x);
+    if ((rbp && frames_walk(&table, p, n, (uintptr_t)pc, rbp, here, read_record, &x)) ||
+        frames_rsp_caller(&table, p, n, (uintptr_t)pc, here, read_record, &x))
+        mc_report_extent(p, n, access, pc, by, &x);
 }
 
 /* A _chk function's write of n bytes at d, past the dl bytes gcc knew the destination to have, that the shadow

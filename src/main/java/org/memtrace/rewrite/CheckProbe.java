@@ -55,7 +55,7 @@ final class CheckProbe {
     /** The same, but for the frame slots of the functions {@code slots} knows ({@link StackSlots#frameSlot}). */
     static List<MemoryAccess> checks(Decision.Part part, StackSlots slots) {
         long at = part.instruction().address();
-        return part.accesses().stream().filter(a -> checked(a) && !slots.frameSlot(at, a)).toList();
+        return part.accesses().stream().filter(a -> checked(a) ? !slots.frameSlot(at, a) : slots.rspChecked(at, a)).toList();
     }
 
     /** Whether {@code p}'s trampoline checks anything (a patch that does not is not written in a check plan). */
@@ -100,7 +100,7 @@ final class CheckProbe {
             }
             var slot = part.repString() ? java.util.Optional.<StackSlots.Slot>empty() : slots.slotOf(part.instruction().address(), a);
             if (slot.isPresent()) {
-                stack(s, part, a, slot.get(), desc, l);
+                stack(s, part, a, slot.get(), slots.baseToCfa(part.instruction().address(), a), desc, l);
                 continue;
             }
             var origin = part.repString() ? java.util.Optional.<LeaOrigins.Origin>empty() : slots.originOf(part.instruction().address(), a);
@@ -135,17 +135,17 @@ final class CheckProbe {
 
     /**
      * An indexed access {@code disp(%rbp,%idx,scale)} of {@code n} bytes checked against its variable
-     * {@code [cfa + v, cfa + v + size)}, cfa = %rbp + 16: its offset o = disp - 16 - v + idx * scale must be in
+     * {@code [cfa + v, cfa + v + size)}, cfa = %rbp + 16 (optimised code: %rsp + k, {@link RspFrames}): its offset o = disp - 16 - v + idx * scale must be in
      * [0, size - n]. Without touching the flags: X = o >> 32 (0 when 0 <= o < 2^32), Y = ~(o - L) >> 63 with
      * L = size - n + 1 (0 when o < L, given o < 2^32), and the access is in bounds when X + Y is 0 (jrcxz).
      * Otherwise the runtime's slow path gets %rax = the address, %rcx = o, and five words: the descriptor
      * (size, write, {@link #STACK}), the instruction, the variable's size, its declaration line and its names
      * ("variable\0function\0", an offset from the word).
      */
-    private static void stack(StringBuilder s, Decision.Part part, MemoryAccess a, StackSlots.Slot v, int desc, String l) {
+    private static void stack(StringBuilder s, Decision.Part part, MemoryAccess a, StackSlots.Slot v, long cfa, int desc, String l) {
         MemoryOperand m = a.operand();
         int n = a.sizeBytes();
-        long d = m.displacement() - 16 - v.cfaOffset();
+        long d = m.displacement() - cfa - v.cfaOffset();
         long limit = v.size() - n + 1;
         names(s, v, l);
         s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n\tpush %rdx\n");
@@ -153,7 +153,9 @@ final class CheckProbe {
         s.append("\tlea ").append(-limit).append("(%rax),%rcx\n\tnot %rcx\n");
         s.append("\tmov $63,%edx\n\tshrx %rdx,%rcx,%rcx\n\tmov $32,%edx\n\tshrx %rdx,%rax,%rdx\n");
         s.append("\tlea (%rcx,%rdx),%rcx\n\tjrcxz ").append(l).append("_done\n");
-        s.append("\tmov %rax,%rcx\n\tlea ").append(16 + v.cfaOffset()).append("(%rbp,%rcx),%rax\n");
+        // the address for the report: the variable's start from the CFA (%rsp: below the 128 + 24 bytes pushed here)
+        if (m.base().isStackPointer()) s.append("\tmov %rax,%rcx\n\tlea ").append(cfa + v.cfaOffset() + 152).append("(%rsp,%rcx),%rax\n");
+        else s.append("\tmov %rax,%rcx\n\tlea ").append(16 + v.cfaOffset()).append("(%rbp,%rcx),%rax\n");
         slowCall(s, part, v, desc | n, l);
         s.append(l).append("_done:\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");
     }
@@ -167,7 +169,9 @@ final class CheckProbe {
         StackSlots.Slot v = f.slot();
         names(s, v, l);
         s.append("\tlea -128(%rsp),%rsp\n\tpush %rax\n\tpush %rcx\n");
-        s.append("\tlea ").append(TrampolineWriter.address(a.operand())).append(",%rax\n");
+        MemoryOperand m = a.operand();
+        if (m.base().isStackPointer()) s.append("\tlea ").append(m.displacement() + 144).append("(%rsp),%rax\n"); // 128 + 16 pushed here
+        else s.append("\tlea ").append(TrampolineWriter.address(m)).append(",%rax\n");
         s.append("\tmov $").append(f.offset()).append(",%rcx\n");
         slowCall(s, part, v, desc | a.sizeBytes(), l);
         s.append("\tpop %rcx\n\tpop %rax\n\tlea 128(%rsp),%rsp\n");

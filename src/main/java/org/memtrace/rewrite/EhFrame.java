@@ -171,7 +171,7 @@ record EhFrame(List<Fde> fdes) {
     }
 
     /** A pointer of DWARF encoding {@code enc} read at the buffer's position, pc-relative ones resolved. */
-    private static long pointer(ByteBuffer b, int enc, long sectionAddress) {
+    static long pointer(ByteBuffer b, int enc, long sectionAddress) {
         if (enc == DW_EH_PE_OMIT) return 0;
         long here = sectionAddress + b.position();
         long v = switch (enc & 0x0f) {
@@ -191,7 +191,7 @@ record EhFrame(List<Fde> fdes) {
         };
     }
 
-    private static long uleb(ByteBuffer b) {
+    static long uleb(ByteBuffer b) {
         long v = 0;
         for (int shift = 0; ; shift += 7) {
             int c = Byte.toUnsignedInt(b.get());
@@ -200,7 +200,7 @@ record EhFrame(List<Fde> fdes) {
         }
     }
 
-    private static long sleb(ByteBuffer b) {
+    static long sleb(ByteBuffer b) {
         long v = 0;
         int shift = 0, c;
         do {

@@ -35,9 +35,10 @@ public record PlanChoice(Selective selective, Probes probes) {
      * The version of what a check plan checks, in its key only: a change there plans the check plans again and
      * leaves the tracing plans (libc's among them) cached. 2: frame slots of -O0 functions not checked.
      * 3: those statically outside every variable reported ({@link FrameConstants}). 4: accesses through a pointer
-     * from a {@code lea} of a global or a variable checked against it ({@link LeaOrigins}).
+     * from a {@code lea} of a global or a variable checked against it ({@link LeaOrigins}). 5: optimised code's
+     * {@code %rsp}-based frame accesses checked ({@link RspFrames}).
      */
-    static final String CHECKS_VERSION = "4";
+    static final String CHECKS_VERSION = "5";
 
     /** What the cache key adds for this choice: nothing for {@link #TRACE}, so its plans keep their names. */
     String key() {

@@ -34,22 +34,27 @@ final class StackSlots {
     private final List<DwarfLocals.Function> functions; // sorted by low, unoptimised ones only
     private final Map<Long, FrameConstants.Finding> constants; // by instruction: frame slots statically out of bounds
     private final Map<Long, LeaOrigins.Finding> origins; // by instruction: pointers from a lea of an object
+    private final RspFrames.Found rsp; // optimised code's %rsp-based accesses
 
-    StackSlots(List<DwarfLocals.Function> functions) { this(functions, Map.of(), Map.of()); }
+    StackSlots(List<DwarfLocals.Function> functions) { this(functions, Map.of(), Map.of(), RspFrames.Found.NONE); }
 
-    private StackSlots(List<DwarfLocals.Function> functions, Map<Long, FrameConstants.Finding> constants, Map<Long, LeaOrigins.Finding> origins) {
+    private StackSlots(List<DwarfLocals.Function> functions, Map<Long, FrameConstants.Finding> constants,
+                       Map<Long, LeaOrigins.Finding> origins, RspFrames.Found rsp) {
         this.functions = functions.stream().filter(DwarfLocals.Function::unoptimised).toList();
         this.constants = constants;
         this.origins = origins;
+        this.rsp = rsp;
     }
 
     /**
-     * The stack variables of {@code elf}'s DWARF, with its constant frame accesses classified ({@link FrameConstants})
-     * and the accesses through a pointer from a {@code lea} of a global or a variable found ({@link LeaOrigins}).
+     * The stack variables of {@code elf}'s DWARF, with its constant frame accesses classified ({@link FrameConstants};
+     * optimised code's from {@code %rsp}: {@link RspFrames}) and the accesses through a pointer from a {@code lea}
+     * of a global or a variable found ({@link LeaOrigins}).
      */
     static StackSlots of(ElfFile elf) {
         List<DwarfLocals.Function> functions = DwarfLocals.read(elf);
-        return new StackSlots(functions, FrameConstants.of(elf, functions), LeaOrigins.of(elf, functions));
+        return new StackSlots(functions, FrameConstants.of(elf, functions), LeaOrigins.of(elf, functions),
+                RspFrames.of(elf, DwarfLocals.readOptimised(elf)));
     }
 
     /** The object the pointer of {@code a}, made by the instruction at {@code address}, came from ({@link LeaOrigins}). */
@@ -58,8 +63,22 @@ final class StackSlots {
         return f != null && !a.implicitStack() && f.operand().equals(a.operand()) ? Optional.of(f.origin()) : Optional.empty();
     }
 
+    /** Whether {@code a} at {@code address} is an optimised function's {@code %rsp}-based access that {@link RspFrames} checks. */
+    boolean rspChecked(long address, MemoryAccess a) {
+        if (!a.operand().base().isStackPointer() || a.implicitStack()) return false;
+        return rsp.constants().containsKey(address) || rsp.indexed().containsKey(address);
+    }
+
+    /** k where the CFA is {@code base + k} for {@code a}'s base register at {@code address}: 16 for {@code %rbp}. */
+    long baseToCfa(long address, MemoryAccess a) {
+        if (!a.operand().base().isStackPointer()) return 16;
+        RspFrames.Indexed i = rsp.indexed().get(address);
+        if (i == null) throw new IllegalStateException("no CFA known at " + Long.toHexString(address));
+        return i.rspToCfa();
+    }
+
     /** How many constant frame accesses are reported unconditionally (statically out of bounds). */
-    int constantFindings() { return constants.size(); }
+    int constantFindings() { return constants.size() + rsp.constants().size(); }
 
     boolean isEmpty() { return functions.isEmpty(); }
 
@@ -84,13 +103,17 @@ final class StackSlots {
      */
     Optional<FrameConstants.Finding> constantOf(long address, MemoryAccess a) {
         MemoryOperand m = a.operand();
-        if (constants.isEmpty() || a.implicitStack() || !m.base().isFramePointer() || !m.index().isNone()) return Optional.empty();
+        if (a.implicitStack() || !m.index().isNone()) return Optional.empty();
+        if (m.base().isStackPointer()) return Optional.ofNullable(rsp.constants().get(address));
+        if (constants.isEmpty() || !m.base().isFramePointer()) return Optional.empty();
         return Optional.ofNullable(constants.get(address));
     }
 
     /** The variable that {@code a}, made by the instruction at {@code address}, is checked against, if any. */
     Optional<Slot> slotOf(long address, MemoryAccess a) {
         MemoryOperand m = a.operand();
+        if (m.base().isStackPointer() && !a.implicitStack() && !m.index().isNone())
+            return Optional.ofNullable(rsp.indexed().get(address)).map(RspFrames.Indexed::slot);
         if (functions.isEmpty() || a.implicitStack() || a.sizeBytes() <= 0) return Optional.empty();
         if (!m.base().isFramePointer() || m.base().widthBits() != 64 || m.index().isNone() || m.index().widthBits() != 64
                 || m.segment().isSegmentWithBase()) return Optional.empty();

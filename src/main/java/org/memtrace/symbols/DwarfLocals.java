@@ -28,8 +28,14 @@ import java.util.Optional;
  * flaw in the DWARF gives no functions at all, never a half-read table.
  */
 public final class DwarfLocals {
-    /** A variable: {@code cfaOffset} from the canonical frame address (negative: below it), {@code line} 0 when unknown. */
-    public record Local(String name, long cfaOffset, long size, int line) {}
+    /**
+     * A variable: {@code cfaOffset} from the canonical frame address (negative: below it), {@code line} 0 when
+     * unknown; {@code scope} the function it is declared in when that is a call inlined into the function whose
+     * frame holds it ({@link #readOptimised}), else null.
+     */
+    public record Local(String name, long cfaOffset, long size, int line, String scope) {
+        public Local(String name, long cfaOffset, long size, int line) { this(name, cfaOffset, size, line, null); }
+    }
 
     /**
      * A function's code {@code [low, high)} (link-time addresses) and its variables; {@code unoptimised} when its
@@ -65,7 +71,7 @@ public final class DwarfLocals {
         try {
             DwarfSections s = DwarfSections.read(elf);
             DwarfTypes types = DwarfTypes.read(elf);
-            List<Function> all = walk(s, types);
+            List<Function> all = walk(s, types, null, false);
             List<Function> framed = new ArrayList<>();
             for (Function f : all) if (!f.locals().isEmpty() && framePointer(elf, f.low())) framed.add(f);
             framed.sort(Comparator.comparingLong(Function::low));
@@ -75,6 +81,33 @@ public final class DwarfLocals {
             return List.of();
         }
     }
+
+    /**
+     * Every function of {@code elf}'s DWARF with a CFA frame base, frame pointer or not, its variables including
+     * those of the calls inlined into it (their {@link Local#scope}; names, lines and types through
+     * {@code DW_AT_abstract_origin}), for optimised code addressed from {@code %rsp} (org.memtrace.rewrite.RspFrames).
+     * Only variables whose location is one {@code DW_OP_fbreg N} for their whole scope: one in a location list
+     * (a slot for part of its range) is left out, and its function is not {@link Function#described}.
+     */
+    public static List<Function> readOptimised(ElfFile elf) {
+        Optional<ElfSection> info = elf.section(".debug_info");
+        if (info.isEmpty() || info.get().fileSize() == 0) return List.of();
+        try {
+            DwarfSections s = DwarfSections.read(elf);
+            DwarfTypes types = DwarfTypes.read(elf);
+            Map<Long, Origin> origins = new HashMap<>();
+            walk(s, types, origins, true); // the first pass only collects the abstract DIEs' names, lines and types
+            List<Function> all = new ArrayList<>(walk(s, types, origins, false));
+            all.removeIf(f -> f.locals().isEmpty());
+            all.sort(Comparator.comparingLong(Function::low));
+            return List.copyOf(all);
+        } catch (ElfFormatException | DwarfException | RuntimeException e) {
+            return List.of();
+        }
+    }
+
+    /** What a concrete DIE takes from its {@code DW_AT_abstract_origin}. */
+    private record Origin(String name, long type, long line) {}
 
     /** Whether the code at {@code low} sets up a frame pointer first: [endbr64] push %rbp; mov %rsp,%rbp. */
     private static boolean framePointer(ElfFile elf, long low) {
@@ -91,17 +124,24 @@ public final class DwarfLocals {
         int tag;
         boolean children;
         String name, producer;
-        long low, high, type, line, fbreg;
+        long low, high, type, line, fbreg, origin;
         boolean highIsOffset, cfaBase, fbregSet, located, staticAddress;
 
         void clear() {
             name = producer = null;
-            low = high = type = line = fbreg = -1;
+            low = high = type = line = fbreg = origin = -1;
             highIsOffset = cfaBase = fbregSet = located = staticAddress = false;
         }
     }
 
-    private static List<Function> walk(DwarfSections s, DwarfTypes types) throws DwarfException {
+    /**
+     * The functions of every unit. With {@code origins} null, as {@link #read} wants them: inlined calls' variables
+     * left out. Otherwise, with {@code collect}, it collects every named DIE's name, type and line; then
+     * variables of inlined calls count as their enclosing function's, and DIEs take what they lack from their
+     * abstract origin.
+     */
+    private static List<Function> walk(DwarfSections s, DwarfTypes types, Map<Long, Origin> origins, boolean collect)
+            throws DwarfException {
         List<Function> out = new ArrayList<>();
         Map<Long, DwarfAbbrev[]> tables = new HashMap<>();
         DwarfForm f = new DwarfForm();
@@ -114,12 +154,14 @@ public final class DwarfLocals {
             uc.limit(u.end());
             // per depth: the function whose body this depth is in (null outside one, or in an inlined call)
             Function[] open = new Function[MAX_DEPTH];
+            String[] scopes = new String[MAX_DEPTH]; // per depth: the inlined call's function, null in the function's own body
             List<List<Local>> lists = new ArrayList<>();
             java.util.Set<Function> undescribed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             int unitStart = out.size();
             int depth = 0;
             boolean unoptimised = false;
             while (uc.position < u.end()) {
+                long dieOffset = uc.position;
                 long code = uc.uleb();
                 if (code == 0) {
                     if (--depth < 0) depth = 0;
@@ -131,7 +173,15 @@ public final class DwarfLocals {
                 die.tag = a.tag();
                 die.children = a.hasChildren();
                 for (int i = 0; i < a.attributes().length; i++) attribute(uc, u, s, f, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i]);
+                if (collect && die.name != null) origins.put(dieOffset, new Origin(die.name, die.type, die.line));
+                Origin o = origins != null && !collect && die.origin >= 0 ? origins.get(die.origin) : null;
+                if (o != null) {
+                    if (die.name == null) die.name = o.name();
+                    if (die.type < 0) die.type = o.type();
+                    if (die.line < 0) die.line = o.line();
+                }
                 Function in = depth > 0 ? open[depth - 1] : null;
+                String scope = depth > 0 ? scopes[depth - 1] : null;
                 Function mine = in;
                 if (die.tag == TAG_COMPILE_UNIT) unoptimised = unoptimised(die.producer);
                 if (die.tag == TAG_SUBPROGRAM) {
@@ -143,11 +193,13 @@ public final class DwarfLocals {
                         out.add(mine);
                         lists.add(locals);
                     }
+                    scope = null;
                 } else if (die.tag == TAG_INLINED_SUBROUTINE) {
-                    mine = null;
+                    if (origins == null) mine = null;
+                    else scope = die.name != null ? die.name : "?"; // its variables are in the enclosing function's frame
                 } else if ((die.tag == TAG_VARIABLE || die.tag == TAG_FORMAL_PARAMETER) && in != null) {
                     long size = die.fbregSet && die.type >= 0 ? types.sizeOf(die.type) : -1;
-                    if (size > 0 && die.name != null) in.locals().add(new Local(die.name, die.fbreg, size, (int) Math.max(0, die.line)));
+                    if (size > 0 && die.name != null) in.locals().add(new Local(die.name, die.fbreg, size, (int) Math.max(0, die.line), scope));
                     else if (die.located && !die.staticAddress) undescribed.add(in); // a frame slot not known
                 } else if (die.tag == TAG_UNSPECIFIED_PARAMETERS && in != null) {
                     undescribed.add(in); // variadic: gcc's register save area is in the frame, in no variable
@@ -156,6 +208,7 @@ public final class DwarfLocals {
                 }
                 if (die.children) {
                     if (depth >= MAX_DEPTH) throw new DwarfException("DIEs nested deeper than " + MAX_DEPTH);
+                    scopes[depth] = scope;
                     open[depth++] = mine;
                 }
             }
@@ -187,6 +240,7 @@ public final class DwarfLocals {
                 else die.high = f.kind == DwarfForm.Kind.ADDRESS ? f.value : indexedAddress(s, u, f);
             }
             case AT_TYPE -> die.type = f.kind == DwarfForm.Kind.REFERENCE ? f.value : -1;
+            case AT_ABSTRACT_ORIGIN -> die.origin = f.kind == DwarfForm.Kind.REFERENCE ? f.value : -1;
             case AT_DECL_LINE -> die.line = f.kind == DwarfForm.Kind.CONSTANT ? f.value : -1;
             case AT_FRAME_BASE -> die.cfaBase = f.kind == DwarfForm.Kind.BLOCK && f.value == 1
                     && (s.info().get(f.blockStart) & 0xff) == OP_CALL_FRAME_CFA;
@@ -223,11 +277,17 @@ public final class DwarfLocals {
 
     /**
      * The agent's table (agent/check_locals.c): "MTLOCAL1", then u32 counts of functions, variables, line rows,
-     * files and string bytes; functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 0};
+     * files and string bytes; functions {u64 low, u64 high, u32 name, u32 first variable, u32 variables, u32 frame};
      * variables {i64 CFA offset, u64 size, u32 name, u32 line}; rows {u64 start, i32 file (-1: a sequence's end),
      * u32 line}; files {u32 name}; then the NUL-terminated strings. Little-endian, addresses link-time.
      */
-    public static byte[] encode(List<Function> functions, LineTable lines) {
+    public static byte[] encode(List<Function> functions, LineTable lines) { return encode(functions, lines, f -> 0); }
+
+    /**
+     * The same, each function's last word {@code frame.applyAsInt(f)}: 0 for a frame-pointer function (its CFA is
+     * {@code %rbp + 16}), k + 1 for an optimised one whose every call has the CFA at {@code %rsp + k}.
+     */
+    public static byte[] encode(List<Function> functions, LineTable lines, java.util.function.ToIntFunction<Function> frame) {
         ByteArrayOutputStream strings = new ByteArrayOutputStream();
         Map<String, Integer> interned = new HashMap<>();
         java.util.function.ToIntFunction<String> str = t -> interned.computeIfAbsent(t, k -> {
@@ -252,7 +312,8 @@ public final class DwarfLocals {
         b.putInt(0);
         int first = 0;
         for (Function fn : functions) {
-            b.putLong(fn.low()).putLong(fn.high()).putInt(str.applyAsInt(fn.name())).putInt(first).putInt(fn.locals().size()).putInt(0);
+            b.putLong(fn.low()).putLong(fn.high()).putInt(str.applyAsInt(fn.name())).putInt(first).putInt(fn.locals().size())
+                    .putInt(frame.applyAsInt(fn));
             first += fn.locals().size();
         }
         for (Function fn : functions)

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * one exact line with the variable, its function and declaration line, the bytes and the distance, at the
  * indexed instruction itself ({@code disp(%rbp,%rax,scale)}, by objdump), with its frames as fault mode names
  * them (the instruction's file:line and function, then main's call). The twins, and the same source at
- * -O2 -g (whose stack is not checked), run silent with the native output.
+ * -O2 -g, run silent with the native output; at -O2 table[-1] is found from {@code %rsp} (RspFrames).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunCheckStackRewriteTest {
@@ -80,11 +80,17 @@ class RunCheckStackRewriteTest {
         }
     }
 
-    /** At -O2 gcc folds constants into displacements, so no access names its variable: the stack is not checked. */
+    /**
+     * At -O2 gcc indexes {@code table} from {@code %rsp} ({@code (%rsp,%rax,4)}, under inlined into main): checked
+     * against it through the CFI (docs/check.md, "Stack variables of optimised code"), the -O0 line at main's site.
+     */
     @Test
-    void optimisedCodeIsNotCheckedOnTheStack() throws Exception {
+    void optimisedCodeIndexedFromRspIsChecked() throws Exception {
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./direct-O2", "under", "bad");
-        assertThat(r.stderr()).isEmpty();
-        assertThat(r.stdout()).startsWith("done ");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        assertThat(r.stderr().lines().findFirst().orElse("")).matches(Pattern.quote("memtrace: stack underflow: <stack:table@under>-4 (a variable of 64 bytes, declared at line "
+                + CheckBuilds.line(source, "TABLE") + " of under) read 4 bytes, 4 bytes before its start, at run_stack_direct.c:"
+                + CheckBuilds.line(source, "UNDER") + " (main+") + "\\d+\\), thread \\d+");
+        assertThat(r.stdout()).isEmpty();
     }
 }

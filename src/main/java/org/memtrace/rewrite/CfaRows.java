@@ -59,12 +59,11 @@ final class CfaRows {
         return Optional.of(t.offsets[i]);
     }
 
-    private record Cie(long codeAlign, long dataAlign, int fdeEncoding, boolean augmented, int insnStart, int insnEnd) {}
 
     /** An {@code .eh_frame} section's {@code bytes} loaded at {@code address}. */
     static CfaRows parse(byte[] bytes, long address) {
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        Map<Integer, Cie> cies = new HashMap<>();
+        Map<Integer, EhFrame.Cie> cies = new HashMap<>();
         java.util.List<Table> out = new java.util.ArrayList<>();
         try {
             int at = 0;
@@ -76,14 +75,14 @@ final class CfaRows {
                 if (next > bytes.length || next <= at) break;
                 int id = b.getInt(idAt);
                 if (id == 0) {
-                    cies.put(at, cie(b, idAt + 4, next));
+                    cies.put(at, EhFrame.cie(b, idAt + 4, next));
                 } else {
-                    Cie cie = cies.get(idAt - id);
+                    EhFrame.Cie cie = cies.get(idAt - id);
                     if (cie != null) {
                         b.position(idAt + 4);
-                        long start = EhFrame.pointer(b, cie.fdeEncoding, address);
-                        long range = EhFrame.pointer(b, cie.fdeEncoding & 0x0f, address);
-                        if (cie.augmented) {
+                        long start = EhFrame.pointer(b, cie.fdeEncoding(), address);
+                        long range = EhFrame.pointer(b, cie.fdeEncoding() & 0x0f, address);
+                        if (cie.augmented()) {
                             long aug = EhFrame.uleb(b);
                             b.position(Math.toIntExact(b.position() + aug));
                         }
@@ -100,42 +99,14 @@ final class CfaRows {
         return new CfaRows(out.toArray(new Table[0]));
     }
 
-    private static Cie cie(ByteBuffer b, int at, int end) {
-        b.position(at);
-        int version = Byte.toUnsignedInt(b.get());
-        var aug = new StringBuilder();
-        for (int c; (c = b.get()) != 0; ) aug.append((char) c);
-        String augmentation = aug.toString();
-        if (augmentation.contains("eh")) b.getLong();
-        long codeAlign = EhFrame.uleb(b), dataAlign = EhFrame.sleb(b);
-        if (version == 1) b.get(); else EhFrame.uleb(b);
-        int fde = 0;
-        boolean z = augmentation.startsWith("z");
-        if (z) {
-            long len = EhFrame.uleb(b);
-            int data = b.position();
-            for (char c : augmentation.substring(1).toCharArray()) {
-                switch (c) {
-                    case 'R' -> fde = Byte.toUnsignedInt(b.get());
-                    case 'L' -> b.get();
-                    case 'P' -> EhFrame.pointer(b, Byte.toUnsignedInt(b.get()), 0);
-                    case 'S', 'B', 'G' -> { }
-                    default -> throw new IllegalArgumentException("augmentation " + augmentation);
-                }
-            }
-            b.position(Math.toIntExact(data + len));
-        }
-        return new Cie(codeAlign, dataAlign, fde, z, b.position(), end);
-    }
-
     /** The CFA rows of one FDE: the CIE's initial instructions, then its own; null when an opcode is not known. */
-    private static Table rows(ByteBuffer b, Cie cie, long start, long end, int from, int to) {
+    private static Table rows(ByteBuffer b, EhFrame.Cie cie, long start, long end, int from, int to) {
         long[] state = {-1, 0}; // CFA register, offset
         Deque<long[]> stack = new ArrayDeque<>();
         var pcs = new java.util.ArrayList<Long>();
         var offsets = new java.util.ArrayList<Long>();
         long[] pc = {start};
-        if (!run(b, cie, cie.insnStart, cie.insnEnd, state, stack, pc, null, null)) return null;
+        if (!run(b, cie, cie.insnStart(), cie.insnEnd(), state, stack, pc, null, null)) return null;
         if (!run(b, cie, from, to, state, stack, pc, pcs, offsets)) return null;
         pcs.add(pc[0]);
         offsets.add(state[0] == RSP ? state[1] : Long.MIN_VALUE);
@@ -154,21 +125,21 @@ final class CfaRows {
      * Runs CFA instructions {@code [from, to)}; each advance of {@code pc} closes a row (when {@code pcs} is not
      * null). False on an opcode this reader does not know, or a CFA given by an expression.
      */
-    private static boolean run(ByteBuffer b, Cie cie, int from, int to, long[] state, Deque<long[]> stack, long[] pc,
+    private static boolean run(ByteBuffer b, EhFrame.Cie cie, int from, int to, long[] state, Deque<long[]> stack, long[] pc,
                                java.util.List<Long> pcs, java.util.List<Long> offsets) {
         b.position(from);
         while (b.position() < to) {
             int op = Byte.toUnsignedInt(b.get());
             int high = op & 0xc0, low = op & 0x3f;
             long advance = -1;
-            if (high == 0x40) advance = low * cie.codeAlign;
+            if (high == 0x40) advance = low * cie.codeAlign();
             else if (high == 0x80) EhFrame.uleb(b);
             else if (high == 0xc0) { } // restore a register: not the CFA
             else switch (op) {
                 case 0x00 -> { }
-                case 0x02 -> advance = Byte.toUnsignedInt(b.get()) * cie.codeAlign;
-                case 0x03 -> advance = Short.toUnsignedInt(b.getShort()) * cie.codeAlign;
-                case 0x04 -> advance = Integer.toUnsignedLong(b.getInt()) * cie.codeAlign;
+                case 0x02 -> advance = Byte.toUnsignedInt(b.get()) * cie.codeAlign();
+                case 0x03 -> advance = Short.toUnsignedInt(b.getShort()) * cie.codeAlign();
+                case 0x04 -> advance = Integer.toUnsignedLong(b.getInt()) * cie.codeAlign();
                 case 0x05, 0x09, 0x2f -> { EhFrame.uleb(b); EhFrame.uleb(b); }
                 case 0x06, 0x07, 0x08, 0x2e -> EhFrame.uleb(b);
                 case 0x0a -> stack.push(state.clone());
@@ -184,8 +155,8 @@ final class CfaRows {
                 case 0x0f -> { return false; } // the CFA as an expression
                 case 0x10, 0x16 -> { EhFrame.uleb(b); long n = EhFrame.uleb(b); b.position(Math.toIntExact(b.position() + n)); }
                 case 0x11, 0x14, 0x15 -> { EhFrame.uleb(b); EhFrame.sleb(b); }
-                case 0x12 -> { state[0] = EhFrame.uleb(b); state[1] = EhFrame.sleb(b) * cie.dataAlign; }
-                case 0x13 -> state[1] = EhFrame.sleb(b) * cie.dataAlign;
+                case 0x12 -> { state[0] = EhFrame.uleb(b); state[1] = EhFrame.sleb(b) * cie.dataAlign(); }
+                case 0x13 -> state[1] = EhFrame.sleb(b) * cie.dataAlign();
                 default -> { return false; }
             }
             if (advance >= 0) {

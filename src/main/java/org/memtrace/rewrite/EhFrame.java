@@ -72,7 +72,7 @@ record EhFrame(List<Fde> fdes) {
                 if (next > bytes.length || next <= at) break;
                 int id = b.getInt(idAt);
                 if (id == 0) {
-                    cies.put(at, cie(b, idAt + 4));
+                    cies.put(at, cie(b, idAt + 4, next));
                 } else {
                     Cie cie = cies.get(idAt - id);
                     if (cie == null) break;
@@ -141,22 +141,28 @@ record EhFrame(List<Fde> fdes) {
         }
     }
 
-    private record Cie(boolean augmented, int fdeEncoding, int lsdaEncoding) {}
+    /**
+     * A CIE's header: its alignment factors, whether it is augmented ('z'), its FDEs' pointer encoding and LSDA
+     * encoding, and where its initial instructions start ({@code insnStart}) and end ({@code insnEnd}). One reader
+     * for the landing pads here and the CFA rows of {@link CfaRows}.
+     */
+    record Cie(long codeAlign, long dataAlign, boolean augmented, int fdeEncoding, int lsdaEncoding, int insnStart, int insnEnd) {}
 
-    private static Cie cie(ByteBuffer b, int at) {
+    /** The CIE whose version byte is at {@code at} and whose record ends at {@code end}. */
+    static Cie cie(ByteBuffer b, int at, int end) {
         b.position(at);
         int version = Byte.toUnsignedInt(b.get());
         var aug = new StringBuilder();
         for (int c; (c = b.get()) != 0; ) aug.append((char) c);
         String augmentation = aug.toString();
         if (augmentation.contains("eh")) b.getLong();
-        uleb(b); // code alignment
-        sleb(b); // data alignment
+        long codeAlign = uleb(b), dataAlign = sleb(b);
         if (version == 1) b.get(); else uleb(b); // return address register
         int fde = 0, lsda = DW_EH_PE_OMIT;
         boolean z = augmentation.startsWith("z");
         if (z) {
-            uleb(b);
+            long len = uleb(b);
+            int data = b.position();
             for (char c : augmentation.substring(1).toCharArray()) {
                 switch (c) {
                     case 'R' -> fde = Byte.toUnsignedInt(b.get());
@@ -166,8 +172,9 @@ record EhFrame(List<Fde> fdes) {
                     default -> throw new IllegalArgumentException("augmentation " + augmentation);
                 }
             }
+            b.position(Math.toIntExact(data + len));
         }
-        return new Cie(z, fde, lsda);
+        return new Cie(codeAlign, dataAlign, z, fde, lsda, b.position(), end);
     }
 
     /** A pointer of DWARF encoding {@code enc} read at the buffer's position, pc-relative ones resolved. */

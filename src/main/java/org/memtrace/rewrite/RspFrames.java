@@ -54,16 +54,8 @@ public final class RspFrames {
     static Found of(ElfFile elf, List<DwarfLocals.Function> functions) {
         Map<Long, FrameConstants.Finding> constants = new HashMap<>();
         Map<Long, Indexed> indexed = new HashMap<>();
-        CfaRows cfa = null;
-        Decoder decoder = null;
-        for (DwarfLocals.Function f : functions) {
-            if (f.unoptimised() || f.locals().isEmpty() || f.high() - f.low() > (1 << 24)) continue;
-            ByteBuffer b = elf.bytesAt(f.low(), (int) (f.high() - f.low()));
-            if (b == null || b.remaining() < f.high() - f.low()) continue;
-            byte[] code = new byte[b.remaining()];
-            b.get(code);
-            if (decoder == null) { decoder = new Decoder(); cfa = CfaRows.of(elf); }
-            for (Instruction insn : decoder.decodeAll(code, 0, code.length, f.low()))
+        eachOptimised(elf, functions, (f, code, cfa) -> {
+            for (Instruction insn : code)
                 for (Operand o : insn.operands())
                     if (o instanceof MemoryOperand m && m.accessesMemory() && m.base().isStackPointer() && m.base().widthBits() == 64
                             && !m.isImplicitStack() && !m.segment().isSegmentWithBase() && m.sizeBytes() > 0) {
@@ -78,8 +70,33 @@ public final class RspFrames {
                             if (s != null) indexed.put(insn.address(), new Indexed(s, k.get()));
                         }
                     }
-        }
+        });
         return constants.isEmpty() && indexed.isEmpty() ? Found.NONE : new Found(Map.copyOf(constants), Map.copyOf(indexed));
+    }
+
+    /** One optimised function's decoded code, with the CFI's rows of its module. */
+    private interface Visit { void function(DwarfLocals.Function f, List<Instruction> code, CfaRows cfa); }
+
+    /** Visits each optimised function of {@code functions} that has variables; the CFI is read at the first. */
+    private static void eachOptimised(ElfFile elf, List<DwarfLocals.Function> functions, Visit visit) {
+        CfaRows cfa = null;
+        Decoder decoder = null;
+        for (DwarfLocals.Function f : functions) {
+            byte[] code = codeOf(elf, f);
+            if (code == null) continue;
+            if (decoder == null) { decoder = new Decoder(); cfa = CfaRows.of(elf); }
+            visit.function(f, decoder.decodeAll(code, 0, code.length, f.low()), cfa);
+        }
+    }
+
+    /** The code of {@code f} when it is an optimised function with variables, read whole; else null. */
+    private static byte[] codeOf(ElfFile elf, DwarfLocals.Function f) {
+        if (f.unoptimised() || f.locals().isEmpty() || f.high() - f.low() > (1 << 24)) return null;
+        ByteBuffer b = elf.bytesAt(f.low(), (int) (f.high() - f.low()));
+        if (b == null || b.remaining() < f.high() - f.low()) return null;
+        byte[] code = new byte[b.remaining()];
+        b.get(code);
+        return code;
     }
 
     /**
@@ -90,25 +107,16 @@ public final class RspFrames {
      */
     public static Map<Long, Long> cfaAtCalls(ElfFile elf, List<DwarfLocals.Function> functions) {
         Map<Long, Long> out = new HashMap<>();
-        CfaRows cfa = null;
-        Decoder decoder = null;
-        for (DwarfLocals.Function f : functions) {
-            if (f.unoptimised() || f.locals().isEmpty() || f.high() - f.low() > (1 << 24)) continue;
-            ByteBuffer b = elf.bytesAt(f.low(), (int) (f.high() - f.low()));
-            if (b == null || b.remaining() < f.high() - f.low()) continue;
-            byte[] code = new byte[b.remaining()];
-            b.get(code);
-            if (decoder == null) { decoder = new Decoder(); cfa = CfaRows.of(elf); }
+        eachOptimised(elf, functions, (f, code, cfa) -> {
             Long k = null;
-            boolean same = true;
-            for (Instruction insn : decoder.decodeAll(code, 0, code.length, f.low())) {
+            for (Instruction insn : code) {
                 if (!insn.mnemonic().equals("call")) continue;
                 Optional<Long> here = cfa.rspOffset(insn.address());
-                if (here.isEmpty() || (k != null && !k.equals(here.get()))) { same = false; break; }
+                if (here.isEmpty() || (k != null && !k.equals(here.get()))) return;
                 k = here.get();
             }
-            if (same && k != null) out.put(f.low(), k);
-        }
+            if (k != null) out.put(f.low(), k);
+        });
         return out;
     }
 

@@ -85,7 +85,7 @@ public final class DwarfLocals {
     /**
      * Every function of {@code elf}'s DWARF with a CFA frame base, frame pointer or not, its variables including
      * those of the calls inlined into it (their {@link Local#scope}; names, lines and types through
-     * {@code DW_AT_abstract_origin}), for optimised code addressed from {@code %rsp} (org.memtrace.rewrite.RspFrames).
+     * {@code DW_AT_abstract_origin}), for optimised code addressed from {@code %rsp} (RspFrames, in the rewrite planner).
      * Only variables whose location is one {@code DW_OP_fbreg N} for their whole scope: one in a location list
      * (a slot for part of its range) is left out, and its function is not {@link Function#described}.
      */

@@ -108,6 +108,28 @@ final class CheckBuilds {
         return b.append(Pattern.quote(report.substring(at))).toString().replace("+N", "+\\E\\d+\\Q");
     }
 
+    /** {@code report} with its one {@code {KEY}} replaced by the line of that marker in {@code source}. */
+    static String atLine(Path source, String report) throws IOException {
+        Matcher m = Pattern.compile("\\{(\\w+)\\}").matcher(report);
+        return m.find() ? report.replace(m.group(), Integer.toString(line(source, m.group(1)))) : report;
+    }
+
+    /** Where a report says it happened: {@code symbol+offset}, and that instruction's link-time address. */
+    record Reported(long offset, long address) {}
+
+    /**
+     * Asserts that {@code first} is the report line {@code memtrace: WANT, at SITE (SYMBOL+N), thread T} and finds
+     * the instruction: SYMBOL's start in {@code disassembly} (objdump -d) plus N.
+     */
+    static Reported reportedAt(String first, String want, String site, String symbol, String disassembly) {
+        assertThat(first).startsWith("memtrace: " + want + ", at " + site + " (" + symbol + "+")
+                .matches(".*, at " + Pattern.quote(site) + " \\(" + Pattern.quote(symbol) + "\\+\\d+\\), thread \\d+");
+        long offset = Long.parseLong(first.replaceAll(".*, at \\S+ \\(\\S+\\+(\\d+)\\), thread.*", "$1"));
+        Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + Pattern.quote(symbol) + ">:$").matcher(disassembly);
+        assertThat(start.find()).as(symbol).isTrue();
+        return new Reported(offset, Long.parseLong(start.group(1), 16) + offset);
+    }
+
     /** The line of the marker comment {@code / * KEY * /} in the source, 1-based. */
     static int line(Path source, String key) throws IOException {
         List<String> lines = Files.readAllLines(source);

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -46,22 +44,18 @@ class RunCheckStackConstTest {
         "smash | stack overflow: <stack:tag@smash>+5 (a variable of 5 bytes, declared at line {TAG} of smash) written 1 byte, 0 bytes past its end | SMASH | movb",
     })
     void aConstantAccessPastAVariableIsReportedAtTheInstruction(String function, String report, String access, String mnemonic) throws Exception {
-        String decl = report.replaceAll(".*\\{(\\w+)\\}.*", "$1");
-        String want = report.replace("{" + decl + "}", Integer.toString(CheckBuilds.line(source, decl)));
+        String want = CheckBuilds.atLine(source, report);
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./const", function, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(3);
         String site = "run_stack_const.c:" + CheckBuilds.line(source, access);
-        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at " + site + " (" + function + "+")
-                .matches(".*, at " + Pattern.quote(site) + " \\(" + function + "\\+\\d+\\), thread \\d+");
-        long offset = Long.parseLong(lines.get(0).replaceAll(".*, at \\S+ \\(" + function + "\\+(\\d+)\\), thread.*", "$1"));
+        CheckBuilds.Reported reported = CheckBuilds.reportedAt(lines.get(0), want, site, function, disassembly);
+        long offset = reported.offset();
         assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + offset + ") in " + function);
         assertThat(lines.get(2)).matches("    #1 run_stack_const\\.c:\\d+ \\(main\\+\\d+\\) in main");
+        long at = reported.address();
         // the site is the constant access itself: disp(%rbp), no index
-        Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + function + ">:$").matcher(disassembly);
-        assertThat(start.find()).as(function).isTrue();
-        long at = Long.parseLong(start.group(1), 16) + offset;
         assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+" + mnemonic + "\\s+\\S*-?0x[0-9a-f]+\\(%rbp\\)");
         assertThat(r.stdout()).isEmpty(); // stopped at the report
     }

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,23 +46,18 @@ class RunCheckStackRewriteTest {
         "shifted | stack overflow: <stack:a@shifted>+24 (a variable of 24 bytes, declared at line {SHIFTED} of shifted) written 4 bytes, 0 bytes past its end | SHIFT | shifted",
     })
     void anIndexedAccessPastAVariableIsReportedAtTheInstruction(String name, String report, String access, String function) throws Exception {
-        String decl = report.replaceAll(".*\\{(\\w+)\\}.*", "$1");
-        String want = report.replace("{" + decl + "}", Integer.toString(CheckBuilds.line(source, decl)));
+        String want = CheckBuilds.atLine(source, report);
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), "./direct", name, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(3);
         String site = "run_stack_direct.c:" + CheckBuilds.line(source, access);
-        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at " + site + " (" + function + "+")
-                .matches(".*, at " + Pattern.quote(site) + " \\(" + function + "\\+\\d+\\), thread \\d+");
-        long offset = Long.parseLong(lines.get(0).replaceAll(".*, at \\S+ \\(" + function + "\\+(\\d+)\\), thread.*", "$1"));
+        CheckBuilds.Reported reported = CheckBuilds.reportedAt(lines.get(0), want, site, function, disassembly);
+        long offset = reported.offset();
         // the frames as fault mode names them: the instruction's file:line and function, then its caller up to main
         assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + offset + ") in " + function);
         assertThat(lines.get(2)).matches("    #1 run_stack_direct\\.c:\\d+ \\(main\\+\\d+\\) in main");
-        // function+offset is the instruction's link-time address less the function's (objdump's "<loop>:" line)
-        Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + function + ">:$").matcher(disassembly);
-        assertThat(start.find()).as(function).isTrue();
-        long at = Long.parseLong(start.group(1), 16) + offset;
+        long at = reported.address();
         // the site is the indexed instruction itself, %rbp-based
         assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\S*\\s+\\S*-0x[0-9a-f]+\\(%rbp,%rax,[48]\\)");
         assertThat(r.stdout()).isEmpty(); // stopped at the report

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -43,18 +41,13 @@ class RunCheckStackRspTest {
         "copy | copy | stack overflow: <stack:name@copy>+10 (a variable of 10 bytes, declared at line {NAME} of copy) written 11 bytes by stpcpy, 0 bytes past its end | COPY | call",
     })
     void anOverflowOfAnOptimisedFrameIsReportedAtItsInstruction(String which, String symbol, String report, String access, String insn) throws Exception {
-        String decl = report.replaceAll(".*\\{(\\w+)\\}.*", "$1");
-        String want = report.replace("{" + decl + "}", Integer.toString(CheckBuilds.line(source, decl)));
+        String want = CheckBuilds.atLine(source, report);
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./rsp", which, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         String site = "run_stack_rsp.c:" + CheckBuilds.line(source, access);
-        assertThat(lines.getFirst()).as(r.stderr()).startsWith("memtrace: " + want + ", at " + site + " (" + symbol + "+")
-                .matches(".*, at " + Pattern.quote(site) + " \\(" + Pattern.quote(symbol) + "\\+\\d+\\), thread \\d+");
-        long offset = Long.parseLong(lines.getFirst().replaceAll(".*, at \\S+ \\(\\S+\\+(\\d+)\\), thread.*", "$1"));
-        Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + Pattern.quote(symbol) + ">:$").matcher(disassembly);
-        assertThat(start.find()).as(symbol).isTrue();
-        long at = Long.parseLong(start.group(1), 16) + offset;
+        assertThat(lines).as(r.stderr()).isNotEmpty();
+        long at = CheckBuilds.reportedAt(lines.getFirst(), want, site, symbol, disassembly).address();
         // a direct access's site is the %rsp instruction itself; a libc call's, its return address after the call
         String pattern = insn.equals("call") ? "(?m)^\\s+[0-9a-f]+:\\s+call\\s+[0-9a-f]+ <stpcpy@plt>\\n\\s+" + Long.toHexString(at) + ":"
                 : "(?m)^\\s+" + Long.toHexString(at) + ":\\s+" + insn;

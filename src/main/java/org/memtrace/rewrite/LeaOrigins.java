@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.memtrace.symbols.Demangler;
 import org.memtrace.symbols.DwarfLocals;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
@@ -82,7 +83,34 @@ final class LeaOrigins {
             if (globals == null) globals = Globals.of(elf);
             follow(f, decoder.decodeAll(code, 0, code.length, f.low()), globals, out);
         }
+        return named(out);
+    }
+
+    /**
+     * The findings with each C++ global named as cc --check names it, gcc's ASan descriptors' name: the name as
+     * declared, unqualified ({@code _ZL5cases}: {@code cases}; {@code _ZN2ns5tableE}, {@code ns::table}:
+     * {@code table}). All names go through one c++filt run ({@link Demangler}); without one they stay raw.
+     */
+    private static Map<Long, Finding> named(Map<Long, Finding> out) {
+        Set<String> names = new HashSet<>();
+        for (Finding f : out.values()) if (f.origin() instanceof Global g) names.add(g.name());
+        Map<String, String> demangled = names.isEmpty() ? Map.of() : Demangler.system().demangle(names);
+        if (demangled.isEmpty()) return out;
+        out.replaceAll((at, f) -> f.origin() instanceof Global g && demangled.containsKey(g.name())
+                ? new Finding(f.operand(), new Global(declared(demangled.get(g.name())), g.start(), g.size(), g.slack())) : f);
         return out;
+    }
+
+    /** A demangled variable's own name: what follows its last {@code ::} outside brackets ({@code f(a::b)::x}: {@code x}). */
+    static String declared(String demangled) {
+        int depth = 0;
+        for (int i = demangled.length() - 1; i > 0; i--) {
+            char c = demangled.charAt(i);
+            if (c == '>' || c == ')') depth++;
+            else if (c == '<' || c == '(') depth--;
+            else if (c == ':' && depth == 0 && demangled.charAt(i - 1) == ':') return demangled.substring(i + 1);
+        }
+        return demangled;
     }
 
     private static void follow(DwarfLocals.Function f, List<Instruction> code, Globals globals, Map<Long, Finding> out) {

@@ -36,9 +36,10 @@ public record PlanChoice(Selective selective, Probes probes) {
      * leaves the tracing plans (libc's among them) cached. 2: frame slots of -O0 functions not checked.
      * 3: those statically outside every variable reported ({@link FrameConstants}). 4: accesses through a pointer
      * from a {@code lea} of a global or a variable checked against it ({@link LeaOrigins}). 5: optimised code's
-     * {@code %rsp}-based frame accesses checked ({@link RspFrames}).
+     * {@code %rsp}-based frame accesses checked ({@link RspFrames}). 6: C++ functions defined by a DIE with
+     * {@code DW_AT_specification} (of a namespace or a class) get their variables; C++ globals named unmangled.
      */
-    static final String CHECKS_VERSION = "5";
+    static final String CHECKS_VERSION = "6";
 
     /** What the cache key adds for this choice: nothing for {@link #TRACE}, so its plans keep their names. */
     String key() {

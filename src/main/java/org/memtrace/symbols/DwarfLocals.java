@@ -124,12 +124,12 @@ public final class DwarfLocals {
         int tag;
         boolean children;
         String name, producer;
-        long low, high, type, line, fbreg, origin;
+        long low, high, type, line, fbreg, origin, specification;
         boolean highIsOffset, cfaBase, fbregSet, located, staticAddress;
 
         void clear() {
             name = producer = null;
-            low = high = type = line = fbreg = origin = -1;
+            low = high = type = line = fbreg = origin = specification = -1;
             highIsOffset = cfaBase = fbregSet = located = staticAddress = false;
         }
     }
@@ -157,6 +157,9 @@ public final class DwarfLocals {
             String[] scopes = new String[MAX_DEPTH]; // per depth: the inlined call's function, null in the function's own body
             List<List<Local>> lists = new ArrayList<>();
             java.util.Set<Function> undescribed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            // the unit's named subprograms by offset: a C++ function of a namespace or a class is defined by a DIE
+            // with no name of its own, only DW_AT_specification to its declaration, which gcc writes before it
+            Map<Long, String> declared = new HashMap<>();
             int unitStart = out.size();
             int depth = 0;
             boolean unoptimised = false;
@@ -173,6 +176,10 @@ public final class DwarfLocals {
                 die.tag = a.tag();
                 die.children = a.hasChildren();
                 for (int i = 0; i < a.attributes().length; i++) attribute(uc, u, s, f, die, a.attributes()[i], a.forms()[i], a.implicitConstants()[i]);
+                if (die.tag == TAG_SUBPROGRAM) {
+                    if (die.name == null && die.specification >= 0) die.name = declared.get(die.specification);
+                    if (die.name != null) declared.put(dieOffset, die.name);
+                }
                 if (collect && die.name != null) origins.put(dieOffset, new Origin(die.name, die.type, die.line));
                 Origin o = origins != null && !collect && die.origin >= 0 ? origins.get(die.origin) : null;
                 if (o != null) {
@@ -241,6 +248,7 @@ public final class DwarfLocals {
             }
             case AT_TYPE -> die.type = f.kind == DwarfForm.Kind.REFERENCE ? f.value : -1;
             case AT_ABSTRACT_ORIGIN -> die.origin = f.kind == DwarfForm.Kind.REFERENCE ? f.value : -1;
+            case AT_SPECIFICATION -> die.specification = f.kind == DwarfForm.Kind.REFERENCE ? f.value : -1;
             case AT_DECL_LINE -> die.line = f.kind == DwarfForm.Kind.CONSTANT ? f.value : -1;
             case AT_FRAME_BASE -> die.cfaBase = f.kind == DwarfForm.Kind.BLOCK && f.value == 1
                     && (s.info().get(f.blockStart) & 0xff) == OP_CALL_FRAME_CFA;

@@ -24,8 +24,13 @@ class LeaOriginsTest {
 
     /** The origins' names by function ("name@slack" for globals), one per function (the last access's). */
     private Map<String, String> origins(String source, String... flags) throws Exception {
-        Files.writeString(dir.resolve("f.c"), source);
-        ElfFile elf = ElfFile.read(Gcc.compile(dir, "f.c", "f", flags));
+        return originsIn("f.c", source, flags);
+    }
+
+    /** As above, the source in {@code file} (gcc compiles a {@code .cc} as C++). */
+    private Map<String, String> originsIn(String file, String source, String... flags) throws Exception {
+        Files.writeString(dir.resolve(file), source);
+        ElfFile elf = ElfFile.read(Gcc.compile(dir, file, "f", flags));
         var functions = DwarfLocals.read(elf);
         Map<String, String> out = new TreeMap<>();
         for (var e : LeaOrigins.of(elf, functions).entrySet()) {
@@ -55,6 +60,43 @@ class LeaOriginsTest {
         assertThat(o.get("pointer")).isEqualTo("buf/5");
         assertThat(o.get("copied")).isEqualTo("buf/20");
         assertThat(o.get("rows")).isEqualTo("two/20");
+    }
+
+    /**
+     * C++: globals named as declared, as cc --check names them (gcc's ASan descriptors), not by their mangled
+     * {@code .symtab} names; functions of a namespace or a class (a DWARF definition with DW_AT_specification
+     * only) have their variables. Keys are the functions' DWARF names.
+     */
+    @Test
+    void cxxGlobalsAreNamedAsDeclaredAndNamespaceFunctionsHaveVariables() throws Exception {
+        Map<String, String> o = originsIn("f.cc", """
+                static int cases[8];
+                namespace ns {
+                int table[8];
+                void indexed(int i) { table[i] = 4; }
+                struct log { void add(int n); };
+                void log::add(int n) { char line[6]; char *at = line; *(at + n) = 1; }
+                }
+                void local(int i) { static short history[16]; history[i] = 5; }
+                void file(int i) { cases[i] = 3; }
+                int main() { return 0; }
+                """, "-O0", "-g", "-w");
+        assertThat(o).containsOnlyKeys("indexed", "add", "local", "file");
+        assertThat(o.get("indexed")).startsWith("table/32@"); // slack when it follows another object
+        assertThat(o.get("add")).isEqualTo("line/6");
+        assertThat(o.get("local")).startsWith("history/32@");
+        assertThat(o.get("file")).startsWith("cases/32@");
+    }
+
+    @Test
+    void aDemangledVariableIsNamedByItsLastComponent() {
+        assertThat(LeaOrigins.declared("cases")).isEqualTo("cases");
+        assertThat(LeaOrigins.declared("ns::table")).isEqualTo("table");
+        assertThat(LeaOrigins.declared("local(int)::history")).isEqualTo("history");
+        assertThat(LeaOrigins.declared("f(a::b, c::d<e::f>)::x")).isEqualTo("x");
+        assertThat(LeaOrigins.declared("ns::box<std::pair<int, ns::q> >::slots")).isEqualTo("slots");
+        assertThat(LeaOrigins.declared("(anonymous namespace)::counts")).isEqualTo("counts");
+        assertThat(LeaOrigins.declared("vtable for Foo")).isEqualTo("vtable for Foo");
     }
 
     @Test

@@ -87,6 +87,33 @@ class DwarfLocalsTest {
                 .containsEntry("vla", false).containsEntry("vsum", false);
     }
 
+    /**
+     * g++ defines a function of a namespace or a class by a DIE with no name, only DW_AT_specification to its
+     * declaration (in the namespace's or the class's DIE): it is named from there and has its variables.
+     */
+    @Test
+    void cxxFunctionsOfANamespaceOrAClassHaveTheirVariables(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("n.cc"), """
+                namespace ns {
+                struct packet { int header; char payload[16]; };
+                static int fill(unsigned long n) { packet p{}; for (unsigned long i = 0; i < n; i++) p.payload[i] = 'p'; return p.header; }
+                struct log { int add(int n); };
+                int log::add(int n) { char line[6] = {0}; return line[n]; }
+                int use() { log l; return fill(3) + l.add(1); }
+                }
+                int main() { return ns::use(); }
+                """);
+        Path prog = dir.resolve("n");
+        Gcc.run(List.of("g++", "-O0", "-g", "-o", prog.toString(), dir.resolve("n.cc").toString()));
+        var byName = new java.util.HashMap<String, List<String>>();
+        for (DwarfLocals.Function f : DwarfLocals.read(ElfFile.read(prog)))
+            byName.put(f.name(), f.locals().stream().map(l -> l.name() + "/" + l.size()).toList());
+        assertThat(byName).containsEntry("fill", List.of("n/8", "p/20", "i/8"))
+                .containsEntry("add", List.of("this/8", "n/4", "line/6"));
+        for (DwarfLocals.Function f : DwarfLocals.readOptimised(ElfFile.read(prog)))
+            if (f.name().equals("fill")) assertThat(f.locals()).extracting(DwarfLocals.Local::name).containsExactly("n", "p", "i");
+    }
+
     @Test
     void optimisedCodeWithoutAFramePointerIsLeftOut(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("l.c"), SOURCE);

@@ -1,0 +1,81 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@code memtrace run --check}'s pointers from a {@code lea} (docs/check.md, "Pointers from a lea of a global or
+ * a variable") in C++ built by plain g++ -O0 -g (run_lea_origin_cxx.cc): one past a file-static {@code int
+ * cases[8]} ({@code _ZL5cases}) and a namespace's {@code ns::table} ({@code _ZN2ns5tableE}), each named as
+ * cc --check names it ({@code cases}, {@code table}); one past a struct's array member in a namespace function
+ * (the corpus's cxx_stack_array_member) and one past a local array of a class's member function, both defined
+ * by a DWARF DIE with only DW_AT_specification (their variables were not read before). Each is one exact line at
+ * the access through the register; the twins and the -O2 build run silent with the native output.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunCheckLeaOriginCxxTest {
+    Path dir;
+    Path source;
+    String disassembly;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        source = CheckBuilds.fixture(dir, "run_lea_origin_cxx.cc");
+        CheckBuilds.tool(dir, "g++", "-O0", "-g", "-o", "lea", "run_lea_origin_cxx.cc");
+        CheckBuilds.tool(dir, "g++", "-O2", "-g", "-w", "-o", "lea-O2", "run_lea_origin_cxx.cc");
+        disassembly = CheckBuilds.tool(dir, "objdump", "-d", "-C", "--no-show-raw-insn", "lea");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "static   | statics(int)            | global overflow: cases+32 (a global of 32 bytes) written 4 bytes, 0 bytes past its end | STATIC",
+        "nsglobal | nsglobal(int)           | global overflow: table+32 (a global of 32 bytes) written 4 bytes, 0 bytes past its end | NSGLOBAL",
+        "member   | ns::fill(unsigned long) | stack overflow: <stack:p@fill>+20 (a variable of 20 bytes, declared at line {PACKET} of fill) written 1 byte, 0 bytes past its end | MEMBER",
+        "method   | ns::log::add(int)       | stack overflow: <stack:line@add>+6 (a variable of 6 bytes, declared at line {LINE} of add) written 1 byte, 0 bytes past its end | METHOD",
+    })
+    void anAccessThroughAPointerFromALeaIsCheckedAgainstItsObject(String arg, String function, String report, String access) throws Exception {
+        Matcher decl = Pattern.compile("\\{(\\w+)\\}").matcher(report);
+        String want = decl.find() ? report.replace(decl.group(), Integer.toString(CheckBuilds.line(source, decl.group(1)))) : report;
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./lea", arg, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(3);
+        String site = "run_lea_origin_cxx.cc:" + CheckBuilds.line(source, access);
+        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at " + site + " (" + function + "+")
+                .matches(".*, at " + Pattern.quote(site + " (" + function + "+") + "\\d+\\), thread \\d+");
+        long offset = Long.parseLong(lines.get(0).replaceAll(".*\\+(\\d+)\\), thread \\d+$", "$1"));
+        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + offset + ") in " + function);
+        assertThat(lines.get(2)).matches("    #1 run_lea_origin_cxx\\.cc:\\d+ \\(main\\+\\d+\\) in main");
+        // the site is the access through the lea's register: neither %rbp nor %rip in its operand
+        Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + Pattern.quote(function) + ">:$").matcher(disassembly);
+        assertThat(start.find()).as(function).isTrue();
+        long at = Long.parseLong(start.group(1), 16) + offset;
+        assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\w*\\s+\\S*\\((%r[a-z0-9]+)(,%r\\w+,\\d)?\\)")
+                .doesNotContainPattern("(?m)^\\s+" + Long.toHexString(at) + ":.*\\(%r(bp|ip)");
+        assertThat(r.stdout()).isEmpty(); // stopped at the report
+    }
+
+    @Test
+    void theTwinsAreSilentWithTheNativeOutput() throws Exception {
+        for (String build : List.of("./lea", "./lea-O2"))
+            for (String twin : List.of("static", "nsglobal", "member", "method", "all")) {
+                CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), build, twin, "good");
+                CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of(), Map.of(), build, twin, "good");
+                assertThat(good.stderr()).as(build + " " + twin).isEmpty();
+                assertThat(good.status()).isZero();
+                assertThat(good.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
+            }
+    }
+}

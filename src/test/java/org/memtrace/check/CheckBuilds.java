@@ -124,7 +124,7 @@ final class CheckBuilds {
     static Reported reportedAt(String first, String want, String site, String symbol, String disassembly) {
         assertThat(first).startsWith("memtrace: " + want + ", at " + site + " (" + symbol + "+")
                 .matches(".*, at " + Pattern.quote(site) + " \\(" + Pattern.quote(symbol) + "\\+\\d+\\), thread \\d+");
-        long offset = Long.parseLong(first.replaceAll(".*, at \\S+ \\(\\S+\\+(\\d+)\\), thread.*", "$1"));
+        long offset = Long.parseLong(first.replaceAll(".*\\+(\\d+)\\), thread \\d+$", "$1")); // a C++ symbol has spaces
         Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + Pattern.quote(symbol) + ">:$").matcher(disassembly);
         assertThat(start.find()).as(symbol).isTrue();
         return new Reported(offset, Long.parseLong(start.group(1), 16) + offset);

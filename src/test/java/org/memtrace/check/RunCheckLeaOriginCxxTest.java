@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -46,22 +44,17 @@ class RunCheckLeaOriginCxxTest {
         "method   | ns::log::add(int)       | stack overflow: <stack:line@add>+6 (a variable of 6 bytes, declared at line {LINE} of add) written 1 byte, 0 bytes past its end | METHOD",
     })
     void anAccessThroughAPointerFromALeaIsCheckedAgainstItsObject(String arg, String function, String report, String access) throws Exception {
-        Matcher decl = Pattern.compile("\\{(\\w+)\\}").matcher(report);
-        String want = decl.find() ? report.replace(decl.group(), Integer.toString(CheckBuilds.line(source, decl.group(1)))) : report;
+        String want = CheckBuilds.atLine(source, report);
         CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./lea", arg, "bad");
         assertThat(r.status()).as(r.stderr()).isEqualTo(1);
         List<String> lines = r.stderr().lines().toList();
         assertThat(lines).as(r.stderr()).hasSize(3);
         String site = "run_lea_origin_cxx.cc:" + CheckBuilds.line(source, access);
-        assertThat(lines.get(0)).startsWith("memtrace: " + want + ", at " + site + " (" + function + "+")
-                .matches(".*, at " + Pattern.quote(site + " (" + function + "+") + "\\d+\\), thread \\d+");
-        long offset = Long.parseLong(lines.get(0).replaceAll(".*\\+(\\d+)\\), thread \\d+$", "$1"));
-        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + offset + ") in " + function);
+        CheckBuilds.Reported reported = CheckBuilds.reportedAt(lines.get(0), want, site, function, disassembly);
+        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + reported.offset() + ") in " + function);
         assertThat(lines.get(2)).matches("    #1 run_lea_origin_cxx\\.cc:\\d+ \\(main\\+\\d+\\) in main");
         // the site is the access through the lea's register: neither %rbp nor %rip in its operand
-        Matcher start = Pattern.compile("(?m)^([0-9a-f]+) <" + Pattern.quote(function) + ">:$").matcher(disassembly);
-        assertThat(start.find()).as(function).isTrue();
-        long at = Long.parseLong(start.group(1), 16) + offset;
+        long at = reported.address();
         assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\w*\\s+\\S*\\((%r[a-z0-9]+)(,%r\\w+,\\d)?\\)")
                 .doesNotContainPattern("(?m)^\\s+" + Long.toHexString(at) + ":.*\\(%r(bp|ip)");
         assertThat(r.stdout()).isEmpty(); // stopped at the report

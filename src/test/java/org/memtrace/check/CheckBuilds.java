@@ -130,6 +130,21 @@ final class CheckBuilds {
         return new Reported(offset, Long.parseLong(start.group(1), 16) + offset);
     }
 
+    /** Asserts a report's frames: {@code #0} the reported instruction in {@code function}, {@code #1} in main. */
+    static void assertFramesToMain(List<String> lines, String site, String function, long offset, String fixture) {
+        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + offset + ") in " + function);
+        assertThat(lines.get(2)).matches("    #1 " + Pattern.quote(fixture) + ":\\d+ \\(main\\+\\d+\\) in main");
+    }
+
+    /** Asserts that {@code command} under {@code run --check OPTIONS} reports nothing and prints what it prints natively. */
+    static void assertSilentAsNative(Path dir, List<String> options, String... command) throws Exception {
+        Run native_ = run(dir, Map.of(), command);
+        Run checked = runCheck(dir, options, Map.of(), command);
+        assertThat(checked.stderr()).as(String.join(" ", command)).isEmpty();
+        assertThat(checked.status()).isZero();
+        assertThat(checked.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
+    }
+
     /** The line of the marker comment {@code / * KEY * /} in the source, 1-based. */
     static int line(Path source, String key) throws IOException {
         List<String> lines = Files.readAllLines(source);

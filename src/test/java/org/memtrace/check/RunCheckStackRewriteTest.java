@@ -55,8 +55,7 @@ class RunCheckStackRewriteTest {
         CheckBuilds.Reported reported = CheckBuilds.reportedAt(lines.get(0), want, site, function, disassembly);
         long offset = reported.offset();
         // the frames as fault mode names them: the instruction's file:line and function, then its caller up to main
-        assertThat(lines.get(1)).isEqualTo("    #0 " + site + " (" + function + "+" + offset + ") in " + function);
-        assertThat(lines.get(2)).matches("    #1 run_stack_direct\\.c:\\d+ \\(main\\+\\d+\\) in main");
+        CheckBuilds.assertFramesToMain(lines, site, function, offset, "run_stack_direct.c");
         long at = reported.address();
         // the site is the indexed instruction itself, %rbp-based
         assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\S*\\s+\\S*-0x[0-9a-f]+\\(%rbp,%rax,[48]\\)");
@@ -65,13 +64,8 @@ class RunCheckStackRewriteTest {
 
     @Test
     void theTwinsAreSilentWithTheNativeOutput() throws Exception {
-        for (String build : List.of("./direct", "./direct-O2")) {
-            CheckBuilds.Run native_ = CheckBuilds.run(dir, Map.of(), build, "all", "good");
-            CheckBuilds.Run good = CheckBuilds.runCheck(dir, List.of("--mode", "rewrite"), Map.of(), build, "all", "good");
-            assertThat(good.stderr()).as(build).isEmpty();
-            assertThat(good.status()).isZero();
-            assertThat(good.stdout()).isEqualTo(native_.stdout()).startsWith("done ");
-        }
+        for (String build : List.of("./direct", "./direct-O2"))
+            CheckBuilds.assertSilentAsNative(dir, List.of("--mode", "rewrite"), build, "all", "good");
     }
 
     /**

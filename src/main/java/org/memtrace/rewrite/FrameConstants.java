@@ -1,13 +1,11 @@
 package org.memtrace.rewrite;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.memtrace.symbols.DwarfLocals;
 import org.memtrace.symbols.ElfFile;
-import org.memtrace.x86.Decoder;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryAccess;
 import org.memtrace.x86.MemoryOperand;
@@ -51,15 +49,11 @@ final class FrameConstants {
     /** The findings of {@code functions}' code in {@code elf}, by instruction address. */
     static Map<Long, Finding> of(ElfFile elf, List<DwarfLocals.Function> functions) {
         Map<Long, Finding> out = new HashMap<>();
-        Decoder decoder = null;
+        FunctionCode reader = new FunctionCode(elf);
         for (DwarfLocals.Function f : functions) {
-            if (!f.unoptimised() || !f.described() || f.locals().isEmpty() || f.high() - f.low() > (1 << 24)) continue;
-            ByteBuffer b = elf.bytesAt(f.low(), (int) (f.high() - f.low()));
-            if (b == null || b.remaining() < f.high() - f.low()) continue;
-            byte[] code = new byte[b.remaining()];
-            b.get(code);
-            if (decoder == null) decoder = new Decoder();
-            classify(f, decoder.decodeAll(code, 0, code.length, f.low()), out);
+            if (!f.unoptimised() || !f.described() || f.locals().isEmpty()) continue;
+            List<Instruction> code = reader.of(f);
+            if (code != null) classify(f, code, out);
         }
         return out;
     }

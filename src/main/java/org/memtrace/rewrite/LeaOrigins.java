@@ -1,6 +1,5 @@
 package org.memtrace.rewrite;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,7 +11,6 @@ import org.memtrace.symbols.DwarfLocals;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
 import org.memtrace.symbols.ElfSymbol;
-import org.memtrace.x86.Decoder;
 import org.memtrace.x86.Flow;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryOperand;
@@ -72,16 +70,13 @@ final class LeaOrigins {
     static Map<Long, Finding> of(ElfFile elf, List<DwarfLocals.Function> functions) {
         Map<Long, Finding> out = new HashMap<>();
         Globals globals = null;
-        Decoder decoder = null;
+        FunctionCode reader = new FunctionCode(elf);
         for (DwarfLocals.Function f : functions) {
-            if (!f.unoptimised() || f.high() - f.low() > (1 << 24)) continue;
-            ByteBuffer b = elf.bytesAt(f.low(), (int) (f.high() - f.low()));
-            if (b == null || b.remaining() < f.high() - f.low()) continue;
-            byte[] code = new byte[b.remaining()];
-            b.get(code);
-            if (decoder == null) decoder = new Decoder();
+            if (!f.unoptimised()) continue;
+            List<Instruction> code = reader.of(f);
+            if (code == null) continue;
             if (globals == null) globals = Globals.of(elf);
-            follow(f, decoder.decodeAll(code, 0, code.length, f.low()), globals, out);
+            follow(f, code, globals, out);
         }
         return named(out);
     }

@@ -1,6 +1,5 @@
 package org.memtrace.rewrite;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -8,7 +7,6 @@ import java.util.Map;
 import java.util.Optional;
 import org.memtrace.symbols.DwarfLocals;
 import org.memtrace.symbols.ElfFile;
-import org.memtrace.x86.Decoder;
 import org.memtrace.x86.Instruction;
 import org.memtrace.x86.MemoryOperand;
 import org.memtrace.x86.Operand;
@@ -80,23 +78,14 @@ public final class RspFrames {
     /** Visits each optimised function of {@code functions} that has variables; the CFI is read at the first. */
     private static void eachOptimised(ElfFile elf, List<DwarfLocals.Function> functions, Visit visit) {
         CfaRows cfa = null;
-        Decoder decoder = null;
+        FunctionCode reader = new FunctionCode(elf);
         for (DwarfLocals.Function f : functions) {
-            byte[] code = codeOf(elf, f);
+            if (f.unoptimised() || f.locals().isEmpty()) continue;
+            List<Instruction> code = reader.of(f);
             if (code == null) continue;
-            if (decoder == null) { decoder = new Decoder(); cfa = CfaRows.of(elf); }
-            visit.function(f, decoder.decodeAll(code, 0, code.length, f.low()), cfa);
+            if (cfa == null) cfa = CfaRows.of(elf);
+            visit.function(f, code, cfa);
         }
-    }
-
-    /** The code of {@code f} when it is an optimised function with variables, read whole; else null. */
-    private static byte[] codeOf(ElfFile elf, DwarfLocals.Function f) {
-        if (f.unoptimised() || f.locals().isEmpty() || f.high() - f.low() > (1 << 24)) return null;
-        ByteBuffer b = elf.bytesAt(f.low(), (int) (f.high() - f.low()));
-        if (b == null || b.remaining() < f.high() - f.low()) return null;
-        byte[] code = new byte[b.remaining()];
-        b.get(code);
-        return code;
     }
 
     /**

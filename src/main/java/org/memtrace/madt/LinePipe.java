@@ -21,7 +21,8 @@ import org.memtrace.trace.Naming;
  * as bytes. The lines other than loads and stores come whole, as bytes. A write error is said once, on the
  * stage's thread, at its next hand-over or at {@link #close}; nothing is written after it. With {@code threaded}
  * false each line is made and written at once on the caller's thread, by the same code, without a batch (whose
- * fields were written, read back and cleared: 7 % of {@code run -o FILE}'s CPU, perf on python3, 2026-12-07).
+ * fields were written, read back and cleared: 7 % of {@code run -o FILE}'s CPU, perf on python3, 2026-12-07),
+ * and a write error is said at once.
  */
 final class LinePipe {
     /** Lines per batch: a hand-over (a queue and a wake-up) per 2,048 lines is a few ns per line. */

@@ -11,7 +11,9 @@ import java.util.Arrays;
  * second (python3's run has 40 K sites and more: two sites of one pair that take turns must both stay, or
  * each turn makes its tail again, microseconds of naming). A slot's key is three words of one array
  * ({@link #keys}: address, shape, weight and stamp), four words apart, so a pair's keys share one or two
- * cache lines: with an array per field a lookup touched up to eight.
+ * cache lines: with an array per field a lookup touched up to eight. In front of them, direct-mapped, the
+ * tails found last ({@link #front}): the table's 4 MiB of keys do not stay in the caches, and 4,096 slots in
+ * front of it answer 89 % of python3's lookups (of 35,780 sites in its first 5 M lines).
  */
 final class SiteTails {
     private static final int SITE_BITS = 17;
@@ -20,6 +22,10 @@ final class SiteTails {
     /** Per slot: ip, shape, weight << 32 | stamp (stamp 0: empty), and a word of padding. */
     private final long[] keys = new long[STRIDE << SITE_BITS];
     private final byte[][] tails = new byte[1 << SITE_BITS][];
+    private static final int FRONT_BITS = 12;
+    /** Per front slot: ip, shape, weight << 32 | stamp, as a table slot's first three words. */
+    private final long[] frontKeys = new long[3 << FRONT_BITS];
+    private final byte[][] frontTails = new byte[1 << FRONT_BITS][];
     /** Starts at 1: stamp 0 is an empty slot. */
     private int stamp = 1;
 
@@ -30,31 +36,42 @@ final class SiteTails {
 
     /** The tail kept for this site, thread, size and weight, now first of its pair; null when there is none. */
     byte[] find(long ip, long shape, int weight) {
+        long third = (long) weight << 32 | (stamp & 0xffffffffL);
+        int front = front(ip);
+        long[] f = frontKeys;
+        int fat = 3 * front;
+        if (f[fat] == ip && f[fat + 1] == shape && f[fat + 2] == third) return frontTails[front];
         int slot = slot(ip);
         long[] k = keys;
         int at = slot * STRIDE;
-        long third = (long) weight << 32 | (stamp & 0xffffffffL);
-        if (k[at] == ip && k[at + 1] == shape && k[at + 2] == third) return tails[slot];
-        if (k[at + STRIDE] == ip && k[at + STRIDE + 1] == shape && k[at + STRIDE + 2] == third) {
-            byte[] tail = tails[slot + 1];
+        byte[] tail;
+        if (k[at] == ip && k[at + 1] == shape && k[at + 2] == third) {
+            tail = tails[slot];
+        } else if (k[at + STRIDE] == ip && k[at + STRIDE + 1] == shape && k[at + STRIDE + 2] == third) {
+            tail = tails[slot + 1];
             move(slot + 1, slot);
             keep(slot, ip, shape, third, tail);
-            return tail;
+        } else {
+            return null;
         }
-        return null;
+        keepFront(front, ip, shape, third, tail);
+        return tail;
     }
 
     /** Keeps a tail just made for the site ({@link #find} found none): first of its pair, the other one moved second. */
     void add(long ip, long shape, int weight, byte[] tail) {
         int slot = slot(ip);
+        long third = (long) weight << 32 | (stamp & 0xffffffffL);
         move(slot + 1, slot);
-        keep(slot, ip, shape, (long) weight << 32 | (stamp & 0xffffffffL), tail);
+        keep(slot, ip, shape, third, tail);
+        keepFront(front(ip), ip, shape, third, tail);
     }
 
     /** Code names may differ from here on (a module, a mapping): the tails kept so far are stale. */
     void namesChanged() {
         if (stamp == Integer.MAX_VALUE) {
             Arrays.fill(keys, 0);
+            Arrays.fill(frontKeys, 0);
             stamp = 0;
         }
         stamp++;
@@ -63,6 +80,19 @@ final class SiteTails {
     /** The first slot of the pair {@code ip} is kept in (package-private: tests put two sites in one pair). */
     static int slot(long ip) {
         return (int) ((ip * 0x9E3779B97F4A7C15L) >>> 64 - SITE_BITS) & -2;
+    }
+
+    /** The front slot of {@code ip}: other bits of the hash than {@link #slot}'s, so a pair's two sites rarely share one. */
+    static int front(long ip) {
+        return (int) ((ip * 0x9E3779B97F4A7C15L) >>> 64 - FRONT_BITS - 17) & ((1 << FRONT_BITS) - 1);
+    }
+
+    private void keepFront(int front, long ip, long shape, long third, byte[] tail) {
+        int at = 3 * front;
+        frontKeys[at] = ip;
+        frontKeys[at + 1] = shape;
+        frontKeys[at + 2] = third;
+        frontTails[front] = tail;
     }
 
     private void move(int to, int from) {

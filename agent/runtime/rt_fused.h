@@ -10,6 +10,7 @@
 
 #define FUSED_BITS 16 /* table entries: 1 << FUSED_BITS, 4 words each, then codec 10's other followers, 1 << FUSED_BITS words */
 #define FUSED_MANY 2048 /* entries set by a chunk past which the next fetches entries ahead (rt_fused.c, pack10_many) */
+#define FUSED_AHEAD 16  /* how many records ahead pack10_many fetches an entry (rt_fused.c, pack10_many) */
 #define FUSED_G0 6    /* the granule of an entry no record of the chunk has set */
 
 /* The run stream's low bits that say what follows a run (the writer and FusedSlots agree through it): codec 9 */

@@ -174,6 +174,35 @@ class FusedRoundTripTest {
     }
 
     @Test
+    void chunksOfManySitesTakeTheFetchingPassAndComeBack() throws Exception {
+        // a rewritten python3's start: thousands of sites a chunk. A chunk after one that set FUSED_MANY (2,048)
+        // entries or more is packed by pack10_many, which fetches the entry of a record FUSED_AHEAD (16) on; the
+        // second chunk is packed in two calls, the second of 10 records (fewer than 16 ahead: none fetched),
+        // and a third chunk of 5 records takes the same pass. Runs of hits between the misses: a pass that
+        // wrote codec 9's runs or no short tokens decodes alike where every record misses (every run 0)
+        var r = new SplittableRandom(5);
+        List<Chunk> chunks = new ArrayList<>();
+        for (int round = 0; round < 2; round++) {
+            var w = new Words();
+            for (int k = 0; k < 12_000; k++) {
+                if (k >= 3_000 && k / 64 % 2 == 0) { // a loop of 3 sites at constant strides: runs of hits
+                    w.record(0x40_0000L * (k % 3 + 1) + 24L * k, SITE_A + 16L * (k % 3));
+                } else { // the first 3,000 sites in turn (FUSED_MANY entries set), then any of them
+                    int s = k < 3_000 ? k : r.nextInt(3_000);
+                    w.record(0x100_0000L * (s % 7) + 8L * k + (s % 3 == 0 ? 0 : 8L * r.nextInt(64)), 0x50_0000L + 16L * s);
+                }
+                if (k % 2_500 == 0) w.tag(k, 16);
+            }
+            long[] words = w.toArray();
+            chunks.add(new Chunk(words, round == 0 ? words.length : words.length - 2 * 10, false));
+        }
+        var small = new Words();
+        for (int k = 0; k < 5; k++) small.record(0x70_0000L + 8L * k, 0x50_0000L + 16L * k);
+        chunks.add(new Chunk(small.toArray()));
+        roundTrip(chunks);
+    }
+
+    @Test
     void rowsOfOtherLengthsAndSitesBeyondTheWindowComeBack() throws Exception {
         // codec 8's period changes: an inner loop of 3 sites whose rows take 2-14 iterations (J tokens, the
         // period left for a multiple of it), row code of 3 sites, and 100 sites in turn (F tokens, its table)

@@ -12,6 +12,7 @@
  *
  * Codec 10 (pack10) also keeps each entry's other follower: a record at it, at its stride, is a run's kind 2 in c
  * alone (spmv's row ends: two tokens with their sites a row in codec 9; 0.681 -> 0.601 bytes an access).
+ * Codec 11 (pack11, on request) also has index edges: a random index's record is two bytes of v within a run.
  *
  * A loop of k sites at constant strides is all hits: past 16 of them a period skip (below) finds how far the
  * hits go from the slots alone, four records a test, and leaves the table as the record-by-record pass would.

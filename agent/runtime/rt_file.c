@@ -201,7 +201,7 @@ static int open_out(const char *path, int pid, int fresh)
 int rt_file_open(const char *path, int pid, int codec)
 {
     wr.codec = codec;
-    if (codec < 0 || codec > 10) codec = wr.codec = 10;
+    if (codec < 0 || codec > 11) codec = wr.codec = 10;
     rt_crc_init();
     if (!wr_codec_init(codec)) return 0;
     if (!open_out(path, pid, 0)) return 0;

@@ -12,6 +12,7 @@
  *
  * Codec 10 (pack10) also keeps each entry's other follower: a record at it, at its stride, is a run's kind 2 in c
  * alone (spmv's row ends: two tokens with their sites a row in codec 9; 0.681 -> 0.601 bytes an access).
+ * Codec 11 (pack11, on request) also has index edges: a random index's record is two bytes of v within a run.
  *
  * A loop of k sites at constant strides is all hits: past 16 of them a period skip (below) finds how far the
  * hits go from the slots alone, four records a test, and leaves the table as the record-by-record pass would.
@@ -26,6 +27,7 @@
 void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec)
 {
     x->shift = fused_shift(codec);
+    x->index = codec == 11;
     x->many_sites = x->ntouched >= FUSED_MANY;
     uint64_t *tab = x->table, *alt = tab + ((size_t)4 << FUSED_BITS);
     if (x->ntouched >= ((size_t)1 << FUSED_BITS)) {
@@ -123,7 +125,7 @@ static inline __attribute__((always_inline)) const uint64_t *period_run(const ui
 
 /* The records from `in` (before `end`) that are hits by the argument above, 0 when the records before `in` */
 /* (from `start`, this call's, so of this chunk) show no period; *period gets k.                            */
-static size_t period_hits(const uint64_t *in, const uint64_t *start, const uint64_t *end, size_t *period)
+static size_t period_hits(const uint64_t *tab, const uint64_t *in, const uint64_t *start, const uint64_t *end, size_t *period)
 {
     size_t k = 1, before = (size_t)(in - start) / 2;
     uint64_t s = in[-1];
@@ -134,6 +136,7 @@ static size_t period_hits(const uint64_t *in, const uint64_t *start, const uint6
         const uint64_t *r = in - 2 * (k - i); /* the window's records, oldest first */
         if (r[1] != r[1 - 2 * (ptrdiff_t)k] || r[1] >> 63) return 0;
         h[i] = fused_entry(r[1]);
+        if (tab[4 * h[i] + 1] >> 63) return 0; /* codec 11's index edge: its records are never hits */
         for (size_t j = 0; j < i; j++)
             if (h[j] == h[i]) return 0;
     }
@@ -182,7 +185,7 @@ static size_t period_hits(const uint64_t *in, const uint64_t *start, const uint6
 /* native, 0.705 -> 0.681 bytes); elsewhere (smooth's row ends) the token byte mostly stays, which zstd matches */
 /* better than two bytes in v (smooth still 0.057 -> 0.065 bytes; bench/results/encoder.md).                  */
 static inline __attribute__((always_inline)) void pack_records(struct fused *x, const uint64_t *in, const uint64_t *end, const int shorts,
-                                                            const int alts, const int prefetch)
+                                                            const int alts, const int prefetch, const int idx)
 {
     const int sh = alts ? 2 : 1; /* codec 9's run shift, 10's (shorts only) */
     uint64_t *tab = x->table, *e = &tab[4 * x->h], *alt = tab + ((size_t)4 << FUSED_BITS);
@@ -213,7 +216,7 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
             if (__builtin_expect(d == e[3], 1)) {
                 /* every 16th hit of a run, a look for a period (above): past it, hits without the table */
                 if (__builtin_expect((++run & 15) == 0, 0)) {
-                    size_t k, n = period_hits(in, start, end, &k);
+                    size_t k, n = period_hits(tab, in, start, end, &k);
                     if (n) {
                         in += 2 * n;
                         run += n;
@@ -226,6 +229,25 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
                 continue;
             }
             bit = 0;
+        } else if (idx && e[1] == ~w1) { /* codec 11: an index edge (above pack11); never a tag, whose ~ is no site */
+            in += 2;
+            uint64_t *pe = e;
+            if (w1 != site) SWITCH(w1);
+            d = w0 - last;
+            last = w0;
+            uint64_t g = e[2] ^ FUSED_G0, q = (uint64_t)((int64_t)d >> g);
+            if (__builtin_expect(q << g == d && q + 0x8000 < 0x10000, 1)) { /* q itself, 16 bits: no zigzag */
+                if (__builtin_expect(d == e[3], 0)) pe[1] = w1; /* the stride again: a plain edge */
+                e[3] = d;
+                uint16_t two = (uint16_t)q;
+                __builtin_memcpy(v, &two, 2);
+                v += 2;
+                run++;
+                continue;
+            }
+            pe[1] = w1; /* too far or off the granule: codec 10's token at the predicted site; the edge is plain */
+            bit = 0;
+            goto token;
         } else if (__builtin_expect(w1 >> 63, 0)) {
             x->c = c;
             x->t = t;
@@ -259,6 +281,7 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
             }
             bit = 1;
         }
+    token:
         /* a run before a token is short in loops that miss (spmv: 2, hash: 0 or 1): one byte, one store */
         if (!shorts) {
             if (__builtin_expect(run < 0x80, 1)) *c++ = (uint8_t)run;
@@ -283,6 +306,7 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
                 else c = fz_varint_fast(c, r);
                 __builtin_memcpy(v, &two, 2);
                 v += 2;
+                if (idx && r < (8 << 2)) tab[4 * fused_entry(site_before) + 1] = ~w1; /* codec 11: after a short run, an index edge */
                 continue;
             }
             if (__builtin_expect(r < 0x80, 1)) *c++ = (uint8_t)r;
@@ -326,17 +350,17 @@ static inline __attribute__((always_inline)) void pack_records(struct fused *x, 
 /* One copy per codec, each its own function: with both inlined in fused_pack, codec 7's hits ran 20 % slower. */
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack7(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 0, 0, 0);
+    pack_records(x, in, end, 0, 0, 0, 0);
 }
 
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack9(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 1, 0, 0);
+    pack_records(x, in, end, 1, 0, 0, 0);
 }
 
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack10(struct fused *x, const uint64_t *in, const uint64_t *end)
 {
-    pack_records(x, in, end, 1, 1, 0);
+    pack_records(x, in, end, 1, 1, 0, 0);
 }
 
 /* Codec 10 for a chunk of many sites (FUSED_MANY): each record also fetches the entry of the record FUSED_AHEAD on. */
@@ -351,7 +375,26 @@ __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) s
 __attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack10_many(struct fused *x, const uint64_t *in,
                                                                                                      const uint64_t *end)
 {
-    pack_records(x, in, end, 1, 1, 1);
+    pack_records(x, in, end, 1, 1, 1, 0);
+}
+
+/* Codec 11: codec 10 with index edges. A short token (a record at its predicted site whose difference fits two */
+/* bytes: a random index) makes its edge, the entry of the site before it, an index edge: its follower word is  */
+/* ~site (no site has the top bit, so no hit can match it). The next record along an index edge at that site   */
+/* whose difference fits two bytes is those two bytes in v and one more record of the run: no byte in c, no    */
+/* token, and the run of hits goes on (spmv's inner loop, two hits and a random index, becomes one run a row: */
+/* one byte of c a row where codec 10 wrote one a record). One whose difference is the entry's stride again  */
+/* also makes the edge plain; one that does not fit is a token naming its site (the edge plain, ~site its      */
+/* other follower). The period skip leaves a window with an index edge alone (period_hits).                   */
+__attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack11(struct fused *x, const uint64_t *in, const uint64_t *end)
+{
+    pack_records(x, in, end, 1, 1, 0, 1);
+}
+
+__attribute__((noinline, optimize("no-tree-vectorize", "omit-frame-pointer"))) static void pack11_many(struct fused *x, const uint64_t *in,
+                                                                                                     const uint64_t *end)
+{
+    pack_records(x, in, end, 1, 1, 1, 1);
 }
 
 void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only)
@@ -368,7 +411,8 @@ void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int ev
         }
         return;
     }
-    if (x->shift == 2 && x->many_sites) pack10_many(x, in, end);
+    if (x->index) x->many_sites ? pack11_many(x, in, end) : pack11(x, in, end);
+    else if (x->shift == 2 && x->many_sites) pack10_many(x, in, end);
     else if (x->shift == 2) pack10(x, in, end);
     else if (x->shift) pack9(x, in, end);
     else pack7(x, in, end);

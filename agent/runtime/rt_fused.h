@@ -14,8 +14,8 @@
 #define FUSED_G0 6    /* the granule of an entry no record of the chunk has set */
 
 /* The run stream's low bits that say what follows a run (the writer and FusedSlots agree through it): codec 9 */
-/* one (a short token), codec 10 two (1 a short token, 2 a hit at the entry's other follower), codec 7 none.  */
-static inline int fused_shift(int codec) { return codec == 10 ? 2 : codec == 9; }
+/* one (a short token), codecs 10 and 11 two (1 a short token, 2 a hit at the entry's other follower), 7 none. */
+static inline int fused_shift(int codec) { return codec == 10 || codec == 11 ? 2 : codec == 9; }
 
 /* The model's context: the table entry of a site. The reader (FusedSlots.java) computes the same. */
 static inline size_t fused_entry(uint64_t site) { return (size_t)((site * 0x9E3779B97F4A7C15ULL) >> (64 - FUSED_BITS)); }
@@ -98,6 +98,7 @@ struct fused {
     uint64_t records, dropped;  /* of the chunk */
     size_t slots;               /* tag and event slots of the chunk */
     int shift;                  /* the run stream's kinds: codec 7 none, 9 one bit (short tokens), 10 two (rt_fused.c) */
+    int index;                  /* codec 11: index edges (rt_fused.c, pack11) */
 };
 
 /* Bytes each stream may need for n slots: the run stream (c) and the token stream (t) one per slot and a */
@@ -108,7 +109,7 @@ static inline size_t fused_room_v(size_t slots) { return 20 * slots + 16; }
 /* Bytes a buffer must leave before the value stream for fused_end_at_v: the header's two varints, c and t. */
 static inline size_t fused_room_head(size_t slots) { return 2 * fused_room_ct(slots) + 32; }
 
-/* Starts a chunk of codec 7 or 9: clears what the last one set; the streams go to c, t and v. */
+/* Starts a chunk of codec 7, 9, 10 or 11: clears what the last one set; the streams go to c, t and v. */
 void fused_begin(struct fused *x, uint8_t *c, uint8_t *t, uint8_t *v, int codec);
 /* Slots [in, end) of the chunk (events_only: access records are dropped, counted). */
 void fused_pack(struct fused *x, const uint64_t *in, const uint64_t *end, int events_only);

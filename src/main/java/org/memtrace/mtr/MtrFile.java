@@ -68,6 +68,8 @@ public final class MtrFile implements AutoCloseable {
     public static final int CODEC_ZSTD_FUSED_SHORT = 9;
     /** Codec 9 whose entries keep a second follower, a hit of its own in the run stream (docs/trace-format.md, "Codec 10"). */
     public static final int CODEC_ZSTD_FUSED_OTHER = 10;
+    /** Codec 10 with index edges, a random index's record two bytes in a run of hits (docs/trace-format.md, "Codec 11"). */
+    public static final int CODEC_ZSTD_FUSED_INDEX = 11;
 
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
@@ -173,7 +175,7 @@ public final class MtrFile implements AutoCloseable {
             int codec = file.get(U32, at + 24);
             String bad = raw % SLOT != 0 ? "its " + raw + " raw bytes are not whole 16-byte slots"
                     : codec == CODEC_STORED && stored != raw ? "stored chunk of " + stored + " bytes for " + raw + " raw bytes"
-                    : (codec < CODEC_STORED || codec > CODEC_ZSTD_FUSED_OTHER) ? "unknown codec " + Integer.toUnsignedString(codec)
+                    : (codec < CODEC_STORED || codec > CODEC_ZSTD_FUSED_INDEX) ? "unknown codec " + Integer.toUnsignedString(codec)
                     : raw > Integer.MAX_VALUE - SLOT ? "raw length " + raw + " is too large" : null;
             if (bad != null) {
                 problem = "corrupt chunk at offset " + at + " (" + bad + "); the rest of the file is ignored";
@@ -259,7 +261,7 @@ public final class MtrFile implements AutoCloseable {
         switch (c.codec()) {
             case CODEC_STORED -> MemorySegment.copy(stored, U64, 0, words, 0, count);
             case CODEC_ZSTD_PACKED, CODEC_ZSTD_PREDICTED, CODEC_ZSTD_PREDICTED_WIDE, CODEC_ZSTD_SCALED, CODEC_ZSTD_FUSED,
-                    CODEC_ZSTD_PERIOD, CODEC_ZSTD_FUSED_SHORT, CODEC_ZSTD_FUSED_OTHER -> {
+                    CODEC_ZSTD_PERIOD, CODEC_ZSTD_FUSED_SHORT, CODEC_ZSTD_FUSED_OTHER, CODEC_ZSTD_FUSED_INDEX -> {
                 Zstd zstd = Zstd.get();
                 int length = Zstd.contentSize(stored);
                 byte[] packed = scratch.packed(length);
@@ -268,8 +270,10 @@ public final class MtrFile implements AutoCloseable {
                 else zstd.decompress(context, stored, packed, length);
                 if (c.codec() == CODEC_ZSTD_PACKED) PackedSlots.unpack(packed, length, words, count);
                 else if (c.codec() == CODEC_ZSTD_SCALED) ScaledSlots.unpack(packed, length, words, count, scratch.table);
-                else if (c.codec() == CODEC_ZSTD_FUSED || c.codec() == CODEC_ZSTD_FUSED_SHORT || c.codec() == CODEC_ZSTD_FUSED_OTHER)
-                    FusedSlots.unpack(packed, length, words, count, scratch.table, FusedSlots.shift(c.codec()));
+                else if (c.codec() == CODEC_ZSTD_FUSED || c.codec() == CODEC_ZSTD_FUSED_SHORT || c.codec() == CODEC_ZSTD_FUSED_OTHER
+                        || c.codec() == CODEC_ZSTD_FUSED_INDEX)
+                    FusedSlots.unpack(packed, length, words, count, scratch.table, FusedSlots.shift(c.codec()),
+                            c.codec() == CODEC_ZSTD_FUSED_INDEX);
                 else if (c.codec() == CODEC_ZSTD_PERIOD) PeriodSlots.unpack(packed, length, words, count, scratch.table);
                 else PackedSlots.unpackPredicted(packed, length, words, count,
                         c.codec() == CODEC_ZSTD_PREDICTED ? PackedSlots.TABLE_BITS : PackedSlots.WIDE_TABLE_BITS, scratch.table);

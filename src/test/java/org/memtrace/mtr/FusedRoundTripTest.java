@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Codecs 7, 8, 9 and 10 both ways: hand-made chunks of slots go through the runtime's own encoders
+ * Codecs 7, 8, 9, 10 and 11 both ways: hand-made chunks of slots go through the runtime's own encoders
  * (agent/runtime/rt_fused.c compiled with fused_probe.c, rt_period.c with period_probe.c) and come back
  * exactly through {@link FusedSlots} and {@link PeriodSlots}: constant strides, random
  * indexes, re-grained sites, differences past 56 bits (the varint's long form), tags, a chunk packed in two
@@ -108,6 +108,60 @@ class FusedRoundTripTest {
         assertThat(others).as("hits at the other follower").isBetween(2L * rows - 8, 2L * rows);
         assertThat(c9.get(1).length).as("codec 9's tokens").isGreaterThanOrEqualTo(2 * rows);
         assertThat(c10.get(1).length).as("codec 10's tokens (small random differences)").isLessThan(rows / 20);
+    }
+
+    @Test
+    void randomIndexesAlongIndexEdgesComeBack() throws Exception {
+        // codec 11: spmv's rows (colidx[k], p[colidx[k]], a[k], then q[j], rowstr twice); p's records, once its
+        // edge is an index edge, are two bytes of v within the run, so c holds about two bytes a row, not one a
+        // record. Off the lane, each must come back: an index past 16 bits (a token at the predicted site), an odd
+        // byte near the end (re-grained, naming its site), the index's difference twice (the edge plain again),
+        // another site along the index edge, a tag between, and rows whose index walks at a stride (the period
+        // skip must not take an index edge's records for hits)
+        var w = new Words();
+        var r = new SplittableRandom(6);
+        long k = 0;
+        int rows = 2_000;
+        long p = 0xa0_0000L;
+        for (int row = 0; row < rows; row++) {
+            for (int n = 11 + r.nextInt(2); n > 0; n--, k++) {
+                w.record(0x80_0000L + 4L * k, SITE_B);
+                if (row % 100 == 10 && n == 3) w.record(0x40_0000L + 8L * row, SITE_FAR + 50); // another site after colidx
+                long before = p;
+                p = 0xa0_0000L + 8L * r.nextInt(1 << 14);
+                if (row % 100 == 20 && n == 4) p = 0xa0_0000L + 8L * (1 << 16) + 8L * r.nextInt(100); // past 16 bits
+                if (row == rows - 5 && n == 4) p += 3; // an odd byte: re-grained (the granule 0 from there on)
+                if (row % 100 == 40 && n == 4) p = before + 8; // the difference
+                if (row % 100 == 40 && n == 3) p = before + 8; // ... twice: a plain edge
+                if (row % 100 >= 60 && row % 2 == 0) p = before + 8; // rows of columns in turn: a period skip's window
+                w.record(p, SITE_C);
+                if (row % 100 == 50 && n == 5) w.tag(row, 16);
+                w.record(0x60_0000L + 8L * k, SITE_A);
+            }
+            w.record(0x70_0000L + 8L * row, SITE_FAR);
+            w.record(0x90_0004L + 4L * row, SITE_FAR + 7);
+            w.record(0x90_0008L + 4L * row, SITE_FAR + 30);
+        }
+        long[] words = w.toArray();
+        List<byte[]> payloads = roundTrip(List.of(new Chunk(words, 2 * 4_321, false), new Chunk(words)));
+        var c10 = streams(payloads.get(3)).get(0);
+        var c11 = streams(payloads.get(4)).get(0);
+        assertThat(c10.length).as("codec 10's runs: one a record of p").isGreaterThan(11 * rows);
+        assertThat(c11.length).as("codec 11's runs").isBetween(2 * rows - 40, 2 * rows + 700);
+        // the period skip (every 16th hit of a run) must not take an index edge's record for a hit: a loop of 3
+        // sites whose index turns into a stride at each of 16 places, so that some test meets its first records
+        List<Chunk> walks = new ArrayList<>();
+        for (int from = 40; from < 56; from++) {
+            var u = new Words();
+            long q = 0xa0_0000L;
+            for (int j = 0; j < 80; j++) {
+                u.record(0x80_0000L + 4L * j, SITE_B);
+                u.record(q = j < from ? 0xa0_0000L + 8L * r.nextInt(1 << 14) : q + 8, SITE_C);
+                u.record(0x60_0000L + 8L * j, SITE_A);
+            }
+            walks.add(new Chunk(u.toArray()));
+        }
+        roundTrip(walks);
     }
 
     @Test
@@ -284,9 +338,9 @@ class FusedRoundTripTest {
             }
     }
 
-    /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. Returns codec 7's, 8's, 9's and 10's first payloads. */
+    /** Encodes the chunks in turn with each codec's encoder; each must decode to its own slots, counted. Returns codec 7's, 8's, 9's, 10's and 11's first payloads. */
     private static List<byte[]> roundTrip(List<Chunk> chunks) throws IOException, InterruptedException {
-        return List.of(roundTrip(chunks, 7), roundTrip(chunks, 8), roundTrip(chunks, 9), roundTrip(chunks, 10));
+        return List.of(roundTrip(chunks, 7), roundTrip(chunks, 8), roundTrip(chunks, 9), roundTrip(chunks, 10), roundTrip(chunks, 11));
     }
 
     private static byte[] roundTrip(List<Chunk> chunks, int codec) throws IOException, InterruptedException {
@@ -324,7 +378,7 @@ class FusedRoundTripTest {
             assertThat(records + dropped + slots).as("every slot counted").isEqualTo(c.words().length / 2);
             long[] decoded = new long[expected.length];
             try {
-                if (codec != 8) FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table, FusedSlots.shift(codec));
+                if (codec != 8) FusedSlots.unpack(payload, payload.length, decoded, decoded.length, table, FusedSlots.shift(codec), codec == 11);
                 else PeriodSlots.unpack(payload, payload.length, decoded, decoded.length, table);
             } catch (MtrFormatException e) {
                 throw new AssertionError("the reader refused codec " + codec + "'s chunk", e);

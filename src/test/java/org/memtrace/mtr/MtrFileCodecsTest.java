@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.memtrace.testutil.Gcc;
 
 /**
- * The Java reader decodes every codec the runtime writes (MEMTRACE_CODEC=0…10: 9 by default, the others on
+ * The Java reader decodes every codec the runtime writes (MEMTRACE_CODEC=0…11: 10 by default, the others on
  * request to measure the transforms, and in traces written before codec 5 became the default): the same
  * program's trace in each codec gives the reader the same access slots, in order, as codec 0 (stored as
  * they are) does. The runtime side of the same codecs is RuntimeTraceTest's.
@@ -95,7 +95,7 @@ class MtrFileCodecsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
     void everyCodecDecodesToTheSlotsStoredAsTheyAre(int codec) throws Exception {
         assertThat(stored).hasSize((int) (4 * N)); // n stores and n loads, two words each
         assertSameWords(codec, accessWords(loop, codec), stored);
@@ -106,7 +106,7 @@ class MtrFileCodecsTest {
      * re-grains it): every codec still gives back the slots codec 0 stores.
      */
     @ParameterizedTest
-    @ValueSource(ints = {3, 4, 5, 6, 7, 8, 9, 10})
+    @ValueSource(ints = {3, 4, 5, 6, 7, 8, 9, 10, 11})
     void randomIndicesOfEveryGranuleDecodeToTheStoredSlots(int codec) throws Exception {
         assertThat(storedRandom).hasSize((int) (8 * N)); // 4 loads a round, two words each
         assertSameWords(codec, accessWords(random, codec), storedRandom);
@@ -120,7 +120,7 @@ class MtrFileCodecsTest {
      * for the level would not fit the writer's static context (the trace would stop at the first chunk).
      */
     @ParameterizedTest
-    @ValueSource(ints = {7, 9, 10})
+    @ValueSource(ints = {7, 9, 10, 11})
     void tokenDenseChunksGiveBackEveryAddressLoaded(int codec) throws Exception {
         int rounds = 40_000;
         List<Long> words = accessWords(far, codec, rounds, 1024);

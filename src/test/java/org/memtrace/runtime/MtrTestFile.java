@@ -68,7 +68,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             int payloadCrc = b.getInt();
             assertThat(b.getInt()).as("chunk header checksum").isEqualTo(headerCrc);
             assertThat(b.getInt()).as("chunk reserved").isZero();
-            assertThat(codec).isIn(0, 1, 2, 3, 4, 5, 6, 7, 9, 10);
+            assertThat(codec).isIn(0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11);
             if (b.remaining() < stored) break; // a payload cut by SIGKILL
             assertThat(payloadCrc).as("payload checksum").isEqualTo(crc(b, b.position(), stored));
             byte[] payload = new byte[stored];
@@ -93,7 +93,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 if (r.codec == 3) raw = unpack(raw);
                 if (r.codec == 4 || r.codec == 5) raw = unpackPredicted(raw, r.codec == 4 ? TABLE_BITS : 16);
                 if (r.codec == 6) raw = unpackScaled(raw);
-                if (r.codec == 7 || r.codec == 9 || r.codec == 10) raw = unpackFused(raw, r.codec);
+                if (r.codec == 7 || r.codec >= 9 && r.codec <= 11) raw = unpackFused(raw, r.codec);
             }
             assertThat(raw.length).as("raw_len of chunk %d", r.order).isEqualTo(r.rawLen);
             chunks.add(new Chunk(r.tid, r.order, r.codec, slots(raw, r.codec == 2)));
@@ -269,11 +269,12 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
      * Codec 7, as docs/trace-format.md ("Codec 7") writes it out: runs of records that the entry's follower and
      * stride predict, then a codec 6 token split between the token stream and the value stream. Codec 9
      * ({@code shorts}, "Codec 9"): each run is doubled, plus 1 when a short token (two bytes of v) follows it.
+     * Codecs 10 and 11: a run's kind in two bits, the other follower, and codec 11's index edges ({@code ~site}).
      */
     private static byte[] unpackFused(byte[] packed, int codec) {
         boolean shorts = codec >= 9;
-        // the run stream's low bits: codec 9 a short token's flag, codec 10 a kind of 2 bits (docs/trace-format.md)
-        int shift = codec == 10 ? 2 : shorts ? 1 : 0;
+        // the run stream's low bits: codec 9 a short token's flag, codecs 10 and 11 a kind of 2 bits (docs/trace-format.md)
+        int shift = codec >= 10 ? 2 : shorts ? 1 : 0;
         int bits = 16;
         ByteBuffer head = ByteBuffer.wrap(packed);
         int nc = (int) varint(head), nt = (int) varint(head);
@@ -291,6 +292,19 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             long r = varint(c);
             for (long n = r >>> shift; n > 0; n--) {
                 site = follower[h];
+                if (codec == 11 && site < 0) { // an index edge: the difference is two bytes of v, signed
+                    int from = h;
+                    site = ~site;
+                    h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
+                    long d = (long) (short) ((v.get() & 0xff) | (v.get() & 0xff) << 8) << granule[h];
+                    if (d == stride[h]) follower[from] = site;
+                    stride[h] = d;
+                    address[h] += d;
+                    slot.clear();
+                    slot.putLong(address[h]).putLong(site);
+                    out.write(slot.array(), 0, 16);
+                    continue;
+                }
                 h = (int) ((site * 0x9E3779B97F4A7C15L) >>> (64 - bits));
                 address[h] += stride[h];
                 slot.clear();
@@ -299,7 +313,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
             }
             int kind = (int) (r & ((1 << shift) - 1));
             assertThat(kind).as("a run's kind").isNotEqualTo(3);
-            if (codec == 10 && kind == 2) { // the other follower at its stride: the two followers swap
+            if (codec >= 10 && kind == 2) { // the other follower at its stride: the two followers swap
                 long next = other[h];
                 other[h] = follower[h];
                 follower[h] = next;
@@ -322,6 +336,8 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 if (first >= 0x80) delta |= varint(v) << 6;
             }
             long next = follower[h];
+            if ((first & 1) == 0 && next < 0) follower[h] = next = ~next; // codec 11: a token along an index edge makes it plain
+            else if (codec == 11 && kind == 1 && r >>> shift < 8) follower[h] = ~next; // after a short run, an index edge
             boolean regrain = false;
             if ((first & 1) != 0) {
                 long x = varint(v);
@@ -339,7 +355,7 @@ record MtrTestFile(long pid, long pageSize, List<Chunk> chunks, End end) {
                 } else {
                     next = site + unzigzag(x - 2);
                 }
-                if (codec == 10) other[h] = follower[h];
+                if (codec == 10 || codec == 11 && follower[h] != ~next) other[h] = follower[h];
                 follower[h] = next;
             }
             site = next;

@@ -1,5 +1,5 @@
 /*
- * fused_probe.c: codec 7's, 9's or 10's writer (agent/runtime/rt_fused.c) alone, for FusedRoundTripTest. Reads chunks of
+ * fused_probe.c: codec 7's, 9's, 10's or 11's writer (agent/runtime/rt_fused.c) alone, for FusedRoundTripTest. Reads chunks of
  * slot words on stdin and writes what the runtime would hand zstd for each, one encoder (one table) for them
  * all, as the runtime's writer thread encodes the chunks of every thread in turn:
  *

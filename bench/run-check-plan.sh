@@ -6,7 +6,7 @@
 # compared byte for byte (same names: the cache key is the module's content and the planner's version).
 # Programs: sqlite3 built -O0 -g and -O2 -g from the amalgamation in $SQLITE_DIR (sqlite3.c and shell.c; skipped
 # without it), the bench kernel heap -O0 -g, and the system's python3 (no DWARF). REPEAT rounds (default 3),
-# the least kept. MEMTRACE_CDS=off for both. Usage: [BASELINE_JAR=…] [SQLITE_DIR=…] bench/run-check-plan.sh
+# the least kept; PROGRAMS="sqlite3-O0 python3" picks some. Usage: [BASELINE_JAR=…] [SQLITE_DIR=…] bench/run-check-plan.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/bench/results.sh"
@@ -45,6 +45,7 @@ if [ -n "${SQLITE_DIR:-}" ] && [ -f "$SQLITE_DIR/sqlite3.c" ]; then
   done
   order="sqlite3-O0 sqlite3-O2 $order"
 fi
+order=${PROGRAMS:-$order}
 this="$out/this.jar"
 cp "$root/target/memtrace.jar" "$this" # built by the launcher from the tree
 jars="this"

@@ -3,14 +3,15 @@
 # and the program) of a run whose plan cache is empty (XDG_CACHE_HOME a fresh directory each time), so it plans
 # the executable and reads its DWARF; then a warm run on that cache. With BASELINE_JAR=path/memtrace.jar (a jar
 # `mvn package` made at another commit) each round runs that build too, interleaved, and the plans both made are
-# compared byte for byte (same names: the cache key is the module's content and the planner's version).
+# trampoline files both made are compared byte for byte (same names: the cache key is the module's content and the
+# planner's version; not the .plan files, which differ in a few bytes between two cold runs of one jar).
 # Programs: sqlite3 built -O0 -g and -O2 -g from the amalgamation in $SQLITE_DIR (sqlite3.c and shell.c; skipped
 # without it), the bench kernel heap -O0 -g, and the system's python3 (no DWARF). REPEAT rounds (default 3),
 # the least kept; PROGRAMS="sqlite3-O0 python3" picks some. Usage: [BASELINE_JAR=…] [SQLITE_DIR=…] bench/run-check-plan.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/bench/results.sh"
-bench_results run-check "$@"
+bench_results run-check "$@" # the heading names bench/run-check.sh: the record is the same file's
 out="$root/bench/out/run-check-plan"
 mkdir -p "$out"
 REPEAT=${REPEAT:-3}
@@ -73,11 +74,11 @@ echo
 echo "REPEAT=$REPEAT, least of the rounds; CPU seconds of the whole run${BASELINE_JAR:+; baseline $BASELINE_JAR}"
 echo
 if [ -n "${BASELINE_JAR:-}" ]; then
-  echo "| program | cold: baseline / this s | this / baseline | warm: baseline / this s | plans identical |"
+  echo "| program | cold: baseline / this s | this / baseline | warm: baseline / this s | trampolines identical |"
   echo "|---|---|---|---|---|"
   for p in $order; do
     same=yes
-    for f in "$out/cache-baseline-$p-1"/memtrace/rewrite/*.plan; do
+    for f in "$out/cache-baseline-$p-1"/memtrace/rewrite/*.elf; do
       [ -e "$f" ] || { same="no plan"; break; }
       cmp -s "$f" "$out/cache-this-$p-1/memtrace/rewrite/${f##*/}" || same=NO
     done

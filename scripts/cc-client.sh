@@ -55,21 +55,32 @@ memtrace_cc_request() {
 }
 
 # Starts a server on socket $1 unless one answers, under the directory's lock so that the compiles of a
-# parallel build start one between them; waits until it listens (its first start loads a JVM: a second or so).
+# parallel build start one between them; waits until it listens (its first start loads a JVM: a second or so),
+# as long as it runs: a server that ended at its start (its log says why) is given up at once, status 1, and
+# the compile goes to the launcher's own JVM (it was waited for 30 s before).
 memtrace_cc_start_server() {
-  local sock=$1 lock="${1%/*}/cc.lock" i
+  local sock=$1 lock="${1%/*}/cc.lock" i pid up=1
   { exec 8>>"$lock"; } 2>/dev/null || return 1
   if ! flock -w 60 8; then exec 8>&-; return 1; fi
   if [ "$(memtrace_cc_request ping | socat -t 10 - "UNIX-CONNECT:$sock" 2>/dev/null)" != "ok 0" ]; then
-    # setsid: the server outlives this build's process group (make's ^C stops the build, not the server)
+    up=0
+    # setsid: the server outlives this build's process group (make's ^C stops the build, not the server);
+    # without job control the job is no group leader, so setsid execs the JVM in place: $! is the server
     setsid "$JAVA_HOME/bin/java" "${memtrace_cc_java_options[@]}" -cp "$jar" org.memtrace.cc.CcServer "$sock" \
       "${MEMTRACE_CC_SERVER_IDLE:-300}" </dev/null >>"${sock%.sock}.log" 2>&1 8>&- &
+    pid=$!
     for ((i = 0; i < 600; i++)); do
-      [ -S "$sock" ] && [ "$(memtrace_cc_request ping | socat -t 10 - "UNIX-CONNECT:$sock" 2>/dev/null)" = "ok 0" ] && break
+      if [ -S "$sock" ] && [ "$(memtrace_cc_request ping | socat -t 10 - "UNIX-CONNECT:$sock" 2>/dev/null)" = "ok 0" ]; then
+        up=1
+        break
+      fi
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.05
     done
+    [ "$up" = 1 ] || echo "memtrace cc: note: the compile server did not start (${sock%.sock}.log says why); compiling without it" >&2
   fi
   exec 8>&-
+  [ "$up" = 1 ]
 }
 
 # memtrace_cc_client cc|c++ ARGS...: runs the compile through the server and exits with gcc's status, or
@@ -82,7 +93,12 @@ memtrace_cc_client() {
   sock="$memtrace_cc_dir/cc-$memtrace_cc_key.sock"
   for attempt in 1 2; do
     mapfile -d '' -t reply < <(memtrace_cc_request plan "$@" | socat -t 86400 - "UNIX-CONNECT:$sock" 2>/dev/null)
-    case "${reply[0]:-}" in exit|exec) break ;; esac
+    # a whole answer: exit with its 5 fields, exec with its variables and a command; else the connection
+    # failed or closed early (no server, one exiting or dying): a fresh server, or the launcher's own JVM
+    case "${reply[0]:-}/${#reply[@]}/${reply[4]:-x}" in
+      exit/5/*) break ;;
+      exec/*/[0-9]*) [[ ${reply[4]} =~ ^[0-9]+$ ]] && [ "${#reply[@]}" -gt $((5 + reply[4])) ] && break ;;
+    esac
     reply=()
     [ "$attempt" = 1 ] && { memtrace_cc_start_server "$sock" || return 0; }
   done

@@ -22,8 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
 import org.memtrace.instrument.AsStep;
@@ -47,8 +46,14 @@ public final class CcServer {
     private final Path socket;
     private final Duration idle;
     private final UserPrincipal owner;
-    private final AtomicInteger active = new AtomicInteger();
-    private final AtomicLong lastRequest = new AtomicLong(System.nanoTime());
+    /** The time, in nanoseconds: System.nanoTime but in tests, which drive the idle exit by a clock of their own. */
+    private final LongSupplier clock;
+    // One decision under this lock: a request enters only while the server has not decided to exit, and it
+    // decides only with no request in flight; so no request is cut by the exit, and one that comes after it
+    // finds its connection closed at once (the client then starts a fresh server, or compiles in a JVM of its own).
+    private int active;
+    private long lastRequest;
+    private boolean exiting;
     private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "cc-request");
         t.setDaemon(true);
@@ -57,10 +62,14 @@ public final class CcServer {
     private ServerSocketChannel channel;
     private Object boundKey;
 
-    CcServer(Path socket, Duration idle) throws IOException {
+    CcServer(Path socket, Duration idle) throws IOException { this(socket, idle, System::nanoTime); }
+
+    CcServer(Path socket, Duration idle, LongSupplier clock) throws IOException {
         this.socket = socket.toAbsolutePath();
         this.idle = idle;
         this.owner = checkedDirectory(this.socket.getParent());
+        this.clock = clock;
+        this.lastRequest = clock.getAsLong();
     }
 
     public static void main(String[] args) {
@@ -111,8 +120,13 @@ public final class CcServer {
     }
 
     /** Accepts until idle; then removes the socket (if it is still this server's) and returns. */
-    void serve() throws IOException {
-        Thread watchdog = Thread.ofPlatform().daemon().name("cc-idle").start(this::watchIdle);
+    void serve() throws IOException { serve(Thread.ofPlatform().daemon().name("cc-idle").start(this::watchIdle)); }
+
+    /**
+     * Accepts until the socket is closed ({@code watchdog}'s {@link #exit}; a test's, driving {@link #idleExit}
+     * itself, with {@code watchdog} null).
+     */
+    void serve(Thread watchdog) throws IOException {
         try {
             while (true) {
                 SocketChannel client;
@@ -122,38 +136,69 @@ public final class CcServer {
                     // the watchdog closed it: idle; it tidies the directory after the close, and the server
                     // has ended only when that is done (a test or a client may look at the directory next)
                     try {
-                        watchdog.join();
+                        if (watchdog != null) watchdog.join();
                     } catch (InterruptedException stop) {
                         Thread.currentThread().interrupt();
                     }
                     return;
                 }
-                lastRequest.set(System.nanoTime());
-                active.incrementAndGet();
+                if (!enter()) {
+                    client.close(); // it came after the decision to exit: closed unanswered, the client goes elsewhere at once
+                    continue;
+                }
                 workers.execute(() -> {
                     try (client) {
                         serve(client);
                     } catch (IOException | RuntimeException e) {
                         System.err.println("memtrace: compile server: " + e);
                     } finally {
-                        lastRequest.set(System.nanoTime());
-                        active.decrementAndGet();
+                        leave();
                     }
                 });
             }
         } finally {
-            watchdog.interrupt();
+            if (watchdog != null) watchdog.interrupt();
         }
+    }
+
+    /** A request accepted: in flight from now on, unless the server has decided to exit (false). */
+    synchronized boolean enter() {
+        if (exiting) return false;
+        active++;
+        lastRequest = clock.getAsLong();
+        return true;
+    }
+
+    private synchronized void leave() {
+        active--;
+        lastRequest = clock.getAsLong();
+    }
+
+    /** Requests in flight. */
+    synchronized int inFlight() { return active; }
+
+    /**
+     * Whether the server exits: true once it has been idle for its idle time with no request in flight, from
+     * which on no request enters ({@link #enter}).
+     */
+    synchronized boolean idleExit() {
+        if (!exiting && active == 0 && clock.getAsLong() - lastRequest > idle.toNanos()) exiting = true;
+        return exiting;
+    }
+
+    /** After {@link #idleExit}: the socket removed (if it is still this server's), closed, the directory tidied. */
+    void exit() throws IOException {
+        removeSocket();
+        channel.close(); // connections still queued are closed unanswered: their clients go elsewhere at once
+        SocketDirectory.tidy(socket);
     }
 
     private void watchIdle() {
         try {
             while (true) {
                 Thread.sleep(Math.min(1000, Math.max(10, idle.toMillis() / 4)));
-                if (active.get() == 0 && System.nanoTime() - lastRequest.get() > idle.toNanos()) {
-                    removeSocket();
-                    channel.close();
-                    SocketDirectory.tidy(socket);
+                if (idleExit()) {
+                    exit();
                     return;
                 }
             }

@@ -18,6 +18,7 @@ import org.memtrace.launch.LaunchException;
 import org.memtrace.launch.NativeFiles;
 import org.memtrace.launch.Target;
 import org.memtrace.rewrite.DlopenPlanner;
+import org.memtrace.rewrite.FrameTable;
 import org.memtrace.rewrite.LoadedLibraries;
 import org.memtrace.rewrite.ModulePlans;
 import org.memtrace.rewrite.ModuleRewrite;
@@ -179,7 +180,9 @@ record RewriteMode(String program, ModuleRewrite.Prepared prepared, List<Library
     InstrumentedRun recorder(TraceOptions options, boolean accessStacks, Consumer<String> problems) {
         Map<String, String> env = new HashMap<>(environment);
         if (accessStacks) env.put("MEMTRACE_ACCESS_STACKS", "1");
-        return new InstrumentedRun(options, problems, env, probes == Probes.RECORD ? null : Path.of(program));
+        if (probes == Probes.RECORD) return new InstrumentedRun(options, problems, env, null);
+        // a cold plan made the table from the DWARF it read; a warm one reads it now
+        return new InstrumentedRun(options, problems, env, () -> prepared.frames().orElseGet(() -> FrameTable.of(Path.of(program))));
     }
 
     /**

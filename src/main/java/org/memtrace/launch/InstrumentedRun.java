@@ -13,10 +13,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.memtrace.event.Event;
 import org.memtrace.mtr.MtrFile;
 import org.memtrace.mtr.MtrFormatException;
 import org.memtrace.mtr.MtrReader;
+import org.memtrace.rewrite.FrameTable;
 import org.memtrace.symbols.ElfFile;
 import org.memtrace.symbols.ElfSection;
 import org.memtrace.trace.EventConsumer;
@@ -37,8 +39,11 @@ public final class InstrumentedRun implements Recorder {
     private final Consumer<String> problems;
     /** Added to the program's environment: the rewrite mode's preloaded runtime and plan (org.memtrace.rewrite). */
     private final Map<String, String> environment;
-    /** run --check --mode rewrite: the executable whose stack variables go to the check runtime (CheckFrames), or null. */
-    private final Path checkFramesOf;
+    /**
+     * run --check --mode rewrite: the table of the executable's stack variables for the check runtime
+     * (CheckFrames), made when the run starts (a cold plan made it already: one reading of the DWARF); else null.
+     */
+    private final Supplier<FrameTable> checkFrames;
     private Guarded consumer;
     private volatile Process process;
     /** When memtrace stops reading the trace, once it was asked to stop; 0 while it was not. */
@@ -56,12 +61,12 @@ public final class InstrumentedRun implements Recorder {
     /**
      * A run whose program gets {@code environment} on top of its own: the rewrite mode preloads the runtime
      * and names its plan (org.memtrace.rewrite), and records as a memtrace cc program does. With
-     * {@code checkFramesOf} (run --check), that executable's stack variables from its DWARF are handed to the
-     * check runtime as fault mode hands them to the agent (agent/check/check_stackvars.c, docs/check.md).
+     * {@code checkFrames} (run --check), the executable's stack variables from its DWARF ({@link FrameTable}) are
+     * handed to the check runtime as fault mode hands them to the agent (agent/check/check_stackvars.c, docs/check.md).
      */
-    public InstrumentedRun(TraceOptions options, Consumer<String> problems, Map<String, String> environment, Path checkFramesOf) {
+    public InstrumentedRun(TraceOptions options, Consumer<String> problems, Map<String, String> environment, Supplier<FrameTable> checkFrames) {
         this.environment = Map.copyOf(environment);
-        this.checkFramesOf = checkFramesOf;
+        this.checkFrames = checkFrames;
         this.options = options;
         this.problems = problems;
     }
@@ -157,12 +162,12 @@ public final class InstrumentedRun implements Recorder {
         Recorder.validate(options);
         boolean keep = options.saveStream() != null;
         // the run's own directory also holds the stack-variable table, when there is one to hand over
-        Path scratch = keep && checkFramesOf == null ? null : temporaryDirectory();
+        Path scratch = keep && checkFrames == null ? null : temporaryDirectory();
         Path out = keep ? options.saveStream() : scratch.resolve("trace.mtr");
         try {
             // only a regular file (an earlier recording, Recorder.refuseNonStream): never a device node or a link
             if (keep && Files.isRegularFile(out, LinkOption.NOFOLLOW_LINKS)) Files.delete(out);
-            Path frames = checkFramesOf == null ? null : CheckFrames.write(checkFramesOf, scratch);
+            Path frames = checkFrames == null ? null : CheckFrames.write(checkFrames.get(), scratch);
             long t0 = System.nanoTime();
             Process p = start(out, frames);
             Checkpoints.mark("program started");

@@ -37,10 +37,13 @@ public final class ModuleRewrite {
 
     /**
      * A module ready to run rewritten: its plan, its trampoline file and what the planner decided; with a
-     * selection ({@code --omega}) how many memory instructions it chose, of how many.
+     * selection ({@code --omega}) how many memory instructions it chose, of how many; for the executable of a
+     * check planned now, run --check's table ({@link FrameTable}) made from the DWARF the plan read (empty for a
+     * plan found in the cache, a library's or a trace's: the run reads the table itself then, if it wants one).
      */
-    public record Prepared(Path plan, Path trampolines, PlanFile.Counts counts, Optional<SelectionCounts> selection) {
-        Prepared(Path plan, Path trampolines, PlanFile.Counts counts) { this(plan, trampolines, counts, Optional.empty()); }
+    public record Prepared(Path plan, Path trampolines, PlanFile.Counts counts, Optional<SelectionCounts> selection,
+                           Optional<FrameTable> frames) {
+        Prepared(Path plan, Path trampolines, PlanFile.Counts counts) { this(plan, trampolines, counts, Optional.empty(), Optional.empty()); }
 
         public int rewritten() { return counts.rewritten(); }
 
@@ -113,11 +116,15 @@ public final class ModuleRewrite {
         byte[][] read = new byte[1][];
         String key = contentKey(module, cache, choice, read);
         Prepared cached = cached(key, cache, choice, false);
-        return cached != null ? cached : plan(module, cache, choice, key, read[0] != null ? read[0] : Files.readAllBytes(module));
+        return cached != null ? cached : plan(module, cache, choice, key, read[0] != null ? read[0] : Files.readAllBytes(module), true);
     }
 
-    /** The module planned now, its bytes {@code image}, its plan kept in {@code cache} under {@code key}. */
-    private static Prepared plan(Path module, Path cache, PlanChoice choice, String key, byte[] image) throws IOException, RewriteException {
+    /**
+     * The module planned now, its bytes {@code image}, its plan kept in {@code cache} under {@code key}; with
+     * {@code executable}, a check's {@link Prepared#frames} made too.
+     */
+    private static Prepared plan(Path module, Path cache, PlanChoice choice, String key, byte[] image, boolean executable)
+            throws IOException, RewriteException {
         Selective selective = choice.selective();
         Probes probes = choice.probes();
         Path plan = cache.resolve(key + ".plan"), trampolines = cache.resolve(key + ".elf"), chosen = cache.resolve(key + ".selection");
@@ -142,7 +149,10 @@ public final class ModuleRewrite {
             throw new RewriteException(module + ": " + e.getMessage());
         }
         // run --check: direct accesses to the stack variables of unoptimised frame-pointer functions (DWARF)
-        StackSlots slots = probes.checks() ? StackSlots.of(elf) : StackSlots.NONE;
+        // (and the DWARF read for that, once, serves run --check's table too: FrameTable)
+        DwarfLocals.Frames dwarf = probes.checks() ? DwarfLocals.readAll(elf) : DwarfLocals.Frames.NONE;
+        StackSlots slots = probes.checks() ? StackSlots.of(elf, dwarf) : StackSlots.NONE;
+        Optional<FrameTable> frames = probes.checks() && executable ? Optional.of(FrameTable.of(elf, dwarf, slots.cfaAtCalls())) : Optional.empty();
         List<Decision.Patch> patches = new ArrayList<>();
         Set<Long> patched = new HashSet<>();
         List<Decision.Patch> trapped = new ArrayList<>(); // linked after the patches: trampoline patches.size() + k
@@ -231,7 +241,7 @@ public final class ModuleRewrite {
             Path temporary = work.resolve("plan");
             Files.write(temporary, file.bytes());
             Files.move(temporary, plan, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            return new Prepared(plan, trampolines, file.counts(), counts);
+            return new Prepared(plan, trampolines, file.counts(), counts, frames);
         } finally {
             deleteTree(work);
         }
@@ -313,7 +323,7 @@ public final class ModuleRewrite {
             throw new RewriteException("cannot read it: " + e.getMessage());
         }
         if (elf.buildId().isEmpty()) throw new RewriteException("no build-id to find it by");
-        return plan(library, cache, choice, key, read[0] != null ? read[0] : Files.readAllBytes(library));
+        return plan(library, cache, choice, key, read[0] != null ? read[0] : Files.readAllBytes(library), false);
     }
 
     /**
@@ -386,7 +396,8 @@ public final class ModuleRewrite {
             return null;
         PlanFile.Summary summary = PlanFile.summary(plan);
         if (library && summary.moduleIdLength() == 0) throw new RewriteException("no build-id to find it by");
-        return new Prepared(plan, trampolines, summary.counts(), selective == null ? Optional.empty() : readCounts(selective, chosen));
+        return new Prepared(plan, trampolines, summary.counts(), selective == null ? Optional.empty() : readCounts(selective, chosen),
+                Optional.empty());
     }
 
     /** The module's content key ({@link RewriteCache#contentKey}); {@code read[0]}: its bytes when they were read for it. */

@@ -41,9 +41,16 @@ public final class RspFrames {
     /** An indexed access checked against {@code slot}; the CFA is {@code %rsp + rspToCfa} at its instruction. */
     record Indexed(StackSlots.Slot slot, long rspToCfa) {}
 
-    /** What the classifier found: constant accesses statically out of bounds, indexed ones to check. */
-    record Found(Map<Long, FrameConstants.Finding> constants, Map<Long, Indexed> indexed) {
-        static final Found NONE = new Found(Map.of(), Map.of());
+    /**
+     * What the classifier found: constant accesses statically out of bounds, indexed ones to check; and, for
+     * run --check's table ({@link FrameTable}), the optimised functions whose every {@code call} has the CFA at the
+     * same {@code %rsp + k}, with that k, by their low address: the check runtime finds such a caller's frame
+     * from the wrapper's return address (its slot + 8 is the caller's {@code %rsp} at the call), so a libc range
+     * into its variables is checked (agent/check/check_frames.h). One whose calls disagree (a push between) is
+     * left out. One pass over the functions' code makes all three.
+     */
+    record Found(Map<Long, FrameConstants.Finding> constants, Map<Long, Indexed> indexed, Map<Long, Long> calls) {
+        static final Found NONE = new Found(Map.of(), Map.of(), Map.of());
     }
 
     private RspFrames() {}
@@ -52,61 +59,51 @@ public final class RspFrames {
     static Found of(ElfFile elf, List<DwarfLocals.Function> functions) {
         Map<Long, FrameConstants.Finding> constants = new HashMap<>();
         Map<Long, Indexed> indexed = new HashMap<>();
-        eachOptimised(elf, functions, (f, code, cfa) -> {
-            for (Instruction insn : code)
-                for (Operand o : insn.operands())
-                    if (o instanceof MemoryOperand m && m.accessesMemory() && m.base().isStackPointer() && m.base().widthBits() == 64
-                            && !m.isImplicitStack() && !m.segment().isSegmentWithBase() && m.sizeBytes() > 0) {
-                        Optional<Long> k = cfa.rspOffset(insn.address());
-                        if (k.isEmpty()) continue;
-                        long at = m.displacement() - k.get();
-                        if (m.index().isNone()) {
-                            FrameConstants.Finding found = constant(f, at, m.sizeBytes());
-                            if (found != null) constants.put(insn.address(), found);
-                        } else if (m.index().widthBits() == 64) {
-                            StackSlots.Slot s = element(f, at, m.sizeBytes(), Math.max(1, m.scale()));
-                            if (s != null) indexed.put(insn.address(), new Indexed(s, k.get()));
-                        }
-                    }
-        });
-        return constants.isEmpty() && indexed.isEmpty() ? Found.NONE : new Found(Map.copyOf(constants), Map.copyOf(indexed));
-    }
-
-    /** One optimised function's decoded code, with the CFI's rows of its module. */
-    private interface Visit { void function(DwarfLocals.Function f, List<Instruction> code, CfaRows cfa); }
-
-    /** Visits each optimised function of {@code functions} that has variables; the CFI is read at the first. */
-    private static void eachOptimised(ElfFile elf, List<DwarfLocals.Function> functions, Visit visit) {
+        Map<Long, Long> calls = new HashMap<>();
         CfaRows cfa = null;
         FunctionCode reader = new FunctionCode(elf);
         for (DwarfLocals.Function f : functions) {
             if (f.unoptimised() || f.locals().isEmpty()) continue;
             List<Instruction> code = reader.of(f);
             if (code == null) continue;
-            if (cfa == null) cfa = CfaRows.of(elf);
-            visit.function(f, code, cfa);
+            if (cfa == null) cfa = CfaRows.of(elf); // read at the first function that needs it
+            classify(f, code, cfa, constants, indexed);
+            Long k = cfaAtCalls(code, cfa);
+            if (k != null) calls.put(f.low(), k);
         }
+        return constants.isEmpty() && indexed.isEmpty() && calls.isEmpty() ? Found.NONE
+                : new Found(Map.copyOf(constants), Map.copyOf(indexed), Map.copyOf(calls));
     }
 
-    /**
-     * The optimised functions of {@code functions} whose every {@code call} has the CFA at the same {@code %rsp + k},
-     * with that k, by their low address: the check runtime finds such a caller's frame from the wrapper's return
-     * address (its slot + 8 is the caller's {@code %rsp} at the call), so a libc range into its variables is
-     * checked (launch.CheckFrames, agent/check/check_frames.h). One whose calls disagree (a push between) is left out.
-     */
-    public static Map<Long, Long> cfaAtCalls(ElfFile elf, List<DwarfLocals.Function> functions) {
-        Map<Long, Long> out = new HashMap<>();
-        eachOptimised(elf, functions, (f, code, cfa) -> {
-            Long k = null;
-            for (Instruction insn : code) {
-                if (!insn.mnemonic().equals("call")) continue;
-                Optional<Long> here = cfa.rspOffset(insn.address());
-                if (here.isEmpty() || (k != null && !k.equals(here.get()))) return;
-                k = here.get();
-            }
-            if (k != null) out.put(f.low(), k);
-        });
-        return out;
+    private static void classify(DwarfLocals.Function f, List<Instruction> code, CfaRows cfa,
+                                 Map<Long, FrameConstants.Finding> constants, Map<Long, Indexed> indexed) {
+        for (Instruction insn : code)
+            for (Operand o : insn.operands())
+                if (o instanceof MemoryOperand m && m.accessesMemory() && m.base().isStackPointer() && m.base().widthBits() == 64
+                        && !m.isImplicitStack() && !m.segment().isSegmentWithBase() && m.sizeBytes() > 0) {
+                    Optional<Long> k = cfa.rspOffset(insn.address());
+                    if (k.isEmpty()) continue;
+                    long at = m.displacement() - k.get();
+                    if (m.index().isNone()) {
+                        FrameConstants.Finding found = constant(f, at, m.sizeBytes());
+                        if (found != null) constants.put(insn.address(), found);
+                    } else if (m.index().widthBits() == 64) {
+                        StackSlots.Slot s = element(f, at, m.sizeBytes(), Math.max(1, m.scale()));
+                        if (s != null) indexed.put(insn.address(), new Indexed(s, k.get()));
+                    }
+                }
+    }
+
+    /** The k of {@link Found#calls} for one function's code: null when it has no call or its calls disagree. */
+    private static Long cfaAtCalls(List<Instruction> code, CfaRows cfa) {
+        Long k = null;
+        for (Instruction insn : code) {
+            if (!insn.mnemonic().equals("call")) continue;
+            Optional<Long> here = cfa.rspOffset(insn.address());
+            if (here.isEmpty() || (k != null && !k.equals(here.get()))) return null;
+            k = here.get();
+        }
+        return k;
     }
 
     /** A constant access {@code [at, at + n)} from the CFA that overlaps a variable and has bytes in none; else null. */

@@ -51,11 +51,17 @@ final class StackSlots {
      * optimised code's from {@code %rsp}: {@link RspFrames}) and the accesses through a pointer from a {@code lea}
      * of a global or a variable found ({@link LeaOrigins}).
      */
-    static StackSlots of(ElfFile elf) {
-        List<DwarfLocals.Function> functions = DwarfLocals.read(elf);
+    static StackSlots of(ElfFile elf) { return of(elf, DwarfLocals.readAll(elf)); }
+
+    /** The same from {@code elf}'s DWARF read once ({@link DwarfLocals#readAll}), which run --check's table reads too. */
+    static StackSlots of(ElfFile elf, DwarfLocals.Frames dwarf) {
+        List<DwarfLocals.Function> functions = dwarf.framed();
         return new StackSlots(functions, FrameConstants.of(elf, functions), LeaOrigins.of(elf, functions),
-                RspFrames.of(elf, DwarfLocals.readOptimised(elf)));
+                RspFrames.of(elf, dwarf.optimised()));
     }
+
+    /** The optimised functions whose calls all see the CFA at one {@code %rsp + k}, with k ({@link RspFrames.Found#calls}). */
+    Map<Long, Long> cfaAtCalls() { return rsp.calls(); }
 
     /** The object the pointer of {@code a}, made by the instruction at {@code address}, came from ({@link LeaOrigins}). */
     Optional<LeaOrigins.Origin> originOf(long address, MemoryAccess a) {

@@ -7,11 +7,14 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The stack variables of an executable's functions, from its DWARF (versions 2 to 5 as gcc writes them), for
@@ -64,23 +67,17 @@ public final class DwarfLocals {
 
     private DwarfLocals() {}
 
-    /** The functions of {@code elf} with their stack variables; empty when it has none or they cannot be read. */
-    public static List<Function> read(ElfFile elf) {
-        Optional<ElfSection> info = elf.section(".debug_info");
-        if (info.isEmpty() || info.get().fileSize() == 0) return List.of();
-        try {
-            DwarfSections s = DwarfSections.read(elf);
-            DwarfTypes types = DwarfTypes.read(elf);
-            List<Function> all = walk(s, types, null, false);
-            List<Function> framed = new ArrayList<>();
-            for (Function f : all) if (!f.locals().isEmpty() && framePointer(elf, f.low())) framed.add(f);
-            framed.sort(Comparator.comparingLong(Function::low));
-            return List.copyOf(framed);
-        } catch (ElfFormatException | DwarfException | RuntimeException e) {
-            // Every read is checked; a flaw leaves the run without stack checks rather than with half of them.
-            return List.of();
-        }
+    /**
+     * Both readings of a module's functions from one reading of its DWARF, for every classifier of a check plan
+     * and for run --check's table (rewrite.StackSlots, rewrite.FrameTable): {@code framed} as {@link #read}
+     * gives them, {@code optimised} as {@link #readOptimised}.
+     */
+    public record Frames(List<Function> framed, List<Function> optimised) {
+        public static final Frames NONE = new Frames(List.of(), List.of());
     }
+
+    /** The functions of {@code elf} with their stack variables; empty when it has none or they cannot be read. */
+    public static List<Function> read(ElfFile elf) { return readAll(elf).framed(); }
 
     /**
      * Every function of {@code elf}'s DWARF with a CFA frame base, frame pointer or not, its variables including
@@ -89,20 +86,33 @@ public final class DwarfLocals {
      * Only variables whose location is one {@code DW_OP_fbreg N} for their whole scope: one in a location list
      * (a slot for part of its range) is left out, and its function is not {@link Function#described}.
      */
-    public static List<Function> readOptimised(ElfFile elf) {
+    public static List<Function> readOptimised(ElfFile elf) { return readAll(elf).optimised(); }
+
+    /**
+     * Both readings in one: the sections and the types read once, the DIEs walked twice (the abstract DIEs'
+     * names, lines and types first, then every concrete DIE for both readings at once) where the two readings
+     * took five walks and the types twice. Any flaw in the DWARF gives no functions at all, as each reading did.
+     */
+    public static Frames readAll(ElfFile elf) {
         Optional<ElfSection> info = elf.section(".debug_info");
-        if (info.isEmpty() || info.get().fileSize() == 0) return List.of();
+        if (info.isEmpty() || info.get().fileSize() == 0) return Frames.NONE;
         try {
             DwarfSections s = DwarfSections.read(elf);
             DwarfTypes types = DwarfTypes.read(elf);
             Map<Long, Origin> origins = new HashMap<>();
-            walk(s, types, origins, true); // the first pass only collects the abstract DIEs' names, lines and types
-            List<Function> all = new ArrayList<>(walk(s, types, origins, false));
+            collect(s, origins);
+            Reader framed = new Reader(false), optimised = new Reader(true);
+            walk(s, types, origins, framed, optimised);
+            List<Function> withFrame = new ArrayList<>();
+            for (Function f : framed.out) if (!f.locals().isEmpty() && framePointer(elf, f.low())) withFrame.add(f);
+            withFrame.sort(Comparator.comparingLong(Function::low));
+            List<Function> all = new ArrayList<>(optimised.out);
             all.removeIf(f -> f.locals().isEmpty());
             all.sort(Comparator.comparingLong(Function::low));
-            return List.copyOf(all);
+            return new Frames(List.copyOf(withFrame), List.copyOf(all));
         } catch (ElfFormatException | DwarfException | RuntimeException e) {
-            return List.of();
+            // Every read is checked; a flaw leaves the run without stack checks rather than with half of them.
+            return Frames.NONE;
         }
     }
 
@@ -134,15 +144,21 @@ public final class DwarfLocals {
         }
     }
 
+    /** What a walk does with each DIE: {@code depth} 0 for a unit's own; a DIE with children opens {@code depth + 1}. */
+    private interface Visitor {
+        default void unit() {}
+
+        void die(long offset, Die die, int depth);
+
+        default void unitEnd() {}
+    }
+
     /**
-     * The functions of every unit. With {@code origins} null, as {@link #read} wants them: inlined calls' variables
-     * left out. Otherwise, with {@code collect}, it collects every named DIE's name, type and line; then
-     * variables of inlined calls count as their enclosing function's, and DIEs take what they lack from their
-     * abstract origin.
+     * Every DIE of every unit, its attributes read; a C++ function of a namespace or a class, defined by a DIE with
+     * no name of its own, only {@code DW_AT_specification} to its declaration (which gcc writes before it), named
+     * by that declaration.
      */
-    private static List<Function> walk(DwarfSections s, DwarfTypes types, Map<Long, Origin> origins, boolean collect)
-            throws DwarfException {
-        List<Function> out = new ArrayList<>();
+    private static void eachDie(DwarfSections s, Visitor v) throws DwarfException {
         Map<Long, DwarfAbbrev[]> tables = new HashMap<>();
         DwarfForm f = new DwarfForm();
         DwarfCursor c = new DwarfCursor(s.info());
@@ -152,17 +168,9 @@ public final class DwarfLocals {
             DwarfCursor uc = new DwarfCursor(s.info());
             uc.position = u.firstDie();
             uc.limit(u.end());
-            // per depth: the function whose body this depth is in (null outside one, or in an inlined call)
-            Function[] open = new Function[MAX_DEPTH];
-            String[] scopes = new String[MAX_DEPTH]; // per depth: the inlined call's function, null in the function's own body
-            List<List<Local>> lists = new ArrayList<>();
-            java.util.Set<Function> undescribed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            // the unit's named subprograms by offset: a C++ function of a namespace or a class is defined by a DIE
-            // with no name of its own, only DW_AT_specification to its declaration, which gcc writes before it
-            Map<Long, String> declared = new HashMap<>();
-            int unitStart = out.size();
+            Map<Long, String> declared = new HashMap<>(); // the unit's named subprograms by offset
+            v.unit();
             int depth = 0;
-            boolean unoptimised = false;
             while (uc.position < u.end()) {
                 long dieOffset = uc.position;
                 long code = uc.uleb();
@@ -180,49 +188,109 @@ public final class DwarfLocals {
                     if (die.name == null && die.specification >= 0) die.name = declared.get(die.specification);
                     if (die.name != null) declared.put(dieOffset, die.name);
                 }
-                if (collect && die.name != null) origins.put(dieOffset, new Origin(die.name, die.type, die.line));
-                Origin o = origins != null && !collect && die.origin >= 0 ? origins.get(die.origin) : null;
-                if (o != null) {
-                    if (die.name == null) die.name = o.name();
-                    if (die.type < 0) die.type = o.type();
-                    if (die.line < 0) die.line = o.line();
-                }
-                Function in = depth > 0 ? open[depth - 1] : null;
-                String scope = depth > 0 ? scopes[depth - 1] : null;
-                Function mine = in;
-                if (die.tag == TAG_COMPILE_UNIT) unoptimised = unoptimised(die.producer);
-                if (die.tag == TAG_SUBPROGRAM) {
-                    mine = null;
-                    if (die.low >= 0 && die.high >= 0 && die.cfaBase && die.name != null) {
-                        long high = die.highIsOffset ? die.low + die.high : die.high;
-                        List<Local> locals = new ArrayList<>();
-                        mine = new Function(die.name, die.low, high, locals, unoptimised, true);
-                        out.add(mine);
-                        lists.add(locals);
-                    }
-                    scope = null;
-                } else if (die.tag == TAG_INLINED_SUBROUTINE) {
-                    if (origins == null) mine = null;
-                    else scope = die.name != null ? die.name : "?"; // its variables are in the enclosing function's frame
-                } else if ((die.tag == TAG_VARIABLE || die.tag == TAG_FORMAL_PARAMETER) && in != null) {
-                    long size = die.fbregSet && die.type >= 0 ? types.sizeOf(die.type) : -1;
-                    if (size > 0 && die.name != null) in.locals().add(new Local(die.name, die.fbreg, size, (int) Math.max(0, die.line), scope));
-                    else if (die.located && !die.staticAddress) undescribed.add(in); // a frame slot not known
-                } else if (die.tag == TAG_UNSPECIFIED_PARAMETERS && in != null) {
-                    undescribed.add(in); // variadic: gcc's register save area is in the frame, in no variable
-                } else if (die.tag != TAG_LEXICAL_BLOCK) {
-                    mine = null; // a nested type's or other DIE's children are no frame's
-                }
-                if (die.children) {
-                    if (depth >= MAX_DEPTH) throw new DwarfException("DIEs nested deeper than " + MAX_DEPTH);
-                    scopes[depth] = scope;
-                    open[depth++] = mine;
-                }
+                if (die.children && depth >= MAX_DEPTH) throw new DwarfException("DIEs nested deeper than " + MAX_DEPTH);
+                v.die(dieOffset, die, depth);
+                if (die.children) depth++;
             }
-            for (int i = unitStart; i < out.size(); i++) if (undescribed.contains(out.get(i))) out.set(i, out.get(i).described(false));
+            v.unitEnd();
             c.position = u.end();
         }
-        return out;
+    }
+
+    /** Every named DIE's name, type and line, by offset: what a concrete DIE's {@code DW_AT_abstract_origin} gives it. */
+    private static void collect(DwarfSections s, Map<Long, Origin> origins) throws DwarfException {
+        eachDie(s, (offset, die, depth) -> {
+            if (die.name != null) origins.put(offset, new Origin(die.name, die.type, die.line));
+        });
+    }
+
+    /**
+     * The concrete DIEs for each of {@code readers}: an {@link Reader#inlined} one sees each DIE with what it lacks
+     * taken from its abstract origin, the other as it is.
+     */
+    private static void walk(DwarfSections s, DwarfTypes types, Map<Long, Origin> origins, Reader... readers) throws DwarfException {
+        eachDie(s, new Visitor() {
+            boolean unoptimised;
+
+            @Override
+            public void unit() {
+                unoptimised = false;
+                for (Reader r : readers) r.unit();
+            }
+
+            @Override
+            public void die(long offset, Die die, int depth) {
+                if (die.tag == TAG_COMPILE_UNIT) unoptimised = unoptimised(die.producer);
+                Origin o = die.origin >= 0 ? origins.get(die.origin) : null;
+                for (Reader r : readers) {
+                    boolean from = r.inlined && o != null;
+                    r.die(die, from && die.name == null ? o.name() : die.name, from && die.type < 0 ? o.type() : die.type,
+                            from && die.line < 0 ? o.line() : die.line, depth, unoptimised, types);
+                }
+            }
+
+            @Override
+            public void unitEnd() {
+                for (Reader r : readers) r.unitEnd();
+            }
+        });
+    }
+
+    /**
+     * One reading's functions as the walk finds them. Not {@code inlined} ({@link #read}): the variables of
+     * inlined calls are left out. {@code inlined} ({@link #readOptimised}): they count as their enclosing
+     * function's, with the inlined function's name as their scope.
+     */
+    private static final class Reader {
+        final boolean inlined;
+        final List<Function> out = new ArrayList<>();
+        /** Per depth: the function whose body this depth is in (null outside one, or in an inlined call when not {@link #inlined}). */
+        private final Function[] open = new Function[MAX_DEPTH];
+        /** Per depth: the inlined call's function, null in the function's own body. */
+        private final String[] scopes = new String[MAX_DEPTH];
+        private final Set<Function> undescribed = Collections.newSetFromMap(new IdentityHashMap<>());
+        private int unitStart;
+
+        Reader(boolean inlined) { this.inlined = inlined; }
+
+        void unit() {
+            unitStart = out.size();
+            undescribed.clear();
+        }
+
+        void die(Die die, String name, long type, long line, int depth, boolean unoptimised, DwarfTypes types) {
+            Function in = depth > 0 ? open[depth - 1] : null;
+            String scope = depth > 0 ? scopes[depth - 1] : null;
+            Function mine = in;
+            if (die.tag == TAG_SUBPROGRAM) {
+                mine = null;
+                if (die.low >= 0 && die.high >= 0 && die.cfaBase && name != null) {
+                    long high = die.highIsOffset ? die.low + die.high : die.high;
+                    mine = new Function(name, die.low, high, new ArrayList<>(), unoptimised, true);
+                    out.add(mine);
+                }
+                scope = null;
+            } else if (die.tag == TAG_INLINED_SUBROUTINE) {
+                if (!inlined) mine = null;
+                else scope = name != null ? name : "?"; // its variables are in the enclosing function's frame
+            } else if ((die.tag == TAG_VARIABLE || die.tag == TAG_FORMAL_PARAMETER) && in != null) {
+                long size = die.fbregSet && type >= 0 ? types.sizeOf(type) : -1;
+                if (size > 0 && name != null) in.locals().add(new Local(name, die.fbreg, size, (int) Math.max(0, line), scope));
+                else if (die.located && !die.staticAddress) undescribed.add(in); // a frame slot not known
+            } else if (die.tag == TAG_UNSPECIFIED_PARAMETERS && in != null) {
+                undescribed.add(in); // variadic: gcc's register save area is in the frame, in no variable
+            } else if (die.tag != TAG_LEXICAL_BLOCK) {
+                mine = null; // a nested type's or other DIE's children are no frame's
+            }
+            if (die.children) {
+                scopes[depth] = scope;
+                open[depth] = mine;
+            }
+        }
+
+        void unitEnd() {
+            for (int i = unitStart; i < out.size(); i++) if (undescribed.contains(out.get(i))) out.set(i, out.get(i).described(false));
+        }
     }
 
     private static void attribute(DwarfCursor c, DwarfUnit u, DwarfSections s, DwarfForm f, Die die, int at, int form, long implicit)

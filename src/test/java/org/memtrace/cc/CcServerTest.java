@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The compile server over its real socket: the directory checks it refuses to start without, each kind of
- * request with the exact answer, as steps of two clients at once, and the idle exit that removes its socket.
+ * request with the exact answer, as steps of two clients at once, and the idle exit that removes its socket,
+ * neither cutting a request in flight nor keeping one that comes after it waiting.
  */
 class CcServerTest {
     @TempDir Path dir;
@@ -73,6 +74,18 @@ class CcServerTest {
                 b.clear();
             }
             return out.toByteArray();
+        }
+    }
+
+    /**
+     * Whether the request's connection was closed with no answer: nothing to read, or (closed before the
+     * request was all written) a broken pipe or a reset, as socat sees it and gives up.
+     */
+    private boolean unanswered(CcRequest request) {
+        try {
+            return ask(request).length == 0;
+        } catch (IOException closed) {
+            return true;
         }
     }
 
@@ -229,6 +242,84 @@ class CcServerTest {
             assertThat(ch.read(ByteBuffer.allocate(16))).isEqualTo(-1);
         }
         assertThat(new String(ask(request(CcRequest.Kind.PING, Map.of())), StandardCharsets.US_ASCII)).isEqualTo("ok 0\n");
+    }
+
+    /** A server on a clock of the test's, serving with no idle watchdog: the test drives the idle exit itself. */
+    private CcServer startDriven(java.util.concurrent.atomic.AtomicLong clock) throws Exception {
+        CcServer server = new CcServer(socket, Duration.ofSeconds(1), clock::get);
+        server.bind();
+        serving = Thread.ofPlatform().start(() -> {
+            try {
+                server.serve(null);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        return server;
+    }
+
+    private static void until(java.util.function.BooleanSupplier state) throws InterruptedException {
+        for (int i = 0; i < 30_000 && !state.getAsBoolean(); i++) Thread.sleep(1); // a state to reach, not a time to assert
+        assertThat(state.getAsBoolean()).as("state reached").isTrue();
+    }
+
+    /**
+     * The idle time passes while a request is in flight (its client still sending): the server does not exit,
+     * the request is answered whole, and only an idle time after it does the server exit.
+     */
+    @Test
+    void aRequestInFlightWhenTheIdleTimePassesIsAnsweredWhole() throws Exception {
+        var clock = new java.util.concurrent.atomic.AtomicLong();
+        CcServer server = startDriven(clock);
+        byte[] ping = request(CcRequest.Kind.PING, Map.of()).encode();
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            ch.write(ByteBuffer.wrap(ping, 0, 5)); // a part: the server reads on, the request in flight
+            until(() -> server.inFlight() == 1);
+            clock.addAndGet(Duration.ofHours(1).toNanos());
+            assertThat(server.idleExit()).as("idle, but a request in flight").isFalse();
+            ch.write(ByteBuffer.wrap(ping, 5, ping.length - 5));
+            ch.shutdownOutput();
+            var out = new ByteArrayOutputStream();
+            ByteBuffer b = ByteBuffer.allocate(64);
+            while (ch.read(b) >= 0) {
+                out.write(b.array(), 0, b.position());
+                b.clear();
+            }
+            assertThat(out.toString(StandardCharsets.US_ASCII)).isEqualTo("ok 0\n");
+        }
+        until(() -> server.inFlight() == 0);
+        assertThat(server.idleExit()).as("the request just ended: its idle time starts now").isFalse();
+        clock.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertThat(server.idleExit()).isTrue();
+        server.exit();
+        serving.join(10_000);
+        assertThat(serving.isAlive()).isFalse();
+        assertThat(socket).doesNotExist();
+    }
+
+    /**
+     * A request that comes once the server decided to exit, before its socket is gone (the idle exit's race),
+     * finds its connection closed unanswered at once, however long the exit then takes: its client goes to a
+     * fresh server or its own JVM (scripts/cc-client.sh, CcClientTest) instead of waiting.
+     */
+    @Test
+    void aRequestAfterTheDecisionToExitIsClosedUnanswered() throws Exception {
+        var clock = new java.util.concurrent.atomic.AtomicLong();
+        CcServer server = startDriven(clock);
+        assertThat(server.idleExit()).isFalse();
+        clock.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertThat(server.idleExit()).isTrue();
+        assertThat(socket).exists(); // decided, not yet gone
+        assertThat(unanswered(request(CcRequest.Kind.PING, Map.of()))).isTrue();
+        assertThat(unanswered(request(CcRequest.Kind.PLAN, Map.of(), "cc", "-c", "x.c"))).isTrue();
+        assertThat(server.inFlight()).isZero();
+        assertThat(serving.isAlive()).as("the server goes on to its exit").isTrue();
+        assertThat(server.idleExit()).as("once decided, decided").isTrue();
+        server.exit();
+        serving.join(10_000);
+        assertThat(serving.isAlive()).isFalse();
+        assertThat(socket).doesNotExist();
     }
 
     private static String undefined(Path object) throws Exception {

@@ -79,5 +79,13 @@ class RspFramesTest {
         assertThat(constants.get("over").offset()).isEqualTo(16);
         assertThat(found.indexed().values()).extracting(i -> i.slot().variable()).containsExactly("c");
         assertThat(found.indexed().values().iterator().next().rspToCfa()).isGreaterThan(8);
+        // the same pass finds the functions whose calls all see one CFA (run --check's table): every caller,
+        // each at least past its return address; sum calls nothing
+        Map<Long, String> byLow = new TreeMap<>();
+        for (DwarfLocals.Function f : DwarfLocals.readOptimised(elf)) byLow.put(f.low(), f.name());
+        Map<String, Long> calls = new TreeMap<>();
+        found.calls().forEach((low, k) -> calls.put(byLow.get(low), k));
+        assertThat(calls).containsKeys("over", "fits", "hist").doesNotContainKey("sum");
+        assertThat(calls.values()).allSatisfy(k -> assertThat(k).isGreaterThanOrEqualTo(8));
     }
 }

@@ -198,8 +198,8 @@ static uintptr_t frames_caller_rbp(uintptr_t fp, uintptr_t pc, int (*read16)(uin
 /* chain from fp: when [p, p+n) starts inside one of its variables and runs past that variable's end, the    */
 /* variable into x and 1. Its CFA is the return address's slot + 8 + k. A range that starts in no variable  */
 /* is not judged: optimised code keeps spills and temporaries between its variables, which DWARF never names. */
-static int frames_rsp_caller(const struct mc_frames *t, uintptr_t p, size_t n, uintptr_t pc, uintptr_t fp,
-                             int (*read16)(uint64_t w[2], uintptr_t at), struct mc_extent *x)
+static inline int frames_rsp_caller(const struct mc_frames *t, uintptr_t p, size_t n, uintptr_t pc, uintptr_t fp,
+                                    int (*read16)(uint64_t w[2], uintptr_t at), struct mc_extent *x)
 {
     const struct lfn *f = frames_fn_of(t, pc - 1);
     if (!f || !f->frame) return 0;

@@ -90,7 +90,7 @@ uintptr_t mc_first_bad(uintptr_t addr, size_t size);          /* first unaddress
  * the exact test decides. The last word may reach 7 bytes past the range's shadow: the shadow is one mapping, and
  * the top of the address space is left to the exact test. Before, a range over 57 bytes (8 granules) always took
  * the exact test, a call: mc_first_bad, called by the libc wrappers, gcc's checks of odd sizes and the
- * input functions, was 1 % of sqlite3's checked run (bench/results/check.md, 2026-12-07 20:40). */
+ * input functions, was 1 % of sqlite3's checked run (bench/results/check.md, 2026-12-07 20:35). */
 static inline __attribute__((always_inline)) int mc_shadow_clean(uintptr_t a, size_t n)
 {
     uintptr_t e = a + n - 1;

@@ -373,7 +373,7 @@ const struct mc_block *mc_live_block(uintptr_t p, size_t limit)
         g -= 8;
         /* all-addressable shadow is skipped 256 bytes (four shadow words) a step, then 64, from any alignment:
          * the index test's walks from a base deep in one of sqlite3's large blocks went to the 4 KB limit a
-         * word at a time, and that walk was 1.4 % of its checked run (bench/results/check.md, 2026-12-07 20:40) */
+         * word at a time, and that walk was 1.4 % of its checked run (bench/results/check.md, 2026-12-07 20:35) */
         while (g >= stop + 256 && (shadow_word(g - 256) | shadow_word(g - 192) | shadow_word(g - 128) | shadow_word(g - 64)) == 0)
             g -= 256;
         while (g >= stop + 64 && shadow_word(g - 64) == 0) g -= 64;

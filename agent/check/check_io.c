@@ -36,6 +36,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -86,7 +87,7 @@ static void wrote(const void *p, size_t n, const void *pc, const char *fn)
     if (!n) return;
     mc_init();
     mc_count_libc(pc);
-    if (mc_first_bad((uintptr_t)p, n)) mc_report_access((uintptr_t)p, n, MC_WRITE, pc, fn);
+    if (!mc_shadow_clean((uintptr_t)p, n) && mc_first_bad((uintptr_t)p, n)) mc_report_access((uintptr_t)p, n, MC_WRITE, pc, fn);
     else if (mc_rewritten) mc_check_stack_var((uintptr_t)p, n, MC_WRITE, pc, fn);
 }
 
@@ -145,6 +146,13 @@ static void *line_pages(void *old, size_t old_size, size_t size)
     return p;
 }
 
+/* n bytes from s to d, eight at a time: not memcpy, which is the runtime's checked wrapper */
+static void copy_bytes(char *d, const char *s, size_t n)
+{
+    for (; n >= 8; n -= 8, d += 8, s += 8) __builtin_memcpy(d, s, 8);
+    for (; n; n--) *d++ = *s++;
+}
+
 /* fgets and fgetws (wide: in wchar_t characters): the line, at most n - 1 characters with its newline,
  * read aside into the runtime's memory as gets's, and its range with the terminator checked before a byte of it
  * is stored: the report comes with the program's memory past the buffer untouched. NULL as libc's: the input
@@ -158,6 +166,21 @@ static void *fgets_aside(void *s, int n, FILE *f, int wide, const void *pc, cons
     flockfile(f);
     int had_error = ferror(f) != 0;   /* libc's fails only on an error of this call */
     while (len + 1 < (size_t)n) {
+        if (!wide && f->_IO_read_ptr < f->_IO_read_end && len + 2 < cap) {
+            /* what the stream's buffer holds of the line, as much as fits, in one go: what getc_unlocked would
+             * take a character at a time (its fast path reads and advances _IO_read_ptr the same way); the loop
+             * of getc calls was 1 % of sqlite3's checked run reading its SQL, glibc's fgets a sixth of that */
+            size_t take = (size_t)(f->_IO_read_end - f->_IO_read_ptr), room = (size_t)n - 1 - len;
+            if (take > room) take = room;
+            if (take > cap - 1 - len) take = cap - 1 - len;
+            const char *nl = memchr(f->_IO_read_ptr, '\n', take);
+            if (nl) take = (size_t)(nl - f->_IO_read_ptr) + 1;
+            copy_bytes(p + len, f->_IO_read_ptr, take);
+            f->_IO_read_ptr += take;
+            len += take;
+            if (nl) break;
+            continue;
+        }
         wint_t c = wide ? getwc_unlocked(f) : (wint_t)getc_unlocked(f);
         if (wide ? c == WEOF : (int)c == EOF) {
             failed = !had_error && ferror(f);
@@ -181,7 +204,7 @@ static void *fgets_aside(void *s, int n, FILE *f, int wide, const void *pc, cons
     if (n == 1 || (len && !failed)) {
         wrote(s, (len + 1) * unit, pc, fn);
         /* by hand: the runtime's memcpy would check (and report) the range again */
-        for (size_t i = 0; i < len * unit; i++) ((char *)s)[i] = p[i];
+        copy_bytes(s, p, len * unit);
         for (size_t i = 0; i < unit; i++) ((char *)s)[len * unit + i] = 0;
         r = s;
     }

@@ -13,8 +13,8 @@
  * gcc inlined as plain moves, are checked by gcc's instrumentation or not at all); a string function whose
  * source is not terminated reads until libc's function stops or faults before the check sees it; memcmp and
  * strncmp are charged for their whole length even when they would stop early.
- * Cost: each range's shadow is tested inline (clean: up to 8 granules read as one word), the exact walk
- * (mc_first_bad) only when that word is not all addressable; memcpy's two ranges are counted in one call.
+ * Cost: each range's shadow is tested inline (mc_shadow_clean, check.h: 8 granules read as one word), the exact walk
+ * (mc_first_bad) only when a word is not all addressable; memcpy's two ranges are counted in one call.
  */
 #include <dlfcn.h>
 #include <stddef.h>
@@ -63,25 +63,11 @@ static void copy(void *d, const void *s, size_t n)
 
 static int ready;   /* mc_init ran: the shadow is there (a call less per range than asking mc_init each time) */
 
-/* Whether the shadow passes [a, a+n) (n > 0) at a glance: the shadow bytes of its granules, up to 8 of them
- * (n up to 57 bytes), read as one word: every granule but the last wholly addressable (0), the last 0 or
- * addressable up to the range's end (a string's block of 10 bytes). Otherwise (a poisoned byte, a longer
- * range) the exact test decides. The word may reach 7 bytes past the range's shadow: the shadow is one
- * mapping, and the top of the address space is left to the exact test. */
-static inline __attribute__((always_inline)) int clean(uintptr_t a, size_t n)
-{
-    uintptr_t e = a + n - 1, k = (e >> 3) - (a >> 3);    /* granules - 1 */
-    if (k > 7 || a > ((uintptr_t)1 << 47) - 128) return 0;
-    uint64_t w = *(const uint64_t __attribute__((may_alias, aligned(1))) *)MC_SHADOW(a);
-    int8_t last = (int8_t)(w >> (8 * k));
-    return (w & ((1ULL << (8 * k)) - 1)) == 0 && (last == 0 || last > (int8_t)(e & 7));
-}
-
 /* Inlined in each wrapper with the shadow's quick test: the wrappers' calls into the rest of the runtime
  * (mc_init, mc_first_bad) were a third of their cost on sqlite3's 3.8 M libc calls. */
 static inline __attribute__((always_inline)) void test(const void *p, size_t n, enum mc_access access, const void *pc, const char *fn)
 {
-    if (__builtin_expect(n && !clean((uintptr_t)p, n), 0) && mc_first_bad((uintptr_t)p, n))
+    if (__builtin_expect(n && !mc_shadow_clean((uintptr_t)p, n), 0) && mc_first_bad((uintptr_t)p, n))
         mc_report_access((uintptr_t)p, n, access, pc, fn);
     else if (mc_rewritten) mc_check_stack_var((uintptr_t)p, n, access, pc, fn);
 }

@@ -698,7 +698,7 @@ MC_EXPORT void __memtrace_check_index(uintptr_t a, uintptr_t base, uint64_t pack
         if (__builtin_expect(!tc.registered, 0)) register_thread();                            \
         tc.c.checks++;                                                                         \
         tc.c.accesses++;                                                                       \
-        if (__builtin_expect(mc_first_bad(a, size) == 0, 1)) return;                           \
+        if (__builtin_expect(!size || mc_shadow_clean(a, size) || !mc_first_bad(a, size), 1)) return; \
         mc_report_access(a, size, access, __builtin_return_address(0), NULL);                  \
     }
 CHECK_N(__asan_loadN, MC_READ)

@@ -250,7 +250,7 @@ final class PlainCover {
         long packed = width | (store ? 1L << 8 : 0) | 1L << 9;   // one access: reported as one, not "by the loop"
         return List.of("\tleaq\t-128(%rsp), %rsp", "\tpushq\t%rdi", "\tleaq\t" + address + ", %rdi", "\tpushq\t%rsi",
                 "\tmovq\t%rdi, %rsi", "\tpushq\t%rdx", "\tmovl\t$" + packed + ", %edx",
-                "\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckRewriter.lineOf(parsed, line),
+                "\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckSites.lineOf(parsed, line),
                 "\tpopq\t%rdx", "\tpopq\t%rsi", "\tpopq\t%rdi", "\tleaq\t128(%rsp), %rsp");
     }
 }

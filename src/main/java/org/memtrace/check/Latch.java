@@ -2,7 +2,7 @@ package org.memtrace.check;
 
 /**
  * The end of a loop body as a symbolic walk meets it: the last compare before the back edge and the back edge's
- * jump. {@link PlainCover} (an innermost loop) and {@link NestHoist} (the loop around one) walk their bodies
+ * jump. {@link LoopRanges} (an innermost loop) and {@link NestHoist} (the loop around one) walk their bodies
  * instruction by instruction and hand each one here, so that both read a loop's exit the same way.
  */
 final class Latch {
@@ -42,5 +42,5 @@ final class Latch {
     boolean reached() { return jump != null; }
 
     /** How the loop ends, its state at the back edge being {@code s}, or null when that is not known. */
-    PlainCover.Exit exit(Symbolic s) { return PlainCover.exit(s, a, b, jump, narrowCompare); }
+    LoopRanges.Exit exit(Symbolic s) { return LoopRanges.exit(s, a, b, jump, narrowCompare); }
 }

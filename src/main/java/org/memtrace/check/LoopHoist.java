@@ -299,7 +299,7 @@ final class LoopHoist {
         code.add("\tmovabsq\t$" + packed + ", %rdx");
         // through the GOT, not the PLT: lazy binding's first call would change %r10 and %r11, which the
         // uninstrumented code PlainCover checks keeps live across the call
-        code.add("\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckRewriter.lineOf(parsed, checkLine));
+        code.add("\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckSites.lineOf(parsed, checkLine));
         code.addAll(List.of("\tpopq\t%rax", "\tpopq\t%rdx", "\tpopq\t%rsi", "\tpopq\t%rdi", "\tpopfq"));
         if (width != null) code.add("\tpopq\t%rcx");
         code.add("\tleaq\t128(%rsp), %rsp");

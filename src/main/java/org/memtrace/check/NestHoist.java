@@ -37,10 +37,10 @@ final class NestHoist {
      * a stride tested access by access, a union that would span a gap), and the outer loop's summary: the unions
      * of the others and the outer loop's own accesses, in its registers at its top, and how it ends.
      */
-    record Level(List<PlainCover.Range> atInner, PlainCover.Summary up) {}
+    record Level(List<LoopRanges.Range> atInner, LoopRanges.Summary up) {}
 
     /** The ranges of the loop at {@code outerTop} around the loop at {@code innerTop} (whose summary is inner), or null. */
-    static Level of(int outerTop, int innerTop, PlainCover.Summary inner, List<Integer> outerAccesses,
+    static Level of(int outerTop, int innerTop, LoopRanges.Summary inner, List<Integer> outerAccesses,
                     List<AsmLine> parsed, Map<String, Integer> definedAt, Map<String, Integer> references) {
         if (!(parsed.get(outerTop) instanceof AsmLine.Label outerLabel)) return null;
         String label = outerLabel.name();
@@ -48,24 +48,24 @@ final class NestHoist {
         String innerLabel = ((AsmLine.Label) parsed.get(innerTop)).name();
         Symbolic s = new Symbolic(LoopHoist.narrowAtEntry(parsed, outerTop));
         Map<Integer, Linear> forms = new HashMap<>();
-        List<PlainCover.Range> moved = new ArrayList<>(), atInner = new ArrayList<>();
+        List<LoopRanges.Range> moved = new ArrayList<>(), atInner = new ArrayList<>();
         Latch latch = new Latch();
         for (int i = outerTop + 1; i < parsed.size() && !latch.reached(); i++) {
             AsmLine l = parsed.get(i);
             if (i == innerTop) {
                 Map<String, Linear> at = s.snapshot();
-                for (PlainCover.Range r : inner.ranges()) {
+                for (LoopRanges.Range r : inner.ranges()) {
                     Linear first = substitute(r.first(), at), last = substitute(r.last(), at);
                     Linear count = r.count() == null ? null : substitute(r.count(), at);
                     Linear width = r.width() == null ? null : substitute(r.width(), at);
                     if (first == null || last == null || r.count() != null && count == null
                             || r.width() != null && width == null) atInner.add(r);
-                    else moved.add(new PlainCover.Range(first, last, count, r.shift(), r.mult(), r.size(), r.store(),
+                    else moved.add(new LoopRanges.Range(first, last, count, r.shift(), r.mult(), r.size(), r.store(),
                             r.step(), r.line(), r.strided(), width));
                 }
                 int back = backEdge(parsed, innerTop, innerLabel);
                 if (back < 0) return null;
-                PlainCover.Exit e = inner.exit();
+                LoopRanges.Exit e = inner.exit();
                 for (String r : Registers.ALL) {
                     Long c = e.steps().get(r);
                     if (c != null && c == 0) continue;
@@ -86,7 +86,7 @@ final class NestHoist {
                 continue;
             }
             if (outerAccesses.contains(i)) {
-                Linear f = s.address(in.operands().get(PlainCover.memoryOperand(in)));
+                Linear f = s.address(in.operands().get(MemoryOperands.memoryOperand(in)));
                 if (f == null) return null;
                 forms.put(i, f);
             }
@@ -95,29 +95,29 @@ final class NestHoist {
             if (!latch.take(s, in, label)) return null;
         }
         if (moved.isEmpty() || forms.size() != outerAccesses.size()) return null;
-        PlainCover.Exit exit = latch.exit(s);
+        LoopRanges.Exit exit = latch.exit(s);
         if (exit == null) return null;
-        List<PlainCover.Range> ranges = new ArrayList<>();
-        for (PlainCover.Range r : moved) {
-            PlainCover.Range u = union(r, exit);
+        List<LoopRanges.Range> ranges = new ArrayList<>();
+        for (LoopRanges.Range r : moved) {
+            LoopRanges.Range u = union(r, exit);
             if (u != null) ranges.add(u);
             else atInner.add(unmoved(r, inner.ranges()));
         }
         if (ranges.isEmpty()) return null;
-        List<PlainCover.Range> own = PlainCover.ranges(outerAccesses, forms, exit, parsed);
+        List<LoopRanges.Range> own = LoopRanges.ranges(outerAccesses, forms, exit, parsed);
         if (own == null) return null;
         ranges.addAll(own);
-        return new Level(atInner, new PlainCover.Summary(ranges, exit));
+        return new Level(atInner, new LoopRanges.Summary(ranges, exit));
     }
 
     /** The inner range a moved one came from (the same access line). */
-    private static PlainCover.Range unmoved(PlainCover.Range r, List<PlainCover.Range> inner) {
-        for (PlainCover.Range i : inner) if (i.line() == r.line() && i.store() == r.store() && i.size() == r.size()) return i;
+    private static LoopRanges.Range unmoved(LoopRanges.Range r, List<LoopRanges.Range> inner) {
+        for (LoopRanges.Range i : inner) if (i.line() == r.line() && i.store() == r.store() && i.size() == r.size()) return i;
         throw new IllegalStateException("no inner range for line " + r.line());
     }
 
     /** An inner range's union over the outer loop's iterations, or null when it would span a gap. */
-    private static PlainCover.Range union(PlainCover.Range r, PlainCover.Exit exit) {
+    private static LoopRanges.Range union(LoopRanges.Range r, LoopRanges.Exit exit) {
         // the low end and the high end (less the access size) of the inner range in one outer iteration
         Linear low = r.step() >= 0 ? r.first() : r.last(), high = r.step() >= 0 ? r.last() : r.first();
         Long move = LoopHoist.step(low, exit.steps()), moveHigh = LoopHoist.step(high, exit.steps());
@@ -137,9 +137,9 @@ final class NestHoist {
             if (!move.equals(moveHigh) || Math.abs(move) > r.size() || move % exit.dstep() != 0) return null;
             Linear travel = exit.d().plus(exit.e()).times(-(move / exit.dstep()));   // T * move
             return move > 0
-                    ? new PlainCover.Range(r.first(), r.last(), null, 0, 0, r.size(), r.store(), r.step(), r.line(), true,
+                    ? new LoopRanges.Range(r.first(), r.last(), null, 0, 0, r.size(), r.store(), r.step(), r.line(), true,
                             travel.plus(Linear.constant(r.size())))
-                    : new PlainCover.Range(r.first().plus(travel), r.last().plus(travel), null, 0, 0, r.size(), r.store(),
+                    : new LoopRanges.Range(r.first().plus(travel), r.last().plus(travel), null, 0, 0, r.size(), r.store(),
                             r.step(), r.line(), true, Linear.constant(r.size()).minus(travel));
         }
         Linear extent = high.minus(low);
@@ -147,7 +147,7 @@ final class NestHoist {
         if (move % exit.dstep() != 0 || Math.abs(move) > extent.constant() + r.size() + 64) return null;
         Linear shift = exit.d().plus(exit.e()).times(move / exit.dstep());   // last iteration = first - shift
         Linear lowest = move >= 0 ? low : low.minus(shift), highest = move >= 0 ? high.minus(shift) : high;
-        return new PlainCover.Range(lowest, highest, null, 0, 0, r.size(), r.store(), r.step(), r.line(), false);
+        return new LoopRanges.Range(lowest, highest, null, 0, 0, r.size(), r.store(), r.step(), r.line(), false);
     }
 
     /** The inner loop's back edge: the first jump to its label after it. */

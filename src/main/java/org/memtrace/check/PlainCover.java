@@ -33,7 +33,6 @@ final class PlainCover {
     private static final Pattern RIP = Pattern.compile("^(.*)\\(%rip\\)$");
     private static final Pattern OTHER_LOCAL = Pattern.compile("(?<![\\w.$])\\.L[A-Za-z_]*\\d+\\b");
     private static final Pattern STRINGS = Pattern.compile("(movs|stos|lods|scas|cmps)[bwlq]");
-    private static final Pattern SYMBOL = Pattern.compile("[A-Za-z_.$][\\w.$@]*");
 
     /** The body with its checks, how many range checks at loop entries and single-access checks it got. */
     record Cover(List<String> lines, int ranges, int singles) {}
@@ -89,13 +88,13 @@ final class PlainCover {
             if (m.contains(" ") || in.operands().isEmpty() && STRINGS.matcher(m).matches()) {
                 return null;                                       // string instructions: ranges of their own
             }
-            int mem = memoryOperand(in);
+            int mem = MemoryOperands.memoryOperand(in);
             if (mem == -2) return null;
             if (mem < 0 || m.startsWith("lea") || m.startsWith("nop") || m.startsWith("prefetch")) continue;
             String op = in.operands().get(mem);
             if (op.startsWith("*") || m.startsWith("push") || m.startsWith("pop") || op.contains("%fs:")
                     || op.contains("%gs:")) return null;
-            int width = width(in);
+            int width = MemoryOperands.width(in);
             if (width <= 0) return null;
             if (safe(op, width, sizes, framePointer)) continue;
             int[] loop = smallest(loops, i);
@@ -111,7 +110,7 @@ final class PlainCover {
         // own accesses, as long as each is straight-line code around the one below (NestHoist)
         for (var e : new ArrayList<>(inLoop.entrySet())) {
             int[] loop = smallest(loops, e.getValue().getFirst());
-            Summary sum = loop == null ? null : summarize(loop[0], e.getValue(), parsed, definedAt, references);
+            LoopRanges.Summary sum = loop == null ? null : LoopRanges.summarize(loop[0], e.getValue(), parsed, definedAt, references);
             if (sum == null) continue;
             List<Integer> taken = new ArrayList<>();
             List<String> code = new ArrayList<>();
@@ -123,7 +122,7 @@ final class PlainCover {
                 own.sort(null);
                 NestHoist.Level level = NestHoist.of(outer[0], loop[0], sum, own, parsed, definedAt, references);
                 if (level == null) break;
-                List<String> stay = emit(level.atInner(), parsed);
+                List<String> stay = LoopRanges.emit(level.atInner(), parsed);
                 if (stay == null) break;
                 edits.insertBefore(loop[0], stay);
                 n += level.atInner().size();
@@ -132,7 +131,7 @@ final class PlainCover {
                 loop = outer;
             }
             if (loop[0] == e.getKey()) continue;                  // not moved: the loop below does it
-            List<String> top = emit(sum.ranges(), parsed);
+            List<String> top = LoopRanges.emit(sum.ranges(), parsed);
             if (top == null) return null;
             edits.insertBefore(loop[0], top);
             ranges += n + sum.ranges().size();
@@ -147,33 +146,17 @@ final class PlainCover {
                 ranges += n;
             } else if (calls(parsed, e.getKey())) {
                 // a loop that calls pays a call per iteration anyway: its accesses are checked one by one
-                for (int line : e.getValue()) single.put(line, width((AsmLine.Instruction) parsed.get(line)));
+                for (int line : e.getValue()) single.put(line, MemoryOperands.width((AsmLine.Instruction) parsed.get(line)));
             } else {
                 return null;                                      // a loop gcc may have vectorised: its body stays gcc's
             }
         }
         for (var e : single.entrySet()) {
             AsmLine.Instruction in = (AsmLine.Instruction) parsed.get(e.getKey());
-            String op = in.operands().get(memoryOperand(in));
-            edits.insertBefore(e.getKey(), singleCheck(op, e.getValue(), store(in, op), parsed, e.getKey()));
+            String op = in.operands().get(MemoryOperands.memoryOperand(in));
+            edits.insertBefore(e.getKey(), singleCheck(op, e.getValue(), MemoryOperands.store(in, op), parsed, e.getKey()));
         }
         return new Cover(edits.apply(body), ranges, single.size());
-    }
-
-    /** Index of the operand that addresses memory, -1 when none, -2 when there are two. */
-    static int memoryOperand(AsmLine.Instruction in) {
-        if (in.isJump() && !in.operands().isEmpty() && !in.operands().getFirst().startsWith("*")) return -1;
-        if (in.mnemonic().startsWith("call") && !in.operands().getFirst().startsWith("*")) return -1;
-        int found = -1;
-        for (int k = 0; k < in.operands().size(); k++) {
-            String op = in.operands().get(k);
-            boolean memory = op.contains("(") || !op.startsWith("$") && !op.startsWith("%") && !op.startsWith("*")
-                    && SYMBOL.matcher(op).lookingAt() || op.startsWith("*") && !op.startsWith("*%");
-            if (!memory) continue;
-            if (found >= 0) return -2;
-            found = k;
-        }
-        return found;
     }
 
     /** A frame slot, or a global plus a constant gcc itself would leave unchecked. */
@@ -249,173 +232,11 @@ final class PlainCover {
     /** The range checks of one innermost loop at its entry; how many, or -1 when an access cannot be covered. */
     private static int hoist(int top, List<Integer> accesses, List<AsmLine> parsed, Map<String, Integer> definedAt,
                              Map<String, Integer> references, Edits edits) {
-        Summary sum = summarize(top, accesses, parsed, definedAt, references);
-        List<String> entry = sum == null ? null : emit(sum.ranges(), parsed);
+        LoopRanges.Summary sum = LoopRanges.summarize(top, accesses, parsed, definedAt, references);
+        List<String> entry = sum == null ? null : LoopRanges.emit(sum.ranges(), parsed);
         if (entry == null) return -1;
         edits.insertBefore(top, entry);
         return sum.ranges().size();
-    }
-
-    /**
-     * One range a loop's entry checks: from {@code first} to {@code last} (plus {@code (count >> shift) * mult}
-     * when count is not null), accesses of {@code size} bytes moving by {@code step} (signed) per iteration;
-     * strided: tested access by access. A strided range moved out of its loop ({@link NestHoist}) covers, at
-     * each access, {@code width} bytes instead of {@code size} (null otherwise): the rows of a column walk that
-     * the outer loop moves along them (matmul's {@code b[k][j]} over {@code j}).
-     */
-    record Range(Linear first, Linear last, Linear count, int shift, long mult, int size, boolean store, long step,
-                 int line, boolean strided, Linear width) {
-        Range(Linear first, Linear last, Linear count, int shift, long mult, int size, boolean store, long step,
-              int line, boolean strided) {
-            this(first, last, count, shift, mult, size, store, step, line, strided, null);
-        }
-    }
-
-    /** How a loop ends: its invariant (0) and induction registers' steps, D = B - A at its compare, D's step, e. */
-    record Exit(Map<String, Long> steps, Linear d, long dstep, long e) {}
-
-    /** An innermost loop's ranges and how it ends. */
-    record Summary(List<Range> ranges, Exit exit) {}
-
-    /** The ranges of one innermost loop, or null when an access cannot be covered. */
-    static Summary summarize(int top, List<Integer> accesses, List<AsmLine> parsed, Map<String, Integer> definedAt,
-                             Map<String, Integer> references) {
-        String label = ((AsmLine.Label) parsed.get(top)).name();
-        if (references.getOrDefault(label, 0) != 1 || !LoopHoist.fallsInto(parsed, top)) return null;
-        LoopShape shape = LoopShape.of(label, top, parsed, definedAt, references);
-        if (shape == null) return null;
-        Symbolic s = new Symbolic(LoopHoist.narrowAtEntry(parsed, top));
-        Map<Integer, Linear> forms = new HashMap<>();
-        Latch latch = new Latch();
-        for (int i = top + 1; i < parsed.size() && !latch.reached(); i++) {
-            if (!(parsed.get(i) instanceof AsmLine.Instruction in)) {
-                if (parsed.get(i) instanceof AsmLine.Label x && !shape.internal(x.name()) && !x.name().startsWith(".LVL")
-                        && !x.name().startsWith(".LBB") && !x.name().startsWith(".LBE")) return null;
-                if (!shape.conditional(i)) continue;
-                latch.forget();
-                continue;
-            }
-            if (accesses.contains(i)) {
-                if (shape.conditional(i)) return null;            // in some iterations only: no whole range
-                Linear f = s.address(in.operands().get(memoryOperand(in)));
-                if (f == null) return null;
-                forms.put(i, f);
-            }
-            if (shape.conditional(i)) {
-                Map<String, Linear> before = s.snapshot();
-                s.step(in);
-                s.forgetChanged(before);
-                latch.forget();
-                continue;
-            }
-            if (!latch.take(s, in, label)) return null;
-        }
-        if (forms.size() != accesses.size()) return null;
-        Exit exit = latch.exit(s);
-        if (exit == null) return null;
-        List<Range> ranges = ranges(accesses, forms, exit, parsed);
-        return ranges == null ? null : new Summary(ranges, exit);
-    }
-
-    /** How the loop whose symbolic state at its back edge is {@code s} ends, or null when that is not known. */
-    static Exit exit(Symbolic s, Linear a, Linear b, String jump, boolean narrowCompare) {
-        if (jump == null || a == null || b == null) return null;
-        if (narrowCompare && !LoopHoist.CONTINUE_WHILE_NONZERO.contains(jump)) return null;
-        Map<String, Long> steps = new HashMap<>();
-        for (String r : Registers.ALL) {
-            Linear end = s.get(r);
-            if (end.terms().equals(Map.of(r, 1L))) steps.put(r, end.constant());
-        }
-        Linear d = b.minus(a);
-        Long dstep = LoopHoist.step(d, steps);
-        if (dstep == null || dstep == 0) return null;
-        long e;
-        if (LoopHoist.CONTINUE_WHILE_NONZERO.contains(jump)) e = 0;
-        else if (LoopHoist.LESS.contains(jump) && dstep == 1 || LoopHoist.GREATER.contains(jump) && dstep == -1) e = 0;
-        else if (LoopHoist.LESS_EQUAL.contains(jump) && dstep == 1 || LoopHoist.GREATER_EQUAL.contains(jump) && dstep == -1) e = -dstep;
-        else return null;
-        return new Exit(steps, d, dstep, e);
-    }
-
-    /** The ranges of a loop's accesses (their addresses at its top in {@code forms}), or null. */
-    static List<Range> ranges(List<Integer> accesses, Map<Integer, Linear> forms, Exit exit, List<AsmLine> parsed) {
-        Linear d = exit.d();
-        long dstep = exit.dstep(), e = exit.e();
-        // streams from one base with one stride, less than a stride apart (c[j] read and written, a vector
-        // loop's two halves), share one range: the first one's in program order, widened to all of theirs
-        List<Stream> streams = new ArrayList<>();
-        for (int line : accesses.stream().sorted().toList()) {
-            AsmLine.Instruction in = (AsmLine.Instruction) parsed.get(line);
-            Linear f = forms.get(line);
-            Long step = LoopHoist.step(f, exit.steps());
-            // a stride the counter's does not divide needs a division at entry: a shift, when the counter's
-            // stride is a power of two and the loop ends on reaching its exit value exactly (jne)
-            if (step == null || step % dstep != 0 && !(e == 0 && Long.bitCount(Math.abs(dstep)) == 1)) return null;
-            int width = width(in);
-            Stream near = null;
-            for (Stream st : streams) {
-                if (st.form.terms().equals(f.terms()) && st.step == step && f.constant() + width > st.high - Math.abs(step)
-                        && f.constant() < st.low + Math.abs(step)) near = st;
-            }
-            if (near != null && Math.max(near.high, f.constant() + width) - Math.min(near.low, f.constant()) <= 255) {
-                near.low = Math.min(near.low, f.constant());
-                near.high = Math.max(near.high, f.constant() + width);
-                continue;
-            }
-            streams.add(new Stream(line, f, step, width, store(in, in.operands().get(memoryOperand(in)))));
-        }
-        List<Range> out = new ArrayList<>();
-        for (Stream st : streams) {
-            // the range [low, high) of the first iteration to that of the last, reported in the first
-            // access's size: first + size is the range's end on the side the loop moves away from
-            Linear first = new Linear(st.form.terms(), st.low);
-            boolean divides = st.step % dstep == 0;
-            // not divisible: last = first + jl * step with jl = -(D0 + e) / dstep = (D0 + e) >> k * -sign(dstep)
-            Linear last = divides ? first.minus(d.plus(e).times(st.step / dstep)) : first;
-            Linear count = divides ? null : d.plus(e);
-            int shift = Long.numberOfTrailingZeros(Math.abs(dstep));
-            long mult = -Long.signum(dstep) * st.step;
-            // (a stride over 64 bytes is tested access by access, [a, a + size): there the size is the whole span)
-            boolean strided = Math.abs(st.step) > 64;
-            long extra = strided ? 0 : st.high - st.low - st.width;
-            if (st.step >= 0) last = last.plus(extra);
-            else first = first.plus(extra);
-            int size = strided ? (int) (st.high - st.low) : st.width;
-            out.add(new Range(first, last, count, shift, mult, size, st.store, st.step, st.line, strided));
-        }
-        return out;
-    }
-
-    /** The code that checks the ranges, or null when a coefficient is too large. */
-    static List<String> emit(List<Range> ranges, List<AsmLine> parsed) {
-        List<String> entry = new ArrayList<>();
-        for (Range r : ranges) {
-            List<String> code = LoopHoist.entryCheck(r.first(), r.last(), r.count(), r.shift(), r.mult(), r.size(),
-                    r.store(), Math.abs(r.step()), r.width(), parsed, r.line());
-            if (code == null) return null;
-            entry.addAll(code);
-        }
-        return entry;
-    }
-
-    /** One range checked at a loop's entry: bytes [low, high) from the base in the first iteration. */
-    private static final class Stream {
-        final int line;
-        final Linear form;
-        final long step;
-        final boolean store;
-        final int width;
-        long low, high;
-
-        Stream(int line, Linear form, long step, int width, boolean store) {
-            this.line = line;
-            this.form = form;
-            this.step = step;
-            this.store = store;
-            this.width = width;
-            this.low = form.constant();
-            this.high = form.constant() + width;
-        }
     }
 
     /** One access checked before it, every register and the flags kept (the red zone skipped). */
@@ -429,56 +250,7 @@ final class PlainCover {
         long packed = width | (store ? 1L << 8 : 0) | 1L << 9;   // one access: reported as one, not "by the loop"
         return List.of("\tleaq\t-128(%rsp), %rsp", "\tpushq\t%rdi", "\tleaq\t" + address + ", %rdi", "\tpushq\t%rsi",
                 "\tmovq\t%rdi, %rsi", "\tpushq\t%rdx", "\tmovl\t$" + packed + ", %edx",
-                "\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckRewriter.lineOf(parsed, line),
+                "\tcall\t*__memtrace_check_loop@GOTPCREL(%rip)" + CheckSites.lineOf(parsed, line),
                 "\tpopq\t%rdx", "\tpopq\t%rsi", "\tpopq\t%rdi", "\tleaq\t128(%rsp), %rsp");
-    }
-
-    /** Whether the access writes: the memory operand is the destination (read-modify-write counts as a write). */
-    static boolean store(AsmLine.Instruction in, String op) {
-        String m = in.mnemonic();
-        if (m.startsWith("cmp") || m.startsWith("test") || m.startsWith("ucomis") || m.startsWith("comis")
-                || m.startsWith("bt") && !m.startsWith("btc") && !m.startsWith("btr") && !m.startsWith("bts")) return false;
-        return in.operands().getLast().equals(op) && in.operands().size() > 1
-                || in.operands().size() == 1 && !m.startsWith("mul") && !m.startsWith("imul") && !m.startsWith("div")
-                && !m.startsWith("idiv");
-    }
-
-    /** How many bytes the instruction's memory operand covers, or -1 when this does not know. */
-    static int width(AsmLine.Instruction in) {
-        String m = in.mnemonic();
-        boolean ymm = false, xmm = false;
-        for (String op : in.operands()) {
-            ymm |= op.startsWith("%ymm");
-            xmm |= op.startsWith("%xmm");
-        }
-        if (m.startsWith("v") || m.startsWith("pinsr") || m.startsWith("pextr") || m.startsWith("pmovzx")
-                || m.startsWith("pmovsx") || m.startsWith("cmov") || m.startsWith("set") || m.startsWith("f")) {
-            return ymm ? 32 : -1;                                 // AVX forms, x87 and the rest: not read here
-        }
-        if (m.startsWith("cvttsd2si") || m.startsWith("cvtsd2si")) return 8;
-        if (m.startsWith("cvttss2si") || m.startsWith("cvtss2si")) return 4;
-        if (xmm) {
-            if (m.startsWith("cvtsi2")) return m.endsWith("q") ? 8 : 4;
-            if (m.equals("movq") || m.equals("movddup") || m.equals("cvtps2pd") || m.equals("cvtdq2pd") || m.equals("cvtsd2ss")
-                    || m.matches("mov[lh]p[sd]")) return 8;
-            if (m.equals("movd") || m.equals("cvtss2sd")) return 4;
-            if (m.endsWith("sd")) return m.endsWith("pd") ? 16 : 8;  // scalar double (movsd, addsd, ucomisd...)
-            if (m.endsWith("ss") && !m.endsWith("ps")) return 4;
-            return 16;
-        }
-        switch (m) {
-            case "movzbl", "movzbw", "movzbq", "movsbl", "movsbw", "movsbq" -> { return 1; }
-            case "movzwl", "movzwq", "movswl", "movswq" -> { return 2; }
-            case "movslq" -> { return 4; }
-            default -> { }
-        }
-        char suffix = m.charAt(m.length() - 1);
-        return switch (suffix) {
-            case 'b' -> 1;
-            case 'w' -> 2;
-            case 'l' -> 4;
-            case 'q' -> 8;
-            default -> -1;
-        };
     }
 }

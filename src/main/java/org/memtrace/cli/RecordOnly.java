@@ -58,8 +58,8 @@ final class RecordOnly {
             if (result.lost() > 0) RunCommand.say(err, recorder.lost(result.lost()));
             // the fault agent's stream ends with its exit record; a .mtr's end record is the runtime's word that it
             // finished (a crash it caught has one): only without it does the exit status say why the file stops short
-            String cutShort = result.interrupted() ? RunCommand.INTERRUPTED
-                    : !recorder.compiledIn() || result.incomplete() ? RunCommand.killedUnrecorded(result) : null;
+            String cutShort = result.interrupted() ? RunEnd.INTERRUPTED
+                    : !recorder.compiledIn() || result.incomplete() ? RunEnd.killedUnrecorded(result) : null;
             boolean incomplete = !result.attached() || result.incomplete() || result.lost() > 0 || cutShort != null || result.interrupted();
             if (!quiet || incomplete || result.killedBySignal() || result.executed())
                 RunCommand.say(err, line(recorded, file, incomplete, cutShort));

@@ -7,19 +7,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.memtrace.analysis.Analysis;
-import org.memtrace.analysis.Ending;
 import org.memtrace.analysis.Interpretation;
 import org.memtrace.analysis.Summary;
 import org.memtrace.report.Report;
 import org.memtrace.rewrite.PlanChoice;
 import org.memtrace.rewrite.Probes;
 import org.memtrace.event.Event;
-import org.memtrace.event.Signals;
 import org.memtrace.heap.SymbolicNaming;
 import org.memtrace.launch.Checkpoints;
 import org.memtrace.launch.InstrumentedRun;
@@ -51,7 +47,6 @@ import picocli.CommandLine.Spec;
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
     /** The longest an interrupted memtrace waits for its trace and summary to be written. */
     private static final int STOP_CAP_SECONDS = 5;
-    static final String INTERRUPTED = "memtrace was interrupted: the program was stopped, and the trace ends there or earlier";
 
     @Spec CommandLine.Model.CommandSpec spec;
 
@@ -171,15 +166,10 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private TraceOptions options(boolean traced) throws LaunchException {
         boolean faultCheck = check && mode != RewriteMode.Mode.rewrite;
         boolean autostart = !noAutostart && !(check && !faultCheck && !traced);
-        return new TraceOptions(command, faultCheck ? CHECK_REGIONS : regionBits(), autostart, bufferSize(),
+        return new TraceOptions(command, faultCheck ? CHECK_REGIONS : RunValues.regionBits(spec.commandLine(), regions), autostart,
+                RunValues.bufferSize(spec.commandLine(), bufferMb),
                 recordOnly != null ? recordOnly : saveStream, lazyBinding,
-                "-".equals(output), "-".equals(output) ? null : RawPaths.withSuffix(output, ".mtr"), stackDepth());
-    }
-
-    private int stackDepth() throws LaunchException {
-        if (stackDepth < 1 || stackDepth > TraceOptions.MAX_STACK_DEPTH)
-            throw LaunchException.usage("--stack-depth must be 1 to " + TraceOptions.MAX_STACK_DEPTH + ", not " + stackDepth);
-        return stackDepth;
+                "-".equals(output), "-".equals(output) ? null : RawPaths.withSuffix(output, ".mtr"), RunValues.stackDepth(stackDepth));
     }
 
     @Override
@@ -297,9 +287,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw e;
             }
             try {
-                int status = report(err, result, stage, recorder);
-                if (rewrite != null && (!quiet || check && checkSummary())) for (String line : rewrite.counts(summary.fallback(), summary.modulePaths(), summary.generatedCode(),
-                        result.interrupted() || killedUnrecorded(result) != null)) say(err, line);
+                int status = RunEnd.report(err, result, stage, recorder, quiet, output);
+                if (rewrite != null && (!quiet || check && RunEnd.checkSummary())) for (String line : rewrite.counts(summary.fallback(), summary.modulePaths(), summary.generatedCode(),
+                        result.interrupted() || RunEnd.killedUnrecorded(result) != null)) say(err, line);
                 return status;
             } finally {
                 if (reportOutput != null) reportOutput.close();
@@ -317,63 +307,6 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
-    /** The notes on the run, then every analysis's results (the trace closed, the summary, the report). */
-    private int report(PrintWriter err, RunResult result, Interpretation stage, Recorder recorder) {
-        if (!result.attached()) say(err, recorder.nothingRecorded());
-        if (result.lost() > 0) say(err, recorder.lost(result.lost()));
-        String cutShort = result.interrupted() ? INTERRUPTED : killedUnrecorded(result);
-        List<String> problems = stage.finish(new Ending(stage.records(), stage.events(), result.lost(), result.elapsed(),
-                result.exitStatus(), result.describe(), Map.of(), cutShort));
-        problems.forEach(p -> say(err, p));
-        if (!quiet || result.killedBySignal() || result.executed()) say(err, result.describe());
-        boolean traceWhole = stage.complete();
-        if (!quiet && !"-".equals(output) && traceWhole)
-            say(err, "trace written to " + RawPaths.path(output) + " (" + stage.events() + " events" + (cutShort == null ? ")" : ", incomplete: " + cutShort + ")"));
-        else if (cutShort != null) say(err, "the trace is incomplete: " + cutShort);
-        err.flush();
-        boolean incomplete = !traceWhole || result.incomplete() || result.interrupted() || !problems.isEmpty();
-        return result.exitStatus() == 0 && incomplete ? 1 : result.exitStatus();
-    }
-
-    /**
-     * Why the trace of a program that left no end record stops short, or null: killed by a signal nothing of
-     * it ran to record (SIGKILL), or gone without its runtime finishing (a raw exit system call, seccomp's
-     * strict mode). The runtime of rewrite mode and of a compiled-in program writes its buffers only at the
-     * end, so what they held is lost; without the mark the trace would look whole.
-     */
-    static String killedUnrecorded(RunResult result) {
-        if (result.exit().isPresent() || !result.attached()) return null;
-        if (RunResult.signalStatus(result.exitStatus()))
-            return "the program was killed by " + Signals.name(result.exitStatus() - 128)
-                    + " before it could record its end: the trace ends there or earlier";
-        return result.incomplete()
-                ? "the program ended without recording its end (a raw exit system call, its runtime could not finish, or its trace could not be written): the trace ends there or earlier"
-                : null;
-    }
-
-    /** The trace's stream, counting the bytes written for the progress line (read from its thread). */
-    private static final class CountingOutputStream extends java.io.FilterOutputStream {
-        private volatile long written;
-
-        CountingOutputStream(OutputStream out) {
-            super(out);
-        }
-
-        long written() { return written; }
-
-        @Override
-        public void write(int b) throws IOException {
-            out.write(b);
-            written++;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            out.write(b, off, len);
-            written += len;
-        }
-    }
-
     private static void closeQuietly(OutputStream out) {
         try {
             out.close();
@@ -387,39 +320,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         err.flush();
     }
 
-    /**
-     * Whether the user asked for the check summary (MEMTRACE_CHECK has summary): the rewrite's counts go with it.
-     * Not for continue alone, whose clean run prints nothing the program did not (docs/check.md).
-     */
-    private static boolean checkSummary() {
-        String v = System.getenv("MEMTRACE_CHECK");
-        return v != null && java.util.Arrays.stream(v.split(",")).anyMatch(w -> w.equals("summary"));
-    }
-
     /** The heap, and the agent's check bit (agent/check_run.c). */
     private static final int CHECK_REGIONS = Event.RegionKind.HEAP.bit | 0x100;
-
-    private int regionBits() {
-        // --regions=,,, splits into no region at all: a run that records nothing is no run anyone asked for
-        if (regions.isEmpty()) throw new CommandLine.ParameterException(spec.commandLine(), "--regions names no region (use data, heap, anon, file)");
-        int bits = 0;
-        for (String r : regions) {
-            try {
-                bits |= Event.RegionKind.valueOf(r.strip().toUpperCase(Locale.ROOT)).bit;
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "unknown region '" + r + "' for --regions (use data, heap, anon, file)");
-            }
-        }
-        return bits;
-    }
-
-    private int bufferSize() {
-        if (bufferMb < 1 || bufferMb > 4096 || Integer.bitCount(bufferMb) != 1)
-            throw new CommandLine.ParameterException(spec.commandLine(),
-                    "--buffer-mb must be a power of two from 1 to 4096, not " + bufferMb);
-        return bufferMb;
-    }
 
     private static void deleteQuietly(Path file) {
         try {

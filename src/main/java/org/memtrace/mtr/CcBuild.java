@@ -68,7 +68,7 @@ public record CcBuild(List<String> options, NavigableSet<Long> sites, NavigableS
                 }
                 boolean linkedOnly = (Byte.toUnsignedInt(b.get(at + 11)) & SiteTable.FLAG_KEPT_WHERE_LINKED) != 0;
                 boolean relaxed = linkedOnly && relocated == null && insn != null
-                        && !SiteTable.stillAccesses(kind, elf.bytesAt(insn, 15));
+                        && !LinkedCode.stillAccesses(kind, elf.bytesAt(insn, 15));
                 // a GOT load is no memory reference of the selection, kept by the link or not
                 boolean got = linkedOnly && kind == SiteTable.KIND_LOAD;
                 if (insn != null && kind >= SiteTable.KIND_LOAD && kind <= SiteTable.KIND_REP_COUNT && !relaxed && !got) {

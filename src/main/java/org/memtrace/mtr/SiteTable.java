@@ -3,7 +3,6 @@ package org.memtrace.mtr;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import org.memtrace.event.Event;
@@ -39,7 +38,7 @@ final class SiteTable {
 
     /**
      * Site flag: an access the link may take away, kept only where the linked bytes at the instruction still do
-     * it ({@link #stillAccesses}).
+     * it ({@link LinkedCode#stillAccesses}).
      */
     static final int FLAG_KEPT_WHERE_LINKED = SiteFormat.FLAG_KEPT_WHERE_LINKED;
 
@@ -82,11 +81,10 @@ final class SiteTable {
     private final SkeletonTable skeleton;
     /**
      * Every probe address (link-time), ascending, and the entry each names (an index into {@link #kept};
-     * {@link #RELAXED}: a relaxed site); one entry an address, the one the section lists last.
+     * {@link ProbeIndex#RELAXED}: a relaxed site); one entry an address, the one the section lists last.
      */
     private final long[] probes;
     private final int[] probeEntry;
-    private static final int RELAXED = -1;
 
     private SiteTable(ByteBuffer raw, long address, int[] kept, long[] relaxed, Map<Long, Integer> repRoles, Map<Long, RepOp> repOps,
                       SkeletonTable skeleton) {
@@ -108,31 +106,9 @@ final class SiteTable {
             aia += u16(at + 20);
         }
         this.totals = new Event.SelectionTotals(refs, ma, aia);
-        // in the order a placement used to put them into one map, so that the last one at an address still wins
-        int n = relaxed.length + kept.length;
-        long[] keys = new long[n];
-        int[] which = new int[n];
-        for (int i = 0; i < relaxed.length; i++) {
-            keys[i] = relaxed[i];
-            which[i] = RELAXED;
-        }
-        for (int i = 0; i < kept.length; i++) {
-            keys[relaxed.length + i] = probe(kept[i]);
-            which[relaxed.length + i] = i;
-        }
-        boolean ascending = true;
-        for (int i = 1; i < n && ascending; i++) ascending = keys[i - 1] < keys[i];
-        if (!ascending && nearlySorted(keys, which)) ascending = true;
-        if (!ascending) { // the linker keeps each object's table in order; relaxed sites and several objects interleave
-            long[] sorted = sortedKeepingLast(keys, which);
-            int m = sorted.length / 2;
-            this.probes = Arrays.copyOf(sorted, m);
-            this.probeEntry = new int[m];
-            for (int i = 0; i < m; i++) probeEntry[i] = (int) sorted[m + i];
-        } else {
-            this.probes = keys;
-            this.probeEntry = which;
-        }
+        ProbeIndex index = ProbeIndex.of(relaxed, kept.length, i -> probe(kept[i]));
+        this.probes = index.probes();
+        this.probeEntry = index.entries();
     }
 
     private int u8(int at) { return Byte.toUnsignedInt(raw.get(at)); }
@@ -172,7 +148,7 @@ final class SiteTable {
             if (kind < SiteFormat.FIRST_KIND || kind > SiteFormat.LAST_KIND)
                 throw new MtrFormatException(elf.path() + ": site table entry " + at / ENTRY_SIZE + " has unknown kind " + kind);
             long here = address + at;
-            if ((flags & FLAG_KEPT_WHERE_LINKED) != 0 && !stillAccesses(kind, elf.bytesAt(here + 4 + b.getInt(at + 4), 15))) {
+            if ((flags & FLAG_KEPT_WHERE_LINKED) != 0 && !LinkedCode.stillAccesses(kind, elf.bytesAt(here + 4 + b.getInt(at + 4), 15))) {
                 if (r == relaxed.length) relaxed = Arrays.copyOf(relaxed, Math.max(16, 2 * r));
                 relaxed[r++] = here + b.getInt(at);
                 continue;
@@ -182,7 +158,7 @@ final class SiteTable {
             skeletal |= SiteFormat.skeleton(kind);
         }
         Map<Long, RepOp> repOps = new HashMap<>();
-        repRoles.forEach((insn, roles) -> repOps.put(insn, repOp(elf.bytesAt(insn, 15), roles)));
+        repRoles.forEach((insn, roles) -> repOps.put(insn, LinkedCode.repOp(elf.bytesAt(insn, 15), roles)));
         SkeletonTable skeleton = SkeletonTable.of(elf);
         for (int i = 0; i < k && skeletal; i++) {
             Entry e = SiteFormat.decode(b, kept[i], address);
@@ -220,139 +196,9 @@ final class SiteTable {
         }
     }
 
-    /**
-     * Whether the linked bytes {@code code} of a flag-0x40 site's instruction still do its access: a load site
-     * is a {@code @GOTPCREL} load, a store site the push of a TLS resolver call.
-     */
-    static boolean stillAccesses(int kind, ByteBuffer code) {
-        return kind == KIND_LOAD ? isRipLoad(code) : isCall(code);
-    }
-
-    /**
-     * Whether {@code code} reads a RIP-relative slot: {@code mov disp32(%rip),reg} ({@code 8b}, ModRM mod 0
-     * rm 5, after a REX prefix), a {@code @GOTPCREL} load the linker kept (relaxed, it is a {@code lea},
-     * {@code 8d}, or {@code mov $imm}, {@code c7}), or {@code call/jmp *disp32(%rip)} ({@code ff /2}, {@code
-     * ff /4}), a {@code -fno-plt} call the linker kept (relaxed, it is {@code addr32 call} or {@code jmp} rel32).
-     */
-    static boolean isRipLoad(ByteBuffer code) {
-        while (code.hasRemaining()) {
-            int op = Byte.toUnsignedInt(code.get());
-            if ((op & 0xf0) == 0x40) continue;
-            if (!code.hasRemaining()) return false;
-            int modrm = Byte.toUnsignedInt(code.get());
-            int reg = modrm >> 3 & 7;
-            return (modrm & 0xc7) == 0x05 && (op == 0x8b || op == 0xff && (reg == 2 || reg == 4));
-        }
-        return false;
-    }
-
-    /**
-     * Whether {@code code} starts with a call ({@code e8}, or {@code ff /2}) after operand-size and REX
-     * prefixes: what a TLS resolver call's bytes hold where the linker kept it; relaxed, they are
-     * thread-pointer arithmetic or a nop.
-     */
-    static boolean isCall(ByteBuffer code) {
-        while (code.hasRemaining()) {
-            int op = Byte.toUnsignedInt(code.get());
-            if (op == 0x66 || (op & 0xf0) == 0x40) continue;
-            return op == 0xe8 || (op == 0xff && code.hasRemaining() && (Byte.toUnsignedInt(code.get()) >> 3 & 7) == 2);
-        }
-        return false;
-    }
-
-    /**
-     * The operation from the opcode after the prefixes; without the bytes, from the operands the probe
-     * recorded (destination and source: movs, destination: stos, source: lods).
-     */
-    static RepOp repOp(ByteBuffer code, int roles) {
-        while (code.hasRemaining()) {
-            int op = Byte.toUnsignedInt(code.get());
-            boolean prefix = op == 0xf2 || op == 0xf3 || op == 0x66 || op == 0x67 || (op & 0xf0) == 0x40
-                    || op == 0x26 || op == 0x2e || op == 0x36 || op == 0x3e || op == 0x64 || op == 0x65;
-            if (prefix) continue;
-            switch (op & 0xfe) {
-                case 0xa4 -> { return RepOp.MOVS; }
-                case 0xa6 -> { return RepOp.CMPS; }
-                case 0xaa -> { return RepOp.STOS; }
-                case 0xac -> { return RepOp.LODS; }
-                case 0xae -> { return RepOp.SCAS; }
-                default -> { }
-            }
-            break;
-        }
-        boolean dst = (roles & 1 << KIND_REP_DESTINATION) != 0;
-        boolean src = (roles & 1 << KIND_REP_SOURCE) != 0;
-        return dst && src ? RepOp.MOVS : dst ? RepOp.STOS : RepOp.LODS;
-    }
-
     int size() { return kept.length; }
 
     SkeletonTable skeleton() { return skeleton; }
-
-    /**
-     * {@code keys} and {@code values} sorted in place by key, by insertion (stable), when that takes few moves
-     * (each key a few places from its own) and leaves the keys distinct: true then. Else false, the arrays
-     * still pairing the same keys and values and equal keys in their order, for {@link #sortedKeepingLast}.
-     * libc's trampoline file lists 144 k probes of which about 900 are a few places out of order (a group
-     * probe stores its sites' slots in another order than it lists them), which this puts right in one pass
-     * where the full sort took tens of milliseconds of a start-up.
-     */
-    static boolean nearlySorted(long[] keys, int[] values) {
-        int n = keys.length;
-        long budget = 8L * n;
-        for (int i = 1; i < n; i++) {
-            long k = keys[i];
-            int v = values[i], j = i - 1;
-            boolean spent = false;
-            while (j >= 0 && keys[j] > k && !(spent = --budget < 0)) {
-                keys[j + 1] = keys[j];
-                values[j + 1] = values[j];
-                j--;
-            }
-            keys[j + 1] = k;
-            values[j + 1] = v;
-            if (spent || j >= 0 && keys[j] == k) return false; // a key twice: which one wins is sortedKeepingLast's to say
-        }
-        return true;
-    }
-
-    /**
-     * The distinct keys ascending, then for each the value that came last with it: as one array, keys first.
-     * Sorted as primitives (each key's offset from the smallest, shifted, with its position below), which
-     * keeps equal keys in their order; boxed only when the keys span too much for that.
-     */
-    static long[] sortedKeepingLast(long[] keys, int[] values) {
-        int n = keys.length;
-        long min = Long.MAX_VALUE, max = Long.MIN_VALUE;
-        for (long k : keys) {
-            min = Math.min(min, k);
-            max = Math.max(max, k);
-        }
-        int bits = 64 - Long.numberOfLeadingZeros(n);
-        long[] order = new long[n];
-        if (n > 0 && max - min >= 0 && max - min < 1L << (63 - bits)) {
-            for (int i = 0; i < n; i++) order[i] = (keys[i] - min) << bits | i;
-            Arrays.sort(order);
-            for (int i = 0; i < n; i++) order[i] &= (1L << bits) - 1;
-        } else {
-            Integer[] boxed = new Integer[n];
-            for (int i = 0; i < n; i++) boxed[i] = i;
-            Arrays.sort(boxed, Comparator.comparingLong(i -> keys[i])); // stable
-            for (int i = 0; i < n; i++) order[i] = boxed[i];
-        }
-        long[] k = new long[n];
-        long[] v = new long[n];
-        int m = 0;
-        for (long o : order) {
-            int i = (int) o;
-            if (m > 0 && k[m - 1] == keys[i]) m--;
-            k[m] = keys[i];
-            v[m++] = values[i];
-        }
-        long[] out = Arrays.copyOf(k, 2 * m);
-        System.arraycopy(v, 0, out, m, m);
-        return out;
-    }
 
     /** The most bytes a probe's prologue takes before its first site label (TrampolineWriter.probe's). */
     static final int PROLOGUE = 10;
@@ -399,7 +245,7 @@ final class SiteTable {
                 int next = -i - 1;
                 i = next < probes.length && probes[next] - at <= PROLOGUE ? next : next - 1;
             }
-            if (i < 0 || at - probes[i] >= REACH || probeEntry[i] == RELAXED) return -1;
+            if (i < 0 || at - probes[i] >= REACH || probeEntry[i] == ProbeIndex.RELAXED) return -1;
             return entry(probeEntry[i]).insn() + insnBias;
         }
 
@@ -411,7 +257,7 @@ final class SiteTable {
             int at = Arrays.binarySearch(probes, probe - bias);
             if (at < 0) return null;
             int i = probeEntry[at];
-            return i == RELAXED ? dropped : make(entry(i));
+            return i == ProbeIndex.RELAXED ? dropped : make(entry(i));
         }
 
         private Site make(Entry e) {

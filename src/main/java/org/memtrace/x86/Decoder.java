@@ -31,7 +31,7 @@ public final class Decoder {
      */
     public Optional<Instruction> decode(byte[] code, int offset, long address) {
         Objects.checkFromToIndex(offset, offset, code.length);
-        int available = Math.min(Zydis.MAX_INSTRUCTION_LENGTH, code.length - offset);
+        int available = Math.min(ZydisLayout.MAX_INSTRUCTION_LENGTH, code.length - offset);
         MemorySegment.copy(code, offset, scratch.buffer, JAVA_BYTE, 0, available);
         return zydis.decode(scratch, available) ? Optional.of(zydis.read(scratch, address)) : Optional.empty();
     }
@@ -48,7 +48,7 @@ public final class Decoder {
         // copy of the whole code instead cost an object per instruction, a module's millions when planned
         int at = 0;
         while (at < length) {
-            int available = Math.min(Zydis.MAX_INSTRUCTION_LENGTH, length - at);
+            int available = Math.min(ZydisLayout.MAX_INSTRUCTION_LENGTH, length - at);
             MemorySegment.copy(code, offset + at, scratch.buffer, JAVA_BYTE, 0, available);
             if (zydis.decode(scratch, available)) {
                 Instruction insn = zydis.read(scratch, address + at);

@@ -28,7 +28,7 @@ public final class InstructionCache {
 
     private final Decoder decoder;
     private final CodeSource source;
-    private final byte[] window = new byte[Zydis.MAX_INSTRUCTION_LENGTH];
+    private final byte[] window = new byte[ZydisLayout.MAX_INSTRUCTION_LENGTH];
     private long[] keys = new long[1024];
     private Entry[] values = new Entry[1024];
     private int size;

@@ -17,20 +17,20 @@ public record Register(int id, String name, int widthBits, int enclosingId) {
     }
 
     public boolean isInstructionPointer() {
-        return enclosingId == Zydis.REGISTER_RIP;
+        return enclosingId == ZydisLayout.REGISTER_RIP;
     }
 
     public boolean isStackPointer() {
-        return enclosingId == Zydis.REGISTER_RSP;
+        return enclosingId == ZydisLayout.REGISTER_RSP;
     }
 
     public boolean isFramePointer() {
-        return enclosingId == Zydis.REGISTER_RBP;
+        return enclosingId == ZydisLayout.REGISTER_RBP;
     }
 
     /** fs and gs carry a base of their own (thread-local storage), unlike the flat ds/es/ss/cs. */
     public boolean isSegmentWithBase() {
-        return id == Zydis.REGISTER_FS || id == Zydis.REGISTER_GS;
+        return id == ZydisLayout.REGISTER_FS || id == ZydisLayout.REGISTER_GS;
     }
 
     /** The register called {@code name} in Zydis's spelling (lower case, e.g. "rax", "xmm0"). */

@@ -15,7 +15,7 @@ import org.memtrace.testutil.Gcc;
 
 /**
  * The summary counts the inline checks that ran, exactly, though the rewriter counts a run of them at once at its
- * first (CheckRewriter.runs): a check that stops the program takes the checks of its run that never ran back off
+ * first (InlineChecks.runs): a check that stops the program takes the checks of its run that never ran back off
  * (the {@code nopl} mark after its slow call, check_shadow.c). It counts those of a thread that never calls the
  * runtime, ended or still running at exit, and as libc calls only the program's, not the runtime's own (its
  * start-up, its reports) nor, in a rewrite run, the tracing runtime's.

@@ -187,7 +187,7 @@ class CheckRewriterTest {
                 \tcall\t__asan_load2@PLT
                 """;
         // the 16-byte, noabort and N-byte checks stay calls (counting themselves): they end a run like any call
-        assertThat(CheckRewriter.runs(lines(asm).stream().map(AsmLine::parse).toList()))
+        assertThat(InlineChecks.runs(lines(asm).stream().map(AsmLine::parse).toList()))
                 .containsExactly(2, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1);
     }
 

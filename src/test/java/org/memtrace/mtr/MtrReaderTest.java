@@ -47,35 +47,35 @@ class MtrReaderTest {
     @Test
     void theOpcodeNamesTheRepOperation() {
         int dst = 1 << SiteTable.KIND_REP_DESTINATION, src = 1 << SiteTable.KIND_REP_SOURCE, count = 1 << SiteTable.KIND_REP_COUNT;
-        assertThat(SiteTable.repOp(code(0xf3, 0xa4), dst | src | count)).isEqualTo(SiteTable.RepOp.MOVS);
-        assertThat(SiteTable.repOp(code(0xf3, 0x48, 0xab), dst | count)).isEqualTo(SiteTable.RepOp.STOS);
-        assertThat(SiteTable.repOp(code(0xf3, 0x66, 0xad), src | count)).isEqualTo(SiteTable.RepOp.LODS);
-        assertThat(SiteTable.repOp(code(0xf3, 0xa6), dst | src | count)).isEqualTo(SiteTable.RepOp.CMPS);
-        assertThat(SiteTable.repOp(code(0xf2, 0xae), dst | count)).isEqualTo(SiteTable.RepOp.SCAS);
+        assertThat(LinkedCode.repOp(code(0xf3, 0xa4), dst | src | count)).isEqualTo(SiteTable.RepOp.MOVS);
+        assertThat(LinkedCode.repOp(code(0xf3, 0x48, 0xab), dst | count)).isEqualTo(SiteTable.RepOp.STOS);
+        assertThat(LinkedCode.repOp(code(0xf3, 0x66, 0xad), src | count)).isEqualTo(SiteTable.RepOp.LODS);
+        assertThat(LinkedCode.repOp(code(0xf3, 0xa6), dst | src | count)).isEqualTo(SiteTable.RepOp.CMPS);
+        assertThat(LinkedCode.repOp(code(0xf2, 0xae), dst | count)).isEqualTo(SiteTable.RepOp.SCAS);
         // Without the code bytes, the operands recorded decide.
-        assertThat(SiteTable.repOp(code(), dst | count)).isEqualTo(SiteTable.RepOp.STOS);
-        assertThat(SiteTable.repOp(code(), src | count)).isEqualTo(SiteTable.RepOp.LODS);
+        assertThat(LinkedCode.repOp(code(), dst | count)).isEqualTo(SiteTable.RepOp.STOS);
+        assertThat(LinkedCode.repOp(code(), src | count)).isEqualTo(SiteTable.RepOp.LODS);
     }
 
     @Test
     void aFlag40SiteIsKeptOnlyWhereTheLinkedBytesStillDoItsAccess() {
         int load = SiteTable.KIND_LOAD, push = SiteTable.KIND_STORE;
         // mov 0x2ec9(%rip),%rax: a GOT load the linker kept
-        assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8b, 0x05, 0xc9, 0x2e, 0, 0))).isTrue();
-        assertThat(SiteTable.stillAccesses(load, code(0x4c, 0x8b, 0x1d, 0xc9, 0x2e, 0, 0))).isTrue();
+        assertThat(LinkedCode.stillAccesses(load, code(0x48, 0x8b, 0x05, 0xc9, 0x2e, 0, 0))).isTrue();
+        assertThat(LinkedCode.stillAccesses(load, code(0x4c, 0x8b, 0x1d, 0xc9, 0x2e, 0, 0))).isTrue();
         // relaxed: lea 0x2ec9(%rip),%rax, mov $imm,%rax; a load through a register is no GOT load
-        assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8d, 0x05, 0xc9, 0x2e, 0, 0))).isFalse();
-        assertThat(SiteTable.stillAccesses(load, code(0x48, 0xc7, 0xc0, 0x10, 0x11, 0, 0))).isFalse();
-        assertThat(SiteTable.stillAccesses(load, code(0x48, 0x8b, 0x00))).isFalse();
+        assertThat(LinkedCode.stillAccesses(load, code(0x48, 0x8d, 0x05, 0xc9, 0x2e, 0, 0))).isFalse();
+        assertThat(LinkedCode.stillAccesses(load, code(0x48, 0xc7, 0xc0, 0x10, 0x11, 0, 0))).isFalse();
+        assertThat(LinkedCode.stillAccesses(load, code(0x48, 0x8b, 0x00))).isFalse();
         // -fno-plt: call/jmp *f@GOTPCREL(%rip) kept, or relaxed into addr32 call / jmp rel32; call *%rax reads nothing
-        assertThat(SiteTable.stillAccesses(load, code(0xff, 0x15, 0xc9, 0x2e, 0, 0))).isTrue();
-        assertThat(SiteTable.stillAccesses(load, code(0xff, 0x25, 0xc9, 0x2e, 0, 0))).isTrue();
-        assertThat(SiteTable.stillAccesses(load, code(0x67, 0xe8, 0xc9, 0x2e, 0, 0))).isFalse();
-        assertThat(SiteTable.stillAccesses(load, code(0xe9, 0xc9, 0x2e, 0, 0, 0x90))).isFalse();
-        assertThat(SiteTable.stillAccesses(load, code(0xff, 0xd0))).isFalse();
+        assertThat(LinkedCode.stillAccesses(load, code(0xff, 0x15, 0xc9, 0x2e, 0, 0))).isTrue();
+        assertThat(LinkedCode.stillAccesses(load, code(0xff, 0x25, 0xc9, 0x2e, 0, 0))).isTrue();
+        assertThat(LinkedCode.stillAccesses(load, code(0x67, 0xe8, 0xc9, 0x2e, 0, 0))).isFalse();
+        assertThat(LinkedCode.stillAccesses(load, code(0xe9, 0xc9, 0x2e, 0, 0, 0x90))).isFalse();
+        assertThat(LinkedCode.stillAccesses(load, code(0xff, 0xd0))).isFalse();
         // a TLS resolver push: data16 data16 rex.W call, kept; relaxed into mov %fs:0,%rax, gone
-        assertThat(SiteTable.stillAccesses(push, code(0x66, 0x66, 0x48, 0xe8, 0, 0, 0, 0))).isTrue();
-        assertThat(SiteTable.stillAccesses(push, code(0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0))).isFalse();
+        assertThat(LinkedCode.stillAccesses(push, code(0x66, 0x66, 0x48, 0xe8, 0, 0, 0, 0))).isTrue();
+        assertThat(LinkedCode.stillAccesses(push, code(0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0))).isFalse();
     }
 
     static ByteBuffer code(int... bytes) {

@@ -41,11 +41,11 @@ class SiteMapTest {
     void theProbeIndexIsSortedWithTheLastValueOfEachAddress() {
         long[] keys = {0x500, 0x100, 0x300, 0x100, 0x200, 0x500, 0x100};
         int[] values = {0, 1, 2, 3, 4, 5, 6};
-        assertThat(SiteTable.sortedKeepingLast(keys, values)).containsExactly(0x100, 0x200, 0x300, 0x500, 6, 4, 2, 5);
+        assertThat(ProbeIndex.sortedKeepingLast(keys, values)).containsExactly(0x100, 0x200, 0x300, 0x500, 6, 4, 2, 5);
 
         // keys too far apart to sort as one number each: the boxed sort gives the same
         long[] far = {Long.MAX_VALUE, 7, Long.MIN_VALUE, 7};
-        assertThat(SiteTable.sortedKeepingLast(far, new int[] {0, 1, 2, 3})).containsExactly(Long.MIN_VALUE, 7, Long.MAX_VALUE, 2, 3, 0);
+        assertThat(ProbeIndex.sortedKeepingLast(far, new int[] {0, 1, 2, 3})).containsExactly(Long.MIN_VALUE, 7, Long.MAX_VALUE, 2, 3, 0);
 
         Random random = new Random(5);
         int n = 20000;
@@ -57,7 +57,7 @@ class SiteMapTest {
             order[i] = i;
             last.put(many[i], i);
         }
-        long[] sorted = SiteTable.sortedKeepingLast(many, order);
+        long[] sorted = ProbeIndex.sortedKeepingLast(many, order);
         int m = sorted.length / 2;
         assertThat(m).isEqualTo(last.size());
         for (int i = 0; i < m; i++) {
@@ -71,15 +71,15 @@ class SiteMapTest {
         // a trampoline's probes: a few a place or two out of order
         long[] keys = {0x33, 0x11, 0x70, 0xb3, 0xb0, 0xc0};
         int[] values = {0, 1, 2, 3, 4, 5};
-        assertThat(SiteTable.nearlySorted(keys, values)).isTrue();
+        assertThat(ProbeIndex.nearlySorted(keys, values)).isTrue();
         assertThat(keys).containsExactly(0x11, 0x33, 0x70, 0xb0, 0xb3, 0xc0);
         assertThat(values).containsExactly(1, 0, 2, 4, 3, 5);
 
         // a key twice: refused, the pairs kept and the equal keys in their order, so the full sort keeps the last
         long[] twice = {0x300, 0x100, 0x200, 0x100};
         int[] which = {0, 1, 2, 3};
-        assertThat(SiteTable.nearlySorted(twice, which)).isFalse();
-        assertThat(SiteTable.sortedKeepingLast(twice, which)).containsExactly(0x100, 0x200, 0x300, 3, 2, 0);
+        assertThat(ProbeIndex.nearlySorted(twice, which)).isFalse();
+        assertThat(ProbeIndex.sortedKeepingLast(twice, which)).containsExactly(0x100, 0x200, 0x300, 3, 2, 0);
 
         // descending: too many moves; refused with every pair kept
         int n = 1000;
@@ -89,9 +89,9 @@ class SiteMapTest {
             down[i] = 10L * (n - i);
             at[i] = i;
         }
-        assertThat(SiteTable.nearlySorted(down, at)).isFalse();
+        assertThat(ProbeIndex.nearlySorted(down, at)).isFalse();
         for (int i = 0; i < n; i++) assertThat(down[i]).isEqualTo(10L * (n - at[i]));
-        long[] sorted = SiteTable.sortedKeepingLast(down, at);
+        long[] sorted = ProbeIndex.sortedKeepingLast(down, at);
         for (int i = 0; i < n; i++) assertThat(sorted[n + i]).isEqualTo(n - 1 - i);
     }
 }

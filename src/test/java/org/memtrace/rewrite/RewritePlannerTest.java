@@ -201,7 +201,7 @@ class RewritePlannerTest {
         long at = 0x401004, slot = at + 7 + 0x2ff6;
         byte[] bytes = {(byte) 0xf2, (byte) 0xff, 0x25, (byte) 0xf6, 0x2f, 0, 0};
         Instruction jmp = new Decoder().decode(bytes, 0, at).orElseThrow();
-        Decision.Patch p = (Decision.Patch) new PatchPlanner(new Decoder()).decide(jmp, bytes);
+        Decision.Patch p = (Decision.Patch) new PartRules(new Decoder(), a -> true, true).decide(jmp, bytes);
         assertThat(p.parts()).singleElement().satisfies(part -> {
             assertThat(part.ripDisplacement()).isEqualTo(3);
             assertThat(part.accesses()).singleElement().satisfies(a -> {

@@ -32,7 +32,7 @@ class ZydisLayoutProbeTest {
         run(dir, "gcc", "-O0", "-I", agentSources.toString(), "-o", binary.toString(), source.toString(), "-lZydis");
         Map<String, Long> probed = parse(run(dir, binary.toString()));
 
-        Map<String, Long> expected = Zydis.layoutFacts();
+        Map<String, Long> expected = ZydisLayout.layoutFacts();
         assertThat(probed).containsAllEntriesOf(expected);
     }
 

@@ -28,13 +28,16 @@ import org.memtrace.x86.RegisterOperand;
  * pointer came from ({@link CheckProbe}): so an overflow that lands in the next global, or in a neighbouring
  * variable, is that object's.
  *
- * <p>Followed within straight-line code only, forward from the {@code lea}: copies to another register
- * ({@code mov}), to an 8-byte frame slot and back ({@code mov %rax,-8(%rbp)} ... {@code mov -8(%rbp),%rdx}),
- * {@code add}/{@code sub} of a constant and {@code add} of a register holding no such pointer (an index: gcc -O0
- * computes {@code p + i} as {@code add %rdx,%rax}). Everything is forgotten at a branch target of the function (a
- * function with an indirect jump is not read at all), after a call, a jump or a return, a register at any other
- * write to it ({@code sub %reg}: a difference of two pointers is no pointer), the slots at any memory write but
- * a constant one to another slot. An access whose base and index both hold such pointers is left alone.
+ * <p>Followed by a forward dataflow over the function to a fixpoint ({@link OriginState}; docs/check.md, "Pointers
+ * across branches, loops and calls"): copies to another register ({@code mov}), to an 8-byte frame slot or global
+ * and back, {@code add}/{@code sub} of a constant (to a register or, {@code p--}, to its slot), {@code lea} of a
+ * constant from it, {@code add} of a register holding no such pointer (an index: gcc -O0 computes {@code p + i}
+ * as {@code add %rdx,%rax}), and gcc's {@code add %rbp,%rax} followed by a constant (a stack array of structs).
+ * Paths meet by what both say. A call forgets the registers, the globals and the slots inside a variable whose
+ * address the function takes; any other write to a register forgets it ({@code sub %reg}: a difference of two
+ * pointers is no pointer); a store through a pointer from an object forgets that object's slots, through any
+ * other pointer every slot and global. A function with an indirect jump is not read at all. An access whose
+ * base and index both hold such pointers is left alone.
  *
  * <p>gcc folds a constant added to a global's address into the lea ({@code g1 + 16} is {@code lea g1+16(%rip)}),
  * so a target at an object's start that is also the end of the object before it may point past that one: such an

@@ -28,13 +28,16 @@ import org.memtrace.x86.RegisterOperand;
  * pointer came from ({@link CheckProbe}): so an overflow that lands in the next global, or in a neighbouring
  * variable, is that object's.
  *
- * <p>Followed within straight-line code only, forward from the {@code lea}: copies to another register
- * ({@code mov}), to an 8-byte frame slot and back ({@code mov %rax,-8(%rbp)} ... {@code mov -8(%rbp),%rdx}),
- * {@code add}/{@code sub} of a constant and {@code add} of a register holding no such pointer (an index: gcc -O0
- * computes {@code p + i} as {@code add %rdx,%rax}). Everything is forgotten at a branch target of the function (a
- * function with an indirect jump is not read at all), after a call, a jump or a return, a register at any other
- * write to it ({@code sub %reg}: a difference of two pointers is no pointer), the slots at any memory write but
- * a constant one to another slot. An access whose base and index both hold such pointers is left alone.
+ * <p>Followed by a forward dataflow over the function to a fixpoint ({@link OriginState}; docs/check.md, "Pointers
+ * across branches, loops and calls"): copies to another register ({@code mov}), to an 8-byte frame slot or global
+ * and back, {@code add}/{@code sub} of a constant (to a register or, {@code p--}, to its slot), {@code lea} of a
+ * constant from it, {@code add} of a register holding no such pointer (an index: gcc -O0 computes {@code p + i}
+ * as {@code add %rdx,%rax}), and gcc's {@code add %rbp,%rax} followed by a constant (a stack array of structs).
+ * Paths meet by what both say. A call forgets the registers, the globals and the slots inside a variable whose
+ * address the function takes; any other write to a register forgets it ({@code sub %reg}: a difference of two
+ * pointers is no pointer); a store through a pointer from an object forgets that object's slots, through any
+ * other pointer every slot and global. A function with an indirect jump is not read at all. An access whose
+ * base and index both hold such pointers is left alone.
  *
  * <p>gcc folds a constant added to a global's address into the lea ({@code g1 + 16} is {@code lea g1+16(%rip)}),
  * so a target at an object's start that is also the end of the object before it may point past that one: such an
@@ -108,21 +111,93 @@ final class LeaOrigins {
         return demangled;
     }
 
+    /**
+     * A forward dataflow over the function's instructions to a fixpoint ({@link OriginState}: paths meet at a
+     * branch target by what both say), then each access through a register holding a pointer from an object noted.
+     */
     private static void follow(DwarfLocals.Function f, List<Instruction> code, Globals globals, Map<Long, Finding> out) {
+        Map<Long, Integer> index = new HashMap<>();
         Set<Long> targets = new HashSet<>();
-        for (Instruction insn : code) {
+        for (int i = 0; i < code.size(); i++) {
+            Instruction insn = code.get(i);
             if (insn.flow() == Flow.JUMP && insn.branchTarget().isEmpty()) return; // a jump table: any instruction may be a target
             insn.branchTarget().ifPresent(targets::add);
+            index.put(insn.address(), i);
         }
-        Map<Register, Origin> regs = new HashMap<>();
-        Map<Long, Origin> slots = new HashMap<>(); // 8-byte frame slots disp(%rbp), by disp
+        Set<Long> frameKeys = new HashSet<>(), globalKeys = new HashSet<>();
+        for (Instruction insn : code)
+            if (insn.mnemonic().equals("mov"))
+                for (MemoryOperand m : insn.memoryOperands())
+                    if (m.sizeBytes() == 8 && slot(m)) frameKeys.add(m.displacement());
+                    else if (m.sizeBytes() == 8 && global(m)) globalKeys.add(m.staticAddress().getAsLong());
+        List<Long> taken = taken(f, code, frameKeys);
+        OriginState[] in = new OriginState[code.size()];
+        in[0] = OriginState.entry(frameKeys, globalKeys);
+        java.util.ArrayDeque<Integer> work = new java.util.ArrayDeque<>(List.of(0));
+        while (!work.isEmpty()) {
+            int i = work.poll();
+            Instruction insn = code.get(i);
+            OriginState s = in[i].copy();
+            Instruction prev = i > 0 && !targets.contains(insn.address()) ? code.get(i - 1) : null;
+            step(f, prev, insn, globals, s, taken);
+            for (int next : successors(insn, i, index, code.size())) {
+                OriginState merged = in[next] == null ? s : OriginState.meet(in[next], s);
+                if (!merged.equals(in[next])) { in[next] = merged; work.add(next); }
+            }
+        }
+        for (int i = 0; i < code.size(); i++) {
+            if (in[i] == null) continue; // not reached from the entry by a direct branch (a landing pad)
+            for (MemoryOperand m : code.get(i).memoryOperands())
+                if (m.accessesMemory() && m.sizeBytes() > 0) check(code.get(i), m, in[i].regs, out);
+        }
+    }
+
+    /** The instructions control may go to after {@code insn} (the {@code i}th), inside the function. */
+    private static List<Integer> successors(Instruction insn, int i, Map<Long, Integer> index, int n) {
+        List<Integer> next = new ArrayList<>(2);
+        switch (insn.flow()) {
+            case RETURN, TRAP, JUMP -> {}
+            default -> { if (i + 1 < n) next.add(i + 1); }
+        }
+        if (insn.flow() == Flow.JUMP || insn.flow() == Flow.CONDITIONAL_JUMP) {
+            Integer t = insn.branchTarget().isPresent() ? index.get(insn.branchTarget().getAsLong()) : null;
+            if (t != null) next.add(t);
+        }
+        return next;
+    }
+
+    /**
+     * The 8-byte frame slots a call may write: those the function stores or loads a pointer at and that lie in a
+     * variable whose address it takes ({@code lea disp(%rbp)} inside it); every such slot when the frame's
+     * address escapes otherwise ({@code %rbp} copied or added, a {@code lea} outside every variable).
+     */
+    private static List<Long> taken(DwarfLocals.Function f, List<Instruction> code, Set<Long> keys) {
+        List<long[]> ranges = new ArrayList<>();
+        boolean all = false;
         for (Instruction insn : code) {
-            if (targets.contains(insn.address())) { regs.clear(); slots.clear(); }
-            for (MemoryOperand m : insn.memoryOperands())
-                if (m.accessesMemory() && m.sizeBytes() > 0) check(insn, m, regs, out);
-            step(f, insn, globals, regs, slots);
-            if (insn.flow() != Flow.SEQUENTIAL && insn.flow() != Flow.CONDITIONAL_JUMP) { regs.clear(); slots.clear(); }
+            for (MemoryOperand m : insn.memoryOperands()) {
+                if (insn.mnemonic().equals("lea") && m.base().isFramePointer() && m.base().widthBits() == 64) {
+                    if (!m.index().isNone()) { all = true; continue; }
+                    DwarfLocals.Local first = null;
+                    for (DwarfLocals.Local l : f.locals())
+                        if (l.cfaOffset() <= m.displacement() - 16 && m.displacement() - 16 < l.cfaOffset() + l.size()) {
+                            ranges.add(new long[] {l.cfaOffset() + 16, l.cfaOffset() + 16 + l.size()});
+                            first = l;
+                        }
+                    if (first == null) all = true;
+                }
+            }
+            for (Operand o : insn.operands()) // %rbp copied or added (leave, pop and push are the frame's own)
+                if (o instanceof RegisterOperand r && r.read() && r.register().isFramePointer() && r.visibility() == Operand.Visibility.EXPLICIT
+                        && !insn.mnemonic().equals("push") && !(insn.operands().get(0) instanceof RegisterOperand d && d.register().isStackPointer())) all = true;
         }
+        List<Long> out = new ArrayList<>();
+        for (long k : keys) {
+            boolean in = all;
+            for (long[] r : ranges) in |= k + 8 > r[0] && k < r[1];
+            if (in) out.add(k);
+        }
+        return out;
     }
 
     /** Notes {@code m} when its base, or its index of scale 1, holds a pointer from an object and the other register none. */
@@ -130,14 +205,27 @@ final class LeaOrigins {
         if (m.isImplicitStack() || m.segment().isSegmentWithBase() || m.base().isNone() || m.base().widthBits() != 64) return;
         if (m.base().isStackPointer() || m.base().isFramePointer() || m.isRipRelative()) return;
         if (!m.index().isNone() && m.index().widthBits() != 64) return;
-        Origin base = regs.get(m.base().enclosing());
-        Origin index = m.index().isNone() ? null : regs.get(m.index().enclosing());
-        Origin o = base != null && index == null ? base : base == null && index != null && m.scale() <= 1 ? index : null;
-        if (o != null && m.sizeBytes() <= o.size() && o.size() < (1L << 31)) out.put(insn.address(), new Finding(m, o));
+        Origin o = through(m, regs);
+        // an access wider than a variable cannot be inside it (a struct laid on a smaller buffer); a global's
+        // .symtab size is an assembler's word, so one wider than it is left alone
+        if (o != null && (m.sizeBytes() <= o.size() || o instanceof Local) && o.size() < (1L << 31)) out.put(insn.address(), new Finding(m, o));
     }
 
-    /** What {@code insn} does to the registers and slots holding pointers from objects. */
-    private static void step(DwarfLocals.Function f, Instruction insn, Globals globals, Map<Register, Origin> regs, Map<Long, Origin> slots) {
+    /** The object {@code m}'s base, or its index of scale 1, holds a pointer from when the other register holds none. */
+    private static Origin through(MemoryOperand m, Map<Register, Origin> regs) {
+        if (m.base().isNone() || m.isRipRelative()) return null;
+        Origin base = regs.get(m.base().enclosing());
+        Origin index = m.index().isNone() ? null : regs.get(m.index().enclosing());
+        return base != null && index == null ? base : base == null && index != null && m.scale() <= 1 ? index : null;
+    }
+
+    /**
+     * What {@code insn} does to the registers and slots holding pointers from objects; {@code prev} is the
+     * instruction before it when no branch comes in between (gcc's {@code add %rbp,%rax; sub $0x70,%rax} for
+     * {@code &table[i].field} of a stack array of structs: the constant names the variable).
+     */
+    private static void step(DwarfLocals.Function f, Instruction prev, Instruction insn, Globals globals, OriginState st, List<Long> taken) {
+        Map<Register, Origin> regs = st.regs;
         List<Operand> ops = insn.operands();
         String op = insn.mnemonic();
         Operand dst = ops.isEmpty() ? null : ops.get(0), src = ops.size() < 2 ? null : ops.get(1);
@@ -147,31 +235,63 @@ final class LeaOrigins {
         if (op.equals("lea") && d != null && src instanceof MemoryOperand m && m.index().isNone() && !m.segment().isSegmentWithBase()) {
             if (m.isRipRelative() && m.staticAddress().isPresent()) result = globals.at(m.staticAddress().getAsLong());
             else if (m.base().isFramePointer() && m.base().widthBits() == 64) result = local(f, m.displacement() - 16);
+            else if (!m.base().isNone() && m.base().widthBits() == 64 && !m.isRipRelative()) {
+                // a constant added to a pointer; after add %rbp (gcc's `lea -0x70(%rax),%rdx`), the frame's variable there
+                result = regs.get(m.base());
+                if (result == null && prev != null && framePlus(prev, m.base())) result = local(f, m.displacement() - 16);
+            }
         } else if (op.equals("mov") && d != null && src instanceof RegisterOperand s && s.register().widthBits() == 64) {
             result = regs.get(s.register());
         } else if (op.equals("mov") && d != null && src instanceof MemoryOperand m && slot(m) && m.sizeBytes() == 8) {
-            result = slots.get(m.displacement());
-        } else if (op.equals("mov") && dst instanceof MemoryOperand m && slot(m) && src instanceof RegisterOperand s) {
-            for (long at = m.displacement() - 7; at < m.displacement() + m.sizeBytes(); at++) slots.remove(at);
+            result = st.frame.get(m.displacement());
+        } else if (op.equals("mov") && d != null && src instanceof MemoryOperand m && global(m) && m.sizeBytes() == 8) {
+            result = st.globals.get(m.staticAddress().getAsLong());
+        } else if (op.equals("mov") && dst instanceof MemoryOperand m && (slot(m) || global(m)) && src instanceof RegisterOperand s) {
+            OriginState.Slots slots = slot(m) ? st.frame : st.globals;
+            long at = slot(m) ? m.displacement() : m.staticAddress().getAsLong();
+            slots.forget(at, at + m.sizeBytes());
             Origin o = s.register().widthBits() == 64 ? regs.get(s.register()) : null;
-            if (o != null && m.sizeBytes() == 8) slots.put(m.displacement(), o);
+            if (o != null && m.sizeBytes() == 8) slots.put(at, o);
             keepsSlots = true;
+        } else if ((op.equals("add") || op.equals("sub")) && dst instanceof MemoryOperand m && slot(m) && m.sizeBytes() == 8
+                && src instanceof org.memtrace.x86.ImmediateOperand) {
+            keepsSlots = true; // p++ / p-- of a pointer kept in its slot: the same object's
         } else if ((op.equals("add") || op.equals("sub")) && d != null && src != null) {
             Origin was = regs.get(d);
-            if (src instanceof org.memtrace.x86.ImmediateOperand) result = was;
-            else if (op.equals("add") && src instanceof RegisterOperand s && s.register().widthBits() == 64) {
+            if (src instanceof org.memtrace.x86.ImmediateOperand i) {
+                result = was;
+                if (was == null && prev != null && framePlus(prev, d)) result = local(f, (op.equals("add") ? i.value() : -i.value()) - 16);
+            } else if (op.equals("add") && src instanceof RegisterOperand s && s.register().widthBits() == 64) {
                 Origin other = regs.get(s.register());
                 result = was != null && other == null ? was : was == null ? other : null;
             }
         }
-        for (Register w : insn.registersWritten()) regs.remove(w);
-        if (result != null && d != null) regs.put(d, result);
         if (!keepsSlots)
             for (MemoryOperand m : insn.memoryOperands()) {
-                if (!m.accessesMemory() || !m.write()) continue;
-                if (slot(m)) for (long at = m.displacement() - 7; at < m.displacement() + Math.max(1, m.sizeBytes()); at++) slots.remove(at);
-                else slots.clear();
+                if (!m.accessesMemory() || !m.write() || m.isImplicitStack()) continue;
+                Origin o = insn.rep() ? null : through(m, regs);
+                if (slot(m)) st.frame.forget(m.displacement(), m.displacement() + Math.max(1, m.sizeBytes()));
+                else if (global(m)) st.globals.forget(m.staticAddress().getAsLong(), m.staticAddress().getAsLong() + Math.max(1, m.sizeBytes()));
+                // a store through a pointer from an object stays in it (else it is reported): only its slots change
+                else if (o instanceof Local l) st.frame.forget(l.slot().cfaOffset() + 16, l.slot().cfaOffset() + 16 + l.size());
+                else if (o instanceof Global g) st.globals.forget(g.start() - g.slack(), g.start() + g.size());
+                else { st.frame.clobber(); st.globals.clobber(); }
             }
+        for (Register w : insn.registersWritten()) regs.remove(w);
+        if (result != null && d != null) regs.put(d, result);
+        if (insn.flow() == Flow.CALL || insn.flow() == Flow.SYSTEM_CALL) st.called(taken);
+    }
+
+    /** Whether {@code prev} is {@code add %rbp,%d}: {@code d} then holds the frame's base plus an index. */
+    private static boolean framePlus(Instruction prev, Register d) {
+        List<Operand> ops = prev.operands();
+        return prev.mnemonic().equals("add") && ops.size() >= 2 && ops.get(0) instanceof RegisterOperand r && r.register().equals(d)
+                && ops.get(1) instanceof RegisterOperand s && s.register().isFramePointer() && s.register().widthBits() == 64;
+    }
+
+    /** Whether {@code m} is a global at a constant address, {@code sym(%rip)}. */
+    private static boolean global(MemoryOperand m) {
+        return m.isRipRelative() && m.staticAddress().isPresent() && !m.segment().isSegmentWithBase();
     }
 
     /** Whether {@code m} is a constant frame slot {@code disp(%rbp)}. */

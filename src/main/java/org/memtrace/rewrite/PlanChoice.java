@@ -38,8 +38,9 @@ public record PlanChoice(Selective selective, Probes probes) {
      * from a {@code lea} of a global or a variable checked against it ({@link LeaOrigins}). 5: optimised code's
      * {@code %rsp}-based frame accesses checked ({@link RspFrames}). 6: C++ functions defined by a DIE with
      * {@code DW_AT_specification} (of a namespace or a class) get their variables; C++ globals named unmangled.
+     * 7: {@link LeaOrigins} follows pointers across branches, loops and calls, and through 8-byte globals.
      */
-    static final String CHECKS_VERSION = "6";
+    static final String CHECKS_VERSION = "7";
 
     /** What the cache key adds for this choice: nothing for {@link #TRACE}, so its plans keep their names. */
     String key() {

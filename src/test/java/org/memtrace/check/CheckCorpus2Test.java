@@ -98,9 +98,9 @@ class CheckCorpus2Test extends CheckCorpusTest {
     /**
      * run --check (rewrite mode) on the plain -O0 build: the cases it finds. The three global cases' overflows land
      * in the next global without crossing padding: found by the object their pointer's lea named (LeaOrigins; the
-     * struct loop's first field past the end is written by memset, which starts outside the object). Not found
-     * (none of them by memcheck either): the stack
-     * array of structs written by index and the caller's array written by its callee (no variable is known for
+     * struct loop's first field past the end is written by memset, which starts outside the object); the stack
+     * array of structs written by index by gcc's {@code add %rbp,%rax; sub $0x70,%rax}, which names it. Not found
+     * (none of them by memcheck either): the caller's array written by its callee (no variable is known for
      * the access), the use after return (the real stack stays addressable), the intra-object overflow.
      */
     static final String RUN2_CHECK = """
@@ -130,6 +130,7 @@ class CheckCorpus2Test extends CheckCorpusTest {
             stack_snprintf_pos | stack overflow: <stack:buf@list>+26 (a variable of 24 bytes, declared at line 9 of list) written 6 bytes by snprintf, 2 bytes past its end, at stack_snprintf_pos.c:13 (list+{n})
             stack_sprintf_int | stack overflow: <stack:text@show_small>+8 (a variable of 8 bytes, declared at line 8 of show_small) written 12 bytes by sprintf, 0 bytes past its end, at stack_sprintf_int.c:9 (show_small+{n})
             stack_strncpy_overread | stack overflow: <stack:buf@copy>+16 (a variable of 16 bytes, declared at line 8 of copy) read {n} bytes by strlen, 0 bytes past its end, at stack_strncpy_overread.c:13 (copy+{n})
+            stack_struct_array_le | stack overflow: <stack:table@init>+96 (a variable of 96 bytes, declared at line 8 of init) written 4 bytes, 0 bytes past its end, at stack_struct_array_le.c:10 (init+{n})
             uaf_ctx_destroy | use after free: <freed:0001@dispatch+{n}>+4 (a block of 16 bytes, allocated at uaf_ctx_destroy.c:12, freed at uaf_ctx_destroy.c:8) read 4 bytes, at uaf_ctx_destroy.c:19 (dispatch+{n})
             uaf_realloc_cached | use after free: <freed:0001@run+{n}>+12 (a block of 16 bytes, allocated at uaf_realloc_cached.c:19, freed at uaf_realloc_cached.c:12) written 4 bytes, at uaf_realloc_cached.c:24 (run+{n})
             uaf_shared_buffer | use after free: <freed:0001@run+{n}>+7 (a block of 32 bytes, allocated at uaf_shared_buffer.c:13, freed at uaf_shared_buffer.c:9) read 1 byte, at uaf_shared_buffer.c:17 (run+{n})

@@ -15,8 +15,8 @@ import org.memtrace.testutil.Gcc;
 /**
  * Which accesses of gcc -O0 code {@link LeaOrigins} ties to the object a {@code lea} named: a global indexed
  * through the lea's register, a local's address copied through a frame slot ({@code p = buf; *(p + n)}), a
- * table of pointers to locals; and what it leaves alone: a pointer across a call, a branch target, a register
- * written in between, a difference of pointers, optimised code, a lea folded to an object's start right after
+ * table of pointers to locals, followed across branches, loops and calls; and what it leaves alone: a pointer
+ * across a call that may write it, paths that disagree, a register or a slot written in between, a difference of pointers, optimised code, a lea folded to an object's start right after
  * another one (slack below it).
  */
 class LeaOriginsTest {
@@ -103,14 +103,47 @@ class LeaOriginsTest {
     void aPointerThatMayHaveChangedIsLeftAlone() throws Exception {
         Map<String, String> o = origins("""
                 int g[8]; int *other; int idx; void touch(void *p) { other = p; }
-                void across_call(int n) { int *p = g; touch(0); p[n] = 1; }
-                void branch(int n) { int *p = g; if (n > 3) n = 0; p[n] = 1; }
+                void taken_call(int n) { int *p = g; touch(&p); p[n] = 1; }
+                void either(int n) { int *p = g; if (n > 3) p = other; p[n] = 1; }
+                void looped(int n) { int *p = g; for (int i = 0; i < n; i++) { p[i] = 1; p = other; } }
+                int *gp; void global_call(int n) { gp = g; touch(0); gp[n] = 1; }
                 void written(int n) { int *p = g; p = other; p[n] = 1; }
                 long diff(int *q) { char *p = (char *)g; long d = p - (char *)q; return ((char *)other)[d]; }
                 void through(int n) { int buf[4]; int *p = buf; *other = n; p[n] = 1; touch(buf); }
                 int main(void) { return 0; }
                 """, "-O0", "-g", "-w");
         assertThat(o).isEmpty();
+    }
+
+    /**
+     * Followed through the function's branches to a fixpoint: across a branch both of whose paths agree, a
+     * loop's back edge ({@code p--} in its slot), a call that cannot write the slot (its address never taken); a
+     * pointer kept in a global; gcc's {@code add %rbp,%rax; sub $0x70,%rax} for a stack array of structs; an
+     * access wider than its variable (a struct laid on a smaller buffer).
+     */
+    @Test
+    void pointersAreFollowedAcrossBranchesLoopsAndCalls() throws Exception {
+        Map<String, String> o = origins("""
+                int g[8]; int *other; int idx; void touch(void *p) { other = p; } int five(void) { return 5; }
+                void across_call(int n) { int *p = g; touch(0); p[n] = 1; }
+                void branch(int n) { int *p = g; if (n > 3) n = 0; p[n] = 1; }
+                void down(void) { int buf[5]; int *p = &buf[4]; for (int i = 0; i <= 5; i++) { *p = 1; p--; } }
+                void returned(void) { int buf[5]; int *p = buf; *(p + five()) = 1; }
+                struct s3 { int a, b, c; } *gs;
+                void kept(void) { char buf[10]; gs = (struct s3 *)buf; gs->c = 1; }
+                struct rec { int id; short kind; short flags; int weight; };
+                void records(int last) { struct rec table[8]; for (int i = 0; i <= last; i++) table[i].kind = 1; touch(table); }
+                void wide(void) { char buf[2]; int *p = (int *)buf; *p = 1; }
+                int main(void) { return 0; }
+                """, "-O0", "-g", "-w");
+        assertThat(o).containsOnlyKeys("across_call", "branch", "down", "returned", "kept", "records", "wide");
+        assertThat(o.get("across_call")).isEqualTo("g/32@0");
+        assertThat(o.get("branch")).isEqualTo("g/32@0");
+        assertThat(o.get("down")).isEqualTo("buf/20");
+        assertThat(o.get("returned")).isEqualTo("buf/20");
+        assertThat(o.get("kept")).isEqualTo("buf/10");
+        assertThat(o.get("records")).isEqualTo("table/96");
+        assertThat(o.get("wide")).isEqualTo("buf/2");
     }
 
     @Test

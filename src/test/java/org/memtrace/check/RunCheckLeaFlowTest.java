@@ -1,0 +1,68 @@
+package org.memtrace.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@code memtrace run --check}'s pointers from a {@code lea} of a stack variable followed through the function's
+ * branches (docs/check.md, "Pointers across branches, loops and calls"): run_lea_flow.c built by plain gcc -O0 -g
+ * writes one before {@code int buf[5]} through a pointer decremented in its slot by a loop; one past {@code long
+ * buf[4]} through a pointer kept in its slot across a call (that returns the index); past {@code char small[8]}
+ * through a struct pointer kept in a global; one past a stack array of structs (gcc's {@code add %rbp,%rax; lea
+ * -0x70(%rax),%rdx}); 4 bytes into {@code char two[2]}. Each is one exact line naming the variable, at the access
+ * through the register. The twins (in bounds) and the -O2 build run silent with the native output.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunCheckLeaFlowTest {
+    Path dir;
+    Path source;
+    String disassembly;
+
+    @BeforeAll
+    void build(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        source = CheckBuilds.fixture(dir, "run_lea_flow.c");
+        CheckBuilds.tool(dir, "gcc", "-O0", "-g", "-o", "flow", "run_lea_flow.c");
+        CheckBuilds.tool(dir, "gcc", "-O2", "-g", "-w", "-o", "flow-O2", "run_lea_flow.c");
+        disassembly = CheckBuilds.tool(dir, "objdump", "-d", "--no-show-raw-insn", "flow");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "down    | down    | stack underflow: <stack:buf@down>-4 (a variable of 20 bytes, declared at line {DOWN} of down) written 4 bytes, 4 bytes before its start | DOWN_AT",
+        "call    | call    | stack overflow: <stack:buf@call>+32 (a variable of 32 bytes, declared at line {CALL} of call) written 8 bytes, 0 bytes past its end | CALL_AT",
+        "kept    | kept    | stack overflow: <stack:small@kept>+8 (a variable of 8 bytes, declared at line {KEPT} of kept) written 4 bytes, 0 bytes past its end | KEPT_AT",
+        "records | records | stack overflow: <stack:table@records>+96 (a variable of 96 bytes, declared at line {RECORDS} of records) written 4 bytes, 0 bytes past its end | RECORDS_AT",
+        "wide    | wide    | stack overflow: <stack:two@wide>+2 (a variable of 2 bytes, declared at line {WIDE} of wide) written 4 bytes, 0 bytes past its end | WIDE_AT",
+    })
+    void aPointerFollowedThroughBranchesIsCheckedAgainstItsVariable(String arg, String function, String report, String access) throws Exception {
+        String want = CheckBuilds.atLine(source, report);
+        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./flow", arg, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(3);
+        String site = "run_lea_flow.c:" + CheckBuilds.line(source, access);
+        CheckBuilds.Reported at = CheckBuilds.reportedAt(lines.get(0), want, site, function, disassembly);
+        CheckBuilds.assertFramesToMain(lines, site, function, at.offset(), "run_lea_flow.c");
+        // the site is the access through a register: neither %rbp nor %rip in its operand
+        assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at.address()) + ":\\s+mov\\w*\\s+\\S*\\((%r[a-z0-9]+)(,%r\\w+,\\d)?\\)")
+                .doesNotContainPattern("(?m)^\\s+" + Long.toHexString(at.address()) + ":.*\\(%r(bp|ip)");
+        assertThat(r.stdout()).isEmpty(); // stopped at the report
+    }
+
+    @Test
+    void theTwinsAreSilentWithTheNativeOutput() throws Exception {
+        for (String build : List.of("./flow", "./flow-O2"))
+            for (String c : List.of("down", "call", "kept", "records", "wide", "all"))
+                CheckBuilds.assertSilentAsNative(dir, List.of(), build, c, "good");
+    }
+}

@@ -49,8 +49,7 @@ LIMIT=${LIMIT:-90}
 SLOW_LIMIT=${SLOW_LIMIT:-$LIMIT}
 REPEAT=${REPEAT:-2}
 last="$out/last.$$.stderr"
-version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
+. "$root/bench/tools/plans.sh"
 
 # the Debian builds (gcc and memtrace cc) and their inputs: bench/real-programs.sh
 cc_for() { case $1 in plain) echo gcc ;; full) echo "$root/memtrace-cc" ;; esac; }
@@ -69,17 +68,6 @@ kernel() { [ "$1" != empty ] && [ -f "$root/bench/programs/$1.c" ]; }
 build_kernel() { # variant program
   # shellcheck disable=SC2046 # the compiler command is words
   [ -x "$out/$1/$2" ] && [ "$out/$1/$2" -nt "$root/bench/programs/$2.c" ] || $(cc_for "$1") -O2 -g -pthread -o "$out/$1/$2" "$root/bench/programs/$2.c"
-}
-
-# the cached plans of PROGRAM, its libraries and its loader, ':' between them (RewriteMode's order)
-key() { { printf '%s' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
-plans() {
-  local list="$cache/$(key "$1").plan" interp lib
-  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
-  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p') "$interp"; do
-    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
-  done
-  printf '%s' "$list"
 }
 
 # t COMMAND...: "CPU WALL" of the fastest (by CPU) of $REPEAT runs, or ">CPU >LIMIT" when cut; the last

@@ -32,18 +32,7 @@ make -s -C "$root/agent" OUT="$out/lib" "$out/lib/libmemtrace-rt.so"
 rt="$out/lib/libmemtrace-rt.so"
 before=${BEFORE_RT:-}
 RUNS=${RUNS:-6}
-version=$(sed -n 's/.*PLANNER_VERSION = "\(.*\)";/\1/p' "$root/src/main/java/org/memtrace/rewrite/ModuleRewrite.java")
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/memtrace/rewrite"
-# the cached plans of PROGRAM, its libraries and its loader, ':' between them (as bench/rewrite-side.sh)
-key() { { printf '%s' "$version"; cat "$1"; } | sha256sum | cut -d' ' -f1; }
-plans() {
-  local list="$cache/$(key "$1").plan" interp lib
-  interp=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
-  for lib in $("$interp" --list "$1" | sed -n 's/.*=> \(\/[^ ]*\) (0x.*/\1/p') "$interp"; do
-    [ -f "$cache/$(key "$lib").plan" ] && list="$list:$cache/$(key "$lib").plan"
-  done
-  printf '%s' "$list"
-}
+. "$root/bench/tools/plans.sh"
 [ -f "$out/sqlite3.sql" ] || awk 'BEGIN { print "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);"; print "BEGIN;";
     for (i = 0; i < 500; i++) printf "INSERT INTO t(b, c) VALUES (%c%s%d%c, %d.5);\n", 39, "name", i * 7919 % 1000, 39, i;
     print "COMMIT;"; print "SELECT count(*), sum(c), max(b) FROM t WHERE c > 100;"; print "SELECT b, count(*) FROM t GROUP BY b ORDER BY 2 DESC LIMIT 3;" }' >"$out/sqlite3.sql"

@@ -17,24 +17,7 @@ mkdir -p "$out"
 REPEAT=${REPEAT:-3}
 java="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
 echo "load: $(uptime | sed 's/.*load average: //')"
-cat >"$out/cputime.c" <<'C'
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-#include <unistd.h>
-/* the CPU seconds of one run, user + system, to the microsecond; the program's output goes to /dev/null */
-int main(int argc, char **argv) {
-    pid_t p = fork();
-    if (p == 0) { int fd = open("/dev/null", O_WRONLY); dup2(fd, 1); execvp(argv[1], argv + 1); _exit(127); }
-    int status;
-    struct rusage ru;
-    if (p < 0 || wait4(p, &status, 0, &ru) < 0) return 1;
-    printf("%.6f\n", ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-    return 0;
-}
-C
-gcc -O2 -o "$out/cputime" "$out/cputime.c"
+gcc -O2 -o "$out/cputime" "$root/bench/tools/cputime.c"
 gcc -O0 -g -o "$out/heap-O0" "$root/bench/programs/heap.c"
 declare -A cmd=([heap-O0]="$out/heap-O0" [python3]="/usr/bin/python3 -c pass")
 order="heap-O0 python3"

@@ -136,6 +136,28 @@ final class CheckBuilds {
         assertThat(lines.get(2)).matches("    #1 " + Pattern.quote(fixture) + ":\\d+ \\(main\\+\\d+\\) in main");
     }
 
+    /**
+     * Asserts that {@code EXE ARG bad} under {@code run --check} stops with the one report {@code report} (its
+     * {@code {KEY}} the line of that marker) at the access marked {@code access} in FUNCTION, framed to main, made
+     * through a register that a pointer was followed into: neither %rbp nor %rip in the instruction's operand
+     * (so a check of a frame or global operand cannot pass for it); nothing printed on stdout.
+     */
+    static void assertReportThroughRegister(Path dir, Path source, String disassembly, String exe, String arg, String function,
+            String report, String access) throws Exception {
+        String fixture = source.getFileName().toString();
+        Run r = runCheck(dir, List.of(), Map.of(), exe, arg, "bad");
+        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
+        List<String> lines = r.stderr().lines().toList();
+        assertThat(lines).as(r.stderr()).hasSize(3);
+        String site = fixture + ":" + line(source, access);
+        Reported at = reportedAt(lines.get(0), atLine(source, report), site, function, disassembly);
+        assertFramesToMain(lines, site, function, at.offset(), fixture);
+        String insn = "(?m)^\\s+" + Long.toHexString(at.address()) + ":";
+        assertThat(disassembly).containsPattern(insn + "\\s+mov\\w*\\s+\\S*\\((%r[a-z0-9]+)(,%r\\w+,\\d)?\\)")
+                .doesNotContainPattern(insn + ".*\\(%r(bp|ip)");
+        assertThat(r.stdout()).isEmpty(); // stopped at the report
+    }
+
     /** Asserts that {@code command} under {@code run --check OPTIONS} reports nothing and prints what it prints natively. */
     static void assertSilentAsNative(Path dir, List<String> options, String... command) throws Exception {
         Run native_ = run(dir, Map.of(), command);

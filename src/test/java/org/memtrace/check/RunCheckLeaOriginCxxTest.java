@@ -1,10 +1,7 @@
 package org.memtrace.check;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -44,19 +41,7 @@ class RunCheckLeaOriginCxxTest {
         "method   | ns::log::add(int)       | stack overflow: <stack:line@add>+6 (a variable of 6 bytes, declared at line {LINE} of add) written 1 byte, 0 bytes past its end | METHOD",
     })
     void anAccessThroughAPointerFromALeaIsCheckedAgainstItsObject(String arg, String function, String report, String access) throws Exception {
-        String want = CheckBuilds.atLine(source, report);
-        CheckBuilds.Run r = CheckBuilds.runCheck(dir, List.of(), Map.of(), "./lea", arg, "bad");
-        assertThat(r.status()).as(r.stderr()).isEqualTo(1);
-        List<String> lines = r.stderr().lines().toList();
-        assertThat(lines).as(r.stderr()).hasSize(3);
-        String site = "run_lea_origin_cxx.cc:" + CheckBuilds.line(source, access);
-        CheckBuilds.Reported reported = CheckBuilds.reportedAt(lines.get(0), want, site, function, disassembly);
-        CheckBuilds.assertFramesToMain(lines, site, function, reported.offset(), "run_lea_origin_cxx.cc");
-        // the site is the access through the lea's register: neither %rbp nor %rip in its operand
-        long at = reported.address();
-        assertThat(disassembly).containsPattern("(?m)^\\s+" + Long.toHexString(at) + ":\\s+mov\\w*\\s+\\S*\\((%r[a-z0-9]+)(,%r\\w+,\\d)?\\)")
-                .doesNotContainPattern("(?m)^\\s+" + Long.toHexString(at) + ":.*\\(%r(bp|ip)");
-        assertThat(r.stdout()).isEmpty(); // stopped at the report
+        CheckBuilds.assertReportThroughRegister(dir, source, disassembly, "./lea", arg, function, report, access);
     }
 
     @Test

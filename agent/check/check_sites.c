@@ -2,7 +2,8 @@
  * check_sites.c: code named in the checker's reports (check_report.h lists the files that make them). Names
  * are memtrace's (docs/naming.md), independent of where ASLR put things, so two runs' reports diff: code is
  * named by the call-site tables that `memtrace cc --check` puts in every object it builds (function, offset
- * of the return address, file:line from the assembly's .loc), registered at start by __memtrace_check_sites;
+ * of the return address, file:line from the assembly's .loc; one more per comdat group, C++ templates and inline
+ * functions, which the linker keeps or drops with the group's code), registered at start by __memtrace_check_sites;
  * else by the function its module's .symtab says holds it (check_names.c: a binary nobody rebuilt, static
  * functions included) with the executable's DWARF line (check_line_of), else by dladdr, else module+offset.
  * C++ symbols are spelled as the source spells them (Foo::bar(int)+115) by the system's c++filt
@@ -14,7 +15,7 @@
  * Output: "bad+115" and "x.c:39"; "libc.so.6+1234" for code no symbol names; the summary's static counts.
  *
  * What it gets wrong: the call-site tables are searched one after the other (reports are rare; a table per
- * object, at most 8192 of them: more are not named by table); a call through anything but a direct call or a
+ * object and per comdat group with checks, at most 65536 of them: more are not named by table); a call through anything but a direct call or a
  * PLT stub (a pointer, a tail jump) is not seen through.
  */
 #include <dlfcn.h>
@@ -33,7 +34,7 @@ struct table {
     uint32_t version, nsites, checks, kept, merged, hoisted, ranges, loops;
     struct site sites[];
 };
-#define MAX_TABLES 8192
+#define MAX_TABLES 65536   /* untouched slots cost no memory: .bss */
 static const struct table *tables[MAX_TABLES];
 static int ntables;
 

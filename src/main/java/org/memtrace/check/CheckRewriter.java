@@ -18,9 +18,10 @@ import java.util.regex.Pattern;
  *
  * <p>Table layout (version 1): eight 32-bit words {@code version nsites checks kept merged hoisted ranges loops},
  * then per site five 64-bit words {@code return-address function-start function-end name loc} (name and loc point at
- * NUL-terminated strings; loc is {@code file:line} or 0). Calls in comdat sections (C++ inline functions and
- * templates) and inside inline assembly get no entry: the linker may drop a comdat copy, and a table entry
- * pointing into it would then not link.
+ * NUL-terminated strings; loc is {@code file:line} or 0). Calls in a comdat group's sections (C++ inline
+ * functions, templates, their lambdas) are in a table of the same layout in that group (counts 0), with its own
+ * constructor and {@code .init_array} slot there: the linker may drop a comdat copy, and an entry of the object's
+ * table pointing into it would then not link. Calls inside inline assembly get no entry.
  */
 public final class CheckRewriter {
     private static final Pattern JUMP_LABEL = Pattern.compile("\\.L\\d+\\b");

@@ -214,6 +214,32 @@ class CheckRewriterTest {
     }
 
     @Test
+    void aCallInAComdatGroupIsNamedByATableOfThatGroup() {
+        String put = "_Z3putIiEvPT_i", group = ",\"axG\",@progbits," + put + ",comdat";
+        CheckRewriter.Result r = CheckRewriter.rewrite(lines("\t.file 1 \"h.cc\"\n\t.text\n\t.type\tmain, @function\nmain:\n\t.loc 1 4 5\n"
+                + "\tcall\tmalloc@PLT\n\tret\n\t.size\tmain, .-main\n"
+                + "\t.section\t.text." + put + group + "\n\t.weak\t" + put + "\n\t.type\t" + put + ", @function\n" + put + ":\n"
+                + "\t.loc 1 3 47\n\tcall\tfree@PLT\n"
+                // its cold part, in the same group; a section pushed and popped in between changes nothing
+                + "\t.section\t.text.unlikely." + put + group + "\n\t.pushsection\t.rodata\n\t.popsection\n\t.loc 1 3 50\n"
+                + "\tcall\tabort@PLT\n\t.section\t.text." + put + group + "\n\tret\n\t.size\t" + put + ", .-" + put + "\n"
+                // code in another section before a new function: its call would point into the group from outside
+                + "\t.text\n\tcall\tputs@PLT\n"), false);
+        String text = String.join("\n", r.lines());
+        assertThat(r.sites()).isEqualTo(3);
+        assertThat(text).contains(".Lmtc_table:\n\t.long\t1, 1, 0, 0, 0, 0, 0, 0\n\t.quad\t.Lmtc_r1, .Lmtc_f0, .Lmtc_e0, .Lmtc_s0, .Lmtc_s1\n")
+                .contains("\t.section\t.data.rel.ro.local.mtc." + put + ",\"awG\",@progbits," + put + ",comdat\n\t.align 8\n.Lmtc_gt0:\n"
+                        + "\t.long\t1, 2, 0, 0, 0, 0, 0, 0\n\t.quad\t.Lmtc_r3, .Lmtc_f2, .Lmtc_e2, .Lmtc_s2, .Lmtc_s3\n"
+                        + "\t.quad\t.Lmtc_r4, .Lmtc_f2, .Lmtc_e2, .Lmtc_s2, .Lmtc_s3\n")
+                .contains("\t.section\t.text.mtc." + put + ",\"axG\",@progbits," + put + ",comdat\n.Lmtc_gc0:\n"
+                        + "\tleaq\t.Lmtc_gt0(%rip), %rdi\n\tjmp\t__memtrace_check_sites@PLT\n"
+                        + "\t.section\t.init_array,\"awG\",@init_array," + put + ",comdat\n\t.align 8\n\t.quad\t.Lmtc_gc0\n")
+                .contains(".Lmtc_s3:\n\t.string\t\"h.cc:3\"").contains("\tcall\tputs@PLT\n\t.section\t.data.rel.ro.local,");
+        assertThat(CheckSites.Groups.groupOf(".rodata._ZTS1A,\"aMSG\",@progbits,1,_ZTS1A,comdat")).isEqualTo("_ZTS1A");
+        assertThat(CheckSites.Groups.groupOf(".text.startup,\"ax\",@progbits")).isEmpty();
+    }
+
+    @Test
     void aFunctionsColdPartEndsInItsOwnSection() {
         String asm = String.join("\n", "\t.text", "\t.type\tf, @function", "f:", "\tcall\tg@PLT", "\tret",
                 "\t.section\t.text.unlikely", "\t.type\tf.cold, @function", "f.cold:", "\tcall\tabort@PLT",

@@ -54,16 +54,27 @@ class RecordOnlyTest {
         // kernel copies the environment to the stack's top, so offsets in the stack move between any two runs
         boolean stackMoves = mode.equals("rewrite");
         List<String> expected = accesses(Files.readAllLines(text), stackMoves);
-        assertThat(expected).hasSizeGreaterThan(100).anyMatch(l -> l.startsWith("S$")).anyMatch(l -> l.contains("table"));
+        assertThat(expected).hasSizeGreaterThan(100).anyMatch(l -> l.startsWith("S")).anyMatch(l -> l.contains("table"));
         assertThat(accesses(printed.stdout().lines().toList(), stackMoves)).isEqualTo(expected);
     }
 
-    /** The L and S lines, their thread id (the fifth field: address, region, code, size, tid[, lines]) left out, and the
-     * stack offset where the stack moves. */
+    /** A line of libc's vector string functions: their source file, or their name when libc has no line table. */
+    private static final java.util.regex.Pattern VECTOR_STRING =
+            java.util.regex.Pattern.compile("sysdeps/x86_64/multiarch/|^[^,]*,[^,]*,__\\w+_(evex|avx2|sse2|sse4_2)\\w*\\+");
+
+    /**
+     * The L and S lines, their thread id (the fifth field: address, region, code, size, tid[, lines]) left out; where
+     * the stack moves, also the stack offset, and the accesses of libc's vector string functions (sysdeps/x86_64/
+     * multiarch): how many loads {@code strrchr} makes of {@code argv[0]} depends on the string's alignment, which
+     * moves with the lengths of the run's temporary names and pid in the environment (the sequence numbers dropped
+     * with them).
+     */
     private static List<String> accesses(List<String> trace, boolean stackMoves) {
         return trace.stream().filter(l -> l.startsWith("L$") || l.startsWith("S$"))
+                .filter(l -> !stackMoves || !VECTOR_STRING.matcher(l).find())
                 .map(l -> l.replaceFirst("^([^,]*,[^,]*,[^,]*,[^,]*,)[0-9]+(,|$)", "$1tid$2"))
-                .map(l -> stackMoves ? l.replaceFirst(":\\[stack\\]\\+[0-9]+,", ":[stack],") : l).toList();
+                .map(l -> stackMoves ? l.replaceFirst("^([LS])\\$[0-9]+:", "$1:").replaceFirst(":\\[stack\\]\\+[0-9]+,", ":[stack],") : l)
+                .toList();
     }
 
     @Test

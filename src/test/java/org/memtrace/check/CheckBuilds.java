@@ -30,6 +30,17 @@ final class CheckBuilds {
         }
     }
 
+    /**
+     * The fixture {@code name} built by plain {@code compiler} (gcc or g++) at -O0 -g as {@code exe} and at -O2 -g as
+     * {@code exe-O2}, for run --check; returns the -O0 build's {@code objdump -d} (C++ names demangled for g++).
+     */
+    static String plainBuilds(Path dir, String compiler, String name, String exe) throws Exception {
+        tool(dir, compiler, "-O0", "-g", "-o", exe, name);
+        tool(dir, compiler, "-O2", "-g", "-w", "-o", exe + "-O2", name);
+        return compiler.equals("g++") ? tool(dir, "objdump", "-d", "-C", "--no-show-raw-insn", exe)
+                : tool(dir, "objdump", "-d", "--no-show-raw-insn", exe);
+    }
+
     /** {@code memtrace cc|c++ --check [--no-prune] ARGS...} in dir; fails the test on a non-zero status. */
     static void build(Path dir, boolean cxx, boolean prune, String... gccArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of(cxx ? "c++" : "cc", "--check"));
